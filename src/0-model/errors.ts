@@ -1,0 +1,184 @@
+import type { z } from 'zod';
+
+/**
+ * Why something went wrong. Every fault an informer meets is reported as an
+ * {@link InformerError} carrying one of these reasons; none is swallowed.
+ *
+ * - `Expired`/`Gone`: the resourceVersion asked for is too old (HTTP 410); the informer relists.
+ * - `TooManyRequests`: HTTP 429; the informer waits for `Retry-After` (or its backoff) and tries again.
+ * - `ServerError`: HTTP 5xx.
+ * - `Unauthorized`/`Forbidden`/`NotFound`/`BadRequest`/`Invalid`/`Conflict`: the matching HTTP status.
+ * - `NetworkError`: connection refused or reset, DNS, TLS.
+ * - `Timeout`: a request or a watch stalled and was aborted.
+ * - `VeryShortWatch`: a watch ended at once with no event (counts as a failure for backoff).
+ * - `MalformedLine`: a watch line that is not JSON, not an object, or too long.
+ * - `UnknownEventType`: a watch event whose `type` is not one Kubernetes defines.
+ * - `ValidationFailed`: an object the resource's zod schema rejects (see `issues`).
+ * - `WatchError`: an ERROR event in a watch stream other than 410.
+ * - `HandlerError`: a subscriber's handler threw; other subscribers are unaffected.
+ * - `Config`: the KubeConfig could not be applied (no cluster, bad certificate, exec plugin failed).
+ */
+export type ErrorReason =
+  | 'Expired'
+  | 'Gone'
+  | 'TooManyRequests'
+  | 'ServerError'
+  | 'Unauthorized'
+  | 'Forbidden'
+  | 'NotFound'
+  | 'BadRequest'
+  | 'Invalid'
+  | 'Conflict'
+  | 'NetworkError'
+  | 'Timeout'
+  | 'VeryShortWatch'
+  | 'MalformedLine'
+  | 'UnknownEventType'
+  | 'ValidationFailed'
+  | 'WatchError'
+  | 'HandlerError'
+  | 'Config'
+  | 'Unknown';
+
+/** Where in the list/watch cycle an error happened. */
+export type ErrorPhase = 'list' | 'watch' | 'decode' | 'handler' | 'config';
+
+/** The fields an {@link InformerError} can carry beyond its message. */
+export interface InformerErrorDetails {
+  /** HTTP status code (or the `code` of an in-stream Status). */
+  readonly status?: number;
+  /** Where it happened. */
+  readonly phase?: ErrorPhase;
+  /** Seconds the server asked us to wait (429 `Retry-After`). */
+  readonly retryAfterSeconds?: number;
+  /** The object's cache key, for decode errors. */
+  readonly key?: string;
+  /** The object's resourceVersion, for decode errors. */
+  readonly resourceVersion?: string;
+  /** zod's issues, with paths, for `ValidationFailed`. */
+  readonly issues?: readonly z.core.$ZodIssue[];
+  /** The Kubernetes Status object the server sent, if any. */
+  readonly statusObject?: unknown;
+  /** The underlying error. */
+  readonly cause?: unknown;
+}
+
+/**
+ * A typed error value: what went wrong (`reason`), where (`phase`), and the
+ * server's own words where it gave any. Emitted on an informer's `errors$`.
+ */
+export class InformerError extends Error {
+  readonly reason: ErrorReason;
+  readonly status: number | undefined;
+  readonly phase: ErrorPhase | undefined;
+  readonly retryAfterSeconds: number | undefined;
+  readonly key: string | undefined;
+  readonly resourceVersion: string | undefined;
+  readonly issues: readonly z.core.$ZodIssue[] | undefined;
+  readonly statusObject: unknown;
+
+  constructor(reason: ErrorReason, message: string, details: InformerErrorDetails = {}) {
+    super(message, details.cause === undefined ? undefined : { cause: details.cause });
+    this.name = 'InformerError';
+    this.reason = reason;
+    this.status = details.status;
+    this.phase = details.phase;
+    this.retryAfterSeconds = details.retryAfterSeconds;
+    this.key = details.key;
+    this.resourceVersion = details.resourceVersion;
+    this.issues = details.issues;
+    this.statusObject = details.statusObject;
+  }
+
+  /** The same error, seen from another phase. */
+  inPhase(phase: ErrorPhase): InformerError {
+    if (this.phase === phase) return this;
+    return new InformerError(this.reason, this.message, { ...this.details(), phase });
+  }
+
+  private details(): InformerErrorDetails {
+    return {
+      status: this.status,
+      phase: this.phase,
+      retryAfterSeconds: this.retryAfterSeconds,
+      key: this.key,
+      resourceVersion: this.resourceVersion,
+      issues: this.issues,
+      statusObject: this.statusObject,
+      cause: this.cause,
+    };
+  }
+}
+
+/** True for 410 Expired / Gone: the resourceVersion is too old and a relist is due. */
+export function isExpired(error: InformerError): boolean {
+  return error.reason === 'Expired' || error.reason === 'Gone' || error.status === 410;
+}
+
+const reasonsByStatus: Readonly<Record<number, ErrorReason>> = {
+  400: 'BadRequest',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'NotFound',
+  409: 'Conflict',
+  410: 'Expired',
+  422: 'Invalid',
+  429: 'TooManyRequests',
+};
+
+/**
+ * The reason for an HTTP status, preferring the Status object's own `reason`
+ * (Kubernetes sends `Expired` or `Gone` for 410).
+ */
+export function reasonForStatus(status: number, statusReason?: string): ErrorReason {
+  if (status === 410) return statusReason === 'Gone' ? 'Gone' : 'Expired';
+  const known = reasonsByStatus[status];
+  if (known) return known;
+  if (status >= 500) return 'ServerError';
+  return 'Unknown';
+}
+
+/** A Kubernetes `Status` object, as sent with error responses and in ERROR watch events. */
+export interface KubeStatus {
+  readonly kind?: string;
+  readonly status?: string;
+  readonly message?: string;
+  readonly reason?: string;
+  readonly code?: number;
+  readonly details?: unknown;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Reads a Status object defensively: any field that is not of the right type is dropped. */
+export function asStatus(value: unknown): KubeStatus | undefined {
+  if (!isRecord(value)) return undefined;
+  const status: { -readonly [K in keyof KubeStatus]: KubeStatus[K] } = {};
+  if (typeof value.kind === 'string') status.kind = value.kind;
+  if (typeof value.status === 'string') status.status = value.status;
+  if (typeof value.message === 'string') status.message = value.message;
+  if (typeof value.reason === 'string') status.reason = value.reason;
+  if (typeof value.code === 'number') status.code = value.code;
+  if ('details' in value) status.details = value.details;
+  return status;
+}
+
+/** An {@link InformerError} from an HTTP status and the Status body the server sent (if any). */
+export function errorFromStatus(
+  httpStatus: number,
+  body: unknown,
+  phase: ErrorPhase,
+  retryAfterSeconds?: number,
+): InformerError {
+  const status = asStatus(body);
+  const code = status?.code ?? httpStatus;
+  const message = status?.message ?? `HTTP ${httpStatus}`;
+  return new InformerError(reasonForStatus(code, status?.reason), message, {
+    status: code,
+    phase,
+    retryAfterSeconds,
+    statusObject: body,
+  });
+}

@@ -1,0 +1,216 @@
+import * as http from 'node:http';
+import * as https from 'node:https';
+import { Observable } from 'rxjs';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { InformerError, errorFromStatus, type ErrorPhase } from '../0-model/errors.ts';
+import { LineSplitter } from './lineSplitter.ts';
+import type { ListOptions, ListPage, ListWatch, RawWatchEvent, WatchFrame, WatchOptions } from './listWatch.ts';
+import { collectionPath, queryString, type ListWatchTarget } from './paths.ts';
+
+/** Tuning of the HTTP transport. */
+export interface HttpTransportOptions {
+  /** Abort a list request whose response sends no bytes for this long (ms). Default 60 s. */
+  readonly listIdleTimeoutMs?: number;
+  /** Longest watch line kept; longer ones are reported and skipped. Default 16 MiB. */
+  readonly maxLineBytes?: number;
+  /** Sent as `User-Agent`. */
+  readonly userAgent?: string;
+}
+
+const DEFAULT_USER_AGENT = 'rx-informer/0.1 (node)';
+
+interface Opened {
+  readonly response: http.IncomingMessage;
+}
+
+/**
+ * One HTTP GET through the KubeConfig's credentials and TLS settings, as an
+ * Observable of the response (emitted once headers arrive). Unsubscribing
+ * aborts the request and destroys its socket.
+ */
+function get(kc: KubeConfig, path: string, phase: ErrorPhase, userAgent: string): Observable<Opened> {
+  return new Observable<Opened>((subscriber) => {
+    const abort = new AbortController();
+    let request: http.ClientRequest | undefined;
+    const fail = (error: InformerError) => {
+      if (!abort.signal.aborted) subscriber.error(error);
+    };
+    (async () => {
+      const cluster = kc.getCurrentCluster();
+      if (!cluster) throw new InformerError('Config', 'the KubeConfig has no current cluster', { phase: 'config' });
+      const options: https.RequestOptions = { method: 'GET', headers: { Accept: 'application/json', 'User-Agent': userAgent } };
+      await kc.applyToHTTPSOptions(options);
+      if (abort.signal.aborted) return;
+      const url = new URL(cluster.server.replace(/\/+$/, '') + path);
+      const send = url.protocol === 'http:' ? http.request : https.request;
+      request = send(url, { ...options, signal: abort.signal }, (response) => subscriber.next({ response }));
+      request.on('error', (error: NodeJS.ErrnoException) => {
+        fail(new InformerError('NetworkError', `${phase} ${url.pathname}: ${error.code ?? ''} ${error.message}`.trim(), { phase, cause: error }));
+      });
+      request.end();
+    })().catch((error: unknown) => {
+      fail(
+        error instanceof InformerError
+          ? error
+          : new InformerError('Config', `cannot apply the KubeConfig: ${error instanceof Error ? error.message : String(error)}`, { phase: 'config', cause: error }),
+      );
+    });
+    return () => {
+      abort.abort();
+      request?.destroy();
+    };
+  });
+}
+
+/** Seconds from a `Retry-After` header (delta-seconds or an HTTP date). */
+export function parseRetryAfter(header: string | string[] | undefined, now: number = Date.now()): number | undefined {
+  const value = Array.isArray(header) ? header[0] : header;
+  if (value === undefined || value.trim() === '') return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - now) / 1000));
+}
+
+/** Reads a whole response body, then hands it over (used for lists and for error Status bodies). */
+function readBody(response: http.IncomingMessage, onBody: (body: string) => void, onError: (error: InformerError) => void, phase: ErrorPhase): void {
+  const chunks: Buffer[] = [];
+  response.on('data', (chunk: Buffer) => chunks.push(chunk));
+  response.on('error', () => undefined);
+  response.on('close', () => {
+    if (!response.complete) {
+      onError(new InformerError('NetworkError', `${phase}: the connection closed before the response was complete`, { phase, status: response.statusCode }));
+      return;
+    }
+    onBody(Buffer.concat(chunks).toString('utf8'));
+  });
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function httpError(response: http.IncomingMessage, body: string, phase: ErrorPhase): InformerError {
+  const status = response.statusCode ?? 0;
+  const retryAfter = status === 429 || status === 503 ? parseRetryAfter(response.headers['retry-after']) : undefined;
+  return errorFromStatus(status, parseJson(body), phase, retryAfter);
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function toListPage(body: unknown): ListPage | undefined {
+  if (!isRecord(body) || !Array.isArray(body.items)) return undefined;
+  const metadata = isRecord(body.metadata) ? body.metadata : {};
+  const resourceVersion = typeof metadata.resourceVersion === 'string' ? metadata.resourceVersion : '';
+  const page: { -readonly [K in keyof ListPage]: ListPage[K] } = { items: body.items, resourceVersion };
+  if (typeof metadata.continue === 'string' && metadata.continue !== '') page.continue = metadata.continue;
+  if (typeof metadata.remainingItemCount === 'number') page.remainingItemCount = metadata.remainingItemCount;
+  return page;
+}
+
+/**
+ * Reads one watch line: an event `{type, object}` with a string type and an
+ * object, or a `MalformedLine` error describing what was wrong with it.
+ */
+export function parseWatchLine(line: string): WatchFrame {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch (error) {
+    return new InformerError('MalformedLine', `watch line is not JSON (${line.length} chars): ${(error as Error).message}`, { phase: 'watch' });
+  }
+  if (!isRecord(value) || typeof value.type !== 'string' || !isRecord(value.object)) {
+    return new InformerError('MalformedLine', 'watch line is not an event {type, object}', { phase: 'watch' });
+  }
+  return value as unknown as RawWatchEvent;
+}
+
+/**
+ * The HTTP ListWatch: lists and watches one resource through a KubeConfig
+ * (token, client certificates, exec and OIDC plugins, CA and TLS settings,
+ * in-cluster config all come from `@kubernetes/client-node`; TLS verification
+ * stays on unless the kubeconfig turns it off).
+ */
+export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: HttpTransportOptions = {}): ListWatch {
+  const path = collectionPath(target);
+  const userAgent = options.userAgent ?? DEFAULT_USER_AGENT;
+  const listIdleTimeoutMs = options.listIdleTimeoutMs ?? 60_000;
+  const maxLineBytes = options.maxLineBytes ?? 16 * 1024 * 1024;
+
+  const list = (listOptions: ListOptions): Observable<ListPage> =>
+    new Observable<ListPage>((subscriber) => {
+      const query = queryString(target, {
+        limit: listOptions.limit,
+        continue: listOptions.continue,
+        resourceVersion: listOptions.resourceVersion,
+        resourceVersionMatch: listOptions.resourceVersionMatch,
+      });
+      return get(kc, path + query, 'list', userAgent).subscribe({
+        next: ({ response }) => {
+          response.setTimeout(listIdleTimeoutMs, () => {
+            subscriber.error(new InformerError('Timeout', `list ${path}: no bytes for ${listIdleTimeoutMs} ms`, { phase: 'list' }));
+          });
+          readBody(
+            response,
+            (body) => {
+              if (response.statusCode !== 200) return subscriber.error(httpError(response, body, 'list'));
+              const page = toListPage(parseJson(body));
+              if (!page) return subscriber.error(new InformerError('MalformedLine', `list ${path}: the response is not a list`, { phase: 'list' }));
+              subscriber.next(page);
+              subscriber.complete();
+            },
+            (error) => subscriber.error(error),
+            'list',
+          );
+        },
+        error: (error: unknown) => subscriber.error(error),
+      });
+    });
+
+  const watch = (watchOptions: WatchOptions): Observable<WatchFrame> =>
+    new Observable<WatchFrame>((subscriber) => {
+      const query = queryString(target, {
+        watch: 1,
+        resourceVersion: watchOptions.resourceVersion,
+        resourceVersionMatch: watchOptions.resourceVersionMatch,
+        allowWatchBookmarks: watchOptions.allowWatchBookmarks,
+        sendInitialEvents: watchOptions.sendInitialEvents,
+        timeoutSeconds: watchOptions.timeoutSeconds,
+      });
+      return get(kc, path + query, 'watch', userAgent).subscribe({
+        next: ({ response }) => {
+          if (response.statusCode !== 200) {
+            readBody(response, (body) => subscriber.error(httpError(response, body, 'watch')), (error) => subscriber.error(error), 'watch');
+            return;
+          }
+          const splitter = new LineSplitter(maxLineBytes);
+          const sink = {
+            line: (text: string) => subscriber.next(parseWatchLine(text)),
+            oversize: (bytes: number) =>
+              subscriber.next(new InformerError('MalformedLine', `watch line of ${bytes} bytes exceeds the ${maxLineBytes}-byte limit; skipped`, { phase: 'watch' })),
+          };
+          response.on('data', (chunk: Buffer) => splitter.push(chunk, sink));
+          response.on('error', () => undefined);
+          response.on('close', () => {
+            if (!response.complete) {
+              subscriber.error(new InformerError('NetworkError', 'watch: the connection closed mid-stream', { phase: 'watch' }));
+              return;
+            }
+            if (splitter.leftoverBytes > 0) {
+              subscriber.next(new InformerError('MalformedLine', `watch stream ended inside a line (${splitter.leftoverBytes} bytes)`, { phase: 'watch' }));
+            }
+            subscriber.complete();
+          });
+        },
+        error: (error: unknown) => subscriber.error(error),
+      });
+    });
+
+  return { list, watch };
+}

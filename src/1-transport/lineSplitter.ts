@@ -1,0 +1,88 @@
+const NEWLINE = 0x0a;
+
+/** What {@link LineSplitter.push} reports for each piece of input. */
+export interface LineSink {
+  /** A complete line (without its `\n`), decoded as UTF-8. */
+  line(text: string): void;
+  /** A line longer than the limit was dropped; `bytes` is how much of it was seen. */
+  oversize(bytes: number): void;
+}
+
+/**
+ * Splits a byte stream into newline-terminated lines, incrementally.
+ *
+ * Bytes are kept as bytes until a line is complete and only then decoded, so
+ * a line split across chunks, and a multi-byte UTF-8 character split across
+ * chunks, both come out whole. A line longer than `maxLineBytes` is not kept:
+ * its bytes are dropped as they arrive (memory stays bounded) and it is
+ * reported once through `oversize` when its newline arrives.
+ */
+export class LineSplitter {
+  private readonly maxLineBytes: number;
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+  private dropping = false;
+
+  constructor(maxLineBytes: number = 16 * 1024 * 1024) {
+    this.maxLineBytes = maxLineBytes;
+  }
+
+  push(chunk: Buffer, sink: LineSink): void {
+    let start = 0;
+    for (;;) {
+      const nl = chunk.indexOf(NEWLINE, start);
+      if (nl < 0) break;
+      this.complete(chunk, start, nl, sink);
+      start = nl + 1;
+    }
+    if (start < chunk.length) this.keep(chunk, start);
+  }
+
+  /** Bytes of an unterminated last line, if any (a stream that ended mid-line). */
+  get leftoverBytes(): number {
+    return this.pendingBytes;
+  }
+
+  /** Forgets any partial line. */
+  reset(): void {
+    this.pending = [];
+    this.pendingBytes = 0;
+    this.dropping = false;
+  }
+
+  private complete(chunk: Buffer, start: number, end: number, sink: LineSink): void {
+    const total = this.pendingBytes + (end - start);
+    if (this.dropping || total > this.maxLineBytes) {
+      this.reset();
+      sink.oversize(total);
+      return;
+    }
+    let text: string;
+    if (this.pending.length === 0) {
+      text = chunk.toString('utf8', start, end);
+    } else {
+      this.pending.push(chunk.subarray(start, end));
+      text = Buffer.concat(this.pending, total).toString('utf8');
+      this.pending = [];
+      this.pendingBytes = 0;
+    }
+    if (text.length > 0) sink.line(text);
+  }
+
+  private keep(chunk: Buffer, start: number): void {
+    const bytes = chunk.length - start;
+    if (this.dropping) {
+      this.pendingBytes += bytes;
+      return;
+    }
+    if (this.pendingBytes + bytes > this.maxLineBytes) {
+      this.pending = [];
+      this.dropping = true;
+      this.pendingBytes += bytes;
+      return;
+    }
+    // Copy: the chunk's memory may be reused by the stream after this call.
+    this.pending.push(Buffer.from(chunk.subarray(start)));
+    this.pendingBytes += bytes;
+  }
+}

@@ -1,0 +1,59 @@
+import type { Observable } from 'rxjs';
+import type { InformerError } from '../0-model/errors.ts';
+
+/** Options of one list request (the source sets them; selectors are bound in the {@link ListWatch}). */
+export interface ListOptions {
+  readonly resourceVersion?: string;
+  readonly resourceVersionMatch?: 'NotOlderThan' | 'Exact';
+  readonly limit?: number;
+  readonly continue?: string;
+}
+
+/** Options of one watch request. */
+export interface WatchOptions {
+  readonly resourceVersion?: string;
+  readonly resourceVersionMatch?: 'NotOlderThan';
+  readonly allowWatchBookmarks?: boolean;
+  readonly timeoutSeconds?: number;
+  readonly sendInitialEvents?: boolean;
+}
+
+/** One page of a list response, items not yet validated. */
+export interface ListPage {
+  readonly items: readonly unknown[];
+  /** The list's `metadata.resourceVersion`. */
+  readonly resourceVersion: string;
+  /** The token for the next page; absent or empty on the last one. */
+  readonly continue?: string;
+  readonly remainingItemCount?: number;
+}
+
+/** One line of a watch stream, parsed once, not yet validated. */
+export interface RawWatchEvent {
+  readonly type: string;
+  readonly object: unknown;
+}
+
+/**
+ * What a watch stream yields: events, and `MalformedLine` errors for lines that
+ * could not be parsed (those do not end the stream).
+ */
+export type WatchFrame = RawWatchEvent | InformerError;
+
+/**
+ * The I/O boundary. A ListWatch is bound to one resource, namespace and set of
+ * selectors; `list` and `watch` are cold: each subscription is one HTTP
+ * request, and unsubscribing aborts it.
+ *
+ * - `list` emits one page and completes, or errors with an `InformerError`.
+ * - `watch` emits frames as lines arrive, completes when the server ends the
+ *   stream cleanly, and errors with an `InformerError` on an HTTP error or a
+ *   broken connection.
+ *
+ * Everything after this interface is synchronous RxJS and marble-testable:
+ * tests substitute a ListWatch made of cold marble Observables.
+ */
+export interface ListWatch {
+  list(options: ListOptions): Observable<ListPage>;
+  watch(options: WatchOptions): Observable<WatchFrame>;
+}

@@ -1,0 +1,31 @@
+import type { Resource } from '../0-model/resources.ts';
+
+/** Where a ListWatch points: a resource, optionally one namespace, and selectors. */
+export interface ListWatchTarget {
+  readonly resource: Pick<Resource, 'group' | 'version' | 'plural' | 'namespaced'>;
+  /** One namespace; omit (or `''`) for all namespaces. Ignored for cluster-scoped resources. */
+  readonly namespace?: string;
+  readonly labelSelector?: string;
+  readonly fieldSelector?: string;
+}
+
+/** `/api/v1/namespaces/ns/pods`, `/apis/apps/v1/deployments`, … */
+export function collectionPath(target: ListWatchTarget): string {
+  const { resource, namespace } = target;
+  const base = resource.group ? `/apis/${resource.group}/${resource.version}` : `/api/${resource.version}`;
+  const scoped = resource.namespaced && namespace ? `/namespaces/${encodeURIComponent(namespace)}` : '';
+  return `${base}${scoped}/${resource.plural}`;
+}
+
+/** The query string of a list or watch request: selectors first, then the given options, in a stable order. */
+export function queryString(target: ListWatchTarget, options: Readonly<Record<string, string | number | boolean | undefined>>): string {
+  const params = new URLSearchParams();
+  if (target.labelSelector) params.set('labelSelector', target.labelSelector);
+  if (target.fieldSelector) params.set('fieldSelector', target.fieldSelector);
+  for (const [name, value] of Object.entries(options)) {
+    if (value === undefined || value === '' || value === false) continue;
+    params.set(name, value === true ? 'true' : String(value));
+  }
+  const text = params.toString();
+  return text ? `?${text}` : '';
+}

@@ -1,0 +1,58 @@
+import type { z } from 'zod';
+import { InformerError, type ErrorPhase } from '../0-model/errors.ts';
+import type { KubeObject } from '../0-model/objects.ts';
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The metadata.resourceVersion of a raw object, if it has one. */
+export function rawResourceVersion(raw: unknown): string | undefined {
+  if (!isRecord(raw) || !isRecord(raw.metadata)) return undefined;
+  const rv = raw.metadata.resourceVersion;
+  return typeof rv === 'string' ? rv : undefined;
+}
+
+/** The cache key of a raw object, as far as it can be read (for error reports). */
+export function rawKey(raw: unknown): string | undefined {
+  if (!isRecord(raw) || !isRecord(raw.metadata)) return undefined;
+  const { name, namespace } = raw.metadata;
+  if (typeof name !== 'string') return undefined;
+  return typeof namespace === 'string' && namespace ? `${namespace}/${name}` : name;
+}
+
+/** Turns one raw object into a cached object, or says why it cannot. */
+export type Decoder<T> = (raw: unknown, phase: ErrorPhase) => T | InformerError;
+
+/**
+ * A decoder from a zod schema and an optional transform (run after validation,
+ * before caching: e.g. dropping `metadata.managedFields`). An object the schema
+ * rejects becomes a `ValidationFailed` error carrying its key, resourceVersion
+ * and zod's issues with their paths.
+ */
+export function decoder<T extends KubeObject>(schema: z.ZodType<T>, transform?: (object: T) => T): Decoder<T> {
+  return (raw, phase) => {
+    const result = schema.safeParse(raw);
+    if (!result.success) {
+      const key = rawKey(raw);
+      const resourceVersion = rawResourceVersion(raw);
+      const where = result.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; ');
+      return new InformerError('ValidationFailed', `${key ?? 'an object'} failed validation: ${where}`, {
+        phase,
+        key,
+        resourceVersion,
+        issues: result.error.issues,
+      });
+    }
+    if (!transform) return result.data;
+    try {
+      return transform(result.data);
+    } catch (error) {
+      return new InformerError('ValidationFailed', `transform threw for ${rawKey(raw) ?? 'an object'}: ${(error as Error).message}`, {
+        phase,
+        key: rawKey(raw),
+        cause: error,
+      });
+    }
+  };
+}

@@ -1,0 +1,338 @@
+import { Observable, asyncScheduler, type SchedulerLike, type Subscription } from 'rxjs';
+import { InformerError, asStatus, errorFromStatus, isExpired } from '../0-model/errors.ts';
+import type { ListPage, ListWatch, RawWatchEvent, WatchFrame } from '../1-transport/listWatch.ts';
+import { Backoff, type BackoffOptions } from './backoff.ts';
+import { rawKey, rawResourceVersion, type Decoder } from './decode.ts';
+import type { SourceEvent } from './sourceEvent.ts';
+
+/** How the source lists, watches and recovers. Every default is client-go's. */
+export interface ListAndWatchOptions<T> {
+  /** Validates and transforms raw objects. */
+  readonly decode: Decoder<T>;
+  /** Items per list page (`limit`). Default 500. 0 disables paging. */
+  readonly pageSize?: number;
+  /** Watches ask for `timeoutSeconds` in [min, 2·min). Default 300 (so [300, 600), as client-go). */
+  readonly minWatchTimeoutSeconds?: number;
+  /** A watch that delivers nothing for `timeoutSeconds` plus this margin is aborted and resumed. Default 30 s. */
+  readonly stallMarginMs?: number;
+  /** If set, a watch that brings no bookmark for this long is aborted and resumed. Default: off. */
+  readonly bookmarkTimeoutMs?: number;
+  /**
+   * Streaming list (`sendInitialEvents=true`): the initial objects arrive on the
+   * watch, and the replace happens at the `k8s.io/initial-events-end` bookmark.
+   * Falls back to list + watch when the server does not support it. Default false.
+   */
+  readonly watchList?: boolean;
+  readonly backoff?: BackoffOptions;
+  /** Timing: delays, backoff and stall timers. Default `asyncScheduler`. */
+  readonly scheduler?: SchedulerLike;
+  /** Random numbers in [0, 1) for jitter and watch timeouts. Default `Math.random`. */
+  readonly random?: () => number;
+}
+
+const INITIAL_EVENTS_END = 'k8s.io/initial-events-end';
+const VERY_SHORT_WATCH_MS = 1000;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isInitialEventsEnd(object: unknown): boolean {
+  if (!isRecord(object) || !isRecord(object.metadata)) return false;
+  const annotations = object.metadata.annotations;
+  return isRecord(annotations) && annotations[INITIAL_EVENTS_END] === 'true';
+}
+
+/**
+ * The reflector: a cold Observable that lists, then watches from the list's
+ * resourceVersion, forever, until unsubscribed.
+ *
+ * ```
+ * list (pages) ──▶ replace ──▶ watch(rv) ──▶ added/modified/deleted/bookmark …
+ *                     ▲            │ clean end after work: watch again at once from the last rv
+ *                     │            │ very short watch, network error, 5xx: backoff, watch again
+ *                     └────────────┘ 410 Expired (HTTP or ERROR event), other errors: backoff, relist
+ * ```
+ *
+ * It tracks the last resourceVersion seen (bookmarks included). Faults are
+ * emitted as `error` events and never end the stream; waits follow client-go's
+ * backoff (800 ms doubling to 30 s, jittered, reset after two quiet minutes)
+ * and honour `Retry-After`. At most one request is in flight at any time, and
+ * unsubscribing aborts it and clears every timer.
+ */
+export function listAndWatch<T>(listWatch: ListWatch, options: ListAndWatchOptions<T>): Observable<SourceEvent<T>> {
+  return new Observable<SourceEvent<T>>((subscriber) => {
+    const scheduler = options.scheduler ?? asyncScheduler;
+    const random = options.random ?? Math.random;
+    const decode = options.decode;
+    const pageSize = options.pageSize ?? 500;
+    const minTimeout = options.minWatchTimeoutSeconds ?? 300;
+    const stallMarginMs = options.stallMarginMs ?? 30_000;
+    const backoff = new Backoff(options.backoff, random);
+
+    /** The last resourceVersion synced: from the list, then from every event and bookmark. */
+    let lastRV = '';
+    /** Set when a list at lastRV came back 410: the next list asks for the latest state. */
+    let lastRVUnavailable = false;
+    /** The first list came back in pages: keep paging later lists too (client-go's paginatedResult). */
+    let paginatedResult = false;
+    /** Whether to try the streaming list; turned off once the server shows it cannot. */
+    let useWatchList = options.watchList ?? false;
+    /** The one request or timer in flight. */
+    let current: Subscription | undefined;
+    let stallTimer: Subscription | undefined;
+
+    const emit = (event: SourceEvent<T>) => subscriber.next(event);
+    const report = (error: InformerError) => emit({ type: 'error', error });
+    let generation = 0;
+    /**
+     * Starts the next step, ending the one before. If the step finishes
+     * synchronously and has already started another, that one is kept.
+     */
+    const run = (start: () => Subscription) => {
+      current?.unsubscribe();
+      current = undefined;
+      const mine = ++generation;
+      const started = start();
+      if (generation === mine) current = started;
+      else started.unsubscribe();
+    };
+    const stopStallTimer = () => {
+      stallTimer?.unsubscribe();
+      stallTimer = undefined;
+    };
+    const after = (delayMs: number, then: () => void) => run(() => scheduler.schedule(then, Math.max(0, delayMs)));
+    const backoffThen = (then: () => void, retryAfterSeconds?: number) => {
+      const wait = backoff.next(scheduler.now());
+      after(retryAfterSeconds === undefined ? wait : Math.max(wait, retryAfterSeconds * 1000), then);
+    };
+
+    const relistResourceVersion = () => (lastRVUnavailable ? '' : lastRV === '' ? '0' : lastRV);
+
+    // ── list ────────────────────────────────────────────────────────────────
+    function list(): void {
+      const rv = relistResourceVersion();
+      let paged = pageSize > 0 && (paginatedResult || rv === '' || rv === '0');
+      const items: T[] = [];
+      let listRV = '';
+
+      const fetchPage = (token: string | undefined) => {
+        let page: ListPage | undefined;
+        run(() =>
+          listWatch
+            .list({
+              resourceVersion: token ? undefined : rv,
+              limit: paged ? pageSize : undefined,
+              continue: token,
+            })
+            .subscribe({
+              next: (value) => (page = value),
+              error: (error: unknown) => onListError(toInformerError(error, 'list'), token),
+              complete: () => {
+                if (!page) return onListError(new InformerError('Unknown', 'list completed without a page', { phase: 'list' }), token);
+                if (!token) listRV = page.resourceVersion;
+                for (const raw of page.items) {
+                  const decoded = decode(raw, 'list');
+                  if (decoded instanceof InformerError) report(decoded);
+                  else items.push(decoded);
+                }
+                if (page.continue) {
+                  if (!token) paginatedResult = true;
+                  fetchPage(page.continue);
+                  return;
+                }
+                lastRV = listRV;
+                lastRVUnavailable = false;
+                emit({ type: 'replace', items, resourceVersion: listRV });
+                resume();
+              },
+            }),
+        );
+      };
+
+      const onListError = (error: InformerError, token: string | undefined) => {
+        report(error);
+        if (isExpired(error) && token) {
+          // The continue token's snapshot was compacted: list again, whole, at the latest state.
+          items.length = 0;
+          paged = false;
+          lastRVUnavailable = true;
+          return after(0, list);
+        }
+        if (isExpired(error) && rv !== '') {
+          // The resourceVersion we asked for is gone: ask for the latest state instead, at once.
+          lastRVUnavailable = true;
+          return after(0, list);
+        }
+        backoffThen(list, error.retryAfterSeconds);
+      };
+
+      fetchPage(undefined);
+    }
+
+    // ── watch ───────────────────────────────────────────────────────────────
+    /** A fresh full state: a streaming list when enabled, else list + watch. */
+    function relist(): void {
+      if (useWatchList) watch(true);
+      else list();
+    }
+
+    /** Resume watching from lastRV (no initial events). */
+    function resume(): void {
+      watch(false);
+    }
+
+    function watch(streaming: boolean): void {
+      const started = scheduler.now();
+      const timeoutSeconds = Math.floor(minTimeout * (1 + random()));
+      const stallMs = timeoutSeconds * 1000 + stallMarginMs;
+      const bookmarkTimeoutMs = options.bookmarkTimeoutMs;
+      let lastFrameAt = started;
+      let lastBookmarkAt = started;
+      let events = 0;
+      let ended = false;
+      // Streaming-list state: objects gathered by key until the initial-events-end bookmark.
+      let initial: Map<string, T> | undefined = streaming ? new Map() : undefined;
+
+      const end = () => {
+        ended = true;
+        stopStallTimer();
+      };
+
+      const checkStall = () => {
+        const now = scheduler.now();
+        const idle = now - lastFrameAt;
+        const sinceBookmark = now - lastBookmarkAt;
+        if (idle >= stallMs) {
+          return failWatch(new InformerError('Timeout', `watch delivered nothing for ${idle} ms; resuming`, { phase: 'watch' }));
+        }
+        if (bookmarkTimeoutMs !== undefined && sinceBookmark >= bookmarkTimeoutMs) {
+          return failWatch(new InformerError('Timeout', `watch brought no bookmark for ${sinceBookmark} ms; resuming`, { phase: 'watch' }));
+        }
+        const nextCheck = Math.min(stallMs - idle, bookmarkTimeoutMs === undefined ? Infinity : bookmarkTimeoutMs - sinceBookmark);
+        stallTimer = scheduler.schedule(checkStall, nextCheck);
+      };
+
+      const failWatch = (error: InformerError) => {
+        if (ended) return;
+        end();
+        report(error);
+        if (streaming && initial !== undefined && isUnsupportedWatchList(error)) {
+          // The server refused the streaming-list parameters: plain list + watch from now on.
+          useWatchList = false;
+          return after(0, relist);
+        }
+        if (isExpired(error)) {
+          if (streaming) lastRVUnavailable = true;
+          return backoffThen(relist);
+        }
+        // Until a streaming list has delivered its initial events, there is nothing to resume from.
+        const again = initial === undefined ? resume : relist;
+        if (error.reason === 'TooManyRequests') return backoffThen(again, error.retryAfterSeconds);
+        if (error.reason === 'NetworkError' || error.reason === 'Timeout' || error.reason === 'ServerError' || error.reason === 'VeryShortWatch') {
+          return backoffThen(again);
+        }
+        // 401, 403, 404, 400, …: something may change (credentials rotated, a CRD installed); relist after a backoff.
+        backoffThen(relist, error.retryAfterSeconds);
+      };
+
+      const onEvent = (event: RawWatchEvent) => {
+        const rv = rawResourceVersion(event.object);
+        switch (event.type) {
+          case 'ADDED':
+          case 'MODIFIED':
+          case 'DELETED': {
+            events++;
+            const decoded = decode(event.object, 'watch');
+            if (rv !== undefined) lastRV = rv;
+            if (decoded instanceof InformerError) return report(decoded);
+            if (initial !== undefined) {
+              const key = rawKey(event.object) ?? '';
+              if (event.type === 'DELETED') initial.delete(key);
+              else initial.set(key, decoded);
+              return;
+            }
+            const type = event.type === 'ADDED' ? 'added' : event.type === 'MODIFIED' ? 'modified' : 'deleted';
+            return emit({ type, object: decoded, resourceVersion: rv ?? lastRV });
+          }
+          case 'BOOKMARK': {
+            lastBookmarkAt = scheduler.now();
+            if (rv !== undefined) lastRV = rv;
+            if (initial !== undefined && isInitialEventsEnd(event.object)) {
+              const items = [...initial.values()];
+              initial = undefined;
+              lastRVUnavailable = false;
+              return emit({ type: 'replace', items, resourceVersion: lastRV });
+            }
+            return emit({ type: 'bookmark', resourceVersion: lastRV });
+          }
+          case 'ERROR': {
+            const status = asStatus(event.object);
+            return failWatch(errorFromStatus(status?.code ?? 500, event.object, 'watch'));
+          }
+          default:
+            if (rv !== undefined) lastRV = rv;
+            return report(new InformerError('UnknownEventType', `unknown watch event type ${JSON.stringify(event.type)}; skipped`, { phase: 'watch' }));
+        }
+      };
+
+      run(() =>
+        listWatch
+          .watch(
+            streaming
+              ? {
+                  resourceVersion: lastRVUnavailable ? '' : lastRV,
+                  resourceVersionMatch: 'NotOlderThan',
+                  sendInitialEvents: true,
+                  allowWatchBookmarks: true,
+                  timeoutSeconds,
+                }
+              : { resourceVersion: lastRV, allowWatchBookmarks: true, timeoutSeconds },
+          )
+          .subscribe({
+            next: (frame: WatchFrame) => {
+              if (ended) return;
+              lastFrameAt = scheduler.now();
+              if (frame instanceof InformerError) return report(frame);
+              onEvent(frame);
+            },
+            error: (error: unknown) => failWatch(toInformerError(error, 'watch')),
+            complete: () => {
+              if (ended) return;
+              if (initial !== undefined) {
+                // The stream ended before the initial-events-end bookmark: this server does not stream lists.
+                end();
+                report(new InformerError('WatchError', 'the server ended a streaming list without the initial-events-end bookmark; falling back to list + watch', { phase: 'watch' }));
+                useWatchList = false;
+                return backoffThen(relist);
+              }
+              if (events === 0 && scheduler.now() - started < VERY_SHORT_WATCH_MS) {
+                return failWatch(new InformerError('VeryShortWatch', 'the watch ended at once with no event', { phase: 'watch' }));
+              }
+              end();
+              resume();
+            },
+          }),
+      );
+      if (!ended) stallTimer = scheduler.schedule(checkStall, bookmarkTimeoutMs === undefined ? stallMs : Math.min(stallMs, bookmarkTimeoutMs));
+    }
+
+    relist();
+
+    return () => {
+      stopStallTimer();
+      current?.unsubscribe();
+      current = undefined;
+    };
+  });
+}
+
+function toInformerError(error: unknown, phase: 'list' | 'watch'): InformerError {
+  if (error instanceof InformerError) return error.inPhase(phase);
+  return new InformerError('Unknown', error instanceof Error ? error.message : String(error), { phase, cause: error });
+}
+
+/** A server that rejects `sendInitialEvents`/`resourceVersionMatch` on watches (1.20 says 422 Invalid, others 400). */
+function isUnsupportedWatchList(error: InformerError): boolean {
+  return error.reason === 'Invalid' || error.reason === 'BadRequest';
+}

@@ -1,0 +1,20 @@
+import type { InformerError } from '../0-model/errors.ts';
+
+/**
+ * What the source (list + watch) emits, in order. Everything downstream is a
+ * function of this stream, so a test can feed it from marbles.
+ *
+ * - `replace`: a complete list (or the initial events of a watch-list) with its resourceVersion.
+ * - `added` / `modified` / `deleted`: one watch event, object validated.
+ * - `bookmark`: the server's resourceVersion moved on; nothing to cache.
+ * - `error`: a fault, reported and survived (the source keeps going).
+ * - `resync`: inserted by the `resync` operator, not by the source.
+ */
+export type SourceEvent<T> =
+  | { readonly type: 'replace'; readonly items: readonly T[]; readonly resourceVersion: string }
+  | { readonly type: 'added' | 'modified' | 'deleted'; readonly object: T; readonly resourceVersion: string }
+  | { readonly type: 'bookmark'; readonly resourceVersion: string }
+  | { readonly type: 'error'; readonly error: InformerError }
+  | { readonly type: 'resync' };
+
+export type WatchEventType = 'added' | 'modified' | 'deleted';

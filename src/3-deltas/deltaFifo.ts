@@ -1,0 +1,134 @@
+import { Observable, type OperatorFunction } from 'rxjs';
+import { keyOf as metaNamespaceKey } from '../0-model/objects.ts';
+import type { SourceEvent } from '../2-source/sourceEvent.ts';
+import { DeltaQueue } from './deltaQueue.ts';
+import { newestObject, type BatchCause, type Delta, type Deltas, type FifoOutput } from './deltas.ts';
+
+export interface DeltaFifoOptions<T> {
+  /** The cache key of an object. Default `namespace/name` (or `name` when cluster-scoped). */
+  readonly keyOf?: (object: T) => string;
+}
+
+/**
+ * Turns source events into per-key deltas with client-go's DeltaFIFO semantics.
+ *
+ * - `added` → Added, `modified` → Updated, `deleted` → Deleted (ignored for a
+ *   key that is neither known nor queued).
+ * - `replace` → Replaced for every listed object, then Deleted carrying a
+ *   {@link DeletedFinalStateUnknown} tombstone for every queued or known key the
+ *   list no longer has (deletions missed while the watch was down).
+ * - `resync` → Sync for every known object that has nothing queued.
+ * - `bookmark` and `error` pass through untouched.
+ *
+ * Each source step comes out as one batch; the first `replace` batch (even an
+ * empty one) marks the end of the initial list, and its deltas carry
+ * `isInInitialList: true`. Deltas for a key that arrive while a batch is being
+ * handed on (a re-entrant source) coalesce into that key's entry, key order
+ * being first arrival, and consecutive Deleted deltas collapse into one. For an
+ * asynchronous consumer use `processDeltas`, which keeps the same per-key queue.
+ *
+ * ```
+ * source:  --a----m----R(a,b)----x----
+ *          a: added a, m: modified a, R: replace listing a and b, x: deleted b
+ * deltaFifo()
+ * output:  --A----U----[Ra,Rb]---D----
+ *          A: Added a, U: Updated a, [Ra,Rb]: one batch of Replaced a and b, D: Deleted b
+ * ```
+ */
+export function deltaFifo<T extends { readonly metadata: { readonly name: string; readonly namespace?: string | undefined } }>(
+  options: DeltaFifoOptions<T> = {},
+): OperatorFunction<SourceEvent<T>, FifoOutput<T>> {
+  const keyOf = options.keyOf ?? metaNamespaceKey;
+  return (source) =>
+    new Observable<FifoOutput<T>>((subscriber) => {
+      /** What the consumer has been handed: the DeltaFIFO's knownObjects. */
+      const known = new Map<string, T>();
+      const queue = new DeltaQueue<T>();
+      let synced = false;
+      let draining = false;
+      let pending: { cause: BatchCause; resourceVersion: string | undefined } | undefined;
+
+      const enqueue = (key: string, delta: Delta<T>) => queue.add(key, delta, !synced);
+
+      const replace = (items: readonly T[]) => {
+        const listed = new Set<string>();
+        for (const item of items) {
+          const key = keyOf(item);
+          listed.add(key);
+          enqueue(key, { type: 'Replaced', object: item });
+        }
+        for (const key of [...queue.keys()]) {
+          if (listed.has(key)) continue;
+          const last = newestObject(queue.peek(key) ?? []);
+          if (last !== undefined) enqueue(key, { type: 'Deleted', object: { finalStateUnknown: true, key, object: last } });
+        }
+        for (const [key, object] of known) {
+          if (!listed.has(key) && !queue.has(key)) enqueue(key, { type: 'Deleted', object: { finalStateUnknown: true, key, object } });
+        }
+      };
+
+      const drain = () => {
+        draining = true;
+        try {
+          while (pending) {
+            const { cause, resourceVersion } = pending;
+            pending = undefined;
+            const items: Deltas<T>[] = [];
+            for (let next = queue.pop(); next; next = queue.pop()) {
+              items.push(next);
+              const last = next.deltas[next.deltas.length - 1];
+              if (last?.type === 'Deleted') known.delete(next.key);
+              else {
+                const object = newestObject(next.deltas);
+                if (object !== undefined) known.set(next.key, object);
+              }
+            }
+            const firstReplace = cause === 'replace' && !synced;
+            if (cause === 'replace') synced = true;
+            if (items.length === 0 && !firstReplace) continue;
+            subscriber.next(
+              resourceVersion === undefined ? { type: 'deltas', cause, items } : { type: 'deltas', cause, items, resourceVersion },
+            );
+          }
+        } finally {
+          draining = false;
+        }
+      };
+
+      const step = (cause: BatchCause, resourceVersion: string | undefined) => {
+        // A re-entrant step joins the batch being drained; a replace always marks its own.
+        if (!pending || cause === 'replace') pending = { cause, resourceVersion };
+        if (!draining) drain();
+      };
+
+      return source.subscribe({
+        next: (event) => {
+          switch (event.type) {
+            case 'added':
+              enqueue(keyOf(event.object), { type: 'Added', object: event.object });
+              return step('event', event.resourceVersion);
+            case 'modified':
+              enqueue(keyOf(event.object), { type: 'Updated', object: event.object });
+              return step('event', event.resourceVersion);
+            case 'deleted': {
+              const key = keyOf(event.object);
+              if (!known.has(key) && !queue.has(key)) return;
+              enqueue(key, { type: 'Deleted', object: event.object });
+              return step('event', event.resourceVersion);
+            }
+            case 'replace':
+              replace(event.items);
+              return step('replace', event.resourceVersion);
+            case 'resync':
+              for (const [key, object] of known) if (!queue.has(key)) enqueue(key, { type: 'Sync', object });
+              return step('resync', undefined);
+            case 'bookmark':
+            case 'error':
+              return subscriber.next(event);
+          }
+        },
+        error: (error: unknown) => subscriber.error(error),
+        complete: () => subscriber.complete(),
+      });
+    });
+}

@@ -1,0 +1,72 @@
+import type { InformerError } from '../0-model/errors.ts';
+
+/** What happened to an object, in client-go's DeltaFIFO vocabulary. */
+export type DeltaType = 'Added' | 'Updated' | 'Deleted' | 'Replaced' | 'Sync';
+
+/**
+ * The last known state of an object whose deletion was missed (the watch was
+ * down when it happened, and a relist no longer has it). client-go calls this
+ * `DeletedFinalStateUnknown`.
+ */
+export interface DeletedFinalStateUnknown<T> {
+  readonly finalStateUnknown: true;
+  readonly key: string;
+  readonly object: T;
+}
+
+export function isTombstone<T>(value: T | DeletedFinalStateUnknown<T>): value is DeletedFinalStateUnknown<T> {
+  return typeof value === 'object' && value !== null && (value as { finalStateUnknown?: unknown }).finalStateUnknown === true;
+}
+
+export interface Delta<T> {
+  readonly type: DeltaType;
+  readonly object: T | DeletedFinalStateUnknown<T>;
+}
+
+/** Everything that happened to one key since it was last handed on, oldest first. */
+export interface Deltas<T> {
+  readonly key: string;
+  readonly deltas: readonly Delta<T>[];
+  /** True while the initial list is being delivered (client-go's isInInitialList). */
+  readonly isInInitialList: boolean;
+}
+
+/** Why a batch of deltas was produced. */
+export type BatchCause = 'event' | 'replace' | 'resync';
+
+/** The deltas one source step produced: one watch event, a whole relist, or a resync tick. */
+export interface DeltaBatch<T> {
+  readonly type: 'deltas';
+  readonly cause: BatchCause;
+  readonly items: readonly Deltas<T>[];
+  /** The resourceVersion of the step (absent for resync). */
+  readonly resourceVersion?: string;
+}
+
+/** What `deltaFifo` emits: batches of deltas, and the source's bookmarks and errors passed through. */
+export type FifoOutput<T> =
+  | DeltaBatch<T>
+  | { readonly type: 'bookmark'; readonly resourceVersion: string }
+  | { readonly type: 'error'; readonly error: InformerError };
+
+/**
+ * Appends a delta to a key's list, collapsing a Deleted that follows a Deleted
+ * into one (the older one is kept unless it is only a tombstone), as client-go's
+ * dedupDeltas. Returns the same array, modified.
+ */
+export function appendDelta<T>(deltas: Delta<T>[], delta: Delta<T>): Delta<T>[] {
+  const last = deltas[deltas.length - 1];
+  if (last && last.type === 'Deleted' && delta.type === 'Deleted') {
+    if (isTombstone(last.object)) deltas[deltas.length - 1] = delta;
+    return deltas;
+  }
+  deltas.push(delta);
+  return deltas;
+}
+
+/** The newest object in a list of deltas, unwrapping a tombstone. */
+export function newestObject<T>(deltas: readonly Delta<T>[]): T | undefined {
+  const last = deltas[deltas.length - 1];
+  if (!last) return undefined;
+  return isTombstone(last.object) ? last.object.object : last.object;
+}

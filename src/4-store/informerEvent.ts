@@ -1,0 +1,39 @@
+/** An object appeared in the cache. */
+export interface AddedEvent<T> {
+  readonly type: 'added';
+  readonly object: T;
+  /** True for objects delivered as part of the initial list (or, for a late subscriber, the cache as it stood). */
+  readonly isInInitialList: boolean;
+}
+
+/** A cached object changed (or was re-delivered by a resync or relist). */
+export interface UpdatedEvent<T> {
+  readonly type: 'updated';
+  readonly oldObject: T;
+  readonly object: T;
+  readonly isInInitialList: boolean;
+  /**
+   * True when nothing changed: a resync tick, or a relist that found the same
+   * resourceVersion (client-go's `isSync`).
+   */
+  readonly resync: boolean;
+}
+
+/** An object left the cache. */
+export interface DeletedEvent<T> {
+  readonly type: 'deleted';
+  /** The object's last state: from the DELETED event, or the last cached state when the deletion was missed. */
+  readonly object: T;
+  /**
+   * True when the deletion was missed while the watch was down and noticed by
+   * a relist: `object` is then the last state the cache had (client-go wraps
+   * it in `DeletedFinalStateUnknown`).
+   */
+  readonly finalStateUnknown: boolean;
+  readonly isInInitialList: boolean;
+}
+
+/** What an informer tells its subscribers, in order. */
+export type InformerEvent<T> = AddedEvent<T> | UpdatedEvent<T> | DeletedEvent<T>;
+
+export type InformerEventType = InformerEvent<unknown>['type'];

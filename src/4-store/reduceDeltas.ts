@@ -1,0 +1,79 @@
+import type { InformerError } from '../0-model/errors.ts';
+import { isTombstone, type FifoOutput } from '../3-deltas/deltas.ts';
+import type { InformerEvent } from './informerEvent.ts';
+import type { Store } from './store.ts';
+
+/** Everything an informer knows after a step: the cache, and what the step changed. */
+export interface InformerState<T> {
+  readonly store: Store<T>;
+  /** True once the initial list has been delivered. */
+  readonly synced: boolean;
+  /** The last resourceVersion seen (list, event or bookmark). */
+  readonly resourceVersion: string;
+  /** The events this step produced, in order. */
+  readonly events: readonly InformerEvent<T>[];
+  /** The faults this step reported. */
+  readonly errors: readonly InformerError[];
+}
+
+const NONE: readonly never[] = Object.freeze([]);
+
+export function initialState<T>(store: Store<T>): InformerState<T> {
+  return { store, synced: false, resourceVersion: '', events: NONE, errors: NONE };
+}
+
+function resourceVersionOf(object: unknown): string | undefined {
+  const metadata = (object as { metadata?: { resourceVersion?: unknown } } | null)?.metadata;
+  return typeof metadata?.resourceVersion === 'string' ? metadata.resourceVersion : undefined;
+}
+
+/**
+ * The `scan` reducer of an informer: applies one `deltaFifo` output to the
+ * cache and says what happened, as client-go's sharedIndexInformer does in
+ * HandleDeltas: Added/Updated/Replaced/Sync become `updated` when the key is
+ * cached and `added` when not; Deleted becomes `deleted`. A Sync, or a
+ * Replaced with an unchanged resourceVersion, is an `updated` with `resync: true`.
+ *
+ * The work is proportional to the number of deltas in the step, never to the
+ * size of the cache.
+ */
+export function reduceDeltas<T>(state: InformerState<T>, output: FifoOutput<T>): InformerState<T> {
+  switch (output.type) {
+    case 'error':
+      return { ...state, events: NONE, errors: [output.error] };
+    case 'bookmark':
+      return { ...state, resourceVersion: output.resourceVersion, events: NONE, errors: NONE };
+    case 'deltas': {
+      const events: InformerEvent<T>[] = [];
+      const writes: [string, T | undefined][] = [];
+      for (const { key, deltas, isInInitialList } of output.items) {
+        let current = state.store.get(key);
+        for (const delta of deltas) {
+          if (delta.type === 'Deleted') {
+            const tombstone = isTombstone(delta.object);
+            const object = isTombstone(delta.object) ? delta.object.object : delta.object;
+            events.push({ type: 'deleted', object: tombstone ? (current ?? object) : object, finalStateUnknown: tombstone, isInInitialList });
+            current = undefined;
+            continue;
+          }
+          const object = delta.object as T;
+          if (current === undefined) {
+            events.push({ type: 'added', object, isInInitialList });
+          } else {
+            const resync = delta.type === 'Sync' || (delta.type === 'Replaced' && resourceVersionOf(current) === resourceVersionOf(object));
+            events.push({ type: 'updated', oldObject: current, object, isInInitialList, resync });
+          }
+          current = object;
+        }
+        writes.push([key, current]);
+      }
+      return {
+        store: writes.length ? state.store.update(writes) : state.store,
+        synced: state.synced || output.cause === 'replace',
+        resourceVersion: output.resourceVersion ?? state.resourceVersion,
+        events,
+        errors: NONE,
+      };
+    }
+  }
+}

@@ -1,0 +1,156 @@
+import { Observable, defer, distinctUntilChanged, map, scan, shareReplay, startWith, type SchedulerLike } from 'rxjs';
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { InformerError } from '../0-model/errors.ts';
+import type { KubeObject } from '../0-model/objects.ts';
+import type { Resource } from '../0-model/resources.ts';
+import { httpListWatch, type HttpTransportOptions } from '../1-transport/httpTransport.ts';
+import type { ListWatch } from '../1-transport/listWatch.ts';
+import type { BackoffOptions } from '../2-source/backoff.ts';
+import { decoder } from '../2-source/decode.ts';
+import { listAndWatch } from '../2-source/listAndWatch.ts';
+import { deltaFifo } from '../3-deltas/deltaFifo.ts';
+import { resync } from '../3-deltas/resync.ts';
+import type { InformerEvent } from '../4-store/informerEvent.ts';
+import { initialState, reduceDeltas, type InformerState } from '../4-store/reduceDeltas.ts';
+import { Store, type Indexers } from '../4-store/store.ts';
+
+/** What to watch and how. */
+export interface InformerOptions<T> {
+  /** One namespace; omit for all namespaces. */
+  readonly namespace?: string;
+  readonly labelSelector?: string;
+  readonly fieldSelector?: string;
+  /** Re-deliver every cached object as an `updated` event with `resync: true` this often (ms). 0 (default) disables. */
+  readonly resyncPeriod?: number;
+  /** Secondary indexes, besides `namespace`. */
+  readonly indexers?: Indexers<T>;
+  /** Runs on every object after validation, before caching (e.g. `stripManagedFields`). */
+  readonly transform?: (object: T) => T;
+  /** Items per list page. Default 500. */
+  readonly pageSize?: number;
+  /** Use a streaming list (`sendInitialEvents`) when the server supports it. Default false. */
+  readonly watchList?: boolean;
+  /** Watch `timeoutSeconds` is drawn from [this, 2 × this). Default 300. */
+  readonly minWatchTimeoutSeconds?: number;
+  /** Abort a watch that sends nothing for its timeout plus this margin (ms). Default 30 000. */
+  readonly stallMarginMs?: number;
+  /** Abort a watch that brings no bookmark for this long (ms). Default: off. */
+  readonly bookmarkTimeoutMs?: number;
+  readonly backoff?: BackoffOptions;
+  /** HTTP tuning (ignored when a ListWatch is given instead of a KubeConfig). */
+  readonly http?: HttpTransportOptions;
+  /** All timing. Default `asyncScheduler`; marble tests pass their TestScheduler. */
+  readonly scheduler?: SchedulerLike;
+  /** Random numbers for jitter and watch timeouts. Default `Math.random`. */
+  readonly random?: () => number;
+}
+
+/**
+ * A shared, indexed, self-healing cache of one kind of object, as Observables.
+ * Nothing happens until something subscribes; every subscriber shares one
+ * list/watch connection, and the last unsubscribe aborts it and frees every timer.
+ */
+export interface Informer<T> {
+  readonly resource: Resource<T & KubeObject>;
+  /**
+   * added / updated / deleted, in order. A subscriber that joins late first
+   * receives the cache as it stands as `added` events with
+   * `isInInitialList: true`, then live events: no gap, no duplicate.
+   */
+  readonly events$: Observable<InformerEvent<T>>;
+  /** The cache: an immutable snapshot after every change (replays the latest). */
+  readonly store$: Observable<Store<T>>;
+  /** false until the initial list has been delivered, then true (replays the latest). */
+  readonly synced$: Observable<boolean>;
+  /** Every fault met, as typed values. Faults never end the informer. */
+  readonly errors$: Observable<InformerError>;
+  /** Store, events and errors of every step together (replays the latest). */
+  readonly state$: Observable<InformerState<T>>;
+}
+
+const shared = { bufferSize: 1, refCount: true } as const;
+
+function isListWatch(value: KubeConfig | ListWatch): value is ListWatch {
+  return typeof (value as Partial<ListWatch>).list === 'function' && typeof (value as Partial<ListWatch>).watch === 'function';
+}
+
+/**
+ * Builds an informer for a resource, from a KubeConfig (HTTP) or from any
+ * ListWatch (tests, fakes, other transports).
+ *
+ * ```ts
+ * const pods = informer(kc, Pod, { namespace: 'default', labelSelector: 'app=web' });
+ * pods.events$.pipe(ofType('updated')).subscribe((e) => console.log(e.oldObject, e.object));
+ * ```
+ */
+export function informer<T extends KubeObject>(source: KubeConfig | ListWatch, resource: Resource<T>, options: InformerOptions<T> = {}): Informer<T> {
+  const listWatch = isListWatch(source)
+    ? source
+    : httpListWatch(
+        source,
+        { resource, namespace: options.namespace, labelSelector: options.labelSelector, fieldSelector: options.fieldSelector },
+        options.http,
+      );
+  const decode = decoder(resource.schema, options.transform);
+
+  const state$ = defer(() => {
+    const initial = initialState(Store.empty<T>(options.indexers));
+    return listAndWatch<T>(listWatch, {
+      decode,
+      pageSize: options.pageSize,
+      watchList: options.watchList,
+      minWatchTimeoutSeconds: options.minWatchTimeoutSeconds,
+      stallMarginMs: options.stallMarginMs,
+      bookmarkTimeoutMs: options.bookmarkTimeoutMs,
+      backoff: options.backoff,
+      scheduler: options.scheduler,
+      random: options.random,
+    }).pipe(resync<T>(options.resyncPeriod ?? 0, options.scheduler), deltaFifo<T>(), scan(reduceDeltas<T>, initial), startWith(initial));
+  }).pipe(shareReplay(shared));
+
+  const store$ = state$.pipe(
+    map((state) => state.store),
+    distinctUntilChanged(),
+    shareReplay(shared),
+  );
+  const synced$ = state$.pipe(
+    map((state) => state.synced),
+    distinctUntilChanged(),
+    shareReplay(shared),
+  );
+
+  const events$ = new Observable<InformerEvent<T>>((subscriber) => {
+    let first = true;
+    return state$.subscribe({
+      next: (state) => {
+        if (first) {
+          // The state as it stands when we join: the cache, as added events.
+          first = false;
+          for (const object of state.store.entries()) subscriber.next({ type: 'added', object: object[1], isInInitialList: true });
+          return;
+        }
+        for (const event of state.events) subscriber.next(event);
+      },
+      error: (error: unknown) => subscriber.error(error),
+      complete: () => subscriber.complete(),
+    });
+  });
+
+  const errors$ = new Observable<InformerError>((subscriber) => {
+    let first = true;
+    return state$.subscribe({
+      next: (state) => {
+        // The replayed state's errors happened before we joined.
+        if (first) {
+          first = false;
+          return;
+        }
+        for (const error of state.errors) subscriber.next(error);
+      },
+      error: (error: unknown) => subscriber.error(error),
+      complete: () => subscriber.complete(),
+    });
+  });
+
+  return { resource: resource as Resource<T & KubeObject>, events$, store$, synced$, errors$, state$ };
+}
