@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest';
+import { filter, firstValueFrom, take, toArray } from 'rxjs';
+import { ConfigMap, informer, type InformerEvent } from '../../src/index.ts';
+import { configMap, json, smallServer } from './smallServer.ts';
+
+describe('informer over HTTP (small local server)', () => {
+  it('lists in pages, watches from the list resourceVersion, and keeps the store right', async () => {
+    const server = await smallServer(json(500, { kind: 'Status', code: 500 }));
+    try {
+      server.reply(
+        json(200, { kind: 'ConfigMapList', metadata: { resourceVersion: '10', continue: 'tok' }, items: [configMap('a', '5')] }),
+        json(200, { kind: 'ConfigMapList', metadata: { resourceVersion: '10' }, items: [configMap('b', '6')] }),
+        (_req, res) => {
+          res.writeHead(200, { 'Content-Type': 'application/json' });
+          const lines = [
+            { type: 'MODIFIED', object: { kind: 'ConfigMap', apiVersion: 'v1', ...configMap('a', '11', { k: 'é' }) } },
+            { type: 'BOOKMARK', object: { kind: 'ConfigMap', apiVersion: 'v1', metadata: { resourceVersion: '12' } } },
+            { type: 'DELETED', object: { kind: 'ConfigMap', apiVersion: 'v1', ...configMap('b', '13') } },
+          ];
+          const text = Buffer.from(lines.map((l) => JSON.stringify(l) + '\n').join(''));
+          // Split inside the multi-byte é and inside lines.
+          const cut = text.indexOf(Buffer.from('é')) + 1;
+          res.write(text.subarray(0, cut));
+          setTimeout(() => res.write(text.subarray(cut, cut + 7)), 5);
+          setTimeout(() => res.write(text.subarray(cut + 7)), 10);
+        },
+      );
+      const cms = informer(server.kc, ConfigMap, { namespace: 'default', pageSize: 1 });
+      // Keep the informer running across the awaits below (the last unsubscribe would stop it).
+      const running = cms.state$.subscribe();
+      const events = await firstValueFrom(cms.events$.pipe(take(4), toArray()));
+      expect(events.map((e: InformerEvent<ConfigMap>) => [e.type, e.object.metadata.name])).toEqual([
+        ['added', 'a'],
+        ['added', 'b'],
+        ['updated', 'a'],
+        ['deleted', 'b'],
+      ]);
+      const updated = events[2];
+      expect(updated?.type === 'updated' && updated.oldObject.metadata.resourceVersion).toBe('5');
+      expect(updated?.object.data).toEqual({ k: 'é' });
+      const store = await firstValueFrom(cms.store$.pipe(filter((s) => s.size === 1)));
+      expect(store.keys()).toEqual(['default/a']);
+      expect(store.byIndex('namespace', 'default').map((o) => o.metadata.name)).toEqual(['a']);
+      const [list1, list2, watch] = server.requests;
+      expect(list1?.pathname).toBe('/api/v1/namespaces/default/configmaps');
+      expect(list1?.searchParams.get('limit')).toBe('1');
+      expect(list1?.searchParams.get('resourceVersion')).toBe('0');
+      expect(list2?.searchParams.get('continue')).toBe('tok');
+      expect(list2?.searchParams.has('resourceVersion')).toBe(false);
+      expect(watch?.searchParams.get('watch')).toBe('1');
+      expect(watch?.searchParams.get('resourceVersion')).toBe('10');
+      expect(watch?.searchParams.get('allowWatchBookmarks')).toBe('true');
+      const timeoutSeconds = Number(watch?.searchParams.get('timeoutSeconds'));
+      expect(timeoutSeconds).toBeGreaterThanOrEqual(300);
+      expect(timeoutSeconds).toBeLessThan(600);
+      expect(server.open.size).toBe(1);
+      running.unsubscribe();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(server.open.size).toBe(0);
+    } finally {
+      await server.close();
+    }
+  });
+});

@@ -1,0 +1,65 @@
+import { Observable, from, type ObservableInput, type OperatorFunction, type Subscription } from 'rxjs';
+import { DeltaQueue } from './deltaQueue.ts';
+import type { Deltas, FifoOutput } from './deltas.ts';
+
+/**
+ * Hands one key's deltas at a time to an asynchronous handler. While the
+ * handler is busy, deltas for a key already waiting coalesce into that key's
+ * entry (consecutive Deleted deltas collapse), and keys leave in the order
+ * they first arrived: the backlog never holds more entries than distinct keys,
+ * however slow the handler. Bookmarks and errors are not handed on.
+ *
+ * ```
+ * input:    -[a1]-[b1]-[a2]-[a3]------------
+ * processDeltas(handle)   (handle takes 4 frames)
+ * handled:  -a1------b1------a2a3-----------
+ *           a2 and a3 arrived while a1 was being handled: one entry, two deltas
+ * ```
+ * The output is whatever the handler emits, in order.
+ */
+export function processDeltas<T, R>(handler: (deltas: Deltas<T>) => ObservableInput<R>): OperatorFunction<FifoOutput<T>, R> {
+  return (source) =>
+    new Observable<R>((subscriber) => {
+      const queue = new DeltaQueue<T>();
+      let busy: Subscription | undefined;
+      let sourceDone = false;
+
+      const pump = () => {
+        while (!busy) {
+          const next = queue.pop();
+          if (!next) {
+            if (sourceDone) subscriber.complete();
+            return;
+          }
+          let finished = false;
+          const running = from(handler(next)).subscribe({
+            next: (value) => subscriber.next(value),
+            error: (error: unknown) => subscriber.error(error),
+            complete: () => {
+              finished = true;
+              busy = undefined;
+              pump();
+            },
+          });
+          if (!finished) busy = running;
+        }
+      };
+
+      const subscription = source.subscribe({
+        next: (output) => {
+          if (output.type !== 'deltas') return;
+          for (const entry of output.items) queue.addAll(entry);
+          pump();
+        },
+        error: (error: unknown) => subscriber.error(error),
+        complete: () => {
+          sourceDone = true;
+          if (!busy) pump();
+        },
+      });
+      return () => {
+        subscription.unsubscribe();
+        busy?.unsubscribe();
+      };
+    });
+}

@@ -1,0 +1,92 @@
+import { Observable, combineLatest, filter, firstValueFrom, map, take, timeout } from 'rxjs';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { InformerError } from '../0-model/errors.ts';
+import type { KubeObject } from '../0-model/objects.ts';
+import { resourceName, type Resource } from '../0-model/resources.ts';
+import { informer, type Informer, type InformerOptions } from './informer.ts';
+
+/** Anything with a `synced$`. */
+export interface Syncable {
+  readonly synced$: Observable<boolean>;
+}
+
+/**
+ * Emits `true` once every informer has synced, then completes. Subscribing
+ * starts the informers (and keeps them running while subscribed).
+ */
+export function cacheSynced$(...informers: readonly Syncable[]): Observable<true> {
+  if (informers.length === 0) return new Observable<true>((subscriber) => (subscriber.next(true), subscriber.complete()));
+  return combineLatest(informers.map((i) => i.synced$)).pipe(
+    filter((all) => all.every(Boolean)),
+    map((): true => true),
+    take(1),
+  );
+}
+
+/**
+ * Resolves once every informer has synced; rejects with a `Timeout`
+ * `InformerError` after `timeoutMs` (default: wait forever). While waiting it
+ * keeps the informers running; subscribe to them before awaiting so they stay up.
+ */
+export function waitForCacheSync(informers: readonly Syncable[], options: { readonly timeoutMs?: number } = {}): Promise<true> {
+  const synced = cacheSynced$(...informers);
+  const bounded =
+    options.timeoutMs === undefined
+      ? synced
+      : synced.pipe(
+          timeout({
+            first: options.timeoutMs,
+            with: () => {
+              throw new InformerError('Timeout', `caches did not sync within ${options.timeoutMs} ms`);
+            },
+          }),
+        );
+  return firstValueFrom(bounded);
+}
+
+/** Options shared by every informer of a factory. */
+export type FactoryOptions = Omit<InformerOptions<KubeObject>, 'indexers' | 'transform' | 'namespace' | 'labelSelector' | 'fieldSelector'> & {
+  /** Default namespace for informers that name none. */
+  readonly namespace?: string;
+  /** Applied to every object of every informer, before caching (e.g. `stripManagedFields`). */
+  readonly transform?: <T extends KubeObject>(object: T) => T;
+};
+
+export interface InformerFactory {
+  /**
+   * The informer for a resource, namespace and selectors: asking twice returns
+   * the same one (and so shares its connection and cache). The options of the
+   * first request win for indexers, transform and resync.
+   */
+  informer<T extends KubeObject>(resource: Resource<T>, options?: InformerOptions<T>): Informer<T>;
+  /** Every informer made so far. */
+  informers(): readonly Informer<KubeObject>[];
+  /** Resolves when every informer made so far (or the ones given) has synced. */
+  waitForCacheSync(informers?: readonly Syncable[], options?: { readonly timeoutMs?: number }): Promise<true>;
+}
+
+/** A shared informer factory: one informer (one connection, one cache) per resource, namespace and selectors. */
+export function informerFactory(kc: KubeConfig, defaults: FactoryOptions = {}): InformerFactory {
+  const made = new Map<string, Informer<KubeObject>>();
+  return {
+    informer<T extends KubeObject>(resource: Resource<T>, options: InformerOptions<T> = {}): Informer<T> {
+      const namespace = resource.namespaced ? (options.namespace ?? defaults.namespace ?? '') : '';
+      const key = JSON.stringify([resource.group, resource.version, resource.plural, namespace, options.labelSelector ?? '', options.fieldSelector ?? '']);
+      const existing = made.get(key);
+      if (existing) return existing as unknown as Informer<T>;
+      const transform = options.transform ?? (defaults.transform as ((object: T) => T) | undefined);
+      const created = informer<T>(kc, resource, { ...defaults, ...options, namespace, transform });
+      made.set(key, created as unknown as Informer<KubeObject>);
+      return created;
+    },
+    informers: () => [...made.values()],
+    waitForCacheSync(informers, options) {
+      return waitForCacheSync(informers ?? [...made.values()], options);
+    },
+  };
+}
+
+/** A readable name for an informer, e.g. `pods` or `deployments.apps`. */
+export function informerName(i: Pick<Informer<KubeObject>, 'resource'>): string {
+  return resourceName(i.resource);
+}
