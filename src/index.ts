@@ -7,6 +7,7 @@
  *   3-deltas     resync, deltaFifo → per-key Deltas; processDeltas for async consumers
  *   4-store      reduceDeltas over a persistent indexed Store → state, events
  *   5-informer   informer, factory, operators for consumers
+ *   6-controller work queue, rate limiters, predicates, controllers
  */
 
 // 0 · the model
@@ -60,6 +61,7 @@ export { processDeltas } from './3-deltas/processDeltas.ts';
 export { resync } from './3-deltas/resync.ts';
 
 // 4 · store
+export { EventQueue } from './4-store/eventQueue.ts';
 export type { AddedEvent, DeletedEvent, InformerEvent, InformerEventType, UpdatedEvent } from './4-store/informerEvent.ts';
 export { initialState, reduceDeltas, type InformerState } from './4-store/reduceDeltas.ts';
 export { Store, UnknownIndexError, namespaceIndex, type IndexFunc, type Indexers } from './4-store/store.ts';
@@ -67,6 +69,10 @@ export { Store, UnknownIndexError, namespaceIndex, type IndexFunc, type Indexers
 // 5 · informer
 export { cacheSynced$, informerFactory, informerName, waitForCacheSync, type FactoryOptions, type InformerFactory, type Syncable } from './5-informer/factory.ts';
 export { informer, type Informer, type InformerOptions } from './5-informer/informer.ts';
+export { handleEvents, type EventHandler, type HandlerResult } from './5-informer/handleEvents.ts';
 export { ofType } from './5-informer/ofType.ts';
 export { skipResync } from './5-informer/skipResync.ts';
 export { stripManagedFields } from './5-informer/transforms.ts';
+
+// 6 · controller
+export * from './6-controller/predicates/index.ts';

@@ -132,6 +132,34 @@ export function parseWatchLine(line: string): WatchFrame {
 }
 
 /**
+ * GETs one JSON document (discovery, a single object) through the KubeConfig;
+ * errors with an `InformerError` carrying the server's Status. Unsubscribing aborts.
+ */
+export function getJson(kc: KubeConfig, path: string, options: Pick<HttpTransportOptions, 'userAgent' | 'listIdleTimeoutMs'> = {}): Observable<unknown> {
+  const idleMs = options.listIdleTimeoutMs ?? 60_000;
+  return new Observable<unknown>((subscriber) =>
+    get(kc, path, 'list', options.userAgent ?? DEFAULT_USER_AGENT).subscribe({
+      next: ({ response }) => {
+        response.setTimeout(idleMs, () => subscriber.error(new InformerError('Timeout', `GET ${path}: no bytes for ${idleMs} ms`, { phase: 'list' })));
+        readBody(
+          response,
+          (body) => {
+            if (response.statusCode !== 200) return subscriber.error(httpError(response, body, 'list'));
+            const value = parseJson(body);
+            if (value === undefined) return subscriber.error(new InformerError('MalformedLine', `GET ${path}: the response is not JSON`, { phase: 'list' }));
+            subscriber.next(value);
+            subscriber.complete();
+          },
+          (error) => subscriber.error(error),
+          'list',
+        );
+      },
+      error: (error: unknown) => subscriber.error(error),
+    }),
+  );
+}
+
+/**
  * The HTTP ListWatch: lists and watches one resource through a KubeConfig
  * (token, client certificates, exec and OIDC plugins, CA and TLS settings,
  * in-cluster config all come from `@kubernetes/client-node`; TLS verification

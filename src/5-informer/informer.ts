@@ -1,4 +1,4 @@
-import { Observable, defer, distinctUntilChanged, map, scan, shareReplay, startWith, type SchedulerLike } from 'rxjs';
+import { Observable, Subject, defer, distinctUntilChanged, map, merge, scan, shareReplay, startWith, type SchedulerLike, type Subscription } from 'rxjs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { InformerError } from '../0-model/errors.ts';
 import type { KubeObject } from '../0-model/objects.ts';
@@ -13,6 +13,7 @@ import { resync } from '../3-deltas/resync.ts';
 import type { InformerEvent } from '../4-store/informerEvent.ts';
 import { initialState, reduceDeltas, type InformerState } from '../4-store/reduceDeltas.ts';
 import { Store, type Indexers } from '../4-store/store.ts';
+import { handleEvents, type EventHandler } from './handleEvents.ts';
 
 /** What to watch and how. */
 export interface InformerOptions<T> {
@@ -66,6 +67,14 @@ export interface Informer<T> {
   readonly errors$: Observable<InformerError>;
   /** Store, events and errors of every step together (replays the latest). */
   readonly state$: Observable<InformerState<T>>;
+  /**
+   * Subscribes a handler, isolated and buffered: it runs one event at a time;
+   * if it throws (or its promise rejects) the error goes to `errors$` as a
+   * `HandlerError` and nothing else is affected; if it is slow, its backlog
+   * coalesces per key (bounded by the number of distinct keys). Unsubscribe
+   * the returned Subscription to remove it.
+   */
+  on(handler: EventHandler<T>): Subscription;
 }
 
 const shared = { bufferSize: 1, refCount: true } as const;
@@ -136,7 +145,8 @@ export function informer<T extends KubeObject>(source: KubeConfig | ListWatch, r
     });
   });
 
-  const errors$ = new Observable<InformerError>((subscriber) => {
+  const handlerErrors = new Subject<InformerError>();
+  const sourceErrors$ = new Observable<InformerError>((subscriber) => {
     let first = true;
     return state$.subscribe({
       next: (state) => {
@@ -152,5 +162,8 @@ export function informer<T extends KubeObject>(source: KubeConfig | ListWatch, r
     });
   });
 
-  return { resource: resource as Resource<T & KubeObject>, events$, store$, synced$, errors$, state$ };
+  const errors$ = merge(sourceErrors$, handlerErrors);
+  const on = (handler: EventHandler<T>): Subscription => events$.pipe(handleEvents(handler)).subscribe((error) => handlerErrors.next(error));
+
+  return { resource: resource as Resource<T & KubeObject>, events$, store$, synced$, errors$, state$, on };
 }
