@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { TestScheduler } from 'rxjs/testing';
+import { map, timer } from 'rxjs';
+import { handleEvents, type InformerEvent } from '../../src/index.ts';
+
+type Obj = { metadata: { name: string; resourceVersion: string } };
+const obj = (name: string, rv: string): Obj => ({ metadata: { name, resourceVersion: rv } });
+const added = (o: Obj): InformerEvent<Obj> => ({ type: 'added', object: o, isInInitialList: false });
+const updated = (old: Obj, o: Obj): InformerEvent<Obj> => ({ type: 'updated', oldObject: old, object: o, isInInitialList: false, resync: false });
+
+function scheduler() {
+  return new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
+}
+
+describe('handleEvents', () => {
+  it('coalesces a slow handler’s backlog per key and keeps first-arrival key order', () => {
+    scheduler().run(({ cold, hot, expectObservable, flush }) => {
+      const a1 = obj('a', '1'), a2 = obj('a', '2'), a3 = obj('a', '3'), b1 = obj('b', '4');
+      const events = hot('-w-x-y-z-----------|', { w: added(a1), x: updated(a1, a2), y: added(b1), z: updated(a2, a3) });
+      const handled: string[] = [];
+      const out = events.pipe(
+        handleEvents<Obj>((e) => {
+          handled.push(`${e.type}:${e.object.metadata.name}@${e.object.metadata.resourceVersion}${e.type === 'updated' ? `<${e.oldObject.metadata.resourceVersion}` : ''}`);
+          return cold('--------|');
+        }),
+      );
+      // a1 runs 1→9; a2, b1 and a3 arrive meanwhile; a (merged) runs 9→17, b 17→25, then the output completes.
+      expectObservable(out).toBe('-------------------------|');
+      flush();
+      // a1 ran first; a2 and a3 merged into one update (old 1 → new 3); b waited its turn behind a.
+      expect(handled).toEqual(['added:a@1', 'updated:a@3<1', 'added:b@4']);
+    });
+  });
+
+  it('reports a throwing or failing handler as HandlerError and carries on', () => {
+    scheduler().run(({ hot, expectObservable }) => {
+      const events = hot('-a-b-c-|', { a: added(obj('a', '1')), b: added(obj('b', '2')), c: added(obj('c', '3')) });
+      const out = events.pipe(
+        handleEvents<Obj>((e) => {
+          if (e.object.metadata.name === 'a') throw new Error('boom');
+          if (e.object.metadata.name === 'b') return timer(1).pipe(map(() => { throw new Error('late'); }));
+          return undefined;
+        }),
+        map((error) => `${error.reason}:${error.key}`),
+      );
+      expectObservable(out).toBe('-a--b--|', { a: 'HandlerError:a', b: 'HandlerError:b' });
+    });
+  });
+
+  it('dispatches to per-type handlers', () => {
+    scheduler().run(({ hot, expectObservable, flush }) => {
+      const seen: string[] = [];
+      const a = obj('a', '1');
+      const events = hot('-a-u-|', { a: added(a), u: updated(a, obj('a', '2')) });
+      expectObservable(events.pipe(handleEvents<Obj>({ updated: (e) => void seen.push(e.object.metadata.resourceVersion) }))).toBe('-----|');
+      flush();
+      expect(seen).toEqual(['2']);
+    });
+  });
+});

@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { EventQueue, type InformerEvent } from '../../src/index.ts';
+
+type Obj = { metadata: { name: string; namespace?: string; uid: string; resourceVersion: string } };
+
+/** Random informer event streams that are consistent per key (add, updates, delete, re-add…). */
+const streams = fc.array(fc.tuple(fc.constantFrom('a', 'b', 'c', 'd'), fc.nat(9)), { maxLength: 120 }).map((steps) => {
+  const live = new Map<string, Obj>();
+  const events: InformerEvent<Obj>[] = [];
+  let rv = 0;
+  let uid = 0;
+  for (const [name, roll] of steps) {
+    const current = live.get(name);
+    const next: Obj = { metadata: { name, uid: current && roll < 8 ? current.metadata.uid : `u${++uid}`, resourceVersion: String(++rv) } };
+    if (!current) {
+      live.set(name, next);
+      events.push({ type: 'added', object: next, isInInitialList: false });
+    } else if (roll < 6) {
+      live.set(name, next);
+      events.push({ type: 'updated', oldObject: current, object: next, isInInitialList: false, resync: false });
+    } else {
+      live.delete(name);
+      events.push({ type: 'deleted', object: current, finalStateUnknown: false, isInInitialList: false });
+    }
+  }
+  return { events, final: live };
+});
+
+function apply(model: Map<string, Obj>, event: InformerEvent<Obj>) {
+  if (event.type === 'deleted') model.delete(event.object.metadata.name);
+  else model.set(event.object.metadata.name, event.object);
+}
+
+describe('EventQueue', () => {
+  it('merges per key: a consumer that drains at any moment ends at the informer state, with a backlog of at most two per key', () => {
+    fc.assert(
+      fc.property(streams, fc.array(fc.nat(120)), ({ events, final }, drainPoints) => {
+        const queue = new EventQueue<Obj>();
+        const seen = new Map<string, Obj>();
+        const lastType = new Map<string, string>();
+        const drain = () => {
+          for (let e = queue.shift(); e; e = queue.shift()) {
+            const name = e.object.metadata.name;
+            const before = lastType.get(name);
+            // Consistency: no update or delete of something the consumer does not have, no second add.
+            if (e.type === 'added') expect(seen.has(name)).toBe(false);
+            else expect(seen.has(name)).toBe(true);
+            if (e.type === 'updated') expect(e.oldObject).toBe(seen.get(name));
+            lastType.set(name, e.type ?? before);
+            apply(seen, e);
+          }
+        };
+        const stops = new Set(drainPoints);
+        events.forEach((event, i) => {
+          queue.push(event);
+          expect(queue.size).toBeLessThanOrEqual(2 * queue.keys);
+          if (stops.has(i)) drain();
+        });
+        drain();
+        expect(seen).toEqual(final);
+      }),
+    );
+  });
+
+  it('keeps a delete followed by a recreate as two events', () => {
+    const q = new EventQueue<Obj>();
+    const v1: Obj = { metadata: { name: 'x', uid: '1', resourceVersion: '1' } };
+    const v2: Obj = { metadata: { name: 'x', uid: '2', resourceVersion: '2' } };
+    q.push({ type: 'deleted', object: v1, finalStateUnknown: false, isInInitialList: false });
+    q.push({ type: 'added', object: v2, isInInitialList: false });
+    expect([q.shift()?.type, q.shift()?.type, q.shift()]).toEqual(['deleted', 'added', undefined]);
+  });
+});
