@@ -76,3 +76,5 @@ export { stripManagedFields } from './5-informer/transforms.ts';
 
 // 6 · controller
 export * from './6-controller/predicates/index.ts';
+export * from './6-controller/workqueue/index.ts';
+export * from './6-controller/controller/index.ts';

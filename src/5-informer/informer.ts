@@ -8,6 +8,7 @@ import type { ListWatch } from '../1-transport/listWatch.ts';
 import type { BackoffOptions } from '../2-source/backoff.ts';
 import { decoder } from '../2-source/decode.ts';
 import { listAndWatch } from '../2-source/listAndWatch.ts';
+import type { SourceEvent } from '../2-source/sourceEvent.ts';
 import { deltaFifo } from '../3-deltas/deltaFifo.ts';
 import { resync } from '../3-deltas/resync.ts';
 import type { InformerEvent } from '../4-store/informerEvent.ts';
@@ -101,10 +102,8 @@ export function informer<T extends KubeObject>(source: KubeConfig | ListWatch, r
         options.http,
       );
   const decode = decoder(resource.schema, options.transform);
-
-  const state$ = defer(() => {
-    const initial = initialState(Store.empty<T>(options.indexers));
-    return listAndWatch<T>(listWatch, {
+  const source$ = defer(() =>
+    listAndWatch<T>(listWatch, {
       decode,
       pageSize: options.pageSize,
       watchList: options.watchList,
@@ -114,7 +113,24 @@ export function informer<T extends KubeObject>(source: KubeConfig | ListWatch, r
       backoff: options.backoff,
       scheduler: options.scheduler,
       random: options.random,
-    }).pipe(resync<T>(options.resyncPeriod ?? 0, options.scheduler), deltaFifo<T>(), scan(reduceDeltas<T>, initial), startWith(initial));
+    }),
+  );
+  return informerFromSource(resource, source$, options);
+}
+
+/**
+ * An informer over any stream of source events (a list/watch source, or, in
+ * tests, marbles): everything from `resync` and `deltaFifo` on. Each
+ * subscription after a full teardown subscribes to `source$` afresh.
+ */
+export function informerFromSource<T extends KubeObject>(
+  resource: Resource<T>,
+  source$: Observable<SourceEvent<T>>,
+  options: Pick<InformerOptions<T>, 'indexers' | 'resyncPeriod' | 'scheduler'> = {},
+): Informer<T> {
+  const state$ = defer(() => {
+    const initial = initialState(Store.empty<T>(options.indexers));
+    return source$.pipe(resync<T>(options.resyncPeriod ?? 0, options.scheduler), deltaFifo<T>(), scan(reduceDeltas<T>, initial), startWith(initial));
   }).pipe(shareReplay(shared));
 
   const store$ = state$.pipe(

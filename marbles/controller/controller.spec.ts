@@ -1,0 +1,134 @@
+import { describe, expect, it } from 'vitest';
+import { TestScheduler } from 'rxjs/testing';
+import { map, throwError, timer } from 'rxjs';
+import { TerminalError, controller, done, generationChanged, itemExponentialFailureRateLimiter, requeueAfter, type ReconcileOutcome } from '../../src/index.ts';
+import { added, deleted, fakeInformer, fakeResource, kubeObj, listed, modified } from '../../src/testing/marbles.ts';
+
+const Widgets = fakeResource();
+const Gadgets = fakeResource({ plural: 'gadgets', kind: 'Gadget' });
+const brief = (o: ReconcileOutcome) => `${o.key}:${o.result}`;
+
+function run(body: (helpers: Parameters<Parameters<TestScheduler['run']>[0]>[0], scheduler: TestScheduler) => void) {
+  const scheduler = new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
+  scheduler.run((helpers) => body(helpers, scheduler));
+}
+
+describe('controller (virtual time)', () => {
+  it('starts reconciling only once synced, dedups keys queued meanwhile, and never runs a key twice at once', () => {
+    run(({ cold }, scheduler) => {
+      const a1 = kubeObj('a', { resourceVersion: '2' });
+      const a2 = kubeObj('a', { resourceVersion: '3' });
+      const widgets = fakeInformer(Widgets, cold('--l-m-m-------', { l: listed('1', kubeObj('a'), kubeObj('b')), m: modified(a1) }).pipe(map((e, i) => (i === 2 ? modified(a2) : e))));
+      const calls: string[] = [];
+      const ctl = controller({
+        for: widgets,
+        scheduler,
+        concurrency: 2,
+        reconcile: (key) => {
+          calls.push(`${key}@${scheduler.now()}`);
+          return timer(3).pipe(map(() => done()));
+        },
+      });
+      // list at 2: a and b start at once (2 workers) and end at 5; a was modified at 4 and 6:
+      // one more reconcile of a, after the first ends (5 → 8), then the second modification (6) once more (8 → 11).
+      const outcomes: string[] = [];
+      ctl.outcomes$.subscribe((o) => outcomes.push(`${brief(o)}@${scheduler.now()}`));
+      scheduler.flush();
+      expect(outcomes).toEqual(['default/a:success@5', 'default/b:success@5', 'default/a:success@8', 'default/a:success@11']);
+      expect(calls).toEqual(['default/a@2', 'default/b@2', 'default/a@5', 'default/a@8']);
+    });
+  });
+
+  it('requeues failures with per-key exponential backoff, and resets it on success', () => {
+    run(({ cold, expectObservable }, scheduler) => {
+      const widgets = fakeInformer(Widgets, cold('l', { l: listed('1', kubeObj('a')) }));
+      let attempts = 0;
+      const ctl = controller({
+        for: widgets,
+        scheduler,
+        rateLimiter: itemExponentialFailureRateLimiter<string>(10, 1000),
+        reconcile: () => (++attempts < 4 ? throwError(() => new Error(`try ${attempts}`)) : done()),
+      });
+      // failures at 0, 10, 30 (waits 10, 20, 40), success at 70
+      expectObservable(ctl.outcomes$.pipe(map((o) => (o.result === 'error' ? `e${o.requeues}` : o.result))), '^ 200ms !').toBe(
+        'a 9ms b 19ms c 39ms d',
+        { a: 'e1', b: 'e2', c: 'e3', d: 'success' },
+      );
+      scheduler.flush();
+      expect(ctl.queue.numRequeues('default/a')).toBe(0);
+      expect(ctl.metrics().reconcileTotal).toEqual({ success: 1, error: 3, requeue: 0, requeue_after: 0 });
+    });
+  });
+
+  it('requeueAfter looks again after the delay; a TerminalError is not retried', () => {
+    run(({ cold, expectObservable }, scheduler) => {
+      const widgets = fakeInformer(Widgets, cold('l', { l: listed('1', kubeObj('a'), kubeObj('t')) }));
+      let aRuns = 0;
+      const ctl = controller({
+        for: widgets,
+        scheduler,
+        reconcile: (key) => {
+          if (key === 'default/t') throw new TerminalError('bad spec');
+          return ++aRuns < 3 ? requeueAfter(50) : done();
+        },
+      });
+      expectObservable(ctl.outcomes$.pipe(map(brief)), '^ 500ms !').toBe('(at) 46ms a 49ms b', {
+        a: 'default/a:requeueAfter',
+        t: 'default/t:terminal',
+        b: 'default/a:success',
+      });
+    });
+  });
+
+  it('maps owned objects to their controller owner, and watches through a map function', () => {
+    run(({ cold }, scheduler) => {
+      const widgets = fakeInformer(Widgets, cold('l', { l: listed('1', kubeObj('w1'), kubeObj('w2')) }));
+      const owned = kubeObj('g1', { owner: { kind: 'Widget', name: 'w1', apiVersion: 'example.com/v1' }, resourceVersion: '5' });
+      const gadgets = fakeInformer(Gadgets, cold('l---m', { l: listed('1'), m: modified({ ...owned, metadata: { ...owned.metadata, resourceVersion: '6' } }) }));
+      const others = fakeInformer(fakeResource({ plural: 'others', kind: 'Other' }), cold('l------a', { l: listed('1'), a: added(kubeObj('o', { labels: { for: 'w2' } })) }));
+      const ctl = controller({
+        for: widgets,
+        owns: [gadgets],
+        watches: [{ informer: others, map: (o) => [`default/${o.metadata.labels?.['for']}`] }],
+        scheduler,
+        reconcile: () => done(),
+      });
+      const outcomes: string[] = [];
+      ctl.outcomes$.subscribe((o) => outcomes.push(`${brief(o)}@${scheduler.now()}`));
+      scheduler.flush();
+      // both listed at 0; the owned gadget changed at 4 → its owner w1; the watched object added at 7 → w2
+      expect(outcomes).toEqual(['default/w1:success@0', 'default/w2:success@0', 'default/w1:success@4', 'default/w2:success@7']);
+    });
+  });
+
+  it('applies the predicate to the primary resource (status-only updates dropped), deletions still reconcile', () => {
+    run(({ cold, expectObservable }, scheduler) => {
+      const v1 = kubeObj('a', { generation: 1, resourceVersion: '1' });
+      const statusOnly = kubeObj('a', { generation: 1, resourceVersion: '2', status: { ok: true } });
+      const specChange = kubeObj('a', { generation: 2, resourceVersion: '3' });
+      const widgets = fakeInformer(Widgets, cold('l-s-g-d', { l: listed('1', v1), s: modified(statusOnly), g: modified(specChange), d: deleted(specChange) }));
+      const seen: (string | undefined)[] = [];
+      const ctl = controller({
+        for: widgets,
+        predicate: generationChanged(),
+        scheduler,
+        reconcile: (_key, { object }) => {
+          seen.push(object?.metadata.resourceVersion);
+          return done();
+        },
+      });
+      expectObservable(ctl.outcomes$.pipe(map(brief)), '^ 20ms !').toBe('a---a-a', { a: 'default/a:success' });
+      scheduler.flush();
+      expect(seen).toEqual(['1', '3', undefined]);
+    });
+  });
+
+  it('stop() drains in-flight reconciles, then completes the outcomes', () => {
+    run(({ cold, hot, expectObservable }, scheduler) => {
+      const widgets = fakeInformer(Widgets, cold('l', { l: listed('1', kubeObj('a')) }));
+      const ctl = controller({ for: widgets, scheduler, reconcile: () => timer(10).pipe(map(() => done())) });
+      hot('---s').subscribe(() => ctl.stop().subscribe());
+      expectObservable(ctl.outcomes$.pipe(map(brief))).toBe('----------(a|)', { a: 'default/a:success' });
+    });
+  });
+});

@@ -1,0 +1,278 @@
+import {
+  EMPTY,
+  Observable,
+  Subject,
+  Subscription,
+  asyncScheduler,
+  catchError,
+  defer,
+  from,
+  isObservable,
+  last,
+  map,
+  of,
+  race,
+  share,
+  switchMap,
+  type ObservableInput,
+  type SchedulerLike,
+} from 'rxjs';
+import { keyOf, splitKey, type KubeObject } from '../../0-model/objects.ts';
+import type { InformerEvent } from '../../4-store/informerEvent.ts';
+import type { Store } from '../../4-store/store.ts';
+import { cacheSynced$ } from '../../5-informer/factory.ts';
+import type { Informer } from '../../5-informer/informer.ts';
+import type { Predicate } from '../predicates/predicate.ts';
+import type { RateLimiter } from '../workqueue/rate-limiter.ts';
+import { createRateLimitingQueue, type RateLimitingWorkQueue } from '../workqueue/rate-limiting-queue.ts';
+import { ownerKeysOf } from './ownerKeys.ts';
+import { TerminalError, type ReconcileOutcome, type ReconcileResult } from './reconcile.ts';
+
+/** What a reconcile is given besides the key. */
+export interface ReconcileContext<T> {
+  readonly key: string;
+  readonly namespace: string;
+  readonly name: string;
+  /** The object as the primary informer's cache has it now; undefined once deleted. */
+  readonly object: T | undefined;
+  /** The primary informer's cache, as it stands. */
+  readonly store: Store<T>;
+  /** How many times this key has been requeued by failures since its last success. */
+  readonly requeues: number;
+}
+
+export interface ControllerOptions<T extends KubeObject> {
+  /** Names the controller in metrics. Default: the primary resource's kind, lower-cased. */
+  readonly name?: string;
+  /** The primary resource: its events enqueue their own key. */
+  readonly for: Informer<T>;
+  /** Owned resources: an event enqueues the key of the object's controller owner of the primary kind. */
+  readonly owns?: readonly Informer<KubeObject>[];
+  /** Other inputs: an event enqueues the keys `map` returns. */
+  readonly watches?: readonly { readonly informer: Informer<KubeObject>; readonly map: (object: KubeObject) => readonly string[] }[];
+  /** Filters the primary resource's events (see predicates). Default: all pass. */
+  readonly predicate?: Predicate<T>;
+  /**
+   * Brings the world in line with the object at `key`. Return (or emit last)
+   * a {@link ReconcileResult}; throw or error to retry with backoff; throw a
+   * {@link TerminalError} to give up on this version of the key.
+   */
+  readonly reconcile: (key: string, context: ReconcileContext<T>) => ReconcileResult | PromiseLike<ReconcileResult> | ObservableInput<ReconcileResult>;
+  /** Keys reconciled at once (never the same key twice at once). Default 1. */
+  readonly concurrency?: number;
+  /** Default: max of per-key exponential (5 ms … 1000 s) and a 10/s, burst-100 token bucket. */
+  readonly rateLimiter?: RateLimiter<string>;
+  /** All timing (queue delays, backoff, metrics). Default `asyncScheduler`. */
+  readonly scheduler?: SchedulerLike;
+}
+
+/** Counters in controller-runtime's terms. */
+export interface ControllerMetrics {
+  readonly name: string;
+  /** controller_runtime_reconcile_total by result label. */
+  readonly reconcileTotal: Readonly<Record<'success' | 'error' | 'requeue' | 'requeue_after', number>>;
+  /** controller_runtime_reconcile_errors_total (errors and terminal errors). */
+  readonly reconcileErrorsTotal: number;
+  /** controller_runtime_terminal_reconcile_errors_total. */
+  readonly terminalReconcileErrorsTotal: number;
+  /** controller_runtime_reconcile_time_seconds (count and sum). */
+  readonly reconcileTimeSeconds: { readonly count: number; readonly sumSeconds: number };
+  /** controller_runtime_active_workers. */
+  readonly activeWorkers: number;
+  /** controller_runtime_max_concurrent_reconciles. */
+  readonly maxConcurrentReconciles: number;
+}
+
+export interface Controller {
+  readonly name: string;
+  readonly queue: RateLimitingWorkQueue<string>;
+  /**
+   * Running the controller: subscribing starts it (and the informers it needs),
+   * and it emits how each reconcile ended. Reconciles begin only once every
+   * input informer has synced. Shared: many subscribers, one controller.
+   * Completes after `stop()` once in-flight reconciles are done.
+   */
+  readonly outcomes$: Observable<ReconcileOutcome>;
+  /** Stops taking events and new work; completes when in-flight reconciles have finished. */
+  stop(): Observable<void>;
+  metrics(): ControllerMetrics;
+}
+
+function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+  return typeof value === 'object' && value !== null && typeof (value as PromiseLike<unknown>).then === 'function';
+}
+
+function toObservable(value: ReconcileResult | PromiseLike<ReconcileResult> | ObservableInput<ReconcileResult>): Observable<ReconcileResult> {
+  if (isObservable(value) || isPromiseLike(value) || Array.isArray(value)) return from(value as ObservableInput<ReconcileResult>);
+  return of(value as ReconcileResult);
+}
+
+/**
+ * A controller in the client-go/controller-runtime mould, as Observables:
+ * events become keys, keys go through a rate-limited work queue, and
+ * `reconcile(key)` runs with at most `concurrency` keys at once and never the
+ * same key twice at once.
+ *
+ * ```
+ * for events:  -a-a-b------a-----
+ * (reconcile takes 3 frames, concurrency 1)
+ * reconciles:  -[a]-[b]----[a]---   a's second event arrived while a was queued: one reconcile
+ * ```
+ */
+export function controller<T extends KubeObject>(options: ControllerOptions<T>): Controller {
+  const scheduler = options.scheduler ?? asyncScheduler;
+  const primary = options.for;
+  const name = options.name ?? primary.resource.kind.toLowerCase();
+  const concurrency = options.concurrency ?? 1;
+  const queue = createRateLimitingQueue<string>({
+    name,
+    scheduler,
+    ...(options.rateLimiter ? { rateLimiter: options.rateLimiter } : {}),
+  });
+  const predicate = options.predicate;
+
+  const totals = { success: 0, error: 0, requeue: 0, requeue_after: 0 };
+  let errorsTotal = 0;
+  let terminalTotal = 0;
+  let timeCount = 0;
+  let timeSum = 0;
+  let active = 0;
+  let stopped = false;
+  const stop$ = new Subject<void>();
+
+  const record = (outcome: ReconcileOutcome) => {
+    timeCount++;
+    timeSum += outcome.durationMs / 1000;
+    switch (outcome.result) {
+      case 'success':
+        totals.success++;
+        break;
+      case 'requeue':
+        totals.requeue++;
+        break;
+      case 'requeueAfter':
+        totals.requeue_after++;
+        break;
+      case 'error':
+        totals.error++;
+        errorsTotal++;
+        break;
+      case 'terminal':
+        totals.error++;
+        errorsTotal++;
+        terminalTotal++;
+        break;
+    }
+  };
+
+  const enqueue = (keys: readonly string[]) => {
+    if (stopped) return;
+    for (const key of keys) queue.add(key);
+  };
+
+  const feeds = (): Subscription => {
+    const subscription = new Subscription();
+    subscription.add(
+      primary.events$.subscribe((event: InformerEvent<T>) => {
+        if (!predicate || predicate(event)) enqueue([keyOf(event.object)]);
+      }),
+    );
+    for (const owned of options.owns ?? []) {
+      subscription.add(owned.events$.subscribe((event) => enqueue(ownerKeysOf(event, primary.resource))));
+    }
+    for (const watch of options.watches ?? []) {
+      subscription.add(
+        watch.informer.events$.subscribe((event) => {
+          const keys = new Set(watch.map(event.object));
+          if (event.type === 'updated') for (const key of watch.map(event.oldObject)) keys.add(key);
+          enqueue([...keys]);
+        }),
+      );
+    }
+    return subscription;
+  };
+
+  const reconcileOnce = (key: string, store: Store<T>): Observable<ReconcileOutcome> =>
+    defer(() => {
+      const started = scheduler.now();
+      const { namespace, name: objectName } = splitKey(key);
+      const context: ReconcileContext<T> = { key, namespace, name: objectName, object: store.get(key), store, requeues: queue.numRequeues(key) };
+      active++;
+      const elapsed = () => scheduler.now() - started;
+      return defer(() => toObservable(options.reconcile(key, context))).pipe(
+        last(undefined, undefined as ReconcileResult),
+        map((result): ReconcileOutcome => {
+          if (result && result.type === 'requeue') {
+            queue.addRateLimited(key);
+            return { key, result: 'requeue', durationMs: elapsed() };
+          }
+          queue.forget(key);
+          if (result && result.type === 'requeueAfter') {
+            queue.addAfter(key, result.delayMs);
+            return { key, result: 'requeueAfter', delayMs: result.delayMs, durationMs: elapsed() };
+          }
+          return { key, result: 'success', durationMs: elapsed() };
+        }),
+        catchError((error: unknown) => {
+          if (error instanceof TerminalError) {
+            queue.forget(key);
+            return of<ReconcileOutcome>({ key, result: 'terminal', error, durationMs: elapsed() });
+          }
+          queue.addRateLimited(key);
+          return of<ReconcileOutcome>({ key, result: 'error', error, requeues: queue.numRequeues(key), durationMs: elapsed() });
+        }),
+        map((outcome) => {
+          active--;
+          record(outcome);
+          return outcome;
+        }),
+      );
+    });
+
+  const inputs = [primary, ...(options.owns ?? []), ...(options.watches ?? []).map((w) => w.informer)];
+
+  const outcomes$ = new Observable<ReconcileOutcome>((subscriber) => {
+    const subscription = new Subscription();
+    let latest: Store<T> | undefined;
+    subscription.add(primary.store$.subscribe((store) => (latest = store)));
+    subscription.add(feeds());
+    subscription.add(
+      race(cacheSynced$(...inputs), stop$)
+        .pipe(
+          switchMap(() =>
+            stopped ? EMPTY : queue.process((key) => reconcileOnce(key, latest!), concurrency).pipe(
+              map((event) => (event.type === 'value' ? event.value : undefined)),
+            ),
+          ),
+        )
+        .subscribe({
+          next: (outcome) => {
+            if (outcome) subscriber.next(outcome);
+          },
+          error: (error: unknown) => subscriber.error(error),
+          complete: () => subscriber.complete(),
+        }),
+    );
+    return subscription;
+  }).pipe(share());
+
+  return {
+    name,
+    queue,
+    outcomes$,
+    stop: () => {
+      stopped = true;
+      stop$.next();
+      return queue.shutDownWithDrain();
+    },
+    metrics: () => ({
+      name,
+      reconcileTotal: { ...totals },
+      reconcileErrorsTotal: errorsTotal,
+      terminalReconcileErrorsTotal: terminalTotal,
+      reconcileTimeSeconds: { count: timeCount, sumSeconds: timeSum },
+      activeWorkers: active,
+      maxConcurrentReconciles: concurrency,
+    }),
+  };
+}

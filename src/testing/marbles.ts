@@ -1,0 +1,116 @@
+import type { Observable, SchedulerLike } from 'rxjs';
+import { InformerError, type ErrorReason } from '../0-model/errors.ts';
+import { customResource, type Resource } from '../0-model/resources.ts';
+import type { KubeObject, OwnerReference } from '../0-model/objects.ts';
+import type { SourceEvent } from '../2-source/sourceEvent.ts';
+import type { Indexers } from '../4-store/store.ts';
+import { informerFromSource, type Informer } from '../5-informer/informer.ts';
+
+/**
+ * An informer driven by a marble Observable of source events instead of a
+ * server: what reaches it is what a list/watch would have delivered.
+ *
+ * ```ts
+ * testScheduler.run(({ cold }) => {
+ *   const apples = fakeInformer(MyApples, cold('l--m--d', {
+ *     l: listed('10', apple('a', { quantity: 3 })),
+ *     m: modified(apple('a', { quantity: 5 })),
+ *     d: deleted(apple('a')),
+ *   }));
+ * });
+ * ```
+ */
+export function fakeInformer<T extends KubeObject = KubeObject>(
+  resource: Resource<T>,
+  events$: Observable<SourceEvent<T>>,
+  options: { readonly indexers?: Indexers<T>; readonly resyncPeriod?: number; readonly scheduler?: SchedulerLike } = {},
+): Informer<T> {
+  return informerFromSource(resource, events$, options);
+}
+
+/** An unstructured resource for tests (namespaced `widgets` in `example.com/v1`, unless told otherwise). */
+export function fakeResource(description: Partial<Pick<Resource, 'group' | 'version' | 'plural' | 'kind' | 'namespaced'>> = {}): Resource {
+  return customResource({
+    group: description.group ?? 'example.com',
+    version: description.version ?? 'v1',
+    plural: description.plural ?? 'widgets',
+    kind: description.kind ?? 'Widget',
+    namespaced: description.namespaced ?? true,
+  });
+}
+
+/** What to put in a test object. */
+export interface ObjectParts {
+  readonly namespace?: string;
+  readonly resourceVersion?: string;
+  readonly uid?: string;
+  readonly generation?: number;
+  readonly labels?: Record<string, string>;
+  readonly annotations?: Record<string, string>;
+  /** Controller owner: `{ kind, name, apiVersion? }` (uid and controller: true are filled in). */
+  readonly owner?: { readonly kind: string; readonly name: string; readonly apiVersion?: string };
+  readonly apiVersion?: string;
+  readonly kind?: string;
+  readonly spec?: unknown;
+  readonly status?: unknown;
+  readonly [field: string]: unknown;
+}
+
+const META_FIELDS = new Set(['namespace', 'resourceVersion', 'uid', 'generation', 'labels', 'annotations', 'owner', 'apiVersion', 'kind']);
+
+/**
+ * Makes an object for a test. Defaults: namespace `default`, resourceVersion
+ * `1`, uid `uid-<name>`, generation 1; other parts (spec, status, data, …)
+ * are copied as they are.
+ */
+export function kubeObj<T extends KubeObject = KubeObject>(name: string, parts: ObjectParts = {}): T {
+  const ownerReferences: OwnerReference[] | undefined = parts.owner
+    ? [{ apiVersion: parts.owner.apiVersion ?? 'v1', kind: parts.owner.kind, name: parts.owner.name, uid: `uid-${parts.owner.name}`, controller: true }]
+    : undefined;
+  const rest = Object.fromEntries(Object.entries(parts).filter(([field]) => !META_FIELDS.has(field)));
+  return {
+    ...(parts.apiVersion ? { apiVersion: parts.apiVersion } : {}),
+    ...(parts.kind ? { kind: parts.kind } : {}),
+    metadata: {
+      name,
+      namespace: parts.namespace ?? 'default',
+      uid: parts.uid ?? `uid-${name}`,
+      resourceVersion: parts.resourceVersion ?? '1',
+      generation: parts.generation ?? 1,
+      ...(parts.labels ? { labels: parts.labels } : {}),
+      ...(parts.annotations ? { annotations: parts.annotations } : {}),
+      ...(ownerReferences ? { ownerReferences } : {}),
+    },
+    ...rest,
+  } as unknown as T;
+}
+
+function rv(object: KubeObject): string {
+  return object.metadata.resourceVersion ?? '';
+}
+
+/** A list result (also a relist): these objects, at this resourceVersion. */
+export function listed<T extends KubeObject>(resourceVersion: string, ...items: T[]): SourceEvent<T> {
+  return { type: 'replace', items, resourceVersion };
+}
+
+export function added<T extends KubeObject>(object: T): SourceEvent<T> {
+  return { type: 'added', object, resourceVersion: rv(object) };
+}
+
+export function modified<T extends KubeObject>(object: T): SourceEvent<T> {
+  return { type: 'modified', object, resourceVersion: rv(object) };
+}
+
+export function deleted<T extends KubeObject>(object: T): SourceEvent<T> {
+  return { type: 'deleted', object, resourceVersion: rv(object) };
+}
+
+export function bookmark<T>(resourceVersion: string): SourceEvent<T> {
+  return { type: 'bookmark', resourceVersion };
+}
+
+/** A fault, as the source would report it on `errors$`. */
+export function failure<T>(reason: ErrorReason, message = reason): SourceEvent<T> {
+  return { type: 'error', error: new InformerError(reason, message) };
+}
