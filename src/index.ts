@@ -78,3 +78,4 @@ export { stripManagedFields } from './5-informer/transforms.ts';
 export * from './6-controller/predicates/index.ts';
 export * from './6-controller/workqueue/index.ts';
 export * from './6-controller/controller/index.ts';
+export * from './6-controller/metrics/index.ts';

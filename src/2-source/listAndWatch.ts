@@ -276,6 +276,7 @@ export function listAndWatch<T>(listWatch: ListWatch, options: ListAndWatchOptio
         }
       };
 
+      emit({ type: 'watch', resourceVersion: streaming && lastRVUnavailable ? '' : lastRV });
       run(() =>
         listWatch
           .watch(

@@ -7,6 +7,7 @@ import type { InformerError } from '../0-model/errors.ts';
  * - `replace`: a complete list (or the initial events of a watch-list) with its resourceVersion.
  * - `added` / `modified` / `deleted`: one watch event, object validated.
  * - `bookmark`: the server's resourceVersion moved on; nothing to cache.
+ * - `watch`: a watch request is being opened from this resourceVersion (for metrics; nothing to cache).
  * - `error`: a fault, reported and survived (the source keeps going).
  * - `resync`: inserted by the `resync` operator, not by the source.
  */
@@ -14,6 +15,7 @@ export type SourceEvent<T> =
   | { readonly type: 'replace'; readonly items: readonly T[]; readonly resourceVersion: string }
   | { readonly type: 'added' | 'modified' | 'deleted'; readonly object: T; readonly resourceVersion: string }
   | { readonly type: 'bookmark'; readonly resourceVersion: string }
+  | { readonly type: 'watch'; readonly resourceVersion: string }
   | { readonly type: 'error'; readonly error: InformerError }
   | { readonly type: 'resync' };
 

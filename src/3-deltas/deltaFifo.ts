@@ -18,7 +18,7 @@ export interface DeltaFifoOptions<T> {
  *   {@link DeletedFinalStateUnknown} tombstone for every queued or known key the
  *   list no longer has (deletions missed while the watch was down).
  * - `resync` → Sync for every known object that has nothing queued.
- * - `bookmark` and `error` pass through untouched.
+ * - `bookmark`, `watch` and `error` pass through untouched.
  *
  * Each source step comes out as one batch; the first `replace` batch (even an
  * empty one) marks the end of the initial list, and its deltas carry
@@ -123,6 +123,7 @@ export function deltaFifo<T extends { readonly metadata: { readonly name: string
               for (const [key, object] of known) if (!queue.has(key)) enqueue(key, { type: 'Sync', object });
               return step('resync', undefined);
             case 'bookmark':
+            case 'watch':
             case 'error':
               return subscriber.next(event);
           }

@@ -43,10 +43,10 @@ export interface DeltaBatch<T> {
   readonly resourceVersion?: string;
 }
 
-/** What `deltaFifo` emits: batches of deltas, and the source's bookmarks and errors passed through. */
+/** What `deltaFifo` emits: batches of deltas, and the source's bookmarks, watch starts and errors passed through. */
 export type FifoOutput<T> =
   | DeltaBatch<T>
-  | { readonly type: 'bookmark'; readonly resourceVersion: string }
+  | { readonly type: 'bookmark' | 'watch'; readonly resourceVersion: string }
   | { readonly type: 'error'; readonly error: InformerError };
 
 /**

@@ -14,12 +14,14 @@ export interface InformerState<T> {
   readonly events: readonly InformerEvent<T>[];
   /** The faults this step reported. */
   readonly errors: readonly InformerError[];
+  /** What the step was: the start, a watch event, a (re)list, a resync tick, a bookmark, a fault, or a watch being opened. */
+  readonly step: 'start' | 'event' | 'replace' | 'resync' | 'bookmark' | 'error' | 'watch';
 }
 
 const NONE: readonly never[] = Object.freeze([]);
 
 export function initialState<T>(store: Store<T>): InformerState<T> {
-  return { store, synced: false, resourceVersion: '', events: NONE, errors: NONE };
+  return { store, synced: false, resourceVersion: '', events: NONE, errors: NONE, step: 'start' };
 }
 
 function resourceVersionOf(object: unknown): string | undefined {
@@ -40,9 +42,11 @@ function resourceVersionOf(object: unknown): string | undefined {
 export function reduceDeltas<T>(state: InformerState<T>, output: FifoOutput<T>): InformerState<T> {
   switch (output.type) {
     case 'error':
-      return { ...state, events: NONE, errors: [output.error] };
+      return { ...state, events: NONE, errors: [output.error], step: 'error' };
     case 'bookmark':
-      return { ...state, resourceVersion: output.resourceVersion, events: NONE, errors: NONE };
+      return { ...state, resourceVersion: output.resourceVersion, events: NONE, errors: NONE, step: 'bookmark' };
+    case 'watch':
+      return { ...state, events: NONE, errors: NONE, step: 'watch' };
     case 'deltas': {
       const events: InformerEvent<T>[] = [];
       const writes: [string, T | undefined][] = [];
@@ -73,6 +77,7 @@ export function reduceDeltas<T>(state: InformerState<T>, output: FifoOutput<T>):
         resourceVersion: output.resourceVersion ?? state.resourceVersion,
         events,
         errors: NONE,
+        step: output.cause,
       };
     }
   }

@@ -1,0 +1,172 @@
+import type { ControllerMetrics } from '../controller/controller.ts';
+import type { WorkQueueMetrics } from '../workqueue/metrics.ts';
+import type { InformerMetrics } from './informerMetrics.ts';
+
+/** One sample of a metric family. `suffix` marks a summary's `_sum`/`_count`. */
+export interface Sample {
+  readonly labels: Readonly<Record<string, string>>;
+  readonly value: number;
+  readonly suffix?: '_sum' | '_count';
+}
+
+/** A Prometheus metric family. */
+export interface MetricFamily {
+  readonly name: string;
+  readonly help: string;
+  readonly type: 'counter' | 'gauge' | 'summary';
+  readonly samples: readonly Sample[];
+}
+
+const family = (name: string, help: string, type: MetricFamily['type'], samples: Sample[]): MetricFamily => ({ name, help, type, samples });
+
+/** client-go workqueue metrics, under controller-runtime's names (`name` label = the queue's name). */
+export function workqueueFamilies(queues: readonly WorkQueueMetrics[]): MetricFamily[] {
+  const by = (pick: (m: WorkQueueMetrics) => number) => queues.map((m) => ({ labels: { name: m.name }, value: pick(m) }));
+  const summary = (pick: (m: WorkQueueMetrics) => { count: number; sumSeconds: number }) =>
+    queues.flatMap((m): Sample[] => [
+      { labels: { name: m.name }, value: pick(m).sumSeconds, suffix: '_sum' },
+      { labels: { name: m.name }, value: pick(m).count, suffix: '_count' },
+    ]);
+  return [
+    family('workqueue_depth', 'Current depth of the work queue.', 'gauge', by((m) => m.depth)),
+    family('workqueue_adds_total', 'Total number of adds handled by the work queue.', 'counter', by((m) => m.addsTotal)),
+    family('workqueue_queue_duration_seconds', 'How long an item stays in the work queue before being requested.', 'summary', summary((m) => m.queueDurationSeconds)),
+    family('workqueue_work_duration_seconds', 'How long processing an item from the work queue takes.', 'summary', summary((m) => m.workDurationSeconds)),
+    family('workqueue_unfinished_work_seconds', 'Seconds of work in progress not yet observed by work_duration.', 'gauge', by((m) => m.unfinishedWorkSeconds)),
+    family('workqueue_longest_running_processor_seconds', 'Seconds the longest running processor has been running.', 'gauge', by((m) => m.longestRunningProcessorSeconds)),
+    family('workqueue_retries_total', 'Total number of retries handled by the work queue.', 'counter', by((m) => m.retriesTotal)),
+  ];
+}
+
+/** controller-runtime's reconcile metrics (`controller` label). */
+export function controllerFamilies(controllers: readonly ControllerMetrics[]): MetricFamily[] {
+  const results = ['success', 'error', 'requeue', 'requeue_after'] as const;
+  return [
+    family(
+      'controller_runtime_reconcile_total',
+      'Total number of reconciliations per controller.',
+      'counter',
+      controllers.flatMap((c) => results.map((result) => ({ labels: { controller: c.name, result }, value: c.reconcileTotal[result] }))),
+    ),
+    family('controller_runtime_reconcile_errors_total', 'Total number of reconciliation errors per controller.', 'counter', controllers.map((c) => ({ labels: { controller: c.name }, value: c.reconcileErrorsTotal }))),
+    family(
+      'controller_runtime_terminal_reconcile_errors_total',
+      'Total number of terminal reconciliation errors per controller.',
+      'counter',
+      controllers.map((c) => ({ labels: { controller: c.name }, value: c.terminalReconcileErrorsTotal })),
+    ),
+    family(
+      'controller_runtime_reconcile_time_seconds',
+      'Length of time per reconciliation per controller.',
+      'summary',
+      controllers.flatMap((c): Sample[] => [
+        { labels: { controller: c.name }, value: c.reconcileTimeSeconds.sumSeconds, suffix: '_sum' },
+        { labels: { controller: c.name }, value: c.reconcileTimeSeconds.count, suffix: '_count' },
+      ]),
+    ),
+    family('controller_runtime_active_workers', 'Number of currently used workers per controller.', 'gauge', controllers.map((c) => ({ labels: { controller: c.name }, value: c.activeWorkers }))),
+    family('controller_runtime_max_concurrent_reconciles', 'Maximum number of concurrent reconciles per controller.', 'gauge', controllers.map((c) => ({ labels: { controller: c.name }, value: c.maxConcurrentReconciles }))),
+  ];
+}
+
+/**
+ * Informer metrics: client-go's historical reflector names where one exists
+ * (`reflector_lists_total`, `reflector_watches_total`,
+ * `reflector_short_watches_total`, `reflector_last_resource_version`), and
+ * `informer_*` for the rest.
+ */
+export function informerFamilies(informers: readonly InformerMetrics[]): MetricFamily[] {
+  const by = (pick: (m: InformerMetrics) => number) => informers.map((m) => ({ labels: { name: m.name }, value: pick(m) }));
+  return [
+    family('reflector_lists_total', 'Total number of lists (initial and relists) done by the reflector.', 'counter', by((m) => m.listsTotal)),
+    family('reflector_watches_total', 'Total number of watches opened by the reflector.', 'counter', by((m) => m.watchesTotal)),
+    family('reflector_short_watches_total', 'Total number of very short watches.', 'counter', by((m) => m.shortWatchesTotal)),
+    family('reflector_last_resource_version', 'Last resource version seen by the reflector.', 'gauge', by((m) => Number(m.lastResourceVersion) || 0)),
+    family(
+      'informer_events_total',
+      'Events delivered by the informer, by type.',
+      'counter',
+      informers.flatMap((m) => (['added', 'updated', 'deleted'] as const).map((type) => ({ labels: { name: m.name, type }, value: m.eventsTotal[type] }))),
+    ),
+    family(
+      'informer_errors_total',
+      'Faults met by the informer, by reason.',
+      'counter',
+      informers.flatMap((m) => Object.entries(m.errorsTotal).map(([reason, value]) => ({ labels: { name: m.name, reason }, value: value ?? 0 }))),
+    ),
+    family('informer_store_objects', 'Objects in the informer cache.', 'gauge', by((m) => m.storeObjects)),
+    family('informer_sync_duration_seconds', 'Time from start to the initial list delivered (absent until synced).', 'gauge', informers.filter((m) => m.syncDurationSeconds !== undefined).map((m) => ({ labels: { name: m.name }, value: m.syncDurationSeconds! }))),
+  ];
+}
+
+function escapeLabel(value: string): string {
+  return value.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
+}
+
+function labelText(labels: Readonly<Record<string, string>>): string {
+  const parts = Object.entries(labels).map(([k, v]) => `${k}="${escapeLabel(v)}"`);
+  return parts.length ? `{${parts.join(',')}}` : '';
+}
+
+/** The Prometheus text exposition format (version 0.0.4). */
+export function toPrometheusText(families: readonly MetricFamily[]): string {
+  const lines: string[] = [];
+  for (const f of families) {
+    lines.push(`# HELP ${f.name} ${f.help}`, `# TYPE ${f.name} ${f.type}`);
+    for (const s of f.samples) lines.push(`${f.name}${s.suffix ?? ''}${labelText(s.labels)} ${Number.isFinite(s.value) ? s.value : 0}`);
+  }
+  return lines.join('\n') + '\n';
+}
+
+/**
+ * The shape prom-client's `Registry.registerMetric` accepts (prom-client
+ * ≥ 13), so these metrics join your own registry without rx-informer
+ * depending on prom-client:
+ *
+ * ```ts
+ * for (const m of promClientMetrics(() => [...workqueueFamilies([q.metrics()]), ...controllerFamilies([c.metrics()])]))
+ *   register.registerMetric(m);
+ * ```
+ */
+export interface PromClientMetric {
+  readonly name: string;
+  readonly help: string;
+  readonly type: MetricFamily['type'];
+  readonly aggregator: 'sum';
+  get(): Promise<{
+    name: string;
+    help: string;
+    type: MetricFamily['type'];
+    aggregator: 'sum';
+    values: { labels: Record<string, string>; value: number; metricName?: string }[];
+  }>;
+  reset(): void;
+}
+
+/**
+ * Adapts families to prom-client metrics: `collect` is called at scrape time,
+ * and each family is looked up by name in what it returns.
+ */
+export function promClientMetrics(collect: () => readonly MetricFamily[]): PromClientMetric[] {
+  return collect().map((template) => ({
+    name: template.name,
+    help: template.help,
+    type: template.type,
+    aggregator: 'sum',
+    reset: () => undefined,
+    get: async () => {
+      const current = collect().find((f) => f.name === template.name) ?? template;
+      return {
+        name: current.name,
+        help: current.help,
+        type: current.type,
+        aggregator: 'sum',
+        values: current.samples.map((s) => ({
+          labels: { ...s.labels },
+          value: s.value,
+          ...(s.suffix ? { metricName: `${current.name}${s.suffix}` } : {}),
+        })),
+      };
+    },
+  }));
+}
