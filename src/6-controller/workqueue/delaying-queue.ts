@@ -1,0 +1,91 @@
+import type { Subscription } from 'rxjs';
+import { DeadlineHeap } from './deadline-heap.ts';
+import { WorkQueue, type WorkQueueOptions } from './work-queue.ts';
+
+/** Longest delay handed to a scheduler at once (Node timers overflow past 2^31-1 ms). */
+const MAX_TIMER_DELAY_MS = 2_147_483_647;
+
+/**
+ * A {@link WorkQueue} with `addAfter`. Pending items sit in a min-heap keyed by ready time,
+ * and a single scheduled action is armed for the earliest deadline.
+ */
+export class DelayingWorkQueue<K> extends WorkQueue<K> {
+  private readonly waiting = new DeadlineHeap<K>();
+  private timer: Subscription | undefined;
+  private timerAt = Number.NaN;
+  private timerToken: object | undefined;
+
+  /**
+   * Adds the item once `delayMs` has passed on the queue's scheduler. A delay `<= 0` (or NaN)
+   * adds now. If the item is already waiting, the earlier ready time wins. Counts a retry.
+   * Ignored after shutdown; shutting down drops every waiting item and the timer.
+   *
+   * ```
+   * addAfter('a', 5) at 0, addAfter('a', 2) at 1, addAfter('a', 9) at 2
+   * queue: ---a------        (once, at frame 3)
+   * ```
+   */
+  addAfter(item: K, delayMs: number): void {
+    if (this.shuttingDown) return;
+    this.recordRetry(item);
+    if (!(delayMs > 0)) {
+      this.add(item);
+      return;
+    }
+    this.waiting.upsert(item, this.scheduler.now() + delayMs);
+    this.arm();
+  }
+
+  protected override onShutDown(): void {
+    this.cancelTimer();
+    this.waiting.clear();
+  }
+
+  protected override delayedCount(): number {
+    return this.waiting.size;
+  }
+
+  /** Keeps exactly one scheduled action, for the earliest deadline (none if nothing waits). */
+  private arm(): void {
+    const next = this.waiting.peek();
+    if (next === undefined || !Number.isFinite(next.readyAt)) {
+      this.cancelTimer();
+      return;
+    }
+    if (this.timerToken !== undefined && this.timerAt === next.readyAt) return;
+    this.cancelTimer();
+    const token = {};
+    this.timerToken = token;
+    this.timerAt = next.readyAt;
+    const delay = Math.min(MAX_TIMER_DELAY_MS, Math.max(0, next.readyAt - this.scheduler.now()));
+    const subscription = this.scheduler.schedule(() => {
+      if (this.timerToken !== token) return;
+      this.timerToken = undefined;
+      this.timer = undefined;
+      this.flushReady();
+    }, delay);
+    if (this.timerToken === token) this.timer = subscription;
+  }
+
+  private flushReady(): void {
+    const now = this.scheduler.now();
+    for (let next = this.waiting.peek(); next !== undefined && next.readyAt <= now; next = this.waiting.peek()) {
+      this.waiting.pop();
+      this.add(next.item);
+    }
+    this.arm();
+  }
+
+  private cancelTimer(): void {
+    this.timerToken = undefined;
+    this.timerAt = Number.NaN;
+    const timer = this.timer;
+    this.timer = undefined;
+    timer?.unsubscribe();
+  }
+}
+
+/** Creates a {@link DelayingWorkQueue}. */
+export function createDelayingQueue<K>(options: WorkQueueOptions = {}): DelayingWorkQueue<K> {
+  return new DelayingWorkQueue<K>(options);
+}

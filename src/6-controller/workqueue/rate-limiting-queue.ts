@@ -1,0 +1,46 @@
+import { defaultControllerRateLimiter } from './default-controller-rate-limiter.ts';
+import { DelayingWorkQueue } from './delaying-queue.ts';
+import type { RateLimiter } from './rate-limiter.ts';
+import type { WorkQueueOptions } from './work-queue.ts';
+
+export interface RateLimitingQueueOptions<K> extends WorkQueueOptions {
+  /** Default `defaultControllerRateLimiter(scheduler)`. */
+  readonly rateLimiter?: RateLimiter<K>;
+}
+
+/** A {@link DelayingWorkQueue} whose retries are spaced by a {@link RateLimiter}. */
+export class RateLimitingWorkQueue<K> extends DelayingWorkQueue<K> {
+  readonly rateLimiter: RateLimiter<K>;
+
+  constructor(options: RateLimitingQueueOptions<K> = {}) {
+    super(options);
+    this.rateLimiter = options.rateLimiter ?? defaultControllerRateLimiter<K>(this.scheduler);
+  }
+
+  /**
+   * `addAfter(item, rateLimiter.when(item))`. Ignored after shutdown (the limiter is not consulted).
+   *
+   * ```
+   * exponential 5 ms, item fails each time it runs (runs are instant):
+   * runs: a----a---------a-------------------a----...   (frames 0, 5, 15, 35)
+   * ```
+   */
+  addRateLimited(item: K): void {
+    if (this.shuttingDown) return;
+    this.addAfter(item, this.rateLimiter.when(item));
+  }
+
+  /** Resets the item's backoff (call after it succeeds). Does not remove it from the queue. */
+  forget(item: K): void {
+    this.rateLimiter.forget(item);
+  }
+
+  numRequeues(item: K): number {
+    return this.rateLimiter.numRequeues(item);
+  }
+}
+
+/** Creates a {@link RateLimitingWorkQueue}. */
+export function createRateLimitingQueue<K>(options: RateLimitingQueueOptions<K> = {}): RateLimitingWorkQueue<K> {
+  return new RateLimitingWorkQueue<K>(options);
+}

@@ -1,0 +1,235 @@
+import { asyncScheduler, Observable, type ObservableInput, type SchedulerLike, type Subscriber } from 'rxjs';
+import { Fifo } from './fifo.ts';
+import { MetricsRecorder, type WorkQueueMetricEvent, type WorkQueueMetrics } from './metrics.ts';
+import { processItems, type WorkEvent } from './process-items.ts';
+
+export interface WorkQueueOptions {
+  /** Label for metrics (client-go's `Name`). Default `''`. */
+  readonly name?: string;
+  /** Clock and timers for metrics and delays. Default `asyncScheduler`. */
+  readonly scheduler?: SchedulerLike;
+}
+
+/** Sizes of every per-item structure, for diagnostics and leak tests. */
+export interface WorkQueueSizes {
+  /** Items ready for `get` (client-go `Len()`). */
+  readonly queued: number;
+  readonly dirty: number;
+  readonly processing: number;
+  /** Items waiting in `addAfter`'s heap. */
+  readonly delayed: number;
+  /** Pending `get()` subscriptions. */
+  readonly waitingGets: number;
+  /** Per-item timestamps held for metrics. */
+  readonly metricsEntries: number;
+}
+
+/**
+ * A work queue with client-go semantics. Items are compared with SameValueZero
+ * (use string keys, as controllers do).
+ *
+ * - an item is queued at most once (dirty set);
+ * - an item added while it is being processed is queued again only on `done(item)`,
+ *   so it never runs concurrently with itself;
+ * - items come out FIFO;
+ * - after `shutDown()` adds are ignored, `get()` still drains what is queued, then completes empty.
+ */
+export class WorkQueue<K> {
+  readonly name: string;
+  /** Metric observations, emitted synchronously; never completes. */
+  readonly metrics$: Observable<WorkQueueMetricEvent<K>>;
+  protected readonly scheduler: SchedulerLike;
+  private readonly recorder: MetricsRecorder<K>;
+  private readonly fifo = new Fifo<K>();
+  private readonly dirty = new Set<K>();
+  private readonly processing = new Set<K>();
+  private readonly waiters = new Set<Subscriber<K>>();
+  private readonly drainListeners = new Set<() => void>();
+  private isShuttingDown = false;
+  private drain = false;
+  private dispatching = false;
+
+  constructor(options: WorkQueueOptions = {}) {
+    this.name = options.name ?? '';
+    this.scheduler = options.scheduler ?? asyncScheduler;
+    this.recorder = new MetricsRecorder<K>(this.name, this.scheduler);
+    this.metrics$ = this.recorder.events$;
+  }
+
+  /** Items ready to be taken (client-go `Len()`): excludes in-flight and delayed items. */
+  get length(): number {
+    return this.fifo.length;
+  }
+
+  get shuttingDown(): boolean {
+    return this.isShuttingDown;
+  }
+
+  /** Marks the item as needing processing. No-op if already queued or after shutdown. */
+  add(item: K): void {
+    if (this.isShuttingDown || this.dirty.has(item)) return;
+    this.dirty.add(item);
+    const inFlight = this.processing.has(item);
+    if (!inFlight) this.fifo.push(item);
+    this.recorder.add(item, this.dirty.size);
+    if (!inFlight) this.dispatch();
+  }
+
+  /**
+   * Takes the next item (it is then "processing" until `done(item)`). Cold: the item is
+   * taken on subscribe, or as soon as one is added; unsubscribing before that takes nothing.
+   * Completes without a value once the queue is shut down and empty.
+   *
+   * ```
+   * add:   -----a-----
+   * get(): ^----(a|)
+   *
+   * shutDown, queue empty:
+   *        --S--
+   * get(): ^-|
+   * ```
+   */
+  get(): Observable<K> {
+    return new Observable<K>((subscriber) => {
+      this.waiters.add(subscriber);
+      this.dispatch();
+      return () => {
+        this.waiters.delete(subscriber);
+      };
+    });
+  }
+
+  /**
+   * Marks the item finished. If it was added again meanwhile it is queued now.
+   * Ignored for an item that is not being processed (client-go would duplicate it).
+   */
+  done(item: K): void {
+    if (!this.processing.delete(item)) return;
+    const requeue = this.dirty.has(item);
+    if (requeue) this.fifo.push(item);
+    this.recorder.done(item);
+    if (requeue) this.dispatch();
+    if (this.processing.size === 0) this.notifyDrain();
+  }
+
+  /** Stops accepting adds; pending `get()`s complete once the queue is empty. Idempotent. */
+  shutDown(): void {
+    this.drain = false;
+    this.beginShutDown();
+    this.notifyDrain();
+  }
+
+  /**
+   * Shuts down now and returns an Observable that emits once and completes when no item is
+   * being processed any more (queued items still drain through `get()` but are not waited for).
+   * A later plain `shutDown()` stops the waiting, as in client-go.
+   *
+   * ```
+   * in flight: a===|  b=======|
+   * call:      --D------------
+   * result:    ^----------(x|)    (x = undefined, when b is done)
+   * ```
+   */
+  shutDownWithDrain(): Observable<void> {
+    this.drain = true;
+    this.beginShutDown();
+    return new Observable<void>((subscriber) => {
+      const check = (): boolean => {
+        if (this.drain && this.processing.size > 0) return false;
+        subscriber.next();
+        subscriber.complete();
+        return true;
+      };
+      if (check()) return undefined;
+      const listener = (): void => {
+        if (check()) this.drainListeners.delete(listener);
+      };
+      this.drainListeners.add(listener);
+      return () => {
+        this.drainListeners.delete(listener);
+      };
+    });
+  }
+
+  /**
+   * Runs `worker` on queued items with up to `concurrency` at a time; see {@link processItems}.
+   */
+  process<R>(worker: (item: K) => ObservableInput<R>, concurrency = 1): Observable<WorkEvent<K, R>> {
+    return processItems(this, worker, concurrency);
+  }
+
+  /** Current metric values (see `WORKQUEUE_METRIC_NAMES`). */
+  metrics(): WorkQueueMetrics {
+    return this.recorder.snapshot(this.dirty.size);
+  }
+
+  /** Sizes of the internal per-item structures (diagnostics). */
+  sizes(): WorkQueueSizes {
+    return {
+      queued: this.fifo.length,
+      dirty: this.dirty.size,
+      processing: this.processing.size,
+      delayed: this.delayedCount(),
+      waitingGets: this.waiters.size,
+      metricsEntries: this.recorder.trackedItems,
+    };
+  }
+
+  /** Counts a retry (client-go counts every delayed add). */
+  protected recordRetry(item: K): void {
+    this.recorder.retry(item);
+  }
+
+  /** Called once, when the queue starts shutting down. */
+  protected onShutDown(): void {}
+
+  protected delayedCount(): number {
+    return 0;
+  }
+
+  private beginShutDown(): void {
+    if (!this.isShuttingDown) {
+      this.isShuttingDown = true;
+      this.onShutDown();
+    }
+    this.dispatch();
+  }
+
+  /** Hands queued items to waiting getters in order. Re-entrant calls fold into the running loop. */
+  private dispatch(): void {
+    if (this.dispatching) return;
+    this.dispatching = true;
+    try {
+      for (;;) {
+        const next = this.waiters.values().next();
+        if (next.done === true) return;
+        const waiter = next.value;
+        if (this.fifo.length > 0) {
+          this.waiters.delete(waiter);
+          const item = this.fifo.shift();
+          this.dirty.delete(item);
+          this.processing.add(item);
+          this.recorder.get(item, this.dirty.size);
+          waiter.next(item);
+          waiter.complete();
+        } else if (this.isShuttingDown) {
+          this.waiters.delete(waiter);
+          waiter.complete();
+        } else {
+          return;
+        }
+      }
+    } finally {
+      this.dispatching = false;
+    }
+  }
+
+  private notifyDrain(): void {
+    for (const listener of [...this.drainListeners]) listener();
+  }
+}
+
+/** Creates a plain {@link WorkQueue}. */
+export function createWorkQueue<K>(options: WorkQueueOptions = {}): WorkQueue<K> {
+  return new WorkQueue<K>(options);
+}
