@@ -26,12 +26,24 @@ export type Decoder<T> = (raw: unknown, phase: ErrorPhase) => T | InformerError;
 
 /**
  * A decoder from a zod schema and an optional transform (run after validation,
- * before caching: e.g. dropping `metadata.managedFields`). An object the schema
+ * before caching: e.g. dropping `metadata.managedFields`). With `typeMeta`,
+ * objects that lack `apiVersion`/`kind` (list items) get them. An object the schema
  * rejects becomes a `ValidationFailed` error carrying its key, resourceVersion
  * and zod's issues with their paths.
  */
-export function decoder<T extends KubeObject>(schema: z.ZodType<T>, transform?: (object: T) => T): Decoder<T> {
+export function decoder<T extends KubeObject>(
+  schema: z.ZodType<T>,
+  transform?: (object: T) => T,
+  typeMeta?: { readonly apiVersion: string; readonly kind: string },
+): Decoder<T> {
   return (raw, phase) => {
+    // Items of a built-in list carry no apiVersion/kind while watch objects do;
+    // fill them in so every cached object looks the same (client-node#655).
+    // The object is freshly parsed and ours, so it is completed in place.
+    if (typeMeta && isRecord(raw)) {
+      if (raw.apiVersion === undefined) raw.apiVersion = typeMeta.apiVersion;
+      if (raw.kind === undefined) raw.kind = typeMeta.kind;
+    }
     const result = schema.safeParse(raw);
     if (!result.success) {
       const key = rawKey(raw);

@@ -2,7 +2,7 @@ import { Observable, Subject, defer, distinctUntilChanged, map, merge, scan, sha
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { InformerError } from '../0-model/errors.ts';
 import type { KubeObject } from '../0-model/objects.ts';
-import type { Resource } from '../0-model/resources.ts';
+import { apiVersionOf, type Resource } from '../0-model/resources.ts';
 import { httpListWatch, type HttpTransportOptions } from '../1-transport/httpTransport.ts';
 import type { ListWatch } from '../1-transport/listWatch.ts';
 import type { BackoffOptions } from '../2-source/backoff.ts';
@@ -101,7 +101,7 @@ export function informer<T extends KubeObject>(source: KubeConfig | ListWatch, r
         { resource, namespace: options.namespace, labelSelector: options.labelSelector, fieldSelector: options.fieldSelector },
         options.http,
       );
-  const decode = decoder(resource.schema, options.transform);
+  const decode = decoder(resource.schema, options.transform, { apiVersion: apiVersionOf(resource), kind: resource.kind });
   const source$ = defer(() =>
     listAndWatch<T>(listWatch, {
       decode,
