@@ -39,6 +39,8 @@ export interface ReconcileContext<T> {
   readonly store: Store<T>;
   /** How many times this key has been requeued by failures since its last success. */
   readonly requeues: number;
+  /** The cache of any informer this controller watches (`for`, `owns`, `watches`), as it stands. */
+  cacheOf<U extends KubeObject>(informer: Informer<U>): Store<U>;
 }
 
 export interface ControllerOptions<T extends KubeObject> {
@@ -192,11 +194,21 @@ export function controller<T extends KubeObject>(options: ControllerOptions<T>):
     return subscription;
   };
 
-  const reconcileOnce = (key: string, store: Store<T>): Observable<ReconcileOutcome> =>
+  const inputs = [primary, ...(options.owns ?? []), ...(options.watches ?? []).map((w) => w.informer)];
+  /** The latest cache of every input, while running. */
+  const caches = new Map<Informer<KubeObject>, Store<KubeObject>>();
+  const cacheOf = <U extends KubeObject>(informer: Informer<U>): Store<U> => {
+    const store = caches.get(informer as unknown as Informer<KubeObject>);
+    if (!store) throw new TypeError('cacheOf: that informer is not an input of this controller (pass it in `for`, `owns` or `watches`)');
+    return store as unknown as Store<U>;
+  };
+
+  const reconcileOnce = (key: string): Observable<ReconcileOutcome> =>
     defer(() => {
       const started = scheduler.now();
       const { namespace, name: objectName } = splitKey(key);
-      const context: ReconcileContext<T> = { key, namespace, name: objectName, object: store.get(key), store, requeues: queue.numRequeues(key) };
+      const store = cacheOf(primary);
+      const context: ReconcileContext<T> = { key, namespace, name: objectName, object: store.get(key), store, requeues: queue.numRequeues(key), cacheOf };
       active++;
       const elapsed = () => scheduler.now() - started;
       return defer(() => toObservable(options.reconcile(key, context))).pipe(
@@ -229,18 +241,18 @@ export function controller<T extends KubeObject>(options: ControllerOptions<T>):
       );
     });
 
-  const inputs = [primary, ...(options.owns ?? []), ...(options.watches ?? []).map((w) => w.informer)];
-
   const outcomes$ = new Observable<ReconcileOutcome>((subscriber) => {
     const subscription = new Subscription();
-    let latest: Store<T> | undefined;
-    subscription.add(primary.store$.subscribe((store) => (latest = store)));
+    for (const input of new Set(inputs)) {
+      subscription.add((input as unknown as Informer<KubeObject>).store$.subscribe((store) => caches.set(input as unknown as Informer<KubeObject>, store)));
+    }
+    subscription.add(() => caches.clear());
     subscription.add(feeds());
     subscription.add(
       race(cacheSynced$(...inputs), stop$)
         .pipe(
           switchMap(() =>
-            stopped ? EMPTY : queue.process((key) => reconcileOnce(key, latest!), concurrency).pipe(
+            stopped ? EMPTY : queue.process((key) => reconcileOnce(key), concurrency).pipe(
               map((event) => (event.type === 'value' ? event.value : undefined)),
             ),
           ),
