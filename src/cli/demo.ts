@@ -1,0 +1,32 @@
+import type { KubeConfig } from '@kubernetes/client-node';
+import { MY_APPLES, startChurn } from '../testing/churn.ts';
+import { startApiServer } from '../testing/emulator/index.ts';
+
+export interface DemoOptions {
+  readonly log: (line: string) => void;
+  readonly churnIntervalMs?: number;
+}
+
+/**
+ * `npm start` with no kubeconfig: the built-in API-server emulator, seeded and
+ * churning (pods, deployments and a custom resource across three namespaces),
+ * with an occasional injected fault so recovery can be seen.
+ */
+export async function startDemo(options: DemoOptions): Promise<{ kubeConfig: KubeConfig; close: () => Promise<void> }> {
+  const api = await startApiServer({ bookmarkIntervalMs: 5000 });
+  api.registerCustomResource(MY_APPLES);
+  options.log(`rx-informer demo: API-server emulator on ${api.url} with live churn and injected faults`);
+  options.log('(point it at a real cluster with: npm start -- --kubeconfig ~/.kube/config)');
+  const churn = startChurn(api, {
+    intervalMs: options.churnIntervalMs ?? 500,
+    seed: 40,
+    onFault: (description) => options.log(`~ emulator: injecting ${description}`),
+  });
+  return {
+    kubeConfig: api.kubeConfig,
+    close: async () => {
+      churn.stop();
+      await api.close();
+    },
+  };
+}

@@ -1,0 +1,26 @@
+/**
+ * In-process Kubernetes API-server emulator with fault injection, for tests.
+ * See README.md in this folder.
+ */
+export { startApiServer, type ApiServer, type ApiServerOptions } from './server.ts';
+export type { CustomResourceDefinitionSpec, Gvr, GvrLike, JsonSchema, KubeObject, ObjectMeta, WatchEventType } from './types.ts';
+export { gvrs } from './resources.ts';
+export {
+  FAULT_TYPES,
+  FaultInjector,
+  isWatchFault,
+  type Fault,
+  type FaultHandle,
+  type FaultMatch,
+  type FaultRequestInfo,
+  type FaultRule,
+  type FaultType,
+  type RequestFault,
+  type WatchFault,
+  type WatchTrigger,
+} from './faults.ts';
+export type { RequestPredicate, RequestRecord } from './request-log.ts';
+export { ApiError, type Status, type StatusCause, type StatusDetails } from './status.ts';
+export type { PatchType } from './objects.ts';
+export { decodeContinue, encodeContinue, type ContinueToken } from './continue-token.ts';
+export { TEST_TLS_CERT, TEST_TLS_KEY } from './tls.ts';

@@ -1,0 +1,349 @@
+/**
+ * `startApiServer`: an in-process Kubernetes API server on 127.0.0.1 for tests.
+ */
+import { createServer as createHttpServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo, Socket } from 'node:net';
+import { KubeConfig } from '@kubernetes/client-node';
+import { FaultInjector } from './faults.ts';
+import { HttpHandler } from './http.ts';
+import { clone, isPlainObject } from './json.ts';
+import { metaOf, Objects, type PatchType } from './objects.ts';
+import { type RequestPredicate, type RequestRecord, RequestLog } from './request-log.ts';
+import { BUILTIN_RESOURCES, customResourceDef, type ResourceDef, ResourceRegistry } from './resources.ts';
+import { objectKey, Store } from './store.ts';
+import { TEST_TLS_CERT, TEST_TLS_KEY } from './tls.ts';
+import type { CustomResourceDefinitionSpec, Gvr, GvrLike, KubeObject } from './types.ts';
+import type { WatchSession } from './watch.ts';
+
+export interface ApiServerOptions {
+  /** Require `Authorization: Bearer <token>` (401 otherwise, like 06d). */
+  token?: string;
+  /** Serve HTTPS: `true` uses the bundled 127.0.0.1 test certificate; or bring your own PEM cert/key. */
+  tls?: boolean | { cert: string; key: string };
+  /** Bookmark period for watches with allowWatchBookmarks=true (default 200 ms). */
+  bookmarkIntervalMs?: number;
+  /** Events kept per resource for watch replay and lists at older revisions (default 10 000). */
+  historyLimit?: number;
+  /** Support streaming lists (sendInitialEvents=true, default). `false` behaves like v1.20 (422, 05a/05b). */
+  sendInitialEvents?: boolean;
+  /** Create missing namespaces on create (default true). `false`: 404 like 06j. */
+  autoCreateNamespaces?: boolean;
+  /** Namespaces created at start. */
+  namespaces?: string[];
+  /** Custom resources registered at start. */
+  resources?: CustomResourceDefinitionSpec[];
+  /** Watch timeout when the request has no timeoutSeconds (default: none). */
+  defaultWatchTimeoutMs?: number;
+  /** The revision of the empty store (default 1; the first write gets 2). */
+  startResourceVersion?: number;
+  /** Port on 127.0.0.1 (default 0: any free port). */
+  port?: number;
+}
+
+export interface ApiServer {
+  /** `http://127.0.0.1:PORT` or `https://…`. */
+  readonly url: string;
+  readonly port: number;
+  /** A ready KubeConfig for @kubernetes/client-node (context `emulator`, namespace `default`). */
+  readonly kubeConfig: KubeConfig;
+  /** PEM of the CA that signed the server certificate (TLS only). */
+  readonly caPem: string | undefined;
+  /** The current global revision, as a string. */
+  readonly resourceVersion: string;
+  /** The current global revision. */
+  readonly revision: number;
+  readonly faults: FaultInjector;
+  /** The request log (live, in order). */
+  readonly requests: readonly RequestRecord[];
+  /** Number of open watch responses. */
+  readonly activeWatches: number;
+  clearRequests(): void;
+  /** The first logged request (already logged or future) matching `pred`. */
+  waitForRequest(pred: RequestPredicate, timeoutMs?: number): Promise<RequestRecord>;
+  /** The next request logged from now on matching `pred`. */
+  nextRequest(pred: RequestPredicate, timeoutMs?: number): Promise<RequestRecord>;
+  create<T extends KubeObject>(gvr: GvrLike, obj: T): T & KubeObject;
+  /** PUT semantics (409 on a stale resourceVersion, no check when it is empty); writes spec and status in one revision. */
+  update<T extends KubeObject>(gvr: GvrLike, obj: T): T & KubeObject;
+  /** PUT …/status semantics: only the status changes. */
+  updateStatus<T extends KubeObject>(gvr: GvrLike, obj: T): T & KubeObject;
+  /** Merge patch by default; `'json'` for RFC 6902. Patches status too (unlike a PATCH over HTTP). */
+  patch(gvr: GvrLike, namespace: string | undefined, name: string, patch: unknown, type?: PatchType): KubeObject;
+  /** Deletes (or, with finalizers, marks for deletion). Returns the last state. */
+  delete(gvr: GvrLike, namespace: string | undefined, name: string): KubeObject;
+  get(gvr: GvrLike, namespace: string | undefined, name: string): KubeObject | undefined;
+  /** Stored objects sorted by key; all namespaces when `namespace` is omitted. */
+  list(gvr: GvrLike, namespace?: string): KubeObject[];
+  /** Drops history up to `rv` (default: now): older watches, continue tokens and Exact lists get 410. */
+  compact(rv?: number | string): void;
+  /** Registers (serves, adds to discovery) a custom resource; creates its CRD object. */
+  registerCustomResource(spec: CustomResourceDefinitionSpec): Gvr;
+  /** Ends every open watch: cleanly (default) or by dropping the connection. Returns how many. */
+  closeWatches(opts?: { clean?: boolean }): number;
+  /** Ends every response, frees every socket and timer. */
+  close(): Promise<void>;
+}
+
+function crdObject(spec: CustomResourceDefinitionSpec): KubeObject {
+  const names: Record<string, unknown> = { plural: spec.plural, singular: spec.singular ?? spec.kind.toLowerCase() };
+  if (spec.shortNames?.length) names['shortNames'] = spec.shortNames;
+  names['kind'] = spec.kind;
+  names['listKind'] = spec.listKind ?? `${spec.kind}List`;
+  if (spec.categories?.length) names['categories'] = spec.categories;
+  const version: Record<string, unknown> = { name: spec.version, served: true, storage: true };
+  version['schema'] = { openAPIV3Schema: spec.schema ?? { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } };
+  if (spec.subresources?.status) version['subresources'] = { status: {} };
+  return {
+    kind: 'CustomResourceDefinition',
+    apiVersion: 'apiextensions.k8s.io/v1',
+    metadata: { name: `${spec.plural}.${spec.group}` },
+    spec: { group: spec.group, names, scope: spec.namespaced === false ? 'Cluster' : 'Namespaced', versions: [version] },
+  };
+}
+
+/** The resource definitions a CRD object declares. */
+function defsOfCrd(crd: KubeObject): ResourceDef[] {
+  const spec = isPlainObject(crd['spec']) ? crd['spec'] : {};
+  const names = isPlainObject(spec['names']) ? spec['names'] : {};
+  const versions = Array.isArray(spec['versions']) ? spec['versions'] : [];
+  const out: ResourceDef[] = [];
+  for (const v of versions) {
+    if (!isPlainObject(v) || v['served'] === false || typeof v['name'] !== 'string') continue;
+    const schemaWrap = isPlainObject(v['schema']) ? v['schema'] : {};
+    const schema = isPlainObject(schemaWrap['openAPIV3Schema']) ? schemaWrap['openAPIV3Schema'] : undefined;
+    const subresources = isPlainObject(v['subresources']) ? v['subresources'] : {};
+    out.push(
+      customResourceDef({
+        group: String(spec['group']),
+        version: v['name'],
+        plural: String(names['plural']),
+        singular: typeof names['singular'] === 'string' ? names['singular'] : undefined,
+        kind: String(names['kind']),
+        listKind: typeof names['listKind'] === 'string' ? names['listKind'] : undefined,
+        shortNames: Array.isArray(names['shortNames']) ? (names['shortNames'] as string[]) : [],
+        categories: Array.isArray(names['categories']) ? (names['categories'] as string[]) : [],
+        namespaced: spec['scope'] !== 'Cluster',
+        ...(schema ? { schema: schema as CustomResourceDefinitionSpec['schema'] } : {}),
+        subresources: { status: subresources['status'] !== undefined },
+      }),
+    );
+  }
+  return out;
+}
+
+export async function startApiServer(options: ApiServerOptions = {}): Promise<ApiServer> {
+  const registry = new ResourceRegistry(BUILTIN_RESOURCES);
+  const store = new Store({ historyLimit: options.historyLimit ?? 10_000, startRevision: options.startResourceVersion ?? 1 });
+  const sessions = new Set<WatchSession>();
+  const draining = new Set<WatchSession>();
+  const pendingTimers = new Set<NodeJS.Timeout>();
+  const log = new RequestLog();
+  const faults = new FaultInjector();
+  let closing = false;
+  let port = 0;
+
+  const onCrd = (event: 'created' | 'deleted', crd: KubeObject): void => {
+    const defs = defsOfCrd(crd);
+    if (event === 'created') {
+      for (const d of defs) registry.add(d);
+      return;
+    }
+    for (const d of defs) {
+      const existing = registry.get(d.group, d.version, d.plural);
+      if (!existing) continue;
+      const coll = store.collection(existing);
+      for (const key of [...coll.sortedKeys()]) objects.forceDelete(coll, key, coll.items.get(key)!);
+      for (const s of [...sessions]) if (s.def === existing) s.end('server-close');
+      registry.remove(existing);
+      store.dropCollection(existing);
+    }
+  };
+  const objects: Objects = new Objects(store, registry, {
+    autoCreateNamespaces: options.autoCreateNamespaces ?? true,
+    onCrd,
+  });
+
+  const handler = new HttpHandler({
+    store,
+    registry,
+    objects,
+    faults,
+    log,
+    sessions,
+    draining,
+    pendingTimers,
+    token: options.token,
+    bookmarkIntervalMs: options.bookmarkIntervalMs ?? 200,
+    defaultWatchTimeoutMs: options.defaultWatchTimeoutMs,
+    sendInitialEvents: options.sendInitialEvents ?? true,
+    serverAddress: () => `127.0.0.1:${port}`,
+    isClosing: () => closing,
+  });
+
+  const tls = options.tls === true ? { cert: TEST_TLS_CERT, key: TEST_TLS_KEY } : options.tls || undefined;
+  const listener = (req: Parameters<typeof handler.handle>[0], res: Parameters<typeof handler.handle>[1]): void =>
+    handler.handle(req, res);
+  const server: Server = tls ? createHttpsServer({ cert: tls.cert, key: tls.key }, listener) : createHttpServer(listener);
+  const sockets = new Set<Socket>();
+  server.on(tls ? 'secureConnection' : 'connection', (s: Socket) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  port = (server.address() as AddressInfo).port;
+  const url = `${tls ? 'https' : 'http'}://127.0.0.1:${port}`;
+
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromOptions({
+    clusters: [
+      {
+        name: 'emulator',
+        server: url,
+        skipTLSVerify: !tls,
+        ...(tls ? { caData: Buffer.from(tls.cert).toString('base64') } : {}),
+      },
+    ],
+    users: [{ name: 'emulator', ...(options.token !== undefined ? { token: options.token } : {}) }],
+    contexts: [{ name: 'emulator', cluster: 'emulator', user: 'emulator', namespace: 'default' }],
+    currentContext: 'emulator',
+  });
+
+  const resolveDef = (gvr: GvrLike): ResourceDef => registry.resolve(gvr);
+  const nsOf = (def: ResourceDef, obj: KubeObject): string | undefined =>
+    def.namespaced ? (metaOf(obj).namespace ?? 'default') : undefined;
+  const nameOf = (obj: KubeObject): string => {
+    const n = metaOf(obj).name;
+    if (!n) throw new Error('metadata.name is required');
+    return n;
+  };
+
+  const registerCustomResource = (spec: CustomResourceDefinitionSpec): Gvr => {
+    if (registry.get(spec.group, spec.version, spec.plural)) {
+      throw new Error(`${spec.plural}.${spec.group}/${spec.version} is already registered`);
+    }
+    const crdDef = registry.get('apiextensions.k8s.io', 'v1', 'customresourcedefinitions')!;
+    const name = `${spec.plural}.${spec.group}`;
+    const existing = objects.find(crdDef, undefined, name);
+    if (existing) {
+      // Another version of a known CRD: add it to the CRD object and serve it.
+      const crd = clone(existing);
+      const versions = (crd['spec'] as { versions: Record<string, unknown>[] }).versions;
+      const v = (crdObject(spec)['spec'] as { versions: Record<string, unknown>[] }).versions[0]!;
+      versions.push({ ...v, storage: false });
+      objects.update(crdDef, undefined, name, crd);
+      registry.add(customResourceDef(spec));
+    } else {
+      objects.create(crdDef, undefined, crdObject(spec));
+    }
+    return { group: spec.group, version: spec.version, resource: spec.plural };
+  };
+
+  for (const ns of options.namespaces ?? []) {
+    const nsDef = registry.get('', 'v1', 'namespaces')!;
+    if (!objects.find(nsDef, undefined, ns)) objects.create(nsDef, undefined, { metadata: { name: ns } });
+  }
+  for (const r of options.resources ?? []) registerCustomResource(r);
+
+  let closed: Promise<void> | undefined;
+
+  const api: ApiServer = {
+    url,
+    port,
+    kubeConfig,
+    caPem: tls?.cert,
+    get resourceVersion() {
+      return String(store.revision);
+    },
+    get revision() {
+      return store.revision;
+    },
+    faults,
+    get requests() {
+      return log.entries;
+    },
+    get activeWatches() {
+      return sessions.size;
+    },
+    clearRequests: () => log.clear(),
+    waitForRequest: (pred, timeoutMs = 5000) => log.wait(pred, timeoutMs, true),
+    nextRequest: (pred, timeoutMs = 5000) => log.wait(pred, timeoutMs, false),
+    create<T extends KubeObject>(gvr: GvrLike, obj: T): T & KubeObject {
+      const def = resolveDef(gvr);
+      return clone(objects.create(def, nsOf(def, obj), obj)) as T;
+    },
+    update<T extends KubeObject>(gvr: GvrLike, obj: T): T & KubeObject {
+      const def = resolveDef(gvr);
+      const ns = nsOf(def, obj);
+      // The programmatic update writes the whole object, status included, in one revision.
+      return clone(objects.update(def, ns, nameOf(obj), obj, { whole: true })) as T;
+    },
+    updateStatus<T extends KubeObject>(gvr: GvrLike, obj: T): T & KubeObject {
+      const def = resolveDef(gvr);
+      return clone(objects.update(def, nsOf(def, obj), nameOf(obj), obj, { subresource: 'status' })) as T;
+    },
+    patch(gvr, namespace, name, patch, type = 'merge') {
+      const def = resolveDef(gvr);
+      const ns = def.namespaced ? (namespace ?? 'default') : undefined;
+      return clone(objects.patch(def, ns, name, type, patch, { whole: true }));
+    },
+    delete(gvr, namespace, name) {
+      const def = resolveDef(gvr);
+      return clone(objects.delete(def, def.namespaced ? (namespace ?? 'default') : undefined, name).object);
+    },
+    get(gvr, namespace, name) {
+      const def = resolveDef(gvr);
+      const obj = store.collection(def).items.get(objectKey(def, def.namespaced ? (namespace ?? 'default') : undefined, name));
+      return obj ? clone(obj) : undefined;
+    },
+    list(gvr, namespace) {
+      const def = resolveDef(gvr);
+      const coll = store.collection(def);
+      const prefix = def.namespaced && namespace !== undefined ? `${namespace}/` : '';
+      const out: KubeObject[] = [];
+      for (const key of coll.sortedKeys()) if (!prefix || key.startsWith(prefix)) out.push(coll.items.get(key)!);
+      return clone(out);
+    },
+    compact(rv) {
+      store.compact(rv === undefined ? undefined : Number(rv));
+    },
+    registerCustomResource,
+    closeWatches(opts = {}) {
+      const open = [...sessions];
+      for (const s of open) {
+        if (opts.clean === false) s.destroy();
+        else s.end('server-close');
+      }
+      return open.length;
+    },
+    close() {
+      closed ??= (async () => {
+        closing = true;
+        log.cancelWaits('the API server emulator was closed');
+        for (const t of pendingTimers) clearTimeout(t);
+        pendingTimers.clear();
+        for (const s of [...sessions]) {
+          s.end('server-close');
+          s.dispose();
+        }
+        sessions.clear();
+        for (const s of [...draining]) s.dispose();
+        const done = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        // Give ended responses a moment to flush, then free every socket.
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        server.closeAllConnections();
+        for (const s of sockets) s.destroy();
+        await done;
+      })();
+      return closed;
+    },
+  };
+  return api;
+}

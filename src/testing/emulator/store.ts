@@ -1,0 +1,250 @@
+/**
+ * Storage: one global revision counter (like etcd's), a Map per resource keyed
+ * by `namespace/name` (or `name`), and a bounded per-resource history of
+ * events used to replay watches and to serve lists at older revisions.
+ */
+import type { ResourceDef } from './resources.ts';
+import { ResourceRegistry } from './resources.ts';
+import { expired, LIST_RV_TOO_OLD, tooLargeResourceVersion } from './status.ts';
+import type { KubeObject } from './types.ts';
+
+export type StoredEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
+
+/** One committed write. */
+export class HistoryEvent {
+  readonly rv: number;
+  readonly type: StoredEventType;
+  readonly key: string;
+  /** New state; for DELETED the last state carrying the deletion's resourceVersion. */
+  readonly object: KubeObject;
+  /** State before the write (MODIFIED, DELETED). */
+  readonly prev: KubeObject | undefined;
+  private line: string | undefined;
+
+  constructor(rv: number, type: StoredEventType, key: string, object: KubeObject, prev: KubeObject | undefined) {
+    this.rv = rv;
+    this.type = type;
+    this.key = key;
+    this.object = object;
+    this.prev = prev;
+  }
+
+  /** The NDJSON line of this event, serialized once for all watchers. */
+  toLine(): string {
+    this.line ??= eventLine(this.type, this.object);
+    return this.line;
+  }
+}
+
+const jsonCache = new WeakMap<object, string>();
+
+/** JSON of a stored (never mutated) object, cached. */
+export function objectJson(obj: KubeObject): string {
+  let s = jsonCache.get(obj);
+  if (s === undefined) {
+    s = JSON.stringify(obj);
+    jsonCache.set(obj, s);
+  }
+  return s;
+}
+
+const itemJsonCache = new WeakMap<object, string>();
+
+/** JSON of a list item of a built-in kind: no kind/apiVersion (02c). */
+export function builtinItemJson(obj: KubeObject): string {
+  let s = itemJsonCache.get(obj);
+  if (s === undefined) {
+    const { kind: _k, apiVersion: _a, ...rest } = obj;
+    s = JSON.stringify(rest);
+    itemJsonCache.set(obj, s);
+  }
+  return s;
+}
+
+export function eventLine(type: string, obj: KubeObject): string {
+  return `{"type":"${type}","object":${objectJson(obj)}}\n`;
+}
+
+export type EventListener = (ev: HistoryEvent) => void;
+
+export class Collection {
+  readonly def: ResourceDef;
+  readonly items = new Map<string, KubeObject>();
+  /** Events in revision order; `log[logStart..]` are live. */
+  private log: HistoryEvent[] = [];
+  private logStart = 0;
+  /** History is complete for revisions > floor. */
+  floor: number;
+  /** Revision of the latest event on this resource. */
+  latestRv: number;
+  readonly listeners = new Set<EventListener>();
+  private sorted: string[] | undefined;
+
+  constructor(def: ResourceDef, rv: number) {
+    this.def = def;
+    this.floor = 0;
+    this.latestRv = rv;
+  }
+
+  get historyLength(): number {
+    return this.log.length - this.logStart;
+  }
+
+  append(ev: HistoryEvent, limit: number): void {
+    this.log.push(ev);
+    while (this.historyLength > limit) {
+      const dropped = this.log[this.logStart]!;
+      this.floor = dropped.rv;
+      this.logStart++;
+    }
+    if (this.logStart > 1024 && this.logStart * 2 > this.log.length) {
+      this.log = this.log.slice(this.logStart);
+      this.logStart = 0;
+    }
+  }
+
+  /** Drops events with rv <= `rv`. */
+  compact(rv: number): void {
+    while (this.logStart < this.log.length && this.log[this.logStart]!.rv <= rv) this.logStart++;
+    if (rv > this.floor) this.floor = rv;
+    this.log = this.log.slice(this.logStart);
+    this.logStart = 0;
+  }
+
+  /** Live events with rv > `rv`, oldest first. */
+  eventsAfter(rv: number): HistoryEvent[] {
+    let lo = this.logStart;
+    let hi = this.log.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.log[mid]!.rv <= rv) lo = mid + 1;
+      else hi = mid;
+    }
+    return this.log.slice(lo);
+  }
+
+  set(key: string, obj: KubeObject): void {
+    if (!this.items.has(key)) this.sorted = undefined;
+    this.items.set(key, obj);
+  }
+
+  remove(key: string): void {
+    if (this.items.delete(key)) this.sorted = undefined;
+  }
+
+  sortedKeys(): string[] {
+    this.sorted ??= [...this.items.keys()].sort(compareKeys);
+    return this.sorted;
+  }
+}
+
+/** etcd orders keys bytewise; for the ASCII names Kubernetes allows, UTF-16 order is the same. */
+export function compareKeys(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+export function objectKey(def: ResourceDef, namespace: string | undefined, name: string): string {
+  return def.namespaced ? `${namespace ?? ''}/${name}` : name;
+}
+
+/** A consistent view of one resource at one revision: entries sorted by key. */
+export interface Snapshot {
+  rv: number;
+  keys: string[];
+  get(key: string): KubeObject;
+}
+
+export class Store {
+  private rev: number;
+  /** Global compaction: history at or below this revision is gone for every resource. */
+  compactedRv = 0;
+  readonly historyLimit: number;
+  private readonly collections = new Map<string, Collection>();
+
+  constructor(opts: { historyLimit: number; startRevision: number }) {
+    this.historyLimit = opts.historyLimit;
+    this.rev = opts.startRevision;
+  }
+
+  get revision(): number {
+    return this.rev;
+  }
+
+  /** Claims the next revision. Every write bumps it, whatever the resource. */
+  nextRevision(): number {
+    return ++this.rev;
+  }
+
+  collection(def: ResourceDef): Collection {
+    const k = ResourceRegistry.key(def.group, def.version, def.plural);
+    let c = this.collections.get(k);
+    if (!c) {
+      c = new Collection(def, this.rev);
+      c.floor = Math.max(this.compactedRv, 0);
+      this.collections.set(k, c);
+    }
+    return c;
+  }
+
+  dropCollection(def: ResourceDef): void {
+    this.collections.delete(ResourceRegistry.key(def.group, def.version, def.plural));
+  }
+
+  allCollections(): Collection[] {
+    return [...this.collections.values()];
+  }
+
+  /** History of `coll` is complete for revisions > this. */
+  floorOf(coll: Collection): number {
+    return Math.max(coll.floor, this.compactedRv);
+  }
+
+  /** Applies a write: updates the map, records history, notifies watchers. */
+  commit(
+    coll: Collection,
+    rv: number,
+    type: StoredEventType,
+    key: string,
+    object: KubeObject,
+    prev: KubeObject | undefined,
+  ): HistoryEvent {
+    if (type === 'DELETED') coll.remove(key);
+    else coll.set(key, object);
+    const ev = new HistoryEvent(rv, type, key, object, prev);
+    coll.latestRv = rv;
+    coll.append(ev, this.historyLimit);
+    for (const l of [...coll.listeners]) l(ev);
+    return ev;
+  }
+
+  /** Compacts all history up to `rv` (default: the current revision). */
+  compact(rv: number = this.rev): void {
+    const target = Math.min(rv, this.rev);
+    if (target <= this.compactedRv) return;
+    this.compactedRv = target;
+    for (const c of this.collections.values()) c.compact(target);
+  }
+
+  /**
+   * The state of `coll` at revision `rv`, rebuilt by undoing later events.
+   * Throws 410 Expired when the history needed is gone, 504 when `rv` is in the future.
+   */
+  snapshot(coll: Collection, rv: number, expiredError = () => expired(LIST_RV_TOO_OLD)): Snapshot {
+    if (rv > this.rev) throw tooLargeResourceVersion(rv, this.rev);
+    if (rv < this.compactedRv) throw expiredError();
+    if (rv >= coll.latestRv) {
+      const items = coll.items;
+      return { rv, keys: coll.sortedKeys(), get: (k) => items.get(k)! };
+    }
+    if (rv < coll.floor) throw expiredError();
+    const state = new Map(coll.items);
+    const later = coll.eventsAfter(rv);
+    for (let i = later.length - 1; i >= 0; i--) {
+      const ev = later[i]!;
+      if (ev.type === 'ADDED') state.delete(ev.key);
+      else state.set(ev.key, ev.prev!);
+    }
+    const keys = [...state.keys()].sort(compareKeys);
+    return { rv, keys, get: (k) => state.get(k)! };
+  }
+}
