@@ -68,7 +68,7 @@ export { Store, UnknownIndexError, namespaceIndex, type IndexFunc, type Indexers
 
 // 5 · informer
 export { cacheSynced$, informerFactory, informerName, waitForCacheSync, type FactoryOptions, type InformerFactory, type Syncable } from './5-informer/factory.ts';
-export { informer, type Informer, type InformerOptions } from './5-informer/informer.ts';
+export { informer, informerFromSource, type Informer, type InformerOptions } from './5-informer/informer.ts';
 export { handleEvents, type EventHandler, type HandlerResult } from './5-informer/handleEvents.ts';
 export { ofType } from './5-informer/ofType.ts';
 export { skipResync } from './5-informer/skipResync.ts';

@@ -10,7 +10,18 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { UsageError, watchCommand, type EventRecord } from '../../src/cli/watch.ts';
 import { MY_APPLES, startApiServer, type ApiServer } from '../../src/testing/index.ts';
 
-const run = promisify(execFile);
+const execFileAsync = promisify(execFile);
+
+/** Runs a command and returns its exit code and stderr, whether it failed or not. */
+async function run(command: string, args: string[]): Promise<{ code: number; stderr: string }> {
+  try {
+    const { stderr } = await execFileAsync(command, args);
+    return { code: 0, stderr };
+  } catch (error) {
+    const failed = error as { code: number; stderr: string };
+    return { code: failed.code, stderr: failed.stderr };
+  }
+}
 
 function collector() {
   const out: string[] = [];
@@ -153,17 +164,17 @@ describe('rx-informer watch against the emulator', () => {
     const dir = mkdtempSync(join(tmpdir(), 'rx-informer-'));
     const node = new URL('../../node_modules/.bin/node', import.meta.url).pathname;
     const main = new URL('../../src/cli/main.ts', import.meta.url).pathname;
-    const missing = await run(node, [main, 'watch', 'pods', '--kubeconfig', join(dir, 'missing')]).catch((e: { code: number; stderr: string }) => e);
+    const missing = await run(node, [main, 'watch', 'pods', '--kubeconfig', join(dir, 'missing')]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/^error: cannot load kubeconfig .*missing/);
     expect(missing.stderr).not.toMatch(/\n\s+at /);
-    const badFlag = await run(node, [main, 'watch', '--colour']).catch((e: { code: number; stderr: string }) => e);
+    const badFlag = await run(node, [main, 'watch', '--colour']);
     expect(badFlag.code).toBe(2);
     expect(badFlag.stderr).toMatch(/Unknown option '--colour'/);
     // A kubeconfig file for the emulator, and a context that does not exist.
     const file = join(dir, 'config');
     writeFileSync(file, api.kubeConfig.exportConfig());
-    const noContext = await run(node, [main, 'watch', 'pods', '--kubeconfig', file, '--context', 'nope']).catch((e: { code: number; stderr: string }) => e);
+    const noContext = await run(node, [main, 'watch', 'pods', '--kubeconfig', file, '--context', 'nope']);
     expect(noContext.code).toBe(1);
     expect(noContext.stderr).toMatch(/the kubeconfig has no context "nope"/);
   });
