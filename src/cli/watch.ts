@@ -166,7 +166,11 @@ export async function watchCommand(kc: KubeConfig, command: WatchCommand, termin
           if (!allSynced && [...progress.values()].every((p) => p.synced)) {
             allSynced = true;
             const total = [...progress.values()].reduce((n, p) => n + p.count, 0);
-            terminal.status?.('');
+            if (terminal.status) {
+              terminal.status('');
+              const counts = [...progress.entries()].filter(([, p]) => p.count > 0).map(([n, p]) => `${n} ${p.count}`);
+              if (counts.length) terminal.err(`listed: ${counts.join(', ')}`);
+            }
             terminal.err(`synced ${progress.size} resources, ${total} objects in ${Date.now() - started} ms; watching for changes (Ctrl-C to stop)`);
             resolveSynced();
           }
