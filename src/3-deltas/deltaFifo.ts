@@ -4,9 +4,22 @@ import type { SourceEvent } from '../2-source/sourceEvent.ts';
 import { DeltaQueue } from './deltaQueue.ts';
 import { newestObject, type BatchCause, type Delta, type Deltas, type FifoOutput } from './deltas.ts';
 
+/** What the consumer has cached (client-go's knownObjects): the informer passes its store. */
+export interface KnownObjects<T> {
+  get(key: string): T | undefined;
+  has(key: string): boolean;
+  entries(): Iterable<[string, T]>;
+}
+
 export interface DeltaFifoOptions<T> {
   /** The cache key of an object. Default `namespace/name` (or `name` when cluster-scoped). */
   readonly keyOf?: (object: T) => string;
+  /**
+   * What the consumer holds, as of the last batch handed on. Without it the
+   * operator keeps its own map of the objects it handed on; an informer passes
+   * its store instead, so objects are indexed once.
+   */
+  readonly knownObjects?: () => KnownObjects<T>;
 }
 
 /**
@@ -42,7 +55,8 @@ export function deltaFifo<T extends { readonly metadata: { readonly name: string
   return (source) =>
     new Observable<FifoOutput<T>>((subscriber) => {
       /** What the consumer has been handed: the DeltaFIFO's knownObjects. */
-      const known = new Map<string, T>();
+      const own = options.knownObjects ? undefined : new Map<string, T>();
+      const known: () => KnownObjects<T> = options.knownObjects ?? (() => own!);
       const queue = new DeltaQueue<T>();
       let synced = false;
       let draining = false;
@@ -62,7 +76,7 @@ export function deltaFifo<T extends { readonly metadata: { readonly name: string
           const last = newestObject(queue.peek(key) ?? []);
           if (last !== undefined) enqueue(key, { type: 'Deleted', object: { finalStateUnknown: true, key, object: last } });
         }
-        for (const [key, object] of known) {
+        for (const [key, object] of known().entries()) {
           if (!listed.has(key) && !queue.has(key)) enqueue(key, { type: 'Deleted', object: { finalStateUnknown: true, key, object } });
         }
       };
@@ -76,11 +90,12 @@ export function deltaFifo<T extends { readonly metadata: { readonly name: string
             const items: Deltas<T>[] = [];
             for (let next = queue.pop(); next; next = queue.pop()) {
               items.push(next);
+              if (!own) continue;
               const last = next.deltas[next.deltas.length - 1];
-              if (last?.type === 'Deleted') known.delete(next.key);
+              if (last?.type === 'Deleted') own.delete(next.key);
               else {
                 const object = newestObject(next.deltas);
-                if (object !== undefined) known.set(next.key, object);
+                if (object !== undefined) own.set(next.key, object);
               }
             }
             const firstReplace = cause === 'replace' && !synced;
@@ -112,7 +127,7 @@ export function deltaFifo<T extends { readonly metadata: { readonly name: string
               return step('event', event.resourceVersion);
             case 'deleted': {
               const key = keyOf(event.object);
-              if (!known.has(key) && !queue.has(key)) return;
+              if (!known().has(key) && !queue.has(key)) return;
               enqueue(key, { type: 'Deleted', object: event.object });
               return step('event', event.resourceVersion);
             }
@@ -120,7 +135,7 @@ export function deltaFifo<T extends { readonly metadata: { readonly name: string
               replace(event.items);
               return step('replace', event.resourceVersion);
             case 'resync':
-              for (const [key, object] of known) if (!queue.has(key)) enqueue(key, { type: 'Sync', object });
+              for (const [key, object] of known().entries()) if (!queue.has(key)) enqueue(key, { type: 'Sync', object });
               return step('resync', undefined);
             case 'bookmark':
             case 'watch':

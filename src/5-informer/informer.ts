@@ -1,4 +1,4 @@
-import { Observable, Subject, defer, distinctUntilChanged, map, merge, scan, shareReplay, startWith, type SchedulerLike, type Subscription } from 'rxjs';
+import { Observable, Subject, defer, distinctUntilChanged, map, merge, scan, shareReplay, startWith, tap, type SchedulerLike, type Subscription } from 'rxjs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { InformerError } from '../0-model/errors.ts';
 import type { KubeObject } from '../0-model/objects.ts';
@@ -130,7 +130,15 @@ export function informerFromSource<T extends KubeObject>(
 ): Informer<T> {
   const state$ = defer(() => {
     const initial = initialState(Store.empty<T>(options.indexers));
-    return source$.pipe(resync<T>(options.resyncPeriod ?? 0, options.scheduler), deltaFifo<T>(), scan(reduceDeltas<T>, initial), startWith(initial));
+    // deltaFifo's knownObjects is the cache itself, as of the last step (the pipeline is synchronous).
+    let current = initial;
+    return source$.pipe(
+      resync<T>(options.resyncPeriod ?? 0, options.scheduler),
+      deltaFifo<T>({ knownObjects: () => current.store }),
+      scan(reduceDeltas<T>, initial),
+      tap((state) => (current = state)),
+      startWith(initial),
+    );
   }).pipe(shareReplay(shared));
 
   const store$ = state$.pipe(
