@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { InformerError, type ErrorPhase } from '../0-model/errors.ts';
-import type { KubeObject } from '../0-model/objects.ts';
+import { isKubeObject } from '../0-model/fastCheck.ts';
+import { KubeObject } from '../0-model/objects.ts';
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -36,6 +37,21 @@ export function decoder<T extends KubeObject>(
   transform?: (object: T) => T,
   typeMeta?: { readonly apiVersion: string; readonly kind: string },
 ): Decoder<T> {
+  // The metadata-only schema of built-in and unstructured resources has a
+  // copy-free check; any other schema is zod's to run.
+  const fast = (schema as unknown) === KubeObject;
+  const accept = (object: T, raw: unknown, phase: ErrorPhase): T | InformerError => {
+    if (!transform) return object;
+    try {
+      return transform(object);
+    } catch (error) {
+      return new InformerError('ValidationFailed', `transform threw for ${rawKey(raw) ?? 'an object'}: ${(error as Error).message}`, {
+        phase,
+        key: rawKey(raw),
+        cause: error,
+      });
+    }
+  };
   return (raw, phase) => {
     // Items of a built-in list carry no apiVersion/kind while watch objects do;
     // fill them in so every cached object looks the same (client-node#655).
@@ -43,6 +59,16 @@ export function decoder<T extends KubeObject>(
     if (typeMeta && isRecord(raw)) {
       if (raw.apiVersion === undefined) raw.apiVersion = typeMeta.apiVersion;
       if (raw.kind === undefined) raw.kind = typeMeta.kind;
+    }
+    if (fast) {
+      if (isKubeObject(raw)) return accept(raw as T, raw, phase);
+      if (hasProtoKey(raw)) {
+        return new InformerError('ValidationFailed', `${rawKey(raw) ?? 'an object'} has a "__proto__" key; skipped`, {
+          phase,
+          key: rawKey(raw),
+          resourceVersion: rawResourceVersion(raw),
+        });
+      }
     }
     const result = schema.safeParse(raw);
     if (!result.success) {
@@ -56,15 +82,11 @@ export function decoder<T extends KubeObject>(
         issues: result.error.issues,
       });
     }
-    if (!transform) return result.data;
-    try {
-      return transform(result.data);
-    } catch (error) {
-      return new InformerError('ValidationFailed', `transform threw for ${rawKey(raw) ?? 'an object'}: ${(error as Error).message}`, {
-        phase,
-        key: rawKey(raw),
-        cause: error,
-      });
-    }
+    return accept(result.data, raw, phase);
   };
+}
+
+function hasProtoKey(raw: unknown): boolean {
+  const own = (value: unknown) => isRecord(value) && Object.prototype.hasOwnProperty.call(value, '__proto__');
+  return own(raw) || (isRecord(raw) && own(raw.metadata));
 }

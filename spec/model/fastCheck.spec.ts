@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { isKubeObject } from '../../src/0-model/fastCheck.ts';
+import { KubeObject, Pod, decoder } from '../../src/index.ts';
+
+/** Values near the schema's edges: right and wrong types for every field it checks. */
+const maybe = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { nil: undefined, freq: 3 });
+const junk = fc.oneof(fc.string(), fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.array(fc.string(), { maxLength: 2 }), fc.dictionary(fc.string(), fc.string(), { maxKeys: 2 }));
+const field = <T>(good: fc.Arbitrary<T>) => fc.oneof({ weight: 5, arbitrary: maybe(good) }, { weight: 1, arbitrary: junk });
+const ownerRef = fc.record(
+  { apiVersion: field(fc.string()), kind: field(fc.string()), name: field(fc.string()), uid: field(fc.string()), controller: field(fc.boolean()), blockOwnerDeletion: field(fc.boolean()) },
+  { requiredKeys: [] },
+);
+const metadata = fc.record(
+  {
+    name: field(fc.string({ maxLength: 3 })),
+    namespace: field(fc.string()),
+    uid: field(fc.string()),
+    resourceVersion: field(fc.string()),
+    generation: field(fc.integer()),
+    creationTimestamp: field(fc.option(fc.string(), { nil: null })),
+    deletionTimestamp: field(fc.option(fc.string(), { nil: null })),
+    labels: field(fc.dictionary(fc.string(), fc.oneof({ weight: 5, arbitrary: fc.string() }, { weight: 1, arbitrary: junk }), { maxKeys: 3 })),
+    annotations: field(fc.dictionary(fc.string(), fc.string(), { maxKeys: 2 })),
+    ownerReferences: field(fc.array(ownerRef, { maxLength: 2 })),
+    extra: fc.anything({ maxDepth: 1 }),
+  },
+  { requiredKeys: [] },
+);
+const objects = fc.oneof(
+  { weight: 8, arbitrary: fc.record({ apiVersion: field(fc.string()), kind: field(fc.string()), metadata: fc.oneof({ weight: 8, arbitrary: metadata }, { weight: 1, arbitrary: junk }), spec: fc.anything({ maxDepth: 2 }) }, { requiredKeys: ['metadata'] }) },
+  { weight: 1, arbitrary: fc.anything({ maxDepth: 2 }) },
+);
+
+describe('the copy-free KubeObject check', () => {
+  it('accepts exactly what the zod schema accepts', () => {
+    fc.assert(
+      fc.property(objects, (value) => {
+        // JSON round trip: what the transport hands over (no undefined values, no -0, no NaN).
+        const json = JSON.stringify(value);
+        if (json === undefined) return;
+        const raw: unknown = JSON.parse(json);
+        expect(isKubeObject(raw)).toBe(KubeObject.safeParse(raw).success);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('the decoder returns the parsed object itself, and reports a __proto__ key instead of dropping it', () => {
+    const decode = decoder(Pod.schema);
+    const raw = JSON.parse('{"metadata":{"name":"a","namespace":"n","resourceVersion":"1"},"spec":{}}');
+    expect(decode(raw, 'watch')).toBe(raw);
+    const poisoned = JSON.parse('{"metadata":{"name":"a","__proto__":{"polluted":true}}}');
+    const result = decode(poisoned, 'watch');
+    expect(result).toMatchObject({ reason: 'ValidationFailed', key: 'a' });
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    const invalid = decode(JSON.parse('{"metadata":{"name":"","labels":{"a":1}}}'), 'list');
+    expect(invalid).toMatchObject({ reason: 'ValidationFailed' });
+    expect((invalid as { issues: { path: PropertyKey[] }[] }).issues.map((i) => i.path.join('.'))).toEqual(['metadata.name', 'metadata.labels.a']);
+  });
+});
