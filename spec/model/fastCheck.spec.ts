@@ -56,6 +56,6 @@ describe('the copy-free KubeObject check', () => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     const invalid = decode(JSON.parse('{"metadata":{"name":"","labels":{"a":1}}}'), 'list');
     expect(invalid).toMatchObject({ reason: 'ValidationFailed' });
-    expect((invalid as { issues: { path: PropertyKey[] }[] }).issues.map((i) => i.path.join('.'))).toEqual(['metadata.name', 'metadata.labels.a']);
+    expect((invalid as unknown as { issues: { path: PropertyKey[] }[] }).issues.map((i) => i.path.join('.'))).toEqual(['metadata.name', 'metadata.labels.a']);
   });
 });

@@ -7,7 +7,7 @@ import { appendDelta, type Delta, type Deltas } from './deltas.ts';
  * queue never holds more entries than there are distinct keys.
  */
 export class DeltaQueue<T> {
-  private readonly items = new Map<string, { deltas: Delta<T>[]; isInInitialList: boolean }>();
+  private readonly items = new Map<string, { readonly key: string; readonly deltas: Delta<T>[]; isInInitialList: boolean }>();
 
   get size(): number {
     return this.items.size;
@@ -32,7 +32,7 @@ export class DeltaQueue<T> {
       appendDelta(entry.deltas, delta);
       entry.isInInitialList &&= isInInitialList;
     } else {
-      this.items.set(key, { deltas: [delta], isInInitialList });
+      this.items.set(key, { key, deltas: [delta], isInInitialList });
     }
   }
 
@@ -47,6 +47,7 @@ export class DeltaQueue<T> {
     if (first.done) return undefined;
     const [key, entry] = first.value;
     this.items.delete(key);
-    return { key, deltas: entry.deltas, isInInitialList: entry.isInInitialList };
+    // The entry is handed on as it is: the queue no longer refers to it.
+    return entry;
   }
 }

@@ -49,9 +49,10 @@ export function reduceDeltas<T>(state: InformerState<T>, output: FifoOutput<T>):
       return { ...state, events: NONE, errors: NONE, step: 'watch' };
     case 'deltas': {
       const events: InformerEvent<T>[] = [];
-      const writes: [string, T | undefined][] = [];
+      const writes: [string, T | undefined, T | undefined][] = [];
       for (const { key, deltas, isInInitialList } of output.items) {
-        let current = state.store.get(key);
+        const before = state.store.get(key);
+        let current = before;
         for (const delta of deltas) {
           if (delta.type === 'Deleted') {
             const tombstone = isTombstone(delta.object);
@@ -69,10 +70,10 @@ export function reduceDeltas<T>(state: InformerState<T>, output: FifoOutput<T>):
           }
           current = object;
         }
-        writes.push([key, current]);
+        if (current !== before) writes.push([key, before, current]);
       }
       return {
-        store: writes.length ? state.store.update(writes) : state.store,
+        store: writes.length ? state.store.apply(writes) : state.store,
         synced: state.synced || output.cause === 'replace',
         resourceVersion: output.resourceVersion ?? state.resourceVersion,
         events,

@@ -6,9 +6,22 @@ export type IndexFunc<T> = (object: T) => readonly string[];
 /** Named index functions. */
 export type Indexers<T> = Readonly<Record<string, IndexFunc<T>>>;
 
-/** The `namespace` index every informer has (client-go's MetaNamespaceIndexFunc). */
+const NO_VALUES: readonly string[] = Object.freeze([]);
+const namespaceValues = new Map<string, readonly string[]>();
+
+/**
+ * The `namespace` index every informer has (client-go's MetaNamespaceIndexFunc).
+ * Returns one shared frozen array per namespace, so indexing allocates nothing.
+ */
 export function namespaceIndex(object: { readonly metadata: { readonly namespace?: string | undefined } }): readonly string[] {
-  return object.metadata.namespace ? [object.metadata.namespace] : [];
+  const namespace = object.metadata.namespace;
+  if (!namespace) return NO_VALUES;
+  let values = namespaceValues.get(namespace);
+  if (!values) {
+    values = Object.freeze([namespace]);
+    if (namespaceValues.size < 100_000) namespaceValues.set(namespace, values);
+  }
+  return values;
 }
 
 /** Thrown when a read names an index the store was not built with. */
@@ -127,25 +140,47 @@ export class Store<T> {
    * as it was. `undefined` deletes the key.
    */
   update(writes: Iterable<readonly [key: string, object: T | undefined]>): Store<T> {
-    const names = Object.keys(this.indexers);
-    const indices: Record<string, Index> = { ...this.indices };
-    const items = this.items.withMutations((mutable) => {
-      for (const [key, object] of writes) {
-        const old = mutable.get(key);
-        if (object === undefined) {
-          if (old === undefined) continue;
-          mutable.delete(key);
-        } else mutable.set(key, object);
-        for (const name of names) {
-          const indexFunc = this.indexers[name]!;
-          const before = old === undefined ? [] : indexFunc(old);
-          const after = object === undefined ? [] : indexFunc(object);
-          if (sameValues(before, after)) continue;
-          indices[name] = reindex(indices[name]!, key, before, after);
+    return this.apply([...writes].map(([key, object]) => [key, this.items.get(key), object] as const));
+  }
+
+  /**
+   * `update` for a caller that already read each key's current object (the
+   * informer's reducer does), so no key is looked up twice.
+   */
+  apply(changes: readonly (readonly [key: string, old: T | undefined, object: T | undefined])[]): Store<T> {
+    let items = this.items;
+    let indices: Record<string, Index> | undefined;
+    // One write (a watch event) is a plain persistent set; a batch uses a transient.
+    if (changes.length === 1) {
+      const [key, old, object] = changes[0]!;
+      if (object === undefined && old === undefined) return this;
+      items = object === undefined ? items.delete(key) : items.set(key, object);
+      indices = this.reindexed(indices, key, old, object);
+    } else {
+      items = items.withMutations((mutable) => {
+        for (const [key, old, object] of changes) {
+          if (object === undefined) {
+            if (old === undefined) continue;
+            mutable.delete(key);
+          } else mutable.set(key, object);
+          indices = this.reindexed(indices, key, old, object);
         }
-      }
-    });
-    return new Store<T>(items, this.indexers, indices);
+      });
+    }
+    return new Store<T>(items, this.indexers, indices ?? this.indices);
+  }
+
+  /** Moves `key` between index values where its object's values changed; copies the indices record only then. */
+  private reindexed(indices: Record<string, Index> | undefined, key: string, old: T | undefined, object: T | undefined): Record<string, Index> | undefined {
+    for (const name in this.indexers) {
+      const indexFunc = this.indexers[name]!;
+      const before = old === undefined ? NO_VALUES : indexFunc(old);
+      const after = object === undefined ? NO_VALUES : indexFunc(object);
+      if (sameValues(before, after)) continue;
+      indices ??= { ...this.indices };
+      indices[name] = reindex(indices[name]!, key, before, after);
+    }
+    return indices;
   }
 
   private indexFunc(name: string): IndexFunc<T> {
@@ -162,6 +197,7 @@ export class Store<T> {
 }
 
 function sameValues(a: readonly string[], b: readonly string[]): boolean {
+  if (a === b) return true;
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;
