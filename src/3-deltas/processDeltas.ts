@@ -31,6 +31,7 @@ export function processDeltas<T, R>(handler: (deltas: Deltas<T>) => ObservableIn
             if (sourceDone) subscriber.complete();
             return;
           }
+          let synchronous = true;
           let finished = false;
           const running = from(handler(next)).subscribe({
             next: (value) => subscriber.next(value),
@@ -38,9 +39,11 @@ export function processDeltas<T, R>(handler: (deltas: Deltas<T>) => ObservableIn
             complete: () => {
               finished = true;
               busy = undefined;
-              pump();
+              // Finished later: carry on from here. Finished at once: the loop carries on.
+              if (!synchronous) pump();
             },
           });
+          synchronous = false;
           if (!finished) busy = running;
         }
       };

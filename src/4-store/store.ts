@@ -140,12 +140,21 @@ export class Store<T> {
    * as it was. `undefined` deletes the key.
    */
   update(writes: Iterable<readonly [key: string, object: T | undefined]>): Store<T> {
-    return this.apply([...writes].map(([key, object]) => [key, this.items.get(key), object] as const));
+    // A key written twice in one batch: its second write starts from its first.
+    const latest = new Map<string, T | undefined>();
+    const changes: (readonly [string, T | undefined, T | undefined])[] = [];
+    for (const [key, object] of writes) {
+      const old = latest.has(key) ? latest.get(key) : this.items.get(key);
+      latest.set(key, object);
+      changes.push([key, old, object]);
+    }
+    return this.apply(changes);
   }
 
   /**
    * `update` for a caller that already read each key's current object (the
-   * informer's reducer does), so no key is looked up twice.
+   * informer's reducer does), so no key is looked up twice. Each change's
+   * `old` must be the key's object as of the changes before it.
    */
   apply(changes: readonly (readonly [key: string, old: T | undefined, object: T | undefined])[]): Store<T> {
     let items = this.items;
