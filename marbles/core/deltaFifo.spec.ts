@@ -1,0 +1,197 @@
+import { describe, expect, it } from 'vitest';
+import { TestScheduler } from 'rxjs/testing';
+import { Subject } from 'rxjs';
+import {
+  InformerError,
+  deltaFifo,
+  isTombstone,
+  type BatchCause,
+  type Delta,
+  type DeltaType,
+  type Deltas,
+  type FifoOutput,
+  type KubeObject,
+  type SourceEvent,
+} from '../../src/index.ts';
+
+type Obj = KubeObject;
+const o = (name: string, rv: string, namespace = 'ns'): Obj => ({ metadata: { name, namespace, resourceVersion: rv } });
+
+// source events
+const replace = (rv: string, ...items: Obj[]): SourceEvent<Obj> => ({ type: 'replace', items, resourceVersion: rv });
+const add = (object: Obj): SourceEvent<Obj> => ({ type: 'added', object, resourceVersion: object.metadata.resourceVersion ?? '' });
+const mod = (object: Obj): SourceEvent<Obj> => ({ type: 'modified', object, resourceVersion: object.metadata.resourceVersion ?? '' });
+const del = (object: Obj): SourceEvent<Obj> => ({ type: 'deleted', object, resourceVersion: object.metadata.resourceVersion ?? '' });
+const tick: SourceEvent<Obj> = { type: 'resync' };
+
+// expected output
+const delta = (type: DeltaType, object: Delta<Obj>['object']): Delta<Obj> => ({ type, object });
+const tomb = (key: string, object: Obj) => ({ finalStateUnknown: true as const, key, object });
+const entry = (key: string, isInInitialList: boolean, ...deltas: Delta<Obj>[]): Deltas<Obj> => ({ key, deltas, isInInitialList });
+const batch = (cause: BatchCause, resourceVersion: string | undefined, ...items: Deltas<Obj>[]): FifoOutput<Obj> =>
+  resourceVersion === undefined ? { type: 'deltas', cause, items } : { type: 'deltas', cause, items, resourceVersion };
+
+function testScheduler(): TestScheduler {
+  return new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
+}
+
+describe('deltaFifo', () => {
+  it('maps added → Added, modified → Updated, deleted → Deleted, one batch per source step', () => {
+    testScheduler().run(({ cold, expectObservable }) => {
+      const a1 = o('a', '1'), b2 = o('b', '2'), b3 = o('b', '3'), b4 = o('b', '4');
+      const source = cold('-r-a-m-d-|', { r: replace('1', a1), a: add(b2), m: mod(b3), d: del(b4) });
+      expectObservable(source.pipe(deltaFifo())).toBe('-R-A-U-D-|', {
+        R: batch('replace', '1', entry('ns/a', true, delta('Replaced', a1))),
+        A: batch('event', '2', entry('ns/b', false, delta('Added', b2))),
+        U: batch('event', '3', entry('ns/b', false, delta('Updated', b3))),
+        D: batch('event', '4', entry('ns/b', false, delta('Deleted', b4))),
+      });
+    });
+  });
+
+  it('ignores a delete of a key it has never handed on (and one already deleted)', () => {
+    testScheduler().run(({ cold, expectObservable }) => {
+      const a1 = o('a', '1');
+      const source = cold('-r-x-d-y-|', { r: replace('1', a1), x: del(o('ghost', '2')), d: del(o('a', '3')), y: del(o('a', '4')) });
+      expectObservable(source.pipe(deltaFifo())).toBe('-R---D---|', {
+        R: batch('replace', '1', entry('ns/a', true, delta('Replaced', a1))),
+        D: batch('event', '3', entry('ns/a', false, delta('Deleted', o('a', '3')))),
+      });
+    });
+  });
+
+  it('keys by namespace/name, or name when cluster-scoped (and accepts a custom keyOf)', () => {
+    testScheduler().run(({ cold, expectObservable }) => {
+      const n = { metadata: { name: 'node-1', resourceVersion: '1' } };
+      const p = o('web', '2', 'prod');
+      const source = cold('-r|', { r: replace('2', n, p) });
+      expectObservable(source.pipe(deltaFifo())).toBe('-R|', {
+        R: batch('replace', '2', entry('node-1', true, delta('Replaced', n)), entry('prod/web', true, delta('Replaced', p))),
+      });
+      const byUid = deltaFifo<Obj>({ keyOf: (x) => `uid:${x.metadata.name}` });
+      expectObservable(source.pipe(byUid)).toBe('-R|', {
+        R: batch('replace', '2', entry('uid:node-1', true, delta('Replaced', n)), entry('uid:web', true, delta('Replaced', p))),
+      });
+    });
+  });
+
+  it('replace → Replaced for every listed object, then Deleted tombstones (last known state) for known keys the list lacks', () => {
+    testScheduler().run(({ cold, expectObservable }) => {
+      const a1 = o('a', '1'), b1 = o('b', '1'), c1 = o('c', '1'), b5 = o('b', '5'), c6 = o('c', '6'), d7 = o('d', '7');
+      const source = cold('-r-m-x-R-|', {
+        r: replace('1', a1, b1, c1),
+        m: mod(c6),
+        x: del(o('a', '2')),
+        R: replace('9', d7, b5),
+      });
+      expectObservable(source.pipe(deltaFifo())).toBe('-A-B-C-D-|', {
+        A: batch('replace', '1', entry('ns/a', true, delta('Replaced', a1)), entry('ns/b', true, delta('Replaced', b1)), entry('ns/c', true, delta('Replaced', c1))),
+        B: batch('event', '6', entry('ns/c', false, delta('Updated', c6))),
+        C: batch('event', '2', entry('ns/a', false, delta('Deleted', o('a', '2')))),
+        // a was deleted by the watch: no tombstone; c was missed: a tombstone with its last known state (rv 6).
+        D: batch('replace', '9', entry('ns/d', false, delta('Replaced', d7)), entry('ns/b', false, delta('Replaced', b5)), entry('ns/c', false, delta('Deleted', tomb('ns/c', c6)))),
+      });
+    });
+  });
+
+  it('the first replace batch is emitted even when empty and marks isInInitialList; later ones do not', () => {
+    testScheduler().run(({ cold, expectObservable }) => {
+      const a2 = o('a', '2'), a3 = o('a', '3');
+      const source = cold('-e-a-r-s|', { e: replace('1'), a: add(a2), r: replace('3', a3), s: replace('4') });
+      expectObservable(source.pipe(deltaFifo())).toBe('-E-A-R-S|', {
+        E: batch('replace', '1'),
+        A: batch('event', '2', entry('ns/a', false, delta('Added', a2))),
+        R: batch('replace', '3', entry('ns/a', false, delta('Replaced', a3))),
+        S: batch('replace', '4', entry('ns/a', false, delta('Deleted', tomb('ns/a', a3)))),
+      });
+    });
+  });
+
+  it('resync → Sync for every known object (no batch when nothing is known; no resourceVersion)', () => {
+    testScheduler().run(({ cold, expectObservable }) => {
+      const a1 = o('a', '1'), b1 = o('b', '1'), b2 = o('b', '2');
+      const source = cold('-t-r-t-m-d-t-|', { t: tick, r: replace('1', a1, b1), m: mod(b2), d: del(a1) });
+      expectObservable(source.pipe(deltaFifo())).toBe('---R-S-U-D-T-|', {
+        R: batch('replace', '1', entry('ns/a', true, delta('Replaced', a1)), entry('ns/b', true, delta('Replaced', b1))),
+        S: batch('resync', undefined, entry('ns/a', false, delta('Sync', a1)), entry('ns/b', false, delta('Sync', b1))),
+        U: batch('event', '2', entry('ns/b', false, delta('Updated', b2))),
+        D: batch('event', '1', entry('ns/a', false, delta('Deleted', a1))),
+        T: batch('resync', undefined, entry('ns/b', false, delta('Sync', b2))),
+      });
+    });
+  });
+
+  it('passes bookmark, watch and error events through untouched', () => {
+    testScheduler().run(({ cold, expectObservable }) => {
+      const error = new InformerError('ServerError', 'boom', { status: 500 });
+      const events: Record<string, SourceEvent<Obj>> = {
+        b: { type: 'bookmark', resourceVersion: '7' },
+        w: { type: 'watch', resourceVersion: '7' },
+        e: { type: 'error', error },
+      };
+      expectObservable(cold('-w-b-e-|', events).pipe(deltaFifo())).toBe('-w-b-e-|', events as Record<string, FifoOutput<Obj>>);
+    });
+  });
+
+  it('propagates the source’s error and completion', () => {
+    testScheduler().run(({ cold, expectObservable }) => {
+      const failure = new Error('source broke');
+      expectObservable(cold<SourceEvent<Obj>>('-#', undefined, failure).pipe(deltaFifo())).toBe('-#', undefined, failure);
+    });
+  });
+
+  it('re-entrant steps (emitted while a batch is handed on) coalesce per key in first-arrival order; consecutive deletes collapse', () => {
+    const source = new Subject<SourceEvent<Obj>>();
+    const out: FifoOutput<Obj>[] = [];
+    const a1 = o('a', '1'), a2 = o('a', '2'), a3 = o('a', '3'), b4 = o('b', '4'), c5 = o('c', '5');
+    let once = true;
+    source.pipe(deltaFifo()).subscribe((output) => {
+      out.push(output);
+      if (output.type === 'deltas' && output.cause === 'event' && once) {
+        once = false;
+        // While `Added a` is being handed on, the source pushes more.
+        source.next(mod(a2));
+        source.next(add(b4));
+        source.next(mod(a3));
+        source.next(del(a3));
+        source.next(del(a3));
+        source.next(add(c5));
+      }
+    });
+    source.next(replace('0'));
+    source.next(add(a1));
+    expect(out).toEqual([
+      batch('replace', '0'),
+      batch('event', '1', entry('ns/a', false, delta('Added', a1))),
+      batch(
+        'event',
+        '2',
+        entry('ns/a', false, delta('Updated', a2), delta('Updated', a3), delta('Deleted', a3)),
+        entry('ns/b', false, delta('Added', b4)),
+        entry('ns/c', false, delta('Added', c5)),
+      ),
+    ]);
+  });
+
+  it('a key re-entrantly dropped by a relist while queued gets a tombstone with its newest queued state', () => {
+    const source = new Subject<SourceEvent<Obj>>();
+    const out: FifoOutput<Obj>[] = [];
+    const a1 = o('a', '1'), b2 = o('b', '2'), b3 = o('b', '3');
+    let once = true;
+    source.pipe(deltaFifo()).subscribe((output) => {
+      out.push(output);
+      if (output.type === 'deltas' && output.cause === 'event' && once) {
+        once = false;
+        source.next(mod(b3)); // queued for b …
+        source.next(replace('9', a1)); // … and the relist no longer lists b
+      }
+    });
+    source.next(replace('1', a1));
+    source.next(add(b2));
+    const last = out[out.length - 1];
+    expect(last).toEqual(
+      batch('replace', '9', entry('ns/b', false, delta('Updated', b3), delta('Deleted', tomb('ns/b', b3))), entry('ns/a', false, delta('Replaced', a1))),
+    );
+    if (last?.type === 'deltas') expect(isTombstone(last.items[0]?.deltas[1]?.object)).toBe(true);
+  });
+});

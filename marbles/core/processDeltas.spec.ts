@@ -1,0 +1,104 @@
+import { describe, expect, it } from 'vitest';
+import { TestScheduler } from 'rxjs/testing';
+import { map, timer } from 'rxjs';
+import { InformerError, processDeltas, type Delta, type DeltaType, type Deltas, type FifoOutput, type KubeObject } from '../../src/index.ts';
+
+type Obj = KubeObject;
+const o = (name: string, rv: string): Obj => ({ metadata: { name, namespace: 'ns', resourceVersion: rv } });
+const d = (type: DeltaType, name: string, rv: string): Delta<Obj> => ({ type, object: o(name, rv) });
+/** One batch holding one key's deltas. */
+const one = (key: string, ...deltas: Delta<Obj>[]): FifoOutput<Obj> => ({ type: 'deltas', cause: 'event', items: [{ key, deltas, isInInitialList: false }] });
+
+const label = (entry: Deltas<Obj>) =>
+  `${entry.key}:${entry.deltas.map((x) => `${x.type}${'metadata' in x.object ? x.object.metadata.resourceVersion : ''}`).join(',')}`;
+
+function testScheduler(): TestScheduler {
+  return new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
+}
+
+describe('processDeltas', () => {
+  it('a slow handler: deltas for a waiting key coalesce into one entry, keys leave in first-arrival order, consecutive deletes collapse', () => {
+    testScheduler().run(({ hot, expectObservable }) => {
+      // frames: a 0, b 1, a 2, a 3 (twice), b 7; complete 8
+      const input = hot('abc(dd)e|', {
+        a: one('a', d('Added', 'a', '1')),
+        b: one('b', d('Added', 'b', '2')),
+        c: one('a', d('Updated', 'a', '3')),
+        d: one('a', d('Deleted', 'a', '4')),
+        e: one('b', d('Updated', 'b', '5')),
+      });
+      const out = input.pipe(processDeltas<Obj, string>((entry) => timer(10).pipe(map(() => label(entry)))));
+      // a1 is handled 0→10; meanwhile b, a (updated, deleted twice) and b again queue up as two entries: b then a.
+      expectObservable(out).toBe('10ms x 9ms y 9ms (z|)', {
+        x: 'a:Added1',
+        y: 'b:Added2,Updated5',
+        z: 'a:Updated3,Deleted4',
+      });
+    });
+  });
+
+  it('deltas for the key being handled queue behind it as a new entry', () => {
+    testScheduler().run(({ hot, expectObservable }) => {
+      const input = hot('ab', { a: one('a', d('Added', 'a', '1')), b: one('a', d('Updated', 'a', '2')) });
+      const out = input.pipe(processDeltas<Obj, string>((entry) => timer(3).pipe(map(() => label(entry)))));
+      expectObservable(out).toBe('---x--y', { x: 'a:Added1', y: 'a:Updated2' });
+    });
+  });
+
+  it('the backlog never holds more entries than distinct keys, however much arrives while the handler is busy', () => {
+    const ts = testScheduler();
+    ts.run(({ hot, flush }) => {
+      const values: Record<string, FifoOutput<Obj>> = {};
+      let marbles = 'f';
+      values.f = one('first', d('Added', 'first', '0'));
+      const keys = ['k1', 'k2', 'k3'];
+      for (let i = 0; i < 60; i++) {
+        const key = keys[i % 3]!;
+        values[String.fromCharCode(0x100 + i)] = one(key, d(i % 7 === 6 ? 'Deleted' : 'Updated', key, String(i + 1)));
+      }
+      marbles += Object.keys(values).filter((k) => k !== 'f').join('');
+      const input = hot(marbles, values);
+      const handled: Deltas<Obj>[] = [];
+      input.pipe(processDeltas<Obj, never>((entry) => (handled.push(entry), timer(100).pipe(map(() => undefined as never))))).subscribe();
+      flush();
+      expect(handled.map((h) => h.key)).toEqual(['first', 'k1', 'k2', 'k3']);
+      // every delta arrived, in order, per key (Deleted never follows a Deleted here, so nothing collapses)
+      expect(handled[1]?.deltas).toHaveLength(20);
+      expect(handled.slice(1).map((h) => h.deltas.map((x) => ('metadata' in x.object ? Number(x.object.metadata.resourceVersion) : -1)))).toEqual(
+        keys.map((_, k) => Array.from({ length: 20 }, (_, j) => 3 * j + k + 1)),
+      );
+    });
+  });
+
+  it('splits a multi-key batch into per-key entries, and ignores bookmarks, watch starts and errors', () => {
+    testScheduler().run(({ cold, expectObservable }) => {
+      const batch: FifoOutput<Obj> = {
+        type: 'deltas',
+        cause: 'replace',
+        resourceVersion: '9',
+        items: [
+          { key: 'x', deltas: [d('Replaced', 'x', '1')], isInInitialList: true },
+          { key: 'y', deltas: [d('Replaced', 'y', '2')], isInInitialList: true },
+        ],
+      };
+      const input = cold('-bwer|', {
+        b: { type: 'bookmark', resourceVersion: '3' },
+        w: { type: 'watch', resourceVersion: '3' },
+        e: { type: 'error', error: new InformerError('ServerError', 'x') },
+        r: batch,
+      } satisfies Record<string, FifoOutput<Obj>>);
+      const out = input.pipe(processDeltas<Obj, string>((entry) => timer(2).pipe(map(() => `${label(entry)}/${String(entry.isInInitialList)}`))));
+      expectObservable(out).toBe('------x-(y|)', { x: 'x:Replaced1/true', y: 'y:Replaced2/true' });
+    });
+  });
+
+  it('unsubscribing stops the running handler', () => {
+    const ts = testScheduler();
+    ts.run(({ hot, expectObservable, expectSubscriptions, cold }) => {
+      const work = cold('----x|');
+      const input = hot('a', { a: one('a', d('Added', 'a', '1')) });
+      expectObservable(input.pipe(processDeltas<Obj, string>(() => work)), '^-!').toBe('---');
+      expectSubscriptions(work.subscriptions).toBe('^-!');
+    });
+  });
+});

@@ -1,0 +1,132 @@
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { LineSplitter } from '../../src/index.ts';
+
+type Out = string; // `line:<text>` or `oversize:<bytes>`
+
+/** Feeds chunks to a splitter; returns what it reported, in order. */
+function feed(chunks: readonly Buffer[], max?: number, splitter = new LineSplitter(max)): Out[] {
+  const out: Out[] = [];
+  const sink = { line: (text: string) => out.push(`line:${text}`), oversize: (bytes: number) => out.push(`oversize:${bytes}`) };
+  for (const chunk of chunks) splitter.push(chunk, sink);
+  return out;
+}
+
+/** Cuts a buffer at the given (sorted, deduplicated) offsets. */
+function cut(bytes: Buffer, at: readonly number[]): Buffer[] {
+  const points = [...new Set(at.map((p) => Math.max(0, Math.min(bytes.length, p))))].sort((x, y) => x - y);
+  const chunks: Buffer[] = [];
+  let start = 0;
+  for (const p of points) {
+    chunks.push(bytes.subarray(start, p));
+    start = p;
+  }
+  chunks.push(bytes.subarray(start));
+  return chunks;
+}
+
+/** What a correct splitter reports for these lines (each followed by '\n'): empty lines are skipped. */
+function expected(lines: readonly string[], max = Infinity): Out[] {
+  return lines.flatMap((line) => {
+    const bytes = Buffer.byteLength(line, 'utf8');
+    if (bytes > max) return [`oversize:${bytes}`];
+    return line === '' ? [] : [`line:${line}`];
+  });
+}
+
+const text = (lines: readonly string[]) => Buffer.from(lines.map((l) => `${l}\n`).join(''), 'utf8');
+
+const lineArb = fc.string({ unit: fc.constantFrom('a', 'b', '{', '"', ' ', 'é', '日', '本', '😀', '\u0000', '\r'), maxLength: 12 });
+
+describe('LineSplitter', () => {
+  it('splits lines, skipping empty ones', () => {
+    expect(feed([Buffer.from('{"a":1}\n\n{"b":2}\n')])).toEqual(['line:{"a":1}', 'line:{"b":2}']);
+  });
+
+  it('keeps an unterminated line until its newline arrives (leftoverBytes counts it)', () => {
+    const splitter = new LineSplitter();
+    expect(feed([Buffer.from('abc')], undefined, splitter)).toEqual([]);
+    expect(splitter.leftoverBytes).toBe(3);
+    expect(feed([Buffer.from('def\ngh')], undefined, splitter)).toEqual(['line:abcdef']);
+    expect(splitter.leftoverBytes).toBe(2);
+    splitter.reset();
+    expect(splitter.leftoverBytes).toBe(0);
+    expect(feed([Buffer.from('x\n')], undefined, splitter)).toEqual(['line:x']);
+  });
+
+  it('a line split at every possible byte boundary comes out whole (multi-byte UTF-8 included)', () => {
+    const lines = ['{"name":"é"}', '日本', 'emoji 😀 ok', 'plain'];
+    const bytes = text(lines);
+    for (let i = 0; i <= bytes.length; i++) {
+      expect(feed(cut(bytes, [i]))).toEqual(expected(lines));
+      for (let j = i; j <= Math.min(bytes.length, i + 5); j++) expect(feed(cut(bytes, [i, j]))).toEqual(expected(lines));
+    }
+  });
+
+  it('a multi-byte character fed one byte at a time comes out whole', () => {
+    for (const ch of ['é', '日本', '😀', '👩‍👩‍👧']) {
+      const bytes = Buffer.from(`${ch}\n`, 'utf8');
+      const oneByOne = Array.from(bytes, (b) => Buffer.from([b]));
+      expect(feed(oneByOne)).toEqual([`line:${ch}`]);
+    }
+  });
+
+  it('property: any lines, cut anywhere, come out as the lines', () => {
+    fc.assert(
+      fc.property(fc.array(lineArb, { maxLength: 8 }), fc.array(fc.nat(200), { maxLength: 12 }), (lines, cuts) => {
+        expect(feed(cut(text(lines), cuts))).toEqual(expected(lines));
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it('does not keep a reference to the caller’s chunk memory (it may be reused)', () => {
+    const splitter = new LineSplitter();
+    const chunk = Buffer.from('abc');
+    feed([chunk], undefined, splitter);
+    chunk.fill(0x7a); // the stream reuses the buffer
+    expect(feed([Buffer.from('\n')], undefined, splitter)).toEqual(['line:abc']);
+  });
+
+  it('reports an oversize line once (with its size), skips it, and goes on with the next lines', () => {
+    const max = 8;
+    // in one chunk, split inside, and the limit exactly
+    expect(feed([Buffer.from('short\n0123456789AB\nnext\n')], max)).toEqual(['line:short', 'oversize:12', 'line:next']);
+    expect(feed([Buffer.from('0123'), Buffer.from('456789'), Buffer.from('AB\nok\n')], max)).toEqual(['oversize:12', 'line:ok']);
+    expect(feed([Buffer.from('01234567\n012345678\n')], max)).toEqual(['line:01234567', 'oversize:9']);
+    expect(feed([Buffer.from('0123'), Buffer.from('4567\n')], max)).toEqual(['line:01234567']);
+  });
+
+  it('property: lines around the limit, cut anywhere: the short ones come out, each long one is reported once', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 16 }),
+        fc.array(fc.string({ unit: fc.constantFrom('x', 'é', '😀'), maxLength: 12 }), { maxLength: 8 }),
+        fc.array(fc.nat(150), { maxLength: 12 }),
+        (max, lines, cuts) => {
+          expect(feed(cut(text(lines), cuts), max)).toEqual(expected(lines, max));
+        },
+      ),
+      { numRuns: 400 },
+    );
+  });
+
+  it('memory stays bounded while an oversize line streams in', () => {
+    const max = 1024;
+    const splitter = new LineSplitter(max);
+    const out: Out[] = [];
+    const sink = { line: (t: string) => out.push(`line:${t}`), oversize: (n: number) => out.push(`oversize:${n}`) };
+    // White-box: the bytes held for the partial line (a private field) never exceed the limit.
+    const held = () => (splitter as unknown as { pending: Buffer[] }).pending.reduce((n, b) => n + b.length, 0);
+    const chunk = Buffer.alloc(300, 0x61);
+    let peak = 0;
+    for (let i = 0; i < 10_000; i++) {
+      splitter.push(chunk, sink);
+      peak = Math.max(peak, held());
+    }
+    splitter.push(Buffer.from('\n{"ok":true}\n'), sink);
+    expect(peak).toBeLessThanOrEqual(max);
+    expect(held()).toBe(0);
+    expect(out).toEqual([`oversize:${300 * 10_000}`, 'line:{"ok":true}']);
+  });
+});

@@ -1,0 +1,88 @@
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { InformerError, parseRetryAfter, parseWatchLine } from '../../src/index.ts';
+
+describe('parseWatchLine', () => {
+  it('reads an event {type, object}', () => {
+    const line = JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'a', resourceVersion: '3' } } });
+    expect(parseWatchLine(line)).toEqual({ type: 'ADDED', object: { metadata: { name: 'a', resourceVersion: '3' } } });
+    // unknown types are left for the source to judge; extra fields pass
+    expect(parseWatchLine('{"type":"WHATEVER","object":{},"extra":1}')).toMatchObject({ type: 'WHATEVER', object: {} });
+    // trailing CR (CRLF streams) is JSON whitespace
+    expect(parseWatchLine('{"type":"BOOKMARK","object":{}}\r')).toEqual({ type: 'BOOKMARK', object: {} });
+  });
+
+  it.each([
+    ['not JSON', '{"type":"ADDED",'],
+    ['empty', ''],
+    ['an array', '[1,2]'],
+    ['a string', '"ADDED"'],
+    ['null', 'null'],
+    ['type missing', '{"object":{}}'],
+    ['type not a string', '{"type":1,"object":{}}'],
+    ['object missing', '{"type":"ADDED"}'],
+    ['object null', '{"type":"ADDED","object":null}'],
+    ['object an array', '{"type":"ADDED","object":[]}'],
+    ['object a string', '{"type":"ADDED","object":"x"}'],
+  ])('a line that is %s is a MalformedLine error (phase watch)', (_, line) => {
+    const frame = parseWatchLine(line);
+    expect(frame).toBeInstanceOf(InformerError);
+    expect(frame).toMatchObject({ reason: 'MalformedLine', phase: 'watch' });
+  });
+
+  it('property: never throws; returns an event exactly when the line is {type: string, object: object}', () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.string(), fc.json(), fc.record({ type: fc.oneof(fc.string(), fc.integer()), object: fc.jsonValue() }).map((v) => JSON.stringify(v))), (line) => {
+        const frame = parseWatchLine(line);
+        let value: unknown;
+        try {
+          value = JSON.parse(line);
+        } catch {
+          value = undefined;
+        }
+        const v = value as { type?: unknown; object?: unknown } | null;
+        const isEvent =
+          typeof v === 'object' && v !== null && !Array.isArray(v) && typeof v.type === 'string' && typeof v.object === 'object' && v.object !== null && !Array.isArray(v.object);
+        expect(frame instanceof InformerError).toBe(!isEvent);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe('parseRetryAfter', () => {
+  const now = Date.parse('2025-01-01T00:00:00Z');
+
+  it('reads delta-seconds', () => {
+    expect(parseRetryAfter('5', now)).toBe(5);
+    expect(parseRetryAfter(' 12 ', now)).toBe(12);
+    expect(parseRetryAfter('0', now)).toBe(0);
+    expect(parseRetryAfter('-3', now)).toBe(0);
+  });
+
+  it('reads an HTTP date, rounding up, never negative', () => {
+    expect(parseRetryAfter('Wed, 01 Jan 2025 00:00:30 GMT', now)).toBe(30);
+    expect(parseRetryAfter(new Date(now + 1500).toUTCString(), now)).toBe(1); // toUTCString drops the ms
+    expect(parseRetryAfter('Tue, 31 Dec 2024 23:59:00 GMT', now)).toBe(0);
+  });
+
+  it('takes the first of several header values', () => {
+    expect(parseRetryAfter(['7', '9'], now)).toBe(7);
+    expect(parseRetryAfter([], now)).toBeUndefined();
+  });
+
+  it('gives undefined for a missing, empty or unreadable header', () => {
+    expect(parseRetryAfter(undefined, now)).toBeUndefined();
+    expect(parseRetryAfter('', now)).toBeUndefined();
+    expect(parseRetryAfter('   ', now)).toBeUndefined();
+    expect(parseRetryAfter('soon', now)).toBeUndefined();
+    expect(parseRetryAfter('Infinity', now)).toBeUndefined();
+  });
+
+  it('defaults now to the clock', () => {
+    const inTenSeconds = new Date(Date.now() + 10_000).toUTCString();
+    const seconds = parseRetryAfter(inTenSeconds);
+    expect(seconds).toBeGreaterThanOrEqual(8);
+    expect(seconds).toBeLessThanOrEqual(10);
+  });
+});

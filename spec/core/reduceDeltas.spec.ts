@@ -1,0 +1,188 @@
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { Subject, scan, tap, type OperatorFunction } from 'rxjs';
+import {
+  InformerError,
+  Store,
+  deltaFifo,
+  initialState,
+  keyOf,
+  reduceDeltas,
+  type FifoOutput,
+  type InformerEvent,
+  type InformerState,
+  type KubeObject,
+  type SourceEvent,
+} from '../../src/index.ts';
+
+type Obj = KubeObject;
+const NAMES = ['a', 'b', 'c', 'd', 'e'];
+const obj = (name: string, rv: number): Obj => ({ metadata: { name, namespace: name === 'e' ? undefined : 'ns', resourceVersion: String(rv) } });
+const keyFor = (name: string) => (name === 'e' ? 'e' : `ns/${name}`);
+const rvOf = (o: Obj) => o.metadata.resourceVersion;
+
+type Command =
+  | { readonly t: 'add' | 'mod' | 'del'; readonly name: string }
+  | { readonly t: 'replace'; readonly listed: readonly { readonly name: string; readonly fresh: boolean }[] }
+  | { readonly t: 'resync' | 'bookmark' | 'error' };
+
+const nameArb = fc.constantFrom(...NAMES);
+const commandArb: fc.Arbitrary<Command> = fc.oneof(
+  { weight: 3, arbitrary: fc.record({ t: fc.constantFrom('add' as const, 'mod' as const, 'del' as const), name: nameArb }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      t: fc.constant('replace' as const),
+      listed: fc.uniqueArray(fc.record({ name: nameArb, fresh: fc.boolean() }), { selector: (x) => x.name, maxLength: NAMES.length }),
+    }),
+  },
+  { weight: 1, arbitrary: fc.record({ t: fc.constantFrom('resync' as const, 'bookmark' as const, 'error' as const) }) },
+);
+
+/** Turns commands into source events, keeping the server's view (what it last said about each key). */
+function toSource(commands: readonly Command[]): { events: SourceEvent<Obj>[]; server: Map<string, Obj>[] } {
+  let rv = 0;
+  const server = new Map<string, Obj>();
+  const events: SourceEvent<Obj>[] = [];
+  const views: Map<string, Obj>[] = [];
+  for (const c of commands) {
+    switch (c.t) {
+      case 'add':
+      case 'mod': {
+        const o = obj(c.name, ++rv);
+        server.set(keyOf(o), o);
+        events.push({ type: c.t === 'add' ? 'added' : 'modified', object: o, resourceVersion: String(rv) });
+        break;
+      }
+      case 'del': {
+        const o = obj(c.name, ++rv);
+        server.delete(keyOf(o));
+        events.push({ type: 'deleted', object: o, resourceVersion: String(rv) });
+        break;
+      }
+      case 'replace': {
+        ++rv;
+        const items = c.listed.map(({ name, fresh }) => (!fresh && server.get(keyFor(name))) || obj(name, rv));
+        server.clear();
+        for (const o of items) server.set(keyOf(o), o);
+        events.push({ type: 'replace', items, resourceVersion: String(rv) });
+        break;
+      }
+      case 'resync':
+        events.push({ type: 'resync' });
+        break;
+      case 'bookmark':
+        events.push({ type: 'bookmark', resourceVersion: String(++rv) });
+        break;
+      case 'error':
+        events.push({ type: 'error', error: new InformerError('ServerError', 'x') });
+        break;
+    }
+    views.push(new Map(server));
+  }
+  return { events, server: views };
+}
+
+/** The informer's pipeline after the source: deltaFifo (own knownObjects, or the store as the informer wires it) + reduceDeltas. */
+function pipeline(storeAsKnown: boolean): OperatorFunction<SourceEvent<Obj>, InformerState<Obj>> {
+  return (source) => {
+    const initial = initialState(Store.empty<Obj>());
+    let current = initial;
+    return source.pipe(
+      deltaFifo<Obj>(storeAsKnown ? { knownObjects: () => current.store } : {}),
+      scan(reduceDeltas<Obj>, initial),
+      tap((state) => (current = state)),
+    );
+  };
+}
+
+describe('reduceDeltas over deltaFifo', () => {
+  for (const storeAsKnown of [false, true]) {
+    it(`property (${storeAsKnown ? 'store as knownObjects, as the informer wires it' : 'deltaFifo’s own knownObjects'}): the cache is what the server last said; events are consistent`, () => {
+      fc.assert(
+        fc.property(fc.array(commandArb, { maxLength: 30 }), (commands) => {
+          const { events, server } = toSource(commands);
+          const source = new Subject<SourceEvent<Obj>>();
+          let emitted: InformerState<Obj>[] = [];
+          source.pipe(pipeline(storeAsKnown)).subscribe((state) => emitted.push(state));
+
+          let current = initialState(Store.empty<Obj>());
+          /** What a subscriber built from the events alone. */
+          const seen = new Map<string, Obj>();
+          let listed = false;
+          events.forEach((event, i) => {
+            emitted = [];
+            source.next(event);
+            expect(emitted.length).toBeLessThanOrEqual(1);
+            for (const state of emitted) {
+              // Before and during the first list, events are "in the initial list" (client-go: !hasSynced); after, never.
+              for (const e of state.events) check(e, seen, !listed);
+              current = state;
+            }
+            if (event.type === 'replace') listed = true;
+            // the cache is exactly what the server last said, and so is what the events told a subscriber
+            expect(new Map(current.store.entries())).toEqual(server[i]);
+            expect(seen).toEqual(server[i]);
+            expect(current.synced).toBe(listed);
+          });
+        }),
+        { numRuns: 300 },
+      );
+    });
+  }
+
+  function check(e: InformerEvent<Obj>, seen: Map<string, Obj>, inInitialList: boolean): void {
+    const key = keyOf(e.object);
+    switch (e.type) {
+      case 'added':
+        expect(seen.has(key), `added ${key} twice without a delete`).toBe(false);
+        seen.set(key, e.object);
+        break;
+      case 'updated':
+        expect(seen.has(key), `updated ${key} before added`).toBe(true);
+        expect(e.oldObject).toBe(seen.get(key));
+        expect(e.resync).toBe(rvOf(e.oldObject) === rvOf(e.object));
+        seen.set(key, e.object);
+        break;
+      case 'deleted':
+        expect(seen.has(key), `deleted unknown ${key}`).toBe(true);
+        if (e.finalStateUnknown) expect(e.object).toBe(seen.get(key));
+        seen.delete(key);
+        break;
+    }
+    expect(e.isInInitialList).toBe(inInitialList);
+  }
+
+  it('maps deltas to events as HandleDeltas does', () => {
+    const a1 = obj('a', 1), a2 = obj('a', 2);
+    let state = initialState(Store.empty<Obj>());
+    const step = (output: FifoOutput<Obj>) => (state = reduceDeltas(state, output));
+    step({ type: 'deltas', cause: 'replace', resourceVersion: '1', items: [{ key: 'ns/a', deltas: [{ type: 'Replaced', object: a1 }], isInInitialList: true }] });
+    expect(state.events).toEqual([{ type: 'added', object: a1, isInInitialList: true }]);
+    expect(state).toMatchObject({ synced: true, resourceVersion: '1', step: 'replace' });
+    // Replaced with the same rv: a resync update
+    step({ type: 'deltas', cause: 'replace', resourceVersion: '2', items: [{ key: 'ns/a', deltas: [{ type: 'Replaced', object: a1 }], isInInitialList: false }] });
+    expect(state.events).toEqual([{ type: 'updated', oldObject: a1, object: a1, isInInitialList: false, resync: true }]);
+    // several deltas for one key: events in order, store ends at the newest
+    step({
+      type: 'deltas',
+      cause: 'event',
+      resourceVersion: '3',
+      items: [{ key: 'ns/a', deltas: [{ type: 'Updated', object: a2 }, { type: 'Deleted', object: a2 }, { type: 'Added', object: a1 }], isInInitialList: false }],
+    });
+    expect(state.events.map((e) => e.type)).toEqual(['updated', 'deleted', 'added']);
+    expect(state.store.get('ns/a')).toBe(a1);
+    // a tombstone delete carries the cached state, flagged
+    step({ type: 'deltas', cause: 'replace', resourceVersion: '4', items: [{ key: 'ns/a', deltas: [{ type: 'Deleted', object: { finalStateUnknown: true, key: 'ns/a', object: a2 } }], isInInitialList: false }] });
+    expect(state.events).toEqual([{ type: 'deleted', object: a1, finalStateUnknown: true, isInInitialList: false }]);
+    expect(state.store.size).toBe(0);
+    // bookmarks move the rv, errors are reported, neither touches the cache
+    const before = state.store;
+    step({ type: 'bookmark', resourceVersion: '9' });
+    expect(state).toMatchObject({ resourceVersion: '9', events: [], errors: [] });
+    const error = new InformerError('ServerError', 'x');
+    step({ type: 'error', error });
+    expect(state).toMatchObject({ resourceVersion: '9', events: [], errors: [error] });
+    expect(state.store).toBe(before);
+  });
+});

@@ -1,0 +1,173 @@
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { Store, UnknownIndexError, keyOf, namespaceIndex, type Indexers } from '../../src/index.ts';
+
+type Obj = { readonly metadata: { readonly name: string; readonly namespace?: string; readonly labels?: Record<string, string> }; readonly v: number };
+
+const indexers: Indexers<Obj> = {
+  // multi-valued: one `k=v` per label
+  labels: (o) => Object.entries(o.metadata.labels ?? {}).map(([k, v]) => `${k}=${v}`),
+  // multi-valued with duplicates (two labels with the same value)
+  values: (o) => Object.values(o.metadata.labels ?? {}),
+};
+const allIndexers: Indexers<Obj> = { namespace: namespaceIndex, ...indexers };
+const NAMES = ['a', 'b', 'c', 'd'];
+const NAMESPACES = ['', 'ns1', 'ns2'];
+const KEYS = NAMES.flatMap((n) => NAMESPACES.map((ns) => (ns ? `${ns}/${n}` : n)));
+const INDEX_VALUES = ['ns1', 'ns2', 'x', 'y', 'z', 'app=x', 'app=y', 'app=z', 'tier=x', 'tier=y', 'tier=z', 'nope'];
+
+const objArb: fc.Arbitrary<Obj> = fc
+  .record({
+    name: fc.constantFrom(...NAMES),
+    namespace: fc.constantFrom(...NAMESPACES),
+    labels: fc.option(fc.dictionary(fc.constantFrom('app', 'tier'), fc.constantFrom('x', 'y', 'z'), { maxKeys: 2 }), { nil: undefined }),
+    v: fc.nat(1000),
+  })
+  .map(({ name, namespace, labels, v }) => ({ metadata: { name, ...(namespace ? { namespace } : {}), ...(labels ? { labels } : {}) }, v }));
+
+type Write = readonly [string, Obj | undefined];
+const writeArb: fc.Arbitrary<Write> = fc.oneof(
+  { weight: 3, arbitrary: objArb.map((o): Write => [keyOf(o), o]) },
+  { weight: 1, arbitrary: fc.constantFrom(...KEYS).map((k): Write => [k, undefined]) },
+);
+
+/** The expected state of a store, recomputed from scratch. */
+function model(items: ReadonlyMap<string, Obj>) {
+  const indices = new Map<string, Map<string, Set<string>>>();
+  for (const [name, indexFunc] of Object.entries(allIndexers)) {
+    const index = new Map<string, Set<string>>();
+    for (const [key, o] of items) {
+      for (const value of indexFunc(o)) {
+        if (!index.has(value)) index.set(value, new Set());
+        index.get(value)!.add(key);
+      }
+    }
+    indices.set(name, index);
+  }
+  return { items, indices };
+}
+
+const byKey = (objects: readonly Obj[]) => [...objects].sort((x, y) => keyOf(x).localeCompare(keyOf(y)));
+
+function expectMatches(store: Store<Obj>, items: ReadonlyMap<string, Obj>): void {
+  const m = model(items);
+  expect(store.size).toBe(items.size);
+  expect(store.keys().sort()).toEqual([...items.keys()].sort());
+  expect(byKey(store.list())).toEqual(byKey([...items.values()]));
+  expect(new Map(store.entries())).toEqual(new Map(items));
+  for (const key of KEYS) {
+    expect(store.get(key)).toBe(items.get(key));
+    expect(store.has(key)).toBe(items.has(key));
+  }
+  expect(store.indexNames().sort()).toEqual(Object.keys(allIndexers).sort());
+  for (const [name, index] of m.indices) {
+    expect(store.indexValues(name)).toEqual([...index.keys()].sort());
+    for (const value of INDEX_VALUES) {
+      const keys = [...(index.get(value) ?? [])].sort();
+      expect(store.indexKeys(name, value)).toEqual(keys);
+      expect(byKey(store.byIndex(name, value))).toEqual(byKey(keys.map((k) => items.get(k)!)));
+    }
+    for (const o of items.values()) {
+      const related = new Set(allIndexers[name]!(o).flatMap((value) => [...(index.get(value) ?? [])]));
+      expect(byKey(store.byIndexOf(name, o))).toEqual(byKey([...related].map((k) => items.get(k)!)));
+    }
+  }
+}
+
+describe('Store', () => {
+  it('property: after any batches of upserts and deletes, every read equals a model recomputed from scratch; old snapshots never change', () => {
+    fc.assert(
+      fc.property(fc.array(fc.array(writeArb, { maxLength: 6 }), { maxLength: 15 }), (batches) => {
+        let store = Store.empty<Obj>(indexers);
+        let items = new Map<string, Obj>();
+        const history: [Store<Obj>, Map<string, Obj>][] = [[store, items]];
+        for (const batch of batches) {
+          const next = new Map(items);
+          for (const [key, o] of batch) {
+            if (o === undefined) next.delete(key);
+            else next.set(key, o);
+          }
+          store = store.update(batch);
+          items = next;
+          expectMatches(store, items);
+          history.push([store, items]);
+        }
+        for (const [snapshot, snapshotItems] of history) expectMatches(snapshot, snapshotItems);
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('an unknown index name throws UnknownIndexError (naming the index)', () => {
+    const store = Store.empty<Obj>(indexers).update([['a', { metadata: { name: 'a' }, v: 1 }]]);
+    for (const read of [
+      () => store.byIndex('nope', 'x'),
+      () => store.indexKeys('nope', 'x'),
+      () => store.indexValues('nope'),
+      () => store.byIndexOf('nope', { metadata: { name: 'a' }, v: 1 }),
+    ]) {
+      expect(read).toThrow(UnknownIndexError);
+      try {
+        read();
+      } catch (error) {
+        expect((error as UnknownIndexError).index).toBe('nope');
+        expect((error as Error).message).toContain('"labels"');
+      }
+    }
+  });
+
+  it('has the namespace index by default (cluster-scoped objects are not in it)', () => {
+    const store = Store.empty<Obj>().update([
+      ['ns1/a', { metadata: { name: 'a', namespace: 'ns1' }, v: 1 }],
+      ['b', { metadata: { name: 'b' }, v: 2 }],
+    ]);
+    expect(store.indexNames()).toEqual(['namespace']);
+    expect(store.indexValues('namespace')).toEqual(['ns1']);
+    expect(store.indexKeys('namespace', 'ns1')).toEqual(['ns1/a']);
+  });
+
+  it('a held snapshot is unchanged by later updates (objects, keys and indexes)', () => {
+    const a1: Obj = { metadata: { name: 'a', namespace: 'ns1', labels: { app: 'x' } }, v: 1 };
+    const a2: Obj = { metadata: { name: 'a', namespace: 'ns2', labels: { app: 'y' } }, v: 2 };
+    const s1 = Store.empty<Obj>(indexers).update([['ns1/a', a1]]);
+    const s2 = s1.update([
+      ['ns1/a', undefined],
+      ['ns2/a', a2],
+    ]);
+    expect(s1.get('ns1/a')).toBe(a1);
+    expect(s1.indexKeys('labels', 'app=x')).toEqual(['ns1/a']);
+    expect(s1.indexValues('namespace')).toEqual(['ns1']);
+    expect(s2.indexValues('labels')).toEqual(['app=y']);
+    expect(s2.indexValues('namespace')).toEqual(['ns2']);
+    expect(s2.get('ns1/a')).toBeUndefined();
+  });
+
+  it('BUG: a batch that writes the same key twice leaves no stale index entry (Store.update)', () => {
+    // store.ts update() reads every key's old object from the snapshot before the batch, so the second write
+    // of a key is reindexed from `undefined` instead of from the first write: app=x keeps pointing at ns/c.
+    const labelled: Obj = { metadata: { name: 'c', namespace: 'ns2', labels: { app: 'x' } }, v: 0 };
+    const plain: Obj = { metadata: { name: 'c', namespace: 'ns2' }, v: 1 };
+    const store = Store.empty<Obj>(indexers).update([
+      ['ns2/c', labelled],
+      ['ns2/c', plain],
+    ]);
+    expect(store.get('ns2/c')).toBe(plain);
+    expect(store.indexValues('labels')).toEqual([]);
+    expect(store.byIndex('labels', 'app=x')).toEqual([]);
+    // and a write then a delete of the same key in one batch leaves nothing behind
+    const gone = Store.empty<Obj>(indexers).update([
+      ['ns2/c', labelled],
+      ['ns2/c', undefined],
+    ]);
+    expect(gone.size).toBe(0);
+    expect(gone.indexValues('labels')).toEqual([]);
+    expect(gone.indexValues('namespace')).toEqual([]);
+  });
+
+  it('deleting a key that is not there changes nothing', () => {
+    const s1 = Store.empty<Obj>(indexers);
+    const s2 = s1.update([['ghost', undefined]]);
+    expect(s2.size).toBe(0);
+    expect(s2.indexValues('labels')).toEqual([]);
+  });
+});
