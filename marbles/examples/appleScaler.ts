@@ -22,7 +22,7 @@ import {
 } from '../../src/index.ts';
 
 export const MyApple = kubeObject({
-  spec: z.object({ color: z.string(), size: z.enum(['small', 'medium', 'large']).optional(), quantity: z.number().int().min(1).default(1) }),
+  spec: z.looseObject({ color: z.string(), size: z.enum(['small', 'medium', 'large']).optional(), quantity: z.number().int().min(1).default(1) }),
 });
 export type MyApple = z.infer<typeof MyApple>;
 

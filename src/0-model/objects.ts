@@ -54,10 +54,12 @@ export type KubeObject = z.infer<typeof KubeObject>;
 
 /**
  * A schema for a custom resource: validated metadata plus the fields you
- * describe; fields you do not describe pass through.
+ * describe; top-level fields you do not describe pass through. Inside your
+ * own shapes zod's rules apply: `z.object` drops undeclared fields,
+ * `z.looseObject` keeps them (use it to cache objects as the server sent them).
  *
  * ```ts
- * const MyApple = kubeObject({ spec: z.object({ color: z.string(), quantity: z.number().int().min(1) }) });
+ * const MyApple = kubeObject({ spec: z.looseObject({ color: z.string(), quantity: z.number().int().min(1) }) });
  * type MyApple = z.infer<typeof MyApple>;
  * ```
  */

@@ -54,7 +54,7 @@ export interface ResourceDescription<T extends KubeObject> {
  * Describes any resource, typically a custom resource.
  *
  * ```ts
- * const MyApple = kubeObject({ spec: z.object({ color: z.string() }) });
+ * const MyApple = kubeObject({ spec: z.looseObject({ color: z.string() }) });
  * type MyApple = z.infer<typeof MyApple>;
  * const MyApples = customResource({ group: 'stable.example.com', version: 'v1', plural: 'myapples',
  *   kind: 'MyApple', namespaced: true, schema: MyApple });
