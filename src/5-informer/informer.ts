@@ -6,7 +6,7 @@ import { apiVersionOf, type Resource } from '../0-model/resources.ts';
 import { httpListWatch, type HttpTransportOptions } from '../1-transport/httpTransport.ts';
 import type { ListWatch } from '../1-transport/listWatch.ts';
 import type { BackoffOptions } from '../2-source/backoff.ts';
-import { decoder } from '../2-source/decode.ts';
+import { decoder, rawKey, rawResourceVersion, type Decoder } from '../2-source/decode.ts';
 import { listAndWatch } from '../2-source/listAndWatch.ts';
 import type { SourceEvent } from '../2-source/sourceEvent.ts';
 import { deltaFifo } from '../3-deltas/deltaFifo.ts';
@@ -102,9 +102,9 @@ export function informer<T extends KubeObject>(source: KubeConfig | ListWatch, r
         options.http,
       );
   const decode = decoder(resource.schema, options.transform, { apiVersion: apiVersionOf(resource), kind: resource.kind });
-  const source$ = defer(() =>
+  const reflector = (cache: () => Store<T>) =>
     listAndWatch<T>(listWatch, {
-      decode,
+      decode: reuseUnchanged(decode, cache),
       pageSize: options.pageSize,
       watchList: options.watchList,
       minWatchTimeoutSeconds: options.minWatchTimeoutSeconds,
@@ -113,25 +113,45 @@ export function informer<T extends KubeObject>(source: KubeConfig | ListWatch, r
       backoff: options.backoff,
       scheduler: options.scheduler,
       random: options.random,
-    }),
-  );
-  return informerFromSource(resource, source$, options);
+    });
+  return informerFromSource(resource, reflector, options);
+}
+
+/**
+ * During a relist, an item whose key and resourceVersion the cache already
+ * holds is not decoded again: the cached object stands for it. So a relist
+ * keeps one object per version (the new copy is garbage as soon as its page
+ * is read), and the memory peak of a relist is the cache plus what changed,
+ * not two whole caches.
+ */
+function reuseUnchanged<T extends KubeObject>(decode: Decoder<T>, cache: () => Store<T>): Decoder<T> {
+  return (raw, phase) => {
+    if (phase === 'list') {
+      const key = rawKey(raw);
+      const cached = key === undefined ? undefined : cache().get(key);
+      if (cached !== undefined && cached.metadata.resourceVersion !== undefined && cached.metadata.resourceVersion === rawResourceVersion(raw)) return cached;
+    }
+    return decode(raw, phase);
+  };
 }
 
 /**
  * An informer over any stream of source events (a list/watch source, or, in
  * tests, marbles): everything from `resync` and `deltaFifo` on. Each
- * subscription after a full teardown subscribes to `source$` afresh.
+ * subscription after a full teardown subscribes to `source` afresh. A function
+ * is given read access to the cache as it stands (the HTTP informer uses it to
+ * reuse unchanged objects during a relist).
  */
 export function informerFromSource<T extends KubeObject>(
   resource: Resource<T>,
-  source$: Observable<SourceEvent<T>>,
+  source: Observable<SourceEvent<T>> | ((cache: () => Store<T>) => Observable<SourceEvent<T>>),
   options: Pick<InformerOptions<T>, 'indexers' | 'resyncPeriod' | 'scheduler'> = {},
 ): Informer<T> {
   const state$ = defer(() => {
     const initial = initialState(Store.empty<T>(options.indexers));
     // deltaFifo's knownObjects is the cache itself, as of the last step (the pipeline is synchronous).
     let current = initial;
+    const source$ = typeof source === 'function' ? source(() => current.store) : source;
     return source$.pipe(
       resync<T>(options.resyncPeriod ?? 0, options.scheduler),
       deltaFifo<T>({ knownObjects: () => current.store }),
