@@ -1,3 +1,4 @@
+import { Fifo } from '../util/fifo.ts';
 import { appendDelta, type Delta, type Deltas } from './deltas.ts';
 
 /**
@@ -8,6 +9,8 @@ import { appendDelta, type Delta, type Deltas } from './deltas.ts';
  */
 export class DeltaQueue<T> {
   private readonly items = new Map<string, { readonly key: string; readonly deltas: Delta<T>[]; isInInitialList: boolean }>();
+  /** Keys in order of first arrival (each at most once: a key leaves the order only when popped). */
+  private readonly order = new Fifo<string>();
 
   get size(): number {
     return this.items.size;
@@ -33,6 +36,7 @@ export class DeltaQueue<T> {
       entry.isInInitialList &&= isInInitialList;
     } else {
       this.items.set(key, { key, deltas: [delta], isInInitialList });
+      this.order.push(key);
     }
   }
 
@@ -43,9 +47,9 @@ export class DeltaQueue<T> {
 
   /** Takes the oldest key's deltas off the queue. */
   pop(): Deltas<T> | undefined {
-    const first = this.items.entries().next();
-    if (first.done) return undefined;
-    const [key, entry] = first.value;
+    if (this.order.length === 0) return undefined;
+    const key = this.order.shift();
+    const entry = this.items.get(key)!;
     this.items.delete(key);
     // The entry is handed on as it is: the queue no longer refers to it.
     return entry;

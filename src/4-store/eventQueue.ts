@@ -1,4 +1,5 @@
 import { keyOf } from '../0-model/objects.ts';
+import { Fifo } from '../util/fifo.ts';
 import type { InformerEvent } from './informerEvent.ts';
 
 type Meta = { readonly metadata: { readonly name: string; readonly namespace?: string | undefined } };
@@ -17,6 +18,12 @@ type Meta = { readonly metadata: { readonly name: string; readonly namespace?: s
  */
 export class EventQueue<T extends Meta> {
   private readonly items = new Map<string, InformerEvent<T>[]>();
+  /**
+   * Keys in order of arrival, each at most once (`ordered`): a key whose events
+   * cancelled out keeps its place, and is skipped when reached if still empty.
+   */
+  private readonly order = new Fifo<string>();
+  private readonly ordered = new Set<string>();
   private count = 0;
 
   /** Events waiting. */
@@ -34,6 +41,10 @@ export class EventQueue<T extends Meta> {
     const queued = this.items.get(key);
     if (!queued) {
       this.items.set(key, [event]);
+      if (!this.ordered.has(key)) {
+        this.ordered.add(key);
+        this.order.push(key);
+      }
       this.count++;
       return;
     }
@@ -53,13 +64,24 @@ export class EventQueue<T extends Meta> {
 
   /** The next event: the oldest event of the key that arrived first. */
   shift(): InformerEvent<T> | undefined {
-    const first = this.items.entries().next();
-    if (first.done) return undefined;
-    const [key, queued] = first.value;
-    const event = queued.shift()!;
-    this.count--;
-    if (queued.length === 0) this.items.delete(key);
-    return event;
+    while (this.order.length > 0) {
+      const key = this.order.peek();
+      const queued = this.items.get(key);
+      if (!queued) {
+        this.order.shift();
+        this.ordered.delete(key);
+        continue;
+      }
+      const event = queued.shift()!;
+      this.count--;
+      if (queued.length === 0) {
+        this.items.delete(key);
+        this.order.shift();
+        this.ordered.delete(key);
+      }
+      return event;
+    }
+    return undefined;
   }
 }
 

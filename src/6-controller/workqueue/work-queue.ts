@@ -1,5 +1,5 @@
 import { asyncScheduler, Observable, type ObservableInput, type SchedulerLike, type Subscriber } from 'rxjs';
-import { Fifo } from './fifo.ts';
+import { Fifo } from '../../util/fifo.ts';
 import { MetricsRecorder, type WorkQueueMetricEvent, type WorkQueueMetrics } from './metrics.ts';
 import { processItems, type WorkEvent } from './process-items.ts';
 

@@ -10,6 +10,11 @@ export class Fifo<T> {
     return this.items.length - this.head;
   }
 
+  /** The item `shift()` would return (check `length` first). */
+  peek(): T {
+    return this.items[this.head] as T;
+  }
+
   push(item: T): void {
     this.items.push(item);
   }
