@@ -57,6 +57,7 @@ describe('controller (virtual time)', () => {
       scheduler.flush();
       expect(ctl.queue.numRequeues('default/a')).toBe(0);
       expect(ctl.metrics().reconcileTotal).toEqual({ success: 1, error: 3, requeue: 0, requeue_after: 0 });
+      expect(ctl.metrics()).toMatchObject({ reconcileErrorsTotal: 3, reconcileTimeSeconds: { count: 4 }, activeWorkers: 0, maxConcurrentReconciles: 1 });
     });
   });
 

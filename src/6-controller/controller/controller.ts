@@ -97,7 +97,10 @@ export interface Controller {
   readonly outcomes$: Observable<ReconcileOutcome>;
   /** Stops taking events and new work; completes when in-flight reconciles have finished. */
   stop(): Observable<void>;
+  /** The metrics now. */
   metrics(): ControllerMetrics;
+  /** The metrics after every reconcile (subscribing runs the controller, like `outcomes$`). */
+  readonly metrics$: Observable<ControllerMetrics>;
 }
 
 function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
@@ -268,23 +271,26 @@ export function controller<T extends KubeObject>(options: ControllerOptions<T>):
     return subscription;
   }).pipe(share());
 
+  const metrics = (): ControllerMetrics => ({
+    name,
+    reconcileTotal: { ...totals },
+    reconcileErrorsTotal: errorsTotal,
+    terminalReconcileErrorsTotal: terminalTotal,
+    reconcileTimeSeconds: { count: timeCount, sumSeconds: timeSum },
+    activeWorkers: active,
+    maxConcurrentReconciles: concurrency,
+  });
+
   return {
     name,
     queue,
     outcomes$,
+    metrics$: outcomes$.pipe(map(metrics)),
     stop: () => {
       stopped = true;
       stop$.next();
       return queue.shutDownWithDrain();
     },
-    metrics: () => ({
-      name,
-      reconcileTotal: { ...totals },
-      reconcileErrorsTotal: errorsTotal,
-      terminalReconcileErrorsTotal: terminalTotal,
-      reconcileTimeSeconds: { count: timeCount, sumSeconds: timeSum },
-      activeWorkers: active,
-      maxConcurrentReconciles: concurrency,
-    }),
+    metrics,
   };
 }
