@@ -22,7 +22,7 @@
  * ```
  */
 import { NEVER, Observable, asyncScheduler, type SchedulerLike } from 'rxjs';
-import { InformerError, type ErrorPhase, type ErrorReason } from '../0-model/errors.ts';
+import { InformerError, reasonForStatus, type ErrorPhase, type ErrorReason } from '../0-model/errors.ts';
 import type { ListOptions, ListPage, ListWatch, RawWatchEvent, WatchFrame, WatchOptions } from '../1-transport/listWatch.ts';
 
 /** One entry of a script: a (cold) Observable, or a function of the call's options that returns one. */
@@ -217,20 +217,10 @@ export function watchStatus(code = 410, reason = code === 410 ? 'Expired' : 'Int
   return watchEvent('ERROR', { kind: 'Status', apiVersion: 'v1', status: 'Failure', code, reason, message });
 }
 
-const reasons: Readonly<Record<number, ErrorReason>> = {
-  400: 'BadRequest',
-  401: 'Unauthorized',
-  403: 'Forbidden',
-  404: 'NotFound',
-  409: 'Conflict',
-  410: 'Expired',
-  422: 'Invalid',
-  429: 'TooManyRequests',
-};
 
 /** The error a transport fails a request with on an HTTP status (use as the error of a `#` in a marble). */
 export function httpFailure(status: number, phase: ErrorPhase = 'watch', details: { readonly retryAfterSeconds?: number; readonly reason?: ErrorReason } = {}): InformerError {
-  const reason = details.reason ?? reasons[status] ?? (status >= 500 ? 'ServerError' : 'Unknown');
+  const reason = details.reason ?? reasonForStatus(status);
   return new InformerError(reason, `HTTP ${status}`, { status, phase, retryAfterSeconds: details.retryAfterSeconds });
 }
 
