@@ -1,2 +1,3 @@
-export { and, isRecreate, not, or, updatePredicate, where, type Predicate } from './predicate.ts';
+export { and, isRecreate, not, or, updatePredicate, type Predicate } from './predicate.ts';
+export { where } from './where.ts';
 export { annotationsChanged, generationChanged, labelsChanged, resourceVersionChanged } from './changes.ts';

@@ -1,4 +1,3 @@
-import { Observable, type MonoTypeOperatorFunction } from 'rxjs';
 import type { KubeObject } from '../../0-model/objects.ts';
 import type { InformerEvent } from '../../4-store/informerEvent.ts';
 
@@ -38,26 +37,4 @@ export function or<T extends KubeObject>(...predicates: readonly Predicate<T>[])
 /** The opposite. */
 export function not<T extends KubeObject>(predicate: Predicate<T>): Predicate<T> {
   return (event) => !predicate(event);
-}
-
-/**
- * Keeps the events a predicate accepts.
- *
- * ```
- * events:  --a--u1--u2--d--     u1 changes spec (generation 1 → 2), u2 only status
- * where(generationChanged())
- * output:  --a--u1------d--
- * ```
- */
-export function where<T extends KubeObject>(predicate: Predicate<T>): MonoTypeOperatorFunction<InformerEvent<T>> {
-  return (source) =>
-    new Observable((subscriber) =>
-      source.subscribe({
-        next: (event) => {
-          if (predicate(event)) subscriber.next(event);
-        },
-        error: (error: unknown) => subscriber.error(error),
-        complete: () => subscriber.complete(),
-      }),
-    );
 }
