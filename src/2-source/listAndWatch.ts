@@ -11,7 +11,11 @@ export interface ListAndWatchOptions<T> {
   readonly decode: Decoder<T>;
   /** Items per list page (`limit`). Default 500. 0 disables paging. */
   readonly pageSize?: number;
-  /** Watches ask for `timeoutSeconds` in [min, 2·min). Default 300 (so [300, 600), as client-go). */
+  /**
+   * Watches ask for `timeoutSeconds` in [min, 2·min). Default 300 (so [300, 600), as client-go).
+   * From 1 s up, whole seconds are sent, as the API requires; below 1 s the value keeps its
+   * milliseconds (only test servers such as the emulator accept fractions).
+   */
   readonly minWatchTimeoutSeconds?: number;
   /** A watch that delivers nothing for `timeoutSeconds` plus this margin is aborted and resumed. Default 30 s. */
   readonly stallMarginMs?: number;
@@ -32,6 +36,21 @@ export interface ListAndWatchOptions<T> {
 
 const INITIAL_EVENTS_END = 'k8s.io/initial-events-end';
 const VERY_SHORT_WATCH_MS = 1000;
+
+/** A watch's `timeoutSeconds`, drawn from [min, 2·min): whole seconds from 1 s up, milliseconds below. */
+function watchTimeoutSeconds(minSeconds: number, random: () => number): number {
+  const seconds = minSeconds * (1 + random());
+  return minSeconds >= 1 ? Math.floor(seconds) : Math.floor(seconds * 1000) / 1000;
+}
+
+/**
+ * How soon a watch may end with no event before it counts as a failure: client-go's 1 s,
+ * or half the timeout asked for when that is shorter, so that a short watch ended on
+ * time by the server is not taken for one the server refused.
+ */
+function veryShortWatchMs(timeoutSeconds: number): number {
+  return timeoutSeconds > 0 ? Math.min(VERY_SHORT_WATCH_MS, timeoutSeconds * 500) : VERY_SHORT_WATCH_MS;
+}
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -74,10 +93,12 @@ export function listAndWatch<T>(listWatch: ListWatch, options: ListAndWatchOptio
     let lastRV = '';
     /** Set when a list at lastRV came back 410: the next list asks for the latest state. */
     let lastRVUnavailable = false;
-    /** The first list came back in pages: keep paging later lists too (client-go's paginatedResult). */
+    /** The rv "0" list came back in pages (no watch cache): keep paging later lists too (client-go's paginatedResult). */
     let paginatedResult = false;
-    /** Whether to try the streaming list; turned off once the server shows it cannot. */
+    /** Whether to try the streaming list; turned off once the server refuses its parameters. */
     let useWatchList = options.watchList ?? false;
+    /** A streaming list ended before its initial events did: the next relist is a plain list (client-go's fallback), later ones stream again. */
+    let listOnce = false;
     /** The one request or timer in flight. */
     let current: Subscription | undefined;
     let stallTimer: Subscription | undefined;
@@ -92,6 +113,8 @@ export function listAndWatch<T>(listWatch: ListWatch, options: ListAndWatchOptio
     const run = (start: () => Subscription) => {
       current?.unsubscribe();
       current = undefined;
+      // The subscriber may have left during the emit that led here (take(1), first()): start nothing more.
+      if (subscriber.closed) return;
       const mine = ++generation;
       const started = start();
       if (generation === mine) current = started;
@@ -110,9 +133,10 @@ export function listAndWatch<T>(listWatch: ListWatch, options: ListAndWatchOptio
     const relistResourceVersion = () => (lastRVUnavailable ? '' : lastRV === '' ? '0' : lastRV);
 
     // ── list ────────────────────────────────────────────────────────────────
-    function list(): void {
+    /** Lists, in pages when due; `unpaged` after a continue token expired (the restart is one request). */
+    function list(unpaged = false): void {
       const rv = relistResourceVersion();
-      let paged = pageSize > 0 && (paginatedResult || rv === '' || rv === '0');
+      const paged = !unpaged && pageSize > 0 && (paginatedResult || rv === '' || rv === '0');
       const items: T[] = [];
       let listRV = '';
 
@@ -137,7 +161,8 @@ export function listAndWatch<T>(listWatch: ListWatch, options: ListAndWatchOptio
                   else items.push(decoded);
                 }
                 if (page.continue) {
-                  if (!token) paginatedResult = true;
+                  // Only a paged answer to rv "0" shows the watch cache is off; an rv "" list is paged by etcd anyway (client-go).
+                  if (!token && rv === '0') paginatedResult = true;
                   fetchPage(page.continue);
                   return;
                 }
@@ -153,18 +178,16 @@ export function listAndWatch<T>(listWatch: ListWatch, options: ListAndWatchOptio
       const onListError = (error: InformerError, token: string | undefined) => {
         report(error);
         if (isExpired(error) && token) {
-          // The continue token's snapshot was compacted: list again, whole, at the latest state.
-          items.length = 0;
-          paged = false;
+          // The continue token's snapshot was compacted: list again, whole and unpaged, at the latest state.
           lastRVUnavailable = true;
-          return after(0, list);
+          return after(0, () => list(true));
         }
         if (isExpired(error) && rv !== '') {
           // The resourceVersion we asked for is gone: ask for the latest state instead, at once.
           lastRVUnavailable = true;
-          return after(0, list);
+          return after(0, () => list());
         }
-        backoffThen(list, error.retryAfterSeconds);
+        backoffThen(() => list(), error.retryAfterSeconds);
       };
 
       fetchPage(undefined);
@@ -173,8 +196,9 @@ export function listAndWatch<T>(listWatch: ListWatch, options: ListAndWatchOptio
     // ── watch ───────────────────────────────────────────────────────────────
     /** A fresh full state: a streaming list when enabled, else list + watch. */
     function relist(): void {
-      if (useWatchList) watch(true);
-      else list();
+      if (useWatchList && !listOnce) return watch(true);
+      listOnce = false;
+      list();
     }
 
     /** Resume watching from lastRV (no initial events). */
@@ -184,7 +208,7 @@ export function listAndWatch<T>(listWatch: ListWatch, options: ListAndWatchOptio
 
     function watch(streaming: boolean): void {
       const started = scheduler.now();
-      const timeoutSeconds = Math.floor(minTimeout * (1 + random()));
+      const timeoutSeconds = watchTimeoutSeconds(minTimeout, random);
       const stallMs = timeoutSeconds * 1000 + stallMarginMs;
       const bookmarkTimeoutMs = options.bookmarkTimeoutMs;
       let lastFrameAt = started;
@@ -301,13 +325,13 @@ export function listAndWatch<T>(listWatch: ListWatch, options: ListAndWatchOptio
             complete: () => {
               if (ended) return;
               if (initial !== undefined) {
-                // The stream ended before the initial-events-end bookmark: this server does not stream lists.
+                // The stream ended before the initial-events-end bookmark: list + watch this time, stream again next time.
                 end();
-                report(new InformerError('WatchError', 'the server ended a streaming list without the initial-events-end bookmark; falling back to list + watch', { phase: 'watch' }));
-                useWatchList = false;
+                report(new InformerError('WatchError', 'the server ended a streaming list before the initial-events-end bookmark; relisting with list + watch', { phase: 'watch' }));
+                listOnce = true;
                 return backoffThen(relist);
               }
-              if (events === 0 && scheduler.now() - started < VERY_SHORT_WATCH_MS) {
+              if (events === 0 && scheduler.now() - started < veryShortWatchMs(timeoutSeconds)) {
                 return failWatch(new InformerError('VeryShortWatch', 'the watch ended at once with no event', { phase: 'watch' }));
               }
               end();
@@ -315,7 +339,7 @@ export function listAndWatch<T>(listWatch: ListWatch, options: ListAndWatchOptio
             },
           }),
       );
-      if (!ended) stallTimer = scheduler.schedule(checkStall, bookmarkTimeoutMs === undefined ? stallMs : Math.min(stallMs, bookmarkTimeoutMs));
+      if (!ended && !subscriber.closed) stallTimer = scheduler.schedule(checkStall, bookmarkTimeoutMs === undefined ? stallMs : Math.min(stallMs, bookmarkTimeoutMs));
     }
 
     relist();
