@@ -36,3 +36,24 @@ describe('relist', () => {
     });
   });
 });
+
+describe('the replayed state', () => {
+  it('carries the cache but not the events of the step that made it (they are not kept alive)', () => {
+    const scheduler = new TestScheduler((a, e) => expect(a).toEqual(e));
+    scheduler.run(({ cold }) => {
+      scheduler.maxFrames = 60_000;
+      const lw = fakeListWatch({ lists: [cold('(l|)', { l: listPage('10', [cm('a', '1'), cm('b', '2')]) })] }, { scheduler });
+      const cms = informer(lw, ConfigMap, { scheduler, random: () => 0 });
+      const seenLive: number[] = [];
+      cms.state$.subscribe((s) => seenLive.push(s.events.length));
+      scheduler.schedule(() => {
+        let replayed: { size: number; events: number } | undefined;
+        cms.state$.subscribe((s) => (replayed ??= { size: s.store.size, events: s.events.length })).unsubscribe();
+        expect(replayed).toEqual({ size: 2, events: 0 });
+      }, 5);
+      scheduler.flush();
+      // the live subscriber saw the list's two events when they happened
+      expect(seenLive).toContain(2);
+    });
+  });
+});

@@ -1,4 +1,4 @@
-import { Observable, Subject, defer, distinctUntilChanged, map, merge, scan, shareReplay, startWith, tap, type SchedulerLike, type Subscription } from 'rxjs';
+import { Observable, Subject, defer, type MonoTypeOperatorFunction, distinctUntilChanged, map, merge, scan, shareReplay, startWith, tap, type SchedulerLike, type Subscription } from 'rxjs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { InformerError } from '../0-model/errors.ts';
 import type { KubeObject } from '../0-model/objects.ts';
@@ -66,7 +66,11 @@ export interface Informer<T> {
   readonly synced$: Observable<boolean>;
   /** Every fault met, as typed values. Faults never end the informer. */
   readonly errors$: Observable<InformerError>;
-  /** Store, events and errors of every step together (replays the latest). */
+  /**
+   * Store, events and errors of every step together. The latest state is
+   * replayed without its events and errors (they belong to the step, and were
+   * delivered when it happened): read them in the subscriber, don't keep them.
+   */
   readonly state$: Observable<InformerState<T>>;
   /**
    * Subscribes a handler, isolated and buffered: it runs one event at a time;
@@ -135,6 +139,32 @@ function reuseUnchanged<T extends KubeObject>(decode: Decoder<T>, cache: () => S
   };
 }
 
+const NO_STEP: readonly never[] = Object.freeze([]);
+
+/**
+ * Once a state has been delivered to every subscriber, its `events` and
+ * `errors` are cleared: the replayed state stands for the cache, not for the
+ * step that made it (a late subscriber never sees those events anyway), and a
+ * relist's events (one per object) are not kept alive until the next step.
+ */
+function forgetDeliveredSteps<T>(): MonoTypeOperatorFunction<InformerState<T>> {
+  return (source) =>
+    new Observable<InformerState<T>>((subscriber) =>
+      source.subscribe({
+        next: (state) => {
+          subscriber.next(state);
+          if (state.events.length > 0 || state.errors.length > 0) {
+            const delivered = state as { events: readonly unknown[]; errors: readonly unknown[] };
+            delivered.events = NO_STEP;
+            delivered.errors = NO_STEP;
+          }
+        },
+        error: (error: unknown) => subscriber.error(error),
+        complete: () => subscriber.complete(),
+      }),
+    );
+}
+
 /**
  * An informer over any stream of source events (a list/watch source, or, in
  * tests, marbles): everything from `resync` and `deltaFifo` on. Each
@@ -159,7 +189,7 @@ export function informerFromSource<T extends KubeObject>(
       tap((state) => (current = state)),
       startWith(initial),
     );
-  }).pipe(shareReplay(shared));
+  }).pipe(forgetDeliveredSteps(), shareReplay(shared));
 
   const store$ = state$.pipe(
     map((state) => state.store),
