@@ -1,0 +1,279 @@
+/**
+ * The measuring harness every contender process shares. A contender builds
+ * its informer, calls `begin()`, and then reports milestones from inside its
+ * own callbacks: `synced()` when it holds the N listed objects, `watched()`
+ * when it has processed its M watch events, and, in a relist workload,
+ * `relistHighWater()` / `relistDone()`. The probe measures time, CPU and heap
+ * around those points and sends one {@link RunResult} to the runner over IPC.
+ */
+import * as http from 'node:http';
+import * as inspector from 'node:inspector';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export const CONTENDERS = ['raw', 'rx', 'rx-strip', 'rx-100', 'cn', 'cn-100'] as const;
+export type ContenderId = (typeof CONTENDERS)[number];
+
+export interface RunConfig {
+  readonly contender: ContenderId;
+  readonly scenario: string;
+  readonly port: number;
+  /** Pods in the initial list. */
+  readonly pods: number;
+  /** Watch events the contender counts before stopping the clock (per informer for cn-100). */
+  readonly events: number;
+  /** The workload ends the watch with a 410: measure the relist. */
+  readonly relist: boolean;
+  /** Pods a relist returns. */
+  readonly finalCount: number;
+  /** Write CPU profiles of the sync, watch and relist phases here. */
+  readonly cpuProfileDir?: string;
+}
+
+export interface RunResult {
+  readonly type: 'result';
+  readonly contender: ContenderId;
+  readonly scenario: string;
+  /** Objects in the cache when the contender said it was synced. */
+  readonly syncedObjects: number;
+  /** Watch events delivered to (each) subscriber. */
+  readonly eventsProcessed: number;
+  /** Objects delivered by the relist and cached after it (relist workloads). */
+  readonly relistObjects?: number;
+  readonly syncMs: number;
+  readonly syncCpuMs: number;
+  /** Event-loop idle time during sync (waiting for the server or the network). */
+  readonly syncIdleMs: number;
+  readonly watchMs: number;
+  readonly watchCpuMs: number;
+  /** Event-loop idle time during the watch phase (waiting for bytes). */
+  readonly watchIdleMs: number;
+  readonly eventsPerSec: number;
+  readonly cpuUsPerEvent: number;
+  /** Heap after GC before the informer started (imports done). */
+  readonly heapBaselineMB: number;
+  /** Heap after GC once synced, and per cached object. */
+  readonly heapSyncedMB: number;
+  readonly heapPerObjectKB: number;
+  /** Heap after GC once the M events were processed. */
+  readonly heapEndMB: number;
+  /** Relist: the steady heap (= heapEndMB), the highest heapUsed sampled, the live heap (after GC) at the relist's high-water mark, heap after GC once done. */
+  readonly relistPeakSampledMB?: number;
+  readonly relistPeakLiveMB?: number;
+  readonly heapAfterRelistMB?: number;
+  readonly relistMs?: number;
+  readonly peakRssMB: number;
+  readonly notes?: string;
+}
+
+export interface ProgressMessage {
+  readonly type: 'phase';
+  readonly phase: string;
+}
+
+const MB = 1024 * 1024;
+const gc = (): void => {
+  if (!globalThis.gc) throw new Error('the bench child needs --expose-gc');
+  globalThis.gc();
+  globalThis.gc();
+};
+const heapUsed = () => process.memoryUsage().heapUsed;
+const cpuMs = () => {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+};
+const round = (value: number, digits = 1) => Math.round(value * 10 ** digits) / 10 ** digits;
+
+export class Probe {
+  private readonly config: RunConfig;
+  /** The contender's cache size, for the checks. */
+  private size: () => number = () => -1;
+  private session: inspector.Session | undefined;
+  private t0 = 0;
+  private cpu0 = 0;
+  private baseline = 0;
+  private syncMs = 0;
+  private syncCpuMs = 0;
+  private syncIdleMs = 0;
+  private elu0: ReturnType<typeof performance.eventLoopUtilization> | undefined;
+  private syncedObjects = 0;
+  private heapSynced = 0;
+  private watch0 = 0;
+  private watchCpu0 = 0;
+  private watchMs = 0;
+  private watchCpuMs = 0;
+  private watchIdleMs = 0;
+  private watchElu0: ReturnType<typeof performance.eventLoopUtilization> | undefined;
+  private eventsProcessed = 0;
+  private heapEnd = 0;
+  private relistStart = 0;
+  private peakSampled = 0;
+  private peakLive = 0;
+  private sampler: NodeJS.Timeout | undefined;
+  private phase: 'start' | 'sync' | 'watch' | 'relist' | 'done' = 'start';
+  notes: string[] = [];
+
+  constructor(config: RunConfig) {
+    this.config = config;
+  }
+
+  /** Call once the contender is built, just before it starts. */
+  begin(size: () => number): void {
+    this.size = size;
+    gc();
+    this.baseline = heapUsed();
+    this.startProfile();
+    this.progress('sync');
+    this.phase = 'sync';
+    this.cpu0 = cpuMs();
+    this.elu0 = performance.eventLoopUtilization();
+    this.t0 = performance.now();
+  }
+
+  /** Call (from the contender's callback) the moment it holds the N listed objects. */
+  synced(): void {
+    if (this.phase !== 'sync') return;
+    this.syncMs = performance.now() - this.t0;
+    this.syncCpuMs = cpuMs() - this.cpu0;
+    this.syncIdleMs = performance.eventLoopUtilization(this.elu0).idle;
+    this.phase = 'watch';
+    setImmediate(() => {
+      this.stopProfile('sync');
+      this.syncedObjects = this.size();
+      gc();
+      this.heapSynced = heapUsed();
+      this.progress('watch');
+      this.startProfile();
+      this.watchCpu0 = cpuMs();
+      this.watchElu0 = performance.eventLoopUtilization();
+      this.watch0 = performance.now();
+      // Open the server's gate: the watch stream starts now.
+      http.get({ host: '127.0.0.1', port: this.config.port, path: '/_bench/go', agent: false }, (response) => response.resume()).on('error', (error) => this.fail(error));
+    });
+  }
+
+  /** Call the moment the contender has processed its M watch events (each subscriber, for fan-out). */
+  watched(events: number): void {
+    if (this.phase !== 'watch') return;
+    this.watchMs = performance.now() - this.watch0;
+    this.watchCpuMs = cpuMs() - this.watchCpu0;
+    this.watchIdleMs = performance.eventLoopUtilization(this.watchElu0).idle;
+    this.eventsProcessed = events;
+    this.phase = this.config.relist ? 'relist' : 'done';
+    setImmediate(() => {
+      this.stopProfile('watch');
+      gc();
+      this.heapEnd = heapUsed();
+      if (!this.config.relist) return this.finish();
+      this.progress('relist');
+      this.peakSampled = this.heapEnd;
+      this.sampler = setInterval(() => this.sample(), 5);
+      this.startProfile();
+      this.relistStart = performance.now();
+    });
+  }
+
+  /** During a relist: record heapUsed (cheap; call every ~1000 objects). */
+  sample(): void {
+    const used = heapUsed();
+    if (used > this.peakSampled) this.peakSampled = used;
+  }
+
+  /**
+   * During a relist, at the point where the contender holds the most (old
+   * cache plus the new list): sample, then measure the live heap after a full GC. Once.
+   */
+  relistHighWater(): void {
+    if (this.phase !== 'relist' || this.peakLive > 0) return;
+    this.sample();
+    gc();
+    this.peakLive = heapUsed();
+  }
+
+  /** The relist is delivered and cached: `objects` is how many it delivered. */
+  relistDone(objects: number): void {
+    if (this.phase !== 'relist') return;
+    this.phase = 'done';
+    const relistMs = performance.now() - this.relistStart;
+    this.sample();
+    clearInterval(this.sampler);
+    setImmediate(() => {
+      this.stopProfile('relist');
+      const cached = this.size();
+      if (objects !== cached) this.notes.push(`relist delivered ${objects}, cache holds ${cached}`);
+      gc();
+      this.finish({
+        relistObjects: Math.min(objects, cached),
+        relistPeakSampledMB: round(this.peakSampled / MB),
+        relistPeakLiveMB: round(Math.max(this.peakLive, this.heapEnd) / MB),
+        heapAfterRelistMB: round(heapUsed() / MB),
+        relistMs: round(relistMs, 0),
+      });
+    });
+  }
+
+  fail(error: unknown): void {
+    process.send?.({ type: 'error', message: error instanceof Error ? (error.stack ?? error.message) : String(error) });
+  }
+
+  private finish(relist: Partial<RunResult> = {}): void {
+    const watchSec = this.watchMs / 1000;
+    const result: RunResult = {
+      type: 'result',
+      contender: this.config.contender,
+      scenario: this.config.scenario,
+      syncedObjects: this.syncedObjects,
+      eventsProcessed: this.eventsProcessed,
+      syncMs: round(this.syncMs, 0),
+      syncCpuMs: round(this.syncCpuMs, 0),
+      syncIdleMs: round(this.syncIdleMs, 0),
+      watchMs: round(this.watchMs, 0),
+      watchCpuMs: round(this.watchCpuMs, 0),
+      watchIdleMs: round(this.watchIdleMs, 0),
+      eventsPerSec: watchSec > 0 ? Math.round(this.eventsProcessed / watchSec) : 0,
+      cpuUsPerEvent: this.eventsProcessed > 0 ? round((this.watchCpuMs * 1000) / this.eventsProcessed) : 0,
+      heapBaselineMB: round(this.baseline / MB),
+      heapSyncedMB: round(this.heapSynced / MB),
+      heapPerObjectKB: this.config.pods > 0 ? round((this.heapSynced - this.baseline) / this.config.pods / 1024, 2) : 0,
+      heapEndMB: round(this.heapEnd / MB),
+      peakRssMB: round(process.resourceUsage().maxRSS / 1024, 0),
+      ...relist,
+      ...(this.notes.length ? { notes: this.notes.join('; ') } : {}),
+    };
+    process.send?.(result, () => process.exit(0));
+    if (!process.send) {
+      console.log(JSON.stringify(result));
+      process.exit(0);
+    }
+  }
+
+  private progress(phase: string): void {
+    const message: ProgressMessage = { type: 'phase', phase };
+    process.send?.(message);
+  }
+
+  // ── optional CPU profiles, one per phase ─────────────────────────────────
+  private startProfile(): void {
+    if (!this.config.cpuProfileDir) return;
+    if (!this.session) {
+      this.session = new inspector.Session();
+      this.session.connect();
+    }
+    this.session.post('Profiler.enable');
+    this.session.post('Profiler.setSamplingInterval', { interval: 250 });
+    this.session.post('Profiler.start');
+  }
+
+  private stopProfile(phase: string): void {
+    const session = this.session;
+    if (!session || !this.config.cpuProfileDir) return;
+    const dir = this.config.cpuProfileDir;
+    const name = `${this.config.scenario}-${this.config.contender}-${phase}.cpuprofile`;
+    session.post('Profiler.stop', (error, result) => {
+      if (error) return this.fail(error);
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, name), JSON.stringify(result.profile));
+    });
+    session.post('Profiler.disable');
+  }
+}

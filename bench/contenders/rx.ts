@@ -1,0 +1,54 @@
+/**
+ * Contenders (a) and (b): rx-informer's full pipeline (HTTP transport → listAndWatch
+ * → decode → deltaFifo → reduceDeltas/Store → events$), with 1 or 100
+ * subscribers on events$, optionally with the `stripManagedFields` transform.
+ */
+import { take } from 'rxjs';
+import { informer, Pod, stripManagedFields } from '../../src/index.ts';
+import { benchKubeConfig } from './kubeconfig.ts';
+import type { Probe, RunConfig } from './probe.ts';
+
+export function runRx(config: RunConfig, probe: Probe, options: { subscribers: number; strip: boolean }): void {
+  const kc = benchKubeConfig(config.port);
+  const pods = informer(kc, Pod, options.strip ? { transform: stripManagedFields } : {});
+  const size = () => {
+    let n = -1;
+    pods.store$.pipe(take(1)).subscribe((store) => (n = store.size));
+    return n;
+  };
+  const { pods: n, events: target, finalCount } = config;
+  let checksum = 0;
+  const counts: { initial: number; live: number }[] = [];
+  probe.begin(size);
+  for (let s = 0; s < options.subscribers; s++) {
+    const count = { initial: 0, live: 0 };
+    counts.push(count);
+    const driver = s === options.subscribers - 1;
+    pods.events$.subscribe({
+      next: (event) => {
+        checksum += event.object.metadata.name.length;
+        if (event.isInInitialList) {
+          if (++count.initial === n && driver) probe.synced();
+          return;
+        }
+        const live = ++count.live;
+        if (!driver) return;
+        if (live <= target) {
+          if (live === target) {
+            const behind = counts.filter((c) => c.live !== target || c.initial !== n).length;
+            if (behind > 0) probe.notes.push(`${behind} subscribers saw other counts`);
+            probe.watched(live);
+          }
+          return;
+        }
+        // The relist: every cached object comes again (as a resync update).
+        const relisted = live - target;
+        if (relisted === 1) probe.relistHighWater();
+        else if (relisted % 1000 === 0) probe.sample();
+        if (relisted === finalCount) probe.relistDone(relisted);
+      },
+      error: (error: unknown) => probe.fail(error),
+    });
+  }
+  process.on('exit', () => checksum);
+}

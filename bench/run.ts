@@ -1,0 +1,97 @@
+/**
+ * rx-informer benchmark suite.
+ *
+ *   node bench/run.ts                  full run (≈ 10–15 min on 2 cores)
+ *   node bench/run.ts --quick          small sizes, 1 repetition (≈ 1–2 min)
+ *   node bench/run.ts --smoke          tiny sizes, 1 repetition (≈ 15 s)
+ *
+ * Options (after the preset):
+ *   --pods N            pods of the large scenario (default 100000)
+ *   --relist-pods N     pods of the relist scenario (default 50000)
+ *   --small-pods N      pods of the watch scenario (default 1000)
+ *   --events M          watch events of the watch and large scenarios (default 100000)
+ *   --relist-events M   watch events before the 410 in the relist scenario (default 20000)
+ *   --fanout-events M   events counted per informer by the 100 client-node informers (default 2000)
+ *   --reps K            repetitions per contender (default 3)
+ *   --only a,b          contenders: raw, rx, rx-strip, rx-100, cn, cn-100
+ *   --scenario s,t      scenarios by name or role: watch, relist, large
+ *   --json FILE         JSON output (default bench/results/latest.json)
+ *   --md FILE           markdown output (default bench/results/latest.md)
+ *   --cpu-prof DIR      write a CPU profile of each phase (sync, watch, relist) of each run
+ *   --timeout SEC       per-run time limit
+ *   --node-flags "…"    extra Node/V8 flags for the contender processes (e.g. "--max-semi-space-size=64")
+ *   --no-pin            do not pin the server and the contenders to separate cores
+ */
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { ContenderId } from './contenders/probe.ts';
+import { CONTENDERS } from './contenders/probe.ts';
+import { FULL, QUICK, SMOKE, runBench, type BenchOptions } from './runner.ts';
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+function parse(argv: readonly string[]): BenchOptions {
+  const flags = new Map<string, string>();
+  const switches = new Set<string>();
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (!arg.startsWith('--')) throw new Error(`unexpected argument ${arg}`);
+    const eq = arg.indexOf('=');
+    const name = eq < 0 ? arg.slice(2) : arg.slice(2, eq);
+    const inline = eq < 0 ? undefined : arg.slice(eq + 1);
+    if (['quick', 'smoke', 'help', 'no-pin'].includes(name)) switches.add(name);
+    else if (inline !== undefined) flags.set(name, inline);
+    else {
+      const value = argv[++i];
+      if (value === undefined) throw new Error(`--${name} needs a value`);
+      flags.set(name, value);
+    }
+  }
+  if (switches.has('help')) {
+    console.log('usage: node bench/run.ts [--quick | --smoke] [--pods N] [--events M] [--reps K] [--only raw,rx,…] [--json FILE] [--md FILE] [--cpu-prof DIR]');
+    process.exit(0);
+  }
+  const preset = switches.has('smoke') ? SMOKE : switches.has('quick') ? QUICK : FULL;
+  const int = (name: string, fallback: number) => {
+    const value = flags.get(name);
+    if (value === undefined) return fallback;
+    const n = Number(value.replace(/_/g, ''));
+    if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer`);
+    return n;
+  };
+  const only = flags.get('only')?.split(',').map((s) => s.trim()) as ContenderId[] | undefined;
+  for (const c of only ?? []) if (!CONTENDERS.includes(c)) throw new Error(`unknown contender ${c}; one of ${CONTENDERS.join(', ')}`);
+  const results = join(here, 'results');
+  const cpuProf = flags.get('cpu-prof');
+  const scenarioNames = flags.get('scenario')?.split(',').map((s) => s.trim());
+  return {
+    ...preset,
+    pods: int('pods', preset.pods),
+    relistPods: int('relist-pods', preset.relistPods),
+    smallPods: int('small-pods', preset.smallPods),
+    events: int('events', preset.events),
+    relistEvents: int('relist-events', preset.relistEvents),
+    fanOutEvents: int('fanout-events', preset.fanOutEvents),
+    reps: int('reps', preset.reps),
+    runTimeoutMs: int('timeout', preset.runTimeoutMs / 1000) * 1000,
+    ...(only ? { only } : {}),
+    ...(scenarioNames ? { scenarios: scenarioNames } : {}),
+    jsonPath: resolve(flags.get('json') ?? join(results, 'latest.json')),
+    mdPath: resolve(flags.get('md') ?? join(results, 'latest.md')),
+    ...(cpuProf ? { cpuProfileDir: resolve(cpuProf) } : {}),
+    ...(switches.has('no-pin') ? { pin: false } : {}),
+    ...(flags.has('node-flags') ? { nodeFlags: flags.get('node-flags')!.split(/\s+/).filter(Boolean) } : {}),
+    log: (line: string) => console.log(line),
+  };
+}
+
+const options = parse(process.argv.slice(2));
+const report = await runBench(options);
+console.log('');
+for (const t of report.targets) console.log(`${t.pass === undefined ? 'n/a ' : t.pass ? 'PASS' : 'FAIL'}  ${t.name}: ${t.measured ?? '–'}× (wanted ${t.threshold})`);
+const failedRuns = report.scenarios.flatMap((s) => s.runs.filter((r) => !r.ok));
+console.log(`\nwrote ${options.mdPath} and ${options.jsonPath} (${report.durationSec} s)`);
+if (failedRuns.length) {
+  console.error(`${failedRuns.length} run(s) failed their checks`);
+  process.exitCode = 1;
+}

@@ -1,0 +1,304 @@
+/**
+ * The benchmark's workload server: a lean, streaming stand-in for the API
+ * server's pod collection, on 127.0.0.1, in its own process (the runner
+ * forks it). It is deliberately not the emulator in src/testing/emulator:
+ * everything is serialized once at startup, so serving costs the server
+ * almost no CPU and the contenders, not the server, set the pace.
+ *
+ * - `GET /api/v1/pods?limit=&continue=`: the list, paged (a continue token
+ *   pins the snapshot it started from), or in one streamed response without
+ *   `limit`. Items carry no `kind`/`apiVersion`, as the API server's do not.
+ * - `GET /api/v1/pods?watch=1&resourceVersion=RV`: the M events after RV,
+ *   written as fast as the socket takes them. A watch from the list's
+ *   resourceVersion waits for `GET /_bench/go` (sent by the contender once it
+ *   has measured its synced heap) so GC pauses are not counted as watch time.
+ *   After the last event: in a relist workload, an ERROR event (410 Expired)
+ *   and the end of the response, after which lists return the state after
+ *   the M events; otherwise the response stays open, idle.
+ * - A watch from an older resourceVersion gets the 410 ERROR event at once.
+ *
+ * IPC from the runner: `{ type: 'reset', maxEvents? }` (before each contender
+ * run: closes every connection, re-arms the go gate and the 410, zeroes the
+ * counters, and optionally sends only the first `maxEvents` events on a
+ * watch, with no 410), answered with the previous run's counters.
+ */
+import * as http from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { makePod, playEvents, type PodState } from './pods.ts';
+
+export interface WorkloadConfig {
+  /** Pods in the initial list. */
+  readonly pods: number;
+  /** Watch events after the list. */
+  readonly events: number;
+  /** End the watch with a 410 Expired after the events, forcing one relist. */
+  readonly relist: boolean;
+  readonly seed: number;
+}
+
+export interface ServerReady {
+  readonly type: 'ready';
+  readonly port: number;
+  /** Live pods after the M events (what a relist returns). */
+  readonly finalCount: number;
+  readonly listBytes: number;
+  readonly watchBytes: number;
+  readonly meanPodBytes: number;
+  readonly setupMs: number;
+}
+
+export interface ServerCounters {
+  listRequests: number;
+  watchRequests: number;
+  goRequests: number;
+  expiredSent: number;
+  watchBytesWritten: number;
+}
+
+const CHUNK_BYTES = 512 * 1024;
+
+interface Snapshot {
+  readonly items: Buffer[];
+  readonly resourceVersion: number;
+  readonly tag: 'i' | 'f';
+}
+
+/** A list item: like the API server, without `kind`/`apiVersion` (those are on the list). */
+function listItem(state: PodState): Buffer {
+  const { kind: _kind, apiVersion: _apiVersion, ...item } = makePod(state);
+  return Buffer.from(JSON.stringify(item));
+}
+
+/** Serializes the workload once. */
+function build(config: WorkloadConfig) {
+  const { pods, events } = config;
+  const initial: Buffer[] = new Array(pods);
+  let listBytes = 0;
+  for (let i = 0; i < pods; i++) {
+    const buffer = listItem({ index: i, resourceVersion: i + 1, revision: 0 });
+    initial[i] = buffer;
+    listBytes += buffer.length;
+  }
+  const chunks: Buffer[] = [];
+  const eventChunk = new Uint32Array(events);
+  const eventOffset = new Uint32Array(events);
+  let parts: string[] = [];
+  let partBytes = 0;
+  let watchBytes = 0;
+  const flush = () => {
+    if (parts.length === 0) return;
+    const buffer = Buffer.from(parts.join(''));
+    chunks.push(buffer);
+    watchBytes += buffer.length;
+    parts = [];
+    partBytes = 0;
+  };
+  const play = playEvents(pods, events, config.seed);
+  let e = 0;
+  let final: PodState[] = [];
+  for (;;) {
+    const step = play.next();
+    if (step.done) {
+      final = step.value;
+      break;
+    }
+    const line = `{"type":"${step.value.type}","object":${JSON.stringify(makePod(step.value.pod))}}\n`;
+    if (partBytes + line.length > CHUNK_BYTES) flush();
+    eventChunk[e] = chunks.length;
+    eventOffset[e] = partBytes; // ASCII only: characters are bytes
+    parts.push(line);
+    partBytes += line.length;
+    e++;
+  }
+  flush();
+  const finalItems = config.relist ? final.map(listItem) : [];
+  return {
+    initial: { items: initial, resourceVersion: pods, tag: 'i' } satisfies Snapshot,
+    final: { items: finalItems, resourceVersion: pods + events, tag: 'f' } satisfies Snapshot,
+    finalCount: final.length,
+    chunks,
+    eventChunk,
+    eventOffset,
+    listBytes,
+    watchBytes,
+  };
+}
+
+function status(code: number, reason: string, message: string): string {
+  return JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code });
+}
+
+export async function serve(config: WorkloadConfig): Promise<{ ready: ServerReady; reset: (maxEvents?: number) => ServerCounters; close: () => Promise<void> }> {
+  const started = performance.now();
+  const data = build(config);
+  const lastRV = config.pods + config.events;
+  let go = false;
+  let expired = false;
+  let waiting: (() => void)[] = [];
+  /** Events a watch sends at most (set per run: the 100 client-node informers take fewer). */
+  let eventLimit = config.events;
+  const counters: ServerCounters = { listRequests: 0, watchRequests: 0, goRequests: 0, expiredSent: 0, watchBytesWritten: 0 };
+  const sockets = new Set<Socket>();
+
+  const write = (response: http.ServerResponse, buffer: Buffer): Promise<boolean> =>
+    new Promise((resolve) => {
+      if (response.destroyed || response.writableEnded) return resolve(false);
+      if (response.write(buffer)) return resolve(true);
+      const done = (ok: boolean) => {
+        response.off('drain', onDrain);
+        response.off('close', onClose);
+        resolve(ok);
+      };
+      const onDrain = () => done(true);
+      const onClose = () => done(false);
+      response.on('drain', onDrain);
+      response.on('close', onClose);
+    });
+
+  const list = async (url: URL, response: http.ServerResponse) => {
+    counters.listRequests++;
+    const limit = Number(url.searchParams.get('limit') ?? '0');
+    const token = url.searchParams.get('continue');
+    let snapshot: Snapshot = expired ? data.final : data.initial;
+    let offset = 0;
+    if (token) {
+      const decoded = JSON.parse(Buffer.from(token, 'base64url').toString()) as { s: 'i' | 'f'; o: number };
+      snapshot = decoded.s === 'f' ? data.final : data.initial;
+      offset = decoded.o;
+    }
+    const total = snapshot.items.length;
+    const end = limit > 0 ? Math.min(total, offset + limit) : total;
+    const meta: Record<string, unknown> = { resourceVersion: String(snapshot.resourceVersion) };
+    if (end < total) {
+      meta.continue = Buffer.from(JSON.stringify({ s: snapshot.tag, o: end })).toString('base64url');
+      meta.remainingItemCount = total - end;
+    }
+    response.writeHead(200, { 'Content-Type': 'application/json' });
+    const head = Buffer.from(`{"kind":"PodList","apiVersion":"v1","metadata":${JSON.stringify(meta)},"items":[`);
+    const comma = Buffer.from(',');
+    const BATCH = 400;
+    let first = true;
+    for (let at = offset; at < end; at += BATCH) {
+      const parts: Buffer[] = at === offset ? [head] : [];
+      for (let i = at; i < Math.min(end, at + BATCH); i++) {
+        if (!first) parts.push(comma);
+        first = false;
+        parts.push(snapshot.items[i]!);
+      }
+      if (!(await write(response, Buffer.concat(parts)))) return;
+    }
+    if (offset >= end) await write(response, head);
+    response.end(']}\n');
+  };
+
+  const watch = async (url: URL, response: http.ServerResponse) => {
+    counters.watchRequests++;
+    const rvParam = url.searchParams.get('resourceVersion') ?? '';
+    const timeoutSeconds = Number(url.searchParams.get('timeoutSeconds') ?? '0');
+    const current = expired ? data.final.resourceVersion : data.initial.resourceVersion;
+    const from = rvParam === '' || rvParam === '0' ? current : Number(rvParam);
+    response.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache' });
+    response.flushHeaders();
+    const gone = () => {
+      counters.expiredSent++;
+      response.end(`{"type":"ERROR","object":${status(410, 'Expired', `too old resource version: ${from} (${current})`)}}\n`);
+    };
+    if (!Number.isFinite(from) || from < config.pods || (expired && from < lastRV)) return gone();
+    const end = Math.min(config.events, eventLimit);
+    if (from < config.pods + end) {
+      if (from === config.pods && !go) await new Promise<void>((resolve) => waiting.push(resolve));
+      const first = from - config.pods;
+      // Whole pre-serialized chunks, cut at the first and the last event sent.
+      const lastChunk = end < config.events ? data.eventChunk[end]! : data.chunks.length - 1;
+      for (let chunk = data.eventChunk[first]!; chunk <= lastChunk; chunk++) {
+        const whole = data.chunks[chunk]!;
+        const buffer = whole.subarray(chunk === data.eventChunk[first] ? data.eventOffset[first]! : 0, end < config.events && chunk === lastChunk ? data.eventOffset[end]! : whole.length);
+        if (buffer.length > 0 && !(await write(response, buffer))) return;
+        counters.watchBytesWritten += buffer.length;
+      }
+      if (config.relist && end === config.events) {
+        expired = true;
+        return gone();
+      }
+    }
+    // Caught up: stay open, idle, until the client goes or the timeout passes.
+    if (timeoutSeconds > 0) {
+      const timer = setTimeout(() => response.end(), timeoutSeconds * 1000);
+      response.on('close', () => clearTimeout(timer));
+    }
+  };
+
+  const server = http.createServer((request, response) => {
+    const url = new URL(request.url ?? '/', 'http://127.0.0.1');
+    response.on('error', () => undefined);
+    if (url.pathname === '/_bench/go') {
+      counters.goRequests++;
+      go = true;
+      const release = waiting;
+      waiting = [];
+      for (const resolve of release) resolve();
+      response.writeHead(200, { 'Content-Type': 'text/plain' });
+      response.end('go\n');
+      return;
+    }
+    if (url.pathname === '/api/v1/pods' && request.method === 'GET') {
+      const isWatch = url.searchParams.get('watch');
+      void (isWatch === '1' || isWatch === 'true' ? watch(url, response) : list(url, response)).catch((error: unknown) => {
+        if (!response.headersSent) response.writeHead(500, { 'Content-Type': 'application/json' });
+        response.end(status(500, 'InternalError', String(error)));
+      });
+      return;
+    }
+    response.writeHead(404, { 'Content-Type': 'application/json' });
+    response.end(status(404, 'NotFound', `${url.pathname} is not served by the bench workload`));
+  });
+  server.keepAliveTimeout = 60_000;
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const n = data.initial.items.length;
+  const ready: ServerReady = {
+    type: 'ready',
+    port,
+    finalCount: data.finalCount,
+    listBytes: data.listBytes,
+    watchBytes: data.watchBytes,
+    meanPodBytes: Math.round(n > 0 ? data.listBytes / n : data.watchBytes / Math.max(1, config.events)),
+    setupMs: Math.round(performance.now() - started),
+  };
+  return {
+    ready,
+    reset(maxEvents?: number) {
+      eventLimit = maxEvents ?? config.events;
+      for (const socket of sockets) socket.destroy();
+      sockets.clear();
+      const previous = { ...counters };
+      go = false;
+      expired = false;
+      for (const resolve of waiting) resolve();
+      waiting = [];
+      counters.listRequests = counters.watchRequests = counters.goRequests = counters.expiredSent = counters.watchBytesWritten = 0;
+      return previous;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+// Run as a forked child: the config comes as argv[2] (JSON), control over IPC.
+if (process.argv[1] && import.meta.filename === process.argv[1] && process.send) {
+  const config = JSON.parse(process.argv[2] ?? '{}') as WorkloadConfig;
+  const handle = await serve(config);
+  process.on('message', (message: { type: string; maxEvents?: number }) => {
+    if (message.type === 'reset') process.send!({ type: 'reset-ok', counters: handle.reset(message.maxEvents) });
+    if (message.type === 'close') void handle.close().then(() => process.exit(0));
+  });
+  process.on('disconnect', () => process.exit(0));
+  process.send(handle.ready);
+}

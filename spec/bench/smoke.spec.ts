@@ -1,0 +1,49 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { CONTENDERS } from '../../bench/contenders/probe.ts';
+import { SMOKE, runBench, type BenchReport } from '../../bench/runner.ts';
+
+/**
+ * The benchmark runs end to end at a tiny size: the workload server, every
+ * contender in its own process, the relist, the report. Only sanity is
+ * checked (counts and positive figures), never timings.
+ */
+describe('bench smoke', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rx-informer-bench-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('runs every contender and each reports N objects synced and M events processed', { timeout: 60_000 }, async () => {
+    const lines: string[] = [];
+    const report = await runBench({ ...SMOKE, jsonPath: join(dir, 'smoke.json'), mdPath: join(dir, 'smoke.md'), log: (line) => lines.push(line) });
+
+    expect(report.scenarios).toHaveLength(1);
+    const [scenario] = report.scenarios;
+    const { pods, events } = scenario!.scenario;
+    const finalCount = scenario!.workload.finalCount;
+    expect(finalCount).toBeGreaterThan(0);
+    for (const contender of CONTENDERS) {
+      const runs = scenario!.runs.filter((r) => r.contender === contender);
+      expect(runs, contender).toHaveLength(1);
+      const run = runs[0]!;
+      expect(run.problems, `${contender}: ${lines.join('\n')}`).toEqual([]);
+      expect(run.ok).toBe(true);
+      expect(run.syncedObjects, contender).toBe(pods);
+      expect(run.eventsProcessed, contender).toBe(contender === 'cn-100' ? Math.min(events, SMOKE.fanOutEvents) : events);
+      if (contender !== 'cn-100') expect(run.relistObjects, contender).toBe(finalCount);
+      for (const figure of ['syncMs', 'eventsPerSec', 'cpuUsPerEvent', 'heapPerObjectKB', 'heapSyncedMB', 'heapEndMB', 'peakRssMB'] as const) {
+        expect(run[figure], `${contender} ${figure}`).toBeGreaterThan(0);
+      }
+      // One list (and one relist) per informer: the server saw what the contender claims.
+      expect(run.server?.expiredSent, contender).toBe(contender === 'cn-100' ? 0 : 1);
+    }
+
+    const written = JSON.parse(readFileSync(join(dir, 'smoke.json'), 'utf8')) as BenchReport;
+    expect(written.machine.cores).toBeGreaterThan(0);
+    expect(written.targets.length).toBeGreaterThan(0);
+    const md = readFileSync(join(dir, 'smoke.md'), 'utf8');
+    expect(md).toContain('| target |');
+    expect(md).toMatch(/PASS|FAIL/);
+  });
+});
