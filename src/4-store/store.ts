@@ -35,8 +35,26 @@ export class UnknownIndexError extends Error {
 }
 
 type Index = PMap<string, PSet<string>>;
+type Names<T> = PMap<string, T>;
+type Change<T> = readonly [key: string, old: T | undefined, object: T | undefined];
 
 const EMPTY_SET: PSet<string> = PSet<string>();
+const NAMESPACE = 'namespace';
+
+/** Where a key lives: its namespace ('' when cluster-scoped) and name. */
+function namespaceOf(key: string): string {
+  const slash = key.indexOf('/');
+  return slash < 0 ? '' : key.slice(0, slash);
+}
+
+function nameOf(key: string): string {
+  const slash = key.indexOf('/');
+  return slash < 0 ? key : key.slice(slash + 1);
+}
+
+function keyFor(namespace: string, name: string): string {
+  return namespace ? `${namespace}/${name}` : name;
+}
 
 /**
  * An immutable snapshot of an informer's cache, with secondary indexes.
@@ -46,64 +64,78 @@ const EMPTY_SET: PSet<string> = PSet<string>();
  * changed entry and shares everything else with the previous snapshot. So a
  * snapshot a subscriber holds never changes under it, and the cost of an event
  * does not grow with the size of the store: there is no whole-map copy.
+ *
+ * Objects are kept by namespace, then name, which makes the built-in
+ * `namespace` index the store's own layout: it costs no second structure and
+ * no second write.
  */
 export class Store<T> {
-  private readonly items: PMap<string, T>;
+  private readonly spaces: PMap<string, Names<T>>;
+  private readonly count: number;
+  /** Index functions other than the built-in namespace index. */
   private readonly indexers: Indexers<T>;
   private readonly indices: Readonly<Record<string, Index>>;
+  /** Whether `namespace` is the built-in index (served from the layout) rather than a custom one. */
+  private readonly layoutIndex: boolean;
 
-  private constructor(items: PMap<string, T>, indexers: Indexers<T>, indices: Readonly<Record<string, Index>>) {
-    this.items = items;
+  private constructor(spaces: PMap<string, Names<T>>, count: number, indexers: Indexers<T>, indices: Readonly<Record<string, Index>>, layoutIndex: boolean) {
+    this.spaces = spaces;
+    this.count = count;
     this.indexers = indexers;
     this.indices = indices;
+    this.layoutIndex = layoutIndex;
   }
 
   /** An empty store with the given indexers (plus `namespace`, unless replaced). */
   static empty<T extends { readonly metadata: { readonly namespace?: string | undefined } }>(indexers: Indexers<T> = {}): Store<T> {
-    const all: Indexers<T> = { namespace: namespaceIndex, ...indexers };
     const indices: Record<string, Index> = {};
-    for (const name of Object.keys(all)) indices[name] = PMap();
-    return new Store<T>(PMap(), all, indices);
+    for (const name of Object.keys(indexers)) indices[name] = PMap();
+    return new Store<T>(PMap(), 0, { ...indexers }, indices, !(NAMESPACE in indexers));
   }
 
   get size(): number {
-    return this.items.size;
+    return this.count;
   }
 
   get(key: string): T | undefined {
-    return this.items.get(key);
+    return this.spaces.get(namespaceOf(key))?.get(nameOf(key));
   }
 
   has(key: string): boolean {
-    return this.items.has(key);
+    return this.get(key) !== undefined;
   }
 
   /** All objects (in no particular order). */
   list(): T[] {
-    return [...this.items.values()];
+    const out: T[] = [];
+    for (const names of this.spaces.values()) for (const object of names.values()) out.push(object);
+    return out;
   }
 
   /** All keys (in no particular order). */
   keys(): string[] {
-    return [...this.items.keys()];
+    const out: string[] = [];
+    for (const [namespace, names] of this.spaces) for (const name of names.keys()) out.push(keyFor(namespace, name));
+    return out;
   }
 
-  entries(): IterableIterator<[string, T]> {
-    return this.items.entries();
+  *entries(): IterableIterator<[string, T]> {
+    for (const [namespace, names] of this.spaces) for (const [name, object] of names) yield [keyFor(namespace, name), object];
   }
 
   /** The names of this store's indexes. */
   indexNames(): string[] {
-    return Object.keys(this.indexers);
+    return this.layoutIndex ? [NAMESPACE, ...Object.keys(this.indexers)] : Object.keys(this.indexers);
   }
 
   /** Objects whose index `name` includes `value`. */
   byIndex(name: string, value: string): T[] {
+    if (this.layoutIndex && name === NAMESPACE) return value ? [...(this.spaces.get(value)?.values() ?? [])] : [];
     const keys = this.index(name).get(value);
     if (!keys) return [];
     const out: T[] = [];
     for (const key of keys) {
-      const object = this.items.get(key);
+      const object = this.get(key);
       if (object !== undefined) out.push(object);
     }
     return out;
@@ -111,25 +143,26 @@ export class Store<T> {
 
   /** Keys of the objects whose index `name` includes `value`, sorted. */
   indexKeys(name: string, value: string): string[] {
+    if (this.layoutIndex && name === NAMESPACE) return value ? [...(this.spaces.get(value)?.keys() ?? [])].map((n) => keyFor(value, n)).sort() : [];
     return [...(this.index(name).get(value) ?? EMPTY_SET)].sort();
   }
 
   /** Every value index `name` currently holds, sorted. */
   indexValues(name: string): string[] {
+    if (this.layoutIndex && name === NAMESPACE) return [...this.spaces.keys()].filter((namespace) => namespace !== '').sort();
     return [...this.index(name).keys()].sort();
   }
 
   /** Objects that share an index value with `object` under index `name` (client-go's Index). */
   byIndexOf(name: string, object: T): T[] {
-    const indexFunc = this.indexFunc(name);
-    const seen = new Set<string>();
+    const values = this.layoutIndex && name === NAMESPACE ? namespaceIndex(object as { metadata: { namespace?: string } }) : this.indexFunc(name)(object);
+    const seen = new Set<T>();
     const out: T[] = [];
-    for (const value of indexFunc(object)) {
-      for (const key of this.index(name).get(value) ?? EMPTY_SET) {
-        if (seen.has(key)) continue;
-        seen.add(key);
-        const found = this.items.get(key);
-        if (found !== undefined) out.push(found);
+    for (const value of values) {
+      for (const found of this.byIndex(name, value)) {
+        if (seen.has(found)) continue;
+        seen.add(found);
+        out.push(found);
       }
     }
     return out;
@@ -142,9 +175,9 @@ export class Store<T> {
   update(writes: Iterable<readonly [key: string, object: T | undefined]>): Store<T> {
     // A key written twice in one batch: its second write starts from its first.
     const latest = new Map<string, T | undefined>();
-    const changes: (readonly [string, T | undefined, T | undefined])[] = [];
+    const changes: Change<T>[] = [];
     for (const [key, object] of writes) {
-      const old = latest.has(key) ? latest.get(key) : this.items.get(key);
+      const old = latest.has(key) ? latest.get(key) : this.get(key);
       latest.set(key, object);
       changes.push([key, old, object]);
     }
@@ -156,27 +189,45 @@ export class Store<T> {
    * informer's reducer does), so no key is looked up twice. Each change's
    * `old` must be the key's object as of the changes before it.
    */
-  apply(changes: readonly (readonly [key: string, old: T | undefined, object: T | undefined])[]): Store<T> {
-    let items = this.items;
+  apply(changes: readonly Change<T>[]): Store<T> {
+    let spaces = this.spaces;
+    let count = this.count;
     let indices: Record<string, Index> | undefined;
-    // One write (a watch event) is a plain persistent set; a batch uses a transient.
-    if (changes.length === 1) {
-      const [key, old, object] = changes[0]!;
-      if (object === undefined && old === undefined) return this;
-      items = object === undefined ? items.delete(key) : items.set(key, object);
+    const write = (names: Names<T>, [key, old, object]: Change<T>): Names<T> => {
+      if (object === undefined && old === undefined) return names;
+      count += (old === undefined ? 1 : 0) - (object === undefined ? 1 : 0);
       indices = this.reindexed(indices, key, old, object);
-    } else {
-      items = items.withMutations((mutable) => {
-        for (const [key, old, object] of changes) {
-          if (object === undefined) {
-            if (old === undefined) continue;
-            mutable.delete(key);
-          } else mutable.set(key, object);
-          indices = this.reindexed(indices, key, old, object);
-        }
-      });
+      return object === undefined ? names.delete(nameOf(key)) : names.set(nameOf(key), object);
+    };
+    const put = (namespace: string, names: Names<T>) => {
+      spaces = names.size === 0 ? spaces.delete(namespace) : spaces.set(namespace, names);
+    };
+    if (changes.length === 1) {
+      // One write (a watch event): a plain persistent set.
+      const change = changes[0]!;
+      const namespace = namespaceOf(change[0]);
+      const before = spaces.get(namespace) ?? PMap<string, T>();
+      const after = write(before, change);
+      if (after !== before) put(namespace, after);
+    } else if (changes.length > 1) {
+      // A batch (a relist): per namespace, one transient.
+      const byNamespace = new Map<string, Change<T>[]>();
+      for (const change of changes) {
+        const namespace = namespaceOf(change[0]);
+        const group = byNamespace.get(namespace);
+        if (group) group.push(change);
+        else byNamespace.set(namespace, [change]);
+      }
+      for (const [namespace, group] of byNamespace) {
+        const before = spaces.get(namespace) ?? PMap<string, T>();
+        const after = before.withMutations((mutable) => {
+          for (const change of group) write(mutable, change);
+        });
+        if (after !== before) put(namespace, after);
+      }
     }
-    return new Store<T>(items, this.indexers, indices ?? this.indices);
+    if (spaces === this.spaces && indices === undefined) return this;
+    return new Store<T>(spaces, count, this.indexers, indices ?? this.indices, this.layoutIndex);
   }
 
   /** Moves `key` between index values where its object's values changed; copies the indices record only then. */
@@ -194,13 +245,13 @@ export class Store<T> {
 
   private indexFunc(name: string): IndexFunc<T> {
     const indexFunc = this.indexers[name];
-    if (!indexFunc) throw new UnknownIndexError(name, Object.keys(this.indexers));
+    if (!indexFunc) throw new UnknownIndexError(name, this.indexNames());
     return indexFunc;
   }
 
   private index(name: string): Index {
     const index = this.indices[name];
-    if (!index) throw new UnknownIndexError(name, Object.keys(this.indexers));
+    if (!index) throw new UnknownIndexError(name, this.indexNames());
     return index;
   }
 }
