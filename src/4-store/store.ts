@@ -1,4 +1,4 @@
-import { Map as PMap, Set as PSet } from 'immutable';
+import { PersistentMap, type MapBuilder } from './persistentMap.ts';
 
 /** An index function: the values an object is indexed under (multi-valued, like client-go's IndexFunc). */
 export type IndexFunc<T> = (object: T) => readonly string[];
@@ -34,11 +34,11 @@ export class UnknownIndexError extends Error {
   }
 }
 
-type Index = PMap<string, PSet<string>>;
-type Names<T> = PMap<string, T>;
+/** Index value → the keys indexed under it (a set: every value is `true`). */
+type Index = PersistentMap<PersistentMap<true>>;
+type Names<T> = PersistentMap<T>;
 type Change<T> = readonly [key: string, old: T | undefined, object: T | undefined];
 
-const EMPTY_SET: PSet<string> = PSet<string>();
 const NAMESPACE = 'namespace';
 
 /** Where a key lives: its namespace ('' when cluster-scoped) and name. */
@@ -59,8 +59,8 @@ function keyFor(namespace: string, name: string): string {
 /**
  * An immutable snapshot of an informer's cache, with secondary indexes.
  *
- * Snapshots are persistent data structures (hash array mapped tries from
- * `immutable`): applying a delta copies only the O(log₃₂ n) path to the
+ * Snapshots are persistent data structures (hash array mapped tries, see
+ * `PersistentMap`): applying a delta copies only the O(log₃₂ n) path to the
  * changed entry and shares everything else with the previous snapshot. So a
  * snapshot a subscriber holds never changes under it, and the cost of an event
  * does not grow with the size of the store: there is no whole-map copy.
@@ -70,7 +70,7 @@ function keyFor(namespace: string, name: string): string {
  * no second write.
  */
 export class Store<T> {
-  private readonly spaces: PMap<string, Names<T>>;
+  private readonly spaces: PersistentMap<Names<T>>;
   private readonly count: number;
   /** Index functions other than the built-in namespace index. */
   private readonly indexers: Indexers<T>;
@@ -78,7 +78,7 @@ export class Store<T> {
   /** Whether `namespace` is the built-in index (served from the layout) rather than a custom one. */
   private readonly layoutIndex: boolean;
 
-  private constructor(spaces: PMap<string, Names<T>>, count: number, indexers: Indexers<T>, indices: Readonly<Record<string, Index>>, layoutIndex: boolean) {
+  private constructor(spaces: PersistentMap<Names<T>>, count: number, indexers: Indexers<T>, indices: Readonly<Record<string, Index>>, layoutIndex: boolean) {
     this.spaces = spaces;
     this.count = count;
     this.indexers = indexers;
@@ -89,8 +89,8 @@ export class Store<T> {
   /** An empty store with the given indexers (plus `namespace`, unless replaced). */
   static empty<T extends { readonly metadata: { readonly namespace?: string | undefined } }>(indexers: Indexers<T> = {}): Store<T> {
     const indices: Record<string, Index> = {};
-    for (const name of Object.keys(indexers)) indices[name] = PMap();
-    return new Store<T>(PMap(), 0, { ...indexers }, indices, !(NAMESPACE in indexers));
+    for (const name of Object.keys(indexers)) indices[name] = PersistentMap.empty();
+    return new Store<T>(PersistentMap.empty(), 0, { ...indexers }, indices, !(NAMESPACE in indexers));
   }
 
   get size(): number {
@@ -108,7 +108,7 @@ export class Store<T> {
   /** All objects (in no particular order). */
   list(): T[] {
     const out: T[] = [];
-    for (const names of this.spaces.values()) for (const object of names.values()) out.push(object);
+    this.spaces.forEach((names) => names.forEach((object) => out.push(object)));
     return out;
   }
 
@@ -134,7 +134,7 @@ export class Store<T> {
     const keys = this.index(name).get(value);
     if (!keys) return [];
     const out: T[] = [];
-    for (const key of keys) {
+    for (const key of keys.keys()) {
       const object = this.get(key);
       if (object !== undefined) out.push(object);
     }
@@ -144,7 +144,7 @@ export class Store<T> {
   /** Keys of the objects whose index `name` includes `value`, sorted. */
   indexKeys(name: string, value: string): string[] {
     if (this.layoutIndex && name === NAMESPACE) return value ? [...(this.spaces.get(value)?.keys() ?? [])].map((n) => keyFor(value, n)).sort() : [];
-    return [...(this.index(name).get(value) ?? EMPTY_SET)].sort();
+    return [...(this.index(name).get(value)?.keys() ?? [])].sort();
   }
 
   /** Every value index `name` currently holds, sorted. */
@@ -193,11 +193,12 @@ export class Store<T> {
     let spaces = this.spaces;
     let count = this.count;
     let indices: Record<string, Index> | undefined;
-    const write = (names: Names<T>, [key, old, object]: Change<T>): Names<T> => {
-      if (object === undefined && old === undefined) return names;
+    /** Counts and reindexes a change; false when it changes nothing. */
+    const counted = ([key, old, object]: Change<T>): boolean => {
+      if (object === undefined && old === undefined) return false;
       count += (old === undefined ? 1 : 0) - (object === undefined ? 1 : 0);
       indices = this.reindexed(indices, key, old, object);
-      return object === undefined ? names.delete(nameOf(key)) : names.set(nameOf(key), object);
+      return true;
     };
     const put = (namespace: string, names: Names<T>) => {
       spaces = names.size === 0 ? spaces.delete(namespace) : spaces.set(namespace, names);
@@ -205,24 +206,28 @@ export class Store<T> {
     if (changes.length === 1) {
       // One write (a watch event): a plain persistent set.
       const change = changes[0]!;
-      const namespace = namespaceOf(change[0]);
-      const before = spaces.get(namespace) ?? PMap<string, T>();
-      const after = write(before, change);
-      if (after !== before) put(namespace, after);
-    } else if (changes.length > 1) {
-      // A batch (a relist): per namespace, one transient.
-      const byNamespace = new Map<string, Change<T>[]>();
-      for (const change of changes) {
-        const namespace = namespaceOf(change[0]);
-        const group = byNamespace.get(namespace);
-        if (group) group.push(change);
-        else byNamespace.set(namespace, [change]);
+      if (counted(change)) {
+        const [key, , object] = change;
+        const namespace = namespaceOf(key);
+        const before = spaces.get(namespace) ?? PersistentMap.empty<T>();
+        const after = object === undefined ? before.delete(nameOf(key)) : before.set(nameOf(key), object);
+        if (after !== before) put(namespace, after);
       }
-      for (const [namespace, group] of byNamespace) {
-        const before = spaces.get(namespace) ?? PMap<string, T>();
-        const after = before.withMutations((mutable) => {
-          for (const change of group) write(mutable, change);
-        });
+    } else if (changes.length > 1) {
+      // A batch (a relist): one builder per namespace, writing in place.
+      const builders = new Map<string, MapBuilder<T>>();
+      for (const change of changes) {
+        if (!counted(change)) continue;
+        const [key, , object] = change;
+        const namespace = namespaceOf(key);
+        let builder = builders.get(namespace);
+        if (!builder) builders.set(namespace, (builder = (spaces.get(namespace) ?? PersistentMap.empty<T>()).edit()));
+        if (object === undefined) builder.delete(nameOf(key));
+        else builder.set(nameOf(key), object);
+      }
+      for (const [namespace, builder] of builders) {
+        const before = spaces.get(namespace);
+        const after = builder.done();
         if (after !== before) put(namespace, after);
       }
     }
@@ -264,18 +269,18 @@ function sameValues(a: readonly string[], b: readonly string[]): boolean {
 }
 
 function reindex(index: Index, key: string, before: readonly string[], after: readonly string[]): Index {
-  return index.withMutations((mutable) => {
-    for (const value of before) {
-      if (after.includes(value)) continue;
-      const keys = mutable.get(value);
-      if (!keys) continue;
-      const left = keys.delete(key);
-      if (left.size === 0) mutable.delete(value);
-      else mutable.set(value, left);
-    }
-    for (const value of after) {
-      if (before.includes(value)) continue;
-      mutable.set(value, (mutable.get(value) ?? EMPTY_SET).add(key));
-    }
-  });
+  const builder = index.edit();
+  for (const value of before) {
+    if (after.includes(value)) continue;
+    const keys = builder.get(value);
+    if (!keys) continue;
+    const left = keys.delete(key);
+    if (left.size === 0) builder.delete(value);
+    else builder.set(value, left);
+  }
+  for (const value of after) {
+    if (before.includes(value)) continue;
+    builder.set(value, (builder.get(value) ?? PersistentMap.empty<true>()).set(key, true));
+  }
+  return builder.done();
 }

@@ -1,0 +1,134 @@
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { hashString, Node, PersistentMap } from '../../src/4-store/persistentMap.ts';
+
+/** Pairs of distinct keys with equal 32-bit hashes, found by a birthday search (deterministic). */
+function collidingPairs(wanted: number): [string, string][] {
+  const seen = new Map<number, string>();
+  const pairs: [string, string][] = [];
+  for (let i = 0; pairs.length < wanted; i++) {
+    const key = `ns-${i}/pod-${i * 7}`;
+    const hash = hashString(key);
+    const other = seen.get(hash);
+    if (other !== undefined) pairs.push([other, key]);
+    else seen.set(hash, key);
+  }
+  return pairs;
+}
+
+const collisions = collidingPairs(3);
+/** Keys that share hashes (all 32 bits), keys that share long prefixes, and ordinary ones. */
+const KEYS = [...collisions.flat(), ...Array.from({ length: 40 }, (_, i) => `team-${i % 3}/web-5d8f7c9b4-${i}`), 'a', ''];
+
+/**
+ * The trie as nested arrays: equal contents must give equal shapes (canonical
+ * form). Keys with equal hashes sit in one node in the order they came, so
+ * that node's pairs are compared sorted.
+ */
+function shape(node: Node): unknown {
+  if (node.dataMap === 0 && node.nodeMap === 0 && node.slots.length > 0) {
+    const pairs: [unknown, unknown][] = [];
+    for (let i = 0; i < node.slots.length; i += 2) pairs.push([node.slots[i], node.slots[i + 1]]);
+    return pairs.sort(([a], [b]) => String(a).localeCompare(String(b)));
+  }
+  return [node.dataMap, node.nodeMap, node.slots.map((slot) => (slot instanceof Node ? shape(slot) : slot))];
+}
+
+function contents<V>(map: PersistentMap<V>): [string, V][] {
+  return [...map.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+type Op = { readonly key: string; readonly value: number | undefined };
+const op = fc.record({ key: fc.constantFrom(...KEYS), value: fc.option(fc.integer({ min: 0, max: 3 }), { nil: undefined }) });
+
+describe('PersistentMap', () => {
+  it('finds real 32-bit hash collisions to test with', () => {
+    expect(collisions).toHaveLength(3);
+    for (const [a, b] of collisions) {
+      expect(a).not.toBe(b);
+      expect(hashString(a)).toBe(hashString(b));
+    }
+  });
+
+  it('equals a Map after any writes (single or batched), and every earlier snapshot stays as it was', () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.boolean(), fc.array(op, { minLength: 1, maxLength: 12 })), { maxLength: 25 }), (steps) => {
+        let map = PersistentMap.empty<number>();
+        const model = new Map<string, number>();
+        const snapshots: [PersistentMap<number>, [string, number][]][] = [];
+        for (const [batched, ops] of steps) {
+          if (batched) {
+            const builder = map.edit();
+            for (const { key, value } of ops) {
+              if (value === undefined) builder.delete(key);
+              else builder.set(key, value);
+              expect(builder.get(key)).toBe(value);
+            }
+            map = builder.done();
+          } else {
+            for (const { key, value } of ops) map = value === undefined ? map.delete(key) : map.set(key, value);
+          }
+          for (const { key, value } of ops) (value === undefined ? model.delete(key) : model.set(key, value));
+          expect(map.size).toBe(model.size);
+          for (const key of KEYS) expect(map.get(key)).toBe(model.get(key));
+          expect(contents(map)).toEqual([...model].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+          snapshots.push([map, contents(map)]);
+        }
+        for (const [snapshot, was] of snapshots) expect(contents(snapshot)).toEqual(was);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('has one shape per contents, whatever the order and mix of writes (canonical after deletes)', () => {
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 60 }), fc.array(op, { maxLength: 60 }), (first, second) => {
+        let map = PersistentMap.empty<number>();
+        for (const { key, value } of [...first, ...second]) map = value === undefined ? map.delete(key) : map.set(key, value);
+        // The same contents, inserted fresh in reverse order through a builder.
+        const builder = PersistentMap.empty<number>().edit();
+        for (const [key, value] of contents(map).reverse()) builder.set(key, value);
+        expect(shape(builder.done().root)).toEqual(shape(map.root));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('returns the same map for a write that changes nothing', () => {
+    const map = PersistentMap.empty<number>().set('a', 1).set('b', 2);
+    expect(map.set('a', 1)).toBe(map);
+    expect(map.delete('zz')).toBe(map);
+    const builder = map.edit();
+    builder.set('a', 1).delete('zz');
+    expect(builder.done()).toBe(map);
+  });
+
+  it('a builder never changes a map it has handed out', () => {
+    const builder = PersistentMap.empty<number>().edit();
+    for (let i = 0; i < 2000; i++) builder.set(`k${i}`, i);
+    const first = builder.done();
+    for (let i = 0; i < 2000; i += 2) builder.delete(`k${i}`);
+    builder.set('k1', -1);
+    const second = builder.done();
+    expect(first.size).toBe(2000);
+    expect(first.get('k0')).toBe(0);
+    expect(first.get('k1')).toBe(1);
+    expect(second.size).toBe(1000);
+    expect(second.get('k0')).toBeUndefined();
+    expect(second.get('k1')).toBe(-1);
+  });
+
+  it('iterates every entry once: forEach, entries, keys, values', () => {
+    let map = PersistentMap.empty<number>();
+    for (let i = 0; i < 5000; i++) map = map.set(`k${i}`, i);
+    const seen: string[] = [];
+    map.forEach((value, key) => {
+      expect(key).toBe(`k${value}`);
+      seen.push(key);
+    });
+    expect(new Set(seen).size).toBe(5000);
+    expect([...map.keys()].sort()).toEqual([...seen].sort());
+    expect([...map.values()].reduce((a, b) => a + b, 0)).toBe((4999 * 5000) / 2);
+    expect(new Map(map).size).toBe(5000);
+  });
+});
