@@ -81,6 +81,17 @@ export function deltaFifo<T extends { readonly metadata: { readonly name: string
         }
       };
 
+      /** Keeps the operator's own knownObjects (when the consumer gives none) up to date with what it hands on. */
+      const handOn = (entry: Deltas<T>) => {
+        if (!own) return;
+        const last = entry.deltas[entry.deltas.length - 1];
+        if (last?.type === 'Deleted') own.delete(entry.key);
+        else {
+          const object = newestObject(entry.deltas);
+          if (object !== undefined) own.set(entry.key, object);
+        }
+      };
+
       const drain = () => {
         draining = true;
         try {
@@ -90,13 +101,7 @@ export function deltaFifo<T extends { readonly metadata: { readonly name: string
             const items: Deltas<T>[] = [];
             for (let next = queue.pop(); next; next = queue.pop()) {
               items.push(next);
-              if (!own) continue;
-              const last = next.deltas[next.deltas.length - 1];
-              if (last?.type === 'Deleted') own.delete(next.key);
-              else {
-                const object = newestObject(next.deltas);
-                if (object !== undefined) own.set(next.key, object);
-              }
+              handOn(next);
             }
             const firstReplace = cause === 'replace' && !synced;
             if (cause === 'replace') synced = true;
@@ -116,20 +121,39 @@ export function deltaFifo<T extends { readonly metadata: { readonly name: string
         if (!draining) drain();
       };
 
+      /**
+       * One watch event. With nothing queued and nothing being handed on (the
+       * usual case), it goes out at once as a one-key batch, without a trip
+       * through the queue; otherwise it is queued like any other step.
+       */
+      const watchEvent = (key: string, delta: Delta<T>, resourceVersion: string) => {
+        if (draining || queue.size > 0) {
+          enqueue(key, delta);
+          return step('event', resourceVersion);
+        }
+        const entry: Deltas<T> = { key, deltas: [delta], isInInitialList: !synced };
+        handOn(entry);
+        draining = true;
+        try {
+          subscriber.next({ type: 'deltas', cause: 'event', items: [entry], resourceVersion });
+        } finally {
+          draining = false;
+        }
+        // Steps that arrived while it was handed on (a re-entrant source).
+        if (pending) drain();
+      };
+
       return source.subscribe({
         next: (event) => {
           switch (event.type) {
             case 'added':
-              enqueue(keyOf(event.object), { type: 'Added', object: event.object });
-              return step('event', event.resourceVersion);
+              return watchEvent(keyOf(event.object), { type: 'Added', object: event.object }, event.resourceVersion);
             case 'modified':
-              enqueue(keyOf(event.object), { type: 'Updated', object: event.object });
-              return step('event', event.resourceVersion);
+              return watchEvent(keyOf(event.object), { type: 'Updated', object: event.object }, event.resourceVersion);
             case 'deleted': {
               const key = keyOf(event.object);
               if (!known().has(key) && !queue.has(key)) return;
-              enqueue(key, { type: 'Deleted', object: event.object });
-              return step('event', event.resourceVersion);
+              return watchEvent(key, { type: 'Deleted', object: event.object }, event.resourceVersion);
             }
             case 'replace':
               replace(event.items);

@@ -1,5 +1,5 @@
 import type { InformerError } from '../0-model/errors.ts';
-import { isTombstone, type FifoOutput } from '../3-deltas/deltas.ts';
+import { isTombstone, type Deltas, type FifoOutput } from '../3-deltas/deltas.ts';
 import type { InformerEvent } from './informerEvent.ts';
 import type { Store } from './store.ts';
 
@@ -49,31 +49,25 @@ export function reduceDeltas<T>(state: InformerState<T>, output: FifoOutput<T>):
       return { ...state, events: NONE, errors: NONE, step: 'watch' };
     case 'deltas': {
       const events: InformerEvent<T>[] = [];
-      const writes: [string, T | undefined, T | undefined][] = [];
-      for (const { key, deltas, isInInitialList } of output.items) {
-        const before = state.store.get(key);
-        let current = before;
-        for (const delta of deltas) {
-          if (delta.type === 'Deleted') {
-            const tombstone = isTombstone(delta.object);
-            const object = isTombstone(delta.object) ? delta.object.object : delta.object;
-            events.push({ type: 'deleted', object: tombstone ? (current ?? object) : object, finalStateUnknown: tombstone, isInInitialList });
-            current = undefined;
-            continue;
-          }
-          const object = delta.object as T;
-          if (current === undefined) {
-            events.push({ type: 'added', object, isInInitialList });
-          } else {
-            const resync = delta.type === 'Sync' || (delta.type === 'Replaced' && resourceVersionOf(current) === resourceVersionOf(object));
-            events.push({ type: 'updated', oldObject: current, object, isInInitialList, resync });
-          }
-          current = object;
+      const items = output.items;
+      let store = state.store;
+      if (items.length === 1) {
+        // One key (a watch event): no batch to build.
+        const { key } = items[0]!;
+        const before = store.get(key);
+        const after = replay(before, items[0]!, events);
+        if (after !== before) store = store.write(key, before, after);
+      } else {
+        const writes: [string, T | undefined, T | undefined][] = [];
+        for (const entry of items) {
+          const before = store.get(entry.key);
+          const after = replay(before, entry, events);
+          if (after !== before) writes.push([entry.key, before, after]);
         }
-        if (current !== before) writes.push([key, before, current]);
+        if (writes.length) store = store.apply(writes);
       }
       return {
-        store: writes.length ? state.store.apply(writes) : state.store,
+        store,
         synced: state.synced || output.cause === 'replace',
         resourceVersion: output.resourceVersion ?? state.resourceVersion,
         events,
@@ -82,4 +76,27 @@ export function reduceDeltas<T>(state: InformerState<T>, output: FifoOutput<T>):
       };
     }
   }
+}
+
+/** Turns one key's deltas into events, from the key's cached object `before`; returns its object after them. */
+function replay<T>(before: T | undefined, { deltas, isInInitialList }: Deltas<T>, events: InformerEvent<T>[]): T | undefined {
+  let current = before;
+  for (const delta of deltas) {
+    if (delta.type === 'Deleted') {
+      const tombstone = isTombstone(delta.object);
+      const object = isTombstone(delta.object) ? delta.object.object : delta.object;
+      events.push({ type: 'deleted', object: tombstone ? (current ?? object) : object, finalStateUnknown: tombstone, isInInitialList });
+      current = undefined;
+      continue;
+    }
+    const object = delta.object as T;
+    if (current === undefined) {
+      events.push({ type: 'added', object, isInInitialList });
+    } else {
+      const resync = delta.type === 'Sync' || (delta.type === 'Replaced' && resourceVersionOf(current) === resourceVersionOf(object));
+      events.push({ type: 'updated', oldObject: current, object, isInInitialList, resync });
+    }
+    current = object;
+  }
+  return current;
 }

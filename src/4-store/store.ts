@@ -98,7 +98,8 @@ export class Store<T> {
   }
 
   get(key: string): T | undefined {
-    return this.spaces.get(namespaceOf(key))?.get(nameOf(key));
+    const slash = key.indexOf('/');
+    return slash < 0 ? this.spaces.get('')?.get(key) : this.spaces.get(key.slice(0, slash))?.get(key.slice(slash + 1));
   }
 
   has(key: string): boolean {
@@ -203,17 +204,8 @@ export class Store<T> {
     const put = (namespace: string, names: Names<T>) => {
       spaces = names.size === 0 ? spaces.delete(namespace) : spaces.set(namespace, names);
     };
-    if (changes.length === 1) {
-      // One write (a watch event): a plain persistent set.
-      const change = changes[0]!;
-      if (counted(change)) {
-        const [key, , object] = change;
-        const namespace = namespaceOf(key);
-        const before = spaces.get(namespace) ?? PersistentMap.empty<T>();
-        const after = object === undefined ? before.delete(nameOf(key)) : before.set(nameOf(key), object);
-        if (after !== before) put(namespace, after);
-      }
-    } else if (changes.length > 1) {
+    if (changes.length === 1) return this.write(...changes[0]!);
+    if (changes.length > 1) {
       // A batch (a relist): one builder per namespace, writing in place.
       const builders = new Map<string, MapBuilder<T>>();
       for (const change of changes) {
@@ -232,6 +224,24 @@ export class Store<T> {
       }
     }
     if (spaces === this.spaces && indices === undefined) return this;
+    return new Store<T>(spaces, count, this.indexers, indices ?? this.indices, this.layoutIndex);
+  }
+
+  /**
+   * One change (a watch event), as `apply` with one change, without building
+   * a batch: `old` must be the key's current object.
+   */
+  write(key: string, old: T | undefined, object: T | undefined): Store<T> {
+    if (object === undefined && old === undefined) return this;
+    const slash = key.indexOf('/');
+    const namespace = slash < 0 ? '' : key.slice(0, slash);
+    const name = slash < 0 ? key : key.slice(slash + 1);
+    const before = this.spaces.get(namespace) ?? PersistentMap.empty<T>();
+    const after = object === undefined ? before.delete(name) : before.set(name, object);
+    const indices = this.reindexed(undefined, key, old, object);
+    if (after === before && indices === undefined) return this;
+    const spaces = after === before ? this.spaces : after.size === 0 ? this.spaces.delete(namespace) : this.spaces.set(namespace, after);
+    const count = this.count + (old === undefined ? 1 : 0) - (object === undefined ? 1 : 0);
     return new Store<T>(spaces, count, this.indexers, indices ?? this.indices, this.layoutIndex);
   }
 

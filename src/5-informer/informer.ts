@@ -1,4 +1,4 @@
-import { Observable, Subject, defer, type MonoTypeOperatorFunction, distinctUntilChanged, map, merge, scan, shareReplay, startWith, tap, type SchedulerLike, type Subscription } from 'rxjs';
+import { Observable, Subject, defer, type MonoTypeOperatorFunction, distinctUntilChanged, map, merge, scan, shareReplay, startWith, type SchedulerLike, type Subscription } from 'rxjs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { InformerError } from '../0-model/errors.ts';
 import type { KubeObject } from '../0-model/objects.ts';
@@ -10,6 +10,7 @@ import { decoder, rawKey, rawResourceVersion, type Decoder } from '../2-source/d
 import { listAndWatch } from '../2-source/listAndWatch.ts';
 import type { SourceEvent } from '../2-source/sourceEvent.ts';
 import { deltaFifo } from '../3-deltas/deltaFifo.ts';
+import type { FifoOutput } from '../3-deltas/deltas.ts';
 import { resync } from '../3-deltas/resync.ts';
 import type { InformerEvent } from '../4-store/informerEvent.ts';
 import { initialState, reduceDeltas, type InformerState } from '../4-store/reduceDeltas.ts';
@@ -185,8 +186,7 @@ export function informerFromSource<T extends KubeObject>(
     return source$.pipe(
       resync<T>(options.resyncPeriod ?? 0, options.scheduler),
       deltaFifo<T>({ knownObjects: () => current.store }),
-      scan(reduceDeltas<T>, initial),
-      tap((state) => (current = state)),
+      scan((state: InformerState<T>, output: FifoOutput<T>) => (current = reduceDeltas(state, output)), initial),
       startWith(initial),
     );
   }).pipe(forgetDeliveredSteps(), shareReplay(shared));
