@@ -4,7 +4,7 @@ import { ConfigMap, informer, type InformerEvent } from '../../src/index.ts';
 import { configMap, json, smallServer } from './smallServer.ts';
 
 describe('informer over HTTP (small local server)', () => {
-  it('lists in pages, watches from the list resourceVersion, and keeps the store right', async () => {
+  it('lists in pages, watches from the list resourceVersion, and keeps the store right; pages and watch share one keep-alive connection', async () => {
     const server = await smallServer(json(500, { kind: 'Status', code: 500 }));
     try {
       server.reply(
@@ -53,6 +53,8 @@ describe('informer over HTTP (small local server)', () => {
       const timeoutSeconds = Number(watch?.searchParams.get('timeoutSeconds'));
       expect(timeoutSeconds).toBeGreaterThanOrEqual(300);
       expect(timeoutSeconds).toBeLessThan(600);
+      // client-node's agent has no keep-alive; ours does, so the pages and the watch came over one connection.
+      expect(new Set(server.ports).size).toBe(1);
       expect(server.open.size).toBe(1);
       running.unsubscribe();
       await new Promise((resolve) => setTimeout(resolve, 50));

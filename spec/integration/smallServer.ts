@@ -13,9 +13,12 @@ export async function smallServer(fallback: Reply) {
   const replies: Reply[] = [];
   const requests: URL[] = [];
   const open = new Set<http.ServerResponse>();
+  /** The client port each request came from (one port, one connection). */
+  const ports: number[] = [];
   const server = http.createServer((request, response) => {
     const url = new URL(request.url ?? '/', 'http://127.0.0.1');
     requests.push(url);
+    ports.push(request.socket.remotePort ?? -1);
     open.add(response);
     response.on('close', () => open.delete(response));
     (replies.shift() ?? fallback)(request, response, url);
@@ -32,6 +35,7 @@ export async function smallServer(fallback: Reply) {
   return {
     kc,
     requests,
+    ports,
     /** Responses still open (watches). */
     open,
     reply(...next: Reply[]) {

@@ -23,15 +23,38 @@ interface Opened {
   readonly response: http.IncomingMessage;
 }
 
+const keepAliveTwins = new WeakMap<http.Agent, http.Agent>();
+
+/**
+ * The KubeConfig's agent, with keep-alive. `@kubernetes/client-node` builds
+ * (and caches) a plain `http.Agent`/`https.Agent` without keep-alive, so each
+ * list page would open a new connection, and a new TLS handshake. This gives
+ * the same agent options with `keepAlive: true`, one twin per agent (so a
+ * changed kubeconfig gets a fresh one). Proxy agents are left as they are.
+ */
+function withKeepAlive(agent: unknown): unknown {
+  if (!(agent instanceof http.Agent) || (agent.constructor !== http.Agent && agent.constructor !== https.Agent)) return agent;
+  const options = (agent as http.Agent & { options?: http.AgentOptions; keepAlive?: boolean }).options;
+  if (!options || options.keepAlive) return agent;
+  let twin = keepAliveTwins.get(agent);
+  if (!twin) {
+    twin = agent.constructor === https.Agent ? new https.Agent({ ...options, keepAlive: true }) : new http.Agent({ ...options, keepAlive: true });
+    keepAliveTwins.set(agent, twin);
+  }
+  return twin;
+}
+
 /**
  * One HTTP GET through the KubeConfig's credentials and TLS settings, as an
  * Observable of the response (emitted once headers arrive). Unsubscribing
- * aborts the request and destroys its socket.
+ * before the response has been read to its end aborts the request and
+ * destroys its socket; after that, the connection goes back to the pool.
  */
 function get(kc: KubeConfig, path: string, phase: ErrorPhase, userAgent: string): Observable<Opened> {
   return new Observable<Opened>((subscriber) => {
     const abort = new AbortController();
     let request: http.ClientRequest | undefined;
+    let response: http.IncomingMessage | undefined;
     const fail = (error: InformerError) => {
       if (!abort.signal.aborted) subscriber.error(error);
     };
@@ -41,9 +64,13 @@ function get(kc: KubeConfig, path: string, phase: ErrorPhase, userAgent: string)
       const options: https.RequestOptions = { method: 'GET', headers: { Accept: 'application/json', 'User-Agent': userAgent } };
       await kc.applyToHTTPSOptions(options);
       if (abort.signal.aborted) return;
+      options.agent = withKeepAlive(options.agent) as http.Agent | undefined;
       const url = new URL(cluster.server.replace(/\/+$/, '') + path);
       const send = url.protocol === 'http:' ? http.request : https.request;
-      request = send(url, { ...options, signal: abort.signal }, (response) => subscriber.next({ response }));
+      request = send(url, { ...options, signal: abort.signal }, (opened) => {
+        response = opened;
+        subscriber.next({ response: opened });
+      });
       request.on('error', (error: NodeJS.ErrnoException) => {
         fail(new InformerError('NetworkError', `${phase} ${url.pathname}: ${error.code ?? ''} ${error.message}`.trim(), { phase, cause: error }));
       });
@@ -56,6 +83,7 @@ function get(kc: KubeConfig, path: string, phase: ErrorPhase, userAgent: string)
       );
     });
     return () => {
+      if (response?.complete) return;
       abort.abort();
       request?.destroy();
     };
