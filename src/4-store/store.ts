@@ -52,6 +52,17 @@ function nameOf(key: string): string {
   return slash < 0 ? key : key.slice(slash + 1);
 }
 
+/**
+ * The name to file `object` under: the object's own `metadata.name` string
+ * when it is the key's name (it always is for the informer's keys). A slice
+ * of the key would keep the whole `namespace/name` string alive beside the
+ * object, ~60 bytes an entry for nothing.
+ */
+function storedName(name: string, object: unknown): string {
+  const own = (object as { metadata?: { name?: unknown } }).metadata?.name;
+  return own === name ? own : name;
+}
+
 function keyFor(namespace: string, name: string): string {
   return namespace ? `${namespace}/${name}` : name;
 }
@@ -214,8 +225,9 @@ export class Store<T> {
         const namespace = namespaceOf(key);
         let builder = builders.get(namespace);
         if (!builder) builders.set(namespace, (builder = (spaces.get(namespace) ?? PersistentMap.empty<T>()).edit()));
-        if (object === undefined) builder.delete(nameOf(key));
-        else builder.set(nameOf(key), object);
+        const name = nameOf(key);
+        if (object === undefined) builder.delete(name);
+        else builder.set(storedName(name, object), object);
       }
       for (const [namespace, builder] of builders) {
         const before = spaces.get(namespace);
@@ -237,7 +249,7 @@ export class Store<T> {
     const namespace = slash < 0 ? '' : key.slice(0, slash);
     const name = slash < 0 ? key : key.slice(slash + 1);
     const before = this.spaces.get(namespace) ?? PersistentMap.empty<T>();
-    const after = object === undefined ? before.delete(name) : before.set(name, object);
+    const after = object === undefined ? before.delete(name) : before.set(storedName(name, object), object);
     const indices = this.reindexed(undefined, key, old, object);
     if (after === before && indices === undefined) return this;
     const spaces = after === before ? this.spaces : after.size === 0 ? this.spaces.delete(namespace) : this.spaces.set(namespace, after);
