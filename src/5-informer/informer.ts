@@ -16,6 +16,7 @@ import type { InformerEvent } from '../4-store/informerEvent.ts';
 import { initialState, reduceDeltas, type InformerState } from '../4-store/reduceDeltas.ts';
 import { Store, type Indexers } from '../4-store/store.ts';
 import { handleEvents, type EventHandler } from './handleEvents.ts';
+import { sharedEvents } from './sharedEvents.ts';
 
 /** What to watch and how. */
 export interface InformerOptions<T> {
@@ -202,22 +203,7 @@ export function informerFromSource<T extends KubeObject>(
     shareReplay(shared),
   );
 
-  const events$ = new Observable<InformerEvent<T>>((subscriber) => {
-    let first = true;
-    return state$.subscribe({
-      next: (state) => {
-        if (first) {
-          // The state as it stands when we join: the cache, as added events.
-          first = false;
-          for (const object of state.store.entries()) subscriber.next({ type: 'added', object: object[1], isInInitialList: true });
-          return;
-        }
-        for (const event of state.events) subscriber.next(event);
-      },
-      error: (error: unknown) => subscriber.error(error),
-      complete: () => subscriber.complete(),
-    });
-  });
+  const events$ = sharedEvents(state$);
 
   const handlerErrors = new Subject<InformerError>();
   const sourceErrors$ = new Observable<InformerError>((subscriber) => {

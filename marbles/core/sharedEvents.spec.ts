@@ -1,0 +1,110 @@
+import { describe, expect, it } from 'vitest';
+import { Observable, ReplaySubject, take } from 'rxjs';
+import { Store } from '../../src/4-store/store.ts';
+import type { InformerEvent } from '../../src/4-store/informerEvent.ts';
+import type { InformerState } from '../../src/4-store/reduceDeltas.ts';
+import { sharedEvents } from '../../src/5-informer/sharedEvents.ts';
+
+type Obj = { metadata: { name: string; namespace?: string } };
+const obj = (name: string): Obj => ({ metadata: { name, namespace: 'ns' } });
+
+/** A state stream like the informer's: replays the latest state, counts its subscriptions. */
+function states() {
+  const subject = new ReplaySubject<InformerState<Obj>>(1);
+  let store = Store.empty<Obj>();
+  let subscriptions = 0;
+  let active = 0;
+  const state$ = new Observable<InformerState<Obj>>((subscriber) => {
+    subscriptions++;
+    active++;
+    const inner = subject.subscribe(subscriber);
+    return () => {
+      active--;
+      inner.unsubscribe();
+    };
+  });
+  const step = (...added: Obj[]) => {
+    store = store.update(added.map((o) => [`ns/${o.metadata.name}`, o] as const));
+    const events: InformerEvent<Obj>[] = added.map((object) => ({ type: 'added', object, isInInitialList: false }));
+    subject.next({ store, synced: true, resourceVersion: '', events, errors: [], step: 'event' });
+  };
+  return { state$, step, complete: () => subject.complete(), counts: () => ({ subscriptions, active }) };
+}
+
+const names = (events: InformerEvent<Obj>[]) => events.map((e) => `${e.isInInitialList ? 'i' : ''}${e.object.metadata.name}`);
+
+describe('sharedEvents', () => {
+  it('one upstream subscription for every subscriber; each gets the snapshot, then live events', () => {
+    const s = states();
+    s.step(obj('a'));
+    const events$ = sharedEvents(s.state$);
+    const first: InformerEvent<Obj>[] = [];
+    const second: InformerEvent<Obj>[] = [];
+    const one = events$.subscribe((e) => first.push(e));
+    s.step(obj('b'), obj('c'));
+    const two = events$.subscribe((e) => second.push(e));
+    s.step(obj('d'));
+    expect(names(first)).toEqual(['ia', 'b', 'c', 'd']);
+    expect(names(second).slice(0, 3).sort()).toEqual(['ia', 'ib', 'ic']);
+    expect(names(second).slice(3)).toEqual(['d']);
+    expect(s.counts()).toEqual({ subscriptions: 1, active: 1 });
+    one.unsubscribe();
+    expect(s.counts().active).toBe(1);
+    two.unsubscribe();
+    expect(s.counts().active).toBe(0);
+  });
+
+  it('a subscriber that joins while a step is being delivered gets no duplicate of that step', () => {
+    const s = states();
+    const events$ = sharedEvents(s.state$);
+    const late: InformerEvent<Obj>[] = [];
+    let joined = false;
+    events$.subscribe((e) => {
+      if (!joined && e.object.metadata.name === 'x') {
+        joined = true;
+        events$.subscribe((f) => late.push(f));
+      }
+    });
+    s.step(obj('x'), obj('y'));
+    s.step(obj('z'));
+    // x and y come in the snapshot (the store after the step), never again as live events.
+    expect(names(late).slice(0, 2).sort()).toEqual(['ix', 'iy']);
+    expect(names(late).slice(2)).toEqual(['z']);
+  });
+
+  it('a subscriber that leaves during its snapshot leaves nothing subscribed', () => {
+    const s = states();
+    s.step(obj('a'), obj('b'));
+    const got: InformerEvent<Obj>[] = [];
+    sharedEvents(s.state$).pipe(take(1)).subscribe((e) => got.push(e));
+    expect(got).toHaveLength(1);
+    expect(s.counts()).toEqual({ subscriptions: 1, active: 0 });
+  });
+
+  it('reconnects after the last subscriber left, and passes completion to every subscriber', () => {
+    const s = states();
+    const events$ = sharedEvents(s.state$);
+    events$.subscribe().unsubscribe();
+    let completed = 0;
+    events$.subscribe({ complete: () => completed++ });
+    events$.subscribe({ complete: () => completed++ });
+    expect(s.counts()).toEqual({ subscriptions: 2, active: 1 });
+    s.complete();
+    expect(completed).toBe(2);
+    expect(s.counts().active).toBe(0);
+  });
+
+  it('a state stream that ends during the subscribe is subscribed afresh by the next subscriber', () => {
+    const s = states();
+    s.step(obj('a'));
+    s.complete();
+    const events$ = sharedEvents(s.state$);
+    let completed = 0;
+    const got: InformerEvent<Obj>[] = [];
+    events$.subscribe({ next: (e) => got.push(e), complete: () => completed++ });
+    events$.subscribe({ next: (e) => got.push(e), complete: () => completed++ });
+    expect(names(got)).toEqual(['ia', 'ia']);
+    expect(completed).toBe(2);
+    expect(s.counts()).toEqual({ subscriptions: 2, active: 0 });
+  });
+});
