@@ -9,6 +9,7 @@ export interface KnownObjects<T> {
   get(key: string): T | undefined;
   has(key: string): boolean;
   entries(): Iterable<[string, T]>;
+  readonly size: number;
 }
 
 export interface DeltaFifoOptions<T> {
@@ -65,6 +66,11 @@ export function deltaFifo<T extends { readonly metadata: { readonly name: string
       const enqueue = (key: string, delta: Delta<T>) => queue.add(key, delta, !synced);
 
       const replace = (items: readonly T[]) => {
+        // Nothing known and nothing queued (the first list): nothing can be missing from it.
+        if (queue.size === 0 && known().size === 0) {
+          for (const item of items) enqueue(keyOf(item), { type: 'Replaced', object: item });
+          return;
+        }
         const listed = new Set<string>();
         for (const item of items) {
           const key = keyOf(item);

@@ -58,13 +58,13 @@ export function reduceDeltas<T>(state: InformerState<T>, output: FifoOutput<T>):
         const after = replay(before, items[0]!, events);
         if (after !== before) store = store.write(key, before, after);
       } else {
-        const writes: [string, T | undefined, T | undefined][] = [];
+        const batch = store.batch();
         for (const entry of items) {
           const before = store.get(entry.key);
           const after = replay(before, entry, events);
-          if (after !== before) writes.push([entry.key, before, after]);
+          if (after !== before) batch.write(entry.key, before, after);
         }
-        if (writes.length) store = store.apply(writes);
+        store = batch.done();
       }
       return {
         store,

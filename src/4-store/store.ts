@@ -39,6 +39,12 @@ type Index = PersistentMap<PersistentMap<true>>;
 type Names<T> = PersistentMap<T>;
 type Change<T> = readonly [key: string, old: T | undefined, object: T | undefined];
 
+/** Writes collected into one new snapshot (see `Store.batch`). */
+export interface StoreBatch<T> {
+  write(key: string, old: T | undefined, object: T | undefined): void;
+  done(): Store<T>;
+}
+
 const NAMESPACE = 'namespace';
 
 /** Where a key lives: its namespace ('' when cluster-scoped) and name. */
@@ -202,41 +208,45 @@ export class Store<T> {
    * `old` must be the key's object as of the changes before it.
    */
   apply(changes: readonly Change<T>[]): Store<T> {
-    let spaces = this.spaces;
+    if (changes.length === 1) return this.write(...changes[0]!);
+    const batch = this.batch();
+    for (const [key, old, object] of changes) batch.write(key, old, object);
+    return batch.done();
+  }
+
+  /**
+   * Many changes at once (a relist), with no array of them to build: `write`
+   * each (`old` being the key's object as of the writes before it), then
+   * `done()` for the new snapshot. Each namespace's map is written in place
+   * through a builder; this store is left as it was.
+   */
+  batch(): StoreBatch<T> {
+    const builders = new Map<string, MapBuilder<T>>();
     let count = this.count;
     let indices: Record<string, Index> | undefined;
-    /** Counts and reindexes a change; false when it changes nothing. */
-    const counted = ([key, old, object]: Change<T>): boolean => {
-      if (object === undefined && old === undefined) return false;
-      count += (old === undefined ? 1 : 0) - (object === undefined ? 1 : 0);
-      indices = this.reindexed(indices, key, old, object);
-      return true;
-    };
-    const put = (namespace: string, names: Names<T>) => {
-      spaces = names.size === 0 ? spaces.delete(namespace) : spaces.set(namespace, names);
-    };
-    if (changes.length === 1) return this.write(...changes[0]!);
-    if (changes.length > 1) {
-      // A batch (a relist): one builder per namespace, writing in place.
-      const builders = new Map<string, MapBuilder<T>>();
-      for (const change of changes) {
-        if (!counted(change)) continue;
-        const [key, , object] = change;
+    return {
+      write: (key, old, object) => {
+        if (object === undefined && old === undefined) return;
+        count += (old === undefined ? 1 : 0) - (object === undefined ? 1 : 0);
+        indices = this.reindexed(indices, key, old, object);
         const namespace = namespaceOf(key);
         let builder = builders.get(namespace);
-        if (!builder) builders.set(namespace, (builder = (spaces.get(namespace) ?? PersistentMap.empty<T>()).edit()));
+        if (!builder) builders.set(namespace, (builder = (this.spaces.get(namespace) ?? PersistentMap.empty<T>()).edit()));
         const name = nameOf(key);
         if (object === undefined) builder.delete(name);
         else builder.set(storedName(name, object), object);
-      }
-      for (const [namespace, builder] of builders) {
-        const before = spaces.get(namespace);
-        const after = builder.done();
-        if (after !== before) put(namespace, after);
-      }
-    }
-    if (spaces === this.spaces && indices === undefined) return this;
-    return new Store<T>(spaces, count, this.indexers, indices ?? this.indices, this.layoutIndex);
+      },
+      done: () => {
+        let spaces = this.spaces;
+        for (const [namespace, builder] of builders) {
+          const names = builder.done();
+          if (names === spaces.get(namespace)) continue;
+          spaces = names.size === 0 ? spaces.delete(namespace) : spaces.set(namespace, names);
+        }
+        if (spaces === this.spaces && indices === undefined) return this;
+        return new Store<T>(spaces, count, this.indexers, indices ?? this.indices, this.layoutIndex);
+      },
+    };
   }
 
   /**
