@@ -64,7 +64,7 @@ export { resync } from './3-deltas/resync.ts';
 export { EventQueue } from './4-store/eventQueue.ts';
 export type { AddedEvent, DeletedEvent, InformerEvent, InformerEventType, UpdatedEvent } from './4-store/informerEvent.ts';
 export { initialState, reduceDeltas, type InformerState } from './4-store/reduceDeltas.ts';
-export { Store, UnknownIndexError, namespaceIndex, type IndexFunc, type Indexers } from './4-store/store.ts';
+export { Store, UnknownIndexError, namespaceIndex, type IndexFunc, type Indexers, type StoreBatch } from './4-store/store.ts';
 
 // 5 · informer
 export { cacheSynced$, informerFactory, informerName, waitForCacheSync, type FactoryOptions, type InformerFactory, type Syncable } from './5-informer/factory.ts';

@@ -194,4 +194,22 @@ describe('deltaFifo', () => {
     );
     if (last?.type === 'deltas') expect(isTombstone(last.items[0]?.deltas[1]?.object)).toBe(true);
   });
+
+  it('a list into an empty cache coalesces a key listed twice; a knownObjects without size still gets tombstones', () => {
+    const a1 = o('a', '1'), a2 = o('a', '2'), b3 = o('b', '3');
+    const out: FifoOutput<Obj>[] = [];
+    const source = new Subject<SourceEvent<Obj>>();
+    source.pipe(deltaFifo()).subscribe((output) => out.push(output));
+    source.next(replace('2', a1, a2));
+    expect(out).toEqual([batch('replace', '2', entry('ns/a', true, delta('Replaced', a1), delta('Replaced', a2)))]);
+
+    // A consumer's cache that cannot say its size: the relist looks for missed deletions all the same.
+    const cached = new Map<string, Obj>([['ns/a', a1]]);
+    const known = { get: (k: string) => cached.get(k), has: (k: string) => cached.has(k), entries: () => cached.entries() };
+    const out2: FifoOutput<Obj>[] = [];
+    const source2 = new Subject<SourceEvent<Obj>>();
+    source2.pipe(deltaFifo({ knownObjects: () => known })).subscribe((output) => out2.push(output));
+    source2.next(replace('3', b3));
+    expect(out2).toEqual([batch('replace', '3', entry('ns/b', true, delta('Replaced', b3)), entry('ns/a', true, delta('Deleted', tomb('ns/a', a1))))]);
+  });
 });

@@ -9,7 +9,8 @@ export interface KnownObjects<T> {
   get(key: string): T | undefined;
   has(key: string): boolean;
   entries(): Iterable<[string, T]>;
-  readonly size: number;
+  /** How many objects it holds; when given, a list into an empty cache skips the search for missed deletions. */
+  readonly size?: number;
 }
 
 export interface DeltaFifoOptions<T> {
