@@ -22,6 +22,9 @@ switch (config.contender) {
   case 'rx-strip':
     (await import('./contenders/rx.ts')).runRx(config, probe, { subscribers: 1, strip: true });
     break;
+  case 'rx-lazy':
+    (await import('./contenders/rx.ts')).runRx(config, probe, { subscribers: 1, strip: false, lazy: true });
+    break;
   case 'rx-100':
     (await import('./contenders/rx.ts')).runRx(config, probe, { subscribers: 100, strip: false });
     break;

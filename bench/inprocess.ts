@@ -12,6 +12,7 @@
  */
 import { Observable, of } from 'rxjs';
 import { parseWatchLine } from '../src/1-transport/httpTransport.ts';
+import { lazyParseList } from '../src/1-transport/lazyJson.ts';
 import { informer, Pod, type ListWatch } from '../src/index.ts';
 import { makePod, playEvents } from './workload/pods.ts';
 
@@ -50,21 +51,24 @@ function raw(): number {
   return cpuMs() - start;
 }
 
-function rx(): number {
+function rx(lazy = false, read: (pod: Pod) => unknown = () => undefined): number {
   let play: (() => void) | undefined;
   const listWatch: ListWatch = {
-    list: () => of({ items: JSON.parse(listText) as unknown[], resourceVersion: String(pods) }),
+    list: () => of({ items: (lazy ? lazyParseList(`{"items":${listText}}`).items : JSON.parse(listText)) as unknown[], resourceVersion: String(pods) }),
     // The watch hands over the lines when told to, as the transport would, one parsed frame at a time.
     watch: () =>
       new Observable((subscriber) => {
         play = () => {
-          for (const line of lines) subscriber.next(parseWatchLine(line));
+          for (const line of lines) subscriber.next(parseWatchLine(line, lazy));
         };
       }),
   };
   const pods$ = informer(listWatch, Pod);
   let seen = 0;
-  const subscription = pods$.events$.subscribe(() => seen++);
+  const subscription = pods$.events$.subscribe((event) => {
+    seen++;
+    read(event.object);
+  });
   gc!();
   const start = cpuMs();
   play!();
@@ -74,13 +78,19 @@ function rx(): number {
   return ms;
 }
 
-const times = { raw: [] as number[], rx: [] as number[] };
+const times = { raw: [] as number[], rx: [] as number[], lazy: [] as number[], lazyRead: [] as number[] };
+let sink = 0;
 for (let r = 0; r < rounds; r++) {
   times.raw.push(raw());
   times.rx.push(rx());
+  times.lazy.push(rx(true));
+  times.lazyRead.push(rx(true, (pod) => (sink += JSON.stringify(pod).length)));
 }
+if (sink === 0) throw new Error('nothing read');
 const best = (ms: number[]) => (Math.min(...ms) * 1000) / events;
 console.log(`${pods} pods, ${events} watch events, best of ${rounds} rounds (CPU µs per event):`);
 console.log(`  raw  ${best(times.raw).toFixed(2)}`);
 console.log(`  rx   ${best(times.rx).toFixed(2)}  (+${(best(times.rx) - best(times.raw)).toFixed(2)})`);
+console.log(`  rx, lazyDecode                ${best(times.lazy).toFixed(2)}  (${(best(times.lazy) - best(times.raw)).toFixed(2)})`);
+console.log(`  rx, lazyDecode, every member read (JSON.stringify) ${best(times.lazyRead).toFixed(2)}`);
 process.exit(0);

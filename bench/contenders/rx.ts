@@ -1,16 +1,18 @@
 /**
  * Contenders (a) and (b): rx-informer's full pipeline (HTTP transport → listAndWatch
  * → decode → deltaFifo → reduceDeltas/Store → events$), with 1 or 100
- * subscribers on events$, optionally with the `stripManagedFields` transform.
+ * subscribers on events$, optionally with the `stripManagedFields` transform
+ * or with lazy decoding (the subscriber reads `metadata.name`, as a handler
+ * that enqueues keys does: the other members stay unparsed).
  */
 import { take } from 'rxjs';
 import { informer, Pod, stripManagedFields } from '../../src/index.ts';
 import { benchKubeConfig } from './kubeconfig.ts';
 import type { Probe, RunConfig } from './probe.ts';
 
-export function runRx(config: RunConfig, probe: Probe, options: { subscribers: number; strip: boolean }): void {
+export function runRx(config: RunConfig, probe: Probe, options: { subscribers: number; strip: boolean; lazy?: boolean }): void {
   const kc = benchKubeConfig(config.port);
-  const pods = informer(kc, Pod, options.strip ? { transform: stripManagedFields } : {});
+  const pods = informer(kc, Pod, { ...(options.strip ? { transform: stripManagedFields } : {}), ...(options.lazy ? { http: { lazyDecode: true } } : {}) });
   const size = () => {
     let n = -1;
     pods.store$.pipe(take(1)).subscribe((store) => (n = store.size));

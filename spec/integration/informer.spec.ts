@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { filter, firstValueFrom, take, toArray } from 'rxjs';
 import { ConfigMap, informer, type InformerEvent } from '../../src/index.ts';
 import { configMap, json, smallServer } from './smallServer.ts';
+import { hasUnparsedMembers } from '../../src/1-transport/lazyJson.ts';
 
 describe('informer over HTTP (small local server)', () => {
   it('lists in pages, watches from the list resourceVersion, and keeps the store right; pages and watch share one keep-alive connection', async () => {
@@ -59,6 +60,45 @@ describe('informer over HTTP (small local server)', () => {
       running.unsubscribe();
       await new Promise((resolve) => setTimeout(resolve, 50));
       expect(server.open.size).toBe(0);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('informer over HTTP with lazyDecode', () => {
+  it('caches objects whose members beyond metadata are parsed on first read; non-ASCII lines are parsed at once', async () => {
+    const server = await smallServer(json(500, { kind: 'Status', code: 500 }));
+    try {
+      const long = 'x'.repeat(64);
+      server.reply(json(200, { kind: 'ConfigMapList', metadata: { resourceVersion: '10' }, items: [configMap('a', '5', { k: long }), configMap('b', '6', { k: long })] }), (_req, res) => {
+        res.writeHead(200, { 'Content-Type': 'application/json' });
+        const lines = [
+          { type: 'MODIFIED', object: { kind: 'ConfigMap', apiVersion: 'v1', ...configMap('a', '11', { k: `${long}-2` }) } },
+          { type: 'MODIFIED', object: { kind: 'ConfigMap', apiVersion: 'v1', ...configMap('b', '12', { k: `${long}-é` }) } },
+        ];
+        res.write(lines.map((l) => JSON.stringify(l) + '\n').join(''));
+      });
+      const cms = informer(server.kc, ConfigMap, { namespace: 'default', http: { lazyDecode: true } });
+      const running = cms.state$.subscribe();
+      const events = await firstValueFrom(cms.events$.pipe(take(4), toArray()));
+      expect(events.map((e) => [e.type, e.object.metadata.name, e.object.metadata.resourceVersion])).toEqual([
+        ['added', 'a', '5'],
+        ['added', 'b', '6'],
+        ['updated', 'a', '11'],
+        ['updated', 'b', '12'],
+      ]);
+      const [listedA, , watchedA, watchedB] = events.map((e) => e.object);
+      // Listed items got apiVersion/kind like eager ones; data stayed unparsed until read here.
+      expect(listedA).toMatchObject({ apiVersion: 'v1', kind: 'ConfigMap' });
+      expect(hasUnparsedMembers(listedA!)).toBe(true);
+      expect(hasUnparsedMembers(watchedA!)).toBe(true);
+      expect(hasUnparsedMembers(watchedB!)).toBe(false);
+      expect(listedA!.data).toEqual({ k: long });
+      expect(watchedA!.data).toEqual({ k: `${long}-2` });
+      expect(watchedB!.data).toEqual({ k: `${long}-é` });
+      expect(hasUnparsedMembers(listedA!)).toBe(false);
+      running.unsubscribe();
     } finally {
       await server.close();
     }

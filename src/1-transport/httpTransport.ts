@@ -3,6 +3,7 @@ import * as https from 'node:https';
 import { Observable } from 'rxjs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { InformerError, errorFromStatus, type ErrorPhase } from '../0-model/errors.ts';
+import { lazyParseList, lazyParseWatchLine } from './lazyJson.ts';
 import { LineSplitter } from './lineSplitter.ts';
 import type { ListOptions, ListPage, ListWatch, RawWatchEvent, WatchFrame, WatchOptions } from './listWatch.ts';
 import { collectionPath, queryString, type ListWatchTarget } from './paths.ts';
@@ -15,6 +16,12 @@ export interface HttpTransportOptions {
   readonly maxLineBytes?: number;
   /** Sent as `User-Agent`. */
   readonly userAgent?: string;
+  /**
+   * Decode objects lazily (see README "Lazy decoding"): `apiVersion`, `kind` and
+   * `metadata` but for `managedFields` are parsed at once, every other member on
+   * first read. Pages and lines with non-ASCII text are parsed as usual. Default false.
+   */
+  readonly lazyDecode?: boolean;
 }
 
 const DEFAULT_USER_AGENT = 'rx-informer/0.1 (node)';
@@ -101,7 +108,7 @@ export function parseRetryAfter(header: string | string[] | undefined, now: numb
 }
 
 /** Reads a whole response body, then hands it over (used for lists and for error Status bodies). */
-function readBody(response: http.IncomingMessage, onBody: (body: string) => void, onError: (error: InformerError) => void, phase: ErrorPhase): void {
+function readBody(response: http.IncomingMessage, onBody: (body: string, bytes: number) => void, onError: (error: InformerError) => void, phase: ErrorPhase): void {
   const chunks: Buffer[] = [];
   response.on('data', (chunk: Buffer) => chunks.push(chunk));
   response.on('error', () => undefined);
@@ -110,7 +117,8 @@ function readBody(response: http.IncomingMessage, onBody: (body: string) => void
       onError(new InformerError('NetworkError', `${phase}: the connection closed before the response was complete`, { phase, status: response.statusCode }));
       return;
     }
-    onBody(Buffer.concat(chunks).toString('utf8'));
+    const bytes = Buffer.concat(chunks);
+    onBody(bytes.toString('utf8'), bytes.length);
   });
 }
 
@@ -146,10 +154,10 @@ function toListPage(body: unknown): ListPage | undefined {
  * Reads one watch line: an event `{type, object}` with a string type and an
  * object, or a `MalformedLine` error describing what was wrong with it.
  */
-export function parseWatchLine(line: string): WatchFrame {
+export function parseWatchLine(line: string, lazy = false): WatchFrame {
   let value: unknown;
   try {
-    value = JSON.parse(line);
+    value = lazy ? lazyParseWatchLine(line) : JSON.parse(line);
   } catch (error) {
     return new InformerError('MalformedLine', `watch line is not JSON (${line.length} chars): ${(error as Error).message}`, { phase: 'watch' });
   }
@@ -198,6 +206,17 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
   const userAgent = options.userAgent ?? DEFAULT_USER_AGENT;
   const listIdleTimeoutMs = options.listIdleTimeoutMs ?? 60_000;
   const maxLineBytes = options.maxLineBytes ?? 16 * 1024 * 1024;
+  // Lazy objects hold their source text; a text with non-ASCII characters may be
+  // held two bytes a character, so those are parsed at once instead.
+  const lazy = options.lazyDecode === true;
+  const parseBody = (body: string, bytes: number): unknown => {
+    if (!lazy || bytes !== body.length) return parseJson(body);
+    try {
+      return lazyParseList(body);
+    } catch {
+      return undefined;
+    }
+  };
 
   const list = (listOptions: ListOptions): Observable<ListPage> =>
     new Observable<ListPage>((subscriber) => {
@@ -214,9 +233,9 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
           });
           readBody(
             response,
-            (body) => {
+            (body, bytes) => {
               if (response.statusCode !== 200) return subscriber.error(httpError(response, body, 'list'));
-              const page = toListPage(parseJson(body));
+              const page = toListPage(parseBody(body, bytes));
               if (!page) return subscriber.error(new InformerError('MalformedLine', `list ${path}: the response is not a list`, { phase: 'list' }));
               subscriber.next(page);
               subscriber.complete();
@@ -247,7 +266,7 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
           }
           const splitter = new LineSplitter(maxLineBytes);
           const sink = {
-            line: (text: string) => subscriber.next(parseWatchLine(text)),
+            line: (text: string, bytes: number) => subscriber.next(parseWatchLine(text, lazy && bytes === text.length)),
             oversize: (bytes: number) =>
               subscriber.next(new InformerError('MalformedLine', `watch line of ${bytes} bytes exceeds the ${maxLineBytes}-byte limit; skipped`, { phase: 'watch' })),
           };

@@ -3,7 +3,8 @@ const NEWLINE = 0x0a;
 /** What {@link LineSplitter.push} reports for each piece of input. */
 export interface LineSink {
   /** A complete line (without its `\n`), decoded as UTF-8. */
-  line(text: string): void;
+  /** One line, without its newline; `bytes` is its length in UTF-8 bytes. */
+  line(text: string, bytes: number): void;
   /** A line longer than the limit was dropped; `bytes` is how much of it was seen. */
   oversize(bytes: number): void;
 }
@@ -66,7 +67,7 @@ export class LineSplitter {
       this.pending = [];
       this.pendingBytes = 0;
     }
-    if (text.length > 0) sink.line(text);
+    if (text.length > 0) sink.line(text, total);
   }
 
   private keep(chunk: Buffer, start: number): void {

@@ -1,3 +1,4 @@
+import { withMetadata } from '../1-transport/lazyJson.ts';
 import type { KubeObject } from '../0-model/objects.ts';
 
 /**
@@ -6,6 +7,9 @@ import type { KubeObject } from '../0-model/objects.ts';
  */
 export function stripManagedFields<T extends KubeObject>(object: T): T {
   if (!('managedFields' in object.metadata)) return object;
-  const { managedFields: _dropped, ...metadata } = object.metadata as KubeObject['metadata'] & { managedFields?: unknown };
-  return { ...object, metadata } as T;
+  // Copied key by key so that managedFields is not read (a lazily decoded one is never parsed).
+  const source = object.metadata as Record<string, unknown>;
+  const metadata: Record<string, unknown> = {};
+  for (const key of Object.keys(source)) if (key !== 'managedFields') metadata[key] = source[key];
+  return withMetadata(object, metadata as T['metadata']);
 }

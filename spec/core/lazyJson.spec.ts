@@ -1,0 +1,156 @@
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { hasUnparsedMembers, lazyParseList, lazyParseObject, lazyParseWatchLine } from '../../src/1-transport/lazyJson.ts';
+import { parseWatchLine } from '../../src/1-transport/httpTransport.ts';
+
+/** Objects shaped like Kubernetes objects, with arbitrary JSON in every member (escapes, unicode, nesting). */
+const kubeLike = fc.record(
+  {
+    apiVersion: fc.string(),
+    kind: fc.string(),
+    metadata: fc.record(
+      {
+        name: fc.string({ minLength: 1 }),
+        namespace: fc.string(),
+        labels: fc.dictionary(fc.string(), fc.string()),
+        managedFields: fc.array(fc.jsonValue(), { maxLength: 4 }),
+        extra: fc.jsonValue(),
+      },
+      { requiredKeys: ['name'] },
+    ),
+    spec: fc.jsonValue(),
+    status: fc.jsonValue(),
+    'key with "quotes" \\ and \u00e9': fc.jsonValue(),
+    __proto__: fc.jsonValue(),
+  },
+  { requiredKeys: [] },
+);
+
+/** The same JSON written compactly or with indentation. */
+const texts = (value: unknown) => [JSON.stringify(value), JSON.stringify(value, null, 2), ` ${JSON.stringify(value, null, '\t')}\n`];
+
+describe('lazy decoding', () => {
+  it('gives what JSON.parse gives, read member by member, spread, stringified or cloned', () => {
+    fc.assert(
+      fc.property(kubeLike, fc.integer({ min: 0, max: 2 }), (value, style) => {
+        const text = texts(value)[style]!;
+        const expected = JSON.parse(text) as Record<string, unknown>;
+        expect(JSON.stringify(lazyParseObject(text))).toBe(JSON.stringify(expected));
+        expect(structuredClone(lazyParseObject(text))).toEqual(structuredClone(expected));
+        expect({ ...lazyParseObject(text) }).toEqual({ ...expected });
+        const lazy = lazyParseObject(text);
+        expect(Object.keys(lazy)).toEqual(Object.keys(expected));
+        for (const key of Object.keys(expected)) expect(lazy[key]).toEqual(expected[key]);
+        expect(hasUnparsedMembers(lazy)).toBe(false);
+      }),
+    );
+  });
+
+  it('parses apiVersion, kind and metadata at once, managedFields and the rest on first read', () => {
+    const pod = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'web-1', namespace: 'default', managedFields: [{ manager: 'kubectl', fieldsV1: { 'f:spec': {} } }], uid: 'u-1' },
+      spec: { containers: [{ name: 'app', image: 'nginx:1.27', env: [{ name: 'A', value: '}]"{[' }] }] },
+      status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] },
+    };
+    const lazy = lazyParseObject(JSON.stringify(pod)) as typeof pod;
+    const own = (o: object, k: string) => Object.getOwnPropertyDescriptor(o, k)!;
+    expect(own(lazy, 'metadata').value).toBeDefined();
+    expect(own(lazy, 'spec').get).toBeTypeOf('function');
+    expect(own(lazy.metadata, 'managedFields').get).toBeTypeOf('function');
+    // Key order is the server's, managedFields included.
+    expect(Object.keys(lazy.metadata)).toEqual(['name', 'namespace', 'managedFields', 'uid']);
+    expect(hasUnparsedMembers(lazy)).toBe(true);
+    expect(lazy.spec.containers[0]!.env[0]!.value).toBe('}]"{[');
+    // Read once, then a plain data property with a stable identity.
+    expect(own(lazy, 'spec').value).toBe(lazy.spec);
+    expect(lazy.status.phase).toBe('Running');
+    expect(hasUnparsedMembers(lazy)).toBe(false);
+    expect(lazy.metadata.managedFields[0]!.manager).toBe('kubectl');
+    expect(hasUnparsedMembers(lazy.metadata)).toBe(false);
+  });
+
+  it('takes assignment and deletion of an unread member', () => {
+    const lazy = lazyParseObject(JSON.stringify({ metadata: { name: 'a' }, spec: { replicas: 3, selector: { app: 'web' } }, status: { ready: 2, observed: 'yes' } })) as Record<string, unknown>;
+    lazy.spec = { replicas: 5 };
+    expect(lazy.spec).toEqual({ replicas: 5 });
+    delete lazy.status;
+    expect(JSON.parse(JSON.stringify(lazy))).toEqual({ metadata: { name: 'a' }, spec: { replicas: 5 } });
+  });
+
+  it('reads a frozen object whose members were never read', () => {
+    const lazy = Object.freeze(lazyParseObject(JSON.stringify({ metadata: { name: 'a' }, spec: { replicas: 3, selector: { app: 'web' } } }))) as { spec: { replicas: number } };
+    expect(lazy.spec.replicas).toBe(3);
+    expect(lazy.spec).toBe(lazy.spec);
+    expect(JSON.parse(JSON.stringify(lazy))).toEqual({ metadata: { name: 'a' }, spec: { replicas: 3, selector: { app: 'web' } } });
+  });
+
+  it('decodes watch lines and list pages', () => {
+    const object = { kind: 'ConfigMap', apiVersion: 'v1', metadata: { name: 'c', resourceVersion: '7' }, data: { k: 'a long enough value to stay lazy' } };
+    const event = lazyParseWatchLine(JSON.stringify({ type: 'MODIFIED', object }));
+    expect(event.type).toBe('MODIFIED');
+    expect(JSON.parse(JSON.stringify(event.object))).toEqual(object);
+    const list = { kind: 'ConfigMapList', apiVersion: 'v1', metadata: { resourceVersion: '9', continue: 'x' }, items: [object, { ...object, metadata: { name: 'd' } }] };
+    const lazy = lazyParseList(JSON.stringify(list, null, 1));
+    expect(JSON.parse(JSON.stringify(lazy))).toEqual(list);
+    expect(lazyParseList('{"items":[]}')).toEqual({ items: [] });
+  });
+
+  it('rejects truncated and malformed text at once', () => {
+    const line = JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'a' }, spec: { containers: [{ name: 'x' }] } } });
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: line.length - 1 }), (cut) => {
+        expect(() => lazyParseWatchLine(line.slice(0, cut))).toThrow();
+      }),
+    );
+    for (const bad of ['', '[1,2]', '{"a":1 "b":2}', '{"a":}', '{"a":1}x', '{"a":"unterminated}', '{a:1}', '{"a":[1,2}]}']) {
+      // Structure errors are the scanner's; a short member is parsed at once, so JSON.parse may find it first.
+      expect(() => lazyParseObject(bad), bad).toThrow(/position|JSON/);
+    }
+  });
+
+  it('reports syntax errors inside an unread member when it is read', () => {
+    const lazy = lazyParseObject('{"metadata":{"name":"a"},"spec":{"replicas":3,"bad":tru3, "pad":"xxxxxxxx"}}');
+    expect(() => lazy.spec).toThrow(SyntaxError);
+  });
+
+  it('makes the same watch frames as the eager parser, errors included', () => {
+    const lines = [
+      JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'a' }, spec: { x: 'a long enough value to stay lazy' } } }),
+      '{"type":"ADDED","object":{"metadata":{"name":"a"}',
+      '[1,2,3]',
+      '{"object":{"metadata":{"name":"q"}}}',
+      '{"type":"BOOKMARK","object":{"kind":"Pod","metadata":{"resourceVersion":"12"}}}',
+    ];
+    for (const line of lines) {
+      const eager = parseWatchLine(line);
+      const lazy = parseWatchLine(line, true);
+      if (eager instanceof Error) expect(lazy, line).toMatchObject({ name: eager.name, reason: eager.reason });
+      else expect(JSON.parse(JSON.stringify(lazy))).toEqual(eager);
+    }
+  });
+});
+
+describe('stripManagedFields on lazily decoded objects', () => {
+  it('drops managedFields without parsing it or any other unread member', async () => {
+    const { stripManagedFields } = await import('../../src/index.ts');
+    const pod = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'web-1', namespace: 'default', managedFields: [{ manager: 'kubectl', operation: 'Apply' }], labels: { app: 'web' } },
+      spec: { containers: [{ name: 'app', image: 'nginx:1.27' }] },
+      status: { phase: 'Running', podIP: '10.0.0.1' },
+    };
+    const lazy = lazyParseObject(JSON.stringify(pod)) as unknown as typeof pod;
+    const stripped = stripManagedFields(lazy);
+    expect(Object.getOwnPropertyDescriptor(lazy.metadata, 'managedFields')!.get).toBeTypeOf('function');
+    expect(Object.getOwnPropertyDescriptor(stripped, 'spec')!.get).toBeTypeOf('function');
+    expect(hasUnparsedMembers(stripped)).toBe(true);
+    const { managedFields: _, ...metadata } = pod.metadata;
+    expect(JSON.parse(JSON.stringify(stripped))).toEqual({ ...pod, metadata });
+    // The copy reads on its own: the original's members are still unread.
+    expect(Object.getOwnPropertyDescriptor(lazy, 'spec')!.get).toBeTypeOf('function');
+    expect(JSON.parse(JSON.stringify(lazy))).toEqual(pod);
+  });
+});
