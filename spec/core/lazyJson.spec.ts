@@ -154,3 +154,25 @@ describe('stripManagedFields on lazily decoded objects', () => {
     expect(JSON.parse(JSON.stringify(lazy))).toEqual(pod);
   });
 });
+
+describe('list items hold their own text', () => {
+  it('reads each item from the text made for it, not from the page', () => {
+    const items = [
+      { metadata: { name: 'a', managedFields: [{ manager: 'm', fieldsV1: { 'f:data': {} } }] }, data: { k: 'a long enough value to stay lazy' } },
+      { metadata: { name: 'b' }, data: { k: 'another long enough value to stay lazy' } },
+      { metadata: { name: 'c' }, data: { k: 'x' } },
+    ];
+    const body = JSON.stringify({ kind: 'List', metadata: { resourceVersion: '3' }, items }, null, 1);
+    const asked: string[] = [];
+    // Each item gets its span as a string of its own: reads must come from it (offsets of the item, not of the page).
+    const list = lazyParseList(body, (start, end) => {
+      asked.push(body.slice(start, end));
+      return body.slice(start, end);
+    });
+    // Item c has nothing lazy: it needs no text of its own.
+    expect(asked.map((text) => JSON.parse(text))).toEqual(items.slice(0, 2));
+    expect(JSON.parse(JSON.stringify(list))).toEqual(JSON.parse(body));
+    const copied = lazyParseList(body);
+    expect(JSON.parse(JSON.stringify(copied))).toEqual(JSON.parse(body));
+  });
+});

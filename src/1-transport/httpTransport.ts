@@ -108,7 +108,7 @@ export function parseRetryAfter(header: string | string[] | undefined, now: numb
 }
 
 /** Reads a whole response body, then hands it over (used for lists and for error Status bodies). */
-function readBody(response: http.IncomingMessage, onBody: (body: string, bytes: number) => void, onError: (error: InformerError) => void, phase: ErrorPhase): void {
+function readBody(response: http.IncomingMessage, onBody: (body: string, bytes: Buffer) => void, onError: (error: InformerError) => void, phase: ErrorPhase): void {
   const chunks: Buffer[] = [];
   response.on('data', (chunk: Buffer) => chunks.push(chunk));
   response.on('error', () => undefined);
@@ -118,7 +118,7 @@ function readBody(response: http.IncomingMessage, onBody: (body: string, bytes: 
       return;
     }
     const bytes = Buffer.concat(chunks);
-    onBody(bytes.toString('utf8'), bytes.length);
+    onBody(bytes.toString('utf8'), bytes);
   });
 }
 
@@ -209,10 +209,11 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
   // Lazy objects hold their source text; a text with non-ASCII characters may be
   // held two bytes a character, so those are parsed at once instead.
   const lazy = options.lazyDecode === true;
-  const parseBody = (body: string, bytes: number): unknown => {
-    if (!lazy || bytes !== body.length) return parseJson(body);
+  const parseBody = (body: string, bytes: Buffer): unknown => {
+    if (!lazy || bytes.length !== body.length) return parseJson(body);
     try {
-      return lazyParseList(body);
+      // ASCII only, so characters and bytes line up: each item's text is copied from the bytes.
+      return lazyParseList(body, (start, end) => bytes.toString('latin1', start, end));
     } catch {
       return undefined;
     }

@@ -13,8 +13,9 @@
  * enumerable accessor that parses its span of the source text on first read
  * and then replaces itself with a plain data property; assigning to it does
  * the same. So `JSON.stringify`, spreading, `structuredClone`, `Object.keys`
- * and deep equality see the whole object. The source text is held (and shared
- * by the objects of one list page) until every member of an object is read.
+ * and deep equality see the whole object. The source text (a watch line, or a
+ * list item's own copy of its span of the page) is held until every member of
+ * the object is read.
  *
  * The scan checks structure up front (balanced brackets, terminated strings,
  * a `{type, object}` event shape), so a truncated line is an error at once;
@@ -34,6 +35,8 @@ const COLON = 0x3a;
 /** Where a lazy object's unparsed members are: `text` and, per key, its span. */
 interface Source {
   text: string | undefined;
+  /** Where in `text` the spans count from. */
+  readonly offset: number;
   readonly spans: Map<string, number>;
   pending: number;
   /** Values read from a frozen object, which cannot take them as data properties. */
@@ -143,7 +146,7 @@ function materialize(target: object, key: string): unknown {
   if (source?.frozen?.has(key)) return source.frozen.get(key);
   const span = source?.spans.get(key);
   if (!source || source.text === undefined || span === undefined) return undefined;
-  const start = Math.floor(span / 2 ** 26);
+  const start = source.offset + Math.floor(span / 2 ** 26);
   const value: unknown = JSON.parse(source.text.slice(start, start + (span % 2 ** 26)));
   settle(target, key, value, source);
   return value;
@@ -188,10 +191,10 @@ function packSpan(start: number, end: number): number {
   return start * 2 ** 26 + (end - start);
 }
 
-function defineLazy(target: Record<string, unknown>, key: string, start: number, end: number, source: Source): void {
+function defineLazy(target: Record<string, unknown>, key: string, start: number, end: number, source: Source, base: number): void {
   // A repeated key: the last one wins, as with JSON.parse.
   if (!source.spans.has(key)) source.pending++;
-  source.spans.set(key, packSpan(start, end));
+  source.spans.set(key, packSpan(start - base, end - base));
   Object.defineProperty(target, key, accessorFor(key));
 }
 
@@ -200,11 +203,17 @@ function defineEager(target: Record<string, unknown>, key: string, value: unknow
   Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true });
 }
 
+/** The text lazy members are read from, and where the object starts in it. */
+interface Text {
+  readonly value: string;
+  readonly offset: number;
+}
+
 /** Members shorter than this are parsed at once (a lazy member costs about that much). */
 const EAGER_CHARS = 24;
 
 /** Parses the metadata object at `i`, all but `managedFields`, which stays lazy. */
-function metadataAt(s: string, i: number): { value: Record<string, unknown>; end: number } {
+function metadataAt(s: string, i: number, base: number, text: Text): { value: Record<string, unknown>; end: number } {
   let cutStart = -1;
   let cutEnd = -1;
   const end = members(s, i, (key, start) => {
@@ -219,8 +228,8 @@ function metadataAt(s: string, i: number): { value: Record<string, unknown>; end
   // make that member lazy in place (so the key keeps its position).
   const value = JSON.parse(`${s.slice(i, cutStart)}null${s.slice(cutEnd, end)}`) as Record<string, unknown>;
   if (cutEnd - cutStart >= EAGER_CHARS) {
-    const metaSource: Source = { text: s, spans: new Map(), pending: 0 };
-    defineLazy(value, 'managedFields', cutStart, cutEnd, metaSource);
+    const metaSource: Source = { text: text.value, offset: text.offset, spans: new Map(), pending: 0 };
+    defineLazy(value, 'managedFields', cutStart, cutEnd, metaSource, base);
     sources.set(value, metaSource);
   } else value.managedFields = JSON.parse(s.slice(cutStart, cutEnd));
   return { value, end };
@@ -230,22 +239,34 @@ function metadataAt(s: string, i: number): { value: Record<string, unknown>; end
  * The object whose `{` is at `i` of `s`, decoded lazily, and the index after it.
  * `apiVersion`, `kind`, `metadata` and short members are parsed at once.
  */
-export function lazyObjectAt(s: string, i: number): { value: Record<string, unknown>; end: number } {
+export function lazyObjectAt(s: string, i: number, own?: (start: number, end: number) => string): { value: Record<string, unknown>; end: number } {
   const target: Record<string, unknown> = {};
   let source: Source | undefined;
-  const sourceOf = () => (source ??= { text: s, spans: new Map(), pending: 0 });
+  // The text the lazy members read from: the object's own copy, made once its end is known, or `s` itself.
+  const text: Text = { value: s, offset: i };
+  const sourceOf = () => (source ??= { text: s, offset: i, spans: new Map(), pending: 0 });
+  const metadataSources: Source[] = [];
   const end = members(s, i, (key, start) => {
     if (key === 'metadata' && s.charCodeAt(start) === OPEN_BRACE) {
-      const metadata = metadataAt(s, start);
+      const metadata = metadataAt(s, start, i, text);
+      const metaSource = sources.get(metadata.value);
+      if (metaSource) metadataSources.push(metaSource);
       defineEager(target, key, metadata.value, source);
       return metadata.end;
     }
     const valueStop = valueEnd(s, start);
     if (valueStop - start < EAGER_CHARS || key === 'apiVersion' || key === 'kind') {
       defineEager(target, key, JSON.parse(s.slice(start, valueStop)), source);
-    } else defineLazy(target, key, start, valueStop, sourceOf());
+    } else defineLazy(target, key, start, valueStop, sourceOf(), i);
     return valueStop;
   });
+  if (own && (metadataSources.length > 0 || (source && source.pending > 0))) {
+    const copy = own(i, end);
+    for (const held of source ? [source, ...metadataSources] : metadataSources) {
+      held.text = copy;
+      (held as { offset: number }).offset = 0;
+    }
+  }
   if (source && source.pending > 0) sources.set(target, source);
   return { value: target, end };
 }
@@ -278,11 +299,18 @@ export function lazyParseWatchLine(line: string): { type: unknown; object: unkno
   return event;
 }
 
+/** A copy of `s.slice(start, end)` that does not keep `s` alive (V8 slices do). */
+function detachedSlice(s: string): (start: number, end: number) => string {
+  return (start, end) => Buffer.from(s.slice(start, end), 'utf8').toString('utf8');
+}
+
 /**
  * A list response with lazily decoded items: the list's own members are
- * parsed, `items` becomes an array of lazy objects sharing the body text.
+ * parsed, `items` becomes an array of lazy objects. Each item holds a text of
+ * its own, `itemText(start, end)` (by default a copy of that span of `body`),
+ * so that a cached item never keeps its whole page alive.
  */
-export function lazyParseList(body: string): Record<string, unknown> {
+export function lazyParseList(body: string, itemText: (start: number, end: number) => string = detachedSlice(body)): Record<string, unknown> {
   const list: Record<string, unknown> = {};
   const end = members(body, skipSpace(body, 0), (key, start) => {
     if (key !== 'items' || body.charCodeAt(start) !== OPEN_BRACKET) {
@@ -298,7 +326,7 @@ export function lazyParseList(body: string): Record<string, unknown> {
     }
     for (;;) {
       if (body.charCodeAt(j) === OPEN_BRACE) {
-        const item = lazyObjectAt(body, j);
+        const item = lazyObjectAt(body, j, itemText);
         items.push(item.value);
         j = item.end;
       } else {
@@ -338,7 +366,7 @@ export function withMetadata<T extends { metadata: unknown }>(object: T, metadat
     } else defineEager(copy, key, key === 'metadata' ? metadata : (object as Record<string, unknown>)[key], undefined);
   }
   if (!Object.prototype.hasOwnProperty.call(copy, 'metadata')) copy.metadata = metadata;
-  if (spans.size > 0) sources.set(copy, { text: source.text, spans, pending: spans.size });
+  if (spans.size > 0) sources.set(copy, { text: source.text, offset: source.offset, spans, pending: spans.size });
   return copy as T;
 }
 
