@@ -95,6 +95,10 @@ describe('lazy decoding', () => {
     const lazy = lazyParseList(JSON.stringify(list, null, 1));
     expect(JSON.parse(JSON.stringify(lazy))).toEqual(list);
     expect(lazyParseList('{"items":[]}')).toEqual({ items: [] });
+    // A "__proto__" member is plain data, as with JSON.parse, and does not become the list's prototype.
+    const odd = lazyParseList('{"__proto__":{"polluted":true},"items":[]}');
+    expect(Object.getPrototypeOf(odd)).toBe(Object.prototype);
+    expect(Object.prototype.hasOwnProperty.call(odd, '__proto__')).toBe(true);
   });
 
   it('rejects truncated and malformed text at once', () => {

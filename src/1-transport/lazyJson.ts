@@ -36,7 +36,7 @@ const COLON = 0x3a;
 interface Source {
   text: string | undefined;
   /** Where in `text` the spans count from. */
-  readonly offset: number;
+  offset: number;
   readonly spans: Map<string, number>;
   pending: number;
   /** Values read from a frozen object, which cannot take them as data properties. */
@@ -203,17 +203,14 @@ function defineEager(target: Record<string, unknown>, key: string, value: unknow
   Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true });
 }
 
-/** The text lazy members are read from, and where the object starts in it. */
-interface Text {
-  readonly value: string;
-  readonly offset: number;
-}
-
 /** Members shorter than this are parsed at once (a lazy member costs about that much). */
 const EAGER_CHARS = 24;
 
-/** Parses the metadata object at `i`, all but `managedFields`, which stays lazy. */
-function metadataAt(s: string, i: number, base: number, text: Text): { value: Record<string, unknown>; end: number } {
+/**
+ * Parses the metadata object at `i`, all but `managedFields`, which stays lazy;
+ * its span counts from `base`, where the enclosing object starts.
+ */
+function metadataAt(s: string, i: number, base: number): { value: Record<string, unknown>; end: number } {
   let cutStart = -1;
   let cutEnd = -1;
   const end = members(s, i, (key, start) => {
@@ -228,7 +225,7 @@ function metadataAt(s: string, i: number, base: number, text: Text): { value: Re
   // make that member lazy in place (so the key keeps its position).
   const value = JSON.parse(`${s.slice(i, cutStart)}null${s.slice(cutEnd, end)}`) as Record<string, unknown>;
   if (cutEnd - cutStart >= EAGER_CHARS) {
-    const metaSource: Source = { text: text.value, offset: text.offset, spans: new Map(), pending: 0 };
+    const metaSource: Source = { text: s, offset: base, spans: new Map(), pending: 0 };
     defineLazy(value, 'managedFields', cutStart, cutEnd, metaSource, base);
     sources.set(value, metaSource);
   } else value.managedFields = JSON.parse(s.slice(cutStart, cutEnd));
@@ -241,16 +238,14 @@ function metadataAt(s: string, i: number, base: number, text: Text): { value: Re
  */
 export function lazyObjectAt(s: string, i: number, own?: (start: number, end: number) => string): { value: Record<string, unknown>; end: number } {
   const target: Record<string, unknown> = {};
+  // The object's lazy members, and its metadata's (managedFields), read from `s` at `i` until `own` gives a copy.
   let source: Source | undefined;
-  // The text the lazy members read from: the object's own copy, made once its end is known, or `s` itself.
-  const text: Text = { value: s, offset: i };
+  let metaSource: Source | undefined;
   const sourceOf = () => (source ??= { text: s, offset: i, spans: new Map(), pending: 0 });
-  const metadataSources: Source[] = [];
   const end = members(s, i, (key, start) => {
     if (key === 'metadata' && s.charCodeAt(start) === OPEN_BRACE) {
-      const metadata = metadataAt(s, start, i, text);
-      const metaSource = sources.get(metadata.value);
-      if (metaSource) metadataSources.push(metaSource);
+      const metadata = metadataAt(s, start, i);
+      metaSource = sources.get(metadata.value);
       defineEager(target, key, metadata.value, source);
       return metadata.end;
     }
@@ -260,11 +255,12 @@ export function lazyObjectAt(s: string, i: number, own?: (start: number, end: nu
     } else defineLazy(target, key, start, valueStop, sourceOf(), i);
     return valueStop;
   });
-  if (own && (metadataSources.length > 0 || (source && source.pending > 0))) {
+  const holders = [source?.pending ? source : undefined, metaSource].filter((held): held is Source => held !== undefined);
+  if (own && holders.length > 0) {
     const copy = own(i, end);
-    for (const held of source ? [source, ...metadataSources] : metadataSources) {
+    for (const held of holders) {
       held.text = copy;
-      (held as { offset: number }).offset = 0;
+      held.offset = 0;
     }
   }
   if (source && source.pending > 0) sources.set(target, source);
@@ -315,13 +311,13 @@ export function lazyParseList(body: string, itemText: (start: number, end: numbe
   const end = members(body, skipSpace(body, 0), (key, start) => {
     if (key !== 'items' || body.charCodeAt(start) !== OPEN_BRACKET) {
       const valueStop = valueEnd(body, start);
-      list[key] = JSON.parse(body.slice(start, valueStop));
+      defineEager(list, key, JSON.parse(body.slice(start, valueStop)), undefined);
       return valueStop;
     }
     const items: unknown[] = [];
     let j = skipSpace(body, start + 1);
     if (body.charCodeAt(j) === CLOSE_BRACKET) {
-      list.items = items;
+      defineEager(list, key, items, undefined);
       return j + 1;
     }
     for (;;) {
@@ -340,7 +336,7 @@ export function lazyParseList(body: string, itemText: (start: number, end: numbe
       if (c !== COMMA) fail('expected "," or "]"', j);
       j = skipSpace(body, j + 1);
     }
-    list.items = items;
+    defineEager(list, key, items, undefined);
     return j + 1;
   });
   if (skipSpace(body, end) !== body.length) fail('unexpected text after the list', end);
