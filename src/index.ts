@@ -35,7 +35,7 @@ export {
 // 1 · transport
 export { httpListWatch, parseRetryAfter, parseWatchLine, type HttpTransportOptions } from './1-transport/httpTransport.ts';
 export { hasUnparsedMembers } from './1-transport/lazyJson.ts';
-export { LineSplitter, type LineSink } from './1-transport/lineSplitter.ts';
+export { LineSplitter, type LineBytesSink, type LineSink } from './1-transport/lineSplitter.ts';
 export type { ListOptions, ListPage, ListWatch, RawWatchEvent, WatchFrame, WatchOptions } from './1-transport/listWatch.ts';
 export { collectionPath, type ListWatchTarget } from './1-transport/paths.ts';
 

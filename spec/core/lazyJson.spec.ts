@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { hasUnparsedMembers, lazyParseList, lazyParseObject, lazyParseWatchLine } from '../../src/1-transport/lazyJson.ts';
-import { parseWatchLine } from '../../src/1-transport/httpTransport.ts';
+import { parseWatchLine, parseWatchLineLazily } from '../../src/1-transport/httpTransport.ts';
 
 /** Objects shaped like Kubernetes objects, with arbitrary JSON in every member (escapes, unicode, nesting). */
 const kubeLike = fc.record(
@@ -129,7 +129,7 @@ describe('lazy decoding', () => {
     ];
     for (const line of lines) {
       const eager = parseWatchLine(line);
-      const lazy = parseWatchLine(line, true);
+      const lazy = parseWatchLineLazily(Buffer.from(line, 'utf8'));
       if (eager instanceof Error) expect(lazy, line).toMatchObject({ name: eager.name, reason: eager.reason });
       else expect(JSON.parse(JSON.stringify(lazy))).toEqual(eager);
     }
@@ -159,24 +159,23 @@ describe('stripManagedFields on lazily decoded objects', () => {
   });
 });
 
-describe('list items hold their own text', () => {
-  it('reads each item from the text made for it, not from the page', () => {
+describe('lazy objects hold texts of their own', () => {
+  it('never read the page or the line again: both may be reused once parsed', () => {
     const items = [
-      { metadata: { name: 'a', managedFields: [{ manager: 'm', fieldsV1: { 'f:data': {} } }] }, data: { k: 'a long enough value to stay lazy' } },
+      { metadata: { name: 'a', managedFields: [{ manager: 'm', fieldsV1: { 'f:data': {} } }] }, data: { k: 'a long enough value to stay lazy, é' } },
       { metadata: { name: 'b' }, data: { k: 'another long enough value to stay lazy' } },
       { metadata: { name: 'c' }, data: { k: 'x' } },
     ];
-    const body = JSON.stringify({ kind: 'List', metadata: { resourceVersion: '3' }, items }, null, 1);
-    const asked: string[] = [];
-    // Each item gets its span as a string of its own: reads must come from it (offsets of the item, not of the page).
-    const list = lazyParseList(body, (start, end) => {
-      asked.push(body.slice(start, end));
-      return body.slice(start, end);
-    });
-    // Item c has nothing lazy: it needs no text of its own.
-    expect(asked.map((text) => JSON.parse(text))).toEqual(items.slice(0, 2));
-    expect(JSON.parse(JSON.stringify(list))).toEqual(JSON.parse(body));
-    const copied = lazyParseList(body);
-    expect(JSON.parse(JSON.stringify(copied))).toEqual(JSON.parse(body));
+    const page = Buffer.from(JSON.stringify({ kind: 'List', metadata: { resourceVersion: '3' }, items }, null, 1), 'utf8');
+    const list = lazyParseList(page) as { items: Array<Record<string, unknown>> };
+    // The page's memory is reused (as a socket's may be): what was not read yet must not change.
+    page.fill(0x20);
+    expect(JSON.parse(JSON.stringify(list.items))).toEqual(items);
+
+    const line = Buffer.from(JSON.stringify({ type: 'ADDED', object: items[0] }), 'utf8');
+    const event = lazyParseWatchLine(line) as { object: Record<string, unknown> };
+    line.fill(0x20);
+    expect(hasUnparsedMembers(event.object)).toBe(true);
+    expect(JSON.parse(JSON.stringify(event.object))).toEqual(items[0]);
   });
 });

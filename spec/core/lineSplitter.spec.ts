@@ -12,6 +12,15 @@ function feed(chunks: readonly Buffer[], max?: number, splitter = new LineSplitt
   return out;
 }
 
+/** The same through a bytes sink: each line decoded by the test, not the splitter. */
+function feedBytes(chunks: readonly Buffer[], max?: number): Out[] {
+  const out: Out[] = [];
+  const splitter = new LineSplitter(max);
+  const sink = { lineBytes: (line: Buffer) => out.push(`line:${line.toString('utf8')}`), oversize: (bytes: number) => out.push(`oversize:${bytes}`) };
+  for (const chunk of chunks) splitter.push(chunk, sink);
+  return out;
+}
+
 /** Cuts a buffer at the given (sorted, deduplicated) offsets. */
 function cut(bytes: Buffer, at: readonly number[]): Buffer[] {
   const points = [...new Set(at.map((p) => Math.max(0, Math.min(bytes.length, p))))].sort((x, y) => x - y);
@@ -75,6 +84,7 @@ describe('LineSplitter', () => {
     fc.assert(
       fc.property(fc.array(lineArb, { maxLength: 8 }), fc.array(fc.nat(200), { maxLength: 12 }), (lines, cuts) => {
         expect(feed(cut(text(lines), cuts))).toEqual(expected(lines));
+        expect(feedBytes(cut(text(lines), cuts))).toEqual(expected(lines));
       }),
       { numRuns: 400 },
     );
@@ -105,6 +115,7 @@ describe('LineSplitter', () => {
         fc.array(fc.nat(150), { maxLength: 12 }),
         (max, lines, cuts) => {
           expect(feed(cut(text(lines), cuts), max)).toEqual(expected(lines, max));
+          expect(feedBytes(cut(text(lines), cuts), max)).toEqual(expected(lines, max));
         },
       ),
       { numRuns: 400 },

@@ -4,7 +4,7 @@ import { Observable } from 'rxjs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { InformerError, errorFromStatus, type ErrorPhase } from '../0-model/errors.ts';
 import { lazyParseList, lazyParseWatchLine } from './lazyJson.ts';
-import { LineSplitter } from './lineSplitter.ts';
+import { LineSplitter, type LineBytesSink, type LineSink } from './lineSplitter.ts';
 import type { ListOptions, ListPage, ListWatch, RawWatchEvent, WatchFrame, WatchOptions } from './listWatch.ts';
 import { collectionPath, queryString, type ListWatchTarget } from './paths.ts';
 
@@ -108,7 +108,7 @@ export function parseRetryAfter(header: string | string[] | undefined, now: numb
 }
 
 /** Reads a whole response body, then hands it over (used for lists and for error Status bodies). */
-function readBody(response: http.IncomingMessage, onBody: (body: string, bytes: Buffer) => void, onError: (error: InformerError) => void, phase: ErrorPhase): void {
+function readBody(response: http.IncomingMessage, onBody: (bytes: Buffer) => void, onError: (error: InformerError) => void, phase: ErrorPhase): void {
   const chunks: Buffer[] = [];
   response.on('data', (chunk: Buffer) => chunks.push(chunk));
   response.on('error', () => undefined);
@@ -117,8 +117,7 @@ function readBody(response: http.IncomingMessage, onBody: (body: string, bytes: 
       onError(new InformerError('NetworkError', `${phase}: the connection closed before the response was complete`, { phase, status: response.statusCode }));
       return;
     }
-    const bytes = Buffer.concat(chunks);
-    onBody(bytes.toString('utf8'), bytes);
+    onBody(Buffer.concat(chunks));
   });
 }
 
@@ -130,10 +129,10 @@ function parseJson(text: string): unknown {
   }
 }
 
-function httpError(response: http.IncomingMessage, body: string, phase: ErrorPhase): InformerError {
+function httpError(response: http.IncomingMessage, body: Buffer, phase: ErrorPhase): InformerError {
   const status = response.statusCode ?? 0;
   const retryAfter = status === 429 || status === 503 ? parseRetryAfter(response.headers['retry-after']) : undefined;
-  return errorFromStatus(status, parseJson(body), phase, retryAfter);
+  return errorFromStatus(status, parseJson(body.toString('utf8')), phase, retryAfter);
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -154,13 +153,31 @@ function toListPage(body: unknown): ListPage | undefined {
  * Reads one watch line: an event `{type, object}` with a string type and an
  * object, or a `MalformedLine` error describing what was wrong with it.
  */
-export function parseWatchLine(line: string, lazy = false): WatchFrame {
+export function parseWatchLine(line: string): WatchFrame {
   let value: unknown;
   try {
-    value = lazy ? lazyParseWatchLine(line) : JSON.parse(line);
+    value = JSON.parse(line);
   } catch (error) {
     return new InformerError('MalformedLine', `watch line is not JSON (${line.length} chars): ${(error as Error).message}`, { phase: 'watch' });
   }
+  return toWatchFrame(value);
+}
+
+/**
+ * {@link parseWatchLine} for the `lazyDecode` option: reads the line's bytes
+ * (which may be reused once it returns) into a lazily decoded event.
+ */
+export function parseWatchLineLazily(line: Buffer): WatchFrame {
+  let value: unknown;
+  try {
+    value = lazyParseWatchLine(line);
+  } catch (error) {
+    return new InformerError('MalformedLine', `watch line is not JSON (${line.length} bytes): ${(error as Error).message}`, { phase: 'watch' });
+  }
+  return toWatchFrame(value);
+}
+
+function toWatchFrame(value: unknown): WatchFrame {
   if (!isRecord(value) || typeof value.type !== 'string' || !isRecord(value.object)) {
     return new InformerError('MalformedLine', 'watch line is not an event {type, object}', { phase: 'watch' });
   }
@@ -181,7 +198,7 @@ export function getJson(kc: KubeConfig, path: string, options: Pick<HttpTranspor
           response,
           (body) => {
             if (response.statusCode !== 200) return subscriber.error(httpError(response, body, 'list'));
-            const value = parseJson(body);
+            const value = parseJson(body.toString('utf8'));
             if (value === undefined) return subscriber.error(new InformerError('MalformedLine', `GET ${path}: the response is not JSON`, { phase: 'list' }));
             subscriber.next(value);
             subscriber.complete();
@@ -206,18 +223,8 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
   const userAgent = options.userAgent ?? DEFAULT_USER_AGENT;
   const listIdleTimeoutMs = options.listIdleTimeoutMs ?? 60_000;
   const maxLineBytes = options.maxLineBytes ?? 16 * 1024 * 1024;
-  // Lazy objects hold their source text; a text with non-ASCII characters may be
-  // held two bytes a character, so those are parsed at once instead.
   const lazy = options.lazyDecode === true;
-  const parseBody = (body: string, bytes: Buffer): unknown => {
-    if (!lazy || bytes.length !== body.length) return parseJson(body);
-    try {
-      // ASCII only, so characters and bytes line up: each item's text is copied from the bytes.
-      return lazyParseList(body, (start, end) => bytes.toString('latin1', start, end));
-    } catch {
-      return undefined;
-    }
-  };
+  const parseBody = (bytes: Buffer): unknown => (lazy ? lazyParseList(bytes) : JSON.parse(bytes.toString('utf8')));
 
   const list = (listOptions: ListOptions): Observable<ListPage> =>
     new Observable<ListPage>((subscriber) => {
@@ -234,9 +241,16 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
           });
           readBody(
             response,
-            (body, bytes) => {
+            (body) => {
               if (response.statusCode !== 200) return subscriber.error(httpError(response, body, 'list'));
-              const page = toListPage(parseBody(body, bytes));
+              let value: unknown;
+              try {
+                value = parseBody(body);
+              } catch (error) {
+                const detail = `list ${path}: the response is not JSON (${body.length} bytes): ${(error as Error).message}`;
+                return subscriber.error(new InformerError('MalformedLine', detail, { phase: 'list' }));
+              }
+              const page = toListPage(value);
               if (!page) return subscriber.error(new InformerError('MalformedLine', `list ${path}: the response is not a list`, { phase: 'list' }));
               subscriber.next(page);
               subscriber.complete();
@@ -266,11 +280,11 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
             return;
           }
           const splitter = new LineSplitter(maxLineBytes);
-          const sink = {
-            line: (text: string, bytes: number) => subscriber.next(parseWatchLine(text, lazy && bytes === text.length)),
-            oversize: (bytes: number) =>
-              subscriber.next(new InformerError('MalformedLine', `watch line of ${bytes} bytes exceeds the ${maxLineBytes}-byte limit; skipped`, { phase: 'watch' })),
-          };
+          const oversize = (bytes: number) =>
+            subscriber.next(new InformerError('MalformedLine', `watch line of ${bytes} bytes exceeds the ${maxLineBytes}-byte limit; skipped`, { phase: 'watch' }));
+          const sink: LineSink | LineBytesSink = lazy
+            ? { lineBytes: (line: Buffer) => subscriber.next(parseWatchLineLazily(line)), oversize }
+            : { line: (text: string) => subscriber.next(parseWatchLine(text)), oversize };
           response.on('data', (chunk: Buffer) => splitter.push(chunk, sink));
           response.on('error', () => undefined);
           response.on('close', () => {

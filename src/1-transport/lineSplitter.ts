@@ -1,10 +1,20 @@
 const NEWLINE = 0x0a;
 
-/** What {@link LineSplitter.push} reports for each piece of input. */
+/** What {@link LineSplitter.push} reports for each piece of input: lines as text. */
 export interface LineSink {
-  /** A complete line (without its `\n`), decoded as UTF-8. */
-  /** One line, without its newline; `bytes` is its length in UTF-8 bytes. */
+  /** One line, without its newline, decoded as UTF-8; `bytes` is its length in bytes. */
   line(text: string, bytes: number): void;
+  /** A line longer than the limit was dropped; `bytes` is how much of it was seen. */
+  oversize(bytes: number): void;
+}
+
+/** A {@link LineSink} that takes lines as bytes, never decoded by the splitter. */
+export interface LineBytesSink {
+  /**
+   * One line, without its newline. The buffer may be a view of the input
+   * chunk: it is valid during the call only (copy what must be kept).
+   */
+  lineBytes(line: Buffer): void;
   /** A line longer than the limit was dropped; `bytes` is how much of it was seen. */
   oversize(bytes: number): void;
 }
@@ -28,7 +38,7 @@ export class LineSplitter {
     this.maxLineBytes = maxLineBytes;
   }
 
-  push(chunk: Buffer, sink: LineSink): void {
+  push(chunk: Buffer, sink: LineSink | LineBytesSink): void {
     let start = 0;
     for (;;) {
       const nl = chunk.indexOf(NEWLINE, start);
@@ -51,23 +61,25 @@ export class LineSplitter {
     this.dropping = false;
   }
 
-  private complete(chunk: Buffer, start: number, end: number, sink: LineSink): void {
+  private complete(chunk: Buffer, start: number, end: number, sink: LineSink | LineBytesSink): void {
     const total = this.pendingBytes + (end - start);
     if (this.dropping || total > this.maxLineBytes) {
       this.reset();
       sink.oversize(total);
       return;
     }
-    let text: string;
+    if (total === 0) return;
     if (this.pending.length === 0) {
-      text = chunk.toString('utf8', start, end);
-    } else {
-      this.pending.push(chunk.subarray(start, end));
-      text = Buffer.concat(this.pending, total).toString('utf8');
-      this.pending = [];
-      this.pendingBytes = 0;
+      if ('lineBytes' in sink) sink.lineBytes(chunk.subarray(start, end));
+      else sink.line(chunk.toString('utf8', start, end), total);
+      return;
     }
-    if (text.length > 0) sink.line(text, total);
+    this.pending.push(chunk.subarray(start, end));
+    const bytes = Buffer.concat(this.pending, total);
+    this.pending = [];
+    this.pendingBytes = 0;
+    if ('lineBytes' in sink) sink.lineBytes(bytes);
+    else sink.line(bytes.toString('utf8'), total);
   }
 
   private keep(chunk: Buffer, start: number): void {
