@@ -130,7 +130,7 @@ describe('lazy decoding', () => {
     for (const line of lines) {
       const eager = parseWatchLine(line);
       const lazy = parseWatchLineLazily(Buffer.from(line, 'utf8'));
-      if (eager instanceof Error) expect(lazy, line).toMatchObject({ name: eager.name, reason: eager.reason });
+      if (eager instanceof Error) expect(lazy, line).toMatchObject({ name: eager.name, reason: eager.reason, message: eager.message });
       else expect(JSON.parse(JSON.stringify(lazy))).toEqual(eager);
     }
   });

@@ -46,11 +46,12 @@ const cases: { name: string; fault: Fault; reason: ErrorReason; message: RegExp 
   { name: 'an 8 MiB line over the 1 MiB limit', fault: { type: 'oversizeLine', bytes: 8 * MiB, afterEvents: 1 }, reason: 'MalformedLine', message: /exceeds the 1048576-byte limit/ },
 ];
 
-describe('malformed watch lines', () => {
+// Eager and lazy decoding read lines on different paths (text, bytes): both must report the same.
+describe.each([false, true])('malformed watch lines (lazyDecode: %s)', (lazyDecode) => {
   it.each(cases)('$name: reported as $reason, skipped, and the same watch goes on', async ({ fault, reason, message }) => {
     api = await startApiServer();
     api.faults.add({ match: { watch: true }, fault });
-    live = run(api, ConfigMap, { http: { maxLineBytes: MiB } });
+    live = run(api, ConfigMap, { http: { maxLineBytes: MiB, lazyDecode } });
     await waitFor('the initial list', live.synced);
     api.create('configmaps', cm('x')); // the bad line follows x …
     api.create('configmaps', cm('y')); // … and y follows it, on the same watch

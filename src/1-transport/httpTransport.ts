@@ -165,14 +165,16 @@ export function parseWatchLine(line: string): WatchFrame {
 
 /**
  * {@link parseWatchLine} for the `lazyDecode` option: reads the line's bytes
- * (which may be reused once it returns) into a lazily decoded event.
+ * (which may be reused once it returns) into a lazily decoded event. A line
+ * the scanner rejects goes through {@link parseWatchLine}, so that it is
+ * reported exactly as without lazy decoding.
  */
 export function parseWatchLineLazily(line: Buffer): WatchFrame {
   let value: unknown;
   try {
     value = lazyParseWatchLine(line);
-  } catch (error) {
-    return new InformerError('MalformedLine', `watch line is not JSON (${line.length} bytes): ${(error as Error).message}`, { phase: 'watch' });
+  } catch {
+    return parseWatchLine(line.toString('utf8'));
   }
   return toWatchFrame(value);
 }
