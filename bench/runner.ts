@@ -538,7 +538,7 @@ export function markdown(report: BenchReport): string {
     '## How to read this',
     '',
     '- Every contender runs in its own process (`--expose-gc`) against the same bench-local streaming server (bench/workload/server.ts, its own process; not the emulator in src/testing/emulator), which serializes the workload once and writes as fast as the socket takes it.',
-    '- sync: from starting the informer (imports done) to holding all N listed pods (lists paged 500 at a time; client-node lists unpaged, as its generated API does). heap: `heapUsed + external` after two forced GCs (Node keeps strings over ~1 MB, such as a list page held by lazily decoded objects, outside V8\'s heap); KB/object = (heap synced − heap base) / N.',
+    '- sync: from starting the informer (imports done) to holding all N listed pods (lists paged 500 at a time; client-node lists unpaged, as its generated API does). heap: `heapUsed + external` after two forced GCs (Node keeps strings over ~1 MB, such as a list page, outside V8\'s heap); KB/object = (heap synced − heap base) / N.',
     '- events/s and CPU µs/event: the watch phase, from opening the server\'s gate (after the synced heap is measured) to the M-th event delivered to (each) subscriber; CPU is the contender process\'s user+system time.',
     '- relist: after the M events the server sends a 410 Expired; "steady" is the heap after GC at that point; "peak sampled" the highest `heapUsed` seen (5 ms timer and every 1,000 relisted objects, garbage included); "peak live" the heap after GC at the relist\'s high-water mark (rx: the first relisted event, when old and new objects are both referenced; client-node: the list response in hand; raw: the last page parsed).',
     '',
