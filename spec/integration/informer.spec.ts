@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { filter, firstValueFrom, take, toArray } from 'rxjs';
-import { ConfigMap, informer, type InformerEvent } from '../../src/index.ts';
+import { ConfigMap, httpListWatch, informer, type InformerEvent } from '../../src/index.ts';
 import { configMap, json, smallServer } from './smallServer.ts';
 import { hasUnparsedMembers } from '../../src/1-transport/lazyJson.ts';
 
@@ -100,6 +100,24 @@ describe('informer over HTTP with lazyDecode', () => {
       expect(hasUnparsedMembers(listedA!)).toBe(false);
       expect(hasUnparsedMembers(watchedB!)).toBe(false);
       running.unsubscribe();
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe.each([false, true])('a list response that is not JSON (lazyDecode: %s)', (lazyDecode) => {
+  it('is a MalformedLine error that says why, the same with and without lazy decoding', async () => {
+    const server = await smallServer(json(500, { kind: 'Status', code: 500 }));
+    try {
+      server.reply((_req, res) => {
+        res.writeHead(200, { 'Content-Type': 'application/json' });
+        res.end('{"kind":"ConfigMapList","metadata":{"resourceVersion":"3"},"items":[{"metadata":{"name":"a"}');
+      });
+      const listWatch = httpListWatch(server.kc, { resource: ConfigMap, namespace: 'default' }, { lazyDecode });
+      const error: unknown = await firstValueFrom(listWatch.list({ limit: 10 })).catch((e: unknown) => e);
+      expect(error).toMatchObject({ reason: 'MalformedLine', phase: 'list' });
+      expect((error as Error).message).toMatch(/the response is not JSON \(92 bytes\): .*JSON/);
     } finally {
       await server.close();
     }

@@ -226,7 +226,16 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
   const listIdleTimeoutMs = options.listIdleTimeoutMs ?? 60_000;
   const maxLineBytes = options.maxLineBytes ?? 16 * 1024 * 1024;
   const lazy = options.lazyDecode === true;
-  const parseBody = (bytes: Buffer): unknown => (lazy ? lazyParseList(bytes) : JSON.parse(bytes.toString('utf8')));
+  const parseBody = (bytes: Buffer): unknown => {
+    if (lazy) {
+      try {
+        return lazyParseList(bytes);
+      } catch {
+        // Not swallowed: parsed again below, so it is reported exactly as without lazy decoding.
+      }
+    }
+    return JSON.parse(bytes.toString('utf8'));
+  };
 
   const list = (listOptions: ListOptions): Observable<ListPage> =>
     new Observable<ListPage>((subscriber) => {
