@@ -126,6 +126,8 @@ describe('lazy decoding', () => {
       '[1,2,3]',
       '{"object":{"metadata":{"name":"q"}}}',
       '{"type":"BOOKMARK","object":{"kind":"Pod","metadata":{"resourceVersion":"12"}}}',
+      // Escaped keys mean the same keys.
+      '{"\\u0074ype":"ADDED","\\u006fbject":{"metadata":{"name":"a","\\u006danagedFields":[{"manager":"a long enough manager"}]}}}',
     ];
     for (const line of lines) {
       const eager = parseWatchLine(line);

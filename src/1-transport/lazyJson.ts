@@ -124,8 +124,9 @@ function keyAt(b: Buffer, start: number, end: number): string {
   return text(b, start + 1, end - 1);
 }
 
-/** Whether the key whose quotes are at `start` and `end - 1` is `name` (ASCII, no escapes). */
+/** Whether the key whose quotes are at `start` and `end - 1` is `name` (an ASCII name). */
 function keyIs(b: Buffer, start: number, end: number, name: string): boolean {
+  for (let j = start + 1; j < end - 1; j++) if (b[j] === BACKSLASH) return keyAt(b, start, end) === name;
   if (end - start - 2 !== name.length) return false;
   for (let k = 0; k < name.length; k++) if (b[start + 1 + k] !== name.charCodeAt(k)) return false;
   return true;
