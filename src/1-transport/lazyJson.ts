@@ -50,7 +50,7 @@ interface Source {
 const sources = new WeakMap<object, Source>();
 
 /** The text could not be scanned as JSON of the expected shape. */
-export class LazyJsonError extends Error {
+class LazyJsonError extends Error {
   override readonly name = 'LazyJsonError';
 }
 

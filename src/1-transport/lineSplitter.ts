@@ -2,8 +2,8 @@ const NEWLINE = 0x0a;
 
 /** What {@link LineSplitter.push} reports for each piece of input: lines as text. */
 export interface LineSink {
-  /** One line, without its newline, decoded as UTF-8; `bytes` is its length in bytes. */
-  line(text: string, bytes: number): void;
+  /** One line, without its newline, decoded as UTF-8. */
+  line(text: string): void;
   /** A line longer than the limit was dropped; `bytes` is how much of it was seen. */
   oversize(bytes: number): void;
 }
@@ -69,17 +69,20 @@ export class LineSplitter {
       return;
     }
     if (total === 0) return;
-    if (this.pending.length === 0) {
-      if ('lineBytes' in sink) sink.lineBytes(chunk.subarray(start, end));
-      else sink.line(chunk.toString('utf8', start, end), total);
-      return;
+    // The line is chunk[from, to), or, when it began in earlier chunks, all its pieces joined.
+    let line = chunk;
+    let from = start;
+    let to = end;
+    if (this.pending.length > 0) {
+      this.pending.push(chunk.subarray(start, end));
+      line = Buffer.concat(this.pending, total);
+      from = 0;
+      to = total;
+      this.pending = [];
+      this.pendingBytes = 0;
     }
-    this.pending.push(chunk.subarray(start, end));
-    const bytes = Buffer.concat(this.pending, total);
-    this.pending = [];
-    this.pendingBytes = 0;
-    if ('lineBytes' in sink) sink.lineBytes(bytes);
-    else sink.line(bytes.toString('utf8'), total);
+    if ('lineBytes' in sink) sink.lineBytes(line.subarray(from, to));
+    else sink.line(line.toString('utf8', from, to));
   }
 
   private keep(chunk: Buffer, start: number): void {
