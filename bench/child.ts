@@ -25,6 +25,9 @@ switch (config.contender) {
   case 'rx-lazy':
     (await import('./contenders/rx.ts')).runRx(config, probe, { subscribers: 1, strip: false, lazy: true });
     break;
+  case 'rx-lazy-strip':
+    (await import('./contenders/rx.ts')).runRx(config, probe, { subscribers: 1, strip: true, lazy: true });
+    break;
   case 'rx-100':
     (await import('./contenders/rx.ts')).runRx(config, probe, { subscribers: 100, strip: false });
     break;

@@ -20,6 +20,7 @@ export const LABELS: Record<ContenderId, string> = {
   rx: '(a) rx-informer',
   'rx-strip': '(a′) rx-informer + stripManagedFields',
   'rx-lazy': '(a″) rx-informer, lazyDecode',
+  'rx-lazy-strip': '(a‴) rx-informer, lazyDecode + stripManagedFields',
   'rx-100': '(b) rx-informer, 100 subscribers',
   cn: '(c) client-node makeInformer',
   'cn-100': '(c′) 100 client-node informers',
@@ -106,7 +107,7 @@ export const SMOKE: Omit<BenchOptions, 'log'> = {
   combined: true,
 };
 
-const ALL: readonly ContenderId[] = ['raw', 'rx', 'rx-strip', 'rx-lazy', 'rx-100', 'cn', 'cn-100'];
+const ALL: readonly ContenderId[] = ['raw', 'rx', 'rx-strip', 'rx-lazy', 'rx-lazy-strip', 'rx-100', 'cn', 'cn-100'];
 
 export function scenarios(options: Omit<BenchOptions, 'log'>): Scenario[] {
   const k = (n: number) => (n % 1000 === 0 ? `${n / 1000}k` : String(n));
@@ -117,7 +118,7 @@ export function scenarios(options: Omit<BenchOptions, 'log'>): Scenario[] {
   const list: Scenario[] = [
     { name: `watch-${k(options.smallPods)}`, role: 'watch', pods: options.smallPods, events: options.events, relist: false, contenders: ALL, fanOutEvents: options.fanOutEvents },
     { name: `relist-${k(options.relistPods)}`, role: 'relist', pods: options.relistPods, events: options.relistEvents, relist: true, contenders: ['raw', 'rx', 'rx-strip', 'rx-lazy', 'cn'] },
-    { name: `large-${k(options.pods)}`, role: 'large', pods: options.pods, events: options.events, relist: false, contenders: ['raw', 'rx', 'rx-strip', 'rx-lazy', 'cn'] },
+    { name: `large-${k(options.pods)}`, role: 'large', pods: options.pods, events: options.events, relist: false, contenders: ['raw', 'rx', 'rx-strip', 'rx-lazy', 'rx-lazy-strip', 'cn'] },
   ];
   return list
     .filter((s) => !options.scenarios || options.scenarios.includes(s.name) || options.scenarios.includes(s.role))
@@ -457,6 +458,18 @@ function targets(reports: readonly ScenarioReport[]): Target[] {
       `store-size independence, lazyDecode: (a″) events/s at ${large.scenario.pods} / at ${byRole('watch')?.scenario.pods ?? '?'} cached`,
       get('large', 'rx-lazy', 'eventsPerSec'),
       get('watch', 'rx-lazy', 'eventsPerSec'),
+      '≥',
+      0.8,
+      `${large.scenario.name} vs ${watch}`,
+    );
+  }
+  // Both levers a user has, together (a‴).
+  ratio('heap per cached object, lazyDecode + stripManagedFields (a‴) / (d)', get(heapRole, 'rx-lazy-strip', 'heapPerObjectKB'), get(heapRole, 'raw', 'heapPerObjectKB'), '≤', 0.6, `${heapName}: (d) keeps managedFields`);
+  if (large) {
+    ratio(
+      `store-size independence, lazyDecode + stripManagedFields: (a‴) events/s at ${large.scenario.pods} / at ${byRole('watch')?.scenario.pods ?? '?'} cached`,
+      get('large', 'rx-lazy-strip', 'eventsPerSec'),
+      get('watch', 'rx-lazy-strip', 'eventsPerSec'),
       '≥',
       0.8,
       `${large.scenario.name} vs ${watch}`,
