@@ -10,7 +10,7 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ContenderId, ProgressMessage, RunConfig, RunResult } from './contenders/probe.ts';
+import { CONTENDERS, type ContenderId, type ProgressMessage, type RunConfig, type RunResult } from './contenders/probe.ts';
 import type { ServerCounters, ServerReady, WorkloadConfig } from './workload/server.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -107,7 +107,7 @@ export const SMOKE: Omit<BenchOptions, 'log'> = {
   combined: true,
 };
 
-const ALL: readonly ContenderId[] = ['raw', 'rx', 'rx-strip', 'rx-lazy', 'rx-lazy-strip', 'rx-100', 'cn', 'cn-100'];
+const ALL: readonly ContenderId[] = CONTENDERS;
 
 export function scenarios(options: Omit<BenchOptions, 'log'>): Scenario[] {
   const k = (n: number) => (n % 1000 === 0 ? `${n / 1000}k` : String(n));
