@@ -31,7 +31,7 @@ describe('diffObjects', () => {
 
 describe('discovery', () => {
   const fixture = (name: string) =>
-    JSON.parse(readFileSync(new URL(`../../../shared/fixtures/kube-apiserver-v1.20/${name}`, import.meta.url), 'utf8')) as { response: { body: unknown } };
+    JSON.parse(readFileSync(new URL(`../fixtures/kube-apiserver-v1.20/${name}`, import.meta.url), 'utf8')) as { response: { body: unknown } };
 
   it('reads the recorded APIResourceLists, skipping subresources', () => {
     const core = parseResourceList('', 'v1', fixture('01b-discovery-api-v1.json').response.body);

@@ -3,7 +3,7 @@ import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { ApiServer } from '../../src/testing/emulator/index.ts';
 
-const FIXTURES = new URL('../../../shared/fixtures/kube-apiserver-v1.20/', import.meta.url);
+const FIXTURES = new URL('../fixtures/kube-apiserver-v1.20/', import.meta.url);
 
 /** A fixture file (`02c` → `02c-….json`), parsed. */
 export function fixture(prefix: string, ext: 'json' | 'ndjson' = 'json'): any {
