@@ -48,6 +48,8 @@ function summary(event: SourceEvent<Obj>): string {
     case 'modified':
     case 'deleted':
       return `${event.type} ${event.object.metadata.name}@${event.resourceVersion}`;
+    case 'deletedKey':
+      return `deletedKey ${event.key}@${event.resourceVersion}`;
     case 'bookmark':
     case 'watch':
       return `${event.type}@${event.resourceVersion}`;
