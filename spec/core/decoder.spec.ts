@@ -73,13 +73,54 @@ describe('decoder', () => {
     expect(input.metadata).toHaveProperty('managedFields');
   });
 
-  it('a transform that throws becomes ValidationFailed carrying the cause', () => {
+  it('a transform that throws becomes TransformError carrying key, resourceVersion and the cause', () => {
     const boom = new Error('boom');
     const out = decoder(Apple, () => {
       throw boom;
     })(raw({ color: 'red', quantity: 1 }), 'watch') as InformerError;
     expect(out).toBeInstanceOf(InformerError);
-    expect(out).toMatchObject({ reason: 'ValidationFailed', phase: 'watch', key: 'orchard/gala' });
+    expect(out).toMatchObject({ reason: 'TransformError', phase: 'watch', key: 'orchard/gala', resourceVersion: '42' });
     expect(out.cause).toBe(boom);
+  });
+
+  it('a transform that throws a non-Error value is reported too', () => {
+    const out = decoder(Apple, () => {
+      throw 'nope';
+    })(raw({ color: 'red', quantity: 1 }), 'watch') as InformerError;
+    expect(out).toMatchObject({ reason: 'TransformError', key: 'orchard/gala' });
+  });
+
+  it('a refinement that throws becomes ValidationFailed with key and issues (it never escapes the decoder)', () => {
+    const Picky = kubeObject({ spec: z.looseObject({}) }).refine((apple) => {
+      if ((apple.spec as { boom?: boolean }).boom) throw new TypeError('refinement exploded');
+      return true;
+    });
+    const decode = decoder(Picky as unknown as z.ZodType<KubeObject>);
+    const out = decode(raw({ boom: true }), 'list') as InformerError;
+    expect(out).toBeInstanceOf(InformerError);
+    expect(out).toMatchObject({ reason: 'ValidationFailed', phase: 'list', key: 'orchard/gala', resourceVersion: '42' });
+    expect(out.issues?.length).toBeGreaterThan(0);
+    expect(out.message).toContain('refinement exploded');
+    expect(decode(raw({}), 'list')).not.toBeInstanceOf(InformerError);
+  });
+
+  it('with typeMeta, an object of another kind or apiVersion is ValidationFailed (client-go skips it); list items without them are completed', () => {
+    const decode = decoder(KubeObject, undefined, { apiVersion: 'stable.example.com/v1', kind: 'Apple' });
+    const pear = decode({ ...raw({}), kind: 'Pear' }, 'watch') as InformerError;
+    expect(pear).toMatchObject({ reason: 'ValidationFailed', key: 'orchard/gala', resourceVersion: '42' });
+    expect(pear.issues?.map((i) => i.path)).toEqual([['kind']]);
+    const v2 = decode({ ...raw({}), apiVersion: 'stable.example.com/v2' }, 'watch') as InformerError;
+    expect(v2.issues?.map((i) => i.path)).toEqual([['apiVersion']]);
+    expect(decode({ metadata: { name: 'a' } }, 'list')).toEqual({ apiVersion: 'stable.example.com/v1', kind: 'Apple', metadata: { name: 'a' } });
+  });
+
+  it('a "__proto__" key is ValidationFailed with key and issues, with any schema', () => {
+    const withProto = JSON.parse('{"apiVersion":"stable.example.com/v1","kind":"Apple","metadata":{"name":"gala","namespace":"orchard","resourceVersion":"7"},"__proto__":{"x":1},"spec":{"color":"red","quantity":1}}');
+    for (const schema of [KubeObject, Apple] as z.ZodType<KubeObject>[]) {
+      const out = decoder(schema)(structuredClone(withProto), 'watch') as InformerError;
+      expect(out).toBeInstanceOf(InformerError);
+      expect(out).toMatchObject({ reason: 'ValidationFailed', key: 'orchard/gala', resourceVersion: '7' });
+      expect(out.issues?.map((i) => i.path)).toEqual([['__proto__']]);
+    }
   });
 });

@@ -13,7 +13,11 @@ import type { z } from 'zod';
  * - `VeryShortWatch`: a watch ended at once with no event (counts as a failure for backoff).
  * - `MalformedLine`: a watch line that is not JSON, not an object, or too long.
  * - `UnknownEventType`: a watch event whose `type` is not one Kubernetes defines.
- * - `ValidationFailed`: an object the resource's zod schema rejects (see `issues`).
+ * - `ValidationFailed`: an object the resource's zod schema rejects (see `issues`), whose
+ *   kind is not the resource's, or whose schema (a refinement) threw. The cache keeps the key's
+ *   last valid object (see docs/invalid-objects.md).
+ * - `TransformError`: the informer's `transform` threw for an object (handled like `ValidationFailed`).
+ * - `IndexerError`: an index function threw for an object; the cache keeps the key's last version.
  * - `WatchError`: an ERROR event in a watch stream other than 410.
  * - `HandlerError`: a subscriber's handler threw; other subscribers are unaffected.
  * - `Config`: the KubeConfig could not be applied (no cluster, bad certificate, exec plugin failed).
@@ -35,6 +39,8 @@ export type ErrorReason =
   | 'MalformedLine'
   | 'UnknownEventType'
   | 'ValidationFailed'
+  | 'TransformError'
+  | 'IndexerError'
   | 'WatchError'
   | 'HandlerError'
   | 'Config'
@@ -108,6 +114,20 @@ export class InformerError extends Error {
       cause: this.cause,
     };
   }
+}
+
+/**
+ * Faults about one object (or one subscriber), not about the connection: the
+ * watch goes on after them. Everything else means the list or watch failed.
+ */
+const objectFaults: ReadonlySet<ErrorReason> = new Set<ErrorReason>(['ValidationFailed', 'TransformError', 'IndexerError', 'UnknownEventType', 'HandlerError']);
+
+/**
+ * True when the error is about one object or handler (the watch is still running), false for a
+ * transport or server fault. A malformed line inside a watch is skipped and the watch goes on.
+ */
+export function isObjectFault(error: InformerError): boolean {
+  return objectFaults.has(error.reason) || (error.reason === 'MalformedLine' && error.phase === 'watch');
 }
 
 /** True for 410 Expired / Gone: the resourceVersion is too old and a relist is due. */

@@ -25,12 +25,30 @@ export function rawKey(raw: unknown): string | undefined {
 /** Turns one raw object into a cached object, or says why it cannot. */
 export type Decoder<T> = (raw: unknown, phase: ErrorPhase) => T | InformerError;
 
+/** A zod-shaped issue of our own (wrong kind, "__proto__" key, a schema that threw), so every ValidationFailed carries issues. */
+function issue(path: readonly PropertyKey[], message: string, input: unknown): z.core.$ZodIssue {
+  return { code: 'custom', path: [...path], message, input } as z.core.$ZodIssue;
+}
+
+function rejected(raw: unknown, phase: ErrorPhase, why: string, issues: readonly z.core.$ZodIssue[], cause?: unknown): InformerError {
+  const key = rawKey(raw);
+  return new InformerError('ValidationFailed', `${key ?? 'an object'} ${why}`, {
+    phase,
+    key,
+    resourceVersion: rawResourceVersion(raw),
+    issues,
+    ...(cause === undefined ? {} : { cause }),
+  });
+}
+
 /**
  * A decoder from a zod schema and an optional transform (run after validation,
  * before caching: e.g. dropping `metadata.managedFields`). With `typeMeta`,
- * objects that lack `apiVersion`/`kind` (list items) get them. An object the schema
- * rejects becomes a `ValidationFailed` error carrying its key, resourceVersion
- * and zod's issues with their paths.
+ * objects that lack `apiVersion`/`kind` (list items) get them, and an object of
+ * another kind is rejected. An object the schema rejects (or whose schema
+ * throws) becomes a `ValidationFailed` error carrying its key, resourceVersion
+ * and zod's issues with their paths; a transform that throws, a `TransformError`.
+ * User code never throws out of a decoder.
  */
 export function decoder<T extends KubeObject>(
   schema: z.ZodType<T>,
@@ -45,9 +63,11 @@ export function decoder<T extends KubeObject>(
     try {
       return transform(object);
     } catch (error) {
-      return new InformerError('ValidationFailed', `transform threw for ${rawKey(raw) ?? 'an object'}: ${(error as Error).message}`, {
+      const key = rawKey(raw);
+      return new InformerError('TransformError', `transform threw for ${key ?? 'an object'}: ${(error as Error)?.message ?? String(error)}`, {
         phase,
-        key: rawKey(raw),
+        key,
+        resourceVersion: rawResourceVersion(raw),
         cause: error,
       });
     }
@@ -59,34 +79,38 @@ export function decoder<T extends KubeObject>(
     if (typeMeta && isRecord(raw)) {
       if (raw.apiVersion === undefined) raw.apiVersion = typeMeta.apiVersion;
       if (raw.kind === undefined) raw.kind = typeMeta.kind;
-    }
-    if (fast) {
-      if (isKubeObject(raw)) return accept(raw as T, raw, phase);
-      if (hasProtoKey(raw)) {
-        return new InformerError('ValidationFailed', `${rawKey(raw) ?? 'an object'} has a "__proto__" key; skipped`, {
-          phase,
-          key: rawKey(raw),
-          resourceVersion: rawResourceVersion(raw),
-        });
+      // client-go's reflector skips an object of another type; we report it (and never cache it).
+      if (raw.apiVersion !== typeMeta.apiVersion || raw.kind !== typeMeta.kind) {
+        const path = raw.apiVersion !== typeMeta.apiVersion ? 'apiVersion' : 'kind';
+        const expected = `${typeMeta.apiVersion} ${typeMeta.kind}`;
+        const got = `${String(raw.apiVersion)} ${String(raw.kind)}`;
+        return rejected(raw, phase, `is a ${got}, not a ${expected}; skipped`, [issue([path], `expected ${expected}, got ${got}`, raw[path])]);
       }
     }
-    const result = schema.safeParse(raw);
+    if (hasProtoKey(raw)) {
+      return rejected(raw, phase, 'has a "__proto__" key; skipped', [issue(hasOwnProto(raw) ? ['__proto__'] : ['metadata', '__proto__'], 'a "__proto__" key', undefined)]);
+    }
+    if (fast && isKubeObject(raw)) return accept(raw as T, raw, phase);
+    let result: ReturnType<typeof schema.safeParse>;
+    try {
+      result = schema.safeParse(raw);
+    } catch (error) {
+      // A refinement (or a lazily decoded member read by one) threw: the object is invalid, not the informer.
+      const message = (error as Error)?.message ?? String(error);
+      return rejected(raw, phase, `failed validation: the schema threw: ${message}`, [issue([], `the schema threw: ${message}`, undefined)], error);
+    }
     if (!result.success) {
-      const key = rawKey(raw);
-      const resourceVersion = rawResourceVersion(raw);
-      const where = result.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; ');
-      return new InformerError('ValidationFailed', `${key ?? 'an object'} failed validation: ${where}`, {
-        phase,
-        key,
-        resourceVersion,
-        issues: result.error.issues,
-      });
+      const where = result.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
+      return rejected(raw, phase, `failed validation: ${where}`, result.error.issues);
     }
     return accept(result.data, raw, phase);
   };
 }
 
+function hasOwnProto(value: unknown): boolean {
+  return isRecord(value) && Object.prototype.hasOwnProperty.call(value, '__proto__');
+}
+
 function hasProtoKey(raw: unknown): boolean {
-  const own = (value: unknown) => isRecord(value) && Object.prototype.hasOwnProperty.call(value, '__proto__');
-  return own(raw) || (isRecord(raw) && own(raw.metadata));
+  return hasOwnProto(raw) || (isRecord(raw) && hasOwnProto(raw.metadata));
 }
