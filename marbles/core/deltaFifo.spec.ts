@@ -212,4 +212,84 @@ describe('deltaFifo', () => {
     source2.next(replace('3', b3));
     expect(out2).toEqual([batch('replace', '3', entry('ns/b', true, delta('Replaced', b3)), entry('ns/a', true, delta('Deleted', tomb('ns/a', a1))))]);
   });
+
+  describe('objects that failed validation (docs/invalid-objects.md)', () => {
+    const replaceRejecting = (rv: string, rejectedKeys: string[], ...items: Obj[]): SourceEvent<Obj> => ({ type: 'replace', items, resourceVersion: rv, rejectedKeys });
+    const deletedKey = (key: string, rv: string): SourceEvent<Obj> => ({ type: 'deletedKey', key, resourceVersion: rv });
+
+    it('a relist whose list had a key as invalid: no tombstone and no Replaced for it (it exists on the server)', () => {
+      testScheduler().run(({ cold, expectObservable }) => {
+        const a1 = o('a', '1'), b1 = o('b', '1'), c1 = o('c', '1'), a2 = o('a', '2');
+        const source = cold('-r-R-|', { r: replace('1', a1, b1, c1), R: replaceRejecting('5', ['ns/b'], a2) });
+        expectObservable(source.pipe(deltaFifo())).toBe('-A-B-|', {
+          A: batch('replace', '1', entry('ns/a', true, delta('Replaced', a1)), entry('ns/b', true, delta('Replaced', b1)), entry('ns/c', true, delta('Replaced', c1))),
+          // b failed validation: kept as it was; c is really gone: tombstone.
+          B: batch('replace', '5', entry('ns/a', false, delta('Replaced', a2)), entry('ns/c', false, delta('Deleted', tomb('ns/c', c1)))),
+        });
+      });
+    });
+
+    it('rejectedKeys of the first list (nothing known) produce nothing', () => {
+      testScheduler().run(({ cold, expectObservable }) => {
+        const a1 = o('a', '1');
+        expectObservable(cold('-r-|', { r: replaceRejecting('1', ['ns/b'], a1) }).pipe(deltaFifo())).toBe('-A-|', {
+          A: batch('replace', '1', entry('ns/a', true, delta('Replaced', a1))),
+        });
+      });
+    });
+
+    it('deletedKey → Deleted carrying the last known object (not a tombstone); ignored for an unknown key', () => {
+      testScheduler().run(({ cold, expectObservable }) => {
+        const a1 = o('a', '1');
+        const source = cold('-r-x-d-y-|', { r: replace('1', a1), x: deletedKey('ns/ghost', '2'), d: deletedKey('ns/a', '3'), y: deletedKey('ns/a', '4') });
+        expectObservable(source.pipe(deltaFifo())).toBe('-R---D---|', {
+          R: batch('replace', '1', entry('ns/a', true, delta('Replaced', a1))),
+          D: batch('event', '3', entry('ns/a', false, delta('Deleted', a1))),
+        });
+      });
+    });
+
+    it('deletedKey for a key with deltas queued (re-entrant) carries its newest queued object', () => {
+      const source = new Subject<SourceEvent<Obj>>();
+      const out: FifoOutput<Obj>[] = [];
+      const a1 = o('a', '1'), b2 = o('b', '2'), b3 = o('b', '3');
+      let once = true;
+      source.pipe(deltaFifo()).subscribe((output) => {
+        out.push(output);
+        if (output.type === 'deltas' && output.cause === 'event' && once) {
+          once = false;
+          source.next(mod(b3));
+          source.next(deletedKey('ns/b', '4'));
+        }
+      });
+      source.next(replace('1', a1));
+      source.next(add(b2));
+      expect(out[out.length - 1]).toEqual(batch('event', '3', entry('ns/b', false, delta('Updated', b3), delta('Deleted', b3))));
+    });
+
+    it('with a knownObjects (an informer), deletedKey carries the known object', () => {
+      const a1 = o('a', '1');
+      const cached = new Map<string, Obj>([['ns/a', a1]]);
+      const known = { get: (k: string) => cached.get(k), has: (k: string) => cached.has(k), entries: () => cached.entries(), size: 1 };
+      const out: FifoOutput<Obj>[] = [];
+      const source = new Subject<SourceEvent<Obj>>();
+      source.pipe(deltaFifo({ knownObjects: () => known })).subscribe((output) => out.push(output));
+      source.next(deletedKey('ns/a', '9'));
+      source.next(deletedKey('ns/zzz', '10'));
+      // (no list has gone through this operator yet: still the initial list)
+      expect(out).toEqual([batch('event', '9', entry('ns/a', true, delta('Deleted', a1)))]);
+    });
+  });
+
+  it('a real delete after a relist tombstone (own knownObjects) goes out marked afterTombstone, once; with knownObjects it is dropped', () => {
+    testScheduler().run(({ cold, expectObservable }) => {
+      const a1 = o('a', '1'), b1 = o('b', '1'), b7 = o('b', '7');
+      const source = cold('-r-R-d-e-|', { r: replace('1', a1, b1), R: replace('5', a1), d: del(b7), e: del(b7) });
+      expectObservable(source.pipe(deltaFifo())).toBe('-A-B-D---|', {
+        A: batch('replace', '1', entry('ns/a', true, delta('Replaced', a1)), entry('ns/b', true, delta('Replaced', b1))),
+        B: batch('replace', '5', entry('ns/a', false, delta('Replaced', a1)), entry('ns/b', false, delta('Deleted', tomb('ns/b', b1)))),
+        D: batch('event', '7', { key: 'ns/b', deltas: [delta('Deleted', b7)], isInInitialList: false, afterTombstone: true }),
+      });
+    });
+  });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { TestScheduler } from 'rxjs/testing';
 import { map, timer } from 'rxjs';
-import { InformerError, processDeltas, type Delta, type DeltaType, type Deltas, type FifoOutput, type KubeObject } from '../../src/index.ts';
+import { InformerError, deltaFifo, processDeltas, type SourceEvent, type Delta, type DeltaType, type Deltas, type FifoOutput, type KubeObject } from '../../src/index.ts';
 
 type Obj = KubeObject;
 const o = (name: string, rv: string): Obj => ({ metadata: { name, namespace: 'ns', resourceVersion: rv } });
@@ -99,6 +99,52 @@ describe('processDeltas', () => {
       const input = hot('a', { a: one('a', d('Added', 'a', '1')) });
       expectObservable(input.pipe(processDeltas<Obj, string>(() => work)), '^-!').toBe('---');
       expectSubscriptions(work.subscriptions).toBe('^-!');
+    });
+  });
+
+  describe('behind deltaFifo (client-go DeltaFIFO rules across the two operators)', () => {
+    it('a resync adds no Sync for a key that still has deltas waiting in processDeltas', () => {
+      testScheduler().run(({ hot, expectObservable }) => {
+        const a1 = o('a', '1'), b1 = o('b', '1'), b2 = o('b', '2');
+        // r: list a, b (frame 0); m: modify b (frame 1); t: resync (frame 2), while the handler is busy with the list.
+        const input = hot<SourceEvent<Obj>>('rmt', {
+          r: { type: 'replace', items: [a1, b1], resourceVersion: '1' },
+          m: { type: 'modified', object: b2, resourceVersion: '2' },
+          t: { type: 'resync' },
+        });
+        const out = input.pipe(deltaFifo(), processDeltas<Obj, string>((entry) => timer(10).pipe(map(() => label(entry)))));
+        // a: handled first (0-10); b waits with Replaced1,Updated2, so the tick adds no Sync to it; a gets its Sync.
+        expectObservable(out).toBe('10ms x 9ms y 9ms z', { x: 'ns/a:Replaced1', y: 'ns/b:Replaced1,Updated2', z: 'ns/a:Sync1' });
+      });
+    });
+
+    it('a real delete arriving after a relist tombstone replaces the tombstone while it waits', () => {
+      testScheduler().run(({ hot, expectObservable }) => {
+        const a1 = o('a', '1'), b1 = o('b', '1'), b7 = o('b', '7');
+        const input = hot<SourceEvent<Obj>>('r 20ms R d', {
+          r: { type: 'replace', items: [a1, b1], resourceVersion: '1' },
+          R: { type: 'replace', items: [a1], resourceVersion: '5' },
+          d: { type: 'deleted', object: b7, resourceVersion: '7' },
+        });
+        const seen: Deltas<Obj>[] = [];
+        const out = input.pipe(deltaFifo(), processDeltas<Obj, string>((entry) => (seen.push(entry), timer(10).pipe(map(() => label(entry))))));
+        // frame 21: a (Replaced) is handled until 31; b's tombstone waits, and the delete at 22 takes its place.
+        expectObservable(out).toBe('10ms x 9ms y 10ms z 9ms w', { x: 'ns/a:Replaced1', y: 'ns/b:Replaced1', z: 'ns/a:Replaced1', w: 'ns/b:Deleted7' });
+      });
+    });
+
+    it('a delete after a tombstone that was already handled is dropped (client-go ignores it)', () => {
+      testScheduler().run(({ hot, expectObservable }) => {
+        const a1 = o('a', '1'), b1 = o('b', '1'), b7 = o('b', '7');
+        const input = hot<SourceEvent<Obj>>('r 20ms R 20ms d', {
+          r: { type: 'replace', items: [a1, b1], resourceVersion: '1' },
+          R: { type: 'replace', items: [a1], resourceVersion: '5' },
+          d: { type: 'deleted', object: b7, resourceVersion: '7' },
+        });
+        const out = input.pipe(deltaFifo(), processDeltas<Obj, string>((entry) => timer(1).pipe(map(() => label(entry)))));
+        // The tombstone is handled at 23; the delete at 42 finds nothing waiting and is dropped.
+        expectObservable(out).toBe('-yv 19ms zw', { y: 'ns/a:Replaced1', v: 'ns/b:Replaced1', z: 'ns/a:Replaced1', w: 'ns/b:Deleted' });
+      });
     });
   });
 });

@@ -2,7 +2,7 @@ import { Observable, type OperatorFunction } from 'rxjs';
 import { keyOf as metaNamespaceKey } from '../0-model/objects.ts';
 import type { SourceEvent } from '../2-source/sourceEvent.ts';
 import { DeltaQueue } from './deltaQueue.ts';
-import { newestObject, type BatchCause, type Delta, type Deltas, type FifoOutput } from './deltas.ts';
+import { isTombstone, newestObject, type BatchCause, type Delta, type Deltas, type FifoOutput } from './deltas.ts';
 
 /** What the consumer has cached (client-go's knownObjects): the informer passes its store. */
 export interface KnownObjects<T> {
@@ -29,9 +29,13 @@ export interface DeltaFifoOptions<T> {
  *
  * - `added` → Added, `modified` → Updated, `deleted` → Deleted (ignored for a
  *   key that is neither known nor queued).
+ * - `deletedKey` (a DELETED event whose object failed validation) → Deleted
+ *   carrying the newest queued or the known object of the key (ignored likewise).
  * - `replace` → Replaced for every listed object, then Deleted carrying a
  *   {@link DeletedFinalStateUnknown} tombstone for every queued or known key the
- *   list no longer has (deletions missed while the watch was down).
+ *   list no longer has (deletions missed while the watch was down). Its
+ *   `rejectedKeys` (listed, but invalid) count as listed: no delta, no tombstone,
+ *   whatever is known or queued for them stays.
  * - `resync` → Sync for every known object that has nothing queued.
  * - `bookmark`, `watch` and `error` pass through untouched.
  *
@@ -66,13 +70,22 @@ export function deltaFifo<T extends { readonly metadata: { readonly name: string
 
       const enqueue = (key: string, delta: Delta<T>) => queue.add(key, delta, !synced);
 
-      const replace = (items: readonly T[]) => {
+      /**
+       * Keys handed on last as a tombstone, with the tombstone's object (only when the operator
+       * keeps its own knownObjects: a consumer such as processDeltas may still have them queued).
+       * Forgotten at the next list or the key's next delta, so it never outgrows one relist's tombstones.
+       */
+      const tombstoned = own ? new Map<string, T>() : undefined;
+
+      const replace = (items: readonly T[], rejectedKeys: readonly string[]) => {
+        tombstoned?.clear();
         // Nothing known and nothing queued (the first list): nothing can be missing from it.
         if (queue.size === 0 && known().size === 0) {
           for (const item of items) enqueue(keyOf(item), { type: 'Replaced', object: item });
           return;
         }
-        const listed = new Set<string>();
+        // Keys whose listed object failed validation exist on the server: never missing.
+        const listed = new Set<string>(rejectedKeys);
         for (const item of items) {
           const key = keyOf(item);
           listed.add(key);
@@ -92,8 +105,11 @@ export function deltaFifo<T extends { readonly metadata: { readonly name: string
       const handOn = (entry: Deltas<T>) => {
         if (!own) return;
         const last = entry.deltas[entry.deltas.length - 1];
-        if (last?.type === 'Deleted') own.delete(entry.key);
-        else {
+        tombstoned!.delete(entry.key);
+        if (last?.type === 'Deleted') {
+          own.delete(entry.key);
+          if (isTombstone(last.object)) tombstoned!.set(entry.key, last.object.object);
+        } else {
           const object = newestObject(entry.deltas);
           if (object !== undefined) own.set(entry.key, object);
         }
@@ -133,12 +149,12 @@ export function deltaFifo<T extends { readonly metadata: { readonly name: string
        * usual case), it goes out at once as a one-key batch, without a trip
        * through the queue; otherwise it is queued like any other step.
        */
-      const watchEvent = (key: string, delta: Delta<T>, resourceVersion: string) => {
+      const watchEvent = (key: string, delta: Delta<T>, resourceVersion: string, afterTombstone = false) => {
         if (draining || queue.size > 0) {
           enqueue(key, delta);
           return step('event', resourceVersion);
         }
-        const entry: Deltas<T> = { key, deltas: [delta], isInInitialList: !synced };
+        const entry: Deltas<T> = afterTombstone ? { key, deltas: [delta], isInInitialList: !synced, afterTombstone: true } : { key, deltas: [delta], isInInitialList: !synced };
         handOn(entry);
         draining = true;
         try {
@@ -150,6 +166,19 @@ export function deltaFifo<T extends { readonly metadata: { readonly name: string
         if (pending) drain();
       };
 
+      /** A DELETED event; `object` undefined when it failed validation (the last state we have stands for it). */
+      const deleted = (key: string, object: T | undefined, resourceVersion: string) => {
+        const queued = queue.peek(key);
+        const last = queued ? newestObject(queued) : known().get(key);
+        if (last !== undefined) return watchEvent(key, { type: 'Deleted', object: object ?? last }, resourceVersion);
+        const tombstone = tombstoned?.get(key);
+        // (Re-entrant, while a batch is being handed on: dropped, as it would be once the tombstone is handled.)
+        if (tombstone === undefined || draining) return;
+        // Handed on as a tombstone: a consumer that still has it queued takes this delete instead.
+        tombstoned!.delete(key);
+        watchEvent(key, { type: 'Deleted', object: object ?? tombstone }, resourceVersion, true);
+      };
+
       return source.subscribe({
         next: (event) => {
           switch (event.type) {
@@ -157,13 +186,12 @@ export function deltaFifo<T extends { readonly metadata: { readonly name: string
               return watchEvent(keyOf(event.object), { type: 'Added', object: event.object }, event.resourceVersion);
             case 'modified':
               return watchEvent(keyOf(event.object), { type: 'Updated', object: event.object }, event.resourceVersion);
-            case 'deleted': {
-              const key = keyOf(event.object);
-              if (!known().has(key) && !queue.has(key)) return;
-              return watchEvent(key, { type: 'Deleted', object: event.object }, event.resourceVersion);
-            }
+            case 'deleted':
+              return deleted(keyOf(event.object), event.object, event.resourceVersion);
+            case 'deletedKey':
+              return deleted(event.key, undefined, event.resourceVersion);
             case 'replace':
-              replace(event.items);
+              replace(event.items, event.rejectedKeys ?? []);
               return step('replace', event.resourceVersion);
             case 'resync':
               for (const [key, object] of known().entries()) if (!queue.has(key)) enqueue(key, { type: 'Sync', object });

@@ -29,6 +29,12 @@ export interface Deltas<T> {
   readonly deltas: readonly Delta<T>[];
   /** True while the initial list is being delivered (client-go's isInInitialList). */
   readonly isInInitialList: boolean;
+  /**
+   * Set by `deltaFifo` (without `knownObjects`) on a delete of a key it last handed on as a
+   * tombstone: it replaces that tombstone if a consumer still has it queued (`processDeltas`),
+   * and is dropped otherwise, as client-go's DeltaFIFO ignores a delete of a key it no longer has.
+   */
+  readonly afterTombstone?: true;
 }
 
 /** Why a batch of deltas was produced. */

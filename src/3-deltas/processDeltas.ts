@@ -1,6 +1,6 @@
 import { Observable, from, type ObservableInput, type OperatorFunction, type Subscription } from 'rxjs';
 import { DeltaQueue } from './deltaQueue.ts';
-import type { Deltas, FifoOutput } from './deltas.ts';
+import { isTombstone, type Deltas, type FifoOutput } from './deltas.ts';
 
 /**
  * Hands one key's deltas at a time to an asynchronous handler. While the
@@ -8,6 +8,11 @@ import type { Deltas, FifoOutput } from './deltas.ts';
  * entry (consecutive Deleted deltas collapse), and keys leave in the order
  * they first arrived: the backlog never holds more entries than distinct keys,
  * however slow the handler. Bookmarks and errors are not handed on.
+ *
+ * As in client-go's DeltaFIFO, whose queue this is: a resync adds no Sync to a
+ * key that still has deltas waiting, and a delete that follows a tombstone
+ * (`afterTombstone`) replaces the tombstone while it waits, and is dropped once
+ * the tombstone has been handled.
  *
  * ```
  * input:    -[a1]-[b1]-[a2]-[a3]------------
@@ -51,7 +56,14 @@ export function processDeltas<T, R>(handler: (deltas: Deltas<T>) => ObservableIn
       const subscription = source.subscribe({
         next: (output) => {
           if (output.type !== 'deltas') return;
-          for (const entry of output.items) queue.addAll(entry);
+          for (const entry of output.items) {
+            if (entry.afterTombstone) {
+              const waiting = queue.peek(entry.key);
+              const last = waiting?.[waiting.length - 1];
+              if (last === undefined || last.type !== 'Deleted' || !isTombstone(last.object)) continue;
+            } else if (output.cause === 'resync' && queue.has(entry.key) && entry.deltas.every((delta) => delta.type === 'Sync')) continue;
+            queue.addAll(entry);
+          }
           pump();
         },
         error: (error: unknown) => subscriber.error(error),
