@@ -2,7 +2,7 @@ import { Observable, catchError, forkJoin, map, of, switchMap } from 'rxjs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { InformerError } from '../0-model/errors.ts';
 import { customResource, type Resource } from '../0-model/resources.ts';
-import { getJson } from './httpTransport.ts';
+import { getJson, type HttpTransportOptions } from './httpTransport.ts';
 
 /** One resource as discovery describes it. */
 export interface DiscoveredResource {
@@ -53,12 +53,15 @@ export function parseResourceList(group: string, version: string, body: unknown)
   return out;
 }
 
+/** The transport options discovery's requests use (each request is bounded by `requestTimeoutMs`, default 30 s). */
+export type DiscoveryOptions = Pick<HttpTransportOptions, 'userAgent' | 'requestTimeoutMs' | 'listIdleTimeoutMs'>;
+
 /**
  * Discovers the resources a server serves: the core group's versions from
  * `/api`, and every named group's preferred version from `/apis`.
  */
-export function discover(kc: KubeConfig): Observable<Discovery> {
-  const groupVersions$ = forkJoin([getJson(kc, '/api'), getJson(kc, '/apis')]).pipe(
+export function discover(kc: KubeConfig, options: DiscoveryOptions = {}): Observable<Discovery> {
+  const groupVersions$ = forkJoin([getJson(kc, '/api', options), getJson(kc, '/apis', options)]).pipe(
     map(([api, apis]) => {
       const list: { group: string; version: string; path: string }[] = [];
       for (const version of isRecord(api) ? strings(api.versions) : []) list.push({ group: '', version, path: `/api/${version}` });
@@ -79,7 +82,7 @@ export function discover(kc: KubeConfig): Observable<Discovery> {
         ? of<Discovery>({ resources: [], failures: [] })
         : forkJoin(
             list.map(({ group, version, path }) =>
-              getJson(kc, path).pipe(
+              getJson(kc, path, options).pipe(
                 map((body) => ({ resources: parseResourceList(group, version, body), failure: undefined })),
                 catchError((error: unknown) =>
                   of({

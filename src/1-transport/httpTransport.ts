@@ -1,15 +1,25 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { createHash } from 'node:crypto';
 import * as http from 'node:http';
 import * as https from 'node:https';
+import { TLSSocket } from 'node:tls';
 import { Observable } from 'rxjs';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { Cluster, KubeConfig, User } from '@kubernetes/client-node';
 import { InformerError, errorFromStatus, type ErrorPhase } from '../0-model/errors.ts';
 import { lazyParseList, lazyParseWatchLine } from './lazyJson.ts';
 import { LineSplitter, type LineBytesSink, type LineSink } from './lineSplitter.ts';
 import type { ListOptions, ListPage, ListWatch, RawWatchEvent, WatchFrame, WatchOptions } from './listWatch.ts';
 import { collectionPath, queryString, type ListWatchTarget } from './paths.ts';
 
-/** Tuning of the HTTP transport. */
+/** Tuning of the HTTP transport (see docs/transport.md). */
 export interface HttpTransportOptions {
+  /**
+   * Bound (ms) on everything before a response's headers: obtaining credentials
+   * (exec plugin, certificate files), connecting, the TLS handshake and waiting
+   * for the headers, as one timer per request. Reported as a `Timeout` naming
+   * what was being waited for. Default 30 s; `0` or `Infinity` turns it off.
+   */
+  readonly requestTimeoutMs?: number;
   /** Abort a list request whose response sends no bytes for this long (ms). Default 60 s. */
   readonly listIdleTimeoutMs?: number;
   /** Longest watch line kept; longer ones are reported and skipped. Default 16 MiB. */
@@ -24,64 +34,234 @@ export interface HttpTransportOptions {
   readonly lazyDecode?: boolean;
 }
 
+/** The default of {@link HttpTransportOptions.requestTimeoutMs}. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+/** The default of {@link HttpTransportOptions.listIdleTimeoutMs}. */
+export const DEFAULT_LIST_IDLE_TIMEOUT_MS = 60_000;
+/** The longest wait a `Retry-After` header can ask for; longer ones are cut to this. */
+export const MAX_RETRY_AFTER_SECONDS = 300;
+
 const DEFAULT_USER_AGENT = 'rx-informer/0.1 (node)';
+/** Node's timers fire after 1 ms when given more than this (2^31 - 1 ms, about 24.8 days). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** A timeout option as a timer length, or undefined for none (0 or Infinity). */
+function timerMs(value: number | undefined, fallback: number): number | undefined {
+  const ms = value ?? fallback;
+  if (!(ms > 0) || ms === Infinity) return undefined;
+  return Math.min(ms, MAX_TIMER_MS);
+}
+
+/** What a request waits for before its response headers, named in its `Timeout`. */
+export type AwaitingStage = 'credentials' | 'connection' | 'TLS handshake' | 'response headers';
 
 interface Opened {
   readonly response: http.IncomingMessage;
 }
 
-const keepAliveTwins = new WeakMap<http.Agent, http.Agent>();
+interface RequestSettings {
+  readonly userAgent: string;
+  /** Undefined: no bound. */
+  readonly requestTimeoutMs: number | undefined;
+}
+
+function requestSettings(options: Pick<HttpTransportOptions, 'userAgent' | 'requestTimeoutMs'>): RequestSettings {
+  return {
+    userAgent: options.userAgent ?? DEFAULT_USER_AGENT,
+    requestTimeoutMs: timerMs(options.requestTimeoutMs, DEFAULT_REQUEST_TIMEOUT_MS),
+  };
+}
+
+// ---------------------------------------------------------------------------
+// Exec credentials. client-node's ExecAuth keeps a credential without an
+// `expirationTimestamp` for the life of the process and gives a plugin no
+// deadline; both are private, so they are reached structurally here.
+
+/** The parts of client-node's (private) ExecAuth this transport relies on. */
+interface ExecAuthInternals {
+  tokenCache: Record<string, unknown>;
+  execFn: (command: string, args?: readonly string[], options?: object) => unknown;
+  isAuthProvider(user: User): boolean;
+}
+
+function isExecAuth(value: unknown): value is ExecAuthInternals {
+  if (typeof value !== 'object' || value === null) return false;
+  const candidate = value as Partial<Record<keyof ExecAuthInternals, unknown>>;
+  return (
+    typeof candidate.tokenCache === 'object' &&
+    candidate.tokenCache !== null &&
+    typeof candidate.execFn === 'function' &&
+    typeof candidate.isAuthProvider === 'function'
+  );
+}
+
+function execAuthsOf(kc: KubeConfig): ExecAuthInternals[] {
+  const { authenticators } = kc as unknown as { authenticators?: unknown };
+  return Array.isArray(authenticators) ? authenticators.filter(isExecAuth) : [];
+}
+
+/** The signal of the request whose credentials are being obtained (an exec plugin spawned now belongs to it). */
+const credentialsFor = new AsyncLocalStorage<AbortSignal>();
+const killable = new WeakSet<ExecAuthInternals>();
 
 /**
- * The KubeConfig's agent, with keep-alive. `@kubernetes/client-node` builds
- * (and caches) a plain `http.Agent`/`https.Agent` without keep-alive, so each
- * list page would open a new connection, and a new TLS handshake. This gives
- * the same agent options with `keepAlive: true`, one twin per agent (so a
- * changed kubeconfig gets a fresh one). Proxy agents are left as they are.
+ * Makes exec plugins spawned while a request obtains its credentials end with
+ * that request: a plugin that hangs is killed when the request times out or is
+ * unsubscribed, instead of one more stuck process per retry.
  */
-function withKeepAlive(agent: unknown): unknown {
-  if (!(agent instanceof http.Agent) || (agent.constructor !== http.Agent && agent.constructor !== https.Agent)) return agent;
-  const options = (agent as http.Agent & { options?: http.AgentOptions; keepAlive?: boolean }).options;
-  if (!options || options.keepAlive) return agent;
-  let twin = keepAliveTwins.get(agent);
-  if (!twin) {
-    twin = agent.constructor === https.Agent ? new https.Agent({ ...options, keepAlive: true }) : new http.Agent({ ...options, keepAlive: true });
-    keepAliveTwins.set(agent, twin);
+function killPluginsWithTheirRequest(kc: KubeConfig): void {
+  for (const auth of execAuthsOf(kc)) {
+    if (killable.has(auth)) continue;
+    const spawn = auth.execFn.bind(auth);
+    auth.execFn = (command, args, options) => {
+      const signal = credentialsFor.getStore();
+      return spawn(command, args, signal ? { ...options, signal } : options);
+    };
+    killable.add(auth);
   }
-  return twin;
 }
 
 /**
- * One HTTP GET through the KubeConfig's credentials and TLS settings, as an
- * Observable of the response (emitted once headers arrive). Unsubscribing
- * before the response has been read to its end aborts the request and
- * destroys its socket; after that, the connection goes back to the pool.
+ * Drops the exec credential client-node cached for the current user, so that
+ * the next request runs the plugin again (client-go does the same on a 401).
  */
-function get(kc: KubeConfig, path: string, phase: ErrorPhase, userAgent: string): Observable<Opened> {
+export function forgetExecCredential(kc: KubeConfig): void {
+  const user = kc.getCurrentUser();
+  if (!user) return;
+  for (const auth of execAuthsOf(kc)) if (auth.isAuthProvider(user)) delete auth.tokenCache[user.name];
+}
+
+// ---------------------------------------------------------------------------
+// Agents. client-node caches one agent per cluster and user with the TLS
+// material it first read, so a certificate or CA file rotated on disk would
+// never be used. The material is read again for every request (client-node
+// does that in applyToHTTPSOptions); one keep-alive agent per digest of it
+// keeps connections reused while it does not change.
+
+/** The TLS fields client-node's applyToHTTPSOptions copies into its agents. */
+const TLS_OPTION_KEYS = [
+  'ca',
+  'cert',
+  'key',
+  'pfx',
+  'passphrase',
+  'rejectUnauthorized',
+  'servername',
+  'ciphers',
+  'honorCipherOrder',
+  'ecdhCurve',
+  'crl',
+  'dhparam',
+  'secureOptions',
+  'secureProtocol',
+  'sessionIdContext',
+] as const satisfies readonly (keyof https.AgentOptions)[];
+
+interface AgentSlot {
+  readonly digest: string;
+  readonly agent: http.Agent;
+}
+
+/** Per KubeConfig, per cluster and user: the agent for the TLS material seen last. */
+const agentSlots = new WeakMap<KubeConfig, Map<string, AgentSlot>>();
+
+function tlsDigest(protocol: string, options: https.RequestOptions): { digest: string; agentOptions: https.AgentOptions } {
+  const hash = createHash('sha256').update(protocol);
+  const agentOptions: Record<string, unknown> = {};
+  for (const key of TLS_OPTION_KEYS) {
+    const value: unknown = options[key];
+    if (value === undefined) continue;
+    agentOptions[key] = value;
+    const bytes = Buffer.isBuffer(value) ? value : Buffer.from(typeof value === 'string' ? value : JSON.stringify(value));
+    hash.update(`\0${key}\0${bytes.length}\0`).update(bytes);
+  }
+  return { digest: hash.digest('hex'), agentOptions: agentOptions as https.AgentOptions };
+}
+
+/**
+ * The keep-alive agent for this request's TLS material. When the material
+ * changed, the previous agent is retired: its idle connections close now, the
+ * ones in use (an open watch) when their request ends.
+ */
+function agentFor(kc: KubeConfig, cluster: Cluster, url: URL, options: https.RequestOptions): http.Agent | undefined {
+  // Proxy agents come from client-node as they are (their TLS material is read once; see docs/transport.md).
+  if (cluster.proxyUrl) return options.agent instanceof http.Agent ? options.agent : undefined;
+  const { digest, agentOptions } = tlsDigest(url.protocol, options);
+  let slots = agentSlots.get(kc);
+  if (!slots) agentSlots.set(kc, (slots = new Map()));
+  const slotKey = JSON.stringify([cluster.name, kc.getCurrentUser()?.name ?? '', cluster.server]);
+  const slot = slots.get(slotKey);
+  if (slot?.digest === digest) return slot.agent;
+  if (slot) retire(slot.agent);
+  const agent = url.protocol === 'http:' ? new http.Agent({ keepAlive: true }) : new https.Agent({ ...agentOptions, keepAlive: true });
+  slots.set(slotKey, { digest, agent });
+  return agent;
+}
+
+function retire(agent: http.Agent): void {
+  agent.maxFreeSockets = 0; // a socket freed from now on is closed, not pooled
+  for (const sockets of Object.values(agent.freeSockets)) for (const socket of sockets ?? []) socket.destroy();
+}
+
+// ---------------------------------------------------------------------------
+
+/**
+ * One HTTP GET through the KubeConfig's credentials and TLS settings, as an
+ * Observable of the response (emitted once headers arrive). One timer bounds
+ * everything before the headers. Unsubscribing before the response has been
+ * read to its end aborts the request (and an exec plugin it started), destroys
+ * its socket and clears its timer; after that, the connection goes back to the pool.
+ */
+function get(kc: KubeConfig, path: string, phase: ErrorPhase, settings: RequestSettings): Observable<Opened> {
   return new Observable<Opened>((subscriber) => {
     const abort = new AbortController();
     let request: http.ClientRequest | undefined;
     let response: http.IncomingMessage | undefined;
+    let awaiting: AwaitingStage = 'credentials';
+    const what = `${phase} ${path.split('?')[0]}`;
+    const timeoutMs = settings.requestTimeoutMs;
+    const timer =
+      timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            fail(new InformerError('Timeout', `${what}: no response headers within ${timeoutMs} ms (waiting for: ${awaiting})`, { phase }));
+          }, timeoutMs);
     const fail = (error: InformerError) => {
+      clearTimeout(timer);
       if (!abort.signal.aborted) subscriber.error(error);
     };
     (async () => {
       const cluster = kc.getCurrentCluster();
       if (!cluster) throw new InformerError('Config', 'the KubeConfig has no current cluster', { phase: 'config' });
-      const options: https.RequestOptions = { method: 'GET', headers: { Accept: 'application/json', 'User-Agent': userAgent } };
-      await kc.applyToHTTPSOptions(options);
+      const options: https.RequestOptions = { method: 'GET', headers: { Accept: 'application/json', 'User-Agent': settings.userAgent } };
+      killPluginsWithTheirRequest(kc);
+      await credentialsFor.run(abort.signal, () => kc.applyToHTTPSOptions(options));
       if (abort.signal.aborted) return;
-      options.agent = withKeepAlive(options.agent) as http.Agent | undefined;
       const url = new URL(cluster.server.replace(/\/+$/, '') + path);
+      options.agent = agentFor(kc, cluster, url, options);
       const send = url.protocol === 'http:' ? http.request : https.request;
-      request = send(url, { ...options, signal: abort.signal }, (opened) => {
+      awaiting = 'connection';
+      const sent = send(url, { ...options, signal: abort.signal }, (opened) => {
+        clearTimeout(timer);
         response = opened;
+        // Before the 401 is reported: the reflector's retry then runs the exec plugin again.
+        if (opened.statusCode === 401) forgetExecCredential(kc);
         subscriber.next({ response: opened });
       });
-      request.on('error', (error: NodeJS.ErrnoException) => {
+      request = sent;
+      sent.on('socket', (socket) => {
+        const secure = socket instanceof TLSSocket;
+        if (sent.reusedSocket || !socket.connecting) {
+          awaiting = 'response headers';
+          return;
+        }
+        socket.once('connect', () => (awaiting = secure ? 'TLS handshake' : 'response headers'));
+        if (secure) socket.once('secureConnect', () => (awaiting = 'response headers'));
+      });
+      sent.on('error', (error: NodeJS.ErrnoException) => {
         fail(new InformerError('NetworkError', `${phase} ${url.pathname}: ${error.code ?? ''} ${error.message}`.trim(), { phase, cause: error }));
       });
-      request.end();
+      sent.end();
     })().catch((error: unknown) => {
       fail(
         error instanceof InformerError
@@ -90,6 +270,7 @@ function get(kc: KubeConfig, path: string, phase: ErrorPhase, userAgent: string)
       );
     });
     return () => {
+      clearTimeout(timer);
       if (response?.complete) return;
       abort.abort();
       request?.destroy();
@@ -97,14 +278,20 @@ function get(kc: KubeConfig, path: string, phase: ErrorPhase, userAgent: string)
   });
 }
 
-/** Seconds from a `Retry-After` header (delta-seconds or an HTTP date). */
+/**
+ * Seconds from a `Retry-After` header (delta-seconds or an HTTP date), at most
+ * {@link MAX_RETRY_AFTER_SECONDS}: a larger value (or a far date) would
+ * overflow Node's timers, which then fire at once, and no informer should
+ * stand still for days on one header.
+ */
 export function parseRetryAfter(header: string | string[] | undefined, now: number = Date.now()): number | undefined {
   const value = Array.isArray(header) ? header[0] : header;
   if (value === undefined || value.trim() === '') return undefined;
+  const clamp = (seconds: number) => Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(0, seconds));
   const seconds = Number(value);
-  if (Number.isFinite(seconds)) return Math.max(0, seconds);
+  if (Number.isFinite(seconds)) return clamp(seconds);
   const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - now) / 1000));
+  return Number.isNaN(date) ? undefined : clamp(Math.ceil((date - now) / 1000));
 }
 
 /** Reads a whole response body, then hands it over (used for lists and for error Status bodies). */
@@ -190,12 +377,19 @@ function toWatchFrame(value: unknown): WatchFrame {
  * GETs one JSON document (discovery, a single object) through the KubeConfig;
  * errors with an `InformerError` carrying the server's Status. Unsubscribing aborts.
  */
-export function getJson(kc: KubeConfig, path: string, options: Pick<HttpTransportOptions, 'userAgent' | 'listIdleTimeoutMs'> = {}): Observable<unknown> {
-  const idleMs = options.listIdleTimeoutMs ?? 60_000;
+export function getJson(
+  kc: KubeConfig,
+  path: string,
+  options: Pick<HttpTransportOptions, 'userAgent' | 'listIdleTimeoutMs' | 'requestTimeoutMs'> = {},
+): Observable<unknown> {
+  const idleMs = timerMs(options.listIdleTimeoutMs, DEFAULT_LIST_IDLE_TIMEOUT_MS);
+  const settings = requestSettings(options);
   return new Observable<unknown>((subscriber) =>
-    get(kc, path, 'list', options.userAgent ?? DEFAULT_USER_AGENT).subscribe({
+    get(kc, path, 'list', settings).subscribe({
       next: ({ response }) => {
-        response.setTimeout(idleMs, () => subscriber.error(new InformerError('Timeout', `GET ${path}: no bytes for ${idleMs} ms`, { phase: 'list' })));
+        if (idleMs !== undefined) {
+          response.setTimeout(idleMs, () => subscriber.error(new InformerError('Timeout', `GET ${path}: no bytes for ${idleMs} ms`, { phase: 'list' })));
+        }
         readBody(
           response,
           (body) => {
@@ -222,8 +416,8 @@ export function getJson(kc: KubeConfig, path: string, options: Pick<HttpTranspor
  */
 export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: HttpTransportOptions = {}): ListWatch {
   const path = collectionPath(target);
-  const userAgent = options.userAgent ?? DEFAULT_USER_AGENT;
-  const listIdleTimeoutMs = options.listIdleTimeoutMs ?? 60_000;
+  const settings = requestSettings(options);
+  const listIdleTimeoutMs = timerMs(options.listIdleTimeoutMs, DEFAULT_LIST_IDLE_TIMEOUT_MS);
   const maxLineBytes = options.maxLineBytes ?? 16 * 1024 * 1024;
   const lazy = options.lazyDecode === true;
   const parseBody = (bytes: Buffer): unknown => {
@@ -245,11 +439,13 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
         resourceVersion: listOptions.resourceVersion,
         resourceVersionMatch: listOptions.resourceVersionMatch,
       });
-      return get(kc, path + query, 'list', userAgent).subscribe({
+      return get(kc, path + query, 'list', settings).subscribe({
         next: ({ response }) => {
-          response.setTimeout(listIdleTimeoutMs, () => {
-            subscriber.error(new InformerError('Timeout', `list ${path}: no bytes for ${listIdleTimeoutMs} ms`, { phase: 'list' }));
-          });
+          if (listIdleTimeoutMs !== undefined) {
+            response.setTimeout(listIdleTimeoutMs, () => {
+              subscriber.error(new InformerError('Timeout', `list ${path}: no bytes for ${listIdleTimeoutMs} ms`, { phase: 'list' }));
+            });
+          }
           readBody(
             response,
             (body) => {
@@ -284,7 +480,7 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
         sendInitialEvents: watchOptions.sendInitialEvents,
         timeoutSeconds: watchOptions.timeoutSeconds,
       });
-      return get(kc, path + query, 'watch', userAgent).subscribe({
+      return get(kc, path + query, 'watch', settings).subscribe({
         next: ({ response }) => {
           if (response.statusCode !== 200) {
             readBody(response, (body) => subscriber.error(httpError(response, body, 'watch')), (error) => subscriber.error(error), 'watch');

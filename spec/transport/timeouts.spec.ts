@@ -1,0 +1,263 @@
+/**
+ * Everything before a response's headers is bounded (issue #13): obtaining
+ * credentials (a hung exec plugin), the TLS handshake and waiting for the
+ * headers, reported as a `Timeout` saying what was awaited. Sockets are real
+ * (127.0.0.1); only `setTimeout` is faked, so no test depends on the machine's speed.
+ */
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { firstValueFrom, type Observable } from 'rxjs';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { KubeConfig } from '@kubernetes/client-node';
+import { ConfigMap, InformerError } from '../../src/index.ts';
+import { discover } from '../../src/1-transport/discovery.ts';
+import { DEFAULT_REQUEST_TIMEOUT_MS, getJson, httpListWatch, type HttpTransportOptions } from '../../src/1-transport/httpTransport.ts';
+import { startApiServer, type ApiServer } from '../../src/testing/index.ts';
+
+const realSetTimeout = globalThis.setTimeout;
+const realSleep = (ms: number) => new Promise<void>((resolve) => realSetTimeout(resolve, ms));
+
+/** Polls with the real clock (the fake one is for the transport's timer only). */
+async function until(what: string, check: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await realSleep(2);
+  }
+}
+
+/** A TCP server on 127.0.0.1 that accepts connections, reads what is sent, and never answers. */
+class Silent {
+  readonly sockets = new Set<Socket>();
+  received = 0;
+  private constructor(readonly server: Server) {
+    server.on('connection', (socket) => {
+      this.sockets.add(socket);
+      socket.on('data', (chunk: Buffer) => (this.received += chunk.length));
+      socket.on('error', () => undefined);
+      socket.on('close', () => this.sockets.delete(socket));
+    });
+  }
+  static async start(): Promise<Silent> {
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return new Silent(server);
+  }
+  get port(): number {
+    return (this.server.address() as { port: number }).port;
+  }
+  async close(): Promise<void> {
+    for (const s of this.sockets) s.destroy();
+    await new Promise((resolve) => this.server.close(resolve));
+  }
+}
+
+function kubeConfig(server: string, user: Record<string, unknown> = { name: 'u' }): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'c', server, skipTLSVerify: true }],
+    users: [{ name: 'u', ...user }],
+    contexts: [{ name: 'c', cluster: 'c', user: 'u' }],
+    currentContext: 'c',
+  });
+  return kc;
+}
+
+/** Subscribes and records the outcome. */
+function record<T>(source: Observable<T>) {
+  const seen: { values: T[]; error?: unknown; complete: boolean } = { values: [], complete: false };
+  const subscription = source.subscribe({
+    next: (v) => seen.values.push(v),
+    error: (e: unknown) => (seen.error = e),
+    complete: () => (seen.complete = true),
+  });
+  return { seen, subscription };
+}
+
+const configmaps = { resource: ConfigMap };
+
+let silent: Silent | undefined;
+let api: ApiServer | undefined;
+let dir: string | undefined;
+let pluginPid: number | undefined;
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+});
+afterEach(async () => {
+  vi.useRealTimers();
+  await silent?.close();
+  silent = undefined;
+  await api?.close();
+  api = undefined;
+  if (pluginPid !== undefined) {
+    // Only if the test failed before the transport killed it.
+    try {
+      process.kill(pluginPid);
+    } catch {
+      // already gone
+    }
+    pluginPid = undefined;
+  }
+  if (dir) rmSync(dir, { recursive: true, force: true });
+  dir = undefined;
+});
+
+describe('requestTimeoutMs', () => {
+  it('defaults to 30 s: nothing at 29.999 s, a Timeout at 30 s', async () => {
+    expect(DEFAULT_REQUEST_TIMEOUT_MS).toBe(30_000);
+    silent = await Silent.start();
+    const { seen } = record(httpListWatch(kubeConfig(`http://127.0.0.1:${silent.port}`), configmaps).list({}));
+    await until('the request to arrive', () => silent!.received > 0);
+    vi.advanceTimersByTime(29_999);
+    expect(seen.error).toBeUndefined();
+    vi.advanceTimersByTime(1);
+    expect(seen.error).toBeInstanceOf(InformerError);
+    expect((seen.error as InformerError).message).toBe('list /api/v1/configmaps: no response headers within 30000 ms (waiting for: response headers)');
+  });
+});
+
+const short: HttpTransportOptions = { requestTimeoutMs: 250 };
+
+describe('a bound on everything before the response headers', () => {
+  it('a server that accepts and never answers: Timeout waiting for response headers; the socket is closed and no timer is left', async () => {
+    silent = await Silent.start();
+    const { seen } = record(httpListWatch(kubeConfig(`http://127.0.0.1:${silent.port}`), configmaps, short).list({ limit: 10 }));
+    await until('the request to arrive', () => silent!.received > 0);
+    vi.advanceTimersByTime(249);
+    expect(seen.error).toBeUndefined();
+    vi.advanceTimersByTime(1);
+    const error = seen.error as InformerError;
+    expect([error.reason, error.phase, error.message]).toEqual([
+      'Timeout',
+      'list',
+      'list /api/v1/configmaps: no response headers within 250 ms (waiting for: response headers)',
+    ]);
+    expect(vi.getTimerCount()).toBe(0);
+    await until('the server to see the connection closed', () => silent!.sockets.size === 0);
+  });
+
+  it('a TLS server that never completes the handshake: Timeout waiting for the TLS handshake', async () => {
+    silent = await Silent.start();
+    const { seen } = record(httpListWatch(kubeConfig(`https://127.0.0.1:${silent.port}`), configmaps, short).list({}));
+    await until('the ClientHello', () => silent!.received > 0);
+    vi.advanceTimersByTime(250);
+    expect((seen.error as InformerError).message).toBe('list /api/v1/configmaps: no response headers within 250 ms (waiting for: TLS handshake)');
+    await until('the connection to be closed', () => silent!.sockets.size === 0);
+  });
+
+  it('watches are bounded the same way (phase watch)', async () => {
+    silent = await Silent.start();
+    const { seen } = record(httpListWatch(kubeConfig(`http://127.0.0.1:${silent.port}`), configmaps, short).watch({ resourceVersion: '5' }));
+    await until('the request to arrive', () => silent!.received > 0);
+    vi.advanceTimersByTime(250);
+    const error = seen.error as InformerError;
+    expect([error.reason, error.phase, error.message]).toEqual([
+      'Timeout',
+      'watch',
+      'watch /api/v1/configmaps: no response headers within 250 ms (waiting for: response headers)',
+    ]);
+    await until('the connection to be closed', () => silent!.sockets.size === 0);
+  });
+
+  it('discovery (getJson and discover) is bounded, by default at 30 s too', async () => {
+    silent = await Silent.start();
+    const kc = kubeConfig(`http://127.0.0.1:${silent.port}`);
+    const one = record(getJson(kc, '/version', short));
+    const all = record(discover(kc));
+    await until('three requests', () => silent!.sockets.size === 3);
+    vi.advanceTimersByTime(250);
+    expect((one.seen.error as InformerError).message).toBe('list /version: no response headers within 250 ms (waiting for: response headers)');
+    expect(all.seen.error).toBeUndefined();
+    vi.advanceTimersByTime(30_000 - 250);
+    expect((all.seen.error as InformerError).reason).toBe('Timeout');
+    expect((all.seen.error as InformerError).message).toMatch(/^list \/apis?: no response headers within 30000 ms \(waiting for: response headers\)$/);
+    expect(vi.getTimerCount()).toBe(0);
+    await until('every connection to be closed', () => silent!.sockets.size === 0);
+  });
+
+  it('unsubscribing before the headers clears the timer and closes the connection', async () => {
+    silent = await Silent.start();
+    const { seen, subscription } = record(httpListWatch(kubeConfig(`http://127.0.0.1:${silent.port}`), configmaps, short).list({}));
+    await until('the request to arrive', () => silent!.received > 0);
+    expect(vi.getTimerCount()).toBe(1);
+    subscription.unsubscribe();
+    expect(vi.getTimerCount()).toBe(0);
+    await until('the connection to be closed', () => silent!.sockets.size === 0);
+    expect(seen.error).toBeUndefined();
+  });
+
+  it('a request that is answered clears its timer', async () => {
+    api = await startApiServer();
+    const page = await firstValueFrom(httpListWatch(api.kubeConfig, configmaps).list({}));
+    expect(page.items).toEqual([]);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('0 turns the bound off', async () => {
+    silent = await Silent.start();
+    const { seen, subscription } = record(httpListWatch(kubeConfig(`http://127.0.0.1:${silent.port}`), configmaps, { requestTimeoutMs: 0 }).list({}));
+    await until('the request to arrive', () => silent!.received > 0);
+    expect(vi.getTimerCount()).toBe(0);
+    vi.advanceTimersByTime(10 * 24 * 3600_000);
+    expect(seen.error).toBeUndefined();
+    subscription.unsubscribe();
+  });
+});
+
+describe('obtaining credentials', () => {
+  /** A kubeconfig whose exec plugin is a Node script written for the test. */
+  function execConfig(server: string, script: string): KubeConfig {
+    dir ??= mkdtempSync(join(tmpdir(), 'rx-informer-exec-'));
+    const file = join(dir, 'plugin.mjs');
+    writeFileSync(file, script);
+    chmodSync(file, 0o755);
+    return kubeConfig(server, {
+      exec: { apiVersion: 'client.authentication.k8s.io/v1', command: process.execPath, args: [file], env: [{ name: 'PLUGIN_DIR', value: dir }], interactiveMode: 'Never' },
+    });
+  }
+
+  it('a hung exec plugin: Timeout waiting for credentials, and the plugin is killed', async () => {
+    silent = await Silent.start();
+    const kc = execConfig(
+      `http://127.0.0.1:${silent.port}`,
+      `import { writeFileSync } from 'node:fs';
+       writeFileSync(process.env.PLUGIN_DIR + '/pid', String(process.pid));
+       setInterval(() => {}, 1 << 30); // never answers`,
+    );
+    const { seen } = record(httpListWatch(kc, configmaps, short).list({}));
+    const pidFile = join(dir!, 'pid');
+    await until('the plugin to start', () => existsSync(pidFile) && readFileSync(pidFile, 'utf8') !== '');
+    const pid = Number(readFileSync(pidFile, 'utf8'));
+    pluginPid = pid;
+    vi.advanceTimersByTime(250);
+    const error = seen.error as InformerError;
+    expect([error.reason, error.phase, error.message]).toEqual([
+      'Timeout',
+      'list',
+      'list /api/v1/configmaps: no response headers within 250 ms (waiting for: credentials)',
+    ]);
+    const alive = () => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    await until('the plugin to be killed', () => !alive());
+    expect(silent.received).toBe(0);
+  });
+
+  it('a plugin that fails is reported as Config, with what it said', async () => {
+    silent = await Silent.start();
+    const kc = execConfig(`http://127.0.0.1:${silent.port}`, `process.stderr.write('no credentials for you'); process.exit(1);`);
+    const { seen } = record(httpListWatch(kc, configmaps, short).list({}));
+    await until('the error', () => seen.error !== undefined);
+    const error = seen.error as InformerError;
+    expect([error.reason, error.phase]).toEqual(['Config', 'config']);
+    expect(error.message).toContain('no credentials for you');
+    expect(vi.getTimerCount()).toBe(0);
+  });
+});
