@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { TestScheduler } from 'rxjs/testing';
 import { take, type Observable } from 'rxjs';
 import { z } from 'zod';
+import { errorFromStatus } from '../../src/0-model/errors.ts';
 import {
   InformerError,
   KubeObject,
@@ -229,7 +230,7 @@ describe('listAndWatch: how a watch ends', () => {
     });
   });
 
-  it('HTTP 410 on a watch: backoff, then relist at the last rv (not paged), then watch from the new list rv', () => {
+  it('HTTP 410 on a watch after progress: relist at once at the last rv (not paged), then watch from the new list rv', () => {
     scenario(({ ts, cold, flush }) => {
       const fake = fakeListWatch({
         lists: [cold('-(p|)', { p: listPage('10', [obj('a', '5')]) }), cold('-(p|)', { p: listPage('20', [obj('a', '19')]) })],
@@ -237,14 +238,14 @@ describe('listAndWatch: how a watch ends', () => {
       });
       const { log, events } = start(ts, fake, 5000);
       flush();
-      expect(log).toEqual(['1 replace@10[a]', '1 watch@10', '2 added b@12', '4 error Expired', '805 replace@20[a]', '805 watch@20']);
-      expect(calls(fake)).toEqual(['0 list rv="0" limit=500', '1 watch rv="10"', '804 list rv="12"', '805 watch rv="20"']);
+      expect(log).toEqual(['1 replace@10[a]', '1 watch@10', '2 added b@12', '4 error Expired', '5 replace@20[a]', '5 watch@20']);
+      expect(calls(fake)).toEqual(['0 list rv="0" limit=500', '1 watch rv="10"', '4 list rv="12"', '5 watch rv="20"']);
       expect(errorsOf(events)[0]).toMatchObject({ reason: 'Expired', status: 410, phase: 'watch' });
       expect(fake.maxActive).toBe(1);
     });
   });
 
-  it('an ERROR event with a 410 Status: the watch is closed, backoff, relist at the last rv', () => {
+  it('an ERROR event with a 410 Status after a bookmark: the watch is closed, relist at once at the last rv', () => {
     scenario(({ ts, cold, flush }) => {
       const fake = fakeListWatch({
         lists: [cold('-(p|)', { p: listPage('10', []) }), cold('-(p|)', { p: listPage('30', []) })],
@@ -252,11 +253,57 @@ describe('listAndWatch: how a watch ends', () => {
       });
       const { log, events } = start(ts, fake, 5000);
       flush();
-      expect(log).toEqual(['1 replace@10[]', '1 watch@10', '2 bookmark@25', '4 error Expired', '805 replace@30[]', '805 watch@30']);
-      expect(calls(fake)).toEqual(['0 list rv="0" limit=500', '1 watch rv="10"', '804 list rv="25"', '805 watch rv="30"']);
+      expect(log).toEqual(['1 replace@10[]', '1 watch@10', '2 bookmark@25', '4 error Expired', '5 replace@30[]', '5 watch@30']);
+      expect(calls(fake)).toEqual(['0 list rv="0" limit=500', '1 watch rv="10"', '4 list rv="25"', '5 watch rv="30"']);
       // The failed watch is closed at once (nothing after the ERROR is taken), not left open during the backoff.
       expect(fake.watches[0]).toMatchObject({ end: 'unsubscribe', endedAt: 4 });
       expect(errorsOf(events)[0]).toMatchObject({ reason: 'Expired', status: 410, phase: 'watch' });
+    });
+  });
+
+  it('410 at the start of a watch (no progress): backoff, then relist', () => {
+    scenario(({ ts, cold, flush }) => {
+      const fake = fakeListWatch({
+        lists: [cold('-(p|)', { p: listPage('10', []) }), cold('-(p|)', { p: listPage('30', []) })],
+        watches: [cold<WatchFrame>('-e', { e: watchStatus(410, 'Expired') })],
+      });
+      start(ts, fake, 5000);
+      flush();
+      expect(calls(fake)).toEqual(['0 list rv="0" limit=500', '1 watch rv="10"', '802 list rv="10"', '803 watch rv="30"']);
+    });
+  });
+
+  it('"Too large resource version" (504 with the ResourceVersionTooLarge cause): relist at once at resourceVersion ""', () => {
+    scenario(({ ts, cold, flush }) => {
+      const tooLarge = {
+        kind: 'Status',
+        apiVersion: 'v1',
+        status: 'Failure',
+        message: 'Too large resource version: 99, current: 20',
+        reason: 'Timeout',
+        details: { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }], retryAfterSeconds: 1 },
+        code: 504,
+      };
+      const fake = fakeListWatch({
+        lists: [cold('-(p|)', { p: listPage('99', []) }), cold('-(p|)', { p: listPage('20', []) })],
+        watches: [cold<WatchFrame>('-e', { e: watchEvent('ERROR', tooLarge) })],
+      });
+      const { events } = start(ts, fake, 5000);
+      flush();
+      expect(calls(fake)).toEqual(['0 list rv="0" limit=500', '1 watch rv="99"', '2 list rv="" limit=500', '3 watch rv="20"']);
+      expect(errorsOf(events)[0]).toMatchObject({ status: 504, phase: 'watch' });
+    });
+  });
+
+  it('"Too large resource version" on a list: list again at once at resourceVersion ""', () => {
+    scenario(({ ts, cold, flush }) => {
+      const tooLarge = { kind: 'Status', status: 'Failure', message: 'Too large resource version: 99, current: 20', reason: 'Timeout', code: 504 };
+      const fake = fakeListWatch({
+        lists: [cold('-#', undefined, errorFromStatus(504, tooLarge, 'list')), cold('-(p|)', { p: listPage('20', []) })],
+      });
+      start(ts, fake, 50);
+      flush();
+      expect(calls(fake)).toEqual(['0 list rv="0" limit=500', '1 list rv="" limit=500', '2 watch rv="20"']);
     });
   });
 
@@ -417,6 +464,57 @@ describe('listAndWatch: backoff', () => {
     });
   });
 
+  it('a watch that broke after progress resumes at once; the third broken resume in a row relists instead', () => {
+    scenario(({ ts, cold, flush }) => {
+      const broken = (name: string, rv: string) => cold<WatchFrame>('-a-#', { a: added(name, rv) }, networkFailure());
+      const fake = fakeListWatch({
+        lists: [cold('-(p|)', { p: listPage('10', []) }), cold('-(p|)', { p: listPage('20', []) })],
+        watches: [broken('a', '11'), broken('b', '12'), broken('c', '13'), cold<WatchFrame>('-')],
+      });
+      start(ts, fake, 100);
+      flush();
+      expect(calls(fake)).toEqual(['0 list rv="0" limit=500', '1 watch rv="10"', '4 watch rv="11"', '7 watch rv="12"', '10 list rv="13"', '11 watch rv="20"']);
+      expect(fake.maxActive).toBe(1);
+    });
+  });
+
+  it('no reconnect storm: a server that drops every watch before any event gets the backoff', () => {
+    scenario(({ ts, cold, flush }) => {
+      const fake = fakeListWatch({
+        lists: [cold('-(p|)', { p: listPage('10', []) })],
+        watches: Array.from({ length: 4 }, () => cold<WatchFrame>('--#', undefined, networkFailure())),
+      });
+      start(ts, fake, 20_000);
+      flush();
+      expect(waitsBetweenWatches(fake).slice(0, 3)).toEqual([800, 1600, 3200]);
+    });
+  });
+
+  it('progress resets the backoff: after a watch that delivered an event, the next failure waits 800 ms again', () => {
+    scenario(({ ts, cold, flush }) => {
+      const fail = () => cold<WatchFrame>('#', undefined, httpFailure(500));
+      const fake = fakeListWatch({
+        lists: [cold('-(p|)', { p: listPage('10', []) })],
+        watches: [fail(), fail(), fail(), cold<WatchFrame>('-a 5s |', { a: added('a', '11') }), fail(), fail()],
+      });
+      start(ts, fake, 100_000);
+      flush();
+      // 800, 1600, 3200; then the watch with an event ends cleanly (resume at once); then 800 again.
+      expect(waitsBetweenWatches(fake).slice(0, 6)).toEqual([800, 1600, 3200, 0, 800, 1600]);
+    });
+  });
+
+  it('Retry-After: 2592000 (30 days) waits 5 minutes, not a 1 ms loop (Node caps timers at 24.8 days)', () => {
+    scenario(({ ts, cold, flush }) => {
+      const fake = fakeListWatch({
+        lists: [cold('-#', undefined, httpFailure(429, 'list', { retryAfterSeconds: 2_592_000 })), cold('-(p|)', { p: listPage('10', []) })],
+      });
+      start(ts, fake, 400_000);
+      flush();
+      expect(calls(fake).slice(0, 3)).toEqual(['0 list rv="0" limit=500', '300001 list rv="0" limit=500', '300002 watch rv="10"']);
+    });
+  });
+
   it('jitter keeps each wait in [d, 2d)', () => {
     for (const r of [0.25, 0.5, 0.999999]) {
       scenario(({ ts, cold, flush }) => {
@@ -426,7 +524,7 @@ describe('listAndWatch: backoff', () => {
         });
         start(ts, fake, 400_000, { random: () => r });
         flush();
-        const waits = waitsBetweenWatches(fake);
+        const waits = waitsBetweenWatches(fake).slice(0, 8);
         const bases = [800, 1600, 3200, 6400, 12800, 25600, 30000, 30000];
         expect(waits).toHaveLength(8);
         waits.forEach((wait, i) => {
@@ -446,7 +544,7 @@ describe('listAndWatch: backoff', () => {
         lists: [cold('-(p|)', { p: listPage('10', []) })],
         watches: [fail(), fail(), cold<WatchFrame>('60s #', undefined, httpFailure(500)), fail(), cold<WatchFrame>('121s #', undefined, httpFailure(500)), fail()],
       });
-      start(ts, fake, 1_000_000);
+      start(ts, fake, 1_000_000, { idleTimeoutMs: 0 });
       flush();
       // (later, unscripted watches stall after 330 s each: more than two quiet minutes, so 800 again)
       expect(waitsBetweenWatches(fake).slice(0, 6)).toEqual([800, 1600, 3200, 6400, 800, 1600]);
@@ -491,17 +589,61 @@ describe('listAndWatch: backoff', () => {
 // ── frames and objects ───────────────────────────────────────────────────────
 
 describe('listAndWatch: frames and objects', () => {
-  it('malformed frames are reported and the watch goes on', () => {
+  it('unknown event types are reported and the watch goes on', () => {
+    scenario(({ ts, cold, flush }) => {
+      const fake = fakeListWatch({
+        lists: [cold('-(p|)', { p: listPage('10', []) })],
+        watches: [cold<WatchFrame>('-a-y-m', { a: added('a', '11'), y: watchEvent('SURPRISE', obj('a', '12')), m: modified('a', '13') })],
+      });
+      const { log } = start(ts, fake, 100);
+      flush();
+      expect(log).toEqual(['1 replace@10[]', '1 watch@10', '2 added a@11', '4 error UnknownEventType', '6 modified a@13']);
+      expect(fake.watches).toHaveLength(1);
+    });
+  });
+
+  it('a line that cannot be decoded ends the watch, which resumes at once from the last rv fully processed: the server sends the lost change again', () => {
     scenario(({ ts, cold, flush }) => {
       const bad = new InformerError('MalformedLine', 'not JSON', { phase: 'watch' });
       const fake = fakeListWatch({
         lists: [cold('-(p|)', { p: listPage('10', []) })],
-        watches: [cold<WatchFrame>('-x-a-y-m', { x: bad, a: added('a', '11'), y: watchEvent('SURPRISE', obj('a', '12')), m: modified('a', '13') })],
+        // The second line (b@12) arrives mangled; the resumed watch from 11 replays it.
+        watches: [cold<WatchFrame>('-a-x-c', { a: added('a', '11'), x: bad, c: added('c', '13') }), cold<WatchFrame>('-b-c', { b: added('b', '12'), c: added('c', '13') })],
       });
       const { log } = start(ts, fake, 100);
       flush();
-      expect(log).toEqual(['1 replace@10[]', '1 watch@10', '2 error MalformedLine', '4 added a@11', '6 error UnknownEventType', '8 modified a@13']);
-      expect(fake.watches).toHaveLength(1);
+      expect(log).toEqual(['1 replace@10[]', '1 watch@10', '2 added a@11', '4 error MalformedLine', '4 watch@11', '5 added b@12', '7 added c@13']);
+      expect(fake.watches[0]).toMatchObject({ end: 'unsubscribe', endedAt: 4 });
+      expect(fake.lists).toHaveLength(1);
+    });
+  });
+
+  it('the same undecodable line again at the same rv: relist at once; a third time: relist after the backoff', () => {
+    scenario(({ ts, cold, flush }) => {
+      const bad = new InformerError('MalformedLine', 'not JSON', { phase: 'watch' });
+      const fake = fakeListWatch({
+        lists: [cold('-(p|)', { p: listPage('10', []) }), cold('-(p|)', { p: listPage('10', []) })],
+        watches: [cold<WatchFrame>('-x', { x: bad }), cold<WatchFrame>('-x', { x: bad }), cold<WatchFrame>('-x', { x: bad })],
+      });
+      start(ts, fake, 5000);
+      flush();
+      expect(calls(fake)).toEqual(['0 list rv="0" limit=500', '1 watch rv="10"', '2 watch rv="10"', '3 list rv="10"', '4 watch rv="10"', '805 list rv="10"']);
+    });
+  });
+
+  it('invalid objects are never taken for missing: a list names their keys in rejectedKeys; an invalid DELETED still deletes its key', () => {
+    scenario(({ ts, cold, flush }) => {
+      const Widget = kubeObject({ spec: z.object({ replicas: z.number().int().min(1) }) });
+      const good = (name: string, rv: string) => obj(name, rv, { spec: { replicas: 1 } });
+      const bad = (name: string, rv: string) => obj(name, rv, { spec: { replicas: 0 } });
+      const fake = fakeListWatch({
+        lists: [cold('-(p|)', { p: listPage('10', [good('a', '1'), bad('b', '2')]) })],
+        watches: [cold<WatchFrame>('-x-d', { x: watchEvent('MODIFIED', bad('a', '11')), d: watchEvent('DELETED', bad('b', '12')) })],
+      });
+      const { events, log } = start(ts, fake, 100, { decode: decoder(Widget) as unknown as ListAndWatchOptions<Obj>['decode'] });
+      flush();
+      expect(events.find((e) => e.type === 'replace')).toMatchObject({ rejectedKeys: ['ns/b'] });
+      expect(log).toEqual(['1 error ValidationFailed', '1 replace@10[a]', '1 watch@10', '2 error ValidationFailed', '4 error ValidationFailed', '4 deletedKey ns/b@12']);
     });
   });
 
@@ -533,10 +675,35 @@ describe('listAndWatch: frames and objects', () => {
 // ── stalls ───────────────────────────────────────────────────────────────────
 
 describe('listAndWatch: stalled watches', () => {
-  it('a watch that delivers nothing for timeoutSeconds·1000 + stallMarginMs is aborted and resumed (after backoff)', () => {
+  it('with the DEFAULT options a watch silent for 60 s is ended and resumed at once from the same rv: no error, no backoff, no relist', () => {
+    scenario(({ ts, cold, flush }) => {
+      const fake = fakeListWatch({ lists: [cold('-(p|)', { p: listPage('10', []) })], watches: [cold<WatchFrame>('-'), cold<WatchFrame>('-')] });
+      const { log } = start(ts, fake, 125_000);
+      flush();
+      expect(fake.watches[0]).toMatchObject({ end: 'unsubscribe', endedAt: 60_001 });
+      expect(log).toEqual(['1 replace@10[]', '1 watch@10', '60001 watch@10', '120001 watch@10']);
+      expect(fake.lists).toHaveLength(1);
+    });
+  });
+
+  it('with the DEFAULT options any frame restarts the 60 s idle clock; a stall after events is noticed 60 s after the last frame', () => {
+    scenario(({ ts, cold, flush }) => {
+      const fake = fakeListWatch({
+        lists: [cold('-(p|)', { p: listPage('10', []) })],
+        watches: [cold<WatchFrame>('50s a 50s b', { a: watchBookmark('11'), b: added('x', '12') }), cold<WatchFrame>('-a', { a: added('y', '13') })],
+      });
+      const { log } = start(ts, fake, 200_000);
+      flush();
+      // frames at 50 001 and 100 002, then silence: resumed at 160 002 from rv 12.
+      expect(fake.watches[0]).toMatchObject({ end: 'unsubscribe', endedAt: 160_002 });
+      expect(log.slice(-2)).toEqual(['160002 watch@12', '160003 added y@13']);
+    });
+  });
+
+  it('a watch that delivers nothing for timeoutSeconds·1000 + stallMarginMs (idle rule off) is aborted and resumed (after backoff)', () => {
     scenario(({ ts, cold, flush }) => {
       const fake = fakeListWatch({ lists: [cold('-(p|)', { p: listPage('10', []) })], watches: [cold<WatchFrame>('-')] });
-      const { log } = start(ts, fake, 331_000, { minWatchTimeoutSeconds: 60, stallMarginMs: 5000 });
+      const { log } = start(ts, fake, 331_000, { minWatchTimeoutSeconds: 60, stallMarginMs: 5000, idleTimeoutMs: 0 });
       flush();
       // started at 1; 60 s + 5 s of silence → aborted at 65 001, resumed 800 ms later.
       expect(fake.watches[0]).toMatchObject({ end: 'unsubscribe', endedAt: 65_001 });
@@ -552,7 +719,7 @@ describe('listAndWatch: stalled watches', () => {
         lists: [cold('-(p|)', { p: listPage('10', []) })],
         watches: [cold<WatchFrame>('40s a', { a: watchBookmark('11') })],
       });
-      start(ts, fake, 200_000, { minWatchTimeoutSeconds: 60, stallMarginMs: 5000 });
+      start(ts, fake, 200_000, { minWatchTimeoutSeconds: 60, stallMarginMs: 5000, idleTimeoutMs: 0 });
       flush();
       // last frame at 40 001 → stalled at 105 001
       expect(fake.watches[0]).toMatchObject({ end: 'unsubscribe', endedAt: 105_001 });
@@ -560,10 +727,10 @@ describe('listAndWatch: stalled watches', () => {
     });
   });
 
-  it('with the defaults (timeout 300 s, margin 30 s) a silent watch is aborted at 330 s', () => {
+  it('with the idle rule off and the default timeout and margin (300 s, 30 s) a silent watch is aborted at 330 s', () => {
     scenario(({ ts, cold, flush }) => {
       const fake = fakeListWatch({ lists: [cold('-(p|)', { p: listPage('10', []) })] });
-      start(ts, fake, 400_000);
+      start(ts, fake, 400_000, { idleTimeoutMs: 0 });
       flush();
       expect(fake.watches[0]?.unscripted).toBe(true);
       expect(fake.watches[0]).toMatchObject({ end: 'unsubscribe', endedAt: 330_001 });
@@ -678,11 +845,11 @@ describe('listAndWatch: teardown', () => {
         '1 list rv=- limit=500 continue=t',
         '2 watch rv="10"',
         '5 watch rv="12"', // clean end after an event: at once, from the bookmark's rv
-        '808 list rv="13" limit=500', // ERROR 410 → backoff 800 → relist at the last rv (paged: the first list was)
-        '809 list rv="" limit=500', // 410 on that list → at once, from the latest state
-        '810 watch rv="30"',
-        '2411 watch rv="30"', // very short watch → backoff 1600
-        '5623 watch rv="31"', // network error → backoff 3200
+        '8 list rv="13" limit=500', // ERROR 410 after progress → relist at once at the last rv (paged: the first list was)
+        '9 list rv="" limit=500', // 410 on that list → at once, from the latest state
+        '10 watch rv="30"',
+        '811 watch rv="30"', // very short watch → backoff 800 (progress had reset it)
+        '823 watch rv="31"', // network error after an event → resume at once
       ]);
       expect(log).toEqual([
         '2 replace@10[]',
@@ -692,14 +859,14 @@ describe('listAndWatch: teardown', () => {
         '5 watch@12',
         '6 added b@13',
         '8 error Expired',
-        '809 error Expired',
-        '810 replace@30[]',
-        '810 watch@30',
-        '811 error VeryShortWatch',
-        '2411 watch@30',
-        '2412 modified b@31',
-        '2423 error NetworkError',
-        '5623 watch@31',
+        '9 error Expired',
+        '10 replace@30[]',
+        '10 watch@30',
+        '11 error VeryShortWatch',
+        '811 watch@30',
+        '812 modified b@31',
+        '823 error NetworkError',
+        '823 watch@31',
       ]);
     });
   });

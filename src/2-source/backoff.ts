@@ -40,6 +40,12 @@ export class Backoff {
     this.currentMs = this.initialMs;
   }
 
+  /** Starts over from `initialMs` (the source made progress since the last failure). */
+  reset(): void {
+    this.currentMs = this.initialMs;
+    this.lastAt = undefined;
+  }
+
   /** How long to wait after a failure that happens at `now`. */
   next(now: number): number {
     if (this.lastAt !== undefined && now - this.lastAt > this.resetAfterMs) this.currentMs = this.initialMs;

@@ -3,6 +3,7 @@ import { InformerError, asStatus, errorFromStatus, isExpired } from '../0-model/
 import type { ListPage, ListWatch, RawWatchEvent, WatchFrame } from '../1-transport/listWatch.ts';
 import { Backoff, type BackoffOptions } from './backoff.ts';
 import { rawKey, rawResourceVersion, type Decoder } from './decode.ts';
+import { NO_FAILURES, afterListFailure, afterWatch, type Decision, type RecoveryCounters, type WatchEnd } from './recovery.ts';
 import type { SourceEvent } from './sourceEvent.ts';
 
 /** How the source lists, watches and recovers. Every default is client-go's. */
@@ -17,6 +18,14 @@ export interface ListAndWatchOptions<T> {
    * milliseconds (only test servers such as the emulator accept fractions).
    */
   readonly minWatchTimeoutSeconds?: number;
+  /**
+   * A watch that delivers nothing (no event, no bookmark) for this long is ended and
+   * resumed at once from the same resourceVersion: a cheap request, not a failure.
+   * A real kube-apiserver sends a bookmark about every 60 s once the type changed after
+   * the watch began, so a silent watch is either stalled or on a quiet type. Default
+   * 60 s (a stall is noticed within a minute; a quiet type costs one resume a minute). 0 disables.
+   */
+  readonly idleTimeoutMs?: number;
   /** A watch that delivers nothing for `timeoutSeconds` plus this margin is aborted and resumed. Default 30 s. */
   readonly stallMarginMs?: number;
   /** If set, a watch that brings no bookmark for this long is aborted and resumed. Default: off. */
@@ -68,16 +77,18 @@ function isInitialEventsEnd(object: unknown): boolean {
  *
  * ```
  * list (pages) ──▶ replace ──▶ watch(rv) ──▶ added/modified/deleted/bookmark …
- *                     ▲            │ clean end after work: watch again at once from the last rv
- *                     │            │ very short watch, network error, 5xx: backoff, watch again
- *                     └────────────┘ 410 Expired (HTTP or ERROR event), other errors: backoff, relist
+ *                     ▲            │ ended after progress, or silent for a minute: watch again at once from the last rv
+ *                     │            │ failed without progress (network, 5xx, 429): backoff, watch again
+ *                     └────────────┘ 410 Expired, too large rv, 3 broken resumes in a row, other errors: relist
  * ```
  *
- * It tracks the last resourceVersion seen (bookmarks included). Faults are
- * emitted as `error` events and never end the stream; waits follow client-go's
- * backoff (800 ms doubling to 30 s, jittered, reset after two quiet minutes)
- * and honour `Retry-After`. At most one request is in flight at any time, and
- * unsubscribing aborts it and clears every timer.
+ * It tracks the last resourceVersion fully processed (bookmarks included).
+ * The rules that pick resume or relist, at once or after the backoff, are
+ * one pure function, `afterWatch` in `recovery.ts`. Faults are emitted as
+ * `error` events and never end the stream; waits follow client-go's backoff
+ * (800 ms doubling to 30 s, jittered, reset after two quiet minutes or by
+ * progress) and honour `Retry-After` (at most 5 minutes). At most one request
+ * is in flight at any time, and unsubscribing aborts it and clears every timer.
  */
 export function listAndWatch<T>(listWatch: ListWatch, options: ListAndWatchOptions<T>): Observable<SourceEvent<T>> {
   return new Observable<SourceEvent<T>>((subscriber) => {
@@ -87,18 +98,19 @@ export function listAndWatch<T>(listWatch: ListWatch, options: ListAndWatchOptio
     const pageSize = options.pageSize ?? 500;
     const minTimeout = options.minWatchTimeoutSeconds ?? 300;
     const stallMarginMs = options.stallMarginMs ?? 30_000;
+    const idleTimeoutMs = options.idleTimeoutMs ?? 60_000;
     const backoff = new Backoff(options.backoff, random);
 
     /** The last resourceVersion synced: from the list, then from every event and bookmark. */
     let lastRV = '';
-    /** Set when a list at lastRV came back 410: the next list asks for the latest state. */
+    /** Set when a list at lastRV came back 410 (or too large): the next list asks for the latest state. */
     let lastRVUnavailable = false;
     /** The rv "0" list came back in pages (no watch cache): keep paging later lists too (client-go's paginatedResult). */
     let paginatedResult = false;
     /** Whether to try the streaming list; turned off once the server refuses its parameters. */
     let useWatchList = options.watchList ?? false;
-    /** A streaming list ended before its initial events did: the next relist is a plain list (client-go's fallback), later ones stream again. */
-    let listOnce = false;
+    /** What the recovery rules remember between watches. */
+    let counters: RecoveryCounters = NO_FAILURES;
     /** The one request or timer in flight. */
     let current: Subscription | undefined;
     let stallTimer: Subscription | undefined;
@@ -125,9 +137,27 @@ export function listAndWatch<T>(listWatch: ListWatch, options: ListAndWatchOptio
       stallTimer = undefined;
     };
     const after = (delayMs: number, then: () => void) => run(() => scheduler.schedule(then, Math.max(0, delayMs)));
-    const backoffThen = (then: () => void, retryAfterSeconds?: number) => {
+
+    /** Carries out a decision of the recovery rules. */
+    const proceed = (decision: Decision, unpaged = false) => {
+      const then = () => {
+        switch (decision.next) {
+          case 'resume':
+            return resume();
+          case 'relist':
+            return relist();
+          case 'relistLatest':
+            lastRVUnavailable = true;
+            return unpaged ? list(true) : relist();
+          case 'listInstead':
+            // This time a plain list (client-go's fallback); later relists stream again unless the server refused.
+            return list();
+        }
+      };
+      if (!decision.backoff) return after(0, then);
       const wait = backoff.next(scheduler.now());
-      after(retryAfterSeconds === undefined ? wait : Math.max(wait, retryAfterSeconds * 1000), then);
+      const retryAfterMs = (decision.retryAfterSeconds ?? 0) * 1000;
+      after(Math.max(wait, retryAfterMs), then);
     };
 
     const relistResourceVersion = () => (lastRVUnavailable ? '' : lastRV === '' ? '0' : lastRV);
@@ -138,6 +168,7 @@ export function listAndWatch<T>(listWatch: ListWatch, options: ListAndWatchOptio
       const rv = relistResourceVersion();
       const paged = !unpaged && pageSize > 0 && (paginatedResult || rv === '' || rv === '0');
       const items: T[] = [];
+      const rejectedKeys: string[] = [];
       let listRV = '';
 
       const fetchPage = (token: string | undefined) => {
@@ -157,8 +188,12 @@ export function listAndWatch<T>(listWatch: ListWatch, options: ListAndWatchOptio
                 if (!token) listRV = page.resourceVersion;
                 for (const raw of page.items) {
                   const decoded = decode(raw, 'list');
-                  if (decoded instanceof InformerError) report(decoded);
-                  else items.push(decoded);
+                  if (decoded instanceof InformerError) {
+                    report(decoded);
+                    // It exists on the server: never taken for missing (see docs/invalid-objects.md).
+                    const key = rawKey(raw);
+                    if (key !== undefined) rejectedKeys.push(key);
+                  } else items.push(decoded);
                 }
                 if (page.continue) {
                   // Only a paged answer to rv "0" shows the watch cache is off; an rv "" list is paged by etcd anyway (client-go).
@@ -166,9 +201,11 @@ export function listAndWatch<T>(listWatch: ListWatch, options: ListAndWatchOptio
                   fetchPage(page.continue);
                   return;
                 }
+                // A list that lands where the watches kept failing does not wipe that count: no relist storm.
+                counters = { brokenResumes: 0, failuresAtSameRV: listRV === lastRV ? counters.failuresAtSameRV : 0 };
                 lastRV = listRV;
                 lastRVUnavailable = false;
-                emit({ type: 'replace', items, resourceVersion: listRV });
+                emit(rejectedKeys.length > 0 ? { type: 'replace', items, resourceVersion: listRV, rejectedKeys } : { type: 'replace', items, resourceVersion: listRV });
                 resume();
               },
             }),
@@ -177,17 +214,8 @@ export function listAndWatch<T>(listWatch: ListWatch, options: ListAndWatchOptio
 
       const onListError = (error: InformerError, token: string | undefined) => {
         report(error);
-        if (isExpired(error) && token) {
-          // The continue token's snapshot was compacted: list again, whole and unpaged, at the latest state.
-          lastRVUnavailable = true;
-          return after(0, () => list(true));
-        }
-        if (isExpired(error) && rv !== '') {
-          // The resourceVersion we asked for is gone: ask for the latest state instead, at once.
-          lastRVUnavailable = true;
-          return after(0, () => list());
-        }
-        backoffThen(() => list(), error.retryAfterSeconds);
+        // A continue token whose snapshot was compacted: list again, whole and unpaged, at the latest state.
+        proceed(afterListFailure(error, rv, token !== undefined), token !== undefined);
       };
 
       fetchPage(undefined);
@@ -196,8 +224,7 @@ export function listAndWatch<T>(listWatch: ListWatch, options: ListAndWatchOptio
     // ── watch ───────────────────────────────────────────────────────────────
     /** A fresh full state: a streaming list when enabled, else list + watch. */
     function relist(): void {
-      if (useWatchList && !listOnce) return watch(true);
-      listOnce = false;
+      if (useWatchList) return watch(true);
       list();
     }
 
@@ -214,51 +241,49 @@ export function listAndWatch<T>(listWatch: ListWatch, options: ListAndWatchOptio
       let lastFrameAt = started;
       let lastBookmarkAt = started;
       let events = 0;
+      let progress = false;
       let ended = false;
       // Streaming-list state: objects gathered by key until the initial-events-end bookmark.
       let initial: Map<string, T> | undefined = streaming ? new Map() : undefined;
+      let initialRejected: Set<string> | undefined = streaming ? new Set() : undefined;
 
-      const end = () => {
+      /** Ends this watch (once) and hands how it ended to the recovery rules. */
+      const finish = (end: WatchEnd['end'], error?: InformerError) => {
+        if (ended) return;
         ended = true;
         stopStallTimer();
+        if (error) report(error);
+        if (progress) backoff.reset();
+        const outcome = afterWatch({ end, progress, initial: initial !== undefined }, counters);
+        counters = outcome.counters;
+        const decision = outcome.decision;
+        // The server refused the streaming-list parameters: plain list + watch from now on.
+        if (decision.next === 'listInstead' && error) useWatchList = false;
+        // A streaming list's watch expired: the next one asks for the latest state.
+        if (streaming && error && isExpired(error)) lastRVUnavailable = true;
+        proceed(decision);
       };
+      const failWatch = (error: InformerError) => finish(error, error);
 
       const checkStall = () => {
         const now = scheduler.now();
         const idle = now - lastFrameAt;
         const sinceBookmark = now - lastBookmarkAt;
+        if (idleTimeoutMs > 0 && idle >= idleTimeoutMs && initial === undefined) return finish('idle');
         if (idle >= stallMs) {
           return failWatch(new InformerError('Timeout', `watch delivered nothing for ${idle} ms; resuming`, { phase: 'watch' }));
         }
         if (bookmarkTimeoutMs !== undefined && sinceBookmark >= bookmarkTimeoutMs) {
           return failWatch(new InformerError('Timeout', `watch brought no bookmark for ${sinceBookmark} ms; resuming`, { phase: 'watch' }));
         }
-        const nextCheck = Math.min(stallMs - idle, bookmarkTimeoutMs === undefined ? Infinity : bookmarkTimeoutMs - sinceBookmark);
-        stallTimer = scheduler.schedule(checkStall, nextCheck);
+        stallTimer = scheduler.schedule(checkStall, nextCheckIn(idle, sinceBookmark));
       };
-
-      const failWatch = (error: InformerError) => {
-        if (ended) return;
-        end();
-        report(error);
-        if (streaming && initial !== undefined && isUnsupportedWatchList(error)) {
-          // The server refused the streaming-list parameters: plain list + watch from now on.
-          useWatchList = false;
-          return after(0, relist);
-        }
-        if (isExpired(error)) {
-          if (streaming) lastRVUnavailable = true;
-          return backoffThen(relist);
-        }
-        // Until a streaming list has delivered its initial events, there is nothing to resume from.
-        const again = initial === undefined ? resume : relist;
-        if (error.reason === 'TooManyRequests') return backoffThen(again, error.retryAfterSeconds);
-        if (error.reason === 'NetworkError' || error.reason === 'Timeout' || error.reason === 'ServerError' || error.reason === 'VeryShortWatch') {
-          return backoffThen(again);
-        }
-        // 401, 403, 404, 400, …: something may change (credentials rotated, a CRD installed); relist after a backoff.
-        backoffThen(relist, error.retryAfterSeconds);
-      };
+      const nextCheckIn = (idle: number, sinceBookmark: number) =>
+        Math.min(
+          stallMs - idle,
+          idleTimeoutMs > 0 && initial === undefined ? idleTimeoutMs - idle : Infinity,
+          bookmarkTimeoutMs === undefined ? Infinity : bookmarkTimeoutMs - sinceBookmark,
+        );
 
       const onEvent = (event: RawWatchEvent) => {
         const rv = rawResourceVersion(event.object);
@@ -267,11 +292,26 @@ export function listAndWatch<T>(listWatch: ListWatch, options: ListAndWatchOptio
           case 'MODIFIED':
           case 'DELETED': {
             events++;
+            progress = true;
             const decoded = decode(event.object, 'watch');
             if (rv !== undefined) lastRV = rv;
-            if (decoded instanceof InformerError) return report(decoded);
+            if (decoded instanceof InformerError) {
+              report(decoded);
+              const key = rawKey(event.object);
+              if (key === undefined) return;
+              if (initial !== undefined) {
+                initial.delete(key);
+                if (event.type === 'DELETED') initialRejected!.delete(key);
+                else initialRejected!.add(key);
+                return;
+              }
+              // The cache keeps its last valid object; a deletion deletes all the same.
+              if (event.type === 'DELETED') emit({ type: 'deletedKey', key, resourceVersion: rv ?? lastRV });
+              return;
+            }
             if (initial !== undefined) {
               const key = rawKey(event.object) ?? '';
+              initialRejected!.delete(key);
               if (event.type === 'DELETED') initial.delete(key);
               else initial.set(key, decoded);
               return;
@@ -280,13 +320,17 @@ export function listAndWatch<T>(listWatch: ListWatch, options: ListAndWatchOptio
             return emit({ type, object: decoded, resourceVersion: rv ?? lastRV });
           }
           case 'BOOKMARK': {
+            progress = true;
             lastBookmarkAt = scheduler.now();
             if (rv !== undefined) lastRV = rv;
             if (initial !== undefined && isInitialEventsEnd(event.object)) {
               const items = [...initial.values()];
+              const rejectedKeys = [...initialRejected!];
               initial = undefined;
+              initialRejected = undefined;
               lastRVUnavailable = false;
-              return emit({ type: 'replace', items, resourceVersion: lastRV });
+              counters = NO_FAILURES;
+              return emit(rejectedKeys.length > 0 ? { type: 'replace', items, resourceVersion: lastRV, rejectedKeys } : { type: 'replace', items, resourceVersion: lastRV });
             }
             return emit({ type: 'bookmark', resourceVersion: lastRV });
           }
@@ -318,28 +362,26 @@ export function listAndWatch<T>(listWatch: ListWatch, options: ListAndWatchOptio
             next: (frame: WatchFrame) => {
               if (ended) return;
               lastFrameAt = scheduler.now();
-              if (frame instanceof InformerError) return report(frame);
+              // A line that cannot be decoded ends the watch: resuming from the last
+              // resourceVersion fully processed makes the server send the lost change again.
+              if (frame instanceof InformerError) return failWatch(frame.inPhase('watch'));
               onEvent(frame);
             },
             error: (error: unknown) => failWatch(toInformerError(error, 'watch')),
             complete: () => {
               if (ended) return;
               if (initial !== undefined) {
-                // The stream ended before the initial-events-end bookmark: list + watch this time, stream again next time.
-                end();
                 report(new InformerError('WatchError', 'the server ended a streaming list before the initial-events-end bookmark; relisting with list + watch', { phase: 'watch' }));
-                listOnce = true;
-                return backoffThen(relist);
+                return finish('clean');
               }
               if (events === 0 && scheduler.now() - started < veryShortWatchMs(timeoutSeconds)) {
                 return failWatch(new InformerError('VeryShortWatch', 'the watch ended at once with no event', { phase: 'watch' }));
               }
-              end();
-              resume();
+              finish('clean');
             },
           }),
       );
-      if (!ended && !subscriber.closed) stallTimer = scheduler.schedule(checkStall, bookmarkTimeoutMs === undefined ? stallMs : Math.min(stallMs, bookmarkTimeoutMs));
+      if (!ended && !subscriber.closed) stallTimer = scheduler.schedule(checkStall, nextCheckIn(0, 0));
     }
 
     relist();
@@ -355,9 +397,4 @@ export function listAndWatch<T>(listWatch: ListWatch, options: ListAndWatchOptio
 function toInformerError(error: unknown, phase: 'list' | 'watch'): InformerError {
   if (error instanceof InformerError) return error.inPhase(phase);
   return new InformerError('Unknown', error instanceof Error ? error.message : String(error), { phase, cause: error });
-}
-
-/** A server that rejects `sendInitialEvents`/`resourceVersionMatch` on watches (1.20 says 422 Invalid, others 400). */
-function isUnsupportedWatchList(error: InformerError): boolean {
-  return error.reason === 'Invalid' || error.reason === 'BadRequest';
 }

@@ -36,6 +36,13 @@ export interface InformerOptions<T> {
   readonly watchList?: boolean;
   /** Watch `timeoutSeconds` is drawn from [this, 2 × this). Default 300. */
   readonly minWatchTimeoutSeconds?: number;
+  /**
+   * End a watch that delivers nothing (no event, no bookmark) for this long and resume it at
+   * once from the same resourceVersion, as a cheap request and not a failure (ms). A stalled
+   * watch is noticed within this time; a quiet resource type costs one resume per period.
+   * Default 60 000. 0 disables.
+   */
+  readonly idleTimeoutMs?: number;
   /** Abort a watch that sends nothing for its timeout plus this margin (ms). Default 30 000. */
   readonly stallMarginMs?: number;
   /** Abort a watch that brings no bookmark for this long (ms). Default: off. */
@@ -114,6 +121,7 @@ export function informer<T extends KubeObject>(source: KubeConfig | ListWatch, r
       pageSize: options.pageSize,
       watchList: options.watchList,
       minWatchTimeoutSeconds: options.minWatchTimeoutSeconds,
+      idleTimeoutMs: options.idleTimeoutMs,
       stallMarginMs: options.stallMarginMs,
       bookmarkTimeoutMs: options.bookmarkTimeoutMs,
       backoff: options.backoff,

@@ -1,0 +1,133 @@
+import { isExpired, type InformerError } from '../0-model/errors.ts';
+
+/**
+ * The reflector's recovery rules in one place: after a watch ends or a list
+ * fails, what to do next (resume the watch from the last resourceVersion, or
+ * relist) and when (at once, or after the backoff). Pure and time-free, so
+ * the rules read as a table and are tested as one (`recovery.spec.ts`).
+ *
+ * | how it ended                                                   | next                               |
+ * |----------------------------------------------------------------|------------------------------------|
+ * | clean end (server timeout) or idle (silent for `idleTimeoutMs`) | resume at once, not a failure      |
+ * | ended at once with no event (`VeryShortWatch`)                  | backoff, resume                    |
+ * | broken (network, 5xx, ERROR event, timeout) after progress      | resume at once; the 3rd in a row: relist at once |
+ * | broken without progress                                         | backoff, resume                    |
+ * | a line that cannot be decoded (malformed, oversize, truncated)  | resume at once from the last rv fully processed; the 2nd at the same rv: relist at once; more: backoff, relist |
+ * | 410 Expired                                                     | relist at once after progress, else after the backoff |
+ * | "Too large resource version" (504)                              | relist at resourceVersion "" at once |
+ * | 429                                                             | backoff (at least Retry-After, at most 5 min), resume |
+ * | anything else (401, 403, 404, 400 …)                            | backoff, relist                    |
+ *
+ * "Progress" is at least one event or bookmark received. Backoff follows
+ * client-go's (800 ms doubling to 30 s, jittered); progress resets it.
+ */
+export type Next =
+  /** Watch again from the last resourceVersion. */
+  | 'resume'
+  /** List again (from the last resourceVersion, as client-go). */
+  | 'relist'
+  /** List again at resourceVersion "": the last one is unusable. */
+  | 'relistLatest'
+  /** A streaming list the server refused: plain list + watch from now on. */
+  | 'listInstead';
+
+export interface Decision {
+  readonly next: Next;
+  /** Wait the backoff first (and at least `retryAfterSeconds`). */
+  readonly backoff: boolean;
+  /** Seconds the server asked for, clamped to {@link MAX_RETRY_AFTER_SECONDS}. */
+  readonly retryAfterSeconds?: number;
+}
+
+/** How one watch ended. */
+export interface WatchEnd {
+  /** `clean`: the server ended the stream; `idle`: we ended it after silence; else the fault. */
+  readonly end: 'clean' | 'idle' | InformerError;
+  /** Events or bookmarks received before it ended. */
+  readonly progress: boolean;
+  /** A streaming list that had not delivered its initial events yet. */
+  readonly initial: boolean;
+}
+
+/** What the rules remember between watches. */
+export interface RecoveryCounters {
+  /** Watches in a row broken by a fault after progress (reset by a clean end, an idle end or a list). */
+  readonly brokenResumes: number;
+  /** Watches in a row that failed without the resourceVersion moving (reset when it moves). */
+  readonly failuresAtSameRV: number;
+}
+
+export const NO_FAILURES: RecoveryCounters = { brokenResumes: 0, failuresAtSameRV: 0 };
+
+/** Broken resumes in a row after which a relist replaces resuming again. */
+export const BROKEN_RESUMES_BEFORE_RELIST = 3;
+/** The longest `Retry-After` honoured (a larger one would overflow Node's timers, and is not sane). */
+export const MAX_RETRY_AFTER_SECONDS = 300;
+
+const RESUMABLE = new Set(['NetworkError', 'Timeout', 'ServerError', 'WatchError', 'VeryShortWatch', 'Unknown']);
+
+/** True for kube-apiserver's "Too large resource version" (504 Timeout with the ResourceVersionTooLarge cause), as client-go's isTooLargeResourceVersionError. */
+export function isTooLargeResourceVersion(error: InformerError): boolean {
+  if (error.status !== 504) return false;
+  const status = error.statusObject as { message?: unknown; details?: { causes?: unknown } } | null | undefined;
+  const causes = Array.isArray(status?.details?.causes) ? (status.details.causes as { reason?: unknown; message?: unknown }[]) : [];
+  if (causes.some((cause) => cause?.reason === 'ResourceVersionTooLarge')) return true;
+  // Servers older than the cause type say it in the message only.
+  const text = [status?.message, ...causes.map((cause) => cause?.message)];
+  return text.some((m) => typeof m === 'string' && m.includes('Too large resource version'));
+}
+
+function clampRetryAfter(seconds: number | undefined): { retryAfterSeconds?: number } {
+  return seconds === undefined ? {} : { retryAfterSeconds: Math.min(Math.max(0, seconds), MAX_RETRY_AFTER_SECONDS) };
+}
+
+/** After a watch ended: what next, and the counters after it. */
+export function afterWatch(ended: WatchEnd, counters: RecoveryCounters): { decision: Decision; counters: RecoveryCounters } {
+  const { end, progress } = ended;
+  const atSameRV = progress ? 0 : counters.failuresAtSameRV;
+  const decide = (decision: Decision, next: RecoveryCounters) => ({ decision, counters: next });
+
+  if (end === 'clean' || end === 'idle') {
+    // A streaming list that ended before its initial events: a plain list this time.
+    if (ended.initial) return decide({ next: 'listInstead', backoff: true }, NO_FAILURES);
+    return decide({ next: 'resume', backoff: false }, NO_FAILURES);
+  }
+
+  const error = end;
+  if (ended.initial && (error.reason === 'Invalid' || error.reason === 'BadRequest')) {
+    // The server refused the streaming-list parameters (1.20 says 422, others 400).
+    return decide({ next: 'listInstead', backoff: false }, NO_FAILURES);
+  }
+  if (isTooLargeResourceVersion(error)) return decide({ next: 'relistLatest', backoff: false }, NO_FAILURES);
+  if (isExpired(error)) return decide({ next: 'relist', backoff: !progress }, NO_FAILURES);
+  // Until a streaming list has delivered its initial events, there is nothing to resume from.
+  const again: Next = ended.initial ? 'relist' : 'resume';
+  if (error.reason === 'TooManyRequests') {
+    return decide({ next: again, backoff: true, ...clampRetryAfter(error.retryAfterSeconds) }, { brokenResumes: 0, failuresAtSameRV: atSameRV + 1 });
+  }
+  if (error.reason === 'MalformedLine') {
+    // The server replays from the last resourceVersion fully processed: the lost change comes again.
+    const failures = atSameRV + 1;
+    if (failures === 1) return decide({ next: again, backoff: false }, { brokenResumes: 0, failuresAtSameRV: failures });
+    return decide({ next: 'relist', backoff: failures > 2 }, { brokenResumes: 0, failuresAtSameRV: failures });
+  }
+  if (RESUMABLE.has(error.reason)) {
+    if (!progress) return decide({ next: again, backoff: true }, { brokenResumes: 0, failuresAtSameRV: atSameRV + 1 });
+    const broken = counters.brokenResumes + 1;
+    if (broken >= BROKEN_RESUMES_BEFORE_RELIST) return decide({ next: 'relist', backoff: false }, NO_FAILURES);
+    return decide({ next: again, backoff: false }, { brokenResumes: broken, failuresAtSameRV: 0 });
+  }
+  // 401, 403, 404, 400 …: something may change (credentials rotated, a CRD installed); relist after a backoff.
+  return decide({ next: 'relist', backoff: true, ...clampRetryAfter(error.retryAfterSeconds) }, { brokenResumes: 0, failuresAtSameRV: atSameRV + 1 });
+}
+
+/**
+ * After a list failed: list again at once at resourceVersion "" when the one
+ * asked for is gone (410) or not reached yet (too large), else after the
+ * backoff. `continued`: the failure was on a continue page.
+ */
+export function afterListFailure(error: InformerError, askedResourceVersion: string, continued: boolean): Decision {
+  if (isTooLargeResourceVersion(error)) return { next: 'relistLatest', backoff: false };
+  if (isExpired(error) && (continued || askedResourceVersion !== '')) return { next: 'relistLatest', backoff: false };
+  return { next: 'relist', backoff: true, ...clampRetryAfter(error.retryAfterSeconds) };
+}
