@@ -1,0 +1,62 @@
+/**
+ * `Retry-After` is capped at MAX_RETRY_AFTER_SECONDS (issue #13): 2592000 s
+ * overflowed Node's timers, which then fired after 1 ms, a busy loop of lists.
+ */
+import { firstValueFrom } from 'rxjs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ConfigMap, InformerError } from '../../src/index.ts';
+import { MAX_RETRY_AFTER_SECONDS, httpListWatch, parseRetryAfter } from '../../src/1-transport/httpTransport.ts';
+import { startApiServer, type ApiServer } from '../../src/testing/index.ts';
+import { run, type Running } from '../resilience/harness/live.ts';
+import { sleep } from '../resilience/harness/probes.ts';
+import type { KubeObject } from '../../src/index.ts';
+
+const now = Date.parse('2025-01-01T00:00:00Z');
+
+describe('parseRetryAfter caps the wait', () => {
+  it('at 300 s (5 minutes)', () => {
+    expect(MAX_RETRY_AFTER_SECONDS).toBe(300);
+  });
+
+  it('for delta-seconds', () => {
+    expect(parseRetryAfter('300', now)).toBe(300);
+    expect(parseRetryAfter('301', now)).toBe(300);
+    expect(parseRetryAfter('2592000', now)).toBe(300);
+    expect(parseRetryAfter('1e300', now)).toBe(300);
+  });
+
+  it('for an HTTP date far ahead', () => {
+    expect(parseRetryAfter('Wed, 01 Jan 2025 00:05:00 GMT', now)).toBe(300);
+    expect(parseRetryAfter('Fri, 31 Jan 2025 00:00:00 GMT', now)).toBe(300);
+    expect(parseRetryAfter('Fri, 01 Jan 2100 00:00:00 GMT', now)).toBe(300);
+  });
+});
+
+let api: ApiServer | undefined;
+let live: Running<KubeObject> | undefined;
+afterEach(async () => {
+  live?.stop();
+  live = undefined;
+  await api?.close();
+  api = undefined;
+});
+
+describe('a 429 or 503 asking for a month', () => {
+  it.each([429, 503])('%i: the error carries 300 s', async (code) => {
+    api = await startApiServer();
+    api.faults.add({ match: { watch: false }, times: 1, fault: { type: 'status', code, retryAfterSeconds: 2_592_000 } });
+    const error = await firstValueFrom(httpListWatch(api.kubeConfig, { resource: ConfigMap }).list({})).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InformerError);
+    expect((error as InformerError).retryAfterSeconds).toBe(300);
+  });
+
+  it('an informer waits instead of relisting in a loop', async () => {
+    api = await startApiServer();
+    api.faults.add({ match: { watch: false }, fault: { type: 'status', code: 429, retryAfterSeconds: 2_592_000 } });
+    live = run(api, ConfigMap, { backoff: { initialMs: 1, maxMs: 1 } });
+    await sleep(300);
+    // Before the cap: a list every millisecond (513 in 1 s).
+    expect(live.lists()).toHaveLength(1);
+    expect(live.errors.map((e) => `${e.reason} ${e.retryAfterSeconds}`)).toEqual(['TooManyRequests 300']);
+  });
+});
