@@ -1,7 +1,10 @@
 /**
- * Malformed input on a live watch, through the emulator: each bad line is
- * reported with its reason, skipped, and the same watch goes on (no relist,
- * no reconnect). The line splitter's bounded memory for oversize lines is
+ * Malformed input on a live watch, through the emulator, each reported with its
+ * reason. A line that cannot be decoded (not JSON, not an event, too long) may
+ * have been a change: it ends the watch, which resumes at once from the last
+ * resourceVersion processed, so the server sends the change again (no relist).
+ * A decodable line with an invalid object or an unknown type is skipped and the
+ * same watch goes on. The line splitter's bounded memory for oversize lines is
  * covered in spec/core/lineSplitter.spec.ts; here an 8 MiB line goes through HTTP.
  */
 import { afterEach, describe, expect, it } from 'vitest';
@@ -21,10 +24,10 @@ afterEach(async () => {
 const MiB = 1024 * 1024;
 const line = (text: string): Fault => ({ type: 'malformedLine', line: text, afterEvents: 1 });
 
-const cases: { name: string; fault: Fault; reason: ErrorReason; message: RegExp }[] = [
-  { name: 'invalid JSON', fault: line('{"type":"MODIFIED","object":{"kind":"'), reason: 'MalformedLine', message: /not JSON/ },
-  { name: 'JSON that is not an event', fault: line('[1,2,3]'), reason: 'MalformedLine', message: /not an event/ },
-  { name: 'an event without a type', fault: line('{"object":{"metadata":{"name":"q"}}}'), reason: 'MalformedLine', message: /not an event/ },
+const cases: { name: string; fault: Fault; reason: ErrorReason; message: RegExp; resumes?: true }[] = [
+  { name: 'invalid JSON', fault: line('{"type":"MODIFIED","object":{"kind":"'), reason: 'MalformedLine', message: /not JSON/, resumes: true },
+  { name: 'JSON that is not an event', fault: line('[1,2,3]'), reason: 'MalformedLine', message: /not an event/, resumes: true },
+  { name: 'an event without a type', fault: line('{"object":{"metadata":{"name":"q"}}}'), reason: 'MalformedLine', message: /not an event/, resumes: true },
   {
     name: 'an object without metadata',
     fault: line('{"type":"ADDED","object":{"kind":"ConfigMap","apiVersion":"v1","data":{"k":"v"}}}'),
@@ -43,12 +46,12 @@ const cases: { name: string; fault: Fault; reason: ErrorReason; message: RegExp 
     reason: 'UnknownEventType',
     message: /EXPLODED/,
   },
-  { name: 'an 8 MiB line over the 1 MiB limit', fault: { type: 'oversizeLine', bytes: 8 * MiB, afterEvents: 1 }, reason: 'MalformedLine', message: /exceeds the 1048576-byte limit/ },
+  { name: 'an 8 MiB line over the 1 MiB limit', fault: { type: 'oversizeLine', bytes: 8 * MiB, afterEvents: 1 }, reason: 'MalformedLine', message: /exceeds the 1048576-byte limit/, resumes: true },
 ];
 
 // Eager and lazy decoding read lines on different paths (text, bytes): both must report the same.
 describe.each([false, true])('malformed watch lines (lazyDecode: %s)', (lazyDecode) => {
-  it.each(cases)('$name: reported as $reason, skipped, and the same watch goes on', async ({ fault, reason, message }) => {
+  it.each(cases)('$name: reported as $reason (resumes from the last rv: $resumes)', async ({ fault, reason, message, resumes }) => {
     api = await startApiServer();
     api.faults.add({ match: { watch: true }, fault });
     live = run(api, ConfigMap, { http: { maxLineBytes: MiB, lazyDecode } });
@@ -61,8 +64,15 @@ describe.each([false, true])('malformed watch lines (lazyDecode: %s)', (lazyDeco
     expect(live.errors[0]).toMatchObject({ reason, phase: 'watch' });
     expect(live.errors[0]?.message).toMatch(message);
     expect(live.store()?.keys()).toEqual(['default/x', 'default/y']);
-    expect(live.requests().map((r) => (r.watch ? 'watch' : 'list'))).toEqual(['list', 'watch']);
-    expect(live.watches()[0]?.ended).toBeUndefined(); // still open
+    if (resumes) {
+      // The first watch ended at the bad line; the second resumed at once from x's resourceVersion.
+      expect(live.requests().map((r) => (r.watch ? 'watch' : 'list'))).toEqual(['list', 'watch', 'watch']);
+      expect(live.watches()[0]?.ended).toBeDefined();
+      expect(live.watches()[1]?.query.resourceVersion).toBe(api.get('configmaps', 'default', 'x')?.metadata?.resourceVersion);
+    } else {
+      expect(live.requests().map((r) => (r.watch ? 'watch' : 'list'))).toEqual(['list', 'watch']);
+      expect(live.watches()[0]?.ended).toBeUndefined(); // still open
+    }
     expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
   });
 });
