@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { Store, UnknownIndexError, keyOf, namespaceIndex, type Indexers } from '../../src/index.ts';
+import { InformerError, Store, UnknownIndexError, keyOf, namespaceIndex, type Indexers } from '../../src/index.ts';
 
 type Obj = { readonly metadata: { readonly name: string; readonly namespace?: string; readonly labels?: Record<string, string> }; readonly v: number };
 
@@ -14,7 +14,7 @@ const allIndexers: Indexers<Obj> = { namespace: namespaceIndex, ...indexers };
 const NAMES = ['a', 'b', 'c', 'd'];
 const NAMESPACES = ['', 'ns1', 'ns2'];
 const KEYS = NAMES.flatMap((n) => NAMESPACES.map((ns) => (ns ? `${ns}/${n}` : n)));
-const INDEX_VALUES = ['ns1', 'ns2', 'x', 'y', 'z', 'app=x', 'app=y', 'app=z', 'tier=x', 'tier=y', 'tier=z', 'nope'];
+const INDEX_VALUES = ['', 'ns1', 'ns2', 'x', 'y', 'z', 'app=x', 'app=y', 'app=z', 'tier=x', 'tier=y', 'tier=z', 'nope'];
 
 const objArb: fc.Arbitrary<Obj> = fc
   .record({
@@ -116,14 +116,90 @@ describe('Store', () => {
     }
   });
 
-  it('has the namespace index by default (cluster-scoped objects are not in it)', () => {
+  it('has the namespace index by default; cluster-scoped objects are under "" (client-go MetaNamespaceIndexFunc)', () => {
     const store = Store.empty<Obj>().update([
       ['ns1/a', { metadata: { name: 'a', namespace: 'ns1' }, v: 1 }],
       ['b', { metadata: { name: 'b' }, v: 2 }],
     ]);
     expect(store.indexNames()).toEqual(['namespace']);
-    expect(store.indexValues('namespace')).toEqual(['ns1']);
+    expect(store.indexValues('namespace')).toEqual(['', 'ns1']);
     expect(store.indexKeys('namespace', 'ns1')).toEqual(['ns1/a']);
+    expect(store.indexKeys('namespace', '')).toEqual(['b']);
+    expect(store.byIndex('namespace', '').map((o) => o.v)).toEqual([2]);
+    expect(namespaceIndex({ metadata: { name: 'b' } })).toEqual(['']);
+  });
+
+  it('a cluster-scoped name holding "/" is under "", never under a namespace', () => {
+    const odd: Obj = { metadata: { name: 'team/x' }, v: 1 };
+    const store = Store.empty<Obj>().update([['team/x', odd]]);
+    expect(store.get('team/x')).toBe(odd);
+    expect(store.has('team/x')).toBe(true);
+    expect(store.indexValues('namespace')).toEqual(['']);
+    expect(store.byIndex('namespace', 'team')).toEqual([]);
+    expect(store.indexKeys('namespace', '')).toEqual(['team/x']);
+    expect(store.keys()).toEqual(['team/x']);
+    expect([...store.entries()]).toEqual([['team/x', odd]]);
+    const gone = store.update([['team/x', undefined]]);
+    expect(gone.size).toBe(0);
+    expect(gone.get('team/x')).toBeUndefined();
+    expect(gone.indexValues('namespace')).toEqual([]);
+  });
+
+  it('any indexer name works, "__proto__" and "constructor" included; names it lacks are unknown', () => {
+    const names: Indexers<Obj> = Object.fromEntries([
+      ['__proto__', (o: Obj) => [`p${o.v}`]],
+      ['constructor', (o: Obj) => [`c${o.v}`]],
+      ['toString', (o: Obj) => [`t${o.v}`]],
+    ]);
+    const store = Store.empty<Obj>(names).update([['ns1/a', { metadata: { name: 'a', namespace: 'ns1' }, v: 1 }]]);
+    expect(store.indexNames()).toEqual(['namespace', '__proto__', 'constructor', 'toString']);
+    expect(store.indexKeys('__proto__', 'p1')).toEqual(['ns1/a']);
+    expect(store.indexKeys('constructor', 'c1')).toEqual(['ns1/a']);
+    expect(store.indexValues('toString')).toEqual(['t1']);
+    expect(() => Store.empty<Obj>().byIndex('constructor', 'x')).toThrow(UnknownIndexError);
+    expect(() => Store.empty<Obj>().indexKeys('__proto__', 'x')).toThrow(UnknownIndexError);
+    expect(() => Store.empty<Obj>().byIndexOf('hasOwnProperty', { metadata: { name: 'a' }, v: 1 })).toThrow(UnknownIndexError);
+  });
+
+  it('an index function that throws: the write changes nothing (old object kept) and an IndexerError with the key is reported', () => {
+    const owner: Indexers<Obj> = { owner: (o) => [(o as unknown as { data: { owner: string } }).data.owner] };
+    const good = { metadata: { name: 'a', namespace: 'ns1', resourceVersion: '1' }, v: 1, data: { owner: 'me' } } as Obj;
+    const bad = { metadata: { name: 'a', namespace: 'ns1', resourceVersion: '2' }, v: 2 } as Obj;
+    const errors: InformerError[] = [];
+    const s1 = Store.empty<Obj>(owner).write('ns1/a', undefined, good, errors);
+    const s2 = s1.write('ns1/a', good, bad, errors);
+    expect(s2).toBe(s1);
+    expect(s2.get('ns1/a')).toBe(good);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatchObject({ reason: 'IndexerError', key: 'ns1/a', resourceVersion: '2' });
+    expect(s1.check('ns1/a', bad)).toMatchObject({ reason: 'IndexerError', key: 'ns1/a' });
+    expect(s1.check('ns1/a', good)).toBeUndefined();
+    // In a batch: the throwing write is skipped, the others land.
+    const batch = s1.batch(errors);
+    batch.write('ns1/a', good, bad);
+    batch.write('ns1/b', undefined, { ...good, metadata: { name: 'b', namespace: 'ns1' } } as Obj);
+    const s3 = batch.done();
+    expect(s3.get('ns1/a')).toBe(good);
+    expect(s3.indexKeys('owner', 'me')).toEqual(['ns1/a', 'ns1/b']);
+    expect(errors).toHaveLength(2);
+    // Not an array is a fault too.
+    expect(Store.empty<Obj>({ x: () => 'nope' as unknown as string[] }).check('k', good)).toMatchObject({ reason: 'IndexerError' });
+  });
+
+  it('an index function that throws for an object it once took (impure): a delete still removes the key from the index', () => {
+    let fail = false;
+    const store = Store.empty<Obj>({
+      flaky: (o) => {
+        if (fail) throw new Error('flaky');
+        return [`v${o.v}`];
+      },
+    });
+    const a = { metadata: { name: 'a', namespace: 'ns1' }, v: 1 } as Obj;
+    const s1 = store.write('ns1/a', undefined, a);
+    fail = true;
+    const s2 = s1.write('ns1/a', a, undefined);
+    expect(s2.size).toBe(0);
+    expect(s2.indexValues('flaky')).toEqual([]);
   });
 
   it('a held snapshot is unchanged by later updates (objects, keys and indexes)', () => {

@@ -17,12 +17,12 @@ describe('Store layout (namespace → name)', () => {
     expect(s.size).toBe(4);
     expect(s.get('n1')?.metadata.name).toBe('n1');
     expect(s.get('a/x')).not.toBe(s.get('b/x'));
-    expect(s.indexValues('namespace')).toEqual(['a', 'b']);
+    expect(s.indexValues('namespace')).toEqual(['', 'a', 'b']);
     expect(s.indexKeys('namespace', 'a')).toEqual(['a/x', 'a/y']);
-    expect(s.byIndex('namespace', '').length).toBe(0);
+    expect(s.byIndex('namespace', '').length).toBe(1);
     expect(s.keys().sort()).toEqual(['a/x', 'a/y', 'b/x', 'n1']);
     const t = s.update([['a/x', undefined], ['a/y', undefined]]);
-    expect(t.indexValues('namespace')).toEqual(['b']);
+    expect(t.indexValues('namespace')).toEqual(['', 'b']);
     expect(t.size).toBe(2);
     expect(s.size).toBe(4);
     expect(() => s.byIndex('team', 'x')).toThrow(UnknownIndexError);
@@ -54,9 +54,11 @@ describe('Store layout (namespace → name)', () => {
         expect(store.size).toBe(model.size);
         expect(store.keys().sort()).toEqual([...model.keys()].sort());
         for (const [k, o] of model) expect(store.get(k)).toBe(o);
-        const namespaces = [...new Set([...model.values()].map((o) => o.metadata.namespace).filter((n): n is string => !!n))].sort();
+        const namespaces = [...new Set([...model.values()].map((o) => o.metadata.namespace ?? ''))].sort();
         expect(store.indexValues('namespace')).toEqual(namespaces);
-        for (const ns of namespaces) expect(store.indexKeys('namespace', ns)).toEqual([...model.keys()].filter((k) => k.startsWith(`${ns}/`)).sort());
+        for (const ns of namespaces) {
+          expect(store.indexKeys('namespace', ns)).toEqual([...model.entries()].filter(([, o]) => (o.metadata.namespace ?? '') === ns).map(([k]) => k).sort());
+        }
       }),
     );
   });

@@ -33,8 +33,12 @@ function resourceVersionOf(object: unknown): string | undefined {
  * The `scan` reducer of an informer: applies one `deltaFifo` output to the
  * cache and says what happened, as client-go's sharedIndexInformer does in
  * HandleDeltas: Added/Updated/Replaced/Sync become `updated` when the key is
- * cached and `added` when not; Deleted becomes `deleted`. A Sync, or a
- * Replaced with an unchanged resourceVersion, is an `updated` with `resync: true`.
+ * cached and `added` when not; Deleted becomes `deleted` (nothing, for a key
+ * not cached). A Sync, or any update that leaves the resourceVersion as it was,
+ * is an `updated` with `resync: true` (client-go's isSync).
+ *
+ * An object an index function throws for is not stored: the key keeps its
+ * cached object, no event is produced, and the step reports an `IndexerError`.
  *
  * The work is proportional to the number of deltas in the step, never to the
  * size of the cache.
@@ -49,19 +53,20 @@ export function reduceDeltas<T>(state: InformerState<T>, output: FifoOutput<T>):
       return { ...state, events: NONE, errors: NONE, step: 'watch' };
     case 'deltas': {
       const events: InformerEvent<T>[] = [];
+      const errors: InformerError[] = [];
       const items = output.items;
       let store = state.store;
       if (items.length === 1) {
         // One key (a watch event): no batch to build.
         const { key } = items[0]!;
         const before = store.get(key);
-        const after = replay(before, items[0]!, events);
-        if (after !== before) store = store.write(key, before, after);
+        const after = replay(store, before, items[0]!, events, errors);
+        if (after !== before) store = store.write(key, before, after, errors);
       } else {
-        const batch = store.batch();
+        const batch = store.batch(errors);
         for (const entry of items) {
           const before = store.get(entry.key);
-          const after = replay(before, entry, events);
+          const after = replay(store, before, entry, events, errors);
           if (after !== before) batch.write(entry.key, before, after);
         }
         store = batch.done();
@@ -71,29 +76,42 @@ export function reduceDeltas<T>(state: InformerState<T>, output: FifoOutput<T>):
         synced: state.synced || output.cause === 'replace',
         resourceVersion: output.resourceVersion ?? state.resourceVersion,
         events,
-        errors: NONE,
+        errors: errors.length === 0 ? NONE : errors,
         step: output.cause,
       };
     }
   }
 }
 
-/** Turns one key's deltas into events, from the key's cached object `before`; returns its object after them. */
-function replay<T>(before: T | undefined, { deltas, isInInitialList }: Deltas<T>, events: InformerEvent<T>[]): T | undefined {
+/**
+ * Turns one key's deltas into events, from the key's cached object `before`;
+ * returns its object after them. An object the store's index functions throw
+ * for is skipped (reported in `errors`): the key keeps what it had.
+ */
+function replay<T>(store: Store<T>, before: T | undefined, { key, deltas, isInInitialList }: Deltas<T>, events: InformerEvent<T>[], errors: InformerError[]): T | undefined {
   let current = before;
   for (const delta of deltas) {
     if (delta.type === 'Deleted') {
+      // Nothing cached (its versions were all rejected): there is nothing to delete or tell.
+      if (current === undefined) continue;
       const tombstone = isTombstone(delta.object);
       const object = isTombstone(delta.object) ? delta.object.object : delta.object;
-      events.push({ type: 'deleted', object: tombstone ? (current ?? object) : object, finalStateUnknown: tombstone, isInInitialList });
+      events.push({ type: 'deleted', object: tombstone ? current : object, finalStateUnknown: tombstone, isInInitialList });
       current = undefined;
       continue;
     }
     const object = delta.object as T;
+    const error = store.check(key, object);
+    if (error !== undefined) {
+      errors.push(error);
+      continue;
+    }
     if (current === undefined) {
       events.push({ type: 'added', object, isInInitialList });
     } else {
-      const resync = delta.type === 'Sync' || (delta.type === 'Replaced' && resourceVersionOf(current) === resourceVersionOf(object));
+      const rv = resourceVersionOf(current);
+      // client-go's isSync: any update that did not move the resourceVersion (objects without one never match).
+      const resync = delta.type === 'Sync' || (rv !== undefined && rv === resourceVersionOf(object));
       events.push({ type: 'updated', oldObject: current, object, isInInitialList, resync });
     }
     current = object;

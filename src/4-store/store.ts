@@ -1,3 +1,4 @@
+import { InformerError } from '../0-model/errors.ts';
 import { PersistentMap, type MapBuilder } from './persistentMap.ts';
 
 /** An index function: the values an object is indexed under (multi-valued, like client-go's IndexFunc). */
@@ -7,15 +8,17 @@ export type IndexFunc<T> = (object: T) => readonly string[];
 export type Indexers<T> = Readonly<Record<string, IndexFunc<T>>>;
 
 const NO_VALUES: readonly string[] = Object.freeze([]);
+const CLUSTER: readonly string[] = Object.freeze(['']);
 const namespaceValues = new Map<string, readonly string[]>();
 
 /**
- * The `namespace` index every informer has (client-go's MetaNamespaceIndexFunc).
- * Returns one shared frozen array per namespace, so indexing allocates nothing.
+ * The `namespace` index every informer has (client-go's MetaNamespaceIndexFunc):
+ * cluster-scoped objects are under `""`. Returns one shared frozen array per
+ * namespace, so indexing allocates nothing.
  */
 export function namespaceIndex(object: { readonly metadata: { readonly namespace?: string | undefined } }): readonly string[] {
   const namespace = object.metadata.namespace;
-  if (!namespace) return NO_VALUES;
+  if (!namespace) return CLUSTER;
   let values = namespaceValues.get(namespace);
   if (!values) {
     values = Object.freeze([namespace]);
@@ -47,7 +50,7 @@ export interface StoreBatch<T> {
 
 const NAMESPACE = 'namespace';
 
-/** Where a key lives: its namespace ('' when cluster-scoped) and name. */
+/** Where a key lives, judged from the key alone: its namespace ('' when cluster-scoped) and name. */
 function namespaceOf(key: string): string {
   const slash = key.indexOf('/');
   return slash < 0 ? '' : key.slice(0, slash);
@@ -56,6 +59,48 @@ function namespaceOf(key: string): string {
 function nameOf(key: string): string {
   const slash = key.indexOf('/');
   return slash < 0 ? key : key.slice(slash + 1);
+}
+
+/**
+ * The namespace an object is filed under: its own `metadata.namespace` ('' when
+ * cluster-scoped, whose name may then hold a "/"), or, for an object without
+ * metadata, what the key says.
+ */
+function namespaceFor(key: string, object: unknown): string {
+  const metadata = (object as { metadata?: { namespace?: unknown } } | null)?.metadata;
+  if (typeof metadata !== 'object' || metadata === null) return namespaceOf(key);
+  const namespace = metadata.namespace;
+  if (typeof namespace !== 'string' || namespace === '') return '';
+  return key.length > namespace.length && key.startsWith(namespace) && key.charCodeAt(namespace.length) === 0x2f ? namespace : namespaceOf(key);
+}
+
+function nameIn(namespace: string, key: string): string {
+  return namespace === '' ? key : key.slice(namespace.length + 1);
+}
+
+/**
+ * The values of every index for one object, in the store's indexer order, from
+ * the last successful {@link Store.check}: the write that follows it reuses them
+ * instead of calling the index functions again.
+ */
+let checked: { readonly indexers: object; readonly object: unknown; readonly values: readonly (readonly string[])[] } | undefined;
+
+function indexerError(name: string, key: string, object: unknown, error: unknown): InformerError {
+  const metadata = (object as { metadata?: { resourceVersion?: unknown } } | null)?.metadata;
+  const resourceVersion = typeof metadata?.resourceVersion === 'string' ? metadata.resourceVersion : undefined;
+  return new InformerError('IndexerError', `index ${JSON.stringify(name)} threw for ${key}: ${(error as Error)?.message ?? String(error)}`, {
+    key,
+    resourceVersion,
+    cause: error,
+  });
+}
+
+/** Thrown inside a write when an index function throws; caught by the write, which then changes nothing. */
+class IndexerFault {
+  readonly error: InformerError;
+  constructor(error: InformerError) {
+    this.error = error;
+  }
 }
 
 /**
@@ -89,13 +134,13 @@ function keyFor(namespace: string, name: string): string {
 export class Store<T> {
   private readonly spaces: PersistentMap<Names<T>>;
   private readonly count: number;
-  /** Index functions other than the built-in namespace index. */
-  private readonly indexers: Indexers<T>;
-  private readonly indices: Readonly<Record<string, Index>>;
+  /** Index functions other than the built-in namespace index (a Map: any name works, "__proto__" included). */
+  private readonly indexers: ReadonlyMap<string, IndexFunc<T>>;
+  private readonly indices: ReadonlyMap<string, Index>;
   /** Whether `namespace` is the built-in index (served from the layout) rather than a custom one. */
   private readonly layoutIndex: boolean;
 
-  private constructor(spaces: PersistentMap<Names<T>>, count: number, indexers: Indexers<T>, indices: Readonly<Record<string, Index>>, layoutIndex: boolean) {
+  private constructor(spaces: PersistentMap<Names<T>>, count: number, indexers: ReadonlyMap<string, IndexFunc<T>>, indices: ReadonlyMap<string, Index>, layoutIndex: boolean) {
     this.spaces = spaces;
     this.count = count;
     this.indexers = indexers;
@@ -105,9 +150,13 @@ export class Store<T> {
 
   /** An empty store with the given indexers (plus `namespace`, unless replaced). */
   static empty<T extends { readonly metadata: { readonly namespace?: string | undefined } }>(indexers: Indexers<T> = {}): Store<T> {
-    const indices: Record<string, Index> = {};
-    for (const name of Object.keys(indexers)) indices[name] = PersistentMap.empty();
-    return new Store<T>(PersistentMap.empty(), 0, { ...indexers }, indices, !(NAMESPACE in indexers));
+    const functions = new Map<string, IndexFunc<T>>();
+    const indices = new Map<string, Index>();
+    for (const name of Object.keys(indexers)) {
+      functions.set(name, indexers[name]!);
+      indices.set(name, PersistentMap.empty());
+    }
+    return new Store<T>(PersistentMap.empty(), 0, functions, indices, !functions.has(NAMESPACE));
   }
 
   get size(): number {
@@ -115,7 +164,9 @@ export class Store<T> {
   }
 
   get(key: string): T | undefined {
-    return this.spaces.get(namespaceOf(key))?.get(nameOf(key));
+    const found = this.spaces.get(namespaceOf(key))?.get(nameOf(key));
+    // A cluster-scoped name holding a "/" is filed under "" whole.
+    return found === undefined && key.includes('/') ? this.spaces.get('')?.get(key) : found;
   }
 
   has(key: string): boolean {
@@ -142,12 +193,12 @@ export class Store<T> {
 
   /** The names of this store's indexes. */
   indexNames(): string[] {
-    return this.layoutIndex ? [NAMESPACE, ...Object.keys(this.indexers)] : Object.keys(this.indexers);
+    return this.layoutIndex ? [NAMESPACE, ...this.indexers.keys()] : [...this.indexers.keys()];
   }
 
   /** Objects whose index `name` includes `value`. */
   byIndex(name: string, value: string): T[] {
-    if (this.layoutIndex && name === NAMESPACE) return value ? [...(this.spaces.get(value)?.values() ?? [])] : [];
+    if (this.layoutIndex && name === NAMESPACE) return [...(this.spaces.get(value)?.values() ?? [])];
     const keys = this.index(name).get(value);
     if (!keys) return [];
     const out: T[] = [];
@@ -160,13 +211,13 @@ export class Store<T> {
 
   /** Keys of the objects whose index `name` includes `value`, sorted. */
   indexKeys(name: string, value: string): string[] {
-    if (this.layoutIndex && name === NAMESPACE) return value ? [...(this.spaces.get(value)?.keys() ?? [])].map((n) => keyFor(value, n)).sort() : [];
+    if (this.layoutIndex && name === NAMESPACE) return [...(this.spaces.get(value)?.keys() ?? [])].map((n) => keyFor(value, n)).sort();
     return [...(this.index(name).get(value)?.keys() ?? [])].sort();
   }
 
   /** Every value index `name` currently holds, sorted. */
   indexValues(name: string): string[] {
-    if (this.layoutIndex && name === NAMESPACE) return [...this.spaces.keys()].filter((namespace) => namespace !== '').sort();
+    if (this.layoutIndex && name === NAMESPACE) return [...this.spaces.keys()].sort();
     return [...this.index(name).keys()].sort();
   }
 
@@ -186,10 +237,26 @@ export class Store<T> {
   }
 
   /**
+   * Runs every index function on `object` (to be stored at `key`): an
+   * `IndexerError` when one throws (the object cannot be stored), else
+   * undefined, and the values are kept for the write that follows.
+   */
+  check(key: string, object: T): InformerError | undefined {
+    if (this.indexers.size === 0) return undefined;
+    try {
+      checked = { indexers: this.indexers, object, values: this.valuesOf(key, object) };
+      return undefined;
+    } catch (fault) {
+      if (fault instanceof IndexerFault) return fault.error;
+      throw fault;
+    }
+  }
+
+  /**
    * Applies a batch of writes and returns the new snapshot; this one is left
    * as it was. `undefined` deletes the key.
    */
-  update(writes: Iterable<readonly [key: string, object: T | undefined]>): Store<T> {
+  update(writes: Iterable<readonly [key: string, object: T | undefined]>, errors?: InformerError[]): Store<T> {
     // A key written twice in one batch: its second write starts from its first.
     const latest = new Map<string, T | undefined>();
     const changes: Change<T>[] = [];
@@ -198,7 +265,7 @@ export class Store<T> {
       latest.set(key, object);
       changes.push([key, old, object]);
     }
-    return this.apply(changes);
+    return this.apply(changes, errors);
   }
 
   /**
@@ -206,9 +273,9 @@ export class Store<T> {
    * informer's reducer does), so no key is looked up twice. Each change's
    * `old` must be the key's object as of the changes before it.
    */
-  apply(changes: readonly Change<T>[]): Store<T> {
-    if (changes.length === 1) return this.write(...changes[0]!);
-    const batch = this.batch();
+  apply(changes: readonly Change<T>[], errors?: InformerError[]): Store<T> {
+    if (changes.length === 1) return this.write(...changes[0]!, errors);
+    const batch = this.batch(errors);
     for (const [key, old, object] of changes) batch.write(key, old, object);
     return batch.done();
   }
@@ -218,20 +285,29 @@ export class Store<T> {
    * each (`old` being the key's object as of the writes before it), then
    * `done()` for the new snapshot. Each namespace's map is written in place
    * through a builder; this store is left as it was.
+   *
+   * A write whose new object an index function throws for changes nothing
+   * (the key keeps its old object) and adds an `IndexerError` to `errors`.
    */
-  batch(): StoreBatch<T> {
+  batch(errors?: InformerError[]): StoreBatch<T> {
     const builders = new Map<string, MapBuilder<T>>();
     let count = this.count;
-    let indices: Record<string, Index> | undefined;
+    let indices: Map<string, Index> | undefined;
     return {
       write: (key, old, object) => {
         if (object === undefined && old === undefined) return;
+        try {
+          indices = this.reindexed(indices, key, old, object);
+        } catch (fault) {
+          if (!(fault instanceof IndexerFault)) throw fault;
+          errors?.push(fault.error);
+          return;
+        }
         count += (old === undefined ? 1 : 0) - (object === undefined ? 1 : 0);
-        indices = this.reindexed(indices, key, old, object);
-        const namespace = namespaceOf(key);
+        const namespace = namespaceFor(key, object ?? old);
         let builder = builders.get(namespace);
         if (!builder) builders.set(namespace, (builder = (this.spaces.get(namespace) ?? PersistentMap.empty<T>()).edit()));
-        const name = nameOf(key);
+        const name = nameIn(namespace, key);
         if (object === undefined) builder.delete(name);
         else builder.set(storedName(name, object), object);
       },
@@ -250,45 +326,94 @@ export class Store<T> {
 
   /**
    * One change (a watch event), as `apply` with one change, without building
-   * a batch: `old` must be the key's current object.
+   * a batch: `old` must be the key's current object. If an index function
+   * throws for `object`, nothing changes and an `IndexerError` goes to `errors`.
    */
-  write(key: string, old: T | undefined, object: T | undefined): Store<T> {
+  write(key: string, old: T | undefined, object: T | undefined, errors?: InformerError[]): Store<T> {
     if (object === undefined && old === undefined) return this;
-    const namespace = namespaceOf(key);
-    const name = nameOf(key);
+    let indices: Map<string, Index> | undefined;
+    try {
+      indices = this.reindexed(undefined, key, old, object);
+    } catch (fault) {
+      if (!(fault instanceof IndexerFault)) throw fault;
+      errors?.push(fault.error);
+      return this;
+    }
+    const namespace = namespaceFor(key, object ?? old);
+    const name = nameIn(namespace, key);
     const before = this.spaces.get(namespace) ?? PersistentMap.empty<T>();
     const after = object === undefined ? before.delete(name) : before.set(storedName(name, object), object);
-    const indices = this.reindexed(undefined, key, old, object);
     if (after === before && indices === undefined) return this;
     const spaces = after === before ? this.spaces : after.size === 0 ? this.spaces.delete(namespace) : this.spaces.set(namespace, after);
     const count = this.count + (old === undefined ? 1 : 0) - (object === undefined ? 1 : 0);
     return new Store<T>(spaces, count, this.indexers, indices ?? this.indices, this.layoutIndex);
   }
 
-  /** Moves `key` between index values where its object's values changed; copies the indices record only then. */
-  private reindexed(indices: Record<string, Index> | undefined, key: string, old: T | undefined, object: T | undefined): Record<string, Index> | undefined {
-    for (const name in this.indexers) {
-      const indexFunc = this.indexers[name]!;
-      const before = old === undefined ? NO_VALUES : indexFunc(old);
-      const after = object === undefined ? NO_VALUES : indexFunc(object);
-      if (sameValues(before, after)) continue;
-      indices ??= { ...this.indices };
-      indices[name] = reindex(indices[name]!, key, before, after);
+  /** Every index's values for `object`, in indexer order; throws an IndexerFault when an index function throws. */
+  private valuesOf(key: string, object: T): (readonly string[])[] {
+    const values: (readonly string[])[] = [];
+    for (const [name, indexFunc] of this.indexers) {
+      try {
+        const found = indexFunc(object);
+        if (!Array.isArray(found)) throw new TypeError(`returned ${found === null ? 'null' : typeof found}, not an array of strings`);
+        values.push(found);
+      } catch (error) {
+        throw new IndexerFault(indexerError(name, key, object, error));
+      }
+    }
+    return values;
+  }
+
+  /**
+   * Moves `key` between index values where its object's values changed; copies
+   * the indices map only then. Throws an IndexerFault (before changing anything)
+   * when an index function throws for `object`. When one throws for `old` (it
+   * did not when `old` was stored: a function that is not pure), `key` is looked
+   * for in the whole index instead.
+   */
+  private reindexed(indices: Map<string, Index> | undefined, key: string, old: T | undefined, object: T | undefined): Map<string, Index> | undefined {
+    if (this.indexers.size === 0) return indices;
+    const memo = checked;
+    const afterAll = object === undefined ? undefined : memo !== undefined && memo.object === object && memo.indexers === this.indexers ? memo.values : this.valuesOf(key, object);
+    let i = 0;
+    for (const [name, indexFunc] of this.indexers) {
+      const after = afterAll === undefined ? NO_VALUES : afterAll[i]!;
+      i++;
+      let before: readonly string[] | undefined = NO_VALUES;
+      if (old !== undefined) {
+        try {
+          before = indexFunc(old);
+          if (!Array.isArray(before)) before = undefined;
+        } catch {
+          before = undefined;
+        }
+      }
+      if (before !== undefined && sameValues(before, after)) continue;
+      indices ??= new Map(this.indices);
+      const index = indices.get(name)!;
+      indices.set(name, reindex(index, key, before ?? valuesHolding(index, key), after));
     }
     return indices;
   }
 
   private indexFunc(name: string): IndexFunc<T> {
-    const indexFunc = this.indexers[name];
+    const indexFunc = this.indexers.get(name);
     if (!indexFunc) throw new UnknownIndexError(name, this.indexNames());
     return indexFunc;
   }
 
   private index(name: string): Index {
-    const index = this.indices[name];
+    const index = this.indices.get(name);
     if (!index) throw new UnknownIndexError(name, this.indexNames());
     return index;
   }
+}
+
+/** Every value of `index` that holds `key` (a whole-index scan: only for an index function that threw on an object it once took). */
+function valuesHolding(index: Index, key: string): string[] {
+  const out: string[] = [];
+  for (const [value, keys] of index) if (keys.has(key)) out.push(value);
+  return out;
 }
 
 function sameValues(a: readonly string[], b: readonly string[]): boolean {
