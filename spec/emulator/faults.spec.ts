@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import { isWatchFault } from '../../src/testing/emulator/faults.ts';
+import { FAULT_KINDS, isWatchFault } from '../../src/testing/emulator/faults.ts';
 import { FAULT_TYPES, startApiServer, type ApiServer, type Fault } from '../../src/testing/emulator/index.ts';
 import { call, openWatch, sleep, watchAll } from './helpers.ts';
 
@@ -200,8 +200,194 @@ describe('watch faults', () => {
 
   it('lists every fault type in FAULT_TYPES', () => {
     expect([...FAULT_TYPES].sort()).toEqual(
-      ['closeWatch', 'delay', 'dropWatch', 'expireWatch', 'malformedLine', 'oversizeLine', 'reset', 'slowWatch', 'stallWatch', 'status'].sort(),
+      ['closeWatch', 'delay', 'dropWatch', 'expireWatch', 'malformedLine', 'oversizeLine', 'reset', 'slowWatch', 'stallWatch', 'status', 'tooLargeResourceVersion'].sort(),
     );
+  });
+});
+
+describe('live watch faults (faults.add({ live: true, … }))', () => {
+  const WATCH = `${LIST}?watch=true&resourceVersion=0`;
+  /** A watch that has delivered the three seeded objects: open, and with no timeout of its own. */
+  async function openSeeded(s: ApiServer, query = '') {
+    const w = openWatch(s, `${WATCH}${query}`);
+    await w.waitLines(3);
+    return w;
+  }
+
+  it('dropWatch: a watch already open is dropped at once, without waiting for any request', async () => {
+    api = await seeded();
+    const w = await openSeeded(api);
+    const h = api.faults.add({ live: true, match: { resource: 'configmaps' }, fault: { type: 'dropWatch' } });
+    expect(h).toMatchObject({ hits: 1, active: false });
+    // The watch has no timeout: only the fault can end it.
+    const r = await w.done;
+    expect(r.how).toBe('aborted');
+    expect(r.lines).toHaveLength(3);
+    expect(api.requests.at(-1)).toMatchObject({ watch: true, fault: 'dropWatch', faultId: h.id, ended: 'fault' });
+    expect(api.requests.at(-1)!.faultFiredAt).toBeGreaterThanOrEqual(api.requests.at(-1)!.at);
+    expect(api.faults.pending).toBe(0);
+  });
+
+  it('stallWatch: an open watch stops writing and stays open; a watch it does not match carries on', async () => {
+    api = await seeded();
+    const stalled = await openSeeded(api);
+    const other = await openSeeded(api, '&labelSelector=x%21%3Dy'); // same resource, not matched below
+    const h = api.faults.add({ live: true, match: { predicate: (r) => r.query['labelSelector'] === undefined }, fault: { type: 'stallWatch' } });
+    expect(h.hits).toBe(1);
+    api.patch(CM, 'default', 'a', { data: { n: 'changed' } });
+    await other.waitLines(4);
+    await sleep(30);
+    expect(stalled.lines).toHaveLength(3);
+    expect(api.activeWatches).toBe(2);
+    stalled.abort();
+    other.abort();
+    expect((await stalled.done).how).toBe('client');
+  });
+
+  it('expireWatch: an open watch gets the 410 ERROR line, then a clean end', async () => {
+    api = await seeded();
+    const w = await openSeeded(api);
+    api.faults.add({ live: true, fault: { type: 'expireWatch' } });
+    const r = await w.done;
+    expect(r.how).toBe('end');
+    expect(r.lines.map((l) => l.event.type)).toEqual(['ADDED', 'ADDED', 'ADDED', 'ERROR']);
+    expect(r.lines[3]!.event.object).toMatchObject({ kind: 'Status', reason: 'Expired', code: 410 });
+  });
+
+  it('malformedLine: an open watch gets one line that is not JSON, then carries on', async () => {
+    api = await seeded();
+    const w = await openSeeded(api);
+    api.faults.add({ live: true, fault: { type: 'malformedLine', line: 'not json' } });
+    const lines = await w.waitLines(4);
+    expect(lines[3]!.text).toBe('not json');
+    api.patch(CM, 'default', 'b', { data: { n: 'after' } });
+    const more = await w.waitLines(5);
+    expect(more[4]!.event).toMatchObject({ type: 'MODIFIED', object: { data: { n: 'after' } } });
+    w.abort();
+  });
+
+  it('closeWatch and oversizeLine on open watches', async () => {
+    api = await seeded();
+    const big = await openSeeded(api);
+    api.faults.add({ live: true, fault: { type: 'oversizeLine', bytes: 100_000 } });
+    const lines = await big.waitLines(4);
+    expect(lines[3]!.event.type).toBe('BOOKMARK');
+    expect(lines[3]!.text.length).toBeGreaterThan(99_000);
+    api.faults.add({ live: true, fault: { type: 'closeWatch' } });
+    expect((await big.done).how).toBe('end');
+  });
+
+  it('counts afterEvents from the moment it is injected, and reaches every matching open watch', async () => {
+    api = await seeded();
+    const w1 = await openSeeded(api);
+    const w2 = await openSeeded(api);
+    const h = api.faults.add({ live: true, fault: { type: 'dropWatch', afterEvents: 2 } });
+    expect(h.hits).toBe(2);
+    for (const n of ['a', 'b', 'c']) api.patch(CM, 'default', n, { data: { n: `${n}2` } });
+    for (const w of [w1, w2]) {
+      const r = await w.done;
+      expect(r.how).toBe('aborted');
+      expect(r.lines.map((l) => l.event.object.metadata.name)).toEqual(['a', 'b', 'c', 'a', 'b']);
+    }
+    expect(api.requests.filter((r) => r.watch).map((r) => [r.fault, r.eventsSent, r.ended])).toEqual([
+      ['dropWatch', 5, 'fault'],
+      ['dropWatch', 5, 'fault'],
+    ]);
+  });
+
+  it('slowWatch: the rest of an open watch trickles out in small chunks, intact', async () => {
+    api = await seeded();
+    const w = await openSeeded(api, '&timeoutSeconds=0.2');
+    const before = w.chunks.length;
+    api.faults.add({ live: true, fault: { type: 'slowWatch', chunkBytes: 40, delayMs: 1 } });
+    api.patch(CM, 'default', 'a', { data: { n: 'slow' } });
+    const r = await w.done;
+    expect(r.how).toBe('end');
+    expect(r.lines.map((l) => l.event.type)).toEqual(['ADDED', 'ADDED', 'ADDED', 'MODIFIED']);
+    const after = r.chunks.slice(before);
+    expect(Math.max(...after)).toBeLessThanOrEqual(40);
+    expect(after.length).toBeGreaterThanOrEqual(Math.floor(r.lines[3]!.text.length / 40));
+  });
+
+  it('with no matching watch open, waits for the next matching watch request', async () => {
+    api = await seeded();
+    const h = api.faults.add({ live: true, match: { resource: 'configmaps' }, fault: { type: 'closeWatch' } });
+    expect(h).toMatchObject({ hits: 0, active: true });
+    expect((await call(api, 'GET', LIST)).status).toBe(200); // a list does not take a watch fault
+    const r = await watchAll(api, WATCH);
+    expect(r).toMatchObject({ how: 'end', lines: [] });
+    expect(h).toMatchObject({ hits: 1, active: false });
+  });
+
+  it('is refused by the compiler for a request fault', () => {
+    // @ts-expect-error a live rule takes watch faults only
+    const rule: Parameters<ApiServer['faults']['add']>[0] = { live: true, fault: { type: 'status', code: 500 } };
+    expect(rule.live).toBe(true);
+  });
+});
+
+describe('too large resource version', () => {
+  const tooLarge = (requested: number, current: number) => ({
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message: `Timeout: Too large resource version: ${requested}, current: ${current}`,
+    reason: 'Timeout',
+    details: { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }], retryAfterSeconds: 1 },
+    code: 504,
+  });
+
+  it('a list at a resourceVersion the server has not reached: 504 with kube-apiserver\'s Status, key order included', async () => {
+    api = await seeded();
+    const current = api.revision;
+    const r = await call(api, 'GET', `${LIST}?resourceVersion=${current + 10}`);
+    expect(r.status).toBe(504);
+    expect(r.raw).toBe(`${JSON.stringify(tooLarge(current + 10, current))}\n`);
+  });
+
+  it('a streaming list at a resourceVersion not reached: HTTP 200 and one ERROR line with that Status', async () => {
+    api = await seeded();
+    const current = api.revision;
+    const r = await watchAll(api, `${LIST}?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&resourceVersion=${current + 1}`);
+    expect(r.status).toBe(200);
+    expect(r.how).toBe('end');
+    expect(r.lines.map((l) => l.event)).toEqual([{ type: 'ERROR', object: tooLarge(current + 1, current) }]);
+    expect(api.requests.at(-1)).toMatchObject({ watch: true, ended: 'error' });
+  });
+
+  it('the tooLargeResourceVersion fault: taken by lists and streaming lists at a resourceVersion, not by others', async () => {
+    api = await seeded();
+    const rv = api.revision;
+    api.faults.add({ times: 2, fault: { type: 'tooLargeResourceVersion' } });
+    expect((await call(api, 'GET', LIST)).status).toBe(200); // no resourceVersion
+    expect((await call(api, 'GET', `${LIST}?resourceVersion=0`)).status).toBe(200); // "any"
+    expect((await watchAll(api, `${LIST}?watch=true&resourceVersion=${rv}&timeoutSeconds=0.01`)).status).toBe(200); // a plain watch waits instead
+    expect(api.requests.map((r) => r.fault)).toEqual([undefined, undefined, undefined]);
+    const listed = await call(api, 'GET', `${LIST}?resourceVersion=${rv}&limit=2`);
+    expect(listed.status).toBe(504);
+    expect(listed.body).toEqual(tooLarge(rv, rv - 1));
+    const streamed = await watchAll(api, `${LIST}?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&resourceVersion=${rv}`);
+    expect(streamed.lines.map((l) => l.event)).toEqual([{ type: 'ERROR', object: tooLarge(rv, rv - 1) }]);
+    expect(api.requests.slice(-2).map((r) => [r.fault, r.status, r.ended])).toEqual([
+      ['tooLargeResourceVersion', 504, undefined],
+      ['tooLargeResourceVersion', 200, 'fault'],
+    ]);
+    api.faults.add({ fault: { type: 'tooLargeResourceVersion', current: 3 } });
+    expect((await call(api, 'GET', `${LIST}?resourceVersion=${rv}`)).body).toEqual(tooLarge(rv, 3));
+  });
+});
+
+describe('the fault table', () => {
+  it('sends every watch fault to watches only, and says so through isWatchFault', () => {
+    const info = (watch: boolean) => ({ method: 'GET', path: LIST, query: {}, watch, resource: 'configmaps' });
+    for (const type of FAULT_TYPES) {
+      const kind = FAULT_KINDS[type];
+      if (kind.target === 'watch') {
+        expect([type, kind.takes(info(true)), kind.takes(info(false))]).toEqual([type, true, false]);
+      }
+      expect(isWatchFault({ type } as Fault)).toBe(kind.target === 'watch');
+    }
   });
 });
 
@@ -217,6 +403,7 @@ describe('random fault schedules (property)', () => {
     fc.integer({ min: 0, max: 3 }).map((n) => ({ type: 'closeWatch', afterEvents: n }) as Fault),
     fc.constant({ type: 'expireWatch' } as Fault),
     fc.constant({ type: 'slowWatch', chunkBytes: 256, delayMs: 1 } as Fault),
+    fc.constant({ type: 'tooLargeResourceVersion' } as Fault),
   );
 
   it('applies exactly the scheduled fault to each request, logs it, and stays healthy', async () => {
@@ -228,12 +415,15 @@ describe('random fault schedules (property)', () => {
           const s = await seeded();
           try {
             s.faults.schedule(undefined, schedule);
-            // Model: a watch fault never consumes a list; anything else takes the next entry.
+            // Model: a watch fault never consumes a list, tooLargeResourceVersion never a plain watch (the lists
+            // here are at a resourceVersion); anything else takes the next entry.
+            const takes = (f: Fault | null | undefined, isWatch: boolean): boolean =>
+              !f || (f.type === 'tooLargeResourceVersion' ? !isWatch : isWatchFault(f) ? isWatch : true);
             let next = 0;
             const expected: (string | undefined)[] = [];
             for (const isWatch of requests) {
               const candidate = schedule[next];
-              if (next < schedule.length && !(candidate && isWatchFault(candidate) && !isWatch)) {
+              if (next < schedule.length && takes(candidate, isWatch)) {
                 next++;
                 expected.push(candidate?.type);
               } else expected.push(undefined);
@@ -245,7 +435,7 @@ describe('random fault schedules (property)', () => {
                 await w.done;
                 clearTimeout(t);
               } else {
-                await call(s, 'GET', LIST).catch(() => undefined);
+                await call(s, 'GET', `${LIST}?resourceVersion=${s.revision}`).catch(() => undefined);
               }
             }
             expect(s.requests.map((r) => r.fault)).toEqual(expected);

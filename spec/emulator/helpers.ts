@@ -93,6 +93,8 @@ export interface OpenWatch {
   ready: Promise<{ status: number; headers: IncomingHttpHeaders }>;
   /** Lines so far. */
   lines: WatchLine[];
+  /** Bytes per socket read so far. */
+  chunks: number[];
   /** Resolves when the response ends (any way). */
   done: Promise<WatchResult>;
   /** Resolves when `n` lines arrived (rejects after `timeoutMs`). */
@@ -173,6 +175,7 @@ export function openWatch(api: ApiServer, path: string, headers: Record<string, 
   return {
     ready,
     lines,
+    chunks,
     done,
     waitLines(n, timeoutMs = 2000) {
       if (lines.length >= n) return Promise.resolve(lines.slice());

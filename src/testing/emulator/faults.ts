@@ -2,16 +2,13 @@
  * Fault injection. Faults are plain data (easy to generate in property-based
  * tests); rules pick which requests get them, each use is recorded in the
  * request log.
+ *
+ * Every fault kind is described once: its parameters in {@link FaultParams} and
+ * its behaviour in {@link FAULT_KINDS}. The lists (`FAULT_TYPES`), the
+ * request/watch split and the matching derive from these two; the appliers
+ * (http.ts for request faults, watch.ts for watch faults) switch exhaustively,
+ * so adding a kind is: one entry in each, then whatever the compiler asks for.
  */
-
-/** A fault for any request (watch or not). */
-export type RequestFault =
-  /** Answer with this HTTP status and a Status body; 429 carries `Retry-After` (default 1 s). */
-  | { type: 'status'; code: number; retryAfterSeconds?: number; message?: string; reason?: string }
-  /** Destroy the connection without any response. */
-  | { type: 'reset' }
-  /** Handle the request normally after a delay. */
-  | { type: 'delay'; ms: number };
 
 /** Where a watch fault triggers: after `afterEvents` ADDED/MODIFIED/DELETED lines or `afterMs`, whichever first; neither: at once. */
 export interface WatchTrigger {
@@ -19,52 +16,102 @@ export interface WatchTrigger {
   afterMs?: number;
 }
 
-/** A fault that only applies to watch requests. */
-export type WatchFault =
+/** The parameters of each fault kind, by `type`. */
+export interface FaultParams {
+  /** Answer with this HTTP status and a Status body; 429 carries `Retry-After` (default 1 s). */
+  status: { code: number; retryAfterSeconds?: number; message?: string; reason?: string };
+  /** Destroy the connection without any response. */
+  reset: Record<never, never>;
+  /** Handle the request normally after a delay. */
+  delay: { ms: number };
+  /**
+   * Answer a list (or a streaming list) at `resourceVersion=N` as a server that has not reached N:
+   * 504 `Timeout: Too large resource version: N, current: C` (a watch-list gets it as an ERROR line).
+   * `current` defaults to the server's revision, or N − 1 when that is not below N.
+   */
+  tooLargeResourceVersion: { current?: number };
   /** Destroy the socket: no terminating chunk (the client sees an aborted body). */
-  | ({ type: 'dropWatch' } & WatchTrigger)
+  dropWatch: WatchTrigger;
   /** Stop writing (events, bookmarks, timeout) but keep the socket open until the client aborts or the server closes. */
-  | ({ type: 'stallWatch' } & WatchTrigger)
+  stallWatch: WatchTrigger;
   /** Write one line that is not JSON, then carry on. */
-  | ({ type: 'malformedLine'; line?: string } & WatchTrigger)
+  malformedLine: { line?: string } & WatchTrigger;
   /** Write one JSON line of about `bytes` bytes (default 3 MiB): a BOOKMARK padded with an annotation. Then carry on. */
-  | ({ type: 'oversizeLine'; bytes?: number } & WatchTrigger)
+  oversizeLine: { bytes?: number } & WatchTrigger;
   /** End the response cleanly (terminating chunk). With no trigger: a very short, empty watch. */
-  | ({ type: 'closeWatch' } & WatchTrigger)
+  closeWatch: WatchTrigger;
   /** Write an ERROR line with a 410 Expired Status, then end the response (like 04a). */
-  | ({ type: 'expireWatch' } & WatchTrigger)
-  /** Write the whole response in `chunkBytes` pieces every `delayMs` (defaults 64 B / 5 ms). */
-  | { type: 'slowWatch'; chunkBytes?: number; delayMs?: number };
+  expireWatch: WatchTrigger;
+  /** Write the rest of the response in `chunkBytes` pieces every `delayMs` (defaults 64 B / 5 ms). */
+  slowWatch: { chunkBytes?: number; delayMs?: number };
+}
 
-export type Fault = RequestFault | WatchFault;
-export type FaultType = Fault['type'];
+export type FaultType = keyof FaultParams;
+
+/** One fault: `{ type, ...params }`. */
+export type Fault = { [K in FaultType]: { type: K } & FaultParams[K] }[FaultType];
+
+/** What a rule sees of a request. */
+export interface FaultRequestInfo {
+  method: string;
+  path: string;
+  query: Record<string, string>;
+  watch: boolean;
+  group?: string;
+  version?: string;
+  resource?: string;
+  namespace?: string;
+  name?: string;
+  subresource?: string;
+}
+
+interface FaultKind {
+  /**
+   * `request`: answered before the request is handled (http.ts).
+   * `watch`: applied by the watch stream (watch.ts), also to watches already open (`live: true`).
+   */
+  readonly target: 'request' | 'watch';
+  /** The requests this kind can take; others neither get nor consume it. */
+  readonly takes: (req: FaultRequestInfo) => boolean;
+}
+
+const anyRequest = (): boolean => true;
+const watches = (req: FaultRequestInfo): boolean => req.watch;
+/** A list, or a streaming list, at a resourceVersion N > 0: the requests a server can find "too large". */
+const readsAtResourceVersion = (req: FaultRequestInfo): boolean => {
+  const rv = req.query['resourceVersion'];
+  if (req.method !== 'GET' || req.resource === undefined || req.subresource !== undefined) return false;
+  if (rv === undefined || !/^\d+$/.test(rv) || Number(rv) === 0) return false;
+  return req.watch ? req.query['sendInitialEvents'] === 'true' : req.name === undefined && !req.query['continue'];
+};
+
+/** Every fault kind, with where it applies. */
+export const FAULT_KINDS = {
+  status: { target: 'request', takes: anyRequest },
+  reset: { target: 'request', takes: anyRequest },
+  delay: { target: 'request', takes: anyRequest },
+  tooLargeResourceVersion: { target: 'request', takes: readsAtResourceVersion },
+  dropWatch: { target: 'watch', takes: watches },
+  stallWatch: { target: 'watch', takes: watches },
+  malformedLine: { target: 'watch', takes: watches },
+  oversizeLine: { target: 'watch', takes: watches },
+  closeWatch: { target: 'watch', takes: watches },
+  expireWatch: { target: 'watch', takes: watches },
+  slowWatch: { target: 'watch', takes: watches },
+} as const satisfies Record<FaultType, FaultKind>;
+
+type WatchFaultType = { [K in FaultType]: (typeof FAULT_KINDS)[K]['target'] extends 'watch' ? K : never }[FaultType];
+
+/** A fault that only applies to watch requests (and can be applied to watches already open). */
+export type WatchFault = Extract<Fault, { type: WatchFaultType }>;
+/** A fault answered before the request is handled. */
+export type RequestFault = Exclude<Fault, WatchFault>;
 
 /** Every fault type, handy for generators (`fc.constantFrom(...FAULT_TYPES)`). */
-export const FAULT_TYPES: readonly FaultType[] = [
-  'status',
-  'reset',
-  'delay',
-  'dropWatch',
-  'stallWatch',
-  'malformedLine',
-  'oversizeLine',
-  'closeWatch',
-  'expireWatch',
-  'slowWatch',
-];
-
-const WATCH_ONLY = new Set<FaultType>([
-  'dropWatch',
-  'stallWatch',
-  'malformedLine',
-  'oversizeLine',
-  'closeWatch',
-  'expireWatch',
-  'slowWatch',
-]);
+export const FAULT_TYPES: readonly FaultType[] = Object.keys(FAULT_KINDS) as FaultType[];
 
 export function isWatchFault(f: Fault): f is WatchFault {
-  return WATCH_ONLY.has(f.type);
+  return FAULT_KINDS[f.type].target === 'watch';
 }
 
 /** Which requests a rule applies to; every given field must match. */
@@ -82,36 +129,44 @@ export interface FaultMatch {
   predicate?: (req: FaultRequestInfo) => boolean;
 }
 
-/** What a rule sees of a request. */
-export interface FaultRequestInfo {
-  method: string;
-  path: string;
-  query: Record<string, string>;
-  watch: boolean;
-  group?: string;
-  version?: string;
-  resource?: string;
-  namespace?: string;
-  name?: string;
-  subresource?: string;
-}
-
-export interface FaultRule {
+/** A rule for requests to come. */
+export interface RequestFaultRule {
   match?: FaultMatch;
   /** How many matching requests get the fault (default 1; `Infinity` for all). */
   times?: number;
   /** Let this many matching requests through first (default 0). */
   skip?: number;
   fault: Fault;
+  live?: false;
 }
+
+/**
+ * A watch fault for the watches open now: every open watch that matches gets it at once (its trigger
+ * counts from now). When none is open, the next matching watch request gets it, as with an ordinary rule.
+ */
+export interface LiveFaultRule {
+  match?: FaultMatch;
+  fault: WatchFault;
+  live: true;
+}
+
+export type FaultRule = RequestFaultRule | LiveFaultRule;
 
 export interface FaultHandle {
   readonly id: number;
-  /** How many requests got the fault so far. */
+  /** How many requests (or open watches) got the fault so far. */
   readonly hits: number;
   /** Whether the rule can still fire. */
   readonly active: boolean;
   remove(): void;
+}
+
+/** An open watch as the injector sees it (implemented by the watch stream). */
+export interface OpenWatch {
+  readonly info: FaultRequestInfo;
+  /** Whether a live fault can still take effect (open, not stalled). */
+  readonly acceptsFaults: boolean;
+  applyFault(fault: WatchFault, ruleId: number): void;
 }
 
 interface Rule {
@@ -128,8 +183,7 @@ interface Rule {
 }
 
 function matches(m: FaultMatch, fault: Fault | null | undefined, req: FaultRequestInfo): boolean {
-  const watchOnly = fault ? isWatchFault(fault) : false;
-  if (watchOnly && !req.watch) return false;
+  if (fault && !FAULT_KINDS[fault.type].takes(req)) return false;
   if (m.watch !== undefined && m.watch !== req.watch) return false;
   if (m.method !== undefined) {
     const methods = (Array.isArray(m.method) ? m.method : [m.method]).map((x) => x.toUpperCase());
@@ -150,21 +204,33 @@ function matches(m: FaultMatch, fault: Fault | null | undefined, req: FaultReque
 export class FaultInjector {
   private rules: Rule[] = [];
   private nextId = 1;
+  private readonly openWatches: () => Iterable<OpenWatch>;
 
-  /** Adds a rule. Rules are consulted in the order added; the first that matches and has a fault to give wins. */
+  /** `openWatches`: the watches open now, for live rules (the server passes its own; none by default). */
+  constructor(openWatches: () => Iterable<OpenWatch> = () => []) {
+    this.openWatches = openWatches;
+  }
+
+  /**
+   * Adds a rule. Rules are consulted in the order added; the first that matches and has a fault to give wins.
+   * With `live: true` the watch fault goes to every matching open watch at once (see {@link LiveFaultRule}).
+   */
   add(rule: FaultRule): FaultHandle {
-    return this.push({
-      match: rule.match ?? {},
-      sequence: undefined,
-      fault: rule.fault,
-      remaining: rule.times ?? 1,
-      skip: rule.skip ?? 0,
-    });
+    const match = rule.match ?? {};
+    if (rule.live === true) {
+      const targets = [...this.openWatches()].filter((w) => w.acceptsFaults && matches(match, rule.fault, w.info));
+      if (targets.length === 0) return this.push({ match, sequence: undefined, fault: rule.fault, remaining: 1, skip: 0 });
+      const id = this.nextId++;
+      for (const w of targets) w.applyFault(rule.fault, id);
+      return { id, hits: targets.length, active: false, remove: () => undefined };
+    }
+    return this.push({ match, sequence: undefined, fault: rule.fault, remaining: rule.times ?? 1, skip: rule.skip ?? 0 });
   }
 
   /**
    * A schedule: the n-th matching request gets `faults[n]` (`null`: no fault). After the
-   * last entry the rule is spent. Watch faults in a schedule only consume watch requests.
+   * last entry the rule is spent. An entry only consumes requests its kind can take
+   * (a watch fault: watches; `tooLargeResourceVersion`: lists at a resourceVersion).
    */
   schedule(match: FaultMatch | undefined, faults: readonly (Fault | null)[]): FaultHandle {
     return this.push({

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import * as discovery from './discovery.ts';
-import type { Fault, FaultInjector, FaultRequestInfo, WatchFault } from './faults.ts';
+import type { Fault, FaultInjector, FaultRequestInfo } from './faults.ts';
 import { isWatchFault } from './faults.ts';
 import { isPlainObject } from './json.ts';
 import { encodeList, list, parseRv } from './list.ts';
@@ -25,6 +25,7 @@ import {
   pathNotFound,
   statusForCode,
   successStatus,
+  tooLargeResourceVersion,
   tooManyRequests,
   unauthorized,
   watchTooOld,
@@ -44,6 +45,7 @@ export interface HttpCore {
   readonly pendingTimers: Set<NodeJS.Timeout>;
   readonly token: string | undefined;
   readonly bookmarkIntervalMs: number;
+  readonly bookmarkBeforeTimeoutMs: number;
   readonly defaultWatchTimeoutMs: number | undefined;
   readonly sendInitialEvents: boolean;
   serverAddress(): string;
@@ -172,9 +174,38 @@ export class HttpHandler {
           this.core.pendingTimers.add(t);
         });
         return this.core.isClosing() || ctx.res.destroyed;
-      default:
-        return false; // watch faults are applied by the watch
+      case 'tooLargeResourceVersion': {
+        // Only lists and streaming lists at resourceVersion N > 0 take this fault (FAULT_KINDS).
+        ctx.req.resume();
+        const rv = Number(ctx.info.query['resourceVersion']);
+        const current = fault.current ?? (this.core.store.revision < rv ? this.core.store.revision : rv - 1);
+        const err = tooLargeResourceVersion(rv, current);
+        if (ctx.info.watch) this.sendWatchError(ctx, err, 'fault');
+        else this.sendError(ctx, err);
+        return true;
+      }
+      case 'dropWatch':
+      case 'stallWatch':
+      case 'malformedLine':
+      case 'oversizeLine':
+      case 'closeWatch':
+      case 'expireWatch':
+      case 'slowWatch':
+        return false; // applied by the watch stream
+      default: {
+        const unhandled: never = fault;
+        throw new Error(`unhandled fault ${JSON.stringify(unhandled)}`);
+      }
     }
+  }
+
+  /** A watch error after the parameters were accepted: HTTP 200 and exactly one ERROR line, then the end (04a). */
+  private sendWatchError(ctx: Ctx, err: ApiError, ended: NonNullable<RequestRecord['ended']>): void {
+    const rec = this.record(ctx, 200);
+    rec.ended = ended;
+    if (ended === 'fault') rec.faultFiredAt = rec.at;
+    ctx.res.writeHead(200, this.headers(ctx));
+    ctx.res.end(errorLine(err.status));
   }
 
   private record(ctx: Ctx, status: number): RequestRecord {
@@ -448,7 +479,7 @@ export class HttpHandler {
     const store = core.store;
     const coll = store.collection(def);
     const filter: WatchFilter = { namespace: ns, labels, fields };
-    const fault = ctx.fault && isWatchFault(ctx.fault) ? (ctx.fault as WatchFault) : undefined;
+    const fault = ctx.fault && isWatchFault(ctx.fault) && ctx.faultId !== undefined ? { fault: ctx.fault, ruleId: ctx.faultId } : undefined;
 
     const initial = (): KubeObject[] => {
       const out: KubeObject[] = [];
@@ -464,7 +495,9 @@ export class HttpHandler {
       def,
       coll,
       filter,
-      ...(bookmarks ? { bookmarkIntervalMs: core.bookmarkIntervalMs } : {}),
+      info: ctx.info,
+      now: () => core.log.now(),
+      ...(bookmarks ? { bookmarks: { intervalMs: core.bookmarkIntervalMs, beforeTimeoutMs: core.bookmarkBeforeTimeoutMs } } : {}),
       ...(timeoutMs !== undefined ? { timeoutMs } : {}),
       ...(fault ? { fault } : {}),
       floor: () => store.floorOf(coll),
@@ -472,7 +505,11 @@ export class HttpHandler {
       draining: core.draining,
     };
     let session: WatchSession;
-    if (sendInitial === 'true') {
+    if (sendInitial === 'true' && rv !== undefined && rv > store.revision) {
+      // A streaming list the server has not reached: kube-apiserver waits 3 s for it, then sends this as an ERROR event.
+      this.sendWatchError(ctx, tooLargeResourceVersion(rv, store.revision), 'error');
+      return;
+    } else if (sendInitial === 'true') {
       const startRv = store.revision;
       session = new WatchSession(ctx.req, ctx.res, {
         ...common,
@@ -502,11 +539,7 @@ export class HttpHandler {
     } else {
       const floor = store.floorOf(coll);
       if (rv < floor) {
-        // 200, exactly one ERROR line with the 410 Status, then the end (04a).
-        const rec = this.record(ctx, 200);
-        rec.ended = 'expired';
-        ctx.res.writeHead(200, this.headers(ctx));
-        ctx.res.end(errorLine(watchTooOld(rv, floor)));
+        this.sendWatchError(ctx, new ApiError(watchTooOld(rv, floor)), 'expired');
         return;
       }
       session = new WatchSession(ctx.req, ctx.res, {

@@ -22,16 +22,21 @@ export interface RequestRecord {
   readonly subresource?: string;
   /** HTTP status sent; 0 when the connection was reset without a response. */
   readonly status: number;
-  /** The fault applied, if any. */
-  readonly fault?: FaultType;
-  readonly faultId?: number;
+  /** The fault applied, if any (for a watch: the latest, a live fault included). */
+  fault?: FaultType;
+  faultId?: number;
+  /** Watches: ms since the server started (as `at`) when the watch fault took effect; unset while its trigger waits. */
+  faultFiredAt?: number;
   readonly userAgent?: string;
   /** Watches: ADDED/MODIFIED/DELETED lines written so far. */
   eventsSent?: number;
   /** Watches: BOOKMARK lines written so far. */
   bookmarksSent?: number;
-  /** Watches: how the response ended (`undefined` while open). */
-  ended?: 'timeout' | 'client' | 'fault' | 'expired' | 'server-close';
+  /**
+   * Watches: how the response ended (`undefined` while open). `expired`: the one ERROR line of a 410;
+   * `error`: the one ERROR line of another Status (a streaming list at a resourceVersion not reached: 504).
+   */
+  ended?: 'timeout' | 'client' | 'fault' | 'expired' | 'error' | 'server-close';
 }
 
 export type RequestPredicate = (r: RequestRecord) => boolean;

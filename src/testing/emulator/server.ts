@@ -21,8 +21,16 @@ export interface ApiServerOptions {
   token?: string;
   /** Serve HTTPS: `true` uses the bundled 127.0.0.1 test certificate; or bring your own PEM cert/key. */
   tls?: boolean | { cert: string; key: string };
-  /** Bookmark period for watches with allowWatchBookmarks=true (default 200 ms). */
+  /**
+   * Bookmark period for watches with allowWatchBookmarks=true (default 60 000 ms, as kube-apiserver).
+   * A bookmark is only sent once the resource changed after the watch began (03c, 03d).
+   */
   bookmarkIntervalMs?: number;
+  /**
+   * The last bookmark comes this long before the watch's timeoutSeconds ends it (default 2000 ms, as
+   * kube-apiserver); with a timeout not longer than that, at the deadline, just before the end.
+   */
+  bookmarkBeforeTimeoutMs?: number;
   /** Events kept per resource for watch replay and lists at older revisions (default 10 000). */
   historyLimit?: number;
   /** Support streaming lists (sendInitialEvents=true, default). `false` behaves like v1.20 (422, 05a/05b). */
@@ -139,7 +147,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   const draining = new Set<WatchSession>();
   const pendingTimers = new Set<NodeJS.Timeout>();
   const log = new RequestLog();
-  const faults = new FaultInjector();
+  const faults = new FaultInjector(() => sessions);
   let closing = false;
   let port = 0;
 
@@ -174,7 +182,8 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     draining,
     pendingTimers,
     token: options.token,
-    bookmarkIntervalMs: options.bookmarkIntervalMs ?? 200,
+    bookmarkIntervalMs: options.bookmarkIntervalMs ?? 60_000,
+    bookmarkBeforeTimeoutMs: options.bookmarkBeforeTimeoutMs ?? 2000,
     defaultWatchTimeoutMs: options.defaultWatchTimeoutMs,
     sendInitialEvents: options.sendInitialEvents ?? true,
     serverAddress: () => `127.0.0.1:${port}`,

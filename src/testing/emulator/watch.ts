@@ -4,7 +4,7 @@
  * and the watch faults.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { WatchFault } from './faults.ts';
+import type { FaultRequestInfo, OpenWatch, WatchFault } from './faults.ts';
 import type { RequestRecord } from './request-log.ts';
 import type { ResourceDef } from './resources.ts';
 import { type FieldSelector, type LabelSelector, matchesFields, matchesLabels } from './selectors.ts';
@@ -60,6 +60,8 @@ export interface WatchOptions {
   def: ResourceDef;
   coll: Collection;
   filter: WatchFilter;
+  /** The request, as fault rules see it (live faults match on it). */
+  info: FaultRequestInfo;
   /** Revision the watch starts after (replay) or the revision of the initial state. */
   startRv: number;
   /** Lines written before live events (replayed history or synthetic ADDED). */
@@ -67,10 +69,14 @@ export interface WatchOptions {
   backlogKind: 'history' | 'initial';
   /** Send the initial-events-end BOOKMARK after the backlog (sendInitialEvents). */
   initialEventsEndRv?: number;
-  bookmarkIntervalMs?: number;
+  /** Periodic and pre-timeout bookmarks (allowWatchBookmarks=true). */
+  bookmarks?: { intervalMs: number; beforeTimeoutMs: number };
   timeoutMs?: number;
-  fault?: WatchFault;
+  /** The fault a rule gave this request, if any. */
+  fault?: { fault: WatchFault; ruleId: number };
   record: RequestRecord;
+  /** The request log's clock (ms since the server started). */
+  now: () => number;
   /** The oldest revision the history still covers (for expireWatch messages). */
   floor: () => number;
   onEnd: (session: WatchSession) => void;
@@ -78,8 +84,15 @@ export interface WatchOptions {
   draining: Set<WatchSession>;
 }
 
+/** A watch fault waiting for its trigger. */
+interface Armed {
+  readonly fault: Exclude<WatchFault, { type: 'slowWatch' }>;
+  /** Events sent when it was armed: `afterEvents` counts from there. */
+  readonly eventsAtArm: number;
+}
+
 /** One open watch response. */
-export class WatchSession {
+export class WatchSession implements OpenWatch {
   private readonly res: ServerResponse;
   private readonly req: IncomingMessage;
   private readonly o: WatchOptions;
@@ -89,12 +102,14 @@ export class WatchSession {
   private stalled = false;
   private progressRv: number;
   private events = 0;
-  private faultFired = false;
+  private armed: Armed[] = [];
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly listener = (ev: HistoryEvent): void => this.onEvent(ev);
-  // slowWatch
+  // slowWatch: once set, every later write trickles out
+  private slow: { chunkBytes: number; delayMs: number } | undefined;
   private slowQueue: Buffer[] = [];
   private slowTimer: NodeJS.Timeout | undefined;
+  private slowDone: (() => void) | undefined;
 
   constructor(req: IncomingMessage, res: ServerResponse, o: WatchOptions) {
     this.req = req;
@@ -113,13 +128,7 @@ export class WatchSession {
     this.res.flushHeaders();
     o.record.eventsSent = 0;
     o.record.bookmarksSent = 0;
-
-    const f = o.fault;
-    if (f && f.type !== 'slowWatch' && f.afterMs !== undefined) {
-      this.timer(() => this.fire(), f.afterMs);
-    }
-    if (f && f.type !== 'slowWatch' && f.afterEvents === undefined && f.afterMs === undefined) this.fire();
-    else if (f && f.type !== 'slowWatch' && f.afterEvents === 0) this.fire();
+    if (o.fault) this.arm(o.fault.fault);
 
     if (o.backlogKind === 'history') {
       for (const ev of o.backlog as HistoryEvent[]) this.onEvent(ev);
@@ -131,14 +140,39 @@ export class WatchSession {
       this.sendBookmark(bookmarkLine(o.def, o.initialEventsEndRv, true));
     }
     if (this.ended || this.stalled) return;
-    if (o.timeoutMs !== undefined) this.timer(() => this.end('timeout'), o.timeoutMs);
-    if (o.bookmarkIntervalMs !== undefined && o.bookmarkIntervalMs > 0) {
-      const t = setInterval(() => {
-        // Like kube-apiserver: a bookmark only once the resource changed after the watch's start (03c, 03d).
-        if (this.progressRv > o.startRv) this.sendBookmark(bookmarkLine(o.def, this.progressRv));
-      }, o.bookmarkIntervalMs);
-      this.timers.add(t);
+    const startedAt = performance.now();
+    const deadline = o.timeoutMs === undefined ? undefined : startedAt + o.timeoutMs;
+    // kube-apiserver sends one bookmark 2 s before the deadline (cacheWatcher.nextBookmarkTime); when the
+    // timeout is not longer than that lead, the emulator sends it at the deadline, just before the end.
+    const b = o.bookmarks;
+    const preTimeoutAt = b && deadline !== undefined && o.timeoutMs! > b.beforeTimeoutMs ? deadline - b.beforeTimeoutMs : undefined;
+    if (o.timeoutMs !== undefined) {
+      this.timer(() => {
+        if (b && preTimeoutAt === undefined) this.bookmarkIfChanged();
+        this.end('timeout');
+      }, o.timeoutMs);
     }
+    if (b) this.scheduleBookmark(startedAt, b.intervalMs, preTimeoutAt);
+  }
+
+  /**
+   * Periodic bookmarks every `intervalMs` from the start, and one at `preTimeoutAt`, after which none:
+   * like kube-apiserver, where the next bookmark is min(now + 1 min, deadline − 2 s) and none once that has passed.
+   */
+  private scheduleBookmark(from: number, intervalMs: number, preTimeoutAt: number | undefined): void {
+    if (intervalMs <= 0 && preTimeoutAt === undefined) return;
+    const periodic = intervalMs > 0 ? from + intervalMs : Infinity;
+    const pre = preTimeoutAt !== undefined && preTimeoutAt <= periodic;
+    const at = pre ? preTimeoutAt : periodic;
+    this.timer(() => {
+      this.bookmarkIfChanged();
+      if (!pre) this.scheduleBookmark(at, intervalMs, preTimeoutAt);
+    }, Math.max(0, at - performance.now()));
+  }
+
+  /** Like kube-apiserver: a bookmark only once the resource changed after the watch's start (03c, 03d). */
+  private bookmarkIfChanged(): void {
+    if (this.progressRv > this.o.startRv) this.sendBookmark(bookmarkLine(this.o.def, this.progressRv));
   }
 
   get def(): ResourceDef {
@@ -149,12 +183,56 @@ export class WatchSession {
     return !this.ended;
   }
 
+  get info(): FaultRequestInfo {
+    return this.o.info;
+  }
+
+  /** A stalled or ended watch writes nothing more, so a live fault could not show. */
+  get acceptsFaults(): boolean {
+    return !this.ended && !this.stalled;
+  }
+
+  /** A live fault (from `faults.add({ live: true, … })`): recorded on this watch, triggered from now. */
+  applyFault(fault: WatchFault, ruleId: number): void {
+    if (!this.acceptsFaults) return;
+    this.o.record.fault = fault.type;
+    this.o.record.faultId = ruleId;
+    this.arm(fault);
+  }
+
   private timer(fn: () => void, ms: number): void {
     const t = setTimeout(() => {
       this.timers.delete(t);
       fn();
     }, ms);
     this.timers.add(t);
+  }
+
+  /** Arms a fault: at once without a trigger (or afterEvents 0), else on its events count or timer. */
+  private arm(fault: WatchFault): void {
+    if (fault.type === 'slowWatch') {
+      this.slow = { chunkBytes: Math.max(1, fault.chunkBytes ?? 64), delayMs: fault.delayMs ?? 5 };
+      this.fired();
+      return;
+    }
+    const armed: Armed = { fault, eventsAtArm: this.events };
+    if ((fault.afterEvents === undefined && fault.afterMs === undefined) || fault.afterEvents === 0) {
+      this.fire(armed.fault);
+      return;
+    }
+    this.armed.push(armed);
+    if (fault.afterMs !== undefined) this.timer(() => this.fireArmed(armed), fault.afterMs);
+  }
+
+  private fireArmed(armed: Armed): void {
+    const i = this.armed.indexOf(armed);
+    if (i < 0) return;
+    this.armed.splice(i, 1);
+    this.fire(armed.fault);
+  }
+
+  private fired(): void {
+    this.o.record.faultFiredAt = this.o.now();
   }
 
   private onEvent(ev: HistoryEvent): void {
@@ -187,9 +265,9 @@ export class WatchSession {
     this.write(line);
     this.events++;
     this.o.record.eventsSent = this.events;
-    const f = this.o.fault;
-    if (f && f.type !== 'slowWatch' && !this.faultFired && f.afterEvents !== undefined && this.events >= f.afterEvents) {
-      this.fire();
+    for (const a of [...this.armed]) {
+      const n = a.fault.afterEvents;
+      if (n !== undefined && this.events - a.eventsAtArm >= n) this.fireArmed(a);
     }
   }
 
@@ -199,28 +277,24 @@ export class WatchSession {
     this.o.record.bookmarksSent = (this.o.record.bookmarksSent ?? 0) + 1;
   }
 
-  /** Applies the watch fault (once). */
-  private fire(): void {
-    const f = this.o.fault;
-    if (!f || this.faultFired || this.ended) return;
-    this.faultFired = true;
+  /** Applies a triggered watch fault. */
+  private fire(f: Armed['fault']): void {
+    if (this.ended || this.stalled) return;
+    this.fired();
     switch (f.type) {
       case 'dropWatch':
         this.drop();
-        break;
+        return;
       case 'stallWatch':
         this.stalled = true;
         this.flush();
-        for (const t of this.timers) {
-          clearTimeout(t);
-          clearInterval(t);
-        }
-        this.timers.clear();
+        this.clearTimers();
+        this.armed = [];
         this.o.coll.listeners.delete(this.listener);
-        break;
+        return;
       case 'malformedLine':
         this.write(`${f.line ?? '{"type":"MODIFIED","object":{"kind":"'}\n`);
-        break;
+        return;
       case 'oversizeLine': {
         const size = f.bytes ?? 3 * 1024 * 1024;
         const head = bookmarkLine(this.o.def, this.progressRv);
@@ -228,15 +302,19 @@ export class WatchSession {
         const obj = JSON.parse(head) as { object: { metadata: Record<string, unknown> } };
         obj.object.metadata['annotations'] = { 'emulator.rx-informer.dev/padding': pad };
         this.write(`${JSON.stringify(obj)}\n`);
-        break;
+        return;
       }
       case 'closeWatch':
         this.end('fault');
-        break;
+        return;
       case 'expireWatch':
         this.write(errorLine(watchTooOld(this.o.startRv, this.o.floor())));
         this.end('fault');
-        break;
+        return;
+      default: {
+        const unhandled: never = f;
+        throw new Error(`unhandled watch fault ${JSON.stringify(unhandled)}`);
+      }
     }
   }
 
@@ -256,29 +334,22 @@ export class WatchSession {
     }
     const data = this.pending.length === 1 ? this.pending[0]! : this.pending.join('');
     this.pending = [];
-    if (this.o.fault?.type === 'slowWatch') this.slowWrite(Buffer.from(data));
+    if (this.slow) this.slowWrite(Buffer.from(data), this.slow);
     else this.res.write(data);
   }
 
-  private slowWrite(buf: Buffer): void {
-    const f = this.o.fault as { chunkBytes?: number; delayMs?: number };
-    const size = Math.max(1, f.chunkBytes ?? 64);
-    for (let i = 0; i < buf.length; i += size) this.slowQueue.push(buf.subarray(i, i + size));
-    this.pumpSlow(f.delayMs ?? 5);
-  }
-
-  private pumpSlow(delay: number): void {
+  private slowWrite(buf: Buffer, slow: { chunkBytes: number; delayMs: number }): void {
+    for (let i = 0; i < buf.length; i += slow.chunkBytes) this.slowQueue.push(buf.subarray(i, i + slow.chunkBytes));
     if (this.slowTimer) return;
     const step = (): void => {
       this.slowTimer = undefined;
       const chunk = this.slowQueue.shift();
       if (chunk && !this.res.destroyed) this.res.write(chunk);
-      if (this.slowQueue.length) this.slowTimer = setTimeout(step, delay);
+      if (this.slowQueue.length) this.slowTimer = setTimeout(step, slow.delayMs);
       else this.slowDone?.();
     };
-    this.slowTimer = setTimeout(step, delay);
+    this.slowTimer = setTimeout(step, slow.delayMs);
   }
-  private slowDone: (() => void) | undefined;
 
   /** Flushes what was written, then closes the connection without the terminating chunk. */
   private drop(): void {
@@ -297,10 +368,10 @@ export class WatchSession {
     const finish = (): void => {
       if (!this.res.destroyed) this.res.end();
     };
-    if (this.o.fault?.type === 'slowWatch') {
+    if (this.slow) {
       const data = this.pending.join('');
       this.pending = [];
-      if (data) this.slowWrite(Buffer.from(data));
+      if (data) this.slowWrite(Buffer.from(data), this.slow);
       if (this.slowQueue.length && how !== 'server-close') {
         this.o.draining.add(this);
         this.slowDone = () => {
@@ -337,16 +408,18 @@ export class WatchSession {
     this.dispose();
   }
 
+  private clearTimers(): void {
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+  }
+
   private cleanup(how: NonNullable<RequestRecord['ended']>): void {
     if (this.ended) return;
     this.ended = true;
+    this.armed = [];
     this.o.record.ended = how;
     this.o.coll.listeners.delete(this.listener);
-    for (const t of this.timers) {
-      clearTimeout(t);
-      clearInterval(t);
-    }
-    this.timers.clear();
+    this.clearTimers();
     this.o.onEnd(this);
   }
 
