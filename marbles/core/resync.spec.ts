@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { TestScheduler } from 'rxjs/testing';
 import { identity } from 'rxjs';
-import { resync, type KubeObject, type SourceEvent } from '../../src/index.ts';
+import { InformerError, resync, type KubeObject, type SourceEvent } from '../../src/index.ts';
 
 type Obj = KubeObject;
 const a: Obj = { metadata: { name: 'a', namespace: 'ns', resourceVersion: '2' } };
@@ -11,6 +11,12 @@ const events: Record<string, SourceEvent<Obj>> = {
   a: { type: 'added', object: a, resourceVersion: '2' },
   b: { type: 'bookmark', resourceVersion: '4' },
   r: { type: 'resync' },
+  e: { type: 'error', error: new InformerError('NetworkError', 'connection refused', { phase: 'watch' }) },
+  l: { type: 'error', error: new InformerError('ServerError', 'HTTP 500', { status: 500, phase: 'list' }) },
+  v: { type: 'error', error: new InformerError('ValidationFailed', 'bad object', { key: 'ns/a', phase: 'watch' }) },
+  i: { type: 'error', error: new InformerError('IndexerError', 'index threw', { key: 'ns/a' }) },
+  w: { type: 'watch', resourceVersion: '4' },
+  k: { type: 'deletedKey', key: 'ns/a', resourceVersion: '5' },
 };
 
 function testScheduler(): TestScheduler {
@@ -69,6 +75,36 @@ describe('resync', () => {
     const ts = testScheduler();
     ts.run(({ cold, expectObservable }) => {
       expectObservable(cold('R-----a-|', events).pipe(resync<Obj>(0, ts))).toBe('R-----a-|', events);
+    });
+  });
+
+  it('ticks only while the watch is established: a transport fault stops it, a failing list and watch never tick', () => {
+    const ts = testScheduler();
+    ts.run(({ hot, expectObservable }) => {
+      // The watch fails at 2, before the first tick (3); list and watch keep failing (w: a watch opened, e/l: its fault) for 45 frames: no tick.
+      const source = hot('R-e-w-e-w-l-w-e 30ms w-e', events);
+      const sub = '      ^------------------------------------------------------------!';
+      expectObservable(source.pipe(resync<Obj>(3, ts)), sub).toBe('R-e-w-e-w-l-w-e 30ms w-e', events);
+    });
+  });
+
+  it('object faults (ValidationFailed, IndexerError) do not stop it; a watch being opened does not re-arm it; a live event re-arms it with a full period', () => {
+    const ts = testScheduler();
+    ts.run(({ hot, expectObservable }) => {
+      const source = hot('R----v-i-e-w----b---------', events);
+      const sub = '      ^-------------------------!';
+      // Ticks at 4 and 8 (v at 5 and i at 7 change nothing); e at 9 stops it; w at 11 does not restart it;
+      // the bookmark at 16 re-arms it: ticks at 20 and 24.
+      expectObservable(source.pipe(resync<Obj>(4, ts)), sub).toBe('R---rv-ire-w----b---r---r-', events);
+    });
+  });
+
+  it('re-armed by added, modified, deleted and deletedKey too, but only after a first list', () => {
+    const ts = testScheduler();
+    ts.run(({ hot, expectObservable }) => {
+      const source = hot('a-k-R-e-k-----', events);
+      const sub = '      ^-------------!';
+      expectObservable(source.pipe(resync<Obj>(3, ts)), sub).toBe('a-k-R-e-k--r--', events);
     });
   });
 });

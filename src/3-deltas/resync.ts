@@ -1,18 +1,29 @@
 import { Observable, asyncScheduler, identity, type MonoTypeOperatorFunction, type SchedulerLike, type Subscription } from 'rxjs';
+import { isObjectFault } from '../0-model/errors.ts';
 import type { SourceEvent } from '../2-source/sourceEvent.ts';
 
 /**
- * Inserts a `resync` tick into the source stream every `periodMs`, counted
- * from the end of the first list; `deltaFifo` turns each tick into Sync
- * deltas for every known object that has nothing queued. A period of 0 (or
- * less) disables it.
+ * Inserts a `resync` tick into the source stream every `periodMs` while the
+ * watch is established, as client-go's reflector does (its resync timer runs
+ * only inside ListAndWatch); `deltaFifo` turns each tick into Sync deltas for
+ * every known object that has nothing queued. A period of 0 (or less)
+ * disables it.
+ *
+ * - A `replace` (a list) arms it: the first tick comes `periodMs` later.
+ * - An `error` that is a transport or server fault (the list or watch failed)
+ *   disarms it. An object fault (ValidationFailed, TransformError,
+ *   IndexerError, UnknownEventType, HandlerError, a malformed watch line) does not:
+ *   the watch goes on.
+ * - The next sign of a live watch (added, modified, deleted, deletedKey,
+ *   bookmark) or list re-arms it, with a full period. A `watch` event (a watch
+ *   being opened) proves nothing yet and leaves it as it is.
  *
  * ```
- * source:  --R-a-------b------
- *          R: the first replace
+ * source:  --R-a-------e---------b----
+ *          R: a replace, e: a network error, b: a bookmark
  * resync(4)
- * output:  --R-a-r---r-b-r----
- *          r: { type: 'resync' }
+ * output:  --R-a-r---r-e---------b---r
+ *          r: { type: 'resync' }; none between e and b
  * ```
  */
 export function resync<T>(periodMs: number, scheduler: SchedulerLike = asyncScheduler): MonoTypeOperatorFunction<SourceEvent<T>> {
@@ -20,21 +31,44 @@ export function resync<T>(periodMs: number, scheduler: SchedulerLike = asyncSche
   return (source) =>
     new Observable<SourceEvent<T>>((subscriber) => {
       let timer: Subscription | undefined;
+      /** Whether a list has happened: until then, events cannot arm the timer. */
+      let listed = false;
+      const disarm = () => {
+        timer?.unsubscribe();
+        timer = undefined;
+      };
+      const arm = () => {
+        if (timer) return;
+        timer = scheduler.schedule(function () {
+          subscriber.next({ type: 'resync' });
+          this.schedule(undefined, periodMs);
+        }, periodMs);
+      };
       const subscription = source.subscribe({
         next: (event) => {
           subscriber.next(event);
-          if (!timer && event.type === 'replace') {
-            timer = scheduler.schedule(function () {
-              subscriber.next({ type: 'resync' });
-              this.schedule(undefined, periodMs);
-            }, periodMs);
+          switch (event.type) {
+            case 'replace':
+              listed = true;
+              return arm();
+            case 'added':
+            case 'modified':
+            case 'deleted':
+            case 'deletedKey':
+            case 'bookmark':
+              return listed ? arm() : undefined;
+            case 'error':
+              return isObjectFault(event.error) ? undefined : disarm();
+            case 'watch':
+            case 'resync':
+              return;
           }
         },
         error: (error: unknown) => subscriber.error(error),
         complete: () => subscriber.complete(),
       });
       return () => {
-        timer?.unsubscribe();
+        disarm();
         subscription.unsubscribe();
       };
     });

@@ -13,8 +13,11 @@ export interface UpdatedEvent<T> {
   readonly object: T;
   readonly isInInitialList: boolean;
   /**
-   * True when nothing changed: a resync tick, or a relist that found the same
-   * resourceVersion (client-go's `isSync`).
+   * True for a resync tick, and for any update whose object has the same
+   * resourceVersion as the cached one (a relist that found it unchanged, or a
+   * watch event that repeats it): client-go's `isSync`, which compares the two
+   * resourceVersions whatever the delta type. Objects without a resourceVersion
+   * never match.
    */
   readonly resync: boolean;
 }
