@@ -27,9 +27,9 @@ const stripManaged = (line: string): unknown => {
 };
 
 describe('watch', () => {
-  it('replays 03b: chunked NDJSON, ADDED/MODIFIED/DELETED with RV gaps, DELETED at the deletion RV, exact bookmarks, clean end at timeoutSeconds', async () => {
-    api = await case2({ bookmarkIntervalMs: 60 });
-    const w = openWatch(api, `${BASE}?watch=true&resourceVersion=693&allowWatchBookmarks=true&timeoutSeconds=0.4`);
+  it('replays 03b live: chunked NDJSON, ADDED/MODIFIED/DELETED with RV gaps, DELETED at the deletion RV; each bookmark carries the last change before it', async () => {
+    api = await case2({ bookmarkIntervalMs: 20 });
+    const w = openWatch(api, `${BASE}?watch=true&resourceVersion=693&allowWatchBookmarks=true`);
     const head = await w.ready;
     expect(head.status).toBe(200);
     expect(head.headers['content-type']).toBe('application/json');
@@ -46,21 +46,80 @@ describe('watch', () => {
     expect(put2.status).toBe(200);
     await call(api, 'PATCH', `${BASE}/cm-watch`, { metadata: { labels: { app: 'w2', extra: 'yes' } } }, { 'Content-Type': 'application/strategic-merge-patch+json' });
     await call(api, 'DELETE', `${BASE}/cm-watch`);
-    const result = await w.done;
+    const events = () => w.lines.filter((l) => l.event.type !== 'BOOKMARK');
+    // then the next periodic bookmark, which carries the deletion's RV exactly as recorded
+    while (events().length < 5 || w.lines.at(-1)!.event.type !== 'BOOKMARK') await w.waitLines(w.lines.length + 1);
+    w.abort();
 
+    const recorded = fixtureText('03b', 'ndjson').trimEnd().split('\n');
+    expect(events().map((l) => stripManaged(l.text))).toEqual(recorded.slice(0, 5).map(stripManaged));
+    // each line is exactly JSON.stringify of {type, object} (key order included)
+    for (const l of events()) expect(l.text).toBe(JSON.stringify(l.event));
+    // Bookmarks come whenever the timer fires (between any two writes on a slow machine): whatever their
+    // number, each has the shape of 03b's and the revision of the last change before it.
+    let last = '693';
+    for (const l of w.lines) {
+      if (l.event.type !== 'BOOKMARK') last = l.event.object.metadata.resourceVersion;
+      else expect(l.text).toBe(recorded[5]!.replace('"699"', JSON.stringify(last)));
+    }
+    expect(w.lines.at(-1)!.text).toBe(recorded[5]);
+    expect(api.requests.find((r) => r.watch)).toMatchObject({ status: 200, eventsSent: 5, resource: 'configmaps', namespace: 'fixtures' });
+  });
+
+  it('replays 03b from history: exact bookmarks, the last one just before the clean end at timeoutSeconds', async () => {
+    api = await case2({ bookmarkIntervalMs: 50 });
+    const created = api.create(CM, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm-watch', namespace: 'fixtures', labels: { app: 'w' } }, data: { k: 'v1' } });
+    const put1 = api.update(CM, { ...created, data: { k: 'v2' } });
+    api.create('pods', { metadata: { name: 'elsewhere', namespace: 'fixtures' }, spec: { containers: [] } });
+    const put2 = api.update(CM, { ...put1, data: { k: 'v3' } });
+    api.patch(CM, 'fixtures', 'cm-watch', { metadata: { labels: { app: 'w2', extra: 'yes' } } });
+    api.delete(CM, 'fixtures', 'cm-watch');
+    expect(put2.metadata!.resourceVersion).toBe('697');
+
+    const result = await watchAll(api, `${BASE}?watch=true&resourceVersion=693&allowWatchBookmarks=true&timeoutSeconds=0.3`);
     expect(result.how).toBe('end');
     const recorded = fixtureText('03b', 'ndjson').trimEnd().split('\n');
     const events = result.lines.filter((l) => l.event.type !== 'BOOKMARK');
-    expect(events.map((l) => stripManaged(l.text))).toEqual(recorded.slice(0, 5).map(stripManaged));
-    // each line is exactly JSON.stringify of {type, object} (key order included)
-    for (const l of events) expect(l.text).toBe(JSON.stringify(l.event));
+    expect(events.map((l) => l.event.object.metadata.resourceVersion)).toEqual(['694', '695', '697', '698', '699']);
+    expect(events.map((l) => l.event.type)).toEqual(['ADDED', 'MODIFIED', 'MODIFIED', 'MODIFIED', 'DELETED']);
     const bookmarks = result.lines.filter((l) => l.event.type === 'BOOKMARK');
-    expect(bookmarks.length).toBeGreaterThanOrEqual(2);
+    expect(bookmarks.length).toBeGreaterThanOrEqual(1);
     for (const b of bookmarks) expect(b.text).toBe(recorded[5]);
-    expect(result.durationMs).toBeGreaterThanOrEqual(390);
-    expect(result.durationMs).toBeLessThan(1500);
-    const rec = api.requests.find((r) => r.watch)!;
-    expect(rec).toMatchObject({ status: 200, eventsSent: 5, ended: 'timeout', resource: 'configmaps', namespace: 'fixtures' });
+    // The timeout (0.3 s, shorter than bookmarkBeforeTimeoutMs) brings a bookmark right before the end.
+    expect(result.lines.at(-1)!.event.type).toBe('BOOKMARK');
+    expect(result.durationMs).toBeGreaterThanOrEqual(290);
+    expect(api.requests.find((r) => r.watch)).toMatchObject({ eventsSent: 5, bookmarksSent: bookmarks.length, ended: 'timeout' });
+  });
+
+  it('times bookmarks like kube-apiserver by default: none periodic within a minute, one before the deadline (03b, 03d, 07f)', async () => {
+    api = await case2();
+    api.patch(CM, 'fixtures', 'cm-1', { data: { touched: 'yes' } }); // 694: a change after the watch's start RV
+    const r = await watchAll(api, `${BASE}?watch=true&resourceVersion=693&allowWatchBookmarks=true&timeoutSeconds=0.2&labelSelector=app%3Dnomatch`);
+    expect(r.how).toBe('end');
+    expect(r.lines.map((l) => [l.event.type, l.event.object.metadata.resourceVersion])).toEqual([['BOOKMARK', '694']]);
+    // without allowWatchBookmarks, none
+    const plain = await watchAll(api, `${BASE}?watch=true&resourceVersion=693&timeoutSeconds=0.05&labelSelector=app%3Dnomatch`);
+    expect(plain.lines).toEqual([]);
+  });
+
+  it('sends the pre-timeout bookmark bookmarkBeforeTimeoutMs before the deadline, and none after it', async () => {
+    // Wide margins: the write below must land between the bookmark (0.3 s) and the end (3 s).
+    api = await case2({ bookmarkBeforeTimeoutMs: 2700 });
+    api.patch(CM, 'fixtures', 'cm-1', { data: { touched: 'yes' } }); // 694
+    const w = openWatch(api, `${BASE}?watch=true&resourceVersion=693&allowWatchBookmarks=true&timeoutSeconds=3`);
+    const first = await w.waitLines(2, 2500);
+    expect(first.map((l) => [l.event.type, l.event.object.metadata.resourceVersion])).toEqual([
+      ['MODIFIED', '694'],
+      ['BOOKMARK', '694'],
+    ]);
+    api.patch(CM, 'fixtures', 'cm-2', { data: { touched: 'yes' } }); // 695
+    const r = await w.done;
+    expect(r.how).toBe('end');
+    expect(r.lines.map((l) => [l.event.type, l.event.object.metadata.resourceVersion])).toEqual([
+      ['MODIFIED', '694'],
+      ['BOOKMARK', '694'],
+      ['MODIFIED', '695'],
+    ]);
   });
 
   it('sends no bookmark to an idle watch from the latest RV (03c)', async () => {
