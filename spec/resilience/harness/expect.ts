@@ -58,10 +58,11 @@ export function expectedFor(
   if (!r.watch) return [];
   const streaming = r.query['sendInitialEvents'] === 'true';
   if (r.ended === 'expired') return must('Expired');
-  // Only the informer aborts a watch before the schedule ends, and only when it judged it stalled.
-  if (r.ended === 'client') return must('Timeout');
   const fault = r.faultId === undefined ? undefined : faultOf(r.faultId);
   const fromFault = fault ? expectedFromFault(r, fault, maxLineBytes, why) : [];
+  // Only the informer aborts a watch before the schedule ends: at a line it could not decode
+  // (it resumes from the last resourceVersion processed), or when it judged the watch stalled.
+  if (r.ended === 'client') return fromFault.some((x) => x.reasons.includes('MalformedLine')) ? fromFault : must('Timeout');
   if (r.ended !== 'server-close' || closedByServer === undefined) return fromFault;
   // Ended by api.closeWatches: dropped, or a clean end (after events, resume at once; with none, it may have come
   // soon enough to count as very short; a streaming list may not have finished its initial events).
