@@ -1,0 +1,137 @@
+import { describe, expect, it } from 'vitest';
+import { Subject } from 'rxjs';
+import {
+  InformerError,
+  customResource,
+  decoder,
+  informerFromSource,
+  type InformerEvent,
+  type Indexers,
+  type KubeObject,
+  type SourceEvent,
+  type Store,
+} from '../../src/index.ts';
+
+/**
+ * The rule of docs/invalid-objects.md, seen from the informer: the source
+ * (listAndWatch) reports an invalid object as an error and tells the key
+ * (`rejectedKeys`, `deletedKey`); the cache keeps the key's last valid object,
+ * and no `deleted` event is ever produced for an object that exists.
+ */
+
+type Obj = KubeObject & { data?: { owner?: string } };
+const Widgets = customResource<Obj>({ group: 'example.com', version: 'v1', plural: 'widgets', kind: 'Widget', namespaced: true });
+const o = (name: string, rv: string, owner?: string): Obj => ({
+  apiVersion: 'example.com/v1',
+  kind: 'Widget',
+  metadata: { name, namespace: 'ns', resourceVersion: rv },
+  ...(owner === undefined ? {} : { data: { owner } }),
+});
+const invalid = (key: string, rv: string) =>
+  ({ type: 'error', error: new InformerError('ValidationFailed', `${key} failed validation`, { key, resourceVersion: rv, issues: [] }) }) as const;
+
+function harness(indexers?: Indexers<Obj>) {
+  const source = new Subject<SourceEvent<Obj>>();
+  const informer = informerFromSource(Widgets, source, { indexers });
+  const events: InformerEvent<Obj>[] = [];
+  const errors: InformerError[] = [];
+  let store: Store<Obj> | undefined;
+  const ended: string[] = [];
+  informer.events$.subscribe({ next: (e) => events.push(e), error: () => ended.push('events$'), complete: () => ended.push('events$') });
+  informer.errors$.subscribe({ next: (e) => errors.push(e), error: () => ended.push('errors$'), complete: () => ended.push('errors$') });
+  informer.store$.subscribe({ next: (s) => (store = s), error: () => ended.push('store$'), complete: () => ended.push('store$') });
+  return { source, events, errors, ended, store: () => store! };
+}
+
+describe('objects that fail validation (the informer keeps the last valid object)', () => {
+  it('watch: an invalid MODIFIED leaves the cached version; the next valid one replaces it normally', () => {
+    const h = harness();
+    const a1 = o('a', '1'), a3 = o('a', '3');
+    h.source.next({ type: 'replace', items: [a1], resourceVersion: '1' });
+    h.source.next(invalid('ns/a', '2'));
+    expect(h.store().get('ns/a')).toBe(a1);
+    h.source.next({ type: 'modified', object: a3, resourceVersion: '3' });
+    expect(h.store().get('ns/a')).toBe(a3);
+    expect(h.events.map((e) => e.type)).toEqual(['added', 'updated']);
+    expect(h.errors.map((e) => [e.reason, e.key, e.resourceVersion])).toEqual([['ValidationFailed', 'ns/a', '2']]);
+  });
+
+  it('relist: a key listed as invalid is kept (no deleted event, no tombstone, no updated); reported every time it is seen', () => {
+    const h = harness();
+    const a1 = o('a', '1'), b1 = o('b', '1');
+    h.source.next({ type: 'replace', items: [a1, b1], resourceVersion: '1' });
+    for (const rv of ['5', '6']) {
+      h.source.next(invalid('ns/a', rv));
+      h.source.next({ type: 'replace', items: [b1], resourceVersion: rv, rejectedKeys: ['ns/a'] });
+    }
+    expect(h.store().get('ns/a')).toBe(a1);
+    expect(h.events.filter((e) => e.type === 'deleted')).toEqual([]);
+    expect(h.events.map((e) => e.type)).toEqual(['added', 'added', 'updated', 'updated']); // b's unchanged relists
+    expect(h.errors.map((e) => e.resourceVersion)).toEqual(['5', '6']);
+  });
+
+  it('an object that was never valid is never cached, and never reported deleted', () => {
+    const h = harness();
+    h.source.next(invalid('ns/a', '1'));
+    h.source.next({ type: 'replace', items: [], resourceVersion: '1', rejectedKeys: ['ns/a'] });
+    h.source.next(invalid('ns/a', '2'));
+    h.source.next({ type: 'deletedKey', key: 'ns/a', resourceVersion: '3' });
+    expect(h.store().size).toBe(0);
+    expect(h.events).toEqual([]);
+  });
+
+  it('a DELETED event whose object is invalid still deletes the key, with the last cached state as the deleted object', () => {
+    const h = harness();
+    const a1 = o('a', '1');
+    h.source.next({ type: 'replace', items: [a1], resourceVersion: '1' });
+    h.source.next(invalid('ns/a', '2'));
+    h.source.next({ type: 'deletedKey', key: 'ns/a', resourceVersion: '2' });
+    expect(h.store().has('ns/a')).toBe(false);
+    expect(h.events[h.events.length - 1]).toEqual({ type: 'deleted', object: a1, finalStateUnknown: false, isInInitialList: false });
+  });
+
+  it('an indexer that throws (`cm.data.owner` on an object without data) ends nothing: IndexerError, old version kept, no event', () => {
+    const h = harness({ owner: (cm) => [cm.data!.owner!] });
+    const a1 = o('a', '1', 'me'), a2 = o('a', '2'), b3 = o('b', '3'), a4 = o('a', '4', 'you');
+    h.source.next({ type: 'replace', items: [a1], resourceVersion: '1' });
+    h.source.next({ type: 'modified', object: a2, resourceVersion: '2' });
+    h.source.next({ type: 'added', object: b3, resourceVersion: '3' });
+    expect(h.store().get('ns/a')).toBe(a1);
+    expect(h.store().has('ns/b')).toBe(false);
+    expect(h.store().indexKeys('owner', 'me')).toEqual(['ns/a']);
+    h.source.next({ type: 'replace', items: [a2, b3], resourceVersion: '3' });
+    expect(h.store().get('ns/a')).toBe(a1);
+    h.source.next({ type: 'modified', object: a4, resourceVersion: '4' });
+    expect(h.store().indexKeys('owner', 'you')).toEqual(['ns/a']);
+    h.source.next({ type: 'deleted', object: b3, resourceVersion: '5' });
+    expect(h.events.map((e) => e.type)).toEqual(['added', 'updated']);
+    expect(h.errors.map((e) => [e.reason, e.key, e.resourceVersion])).toEqual([
+      ['IndexerError', 'ns/a', '2'],
+      ['IndexerError', 'ns/b', '3'],
+      ['IndexerError', 'ns/a', '2'],
+      ['IndexerError', 'ns/b', '3'],
+    ]);
+    expect(h.ended).toEqual([]);
+  });
+
+  it('isSync as client-go: an update that keeps the resourceVersion is resync: true, whatever brought it', () => {
+    const h = harness();
+    const a1 = o('a', '1');
+    h.source.next({ type: 'replace', items: [a1], resourceVersion: '1' });
+    h.source.next({ type: 'modified', object: { ...a1 }, resourceVersion: '1' });
+    h.source.next({ type: 'modified', object: o('a', '2'), resourceVersion: '2' });
+    expect(h.events.slice(1).map((e) => e.type === 'updated' && e.resync)).toEqual([true, false]);
+  });
+
+  it('with the decoder: an object of another kind on a watch is not cached (ValidationFailed)', () => {
+    const decode = decoder(Widgets.schema, undefined, { apiVersion: 'example.com/v1', kind: 'Widget' });
+    const h = harness();
+    h.source.next({ type: 'replace', items: [], resourceVersion: '1' });
+    const gadget = decode({ ...o('g', '2'), kind: 'Gadget' }, 'watch');
+    expect(gadget).toBeInstanceOf(InformerError);
+    if (gadget instanceof InformerError) h.source.next({ type: 'error', error: gadget });
+    else h.source.next({ type: 'added', object: gadget, resourceVersion: '2' });
+    expect(h.store().size).toBe(0);
+    expect(h.errors[0]).toMatchObject({ reason: 'ValidationFailed', key: 'ns/g' });
+  });
+});
