@@ -1,6 +1,6 @@
 import { asyncScheduler, interval, type SchedulerLike, type Subscription } from 'rxjs';
 import type { ApiServer } from './emulator/index.ts';
-import type { Fault } from './emulator/faults.ts';
+import type { FaultHandle, FaultMatch, FaultRule } from './emulator/faults.ts';
 
 /** The custom resource the churn generator (and the demo) uses. */
 export const MY_APPLES = {
@@ -31,9 +31,12 @@ export interface ChurnOptions {
   /** Time between writes (ms). Default 400. */
   readonly intervalMs?: number;
   readonly namespaces?: readonly string[];
-  /** Inject a random fault every this many writes; 0 disables. Default 25. */
+  /**
+   * Inject a random fault every this many writes; 0 disables. Default 25. Faults hit the watches open
+   * at that moment (pods, deployments or myapples), so the client sees them at once.
+   */
   readonly faultEvery?: number;
-  /** Told about each injected fault. */
+  /** Told about each injected fault, and about writes that failed. */
   readonly onFault?: (description: string) => void;
   readonly random?: () => number;
   readonly scheduler?: SchedulerLike;
@@ -45,14 +48,42 @@ const PODS = { group: '', version: 'v1', resource: 'pods' } as const;
 const DEPLOYMENTS = { group: 'apps', version: 'v1', resource: 'deployments' } as const;
 const APPLES = { group: MY_APPLES.group, version: MY_APPLES.version, resource: MY_APPLES.plural } as const;
 
-/** The faults the churn generator injects, with a description each. */
-const FAULTS: readonly (readonly [string, Fault])[] = [
-  ['a watch dropped mid-stream', { type: 'dropWatch', afterEvents: 1 }],
-  ['a watch answered 410 Expired (relist)', { type: 'expireWatch' }],
-  ['a 503 on the next request', { type: 'status', code: 503 }],
-  ['a 429 with Retry-After: 1', { type: 'status', code: 429, retryAfterSeconds: 1 }],
-  ['a malformed line in a watch', { type: 'malformedLine', afterEvents: 1 }],
-  ['a watch closed at once (very short watch)', { type: 'closeWatch' }],
+/** The resources whose watches get the faults: the churned ones, so the resumed stream shows events. */
+const FAULT_TARGETS: readonly { readonly name: string; readonly match: FaultMatch }[] = [
+  { name: 'pods', match: { resource: 'pods', group: '' } },
+  { name: 'deployments.apps', match: { resource: 'deployments', group: 'apps' } },
+  { name: 'myapples.stable.example.com', match: { resource: MY_APPLES.plural, group: MY_APPLES.group } },
+];
+
+/**
+ * The faults the churn generator injects, with a description each: a watch fault on the open watches
+ * (`live`), sometimes with a rule for the request that recovers from it.
+ */
+const FAULTS: readonly (readonly [string, (match: FaultMatch) => readonly FaultRule[]])[] = [
+  ['watch dropped mid-stream', (match) => [{ live: true, match, fault: { type: 'dropWatch' } }]],
+  ['watch answered 410 Expired (relist)', (match) => [{ live: true, match, fault: { type: 'expireWatch' } }]],
+  ['malformed line in the watch', (match) => [{ live: true, match, fault: { type: 'malformedLine' } }]],
+  [
+    'watch dropped, and the reconnect answered 503',
+    (match) => [
+      { match: { ...match, watch: true }, fault: { type: 'status', code: 503 } },
+      { live: true, match, fault: { type: 'dropWatch' } },
+    ],
+  ],
+  [
+    'watch dropped, and the reconnect answered 429 with Retry-After: 1',
+    (match) => [
+      { match: { ...match, watch: true }, fault: { type: 'status', code: 429, retryAfterSeconds: 1 } },
+      { live: true, match, fault: { type: 'dropWatch' } },
+    ],
+  ],
+  [
+    'watch expired, and the relist reached a lagging API server (504 Too large resource version)',
+    (match) => [
+      { match, fault: { type: 'tooLargeResourceVersion' } },
+      { live: true, match, fault: { type: 'expireWatch' } },
+    ],
+  ],
 ];
 
 /**
@@ -67,6 +98,8 @@ export function startChurn(api: ApiServer, options: ChurnOptions = {}): { stop()
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
   let writes = 0;
   let serial = 0;
+  // Rules still waiting from the last injection: removed before the next, so none fires much later.
+  let waiting: FaultHandle[] = [];
   const live: { gvr: typeof PODS | typeof DEPLOYMENTS | typeof APPLES; namespace: string; name: string }[] = [];
 
   const create = () => {
@@ -120,16 +153,23 @@ export function startChurn(api: ApiServer, options: ChurnOptions = {}): { stop()
       options.onFault?.(`churn write failed: ${(error as Error).message}`);
     }
     if (faultEvery > 0 && writes % faultEvery === 0) {
-      const [description, fault] = pick(FAULTS);
-      api.faults.add({ match: { watch: fault.type === 'status' ? undefined : true }, fault });
-      options.onFault?.(description);
+      for (const h of waiting) h.remove();
+      const [description, rules] = pick(FAULTS);
+      const target = pick(FAULT_TARGETS);
+      // The recovery rules go first: the live fault may make the client reconnect at once.
+      waiting = rules(target.match).map((rule) => api.faults.add(rule));
+      options.onFault?.(`${target.name}: ${description}`);
     }
   };
 
   for (let i = 0; i < (options.seed ?? 0); i++) create();
   const subscription: Subscription = interval(options.intervalMs ?? 400, options.scheduler ?? asyncScheduler).subscribe(step);
   return {
-    stop: () => subscription.unsubscribe(),
+    stop: () => {
+      subscription.unsubscribe();
+      for (const h of waiting) h.remove();
+      waiting = [];
+    },
     get writes() {
       return writes;
     },
