@@ -32,7 +32,9 @@ async function until(what: string, check: () => boolean, timeoutMs = 5000): Prom
 class Silent {
   readonly sockets = new Set<Socket>();
   received = 0;
-  private constructor(readonly server: Server) {
+  readonly server: Server;
+  private constructor(server: Server) {
+    this.server = server;
     server.on('connection', (socket) => {
       this.sockets.add(socket);
       socket.on('data', (chunk: Buffer) => (this.received += chunk.length));

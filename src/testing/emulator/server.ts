@@ -19,8 +19,11 @@ import type { WatchSession } from './watch.ts';
 export interface ApiServerOptions {
   /** Require `Authorization: Bearer <token>` (401 otherwise, like 06d). */
   token?: string;
-  /** Serve HTTPS: `true` uses the bundled 127.0.0.1 test certificate; or bring your own PEM cert/key. */
-  tls?: boolean | { cert: string; key: string };
+  /**
+   * Serve HTTPS: `true` uses the bundled 127.0.0.1 test certificate; or bring your own PEM cert/key,
+   * and with `clientCa` require a client certificate signed by it (the TLS handshake fails otherwise).
+   */
+  tls?: boolean | { cert: string; key: string; clientCa?: string };
   /**
    * Bookmark period for watches with allowWatchBookmarks=true (default 60 000 ms, as kube-apiserver).
    * A bookmark is only sent once the resource changed after the watch began (03c, 03d).
@@ -66,6 +69,15 @@ export interface ApiServer {
   readonly requests: readonly RequestRecord[];
   /** Number of open watch responses. */
   readonly activeWatches: number;
+  /** Number of open client connections (TCP, or TLS once the handshake is done). */
+  readonly openConnections: number;
+  /** Number of client connections accepted since the start (a reused keep-alive connection counts once). */
+  readonly acceptedConnections: number;
+  /**
+   * Accept another bearer token from now on (`undefined`: no token needed). Open watches
+   * carry on, as a real API server's do; the next request with the old token gets 401.
+   */
+  setToken(token: string | undefined): void;
   clearRequests(): void;
   /** The first logged request (already logged or future) matching `pred`. */
   waitForRequest(pred: RequestPredicate, timeoutMs?: number): Promise<RequestRecord>;
@@ -150,6 +162,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   const faults = new FaultInjector(() => sessions);
   let closing = false;
   let port = 0;
+  let token = options.token;
 
   const onCrd = (event: 'created' | 'deleted', crd: KubeObject): void => {
     const defs = defsOfCrd(crd);
@@ -181,7 +194,9 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     sessions,
     draining,
     pendingTimers,
-    token: options.token,
+    get token() {
+      return token;
+    },
     bookmarkIntervalMs: options.bookmarkIntervalMs ?? 60_000,
     bookmarkBeforeTimeoutMs: options.bookmarkBeforeTimeoutMs ?? 2000,
     defaultWatchTimeoutMs: options.defaultWatchTimeoutMs,
@@ -193,9 +208,14 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   const tls = options.tls === true ? { cert: TEST_TLS_CERT, key: TEST_TLS_KEY } : options.tls || undefined;
   const listener = (req: Parameters<typeof handler.handle>[0], res: Parameters<typeof handler.handle>[1]): void =>
     handler.handle(req, res);
-  const server: Server = tls ? createHttpsServer({ cert: tls.cert, key: tls.key }, listener) : createHttpServer(listener);
+  const clientCa = tls && 'clientCa' in tls ? tls.clientCa : undefined;
+  const server: Server = tls
+    ? createHttpsServer({ cert: tls.cert, key: tls.key, ...(clientCa ? { ca: clientCa, requestCert: true, rejectUnauthorized: true } : {}) }, listener)
+    : createHttpServer(listener);
   const sockets = new Set<Socket>();
+  let accepted = 0;
   server.on(tls ? 'secureConnection' : 'connection', (s: Socket) => {
+    accepted++;
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
   });
@@ -279,6 +299,15 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     },
     get activeWatches() {
       return sessions.size;
+    },
+    get openConnections() {
+      return sockets.size;
+    },
+    get acceptedConnections() {
+      return accepted;
+    },
+    setToken(next) {
+      token = next;
     },
     clearRequests: () => log.clear(),
     waitForRequest: (pred, timeoutMs = 5000) => log.wait(pred, timeoutMs, true),
