@@ -6,16 +6,21 @@ export { startApiServer, type ApiServer, type ApiServerOptions } from './server.
 export type { CustomResourceDefinitionSpec, Gvr, GvrLike, JsonSchema, KubeObject, ObjectMeta, WatchEventType } from './types.ts';
 export { gvrs } from './resources.ts';
 export {
+  FAULT_KINDS,
   FAULT_TYPES,
   FaultInjector,
   isWatchFault,
   type Fault,
   type FaultHandle,
   type FaultMatch,
+  type FaultParams,
   type FaultRequestInfo,
   type FaultRule,
   type FaultType,
+  type LiveFaultRule,
+  type OpenWatch,
   type RequestFault,
+  type RequestFaultRule,
   type WatchFault,
   type WatchTrigger,
 } from './faults.ts';
