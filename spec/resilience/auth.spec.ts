@@ -216,4 +216,25 @@ describe('credentials that rotate', () => {
     expect(api.acceptedConnections).toBe(2);
     await waitFor('the first connection to close', () => api!.openConnections === 1);
   });
+
+  it('a watch open on the old TLS material carries on; its connection closes when it ends', async () => {
+    api = await startApiServer({ tls: true });
+    const caFile = join(tempDir(), 'ca.crt');
+    writeFileSync(caFile, TEST_TLS_CERT);
+    const listWatch = httpListWatch(tlsKubeConfig(api.url, { caFile }, {}), { resource: ConfigMap });
+    const frames: unknown[] = [];
+    let ended = false;
+    listWatch.watch({ resourceVersion: api.resourceVersion }).subscribe({ next: (f) => frames.push(f), complete: () => (ended = true) });
+    await waitFor('the watch', () => api!.activeWatches === 1);
+
+    writeFileSync(caFile, TEST_TLS_CERT + TEST_TLS_CERT_B);
+    await firstValueFrom(listWatch.list({}));
+    expect(api.openConnections).toBe(2);
+    api.create('configmaps', cm('a'));
+    await waitFor('the event on the old connection', () => frames.length === 1);
+
+    api.closeWatches();
+    await waitFor('the watch to end', () => ended);
+    await waitFor('its connection to close (not pooled)', () => api!.openConnections === 1);
+  });
 });

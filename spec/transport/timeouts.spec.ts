@@ -67,6 +67,15 @@ function kubeConfig(server: string, user: Record<string, unknown> = { name: 'u' 
   return kc;
 }
 
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Subscribes and records the outcome. */
 function record<T>(source: Observable<T>) {
   const seen: { values: T[]; error?: unknown; complete: boolean } = { values: [], complete: false };
@@ -240,15 +249,26 @@ describe('obtaining credentials', () => {
       'list',
       'list /api/v1/configmaps: no response headers within 250 ms (waiting for: credentials)',
     ]);
-    const alive = () => {
-      try {
-        process.kill(pid, 0);
-        return true;
-      } catch {
-        return false;
-      }
-    };
-    await until('the plugin to be killed', () => !alive());
+    await until('the plugin to be killed', () => !isAlive(pid));
+    expect(silent.received).toBe(0);
+  });
+
+  it('unsubscribing while a plugin runs kills it and clears the timer', async () => {
+    silent = await Silent.start();
+    const kc = execConfig(
+      `http://127.0.0.1:${silent.port}`,
+      `import { writeFileSync } from 'node:fs';
+       writeFileSync(process.env.PLUGIN_DIR + '/pid', String(process.pid));
+       setInterval(() => {}, 1 << 30);`,
+    );
+    const { seen, subscription } = record(httpListWatch(kc, configmaps, short).list({}));
+    const pidFile = join(dir!, 'pid');
+    await until('the plugin to start', () => existsSync(pidFile) && readFileSync(pidFile, 'utf8') !== '');
+    pluginPid = Number(readFileSync(pidFile, 'utf8'));
+    subscription.unsubscribe();
+    expect(vi.getTimerCount()).toBe(0);
+    await until('the plugin to be killed', () => !isAlive(pluginPid!));
+    expect(seen.error).toBeUndefined();
     expect(silent.received).toBe(0);
   });
 

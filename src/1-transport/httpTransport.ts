@@ -125,7 +125,7 @@ function killPluginsWithTheirRequest(kc: KubeConfig): void {
  * Drops the exec credential client-node cached for the current user, so that
  * the next request runs the plugin again (client-go does the same on a 401).
  */
-export function forgetExecCredential(kc: KubeConfig): void {
+function forgetExecCredential(kc: KubeConfig): void {
   const user = kc.getCurrentUser();
   if (!user) return;
   for (const auth of execAuthsOf(kc)) if (auth.isAuthProvider(user)) delete auth.tokenCache[user.name];
