@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { TestScheduler } from 'rxjs/testing';
-import { ofType, skipResync, type InformerEvent, type KubeObject } from '../../src/index.ts';
+import { generationChanged, ofType, skipResync, where, type InformerEvent, type KubeObject } from '../../src/index.ts';
 
 type Obj = KubeObject;
 const o = (name: string, rv: string): Obj => ({ metadata: { name, namespace: 'ns', resourceVersion: rv } });
@@ -28,7 +28,7 @@ describe('ofType', () => {
   it('narrows the event type', () => {
     const rvs: string[] = [];
     testScheduler().run(({ cold, expectObservable }) => {
-      const olds = cold('-a-u-d|', events).pipe(ofType<Obj, 'updated'>('updated'));
+      const olds = cold('-a-u-d|', events).pipe(ofType('updated'));
       // `oldObject` only exists on updated events: this compiles only if the type was narrowed.
       olds.subscribe((e) => rvs.push(e.oldObject.metadata.resourceVersion ?? ''));
       expectObservable(olds).toBe('---u--|', events);
@@ -56,5 +56,20 @@ describe('skipResync', () => {
       const failure = new Error('x');
       expectObservable(cold('-s-#', events, failure).pipe(skipResync())).toBe('---#', undefined, failure);
     });
+  });
+});
+
+describe('ofType, skipResync and where together', () => {
+  it('keep the narrowing: after ofType(\'updated\') every later operator still has oldObject', () => {
+    const seen: string[] = [];
+    testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
+      const source = cold('-a-u-s-d-|', events);
+      const updates = source.pipe(ofType('updated'), skipResync(), where(generationChanged()));
+      // `oldObject` exists only on updated events: this compiles only if every operator kept the narrowed type.
+      updates.subscribe((e) => seen.push(`${e.oldObject.metadata.resourceVersion} → ${e.object.metadata.resourceVersion}`));
+      expectObservable(updates).toBe('---u-----|', events);
+      expectSubscriptions(source.subscriptions).toBe(['^--------!', '^--------!']);
+    });
+    expect(seen).toEqual(['1 → 2']);
   });
 });

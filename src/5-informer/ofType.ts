@@ -1,4 +1,4 @@
-import { Observable, type OperatorFunction } from 'rxjs';
+import { filter, type OperatorFunction } from 'rxjs';
 import type { InformerEvent, InformerEventType } from '../4-store/informerEvent.ts';
 
 /**
@@ -9,17 +9,21 @@ import type { InformerEvent, InformerEventType } from '../4-store/informerEvent.
  * ofType('updated')
  * output:  -----u-----u--
  * ```
+ *
+ * ## Example
+ * ```ts
+ * pods.events$.pipe(ofType('updated')).subscribe((e) => console.log(e.oldObject, e.object));
+ * ```
+ *
+ * Generic over the incoming event type `E`, so it narrows whatever it is given
+ * (an already narrowed stream stays narrowed, and the object type survives).
+ *
+ * @param types The event types to keep.
+ * @return The events of those types, typed as such.
  */
-export function ofType<T, K extends InformerEventType>(...types: readonly K[]): OperatorFunction<InformerEvent<T>, Extract<InformerEvent<T>, { type: K }>> {
-  const wanted = new Set<string>(types);
-  return (source) =>
-    new Observable((subscriber) =>
-      source.subscribe({
-        next: (event) => {
-          if (wanted.has(event.type)) subscriber.next(event as Extract<InformerEvent<T>, { type: K }>);
-        },
-        error: (error: unknown) => subscriber.error(error),
-        complete: () => subscriber.complete(),
-      }),
-    );
+export function ofType<E extends InformerEvent<unknown>, K extends E['type'] & InformerEventType>(
+  ...types: readonly K[]
+): OperatorFunction<E, Extract<E, { readonly type: K }>> {
+  const wanted = new Set<InformerEventType>(types);
+  return filter((event): event is Extract<E, { readonly type: K }> => wanted.has(event.type));
 }

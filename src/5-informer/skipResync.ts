@@ -1,4 +1,4 @@
-import { Observable, type MonoTypeOperatorFunction } from 'rxjs';
+import { filter, type MonoTypeOperatorFunction } from 'rxjs';
 import type { InformerEvent } from '../4-store/informerEvent.ts';
 
 /**
@@ -11,16 +11,16 @@ import type { InformerEvent } from '../4-store/informerEvent.ts';
  * skipResync()
  * output:  --a-----u-----
  * ```
+ *
+ * ## Example
+ * ```ts
+ * pods.events$.pipe(ofType('updated'), skipResync()).subscribe((e) => console.log(e.oldObject, e.object));
+ * ```
+ *
+ * Generic over the event type, so a stream narrowed by `ofType` stays narrowed.
+ *
+ * @return The same events, less the resyncs.
  */
-export function skipResync<T>(): MonoTypeOperatorFunction<InformerEvent<T>> {
-  return (source) =>
-    new Observable((subscriber) =>
-      source.subscribe({
-        next: (event) => {
-          if (event.type !== 'updated' || !event.resync) subscriber.next(event);
-        },
-        error: (error: unknown) => subscriber.error(error),
-        complete: () => subscriber.complete(),
-      }),
-    );
+export function skipResync<E extends InformerEvent<unknown>>(): MonoTypeOperatorFunction<E> {
+  return filter((event) => event.type !== 'updated' || !event.resync);
 }
