@@ -1,5 +1,5 @@
 import type { Observable, SchedulerLike } from 'rxjs';
-import { InformerError, type ErrorReason } from '../0-model/errors.ts';
+import { InformerError, type ErrorReason, type InformerErrorDetails } from '../0-model/errors.ts';
 import { customResource, type Resource } from '../0-model/resources.ts';
 import type { KubeObject, OwnerReference } from '../0-model/objects.ts';
 import type { SourceEvent } from '../2-source/sourceEvent.ts';
@@ -106,11 +106,20 @@ export function deleted<T extends KubeObject>(object: T): SourceEvent<T> {
   return { type: 'deleted', object, resourceVersion: rv(object) };
 }
 
-export function bookmark<T>(resourceVersion: string): SourceEvent<T> {
+/**
+ * The server's resourceVersion moved on. Typed `SourceEvent<never>` (it carries
+ * no object), so it sits in the same marble value map as any resource's events.
+ */
+export function bookmark(resourceVersion: string): SourceEvent<never> {
   return { type: 'bookmark', resourceVersion };
 }
 
-/** A fault, as the source would report it on `errors$`. */
-export function failure<T>(reason: ErrorReason, message = reason): SourceEvent<T> {
-  return { type: 'error', error: new InformerError(reason, message) };
+/**
+ * A fault, as the source would report it on `errors$`: `failure('Expired',
+ * 'too old resource version: 5 (9)')`. The message defaults to the reason.
+ * Typed `SourceEvent<never>` (it carries no object), so it sits in the same
+ * marble value map as any resource's events.
+ */
+export function failure(reason: ErrorReason, message: string = reason, details: InformerErrorDetails = {}): SourceEvent<never> {
+  return { type: 'error', error: new InformerError(reason, message, details) };
 }
