@@ -1,23 +1,28 @@
-import { firstValueFrom, map, merge, Subscription } from 'rxjs';
+import { firstValueFrom, Subscription } from 'rxjs';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { InformerError } from '../0-model/errors.ts';
-import type { KubeObject } from '../0-model/objects.ts';
-import { resourceName } from '../0-model/resources.ts';
+import { InformerError, informerFactory, resourceName, type ErrorReason, type Informer, type KubeObject } from '../index.ts';
+// Discovery is not (yet) part of the public API.
 import { discover, findResource, isWatchable, toResource, type DiscoveredResource } from '../1-transport/discovery.ts';
-import type { InformerEvent } from '../4-store/informerEvent.ts';
-import { informerFactory } from '../5-informer/factory.ts';
-import type { Informer } from '../5-informer/informer.ts';
-import { diffObjects, formatChanges, type Change } from './diff.ts';
-import { WebhookSender } from './webhook.ts';
+import { count, jsonLine, messageOf } from './format.ts';
+import { prettyLine, toRecord } from './record.ts';
+import { isSecretResource, secretRedactor } from './redact.ts';
+import type { EventSink } from './webhook.ts';
+
+export type { EventRecord } from './record.ts';
 
 export interface WatchCommand {
   readonly resources: readonly string[];
   readonly all: boolean;
-  readonly namespace?: string;
+  /** Empty: all namespaces. Several: one informer per namespace and resource. */
+  readonly namespaces?: readonly string[];
   readonly labelSelector?: string;
   readonly fieldSelector?: string;
   readonly output: 'pretty' | 'json';
-  readonly webhook?: string;
+  /** Times in UTC instead of local time. */
+  readonly utc?: boolean;
+  /** Print and send Secret values in clear (default: redacted). */
+  readonly showSecretValues?: boolean;
+  readonly sinks?: readonly EventSink[];
 }
 
 /** Where the command writes: stdout for events, stderr for progress and problems. */
@@ -34,67 +39,42 @@ export class UsageError extends Error {
   override readonly name = 'UsageError';
 }
 
-/** One line per event, for `--output json` and webhooks. */
-export interface EventRecord {
-  readonly time: string;
-  readonly type: 'ADDED' | 'UPDATED' | 'DELETED';
-  readonly resource: string;
-  readonly namespace?: string;
-  readonly name: string;
-  readonly resourceVersion?: string;
-  readonly diff?: readonly Change[];
-  readonly finalStateUnknown?: boolean;
-  readonly object?: unknown;
+/** A running watch. */
+export interface Watching {
+  /** Resolves once every resource still watched has synced. */
+  readonly synced: Promise<void>;
+  /** Resolves (never rejects) with one sentence if the watch cannot go on: a 400, or no resource left that may be listed. */
+  readonly failed: Promise<string>;
+  /** Unsubscribes every informer (sinks are the caller's to close). */
+  stop(): void;
 }
 
-/** Says what a connection or discovery failure means in words. */
-export function explain(error: unknown, server: string): string {
+/** Before a resource has synced, these mean retrying cannot help: kubectl gives up on them too. */
+const PERMANENT: ReadonlySet<ErrorReason> = new Set<ErrorReason>(['BadRequest', 'Forbidden', 'NotFound']);
+
+/** Says what a connection or discovery failure means in words (one line, no control characters). */
+export function explain(error: unknown, server: string, secret = false): string {
   if (error instanceof InformerError) {
+    // A parser's message may quote the text it choked on: for Secrets, that is Secret data.
+    if (secret && (error.reason === 'MalformedLine' || error.reason === 'ValidationFailed')) return `${error.reason} (details withheld: they may quote Secret data)`;
     switch (error.reason) {
       case 'NetworkError':
-        return `cannot reach the API server at ${server}: ${error.message}`;
+        return `cannot reach the API server at ${server}: ${messageOf(error)}`;
       case 'Unauthorized':
         return `the API server at ${server} rejected our credentials (401 Unauthorized): check the token or certificate in the kubeconfig`;
       case 'Forbidden':
-        return `forbidden (403): ${error.message}`;
+        return `forbidden (403): ${messageOf(error)}`;
+      case 'NotFound':
+        return `not found (404): ${messageOf(error)}`;
+      case 'BadRequest':
+        return `the server rejected the request (400 Bad Request): ${messageOf(error)}`;
       case 'Config':
-        return `bad kubeconfig: ${error.message}`;
+        return `bad kubeconfig: ${messageOf(error)}`;
       default:
-        return `${error.reason}: ${error.message}`;
+        return `${error.reason}: ${messageOf(error)}`;
     }
   }
-  return error instanceof Error ? error.message : String(error);
-}
-
-function record(resource: string, event: InformerEvent<KubeObject>, now: Date): EventRecord | undefined {
-  const { metadata } = event.object;
-  const base = {
-    time: now.toISOString(),
-    resource,
-    ...(metadata.namespace ? { namespace: metadata.namespace } : {}),
-    name: metadata.name,
-    ...(metadata.resourceVersion ? { resourceVersion: metadata.resourceVersion } : {}),
-  };
-  switch (event.type) {
-    case 'added':
-      return { ...base, type: 'ADDED', object: event.object };
-    case 'updated': {
-      if (event.resync) return undefined;
-      const diff = diffObjects(event.oldObject, event.object);
-      return diff.length === 0 ? undefined : { ...base, type: 'UPDATED', diff };
-    }
-    case 'deleted':
-      return { ...base, type: 'DELETED', ...(event.finalStateUnknown ? { finalStateUnknown: true } : {}) };
-  }
-}
-
-function pretty(r: EventRecord): string {
-  const time = r.time.slice(11, 19);
-  const key = r.namespace ? `${r.namespace}/${r.name}` : r.name;
-  const head = `${time} ${r.type.padEnd(7)} ${r.resource} ${key}`;
-  if (r.type === 'UPDATED' && r.diff) return `${head}  ${formatChanges(r.diff)}`;
-  if (r.type === 'DELETED' && r.finalStateUnknown) return `${head}  (deletion seen on relist; final state unknown)`;
-  return head;
+  return messageOf(error);
 }
 
 /** Resolves the resources to watch, or says clearly why it cannot. */
@@ -111,12 +91,26 @@ export function resolveResources(found: readonly DiscoveredResource[], command: 
   return chosen;
 }
 
+interface Watched {
+  /** The resource's name, as records show it. */
+  readonly name: string;
+  /** What progress and problems call it: `pods`, or `pods in shop` when several namespaces are watched. */
+  readonly label: string;
+  readonly secret: boolean;
+  readonly informer: Informer<KubeObject>;
+  readonly subscription: Subscription;
+  count: number;
+  synced: boolean;
+}
+
 /**
  * `rx-informer watch`: discovers the resources, starts one informer per
- * resource from one factory, shows sync progress, then prints one line per
- * change (with a compact diff for updates). Returns a handle to stop it.
+ * resource and namespace from one factory, shows sync progress, then prints
+ * one line per change (with a compact diff for updates) and hands it to the
+ * sinks. Each event is shown in isolation: one that cannot be formatted or
+ * sent costs one line on stderr, nothing more.
  */
-export async function watchCommand(kc: KubeConfig, command: WatchCommand, terminal: Terminal): Promise<{ stop: () => Promise<void>; synced: Promise<void> }> {
+export async function watchCommand(kc: KubeConfig, command: WatchCommand, terminal: Terminal): Promise<Watching> {
   const server = kc.getCurrentCluster()?.server ?? '(no server)';
   let discovered;
   try {
@@ -124,79 +118,122 @@ export async function watchCommand(kc: KubeConfig, command: WatchCommand, termin
   } catch (error) {
     throw new UsageError(explain(error, server));
   }
-  for (const failure of discovered.failures) terminal.err(`! discovery of ${failure.groupVersion} failed: ${failure.error.message}`);
+  for (const failure of discovered.failures) terminal.err(`! discovery of ${failure.groupVersion} failed: ${messageOf(failure.error)}`);
   const chosen = resolveResources(discovered.resources, command);
   if (chosen.length === 0) throw new UsageError('no resource to watch');
 
-  const webhook = command.webhook ? new WebhookSender(command.webhook, { onFailure: (message) => terminal.err(`! ${message}`) }) : undefined;
+  const utc = command.utc === true;
+  const redact = command.showSecretValues ? undefined : secretRedactor();
   const factory = informerFactory(kc);
-  const informers: { name: string; informer: Informer<KubeObject> }[] = chosen.map((d) => ({
-    name: resourceName(d),
-    informer: factory.informer(toResource(d), {
-      namespace: command.namespace,
-      labelSelector: command.labelSelector,
-      fieldSelector: command.fieldSelector,
-    }),
-  }));
-  const now = terminal.now ?? (() => new Date());
-  const subscriptions = new Subscription();
-  const started = Date.now();
+  const namespaces = command.namespaces?.length ? command.namespaces : [undefined];
+  const watched: Watched[] = [];
+  for (const d of chosen) {
+    for (const namespace of namespaces) {
+      const informer = factory.informer(toResource(d), { namespace, labelSelector: command.labelSelector, fieldSelector: command.fieldSelector });
+      // A cluster-scoped resource is one informer whatever the namespace.
+      if (watched.some((w) => w.informer === informer)) continue;
+      const name = resourceName(d);
+      const label = d.namespaced && namespaces.length > 1 ? `${name} in ${namespace}` : name;
+      watched.push({ name, label, secret: isSecretResource(d), informer, subscription: new Subscription(), count: 0, synced: false });
+    }
+  }
 
-  // Progress: per resource, objects listed and whether it has synced.
-  const progress = new Map(informers.map(({ name }) => [name, { count: 0, synced: false }]));
+  const now = terminal.now ?? (() => new Date());
+  const started = Date.now();
   let allSynced = false;
   let resolveSynced: () => void = () => undefined;
   const synced = new Promise<void>((resolve) => (resolveSynced = resolve));
+  let resolveFailed: (sentence: string) => void = () => undefined;
+  const failed = new Promise<string>((resolve) => (resolveFailed = resolve));
+  const live = new Set(watched);
+
   const showProgress = () => {
-    const done = [...progress.values()].filter((p) => p.synced).length;
-    const objects = [...progress.values()].reduce((n, p) => n + p.count, 0);
-    const pending = [...progress.entries()].filter(([, p]) => !p.synced).map(([n]) => n);
-    return `syncing ${done}/${progress.size} resources, ${objects} objects${pending.length ? ` (waiting for ${pending.slice(0, 4).join(', ')}${pending.length > 4 ? ', …' : ''})` : ''}`;
+    const all = [...live];
+    const pending = all.filter((w) => !w.synced).map((w) => w.label);
+    const objects = all.reduce((n, w) => n + w.count, 0);
+    return `syncing ${all.length - pending.length}/${count(all.length, 'resource')}, ${count(objects, 'object')}${pending.length ? ` (waiting for ${pending.slice(0, 4).join(', ')}${pending.length > 4 ? ', …' : ''})` : ''}`;
   };
   const ticker = terminal.status ? setInterval(() => !allSynced && terminal.status?.(showProgress()), 200) : undefined;
 
-  for (const { name, informer } of informers) {
-    subscriptions.add(
-      informer.state$.subscribe((state) => {
-        const entry = progress.get(name)!;
-        entry.count = state.store.size;
-        if (state.synced && !entry.synced) {
-          entry.synced = true;
-          if (!terminal.status) terminal.err(`synced ${name}: ${state.store.size} objects`);
-          if (!allSynced && [...progress.values()].every((p) => p.synced)) {
-            allSynced = true;
-            const total = [...progress.values()].reduce((n, p) => n + p.count, 0);
-            if (terminal.status) {
-              terminal.status('');
-              const counts = [...progress.entries()].filter(([, p]) => p.count > 0).map(([n, p]) => `${n} ${p.count}`);
-              if (counts.length) terminal.err(`listed: ${counts.join(', ')}`);
-            }
-            terminal.err(`synced ${progress.size} resources, ${total} objects in ${Date.now() - started} ms; watching for changes (Ctrl-C to stop)`);
-            resolveSynced();
-          }
+  const checkAllSynced = () => {
+    if (allSynced || live.size === 0 || ![...live].every((w) => w.synced)) return;
+    allSynced = true;
+    const total = [...live].reduce((n, w) => n + w.count, 0);
+    if (terminal.status) {
+      terminal.status('');
+      const counts = [...live].filter((w) => w.count > 0).map((w) => `${w.label} ${w.count}`);
+      if (counts.length) terminal.err(`listed: ${counts.join(', ')}`);
+    }
+    terminal.err(`synced ${count(live.size, 'resource')}, ${count(total, 'object')} in ${Date.now() - started} ms; watching for changes (Ctrl-C to stop)`);
+    resolveSynced();
+  };
+
+  /** A resource that may not be listed is left out; the watch ends only when none is left. */
+  const giveUp = (w: Watched, error: InformerError) => {
+    w.subscription.unsubscribe();
+    live.delete(w);
+    if (error.reason === 'BadRequest') return resolveFailed(`cannot watch ${w.label}: ${explain(error, server, w.secret)}`);
+    if (live.size === 0) {
+      if (watched.length === 1) return resolveFailed(`cannot watch ${w.label}: ${explain(error, server, w.secret)}`);
+      terminal.err(`! not watching ${w.label}: ${explain(error, server, w.secret)}`);
+      return resolveFailed(`none of the ${count(watched.length, 'resource')} can be watched`);
+    }
+    terminal.err(`! not watching ${w.label}: ${explain(error, server, w.secret)}`);
+    checkAllSynced();
+  };
+
+  const sinks = command.sinks ?? [];
+  const show = (w: Watched, event: Parameters<typeof toRecord>[1]) => {
+    if (event.isInInitialList) return;
+    try {
+      const at = now();
+      const r = toRecord(w.name, event, at, { utc, ...(redact && w.secret ? { redact } : {}) });
+      if (!r) return;
+      const line = prettyLine(r, at, utc);
+      terminal.out(command.output === 'json' ? jsonLine(r) : line);
+      for (const sink of sinks) {
+        try {
+          sink.accept(r, line);
+        } catch (error) {
+          terminal.err(`! ${sink.label}: cannot send ${w.name} ${keyOf(event.object)}: ${messageOf(error)}`);
+        }
+      }
+    } catch (error) {
+      terminal.err(`! cannot show a change to ${w.name} ${keyOf(event.object)}: ${messageOf(error)}`);
+    }
+  };
+
+  for (const w of watched) {
+    w.subscription.add(
+      w.informer.state$.subscribe((state) => {
+        w.count = state.store.size;
+        if (state.synced && !w.synced) {
+          w.synced = true;
+          if (!terminal.status) terminal.err(`synced ${w.label}: ${count(state.store.size, 'object')}`);
+          checkAllSynced();
         }
       }),
     );
-    subscriptions.add(informer.errors$.subscribe((error) => terminal.err(`! ${name}: ${explain(error, server)}`)));
+    w.subscription.add(
+      w.informer.errors$.subscribe((error) => {
+        if (!w.synced && error.phase === 'list' && PERMANENT.has(error.reason)) giveUp(w, error);
+        else terminal.err(`! ${w.label}: ${explain(error, server, w.secret)}`);
+      }),
+    );
+    w.subscription.add(w.informer.events$.subscribe((event) => show(w, event)));
   }
-
-  const events$ = merge(...informers.map(({ name, informer }) => informer.events$.pipe(map((event) => ({ name, event })))));
-  subscriptions.add(
-    events$.subscribe(({ name, event }) => {
-      if (event.isInInitialList) return;
-      const r = record(name, event, now());
-      if (!r) return;
-      terminal.out(command.output === 'json' ? JSON.stringify(r) : pretty(r));
-      webhook?.send(r);
-    }),
-  );
 
   return {
     synced,
-    stop: async () => {
+    failed,
+    stop: () => {
       if (ticker) clearInterval(ticker);
-      subscriptions.unsubscribe();
-      await webhook?.close();
+      for (const w of watched) w.subscription.unsubscribe();
     },
   };
+}
+
+function keyOf(object: KubeObject): string {
+  const { namespace, name } = object.metadata;
+  return namespace ? `${namespace}/${name}` : name;
 }

@@ -1,0 +1,141 @@
+import { parseArgs } from 'node:util';
+import { parseSinkUrl, type SinkTarget } from './sinkUrl.ts';
+
+export const HELP = `rx-informer — watch Kubernetes objects change, as a diff stream
+
+Usage:
+  rx-informer watch [RESOURCE...] [--all] [-n NS[,NS...] | -A] [-l SELECTOR] [--field-selector S]
+                    [--kubeconfig PATH] [--context NAME] [-o pretty|json] [--utc]
+                    [--webhook URL]... [--slack URL]... [--show-secret-values]
+  rx-informer start [--kubeconfig PATH] [--context NAME] [watch options]
+      With no --kubeconfig/--context: starts the built-in API-server emulator with live churn
+      and injected faults, and watches everything on it. With one: \`watch --all\` on that cluster.
+
+Resources are named by plural, singular, kind or short name (pods, pod, Pod, po; deployments.apps).
+
+Options:
+  --all                  every resource that can be listed and watched (custom resources too)
+  -n, --namespace NS     these namespaces only (comma-separated or repeated)
+  -A, --all-namespaces   all namespaces (the default)
+  -l, --selector SEL     label selector, e.g. app=web,tier!=db
+  --field-selector SEL   field selector, e.g. status.phase=Running
+  --kubeconfig PATH      kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster)
+  --context NAME         kubeconfig context
+  -o, --output FORMAT    pretty (default) or json (one JSON object per event)
+  --utc                  times in UTC (default: local time)
+  --webhook URL          also POST each event as JSON to URL (repeatable)
+  --slack URL            also post each change as a line to a Slack incoming webhook (repeatable)
+  --show-secret-values   print and send Secret values in clear (default: redacted)
+  -w, --watch            accepted for kubectl habits; watching is what this command does
+  --version              the version
+  -h, --help             this text
+
+Exit codes: 0 stdout closed (e.g. | head); 1 error; 2 bad usage; 130 Ctrl-C; 143 SIGTERM.
+`;
+
+const options = {
+  all: { type: 'boolean' },
+  namespace: { type: 'string', short: 'n', multiple: true },
+  'all-namespaces': { type: 'boolean', short: 'A' },
+  selector: { type: 'string', short: 'l' },
+  'field-selector': { type: 'string' },
+  kubeconfig: { type: 'string' },
+  context: { type: 'string' },
+  output: { type: 'string', short: 'o', default: 'pretty' },
+  utc: { type: 'boolean' },
+  webhook: { type: 'string', multiple: true },
+  slack: { type: 'string', multiple: true },
+  'show-secret-values': { type: 'boolean' },
+  watch: { type: 'boolean', short: 'w' },
+  version: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+  'churn-interval': { type: 'string' },
+} as const;
+
+/** What the command line asks for, checked. */
+export interface CliOptions {
+  readonly command: 'watch' | 'start';
+  readonly resources: readonly string[];
+  readonly all: boolean;
+  readonly namespaces: readonly string[];
+  readonly labelSelector?: string;
+  readonly fieldSelector?: string;
+  readonly kubeconfig?: string;
+  readonly context?: string;
+  readonly output: 'pretty' | 'json';
+  readonly utc: boolean;
+  readonly showSecretValues: boolean;
+  readonly webhooks: readonly SinkTarget[];
+  readonly slacks: readonly SinkTarget[];
+  /** The demo's churn period (ms); hidden. */
+  readonly churnIntervalMs?: number;
+}
+
+export type CommandLine =
+  | { readonly kind: 'help' }
+  | { readonly kind: 'version' }
+  | { readonly kind: 'run'; readonly options: CliOptions }
+  /** Exit 2 with this message (and the help, when `help` is set). */
+  | { readonly kind: 'usage'; readonly message: string; readonly help?: boolean };
+
+/** A namespace name as the API server accepts it (RFC 1123 label): also keeps the name out of harm's way in URLs. */
+const NAMESPACE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+/** Parses and checks the command line, sink URLs included, before anything touches the network. */
+export function parseCommandLine(argv: readonly string[]): CommandLine {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: [...argv], options, allowPositionals: true, strict: true });
+  } catch (error) {
+    return { kind: 'usage', message: error instanceof Error ? error.message : String(error), help: true };
+  }
+  const { values, positionals } = parsed;
+  if (values.help) return { kind: 'help' };
+  if (values.version) return { kind: 'version' };
+  const [command, ...resources] = positionals;
+  if (!command) return { kind: 'usage', message: 'name a command: watch or start', help: true };
+  if (command !== 'watch' && command !== 'start') return { kind: 'usage', message: `unknown command "${command}"`, help: true };
+  if (command === 'watch' && resources.length === 0 && !values.all) return { kind: 'usage', message: 'name at least one resource (e.g. `pods deployments`) or use --all' };
+  if (values.output !== 'pretty' && values.output !== 'json') return { kind: 'usage', message: `--output must be pretty or json, not "${values.output}"` };
+  const namespaces = [...new Set((values.namespace ?? []).flatMap((n) => n.split(',')).map((n) => n.trim()))];
+  const badNamespace = namespaces.find((n) => !NAMESPACE.test(n));
+  if (badNamespace !== undefined) return { kind: 'usage', message: `-n: "${badNamespace}" is not a namespace name (lower-case letters, digits and "-")` };
+  if (namespaces.length > 0 && values['all-namespaces']) return { kind: 'usage', message: '-n and -A/--all-namespaces contradict each other: give one' };
+  const targets = (flag: string, urls: readonly string[] | undefined) => {
+    const out: SinkTarget[] = [];
+    for (const url of urls ?? []) {
+      const result = parseSinkUrl(flag, url);
+      if (!result.ok) return result.error;
+      out.push(result.target);
+    }
+    return out;
+  };
+  const webhooks = targets('--webhook', values.webhook);
+  if (typeof webhooks === 'string') return { kind: 'usage', message: webhooks };
+  const slacks = targets('--slack', values.slack);
+  if (typeof slacks === 'string') return { kind: 'usage', message: slacks };
+  let churnIntervalMs: number | undefined;
+  if (values['churn-interval'] !== undefined) {
+    churnIntervalMs = Number(values['churn-interval']);
+    if (!Number.isFinite(churnIntervalMs) || churnIntervalMs <= 0) return { kind: 'usage', message: '--churn-interval must be a positive number of milliseconds' };
+  }
+  return {
+    kind: 'run',
+    options: {
+      command,
+      resources,
+      all: values.all === true || command === 'start',
+      namespaces,
+      ...(values.selector !== undefined ? { labelSelector: values.selector } : {}),
+      ...(values['field-selector'] !== undefined ? { fieldSelector: values['field-selector'] } : {}),
+      ...(values.kubeconfig !== undefined ? { kubeconfig: values.kubeconfig } : {}),
+      ...(values.context !== undefined ? { context: values.context } : {}),
+      output: values.output,
+      utc: values.utc === true,
+      showSecretValues: values['show-secret-values'] === true,
+      webhooks,
+      slacks,
+      ...(churnIntervalMs !== undefined ? { churnIntervalMs } : {}),
+    },
+  };
+}

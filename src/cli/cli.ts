@@ -1,0 +1,133 @@
+import { readFileSync } from 'node:fs';
+import { HELP, parseCommandLine, type CliOptions } from './args.ts';
+import { printable } from './format.ts';
+
+/** How long sinks get to deliver what is queued once we are told to stop. */
+const FLUSH_MS = 3000;
+
+/** Exit codes, as kubectl and shells use them. */
+export const EXIT = { ok: 0, error: 1, usage: 2, interrupted: 130, terminated: 143 } as const;
+
+function version(): string {
+  const pkg: unknown = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+  return typeof pkg === 'object' && pkg !== null && 'version' in pkg && typeof pkg.version === 'string' ? pkg.version : 'unknown';
+}
+
+/** A one-line message for stderr; never a stack trace. */
+const err = (line: string) => void process.stderr.write(`${printable(line)}\n`);
+
+/**
+ * The command line: parses and checks everything first (exit 2, before the
+ * Kubernetes client is even loaded), then runs until Ctrl-C (130), SIGTERM
+ * (143), a closed stdout (0, quietly, like kubectl), or an error nothing can
+ * retry past (1).
+ */
+export async function run(argv: readonly string[]): Promise<number> {
+  const line = parseCommandLine(argv);
+  switch (line.kind) {
+    case 'help':
+      process.stdout.write(HELP);
+      return EXIT.ok;
+    case 'version':
+      process.stdout.write(`rx-informer ${version()}\n`);
+      return EXIT.ok;
+    case 'usage':
+      err(`error: ${line.message}`);
+      if (line.help) process.stderr.write(`\n${HELP}`);
+      return EXIT.usage;
+    case 'run':
+      return watch(line.options);
+  }
+}
+
+async function watch(options: CliOptions): Promise<number> {
+  // Listen before anything slow starts, so Ctrl-C means 130 at every stage.
+  const ended = new Promise<number>((resolve) => {
+    process.once('SIGINT', () => resolve(EXIT.interrupted));
+    process.once('SIGTERM', () => resolve(EXIT.terminated));
+    process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EPIPE') return resolve(EXIT.ok);
+      err(`error: cannot write to stdout: ${error.message}`);
+      resolve(EXIT.error);
+    });
+  });
+  // stderr has nowhere to report its own failure; without a listener it would crash the process.
+  process.stderr.on('error', () => undefined);
+  let stdoutOpen = true;
+  void ended.then(() => (stdoutOpen = false));
+
+  if (options.showSecretValues) err('warning: --show-secret-values: Secret values will be printed and sent to every sink in clear');
+
+  const [{ UsageError, watchCommand }, { webhookSink }, { slackSink }, { HttpSink }, { loadKubeConfig }] = await Promise.all([
+    import('./watch.ts'),
+    import('./webhook.ts'),
+    import('./slack.ts'),
+    import('./sink.ts'),
+    import('./kubeconfig.ts'),
+  ]);
+  const report = (text: string) => err(`! ${text}`);
+  const sinks = [...options.webhooks.map((t) => webhookSink(t, report)), ...options.slacks.map((t) => slackSink(t, report))];
+  const cleanup: (() => Promise<void> | void)[] = [];
+  const stopped = (code: number) => ({ stopped: code }) as const;
+  let outcome: { stopped: number } | { failed: string };
+  try {
+    let kc;
+    if (options.command === 'start' && !options.kubeconfig && !options.context) {
+      const { startDemo } = await import('./demo.ts');
+      const running = await startDemo({ log: err, ...(options.churnIntervalMs ? { churnIntervalMs: options.churnIntervalMs } : {}) });
+      cleanup.push(running.close);
+      kc = running.kubeConfig;
+    } else {
+      kc = loadKubeConfig(options.kubeconfig, options.context);
+    }
+    const terminal = {
+      out: (text: string) => void (stdoutOpen && process.stdout.write(`${text}\n`)),
+      err,
+      ...(process.stderr.isTTY ? { status: (text: string) => void process.stderr.write(`\r\x1b[2K${printable(text)}`) } : {}),
+    };
+    const started = await Promise.race([
+      watchCommand(
+        kc,
+        {
+          resources: options.resources,
+          all: options.all,
+          namespaces: options.namespaces,
+          ...(options.labelSelector !== undefined ? { labelSelector: options.labelSelector } : {}),
+          ...(options.fieldSelector !== undefined ? { fieldSelector: options.fieldSelector } : {}),
+          output: options.output,
+          utc: options.utc,
+          showSecretValues: options.showSecretValues,
+          sinks,
+        },
+        terminal,
+      ),
+      ended.then(stopped),
+    ]);
+    if ('stopped' in started) {
+      outcome = started;
+    } else {
+      cleanup.unshift(started.stop);
+      outcome = await Promise.race([started.failed.then((sentence) => ({ failed: sentence })), ended.then(stopped)]);
+    }
+  } catch (error) {
+    outcome = { failed: error instanceof UsageError || error instanceof Error ? error.message : String(error) };
+  }
+
+  // A second Ctrl-C during the flush means now.
+  process.once('SIGINT', () => process.exit(EXIT.interrupted));
+  for (const step of cleanup) {
+    try {
+      await step();
+    } catch (error) {
+      err(`! while stopping: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  const deadline = Date.now() + FLUSH_MS;
+  const summaries = await Promise.all(sinks.map(async (sink) => HttpSink.describe(sink.label, await sink.close(deadline))));
+  for (const summary of summaries) err(summary);
+  if ('failed' in outcome) {
+    err(`error: ${outcome.failed}`);
+    return EXIT.error;
+  }
+  return outcome.stopped;
+}

@@ -1,0 +1,56 @@
+import type { InformerEvent, KubeObject } from '../index.ts';
+import { diffObjects, formatChanges, limitDepth, type Change } from './diff.ts';
+import { clock, printable, timestamp } from './format.ts';
+
+/** One line per event, for `--output json` and webhooks. */
+export interface EventRecord {
+  /** RFC 3339: local time with its offset, or UTC (`Z`) with `--utc`. */
+  readonly time: string;
+  readonly type: 'ADDED' | 'UPDATED' | 'DELETED';
+  readonly resource: string;
+  readonly namespace?: string;
+  readonly name: string;
+  readonly resourceVersion?: string;
+  readonly diff?: readonly Change[];
+  readonly finalStateUnknown?: boolean;
+  readonly object?: unknown;
+}
+
+export interface RecordOptions {
+  readonly utc: boolean;
+  /** Applied to both versions before anything is compared or shown (Secret redaction). */
+  readonly redact?: (object: KubeObject) => KubeObject;
+}
+
+/** The record for an event, or undefined when there is nothing to show (a resync, an update that changed only noise). */
+export function toRecord(resource: string, event: InformerEvent<KubeObject>, now: Date, options: RecordOptions): EventRecord | undefined {
+  const { metadata } = event.object;
+  const base = {
+    time: timestamp(now, options.utc),
+    resource,
+    ...(metadata.namespace ? { namespace: metadata.namespace } : {}),
+    name: metadata.name,
+    ...(metadata.resourceVersion ? { resourceVersion: metadata.resourceVersion } : {}),
+  };
+  const shown = (object: KubeObject) => (options.redact ? options.redact(object) : object);
+  switch (event.type) {
+    case 'added':
+      return { ...base, type: 'ADDED', object: limitDepth(shown(event.object)) };
+    case 'updated': {
+      if (event.resync) return undefined;
+      const diff = diffObjects(shown(event.oldObject), shown(event.object));
+      return diff.length === 0 ? undefined : { ...base, type: 'UPDATED', diff };
+    }
+    case 'deleted':
+      return { ...base, type: 'DELETED', ...(event.finalStateUnknown ? { finalStateUnknown: true } : {}) };
+  }
+}
+
+/** `12:03:04 UPDATED pods shop/web-1  spec.replicas: 2 → 3`, with no control characters. */
+export function prettyLine(r: EventRecord, at: Date, utc: boolean): string {
+  const key = r.namespace ? `${r.namespace}/${r.name}` : r.name;
+  const head = `${clock(at, utc)} ${r.type.padEnd(7)} ${r.resource} ${key}`;
+  if (r.type === 'UPDATED' && r.diff) return printable(`${head}  ${formatChanges(r.diff)}`);
+  if (r.type === 'DELETED' && r.finalStateUnknown) return printable(`${head}  (deletion seen on relist; final state unknown)`);
+  return printable(head);
+}

@@ -1,0 +1,236 @@
+import { Backoff } from '../index.ts';
+import { count, messageOf } from './format.ts';
+import type { SinkTarget } from './sinkUrl.ts';
+
+export interface HttpSinkOptions {
+  /** `webhook` or `slack`: names the sink in messages, with the target's origin. */
+  readonly kind: string;
+  readonly target: SinkTarget;
+  /** Items per POST. */
+  readonly maxBatch: number;
+  /** The request body for a batch of items (each already text). */
+  readonly encode: (items: readonly string[]) => string;
+  /** Where problems and summaries go (one line each). */
+  readonly report: (line: string) => void;
+  /** Bytes of items waiting (and in flight) at most; beyond that the oldest are dropped. Default 16 MiB. */
+  readonly maxQueueBytes?: number;
+  /** After the first problem is reported at once, further ones are summed up once per interval. Default 10 s. */
+  readonly reportIntervalMs?: number;
+  /** Per-request timeout (ms). Default 10 s. */
+  readonly timeoutMs?: number;
+  /** Between failed attempts. Default 500 ms doubling to 30 s. */
+  readonly backoff?: { readonly initialMs?: number; readonly maxMs?: number };
+}
+
+/** What a sink did over its life. `dropped` and `rejected` plus `unsent` are everything not delivered. */
+export interface SinkSummary {
+  readonly delivered: number;
+  /** Dropped because the queue was full (oldest first). */
+  readonly dropped: number;
+  /** Refused by the receiver for good (a 4xx other than 408/429, or a redirect). */
+  readonly rejected: number;
+  /** Still queued or in flight when the flush ran out of time. */
+  readonly unsent: number;
+}
+
+type Outcome = { readonly ok: true } | { readonly ok: false; readonly permanent: boolean; readonly problem: string; readonly retryAfterMs?: number };
+
+/**
+ * POSTs items in order, a batch at a time, never blocking the caller. A
+ * receiver that fails (5xx, 408, 429, network) is retried with backoff for
+ * as long as it takes, the queue bounded by bytes so memory is too; one that
+ * refuses (other 4xx) or redirects loses that batch and the next goes on.
+ * Redirects are never followed: the body is the user's data, and a receiver
+ * should not be able to send it elsewhere. Only the URL's origin is printed.
+ */
+export class HttpSink {
+  readonly label: string;
+  private readonly options: HttpSinkOptions;
+  private readonly queue: { readonly text: string; readonly bytes: number }[] = [];
+  private head = 0;
+  private inFlight: { readonly text: string; readonly bytes: number }[] = [];
+  private bytes = 0;
+  private running = false;
+  private closing = false;
+  private readonly abort = new AbortController();
+  private readonly reporter: NodeJS.Timeout;
+  private delivered = 0;
+  private dropped = 0;
+  private rejected = 0;
+  // Since the last report: failed attempts, drops, the last problem.
+  private pendingFailures = 0;
+  private pendingDrops = 0;
+  private lastProblem = '';
+  private quietUntil = 0;
+
+  constructor(options: HttpSinkOptions) {
+    this.options = options;
+    this.label = `${options.kind} ${options.target.origin}`;
+    this.reporter = setInterval(() => this.flushReport(), options.reportIntervalMs ?? 10_000);
+    this.reporter.unref();
+  }
+
+  get queued(): number {
+    return this.queue.length - this.head + this.inFlight.length;
+  }
+
+  /** Queues one item; the oldest waiting ones are dropped (and counted) when the byte bound is passed. */
+  send(text: string): void {
+    if (this.closing) return;
+    const bytes = Buffer.byteLength(text);
+    const max = this.options.maxQueueBytes ?? 16 * 1024 * 1024;
+    if (bytes > max) return this.drop(1);
+    this.queue.push({ text, bytes });
+    this.bytes += bytes;
+    while (this.bytes > max && this.head < this.queue.length) {
+      this.bytes -= this.queue[this.head]!.bytes;
+      this.head++;
+      this.drop(1);
+    }
+    this.compact();
+    if (!this.running) void this.run();
+  }
+
+  /**
+   * Stops taking items and gives the queue until `deadline` (ms since the
+   * epoch) to drain, then aborts what is in flight. Never rejects.
+   */
+  async close(deadline: number): Promise<SinkSummary> {
+    this.closing = true;
+    const left = Math.max(0, deadline - Date.now());
+    if (this.running) {
+      const cut = setTimeout(() => this.abort.abort(), left);
+      while (this.running) await new Promise((resolve) => setTimeout(resolve, 10));
+      clearTimeout(cut);
+    }
+    this.abort.abort();
+    clearInterval(this.reporter);
+    this.flushReport();
+    return { delivered: this.delivered, dropped: this.dropped, rejected: this.rejected, unsent: this.queued };
+  }
+
+  /** `webhook http://host: 3 events delivered, 2 not (1 dropped as the queue was full, 1 unsent at exit)`. */
+  static describe(label: string, s: SinkSummary): string {
+    const lost = s.dropped + s.rejected + s.unsent;
+    const why = [
+      s.dropped ? `${s.dropped} dropped as the queue was full` : '',
+      s.rejected ? `${s.rejected} refused by the receiver` : '',
+      s.unsent ? `${s.unsent} unsent at exit` : '',
+    ].filter(Boolean);
+    return `${label}: ${count(s.delivered, 'event')} delivered${lost ? `, ${lost} not (${why.join(', ')})` : ''}`;
+  }
+
+  private drop(n: number): void {
+    this.dropped += n;
+    this.pendingDrops += n;
+    this.maybeReport();
+  }
+
+  private compact(): void {
+    if (this.head > 1024 && this.head * 2 > this.queue.length) {
+      this.queue.splice(0, this.head);
+      this.head = 0;
+    }
+  }
+
+  private async run(): Promise<void> {
+    this.running = true;
+    const backoff = new Backoff({ initialMs: this.options.backoff?.initialMs ?? 500, maxMs: this.options.backoff?.maxMs ?? 30_000, jitter: 0.2 });
+    try {
+      while (!this.abort.signal.aborted) {
+        if (this.inFlight.length === 0) {
+          const end = Math.min(this.queue.length, this.head + this.options.maxBatch);
+          this.inFlight = this.queue.slice(this.head, end);
+          this.head = end;
+          this.compact();
+        }
+        if (this.inFlight.length === 0) break;
+        const outcome = await this.post(this.options.encode(this.inFlight.map((i) => i.text)));
+        if (this.abort.signal.aborted) break;
+        if (outcome.ok || outcome.permanent) {
+          const batch = this.inFlight;
+          for (const item of batch) this.bytes -= item.bytes;
+          this.inFlight = [];
+          if (outcome.ok) {
+            this.delivered += batch.length;
+            backoff.reset();
+          } else {
+            this.rejected += batch.length;
+            this.fail(`${outcome.problem}; ${count(batch.length, 'event')} given up`);
+          }
+          continue;
+        }
+        this.fail(outcome.problem);
+        const wait = outcome.retryAfterMs ?? backoff.next(Date.now());
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(done, wait);
+          function done() {
+            clearTimeout(timer);
+            resolve();
+          }
+          this.abort.signal.addEventListener('abort', done, { once: true });
+        });
+      }
+    } finally {
+      this.running = false;
+    }
+  }
+
+  private async post(body: string): Promise<Outcome> {
+    const { target } = this.options;
+    try {
+      const response = await fetch(target.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...target.headers },
+        body,
+        redirect: 'manual',
+        signal: AbortSignal.any([this.abort.signal, AbortSignal.timeout(this.options.timeoutMs ?? 10_000)]),
+      });
+      // Drained so the connection can be reused; its content is not ours to print.
+      await response.arrayBuffer().catch(() => undefined);
+      if (response.ok) return { ok: true };
+      if (response.status >= 300 && response.status < 400) return { ok: false, permanent: true, problem: `HTTP ${response.status} redirect refused (not followed)` };
+      const retryAfter = Number(response.headers.get('retry-after'));
+      const transient = response.status >= 500 || response.status === 408 || response.status === 429;
+      return {
+        ok: false,
+        permanent: !transient,
+        problem: `HTTP ${response.status}`,
+        ...(response.status === 429 && retryAfter > 0 ? { retryAfterMs: Math.min(retryAfter, 60) * 1000 } : {}),
+      };
+    } catch (error) {
+      const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
+      return { ok: false, permanent: false, problem: this.scrub(messageOf(cause)) };
+    }
+  }
+
+  /** Error texts may quote the URL: only its origin may be shown. */
+  private scrub(text: string): string {
+    const { url, origin } = this.options.target;
+    return text.split(url).join(origin);
+  }
+
+  private fail(problem: string): void {
+    this.pendingFailures++;
+    this.lastProblem = problem;
+    this.maybeReport();
+  }
+
+  /** The first problem is told at once; later ones wait for the interval's summary. */
+  private maybeReport(): void {
+    if (Date.now() < this.quietUntil) return;
+    this.flushReport();
+  }
+
+  private flushReport(): void {
+    if (this.pendingFailures === 0 && this.pendingDrops === 0) return;
+    const parts = [
+      this.pendingFailures ? `${count(this.pendingFailures, 'failed attempt')} (last: ${this.lastProblem})` : '',
+      this.pendingDrops ? `${count(this.pendingDrops, 'event')} dropped as the queue was full` : '',
+    ].filter(Boolean);
+    this.options.report(`${this.label}: ${parts.join('; ')}; ${this.queued} waiting`);
+    this.pendingFailures = 0;
+    this.pendingDrops = 0;
+    this.quietUntil = Date.now() + (this.options.reportIntervalMs ?? 10_000);
+  }
+}
