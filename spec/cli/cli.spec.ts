@@ -4,8 +4,8 @@
  * a line or a request, never a fixed sleep.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -331,5 +331,33 @@ describe('rx-informer (the bin, against a TLS emulator)', () => {
     expect(c.err.filter((l) => l.startsWith(`! webhook ${dead}`)).length).toBeLessThanOrEqual(2);
     expect(slow.requests.map((r) => (JSON.parse(r.body) as { name: string }).name)).toEqual(['cm-0', 'cm-1', 'cm-2', 'cm-3', 'cm-4']);
     await slow.close();
+  });
+
+  it('on Node.js older than 22.19 the bin says so in one line, before importing anything (even for --help)', async () => {
+    // The bin as built: main.ts alone, transpiled (cli.js is never reached on an old Node).
+    const ts = (await import('typescript')).default;
+    const dir = mkdtempSync(join(tmpdir(), 'rx-informer-bin-'));
+    writeFileSync(join(dir, 'package.json'), '{"type":"module"}');
+    const source = readFileSync(MAIN, 'utf8');
+    const { outputText } = ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2023, rewriteRelativeImportExtensions: true } });
+    writeFileSync(join(dir, 'main.js'), outputText);
+    // Always: this Node, told it is 20.11.1. Also, where the machine has one (as CI images and this one do), a real old Node.
+    writeFileSync(join(dir, 'pretend-old.mjs'), "Object.defineProperty(process.versions, 'node', { value: '20.11.1' });\n");
+    const runs: [string, string[], string][] = [[NODE, ['--import', join(dir, 'pretend-old.mjs'), join(dir, 'main.js'), '--help'], '20.11.1']];
+    for (const candidate of ['/usr/bin/node', '/usr/local/bin/node']) {
+      if (!existsSync(candidate)) continue;
+      const version = execFileSync(candidate, ['--version'], { encoding: 'utf8' }).trim().slice(1);
+      const [major = 0, minor = 0] = version.split('.').map(Number);
+      if (major < 22 || (major === 22 && minor < 19)) runs.push([candidate, [join(dir, 'main.js'), '--help'], version]);
+    }
+    for (const [node, args, version] of runs) {
+      const proc = spawn(node, args, { stdio: 'pipe' });
+      let out = '';
+      let err = '';
+      proc.stdout.on('data', (c: Buffer) => (out += c.toString()));
+      proc.stderr.on('data', (c: Buffer) => (err += c.toString()));
+      const code = await new Promise<number | null>((resolve) => proc.on('close', resolve));
+      expect({ code, out, err }).toEqual({ code: 1, out: '', err: `rx-informer needs Node.js 22.19 or newer; this is Node.js ${version}.\n` });
+    }
   });
 });

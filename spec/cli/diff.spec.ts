@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { diffObjects, formatChanges } from '../../src/cli/diff.ts';
+import { MAX_DEPTH, TOO_DEEP, brief, diffObjects, formatChanges, jsonEqual, limitDepth } from '../../src/cli/diff.ts';
 import { findResource, parseResourceList } from '../../src/1-transport/discovery.ts';
 import { readFileSync } from 'node:fs';
 
@@ -26,6 +26,45 @@ describe('diffObjects', () => {
     expect(formatChanges(changes)).toBe('metadata.annotations["app.kubernetes.io/name"]: "a" → "b"');
     const many = Array.from({ length: 10 }, (_, i) => ({ path: `f${i}`, old: i, new: i + 1 }));
     expect(formatChanges(many, 2)).toBe('f0: 0 → 1, f1: 1 → 2, (+8 more)');
+  });
+});
+
+describe('a hostile depth', () => {
+  const deep = (n: number, leaf: unknown) => {
+    let o: unknown = leaf;
+    for (let i = 0; i < n; i++) o = { d: o };
+    return o;
+  };
+
+  it('diffs objects 5,000 and 100,000 levels deep without recursion: one change at the cap, values safe to print', () => {
+    for (const n of [5_000, 100_000]) {
+      const changes = diffObjects({ spec: deep(n, 1) }, { spec: deep(n, 2) });
+      expect(changes).toEqual([{ path: `spec${'.d'.repeat(MAX_DEPTH - 1)}`, old: TOO_DEEP, new: TOO_DEEP }]);
+      expect(diffObjects({ spec: deep(n, 1) }, { spec: deep(n, 1) })).toEqual([]);
+      // An added deep subtree is cut to the cap, so JSON.stringify (which throws near 4,500 levels) copes.
+      const [added] = diffObjects({}, { spec: deep(n, 1) });
+      expect(() => JSON.stringify(added)).not.toThrow();
+      expect(brief(deep(n, 1))).toMatch(/^\{"d":\{"d":/);
+    }
+  });
+
+  it('limitDepth cuts at the cap and keeps "__proto__" as data; jsonEqual compares iteratively', () => {
+    expect(limitDepth({ a: { b: { c: 1 } }, l: [1, [2]] }, 2)).toEqual({ a: { b: TOO_DEEP }, l: [1, TOO_DEEP] });
+    const tricky = JSON.parse('{"__proto__":{"polluted":true}}') as Record<string, unknown>;
+    const copy = limitDepth(tricky) as Record<string, unknown>;
+    expect(Object.keys(copy)).toEqual(['__proto__']);
+    expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
+    expect(jsonEqual(deep(100_000, [1, { x: 2 }]), deep(100_000, [1, { x: 2 }]))).toBe(true);
+    expect(jsonEqual({ a: 1 }, { b: 1 })).toBe(false);
+    expect(jsonEqual([1, 2], [1, 2, 3])).toBe(false);
+  });
+
+  it('formats redacted Secret values by what happened to the key, never by value', () => {
+    const r1 = '<redacted:0123456789ab>';
+    const r2 = '<redacted:ba9876543210>';
+    expect(formatChanges([{ path: 'data.password', old: r1, new: r2 }, { path: 'data.token', new: r1 }, { path: 'data.old', old: r2 }])).toBe(
+      'data.password: <changed>, data.token: +<redacted>, data.old: -<redacted>',
+    );
   });
 });
 

@@ -1,0 +1,105 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { HttpSink } from '../../src/cli/sink.ts';
+import { parseSinkUrl, type SinkTarget } from '../../src/cli/sinkUrl.ts';
+import { slackEscape, slackSink } from '../../src/cli/slack.ts';
+
+/** A receiver on 127.0.0.1 that holds every response until released (or answers with `status`). */
+async function holdingReceiver() {
+  const bodies: string[] = [];
+  const held: http.ServerResponse[] = [];
+  let status = 0;
+  let arrived: () => void = () => undefined;
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      bodies.push(Buffer.concat(chunks).toString('utf8'));
+      if (status) res.writeHead(status).end();
+      else held.push(res);
+      arrived();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const parsed = parseSinkUrl('--webhook', `http://127.0.0.1:${(server.address() as AddressInfo).port}/x`);
+  if (!parsed.ok) throw new Error(parsed.error);
+  return {
+    target: parsed.target as SinkTarget,
+    bodies,
+    /** Resolves once `n` requests have arrived. */
+    requests: (n: number) => new Promise<void>((resolve) => (arrived = () => bodies.length >= n && resolve())).then(() => undefined),
+    /** Answers the held requests, and all later ones, with `code`. */
+    answer(code: number) {
+      status = code;
+      for (const res of held.splice(0)) res.writeHead(code).end();
+    },
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}
+
+describe('HttpSink', () => {
+  const cleanups: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const c of cleanups.splice(0)) await c();
+  });
+
+  it('bounds the queue by bytes, drops the oldest, and reports drops once per interval, not per event', async () => {
+    const rx = await holdingReceiver();
+    cleanups.push(rx.close);
+    const lines: string[] = [];
+    const sink = new HttpSink({ kind: 'webhook', target: rx.target, maxBatch: 1, encode: ([i]) => i ?? '', report: (l) => lines.push(l), maxQueueBytes: 100, reportIntervalMs: 60_000 });
+    const first = rx.requests(1);
+    sink.send('e0'.padEnd(30, '.'));
+    await first;
+    for (let i = 1; i <= 9; i++) sink.send(`e${i}`.padEnd(30, '.'));
+    // 30 bytes in flight + at most 70 waiting: 2 wait, the 7 before them were dropped; told once.
+    expect(lines).toEqual([`webhook ${rx.target.origin}: 1 event dropped as the queue was full; 3 waiting`]);
+    const rest = rx.requests(3);
+    rx.answer(204);
+    await rest;
+    expect(rx.bodies.map((b) => b.slice(0, 2))).toEqual(['e0', 'e8', 'e9']);
+    const summary = await sink.close(Date.now() + 1000);
+    expect(summary).toEqual({ delivered: 3, dropped: 7, rejected: 0, unsent: 0 });
+    expect(lines.at(-1)).toBe(`webhook ${rx.target.origin}: 6 events dropped as the queue was full; 0 waiting`);
+    expect(HttpSink.describe(sink.label, summary)).toBe(`webhook ${rx.target.origin}: 3 events delivered, 7 not (7 dropped as the queue was full)`);
+  });
+
+  it('gives up a batch the receiver refuses (4xx) and goes on; a flush that runs out of time counts what was unsent', async () => {
+    const rx = await holdingReceiver();
+    cleanups.push(rx.close);
+    const lines: string[] = [];
+    const sink = new HttpSink({ kind: 'webhook', target: rx.target, maxBatch: 1, encode: ([i]) => i ?? '', report: (l) => lines.push(l) });
+    rx.answer(400);
+    const two = rx.requests(2);
+    sink.send('a');
+    sink.send('b');
+    await two;
+    expect(lines).toEqual([`webhook ${rx.target.origin}: 1 failed attempt (last: HTTP 400; 1 event given up); 1 waiting`]);
+    rx.answer(0); // hold from now on
+    const third = rx.requests(3);
+    sink.send('c');
+    await third;
+    expect(await sink.close(Date.now() + 50)).toEqual({ delivered: 0, dropped: 0, rejected: 2, unsent: 1 });
+  });
+
+  it('slack: one escaped line per change, what waits behind a message goes in the next one', async () => {
+    const rx = await holdingReceiver();
+    cleanups.push(rx.close);
+    const sink = slackSink(rx.target, () => undefined);
+    const record = { time: '', type: 'ADDED', resource: 'pods', name: 'x' } as const;
+    const first = rx.requests(1);
+    sink.accept(record, 'line 0 <!channel> & co');
+    await first;
+    for (let i = 1; i <= 4; i++) sink.accept(record, `line ${i}`);
+    const second = rx.requests(2);
+    rx.answer(200);
+    await second;
+    expect(rx.bodies.map((b) => JSON.parse(b) as unknown)).toEqual([{ text: 'line 0 &lt;!channel&gt; &amp; co' }, { text: 'line 1\nline 2\nline 3\nline 4' }]);
+    expect(await sink.close(Date.now() + 1000)).toEqual({ delivered: 5, dropped: 0, rejected: 0, unsent: 0 });
+    expect(slackEscape('<a&b>')).toBe('&lt;a&amp;b&gt;');
+  });
+});

@@ -1,0 +1,27 @@
+import { describe, expect, it } from 'vitest';
+import { parseSinkUrl } from '../../src/cli/sinkUrl.ts';
+
+describe('parseSinkUrl', () => {
+  it('turns userinfo into a Basic Authorization header and keeps it out of the URL and the origin', () => {
+    const r = parseSinkUrl('--webhook', 'https://us%40er:p%3Ass@hooks.example.com:8443/p/T0K3N?sig=abc');
+    expect(r).toEqual({
+      ok: true,
+      target: {
+        url: 'https://hooks.example.com:8443/p/T0K3N?sig=abc',
+        origin: 'https://hooks.example.com:8443',
+        headers: { authorization: `Basic ${Buffer.from('us@er:p:ss').toString('base64')}` },
+      },
+    });
+  });
+
+  it('refuses what is not an absolute http(s) URL, without repeating it', () => {
+    for (const [raw, error] of [
+      ['not-a-url', '--webhook needs an absolute http:// or https:// URL; the value given is not a URL'],
+      ['ftp://u:secret@host/x', '--webhook needs an http:// or https:// URL, not ftp:'],
+      ['file:///etc/passwd', '--webhook needs an http:// or https:// URL, not file:'],
+      ['http://u:%E0%A4%A@host/', '--webhook: the user name or password in the URL is not valid percent-encoding'],
+    ] as const) {
+      expect(parseSinkUrl('--webhook', raw)).toEqual({ ok: false, error });
+    }
+  });
+});
