@@ -8,9 +8,14 @@ const FLUSH_MS = 3000;
 /** Exit codes, as kubectl and shells use them. */
 export const EXIT = { ok: 0, error: 1, usage: 2, interrupted: 130, terminated: 143 } as const;
 
+/** From package.json, two levels up from src/cli and dist/cli alike. */
 function version(): string {
-  const pkg: unknown = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
-  return typeof pkg === 'object' && pkg !== null && 'version' in pkg && typeof pkg.version === 'string' ? pkg.version : 'unknown';
+  try {
+    const pkg: unknown = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+    return typeof pkg === 'object' && pkg !== null && 'version' in pkg && typeof pkg.version === 'string' ? pkg.version : 'unknown (package.json has no version)';
+  } catch (error) {
+    return `unknown (cannot read package.json: ${error instanceof Error ? error.message : String(error)})`;
+  }
 }
 
 /** A one-line message for stderr; never a stack trace. */
