@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { hasUnparsedMembers, lazyParseList, lazyParseObject, lazyParseWatchLine } from '../../src/1-transport/lazyJson.ts';
 import { parseWatchLine, parseWatchLineLazily } from '../../src/1-transport/httpTransport.ts';
+import { KubeObject, decoder } from '../../src/index.ts';
 
 /** Objects shaped like Kubernetes objects, with arbitrary JSON in every member (escapes, unicode, nesting). */
 const kubeLike = fc.record(
@@ -114,9 +115,51 @@ describe('lazy decoding', () => {
     }
   });
 
-  it('reports syntax errors inside an unread member when it is read', () => {
-    const lazy = lazyParseObject('{"metadata":{"name":"a"},"spec":{"replicas":3,"bad":tru3, "pad":"xxxxxxxx"}}');
-    expect(() => lazy.spec).toThrow(SyntaxError);
+  it('rejects a syntax error inside a member it would keep unparsed at once, as JSON.parse does (reading never throws later)', () => {
+    const bad = [
+      '{"metadata":{"name":"a"},"spec":{"replicas":3,"bad":tru3, "pad":"xxxxxxxx"}}',
+      '{"metadata":{"name":"a"},"spec":{"replicas":3,"x": tru, "pad":"xxxxxxxxxxxxxxxx"}}',
+      '{"metadata":{"name":"a"},"spec":{"replicas":01,"pad":"xxxxxxxxxxxxxxxxxxxxxxx"}}',
+      '{"metadata":{"name":"a"},"spec":{"s":"bad \\q escape","pad":"xxxxxxxxxxxxxxxx"}}',
+      '{"metadata":{"name":"a"},"spec":{"s":"tab\there is raw","pad":"xxxxxxxxxxxxxxxx"}}',
+      '{"metadata":{"name":"a"},"spec":[1,2,],"pad":"xxxxxxxxxxxxxxxxxxxxxxxx"}',
+      '{"metadata":{"name":"a"},"spec":{"a":1,}}',
+      '{"metadata":{"name":"a"},"spec":{"a" 1, "b":"xxxxxxxxxxxxxxxxxxxxxxx"}}',
+      '{"metadata":{"name":"a"},"spec":{"a":1]}',
+      '{"metadata":{"name":"a","managedFields":[{"m":"xxxxxxxxxxxxxxxxxxxxxxxxxxx", "n": nul}]}}',
+    ];
+    for (const text of bad) {
+      expect(() => JSON.parse(text), text).toThrow(SyntaxError);
+      expect(() => lazyParseObject(text), text).toThrow();
+      expect(parseWatchLineLazily(Buffer.from(`{"type":"ADDED","object":${text}}`))).toMatchObject({ reason: 'MalformedLine' });
+    }
+    const deep = `{"metadata":{"name":"a"},"spec":${'['.repeat(3000)}${']'.repeat(3000)}}`;
+    expect(JSON.stringify(lazyParseObject(deep))).toBe(JSON.stringify(JSON.parse(deep)));
+  });
+
+  it('property: any line, valid or not, gives the same frame eagerly and lazily (same report, same JSON)', () => {
+    const broken = fc.constantFrom('tru', 'nul', 'fals', '01', '-', '1.', '1e', '.5', '"a\\q"', '"\\u12"', '"tab\t"', '[1,]', '{"a":1,}', '{"a" 1}', '[1}', '{1:2}', '"x', '1 2', '+1', 'NaN', '"\\u00e9\\n"', '-0', '1E+9', '[[[]]]', '{"":{}}');
+    // Long enough to stay unparsed in a lazy object (a short member is parsed at once).
+    const member = fc.oneof(fc.jsonValue().map((v) => JSON.stringify(v)), broken, broken.map((b) => `{"pad":"${'x'.repeat(24)}","v":[${b}]}`));
+    const line = fc
+      .tuple(fc.string({ minLength: 1, maxLength: 8 }), fc.array(fc.tuple(fc.constantFrom('spec', 'status', 'data', 'x', '__proto__'), member), { maxLength: 4 }), member)
+      .map(([name, members, meta]) => {
+        const body = members.map(([k, v]) => `,${JSON.stringify(k)}:${v}`).join('');
+        return `{"type":"MODIFIED","object":{"metadata":{"name":${JSON.stringify(name)},"extra":${meta}}${body}}}`;
+      });
+    const frameJson = (frame: unknown) => (frame instanceof Error ? `error:${(frame as { reason?: string }).reason}:${frame.message}` : JSON.stringify(frame));
+    fc.assert(
+      fc.property(line, (text) => {
+        const eager = parseWatchLine(text);
+        const lazy = parseWatchLineLazily(Buffer.from(text));
+        expect(frameJson(lazy)).toBe(frameJson(eager));
+        // What would be cached: the decoder's verdict and the object's JSON.
+        const decode = decoder(KubeObject);
+        const cached = (frame: typeof eager) => (frame instanceof Error ? 'none' : frameJson(decode((frame as { object: unknown }).object, 'watch')));
+        expect(cached(lazy)).toBe(cached(eager));
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it('makes the same watch frames as the eager parser, errors included', () => {

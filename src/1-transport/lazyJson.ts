@@ -23,11 +23,10 @@
  * line or page. In a large cache, where most objects outlive the young
  * generation, what an object holds is what the garbage collector copies.
  *
- * The scan checks structure up front (balanced brackets, terminated strings,
- * a `{type, object}` event shape), so a truncated line is an error at once;
- * the syntax inside a member (a bad number, a bad escape) is checked when the
- * member is parsed, and a `SyntaxError` then comes from that property read.
- * Positions in errors count bytes.
+ * The scan checks the whole JSON syntax up front, every member it keeps
+ * included (brackets, strings and their escapes, numbers, literals), so a line
+ * is rejected at arrival exactly when `JSON.parse` would reject it, and reading
+ * a member later can never throw. Positions in errors count bytes.
  */
 
 const QUOTE = 0x22;
@@ -67,37 +66,142 @@ function skipSpace(b: Buffer, i: number): number {
   return i;
 }
 
-/** The index after the string whose opening quote is at `i`. */
+/**
+ * The index after the string whose opening quote is at `i`, checking it as
+ * JSON.parse would: no raw control character, only JSON's escapes.
+ */
 function stringEnd(b: Buffer, i: number): number {
-  const length = b.length;
-  for (let j = i + 1; j < length; j++) {
+  for (let j = i + 1; ; j++) {
     const c = b[j];
     if (c === QUOTE) return j + 1;
-    if (c === BACKSLASH) j++;
+    if (c === BACKSLASH) j = escapeEnd(b, j) - 1;
+    // One test for both a control character and the end of the bytes (undefined).
+    else if (!(c! >= 0x20)) return c === undefined ? fail('unterminated string', i) : fail('control character in string', j);
   }
-  return fail('unterminated string', i);
+}
+
+/** The index after the escape whose backslash is at `j`: only JSON's escapes. */
+function escapeEnd(b: Buffer, j: number): number {
+  const e = b[j + 1];
+  if (e === 0x75 /* u */) {
+    if (!(isHex(b[j + 2]) && isHex(b[j + 3]) && isHex(b[j + 4]) && isHex(b[j + 5]))) fail('bad unicode escape', j);
+    return j + 6;
+  }
+  if (e !== QUOTE && e !== BACKSLASH && e !== 0x2f && e !== 0x62 && e !== 0x66 && e !== 0x6e && e !== 0x72 && e !== 0x74) fail('bad escape', j);
+  return j + 2;
+}
+
+function isHex(c: number | undefined): boolean {
+  return c !== undefined && ((c >= 0x30 && c <= 0x39) || ((c | 0x20) >= 0x61 && (c | 0x20) <= 0x66));
+}
+
+function isDigit(c: number | undefined): boolean {
+  return c !== undefined && c >= 0x30 && c <= 0x39;
+}
+
+/** The index after the number at `i`: `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`. */
+function numberEnd(b: Buffer, i: number): number {
+  let j = i;
+  if (b[j] === 0x2d) j++;
+  if (b[j] === 0x30) j++;
+  else if (isDigit(b[j])) while (isDigit(b[j])) j++;
+  else fail('bad number', i);
+  if (b[j] === 0x2e) {
+    j++;
+    if (!isDigit(b[j])) fail('bad number', i);
+    while (isDigit(b[j])) j++;
+  }
+  if (b[j] === 0x65 || b[j] === 0x45) {
+    j++;
+    if (b[j] === 0x2b || b[j] === 0x2d) j++;
+    if (!isDigit(b[j])) fail('bad number', i);
+    while (isDigit(b[j])) j++;
+  }
+  return j;
+}
+
+/** The index after `word` (an ASCII literal) at `i`. */
+function literalEnd(b: Buffer, i: number, word: string): number {
+  for (let k = 0; k < word.length; k++) if (b[i + k] !== word.charCodeAt(k)) fail('unexpected character', i + k);
+  return i + word.length;
+}
+
+/** The index after a scalar (string, number, true, false, null) at `i`. */
+function scalarEnd(b: Buffer, i: number): number {
+  const c = b[i];
+  if (c === QUOTE) return stringEnd(b, i);
+  if (c === 0x74) return literalEnd(b, i, 'true');
+  if (c === 0x66) return literalEnd(b, i, 'false');
+  if (c === 0x6e) return literalEnd(b, i, 'null');
+  if (c === 0x2d || isDigit(c)) return numberEnd(b, i);
+  return c === undefined ? fail('missing value', i) : fail('unexpected character', i);
+}
+
+/** The open containers of the value being scanned, innermost last: 1 for an object, 0 for an array (grows as needed). */
+let containers = new Uint8Array(256);
+
+/**
+ * The index after the JSON value that starts at `i` (no leading space),
+ * checking its whole syntax. Nesting is followed with an explicit stack, so
+ * depth costs no recursion (JSON.parse takes deep nesting too).
+ */
+function valueEnd(b: Buffer, i: number): number {
+  let d = b[i];
+  if (d !== OPEN_BRACE && d !== OPEN_BRACKET) return scalarEnd(b, i);
+  let depth = 0;
+  let j = i;
+  for (;;) {
+    // A value starts at j.
+    d = b[j];
+    if (d === QUOTE) {
+      j = stringEnd(b, j);
+    } else if (d === OPEN_BRACE || d === OPEN_BRACKET) {
+      const isObject = d === OPEN_BRACE;
+      j++;
+      while (isSpace(b[j])) j++;
+      if (b[j] === (isObject ? CLOSE_BRACE : CLOSE_BRACKET)) j++;
+      else {
+        if (depth === containers.length) {
+          const grown = new Uint8Array(depth * 2);
+          grown.set(containers);
+          containers = grown;
+        }
+        containers[depth++] = isObject ? 1 : 0;
+        if (isObject) j = memberValueStart(b, j);
+        continue;
+      }
+    } else j = scalarEnd(b, j);
+    // A value ended at j: close containers, or go on to the next member or element.
+    for (;;) {
+      if (depth === 0) return j;
+      while (isSpace(b[j])) j++;
+      const inObject = containers[depth - 1] === 1;
+      const e = b[j];
+      if (e === COMMA) {
+        j++;
+        while (isSpace(b[j])) j++;
+        if (inObject) j = memberValueStart(b, j);
+        break;
+      }
+      if (e === (inObject ? CLOSE_BRACE : CLOSE_BRACKET)) {
+        depth--;
+        j++;
+        continue;
+      }
+      fail(inObject ? 'expected "," or "}"' : 'expected "," or "]"', j);
+    }
+  }
 }
 
 /**
- * The index after the JSON value that starts at `i` (no leading space). Only
- * nesting depth is tracked: which bracket closes which, like the rest of the
- * syntax inside a lazy member, is checked when the member is parsed.
+ * The index after the value at `i`, following its structure only (nesting and
+ * strings): for text that JSON.parse reads whole right away (the metadata), so
+ * its syntax is checked there, once.
  */
-function valueEnd(b: Buffer, i: number): number {
+function skipValue(b: Buffer, i: number): number {
   const length = b.length;
   const c = b[i];
-  if (c === QUOTE) return stringEnd(b, i);
-  if (c !== OPEN_BRACE && c !== OPEN_BRACKET) {
-    let j = i;
-    while (j < length) {
-      const d = b[j];
-      if (d === COMMA || d === CLOSE_BRACE || d === CLOSE_BRACKET || isSpace(d)) break;
-      if (d === QUOTE || d === OPEN_BRACE || d === OPEN_BRACKET || d === COLON) fail('unexpected character', j);
-      j++;
-    }
-    if (j === i) fail('missing value', i);
-    return j;
-  }
+  if (c !== OPEN_BRACE && c !== OPEN_BRACKET) return scalarEnd(b, i);
   let depth = 0;
   let j = i;
   while (j < length) {
@@ -111,6 +215,17 @@ function valueEnd(b: Buffer, i: number): number {
     j++;
   }
   return fail('unterminated value', i);
+}
+
+/** At a member's key (`j`): checks `"key" :`, returns where its value starts. */
+function memberValueStart(b: Buffer, j: number): number {
+  if (b[j] !== QUOTE) fail('expected a key', j);
+  j = stringEnd(b, j);
+  while (isSpace(b[j])) j++;
+  if (b[j] !== COLON) fail('expected ":"', j);
+  j++;
+  while (isSpace(b[j])) j++;
+  return j;
 }
 
 /** The JSON text of `b` from `start` to `end`. */
@@ -134,7 +249,8 @@ function keyIs(b: Buffer, start: number, end: number, name: string): boolean {
 
 /**
  * Walks the members of the object at `i`: `visit(keyStart, keyEnd, valueStart)`
- * returns the index after the value it consumed, or -1 to have it skipped.
+ * returns the index after the value it consumed, or -1 to have it skipped
+ * (structure only: the caller parses the skipped text itself).
  * Returns the index after the closing brace.
  */
 function members(b: Buffer, i: number, visit: (keyStart: number, keyEnd: number, start: number) => number): number {
@@ -149,7 +265,7 @@ function members(b: Buffer, i: number, visit: (keyStart: number, keyEnd: number,
     if (b[j] !== COLON) fail('expected ":"', j);
     const start = skipSpace(b, j + 1);
     let end = visit(keyStart, keyEnd, start);
-    if (end < 0) end = valueEnd(b, start);
+    if (end < 0) end = skipValue(b, start);
     j = skipSpace(b, end);
     const c = b[j];
     if (c === CLOSE_BRACE) return j + 1;
