@@ -169,7 +169,7 @@ describe('rx-informer (the bin, against a TLS emulator)', () => {
         'UPDATED secrets vault/db  metadata.annotations["kubectl.kubernetes.io/last-applied-configuration"]: <changed>, data.token: -<redacted>',
       ]);
       const records = await (async () => {
-        await json.line('out', /"type":"UPDATED".*"data.token"/);
+        await json.line('out', /"path":"data\.token","old"/);
         return json.out.map((l) => JSON.parse(l) as { type: string; object?: { data?: Record<string, string> }; diff?: { path: string; old?: string; new?: string }[] });
       })();
       // The keyed hash: a value's redaction is stable within a run, so changes can be compared.

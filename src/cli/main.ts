@@ -13,6 +13,9 @@ if (major < MINIMUM[0] || (major === MINIMUM[0] && minor < MINIMUM[1])) {
   process.stderr.write(`rx-informer needs Node.js ${MINIMUM.join('.')} or newer; this is Node.js ${process.versions.node}.\n`);
   process.exitCode = 1;
 } else {
+  // Most of a start is compiling the Kubernetes client; Node caches that (in the OS temp dir) from the second run on.
+  const { enableCompileCache } = await import('node:module');
+  enableCompileCache();
   const { run } = await import('./cli.ts');
   // exit, not exitCode: informers, sockets and timers may still hold the loop open.
   process.exit(await run(process.argv.slice(2)));
