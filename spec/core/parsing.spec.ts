@@ -30,6 +30,14 @@ describe('parseWatchLine', () => {
     expect(frame).toMatchObject({ reason: 'MalformedLine', phase: 'watch' });
   });
 
+  it('never quotes the line in its message (a Secret\'s line would put its data into errors$ and the logs)', () => {
+    for (const line of ['{"type":"MODIFIED","object":{"data":{"password":"aHVudGVyMg=="} x}}', '{"type":"ADDED","object":{"data":{"token":tru}}}', 'hunter2']) {
+      const frame = parseWatchLine(line);
+      expect(frame).toMatchObject({ reason: 'MalformedLine' });
+      expect((frame as InformerError).message).not.toMatch(/aHVudGVyMg|token|hunter2|tru/);
+    }
+  });
+
   it('property: never throws; returns an event exactly when the line is {type: string, object: object}', () => {
     fc.assert(
       fc.property(fc.oneof(fc.string(), fc.json(), fc.record({ type: fc.oneof(fc.string(), fc.integer()), object: fc.jsonValue() }).map((v) => JSON.stringify(v))), (line) => {

@@ -337,6 +337,15 @@ function toListPage(body: unknown): ListPage | undefined {
 }
 
 /**
+ * Where JSON.parse gave up, without its message: V8 quotes the text around the
+ * fault, and a Secret's line would put its data into the error (and the logs).
+ */
+function syntaxErrorAt(error: unknown): string {
+  const at = /position (\d+)/.exec(error instanceof Error ? error.message : '');
+  return at ? `, invalid at position ${at[1]}` : '';
+}
+
+/**
  * Reads one watch line: an event `{type, object}` with a string type and an
  * object, or a `MalformedLine` error describing what was wrong with it.
  */
@@ -345,7 +354,7 @@ export function parseWatchLine(line: string): WatchFrame {
   try {
     value = JSON.parse(line);
   } catch (error) {
-    return new InformerError('MalformedLine', `watch line is not JSON (${line.length} chars): ${(error as Error).message}`, { phase: 'watch' });
+    return new InformerError('MalformedLine', `watch line is not JSON (${line.length} chars${syntaxErrorAt(error)})`, { phase: 'watch' });
   }
   return toWatchFrame(value);
 }
@@ -454,7 +463,7 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
               try {
                 value = parseBody(body);
               } catch (error) {
-                const detail = `list ${path}: the response is not JSON (${body.length} bytes): ${(error as Error).message}`;
+                const detail = `list ${path}: the response is not JSON (${body.length} bytes${syntaxErrorAt(error)})`;
                 return subscriber.error(new InformerError('MalformedLine', detail, { phase: 'list' }));
               }
               const page = toListPage(value);
