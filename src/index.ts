@@ -80,3 +80,25 @@ export * from './6-controller/predicates/index.ts';
 export * from './6-controller/workqueue/index.ts';
 export * from './6-controller/controller/index.ts';
 export * from './6-controller/metrics/index.ts';
+
+// discovery
+export {
+  AmbiguousResourceError,
+  ResourceNameError,
+  UnknownResourceError,
+  assembleDiscovery,
+  compareVersions,
+  discover,
+  isWatchable,
+  parseGroupVersions,
+  parseResourceList,
+  resolveResource,
+  toResource,
+  watchableResources,
+  type DiscoveredResource,
+  type Discovery,
+  type DiscoveryFailure,
+  type DiscoveryOptions,
+  type GroupVersion,
+  type ResourceNameReason,
+} from './1-transport/discovery.ts';

@@ -16,12 +16,27 @@ export interface DiscoveredResource {
   readonly verbs: readonly string[];
   readonly shortNames: readonly string[];
   readonly categories: readonly string[];
+  /** True when `version` is its group's preferred version (always true for the core group). */
+  readonly preferred?: boolean;
+}
+
+/** One group version discovery could not read: reported, not fatal. */
+export interface DiscoveryFailure {
+  readonly groupVersion: string;
+  readonly error: InformerError;
 }
 
 /** What discovery found, and the group versions it could not read (reported, not fatal). */
 export interface Discovery {
+  /**
+   * One entry per group and resource, as client-go's `ServerPreferredResources`:
+   * the group's preferred version, or, for a resource the preferred version does
+   * not serve (batch/v1beta1 cronjobs on 1.20), the first version that does.
+   */
   readonly resources: readonly DiscoveredResource[];
-  readonly failures: readonly { readonly groupVersion: string; readonly error: InformerError }[];
+  /** Every resource of every served group version, in the server's group order. */
+  readonly all: readonly DiscoveredResource[];
+  readonly failures: readonly DiscoveryFailure[];
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -33,7 +48,7 @@ function strings(value: unknown): string[] {
 }
 
 /** Reads an APIResourceList, leaving out subresources (`pods/status`). */
-export function parseResourceList(group: string, version: string, body: unknown): DiscoveredResource[] {
+export function parseResourceList(group: string, version: string, body: unknown, preferred = true): DiscoveredResource[] {
   if (!isRecord(body) || !Array.isArray(body.resources)) return [];
   const out: DiscoveredResource[] = [];
   for (const r of body.resources) {
@@ -42,65 +57,95 @@ export function parseResourceList(group: string, version: string, body: unknown)
       group,
       version,
       plural: r.name,
+      // Built-in kinds have singularName "" (01b); kubectl derives it from the kind.
       singular: typeof r.singularName === 'string' && r.singularName ? r.singularName : r.kind.toLowerCase(),
       kind: r.kind,
       namespaced: r.namespaced === true,
       verbs: strings(r.verbs),
       shortNames: strings(r.shortNames),
       categories: strings(r.categories),
+      preferred,
     });
   }
   return out;
 }
 
+/** A group version to read: where, and whether it is its group's preferred one. */
+export interface GroupVersion {
+  readonly group: string;
+  readonly version: string;
+  readonly preferred: boolean;
+}
+
+/** The group versions of `/api` (APIVersions) and `/apis` (APIGroupList), in the server's order. */
+export function parseGroupVersions(api: unknown, apis: unknown): GroupVersion[] {
+  const list: GroupVersion[] = [];
+  const core = isRecord(api) ? strings(api.versions) : [];
+  core.forEach((version, i) => list.push({ group: '', version, preferred: i === 0 }));
+  const groups = isRecord(apis) && Array.isArray(apis.groups) ? apis.groups : [];
+  for (const g of groups) {
+    if (!isRecord(g) || typeof g.name !== 'string') continue;
+    const versions = (Array.isArray(g.versions) ? g.versions : []).flatMap((v) => (isRecord(v) && typeof v.version === 'string' ? [v.version] : []));
+    const preferred = isRecord(g.preferredVersion) && typeof g.preferredVersion.version === 'string' ? g.preferredVersion.version : versions[0];
+    for (const version of versions) list.push({ group: g.name, version, preferred: version === preferred });
+  }
+  return list;
+}
+
+/**
+ * Puts discovery together from the resource lists of every group version
+ * (pure: the fixtures and the emulator feed it alike).
+ */
+export function assembleDiscovery(lists: readonly { readonly groupVersion: GroupVersion; readonly body: unknown }[], failures: readonly DiscoveryFailure[] = []): Discovery {
+  const all = lists.flatMap(({ groupVersion: gv, body }) => parseResourceList(gv.group, gv.version, body, gv.preferred));
+  const chosen = new Map<string, DiscoveredResource>();
+  // Preferred versions first, then the others in the server's order: the first one seen wins.
+  for (const r of [...all.filter((r) => r.preferred), ...all.filter((r) => !r.preferred)]) {
+    const key = `${r.plural}.${r.group}`;
+    if (!chosen.has(key)) chosen.set(key, r);
+  }
+  // In the server's group order.
+  const resources = all.filter((r) => chosen.get(`${r.plural}.${r.group}`) === r);
+  return { resources, all, failures };
+}
+
 /** The transport options discovery's requests use (each request is bounded by `requestTimeoutMs`, default 30 s). */
 export type DiscoveryOptions = Pick<HttpTransportOptions, 'userAgent' | 'requestTimeoutMs' | 'listIdleTimeoutMs'>;
 
+function groupVersionName(gv: Pick<GroupVersion, 'group' | 'version'>): string {
+  return gv.group ? `${gv.group}/${gv.version}` : gv.version;
+}
+
 /**
  * Discovers the resources a server serves: the core group's versions from
- * `/api`, and every named group's preferred version from `/apis`.
+ * `/api`, every named group's versions from `/apis`, then each group version's
+ * resource list. A group version that cannot be read is a `failure`, not an
+ * error (aggregated APIs are often down); `/api` or `/apis` failing is an error.
  */
 export function discover(kc: KubeConfig, options: DiscoveryOptions = {}): Observable<Discovery> {
-  const groupVersions$ = forkJoin([getJson(kc, '/api', options), getJson(kc, '/apis', options)]).pipe(
-    map(([api, apis]) => {
-      const list: { group: string; version: string; path: string }[] = [];
-      for (const version of isRecord(api) ? strings(api.versions) : []) list.push({ group: '', version, path: `/api/${version}` });
-      const groups = isRecord(apis) && Array.isArray(apis.groups) ? apis.groups : [];
-      for (const g of groups) {
-        if (!isRecord(g) || typeof g.name !== 'string') continue;
-        const preferred = isRecord(g.preferredVersion) && typeof g.preferredVersion.version === 'string' ? g.preferredVersion.version : undefined;
-        const first = Array.isArray(g.versions) && isRecord(g.versions[0]) && typeof g.versions[0].version === 'string' ? g.versions[0].version : undefined;
-        const version = preferred ?? first;
-        if (version) list.push({ group: g.name, version, path: `/apis/${g.name}/${version}` });
-      }
-      return list;
-    }),
-  );
-  return groupVersions$.pipe(
-    switchMap((list) =>
-      list.length === 0
-        ? of<Discovery>({ resources: [], failures: [] })
+  return forkJoin([getJson(kc, '/api', options), getJson(kc, '/apis', options)]).pipe(
+    map(([api, apis]) => parseGroupVersions(api, apis)),
+    switchMap((groupVersions) =>
+      groupVersions.length === 0
+        ? of(assembleDiscovery([]))
         : forkJoin(
-            list.map(({ group, version, path }) =>
-              getJson(kc, path, options).pipe(
-                map((body) => ({ resources: parseResourceList(group, version, body), failure: undefined })),
+            groupVersions.map((groupVersion) => {
+              const path = groupVersion.group ? `/apis/${groupVersion.group}/${groupVersion.version}` : `/api/${groupVersion.version}`;
+              return getJson(kc, path, options).pipe(
+                map((body) => ({ groupVersion, body, failure: undefined })),
                 catchError((error: unknown) =>
                   of({
-                    resources: [] as DiscoveredResource[],
+                    groupVersion,
+                    body: undefined,
                     failure: {
-                      groupVersion: group ? `${group}/${version}` : version,
+                      groupVersion: groupVersionName(groupVersion),
                       error: error instanceof InformerError ? error : new InformerError('Unknown', String(error)),
                     },
                   }),
                 ),
-              ),
-            ),
-          ).pipe(
-            map((parts) => ({
-              resources: parts.flatMap((p) => p.resources),
-              failures: parts.flatMap((p) => (p.failure ? [p.failure] : [])),
-            })),
-          ),
+              );
+            }),
+          ).pipe(map((parts) => assembleDiscovery(parts, parts.flatMap((p) => (p.failure ? [p.failure] : []))))),
     ),
   );
 }
@@ -110,21 +155,160 @@ export function isWatchable(resource: DiscoveredResource): boolean {
   return resource.verbs.includes('list') && resource.verbs.includes('watch');
 }
 
+/** Every resource that can be listed and watched, one per group (see {@link Discovery.resources}). */
+export function watchableResources(discovery: Pick<Discovery, 'resources'>): DiscoveredResource[] {
+  return discovery.resources.filter(isWatchable);
+}
+
+// ---------------------------------------------------------------------------
+// Resolving names
+
+/** Why a name could not be resolved. */
+export type ResourceNameReason = 'Unknown' | 'Ambiguous';
+
+/** A resource name discovery cannot resolve: no resource by that name, or several equally good ones. */
+export class ResourceNameError extends Error {
+  override readonly name: string = 'ResourceNameError';
+  readonly reason: ResourceNameReason;
+  /** The name asked for. */
+  readonly resourceName: string;
+  /** For `Ambiguous`: the equally good candidates (`ingresses.example.com`, …). */
+  readonly candidates: readonly DiscoveredResource[];
+  constructor(reason: ResourceNameReason, resourceName: string, message: string, candidates: readonly DiscoveredResource[] = []) {
+    super(message);
+    this.reason = reason;
+    this.resourceName = resourceName;
+    this.candidates = candidates;
+  }
+}
+
+/** No resource of that name is served. */
+export class UnknownResourceError extends ResourceNameError {
+  override readonly name = 'UnknownResourceError';
+  constructor(resourceName: string) {
+    super('Unknown', resourceName, `the server doesn't have a resource type "${resourceName}"`);
+  }
+}
+
+/** Several groups serve a resource of that name and no rule prefers one: qualify it with its group. */
+export class AmbiguousResourceError extends ResourceNameError {
+  override readonly name = 'AmbiguousResourceError';
+  constructor(resourceName: string, candidates: readonly DiscoveredResource[]) {
+    const names = candidates.map((c) => `${c.plural}.${c.version}.${c.group}`).join(', ');
+    super('Ambiguous', resourceName, `"${resourceName}" is ambiguous: it could be ${names}; name the group (e.g. ${candidates[0]?.plural}.${candidates[0]?.group})`, candidates);
+  }
+}
+
+/** Groups whose resources are deprecated copies of resources served elsewhere (ingresses moved to networking.k8s.io). */
+const DEPRECATED_GROUPS: ReadonlySet<string> = new Set(['extensions']);
+
 /**
- * Finds a resource by plural, singular, kind or short name (case-insensitive),
- * optionally qualified by group (`deployments.apps`). Core and shorter groups
- * win ties, as kubectl does.
+ * Kubernetes' version order (apimachinery's CompareKubeAwareVersionStrings):
+ * GA before beta before alpha, higher numbers first, anything else last.
+ * Negative when `a` is preferred.
+ */
+export function compareVersions(a: string, b: string): number {
+  const rank = (v: string): [number, number, number] => {
+    const m = /^v(\d+)(?:(alpha|beta)(\d+))?$/.exec(v);
+    if (!m) return [3, 0, 0];
+    const stability = m[2] === undefined ? 0 : m[2] === 'beta' ? 1 : 2;
+    return [stability, -Number(m[1]), -Number(m[3] ?? 0)];
+  };
+  const [x, y] = [rank(a), rank(b)];
+  for (let i = 0; i < 3; i++) if (x[i] !== y[i]) return x[i]! - y[i]!;
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** How well a resource matches a name: 0 by plural, 1 by singular or kind, 2 by short name; undefined for no match. */
+function matchStrength(r: DiscoveredResource, name: string): number | undefined {
+  if (r.plural === name) return 0;
+  if (r.singular === name || r.kind.toLowerCase() === name) return 1;
+  if (r.shortNames.includes(name)) return 2;
+  return undefined;
+}
+
+/**
+ * Resolves a resource name as kubectl accepts it, against what discovery found:
+ * `pods`, `pod`, `Pod`, `po`; with a group, `deployments.apps`; with a version
+ * and a group, `cronjobs.v1beta1.batch`. Case-insensitive.
+ *
+ * Without a version, each group's preferred version is used. When several
+ * groups serve the name, the best is kept by these rules, in order:
+ * a plural beats a singular or kind, which beats a short name; a GA version
+ * beats beta, beta beats alpha; the core group wins; a deprecated group
+ * (`extensions`) loses. So `ingresses` is networking.k8s.io's, not
+ * extensions', and `events` the core group's. Candidates still equal are
+ * `Ambiguous`. Returns the resource, or the error as a value.
+ */
+export function resolveResource(discovery: Pick<Discovery, 'all'>, name: string): DiscoveredResource | ResourceNameError {
+  const wanted = name.trim().toLowerCase();
+  if (!wanted) return new UnknownResourceError(name);
+  const matches: Match[] = [];
+  for (const r of discovery.all) {
+    const m = matchOf(r, wanted);
+    if (m) matches.push(m);
+  }
+  if (matches.length === 0) return new UnknownResourceError(name);
+  // An explicit version names exactly that group version.
+  const explicit = matches.filter((m) => m.explicitVersion);
+  const named = explicit.length > 0 ? explicit : matches;
+  // Within a group: its preferred version if that serves the name, else its best version.
+  const byGroup = new Map<string, Match[]>();
+  for (const m of named) byGroup.set(m.r.group, [...(byGroup.get(m.r.group) ?? []), m]);
+  let pool = [...byGroup.values()].map((ms) => ms.find((m) => m.r.preferred !== false) ?? [...ms].sort((a, b) => compareVersions(a.r.version, b.r.version))[0]!);
+  for (const score of RULES) {
+    const best = Math.min(...pool.map(score));
+    pool = pool.filter((m) => score(m) === best);
+    if (pool.length === 1) return pool[0]!.r;
+  }
+  return new AmbiguousResourceError(name, pool.map((m) => m.r));
+}
+
+interface Match {
+  readonly r: DiscoveredResource;
+  readonly strength: number;
+  readonly explicitVersion: boolean;
+}
+
+/** The best reading of `wanted` as this resource: bare, `name.group` or `name.version.group`. */
+function matchOf(r: DiscoveredResource, wanted: string): Match | undefined {
+  const bare = matchStrength(r, wanted);
+  if (bare !== undefined) return { r, strength: bare, explicitVersion: false };
+  if (r.group === '') return undefined;
+  const versioned = `.${r.version}.${r.group}`;
+  if (wanted.endsWith(versioned)) {
+    const s = matchStrength(r, wanted.slice(0, -versioned.length));
+    if (s !== undefined) return { r, strength: s, explicitVersion: true };
+  }
+  const grouped = `.${r.group}`;
+  if (wanted.endsWith(grouped)) {
+    const s = matchStrength(r, wanted.slice(0, -grouped.length));
+    if (s !== undefined) return { r, strength: s, explicitVersion: false };
+  }
+  return undefined;
+}
+
+/** The tie-breakers across groups, in order (lower is better). */
+const RULES: readonly ((m: Match) => number)[] = [
+  (m) => m.strength,
+  (m) => stabilityOf(m.r.version),
+  (m) => (m.r.group === '' ? 0 : 1),
+  (m) => (DEPRECATED_GROUPS.has(m.r.group) ? 1 : 0),
+];
+
+/** 0 for GA, 1 beta, 2 alpha, 3 anything else. */
+function stabilityOf(version: string): number {
+  const m = /^v\d+(?:(alpha|beta)\d+)?$/.exec(version);
+  return !m ? 3 : m[1] === 'alpha' ? 2 : m[1] === 'beta' ? 1 : 0;
+}
+
+/**
+ * Finds a resource by name (see {@link resolveResource}); undefined when the
+ * name is unknown or ambiguous. Prefer `resolveResource`, which says which.
  */
 export function findResource(resources: readonly DiscoveredResource[], name: string): DiscoveredResource | undefined {
-  const wanted = name.toLowerCase();
-  const matches = (r: DiscoveredResource, n: string) =>
-    r.plural === n || r.singular === n || r.kind.toLowerCase() === n || r.shortNames.includes(n);
-  const qualified = (r: DiscoveredResource) => {
-    const suffix = `.${r.group}`;
-    return r.group !== '' && wanted.endsWith(suffix) && matches(r, wanted.slice(0, -suffix.length));
-  };
-  const candidates = resources.filter((r) => matches(r, wanted) || qualified(r));
-  return candidates.sort((a, b) => (a.group === '' ? -1 : b.group === '' ? 1 : a.group.length - b.group.length))[0];
+  const found = resolveResource({ all: resources }, name);
+  return found instanceof ResourceNameError ? undefined : found;
 }
 
 /** An unstructured resource descriptor (metadata validated) for a discovered resource. */
