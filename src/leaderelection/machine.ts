@@ -1,0 +1,173 @@
+/**
+ * Leader election as a pure, time-free state machine: it is told what was
+ * observed and when (by the candidate's own clock), and answers which request
+ * to send next. No timers, no I/O: `leaderElection.ts` does those.
+ *
+ * The rules are client-go's (tools/leaderelection):
+ * - A candidate may take a Lease held by someone else only once it has seen
+ *   the same record for a whole lease duration by its own clock, counted from
+ *   when it *received* the record (a record is never older than its arrival).
+ * - A released Lease (holderIdentity "") or a missing one is taken at once.
+ * - The holder leads until `renewDeadline` after the *start* of its last
+ *   successful write (a write lands after it starts, so this is on the safe side).
+ * - Every write quotes the resourceVersion it read: two candidates racing for
+ *   one record cannot both win (the loser gets 409 Conflict).
+ * Hence no two leaders at once, as long as leaseDuration > renewDeadline by
+ * more than the clocks can drift apart over a lease duration (see docs/replicas.md).
+ */
+import { microTime, sameRecord, type LeaderElectionRecord, type LeaseSnapshot } from './record.ts';
+
+export interface ElectionTiming {
+  /** How long a candidate waits, unchanged record in view, before taking the Lease. Default 15 000. */
+  readonly leaseDurationMs: number;
+  /** How long the leader goes on leading without a successful renewal. Default 10 000. */
+  readonly renewDeadlineMs: number;
+  /** Time between attempts (renewals, and acquisitions while candidate). Default 2 000. */
+  readonly retryPeriodMs: number;
+}
+
+/** client-go's and controller-runtime's defaults. */
+export const DEFAULT_TIMING: ElectionTiming = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
+
+/** client-go's JitterFactor: renewDeadline must exceed retryPeriod times this. */
+export const JITTER_FACTOR = 1.2;
+
+/** Why a timing is refused (client-go's checks), or undefined when it is sound. */
+export function timingProblem(t: ElectionTiming): string | undefined {
+  if (!(t.leaseDurationMs > 0)) return 'leaseDurationMs must be greater than zero';
+  if (!(t.leaseDurationMs > t.renewDeadlineMs)) return 'leaseDurationMs must be greater than renewDeadlineMs';
+  if (!(t.renewDeadlineMs > JITTER_FACTOR * t.retryPeriodMs)) return `renewDeadlineMs must be greater than retryPeriodMs × ${JITTER_FACTOR}`;
+  return undefined;
+}
+
+export interface ElectionState {
+  /** The Lease as last read or written: undefined before the first read, null when there was none. */
+  readonly observed: LeaseSnapshot | null | undefined;
+  /** Local time the observed record last changed (or was first seen). */
+  readonly observedAt: number;
+  /** Local time until which we lead: `renewDeadline` after the start of our last successful write. */
+  readonly leaderUntil: number;
+}
+
+export const initialElection: ElectionState = { observed: undefined, observedAt: Number.NEGATIVE_INFINITY, leaderUntil: Number.NEGATIVE_INFINITY };
+
+/** What to send next. */
+export type LeaseRequest =
+  | { readonly type: 'get' }
+  | { readonly type: 'create'; readonly record: LeaderElectionRecord }
+  | {
+      readonly type: 'update';
+      readonly purpose: 'renew' | 'acquire' | 'release';
+      readonly resourceVersion: string;
+      readonly record: LeaderElectionRecord;
+    };
+
+export interface Candidate {
+  readonly identity: string;
+  readonly timing: ElectionTiming;
+}
+
+export const leading = (state: ElectionState, now: number): boolean => now < state.leaderUntil;
+
+const holder = (state: ElectionState): string | undefined => state.observed?.record.holderIdentity;
+
+/** The record we write to hold the Lease at `now` (wall time in `acquireTime`/`renewTime`). */
+function holding(candidate: Candidate, previous: LeaderElectionRecord | undefined, now: number): LeaderElectionRecord {
+  const time = microTime(now);
+  const keep = previous !== undefined && previous.holderIdentity === candidate.identity;
+  return {
+    holderIdentity: candidate.identity,
+    leaseDurationSeconds: Math.ceil(candidate.timing.leaseDurationMs / 1000),
+    acquireTime: keep ? (previous.acquireTime ?? time) : time,
+    renewTime: time,
+    leaseTransitions: previous === undefined ? 0 : keep ? previous.leaseTransitions : previous.leaseTransitions + 1,
+  };
+}
+
+/**
+ * The first request of an attempt at `now`: the leader renews straight away
+ * with the resourceVersion it wrote last (client-go's fast path); anyone else reads first.
+ */
+export function begin(state: ElectionState, now: number, candidate: Candidate, want: boolean): LeaseRequest {
+  const observed = state.observed;
+  if (want && observed && leading(state, now) && observed.record.holderIdentity === candidate.identity) {
+    return { type: 'update', purpose: 'renew', resourceVersion: observed.resourceVersion, record: holding(candidate, observed.record, now) };
+  }
+  return { type: 'get' };
+}
+
+/** Records what was read at `now` (the local time the response arrived). */
+export function observe(state: ElectionState, read: LeaseSnapshot | null, now: number): ElectionState {
+  const before = state.observed;
+  const changed = read === null || before === undefined || before === null || !sameRecord(before.record, read.record);
+  return { ...state, observed: read, observedAt: changed ? now : state.observedAt };
+}
+
+/** Local time at which the observed holder's claim lapses for us (−∞ when free, +∞ never). */
+export function expiresAt(state: ElectionState, identity: string): number {
+  const observed = state.observed;
+  if (!observed || observed.record.holderIdentity === '' || observed.record.holderIdentity === identity) return Number.NEGATIVE_INFINITY;
+  return state.observedAt + observed.record.leaseDurationSeconds * 1000;
+}
+
+/** After a successful read at `now`: the new state and the write to send, if any. */
+export function afterRead(
+  state: ElectionState,
+  read: LeaseSnapshot | null,
+  now: number,
+  candidate: Candidate,
+  want: boolean,
+): { readonly state: ElectionState; readonly next: LeaseRequest | undefined } {
+  const next = observe(state, read, now);
+  if (!want) return { state: next, next: undefined };
+  if (read === null) return { state: next, next: { type: 'create', record: holding(candidate, undefined, now) } };
+  if (expiresAt(next, candidate.identity) > now) return { state: next, next: undefined };
+  const purpose = read.record.holderIdentity === candidate.identity ? 'renew' : 'acquire';
+  return { state: next, next: { type: 'update', purpose, resourceVersion: read.resourceVersion, record: holding(candidate, read.record, now) } };
+}
+
+/** After a successful write that started at `startedAt`, answered at `now`. */
+export function afterWrite(state: ElectionState, written: LeaseSnapshot, startedAt: number, now: number, candidate: Candidate): ElectionState {
+  const mine = written.record.holderIdentity === candidate.identity;
+  return {
+    observed: written,
+    observedAt: now,
+    leaderUntil: mine ? startedAt + candidate.timing.renewDeadlineMs : Number.NEGATIVE_INFINITY,
+  };
+}
+
+/** Stop leading now (before a release, or when told to). */
+export function stepDown(state: ElectionState): ElectionState {
+  return { ...state, leaderUntil: Number.NEGATIVE_INFINITY };
+}
+
+/**
+ * The write that hands the Lease back (client-go's ReleaseOnCancel: holder
+ * emptied, leaseDurationSeconds 1), when the Lease as we know it is ours.
+ */
+export function release(state: ElectionState, now: number, identity: string): LeaseRequest | undefined {
+  const observed = state.observed;
+  if (!observed || holder(state) !== identity) return undefined;
+  const time = microTime(now);
+  return {
+    type: 'update',
+    purpose: 'release',
+    resourceVersion: observed.resourceVersion,
+    record: { holderIdentity: '', leaseDurationSeconds: 1, acquireTime: time, renewTime: time, leaseTransitions: observed.record.leaseTransitions },
+  };
+}
+
+/**
+ * How long to wait before the next attempt: a retry period (stretched by
+ * `jitter` in [0, 1) × `jitterFactor` while a candidate), but never past the
+ * moment the observed holder's claim lapses, so a dead leader is replaced
+ * within a lease duration of our last sight of its record.
+ */
+export function nextAttemptIn(state: ElectionState, now: number, candidate: Candidate, jitter: number, jitterFactor: number): number {
+  const retry = candidate.timing.retryPeriodMs;
+  if (leading(state, now)) return retry;
+  const wait = retry * (1 + jitter * jitterFactor);
+  const lapse = expiresAt(state, candidate.identity) - now;
+  // lapse ≤ 0: already lapsed and this attempt failed anyway; wait a full period.
+  return lapse > 0 && lapse < wait ? lapse : wait;
+}

@@ -1,0 +1,67 @@
+/**
+ * What a Lease says about who leads: client-go's LeaderElectionRecord, read
+ * from and written to a coordination.k8s.io/v1 Lease's spec.
+ */
+export interface LeaderElectionRecord {
+  /** Who holds the lease; "" when released. */
+  readonly holderIdentity: string;
+  /** How long others must see the record unchanged before they may take it. */
+  readonly leaseDurationSeconds: number;
+  /** RFC 3339 with microseconds (MicroTime), as written by the holder's wall clock. Informational only. */
+  readonly acquireTime?: string;
+  /** As `acquireTime`. Nobody compares clocks: expiry is judged by each observer's own clock. */
+  readonly renewTime?: string;
+  /** How many times the holder has changed. */
+  readonly leaseTransitions: number;
+}
+
+/** A Lease as read or written: its record and the resourceVersion a write must quote. */
+export interface LeaseSnapshot {
+  readonly name: string;
+  readonly resourceVersion: string;
+  readonly record: LeaderElectionRecord;
+}
+
+/** Same record? (client-go compares the serialized record; renewTime changes at every renewal.) */
+export function sameRecord(a: LeaderElectionRecord, b: LeaderElectionRecord): boolean {
+  return (
+    a.holderIdentity === b.holderIdentity &&
+    a.leaseDurationSeconds === b.leaseDurationSeconds &&
+    a.acquireTime === b.acquireTime &&
+    a.renewTime === b.renewTime &&
+    a.leaseTransitions === b.leaseTransitions
+  );
+}
+
+/** A MicroTime as kube-apiserver keeps it: `2026-11-23T12:58:50.044000Z`. */
+export function microTime(epochMs: number): string {
+  return new Date(epochMs).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+}
+
+/** The `spec` of a Lease holding this record. */
+export function leaseSpec(record: LeaderElectionRecord): Record<string, unknown> {
+  return {
+    holderIdentity: record.holderIdentity,
+    leaseDurationSeconds: record.leaseDurationSeconds,
+    ...(record.acquireTime === undefined ? {} : { acquireTime: record.acquireTime }),
+    ...(record.renewTime === undefined ? {} : { renewTime: record.renewTime }),
+    leaseTransitions: record.leaseTransitions,
+  };
+}
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+
+/** The record a Lease object carries (missing fields read as client-go reads nil pointers: "", 0). */
+export function recordOf(spec: unknown): LeaderElectionRecord {
+  const s = (typeof spec === 'object' && spec !== null ? spec : {}) as Record<string, unknown>;
+  const acquireTime = str(s['acquireTime']);
+  const renewTime = str(s['renewTime']);
+  return {
+    holderIdentity: str(s['holderIdentity']) ?? '',
+    leaseDurationSeconds: num(s['leaseDurationSeconds']),
+    ...(acquireTime === undefined ? {} : { acquireTime }),
+    ...(renewTime === undefined ? {} : { renewTime }),
+    leaseTransitions: num(s['leaseTransitions']),
+  };
+}
