@@ -132,3 +132,75 @@ describe('PersistentMap', () => {
     expect(new Map(map).size).toBe(5000);
   });
 });
+
+describe('PersistentMap under names made to collide', () => {
+  /**
+   * 2^13 names with one FNV-1a hash (Joux's multicollision): per round, two
+   * 6-character blocks that take FNV-1a's state to the same value (found by a
+   * birthday search from the state the rounds before reach); every choice of
+   * one block per round collides. Found once (it takes seconds) and written
+   * down; the test checks that they do collide.
+   */
+  const ROUNDS: readonly (readonly [string, string])[] = [
+    ['7yzlaa', 'e6apaa'],
+    ...Array.from({ length: 6 }, () => [
+      ['9rjfaa', 'apfhaa'],
+      ['fuzlaa', '42apaa'],
+    ] as const).flat(),
+  ];
+  function collidingNames(): string[] {
+    let names = [''];
+    for (const [a, b] of ROUNDS) names = names.flatMap((name) => [name + a, name + b]);
+    return names;
+  }
+
+  /** The largest bucket of keys kept as a plain list, and the deepest node. */
+  function shape(map: PersistentMap<number>): { bucket: number; depth: number } {
+    let bucket = 0;
+    let depth = 0;
+    const visit = (node: PersistentMap<number>['root'], level: number) => {
+      depth = Math.max(depth, level);
+      if (node.dataMap === 0 && node.nodeMap === 0) bucket = Math.max(bucket, node.slots.length / 2);
+      const data = node.dataMap === 0 && node.nodeMap === 0 ? node.slots.length : 2 * popcount(node.dataMap);
+      for (let j = data; j < node.slots.length; j++) visit(node.slots[j] as PersistentMap<number>['root'], level + 1);
+    };
+    visit(map.root, 1);
+    return { bucket, depth };
+  }
+  const popcount = (x: number) => {
+    let n = 0;
+    for (let v = x >>> 0; v; v >>>= 1) n += v & 1;
+    return n;
+  };
+
+  it('8,192 names with one FNV-1a hash do not pile into one bucket: every write and read walks a short path', () => {
+    const names = collidingNames();
+    expect(names).toHaveLength(8192);
+    expect(new Set(names).size).toBe(8192);
+    // The attack works against the fixed hash: one hash for all.
+    expect(new Set(names.map(hashString)).size).toBe(1);
+
+    const builder = PersistentMap.empty<number>().edit();
+    names.forEach((name, i) => builder.set(name, i));
+    let map = builder.done();
+    expect(map.size).toBe(8192);
+    // Without the seeded second hash this is one bucket of 8,192 keys, scanned by every write.
+    const { bucket, depth } = shape(map);
+    expect(bucket).toBeLessThanOrEqual(3);
+    expect(depth).toBeLessThanOrEqual(15);
+    expect(names.filter((name, i) => map.get(name) !== i)).toEqual([]);
+
+    // One-at-a-time writes and deletes keep it so, and stay correct.
+    for (let i = 0; i < 4096; i++) map = map.delete(names[i]!);
+    map = map.set(names[0]!, -1).set(names[5000]!, -2);
+    expect(map.size).toBe(4097);
+    expect(map.get(names[0]!)).toBe(-1);
+    expect(map.get(names[1]!)).toBeUndefined();
+    expect(map.get(names[5000]!)).toBe(-2);
+    expect(map.get(names[8191]!)).toBe(8191);
+    expect(shape(map).bucket).toBeLessThanOrEqual(3);
+    expect([...map.keys()].sort()).toEqual([names[0]!, ...names.slice(4096)].sort());
+    for (const name of names) map = map.delete(name);
+    expect(map.size).toBe(0);
+  });
+});

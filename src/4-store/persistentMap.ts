@@ -3,8 +3,9 @@ type Owner = object;
 /**
  * A trie node. `slots` holds the node's entries as key/value pairs, in the
  * order of their 5-bit hash fragment, then its children in the same order.
- * Below the last level (shift > 30: all 32 hash bits used), a node with both
- * bitmaps 0 holds keys whose hashes are equal, as plain pairs.
+ * Below the last level (shift > 30: all 32 hash bits used), keys whose hashes
+ * are equal go on in a second trie under a per-process seeded hash; below
+ * its last level, a node with both bitmaps 0 holds them as plain pairs.
  * @internal
  */
 export class Node {
@@ -33,7 +34,10 @@ export class Node {
  *   at 100,000 entries, against ~170 for `immutable`'s Map and ~90 for a
  *   `Map` with composed keys.
  * - Keys are hashed with FNV-1a plus a final mix, every time: no hash cache
- *   to miss, no per-key allocation.
+ *   to miss, no per-key allocation. The hash is fixed, so iteration order is
+ *   the same in every process; keys whose hashes collide (names made to
+ *   collide, by someone who can create objects) are spread by a second hash
+ *   seeded at random per process, so they cannot pile up in one linear bucket.
  * - A {@link MapBuilder} applies a batch in place on nodes it created itself
  *   (a transient), so a relist of n objects allocates O(n) once.
  *
@@ -171,6 +175,28 @@ const LAST_SHIFT = 30;
  */
 const edit = { added: false, removed: false };
 
+/** The second hash's seed: random per process, so collisions cannot be prepared for it. */
+const SEED = crypto.getRandomValues(new Uint32Array(1))[0]! | 0;
+
+/** A seeded 32-bit hash (a multiply-xorshift per code unit, murmur3's finalizer), for keys whose {@link hashString} collides. */
+export function seededHash(key: string): number {
+  let h = SEED ^ key.length;
+  for (let i = 0; i < key.length; i++) {
+    h = Math.imul(h ^ key.charCodeAt(i), 0x5bd1e995);
+    h ^= h >>> 15;
+  }
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  return h ^ (h >>> 16);
+}
+
+/** The hash a trie level uses: the fixed one, or in the collision trie (`deep`) the seeded one. */
+function hashFor(key: string, deep: boolean): number {
+  return deep ? seededHash(key) : hashString(key);
+}
+
 /** 32-bit FNV-1a over UTF-16 code units, then murmur3's finalizer so every bit depends on every character. */
 export function hashString(key: string): number {
   let h = 0x811c9dc5;
@@ -204,8 +230,15 @@ function nodeSlot(node: Node, bit: number): number {
 
 function lookup(root: Node, key: string, hash: number): unknown {
   let node = root;
+  let deep = false;
   for (let shift = 0; ; shift += BITS) {
-    if (shift > LAST_SHIFT) return collisionGet(node, key);
+    if (shift > LAST_SHIFT) {
+      if (deep) return collisionGet(node, key);
+      // Every bit of the fixed hash agreed: go on in the collision trie.
+      deep = true;
+      hash = seededHash(key);
+      shift = 0;
+    }
     const bit = bitOf(hash, shift);
     if (node.dataMap & bit) {
       const i = dataSlot(node, bit);
@@ -245,21 +278,21 @@ function reshaped(node: Node, dataMap: number, nodeMap: number, slots: unknown[]
   return new Node(dataMap, nodeMap, slots, owner);
 }
 
-function insert(node: Node, shift: number, key: string, hash: number, value: unknown, owner: Owner | undefined): Node {
-  if (shift > LAST_SHIFT) return collisionSet(node, key, value, owner);
+function insert(node: Node, shift: number, key: string, hash: number, value: unknown, owner: Owner | undefined, deep = false): Node {
+  if (shift > LAST_SHIFT) return deep ? collisionSet(node, key, value, owner) : insert(node, 0, key, seededHash(key), value, owner, true);
   const bit = bitOf(hash, shift);
   if (node.dataMap & bit) {
     const i = dataSlot(node, bit);
     const here = node.slots[i] as string;
     if (here === key) return node.slots[i + 1] === value ? node : withSlot(node, i + 1, value, owner);
     edit.added = true;
-    const child = pair(here, hashString(here), node.slots[i + 1], key, hash, value, shift + BITS, owner);
+    const child = pair(here, hashFor(here, deep), node.slots[i + 1], key, hash, value, shift + BITS, owner, deep);
     return dataToChild(node, bit, i, child, owner);
   }
   if (node.nodeMap & bit) {
     const j = nodeSlot(node, bit);
     const child = node.slots[j] as Node;
-    const changed = insert(child, shift + BITS, key, hash, value, owner);
+    const changed = insert(child, shift + BITS, key, hash, value, owner, deep);
     return changed === child ? node : withSlot(node, j, changed, owner);
   }
   edit.added = true;
@@ -274,11 +307,14 @@ function insert(node: Node, shift: number, key: string, hash: number, value: unk
 }
 
 /** A node holding two entries whose hashes agree below `shift`. */
-function pair(k1: string, h1: number, v1: unknown, k2: string, h2: number, v2: unknown, shift: number, owner: Owner | undefined): Node {
-  if (shift > LAST_SHIFT) return new Node(0, 0, [k1, v1, k2, v2], owner);
+function pair(k1: string, h1: number, v1: unknown, k2: string, h2: number, v2: unknown, shift: number, owner: Owner | undefined, deep: boolean): Node {
+  if (shift > LAST_SHIFT) {
+    if (deep) return new Node(0, 0, [k1, v1, k2, v2], owner);
+    return pair(k1, seededHash(k1), v1, k2, seededHash(k2), v2, 0, owner, true);
+  }
   const b1 = bitOf(h1, shift);
   const b2 = bitOf(h2, shift);
-  if (b1 === b2) return new Node(0, b1, [pair(k1, h1, v1, k2, h2, v2, shift + BITS, owner)], owner);
+  if (b1 === b2) return new Node(0, b1, [pair(k1, h1, v1, k2, h2, v2, shift + BITS, owner, deep)], owner);
   // Pairs are ordered by fragment (unsigned: bit 31 is negative as a number).
   return new Node(b1 | b2, 0, b1 >>> 0 < b2 >>> 0 ? [k1, v1, k2, v2] : [k2, v2, k1, v1], owner);
 }
@@ -333,7 +369,8 @@ function collisionSet(node: Node, key: string, value: unknown, owner: Owner | un
 }
 
 /** `node` without `key`: the same node when it had no such key. A child left with one pair is pulled up. */
-function remove(node: Node, shift: number, key: string, hash: number, owner: Owner | undefined): Node {
+function remove(node: Node, shift: number, key: string, hash: number, owner: Owner | undefined, deep = false): Node {
+  if (shift > LAST_SHIFT && !deep) return remove(node, 0, key, seededHash(key), owner, true);
   if (shift > LAST_SHIFT) {
     const slots = node.slots;
     for (let i = 0; i < slots.length; i += 2) {
@@ -356,7 +393,7 @@ function remove(node: Node, shift: number, key: string, hash: number, owner: Own
   if ((node.nodeMap & bit) === 0) return node;
   const j = nodeSlot(node, bit);
   const child = node.slots[j] as Node;
-  const changed = remove(child, shift + BITS, key, hash, owner);
+  const changed = remove(child, shift + BITS, key, hash, owner, deep);
   if (changed === child) return node;
   // A child never holds fewer than two entries: one left moves up here.
   if (changed.nodeMap === 0 && changed.slots.length === 2) return childToData(node, bit, j, changed.slots[0], changed.slots[1], owner);
