@@ -132,4 +132,21 @@ describe('controller (virtual time)', () => {
       expectObservable(ctl.outcomes$.pipe(map(brief))).toBe('----------(a|)', { a: 'default/a:success' });
     });
   });
+
+  it('the active-worker gauge returns to 0 when outcomes$ is unsubscribed mid-reconcile', () => {
+    run((_, scheduler) => {
+      const widgets = fakeInformer(Widgets, cold0(scheduler));
+      const ctl = controller({ for: widgets, scheduler, concurrency: 2, reconcile: () => timer(100).pipe(map(() => done())) });
+      const subscription = ctl.outcomes$.subscribe();
+      scheduler.schedule(() => expect(ctl.metrics().activeWorkers).toBe(2), 10);
+      scheduler.schedule(() => subscription.unsubscribe(), 20);
+      scheduler.flush();
+      expect(ctl.metrics().activeWorkers).toBe(0);
+      expect(ctl.metrics().reconcileTimeSeconds.count).toBe(0);
+    });
+  });
 });
+
+function cold0(scheduler: TestScheduler) {
+  return scheduler.createColdObservable('l', { l: listed('1', kubeObj('a'), kubeObj('b')) });
+}

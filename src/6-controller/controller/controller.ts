@@ -6,6 +6,7 @@ import {
   asyncScheduler,
   catchError,
   defer,
+  finalize,
   from,
   isObservable,
   last,
@@ -213,6 +214,14 @@ export function controller<T extends KubeObject>(options: ControllerOptions<T>):
       const store = cacheOf(primary);
       const context: ReconcileContext<T> = { key, namespace, name: objectName, object: store.get(key), store, requeues: queue.numRequeues(key), cacheOf };
       active++;
+      // Counted down once: when the outcome is known, or when the reconcile is abandoned (outcomes$ unsubscribed mid-reconcile).
+      let running = true;
+      const finished = () => {
+        if (running) {
+          running = false;
+          active--;
+        }
+      };
       const elapsed = () => scheduler.now() - started;
       return defer(() => toObservable(options.reconcile(key, context))).pipe(
         last(undefined, undefined as ReconcileResult),
@@ -237,10 +246,11 @@ export function controller<T extends KubeObject>(options: ControllerOptions<T>):
           return of<ReconcileOutcome>({ key, result: 'error', error, requeues: queue.numRequeues(key), durationMs: elapsed() });
         }),
         map((outcome) => {
-          active--;
+          finished();
           record(outcome);
           return outcome;
         }),
+        finalize(finished),
       );
     });
 
