@@ -11,14 +11,17 @@ import { informerFromSource, type Informer } from '../5-informer/informer.ts';
  * server: what reaches it is what a list/watch would have delivered.
  *
  * ```ts
- * testScheduler.run(({ cold }) => {
- *   const apples = fakeInformer(MyApples, cold('l--m--d', {
- *     l: listed('10', apple('a', { quantity: 3 })),
- *     m: modified(apple('a', { quantity: 5 })),
- *     d: deleted(apple('a')),
+ * const cm = (rv: string) => kubeObj<ConfigMap>('settings', { resourceVersion: rv, data: { level: rv } });
+ * new TestScheduler((actual, expected) => assert.deepEqual(actual, expected)).run(({ cold }) => {
+ *   const configMaps = fakeInformer(ConfigMap, cold('l--m--d', {
+ *     l: listed('1', cm('1')),
+ *     m: modified(cm('2')),
+ *     d: deleted(cm('2')),
  *   }));
  * });
  * ```
+ *
+ * The README's "Testing a controller" has a whole example, checked in `npm test`.
  */
 export function fakeInformer<T extends KubeObject = KubeObject>(
   resource: Resource<T>,
