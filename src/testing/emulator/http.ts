@@ -30,7 +30,8 @@ import {
   unauthorized,
   watchTooOld,
 } from './status.ts';
-import { builtinItemJson, objectJson, type Store } from './store.ts';
+import { negotiate, type Target } from './negotiate.ts';
+import { builtinItemJson, objectJson, partialJson, type Store } from './store.ts';
 import type { KubeObject } from './types.ts';
 import { errorLine, matchesFilter, type WatchFilter, WatchSession } from './watch.ts';
 
@@ -48,6 +49,7 @@ export interface HttpCore {
   readonly bookmarkBeforeTimeoutMs: number;
   readonly defaultWatchTimeoutMs: number | undefined;
   readonly sendInitialEvents: boolean;
+  readonly partialObjectMetadata: boolean;
   serverAddress(): string;
   isClosing(): boolean;
 }
@@ -335,8 +337,8 @@ export class HttpHandler {
     if (r.name === undefined) {
       switch (method) {
         case 'GET':
-          if (watch) return this.watch(ctx, def, ns, query);
-          return this.list(ctx, def, ns, query);
+          if (watch) return this.watch(ctx, def, ns, query, undefined, this.metadataOnly(ctx, 'object'));
+          return this.list(ctx, def, ns, query, this.metadataOnly(ctx, 'list'));
         case 'POST': {
           if (def.namespaced && ns === undefined) throw methodNotAllowed();
           const body = await this.readBody(ctx);
@@ -357,7 +359,8 @@ export class HttpHandler {
     switch (method) {
       case 'GET':
         // The legacy single-object watch (…/pods/NAME?watch=true, /watch/…/pods/NAME)
-        if (watch) return this.watch(ctx, def, ns, query, name);
+        if (watch) return this.watch(ctx, def, ns, query, name, this.metadataOnly(ctx, 'object'));
+        if (this.metadataOnly(ctx, 'object')) return this.send(ctx, 200, `${partialJson(core.objects.get(def, ns, name))}\n`);
         return this.send(ctx, 200, `${objectJson(core.objects.get(def, ns, name))}\n`);
       case 'PUT': {
         const body = await this.readBody(ctx);
@@ -403,7 +406,14 @@ export class HttpHandler {
     return { labels, fields };
   }
 
-  private list(ctx: Ctx, def: ResourceDef, ns: string | undefined, query: Record<string, string>): void {
+  /** True when the Accept header asks for PartialObjectMetadata(List); throws 406 when nothing it accepts can be served (10c). */
+  private metadataOnly(ctx: Ctx, target: Target): boolean {
+    const shape = negotiate(ctx.req.headers['accept'], target, this.core.partialObjectMetadata);
+    if (shape instanceof ApiError) throw shape;
+    return shape === 'metadata';
+  }
+
+  private list(ctx: Ctx, def: ResourceDef, ns: string | undefined, query: Record<string, string>, metadataOnly = false): void {
     const core = this.core;
     if (core.sendInitialEvents && query['sendInitialEvents'] !== undefined) {
       throw invalidListOptions([{ field: 'sendInitialEvents', message: 'Forbidden: sendInitialEvents is forbidden for list' }]);
@@ -420,7 +430,7 @@ export class HttpHandler {
       limit,
       continueToken: query['continue'] || undefined,
     });
-    this.send(ctx, 200, encodeList(def, result));
+    this.send(ctx, 200, encodeList(def, result, metadataOnly));
   }
 
   private deleteCollection(ctx: Ctx, def: ResourceDef, ns: string | undefined, query: Record<string, string>): void {
@@ -443,7 +453,7 @@ export class HttpHandler {
     this.send(ctx, 200, body);
   }
 
-  private watch(ctx: Ctx, def: ResourceDef, ns: string | undefined, query: Record<string, string>, name?: string): void {
+  private watch(ctx: Ctx, def: ResourceDef, ns: string | undefined, query: Record<string, string>, name?: string, metadataOnly = false): void {
     const core = this.core;
     const rvMatch = query['resourceVersionMatch'];
     const rvRaw = query['resourceVersion'];
@@ -500,6 +510,7 @@ export class HttpHandler {
       ...(bookmarks ? { bookmarks: { intervalMs: core.bookmarkIntervalMs, beforeTimeoutMs: core.bookmarkBeforeTimeoutMs } } : {}),
       ...(timeoutMs !== undefined ? { timeoutMs } : {}),
       ...(fault ? { fault } : {}),
+      metadataOnly,
       floor: () => store.floorOf(coll),
       onEnd: (s: WatchSession) => core.sessions.delete(s),
       draining: core.draining,

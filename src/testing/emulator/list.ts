@@ -14,7 +14,7 @@ import {
   malformedResourceVersion,
   tooLargeResourceVersion,
 } from './status.ts';
-import { builtinItemJson, type Collection, compareKeys, objectJson, type Snapshot, type Store } from './store.ts';
+import { builtinItemJson, type Collection, compareKeys, objectJson, partialJson, type Snapshot, type Store } from './store.ts';
 import type { KubeObject } from './types.ts';
 import { matchesFilter, type WatchFilter } from './watch.ts';
 
@@ -147,7 +147,14 @@ export function list(store: Store, coll: Collection, p: ListParams): ListResult 
 }
 
 /** The list body (with its trailing newline): built-in (02c) or custom-resource (07e) shape. */
-export function encodeList(def: ResourceDef, r: ListResult): string {
+export function encodeList(def: ResourceDef, r: ListResult, metadataOnly = false): string {
+  if (metadataOnly) {
+    // v1.20 copies resourceVersion and continue into a PartialObjectMetadataList, not remainingItemCount (10d).
+    const meta: Record<string, unknown> = { resourceVersion: String(r.rv) };
+    if (r.continueToken !== undefined) meta['continue'] = r.continueToken;
+    const items = r.items.map(partialJson).join(',');
+    return `{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","metadata":${JSON.stringify(meta)},"items":[${items}]}\n`;
+  }
   if (def.builtin) {
     const meta: Record<string, unknown> = { resourceVersion: String(r.rv) };
     if (r.continueToken !== undefined) meta['continue'] = r.continueToken;

@@ -38,6 +38,12 @@ export interface ApiServerOptions {
   historyLimit?: number;
   /** Support streaming lists (sendInitialEvents=true, default). `false` behaves like v1.20 (422, 05a/05b). */
   sendInitialEvents?: boolean;
+  /**
+   * Serve metadata-only answers (`Accept: …;as=PartialObjectMetadata(List);g=meta.k8s.io;v=v1`), as
+   * kube-apiserver does since 1.15. Default true; `false` plays an older server: the `as=` clause is
+   * skipped, so a request with a fallback gets full objects and one without gets 406 (10c).
+   */
+  partialObjectMetadata?: boolean;
   /** Create missing namespaces on create (default true). `false`: 404 like 06j. */
   autoCreateNamespaces?: boolean;
   /** Namespaces created at start. */
@@ -201,6 +207,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     bookmarkBeforeTimeoutMs: options.bookmarkBeforeTimeoutMs ?? 2000,
     defaultWatchTimeoutMs: options.defaultWatchTimeoutMs,
     sendInitialEvents: options.sendInitialEvents ?? true,
+    partialObjectMetadata: options.partialObjectMetadata ?? true,
     serverAddress: () => `127.0.0.1:${port}`,
     isClosing: () => closing,
   });

@@ -6,6 +6,7 @@
 import type { ResourceDef } from './resources.ts';
 import { ResourceRegistry } from './resources.ts';
 import { expired, LIST_RV_TOO_OLD, tooLargeResourceVersion } from './status.ts';
+import { orderKeys } from './json.ts';
 import type { KubeObject } from './types.ts';
 
 export type StoredEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
@@ -20,6 +21,7 @@ export class HistoryEvent {
   /** State before the write (MODIFIED, DELETED). */
   readonly prev: KubeObject | undefined;
   private line: string | undefined;
+  private partialLine: string | undefined;
 
   constructor(rv: number, type: StoredEventType, key: string, object: KubeObject, prev: KubeObject | undefined) {
     this.rv = rv;
@@ -29,8 +31,9 @@ export class HistoryEvent {
     this.prev = prev;
   }
 
-  /** The NDJSON line of this event, serialized once for all watchers. */
-  toLine(): string {
+  /** The NDJSON line of this event, serialized once for all watchers (of each shape). */
+  toLine(metadataOnly = false): string {
+    if (metadataOnly) return (this.partialLine ??= eventLine(this.type, this.object, true));
     this.line ??= eventLine(this.type, this.object);
     return this.line;
   }
@@ -61,8 +64,45 @@ export function builtinItemJson(obj: KubeObject): string {
   return s;
 }
 
-export function eventLine(type: string, obj: KubeObject): string {
-  return `{"type":"${type}","object":${objectJson(obj)}}\n`;
+export function eventLine(type: string, obj: KubeObject, metadataOnly = false): string {
+  return `{"type":"${type}","object":${metadataOnly ? partialJson(obj) : objectJson(obj)}}\n`;
+}
+
+/** ObjectMeta's fields in Go struct order: how kube-apiserver encodes a PartialObjectMetadata's metadata (10a, 10b). */
+export const OBJECT_META_ORDER = [
+  'name',
+  'generateName',
+  'namespace',
+  'selfLink',
+  'uid',
+  'resourceVersion',
+  'generation',
+  'creationTimestamp',
+  'deletionTimestamp',
+  'deletionGracePeriodSeconds',
+  'labels',
+  'annotations',
+  'ownerReferences',
+  'finalizers',
+  'clusterName',
+  'managedFields',
+] as const;
+
+const partialJsonCache = new WeakMap<object, string>();
+
+/**
+ * JSON of a stored object as a `PartialObjectMetadata` (10a, 10b, 10e): kind,
+ * apiVersion meta.k8s.io/v1 and the metadata in ObjectMeta's order, whatever
+ * the kind (custom resources too). Cached per object, like the full JSON, so
+ * a metadata-only answer is serialized once however many watchers get it.
+ */
+export function partialJson(obj: KubeObject): string {
+  let s = partialJsonCache.get(obj);
+  if (s === undefined) {
+    s = `{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":${JSON.stringify(orderKeys((obj.metadata ?? {}) as Record<string, unknown>, OBJECT_META_ORDER))}}`;
+    partialJsonCache.set(obj, s);
+  }
+  return s;
 }
 
 export type EventListener = (ev: HistoryEvent) => void;

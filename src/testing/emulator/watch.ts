@@ -9,7 +9,7 @@ import type { RequestRecord } from './request-log.ts';
 import type { ResourceDef } from './resources.ts';
 import { type FieldSelector, type LabelSelector, matchesFields, matchesLabels } from './selectors.ts';
 import { type Status, watchTooOld } from './status.ts';
-import { type Collection, eventLine, type HistoryEvent, objectJson } from './store.ts';
+import { type Collection, eventLine, type HistoryEvent } from './store.ts';
 import type { KubeObject } from './types.ts';
 
 export interface WatchFilter {
@@ -36,9 +36,16 @@ export function matchesFilter(def: ResourceDef, f: WatchFilter, obj: KubeObject)
   return true;
 }
 
-export function bookmarkLine(def: ResourceDef, rv: number, initialEventsEnd = false): string {
+export function bookmarkLine(def: ResourceDef, rv: number, initialEventsEnd = false, metadataOnly = false): string {
   const annotations = initialEventsEnd ? { 'k8s.io/initial-events-end': 'true' } : undefined;
-  const object = def.builtin
+  // A metadata-only watch's bookmarks are PartialObjectMetadata too, shaped like a built-in's (10e).
+  const object = metadataOnly
+    ? {
+        kind: 'PartialObjectMetadata',
+        apiVersion: 'meta.k8s.io/v1',
+        metadata: { resourceVersion: String(rv), creationTimestamp: null, ...(annotations ? { annotations } : {}) },
+      }
+    : def.builtin
     ? {
         kind: def.kind,
         apiVersion: def.apiVersion,
@@ -69,6 +76,8 @@ export interface WatchOptions {
   backlogKind: 'history' | 'initial';
   /** Send the initial-events-end BOOKMARK after the backlog (sendInitialEvents). */
   initialEventsEndRv?: number;
+  /** Send every object as a PartialObjectMetadata (`Accept: …;as=PartialObjectMetadata;g=meta.k8s.io;v=v1`). */
+  metadataOnly?: boolean;
   /** Periodic and pre-timeout bookmarks (allowWatchBookmarks=true). */
   bookmarks?: { intervalMs: number; beforeTimeoutMs: number };
   timeoutMs?: number;
@@ -133,11 +142,11 @@ export class WatchSession implements OpenWatch {
     if (o.backlogKind === 'history') {
       for (const ev of o.backlog as HistoryEvent[]) this.onEvent(ev);
     } else {
-      for (const obj of o.backlog as KubeObject[]) this.sendEvent(eventLine('ADDED', obj));
+      for (const obj of o.backlog as KubeObject[]) this.sendEvent(eventLine('ADDED', obj, o.metadataOnly));
     }
     if (o.initialEventsEndRv !== undefined && !this.ended) {
       this.progressRv = Math.max(this.progressRv, o.initialEventsEndRv);
-      this.sendBookmark(bookmarkLine(o.def, o.initialEventsEndRv, true));
+      this.sendBookmark(bookmarkLine(o.def, o.initialEventsEndRv, true, o.metadataOnly));
     }
     if (this.ended || this.stalled) return;
     const startedAt = performance.now();
@@ -172,7 +181,7 @@ export class WatchSession implements OpenWatch {
 
   /** Like kube-apiserver: a bookmark only once the resource changed after the watch's start (03c, 03d). */
   private bookmarkIfChanged(): void {
-    if (this.progressRv > this.o.startRv) this.sendBookmark(bookmarkLine(this.o.def, this.progressRv));
+    if (this.progressRv > this.o.startRv) this.sendBookmark(bookmarkLine(this.o.def, this.progressRv, false, this.o.metadataOnly));
   }
 
   get def(): ResourceDef {
@@ -243,20 +252,20 @@ export class WatchSession implements OpenWatch {
     const { def, filter } = this.o;
     const trivial = filter.namespace === undefined && !filter.labels.length && !filter.fields.length;
     if (trivial) {
-      this.sendEvent(ev.toLine());
+      this.sendEvent(ev.toLine(this.o.metadataOnly));
       return;
     }
     const cur = ev.type !== 'DELETED' && matchesFilter(def, filter, ev.object);
     const prev = ev.type === 'ADDED' ? false : matchesFilter(def, filter, ev.type === 'DELETED' ? ev.object : ev.prev!);
     if (ev.type === 'DELETED') {
-      if (prev) this.sendEvent(ev.toLine());
-    } else if (cur && prev) this.sendEvent(ev.toLine());
-    else if (cur) this.sendEvent(eventLine('ADDED', ev.object));
+      if (prev) this.sendEvent(ev.toLine(this.o.metadataOnly));
+    } else if (cur && prev) this.sendEvent(ev.toLine(this.o.metadataOnly));
+    else if (cur) this.sendEvent(eventLine('ADDED', ev.object, this.o.metadataOnly));
     else if (prev) {
       // The object stopped matching: DELETED with its previous state at the event's revision.
       const old = ev.prev!;
       const obj = { ...old, metadata: { ...old.metadata, resourceVersion: String(ev.rv) } };
-      this.sendEvent(`{"type":"DELETED","object":${objectJson(obj)}}\n`);
+      this.sendEvent(eventLine('DELETED', obj, this.o.metadataOnly));
     }
   }
 
@@ -297,7 +306,7 @@ export class WatchSession implements OpenWatch {
         return;
       case 'oversizeLine': {
         const size = f.bytes ?? 3 * 1024 * 1024;
-        const head = bookmarkLine(this.o.def, this.progressRv);
+        const head = bookmarkLine(this.o.def, this.progressRv, false, this.o.metadataOnly);
         const pad = 'x'.repeat(Math.max(0, size - head.length - 64));
         const obj = JSON.parse(head) as { object: { metadata: Record<string, unknown> } };
         obj.object.metadata['annotations'] = { 'emulator.rx-informer.dev/padding': pad };
