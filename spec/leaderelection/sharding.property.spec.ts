@@ -1,0 +1,78 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_TIMING } from '../../src/leaderelection/machine.ts';
+import { DRIFT } from './arbitraries.ts';
+import { runSharding, type ShardingPlan, type ShardingResult } from './shardingSimulation.ts';
+import type { Interval } from './simulation.ts';
+
+const RUNS = Number(process.env['SHARDING_RUNS'] ?? 60);
+const CHAOS_UNTIL = 30_000;
+
+export const shardingPlan: fc.Arbitrary<ShardingPlan> = fc
+  .record({
+    seed: fc.integer(),
+    shards: fc.integer({ min: 1, max: 8 }),
+    rates: fc.array(fc.double({ min: 1 - DRIFT, max: 1 + DRIFT, noNaN: true }), { minLength: 2, maxLength: 4 }),
+    lateJoin: fc.integer({ min: 10_000, max: 40_000 }),
+    maxLatencyMs: fc.integer({ min: 0, max: 200 }),
+    faultRate: fc.double({ min: 0, max: 0.3, noNaN: true }),
+    keys: fc.integer({ min: 1, max: 30 }),
+  })
+  .chain((p) =>
+    fc.integer({ min: 0, max: p.rates.length - 1 }).map((kill) => ({
+      seed: p.seed,
+      shards: p.shards,
+      drift: DRIFT,
+      rates: p.rates,
+      startAt: p.rates.map((_, i) => (i === p.rates.length - 1 ? p.lateJoin : i * 700)),
+      maxLatencyMs: p.maxLatencyMs,
+      faultRate: p.faultRate,
+      chaosUntil: CHAOS_UNTIL,
+      kill,
+      killAt: 80_000,
+      keys: p.keys,
+    })),
+  );
+
+const overlaps = (a: Interval, b: Interval) => a.replica !== b.replica && a.start < b.end && b.start < a.end;
+
+function violations(result: ShardingResult): string[] {
+  const { plan } = result;
+  const found: string[] = [];
+  for (const [what, map] of [['shard', result.held], ['key', result.reconciles]] as const)
+    for (const [id, list] of map as Map<unknown, Interval[]>)
+      for (let i = 0; i < list.length; i++)
+        for (let j = i + 1; j < list.length; j++)
+          if (overlaps(list[i]!, list[j]!)) found.push(`${what} ${String(id)}: r${list[i]!.replica} and r${list[j]!.replica} at once`);
+  // The killed replica's shards are held again within lease duration + 2 retry periods (slowest clock) + round trips.
+  const { leaseDurationMs: L, retryPeriodMs: r } = DEFAULT_TIMING;
+  const bound = plan.killAt + (L + 2 * r) / (1 - plan.drift) + 12 * plan.maxLatencyMs;
+  for (let shard = 0; shard < plan.shards; shard++) {
+    const list = result.held.get(shard) ?? [];
+    const atKill = list.find((i) => i.start <= plan.killAt && i.end >= plan.killAt);
+    if (atKill?.replica !== plan.kill) continue;
+    if (!list.some((i) => i.replica !== plan.kill && i.start >= plan.killAt && i.start <= bound)) found.push(`shard ${shard} of killed r${plan.kill} not taken over by ${bound}`);
+  }
+  // At the end: every shard held by exactly one live replica, none holding more than its share.
+  const live = [...result.final.keys()];
+  const share = Math.ceil(plan.shards / live.length);
+  for (let shard = 0; shard < plan.shards; shard++) {
+    const holders = live.filter((r) => result.final.get(r)?.has(shard));
+    if (holders.length !== 1) found.push(`at the end shard ${shard} is held by [${holders.join(', ')}]`);
+  }
+  for (const r of live) if ((result.final.get(r)?.size ?? 0) > share) found.push(`r${r} holds ${result.final.get(r)?.size} shards, more than ${share}`);
+  return found;
+}
+
+describe('sharding, 2–4 replicas in virtual time (drift ±5 %, latencies, faults, a late joiner, a death)', () => {
+  it(`no shard and no key at two replicas at once; a dead replica's shards taken over; balanced at the end (${RUNS} schedules)`, () => {
+    fc.assert(
+      fc.property(shardingPlan, (plan) => {
+        const result = runSharding(plan);
+        expect(violations(result)).toEqual([]);
+        expect([...result.reconciles.values()].flat().length).toBeGreaterThan(0);
+      }),
+      { numRuns: RUNS },
+    );
+  });
+});

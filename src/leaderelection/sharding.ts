@@ -1,0 +1,268 @@
+import {
+  BehaviorSubject,
+  EMPTY,
+  Observable,
+  Subject,
+  Subscription,
+  asyncScheduler,
+  defer,
+  distinctUntilChanged,
+  filter,
+  finalize,
+  map,
+  merge,
+  share,
+  shareReplay,
+  takeUntil,
+  timeout,
+  timer,
+  type ObservableInput,
+  type SchedulerLike,
+} from 'rxjs';
+import { LeaseError } from './errors.ts';
+import { assignShards, shardOf } from './hash.ts';
+import { leaderElection, type LeaderElection } from './leaderElection.ts';
+import type { LeaseClients } from './leaseClient.ts';
+import { DEFAULT_TIMING, type ElectionTiming } from './machine.ts';
+import { sameRecord, type LeaderElectionRecord } from './record.ts';
+
+export interface ShardingOptions extends Partial<ElectionTiming> {
+  /** Names the Leases: `<name>-shard-<i>` and `<name>-member-<identity>`. */
+  readonly name: string;
+  /** How many shards the keys are spread over (fixed for the life of the deployment). */
+  readonly shards: number;
+  /** Unique per process. */
+  readonly identity: string;
+  /** Each Lease request gives up after this long. Default renewDeadline / 2. */
+  readonly requestTimeoutMs?: number;
+  readonly scheduler?: SchedulerLike;
+  readonly random?: () => number;
+}
+
+/** What one replica holds, for metrics. */
+export interface ShardStatus {
+  readonly name: string;
+  readonly identity: string;
+  readonly shards: number;
+  /** The shards we may reconcile now. */
+  readonly held: ReadonlySet<number>;
+  /** The live members as we see them (us included). */
+  readonly members: readonly string[];
+}
+
+export interface Sharding {
+  readonly name: string;
+  readonly shards: number;
+  /**
+   * The shards this replica may reconcile, after every change (replays the
+   * latest; starts empty). Cold and shared: subscribing joins the group, the
+   * last unsubscribe leaves it and releases every Lease held.
+   */
+  readonly held$: Observable<ReadonlySet<number>>;
+  /** held$ with the membership view. */
+  readonly status$: Observable<ShardStatus>;
+  /** Each shard as it becomes ours (re-enqueue its keys then). */
+  readonly acquired$: Observable<number>;
+  /** Every failed Lease request. */
+  readonly errors$: Observable<LeaseError>;
+  /** The shard of a key (FNV-1a of the key, modulo `shards`). */
+  shardOf(key: string): number;
+  /** Whether we may reconcile `key` now. */
+  owns(key: string): boolean;
+  /**
+   * Runs `work` for `key` only if its shard is ours now (otherwise completes
+   * at once, doing nothing), counting it in flight: a shard we hand over is
+   * released only once its in-flight work has finished; a shard we *lose*
+   * (renewals failed for a renew deadline) cancels its in-flight work at once.
+   */
+  gate<R>(key: string, work: () => ObservableInput<R>): Observable<R>;
+}
+
+const LABEL = 'rx-informer.io/sharding';
+
+/**
+ * Spreads keys over `shards` shards, each held through its own Lease with the
+ * same leader-election rules; replicas agree who should hold which shard by
+ * capped rendezvous hashing over the live members (one member Lease each,
+ * renewed like a leader's; at most ⌈shards / members⌉ each), so a joining
+ * replica takes over its share and a dying one's shards are taken over as its
+ * Leases lapse. Who may reconcile a key is decided by the shard's Lease alone:
+ * views of the membership may differ for a while, never two holders.
+ *
+ * ```
+ * replica a joins:   held$ {0,1,2,3} ─────────── {0,2} (1 and 3 released once their in-flight keys finished)
+ * replica b joins:          ──────── {} ─ {1} ── {1,3}
+ * ```
+ *
+ * ## Example
+ * ```ts
+ * const shards = sharding(httpLeaseClients(kc, { namespace: 'ops' }), { name: 'apples', shards: 8, identity });
+ * const apples = controller({ for: informer, reconcile: (key, ctx) => shards.gate(key, () => reconcileApple(key, ctx)) });
+ * merge(apples.outcomes$, shards.acquired$.pipe(tap((s) => requeueShard(s)))).subscribe();
+ * ```
+ */
+export function sharding(clients: LeaseClients, options: ShardingOptions): Sharding {
+  if (!Number.isInteger(options.shards) || options.shards < 1) throw new TypeError(`sharding: shards must be a positive integer, got ${options.shards}`);
+  const scheduler = options.scheduler ?? asyncScheduler;
+  const timing: ElectionTiming = {
+    leaseDurationMs: options.leaseDurationMs ?? DEFAULT_TIMING.leaseDurationMs,
+    renewDeadlineMs: options.renewDeadlineMs ?? DEFAULT_TIMING.renewDeadlineMs,
+    retryPeriodMs: options.retryPeriodMs ?? DEFAULT_TIMING.retryPeriodMs,
+  };
+  const { name, identity } = options;
+  const count = options.shards;
+  const labels = { [LABEL]: name };
+  const common = { identity, ...timing, scheduler, ...(options.random ? { random: options.random } : {}), ...(options.requestTimeoutMs ? { requestTimeoutMs: options.requestTimeoutMs } : {}) };
+  const requestTimeoutMs = options.requestTimeoutMs ?? timing.renewDeadlineMs / 2;
+
+  // Mutable per-run state lives inside the Observable; these are for gate()/owns() while running.
+  let active = new Set<number>();
+  const inflight = new Map<number, number>();
+  const drained = new Subject<number>();
+  const lost = new Subject<number>();
+
+  type Event = { type: 'status'; status: ShardStatus } | { type: 'acquired'; shard: number } | { type: 'error'; error: LeaseError };
+
+  const run$ = new Observable<Event>((subscriber) => {
+    const subscription = new Subscription();
+    const wants = Array.from({ length: count }, () => new BehaviorSubject(false));
+    const elections: LeaderElection[] = wants.map((want$, shard) => leaderElection(clients.lease(`${name}-shard-${shard}`, labels), { ...common, want$ }));
+    const leading = new Array<boolean>(count).fill(false);
+    const seen = new Map<string, { record: LeaderElectionRecord; at: number }>();
+    let members: string[] = [identity];
+    let owners = assignShards(count, members, name);
+    let reported: ShardStatus | undefined;
+
+    const desired = (shard: number) => owners[shard] === identity;
+
+    const update = () => {
+      const next = new Set<number>();
+      for (let shard = 0; shard < count; shard++) {
+        const mine = desired(shard);
+        if (leading[shard] && mine) next.add(shard);
+        // Hand a shard over only once its in-flight work is done; ask for it as soon as it is ours by right.
+        const want = mine || (leading[shard] === true && (inflight.get(shard) ?? 0) > 0);
+        if (wants[shard]!.value !== want) wants[shard]!.next(want);
+      }
+      const before = active;
+      active = next;
+      for (const shard of next) if (!before.has(shard)) subscriber.next({ type: 'acquired', shard });
+      const status: ShardStatus = { name, identity, shards: count, held: next, members };
+      if (!reported || !sameSet(reported.held, next) || reported.members.join() !== members.join()) {
+        reported = status;
+        subscriber.next({ type: 'status', status });
+      }
+    };
+
+    // Membership: our own Lease, renewed like a leader's; everyone's, listed every retry period.
+    const member = leaderElection(clients.lease(`${name}-member-${identity}`, labels), common);
+    subscription.add(member.errors$.subscribe((error) => subscriber.next({ type: 'error', error })));
+    subscription.add(member.leader$.subscribe());
+    let recheck: Subscription | undefined;
+    const recount = () => {
+      const now = scheduler.now();
+      const alive = new Set([identity]);
+      let next = Number.POSITIVE_INFINITY;
+      for (const { record, at } of seen.values()) {
+        const until = at + record.leaseDurationSeconds * 1000;
+        if (record.holderIdentity !== '' && until > now) {
+          alive.add(record.holderIdentity);
+          next = Math.min(next, until);
+        }
+      }
+      members = [...alive].sort();
+      owners = assignShards(count, members, name);
+      update();
+      recheck?.unsubscribe();
+      // Drop a member the moment its Lease lapses for us, not at the next listing.
+      recheck = Number.isFinite(next) && next - now < timing.retryPeriodMs ? timer(next - now, scheduler).subscribe(recount) : undefined;
+    };
+    const list = () =>
+      clients
+        .list(labels)
+        .pipe(timeout({ first: requestTimeoutMs, scheduler }))
+        .subscribe({
+          next: (leases) => {
+            const now = scheduler.now();
+            for (const lease of leases) {
+              if (!lease.name.startsWith(`${name}-member-`)) continue;
+              const before = seen.get(lease.name);
+              if (!before || !sameRecord(before.record, lease.record)) seen.set(lease.name, { record: lease.record, at: now });
+            }
+            recount();
+          },
+          error: (error: unknown) => {
+            subscriber.next({ type: 'error', error: error instanceof LeaseError ? error : new LeaseError('Timeout', 'list', `${name}-member-*`, String(error)) });
+          },
+        });
+    subscription.add(timer(0, timing.retryPeriodMs, scheduler).subscribe(() => subscription.add(list())));
+    subscription.add(() => recheck?.unsubscribe());
+
+    elections.forEach((election, shard) => {
+      subscription.add(election.errors$.subscribe((error) => subscriber.next({ type: 'error', error })));
+      subscription.add(
+        election.leader$.subscribe((lead) => {
+          if (leading[shard] && !lead) lost.next(shard); // cancel in-flight work of a shard we no longer hold
+          leading[shard] = lead;
+          update();
+        }),
+      );
+    });
+    subscription.add(drained.subscribe(() => update()));
+    update();
+    return () => {
+      subscription.unsubscribe();
+      active = new Set();
+      for (const shard of [...inflight.keys()]) lost.next(shard);
+    };
+  }).pipe(share());
+
+  const status$ = run$.pipe(
+    filter((e): e is Extract<Event, { type: 'status' }> => e.type === 'status'),
+    map((e) => e.status),
+    shareReplay({ bufferSize: 1, refCount: true }),
+  );
+  const shardOfKey = (key: string) => shardOf(key, count);
+  return {
+    name,
+    shards: count,
+    status$,
+    held$: status$.pipe(
+      map((s) => s.held),
+      distinctUntilChanged(sameSet),
+    ),
+    acquired$: run$.pipe(
+      filter((e): e is Extract<Event, { type: 'acquired' }> => e.type === 'acquired'),
+      map((e) => e.shard),
+    ),
+    errors$: run$.pipe(
+      filter((e): e is Extract<Event, { type: 'error' }> => e.type === 'error'),
+      map((e) => e.error),
+    ),
+    shardOf: shardOfKey,
+    owns: (key) => active.has(shardOfKey(key)),
+    gate: <R>(key: string, work: () => ObservableInput<R>): Observable<R> =>
+      defer(() => {
+        const shard = shardOfKey(key);
+        if (!active.has(shard)) return EMPTY;
+        inflight.set(shard, (inflight.get(shard) ?? 0) + 1);
+        return defer(work).pipe(
+          takeUntil(merge(lost.pipe(filter((s) => s === shard)))),
+          finalize(() => {
+            const left = (inflight.get(shard) ?? 1) - 1;
+            if (left > 0) inflight.set(shard, left);
+            else {
+              inflight.delete(shard);
+              drained.next(shard);
+            }
+          }),
+        );
+      }),
+  };
+}
+
+function sameSet(a: ReadonlySet<number>, b: ReadonlySet<number>): boolean {
+  if (a.size !== b.size) return false;
+  for (const x of a) if (!b.has(x)) return false;
+  return true;
+}
