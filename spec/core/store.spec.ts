@@ -126,7 +126,7 @@ describe('Store', () => {
     expect(store.indexKeys('namespace', 'ns1')).toEqual(['ns1/a']);
     expect(store.indexKeys('namespace', '')).toEqual(['b']);
     expect(store.byIndex('namespace', '').map((o) => o.v)).toEqual([2]);
-    expect(namespaceIndex({ metadata: { name: 'b' } })).toEqual(['']);
+    expect(namespaceIndex({ metadata: {} })).toEqual(['']);
   });
 
   it('a cluster-scoped name holding "/" is under "", never under a namespace', () => {

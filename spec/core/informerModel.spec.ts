@@ -1,0 +1,314 @@
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { Subject } from 'rxjs';
+import { z } from 'zod';
+import {
+  InformerError,
+  customResource,
+  decoder,
+  informerFromSource,
+  keyOf,
+  kubeObject,
+  type InformerEvent,
+  type Indexers,
+  type KubeObject,
+  type SourceEvent,
+  type Store,
+} from '../../src/index.ts';
+
+/**
+ * The whole informer (informerFromSource: resync → deltaFifo → reduceDeltas →
+ * Store) against a small reference model of client-go's DeltaFIFO + Indexer +
+ * sharedIndexInformer.HandleDeltas, written from
+ * /work/shared/reference/client-go-semantics.md, plus docs/invalid-objects.md
+ * for what client-go has no counterpart for (validation, throwing indexers).
+ *
+ * Documented differences, kept out of the schedules: a schedule starts with a
+ * list (client-go's hasSynced turns true at a watch event before any list,
+ * ours waits for the first list), and index functions are pure.
+ */
+
+type Obj = KubeObject & { spec?: { valid?: boolean; boom?: boolean; team?: string } };
+
+const Widget = kubeObject({ spec: z.looseObject({ team: z.string().optional(), valid: z.boolean().optional(), boom: z.boolean().optional() }).optional() });
+const Widgets = customResource<Obj>({ group: 'example.com', version: 'v1', plural: 'widgets', kind: 'Widget', namespaced: true, schema: Widget as unknown as z.ZodType<Obj> });
+
+/** A user refinement that throws (→ ValidationFailed), like one reading a field that is not there. */
+const schema = (Widget as unknown as z.ZodType<Obj>).refine((o) => {
+  if (o.spec?.valid === false) throw new TypeError('refinement read a field that is not there');
+  return true;
+});
+const decode = decoder<Obj>(schema, undefined, { apiVersion: 'example.com/v1', kind: 'Widget' });
+
+/** An indexer that throws for objects marked `boom` (cm.data.owner on a ConfigMap without data). */
+const indexers: Indexers<Obj> = {
+  team: (o) => {
+    if (o.spec?.boom) throw new TypeError("Cannot read properties of undefined (reading 'owner')");
+    return o.spec?.team ? [o.spec.team] : [];
+  },
+};
+
+// ── the schedule ─────────────────────────────────────────────────────────────
+type Version = { readonly name: string; readonly valid: boolean; readonly boom: boolean; readonly team: string };
+type Op =
+  | { readonly op: 'list'; readonly items: readonly Version[] }
+  | { readonly op: 'added' | 'modified' | 'deleted'; readonly item: Version }
+  | { readonly op: 'resync' | 'bookmark' | 'fault' };
+
+// Mostly valid objects, sometimes invalid or indexer-breaking.
+const versionArb: fc.Arbitrary<Version> = fc
+  .tuple(fc.constantFrom('a', 'b', 'c', 'd'), fc.nat(9), fc.nat(9), fc.constantFrom('red', 'blue', ''))
+  .map(([name, v, b, team]) => ({ name, valid: v > 1, boom: b < 2, team }));
+const opArb: fc.Arbitrary<Op> = fc.oneof(
+  { weight: 2, arbitrary: fc.array(versionArb, { maxLength: 5 }).map((items): Op => ({ op: 'list', items })) },
+  { weight: 6, arbitrary: fc.tuple(fc.constantFrom('added', 'modified', 'deleted' as const), versionArb).map(([op, item]): Op => ({ op, item })) },
+  { weight: 1, arbitrary: fc.constantFrom<Op>({ op: 'resync' }, { op: 'bookmark' }, { op: 'fault' }) },
+);
+const scheduleArb = fc.tuple(fc.array(versionArb, { maxLength: 5 }), fc.array(opArb, { maxLength: 40 })).map(([first, rest]): Op[] => [{ op: 'list', items: first }, ...rest]);
+
+/** The raw object the server sends for a version at a resourceVersion. */
+function raw(v: Version, rv: number): Record<string, unknown> {
+  return {
+    apiVersion: 'example.com/v1',
+    kind: 'Widget',
+    metadata: { name: v.name, namespace: 'ns', resourceVersion: String(rv) },
+    spec: { team: v.team, ...(v.valid ? {} : { valid: false }), ...(v.boom ? { boom: true } : {}) },
+  };
+}
+
+/**
+ * What listAndWatch emits for a schedule (the lead's side of the contract in
+ * sourceEvent.ts): an invalid object is reported and its key named in
+ * `rejectedKeys` (list) or `deletedKey` (DELETED).
+ */
+function sourceEvents(schedule: readonly Op[]): SourceEvent<Obj>[] {
+  const out: SourceEvent<Obj>[] = [];
+  let rv = 1;
+  for (const step of schedule) {
+    rv++;
+    switch (step.op) {
+      case 'list': {
+        const items: Obj[] = [];
+        const rejectedKeys: string[] = [];
+        for (const v of step.items) {
+          const decoded = decode(raw(v, rv), 'list');
+          if (decoded instanceof InformerError) {
+            out.push({ type: 'error', error: decoded });
+            rejectedKeys.push(decoded.key!);
+          } else items.push(decoded);
+        }
+        out.push({ type: 'replace', items, resourceVersion: String(rv), ...(rejectedKeys.length ? { rejectedKeys } : {}) });
+        break;
+      }
+      case 'added':
+      case 'modified':
+      case 'deleted': {
+        const decoded = decode(raw(step.item, rv), 'watch');
+        if (decoded instanceof InformerError) {
+          out.push({ type: 'error', error: decoded });
+          if (step.op === 'deleted') out.push({ type: 'deletedKey', key: decoded.key!, resourceVersion: String(rv) });
+        } else out.push({ type: step.op, object: decoded, resourceVersion: String(rv) });
+        break;
+      }
+      case 'resync':
+        out.push({ type: 'resync' });
+        break;
+      case 'bookmark':
+        out.push({ type: 'bookmark', resourceVersion: String(rv) });
+        break;
+      case 'fault':
+        out.push({ type: 'error', error: new InformerError('NetworkError', 'connection reset', { phase: 'watch' }) });
+        break;
+    }
+  }
+  return out;
+}
+
+// ── the reference model ──────────────────────────────────────────────────────
+type Tomb = { readonly dfsu: true; readonly key: string; readonly obj: Obj };
+type RefDelta = { readonly type: 'Added' | 'Updated' | 'Deleted' | 'Replaced' | 'Sync'; readonly obj: Obj | Tomb };
+type Seen = string;
+
+/** client-go's DeltaFIFO (items + queue, knownObjects = the indexer) and HandleDeltas, drained after every step. */
+class Reference {
+  readonly indexer = new Map<string, Obj>();
+  readonly events = new Map<string, Seen[]>();
+  private readonly items = new Map<string, RefDelta[]>();
+  private readonly queue: string[] = [];
+  private populated = false;
+  private initialPopulationCount = 0;
+
+  private hasSynced(): boolean {
+    return this.populated && this.initialPopulationCount === 0;
+  }
+
+  private enqueue(key: string, delta: RefDelta): void {
+    let deltas = this.items.get(key);
+    if (!deltas) {
+      this.items.set(key, (deltas = []));
+      this.queue.push(key);
+    }
+    deltas.push(delta);
+    // dedupDeltas: only the last two, both Deleted; keep the older unless it is a DFSU.
+    const n = deltas.length;
+    if (n >= 2 && deltas[n - 1]!.type === 'Deleted' && deltas[n - 2]!.type === 'Deleted') {
+      const older = deltas[n - 2]!;
+      deltas.splice(n - 2, 2, 'dfsu' in older.obj ? deltas[n - 1]! : older);
+    }
+  }
+
+  add(obj: Obj): void {
+    this.populated = true;
+    this.enqueue(keyOf(obj), { type: 'Added', obj });
+  }
+
+  update(obj: Obj): void {
+    this.populated = true;
+    this.enqueue(keyOf(obj), { type: 'Updated', obj });
+  }
+
+  /** Delete(obj); `obj` undefined for a DELETED whose object failed validation (the rule: the known object stands for it). */
+  delete(key: string, obj: Obj | undefined): void {
+    this.populated = true;
+    const known = this.indexer.get(key);
+    if (known === undefined && !this.items.has(key)) return;
+    this.enqueue(key, { type: 'Deleted', obj: obj ?? known! });
+  }
+
+  replace(list: readonly Obj[], rejectedKeys: readonly string[]): void {
+    const keys = new Set<string>(rejectedKeys);
+    const listed = new Set<string>();
+    for (const obj of list) {
+      keys.add(keyOf(obj));
+      listed.add(keyOf(obj));
+      this.enqueue(keyOf(obj), { type: 'Replaced', obj });
+    }
+    let queuedDeletions = 0;
+    for (const [key, obj] of this.indexer) {
+      if (keys.has(key) || this.items.has(key)) continue;
+      queuedDeletions++;
+      this.enqueue(key, { type: 'Deleted', obj: { dfsu: true, key, obj } });
+    }
+    if (!this.populated) {
+      this.populated = true;
+      // client-go counts the listed keys (a set), not the items.
+      this.initialPopulationCount = listed.size + queuedDeletions;
+    }
+  }
+
+  resync(): void {
+    for (const [key, obj] of this.indexer) if (!this.items.has(key)) this.enqueue(key, { type: 'Sync', obj });
+  }
+
+  /** Pops every key (client-go's Pop + HandleDeltas), storing into the indexer. */
+  drain(): void {
+    while (this.queue.length > 0) {
+      const key = this.queue.shift()!;
+      const deltas = this.items.get(key)!;
+      this.items.delete(key);
+      const isInInitialList = !this.hasSynced();
+      if (this.initialPopulationCount > 0) this.initialPopulationCount--;
+      for (const d of deltas) this.handle(key, d, isInInitialList);
+    }
+  }
+
+  private handle(key: string, d: RefDelta, isInInitialList: boolean): void {
+    const log = this.events.get(key) ?? [];
+    this.events.set(key, log);
+    if (d.type === 'Deleted') {
+      const old = this.indexer.get(key);
+      if (old === undefined) return; // the rule: nothing cached, nothing to tell
+      this.indexer.delete(key);
+      const dfsu = 'dfsu' in d.obj;
+      log.push(`deleted ${rv(dfsu ? old : (d.obj as Obj))}${dfsu ? ' dfsu' : ''} ${isInInitialList}`);
+      return;
+    }
+    const obj = d.obj as Obj;
+    // The rule for a throwing indexer: not stored, no event, the old version stays.
+    if (obj.spec?.boom) return;
+    const old = this.indexer.get(key);
+    this.indexer.set(key, obj);
+    if (old === undefined) log.push(`added ${rv(obj)} ${isInInitialList}`);
+    else log.push(`updated ${rv(old)}→${rv(obj)}${d.type === 'Sync' || rv(old) === rv(obj) ? ' sync' : ''} ${isInInitialList}`);
+  }
+}
+
+const rv = (o: Obj) => o.metadata.resourceVersion ?? '?';
+
+function runModel(events: readonly SourceEvent<Obj>[]): Reference {
+  const ref = new Reference();
+  for (const e of events) {
+    switch (e.type) {
+      case 'replace':
+        ref.replace(e.items, e.rejectedKeys ?? []);
+        break;
+      case 'added':
+        ref.add(e.object);
+        break;
+      case 'modified':
+        ref.update(e.object);
+        break;
+      case 'deleted':
+        ref.delete(keyOf(e.object), e.object);
+        break;
+      case 'deletedKey':
+        ref.delete(e.key, undefined);
+        break;
+      case 'resync':
+        ref.resync();
+        break;
+      default:
+        break;
+    }
+    ref.drain();
+  }
+  return ref;
+}
+
+function runInformer(events: readonly SourceEvent<Obj>[]) {
+  const source = new Subject<SourceEvent<Obj>>();
+  const informer = informerFromSource(Widgets, source, { indexers });
+  const log = new Map<string, Seen[]>();
+  const errors: InformerError[] = [];
+  const ended: string[] = [];
+  let store: Store<Obj> | undefined;
+  const note = (event: InformerEvent<Obj>) => {
+    const key = keyOf(event.object);
+    const seen = log.get(key) ?? [];
+    log.set(key, seen);
+    if (event.type === 'added') seen.push(`added ${rv(event.object)} ${event.isInInitialList}`);
+    else if (event.type === 'updated') seen.push(`updated ${rv(event.oldObject)}→${rv(event.object)}${event.resync ? ' sync' : ''} ${event.isInInitialList}`);
+    else seen.push(`deleted ${rv(event.object)}${event.finalStateUnknown ? ' dfsu' : ''} ${event.isInInitialList}`);
+  };
+  const watch = (name: string) => ({ error: () => ended.push(`${name} errored`), complete: () => ended.push(`${name} completed`) });
+  informer.events$.subscribe({ next: note, ...watch('events$') });
+  informer.errors$.subscribe({ next: (e) => errors.push(e), ...watch('errors$') });
+  informer.store$.subscribe({ next: (s) => (store = s), ...watch('store$') });
+  for (const e of events) source.next(e);
+  return { log, errors, ended, store: store! };
+}
+
+describe('the informer against a reference model of client-go (DeltaFIFO + Indexer + HandleDeltas)', () => {
+  it('property: same final cache and the same events per key, over lists, watch events, relists, resyncs, invalid objects and throwing indexers', () => {
+    fc.assert(
+      fc.property(scheduleArb, (schedule) => {
+        const events = sourceEvents(schedule);
+        const ref = runModel(events);
+        const ours = runInformer(events);
+        expect(ours.ended).toEqual([]);
+        // Same cache.
+        expect(new Map([...ours.store.entries()].map(([k, o]) => [k, rv(o)]))).toEqual(new Map([...ref.indexer].map(([k, o]) => [k, rv(o)])));
+        // Same events, key by key (across keys the order within one list may differ).
+        const nonEmpty = (m: Map<string, Seen[]>) => new Map([...m].filter(([, v]) => v.length > 0));
+        expect(nonEmpty(ours.log)).toEqual(nonEmpty(ref.events));
+        // The index holds exactly what is cached.
+        for (const team of ['red', 'blue']) {
+          expect(ours.store.indexKeys('team', team)).toEqual([...ref.indexer].filter(([, o]) => o.spec?.team === team).map(([k]) => k).sort());
+        }
+        // Every fault is reported with its key, and faults of user code never end anything.
+        for (const error of ours.errors) if (error.reason !== 'NetworkError') expect(error.key).toMatch(/^ns\//);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
