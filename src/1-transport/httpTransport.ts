@@ -3,9 +3,10 @@ import { createHash } from 'node:crypto';
 import * as http from 'node:http';
 import * as https from 'node:https';
 import { TLSSocket } from 'node:tls';
-import { Observable } from 'rxjs';
+import { Observable, type Subscription } from 'rxjs';
 import type { Cluster, KubeConfig, User } from '@kubernetes/client-node';
 import { InformerError, errorFromStatus, type ErrorPhase } from '../0-model/errors.ts';
+import { toPartialObjectMetadata } from '../0-model/metadata.ts';
 import { lazyParseList, lazyParseWatchLine } from './lazyJson.ts';
 import { LineSplitter, type LineBytesSink, type LineSink } from './lineSplitter.ts';
 import type { ListOptions, ListPage, ListWatch, RawWatchEvent, WatchFrame, WatchOptions } from './listWatch.ts';
@@ -27,7 +28,7 @@ export interface HttpTransportOptions {
   /** Sent as `User-Agent`. */
   readonly userAgent?: string;
   /**
-   * Decode objects lazily (see README "Lazy decoding"): `apiVersion`, `kind` and
+   * Decode objects lazily (see docs/api.md, "Lazy decoding"): `apiVersion`, `kind` and
    * `metadata` but for `managedFields` are parsed at once, every other member on
    * first read. Pages and lines with non-ASCII text are parsed as usual. Default false.
    */
@@ -42,6 +43,12 @@ export const DEFAULT_LIST_IDLE_TIMEOUT_MS = 60_000;
 export const MAX_RETRY_AFTER_SECONDS = 300;
 
 const DEFAULT_USER_AGENT = 'rx-informer/0.1 (node)';
+
+const JSON_ACCEPT = 'application/json';
+/** What a metadata-only list asks for, with plain JSON as the fallback (as client-go's metadata client, 10a). */
+export const METADATA_LIST_ACCEPT = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
+/** What a metadata-only watch asks for (10e). */
+export const METADATA_WATCH_ACCEPT = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
 /** Node's timers fire after 1 ms when given more than this (2^31 - 1 ms, about 24.8 days). */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -212,7 +219,7 @@ function retire(agent: http.Agent): void {
  * read to its end aborts the request (and an exec plugin it started), destroys
  * its socket and clears its timer; after that, the connection goes back to the pool.
  */
-function get(kc: KubeConfig, path: string, phase: ErrorPhase, settings: RequestSettings): Observable<Opened> {
+function get(kc: KubeConfig, path: string, phase: ErrorPhase, settings: RequestSettings, accept = JSON_ACCEPT): Observable<Opened> {
   return new Observable<Opened>((subscriber) => {
     const abort = new AbortController();
     let request: http.ClientRequest | undefined;
@@ -233,7 +240,7 @@ function get(kc: KubeConfig, path: string, phase: ErrorPhase, settings: RequestS
     (async () => {
       const cluster = kc.getCurrentCluster();
       if (!cluster) throw new InformerError('Config', 'the KubeConfig has no current cluster', { phase: 'config' });
-      const options: https.RequestOptions = { method: 'GET', headers: { Accept: 'application/json', 'User-Agent': settings.userAgent } };
+      const options: https.RequestOptions = { method: 'GET', headers: { Accept: accept, 'User-Agent': settings.userAgent } };
       killPluginsWithTheirRequest(kc);
       await credentialsFor.run(abort.signal, () => kc.applyToHTTPSOptions(options));
       if (abort.signal.aborted) return;
@@ -326,11 +333,12 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function toListPage(body: unknown): ListPage | undefined {
+function toListPage(body: unknown, shape?: (item: unknown) => unknown): ListPage | undefined {
   if (!isRecord(body) || !Array.isArray(body.items)) return undefined;
   const metadata = isRecord(body.metadata) ? body.metadata : {};
   const resourceVersion = typeof metadata.resourceVersion === 'string' ? metadata.resourceVersion : '';
-  const page: { -readonly [K in keyof ListPage]: ListPage[K] } = { items: body.items, resourceVersion };
+  const items = shape && body.kind !== 'PartialObjectMetadataList' ? body.items.map(shape) : body.items;
+  const page: { -readonly [K in keyof ListPage]: ListPage[K] } = { items, resourceVersion };
   if (typeof metadata.continue === 'string' && metadata.continue !== '') page.continue = metadata.continue;
   if (typeof metadata.remainingItemCount === 'number') page.remainingItemCount = metadata.remainingItemCount;
   return page;
@@ -382,6 +390,13 @@ function toWatchFrame(value: unknown): WatchFrame {
   return value as unknown as RawWatchEvent;
 }
 
+/** A watch event whose object is a full object where metadata was asked for, cut down (ERROR events stay as they are). */
+function shapeFrame(frame: WatchFrame, shape: (object: unknown) => unknown): WatchFrame {
+  if (frame instanceof InformerError || frame.type === 'ERROR') return frame;
+  const object = shape(frame.object);
+  return object === frame.object ? frame : { type: frame.type, object };
+}
+
 /**
  * GETs one JSON document (discovery, a single object) through the KubeConfig;
  * errors with an `InformerError` carrying the server's Status. Unsubscribing aborts.
@@ -429,6 +444,34 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
   const listIdleTimeoutMs = timerMs(options.listIdleTimeoutMs, DEFAULT_LIST_IDLE_TIMEOUT_MS);
   const maxLineBytes = options.maxLineBytes ?? 16 * 1024 * 1024;
   const lazy = options.lazyDecode === true;
+  const metadataOnly = target.resource.metadataOnly === true;
+  // Once the server has answered a metadata-only request with 406, this ListWatch asks for plain JSON.
+  let plainJson = false;
+  /**
+   * GETs `pathAndQuery`; a metadata-only request answered 406 is read to its
+   * end (so the connection is reused) and sent again as plain JSON.
+   */
+  const open = (pathAndQuery: string, phase: 'list' | 'watch'): Observable<Opened> =>
+    new Observable<Opened>((subscriber) => {
+      let current: Subscription | undefined;
+      const attempt = () => {
+        const asMetadata = metadataOnly && !plainJson;
+        const accept = !asMetadata ? JSON_ACCEPT : phase === 'list' ? METADATA_LIST_ACCEPT : METADATA_WATCH_ACCEPT;
+        current?.unsubscribe();
+        current = get(kc, pathAndQuery, phase, settings, accept).subscribe({
+          next: (opened) => {
+            if (!(asMetadata && opened.response.statusCode === 406)) return subscriber.next(opened);
+            plainJson = true;
+            readBody(opened.response, () => attempt(), (error) => subscriber.error(error), phase);
+          },
+          error: (error: unknown) => subscriber.error(error),
+        });
+      };
+      attempt();
+      return () => current?.unsubscribe();
+    });
+  /** A full object where metadata was asked for (an older server, or after a 406) is cut down on arrival. */
+  const shape = metadataOnly ? toPartialObjectMetadata : undefined;
   const parseBody = (bytes: Buffer): unknown => {
     if (lazy) {
       try {
@@ -448,7 +491,7 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
         resourceVersion: listOptions.resourceVersion,
         resourceVersionMatch: listOptions.resourceVersionMatch,
       });
-      return get(kc, path + query, 'list', settings).subscribe({
+      return open(path + query, 'list').subscribe({
         next: ({ response }) => {
           if (listIdleTimeoutMs !== undefined) {
             response.setTimeout(listIdleTimeoutMs, () => {
@@ -466,7 +509,7 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
                 const detail = `list ${path}: the response is not JSON (${body.length} bytes${syntaxErrorAt(error)})`;
                 return subscriber.error(new InformerError('MalformedLine', detail, { phase: 'list' }));
               }
-              const page = toListPage(value);
+              const page = toListPage(value, shape);
               if (!page) return subscriber.error(new InformerError('MalformedLine', `list ${path}: the response is not a list`, { phase: 'list' }));
               subscriber.next(page);
               subscriber.complete();
@@ -489,7 +532,7 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
         sendInitialEvents: watchOptions.sendInitialEvents,
         timeoutSeconds: watchOptions.timeoutSeconds,
       });
-      return get(kc, path + query, 'watch', settings).subscribe({
+      return open(path + query, 'watch').subscribe({
         next: ({ response }) => {
           if (response.statusCode !== 200) {
             readBody(response, (body) => subscriber.error(httpError(response, body, 'watch')), (error) => subscriber.error(error), 'watch');
@@ -498,9 +541,10 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
           const splitter = new LineSplitter(maxLineBytes);
           const oversize = (bytes: number) =>
             subscriber.next(new InformerError('MalformedLine', `watch line of ${bytes} bytes exceeds the ${maxLineBytes}-byte limit; skipped`, { phase: 'watch' }));
+          const emit = shape ? (frame: WatchFrame) => subscriber.next(shapeFrame(frame, shape)) : (frame: WatchFrame) => subscriber.next(frame);
           const sink: LineSink | LineBytesSink = lazy
-            ? { lineBytes: (line: Buffer) => subscriber.next(parseWatchLineLazily(line)), oversize }
-            : { line: (text: string) => subscriber.next(parseWatchLine(text)), oversize };
+            ? { lineBytes: (line: Buffer) => emit(parseWatchLineLazily(line)), oversize }
+            : { line: (text: string) => emit(parseWatchLine(text)), oversize };
           response.on('data', (chunk: Buffer) => splitter.push(chunk, sink));
           response.on('error', () => undefined);
           response.on('close', () => {
