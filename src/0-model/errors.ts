@@ -130,6 +130,20 @@ export function isObjectFault(error: InformerError): boolean {
   return objectFaults.has(error.reason) || (error.reason === 'MalformedLine' && error.phase === 'watch');
 }
 
+/**
+ * What a thrown value says, for a report: never throws itself, whatever was
+ * thrown (a string, undefined, an object whose `message` getter throws).
+ */
+export function describeThrown(thrown: unknown): string {
+  try {
+    if (thrown instanceof Error) return String(thrown.message);
+    if (typeof thrown === 'object' && thrown !== null && typeof (thrown as { message?: unknown }).message === 'string') return (thrown as { message: string }).message;
+    return String(thrown);
+  } catch {
+    return 'a value that cannot be described';
+  }
+}
+
 /** True for 410 Expired / Gone: the resourceVersion is too old and a relist is due. */
 export function isExpired(error: InformerError): boolean {
   return error.reason === 'Expired' || error.reason === 'Gone' || error.status === 410;

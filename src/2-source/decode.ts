@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { InformerError, type ErrorPhase } from '../0-model/errors.ts';
+import { InformerError, describeThrown, type ErrorPhase } from '../0-model/errors.ts';
 import { isKubeObject } from '../0-model/fastCheck.ts';
 import { KubeObject } from '../0-model/objects.ts';
 
@@ -64,7 +64,7 @@ export function decoder<T extends KubeObject>(
       return transform(object);
     } catch (error) {
       const key = rawKey(raw);
-      return new InformerError('TransformError', `transform threw for ${key ?? 'an object'}: ${(error as Error)?.message ?? String(error)}`, {
+      return new InformerError('TransformError', `transform threw for ${key ?? 'an object'}: ${describeThrown(error)}`, {
         phase,
         key,
         resourceVersion: rawResourceVersion(raw),
@@ -96,7 +96,7 @@ export function decoder<T extends KubeObject>(
       result = schema.safeParse(raw);
     } catch (error) {
       // A refinement (or a lazily decoded member read by one) threw: the object is invalid, not the informer.
-      const message = (error as Error)?.message ?? String(error);
+      const message = describeThrown(error);
       return rejected(raw, phase, `failed validation: the schema threw: ${message}`, [issue([], `the schema threw: ${message}`, undefined)], error);
     }
     if (!result.success) {

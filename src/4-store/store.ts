@@ -1,4 +1,4 @@
-import { InformerError } from '../0-model/errors.ts';
+import { InformerError, describeThrown } from '../0-model/errors.ts';
 import { PersistentMap, type MapBuilder } from './persistentMap.ts';
 
 /** An index function: the values an object is indexed under (multi-valued, like client-go's IndexFunc). */
@@ -88,7 +88,7 @@ let checked: { readonly indexers: object; readonly object: unknown; readonly val
 function indexerError(name: string, key: string, object: unknown, error: unknown): InformerError {
   const metadata = (object as { metadata?: { resourceVersion?: unknown } } | null)?.metadata;
   const resourceVersion = typeof metadata?.resourceVersion === 'string' ? metadata.resourceVersion : undefined;
-  return new InformerError('IndexerError', `index ${JSON.stringify(name)} threw for ${key}: ${(error as Error)?.message ?? String(error)}`, {
+  return new InformerError('IndexerError', `index ${JSON.stringify(name)} threw for ${key}: ${describeThrown(error)}`, {
     key,
     resourceVersion,
     cause: error,
@@ -354,8 +354,8 @@ export class Store<T> {
     const values: (readonly string[])[] = [];
     for (const [name, indexFunc] of this.indexers) {
       try {
-        const found = indexFunc(object);
-        if (!Array.isArray(found)) throw new TypeError(`returned ${found === null ? 'null' : typeof found}, not an array of strings`);
+        const found: unknown = indexFunc(object);
+        if (!isStrings(found)) throw new TypeError('returned something other than an array of strings');
         values.push(found);
       } catch (error) {
         throw new IndexerFault(indexerError(name, key, object, error));
@@ -382,8 +382,8 @@ export class Store<T> {
       let before: readonly string[] | undefined = NO_VALUES;
       if (old !== undefined) {
         try {
-          before = indexFunc(old);
-          if (!Array.isArray(before)) before = undefined;
+          const found: unknown = indexFunc(old);
+          before = isStrings(found) ? found : undefined;
         } catch {
           before = undefined;
         }
@@ -407,6 +407,12 @@ export class Store<T> {
     if (!index) throw new UnknownIndexError(name, this.indexNames());
     return index;
   }
+}
+
+function isStrings(value: unknown): value is readonly string[] {
+  if (!Array.isArray(value)) return false;
+  for (const item of value) if (typeof item !== 'string') return false;
+  return true;
 }
 
 /** Every value of `index` that holds `key` (a whole-index scan: only for an index function that threw on an object it once took). */

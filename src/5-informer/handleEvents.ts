@@ -1,5 +1,5 @@
 import { Observable, from, isObservable, type ObservableInput, type OperatorFunction, type Subscription } from 'rxjs';
-import { InformerError } from '../0-model/errors.ts';
+import { InformerError, describeThrown } from '../0-model/errors.ts';
 import { keyOf, type KubeObject } from '../0-model/objects.ts';
 import { EventQueue } from '../4-store/eventQueue.ts';
 import type { InformerEvent } from '../4-store/informerEvent.ts';
@@ -34,7 +34,7 @@ function isPending(result: HandlerResult): result is PromiseLike<unknown> | Obse
 
 function handlerError(event: InformerEvent<KubeObject>, error: unknown): InformerError {
   const key = keyOf(event.object);
-  return new InformerError('HandlerError', `the ${event.type} handler threw for ${key}: ${error instanceof Error ? error.message : String(error)}`, {
+  return new InformerError('HandlerError', `the ${event.type} handler threw for ${key}: ${describeThrown(error)}`, {
     phase: 'handler',
     key,
     cause: error,
