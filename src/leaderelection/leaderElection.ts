@@ -155,10 +155,19 @@ export function leaderElection(source: KubeConfig | LeaseClient, options: Leader
       map((s) => s.leader),
       distinctUntilChanged(),
     ),
-    errors$: events$.pipe(
-      filter((e): e is Extract<ElectionEvent, { type: 'error' }> => e.type === 'error'),
-      map((e) => e.error),
-    ),
+    // Holds status$ too, so that the latest status is kept for a leader$ subscriber who comes later.
+    errors$: new Observable<LeaseError>((subscriber) => {
+      const keep = status$.subscribe();
+      keep.add(
+        events$
+          .pipe(
+            filter((e): e is Extract<ElectionEvent, { type: 'error' }> => e.type === 'error'),
+            map((e) => e.error),
+          )
+          .subscribe(subscriber),
+      );
+      return keep;
+    }),
   };
 }
 

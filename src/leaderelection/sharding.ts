@@ -231,13 +231,19 @@ export function sharding(clients: LeaseClients, options: ShardingOptions): Shard
       map((s) => s.held),
       distinctUntilChanged(sameSet),
     ),
-    acquired$: run$.pipe(
-      filter((e): e is Extract<Event, { type: 'acquired' }> => e.type === 'acquired'),
-      map((e) => e.shard),
+    acquired$: keeping(
+      status$,
+      run$.pipe(
+        filter((e): e is Extract<Event, { type: 'acquired' }> => e.type === 'acquired'),
+        map((e) => e.shard),
+      ),
     ),
-    errors$: run$.pipe(
-      filter((e): e is Extract<Event, { type: 'error' }> => e.type === 'error'),
-      map((e) => e.error),
+    errors$: keeping(
+      status$,
+      run$.pipe(
+        filter((e): e is Extract<Event, { type: 'error' }> => e.type === 'error'),
+        map((e) => e.error),
+      ),
     ),
     shardOf: shardOfKey,
     owns: (key) => active.has(shardOfKey(key)),
@@ -259,6 +265,15 @@ export function sharding(clients: LeaseClients, options: ShardingOptions): Shard
         );
       }),
   };
+}
+
+/** `source`, while holding `kept` (so a replayed stream keeps its latest value for later subscribers). */
+function keeping<T>(kept: Observable<unknown>, source: Observable<T>): Observable<T> {
+  return new Observable<T>((subscriber) => {
+    const keep = kept.subscribe();
+    keep.add(source.subscribe(subscriber));
+    return keep;
+  });
 }
 
 function sameSet(a: ReadonlySet<number>, b: ReadonlySet<number>): boolean {
