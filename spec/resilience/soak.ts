@@ -4,6 +4,10 @@
  * schedule, and a markdown summary.
  *
  *   node spec/resilience/soak.ts [--seed N] [--schedules N] [--progress N] [--concurrency N]
+ *   node spec/resilience/soak.ts --recovery [--seed N] [--schedules N] [--clock virtual|node]
+ *
+ * `--recovery`: the recovery-latency soak instead (spec/resilience/recovery): virtual
+ * time, default informer options, a per-fault table of time to converge.
  *
  * Schedule i uses seed N + i, so `--seed S --schedules 1` replays schedule S.
  * Exits 1 when any schedule diverged.
@@ -19,6 +23,8 @@ const { values } = parseArgs({
     schedules: { type: 'string', default: '300' },
     progress: { type: 'string' },
     concurrency: { type: 'string', default: '2' },
+    recovery: { type: 'boolean', default: false },
+    clock: { type: 'string', default: 'virtual' },
   },
 });
 
@@ -33,6 +39,13 @@ const seed = integer(values.seed, 'seed', Date.now() % 1_000_000_000);
 const total = integer(values.schedules, 'schedules', 300);
 const progressEvery = integer(values.progress, 'progress', Math.max(10, Math.round(total / 20)));
 const concurrency = Math.max(1, integer(values.concurrency, 'concurrency', 2));
+
+if (values.recovery) {
+  const { recoverySoak } = await import('./recovery/soak.ts');
+  if (values.clock !== 'virtual' && values.clock !== 'node') throw new Error(`--clock must be virtual or node, got ${values.clock}`);
+  // The emulator soak below is top-level code: leave before it starts.
+  process.exit(recoverySoak({ seed, schedules: total, clock: values.clock, progressEvery }));
+}
 const arbitrary = scheduleArb();
 
 function scheduleFor(s: number): Schedule {
