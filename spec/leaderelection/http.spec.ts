@@ -1,0 +1,53 @@
+import { firstValueFrom, filter, type Subscription } from 'rxjs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { httpLeaseClients } from '../../src/leaderelection/httpLeaseClient.ts';
+import { leaderElection } from '../../src/leaderelection/leaderElection.ts';
+import { startApiServer, type ApiServer } from '../../src/testing/index.ts';
+
+// Real HTTP on 127.0.0.1, short timings; assertions are about order and content, not speed.
+const timing = { leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 200 };
+
+let api: ApiServer | undefined;
+const subs: Subscription[] = [];
+afterEach(async () => {
+  for (const s of subs.splice(0)) s.unsubscribe();
+  await api?.close();
+  api = undefined;
+});
+
+describe('leader election over HTTP against the emulator', () => {
+  it('creates, renews with the resourceVersion read, reports 409 Conflict and 500 on errors$, releases on unsubscribe, and the other candidate takes over at once', async () => {
+    api = await startApiServer({ namespaces: ['ops'] });
+    const a = leaderElection(api.kubeConfig, { namespace: 'ops', name: 'ctrl', identity: 'a', ...timing });
+    const aErrors: string[] = [];
+    subs.push(a.errors$.subscribe((e) => aErrors.push(`${e.operation} ${e.reason} ${e.status}`)));
+    await firstValueFrom(a.leader$.pipe(filter(Boolean)));
+    const lease = api.get('leases.coordination.k8s.io', 'ops', 'ctrl') as { spec: { holderIdentity: string; leaseDurationSeconds: number; leaseTransitions: number } };
+    expect(lease.spec).toMatchObject({ holderIdentity: 'a', leaseDurationSeconds: 3, leaseTransitions: 0 });
+
+    // A stale write from someone else: 409 Conflict, the Status kube-apiserver sends (09c).
+    const stale = httpLeaseClients(api.kubeConfig, { namespace: 'ops' }).lease('ctrl');
+    const conflict = await firstValueFrom(stale.update('1', { holderIdentity: 'x', leaseDurationSeconds: 3, leaseTransitions: 1 })).catch((e: unknown) => e);
+    expect(conflict).toMatchObject({ reason: 'Conflict', status: 409, operation: 'update' });
+    expect(String((conflict as Error).message)).toMatch(/the object has been modified/);
+
+    // One renewal gets a 500: reported, leadership kept (the next renewal succeeds within the deadline).
+    api.faults.add({ match: { resource: 'leases', method: 'PUT' }, fault: { type: 'status', code: 500 } });
+    await api.waitForRequest((r) => r.resource === 'leases' && r.fault === 'status');
+    await api.waitForRequest((r) => r.resource === 'leases' && r.method === 'PUT' && r.status === 200 && r.fault === undefined && r.seq > 0);
+
+    const b = leaderElection(api.kubeConfig, { namespace: 'ops', name: 'ctrl', identity: 'b', ...timing });
+    const bLeads = firstValueFrom(b.leader$.pipe(filter(Boolean)));
+    subs.push(b.leader$.subscribe());
+    await new Promise((r) => setTimeout(r, 400)); // b has read the Lease held by a, and waits
+    const [aErrorsSub] = subs.splice(0, 1);
+    const left = Date.now();
+    aErrorsSub?.unsubscribe(); // a's last subscriber leaves: a releases
+    await bLeads;
+    // Released (holderIdentity "", leaseDurationSeconds 1): b took over without waiting out the 3 s lease.
+    expect(Date.now() - left).toBeLessThan(timing.leaseDurationMs);
+    const after = api.get('leases.coordination.k8s.io', 'ops', 'ctrl') as { spec: { holderIdentity: string; leaseTransitions: number } };
+    expect(after.spec).toMatchObject({ holderIdentity: 'b', leaseTransitions: 1 });
+    expect(aErrors).toContain('update ServerError 500');
+  });
+});
