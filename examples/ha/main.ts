@@ -1,0 +1,75 @@
+/**
+ * `node examples/ha/main.ts [--json]`: starts the API-server emulator and three
+ * replicas of a small controller in child processes, kills the leader
+ * (SIGKILL: no release), and prints the handover. Lease 4 s, renew deadline
+ * 3 s, retry 1 s: a new leader within about 5 s of the kill.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { startApiServer } from '../../src/testing/index.ts';
+
+const json = process.argv.includes('--json');
+const started = Date.now();
+const t = (at: number) => `+${((at - started) / 1000).toFixed(2)}s`;
+const print = (line: string) => {
+  if (!json) console.log(line);
+};
+
+const api = await startApiServer({ namespaces: ['demo'] });
+for (const name of ['red', 'green', 'blue']) api.create('configmaps', { metadata: { name, namespace: 'demo' }, data: { colour: name } });
+const dir = mkdtempSync(join(tmpdir(), 'rx-informer-ha-'));
+const kubeconfig = join(dir, 'kubeconfig');
+writeFileSync(kubeconfig, api.kubeConfig.exportConfig());
+
+const replicaTs = fileURLToPath(new URL('./replica.ts', import.meta.url));
+const replicas = new Map<string, ChildProcess>();
+const leaders: { identity: string; at: number }[] = [];
+let killed: { identity: string; at: number } | undefined;
+let finished = false;
+
+const finish = async (code: number, summary: Record<string, unknown>) => {
+  if (finished) return;
+  finished = true;
+  for (const child of replicas.values()) child.kill('SIGTERM');
+  await new Promise((r) => setTimeout(r, 700));
+  await api.close();
+  if (json) console.log(JSON.stringify(summary));
+  process.exit(code);
+};
+
+for (const identity of ['replica-a', 'replica-b', 'replica-c']) {
+  const child = spawn(process.execPath, [replicaTs, kubeconfig, identity], { stdio: ['ignore', 'pipe', 'inherit'] });
+  replicas.set(identity, child);
+  createInterface({ input: child.stdout! }).on('line', (line) => {
+    let event: { at: number; identity: string; leader?: boolean; reconciled?: string; error?: string };
+    try {
+      event = JSON.parse(line) as typeof event;
+    } catch {
+      return;
+    }
+    if (event.leader === true) {
+      leaders.push({ identity: event.identity, at: event.at });
+      print(`${t(event.at)} ${event.identity} is leader`);
+      if (!killed) {
+        // Let it lead (and reconcile) for a moment, then kill it without warning.
+        setTimeout(() => {
+          killed = { identity: event.identity, at: Date.now() };
+          replicas.get(event.identity)?.kill('SIGKILL');
+          print(`${t(killed.at)} killed ${event.identity} (SIGKILL, no release)`);
+        }, 2_000);
+      } else if (event.identity !== killed.identity) {
+        const handoverMs = event.at - killed.at;
+        print(`handover: ${event.identity} took over ${(handoverMs / 1000).toFixed(2)} s after ${killed.identity} died (lease 4 s + retry 1 s = 5 s bound, plus request time)`);
+        void finish(0, { killed: killed.identity, next: event.identity, handoverMs, leaders });
+      }
+    } else if (event.leader === false && leaders.some((l) => l.identity === event.identity)) print(`${t(event.at)} ${event.identity} stepped down`);
+    else if (event.reconciled) print(`${t(event.at)} ${event.identity} reconciled ${event.reconciled}`);
+    else if (event.error) print(`${t(event.at)} ${event.identity} lease error: ${event.error}`);
+  });
+}
+
+setTimeout(() => void finish(1, { error: 'no handover within 30 s', leaders }), 30_000);

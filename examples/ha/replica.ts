@@ -1,0 +1,35 @@
+/**
+ * One replica of a small ConfigMap controller that reconciles only while it
+ * leads. Prints one JSON line per change of leadership and per reconcile.
+ * Usage: node examples/ha/replica.ts <kubeconfig> <identity>
+ */
+import { KubeConfig } from '@kubernetes/client-node';
+import { EMPTY, Subscription, switchMap } from 'rxjs';
+import { ConfigMap, controller, informer } from '../../src/index.ts';
+import { leaderElection } from '../../src/leaderelection/index.ts';
+
+const [file, identity = `replica-${process.pid}`] = process.argv.slice(2);
+const kc = new KubeConfig();
+kc.loadFromFile(file ?? '');
+const timing = { leaseDurationMs: 4_000, renewDeadlineMs: 3_000, retryPeriodMs: 1_000 };
+const say = (event: Record<string, unknown>) => process.stdout.write(`${JSON.stringify({ at: Date.now(), identity, ...event })}\n`);
+
+const configMaps = informer(kc, ConfigMap, { namespace: 'demo' });
+const apples = controller({
+  name: 'demo',
+  for: configMaps,
+  reconcile: (key) => say({ reconciled: key }),
+});
+const election = leaderElection(kc, { namespace: 'demo', name: 'ha-demo', identity, ...timing });
+
+const running = new Subscription();
+running.add(configMaps.store$.subscribe()); // the informer stays whole on every replica, leader or not
+running.add(election.leader$.subscribe((leader) => say({ leader })));
+running.add(election.errors$.subscribe((error) => say({ error: `${error.operation} ${error.reason}` })));
+// The gating line: reconcile only while leader; losing leadership cancels in-flight reconciles (they are requeued).
+running.add(election.leader$.pipe(switchMap((leader) => (leader ? apples.outcomes$ : EMPTY))).subscribe());
+
+process.on('SIGTERM', () => {
+  running.unsubscribe(); // releases the Lease (holderIdentity "")
+  setTimeout(() => process.exit(0), 500);
+});
