@@ -60,7 +60,7 @@ for (const identity of ['replica-a', 'replica-b', 'replica-c']) {
           killed = { identity: event.identity, at: Date.now() };
           replicas.get(event.identity)?.kill('SIGKILL');
           print(`${t(killed.at)} killed ${event.identity} (SIGKILL, no release)`);
-        }, 2_000);
+        }, 1_000);
       } else if (event.identity !== killed.identity) {
         const handoverMs = event.at - killed.at;
         print(`handover: ${event.identity} took over ${(handoverMs / 1000).toFixed(2)} s after ${killed.identity} died (lease 4 s + retry 1 s = 5 s bound, plus request time)`);
