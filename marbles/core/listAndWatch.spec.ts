@@ -273,6 +273,18 @@ describe('listAndWatch: how a watch ends', () => {
     });
   });
 
+  it('410 at the start of a resumed watch (its rv aged out during 60 s of silence): relist at once, no backoff', () => {
+    scenario(({ ts, cold, flush }) => {
+      const fake = fakeListWatch({
+        lists: [cold('-(p|)', { p: listPage('10', []) }), cold('-(p|)', { p: listPage('30', []) })],
+        watches: [cold<WatchFrame>('-'), cold<WatchFrame>('-e', { e: watchStatus(410, 'Expired') })],
+      });
+      start(ts, fake, 70_000);
+      flush();
+      expect(calls(fake)).toEqual(['0 list rv="0" limit=500', '1 watch rv="10"', '60001 watch rv="10"', '60002 list rv="10"', '60003 watch rv="30"']);
+    });
+  });
+
   it('"Too large resource version" (504 with the ResourceVersionTooLarge cause): relist at once at resourceVersion ""', () => {
     scenario(({ ts, cold, flush }) => {
       const tooLarge = {

@@ -42,7 +42,7 @@ const rows: readonly Row[] = [
   ['undecodable line again at the same rv', fault('MalformedLine'), false, { brokenResumes: 0, failuresAtSameRV: 1 }, { next: 'relist', backoff: false }, { brokenResumes: 0, failuresAtSameRV: 2 }],
   ['undecodable line a third time at the same rv', fault('MalformedLine'), false, { brokenResumes: 0, failuresAtSameRV: 2 }, { next: 'relist', backoff: true }, { brokenResumes: 0, failuresAtSameRV: 3 }],
   ['410 after progress', fault('Expired', 410), true, fresh, { next: 'relist', backoff: false }, fresh],
-  ['410 at the start of a watch', fault('Expired', 410), false, fresh, { next: 'relist', backoff: true }, fresh],
+  ['410 at the start of a resumed watch (its rv aged out while it was idle or stalled)', fault('Expired', 410), false, fresh, { next: 'relist', backoff: false }, fresh],
   ['too large resource version', tooLarge, false, { brokenResumes: 1, failuresAtSameRV: 2 }, { next: 'relistLatest', backoff: false }, fresh],
   ['403', fault('Forbidden', 403), false, fresh, { next: 'relist', backoff: true }, { brokenResumes: 0, failuresAtSameRV: 1 }],
   ['401 after progress', fault('Unauthorized', 401), true, fresh, { next: 'relist', backoff: true }, { brokenResumes: 0, failuresAtSameRV: 1 }],
@@ -56,6 +56,11 @@ describe('afterWatch: the recovery rules as a table', () => {
       expect(outcome.counters).toEqual(after);
     });
   }
+
+  it('410 before any progress on a watch from a list just received (a relist loop in the making) → relist after the backoff', () => {
+    expect(afterWatch({ end: fault('Expired', 410), progress: false, initial: false, fromList: true }, fresh).decision).toEqual({ next: 'relist', backoff: true });
+    expect(afterWatch({ end: fault('Expired', 410), progress: true, initial: false, fromList: true }, fresh).decision).toEqual({ next: 'relist', backoff: false });
+  });
 
   it('a streaming list: refused parameters → plain list at once; ended before its initial events → plain list after the backoff; broken → relist', () => {
     expect(afterWatch({ end: fault('Invalid', 422), progress: false, initial: true }, fresh).decision).toEqual({ next: 'listInstead', backoff: false });

@@ -206,7 +206,7 @@ export function listAndWatch<T>(listWatch: ListWatch, options: ListAndWatchOptio
                 lastRV = listRV;
                 lastRVUnavailable = false;
                 emit(rejectedKeys.length > 0 ? { type: 'replace', items, resourceVersion: listRV, rejectedKeys } : { type: 'replace', items, resourceVersion: listRV });
-                resume();
+                resume(true);
               },
             }),
         );
@@ -228,12 +228,12 @@ export function listAndWatch<T>(listWatch: ListWatch, options: ListAndWatchOptio
       list();
     }
 
-    /** Resume watching from lastRV (no initial events). */
-    function resume(): void {
-      watch(false);
+    /** Resume watching from lastRV (no initial events); `fromList`: lastRV is a list's, just received. */
+    function resume(fromList = false): void {
+      watch(false, fromList);
     }
 
-    function watch(streaming: boolean): void {
+    function watch(streaming: boolean, fromList = false): void {
       const started = scheduler.now();
       const timeoutSeconds = watchTimeoutSeconds(minTimeout, random);
       const stallMs = timeoutSeconds * 1000 + stallMarginMs;
@@ -254,7 +254,7 @@ export function listAndWatch<T>(listWatch: ListWatch, options: ListAndWatchOptio
         stopStallTimer();
         if (error) report(error);
         if (progress) backoff.reset();
-        const outcome = afterWatch({ end, progress, initial: initial !== undefined }, counters);
+        const outcome = afterWatch({ end, progress, initial: initial !== undefined, fromList }, counters);
         counters = outcome.counters;
         const decision = outcome.decision;
         // The server refused the streaming-list parameters: plain list + watch from now on.
@@ -265,25 +265,26 @@ export function listAndWatch<T>(listWatch: ListWatch, options: ListAndWatchOptio
       };
       const failWatch = (error: InformerError) => finish(error, error);
 
+      // Deadlines are absolute times, and the next check is at least 1 ms away: with
+      // fractional virtual times, `now - lastFrameAt` can fall one float step short of a
+      // limit, and a check rescheduled "in 1e-12 ms" would run at the same instant forever.
+      const idleDeadline = () => (idleTimeoutMs > 0 && initial === undefined ? lastFrameAt + idleTimeoutMs : Infinity);
+      const stallDeadline = () => lastFrameAt + stallMs;
+      const bookmarkDeadline = () => (bookmarkTimeoutMs === undefined ? Infinity : lastBookmarkAt + bookmarkTimeoutMs);
       const checkStall = () => {
         const now = scheduler.now();
-        const idle = now - lastFrameAt;
-        const sinceBookmark = now - lastBookmarkAt;
-        if (idleTimeoutMs > 0 && idle >= idleTimeoutMs && initial === undefined) return finish('idle');
-        if (idle >= stallMs) {
-          return failWatch(new InformerError('Timeout', `watch delivered nothing for ${idle} ms; resuming`, { phase: 'watch' }));
+        if (now >= idleDeadline()) return finish('idle');
+        if (now >= stallDeadline()) {
+          return failWatch(new InformerError('Timeout', `watch delivered nothing for ${now - lastFrameAt} ms; resuming`, { phase: 'watch' }));
         }
-        if (bookmarkTimeoutMs !== undefined && sinceBookmark >= bookmarkTimeoutMs) {
-          return failWatch(new InformerError('Timeout', `watch brought no bookmark for ${sinceBookmark} ms; resuming`, { phase: 'watch' }));
+        if (now >= bookmarkDeadline()) {
+          return failWatch(new InformerError('Timeout', `watch brought no bookmark for ${now - lastBookmarkAt} ms; resuming`, { phase: 'watch' }));
         }
-        stallTimer = scheduler.schedule(checkStall, nextCheckIn(idle, sinceBookmark));
+        scheduleCheck(now);
       };
-      const nextCheckIn = (idle: number, sinceBookmark: number) =>
-        Math.min(
-          stallMs - idle,
-          idleTimeoutMs > 0 && initial === undefined ? idleTimeoutMs - idle : Infinity,
-          bookmarkTimeoutMs === undefined ? Infinity : bookmarkTimeoutMs - sinceBookmark,
-        );
+      const scheduleCheck = (now: number) => {
+        stallTimer = scheduler.schedule(checkStall, Math.max(1, Math.min(idleDeadline(), stallDeadline(), bookmarkDeadline()) - now));
+      };
 
       const onEvent = (event: RawWatchEvent) => {
         const rv = rawResourceVersion(event.object);
@@ -381,7 +382,7 @@ export function listAndWatch<T>(listWatch: ListWatch, options: ListAndWatchOptio
             },
           }),
       );
-      if (!ended && !subscriber.closed) stallTimer = scheduler.schedule(checkStall, nextCheckIn(0, 0));
+      if (!ended && !subscriber.closed) scheduleCheck(started);
     }
 
     relist();

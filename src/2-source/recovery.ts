@@ -13,7 +13,7 @@ import { isExpired, type InformerError } from '../0-model/errors.ts';
  * | broken (network, 5xx, ERROR event, timeout) after progress      | resume at once; the 3rd in a row: relist at once |
  * | broken without progress                                         | backoff, resume                    |
  * | a line that cannot be decoded (malformed, oversize, truncated)  | resume at once from the last rv fully processed; the 2nd at the same rv: relist at once; more: backoff, relist |
- * | 410 Expired                                                     | relist at once after progress, else after the backoff |
+ * | 410 Expired                                                     | relist at once, unless a watch from a list just received got it before any progress: then after the backoff |
  * | "Too large resource version" (504)                              | relist at resourceVersion "" at once |
  * | 429                                                             | backoff (at least Retry-After, at most 5 min), resume |
  * | anything else (401, 403, 404, 400 …)                            | backoff, relist                    |
@@ -47,6 +47,8 @@ export interface WatchEnd {
   readonly progress: boolean;
   /** A streaming list that had not delivered its initial events yet. */
   readonly initial: boolean;
+  /** It started from the resourceVersion of a list just received (not from a resume). */
+  readonly fromList?: boolean;
 }
 
 /** What the rules remember between watches. */
@@ -99,7 +101,8 @@ export function afterWatch(ended: WatchEnd, counters: RecoveryCounters): { decis
     return decide({ next: 'listInstead', backoff: false }, NO_FAILURES);
   }
   if (isTooLargeResourceVersion(error)) return decide({ next: 'relistLatest', backoff: false }, NO_FAILURES);
-  if (isExpired(error)) return decide({ next: 'relist', backoff: !progress }, NO_FAILURES);
+  // Only a watch from a list just received that is at once too old hints at a relist loop: back off then.
+  if (isExpired(error)) return decide({ next: 'relist', backoff: !progress && ended.fromList === true }, NO_FAILURES);
   // Until a streaming list has delivered its initial events, there is nothing to resume from.
   const again: Next = ended.initial ? 'relist' : 'resume';
   if (error.reason === 'TooManyRequests') {
