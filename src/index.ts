@@ -103,6 +103,17 @@ export {
   type ResourceNameReason,
 } from './1-transport/discovery.ts';
 
+// metadata-only informers
+export {
+  PARTIAL_OBJECT_METADATA,
+  PartialObjectMetadata,
+  isMetadataOnly,
+  metadataOnly,
+  toPartialObjectMetadata,
+  typeMetaOf,
+} from './0-model/metadata.ts';
+export { METADATA_LIST_ACCEPT, METADATA_WATCH_ACCEPT } from './1-transport/httpTransport.ts';
+
 // Several replicas (the whole room: rx-informer/leaderelection)
 export { leaderElection, sharding, httpLeaseClients, LeaseError, leaderElectionFamilies, shardFamilies } from './leaderelection/index.ts';
 export type { ElectionStatus, LeaderElection, LeaderElectionOptions, LeaseClient, LeaseClients, Sharding, ShardingOptions, ShardStatus } from './leaderelection/index.ts';

@@ -28,6 +28,12 @@ export interface Resource<T extends KubeObject = KubeObject> {
   readonly namespaced: boolean;
   /** Validates (and types) each object. */
   readonly schema: z.ZodType<T>;
+  /**
+   * Ask the server for metadata only (PartialObjectMetadata); set by
+   * `metadataOnly(resource)`. The informer's objects are then
+   * `{ apiVersion: 'meta.k8s.io/v1', kind: 'PartialObjectMetadata', metadata }`.
+   */
+  readonly metadataOnly?: boolean;
 }
 
 /** `group/version`, or just `version` for the core group. */

@@ -2,7 +2,7 @@ import type { Resource } from '../0-model/resources.ts';
 
 /** Where a ListWatch points: a resource, optionally one namespace, and selectors. */
 export interface ListWatchTarget {
-  readonly resource: Pick<Resource, 'group' | 'version' | 'plural' | 'namespaced'>;
+  readonly resource: Pick<Resource, 'group' | 'version' | 'plural' | 'namespaced' | 'metadataOnly'>;
   /** One namespace; omit (or `''`) for all namespaces. Ignored for cluster-scoped resources. */
   readonly namespace?: string;
   readonly labelSelector?: string;

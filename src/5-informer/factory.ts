@@ -54,7 +54,7 @@ export type FactoryOptions = Omit<InformerOptions<KubeObject>, 'indexers' | 'tra
 
 export interface InformerFactory {
   /**
-   * The informer for a resource, namespace and selectors: asking twice returns
+   * The informer for a resource (full or `metadataOnly`), namespace and selectors: asking twice returns
    * the same one (and so shares its connection and cache). The options of the
    * first request win for indexers, transform and resync.
    */
@@ -71,7 +71,9 @@ export function informerFactory(kc: KubeConfig, defaults: FactoryOptions = {}): 
   return {
     informer<T extends KubeObject>(resource: Resource<T>, options: InformerOptions<T> = {}): Informer<T> {
       const namespace = resource.namespaced ? (options.namespace ?? defaults.namespace ?? '') : '';
-      const key = JSON.stringify([resource.group, resource.version, resource.plural, namespace, options.labelSelector ?? '', options.fieldSelector ?? '']);
+      // Metadata-only and full informers of one resource are two informers (two connections, two caches).
+      const mode = resource.metadataOnly === true ? 'metadata' : 'full';
+      const key = JSON.stringify([resource.group, resource.version, resource.plural, mode, namespace, options.labelSelector ?? '', options.fieldSelector ?? '']);
       const existing = made.get(key);
       if (existing) return existing as unknown as Informer<T>;
       const transform = options.transform ?? (defaults.transform as ((object: T) => T) | undefined);

@@ -2,7 +2,8 @@ import { Observable, Subject, defer, type MonoTypeOperatorFunction, distinctUnti
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { InformerError } from '../0-model/errors.ts';
 import type { KubeObject } from '../0-model/objects.ts';
-import { apiVersionOf, type Resource } from '../0-model/resources.ts';
+import { typeMetaOf } from '../0-model/metadata.ts';
+import type { Resource } from '../0-model/resources.ts';
 import { httpListWatch, type HttpTransportOptions } from '../1-transport/httpTransport.ts';
 import type { ListWatch } from '../1-transport/listWatch.ts';
 import type { BackoffOptions } from '../2-source/backoff.ts';
@@ -114,7 +115,7 @@ export function informer<T extends KubeObject>(source: KubeConfig | ListWatch, r
         { resource, namespace: options.namespace, labelSelector: options.labelSelector, fieldSelector: options.fieldSelector },
         options.http,
       );
-  const decode = decoder(resource.schema, options.transform, { apiVersion: apiVersionOf(resource), kind: resource.kind });
+  const decode = decoder(resource.schema, options.transform, typeMetaOf(resource));
   const reflector = (cache: () => Store<T>) =>
     listAndWatch<T>(listWatch, {
       decode: reuseUnchanged(decode, cache),
