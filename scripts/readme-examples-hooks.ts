@@ -8,6 +8,7 @@ import { registerHooks } from 'node:module';
 const SOURCES: Readonly<Record<string, string>> = {
   'rx-informer': new URL('../src/index.ts', import.meta.url).href,
   'rx-informer/testing': new URL('../src/testing/index.ts', import.meta.url).href,
+  'rx-informer/leaderelection': new URL('../src/leaderelection/index.ts', import.meta.url).href,
 };
 
 registerHooks({

@@ -175,7 +175,11 @@ export function writeWorkspace(blocks: readonly Block[]): Workspace {
           noEmit: true,
           // A block without imports is a module all the same: no block sees another's names.
           moduleDetection: 'force',
-          paths: { 'rx-informer': [fromDir('src/index.ts')], 'rx-informer/testing': [fromDir('src/testing/index.ts')] },
+          paths: {
+            'rx-informer': [fromDir('src/index.ts')],
+            'rx-informer/testing': [fromDir('src/testing/index.ts')],
+            'rx-informer/leaderelection': [fromDir('src/leaderelection/index.ts')],
+          },
         },
         include: ['*.ts'],
       },
