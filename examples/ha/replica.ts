@@ -18,7 +18,9 @@ const configMaps = informer(kc, ConfigMap, { namespace: 'demo' });
 const apples = controller({
   name: 'demo',
   for: configMaps,
-  reconcile: (key) => say({ reconciled: key }),
+  reconcile: (key) => {
+    say({ reconciled: key });
+  },
 });
 const election = leaderElection(kc, { namespace: 'demo', name: 'ha-demo', identity, ...timing });
 
