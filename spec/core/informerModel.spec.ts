@@ -6,7 +6,10 @@ import {
   InformerError,
   customResource,
   decoder,
+  deltaFifo,
   informerFromSource,
+  isTombstone,
+  processDeltas,
   keyOf,
   kubeObject,
   type InformerEvent,
@@ -25,7 +28,10 @@ import {
  *
  * Documented differences, kept out of the schedules: a schedule starts with a
  * list (client-go's hasSynced turns true at a watch event before any list,
- * ours waits for the first list), and index functions are pure.
+ * ours waits for the first list), and index functions are pure. Modelled
+ * difference (`Reference.staleTombstones`): behind processDeltas, a delete
+ * replaces a queued tombstone only until the next list (deltaFifo forgets
+ * older tombstones, so that what it keeps stays bounded).
  */
 
 type Obj = KubeObject & { spec?: { valid?: boolean; boom?: boolean; team?: string } };
@@ -128,6 +134,7 @@ function sourceEvents(schedule: readonly Op[]): SourceEvent<Obj>[] {
 type Tomb = { readonly dfsu: true; readonly key: string; readonly obj: Obj };
 type RefDelta = { readonly type: 'Added' | 'Updated' | 'Deleted' | 'Replaced' | 'Sync'; readonly obj: Obj | Tomb };
 type Seen = string;
+const unwrap = (x: Obj | Tomb): Obj => ('dfsu' in x ? (x as Tomb).obj : x);
 
 /** client-go's DeltaFIFO (items + queue, knownObjects = the indexer) and HandleDeltas, drained after every step. */
 class Reference {
@@ -137,12 +144,15 @@ class Reference {
   private readonly queue: string[] = [];
   private populated = false;
   private initialPopulationCount = 0;
+  /** Keys whose queued tombstone is older than the latest list: a delete no longer replaces it. */
+  private readonly staleTombstones = new Set<string>();
 
   private hasSynced(): boolean {
     return this.populated && this.initialPopulationCount === 0;
   }
 
   private enqueue(key: string, delta: RefDelta): void {
+    if (delta.type !== 'Deleted') this.staleTombstones.delete(key);
     let deltas = this.items.get(key);
     if (!deltas) {
       this.items.set(key, (deltas = []));
@@ -171,11 +181,19 @@ class Reference {
   delete(key: string, obj: Obj | undefined): void {
     this.populated = true;
     const known = this.indexer.get(key);
-    if (known === undefined && !this.items.has(key)) return;
-    this.enqueue(key, { type: 'Deleted', obj: obj ?? known! });
+    const queued = this.items.get(key);
+    if (known === undefined && queued === undefined) return;
+    if (this.staleTombstones.has(key)) return;
+    // deletedKey: the newest queued object, else the known one, stands for it.
+    const newest = queued?.[queued.length - 1]?.obj;
+    this.enqueue(key, { type: 'Deleted', obj: obj ?? (newest === undefined ? known! : unwrap(newest)) });
   }
 
   replace(list: readonly Obj[], rejectedKeys: readonly string[]): void {
+    for (const [key, deltas] of this.items) {
+      const last = deltas[deltas.length - 1]!;
+      if (last.type === 'Deleted' && 'dfsu' in last.obj) this.staleTombstones.add(key);
+    }
     const keys = new Set<string>(rejectedKeys);
     const listed = new Set<string>();
     for (const obj of list) {
@@ -184,6 +202,13 @@ class Reference {
       this.enqueue(keyOf(obj), { type: 'Replaced', obj });
     }
     let queuedDeletions = 0;
+    // Queued keys the list lacks: a tombstone with the newest queued object.
+    for (const [key, deltas] of [...this.items]) {
+      if (keys.has(key)) continue;
+      const newest = deltas[deltas.length - 1]!.obj;
+      queuedDeletions++;
+      this.enqueue(key, { type: 'Deleted', obj: { dfsu: true, key, obj: unwrap(newest) } });
+    }
     for (const [key, obj] of this.indexer) {
       if (keys.has(key) || this.items.has(key)) continue;
       queuedDeletions++;
@@ -202,17 +227,23 @@ class Reference {
 
   /** Pops every key (client-go's Pop + HandleDeltas), storing into the indexer. */
   drain(): void {
-    while (this.queue.length > 0) {
-      const key = this.queue.shift()!;
-      const deltas = this.items.get(key)!;
-      this.items.delete(key);
-      const isInInitialList = !this.hasSynced();
-      if (this.initialPopulationCount > 0) this.initialPopulationCount--;
-      for (const d of deltas) this.handle(key, d, isInInitialList);
-    }
+    while (this.popOne());
   }
 
-  private handle(key: string, d: RefDelta, isInInitialList: boolean): void {
+  /** Pops one key, if any is queued, and handles its deltas. */
+  popOne(): boolean {
+    const key = this.queue.shift();
+    if (key === undefined) return false;
+    const deltas = this.items.get(key)!;
+    this.items.delete(key);
+    this.staleTombstones.delete(key);
+    const isInInitialList = !this.hasSynced();
+    if (this.initialPopulationCount > 0) this.initialPopulationCount--;
+    for (const d of deltas) this.handle(key, d, isInInitialList);
+    return true;
+  }
+
+  handle(key: string, d: RefDelta, isInInitialList: boolean): void {
     const log = this.events.get(key) ?? [];
     this.events.set(key, log);
     if (d.type === 'Deleted') {
@@ -307,6 +338,107 @@ describe('the informer against a reference model of client-go (DeltaFIFO + Index
         }
         // Every fault is reported with its key, and faults of user code never end anything.
         for (const error of ours.errors) if (error.reason !== 'NetworkError') expect(error.key).toMatch(/^ns\//);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('property: deltaFifo() → processDeltas with a slow consumer queues as client-go\'s DeltaFIFO does (same cache, same events per key)', () => {
+    type Tick = { readonly op: 'finish' };
+    const withFinishes = fc.tuple(scheduleArb, fc.array(fc.nat(3), { minLength: 45, maxLength: 45 }));
+    fc.assert(
+      fc.property(withFinishes, ([schedule, finishes]) => {
+        // Between source steps, the consumer finishes 0–3 of the entries it is given. It stores what it is
+        // given (no throwing indexer: deltaFifo's own knownObjects is what it handed on, as client-go's is the indexer).
+        const unbroken = schedule.map((step): Op => {
+          if (step.op === 'list') return { op: 'list', items: step.items.map((v) => ({ ...v, boom: false })) };
+          if ('item' in step) return { ...step, item: { ...step.item, boom: false } };
+          return step;
+        });
+        const events = sourceEvents(unbroken);
+        const steps: (SourceEvent<Obj> | Tick)[] = [];
+        events.forEach((e, i) => {
+          steps.push(e);
+          for (let k = 0; k < (finishes[i % finishes.length] ?? 0); k++) steps.push({ op: 'finish' });
+        });
+
+        // The model: a DeltaFIFO whose consumer pops one key when it is free.
+        const ref = new Reference();
+        let refBusy = false;
+        const refPop = () => {
+          if (!refBusy) refBusy = ref.popOne();
+        };
+        for (const step of steps) {
+          if ('op' in step) {
+            refBusy = false;
+            refPop();
+            continue;
+          }
+          switch (step.type) {
+            case 'replace':
+              ref.replace(step.items, step.rejectedKeys ?? []);
+              break;
+            case 'added':
+              ref.add(step.object);
+              break;
+            case 'modified':
+              ref.update(step.object);
+              break;
+            case 'deleted':
+              ref.delete(keyOf(step.object), step.object);
+              break;
+            case 'deletedKey':
+              ref.delete(step.key, undefined);
+              break;
+            case 'resync':
+              ref.resync();
+              break;
+            default:
+              break;
+          }
+          refPop();
+        }
+
+        // Ours: the same consumer logic, behind deltaFifo() → processDeltas, finishing on the same ticks.
+        const mine = new Reference();
+        const source = new Subject<SourceEvent<Obj>>();
+        let current: Subject<void> | undefined;
+        const ended: string[] = [];
+        source
+          .pipe(
+            deltaFifo<Obj>(),
+            processDeltas<Obj, void>((entry) => {
+              for (const d of entry.deltas) {
+                const obj = isTombstone(d.object) ? ({ dfsu: true, key: d.object.key, obj: d.object.object } as const) : d.object;
+                mine.handle(entry.key, { type: d.type, obj }, entry.isInInitialList);
+              }
+              return (current = new Subject<void>());
+            }),
+          )
+          .subscribe({ error: () => ended.push('errored'), complete: () => ended.push('completed') });
+        for (const step of steps) {
+          if ('op' in step) {
+            const finishing = current;
+            current = undefined;
+            finishing?.complete();
+          } else source.next(step);
+        }
+
+        // Then the consumer catches up (which key a relist's tombstones reach first follows map order,
+        // random in Go: compare once everything is handled).
+        for (let i = 0; i < 20; i++) {
+          refBusy = false;
+          refPop();
+          const finishing = current;
+          current = undefined;
+          finishing?.complete();
+        }
+
+        expect(ended).toEqual([]);
+        expect(new Map([...mine.indexer].map(([k, o]) => [k, rv(o)]))).toEqual(new Map([...ref.indexer].map(([k, o]) => [k, rv(o)])));
+        // isInInitialList is left out: client-go decides it at Pop, deltaFifo when the list is handed on.
+        const strip = (m: Map<string, Seen[]>) => new Map([...m].filter(([, v]) => v.length > 0).map(([k, v]) => [k, v.map((x) => x.replace(/ (true|false)$/, ''))]));
+        expect(strip(mine.events)).toEqual(strip(ref.events));
       }),
       { numRuns: 300 },
     );

@@ -73,7 +73,9 @@ export function deltaFifo<T extends { readonly metadata: { readonly name: string
       /**
        * Keys handed on last as a tombstone, with the tombstone's object (only when the operator
        * keeps its own knownObjects: a consumer such as processDeltas may still have them queued).
-       * Forgotten at the next list or the key's next delta, so it never outgrows one relist's tombstones.
+       * Forgotten at the next list or the key's next delta, so it never outgrows one relist's
+       * tombstones. (client-go would still take a delete for a tombstone queued across two relists;
+       * a server never sends one: the watch starts after the list that missed the key.)
        */
       const tombstoned = own ? new Map<string, T>() : undefined;
 

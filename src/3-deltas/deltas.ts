@@ -30,9 +30,10 @@ export interface Deltas<T> {
   /** True while the initial list is being delivered (client-go's isInInitialList). */
   readonly isInInitialList: boolean;
   /**
-   * Set by `deltaFifo` (without `knownObjects`) on a delete of a key it last handed on as a
-   * tombstone: it replaces that tombstone if a consumer still has it queued (`processDeltas`),
-   * and is dropped otherwise, as client-go's DeltaFIFO ignores a delete of a key it no longer has.
+   * Set by `deltaFifo` (without `knownObjects`) on a delete of a key it handed on as a tombstone
+   * at the latest list: it replaces that tombstone if a consumer still has it queued
+   * (`processDeltas`), and is dropped otherwise, as client-go's DeltaFIFO ignores a delete of a
+   * key it no longer has. (After a later list, such a delete is dropped: see deltaFifo.)
    */
   readonly afterTombstone?: true;
 }
