@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { Subject } from 'rxjs';
+import { TestScheduler } from 'rxjs/testing';
 import {
   InformerError,
   customResource,
   decoder,
+  informer,
   informerFromSource,
   type InformerEvent,
   type Indexers,
@@ -11,6 +13,7 @@ import {
   type SourceEvent,
   type Store,
 } from '../../src/index.ts';
+import { fakeListWatch, listPage, watchEvent } from '../support/fakeListWatch.ts';
 
 /**
  * The rule of docs/invalid-objects.md, seen from the informer: the source
@@ -133,5 +136,53 @@ describe('objects that fail validation (the informer keeps the last valid object
     else h.source.next({ type: 'added', object: gadget, resourceVersion: '2' });
     expect(h.store().size).toBe(0);
     expect(h.errors[0]).toMatchObject({ reason: 'ValidationFailed', key: 'ns/g' });
+  });
+});
+
+describe('end to end through listAndWatch (a fake ListWatch)', () => {
+  it('an unstructured object with a "__proto__" key: never cached, never reported deleted on relist; its DELETED still deletes', () => {
+    const ts = new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
+    ts.run(({ cold, flush }) => {
+      ts.maxFrames = 3600_000;
+      const a5 = o('a', '5'), b7 = o('b', '7');
+      const poisoned = (rv: string) => JSON.parse(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"a","namespace":"ns","resourceVersion":"${rv}"},"__proto__":{"polluted":true}}`) as Obj;
+      const expired = { type: 'ERROR', object: { kind: 'Status', code: 410, reason: 'Expired', message: 'too old' } };
+      const fake = fakeListWatch({
+        lists: [cold('-(p|)', { p: listPage('10', [a5, b7]) }), cold('-(p|)', { p: listPage('20', [poisoned('12'), b7]) })],
+        watches: [
+          cold('--m-x', { m: watchEvent('MODIFIED', poisoned('11')), x: expired as never }),
+          cold('1000ms d', { d: watchEvent('DELETED', poisoned('21')) }),
+        ],
+      });
+      const widgets = informer(fake, Widgets, { scheduler: ts, random: () => 0 });
+      const events: InformerEvent<Obj>[] = [];
+      const errors: InformerError[] = [];
+      let store: Store<Obj> | undefined;
+      const subs = [
+        widgets.events$.subscribe((e) => events.push(e)),
+        widgets.errors$.subscribe((e) => errors.push(e)),
+        widgets.store$.subscribe((s) => (store = s)),
+      ];
+      ts.schedule(() => {
+        // After the relist, before the second watch's DELETED: a is still its last valid version.
+        expect(store!.get('ns/a')).toBe(a5);
+        expect(events.filter((e) => e.type === 'deleted')).toEqual([]);
+      }, 950); // the relist is at once or after one backoff (≤ 0.81 s); the DELETED comes a second after it
+      ts.schedule(() => subs.forEach((s) => s.unsubscribe()), 60_000);
+      flush();
+      expect(errors.filter((e) => e.reason === 'ValidationFailed').map((e) => [e.key, e.resourceVersion, e.phase])).toEqual([
+        ['ns/a', '11', 'watch'],
+        ['ns/a', '12', 'list'],
+        ['ns/a', '21', 'watch'],
+      ]);
+      expect(events.map((e) => `${e.type} ${e.object.metadata.name} ${e.object.metadata.resourceVersion}${e.type === 'deleted' && e.finalStateUnknown ? ' dfsu' : ''}`)).toEqual([
+        'added a 5',
+        'added b 7',
+        'updated b 7', // the relist found b unchanged (resync: true)
+        'deleted a 5',
+      ]);
+      expect(store!.has('ns/a')).toBe(false);
+      expect(Object.prototype).not.toHaveProperty('polluted');
+    });
   });
 });
