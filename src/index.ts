@@ -117,3 +117,14 @@ export { METADATA_LIST_ACCEPT, METADATA_WATCH_ACCEPT } from './1-transport/httpT
 // Several replicas (the whole room: rx-informer/leaderelection)
 export { leaderElection, sharding, httpLeaseClients, LeaseError, leaderElectionFamilies, shardFamilies } from './leaderelection/index.ts';
 export type { ElectionStatus, LeaderElection, LeaderElectionOptions, LeaseClient, LeaseClients, Sharding, ShardingOptions, ShardStatus } from './leaderelection/index.ts';
+
+// dynamic informers
+export {
+  dynamicInformerFactory,
+  type DynamicEvent,
+  type DynamicInformerFactory,
+  type DynamicInformerFactoryOptions,
+  type DynamicWatchOptions,
+  type EndReason,
+  type Selection,
+} from './dynamic/dynamicInformers.ts';

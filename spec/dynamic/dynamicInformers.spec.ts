@@ -1,0 +1,144 @@
+import { filter, firstValueFrom, type Subscription } from 'rxjs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { dynamicInformerFactory, resourceName, type DynamicEvent, type InformerEvent, type KubeObject } from '../../src/index.ts';
+import { startApiServer, type ApiServer } from '../../src/testing/emulator/index.ts';
+
+let api: ApiServer | undefined;
+const subscriptions: Subscription[] = [];
+afterEach(async () => {
+  for (const s of subscriptions.splice(0)) s.unsubscribe();
+  await api?.close();
+  api = undefined;
+});
+
+const MyApples = { group: 'stable.example.com', version: 'v1', plural: 'myapples', singular: 'myapple', kind: 'MyApple', shortNames: ['ma'] };
+
+async function until(check: () => boolean, what: string, ms = 4000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Follows a dynamic watch: its lifecycle events, and every informer event of every informer it starts. */
+function follow<T extends KubeObject>(events$: import('rxjs').Observable<DynamicEvent<T>>) {
+  const lifecycle: DynamicEvent<T>[] = [];
+  const objects = new Map<string, InformerEvent<T>[]>();
+  const completed = new Set<string>();
+  subscriptions.push(
+    events$.subscribe((e) => {
+      lifecycle.push(e);
+      if (e.type !== 'started') return;
+      const name = resourceName(e.resource);
+      objects.set(name, []);
+      subscriptions.push(e.informer.events$.subscribe({ next: (x) => objects.get(name)!.push(x), complete: () => completed.add(name) }));
+    }),
+  );
+  const named = (type: DynamicEvent<T>['type']) => lifecycle.filter((e) => e.type === type).map((e) => ('resource' in e ? resourceName(e.resource) : e.name));
+  return { lifecycle, objects, completed, named };
+}
+
+/** Fast backoff: were the informer of a deleted resource retrying, its requests would pile up within the test's wait. */
+const fast = { factoryOptions: { backoff: { initialMs: 5, maxMs: 20 } }, debounceMs: 20 };
+
+describe('dynamicInformerFactory', () => {
+  it("watch('all') starts an informer for a CRD created while it runs, with its objects", async () => {
+    api = await startApiServer();
+    api.create('pods', { metadata: { name: 'web-1', namespace: 'shop' }, spec: { containers: [{ name: 'c', image: 'nginx' }] } });
+    const dynamic = dynamicInformerFactory(api.kubeConfig, fast);
+    const seen = follow(dynamic.watch('all'));
+    await until(() => seen.named('started').includes('pods'), 'pods to start');
+    expect(seen.named('started')).toContain('customresourcedefinitions.apiextensions.k8s.io');
+    expect(seen.named('started')).not.toContain('myapples.stable.example.com');
+    await until(() => (seen.objects.get('pods') ?? []).length === 1, 'the pod');
+
+    api.registerCustomResource(MyApples);
+    api.create('myapples.stable.example.com', { metadata: { name: 'apple-1', namespace: 'shop' }, spec: { color: 'red' } });
+    await until(() => seen.named('started').includes('myapples.stable.example.com'), 'myapples to start');
+    await until(() => (seen.objects.get('myapples.stable.example.com') ?? []).length === 1, 'apple-1');
+    const apple = seen.objects.get('myapples.stable.example.com')![0]!;
+    expect(apple.object.metadata.name).toBe('apple-1');
+    expect(apple.object['spec']).toEqual({ color: 'red' });
+    api.create('myapples.stable.example.com', { metadata: { name: 'apple-2', namespace: 'shop' }, spec: { color: 'green' } });
+    await until(() => seen.objects.get('myapples.stable.example.com')!.length === 2, 'apple-2');
+    expect(seen.named('ended')).toEqual([]);
+  });
+
+  it('deleting the CRD ends its informer with one clear event, completes its streams, and sends no more requests', async () => {
+    api = await startApiServer({ resources: [MyApples] });
+    api.create('myapples.stable.example.com', { metadata: { name: 'apple-1', namespace: 'shop' }, spec: { color: 'red' } });
+    const dynamic = dynamicInformerFactory(api.kubeConfig, fast);
+    const seen = follow(dynamic.watch('all'));
+    await until(() => (seen.objects.get('myapples.stable.example.com') ?? []).length === 1, 'apple-1');
+    await until(() => api!.requests.some((r) => r.resource === 'myapples' && r.watch), 'the myapples watch');
+
+    api.delete('customresourcedefinitions', undefined, 'myapples.stable.example.com');
+    await until(() => seen.named('ended').length > 0, 'the end');
+    const ended = seen.lifecycle.filter((e) => e.type === 'ended');
+    expect(ended).toHaveLength(1);
+    expect(ended[0]).toMatchObject({ reason: 'CRDDeleted', message: 'customresourcedefinition myapples.stable.example.com was deleted' });
+    await until(() => seen.completed.has('myapples.stable.example.com'), 'its events$ to complete');
+
+    // By path: once the resource is gone, the log cannot name it.
+    const mine = () => api!.requests.filter((r) => r.path.includes('/myapples'));
+    const requestsAtEnd = mine().length;
+    // With a 5–20 ms backoff, an informer still retrying would send a dozen requests in this time.
+    await sleep(300);
+    const after = mine();
+    expect(after.length).toBe(requestsAtEnd);
+    expect(after.filter((r) => r.status === 404).length).toBeLessThanOrEqual(1);
+    expect(after.filter((r) => r.watch).every((r) => r.ended !== undefined)).toBe(true);
+    // Still one event: rediscovery agrees, and says nothing more.
+    expect(seen.lifecycle.filter((e) => e.type === 'ended')).toHaveLength(1);
+    expect(seen.named('started').filter((n) => n === 'myapples.stable.example.com')).toHaveLength(1);
+
+    // Installed again, it comes back as a new start.
+    api.registerCustomResource(MyApples);
+    await until(() => seen.named('started').filter((n) => n === 'myapples.stable.example.com').length === 2, 'the second start');
+  });
+
+  it('by name: reports a name it cannot resolve yet, then starts it when its CRD is installed', async () => {
+    api = await startApiServer();
+    const dynamic = dynamicInformerFactory(api.kubeConfig, fast);
+    const seen = follow(dynamic.watch(['ma', 'deploy']));
+    await until(() => seen.named('started').length === 1 && seen.named('unresolved').length === 1, 'deploy and the unresolved name');
+    expect(seen.named('started')).toEqual(['deployments.apps']);
+    const unresolved = seen.lifecycle.find((e) => e.type === 'unresolved')!;
+    expect(unresolved).toMatchObject({ name: 'ma', error: { reason: 'Unknown' } });
+
+    api.registerCustomResource(MyApples);
+    await until(() => seen.named('started').length === 2, 'ma to start');
+    expect(seen.named('started')).toEqual(['deployments.apps', 'myapples.stable.example.com']);
+    expect(seen.named('unresolved')).toEqual(['ma']);
+  });
+
+  it('metadata-only dynamic informers hold no spec or status', async () => {
+    api = await startApiServer();
+    api.create('pods', { metadata: { name: 'web-1', namespace: 'shop' }, spec: { containers: [{ name: 'c', image: 'nginx' }] } });
+    const dynamic = dynamicInformerFactory(api.kubeConfig, fast);
+    const seen = follow(dynamic.watch(['pods'], { metadataOnly: true }));
+    await until(() => (seen.objects.get('pods') ?? []).length === 1, 'the pod');
+    const pod = seen.objects.get('pods')![0]!.object;
+    expect(pod.kind).toBe('PartialObjectMetadata');
+    expect(Object.keys(pod).sort()).toEqual(['apiVersion', 'kind', 'metadata']);
+  });
+
+  it('discovery$ emits again when a CRD is installed, and only when what is served changed', async () => {
+    api = await startApiServer();
+    const dynamic = dynamicInformerFactory(api.kubeConfig, fast);
+    const found: string[][] = [];
+    subscriptions.push(dynamic.discovery$.subscribe((d) => found.push(d.resources.filter((r) => r.group === 'stable.example.com').map(resourceName))));
+    await until(() => found.length === 1, 'the first discovery');
+    await sleep(100);
+    expect(found).toEqual([[]]);
+    api.registerCustomResource(MyApples);
+    await firstValueFrom(dynamic.discovery$.pipe(filter((d) => d.resources.some((r) => r.plural === 'myapples'))));
+    // A change to the CRD that serves nothing new re-discovers, and emits nothing.
+    api.patch('customresourcedefinitions', undefined, 'myapples.stable.example.com', { metadata: { labels: { touched: 'yes' } } });
+    await sleep(150);
+    expect(found).toEqual([[], ['myapples.stable.example.com']]);
+  });
+});

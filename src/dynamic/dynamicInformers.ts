@@ -1,0 +1,264 @@
+import {
+  EMPTY,
+  Observable,
+  ReplaySubject,
+  Subject,
+  Subscription,
+  asyncScheduler,
+  catchError,
+  debounceTime,
+  distinctUntilChanged,
+  filter,
+  merge,
+  of,
+  shareReplay,
+  switchMap,
+  take,
+  takeUntil,
+  type SchedulerLike,
+} from 'rxjs';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { InformerError } from '../0-model/errors.ts';
+import { metadataOnly, type PartialObjectMetadata } from '../0-model/metadata.ts';
+import type { KubeObject } from '../0-model/objects.ts';
+import { customResource, resourceName } from '../0-model/resources.ts';
+import {
+  ResourceNameError,
+  discover,
+  isWatchable,
+  resolveResource,
+  toResource,
+  watchableResources,
+  type DiscoveredResource,
+  type Discovery,
+  type DiscoveryOptions,
+} from '../1-transport/discovery.ts';
+import { informerFactory, type FactoryOptions, type InformerFactory } from '../5-informer/factory.ts';
+import type { Informer, InformerOptions } from '../5-informer/informer.ts';
+
+/** CustomResourceDefinitions, watched metadata-only: a CRD's name is `<plural>.<group>`, which is all discovery needs to hear. */
+const CustomResourceDefinitions = metadataOnly(
+  customResource({ group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', kind: 'CustomResourceDefinition', namespaced: false }),
+);
+
+/** Why a dynamic informer ended. */
+export type EndReason =
+  /** Its CustomResourceDefinition was deleted. */
+  | 'CRDDeleted'
+  /** Discovery no longer lists it (or lists another version of it, which starts as a new informer). */
+  | 'NotServed';
+
+/**
+ * What a dynamic watch reports: an informer `started` (subscribe to it
+ * here), an informer `ended` (its streams complete right after, and it
+ * makes no more requests), or a name that discovery cannot resolve yet.
+ */
+export type DynamicEvent<T> =
+  | { readonly type: 'started'; readonly resource: DiscoveredResource; readonly informer: Informer<T> }
+  | { readonly type: 'ended'; readonly resource: DiscoveredResource; readonly informer: Informer<T>; readonly reason: EndReason; readonly message: string }
+  | { readonly type: 'unresolved'; readonly name: string; readonly error: ResourceNameError };
+
+/** Which resources a dynamic watch follows. */
+export type Selection =
+  /** Every resource that can be listed and watched (one per group, its preferred version), CRDs installed later included. */
+  | 'all'
+  /** These names (`pods`, `deploy`, `myapples.stable.example.com`, …), each as soon as discovery knows it. */
+  | readonly string[]
+  /** Every watchable resource the predicate accepts. */
+  | ((resource: DiscoveredResource) => boolean);
+
+/** Options of the informers a dynamic watch starts. */
+export type DynamicWatchOptions = Pick<InformerOptions<KubeObject>, 'namespace' | 'labelSelector' | 'fieldSelector' | 'resyncPeriod'> & {
+  /** Cache PartialObjectMetadata instead of whole objects. */
+  readonly metadataOnly?: boolean;
+};
+
+export interface DynamicInformerFactoryOptions {
+  /** The factory informers come from (shared with typed informers). Default: `informerFactory(kc, factoryOptions)`. */
+  readonly factory?: InformerFactory;
+  /** Options of the default factory. */
+  readonly factoryOptions?: FactoryOptions;
+  readonly discovery?: DiscoveryOptions;
+  /** Discover again this long after the last CRD change (ms). Default 250. */
+  readonly debounceMs?: number;
+  readonly scheduler?: SchedulerLike;
+}
+
+export interface DynamicInformerFactory {
+  /**
+   * Discovery now, and again after every CustomResourceDefinition change
+   * (and after an informer meets a 404); emits only when what is served
+   * changed. Replays the latest. While subscribed, it watches CRDs.
+   */
+  readonly discovery$: Observable<Discovery>;
+  /** Faults of discovery and of the CRD watch, as values (discovery keeps its last good answer). */
+  readonly errors$: Observable<InformerError>;
+  /** The shared factory. */
+  readonly factory: InformerFactory;
+  /**
+   * Unstructured informers for what `selection` names, started and ended as
+   * resources come and go. While subscribed, the informers it started run
+   * (one list/watch each); unsubscribing stops them all.
+   *
+   * ```ts
+   * dynamic.watch('all', { metadataOnly: true }).pipe(
+   *   mergeMap((e) => (e.type === 'started' ? e.informer.events$.pipe(map((event) => ({ resource: e.resource, event }))) : EMPTY)),
+   * ).subscribe(({ resource, event }) => console.log(resourceName(resource), event.type, keyOf(event.object)));
+   * ```
+   */
+  watch(selection: Selection, options: DynamicWatchOptions & { readonly metadataOnly: true }): Observable<DynamicEvent<PartialObjectMetadata>>;
+  watch(selection: Selection, options?: DynamicWatchOptions): Observable<DynamicEvent<KubeObject>>;
+}
+
+/** What is served, as far as informers care: changes to anything else do not re-emit discovery. */
+function signature(d: Discovery): string {
+  return JSON.stringify(d.all.map((r) => [r.group, r.version, r.plural, r.kind, r.namespaced, r.preferred, r.verbs]));
+}
+
+function asInformerError(error: unknown): InformerError {
+  return error instanceof InformerError ? error : new InformerError('Unknown', error instanceof Error ? error.message : String(error), { cause: error });
+}
+
+/**
+ * An informer whose streams complete when `ended$` emits (and whose handlers
+ * are then removed), so that nothing keeps a removed resource's list/watch alive.
+ */
+function endingWith<T>(inner: Informer<T>, ended$: Observable<void>): Informer<T> {
+  return {
+    ...inner,
+    events$: inner.events$.pipe(takeUntil(ended$)),
+    store$: inner.store$.pipe(takeUntil(ended$)),
+    synced$: inner.synced$.pipe(takeUntil(ended$)),
+    errors$: inner.errors$.pipe(takeUntil(ended$)),
+    state$: inner.state$.pipe(takeUntil(ended$)),
+    on(handler) {
+      const subscription = inner.on(handler);
+      subscription.add(ended$.subscribe(() => subscription.unsubscribe()));
+      return subscription;
+    },
+  };
+}
+
+/**
+ * client-go's DynamicSharedInformerFactory with discovery kept current:
+ * informers by name for kinds unknown at build time, and a `watch('all')`
+ * that starts informers for CRDs installed later and ends, with one
+ * `ended` event, those whose CRD is deleted.
+ */
+export function dynamicInformerFactory(kc: KubeConfig, options: DynamicInformerFactoryOptions = {}): DynamicInformerFactory {
+  const factory = options.factory ?? informerFactory(kc, options.factoryOptions);
+  const scheduler = options.scheduler ?? asyncScheduler;
+  const crds = factory.informer(CustomResourceDefinitions);
+  const pokes = new Subject<void>();
+  const discoveryErrors = new Subject<InformerError>();
+
+  const changes$ = merge(crds.events$.pipe(filter((e) => !e.isInInitialList)), pokes).pipe(debounceTime(options.debounceMs ?? 250, scheduler));
+  // Once at once, once more when the CRD watch has its list (a CRD created in between is then seen), then on every change.
+  const discovery$ = merge(of(undefined), crds.synced$.pipe(filter(Boolean), take(1)), changes$).pipe(
+    switchMap(() =>
+      discover(kc, options.discovery).pipe(
+        catchError((error: unknown) => {
+          discoveryErrors.next(asInformerError(error));
+          return EMPTY;
+        }),
+      ),
+    ),
+    distinctUntilChanged((a, b) => signature(a) === signature(b)),
+    shareReplay({ bufferSize: 1, refCount: true }),
+  );
+  const errors$ = merge(discoveryErrors, crds.errors$);
+
+  // Typed per mode by the overloads; inside, both kinds of informer are handled alike.
+  function watch(selection: Selection, watchOptions: DynamicWatchOptions = {}): Observable<DynamicEvent<KubeObject>> {
+    const { metadataOnly: metadata, ...informerOptions } = watchOptions;
+    return new Observable<DynamicEvent<KubeObject>>((subscriber) => {
+      interface Running {
+        readonly resource: DiscoveredResource;
+        readonly informer: Informer<KubeObject>;
+        readonly ended: ReplaySubject<void>;
+        readonly keepAlive: Subscription;
+      }
+      const running = new Map<string, Running>();
+      /** CRDs deleted and not created again: a discovery that raced the deletion does not start them anew. */
+      const deleted = new Set<string>();
+      const unresolved = new Map<string, string>();
+      const subscriptions = new Subscription();
+
+      const stop = (r: Running) => {
+        r.keepAlive.unsubscribe();
+        r.ended.next();
+        r.ended.complete();
+      };
+      const end = (key: string, reason: EndReason, message: string) => {
+        const r = running.get(key);
+        if (!r) return;
+        running.delete(key);
+        subscriber.next({ type: 'ended', resource: r.resource, informer: r.informer, reason, message });
+        stop(r);
+      };
+      const start = (key: string, d: DiscoveredResource) => {
+        const base = toResource(d);
+        const inner = metadata ? (factory.informer(metadataOnly(base), informerOptions) as unknown as Informer<KubeObject>) : factory.informer(base, informerOptions);
+        const ended = new ReplaySubject<void>(1);
+        // Runs the informer while the watch lasts; a 404 means the resource may be gone: ask discovery now.
+        const keepAlive = inner.errors$.subscribe((error) => {
+          if (error.reason === 'NotFound') pokes.next();
+        });
+        const r: Running = { resource: d, informer: endingWith(inner, ended), ended, keepAlive };
+        running.set(key, r);
+        subscriber.next({ type: 'started', resource: d, informer: r.informer });
+      };
+
+      const wanted = (d: Discovery): Map<string, DiscoveredResource> => {
+        const out = new Map<string, DiscoveredResource>();
+        if (Array.isArray(selection)) {
+          for (const name of selection as readonly string[]) {
+            const found = resolveResource(d, name);
+            const error = found instanceof ResourceNameError ? found : isWatchable(found) ? undefined : new ResourceNameError('Unknown', name, `${resourceName(found)} cannot be listed and watched (verbs: ${found.verbs.join(', ')})`);
+            if (error) {
+              if (unresolved.get(name) !== error.message) subscriber.next({ type: 'unresolved', name, error });
+              unresolved.set(name, error.message);
+            } else {
+              unresolved.delete(name);
+              out.set(resourceName(found as DiscoveredResource), found as DiscoveredResource);
+            }
+          }
+        } else {
+          const accept = typeof selection === 'function' ? selection : () => true;
+          for (const r of watchableResources(d)) if (accept(r)) out.set(resourceName(r), r);
+        }
+        return out;
+      };
+
+      subscriptions.add(
+        crds.events$.subscribe((e) => {
+          const name = e.object.metadata.name;
+          if (e.type === 'deleted') {
+            deleted.add(name);
+            end(name, 'CRDDeleted', `customresourcedefinition ${name} was deleted`);
+          } else deleted.delete(name);
+        }),
+      );
+      subscriptions.add(
+        discovery$.subscribe((d) => {
+          const want = wanted(d);
+          for (const [key, r] of [...running]) {
+            const w = want.get(key);
+            if (!w) end(key, 'NotServed', `${key} is no longer served`);
+            else if (w.version !== r.resource.version || w.namespaced !== r.resource.namespaced) {
+              end(key, 'NotServed', `${key} is now served as ${w.group}/${w.version}`);
+            }
+          }
+          for (const [key, w] of want) if (!running.has(key) && !deleted.has(key)) start(key, w);
+        }),
+      );
+      return () => {
+        subscriptions.unsubscribe();
+        for (const r of running.values()) stop(r);
+        running.clear();
+      };
+    });
+  }
+
+  return { discovery$, errors$, factory, watch: watch as DynamicInformerFactory['watch'] };
+}
