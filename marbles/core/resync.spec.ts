@@ -15,6 +15,7 @@ const events: Record<string, SourceEvent<Obj>> = {
   l: { type: 'error', error: new InformerError('ServerError', 'HTTP 500', { status: 500, phase: 'list' }) },
   v: { type: 'error', error: new InformerError('ValidationFailed', 'bad object', { key: 'ns/a', phase: 'watch' }) },
   i: { type: 'error', error: new InformerError('IndexerError', 'index threw', { key: 'ns/a' }) },
+  m: { type: 'error', error: new InformerError('MalformedLine', 'watch line is not JSON', { phase: 'watch' }) },
   w: { type: 'watch', resourceVersion: '4' },
   k: { type: 'deletedKey', key: 'ns/a', resourceVersion: '5' },
 };
@@ -81,10 +82,10 @@ describe('resync', () => {
   it('ticks only while the watch is established: a transport fault stops it, a failing list and watch never tick', () => {
     const ts = testScheduler();
     ts.run(({ hot, expectObservable }) => {
-      // The watch fails at 2, before the first tick (3); list and watch keep failing (w: a watch opened, e/l: its fault) for 45 frames: no tick.
-      const source = hot('R-e-w-e-w-l-w-e 30ms w-e', events);
+      // The watch fails at 2, before the first tick (3); list and watch keep failing (w: a watch opened, e/l/m: its fault) for 45 frames: no tick.
+      const source = hot('R-e-w-e-w-l-w-m 30ms w-e', events);
       const sub = '      ^------------------------------------------------------------!';
-      expectObservable(source.pipe(resync<Obj>(3, ts)), sub).toBe('R-e-w-e-w-l-w-e 30ms w-e', events);
+      expectObservable(source.pipe(resync<Obj>(3, ts)), sub).toBe('R-e-w-e-w-l-w-m 30ms w-e', events);
     });
   });
 

@@ -124,10 +124,10 @@ const objectFaults: ReadonlySet<ErrorReason> = new Set<ErrorReason>(['Validation
 
 /**
  * True when the error is about one object or handler (the watch is still running), false for a
- * transport or server fault. A malformed line inside a watch is skipped and the watch goes on.
+ * transport or server fault (a malformed line too: the reflector ends the watch on it).
  */
 export function isObjectFault(error: InformerError): boolean {
-  return objectFaults.has(error.reason) || (error.reason === 'MalformedLine' && error.phase === 'watch');
+  return objectFaults.has(error.reason);
 }
 
 /**

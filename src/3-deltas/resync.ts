@@ -12,8 +12,7 @@ import type { SourceEvent } from '../2-source/sourceEvent.ts';
  * - A `replace` (a list) arms it: the first tick comes `periodMs` later.
  * - An `error` that is a transport or server fault (the list or watch failed)
  *   disarms it. An object fault (ValidationFailed, TransformError,
- *   IndexerError, UnknownEventType, HandlerError, a malformed watch line) does not:
- *   the watch goes on.
+ *   IndexerError, UnknownEventType, HandlerError) does not: the watch goes on.
  * - The next sign of a live watch (added, modified, deleted, deletedKey,
  *   bookmark) or list re-arms it, with a full period. A `watch` event (a watch
  *   being opened) proves nothing yet and leaves it as it is.
