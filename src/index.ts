@@ -7,7 +7,9 @@
  *   3-deltas     resync, deltaFifo → per-key Deltas; processDeltas for async consumers
  *   4-store      reduceDeltas over a persistent indexed Store → state, events
  *   5-informer   informer, factory, operators for consumers
- *   6-controller work queue, rate limiters, predicates, controllers
+ *
+ * Rooms beside the pipeline: workqueue (client-go's work queue and rate
+ * limiters), controller (controller(), predicates), metrics, leaderelection.
  */
 
 // 0 · the model
@@ -62,7 +64,7 @@ export { processDeltas } from './3-deltas/processDeltas.ts';
 export { resync } from './3-deltas/resync.ts';
 
 // 4 · store
-export { EventQueue } from './4-store/eventQueue.ts';
+export { EventQueue } from './5-informer/eventQueue.ts';
 export type { AddedEvent, DeletedEvent, InformerEvent, InformerEventType, UpdatedEvent } from './4-store/informerEvent.ts';
 export { initialState, reduceDeltas, type InformerState } from './4-store/reduceDeltas.ts';
 export { Store, UnknownIndexError, namespaceIndex, type IndexFunc, type Indexers, type StoreBatch } from './4-store/store.ts';
@@ -76,10 +78,10 @@ export { skipResync } from './5-informer/skipResync.ts';
 export { stripManagedFields } from './5-informer/transforms.ts';
 
 // 6 · controller
-export * from './6-controller/predicates/index.ts';
-export * from './6-controller/workqueue/index.ts';
-export * from './6-controller/controller/index.ts';
-export * from './6-controller/metrics/index.ts';
+export * from './controller/predicates/index.ts';
+export * from './workqueue/index.ts';
+export * from './controller/index.ts';
+export * from './metrics/index.ts';
 
 // discovery
 export {

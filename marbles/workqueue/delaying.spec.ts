@@ -1,6 +1,6 @@
 import { EMPTY, ReplaySubject } from 'rxjs';
 import { describe, it } from 'vitest';
-import { createDelayingQueue } from '../../src/6-controller/workqueue/index.ts';
+import { createDelayingQueue } from '../../src/workqueue/index.ts';
 import { finished, testScheduler } from './helpers.ts';
 
 describe('addAfter in virtual time', () => {

@@ -1,7 +1,7 @@
 import { filter, map, type Observable } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { expect } from 'vitest';
-import type { WorkEvent } from '../../src/6-controller/workqueue/index.ts';
+import type { WorkEvent } from '../../src/workqueue/index.ts';
 
 export function testScheduler(): TestScheduler {
   return new TestScheduler((actual, expected) => {

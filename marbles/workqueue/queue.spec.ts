@@ -1,6 +1,6 @@
 import { map, ReplaySubject, Subject, timer } from 'rxjs';
 import { describe, it } from 'vitest';
-import { createWorkQueue } from '../../src/6-controller/workqueue/index.ts';
+import { createWorkQueue } from '../../src/workqueue/index.ts';
 import { finished, testScheduler } from './helpers.ts';
 
 describe('WorkQueue in virtual time', () => {

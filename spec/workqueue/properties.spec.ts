@@ -6,7 +6,7 @@ import {
   createDelayingQueue,
   createWorkQueue,
   itemExponentialFailureRateLimiter,
-} from '../../src/6-controller/workqueue/index.ts';
+} from '../../src/workqueue/index.ts';
 import { getNow, NOTHING } from './helpers.ts';
 
 const items = ['a', 'b', 'c', 'd', 'e'] as const;

@@ -1,7 +1,7 @@
 import { Observable, from, isObservable, type ObservableInput, type OperatorFunction, type Subscription } from 'rxjs';
 import { InformerError, describeThrown } from '../0-model/errors.ts';
 import { keyOf, type KubeObject } from '../0-model/objects.ts';
-import { EventQueue } from '../4-store/eventQueue.ts';
+import { EventQueue } from './eventQueue.ts';
 import type { InformerEvent } from '../4-store/informerEvent.ts';
 
 /** What a handler may return: nothing (done), or something to wait for. */

@@ -1,4 +1,4 @@
-import type { MetricFamily } from '../6-controller/metrics/prometheus.ts';
+import type { MetricFamily } from '../metrics/prometheus.ts';
 import type { ShardStatus } from './sharding.ts';
 
 /** controller-runtime's leader_election_master_status: 1 while we lead the Lease `name`. Render with toPrometheusText. */

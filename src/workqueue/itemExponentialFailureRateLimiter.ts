@@ -1,5 +1,5 @@
 import { WorkQueueError } from './errors.ts';
-import type { RateLimiter } from './rate-limiter.ts';
+import type { RateLimiter } from './rateLimiter.ts';
 
 /** The exponential limiter also reports how many items it tracks (for leak checks). */
 export interface ItemExponentialFailureRateLimiter<K> extends RateLimiter<K> {

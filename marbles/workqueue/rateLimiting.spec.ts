@@ -5,7 +5,7 @@ import {
   createRateLimitingQueue,
   itemExponentialFailureRateLimiter,
   type RateLimitingWorkQueue,
-} from '../../src/6-controller/workqueue/index.ts';
+} from '../../src/workqueue/index.ts';
 import { finished, testScheduler } from './helpers.ts';
 
 /** Controller-style loop: failures go back rate-limited, successes are forgotten. */

@@ -5,7 +5,7 @@ import {
   WorkQueueError,
   type WorkEvent,
   type WorkQueueMetricEvent,
-} from '../../src/6-controller/workqueue/index.ts';
+} from '../../src/workqueue/index.ts';
 import { caught, getNow, NOTHING, take } from './helpers.ts';
 
 describe('WorkQueue basics', () => {

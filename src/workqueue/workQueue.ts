@@ -1,7 +1,7 @@
 import { asyncScheduler, Observable, type ObservableInput, type SchedulerLike, type Subscriber } from 'rxjs';
-import { Fifo } from '../../util/fifo.ts';
+import { Fifo } from '../util/fifo.ts';
 import { MetricsRecorder, type WorkQueueMetricEvent, type WorkQueueMetrics } from './metrics.ts';
-import { processItems, type WorkEvent } from './process-items.ts';
+import { processItems, type WorkEvent } from './processItems.ts';
 
 export interface WorkQueueOptions {
   /** Label for metrics (client-go's `Name`). Default `''`. */

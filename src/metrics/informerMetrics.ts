@@ -1,8 +1,8 @@
 import { Observable, asyncScheduler, type SchedulerLike } from 'rxjs';
-import type { ErrorReason } from '../../0-model/errors.ts';
-import { resourceName } from '../../0-model/resources.ts';
-import type { KubeObject } from '../../0-model/objects.ts';
-import type { Informer } from '../../5-informer/informer.ts';
+import type { ErrorReason } from '../0-model/errors.ts';
+import { resourceName } from '../0-model/resources.ts';
+import type { KubeObject } from '../0-model/objects.ts';
+import type { Informer } from '../5-informer/informer.ts';
 
 /** What an informer has done, counted from its first subscription. */
 export interface InformerMetrics {

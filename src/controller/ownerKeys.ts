@@ -1,6 +1,6 @@
-import type { KubeObject } from '../../0-model/objects.ts';
-import type { Resource } from '../../0-model/resources.ts';
-import type { InformerEvent } from '../../4-store/informerEvent.ts';
+import type { KubeObject } from '../0-model/objects.ts';
+import type { Resource } from '../0-model/resources.ts';
+import type { InformerEvent } from '../4-store/informerEvent.ts';
 
 /** The group of an `apiVersion` (`apps/v1` → `apps`, `v1` → ``). */
 function groupOf(apiVersion: string): string {

@@ -1,6 +1,6 @@
 import type { Subscription } from 'rxjs';
-import { DeadlineHeap } from './deadline-heap.ts';
-import { WorkQueue, type WorkQueueOptions } from './work-queue.ts';
+import { DeadlineHeap } from './deadlineHeap.ts';
+import { WorkQueue, type WorkQueueOptions } from './workQueue.ts';
 
 /** Longest delay handed to a scheduler at once (Node timers overflow past 2^31-1 ms). */
 const MAX_TIMER_DELAY_MS = 2_147_483_647;

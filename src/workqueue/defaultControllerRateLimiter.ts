@@ -1,8 +1,8 @@
 import { asyncScheduler, type SchedulerLike } from 'rxjs';
-import { bucketRateLimiter } from './bucket-rate-limiter.ts';
-import { itemExponentialFailureRateLimiter } from './item-exponential-failure-rate-limiter.ts';
-import { maxOfRateLimiter } from './max-of-rate-limiter.ts';
-import type { RateLimiter } from './rate-limiter.ts';
+import { bucketRateLimiter } from './bucketRateLimiter.ts';
+import { itemExponentialFailureRateLimiter } from './itemExponentialFailureRateLimiter.ts';
+import { maxOfRateLimiter } from './maxOfRateLimiter.ts';
+import type { RateLimiter } from './rateLimiter.ts';
 
 /**
  * client-go's default: the larger of per-item exponential backoff (5 ms doubling up to

@@ -1,6 +1,6 @@
 import { VirtualTimeScheduler } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { createDelayingQueue } from '../../src/6-controller/workqueue/index.ts';
+import { createDelayingQueue } from '../../src/workqueue/index.ts';
 import { getNow, NOTHING, take } from './helpers.ts';
 
 /** Runs the scheduler up to (and including) `frame`. */

@@ -1,6 +1,6 @@
 import { keyOf } from '../0-model/objects.ts';
 import { Fifo } from '../util/fifo.ts';
-import type { InformerEvent } from './informerEvent.ts';
+import type { InformerEvent } from '../4-store/informerEvent.ts';
 
 type Meta = { readonly metadata: { readonly name: string; readonly namespace?: string | undefined } };
 

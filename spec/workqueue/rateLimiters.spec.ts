@@ -7,7 +7,7 @@ import {
   itemExponentialFailureRateLimiter,
   maxOfRateLimiter,
   type RateLimiter,
-} from '../../src/6-controller/workqueue/index.ts';
+} from '../../src/workqueue/index.ts';
 import { caught, take } from './helpers.ts';
 
 const times = <K>(limiter: RateLimiter<K>, item: K, n: number): number[] =>

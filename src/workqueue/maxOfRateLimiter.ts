@@ -1,4 +1,4 @@
-import type { RateLimiter } from './rate-limiter.ts';
+import type { RateLimiter } from './rateLimiter.ts';
 
 /**
  * Combines limiters: `when` asks every one (each records the failure) and returns the

@@ -1,6 +1,6 @@
 import { asyncScheduler, type SchedulerLike } from 'rxjs';
 import { WorkQueueError } from './errors.ts';
-import type { RateLimiter } from './rate-limiter.ts';
+import type { RateLimiter } from './rateLimiter.ts';
 
 export interface BucketRateLimiterOptions {
   /** Tokens added per second. Default 10. `Infinity` never delays. */

@@ -1,7 +1,7 @@
-import { defaultControllerRateLimiter } from './default-controller-rate-limiter.ts';
-import { DelayingWorkQueue } from './delaying-queue.ts';
-import type { RateLimiter } from './rate-limiter.ts';
-import type { WorkQueueOptions } from './work-queue.ts';
+import { defaultControllerRateLimiter } from './defaultControllerRateLimiter.ts';
+import { DelayingWorkQueue } from './delayingQueue.ts';
+import type { RateLimiter } from './rateLimiter.ts';
+import type { WorkQueueOptions } from './workQueue.ts';
 
 export interface RateLimitingQueueOptions<K> extends WorkQueueOptions {
   /** Default `defaultControllerRateLimiter(scheduler)`. */

@@ -18,14 +18,14 @@ import {
   type ObservableInput,
   type SchedulerLike,
 } from 'rxjs';
-import { keyOf, splitKey, type KubeObject } from '../../0-model/objects.ts';
-import type { InformerEvent } from '../../4-store/informerEvent.ts';
-import type { Store } from '../../4-store/store.ts';
-import { cacheSynced$ } from '../../5-informer/factory.ts';
-import type { Informer } from '../../5-informer/informer.ts';
-import type { Predicate } from '../predicates/predicate.ts';
-import type { RateLimiter } from '../workqueue/rate-limiter.ts';
-import { createRateLimitingQueue, type RateLimitingWorkQueue } from '../workqueue/rate-limiting-queue.ts';
+import { keyOf, splitKey, type KubeObject } from '../0-model/objects.ts';
+import type { InformerEvent } from '../4-store/informerEvent.ts';
+import type { Store } from '../4-store/store.ts';
+import { cacheSynced$ } from '../5-informer/factory.ts';
+import type { Informer } from '../5-informer/informer.ts';
+import type { Predicate } from './predicates/predicate.ts';
+import type { RateLimiter } from '../workqueue/rateLimiter.ts';
+import { createRateLimitingQueue, type RateLimitingWorkQueue } from '../workqueue/rateLimitingQueue.ts';
 import { ownerKeysOf } from './ownerKeys.ts';
 import { TerminalError, type ReconcileOutcome, type ReconcileResult } from './reconcile.ts';
 
