@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { isRecord } from '../util/isRecord.ts';
 
 /**
  * Why something went wrong. Every fault an informer meets is reported as an
@@ -182,9 +183,6 @@ export interface KubeStatus {
   readonly details?: unknown;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** Reads a Status object defensively: any field that is not of the right type is dropped. */
 export function asStatus(value: unknown): KubeStatus | undefined {

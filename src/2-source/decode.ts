@@ -1,11 +1,9 @@
 import type { z } from 'zod';
 import { InformerError, describeThrown, type ErrorPhase } from '../0-model/errors.ts';
-import { isKubeObject } from '../0-model/fastCheck.ts';
+import { isKubeObject } from '../0-model/isKubeObject.ts';
 import { KubeObject } from '../0-model/objects.ts';
+import { isRecord } from '../util/isRecord.ts';
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** The metadata.resourceVersion of a raw object, if it has one. */
 export function rawResourceVersion(raw: unknown): string | undefined {

@@ -5,6 +5,7 @@ import { Backoff, type BackoffOptions } from './backoff.ts';
 import { rawKey, rawResourceVersion, type Decoder } from './decode.ts';
 import { NO_FAILURES, afterListFailure, afterWatch, type Decision, type RecoveryCounters, type WatchEnd } from './recovery.ts';
 import type { SourceEvent } from './sourceEvent.ts';
+import { isRecord } from '../util/isRecord.ts';
 
 /** How the source lists, watches and recovers. Every default is client-go's. */
 export interface ListAndWatchOptions<T> {
@@ -61,9 +62,6 @@ function veryShortWatchMs(timeoutSeconds: number): number {
   return timeoutSeconds > 0 ? Math.min(VERY_SHORT_WATCH_MS, timeoutSeconds * 500) : VERY_SHORT_WATCH_MS;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function isInitialEventsEnd(object: unknown): boolean {
   if (!isRecord(object) || !isRecord(object.metadata)) return false;

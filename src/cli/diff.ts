@@ -17,14 +17,13 @@ export const NOISE: readonly string[] = ['metadata.resourceVersion', 'metadata.m
  * shown as {@link TOO_DEEP}, so a hostile object cannot exhaust the stack
  * (V8's own JSON.stringify throws at about 4,500 levels).
  */
+
+import { isRecord } from '../util/isRecord.ts';
 export const MAX_DEPTH = 64;
 
 /** Stands for a value (or the part of one) nested deeper than {@link MAX_DEPTH}. */
 export const TOO_DEEP = `<nested deeper than ${MAX_DEPTH} levels>`;
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function join(path: string, key: string): string {
   return /^[A-Za-z_$][\w$-]*$/.test(key) ? (path ? `${path}.${key}` : key) : `${path}[${JSON.stringify(key)}]`;

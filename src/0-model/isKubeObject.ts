@@ -10,11 +10,7 @@
  * objects with assignment; zod drops such keys silently, we report them.
  */
 
-type Json = Record<string, unknown>;
-
-function isRecord(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+import { isRecord } from '../util/isRecord.ts';
 
 function optionalString(value: unknown): boolean {
   return value === undefined || typeof value === 'string';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { isKubeObject } from '../../src/0-model/fastCheck.ts';
+import { isKubeObject } from '../../src/0-model/isKubeObject.ts';
 import { KubeObject, Pod, decoder } from '../../src/index.ts';
 
 /** Values near the schema's edges: right and wrong types for every field it checks. */
