@@ -40,7 +40,6 @@ export class UnknownIndexError extends Error {
 /** Index value → the keys indexed under it (a set: every value is `true`). */
 type Index = PersistentMap<PersistentMap<true>>;
 type Names<T> = PersistentMap<T>;
-type Change<T> = readonly [key: string, old: T | undefined, object: T | undefined];
 
 /** Writes collected into one new snapshot (see `Store.batch`). */
 export interface StoreBatch<T> {
@@ -259,24 +258,12 @@ export class Store<T> {
   update(writes: Iterable<readonly [key: string, object: T | undefined]>, errors?: InformerError[]): Store<T> {
     // A key written twice in one batch: its second write starts from its first.
     const latest = new Map<string, T | undefined>();
-    const changes: Change<T>[] = [];
+    const batch = this.batch(errors);
     for (const [key, object] of writes) {
       const old = latest.has(key) ? latest.get(key) : this.get(key);
       latest.set(key, object);
-      changes.push([key, old, object]);
+      batch.write(key, old, object);
     }
-    return this.apply(changes, errors);
-  }
-
-  /**
-   * `update` for a caller that already read each key's current object (the
-   * informer's reducer does), so no key is looked up twice. Each change's
-   * `old` must be the key's object as of the changes before it.
-   */
-  apply(changes: readonly Change<T>[], errors?: InformerError[]): Store<T> {
-    if (changes.length === 1) return this.write(...changes[0]!, errors);
-    const batch = this.batch(errors);
-    for (const [key, old, object] of changes) batch.write(key, old, object);
     return batch.done();
   }
 
