@@ -5,7 +5,7 @@
  * resourceVersion processed, so the server sends the change again (no relist).
  * A decodable line with an invalid object or an unknown type is skipped and the
  * same watch goes on. The line splitter's bounded memory for oversize lines is
- * covered in spec/core/lineSplitter.spec.ts; here an 8 MiB line goes through HTTP.
+ * covered in spec/1-transport/lineSplitter.spec.ts; here an 8 MiB line goes through HTTP.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigMap, type ErrorReason } from '../../src/index.ts';
