@@ -28,6 +28,9 @@ switch (config.contender) {
   case 'rx-lazy-strip':
     (await import('./contenders/rx.ts')).runRx(config, probe, { subscribers: 1, strip: true, lazy: true });
     break;
+  case 'rx-meta':
+    (await import('./contenders/rx.ts')).runRx(config, probe, { subscribers: 1, strip: true, metadata: true });
+    break;
   case 'rx-100':
     (await import('./contenders/rx.ts')).runRx(config, probe, { subscribers: 100, strip: false });
     break;

@@ -13,7 +13,7 @@
  *   --relist-events M   watch events before the 410 in the relist scenario (default 20000)
  *   --fanout-events M   events counted per informer by the 100 client-node informers (default 2000)
  *   --reps K            repetitions per contender (default 3)
- *   --only a,b          contenders: raw, rx, rx-strip, rx-lazy, rx-lazy-strip, rx-100, cn, cn-100
+ *   --only a,b          contenders: raw, rx, rx-strip, rx-lazy, rx-lazy-strip, rx-meta, rx-100, cn, cn-100
  *   --scenario s,t      scenarios by name or role: watch, relist, large
  *   --json FILE         JSON output (default bench/results/latest.json)
  *   --md FILE           markdown output (default bench/results/latest.md)

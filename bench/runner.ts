@@ -21,6 +21,7 @@ export const LABELS: Record<ContenderId, string> = {
   'rx-strip': '(a′) rx-informer + stripManagedFields',
   'rx-lazy': '(a″) rx-informer, lazyDecode',
   'rx-lazy-strip': '(a‴) rx-informer, lazyDecode + stripManagedFields',
+  'rx-meta': '(e) rx-informer, metadataOnly + stripManagedFields',
   'rx-100': '(b) rx-informer, 100 subscribers',
   cn: '(c) client-node makeInformer',
   'cn-100': '(c′) 100 client-node informers',
@@ -117,8 +118,8 @@ export function scenarios(options: Omit<BenchOptions, 'log'>): Scenario[] {
   }
   const list: Scenario[] = [
     { name: `watch-${k(options.smallPods)}`, role: 'watch', pods: options.smallPods, events: options.events, relist: false, contenders: ALL, fanOutEvents: options.fanOutEvents },
-    { name: `relist-${k(options.relistPods)}`, role: 'relist', pods: options.relistPods, events: options.relistEvents, relist: true, contenders: ['raw', 'rx', 'rx-strip', 'rx-lazy', 'cn'] },
-    { name: `large-${k(options.pods)}`, role: 'large', pods: options.pods, events: options.events, relist: false, contenders: ['raw', 'rx', 'rx-strip', 'rx-lazy', 'rx-lazy-strip', 'cn'] },
+    { name: `relist-${k(options.relistPods)}`, role: 'relist', pods: options.relistPods, events: options.relistEvents, relist: true, contenders: ['raw', 'rx', 'rx-strip', 'rx-lazy', 'rx-meta', 'cn'] },
+    { name: `large-${k(options.pods)}`, role: 'large', pods: options.pods, events: options.events, relist: false, contenders: ['raw', 'rx', 'rx-strip', 'rx-lazy', 'rx-lazy-strip', 'rx-meta', 'cn'] },
   ];
   return list
     .filter((s) => !options.scenarios || options.scenarios.includes(s.name) || options.scenarios.includes(s.role))
@@ -183,6 +184,10 @@ export interface RunRecord extends Partial<RunResult> {
   readonly ok: boolean;
   readonly error?: string;
   readonly server?: ServerCounters;
+  /** Bytes the server wrote to this contender (lists and watches), in MB. */
+  readonly wireMB?: number;
+  /** Of which the lists (the sync, and the relist), in MB. */
+  readonly listWireMB?: number;
   /** Problems the sanity checks found. */
   readonly problems: readonly string[];
 }
@@ -363,7 +368,9 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
           const { result, error } = await runChild(config, options.runTimeoutMs, pinning?.contender, options.nodeFlags ?? []);
           const counters = await server.reset();
           const problems = result ? check(result, scenario, workload.finalCount, events) : [error ?? 'failed'];
-          const record: RunRecord = { ...(result ?? {}), contender, rep, ok: !!result && problems.length === 0, server: counters, problems, ...(error ? { error } : {}) };
+          const mb = (bytes: number) => Math.round(bytes / 1e4) / 100;
+          const wire = { wireMB: mb(counters.listBytesWritten + counters.watchBytesWritten), listWireMB: mb(counters.listBytesWritten) };
+          const record: RunRecord = { ...(result ?? {}), contender, rep, ok: !!result && problems.length === 0, server: counters, ...wire, problems, ...(error ? { error } : {}) };
           runs.push(record);
           log(
             result
@@ -414,6 +421,11 @@ function targets(reports: readonly ScenarioReport[]): Target[] {
     return typeof value === 'number' && (byRole(role)?.medians[contender]?.runs ?? 0) !== 0 ? value : undefined;
   };
   const out: Target[] = [];
+  /** A figure to read, with no threshold. */
+  const info = (name: string, a: number | undefined, b: number | undefined, detail: string) => {
+    const measured = a !== undefined && b !== undefined && b > 0 ? Math.round((a / b) * 100) / 100 : undefined;
+    out.push({ name, measured, threshold: 'info', pass: undefined, detail });
+  };
   const ratio = (name: string, a: number | undefined, b: number | undefined, op: '≥' | '≤', limit: number, detail: string) => {
     const measured = a !== undefined && b !== undefined && b > 0 ? Math.round((a / b) * 100) / 100 : undefined;
     out.push({ name, measured, threshold: `${op} ${limit}`, pass: measured === undefined ? undefined : op === '≥' ? measured >= limit : measured <= limit, detail });
@@ -475,6 +487,13 @@ function targets(reports: readonly ScenarioReport[]): Target[] {
       `${large.scenario.name} vs ${watch}`,
     );
   }
+  // Metadata-only (e): against the raw limit and against full objects.
+  if (large) ratio(`sync of ${large.scenario.pods} pods, metadataOnly (e) / (d)`, get('large', 'rx-meta', 'syncMs'), get('large', 'raw', 'syncMs'), '≤', 0.3, `${large.scenario.name}: ms to N synced`);
+  ratio('heap per cached object, metadataOnly (e) / (d)', get(heapRole, 'rx-meta', 'heapPerObjectKB'), get(heapRole, 'raw', 'heapPerObjectKB'), '≤', 0.2, `${heapName}: heap after sync and GC, per object`);
+  const metaRole: Role = large ? 'large' : 'watch';
+  const metaName = byRole(metaRole)?.scenario.name ?? metaRole;
+  info('events/s, metadataOnly (e) / (a)', get(metaRole, 'rx-meta', 'eventsPerSec'), get(metaRole, 'rx', 'eventsPerSec'), `${metaName}: events/s${cpuRatio(metaRole, 'rx-meta', 'rx')}`);
+  info('bytes on the wire, metadataOnly (e) / (a)', get(metaRole, 'rx-meta', 'wireMB'), get(metaRole, 'rx', 'wireMB'), `${metaName}: list and watch bytes the server wrote; (d) reads what (a) reads`);
   if (relist) ratio('relist peak heap / steady heap (a)', get('relist', 'rx', 'relistPeakLiveMB'), get('relist', 'rx', 'heapEndMB'), '≤', 1.5, `${relist.scenario.name}: live heap (after GC) at the relist's high-water mark vs after the watch`);
   return out;
 }
@@ -507,12 +526,12 @@ export function markdown(report: BenchReport): string {
     lines.push(
       `## ${s.scenario.name}: ${s.scenario.pods.toLocaleString('en-US')} pods, then ${s.scenario.events.toLocaleString('en-US')} watch events${s.scenario.relist ? ', then a 410 Expired and one relist' : ''}`,
       '',
-      `Workload: ${w.meanPodBytes} B of JSON per pod, list ${(w.listBytes / 1e6).toFixed(1)} MB, watch stream ${(w.watchBytes / 1e6).toFixed(1)} MB.` +
+      `Workload: ${w.meanPodBytes} B of JSON per pod, list ${(w.listBytes / 1e6).toFixed(1)} MB, watch stream ${(w.watchBytes / 1e6).toFixed(1)} MB; metadata-only ${w.meanMetaPodBytes} B per pod, ${(w.metaListBytes / 1e6).toFixed(1)} MB and ${(w.metaWatchBytes / 1e6).toFixed(1)} MB.` +
         (s.scenario.contenders.includes('cn-100') ? ` (c′) counts the first ${s.scenario.fanOutEvents ?? s.scenario.events} events on each of its 100 streams.` : ''),
       '',
     );
     const relist = s.scenario.relist;
-    const head = ['contender', 'sync ms', 'sync CPU ms', 'events/s', 'CPU µs/event', 'heap base MB', 'heap synced MB', 'KB/object', 'heap end MB', 'peak RSS MB'];
+    const head = ['contender', 'sync ms', 'sync CPU ms', 'events/s', 'CPU µs/event', 'heap base MB', 'heap synced MB', 'KB/object', 'heap end MB', 'peak RSS MB', 'wire MB (lists)'];
     if (relist) head.push('relist peak sampled MB', 'relist peak live MB', 'live peak / steady');
     head.push('runs ok');
     lines.push(`| ${head.join(' | ')} |`, `|${head.map((_, i) => (i === 0 ? '---' : '---:')).join('|')}|`);
@@ -531,6 +550,7 @@ export function markdown(report: BenchReport): string {
         fmt(n('heapPerObjectKB'), 2),
         fmt(n('heapEndMB'), 1),
         fmt(n('peakRssMB')),
+        n('wireMB') === undefined ? '–' : `${fmt(n('wireMB'), 1)} (${fmt(n('listWireMB'), 1)})`,
       ];
       if (relist) {
         const live = n('relistPeakLiveMB');
@@ -552,6 +572,7 @@ export function markdown(report: BenchReport): string {
     '',
     '- Every contender runs in its own process (`--expose-gc`) against the same bench-local streaming server (bench/workload/server.ts, its own process; not the emulator in src/testing/emulator), which serializes the workload once and writes as fast as the socket takes it.',
     '- sync: from starting the informer (imports done) to holding all N listed pods (lists paged 500 at a time; client-node lists unpaged, as its generated API does). heap: `heapUsed + external` after two forced GCs (Node keeps strings over ~1 MB, such as a list page, outside V8\'s heap); KB/object = (heap synced − heap base) / N.',
+    '- (e) metadata-only: the server answers PartialObjectMetadata (serialized once at startup, like the full objects); wire MB is what the server wrote to the contender (lists in brackets, relist included).',
     '- events/s and CPU µs/event: the watch phase, from opening the server\'s gate (after the synced heap is measured) to the M-th event delivered to (each) subscriber; CPU is the contender process\'s user+system time.',
     '- relist: after the M events the server sends a 410 Expired; "steady" is the heap after GC at that point; "peak sampled" the highest `heapUsed` seen (5 ms timer and every 1,000 relisted objects, garbage included); "peak live" the heap after GC at the relist\'s high-water mark (rx: the first relisted event, when old and new objects are both referenced; client-node: the list response in hand; raw: the last page parsed).',
     '',

@@ -11,7 +11,7 @@ import * as inspector from 'node:inspector';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-export const CONTENDERS = ['raw', 'rx', 'rx-strip', 'rx-lazy', 'rx-lazy-strip', 'rx-100', 'cn', 'cn-100'] as const;
+export const CONTENDERS = ['raw', 'rx', 'rx-strip', 'rx-lazy', 'rx-lazy-strip', 'rx-meta', 'rx-100', 'cn', 'cn-100'] as const;
 export type ContenderId = (typeof CONTENDERS)[number];
 
 export interface RunConfig {

@@ -4,15 +4,20 @@
  * subscribers on events$, optionally with the `stripManagedFields` transform
  * or with lazy decoding (the subscriber reads `metadata.name`, as a handler
  * that enqueues keys does: the other members stay unparsed).
+ *
+ * Contender (e): the same pipeline on `metadataOnly(Pod)` with
+ * `stripManagedFields`: the server sends PartialObjectMetadata (no spec, no
+ * status) and the cache keeps metadata without managedFields.
  */
 import { take } from 'rxjs';
-import { informer, Pod, stripManagedFields } from '../../src/index.ts';
+import { informer, metadataOnly, Pod, stripManagedFields, type KubeObject, type Resource } from '../../src/index.ts';
 import { benchKubeConfig } from './kubeconfig.ts';
 import type { Probe, RunConfig } from './probe.ts';
 
-export function runRx(config: RunConfig, probe: Probe, options: { subscribers: number; strip: boolean; lazy?: boolean }): void {
+export function runRx(config: RunConfig, probe: Probe, options: { subscribers: number; strip: boolean; lazy?: boolean; metadata?: boolean }): void {
   const kc = benchKubeConfig(config.port);
-  const pods = informer(kc, Pod, { ...(options.strip ? { transform: stripManagedFields } : {}), ...(options.lazy ? { http: { lazyDecode: true } } : {}) });
+  const resource: Resource<KubeObject> = options.metadata ? (metadataOnly(Pod) as unknown as Resource<KubeObject>) : Pod;
+  const pods = informer(kc, resource, { ...(options.strip ? { transform: stripManagedFields } : {}), ...(options.lazy ? { http: { lazyDecode: true } } : {}) });
   const size = () => {
     let n = -1;
     pods.store$.pipe(take(1)).subscribe((store) => (n = store.size));

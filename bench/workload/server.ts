@@ -17,6 +17,13 @@
  *   the M events; otherwise the response stays open, idle.
  * - A watch from an older resourceVersion gets the 410 ERROR event at once.
  *
+ * - Metadata-only answers, as kube-apiserver gives them: a list whose `Accept`
+ *   asks for `as=PartialObjectMetadataList` gets a PartialObjectMetadataList
+ *   of PartialObjectMetadata items; a watch asking for `as=PartialObjectMetadata`
+ *   gets events whose objects are PartialObjectMetadata. They are serialized
+ *   once at startup too (counted in `setupMs`), so serving them is as cheap as
+ *   serving full objects, and the contenders, not the server, set the pace.
+ *
  * IPC from the runner: `{ type: 'reset', maxEvents? }` (before each contender
  * run: closes every connection, re-arms the go gate and the 410, zeroes the
  * counters, and optionally sends only the first `maxEvents` events on a
@@ -44,6 +51,10 @@ export interface ServerReady {
   readonly listBytes: number;
   readonly watchBytes: number;
   readonly meanPodBytes: number;
+  /** The same, metadata-only (PartialObjectMetadata). */
+  readonly metaListBytes: number;
+  readonly metaWatchBytes: number;
+  readonly meanMetaPodBytes: number;
   readonly setupMs: number;
 }
 
@@ -53,6 +64,9 @@ export interface ServerCounters {
   goRequests: number;
   expiredSent: number;
   watchBytesWritten: number;
+  listBytesWritten: number;
+  /** Requests answered metadata-only. */
+  metadataRequests: number;
 }
 
 const CHUNK_BYTES = 512 * 1024;
@@ -69,32 +83,61 @@ function listItem(state: PodState): Buffer {
   return Buffer.from(JSON.stringify(item));
 }
 
-/** Serializes the workload once. */
+/** A pod as a PartialObjectMetadata, as kube-apiserver writes it (list items and watch objects alike). */
+function partialJson(pod: Record<string, unknown>): string {
+  return `{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":${JSON.stringify(pod['metadata'])}}`;
+}
+
+/** Watch lines packed into ~512 KiB chunks, with where each event starts. */
+class EventStream {
+  readonly chunks: Buffer[] = [];
+  readonly eventChunk: Uint32Array;
+  readonly eventOffset: Uint32Array;
+  bytes = 0;
+  private parts: string[] = [];
+  private partBytes = 0;
+  private e = 0;
+  constructor(events: number) {
+    this.eventChunk = new Uint32Array(events);
+    this.eventOffset = new Uint32Array(events);
+  }
+  push(line: string): void {
+    if (this.partBytes + line.length > CHUNK_BYTES) this.flush();
+    this.eventChunk[this.e] = this.chunks.length;
+    this.eventOffset[this.e] = this.partBytes; // ASCII only: characters are bytes
+    this.parts.push(line);
+    this.partBytes += line.length;
+    this.e++;
+  }
+  flush(): void {
+    if (this.parts.length === 0) return;
+    const buffer = Buffer.from(this.parts.join(''));
+    this.chunks.push(buffer);
+    this.bytes += buffer.length;
+    this.parts = [];
+    this.partBytes = 0;
+  }
+}
+
+/** Serializes the workload once, whole and metadata-only. */
 function build(config: WorkloadConfig) {
   const { pods, events } = config;
   const initial: Buffer[] = new Array(pods);
+  const metaInitial: Buffer[] = new Array(pods);
   let listBytes = 0;
+  let metaListBytes = 0;
   for (let i = 0; i < pods; i++) {
-    const buffer = listItem({ index: i, resourceVersion: i + 1, revision: 0 });
+    const state = { index: i, resourceVersion: i + 1, revision: 0 };
+    const buffer = listItem(state);
     initial[i] = buffer;
     listBytes += buffer.length;
+    const meta = Buffer.from(partialJson(makePod(state)));
+    metaInitial[i] = meta;
+    metaListBytes += meta.length;
   }
-  const chunks: Buffer[] = [];
-  const eventChunk = new Uint32Array(events);
-  const eventOffset = new Uint32Array(events);
-  let parts: string[] = [];
-  let partBytes = 0;
-  let watchBytes = 0;
-  const flush = () => {
-    if (parts.length === 0) return;
-    const buffer = Buffer.from(parts.join(''));
-    chunks.push(buffer);
-    watchBytes += buffer.length;
-    parts = [];
-    partBytes = 0;
-  };
+  const full = new EventStream(events);
+  const meta = new EventStream(events);
   const play = playEvents(pods, events, config.seed);
-  let e = 0;
   let final: PodState[] = [];
   for (;;) {
     const step = play.next();
@@ -102,26 +145,32 @@ function build(config: WorkloadConfig) {
       final = step.value;
       break;
     }
-    const line = `{"type":"${step.value.type}","object":${JSON.stringify(makePod(step.value.pod))}}\n`;
-    if (partBytes + line.length > CHUNK_BYTES) flush();
-    eventChunk[e] = chunks.length;
-    eventOffset[e] = partBytes; // ASCII only: characters are bytes
-    parts.push(line);
-    partBytes += line.length;
-    e++;
+    const pod = makePod(step.value.pod);
+    full.push(`{"type":"${step.value.type}","object":${JSON.stringify(pod)}}\n`);
+    meta.push(`{"type":"${step.value.type}","object":${partialJson(pod)}}\n`);
   }
-  flush();
-  const finalItems = config.relist ? final.map(listItem) : [];
+  full.flush();
+  meta.flush();
+  const finalStates = config.relist ? final : [];
   return {
     initial: { items: initial, resourceVersion: pods, tag: 'i' } satisfies Snapshot,
-    final: { items: finalItems, resourceVersion: pods + events, tag: 'f' } satisfies Snapshot,
+    final: { items: finalStates.map(listItem), resourceVersion: pods + events, tag: 'f' } satisfies Snapshot,
+    metaInitial: { items: metaInitial, resourceVersion: pods, tag: 'i' } satisfies Snapshot,
+    metaFinal: { items: finalStates.map((state) => Buffer.from(partialJson(makePod(state)))), resourceVersion: pods + events, tag: 'f' } satisfies Snapshot,
     finalCount: final.length,
-    chunks,
-    eventChunk,
-    eventOffset,
+    full,
+    meta,
     listBytes,
-    watchBytes,
+    watchBytes: full.bytes,
+    metaListBytes,
+    metaWatchBytes: meta.bytes,
   };
+}
+
+/** Whether a request's Accept asks for metadata only (what rx-informer and client-go's metadata client send). */
+function wantsMetadata(request: http.IncomingMessage, list: boolean): boolean {
+  const accept = request.headers.accept ?? '';
+  return accept.includes(list ? 'as=PartialObjectMetadataList;g=meta.k8s.io;v=v1' : 'as=PartialObjectMetadata;g=meta.k8s.io;v=v1');
 }
 
 function status(code: number, reason: string, message: string): string {
@@ -137,7 +186,7 @@ export async function serve(config: WorkloadConfig): Promise<{ ready: ServerRead
   let waiting: (() => void)[] = [];
   /** Events a watch sends at most (set per run: the 100 client-node informers take fewer). */
   let eventLimit = config.events;
-  const counters: ServerCounters = { listRequests: 0, watchRequests: 0, goRequests: 0, expiredSent: 0, watchBytesWritten: 0 };
+  const counters: ServerCounters = { listRequests: 0, watchRequests: 0, goRequests: 0, expiredSent: 0, watchBytesWritten: 0, listBytesWritten: 0, metadataRequests: 0 };
   const sockets = new Set<Socket>();
 
   const write = (response: http.ServerResponse, buffer: Buffer): Promise<boolean> =>
@@ -155,15 +204,17 @@ export async function serve(config: WorkloadConfig): Promise<{ ready: ServerRead
       response.on('close', onClose);
     });
 
-  const list = async (url: URL, response: http.ServerResponse) => {
+  const list = async (url: URL, response: http.ServerResponse, metadata: boolean) => {
     counters.listRequests++;
+    if (metadata) counters.metadataRequests++;
     const limit = Number(url.searchParams.get('limit') ?? '0');
     const token = url.searchParams.get('continue');
-    let snapshot: Snapshot = expired ? data.final : data.initial;
+    const [initial, final] = metadata ? [data.metaInitial, data.metaFinal] : [data.initial, data.final];
+    let snapshot: Snapshot = expired ? final : initial;
     let offset = 0;
     if (token) {
       const decoded = JSON.parse(Buffer.from(token, 'base64url').toString()) as { s: 'i' | 'f'; o: number };
-      snapshot = decoded.s === 'f' ? data.final : data.initial;
+      snapshot = decoded.s === 'f' ? final : initial;
       offset = decoded.o;
     }
     const total = snapshot.items.length;
@@ -171,10 +222,15 @@ export async function serve(config: WorkloadConfig): Promise<{ ready: ServerRead
     const meta: Record<string, unknown> = { resourceVersion: String(snapshot.resourceVersion) };
     if (end < total) {
       meta.continue = Buffer.from(JSON.stringify({ s: snapshot.tag, o: end })).toString('base64url');
-      meta.remainingItemCount = total - end;
+      // kube-apiserver v1.20 does not copy remainingItemCount into a PartialObjectMetadataList (10d).
+      if (!metadata) meta.remainingItemCount = total - end;
     }
     response.writeHead(200, { 'Content-Type': 'application/json' });
-    const head = Buffer.from(`{"kind":"PodList","apiVersion":"v1","metadata":${JSON.stringify(meta)},"items":[`);
+    const head = Buffer.from(
+      metadata
+        ? `{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","metadata":${JSON.stringify(meta)},"items":[`
+        : `{"kind":"PodList","apiVersion":"v1","metadata":${JSON.stringify(meta)},"items":[`,
+    );
     const comma = Buffer.from(',');
     const BATCH = 400;
     let first = true;
@@ -185,14 +241,19 @@ export async function serve(config: WorkloadConfig): Promise<{ ready: ServerRead
         first = false;
         parts.push(snapshot.items[i]!);
       }
-      if (!(await write(response, Buffer.concat(parts)))) return;
+      const buffer = Buffer.concat(parts);
+      if (!(await write(response, buffer))) return;
+      counters.listBytesWritten += buffer.length;
     }
-    if (offset >= end) await write(response, head);
+    if (offset >= end && (await write(response, head))) counters.listBytesWritten += head.length;
     response.end(']}\n');
+    counters.listBytesWritten += 3;
   };
 
-  const watch = async (url: URL, response: http.ServerResponse) => {
+  const watch = async (url: URL, response: http.ServerResponse, metadata: boolean) => {
     counters.watchRequests++;
+    if (metadata) counters.metadataRequests++;
+    const stream = metadata ? data.meta : data.full;
     const rvParam = url.searchParams.get('resourceVersion') ?? '';
     const timeoutSeconds = Number(url.searchParams.get('timeoutSeconds') ?? '0');
     const current = expired ? data.final.resourceVersion : data.initial.resourceVersion;
@@ -209,10 +270,10 @@ export async function serve(config: WorkloadConfig): Promise<{ ready: ServerRead
       if (from === config.pods && !go) await new Promise<void>((resolve) => waiting.push(resolve));
       const first = from - config.pods;
       // Whole pre-serialized chunks, cut at the first and the last event sent.
-      const lastChunk = end < config.events ? data.eventChunk[end]! : data.chunks.length - 1;
-      for (let chunk = data.eventChunk[first]!; chunk <= lastChunk; chunk++) {
-        const whole = data.chunks[chunk]!;
-        const buffer = whole.subarray(chunk === data.eventChunk[first] ? data.eventOffset[first]! : 0, end < config.events && chunk === lastChunk ? data.eventOffset[end]! : whole.length);
+      const lastChunk = end < config.events ? stream.eventChunk[end]! : stream.chunks.length - 1;
+      for (let chunk = stream.eventChunk[first]!; chunk <= lastChunk; chunk++) {
+        const whole = stream.chunks[chunk]!;
+        const buffer = whole.subarray(chunk === stream.eventChunk[first] ? stream.eventOffset[first]! : 0, end < config.events && chunk === lastChunk ? stream.eventOffset[end]! : whole.length);
         if (buffer.length > 0 && !(await write(response, buffer))) return;
         counters.watchBytesWritten += buffer.length;
       }
@@ -243,7 +304,8 @@ export async function serve(config: WorkloadConfig): Promise<{ ready: ServerRead
     }
     if (url.pathname === '/api/v1/pods' && request.method === 'GET') {
       const isWatch = url.searchParams.get('watch');
-      void (isWatch === '1' || isWatch === 'true' ? watch(url, response) : list(url, response)).catch((error: unknown) => {
+      const watching = isWatch === '1' || isWatch === 'true';
+      void (watching ? watch(url, response, wantsMetadata(request, false)) : list(url, response, wantsMetadata(request, true))).catch((error: unknown) => {
         if (!response.headersSent) response.writeHead(500, { 'Content-Type': 'application/json' });
         response.end(status(500, 'InternalError', String(error)));
       });
@@ -267,6 +329,9 @@ export async function serve(config: WorkloadConfig): Promise<{ ready: ServerRead
     listBytes: data.listBytes,
     watchBytes: data.watchBytes,
     meanPodBytes: Math.round(n > 0 ? data.listBytes / n : data.watchBytes / Math.max(1, config.events)),
+    metaListBytes: data.metaListBytes,
+    metaWatchBytes: data.metaWatchBytes,
+    meanMetaPodBytes: Math.round(n > 0 ? data.metaListBytes / n : data.metaWatchBytes / Math.max(1, config.events)),
     setupMs: Math.round(performance.now() - started),
   };
   return {
@@ -280,7 +345,7 @@ export async function serve(config: WorkloadConfig): Promise<{ ready: ServerRead
       expired = false;
       for (const resolve of waiting) resolve();
       waiting = [];
-      counters.listRequests = counters.watchRequests = counters.goRequests = counters.expiredSent = counters.watchBytesWritten = 0;
+      counters.listRequests = counters.watchRequests = counters.goRequests = counters.expiredSent = counters.watchBytesWritten = counters.listBytesWritten = counters.metadataRequests = 0;
       return previous;
     },
     close: () =>

@@ -37,7 +37,14 @@ describe('bench smoke', () => {
       }
       // One list (and one relist) per informer: the server saw what the contender claims.
       expect(run.server?.expiredSent, contender).toBe(contender === 'cn-100' ? 0 : 1);
+      // Only the metadata-only contender asks for PartialObjectMetadata: list pages, relist pages and watches.
+      if (contender === 'rx-meta') expect(run.server?.metadataRequests, contender).toBe((run.server?.listRequests ?? 0) + (run.server?.watchRequests ?? 0));
+      else expect(run.server?.metadataRequests, contender).toBe(0);
+      expect(run.wireMB, contender).toBeGreaterThan(0);
     }
+    const wire = (c: string) => scenario!.runs.find((r) => r.contender === c)!.wireMB!;
+    // The same lists and events, metadata only: fewer bytes.
+    expect(wire('rx-meta')).toBeLessThan(wire('rx'));
 
     const written = JSON.parse(readFileSync(join(dir, 'smoke.json'), 'utf8')) as BenchReport;
     expect(written.machine.cores).toBeGreaterThan(0);
