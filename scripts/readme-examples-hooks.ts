@@ -4,12 +4,11 @@
  * (package.json's exports point at dist/, which may be stale or not built).
  */
 import { registerHooks } from 'node:module';
+import { PACKAGE_ENTRIES } from './packageEntries.ts';
 
-const SOURCES: Readonly<Record<string, string>> = {
-  'rx-informer': new URL('../src/index.ts', import.meta.url).href,
-  'rx-informer/testing': new URL('../src/testing/index.ts', import.meta.url).href,
-  'rx-informer/leaderelection': new URL('../src/leaderelection/index.ts', import.meta.url).href,
-};
+const SOURCES: Readonly<Record<string, string>> = Object.fromEntries(
+  Object.entries(PACKAGE_ENTRIES).map(([name, path]) => [name, new URL(`../${path}`, import.meta.url).href]),
+);
 
 registerHooks({
   resolve(specifier, context, nextResolve) {

@@ -27,6 +27,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import ts from 'typescript';
+import { PACKAGE_ENTRIES } from './packageEntries.ts';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -175,11 +176,7 @@ export function writeWorkspace(blocks: readonly Block[]): Workspace {
           noEmit: true,
           // A block without imports is a module all the same: no block sees another's names.
           moduleDetection: 'force',
-          paths: {
-            'rx-informer': [fromDir('src/index.ts')],
-            'rx-informer/testing': [fromDir('src/testing/index.ts')],
-            'rx-informer/leaderelection': [fromDir('src/leaderelection/index.ts')],
-          },
+          paths: Object.fromEntries(Object.entries(PACKAGE_ENTRIES).map(([name, path]) => [name, [fromDir(path)]])),
         },
         include: ['*.ts'],
       },

@@ -5,7 +5,8 @@
  */
 import { KubeConfig } from '@kubernetes/client-node';
 import { EMPTY, Subscription, switchMap } from 'rxjs';
-import { ConfigMap, controller, informer } from '../../src/index.ts';
+import { ConfigMap, informer } from '../../src/index.ts';
+import { controller } from '../../src/controller/index.ts';
 import { leaderElection } from '../../src/leaderelection/index.ts';
 
 const [file, identity = `replica-${process.pid}`] = process.argv.slice(2);

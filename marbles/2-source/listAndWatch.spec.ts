@@ -3,16 +3,8 @@ import { TestScheduler } from 'rxjs/testing';
 import { take, type Observable } from 'rxjs';
 import { z } from 'zod';
 import { errorFromStatus } from '../../src/0-model/errors.ts';
-import {
-  InformerError,
-  KubeObject,
-  decoder,
-  kubeObject,
-  listAndWatch,
-  type ListAndWatchOptions,
-  type SourceEvent,
-  type WatchFrame,
-} from '../../src/index.ts';
+import { InformerError, KubeObject, kubeObject } from '../../src/index.ts';
+import { decoder, listAndWatch, type ListAndWatchOptions, type SourceEvent, type WatchFrame } from '../../src/pipeline.ts';
 import {
   fakeListWatch,
   httpFailure,

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { TestScheduler } from 'rxjs/testing';
 import { Subject } from 'rxjs';
+import { InformerError, type KubeObject } from '../../src/index.ts';
 import {
-  InformerError,
   deltaFifo,
   isTombstone,
   type BatchCause,
@@ -10,9 +10,8 @@ import {
   type DeltaType,
   type Deltas,
   type FifoOutput,
-  type KubeObject,
   type SourceEvent,
-} from '../../src/index.ts';
+} from '../../src/pipeline.ts';
 
 type Obj = KubeObject;
 const o = (name: string, rv: string, namespace = 'ns'): Obj => ({ metadata: { name, namespace, resourceVersion: rv } });

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { TestScheduler } from 'rxjs/testing';
 import { map, timer } from 'rxjs';
-import { InformerError, deltaFifo, processDeltas, type SourceEvent, type Delta, type DeltaType, type Deltas, type FifoOutput, type KubeObject } from '../../src/index.ts';
+import { InformerError, type KubeObject } from '../../src/index.ts';
+import { deltaFifo, processDeltas, type SourceEvent, type Delta, type DeltaType, type Deltas, type FifoOutput } from '../../src/pipeline.ts';
 
 type Obj = KubeObject;
 const o = (name: string, rv: string): Obj => ({ metadata: { name, namespace: 'ns', resourceVersion: rv } });

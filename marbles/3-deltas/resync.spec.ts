@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { TestScheduler } from 'rxjs/testing';
-import { identity } from 'rxjs';
-import { InformerError, resync, type KubeObject, type SourceEvent } from '../../src/index.ts';
+import { identity, type SchedulerAction, type SchedulerLike } from 'rxjs';
+import { InformerError, type KubeObject } from '../../src/index.ts';
+import { resync, type SourceEvent } from '../../src/pipeline.ts';
 
 type Obj = KubeObject;
 const a: Obj = { metadata: { name: 'a', namespace: 'ns', resourceVersion: '2' } };
@@ -24,22 +25,44 @@ function testScheduler(): TestScheduler {
   return new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
 }
 
+/**
+ * The test scheduler, noting the frame of every timer callback it runs: a timer
+ * leaked past unsubscription keeps adding frames. (The tick reschedules itself
+ * through `this.schedule`, so every later run goes through here too.)
+ */
+function noting(ts: TestScheduler): { scheduler: SchedulerLike; runs: number[] } {
+  const runs: number[] = [];
+  const scheduler: SchedulerLike = {
+    now: () => ts.now(),
+    schedule<S>(work: (this: SchedulerAction<S>, state?: S) => void, delay?: number, state?: S) {
+      return ts.schedule(function (this: SchedulerAction<S>, value?: S) {
+        runs.push(ts.now());
+        work.call(this, value);
+      }, delay, state);
+    },
+  };
+  return { scheduler, runs };
+}
+
 describe('resync', () => {
   it('ticks every period, counted from the first replace; nothing before it', () => {
     const ts = testScheduler();
-    ts.run(({ hot, expectObservable }) => {
+    ts.run(({ hot, expectObservable, expectSubscriptions }) => {
       const source = hot('-a-b--R-a---S-------', events);
       const sub = '      ^-------------------!';
       // ticks at 10, 14, 18: every 4 frames from the first replace (a second replace does not restart the clock)
       expectObservable(source.pipe(resync<Obj>(4, ts)), sub).toBe('-a-b--R-a-r-S-r---r-', events);
+      expectSubscriptions(source.subscriptions).toBe(sub);
     });
   });
 
   it('keeps ticking until unsubscribed, and unsubscribing frees the timer', () => {
     const ts = testScheduler();
-    ts.run(({ cold, expectObservable, flush }) => {
+    ts.run(({ cold, expectObservable, expectSubscriptions, flush }) => {
+      ts.maxFrames = 1000; // a leaked timer would tick forever: stop the clock instead, and find it in ts.actions
       const source = cold('R', events); // never completes
       expectObservable(source.pipe(resync<Obj>(3, ts)), '^---------!').toBe('R--r--r--r', events);
+      expectSubscriptions(source.subscriptions).toBe('^---------!');
       flush();
       expect(ts.actions).toHaveLength(0);
     });
@@ -47,9 +70,11 @@ describe('resync', () => {
 
   it('frees the timer on unsubscribe (no scheduled action left)', () => {
     const ts = testScheduler();
-    ts.run(({ cold, flush }) => {
+    ts.run(({ cold, expectSubscriptions, flush }) => {
+      ts.maxFrames = 1000; // as above: a leaked timer fails the test instead of hanging it
       const seen: string[] = [];
-      const subscription = cold('-R', events)
+      const source = cold('-R', events);
+      const subscription = source
         .pipe(resync<Obj>(5, ts))
         .subscribe((e) => seen.push(`${ts.now()}:${e.type}`));
       let pending = -1;
@@ -58,15 +83,60 @@ describe('resync', () => {
       flush();
       expect(seen).toEqual(['1:replace', '6:resync', '11:resync']);
       expect(pending).toBe(0);
+      expectSubscriptions(source.subscriptions).toBe('^------------!');
     });
+  });
+
+  it('unsubscribed mid-period: the source is unsubscribed at that frame and no tick fires after it', () => {
+    const ts = testScheduler();
+    const { scheduler, runs } = noting(ts);
+    ts.run(({ hot, expectObservable, expectSubscriptions }) => {
+      ts.maxFrames = 1000; // a leaked timer would tick forever: stop the clock instead
+      const source = hot('--R-a--------', events);
+      const sub = '      ^------!';
+      // The list at 2 arms it: a tick at 6; the one due at 10 must never run.
+      expectObservable(source.pipe(resync<Obj>(4, scheduler)), sub).toBe('--R-a-r', events);
+      expectSubscriptions(source.subscriptions).toBe(sub);
+    });
+    expect(runs).toEqual([6]);
+    expect(ts.actions).toHaveLength(0);
+  });
+
+  it('completion and error stop the timer (no tick runs after them)', () => {
+    const ts = testScheduler();
+    const { scheduler, runs } = noting(ts);
+    ts.run(({ hot, expectObservable, expectSubscriptions }) => {
+      ts.maxFrames = 1000;
+      const completing = hot('R----|', events);
+      expectObservable(completing.pipe(resync<Obj>(3, scheduler))).toBe('R--r-|', events);
+      expectSubscriptions(completing.subscriptions).toBe('^----!');
+    });
+    expect(runs).toEqual([3]);
+    expect(ts.actions).toHaveLength(0);
+
+    const ts2 = testScheduler();
+    const noted = noting(ts2);
+    const failure = new Error('x');
+    ts2.run(({ hot, expectObservable, expectSubscriptions }) => {
+      ts2.maxFrames = 1000;
+      const failing = hot('R----#', events, failure);
+      expectObservable(failing.pipe(resync<Obj>(3, noted.scheduler))).toBe('R--r-#', events, failure);
+      expectSubscriptions(failing.subscriptions).toBe('^----!');
+    });
+    expect(noted.runs).toEqual([3]);
+    expect(ts2.actions).toHaveLength(0);
   });
 
   it('passes errors and completion through (and stops ticking)', () => {
     const ts = testScheduler();
-    ts.run(({ cold, expectObservable }) => {
-      expectObservable(cold('R----|', events).pipe(resync<Obj>(2, ts))).toBe('R-r-r|', events);
+    ts.run(({ cold, expectObservable, expectSubscriptions }) => {
+      const completing = cold('R----|', events);
+      expectObservable(completing.pipe(resync<Obj>(2, ts))).toBe('R-r-r|', events);
+      expectSubscriptions(completing.subscriptions).toBe('^----!');
       const failure = new Error('x');
-      expectObservable(cold('R--#', events, failure).pipe(resync<Obj>(2, ts))).toBe('R-r#', events, failure);
+      const failing = cold('R--#', events, failure);
+      expectObservable(failing.pipe(resync<Obj>(2, ts))).toBe('R-r#', events, failure);
+      expectSubscriptions(failing.subscriptions).toBe('^--!');
     });
   });
 
@@ -74,38 +144,43 @@ describe('resync', () => {
     expect(resync(0)).toBe(identity);
     expect(resync(-5)).toBe(identity);
     const ts = testScheduler();
-    ts.run(({ cold, expectObservable }) => {
-      expectObservable(cold('R-----a-|', events).pipe(resync<Obj>(0, ts))).toBe('R-----a-|', events);
+    ts.run(({ cold, expectObservable, expectSubscriptions }) => {
+      const source = cold('R-----a-|', events);
+      expectObservable(source.pipe(resync<Obj>(0, ts))).toBe('R-----a-|', events);
+      expectSubscriptions(source.subscriptions).toBe('^-------!');
     });
   });
 
   it('ticks only while the watch is established: a transport fault stops it, a failing list and watch never tick', () => {
     const ts = testScheduler();
-    ts.run(({ hot, expectObservable }) => {
+    ts.run(({ hot, expectObservable, expectSubscriptions }) => {
       // The watch fails at 2, before the first tick (3); list and watch keep failing (w: a watch opened, e/l/m: its fault) for 45 frames: no tick.
       const source = hot('R-e-w-e-w-l-w-m 30ms w-e', events);
       const sub = '      ^------------------------------------------------------------!';
       expectObservable(source.pipe(resync<Obj>(3, ts)), sub).toBe('R-e-w-e-w-l-w-m 30ms w-e', events);
+      expectSubscriptions(source.subscriptions).toBe(sub);
     });
   });
 
   it('object faults (ValidationFailed, IndexerError) do not stop it; a watch being opened does not re-arm it; a live event re-arms it with a full period', () => {
     const ts = testScheduler();
-    ts.run(({ hot, expectObservable }) => {
+    ts.run(({ hot, expectObservable, expectSubscriptions }) => {
       const source = hot('R----v-i-e-w----b---------', events);
       const sub = '      ^-------------------------!';
       // Ticks at 4 and 8 (v at 5 and i at 7 change nothing); e at 9 stops it; w at 11 does not restart it;
       // the bookmark at 16 re-arms it: ticks at 20 and 24.
       expectObservable(source.pipe(resync<Obj>(4, ts)), sub).toBe('R---rv-ire-w----b---r---r-', events);
+      expectSubscriptions(source.subscriptions).toBe(sub);
     });
   });
 
   it('re-armed by added, modified, deleted and deletedKey too, but only after a first list', () => {
     const ts = testScheduler();
-    ts.run(({ hot, expectObservable }) => {
+    ts.run(({ hot, expectObservable, expectSubscriptions }) => {
       const source = hot('a-k-R-e-k-----', events);
       const sub = '      ^-------------!';
       expectObservable(source.pipe(resync<Obj>(3, ts)), sub).toBe('a-k-R-e-k--r--', events);
+      expectSubscriptions(source.subscriptions).toBe(sub);
     });
   });
 });

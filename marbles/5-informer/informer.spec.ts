@@ -9,8 +9,8 @@ import {
   type InformerOptions,
   type KubeObject,
   type Store,
-  type WatchFrame,
 } from '../../src/index.ts';
+import { type WatchFrame } from '../../src/pipeline.ts';
 import { fakeListWatch, httpFailure, listPage, watchEvent, type FakeListWatch } from '../support/fakeListWatch.ts';
 
 const GUARD_MS = 24 * 3600_000;

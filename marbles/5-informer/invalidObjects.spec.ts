@@ -1,18 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { Subject } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
-import {
-  InformerError,
-  customResource,
-  decoder,
-  informer,
-  informerFromSource,
-  type InformerEvent,
-  type Indexers,
-  type KubeObject,
-  type SourceEvent,
-  type Store,
-} from '../../src/index.ts';
+import { InformerError, customResource, informer, type InformerEvent, type Indexers, type KubeObject, type Store } from '../../src/index.ts';
+import { decoder, informerFromSource, type SourceEvent } from '../../src/pipeline.ts';
 import { fakeListWatch, listPage, watchEvent } from '../support/fakeListWatch.ts';
 
 /**

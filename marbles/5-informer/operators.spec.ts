@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { TestScheduler } from 'rxjs/testing';
-import { generationChanged, ofType, skipResync, where, type InformerEvent, type KubeObject } from '../../src/index.ts';
+import { ofType, skipResync, type InformerEvent, type KubeObject } from '../../src/index.ts';
+import { generationChanged, where } from '../../src/controller/index.ts';
 
 type Obj = KubeObject;
 const o = (name: string, rv: string): Obj => ({ metadata: { name, namespace: 'ns', resourceVersion: rv } });

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { TestScheduler } from 'rxjs/testing';
 import { map, throwError, timer } from 'rxjs';
-import { TerminalError, controller, done, generationChanged, itemExponentialFailureRateLimiter, requeueAfter, type ReconcileOutcome } from '../../src/index.ts';
+import { TerminalError, controller, done, generationChanged, requeueAfter, type ReconcileOutcome } from '../../src/controller/index.ts';
+import { itemExponentialFailureRateLimiter } from '../../src/workqueue/index.ts';
 import { added, deleted, fakeInformer, fakeResource, kubeObj, listed, modified } from '../../src/testing/marbles.ts';
 
 const Widgets = fakeResource();

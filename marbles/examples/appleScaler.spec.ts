@@ -6,7 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { TestScheduler } from 'rxjs/testing';
 import { map, throwError } from 'rxjs';
-import { Deployment, type ReconcileOutcome } from '../../src/index.ts';
+import { Deployment } from '../../src/index.ts';
+import { type ReconcileOutcome } from '../../src/controller/index.ts';
 import { added, fakeInformer, kubeObj, listed, modified } from '../../src/testing/index.ts';
 import { MyApples, RECHECK_MS, appleScaler, type AppleClient, type MyApple } from './appleScaler.ts';
 

@@ -9,17 +9,8 @@
  */
 import { defer, from, map, type ObservableInput } from 'rxjs';
 import { z } from 'zod';
-import {
-  controller,
-  customResource,
-  Deployment,
-  done,
-  generationChanged,
-  kubeObject,
-  requeueAfter,
-  type Informer,
-  type ReconcileResult,
-} from '../../src/index.ts';
+import { customResource, Deployment, kubeObject, type Informer } from '../../src/index.ts';
+import { controller, done, generationChanged, requeueAfter, type ReconcileResult } from '../../src/controller/index.ts';
 
 export const MyApple = kubeObject({
   spec: z.looseObject({ color: z.string(), size: z.enum(['small', 'medium', 'large']).optional(), quantity: z.number().int().min(1).default(1) }),

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { isKubeObject } from '../../src/0-model/isKubeObject.ts';
-import { KubeObject, Pod, decoder } from '../../src/index.ts';
+import { KubeObject, Pod } from '../../src/index.ts';
+import { decoder } from '../../src/pipeline.ts';
 
 /** Values near the schema's edges: right and wrong types for every field it checks. */
 const maybe = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { nil: undefined, freq: 3 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { InformerError, parseRetryAfter, parseWatchLine } from '../../src/index.ts';
+import { InformerError } from '../../src/index.ts';
+import { parseRetryAfter, parseWatchLine } from '../../src/pipeline.ts';
 
 describe('parseWatchLine', () => {
   it('reads an event {type, object}', () => {

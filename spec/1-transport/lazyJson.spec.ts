@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { hasUnparsedMembers, lazyParseList, lazyParseObject, lazyParseWatchLine } from '../../src/1-transport/lazyJson.ts';
 import { parseWatchLine, parseWatchLineLazily } from '../../src/1-transport/httpTransport.ts';
-import { KubeObject, decoder } from '../../src/index.ts';
+import { KubeObject } from '../../src/index.ts';
+import { decoder } from '../../src/pipeline.ts';
 
 /** Objects shaped like Kubernetes objects, with arbitrary JSON in every member (escapes, unicode, nesting). */
 const kubeLike = fc.record(

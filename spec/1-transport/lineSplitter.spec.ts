@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { LineSplitter } from '../../src/index.ts';
+import { LineSplitter } from '../../src/pipeline.ts';
 
 type Out = string; // `line:<text>` or `oversize:<bytes>`
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { Backoff } from '../../src/index.ts';
+import { Backoff } from '../../src/pipeline.ts';
 
 /** Waits for failures at the given times. */
 const waits = (backoff: Backoff, times: readonly number[]) => times.map((t) => backoff.next(t));

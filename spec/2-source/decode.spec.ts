@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { InformerError, KubeObject, decoder, kubeObject, stripManagedFields } from '../../src/index.ts';
+import { InformerError, KubeObject, kubeObject, stripManagedFields } from '../../src/index.ts';
+import { decoder } from '../../src/pipeline.ts';
 
 const Apple = kubeObject({
   spec: z.object({ color: z.enum(['red', 'green']), quantity: z.number().int().min(1) }),

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { config, of, type ObservableInput } from 'rxjs';
-import { DeltaQueue, processDeltas, type Deltas, type FifoOutput, type KubeObject } from '../../src/index.ts';
+import { type KubeObject } from '../../src/index.ts';
+import { DeltaQueue, processDeltas, type Deltas, type FifoOutput } from '../../src/pipeline.ts';
 
 type Obj = KubeObject;
 const o = (name: string, rv = '1'): Obj => ({ metadata: { name, namespace: 'ns', resourceVersion: rv } });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { InformerError, Store, UnknownIndexError, keyOf, namespaceIndex, type Indexers } from '../../src/index.ts';
+import { InformerError, Store, UnknownIndexError, keyOf, type Indexers } from '../../src/index.ts';
+import { namespaceIndex } from '../../src/pipeline.ts';
 
 type Obj = { readonly metadata: { readonly name: string; readonly namespace?: string; readonly labels?: Record<string, string> }; readonly v: number };
 

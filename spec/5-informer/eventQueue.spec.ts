@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { EventQueue, type InformerEvent } from '../../src/index.ts';
+import { type InformerEvent } from '../../src/index.ts';
+import { EventQueue } from '../../src/pipeline.ts';
 
 type Obj = { metadata: { name: string; namespace?: string; uid: string; resourceVersion: string } };
 

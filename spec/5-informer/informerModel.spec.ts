@@ -2,22 +2,8 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { Subject } from 'rxjs';
 import { z } from 'zod';
-import {
-  InformerError,
-  customResource,
-  decoder,
-  deltaFifo,
-  informerFromSource,
-  isTombstone,
-  processDeltas,
-  keyOf,
-  kubeObject,
-  type InformerEvent,
-  type Indexers,
-  type KubeObject,
-  type SourceEvent,
-  type Store,
-} from '../../src/index.ts';
+import { InformerError, customResource, keyOf, kubeObject, type InformerEvent, type Indexers, type KubeObject, type Store } from '../../src/index.ts';
+import { decoder, deltaFifo, informerFromSource, isTombstone, processDeltas, type SourceEvent } from '../../src/pipeline.ts';
 
 /**
  * The whole informer (informerFromSource: resync → deltaFifo → reduceDeltas →

@@ -2,16 +2,8 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { Subject } from 'rxjs';
 import { z } from 'zod';
-import {
-  InformerError,
-  KubeObject,
-  customResource,
-  decoder,
-  informerFromSource,
-  type Indexers,
-  type SourceEvent,
-  type Store,
-} from '../../src/index.ts';
+import { InformerError, KubeObject, customResource, type Indexers, type Store } from '../../src/index.ts';
+import { decoder, informerFromSource, type SourceEvent } from '../../src/pipeline.ts';
 
 /**
  * Faults in user code never end the informer: random index functions,

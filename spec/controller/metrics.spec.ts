@@ -1,19 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { Registry } from 'prom-client';
 import { NEVER, Subject, concat, type Observable } from 'rxjs';
+import { InformerError } from '../../src/index.ts';
+import { informerFromSource, type SourceEvent } from '../../src/pipeline.ts';
+import { type ControllerMetrics } from '../../src/controller/index.ts';
+import { createRateLimitingQueue } from '../../src/workqueue/index.ts';
 import {
-  InformerError,
   controllerFamilies,
-  createRateLimitingQueue,
   informerFamilies,
-  informerFromSource,
   informerMetrics$,
   promClientMetrics,
   toPrometheusText,
   workqueueFamilies,
-  type ControllerMetrics,
-  type SourceEvent,
-} from '../../src/index.ts';
+} from '../../src/metrics/index.ts';
 import { fakeResource, kubeObj } from '../../src/testing/index.ts';
 
 const ctl: ControllerMetrics = {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { from, toArray, lastValueFrom } from 'rxjs';
-import { and, annotationsChanged, generationChanged, labelsChanged, not, or, resourceVersionChanged, where, type InformerEvent, type KubeObject } from '../../src/index.ts';
+import { type InformerEvent, type KubeObject } from '../../src/index.ts';
+import { and, annotationsChanged, generationChanged, labelsChanged, not, or, resourceVersionChanged, where } from '../../src/controller/index.ts';
 
 const o = (uid: string, generation: number, rv: string, labels: Record<string, string> = {}, annotations: Record<string, string> = {}): KubeObject => ({
   metadata: { name: 'x', namespace: 'ns', uid, generation, resourceVersion: rv, labels, annotations },

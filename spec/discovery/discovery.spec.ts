@@ -4,15 +4,14 @@ import {
   AmbiguousResourceError,
   ResourceNameError,
   UnknownResourceError,
-  assembleDiscovery,
   discover,
-  parseGroupVersions,
   resolveResource,
   resourceName,
   watchableResources,
   type DiscoveredResource,
   type Discovery,
 } from '../../src/index.ts';
+import { assembleDiscovery, parseGroupVersions } from '../../src/pipeline.ts';
 import { startApiServer, type ApiServer } from '../../src/testing/emulator/index.ts';
 import { fixture } from '../emulator/helpers.ts';
 

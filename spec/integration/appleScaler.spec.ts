@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { filter, firstValueFrom } from 'rxjs';
 import { AppsV1Api } from '@kubernetes/client-node';
-import { Deployment, informerFactory, type ReconcileOutcome } from '../../src/index.ts';
+import { Deployment, informerFactory } from '../../src/index.ts';
+import { type ReconcileOutcome } from '../../src/controller/index.ts';
 import { MY_APPLES, startApiServer } from '../../src/testing/index.ts';
 import { MyApples, appleScaler, type AppleClient } from '../../marbles/examples/appleScaler.ts';
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { filter, firstValueFrom, take, toArray } from 'rxjs';
-import { ConfigMap, httpListWatch, informer, type InformerEvent } from '../../src/index.ts';
+import { ConfigMap, informer, type InformerEvent } from '../../src/index.ts';
+import { httpListWatch } from '../../src/pipeline.ts';
 import { configMap, json, smallServer } from './smallServer.ts';
 import { hasUnparsedMembers } from '../../src/1-transport/lazyJson.ts';
 

@@ -1,4 +1,4 @@
-import { Backoff } from '../index.ts';
+import { Backoff } from '../pipeline.ts';
 import { count, messageOf } from './format.ts';
 import type { SinkTarget } from './sinkUrl.ts';
 

@@ -4,7 +4,18 @@
  * Returns the divergences found (empty: the informer conformed).
  */
 import type { Subscription } from 'rxjs';
-import { ConfigMap, Pod, httpListWatch, informer, type Informer, type InformerError, type KubeObject, type ListWatch, type Resource, type Store } from '../../../src/index.ts';
+import {
+  ConfigMap,
+  Pod,
+  informer,
+  type Informer,
+  type InformerError,
+  type KubeObject,
+  type ListWatch,
+  type Resource,
+  type Store,
+} from '../../../src/index.ts';
+import { httpListWatch } from '../../../src/pipeline.ts';
 import { startApiServer, type ApiServer, type Fault, type FaultMatch, type RequestRecord } from '../../../src/testing/index.ts';
 import { describeRecord, expectedFor, faultFired, matchErrors, type Expected } from './expect.ts';
 import { ServerHistory, SubscriberView, snapshotDiff, snapshotOf, type Snapshot } from './history.ts';

@@ -1,0 +1,57 @@
+/**
+ * rx-informer/pipeline: the stages of an informer one by one, for building
+ * your own pipeline or testing a stage. `informer()` (the root entry) wires
+ * them together; most users never need this entry.
+ *
+ *   1-transport  httpListWatch → ListWatch (the only I/O), line splitting, lazy JSON
+ *   2-source     listAndWatch: the reflector, its recovery rules and backoff
+ *   3-deltas     resync, deltaFifo, processDeltas
+ *   4-store      reduceDeltas, the Store's batches, the namespace index
+ *   5-informer   informerFromSource, EventQueue
+ */
+
+// 1 · transport
+export {
+  METADATA_LIST_ACCEPT,
+  METADATA_WATCH_ACCEPT,
+  httpListWatch,
+  parseRetryAfter,
+  parseWatchLine,
+  type HttpTransportOptions,
+} from './1-transport/httpTransport.ts';
+export { LineSplitter, type LineBytesSink, type LineSink } from './1-transport/lineSplitter.ts';
+export type { ListOptions, ListPage, ListWatch, RawWatchEvent, WatchFrame, WatchOptions } from './1-transport/listWatch.ts';
+export { collectionPath, type ListWatchTarget } from './1-transport/paths.ts';
+export { assembleDiscovery, compareVersions, parseGroupVersions, parseResourceList } from './1-transport/discovery.ts';
+export { PARTIAL_OBJECT_METADATA, toPartialObjectMetadata, typeMetaOf } from './0-model/metadata.ts';
+
+// 2 · source
+export { Backoff, type BackoffOptions } from './2-source/backoff.ts';
+export { decoder, type Decoder } from './2-source/decode.ts';
+export { listAndWatch, type ListAndWatchOptions } from './2-source/listAndWatch.ts';
+export { afterListFailure, afterWatch, isTooLargeResourceVersion, type Decision, type Next, type RecoveryCounters, type WatchEnd } from './2-source/recovery.ts';
+export type { SourceEvent, WatchEventType } from './2-source/sourceEvent.ts';
+
+// 3 · deltas
+export { deltaFifo, type DeltaFifoOptions, type KnownObjects } from './3-deltas/deltaFifo.ts';
+export { DeltaQueue } from './3-deltas/deltaQueue.ts';
+export {
+  isTombstone,
+  type BatchCause,
+  type Delta,
+  type DeltaBatch,
+  type Deltas,
+  type DeltaType,
+  type DeletedFinalStateUnknown,
+  type FifoOutput,
+} from './3-deltas/deltas.ts';
+export { processDeltas } from './3-deltas/processDeltas.ts';
+export { resync } from './3-deltas/resync.ts';
+
+// 4 · store
+export { initialState, reduceDeltas, type InformerState } from './4-store/reduceDeltas.ts';
+export { namespaceIndex, type StoreBatch } from './4-store/store.ts';
+
+// 5 · informer
+export { informerFromSource } from './5-informer/informer.ts';
+export { EventQueue } from './5-informer/eventQueue.ts';
