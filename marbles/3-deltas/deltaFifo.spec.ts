@@ -36,7 +36,7 @@ function testScheduler(): TestScheduler {
 
 describe('deltaFifo', () => {
   it('maps added → Added, modified → Updated, deleted → Deleted, one batch per source step', () => {
-    testScheduler().run(({ cold, expectObservable }) => {
+    testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
       const a1 = o('a', '1'), b2 = o('b', '2'), b3 = o('b', '3'), b4 = o('b', '4');
       const source = cold('-r-a-m-d-|', { r: replace('1', a1), a: add(b2), m: mod(b3), d: del(b4) });
       expectObservable(source.pipe(deltaFifo())).toBe('-R-A-U-D-|', {
@@ -45,22 +45,24 @@ describe('deltaFifo', () => {
         U: batch('event', '3', entry('ns/b', false, delta('Updated', b3))),
         D: batch('event', '4', entry('ns/b', false, delta('Deleted', b4))),
       });
+      expectSubscriptions(source.subscriptions).toBe('^--------!');
     });
   });
 
   it('ignores a delete of a key it has never handed on (and one already deleted)', () => {
-    testScheduler().run(({ cold, expectObservable }) => {
+    testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
       const a1 = o('a', '1');
       const source = cold('-r-x-d-y-|', { r: replace('1', a1), x: del(o('ghost', '2')), d: del(o('a', '3')), y: del(o('a', '4')) });
       expectObservable(source.pipe(deltaFifo())).toBe('-R---D---|', {
         R: batch('replace', '1', entry('ns/a', true, delta('Replaced', a1))),
         D: batch('event', '3', entry('ns/a', false, delta('Deleted', o('a', '3')))),
       });
+      expectSubscriptions(source.subscriptions).toBe('^--------!');
     });
   });
 
   it('keys by namespace/name, or name when cluster-scoped (and accepts a custom keyOf)', () => {
-    testScheduler().run(({ cold, expectObservable }) => {
+    testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
       const n = { metadata: { name: 'node-1', resourceVersion: '1' } };
       const p = o('web', '2', 'prod');
       const source = cold('-r|', { r: replace('2', n, p) });
@@ -71,11 +73,13 @@ describe('deltaFifo', () => {
       expectObservable(source.pipe(byUid)).toBe('-R|', {
         R: batch('replace', '2', entry('uid:node-1', true, delta('Replaced', n)), entry('uid:web', true, delta('Replaced', p))),
       });
+      // subscribed once by each pipe
+      expectSubscriptions(source.subscriptions).toBe(['^-!', '^-!']);
     });
   });
 
   it('replace → Replaced for every listed object, then Deleted tombstones (last known state) for known keys the list lacks', () => {
-    testScheduler().run(({ cold, expectObservable }) => {
+    testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
       const a1 = o('a', '1'), b1 = o('b', '1'), c1 = o('c', '1'), b5 = o('b', '5'), c6 = o('c', '6'), d7 = o('d', '7');
       const source = cold('-r-m-x-R-|', {
         r: replace('1', a1, b1, c1),
@@ -90,11 +94,12 @@ describe('deltaFifo', () => {
         // a was deleted by the watch: no tombstone; c was missed: a tombstone with its last known state (rv 6).
         D: batch('replace', '9', entry('ns/d', false, delta('Replaced', d7)), entry('ns/b', false, delta('Replaced', b5)), entry('ns/c', false, delta('Deleted', tomb('ns/c', c6)))),
       });
+      expectSubscriptions(source.subscriptions).toBe('^--------!');
     });
   });
 
   it('the first replace batch is emitted even when empty and marks isInInitialList; later ones do not', () => {
-    testScheduler().run(({ cold, expectObservable }) => {
+    testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
       const a2 = o('a', '2'), a3 = o('a', '3');
       const source = cold('-e-a-r-s|', { e: replace('1'), a: add(a2), r: replace('3', a3), s: replace('4') });
       expectObservable(source.pipe(deltaFifo())).toBe('-E-A-R-S|', {
@@ -103,11 +108,12 @@ describe('deltaFifo', () => {
         R: batch('replace', '3', entry('ns/a', false, delta('Replaced', a3))),
         S: batch('replace', '4', entry('ns/a', false, delta('Deleted', tomb('ns/a', a3)))),
       });
+      expectSubscriptions(source.subscriptions).toBe('^-------!');
     });
   });
 
   it('resync → Sync for every known object (no batch when nothing is known; no resourceVersion)', () => {
-    testScheduler().run(({ cold, expectObservable }) => {
+    testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
       const a1 = o('a', '1'), b1 = o('b', '1'), b2 = o('b', '2');
       const source = cold('-t-r-t-m-d-t-|', { t: tick, r: replace('1', a1, b1), m: mod(b2), d: del(a1) });
       expectObservable(source.pipe(deltaFifo())).toBe('---R-S-U-D-T-|', {
@@ -117,25 +123,46 @@ describe('deltaFifo', () => {
         D: batch('event', '1', entry('ns/a', false, delta('Deleted', a1))),
         T: batch('resync', undefined, entry('ns/b', false, delta('Sync', b2))),
       });
+      expectSubscriptions(source.subscriptions).toBe('^------------!');
     });
   });
 
   it('passes bookmark, watch and error events through untouched', () => {
-    testScheduler().run(({ cold, expectObservable }) => {
+    testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
       const error = new InformerError('ServerError', 'boom', { status: 500 });
       const events: Record<string, SourceEvent<Obj>> = {
         b: { type: 'bookmark', resourceVersion: '7' },
         w: { type: 'watch', resourceVersion: '7' },
         e: { type: 'error', error },
       };
-      expectObservable(cold('-w-b-e-|', events).pipe(deltaFifo())).toBe('-w-b-e-|', events as Record<string, FifoOutput<Obj>>);
+      const source = cold('-w-b-e-|', events);
+      expectObservable(source.pipe(deltaFifo())).toBe('-w-b-e-|', events as Record<string, FifoOutput<Obj>>);
+      expectSubscriptions(source.subscriptions).toBe('^------!');
     });
   });
 
   it('propagates the source’s error and completion', () => {
-    testScheduler().run(({ cold, expectObservable }) => {
+    testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
       const failure = new Error('source broke');
-      expectObservable(cold<SourceEvent<Obj>>('-#', undefined, failure).pipe(deltaFifo())).toBe('-#', undefined, failure);
+      const failing = cold<SourceEvent<Obj>>('-#', undefined, failure);
+      expectObservable(failing.pipe(deltaFifo())).toBe('-#', undefined, failure);
+      expectSubscriptions(failing.subscriptions).toBe('^!');
+      const completing = cold<SourceEvent<Obj>>('---|');
+      expectObservable(completing.pipe(deltaFifo())).toBe('---|');
+      expectSubscriptions(completing.subscriptions).toBe('^--!');
+    });
+  });
+
+  it('unsubscribing unsubscribes the source at that frame', () => {
+    testScheduler().run(({ hot, expectObservable, expectSubscriptions }) => {
+      const a1 = o('a', '1'), b2 = o('b', '2');
+      const source = hot('-r-a-m-d-|', { r: replace('1', a1), a: add(b2), m: mod(o('b', '3')), d: del(o('b', '4')) });
+      const sub = '       ^----!';
+      expectObservable(source.pipe(deltaFifo()), sub).toBe('-R-A-', {
+        R: batch('replace', '1', entry('ns/a', true, delta('Replaced', a1))),
+        A: batch('event', '2', entry('ns/b', false, delta('Added', b2))),
+      });
+      expectSubscriptions(source.subscriptions).toBe(sub);
     });
   });
 
@@ -217,7 +244,7 @@ describe('deltaFifo', () => {
     const deletedKey = (key: string, rv: string): SourceEvent<Obj> => ({ type: 'deletedKey', key, resourceVersion: rv });
 
     it('a relist whose list had a key as invalid: no tombstone and no Replaced for it (it exists on the server)', () => {
-      testScheduler().run(({ cold, expectObservable }) => {
+      testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
         const a1 = o('a', '1'), b1 = o('b', '1'), c1 = o('c', '1'), a2 = o('a', '2');
         const source = cold('-r-R-|', { r: replace('1', a1, b1, c1), R: replaceRejecting('5', ['ns/b'], a2) });
         expectObservable(source.pipe(deltaFifo())).toBe('-A-B-|', {
@@ -225,26 +252,30 @@ describe('deltaFifo', () => {
           // b failed validation: kept as it was; c is really gone: tombstone.
           B: batch('replace', '5', entry('ns/a', false, delta('Replaced', a2)), entry('ns/c', false, delta('Deleted', tomb('ns/c', c1)))),
         });
+        expectSubscriptions(source.subscriptions).toBe('^----!');
       });
     });
 
     it('rejectedKeys of the first list (nothing known) produce nothing', () => {
-      testScheduler().run(({ cold, expectObservable }) => {
+      testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
         const a1 = o('a', '1');
-        expectObservable(cold('-r-|', { r: replaceRejecting('1', ['ns/b'], a1) }).pipe(deltaFifo())).toBe('-A-|', {
+        const source = cold('-r-|', { r: replaceRejecting('1', ['ns/b'], a1) });
+        expectObservable(source.pipe(deltaFifo())).toBe('-A-|', {
           A: batch('replace', '1', entry('ns/a', true, delta('Replaced', a1))),
         });
+        expectSubscriptions(source.subscriptions).toBe('^--!');
       });
     });
 
     it('deletedKey → Deleted carrying the last known object (not a tombstone); ignored for an unknown key', () => {
-      testScheduler().run(({ cold, expectObservable }) => {
+      testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
         const a1 = o('a', '1');
         const source = cold('-r-x-d-y-|', { r: replace('1', a1), x: deletedKey('ns/ghost', '2'), d: deletedKey('ns/a', '3'), y: deletedKey('ns/a', '4') });
         expectObservable(source.pipe(deltaFifo())).toBe('-R---D---|', {
           R: batch('replace', '1', entry('ns/a', true, delta('Replaced', a1))),
           D: batch('event', '3', entry('ns/a', false, delta('Deleted', a1))),
         });
+        expectSubscriptions(source.subscriptions).toBe('^--------!');
       });
     });
 
@@ -281,7 +312,7 @@ describe('deltaFifo', () => {
   });
 
   it('a real delete after a relist tombstone (own knownObjects) goes out marked afterTombstone, once; with knownObjects it is dropped', () => {
-    testScheduler().run(({ cold, expectObservable }) => {
+    testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
       const a1 = o('a', '1'), b1 = o('b', '1'), b7 = o('b', '7');
       const source = cold('-r-R-d-e-|', { r: replace('1', a1, b1), R: replace('5', a1), d: del(b7), e: del(b7) });
       expectObservable(source.pipe(deltaFifo())).toBe('-A-B-D---|', {
@@ -289,6 +320,7 @@ describe('deltaFifo', () => {
         B: batch('replace', '5', entry('ns/a', false, delta('Replaced', a1)), entry('ns/b', false, delta('Deleted', tomb('ns/b', b1)))),
         D: batch('event', '7', { key: 'ns/b', deltas: [delta('Deleted', b7)], isInInitialList: false, afterTombstone: true }),
       });
+      expectSubscriptions(source.subscriptions).toBe('^--------!');
     });
   });
 });

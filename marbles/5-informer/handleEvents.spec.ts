@@ -14,7 +14,7 @@ function scheduler() {
 
 describe('handleEvents', () => {
   it('coalesces a slow handler’s backlog per key and keeps first-arrival key order', () => {
-    scheduler().run(({ cold, hot, expectObservable, flush }) => {
+    scheduler().run(({ cold, hot, expectObservable, expectSubscriptions, flush }) => {
       const a1 = obj('a', '1'), a2 = obj('a', '2'), a3 = obj('a', '3'), b1 = obj('b', '4');
       const events = hot('-w-x-y-z-----------|', { w: added(a1), x: updated(a1, a2), y: added(b1), z: updated(a2, a3) });
       const handled: string[] = [];
@@ -26,6 +26,8 @@ describe('handleEvents', () => {
       );
       // a1 runs 1→9; a2, b1 and a3 arrive meanwhile; a (merged) runs 9→17, b 17→25, then the output completes.
       expectObservable(out).toBe('-------------------------|');
+      // the source completes at 19; the output waits for the backlog
+      expectSubscriptions(events.subscriptions).toBe('^------------------!');
       flush();
       // a1 ran first; a2 and a3 merged into one update (old 1 → new 3); b waited its turn behind a.
       expect(handled).toEqual(['added:a@1', 'updated:a@3<1', 'added:b@4']);
@@ -33,7 +35,7 @@ describe('handleEvents', () => {
   });
 
   it('reports a throwing or failing handler as HandlerError and carries on', () => {
-    scheduler().run(({ hot, expectObservable }) => {
+    scheduler().run(({ hot, expectObservable, expectSubscriptions }) => {
       const events = hot('-a-b-c-|', { a: added(obj('a', '1')), b: added(obj('b', '2')), c: added(obj('c', '3')) });
       const out = events.pipe(
         handleEvents<Obj>((e) => {
@@ -44,17 +46,42 @@ describe('handleEvents', () => {
         map((error) => `${error.reason}:${error.key}`),
       );
       expectObservable(out).toBe('-a--b--|', { a: 'HandlerError:a', b: 'HandlerError:b' });
+      expectSubscriptions(events.subscriptions).toBe('^------!');
     });
   });
 
   it('dispatches to per-type handlers', () => {
-    scheduler().run(({ hot, expectObservable, flush }) => {
+    scheduler().run(({ hot, expectObservable, expectSubscriptions, flush }) => {
       const seen: string[] = [];
       const a = obj('a', '1');
       const events = hot('-a-u-|', { a: added(a), u: updated(a, obj('a', '2')) });
       expectObservable(events.pipe(handleEvents<Obj>({ updated: (e) => void seen.push(e.object.metadata.resourceVersion) }))).toBe('-----|');
+      expectSubscriptions(events.subscriptions).toBe('^----!');
       flush();
       expect(seen).toEqual(['2']);
+    });
+  });
+
+  it('unsubscribing unsubscribes the source and the running handler at that frame, and starts no other', () => {
+    scheduler().run(({ cold, hot, expectObservable, expectSubscriptions }) => {
+      const work = cold('----|');
+      const events = hot('-a-b----', { a: added(obj('a', '1')), b: added(obj('b', '2')) });
+      const sub = '       ^---!';
+      // a's handler runs 1→5 with b waiting; unsubscribed at 4.
+      expectObservable(events.pipe(handleEvents<Obj>(() => work)), sub).toBe('----');
+      expectSubscriptions(events.subscriptions).toBe(sub);
+      expectSubscriptions(work.subscriptions).toBe('-^--!');
+    });
+  });
+
+  it('an error from the source ends the output and stops the running handler', () => {
+    scheduler().run(({ cold, hot, expectObservable, expectSubscriptions }) => {
+      const failure = new Error('source broke');
+      const work = cold('-----|');
+      const events = hot('-a-#', { a: added(obj('a', '1')) }, failure);
+      expectObservable(events.pipe(handleEvents<Obj>(() => work))).toBe('---#', undefined, failure);
+      expectSubscriptions(events.subscriptions).toBe('^--!');
+      expectSubscriptions(work.subscriptions).toBe('-^-!');
     });
   });
 });

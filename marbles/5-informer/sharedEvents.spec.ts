@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Observable, ReplaySubject, take } from 'rxjs';
+import { TestScheduler } from 'rxjs/testing';
 import { Store } from '../../src/4-store/store.ts';
 import type { InformerEvent } from '../../src/4-store/informerEvent.ts';
 import type { InformerState } from '../../src/4-store/reduceDeltas.ts';
@@ -32,6 +33,30 @@ function states() {
 }
 
 const names = (events: InformerEvent<Obj>[]) => events.map((e) => `${e.isInInitialList ? 'i' : ''}${e.object.metadata.name}`);
+
+/** Marble values for a state stream: state `A` adds object a to the store, `B` then adds b, and so on; each step's events are its `added` event. */
+function stateSteps(...added: string[]): Record<string, InformerState<Obj>> {
+  let store = Store.empty<Obj>();
+  const values: Record<string, InformerState<Obj>> = {};
+  for (const name of added) {
+    const object = obj(name);
+    store = store.update([[`ns/${name}`, object]]);
+    values[name.toUpperCase()] = { store, synced: true, resourceVersion: '', events: [{ type: 'added', object, isInInitialList: false }], errors: [], step: 'event' };
+  }
+  return values;
+}
+
+/** Marble values for the events: `i` a's added event in a snapshot; `b`, `c`, `d` live added events. */
+const eventValues: Record<string, InformerEvent<Obj>> = {
+  i: { type: 'added', object: obj('a'), isInInitialList: true },
+  b: { type: 'added', object: obj('b'), isInInitialList: false },
+  c: { type: 'added', object: obj('c'), isInInitialList: false },
+  d: { type: 'added', object: obj('d'), isInInitialList: false },
+};
+
+function testScheduler(): TestScheduler {
+  return new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
+}
 
 describe('sharedEvents', () => {
   it('one upstream subscription for every subscriber; each gets the snapshot, then live events', () => {
@@ -106,5 +131,55 @@ describe('sharedEvents', () => {
     expect(names(got)).toEqual(['ia', 'ia']);
     expect(completed).toBe(2);
     expect(s.counts()).toEqual({ subscriptions: 2, active: 0 });
+  });
+
+  describe('the shared subscription to the state stream (marbles)', () => {
+    it('is taken by the first subscriber and ended at the frame the last one leaves', () => {
+      testScheduler().run(({ hot, expectObservable, expectSubscriptions }) => {
+        const state$ = hot('-A--B--C--D---', stateSteps('a', 'b', 'c', 'd'));
+        const events$ = sharedEvents(state$);
+        const first = '     ^-----!';
+        const second = '    ---^--------!';
+        // first: the snapshot of A as it comes, then b; second joins at 3: A's snapshot at once, then live events.
+        expectObservable(events$, first).toBe('-i--b-', eventValues);
+        expectObservable(events$, second).toBe('---ib--c--d-', eventValues);
+        expectSubscriptions(state$.subscriptions).toBe('^-----------!');
+      });
+    });
+
+    it('a sole subscriber that unsubscribes early ends it at that frame', () => {
+      testScheduler().run(({ hot, expectObservable, expectSubscriptions }) => {
+        const state$ = hot('-A--B--C--', stateSteps('a', 'b', 'c'));
+        const sub = '       ^---!';
+        expectObservable(sharedEvents(state$), sub).toBe('-i--', eventValues);
+        expectSubscriptions(state$.subscriptions).toBe(sub);
+      });
+    });
+
+    it('is taken afresh by a subscriber that comes after the last one left', () => {
+      testScheduler().run(({ hot, expectObservable, expectSubscriptions }) => {
+        const state$ = hot('-----A--B--C--', stateSteps('a', 'b', 'c'));
+        const events$ = sharedEvents(state$);
+        // the first leaves at 2, before any state; the second connects afresh at 3: its snapshot is A, at 5
+        expectObservable(events$, '^-!').toBe('--', eventValues);
+        expectObservable(events$, '---^-------!').toBe('-----i--b--', eventValues);
+        expectSubscriptions(state$.subscriptions).toBe(['^-!', '---^-------!']);
+      });
+    });
+
+    it('ends when the state stream completes or fails, passing that on', () => {
+      testScheduler().run(({ hot, expectObservable, expectSubscriptions }) => {
+        const completing = hot('-A--B--|', stateSteps('a', 'b'));
+        const completed$ = sharedEvents(completing);
+        expectObservable(completed$).toBe('-i--b--|', eventValues);
+        expectObservable(completed$, '--^-------').toBe('--i-b--|', eventValues);
+        expectSubscriptions(completing.subscriptions).toBe('^------!');
+
+        const failure = new Error('state stream broke');
+        const failing = hot('-A--#', stateSteps('a'), failure);
+        expectObservable(sharedEvents(failing)).toBe('-i--#', eventValues, failure);
+        expectSubscriptions(failing.subscriptions).toBe('^---!');
+      });
+    });
   });
 });
