@@ -15,6 +15,50 @@ function run(body: (helpers: Parameters<Parameters<TestScheduler['run']>[0]>[0],
 }
 
 describe('controller (virtual time)', () => {
+  it('keyFilter keeps keys out of the queue (e.g. keys of shards another replica holds), from every input', () => {
+    run(({ cold }, scheduler) => {
+      const widgets = fakeInformer(Widgets, cold('l-m', { l: listed('1', kubeObj('a'), kubeObj('b')), m: modified(kubeObj('c', { resourceVersion: '2' })) }));
+      const reconciled: string[] = [];
+      const ctl = controller({ for: widgets, scheduler, keyFilter: (key) => key !== 'default/b', reconcile: (key) => void reconciled.push(key) });
+      ctl.outcomes$.subscribe();
+      scheduler.flush();
+      expect(reconciled).toEqual(['default/a', 'default/c']);
+    });
+  });
+
+  it('a predicate, a watches map or a keyFilter that throws is reported on errors$ with the key, and the controller goes on', () => {
+    run(({ cold }, scheduler) => {
+      const widgets = fakeInformer(Widgets, cold('l--m', { l: listed('1', kubeObj('a'), kubeObj('boom')), m: modified(kubeObj('a', { resourceVersion: '2' })) }));
+      const gadgets = fakeInformer(Gadgets, cold('l', { l: listed('1', kubeObj('g1'), kubeObj('g2')) }));
+      const reconciled: string[] = [];
+      const ctl = controller({
+        for: widgets,
+        watches: [{ informer: gadgets, map: (o) => (o.metadata.name === 'g2' ? (undefined as unknown as string[]) : ['default/a']) }],
+        predicate: (e) => {
+          if (e.object.metadata.name === 'boom') throw new Error('predicate bug');
+          return true;
+        },
+        keyFilter: (key) => {
+          if (key === 'default/a' && scheduler.now() === 3) throw new Error('filter bug');
+          return true;
+        },
+        scheduler,
+        reconcile: (key) => void reconciled.push(`${key}@${scheduler.now()}`),
+      });
+      const errors: string[] = [];
+      ctl.errors$.subscribe((e) => errors.push(`${e.reason} ${e.key ?? '-'}: ${e.message.replace(/^controller \w+: /, '')}`));
+      ctl.outcomes$.subscribe();
+      scheduler.flush();
+      expect(errors).toEqual([
+        'HandlerError default/boom: predicate threw for default/boom: predicate bug',
+        'HandlerError default/g2: a watches map threw for default/g2: returned undefined, not an array of keys',
+        'HandlerError default/a: keyFilter threw for default/a: filter bug',
+      ]);
+      // boom passed despite its predicate fault; a's update at 3 was kept out by its filter fault.
+      expect(reconciled).toEqual(['default/a@0', 'default/boom@0']);
+    });
+  });
+
   it('starts reconciling only once synced, dedups keys queued meanwhile, and never runs a key twice at once', () => {
     run(({ cold }, scheduler) => {
       const a1 = kubeObj('a', { resourceVersion: '2' });

@@ -18,6 +18,7 @@ import {
   type ObservableInput,
   type SchedulerLike,
 } from 'rxjs';
+import { InformerError, describeThrown } from '../0-model/errors.ts';
 import { keyOf, splitKey, type KubeObject } from '../0-model/objects.ts';
 import type { InformerEvent } from '../4-store/informerEvent.ts';
 import type { Store } from '../4-store/store.ts';
@@ -55,6 +56,12 @@ export interface ControllerOptions<T extends KubeObject> {
   readonly watches?: readonly { readonly informer: Informer<KubeObject>; readonly map: (object: KubeObject) => readonly string[] }[];
   /** Filters the primary resource's events (see predicates). Default: all pass. */
   readonly predicate?: Predicate<T>;
+  /**
+   * Only keys it returns true for are queued, whatever input they come from: for example
+   * `shards.owns` (rx-informer/leaderelection), so a replica never queues a key of a shard
+   * another replica holds. Default: every key.
+   */
+  readonly keyFilter?: (key: string) => boolean;
   /**
    * Brings the world in line with the object at `key`. Return (or emit last)
    * a {@link ReconcileResult}; throw or error to retry with backoff; throw a
@@ -96,6 +103,13 @@ export interface Controller {
    * Completes after `stop()` once in-flight reconciles are done.
    */
   readonly outcomes$: Observable<ReconcileOutcome>;
+  /**
+   * Faults in the user's functions that route events to keys (`predicate`, a `watches` map,
+   * `keyFilter`), as `HandlerError`s with the key where known; the controller goes on. A
+   * predicate that throws lets its key through (one reconcile too many beats one missed);
+   * a key filter that throws keeps its key out (a key of another replica's shard must not run).
+   */
+  readonly errors$: Observable<InformerError>;
   /** Stops taking events and new work; completes when in-flight reconciles have finished. */
   stop(): Observable<void>;
   /** The metrics now. */
@@ -171,27 +185,46 @@ export function controller<T extends KubeObject>(options: ControllerOptions<T>):
     }
   };
 
-  const enqueue = (keys: readonly string[]) => {
+  const errors$ = new Subject<InformerError>();
+  /** Runs a user function; a throw is reported and `fallback` stands for its answer. */
+  const guarded = <R>(what: string, key: string | undefined, fallback: R, run: () => R): R => {
+    try {
+      return run();
+    } catch (error) {
+      errors$.next(new InformerError('HandlerError', `controller ${name}: ${what} threw${key ? ` for ${key}` : ''}: ${describeThrown(error)}`, { phase: 'handler', key, cause: error }));
+      return fallback;
+    }
+  };
+  const keyFilter = options.keyFilter;
+
+  const enqueue = (keys: Iterable<string>) => {
     if (stopped) return;
-    for (const key of keys) queue.add(key);
+    for (const key of keys) if (!keyFilter || guarded('keyFilter', key, false, () => keyFilter(key) === true)) queue.add(key);
   };
 
   const feeds = (): Subscription => {
     const subscription = new Subscription();
     subscription.add(
       primary.events$.subscribe((event: InformerEvent<T>) => {
-        if (!predicate || predicate(event)) enqueue([keyOf(event.object)]);
+        const key = keyOf(event.object);
+        if (!predicate || guarded('predicate', key, true, () => predicate(event))) enqueue([key]);
       }),
     );
     for (const owned of options.owns ?? []) {
       subscription.add(owned.events$.subscribe((event) => enqueue(ownerKeysOf(event, primary.resource))));
     }
     for (const watch of options.watches ?? []) {
+      const mapped = (object: KubeObject) =>
+        guarded('a watches map', keyOf(object), [] as readonly string[], () => {
+          const keys = watch.map(object);
+          if (!Array.isArray(keys)) throw new TypeError(`returned ${typeof keys}, not an array of keys`);
+          return keys;
+        });
       subscription.add(
         watch.informer.events$.subscribe((event) => {
-          const keys = new Set(watch.map(event.object));
-          if (event.type === 'updated') for (const key of watch.map(event.oldObject)) keys.add(key);
-          enqueue([...keys]);
+          const keys = new Set(mapped(event.object));
+          if (event.type === 'updated') for (const key of mapped(event.oldObject)) keys.add(key);
+          enqueue(keys);
         }),
       );
     }
@@ -295,6 +328,7 @@ export function controller<T extends KubeObject>(options: ControllerOptions<T>):
     name,
     queue,
     outcomes$,
+    errors$: errors$.asObservable(),
     metrics$: outcomes$.pipe(map(metrics)),
     stop: () => {
       stopped = true;
