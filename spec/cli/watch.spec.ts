@@ -97,6 +97,71 @@ describe('rx-informer watch against the emulator', () => {
     }
   });
 
+  it('--all picks up a CRD installed while it runs, and lets go of one whose CRD is deleted: one line, no more requests', async () => {
+    const t = collector();
+    const w = await watchCommand(api.kubeConfig, { resources: [], all: true, output: 'pretty', namespaces: ['orchard', 'elsewhere'] }, t.terminal);
+    try {
+      await w.synced;
+      api.registerCustomResource({ group: 'fresh.example.com', version: 'v1', plural: 'pears', kind: 'Pear' });
+      await until(() => t.err.includes('synced pears.fresh.example.com in orchard: 0 objects') && t.err.includes('synced pears.fresh.example.com in elsewhere: 0 objects'));
+      api.create('pears.fresh.example.com', { apiVersion: 'fresh.example.com/v1', kind: 'Pear', metadata: { name: 'conference', namespace: 'orchard' }, spec: { ripe: true } });
+      await until(() => t.out.some((l) => / ADDED {3}pears\.fresh\.example\.com orchard\/conference$/.test(l)));
+
+      // As a real server may have it: the resource is gone (its watches end, the next request is a 404) before the CRD's DELETED event
+      // comes. The watch in "elsewhere" saw no event: it ends "very short" (under a second old), which is no news either.
+      const notFound = api.faults.add({ match: { path: /\/pears/ }, times: Infinity, fault: { type: 'status', code: 404, reason: 'NotFound', message: 'the server could not find the requested resource' } });
+      api.faults.add({ live: true, match: { path: /\/pears/ }, fault: { type: 'closeWatch' } });
+      await api.waitForRequest((r) => r.path.includes('/pears') && r.status === 404);
+      api.delete('customresourcedefinitions', undefined, 'pears.fresh.example.com');
+      const rediscovery = api.nextRequest((r) => r.path === '/apis');
+      await until(() => t.err.filter((l) => l.startsWith('- stopped watching')).length === 2);
+      // By path: once the resource is gone, the log cannot name it.
+      const pears = () => api.requests.filter((r) => r.path.includes('/pears'));
+      const atStop = pears().length;
+      // A bounded wait: discovery runs again (it must not start pears anew), then a later, unrelated event arrives.
+      await rediscovery;
+      api.create('configmaps', { metadata: { name: 'later', namespace: 'orchard' } });
+      await until(() => t.out.some((l) => l.endsWith('ADDED   configmaps orchard/later')));
+
+      expect(t.err.filter((l) => /^[-+!]/.test(l))).toEqual([
+        '+ watching pears.fresh.example.com in orchard (new resource)',
+        '+ watching pears.fresh.example.com in elsewhere (new resource)',
+        '- stopped watching pears.fresh.example.com in orchard: customresourcedefinition pears.fresh.example.com was deleted',
+        '- stopped watching pears.fresh.example.com in elsewhere: customresourcedefinition pears.fresh.example.com was deleted',
+      ]);
+      expect(pears().length).toBe(atStop);
+      expect(pears().filter((r) => r.status === 404)).toHaveLength(notFound.hits);
+      expect(pears().filter((r) => r.watch && r.status === 200).every((r) => r.ended !== undefined)).toBe(true);
+    } finally {
+      w.stop();
+    }
+  });
+
+  it('--all leaves out a resource it may not list, and leaves it alone: no retries in the background', async () => {
+    const forbidden = api.faults.add({ match: { resource: 'leases' }, times: Infinity, fault: { type: 'status', code: 403, reason: 'Forbidden', message: 'leases.coordination.k8s.io is forbidden' } });
+    const t = collector();
+    const w = await watchCommand(api.kubeConfig, { resources: [], all: true, output: 'pretty' }, t.terminal);
+    try {
+      await w.synced;
+      expect(t.err.filter((l) => l.startsWith('!'))).toEqual(['! not watching leases.coordination.k8s.io: forbidden (403): leases.coordination.k8s.io is forbidden']);
+      const leases = () => api.requests.filter((r) => r.resource === 'leases').length;
+      const atSync = leases();
+      // A bounded wait longer than an informer's first retry (0.8–1.6 s): configmaps' watch ends at once (a very short
+      // watch), then fails, and comes back after two backoffs (at least 0.8 + 1.6 s); a leases informer still running
+      // would have retried by then.
+      const from = api.requests.length;
+      api.faults.add({ match: { resource: 'configmaps', watch: true }, fault: { type: 'status', code: 500, reason: 'InternalError', message: 'try later' } });
+      api.faults.add({ live: true, match: { resource: 'configmaps' }, fault: { type: 'closeWatch' } });
+      await api.waitForRequest((r) => r.seq > from && r.resource === 'configmaps' && r.status === 200, 10_000);
+      expect(leases()).toBe(atSync);
+      api.create('configmaps', { metadata: { name: 'still-here', namespace: 'default' } });
+      await until(() => t.out.some((l) => l.endsWith('ADDED   configmaps default/still-here')));
+    } finally {
+      w.stop();
+      forbidden.remove();
+    }
+  });
+
   it('posts each event to --webhook, and reports failed deliveries without blocking the watch', async () => {
     const received: unknown[] = [];
     let failNext = 1;
@@ -166,6 +231,11 @@ describe('rx-informer watch against the emulator', () => {
     const t = collector();
     await expect(watchCommand(api.kubeConfig, { resources: ['nope'], all: false, output: 'pretty' }, t.terminal)).rejects.toThrow(
       new UsageError(`the server doesn't have a resource type "nope"`),
+    );
+    api.registerCustomResource({ group: 'a.example.com', version: 'v1', plural: 'certificates', kind: 'Certificate' });
+    api.registerCustomResource({ group: 'b.example.com', version: 'v1', plural: 'certificates', kind: 'Certificate' });
+    await expect(watchCommand(api.kubeConfig, { resources: ['certificates'], all: false, output: 'pretty' }, t.terminal)).rejects.toThrow(
+      new UsageError('"certificates" is ambiguous: it could be certificates.v1.a.example.com, certificates.v1.b.example.com; name the group (e.g. certificates.a.example.com)'),
     );
     const dead = new KubeConfig();
     dead.loadFromOptions({

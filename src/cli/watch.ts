@@ -1,8 +1,23 @@
 import { firstValueFrom, Subscription } from 'rxjs';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { InformerError, informerFactory, resourceName, type ErrorReason, type Informer, type KubeObject } from '../index.ts';
-// Discovery is not (yet) part of the public API.
-import { discover, findResource, isWatchable, toResource, type DiscoveredResource } from '../1-transport/discovery.ts';
+import {
+  InformerError,
+  ResourceNameError,
+  discover,
+  dynamicInformerFactory,
+  informerFactory,
+  isWatchable,
+  resolveResource,
+  resourceName,
+  toResource,
+  watchableResources,
+  type DiscoveredResource,
+  type Discovery,
+  type DynamicEvent,
+  type ErrorReason,
+  type Informer,
+  type KubeObject,
+} from '../index.ts';
 import { count, jsonLine, messageOf } from './format.ts';
 import { prettyLine, toRecord } from './record.ts';
 import { isSecretResource, secretRedactor } from './redact.ts';
@@ -77,14 +92,14 @@ export function explain(error: unknown, server: string, secret = false): string 
   return messageOf(error);
 }
 
-/** Resolves the resources to watch, or says clearly why it cannot. */
-export function resolveResources(found: readonly DiscoveredResource[], command: Pick<WatchCommand, 'resources' | 'all'>): DiscoveredResource[] {
-  if (command.all) return found.filter(isWatchable);
+/** Resolves the resources to watch, or says clearly why it cannot (an ambiguous name: which groups serve it). */
+export function resolveResources(found: Discovery, command: Pick<WatchCommand, 'resources' | 'all'>): DiscoveredResource[] {
+  if (command.all) return watchableResources(found);
   if (command.resources.length === 0) throw new UsageError('name at least one resource (e.g. `pods deployments`) or use --all');
   const chosen: DiscoveredResource[] = [];
   for (const name of command.resources.flatMap((n) => n.split(',')).filter(Boolean)) {
-    const resource = findResource(found, name);
-    if (!resource) throw new UsageError(`the server doesn't have a resource type "${name}"`);
+    const resource = resolveResource(found, name);
+    if (resource instanceof ResourceNameError) throw new UsageError(resource.message);
     if (!isWatchable(resource)) throw new UsageError(`${resourceName(resource)} cannot be listed and watched (verbs: ${resource.verbs.join(', ')})`);
     if (!chosen.includes(resource)) chosen.push(resource);
   }
@@ -97,10 +112,18 @@ interface Watched {
   /** What progress and problems call it: `pods`, or `pods in shop` when several namespaces are watched. */
   readonly label: string;
   readonly secret: boolean;
-  readonly informer: Informer<KubeObject>;
-  readonly subscription: Subscription;
+  /** The informer, and what this command subscribed to it (both replaced when a dynamic watch hands over a new one). */
+  informer: Informer<KubeObject>;
+  subscription: Subscription;
   count: number;
   synced: boolean;
+  /**
+   * With --all: what was seen of a resource being removed (a watch that ended at once, a 404) since its last event.
+   * Each is reported from its second time on: the first may only mean its CRD is being deleted, which ends it with one line of its own.
+   */
+  readonly hints: Set<ErrorReason>;
+  /** With --all: takes the resource out of its dynamic watch, so that nothing keeps its informer running. */
+  readonly drop?: () => void;
 }
 
 /**
@@ -109,34 +132,32 @@ interface Watched {
  * one line per change (with a compact diff for updates) and hands it to the
  * sinks. Each event is shown in isolation: one that cannot be formatted or
  * sent costs one line on stderr, nothing more.
+ *
+ * With --all the informers come from a dynamic factory: a resource served
+ * later (a CRD installed while it runs) is watched from then on
+ * (`+ watching …`), and one whose CRD is deleted or that is no longer served
+ * is let go with one line (`- stopped watching …`) and no more requests.
  */
 export async function watchCommand(kc: KubeConfig, command: WatchCommand, terminal: Terminal): Promise<Watching> {
   const server = kc.getCurrentCluster()?.server ?? '(no server)';
-  let discovered;
+  let discovered: Discovery;
   try {
     discovered = await firstValueFrom(discover(kc));
   } catch (error) {
     throw new UsageError(explain(error, server));
   }
   for (const failure of discovered.failures) terminal.err(`! discovery of ${failure.groupVersion} failed: ${messageOf(failure.error)}`);
-  const chosen = resolveResources(discovered.resources, command);
+  const chosen = resolveResources(discovered, command);
   if (chosen.length === 0) throw new UsageError('no resource to watch');
 
   const utc = command.utc === true;
   const redact = command.showSecretValues ? undefined : secretRedactor();
   const factory = informerFactory(kc);
   const namespaces = command.namespaces?.length ? command.namespaces : [undefined];
+  const selectors = { labelSelector: command.labelSelector, fieldSelector: command.fieldSelector };
+  const labelOf = (d: DiscoveredResource, namespace: string | undefined) => (d.namespaced && namespaces.length > 1 ? `${resourceName(d)} in ${namespace}` : resourceName(d));
+  /** Every resource watched so far (with --all, ended ones too). */
   const watched: Watched[] = [];
-  for (const d of chosen) {
-    for (const namespace of namespaces) {
-      const informer = factory.informer(toResource(d), { namespace, labelSelector: command.labelSelector, fieldSelector: command.fieldSelector });
-      // A cluster-scoped resource is one informer whatever the namespace.
-      if (watched.some((w) => w.informer === informer)) continue;
-      const name = resourceName(d);
-      const label = d.namespaced && namespaces.length > 1 ? `${name} in ${namespace}` : name;
-      watched.push({ name, label, secret: isSecretResource(d), informer, subscription: new Subscription(), count: 0, synced: false });
-    }
-  }
 
   const now = terminal.now ?? (() => new Date());
   const started = Date.now();
@@ -145,7 +166,8 @@ export async function watchCommand(kc: KubeConfig, command: WatchCommand, termin
   const synced = new Promise<void>((resolve) => (resolveSynced = resolve));
   let resolveFailed: (sentence: string) => void = () => undefined;
   const failed = new Promise<string>((resolve) => (resolveFailed = resolve));
-  const live = new Set(watched);
+  /** The resources watched now. */
+  const live = new Set<Watched>();
 
   const showProgress = () => {
     const all = [...live];
@@ -172,6 +194,7 @@ export async function watchCommand(kc: KubeConfig, command: WatchCommand, termin
   const giveUp = (w: Watched, error: InformerError) => {
     w.subscription.unsubscribe();
     live.delete(w);
+    w.drop?.();
     if (error.reason === 'BadRequest') return resolveFailed(`cannot watch ${w.label}: ${explain(error, server, w.secret)}`);
     if (live.size === 0) {
       if (watched.length === 1) return resolveFailed(`cannot watch ${w.label}: ${explain(error, server, w.secret)}`);
@@ -203,24 +226,124 @@ export async function watchCommand(kc: KubeConfig, command: WatchCommand, termin
     }
   };
 
-  for (const w of watched) {
-    w.subscription.add(
+  /** Subscribes to a resource's informer: sync progress, problems, one line per change. */
+  const attach = (w: Watched) => {
+    const subscription = new Subscription();
+    w.subscription = subscription;
+    subscription.add(
       w.informer.state$.subscribe((state) => {
         w.count = state.store.size;
         if (state.synced && !w.synced) {
           w.synced = true;
-          if (!terminal.status) terminal.err(`synced ${w.label}: ${count(state.store.size, 'object')}`);
+          // A resource that comes after the first sync has its own line, on a terminal too.
+          if (!terminal.status || allSynced) terminal.err(`synced ${w.label}: ${count(state.store.size, 'object')}`);
           checkAllSynced();
         }
       }),
     );
-    w.subscription.add(
+    subscription.add(
       w.informer.errors$.subscribe((error) => {
-        if (!w.synced && error.phase === 'list' && PERMANENT.has(error.reason)) giveUp(w, error);
-        else terminal.err(`! ${w.label}: ${explain(error, server, w.secret)}`);
+        if (!w.synced && error.phase === 'list' && PERMANENT.has(error.reason)) return giveUp(w, error);
+        if (w.drop && (error.reason === 'NotFound' || error.reason === 'VeryShortWatch') && !w.hints.has(error.reason)) return void w.hints.add(error.reason);
+        terminal.err(`! ${w.label}: ${explain(error, server, w.secret)}`);
       }),
     );
-    w.subscription.add(w.informer.events$.subscribe((event) => show(w, event)));
+    subscription.add(
+      w.informer.events$.subscribe((event) => {
+        w.hints.clear();
+        show(w, event);
+      }),
+    );
+  };
+
+  const watching = new Subscription();
+  if (!command.all) {
+    for (const d of chosen) {
+      for (const namespace of namespaces) {
+        const informer = factory.informer(toResource(d), { namespace, ...selectors });
+        // A cluster-scoped resource is one informer whatever the namespace.
+        if (watched.some((w) => w.informer === informer)) continue;
+        watched.push({ name: resourceName(d), label: labelOf(d, namespace), secret: isSecretResource(d), informer, subscription: new Subscription(), count: 0, synced: false, hints: new Set() });
+      }
+    }
+    for (const w of watched) live.add(w);
+    for (const w of watched) attach(w);
+  } else {
+    const dynamic = dynamicInformerFactory(kc, { factory });
+    /** The resources each dynamic watch runs now, by label. */
+    const byLabel = new Map<string, Watched>();
+    const reported = new Set<string>();
+    watching.add(
+      dynamic.errors$.subscribe((error) => {
+        // Discovery keeps its last answer and the CRD watch retries (a 410 is routine): say it once per kind of fault.
+        if (error.reason === 'Expired' || error.reason === 'Gone' || reported.has(error.reason)) return;
+        reported.add(error.reason);
+        terminal.err(`! resources installed or removed from now on may go unnoticed: ${explain(error, server)}`);
+      }),
+    );
+    namespaces.forEach((namespace, i) => {
+      // Cluster-scoped resources are watched once, by the first namespace's watch.
+      const left = new Set<string>();
+      const selection = (d: DiscoveredResource) => (i === 0 || d.namespaced) && !left.has(resourceName(d));
+      let current: Subscription | undefined;
+      const subscribe = () => {
+        const previous = current;
+        // Discovery replays its latest answer: the new watch hands over the same informers at once, then the old one lets go.
+        current = dynamic.watch(selection, { namespace, ...selectors }).subscribe((event) => onDynamic(event, namespace, drop));
+        watching.add(current);
+        if (previous) {
+          previous.unsubscribe();
+          watching.remove(previous);
+        }
+      };
+      const drop = (name: string) => {
+        left.add(name);
+        subscribe();
+      };
+      subscribe();
+    });
+
+    function onDynamic(event: DynamicEvent<KubeObject>, namespace: string | undefined, drop: (name: string) => void): void {
+      if (event.type === 'unresolved') return;
+      const name = resourceName(event.resource);
+      const label = labelOf(event.resource, namespace);
+      const w = byLabel.get(label);
+      if (event.type === 'started') {
+        if (w) {
+          // The same resource from a dynamic watch that replaced its predecessor: carry on with the new informer.
+          w.subscription.unsubscribe();
+          w.informer = event.informer;
+          attach(w);
+          return;
+        }
+        const added: Watched = {
+          name,
+          label,
+          secret: isSecretResource(event.resource),
+          informer: event.informer,
+          subscription: new Subscription(),
+          count: 0,
+          synced: false,
+          hints: new Set(),
+          drop: () => {
+            byLabel.delete(label);
+            drop(name);
+          },
+        };
+        watched.push(added);
+        live.add(added);
+        byLabel.set(label, added);
+        if (allSynced) terminal.err(`+ watching ${label} (new resource)`);
+        attach(added);
+        return;
+      }
+      if (!w || w.informer !== event.informer) return;
+      w.subscription.unsubscribe();
+      live.delete(w);
+      byLabel.delete(label);
+      terminal.err(`- stopped watching ${label}: ${event.message}`);
+      checkAllSynced();
+    }
   }
 
   return {
@@ -228,6 +351,7 @@ export async function watchCommand(kc: KubeConfig, command: WatchCommand, termin
     failed,
     stop: () => {
       if (ticker) clearInterval(ticker);
+      watching.unsubscribe();
       for (const w of watched) w.subscription.unsubscribe();
     },
   };
