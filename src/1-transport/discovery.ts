@@ -3,6 +3,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { InformerError } from '../0-model/errors.ts';
 import { customResource, type Resource } from '../0-model/resources.ts';
 import { getJson, type HttpTransportOptions } from './httpTransport.ts';
+import { isRecord } from '../util/isRecord.ts';
 
 /** One resource as discovery describes it. */
 export interface DiscoveredResource {
@@ -39,9 +40,6 @@ export interface Discovery {
   readonly failures: readonly DiscoveryFailure[];
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function strings(value: unknown): string[] {
   return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];

@@ -11,6 +11,7 @@ import { lazyParseList, lazyParseWatchLine } from './lazyJson.ts';
 import { LineSplitter, type LineBytesSink, type LineSink } from './lineSplitter.ts';
 import type { ListOptions, ListPage, ListWatch, RawWatchEvent, WatchFrame, WatchOptions } from './listWatch.ts';
 import { collectionPath, queryString, type ListWatchTarget } from './paths.ts';
+import { isRecord } from '../util/isRecord.ts';
 
 /** Tuning of the HTTP transport (see docs/transport.md). */
 export interface HttpTransportOptions {
@@ -329,9 +330,6 @@ function httpError(response: http.IncomingMessage, body: Buffer, phase: ErrorPha
   return errorFromStatus(status, parseJson(body.toString('utf8')), phase, retryAfter);
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function toListPage(body: unknown, shape?: (item: unknown) => unknown): ListPage | undefined {
   if (!isRecord(body) || !Array.isArray(body.items)) return undefined;
