@@ -2,7 +2,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { PACKAGE_ENTRIES } from '../../scripts/packageEntries.ts';
-import { ROOT } from '../../scripts/readme-examples.ts';
+import { ROOT } from '../../scripts/readmeExamples.ts';
 
 const pkg = JSON.parse(readFileSync(`${ROOT}/package.json`, 'utf8')) as { exports: Record<string, { types: string; default: string } | string> };
 

@@ -1,7 +1,7 @@
 /**
  * The documentation's code works: every ```ts block of README.md and
  * docs/*.md compiles under the repository's strict options and, unless marked
- * `no-run`, runs to a clean exit by itself (scripts/readme-examples.ts).
+ * `no-run`, runs to a clean exit by itself (scripts/readmeExamples.ts).
  *
  * A few probe blocks share the compiled program with the real ones, to show
  * that each kind of breakage is caught: a type error, the narrowing that
@@ -20,7 +20,7 @@ import {
   writeWorkspace,
   type Block,
   type Workspace,
-} from '../../scripts/readme-examples.ts';
+} from '../../scripts/readmeExamples.ts';
 
 /** Generous: a run takes a few seconds (loading the sources), and a hang is what this bounds, not speed. */
 const RUN_TIMEOUT_MS = 90_000;

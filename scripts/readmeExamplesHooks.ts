@@ -1,5 +1,5 @@
 /**
- * Loaded with `node --import` by readme-examples.ts: documentation examples
+ * Loaded with `node --import` by readmeExamples.ts: documentation examples
  * import the package by its name, and this makes that name mean the sources
  * (package.json's exports point at dist/, which may be stale or not built).
  */

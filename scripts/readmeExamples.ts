@@ -5,7 +5,7 @@
  *
  * - `rx-informer` and `rx-informer/testing` resolve to the sources
  *   (src/index.ts, src/testing/index.ts): through tsconfig `paths` for the
- *   compiler, through a module resolve hook (readme-examples-hooks.ts) for Node.
+ *   compiler, through a module resolve hook (readmeExamplesHooks.ts) for Node.
  * - Each block must stand alone: no block sees another's declarations.
  * - A run passes when the process exits 0 by itself within the time limit, so
  *   an example must also let go of what it started (unsubscribe, close the
@@ -19,7 +19,7 @@
  * | ```ts no-run       | yes      | no  | (needs something we do not have here, such as a real cluster)
  * | ```ts fragment     | no       | no  | (deliberately incomplete: a signature sketch, an excerpt)
  *
- * Run it with `node scripts/readme-examples.ts [files…]`; `npm test` runs it
+ * Run it with `node scripts/readmeExamples.ts [files…]`; `npm test` runs it
  * through spec/repo/readme.spec.ts.
  */
 import { spawn } from 'node:child_process';
@@ -129,7 +129,7 @@ function compile(dir: string, files: readonly string[]): Map<string, string[]> {
 }
 
 function run(dir: string, file: string, timeoutMs: number): Promise<string | undefined> {
-  const hooks = pathToFileURL(join(ROOT, 'scripts/readme-examples-hooks.ts')).href;
+  const hooks = pathToFileURL(join(ROOT, 'scripts/readmeExamplesHooks.ts')).href;
   return new Promise((resolveRun) => {
     const child = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', '--import', hooks, join(dir, file)], {
       cwd: dir,

@@ -6,7 +6,7 @@
  * checks that the tarball ships no source maps pointing at an unshipped `src/`
  * and holds the LICENSE. Run by `.ci/run` after `npm test`:
  *
- *   node scripts/pack-check.ts
+ *   node scripts/packCheck.ts
  *
  * Exits 1 on any failure. Dependencies come from npm's cache when they are there
  * (`--prefer-offline`), so it costs seconds, not a download.
@@ -16,7 +16,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import ts from 'typescript';
-import { ROOT, blocksOf, documentationFiles } from './readme-examples.ts';
+import { ROOT, blocksOf, documentationFiles } from './readmeExamples.ts';
 
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 const started = performance.now();
