@@ -77,7 +77,7 @@ export {
   type DiscoveryOptions,
   type GroupVersion,
   type ResourceNameReason,
-} from './1-transport/discovery.ts';
+} from './discovery/discovery.ts';
 export {
   dynamicInformerFactory,
   type DynamicEvent,
@@ -86,4 +86,4 @@ export {
   type DynamicWatchOptions,
   type EndReason,
   type Selection,
-} from './dynamic/dynamicInformers.ts';
+} from './discovery/dynamicInformers.ts';

@@ -22,7 +22,7 @@ export {
 export { LineSplitter, type LineBytesSink, type LineSink } from './1-transport/lineSplitter.ts';
 export type { ListOptions, ListPage, ListWatch, RawWatchEvent, WatchFrame, WatchOptions } from './1-transport/listWatch.ts';
 export { collectionPath, type ListWatchTarget } from './1-transport/paths.ts';
-export { assembleDiscovery, compareVersions, parseGroupVersions, parseResourceList } from './1-transport/discovery.ts';
+export { assembleDiscovery, compareVersions, parseGroupVersions, parseResourceList } from './discovery/discovery.ts';
 export { PARTIAL_OBJECT_METADATA, toPartialObjectMetadata, typeMetaOf } from './0-model/metadata.ts';
 
 // 2 · source

@@ -12,7 +12,7 @@ import { firstValueFrom, type Observable } from 'rxjs';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { KubeConfig } from '@kubernetes/client-node';
 import { ConfigMap, InformerError } from '../../src/index.ts';
-import { discover } from '../../src/1-transport/discovery.ts';
+import { discover } from '../../src/discovery/discovery.ts';
 import { DEFAULT_REQUEST_TIMEOUT_MS, getJson, httpListWatch, type HttpTransportOptions } from '../../src/1-transport/httpTransport.ts';
 import { startApiServer, type ApiServer } from '../../src/testing/index.ts';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_DEPTH, TOO_DEEP, brief, diffObjects, formatChanges, jsonEqual, limitDepth } from '../../src/cli/diff.ts';
-import { findResource, parseResourceList } from '../../src/1-transport/discovery.ts';
+import { findResource, parseResourceList } from '../../src/discovery/discovery.ts';
 import { readFileSync } from 'node:fs';
 
 describe('diffObjects', () => {

@@ -2,7 +2,7 @@ import { Observable, catchError, forkJoin, map, of, switchMap } from 'rxjs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { InformerError } from '../0-model/errors.ts';
 import { customResource, type Resource } from '../0-model/resources.ts';
-import { getJson, type HttpTransportOptions } from './httpTransport.ts';
+import { getJson, type HttpTransportOptions } from '../1-transport/httpTransport.ts';
 import { isRecord } from '../util/isRecord.ts';
 
 /** One resource as discovery describes it. */

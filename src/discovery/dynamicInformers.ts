@@ -32,7 +32,7 @@ import {
   type DiscoveredResource,
   type Discovery,
   type DiscoveryOptions,
-} from '../1-transport/discovery.ts';
+} from './discovery.ts';
 import { informerFactory, type FactoryOptions, type InformerFactory } from '../5-informer/factory.ts';
 import type { Informer, InformerOptions } from '../5-informer/informer.ts';
 
