@@ -6,7 +6,7 @@
  * Every fault kind is described once: its parameters in {@link FaultParams} and
  * its behaviour in {@link FAULT_KINDS}. The lists (`FAULT_TYPES`), the
  * request/watch split and the matching derive from these two; the appliers
- * (http.ts for request faults, watch.ts for watch faults) switch exhaustively,
+ * (http/requestFaults.ts for request faults, watch.ts for watch faults) switch exhaustively,
  * so adding a kind is: one entry in each, then whatever the compiler asks for.
  */
 
@@ -67,7 +67,7 @@ export interface FaultRequestInfo {
 
 interface FaultKind {
   /**
-   * `request`: answered before the request is handled (http.ts).
+   * `request`: answered before the request is handled (http/requestFaults.ts).
    * `watch`: applied by the watch stream (watch.ts), also to watches already open (`live: true`).
    */
   readonly target: 'request' | 'watch';

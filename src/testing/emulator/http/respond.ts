@@ -1,0 +1,78 @@
+/**
+ * Writing answers: the request log entry, kube-apiserver's headers, JSON bodies
+ * (Content-Length up to 2 KiB, chunked above, indented for curl), `Status` errors
+ * and the single-ERROR-line watch answer.
+ */
+import type { OutgoingHttpHeaders } from 'node:http';
+import type { RequestRecord } from '../request-log.ts';
+import type { ApiError } from '../status.ts';
+import { errorLine } from '../watch.ts';
+import type { Ctx } from './request.ts';
+
+/** Go's net/http sends Content-Length when the whole body fits its 2 KiB buffer, else chunked. */
+const CHUNK_THRESHOLD = 2048;
+
+export function record(ctx: Ctx, status: number): RequestRecord {
+  const i = ctx.info;
+  return ctx.core.log.add({
+    method: i.method,
+    path: i.path,
+    query: i.query,
+    watch: i.watch,
+    ...(i.group !== undefined ? { group: i.group } : {}),
+    ...(i.version !== undefined ? { version: i.version } : {}),
+    ...(i.resource !== undefined ? { resource: i.resource } : {}),
+    ...(i.namespace !== undefined ? { namespace: i.namespace } : {}),
+    ...(i.name !== undefined ? { name: i.name } : {}),
+    ...(i.subresource !== undefined ? { subresource: i.subresource } : {}),
+    status,
+    ...(ctx.fault ? { fault: ctx.fault.type, faultId: ctx.faultId } : {}),
+    ...(ctx.req.headers['user-agent'] ? { userAgent: ctx.req.headers['user-agent'] } : {}),
+  });
+}
+
+export function headers(ctx: Ctx, extra: Record<string, string> = {}): OutgoingHttpHeaders {
+  const h: OutgoingHttpHeaders = { 'Cache-Control': 'no-cache, private', 'Content-Type': 'application/json' };
+  if (ctx.apf) {
+    h['X-Kubernetes-Pf-Flowschema-Uid'] = ctx.apfUids.flowSchema;
+    h['X-Kubernetes-Pf-Prioritylevel-Uid'] = ctx.apfUids.priorityLevel;
+  }
+  return { ...h, ...extra };
+}
+
+/** Writes a JSON body (`body` already serialized with its trailing newline). */
+export function send(ctx: Ctx, status: number, body: string, extra: Record<string, string> = {}): void {
+  const { res } = ctx;
+  if (res.headersSent || res.destroyed) return;
+  record(ctx, status);
+  let text = body;
+  if (ctx.pretty) text = JSON.stringify(JSON.parse(body), null, 2);
+  const h = headers(ctx, extra);
+  const bytes = Buffer.byteLength(text);
+  if (bytes <= CHUNK_THRESHOLD) {
+    h['Content-Length'] = String(bytes);
+    res.writeHead(status, h);
+    res.end(text);
+  } else {
+    res.writeHead(status, h);
+    res.write(text);
+    res.end();
+  }
+}
+
+export function sendJson(ctx: Ctx, status: number, value: unknown): void {
+  send(ctx, status, `${JSON.stringify(value)}\n`);
+}
+
+export function sendError(ctx: Ctx, err: ApiError): void {
+  send(ctx, err.code, `${JSON.stringify(err.status)}\n`, err.headers);
+}
+
+/** A watch error after the parameters were accepted: HTTP 200 and exactly one ERROR line, then the end (04a). */
+export function sendWatchError(ctx: Ctx, err: ApiError, ended: NonNullable<RequestRecord['ended']>): void {
+  const rec = record(ctx, 200);
+  rec.ended = ended;
+  if (ended === 'fault') rec.faultFiredAt = rec.at;
+  ctx.res.writeHead(200, headers(ctx));
+  ctx.res.end(errorLine(err.status));
+}
