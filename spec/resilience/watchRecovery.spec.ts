@@ -84,6 +84,8 @@ describe('a clean end', () => {
     api.faults.add({ match: { watch: true }, fault: { type: 'closeWatch', afterEvents: 2 } });
     live = run(api, ConfigMap, { backoff: { initialMs: 1000, maxMs: 1000 } });
     await waitFor('the initial list', live.synced);
+    // The first watch is sent after the list is handed on: wait for it, or `next` below would take it.
+    await waitFor('the first watch', () => live!.watches().length === 1);
     api.create('configmaps', cm('x'));
     const next = api.nextRequest((r) => r.watch, 900);
     const t0 = performance.now();
