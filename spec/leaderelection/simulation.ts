@@ -79,6 +79,16 @@ export function runSchedule(plan: SchedulePlan): ScheduleResult {
   const base = new TestScheduler(() => true);
   const end = plan.strikeAt + 40_000;
   base.maxFrames = end;
+  // A timer set a float step into the future runs at the same virtual instant; one that keeps
+  // doing so never lets the clock move: fail with the schedule instead of hanging.
+  const schedule = base.schedule.bind(base);
+  let frame = Number.NaN;
+  let atFrame = 0;
+  base.schedule = ((work, delay, state) => {
+    if (base.now() !== frame) [frame, atFrame] = [base.now(), 0];
+    else if (++atFrame > 100_000) throw new Error(`livelock: more than 100,000 actions scheduled at virtual time ${frame}`);
+    return schedule(work, delay, state);
+  }) as typeof base.schedule;
   const random = prng(plan.seed);
   const server = new FakeLeaseServer(base);
   const leadership: Interval[] = [];

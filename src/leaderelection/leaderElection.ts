@@ -24,6 +24,7 @@ import {
   begin,
   initialElection,
   leading,
+  MIN_WAKE_MS,
   nextAttemptIn,
   observe,
   release,
@@ -201,7 +202,7 @@ function campaign(client: LeaseClient, candidate: Candidate, options: LeaderElec
       }
       // Step down on our own clock the moment the renew deadline passes, request in flight or not.
       deadline?.unsubscribe();
-      deadline = status.leader ? timer(state.leaderUntil - t, scheduler).subscribe(report) : undefined;
+      deadline = status.leader ? timer(Math.max(state.leaderUntil - t, MIN_WAKE_MS), scheduler).subscribe(report) : undefined;
     };
 
     const operationOf = (request: LeaseRequest) => (request.type === 'update' && request.purpose === 'release' ? 'release' : request.type);

@@ -163,11 +163,15 @@ export function release(state: ElectionState, now: number, identity: string): Le
  * moment the observed holder's claim lapses, so a dead leader is replaced
  * within a lease duration of our last sight of its record.
  */
+/** The shortest timer the election sets: a shorter one could fire at the same virtual instant forever. */
+export const MIN_WAKE_MS = 1;
+
 export function nextAttemptIn(state: ElectionState, now: number, candidate: Candidate, jitter: number, jitterFactor: number): number {
   const retry = candidate.timing.retryPeriodMs;
   if (leading(state, now)) return retry;
   const wait = retry * (1 + jitter * jitterFactor);
   const lapse = expiresAt(state, candidate.identity) - now;
-  // lapse ≤ 0: already lapsed and this attempt failed anyway; wait a full period.
-  return lapse > 0 && lapse < wait ? lapse : wait;
+  // lapse ≤ 0: already lapsed and this attempt failed anyway; wait a full period. At least
+  // 1 ms: a lapse a float step above 0 would wake at the same virtual instant, forever.
+  return lapse > 0 && lapse < wait ? Math.max(lapse, MIN_WAKE_MS) : wait;
 }

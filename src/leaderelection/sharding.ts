@@ -23,7 +23,7 @@ import { LeaseError } from './errors.ts';
 import { assignShards, shardOf } from './hash.ts';
 import { leaderElection, type LeaderElection } from './leaderElection.ts';
 import type { LeaseClients } from './leaseClient.ts';
-import { DEFAULT_TIMING, type ElectionTiming } from './machine.ts';
+import { DEFAULT_TIMING, MIN_WAKE_MS, type ElectionTiming } from './machine.ts';
 import { sameRecord, type LeaderElectionRecord } from './record.ts';
 
 export interface ShardingOptions extends Partial<ElectionTiming> {
@@ -175,7 +175,7 @@ export function sharding(clients: LeaseClients, options: ShardingOptions): Shard
       update();
       recheck?.unsubscribe();
       // Drop a member the moment its Lease lapses for us, not at the next listing.
-      recheck = Number.isFinite(next) && next - now < timing.retryPeriodMs ? timer(next - now, scheduler).subscribe(recount) : undefined;
+      recheck = Number.isFinite(next) && next - now < timing.retryPeriodMs ? timer(Math.max(next - now, MIN_WAKE_MS), scheduler).subscribe(recount) : undefined;
     };
     const list = () =>
       clients
