@@ -19,17 +19,8 @@ export interface PodState {
 
 export const NAMESPACES = 100;
 
-/** A tiny seeded PRNG (mulberry32), so every run sees the same stream. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom as prng } from '../../src/util/seededRandom.ts';
+export { prng };
 
 function hex(n: number, width: number): string {
   return (n >>> 0).toString(16).padStart(width, '0').slice(-width);

@@ -61,17 +61,8 @@ export interface ScheduleResult {
   readonly end: number;
 }
 
-/** A small deterministic PRNG (mulberry32). */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom as prng } from '../../src/util/seededRandom.ts';
+export { prng };
 
 const FAULTS: readonly FakeLeaseFault[] = ['status500', 'dropBefore', 'dropAfter', 'hang'];
 

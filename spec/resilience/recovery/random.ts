@@ -4,20 +4,13 @@
  * jitter) are separate instances, so what the informer does never shifts the
  * writes or the faults of a schedule.
  */
+import { seededRandom } from '../../../src/util/seededRandom.ts';
 export class Rng {
-  private state: number;
+  /** A number in [0, 1). */
+  readonly next: () => number;
 
   constructor(seed: number) {
-    this.state = seed >>> 0;
-  }
-
-  /** A number in [0, 1). */
-  next(): number {
-    this.state = (this.state + 0x6d2b79f5) >>> 0;
-    let t = this.state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    this.next = seededRandom(seed);
   }
 
   /** An integer in [min, max]. */
