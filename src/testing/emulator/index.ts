@@ -24,8 +24,8 @@ export {
   type WatchFault,
   type WatchTrigger,
 } from './faults.ts';
-export type { RequestPredicate, RequestRecord } from './request-log.ts';
+export type { RequestPredicate, RequestRecord } from './requestLog.ts';
 export { ApiError, type Status, type StatusCause, type StatusDetails } from './status.ts';
 export type { PatchType } from './objects.ts';
-export { decodeContinue, encodeContinue, type ContinueToken } from './continue-token.ts';
+export { decodeContinue, encodeContinue, type ContinueToken } from './continueToken.ts';
 export { TEST_TLS_CERT, TEST_TLS_KEY } from './tls.ts';

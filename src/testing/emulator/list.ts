@@ -3,7 +3,7 @@
  * paging with etcd-compatible tokens, selectors, and the list encodings of
  * built-in kinds (02c) and custom resources (07e).
  */
-import { decodeContinue, encodeContinue } from './continue-token.ts';
+import { decodeContinue, encodeContinue } from './continueToken.ts';
 import type { ResourceDef } from './resources.ts';
 import type { FieldSelector, LabelSelector } from './selectors.ts';
 import {

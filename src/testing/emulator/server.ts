@@ -9,7 +9,7 @@ import { FaultInjector } from './faults.ts';
 import { HttpHandler } from './http.ts';
 import { clone, isPlainObject } from './json.ts';
 import { metaOf, Objects, type PatchType } from './objects.ts';
-import { type RequestPredicate, type RequestRecord, RequestLog } from './request-log.ts';
+import { type RequestPredicate, type RequestRecord, RequestLog } from './requestLog.ts';
 import { BUILTIN_RESOURCES, customResourceDef, type ResourceDef, ResourceRegistry } from './resources.ts';
 import { objectKey, Store } from './store.ts';
 import { TEST_TLS_CERT, TEST_TLS_KEY } from './tls.ts';

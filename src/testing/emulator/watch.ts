@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FaultRequestInfo, OpenWatch, WatchFault } from './faults.ts';
-import type { RequestRecord } from './request-log.ts';
+import type { RequestRecord } from './requestLog.ts';
 import type { ResourceDef } from './resources.ts';
 import { type FieldSelector, type LabelSelector, matchesFields, matchesLabels } from './selectors.ts';
 import { type Status, watchTooOld } from './status.ts';

@@ -7,7 +7,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Fault, FaultInjector, FaultRequestInfo } from '../faults.ts';
 import type { Objects } from '../objects.ts';
-import type { RequestLog } from '../request-log.ts';
+import type { RequestLog } from '../requestLog.ts';
 import type { ResourceDef, ResourceRegistry } from '../resources.ts';
 import { type Route, route } from '../routes.ts';
 import { type FieldSelector, type LabelSelector, parseFieldSelector, parseLabelSelector } from '../selectors.ts';

@@ -4,7 +4,7 @@
  * and the single-ERROR-line watch answer.
  */
 import type { OutgoingHttpHeaders } from 'node:http';
-import type { RequestRecord } from '../request-log.ts';
+import type { RequestRecord } from '../requestLog.ts';
 import type { ApiError } from '../status.ts';
 import { errorLine } from '../watch.ts';
 import type { Ctx } from './request.ts';
