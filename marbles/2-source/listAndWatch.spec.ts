@@ -690,6 +690,25 @@ describe('listAndWatch: stalled watches', () => {
     });
   });
 
+  it('streaming list (watchList): the 60 s idle rule starts at the initial-events-end bookmark, and a streaming list broken midway relists after the backoff', () => {
+    scenario(({ ts, cold, flush }) => {
+      const end = watchEvent('BOOKMARK', { metadata: { resourceVersion: '12', annotations: { 'k8s.io/initial-events-end': 'true' } } });
+      const fake = fakeListWatch({
+        watches: [
+          cold<WatchFrame>('-a-#', { a: added('a', '11') }, networkFailure()), // broken after one initial event
+          cold<WatchFrame>('-a-e', { a: added('a', '11'), e: end }), // then silent
+          cold<WatchFrame>('-'),
+        ],
+      });
+      const { log } = start(ts, fake, 70_000, { watchList: true });
+      flush();
+      expect(log).toEqual(['0 watch@', '3 error NetworkError', '803 watch@11', '806 replace@12[a]', '60806 watch@12']);
+      expect(fake.watches[0]?.options).toMatchObject({ sendInitialEvents: true, resourceVersionMatch: 'NotOlderThan' });
+      expect(fake.watches[2]?.options).toMatchObject({ resourceVersion: '12', allowWatchBookmarks: true });
+      expect(fake.lists).toHaveLength(0);
+    });
+  });
+
   it('with the DEFAULT options any frame restarts the 60 s idle clock; a stall after events is noticed 60 s after the last frame', () => {
     scenario(({ ts, cold, flush }) => {
       const fake = fakeListWatch({

@@ -62,12 +62,28 @@ describe('afterWatch: the recovery rules as a table', () => {
     expect(afterWatch({ end: fault('Expired', 410), progress: true, initial: false, fromList: true }, fresh).decision).toEqual({ next: 'relist', backoff: false });
   });
 
-  it('a streaming list: refused parameters → plain list at once; ended before its initial events → plain list after the backoff; broken → relist', () => {
+  it('a streaming list: refused parameters → plain list at once; ended before its initial events → plain list after the backoff; broken → relist after the backoff, progress or not (no storm of whole-collection streams)', () => {
     expect(afterWatch({ end: fault('Invalid', 422), progress: false, initial: true }, fresh).decision).toEqual({ next: 'listInstead', backoff: false });
     expect(afterWatch({ end: fault('BadRequest', 400), progress: false, initial: true }, fresh).decision).toEqual({ next: 'listInstead', backoff: false });
     expect(afterWatch({ end: 'clean', progress: true, initial: true }, fresh).decision).toEqual({ next: 'listInstead', backoff: true });
-    expect(afterWatch({ end: fault('NetworkError'), progress: true, initial: true }, fresh).decision).toEqual({ next: 'relist', backoff: false });
+    expect(afterWatch({ end: fault('NetworkError'), progress: true, initial: true }, fresh).decision).toEqual({ next: 'relist', backoff: true });
     expect(afterWatch({ end: fault('NetworkError'), progress: false, initial: true }, fresh).decision).toEqual({ next: 'relist', backoff: true });
+    expect(afterWatch({ end: fault('MalformedLine'), progress: true, initial: true }, fresh).decision).toEqual({ next: 'relist', backoff: true });
+    expect(afterWatch({ end: fault('ServerError', 500), progress: true, initial: true }, { brokenResumes: 2, failuresAtSameRV: 0 }).decision).toEqual({ next: 'relist', backoff: true });
+    // …and what it delivered does not reset the backoff.
+    expect(afterWatch({ end: fault('NetworkError'), progress: true, initial: true }, fresh).resetBackoff).toBe(false);
+  });
+
+  it('progress resets the backoff, except on a very short watch (a bookmark then the end is no progress worth it)', () => {
+    expect(afterWatch({ end: 'clean', progress: true, initial: false }, fresh).resetBackoff).toBe(true);
+    expect(afterWatch({ end: fault('NetworkError'), progress: true, initial: false }, fresh).resetBackoff).toBe(true);
+    expect(afterWatch({ end: fault('VeryShortWatch'), progress: true, initial: false }, fresh).resetBackoff).toBe(false);
+    expect(afterWatch({ end: fault('VeryShortWatch'), progress: true, initial: false }, fresh).decision).toEqual({ next: 'resume', backoff: true });
+    expect(afterWatch({ end: fault('NetworkError'), progress: false, initial: false }, fresh).resetBackoff).toBe(false);
+  });
+
+  it("a 503's Retry-After counts on a watch as on a list", () => {
+    expect(afterWatch({ end: fault('ServerError', 503, 20), progress: false, initial: false }, fresh).decision).toEqual({ next: 'resume', backoff: true, retryAfterSeconds: 20 });
   });
 });
 

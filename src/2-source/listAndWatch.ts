@@ -251,8 +251,8 @@ export function listAndWatch<T>(listWatch: ListWatch, options: ListAndWatchOptio
         ended = true;
         stopStallTimer();
         if (error) report(error);
-        if (progress) backoff.reset();
         const outcome = afterWatch({ end, progress, initial: initial !== undefined, fromList }, counters);
+        if (outcome.resetBackoff) backoff.reset();
         counters = outcome.counters;
         const decision = outcome.decision;
         // The server refused the streaming-list parameters: plain list + watch from now on.
@@ -329,6 +329,9 @@ export function listAndWatch<T>(listWatch: ListWatch, options: ListAndWatchOptio
               initialRejected = undefined;
               lastRVUnavailable = false;
               counters = NO_FAILURES;
+              // The idle rule starts now that there is something to resume from.
+              stopStallTimer();
+              scheduleCheck(scheduler.now());
               return emit(rejectedKeys.length > 0 ? { type: 'replace', items, resourceVersion: lastRV, rejectedKeys } : { type: 'replace', items, resourceVersion: lastRV });
             }
             return emit({ type: 'bookmark', resourceVersion: lastRV });

@@ -9,9 +9,10 @@ import { isExpired, type InformerError } from '../0-model/errors.ts';
  * | how it ended                                                   | next                               |
  * |----------------------------------------------------------------|------------------------------------|
  * | clean end (server timeout) or idle (silent for `idleTimeoutMs`) | resume at once, not a failure      |
- * | ended at once with no event (`VeryShortWatch`)                  | backoff, resume                    |
+ * | ended at once with no event (`VeryShortWatch`), bookmark or not | backoff, resume                    |
+ * | a streaming list broken before its initial events were in        | backoff, relist (refused parameters: plain list at once) |
  * | broken (network, 5xx, ERROR event, timeout) after progress      | resume at once; the 3rd in a row: relist at once |
- * | broken without progress                                         | backoff, resume                    |
+ * | broken without progress                                         | backoff (at least a 503's Retry-After), resume |
  * | a line that cannot be decoded (malformed, oversize, truncated)  | resume at once from the last rv fully processed; the 2nd at the same rv: relist at once; more: backoff, relist |
  * | 410 Expired                                                     | relist at once, unless a watch from a list just received got it before any progress: then after the backoff |
  * | "Too large resource version" (504)                              | relist at resourceVersion "" at once |
@@ -66,7 +67,7 @@ export const BROKEN_RESUMES_BEFORE_RELIST = 3;
 /** The longest `Retry-After` honoured (a larger one would overflow Node's timers, and is not sane). */
 export const MAX_RETRY_AFTER_SECONDS = 300;
 
-const RESUMABLE = new Set(['NetworkError', 'Timeout', 'ServerError', 'WatchError', 'VeryShortWatch', 'Unknown']);
+const RESUMABLE = new Set(['NetworkError', 'Timeout', 'ServerError', 'WatchError', 'Unknown']);
 
 /** True for kube-apiserver's "Too large resource version" (504 Timeout with the ResourceVersionTooLarge cause), as client-go's isTooLargeResourceVersionError. */
 export function isTooLargeResourceVersion(error: InformerError): boolean {
@@ -83,11 +84,16 @@ function clampRetryAfter(seconds: number | undefined): { retryAfterSeconds?: num
   return seconds === undefined ? {} : { retryAfterSeconds: Math.min(Math.max(0, seconds), MAX_RETRY_AFTER_SECONDS) };
 }
 
-/** After a watch ended: what next, and the counters after it. */
-export function afterWatch(ended: WatchEnd, counters: RecoveryCounters): { decision: Decision; counters: RecoveryCounters } {
+/**
+ * After a watch ended: what next, the counters after it, and whether its progress
+ * resets the backoff (not for a streaming list that broke before its initial events
+ * were in, nor for a very short watch: both count as failures whatever they carried).
+ */
+export function afterWatch(ended: WatchEnd, counters: RecoveryCounters): { decision: Decision; counters: RecoveryCounters; resetBackoff: boolean } {
   const { end, progress } = ended;
   const atSameRV = progress ? 0 : counters.failuresAtSameRV;
-  const decide = (decision: Decision, next: RecoveryCounters) => ({ decision, counters: next });
+  const resetBackoff = progress && !ended.initial && !(typeof end === 'object' && end.reason === 'VeryShortWatch');
+  const decide = (decision: Decision, next: RecoveryCounters) => ({ decision, counters: next, resetBackoff });
 
   if (end === 'clean' || end === 'idle') {
     // A streaming list that ended before its initial events: a plain list this time.
@@ -103,22 +109,26 @@ export function afterWatch(ended: WatchEnd, counters: RecoveryCounters): { decis
   if (isTooLargeResourceVersion(error)) return decide({ next: 'relistLatest', backoff: false }, NO_FAILURES);
   // Only a watch from a list just received that is at once too old hints at a relist loop: back off then.
   if (isExpired(error)) return decide({ next: 'relist', backoff: !progress && ended.fromList === true }, NO_FAILURES);
-  // Until a streaming list has delivered its initial events, there is nothing to resume from.
-  const again: Next = ended.initial ? 'relist' : 'resume';
-  if (error.reason === 'TooManyRequests') {
-    return decide({ next: again, backoff: true, ...clampRetryAfter(error.retryAfterSeconds) }, { brokenResumes: 0, failuresAtSameRV: atSameRV + 1 });
+  // A streaming list that broke before its initial events were all in is a failed list, whatever
+  // it delivered: relist after the backoff (resuming is impossible, and relisting at once would
+  // stream the whole collection again and again).
+  if (ended.initial) return decide({ next: 'relist', backoff: true, ...clampRetryAfter(error.retryAfterSeconds) }, { brokenResumes: 0, failuresAtSameRV: atSameRV + 1 });
+  if (error.reason === 'TooManyRequests' || error.reason === 'VeryShortWatch') {
+    // (A very short watch may have carried a bookmark: progress does not excuse it.)
+    return decide({ next: 'resume', backoff: true, ...clampRetryAfter(error.retryAfterSeconds) }, { brokenResumes: 0, failuresAtSameRV: atSameRV + 1 });
   }
   if (error.reason === 'MalformedLine') {
     // The server replays from the last resourceVersion fully processed: the lost change comes again.
     const failures = atSameRV + 1;
-    if (failures === 1) return decide({ next: again, backoff: false }, { brokenResumes: 0, failuresAtSameRV: failures });
+    if (failures === 1) return decide({ next: 'resume', backoff: false }, { brokenResumes: 0, failuresAtSameRV: failures });
     return decide({ next: 'relist', backoff: failures > 2 }, { brokenResumes: 0, failuresAtSameRV: failures });
   }
   if (RESUMABLE.has(error.reason)) {
-    if (!progress) return decide({ next: again, backoff: true }, { brokenResumes: 0, failuresAtSameRV: atSameRV + 1 });
+    // A 503's Retry-After counts on a watch as on a list.
+    if (!progress) return decide({ next: 'resume', backoff: true, ...clampRetryAfter(error.retryAfterSeconds) }, { brokenResumes: 0, failuresAtSameRV: atSameRV + 1 });
     const broken = counters.brokenResumes + 1;
     if (broken >= BROKEN_RESUMES_BEFORE_RELIST) return decide({ next: 'relist', backoff: false }, NO_FAILURES);
-    return decide({ next: again, backoff: false }, { brokenResumes: broken, failuresAtSameRV: 0 });
+    return decide({ next: 'resume', backoff: false }, { brokenResumes: broken, failuresAtSameRV: 0 });
   }
   // 401, 403, 404, 400 …: something may change (credentials rotated, a CRD installed); relist after a backoff.
   return decide({ next: 'relist', backoff: true, ...clampRetryAfter(error.retryAfterSeconds) }, { brokenResumes: 0, failuresAtSameRV: atSameRV + 1 });
