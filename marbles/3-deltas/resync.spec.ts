@@ -122,6 +122,17 @@ describe('resync', () => {
     expect(runs).toEqual([3, 6]);
   });
 
+  it('unsubscribed during the list that would arm it (first(), take(1)): no timer is started', () => {
+    const ts = testScheduler();
+    const { scheduler, runs } = noting(ts);
+    ts.run(({ cold, expectObservable, expectSubscriptions }) => {
+      const source = cold('R', events); // never completes
+      expectObservable(source.pipe(resync<Obj>(3, scheduler), take(1))).toBe('(R|)', events);
+      expectSubscriptions(source.subscriptions).toBe('(^!)');
+    });
+    expect(runs).toEqual([]);
+  });
+
   it('passes errors and completion through (and stops ticking)', () => {
     const ts = testScheduler();
     ts.run(({ cold, expectObservable, expectSubscriptions }) => {
@@ -157,14 +168,15 @@ describe('resync', () => {
     });
   });
 
-  it('object faults (ValidationFailed, IndexerError) do not stop it; a watch being opened does not re-arm it; a live event re-arms it with a full period', () => {
+  it('object faults (ValidationFailed, IndexerError) do not stop it; the next watch being opened re-arms it with a full period', () => {
     const ts = testScheduler();
     ts.run(({ hot, expectObservable, expectSubscriptions }) => {
       const source = hot('R----v-i-e-w----b---------', events);
       const sub = '      ^-------------------------!';
-      // Ticks at 4 and 8 (v at 5 and i at 7 change nothing); e at 9 stops it; w at 11 does not restart it;
-      // the bookmark at 16 re-arms it: ticks at 20 and 24.
-      expectObservable(source.pipe(resync<Obj>(4, ts)), sub).toBe('R---rv-ire-w----b---r---r-', events);
+      // Ticks at 4 and 8 (v at 5 and i at 7 change nothing); e at 9 stops it; the watch opened at 11
+      // re-arms it (client-go restarts its timer with each ListAndWatch; a quiet type sends no event):
+      // ticks at 15, 19 and 23 (the bookmark at 16 finds it armed).
+      expectObservable(source.pipe(resync<Obj>(4, ts)), sub).toBe('R---rv-ire-w---rb--r---r--', events);
       expectSubscriptions(source.subscriptions).toBe(sub);
     });
   });

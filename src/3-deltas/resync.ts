@@ -13,16 +13,17 @@ import type { SourceEvent } from '../2-source/sourceEvent.ts';
  * - An `error` that is a transport or server fault (the list or watch failed)
  *   disarms it. An object fault (ValidationFailed, TransformError,
  *   IndexerError, UnknownEventType, HandlerError) does not: the watch goes on.
- * - The next sign of a live watch (added, modified, deleted, deletedKey,
- *   bookmark) or list re-arms it, with a full period. A `watch` event (a watch
- *   being opened) proves nothing yet and leaves it as it is.
+ * - The next watch being opened, or sign of a live watch (added, modified,
+ *   deleted, deletedKey, bookmark), or list re-arms it, with a full period
+ *   (client-go restarts its timer with every ListAndWatch; a quiet type sends
+ *   no event to re-arm it with). A watch that fails again disarms it again.
  *
  * ```
  * source:  --R-a-------e---------b----
  *          R: a replace, e: a network error, b: a bookmark
  * resync(4)
  * output:  --R-a-r---r-e---------b---r
- *          r: { type: 'resync' }; none between e and b
+ *          r: { type: 'resync' }; none between e and b (or the next watch opened)
  * ```
  */
 export function resync<T>(periodMs: number, scheduler: SchedulerLike = asyncScheduler): MonoTypeOperatorFunction<SourceEvent<T>> {
@@ -46,6 +47,8 @@ export function resync<T>(periodMs: number, scheduler: SchedulerLike = asyncSche
       const subscription = source.subscribe({
         next: (event) => {
           subscriber.next(event);
+          // The subscriber may have left during that emit (first(), take(1)): arm nothing then.
+          if (subscriber.closed) return;
           switch (event.type) {
             case 'replace':
               listed = true;
@@ -55,10 +58,10 @@ export function resync<T>(periodMs: number, scheduler: SchedulerLike = asyncSche
             case 'deleted':
             case 'deletedKey':
             case 'bookmark':
+            case 'watch':
               return listed ? arm() : undefined;
             case 'error':
               return isObjectFault(event.error) ? undefined : disarm();
-            case 'watch':
             case 'resync':
               return;
           }
