@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { config, of, type ObservableInput } from 'rxjs';
+import { Observable, Subject, config, of, take, type ObservableInput } from 'rxjs';
 import { type KubeObject } from '../../src/index.ts';
 import { DeltaQueue, processDeltas, type Deltas, type FifoOutput } from '../../src/pipeline.ts';
 
@@ -103,5 +103,49 @@ describe('DeltaQueue', () => {
     q.add('a', { type: 'Added', object: o('a', '1') }, false);
     q.addAll({ key: 'a', deltas: [{ type: 'Updated', object: o('a', '2') }, { type: 'Deleted', object: o('a', '3') }], isInInitialList: false });
     expect(q.peek('a')?.map((d) => d.type)).toEqual(['Added', 'Updated', 'Deleted']);
+  });
+});
+
+describe('processDeltas: a subscriber that leaves from inside the stream', () => {
+  it('take(1) over a five-key relist with a synchronous handler: one handler call, not five', () => {
+    const calls: string[] = [];
+    const got: string[] = [];
+    of(bigBatch(5))
+      .pipe(
+        processDeltas((entry: Deltas<Obj>) => {
+          calls.push(entry.key);
+          return of(entry.key);
+        }),
+        take(1),
+      )
+      .subscribe((key) => got.push(key));
+    expect(got).toEqual(['ns/k0']);
+    expect(calls).toEqual(['ns/k0']);
+  });
+
+  it('take(1) with a handler that emits and keeps working: that handler is unsubscribed, no other starts', () => {
+    const source = new Subject<FifoOutput<Obj>>();
+    const calls: string[] = [];
+    let running = 0;
+    const got: string[] = [];
+    source
+      .pipe(
+        processDeltas(
+          (entry: Deltas<Obj>) =>
+            new Observable<string>((subscriber) => {
+              calls.push(entry.key);
+              running++;
+              subscriber.next(entry.key);
+              return () => running--;
+            }),
+        ),
+        take(1),
+      )
+      .subscribe((key) => got.push(key));
+    source.next(bigBatch(3));
+    expect(got).toEqual(['ns/k0']);
+    expect(calls).toEqual(['ns/k0']);
+    expect(running).toBe(0);
+    expect(source.observed).toBe(false);
   });
 });

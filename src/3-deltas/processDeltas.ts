@@ -30,7 +30,8 @@ export function processDeltas<T, R>(handler: (deltas: Deltas<T>) => ObservableIn
       let sourceDone = false;
 
       const pump = () => {
-        while (!busy) {
+        // A subscriber that left during a handler's emit (take(1)) gets no further handler call.
+        while (!busy && !subscriber.closed) {
           const next = queue.pop();
           if (!next) {
             if (sourceDone) subscriber.complete();
@@ -49,7 +50,9 @@ export function processDeltas<T, R>(handler: (deltas: Deltas<T>) => ObservableIn
             },
           });
           synchronous = false;
-          if (!finished) busy = running;
+          // Teardown ran while the handler was subscribing: it could not see it, so end it here.
+          if (subscriber.closed) running.unsubscribe();
+          else if (!finished) busy = running;
         }
       };
 

@@ -66,7 +66,8 @@ export function handleEvents<T extends KubeObject>(handler: EventHandler<T>): Op
       let sourceDone = false;
 
       const pump = () => {
-        while (!waiting) {
+        // A handler that unsubscribed its own on() gets no further call.
+        while (!waiting && !subscriber.closed) {
           const event = queue.shift();
           if (!event) {
             if (sourceDone) subscriber.complete();
@@ -96,7 +97,9 @@ export function handleEvents<T extends KubeObject>(handler: EventHandler<T>): Op
             complete: finish,
           });
           synchronous = false;
-          if (waiting) busy = running;
+          // Teardown ran while the handler's work was subscribing: it could not see it, so end it here.
+          if (subscriber.closed) running.unsubscribe();
+          else if (waiting) busy = running;
         }
       };
 
