@@ -91,6 +91,15 @@ describe('decoder', () => {
     expect(out).toMatchObject({ reason: 'TransformError', key: 'orchard/gala' });
   });
 
+  it('a transform that loses the metadata or renames the object is a TransformError (the cache files objects by key)', () => {
+    const lost = decoder(Apple, (apple) => ({ ...apple, metadata: undefined }) as unknown as Apple)(raw({ color: 'red', quantity: 1 }), 'watch');
+    expect(lost).toMatchObject({ reason: 'TransformError', key: 'orchard/gala', message: expect.stringMatching(/without metadata.name/) });
+    const renamed = decoder(Apple, (apple) => ({ ...apple, metadata: { ...apple.metadata, name: 'fuji' } }))(raw({ color: 'red', quantity: 1 }), 'watch');
+    expect(renamed).toMatchObject({ reason: 'TransformError', message: expect.stringMatching(/keyed orchard\/fuji/) });
+    const kept = decoder(Apple, stripManagedFields)(raw({ color: 'red', quantity: 1 }), 'watch');
+    expect(kept).not.toBeInstanceOf(InformerError);
+  });
+
   it('a refinement that throws becomes ValidationFailed with key and issues (it never escapes the decoder)', () => {
     const Picky = kubeObject({ spec: z.looseObject({}) }).refine((apple) => {
       if ((apple.spec as { boom?: boolean }).boom) throw new TypeError('refinement exploded');

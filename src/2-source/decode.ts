@@ -59,7 +59,10 @@ export function decoder<T extends KubeObject>(
   const accept = (object: T, raw: unknown, phase: ErrorPhase): T | InformerError => {
     if (!transform) return object;
     try {
-      return transform(object);
+      const transformed = transform(object);
+      // The cache files an object under its key: a transform must keep the name (and namespace) it got.
+      if (rawKey(transformed) !== rawKey(object)) throw new TypeError(`it returned ${rawKey(transformed) === undefined ? 'an object without metadata.name' : `an object keyed ${rawKey(transformed)}`}`);
+      return transformed;
     } catch (error) {
       const key = rawKey(raw);
       return new InformerError('TransformError', `transform threw for ${key ?? 'an object'}: ${describeThrown(error)}`, {
