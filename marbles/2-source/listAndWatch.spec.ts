@@ -468,16 +468,16 @@ describe('listAndWatch: backoff', () => {
     });
   });
 
-  it('a watch that broke after progress resumes at once; the third broken resume in a row relists instead', () => {
+  it('a watch that broke after progress resumes at once; the third broken resume in a row relists instead, after the backoff', () => {
     scenario(({ ts, cold, flush }) => {
       const broken = (name: string, rv: string) => cold<WatchFrame>('-a-#', { a: added(name, rv) }, networkFailure());
       const fake = fakeListWatch({
         lists: [cold('-(p|)', { p: listPage('10', []) }), cold('-(p|)', { p: listPage('20', []) })],
         watches: [broken('a', '11'), broken('b', '12'), broken('c', '13'), cold<WatchFrame>('-')],
       });
-      start(ts, fake, 100);
+      start(ts, fake, 2000);
       flush();
-      expect(calls(fake)).toEqual(['0 list rv="0" limit=500', '1 watch rv="10"', '4 watch rv="11"', '7 watch rv="12"', '10 list rv="13"', '11 watch rv="20"']);
+      expect(calls(fake)).toEqual(['0 list rv="0" limit=500', '1 watch rv="10"', '4 watch rv="11"', '7 watch rv="12"', '810 list rv="13"', '811 watch rv="20"']);
       expect(fake.maxActive).toBe(1);
     });
   });

@@ -32,7 +32,7 @@ const rows: readonly Row[] = [
   ['very short watch', fault('VeryShortWatch'), false, fresh, { next: 'resume', backoff: true }, { brokenResumes: 0, failuresAtSameRV: 1 }],
   ['network error after progress', fault('NetworkError'), true, fresh, { next: 'resume', backoff: false }, { brokenResumes: 1, failuresAtSameRV: 0 }],
   ['5xx ERROR event after progress (2nd)', fault('ServerError', 500), true, { brokenResumes: 1, failuresAtSameRV: 0 }, { next: 'resume', backoff: false }, { brokenResumes: 2, failuresAtSameRV: 0 }],
-  ['third broken resume in a row', fault('NetworkError'), true, { brokenResumes: BROKEN_RESUMES_BEFORE_RELIST - 1, failuresAtSameRV: 0 }, { next: 'relist', backoff: false }, fresh],
+  ['third broken resume in a row', fault('NetworkError'), true, { brokenResumes: BROKEN_RESUMES_BEFORE_RELIST - 1, failuresAtSameRV: 0 }, { next: 'relist', backoff: true }, fresh],
   ['network error without progress', fault('NetworkError'), false, fresh, { next: 'resume', backoff: true }, { brokenResumes: 0, failuresAtSameRV: 1 }],
   ['5xx answer', fault('ServerError', 503), false, { brokenResumes: 1, failuresAtSameRV: 1 }, { next: 'resume', backoff: true }, { brokenResumes: 0, failuresAtSameRV: 2 }],
   ['stall margin timeout', fault('Timeout'), false, fresh, { next: 'resume', backoff: true }, { brokenResumes: 0, failuresAtSameRV: 1 }],

@@ -11,7 +11,7 @@ import { isExpired, type InformerError } from '../0-model/errors.ts';
  * | clean end (server timeout) or idle (silent for `idleTimeoutMs`) | resume at once, not a failure      |
  * | ended at once with no event (`VeryShortWatch`), bookmark or not | backoff, resume                    |
  * | a streaming list broken before its initial events were in        | backoff, relist (refused parameters: plain list at once) |
- * | broken (network, 5xx, ERROR event, timeout) after progress      | resume at once; the 3rd in a row: relist at once |
+ * | broken (network, 5xx, ERROR event, timeout) after progress      | resume at once; the 3rd in a row: relist after the backoff |
  * | broken without progress                                         | backoff (at least a 503's Retry-After), resume |
  * | a line that cannot be decoded (malformed, oversize, truncated)  | resume at once from the last rv fully processed; the 2nd at the same rv: relist at once; more: backoff, relist |
  * | 410 Expired                                                     | relist at once, unless a watch from a list just received got it before any progress: then after the backoff |
@@ -127,7 +127,9 @@ export function afterWatch(ended: WatchEnd, counters: RecoveryCounters): { decis
     // A 503's Retry-After counts on a watch as on a list.
     if (!progress) return decide({ next: 'resume', backoff: true, ...clampRetryAfter(error.retryAfterSeconds) }, { brokenResumes: 0, failuresAtSameRV: atSameRV + 1 });
     const broken = counters.brokenResumes + 1;
-    if (broken >= BROKEN_RESUMES_BEFORE_RELIST) return decide({ next: 'relist', backoff: false }, NO_FAILURES);
+    // Relist, but after the backoff: a link that cuts every watch after its first event would
+    // otherwise buy a whole list every third event, with no pause.
+    if (broken >= BROKEN_RESUMES_BEFORE_RELIST) return decide({ next: 'relist', backoff: true }, NO_FAILURES);
     return decide({ next: 'resume', backoff: false }, { brokenResumes: broken, failuresAtSameRV: 0 });
   }
   // 401, 403, 404, 400 …: something may change (credentials rotated, a CRD installed); relist after a backoff.
