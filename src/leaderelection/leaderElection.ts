@@ -80,6 +80,8 @@ export interface LeaderElection {
    * true while we lead, false otherwise; starts with false. Cold and shared:
    * the first subscriber starts campaigning, the last one leaving stops it and,
    * if we held the Lease, releases it (holderIdentity "", as client-go's ReleaseOnCancel).
+   * "Held" is as last seen: after losing the Lease unseen (partitioned) we still try, quoting
+   * the old resourceVersion, which the server refuses (409) if someone took it since.
    */
   readonly leader$: Observable<boolean>;
   /** leader$ with the holder and transition count seen (replays the latest; runs the election too). */
@@ -113,9 +115,14 @@ function send(client: LeaseClient, request: LeaseRequest): Observable<LeaseSnaps
  * Campaigns for one Lease and says, as it changes, whether we lead.
  *
  * ```
- * leader$ (we take a free Lease, renew every retryPeriod, then lose the API):
- *   f-t---------------------f----
- *     |renew|renew|✗ ✗ ✗ ✗ ✗|    stepped down renewDeadline after the last good renewal started
+ * leader$ at the defaults (lease 15 s, renew deadline 10 s, retry 2 s), frames in ms, instant answers.
+ * We take a free Lease at once, renew every retryPeriod (2 000, 4 000 ✓), lose the API at 4 500
+ * (renewals ✗ at 6 000 … 12 000) and step down at 14 000: renewDeadline after the start of the
+ * last good renewal, request in flight or not:
+ *   (ft) 13996ms f
+ * Another candidate, subscribed at 1 000, polling every retryPeriod; its read at 5 000 was the last
+ * to show the record changing, so it takes over at 5 000 + leaseDuration (and after we stepped down):
+ *   1000ms f 18999ms t
  * ```
  *
  * ## Example

@@ -90,8 +90,13 @@ const LABEL = 'rx-informer.io/sharding';
  * views of the membership may differ for a while, never two holders.
  *
  * ```
- * replica a joins:   held$ {0,1,2,3} ─────────── {0,2} (1 and 3 released once their in-flight keys finished)
- * replica b joins:          ──────── {} ─ {1} ── {1,3}
+ * 4 shards, replicas a (from 0) and b (from 5 000), default timing, instant answers, frames in ms;
+ * a key of shard 0 in flight at a (gate) from 5 500 to 8 500:
+ *   a held$:  (eabcd) 5993ms h            e {}  a {0}  b {0,1}  c {0,1,2}  d {0,1,2,3}  h {2,3}
+ *   b held$:  5000ms e 1999ms x 1999ms b  x {1}, b {0,1} as above
+ * a's listing at 6 000 sees b's member Lease: 0 and 1 are b's by right, so a takes no new key of
+ * theirs from then on, releases 1 at once and 0 once its in-flight key finished (8 500); b takes
+ * each at its next read (7 000, 9 000). Which shards move depends on the identities (hashing).
  * ```
  *
  * ## Example

@@ -1,0 +1,119 @@
+import { TestScheduler } from 'rxjs/testing';
+import { describe, expect, it } from 'vitest';
+import { FakeLeaseServer } from '../../src/leaderelection/fakeLeases.ts';
+import { shardOf } from '../../src/leaderelection/hash.ts';
+import { sharding, type Sharding } from '../../src/leaderelection/sharding.ts';
+
+// Frames are milliseconds of virtual time at the default timing (lease 15 s, renew deadline 10 s, retry 2 s);
+// the fake server answers in the frame a request is sent. Four shards of the group "apples".
+const SHARDS = 4;
+const held = {
+  e: new Set<number>(),
+  a: new Set([0]),
+  b: new Set([0, 1]),
+  c: new Set([0, 1, 2]),
+  d: new Set([0, 1, 2, 3]),
+  h: new Set([2, 3]),
+  p: new Set([1, 2, 3]),
+  r: new Set([3]),
+};
+
+/** The clock stops here; anything still scheduled then outlived its subscribers. */
+const BOUND = 80_000;
+
+class LeakCheckingScheduler extends TestScheduler {
+  override flush(): void {
+    this.maxFrames = Math.min(this.maxFrames, BOUND);
+    super.flush();
+    expect(
+      this.actions.map((action) => action.delay),
+      `timers still scheduled at frame ${BOUND}`,
+    ).toEqual([]);
+  }
+}
+
+function world() {
+  const ts = new LeakCheckingScheduler((actual, expected) => expect(actual).toEqual(expected));
+  const server = new FakeLeaseServer(ts);
+  const replica = (identity: string): { shards: Sharding; partition(): void } => {
+    let partitioned = false;
+    return {
+      shards: sharding(server.clients({ client: identity, partitioned: () => partitioned }), { name: 'apples', shards: SHARDS, identity, scheduler: ts, random: () => 0 }),
+      partition: () => (partitioned = true),
+    };
+  };
+  /** Applied writes as `<frame> <client> <lease suffix> <holder or ∅>`. */
+  const writes = (from = 0) =>
+    server.writes.filter((w) => w.at >= from).map((w) => `${w.at} ${w.client} ${w.lease.replace('apples-', '')} ${w.record.holderIdentity || '∅'}`);
+  const holders = () => Array.from({ length: SHARDS }, (_, i) => server.get(`apples-shard-${i}`)?.record.holderIdentity);
+  return { ts, server, replica, writes, holders };
+}
+
+/** A key of `shard`. */
+const keyOf = (shard: number) => Array.from({ length: 100 }, (_, i) => `ops/apple-${i}`).find((k) => shardOf(k, SHARDS) === shard)!;
+
+describe('sharding held$ and gate (marbles, default timing)', () => {
+  it('a joining replica takes its share within a retry period of the release; the last to leave releases every Lease', () => {
+    const { ts, replica, writes, holders } = world();
+    const a = replica('a');
+    const b = replica('b');
+    ts.run(({ expectObservable }) => {
+      // a alone: starts empty, then each shard as its election answers (all in frame 0 here).
+      // Its listing at 6 000 sees b's member Lease (written at 5 000): by rendezvous hashing b should hold 0 and 1,
+      // which a hands back at once (no key in flight), keeping {2,3}.
+      expectObservable(a.shards.held$, '^ 29999ms !').toBe('(eabcd) 5993ms h', held);
+      // b: starts empty; its reads of shards 0 and 1 at 5 000 found a holding them; at 7 000 they are released.
+      // After a left at 30 000 (its Leases released), b's next attempt at 31 000 takes 2 and 3 too.
+      expectObservable(b.shards.held$, '5000ms ^ 34999ms !').toBe('5000ms e 1999ms (ab) 23996ms (cd)', held);
+    });
+    expect(writes(6_000).slice(0, 7)).toEqual([
+      '6000 a member-a a',
+      '6000 a shard-0 a',
+      '6000 a shard-1 a',
+      '6000 a shard-2 a',
+      '6000 a shard-3 a',
+      '6000 a shard-1 ∅',
+      '6000 a shard-0 ∅',
+    ]);
+    expect(writes(30_000).filter((w) => w.startsWith('30000 '))).toEqual(['30000 a member-a ∅', '30000 a shard-2 ∅', '30000 a shard-3 ∅']);
+    // b left at 40 000: every Lease it held released in that frame, and nothing written after it.
+    expect(writes(40_000)).toEqual(['40000 b member-b ∅', '40000 b shard-0 ∅', '40000 b shard-1 ∅', '40000 b shard-2 ∅', '40000 b shard-3 ∅']);
+    expect(holders()).toEqual(['', '', '', '']);
+  });
+
+  it('a shard handed over keeps its in-flight work: released only once the work is done (gate)', () => {
+    const { ts, replica, writes } = world();
+    const a = replica('a');
+    const b = replica('b');
+    const key = keyOf(0);
+    ts.run(({ cold, expectObservable, expectSubscriptions }) => {
+      const work = cold('3000ms (x|)');
+      expectObservable(a.shards.held$, '^ 29999ms !').toBe('(eabcd) 5993ms h', held);
+      // Started at 5 500 while shard 0 is ours: it runs to the end (not cut at 6 000, when 0 becomes b's by right).
+      expectObservable(a.shards.gate(key, () => work), '5500ms ^').toBe('8500ms (x|)');
+      expectSubscriptions(work.subscriptions).toBe('5500ms ^ 2999ms !');
+      // b gets shard 1 at 7 000 (released at 6 000) but shard 0 only at 9 000, its first read after the release at 8 500.
+      expectObservable(b.shards.held$, '5000ms ^ 24999ms !').toBe('5000ms e 1999ms x 1999ms b', { e: held.e, x: new Set([1]), b: held.b });
+      // A key of a shard no longer ours (6 000 on) is not run at all: completes at once, nothing subscribed.
+      expectObservable(a.shards.gate(key, () => cold('x')), '6500ms ^').toBe('6500ms |');
+    });
+    expect(writes(6_000).filter((w) => w.endsWith('∅') && w.includes('shard'))[0]).toBe('6000 a shard-1 ∅');
+    expect(writes(6_000).filter((w) => w.includes('shard-0')).slice(0, 4)).toEqual(['6000 a shard-0 a', '8000 a shard-0 a', '8500 a shard-0 ∅', '9000 b shard-0 b']);
+  });
+
+  it('a shard lost (renewals failing for a renew deadline) cancels its in-flight work at once', () => {
+    const { ts, replica, writes } = world();
+    const a = replica('a');
+    const key = keyOf(2);
+    ts.run(({ cold, expectObservable, expectSubscriptions }) => {
+      ts.schedule(() => a.partition(), 4_500);
+      const work = cold('20000ms (x|)');
+      // Last good renewals at 4 000: every shard lost at 14 000, one election after the other (same frame).
+      expectObservable(a.shards.held$, '^ 19999ms !').toBe('(eabcd) 13993ms (phre)', held);
+      expectObservable(a.shards.gate(key, () => work), '5000ms ^').toBe('14000ms |');
+      expectSubscriptions(work.subscriptions).toBe('5000ms ^ 8999ms !');
+    });
+    // Nothing reached the server after the partition (the releases on leaving fail too).
+    expect(writes(4_001)).toEqual([]);
+  });
+});
