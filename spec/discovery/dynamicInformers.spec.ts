@@ -1,6 +1,6 @@
 import { filter, firstValueFrom, type Subscription } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { dynamicInformerFactory, resourceName, type DynamicEvent, type InformerEvent, type KubeObject } from '../../src/index.ts';
+import { Pod, dynamicInformerFactory, informerFactory, resourceName, type DynamicEvent, type InformerEvent, type KubeObject } from '../../src/index.ts';
 import { startApiServer, type ApiServer } from '../../src/testing/emulator/index.ts';
 
 let api: ApiServer | undefined;
@@ -140,5 +140,95 @@ describe('dynamicInformerFactory', () => {
     api.patch('customresourcedefinitions', undefined, 'myapples.stable.example.com', { metadata: { labels: { touched: 'yes' } } });
     await sleep(150);
     expect(found).toEqual([[], ['myapples.stable.example.com']]);
+  });
+
+  it('an ended informer leaves the factory: waitForCacheSync() resolves, and the CRD created again gets a fresh informer that works', async () => {
+    api = await startApiServer({ resources: [MyApples] });
+    api.create('myapples.stable.example.com', { metadata: { name: 'apple-1', namespace: 'shop' }, spec: { color: 'red' } });
+    const dynamic = dynamicInformerFactory(api.kubeConfig, fast);
+    const { factory } = dynamic;
+    const apples = () => factory.informers().filter((i) => i.resource.plural === 'myapples');
+    const seen = follow(dynamic.watch('all'));
+    await until(() => (seen.objects.get('myapples.stable.example.com') ?? []).length === 1, 'apple-1');
+    const [first] = apples();
+    expect(apples()).toHaveLength(1);
+    await expect(factory.waitForCacheSync(undefined, { timeoutMs: 2000 })).resolves.toBe(true);
+
+    api.delete('customresourcedefinitions', undefined, 'myapples.stable.example.com');
+    await until(() => seen.named('ended').length === 1, 'the end');
+    // Gone from the factory when the end is heard; before, this waited on a 404 forever (here: a Timeout).
+    expect(apples()).toEqual([]);
+    expect(factory.informers().length).toBeGreaterThan(0);
+    await expect(factory.waitForCacheSync(undefined, { timeoutMs: 2000 })).resolves.toBe(true);
+
+    api.registerCustomResource(MyApples);
+    api.create('myapples.stable.example.com', { metadata: { name: 'apple-2', namespace: 'shop' }, spec: { color: 'green' } });
+    await until(() => seen.named('started').filter((n) => n === 'myapples.stable.example.com').length === 2, 'the second start');
+    await until(() => (seen.objects.get('myapples.stable.example.com') ?? []).some((e) => e.object.metadata.name === 'apple-2'), 'apple-2');
+    expect(apples()).toHaveLength(1);
+    expect(apples()[0]).not.toBe(first);
+    await expect(factory.waitForCacheSync(undefined, { timeoutMs: 2000 })).resolves.toBe(true);
+    const store = await firstValueFrom(apples()[0]!.store$);
+    expect(store.list().map((a) => a.metadata.name)).toEqual(['apple-2']);
+  });
+
+  it('an informer another watch still runs stays in the factory when one watch ends it as NotServed, and leaves with that watch', async () => {
+    api = await startApiServer({ resources: [MyApples] });
+    const dynamic = dynamicInformerFactory(api.kubeConfig, fast);
+    const { factory } = dynamic;
+    const apples = () => factory.informers().filter((i) => i.resource.plural === 'myapples');
+    let wanted = true;
+    const byPredicate = follow(dynamic.watch((r) => wanted && r.plural === 'myapples'));
+    const byName = follow(dynamic.watch(['myapples']));
+    await until(() => byPredicate.named('started').length === 1 && byName.named('started').length === 1, 'both to start');
+    expect(apples()).toHaveLength(1);
+
+    // The predicate lets go of myapples at the next discovery (a new CRD makes one).
+    wanted = false;
+    api.registerCustomResource({ ...MyApples, plural: 'mypears', singular: 'mypear', kind: 'MyPear', shortNames: [] });
+    await until(() => byPredicate.named('ended').length === 1, 'the predicate watch to end myapples');
+    expect(byPredicate.lifecycle.find((e) => e.type === 'ended')).toMatchObject({ reason: 'NotServed' });
+    // The watch by name still runs it: it stays in the factory.
+    expect(byName.named('ended')).toEqual([]);
+    expect(apples()).toHaveLength(1);
+    await expect(factory.waitForCacheSync(undefined, { timeoutMs: 2000 })).resolves.toBe(true);
+
+    // That watch lets go too: nobody runs what a watch ended, so it leaves the factory.
+    subscriptions.splice(0).forEach((s) => s.unsubscribe());
+    expect(apples()).toEqual([]);
+  });
+
+  it('a CRD deleted and created again at once (no discovery in between) starts again', async () => {
+    api = await startApiServer({ resources: [MyApples] });
+    const dynamic = dynamicInformerFactory(api.kubeConfig, fast);
+    const seen = follow(dynamic.watch(['myapples']));
+    await until(() => seen.named('started').length === 1, 'the first start');
+    api.delete('customresourcedefinitions', undefined, 'myapples.stable.example.com');
+    await until(() => seen.named('ended').length === 1, 'the end');
+    api.registerCustomResource(MyApples);
+    api.create('myapples.stable.example.com', { metadata: { name: 'apple-2', namespace: 'shop' }, spec: { color: 'green' } });
+    await until(() => seen.named('started').length === 2, 'the second start');
+    await until(() => (seen.objects.get('myapples.stable.example.com') ?? []).some((e) => e.object.metadata.name === 'apple-2'), 'apple-2');
+  });
+});
+
+describe('InformerFactory.forget', () => {
+  it('drops that very informer: informer() then makes a fresh one, and forgetting a stale one drops nothing', async () => {
+    api = await startApiServer();
+    const factory = informerFactory(api.kubeConfig);
+    const first = factory.informer(Pod);
+    expect(factory.informer(Pod)).toBe(first);
+    expect(factory.forget(first)).toBe(true);
+    expect(factory.informers()).toEqual([]);
+    expect(factory.forget(first)).toBe(false);
+    const second = factory.informer(Pod);
+    expect(second).not.toBe(first);
+    expect(factory.forget(first)).toBe(false);
+    expect(factory.informers()).toEqual([second]);
+    await expect(factory.waitForCacheSync(undefined, { timeoutMs: 2000 })).resolves.toBe(true);
+    // A forgotten informer still works for whoever holds it.
+    const kept = first.synced$.subscribe();
+    subscriptions.push(kept);
+    await firstValueFrom(first.synced$.pipe(filter(Boolean)));
   });
 });

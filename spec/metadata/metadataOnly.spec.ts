@@ -10,6 +10,7 @@ import {
   type InformerEvent,
   type PartialObjectMetadata,
 } from '../../src/index.ts';
+import { InformerError } from '../../src/0-model/errors.ts';
 import { startApiServer, type ApiServer, type ApiServerOptions } from '../../src/testing/emulator/index.ts';
 
 let api: ApiServer | undefined;
@@ -47,6 +48,15 @@ async function until(check: () => boolean, ms = 3000): Promise<void> {
     if (Date.now() > end) throw new Error('timed out');
     await new Promise((r) => setTimeout(r, 5));
   }
+}
+
+/** Exactly one error, the NotAcceptable notice of the 406, from the request that got it. */
+function expectOneNotAcceptable(errors: readonly unknown[], phase: 'list' | 'watch'): void {
+  expect(errors).toHaveLength(1);
+  const [error] = errors;
+  expect(error).toBeInstanceOf(InformerError);
+  expect(error).toMatchObject({ reason: 'NotAcceptable', status: 406, phase });
+  expect((error as InformerError).message).toMatch(/does not serve PartialObjectMetadata .*full objects/);
 }
 
 function expectMetadataOnly(object: PartialObjectMetadata): void {
@@ -116,7 +126,7 @@ describe('metadataOnly(Pod)', () => {
     api!.patch('pods', 'shop', 'web-1', { metadata: { labels: { v: '2' } } });
     await until(() => events.length === 4);
     expectMetadataOnly(events[3]!.object);
-    expect(errors).toEqual([]);
+    expectOneNotAcceptable(errors, 'list');
   });
 
   it('a watch answered 406 is sent again as plain JSON at once, not after a backoff', async () => {
@@ -131,6 +141,91 @@ describe('metadataOnly(Pod)', () => {
     expect(events[3]!.type).toBe('updated');
     expectMetadataOnly(events[3]!.object);
     expect(api!.requests.filter((r) => r.watch).map((r) => r.status)).toEqual([406, 200]);
+  });
+
+  describe('a 406 is reported once, as a NotAcceptable notice', () => {
+    const notAcceptable = { type: 'status', code: 406, reason: 'NotAcceptable', message: 'only the following media types are accepted: application/json' } as const;
+
+    it('on errors$, once, with the store right, and no extra request or backoff (a server without PartialObjectMetadata)', async () => {
+      await server({ partialObjectMetadata: false });
+      api!.faults.add({ match: { resource: 'pods', watch: false }, fault: notAcceptable });
+      // A backoff would show: the first step is a minute.
+      const pods = informer(api!.kubeConfig, metadataOnly(Pod), { backoff: { initialMs: 60_000, maxMs: 60_000 } });
+      const errors: InformerError[] = [];
+      subscriptions.push(pods.errors$.subscribe((e) => errors.push(e)));
+      const events = start(pods);
+      await synced(pods);
+      expectOneNotAcceptable(errors, 'list');
+      const store = await firstValueFrom(pods.store$);
+      expect(store.keys().sort()).toEqual(['shop/db-1', 'shop/web-1', 'shop/web-2']);
+      for (const p of store.list()) expectMetadataOnly(p);
+
+      // The watch goes on (plain JSON from now on); a dropped watch is resumed without a second notice.
+      await until(() => api!.requests.some((r) => r.resource === 'pods' && r.watch && r.status === 200));
+      api!.patch('pods', 'shop', 'web-1', { metadata: { labels: { v: '2' } } });
+      await until(() => events.length === 4);
+      expectMetadataOnly(events[3]!.object);
+      api!.faults.add({ live: true, match: { resource: 'pods' }, fault: { type: 'dropWatch' } });
+      await until(() => api!.requests.filter((r) => r.resource === 'pods' && r.watch).length === 2);
+      api!.patch('pods', 'shop', 'web-2', { metadata: { labels: { v: '2' } } });
+      await until(() => events.length === 5);
+      expectMetadataOnly(events[4]!.object);
+      const pods$ = api!.requests.filter((r) => r.resource === 'pods');
+      expect(pods$.filter((r) => !r.watch).map((r) => r.status)).toEqual([406, 200]);
+      expect(pods$.filter((r) => r.watch).map((r) => r.status)).toEqual([200, 200]);
+      expect(errors.filter((e) => e.reason === 'NotAcceptable')).toHaveLength(1);
+    });
+
+    it('is kept for the first request that succeeds when the fallback itself fails, and still reported once', async () => {
+      await server({ partialObjectMetadata: false });
+      api!.faults.add({ match: { resource: 'pods', watch: false }, fault: notAcceptable });
+      // Rules fire in order: the first list gets the 406, the second (the plain JSON one) the 500.
+      api!.faults.add({ match: { resource: 'pods', watch: false }, fault: { type: 'status', code: 500, message: 'etcd is away' } });
+      const pods = informer(api!.kubeConfig, metadataOnly(Pod), { backoff: { initialMs: 10, maxMs: 10 } });
+      const errors: InformerError[] = [];
+      subscriptions.push(pods.errors$.subscribe((e) => errors.push(e)));
+      start(pods);
+      await synced(pods);
+      expect(api!.requests.filter((r) => r.resource === 'pods' && !r.watch).map((r) => r.status)).toEqual([406, 500, 200]);
+      expect(errors.map((e) => e.reason)).toEqual(['ServerError', 'NotAcceptable']);
+      for (const p of (await firstValueFrom(pods.store$)).list()) expectMetadataOnly(p);
+    });
+
+    it('on a streaming list, from the watch, without ending it', async () => {
+      await server({ partialObjectMetadata: false });
+      api!.faults.add({ match: { resource: 'pods', watch: true }, fault: notAcceptable });
+      const pods = informer(api!.kubeConfig, metadataOnly(Pod), { watchList: true, backoff: { initialMs: 60_000, maxMs: 60_000 } });
+      const errors: InformerError[] = [];
+      subscriptions.push(pods.errors$.subscribe((e) => errors.push(e)));
+      const events = start(pods);
+      await synced(pods);
+      expectOneNotAcceptable(errors, 'watch');
+      expect(api!.requests.filter((r) => r.resource === 'pods').map((r) => [r.watch, r.status])).toEqual([
+        [true, 406],
+        [true, 200],
+      ]);
+      for (const p of (await firstValueFrom(pods.store$)).list()) expectMetadataOnly(p);
+      api!.patch('pods', 'shop', 'web-1', { metadata: { labels: { v: '2' } } });
+      await until(() => events.length === 4);
+      expectMetadataOnly(events[3]!.object);
+      expect(api!.requests.filter((r) => r.resource === 'pods')).toHaveLength(2);
+    });
+
+    it('does not disarm resync (a notice, not a transport fault)', async () => {
+      // No bookmarks, no changes: after the notice nothing else would re-arm the resync timer.
+      await server({ bookmarkIntervalMs: 600_000 });
+      api!.faults.add({ match: { resource: 'pods', watch: true }, fault: notAcceptable });
+      const pods = informer(api!.kubeConfig, metadataOnly(Pod), { resyncPeriod: 100 });
+      const errors: InformerError[] = [];
+      subscriptions.push(pods.errors$.subscribe((e) => errors.push(e)));
+      const events = start(pods);
+      await synced(pods);
+      await until(() => errors.length === 1);
+      const resyncs = () => events.filter((e) => e.type === 'updated' && e.resync).length - before;
+      const before = events.filter((e) => e.type === 'updated' && e.resync).length;
+      await until(() => resyncs() >= 6); // two ticks of three pods
+      expectOneNotAcceptable(errors, 'watch');
+    });
   });
 
   it('cuts full objects down to metadata when the server ignores the request (no PartialObjectMetadata support)', async () => {

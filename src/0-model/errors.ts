@@ -22,6 +22,8 @@ import { isRecord } from '../util/isRecord.ts';
  * - `WatchError`: an ERROR event in a watch stream other than 410.
  * - `HandlerError`: a subscriber's handler threw; other subscribers are unaffected.
  * - `Config`: the KubeConfig could not be applied (no cluster, bad certificate, exec plugin failed).
+ * - `NotAcceptable`: a notice, not a failure (status 406, once per ListWatch): the server does not serve
+ *   PartialObjectMetadata, so a metadata-only informer fetches full objects and cuts them down on arrival.
  */
 export type ErrorReason =
   | 'Expired'
@@ -45,6 +47,7 @@ export type ErrorReason =
   | 'WatchError'
   | 'HandlerError'
   | 'Config'
+  | 'NotAcceptable'
   | 'Unknown';
 
 /** Where in the list/watch cycle an error happened. */
@@ -124,11 +127,23 @@ export class InformerError extends Error {
 const objectFaults: ReadonlySet<ErrorReason> = new Set<ErrorReason>(['ValidationFailed', 'TransformError', 'IndexerError', 'UnknownEventType', 'HandlerError']);
 
 /**
- * True when the error is about one object or handler (the watch is still running), false for a
- * transport or server fault (a malformed line too: the reflector ends the watch on it).
+ * Notices: something worth knowing that failed nothing (the request they came with
+ * succeeded). The reflector neither backs off nor ends a watch on them.
+ */
+const notices: ReadonlySet<ErrorReason> = new Set<ErrorReason>(['NotAcceptable']);
+
+/** True for a notice (`NotAcceptable`): reported once, no request failed, nothing to recover from. */
+export function isNotice(error: InformerError): boolean {
+  return notices.has(error.reason);
+}
+
+/**
+ * True when the error is about one object or handler, or is a notice (the watch is still
+ * running), false for a transport or server fault (a malformed line too: the reflector ends
+ * the watch on it).
  */
 export function isObjectFault(error: InformerError): boolean {
-  return objectFaults.has(error.reason);
+  return objectFaults.has(error.reason) || notices.has(error.reason);
 }
 
 /**

@@ -445,9 +445,23 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
   const metadataOnly = target.resource.metadataOnly === true;
   // Once the server has answered a metadata-only request with 406, this ListWatch asks for plain JSON.
   let plainJson = false;
+  /** The `NotAcceptable` notice of that 406, until a page or a watch that succeeded carries it (once). */
+  let notice: InformerError | undefined;
+  const takeNotice = (): InformerError | undefined => {
+    const taken = notice;
+    notice = undefined;
+    return taken;
+  };
+  const notAcceptable = (phase: 'list' | 'watch', statusObject: unknown) =>
+    new InformerError(
+      'NotAcceptable',
+      `${phase} ${path}: the server does not serve PartialObjectMetadata (406 Not Acceptable); fetching full objects and cutting them down to metadata on arrival`,
+      { status: 406, phase, statusObject },
+    );
   /**
    * GETs `pathAndQuery`; a metadata-only request answered 406 is read to its
-   * end (so the connection is reused) and sent again as plain JSON.
+   * end (so the connection is reused) and sent again as plain JSON, and a
+   * `NotAcceptable` notice waits for the next page or watch that succeeds.
    */
   const open = (pathAndQuery: string, phase: 'list' | 'watch'): Observable<Opened> =>
     new Observable<Opened>((subscriber) => {
@@ -459,8 +473,21 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
         current = get(kc, pathAndQuery, phase, settings, accept).subscribe({
           next: (opened) => {
             if (!(asMetadata && opened.response.statusCode === 406)) return subscriber.next(opened);
+            // Only the first 406 of this ListWatch makes a notice (two requests in flight may both get one).
+            const first = !plainJson;
             plainJson = true;
-            readBody(opened.response, () => attempt(), (error) => subscriber.error(error), phase);
+            readBody(
+              opened.response,
+              (body) => {
+                if (first) notice = notAcceptable(phase, parseJson(body.toString('utf8')));
+                attempt();
+              },
+              (error) => {
+                if (first) notice = notAcceptable(phase, undefined);
+                subscriber.error(error);
+              },
+              phase,
+            );
           },
           error: (error: unknown) => subscriber.error(error),
         });
@@ -509,7 +536,8 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
               }
               const page = toListPage(value, shape);
               if (!page) return subscriber.error(new InformerError('MalformedLine', `list ${path}: the response is not a list`, { phase: 'list' }));
-              subscriber.next(page);
+              const pending = takeNotice();
+              subscriber.next(pending ? { ...page, notice: pending } : page);
               subscriber.complete();
             },
             (error) => subscriber.error(error),
@@ -536,6 +564,8 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
             readBody(response, (body) => subscriber.error(httpError(response, body, 'watch')), (error) => subscriber.error(error), 'watch');
             return;
           }
+          const pending = takeNotice();
+          if (pending) subscriber.next(pending);
           const splitter = new LineSplitter(maxLineBytes);
           const oversize = (bytes: number) =>
             subscriber.next(new InformerError('MalformedLine', `watch line of ${bytes} bytes exceeds the ${maxLineBytes}-byte limit; skipped`, { phase: 'watch' }));

@@ -26,6 +26,12 @@ export interface ListPage {
   /** The token for the next page; absent or empty on the last one. */
   readonly continue?: string;
   readonly remainingItemCount?: number;
+  /**
+   * A notice that came with this page (`NotAcceptable`: the server does not serve
+   * PartialObjectMetadata; full objects were fetched and cut down). Reported once, on the
+   * first page (or watch) that succeeded after it; not a failure.
+   */
+  readonly notice?: InformerError;
 }
 
 /** One line of a watch stream, parsed once, not yet validated. */
@@ -35,8 +41,9 @@ export interface RawWatchEvent {
 }
 
 /**
- * What a watch stream yields: events, and `MalformedLine` errors for lines that
- * could not be parsed (those do not end the stream).
+ * What a watch stream yields: events, `MalformedLine` errors for lines that
+ * could not be parsed (those do not end the stream), and notices (`isNotice`:
+ * `NotAcceptable`, before the first line) that fail nothing.
  */
 export type WatchFrame = RawWatchEvent | InformerError;
 

@@ -1,5 +1,5 @@
 import { Observable, asyncScheduler, type SchedulerLike, type Subscription } from 'rxjs';
-import { InformerError, asStatus, errorFromStatus, isExpired } from '../0-model/errors.ts';
+import { InformerError, asStatus, errorFromStatus, isExpired, isNotice } from '../0-model/errors.ts';
 import type { ListPage, ListWatch, RawWatchEvent, WatchFrame } from '../1-transport/listWatch.ts';
 import { Backoff, type BackoffOptions } from './backoff.ts';
 import { rawKey, rawResourceVersion, type Decoder } from './decode.ts';
@@ -183,6 +183,7 @@ export function listAndWatch<T>(listWatch: ListWatch, options: ListAndWatchOptio
               error: (error: unknown) => onListError(toInformerError(error, 'list'), token),
               complete: () => {
                 if (!page) return onListError(new InformerError('Unknown', 'list completed without a page', { phase: 'list' }), token);
+                if (page.notice) report(page.notice); // e.g. NotAcceptable: not a failure
                 if (!token) listRV = page.resourceVersion;
                 for (const raw of page.items) {
                   const decoded = decode(raw, 'list');
@@ -366,7 +367,7 @@ export function listAndWatch<T>(listWatch: ListWatch, options: ListAndWatchOptio
               lastFrameAt = scheduler.now();
               // A line that cannot be decoded ends the watch: resuming from the last
               // resourceVersion fully processed makes the server send the lost change again.
-              if (frame instanceof InformerError) return failWatch(frame.inPhase('watch'));
+              if (frame instanceof InformerError) return isNotice(frame) ? report(frame) : failWatch(frame.inPhase('watch'));
               onEvent(frame);
             },
             error: (error: unknown) => failWatch(toInformerError(error, 'watch')),

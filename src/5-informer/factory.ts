@@ -59,9 +59,18 @@ export interface InformerFactory {
    * first request win for indexers, transform and resync.
    */
   informer<T extends KubeObject>(resource: Resource<T>, options?: InformerOptions<T>): Informer<T>;
-  /** Every informer made so far. */
+  /** Every informer made so far and not forgotten. */
   informers(): readonly Informer<KubeObject>[];
-  /** Resolves when every informer made so far (or the ones given) has synced. */
+  /**
+   * Drops an informer (as `informer()` returned it) from the factory: `informers()` and
+   * `waitForCacheSync()` no longer count it, and a later `informer()` for the same resource,
+   * namespace and selectors makes a fresh one. It does not stop it: whoever is subscribed keeps
+   * it running. For informers whose resource is gone (the dynamic factory forgets those it
+   * ends). Returns false, and drops nothing, when the factory does not hold this very informer
+   * (forgotten already, or replaced by a fresh one since).
+   */
+  forget<T>(informer: Informer<T>): boolean;
+  /** Resolves when every informer made so far and not forgotten (or the ones given) has synced. */
   waitForCacheSync(informers?: readonly Syncable[], options?: { readonly timeoutMs?: number }): Promise<true>;
 }
 
@@ -82,6 +91,14 @@ export function informerFactory(kc: KubeConfig, defaults: FactoryOptions = {}): 
       return created;
     },
     informers: () => [...made.values()],
+    forget(informer) {
+      for (const [key, held] of made) {
+        if (held !== (informer as unknown)) continue;
+        made.delete(key);
+        return true;
+      }
+      return false;
+    },
     waitForCacheSync(informers, options) {
       return waitForCacheSync(informers ?? [...made.values()], options);
     },

@@ -9,12 +9,14 @@ import {
   debounceTime,
   distinctUntilChanged,
   filter,
+  map,
   merge,
   of,
   shareReplay,
   switchMap,
   take,
   takeUntil,
+  tap,
   type SchedulerLike,
 } from 'rxjs';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -50,8 +52,9 @@ export type EndReason =
 
 /**
  * What a dynamic watch reports: an informer `started` (subscribe to it
- * here), an informer `ended` (its streams complete right after, and it
- * makes no more requests), or a name that discovery cannot resolve yet.
+ * here), an informer `ended` (dropped from the factory first, its streams
+ * complete right after, and it makes no more requests), or a name that
+ * discovery cannot resolve yet.
  */
 export type DynamicEvent<T> =
   | { readonly type: 'started'; readonly resource: DiscoveredResource; readonly informer: Informer<T> }
@@ -87,13 +90,14 @@ export interface DynamicInformerFactoryOptions {
 export interface DynamicInformerFactory {
   /**
    * Discovery now, and again after every CustomResourceDefinition change
-   * (and after an informer meets a 404); emits only when what is served
-   * changed. Replays the latest. While subscribed, it watches CRDs.
+   * (and after an informer meets a 404); emits when what is served
+   * changed, and after a CRD was created or deleted. Replays the latest.
+   * While subscribed, it watches CRDs.
    */
   readonly discovery$: Observable<Discovery>;
   /** Faults of discovery and of the CRD watch, as values (discovery keeps its last good answer). */
   readonly errors$: Observable<InformerError>;
-  /** The shared factory. */
+  /** The shared factory. An informer a watch ends is dropped from it (`factory.forget`). */
   readonly factory: InformerFactory;
   /**
    * Unstructured informers for what `selection` names, started and ended as
@@ -152,21 +156,58 @@ export function dynamicInformerFactory(kc: KubeConfig, options: DynamicInformerF
   const pokes = new Subject<void>();
   const discoveryErrors = new Subject<InformerError>();
 
-  const changes$ = merge(crds.events$.pipe(filter((e) => !e.isInInitialList)), pokes).pipe(debounceTime(options.debounceMs ?? 250, scheduler));
+  /**
+   * CRDs created or deleted so far. A discovery started after one is emitted even when it
+   * serves what the last one emitted did: a CRD deleted and created again before any
+   * discovery without it was emitted must still start again (the watches ended it).
+   */
+  let crdTurnover = 0;
+  const crdChanges$ = crds.events$.pipe(
+    filter((e) => !e.isInInitialList),
+    tap((e) => {
+      if (e.type !== 'updated') crdTurnover++;
+    }),
+  );
+  const changes$ = merge(crdChanges$, pokes).pipe(debounceTime(options.debounceMs ?? 250, scheduler));
   // Once at once, once more when the CRD watch has its list (a CRD created in between is then seen), then on every change.
   const discovery$ = merge(of(undefined), crds.synced$.pipe(filter(Boolean), take(1)), changes$).pipe(
-    switchMap(() =>
-      discover(kc, options.discovery).pipe(
+    switchMap(() => {
+      const turnover = crdTurnover;
+      return discover(kc, options.discovery).pipe(
+        map((found) => ({ found, turnover })),
         catchError((error: unknown) => {
           discoveryErrors.next(asInformerError(error));
           return EMPTY;
         }),
-      ),
-    ),
-    distinctUntilChanged((a, b) => signature(a) === signature(b)),
+      );
+    }),
+    distinctUntilChanged((a, b) => a.turnover === b.turnover && signature(a.found) === signature(b.found)),
+    map(({ found }) => found),
     shareReplay({ bufferSize: 1, refCount: true }),
   );
   const errors$ = merge(discoveryErrors, crds.errors$);
+
+  /**
+   * The factory informers the watches run: how many watches hold each, and whether one
+   * ended it since it was last started. An informer leaves the factory (`factory.forget`)
+   * when its CRD is deleted, or once the last watch holding it lets go after one ended it as
+   * `NotServed` (another watch, by name or pinned to a version, may still run what one ends
+   * because its selection no longer wants it or discovery now prefers another version).
+   */
+  const holders = new Map<Informer<KubeObject>, { count: number; ended: boolean }>();
+  const hold = (inner: Informer<KubeObject>) => {
+    const h = holders.get(inner);
+    if (!h) return void holders.set(inner, { count: 1, ended: false });
+    h.count++;
+    h.ended = false; // served again, as far as this watch can tell
+  };
+  const release = (inner: Informer<KubeObject>, reason?: EndReason) => {
+    const h = holders.get(inner) ?? { count: 1, ended: false };
+    h.count--;
+    if (reason) h.ended = true;
+    if (h.count <= 0) holders.delete(inner);
+    if (reason === 'CRDDeleted' || (h.count <= 0 && h.ended)) factory.forget(inner);
+  };
 
   // Typed per mode by the overloads; inside, both kinds of informer are handled alike.
   function watch(selection: Selection, watchOptions: DynamicWatchOptions = {}): Observable<DynamicEvent<KubeObject>> {
@@ -174,6 +215,9 @@ export function dynamicInformerFactory(kc: KubeConfig, options: DynamicInformerF
     return new Observable<DynamicEvent<KubeObject>>((subscriber) => {
       interface Running {
         readonly resource: DiscoveredResource;
+        /** The factory's informer (what is forgotten when it ends). */
+        readonly inner: Informer<KubeObject>;
+        /** What subscribers get: `inner`, ending with the resource. */
         readonly informer: Informer<KubeObject>;
         readonly ended: ReplaySubject<void>;
         readonly keepAlive: Subscription;
@@ -193,18 +237,22 @@ export function dynamicInformerFactory(kc: KubeConfig, options: DynamicInformerF
         const r = running.get(key);
         if (!r) return;
         running.delete(key);
+        // Out of the factory (see `release`) before anyone hears of it: waitForCacheSync() no longer waits on
+        // it, and a CRD created again gets a fresh informer (with the scope and version discovery reports then).
+        release(r.inner, reason);
         subscriber.next({ type: 'ended', resource: r.resource, informer: r.informer, reason, message });
         stop(r);
       };
       const start = (key: string, d: DiscoveredResource) => {
         const base = toResource(d);
         const inner = metadata ? (factory.informer(metadataOnly(base), informerOptions) as unknown as Informer<KubeObject>) : factory.informer(base, informerOptions);
+        hold(inner);
         const ended = new ReplaySubject<void>(1);
         // Runs the informer while the watch lasts; a 404 means the resource may be gone: ask discovery now.
         const keepAlive = inner.errors$.subscribe((error) => {
           if (error.reason === 'NotFound') pokes.next();
         });
-        const r: Running = { resource: d, informer: endingWith(inner, ended), ended, keepAlive };
+        const r: Running = { resource: d, inner, informer: endingWith(inner, ended), ended, keepAlive };
         running.set(key, r);
         subscriber.next({ type: 'started', resource: d, informer: r.informer });
       };
@@ -254,7 +302,10 @@ export function dynamicInformerFactory(kc: KubeConfig, options: DynamicInformerF
       );
       return () => {
         subscriptions.unsubscribe();
-        for (const r of running.values()) stop(r);
+        for (const r of running.values()) {
+          release(r.inner);
+          stop(r);
+        }
         running.clear();
       };
     });
