@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { TestScheduler } from 'rxjs/testing';
+import { leakCheckingScheduler } from '../support/leakCheckingScheduler.ts';
 import { identity, take, type SchedulerAction, type SchedulerLike } from 'rxjs';
 import { InformerError, type KubeObject } from '../../src/index.ts';
 import { resync, type SourceEvent } from '../../src/pipeline.ts';
@@ -21,21 +22,9 @@ const events: Record<string, SourceEvent<Obj>> = {
   k: { type: 'deletedKey', key: 'ns/a', resourceVersion: '5' },
 };
 
-/**
- * A TestScheduler whose clock stops at frame 1000, failing if a timer is still
- * scheduled then: a tick leaked past unsubscription (or completion) would
- * otherwise keep `run` flushing forever.
- */
-class LeakCheckingScheduler extends TestScheduler {
-  override flush(): void {
-    this.maxFrames = Math.min(this.maxFrames, 1000);
-    super.flush();
-    expect(this.actions.map((action) => action.delay), 'timers still scheduled at frame 1000').toEqual([]);
-  }
-}
 
 function testScheduler(): TestScheduler {
-  return new LeakCheckingScheduler((actual, expected) => expect(actual).toEqual(expected));
+  return leakCheckingScheduler(1000);
 }
 
 /**

@@ -1,5 +1,6 @@
 import { defer, type Observable } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
+import { leakCheckingScheduler } from '../support/leakCheckingScheduler.ts';
 import { describe, expect, it } from 'vitest';
 import { FakeLeaseServer } from '../../src/leaderelection/fakeLeases.ts';
 import { leaderElection, type LeaderElection } from '../../src/leaderelection/leaderElection.ts';
@@ -12,25 +13,8 @@ const v = { f: false, t: true };
 /** The clock stops at this frame; anything still scheduled then is a timer that outlived its subscribers. */
 const BOUND = 60_000;
 
-/**
- * A TestScheduler whose flush stops at {@link BOUND} and fails if a timer is
- * still scheduled then: an election that kept campaigning (or a retry timer
- * that kept rescheduling itself) after its last subscriber left would
- * otherwise run `run()` forever.
- */
-class LeakCheckingScheduler extends TestScheduler {
-  override flush(): void {
-    this.maxFrames = Math.min(this.maxFrames, BOUND);
-    super.flush();
-    expect(
-      this.actions.map((action) => action.delay),
-      `timers still scheduled at frame ${BOUND}`,
-    ).toEqual([]);
-  }
-}
-
 function testScheduler(): TestScheduler {
-  return new LeakCheckingScheduler((actual, expected) => expect(actual).toEqual(expected));
+  return leakCheckingScheduler(BOUND);
 }
 
 /** Every request a client sends, as `<frame> <operation>`, noted when it is sent (whether or not it arrives). */

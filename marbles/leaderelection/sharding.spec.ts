@@ -1,4 +1,5 @@
 import { TestScheduler } from 'rxjs/testing';
+import { leakCheckingScheduler } from '../support/leakCheckingScheduler.ts';
 import { describe, expect, it } from 'vitest';
 import { FakeLeaseServer } from '../../src/leaderelection/fakeLeases.ts';
 import { shardOf } from '../../src/leaderelection/hash.ts';
@@ -21,19 +22,9 @@ const held = {
 /** The clock stops here; anything still scheduled then outlived its subscribers. */
 const BOUND = 80_000;
 
-class LeakCheckingScheduler extends TestScheduler {
-  override flush(): void {
-    this.maxFrames = Math.min(this.maxFrames, BOUND);
-    super.flush();
-    expect(
-      this.actions.map((action) => action.delay),
-      `timers still scheduled at frame ${BOUND}`,
-    ).toEqual([]);
-  }
-}
 
 function world() {
-  const ts = new LeakCheckingScheduler((actual, expected) => expect(actual).toEqual(expected));
+  const ts = leakCheckingScheduler(BOUND);
   const server = new FakeLeaseServer(ts);
   const replica = (identity: string): { shards: Sharding; partition(): void } => {
     let partitioned = false;
