@@ -252,31 +252,30 @@ class Reference {
 
 const rv = (o: Obj) => o.metadata.resourceVersion ?? '?';
 
+/** Hands one source event to the reference model (bookmarks, watch starts and errors change nothing there). */
+function feed(ref: Reference, e: SourceEvent<Obj>): void {
+  switch (e.type) {
+    case 'replace':
+      return ref.replace(e.items, e.rejectedKeys ?? []);
+    case 'added':
+      return ref.add(e.object);
+    case 'modified':
+      return ref.update(e.object);
+    case 'deleted':
+      return ref.delete(keyOf(e.object), e.object);
+    case 'deletedKey':
+      return ref.delete(e.key, undefined);
+    case 'resync':
+      return ref.resync();
+    default:
+      return;
+  }
+}
+
 function runModel(events: readonly SourceEvent<Obj>[]): Reference {
   const ref = new Reference();
   for (const e of events) {
-    switch (e.type) {
-      case 'replace':
-        ref.replace(e.items, e.rejectedKeys ?? []);
-        break;
-      case 'added':
-        ref.add(e.object);
-        break;
-      case 'modified':
-        ref.update(e.object);
-        break;
-      case 'deleted':
-        ref.delete(keyOf(e.object), e.object);
-        break;
-      case 'deletedKey':
-        ref.delete(e.key, undefined);
-        break;
-      case 'resync':
-        ref.resync();
-        break;
-      default:
-        break;
-    }
+    feed(ref, e);
     ref.drain();
   }
   return ref;
@@ -360,28 +359,7 @@ describe('the informer against a reference model of client-go (DeltaFIFO + Index
             refPop();
             continue;
           }
-          switch (step.type) {
-            case 'replace':
-              ref.replace(step.items, step.rejectedKeys ?? []);
-              break;
-            case 'added':
-              ref.add(step.object);
-              break;
-            case 'modified':
-              ref.update(step.object);
-              break;
-            case 'deleted':
-              ref.delete(keyOf(step.object), step.object);
-              break;
-            case 'deletedKey':
-              ref.delete(step.key, undefined);
-              break;
-            case 'resync':
-              ref.resync();
-              break;
-            default:
-              break;
-          }
+          feed(ref, step);
           refPop();
         }
 
