@@ -67,6 +67,11 @@ export function expectedFor(
   // Ended by api.closeWatches: dropped, or a clean end (after events, resume at once; with none, it may have come
   // soon enough to count as very short; a streaming list may not have finished its initial events).
   // A dropped connection may lose what was still unsent, a bad line included.
+  // A client that already read the bad line aborted the watch itself and never sees the drop (the server may log
+  // the drop first when the abort reaches it late, as on a loaded machine): either error then explains the end.
+  if (!closedByServer && fromFault.some((x) => x.reasons.includes('MalformedLine'))) {
+    return [{ reasons: ['MalformedLine', 'NetworkError'], optional: false, why }, { reasons: ['MalformedLine', 'NetworkError'], optional: true, why }];
+  }
   if (!closedByServer) return [...fromFault.map((x) => ({ ...x, optional: true })), ...must('NetworkError')];
   if (streaming) return [...fromFault, { reasons: ['WatchError', 'VeryShortWatch'], optional: true, why }];
   return (r.eventsSent ?? 0) === 0 ? [...fromFault, { reasons: ['VeryShortWatch'], optional: true, why }] : fromFault;
