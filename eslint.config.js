@@ -1,0 +1,61 @@
+// ESLint keeps the layering true: the pipeline src/0-model … src/5-informer imports strictly downwards, the rooms
+// outside it (controller, workqueue, metrics, leaderelection, discovery) never reach the CLI or the test kit, and
+// the work queue knows nothing of informers. Style is prettier's job; only rules that find real faults live here.
+import tseslint from 'typescript-eslint';
+
+const STAGES = ['0-model', '1-transport', '2-source', '3-deltas', '4-store', '5-informer'];
+const ROOMS = ['controller', 'workqueue', 'metrics', 'leaderelection', 'discovery'];
+const OUTSIDE = ['cli', 'testing'];
+
+/** `import` patterns that name a folder of src/ from a file one level below src/. */
+const folders = (names) => names.flatMap((name) => [`../${name}`, `../${name}/*`, `../${name}/**`, `../${name}.ts`]);
+const entries = ['../index.ts', '../pipeline.ts'];
+
+function restrict(files, forbidden, message) {
+  return {
+    files,
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: forbidden, message }] }] },
+  };
+}
+
+const stageRules = STAGES.map((stage, i) =>
+  restrict(
+    [`src/${stage}/**/*.ts`],
+    [...folders([...STAGES.slice(i + 1), ...ROOMS, ...OUTSIDE]), ...entries],
+    `${stage} is stage ${i} of the pipeline: it imports only from lower stages (and src/util).`,
+  ),
+);
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', '**/*.js', 'bench/results/**'] },
+  {
+    files: ['**/*.ts'],
+    languageOptions: { parser: tseslint.parser, parserOptions: { ecmaVersion: 'latest', sourceType: 'module' } },
+    plugins: { '@typescript-eslint': tseslint.plugin },
+    rules: {
+      'no-debugger': 'error',
+      'no-dupe-keys': 'error',
+      'no-self-assign': 'error',
+      'no-unreachable': 'error',
+      'no-unsafe-finally': 'error',
+    },
+  },
+  { files: ['src/**/*.ts'], rules: { '@typescript-eslint/no-explicit-any': 'error' } },
+  restrict(['src/util/**/*.ts'], [...folders([...STAGES, ...ROOMS, ...OUTSIDE]), ...entries], 'src/util imports nothing of the library.'),
+  ...stageRules,
+  restrict(
+    ['src/workqueue/**/*.ts'],
+    folders([...STAGES, ...ROOMS.filter((r) => r !== 'workqueue'), ...OUTSIDE]).concat(entries),
+    'the work queue knows nothing of informers, controllers or the CLI (client-go keeps util/workqueue apart as well).',
+  ),
+  restrict(
+    ['src/leaderelection/**/*.ts'],
+    folders(['controller', 'discovery', ...OUTSIDE]),
+    'leader election knows nothing of controllers, discovery or the CLI.',
+  ),
+  restrict(
+    ['src/{controller,metrics,discovery}/**/*.ts'],
+    folders(OUTSIDE),
+    'library rooms never import the CLI or the test kit (neither ships in their dependency graph).',
+  ),
+);
