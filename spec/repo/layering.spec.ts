@@ -1,0 +1,36 @@
+/**
+ * The lint rule that keeps the pipeline's layering must be able to fail: an upward import in a stage, a library
+ * import in src/util and an informer import in the work queue are each reported; a downward import is not.
+ */
+import { ESLint } from 'eslint';
+import { describe, expect, it } from 'vitest';
+
+const eslint = new ESLint({ cwd: new URL('../..', import.meta.url).pathname });
+
+async function problems(filePath: string, code: string): Promise<string[]> {
+  const [result] = await eslint.lintText(code, { filePath });
+  return (result?.messages ?? []).map((m) => `${m.ruleId}: ${m.message}`);
+}
+
+describe('the layering rule', () => {
+  it('reports a stage importing a higher stage', async () => {
+    const found = await problems('src/0-model/probe.ts', "import { informer } from '../5-informer/informer.ts';\nexport const p = informer;\n");
+    expect(found).toEqual([expect.stringContaining('0-model is stage 0 of the pipeline')]);
+  });
+
+  it('reports a stage importing a room, the CLI or the root entry', async () => {
+    for (const from of ['../controller/index.ts', '../cli/watch.ts', '../index.ts']) {
+      const found = await problems('src/3-deltas/probe.ts', `import * as m from '${from}';\nexport const p = m;\n`);
+      expect(found, from).toEqual([expect.stringContaining('no-restricted-imports')]);
+    }
+  });
+
+  it('reports the work queue importing the pipeline and src/util importing the library', async () => {
+    expect(await problems('src/workqueue/probe.ts', "import * as m from '../4-store/store.ts';\nexport const p = m;\n")).toHaveLength(1);
+    expect(await problems('src/util/probe.ts', "import * as m from '../workqueue/index.ts';\nexport const p = m;\n")).toHaveLength(1);
+  });
+
+  it('lets a stage import a lower one', async () => {
+    expect(await problems('src/5-informer/probe.ts', "import * as m from '../0-model/errors.ts';\nexport const p = m;\n")).toEqual([]);
+  });
+});
