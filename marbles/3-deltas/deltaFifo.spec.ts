@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TestScheduler } from 'rxjs/testing';
+import { testScheduler } from '../support/testScheduler.ts';
 import { Subject } from 'rxjs';
 import { InformerError, type KubeObject } from '../../src/index.ts';
 import {
@@ -29,10 +29,6 @@ const tomb = (key: string, object: Obj) => ({ finalStateUnknown: true as const, 
 const entry = (key: string, isInInitialList: boolean, ...deltas: Delta<Obj>[]): Deltas<Obj> => ({ key, deltas, isInInitialList });
 const batch = (cause: BatchCause, resourceVersion: string | undefined, ...items: Deltas<Obj>[]): FifoOutput<Obj> =>
   resourceVersion === undefined ? { type: 'deltas', cause, items } : { type: 'deltas', cause, items, resourceVersion };
-
-function testScheduler(): TestScheduler {
-  return new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
-}
 
 describe('deltaFifo', () => {
   it('maps added → Added, modified → Updated, deleted → Deleted, one batch per source step', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TestScheduler } from 'rxjs/testing';
+import { testScheduler } from '../support/testScheduler.ts';
 import { map, timer } from 'rxjs';
 import { InformerError, type KubeObject } from '../../src/index.ts';
 import { deltaFifo, processDeltas, type SourceEvent, type Delta, type DeltaType, type Deltas, type FifoOutput } from '../../src/pipeline.ts';
@@ -12,10 +12,6 @@ const one = (key: string, ...deltas: Delta<Obj>[]): FifoOutput<Obj> => ({ type: 
 
 const label = (entry: Deltas<Obj>) =>
   `${entry.key}:${entry.deltas.map((x) => `${x.type}${'metadata' in x.object ? x.object.metadata.resourceVersion : ''}`).join(',')}`;
-
-function testScheduler(): TestScheduler {
-  return new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
-}
 
 describe('processDeltas', () => {
   it('a slow handler: deltas for a waiting key coalesce into one entry, keys leave in first-arrival order, consecutive deletes collapse', () => {

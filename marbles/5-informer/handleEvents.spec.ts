@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TestScheduler } from 'rxjs/testing';
+import { testScheduler } from '../support/testScheduler.ts';
 import { map, timer } from 'rxjs';
 import { handleEvents, type InformerEvent } from '../../src/index.ts';
 
@@ -8,13 +8,9 @@ const obj = (name: string, rv: string): Obj => ({ metadata: { name, resourceVers
 const added = (o: Obj): InformerEvent<Obj> => ({ type: 'added', object: o, isInInitialList: false });
 const updated = (old: Obj, o: Obj): InformerEvent<Obj> => ({ type: 'updated', oldObject: old, object: o, isInInitialList: false, resync: false });
 
-function scheduler() {
-  return new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
-}
-
 describe('handleEvents', () => {
   it('coalesces a slow handler’s backlog per key and keeps first-arrival key order', () => {
-    scheduler().run(({ cold, hot, expectObservable, expectSubscriptions, flush }) => {
+    testScheduler().run(({ cold, hot, expectObservable, expectSubscriptions, flush }) => {
       const a1 = obj('a', '1'), a2 = obj('a', '2'), a3 = obj('a', '3'), b1 = obj('b', '4');
       const events = hot('-w-x-y-z-----------|', { w: added(a1), x: updated(a1, a2), y: added(b1), z: updated(a2, a3) });
       const handled: string[] = [];
@@ -35,7 +31,7 @@ describe('handleEvents', () => {
   });
 
   it('reports a throwing or failing handler as HandlerError and carries on', () => {
-    scheduler().run(({ hot, expectObservable, expectSubscriptions }) => {
+    testScheduler().run(({ hot, expectObservable, expectSubscriptions }) => {
       const events = hot('-a-b-c-|', { a: added(obj('a', '1')), b: added(obj('b', '2')), c: added(obj('c', '3')) });
       const out = events.pipe(
         handleEvents<Obj>((e) => {
@@ -51,7 +47,7 @@ describe('handleEvents', () => {
   });
 
   it('dispatches to per-type handlers', () => {
-    scheduler().run(({ hot, expectObservable, expectSubscriptions, flush }) => {
+    testScheduler().run(({ hot, expectObservable, expectSubscriptions, flush }) => {
       const seen: string[] = [];
       const a = obj('a', '1');
       const events = hot('-a-u-|', { a: added(a), u: updated(a, obj('a', '2')) });
@@ -63,7 +59,7 @@ describe('handleEvents', () => {
   });
 
   it('unsubscribing unsubscribes the source and the running handler at that frame, and starts no other', () => {
-    scheduler().run(({ cold, hot, expectObservable, expectSubscriptions }) => {
+    testScheduler().run(({ cold, hot, expectObservable, expectSubscriptions }) => {
       const work = cold('----|');
       const events = hot('-a-b----', { a: added(obj('a', '1')), b: added(obj('b', '2')) });
       const sub = '       ^---!';
@@ -75,7 +71,7 @@ describe('handleEvents', () => {
   });
 
   it('an error from the source ends the output and stops the running handler', () => {
-    scheduler().run(({ cold, hot, expectObservable, expectSubscriptions }) => {
+    testScheduler().run(({ cold, hot, expectObservable, expectSubscriptions }) => {
       const failure = new Error('source broke');
       const work = cold('-----|');
       const events = hot('-a-#', { a: added(obj('a', '1')) }, failure);

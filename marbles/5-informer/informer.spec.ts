@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { testScheduler } from '../support/testScheduler.ts';
 import { TestScheduler } from 'rxjs/testing';
 import { filter, first, type Observable, type Subscription } from 'rxjs';
 import {
@@ -28,7 +29,7 @@ const updated = (oldObject: Obj, object: Obj, resync = false): InformerEvent<Obj
 const deleted = (object: Obj, finalStateUnknown = false): InformerEvent<Obj> => ({ type: 'deleted', object, finalStateUnknown, isInInitialList: false });
 
 function scenario(body: (ts: TestScheduler, helpers: Parameters<Parameters<TestScheduler['run']>[0]>[0]) => void): void {
-  const ts = new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
+  const ts = testScheduler();
   ts.run((helpers) => {
     ts.maxFrames = GUARD_MS;
     body(ts, helpers);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { testScheduler } from '../support/testScheduler.ts';
 import { Subject } from 'rxjs';
-import { TestScheduler } from 'rxjs/testing';
 import { InformerError, customResource, informer, type InformerEvent, type Indexers, type KubeObject, type Store } from '../../src/index.ts';
 import { decoder, informerFromSource, type SourceEvent } from '../../src/pipeline.ts';
 import { fakeListWatch, listPage, watchEvent } from '../support/fakeListWatch.ts';
@@ -131,7 +131,7 @@ describe('objects that fail validation (the informer keeps the last valid object
 
 describe('end to end through listAndWatch (a fake ListWatch)', () => {
   it('an unstructured object with a "__proto__" key: never cached, never reported deleted on relist; its DELETED still deletes', () => {
-    const ts = new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
+    const ts = testScheduler();
     ts.run(({ cold, flush }) => {
       ts.maxFrames = 3600_000;
       const a5 = o('a', '5'), b7 = o('b', '7');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TestScheduler } from 'rxjs/testing';
+import { testScheduler } from '../support/testScheduler.ts';
 import { ofType, skipResync, type InformerEvent, type KubeObject } from '../../src/index.ts';
 import { generationChanged, where } from '../../src/controller/index.ts';
 
@@ -11,10 +11,6 @@ const events: Record<string, InformerEvent<Obj>> = {
   s: { type: 'updated', oldObject: o('a', '2'), object: o('a', '2'), isInInitialList: false, resync: true },
   d: { type: 'deleted', object: o('a', '2'), finalStateUnknown: false, isInInitialList: false },
 };
-
-function testScheduler(): TestScheduler {
-  return new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
-}
 
 describe('ofType', () => {
   it('keeps only the given types', () => {

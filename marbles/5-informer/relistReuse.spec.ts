@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TestScheduler } from 'rxjs/testing';
+import { testScheduler } from '../support/testScheduler.ts';
 import { ConfigMap, informer, type InformerEvent, type Store } from '../../src/index.ts';
 import { fakeListWatch, listPage, watchStatus } from '../../src/testing/index.ts';
 
@@ -7,7 +7,7 @@ const cm = (name: string, rv: string) => ({ metadata: { name, namespace: 'ns', r
 
 describe('relist', () => {
   it('keeps the cached object for an item whose resourceVersion did not change (one object per version)', () => {
-    const scheduler = new TestScheduler((a, e) => expect(a).toEqual(e));
+    const scheduler = testScheduler();
     scheduler.run(({ cold }) => {
       // The last watch never ends: its stall timer would re-arm forever in virtual time.
       scheduler.maxFrames = 60_000;
@@ -39,7 +39,7 @@ describe('relist', () => {
 
 describe('the replayed state', () => {
   it('carries the cache but not the events of the step that made it (they are not kept alive)', () => {
-    const scheduler = new TestScheduler((a, e) => expect(a).toEqual(e));
+    const scheduler = testScheduler();
     scheduler.run(({ cold }) => {
       scheduler.maxFrames = 60_000;
       const lw = fakeListWatch({ lists: [cold('(l|)', { l: listPage('10', [cm('a', '1'), cm('b', '2')]) })] }, { scheduler });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { testScheduler } from '../support/testScheduler.ts';
 import { Observable, ReplaySubject, take } from 'rxjs';
-import { TestScheduler } from 'rxjs/testing';
 import { Store } from '../../src/4-store/store.ts';
 import type { InformerEvent } from '../../src/4-store/informerEvent.ts';
 import type { InformerState } from '../../src/4-store/reduceDeltas.ts';
@@ -53,10 +53,6 @@ const eventValues: Record<string, InformerEvent<Obj>> = {
   c: { type: 'added', object: obj('c'), isInInitialList: false },
   d: { type: 'added', object: obj('d'), isInInitialList: false },
 };
-
-function testScheduler(): TestScheduler {
-  return new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
-}
 
 describe('sharedEvents', () => {
   it('one upstream subscription for every subscriber; each gets the snapshot, then live events', () => {

@@ -4,7 +4,7 @@
  * requeueAfter show up as frames in virtual time — no sleeps, no cluster.
  */
 import { describe, expect, it } from 'vitest';
-import { TestScheduler } from 'rxjs/testing';
+import { testScheduler } from '../support/testScheduler.ts';
 import { map, throwError } from 'rxjs';
 import { Deployment } from '../../src/index.ts';
 import { type ReconcileOutcome } from '../../src/controller/index.ts';
@@ -15,10 +15,6 @@ const apple = (quantity: number, generation = 1) => kubeObj<MyApple>('red', { na
 const deployment = (replicas: number, readyReplicas: number, rv: string) =>
   kubeObj<Deployment>('apple-red', { namespace: 'fruit', resourceVersion: rv, owner: { kind: 'MyApple', name: 'red', apiVersion: 'stable.example.com/v1' }, spec: { replicas }, status: { readyReplicas } });
 const brief = (o: ReconcileOutcome) => (o.result === 'requeueAfter' ? `after ${o.delayMs}` : o.result === 'error' ? `error #${o.requeues}` : o.result);
-
-function testScheduler() {
-  return new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
-}
 
 describe('apple scaler (a worked example)', () => {
   it('creates the deployment, then looks again until it is ready', () => {
