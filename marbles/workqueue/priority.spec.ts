@@ -136,4 +136,19 @@ describe('priority WorkQueue metrics', () => {
     expect(q.priorityOf('z')).toBeUndefined();
     expect(events).toEqual(['add:a@-100', 'add:b@-100', 'add:c@0', 'raise:b@-100->7', 'get:b@7']);
   });
+
+  it('a run cancelled by unsubscribing process() is queued again at the priority it was taken at', () => {
+    const q = createWorkQueue<string>();
+    const running = q.process(() => new Subject<never>()).subscribe();
+    q.add('a', LOW_PRIORITY);
+    expect(q.sizes()).toMatchObject({ processing: 1, queued: 0 });
+    q.add('b', 3);
+    running.unsubscribe();
+    expect(q.sizes()).toMatchObject({ processing: 0, queued: 2 });
+    expect(q.priorityOf('a')).toBe(LOW_PRIORITY);
+    expect(q.metrics().depthByPriority).toEqual([
+      { priority: 3, depth: 1 },
+      { priority: LOW_PRIORITY, depth: 1 },
+    ]);
+  });
 });

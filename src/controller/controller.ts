@@ -268,7 +268,8 @@ export function controller<T extends KubeObject>(options: ControllerOptions<T>):
       const { namespace, name: objectName } = splitKey(key);
       const store = cacheOf(primary);
       const priority = queue.priorityOf(key) ?? DEFAULT_PRIORITY;
-      const context: ReconcileContext<T> = { key, namespace, name: objectName, object: store.get(key), store, requeues: queue.numRequeues(key), priority, cacheOf };
+      const requeues = queue.numRequeues(key);
+      const context: ReconcileContext<T> = { key, namespace, name: objectName, object: store.get(key), store, requeues, priority, cacheOf };
       active++;
       // Counted down once: when the outcome is known, or when the reconcile is abandoned (outcomes$ unsubscribed mid-reconcile).
       let running = true;
