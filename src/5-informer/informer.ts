@@ -11,6 +11,7 @@ import { decoder, rawKey, rawResourceVersion, type Decoder } from '../2-source/d
 import { listAndWatch } from '../2-source/listAndWatch.ts';
 import type { SourceEvent } from '../2-source/sourceEvent.ts';
 import { deltaFifo } from '../3-deltas/deltaFifo.ts';
+import { realFifo } from '../3-deltas/realFifo.ts';
 import type { FifoOutput } from '../3-deltas/deltas.ts';
 import { resync } from '../3-deltas/resync.ts';
 import type { InformerEvent } from '../4-store/informerEvent.ts';
@@ -55,6 +56,13 @@ export interface InformerOptions<T> {
   readonly scheduler?: SchedulerLike;
   /** Random numbers for jitter and watch timeouts. Default `Math.random`. */
   readonly random?: () => number;
+  /**
+   * How the server's events become the informer's: `'delta-fifo'` (default), client-go's DeltaFIFO
+   * (per-key queue: a key's deltas that pile up are handed on together); `'in-order'`, client-go's
+   * RealFIFO (1.33+ `InOrderInformers`): every event on its own, in the order the server sent it, a
+   * relist as one batch, tombstones first. See docs/semantics.md, "Delivery modes".
+   */
+  readonly delivery?: 'delta-fifo' | 'in-order';
 }
 
 /**
@@ -178,7 +186,7 @@ function forgetDeliveredSteps<T>(): MonoTypeOperatorFunction<InformerState<T>> {
 
 /**
  * An informer over any stream of source events (a list/watch source, or, in
- * tests, marbles): everything from `resync` and `deltaFifo` on. Each
+ * tests, marbles): everything from `resync` and `deltaFifo` (or `realFifo`, with `delivery: 'in-order'`) on. Each
  * subscription after a full teardown subscribes to `source` afresh. A function
  * is given read access to the cache as it stands (the HTTP informer uses it to
  * reuse unchanged objects during a relist).
@@ -186,7 +194,7 @@ function forgetDeliveredSteps<T>(): MonoTypeOperatorFunction<InformerState<T>> {
 export function informerFromSource<T extends KubeObject>(
   resource: Resource<T>,
   source: Observable<SourceEvent<T>> | ((cache: () => Store<T>) => Observable<SourceEvent<T>>),
-  options: Pick<InformerOptions<T>, 'indexers' | 'resyncPeriod' | 'scheduler'> = {},
+  options: Pick<InformerOptions<T>, 'indexers' | 'resyncPeriod' | 'scheduler' | 'delivery'> = {},
 ): Informer<T> {
   const state$ = defer(() => {
     const initial = initialState(Store.empty<T>(options.indexers));
@@ -195,7 +203,7 @@ export function informerFromSource<T extends KubeObject>(
     const source$ = typeof source === 'function' ? source(() => current.store) : source;
     return source$.pipe(
       resync<T>(options.resyncPeriod ?? 0, options.scheduler),
-      deltaFifo<T>({ knownObjects: () => current.store }),
+      options.delivery === 'in-order' ? realFifo<T>({ knownObjects: () => current.store }) : deltaFifo<T>({ knownObjects: () => current.store }),
       scan((state: InformerState<T>, output: FifoOutput<T>) => (current = reduceDeltas(state, output)), initial),
       startWith(initial),
     );

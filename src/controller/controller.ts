@@ -27,6 +27,7 @@ import type { Informer } from '../5-informer/informer.ts';
 import type { Predicate } from './predicates/predicate.ts';
 import type { RateLimiter } from '../workqueue/rateLimiter.ts';
 import { createRateLimitingQueue, type RateLimitingWorkQueue } from '../workqueue/rateLimitingQueue.ts';
+import { DEFAULT_PRIORITY, LOW_PRIORITY } from '../workqueue/workQueue.ts';
 import { ownerKeysOf } from './ownerKeys.ts';
 import { TerminalError, type ReconcileOutcome, type ReconcileResult } from './reconcile.ts';
 
@@ -41,6 +42,8 @@ export interface ReconcileContext<T> {
   readonly store: Store<T>;
   /** How many times this key has been requeued by failures since its last success. */
   readonly requeues: number;
+  /** The queue priority the key was taken at; a failure or `requeueAfter` queues it again at this priority. */
+  readonly priority: number;
   /** The cache of any informer this controller watches (`for`, `owns`, `watches`), as it stands. */
   cacheOf<U extends KubeObject>(informer: Informer<U>): Store<U>;
 }
@@ -68,6 +71,16 @@ export interface ControllerOptions<T extends KubeObject> {
    * {@link TerminalError} to give up on this version of the key.
    */
   readonly reconcile: (key: string, context: ReconcileContext<T>) => ReconcileResult | PromiseLike<ReconcileResult> | ObservableInput<ReconcileResult>;
+  /**
+   * Queue keys from initial-list events (`isInInitialList`: what the cache held when the
+   * controller started) and from resync events (`updated` with `resync`: same resourceVersion)
+   * at {@link LOW_PRIORITY}, every other event at the default priority 0, so that after a
+   * restart a real change is reconciled before the backlog of unchanged objects (controller-runtime
+   * v0.23's `WithLowPriorityWhenUnchanged`). Applies to every input (`for`, `owns`, `watches`);
+   * deletions always go in at the default priority. `false`: every key at priority 0, plain FIFO.
+   * Default true.
+   */
+  readonly lowPriorityWhenUnchanged?: boolean;
   /** Keys reconciled at once (never the same key twice at once). Default 1. */
   readonly concurrency?: number;
   /** Default: max of per-key exponential (5 ms … 1000 s) and a 10/s, burst-100 token bucket. */
@@ -137,6 +150,10 @@ function toObservable(value: ReconcileResult | PromiseLike<ReconcileResult> | Ob
  * for events:  -a-a-b------a-----
  * (reconcile takes 3 frames, concurrency 1)
  * reconciles:  -[a]-[b]----[a]---   a's second event arrived while a was queued: one reconcile
+ *
+ * initial list l (a..z, low priority), then a real change of q (default priority), one worker:
+ * for events:  l--q-----------
+ * reconciles:  [a][q][b][c]…[z]   q overtakes the backlog of unchanged objects
  * ```
  */
 export function controller<T extends KubeObject>(options: ControllerOptions<T>): Controller {
@@ -197,9 +214,14 @@ export function controller<T extends KubeObject>(options: ControllerOptions<T>):
   };
   const keyFilter = options.keyFilter;
 
-  const enqueue = (keys: Iterable<string>) => {
+  const lowWhenUnchanged = options.lowPriorityWhenUnchanged ?? true;
+  /** The priority an event's keys are queued at. */
+  const priorityOf = (event: InformerEvent<unknown>): number =>
+    lowWhenUnchanged && event.type !== 'deleted' && (event.isInInitialList || (event.type === 'updated' && event.resync)) ? LOW_PRIORITY : DEFAULT_PRIORITY;
+
+  const enqueue = (keys: Iterable<string>, priority: number) => {
     if (stopped) return;
-    for (const key of keys) if (!keyFilter || guarded('keyFilter', key, false, () => keyFilter(key) === true)) queue.add(key);
+    for (const key of keys) if (!keyFilter || guarded('keyFilter', key, false, () => keyFilter(key) === true)) queue.add(key, priority);
   };
 
   const feeds = (): Subscription => {
@@ -207,11 +229,11 @@ export function controller<T extends KubeObject>(options: ControllerOptions<T>):
     subscription.add(
       primary.events$.subscribe((event: InformerEvent<T>) => {
         const key = keyOf(event.object);
-        if (!predicate || guarded('predicate', key, true, () => predicate(event))) enqueue([key]);
+        if (!predicate || guarded('predicate', key, true, () => predicate(event))) enqueue([key], priorityOf(event));
       }),
     );
     for (const owned of options.owns ?? []) {
-      subscription.add(owned.events$.subscribe((event) => enqueue(ownerKeysOf(event, primary.resource))));
+      subscription.add(owned.events$.subscribe((event) => enqueue(ownerKeysOf(event, primary.resource), priorityOf(event))));
     }
     for (const watch of options.watches ?? []) {
       const mapped = (object: KubeObject) =>
@@ -224,7 +246,7 @@ export function controller<T extends KubeObject>(options: ControllerOptions<T>):
         watch.informer.events$.subscribe((event) => {
           const keys = new Set(mapped(event.object));
           if (event.type === 'updated') for (const key of mapped(event.oldObject)) keys.add(key);
-          enqueue(keys);
+          enqueue(keys, priorityOf(event));
         }),
       );
     }
@@ -245,7 +267,9 @@ export function controller<T extends KubeObject>(options: ControllerOptions<T>):
       const started = scheduler.now();
       const { namespace, name: objectName } = splitKey(key);
       const store = cacheOf(primary);
-      const context: ReconcileContext<T> = { key, namespace, name: objectName, object: store.get(key), store, requeues: queue.numRequeues(key), cacheOf };
+      const priority = queue.priorityOf(key) ?? DEFAULT_PRIORITY;
+      const requeues = queue.numRequeues(key);
+      const context: ReconcileContext<T> = { key, namespace, name: objectName, object: store.get(key), store, requeues, priority, cacheOf };
       active++;
       // Counted down once: when the outcome is known, or when the reconcile is abandoned (outcomes$ unsubscribed mid-reconcile).
       let running = true;
@@ -260,12 +284,12 @@ export function controller<T extends KubeObject>(options: ControllerOptions<T>):
         last(undefined, undefined as ReconcileResult),
         map((result): ReconcileOutcome => {
           if (result && result.type === 'requeue') {
-            queue.addRateLimited(key);
+            queue.addRateLimited(key, priority);
             return { key, result: 'requeue', durationMs: elapsed() };
           }
           queue.forget(key);
           if (result && result.type === 'requeueAfter') {
-            queue.addAfter(key, result.delayMs);
+            queue.addAfter(key, result.delayMs, priority);
             return { key, result: 'requeueAfter', delayMs: result.delayMs, durationMs: elapsed() };
           }
           return { key, result: 'success', durationMs: elapsed() };
@@ -275,7 +299,7 @@ export function controller<T extends KubeObject>(options: ControllerOptions<T>):
             queue.forget(key);
             return of<ReconcileOutcome>({ key, result: 'terminal', error, durationMs: elapsed() });
           }
-          queue.addRateLimited(key);
+          queue.addRateLimited(key, priority);
           return of<ReconcileOutcome>({ key, result: 'error', error, requeues: queue.numRequeues(key), durationMs: elapsed() });
         }),
         map((outcome) => {

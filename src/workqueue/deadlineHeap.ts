@@ -1,6 +1,7 @@
 interface Entry<K> {
   readonly item: K;
   readyAt: number;
+  priority: number;
   readonly seq: number;
   index: number;
 }
@@ -9,6 +10,8 @@ interface Entry<K> {
 export interface Deadline<K> {
   readonly item: K;
   readonly readyAt: number;
+  /** The highest priority it was delayed with. */
+  readonly priority: number;
 }
 
 /**
@@ -24,17 +27,21 @@ export class DeadlineHeap<K> {
     return this.heap.length;
   }
 
-  /** Inserts the item, or moves its existing entry earlier; a later time never wins. */
-  upsert(item: K, readyAt: number): void {
+  /**
+   * Inserts the item, or moves its existing entry earlier; a later time never wins. The entry
+   * keeps the higher of its priorities.
+   */
+  upsert(item: K, readyAt: number, priority: number): void {
     const existing = this.byItem.get(item);
     if (existing !== undefined) {
+      if (priority > existing.priority) existing.priority = priority;
       if (readyAt < existing.readyAt) {
         existing.readyAt = readyAt;
         this.siftUp(existing.index);
       }
       return;
     }
-    const entry: Entry<K> = { item, readyAt, seq: this.nextSeq++, index: this.heap.length };
+    const entry: Entry<K> = { item, readyAt, priority, seq: this.nextSeq++, index: this.heap.length };
     this.heap.push(entry);
     this.byItem.set(item, entry);
     this.siftUp(entry.index);

@@ -1,6 +1,6 @@
 import type { Subscription } from 'rxjs';
 import { DeadlineHeap } from './deadlineHeap.ts';
-import { WorkQueue, type WorkQueueOptions } from './workQueue.ts';
+import { checkPriority, DEFAULT_PRIORITY, WorkQueue, type WorkQueueOptions } from './workQueue.ts';
 
 /** Longest delay handed to a scheduler at once (Node timers overflow past 2^31-1 ms). */
 const MAX_TIMER_DELAY_MS = 2_147_483_647;
@@ -17,22 +17,27 @@ export class DelayingWorkQueue<K> extends WorkQueue<K> {
 
   /**
    * Adds the item once `delayMs` has passed on the queue's scheduler. A delay `<= 0` (or NaN)
-   * adds now. If the item is already waiting, the earlier ready time wins. Counts a retry.
-   * Ignored after shutdown; shutting down drops every waiting item and the timer.
+   * adds now. If the item is already waiting, the earlier ready time and the higher priority win.
+   * When the time comes it is `add`ed at that priority (a delayed add does not touch a copy of the
+   * item that is queued meanwhile until then). Counts a retry. Ignored after shutdown; shutting
+   * down drops every waiting item and the timer.
    *
    * ```
    * addAfter('a', 5) at 0, addAfter('a', 2) at 1, addAfter('a', 9) at 2
    * queue: ---a------        (once, at frame 3)
    * ```
+   *
+   * @throws WorkQueueError `InvalidArgument` unless `priority` is a finite number.
    */
-  addAfter(item: K, delayMs: number): void {
+  addAfter(item: K, delayMs: number, priority: number = DEFAULT_PRIORITY): void {
+    checkPriority(priority);
     if (this.shuttingDown) return;
     this.recordRetry(item);
     if (!(delayMs > 0)) {
-      this.add(item);
+      this.add(item, priority);
       return;
     }
-    this.waiting.upsert(item, this.scheduler.now() + delayMs);
+    this.waiting.upsert(item, this.scheduler.now() + delayMs, priority);
     this.arm();
   }
 
@@ -71,7 +76,7 @@ export class DelayingWorkQueue<K> extends WorkQueue<K> {
     const now = this.scheduler.now();
     for (let next = this.waiting.peek(); next !== undefined && next.readyAt <= now; next = this.waiting.peek()) {
       this.waiting.pop();
-      this.add(next.item);
+      this.add(next.item, next.priority);
     }
     this.arm();
   }

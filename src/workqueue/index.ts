@@ -1,4 +1,11 @@
-export { WorkQueue, createWorkQueue, type WorkQueueOptions, type WorkQueueSizes } from './workQueue.ts';
+export {
+  DEFAULT_PRIORITY,
+  LOW_PRIORITY,
+  WorkQueue,
+  createWorkQueue,
+  type WorkQueueOptions,
+  type WorkQueueSizes,
+} from './workQueue.ts';
 export { DelayingWorkQueue, createDelayingQueue } from './delayingQueue.ts';
 export { RateLimitingWorkQueue, createRateLimitingQueue, type RateLimitingQueueOptions } from './rateLimitingQueue.ts';
 export { processItems, type WorkEvent, type WorkSource } from './processItems.ts';

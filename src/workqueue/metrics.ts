@@ -12,6 +12,11 @@ export interface WorkQueueMetrics {
   readonly name: string;
   /** Items added and not yet taken by `get` (client-go's dirty set). */
   readonly depth: number;
+  /**
+   * `depth` split by the priority each item is queued at, highest first, priorities with no item
+   * left out (controller-runtime's `workqueue_depth` with a `priority` label).
+   */
+  readonly depthByPriority: readonly { readonly priority: number; readonly depth: number }[];
   readonly addsTotal: number;
   /** Time from add to get. */
   readonly queueDurationSeconds: DurationSummary;
@@ -34,24 +39,29 @@ export const WORKQUEUE_METRIC_NAMES = {
   unfinishedWorkSeconds: 'workqueue_unfinished_work_seconds',
   longestRunningProcessorSeconds: 'workqueue_longest_running_processor_seconds',
   retriesTotal: 'workqueue_retries_total',
+  depthByPriority: 'workqueue_depth',
 } as const satisfies Record<Exclude<keyof WorkQueueMetrics, 'name'>, string>;
 
 /**
  * One metric observation, emitted synchronously by `metrics$`.
- * - `add`: adds_total += 1, depth := depth
- * - `get`: depth := depth, queue_duration observes queueDurationSeconds
+ * - `add`: adds_total += 1, depth := depth, depth{priority} += 1
+ * - `get`: depth := depth, depth{priority} -= 1, queue_duration observes queueDurationSeconds
+ * - `raise`: a queued item was added again at a higher priority: depth{from} -= 1, depth{to} += 1
+ *   (not an add: adds_total and depth stay)
  * - `done`: work_duration observes workDurationSeconds
  * - `retry`: retries_total += 1
  */
 export type WorkQueueMetricEvent<K> =
-  | { readonly type: 'add'; readonly name: string; readonly item: K; readonly depth: number }
+  | { readonly type: 'add'; readonly name: string; readonly item: K; readonly depth: number; readonly priority: number }
   | {
       readonly type: 'get';
       readonly name: string;
       readonly item: K;
       readonly depth: number;
+      readonly priority: number;
       readonly queueDurationSeconds: number;
     }
+  | { readonly type: 'raise'; readonly name: string; readonly item: K; readonly from: number; readonly to: number }
   | { readonly type: 'done'; readonly name: string; readonly item: K; readonly workDurationSeconds: number }
   | { readonly type: 'retry'; readonly name: string; readonly item: K };
 
@@ -63,6 +73,8 @@ export class MetricsRecorder<K> {
   private readonly scheduler: SchedulerLike;
   private readonly addTimes = new Map<K, number>();
   private readonly startTimes = new Map<K, number>();
+  /** Queued items per priority; a priority leaves the map when its count drops to zero. */
+  private readonly byPriority = new Map<number, number>();
   private addsTotal = 0;
   private retriesTotal = 0;
   private queueCount = 0;
@@ -80,13 +92,21 @@ export class MetricsRecorder<K> {
     return this.addTimes.size + this.startTimes.size;
   }
 
-  add(item: K, depth: number): void {
+  add(item: K, depth: number, priority: number): void {
     this.addsTotal += 1;
+    this.count(priority, 1);
     if (!this.addTimes.has(item)) this.addTimes.set(item, this.scheduler.now());
-    if (this.events.observed) this.events.next({ type: 'add', name: this.name, item, depth });
+    if (this.events.observed) this.events.next({ type: 'add', name: this.name, item, depth, priority });
   }
 
-  get(item: K, depth: number): void {
+  raise(item: K, from: number, to: number): void {
+    this.count(from, -1);
+    this.count(to, 1);
+    if (this.events.observed) this.events.next({ type: 'raise', name: this.name, item, from, to });
+  }
+
+  get(item: K, depth: number, priority: number): void {
+    this.count(priority, -1);
     const now = this.scheduler.now();
     this.startTimes.set(item, now);
     const addedAt = this.addTimes.get(item);
@@ -98,7 +118,7 @@ export class MetricsRecorder<K> {
       this.queueSum += seconds;
     }
     if (this.events.observed) {
-      this.events.next({ type: 'get', name: this.name, item, depth, queueDurationSeconds: seconds });
+      this.events.next({ type: 'get', name: this.name, item, depth, priority, queueDurationSeconds: seconds });
     }
   }
 
@@ -126,9 +146,13 @@ export class MetricsRecorder<K> {
       unfinished += age;
       if (age > longest) longest = age;
     }
+    const depthByPriority = [...this.byPriority]
+      .map(([priority, count]) => ({ priority, depth: count }))
+      .sort((a, b) => b.priority - a.priority);
     return {
       name: this.name,
       depth,
+      depthByPriority,
       addsTotal: this.addsTotal,
       queueDurationSeconds: { count: this.queueCount, sumSeconds: this.queueSum },
       workDurationSeconds: { count: this.workCount, sumSeconds: this.workSum },
@@ -136,5 +160,11 @@ export class MetricsRecorder<K> {
       longestRunningProcessorSeconds: longest,
       retriesTotal: this.retriesTotal,
     };
+  }
+
+  private count(priority: number, delta: number): void {
+    const next = (this.byPriority.get(priority) ?? 0) + delta;
+    if (next === 0) this.byPriority.delete(priority);
+    else this.byPriority.set(priority, next);
   }
 }

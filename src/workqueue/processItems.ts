@@ -7,11 +7,13 @@ export type WorkEvent<K, R> =
   | { readonly type: 'done'; readonly item: K }
   | { readonly type: 'error'; readonly item: K; readonly error: WorkerFailed };
 
-/** The two calls `processItems` needs from a queue. */
+/** The calls `processItems` needs from a queue. */
 export interface WorkSource<K> {
   get(): Observable<K>;
-  add(item: K): void;
+  add(item: K, priority?: number): void;
   done(item: K): void;
+  /** The priority an item in flight was taken at, so that a cancelled run is queued again at it. */
+  priorityOf?(item: K): number | undefined;
 }
 
 /**
@@ -22,8 +24,8 @@ export interface WorkSource<K> {
  *
  * Worker failures are data (`{ type: 'error', error: { reason: 'WorkerFailed', cause } }`);
  * the stream itself never errors. It completes when the queue is shut down and drained.
- * Unsubscribing cancels in-flight workers and re-adds their items (ignored after shutdown),
- * then marks them done, so no work is lost.
+ * Unsubscribing cancels in-flight workers and re-adds their items at the priority they were
+ * taken at (ignored after shutdown), then marks them done, so no work is lost.
  *
  * ```
  * queue:       a-b-c----------      (each worker takes 4 frames, concurrency 2)
@@ -50,12 +52,13 @@ export function processItems<K, R>(
     const run = (item: K): void => {
       const slot = new Subscription();
       let held = true;
+      const priority = queue.priorityOf?.(item);
       working.add(slot);
       // Teardown while in flight: the work is abandoned, so queue the item again.
       slot.add(() => {
         if (!held) return;
         held = false;
-        queue.add(item);
+        queue.add(item, priority);
         queue.done(item);
       });
       let outcome: WorkEvent<K, R> | undefined;

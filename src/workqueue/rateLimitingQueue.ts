@@ -1,7 +1,7 @@
 import { defaultControllerRateLimiter } from './defaultControllerRateLimiter.ts';
 import { DelayingWorkQueue } from './delayingQueue.ts';
 import type { RateLimiter } from './rateLimiter.ts';
-import type { WorkQueueOptions } from './workQueue.ts';
+import { checkPriority, DEFAULT_PRIORITY, type WorkQueueOptions } from './workQueue.ts';
 
 export interface RateLimitingQueueOptions<K> extends WorkQueueOptions {
   /** Default `defaultControllerRateLimiter(scheduler)`. */
@@ -18,16 +18,17 @@ export class RateLimitingWorkQueue<K> extends DelayingWorkQueue<K> {
   }
 
   /**
-   * `addAfter(item, rateLimiter.when(item))`. Ignored after shutdown (the limiter is not consulted).
+   * `addAfter(item, rateLimiter.when(item), priority)`. Ignored after shutdown (the limiter is not consulted).
    *
    * ```
    * exponential 5 ms, item fails each time it runs (runs are instant):
    * runs: a----a---------a-------------------a----...   (frames 0, 5, 15, 35)
    * ```
    */
-  addRateLimited(item: K): void {
+  addRateLimited(item: K, priority: number = DEFAULT_PRIORITY): void {
+    checkPriority(priority);
     if (this.shuttingDown) return;
-    this.addAfter(item, this.rateLimiter.when(item));
+    this.addAfter(item, this.rateLimiter.when(item), priority);
   }
 
   /** Resets the item's backoff (call after it succeeds). Does not remove it from the queue. */

@@ -1,7 +1,24 @@
 import { asyncScheduler, Observable, type ObservableInput, type SchedulerLike, type Subscriber } from 'rxjs';
-import { Fifo } from '../util/fifo.ts';
+import { WorkQueueError } from './errors.ts';
 import { MetricsRecorder, type WorkQueueMetricEvent, type WorkQueueMetrics } from './metrics.ts';
+import { PriorityHeap } from './priorityHeap.ts';
 import { processItems, type WorkEvent } from './processItems.ts';
+
+/** The priority of an add that names none. */
+export const DEFAULT_PRIORITY = 0;
+/**
+ * The priority `controller()` gives keys from initial-list and resync events (controller-runtime's
+ * `handler.LowPriority`): below the default, with room for priorities of your own in between.
+ */
+export const LOW_PRIORITY = -100;
+
+/** @throws WorkQueueError `InvalidArgument` unless `priority` is a finite number. */
+export function checkPriority(priority: number): number {
+  if (typeof priority !== 'number' || !Number.isFinite(priority)) {
+    throw new WorkQueueError('InvalidArgument', `priority must be a finite number, got ${String(priority)}`);
+  }
+  return priority;
+}
 
 export interface WorkQueueOptions {
   /** Label for metrics (client-go's `Name`). Default `''`. */
@@ -31,7 +48,9 @@ export interface WorkQueueSizes {
  * - an item is queued at most once (dirty set);
  * - an item added while it is being processed is queued again only on `done(item)`,
  *   so it never runs concurrently with itself;
- * - items come out FIFO;
+ * - items come out highest priority first (default {@link DEFAULT_PRIORITY}), FIFO within a priority;
+ *   adding a queued item again at a higher priority moves it there (behind the items already
+ *   there), a lower one changes nothing;
  * - after `shutDown()` adds are ignored, `get()` still drains what is queued, then completes empty.
  */
 export class WorkQueue<K> {
@@ -40,9 +59,11 @@ export class WorkQueue<K> {
   readonly metrics$: Observable<WorkQueueMetricEvent<K>>;
   protected readonly scheduler: SchedulerLike;
   private readonly recorder: MetricsRecorder<K>;
-  private readonly fifo = new Fifo<K>();
-  private readonly dirty = new Set<K>();
-  private readonly processing = new Set<K>();
+  private readonly ready = new PriorityHeap<K>();
+  /** Items added and not yet taken (ready, or waiting for their run to end), with their priority. */
+  private readonly dirty = new Map<K, number>();
+  /** Items being processed, with the priority they were taken at. */
+  private readonly processing = new Map<K, number>();
   private readonly waiters = new Set<Subscriber<K>>();
   private readonly drainListeners = new Set<() => void>();
   private isShuttingDown = false;
@@ -58,21 +79,50 @@ export class WorkQueue<K> {
 
   /** Items ready to be taken (client-go `Len()`): excludes in-flight and delayed items. */
   get length(): number {
-    return this.fifo.length;
+    return this.ready.length;
   }
 
   get shuttingDown(): boolean {
     return this.isShuttingDown;
   }
 
-  /** Marks the item as needing processing. No-op if already queued or after shutdown. */
-  add(item: K): void {
-    if (this.isShuttingDown || this.dirty.has(item)) return;
-    this.dirty.add(item);
+  /**
+   * Marks the item as needing processing, at `priority` (higher first; default 0). If it is
+   * already queued, it keeps the higher of the two priorities: raised, it moves behind the items
+   * already queued at its new priority. No-op after shutdown. O(log n).
+   *
+   * ```
+   * add a@-100, b@-100, c@0, then b@0:
+   * get(): c b a
+   * ```
+   *
+   * @throws WorkQueueError `InvalidArgument` unless `priority` is a finite number.
+   */
+  add(item: K, priority: number = DEFAULT_PRIORITY): void {
+    checkPriority(priority);
+    if (this.isShuttingDown) return;
+    const queuedAt = this.dirty.get(item);
+    if (queuedAt !== undefined) {
+      if (priority > queuedAt) {
+        this.dirty.set(item, priority);
+        this.ready.raise(item, priority); // no-op while the item is in flight: it is queued at `done`
+        this.recorder.raise(item, queuedAt, priority);
+      }
+      return;
+    }
+    this.dirty.set(item, priority);
     const inFlight = this.processing.has(item);
-    if (!inFlight) this.fifo.push(item);
-    this.recorder.add(item, this.dirty.size);
+    if (!inFlight) this.ready.push(item, priority);
+    this.recorder.add(item, this.dirty.size, priority);
     if (!inFlight) this.dispatch();
+  }
+
+  /**
+   * The priority the item is queued at; for an item in flight and not added again, the priority
+   * it was taken at (what `controller()` requeues a failed key with). `undefined` otherwise.
+   */
+  priorityOf(item: K): number | undefined {
+    return this.dirty.get(item) ?? this.processing.get(item);
   }
 
   /**
@@ -100,13 +150,15 @@ export class WorkQueue<K> {
   }
 
   /**
-   * Marks the item finished. If it was added again meanwhile it is queued now.
+   * Marks the item finished. If it was added again meanwhile it is queued now, at the highest
+   * priority it was added at, behind the items already queued at that priority.
    * Ignored for an item that is not being processed (client-go would duplicate it).
    */
   done(item: K): void {
     if (!this.processing.delete(item)) return;
-    const requeue = this.dirty.has(item);
-    if (requeue) this.fifo.push(item);
+    const priority = this.dirty.get(item);
+    const requeue = priority !== undefined;
+    if (requeue) this.ready.push(item, priority);
     this.recorder.done(item);
     if (requeue) this.dispatch();
     if (this.processing.size === 0) this.notifyDrain();
@@ -166,7 +218,7 @@ export class WorkQueue<K> {
   /** Sizes of the internal per-item structures (diagnostics). */
   sizes(): WorkQueueSizes {
     return {
-      queued: this.fifo.length,
+      queued: this.ready.length,
       dirty: this.dirty.size,
       processing: this.processing.size,
       delayed: this.delayedCount(),
@@ -204,12 +256,12 @@ export class WorkQueue<K> {
         const next = this.waiters.values().next();
         if (next.done === true) return;
         const waiter = next.value;
-        if (this.fifo.length > 0) {
+        if (this.ready.length > 0) {
           this.waiters.delete(waiter);
-          const item = this.fifo.shift();
+          const { item, priority } = this.ready.pop();
           this.dirty.delete(item);
-          this.processing.add(item);
-          this.recorder.get(item, this.dirty.size);
+          this.processing.set(item, priority);
+          this.recorder.get(item, this.dirty.size, priority);
           waiter.next(item);
           waiter.complete();
         } else if (this.isShuttingDown) {
