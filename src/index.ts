@@ -59,6 +59,19 @@ export { Store, UnknownIndexError, type IndexFunc, type Indexers } from './4-sto
 export { handleEvents, type EventHandler, type HandlerResult } from './5-informer/handleEvents.ts';
 export { ofType } from './5-informer/ofType.ts';
 export { skipResync } from './5-informer/skipResync.ts';
+export { diff, DIFF_NOISE, type DiffEvent, type DiffOptions } from './5-informer/diff.ts';
+export {
+  FieldSelector,
+  MAX_DEPTH,
+  TOO_DEEP,
+  fieldChanges,
+  jsonEqual,
+  limitDepth,
+  parseFieldPath,
+  selectFields,
+  type Change,
+  type FieldChangesOptions,
+} from './5-informer/fieldChanges.ts';
 export { stripManagedFields } from './5-informer/transforms.ts';
 
 // Discovery and informers for resources known by name only.
