@@ -32,8 +32,13 @@ export interface InformerHealth {
    * observing began). A quiet type on a real server can be silent for minutes while healthy.
    */
   readonly silentMs: number;
-  /** Failures since the last list, event or bookmark (0 when all is well). */
+  /**
+   * Failures since the last success: a list, event or bookmark, or a watch that ended
+   * without failing (its end, or the idle rule, resumed it). 0 when all is well.
+   */
   readonly consecutiveFailures: number;
+  /** When the current run of failures began; undefined when the last attempt succeeded. */
+  readonly failingSince: number | undefined;
   /** The reason of the last failure, if any since observing began. */
   readonly lastFailure: ErrorReason | undefined;
   /** The last resourceVersion seen ('' before the first list). */
@@ -82,6 +87,9 @@ export function informerHealth<T>(
     let lastBookmarkAt: number | undefined;
     let lastHeardAt = start;
     let failures = 0;
+    let failingSince: number | undefined;
+    /** A watch was opened and nothing failed since: if another opens, this one ended well. */
+    let openWithoutFailure = false;
     let lastFailure: ErrorReason | undefined;
     let resourceVersion = '';
     let first = true;
@@ -99,6 +107,7 @@ export function informerHealth<T>(
         bookmarkAgeMs: lastBookmarkAt === undefined ? undefined : at - lastBookmarkAt,
         silentMs: at - lastHeardAt,
         consecutiveFailures: failures,
+        failingSince,
         lastFailure,
         resourceVersion,
         at,
@@ -109,9 +118,13 @@ export function informerHealth<T>(
       watching = value;
       since = now;
     };
+    const succeeded = () => {
+      failures = 0;
+      failingSince = undefined;
+    };
     const heard = (now: number) => {
       lastHeardAt = now;
-      failures = 0;
+      succeeded();
     };
 
     const subscription = state$.subscribe({
@@ -123,11 +136,16 @@ export function informerHealth<T>(
         // watch, an event or a bookmark is watching; its failures and times are not known.
         if (first) {
           first = false;
-          if (state.synced && (state.step === 'watch' || state.step === 'event' || state.step === 'bookmark' || state.step === 'resync')) watching = true;
+          if (state.synced && (state.step === 'watch' || state.step === 'event' || state.step === 'bookmark' || state.step === 'resync')) {
+            watching = true;
+            openWithoutFailure = true;
+          }
           return emit();
         }
         switch (state.step) {
           case 'watch':
+            if (openWithoutFailure) succeeded();
+            openWithoutFailure = true;
             setWatching(true, now);
             break;
           case 'event':
@@ -143,6 +161,8 @@ export function informerHealth<T>(
             for (const error of state.errors) {
               if (!isFailure(error)) continue;
               failures++;
+              failingSince ??= now;
+              openWithoutFailure = false;
               lastFailure = error.reason;
               setWatching(false, now);
             }
@@ -171,9 +191,11 @@ export function informerHealth<T>(
 /** How {@link isStale} and {@link readiness} judge health. */
 export interface StalenessOptions {
   /**
-   * An informer that has not been watching for longer than this (ms) is stale: it has kept
-   * failing to list or watch. Default 120 000 (two idle periods: the backoff, at most 30 s
-   * a try, rides out a blip or an API-server restart well within it).
+   * An informer whose lists and watches have kept failing for longer than this (ms), with no
+   * success between (no list, event or bookmark, no watch that ended without failing), is
+   * stale. Default 120 000: twice the 60 s idle rule. A black-holed server is a run of
+   * failures (each request times out after 30 s without response headers), and a blip or an
+   * API-server restart is ridden out by the backoff (at most 30 s a try) well within it.
    */
   readonly staleAfterMs?: number;
   /**
@@ -190,8 +212,9 @@ export const DEFAULT_STALE_AFTER_MS = 120_000;
 /** Why an informer is stale at `now`, or undefined when it is not. */
 export function isStale(health: InformerHealth, now: number, options: StalenessOptions = {}): string | undefined {
   const staleAfterMs = options.staleAfterMs ?? DEFAULT_STALE_AFTER_MS;
-  if (!health.watching && now - health.since > staleAfterMs) {
-    return `${health.name}: not watching for ${Math.round((now - health.since) / 1000)} s (${health.consecutiveFailures} failures in a row${health.lastFailure ? `, last ${health.lastFailure}` : ''})`;
+  if (health.failingSince !== undefined && now - health.failingSince > staleAfterMs) {
+    const run = `${health.consecutiveFailures} ${health.consecutiveFailures === 1 ? 'failure' : 'failures'} in a row`;
+    return `${health.name}: failing for ${Math.round((now - health.failingSince) / 1000)} s (${run}${health.lastFailure ? `, last ${health.lastFailure}` : ''})`;
   }
   const silent = health.silentMs + (now - health.at);
   if (options.maxSilenceMs !== undefined && silent > options.maxSilenceMs) return `${health.name}: nothing from the server for ${Math.round(silent / 1000)} s`;
