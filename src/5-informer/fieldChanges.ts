@@ -126,7 +126,8 @@ export class FieldSelector {
       }
       return next;
     };
-    return this.settle(at.include === undefined ? undefined : step(this.includes, at.include), at.exclude.length === 0 ? at.exclude : step(this.excludes, at.exclude));
+    const include = at.include === undefined ? undefined : step(this.includes, at.include);
+    return this.settle(include, at.exclude.length === 0 ? at.exclude : step(this.excludes, at.exclude));
   }
 
   /** Whether this node (not only a part of it) is selected. */
@@ -303,14 +304,16 @@ export function fieldChanges(before: unknown, after: unknown, options: FieldChan
   if (root === undefined) return changes;
   // Children are pushed in reverse so they pop in document order.
   const stack: { a: unknown; b: unknown; path: string; depth: number; at: Selection }[] = [{ a: before, b: after, path: '', depth: 0, at: root }];
-  const childAt = (at: Selection, key: string) => (selector === undefined || (at.include === undefined && at.exclude.length === 0) ? at : selector.child(at, key));
+  const childAt = (at: Selection, key: string) =>
+    selector === undefined || (at.include === undefined && at.exclude.length === 0) ? at : selector.child(at, key);
   while (stack.length > 0) {
     const { a, b, path, depth, at } = stack.pop()!;
     if (a === b) continue;
     const records = isRecord(a) && isRecord(b);
     const arrays = !records && Array.isArray(a) && Array.isArray(b);
     if ((records || arrays) && depth >= maxDepth) {
-      const same = selector === undefined ? jsonEqual(a, b) : jsonEqual(copySelected(a, selector, at, Infinity, depth), copySelected(b, selector, at, Infinity, depth));
+      const same =
+        selector === undefined ? jsonEqual(a, b) : jsonEqual(copySelected(a, selector, at, Infinity, depth), copySelected(b, selector, at, Infinity, depth));
       if (!same) changes.push({ path, old: TOO_DEEP, new: TOO_DEEP });
       continue;
     }
@@ -331,7 +334,8 @@ export function fieldChanges(before: unknown, after: unknown, options: FieldChan
     if (arrays) {
       for (let i = Math.max(a.length, b.length) - 1; i >= 0; i--) {
         const child = childAt(at, String(i));
-        if (child !== undefined) stack.push({ a: i < a.length ? a[i] : undefined, b: i < b.length ? b[i] : undefined, path: `${path}[${i}]`, depth: depth + 1, at: child });
+        if (child === undefined) continue;
+        stack.push({ a: i < a.length ? a[i] : undefined, b: i < b.length ? b[i] : undefined, path: `${path}[${i}]`, depth: depth + 1, at: child });
       }
       continue;
     }

@@ -48,7 +48,14 @@ export interface InformerHealth {
 }
 
 /** Faults that leave the watch as it is: one bad object, a notice, a user function's throw. */
-const NOT_A_FAILURE: ReadonlySet<ErrorReason> = new Set<ErrorReason>(['ValidationFailed', 'TransformError', 'IndexerError', 'HandlerError', 'NotAcceptable', 'UnknownEventType']);
+const NOT_A_FAILURE: ReadonlySet<ErrorReason> = new Set<ErrorReason>([
+  'ValidationFailed',
+  'TransformError',
+  'IndexerError',
+  'HandlerError',
+  'NotAcceptable',
+  'UnknownEventType',
+]);
 
 /** Whether an error reported by an informer's source ended (or failed to open) a list or watch. */
 export function isFailure(error: InformerError): boolean {
@@ -214,7 +221,8 @@ export function isStale(health: InformerHealth, now: number, options: StalenessO
   const staleAfterMs = options.staleAfterMs ?? DEFAULT_STALE_AFTER_MS;
   if (health.failingSince !== undefined && now - health.failingSince > staleAfterMs) {
     const run = `${health.consecutiveFailures} ${health.consecutiveFailures === 1 ? 'failure' : 'failures'} in a row`;
-    return `${health.name}: failing for ${Math.round((now - health.failingSince) / 1000)} s (${run}${health.lastFailure ? `, last ${health.lastFailure}` : ''})`;
+    const last = health.lastFailure ? `, last ${health.lastFailure}` : '';
+    return `${health.name}: failing for ${Math.round((now - health.failingSince) / 1000)} s (${run}${last})`;
   }
   const silent = health.silentMs + (now - health.at);
   if (options.maxSilenceMs !== undefined && silent > options.maxSilenceMs) return `${health.name}: nothing from the server for ${Math.round(silent / 1000)} s`;
@@ -222,7 +230,11 @@ export function isStale(health: InformerHealth, now: number, options: StalenessO
 }
 
 /** Ready: every informer synced and none stale. The reasons when not. */
-export function readiness(healths: readonly InformerHealth[], now: number, options: StalenessOptions = {}): { readonly ready: boolean; readonly reasons: readonly string[] } {
+export function readiness(
+  healths: readonly InformerHealth[],
+  now: number,
+  options: StalenessOptions = {},
+): { readonly ready: boolean; readonly reasons: readonly string[] } {
   const reasons: string[] = [];
   for (const h of healths) {
     if (!h.synced) reasons.push(`${h.name}: not synced`);

@@ -12,8 +12,15 @@ export const NOISE: readonly string[] = ['metadata.resourceVersion', 'metadata.m
  * and keeping only the `fields` patterns when given (`watch --fields`).
  * See `fieldChanges` in the root entry.
  */
-export function diffObjects(before: unknown, after: unknown, ignore: readonly string[] = NOISE, maxDepth = MAX_DEPTH, fields: readonly string[] = []): Change[] {
-  return fieldChanges(before, after, { fields: [...fields, ...ignore.map((path) => (path.startsWith('!') ? path : `!${path}`))], maxDepth });
+export function diffObjects(
+  before: unknown,
+  after: unknown,
+  ignore: readonly string[] = NOISE,
+  maxDepth = MAX_DEPTH,
+  fields: readonly string[] = [],
+): Change[] {
+  const excluded = ignore.map((path) => (path.startsWith('!') ? path : `!${path}`));
+  return fieldChanges(before, after, { fields: [...fields, ...excluded], maxDepth });
 }
 
 /** Matches the placeholder `redact.ts` puts in place of a Secret value. */

@@ -116,7 +116,12 @@ export function healthFamilies(healths: readonly InformerHealth[], now: number):
     family('informer_consecutive_failures', 'List and watch failures since the last list, event or bookmark.', 'gauge', by((h) => h.consecutiveFailures)),
     family('informer_last_event_seconds', 'Seconds since the last list or watch event (absent before the first).', 'gauge', since((h) => h.lastEventAt)),
     family('informer_last_bookmark_seconds', 'Seconds since the last bookmark (absent before the first).', 'gauge', since((h) => h.lastBookmarkAt)),
-    family('informer_silent_seconds', 'Seconds since the server last sent anything (list, event or bookmark).', 'gauge', by((h) => Math.max(0, h.silentMs + now - h.at) / 1000)),
+    family(
+      'informer_silent_seconds',
+      'Seconds since the server last sent anything (list, event or bookmark).',
+      'gauge',
+      by((h) => Math.max(0, h.silentMs + now - h.at) / 1000),
+    ),
   ];
 }
 

@@ -30,7 +30,9 @@ export interface Serving {
 }
 
 /** Informers to serve: a list, or a factory (whose informers made later are served too). */
-export type Served = readonly Informer<KubeObject>[] | { informers(): readonly Informer<KubeObject>[]; readonly health$: Observable<readonly InformerHealth[]> };
+export type Served =
+  | readonly Informer<KubeObject>[]
+  | { informers(): readonly Informer<KubeObject>[]; readonly health$: Observable<readonly InformerHealth[]> };
 
 /**
  * An HTTP server (node:http, no framework) for probes and scrapes, as
