@@ -9,7 +9,8 @@
  * parsed afresh so no subtree is shared, as every watch event is); the same
  * with `fields: ['spec.**']` (status is never entered); a relist that
  * re-delivered the same object (same reference: nothing to walk); and a
- * resync (same resourceVersion: the operator skips it without a walk).
+ * resync (same resourceVersion: the operator skips it without a walk); and
+ * `trustGeneration` with an unchanged generation (spec is not compared).
  */
 import { Subject } from 'rxjs';
 import { diff, type InformerEvent, type KubeObject } from '../src/index.ts';
@@ -23,11 +24,16 @@ const pods = Array.from({ length: 200 }, (_, index) => {
 });
 const bytes = JSON.stringify(pods[0]!.before).length;
 
-function measure(name: string, fields: readonly string[] | undefined, event: (i: number) => InformerEvent<KubeObject>): void {
+const withGeneration = pods.map(({ before, after }) => ({
+  before: { ...before, metadata: { ...before.metadata, generation: 1 } },
+  after: { ...after, metadata: { ...after.metadata, generation: 1 } },
+}));
+
+function measure(name: string, fields: readonly string[] | undefined, event: (i: number) => InformerEvent<KubeObject>, trustGeneration = false): void {
   const input = new Subject<InformerEvent<KubeObject>>();
   let emitted = 0;
   let changes = 0;
-  input.pipe(diff(fields ? { fields } : {})).subscribe((e) => {
+  input.pipe(diff({ ...(fields ? { fields } : {}), trustGeneration })).subscribe((e) => {
     emitted++;
     changes += e.changes.length;
   });
@@ -52,5 +58,11 @@ measure("update, fields ['!status', '!metadata.managedFields']", ['!status', '!m
   isInInitialList: false,
   resync: false,
 }));
+measure(
+  'update, trustGeneration, same generation (spec skipped)',
+  undefined,
+  (i) => ({ type: 'updated', oldObject: withGeneration[i % pods.length]!.before, object: withGeneration[i % pods.length]!.after, isInInitialList: false, resync: false }),
+  true,
+);
 measure('same object (relist reuse: same reference)', undefined, (i) => ({ type: 'updated', oldObject: pick(i).before, object: pick(i).before, isInInitialList: false, resync: false }));
 measure('resync (same resourceVersion: skipped)', undefined, (i) => ({ type: 'updated', oldObject: pick(i).before, object: pick(i).before, isInInitialList: false, resync: true }));

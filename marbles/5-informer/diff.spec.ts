@@ -58,4 +58,31 @@ describe('diff', () => {
       expectSubscriptions(source.subscriptions).toBe(sub);
     });
   });
+
+  it('trustGeneration: the same generation skips spec (not compared at all), another generation compares it', () => {
+    const g = (generation: number, rv: string, replicas: number, ready: number): Obj => ({ ...o(rv, replicas, ready), metadata: { ...o(rv, 0, 0).metadata, generation } });
+    const same: InformerEvent<Obj> = { type: 'updated', oldObject: g(1, '1', 2, 0), object: g(1, '2', 3, 1), isInInitialList: false, resync: false };
+    const moved: InformerEvent<Obj> = { type: 'updated', oldObject: g(1, '2', 2, 1), object: g(2, '3', 3, 1), isInInitialList: false, resync: false };
+    testScheduler().run(({ cold, expectObservable }) => {
+      const source = cold('-s-m-|', { s: same, m: moved });
+      expectObservable(source.pipe(diff({ trustGeneration: true }))).toBe('-a-b-|', {
+        // spec.replicas differs under the same generation: trusted, so not reported (only status is).
+        a: withChanges(same, [{ path: 'status.ready', old: 0, new: 1 }]),
+        b: withChanges(moved, [
+          { path: 'metadata.generation', old: 1, new: 2 },
+          { path: 'spec.replicas', old: 2, new: 3 },
+        ]),
+      });
+      expectObservable(source.pipe(diff())).toBe('-a-b-|', {
+        a: withChanges(same, [
+          { path: 'spec.replicas', old: 2, new: 3 },
+          { path: 'status.ready', old: 0, new: 1 },
+        ]),
+        b: withChanges(moved, [
+          { path: 'metadata.generation', old: 1, new: 2 },
+          { path: 'spec.replicas', old: 2, new: 3 },
+        ]),
+      });
+    });
+  });
 });

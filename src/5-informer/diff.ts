@@ -19,6 +19,13 @@ export interface DiffOptions<T> {
   readonly onError?: (error: unknown, event: UpdatedEvent<T>) => void;
   /** How deep to descend (default 64): deeper differences are one change shown as `TOO_DEEP`. */
   readonly maxDepth?: number;
+  /**
+   * Trust `metadata.generation`: when both versions carry the same generation, `spec` is
+   * taken as unchanged and not compared. Right for resources whose generation moves with
+   * every change of spec (Deployments, StatefulSets, Jobs, custom resources…), wrong for
+   * the others; objects without a generation are compared in full. Default false.
+   */
+  readonly trustGeneration?: boolean;
 }
 
 /** The fields whose change is noise: the default exclusions of {@link diff}. */
@@ -53,7 +60,9 @@ export type DiffEvent<T> = UpdatedEvent<T> & { readonly changes: readonly Change
  * @return The updates that changed a selected field, each with its changes.
  */
 export function diff<T>(options: DiffOptions<T> = {}): OperatorFunction<InformerEvent<T>, DiffEvent<T>> {
-  const selector = new FieldSelector(options.fields ?? DIFF_NOISE);
+  const fields = options.fields ?? DIFF_NOISE;
+  const selector = new FieldSelector(fields);
+  const withoutSpec = options.trustGeneration ? new FieldSelector([...fields, '!spec']) : selector;
   const maxDepth = options.maxDepth ?? MAX_DEPTH;
   const redact = options.redact;
   return (source) =>
@@ -65,7 +74,8 @@ export function diff<T>(options: DiffOptions<T> = {}): OperatorFunction<Informer
           try {
             const before = redact ? redact(event.oldObject) : event.oldObject;
             const after = redact ? redact(event.object) : event.object;
-            changes = fieldChanges(before, after, { fields: selector, maxDepth });
+            const same = options.trustGeneration === true && sameGeneration(event.oldObject, event.object);
+            changes = fieldChanges(before, after, { fields: same ? withoutSpec : selector, maxDepth });
           } catch (error) {
             try {
               options.onError?.(error, event);
@@ -80,4 +90,13 @@ export function diff<T>(options: DiffOptions<T> = {}): OperatorFunction<Informer
         complete: () => subscriber.complete(),
       }),
     );
+}
+
+function generationOf(object: unknown): unknown {
+  return (object as { metadata?: { generation?: unknown } } | null)?.metadata?.generation;
+}
+
+function sameGeneration(a: unknown, b: unknown): boolean {
+  const g = generationOf(a);
+  return typeof g === 'number' && g === generationOf(b);
 }
