@@ -100,4 +100,14 @@ describe('serve()', () => {
     sub.unsubscribe();
     await expect(fetch(`${url}/healthz`)).rejects.toThrow();
   });
+
+  it('a port already taken is the Observable\'s error, not a crash', async () => {
+    const first = serve([], { host: '127.0.0.1' });
+    let port = 0;
+    const sub = first.subscribe((s) => (port = s.port));
+    while (port === 0) await new Promise((r) => setTimeout(r, 5));
+    const error = await new Promise<unknown>((resolve) => serve([], { host: '127.0.0.1', port }).subscribe({ error: resolve }));
+    expect((error as NodeJS.ErrnoException).code).toBe('EADDRINUSE');
+    sub.unsubscribe();
+  });
 });
