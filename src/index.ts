@@ -53,12 +53,35 @@ export type { BackoffOptions } from './2-source/backoff.ts';
 // Informers, their events and their cache.
 export { cacheSynced$, informerFactory, informerName, waitForCacheSync, type FactoryOptions, type InformerFactory, type Syncable } from './5-informer/factory.ts';
 export { informer, type Informer, type InformerOptions } from './5-informer/informer.ts';
+export {
+  DEFAULT_STALE_AFTER_MS,
+  HEALTH_INTERVAL_MS,
+  informerHealth,
+  isFailure,
+  isStale,
+  readiness,
+  type InformerHealth,
+  type StalenessOptions,
+} from './5-informer/health.ts';
 export type { AddedEvent, DeletedEvent, InformerEvent, InformerEventType, UpdatedEvent } from './4-store/informerEvent.ts';
 export type { InformerState } from './4-store/reduceDeltas.ts';
 export { Store, UnknownIndexError, type IndexFunc, type Indexers } from './4-store/store.ts';
 export { handleEvents, type EventHandler, type HandlerResult } from './5-informer/handleEvents.ts';
 export { ofType } from './5-informer/ofType.ts';
 export { skipResync } from './5-informer/skipResync.ts';
+export { diff, DIFF_NOISE, type DiffEvent, type DiffOptions } from './5-informer/diff.ts';
+export {
+  FieldSelector,
+  MAX_DEPTH,
+  TOO_DEEP,
+  fieldChanges,
+  jsonEqual,
+  limitDepth,
+  parseFieldPath,
+  selectFields,
+  type Change,
+  type FieldChangesOptions,
+} from './5-informer/fieldChanges.ts';
 export { stripManagedFields } from './5-informer/transforms.ts';
 
 // Discovery and informers for resources known by name only.

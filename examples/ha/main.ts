@@ -27,6 +27,8 @@ writeFileSync(kubeconfig, api.kubeConfig.exportConfig());
 
 const replicaTs = fileURLToPath(new URL('./replica.ts', import.meta.url));
 const replicas = new Map<string, ChildProcess>();
+/** Where each replica serves /healthz, /readyz and /metrics. */
+const serving = new Map<string, string>();
 const leaders: { identity: string; at: number }[] = [];
 let killed: { identity: string; at: number } | undefined;
 let finished = false;
@@ -45,13 +47,16 @@ for (const identity of ['replica-a', 'replica-b', 'replica-c']) {
   const child = spawn(process.execPath, [replicaTs, kubeconfig, identity], { stdio: ['ignore', 'pipe', 'inherit'] });
   replicas.set(identity, child);
   createInterface({ input: child.stdout! }).on('line', (line) => {
-    let event: { at: number; identity: string; leader?: boolean; reconciled?: string; error?: string };
+    let event: { at: number; identity: string; leader?: boolean; reconciled?: string; error?: string; serving?: string };
     try {
       event = JSON.parse(line) as typeof event;
     } catch {
       return;
     }
-    if (event.leader === true) {
+    if (event.serving) {
+      serving.set(event.identity, event.serving);
+      print(`${t(event.at)} ${event.identity} serves /healthz, /readyz, /metrics at ${event.serving}`);
+    } else if (event.leader === true) {
       leaders.push({ identity: event.identity, at: event.at });
       print(`${t(event.at)} ${event.identity} is leader`);
       if (!killed) {
@@ -64,7 +69,12 @@ for (const identity of ['replica-a', 'replica-b', 'replica-c']) {
       } else if (event.identity !== killed.identity) {
         const handoverMs = event.at - killed.at;
         print(`handover: ${event.identity} took over ${(handoverMs / 1000).toFixed(2)} s after ${killed.identity} died (lease 4 s + retry 1 s = 5 s bound, plus request time)`);
-        void finish(0, { killed: killed.identity, next: event.identity, handoverMs, leaders });
+        const url = serving.get(event.identity);
+        const probe = url ? fetch(`${url}/readyz`).then((r) => r.status, () => 0) : Promise.resolve(0);
+        void probe.then((readyz) => {
+          print(`${event.identity} /readyz: ${readyz}`);
+          void finish(0, { killed: killed!.identity, next: event.identity, handoverMs, leaders, readyz });
+        });
       }
     } else if (event.leader === false && leaders.some((l) => l.identity === event.identity)) print(`${t(event.at)} ${event.identity} stepped down`);
     else if (event.reconciled) print(`${t(event.at)} ${event.identity} reconciled ${event.reconciled}`);

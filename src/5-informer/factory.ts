@@ -1,9 +1,10 @@
-import { Observable, combineLatest, filter, firstValueFrom, map, take, timeout } from 'rxjs';
+import { BehaviorSubject, Observable, combineLatest, filter, firstValueFrom, map, of, switchMap, take, timeout } from 'rxjs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { InformerError } from '../0-model/errors.ts';
 import type { KubeObject } from '../0-model/objects.ts';
 import { resourceName, type Resource } from '../0-model/resources.ts';
 import { informer, type Informer, type InformerOptions } from './informer.ts';
+import type { InformerHealth } from './health.ts';
 
 /** Anything with a `synced$`. */
 export interface Syncable {
@@ -70,6 +71,11 @@ export interface InformerFactory {
    * (forgotten already, or replaced by a fresh one since).
    */
   forget<T>(informer: Informer<T>): boolean;
+  /**
+   * The health of every informer made and not forgotten, one entry each, whenever one
+   * changes (and as informers are made or forgotten). Subscribing starts them.
+   */
+  readonly health$: Observable<readonly InformerHealth[]>;
   /** Resolves when every informer made so far and not forgotten (or the ones given) has synced. */
   waitForCacheSync(informers?: readonly Syncable[], options?: { readonly timeoutMs?: number }): Promise<true>;
 }
@@ -77,6 +83,7 @@ export interface InformerFactory {
 /** A shared informer factory: one informer (one connection, one cache) per resource, namespace and selectors. */
 export function informerFactory(kc: KubeConfig, defaults: FactoryOptions = {}): InformerFactory {
   const made = new Map<string, Informer<KubeObject>>();
+  const changed = new BehaviorSubject<void>(undefined);
   return {
     informer<T extends KubeObject>(resource: Resource<T>, options: InformerOptions<T> = {}): Informer<T> {
       const namespace = resource.namespaced ? (options.namespace ?? defaults.namespace ?? '') : '';
@@ -88,13 +95,16 @@ export function informerFactory(kc: KubeConfig, defaults: FactoryOptions = {}): 
       const transform = options.transform ?? (defaults.transform as ((object: T) => T) | undefined);
       const created = informer<T>(kc, resource, { ...defaults, ...options, namespace, transform });
       made.set(key, created as unknown as Informer<KubeObject>);
+      changed.next();
       return created;
     },
     informers: () => [...made.values()],
+    health$: changed.pipe(switchMap(() => (made.size === 0 ? of([]) : combineLatest([...made.values()].map((i) => i.health$))))),
     forget(informer) {
       for (const [key, held] of made) {
         if (held !== (informer as unknown)) continue;
         made.delete(key);
+        changed.next();
         return true;
       }
       return false;

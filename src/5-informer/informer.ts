@@ -3,7 +3,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { InformerError } from '../0-model/errors.ts';
 import type { KubeObject } from '../0-model/objects.ts';
 import { typeMetaOf } from '../0-model/metadata.ts';
-import type { Resource } from '../0-model/resources.ts';
+import { resourceName, type Resource } from '../0-model/resources.ts';
 import { httpListWatch, type HttpTransportOptions } from '../1-transport/httpTransport.ts';
 import type { ListWatch } from '../1-transport/listWatch.ts';
 import type { BackoffOptions } from '../2-source/backoff.ts';
@@ -18,6 +18,7 @@ import type { InformerEvent } from '../4-store/informerEvent.ts';
 import { initialState, reduceDeltas, type InformerState } from '../4-store/reduceDeltas.ts';
 import { Store, type Indexers } from '../4-store/store.ts';
 import { handleEvents, type EventHandler } from './handleEvents.ts';
+import { informerHealth, type InformerHealth } from './health.ts';
 import { sharedEvents } from './sharedEvents.ts';
 
 /** What to watch and how. */
@@ -90,6 +91,11 @@ export interface Informer<T> {
    * delivered when it happened): read them in the subscriber, don't keep them.
    */
   readonly state$: Observable<InformerState<T>>;
+  /**
+   * Watching or not and since when, last event and bookmark and their age, failures in a
+   * row, synced: after every step and every 10 s (replays the latest). Starts the informer.
+   */
+  readonly health$: Observable<InformerHealth>;
   /**
    * Subscribes a handler, isolated and buffered: it runs one event at a time;
    * if it throws (or its promise rejects) the error goes to `errors$` as a
@@ -242,5 +248,7 @@ export function informerFromSource<T extends KubeObject>(
   const errors$ = merge(sourceErrors$, handlerErrors);
   const on = (handler: EventHandler<T>): Subscription => events$.pipe(handleEvents(handler)).subscribe((error) => handlerErrors.next(error));
 
-  return { resource: resource as Resource<T & KubeObject>, events$, store$, synced$, errors$, state$, on };
+  const health$ = informerHealth(resourceName(resource), state$, { scheduler: options.scheduler }).pipe(shareReplay(shared));
+
+  return { resource: resource as Resource<T & KubeObject>, events$, store$, synced$, errors$, state$, health$, on };
 }

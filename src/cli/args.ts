@@ -1,5 +1,24 @@
 import { parseArgs } from 'node:util';
 import { parseSinkUrl, type SinkTarget } from './sinkUrl.ts';
+import { parseFieldPath } from '../index.ts';
+import { printable } from './format.ts';
+
+/** `a,b["x,y"]` → `a`, `b["x,y"]`: commas outside brackets separate patterns. */
+function splitPatterns(text: string): string[] {
+  const out: string[] = [];
+  let depth = 0;
+  let start = 0;
+  for (let i = 0; i < text.length; i++) {
+    if (text[i] === '[') depth++;
+    else if (text[i] === ']') depth = Math.max(0, depth - 1);
+    else if (text[i] === ',' && depth === 0) {
+      out.push(text.slice(start, i));
+      start = i + 1;
+    }
+  }
+  out.push(text.slice(start));
+  return out.map((p) => p.trim()).filter(Boolean);
+}
 
 export const HELP = `rx-informer — watch Kubernetes objects change, as a diff stream
 
@@ -7,6 +26,7 @@ Usage:
   rx-informer watch [RESOURCE...] [--all] [-n NS[,NS...] | -A] [-l SELECTOR] [--field-selector S]
                     [--kubeconfig PATH] [--context NAME] [-o pretty|json] [--utc]
                     [--webhook URL]... [--slack URL]... [--show-secret-values]
+                    [--fields PATTERN]... [--ignore PATTERN]... [--metrics-port N]
   rx-informer start [--kubeconfig PATH] [--context NAME] [watch options]
       With no --kubeconfig/--context: starts the built-in API-server emulator with live churn
       and injected faults, and watches everything on it. With one: \`watch --all\` on that cluster.
@@ -26,6 +46,10 @@ Options:
   --webhook URL          also POST each event as JSON to URL (repeatable)
   --slack URL            also post each change as a line to a Slack incoming webhook (repeatable)
   --show-secret-values   print and send Secret values in clear (default: redacted)
+  --fields PATTERN       diff only these fields, e.g. 'spec.**', 'metadata.labels', '**.image' (repeatable)
+  --ignore PATTERN       leave these fields out of diffs, e.g. status (repeatable; resourceVersion and
+                         managedFields are always left out)
+  --metrics-port N       serve /healthz, /readyz and /metrics on port N
   -w, --watch            accepted for kubectl habits; watching is what this command does
   --version              the version
   -h, --help             this text
@@ -50,6 +74,9 @@ const options = {
   version: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   'churn-interval': { type: 'string' },
+  fields: { type: 'string', multiple: true },
+  ignore: { type: 'string', multiple: true },
+  'metrics-port': { type: 'string' },
 } as const;
 
 /** What the command line asks for, checked. */
@@ -67,6 +94,11 @@ export interface CliOptions {
   readonly showSecretValues: boolean;
   readonly webhooks: readonly SinkTarget[];
   readonly slacks: readonly SinkTarget[];
+  /** Field patterns to diff (`--fields`) and to leave out (`--ignore`), checked. */
+  readonly fields?: readonly string[];
+  readonly ignore?: readonly string[];
+  /** Serve probes and metrics on this port. */
+  readonly metricsPort?: number;
   /** The demo's churn period (ms); hidden. */
   readonly churnIntervalMs?: number;
 }
@@ -114,6 +146,26 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
   if (typeof webhooks === 'string') return { kind: 'usage', message: webhooks };
   const slacks = targets('--slack', values.slack);
   if (typeof slacks === 'string') return { kind: 'usage', message: slacks };
+  const patterns = (flag: string, given: readonly string[] | undefined): string[] | string => {
+    const out = (given ?? []).flatMap(splitPatterns);
+    for (const pattern of out) {
+      try {
+        parseFieldPath(pattern.startsWith('!') ? pattern.slice(1) : pattern);
+      } catch {
+        return `${flag}: "${printable(pattern)}" is not a field pattern (e.g. spec.replicas, metadata.labels, spec.**, **.image)`;
+      }
+    }
+    return out;
+  };
+  const fields = patterns('--fields', values.fields);
+  if (typeof fields === 'string') return { kind: 'usage', message: fields };
+  const ignore = patterns('--ignore', values.ignore);
+  if (typeof ignore === 'string') return { kind: 'usage', message: ignore };
+  let metricsPort: number | undefined;
+  if (values['metrics-port'] !== undefined) {
+    metricsPort = Number(values['metrics-port']);
+    if (!/^\d+$/.test(values['metrics-port']) || metricsPort > 65535) return { kind: 'usage', message: '--metrics-port must be a port number (0-65535)' };
+  }
   let churnIntervalMs: number | undefined;
   if (values['churn-interval'] !== undefined) {
     churnIntervalMs = Number(values['churn-interval']);
@@ -136,6 +188,9 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
       webhooks,
       slacks,
       ...(churnIntervalMs !== undefined ? { churnIntervalMs } : {}),
+      ...(fields.length > 0 ? { fields } : {}),
+      ...(ignore.length > 0 ? { ignore } : {}),
+      ...(metricsPort !== undefined ? { metricsPort } : {}),
     },
   };
 }

@@ -1,5 +1,5 @@
 import type { InformerEvent, KubeObject } from '../index.ts';
-import { diffObjects, formatChanges, limitDepth, type Change } from './diff.ts';
+import { MAX_DEPTH, NOISE, diffObjects, formatChanges, limitDepth, type Change } from './diff.ts';
 import { clock, printable, timestamp } from './format.ts';
 
 /** One line per event, for `--output json` and webhooks. */
@@ -20,6 +20,9 @@ export interface RecordOptions {
   readonly utc: boolean;
   /** Applied to both versions before anything is compared or shown (Secret redaction). */
   readonly redact?: (object: KubeObject) => KubeObject;
+  /** Field patterns: diff only these (`--fields`), and leave these out besides the noise (`--ignore`). */
+  readonly fields?: readonly string[];
+  readonly ignore?: readonly string[];
 }
 
 /** The record for an event, or undefined when there is nothing to show (a resync, an update that changed only noise). */
@@ -38,7 +41,7 @@ export function toRecord(resource: string, event: InformerEvent<KubeObject>, now
       return { ...base, type: 'ADDED', object: limitDepth(shown(event.object)) };
     case 'updated': {
       if (event.resync) return undefined;
-      const diff = diffObjects(shown(event.oldObject), shown(event.object));
+      const diff = diffObjects(shown(event.oldObject), shown(event.object), [...NOISE, ...(options.ignore ?? [])], MAX_DEPTH, options.fields);
       return diff.length === 0 ? undefined : { ...base, type: 'UPDATED', diff };
     }
     case 'deleted':

@@ -18,6 +18,7 @@ import {
   type Informer,
   type KubeObject,
 } from '../index.ts';
+import { serve } from '../metrics/index.ts';
 import { count, jsonLine, messageOf } from './format.ts';
 import { prettyLine, toRecord } from './record.ts';
 import { isSecretResource, secretRedactor } from './redact.ts';
@@ -38,6 +39,11 @@ export interface WatchCommand {
   /** Print and send Secret values in clear (default: redacted). */
   readonly showSecretValues?: boolean;
   readonly sinks?: readonly EventSink[];
+  /** Field patterns for diffs: only these (`--fields`); also leave these out (`--ignore`). */
+  readonly fields?: readonly string[];
+  readonly ignore?: readonly string[];
+  /** Serve /healthz, /readyz and /metrics on this port (`--metrics-port`). */
+  readonly metricsPort?: number;
 }
 
 /** Where the command writes: stdout for events, stderr for progress and problems. */
@@ -210,7 +216,7 @@ export async function watchCommand(kc: KubeConfig, command: WatchCommand, termin
     if (event.isInInitialList) return;
     try {
       const at = now();
-      const r = toRecord(w.name, event, at, { utc, ...(redact && w.secret ? { redact } : {}) });
+      const r = toRecord(w.name, event, at, { utc, fields: command.fields, ignore: command.ignore, ...(redact && w.secret ? { redact } : {}) });
       if (!r) return;
       const line = prettyLine(r, at, utc);
       terminal.out(command.output === 'json' ? jsonLine(r) : line);
@@ -257,6 +263,14 @@ export async function watchCommand(kc: KubeConfig, command: WatchCommand, termin
   };
 
   const watching = new Subscription();
+  if (command.metricsPort !== undefined) {
+    watching.add(
+      serve(factory, { port: command.metricsPort }).subscribe({
+        next: (s) => terminal.err(`serving /healthz, /readyz and /metrics on port ${s.port}`),
+        error: (error: unknown) => terminal.err(`! cannot serve metrics on port ${command.metricsPort}: ${messageOf(error)}`),
+      }),
+    );
+  }
   if (!command.all) {
     for (const d of chosen) {
       for (const namespace of namespaces) {

@@ -135,6 +135,7 @@ function endingWith<T>(inner: Informer<T>, ended$: Observable<void>): Informer<T
     synced$: inner.synced$.pipe(takeUntil(ended$)),
     errors$: inner.errors$.pipe(takeUntil(ended$)),
     state$: inner.state$.pipe(takeUntil(ended$)),
+    health$: inner.health$.pipe(takeUntil(ended$)),
     on(handler) {
       const subscription = inner.on(handler);
       subscription.add(ended$.subscribe(() => subscription.unsubscribe()));

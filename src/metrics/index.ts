@@ -1,6 +1,9 @@
 export { informerMetrics$, type InformerMetrics } from './informerMetrics.ts';
+export { approximateBytes } from './approximateBytes.ts';
+export { serve, type Served, type ServeOptions, type Serving } from './serve.ts';
 export {
   controllerFamilies,
+  healthFamilies,
   informerFamilies,
   promClientMetrics,
   toPrometheusText,

@@ -1,6 +1,7 @@
 import type { ControllerMetrics } from '../controller/controller.ts';
 import type { WorkQueueMetrics } from '../workqueue/metrics.ts';
 import type { InformerMetrics } from './informerMetrics.ts';
+import type { InformerHealth } from '../5-informer/health.ts';
 
 /** One sample of a metric family. `suffix` marks a summary's `_sum`/`_count`. */
 export interface Sample {
@@ -95,7 +96,32 @@ export function informerFamilies(informers: readonly InformerMetrics[]): MetricF
       informers.flatMap((m) => Object.entries(m.errorsTotal).map(([reason, value]) => ({ labels: { name: m.name, reason }, value: value ?? 0 }))),
     ),
     family('informer_store_objects', 'Objects in the informer cache.', 'gauge', by((m) => m.storeObjects)),
+    family('informer_store_bytes', 'Approximate bytes of JSON the cached objects make.', 'gauge', by((m) => m.storeBytes)),
     family('informer_sync_duration_seconds', 'Time from start to the initial list delivered (absent until synced).', 'gauge', informers.filter((m) => m.syncDurationSeconds !== undefined).map((m) => ({ labels: { name: m.name }, value: m.syncDurationSeconds! }))),
+  ];
+}
+
+/** Informer health at `now` (scheduler ms): watching, synced, failures in a row, seconds since the last event, bookmark and word. */
+export function healthFamilies(healths: readonly InformerHealth[], now: number): MetricFamily[] {
+  const by = (pick: (h: InformerHealth) => number) => healths.map((h) => ({ labels: { name: h.name }, value: pick(h) }));
+  const since = (pick: (h: InformerHealth) => number | undefined) =>
+    healths.flatMap((h) => {
+      const at = pick(h);
+      return at === undefined ? [] : [{ labels: { name: h.name }, value: Math.max(0, now - at) / 1000 }];
+    });
+  return [
+    family('informer_watching', '1 while a watch is open (no failure since it was opened), else 0.', 'gauge', by((h) => (h.watching ? 1 : 0))),
+    family('informer_watching_changed_seconds', 'Seconds since informer_watching last changed.', 'gauge', since((h) => h.since)),
+    family('informer_synced', '1 once the initial list has been delivered, else 0.', 'gauge', by((h) => (h.synced ? 1 : 0))),
+    family('informer_consecutive_failures', 'List and watch failures since the last list, event or bookmark.', 'gauge', by((h) => h.consecutiveFailures)),
+    family('informer_last_event_seconds', 'Seconds since the last list or watch event (absent before the first).', 'gauge', since((h) => h.lastEventAt)),
+    family('informer_last_bookmark_seconds', 'Seconds since the last bookmark (absent before the first).', 'gauge', since((h) => h.lastBookmarkAt)),
+    family(
+      'informer_silent_seconds',
+      'Seconds since the server last sent anything (list, event or bookmark).',
+      'gauge',
+      by((h) => Math.max(0, h.silentMs + now - h.at) / 1000),
+    ),
   ];
 }
 

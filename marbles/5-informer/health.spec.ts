@@ -1,0 +1,105 @@
+import { describe, expect, it } from 'vitest';
+import { NEVER, map, merge, timer, type Observable } from 'rxjs';
+import { DEFAULT_STALE_AFTER_MS, isStale, readiness, type InformerHealth, type KubeObject } from '../../src/index.ts';
+import { bookmark, failure, fakeInformer, fakeResource, kubeObj, listed, modified } from '../../src/testing/index.ts';
+import type { SourceEvent } from '../../src/pipeline.ts';
+import { leakCheckingScheduler } from '../support/leakCheckingScheduler.ts';
+
+const s = 1000;
+/** A source that emits each event at its time (ms), then stays open. */
+const script = (steps: readonly [number, SourceEvent<KubeObject>][]): Observable<SourceEvent<KubeObject>> =>
+  merge(...steps.map(([at, event]) => (at === 0 ? [event] : timer(at).pipe(map(() => event)))), NEVER) as Observable<SourceEvent<KubeObject>>;
+const watch = (rv: string): SourceEvent<KubeObject> => ({ type: 'watch', resourceVersion: rv });
+
+describe('health$ (default options, virtual time)', () => {
+  it('follows list, watch, events, bookmarks and failures; re-emits every 10 s so ages move; frees its timer', () => {
+    const scheduler = leakCheckingScheduler(300 * s);
+    const seen: InformerHealth[] = [];
+    scheduler.run(() => {
+      const steps = script([
+        [0, listed('1', kubeObj('a', { resourceVersion: '1' }))],
+        [0, watch('1')],
+        [10 * s, modified(kubeObj('a', { resourceVersion: '2' }))],
+        [30 * s, bookmark('5')],
+        [40 * s, failure('NetworkError', 'reset', { phase: 'watch' })],
+        [41 * s, failure('Timeout', 'no response headers', { phase: 'watch' })],
+        [45 * s, failure('ValidationFailed', 'bad', { phase: 'decode' })],
+        [50 * s, watch('5')],
+        [60 * s, bookmark('7')],
+      ]);
+      const pods = fakeInformer(fakeResource(), steps);
+      const sub = pods.health$.subscribe((h) => seen.push(h));
+      scheduler.schedule(() => sub.unsubscribe(), 100 * s);
+    });
+    const at = (t: number) => seen.filter((h) => h.at === t).at(-1)!;
+    expect(seen[0]).toMatchObject({ name: 'widgets.example.com', watching: false, synced: false, consecutiveFailures: 0, at: 0 });
+    expect(at(0)).toMatchObject({ watching: true, since: 0, synced: true, lastEventAt: 0, resourceVersion: '1', silentMs: 0 });
+    expect(at(10 * s)).toMatchObject({ watching: true, lastEventAt: 10 * s, eventAgeMs: 0, resourceVersion: '2' });
+    expect(at(20 * s)).toMatchObject({ eventAgeMs: 10 * s, bookmarkAgeMs: undefined, silentMs: 10 * s });
+    expect(at(30 * s)).toMatchObject({ lastBookmarkAt: 30 * s, bookmarkAgeMs: 0, silentMs: 0, resourceVersion: '5' });
+    expect(at(40 * s)).toMatchObject({ watching: false, since: 40 * s, consecutiveFailures: 1, failingSince: 40 * s, lastFailure: 'NetworkError' });
+    // A bad object is not a failure: the count stays, watching stays false.
+    expect(at(45 * s)).toMatchObject({ watching: false, since: 40 * s, consecutiveFailures: 2, lastFailure: 'Timeout' });
+    expect(at(50 * s)).toMatchObject({ watching: true, since: 50 * s, consecutiveFailures: 2 });
+    expect(at(60 * s)).toMatchObject({ watching: true, consecutiveFailures: 0, failingSince: undefined, lastBookmarkAt: 60 * s, silentMs: 0 });
+    expect(at(90 * s)).toMatchObject({ eventAgeMs: 80 * s, bookmarkAgeMs: 30 * s, silentMs: 30 * s });
+    // The ticks: one every 10 s, none after unsubscribing at 100 s (the leak check would fail otherwise).
+    const ticks = seen.filter((h) => h.at % (10 * s) === 0).map((h) => h.at);
+    for (let t = 10 * s; t <= 90 * s; t += 10 * s) expect(ticks).toContain(t);
+    expect(seen.every((h) => h.at < 100 * s)).toBe(true);
+  });
+
+  it('is stale after 120 s of failures only (the default), with the reason; fresh again once a watch opens', () => {
+    const scheduler = leakCheckingScheduler(400 * s);
+    const seen: InformerHealth[] = [];
+    scheduler.run(() => {
+      const steps = script([
+        [0, listed('1', kubeObj('a', { resourceVersion: '1' }))],
+        [0, watch('1')],
+        [60 * s, failure('Timeout', 'no response headers within 30000 ms', { phase: 'watch' })],
+        [200 * s, failure('Timeout', 'no response headers within 30000 ms', { phase: 'list' })],
+        [250 * s, listed('9', kubeObj('a', { resourceVersion: '9' }))],
+        [250 * s, watch('9')],
+      ]);
+      const sub = fakeInformer(fakeResource(), steps).health$.subscribe((h) => seen.push(h));
+      scheduler.schedule(() => sub.unsubscribe(), 300 * s);
+    });
+    expect(DEFAULT_STALE_AFTER_MS).toBe(120 * s);
+    const latestAt = (t: number) => seen.filter((h) => h.at <= t).at(-1)!;
+    expect(isStale(latestAt(60 * s + 120 * s), 60 * s + 120 * s)).toBeUndefined();
+    expect(readiness([latestAt(180 * s)], 180 * s)).toEqual({ ready: true, reasons: [] });
+    expect(readiness([latestAt(180 * s + 1)], 180 * s + 1).ready).toBe(false);
+    const late = readiness([latestAt(190 * s)], 190 * s);
+    expect(late.ready).toBe(false);
+    expect(late.reasons).toEqual(['widgets.example.com: failing for 130 s (1 failure in a row, last Timeout)']);
+    expect(readiness([latestAt(250 * s)], 250 * s)).toEqual({ ready: true, reasons: [] });
+    // Not synced is not ready either; silence counts only when asked for.
+    expect(readiness([{ ...seen[0]! }], 0).reasons).toEqual(['widgets.example.com: not synced']);
+    expect(isStale(latestAt(240 * s), 240 * s, { maxSilenceMs: 60 * s })).toMatch(/failing for 180 s \(2 failures in a row, last Timeout\)/);
+    expect(isStale(latestAt(299 * s), 299 * s, { maxSilenceMs: 60 * s })).toBeUndefined();
+    expect(isStale(latestAt(299 * s), 299 * s + 61 * s, { maxSilenceMs: 60 * s })).toBe('widgets.example.com: nothing from the server for 110 s');
+  });
+
+  it('a quiet type (idle resumes, nothing heard) stays fresh; a watch that ends without failing ends a run of failures', () => {
+    const scheduler = leakCheckingScheduler(700 * s);
+    const seen: InformerHealth[] = [];
+    scheduler.run(() => {
+      const steps: [number, SourceEvent<KubeObject>][] = [
+        [0, listed('1', kubeObj('a', { resourceVersion: '1' }))],
+        [0, watch('1')],
+        [300 * s, failure('ServerError', 'boom', { phase: 'watch' })],
+        [301 * s, watch('1')],
+      ];
+      for (let t = 60 * s; t < 300 * s; t += 60 * s) steps.push([t, watch('1')]);
+      steps.push([361 * s, watch('1')]);
+      const sub = fakeInformer(fakeResource(), script(steps)).health$.subscribe((h) => seen.push(h));
+      scheduler.schedule(() => sub.unsubscribe(), 600 * s);
+    });
+    const latestAt = (t: number) => seen.filter((h) => h.at <= t).at(-1)!;
+    expect(latestAt(299 * s)).toMatchObject({ watching: true, since: 0, consecutiveFailures: 0, silentMs: 290 * s });
+    expect(readiness([latestAt(299 * s)], 299 * s).ready).toBe(true);
+    expect(latestAt(301 * s)).toMatchObject({ watching: true, since: 301 * s, consecutiveFailures: 1, failingSince: 300 * s });
+    expect(latestAt(361 * s)).toMatchObject({ consecutiveFailures: 0, failingSince: undefined });
+    expect(readiness([latestAt(599 * s)], 599 * s).ready).toBe(true);
+  });
+});

@@ -1,0 +1,113 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { NEVER, VirtualAction, VirtualTimeScheduler, mergeMap, of, throwError, timer, type Subscription } from 'rxjs';
+import { InformerError, informer, type KubeObject, type ListWatch } from '../../src/index.ts';
+import { serve } from '../../src/metrics/index.ts';
+import { fakeResource, kubeObj } from '../../src/testing/index.ts';
+import { listPage } from '../../src/testing/fakeListWatch.ts';
+
+/** Virtual time for the informer, real HTTP for the probes. */
+function virtualClock() {
+  const scheduler = new VirtualTimeScheduler(VirtualAction, 0);
+  return {
+    scheduler,
+    /** Runs every timer due up to `ms` (virtual), and stands there. */
+    advanceTo(ms: number) {
+      scheduler.maxFrames = ms;
+      scheduler.flush();
+      scheduler.frame = ms;
+    },
+  };
+}
+
+const get = async (url: string) => {
+  const res = await fetch(url);
+  return { status: res.status, body: await res.text(), type: res.headers.get('content-type') };
+};
+
+describe('serve()', () => {
+  const subscriptions: Subscription[] = [];
+  afterEach(() => {
+    for (const s of subscriptions.splice(0)) s.unsubscribe();
+  });
+
+  it('readyz flips to 503 when the server is black-holed past 120 s (the default), and back to 200 after recovery', async () => {
+    const { scheduler, advanceTo } = virtualClock();
+    const resource = fakeResource();
+    const object = (rv: string) => kubeObj('a', { apiVersion: 'example.com/v1', kind: 'Widget', resourceVersion: rv });
+    let blackHole = false;
+    // What the HTTP transport does when nothing answers: a Timeout after 30 s without response headers.
+    const hang = (phase: 'list' | 'watch') =>
+      timer(30_000, scheduler).pipe(mergeMap(() => throwError(() => new InformerError('Timeout', 'no response headers within 30000 ms', { phase }))));
+    const lw: ListWatch = {
+      list: () => (blackHole ? hang('list') : of(listPage('10', [object('10')]))),
+      watch: () => (blackHole ? hang('watch') : NEVER),
+    };
+    const widgets = informer<KubeObject>(lw, resource, { scheduler, random: () => 0.5 });
+    const serving = serve([widgets], { host: '127.0.0.1', port: 0, scheduler });
+    let url = '';
+    subscriptions.push(serving.subscribe((s) => (url = s.url)));
+    while (url === '') await new Promise((r) => setTimeout(r, 5));
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+
+    advanceTo(1);
+    expect(await get(`${url}/healthz`)).toMatchObject({ status: 200, body: 'ok\n' });
+    let ready = await get(`${url}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(ready.body).toBe('[+]widgets.example.com ok\nok\n');
+
+    // The network goes dark at 30 s; the idle rule resumes the quiet watch at 60 s, which hangs, and so on.
+    advanceTo(30_000);
+    blackHole = true;
+    advanceTo(200_000);
+    expect((await get(`${url}/readyz`)).status).toBe(200); // failing since 90 s: not yet 120 s
+    advanceTo(211_000);
+    ready = await get(`${url}/readyz`);
+    expect(ready.status).toBe(503);
+    expect(ready.body).toMatch(/^\[-\]widgets\.example\.com: failing for 121 s \(\d+ failures in a row, last Timeout\)\nnot ready\n$/);
+    const metrics = await get(`${url}/metrics`);
+    expect(metrics.type).toMatch(/^text\/plain; version=0\.0\.4/);
+    expect(metrics.body).toContain('informer_synced{name="widgets.example.com"} 1');
+    expect(metrics.body).toContain('informer_store_objects{name="widgets.example.com"} 1');
+    expect(metrics.body).toMatch(/informer_store_bytes\{name="widgets\.example\.com"\} [1-9]\d*/);
+    expect(metrics.body).toContain('reflector_last_resource_version{name="widgets.example.com"} 10');
+    expect(metrics.body).toMatch(/informer_consecutive_failures\{name="widgets\.example\.com"\} [1-9]/);
+
+    // The network comes back. The attempt in flight still times out (≤ 30 s), the next one comes after the
+    // backoff (≤ 30 s) and succeeds: a list counts at once; a quiet watch when the idle rule resumes it (60 s).
+    blackHole = false;
+    advanceTo(211_000 + 30_000);
+    expect((await get(`${url}/readyz`)).status).toBe(503);
+    advanceTo(211_000 + 121_000);
+    ready = await get(`${url}/readyz`);
+    expect(ready).toMatchObject({ status: 200, body: '[+]widgets.example.com ok\nok\n' });
+    expect((await get(`${url}/metrics`)).body).toContain('informer_consecutive_failures{name="widgets.example.com"} 0');
+  });
+
+  it('answers 404 and 405 plainly, serves extra families, and closes when unsubscribed', async () => {
+    const { scheduler } = virtualClock();
+    const serving = serve([], {
+      host: '127.0.0.1',
+      scheduler,
+      families: () => [{ name: 'my_total', help: 'Mine.', type: 'counter', samples: [{ labels: {}, value: 3 }] }],
+    });
+    let url = '';
+    const sub = serving.subscribe((s) => (url = s.url));
+    while (url === '') await new Promise((r) => setTimeout(r, 5));
+    expect(await get(`${url}/nope`)).toMatchObject({ status: 404 });
+    expect((await fetch(`${url}/metrics`, { method: 'POST', body: 'x' })).status).toBe(405);
+    expect((await get(`${url}/readyz`)).status).toBe(200);
+    expect((await get(`${url}/metrics`)).body).toContain('# TYPE my_total counter\nmy_total 3\n');
+    sub.unsubscribe();
+    await expect(fetch(`${url}/healthz`)).rejects.toThrow();
+  });
+
+  it('a port already taken is the Observable\'s error, not a crash', async () => {
+    const first = serve([], { host: '127.0.0.1' });
+    let port = 0;
+    const sub = first.subscribe((s) => (port = s.port));
+    while (port === 0) await new Promise((r) => setTimeout(r, 5));
+    const error = await new Promise<unknown>((resolve) => serve([], { host: '127.0.0.1', port }).subscribe({ error: resolve }));
+    expect((error as NodeJS.ErrnoException).code).toBe('EADDRINUSE');
+    sub.unsubscribe();
+  });
+});

@@ -1,0 +1,168 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { Observable, Subscription, asyncScheduler, of, type SchedulerLike } from 'rxjs';
+import type { KubeObject } from '../0-model/objects.ts';
+import type { Informer } from '../5-informer/informer.ts';
+import { readiness, type InformerHealth, type StalenessOptions } from '../5-informer/health.ts';
+import { informerMetrics$, type InformerMetrics } from './informerMetrics.ts';
+import { healthFamilies, informerFamilies, toPrometheusText, type MetricFamily } from './prometheus.ts';
+
+/** What {@link serve} serves, and where. */
+export interface ServeOptions extends StalenessOptions {
+  /** TCP port; 0 (default) picks a free one (see `Serving.port`). */
+  readonly port?: number;
+  /**
+   * Address to listen on. Default: every interface (the kubelet probes the pod's IP).
+   * Tests pass `127.0.0.1`.
+   */
+  readonly host?: string;
+  /** More families for `/metrics`, read at each scrape (work queues, controllers, your own). */
+  readonly families?: () => readonly MetricFamily[];
+  /** The clock that ages health (default `asyncScheduler`); the informers' own scheduler in tests. */
+  readonly scheduler?: SchedulerLike;
+}
+
+/** Where {@link serve} listens. */
+export interface Serving {
+  readonly host: string;
+  readonly port: number;
+  /** `http://host:port`, for logs and tests. */
+  readonly url: string;
+}
+
+/** Informers to serve: a list, or a factory (whose informers made later are served too). */
+export type Served =
+  | readonly Informer<KubeObject>[]
+  | { informers(): readonly Informer<KubeObject>[]; readonly health$: Observable<readonly InformerHealth[]> };
+
+/**
+ * An HTTP server (node:http, no framework) for probes and scrapes, as
+ * controller-runtime's manager serves them:
+ *
+ * - `GET /healthz`: 200 `ok` while the process answers.
+ * - `GET /readyz`: 200 when every informer has synced and none is stale (not watching for
+ *   longer than `staleAfterMs`, default 120 s; silent longer than `maxSilenceMs`, if set),
+ *   else 503; the body has one line per informer either way.
+ * - `GET /metrics`: the Prometheus text format: informer metrics (lists, watches, events,
+ *   errors, store objects, approximate bytes, last resourceVersion), health gauges, and
+ *   `families()`.
+ *
+ * Cold: subscribing starts the server (and the informers: it subscribes their health and
+ * metrics) and emits where it listens; unsubscribing closes it. A failure to listen
+ * (port taken) is the Observable's error.
+ *
+ * ```
+ * serve(factory, { port: 8080 }):  ----s------------   s: { host, port, url } once listening
+ * ```
+ */
+export function serve(informers: Served, options: ServeOptions = {}): Observable<Serving> {
+  return new Observable<Serving>((subscriber) => {
+    const scheduler = options.scheduler ?? asyncScheduler;
+    const subscription = new Subscription();
+    const metrics = new Map<Informer<KubeObject>, { latest?: InformerMetrics; subscription: Subscription }>();
+    let healths: readonly InformerHealth[] = [];
+
+    const current = () => (Array.isArray(informers) ? informers : (informers as Exclude<Served, readonly unknown[]>).informers());
+    const track = () => {
+      const now = new Set(current());
+      for (const [i, m] of metrics) {
+        if (now.has(i)) continue;
+        m.subscription.unsubscribe();
+        metrics.delete(i);
+      }
+      for (const i of now) {
+        if (metrics.has(i)) continue;
+        const entry: { latest?: InformerMetrics; subscription: Subscription } = { subscription: new Subscription() };
+        metrics.set(i, entry);
+        entry.subscription.add(informerMetrics$(i, scheduler).subscribe((m) => (entry.latest = m)));
+      }
+    };
+    const health$ = Array.isArray(informers)
+      ? informers.length === 0
+        ? of([])
+        : combineHealth(informers)
+      : (informers as Exclude<Served, readonly unknown[]>).health$;
+    subscription.add(
+      health$.subscribe((h) => {
+        healths = h;
+        track();
+      }),
+    );
+    subscription.add(() => {
+      for (const m of metrics.values()) m.subscription.unsubscribe();
+      metrics.clear();
+    });
+
+    const respond = (res: ServerResponse, status: number, body: string, type = 'text/plain; charset=utf-8') => {
+      res.writeHead(status, { 'Content-Type': type, 'Cache-Control': 'no-store', 'Content-Length': Buffer.byteLength(body) });
+      res.end(body);
+    };
+    const handle = (req: IncomingMessage, res: ServerResponse) => {
+      // No route reads a body: whatever a client sends is left unread and the socket closed with the response.
+      const path = (req.url ?? '/').split('?')[0];
+      if (req.method !== 'GET' && req.method !== 'HEAD') return respond(res, 405, 'method not allowed\n');
+      const now = scheduler.now();
+      switch (path) {
+        case '/healthz':
+        case '/livez':
+          return respond(res, 200, 'ok\n');
+        case '/readyz': {
+          const checks = healths.map((h) => readiness([h], now, options));
+          const ready = checks.every((c) => c.ready);
+          const lines = checks.map((c, n) => (c.ready ? `[+]${healths[n]!.name} ok` : `[-]${c.reasons.join('; ')}`));
+          return respond(res, ready ? 200 : 503, `${[...lines, ready ? 'ok' : 'not ready'].join('\n')}\n`);
+        }
+        case '/metrics': {
+          let extra: readonly MetricFamily[] = [];
+          let failure = '';
+          try {
+            extra = options.families?.() ?? [];
+          } catch (error) {
+            failure = `# families() failed: ${(error instanceof Error ? error.message : String(error)).replace(/[\r\n]/g, ' ')}\n`;
+          }
+          const snapshots = [...metrics.values()].flatMap((m) => (m.latest ? [m.latest] : []));
+          const text = toPrometheusText([...informerFamilies(snapshots), ...healthFamilies(healths, now), ...extra]);
+          return respond(res, 200, failure + text, 'text/plain; version=0.0.4; charset=utf-8');
+        }
+        default:
+          return respond(res, 404, 'not found: /healthz, /readyz, /metrics\n');
+      }
+    };
+
+    const server = createServer({ requestTimeout: 10_000, headersTimeout: 10_000, maxHeaderSize: 8192 }, (req, res) => {
+      try {
+        handle(req, res);
+      } catch (error) {
+        if (!res.headersSent) respond(res, 500, `${error instanceof Error ? error.message : String(error)}\n`.replace(/[\r]/g, ''));
+        else res.destroy();
+      }
+    });
+    server.on('error', (error) => subscriber.error(error));
+    server.listen(options.port ?? 0, options.host, () => {
+      const address = server.address();
+      if (address === null || typeof address === 'string') return subscriber.error(new Error(`unexpected listening address ${String(address)}`));
+      const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+      subscriber.next({ host: address.address, port: address.port, url: `http://${host}:${address.port}` });
+    });
+    subscription.add(() => {
+      server.close();
+      server.closeAllConnections();
+    });
+    return subscription;
+  });
+}
+
+function combineHealth(informers: readonly Informer<KubeObject>[]): Observable<readonly InformerHealth[]> {
+  return new Observable<readonly InformerHealth[]>((subscriber) => {
+    const latest: (InformerHealth | undefined)[] = informers.map(() => undefined);
+    const subscription = new Subscription();
+    informers.forEach((i, n) =>
+      subscription.add(
+        i.health$.subscribe((h) => {
+          latest[n] = h;
+          if (latest.every((x) => x !== undefined)) subscriber.next(latest as InformerHealth[]);
+        }),
+      ),
+    );
+    return subscription;
+  });
+}
