@@ -67,8 +67,15 @@ export interface Watching {
 /** Before a resource has synced, these mean retrying cannot help: kubectl gives up on them too. */
 const PERMANENT: ReadonlySet<ErrorReason> = new Set<ErrorReason>(['BadRequest', 'Forbidden', 'NotFound']);
 
-/** Says what a connection or discovery failure means in words (one line, no control characters). */
+/** Says what a connection or discovery failure means in words (one line, no control characters), and how long the server asked us to wait. */
 export function explain(error: unknown, server: string, secret = false): string {
+  const sentence = explainReason(error, displayServer(server), secret);
+  const wait = error instanceof InformerError ? error.retryAfterSeconds : undefined;
+  // The informer waits at least this long before its next attempt: a 5-minute silence should not look like a hang.
+  return wait !== undefined && wait > 0 ? `${sentence} (the server asked to wait ${Math.ceil(wait)} s before retrying)` : sentence;
+}
+
+function explainReason(error: unknown, server: string, secret: boolean): string {
   if (error instanceof InformerError) {
     // A parser's message may quote the text it choked on: for Secrets, that is Secret data.
     if (secret && (error.reason === 'MalformedLine' || error.reason === 'ValidationFailed')) return `${error.reason} (details withheld: they may quote Secret data)`;
@@ -90,6 +97,20 @@ export function explain(error: unknown, server: string, secret = false): string 
     }
   }
   return messageOf(error);
+}
+
+/**
+ * The kubeconfig's server URL as messages show it: scheme, host, port and path;
+ * never its userinfo (`https://user:password@…`), query or fragment.
+ */
+export function displayServer(server: string): string {
+  if (server.startsWith('(')) return server;
+  try {
+    const url = new URL(server);
+    return `${url.protocol}//${url.host}${url.pathname === '/' ? '' : url.pathname}`;
+  } catch {
+    return '(the kubeconfig\'s server, which is not a valid URL)';
+  }
 }
 
 /** Resolves the resources to watch, or says clearly why it cannot (an ambiguous name: which groups serve it). */
