@@ -99,10 +99,13 @@ describe('rx-informer (the bin, against a TLS emulator)', () => {
       [['watch', '--colour'], /^error: unknown option --colour$/],
       [['watch', 'pods', '--bogus=1'], /^error: unknown option --bogus$/],
       [['watch', 'pods', '--all=yes'], /^error: --all takes no value$/],
-      [['watch', 'pods', '--context'], /^error: --context needs a value$/],
-      [['watch', 'pods', '-n'], /^error: -n\/--namespace needs a value$/],
+      // The test appends --kubeconfig FILE: the flag before it takes no value from it.
+      [['watch', 'pods', '--context'], /^error: --context needs a value \(to give one that starts with "-", write --context=--kubeconfig\)$/],
+      [['watch', 'pods', '-n'], /^error: -n\/--namespace needs a value/],
       [['start', 'pods'], /^error: start takes no resource names \(it watches everything\); to watch some, use `rx-informer watch pods`$/],
       [['frob'], /^error: unknown command "frob"/],
+      [['watch', 'pods', '--webhook', 'http://127.0.0.1:6000/hook'], /^error: --webhook: port 6000 is one that fetch refuses to connect to/],
+      [['watch', 'pods', '--slack', 'https://u:pa55word@127.0.0.1:1/x'], /^error: --slack: port 1 is one that fetch refuses to connect to/],
       [['watch'], /^error: name at least one resource/],
     ];
     const before = api.requests.length;
@@ -185,6 +188,8 @@ describe('rx-informer (the bin, against a TLS emulator)', () => {
     const c = cli(['watch', 'configmaps', '-n', 'redir', '--kubeconfig', kubeconfig, '--webhook', url]);
     try {
       await c.line('err', SYNCED);
+      // Credentials over http:// are sent as asked, with one warning that does not repeat them.
+      expect(c.err[0]).toBe(`warning: --webhook ${hook.url}: the user name and password in the URL go over plain http://, readable by anyone on the way; use https://`);
       api.create('configmaps', { metadata: { name: 'x', namespace: 'redir' }, data: { k: 'v' } });
       await hook.received(1);
       expect(hook.requests[0]!.headers.authorization).toBe(`Basic ${b64('alice:s3cret-pass')}`);
@@ -225,6 +230,37 @@ describe('rx-informer (the bin, against a TLS emulator)', () => {
     expect(c.err.filter((l) => l.startsWith(`! webhook ${dead}`)).length).toBeLessThanOrEqual(2);
     expect(slow.requests.map((r) => (JSON.parse(r.body) as { name: string }).name)).toEqual(['cm-0', 'cm-1', 'cm-2', 'cm-3', 'cm-4']);
     await slow.close();
+  });
+
+  it('SIGHUP (the terminal went away) flushes the sinks as SIGTERM does, then exits 129', async () => {
+    const held: http.ServerResponse[] = [];
+    const hook = await receiver((_q, s) => held.push(s));
+    const c = cli(['watch', 'configmaps', '-n', 'hup', '--kubeconfig', kubeconfig, '--webhook', hook.url]);
+    try {
+      await c.line('err', SYNCED);
+      api.create('configmaps', { metadata: { name: 'before-hangup', namespace: 'hup' } });
+      await hook.received(1);
+      // The receiver holds the delivery: the flush has to wait for it.
+      c.proc.kill('SIGHUP');
+      for (const res of held) res.writeHead(204).end();
+      expect(await c.exit).toEqual({ code: 129, signal: null });
+      expect(c.err.at(-1)).toBe(`webhook ${hook.url}: 1 event delivered`);
+    } finally {
+      await hook.close();
+    }
+  });
+
+  it('a long Retry-After is shown, so a wait of minutes does not look like a hang', async () => {
+    const busy = api.faults.add({ match: { resource: 'configmaps', namespace: 'busy', watch: true }, times: 1, fault: { type: 'status', code: 429, retryAfterSeconds: 300 } });
+    const c = cli(['watch', 'configmaps', '-n', 'busy', '--kubeconfig', kubeconfig]);
+    try {
+      await c.line('err', SYNCED);
+      await c.line('err', /^! configmaps: TooManyRequests: .* \(the server asked to wait 300 s before retrying\)$/);
+    } finally {
+      busy.remove();
+      c.proc.kill('SIGINT');
+      expect((await c.exit).code).toBe(130);
+    }
   });
 
   it('on Node.js older than 22.19 the bin says so in one line, before importing anything (even for --help)', async () => {
