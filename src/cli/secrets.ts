@@ -52,7 +52,9 @@ export function kubeConfigSecrets(kc: KubeConfig): string[] {
       const url = new URL(cluster.server);
       out.push(url.password, decodeURIComponentSafe(url.password));
     } catch {
-      // Not a URL: nothing to take apart (messages never print the server whole, see displayServer).
+      // Not a URL (messages never print it whole, see displayServer): its user info, if it looks like it has some.
+      const password = /^[a-z][a-z0-9+.-]*:\/\/[^:/@]*:([^@/]*)@/i.exec(cluster.server)?.[1];
+      if (password) out.push(password, decodeURIComponentSafe(password));
     }
   }
   return out.filter((v) => v.length >= MIN_SECRET_LENGTH);
