@@ -128,21 +128,31 @@ describe('rx-informer (the bin, against a TLS emulator)', () => {
     expect(version.out).toEqual([expect.stringMatching(/^rx-informer \d+\.\d+\.\d+/)]);
   });
 
-  it('a permanent error exits 1 with one sentence: a bad selector (400), 403 on the only resource, a bad kubeconfig or context', async () => {
+  it('a permanent error exits 1 with one sentence: a bad selector (400), 403 on the only resource, a bad kubeconfig or context, an unknown CA', async () => {
     const forbidden = api.faults.add({
       match: { resource: 'leases' },
       times: Infinity,
       fault: { type: 'status', code: 403, reason: 'Forbidden', message: 'leases.coordination.k8s.io is forbidden: User "ci" cannot list resource "leases"' },
     });
     try {
+      // The emulator's kubeconfig without its CA: the server's certificate is unknown.
+      const config = JSON.parse(readFileSync(kubeconfig, 'utf8')) as { clusters: { cluster: Record<string, unknown> }[] };
+      for (const { cluster } of config.clusters) delete cluster['certificate-authority-data'];
+      const noCa = `${kubeconfig}-no-ca`;
+      writeFileSync(noCa, JSON.stringify(config));
       const runs = [
         cli(['watch', 'pods', '-l', 'app in (web', '--kubeconfig', kubeconfig]),
         cli(['watch', 'leases', '--kubeconfig', kubeconfig]),
         cli(['watch', 'pods', '--kubeconfig', `${kubeconfig}-missing`]),
         cli(['watch', 'pods', '--kubeconfig', kubeconfig, '--context', 'nope']),
+        cli(['watch', 'pods', '--kubeconfig', noCa]),
       ];
       const exits = await Promise.all(runs.map((r) => r.exit));
-      expect(exits.map((e) => e.code)).toEqual([1, 1, 1, 1]);
+      expect(exits.map((e) => e.code)).toEqual([1, 1, 1, 1, 1]);
+      expect(runs[4]!.err).toEqual([
+        expect.stringMatching(/^error: cannot reach the API server at https:\/\/127\.0\.0\.1:\d+: .*certificate.* \(the server's certificate is not signed by the certificate authority the kubeconfig names: check certificate-authority or certificate-authority-data\)$/),
+      ]);
+      expect(runs[4]!.raw()).not.toContain('--use-system-ca');
       expect(runs[2]!.err).toEqual([expect.stringMatching(/^error: cannot load kubeconfig .*-missing/)]);
       expect(runs[3]!.err).toEqual(['error: the kubeconfig has no context "nope" (it has: emulator)']);
       expect(runs[0]!.err).toEqual([expect.stringMatching(/^error: cannot watch pods: the server rejected the request \(400 Bad Request\): /)]);

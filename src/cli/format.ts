@@ -56,7 +56,14 @@ export function timestamp(date: Date, utc: boolean): string {
   );
 }
 
-/** An error's message, for one line: no stack, no control characters. */
+/** Longer messages (a server's Status can say megabytes) are cut to this many characters. */
+export const MAX_MESSAGE_CHARS = 1000;
+
+/** An error's message, for one line: no stack, no control characters, at most {@link MAX_MESSAGE_CHARS} characters. */
 export function messageOf(error: unknown): string {
-  return printable(error instanceof Error ? error.message : String(error));
+  const text = printable(error instanceof Error ? error.message : String(error));
+  if (text.length <= MAX_MESSAGE_CHARS) return text;
+  // Not between the halves of a surrogate pair.
+  const cut = /[\ud800-\udbff]/.test(text.charAt(MAX_MESSAGE_CHARS - 1)) ? MAX_MESSAGE_CHARS - 1 : MAX_MESSAGE_CHARS;
+  return `${text.slice(0, cut)}… (${text.length - cut} more characters)`;
 }

@@ -81,7 +81,7 @@ function explainReason(error: unknown, server: string, secret: boolean): string 
     if (secret && (error.reason === 'MalformedLine' || error.reason === 'ValidationFailed')) return `${error.reason} (details withheld: they may quote Secret data)`;
     switch (error.reason) {
       case 'NetworkError':
-        return `cannot reach the API server at ${server}: ${messageOf(error)}`;
+        return `cannot reach the API server at ${server}: ${tlsAdvice(messageOf(error))}`;
       case 'Unauthorized':
         return `the API server at ${server} rejected our credentials (401 Unauthorized): check the token or certificate in the kubeconfig`;
       case 'Forbidden':
@@ -91,12 +91,24 @@ function explainReason(error: unknown, server: string, secret: boolean): string 
       case 'BadRequest':
         return `the server rejected the request (400 Bad Request): ${messageOf(error)}`;
       case 'Config':
+        // client-node's words for an http:// server: say what to change.
+        if (/HTTP protocol is not allowed when skipTLSVerify/.test(error.message)) {
+          return `bad kubeconfig: the server ${server} is plain http://, which the Kubernetes client refuses unless the cluster sets insecure-skip-tls-verify: true`;
+        }
         return `bad kubeconfig: ${messageOf(error)}`;
       default:
         return `${error.reason}: ${messageOf(error)}`;
     }
   }
   return messageOf(error);
+}
+
+/** Node's hint for an unknown CA (`try running Node.js with --use-system-ca`) points the wrong way for a cluster: its CA is in the kubeconfig. */
+function tlsAdvice(message: string): string {
+  const hinted = /;? ?if the root CA is installed locally, try running Node\.js with --use-system-ca/;
+  const certificate = /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER|certificate/i;
+  if (!hinted.test(message) && !certificate.test(message)) return message;
+  return `${message.replace(hinted, '')} (the server's certificate is not signed by the certificate authority the kubeconfig names: check certificate-authority or certificate-authority-data)`;
 }
 
 /**
