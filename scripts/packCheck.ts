@@ -49,9 +49,12 @@ try {
   const project = join(work, 'project');
   mkdirSync(project);
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'pack-check', private: true, type: 'module' }));
-  run('npm install <tarball>', ['install', '--prefer-offline', '--no-audit', '--no-fund', join(work, tarball.filename), `@types/node@${versionOf('@types/node')}`], project);
+  const installArgs = ['install', '--prefer-offline', '--no-audit', '--no-fund', join(work, tarball.filename), `@types/node@${versionOf('@types/node')}`];
+  run('npm install <tarball>', installArgs, project);
   const manifest = JSON.parse(readFileSync(join(project, 'node_modules', 'rx-informer', 'package.json'), 'utf8')) as { scripts?: Record<string, string> };
-  for (const script of INSTALL_SCRIPTS) if (manifest.scripts?.[script] !== undefined) failures.push(`the published package.json has a "${script}" script: consumers' npm runs or warns about it`);
+  for (const script of INSTALL_SCRIPTS) {
+    if (manifest.scripts?.[script] !== undefined) failures.push(`the published package.json has a "${script}" script: consumers' npm runs or warns about it`);
+  }
 
   const blocks = blocksOf(documentationFiles()).filter((block) => block.mode !== 'fragment');
   const names = blocks.map((block, i) => {

@@ -98,7 +98,9 @@ function badOption(argv: readonly string[]): string | undefined {
     if (known.type === 'boolean' && token.value !== undefined) return `${shown} takes no value`;
     if (known.type === 'string') {
       if (token.value === undefined) return `${shown} needs a value`;
-      if (!token.inlineValue && token.value.startsWith('-')) return `${shown} needs a value (to give one that starts with "-", write ${token.rawName}=${token.value})`;
+      if (!token.inlineValue && token.value.startsWith('-')) {
+        return `${shown} needs a value (to give one that starts with "-", write ${token.rawName}=${token.value})`;
+      }
     }
   }
   return undefined;

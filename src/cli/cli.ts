@@ -71,9 +71,12 @@ async function watch(options: CliOptions): Promise<number> {
     for (const target of targets) {
       const authorization = target.headers['authorization'];
       if (authorization === undefined) continue;
-      const credentials = Buffer.from(authorization.replace(/^Basic /, ''), 'base64').toString('utf8');
-      for (const secret of [authorization, authorization.replace(/^Basic /, ''), credentials, credentials.slice(credentials.indexOf(':') + 1)]) scrubber.add(secret);
-      if (target.origin.startsWith('http://')) err(`warning: ${flag} ${target.origin}: the user name and password in the URL go over plain http://, readable by anyone on the way; use https://`);
+      const basic = authorization.replace(/^Basic /, '');
+      const credentials = Buffer.from(basic, 'base64').toString('utf8');
+      for (const secret of [authorization, basic, credentials, credentials.slice(credentials.indexOf(':') + 1)]) scrubber.add(secret);
+      if (target.origin.startsWith('http://')) {
+        err(`warning: ${flag} ${target.origin}: the user name and password in the URL go over plain http://, readable by anyone on the way; use https://`);
+      }
     }
   }
   if (options.showSecretValues) err('warning: --show-secret-values: Secret values will be printed and sent to every sink in clear');

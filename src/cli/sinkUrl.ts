@@ -43,7 +43,8 @@ export function parseSinkUrl(flag: string, raw: string): SinkUrlResult {
   if (!url.hostname) return { ok: false, error: `${flag} needs a URL with a host` };
   const port = url.port || (url.protocol === 'https:' ? '443' : '80');
   if (BAD_PORTS.has(port)) {
-    return { ok: false, error: `${flag}: port ${port} is one that fetch refuses to connect to (a "bad port" in the WHATWG Fetch standard, kept for other protocols); use another port` };
+    const why = 'is one that fetch refuses to connect to (a "bad port" in the WHATWG Fetch standard, kept for other protocols)';
+    return { ok: false, error: `${flag}: port ${port} ${why}; use another port` };
   }
   const headers: Record<string, string> = {};
   if (url.username || url.password) {

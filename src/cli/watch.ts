@@ -93,7 +93,8 @@ function explainReason(error: unknown, server: string, secret: boolean): string 
       case 'Config':
         // client-node's words for an http:// server: say what to change.
         if (/HTTP protocol is not allowed when skipTLSVerify/.test(error.message)) {
-          return `bad kubeconfig: the server ${server} is plain http://, which the Kubernetes client refuses unless the cluster sets insecure-skip-tls-verify: true`;
+          const fix = 'which the Kubernetes client refuses unless the cluster sets insecure-skip-tls-verify: true';
+          return `bad kubeconfig: the server ${server} is plain http://, ${fix}`;
         }
         return `bad kubeconfig: ${messageOf(error)}`;
       default:
@@ -108,7 +109,8 @@ function tlsAdvice(message: string): string {
   const hinted = /;? ?if the root CA is installed locally, try running Node\.js with --use-system-ca/;
   const certificate = /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER|certificate/i;
   if (!hinted.test(message) && !certificate.test(message)) return message;
-  return `${message.replace(hinted, '')} (the server's certificate is not signed by the certificate authority the kubeconfig names: check certificate-authority or certificate-authority-data)`;
+  const advice = "the server's certificate is not signed by the certificate authority the kubeconfig names: " + 'check certificate-authority or certificate-authority-data';
+  return `${message.replace(hinted, '')} (${advice})`;
 }
 
 /**
