@@ -85,13 +85,13 @@ const FAILING: Record<string, string> = {
 };
 
 describe('kubeconfig: no secret in any message', () => {
-  it('a kubeconfig that does not parse (YAML or JSON) is one line that says what and where, quoting none of it; exit 1', async () => {
-    const runs = Object.entries(MALFORMED).map(([name, text]) => {
+  // Seven CLIs in turn: on a loaded 2-core machine each start can take seconds (the timeout is a bound, not an oracle).
+  it('a kubeconfig that does not parse (YAML or JSON) is one line that says what and where, quoting none of it; exit 1', { timeout: 120_000 }, async () => {
+    for (const [name, text] of Object.entries(MALFORMED)) {
       const file = join(dir, name);
       writeFileSync(file, text);
-      return { name, run: cli(['watch', 'pods', '--kubeconfig', file]) };
-    });
-    for (const { name, run } of runs) {
+      // One at a time: a burst of CLIs starting together would slow the other spec files' CLIs on a small machine.
+      const run = cli(['watch', 'pods', '--kubeconfig', file]);
       expect((await run.exit).code, name).toBe(1);
       expect(run.err, name).toEqual([expect.stringMatching(new RegExp(`^error: cannot load kubeconfig .*${name.replace('.', '\\.')}: not a valid kubeconfig \\(YAML or JSON\\): .*\\(\\d+:\\d+\\)$`))]);
       const all = run.raw();
@@ -103,13 +103,13 @@ describe('kubeconfig: no secret in any message', () => {
     }
   });
 
-  it('a kubeconfig that parses but fails in use (a server URL with a password, an exec plugin that prints its secrets) prints none of them', async () => {
-    const runs = Object.entries(FAILING).map(([name, text]) => {
+  it('a kubeconfig that parses but fails in use (a server URL with a password, an exec plugin that prints its secrets) prints none of them', { timeout: 60_000 }, async () => {
+    const runs = [];
+    for (const [name, text] of Object.entries(FAILING)) {
       const file = join(dir, name);
       writeFileSync(file, text);
-      return { name, run: cli(['watch', 'pods', '--kubeconfig', file]) };
-    });
-    for (const { name, run } of runs) {
+      const run = cli(['watch', 'pods', '--kubeconfig', file]);
+      runs.push({ name, run });
       expect((await run.exit).code, name).toBe(1);
       const all = run.raw();
       for (const secret of SECRETS) expect(all, `${name}: ${secret}`).not.toContain(secret);
