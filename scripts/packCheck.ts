@@ -4,27 +4,39 @@
  * against what was installed (`rx-informer` and `rx-informer/testing` resolved
  * through the package's `exports`, its shipped `.d.ts` files, strict). Also
  * checks that the tarball ships no source maps pointing at an unshipped `src/`
- * and holds the LICENSE. Run by `.ci/run` after `npm test`:
+ * and holds the LICENSE, that its manifest has no install-time script, and
+ * that neither `npm pack` nor a consumer's `npm install <tarball>` (scripts
+ * allowed, as a consumer runs it) prints a warning (`npm warn …` on stderr:
+ * npm 11 warns about install scripts that `allowScripts` does not cover, and
+ * npm 12 refuses to run them). `npm pack` builds `dist/` first (`prepack`).
+ * Run by `.ci/run` after `npm test`:
  *
  *   node scripts/packCheck.ts
  *
  * Exits 1 on any failure. Dependencies come from npm's cache when they are there
  * (`--prefer-offline`), so it costs seconds, not a download.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import ts from 'typescript';
 import { ROOT, blocksOf, documentationFiles } from './readmeExamples.ts';
 
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+/**
+ * npm runs on the `node` first on PATH: put this Node (one `engines` allows) first, as a consumer's would be,
+ * or npm warns that the package does not support an older system Node it happens to find.
+ */
+const env = { ...process.env, PATH: `${dirname(process.execPath)}${delimiter}${process.env['PATH'] ?? ''}` };
 const started = performance.now();
 const work = mkdtempSync(join(tmpdir(), 'rx-informer-pack-'));
 const failures: string[] = [];
+/** The scripts npm runs (or, for `prepare`, warns about) when a package is installed. */
+const INSTALL_SCRIPTS = ['preinstall', 'install', 'postinstall', 'prepare'];
 
 try {
-  const packed = JSON.parse(execFileSync(npm, ['pack', '--json', '--pack-destination', work], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })) as {
+  const packed = JSON.parse(run('npm pack', ['pack', '--json', '--pack-destination', work], ROOT)) as {
     filename: string;
     files: { path: string }[];
   }[];
@@ -37,10 +49,12 @@ try {
   const project = join(work, 'project');
   mkdirSync(project);
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'pack-check', private: true, type: 'module' }));
-  execFileSync(npm, ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', join(work, tarball.filename), `@types/node@${versionOf('@types/node')}`], {
-    cwd: project,
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  const installArgs = ['install', '--prefer-offline', '--no-audit', '--no-fund', join(work, tarball.filename), `@types/node@${versionOf('@types/node')}`];
+  run('npm install <tarball>', installArgs, project);
+  const manifest = JSON.parse(readFileSync(join(project, 'node_modules', 'rx-informer', 'package.json'), 'utf8')) as { scripts?: Record<string, string> };
+  for (const script of INSTALL_SCRIPTS) {
+    if (manifest.scripts?.[script] !== undefined) failures.push(`the published package.json has a "${script}" script: consumers' npm runs or warns about it`);
+  }
 
   const blocks = blocksOf(documentationFiles()).filter((block) => block.mode !== 'fragment');
   const names = blocks.map((block, i) => {
@@ -73,6 +87,20 @@ try {
 } finally {
   rmSync(work, { recursive: true, force: true });
 }
+
+/**
+ * Runs npm, echoing its stderr; every `npm warn` line there is a failure.
+ * Returns stdout (npm pack's JSON).
+ */
+function run(what: string, args: string[], cwd: string): string {
+  const result = spawnSync(npm, args, { cwd, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 * 1024 * 1024 });
+  if (result.stderr) process.stderr.write(result.stderr);
+  if (result.error) throw result.error;
+  if (result.status !== 0) throw new Error(`${what} exited with ${result.status}`);
+  for (const line of result.stderr.split('\n')) if (/^npm warn/i.test(line.trim())) failures.push(`${what} warns: ${line.trim()}`);
+  return result.stdout;
+}
+
 
 /** The version the repository installed, so the fresh project takes it from npm's cache. */
 function versionOf(name: string): string {

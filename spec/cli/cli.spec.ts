@@ -4,126 +4,13 @@
  * a line or a request, never a fixed sleep.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFileSync, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import * as http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type * as http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startApiServer, type ApiServer } from '../../src/testing/index.ts';
-
-const NODE = new URL('../../node_modules/.bin/node', import.meta.url).pathname;
-const MAIN = new URL('../../src/cli/main.ts', import.meta.url).pathname;
-
-/** A running CLI: its output so far, line by line, and ways to wait for it. */
-interface Cli {
-  readonly proc: ChildProcessWithoutNullStreams;
-  readonly out: string[];
-  readonly err: string[];
-  /** Resolves with the first line (present or future) of `stream` matching `pattern`. */
-  line(stream: 'out' | 'err', pattern: RegExp, timeoutMs?: number): Promise<string>;
-  readonly exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  /** stdout and stderr as received, whole (control characters and all). */
-  raw(): string;
-}
-
-const running = new Set<ChildProcessWithoutNullStreams>();
-
-function cli(args: string[], env: NodeJS.ProcessEnv = {}): Cli {
-  const proc = spawn(NODE, [MAIN, ...args], { env: { ...process.env, ...env }, stdio: 'pipe' });
-  running.add(proc);
-  const out: string[] = [];
-  const err: string[] = [];
-  let raw = '';
-  const waiters: { stream: 'out' | 'err'; pattern: RegExp; resolve: (line: string) => void }[] = [];
-  const feed = (stream: 'out' | 'err', lines: string[]) => {
-    let rest = '';
-    return (chunk: Buffer) => {
-      raw += chunk.toString('utf8');
-      const parts = (rest + chunk.toString('utf8')).split('\n');
-      rest = parts.pop() ?? '';
-      for (const line of parts) {
-        lines.push(line);
-        for (const w of [...waiters]) {
-          if (w.stream === stream && w.pattern.test(line)) {
-            waiters.splice(waiters.indexOf(w), 1);
-            w.resolve(line);
-          }
-        }
-      }
-    };
-  };
-  proc.stdout.on('data', feed('out', out));
-  proc.stderr.on('data', feed('err', err));
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    proc.on('close', (code, signal) => {
-      running.delete(proc);
-      resolve({ code, signal });
-    }),
-  );
-  return {
-    proc,
-    out,
-    err,
-    exit,
-    raw: () => raw,
-    line: (stream, pattern, timeoutMs = 15_000) => {
-      const seen = (stream === 'out' ? out : err).find((l) => pattern.test(l));
-      if (seen !== undefined) return Promise.resolve(seen);
-      return new Promise<string>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no ${stream} line matching ${pattern}; stdout:\n${out.join('\n')}\nstderr:\n${err.join('\n')}`)), timeoutMs);
-        waiters.push({ stream, pattern, resolve: (l) => (clearTimeout(timer), resolve(l)) });
-        void exit.then(() => setImmediate(() => reject(new Error(`exited before a ${stream} line matching ${pattern}; stdout:\n${out.join('\n')}\nstderr:\n${err.join('\n')}`))));
-      });
-    },
-  };
-}
-
-/** A local HTTP receiver on 127.0.0.1 whose answer each test decides. */
-interface Receiver {
-  readonly url: string;
-  readonly requests: { headers: http.IncomingHttpHeaders; url: string; body: string }[];
-  /** Resolves once `n` requests have arrived. */
-  received(n: number): Promise<void>;
-  close(): Promise<void>;
-}
-
-async function receiver(answer: (req: http.IncomingMessage, res: http.ServerResponse) => void = (_q, s) => void s.writeHead(204).end()): Promise<Receiver> {
-  const requests: Receiver['requests'] = [];
-  const waiters: { n: number; resolve: () => void }[] = [];
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      requests.push({ headers: req.headers, url: req.url ?? '', body: Buffer.concat(chunks).toString('utf8') });
-      for (const w of waiters.filter((w) => requests.length >= w.n)) w.resolve();
-      answer(req, res);
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    requests,
-    received: (n) => (requests.length >= n ? Promise.resolve() : new Promise((resolve) => waiters.push({ n, resolve }))),
-    close: async () => {
-      server.closeAllConnections();
-      await new Promise((r) => server.close(r));
-    },
-  };
-}
-
-async function until(check: () => boolean, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
-/** No stack trace, no Node internals. */
-function expectNoStack(text: string): void {
-  expect(text).not.toMatch(/\n\s+at |node:internal|TypeError|RangeError/);
-}
+import { MAIN, NODE, cli, expectNoStack, killAll, receiver, until } from './support.ts';
 
 const SYNCED = /^synced \d+ resources?, \d+ objects? in \d+ ms/;
 
@@ -138,7 +25,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const proc of running) proc.kill('SIGKILL');
+  killAll();
   await api.close();
 });
 
@@ -203,13 +90,22 @@ describe('rx-informer (the bin, against a TLS emulator)', () => {
     }
   });
 
-  it('bad input is one line and exit 2 before any request: URLs (never echoed), flags, namespaces', async () => {
+  it('bad input is one line (in our words) and a pointer to --help, exit 2 before any request: URLs (never echoed), flags, namespaces, extra arguments', async () => {
     const cases: [string[], RegExp][] = [
       [['watch', 'pods', '--webhook', 'not-a-url'], /^error: --webhook needs an absolute http:\/\/ or https:\/\/ URL; the value given is not a URL$/],
       [['watch', 'pods', '--slack', 'ftp://user:pa55word@example.com/x'], /^error: --slack needs an http:\/\/ or https:\/\/ URL, not ftp:$/],
       [['watch', 'pods', '-n', 'a', '-A'], /^error: -n and -A\/--all-namespaces contradict each other/],
       [['watch', 'pods', '-n', 'Bad_NS'], /^error: -n: "Bad_NS" is not a namespace name/],
-      [['watch', '--colour'], /^error: Unknown option '--colour'/],
+      [['watch', '--colour'], /^error: unknown option --colour$/],
+      [['watch', 'pods', '--bogus=1'], /^error: unknown option --bogus$/],
+      [['watch', 'pods', '--all=yes'], /^error: --all takes no value$/],
+      // The test appends --kubeconfig FILE: the flag before it takes no value from it.
+      [['watch', 'pods', '--context'], /^error: --context needs a value \(to give one that starts with "-", write --context=--kubeconfig\)$/],
+      [['watch', 'pods', '-n'], /^error: -n\/--namespace needs a value/],
+      [['start', 'pods'], /^error: start takes no resource names \(it watches everything\); to watch some, use `rx-informer watch pods`$/],
+      [['frob'], /^error: unknown command "frob"/],
+      [['watch', 'pods', '--webhook', 'http://127.0.0.1:6000/hook'], /^error: --webhook: port 6000 is one that fetch refuses to connect to/],
+      [['watch', 'pods', '--slack', 'https://u:pa55word@127.0.0.1:1/x'], /^error: --slack: port 1 is one that fetch refuses to connect to/],
       [['watch'], /^error: name at least one resource/],
     ];
     const before = api.requests.length;
@@ -221,7 +117,8 @@ describe('rx-informer (the bin, against a TLS emulator)', () => {
     );
     results.forEach(({ exit, err }, i) => {
       expect(exit.code).toBe(2);
-      expect(err[0]).toMatch(cases[i]![1]);
+      // One line of what is wrong, one pointer to the help: not the whole help.
+      expect(err).toEqual([expect.stringMatching(cases[i]![1]), 'run `rx-informer --help` for usage']);
       expectNoStack(err.join('\n'));
       expect(err.join('\n')).not.toContain('pa55word');
     });
@@ -231,21 +128,31 @@ describe('rx-informer (the bin, against a TLS emulator)', () => {
     expect(version.out).toEqual([expect.stringMatching(/^rx-informer \d+\.\d+\.\d+/)]);
   });
 
-  it('a permanent error exits 1 with one sentence: a bad selector (400), 403 on the only resource, a bad kubeconfig or context', async () => {
+  it('a permanent error exits 1 with one sentence: a bad selector (400), 403 on the only resource, a bad kubeconfig or context, an unknown CA', async () => {
     const forbidden = api.faults.add({
       match: { resource: 'leases' },
       times: Infinity,
       fault: { type: 'status', code: 403, reason: 'Forbidden', message: 'leases.coordination.k8s.io is forbidden: User "ci" cannot list resource "leases"' },
     });
     try {
+      // The emulator's kubeconfig without its CA: the server's certificate is unknown.
+      const config = JSON.parse(readFileSync(kubeconfig, 'utf8')) as { clusters: { cluster: Record<string, unknown> }[] };
+      for (const { cluster } of config.clusters) delete cluster['certificate-authority-data'];
+      const noCa = `${kubeconfig}-no-ca`;
+      writeFileSync(noCa, JSON.stringify(config));
       const runs = [
         cli(['watch', 'pods', '-l', 'app in (web', '--kubeconfig', kubeconfig]),
         cli(['watch', 'leases', '--kubeconfig', kubeconfig]),
         cli(['watch', 'pods', '--kubeconfig', `${kubeconfig}-missing`]),
         cli(['watch', 'pods', '--kubeconfig', kubeconfig, '--context', 'nope']),
+        cli(['watch', 'pods', '--kubeconfig', noCa]),
       ];
       const exits = await Promise.all(runs.map((r) => r.exit));
-      expect(exits.map((e) => e.code)).toEqual([1, 1, 1, 1]);
+      expect(exits.map((e) => e.code)).toEqual([1, 1, 1, 1, 1]);
+      expect(runs[4]!.err).toEqual([
+        expect.stringMatching(/^error: cannot reach the API server at https:\/\/127\.0\.0\.1:\d+: .*certificate.* \(the server's certificate is not signed by the certificate authority the kubeconfig names: check certificate-authority or certificate-authority-data\)$/),
+      ]);
+      expect(runs[4]!.raw()).not.toContain('--use-system-ca');
       expect(runs[2]!.err).toEqual([expect.stringMatching(/^error: cannot load kubeconfig .*-missing/)]);
       expect(runs[3]!.err).toEqual(['error: the kubeconfig has no context "nope" (it has: emulator)']);
       expect(runs[0]!.err).toEqual([expect.stringMatching(/^error: cannot watch pods: the server rejected the request \(400 Bad Request\): /)]);
@@ -291,6 +198,8 @@ describe('rx-informer (the bin, against a TLS emulator)', () => {
     const c = cli(['watch', 'configmaps', '-n', 'redir', '--kubeconfig', kubeconfig, '--webhook', url]);
     try {
       await c.line('err', SYNCED);
+      // Credentials over http:// are sent as asked, with one warning that does not repeat them.
+      expect(c.err[0]).toBe(`warning: --webhook ${hook.url}: the user name and password in the URL go over plain http://, readable by anyone on the way; use https://`);
       api.create('configmaps', { metadata: { name: 'x', namespace: 'redir' }, data: { k: 'v' } });
       await hook.received(1);
       expect(hook.requests[0]!.headers.authorization).toBe(`Basic ${b64('alice:s3cret-pass')}`);
@@ -331,6 +240,37 @@ describe('rx-informer (the bin, against a TLS emulator)', () => {
     expect(c.err.filter((l) => l.startsWith(`! webhook ${dead}`)).length).toBeLessThanOrEqual(2);
     expect(slow.requests.map((r) => (JSON.parse(r.body) as { name: string }).name)).toEqual(['cm-0', 'cm-1', 'cm-2', 'cm-3', 'cm-4']);
     await slow.close();
+  });
+
+  it('SIGHUP (the terminal went away) flushes the sinks as SIGTERM does, then exits 129', async () => {
+    const held: http.ServerResponse[] = [];
+    const hook = await receiver((_q, s) => held.push(s));
+    const c = cli(['watch', 'configmaps', '-n', 'hup', '--kubeconfig', kubeconfig, '--webhook', hook.url]);
+    try {
+      await c.line('err', SYNCED);
+      api.create('configmaps', { metadata: { name: 'before-hangup', namespace: 'hup' } });
+      await hook.received(1);
+      // The receiver holds the delivery: the flush has to wait for it.
+      c.proc.kill('SIGHUP');
+      for (const res of held) res.writeHead(204).end();
+      expect(await c.exit).toEqual({ code: 129, signal: null });
+      expect(c.err.at(-1)).toBe(`webhook ${hook.url}: 1 event delivered`);
+    } finally {
+      await hook.close();
+    }
+  });
+
+  it('a long Retry-After is shown, so a wait of minutes does not look like a hang', async () => {
+    const busy = api.faults.add({ match: { resource: 'configmaps', namespace: 'busy', watch: true }, times: 1, fault: { type: 'status', code: 429, retryAfterSeconds: 300 } });
+    const c = cli(['watch', 'configmaps', '-n', 'busy', '--kubeconfig', kubeconfig]);
+    try {
+      await c.line('err', SYNCED);
+      await c.line('err', /^! configmaps: TooManyRequests: .* \(the server asked to wait 300 s before retrying\)$/);
+    } finally {
+      busy.remove();
+      c.proc.kill('SIGINT');
+      expect((await c.exit).code).toBe(130);
+    }
   });
 
   it('on Node.js older than 22.19 the bin says so in one line, before importing anything (even for --help)', async () => {

@@ -12,6 +12,21 @@ describe('format', () => {
     expect(printable('a\x1b]0;title\x07b\x1b[2J\u009b31mc\u202ed\ne\tf')).toBe('a]0;titleb[2J31mcdef');
   });
 
+  it('strips every bidi control (Unicode Bidi_Control) and the line and paragraph separators (Zl, Zp), in pretty and JSON output alike', () => {
+    // Listed by hand from the Unicode Character Database (PropList.txt Bidi_Control; Zl, Zp), not from the regex under test.
+    const bidiControl = [0x061c, 0x200e, 0x200f, 0x202a, 0x202b, 0x202c, 0x202d, 0x202e, 0x2066, 0x2067, 0x2068, 0x2069];
+    const separators = [0x2028, 0x2029];
+    for (const code of [...bidiControl, ...separators]) {
+      const c = String.fromCodePoint(code);
+      expect(printable(`a${c}b`), `U+${code.toString(16)}`).toBe('ab');
+      expect(jsonLine({ s: c })).toBe(`{"s":"\\u${code.toString(16).padStart(4, '0')}"}`);
+    }
+    // Every C0 and C1 control and DEL; and ordinary text (accents, Arabic and Hebrew letters, emoji, zero-width joiner) is left alone.
+    for (let code = 0; code <= 0x9f; code++) if (code < 0x20 || code >= 0x7f) expect(printable(`x${String.fromCharCode(code)}y`)).toBe('xy');
+    const text = 'café مرحبا שלום 👩‍💻 naïve';
+    expect(printable(text)).toBe(text);
+  });
+
   it('escapes in JSON what JSON.stringify leaves raw, and the line still parses to the same value', () => {
     const value = { name: 'x\u009b31m\u202e\u2028\x7f', n: 1 };
     const line = jsonLine(value);

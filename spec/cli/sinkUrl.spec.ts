@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseSinkUrl } from '../../src/cli/sinkUrl.ts';
+import { BAD_PORTS, parseSinkUrl } from '../../src/cli/sinkUrl.ts';
 
 describe('parseSinkUrl', () => {
   it('turns userinfo into a Basic Authorization header and keeps it out of the URL and the origin', () => {
@@ -22,6 +22,21 @@ describe('parseSinkUrl', () => {
       ['http://u:%E0%A4%A@host/', '--webhook: the user name or password in the URL is not valid percent-encoding'],
     ] as const) {
       expect(parseSinkUrl('--webhook', raw)).toEqual({ ok: false, error });
+    }
+  });
+
+  it('refuses a port fetch will never connect to (the WHATWG bad ports), instead of retrying it forever', async () => {
+    for (const raw of ['http://127.0.0.1:1/x', 'https://hooks.example.com:6000/x', 'http://u:secret@host:10080/']) {
+      const port = new URL(raw).port;
+      expect(parseSinkUrl('--webhook', raw)).toEqual({
+        ok: false,
+        error: `--webhook: port ${port} is one that fetch refuses to connect to (a "bad port" in the WHATWG Fetch standard, kept for other protocols); use another port`,
+      });
+    }
+    expect(parseSinkUrl('--slack', 'http://127.0.0.1:6001/x').ok).toBe(true);
+    // The list is fetch's own: each of its ports fails before any connection; a port next to one does not.
+    for (const port of BAD_PORTS) {
+      await expect(fetch(`http://127.0.0.1:${port}/`, { method: 'POST' }), port).rejects.toThrow(expect.objectContaining({ cause: expect.objectContaining({ message: 'bad port' }) }));
     }
   });
 });

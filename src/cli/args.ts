@@ -54,7 +54,7 @@ Options:
   --version              the version
   -h, --help             this text
 
-Exit codes: 0 stdout closed (e.g. | head); 1 error; 2 bad usage; 130 Ctrl-C; 143 SIGTERM.
+Exit codes: 0 stdout closed (e.g. | head); 1 error; 2 bad usage; 129 SIGHUP; 130 Ctrl-C; 143 SIGTERM.
 `;
 
 const options = {
@@ -107,26 +107,57 @@ export type CommandLine =
   | { readonly kind: 'help' }
   | { readonly kind: 'version' }
   | { readonly kind: 'run'; readonly options: CliOptions }
-  /** Exit 2 with this message (and the help, when `help` is set). */
-  | { readonly kind: 'usage'; readonly message: string; readonly help?: boolean };
+  /** Exit 2 with this message (one line) and {@link USAGE_HINT}. */
+  | { readonly kind: 'usage'; readonly message: string };
 
 /** A namespace name as the API server accepts it (RFC 1123 label): also keeps the name out of harm's way in URLs. */
 const NAMESPACE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
+/** The pointer every usage error ends with, instead of the whole help. */
+export const USAGE_HINT = 'run `rx-informer --help` for usage';
+
+/**
+ * What is wrong with the options, in our words (not parseArgs' own text): an
+ * unknown option, a value missing or given to a flag that takes none.
+ */
+function badOption(argv: readonly string[]): string | undefined {
+  const { tokens } = parseArgs({ args: [...argv], options, allowPositionals: true, strict: false, tokens: true });
+  for (const token of tokens) {
+    if (token.kind !== 'option') continue;
+    const known = (options as Record<string, { type: 'string' | 'boolean'; short?: string }>)[token.name];
+    if (!known) return `unknown option ${token.rawName}`;
+    const shown = token.rawName.startsWith('--') ? token.rawName : `${token.rawName}/--${token.name}`;
+    if (known.type === 'boolean' && token.value !== undefined) return `${shown} takes no value`;
+    if (known.type === 'string') {
+      if (token.value === undefined) return `${shown} needs a value`;
+      if (!token.inlineValue && token.value.startsWith('-')) {
+        return `${shown} needs a value (to give one that starts with "-", write ${token.rawName}=${token.value})`;
+      }
+    }
+  }
+  return undefined;
+}
+
 /** Parses and checks the command line, sink URLs included, before anything touches the network. */
 export function parseCommandLine(argv: readonly string[]): CommandLine {
+  const bad = badOption(argv);
+  if (bad !== undefined) return { kind: 'usage', message: bad };
   let parsed;
   try {
     parsed = parseArgs({ args: [...argv], options, allowPositionals: true, strict: true });
   } catch (error) {
-    return { kind: 'usage', message: error instanceof Error ? error.message : String(error), help: true };
+    // badOption has said everything parseArgs can object to; this is a net, in our words all the same.
+    return { kind: 'usage', message: `cannot read the command line: ${error instanceof Error ? (error.message.split('\n')[0] ?? '') : String(error)}` };
   }
   const { values, positionals } = parsed;
   if (values.help) return { kind: 'help' };
   if (values.version) return { kind: 'version' };
   const [command, ...resources] = positionals;
-  if (!command) return { kind: 'usage', message: 'name a command: watch or start', help: true };
-  if (command !== 'watch' && command !== 'start') return { kind: 'usage', message: `unknown command "${command}"`, help: true };
+  if (!command) return { kind: 'usage', message: 'name a command: watch or start' };
+  if (command !== 'watch' && command !== 'start') return { kind: 'usage', message: `unknown command "${command}" (the commands are watch and start)` };
+  if (command === 'start' && resources.length > 0) {
+    return { kind: 'usage', message: `start takes no resource names (it watches everything); to watch some, use \`rx-informer watch ${resources.join(' ')}\`` };
+  }
   if (command === 'watch' && resources.length === 0 && !values.all) return { kind: 'usage', message: 'name at least one resource (e.g. `pods deployments`) or use --all' };
   if (values.output !== 'pretty' && values.output !== 'json') return { kind: 'usage', message: `--output must be pretty or json, not "${values.output}"` };
   const namespaces = [...new Set((values.namespace ?? []).flatMap((n) => n.split(',')).map((n) => n.trim()))];

@@ -1,12 +1,13 @@
 import { readFileSync } from 'node:fs';
-import { HELP, parseCommandLine, type CliOptions } from './args.ts';
+import { HELP, USAGE_HINT, parseCommandLine, type CliOptions } from './args.ts';
 import { printable } from './format.ts';
+import { SecretScrubber } from './secrets.ts';
 
 /** How long sinks get to deliver what is queued once we are told to stop. */
 const FLUSH_MS = 3000;
 
 /** Exit codes, as kubectl and shells use them. */
-export const EXIT = { ok: 0, error: 1, usage: 2, interrupted: 130, terminated: 143 } as const;
+export const EXIT = { ok: 0, error: 1, usage: 2, hangup: 129, interrupted: 130, terminated: 143 } as const;
 
 /** From package.json, two levels up from src/cli and dist/cli alike. */
 function version(): string {
@@ -18,14 +19,17 @@ function version(): string {
   }
 }
 
-/** A one-line message for stderr; never a stack trace. */
-const err = (line: string) => void process.stderr.write(`${printable(line)}\n`);
+/** Every secret the configuration holds (kubeconfig, sink URLs): no line on stderr carries one. */
+const scrubber = new SecretScrubber();
+
+/** A one-line message for stderr; never a stack trace, never a secret. */
+const err = (line: string) => void process.stderr.write(`${printable(scrubber.scrub(line))}\n`);
 
 /**
  * The command line: parses and checks everything first (exit 2, before the
  * Kubernetes client is even loaded), then runs until Ctrl-C (130), SIGTERM
  * (143), a closed stdout (0, quietly, like kubectl), or an error nothing can
- * retry past (1).
+ * retry past (1). SIGHUP (129) flushes the sinks as SIGTERM does.
  */
 export async function run(argv: readonly string[]): Promise<number> {
   const line = parseCommandLine(argv);
@@ -38,7 +42,7 @@ export async function run(argv: readonly string[]): Promise<number> {
       return EXIT.ok;
     case 'usage':
       err(`error: ${line.message}`);
-      if (line.help) process.stderr.write(`\n${HELP}`);
+      err(USAGE_HINT);
       return EXIT.usage;
     case 'run':
       return watch(line.options);
@@ -50,6 +54,8 @@ async function watch(options: CliOptions): Promise<number> {
   const ended = new Promise<number>((resolve) => {
     process.once('SIGINT', () => resolve(EXIT.interrupted));
     process.once('SIGTERM', () => resolve(EXIT.terminated));
+    // The terminal went away (ssh dropped, tmux pane closed): flush the sinks as for SIGTERM.
+    process.once('SIGHUP', () => resolve(EXIT.hangup));
     process.stdout.on('error', (error: NodeJS.ErrnoException) => {
       if (error.code === 'EPIPE') return resolve(EXIT.ok);
       err(`error: cannot write to stdout: ${error.message}`);
@@ -61,6 +67,18 @@ async function watch(options: CliOptions): Promise<number> {
   let stdoutOpen = true;
   void ended.then(() => (stdoutOpen = false));
 
+  for (const [flag, targets] of [['--webhook', options.webhooks], ['--slack', options.slacks]] as const) {
+    for (const target of targets) {
+      const authorization = target.headers['authorization'];
+      if (authorization === undefined) continue;
+      const basic = authorization.replace(/^Basic /, '');
+      const credentials = Buffer.from(basic, 'base64').toString('utf8');
+      for (const secret of [authorization, basic, credentials, credentials.slice(credentials.indexOf(':') + 1)]) scrubber.add(secret);
+      if (target.origin.startsWith('http://')) {
+        err(`warning: ${flag} ${target.origin}: the user name and password in the URL go over plain http://, readable by anyone on the way; use https://`);
+      }
+    }
+  }
   if (options.showSecretValues) err('warning: --show-secret-values: Secret values will be printed and sent to every sink in clear');
 
   const [{ UsageError, watchCommand }, { webhookSink }, { slackSink }, { HttpSink }, { loadKubeConfig }] = await Promise.all([
@@ -83,12 +101,12 @@ async function watch(options: CliOptions): Promise<number> {
       cleanup.push(running.close);
       kc = running.kubeConfig;
     } else {
-      kc = loadKubeConfig(options.kubeconfig, options.context);
+      kc = loadKubeConfig(options.kubeconfig, options.context, scrubber);
     }
     const terminal = {
       out: (text: string) => void (stdoutOpen && process.stdout.write(`${text}\n`)),
       err,
-      ...(process.stderr.isTTY ? { status: (text: string) => void process.stderr.write(`\r\x1b[2K${printable(text)}`) } : {}),
+      ...(process.stderr.isTTY ? { status: (text: string) => void process.stderr.write(`\r\x1b[2K${printable(scrubber.scrub(text))}`) } : {}),
     };
     const started = await Promise.race([
       watchCommand(

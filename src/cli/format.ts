@@ -3,8 +3,12 @@
  * and may be hostile: nothing reaches a terminal with control characters in it.
  */
 
-/** C0 and C1 controls, DEL, and the bidirectional overrides that reorder what a terminal shows. */
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+/**
+ * C0 and C1 controls and DEL (`Cc`), every bidirectional control that reorders what a terminal shows
+ * (Unicode's `Bidi_Control`: U+061C, U+200E-U+200F, U+202A-U+202E, U+2066-U+2069), and the line and
+ * paragraph separators (`Zl`, `Zp`: U+2028, U+2029) that break a line where none should be.
+ */
+const CONTROL = /[\p{Cc}\p{Bidi_Control}\p{Zl}\p{Zp}]/gu;
 
 /** The text with every control character removed (so an escape sequence cannot reach the terminal). */
 export function printable(text: string): string {
@@ -12,7 +16,7 @@ export function printable(text: string): string {
 }
 
 /** Characters JSON.stringify leaves raw that a terminal or a JavaScript reader may act on. */
-const JSON_UNSAFE = /[\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+const JSON_UNSAFE = /[\u007f-\u009f\p{Bidi_Control}\p{Zl}\p{Zp}]/gu;
 
 /**
  * One line of JSON with every control and bidi character escaped (`\u009b`
@@ -52,7 +56,14 @@ export function timestamp(date: Date, utc: boolean): string {
   );
 }
 
-/** An error's message, for one line: no stack, no control characters. */
+/** Longer messages (a server's Status can say megabytes) are cut to this many characters. */
+export const MAX_MESSAGE_CHARS = 1000;
+
+/** An error's message, for one line: no stack, no control characters, at most {@link MAX_MESSAGE_CHARS} characters. */
 export function messageOf(error: unknown): string {
-  return printable(error instanceof Error ? error.message : String(error));
+  const text = printable(error instanceof Error ? error.message : String(error));
+  if (text.length <= MAX_MESSAGE_CHARS) return text;
+  // Not between the halves of a surrogate pair.
+  const cut = /[\ud800-\udbff]/.test(text.charAt(MAX_MESSAGE_CHARS - 1)) ? MAX_MESSAGE_CHARS - 1 : MAX_MESSAGE_CHARS;
+  return `${text.slice(0, cut)}… (${text.length - cut} more characters)`;
 }

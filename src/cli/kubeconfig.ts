@@ -1,19 +1,68 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { delimiter, join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
+import { kubeConfigSecrets, parseErrorMessage, textSecrets, type SecretScrubber } from './secrets.ts';
 import { UsageError } from './watch.ts';
 
-/** The kubeconfig to use, or a UsageError that says what is wrong with it. */
-export function loadKubeConfig(path: string | undefined, context: string | undefined): KubeConfig {
+/** Where a pod finds its service account's token (client-node's and client-go's in-cluster config). */
+export const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
+
+export interface KubeConfigSources {
+  /** The environment (`KUBECONFIG`, `HOME`); default `process.env`. */
+  readonly env?: NodeJS.ProcessEnv;
+  /** The in-cluster token file; default {@link SERVICE_ACCOUNT_TOKEN}. */
+  readonly serviceAccountToken?: string;
+}
+
+/**
+ * The kubeconfig to use, or a UsageError that says what is wrong with it.
+ * Every secret it holds is handed to `scrubber` before anything can print it,
+ * and a file that does not parse is reported by position, never by quoting it.
+ */
+export function loadKubeConfig(path: string | undefined, context: string | undefined, scrubber?: SecretScrubber, sources: KubeConfigSources = {}): KubeConfig {
+  const env = sources.env ?? process.env;
+  const fromEnv = (env['KUBECONFIG'] ?? '').split(delimiter).filter(Boolean);
+  const home = env['HOME'] || homedir();
+  const defaultFile = join(home, '.kube', 'config');
+  const files = path ? [path] : fromEnv.length > 0 ? fromEnv : existsSync(defaultFile) ? [defaultFile] : [];
+  if (!path && files.length === 0 && !existsSync(sources.serviceAccountToken ?? SERVICE_ACCOUNT_TOKEN) && process.platform !== 'win32') {
+    throw new UsageError(
+      'no kubeconfig found: looked at $KUBECONFIG (not set), ~/.kube/config (no such file) and the in-cluster service account (not in a pod); ' +
+        'pass --kubeconfig FILE, or run `rx-informer start` without options for the built-in emulator',
+    );
+  }
+  // The files' text, for what a parse error could quote (read again here: the client reads them itself).
+  const texts = files.map((file) => {
+    try {
+      return readFileSync(file, 'utf8');
+    } catch {
+      return '';
+    }
+  });
+  for (const text of texts) for (const secret of textSecrets(text)) scrubber?.add(secret);
+
   const kc = new KubeConfig();
   try {
     if (path) kc.loadFromFile(path);
     else kc.loadFromDefault();
   } catch (error) {
-    throw new UsageError(`cannot load kubeconfig${path ? ` ${path}` : ''}: ${error instanceof Error ? error.message : String(error)}`);
+    const where = path ? ` ${path}` : fromEnv.length > 0 ? ` (from $KUBECONFIG)` : files.length > 0 ? ` ${files[0]}` : '';
+    throw new UsageError(`cannot load kubeconfig${where}: ${loadErrorMessage(error, texts.join('\n'))}`);
   }
+  for (const secret of kubeConfigSecrets(kc)) scrubber?.add(secret);
   if (context) {
     if (!kc.getContextObject(context)) throw new UsageError(`the kubeconfig has no context "${context}" (it has: ${kc.getContexts().map((c) => c.name).join(', ') || 'none'})`);
     kc.setCurrentContext(context);
   }
   if (!kc.getCurrentCluster()) throw new UsageError('the kubeconfig names no current cluster (set a current-context or pass --context)');
   return kc;
+}
+
+/** A file-system error says which file and why; anything else came from parsing, and is cut down to what is wrong and where. */
+function loadErrorMessage(error: unknown, fileText: string): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) return message.split('\n')[0] ?? code;
+  return `not a valid kubeconfig (YAML or JSON): ${parseErrorMessage(message, fileText)}`;
 }

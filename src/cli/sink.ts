@@ -42,6 +42,8 @@ type Outcome = { readonly ok: true } | { readonly ok: false; readonly permanent:
  * refuses (other 4xx) or redirects loses that batch and the next goes on.
  * Redirects are never followed: the body is the user's data, and a receiver
  * should not be able to send it elsewhere. Only the URL's origin is printed.
+ * An item counts as delivered when the receiver answers 2xx: the response's
+ * status is read, its body never (nothing in it is used).
  */
 export class HttpSink {
   readonly label: string;
@@ -186,8 +188,9 @@ export class HttpSink {
         redirect: 'manual',
         signal: AbortSignal.any([this.abort.signal, AbortSignal.timeout(this.options.timeoutMs ?? 10_000)]),
       });
-      // Drained so the connection can be reused; its content is not ours to print.
-      await response.arrayBuffer().catch(() => undefined);
+      // The status is the answer; the body is never read (not ours to print, and it may never end): cancelled at once,
+      // so a receiver cannot grow our memory or hold up the next delivery. A body that was complete keeps its connection.
+      await response.body?.cancel().catch(() => undefined);
       if (response.ok) return { ok: true };
       if (response.status >= 300 && response.status < 400) return { ok: false, permanent: true, problem: `HTTP ${response.status} redirect refused (not followed)` };
       const retryAfter = Number(response.headers.get('retry-after'));

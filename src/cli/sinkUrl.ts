@@ -13,6 +13,18 @@ export interface SinkTarget {
   readonly headers: Readonly<Record<string, string>>;
 }
 
+/**
+ * The ports fetch blocks (https://fetch.spec.whatwg.org/#bad-port): a request
+ * to one fails at once, every time, so it is refused at start instead of retried forever.
+ */
+export const BAD_PORTS: ReadonlySet<string> = new Set(
+  (
+    '1 7 9 11 13 15 17 19 20 21 22 23 25 37 42 43 53 69 77 79 87 95 101 102 103 104 109 110 111 113 115 117 119 123 135 137 139 143 161 179 ' +
+    '389 427 465 512 513 514 515 526 530 531 532 540 548 554 556 563 587 601 636 989 990 993 995 1719 1720 1723 2049 3659 4045 4190 5060 ' +
+    '5061 6000 6566 6665 6666 6667 6668 6669 6679 6697 10080'
+  ).split(' '),
+);
+
 export type SinkUrlResult = { readonly ok: true; readonly target: SinkTarget } | { readonly ok: false; readonly error: string };
 
 /**
@@ -29,6 +41,11 @@ export function parseSinkUrl(flag: string, raw: string): SinkUrlResult {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return { ok: false, error: `${flag} needs an http:// or https:// URL, not ${url.protocol}` };
   if (!url.hostname) return { ok: false, error: `${flag} needs a URL with a host` };
+  const port = url.port || (url.protocol === 'https:' ? '443' : '80');
+  if (BAD_PORTS.has(port)) {
+    const why = 'is one that fetch refuses to connect to (a "bad port" in the WHATWG Fetch standard, kept for other protocols)';
+    return { ok: false, error: `${flag}: port ${port} ${why}; use another port` };
+  }
   const headers: Record<string, string> = {};
   if (url.username || url.password) {
     let user: string;

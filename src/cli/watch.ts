@@ -73,14 +73,21 @@ export interface Watching {
 /** Before a resource has synced, these mean retrying cannot help: kubectl gives up on them too. */
 const PERMANENT: ReadonlySet<ErrorReason> = new Set<ErrorReason>(['BadRequest', 'Forbidden', 'NotFound']);
 
-/** Says what a connection or discovery failure means in words (one line, no control characters). */
+/** Says what a connection or discovery failure means in words (one line, no control characters), and how long the server asked us to wait. */
 export function explain(error: unknown, server: string, secret = false): string {
+  const sentence = explainReason(error, displayServer(server), secret);
+  const wait = error instanceof InformerError ? error.retryAfterSeconds : undefined;
+  // The informer waits at least this long before its next attempt: a 5-minute silence should not look like a hang.
+  return wait !== undefined && wait > 0 ? `${sentence} (the server asked to wait ${Math.ceil(wait)} s before retrying)` : sentence;
+}
+
+function explainReason(error: unknown, server: string, secret: boolean): string {
   if (error instanceof InformerError) {
     // A parser's message may quote the text it choked on: for Secrets, that is Secret data.
     if (secret && (error.reason === 'MalformedLine' || error.reason === 'ValidationFailed')) return `${error.reason} (details withheld: they may quote Secret data)`;
     switch (error.reason) {
       case 'NetworkError':
-        return `cannot reach the API server at ${server}: ${messageOf(error)}`;
+        return `cannot reach the API server at ${server}: ${tlsAdvice(messageOf(error))}`;
       case 'Unauthorized':
         return `the API server at ${server} rejected our credentials (401 Unauthorized): check the token or certificate in the kubeconfig`;
       case 'Forbidden':
@@ -90,12 +97,40 @@ export function explain(error: unknown, server: string, secret = false): string 
       case 'BadRequest':
         return `the server rejected the request (400 Bad Request): ${messageOf(error)}`;
       case 'Config':
+        // client-node's words for an http:// server: say what to change.
+        if (/HTTP protocol is not allowed when skipTLSVerify/.test(error.message)) {
+          const fix = 'which the Kubernetes client refuses unless the cluster sets insecure-skip-tls-verify: true';
+          return `bad kubeconfig: the server ${server} is plain http://, ${fix}`;
+        }
         return `bad kubeconfig: ${messageOf(error)}`;
       default:
         return `${error.reason}: ${messageOf(error)}`;
     }
   }
   return messageOf(error);
+}
+
+/** Node's hint for an unknown CA (`try running Node.js with --use-system-ca`) points the wrong way for a cluster: its CA is in the kubeconfig. */
+function tlsAdvice(message: string): string {
+  const hinted = /;? ?if the root CA is installed locally, try running Node\.js with --use-system-ca/;
+  const certificate = /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER|certificate/i;
+  if (!hinted.test(message) && !certificate.test(message)) return message;
+  const advice = "the server's certificate is not signed by the certificate authority the kubeconfig names: " + 'check certificate-authority or certificate-authority-data';
+  return `${message.replace(hinted, '')} (${advice})`;
+}
+
+/**
+ * The kubeconfig's server URL as messages show it: scheme, host, port and path;
+ * never its userinfo (`https://user:password@…`), query or fragment.
+ */
+export function displayServer(server: string): string {
+  if (server.startsWith('(')) return server;
+  try {
+    const url = new URL(server);
+    return `${url.protocol}//${url.host}${url.pathname === '/' ? '' : url.pathname}`;
+  } catch {
+    return '(the kubeconfig\'s server, which is not a valid URL)';
+  }
 }
 
 /** Resolves the resources to watch, or says clearly why it cannot (an ambiguous name: which groups serve it). */

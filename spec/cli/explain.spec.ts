@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { InformerError } from '../../src/index.ts';
+import { MAX_MESSAGE_CHARS, messageOf } from '../../src/cli/format.ts';
+import { displayServer, explain } from '../../src/cli/watch.ts';
+
+const SERVER = 'https://admin:pa55word@k8s.example.com:6443/prefix?token=q-token#frag';
+
+describe('explain: one line a user can act on', () => {
+  it('shows the server without its user info, query or fragment', () => {
+    expect(displayServer(SERVER)).toBe('https://k8s.example.com:6443/prefix');
+    expect(displayServer('https://k8s.example.com')).toBe('https://k8s.example.com');
+    expect(displayServer('::not a url::pa55word')).toBe("(the kubeconfig's server, which is not a valid URL)");
+    const line = explain(new InformerError('NetworkError', 'connect ECONNREFUSED'), SERVER);
+    expect(line).toBe('cannot reach the API server at https://k8s.example.com:6443/prefix: connect ECONNREFUSED');
+  });
+
+  it('says how long the server asked to wait (Retry-After), rounded up; nothing for none or 0', () => {
+    const busy = (retryAfterSeconds?: number) => new InformerError('TooManyRequests', 'Too many requests', { status: 429, ...(retryAfterSeconds !== undefined ? { retryAfterSeconds } : {}) });
+    expect(explain(busy(300), SERVER)).toBe('TooManyRequests: Too many requests (the server asked to wait 300 s before retrying)');
+    expect(explain(busy(2.2), SERVER)).toBe('TooManyRequests: Too many requests (the server asked to wait 3 s before retrying)');
+    expect(explain(busy(0), SERVER)).toBe('TooManyRequests: Too many requests');
+    expect(explain(busy(), SERVER)).toBe('TooManyRequests: Too many requests');
+  });
+
+  it("replaces Node's --use-system-ca hint for an unknown CA by the kubeconfig's CA settings", () => {
+    const error = new InformerError('NetworkError', 'list /api: DEPTH_ZERO_SELF_SIGNED_CERT self-signed certificate; if the root CA is installed locally, try running Node.js with --use-system-ca');
+    const line = explain(error, 'https://127.0.0.1:6443');
+    expect(line).toBe(
+      "cannot reach the API server at https://127.0.0.1:6443: list /api: DEPTH_ZERO_SELF_SIGNED_CERT self-signed certificate (the server's certificate is not signed by the certificate authority the kubeconfig names: check certificate-authority or certificate-authority-data)",
+    );
+    expect(line).not.toContain('--use-system-ca');
+  });
+
+  it('says what to change for an http:// server', () => {
+    const error = new InformerError('Config', 'cannot apply the KubeConfig: HTTP protocol is not allowed when skipTLSVerify is not set or false');
+    expect(explain(error, 'http://127.0.0.1:8080')).toBe(
+      'bad kubeconfig: the server http://127.0.0.1:8080 is plain http://, which the Kubernetes client refuses unless the cluster sets insecure-skip-tls-verify: true',
+    );
+  });
+
+  it('cuts a huge message (a server Status can say megabytes) to one readable line', () => {
+    const huge = 'x'.repeat(2 * 1024 * 1024);
+    const line = explain(new InformerError('ServerError', huge, { status: 500 }), SERVER);
+    expect(line).toBe(`ServerError: ${'x'.repeat(MAX_MESSAGE_CHARS)}… (${huge.length - MAX_MESSAGE_CHARS} more characters)`);
+    // Never half a surrogate pair.
+    const emoji = messageOf(new Error(`${'y'.repeat(MAX_MESSAGE_CHARS - 1)}😀${'z'.repeat(10)}`));
+    expect(emoji).toBe(`${'y'.repeat(MAX_MESSAGE_CHARS - 1)}… (12 more characters)`);
+  });
+});

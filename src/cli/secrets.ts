@@ -1,0 +1,125 @@
+import type { KubeConfig } from '@kubernetes/client-node';
+
+/** Shorter values are not scrubbed: replacing every `ab` in a message would garble it and hide nothing. */
+const MIN_SECRET_LENGTH = 4;
+
+/**
+ * Removes known secret values from text before it is printed: every line the
+ * CLI writes to stderr goes through one of these. The values come from the
+ * kubeconfig (tokens, passwords, client keys and certificates, auth-provider
+ * settings, exec plugin environments) and from sink URLs (Basic-auth
+ * credentials), in the forms a message could quote them.
+ */
+export class SecretScrubber {
+  private readonly secrets = new Set<string>();
+  private longestFirst: string[] = [];
+
+  add(value: unknown): void {
+    if (typeof value !== 'string') return;
+    const trimmed = value.trim();
+    if (trimmed.length < MIN_SECRET_LENGTH || this.secrets.has(trimmed)) return;
+    this.secrets.add(trimmed);
+    // Longest first: a secret that contains another is replaced whole.
+    this.longestFirst = [...this.secrets].sort((a, b) => b.length - a.length);
+  }
+
+  /** The text with every known secret replaced by `<redacted>`. */
+  scrub(text: string): string {
+    let out = text;
+    for (const secret of this.longestFirst) if (out.includes(secret)) out = out.split(secret).join('<redacted>');
+    return out;
+  }
+}
+
+/**
+ * Every value in a loaded kubeconfig that must not be printed, in the forms a
+ * message could show it: as written, base64-decoded (key and certificate
+ * data), as a Basic `Authorization` value (user name and password), and the
+ * user info of a server URL.
+ */
+export function kubeConfigSecrets(kc: KubeConfig): string[] {
+  const out: string[] = [];
+  for (const user of kc.getUsers()) {
+    out.push(...[user.token, user.password, user.keyData, user.certData].filter((v): v is string => typeof v === 'string'));
+    for (const data of [user.keyData, user.certData]) if (typeof data === 'string') out.push(...decodedLines(data));
+    if (user.username !== undefined && user.password !== undefined) out.push(Buffer.from(`${user.username}:${user.password}`, 'utf8').toString('base64'));
+    out.push(...stringLeaves(user.authProvider?.config as unknown));
+    const env = (user.exec as { env?: unknown } | undefined)?.env;
+    if (Array.isArray(env)) for (const entry of env) out.push(...stringLeaves((entry as { value?: unknown } | null)?.value));
+  }
+  for (const cluster of kc.getClusters()) {
+    try {
+      const url = new URL(cluster.server);
+      out.push(url.password, decodeURIComponentSafe(url.password));
+    } catch {
+      // Not a URL (messages never print it whole, see displayServer): its user info, if it looks like it has some.
+      const password = /^[a-z][a-z0-9+.-]*:\/\/[^:/@]*:([^@/]*)@/i.exec(cluster.server)?.[1];
+      if (password) out.push(password, decodeURIComponentSafe(password));
+    }
+  }
+  return out.filter((v) => v.length >= MIN_SECRET_LENGTH);
+}
+
+/** Keys whose values a kubeconfig holds secrets in (user entries, auth-provider config, exec env). */
+const SECRET_KEY = /token|secret|password|passwd|key-data|certificate-data|credential|cookie|value|auth/i;
+
+/**
+ * The values of secret-looking keys in kubeconfig text that may not parse
+ * (YAML or JSON): `token: "…"`, `"password":"…"`, an exec env's `value: …`.
+ * A net under {@link parseErrorMessage}, for a message that quotes a value.
+ */
+export function textSecrets(text: string): string[] {
+  const out: string[] = [];
+  const pair = /["']?([A-Za-z0-9_-]+)["']?[ \t]*:[ \t]*("(?:[^"\\\n]|\\.)*"|'[^'\n]*'|[^\s,{}[\]#]+)/g;
+  for (const match of text.matchAll(pair)) {
+    if (!SECRET_KEY.test(match[1] ?? '')) continue;
+    const raw = match[2] ?? '';
+    const value = raw.startsWith('"') || raw.startsWith("'") ? raw.slice(1, -1) : raw;
+    out.push(value, raw);
+  }
+  return out.filter((v) => v.length >= MIN_SECRET_LENGTH);
+}
+
+/** Words a kubeconfig is made of: they may stay in a parse error's message. */
+const STRUCTURE = new Set(
+  (
+    'apiVersion kind Config clusters cluster server certificate-authority certificate-authority-data insecure-skip-tls-verify tls-server-name ' +
+    'proxy-url disable-compression users user client-certificate client-certificate-data client-key client-key-data token tokenFile ' +
+    'username password auth-provider config exec command args env name value contexts context namespace current-context preferences ' +
+    'extensions extension interactiveMode provideClusterInfo installHint as as-groups true false null'
+  ).split(' '),
+);
+
+/**
+ * A kubeconfig parse error, fit to print: the parser's first line only (YAML
+ * parsers append a snippet of the file, secrets and all), with every word the
+ * file holds, other than a kubeconfig's own keys, replaced by `…`. What is
+ * left says what is wrong and where (`deficient indentation (12:1)`).
+ */
+export function parseErrorMessage(message: string, fileText: string): string {
+  const first = message.split('\n')[0]?.trim() ?? '';
+  const words = new Set(fileText.split(/[\s:,{}[\]"'#&*!|>=()]+/).filter((w) => w.length >= MIN_SECRET_LENGTH && !STRUCTURE.has(w)));
+  let out = first;
+  for (const word of [...words].sort((a, b) => b.length - a.length)) if (out.includes(word)) out = out.split(word).join('…');
+  return out;
+}
+
+function stringLeaves(value: unknown, depth = 0): string[] {
+  if (typeof value === 'string') return [value];
+  if (depth > 8 || typeof value !== 'object' || value === null) return [];
+  return Object.values(value).flatMap((v) => stringLeaves(v, depth + 1));
+}
+
+/** A base64 value decoded, line by line (a PEM's lines), for messages that quote the decoded form. */
+function decodedLines(data: string): string[] {
+  const decoded = Buffer.from(data, 'base64').toString('utf8');
+  return [decoded, ...decoded.split('\n').filter((line) => line.length >= 16 && !line.startsWith('-----'))];
+}
+
+function decodeURIComponentSafe(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
