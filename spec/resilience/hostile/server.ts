@@ -125,10 +125,11 @@ export const behave = {
   /** One page with these items at resourceVersion 10. */
   list: (items: readonly unknown[], resourceVersion = '10'): Behaviour => (_request, response) =>
     sendJson(response, 200, { kind: 'ConfigMapList', apiVersion: 'v1', metadata: { resourceVersion }, items }),
-  /** A watch that stays open and sends nothing (the client ends it). */
-  watch: (): Behaviour => (_request, response) => {
+  /** A watch that sends these events, then stays open (the client ends it). */
+  watch: (events: readonly { type: string; object: unknown }[] = []): Behaviour => (_request, response) => {
     response.writeHead(200, { 'Content-Type': 'application/json' });
     response.flushHeaders();
+    for (const event of events) response.write(`${JSON.stringify(event)}\n`);
   },
   /** A tiny discovery: the core group with configmaps, no named group. */
   discovery: (): Behaviour => (request, response) => {
