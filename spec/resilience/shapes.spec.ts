@@ -94,10 +94,10 @@ describe('list shapes a real server sends', () => {
     { name: 'metadata: {} without a resourceVersion', body: '{"kind":"ConfigMapList","apiVersion":"v1","metadata":{},"items":[]}' },
     { name: 'metadata: null and items: null', body: '{"kind":"ConfigMapList","apiVersion":"v1","metadata":null,"items":null}' },
   ];
-  for (const { name, body } of fullListCases) {
-    it(`a full list with ${name} is an empty list: the informer syncs`, async () => {
+  for (const [{ name, body }, lazyDecode] of fullListCases.flatMap((c) => [[c, false], [c, true]] as const)) {
+    it(`a full list with ${name} is an empty list: the informer syncs${lazyDecode ? ' (lazy decoding)' : ''}`, async () => {
       hostile = await hostileServer({ list: raw(body) });
-      const run = follow(informer(hostile.kc, ConfigMap, { namespace: 'default' }));
+      const run = follow(informer(hostile.kc, ConfigMap, { namespace: 'default', http: { lazyDecode } }));
       await waitFor('the informer to sync', () => run.state.synced);
       expect(run.errors).toEqual([]);
       expect(run.state.keys).toEqual([]);
