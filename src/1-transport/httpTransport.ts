@@ -345,7 +345,10 @@ const UNTRUSTED_CERTIFICATE = new Set([
 export function tlsFailure(error: NodeJS.ErrnoException, cluster: Pick<Cluster, 'caData' | 'caFile'>): string | undefined {
   const code = error.code ?? '';
   if (UNTRUSTED_CERTIFICATE.has(code)) {
-    const trust = cluster.caData || cluster.caFile ? "the cluster's certificate-authority (CA) in the kubeconfig" : 'the system CAs (the kubeconfig names no certificate-authority for this cluster)';
+    const trust =
+      cluster.caData || cluster.caFile
+        ? "the cluster's certificate-authority (CA) in the kubeconfig"
+        : 'the system CAs (the kubeconfig names no certificate-authority for this cluster)';
     return `the server's certificate is not trusted by ${trust}: ${code}`;
   }
   if (code === 'CERT_HAS_EXPIRED' || code === 'CERT_NOT_YET_VALID') return `the server's certificate is not valid now: ${code}`;
@@ -694,12 +697,10 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
           const pending = takeNotice();
           if (pending) subscriber.next(pending);
           const splitter = new LineSplitter(maxLineBytes);
-          const oversize = (bytes: number) =>
-            subscriber.next(
-              new InformerError('MalformedLine', `watch ${path}: a line passed the ${formatBytes(maxLineBytes)} limit (${bytes} bytes; option maxLineBytes); skipped`, {
-                phase: 'watch',
-              }),
-            );
+          const oversize = (bytes: number) => {
+            const message = `watch ${path}: a line passed the ${formatBytes(maxLineBytes)} limit (${bytes} bytes; option maxLineBytes); skipped`;
+            subscriber.next(new InformerError('MalformedLine', message, { phase: 'watch' }));
+          };
           const emit = shape ? (frame: WatchFrame) => subscriber.next(shapeFrame(frame, shape)) : (frame: WatchFrame) => subscriber.next(frame);
           const sink: LineSink | LineBytesSink = lazy
             ? { lineBytes: (line: Buffer) => emit(parseWatchLineLazily(line)), oversize }

@@ -126,7 +126,9 @@ function shapeOf(value: unknown): string {
  * `MalformedLine` error, the way a 503 is reported, instead of read as "nothing served".
  */
 export function invalidDocument(path: string, body: unknown, kind: string, field: string): InformerError | undefined {
-  const wrong = !isRecord(body) ? shapeOf(body) : body[field] !== undefined && body[field] !== null && !Array.isArray(body[field]) ? `${field} is ${shapeOf(body[field])}` : undefined;
+  const member = isRecord(body) ? body[field] : undefined;
+  const wrongMember = member !== undefined && member !== null && !Array.isArray(member);
+  const wrong = !isRecord(body) ? shapeOf(body) : wrongMember ? `${field} is ${shapeOf(member)}` : undefined;
   if (wrong === undefined) return undefined;
   return new InformerError('MalformedLine', `GET ${path}: the response is not an ${kind} (${wrong})`, { phase: 'list' });
 }

@@ -106,7 +106,8 @@ function snapshotOf(name: string, body: unknown): LeaseSnapshot {
 
 function failure(answer: Answer, operation: LeaseOperation, lease: string): LeaseError {
   const message = objectOf(answer.body)['message'];
-  return new LeaseError(reasonOfStatus(answer.status), operation, lease, typeof message === 'string' ? capMessage(message) : `HTTP ${answer.status}`, answer.status);
+  const text = typeof message === 'string' ? capMessage(message) : `HTTP ${answer.status}`;
+  return new LeaseError(reasonOfStatus(answer.status), operation, lease, text, answer.status);
 }
 
 /**
