@@ -450,7 +450,7 @@ function httpError(response: http.IncomingMessage, body: Buffer, phase: ErrorPha
  * list only on something that says it is a list (a `…List` kind or a `metadata` object):
  * `{}` or a Status answered with 200 must not empty the cache.
  */
-export function toListPage(body: unknown, shape?: (item: unknown) => unknown): ListPage | undefined {
+function toListPage(body: unknown, shape?: (item: unknown) => unknown): ListPage | undefined {
   if (!isRecord(body)) return undefined;
   const raw = body.items;
   if (raw !== null && raw !== undefined && !Array.isArray(raw)) return undefined;

@@ -125,7 +125,7 @@ function shapeOf(value: unknown): string {
  * or missing is an empty one, as Kubernetes decodes it) of another type. Reported as a
  * `MalformedLine` error, the way a 503 is reported, instead of read as "nothing served".
  */
-export function invalidDocument(path: string, body: unknown, kind: string, field: string): InformerError | undefined {
+function invalidDocument(path: string, body: unknown, kind: string, field: string): InformerError | undefined {
   const member = isRecord(body) ? body[field] : undefined;
   const wrongMember = member !== undefined && member !== null && !Array.isArray(member);
   const wrong = !isRecord(body) ? shapeOf(body) : wrongMember ? `${field} is ${shapeOf(member)}` : undefined;
