@@ -59,4 +59,14 @@ describe('the copy-free KubeObject check', () => {
     expect(invalid).toMatchObject({ reason: 'ValidationFailed' });
     expect((invalid as unknown as { issues: { path: PropertyKey[] }[] }).issues.map((i) => i.path.join('.'))).toEqual(['metadata.name', 'metadata.labels.a']);
   });
+
+  it('accepts null for an empty map or list (labels, annotations, ownerReferences), as Kubernetes decodes it, and keeps it as sent', () => {
+    const raw = JSON.parse('{"metadata":{"name":"a","namespace":"n","labels":null,"annotations":null,"ownerReferences":null},"spec":{}}');
+    expect(KubeObject.safeParse(raw).success).toBe(true);
+    expect(isKubeObject(raw)).toBe(true);
+    expect(decoder(Pod.schema)(raw, 'list')).toBe(raw);
+    // Still rejected: a map of the wrong shape.
+    expect(isKubeObject(JSON.parse('{"metadata":{"name":"a","labels":[]}}'))).toBe(false);
+    expect(isKubeObject(JSON.parse('{"metadata":{"name":"a","labels":{"a":null}}}'))).toBe(false);
+  });
 });

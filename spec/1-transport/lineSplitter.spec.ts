@@ -2,12 +2,19 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { LineSplitter } from '../../src/pipeline.ts';
 
-type Out = string; // `line:<text>` or `oversize:<bytes>`
+type Out = string; // `line:<text>` or `oversize` (the bytes seen when it passed the limit depend on the chunks)
+
+/** An oversize report: the bytes it gives are past the limit. */
+const oversizeOf = (max: number | undefined) => (bytes: number) => {
+  expect(bytes).toBeGreaterThan(max ?? 16 * 1024 * 1024);
+  return 'oversize';
+};
 
 /** Feeds chunks to a splitter; returns what it reported, in order. */
 function feed(chunks: readonly Buffer[], max?: number, splitter = new LineSplitter(max)): Out[] {
   const out: Out[] = [];
-  const sink = { line: (text: string) => out.push(`line:${text}`), oversize: (bytes: number) => out.push(`oversize:${bytes}`) };
+  const report = oversizeOf(max);
+  const sink = { line: (text: string) => out.push(`line:${text}`), oversize: (bytes: number) => out.push(report(bytes)) };
   for (const chunk of chunks) splitter.push(chunk, sink);
   return out;
 }
@@ -16,7 +23,8 @@ function feed(chunks: readonly Buffer[], max?: number, splitter = new LineSplitt
 function feedBytes(chunks: readonly Buffer[], max?: number): Out[] {
   const out: Out[] = [];
   const splitter = new LineSplitter(max);
-  const sink = { lineBytes: (line: Buffer) => out.push(`line:${line.toString('utf8')}`), oversize: (bytes: number) => out.push(`oversize:${bytes}`) };
+  const report = oversizeOf(max);
+  const sink = { lineBytes: (line: Buffer) => out.push(`line:${line.toString('utf8')}`), oversize: (bytes: number) => out.push(report(bytes)) };
   for (const chunk of chunks) splitter.push(chunk, sink);
   return out;
 }
@@ -38,7 +46,7 @@ function cut(bytes: Buffer, at: readonly number[]): Buffer[] {
 function expected(lines: readonly string[], max = Infinity): Out[] {
   return lines.flatMap((line) => {
     const bytes = Buffer.byteLength(line, 'utf8');
-    if (bytes > max) return [`oversize:${bytes}`];
+    if (bytes > max) return ['oversize'];
     return line === '' ? [] : [`line:${line}`];
   });
 }
@@ -98,12 +106,12 @@ describe('LineSplitter', () => {
     expect(feed([Buffer.from('\n')], undefined, splitter)).toEqual(['line:abc']);
   });
 
-  it('reports an oversize line once (with its size), skips it, and goes on with the next lines', () => {
+  it('reports an oversize line once (with the bytes seen), skips it, and goes on with the next lines', () => {
     const max = 8;
     // in one chunk, split inside, and the limit exactly
-    expect(feed([Buffer.from('short\n0123456789AB\nnext\n')], max)).toEqual(['line:short', 'oversize:12', 'line:next']);
-    expect(feed([Buffer.from('0123'), Buffer.from('456789'), Buffer.from('AB\nok\n')], max)).toEqual(['oversize:12', 'line:ok']);
-    expect(feed([Buffer.from('01234567\n012345678\n')], max)).toEqual(['line:01234567', 'oversize:9']);
+    expect(feed([Buffer.from('short\n0123456789AB\nnext\n')], max)).toEqual(['line:short', 'oversize', 'line:next']);
+    expect(feed([Buffer.from('0123'), Buffer.from('456789'), Buffer.from('AB\nok\n')], max)).toEqual(['oversize', 'line:ok']);
+    expect(feed([Buffer.from('01234567\n012345678\n')], max)).toEqual(['line:01234567', 'oversize']);
     expect(feed([Buffer.from('0123'), Buffer.from('4567\n')], max)).toEqual(['line:01234567']);
   });
 
@@ -138,6 +146,20 @@ describe('LineSplitter', () => {
     splitter.push(Buffer.from('\n{"ok":true}\n'), sink);
     expect(peak).toBeLessThanOrEqual(max);
     expect(held()).toBe(0);
-    expect(out).toEqual([`oversize:${300 * 10_000}`, 'line:{"ok":true}']);
+    expect(out).toEqual([`oversize:${1200}`, 'line:{"ok":true}']);
+  });
+
+  it('reports a line as soon as it passes the limit, before (and without) its newline: a line that never ends is reported once', () => {
+    const splitter = new LineSplitter(8);
+    const out: Out[] = [];
+    const sink = { line: (t: string) => out.push(`line:${t}`), oversize: (n: number) => out.push(`oversize:${n}`) };
+    splitter.push(Buffer.from('{"a":1}\n0123'), sink);
+    expect(out).toEqual(['line:{"a":1}']);
+    splitter.push(Buffer.from('45678'), sink);
+    expect(out).toEqual(['line:{"a":1}', 'oversize:9']);
+    for (let i = 0; i < 1000; i++) splitter.push(Buffer.from('0123456789'), sink);
+    expect(out).toEqual(['line:{"a":1}', 'oversize:9']);
+    splitter.push(Buffer.from('end\nok\n'), sink);
+    expect(out).toEqual(['line:{"a":1}', 'oversize:9', 'line:ok']);
   });
 });

@@ -37,6 +37,14 @@ describe('predicates', () => {
     expect(not(labelsChanged())(upd(base, reannotated))).toBe(true);
   });
 
+  it('null labels or annotations (as a server may send an empty map) equal an empty or missing map', () => {
+    const nulls: KubeObject = { metadata: { name: 'x', namespace: 'ns', uid: 'u1', generation: 1, resourceVersion: '2', labels: null, annotations: null } };
+    const empty = o('u1', 1, '3');
+    expect(labelsChanged()(upd(nulls, empty))).toBe(false);
+    expect(annotationsChanged()(upd(empty, nulls))).toBe(false);
+    expect(labelsChanged()(upd(nulls, base))).toBe(true);
+  });
+
   it('where() filters a stream', async () => {
     const events = [upd(base, o('u1', 2, '2')), upd(base, o('u1', 1, '3'))];
     const kept = await lastValueFrom(from(events).pipe(where(generationChanged()), toArray()));

@@ -100,6 +100,21 @@ describe('dynamicInformerFactory', () => {
     await until(() => seen.named('started').filter((n) => n === 'myapples.stable.example.com').length === 2, 'the second start');
   });
 
+  it('a group version discovery cannot read (503) on a later discovery keeps its informers running', async () => {
+    api = await startApiServer({ resources: [MyApples] });
+    const dynamic = dynamicInformerFactory(api.kubeConfig, fast);
+    const seen = follow(dynamic.watch('all'));
+    const found: number[] = [];
+    subscriptions.push(dynamic.discovery$.subscribe((d) => found.push(d.failures.length)));
+    await until(() => seen.named('started').includes('myapples.stable.example.com'), 'myapples to start');
+    api.faults.add({ match: { path: '/apis/stable.example.com/v1' }, fault: { type: 'status', code: 503 }, times: 1000 });
+    // Another CRD makes the factory discover again.
+    api.registerCustomResource({ group: 'other.example.com', version: 'v1', plural: 'pears', kind: 'Pear' });
+    await until(() => seen.named('started').includes('pears.other.example.com'), 'pears to start');
+    expect(found.at(-1)).toBe(1);
+    expect(seen.named('ended')).toEqual([]);
+  });
+
   it('by name: reports a name it cannot resolve yet, then starts it when its CRD is installed', async () => {
     api = await startApiServer();
     const dynamic = dynamicInformerFactory(api.kubeConfig, fast);

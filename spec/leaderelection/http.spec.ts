@@ -1,8 +1,10 @@
 import { firstValueFrom, filter, type Subscription } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
+import { LeaseError } from '../../src/leaderelection/errors.ts';
 import { httpLeaseClients } from '../../src/leaderelection/httpLeaseClient.ts';
 import { leaderElection } from '../../src/leaderelection/leaderElection.ts';
 import { startApiServer, type ApiServer } from '../../src/testing/index.ts';
+import { endless, hostileServer, status } from '../resilience/hostile/server.ts';
 
 // Real HTTP on 127.0.0.1, short timings; assertions are about order and content, not speed.
 const timing = { leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 200 };
@@ -51,3 +53,23 @@ describe('leader election over HTTP against the emulator', () => {
     expect(aErrors).toContain('update ServerError 500');
   });
 });
+
+describe('Lease requests to a hostile server', () => {
+  it('an endless body is cut at maxBodyBytes (ResponseTooLarge), and a huge Status message is capped', async () => {
+    const server = await hostileServer({ list: endless(200, { head: '{"kind":"Lease","metadata":{"name":"ctrl"' }) });
+    try {
+      const lease = httpLeaseClients(server.kc, { namespace: 'ops', maxBodyBytes: 256 * 1024 }).lease('ctrl');
+      const error = (await firstValueFrom(lease.get()).catch((e: unknown) => e)) as LeaseError;
+      expect(error).toBeInstanceOf(LeaseError);
+      expect(error.reason).toBe('ResponseTooLarge');
+      expect(error.message).toBe('get lease ctrl: the response is larger than the 262144-byte limit (option maxBodyBytes); aborted');
+      expect(server.written.list).toBeLessThan(32 * 1024 * 1024);
+      server.on('list', status(500, 'InternalError', 'z'.repeat(100_000)));
+      const failed = (await firstValueFrom(lease.get()).catch((e: unknown) => e)) as LeaseError;
+      expect(failed.message).toBe(`get lease ctrl: ${'z'.repeat(1024)}… (100000 bytes)`);
+    } finally {
+      await server.close();
+    }
+  });
+});
+

@@ -24,6 +24,8 @@ import { isRecord } from '../util/isRecord.ts';
  * - `Config`: the KubeConfig could not be applied (no cluster, bad certificate, exec plugin failed).
  * - `NotAcceptable`: a notice, not a failure (status 406, once per ListWatch): the server does not serve
  *   PartialObjectMetadata, so a metadata-only informer fetches full objects and cuts them down on arrival.
+ * - `ResponseTooLarge`: a response body (list page, error Status, discovery document) passed its byte limit
+ *   (see docs/reliability.md, "Limits"); the request was aborted. A failed request like a 5xx: backoff, then again.
  */
 export type ErrorReason =
   | 'Expired'
@@ -48,6 +50,7 @@ export type ErrorReason =
   | 'HandlerError'
   | 'Config'
   | 'NotAcceptable'
+  | 'ResponseTooLarge'
   | 'Unknown';
 
 /** Where in the list/watch cycle an error happened. */
@@ -199,14 +202,31 @@ export interface KubeStatus {
 }
 
 
-/** Reads a Status object defensively: any field that is not of the right type is dropped. */
+/** The longest Status message (in characters) put into an error's message; longer ones are cut. */
+export const MAX_STATUS_MESSAGE_CHARS = 1024;
+
+/**
+ * A server's message as an error may print it: at most {@link MAX_STATUS_MESSAGE_CHARS} characters,
+ * a longer one cut with `… (N bytes)` after it (a server's 2 MB message is not a 2 MB log line).
+ */
+export function capMessage(message: string, max: number = MAX_STATUS_MESSAGE_CHARS): string {
+  if (message.length <= max) return message;
+  // Not between the two halves of a surrogate pair.
+  const end = /[\ud800-\udbff]/.test(message.charAt(max - 1)) ? max - 1 : max;
+  return `${message.slice(0, end)}… (${Buffer.byteLength(message, 'utf8')} bytes)`;
+}
+
+/**
+ * Reads a Status object defensively: any field that is not of the right type is dropped,
+ * and `message` and `reason` are capped ({@link capMessage}); `details` stays as sent.
+ */
 export function asStatus(value: unknown): KubeStatus | undefined {
   if (!isRecord(value)) return undefined;
   const status: { -readonly [K in keyof KubeStatus]: KubeStatus[K] } = {};
-  if (typeof value.kind === 'string') status.kind = value.kind;
-  if (typeof value.status === 'string') status.status = value.status;
-  if (typeof value.message === 'string') status.message = value.message;
-  if (typeof value.reason === 'string') status.reason = value.reason;
+  if (typeof value.kind === 'string') status.kind = capMessage(value.kind, 256);
+  if (typeof value.status === 'string') status.status = capMessage(value.status, 256);
+  if (typeof value.message === 'string') status.message = capMessage(value.message);
+  if (typeof value.reason === 'string') status.reason = capMessage(value.reason, 256);
   if (typeof value.code === 'number') status.code = value.code;
   if ('details' in value) status.details = value.details;
   return status;

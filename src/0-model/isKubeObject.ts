@@ -20,15 +20,16 @@ function optionalNullableString(value: unknown): boolean {
   return value === undefined || value === null || typeof value === 'string';
 }
 
+/** A map of strings; `null` is an empty map, as Kubernetes decodes it. */
 function stringRecord(value: unknown): boolean {
-  if (value === undefined) return true;
+  if (value === undefined || value === null) return true;
   if (!isRecord(value)) return false;
   for (const key in value) if (typeof value[key] !== 'string') return false;
   return true;
 }
 
 function ownerReferences(value: unknown): boolean {
-  if (value === undefined) return true;
+  if (value === undefined || value === null) return true;
   if (!Array.isArray(value)) return false;
   for (const ref of value) {
     if (!isRecord(ref)) return false;

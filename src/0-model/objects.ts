@@ -29,6 +29,8 @@ export type OwnerReference = z.infer<typeof OwnerReference>;
  * The metadata every cached object must have. This is what the store, its
  * indexers, predicates and controllers read; it is always validated.
  * Unknown fields (managedFields, finalizers, …) pass through untouched.
+ * `null` for an empty map or list (`"labels": null`) is accepted as
+ * Kubernetes' own decoders accept it (a nil map), and kept as sent.
  */
 export const ObjectMeta = z.looseObject({
   name: z.string().min(1),
@@ -38,9 +40,9 @@ export const ObjectMeta = z.looseObject({
   generation: z.number().optional(),
   creationTimestamp: z.string().nullable().optional(),
   deletionTimestamp: z.string().nullable().optional(),
-  labels: z.record(z.string(), z.string()).optional(),
-  annotations: z.record(z.string(), z.string()).optional(),
-  ownerReferences: z.array(OwnerReference).optional(),
+  labels: z.record(z.string(), z.string()).nullable().optional(),
+  annotations: z.record(z.string(), z.string()).nullable().optional(),
+  ownerReferences: z.array(OwnerReference).nullable().optional(),
 });
 export type ObjectMeta = z.infer<typeof ObjectMeta>;
 

@@ -24,8 +24,21 @@ export interface HttpTransportOptions {
   readonly requestTimeoutMs?: number;
   /** Abort a list request whose response sends no bytes for this long (ms). Default 60 s. */
   readonly listIdleTimeoutMs?: number;
-  /** Longest watch line kept; longer ones are reported and skipped. Default 16 MiB. */
+  /**
+   * Longest watch line kept; a longer one is reported (`MalformedLine`) as soon as it passes
+   * the limit, once, and its bytes are dropped as they arrive. Default 16 MiB.
+   */
   readonly maxLineBytes?: number;
+  /**
+   * Largest list page (response body) read; past it the request is aborted and reported as
+   * `ResponseTooLarge` (then backoff and relist). Default 256 MiB: above 512 MiB a page could not
+   * even be decoded (V8's longest string), and a page of 500 objects (the default page size) fits many times.
+   */
+  readonly maxListBytes?: number;
+  /** Largest error body (the Status of a non-2xx answer to any request) read, as `maxListBytes`. Default 1 MiB. */
+  readonly maxErrorBodyBytes?: number;
+  /** Largest JSON document read by `getJson` (discovery: `/api`, `/apis`, each group version), as `maxListBytes`. Default 4 MiB. */
+  readonly maxDocumentBytes?: number;
   /** Sent as `User-Agent`. */
   readonly userAgent?: string;
   /**
@@ -40,6 +53,14 @@ export interface HttpTransportOptions {
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 /** The default of {@link HttpTransportOptions.listIdleTimeoutMs}. */
 export const DEFAULT_LIST_IDLE_TIMEOUT_MS = 60_000;
+/** The default of {@link HttpTransportOptions.maxLineBytes}. */
+export const DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024;
+/** The default of {@link HttpTransportOptions.maxListBytes}. */
+export const DEFAULT_MAX_LIST_BYTES = 256 * 1024 * 1024;
+/** The default of {@link HttpTransportOptions.maxErrorBodyBytes}. */
+export const DEFAULT_MAX_ERROR_BODY_BYTES = 1024 * 1024;
+/** The default of {@link HttpTransportOptions.maxDocumentBytes}. */
+export const DEFAULT_MAX_DOCUMENT_BYTES = 4 * 1024 * 1024;
 /** The longest wait a `Retry-After` header can ask for; longer ones are cut to this. */
 export const MAX_RETRY_AFTER_SECONDS = 300;
 
@@ -71,13 +92,29 @@ interface RequestSettings {
   readonly userAgent: string;
   /** Undefined: no bound. */
   readonly requestTimeoutMs: number | undefined;
+  /** The byte limit of an error body. */
+  readonly maxErrorBodyBytes: number;
 }
 
-function requestSettings(options: Pick<HttpTransportOptions, 'userAgent' | 'requestTimeoutMs'>): RequestSettings {
+function requestSettings(options: Pick<HttpTransportOptions, 'userAgent' | 'requestTimeoutMs' | 'maxErrorBodyBytes'>): RequestSettings {
   return {
     userAgent: options.userAgent ?? DEFAULT_USER_AGENT,
     requestTimeoutMs: timerMs(options.requestTimeoutMs, DEFAULT_REQUEST_TIMEOUT_MS),
+    maxErrorBodyBytes: byteLimit(options.maxErrorBodyBytes, DEFAULT_MAX_ERROR_BODY_BYTES),
   };
+}
+
+/** A byte-limit option: a positive number (Infinity: no limit), else the default. */
+function byteLimit(value: number | undefined, fallback: number): number {
+  return value !== undefined && value > 0 ? value : fallback;
+}
+
+/** `256 MiB`, `64 KiB`, `1000 bytes`: a limit as a user would write it. */
+export function formatBytes(bytes: number): string {
+  for (const [unit, size] of [['GiB', 2 ** 30], ['MiB', 2 ** 20], ['KiB', 2 ** 10]] as const) {
+    if (bytes >= size && bytes % size === 0) return `${bytes / size} ${unit}`;
+  }
+  return `${bytes} bytes`;
 }
 
 // ---------------------------------------------------------------------------
@@ -267,7 +304,8 @@ function get(kc: KubeConfig, path: string, phase: ErrorPhase, settings: RequestS
         if (secure) socket.once('secureConnect', () => (awaiting = 'response headers'));
       });
       sent.on('error', (error: NodeJS.ErrnoException) => {
-        fail(new InformerError('NetworkError', `${phase} ${url.pathname}: ${error.code ?? ''} ${error.message}`.trim(), { phase, cause: error }));
+        const detail = tlsFailure(error, cluster) ?? `${error.code ?? ''} ${error.message}`.trim();
+        fail(new InformerError('NetworkError', `${phase} ${url.pathname}: ${detail}`, { phase, cause: error }));
       });
       sent.end();
     })().catch((error: unknown) => {
@@ -286,6 +324,38 @@ function get(kc: KubeConfig, path: string, phase: ErrorPhase, settings: RequestS
   });
 }
 
+/** OpenSSL's codes for a server certificate no trusted CA vouches for. */
+const UNTRUSTED_CERTIFICATE = new Set([
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'CERT_UNTRUSTED',
+  'CERT_SIGNATURE_FAILURE',
+  'CERT_CHAIN_TOO_LONG',
+  'INVALID_CA',
+]);
+
+/**
+ * A TLS verification failure in words that point at the kubeconfig, instead of Node's
+ * (which suggests `--use-system-ca`, rarely the fix for a cluster's own CA); undefined
+ * for any other error.
+ */
+export function tlsFailure(error: NodeJS.ErrnoException, cluster: Pick<Cluster, 'caData' | 'caFile'>): string | undefined {
+  const code = error.code ?? '';
+  if (UNTRUSTED_CERTIFICATE.has(code)) {
+    const trust =
+      cluster.caData || cluster.caFile
+        ? "the cluster's certificate-authority (CA) in the kubeconfig"
+        : 'the system CAs (the kubeconfig names no certificate-authority for this cluster)';
+    return `the server's certificate is not trusted by ${trust}: ${code}`;
+  }
+  if (code === 'CERT_HAS_EXPIRED' || code === 'CERT_NOT_YET_VALID') return `the server's certificate is not valid now: ${code}`;
+  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') return `the server's certificate does not name the host of the kubeconfig's server URL: ${code}`;
+  return undefined;
+}
+
 /**
  * Seconds from a `Retry-After` header (delta-seconds or an HTTP date), at most
  * {@link MAX_RETRY_AFTER_SECONDS}: a larger value (or a far date) would
@@ -302,17 +372,59 @@ export function parseRetryAfter(header: string | string[] | undefined, now: numb
   return Number.isNaN(date) ? undefined : clamp(Math.ceil((date - now) / 1000));
 }
 
-/** Reads a whole response body, then hands it over (used for lists and for error Status bodies). */
-function readBody(response: http.IncomingMessage, onBody: (bytes: Buffer) => void, onError: (error: InformerError) => void, phase: ErrorPhase): void {
+/** How much of a response body may be read, and what to call it when it is more. */
+interface BodyLimit {
+  readonly maxBytes: number;
+  /** `list /api/v1/pods`. */
+  readonly what: string;
+  /** The option that raises it, named in the error. */
+  readonly option: keyof HttpTransportOptions;
+}
+
+/** The byte limit of a response: the body limit asked for when it succeeded, else the error body limit. */
+function limitFor(response: http.IncomingMessage, success: BodyLimit, settings: RequestSettings): BodyLimit {
+  if (response.statusCode === 200) return success;
+  return { maxBytes: settings.maxErrorBodyBytes, what: `${success.what} (HTTP ${response.statusCode ?? 0} error body)`, option: 'maxErrorBodyBytes' };
+}
+
+/**
+ * Reads a whole response body, then hands it over (used for lists, documents and error Status
+ * bodies). A body past its limit (declared in Content-Length, or counted as it arrives) is not
+ * read further: the response is destroyed (the request aborted) and `ResponseTooLarge` reported.
+ */
+function readBody(
+  response: http.IncomingMessage,
+  limit: BodyLimit,
+  onBody: (bytes: Buffer) => void,
+  onError: (error: InformerError) => void,
+  phase: ErrorPhase,
+): void {
   const chunks: Buffer[] = [];
-  response.on('data', (chunk: Buffer) => chunks.push(chunk));
+  let bytes = 0;
+  let over = false;
+  const tooLarge = (seen: string) => {
+    over = true;
+    chunks.length = 0;
+    response.destroy();
+    const message = `${limit.what}: the response is larger than the ${formatBytes(limit.maxBytes)} limit (${seen}); aborted (option ${limit.option})`;
+    onError(new InformerError('ResponseTooLarge', message, { phase, status: response.statusCode }));
+  };
+  const declared = Number(response.headers['content-length'] ?? Number.NaN);
   response.on('error', () => undefined);
+  if (declared > limit.maxBytes) return tooLarge(`Content-Length ${declared}`);
+  response.on('data', (chunk: Buffer) => {
+    if (over) return;
+    bytes += chunk.length;
+    if (bytes > limit.maxBytes) return tooLarge(`${bytes} bytes read`);
+    chunks.push(chunk);
+  });
   response.on('close', () => {
+    if (over) return;
     if (!response.complete) {
       onError(new InformerError('NetworkError', `${phase}: the connection closed before the response was complete`, { phase, status: response.statusCode }));
       return;
     }
-    onBody(Buffer.concat(chunks));
+    onBody(Buffer.concat(chunks, bytes));
   });
 }
 
@@ -331,11 +443,22 @@ function httpError(response: http.IncomingMessage, body: Buffer, phase: ErrorPha
 }
 
 
+/**
+ * A list response as a page. As Kubernetes' decoders do, `"items": null` (kube-apiserver's
+ * empty PartialObjectMetadataList) and a missing `items` are an empty list, and a missing
+ * or empty `metadata` means no resourceVersion. A missing `items` is taken for an empty
+ * list only on something that says it is a list (a `…List` kind or a `metadata` object):
+ * `{}` or a Status answered with 200 must not empty the cache.
+ */
 function toListPage(body: unknown, shape?: (item: unknown) => unknown): ListPage | undefined {
-  if (!isRecord(body) || !Array.isArray(body.items)) return undefined;
+  if (!isRecord(body)) return undefined;
+  const raw = body.items;
+  if (raw !== null && raw !== undefined && !Array.isArray(raw)) return undefined;
+  if (raw === undefined && !((typeof body.kind === 'string' && body.kind.endsWith('List')) || isRecord(body.metadata))) return undefined;
+  const listed: readonly unknown[] = Array.isArray(raw) ? raw : [];
   const metadata = isRecord(body.metadata) ? body.metadata : {};
   const resourceVersion = typeof metadata.resourceVersion === 'string' ? metadata.resourceVersion : '';
-  const items = shape && body.kind !== 'PartialObjectMetadataList' ? body.items.map(shape) : body.items;
+  const items = shape && body.kind !== 'PartialObjectMetadataList' ? listed.map(shape) : listed;
   const page: { -readonly [K in keyof ListPage]: ListPage[K] } = { items, resourceVersion };
   if (typeof metadata.continue === 'string' && metadata.continue !== '') page.continue = metadata.continue;
   if (typeof metadata.remainingItemCount === 'number') page.remainingItemCount = metadata.remainingItemCount;
@@ -402,10 +525,11 @@ function shapeFrame(frame: WatchFrame, shape: (object: unknown) => unknown): Wat
 export function getJson(
   kc: KubeConfig,
   path: string,
-  options: Pick<HttpTransportOptions, 'userAgent' | 'listIdleTimeoutMs' | 'requestTimeoutMs'> = {},
+  options: Pick<HttpTransportOptions, 'userAgent' | 'listIdleTimeoutMs' | 'requestTimeoutMs' | 'maxDocumentBytes' | 'maxErrorBodyBytes'> = {},
 ): Observable<unknown> {
   const idleMs = timerMs(options.listIdleTimeoutMs, DEFAULT_LIST_IDLE_TIMEOUT_MS);
   const settings = requestSettings(options);
+  const document: BodyLimit = { maxBytes: byteLimit(options.maxDocumentBytes, DEFAULT_MAX_DOCUMENT_BYTES), what: `GET ${path}`, option: 'maxDocumentBytes' };
   return new Observable<unknown>((subscriber) =>
     get(kc, path, 'list', settings).subscribe({
       next: ({ response }) => {
@@ -414,6 +538,7 @@ export function getJson(
         }
         readBody(
           response,
+          limitFor(response, document, settings),
           (body) => {
             if (response.statusCode !== 200) return subscriber.error(httpError(response, body, 'list'));
             const value = parseJson(body.toString('utf8'));
@@ -440,7 +565,9 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
   const path = collectionPath(target);
   const settings = requestSettings(options);
   const listIdleTimeoutMs = timerMs(options.listIdleTimeoutMs, DEFAULT_LIST_IDLE_TIMEOUT_MS);
-  const maxLineBytes = options.maxLineBytes ?? 16 * 1024 * 1024;
+  const maxLineBytes = byteLimit(options.maxLineBytes, DEFAULT_MAX_LINE_BYTES);
+  const listLimit: BodyLimit = { maxBytes: byteLimit(options.maxListBytes, DEFAULT_MAX_LIST_BYTES), what: `list ${path}`, option: 'maxListBytes' };
+  const watchLimit: BodyLimit = { maxBytes: settings.maxErrorBodyBytes, what: `watch ${path}`, option: 'maxErrorBodyBytes' };
   const lazy = options.lazyDecode === true;
   const metadataOnly = target.resource.metadataOnly === true;
   // Once the server has answered a metadata-only request with 406, this ListWatch asks for plain JSON.
@@ -478,6 +605,7 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
             plainJson = true;
             readBody(
               opened.response,
+              limitFor(opened.response, phase === 'list' ? listLimit : watchLimit, settings),
               (body) => {
                 if (first) notice = notAcceptable(phase, parseJson(body.toString('utf8')));
                 attempt();
@@ -525,6 +653,7 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
           }
           readBody(
             response,
+            limitFor(response, listLimit, settings),
             (body) => {
               if (response.statusCode !== 200) return subscriber.error(httpError(response, body, 'list'));
               let value: unknown;
@@ -561,14 +690,17 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
       return open(path + query, 'watch').subscribe({
         next: ({ response }) => {
           if (response.statusCode !== 200) {
-            readBody(response, (body) => subscriber.error(httpError(response, body, 'watch')), (error) => subscriber.error(error), 'watch');
+            const onBody = (body: Buffer) => subscriber.error(httpError(response, body, 'watch'));
+            readBody(response, limitFor(response, watchLimit, settings), onBody, (error) => subscriber.error(error), 'watch');
             return;
           }
           const pending = takeNotice();
           if (pending) subscriber.next(pending);
           const splitter = new LineSplitter(maxLineBytes);
-          const oversize = (bytes: number) =>
-            subscriber.next(new InformerError('MalformedLine', `watch line of ${bytes} bytes exceeds the ${maxLineBytes}-byte limit; skipped`, { phase: 'watch' }));
+          const oversize = (bytes: number) => {
+            const message = `watch ${path}: a line passed the ${formatBytes(maxLineBytes)} limit (${bytes} bytes; option maxLineBytes); skipped`;
+            subscriber.next(new InformerError('MalformedLine', message, { phase: 'watch' }));
+          };
           const emit = shape ? (frame: WatchFrame) => subscriber.next(shapeFrame(frame, shape)) : (frame: WatchFrame) => subscriber.next(frame);
           const sink: LineSink | LineBytesSink = lazy
             ? { lineBytes: (line: Buffer) => emit(parseWatchLineLazily(line)), oversize }

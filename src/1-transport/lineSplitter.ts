@@ -4,7 +4,7 @@ const NEWLINE = 0x0a;
 export interface LineSink {
   /** One line, without its newline, decoded as UTF-8. */
   line(text: string): void;
-  /** A line longer than the limit was dropped; `bytes` is how much of it was seen. */
+  /** A line passed the limit (reported once, as it does, even if it never ends); `bytes`: how much of it was seen. */
   oversize(bytes: number): void;
 }
 
@@ -15,7 +15,7 @@ export interface LineBytesSink {
    * chunk: it is valid during the call only (copy what must be kept).
    */
   lineBytes(line: Buffer): void;
-  /** A line longer than the limit was dropped; `bytes` is how much of it was seen. */
+  /** A line passed the limit (reported once, as it does, even if it never ends); `bytes`: how much of it was seen. */
   oversize(bytes: number): void;
 }
 
@@ -25,8 +25,9 @@ export interface LineBytesSink {
  * Bytes are kept as bytes until a line is complete and only then decoded, so
  * a line split across chunks, and a multi-byte UTF-8 character split across
  * chunks, both come out whole. A line longer than `maxLineBytes` is not kept:
- * its bytes are dropped as they arrive (memory stays bounded) and it is
- * reported once through `oversize` when its newline arrives.
+ * it is reported once through `oversize` as soon as it passes the limit (a
+ * line that never ends is reported too), and its bytes are dropped as they
+ * arrive, up to its newline (memory stays bounded).
  */
 export class LineSplitter {
   private readonly maxLineBytes: number;
@@ -46,7 +47,7 @@ export class LineSplitter {
       this.complete(chunk, start, nl, sink);
       start = nl + 1;
     }
-    if (start < chunk.length) this.keep(chunk, start);
+    if (start < chunk.length) this.keep(chunk, start, sink);
   }
 
   /** Bytes of an unterminated last line, if any (a stream that ended mid-line). */
@@ -63,7 +64,12 @@ export class LineSplitter {
 
   private complete(chunk: Buffer, start: number, end: number, sink: LineSink | LineBytesSink): void {
     const total = this.pendingBytes + (end - start);
-    if (this.dropping || total > this.maxLineBytes) {
+    if (this.dropping) {
+      // Reported when it passed the limit.
+      this.reset();
+      return;
+    }
+    if (total > this.maxLineBytes) {
       this.reset();
       sink.oversize(total);
       return;
@@ -85,7 +91,7 @@ export class LineSplitter {
     else sink.line(line.toString('utf8', from, to));
   }
 
-  private keep(chunk: Buffer, start: number): void {
+  private keep(chunk: Buffer, start: number, sink: LineSink | LineBytesSink): void {
     const bytes = chunk.length - start;
     if (this.dropping) {
       this.pendingBytes += bytes;
@@ -95,6 +101,7 @@ export class LineSplitter {
       this.pending = [];
       this.dropping = true;
       this.pendingBytes += bytes;
+      sink.oversize(this.pendingBytes);
       return;
     }
     // Copy: the chunk's memory may be reused by the stream after this call.

@@ -107,8 +107,42 @@ export function assembleDiscovery(lists: readonly { readonly groupVersion: Group
   return { resources, all, failures };
 }
 
-/** The transport options discovery's requests use (each request is bounded by `requestTimeoutMs`, default 30 s). */
-export type DiscoveryOptions = Pick<HttpTransportOptions, 'userAgent' | 'requestTimeoutMs' | 'listIdleTimeoutMs'>;
+/**
+ * The transport options discovery's requests use (each request is bounded by `requestTimeoutMs`, default 30 s,
+ * each document by `maxDocumentBytes`, default 4 MiB, each error body by `maxErrorBodyBytes`, default 1 MiB).
+ */
+export type DiscoveryOptions = Pick<HttpTransportOptions, 'userAgent' | 'requestTimeoutMs' | 'listIdleTimeoutMs' | 'maxDocumentBytes' | 'maxErrorBodyBytes'>;
+
+/** What a JSON value is, for a message (never the value itself: it may be huge). */
+function shapeOf(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}
+
+/**
+ * A discovery document that is not what `path` serves: not an object, or `field` (a list; `null`
+ * or missing is an empty one, as Kubernetes decodes it) of another type. Reported as a
+ * `MalformedLine` error, the way a 503 is reported, instead of read as "nothing served".
+ */
+function invalidDocument(path: string, body: unknown, kind: string, field: string): InformerError | undefined {
+  const member = isRecord(body) ? body[field] : undefined;
+  const wrongMember = member !== undefined && member !== null && !Array.isArray(member);
+  const wrong = !isRecord(body) ? shapeOf(body) : wrongMember ? `${field} is ${shapeOf(member)}` : undefined;
+  if (wrong === undefined) return undefined;
+  return new InformerError('MalformedLine', `GET ${path}: the response is not an ${kind} (${wrong})`, { phase: 'list' });
+}
+
+/** The document at `path`, or an error if it is not the `kind` it should be. */
+function getDocument(kc: KubeConfig, path: string, options: DiscoveryOptions, kind: string, field: string): Observable<unknown> {
+  return getJson(kc, path, options).pipe(
+    map((body) => {
+      const invalid = invalidDocument(path, body, kind, field);
+      if (invalid) throw invalid;
+      return body;
+    }),
+  );
+}
 
 function groupVersionName(gv: Pick<GroupVersion, 'group' | 'version'>): string {
   return gv.group ? `${gv.group}/${gv.version}` : gv.version;
@@ -121,7 +155,7 @@ function groupVersionName(gv: Pick<GroupVersion, 'group' | 'version'>): string {
  * error (aggregated APIs are often down); `/api` or `/apis` failing is an error.
  */
 export function discover(kc: KubeConfig, options: DiscoveryOptions = {}): Observable<Discovery> {
-  return forkJoin([getJson(kc, '/api', options), getJson(kc, '/apis', options)]).pipe(
+  return forkJoin([getDocument(kc, '/api', options, 'APIVersions', 'versions'), getDocument(kc, '/apis', options, 'APIGroupList', 'groups')]).pipe(
     map(([api, apis]) => parseGroupVersions(api, apis)),
     switchMap((groupVersions) =>
       groupVersions.length === 0
@@ -129,7 +163,7 @@ export function discover(kc: KubeConfig, options: DiscoveryOptions = {}): Observ
         : forkJoin(
             groupVersions.map((groupVersion) => {
               const path = groupVersion.group ? `/apis/${groupVersion.group}/${groupVersion.version}` : `/api/${groupVersion.version}`;
-              return getJson(kc, path, options).pipe(
+              return getDocument(kc, path, options, 'APIResourceList', 'resources').pipe(
                 map((body) => ({ groupVersion, body, failure: undefined })),
                 catchError((error: unknown) =>
                   of({

@@ -291,8 +291,11 @@ export function dynamicInformerFactory(kc: KubeConfig, options: DynamicInformerF
       subscriptions.add(
         discovery$.subscribe((d) => {
           const want = wanted(d);
+          // A group version discovery could not read (a 503, a document of the wrong shape) is not "no longer served".
+          const unread = new Set(d.failures.map((f) => f.groupVersion));
           for (const [key, r] of [...running]) {
             const w = want.get(key);
+            if (!w && unread.has(r.resource.group ? `${r.resource.group}/${r.resource.version}` : r.resource.version)) continue;
             if (!w) end(key, 'NotServed', `${key} is no longer served`);
             else if (w.version !== r.resource.version || w.namespaced !== r.resource.namespaced) {
               end(key, 'NotServed', `${key} is now served as ${w.group}/${w.version}`);

@@ -2,6 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Observable, map } from 'rxjs';
+import { capMessage } from '../0-model/errors.ts';
 import { LeaseError, reasonOfStatus, type LeaseOperation } from './errors.ts';
 import type { LeaseClient, LeaseClients } from './leaseClient.ts';
 import { leaseSpec, recordOf, type LeaderElectionRecord, type LeaseSnapshot } from './record.ts';
@@ -13,7 +14,12 @@ export interface HttpLeaseOptions {
   readonly requestTimeoutMs?: number | undefined;
   /** Default `rx-informer-leaderelection`. */
   readonly userAgent?: string;
+  /** Largest response body read (Lease, Lease list or error Status); past it the request is aborted (`ResponseTooLarge`). Default 4 MiB. */
+  readonly maxBodyBytes?: number;
 }
+
+/** The default of {@link HttpLeaseOptions.maxBodyBytes}. */
+export const DEFAULT_MAX_LEASE_BODY_BYTES = 4 * 1024 * 1024;
 
 interface Answer {
   readonly status: number;
@@ -25,10 +31,17 @@ interface Answer {
  * Resolves on any HTTP status (the caller decides); fails with a LeaseError on
  * a network fault or timeout. Unsubscribing aborts it.
  */
-function request(kc: KubeConfig, method: string, path: string, body: unknown, what: { operation: LeaseOperation; lease: string }, settings: { timeoutMs: number; userAgent: string }): Observable<Answer> {
+function request(
+  kc: KubeConfig,
+  method: string,
+  path: string,
+  body: unknown,
+  what: { operation: LeaseOperation; lease: string },
+  settings: { timeoutMs: number; userAgent: string; maxBodyBytes: number },
+): Observable<Answer> {
   return new Observable<Answer>((subscriber) => {
     const abort = new AbortController();
-    const fail = (reason: 'NetworkError' | 'Timeout' | 'Config', message: string) => {
+    const fail = (reason: 'NetworkError' | 'Timeout' | 'Config' | 'ResponseTooLarge', message: string) => {
       if (!subscriber.closed) subscriber.error(new LeaseError(reason, what.operation, what.lease, message));
       abort.abort();
     };
@@ -51,7 +64,14 @@ function request(kc: KubeConfig, method: string, path: string, body: unknown, wh
       const send = url.protocol === 'http:' ? http.request : https.request;
       const sent = send(url, { ...options, signal: abort.signal }, (response) => {
         const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        let bytes = 0;
+        response.on('data', (chunk: Buffer) => {
+          bytes += chunk.length;
+          if (bytes <= settings.maxBodyBytes) return void chunks.push(chunk);
+          chunks.length = 0;
+          clearTimeout(timer);
+          fail('ResponseTooLarge', `the response is larger than the ${settings.maxBodyBytes}-byte limit (option maxBodyBytes); aborted`);
+        });
         response.on('error', (error) => fail('NetworkError', error.message));
         response.on('end', () => {
           clearTimeout(timer);
@@ -86,7 +106,8 @@ function snapshotOf(name: string, body: unknown): LeaseSnapshot {
 
 function failure(answer: Answer, operation: LeaseOperation, lease: string): LeaseError {
   const message = objectOf(answer.body)['message'];
-  return new LeaseError(reasonOfStatus(answer.status), operation, lease, typeof message === 'string' ? message : `HTTP ${answer.status}`, answer.status);
+  const text = typeof message === 'string' ? capMessage(message) : `HTTP ${answer.status}`;
+  return new LeaseError(reasonOfStatus(answer.status), operation, lease, text, answer.status);
 }
 
 /**
@@ -95,7 +116,11 @@ function failure(answer: Answer, operation: LeaseOperation, lease: string): Leas
  */
 export function httpLeaseClients(kc: KubeConfig, options: HttpLeaseOptions = {}): LeaseClients {
   const namespace = options.namespace ?? (kc.getContextObject(kc.getCurrentContext())?.namespace || 'default');
-  const settings = { timeoutMs: options.requestTimeoutMs ?? 5_000, userAgent: options.userAgent ?? 'rx-informer-leaderelection' };
+  const settings = {
+    timeoutMs: options.requestTimeoutMs ?? 5_000,
+    userAgent: options.userAgent ?? 'rx-informer-leaderelection',
+    maxBodyBytes: options.maxBodyBytes !== undefined && options.maxBodyBytes > 0 ? options.maxBodyBytes : DEFAULT_MAX_LEASE_BODY_BYTES,
+  };
   const base = `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases`;
   const leaseObject = (name: string, labels: Readonly<Record<string, string>> | undefined, record: LeaderElectionRecord, resourceVersion?: string) => ({
     apiVersion: 'coordination.k8s.io/v1',

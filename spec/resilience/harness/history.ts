@@ -9,7 +9,7 @@ interface Meta {
   readonly namespace?: string;
   readonly uid?: string;
   readonly resourceVersion?: string;
-  readonly labels?: Record<string, string>;
+  readonly labels?: Record<string, string> | null;
 }
 
 interface AnyObject {

@@ -1,7 +1,8 @@
 import type { KubeObject } from '../../0-model/objects.ts';
 import { updatePredicate, type Predicate } from './predicate.ts';
 
-function sameRecord(a: Readonly<Record<string, string>> | undefined, b: Readonly<Record<string, string>> | undefined): boolean {
+/** Equal maps; `null` and a missing map are the empty map. */
+function sameRecord(a: Readonly<Record<string, string>> | null | undefined, b: Readonly<Record<string, string>> | null | undefined): boolean {
   const ak = Object.keys(a ?? {});
   const bk = Object.keys(b ?? {});
   if (ak.length !== bk.length) return false;

@@ -152,8 +152,9 @@ export function encodeList(def: ResourceDef, r: ListResult, metadataOnly = false
     // v1.20 copies resourceVersion and continue into a PartialObjectMetadataList, not remainingItemCount (10d).
     const meta: Record<string, unknown> = { resourceVersion: String(r.rv) };
     if (r.continueToken !== undefined) meta['continue'] = r.continueToken;
-    const items = r.items.map(partialJson).join(',');
-    return `{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","metadata":${JSON.stringify(meta)},"items":[${items}]}\n`;
+    // An empty one says `"items": null` (its Go slice is nil; full lists say `[]`), as v1.20 does.
+    const items = r.items.length === 0 ? 'null' : `[${r.items.map(partialJson).join(',')}]`;
+    return `{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","metadata":${JSON.stringify(meta)},"items":${items}}\n`;
   }
   if (def.builtin) {
     const meta: Record<string, unknown> = { resourceVersion: String(r.rv) };
