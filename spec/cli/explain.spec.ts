@@ -31,6 +31,11 @@ describe('explain: one line a user can act on', () => {
     expect(line).not.toContain('--use-system-ca');
   });
 
+  it("keeps the transport's own wording of a TLS failure, without a second piece of advice", () => {
+    const error = new InformerError('NetworkError', "list /api: the server's certificate is not trusted by the cluster's certificate-authority (CA) in the kubeconfig: SELF_SIGNED_CERT_IN_CHAIN");
+    expect(explain(error, 'https://127.0.0.1:6443')).toBe(`cannot reach the API server at https://127.0.0.1:6443: ${error.message}`);
+  });
+
   it('says what to change for an http:// server', () => {
     const error = new InformerError('Config', 'cannot apply the KubeConfig: HTTP protocol is not allowed when skipTLSVerify is not set or false');
     expect(explain(error, 'http://127.0.0.1:8080')).toBe(

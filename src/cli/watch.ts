@@ -114,6 +114,8 @@ function explainReason(error: unknown, server: string, secret: boolean): string 
 function tlsAdvice(message: string): string {
   const hinted = /;? ?if the root CA is installed locally, try running Node\.js with --use-system-ca/;
   const certificate = /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER|certificate/i;
+  // The transport already words its TLS verification failures (tlsFailure); only a raw Node message gets advice here.
+  if (/is not trusted by|is not valid now|does not name the host/.test(message)) return message;
   if (!hinted.test(message) && !certificate.test(message)) return message;
   const advice = "the server's certificate is not signed by the certificate authority the kubeconfig names: " + 'check certificate-authority or certificate-authority-data';
   return `${message.replace(hinted, '')} (${advice})`;
