@@ -12,6 +12,8 @@ const ASSUMED_MAX_STREAMS = 100;
 const STREAM_WINDOW = 4 * 1024 * 1024;
 const CONNECTION_WINDOW = 16 * 1024 * 1024;
 
+const notOffered = () => Object.assign(new Error('the server does not offer HTTP/2 (ALPN h2); protocol h2 was forced'), { code: 'ERR_HTTP2_NOT_OFFERED' });
+
 /** How a connection attempt ended: an HTTP/2 session, or a TLS socket whose server chose HTTP/1.1 (ALPN). */
 export type Negotiated = { readonly h2: true } | { readonly h2: false; readonly socket: tls.TLSSocket };
 
@@ -118,9 +120,10 @@ export class Http2Connection {
         ? tls.connect({ ...tlsOptions, host, port, ALPNProtocols: forceH2 ? ['h2'] : ['h2', 'http/1.1'] })
         : net.connect({ host, port });
       this.socket = socket;
-      const failed = (error: Error) => {
+      const failed = (error: NodeJS.ErrnoException) => {
         this.markClosed();
         this.health?.stop();
+        if (forceH2 && error.code === 'ERR_SSL_TLSV1_ALERT_NO_APPLICATION_PROTOCOL') return reject(notOffered());
         reject(error);
       };
       socket.once('error', failed);
@@ -132,7 +135,7 @@ export class Http2Connection {
           this.markClosed();
           if (!forceH2) return resolve({ h2: false, socket });
           socket.destroy();
-          return reject(Object.assign(new Error('the server does not offer HTTP/2 (ALPN h2); protocol h2 was forced'), { code: 'ERR_HTTP2_NOT_OFFERED' }));
+          return reject(notOffered());
         }
         this.setStage('response headers');
         const session = http2.connect(url.origin, {

@@ -80,8 +80,8 @@ export async function http2Get(url: URL, options: https.RequestOptions, route: H
       negotiated = await connection.ready;
     } catch (error) {
       release();
-      if (exchange.signal.aborted) return NOTHING_SENT;
-      throw error;
+      if (!exchange.signal.aborted) exchange.error(error as NodeJS.ErrnoException);
+      return NOTHING_SENT;
     } finally {
       stopStages();
       exchange.signal.removeEventListener('abort', giveUp);
@@ -108,7 +108,8 @@ export async function http2Get(url: URL, options: https.RequestOptions, route: H
       release();
       connection.retire();
       if (attempt === 0) continue;
-      throw error;
+      exchange.error(error as NodeJS.ErrnoException);
+      return NOTHING_SENT;
     }
     return { sent: watchStream(connection, stream, exchange) };
   }

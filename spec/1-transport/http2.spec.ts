@@ -1,0 +1,170 @@
+/**
+ * The HTTP/2 transport against the emulator's HTTP/2 mode (TLS, ALPN h2 and
+ * http/1.1): every informer of a process on one connection, GOAWAY handled,
+ * HTTP/1.1-only servers still served, and unsubscribing frees the stream and
+ * the PING timers.
+ */
+import { firstValueFrom, toArray, take } from 'rxjs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { KubeConfig } from '@kubernetes/client-node';
+import { ConfigMap, informerFactory, type InformerError, type KubeObject } from '../../src/index.ts';
+import { getJson, httpListWatch } from '../../src/1-transport/httpTransport.ts';
+import { http2Connections } from '../../src/1-transport/http2/pool.ts';
+import { startApiServer, type ApiServer } from '../../src/testing/index.ts';
+import { contents, waitFor } from '../resilience/harness/live.ts';
+
+let api: ApiServer | undefined;
+const stops: (() => void)[] = [];
+afterEach(async () => {
+  for (const stop of stops.splice(0)) stop();
+  await api?.close();
+  api = undefined;
+});
+
+const cm = (namespace: string, name: string, data: Record<string, string> = {}) => ({ metadata: { name, namespace }, data });
+const NAMESPACES = Array.from({ length: 10 }, (_, i) => `ns${i}`);
+
+/** The emulator's KubeConfig copied, so that each test has its own connections. */
+function freshKubeConfig(server: ApiServer): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromString(server.kubeConfig.exportConfig());
+  return kc;
+}
+
+/** Ten informers of one factory (one per namespace), with their errors. */
+function tenInformers(kc: KubeConfig) {
+  const factory = informerFactory(kc, { backoff: { initialMs: 10, maxMs: 50 } });
+  const errors: InformerError[] = [];
+  const informers = NAMESPACES.map((namespace) => factory.informer(ConfigMap, { namespace }));
+  for (const i of informers) {
+    const subscription = i.errors$.subscribe((e) => errors.push(e));
+    const store = i.store$.subscribe();
+    stops.push(() => subscription.unsubscribe(), () => store.unsubscribe());
+  }
+  /** Whether every informer's cache equals the server's. */
+  const converged = async () => {
+    for (const [n, i] of informers.entries()) {
+      const store = await firstValueFrom(i.store$);
+      const want = contents({ list: () => api!.list('configmaps', NAMESPACES[n]) } as never);
+      if (JSON.stringify(contents(store as never)) !== JSON.stringify(want)) return false;
+    }
+    return true;
+  };
+  return { factory, informers, errors, converged };
+}
+
+async function waitConverged(check: () => Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (!(await check())) {
+    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+describe('HTTP/2: one connection for every request of a process', () => {
+  it('a factory of 10 informers lists and watches over one TCP connection (HTTP/2 streams)', async () => {
+    api = await startApiServer({ http2: true, namespaces: NAMESPACES });
+    for (const ns of NAMESPACES) api.create('configmaps', cm(ns, 'before'));
+    const kc = freshKubeConfig(api);
+    const { factory, errors, converged } = tenInformers(kc);
+    await factory.waitForCacheSync(undefined, { timeoutMs: 10_000 });
+    await waitFor('ten watches', () => api!.activeWatches === 10);
+    for (const ns of NAMESPACES) api.create('configmaps', cm(ns, 'after'));
+    await waitConverged(converged, 'every informer to see the writes');
+    expect(api.acceptedConnections).toBe(1);
+    expect(api.http2!.sessions).toBe(1);
+    expect(api.http2!.openStreams).toBe(10);
+    expect(api.http2!.streams).toBeGreaterThanOrEqual(20); // ten lists and ten watches
+    expect(errors).toEqual([]);
+    // Discovery goes on the same connection.
+    await firstValueFrom(getJson(kc, '/api'));
+    expect(api.acceptedConnections).toBe(1);
+  });
+
+  it('http1 forces HTTP/1.1 on the same server: one connection per watch', async () => {
+    api = await startApiServer({ http2: true });
+    const kc = freshKubeConfig(api);
+    const subscriptions = [0, 1].map(() => httpListWatch(kc, { resource: ConfigMap }, { protocol: 'http1' }).watch({}).subscribe());
+    stops.push(() => subscriptions.forEach((s) => s.unsubscribe()));
+    await waitFor('two watches', () => api!.activeWatches === 2);
+    expect(api.acceptedConnections).toBe(2);
+    expect(api.http2!.sessions).toBe(0);
+  });
+
+  it('a server without HTTP/2 is served over HTTP/1.1, on the connection that asked (no extra one)', async () => {
+    api = await startApiServer({ tls: true });
+    const kc = freshKubeConfig(api);
+    const lw = httpListWatch(kc, { resource: ConfigMap });
+    api.create('configmaps', cm('default', 'a'));
+    for (let i = 0; i < 3; i++) expect((await firstValueFrom(lw.list({}))).items).toHaveLength(1);
+    const frames = firstValueFrom(lw.watch({ resourceVersion: '1' }).pipe(take(1)));
+    expect((await frames) as { type: string }).toMatchObject({ type: 'ADDED' });
+    expect(api.acceptedConnections).toBe(1);
+    expect(http2Connections(kc)).toEqual([]);
+  });
+
+  it('h2 forced against a server without HTTP/2: a NetworkError that says so', async () => {
+    api = await startApiServer({ tls: true });
+    const lw = httpListWatch(freshKubeConfig(api), { resource: ConfigMap }, { protocol: 'h2' });
+    const error = await firstValueFrom(lw.list({})).catch((e: unknown) => e as InformerError);
+    expect(error).toMatchObject({ reason: 'NetworkError', phase: 'list' });
+    expect((error as InformerError).message).toMatch(/does not offer HTTP\/2/);
+  });
+
+  it('GOAWAY mid-watch: watches in flight carry on, new requests open a new connection, nothing is lost', async () => {
+    api = await startApiServer({ http2: true, namespaces: NAMESPACES });
+    const kc = freshKubeConfig(api);
+    const { factory, errors, converged } = tenInformers(kc);
+    await factory.waitForCacheSync(undefined, { timeoutMs: 10_000 });
+    await waitFor('ten watches', () => api!.activeWatches === 10);
+    expect(api.http2!.goaway()).toBe(1);
+    for (const ns of NAMESPACES) api.create('configmaps', cm(ns, 'during'));
+    await waitConverged(converged, 'the events sent on the old connection');
+    // A request after the GOAWAY goes to a new connection.
+    await firstValueFrom(getJson(kc, '/api'));
+    await waitFor('a second connection', () => api!.http2!.sessions === 2);
+    // The server ends the old watches: each informer watches again on the new connection.
+    api.closeWatches();
+    for (const ns of NAMESPACES) api.create('configmaps', cm(ns, 'after'));
+    await waitConverged(converged, 'every informer on the new connection');
+    await waitFor('the old connection to close', () => api!.openConnections === 1);
+    expect(api.http2!.sessions).toBe(2);
+    expect(errors.filter((e) => e.reason !== 'VeryShortWatch')).toEqual([]);
+  });
+
+  it('a stream reset by the server (dropWatch) fails only that watch, not the connection', async () => {
+    api = await startApiServer({ http2: true });
+    const kc = freshKubeConfig(api);
+    const lw = httpListWatch(kc, { resource: ConfigMap });
+    api.faults.add({ match: { watch: true }, fault: { type: 'dropWatch', afterEvents: 1 }, times: 1 });
+    const failed = new Promise<unknown>((resolve) => lw.watch({ resourceVersion: '1' }).subscribe({ error: resolve }));
+    await waitFor('the watch that will fail', () => api!.activeWatches === 1);
+    const otherErrors: unknown[] = [];
+    const other = lw.watch({ resourceVersion: '1' }).subscribe({ error: (e: unknown) => otherErrors.push(e) });
+    stops.push(() => other.unsubscribe());
+    await waitFor('two watches', () => api!.activeWatches === 2);
+    api.create('configmaps', cm('default', 'a'));
+    expect(await failed).toMatchObject({ reason: 'NetworkError', phase: 'watch' });
+    expect(api.acceptedConnections).toBe(1);
+    expect(api.http2!.openStreams).toBe(1);
+    expect(otherErrors).toEqual([]);
+  });
+
+  it('unsubscribing the last subscriber resets the stream and stops the PING timers', async () => {
+    api = await startApiServer({ http2: true });
+    const kc = freshKubeConfig(api);
+    const subscription = httpListWatch(kc, { resource: ConfigMap }).watch({}).subscribe();
+    await waitFor('the watch', () => api!.activeWatches === 1);
+    const [connection] = http2Connections(kc);
+    expect(connection!.health!.timers).toBe(1);
+    subscription.unsubscribe();
+    await waitFor('the stream to close on the server', () => api!.http2!.openStreams === 0 && api!.activeWatches === 0);
+    expect(connection!.health!.timers).toBe(0);
+    expect(api.openConnections).toBe(1); // the connection stays for the next request
+    const frames = await firstValueFrom(httpListWatch(kc, { resource: ConfigMap }).list({}).pipe(toArray()));
+    expect(frames).toHaveLength(1);
+    expect(api.acceptedConnections).toBe(1);
+  });
+});
+
+export type { KubeObject };
