@@ -293,7 +293,10 @@ function get(kc: KubeConfig, path: string, phase: ErrorPhase, settings: RequestS
       awaiting = 'connection';
       // HTTP/2 (./http2): one multiplexed connection per server and TLS material; `{}` means HTTP/1.1.
       const { digest, agentOptions } = tlsDigest(url.protocol, options);
-      const route = { owner: kc, slotKey: slotKeyOf(kc, cluster), digest, tlsOptions: agentOptions, proxied: !!cluster.proxyUrl, protocol: settings.protocol, options: settings.http2 };
+      const route = {
+        ...{ owner: kc, slotKey: slotKeyOf(kc, cluster), digest, tlsOptions: agentOptions },
+        ...{ proxied: !!cluster.proxyUrl, protocol: settings.protocol, options: settings.http2 },
+      };
       const h2 = await http2Get(url, options, route, { signal: abort.signal, stage: (stage) => (awaiting = stage), response: onResponse, error: onError });
       if (h2.sent) return void (request = h2.sent);
       if (abort.signal.aborted) return;

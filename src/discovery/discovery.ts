@@ -108,7 +108,7 @@ export function assembleDiscovery(lists: readonly { readonly groupVersion: Group
 }
 
 /** The transport options discovery's requests use (each request is bounded by `requestTimeoutMs`, default 30 s). */
-export type DiscoveryOptions = Pick<HttpTransportOptions, 'userAgent' | 'requestTimeoutMs' | 'listIdleTimeoutMs'>;
+export type DiscoveryOptions = Pick<HttpTransportOptions, 'userAgent' | 'requestTimeoutMs' | 'listIdleTimeoutMs' | 'protocol' | 'http2'>;
 
 function groupVersionName(gv: Pick<GroupVersion, 'group' | 'version'>): string {
   return gv.group ? `${gv.group}/${gv.version}` : gv.version;

@@ -24,7 +24,15 @@ export type Route = { readonly connection: Http2Connection } | { readonly connec
  * When the material changed, the previous connections are retired: streams
  * in flight finish on them, new ones go to a new connection.
  */
-export function reserveStream(owner: object, slotKey: string, digest: string, url: URL, tlsOptions: tls.ConnectionOptions, forceH2: boolean, options: Http2Options): Route {
+export function reserveStream(
+  owner: object,
+  slotKey: string,
+  digest: string,
+  url: URL,
+  tlsOptions: tls.ConnectionOptions,
+  forceH2: boolean,
+  options: Http2Options,
+): Route {
   let bySlot = slots.get(owner);
   if (!bySlot) slots.set(owner, (bySlot = new Map()));
   let slot = bySlot.get(slotKey);
