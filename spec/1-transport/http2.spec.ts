@@ -81,6 +81,22 @@ describe('HTTP/2: one connection for every request of a process', () => {
     expect(api.acceptedConnections).toBe(1);
   });
 
+  it("a second connection opens only when the server's SETTINGS_MAX_CONCURRENT_STREAMS is reached", async () => {
+    api = await startApiServer({ http2: { maxConcurrentStreams: 3 } });
+    const kc = freshKubeConfig(api);
+    const lw = httpListWatch(kc, { resource: ConfigMap });
+    // Five watches asked for at once, before the server's SETTINGS are known.
+    const subscriptions = Array.from({ length: 5 }, () => lw.watch({}).subscribe());
+    stops.push(() => subscriptions.forEach((s) => s.unsubscribe()));
+    await waitFor('five watches', () => api!.activeWatches === 5);
+    expect(api.acceptedConnections).toBe(2);
+    expect(http2Connections(kc).map((c) => c.active).sort()).toEqual([2, 3]);
+    // A sixth fits on the second connection.
+    subscriptions.push(lw.watch({}).subscribe());
+    await waitFor('six watches', () => api!.activeWatches === 6);
+    expect(api.acceptedConnections).toBe(2);
+  });
+
   it('http1 forces HTTP/1.1 on the same server: one connection per watch', async () => {
     api = await startApiServer({ http2: true });
     const kc = freshKubeConfig(api);

@@ -29,6 +29,8 @@ export class Http2Connection {
   health: PingHealth | undefined;
   /** Streams handed out (open or about to be). */
   reserved = 0;
+  /** Streams open. */
+  active = 0;
   maxStreams = ASSUMED_MAX_STREAMS;
   /** No new stream: GOAWAY received, closing, closed, or retired. */
   closed = false;
@@ -71,11 +73,13 @@ export class Http2Connection {
 
   /** A stream of this connection opened or closed. */
   streamOpened(): void {
+    this.active++;
     this.session?.ref();
     this.health?.streams(1);
   }
 
   streamClosed(): void {
+    this.active--;
     this.health?.streams(-1);
     this.unreserve();
   }
@@ -156,7 +160,8 @@ export class Http2Connection {
           health.stop();
           this.markClosed();
         });
-        session.once('connect', () => {
+        // Ready once the server's SETTINGS arrived: requests then know its concurrency limit.
+        session.once('remoteSettings', () => {
           socket.off('error', failed);
           try {
             session.setLocalWindowSize(CONNECTION_WINDOW);

@@ -24,6 +24,9 @@ export interface Http2Exchange {
 /** A request sent over HTTP/2 (`sent`: cancel it), or one to send over HTTP/1.1 (on `socket`, when ALPN gave one). */
 export type Http2Outcome = { readonly sent: { destroy(): void } } | { readonly sent?: undefined; readonly socket?: tls.TLSSocket };
 
+/** Connections a request tries (GOAWAY, or full) before it opens its stream wherever it is. */
+const MAX_ATTEMPTS = 8;
+
 /** What an aborted request resolves to: nothing to cancel. */
 const NOTHING_SENT: Http2Outcome = { sent: { destroy: () => undefined } };
 
@@ -99,6 +102,11 @@ export async function http2Get(url: URL, options: https.RequestOptions, route: H
       release();
       return NOTHING_SENT;
     }
+    // More requests waited for this connection than the server's SETTINGS allow: the rest go to another.
+    if (connection.active >= connection.maxStreams && attempt < MAX_ATTEMPTS) {
+      release();
+      continue;
+    }
     const session = connection.session!;
     let stream: http2.ClientHttp2Stream;
     try {
@@ -107,7 +115,7 @@ export async function http2Get(url: URL, options: https.RequestOptions, route: H
       // GOAWAY or closing between the reservation and now: once more on another connection.
       release();
       connection.retire();
-      if (attempt === 0) continue;
+      if (attempt < MAX_ATTEMPTS) continue;
       exchange.error(error as NodeJS.ErrnoException);
       return NOTHING_SENT;
     }

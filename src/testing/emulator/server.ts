@@ -62,7 +62,7 @@ export interface ApiServerOptions {
    * `tls: true` unless `tls` is given. The server's `http2` then counts sessions and streams and can
    * black-hole connections or send GOAWAY (see ./h2.ts).
    */
-  http2?: boolean;
+  http2?: boolean | { maxConcurrentStreams?: number };
 }
 
 export interface ApiServer {
@@ -225,7 +225,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   const listener = (req: Parameters<typeof handler.handle>[0], res: Parameters<typeof handler.handle>[1]): void =>
     handler.handle(req, res);
   const clientCa = tls && 'clientCa' in tls ? tls.clientCa : undefined;
-  const h2 = options.http2 && tls ? await listenHttp2({ ...tls, clientCa }, listener, options.port ?? 0) : undefined;
+  const h2 = options.http2 && tls ? await listenHttp2({ ...tls, clientCa }, listener, options.port ?? 0, options.http2 === true ? {} : options.http2) : undefined;
   const server: Server = tls
     ? createHttpsServer({ cert: tls.cert, key: tls.key, ...(clientCa ? { ca: clientCa, requestCert: true, rejectUnauthorized: true } : {}) }, listener)
     : createHttpServer(listener);
