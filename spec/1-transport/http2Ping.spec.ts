@@ -104,6 +104,15 @@ async function io(turns = 20): Promise<void> {
   for (let i = 0; i < turns; i++) await new Promise((resolve) => setImmediate(resolve));
 }
 
+/** Waits in real time (real I/O, virtual time standing still) for `check`; fails after `realMs`. */
+async function waitReal(what: string, check: () => boolean, realMs = 5_000): Promise<void> {
+  const deadline = performance.now() + realMs;
+  while (!check()) {
+    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await io(1);
+  }
+}
+
 /** Waits for `check`, moving virtual time 10 ms per round of real I/O; fails after `realMs` of real time. */
 async function settle(what: string, check: () => boolean | Promise<boolean>, realMs = 15_000): Promise<void> {
   const deadline = performance.now() + realMs;
@@ -162,5 +171,42 @@ describe('a black-holed HTTP/2 connection', () => {
     expect(network.every((e) => e.phase === 'watch' && /closed mid-stream/.test(e.message))).toBe(true);
     // Each watch resumed from its last resourceVersion: no relist after the first ten lists.
     expect(api.requests.filter((r) => !r.watch && r.path.includes('configmaps')).length).toBe(10);
+  }, 60_000);
+
+  it('a healthy quiet connection, even with one watch stalled, costs PINGs only: no request, no reconnect', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
+    api = await startApiServer({ http2: true, namespaces: NAMESPACES });
+    const kc = new KubeConfig();
+    kc.loadFromString(api.kubeConfig.exportConfig());
+    const factory = informerFactory(kc);
+    const errors: InformerError[] = [];
+    // The first watch stalls after one event, on a connection that stays healthy.
+    api.faults.add({ match: { watch: true, namespace: 'ns0' }, fault: { type: 'stallWatch', afterEvents: 1 }, times: 1 });
+    for (const namespace of NAMESPACES) {
+      const i = factory.informer(ConfigMap, { namespace });
+      const e = i.errors$.subscribe((error) => errors.push(error));
+      const s = i.store$.subscribe();
+      stops.push(() => e.unsubscribe(), () => s.unsubscribe());
+    }
+    await settle('ten watches', () => api!.activeWatches === 10);
+    api.create('configmaps', { metadata: { name: 'one', namespace: 'ns0' } });
+    await settle('the stalled watch to deliver its one event', () => api!.requests.some((r) => r.watch && r.eventsSent === 1));
+    const requests = api.requests.length;
+    const [connection] = http2Connections(kc);
+    const pings = api.http2!.pings;
+    // 50 s of virtual time (less than the reflector's 60 s idle rule), second by second. Virtual time waits
+    // for a PING's answer to come back over the (real) loopback before it moves on.
+    for (let s = 0; s < 50; s++) {
+      await vi.advanceTimersByTimeAsync(1_000);
+      await io();
+      await waitReal('the PING answer', () => !connection!.health!.pinging);
+    }
+    expect(connection!.closed).toBe(false);
+    expect(api.acceptedConnections).toBe(1);
+    expect(api.requests.length).toBe(requests);
+    expect(errors).toEqual([]);
+    // One PING per 10 s of quiet.
+    expect(api.http2!.pings - pings).toBeGreaterThanOrEqual(4);
+    expect(api.http2!.pings - pings).toBeLessThanOrEqual(5);
   }, 60_000);
 });

@@ -68,6 +68,11 @@ export class PingHealth {
     this.clear();
   }
 
+  /** Whether a PING is waiting for its answer. */
+  get pinging(): boolean {
+    return this.pingTimer !== undefined;
+  }
+
   /** Whether timers are pending (for tests). */
   get timers(): number {
     return (this.idleTimer ? 1 : 0) + (this.pingTimer ? 1 : 0);

@@ -20,6 +20,8 @@ export interface Http2Front {
   /** HTTP/2 streams (requests) opened since the start, and open now. */
   readonly streams: number;
   readonly openStreams: number;
+  /** PINGs received from clients (and answered, unless black-holed). */
+  readonly pings: number;
   /** Black-holes every open connection: nothing is read from or written to them from now on. Returns how many. */
   blackhole(): number;
   /**
@@ -90,11 +92,13 @@ export async function listenHttp2(
   let sessionCount = 0;
   let streams = 0;
   let openStreams = 0;
+  let pings = 0;
   secure.on('session', (session) => {
     sessionCount++;
     sessions.add(session);
     session.on('close', () => sessions.delete(session));
     session.on('error', () => undefined);
+    session.on('ping', () => pings++);
   });
   secure.on('stream', (stream) => {
     streams++;
@@ -132,6 +136,9 @@ export async function listenHttp2(
     },
     get openStreams() {
       return openStreams;
+    },
+    get pings() {
+      return pings;
     },
     blackhole() {
       for (const gate of gates) gate.blackhole();
