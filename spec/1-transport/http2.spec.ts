@@ -10,6 +10,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { ConfigMap, informerFactory, type InformerError, type KubeObject } from '../../src/index.ts';
 import { getJson, httpListWatch } from '../../src/1-transport/httpTransport.ts';
 import { http2Connections } from '../../src/1-transport/http2/pool.ts';
+import { httpLeaseClients } from '../../src/leaderelection/httpLeaseClient.ts';
 import { startApiServer, type ApiServer } from '../../src/testing/index.ts';
 import { contents, waitFor } from '../resilience/harness/live.ts';
 
@@ -79,6 +80,23 @@ describe('HTTP/2: one connection for every request of a process', () => {
     // Discovery goes on the same connection.
     await firstValueFrom(getJson(kc, '/api'));
     expect(api.acceptedConnections).toBe(1);
+  });
+
+  it('Lease requests (leader election) share the informers\' connection', async () => {
+    api = await startApiServer({ http2: true });
+    const kc = freshKubeConfig(api);
+    const watch = httpListWatch(kc, { resource: ConfigMap }).watch({}).subscribe();
+    stops.push(() => watch.unsubscribe());
+    await waitFor('the watch', () => api!.activeWatches === 1);
+    const lease = httpLeaseClients(kc, { namespace: 'default' }).lease('leader');
+    expect(await firstValueFrom(lease.get())).toBeNull();
+    const record = { holderIdentity: 'me', leaseDurationSeconds: 15, leaseTransitions: 0 };
+    const created = await firstValueFrom(lease.create(record));
+    expect(created.record.holderIdentity).toBe('me');
+    const updated = await firstValueFrom(lease.update(created.resourceVersion, { ...record, holderIdentity: 'you' }));
+    expect(updated.record.holderIdentity).toBe('you');
+    expect(api.acceptedConnections).toBe(1);
+    expect(api.http2!.streams).toBe(4);
   });
 
   it("a second connection opens only when the server's SETTINGS_MAX_CONCURRENT_STREAMS is reached", async () => {

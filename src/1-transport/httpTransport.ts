@@ -12,7 +12,7 @@ import { LineSplitter, type LineBytesSink, type LineSink } from './lineSplitter.
 import type { ListOptions, ListPage, ListWatch, RawWatchEvent, WatchFrame, WatchOptions } from './listWatch.ts';
 import { collectionPath, queryString, type ListWatchTarget } from './paths.ts';
 import type { Http2Options } from './http2/health.ts';
-import { http2Get, type HttpProtocol } from './http2/request.ts';
+import { http2Get, type Http2Route, type HttpProtocol } from './http2/request.ts';
 import type { HttpResponse } from './http2/response.ts';
 import { isRecord } from '../util/isRecord.ts';
 
@@ -241,6 +241,24 @@ function adopt(agent: http.Agent, socket: TLSSocket): void {
   };
 }
 
+/**
+ * How a request to `url` with these applied options may go over HTTP/2 (see ./http2/request.ts):
+ * the same connection key and TLS digest as the agents.
+ */
+export function http2Route(kc: KubeConfig, cluster: Cluster, url: URL, options: https.RequestOptions, settings: Pick<RequestSettings, 'protocol' | 'http2'>): Http2Route {
+  const { digest, agentOptions } = tlsDigest(url.protocol, options);
+  return {
+    ...{ owner: kc, slotKey: slotKeyOf(kc, cluster), digest, tlsOptions: agentOptions },
+    ...{ proxied: !!cluster.proxyUrl, protocol: settings.protocol, options: settings.http2 },
+  };
+}
+
+/** Puts this request's keep-alive agent on `options` (HTTP/1.1), handing it the socket ALPN left, if any. */
+export function useAgent(kc: KubeConfig, cluster: Cluster, url: URL, options: https.RequestOptions, socket?: TLSSocket): void {
+  options.agent = agentFor(kc, cluster, url, options);
+  if (socket && options.agent) adopt(options.agent, socket);
+}
+
 function retire(agent: http.Agent): void {
   agent.maxFreeSockets = 0; // a socket freed from now on is closed, not pooled
   for (const sockets of Object.values(agent.freeSockets)) for (const socket of sockets ?? []) socket.destroy();
@@ -292,16 +310,11 @@ function get(kc: KubeConfig, path: string, phase: ErrorPhase, settings: RequestS
         fail(new InformerError('NetworkError', `${phase} ${url.pathname}: ${error.code ?? ''} ${error.message}`.trim(), { phase, cause: error }));
       awaiting = 'connection';
       // HTTP/2 (./http2): one multiplexed connection per server and TLS material; `{}` means HTTP/1.1.
-      const { digest, agentOptions } = tlsDigest(url.protocol, options);
-      const route = {
-        ...{ owner: kc, slotKey: slotKeyOf(kc, cluster), digest, tlsOptions: agentOptions },
-        ...{ proxied: !!cluster.proxyUrl, protocol: settings.protocol, options: settings.http2 },
-      };
+      const route = http2Route(kc, cluster, url, options, settings);
       const h2 = await http2Get(url, options, route, { signal: abort.signal, stage: (stage) => (awaiting = stage), response: onResponse, error: onError });
       if (h2.sent) return void (request = h2.sent);
       if (abort.signal.aborted) return;
-      options.agent = agentFor(kc, cluster, url, options);
-      if (h2.socket && options.agent) adopt(options.agent, h2.socket);
+      useAgent(kc, cluster, url, options, h2.socket);
       const send = url.protocol === 'http:' ? http.request : https.request;
       const sent = send(url, { ...options, signal: abort.signal }, onResponse);
       request = sent;

@@ -1,6 +1,9 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { http2Route, useAgent, type HttpProtocol } from '../1-transport/httpTransport.ts';
+import { http2Get } from '../1-transport/http2/request.ts';
+import type { HttpResponse } from '../1-transport/http2/response.ts';
 import { Observable, map } from 'rxjs';
 import { LeaseError, reasonOfStatus, type LeaseOperation } from './errors.ts';
 import type { LeaseClient, LeaseClients } from './leaseClient.ts';
@@ -13,6 +16,8 @@ export interface HttpLeaseOptions {
   readonly requestTimeoutMs?: number | undefined;
   /** Default `rx-informer-leaderelection`. */
   readonly userAgent?: string;
+  /** HTTP version, as the informers' `http.protocol` (docs/transport.md): default `auto`, sharing their HTTP/2 connection. */
+  readonly protocol?: HttpProtocol;
 }
 
 interface Answer {
@@ -25,7 +30,14 @@ interface Answer {
  * Resolves on any HTTP status (the caller decides); fails with a LeaseError on
  * a network fault or timeout. Unsubscribing aborts it.
  */
-function request(kc: KubeConfig, method: string, path: string, body: unknown, what: { operation: LeaseOperation; lease: string }, settings: { timeoutMs: number; userAgent: string }): Observable<Answer> {
+function request(
+  kc: KubeConfig,
+  method: string,
+  path: string,
+  body: unknown,
+  what: { operation: LeaseOperation; lease: string },
+  settings: { timeoutMs: number; userAgent: string; protocol: HttpProtocol },
+): Observable<Answer> {
   return new Observable<Answer>((subscriber) => {
     const abort = new AbortController();
     const fail = (reason: 'NetworkError' | 'Timeout' | 'Config', message: string) => {
@@ -48,8 +60,7 @@ function request(kc: KubeConfig, method: string, path: string, body: unknown, wh
       await kc.applyToHTTPSOptions(options);
       if (abort.signal.aborted) return;
       const url = new URL(cluster.server.replace(/\/+$/, '') + path);
-      const send = url.protocol === 'http:' ? http.request : https.request;
-      const sent = send(url, { ...options, signal: abort.signal }, (response) => {
+      const onResponse = (response: HttpResponse) => {
         const chunks: Buffer[] = [];
         response.on('data', (chunk: Buffer) => chunks.push(chunk));
         response.on('error', (error) => fail('NetworkError', error.message));
@@ -64,8 +75,20 @@ function request(kc: KubeConfig, method: string, path: string, body: unknown, wh
           subscriber.next({ status: response.statusCode ?? 0, body: parsed });
           subscriber.complete();
         });
-      });
-      sent.on('error', (error: NodeJS.ErrnoException) => fail('NetworkError', `${error.code ?? ''} ${error.message}`.trim()));
+      };
+      const onError = (error: NodeJS.ErrnoException) => fail('NetworkError', `${error.code ?? ''} ${error.message}`.trim());
+      // Over HTTP/2 when the informers' transport would be: on their connection (docs/transport.md).
+      const route = http2Route(kc, cluster, url, options, { protocol: settings.protocol, http2: {} });
+      const h2 = await http2Get(url, options, route, { signal: abort.signal, stage: () => undefined, response: onResponse, error: onError }, payload);
+      if (h2.sent) {
+        abort.signal.addEventListener('abort', () => h2.sent.destroy(), { once: true });
+        return;
+      }
+      if (abort.signal.aborted) return;
+      useAgent(kc, cluster, url, options, h2.socket);
+      const send = url.protocol === 'http:' ? http.request : https.request;
+      const sent = send(url, { ...options, signal: abort.signal }, onResponse);
+      sent.on('error', onError);
       sent.end(payload);
     })().catch((error: unknown) => fail('Config', `cannot apply the KubeConfig: ${error instanceof Error ? error.message : String(error)}`));
     return () => {
@@ -95,7 +118,11 @@ function failure(answer: Answer, operation: LeaseOperation, lease: string): Leas
  */
 export function httpLeaseClients(kc: KubeConfig, options: HttpLeaseOptions = {}): LeaseClients {
   const namespace = options.namespace ?? (kc.getContextObject(kc.getCurrentContext())?.namespace || 'default');
-  const settings = { timeoutMs: options.requestTimeoutMs ?? 5_000, userAgent: options.userAgent ?? 'rx-informer-leaderelection' };
+  const settings = {
+    timeoutMs: options.requestTimeoutMs ?? 5_000,
+    userAgent: options.userAgent ?? 'rx-informer-leaderelection',
+    protocol: options.protocol ?? 'auto',
+  };
   const base = `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases`;
   const leaseObject = (name: string, labels: Readonly<Record<string, string>> | undefined, record: LeaderElectionRecord, resourceVersion?: string) => ({
     apiVersion: 'coordination.k8s.io/v1',

@@ -49,13 +49,13 @@ export interface Http2Route {
 }
 
 /**
- * Sends a GET over HTTP/2 when the route allows: resolves `{ sent }` once the
+ * Sends a request (a GET, or `options.method` with `body`) over HTTP/2 when the route allows: resolves `{ sent }` once the
  * stream is open (its response and errors then reach `exchange`), or `{}` (with
  * the ALPN socket when there is one) when this request is to go over HTTP/1.1.
  * Request headers (credentials included) are the ones the KubeConfig put on
  * `options` for this very request, so rotating tokens work as over HTTP/1.1.
  */
-export async function http2Get(url: URL, options: https.RequestOptions, route: Http2Route, exchange: Http2Exchange): Promise<Http2Outcome> {
+export async function http2Get(url: URL, options: https.RequestOptions, route: Http2Route, exchange: Http2Exchange, body?: Buffer): Promise<Http2Outcome> {
   if (route.protocol === 'http1') return {};
   const forceH2 = route.protocol === 'h2';
   if (!forceH2 && (url.protocol !== 'https:' || route.proxied)) return {};
@@ -110,7 +110,8 @@ export async function http2Get(url: URL, options: https.RequestOptions, route: H
     const session = connection.session!;
     let stream: http2.ClientHttp2Stream;
     try {
-      stream = session.request(requestHeaders(url, options), { endStream: true });
+      stream = session.request(requestHeaders(url, options), { endStream: body === undefined });
+      if (body !== undefined) stream.end(body);
     } catch (error) {
       // GOAWAY or closing between the reservation and now: once more on another connection.
       release();
