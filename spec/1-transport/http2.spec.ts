@@ -5,9 +5,9 @@
  * the PING timers.
  */
 import { firstValueFrom, toArray, take } from 'rxjs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { KubeConfig } from '@kubernetes/client-node';
-import { ConfigMap, informerFactory, type InformerError, type KubeObject } from '../../src/index.ts';
+import { ConfigMap, informerFactory, type InformerError } from '../../src/index.ts';
 import { getJson, httpListWatch } from '../../src/1-transport/httpTransport.ts';
 import { http2Connections } from '../../src/1-transport/http2/pool.ts';
 import { httpLeaseClients } from '../../src/leaderelection/httpLeaseClient.ts';
@@ -201,4 +201,38 @@ describe('HTTP/2: one connection for every request of a process', () => {
   });
 });
 
-export type { KubeObject };
+describe('HTTP/2 keeps the HTTP/1.1 guarantees', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('a status answer is an InformerError with its Status and a capped Retry-After', async () => {
+    api = await startApiServer({ http2: true });
+    api.faults.add({ match: { watch: false }, fault: { type: 'status', code: 429, retryAfterSeconds: 86_400 }, times: 1 });
+    const lw = httpListWatch(freshKubeConfig(api), { resource: ConfigMap });
+    const error = await firstValueFrom(lw.list({})).catch((e: unknown) => e as InformerError);
+    expect(error).toMatchObject({ reason: 'TooManyRequests', status: 429, phase: 'list', retryAfterSeconds: 300 });
+    expect((await firstValueFrom(lw.list({}))).items).toEqual([]);
+    expect(api.http2!.sessions).toBe(1);
+  });
+
+  it('the pre-header bound holds at its default (30 s, in virtual time): Timeout waiting for response headers', async () => {
+    api = await startApiServer({ http2: true });
+    const kc = freshKubeConfig(api);
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    api.faults.add({ match: { watch: false }, fault: { type: 'delay', ms: 120_000 }, times: 1 });
+    let error: InformerError | undefined;
+    httpListWatch(kc, { resource: ConfigMap }).list({}).subscribe({ error: (e: InformerError) => (error = e) });
+    const deadline = performance.now() + 10_000;
+    while (api.requests.length === 0 && performance.now() < deadline) await new Promise((resolve) => setImmediate(resolve));
+    await vi.advanceTimersByTimeAsync(29_999);
+    expect(error).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(1);
+    expect(error).toMatchObject({ reason: 'Timeout', phase: 'list' });
+    expect(error!.message).toMatch(/within 30000 ms \(waiting for: response headers\)/);
+    vi.useRealTimers();
+    await waitFor('the stream to be reset', () => api!.http2!.openStreams === 0);
+    expect(api.openConnections).toBe(1);
+  });
+});
+

@@ -239,6 +239,12 @@ function adopt(agent: http.Agent, socket: TLSSocket): void {
     own.createConnection = create;
     return socket.destroyed ? create.apply(agent, args) : socket;
   };
+  // The agent asks synchronously when it needs a connection; one it did not need is closed, not leaked.
+  setImmediate(() => {
+    if (own.createConnection === create) return;
+    own.createConnection = create;
+    socket.destroy();
+  });
 }
 
 /**
