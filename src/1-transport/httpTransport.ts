@@ -12,7 +12,7 @@ import { LineSplitter, type LineBytesSink, type LineSink } from './lineSplitter.
 import type { ListOptions, ListPage, ListWatch, RawWatchEvent, WatchFrame, WatchOptions } from './listWatch.ts';
 import { collectionPath, queryString, type ListWatchTarget } from './paths.ts';
 import type { Http2Options } from './http2/health.ts';
-import { http2Get, type Http2Route, type HttpProtocol } from './http2/request.ts';
+import { http2Get, mayUseHttp2, type Http2Route, type HttpProtocol } from './http2/request.ts';
 import type { HttpResponse } from './http2/response.ts';
 import { isRecord } from '../util/isRecord.ts';
 
@@ -317,7 +317,8 @@ function get(kc: KubeConfig, path: string, phase: ErrorPhase, settings: RequestS
       awaiting = 'connection';
       // HTTP/2 (./http2): one multiplexed connection per server and TLS material; `{}` means HTTP/1.1.
       const route = http2Route(kc, cluster, url, options, settings);
-      const h2 = await http2Get(url, options, route, { signal: abort.signal, stage: (stage) => (awaiting = stage), response: onResponse, error: onError });
+      const exchange = { signal: abort.signal, stage: (stage: AwaitingStage) => (awaiting = stage), response: onResponse, error: onError };
+      const h2 = mayUseHttp2(url, route) ? await http2Get(url, options, route, exchange) : {};
       if (h2.sent) return void (request = h2.sent);
       if (abort.signal.aborted) return;
       useAgent(kc, cluster, url, options, h2.socket);

@@ -2,7 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { http2Route, useAgent, type HttpProtocol } from '../1-transport/httpTransport.ts';
-import { http2Get } from '../1-transport/http2/request.ts';
+import { http2Get, mayUseHttp2 } from '../1-transport/http2/request.ts';
 import type { HttpResponse } from '../1-transport/http2/response.ts';
 import { Observable, map } from 'rxjs';
 import { LeaseError, reasonOfStatus, type LeaseOperation } from './errors.ts';
@@ -79,7 +79,8 @@ function request(
       const onError = (error: NodeJS.ErrnoException) => fail('NetworkError', `${error.code ?? ''} ${error.message}`.trim());
       // Over HTTP/2 when the informers' transport would be: on their connection (docs/transport.md).
       const route = http2Route(kc, cluster, url, options, { protocol: settings.protocol, http2: {} });
-      const h2 = await http2Get(url, options, route, { signal: abort.signal, stage: () => undefined, response: onResponse, error: onError }, payload);
+      const exchange = { signal: abort.signal, stage: () => undefined, response: onResponse, error: onError };
+      const h2 = mayUseHttp2(url, route) ? await http2Get(url, options, route, exchange, payload) : {};
       if (h2.sent) {
         abort.signal.addEventListener('abort', () => h2.sent.destroy(), { once: true });
         return;

@@ -56,9 +56,8 @@ export interface Http2Route {
  * `options` for this very request, so rotating tokens work as over HTTP/1.1.
  */
 export async function http2Get(url: URL, options: https.RequestOptions, route: Http2Route, exchange: Http2Exchange, body?: Buffer): Promise<Http2Outcome> {
-  if (route.protocol === 'http1') return {};
+  if (!mayUseHttp2(url, route)) return {};
   const forceH2 = route.protocol === 'h2';
-  if (!forceH2 && (url.protocol !== 'https:' || route.proxied)) return {};
   if (route.proxied) {
     throw Object.assign(new Error('HTTP/2 through a proxy is not supported; use protocol "auto" or "http1"'), { code: 'ERR_HTTP2_PROXY' });
   }
@@ -122,6 +121,12 @@ export async function http2Get(url: URL, options: https.RequestOptions, route: H
     }
     return { sent: watchStream(connection, stream, exchange) };
   }
+}
+
+/** Whether a request to `url` may go over HTTP/2 at all (when not, it goes over HTTP/1.1 without a pause). */
+export function mayUseHttp2(url: URL, route: Pick<Http2Route, 'protocol' | 'proxied'>): boolean {
+  if (route.protocol === 'http1') return false;
+  return route.protocol === 'h2' || (url.protocol === 'https:' && !route.proxied);
 }
 
 function requestHeaders(url: URL, options: https.RequestOptions): http2.OutgoingHttpHeaders {
