@@ -80,6 +80,12 @@ describe('HTTP/2: one connection for every request of a process', () => {
     // Discovery goes on the same connection.
     await firstValueFrom(getJson(kc, '/api'));
     expect(api.acceptedConnections).toBe(1);
+    // Unsubscribing every informer resets every stream and stops the connection's PING timers.
+    for (const stop of stops.splice(0)) stop();
+    await waitFor('every stream to close', () => api!.http2!.openStreams === 0 && api!.activeWatches === 0);
+    const [connection] = http2Connections(kc);
+    expect(connection!.active).toBe(0);
+    expect(connection!.health!.timers).toBe(0);
   });
 
   it('Lease requests (leader election) share the informers\' connection', async () => {
