@@ -4,6 +4,9 @@
  * HTTP/1.1-only servers still served, and unsubscribing frees the stream and
  * the PING timers.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { firstValueFrom, toArray, take } from 'rxjs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -12,6 +15,7 @@ import { getJson, httpListWatch } from '../../src/1-transport/httpTransport.ts';
 import { http2Connections } from '../../src/1-transport/http2/pool.ts';
 import { httpLeaseClients } from '../../src/leaderelection/httpLeaseClient.ts';
 import { startApiServer, type ApiServer } from '../../src/testing/index.ts';
+import { TEST_TLS_CERT, TEST_TLS_CERT_B, TEST_TLS_CERT_C, TEST_TLS_KEY, TEST_TLS_KEY_B } from '../../src/testing/emulator/tls.ts';
 import { contents, waitFor } from '../resilience/harness/live.ts';
 
 let api: ApiServer | undefined;
@@ -204,6 +208,48 @@ describe('HTTP/2: one connection for every request of a process', () => {
     const frames = await firstValueFrom(httpListWatch(kc, { resource: ConfigMap }).list({}).pipe(toArray()));
     expect(frames).toHaveLength(1);
     expect(api.acceptedConnections).toBe(1);
+  });
+});
+
+describe('HTTP/2 and TLS material', () => {
+  let dir: string | undefined;
+  afterEach(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+    dir = undefined;
+  });
+
+  it('client certificates: one connection per digest of the material; a rotated CA file moves new requests, the old watch carries on', async () => {
+    api = await startApiServer({ http2: true, tls: { cert: TEST_TLS_CERT, key: TEST_TLS_KEY, clientCa: TEST_TLS_CERT_B } });
+    dir = mkdtempSync(join(tmpdir(), 'rx-informer-h2-'));
+    const [caFile, certFile, keyFile] = ['ca.crt', 'client.crt', 'client.key'].map((name) => join(dir!, name)) as [string, string, string];
+    writeFileSync(caFile, TEST_TLS_CERT);
+    writeFileSync(certFile, TEST_TLS_CERT_B);
+    writeFileSync(keyFile, TEST_TLS_KEY_B);
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'emulator', server: api.url, caFile }],
+      users: [{ name: 'someone', certFile, keyFile }],
+      contexts: [{ name: 'emulator', cluster: 'emulator', user: 'someone' }],
+      currentContext: 'emulator',
+    });
+    const lw = httpListWatch(kc, { resource: ConfigMap });
+    const frames: unknown[] = [];
+    let ended = false;
+    const watch = lw.watch({ resourceVersion: api.resourceVersion }).subscribe({ next: (f) => frames.push(f), complete: () => (ended = true) });
+    stops.push(() => watch.unsubscribe());
+    await waitFor('the watch', () => api!.activeWatches === 1);
+    for (let i = 0; i < 3; i++) await firstValueFrom(lw.list({}));
+    expect(api.acceptedConnections).toBe(1);
+    expect(api.http2!.sessions).toBe(1);
+
+    writeFileSync(caFile, TEST_TLS_CERT + TEST_TLS_CERT_C); // still trusts the server, but other bytes
+    await firstValueFrom(lw.list({}));
+    expect(api.acceptedConnections).toBe(2);
+    api.create('configmaps', cm('default', 'a'));
+    await waitFor('the event on the old connection', () => frames.length === 1);
+    api.closeWatches();
+    await waitFor('the watch to end', () => ended);
+    await waitFor('the retired connection to close', () => api!.openConnections === 1);
   });
 });
 
