@@ -5,6 +5,7 @@
  * the PING timers.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import * as http2 from 'node:http2';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { firstValueFrom, toArray, take } from 'rxjs';
@@ -208,6 +209,32 @@ describe('HTTP/2: one connection for every request of a process', () => {
     const frames = await firstValueFrom(httpListWatch(kc, { resource: ConfigMap }).list({}).pipe(toArray()));
     expect(frames).toHaveLength(1);
     expect(api.acceptedConnections).toBe(1);
+  });
+});
+
+describe('HTTP/2 streams refused unprocessed', () => {
+  it('a stream the server refuses (REFUSED_STREAM, as after a GOAWAY) is sent again, and the request succeeds', async () => {
+    let streams = 0;
+    const server = http2.createSecureServer({ cert: TEST_TLS_CERT, key: TEST_TLS_KEY });
+    server.on('stream', (stream) => {
+      stream.on('error', () => undefined); // the refused one
+      if (++streams === 1) return stream.close(http2.constants.NGHTTP2_REFUSED_STREAM);
+      stream.respond({ ':status': 200, 'content-type': 'application/json' });
+      stream.end(JSON.stringify({ kind: 'APIVersions', versions: ['v1'] }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    stops.push(() => server.close());
+    const kc = new KubeConfig();
+    const port = (server.address() as { port: number }).port;
+    kc.loadFromOptions({
+      clusters: [{ name: 'c', server: `https://127.0.0.1:${port}`, caData: Buffer.from(TEST_TLS_CERT).toString('base64') }],
+      users: [{ name: 'u' }],
+      contexts: [{ name: 'c', cluster: 'c', user: 'u' }],
+      currentContext: 'c',
+    });
+    expect(await firstValueFrom(getJson(kc, '/api'))).toEqual({ kind: 'APIVersions', versions: ['v1'] });
+    expect(streams).toBe(2);
+    for (const connection of http2Connections(kc)) connection.session?.destroy();
   });
 });
 

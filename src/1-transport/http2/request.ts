@@ -27,6 +27,9 @@ export type Http2Outcome = { readonly sent: { destroy(): void } } | { readonly s
 /** Connections a request tries (GOAWAY, or full) before it opens its stream wherever it is. */
 const MAX_ATTEMPTS = 8;
 
+/** Times a request refused unprocessed is sent again. */
+const MAX_REFUSED = 2;
+
 /** What an aborted request resolves to: nothing to cancel. */
 const NOTHING_SENT: Http2Outcome = { sent: { destroy: () => undefined } };
 
@@ -55,7 +58,18 @@ export interface Http2Route {
  * Request headers (credentials included) are the ones the KubeConfig put on
  * `options` for this very request, so rotating tokens work as over HTTP/1.1.
  */
-export async function http2Get(url: URL, options: https.RequestOptions, route: Http2Route, exchange: Http2Exchange, body?: Buffer): Promise<Http2Outcome> {
+export function http2Get(url: URL, options: https.RequestOptions, route: Http2Route, exchange: Http2Exchange, body?: Buffer): Promise<Http2Outcome> {
+  return send(url, options, route, exchange, body, 0);
+}
+
+async function send(
+  url: URL,
+  options: https.RequestOptions,
+  route: Http2Route,
+  exchange: Http2Exchange,
+  body: Buffer | undefined,
+  refused: number,
+): Promise<Http2Outcome> {
   if (!mayUseHttp2(url, route)) return {};
   const forceH2 = route.protocol === 'h2';
   if (route.proxied) {
@@ -119,7 +133,9 @@ export async function http2Get(url: URL, options: https.RequestOptions, route: H
       exchange.error(error as NodeJS.ErrnoException);
       return NOTHING_SENT;
     }
-    return { sent: watchStream(connection, stream, exchange) };
+    // A stream the server refused unprocessed (REFUSED_STREAM, as after a GOAWAY) is sent once more, on another connection.
+    const again = refused < MAX_REFUSED ? () => send(url, options, route, exchange, body, refused + 1) : undefined;
+    return { sent: watchStream(connection, stream, exchange, again) };
   }
 }
 
@@ -140,8 +156,14 @@ function requestHeaders(url: URL, options: https.RequestOptions): http2.Outgoing
   return headers;
 }
 
-function watchStream(connection: NonNullable<ReturnType<typeof reserveStream>['connection']>, stream: http2.ClientHttp2Stream, exchange: Http2Exchange) {
+function watchStream(
+  connection: NonNullable<ReturnType<typeof reserveStream>['connection']>,
+  stream: http2.ClientHttp2Stream,
+  exchange: Http2Exchange,
+  again: (() => Promise<Http2Outcome>) | undefined,
+): { destroy(): void } {
   const health = connection.health!;
+  let retried: { destroy(): void } | undefined;
   connection.streamOpened();
   let responded = false;
   let reported = false;
@@ -155,13 +177,28 @@ function watchStream(connection: NonNullable<ReturnType<typeof reserveStream>['c
     responded = true;
     exchange.response(new Http2Response(stream, headers, () => health.read()));
   });
-  stream.on('error', (error: NodeJS.ErrnoException) => report(error));
+  const refused = () => !responded && again !== undefined && stream.rstCode === http2.constants.NGHTTP2_REFUSED_STREAM && !exchange.signal.aborted;
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (!refused()) report(error);
+  });
   stream.on('close', () => {
     connection.streamClosed();
+    if (!reported && refused() && again) {
+      reported = true;
+      void again().then((outcome) => {
+        if (outcome.sent) retried = outcome.sent;
+        else {
+          outcome.socket?.destroy();
+          exchange.error(Object.assign(new Error('the server refused the HTTP/2 stream (REFUSED_STREAM)'), { code: 'ECONNRESET' }));
+        }
+      });
+      return;
+    }
     report(Object.assign(new Error(`the HTTP/2 stream closed before the response headers (error code ${stream.rstCode ?? 'none'})`), { code: 'ECONNRESET' }));
   });
   return {
     destroy: () => {
+      retried?.destroy();
       if (!stream.closed && !stream.destroyed) stream.close(http2.constants.NGHTTP2_CANCEL);
     },
   };
