@@ -238,6 +238,35 @@ describe('HTTP/2 streams refused unprocessed', () => {
   });
 });
 
+describe('h2c', () => {
+  it("protocol 'h2' over http: speaks HTTP/2 with prior knowledge; 'auto' there stays on HTTP/1.1", async () => {
+    const seen: string[] = [];
+    const server = http2.createServer();
+    server.on('stream', (stream, headers) => {
+      seen.push(`${String(headers[':method'])} ${String(headers[':path'])} ${String(headers['user-agent'])}`);
+      stream.respond({ ':status': 200, 'content-type': 'application/json' });
+      stream.end(JSON.stringify({ kind: 'APIVersions', versions: ['v1'] }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    stops.push(() => server.close());
+    const kc = new KubeConfig();
+    const port = (server.address() as { port: number }).port;
+    kc.loadFromOptions({
+      clusters: [{ name: 'c', server: `http://127.0.0.1:${port}`, skipTLSVerify: true }],
+      users: [{ name: 'u' }],
+      contexts: [{ name: 'c', cluster: 'c', user: 'u' }],
+      currentContext: 'c',
+    });
+    expect(await firstValueFrom(getJson(kc, '/api', { protocol: 'h2', userAgent: 'h2c-test' }))).toMatchObject({ kind: 'APIVersions' });
+    expect(seen).toEqual(['GET /api h2c-test']);
+    // An h2c-only server cannot answer HTTP/1.1: `auto` does not ask for HTTP/2 over plain http.
+    const error = await firstValueFrom(getJson(kc, '/api', { requestTimeoutMs: 2_000 })).catch((e: unknown) => e as InformerError);
+    expect(error).toBeInstanceOf(Error);
+    expect(seen).toHaveLength(1);
+    for (const connection of http2Connections(kc)) connection.session?.destroy();
+  });
+});
+
 describe('HTTP/2 and TLS material', () => {
   let dir: string | undefined;
   afterEach(() => {
