@@ -251,7 +251,13 @@ function adopt(agent: http.Agent, socket: TLSSocket): void {
  * How a request to `url` with these applied options may go over HTTP/2 (see ./http2/request.ts):
  * the same connection key and TLS digest as the agents.
  */
-export function http2Route(kc: KubeConfig, cluster: Cluster, url: URL, options: https.RequestOptions, settings: Pick<RequestSettings, 'protocol' | 'http2'>): Http2Route {
+export function http2Route(
+  kc: KubeConfig,
+  cluster: Cluster,
+  url: URL,
+  options: https.RequestOptions,
+  settings: Pick<RequestSettings, 'protocol' | 'http2'>,
+): Http2Route {
   const { digest, agentOptions } = tlsDigest(url.protocol, options);
   return {
     ...{ owner: kc, slotKey: slotKeyOf(kc, cluster), digest, tlsOptions: agentOptions },
@@ -316,9 +322,10 @@ function get(kc: KubeConfig, path: string, phase: ErrorPhase, settings: RequestS
         fail(new InformerError('NetworkError', `${phase} ${url.pathname}: ${error.code ?? ''} ${error.message}`.trim(), { phase, cause: error }));
       awaiting = 'connection';
       // HTTP/2 (./http2): one multiplexed connection per server and TLS material; `{}` means HTTP/1.1.
-      const route = http2Route(kc, cluster, url, options, settings);
       const exchange = { signal: abort.signal, stage: (stage: AwaitingStage) => (awaiting = stage), response: onResponse, error: onError };
-      const h2 = mayUseHttp2(url, route) ? await http2Get(url, options, route, exchange) : {};
+      const h2 = mayUseHttp2(url, { protocol: settings.protocol, proxied: !!cluster.proxyUrl })
+        ? await http2Get(url, options, http2Route(kc, cluster, url, options, settings), exchange)
+        : {};
       if (h2.sent) return void (request = h2.sent);
       if (abort.signal.aborted) return;
       useAgent(kc, cluster, url, options, h2.socket);

@@ -78,9 +78,10 @@ function request(
       };
       const onError = (error: NodeJS.ErrnoException) => fail('NetworkError', `${error.code ?? ''} ${error.message}`.trim());
       // Over HTTP/2 when the informers' transport would be: on their connection (docs/transport.md).
-      const route = http2Route(kc, cluster, url, options, { protocol: settings.protocol, http2: {} });
       const exchange = { signal: abort.signal, stage: () => undefined, response: onResponse, error: onError };
-      const h2 = mayUseHttp2(url, route) ? await http2Get(url, options, route, exchange, payload) : {};
+      const h2 = mayUseHttp2(url, { protocol: settings.protocol, proxied: !!cluster.proxyUrl })
+        ? await http2Get(url, options, http2Route(kc, cluster, url, options, { protocol: settings.protocol, http2: {} }), exchange, payload)
+        : {};
       if (h2.sent) {
         abort.signal.addEventListener('abort', () => h2.sent.destroy(), { once: true });
         return;

@@ -225,7 +225,8 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   const listener = (req: Parameters<typeof handler.handle>[0], res: Parameters<typeof handler.handle>[1]): void =>
     handler.handle(req, res);
   const clientCa = tls && 'clientCa' in tls ? tls.clientCa : undefined;
-  const h2 = options.http2 && tls ? await listenHttp2({ ...tls, clientCa }, listener, options.port ?? 0, options.http2 === true ? {} : options.http2) : undefined;
+  const h2Settings = options.http2 === true ? {} : options.http2;
+  const h2 = h2Settings && tls ? await listenHttp2({ ...tls, clientCa }, listener, options.port ?? 0, h2Settings) : undefined;
   const server: Server = tls
     ? createHttpsServer({ cert: tls.cert, key: tls.key, ...(clientCa ? { ca: clientCa, requestCert: true, rejectUnauthorized: true } : {}) }, listener)
     : createHttpServer(listener);
