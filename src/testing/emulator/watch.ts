@@ -406,7 +406,8 @@ export class WatchSession implements OpenWatch {
   /** Destroys the connection (server shutdown of a stalled watch, or dropWatch). */
   destroy(): void {
     this.cleanup('server-close');
-    this.res.destroy();
+    // HTTP/2: reset the stream with an error code (a bare destroy would send RST_STREAM NO_ERROR, which reads as an end).
+    if (!resetStream(this.res, '')) this.res.destroy();
   }
 
   private flushNow(): void {
