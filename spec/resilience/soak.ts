@@ -3,7 +3,7 @@
  * as in the conformance suite; prints progress, every failing seed with its
  * schedule, and a markdown summary.
  *
- *   node spec/resilience/soak.ts [--seed N] [--schedules N] [--progress N] [--concurrency N]
+ *   node spec/resilience/soak.ts [--seed N] [--schedules N] [--progress N] [--concurrency N] [--http2]
  *   node spec/resilience/soak.ts --recovery [--seed N] [--schedules N] [--clock virtual|node]
  *
  * `--recovery`: the recovery-latency soak instead (spec/resilience/recovery): virtual
@@ -25,6 +25,7 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '2' },
     recovery: { type: 'boolean', default: false },
     clock: { type: 'string', default: 'virtual' },
+    http2: { type: 'boolean', default: false },
   },
 });
 
@@ -64,11 +65,11 @@ let watchList = 0;
 const started = performance.now();
 const seconds = () => ((performance.now() - started) / 1000).toFixed(1);
 
-console.log(`soak: ${total} schedules from seed ${seed}, ${concurrency} at a time`);
+console.log(`soak: ${total} schedules from seed ${seed}, ${concurrency} at a time${values.http2 ? ', over HTTP/2' : ''}`);
 
 async function one(s: number): Promise<void> {
   const schedule = scheduleFor(s);
-  const result = await runSchedule(schedule);
+  const result = await runSchedule(schedule, { http2: values.http2 });
   done++;
   operations += result.operations;
   requests += result.requests;

@@ -11,6 +11,9 @@ import { lazyParseList, lazyParseWatchLine } from './lazyJson.ts';
 import { LineSplitter, type LineBytesSink, type LineSink } from './lineSplitter.ts';
 import type { ListOptions, ListPage, ListWatch, RawWatchEvent, WatchFrame, WatchOptions } from './listWatch.ts';
 import { collectionPath, queryString, type ListWatchTarget } from './paths.ts';
+import type { Http2Options } from './http2/health.ts';
+import { http2Get, mayUseHttp2, type Http2Route, type HttpProtocol } from './http2/request.ts';
+import type { HttpResponse } from './http2/response.ts';
 import { isRecord } from '../util/isRecord.ts';
 
 /** Tuning of the HTTP transport (see docs/transport.md). */
@@ -47,7 +50,18 @@ export interface HttpTransportOptions {
    * first read. Pages and lines with non-ASCII text are parsed as usual. Default false.
    */
   readonly lazyDecode?: boolean;
+  /**
+   * HTTP version (see docs/transport.md, "HTTP/2"): `auto` asks for HTTP/2 over TLS and
+   * falls back to HTTP/1.1 when the server or a proxy does not offer it; `h2` insists;
+   * `http1` never asks. Default `auto`.
+   */
+  readonly protocol?: HttpProtocol;
+  /** HTTP/2 PING health checks: read-idle 10 s, ping timeout 10 s by default. */
+  readonly http2?: Http2Options;
 }
+
+export type { HttpProtocol } from './http2/request.ts';
+export type { Http2Options } from './http2/health.ts';
 
 /** The default of {@link HttpTransportOptions.requestTimeoutMs}. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
@@ -65,6 +79,8 @@ export const DEFAULT_MAX_DOCUMENT_BYTES = 4 * 1024 * 1024;
 export const MAX_RETRY_AFTER_SECONDS = 300;
 
 const DEFAULT_USER_AGENT = 'rx-informer/0.1 (node)';
+/** The default of {@link HttpTransportOptions.protocol}. */
+export const DEFAULT_PROTOCOL: HttpProtocol = 'auto';
 
 const JSON_ACCEPT = 'application/json';
 /** What a metadata-only list asks for, with plain JSON as the fallback (as client-go's metadata client, 10a). */
@@ -85,7 +101,8 @@ function timerMs(value: number | undefined, fallback: number): number | undefine
 export type AwaitingStage = 'credentials' | 'connection' | 'TLS handshake' | 'response headers';
 
 interface Opened {
-  readonly response: http.IncomingMessage;
+  /** An `http.IncomingMessage`, or an HTTP/2 stream's response made to look like one. */
+  readonly response: HttpResponse;
 }
 
 interface RequestSettings {
@@ -94,13 +111,17 @@ interface RequestSettings {
   readonly requestTimeoutMs: number | undefined;
   /** The byte limit of an error body. */
   readonly maxErrorBodyBytes: number;
+  readonly protocol: HttpProtocol;
+  readonly http2: Http2Options;
 }
 
-function requestSettings(options: Pick<HttpTransportOptions, 'userAgent' | 'requestTimeoutMs' | 'maxErrorBodyBytes'>): RequestSettings {
+function requestSettings(options: Pick<HttpTransportOptions, 'userAgent' | 'requestTimeoutMs' | 'maxErrorBodyBytes' | 'protocol' | 'http2'>): RequestSettings {
   return {
     userAgent: options.userAgent ?? DEFAULT_USER_AGENT,
     requestTimeoutMs: timerMs(options.requestTimeoutMs, DEFAULT_REQUEST_TIMEOUT_MS),
     maxErrorBodyBytes: byteLimit(options.maxErrorBodyBytes, DEFAULT_MAX_ERROR_BODY_BYTES),
+    protocol: options.protocol ?? DEFAULT_PROTOCOL,
+    http2: options.http2 ?? {},
   };
 }
 
@@ -234,13 +255,57 @@ function agentFor(kc: KubeConfig, cluster: Cluster, url: URL, options: https.Req
   const { digest, agentOptions } = tlsDigest(url.protocol, options);
   let slots = agentSlots.get(kc);
   if (!slots) agentSlots.set(kc, (slots = new Map()));
-  const slotKey = JSON.stringify([cluster.name, kc.getCurrentUser()?.name ?? '', cluster.server]);
+  const slotKey = slotKeyOf(kc, cluster);
   const slot = slots.get(slotKey);
   if (slot?.digest === digest) return slot.agent;
   if (slot) retire(slot.agent);
   const agent = url.protocol === 'http:' ? new http.Agent({ keepAlive: true }) : new https.Agent({ ...agentOptions, keepAlive: true });
   slots.set(slotKey, { digest, agent });
   return agent;
+}
+
+function slotKeyOf(kc: KubeConfig, cluster: Cluster): string {
+  return JSON.stringify([cluster.name, kc.getCurrentUser()?.name ?? '', cluster.server]);
+}
+
+/** Makes `agent` use `socket` (a TLS connection whose server chose HTTP/1.1 by ALPN) for its next new connection. */
+function adopt(agent: http.Agent, socket: TLSSocket): void {
+  const own = agent as unknown as { createConnection: (...args: unknown[]) => unknown };
+  const create = own.createConnection;
+  own.createConnection = (...args: unknown[]) => {
+    own.createConnection = create;
+    return socket.destroyed ? create.apply(agent, args) : socket;
+  };
+  // The agent asks synchronously when it needs a connection; one it did not need is closed, not leaked.
+  setImmediate(() => {
+    if (own.createConnection === create) return;
+    own.createConnection = create;
+    socket.destroy();
+  });
+}
+
+/**
+ * How a request to `url` with these applied options may go over HTTP/2 (see ./http2/request.ts):
+ * the same connection key and TLS digest as the agents.
+ */
+export function http2Route(
+  kc: KubeConfig,
+  cluster: Cluster,
+  url: URL,
+  options: https.RequestOptions,
+  settings: Pick<RequestSettings, 'protocol' | 'http2'>,
+): Http2Route {
+  const { digest, agentOptions } = tlsDigest(url.protocol, options);
+  return {
+    ...{ owner: kc, slotKey: slotKeyOf(kc, cluster), digest, tlsOptions: agentOptions },
+    ...{ proxied: !!cluster.proxyUrl, protocol: settings.protocol, options: settings.http2 },
+  };
+}
+
+/** Puts this request's keep-alive agent on `options` (HTTP/1.1), handing it the socket ALPN left, if any. */
+export function useAgent(kc: KubeConfig, cluster: Cluster, url: URL, options: https.RequestOptions, socket?: TLSSocket): void {
+  options.agent = agentFor(kc, cluster, url, options);
+  if (socket && options.agent) adopt(options.agent, socket);
 }
 
 function retire(agent: http.Agent): void {
@@ -260,8 +325,8 @@ function retire(agent: http.Agent): void {
 function get(kc: KubeConfig, path: string, phase: ErrorPhase, settings: RequestSettings, accept = JSON_ACCEPT): Observable<Opened> {
   return new Observable<Opened>((subscriber) => {
     const abort = new AbortController();
-    let request: http.ClientRequest | undefined;
-    let response: http.IncomingMessage | undefined;
+    let request: { destroy(): unknown } | undefined;
+    let response: HttpResponse | undefined;
     let awaiting: AwaitingStage = 'credentials';
     const what = `${phase} ${path.split('?')[0]}`;
     const timeoutMs = settings.requestTimeoutMs;
@@ -283,16 +348,28 @@ function get(kc: KubeConfig, path: string, phase: ErrorPhase, settings: RequestS
       await credentialsFor.run(abort.signal, () => kc.applyToHTTPSOptions(options));
       if (abort.signal.aborted) return;
       const url = new URL(cluster.server.replace(/\/+$/, '') + path);
-      options.agent = agentFor(kc, cluster, url, options);
-      const send = url.protocol === 'http:' ? http.request : https.request;
-      awaiting = 'connection';
-      const sent = send(url, { ...options, signal: abort.signal }, (opened) => {
+      const onResponse = (opened: HttpResponse) => {
         clearTimeout(timer);
         response = opened;
         // Before the 401 is reported: the reflector's retry then runs the exec plugin again.
         if (opened.statusCode === 401) forgetExecCredential(kc);
         subscriber.next({ response: opened });
-      });
+      };
+      const onError = (error: NodeJS.ErrnoException) => {
+        const detail = tlsFailure(error, cluster) ?? `${error.code ?? ''} ${error.message}`.trim();
+        fail(new InformerError('NetworkError', `${phase} ${url.pathname}: ${detail}`, { phase, cause: error }));
+      };
+      awaiting = 'connection';
+      // HTTP/2 (./http2): one multiplexed connection per server and TLS material; `{}` means HTTP/1.1.
+      const exchange = { signal: abort.signal, stage: (stage: AwaitingStage) => (awaiting = stage), response: onResponse, error: onError };
+      const h2 = mayUseHttp2(url, { protocol: settings.protocol, proxied: !!cluster.proxyUrl })
+        ? await http2Get(url, options, http2Route(kc, cluster, url, options, settings), exchange)
+        : {};
+      if (h2.sent) return void (request = h2.sent);
+      if (abort.signal.aborted) return;
+      useAgent(kc, cluster, url, options, h2.socket);
+      const send = url.protocol === 'http:' ? http.request : https.request;
+      const sent = send(url, { ...options, signal: abort.signal }, onResponse);
       request = sent;
       sent.on('socket', (socket) => {
         const secure = socket instanceof TLSSocket;
@@ -303,10 +380,7 @@ function get(kc: KubeConfig, path: string, phase: ErrorPhase, settings: RequestS
         socket.once('connect', () => (awaiting = secure ? 'TLS handshake' : 'response headers'));
         if (secure) socket.once('secureConnect', () => (awaiting = 'response headers'));
       });
-      sent.on('error', (error: NodeJS.ErrnoException) => {
-        const detail = tlsFailure(error, cluster) ?? `${error.code ?? ''} ${error.message}`.trim();
-        fail(new InformerError('NetworkError', `${phase} ${url.pathname}: ${detail}`, { phase, cause: error }));
-      });
+      sent.on('error', onError);
       sent.end();
     })().catch((error: unknown) => {
       fail(
@@ -382,7 +456,7 @@ interface BodyLimit {
 }
 
 /** The byte limit of a response: the body limit asked for when it succeeded, else the error body limit. */
-function limitFor(response: http.IncomingMessage, success: BodyLimit, settings: RequestSettings): BodyLimit {
+function limitFor(response: HttpResponse, success: BodyLimit, settings: RequestSettings): BodyLimit {
   if (response.statusCode === 200) return success;
   return { maxBytes: settings.maxErrorBodyBytes, what: `${success.what} (HTTP ${response.statusCode ?? 0} error body)`, option: 'maxErrorBodyBytes' };
 }
@@ -393,7 +467,7 @@ function limitFor(response: http.IncomingMessage, success: BodyLimit, settings: 
  * read further: the response is destroyed (the request aborted) and `ResponseTooLarge` reported.
  */
 function readBody(
-  response: http.IncomingMessage,
+  response: HttpResponse,
   limit: BodyLimit,
   onBody: (bytes: Buffer) => void,
   onError: (error: InformerError) => void,
@@ -436,7 +510,7 @@ function parseJson(text: string): unknown {
   }
 }
 
-function httpError(response: http.IncomingMessage, body: Buffer, phase: ErrorPhase): InformerError {
+function httpError(response: HttpResponse, body: Buffer, phase: ErrorPhase): InformerError {
   const status = response.statusCode ?? 0;
   const retryAfter = status === 429 || status === 503 ? parseRetryAfter(response.headers['retry-after']) : undefined;
   return errorFromStatus(status, parseJson(body.toString('utf8')), phase, retryAfter);
@@ -525,7 +599,10 @@ function shapeFrame(frame: WatchFrame, shape: (object: unknown) => unknown): Wat
 export function getJson(
   kc: KubeConfig,
   path: string,
-  options: Pick<HttpTransportOptions, 'userAgent' | 'listIdleTimeoutMs' | 'requestTimeoutMs' | 'maxDocumentBytes' | 'maxErrorBodyBytes'> = {},
+  options: Pick<
+    HttpTransportOptions,
+    'userAgent' | 'listIdleTimeoutMs' | 'requestTimeoutMs' | 'maxDocumentBytes' | 'maxErrorBodyBytes' | 'protocol' | 'http2'
+  > = {},
 ): Observable<unknown> {
   const idleMs = timerMs(options.listIdleTimeoutMs, DEFAULT_LIST_IDLE_TIMEOUT_MS);
   const settings = requestSettings(options);

@@ -111,7 +111,10 @@ export function assembleDiscovery(lists: readonly { readonly groupVersion: Group
  * The transport options discovery's requests use (each request is bounded by `requestTimeoutMs`, default 30 s,
  * each document by `maxDocumentBytes`, default 4 MiB, each error body by `maxErrorBodyBytes`, default 1 MiB).
  */
-export type DiscoveryOptions = Pick<HttpTransportOptions, 'userAgent' | 'requestTimeoutMs' | 'listIdleTimeoutMs' | 'maxDocumentBytes' | 'maxErrorBodyBytes'>;
+export type DiscoveryOptions = Pick<
+  HttpTransportOptions,
+  'userAgent' | 'requestTimeoutMs' | 'listIdleTimeoutMs' | 'maxDocumentBytes' | 'maxErrorBodyBytes' | 'protocol' | 'http2'
+>;
 
 /** What a JSON value is, for a message (never the value itself: it may be huge). */
 function shapeOf(value: unknown): string {

@@ -1,6 +1,9 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { http2Route, useAgent, type HttpProtocol } from '../1-transport/httpTransport.ts';
+import { http2Get, mayUseHttp2 } from '../1-transport/http2/request.ts';
+import type { HttpResponse } from '../1-transport/http2/response.ts';
 import { Observable, map } from 'rxjs';
 import { capMessage } from '../0-model/errors.ts';
 import { LeaseError, reasonOfStatus, type LeaseOperation } from './errors.ts';
@@ -16,6 +19,8 @@ export interface HttpLeaseOptions {
   readonly userAgent?: string;
   /** Largest response body read (Lease, Lease list or error Status); past it the request is aborted (`ResponseTooLarge`). Default 4 MiB. */
   readonly maxBodyBytes?: number;
+  /** HTTP version, as the informers' `http.protocol` (docs/transport.md): default `auto`, sharing their HTTP/2 connection. */
+  readonly protocol?: HttpProtocol;
 }
 
 /** The default of {@link HttpLeaseOptions.maxBodyBytes}. */
@@ -37,7 +42,7 @@ function request(
   path: string,
   body: unknown,
   what: { operation: LeaseOperation; lease: string },
-  settings: { timeoutMs: number; userAgent: string; maxBodyBytes: number },
+  settings: { timeoutMs: number; userAgent: string; maxBodyBytes: number; protocol: HttpProtocol },
 ): Observable<Answer> {
   return new Observable<Answer>((subscriber) => {
     const abort = new AbortController();
@@ -61,8 +66,7 @@ function request(
       await kc.applyToHTTPSOptions(options);
       if (abort.signal.aborted) return;
       const url = new URL(cluster.server.replace(/\/+$/, '') + path);
-      const send = url.protocol === 'http:' ? http.request : https.request;
-      const sent = send(url, { ...options, signal: abort.signal }, (response) => {
+      const onResponse = (response: HttpResponse) => {
         const chunks: Buffer[] = [];
         let bytes = 0;
         response.on('data', (chunk: Buffer) => {
@@ -84,8 +88,22 @@ function request(
           subscriber.next({ status: response.statusCode ?? 0, body: parsed });
           subscriber.complete();
         });
-      });
-      sent.on('error', (error: NodeJS.ErrnoException) => fail('NetworkError', `${error.code ?? ''} ${error.message}`.trim()));
+      };
+      const onError = (error: NodeJS.ErrnoException) => fail('NetworkError', `${error.code ?? ''} ${error.message}`.trim());
+      // Over HTTP/2 when the informers' transport would be: on their connection (docs/transport.md).
+      const exchange = { signal: abort.signal, stage: () => undefined, response: onResponse, error: onError };
+      const h2 = mayUseHttp2(url, { protocol: settings.protocol, proxied: !!cluster.proxyUrl })
+        ? await http2Get(url, options, http2Route(kc, cluster, url, options, { protocol: settings.protocol, http2: {} }), exchange, payload)
+        : {};
+      if (h2.sent) {
+        abort.signal.addEventListener('abort', () => h2.sent.destroy(), { once: true });
+        return;
+      }
+      if (abort.signal.aborted) return;
+      useAgent(kc, cluster, url, options, h2.socket);
+      const send = url.protocol === 'http:' ? http.request : https.request;
+      const sent = send(url, { ...options, signal: abort.signal }, onResponse);
+      sent.on('error', onError);
       sent.end(payload);
     })().catch((error: unknown) => fail('Config', `cannot apply the KubeConfig: ${error instanceof Error ? error.message : String(error)}`));
     return () => {
@@ -120,6 +138,7 @@ export function httpLeaseClients(kc: KubeConfig, options: HttpLeaseOptions = {})
     timeoutMs: options.requestTimeoutMs ?? 5_000,
     userAgent: options.userAgent ?? 'rx-informer-leaderelection',
     maxBodyBytes: options.maxBodyBytes !== undefined && options.maxBodyBytes > 0 ? options.maxBodyBytes : DEFAULT_MAX_LEASE_BODY_BYTES,
+    protocol: options.protocol ?? 'auto',
   };
   const base = `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases`;
   const leaseObject = (name: string, labels: Readonly<Record<string, string>> | undefined, record: LeaderElectionRecord, resourceVersion?: string) => ({

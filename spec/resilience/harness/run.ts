@@ -40,6 +40,11 @@ export const TIMING = {
 export interface RunOptions {
   /** Tampers with the informer's ListWatch: proves the checks can fail. */
   readonly sabotage?: (listWatch: ListWatch) => ListWatch;
+  /**
+   * Over HTTP/2 (the emulator's TLS h2 mode). The server-side request tracker sees HTTP/1.1 requests only,
+   * so its checks (requests open at once, requests left open) see nothing then; the rest hold.
+   */
+  readonly http2?: boolean;
 }
 
 export interface FaultCount {
@@ -319,6 +324,7 @@ export async function runSchedule(schedule: Schedule, options: RunOptions = {}):
     historyLimit: config.historyLimit,
     sendInitialEvents: config.serverWatchList,
     namespaces: ['ns-a', 'ns-b'],
+    ...(options.http2 ? { http2: true } : {}),
   });
   const tracker = new ServerRequestTracker(api.port);
   const userAgent = `rx-informer-resilience/${++runs}`;
@@ -329,7 +335,10 @@ export async function runSchedule(schedule: Schedule, options: RunOptions = {}):
     for (const o of config.initial) world.writer.write(o.ns, o.name);
     const probe = new InflightProbe();
     const resource = RESOURCES[config.kind];
-    const http = httpListWatch(api.kubeConfig, { resource, namespace: config.namespace }, { userAgent, maxLineBytes: TIMING.maxLineBytes });
+    const http = httpListWatch(api.kubeConfig, { resource, namespace: config.namespace }, {
+      ...{ userAgent, maxLineBytes: TIMING.maxLineBytes },
+      ...(options.http2 ? { protocol: 'h2' as const } : {}),
+    });
     const cache = informer(probe.wrap(options.sabotage ? options.sabotage(http) : http), resource, {
       namespace: config.namespace,
       pageSize: config.pageSize,

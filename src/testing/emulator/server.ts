@@ -6,6 +6,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { FaultInjector } from './faults.ts';
+import { listenHttp2, type Http2Front } from './h2.ts';
 import { HttpHandler } from './http.ts';
 import { clone, isPlainObject } from './json.ts';
 import { metaOf, Objects, type PatchType } from './objects.ts';
@@ -56,6 +57,12 @@ export interface ApiServerOptions {
   startResourceVersion?: number;
   /** Port on 127.0.0.1 (default 0: any free port). */
   port?: number;
+  /**
+   * Speak HTTP/2 (ALPN `h2`, with `http/1.1` for clients that do not ask for it) over TLS; implies
+   * `tls: true` unless `tls` is given. The server's `http2` then counts sessions and streams and can
+   * black-hole connections or send GOAWAY (see ./h2.ts).
+   */
+  http2?: boolean | { maxConcurrentStreams?: number };
 }
 
 export interface ApiServer {
@@ -79,6 +86,8 @@ export interface ApiServer {
   readonly openConnections: number;
   /** Number of client connections accepted since the start (a reused keep-alive connection counts once). */
   readonly acceptedConnections: number;
+  /** The HTTP/2 front (with `http2: true`): sessions, streams, black-holing, GOAWAY. */
+  readonly http2: Http2Front | undefined;
   /**
    * Accept another bearer token from now on (`undefined`: no token needed). Open watches
    * carry on, as a real API server's do; the next request with the old token gets 401.
@@ -212,10 +221,12 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     isClosing: () => closing,
   });
 
-  const tls = options.tls === true ? { cert: TEST_TLS_CERT, key: TEST_TLS_KEY } : options.tls || undefined;
+  const tls = options.tls === true || (options.http2 && !options.tls) ? { cert: TEST_TLS_CERT, key: TEST_TLS_KEY } : options.tls || undefined;
   const listener = (req: Parameters<typeof handler.handle>[0], res: Parameters<typeof handler.handle>[1]): void =>
     handler.handle(req, res);
   const clientCa = tls && 'clientCa' in tls ? tls.clientCa : undefined;
+  const h2Settings = options.http2 === true ? {} : options.http2;
+  const h2 = h2Settings && tls ? await listenHttp2({ ...tls, clientCa }, listener, options.port ?? 0, h2Settings) : undefined;
   const server: Server = tls
     ? createHttpsServer({ cert: tls.cert, key: tls.key, ...(clientCa ? { ca: clientCa, requestCert: true, rejectUnauthorized: true } : {}) }, listener)
     : createHttpServer(listener);
@@ -226,14 +237,16 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
+  if (!h2) {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.port ?? 0, '127.0.0.1', () => {
+        server.off('error', reject);
+        resolve();
+      });
     });
-  });
-  port = (server.address() as AddressInfo).port;
+  }
+  port = h2 ? h2.port : (server.address() as AddressInfo).port;
   const url = `${tls ? 'https' : 'http'}://127.0.0.1:${port}`;
 
   const kubeConfig = new KubeConfig();
@@ -308,11 +321,12 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
       return sessions.size;
     },
     get openConnections() {
-      return sockets.size;
+      return h2 ? h2.front.openConnections : sockets.size;
     },
     get acceptedConnections() {
-      return accepted;
+      return h2 ? h2.front.acceptedConnections : accepted;
     },
+    http2: h2?.front,
     setToken(next) {
       token = next;
     },
@@ -379,6 +393,11 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
         }
         sessions.clear();
         for (const s of [...draining]) s.dispose();
+        if (h2) {
+          await new Promise<void>((resolve) => setImmediate(resolve));
+          await h2.close();
+          return;
+        }
         const done = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
         // Give ended responses a moment to flush, then free every socket.

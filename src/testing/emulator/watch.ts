@@ -11,6 +11,7 @@ import { type FieldSelector, type LabelSelector, matchesFields, matchesLabels } 
 import { type Status, watchTooOld } from './status.ts';
 import { type Collection, eventLine, type HistoryEvent } from './store.ts';
 import type { KubeObject } from './types.ts';
+import { resetStream } from './h2.ts';
 
 export interface WatchFilter {
   namespace: string | undefined;
@@ -365,6 +366,8 @@ export class WatchSession implements OpenWatch {
     this.cleanup('fault');
     this.dispose();
     const sock = this.res.socket;
+    // HTTP/2: only this stream is reset (after what was written), not the connection it shares.
+    if (resetStream(this.res, this.pending.join(''))) return void (this.pending = []);
     this.flushNow();
     if (sock) sock.destroySoon();
     else this.res.destroy();
@@ -403,7 +406,8 @@ export class WatchSession implements OpenWatch {
   /** Destroys the connection (server shutdown of a stalled watch, or dropWatch). */
   destroy(): void {
     this.cleanup('server-close');
-    this.res.destroy();
+    // HTTP/2: reset the stream with an error code (a bare destroy would send RST_STREAM NO_ERROR, which reads as an end).
+    if (!resetStream(this.res, '')) this.res.destroy();
   }
 
   private flushNow(): void {

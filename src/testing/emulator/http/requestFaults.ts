@@ -4,6 +4,7 @@
  * left to the watch stream (../watch.ts).
  */
 import type { Fault } from '../faults.ts';
+import { resetStream } from '../h2.ts';
 import { ApiError, statusForCode, tooLargeResourceVersion, tooManyRequests } from '../status.ts';
 import type { Ctx } from './request.ts';
 import { record, sendError, sendWatchError } from './respond.ts';
@@ -25,7 +26,8 @@ export async function applyRequestFault(ctx: Ctx, fault: Fault): Promise<boolean
     }
     case 'reset':
       record(ctx, 0);
-      ctx.req.socket.destroy();
+      // HTTP/2: only this stream, with an error code; HTTP/1.1: the connection.
+      if (!resetStream(ctx.res, '')) ctx.req.socket.destroy();
       return true;
     case 'delay':
       await new Promise<void>((resolve) => {

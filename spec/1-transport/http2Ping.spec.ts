@@ -1,0 +1,212 @@
+/**
+ * The PING rule at its defaults (read-idle 10 s, ping timeout 10 s), in
+ * virtual time: on its own with a fake session, and end to end with the
+ * emulator black-holing the HTTP/2 connection of ten informers (vi fake timers
+ * drive the client's and the emulator's timers alike; sockets stay real).
+ */
+import type { ClientHttp2Session } from 'node:http2';
+import { firstValueFrom, VirtualTimeScheduler, VirtualAction } from 'rxjs';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { KubeConfig } from '@kubernetes/client-node';
+import { ConfigMap, informerFactory, type InformerError } from '../../src/index.ts';
+import { DEFAULT_PING_TIMEOUT_MS, DEFAULT_READ_IDLE_MS, PingHealth } from '../../src/1-transport/http2/health.ts';
+import { http2Connections } from '../../src/1-transport/http2/pool.ts';
+import { startApiServer, type ApiServer } from '../../src/testing/index.ts';
+
+/** A session whose PINGs are answered (`answer`) or not. */
+function fakeSession() {
+  const pings: ((error: Error | null, duration: number, payload: Buffer) => void)[] = [];
+  const session = { ping: (callback: (error: Error | null, duration: number, payload: Buffer) => void) => (pings.push(callback), true) };
+  return { session: session as unknown as ClientHttp2Session, pings, answer: () => pings.splice(0).forEach((cb) => cb(null, 1, Buffer.alloc(8))) };
+}
+
+/** A virtual-time scheduler that stops at `until` ms. */
+const virtual = (until: number) => new VirtualTimeScheduler(VirtualAction, until);
+
+describe('PingHealth at its defaults', () => {
+  it('defaults find a dead connection within 20 s', () => {
+    expect(DEFAULT_READ_IDLE_MS + DEFAULT_PING_TIMEOUT_MS).toBeLessThanOrEqual(20_000);
+  });
+
+  it('a connection that answers nothing is declared dead 20 s after its last byte (ping at 10 s)', () => {
+    const scheduler = virtual(60_000);
+    const { session, pings } = fakeSession();
+    let deadAt: number | undefined;
+    const health = new PingHealth(session, { scheduler }, () => (deadAt = scheduler.now()));
+    health.streams(1);
+    scheduler.maxFrames = 9_999;
+    scheduler.flush();
+    expect(pings).toHaveLength(0);
+    scheduler.maxFrames = 10_000;
+    scheduler.flush();
+    expect(pings).toHaveLength(1);
+    scheduler.maxFrames = 60_000;
+    scheduler.flush();
+    expect(deadAt).toBe(20_000);
+    expect(health.timers).toBe(0);
+  });
+
+  it('a healthy idle connection costs one PING per 10 s, and bytes read postpone it', () => {
+    const scheduler = virtual(60_000);
+    const { session, pings, answer } = fakeSession();
+    let dead = false;
+    const health = new PingHealth(session, { scheduler }, () => (dead = true));
+    health.streams(1);
+    let sent = 0;
+    // Answer every PING 1 s after it is sent, for a minute.
+    for (let t = 0; t < 60_000; t += 1_000) {
+      scheduler.maxFrames = t;
+      scheduler.flush();
+      sent += pings.length;
+      answer();
+    }
+    expect(dead).toBe(false);
+    expect(sent).toBeGreaterThanOrEqual(5);
+    expect(sent).toBeLessThanOrEqual(6);
+  });
+
+  it('reads keep it from pinging at all; no stream, no timer', () => {
+    const scheduler = virtual(60_000);
+    const { session, pings } = fakeSession();
+    const health = new PingHealth(session, { scheduler }, () => undefined);
+    health.streams(1);
+    for (let t = 5_000; t <= 30_000; t += 5_000) scheduler.schedule(() => health.read(), t);
+    scheduler.maxFrames = 30_000;
+    scheduler.flush();
+    expect(pings).toHaveLength(0);
+    health.streams(-1);
+    expect(health.timers).toBe(0);
+  });
+
+  it('a request on a connection idle for longer than read-idle pings at once', () => {
+    const scheduler = virtual(60_000);
+    const { session, pings } = fakeSession();
+    const health = new PingHealth(session, { scheduler }, () => undefined);
+    scheduler.maxFrames = 30_000;
+    scheduler.schedule(() => health.streams(1), 30_000);
+    scheduler.flush();
+    expect(pings).toHaveLength(1);
+  });
+});
+
+const NAMESPACES = Array.from({ length: 10 }, (_, i) => `ns${i}`);
+let api: ApiServer | undefined;
+const stops: (() => void)[] = [];
+afterEach(async () => {
+  for (const stop of stops.splice(0)) stop();
+  vi.useRealTimers();
+  await api?.close();
+  api = undefined;
+});
+
+/** Lets real I/O run (setImmediate is not faked) without moving virtual time. */
+async function io(turns = 20): Promise<void> {
+  for (let i = 0; i < turns; i++) await new Promise((resolve) => setImmediate(resolve));
+}
+
+/** Waits in real time (real I/O, virtual time standing still) for `check`; fails after `realMs`. */
+async function waitReal(what: string, check: () => boolean, realMs = 5_000): Promise<void> {
+  const deadline = performance.now() + realMs;
+  while (!check()) {
+    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await io(1);
+  }
+}
+
+/** Waits for `check`, moving virtual time 10 ms per round of real I/O; fails after `realMs` of real time. */
+async function settle(what: string, check: () => boolean | Promise<boolean>, realMs = 15_000): Promise<void> {
+  const deadline = performance.now() + realMs;
+  while (!(await check())) {
+    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await io(5);
+    await vi.advanceTimersByTimeAsync(10);
+  }
+}
+
+describe('a black-holed HTTP/2 connection', () => {
+  it('is found by PING within 20 s at the defaults, and all ten informers converge on a new connection', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
+    api = await startApiServer({ http2: true, namespaces: NAMESPACES });
+    const kc = new KubeConfig();
+    kc.loadFromString(api.kubeConfig.exportConfig());
+    const factory = informerFactory(kc);
+    const errors: InformerError[] = [];
+    const informers = NAMESPACES.map((namespace) => factory.informer(ConfigMap, { namespace }));
+    for (const i of informers) {
+      const e = i.errors$.subscribe((error) => errors.push(error));
+      const s = i.store$.subscribe();
+      stops.push(() => e.unsubscribe(), () => s.unsubscribe());
+    }
+    const converged = async () => {
+      for (const [n, i] of informers.entries()) {
+        const names = (await firstValueFrom(i.store$)).list().map((o) => `${o.metadata.name}@${o.metadata.resourceVersion}`).sort();
+        const want = api!.list('configmaps', NAMESPACES[n]).map((o) => `${o.metadata?.name}@${o.metadata?.resourceVersion}`).sort();
+        if (JSON.stringify(names) !== JSON.stringify(want)) return false;
+      }
+      return true;
+    };
+    await settle('ten watches', () => api!.activeWatches === 10);
+    expect(api.acceptedConnections).toBe(1);
+    const [first] = http2Connections(kc);
+
+    expect(api.http2!.blackhole()).toBe(1);
+    const holedAt = Date.now();
+    for (const ns of NAMESPACES) api.create('configmaps', { metadata: { name: 'while-dark', namespace: ns } });
+    // Second by second of virtual time, with real I/O in between: the connection is declared dead by PING.
+    let deadAfter: number | undefined;
+    for (let s = 1; s <= 25 && deadAfter === undefined; s++) {
+      await vi.advanceTimersByTimeAsync(1_000);
+      await io();
+      if (first!.closed) deadAfter = Date.now() - holedAt;
+    }
+    expect(deadAfter).toBeDefined();
+    expect(deadAfter!).toBeGreaterThanOrEqual(DEFAULT_PING_TIMEOUT_MS);
+    expect(deadAfter!).toBeLessThanOrEqual(20_000);
+
+    await settle('every informer to converge on a new connection', converged);
+    expect(api.acceptedConnections).toBe(2);
+    expect(api.http2!.sessions).toBe(2);
+    const network = errors.filter((e) => e.reason === 'NetworkError');
+    expect(network.length).toBeGreaterThanOrEqual(10);
+    expect(network.every((e) => e.phase === 'watch' && /closed mid-stream/.test(e.message))).toBe(true);
+    // Each watch resumed from its last resourceVersion: no relist after the first ten lists.
+    expect(api.requests.filter((r) => !r.watch && r.path.includes('configmaps')).length).toBe(10);
+  }, 60_000);
+
+  it('a healthy quiet connection, even with one watch stalled, costs PINGs only: no request, no reconnect', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
+    api = await startApiServer({ http2: true, namespaces: NAMESPACES });
+    const kc = new KubeConfig();
+    kc.loadFromString(api.kubeConfig.exportConfig());
+    const factory = informerFactory(kc);
+    const errors: InformerError[] = [];
+    // The first watch stalls after one event, on a connection that stays healthy.
+    api.faults.add({ match: { watch: true, namespace: 'ns0' }, fault: { type: 'stallWatch', afterEvents: 1 }, times: 1 });
+    for (const namespace of NAMESPACES) {
+      const i = factory.informer(ConfigMap, { namespace });
+      const e = i.errors$.subscribe((error) => errors.push(error));
+      const s = i.store$.subscribe();
+      stops.push(() => e.unsubscribe(), () => s.unsubscribe());
+    }
+    await settle('ten watches', () => api!.activeWatches === 10);
+    api.create('configmaps', { metadata: { name: 'one', namespace: 'ns0' } });
+    await settle('the stalled watch to deliver its one event', () => api!.requests.some((r) => r.watch && r.eventsSent === 1));
+    const requests = api.requests.length;
+    const [connection] = http2Connections(kc);
+    const pings = api.http2!.pings;
+    // 50 s of virtual time (less than the reflector's 60 s idle rule), second by second. Virtual time waits
+    // for a PING's answer to come back over the (real) loopback before it moves on.
+    for (let s = 0; s < 50; s++) {
+      await vi.advanceTimersByTimeAsync(1_000);
+      await io();
+      await waitReal('the PING answer', () => !connection!.health!.pinging);
+    }
+    expect(connection!.closed).toBe(false);
+    expect(api.acceptedConnections).toBe(1);
+    expect(api.requests.length).toBe(requests);
+    expect(errors).toEqual([]);
+    // One PING per 10 s of quiet.
+    expect(api.http2!.pings - pings).toBeGreaterThanOrEqual(4);
+    expect(api.http2!.pings - pings).toBeLessThanOrEqual(5);
+  }, 60_000);
+});

@@ -1,0 +1,181 @@
+import * as http2 from 'node:http2';
+import * as net from 'node:net';
+import * as tls from 'node:tls';
+import { PingHealth, type Http2Options } from './health.ts';
+
+/** What a request waits for before its response headers (as httpTransport's `AwaitingStage`). */
+export type ConnectStage = 'connection' | 'TLS handshake' | 'response headers';
+
+/** Streams assumed allowed before the server's SETTINGS say (RFC 9113 recommends at least 100). */
+const ASSUMED_MAX_STREAMS = 100;
+/** Flow-control windows as Go's HTTP/2 client: 4 MiB per stream, so a large list is not bound by round trips. */
+const STREAM_WINDOW = 4 * 1024 * 1024;
+const CONNECTION_WINDOW = 16 * 1024 * 1024;
+
+const notOffered = () => Object.assign(new Error('the server does not offer HTTP/2 (ALPN h2); protocol h2 was forced'), { code: 'ERR_HTTP2_NOT_OFFERED' });
+
+/** How a connection attempt ended: an HTTP/2 session, or a TLS socket whose server chose HTTP/1.1 (ALPN). */
+export type Negotiated = { readonly h2: true } | { readonly h2: false; readonly socket: tls.TLSSocket };
+
+/**
+ * One TCP (or TLS) connection that speaks HTTP/2, shared by every request of
+ * a process to one server with one set of TLS material. Counts the streams
+ * it carries (`reserved`, for the server's concurrency limit), runs the PING
+ * rule ({@link PingHealth}) while it carries one, and takes no new stream
+ * once the server sent GOAWAY or it closed.
+ */
+export class Http2Connection {
+  session: http2.ClientHttp2Session | undefined;
+  health: PingHealth | undefined;
+  /** Streams handed out (open or about to be). */
+  reserved = 0;
+  /** Streams open. */
+  active = 0;
+  maxStreams = ASSUMED_MAX_STREAMS;
+  /** No new stream: GOAWAY received, closing, closed, or retired. */
+  closed = false;
+  stage: ConnectStage = 'connection';
+  readonly ready: Promise<Negotiated>;
+  private readonly stageListeners = new Set<(stage: ConnectStage) => void>();
+  private fallbackTaken = false;
+  private socket: net.Socket | undefined;
+  private opened = false;
+
+  private readonly options: Http2Options;
+  private readonly onClosed: (connection: Http2Connection) => void;
+
+  constructor(url: URL, tlsOptions: tls.ConnectionOptions, forceH2: boolean, options: Http2Options, onClosed: (connection: Http2Connection) => void) {
+    this.options = options;
+    this.onClosed = onClosed;
+    this.ready = this.connect(url, tlsOptions, forceH2);
+    this.ready.catch(() => undefined);
+  }
+
+  get usable(): boolean {
+    return !this.closed && this.reserved < this.maxStreams;
+  }
+
+  onStage(listener: (stage: ConnectStage) => void): () => void {
+    listener(this.stage);
+    this.stageListeners.add(listener);
+    return () => this.stageListeners.delete(listener);
+  }
+
+  /**
+   * The TLS socket of a server that chose HTTP/1.1, for the first request that
+   * asks: it goes on over HTTP/1.1 on this socket, so that asking costs no connection.
+   */
+  takeFallbackSocket(negotiated: Negotiated): tls.TLSSocket | undefined {
+    if (negotiated.h2 || this.fallbackTaken) return undefined;
+    this.fallbackTaken = true;
+    return negotiated.socket;
+  }
+
+  /** A stream of this connection opened or closed. */
+  streamOpened(): void {
+    this.active++;
+    this.session?.ref();
+    this.health?.streams(1);
+  }
+
+  streamClosed(): void {
+    this.active--;
+    this.health?.streams(-1);
+    this.unreserve();
+  }
+
+  /** A reserved stream that will not be opened (or was closed). */
+  unreserve(): void {
+    this.reserved = Math.max(0, this.reserved - 1);
+    // An idle connection keeps no process alive (as an idle keep-alive socket of an HTTP/1.1 agent).
+    if (this.reserved === 0) this.session?.unref();
+  }
+
+  /** Every request waiting for this connection to open gave up: stop opening it. */
+  abandonIfUnused(): void {
+    if (this.reserved > 0 || this.opened) return;
+    this.markClosed();
+    this.socket?.destroy();
+  }
+
+  /** Retired (TLS material changed): streams in flight finish, then it closes. */
+  retire(): void {
+    this.markClosed();
+    this.session?.close();
+  }
+
+  private setStage(stage: ConnectStage): void {
+    this.stage = stage;
+    for (const listener of this.stageListeners) listener(stage);
+  }
+
+  private markClosed(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.onClosed(this);
+  }
+
+  private connect(url: URL, tlsOptions: tls.ConnectionOptions, forceH2: boolean): Promise<Negotiated> {
+    return new Promise<Negotiated>((resolve, reject) => {
+      const host = url.hostname.replace(/^\[|\]$/g, '');
+      const port = Number(url.port) || (url.protocol === 'http:' ? 80 : 443);
+      const secure = url.protocol === 'https:';
+      const socket: net.Socket = secure
+        ? tls.connect({ ...tlsOptions, host, port, ALPNProtocols: forceH2 ? ['h2'] : ['h2', 'http/1.1'] })
+        : net.connect({ host, port });
+      this.socket = socket;
+      const failed = (error: NodeJS.ErrnoException) => {
+        this.markClosed();
+        this.health?.stop();
+        if (forceH2 && error.code === 'ERR_SSL_TLSV1_ALERT_NO_APPLICATION_PROTOCOL') return reject(notOffered());
+        reject(error);
+      };
+      socket.once('error', failed);
+      socket.once('connect', () => this.setStage(secure ? 'TLS handshake' : 'response headers'));
+      const start = () => {
+        if (socket instanceof tls.TLSSocket && socket.alpnProtocol !== 'h2') {
+          socket.off('error', failed);
+          this.opened = true;
+          this.markClosed();
+          if (!forceH2) return resolve({ h2: false, socket });
+          socket.destroy();
+          return reject(notOffered());
+        }
+        this.setStage('response headers');
+        const session = http2.connect(url.origin, {
+          createConnection: () => socket,
+          settings: { enablePush: false, initialWindowSize: STREAM_WINDOW },
+        });
+        this.session = session;
+        const health = new PingHealth(session, this.options, (error) => session.destroy(error));
+        this.health = health;
+        session.on('error', () => undefined); // reported by the streams it fails
+        session.on('remoteSettings', (settings) => {
+          health.read();
+          this.maxStreams = settings.maxConcurrentStreams ?? 2 ** 32 - 1;
+        });
+        session.on('ping', () => health.read());
+        session.on('goaway', () => this.markClosed());
+        session.on('close', () => {
+          health.stop();
+          this.markClosed();
+        });
+        // Ready once the server's SETTINGS arrived: requests then know its concurrency limit.
+        session.once('remoteSettings', () => {
+          socket.off('error', failed);
+          try {
+            session.setLocalWindowSize(CONNECTION_WINDOW);
+          } catch {
+            // Not fatal: the default window is smaller, that is all.
+          }
+          if (this.reserved === 0) session.unref();
+          this.opened = true;
+          resolve({ h2: true });
+        });
+        session.once('close', () => reject(Object.assign(new Error('the HTTP/2 connection closed while opening'), { code: 'ECONNRESET' })));
+      };
+      if (socket instanceof tls.TLSSocket) socket.once('secureConnect', start);
+      else socket.once('connect', start);
+    });
+  }
+}

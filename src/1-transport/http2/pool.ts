@@ -1,0 +1,65 @@
+import type * as tls from 'node:tls';
+import { Http2Connection } from './connection.ts';
+import type { Http2Options } from './health.ts';
+
+interface Slot {
+  /** Digest of the TLS material these connections were opened with. */
+  readonly digest: string;
+  readonly connections: Set<Http2Connection>;
+  /** The server answered ALPN with HTTP/1.1: requests with this material go over HTTP/1.1 without asking again. */
+  http1Only: boolean;
+}
+
+/** Per KubeConfig (any object), per cluster and user: the HTTP/2 connections for the TLS material seen last. */
+const slots = new WeakMap<object, Map<string, Slot>>();
+
+/** Where a request goes: the HTTP/2 connection it reserved a stream on, or HTTP/1.1. */
+export type Route = { readonly connection: Http2Connection } | { readonly connection?: undefined };
+
+/**
+ * Reserves a stream on a connection to this server with this TLS material,
+ * as the keep-alive agents of HTTP/1.1 do (same key, same digest rule): an
+ * open connection with room under the server's `SETTINGS_MAX_CONCURRENT_STREAMS`,
+ * else a new one (requests that start together share the one being opened).
+ * When the material changed, the previous connections are retired: streams
+ * in flight finish on them, new ones go to a new connection.
+ */
+export function reserveStream(
+  owner: object,
+  slotKey: string,
+  digest: string,
+  url: URL,
+  tlsOptions: tls.ConnectionOptions,
+  forceH2: boolean,
+  options: Http2Options,
+): Route {
+  let bySlot = slots.get(owner);
+  if (!bySlot) slots.set(owner, (bySlot = new Map()));
+  let slot = bySlot.get(slotKey);
+  if (slot && slot.digest !== digest) {
+    for (const connection of slot.connections) connection.retire();
+    slot = undefined;
+  }
+  if (!slot) bySlot.set(slotKey, (slot = { digest, connections: new Set(), http1Only: false }));
+  if (slot.http1Only && !forceH2) return {};
+  let connection = [...slot.connections].find((candidate) => candidate.usable);
+  if (!connection) {
+    const connections = slot.connections;
+    connection = new Http2Connection(url, tlsOptions, forceH2, options, (closed) => connections.delete(closed));
+    connections.add(connection);
+    const opened = connection;
+    const owningSlot = slot;
+    void opened.ready.then((negotiated) => {
+      if (!negotiated.h2) owningSlot.http1Only = true;
+    }, () => undefined);
+  }
+  connection.reserved++;
+  return { connection };
+}
+
+/** Every HTTP/2 connection of `owner` (tests and diagnostics). */
+export function http2Connections(owner: object): Http2Connection[] {
+  const out: Http2Connection[] = [];
+  for (const slot of slots.get(owner)?.values() ?? []) out.push(...slot.connections);
+  return out;
+}

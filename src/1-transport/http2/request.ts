@@ -1,0 +1,205 @@
+import * as http2 from 'node:http2';
+import type * as https from 'node:https';
+import type * as tls from 'node:tls';
+import type { ConnectStage } from './connection.ts';
+import type { Http2Options } from './health.ts';
+import { reserveStream } from './pool.ts';
+import { Http2Response, type HttpResponse } from './response.ts';
+
+/**
+ * Which HTTP version a request uses: `auto` asks for HTTP/2 over TLS (ALPN)
+ * and falls back to HTTP/1.1 when the server does not offer it, `h2` insists
+ * (also over `http:`, as h2c with prior knowledge), `http1` never asks.
+ */
+export type HttpProtocol = 'auto' | 'h2' | 'http1';
+
+/** The callbacks of one request (httpTransport's `get`). */
+export interface Http2Exchange {
+  readonly signal: AbortSignal;
+  stage(stage: ConnectStage): void;
+  response(response: HttpResponse): void;
+  error(error: NodeJS.ErrnoException): void;
+}
+
+/** A request sent over HTTP/2 (`sent`: cancel it), or one to send over HTTP/1.1 (on `socket`, when ALPN gave one). */
+export type Http2Outcome = { readonly sent: { destroy(): void } } | { readonly sent?: undefined; readonly socket?: tls.TLSSocket };
+
+/** Connections a request tries (GOAWAY, or full) before it opens its stream wherever it is. */
+const MAX_ATTEMPTS = 8;
+
+/** Times a request refused unprocessed is sent again. */
+const MAX_REFUSED = 2;
+
+/** What an aborted request resolves to: nothing to cancel. */
+const NOTHING_SENT: Http2Outcome = { sent: { destroy: () => undefined } };
+
+/** Headers HTTP/2 forbids (RFC 9113, 8.2.2); Node throws on them. */
+const CONNECTION_HEADERS = new Set(['connection', 'host', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade']);
+
+/** What decides the route of one request. */
+export interface Http2Route {
+  /** The KubeConfig: connections are kept per KubeConfig, as HTTP/1.1 agents are. */
+  readonly owner: object;
+  /** Cluster, user and server (the agents' slot key). */
+  readonly slotKey: string;
+  /** Digest of the TLS material (the agents' digest). */
+  readonly digest: string;
+  readonly tlsOptions: tls.ConnectionOptions;
+  /** A proxy is configured for the cluster: HTTP/1.1 through it (see docs/transport.md). */
+  readonly proxied: boolean;
+  readonly protocol: HttpProtocol;
+  readonly options: Http2Options;
+}
+
+/**
+ * Sends a request (a GET, or `options.method` with `body`) over HTTP/2 when the route allows: resolves `{ sent }` once the
+ * stream is open (its response and errors then reach `exchange`), or `{}` (with
+ * the ALPN socket when there is one) when this request is to go over HTTP/1.1.
+ * Request headers (credentials included) are the ones the KubeConfig put on
+ * `options` for this very request, so rotating tokens work as over HTTP/1.1.
+ */
+export function http2Get(url: URL, options: https.RequestOptions, route: Http2Route, exchange: Http2Exchange, body?: Buffer): Promise<Http2Outcome> {
+  return send(url, options, route, exchange, body, 0);
+}
+
+async function send(
+  url: URL,
+  options: https.RequestOptions,
+  route: Http2Route,
+  exchange: Http2Exchange,
+  body: Buffer | undefined,
+  refused: number,
+): Promise<Http2Outcome> {
+  if (!mayUseHttp2(url, route)) return {};
+  const forceH2 = route.protocol === 'h2';
+  if (route.proxied) {
+    throw Object.assign(new Error('HTTP/2 through a proxy is not supported; use protocol "auto" or "http1"'), { code: 'ERR_HTTP2_PROXY' });
+  }
+  for (let attempt = 0; ; attempt++) {
+    const { connection } = reserveStream(route.owner, route.slotKey, route.digest, url, route.tlsOptions, forceH2, route.options);
+    if (!connection) return {};
+    const stopStages = connection.onStage((stage) => exchange.stage(stage));
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      connection.unreserve();
+    };
+    // Given up while the connection opens (timeout, unsubscribe): the last one to give up stops the opening.
+    const giveUp = () => {
+      release();
+      connection.abandonIfUnused();
+    };
+    exchange.signal.addEventListener('abort', giveUp, { once: true });
+    let negotiated;
+    try {
+      negotiated = await connection.ready;
+    } catch (error) {
+      release();
+      if (!exchange.signal.aborted) exchange.error(error as NodeJS.ErrnoException);
+      return NOTHING_SENT;
+    } finally {
+      stopStages();
+      exchange.signal.removeEventListener('abort', giveUp);
+    }
+    if (!negotiated.h2) {
+      release();
+      const socket = connection.takeFallbackSocket(negotiated);
+      if (exchange.signal.aborted) {
+        socket?.destroy();
+        return NOTHING_SENT;
+      }
+      return socket ? { socket } : {};
+    }
+    if (exchange.signal.aborted) {
+      release();
+      return NOTHING_SENT;
+    }
+    // More requests waited for this connection than the server's SETTINGS allow: the rest go to another.
+    if (connection.active >= connection.maxStreams && attempt < MAX_ATTEMPTS) {
+      release();
+      continue;
+    }
+    const session = connection.session!;
+    let stream: http2.ClientHttp2Stream;
+    try {
+      stream = session.request(requestHeaders(url, options), { endStream: body === undefined });
+      if (body !== undefined) stream.end(body);
+    } catch (error) {
+      // GOAWAY or closing between the reservation and now: once more on another connection.
+      release();
+      connection.retire();
+      if (attempt < MAX_ATTEMPTS) continue;
+      exchange.error(error as NodeJS.ErrnoException);
+      return NOTHING_SENT;
+    }
+    // A stream the server refused unprocessed (REFUSED_STREAM, as after a GOAWAY) is sent once more, on another connection.
+    const again = refused < MAX_REFUSED ? () => send(url, options, route, exchange, body, refused + 1) : undefined;
+    return { sent: watchStream(connection, stream, exchange, again) };
+  }
+}
+
+/** Whether a request to `url` may go over HTTP/2 at all (when not, it goes over HTTP/1.1 without a pause). */
+export function mayUseHttp2(url: URL, route: Pick<Http2Route, 'protocol' | 'proxied'>): boolean {
+  if (route.protocol === 'http1') return false;
+  return route.protocol === 'h2' || (url.protocol === 'https:' && !route.proxied);
+}
+
+function requestHeaders(url: URL, options: https.RequestOptions): http2.OutgoingHttpHeaders {
+  const headers: http2.OutgoingHttpHeaders = { ':method': options.method ?? 'GET', ':path': url.pathname + url.search };
+  for (const [name, value] of Object.entries(options.headers ?? {})) {
+    const lower = name.toLowerCase();
+    if (value !== undefined && !CONNECTION_HEADERS.has(lower)) headers[lower] = value;
+  }
+  // Basic auth: client-node sets `auth`, which https.request turns into this header.
+  if (options.auth && headers['authorization'] === undefined) headers['authorization'] = `Basic ${Buffer.from(options.auth).toString('base64')}`;
+  return headers;
+}
+
+function watchStream(
+  connection: NonNullable<ReturnType<typeof reserveStream>['connection']>,
+  stream: http2.ClientHttp2Stream,
+  exchange: Http2Exchange,
+  again: (() => Promise<Http2Outcome>) | undefined,
+): { destroy(): void } {
+  const health = connection.health!;
+  let retried: { destroy(): void } | undefined;
+  connection.streamOpened();
+  let responded = false;
+  let reported = false;
+  const report = (error: NodeJS.ErrnoException) => {
+    if (responded || reported) return;
+    reported = true;
+    exchange.error(error);
+  };
+  stream.on('response', (headers) => {
+    health.read();
+    responded = true;
+    exchange.response(new Http2Response(stream, headers, () => health.read()));
+  });
+  const refused = () => !responded && again !== undefined && stream.rstCode === http2.constants.NGHTTP2_REFUSED_STREAM && !exchange.signal.aborted;
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (!refused()) report(error);
+  });
+  stream.on('close', () => {
+    connection.streamClosed();
+    if (!reported && refused() && again) {
+      reported = true;
+      void again().then((outcome) => {
+        if (outcome.sent) retried = outcome.sent;
+        else {
+          outcome.socket?.destroy();
+          exchange.error(Object.assign(new Error('the server refused the HTTP/2 stream (REFUSED_STREAM)'), { code: 'ECONNRESET' }));
+        }
+      });
+      return;
+    }
+    report(Object.assign(new Error(`the HTTP/2 stream closed before the response headers (error code ${stream.rstCode ?? 'none'})`), { code: 'ECONNRESET' }));
+  });
+  return {
+    destroy: () => {
+      retried?.destroy();
+      if (!stream.closed && !stream.destroyed) stream.close(http2.constants.NGHTTP2_CANCEL);
+    },
+  };
+}
