@@ -3,7 +3,7 @@
  * See README.md in this folder.
  */
 export { startApiServer, type ApiServer, type ApiServerOptions } from './server.ts';
-export type { CustomResourceDefinitionSpec, Gvr, GvrLike, JsonSchema, KubeObject, ObjectMeta, WatchEventType } from './types.ts';
+export type { CustomResourceDefinitionSpec, Gvr, GvrLike, JsonSchema, StoredObject, StoredObjectMeta, WireEventType } from './types.ts';
 export { gvrs } from './resources.ts';
 export {
   FAULT_KINDS,

@@ -15,7 +15,7 @@ import {
   tooLargeResourceVersion,
 } from './status.ts';
 import { builtinItemJson, type Collection, compareKeys, objectJson, partialJson, type Snapshot, type Store } from './store.ts';
-import type { KubeObject } from './types.ts';
+import type { StoredObject } from './types.ts';
 import { matchesFilter, type WatchFilter } from './watch.ts';
 
 export interface ListParams {
@@ -30,7 +30,7 @@ export interface ListParams {
 
 export interface ListResult {
   rv: number;
-  items: KubeObject[];
+  items: StoredObject[];
   continueToken?: string;
   remainingItemCount?: number;
 }
@@ -111,7 +111,7 @@ export function list(store: Store, coll: Collection, p: ListParams): ListResult 
   const prefix = def.namespaced && p.namespace !== undefined ? `${p.namespace}/` : '';
   const keys = snap.keys;
   let i = lowerBound(keys, prefix + start);
-  const items: KubeObject[] = [];
+  const items: StoredObject[] = [];
   let lastKey: string | undefined;
   for (; i < keys.length; i++) {
     const key = keys[i]!;

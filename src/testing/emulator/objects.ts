@@ -18,7 +18,7 @@ import {
   type StatusCause,
 } from './status.ts';
 import { type Collection, type HistoryEvent, objectKey, type Store } from './store.ts';
-import type { KubeObject, ObjectMeta } from './types.ts';
+import type { StoredObject, StoredObjectMeta } from './types.ts';
 
 const META_ORDER = [
   'name', 'generateName', 'namespace', 'selfLink', 'uid', 'resourceVersion', 'generation', 'creationTimestamp',
@@ -44,7 +44,7 @@ function randomSuffix(): string {
   return s;
 }
 
-export function metaOf(obj: KubeObject): ObjectMeta {
+export function metaOf(obj: StoredObject): StoredObjectMeta {
   return isPlainObject(obj.metadata) ? obj.metadata : {};
 }
 
@@ -73,7 +73,7 @@ export interface UpdateOptions {
 
 export interface DeleteResult {
   /** The object as it was deleted (resourceVersion = deletion revision), or with deletionTimestamp if pending. */
-  object: KubeObject;
+  object: StoredObject;
   /** True when finalizers keep the object around (deletionTimestamp set, MODIFIED event). */
   pending: boolean;
 }
@@ -81,7 +81,7 @@ export interface DeleteResult {
 export interface ObjectsOptions {
   autoCreateNamespaces: boolean;
   /** Called when a CustomResourceDefinition object is created or deleted via the API. */
-  onCrd?: (event: 'created' | 'deleted', crd: KubeObject) => void;
+  onCrd?: (event: 'created' | 'deleted', crd: StoredObject) => void;
 }
 
 export class Objects {
@@ -101,11 +101,11 @@ export class Objects {
 
   // --- reads ------------------------------------------------------------------
 
-  find(def: ResourceDef, namespace: string | undefined, name: string): KubeObject | undefined {
+  find(def: ResourceDef, namespace: string | undefined, name: string): StoredObject | undefined {
     return this.store.collection(def).items.get(objectKey(def, namespace, name));
   }
 
-  get(def: ResourceDef, namespace: string | undefined, name: string): KubeObject {
+  get(def: ResourceDef, namespace: string | undefined, name: string): StoredObject {
     const obj = this.find(def, namespace, name);
     if (!obj) throw notFound(ref(def), name);
     return obj;
@@ -114,16 +114,16 @@ export class Objects {
   // --- shaping ----------------------------------------------------------------
 
   /** Canonical form: kind/apiVersion set, metadata keys ordered, defaults applied, key order as the server's. */
-  private shape(def: ResourceDef, obj: KubeObject): KubeObject {
+  private shape(def: ResourceDef, obj: StoredObject): StoredObject {
     const meta = orderKeys({ ...metaOf(obj) }, META_ORDER);
-    const withMeta: KubeObject = { ...obj, kind: def.kind, apiVersion: def.apiVersion, metadata: meta };
+    const withMeta: StoredObject = { ...obj, kind: def.kind, apiVersion: def.apiVersion, metadata: meta };
     if (!def.builtin) return sortKeysDeep(withMeta);
     return def.normalize ? def.normalize(withMeta) : orderKeys(withMeta, ['kind', 'apiVersion', 'metadata']);
   }
 
-  private checkBody(def: ResourceDef, body: unknown): KubeObject {
+  private checkBody(def: ResourceDef, body: unknown): StoredObject {
     if (!isPlainObject(body)) throw badRequest(`the body of the request was not a ${def.kind} object`);
-    const b = body as KubeObject;
+    const b = body as StoredObject;
     if (b.kind !== undefined && b.kind !== '' && b.kind !== def.kind) {
       throw badRequest(`the kind in the body (${String(b.kind)}) does not match the expected kind (${def.kind})`);
     }
@@ -136,7 +136,7 @@ export class Objects {
     return clone(b);
   }
 
-  private validateCommon(def: ResourceDef, obj: KubeObject, name: string): void {
+  private validateCommon(def: ResourceDef, obj: StoredObject, name: string): void {
     const causes: StatusCause[] = [];
     const meta = metaOf(obj);
     const label = def.plural === 'namespaces';
@@ -161,8 +161,8 @@ export class Objects {
     if (causes.length) throw invalid(def.kind, def.group, name, causes);
   }
 
-  private prepareCustom(def: ResourceDef, obj: KubeObject): KubeObject {
-    return def.builtin || !def.schema ? obj : (prune(def.schema, obj, true) as KubeObject);
+  private prepareCustom(def: ResourceDef, obj: StoredObject): StoredObject {
+    return def.builtin || !def.schema ? obj : (prune(def.schema, obj, true) as StoredObject);
   }
 
   private ensureNamespace(namespace: string): void {
@@ -174,9 +174,9 @@ export class Objects {
 
   // --- writes -----------------------------------------------------------------
 
-  create(def: ResourceDef, namespace: string | undefined, body: unknown): KubeObject {
+  create(def: ResourceDef, namespace: string | undefined, body: unknown): StoredObject {
     const obj = this.prepareCustom(def, this.checkBody(def, body));
-    const meta: ObjectMeta = { ...metaOf(obj) };
+    const meta: StoredObjectMeta = { ...metaOf(obj) };
     if (def.namespaced) {
       if (meta.namespace && namespace && meta.namespace !== namespace) {
         throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
@@ -225,7 +225,7 @@ export class Objects {
     name: string,
     body: unknown,
     opts: UpdateOptions = {},
-  ): KubeObject {
+  ): StoredObject {
     const obj = this.checkBody(def, body);
     const meta = metaOf(obj);
     if (meta.name !== undefined && meta.name !== name) {
@@ -241,7 +241,7 @@ export class Objects {
     const oldMeta = metaOf(existing);
     if (meta.resourceVersion && meta.resourceVersion !== oldMeta.resourceVersion) throw conflict(ref(def), name);
 
-    let next: KubeObject;
+    let next: StoredObject;
     if (opts.subresource === 'status') {
       next = { ...clone(existing), status: obj['status'] };
       if (obj['status'] === undefined) delete next['status'];
@@ -251,7 +251,7 @@ export class Objects {
         if (existing['status'] !== undefined) next['status'] = clone(existing['status']);
         else delete next['status'];
       }
-      const m: ObjectMeta = { ...metaOf(next) };
+      const m: StoredObjectMeta = { ...metaOf(next) };
       m.name = name;
       if (def.namespaced) m.namespace = namespace;
       else delete m.namespace;
@@ -274,9 +274,9 @@ export class Objects {
   }
 
   /** Writes `next` over `existing`: generation, no-op detection, finalizer-completed deletion. */
-  private write(def: ResourceDef, coll: Collection, key: string, existing: KubeObject, next: KubeObject): KubeObject {
+  private write(def: ResourceDef, coll: Collection, key: string, existing: StoredObject, next: StoredObject): StoredObject {
     const oldMeta = metaOf(existing);
-    const meta: ObjectMeta = { ...metaOf(next), resourceVersion: oldMeta.resourceVersion };
+    const meta: StoredObjectMeta = { ...metaOf(next), resourceVersion: oldMeta.resourceVersion };
     next.metadata = meta;
     if (def.hasGeneration && specChanged(def, existing, next)) meta.generation = (oldMeta.generation ?? 0) + 1;
     const shaped = this.shape(def, next);
@@ -301,7 +301,7 @@ export class Objects {
     type: PatchType,
     patchBody: unknown,
     opts: UpdateOptions = {},
-  ): KubeObject {
+  ): StoredObject {
     const existing = this.get(def, namespace, name);
     let patched: unknown;
     if (type === 'json') patched = jsonPatch(existing, patchBody);
@@ -310,7 +310,7 @@ export class Objects {
       patched = mergePatch(existing, patchBody);
     }
     if (!isPlainObject(patched)) throw badRequest('the patch did not produce an object');
-    const result = patched as KubeObject;
+    const result = patched as StoredObject;
     const meta = { ...metaOf(result) };
     const requestedRv = type === 'json' ? undefined : getPath(patchBody, ['metadata', 'resourceVersion']);
     // A resourceVersion in the patch is a precondition; otherwise the patch applies to the current object.
@@ -346,7 +346,7 @@ export class Objects {
     if (oldMeta.finalizers?.length) {
       if (oldMeta.deletionTimestamp) return { object: existing, pending: true };
       const rv = this.store.nextRevision();
-      const meta: ObjectMeta = {
+      const meta: StoredObjectMeta = {
         ...oldMeta,
         resourceVersion: String(rv),
         deletionTimestamp: nowTimestamp(),
@@ -379,7 +379,7 @@ export class Objects {
   }
 
   /** Deletes regardless of finalizers (cascades). */
-  forceDelete(coll: Collection, key: string, obj: KubeObject): HistoryEvent {
+  forceDelete(coll: Collection, key: string, obj: StoredObject): HistoryEvent {
     const rv = this.store.nextRevision();
     const last = this.shape(coll.def, { ...obj, metadata: { ...metaOf(obj), resourceVersion: String(rv) } });
     return this.store.commit(coll, rv, 'DELETED', key, last, obj);
@@ -400,8 +400,8 @@ function getPath(value: unknown, keys: string[]): unknown {
 }
 
 /** Whether anything but metadata (and status, when it is a subresource) changed. */
-function specChanged(def: ResourceDef, a: KubeObject, b: KubeObject): boolean {
-  const strip = (o: KubeObject): Record<string, unknown> => {
+function specChanged(def: ResourceDef, a: StoredObject, b: StoredObject): boolean {
+  const strip = (o: StoredObject): Record<string, unknown> => {
     const { metadata: _m, kind: _k, apiVersion: _a, ...rest } = o;
     if (def.statusSubresource || def.builtin) delete rest['status'];
     return rest;

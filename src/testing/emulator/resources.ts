@@ -4,9 +4,9 @@
  */
 import { createHash } from 'node:crypto';
 import { isPlainObject, orderKeys } from './json.ts';
-import type { CustomResourceDefinitionSpec, Gvr, GvrLike, JsonSchema, KubeObject } from './types.ts';
+import type { CustomResourceDefinitionSpec, Gvr, GvrLike, JsonSchema, StoredObject } from './types.ts';
 
-export type FieldGetter = (obj: KubeObject) => string | undefined;
+export type FieldGetter = (obj: StoredObject) => string | undefined;
 
 export interface ResourceDef {
   readonly group: string;
@@ -30,7 +30,7 @@ export interface ResourceDef {
   /** Field selector labels beyond metadata.name / metadata.namespace. */
   readonly fields: Readonly<Record<string, FieldGetter>>;
   /** Server-side defaulting and key ordering of the top level (built-ins). */
-  readonly normalize?: (obj: KubeObject) => KubeObject;
+  readonly normalize?: (obj: StoredObject) => StoredObject;
   readonly schema?: JsonSchema;
   /** `group/version` or `v1`. */
   readonly apiVersion: string;
@@ -78,7 +78,7 @@ const POD_STATUS_ORDER = [
   'initContainerStatuses', 'containerStatuses', 'qosClass', 'ephemeralContainerStatuses',
 ];
 
-function topLevel(obj: KubeObject, rest: readonly string[]): KubeObject {
+function topLevel(obj: StoredObject, rest: readonly string[]): StoredObject {
   return orderKeys(obj, ['kind', 'apiVersion', 'metadata', ...rest]);
 }
 
@@ -108,7 +108,7 @@ function qosClass(spec: Record<string, unknown>): string {
 }
 
 /** Pod defaults as kube-apiserver v1.20 applies them without admission plugins (08a). */
-function normalizePod(obj: KubeObject): KubeObject {
+function normalizePod(obj: StoredObject): StoredObject {
   const spec: Record<string, unknown> = isPlainObject(obj['spec']) ? { ...obj['spec'] } : {};
   if (Array.isArray(spec['containers'])) spec['containers'] = spec['containers'].map(defaultContainer);
   if (Array.isArray(spec['initContainers'])) spec['initContainers'] = spec['initContainers'].map(defaultContainer);
@@ -136,7 +136,7 @@ function normalizePod(obj: KubeObject): KubeObject {
   ]);
 }
 
-function normalizeNamespace(obj: KubeObject): KubeObject {
+function normalizeNamespace(obj: StoredObject): StoredObject {
   const spec: Record<string, unknown> = isPlainObject(obj['spec']) ? { ...obj['spec'] } : {};
   spec['finalizers'] ??= ['kubernetes'];
   const status: Record<string, unknown> = isPlainObject(obj['status']) ? { ...obj['status'] } : {};
@@ -144,15 +144,15 @@ function normalizeNamespace(obj: KubeObject): KubeObject {
   return topLevel({ ...obj, spec, status }, ['spec', 'status']);
 }
 
-function normalizeWithReplicas(obj: KubeObject): KubeObject {
+function normalizeWithReplicas(obj: StoredObject): StoredObject {
   const spec: Record<string, unknown> = isPlainObject(obj['spec']) ? { ...obj['spec'] } : {};
   spec['replicas'] ??= 1;
-  const withSpec: KubeObject = { ...obj, spec: orderKeys(spec, ['replicas', 'selector', 'template']) };
+  const withSpec: StoredObject = { ...obj, spec: orderKeys(spec, ['replicas', 'selector', 'template']) };
   return topLevel(withSpec, ['spec', 'status']);
 }
 
 /** CRD defaults and status as kube-apiserver fills them (07a). */
-function normalizeCrd(obj: KubeObject): KubeObject {
+function normalizeCrd(obj: StoredObject): StoredObject {
   const spec: Record<string, unknown> = isPlainObject(obj['spec']) ? { ...obj['spec'] } : {};
   const names: Record<string, unknown> = isPlainObject(spec['names']) ? { ...spec['names'] } : {};
   if (typeof names['kind'] === 'string') names['listKind'] ??= `${names['kind']}List`;
@@ -178,7 +178,7 @@ function normalizeCrd(obj: KubeObject): KubeObject {
 
 const order =
   (...rest: string[]) =>
-  (obj: KubeObject): KubeObject =>
+  (obj: StoredObject): StoredObject =>
     topLevel(obj, rest);
 
 // --- built-ins ---------------------------------------------------------------
@@ -195,7 +195,7 @@ interface BuiltinInit {
   hasGeneration?: boolean;
   returnDeletedObject?: boolean;
   fields?: Record<string, FieldGetter>;
-  normalize?: (obj: KubeObject) => KubeObject;
+  normalize?: (obj: StoredObject) => StoredObject;
 }
 
 function builtin(init: BuiltinInit): ResourceDef {

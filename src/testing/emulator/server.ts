@@ -14,7 +14,7 @@ import { type RequestPredicate, type RequestRecord, RequestLog } from './request
 import { BUILTIN_RESOURCES, customResourceDef, type ResourceDef, ResourceRegistry } from './resources.ts';
 import { objectKey, Store } from './store.ts';
 import { TEST_TLS_CERT, TEST_TLS_KEY } from './tls.ts';
-import type { CustomResourceDefinitionSpec, Gvr, GvrLike, KubeObject } from './types.ts';
+import type { CustomResourceDefinitionSpec, Gvr, GvrLike, StoredObject } from './types.ts';
 import type { WatchSession } from './watch.ts';
 
 export interface ApiServerOptions {
@@ -98,18 +98,18 @@ export interface ApiServer {
   waitForRequest(pred: RequestPredicate, timeoutMs?: number): Promise<RequestRecord>;
   /** The next request logged from now on matching `pred`. */
   nextRequest(pred: RequestPredicate, timeoutMs?: number): Promise<RequestRecord>;
-  create<T extends KubeObject>(gvr: GvrLike, obj: T): T & KubeObject;
+  create<T extends StoredObject>(gvr: GvrLike, obj: T): T & StoredObject;
   /** PUT semantics (409 on a stale resourceVersion, no check when it is empty); writes spec and status in one revision. */
-  update<T extends KubeObject>(gvr: GvrLike, obj: T): T & KubeObject;
+  update<T extends StoredObject>(gvr: GvrLike, obj: T): T & StoredObject;
   /** PUT …/status semantics: only the status changes. */
-  updateStatus<T extends KubeObject>(gvr: GvrLike, obj: T): T & KubeObject;
+  updateStatus<T extends StoredObject>(gvr: GvrLike, obj: T): T & StoredObject;
   /** Merge patch by default; `'json'` for RFC 6902. Patches status too (unlike a PATCH over HTTP). */
-  patch(gvr: GvrLike, namespace: string | undefined, name: string, patch: unknown, type?: PatchType): KubeObject;
+  patch(gvr: GvrLike, namespace: string | undefined, name: string, patch: unknown, type?: PatchType): StoredObject;
   /** Deletes (or, with finalizers, marks for deletion). Returns the last state. */
-  delete(gvr: GvrLike, namespace: string | undefined, name: string): KubeObject;
-  get(gvr: GvrLike, namespace: string | undefined, name: string): KubeObject | undefined;
+  delete(gvr: GvrLike, namespace: string | undefined, name: string): StoredObject;
+  get(gvr: GvrLike, namespace: string | undefined, name: string): StoredObject | undefined;
   /** Stored objects sorted by key; all namespaces when `namespace` is omitted. */
-  list(gvr: GvrLike, namespace?: string): KubeObject[];
+  list(gvr: GvrLike, namespace?: string): StoredObject[];
   /** Drops history up to `rv` (default: now): older watches, continue tokens and Exact lists get 410. */
   compact(rv?: number | string): void;
   /** Registers (serves, adds to discovery) a custom resource; creates its CRD object. */
@@ -120,7 +120,7 @@ export interface ApiServer {
   close(): Promise<void>;
 }
 
-function crdObject(spec: CustomResourceDefinitionSpec): KubeObject {
+function crdObject(spec: CustomResourceDefinitionSpec): StoredObject {
   const names: Record<string, unknown> = { plural: spec.plural, singular: spec.singular ?? spec.kind.toLowerCase() };
   if (spec.shortNames?.length) names['shortNames'] = spec.shortNames;
   names['kind'] = spec.kind;
@@ -138,7 +138,7 @@ function crdObject(spec: CustomResourceDefinitionSpec): KubeObject {
 }
 
 /** The resource definitions a CRD object declares. */
-function defsOfCrd(crd: KubeObject): ResourceDef[] {
+function defsOfCrd(crd: StoredObject): ResourceDef[] {
   const spec = isPlainObject(crd['spec']) ? crd['spec'] : {};
   const names = isPlainObject(spec['names']) ? spec['names'] : {};
   const versions = Array.isArray(spec['versions']) ? spec['versions'] : [];
@@ -179,7 +179,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   let port = 0;
   let token = options.token;
 
-  const onCrd = (event: 'created' | 'deleted', crd: KubeObject): void => {
+  const onCrd = (event: 'created' | 'deleted', crd: StoredObject): void => {
     const defs = defsOfCrd(crd);
     if (event === 'created') {
       for (const d of defs) registry.add(d);
@@ -265,9 +265,9 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   });
 
   const resolveDef = (gvr: GvrLike): ResourceDef => registry.resolve(gvr);
-  const nsOf = (def: ResourceDef, obj: KubeObject): string | undefined =>
+  const nsOf = (def: ResourceDef, obj: StoredObject): string | undefined =>
     def.namespaced ? (metaOf(obj).namespace ?? 'default') : undefined;
-  const nameOf = (obj: KubeObject): string => {
+  const nameOf = (obj: StoredObject): string => {
     const n = metaOf(obj).name;
     if (!n) throw new Error('metadata.name is required');
     return n;
@@ -333,17 +333,17 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     clearRequests: () => log.clear(),
     waitForRequest: (pred, timeoutMs = 5000) => log.wait(pred, timeoutMs, true),
     nextRequest: (pred, timeoutMs = 5000) => log.wait(pred, timeoutMs, false),
-    create<T extends KubeObject>(gvr: GvrLike, obj: T): T & KubeObject {
+    create<T extends StoredObject>(gvr: GvrLike, obj: T): T & StoredObject {
       const def = resolveDef(gvr);
       return clone(objects.create(def, nsOf(def, obj), obj)) as T;
     },
-    update<T extends KubeObject>(gvr: GvrLike, obj: T): T & KubeObject {
+    update<T extends StoredObject>(gvr: GvrLike, obj: T): T & StoredObject {
       const def = resolveDef(gvr);
       const ns = nsOf(def, obj);
       // The programmatic update writes the whole object, status included, in one revision.
       return clone(objects.update(def, ns, nameOf(obj), obj, { whole: true })) as T;
     },
-    updateStatus<T extends KubeObject>(gvr: GvrLike, obj: T): T & KubeObject {
+    updateStatus<T extends StoredObject>(gvr: GvrLike, obj: T): T & StoredObject {
       const def = resolveDef(gvr);
       return clone(objects.update(def, nsOf(def, obj), nameOf(obj), obj, { subresource: 'status' })) as T;
     },
@@ -365,7 +365,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
       const def = resolveDef(gvr);
       const coll = store.collection(def);
       const prefix = def.namespaced && namespace !== undefined ? `${namespace}/` : '';
-      const out: KubeObject[] = [];
+      const out: StoredObject[] = [];
       for (const key of coll.sortedKeys()) if (!prefix || key.startsWith(prefix)) out.push(coll.items.get(key)!);
       return clone(out);
     },

@@ -7,7 +7,7 @@ import type { ResourceDef } from './resources.ts';
 import { ResourceRegistry } from './resources.ts';
 import { expired, LIST_RV_TOO_OLD, tooLargeResourceVersion } from './status.ts';
 import { orderKeys } from './json.ts';
-import type { KubeObject } from './types.ts';
+import type { StoredObject } from './types.ts';
 
 export type StoredEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
@@ -17,13 +17,13 @@ export class HistoryEvent {
   readonly type: StoredEventType;
   readonly key: string;
   /** New state; for DELETED the last state carrying the deletion's resourceVersion. */
-  readonly object: KubeObject;
+  readonly object: StoredObject;
   /** State before the write (MODIFIED, DELETED). */
-  readonly prev: KubeObject | undefined;
+  readonly prev: StoredObject | undefined;
   private line: string | undefined;
   private partialLine: string | undefined;
 
-  constructor(rv: number, type: StoredEventType, key: string, object: KubeObject, prev: KubeObject | undefined) {
+  constructor(rv: number, type: StoredEventType, key: string, object: StoredObject, prev: StoredObject | undefined) {
     this.rv = rv;
     this.type = type;
     this.key = key;
@@ -42,7 +42,7 @@ export class HistoryEvent {
 const jsonCache = new WeakMap<object, string>();
 
 /** JSON of a stored (never mutated) object, cached. */
-export function objectJson(obj: KubeObject): string {
+export function objectJson(obj: StoredObject): string {
   let s = jsonCache.get(obj);
   if (s === undefined) {
     s = JSON.stringify(obj);
@@ -54,7 +54,7 @@ export function objectJson(obj: KubeObject): string {
 const itemJsonCache = new WeakMap<object, string>();
 
 /** JSON of a list item of a built-in kind: no kind/apiVersion (02c). */
-export function builtinItemJson(obj: KubeObject): string {
+export function builtinItemJson(obj: StoredObject): string {
   let s = itemJsonCache.get(obj);
   if (s === undefined) {
     const { kind: _k, apiVersion: _a, ...rest } = obj;
@@ -64,11 +64,11 @@ export function builtinItemJson(obj: KubeObject): string {
   return s;
 }
 
-export function eventLine(type: string, obj: KubeObject, metadataOnly = false): string {
+export function eventLine(type: string, obj: StoredObject, metadataOnly = false): string {
   return `{"type":"${type}","object":${metadataOnly ? partialJson(obj) : objectJson(obj)}}\n`;
 }
 
-/** ObjectMeta's fields in Go struct order: how kube-apiserver encodes a PartialObjectMetadata's metadata (10a, 10b). */
+/** StoredObjectMeta's fields in Go struct order: how kube-apiserver encodes a PartialObjectMetadata's metadata (10a, 10b). */
 export const OBJECT_META_ORDER = [
   'name',
   'generateName',
@@ -92,11 +92,11 @@ const partialJsonCache = new WeakMap<object, string>();
 
 /**
  * JSON of a stored object as a `PartialObjectMetadata` (10a, 10b, 10e): kind,
- * apiVersion meta.k8s.io/v1 and the metadata in ObjectMeta's order, whatever
+ * apiVersion meta.k8s.io/v1 and the metadata in StoredObjectMeta's order, whatever
  * the kind (custom resources too). Cached per object, like the full JSON, so
  * a metadata-only answer is serialized once however many watchers get it.
  */
-export function partialJson(obj: KubeObject): string {
+export function partialJson(obj: StoredObject): string {
   let s = partialJsonCache.get(obj);
   if (s === undefined) {
     s = `{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":${JSON.stringify(orderKeys((obj.metadata ?? {}) as Record<string, unknown>, OBJECT_META_ORDER))}}`;
@@ -109,7 +109,7 @@ export type EventListener = (ev: HistoryEvent) => void;
 
 export class Collection {
   readonly def: ResourceDef;
-  readonly items = new Map<string, KubeObject>();
+  readonly items = new Map<string, StoredObject>();
   /** Events in revision order; `log[logStart..]` are live. */
   private log: HistoryEvent[] = [];
   private logStart = 0;
@@ -163,7 +163,7 @@ export class Collection {
     return this.log.slice(lo);
   }
 
-  set(key: string, obj: KubeObject): void {
+  set(key: string, obj: StoredObject): void {
     if (!this.items.has(key)) this.sorted = undefined;
     this.items.set(key, obj);
   }
@@ -191,7 +191,7 @@ export function objectKey(def: ResourceDef, namespace: string | undefined, name:
 export interface Snapshot {
   rv: number;
   keys: string[];
-  get(key: string): KubeObject;
+  get(key: string): StoredObject;
 }
 
 export class Store {
@@ -245,8 +245,8 @@ export class Store {
     rv: number,
     type: StoredEventType,
     key: string,
-    object: KubeObject,
-    prev: KubeObject | undefined,
+    object: StoredObject,
+    prev: StoredObject | undefined,
   ): HistoryEvent {
     if (type === 'DELETED') coll.remove(key);
     else coll.set(key, object);

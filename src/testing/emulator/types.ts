@@ -6,14 +6,14 @@
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
 /** A stored Kubernetes object: plain JSON with `metadata`. */
-export interface KubeObject {
+export interface StoredObject {
   apiVersion?: string;
   kind?: string;
-  metadata?: ObjectMeta;
+  metadata?: StoredObjectMeta;
   [key: string]: unknown;
 }
 
-export interface ObjectMeta {
+export interface StoredObjectMeta {
   name?: string;
   generateName?: string;
   namespace?: string;
@@ -45,7 +45,8 @@ export interface Gvr {
  */
 export type GvrLike = Gvr | { readonly group: string; readonly version: string; readonly plural: string } | string;
 
-export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+/** A watch event's type as it travels on the wire (the pipeline's own `WatchEventType` is lower-case: `'added'` …). */
+export type WireEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
 
 /** The OpenAPI v3 subset enforced for custom resources. */
 export interface JsonSchema {

@@ -10,7 +10,7 @@ import type { ResourceDef } from './resources.ts';
 import { type FieldSelector, type LabelSelector, matchesFields, matchesLabels } from './selectors.ts';
 import { type Status, watchTooOld } from './status.ts';
 import { type Collection, eventLine, type HistoryEvent } from './store.ts';
-import type { KubeObject } from './types.ts';
+import type { StoredObject } from './types.ts';
 import { resetStream } from './h2.ts';
 
 export interface WatchFilter {
@@ -20,7 +20,7 @@ export interface WatchFilter {
 }
 
 /** Field values of an object for field selectors. */
-export function fieldValues(def: ResourceDef, obj: KubeObject): Record<string, string> {
+export function fieldValues(def: ResourceDef, obj: StoredObject): Record<string, string> {
   const meta = obj.metadata ?? {};
   const out: Record<string, string> = {
     'metadata.name': meta.name ?? '',
@@ -30,7 +30,7 @@ export function fieldValues(def: ResourceDef, obj: KubeObject): Record<string, s
   return out;
 }
 
-export function matchesFilter(def: ResourceDef, f: WatchFilter, obj: KubeObject): boolean {
+export function matchesFilter(def: ResourceDef, f: WatchFilter, obj: StoredObject): boolean {
   if (f.namespace !== undefined && obj.metadata?.namespace !== f.namespace) return false;
   if (f.labels.length && !matchesLabels(f.labels, obj.metadata?.labels)) return false;
   if (f.fields.length && !matchesFields(f.fields, fieldValues(def, obj))) return false;
@@ -73,7 +73,7 @@ export interface WatchOptions {
   /** Revision the watch starts after (replay) or the revision of the initial state. */
   startRv: number;
   /** Lines written before live events (replayed history or synthetic ADDED). */
-  backlog: HistoryEvent[] | KubeObject[];
+  backlog: HistoryEvent[] | StoredObject[];
   backlogKind: 'history' | 'initial';
   /** Send the initial-events-end BOOKMARK after the backlog (sendInitialEvents). */
   initialEventsEndRv?: number;
@@ -143,7 +143,7 @@ export class WatchSession implements OpenWatch {
     if (o.backlogKind === 'history') {
       for (const ev of o.backlog as HistoryEvent[]) this.onEvent(ev);
     } else {
-      for (const obj of o.backlog as KubeObject[]) this.sendEvent(eventLine('ADDED', obj, o.metadataOnly));
+      for (const obj of o.backlog as StoredObject[]) this.sendEvent(eventLine('ADDED', obj, o.metadataOnly));
     }
     if (o.initialEventsEndRv !== undefined && !this.ended) {
       this.progressRv = Math.max(this.progressRv, o.initialEventsEndRv);

@@ -6,7 +6,7 @@ import { encodeList, list } from '../list.ts';
 import type { ResourceDef } from '../resources.ts';
 import { invalidListOptions, methodNotAllowed } from '../status.ts';
 import { builtinItemJson, objectJson } from '../store.ts';
-import type { KubeObject } from '../types.ts';
+import type { StoredObject } from '../types.ts';
 import { matchesFilter, type WatchFilter } from '../watch.ts';
 import { type Ctx, metadataOnly, readBody, selectors } from './request.ts';
 import { send } from './respond.ts';
@@ -56,7 +56,7 @@ function deleteCollection(ctx: Ctx, def: ResourceDef, ns: string | undefined): v
   const { labels, fields } = selectors(def, ctx.info.query);
   const coll = core.store.collection(def);
   const filter: WatchFilter = { namespace: ns, labels, fields };
-  const deleted: KubeObject[] = [];
+  const deleted: StoredObject[] = [];
   for (const key of [...coll.sortedKeys()]) {
     const obj = coll.items.get(key)!;
     if (!matchesFilter(def, filter, obj)) continue;

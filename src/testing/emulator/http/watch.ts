@@ -8,7 +8,7 @@ import { isWatchFault } from '../faults.ts';
 import { parseRv } from '../list.ts';
 import type { ResourceDef } from '../resources.ts';
 import { ApiError, badRequest, invalidListOptions, tooLargeResourceVersion, watchTooOld } from '../status.ts';
-import type { KubeObject } from '../types.ts';
+import type { StoredObject } from '../types.ts';
 import { matchesFilter, type WatchFilter, WatchSession } from '../watch.ts';
 import { type Ctx, selectors, truthy } from './request.ts';
 import { record, sendWatchError } from './respond.ts';
@@ -52,8 +52,8 @@ export function serveWatch(ctx: Ctx, def: ResourceDef, ns: string | undefined, n
   const filter: WatchFilter = { namespace: ns, labels, fields };
   const fault = ctx.fault && isWatchFault(ctx.fault) && ctx.faultId !== undefined ? { fault: ctx.fault, ruleId: ctx.faultId } : undefined;
 
-  const initial = (): KubeObject[] => {
-    const out: KubeObject[] = [];
+  const initial = (): StoredObject[] => {
+    const out: StoredObject[] = [];
     const prefix = def.namespaced && ns !== undefined ? `${ns}/` : '';
     for (const key of coll.sortedKeys()) {
       if (prefix && !key.startsWith(prefix)) continue;
