@@ -53,6 +53,7 @@ export type { BackoffOptions } from './2-source/backoff.ts';
 // Informers, their events and their cache.
 export { cacheSynced$, informerFactory, informerName, waitForCacheSync, type FactoryOptions, type InformerFactory, type Syncable } from './5-informer/factory.ts';
 export { informer, type Informer, type InformerOptions } from './5-informer/informer.ts';
+export { shardedInformer, type ShardSource, type ShardedInformer } from './5-informer/shardedInformer.ts';
 export type { AddedEvent, DeletedEvent, InformerEvent, InformerEventType, UpdatedEvent } from './4-store/informerEvent.ts';
 export type { InformerState } from './4-store/reduceDeltas.ts';
 export { Store, UnknownIndexError, type IndexFunc, type Indexers } from './4-store/store.ts';
