@@ -351,6 +351,18 @@ function metadataAt(b: Buffer, i: number): { value: Record<string, unknown>; end
   return { value, end };
 }
 
+/** The members of the metadata object at `i` that say which object it is; the others are skipped unparsed. */
+function identityAt(b: Buffer, i: number): { value: Record<string, unknown>; end: number } {
+  const value: Record<string, unknown> = {};
+  const end = members(b, i, (keyStart, keyEnd, start) => {
+    if (b[start] !== QUOTE || !(keyIs(b, keyStart, keyEnd, 'name') || keyIs(b, keyStart, keyEnd, 'namespace') || keyIs(b, keyStart, keyEnd, 'resourceVersion'))) return -1;
+    const stop = stringEnd(b, start);
+    value[keyAt(b, keyStart, keyEnd)] = keyAt(b, start, stop);
+    return stop;
+  });
+  return { value, end };
+}
+
 /**
  * The object whose `{` is at `i` of `b`, decoded lazily, and the index after it.
  * `apiVersion`, `kind`, `metadata` and short members are parsed at once; the
@@ -365,8 +377,15 @@ function lazyObjectAt(b: Buffer, i: number, keep?: KeepObject): { value: Record<
     if (skeleton !== undefined) return -1;
     const key = keyAt(b, keyStart, keyEnd);
     if (key === 'metadata' && b[start] === OPEN_BRACE) {
+      if (keep !== undefined) {
+        // Name, namespace and resourceVersion alone first: a dropped object costs no more.
+        const head = identityAt(b, start);
+        if (!keepsObject(keep, head.value)) {
+          skeleton = { metadata: head.value };
+          return head.end;
+        }
+      }
       const metadata = metadataAt(b, start);
-      if (keep !== undefined && !keepsObject(keep, metadata.value)) skeleton = { metadata: metadata.value };
       defineEager(target, key, metadata.value, source);
       return metadata.end;
     }
