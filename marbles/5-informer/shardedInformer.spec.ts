@@ -96,6 +96,26 @@ describe('shardedInformer', () => {
     });
   });
 
+  it('a shard that arrives while a list runs is listed once that list is cached (shards trickling in never starve a list)', () => {
+    const scheduler = new TestScheduler((a, e) => expect(a).toEqual(e));
+    scheduler.run(({ expectObservable }) => {
+      scheduler.maxFrames = 100_000;
+      const w = world(scheduler, [cm('a-0', '1'), cm('a-1', '2')]);
+      const held$ = new BehaviorSubject<ReadonlySet<number>>(new Set());
+      const cms = shardedInformer(w.listWatch, ConfigMap, fakeShards(held$), { scheduler, random: () => 0 });
+      // Shards arrive every 2 ms while each list takes 5 ms; one leaves and comes back during a list.
+      scheduler.schedule(() => held$.next(new Set([0])), 6);
+      scheduler.schedule(() => held$.next(new Set([0, 1])), 8);
+      scheduler.schedule(() => held$.next(new Set([0])), 12);
+      scheduler.schedule(() => held$.next(new Set([0, 1])), 13);
+      expectObservable(cms.owned$.pipe(map((s) => [...s].sort().join(''))), '^ 99999ms !').toBe('a 10ms b 9ms c', { a: '', b: '0', c: '01' });
+      scheduler.flush();
+      // 0: the first list; 6: for shard 0; 11: for shard 1, once the one for 0 was cached; 16: for shard 1 again (it left at 12,
+      // so the list of 11 does not cover it): owned at 21, not at 16.
+      expect(w.lists).toEqual([0, 6, 11, 16]);
+    });
+  });
+
   it('controller() does not reconcile a key for its shard moving away', () => {
     const scheduler = new TestScheduler((a, e) => expect(a).toEqual(e));
     scheduler.run(() => {

@@ -114,7 +114,9 @@ export function shardedInformer<T extends KubeObject>(
       let running: Subscription | undefined;
       let lastRV = '';
       /** The shards the running list was started for, until its objects are cached. */
-      let listing: ReadonlySet<number> | undefined;
+      let listing: Set<number> | undefined;
+      /** Shards arrived while a list was running: listed again once it is cached. */
+      let arrivedMeanwhile = false;
 
       const start = () => {
         running?.unsubscribe();
@@ -132,6 +134,10 @@ export function shardedInformer<T extends KubeObject>(
                 for (const shard of listing) if (wanted.has(shard)) next.add(shard);
                 listing = undefined;
                 if (next.size !== owned.size) setOwned(next);
+              }
+              if (arrivedMeanwhile) {
+                arrivedMeanwhile = false;
+                start();
               }
               return;
             }
@@ -157,6 +163,8 @@ export function shardedInformer<T extends KubeObject>(
           const left = [...before].filter((shard) => !held.has(shard));
           const arrived = [...held].some((shard) => !before.has(shard));
           if (left.length > 0) {
+            // A shard that leaves and comes back while a list runs is not covered by that list.
+            for (const shard of left) listing?.delete(shard);
             // Not ours to reconcile from now on; then out of the cache, as shard moves.
             const next = new Set([...owned].filter((shard) => held.has(shard)));
             if (next.size !== owned.size) setOwned(next);
@@ -164,7 +172,13 @@ export function shardedInformer<T extends KubeObject>(
             const keys = [...cache().keys()].filter((key) => gone.has(shards.shardOf(key)));
             for (const key of keys) subscriber.next({ type: 'deletedKey', key, resourceVersion: lastRV });
           }
-          if (arrived || running === undefined) start();
+          if (running === undefined) start();
+          // A running list is let finish (its shards become owned), then the new ones are listed:
+          // restarting it at every arrival would starve it while shards trickle in.
+          else if (arrived) {
+            if (listing === undefined) start();
+            else arrivedMeanwhile = true;
+          }
         }),
       );
       subscription.add(() => {
