@@ -55,6 +55,11 @@ function violations(result: ShardingResult): string[] {
     const atKill = list.find((i) => i.start <= plan.killAt && i.end >= plan.killAt);
     if (atKill?.replica !== plan.kill) continue;
     if (!list.some((i) => i.replica !== plan.kill && i.start >= plan.killAt && i.start <= bound)) found.push(`shard ${shard} of killed r${plan.kill} not taken over by ${bound}`);
+    // And cached there (owned) within that bound plus two lists of up to 2 s: the one running when it arrived, and its own.
+    const cachedBound = bound + 2 * 2_000;
+    if (!(result.owned.get(shard) ?? []).some((i) => i.replica !== plan.kill && i.start >= plan.killAt && i.start <= cachedBound)) {
+      found.push(`shard ${shard} of killed r${plan.kill} not cached elsewhere by ${cachedBound}`);
+    }
   }
   // At the end: every shard held by exactly one live replica, none holding more than its share.
   const live = [...result.final.keys()];

@@ -49,6 +49,8 @@ export interface ShardingResult {
   /** What each live replica had cached at the end, and which shards its informer owned. */
   readonly cached: Map<number, { readonly keys: readonly string[]; readonly owned: ReadonlySet<number> }>;
   readonly shardOf: (key: string) => number;
+  /** shard → when each replica's sharded informer owned it (held and cached). */
+  readonly owned: Map<number, Interval[]>;
 }
 
 const FAULTS: readonly FakeLeaseFault[] = ['status500', 'dropBefore', 'dropAfter', 'hang'];
@@ -65,6 +67,8 @@ export function runSharding(plan: ShardingPlan): ShardingResult {
   const open = new Map<string, Interval>();
   const subs: Subscription[][] = [];
   const cold: string[] = [];
+  const owned = new Map<number, Interval[]>();
+  const openOwned = new Map<string, Interval>();
   const cached = new Map<number, { keys: readonly string[]; owned: ReadonlySet<number> }>();
   let shardOfKey: (key: string) => number = () => 0;
   const objects = Array.from({ length: plan.keys }, (_, i) => ({ metadata: { name: `apple-${i}`, namespace: 'default', resourceVersion: String(i + 1) } }));
@@ -104,7 +108,22 @@ export function runSharding(plan: ShardingPlan): ShardingResult {
     };
     const start = () => {
       mine.push(apples.store$.subscribe((s) => (store = s)));
-      mine.push(apples.owned$.subscribe((owned) => cached.set(index, { keys: store?.keys() ?? [], owned })));
+      mine.push(
+        apples.owned$.subscribe((now) => {
+          cached.set(index, { keys: store?.keys() ?? [], owned: now });
+          for (let shard = 0; shard < plan.shards; shard++) {
+            const id = `${index}/${shard}`;
+            if (now.has(shard) && !openOwned.has(id)) {
+              const interval: Interval = { replica: index, start: base.now(), end: Number.POSITIVE_INFINITY };
+              openOwned.set(id, interval);
+              owned.set(shard, [...(owned.get(shard) ?? []), interval]);
+            } else if (!now.has(shard) && openOwned.has(id)) {
+              openOwned.get(id)!.end = base.now();
+              openOwned.delete(id);
+            }
+          }
+        }),
+      );
       mine.push(apples.store$.subscribe((s) => cached.set(index, { keys: s.keys(), owned: cached.get(index)?.owned ?? new Set() })));
       mine.push(
         group.held$.subscribe((now) => {
@@ -145,7 +164,12 @@ export function runSharding(plan: ShardingPlan): ShardingResult {
     if (index === plan.kill)
       base.schedule(() => {
         dead = true;
-        for (let shard = 0; shard < plan.shards; shard++) close(shard);
+        for (let shard = 0; shard < plan.shards; shard++) {
+          close(shard);
+          const interval = openOwned.get(`${index}/${shard}`);
+          if (interval) interval.end = base.now();
+          openOwned.delete(`${index}/${shard}`);
+        }
         for (const s of mine.splice(0)) s.unsubscribe();
         for (const interval of running) interval.end = base.now(); // died with the process
         final.delete(index);
@@ -154,10 +178,11 @@ export function runSharding(plan: ShardingPlan): ShardingResult {
   });
   base.schedule(() => {
     for (const interval of open.values()) interval.end = base.now();
+    for (const interval of openOwned.values()) interval.end = base.now();
   }, end);
   base.flush();
   for (const list of subs) for (const s of list ?? []) s.unsubscribe();
   // An interrupted reconcile (unsubscribed by gate) ends when it was cancelled; close any left open at the end.
   for (const list of reconciles.values()) for (const i of list) if (!Number.isFinite(i.end)) i.end = end;
-  return { plan, held, reconciles, end, final, cold, cached, shardOf: shardOfKey };
+  return { plan, held, reconciles, end, final, cold, cached, shardOf: shardOfKey, owned };
 }

@@ -355,7 +355,8 @@ function metadataAt(b: Buffer, i: number): { value: Record<string, unknown>; end
 function identityAt(b: Buffer, i: number): { value: Record<string, unknown>; end: number } {
   const value: Record<string, unknown> = {};
   const end = members(b, i, (keyStart, keyEnd, start) => {
-    if (b[start] !== QUOTE || !(keyIs(b, keyStart, keyEnd, 'name') || keyIs(b, keyStart, keyEnd, 'namespace') || keyIs(b, keyStart, keyEnd, 'resourceVersion'))) return -1;
+    const wanted = keyIs(b, keyStart, keyEnd, 'name') || keyIs(b, keyStart, keyEnd, 'namespace') || keyIs(b, keyStart, keyEnd, 'resourceVersion');
+    if (b[start] !== QUOTE || !wanted) return -1;
     const stop = stringEnd(b, start);
     value[keyAt(b, keyStart, keyEnd)] = keyAt(b, start, stop);
     return stop;

@@ -127,7 +127,8 @@ export function shardedInformer<T extends KubeObject>(
               const items = event.items.filter((object) => wants(keyOf(object)));
               const rejectedKeys = event.rejectedKeys?.filter((key) => wants(key));
               lastRV = event.resourceVersion;
-              subscriber.next(rejectedKeys && rejectedKeys.length > 0 ? { ...event, items, rejectedKeys } : { type: 'replace', items, resourceVersion: lastRV });
+              const listed = { type: 'replace' as const, items, resourceVersion: lastRV };
+              subscriber.next(rejectedKeys && rejectedKeys.length > 0 ? { ...listed, rejectedKeys } : listed);
               // The pipeline is synchronous: the list is cached now.
               if (listing !== undefined) {
                 const next = new Set(owned);
@@ -197,7 +198,8 @@ export function shardedInformer<T extends KubeObject>(
   const markMoves = (state: InformerState<T>): InformerState<T> => {
     const moved = (event: InformerEvent<T>) => event.type === 'deleted' && !wants(keyOf(event.object));
     if (!state.events.some(moved)) return state;
-    return { ...state, events: state.events.map((event): InformerEvent<T> => (event.type === 'deleted' && moved(event) ? { ...event, shardMoved: true } : event)) };
+    const events = state.events.map((event): InformerEvent<T> => (event.type === 'deleted' && moved(event) ? { ...event, shardMoved: true } : event));
+    return { ...state, events };
   };
 
   const base = informerFromSource(resource, sourceOf, options, markMoves);
@@ -235,6 +237,8 @@ function keyOf(object: unknown): string | undefined {
   return rawKey(object);
 }
 
+const CHANGES = new Set(['ADDED', 'MODIFIED', 'DELETED']);
+
 /**
  * `listWatch` without the objects whose key `wants` rejects: list items are left out, watch
  * events become bookmarks at their resourceVersion (so a watch of only dropped objects still
@@ -253,7 +257,7 @@ export function filtered(listWatch: ListWatch, wants: (key: string | undefined) 
     watch: (options) =>
       listWatch.watch(options).pipe(
         map((frame): WatchFrame => {
-          if (frame instanceof InformerError || (frame.type !== 'ADDED' && frame.type !== 'MODIFIED' && frame.type !== 'DELETED') || !drop(frame.object)) return frame;
+          if (frame instanceof InformerError || !CHANGES.has(frame.type) || !drop(frame.object)) return frame;
           const resourceVersion = rawResourceVersion(frame.object);
           return { type: 'BOOKMARK', object: { metadata: resourceVersion === undefined ? {} : { resourceVersion } } };
         }),

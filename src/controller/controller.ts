@@ -213,7 +213,9 @@ export function controller<T extends KubeObject>(options: ControllerOptions<T>):
       }),
     );
     for (const owned of options.owns ?? []) {
-      subscription.add(owned.events$.subscribe((event) => event.type === 'deleted' && event.shardMoved === true ? undefined : enqueue(ownerKeysOf(event, primary.resource))));
+      subscription.add(
+        owned.events$.subscribe((event) => (event.type === 'deleted' && event.shardMoved === true ? undefined : enqueue(ownerKeysOf(event, primary.resource)))),
+      );
     }
     for (const watch of options.watches ?? []) {
       const mapped = (object: KubeObject) =>
