@@ -93,5 +93,6 @@ describe('sharding, 2–4 replicas with sharded informers in virtual time (drift
       }),
       { numRuns: RUNS },
     );
-  });
+    // About 13 s for 500 schedules on an idle core; a loaded machine takes several times that (virtual time, no wall-clock oracle).
+  }, 240_000);
 });
