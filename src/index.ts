@@ -46,7 +46,7 @@ export { PartialObjectMetadata, isMetadataOnly, metadataOnly } from './0-model/m
 
 // Options of the stages an informer is made of.
 export type { HttpTransportOptions } from './1-transport/httpTransport.ts';
-export { hasUnparsedMembers } from './1-transport/lazyJson.ts';
+export { hasUnparsedMembers, isSkipped, type KeepObject } from './1-transport/lazyJson.ts';
 export type { ListWatch } from './1-transport/listWatch.ts';
 export type { BackoffOptions } from './2-source/backoff.ts';
 
