@@ -46,7 +46,7 @@ export { PartialObjectMetadata, isMetadataOnly, metadataOnly } from './0-model/m
 
 // Options of the stages an informer is made of.
 export type { HttpTransportOptions, HttpProtocol, Http2Options } from './1-transport/httpTransport.ts';
-export { hasUnparsedMembers } from './1-transport/lazyJson.ts';
+export { hasUnparsedMembers, isSkipped, type KeepObject } from './1-transport/lazyJson.ts';
 export type { ListWatch } from './1-transport/listWatch.ts';
 export type { BackoffOptions } from './2-source/backoff.ts';
 
@@ -63,6 +63,7 @@ export {
   type InformerHealth,
   type StalenessOptions,
 } from './5-informer/health.ts';
+export { shardedInformer, type ShardSource, type ShardedInformer } from './5-informer/shardedInformer.ts';
 export type { AddedEvent, DeletedEvent, InformerEvent, InformerEventType, UpdatedEvent } from './4-store/informerEvent.ts';
 export type { InformerState } from './4-store/reduceDeltas.ts';
 export { Store, UnknownIndexError, type IndexFunc, type Indexers } from './4-store/store.ts';

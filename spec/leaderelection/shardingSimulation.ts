@@ -1,15 +1,22 @@
 /**
  * Replicas sharing keys through `sharding()` in virtual time (drifting clocks,
- * latencies, faults, a late joiner, a death). Records which shards each
- * replica held when, and every reconcile run through `gate`.
+ * latencies, faults, a partition, a late joiner, a death), each with a sharded
+ * informer over one server of `keys` ConfigMaps. Records which shards each
+ * replica held when, every reconcile run through the informer's `gate`, and
+ * every reconcile that found its key missing from the replica's cache.
  */
-import { timer, type Subscription } from 'rxjs';
+import { defer, mergeMap, NEVER, of, throwError, timer, type Subscription } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { driftingScheduler } from '../../src/leaderelection/driftingScheduler.ts';
 import { FakeLeaseServer, type FakeLeaseFault } from '../../src/leaderelection/fakeLeases.ts';
 import { DEFAULT_TIMING } from '../../src/leaderelection/machine.ts';
 import { sharding } from '../../src/leaderelection/sharding.ts';
 import { prng, type Interval } from './simulation.ts';
+import { ConfigMap } from '../../src/0-model/resources.ts';
+import type { ListWatch } from '../../src/1-transport/listWatch.ts';
+import type { Store } from '../../src/4-store/store.ts';
+import { shardedInformer } from '../../src/5-informer/shardedInformer.ts';
+import { listPage, networkFailure } from '../../src/testing/fakeListWatch.ts';
 
 export interface ShardingPlan {
   readonly seed: number;
@@ -25,6 +32,8 @@ export interface ShardingPlan {
   readonly kill: number;
   readonly killAt: number;
   readonly keys: number;
+  /** This replica is cut off (Leases and lists) from `from` until `until`. */
+  readonly partition?: { readonly replica: number; readonly from: number; readonly until: number };
 }
 
 export interface ShardingResult {
@@ -35,13 +44,20 @@ export interface ShardingResult {
   readonly end: number;
   /** What each live replica held at the end. */
   readonly final: Map<number, ReadonlySet<number>>;
+  /** Reconciles that started while the key was not in the replica's cache (must be none). */
+  readonly cold: string[];
+  /** What each live replica had cached at the end, and which shards its informer owned. */
+  readonly cached: Map<number, { readonly keys: readonly string[]; readonly owned: ReadonlySet<number> }>;
+  readonly shardOf: (key: string) => number;
+  /** shard → when each replica's sharded informer owned it (held and cached). */
+  readonly owned: Map<number, Interval[]>;
 }
 
 const FAULTS: readonly FakeLeaseFault[] = ['status500', 'dropBefore', 'dropAfter', 'hang'];
 
 export function runSharding(plan: ShardingPlan): ShardingResult {
   const base = new TestScheduler(() => true);
-  const end = plan.killAt + 60_000;
+  const end = plan.killAt + 40_000;
   base.maxFrames = end;
   const random = prng(plan.seed);
   const server = new FakeLeaseServer(base);
@@ -50,6 +66,12 @@ export function runSharding(plan: ShardingPlan): ShardingResult {
   const final = new Map<number, ReadonlySet<number>>();
   const open = new Map<string, Interval>();
   const subs: Subscription[][] = [];
+  const cold: string[] = [];
+  const owned = new Map<number, Interval[]>();
+  const openOwned = new Map<string, Interval>();
+  const cached = new Map<number, { keys: readonly string[]; owned: ReadonlySet<number> }>();
+  let shardOfKey: (key: string) => number = () => 0;
+  const objects = Array.from({ length: plan.keys }, (_, i) => ({ metadata: { name: `apple-${i}`, namespace: 'default', resourceVersion: String(i + 1) } }));
 
   plan.rates.forEach((rate, index) => {
     let dead = false;
@@ -57,10 +79,25 @@ export function runSharding(plan: ShardingPlan): ShardingResult {
       client: `r${index}`,
       latencyMs: () => random() * plan.maxLatencyMs,
       fault: () => (base.now() < plan.chaosUntil && random() < plan.faultRate ? (FAULTS[Math.floor(random() * FAULTS.length)] ?? 'ok') : 'ok'),
-      partitioned: () => dead,
+      partitioned: () => cutOff(),
     });
+    const cutOff = () => dead || (plan.partition?.replica === index && base.now() >= plan.partition.from && base.now() < plan.partition.until);
     const scheduler = driftingScheduler(base, rate, index * 1_000_000);
     const group = sharding(clients, { name: 'apples', shards: plan.shards, identity: `r${index}`, ...DEFAULT_TIMING, scheduler, random });
+    shardOfKey = group.shardOf;
+    // The objects never change: a list takes up to 2 s (or fails when cut off), a watch brings nothing.
+    const listWatch: ListWatch = {
+      list: () =>
+        defer(() => {
+          const failing = cutOff();
+          return timer(1 + random() * 2_000, base).pipe(
+            mergeMap(() => (failing || cutOff() ? throwError(() => networkFailure('list')) : of(listPage(String(plan.keys), objects.map((o) => structuredClone(o)))))),
+          );
+        }),
+      watch: () => (cutOff() ? throwError(() => networkFailure('watch')) : NEVER),
+    };
+    const apples = shardedInformer(listWatch, ConfigMap, group, { scheduler, random });
+    let store: Store<ConfigMap> | undefined;
     const mine: Subscription[] = [];
     const running = new Set<Interval>();
     subs[index] = mine;
@@ -70,6 +107,24 @@ export function runSharding(plan: ShardingPlan): ShardingResult {
       open.delete(`${index}/${shard}`);
     };
     const start = () => {
+      mine.push(apples.store$.subscribe((s) => (store = s)));
+      mine.push(
+        apples.owned$.subscribe((now) => {
+          cached.set(index, { keys: store?.keys() ?? [], owned: now });
+          for (let shard = 0; shard < plan.shards; shard++) {
+            const id = `${index}/${shard}`;
+            if (now.has(shard) && !openOwned.has(id)) {
+              const interval: Interval = { replica: index, start: base.now(), end: Number.POSITIVE_INFINITY };
+              openOwned.set(id, interval);
+              owned.set(shard, [...(owned.get(shard) ?? []), interval]);
+            } else if (!now.has(shard) && openOwned.has(id)) {
+              openOwned.get(id)!.end = base.now();
+              openOwned.delete(id);
+            }
+          }
+        }),
+      );
+      mine.push(apples.store$.subscribe((s) => cached.set(index, { keys: s.keys(), owned: cached.get(index)?.owned ?? new Set() })));
       mine.push(
         group.held$.subscribe((now) => {
           final.set(index, now);
@@ -93,8 +148,9 @@ export function runSharding(plan: ShardingPlan): ShardingResult {
             running.delete(interval);
           };
           mine.push(
-            group
+            apples
               .gate(key, () => {
+                if (store?.get(key) === undefined) cold.push(`r${index} reconciled ${key} at ${base.now()} from a cold cache`);
                 reconciles.set(key, [...(reconciles.get(key) ?? []), interval]);
                 running.add(interval);
                 return timer(1 + random() * 3_000, base);
@@ -108,18 +164,25 @@ export function runSharding(plan: ShardingPlan): ShardingResult {
     if (index === plan.kill)
       base.schedule(() => {
         dead = true;
-        for (let shard = 0; shard < plan.shards; shard++) close(shard);
+        for (let shard = 0; shard < plan.shards; shard++) {
+          close(shard);
+          const interval = openOwned.get(`${index}/${shard}`);
+          if (interval) interval.end = base.now();
+          openOwned.delete(`${index}/${shard}`);
+        }
         for (const s of mine.splice(0)) s.unsubscribe();
         for (const interval of running) interval.end = base.now(); // died with the process
         final.delete(index);
+        cached.delete(index);
       }, plan.killAt);
   });
   base.schedule(() => {
     for (const interval of open.values()) interval.end = base.now();
+    for (const interval of openOwned.values()) interval.end = base.now();
   }, end);
   base.flush();
   for (const list of subs) for (const s of list ?? []) s.unsubscribe();
   // An interrupted reconcile (unsubscribed by gate) ends when it was cancelled; close any left open at the end.
   for (const list of reconciles.values()) for (const i of list) if (!Number.isFinite(i.end)) i.end = end;
-  return { plan, held, reconciles, end, final };
+  return { plan, held, reconciles, end, final, cold, cached, shardOf: shardOfKey, owned };
 }

@@ -7,7 +7,7 @@ import { Observable, type Subscription } from 'rxjs';
 import type { Cluster, KubeConfig, User } from '@kubernetes/client-node';
 import { InformerError, errorFromStatus, type ErrorPhase } from '../0-model/errors.ts';
 import { toPartialObjectMetadata } from '../0-model/metadata.ts';
-import { lazyParseList, lazyParseWatchLine } from './lazyJson.ts';
+import { lazyParseList, lazyParseWatchLine, type KeepObject } from './lazyJson.ts';
 import { LineSplitter, type LineBytesSink, type LineSink } from './lineSplitter.ts';
 import type { ListOptions, ListPage, ListWatch, RawWatchEvent, WatchFrame, WatchOptions } from './listWatch.ts';
 import { collectionPath, queryString, type ListWatchTarget } from './paths.ts';
@@ -58,6 +58,11 @@ export interface HttpTransportOptions {
   readonly protocol?: HttpProtocol;
   /** HTTP/2 PING health checks: read-idle 10 s, ping timeout 10 s by default. */
   readonly http2?: Http2Options;
+  /**
+   * With `lazyDecode`: objects this rejects (seeing only their metadata) are not decoded further and
+   * arrive as `{ metadata }` skeletons marked `isSkipped` (a sharded informer drops them). Default: keep all.
+   */
+  readonly keepObject?: KeepObject;
 }
 
 export type { HttpProtocol } from './http2/request.ts';
@@ -568,10 +573,10 @@ export function parseWatchLine(line: string): WatchFrame {
  * the scanner rejects goes through {@link parseWatchLine}, so that it is
  * reported exactly as without lazy decoding.
  */
-export function parseWatchLineLazily(line: Buffer): WatchFrame {
+export function parseWatchLineLazily(line: Buffer, keep?: KeepObject): WatchFrame {
   let value: unknown;
   try {
-    value = lazyParseWatchLine(line);
+    value = lazyParseWatchLine(line, keep);
   } catch {
     return parseWatchLine(line.toString('utf8'));
   }
@@ -705,7 +710,7 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
   const parseBody = (bytes: Buffer): unknown => {
     if (lazy) {
       try {
-        return lazyParseList(bytes);
+        return lazyParseList(bytes, options.keepObject);
       } catch {
         // Not swallowed: parsed again below, so it is reported exactly as without lazy decoding.
       }
@@ -780,7 +785,7 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
           };
           const emit = shape ? (frame: WatchFrame) => subscriber.next(shapeFrame(frame, shape)) : (frame: WatchFrame) => subscriber.next(frame);
           const sink: LineSink | LineBytesSink = lazy
-            ? { lineBytes: (line: Buffer) => emit(parseWatchLineLazily(line)), oversize }
+            ? { lineBytes: (line: Buffer) => emit(parseWatchLineLazily(line, options.keepObject)), oversize }
             : { line: (text: string) => emit(parseWatchLine(text)), oversize };
           response.on('data', (chunk: Buffer) => splitter.push(chunk, sink));
           response.on('error', () => undefined);

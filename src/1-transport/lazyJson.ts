@@ -351,17 +351,41 @@ function metadataAt(b: Buffer, i: number): { value: Record<string, unknown>; end
   return { value, end };
 }
 
+/** The members of the metadata object at `i` that say which object it is; the others are skipped unparsed. */
+function identityAt(b: Buffer, i: number): { value: Record<string, unknown>; end: number } {
+  const value: Record<string, unknown> = {};
+  const end = members(b, i, (keyStart, keyEnd, start) => {
+    const wanted = keyIs(b, keyStart, keyEnd, 'name') || keyIs(b, keyStart, keyEnd, 'namespace') || keyIs(b, keyStart, keyEnd, 'resourceVersion');
+    if (b[start] !== QUOTE || !wanted) return -1;
+    const stop = stringEnd(b, start);
+    value[keyAt(b, keyStart, keyEnd)] = keyAt(b, start, stop);
+    return stop;
+  });
+  return { value, end };
+}
+
 /**
  * The object whose `{` is at `i` of `b`, decoded lazily, and the index after it.
  * `apiVersion`, `kind`, `metadata` and short members are parsed at once; the
  * others keep a decoded copy of their text (`b` may be reused afterwards).
  */
-function lazyObjectAt(b: Buffer, i: number): { value: Record<string, unknown>; end: number } {
+function lazyObjectAt(b: Buffer, i: number, keep?: KeepObject): { value: Record<string, unknown>; end: number } {
   const target: Record<string, unknown> = {};
   let source: Source | undefined;
+  let skeleton: { metadata: Record<string, unknown> } | undefined;
   const end = members(b, i, (keyStart, keyEnd, start) => {
+    // Dropped: the rest is followed for its structure only, nothing is decoded.
+    if (skeleton !== undefined) return -1;
     const key = keyAt(b, keyStart, keyEnd);
     if (key === 'metadata' && b[start] === OPEN_BRACE) {
+      if (keep !== undefined) {
+        // Name, namespace and resourceVersion alone first: a dropped object costs no more.
+        const head = identityAt(b, start);
+        if (!keepsObject(keep, head.value)) {
+          skeleton = { metadata: head.value };
+          return head.end;
+        }
+      }
       const metadata = metadataAt(b, start);
       defineEager(target, key, metadata.value, source);
       return metadata.end;
@@ -372,8 +396,37 @@ function lazyObjectAt(b: Buffer, i: number): { value: Record<string, unknown>; e
     } else defineLazy(target, key, text(b, start, valueStop), (source ??= { texts: new Map() }));
     return valueStop;
   });
+  if (skeleton !== undefined) {
+    skipped.add(skeleton);
+    return { value: skeleton, end };
+  }
   if (source !== undefined && source.texts.size > 0) sources.set(target, source);
   return { value: target, end };
+}
+
+/**
+ * Says, from an object's metadata alone (`{ metadata }`), whether to decode the
+ * rest of it. An object it rejects is scanned for its structure only and comes
+ * out as that skeleton, marked {@link isSkipped}: e.g. a sharded informer drops
+ * the objects of shards it does not hold without decoding them.
+ */
+export type KeepObject = (skeleton: { readonly metadata: Readonly<Record<string, unknown>> }) => boolean;
+
+/** Skeletons of objects a {@link KeepObject} rejected. */
+const skipped = new WeakSet<object>();
+
+/** True for the `{ metadata }` skeleton of an object a {@link KeepObject} rejected. */
+export function isSkipped(object: unknown): boolean {
+  return typeof object === 'object' && object !== null && skipped.has(object);
+}
+
+/** A predicate that throws keeps the object: it is decoded, and the reader decides. */
+function keepsObject(keep: KeepObject, metadata: Record<string, unknown>): boolean {
+  try {
+    return keep({ metadata }) !== false;
+  } catch {
+    return true;
+  }
 }
 
 function bytesOf(input: string | Buffer): Buffer {
@@ -393,12 +446,12 @@ export function lazyParseObject(input: string | Buffer): Record<string, unknown>
  * bytes may be reused once this returns) with a lazily decoded object; other
  * members of the line (there are none in practice) are parsed.
  */
-export function lazyParseWatchLine(input: string | Buffer): { type: unknown; object: unknown } {
+export function lazyParseWatchLine(input: string | Buffer, keep?: KeepObject): { type: unknown; object: unknown } {
   const b = bytesOf(input);
   const event: { type: unknown; object: unknown } = { type: undefined, object: undefined };
   const end = members(b, skipSpace(b, 0), (keyStart, keyEnd, start) => {
     if (keyIs(b, keyStart, keyEnd, 'object') && b[start] === OPEN_BRACE) {
-      const object = lazyObjectAt(b, start);
+      const object = lazyObjectAt(b, start, keep);
       event.object = object.value;
       return object.end;
     }
@@ -416,7 +469,7 @@ export function lazyParseWatchLine(input: string | Buffer): { type: unknown; obj
  * each holding texts of its own, so that a cached item never keeps its whole
  * page alive.
  */
-export function lazyParseList(input: string | Buffer): Record<string, unknown> {
+export function lazyParseList(input: string | Buffer, keep?: KeepObject): Record<string, unknown> {
   const b = bytesOf(input);
   const list: Record<string, unknown> = {};
   const end = members(b, skipSpace(b, 0), (keyStart, keyEnd, start) => {
@@ -434,7 +487,7 @@ export function lazyParseList(input: string | Buffer): Record<string, unknown> {
     }
     for (;;) {
       if (b[j] === OPEN_BRACE) {
-        const item = lazyObjectAt(b, j);
+        const item = lazyObjectAt(b, j, keep);
         items.push(item.value);
         j = item.end;
       } else {

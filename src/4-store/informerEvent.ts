@@ -34,6 +34,11 @@ export interface DeletedEvent<T> {
    */
   readonly finalStateUnknown: boolean;
   readonly isInInitialList: boolean;
+  /**
+   * True when the object left a sharded informer's cache because its shard moved to another
+   * replica: it was not deleted from the server (a controller does not act on it).
+   */
+  readonly shardMoved?: boolean;
 }
 
 /** What an informer tells its subscribers, in order. */

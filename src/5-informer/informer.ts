@@ -129,8 +129,17 @@ export function informer<T extends KubeObject>(source: KubeConfig | ListWatch, r
         { resource, namespace: options.namespace, labelSelector: options.labelSelector, fieldSelector: options.fieldSelector },
         options.http,
       );
+  return informerFromSource(resource, reflectorFor(listWatch, resource, options), options);
+}
+
+/** The list/watch source of an informer over `listWatch`, given read access to its cache. */
+export function reflectorFor<T extends KubeObject>(
+  listWatch: ListWatch,
+  resource: Resource<T>,
+  options: InformerOptions<T>,
+): (cache: () => Store<T>) => Observable<SourceEvent<T>> {
   const decode = decoder(resource.schema, options.transform, typeMetaOf(resource));
-  const reflector = (cache: () => Store<T>) =>
+  return (cache: () => Store<T>) =>
     listAndWatch<T>(listWatch, {
       decode: reuseUnchanged(decode, cache),
       pageSize: options.pageSize,
@@ -143,7 +152,6 @@ export function informer<T extends KubeObject>(source: KubeConfig | ListWatch, r
       scheduler: options.scheduler,
       random: options.random,
     });
-  return informerFromSource(resource, reflector, options);
 }
 
 /**
@@ -201,6 +209,8 @@ export function informerFromSource<T extends KubeObject>(
   resource: Resource<T>,
   source: Observable<SourceEvent<T>> | ((cache: () => Store<T>) => Observable<SourceEvent<T>>),
   options: Pick<InformerOptions<T>, 'indexers' | 'resyncPeriod' | 'scheduler' | 'delivery'> = {},
+  /** Rewrites each step before it is cached and delivered (the sharded informer marks shard moves with it). */
+  afterStep: (state: InformerState<T>) => InformerState<T> = (state) => state,
 ): Informer<T> {
   const state$ = defer(() => {
     const initial = initialState(Store.empty<T>(options.indexers));
@@ -210,7 +220,7 @@ export function informerFromSource<T extends KubeObject>(
     return source$.pipe(
       resync<T>(options.resyncPeriod ?? 0, options.scheduler),
       options.delivery === 'in-order' ? realFifo<T>({ knownObjects: () => current.store }) : deltaFifo<T>({ knownObjects: () => current.store }),
-      scan((state: InformerState<T>, output: FifoOutput<T>) => (current = reduceDeltas(state, output)), initial),
+      scan((state: InformerState<T>, output: FifoOutput<T>) => (current = afterStep(reduceDeltas(state, output))), initial),
       startWith(initial),
     );
   }).pipe(forgetDeliveredSteps(), shareReplay(shared));

@@ -228,12 +228,18 @@ export function controller<T extends KubeObject>(options: ControllerOptions<T>):
     const subscription = new Subscription();
     subscription.add(
       primary.events$.subscribe((event: InformerEvent<T>) => {
+        // An object whose shard moved to another replica was not deleted: that replica reconciles it.
+        if (event.type === 'deleted' && event.shardMoved === true) return;
         const key = keyOf(event.object);
         if (!predicate || guarded('predicate', key, true, () => predicate(event))) enqueue([key], priorityOf(event));
       }),
     );
     for (const owned of options.owns ?? []) {
-      subscription.add(owned.events$.subscribe((event) => enqueue(ownerKeysOf(event, primary.resource), priorityOf(event))));
+      subscription.add(
+        owned.events$.subscribe((event) =>
+          event.type === 'deleted' && event.shardMoved === true ? undefined : enqueue(ownerKeysOf(event, primary.resource), priorityOf(event)),
+        ),
+      );
     }
     for (const watch of options.watches ?? []) {
       const mapped = (object: KubeObject) =>
