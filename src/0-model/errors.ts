@@ -13,6 +13,8 @@ import { isRecord } from '../util/isRecord.ts';
  * - `Timeout`: a request or a watch stalled and was aborted.
  * - `VeryShortWatch`: a watch ended at once with no event (counts as a failure for backoff).
  * - `MalformedLine`: a watch line that is not JSON, not an object, or too long.
+ * - `ListTooLong`: a list's continue chain repeated a token, or went past `maxListPages` pages or
+ *   `maxListObjects` objects without completing; the reflector drops it and relists after the backoff.
  * - `UnknownEventType`: a watch event whose `type` is not one Kubernetes defines.
  * - `ValidationFailed`: an object the resource's zod schema rejects (see `issues`), whose
  *   kind is not the resource's, or whose schema (a refinement) threw. The cache keeps the key's
@@ -40,6 +42,7 @@ export type ErrorReason =
   | 'Timeout'
   | 'VeryShortWatch'
   | 'MalformedLine'
+  | 'ListTooLong'
   | 'UnknownEventType'
   | 'ValidationFailed'
   | 'TransformError'

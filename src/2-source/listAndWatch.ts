@@ -36,6 +36,16 @@ export interface ListAndWatchOptions<T> {
    * Falls back to list + watch when the server does not support it. Default false.
    */
   readonly watchList?: boolean;
+  /**
+   * A list whose `continue` chain reaches this many pages without completing is dropped as
+   * `ListTooLong` and listed again after the backoff. Default 10 000. 0: no limit.
+   */
+  readonly maxListPages?: number;
+  /**
+   * A list whose `continue` chain goes on past this many objects is dropped as `ListTooLong`
+   * and listed again after the backoff. Default 1 000 000. 0: no limit.
+   */
+  readonly maxListObjects?: number;
   readonly backoff?: BackoffOptions;
   /** Timing: delays, backoff and stall timers. Default `asyncScheduler`. */
   readonly scheduler?: SchedulerLike;
@@ -44,6 +54,10 @@ export interface ListAndWatchOptions<T> {
 }
 
 const MIN_WATCH_TIMEOUT_SECONDS = 300;
+/** Default `maxListPages`: 5 M objects at the default page size (docs/reliability.md says why). */
+export const MAX_LIST_PAGES = 10_000;
+/** Default `maxListObjects`: several times the most objects of one type a cluster within Kubernetes' scalability limits holds. */
+export const MAX_LIST_OBJECTS = 1_000_000;
 
 /** A watch's `timeoutSeconds`, drawn from [min, 2·min): whole seconds from 1 s up, milliseconds below. */
 function watchTimeoutSeconds(minSeconds: number, random: () => number): number {
@@ -59,6 +73,8 @@ export function reflectorConfig<T>(options: ListAndWatchOptions<T>): ReflectorCo
     idleTimeoutMs: options.idleTimeoutMs ?? 60_000,
     stallMarginMs: options.stallMarginMs ?? 30_000,
     bookmarkTimeoutMs: options.bookmarkTimeoutMs,
+    maxListPages: options.maxListPages ?? MAX_LIST_PAGES,
+    maxListObjects: options.maxListObjects ?? MAX_LIST_OBJECTS,
   };
 }
 

@@ -15,6 +15,8 @@ export function onListed<T>(
 ): ReflectorState<T> {
   if (!page) return onListFailed(state, listing, new InformerError('Unknown', 'list completed without a page', { phase: 'list' }), out);
   if (page.notice) report(out, page.notice); // e.g. NotAcceptable: not a failure
+  const tooLong = page.continue ? chainFault(config, listing, page.items.length, page.continue) : undefined;
+  if (tooLong) return onListFailed(state, listing, tooLong, out);
   const { items, rejectedKeys } = decodePage(config, page.items, out);
   const next: Listing<T> = {
     ...listing,
@@ -26,6 +28,22 @@ export function onListed<T>(
   };
   if (page.continue) return continueList(config, state, next, page.continue, out);
   return listComplete(state, next, out);
+}
+
+/**
+ * A continue chain that cannot be right: a token the server already sent in this list (a loop),
+ * or more pages or objects than any real list has (a server that never ends it). The list is
+ * dropped (its objects are garbage at once) and the usual rules relist after the backoff.
+ */
+function chainFault<T>(config: ReflectorConfig<T>, listing: Listing<T>, items: number, token: string): InformerError | undefined {
+  const pages = listing.pages + 1;
+  const objects = listing.objects + items;
+  const sofar = `${pages.toLocaleString('en-US')} pages, ${objects.toLocaleString('en-US')} objects`;
+  let why: string | undefined;
+  if (listing.tokens.has(token)) why = `the server repeated a continue token (after ${sofar})`;
+  else if (config.maxListPages > 0 && pages >= config.maxListPages) why = `the list went on past maxListPages ${config.maxListPages} (${sofar})`;
+  else if (config.maxListObjects > 0 && objects > config.maxListObjects) why = `the list went on past maxListObjects ${config.maxListObjects} (${sofar})`;
+  return why === undefined ? undefined : new InformerError('ListTooLong', `${why}; relisting after the backoff`, { phase: 'list' });
 }
 
 /** Decodes a page's items; an item that fails is reported, and its key kept as one the server has. */
@@ -50,6 +68,7 @@ function continueList<T>(config: ReflectorConfig<T>, state: ReflectorState<T>, l
   const paginatedResult = state.paginatedResult || (listing.token === undefined && listing.rv === '0');
   const request = state.request + 1;
   out.push({ type: 'list', id: request, options: { resourceVersion: undefined, limit: listing.paged ? config.pageSize : undefined, continue: token } });
+  listing.tokens.add(token);
   return { ...state, paginatedResult, request, phase: { ...listing, token } };
 }
 

@@ -30,6 +30,10 @@ export interface ReflectorConfig<T> {
   readonly idleTimeoutMs: number;
   readonly stallMarginMs: number;
   readonly bookmarkTimeoutMs: number | undefined;
+  /** A list whose continue chain goes on past this many pages is dropped (`ListTooLong`); 0: no limit. */
+  readonly maxListPages: number;
+  /** A list whose continue chain goes on past this many objects is dropped (`ListTooLong`); 0: no limit. */
+  readonly maxListObjects: number;
 }
 
 /** What the reflector remembers whatever it is doing. */
@@ -68,6 +72,8 @@ export interface Listing<T> {
   readonly objects: number;
   readonly items: Chain<T> | undefined;
   readonly rejectedKeys: Chain<string> | undefined;
+  /** The continue tokens received in this list, to catch one the server repeats (owned by this list, added to in place). */
+  readonly tokens: Set<string>;
 }
 
 /** A watch about to be opened: the shell draws its `timeoutSeconds`. */

@@ -44,7 +44,7 @@ export function startList<T>(config: ReflectorConfig<T>, memory: ReflectorMemory
   const paged = !unpaged && config.pageSize > 0 && (memory.paginatedResult || rv === '' || rv === '0');
   const request = memory.request + 1;
   out.push({ type: 'list', id: request, options: { resourceVersion: rv, limit: paged ? config.pageSize : undefined, continue: undefined } });
-  const phase = { name: 'listing', rv, paged, token: undefined, listRV: '', pages: 0, objects: 0, items: undefined, rejectedKeys: undefined } as const;
+  const phase = { name: 'listing', rv, paged, token: undefined, listRV: '', pages: 0, objects: 0, items: undefined, rejectedKeys: undefined, tokens: new Set<string>() } as const;
   return { ...memory, request, phase };
 }
 

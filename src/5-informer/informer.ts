@@ -1,4 +1,4 @@
-import { Observable, Subject, defer, type MonoTypeOperatorFunction, distinctUntilChanged, map, merge, scan, shareReplay, startWith, type SchedulerLike, type Subscription } from 'rxjs';
+import { Observable, Subject, defer, type MonoTypeOperatorFunction, distinctUntilChanged, map, merge, scan, shareReplay, startWith, type Subscription } from 'rxjs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { InformerError } from '../0-model/errors.ts';
 import type { KubeObject } from '../0-model/objects.ts';
@@ -6,9 +6,8 @@ import { typeMetaOf } from '../0-model/metadata.ts';
 import type { Resource } from '../0-model/resources.ts';
 import { httpListWatch, type HttpTransportOptions } from '../1-transport/httpTransport.ts';
 import type { ListWatch } from '../1-transport/listWatch.ts';
-import type { BackoffOptions } from '../2-source/backoff.ts';
 import { decoder, rawKey, rawResourceVersion, type Decoder } from '../2-source/decode.ts';
-import { listAndWatch } from '../2-source/listAndWatch.ts';
+import { listAndWatch, type ListAndWatchOptions } from '../2-source/listAndWatch.ts';
 import type { SourceEvent } from '../2-source/sourceEvent.ts';
 import { deltaFifo } from '../3-deltas/deltaFifo.ts';
 import type { FifoOutput } from '../3-deltas/deltas.ts';
@@ -19,8 +18,23 @@ import { Store, type Indexers } from '../4-store/store.ts';
 import { handleEvents, type EventHandler } from './handleEvents.ts';
 import { sharedEvents } from './sharedEvents.ts';
 
-/** What to watch and how. */
-export interface InformerOptions<T> {
+/** The reflector's options an informer passes through unchanged (documented on {@link ListAndWatchOptions}). */
+const REFLECTOR_OPTIONS = [
+  'pageSize',
+  'watchList',
+  'minWatchTimeoutSeconds',
+  'idleTimeoutMs',
+  'stallMarginMs',
+  'bookmarkTimeoutMs',
+  'maxListPages',
+  'maxListObjects',
+  'backoff',
+  'scheduler',
+  'random',
+] as const satisfies readonly (keyof ListAndWatchOptions<unknown>)[];
+
+/** What to watch and how; the reflector's options (paging, watch timeouts, backoff, timing) are {@link ListAndWatchOptions}'. */
+export interface InformerOptions<T> extends Pick<ListAndWatchOptions<T>, (typeof REFLECTOR_OPTIONS)[number]> {
   /** One namespace; omit for all namespaces. */
   readonly namespace?: string;
   readonly labelSelector?: string;
@@ -31,30 +45,8 @@ export interface InformerOptions<T> {
   readonly indexers?: Indexers<T>;
   /** Runs on every object after validation, before caching (e.g. `stripManagedFields`). */
   readonly transform?: (object: T) => T;
-  /** Items per list page. Default 500. */
-  readonly pageSize?: number;
-  /** Use a streaming list (`sendInitialEvents`) when the server supports it. Default false. */
-  readonly watchList?: boolean;
-  /** Watch `timeoutSeconds` is drawn from [this, 2 × this). Default 300. */
-  readonly minWatchTimeoutSeconds?: number;
-  /**
-   * End a watch that delivers nothing (no event, no bookmark) for this long and resume it at
-   * once from the same resourceVersion, as a cheap request and not a failure (ms). A stalled
-   * watch is noticed within this time; a quiet resource type costs one resume per period.
-   * Default 60 000. 0 disables.
-   */
-  readonly idleTimeoutMs?: number;
-  /** Abort a watch that sends nothing for its timeout plus this margin (ms). Default 30 000. */
-  readonly stallMarginMs?: number;
-  /** Abort a watch that brings no bookmark for this long (ms). Default: off. */
-  readonly bookmarkTimeoutMs?: number;
-  readonly backoff?: BackoffOptions;
   /** HTTP tuning (ignored when a ListWatch is given instead of a KubeConfig). */
   readonly http?: HttpTransportOptions;
-  /** All timing. Default `asyncScheduler`; marble tests pass their TestScheduler. */
-  readonly scheduler?: SchedulerLike;
-  /** Random numbers for jitter and watch timeouts. Default `Math.random`. */
-  readonly random?: () => number;
 }
 
 /**
@@ -117,19 +109,15 @@ export function informer<T extends KubeObject>(source: KubeConfig | ListWatch, r
       );
   const decode = decoder(resource.schema, options.transform, typeMetaOf(resource));
   const reflector = (cache: () => Store<T>) =>
-    listAndWatch<T>(listWatch, {
-      decode: reuseUnchanged(decode, cache),
-      pageSize: options.pageSize,
-      watchList: options.watchList,
-      minWatchTimeoutSeconds: options.minWatchTimeoutSeconds,
-      idleTimeoutMs: options.idleTimeoutMs,
-      stallMarginMs: options.stallMarginMs,
-      bookmarkTimeoutMs: options.bookmarkTimeoutMs,
-      backoff: options.backoff,
-      scheduler: options.scheduler,
-      random: options.random,
-    });
+    listAndWatch<T>(listWatch, { ...reflectorOptions(options), decode: reuseUnchanged(decode, cache) });
   return informerFromSource(resource, reflector, options);
+}
+
+/** The reflector's options out of an informer's (only those: an informer's others mean nothing to it). */
+function reflectorOptions<T>(options: InformerOptions<T>): Pick<ListAndWatchOptions<T>, (typeof REFLECTOR_OPTIONS)[number]> {
+  const picked: Partial<Record<(typeof REFLECTOR_OPTIONS)[number], unknown>> = {};
+  for (const key of REFLECTOR_OPTIONS) picked[key] = options[key];
+  return picked as Pick<ListAndWatchOptions<T>, (typeof REFLECTOR_OPTIONS)[number]>;
 }
 
 /**
