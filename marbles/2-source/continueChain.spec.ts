@@ -8,7 +8,7 @@ import { asyncScheduler, defer, map, timer, type Observable } from 'rxjs';
 import { KubeObject } from '../../src/index.ts';
 import type { ListOptions, ListPage, ListWatch, WatchFrame } from '../../src/1-transport/listWatch.ts';
 import { MAX_LIST_OBJECTS, MAX_LIST_PAGES } from '../../src/2-source/listAndWatch.ts';
-import { decoder, listAndWatch, type SourceEvent } from '../../src/pipeline.ts';
+import { decoder, listAndWatch, type ListAndWatchOptions, type ListProgress, type SourceEvent } from '../../src/pipeline.ts';
 import { leakCheckingScheduler } from '../support/leakCheckingScheduler.ts';
 
 const widget: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', namespace: 'ns', resourceVersion: '5' } };
@@ -31,12 +31,12 @@ function server(pageFor: (options: ListOptions, n: number) => ListPage): ListWat
 }
 
 /** Subscribes at frame 0 with default options (random 0), unsubscribes at `untilMs`; the events, with their times. */
-function run(fake: ListWatch & { at: number[] }, untilMs: number): { events: SourceEvent<KubeObject>[]; times: number[] } {
+function run(fake: ListWatch & { at: number[] }, untilMs: number, options: Partial<ListAndWatchOptions<KubeObject>> = {}): { events: SourceEvent<KubeObject>[]; times: number[] } {
   const ts = leakCheckingScheduler(untilMs + 1);
   const events: SourceEvent<KubeObject>[] = [];
   const times: number[] = [];
   ts.run(() => {
-    const subscription = listAndWatch<KubeObject>(fake, { decode: decoder(KubeObject), random: () => 0 }).subscribe((event) => {
+    const subscription = listAndWatch<KubeObject>(fake, { decode: decoder(KubeObject), random: () => 0, ...options }).subscribe((event) => {
       events.push(event);
       times.push(ts.now());
     });
@@ -48,6 +48,17 @@ function run(fake: ListWatch & { at: number[] }, untilMs: number): { events: Sou
 const errors = (events: SourceEvent<KubeObject>[]) => events.flatMap((e) => (e.type === 'error' ? [e.error] : []));
 
 describe('listAndWatch: continue chains are bounded', () => {
+  it('an onListProgress that throws is reported as a HandlerError, and the list goes on', () => {
+    const fake = server((_, n) => (n < 2 ? { items: [widget], resourceVersion: '10', continue: `t${n}` } : { items: [widget], resourceVersion: '10' }));
+    const { events } = run(fake, 100, {
+      onListProgress: () => {
+        throw new Error('boom');
+      },
+    });
+    expect(errors(events).map((e) => `${e.reason}: ${e.message}`)).toEqual(['HandlerError: onListProgress threw: boom']);
+    expect(events.find((e) => e.type === 'replace')).toMatchObject({ type: 'replace', items: [widget, widget] });
+  });
+
   it('a repeated continue token is ListTooLong at once; the relist comes after the backoff (800 ms)', () => {
     const fake = server(() => ({ items: [widget], resourceVersion: '10', continue: 'same' }));
     const { events, times } = run(fake, 2_000);
@@ -86,9 +97,14 @@ describe('listAndWatch: continue chains are bounded', () => {
     expect(fake.lists[2001]).toEqual({ resourceVersion: '0', limit: 500, continue: undefined });
   });
 
-  it('a chain that ends within the bounds lists as before', () => {
+  it('a chain that ends within the bounds lists as before, telling onListProgress after every page but the last', () => {
     const fake = server((_, n) => (n < 3 ? { items: [widget], resourceVersion: '10', continue: `t${n}` } : { items: [widget], resourceVersion: '10' }));
-    const { events } = run(fake, 100);
+    const progress: ListProgress[] = [];
+    const { events } = run(fake, 100, { onListProgress: (p) => progress.push(p) });
+    expect(progress).toEqual([
+      { pages: 1, objects: 1 },
+      { pages: 2, objects: 2 },
+    ]);
     expect(errors(events)).toEqual([]);
     expect(events.find((e) => e.type === 'replace')).toMatchObject({ type: 'replace', resourceVersion: '10' });
   });

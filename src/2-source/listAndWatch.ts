@@ -3,7 +3,8 @@ import type { ListPage, ListWatch } from '../1-transport/listWatch.ts';
 import { Backoff, type BackoffOptions } from './backoff.ts';
 import type { Decoder } from './decode.ts';
 import { initialReflectorState, type ReflectorConfig, type ReflectorEffect, type ReflectorInput, type ReflectorState } from './reflectorState.ts';
-import type { SourceEvent } from './sourceEvent.ts';
+import type { ListProgress, SourceEvent } from './sourceEvent.ts';
+import { InformerError, describeThrown } from '../0-model/errors.ts';
 import { step } from './step.ts';
 
 /** How the source lists, watches and recovers. Every default is client-go's. */
@@ -46,6 +47,11 @@ export interface ListAndWatchOptions<T> {
    * and listed again after the backoff. Default 1 000 000. 0: no limit.
    */
   readonly maxListObjects?: number;
+  /**
+   * Called after every page of a list that goes on (not after the last one), with the pages and
+   * objects received so far: progress for long lists. It may throw: that is reported as a `HandlerError`.
+   */
+  readonly onListProgress?: (progress: ListProgress) => void;
   readonly backoff?: BackoffOptions;
   /** Timing: delays, backoff and stall timers. Default `asyncScheduler`. */
   readonly scheduler?: SchedulerLike;
@@ -194,12 +200,23 @@ class ReflectorShell<T> {
         this.check?.unsubscribe();
         this.check = undefined;
         return;
+      case 'progress':
+        return this.tellProgress(effect.progress);
       case 'resetBackoff':
         return this.backoff.reset();
       case 'wait': {
         const delayMs = effect.backoff ? Math.max(this.backoff.next(this.scheduler.now()), effect.retryAfterMs) : 0;
         return this.start(() => this.scheduler.schedule(() => this.feed({ type: 'timer', id: effect.id }), Math.max(0, delayMs)));
       }
+    }
+  }
+
+  private tellProgress(progress: ListProgress): void {
+    try {
+      this.options.onListProgress?.(progress);
+    } catch (error) {
+      const message = `onListProgress threw: ${describeThrown(error)}`;
+      this.subscriber.next({ type: 'error', error: new InformerError('HandlerError', message, { phase: 'handler', cause: error }) });
     }
   }
 

@@ -69,6 +69,7 @@ function continueList<T>(config: ReflectorConfig<T>, state: ReflectorState<T>, l
   const request = state.request + 1;
   out.push({ type: 'list', id: request, options: { resourceVersion: undefined, limit: listing.paged ? config.pageSize : undefined, continue: token } });
   listing.tokens.add(token);
+  out.push({ type: 'progress', progress: { pages: listing.pages, objects: listing.objects } });
   return { ...state, paginatedResult, request, phase: { ...listing, token } };
 }
 

@@ -1,7 +1,7 @@
 import type { ListOptions, ListPage, WatchFrame, WatchOptions } from '../1-transport/listWatch.ts';
 import type { Decoder } from './decode.ts';
 import { NO_FAILURES, type Next, type RecoveryCounters } from './recovery.ts';
-import type { SourceEvent } from './sourceEvent.ts';
+import type { ListProgress, SourceEvent } from './sourceEvent.ts';
 
 /**
  * The reflector as data: what `step` (in `step.ts`) needs to know, what it remembers,
@@ -146,6 +146,8 @@ export type ReflectorInput =
  */
 export type ReflectorEffect<T> =
   | { readonly type: 'emit'; readonly event: SourceEvent<T> }
+  /** Tell `onListProgress`: a page came and the list goes on. */
+  | { readonly type: 'progress'; readonly progress: ListProgress }
   | { readonly type: 'list'; readonly id: number; readonly options: ListOptions }
   | { readonly type: 'pickTimeout'; readonly id: number }
   | { readonly type: 'watch'; readonly id: number; readonly options: WatchOptions }

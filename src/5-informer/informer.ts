@@ -8,7 +8,7 @@ import { httpListWatch, type HttpTransportOptions } from '../1-transport/httpTra
 import type { ListWatch } from '../1-transport/listWatch.ts';
 import { decoder, rawKey, rawResourceVersion, type Decoder } from '../2-source/decode.ts';
 import { listAndWatch, type ListAndWatchOptions } from '../2-source/listAndWatch.ts';
-import type { SourceEvent } from '../2-source/sourceEvent.ts';
+import type { ListProgress, SourceEvent } from '../2-source/sourceEvent.ts';
 import { deltaFifo } from '../3-deltas/deltaFifo.ts';
 import type { FifoOutput } from '../3-deltas/deltas.ts';
 import { resync } from '../3-deltas/resync.ts';
@@ -69,6 +69,11 @@ export interface Informer<T> {
   /** Every fault met, as typed values. Faults never end the informer. */
   readonly errors$: Observable<InformerError>;
   /**
+   * While a paged list runs (the first or a relist), after every page but the last: the pages and
+   * objects received so far. Hot: it emits only while something else keeps the informer running.
+   */
+  readonly listProgress$: Observable<ListProgress>;
+  /**
    * Store, events and errors of every step together. The latest state is
    * replayed without its events and errors (they belong to the step, and were
    * delivered when it happened): read them in the subscriber, don't keep them.
@@ -108,8 +113,8 @@ export function informer<T extends KubeObject>(source: KubeConfig | ListWatch, r
         options.http,
       );
   const decode = decoder(resource.schema, options.transform, typeMetaOf(resource));
-  const reflector = (cache: () => Store<T>) =>
-    listAndWatch<T>(listWatch, { ...reflectorOptions(options), decode: reuseUnchanged(decode, cache) });
+  const reflector = (cache: () => Store<T>, onListProgress: (progress: ListProgress) => void) =>
+    listAndWatch<T>(listWatch, { ...reflectorOptions(options), decode: reuseUnchanged(decode, cache), onListProgress });
   return informerFromSource(resource, reflector, options);
 }
 
@@ -173,14 +178,15 @@ function forgetDeliveredSteps<T>(): MonoTypeOperatorFunction<InformerState<T>> {
  */
 export function informerFromSource<T extends KubeObject>(
   resource: Resource<T>,
-  source: Observable<SourceEvent<T>> | ((cache: () => Store<T>) => Observable<SourceEvent<T>>),
+  source: Observable<SourceEvent<T>> | ((cache: () => Store<T>, onListProgress: (progress: ListProgress) => void) => Observable<SourceEvent<T>>),
   options: Pick<InformerOptions<T>, 'indexers' | 'resyncPeriod' | 'scheduler'> = {},
 ): Informer<T> {
+  const listProgress = new Subject<ListProgress>();
   const state$ = defer(() => {
     const initial = initialState(Store.empty<T>(options.indexers));
     // deltaFifo's knownObjects is the cache itself, as of the last step (the pipeline is synchronous).
     let current = initial;
-    const source$ = typeof source === 'function' ? source(() => current.store) : source;
+    const source$ = typeof source === 'function' ? source(() => current.store, (progress) => listProgress.next(progress)) : source;
     return source$.pipe(
       resync<T>(options.resyncPeriod ?? 0, options.scheduler),
       deltaFifo<T>({ knownObjects: () => current.store }),
@@ -222,5 +228,6 @@ export function informerFromSource<T extends KubeObject>(
   const errors$ = merge(sourceErrors$, handlerErrors);
   const on = (handler: EventHandler<T>): Subscription => events$.pipe(handleEvents(handler)).subscribe((error) => handlerErrors.next(error));
 
-  return { resource: resource as Resource<T & KubeObject>, events$, store$, synced$, errors$, state$, on };
+  const listProgress$ = listProgress.asObservable();
+  return { resource: resource as Resource<T & KubeObject>, events$, store$, synced$, errors$, listProgress$, state$, on };
 }

@@ -64,6 +64,9 @@ export interface Watching {
   stop(): void;
 }
 
+/** How often a long list's progress is shown, at most. */
+const LIST_PROGRESS_MS = 5_000;
+
 /** Before a resource has synced, these mean retrying cannot help: kubectl gives up on them too. */
 const PERMANENT: ReadonlySet<ErrorReason> = new Set<ErrorReason>(['BadRequest', 'Forbidden', 'NotFound']);
 
@@ -239,6 +242,17 @@ export async function watchCommand(kc: KubeConfig, command: WatchCommand, termin
           if (!terminal.status || allSynced) terminal.err(`synced ${w.label}: ${count(state.store.size, 'object')}`);
           checkAllSynced();
         }
+      }),
+    );
+    // A long list (the first or a relist): "listing pods: 120,000 objects so far", at most every LIST_PROGRESS_MS.
+    let shownAt = 0;
+    subscription.add(
+      w.informer.listProgress$.subscribe(({ pages, objects }) => {
+        const now = (terminal.now?.() ?? new Date()).getTime();
+        if (pages === 1) shownAt = now;
+        if (now - shownAt < LIST_PROGRESS_MS) return;
+        shownAt = now;
+        terminal.err(`listing ${w.label}: ${objects.toLocaleString('en-US')} objects so far`);
       }),
     );
     subscription.add(
