@@ -20,6 +20,18 @@ export function rawKey(raw: unknown): string | undefined {
   return typeof namespace === 'string' && namespace ? `${namespace}/${name}` : name;
 }
 
+/** The errors of objects of another kind than the decoder's: skipped altogether (see {@link isOtherKind}). */
+const otherKind = new WeakSet<InformerError>();
+
+/**
+ * True for the error of an object whose apiVersion or kind is not the resource's. The
+ * reflector skips such a watch event without recording its resourceVersion, counting it,
+ * or deleting anything (client-go's watchHandler does the same).
+ */
+export function isOtherKind(error: InformerError): boolean {
+  return otherKind.has(error);
+}
+
 /** Turns one raw object into a cached object, or says why it cannot. */
 export type Decoder<T> = (raw: unknown, phase: ErrorPhase) => T | InformerError;
 
@@ -41,7 +53,8 @@ function rejected(raw: unknown, phase: ErrorPhase, why: string, issues: readonly
 
 /**
  * A decoder from a zod schema and an optional transform (run after validation,
- * before caching: e.g. dropping `metadata.managedFields`). With `typeMeta`,
+ * before caching: e.g. dropping `metadata.managedFields`; an object it renames is
+ * cached under its new key, as in client-go). With `typeMeta`,
  * objects that lack `apiVersion`/`kind` (list items) get them, and an object of
  * another kind is rejected. An object the schema rejects (or whose schema
  * throws) becomes a `ValidationFailed` error carrying its key, resourceVersion
@@ -60,8 +73,9 @@ export function decoder<T extends KubeObject>(
     if (!transform) return object;
     try {
       const transformed = transform(object);
-      // The cache files an object under its key: a transform must keep the name (and namespace) it got.
-      if (rawKey(transformed) !== rawKey(object)) throw new TypeError(`it returned ${rawKey(transformed) === undefined ? 'an object without metadata.name' : `an object keyed ${rawKey(transformed)}`}`);
+      // The cache files an object under its key: the transformed object's (a rename moves it, as in
+      // client-go's TestSharedInformerTransformer), so it must have one.
+      if (rawKey(transformed) === undefined) throw new TypeError('it returned an object without metadata.name');
       return transformed;
     } catch (error) {
       const key = rawKey(raw);
@@ -80,12 +94,14 @@ export function decoder<T extends KubeObject>(
     if (typeMeta && isRecord(raw)) {
       if (raw.apiVersion === undefined) raw.apiVersion = typeMeta.apiVersion;
       if (raw.kind === undefined) raw.kind = typeMeta.kind;
-      // client-go's reflector skips an object of another type; we report it (and never cache it).
+      // client-go's reflector skips an object of another type; we report it too (and never cache it).
       if (raw.apiVersion !== typeMeta.apiVersion || raw.kind !== typeMeta.kind) {
         const path = raw.apiVersion !== typeMeta.apiVersion ? 'apiVersion' : 'kind';
         const expected = `${typeMeta.apiVersion} ${typeMeta.kind}`;
         const got = `${String(raw.apiVersion)} ${String(raw.kind)}`;
-        return rejected(raw, phase, `is a ${got}, not a ${expected}; skipped`, [issue([path], `expected ${expected}, got ${got}`, raw[path])]);
+        const error = rejected(raw, phase, `is a ${got}, not a ${expected}; skipped`, [issue([path], `expected ${expected}, got ${got}`, raw[path])]);
+        otherKind.add(error);
+        return error;
       }
     }
     if (hasProtoKey(raw)) {

@@ -1,7 +1,7 @@
 import { InformerError, asStatus, errorFromStatus, isExpired, isNotice } from '../0-model/errors.ts';
 import type { RawWatchEvent, WatchFrame, WatchOptions } from '../1-transport/listWatch.ts';
 import { isRecord } from '../util/isRecord.ts';
-import { rawKey, rawResourceVersion } from './decode.ts';
+import { isOtherKind, rawKey, rawResourceVersion } from './decode.ts';
 import { NO_FAILURES, afterWatch, type WatchEnd } from './recovery.ts';
 import type { Opening, ReflectorConfig, ReflectorState, Streaming, Watching } from './reflectorState.ts';
 import { proceed, replaceEvent, report, type Effects } from './transitions.ts';
@@ -131,7 +131,7 @@ export function onFrame<T>(
     case 'ADDED':
     case 'MODIFIED':
     case 'DELETED':
-      return onChange(config, seen, { ...w, events: w.events + 1, progress: true }, frame, rv, out);
+      return onChange(config, seen, w, frame, rv, out);
     case 'BOOKMARK':
       return onBookmark(config, seen, { ...w, progress: true, lastBookmarkAt: now }, frame.object, rv, now, out);
     case 'ERROR':
@@ -142,37 +142,46 @@ export function onFrame<T>(
   }
 }
 
-/** ADDED, MODIFIED or DELETED: to the stream, or, while streaming a list, into its initial objects. */
+/**
+ * ADDED, MODIFIED or DELETED: to the stream, or, while streaming a list, into its initial objects.
+ * An object of another kind is reported and otherwise ignored: its resourceVersion is not recorded
+ * and it does not count as an event (as client-go).
+ */
 function onChange<T>(
   config: ReflectorConfig<T>,
   state: ReflectorState<T>,
-  w: Open<T>,
+  seen: Open<T>,
   event: RawWatchEvent,
   rv: string | undefined,
   out: Effects<T>,
 ): ReflectorState<T> {
   const decoded = config.decode(event.object, 'watch');
+  if (decoded instanceof InformerError && isOtherKind(decoded)) {
+    report(out, decoded);
+    return state;
+  }
   const lastRV = rv ?? state.lastRV;
-  const next = { ...state, lastRV, phase: w };
+  const counted: Open<T> = { ...seen, events: seen.events + 1, progress: true };
+  const next = { ...state, lastRV, phase: counted };
   if (decoded instanceof InformerError) {
     report(out, decoded);
     const key = rawKey(event.object);
     if (key === undefined) return next;
-    if (w.name === 'streaming') {
-      w.initial.delete(key);
-      if (event.type === 'DELETED') w.initialRejected.delete(key);
-      else w.initialRejected.add(key);
+    if (counted.name === 'streaming') {
+      counted.initial.delete(key);
+      if (event.type === 'DELETED') counted.initialRejected.delete(key);
+      else counted.initialRejected.add(key);
       return next;
     }
     // The cache keeps its last valid object; a deletion deletes all the same.
     if (event.type === 'DELETED') out.push({ type: 'emit', event: { type: 'deletedKey', key, resourceVersion: lastRV } });
     return next;
   }
-  if (w.name === 'streaming') {
+  if (counted.name === 'streaming') {
     const key = rawKey(event.object) ?? '';
-    w.initialRejected.delete(key);
-    if (event.type === 'DELETED') w.initial.delete(key);
-    else w.initial.set(key, decoded);
+    counted.initialRejected.delete(key);
+    if (event.type === 'DELETED') counted.initial.delete(key);
+    else counted.initial.set(key, decoded);
     return next;
   }
   const type = event.type === 'ADDED' ? 'added' : event.type === 'MODIFIED' ? 'modified' : 'deleted';
