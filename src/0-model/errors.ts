@@ -135,6 +135,26 @@ const objectFaults: ReadonlySet<ErrorReason> = new Set<ErrorReason>(['Validation
  */
 const notices: ReadonlySet<ErrorReason> = new Set<ErrorReason>(['NotAcceptable']);
 
+/** The longest `Retry-After` honoured, in seconds: a larger one would overflow Node's timers, and is not sane. */
+export const MAX_RETRY_AFTER_SECONDS = 300;
+
+/** A server's `Retry-After` (seconds) as honoured: at least 0, at most {@link MAX_RETRY_AFTER_SECONDS}. */
+export function clampRetryAfter(seconds: number): number {
+  return Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(0, seconds));
+}
+
+/**
+ * Transport and server faults after which the same watch may simply be opened again from
+ * its resourceVersion (at once after progress, else after the backoff). Any other reason,
+ * including ones added later (e.g. a response over a size limit), relists after the backoff.
+ */
+const resumable: ReadonlySet<ErrorReason> = new Set<ErrorReason>(['NetworkError', 'Timeout', 'ServerError', 'WatchError', 'Unknown']);
+
+/** True for a fault after which a watch is resumed rather than relisted (see `afterWatch`). */
+export function isResumable(error: InformerError): boolean {
+  return resumable.has(error.reason);
+}
+
 /** True for a notice (`NotAcceptable`): reported once, no request failed, nothing to recover from. */
 export function isNotice(error: InformerError): boolean {
   return notices.has(error.reason);

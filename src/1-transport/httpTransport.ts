@@ -5,7 +5,7 @@ import * as https from 'node:https';
 import { TLSSocket } from 'node:tls';
 import { Observable, type Subscription } from 'rxjs';
 import type { Cluster, KubeConfig, User } from '@kubernetes/client-node';
-import { InformerError, errorFromStatus, type ErrorPhase } from '../0-model/errors.ts';
+import { InformerError, clampRetryAfter, errorFromStatus, type ErrorPhase } from '../0-model/errors.ts';
 import { toPartialObjectMetadata } from '../0-model/metadata.ts';
 import { lazyParseList, lazyParseWatchLine } from './lazyJson.ts';
 import { LineSplitter, type LineBytesSink, type LineSink } from './lineSplitter.ts';
@@ -40,8 +40,7 @@ export interface HttpTransportOptions {
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 /** The default of {@link HttpTransportOptions.listIdleTimeoutMs}. */
 export const DEFAULT_LIST_IDLE_TIMEOUT_MS = 60_000;
-/** The longest wait a `Retry-After` header can ask for; longer ones are cut to this. */
-export const MAX_RETRY_AFTER_SECONDS = 300;
+export { MAX_RETRY_AFTER_SECONDS } from '../0-model/errors.ts';
 
 const DEFAULT_USER_AGENT = 'rx-informer/0.1 (node)';
 
@@ -295,7 +294,7 @@ function get(kc: KubeConfig, path: string, phase: ErrorPhase, settings: RequestS
 export function parseRetryAfter(header: string | string[] | undefined, now: number = Date.now()): number | undefined {
   const value = Array.isArray(header) ? header[0] : header;
   if (value === undefined || value.trim() === '') return undefined;
-  const clamp = (seconds: number) => Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(0, seconds));
+  const clamp = clampRetryAfter;
   const seconds = Number(value);
   if (Number.isFinite(seconds)) return clamp(seconds);
   const date = Date.parse(value);

@@ -3,22 +3,9 @@ import { InformerError, describeThrown, type ErrorPhase } from '../0-model/error
 import { isKubeObject } from '../0-model/isKubeObject.ts';
 import { KubeObject } from '../0-model/objects.ts';
 import { isRecord } from '../util/isRecord.ts';
+import { rawKey, rawResourceVersion } from '../0-model/keys.ts';
 
-
-/** The metadata.resourceVersion of a raw object, if it has one. */
-export function rawResourceVersion(raw: unknown): string | undefined {
-  if (!isRecord(raw) || !isRecord(raw.metadata)) return undefined;
-  const rv = raw.metadata.resourceVersion;
-  return typeof rv === 'string' ? rv : undefined;
-}
-
-/** The cache key of a raw object, as far as it can be read (for error reports). */
-export function rawKey(raw: unknown): string | undefined {
-  if (!isRecord(raw) || !isRecord(raw.metadata)) return undefined;
-  const { name, namespace } = raw.metadata;
-  if (typeof name !== 'string') return undefined;
-  return typeof namespace === 'string' && namespace ? `${namespace}/${name}` : name;
-}
+export { rawKey, rawResourceVersion };
 
 /** The errors of objects of another kind than the decoder's: skipped altogether (see {@link isOtherKind}). */
 const otherKind = new WeakSet<InformerError>();

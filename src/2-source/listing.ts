@@ -1,6 +1,6 @@
 import { InformerError } from '../0-model/errors.ts';
 import type { ListPage } from '../1-transport/listWatch.ts';
-import { rawKey } from './decode.ts';
+import { rawKey } from '../0-model/keys.ts';
 import { afterListFailure } from './recovery.ts';
 import type { Listing, ReflectorConfig, ReflectorState } from './reflectorState.ts';
 import { flatten, openWatch, proceed, replaceEvent, report, type Effects } from './transitions.ts';

@@ -1,4 +1,6 @@
-import { isExpired, type InformerError } from '../0-model/errors.ts';
+import { MAX_RETRY_AFTER_SECONDS, clampRetryAfter as clampSeconds, isExpired, isResumable, type InformerError } from '../0-model/errors.ts';
+
+export { MAX_RETRY_AFTER_SECONDS };
 
 /**
  * The reflector's recovery rules in one place: after a watch ends or a list
@@ -64,10 +66,6 @@ export const NO_FAILURES: RecoveryCounters = { brokenResumes: 0, failuresAtSameR
 
 /** Broken resumes in a row after which a relist replaces resuming again. */
 export const BROKEN_RESUMES_BEFORE_RELIST = 3;
-/** The longest `Retry-After` honoured (a larger one would overflow Node's timers, and is not sane). */
-export const MAX_RETRY_AFTER_SECONDS = 300;
-
-const RESUMABLE = new Set(['NetworkError', 'Timeout', 'ServerError', 'WatchError', 'Unknown']);
 
 /** True for kube-apiserver's "Too large resource version" (504 Timeout with the ResourceVersionTooLarge cause), as client-go's isTooLargeResourceVersionError. */
 export function isTooLargeResourceVersion(error: InformerError): boolean {
@@ -81,7 +79,7 @@ export function isTooLargeResourceVersion(error: InformerError): boolean {
 }
 
 function clampRetryAfter(seconds: number | undefined): { retryAfterSeconds?: number } {
-  return seconds === undefined ? {} : { retryAfterSeconds: Math.min(Math.max(0, seconds), MAX_RETRY_AFTER_SECONDS) };
+  return seconds === undefined ? {} : { retryAfterSeconds: clampSeconds(seconds) };
 }
 
 /**
@@ -123,7 +121,7 @@ export function afterWatch(ended: WatchEnd, counters: RecoveryCounters): { decis
     if (failures === 1) return decide({ next: 'resume', backoff: false }, { brokenResumes: 0, failuresAtSameRV: failures });
     return decide({ next: 'relist', backoff: failures > 2 }, { brokenResumes: 0, failuresAtSameRV: failures });
   }
-  if (RESUMABLE.has(error.reason)) {
+  if (isResumable(error)) {
     // A 503's Retry-After counts on a watch as on a list.
     if (!progress) return decide({ next: 'resume', backoff: true, ...clampRetryAfter(error.retryAfterSeconds) }, { brokenResumes: 0, failuresAtSameRV: atSameRV + 1 });
     const broken = counters.brokenResumes + 1;

@@ -1,7 +1,8 @@
 import { InformerError, asStatus, errorFromStatus, isExpired, isNotice } from '../0-model/errors.ts';
 import type { RawWatchEvent, WatchFrame, WatchOptions } from '../1-transport/listWatch.ts';
 import { isRecord } from '../util/isRecord.ts';
-import { isOtherKind, rawKey, rawResourceVersion } from './decode.ts';
+import { rawKey, rawResourceVersion } from '../0-model/keys.ts';
+import { isOtherKind } from './decode.ts';
 import { NO_FAILURES, afterWatch, type WatchEnd } from './recovery.ts';
 import type { Opening, ReflectorConfig, ReflectorState, Streaming, Watching } from './reflectorState.ts';
 import { proceed, replaceEvent, report, type Effects } from './transitions.ts';

@@ -7,6 +7,7 @@ import {
   dynamicInformerFactory,
   informerFactory,
   isWatchable,
+  keyOf,
   resolveResource,
   resourceName,
   toResource,
@@ -369,9 +370,4 @@ export async function watchCommand(kc: KubeConfig, command: WatchCommand, termin
       for (const w of watched) w.subscription.unsubscribe();
     },
   };
-}
-
-function keyOf(object: KubeObject): string {
-  const { namespace, name } = object.metadata;
-  return namespace ? `${namespace}/${name}` : name;
 }
