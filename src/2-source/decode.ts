@@ -75,24 +75,11 @@ export function decoder<T extends KubeObject>(
     }
   };
   return (raw, phase) => {
-    // Items of a built-in list carry no apiVersion/kind while watch objects do;
-    // fill them in so every cached object looks the same (client-node#655).
-    // The object is freshly parsed and ours, so it is completed in place.
-    if (typeMeta && isRecord(raw)) {
-      if (raw.apiVersion === undefined) raw.apiVersion = typeMeta.apiVersion;
-      if (raw.kind === undefined) raw.kind = typeMeta.kind;
-      // client-go's reflector skips an object of another type; we report it too (and never cache it).
-      if (raw.apiVersion !== typeMeta.apiVersion || raw.kind !== typeMeta.kind) {
-        const path = raw.apiVersion !== typeMeta.apiVersion ? 'apiVersion' : 'kind';
-        const expected = `${typeMeta.apiVersion} ${typeMeta.kind}`;
-        const got = `${String(raw.apiVersion)} ${String(raw.kind)}`;
-        const error = rejected(raw, phase, `is a ${got}, not a ${expected}; skipped`, [issue([path], `expected ${expected}, got ${got}`, raw[path])]);
-        otherKind.add(error);
-        return error;
-      }
-    }
+    const wrongKind = typeMeta ? completeTypeMeta(raw, phase, typeMeta) : undefined;
+    if (wrongKind) return wrongKind;
     if (hasProtoKey(raw)) {
-      return rejected(raw, phase, 'has a "__proto__" key; skipped', [issue(hasOwnProto(raw) ? ['__proto__'] : ['metadata', '__proto__'], 'a "__proto__" key', undefined)]);
+      const path = hasOwnProto(raw) ? ['__proto__'] : ['metadata', '__proto__'];
+      return rejected(raw, phase, 'has a "__proto__" key; skipped', [issue(path, 'a "__proto__" key', undefined)]);
     }
     if (fast && isKubeObject(raw)) return accept(raw as T, raw, phase);
     let result: ReturnType<typeof schema.safeParse>;
@@ -101,7 +88,8 @@ export function decoder<T extends KubeObject>(
     } catch (error) {
       // A refinement (or a lazily decoded member read by one) threw: the object is invalid, not the informer.
       const message = describeThrown(error);
-      return rejected(raw, phase, `failed validation: the schema threw: ${message}`, [issue([], `the schema threw: ${message}`, undefined)], error);
+      const issues = [issue([], `the schema threw: ${message}`, undefined)];
+      return rejected(raw, phase, `failed validation: the schema threw: ${message}`, issues, error);
     }
     if (!result.success) {
       const where = result.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
@@ -109,6 +97,25 @@ export function decoder<T extends KubeObject>(
     }
     return accept(result.data, raw, phase);
   };
+}
+
+/**
+ * Items of a built-in list carry no apiVersion/kind while watch objects do; fills them in so
+ * every cached object looks the same (client-node#655). The object is freshly parsed and ours,
+ * so it is completed in place. An object of another type is an error (client-go's reflector
+ * skips it; we report it too, and never cache it).
+ */
+function completeTypeMeta(raw: unknown, phase: ErrorPhase, typeMeta: { readonly apiVersion: string; readonly kind: string }): InformerError | undefined {
+  if (!isRecord(raw)) return undefined;
+  if (raw.apiVersion === undefined) raw.apiVersion = typeMeta.apiVersion;
+  if (raw.kind === undefined) raw.kind = typeMeta.kind;
+  if (raw.apiVersion === typeMeta.apiVersion && raw.kind === typeMeta.kind) return undefined;
+  const path = raw.apiVersion !== typeMeta.apiVersion ? 'apiVersion' : 'kind';
+  const expected = `${typeMeta.apiVersion} ${typeMeta.kind}`;
+  const got = `${String(raw.apiVersion)} ${String(raw.kind)}`;
+  const error = rejected(raw, phase, `is a ${got}, not a ${expected}; skipped`, [issue([path], `expected ${expected}, got ${got}`, raw[path])]);
+  otherKind.add(error);
+  return error;
 }
 
 function hasOwnProto(value: unknown): boolean {
