@@ -1,7 +1,7 @@
 import { InformerError } from '../0-model/errors.ts';
 import type { Decision } from './recovery.ts';
 import type { SourceEvent } from './sourceEvent.ts';
-import type { Chain, ReflectorConfig, ReflectorEffect, ReflectorMemory, ReflectorState, Waiting } from './reflectorState.ts';
+import type { Chain, Listing, ReflectorConfig, ReflectorEffect, ReflectorMemory, ReflectorState, Waiting } from './reflectorState.ts';
 
 /** Effects in the making: each transition appends what the shell must do, in order. */
 export type Effects<T> = ReflectorEffect<T>[];
@@ -44,7 +44,18 @@ export function startList<T>(config: ReflectorConfig<T>, memory: ReflectorMemory
   const paged = !unpaged && config.pageSize > 0 && (memory.paginatedResult || rv === '' || rv === '0');
   const request = memory.request + 1;
   out.push({ type: 'list', id: request, options: { resourceVersion: rv, limit: paged ? config.pageSize : undefined, continue: undefined } });
-  const phase = { name: 'listing', rv, paged, token: undefined, listRV: '', pages: 0, objects: 0, items: undefined, rejectedKeys: undefined, tokens: new Set<string>() } as const;
+  const phase: Listing<T> = {
+    name: 'listing',
+    rv,
+    paged,
+    token: undefined,
+    listRV: '',
+    pages: 0,
+    objects: 0,
+    items: undefined,
+    rejectedKeys: undefined,
+    tokens: new Set<string>(),
+  };
   return { ...memory, request, phase };
 }
 

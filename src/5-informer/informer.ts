@@ -1,4 +1,5 @@
-import { Observable, Subject, defer, type MonoTypeOperatorFunction, distinctUntilChanged, map, merge, scan, shareReplay, startWith, type Subscription } from 'rxjs';
+import { Observable, Subject, defer, distinctUntilChanged, map, merge, scan, shareReplay, startWith } from 'rxjs';
+import type { MonoTypeOperatorFunction, Subscription } from 'rxjs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { InformerError } from '../0-model/errors.ts';
 import type { KubeObject } from '../0-model/objects.ts';
