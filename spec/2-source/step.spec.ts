@@ -183,6 +183,35 @@ describe('step()', () => {
     expect(result.effects).toEqual([]);
   });
 
+  it('list → watch: the effects, in order, that the shell carries out', () => {
+    const summary = (effects: readonly ReflectorEffect<Obj>[]) =>
+      effects.map((e) => (e.type === 'emit' ? `emit ${e.event.type}` : 'options' in e ? `${e.type} ${JSON.stringify(e.options)}` : e.type));
+    const m = new Machine().send({ type: 'start' });
+    expect(summary(m.effects), describeState(m.state)).toEqual(['list {"resourceVersion":"0","limit":500}']);
+    m.send({ type: 'listed', page: page('10', [obj('a', '5')], 'c1') });
+    expect(summary(m.effects), describeState(m.state)).toEqual(['progress', 'list {"limit":500,"continue":"c1"}']);
+    m.send({ type: 'listed', page: page('10', [obj('b', '6')]) });
+    expect(summary(m.effects), describeState(m.state)).toEqual(['emit replace', 'pickTimeout']);
+    m.send({ type: 'timeoutPicked', timeoutSeconds: 321 });
+    expect(summary(m.effects), describeState(m.state)).toEqual([
+      'emit watch',
+      'watch {"resourceVersion":"10","allowWatchBookmarks":true,"timeoutSeconds":321}',
+      'armCheck',
+    ]);
+    expect(m.effects.find((e) => e.type === 'armCheck')).toMatchObject({ delayMs: 60_000 });
+  });
+
+  it('a streaming list: objects gathered by key until the initial-events-end bookmark, then one replace and a plain watch', () => {
+    const end = event('BOOKMARK', { metadata: { resourceVersion: '12', annotations: { 'k8s.io/initial-events-end': 'true' } } });
+    const m = new Machine({ watchList: true }).open().frame(added('11')).frame(event('MODIFIED', obj('b', '12')));
+    expect(m.state.phase.name, describeState(m.state)).toBe('streaming');
+    expect(m.effects).toEqual([]);
+    m.frame(end);
+    expect(m.state.phase.name, describeState(m.state)).toBe('watching');
+    const replace = m.effects.find((e) => e.type === 'emit');
+    expect(replace?.type === 'emit' && replace.event).toEqual({ type: 'replace', items: [obj('b', '12')], resourceVersion: '12' });
+  });
+
   it('describes a state in one line, without the objects', () => {
     const m = new Machine().send({ type: 'start' }).send({ type: 'listed', page: page('10', [obj('a', '5')], 'c1') });
     expect(describeState(m.state)).toBe('listing rv="0" page 2 continue=c1 objects=1 | lastRV="" request=2 paginated brokenResumes=0 failuresAtSameRV=0');

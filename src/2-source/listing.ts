@@ -67,9 +67,9 @@ function continueList<T>(config: ReflectorConfig<T>, state: ReflectorState<T>, l
   // Only a paged answer to rv "0" shows the watch cache is off; an rv "" list is paged by etcd anyway (client-go).
   const paginatedResult = state.paginatedResult || (listing.token === undefined && listing.rv === '0');
   const request = state.request + 1;
-  out.push({ type: 'list', id: request, options: { resourceVersion: undefined, limit: listing.paged ? config.pageSize : undefined, continue: token } });
   listing.tokens.add(token);
   out.push({ type: 'progress', progress: { pages: listing.pages, objects: listing.objects } });
+  out.push({ type: 'list', id: request, options: { resourceVersion: undefined, limit: listing.paged ? config.pageSize : undefined, continue: token } });
   return { ...state, paginatedResult, request, phase: { ...listing, token } };
 }
 
