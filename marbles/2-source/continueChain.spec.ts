@@ -76,6 +76,15 @@ describe('listAndWatch: continue chains are bounded', () => {
     expect(events.some((e) => e.type === 'replace')).toBe(false);
   });
 
+  it('a repeated long continue token (remembered by its hash) is ListTooLong too; long distinct ones are not', () => {
+    const long = (n: number) => `${'x'.repeat(10_000)}${n}`;
+    const fake = server((_, n) => ({ items: [widget], resourceVersion: '10', continue: long(n < 4 ? n : 2) }));
+    const { events } = run(fake, 500);
+    const [first] = errors(events);
+    expect(first?.reason).toBe('ListTooLong');
+    expect(first?.message).toContain('repeated a continue token (after 4 pages, 4 objects)');
+  });
+
   it(`a chain that never ends is ListTooLong after maxListPages (${MAX_LIST_PAGES}) empty pages, then relisted after the backoff`, () => {
     const fake = server((_, n) => ({ items: [], resourceVersion: '10', continue: `t${n}` }));
     const { events, times } = run(fake, MAX_LIST_PAGES + 1_000);

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { InformerError } from '../0-model/errors.ts';
 import type { ListPage } from '../1-transport/listWatch.ts';
 import { rawKey } from '../0-model/keys.ts';
@@ -40,10 +41,18 @@ function chainFault<T>(config: ReflectorConfig<T>, listing: Listing<T>, items: n
   const objects = listing.objects + items;
   const sofar = `${pages.toLocaleString('en-US')} pages, ${objects.toLocaleString('en-US')} objects`;
   let why: string | undefined;
-  if (listing.tokens.has(token)) why = `the server repeated a continue token (after ${sofar})`;
+  if (listing.tokens.has(tokenId(token))) why = `the server repeated a continue token (after ${sofar})`;
   else if (config.maxListPages > 0 && pages >= config.maxListPages) why = `the list went on past maxListPages ${config.maxListPages} (${sofar})`;
   else if (config.maxListObjects > 0 && objects > config.maxListObjects) why = `the list went on past maxListObjects ${config.maxListObjects} (${sofar})`;
   return why === undefined ? undefined : new InformerError('ListTooLong', `${why}; relisting after the backoff`, { phase: 'list' });
+}
+
+/**
+ * What is remembered of a continue token: itself when short (real ones are a few hundred bytes at
+ * most), else its SHA-256, so that a server sending huge tokens cannot grow the set by their size.
+ */
+function tokenId(token: string): string {
+  return token.length <= 64 ? token : `#${createHash('sha256').update(token).digest('base64')}`;
 }
 
 /** Decodes a page's items; an item that fails is reported, and its key kept as one the server has. */
@@ -67,7 +76,7 @@ function continueList<T>(config: ReflectorConfig<T>, state: ReflectorState<T>, l
   // Only a paged answer to rv "0" shows the watch cache is off; an rv "" list is paged by etcd anyway (client-go).
   const paginatedResult = state.paginatedResult || (listing.token === undefined && listing.rv === '0');
   const request = state.request + 1;
-  listing.tokens.add(token);
+  listing.tokens.add(tokenId(token));
   out.push({ type: 'progress', progress: { pages: listing.pages, objects: listing.objects } });
   out.push({ type: 'list', id: request, options: { resourceVersion: undefined, limit: listing.paged ? config.pageSize : undefined, continue: token } });
   return { ...state, paginatedResult, request, phase: { ...listing, token } };

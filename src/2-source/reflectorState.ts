@@ -72,7 +72,7 @@ export interface Listing<T> {
   readonly objects: number;
   readonly items: Chain<T> | undefined;
   readonly rejectedKeys: Chain<string> | undefined;
-  /** The continue tokens received in this list, to catch one the server repeats (owned by this list, added to in place). */
+  /** The continue tokens received in this list (long ones hashed), to catch a repeat (owned by this list, added to in place). */
   readonly tokens: Set<string>;
 }
 
