@@ -52,6 +52,7 @@ export interface ListAndWatchOptions<T> {
    * objects received so far: progress for long lists. It may throw: that is reported as a `HandlerError`.
    */
   readonly onListProgress?: (progress: ListProgress) => void;
+  /** The wait after a failure: client-go's by default (800 ms doubling to 30 s, jitter up to +100 %, reset after 2 quiet minutes). */
   readonly backoff?: BackoffOptions;
   /** Timing: delays, backoff and stall timers. Default `asyncScheduler`. */
   readonly scheduler?: SchedulerLike;
