@@ -151,8 +151,9 @@ class ReflectorShell<T> {
     if (this.draining) return;
     this.draining = true;
     try {
-      for (let next = this.inbox.shift(); next !== undefined && !this.subscriber.closed; next = this.inbox.shift()) {
-        const result = step(this.config, this.state, next, this.scheduler.now());
+      // An index, not shift(): a source that answers synchronously can queue a whole watch's frames.
+      for (let i = 0; i < this.inbox.length && !this.subscriber.closed; i++) {
+        const result = step(this.config, this.state, this.inbox[i]!, this.scheduler.now());
         this.state = result.state;
         for (const effect of result.effects) {
           // The subscriber may have left during an emit (take(1), first()): start nothing more.
