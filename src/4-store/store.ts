@@ -1,3 +1,4 @@
+import { joinKey } from '../0-model/keys.ts';
 import { InformerError, describeThrown } from '../0-model/errors.ts';
 import { PersistentMap, type MapBuilder } from './persistentMap.ts';
 
@@ -113,9 +114,7 @@ function storedName(name: string, object: unknown): string {
   return own === name ? own : name;
 }
 
-function keyFor(namespace: string, name: string): string {
-  return namespace ? `${namespace}/${name}` : name;
-}
+const keyFor = joinKey;
 
 /**
  * An immutable snapshot of an informer's cache, with secondary indexes.
