@@ -8,9 +8,9 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CONTENDERS, type ContenderId, type ProgressMessage, type RunConfig, type RunResult } from './contenders/probe.ts';
+import { CONTENDERS, parseRunName, type ContenderId, type ProgressMessage, type RunConfig, type RunName, type RunResult } from './contenders/probe.ts';
 import type { ServerCounters, ServerReady, WorkloadConfig } from './workload/server.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -27,6 +27,12 @@ export const LABELS: Record<ContenderId, string> = {
   'cn-100': '(c′) 100 client-node informers',
 };
 
+/** A run name's label: the contender's, and the other src/ it runs on. */
+export function label(name: RunName): string {
+  const { id, src } = parseRunName(name);
+  return src ? `${LABELS[id]} on ${src}` : LABELS[id];
+}
+
 /** What a scenario is for, so targets can find it whatever its size. */
 export type Role = 'watch' | 'relist' | 'large';
 
@@ -36,7 +42,7 @@ export interface Scenario {
   readonly pods: number;
   readonly events: number;
   readonly relist: boolean;
-  readonly contenders: readonly ContenderId[];
+  readonly contenders: readonly RunName[];
   /** Events counted by cn-100 (per informer); its 100 streams are otherwise too much data. */
   readonly fanOutEvents?: number;
 }
@@ -55,7 +61,8 @@ export interface BenchOptions {
   /** Watch events each of the 100 client-node informers counts. */
   readonly fanOutEvents: number;
   readonly reps: number;
-  readonly only?: readonly ContenderId[];
+  /** Contenders to run; `rx@DIR` runs contender rx on another copy of src/ as well (see {@link RunName}). */
+  readonly only?: readonly RunName[];
   readonly scenarios?: readonly string[];
   /** Give up on one contender run after this long. */
   readonly runTimeoutMs: number;
@@ -114,7 +121,7 @@ export function scenarios(options: Omit<BenchOptions, 'log'>): Scenario[] {
   const k = (n: number) => (n % 1000 === 0 ? `${n / 1000}k` : String(n));
   if (options.combined) {
     const smoke: Scenario = { name: `smoke-${k(options.smallPods)}`, role: 'watch', pods: options.smallPods, events: options.events, relist: true, contenders: ALL, fanOutEvents: options.fanOutEvents };
-    return [{ ...smoke, contenders: ALL.filter((c) => !options.only || options.only.includes(c)) }];
+    return [{ ...smoke, contenders: pick(ALL, options.only) }];
   }
   const list: Scenario[] = [
     { name: `watch-${k(options.smallPods)}`, role: 'watch', pods: options.smallPods, events: options.events, relist: false, contenders: ALL, fanOutEvents: options.fanOutEvents },
@@ -123,8 +130,14 @@ export function scenarios(options: Omit<BenchOptions, 'log'>): Scenario[] {
   ];
   return list
     .filter((s) => !options.scenarios || options.scenarios.includes(s.name) || options.scenarios.includes(s.role))
-    .map((s) => ({ ...s, contenders: s.contenders.filter((c) => !options.only || options.only.includes(c)) }))
+    .map((s) => ({ ...s, contenders: pick(s.contenders, options.only) }))
     .filter((s) => s.contenders.length > 0);
+}
+
+/** The runs of a scenario whose contenders are `available`: all of them, or those of `only` (variants included), in its order. */
+function pick(available: readonly RunName[], only: readonly RunName[] | undefined): RunName[] {
+  if (!only) return [...available];
+  return only.filter((name) => available.includes(parseRunName(name).id));
 }
 
 export interface Machine {
@@ -178,8 +191,8 @@ export function sourceState(): SourceState {
   };
 }
 
-export interface RunRecord extends Partial<RunResult> {
-  readonly contender: ContenderId;
+export interface RunRecord extends Omit<Partial<RunResult>, 'contender'> {
+  readonly contender: RunName;
   readonly rep: number;
   readonly ok: boolean;
   readonly error?: string;
@@ -196,7 +209,7 @@ export interface ScenarioReport {
   readonly scenario: Scenario;
   readonly workload: Omit<ServerReady, 'type' | 'port'>;
   readonly runs: readonly RunRecord[];
-  readonly medians: Partial<Record<ContenderId, Record<string, number | string>>>;
+  readonly medians: Partial<Record<RunName, Record<string, number | string>>>;
 }
 
 export interface Target {
@@ -353,15 +366,17 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         // Alternate, rotating the order each repetition.
         const order = scenario.contenders.map((_, i) => scenario.contenders[(i + rep) % scenario.contenders.length]!);
         for (const contender of order) {
-          const events = contender === 'cn-100' ? Math.min(scenario.events, scenario.fanOutEvents ?? scenario.events) : scenario.events;
+          const events = parseRunName(contender).id === 'cn-100' ? Math.min(scenario.events, scenario.fanOutEvents ?? scenario.events) : scenario.events;
           await server.reset(events);
+          const { id, src } = parseRunName(contender);
           const config: RunConfig = {
-            contender,
+            contender: id,
+            ...(src ? { src: resolve(src) } : {}),
             scenario: scenario.name,
             port,
             pods: scenario.pods,
             events,
-            relist: scenario.relist && contender !== 'cn-100',
+            relist: scenario.relist && id !== 'cn-100',
             finalCount: workload.finalCount,
             ...(options.cpuProfileDir ? { cpuProfileDir: options.cpuProfileDir } : {}),
           };
@@ -375,6 +390,10 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
           log(
             result
               ? `  ${contender.padEnd(8)} rep ${rep + 1}: sync ${result.syncMs} ms, ${result.eventsPerSec} ev/s, ${result.cpuUsPerEvent} µs CPU/ev, ${result.heapPerObjectKB} KB/obj, RSS ${result.peakRssMB} MB` +
+                  (result.mainCpuUsPerEvent !== undefined ? ` (main ${result.mainCpuUsPerEvent}, helpers ${result.helperCpuUsPerEvent})` : '') +
+                  (result.scavengesPer1k !== undefined
+                    ? `; per 1k events: ${result.scavengesPer1k} scavenges ${result.scavengeMsPer1k} ms, ${result.markCompactsPer1k} mark-compacts ${result.markCompactMsPer1k} ms, incremental ${result.incrementalMsPer1k} ms`
+                    : '') +
                   (result.relistPeakLiveMB !== undefined ? `, relist live peak ${result.relistPeakLiveMB} MB / steady ${result.heapEndMB} MB` : '') +
                   (problems.length ? `  ✗ ${problems.join('; ')}` : '')
               : `  ${contender.padEnd(8)} rep ${rep + 1}: ✗ ${error}`,
@@ -540,7 +559,7 @@ export function markdown(report: BenchReport): string {
       const n = (key: string) => r[key] as number | undefined;
       const runs = s.runs.filter((x) => x.contender === contender);
       const row = [
-        LABELS[contender],
+        label(contender),
         fmt(n('syncMs')),
         fmt(n('syncCpuMs')),
         fmt(n('eventsPerSec')),
@@ -559,6 +578,18 @@ export function markdown(report: BenchReport): string {
       }
       row.push(`${runs.filter((x) => x.ok).length}/${runs.length}`);
       lines.push(`| ${row.join(' | ')} |`);
+    }
+    const gcHead = ['contender', 'CPU µs/event', 'main thread', 'helper threads', 'scavenges /1k ev', 'scavenge ms /1k ev', 'mark-compacts /1k ev', 'mark-compact ms /1k ev', 'incremental marking ms /1k ev', 'sync GC pauses ms', 'sync mark-compacts'];
+    if (s.scenario.contenders.some((c) => s.medians[c]?.['scavengesPer1k'] !== undefined)) {
+      lines.push('', 'Where the watch phase\'s CPU went (main thread: JavaScript and the collector\'s pauses; helper threads: concurrent marking, parallel scavenging, sweeping), and the collector, per 1,000 events (pauses as `gc` performance entries report them):', '');
+      lines.push(`| ${gcHead.join(' | ')} |`, `|${gcHead.map((_, i) => (i === 0 ? '---' : '---:')).join('|')}|`);
+      for (const contender of s.scenario.contenders) {
+        const r = s.medians[contender] ?? {};
+        const n = (key: string) => r[key] as number | undefined;
+        lines.push(
+          `| ${[label(contender), fmt(n('cpuUsPerEvent'), 1), fmt(n('mainCpuUsPerEvent'), 1), fmt(n('helperCpuUsPerEvent'), 1), fmt(n('scavengesPer1k'), 2), fmt(n('scavengeMsPer1k'), 1), fmt(n('markCompactsPer1k'), 3), fmt(n('markCompactMsPer1k'), 1), fmt(n('incrementalMsPer1k'), 1), fmt(n('syncGcPauseMs')), fmt(n('syncMarkCompacts'))].join(' | ')} |`,
+        );
+      }
     }
     const failures = s.runs.filter((x) => !x.ok);
     if (failures.length) {

@@ -8,14 +8,33 @@
  */
 import * as http from 'node:http';
 import * as inspector from 'node:inspector';
+import { PerformanceObserver, constants as perf, type PerformanceEntry } from 'node:perf_hooks';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 export const CONTENDERS = ['raw', 'rx', 'rx-strip', 'rx-lazy', 'rx-lazy-strip', 'rx-meta', 'rx-100', 'cn', 'cn-100'] as const;
 export type ContenderId = (typeof CONTENDERS)[number];
+/**
+ * A contender as the runner names it: an id, or for the rx-informer contenders
+ * an id with `@DIR`, which runs the same contender on another copy of `src/`
+ * (DIR holds its `index.ts`), for comparisons within one run.
+ */
+export type RunName = ContenderId | `${ContenderId}@${string}`;
+
+/** The contender id and the other `src/` directory of a run name. */
+export function parseRunName(name: string): { readonly id: ContenderId; readonly src?: string } {
+  const at = name.indexOf('@');
+  const id = (at < 0 ? name : name.slice(0, at)) as ContenderId;
+  if (!CONTENDERS.includes(id)) throw new Error(`unknown contender ${id}; one of ${CONTENDERS.join(', ')}`);
+  if (at < 0) return { id };
+  if (!id.startsWith('rx')) throw new Error(`${name}: only rx-informer contenders run on another src/`);
+  return { id, src: name.slice(at + 1) };
+}
 
 export interface RunConfig {
   readonly contender: ContenderId;
+  /** Another copy of `src/` to run (an absolute directory holding `index.ts`), for rx-informer contenders. */
+  readonly src?: string;
   readonly scenario: string;
   readonly port: number;
   /** Pods in the initial list. */
@@ -63,6 +82,22 @@ export interface RunResult {
   readonly heapAfterRelistMB?: number;
   readonly relistMs?: number;
   readonly peakRssMB: number;
+  /**
+   * Where the watch phase's CPU went: the main thread (JavaScript, and the
+   * collector's pauses) and the rest (V8's helper threads: concurrent marking,
+   * parallel scavenging, sweeping; libuv), per event in µs.
+   */
+  readonly mainCpuUsPerEvent?: number;
+  readonly helperCpuUsPerEvent?: number;
+  /** The collector during the watch phase, per 1,000 events: scavenges and their pauses, mark-compacts and theirs, incremental marking steps' time. */
+  readonly scavengesPer1k?: number;
+  readonly scavengeMsPer1k?: number;
+  readonly markCompactsPer1k?: number;
+  readonly markCompactMsPer1k?: number;
+  readonly incrementalMsPer1k?: number;
+  /** The same for the sync phase, in total: pauses (ms) and mark-compacts. */
+  readonly syncGcPauseMs?: number;
+  readonly syncMarkCompacts?: number;
   readonly notes?: string;
 }
 
@@ -89,6 +124,42 @@ const cpuMs = () => {
   return (user + system) / 1000;
 };
 const round = (value: number, digits = 1) => Math.round(value * 10 ** digits) / 10 ** digits;
+/** The main thread's CPU time (ms), where Node has it (≥ 23.9). */
+const mainCpuMs = (): number | undefined => {
+  const usage = (process as { threadCpuUsage?: () => NodeJS.CpuUsage }).threadCpuUsage?.();
+  return usage ? (usage.user + usage.system) / 1000 : undefined;
+};
+
+/** Collector pauses by kind, from `gc` performance entries (durations are main-thread pauses). */
+class GcTally {
+  scavenges = 0;
+  scavengeMs = 0;
+  markCompacts = 0;
+  markCompactMs = 0;
+  incrementalMs = 0;
+  private readonly observer = new PerformanceObserver((list) => this.add(list.getEntries()));
+  constructor() {
+    this.observer.observe({ entryTypes: ['gc'] });
+  }
+  private add(entries: readonly PerformanceEntry[]): void {
+    for (const entry of entries) {
+      const kind = (entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind;
+      if (kind === perf.NODE_PERFORMANCE_GC_MINOR || kind === perf.NODE_PERFORMANCE_GC_MINOR_MARK_SWEEP) {
+        this.scavenges++;
+        this.scavengeMs += entry.duration;
+      } else if (kind === perf.NODE_PERFORMANCE_GC_MAJOR) {
+        this.markCompacts++;
+        this.markCompactMs += entry.duration;
+      } else if (kind === perf.NODE_PERFORMANCE_GC_INCREMENTAL) this.incrementalMs += entry.duration;
+    }
+  }
+  /** Takes what is pending and stops counting. */
+  stop(): this {
+    this.add(this.observer.takeRecords());
+    this.observer.disconnect();
+    return this;
+  }
+}
 
 export class Probe {
   private readonly config: RunConfig;
@@ -111,6 +182,11 @@ export class Probe {
   private watchIdleMs = 0;
   private watchElu0: ReturnType<typeof performance.eventLoopUtilization> | undefined;
   private eventsProcessed = 0;
+  private syncMain0: number | undefined;
+  private watchMain0: number | undefined;
+  private watchMainMs: number | undefined;
+  private syncGc: GcTally | undefined;
+  private watchGc: GcTally | undefined;
   private heapEnd = 0;
   private relistStart = 0;
   private peakSampled = 0;
@@ -131,6 +207,7 @@ export class Probe {
     this.startProfile();
     this.progress('sync');
     this.phase = 'sync';
+    this.syncGc = new GcTally();
     this.cpu0 = cpuMs();
     this.elu0 = performance.eventLoopUtilization();
     this.t0 = performance.now();
@@ -142,6 +219,7 @@ export class Probe {
     this.syncMs = performance.now() - this.t0;
     this.syncCpuMs = cpuMs() - this.cpu0;
     this.syncIdleMs = performance.eventLoopUtilization(this.elu0).idle;
+    this.syncGc?.stop();
     this.phase = 'watch';
     setImmediate(() => {
       this.stopProfile('sync');
@@ -150,6 +228,8 @@ export class Probe {
       this.heapSynced = heapUsed();
       this.progress('watch');
       this.startProfile();
+      this.watchGc = new GcTally();
+      this.watchMain0 = mainCpuMs();
       this.watchCpu0 = cpuMs();
       this.watchElu0 = performance.eventLoopUtilization();
       this.watch0 = performance.now();
@@ -163,6 +243,9 @@ export class Probe {
     if (this.phase !== 'watch') return;
     this.watchMs = performance.now() - this.watch0;
     this.watchCpuMs = cpuMs() - this.watchCpu0;
+    const main = mainCpuMs();
+    if (main !== undefined && this.watchMain0 !== undefined) this.watchMainMs = main - this.watchMain0;
+    this.watchGc?.stop();
     this.watchIdleMs = performance.eventLoopUtilization(this.watchElu0).idle;
     this.eventsProcessed = events;
     this.phase = this.config.relist ? 'relist' : 'done';
@@ -243,6 +326,7 @@ export class Probe {
       heapPerObjectKB: this.config.pods > 0 ? round((this.heapSynced - this.baseline) / this.config.pods / 1024, 2) : 0,
       heapEndMB: round(this.heapEnd / MB),
       peakRssMB: round(process.resourceUsage().maxRSS / 1024, 0),
+      ...this.gcFigures(),
       ...relist,
       ...(this.notes.length ? { notes: this.notes.join('; ') } : {}),
     };
@@ -251,6 +335,30 @@ export class Probe {
       console.log(JSON.stringify(result));
       process.exit(0);
     }
+  }
+
+  private gcFigures(): Partial<RunResult> {
+    const events = this.eventsProcessed;
+    const out: Record<string, number> = {};
+    if (events > 0 && this.watchMainMs !== undefined) {
+      out.mainCpuUsPerEvent = round((this.watchMainMs * 1000) / events);
+      out.helperCpuUsPerEvent = round(((this.watchCpuMs - this.watchMainMs) * 1000) / events);
+    }
+    const w = this.watchGc;
+    if (events > 0 && w) {
+      const per1k = 1000 / events;
+      out.scavengesPer1k = round(w.scavenges * per1k, 2);
+      out.scavengeMsPer1k = round(w.scavengeMs * per1k, 2);
+      out.markCompactsPer1k = round(w.markCompacts * per1k, 3);
+      out.markCompactMsPer1k = round(w.markCompactMs * per1k, 2);
+      out.incrementalMsPer1k = round(w.incrementalMs * per1k, 2);
+    }
+    const s = this.syncGc;
+    if (s) {
+      out.syncGcPauseMs = round(s.scavengeMs + s.markCompactMs + s.incrementalMs, 0);
+      out.syncMarkCompacts = s.markCompacts;
+    }
+    return out;
   }
 
   private progress(phase: string): void {

@@ -9,12 +9,16 @@
  * `stripManagedFields`: the server sends PartialObjectMetadata (no spec, no
  * status) and the cache keeps metadata without managedFields.
  */
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { take } from 'rxjs';
-import { informer, metadataOnly, Pod, stripManagedFields, type KubeObject, type Resource } from '../../src/index.ts';
+import type * as Library from '../../src/index.ts';
+import type { KubeObject, Resource } from '../../src/index.ts';
 import { benchKubeConfig } from './kubeconfig.ts';
 import type { Probe, RunConfig } from './probe.ts';
 
-export function runRx(config: RunConfig, probe: Probe, options: { subscribers: number; strip: boolean; lazy?: boolean; metadata?: boolean }): void {
+export async function runRx(config: RunConfig, probe: Probe, options: { subscribers: number; strip: boolean; lazy?: boolean; metadata?: boolean }): Promise<void> {
+  const { informer, metadataOnly, Pod, stripManagedFields } = (await import(config.src ? pathToFileURL(join(config.src, 'index.ts')).href : '../../src/index.ts')) as typeof Library;
   const kc = benchKubeConfig(config.port);
   const resource: Resource<KubeObject> = options.metadata ? (metadataOnly(Pod) as unknown as Resource<KubeObject>) : Pod;
   const pods = informer(kc, resource, { ...(options.strip ? { transform: stripManagedFields } : {}), ...(options.lazy ? { http: { lazyDecode: true } } : {}) });
