@@ -28,24 +28,27 @@ export function shareUnchanged<T>(next: T, prev: T): T {
   if ((next as unknown) === (prev as unknown)) return prev;
   if (typeof next !== 'object' || next === null || typeof prev !== 'object' || prev === null) return next;
   try {
-    return share(next, prev) as T;
+    return share(next, prev, 0) as T;
   } catch {
     // A property that would not take the new value (a non-writable one, a setter that throws): what was shared stays shared, and deep-equal.
     return next;
   }
 }
 
-function share(next: object, prev: object): object {
-  if (Array.isArray(next)) return Array.isArray(prev) ? shareArray(next as unknown[], prev as unknown[]) : next;
+/** Lazily decoded objects keep unparsed members at the top and in `metadata` (managedFields): deeper, everything is plain JSON. */
+const LAZY_DEPTH = 2;
+
+function share(next: object, prev: object, depth: number): object {
+  if (Array.isArray(next)) return Array.isArray(prev) ? shareArray(next as unknown[], prev as unknown[], depth) : next;
   if (Object.getPrototypeOf(next) !== OBJECT || Object.getPrototypeOf(prev) !== OBJECT) return next;
-  if (hasUnparsedMembers(next) || hasUnparsedMembers(prev)) return shareLazy(next as Record<string, unknown>, prev as Record<string, unknown>);
+  if (depth < LAZY_DEPTH && (hasUnparsedMembers(next) || hasUnparsedMembers(prev))) return shareLazy(next as Record<string, unknown>, prev as Record<string, unknown>, depth);
   const a = next as Record<string, unknown>;
   const b = prev as Record<string, unknown>;
-  const keys = Object.keys(a);
   const writable = Object.isExtensible(a);
-  let same = keys.length === Object.keys(b).length;
-  for (let i = 0; i < keys.length; i++) {
-    const key = keys[i]!;
+  let same = true;
+  let count = 0;
+  for (const key in a) {
+    count++;
     const x = a[key];
     const y = b[key];
     if (x === y) {
@@ -53,14 +56,17 @@ function share(next: object, prev: object): object {
       if (y === undefined && !Object.prototype.hasOwnProperty.call(b, key)) same = false;
       continue;
     }
-    if (typeof x !== 'object' || x === null || typeof y !== 'object' || y === null || share(x, y) !== y) same = false;
+    if (typeof x !== 'object' || x === null || typeof y !== 'object' || y === null || share(x, y, depth + 1) !== y) same = false;
     else if (writable && key !== '__proto__') a[key] = y;
     else same = false;
   }
-  return same ? prev : next;
+  if (!same) return next;
+  // Every member of `next` is in `prev`, equal: equal as a whole when `prev` has no other.
+  for (const _ in b) if (--count < 0) return next;
+  return prev;
 }
 
-function shareArray(a: unknown[], b: unknown[]): unknown[] {
+function shareArray(a: unknown[], b: unknown[], depth: number): unknown[] {
   const n = a.length;
   let same = n === b.length;
   const m = Math.min(n, b.length);
@@ -69,7 +75,7 @@ function shareArray(a: unknown[], b: unknown[]): unknown[] {
     const x = a[i];
     const y = b[i];
     if (x === y) continue;
-    if (typeof x !== 'object' || x === null || typeof y !== 'object' || y === null || share(x, y) !== y) same = false;
+    if (typeof x !== 'object' || x === null || typeof y !== 'object' || y === null || share(x, y, depth + 1) !== y) same = false;
     else if (writable) a[i] = y;
     else same = false;
   }
@@ -77,7 +83,7 @@ function shareArray(a: unknown[], b: unknown[]): unknown[] {
 }
 
 /** An object with members not parsed yet: its parsed (data) members are shared; it never equals as a whole. */
-function shareLazy(a: Record<string, unknown>, b: Record<string, unknown>): object {
+function shareLazy(a: Record<string, unknown>, b: Record<string, unknown>, depth: number): object {
   if (!Object.isExtensible(a)) return a;
   for (const key of Object.keys(a)) {
     if (key === '__proto__') continue;
@@ -87,7 +93,7 @@ function shareLazy(a: Record<string, unknown>, b: Record<string, unknown>): obje
     const x = mine.value as unknown;
     const y = theirs.value as unknown;
     if (x === y || typeof x !== 'object' || x === null || typeof y !== 'object' || y === null) continue;
-    if (share(x, y) === y) a[key] = y;
+    if (share(x, y, depth + 1) === y) a[key] = y;
   }
   return a;
 }
