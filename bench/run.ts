@@ -9,12 +9,15 @@
  *   --pods N            pods of the large scenario (default 100000)
  *   --relist-pods N     pods of the relist scenario (default 50000)
  *   --small-pods N      pods of the watch scenario (default 1000)
+ *   --huge-pods N       pods of the huge scenario, full objects (default 200000; only with --scenario huge)
+ *   --meta-pods N       pods of the metadata-only scenario, with a relist (default 500000; only with --scenario meta)
  *   --events M          watch events of the watch and large scenarios (default 100000)
  *   --relist-events M   watch events before the 410 in the relist scenario (default 20000)
  *   --fanout-events M   events counted per informer by the 100 client-node informers (default 2000)
  *   --reps K            repetitions per contender (default 3)
  *   --only a,b          contenders: raw, rx, rx-strip, rx-lazy, rx-lazy-strip, rx-meta, rx-100, cn, cn-100;
  *                       rx…@DIR runs that rx contender on another copy of src/ (DIR holds its index.ts),
+ *                       NAME:--flag runs it with extra Node/V8 flags (e.g. raw:--minor-ms),
  *                       alternating with the others, e.g. --only rx,rx@/tmp/base/src
  *   --scenario s,t      scenarios by name or role: watch, relist, large
  *   --json FILE         JSON output (default bench/results/latest.json)
@@ -70,6 +73,8 @@ function parse(argv: readonly string[]): BenchOptions {
     pods: int('pods', preset.pods),
     relistPods: int('relist-pods', preset.relistPods),
     smallPods: int('small-pods', preset.smallPods),
+    hugePods: int('huge-pods', preset.hugePods ?? 200_000),
+    metaPods: int('meta-pods', preset.metaPods ?? 500_000),
     events: int('events', preset.events),
     relistEvents: int('relist-events', preset.relistEvents),
     fanOutEvents: int('fanout-events', preset.fanOutEvents),

@@ -19,20 +19,28 @@ export type ContenderId = (typeof CONTENDERS)[number];
  * an id with `@DIR`, which runs the same contender on another copy of `src/`
  * (DIR holds its `index.ts`), for comparisons within one run.
  */
-export type RunName = ContenderId | `${ContenderId}@${string}`;
+export type RunName = ContenderId | `${ContenderId}@${string}` | `${ContenderId}:${string}`;
 
-/** The contender id and the other `src/` directory of a run name. */
-export function parseRunName(name: string): { readonly id: ContenderId; readonly src?: string } {
-  const at = name.indexOf('@');
-  const id = (at < 0 ? name : name.slice(0, at)) as ContenderId;
+/**
+ * The contender id, the other `src/` directory and the extra Node/V8 flags of
+ * a run name: `id[@DIR][:flag[:flag…]]`, e.g. `rx@/tmp/base/src` or
+ * `raw:--minor-ms` (flags for that run only, to compare V8 settings within one run).
+ */
+export function parseRunName(name: string): { readonly id: ContenderId; readonly src?: string; readonly flags: readonly string[] } {
+  const [head, ...flags] = name.split(':');
+  const at = head!.indexOf('@');
+  const id = (at < 0 ? head : head!.slice(0, at)) as ContenderId;
   if (!CONTENDERS.includes(id)) throw new Error(`unknown contender ${id}; one of ${CONTENDERS.join(', ')}`);
-  if (at < 0) return { id };
+  for (const flag of flags) if (!flag.startsWith('--')) throw new Error(`${name}: ${flag} is not a Node/V8 flag`);
+  if (at < 0) return { id, flags };
   if (!id.startsWith('rx')) throw new Error(`${name}: only rx-informer contenders run on another src/`);
-  return { id, src: name.slice(at + 1) };
+  return { id, src: head!.slice(at + 1), flags };
 }
 
 export interface RunConfig {
   readonly contender: ContenderId;
+  /** The runner's name for this run (a contender id, or one with `@DIR`/`:flags`). */
+  readonly runName?: string;
   /** Another copy of `src/` to run (an absolute directory holding `index.ts`), for rx-informer contenders. */
   readonly src?: string;
   readonly scenario: string;
@@ -81,6 +89,9 @@ export interface RunResult {
   readonly relistPeakLiveMB?: number;
   readonly heapAfterRelistMB?: number;
   readonly relistMs?: number;
+  /** Resident set size after GC once the M events were processed (the steady state), and the highest sampled during the relist. */
+  readonly rssSteadyMB?: number;
+  readonly relistPeakRssMB?: number;
   readonly peakRssMB: number;
   /**
    * Where the watch phase's CPU went: the main thread (JavaScript, and the
@@ -191,6 +202,8 @@ export class Probe {
   private relistStart = 0;
   private peakSampled = 0;
   private peakLive = 0;
+  private rssSteady = 0;
+  private peakRss = 0;
   private sampler: NodeJS.Timeout | undefined;
   private phase: 'start' | 'sync' | 'watch' | 'relist' | 'done' = 'start';
   notes: string[] = [];
@@ -253,9 +266,11 @@ export class Probe {
       this.stopProfile('watch');
       gc();
       this.heapEnd = heapUsed();
+      this.rssSteady = process.memoryUsage.rss();
       if (!this.config.relist) return this.finish();
       this.progress('relist');
       this.peakSampled = this.heapEnd;
+      this.peakRss = this.rssSteady;
       this.sampler = setInterval(() => this.sample(), 5);
       this.startProfile();
       this.relistStart = performance.now();
@@ -266,6 +281,8 @@ export class Probe {
   sample(): void {
     const used = heapUsed();
     if (used > this.peakSampled) this.peakSampled = used;
+    const rss = process.memoryUsage.rss();
+    if (rss > this.peakRss) this.peakRss = rss;
   }
 
   /**
@@ -297,6 +314,7 @@ export class Probe {
         relistPeakLiveMB: round(Math.max(this.peakLive, this.heapEnd) / MB),
         heapAfterRelistMB: round(heapUsed() / MB),
         relistMs: round(relistMs, 0),
+        relistPeakRssMB: round(this.peakRss / MB, 0),
       });
     });
   }
@@ -327,6 +345,7 @@ export class Probe {
       heapEndMB: round(this.heapEnd / MB),
       peakRssMB: round(process.resourceUsage().maxRSS / 1024, 0),
       ...this.gcFigures(),
+      ...(this.rssSteady > 0 ? { rssSteadyMB: round(this.rssSteady / MB, 0) } : {}),
       ...relist,
       ...(this.notes.length ? { notes: this.notes.join('; ') } : {}),
     };
@@ -382,7 +401,8 @@ export class Probe {
     const session = this.session;
     if (!session || !this.config.cpuProfileDir) return;
     const dir = this.config.cpuProfileDir;
-    const name = `${this.config.scenario}-${this.config.contender}-${phase}.cpuprofile`;
+    const run = this.config.runName ?? this.config.contender;
+    const name = `${this.config.scenario}-${run.replace(/[^A-Za-z0-9._-]+/g, '_')}-${phase}.cpuprofile`;
     session.post('Profiler.stop', (error, result) => {
       if (error) return this.fail(error);
       mkdirSync(dir, { recursive: true });
