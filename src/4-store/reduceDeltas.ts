@@ -1,7 +1,6 @@
 import type { InformerError } from '../0-model/errors.ts';
 import { isTombstone, type Deltas, type FifoOutput } from '../3-deltas/deltas.ts';
 import type { InformerEvent } from './informerEvent.ts';
-import { shareUnchanged } from './shareUnchanged.ts';
 import type { Store } from './store.ts';
 
 /** Everything an informer knows after a step: the cache, and what the step changed. */
@@ -40,11 +39,6 @@ function resourceVersionOf(object: unknown): string | undefined {
  *
  * An object an index function throws for is not stored: the key keeps its
  * cached object, no event is produced, and the step reports an `IndexerError`.
- *
- * A new version of a cached object is made to share, by reference, every part
- * that is deep-equal to the cached version's (`shareUnchanged`): the event's
- * `object` and `oldObject` then have `object.spec === oldObject.spec` when the
- * spec did not change. Objects are read-only data: nothing else can tell.
  *
  * The work is proportional to the number of deltas in the step, never to the
  * size of the cache.
@@ -106,8 +100,7 @@ function replay<T>(store: Store<T>, before: T | undefined, { key, deltas, isInIn
       current = undefined;
       continue;
     }
-    // A new version shares what it has in common with the cached one (the cache then keeps only what changed).
-    const object = current === undefined || delta.type === 'Sync' ? (delta.object as T) : shareUnchanged(delta.object as T, current);
+    const object = delta.object as T;
     const error = store.check(key, object);
     if (error !== undefined) {
       errors.push(error);
