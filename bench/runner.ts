@@ -404,7 +404,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
           runs.push(record);
           log(
             result
-              ? `  ${contender.padEnd(8)} rep ${rep + 1}: sync ${result.syncMs} ms, ${result.eventsPerSec} ev/s, ${result.cpuUsPerEvent} µs CPU/ev, ${result.heapPerObjectKB} KB/obj, RSS ${result.peakRssMB} MB` +
+              ? `  ${contender.padEnd(8)} rep ${rep + 1}: sync ${result.syncMs} ms (CPU ${result.syncCpuMs}), ${result.eventsPerSec} ev/s, ${result.cpuUsPerEvent} µs CPU/ev, ${result.heapPerObjectKB} KB/obj, RSS ${result.peakRssMB} MB` +
                   (result.mainCpuUsPerEvent !== undefined ? ` (main ${result.mainCpuUsPerEvent}, helpers ${result.helperCpuUsPerEvent})` : '') +
                   (result.scavengesPer1k !== undefined
                     ? `; per 1k events: ${result.scavengesPer1k} scavenges ${result.scavengeMsPer1k} ms, ${result.markCompactsPer1k} mark-compacts ${result.markCompactMsPer1k} ms, incremental ${result.incrementalMsPer1k} ms`
