@@ -21,7 +21,13 @@ export async function runRx(config: RunConfig, probe: Probe, options: { subscrib
   const { informer, metadataOnly, Pod, stripManagedFields } = (await import(config.src ? pathToFileURL(join(config.src, 'index.ts')).href : '../../src/index.ts')) as typeof Library;
   const kc = benchKubeConfig(config.port);
   const resource: Resource<KubeObject> = options.metadata ? (metadataOnly(Pod) as unknown as Resource<KubeObject>) : Pod;
-  const pods = informer(kc, resource, { ...(options.strip ? { transform: stripManagedFields } : {}), ...(options.lazy ? { http: { lazyDecode: true } } : {}) });
+  // BENCH_PAGE_SIZE: list page size (default: the informer's, 500), to measure its effect.
+  const pageSize = Number(process.env['BENCH_PAGE_SIZE']) || undefined;
+  const pods = informer(kc, resource, {
+    ...(options.strip ? { transform: stripManagedFields } : {}),
+    ...(options.lazy ? { http: { lazyDecode: true } } : {}),
+    ...(pageSize ? { pageSize } : {}),
+  });
   const size = () => {
     let n = -1;
     pods.store$.pipe(take(1)).subscribe((store) => (n = store.size));
