@@ -421,29 +421,35 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     const medians: ScenarioReport['medians'] = {};
     for (const contender of scenario.contenders) medians[contender] = medianOf(runs.filter((r) => r.contender === contender));
     reports.push({ scenario, workload, runs, medians });
+    // Written after every scenario, so a long run stopped part-way keeps what it measured.
+    write(reports, false);
   }
-  const { log: _log, ...rest } = options;
-  const sourceChangedDuringRun = sourceState().srcHash !== source.srcHash;
-  if (sourceChangedDuringRun) log('⚠ src/ changed during the run: the figures mix versions');
-  const report: BenchReport = {
-    machine: machine(),
-    date: new Date().toISOString(),
-    source,
-    sourceChangedDuringRun,
-    options: { ...rest, pin: !!pinning },
-    scenarios: reports,
-    targets: targets(reports),
-    durationSec: Math.round((performance.now() - started) / 1000),
-  };
-  if (options.jsonPath) {
-    mkdirSync(dirname(options.jsonPath), { recursive: true });
-    writeFileSync(options.jsonPath, JSON.stringify(report, null, 2) + '\n');
+  return write(reports, true);
+
+  function write(done: readonly ScenarioReport[], last: boolean): BenchReport {
+    const { log: _log, ...rest } = options;
+    const sourceChangedDuringRun = sourceState().srcHash !== source.srcHash;
+    if (sourceChangedDuringRun && last) log('⚠ src/ changed during the run: the figures mix versions');
+    const report: BenchReport = {
+      machine: machine(),
+      date: new Date().toISOString(),
+      source,
+      sourceChangedDuringRun,
+      options: { ...rest, pin: !!pinning },
+      scenarios: done,
+      targets: targets(done),
+      durationSec: Math.round((performance.now() - started) / 1000),
+    };
+    if (options.jsonPath) {
+      mkdirSync(dirname(options.jsonPath), { recursive: true });
+      writeFileSync(options.jsonPath, JSON.stringify(report, null, 2) + '\n');
+    }
+    if (options.mdPath) {
+      mkdirSync(dirname(options.mdPath), { recursive: true });
+      writeFileSync(options.mdPath, markdown(report));
+    }
+    return report;
   }
-  if (options.mdPath) {
-    mkdirSync(dirname(options.mdPath), { recursive: true });
-    writeFileSync(options.mdPath, markdown(report));
-  }
-  return report;
 }
 
 // ── targets ────────────────────────────────────────────────────────────────
