@@ -14,21 +14,7 @@ export interface LabelRequirement {
 
 export type LabelSelector = LabelRequirement[];
 
-type Tok =
-  | 'ident'
-  | 'eos'
-  | 'comma'
-  | 'open'
-  | 'close'
-  | 'eq'
-  | 'deq'
-  | 'neq'
-  | 'not'
-  | 'in'
-  | 'notin'
-  | 'gt'
-  | 'lt'
-  | 'error';
+type Tok = 'ident' | 'eos' | 'comma' | 'open' | 'close' | 'eq' | 'deq' | 'neq' | 'not' | 'in' | 'notin' | 'gt' | 'lt' | 'error';
 
 interface Token {
   tok: Tok;
@@ -150,7 +136,7 @@ class Parser {
       case 'notin':
         op = o.tok;
         values = this.valueSet();
-        if (values.length === 0) throw new Error('for \'in\', \'notin\' operators, values set can\'t be empty');
+        if (values.length === 0) throw new Error("for 'in', 'notin' operators, values set can't be empty");
         break;
       case 'eq':
       case 'deq':
@@ -237,7 +223,9 @@ function validateLabelKey(key: string): void {
     (prefix !== undefined && (prefix.length === 0 || prefix.length > 253 || !DNS_SUBDOMAIN.test(prefix)));
   if (bad) {
     throw new Error(
-      `key: Invalid value: ${JSON.stringify(key)}: name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`,
+      `key: Invalid value: ${JSON.stringify(key)}: name part must consist of alphanumeric characters, '-', ` +
+        `'_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or ` +
+        `'123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`,
     );
   }
 }
@@ -245,7 +233,9 @@ function validateLabelKey(key: string): void {
 function validateLabelValue(value: string): void {
   if (value.length > 63 || !LABEL_VALUE.test(value)) {
     throw new Error(
-      `values[0][key]: Invalid value: ${JSON.stringify(value)}: a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')`,
+      `values[0][key]: Invalid value: ${JSON.stringify(value)}: a valid label must be an empty string or ` +
+        `consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric ` +
+        `character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')`,
     );
   }
 }
@@ -343,8 +333,7 @@ export function parseFieldSelector(input: string): FieldSelector {
   for (const term of splitUnescaped(input, ',')) {
     let m: RegExpMatchArray | null;
     if ((m = /^([^=!]*)!=(.*)$/s.exec(term))) out.push({ field: m[1]!.trim(), op: '!=', value: unescapeFieldValue(m[2]!) });
-    else if ((m = /^([^=!]*)==(.*)$/s.exec(term)))
-      out.push({ field: m[1]!.trim(), op: '=', value: unescapeFieldValue(m[2]!) });
+    else if ((m = /^([^=!]*)==(.*)$/s.exec(term))) out.push({ field: m[1]!.trim(), op: '=', value: unescapeFieldValue(m[2]!) });
     else if ((m = /^([^=!]*)=(.*)$/s.exec(term))) out.push({ field: m[1]!.trim(), op: '=', value: unescapeFieldValue(m[2]!) });
     else throw badRequest(`invalid selector: '${input}'; can't understand '${term}'`);
   }

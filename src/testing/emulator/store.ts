@@ -99,7 +99,8 @@ const partialJsonCache = new WeakMap<object, string>();
 export function partialJson(obj: StoredObject): string {
   let s = partialJsonCache.get(obj);
   if (s === undefined) {
-    s = `{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":${JSON.stringify(orderKeys((obj.metadata ?? {}) as Record<string, unknown>, OBJECT_META_ORDER))}}`;
+    const metadata = JSON.stringify(orderKeys((obj.metadata ?? {}) as Record<string, unknown>, OBJECT_META_ORDER));
+    s = `{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":${metadata}}`;
     partialJsonCache.set(obj, s);
   }
   return s;
