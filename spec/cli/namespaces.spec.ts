@@ -125,6 +125,23 @@ describe('watch -n with 1,000 namespaces', () => {
     expect(t.err.filter((l) => l.startsWith('!'))).toEqual([]);
   });
 
+  it('--all with 1,000 namespaces: one cluster-wide watch per resource, whatever its scope', async () => {
+    api = await cluster({ http2: true });
+    const server = api;
+    const t = collector();
+    watching = await watchCommand(server.kubeConfig, { resources: [], all: true, output: 'pretty', namespaces: WATCHED }, t.terminal);
+    await watching.synced;
+    const resources = t.err.find((l) => SYNCED.test(l))!.match(/^synced (\d+) resources/)![1]!;
+    // One watch per resource, and the dynamic factory's own watch of CRDs.
+    await until(() => server.activeWatches === Number(resources) + 1);
+    expect(Number(resources)).toBeGreaterThan(10);
+    // Every read is cluster-wide (discovery and the CRD watch included): no request names a namespace.
+    expect(server.requests.filter((r) => r.namespace !== undefined)).toEqual([]);
+    expect(t.err).toContain('synced configmaps in 1000 namespaces: 1000 objects');
+    await onlyWatchedChangesShow(server, t.out);
+    expect(server.acceptedConnections).toBeLessThanOrEqual(2);
+  });
+
   it('the bin under `ulimit -n 256` over HTTP/1.1: syncs 1,000 namespaces × 2 resources, no EMFILE', async () => {
     api = await cluster({ tls: true });
     const dir = mkdtempSync(join(tmpdir(), 'rx-informer-namespaces-'));
