@@ -108,6 +108,37 @@ describe('informer over several namespaces', () => {
     expect(api.acceptedConnections).toBe(1);
   });
 
+  for (const mode of ['cluster-wide', 'per-namespace (403)'] as const) {
+    it(`${mode}: changes missed while the watches were down (410, relist) reach the merged view`, async () => {
+      api = await seeded();
+      const server = api;
+      if (mode !== 'cluster-wide') {
+        server.faults.add({ match: { resource: 'configmaps', predicate: (q) => q.namespace === undefined }, times: Infinity, fault: { type: 'status', code: 403 } });
+      }
+      const namespaces = ALL.slice(0, 20);
+      const r = start(server, namespaces);
+      await waitFor('sync', () => r.synced(), 10_000);
+      await waitFor('the watches', () => server.activeWatches === (mode === 'cluster-wide' ? 1 : 20));
+      // The watches go down and stay down while the cluster changes; the history is compacted.
+      const down = server.faults.add({ match: { resource: 'configmaps', watch: true }, times: Infinity, fault: { type: 'status', code: 503 } });
+      server.closeWatches({ clean: false });
+      server.delete('configmaps', namespaces[3], 'cm-2');
+      server.delete('configmaps', ALL[30], 'cm-2');
+      server.patch('configmaps', namespaces[4], 'cm-0', { data: { i: 'missed' } });
+      server.create('configmaps', { metadata: { name: 'missed', namespace: namespaces[5] } });
+      server.compact();
+      const before = r.events.length;
+      down.remove();
+      const want = serverOf(server, namespaces);
+      await waitFor('the relist to reach the cache', () => JSON.stringify(contents(r.store())) === JSON.stringify(want), 10_000);
+      const seen = r.events.slice(before);
+      expect(seen.filter((e) => e.type === 'deleted').map((e) => `${e.object.metadata.namespace}/${e.object.metadata.name}`)).toEqual([`${namespaces[3]}/cm-2`]);
+      expect(seen.filter((e) => e.type === 'added').map((e) => `${e.object.metadata.namespace}/${e.object.metadata.name}`)).toEqual([`${namespaces[5]}/missed`]);
+      expect(seen.every((e) => namespaces.includes(e.object.metadata.namespace!))).toBe(true);
+      expect(r.errors.some((e) => e.reason === 'Forbidden')).toBe(false);
+    });
+  }
+
   it(`at most ${DEFAULT_MAX_NAMESPACE_WATCHES} namespaces: one list and watch each; synced$ waits for all, errors$ carries each namespace's faults`, async () => {
     api = await seeded();
     const namespaces = ['ns-01', 'ns-02', 'ns-03'];

@@ -5,6 +5,7 @@ import type { Resource } from '../0-model/resources.ts';
 import { httpListWatch } from '../1-transport/httpTransport.ts';
 import type { KeepObject } from '../1-transport/lazyJson.ts';
 import type { ListWatch } from '../1-transport/listWatch.ts';
+import { rawKey } from '../2-source/decode.ts';
 import type { SourceEvent } from '../2-source/sourceEvent.ts';
 import type { InformerState } from '../4-store/reduceDeltas.ts';
 import type { Store } from '../4-store/store.ts';
@@ -59,10 +60,8 @@ export function namespacesInformer<T extends KubeObject>(
   const clusterWide = (): ListWatch => {
     // A ListWatch given instead of a KubeConfig is taken as cluster-wide, and filtered here.
     if (isListWatch(source)) return filtered(source, wants);
-    const keepObject: KeepObject = (skeleton) => {
-      const namespace = skeleton.metadata['namespace'];
-      return typeof namespace === 'string' && wanted.has(namespace);
-    };
+    // What has no key (a Status in an ERROR line) is kept: it is not an object of another namespace.
+    const keepObject: KeepObject = (skeleton) => wants(rawKey(skeleton));
     return filtered(httpListWatch(source, target(undefined), { ...options.http, lazyDecode: options.http?.lazyDecode ?? true, keepObject }), wants);
   };
   const initialMode: Mode = isListWatch(source) || namespaces.length > threshold ? 'cluster-wide' : 'per-namespace';
