@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { KubeConfig } from '@kubernetes/client-node';
-import { ConfigMap, DEFAULT_MAX_NAMESPACE_WATCHES } from '../../src/index.ts';
+import { ConfigMap, DEFAULT_MAX_NAMESPACE_WATCHES, Pod, informerFactory } from '../../src/index.ts';
 import { startApiServer, type ApiServer } from '../../src/testing/index.ts';
 import { contents, run, waitFor, type Running } from '../resilience/harness/live.ts';
 
@@ -159,5 +159,15 @@ describe('informer over several namespaces', () => {
     expect(contents(r.store())).toEqual(serverOf(api, namespaces));
     await writesConverge(api, r, namespaces);
     watching.unsubscribe();
+  });
+
+  it('a factory shares one informer per set of namespaces, in any order; one namespace is `namespace`; cluster-scoped ignore them', () => {
+    const factory = informerFactory(new KubeConfig());
+    const ab = factory.informer(ConfigMap, { namespaces: ['a', 'b'] });
+    expect(factory.informer(ConfigMap, { namespaces: ['b', 'a', 'b'] })).toBe(ab);
+    expect(factory.informer(ConfigMap, { namespaces: ['a', 'b', 'c'] })).not.toBe(ab);
+    expect(factory.informer(ConfigMap, { namespaces: ['a'] })).toBe(factory.informer(ConfigMap, { namespace: 'a' }));
+    expect(factory.informer(Pod, { namespaces: ['a', 'b'] })).not.toBe(ab);
+    expect(factory.informers()).toHaveLength(4);
   });
 });
