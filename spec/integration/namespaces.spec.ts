@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { KubeConfig } from '@kubernetes/client-node';
-import { ConfigMap, DEFAULT_MAX_NAMESPACE_WATCHES, Pod, informerFactory } from '../../src/index.ts';
+import { ConfigMap, DEFAULT_MAX_NAMESPACE_WATCHES, Node, Pod, informerFactory } from '../../src/index.ts';
 import { startApiServer, type ApiServer } from '../../src/testing/index.ts';
 import { contents, run, waitFor, type Running } from '../resilience/harness/live.ts';
 
@@ -168,6 +168,7 @@ describe('informer over several namespaces', () => {
     expect(factory.informer(ConfigMap, { namespaces: ['a', 'b', 'c'] })).not.toBe(ab);
     expect(factory.informer(ConfigMap, { namespaces: ['a'] })).toBe(factory.informer(ConfigMap, { namespace: 'a' }));
     expect(factory.informer(Pod, { namespaces: ['a', 'b'] })).not.toBe(ab);
-    expect(factory.informers()).toHaveLength(4);
+    expect(factory.informer(Node, { namespaces: ['a', 'b'] })).toBe(factory.informer(Node));
+    expect(factory.informers()).toHaveLength(5);
   });
 });
