@@ -19,7 +19,7 @@ import { filtered } from './shardedInformer.ts';
  */
 export const DEFAULT_MAX_NAMESPACE_WATCHES = 16;
 
-/** What the multi-namespace informer is doing: the options that decide it, read once per start. */
+/** How an informer over several namespaces reads them, as it starts. */
 type Mode = 'cluster-wide' | 'per-namespace';
 
 /**
@@ -76,14 +76,23 @@ export function namespacesInformer<T extends KubeObject>(
         return subscription;
       }
       let listed = false;
-      const wide = reflectorFor(clusterWide(), resource, inner)(cache).subscribe({
+      let forbidden = false;
+      let wide: Subscription | undefined = undefined;
+      const fallBack = () => {
+        wide?.unsubscribe();
+        perNamespace();
+      };
+      wide = reflectorFor(clusterWide(), resource, inner)(cache).subscribe({
         next: (event) => {
+          if (forbidden) return;
           if (event.type === 'replace') listed = true;
           const error = event.type === 'error' ? event.error : undefined;
           if (!listed && !isListWatch(source) && error?.reason === 'Forbidden' && error.phase === 'list') {
-            // These credentials may list the namespaces, not the cluster: list each of them.
-            wide.unsubscribe();
-            return void perNamespace();
+            // These credentials may list the namespaces, not the cluster: list each of them
+            // (now, or as soon as the subscription that told us so is ours to end).
+            forbidden = true;
+            if (wide !== undefined) fallBack();
+            return;
           }
           subscriber.next(event);
         },
@@ -91,6 +100,7 @@ export function namespacesInformer<T extends KubeObject>(
         complete: () => subscriber.complete(),
       });
       subscription.add(wide);
+      if (forbidden) fallBack();
       return subscription;
     });
   return informerFromSource(resource, sourceOf, inner);
