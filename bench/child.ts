@@ -17,22 +17,22 @@ switch (config.contender) {
     (await import('./contenders/raw.ts')).runRaw(config, probe);
     break;
   case 'rx':
-    (await import('./contenders/rx.ts')).runRx(config, probe, { subscribers: 1, strip: false });
+    await (await import('./contenders/rx.ts')).runRx(config, probe, { subscribers: 1, strip: false });
     break;
   case 'rx-strip':
-    (await import('./contenders/rx.ts')).runRx(config, probe, { subscribers: 1, strip: true });
+    await (await import('./contenders/rx.ts')).runRx(config, probe, { subscribers: 1, strip: true });
     break;
   case 'rx-lazy':
-    (await import('./contenders/rx.ts')).runRx(config, probe, { subscribers: 1, strip: false, lazy: true });
+    await (await import('./contenders/rx.ts')).runRx(config, probe, { subscribers: 1, strip: false, lazy: true });
     break;
   case 'rx-lazy-strip':
-    (await import('./contenders/rx.ts')).runRx(config, probe, { subscribers: 1, strip: true, lazy: true });
+    await (await import('./contenders/rx.ts')).runRx(config, probe, { subscribers: 1, strip: true, lazy: true });
     break;
   case 'rx-meta':
-    (await import('./contenders/rx.ts')).runRx(config, probe, { subscribers: 1, strip: true, metadata: true });
+    await (await import('./contenders/rx.ts')).runRx(config, probe, { subscribers: 1, strip: true, metadata: true });
     break;
   case 'rx-100':
-    (await import('./contenders/rx.ts')).runRx(config, probe, { subscribers: 100, strip: false });
+    await (await import('./contenders/rx.ts')).runRx(config, probe, { subscribers: 100, strip: false });
     break;
   case 'cn':
     await (await import('./contenders/clientNode.ts')).runClientNode(config, probe, { informers: 1 });

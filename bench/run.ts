@@ -9,11 +9,16 @@
  *   --pods N            pods of the large scenario (default 100000)
  *   --relist-pods N     pods of the relist scenario (default 50000)
  *   --small-pods N      pods of the watch scenario (default 1000)
+ *   --huge-pods N       pods of the huge scenario, full objects (default 200000; only with --scenario huge)
+ *   --meta-pods N       pods of the metadata-only scenario, with a relist (default 500000; only with --scenario meta)
  *   --events M          watch events of the watch and large scenarios (default 100000)
  *   --relist-events M   watch events before the 410 in the relist scenario (default 20000)
  *   --fanout-events M   events counted per informer by the 100 client-node informers (default 2000)
  *   --reps K            repetitions per contender (default 3)
- *   --only a,b          contenders: raw, rx, rx-strip, rx-lazy, rx-lazy-strip, rx-meta, rx-100, cn, cn-100
+ *   --only a,b          contenders: raw, rx, rx-strip, rx-lazy, rx-lazy-strip, rx-meta, rx-100, cn, cn-100;
+ *                       rx…@DIR runs that rx contender on another copy of src/ (DIR holds its index.ts),
+ *                       NAME:--flag runs it with extra Node/V8 flags (e.g. raw:--minor-ms),
+ *                       alternating with the others, e.g. --only rx,rx@/tmp/base/src
  *   --scenario s,t      scenarios by name or role: watch, relist, large
  *   --json FILE         JSON output (default bench/results/latest.json)
  *   --md FILE           markdown output (default bench/results/latest.md)
@@ -24,8 +29,7 @@
  */
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ContenderId } from './contenders/probe.ts';
-import { CONTENDERS } from './contenders/probe.ts';
+import { parseRunName, type RunName } from './contenders/probe.ts';
 import { FULL, QUICK, SMOKE, runBench, type BenchOptions } from './runner.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -59,8 +63,8 @@ function parse(argv: readonly string[]): BenchOptions {
     if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer`);
     return n;
   };
-  const only = flags.get('only')?.split(',').map((s) => s.trim()) as ContenderId[] | undefined;
-  for (const c of only ?? []) if (!CONTENDERS.includes(c)) throw new Error(`unknown contender ${c}; one of ${CONTENDERS.join(', ')}`);
+  const only = flags.get('only')?.split(',').map((s) => s.trim()) as RunName[] | undefined;
+  for (const c of only ?? []) parseRunName(c);
   const results = join(here, 'results');
   const cpuProf = flags.get('cpu-prof');
   const scenarioNames = flags.get('scenario')?.split(',').map((s) => s.trim());
@@ -69,6 +73,8 @@ function parse(argv: readonly string[]): BenchOptions {
     pods: int('pods', preset.pods),
     relistPods: int('relist-pods', preset.relistPods),
     smallPods: int('small-pods', preset.smallPods),
+    hugePods: int('huge-pods', preset.hugePods ?? 200_000),
+    metaPods: int('meta-pods', preset.metaPods ?? 500_000),
     events: int('events', preset.events),
     relistEvents: int('relist-events', preset.relistEvents),
     fanOutEvents: int('fanout-events', preset.fanOutEvents),

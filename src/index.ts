@@ -49,6 +49,7 @@ export type { HttpTransportOptions, HttpProtocol, Http2Options } from './1-trans
 export { hasUnparsedMembers, isSkipped, type KeepObject } from './1-transport/lazyJson.ts';
 export type { ListWatch } from './1-transport/listWatch.ts';
 export type { BackoffOptions } from './2-source/backoff.ts';
+export type { ListProgress } from './2-source/sourceEvent.ts';
 
 // Informers, their events and their cache.
 export { cacheSynced$, informerFactory, informerName, waitForCacheSync, type FactoryOptions, type InformerFactory, type Syncable } from './5-informer/factory.ts';

@@ -28,9 +28,21 @@ export { PARTIAL_OBJECT_METADATA, toPartialObjectMetadata, typeMetaOf } from './
 // 2 · source
 export { Backoff, type BackoffOptions } from './2-source/backoff.ts';
 export { decoder, type Decoder } from './2-source/decode.ts';
-export { listAndWatch, type ListAndWatchOptions } from './2-source/listAndWatch.ts';
+export { listAndWatch, reflectorConfig, type ListAndWatchOptions } from './2-source/listAndWatch.ts';
+export { step } from './2-source/step.ts';
+export {
+  describeState,
+  initialReflectorState,
+  type Phase,
+  type ReflectorConfig,
+  type ReflectorEffect,
+  type ReflectorInput,
+  type ReflectorMemory,
+  type ReflectorState,
+  type StepResult,
+} from './2-source/reflectorState.ts';
 export { afterListFailure, afterWatch, isTooLargeResourceVersion, type Decision, type Next, type RecoveryCounters, type WatchEnd } from './2-source/recovery.ts';
-export type { SourceEvent, WatchEventType } from './2-source/sourceEvent.ts';
+export type { ListProgress, SourceEvent, WatchEventType } from './2-source/sourceEvent.ts';
 
 // 3 · deltas
 export { deltaFifo, type DeltaFifoOptions, type KnownObjects } from './3-deltas/deltaFifo.ts';

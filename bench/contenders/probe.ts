@@ -8,14 +8,41 @@
  */
 import * as http from 'node:http';
 import * as inspector from 'node:inspector';
+import { PerformanceObserver, constants as perf, type PerformanceEntry } from 'node:perf_hooks';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 export const CONTENDERS = ['raw', 'rx', 'rx-strip', 'rx-lazy', 'rx-lazy-strip', 'rx-meta', 'rx-100', 'cn', 'cn-100'] as const;
 export type ContenderId = (typeof CONTENDERS)[number];
+/**
+ * A contender as the runner names it: an id, or for the rx-informer contenders
+ * an id with `@DIR`, which runs the same contender on another copy of `src/`
+ * (DIR holds its `index.ts`), for comparisons within one run.
+ */
+export type RunName = ContenderId | `${ContenderId}@${string}` | `${ContenderId}:${string}`;
+
+/**
+ * The contender id, the other `src/` directory and the extra Node/V8 flags of
+ * a run name: `id[@DIR][:flag[:flag…]]`, e.g. `rx@/tmp/base/src` or
+ * `raw:--minor-ms` (flags for that run only, to compare V8 settings within one run).
+ */
+export function parseRunName(name: string): { readonly id: ContenderId; readonly src?: string; readonly flags: readonly string[] } {
+  const [head, ...flags] = name.split(':');
+  const at = head!.indexOf('@');
+  const id = (at < 0 ? head : head!.slice(0, at)) as ContenderId;
+  if (!CONTENDERS.includes(id)) throw new Error(`unknown contender ${id}; one of ${CONTENDERS.join(', ')}`);
+  for (const flag of flags) if (!flag.startsWith('--')) throw new Error(`${name}: ${flag} is not a Node/V8 flag`);
+  if (at < 0) return { id, flags };
+  if (!id.startsWith('rx')) throw new Error(`${name}: only rx-informer contenders run on another src/`);
+  return { id, src: head!.slice(at + 1), flags };
+}
 
 export interface RunConfig {
   readonly contender: ContenderId;
+  /** The runner's name for this run (a contender id, or one with `@DIR`/`:flags`). */
+  readonly runName?: string;
+  /** Another copy of `src/` to run (an absolute directory holding `index.ts`), for rx-informer contenders. */
+  readonly src?: string;
   readonly scenario: string;
   readonly port: number;
   /** Pods in the initial list. */
@@ -62,7 +89,26 @@ export interface RunResult {
   readonly relistPeakLiveMB?: number;
   readonly heapAfterRelistMB?: number;
   readonly relistMs?: number;
+  /** Resident set size after GC once the M events were processed (the steady state), and the highest sampled during the relist. */
+  readonly rssSteadyMB?: number;
+  readonly relistPeakRssMB?: number;
   readonly peakRssMB: number;
+  /**
+   * Where the watch phase's CPU went: the main thread (JavaScript, and the
+   * collector's pauses) and the rest (V8's helper threads: concurrent marking,
+   * parallel scavenging, sweeping; libuv), per event in µs.
+   */
+  readonly mainCpuUsPerEvent?: number;
+  readonly helperCpuUsPerEvent?: number;
+  /** The collector during the watch phase, per 1,000 events: scavenges and their pauses, mark-compacts and theirs, incremental marking steps' time. */
+  readonly scavengesPer1k?: number;
+  readonly scavengeMsPer1k?: number;
+  readonly markCompactsPer1k?: number;
+  readonly markCompactMsPer1k?: number;
+  readonly incrementalMsPer1k?: number;
+  /** The same for the sync phase, in total: pauses (ms) and mark-compacts. */
+  readonly syncGcPauseMs?: number;
+  readonly syncMarkCompacts?: number;
   readonly notes?: string;
 }
 
@@ -89,6 +135,42 @@ const cpuMs = () => {
   return (user + system) / 1000;
 };
 const round = (value: number, digits = 1) => Math.round(value * 10 ** digits) / 10 ** digits;
+/** The main thread's CPU time (ms), where Node has it (≥ 23.9). */
+const mainCpuMs = (): number | undefined => {
+  const usage = (process as { threadCpuUsage?: () => NodeJS.CpuUsage }).threadCpuUsage?.();
+  return usage ? (usage.user + usage.system) / 1000 : undefined;
+};
+
+/** Collector pauses by kind, from `gc` performance entries (durations are main-thread pauses). */
+class GcTally {
+  scavenges = 0;
+  scavengeMs = 0;
+  markCompacts = 0;
+  markCompactMs = 0;
+  incrementalMs = 0;
+  private readonly observer = new PerformanceObserver((list) => this.add(list.getEntries()));
+  constructor() {
+    this.observer.observe({ entryTypes: ['gc'] });
+  }
+  private add(entries: readonly PerformanceEntry[]): void {
+    for (const entry of entries) {
+      const kind = (entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind;
+      if (kind === perf.NODE_PERFORMANCE_GC_MINOR || kind === perf.NODE_PERFORMANCE_GC_MINOR_MARK_SWEEP) {
+        this.scavenges++;
+        this.scavengeMs += entry.duration;
+      } else if (kind === perf.NODE_PERFORMANCE_GC_MAJOR) {
+        this.markCompacts++;
+        this.markCompactMs += entry.duration;
+      } else if (kind === perf.NODE_PERFORMANCE_GC_INCREMENTAL) this.incrementalMs += entry.duration;
+    }
+  }
+  /** Takes what is pending and stops counting. */
+  stop(): this {
+    this.add(this.observer.takeRecords());
+    this.observer.disconnect();
+    return this;
+  }
+}
 
 export class Probe {
   private readonly config: RunConfig;
@@ -111,10 +193,17 @@ export class Probe {
   private watchIdleMs = 0;
   private watchElu0: ReturnType<typeof performance.eventLoopUtilization> | undefined;
   private eventsProcessed = 0;
+  private syncMain0: number | undefined;
+  private watchMain0: number | undefined;
+  private watchMainMs: number | undefined;
+  private syncGc: GcTally | undefined;
+  private watchGc: GcTally | undefined;
   private heapEnd = 0;
   private relistStart = 0;
   private peakSampled = 0;
   private peakLive = 0;
+  private rssSteady = 0;
+  private peakRss = 0;
   private sampler: NodeJS.Timeout | undefined;
   private phase: 'start' | 'sync' | 'watch' | 'relist' | 'done' = 'start';
   notes: string[] = [];
@@ -131,6 +220,7 @@ export class Probe {
     this.startProfile();
     this.progress('sync');
     this.phase = 'sync';
+    this.syncGc = new GcTally();
     this.cpu0 = cpuMs();
     this.elu0 = performance.eventLoopUtilization();
     this.t0 = performance.now();
@@ -142,6 +232,7 @@ export class Probe {
     this.syncMs = performance.now() - this.t0;
     this.syncCpuMs = cpuMs() - this.cpu0;
     this.syncIdleMs = performance.eventLoopUtilization(this.elu0).idle;
+    this.syncGc?.stop();
     this.phase = 'watch';
     setImmediate(() => {
       this.stopProfile('sync');
@@ -150,6 +241,8 @@ export class Probe {
       this.heapSynced = heapUsed();
       this.progress('watch');
       this.startProfile();
+      this.watchGc = new GcTally();
+      this.watchMain0 = mainCpuMs();
       this.watchCpu0 = cpuMs();
       this.watchElu0 = performance.eventLoopUtilization();
       this.watch0 = performance.now();
@@ -163,6 +256,9 @@ export class Probe {
     if (this.phase !== 'watch') return;
     this.watchMs = performance.now() - this.watch0;
     this.watchCpuMs = cpuMs() - this.watchCpu0;
+    const main = mainCpuMs();
+    if (main !== undefined && this.watchMain0 !== undefined) this.watchMainMs = main - this.watchMain0;
+    this.watchGc?.stop();
     this.watchIdleMs = performance.eventLoopUtilization(this.watchElu0).idle;
     this.eventsProcessed = events;
     this.phase = this.config.relist ? 'relist' : 'done';
@@ -170,9 +266,11 @@ export class Probe {
       this.stopProfile('watch');
       gc();
       this.heapEnd = heapUsed();
+      this.rssSteady = process.memoryUsage.rss();
       if (!this.config.relist) return this.finish();
       this.progress('relist');
       this.peakSampled = this.heapEnd;
+      this.peakRss = this.rssSteady;
       this.sampler = setInterval(() => this.sample(), 5);
       this.startProfile();
       this.relistStart = performance.now();
@@ -183,6 +281,8 @@ export class Probe {
   sample(): void {
     const used = heapUsed();
     if (used > this.peakSampled) this.peakSampled = used;
+    const rss = process.memoryUsage.rss();
+    if (rss > this.peakRss) this.peakRss = rss;
   }
 
   /**
@@ -214,6 +314,7 @@ export class Probe {
         relistPeakLiveMB: round(Math.max(this.peakLive, this.heapEnd) / MB),
         heapAfterRelistMB: round(heapUsed() / MB),
         relistMs: round(relistMs, 0),
+        relistPeakRssMB: round(this.peakRss / MB, 0),
       });
     });
   }
@@ -243,6 +344,8 @@ export class Probe {
       heapPerObjectKB: this.config.pods > 0 ? round((this.heapSynced - this.baseline) / this.config.pods / 1024, 2) : 0,
       heapEndMB: round(this.heapEnd / MB),
       peakRssMB: round(process.resourceUsage().maxRSS / 1024, 0),
+      ...this.gcFigures(),
+      ...(this.rssSteady > 0 ? { rssSteadyMB: round(this.rssSteady / MB, 0) } : {}),
       ...relist,
       ...(this.notes.length ? { notes: this.notes.join('; ') } : {}),
     };
@@ -251,6 +354,30 @@ export class Probe {
       console.log(JSON.stringify(result));
       process.exit(0);
     }
+  }
+
+  private gcFigures(): Partial<RunResult> {
+    const events = this.eventsProcessed;
+    const out: Record<string, number> = {};
+    if (events > 0 && this.watchMainMs !== undefined) {
+      out.mainCpuUsPerEvent = round((this.watchMainMs * 1000) / events);
+      out.helperCpuUsPerEvent = round(((this.watchCpuMs - this.watchMainMs) * 1000) / events);
+    }
+    const w = this.watchGc;
+    if (events > 0 && w) {
+      const per1k = 1000 / events;
+      out.scavengesPer1k = round(w.scavenges * per1k, 2);
+      out.scavengeMsPer1k = round(w.scavengeMs * per1k, 2);
+      out.markCompactsPer1k = round(w.markCompacts * per1k, 3);
+      out.markCompactMsPer1k = round(w.markCompactMs * per1k, 2);
+      out.incrementalMsPer1k = round(w.incrementalMs * per1k, 2);
+    }
+    const s = this.syncGc;
+    if (s) {
+      out.syncGcPauseMs = round(s.scavengeMs + s.markCompactMs + s.incrementalMs, 0);
+      out.syncMarkCompacts = s.markCompacts;
+    }
+    return out;
   }
 
   private progress(phase: string): void {
@@ -274,7 +401,8 @@ export class Probe {
     const session = this.session;
     if (!session || !this.config.cpuProfileDir) return;
     const dir = this.config.cpuProfileDir;
-    const name = `${this.config.scenario}-${this.config.contender}-${phase}.cpuprofile`;
+    const run = this.config.runName ?? this.config.contender;
+    const name = `${this.config.scenario}-${run.replace(/[^A-Za-z0-9._-]+/g, '_')}-${phase}.cpuprofile`;
     session.post('Profiler.stop', (error, result) => {
       if (error) return this.fail(error);
       mkdirSync(dir, { recursive: true });

@@ -9,15 +9,25 @@
  * `stripManagedFields`: the server sends PartialObjectMetadata (no spec, no
  * status) and the cache keeps metadata without managedFields.
  */
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { take } from 'rxjs';
-import { informer, metadataOnly, Pod, stripManagedFields, type KubeObject, type Resource } from '../../src/index.ts';
+import type * as Library from '../../src/index.ts';
+import type { KubeObject, Resource } from '../../src/index.ts';
 import { benchKubeConfig } from './kubeconfig.ts';
 import type { Probe, RunConfig } from './probe.ts';
 
-export function runRx(config: RunConfig, probe: Probe, options: { subscribers: number; strip: boolean; lazy?: boolean; metadata?: boolean }): void {
+export async function runRx(config: RunConfig, probe: Probe, options: { subscribers: number; strip: boolean; lazy?: boolean; metadata?: boolean }): Promise<void> {
+  const { informer, metadataOnly, Pod, stripManagedFields } = (await import(config.src ? pathToFileURL(join(config.src, 'index.ts')).href : '../../src/index.ts')) as typeof Library;
   const kc = benchKubeConfig(config.port);
   const resource: Resource<KubeObject> = options.metadata ? (metadataOnly(Pod) as unknown as Resource<KubeObject>) : Pod;
-  const pods = informer(kc, resource, { ...(options.strip ? { transform: stripManagedFields } : {}), ...(options.lazy ? { http: { lazyDecode: true } } : {}) });
+  // BENCH_PAGE_SIZE: list page size (default: the informer's, 500), to measure its effect.
+  const pageSize = Number(process.env['BENCH_PAGE_SIZE']) || undefined;
+  const pods = informer(kc, resource, {
+    ...(options.strip ? { transform: stripManagedFields } : {}),
+    ...(options.lazy ? { http: { lazyDecode: true } } : {}),
+    ...(pageSize ? { pageSize } : {}),
+  });
   const size = () => {
     let n = -1;
     pods.store$.pipe(take(1)).subscribe((store) => (n = store.size));

@@ -41,6 +41,14 @@ export interface WorkloadConfig {
   /** End the watch with a 410 Expired after the events, forcing one relist. */
   readonly relist: boolean;
   readonly seed: number;
+  /**
+   * Generate list items as they are served instead of serializing every pod
+   * once at startup (watch events are still serialized once). For stores of
+   * hundreds of thousands of objects, whose serialized lists would take
+   * gigabytes: the server then holds a small state record per pod. It costs
+   * the server CPU (on its own core) while it serves a list.
+   */
+  readonly generate?: boolean;
 }
 
 export interface ServerReady {
@@ -72,10 +80,25 @@ export interface ServerCounters {
 const CHUNK_BYTES = 512 * 1024;
 
 interface Snapshot {
-  readonly items: Buffer[];
+  /** How many items; `item(i)` serializes the i-th (generated on demand, or held). */
+  readonly count: number;
+  readonly item: (i: number) => Buffer;
   readonly resourceVersion: number;
   readonly tag: 'i' | 'f';
 }
+
+/** A snapshot whose items are serialized already. */
+function held(items: readonly Buffer[], resourceVersion: number, tag: 'i' | 'f'): Snapshot {
+  return { count: items.length, item: (i) => items[i]!, resourceVersion, tag };
+}
+
+/** A snapshot whose items are serialized from their states when served. */
+function generated(states: (i: number) => PodState, count: number, serialize: (state: PodState) => Buffer, resourceVersion: number, tag: 'i' | 'f'): Snapshot {
+  return { count, item: (i) => serialize(states(i)), resourceVersion, tag };
+}
+
+const metaItem = (state: PodState): Buffer => Buffer.from(partialJson(makePod(state)));
+const initialState = (i: number): PodState => ({ index: i, resourceVersion: i + 1, revision: 0 });
 
 /** A list item: like the API server, without `kind`/`apiVersion` (those are on the list). */
 function listItem(state: PodState): Buffer {
@@ -122,18 +145,23 @@ class EventStream {
 /** Serializes the workload once, whole and metadata-only. */
 function build(config: WorkloadConfig) {
   const { pods, events } = config;
-  const initial: Buffer[] = new Array(pods);
-  const metaInitial: Buffer[] = new Array(pods);
+  const keep = !config.generate;
+  const initial: Buffer[] = keep ? new Array(pods) : [];
+  const metaInitial: Buffer[] = keep ? new Array(pods) : [];
   let listBytes = 0;
   let metaListBytes = 0;
   for (let i = 0; i < pods; i++) {
-    const state = { index: i, resourceVersion: i + 1, revision: 0 };
-    const buffer = listItem(state);
-    initial[i] = buffer;
+    // Generated lists are serialized here too, once, only to count their bytes.
+    const pod = makePod(initialState(i));
+    const { kind: _kind, apiVersion: _apiVersion, ...item } = pod;
+    const buffer = Buffer.from(JSON.stringify(item));
     listBytes += buffer.length;
-    const meta = Buffer.from(partialJson(makePod(state)));
-    metaInitial[i] = meta;
+    const meta = Buffer.from(partialJson(pod));
     metaListBytes += meta.length;
+    if (keep) {
+      initial[i] = buffer;
+      metaInitial[i] = meta;
+    }
   }
   const full = new EventStream(events);
   const meta = new EventStream(events);
@@ -152,11 +180,12 @@ function build(config: WorkloadConfig) {
   full.flush();
   meta.flush();
   const finalStates = config.relist ? final : [];
+  const finalState = (i: number) => finalStates[i]!;
   return {
-    initial: { items: initial, resourceVersion: pods, tag: 'i' } satisfies Snapshot,
-    final: { items: finalStates.map(listItem), resourceVersion: pods + events, tag: 'f' } satisfies Snapshot,
-    metaInitial: { items: metaInitial, resourceVersion: pods, tag: 'i' } satisfies Snapshot,
-    metaFinal: { items: finalStates.map((state) => Buffer.from(partialJson(makePod(state)))), resourceVersion: pods + events, tag: 'f' } satisfies Snapshot,
+    initial: keep ? held(initial, pods, 'i') : generated(initialState, pods, listItem, pods, 'i'),
+    final: keep ? held(finalStates.map(listItem), pods + events, 'f') : generated(finalState, finalStates.length, listItem, pods + events, 'f'),
+    metaInitial: keep ? held(metaInitial, pods, 'i') : generated(initialState, pods, metaItem, pods, 'i'),
+    metaFinal: keep ? held(finalStates.map(metaItem), pods + events, 'f') : generated(finalState, finalStates.length, metaItem, pods + events, 'f'),
     finalCount: final.length,
     full,
     meta,
@@ -217,7 +246,7 @@ export async function serve(config: WorkloadConfig): Promise<{ ready: ServerRead
       snapshot = decoded.s === 'f' ? final : initial;
       offset = decoded.o;
     }
-    const total = snapshot.items.length;
+    const total = snapshot.count;
     const end = limit > 0 ? Math.min(total, offset + limit) : total;
     const meta: Record<string, unknown> = { resourceVersion: String(snapshot.resourceVersion) };
     if (end < total) {
@@ -239,7 +268,7 @@ export async function serve(config: WorkloadConfig): Promise<{ ready: ServerRead
       for (let i = at; i < Math.min(end, at + BATCH); i++) {
         if (!first) parts.push(comma);
         first = false;
-        parts.push(snapshot.items[i]!);
+        parts.push(snapshot.item(i));
       }
       const buffer = Buffer.concat(parts);
       if (!(await write(response, buffer))) return;
@@ -321,7 +350,7 @@ export async function serve(config: WorkloadConfig): Promise<{ ready: ServerRead
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  const n = data.initial.items.length;
+  const n = data.initial.count;
   const ready: ServerReady = {
     type: 'ready',
     port,

@@ -99,6 +99,22 @@ describe('Store', () => {
     );
   });
 
+  it('reads of one key from successive snapshots, interleaved, each give that snapshot\'s object (a snapshot remembers its last read only for itself)', () => {
+    const a1: Obj = { metadata: { name: 'a', namespace: 'ns1' }, v: 1 };
+    const a2: Obj = { metadata: { name: 'a', namespace: 'ns1' }, v: 2 };
+    const s0 = Store.empty<Obj>();
+    expect(s0.get('ns1/a')).toBeUndefined();
+    const s1 = s0.write('ns1/a', s0.get('ns1/a'), a1);
+    expect(s1.get('ns1/a')).toBe(a1);
+    const s2 = s1.write('ns1/a', s1.get('ns1/a'), a2);
+    const s3 = s2.write('ns1/a', s2.get('ns1/a'), undefined);
+    expect([s0, s1, s2, s3, s2, s1, s0].map((s) => s.get('ns1/a'))).toEqual([undefined, a1, a2, undefined, a2, a1, undefined]);
+    expect(s2.get('ns1/b')).toBeUndefined();
+    expect(s2.get('ns1/a')).toBe(a2);
+    expect(s3.has('ns1/a')).toBe(false);
+    expect(s2.has('ns1/a')).toBe(true);
+  });
+
   it('an unknown index name throws UnknownIndexError (naming the index)', () => {
     const store = Store.empty<Obj>(indexers).update([['a', { metadata: { name: 'a' }, v: 1 }]]);
     for (const read of [

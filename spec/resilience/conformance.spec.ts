@@ -20,7 +20,7 @@ import { describeSchedule, scheduleArb, type Schedule } from './harness/schedule
  * Replay a failure with the seed and path fast-check printed:
  *   RESILIENCE_SEED=<seed> RESILIENCE_PATH=<path> npx vitest run spec/resilience/conformance.spec.ts
  */
-const RUNS = Number(process.env['RESILIENCE_RUNS'] ?? 110);
+const RUNS = Number(process.env['RESILIENCE_RUNS'] ?? 40);
 const SEED = process.env['RESILIENCE_SEED'] === undefined ? undefined : Number(process.env['RESILIENCE_SEED']);
 const PATH = process.env['RESILIENCE_PATH'];
 

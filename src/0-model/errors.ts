@@ -13,6 +13,8 @@ import { isRecord } from '../util/isRecord.ts';
  * - `Timeout`: a request or a watch stalled and was aborted.
  * - `VeryShortWatch`: a watch ended at once with no event (counts as a failure for backoff).
  * - `MalformedLine`: a watch line that is not JSON, not an object, or too long.
+ * - `ListTooLong`: a list's continue chain repeated a token, or went past `maxListPages` pages or
+ *   `maxListObjects` objects without completing; the reflector drops it and relists after the backoff.
  * - `UnknownEventType`: a watch event whose `type` is not one Kubernetes defines.
  * - `ValidationFailed`: an object the resource's zod schema rejects (see `issues`), whose
  *   kind is not the resource's, or whose schema (a refinement) threw. The cache keeps the key's
@@ -42,6 +44,7 @@ export type ErrorReason =
   | 'Timeout'
   | 'VeryShortWatch'
   | 'MalformedLine'
+  | 'ListTooLong'
   | 'UnknownEventType'
   | 'ValidationFailed'
   | 'TransformError'
@@ -134,6 +137,26 @@ const objectFaults: ReadonlySet<ErrorReason> = new Set<ErrorReason>(['Validation
  * succeeded). The reflector neither backs off nor ends a watch on them.
  */
 const notices: ReadonlySet<ErrorReason> = new Set<ErrorReason>(['NotAcceptable']);
+
+/** The longest `Retry-After` honoured, in seconds: a larger one would overflow Node's timers, and is not sane. */
+export const MAX_RETRY_AFTER_SECONDS = 300;
+
+/** A server's `Retry-After` (seconds) as honoured: at least 0, at most {@link MAX_RETRY_AFTER_SECONDS}. */
+export function clampRetryAfter(seconds: number): number {
+  return Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(0, seconds));
+}
+
+/**
+ * Transport and server faults after which the same watch may simply be opened again from
+ * its resourceVersion (at once after progress, else after the backoff). Any other reason,
+ * including ones added later (e.g. a response over a size limit), relists after the backoff.
+ */
+const resumable: ReadonlySet<ErrorReason> = new Set<ErrorReason>(['NetworkError', 'Timeout', 'ServerError', 'WatchError', 'Unknown']);
+
+/** True for a fault after which a watch is resumed rather than relisted (see `afterWatch`). */
+export function isResumable(error: InformerError): boolean {
+  return resumable.has(error.reason);
+}
 
 /** True for a notice (`NotAcceptable`): reported once, no request failed, nothing to recover from. */
 export function isNotice(error: InformerError): boolean {

@@ -75,17 +75,4 @@ export function kubeObject<const Shape extends z.core.$ZodLooseShape>(shape: Sha
  */
 export type Typed<Model> = Omit<Wire<Model>, 'metadata'> & { metadata: ObjectMeta };
 
-/**
- * The cache key of an object: `namespace/name`, or `name` when cluster-scoped
- * (client-go's MetaNamespaceKeyFunc).
- */
-export function keyOf(object: { readonly metadata: { readonly name: string; readonly namespace?: string | undefined } }): string {
-  const { namespace, name } = object.metadata;
-  return namespace ? `${namespace}/${name}` : name;
-}
-
-/** Splits a cache key back into namespace (empty when cluster-scoped) and name. */
-export function splitKey(key: string): { namespace: string; name: string } {
-  const slash = key.indexOf('/');
-  return slash < 0 ? { namespace: '', name: key } : { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
-}
+export { keyOf, splitKey } from './keys.ts';

@@ -5,7 +5,7 @@ import * as https from 'node:https';
 import { TLSSocket } from 'node:tls';
 import { Observable, type Subscription } from 'rxjs';
 import type { Cluster, KubeConfig, User } from '@kubernetes/client-node';
-import { InformerError, errorFromStatus, type ErrorPhase } from '../0-model/errors.ts';
+import { InformerError, clampRetryAfter, errorFromStatus, type ErrorPhase } from '../0-model/errors.ts';
 import { toPartialObjectMetadata } from '../0-model/metadata.ts';
 import { lazyParseList, lazyParseWatchLine, type KeepObject } from './lazyJson.ts';
 import { LineSplitter, type LineBytesSink, type LineSink } from './lineSplitter.ts';
@@ -80,8 +80,7 @@ export const DEFAULT_MAX_LIST_BYTES = 256 * 1024 * 1024;
 export const DEFAULT_MAX_ERROR_BODY_BYTES = 1024 * 1024;
 /** The default of {@link HttpTransportOptions.maxDocumentBytes}. */
 export const DEFAULT_MAX_DOCUMENT_BYTES = 4 * 1024 * 1024;
-/** The longest wait a `Retry-After` header can ask for; longer ones are cut to this. */
-export const MAX_RETRY_AFTER_SECONDS = 300;
+export { MAX_RETRY_AFTER_SECONDS } from '../0-model/errors.ts';
 
 const DEFAULT_USER_AGENT = 'rx-informer/0.1 (node)';
 /** The default of {@link HttpTransportOptions.protocol}. */
@@ -444,7 +443,7 @@ export function tlsFailure(error: NodeJS.ErrnoException, cluster: Pick<Cluster, 
 export function parseRetryAfter(header: string | string[] | undefined, now: number = Date.now()): number | undefined {
   const value = Array.isArray(header) ? header[0] : header;
   if (value === undefined || value.trim() === '') return undefined;
-  const clamp = (seconds: number) => Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(0, seconds));
+  const clamp = clampRetryAfter;
   const seconds = Number(value);
   if (Number.isFinite(seconds)) return clamp(seconds);
   const date = Date.parse(value);

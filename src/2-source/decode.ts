@@ -3,21 +3,20 @@ import { InformerError, describeThrown, type ErrorPhase } from '../0-model/error
 import { isKubeObject } from '../0-model/isKubeObject.ts';
 import { KubeObject } from '../0-model/objects.ts';
 import { isRecord } from '../util/isRecord.ts';
+import { rawKey, rawResourceVersion } from '../0-model/keys.ts';
 
+export { rawKey, rawResourceVersion };
 
-/** The metadata.resourceVersion of a raw object, if it has one. */
-export function rawResourceVersion(raw: unknown): string | undefined {
-  if (!isRecord(raw) || !isRecord(raw.metadata)) return undefined;
-  const rv = raw.metadata.resourceVersion;
-  return typeof rv === 'string' ? rv : undefined;
-}
+/** The errors of objects of another kind than the decoder's: skipped altogether (see {@link isOtherKind}). */
+const otherKind = new WeakSet<InformerError>();
 
-/** The cache key of a raw object, as far as it can be read (for error reports). */
-export function rawKey(raw: unknown): string | undefined {
-  if (!isRecord(raw) || !isRecord(raw.metadata)) return undefined;
-  const { name, namespace } = raw.metadata;
-  if (typeof name !== 'string') return undefined;
-  return typeof namespace === 'string' && namespace ? `${namespace}/${name}` : name;
+/**
+ * True for the error of an object whose apiVersion or kind is not the resource's. The
+ * reflector skips such a watch event without recording its resourceVersion, counting it,
+ * or deleting anything (client-go's watchHandler does the same).
+ */
+export function isOtherKind(error: InformerError): boolean {
+  return otherKind.has(error);
 }
 
 /** Turns one raw object into a cached object, or says why it cannot. */
@@ -41,7 +40,8 @@ function rejected(raw: unknown, phase: ErrorPhase, why: string, issues: readonly
 
 /**
  * A decoder from a zod schema and an optional transform (run after validation,
- * before caching: e.g. dropping `metadata.managedFields`). With `typeMeta`,
+ * before caching: e.g. dropping `metadata.managedFields`; an object it renames is
+ * cached under its new key, as in client-go). With `typeMeta`,
  * objects that lack `apiVersion`/`kind` (list items) get them, and an object of
  * another kind is rejected. An object the schema rejects (or whose schema
  * throws) becomes a `ValidationFailed` error carrying its key, resourceVersion
@@ -60,8 +60,9 @@ export function decoder<T extends KubeObject>(
     if (!transform) return object;
     try {
       const transformed = transform(object);
-      // The cache files an object under its key: a transform must keep the name (and namespace) it got.
-      if (rawKey(transformed) !== rawKey(object)) throw new TypeError(`it returned ${rawKey(transformed) === undefined ? 'an object without metadata.name' : `an object keyed ${rawKey(transformed)}`}`);
+      // The cache files an object under its key: the transformed object's (a rename moves it, as in
+      // client-go's TestSharedInformerTransformer), so it must have one.
+      if (rawKey(transformed) === undefined) throw new TypeError('it returned an object without metadata.name');
       return transformed;
     } catch (error) {
       const key = rawKey(raw);
@@ -74,22 +75,11 @@ export function decoder<T extends KubeObject>(
     }
   };
   return (raw, phase) => {
-    // Items of a built-in list carry no apiVersion/kind while watch objects do;
-    // fill them in so every cached object looks the same (client-node#655).
-    // The object is freshly parsed and ours, so it is completed in place.
-    if (typeMeta && isRecord(raw)) {
-      if (raw.apiVersion === undefined) raw.apiVersion = typeMeta.apiVersion;
-      if (raw.kind === undefined) raw.kind = typeMeta.kind;
-      // client-go's reflector skips an object of another type; we report it (and never cache it).
-      if (raw.apiVersion !== typeMeta.apiVersion || raw.kind !== typeMeta.kind) {
-        const path = raw.apiVersion !== typeMeta.apiVersion ? 'apiVersion' : 'kind';
-        const expected = `${typeMeta.apiVersion} ${typeMeta.kind}`;
-        const got = `${String(raw.apiVersion)} ${String(raw.kind)}`;
-        return rejected(raw, phase, `is a ${got}, not a ${expected}; skipped`, [issue([path], `expected ${expected}, got ${got}`, raw[path])]);
-      }
-    }
+    const wrongKind = typeMeta ? completeTypeMeta(raw, phase, typeMeta) : undefined;
+    if (wrongKind) return wrongKind;
     if (hasProtoKey(raw)) {
-      return rejected(raw, phase, 'has a "__proto__" key; skipped', [issue(hasOwnProto(raw) ? ['__proto__'] : ['metadata', '__proto__'], 'a "__proto__" key', undefined)]);
+      const path = hasOwnProto(raw) ? ['__proto__'] : ['metadata', '__proto__'];
+      return rejected(raw, phase, 'has a "__proto__" key; skipped', [issue(path, 'a "__proto__" key', undefined)]);
     }
     if (fast && isKubeObject(raw)) return accept(raw as T, raw, phase);
     let result: ReturnType<typeof schema.safeParse>;
@@ -98,7 +88,8 @@ export function decoder<T extends KubeObject>(
     } catch (error) {
       // A refinement (or a lazily decoded member read by one) threw: the object is invalid, not the informer.
       const message = describeThrown(error);
-      return rejected(raw, phase, `failed validation: the schema threw: ${message}`, [issue([], `the schema threw: ${message}`, undefined)], error);
+      const issues = [issue([], `the schema threw: ${message}`, undefined)];
+      return rejected(raw, phase, `failed validation: the schema threw: ${message}`, issues, error);
     }
     if (!result.success) {
       const where = result.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
@@ -106,6 +97,25 @@ export function decoder<T extends KubeObject>(
     }
     return accept(result.data, raw, phase);
   };
+}
+
+/**
+ * Items of a built-in list carry no apiVersion/kind while watch objects do; fills them in so
+ * every cached object looks the same (client-node#655). The object is freshly parsed and ours,
+ * so it is completed in place. An object of another type is an error (client-go's reflector
+ * skips it; we report it too, and never cache it).
+ */
+function completeTypeMeta(raw: unknown, phase: ErrorPhase, typeMeta: { readonly apiVersion: string; readonly kind: string }): InformerError | undefined {
+  if (!isRecord(raw)) return undefined;
+  if (raw.apiVersion === undefined) raw.apiVersion = typeMeta.apiVersion;
+  if (raw.kind === undefined) raw.kind = typeMeta.kind;
+  if (raw.apiVersion === typeMeta.apiVersion && raw.kind === typeMeta.kind) return undefined;
+  const path = raw.apiVersion !== typeMeta.apiVersion ? 'apiVersion' : 'kind';
+  const expected = `${typeMeta.apiVersion} ${typeMeta.kind}`;
+  const got = `${String(raw.apiVersion)} ${String(raw.kind)}`;
+  const error = rejected(raw, phase, `is a ${got}, not a ${expected}; skipped`, [issue([path], `expected ${expected}, got ${got}`, raw[path])]);
+  otherKind.add(error);
+  return error;
 }
 
 function hasOwnProto(value: unknown): boolean {

@@ -1,4 +1,6 @@
-import { isExpired, type InformerError } from '../0-model/errors.ts';
+import { MAX_RETRY_AFTER_SECONDS, clampRetryAfter as clampSeconds, isExpired, isResumable, type InformerError } from '../0-model/errors.ts';
+
+export { MAX_RETRY_AFTER_SECONDS };
 
 /**
  * The reflector's recovery rules in one place: after a watch ends or a list
@@ -13,12 +15,15 @@ import { isExpired, type InformerError } from '../0-model/errors.ts';
  * | a streaming list broken before its initial events were in        | backoff, relist (refused parameters: plain list at once) |
  * | broken (network, 5xx, ERROR event, timeout) after progress      | resume at once; the 3rd in a row: relist after the backoff |
  * | broken without progress                                         | backoff (at least a 503's Retry-After), resume |
- * | a line that cannot be decoded (malformed, oversize, truncated)  | resume at once from the last rv fully processed; the 2nd at the same rv: relist at once; more: backoff, relist |
- * | 410 Expired                                                     | relist at once, unless a watch from a list just received got it before any progress: then after the backoff |
+ * | a line that cannot be decoded (malformed, oversize, truncated)  | resume at once from the last rv fully processed;  |
+ * |                                                                 | the 2nd at the same rv: relist at once; more: backoff, relist |
+ * | 410 Expired                                                     | relist at once; from a list just received, before |
+ * |                                                                 | any progress: relist after the backoff            |
  * | "Too large resource version" (504)                              | relist at resourceVersion "" at once |
  * | 429                                                             | backoff (at least Retry-After, at most 5 min), resume |
  * | anything else (401, 403, 404, 400 …)                            | backoff, relist                    |
  *
+ * The same rules as `step` carries them out: the table in docs/semantics.md, checked by `spec/2-source/step.spec.ts`.
  * "Progress" is at least one event or bookmark received. Backoff follows
  * client-go's (800 ms doubling to 30 s, jittered); progress resets it.
  */
@@ -29,7 +34,11 @@ export type Next =
   | 'relist'
   /** List again at resourceVersion "": the last one is unusable. */
   | 'relistLatest'
-  /** A streaming list the server refused: plain list + watch from now on. */
+  /**
+   * A plain list this time: after the server refused the streaming-list parameters (then
+   * plain lists from now on), or after a stream that ended before its initial events (later
+   * relists stream again).
+   */
   | 'listInstead';
 
 export interface Decision {
@@ -64,12 +73,11 @@ export const NO_FAILURES: RecoveryCounters = { brokenResumes: 0, failuresAtSameR
 
 /** Broken resumes in a row after which a relist replaces resuming again. */
 export const BROKEN_RESUMES_BEFORE_RELIST = 3;
-/** The longest `Retry-After` honoured (a larger one would overflow Node's timers, and is not sane). */
-export const MAX_RETRY_AFTER_SECONDS = 300;
 
-const RESUMABLE = new Set(['NetworkError', 'Timeout', 'ServerError', 'WatchError', 'Unknown']);
-
-/** True for kube-apiserver's "Too large resource version" (504 Timeout with the ResourceVersionTooLarge cause), as client-go's isTooLargeResourceVersionError. */
+/**
+ * True for kube-apiserver's "Too large resource version" (504 Timeout with the
+ * ResourceVersionTooLarge cause), as client-go's isTooLargeResourceVersionError.
+ */
 export function isTooLargeResourceVersion(error: InformerError): boolean {
   if (error.status !== 504) return false;
   const status = error.statusObject as { message?: unknown; details?: { causes?: unknown } } | null | undefined;
@@ -81,7 +89,7 @@ export function isTooLargeResourceVersion(error: InformerError): boolean {
 }
 
 function clampRetryAfter(seconds: number | undefined): { retryAfterSeconds?: number } {
-  return seconds === undefined ? {} : { retryAfterSeconds: Math.min(Math.max(0, seconds), MAX_RETRY_AFTER_SECONDS) };
+  return seconds === undefined ? {} : { retryAfterSeconds: clampSeconds(seconds) };
 }
 
 /**
@@ -102,6 +110,9 @@ export function afterWatch(ended: WatchEnd, counters: RecoveryCounters): { decis
   }
 
   const error = end;
+  /** Counters after a failure that did not move the resourceVersion; what the server asked to wait. */
+  const failed: RecoveryCounters = { brokenResumes: 0, failuresAtSameRV: atSameRV + 1 };
+  const retryAfter = clampRetryAfter(error.retryAfterSeconds);
   if (ended.initial && (error.reason === 'Invalid' || error.reason === 'BadRequest')) {
     // The server refused the streaming-list parameters (1.20 says 422, others 400).
     return decide({ next: 'listInstead', backoff: false }, NO_FAILURES);
@@ -112,10 +123,10 @@ export function afterWatch(ended: WatchEnd, counters: RecoveryCounters): { decis
   // A streaming list that broke before its initial events were all in is a failed list, whatever
   // it delivered: relist after the backoff (resuming is impossible, and relisting at once would
   // stream the whole collection again and again).
-  if (ended.initial) return decide({ next: 'relist', backoff: true, ...clampRetryAfter(error.retryAfterSeconds) }, { brokenResumes: 0, failuresAtSameRV: atSameRV + 1 });
+  if (ended.initial) return decide({ next: 'relist', backoff: true, ...retryAfter }, failed);
   if (error.reason === 'TooManyRequests' || error.reason === 'VeryShortWatch') {
     // (A very short watch may have carried a bookmark: progress does not excuse it.)
-    return decide({ next: 'resume', backoff: true, ...clampRetryAfter(error.retryAfterSeconds) }, { brokenResumes: 0, failuresAtSameRV: atSameRV + 1 });
+    return decide({ next: 'resume', backoff: true, ...retryAfter }, failed);
   }
   if (error.reason === 'MalformedLine') {
     // The server replays from the last resourceVersion fully processed: the lost change comes again.
@@ -123,9 +134,9 @@ export function afterWatch(ended: WatchEnd, counters: RecoveryCounters): { decis
     if (failures === 1) return decide({ next: 'resume', backoff: false }, { brokenResumes: 0, failuresAtSameRV: failures });
     return decide({ next: 'relist', backoff: failures > 2 }, { brokenResumes: 0, failuresAtSameRV: failures });
   }
-  if (RESUMABLE.has(error.reason)) {
+  if (isResumable(error)) {
     // A 503's Retry-After counts on a watch as on a list.
-    if (!progress) return decide({ next: 'resume', backoff: true, ...clampRetryAfter(error.retryAfterSeconds) }, { brokenResumes: 0, failuresAtSameRV: atSameRV + 1 });
+    if (!progress) return decide({ next: 'resume', backoff: true, ...retryAfter }, failed);
     const broken = counters.brokenResumes + 1;
     // Relist, but after the backoff: a link that cuts every watch after its first event would
     // otherwise buy a whole list every third event, with no pause.
@@ -133,7 +144,7 @@ export function afterWatch(ended: WatchEnd, counters: RecoveryCounters): { decis
     return decide({ next: 'resume', backoff: false }, { brokenResumes: broken, failuresAtSameRV: 0 });
   }
   // 401, 403, 404, 400 …: something may change (credentials rotated, a CRD installed); relist after a backoff.
-  return decide({ next: 'relist', backoff: true, ...clampRetryAfter(error.retryAfterSeconds) }, { brokenResumes: 0, failuresAtSameRV: atSameRV + 1 });
+  return decide({ next: 'relist', backoff: true, ...retryAfter }, failed);
 }
 
 /**

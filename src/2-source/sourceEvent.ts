@@ -24,4 +24,10 @@ export type SourceEvent<T> =
   | { readonly type: 'error'; readonly error: InformerError }
   | { readonly type: 'resync' };
 
+/** A paged list that is not complete yet: pages and objects received so far (see `onListProgress`). */
+export interface ListProgress {
+  readonly pages: number;
+  readonly objects: number;
+}
+
 export type WatchEventType = 'added' | 'modified' | 'deleted';

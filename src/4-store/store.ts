@@ -1,3 +1,4 @@
+import { joinKey } from '../0-model/keys.ts';
 import { InformerError, describeThrown } from '../0-model/errors.ts';
 import { PersistentMap, type MapBuilder } from './persistentMap.ts';
 
@@ -113,9 +114,7 @@ function storedName(name: string, object: unknown): string {
   return own === name ? own : name;
 }
 
-function keyFor(namespace: string, name: string): string {
-  return namespace ? `${namespace}/${name}` : name;
-}
+const keyFor = joinKey;
 
 /**
  * An immutable snapshot of an informer's cache, with secondary indexes.
@@ -138,6 +137,16 @@ export class Store<T> {
   private readonly indices: ReadonlyMap<string, Index>;
   /** Whether `namespace` is the built-in index (served from the layout) rather than a custom one. */
   private readonly layoutIndex: boolean;
+
+  /**
+   * The last key read, and what it found: a watch event reads its key twice
+   * from the same snapshot (the DeltaFIFO's knownObjects, then the reducer)
+   * before writing it. Each read of a big store is a walk through memory the
+   * processor's cache no longer holds; the second is free this way. Never
+   * observable: a snapshot's contents do not change.
+   */
+  private lastKey: string | undefined = undefined;
+  private lastFound: T | undefined = undefined;
 
   private constructor(spaces: PersistentMap<Names<T>>, count: number, indexers: ReadonlyMap<string, IndexFunc<T>>, indices: ReadonlyMap<string, Index>, layoutIndex: boolean) {
     this.spaces = spaces;
@@ -163,9 +172,13 @@ export class Store<T> {
   }
 
   get(key: string): T | undefined {
-    const found = this.spaces.get(namespaceOf(key))?.get(nameOf(key));
+    if (key === this.lastKey) return this.lastFound;
+    let found = this.spaces.get(namespaceOf(key))?.get(nameOf(key));
     // A cluster-scoped name holding a "/" is filed under "" whole.
-    return found === undefined && key.includes('/') ? this.spaces.get('')?.get(key) : found;
+    if (found === undefined && key.includes('/')) found = this.spaces.get('')?.get(key);
+    this.lastKey = key;
+    this.lastFound = found;
+    return found;
   }
 
   has(key: string): boolean {

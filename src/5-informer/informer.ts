@@ -1,4 +1,5 @@
-import { Observable, Subject, defer, type MonoTypeOperatorFunction, distinctUntilChanged, map, merge, scan, shareReplay, startWith, type SchedulerLike, type Subscription } from 'rxjs';
+import { Observable, Subject, defer, distinctUntilChanged, map, merge, scan, shareReplay, startWith } from 'rxjs';
+import type { MonoTypeOperatorFunction, Subscription } from 'rxjs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { InformerError } from '../0-model/errors.ts';
 import type { KubeObject } from '../0-model/objects.ts';
@@ -6,10 +7,10 @@ import { typeMetaOf } from '../0-model/metadata.ts';
 import { resourceName, type Resource } from '../0-model/resources.ts';
 import { httpListWatch, type HttpTransportOptions } from '../1-transport/httpTransport.ts';
 import type { ListWatch } from '../1-transport/listWatch.ts';
-import type { BackoffOptions } from '../2-source/backoff.ts';
-import { decoder, rawKey, rawResourceVersion, type Decoder } from '../2-source/decode.ts';
-import { listAndWatch } from '../2-source/listAndWatch.ts';
-import type { SourceEvent } from '../2-source/sourceEvent.ts';
+import { rawKey, rawResourceVersion } from '../0-model/keys.ts';
+import { decoder, type Decoder } from '../2-source/decode.ts';
+import { listAndWatch, type ListAndWatchOptions } from '../2-source/listAndWatch.ts';
+import type { ListProgress, SourceEvent } from '../2-source/sourceEvent.ts';
 import { deltaFifo } from '../3-deltas/deltaFifo.ts';
 import { realFifo } from '../3-deltas/realFifo.ts';
 import type { FifoOutput } from '../3-deltas/deltas.ts';
@@ -22,8 +23,23 @@ import { informerHealth, type InformerHealth } from './health.ts';
 import { namespacesInformer } from './namespacesInformer.ts';
 import { sharedEvents } from './sharedEvents.ts';
 
-/** What to watch and how. */
-export interface InformerOptions<T> {
+/** The reflector's options an informer passes through unchanged (documented on {@link ListAndWatchOptions}). */
+const REFLECTOR_OPTIONS = [
+  'pageSize',
+  'watchList',
+  'minWatchTimeoutSeconds',
+  'idleTimeoutMs',
+  'stallMarginMs',
+  'bookmarkTimeoutMs',
+  'maxListPages',
+  'maxListObjects',
+  'backoff',
+  'scheduler',
+  'random',
+] as const satisfies readonly (keyof ListAndWatchOptions<unknown>)[];
+
+/** What to watch and how; the reflector's options (paging, watch timeouts, backoff, timing) are {@link ListAndWatchOptions}'. */
+export interface InformerOptions<T> extends Pick<ListAndWatchOptions<T>, (typeof REFLECTOR_OPTIONS)[number]> {
   /** One namespace; omit for all namespaces. */
   readonly namespace?: string;
   /**
@@ -43,30 +59,8 @@ export interface InformerOptions<T> {
   readonly indexers?: Indexers<T>;
   /** Runs on every object after validation, before caching (e.g. `stripManagedFields`). */
   readonly transform?: (object: T) => T;
-  /** Items per list page. Default 500. */
-  readonly pageSize?: number;
-  /** Use a streaming list (`sendInitialEvents`) when the server supports it. Default false. */
-  readonly watchList?: boolean;
-  /** Watch `timeoutSeconds` is drawn from [this, 2 × this). Default 300. */
-  readonly minWatchTimeoutSeconds?: number;
-  /**
-   * End a watch that delivers nothing (no event, no bookmark) for this long and resume it at
-   * once from the same resourceVersion, as a cheap request and not a failure (ms). A stalled
-   * watch is noticed within this time; a quiet resource type costs one resume per period.
-   * Default 60 000. 0 disables.
-   */
-  readonly idleTimeoutMs?: number;
-  /** Abort a watch that sends nothing for its timeout plus this margin (ms). Default 30 000. */
-  readonly stallMarginMs?: number;
-  /** Abort a watch that brings no bookmark for this long (ms). Default: off. */
-  readonly bookmarkTimeoutMs?: number;
-  readonly backoff?: BackoffOptions;
   /** HTTP tuning (ignored when a ListWatch is given instead of a KubeConfig). */
   readonly http?: HttpTransportOptions;
-  /** All timing. Default `asyncScheduler`; marble tests pass their TestScheduler. */
-  readonly scheduler?: SchedulerLike;
-  /** Random numbers for jitter and watch timeouts. Default `Math.random`. */
-  readonly random?: () => number;
   /**
    * How the server's events become the informer's: `'delta-fifo'` (default), client-go's DeltaFIFO
    * (per-key queue: a key's deltas that pile up are handed on together); `'in-order'`, client-go's
@@ -95,6 +89,11 @@ export interface Informer<T> {
   readonly synced$: Observable<boolean>;
   /** Every fault met, as typed values. Faults never end the informer. */
   readonly errors$: Observable<InformerError>;
+  /**
+   * While a paged list runs (the first or a relist), after every page but the last: the pages and
+   * objects received so far. Hot: it emits only while something else keeps the informer running.
+   */
+  readonly listProgress$: Observable<ListProgress>;
   /**
    * Store, events and errors of every step together. The latest state is
    * replayed without its events and errors (they belong to the step, and were
@@ -152,21 +151,17 @@ export function reflectorFor<T extends KubeObject>(
   listWatch: ListWatch,
   resource: Resource<T>,
   options: InformerOptions<T>,
-): (cache: () => Store<T>) => Observable<SourceEvent<T>> {
+): (cache: () => Store<T>, onListProgress?: (progress: ListProgress) => void) => Observable<SourceEvent<T>> {
   const decode = decoder(resource.schema, options.transform, typeMetaOf(resource));
-  return (cache: () => Store<T>) =>
-    listAndWatch<T>(listWatch, {
-      decode: reuseUnchanged(decode, cache),
-      pageSize: options.pageSize,
-      watchList: options.watchList,
-      minWatchTimeoutSeconds: options.minWatchTimeoutSeconds,
-      idleTimeoutMs: options.idleTimeoutMs,
-      stallMarginMs: options.stallMarginMs,
-      bookmarkTimeoutMs: options.bookmarkTimeoutMs,
-      backoff: options.backoff,
-      scheduler: options.scheduler,
-      random: options.random,
-    });
+  return (cache: () => Store<T>, onListProgress?: (progress: ListProgress) => void) =>
+    listAndWatch<T>(listWatch, { ...reflectorOptions(options), decode: reuseUnchanged(decode, cache), onListProgress });
+}
+
+/** The reflector's options out of an informer's (only those: an informer's others mean nothing to it). */
+function reflectorOptions<T>(options: InformerOptions<T>): Pick<ListAndWatchOptions<T>, (typeof REFLECTOR_OPTIONS)[number]> {
+  const picked: Partial<Record<(typeof REFLECTOR_OPTIONS)[number], unknown>> = {};
+  for (const key of REFLECTOR_OPTIONS) picked[key] = options[key];
+  return picked as Pick<ListAndWatchOptions<T>, (typeof REFLECTOR_OPTIONS)[number]>;
 }
 
 /**
@@ -222,16 +217,17 @@ function forgetDeliveredSteps<T>(): MonoTypeOperatorFunction<InformerState<T>> {
  */
 export function informerFromSource<T extends KubeObject>(
   resource: Resource<T>,
-  source: Observable<SourceEvent<T>> | ((cache: () => Store<T>) => Observable<SourceEvent<T>>),
+  source: Observable<SourceEvent<T>> | ((cache: () => Store<T>, onListProgress: (progress: ListProgress) => void) => Observable<SourceEvent<T>>),
   options: Pick<InformerOptions<T>, 'indexers' | 'resyncPeriod' | 'scheduler' | 'delivery'> = {},
   /** Rewrites each step before it is cached and delivered (the sharded informer marks shard moves with it). */
   afterStep: (state: InformerState<T>) => InformerState<T> = (state) => state,
 ): Informer<T> {
+  const listProgress = new Subject<ListProgress>();
   const state$ = defer(() => {
     const initial = initialState(Store.empty<T>(options.indexers));
     // deltaFifo's knownObjects is the cache itself, as of the last step (the pipeline is synchronous).
     let current = initial;
-    const source$ = typeof source === 'function' ? source(() => current.store) : source;
+    const source$ = typeof source === 'function' ? source(() => current.store, (progress) => listProgress.next(progress)) : source;
     return source$.pipe(
       resync<T>(options.resyncPeriod ?? 0, options.scheduler),
       options.delivery === 'in-order' ? realFifo<T>({ knownObjects: () => current.store }) : deltaFifo<T>({ knownObjects: () => current.store }),
@@ -274,6 +270,6 @@ export function informerFromSource<T extends KubeObject>(
   const on = (handler: EventHandler<T>): Subscription => events$.pipe(handleEvents(handler)).subscribe((error) => handlerErrors.next(error));
 
   const health$ = informerHealth(resourceName(resource), state$, { scheduler: options.scheduler }).pipe(shareReplay(shared));
-
-  return { resource: resource as Resource<T & KubeObject>, events$, store$, synced$, errors$, state$, health$, on };
+  const listProgress$ = listProgress.asObservable();
+  return { resource: resource as Resource<T & KubeObject>, events$, store$, synced$, errors$, listProgress$, state$, health$, on };
 }

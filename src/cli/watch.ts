@@ -8,6 +8,7 @@ import {
   dynamicInformerFactory,
   informerFactory,
   isWatchable,
+  keyOf,
   resolveResource,
   resourceName,
   toResource,
@@ -74,6 +75,9 @@ export interface Watching {
   /** Unsubscribes every informer (sinks are the caller's to close). */
   stop(): void;
 }
+
+/** How often a long list's progress is shown, at most. */
+const LIST_PROGRESS_MS = 5_000;
 
 /** Before a resource has synced, these mean retrying cannot help: kubectl gives up on them too. */
 const PERMANENT: ReadonlySet<ErrorReason> = new Set<ErrorReason>(['BadRequest', 'Forbidden', 'NotFound']);
@@ -304,6 +308,17 @@ export async function watchCommand(kc: KubeConfig, command: WatchCommand, termin
         }
       }),
     );
+    // A long list (the first or a relist): "listing pods: 120,000 objects so far", at most every LIST_PROGRESS_MS.
+    let shownAt = 0;
+    subscription.add(
+      w.informer.listProgress$.subscribe(({ pages, objects }) => {
+        const now = (terminal.now?.() ?? new Date()).getTime();
+        if (pages === 1) shownAt = now;
+        if (now - shownAt < LIST_PROGRESS_MS) return;
+        shownAt = now;
+        terminal.err(`listing ${w.label}: ${objects.toLocaleString('en-US')} objects so far`);
+      }),
+    );
     subscription.add(
       w.informer.errors$.subscribe((error) => {
         if (!w.synced && error.phase === 'list' && PERMANENT.has(error.reason)) return giveUp(w, error);
@@ -426,9 +441,4 @@ export async function watchCommand(kc: KubeConfig, command: WatchCommand, termin
       for (const w of watched) w.subscription.unsubscribe();
     },
   };
-}
-
-function keyOf(object: KubeObject): string {
-  const { namespace, name } = object.metadata;
-  return namespace ? `${namespace}/${name}` : name;
 }

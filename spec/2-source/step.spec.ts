@@ -1,0 +1,221 @@
+/**
+ * The reflector's rules table in docs/semantics.md, checked row by row against
+ * the pure `step` function: each row names a state and what happens, and its
+ * "next" column must be what `step` decides. A failing row prints the state.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { InformerError, errorFromStatus } from '../../src/0-model/errors.ts';
+import { KubeObject } from '../../src/0-model/objects.ts';
+import type { ListPage, WatchFrame } from '../../src/1-transport/listWatch.ts';
+import { decoder } from '../../src/2-source/decode.ts';
+import { reflectorConfig, type ListAndWatchOptions } from '../../src/2-source/listAndWatch.ts';
+import { describeState, initialReflectorState, type ReflectorEffect, type ReflectorInput, type ReflectorState } from '../../src/2-source/reflectorState.ts';
+import { step } from '../../src/2-source/step.ts';
+
+type Obj = KubeObject;
+const obj = (name: string, rv: string): Obj => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'ns', resourceVersion: rv } });
+const page = (rv: string, items: Obj[], continueToken?: string): ListPage => ({ items, resourceVersion: rv, ...(continueToken ? { continue: continueToken } : {}) });
+const event = (type: string, object: unknown): WatchFrame => ({ type, object });
+const status = (code: number, reason: string, extra: Record<string, unknown> = {}) => ({ kind: 'Status', status: 'Failure', code, reason, message: reason, ...extra });
+const tooLarge = status(504, 'Timeout', {
+  message: 'Too large resource version: 99, current: 20',
+  details: { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }] },
+});
+type Omitted = ReflectorInput extends infer I ? (I extends { id: number } ? Omit<I, 'id'> : I) : never;
+
+/** Drives `step` the way the shell does: ids filled in, the clock given. */
+class Machine {
+  state: ReflectorState<Obj>;
+  now = 0;
+  effects: readonly ReflectorEffect<Obj>[] = [];
+  private readonly config;
+
+  constructor(options: Partial<ListAndWatchOptions<Obj>> = {}) {
+    this.config = reflectorConfig<Obj>({ decode: decoder(KubeObject), ...options });
+    this.state = initialReflectorState<Obj>(options.watchList ?? false);
+  }
+
+  send(input: Omitted, afterMs = 0): this {
+    this.now += afterMs;
+    const full = (input.type === 'start' ? input : { ...input, id: this.state.request }) as ReflectorInput;
+    const result = step(this.config, this.state, full, this.now);
+    this.state = result.state;
+    this.effects = result.effects;
+    return this;
+  }
+
+  /** A watch from a list at rv 10 (or a streaming list with `watchList`), open. */
+  open(): this {
+    this.send({ type: 'start' });
+    if (this.state.phase.name === 'listing') this.send({ type: 'listed', page: page('10', [obj('a', '5')]) });
+    return this.send({ type: 'timeoutPicked', timeoutSeconds: 300 });
+  }
+
+  /** After a decision: the wait's timer fires, and the next watch (if any) opens. */
+  next(): this {
+    this.send({ type: 'timer' });
+    if (this.state.phase.name === 'opening') this.send({ type: 'timeoutPicked', timeoutSeconds: 300 });
+    return this;
+  }
+
+  frame(frame: WatchFrame, afterMs = 10): this {
+    return this.send({ type: 'frame', frame }, afterMs);
+  }
+}
+
+const fail = (m: Machine, error: unknown) => m.send({ type: 'watchFailed', error }, 10);
+const network = () => new InformerError('NetworkError', 'socket hang up');
+const malformed = () => new InformerError('MalformedLine', 'not JSON');
+const added = (rv: string) => event('ADDED', obj('b', rv));
+
+/** The state each row starts from, and what happens. */
+const scenarios: Record<string, () => Machine> = {
+  'the server ends the watch after an event': () => new Machine().open().frame(added('11')).send({ type: 'watchEnded' }, 5000),
+  'nothing arrives for `idleTimeoutMs`': () => new Machine().open().send({ type: 'check' }, 60_000),
+  'the server ends the watch at once with no event (`VeryShortWatch`)': () => new Machine().open().send({ type: 'watchEnded' }, 10),
+  'a network error after an event': () => fail(new Machine().open().frame(added('11')), network()),
+  'a network error after an event, the 3rd broken resume in a row': () => {
+    const m = new Machine().open();
+    for (const rv of ['11', '12']) fail(m.frame(added(rv)), network()).next();
+    return fail(m.frame(added('13')), network());
+  },
+  'a network error before any event': () => fail(new Machine().open(), network()),
+  "with `idleTimeoutMs: 0`, nothing arrives for the watch's timeout plus `stallMarginMs`": () =>
+    new Machine({ idleTimeoutMs: 0 }).open().send({ type: 'check' }, 330_000),
+  'a line that cannot be decoded (`MalformedLine`)': () => new Machine().open().frame(malformed()),
+  'a 2nd `MalformedLine` at the same resourceVersion': () => new Machine().open().frame(malformed()).next().frame(malformed()),
+  'a 3rd `MalformedLine` at the same resourceVersion': () =>
+    new Machine().open().frame(malformed()).next().frame(malformed()).next().send({ type: 'listed', page: page('10', []) }).send({ type: 'timeoutPicked', timeoutSeconds: 300 }).frame(malformed()),
+  'an ERROR event 410 Expired after an event': () => new Machine().open().frame(added('11')).frame(event('ERROR', status(410, 'Expired'))),
+  '410 Expired on a watch from a list just received, before any event': () => new Machine().open().frame(event('ERROR', status(410, 'Expired'))),
+  '504 "Too large resource version"': () => new Machine().open().frame(event('ERROR', tooLarge)),
+  '429 with `Retry-After`': () => fail(new Machine().open(), new InformerError('TooManyRequests', 'slow down', { status: 429, retryAfterSeconds: 7 })),
+  '403 Forbidden': () => fail(new Machine().open(), errorFromStatus(403, status(403, 'Forbidden'), 'watch')),
+  'the server refuses the streaming-list parameters (422)': () => fail(new Machine({ watchList: true }).open(), errorFromStatus(422, status(422, 'Invalid'), 'watch')),
+  'the server ends the stream before the initial-events-end bookmark': () => new Machine({ watchList: true }).open().frame(added('11')).send({ type: 'watchEnded' }, 5000),
+  'a network error before the initial-events-end bookmark': () => fail(new Machine({ watchList: true }).open().frame(added('11')), network()),
+  'the first page fails with 500': () => new Machine().send({ type: 'start' }).send({ type: 'listFailed', error: errorFromStatus(500, status(500, 'InternalError'), 'list') }),
+  'the first page at a resourceVersion fails with 410 Expired': () =>
+    new Machine().send({ type: 'start' }).send({ type: 'listFailed', error: errorFromStatus(410, status(410, 'Expired'), 'list') }),
+  'a continue page fails with 410 Expired': () =>
+    new Machine()
+      .send({ type: 'start' })
+      .send({ type: 'listed', page: page('10', [obj('a', '5')], 'c1') })
+      .send({ type: 'listFailed', error: errorFromStatus(410, status(410, 'Expired'), 'list') }),
+  'a list fails with 504 "Too large resource version"': () => new Machine().send({ type: 'start' }).send({ type: 'listFailed', error: errorFromStatus(504, tooLarge, 'list') }),
+};
+
+/** What `step` decided, in the table's words; the request after the wait is checked too. */
+function decided(m: Machine, before: ReflectorState<Obj>): string {
+  const { phase } = m.state;
+  if (phase.name !== 'waiting') return `not waiting: ${describeState(m.state)}`;
+  const wait = m.effects.find((e) => e.type === 'wait');
+  const backoff = wait?.type === 'wait' && wait.backoff;
+  const what = { resume: 'resume', relist: 'relist', listInstead: 'plain list', relistLatest: phase.unpaged ? 'unpaged list at ""' : 'relist at ""' }[phase.then];
+  const never = before.useWatchList && !m.state.useWatchList ? ', and never stream again' : '';
+  m.send({ type: 'timer' });
+  const request = m.effects.find((e) => e.type === 'list' || e.type === 'pickTimeout');
+  const asked = request?.type === 'list' ? `list rv=${JSON.stringify(request.options.resourceVersion)} limit=${request.options.limit ?? '-'}` : request?.type;
+  if (phase.then === 'relistLatest' && asked !== `list rv="" limit=${phase.unpaged ? '-' : '500'}`) return `relistLatest asked ${asked}`;
+  if (phase.then === 'resume' && asked !== 'pickTimeout') return `resume asked ${asked}`;
+  return backoff ? `backoff, ${what}${never}` : `${what} at once${never}`;
+}
+
+interface Row {
+  readonly state: string;
+  readonly when: string;
+  readonly next: string;
+}
+
+function rulesTable(): Row[] {
+  const markdown = readFileSync(join(import.meta.dirname, '../../docs/semantics.md'), 'utf8');
+  const start = markdown.indexOf('## The reflector as a state machine');
+  const end = markdown.indexOf('\n## ', start + 1);
+  const section = markdown.slice(start, end === -1 ? undefined : end);
+  const lines = section.split('\n').filter((line) => line.startsWith('| ') && !line.startsWith('| in state') && !line.startsWith('|---'));
+  return lines.map((line) => {
+    const [state = '', when = '', next = ''] = line.slice(2, -2).split(' | ');
+    return { state, when, next };
+  });
+}
+
+describe('the rules table in docs/semantics.md, against step()', () => {
+  const rows = rulesTable();
+
+  it('has a scenario for every row, and a row for every scenario', () => {
+    expect(rows.length).toBeGreaterThanOrEqual(20);
+    expect(rows.map((r) => r.when).sort()).toEqual(Object.keys(scenarios).sort());
+  });
+
+  it.each(rows)('$state: $when → $next', ({ state, when, next }) => {
+    const build = scenarios[when];
+    expect(build, `no scenario for "${when}"`).toBeDefined();
+    // Replay up to the deciding input to see the state it was decided in.
+    const before = replayBefore(build!);
+    expect(before.phase.name, describeState(before)).toBe(state);
+    const m = build!();
+    expect(decided(m, before), `decided in: ${describeState(before)}\nnow: ${describeState(m.state)}`).toBe(next);
+  });
+});
+
+/** The state just before the last input of a scenario (the one that decided). */
+function replayBefore(build: () => Machine): ReflectorState<Obj> {
+  const states: ReflectorState<Obj>[] = [];
+  const original = Machine.prototype.send;
+  Machine.prototype.send = function (this: Machine, input: Omitted, afterMs?: number) {
+    states.push(this.state);
+    return original.call(this, input, afterMs);
+  };
+  try {
+    build();
+  } finally {
+    Machine.prototype.send = original;
+  }
+  return states[states.length - 1]!;
+}
+
+describe('step()', () => {
+  it('ignores an input from a request that is no longer current', () => {
+    const m = new Machine().open();
+    const stale = m.state.request - 1;
+    const result = step(reflectorConfig<Obj>({ decode: decoder(KubeObject) }), m.state, { type: 'frame', id: stale, frame: added('11') }, 20);
+    expect(result.state, describeState(m.state)).toBe(m.state);
+    expect(result.effects).toEqual([]);
+  });
+
+  it('list → watch: the effects, in order, that the shell carries out', () => {
+    const summary = (effects: readonly ReflectorEffect<Obj>[]) =>
+      effects.map((e) => (e.type === 'emit' ? `emit ${e.event.type}` : 'options' in e ? `${e.type} ${JSON.stringify(e.options)}` : e.type));
+    const m = new Machine().send({ type: 'start' });
+    expect(summary(m.effects), describeState(m.state)).toEqual(['list {"resourceVersion":"0","limit":500}']);
+    m.send({ type: 'listed', page: page('10', [obj('a', '5')], 'c1') });
+    expect(summary(m.effects), describeState(m.state)).toEqual(['progress', 'list {"limit":500,"continue":"c1"}']);
+    m.send({ type: 'listed', page: page('10', [obj('b', '6')]) });
+    expect(summary(m.effects), describeState(m.state)).toEqual(['emit replace', 'pickTimeout']);
+    m.send({ type: 'timeoutPicked', timeoutSeconds: 321 });
+    expect(summary(m.effects), describeState(m.state)).toEqual([
+      'emit watch',
+      'watch {"resourceVersion":"10","allowWatchBookmarks":true,"timeoutSeconds":321}',
+      'armCheck',
+    ]);
+    expect(m.effects.find((e) => e.type === 'armCheck')).toMatchObject({ delayMs: 60_000 });
+  });
+
+  it('a streaming list: objects gathered by key until the initial-events-end bookmark, then one replace and a plain watch', () => {
+    const end = event('BOOKMARK', { metadata: { resourceVersion: '12', annotations: { 'k8s.io/initial-events-end': 'true' } } });
+    const m = new Machine({ watchList: true }).open().frame(added('11')).frame(event('MODIFIED', obj('b', '12')));
+    expect(m.state.phase.name, describeState(m.state)).toBe('streaming');
+    expect(m.effects).toEqual([]);
+    m.frame(end);
+    expect(m.state.phase.name, describeState(m.state)).toBe('watching');
+    const replace = m.effects.find((e) => e.type === 'emit');
+    expect(replace?.type === 'emit' && replace.event).toEqual({ type: 'replace', items: [obj('b', '12')], resourceVersion: '12' });
+  });
+
+  it('describes a state in one line, without the objects', () => {
+    const m = new Machine().send({ type: 'start' }).send({ type: 'listed', page: page('10', [obj('a', '5')], 'c1') });
+    expect(describeState(m.state)).toBe('listing rv="0" page 2 continue=c1 objects=1 | lastRV="" request=2 paginated brokenResumes=0 failuresAtSameRV=0');
+  });
+});

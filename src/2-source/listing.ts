@@ -1,0 +1,104 @@
+import { createHash } from 'node:crypto';
+import { InformerError } from '../0-model/errors.ts';
+import type { ListPage } from '../1-transport/listWatch.ts';
+import { rawKey } from '../0-model/keys.ts';
+import { afterListFailure } from './recovery.ts';
+import type { Listing, ReflectorConfig, ReflectorState } from './reflectorState.ts';
+import { flatten, openWatch, proceed, replaceEvent, report, type Effects } from './transitions.ts';
+
+/** A page came (or the list completed without one). */
+export function onListed<T>(
+  config: ReflectorConfig<T>,
+  state: ReflectorState<T>,
+  listing: Listing<T>,
+  page: ListPage | undefined,
+  out: Effects<T>,
+): ReflectorState<T> {
+  if (!page) return onListFailed(state, listing, new InformerError('Unknown', 'list completed without a page', { phase: 'list' }), out);
+  if (page.notice) report(out, page.notice); // e.g. NotAcceptable: not a failure
+  const tooLong = page.continue ? chainFault(config, listing, page.items.length, page.continue) : undefined;
+  if (tooLong) return onListFailed(state, listing, tooLong, out);
+  const { items, rejectedKeys } = decodePage(config, page.items, out);
+  const next: Listing<T> = {
+    ...listing,
+    listRV: listing.token === undefined ? page.resourceVersion : listing.listRV,
+    pages: listing.pages + 1,
+    objects: listing.objects + page.items.length,
+    items: items.length > 0 ? { values: items, before: listing.items } : listing.items,
+    rejectedKeys: rejectedKeys.length > 0 ? { values: rejectedKeys, before: listing.rejectedKeys } : listing.rejectedKeys,
+  };
+  if (page.continue) return continueList(config, state, next, page.continue, out);
+  return listComplete(state, next, out);
+}
+
+/**
+ * A continue chain that cannot be right: a token the server already sent in this list (a loop),
+ * or more pages or objects than any real list has (a server that never ends it). The list is
+ * dropped (its objects are garbage at once) and the usual rules relist after the backoff.
+ */
+function chainFault<T>(config: ReflectorConfig<T>, listing: Listing<T>, items: number, token: string): InformerError | undefined {
+  const pages = listing.pages + 1;
+  const objects = listing.objects + items;
+  const sofar = `${pages.toLocaleString('en-US')} pages, ${objects.toLocaleString('en-US')} objects`;
+  let why: string | undefined;
+  if (listing.tokens.has(tokenId(token))) why = `the server repeated a continue token (after ${sofar})`;
+  else if (config.maxListPages > 0 && pages >= config.maxListPages) why = `the list went on past maxListPages ${config.maxListPages} (${sofar})`;
+  else if (config.maxListObjects > 0 && objects > config.maxListObjects) why = `the list went on past maxListObjects ${config.maxListObjects} (${sofar})`;
+  return why === undefined ? undefined : new InformerError('ListTooLong', `${why}; relisting after the backoff`, { phase: 'list' });
+}
+
+/**
+ * What is remembered of a continue token: itself when short (real ones are a few hundred bytes at
+ * most), else its SHA-256, so that a server sending huge tokens cannot grow the set by their size.
+ */
+function tokenId(token: string): string {
+  return token.length <= 64 ? token : `#${createHash('sha256').update(token).digest('base64')}`;
+}
+
+/** Decodes a page's items; an item that fails is reported, and its key kept as one the server has. */
+function decodePage<T>(config: ReflectorConfig<T>, raws: readonly unknown[], out: Effects<T>): { items: T[]; rejectedKeys: string[] } {
+  const items: T[] = [];
+  const rejectedKeys: string[] = [];
+  for (const raw of raws) {
+    const decoded = config.decode(raw, 'list');
+    if (decoded instanceof InformerError) {
+      report(out, decoded);
+      // It exists on the server: never taken for missing (see docs/invalid-objects.md).
+      const key = rawKey(raw);
+      if (key !== undefined) rejectedKeys.push(key);
+    } else items.push(decoded);
+  }
+  return { items, rejectedKeys };
+}
+
+/** Asks for the next page. */
+function continueList<T>(config: ReflectorConfig<T>, state: ReflectorState<T>, listing: Listing<T>, token: string, out: Effects<T>): ReflectorState<T> {
+  // Only a paged answer to rv "0" shows the watch cache is off; an rv "" list is paged by etcd anyway (client-go).
+  const paginatedResult = state.paginatedResult || (listing.token === undefined && listing.rv === '0');
+  const request = state.request + 1;
+  listing.tokens.add(tokenId(token));
+  out.push({ type: 'progress', progress: { pages: listing.pages, objects: listing.objects } });
+  out.push({ type: 'list', id: request, options: { resourceVersion: undefined, limit: listing.paged ? config.pageSize : undefined, continue: token } });
+  return { ...state, paginatedResult, request, phase: { ...listing, token } };
+}
+
+/** The last page came: replace, then watch from the list's resourceVersion. */
+function listComplete<T>(state: ReflectorState<T>, listing: Listing<T>, out: Effects<T>): ReflectorState<T> {
+  const { listRV } = listing;
+  // A list that lands where the watches kept failing does not wipe that count: no relist storm.
+  const counters = { brokenResumes: 0, failuresAtSameRV: listRV === state.lastRV ? state.counters.failuresAtSameRV : 0 };
+  const items = flatten(listing.items);
+  const rejectedKeys = flatten(listing.rejectedKeys);
+  out.push({ type: 'emit', event: replaceEvent(items, listRV, rejectedKeys) });
+  return openWatch({ ...state, counters, lastRV: listRV, lastRVUnavailable: false }, false, true, out);
+}
+
+/**
+ * A page failed: the recovery rules decide (a continue token whose snapshot was
+ * compacted: list again, whole and unpaged, at the latest state).
+ */
+export function onListFailed<T>(state: ReflectorState<T>, listing: Listing<T>, error: InformerError, out: Effects<T>): ReflectorState<T> {
+  report(out, error);
+  const continued = listing.token !== undefined;
+  return proceed(state, afterListFailure(error, listing.rv, continued), continued, out);
+}

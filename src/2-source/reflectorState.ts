@@ -1,0 +1,205 @@
+import type { ListOptions, ListPage, WatchFrame, WatchOptions } from '../1-transport/listWatch.ts';
+import type { Decoder } from './decode.ts';
+import { NO_FAILURES, type Next, type RecoveryCounters } from './recovery.ts';
+import type { ListProgress, SourceEvent } from './sourceEvent.ts';
+
+/**
+ * The reflector as data: what `step` (in `step.ts`) needs to know, what it remembers,
+ * what it is told, and what it asks the shell (`listAndWatch`) to do.
+ *
+ * ```
+ *            start / relist                         page with continue
+ *   ┌──────────────────────────────┐            ┌──────────┐
+ *   ▼                              │            ▼          │
+ * listing ──last page──▶ opening ──timeout picked──▶ watching ◀─initial-events-end── streaming
+ *   │                      ▲                         │                                  ▲
+ *   │ failed               │ resume                  │ ended, failed, idle, stalled    │ relist (watchList)
+ *   ▼                      │                         ▼                                  │
+ * waiting ─────────────────┴──────────── timer ──── waiting ────────────────────────────┘
+ * ```
+ *
+ * Every transition goes through `waiting` (a timer, 0 ms when there is no backoff),
+ * except list → watch and start → first list.
+ */
+
+/** The fixed settings `step` reads: every default already applied. */
+export interface ReflectorConfig<T> {
+  readonly decode: Decoder<T>;
+  /** Items per list page; 0: unpaged. */
+  readonly pageSize: number;
+  readonly idleTimeoutMs: number;
+  readonly stallMarginMs: number;
+  readonly bookmarkTimeoutMs: number | undefined;
+  /** A list whose continue chain goes on past this many pages is dropped (`ListTooLong`); 0: no limit. */
+  readonly maxListPages: number;
+  /** A list whose continue chain goes on past this many objects is dropped (`ListTooLong`); 0: no limit. */
+  readonly maxListObjects: number;
+}
+
+/** What the reflector remembers whatever it is doing. */
+export interface ReflectorMemory {
+  /** The last resourceVersion synced: from the list, then from every event and bookmark. */
+  readonly lastRV: string;
+  /** Set when a list at lastRV came back 410 (or too large): the next list asks for the latest state. */
+  readonly lastRVUnavailable: boolean;
+  /** The rv "0" list came back in pages (no watch cache): keep paging later lists too (client-go's paginatedResult). */
+  readonly paginatedResult: boolean;
+  /** Whether to try the streaming list; turned off once the server refuses its parameters. */
+  readonly useWatchList: boolean;
+  /** What the recovery rules remember between watches. */
+  readonly counters: RecoveryCounters;
+  /** The request or timer whose inputs count: an input for any other one is stale and ignored. */
+  readonly request: number;
+}
+
+/** Items gathered so far, newest page first: appending a page is O(1) and shares the rest. */
+export interface Chain<V> {
+  readonly values: readonly V[];
+  readonly before: Chain<V> | undefined;
+}
+
+/** A list in progress, page by page. */
+export interface Listing<T> {
+  readonly name: 'listing';
+  /** The resourceVersion the first page asked for. */
+  readonly rv: string;
+  readonly paged: boolean;
+  /** The continue token of the page asked for (undefined: the first page). */
+  readonly token: string | undefined;
+  /** The first page's resourceVersion (the list's). */
+  readonly listRV: string;
+  readonly pages: number;
+  readonly objects: number;
+  readonly items: Chain<T> | undefined;
+  readonly rejectedKeys: Chain<string> | undefined;
+  /** The continue tokens received in this list (long ones hashed), to catch a repeat (owned by this list, added to in place). */
+  readonly tokens: Set<string>;
+}
+
+/** A watch about to be opened: the shell draws its `timeoutSeconds`. */
+export interface Opening {
+  readonly name: 'opening';
+  readonly streaming: boolean;
+  /** It starts from the resourceVersion of a list just received. */
+  readonly fromList: boolean;
+}
+
+/** What every open watch tracks. */
+interface OpenWatch {
+  readonly fromList: boolean;
+  readonly started: number;
+  readonly timeoutSeconds: number;
+  readonly lastFrameAt: number;
+  readonly lastBookmarkAt: number;
+  readonly events: number;
+  /** At least one event or bookmark came. */
+  readonly progress: boolean;
+}
+
+/** A plain watch from lastRV. */
+export interface Watching extends OpenWatch {
+  readonly name: 'watching';
+  /** It was opened as a streaming list whose initial events are all in. */
+  readonly streamed: boolean;
+}
+
+/**
+ * A streaming list (`sendInitialEvents`) before its initial-events-end bookmark. The
+ * objects are gathered by key in a Map owned by this state and updated in place
+ * (O(1) per event): a streaming state is consumed by the step it is passed to.
+ */
+export interface Streaming<T> extends OpenWatch {
+  readonly name: 'streaming';
+  readonly initial: Map<string, T>;
+  readonly initialRejected: Set<string>;
+}
+
+/** Waiting for a timer (the backoff, or 0 ms), then doing `then`. */
+export interface Waiting {
+  readonly name: 'waiting';
+  readonly then: Next;
+  /** For `relistLatest`: list unpaged (a continue token expired). */
+  readonly unpaged: boolean;
+}
+
+export type Phase<T> = { readonly name: 'starting' } | Listing<T> | Opening | Watching | Streaming<T> | Waiting;
+
+export interface ReflectorState<T> extends ReflectorMemory {
+  readonly phase: Phase<T>;
+}
+
+/** What the shell tells `step`. `id` names the request or timer the input comes from. */
+export type ReflectorInput =
+  | { readonly type: 'start' }
+  | { readonly type: 'listed'; readonly id: number; readonly page: ListPage | undefined }
+  | { readonly type: 'listFailed'; readonly id: number; readonly error: unknown }
+  | { readonly type: 'timeoutPicked'; readonly id: number; readonly timeoutSeconds: number }
+  | { readonly type: 'frame'; readonly id: number; readonly frame: WatchFrame }
+  | { readonly type: 'watchFailed'; readonly id: number; readonly error: unknown }
+  | { readonly type: 'watchEnded'; readonly id: number }
+  | { readonly type: 'check'; readonly id: number }
+  | { readonly type: 'timer'; readonly id: number };
+
+/**
+ * What `step` asks the shell to do, in order. Starting a request or the wait
+ * timer ends the one before (at most one is in flight).
+ */
+export type ReflectorEffect<T> =
+  | { readonly type: 'emit'; readonly event: SourceEvent<T> }
+  /** Tell `onListProgress`: a page came and the list goes on. */
+  | { readonly type: 'progress'; readonly progress: ListProgress }
+  | { readonly type: 'list'; readonly id: number; readonly options: ListOptions }
+  | { readonly type: 'pickTimeout'; readonly id: number }
+  | { readonly type: 'watch'; readonly id: number; readonly options: WatchOptions }
+  /** Arm the watch's deadline check in `delayMs` (replacing any armed one). */
+  | { readonly type: 'armCheck'; readonly id: number; readonly delayMs: number }
+  | { readonly type: 'disarmCheck' }
+  | { readonly type: 'resetBackoff' }
+  /** Wait the next backoff step (at least `retryAfterMs`) when `backoff`, else 0 ms; then input `timer`. */
+  | { readonly type: 'wait'; readonly id: number; readonly backoff: boolean; readonly retryAfterMs: number };
+
+export interface StepResult<T> {
+  readonly state: ReflectorState<T>;
+  readonly effects: readonly ReflectorEffect<T>[];
+}
+
+export function initialReflectorState<T>(watchList: boolean): ReflectorState<T> {
+  return {
+    lastRV: '',
+    lastRVUnavailable: false,
+    paginatedResult: false,
+    useWatchList: watchList,
+    counters: NO_FAILURES,
+    request: 0,
+    phase: { name: 'starting' },
+  };
+}
+
+/** One line for a test failure or a trace: the phase and what it holds, without the objects. */
+export function describeState<T>(state: ReflectorState<T>): string {
+  const { phase, counters } = state;
+  const memory = `lastRV=${JSON.stringify(state.lastRV)}${state.lastRVUnavailable ? ' (unavailable)' : ''} request=${state.request}`;
+  const flags = `${state.useWatchList ? ' watchList' : ''}${state.paginatedResult ? ' paginated' : ''}`;
+  const rules = `brokenResumes=${counters.brokenResumes} failuresAtSameRV=${counters.failuresAtSameRV}`;
+  return `${describePhase(phase)} | ${memory}${flags} ${rules}`;
+}
+
+function describePhase<T>(phase: Phase<T>): string {
+  switch (phase.name) {
+    case 'starting':
+      return 'starting';
+    case 'listing': {
+      const token = phase.token ? ` continue=${phase.token.slice(0, 40)}` : '';
+      return `listing rv=${JSON.stringify(phase.rv)} page ${phase.pages + 1}${token} objects=${phase.objects}`;
+    }
+    case 'opening':
+      return `opening ${phase.streaming ? 'streaming list' : 'watch'}${phase.fromList ? ' from a list' : ''}`;
+    case 'waiting':
+      return `waiting then ${phase.then}${phase.unpaged ? ' (unpaged)' : ''}`;
+    case 'watching':
+    case 'streaming': {
+      const initial = phase.name === 'streaming' ? ` initial=${phase.initial.size}` : '';
+      return `${phase.name} since ${phase.started} timeout=${phase.timeoutSeconds}s events=${phase.events} progress=${phase.progress}${initial}`;
+    }
+  }
+}

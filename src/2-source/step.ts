@@ -1,0 +1,46 @@
+import { onListFailed, onListed } from './listing.ts';
+import type { ReflectorConfig, ReflectorInput, ReflectorState, StepResult } from './reflectorState.ts';
+import { afterWait, relist, toInformerError, type Effects } from './transitions.ts';
+import { finishWatch, onCheck, onFrame, onTimeoutPicked, onWatchEnded } from './watching.ts';
+
+/**
+ * The reflector's one transition function: a state and an input (a page, a watch frame,
+ * a timer …) give the next state and the effects the shell must carry out, in order
+ * (emit a source event, send a request, arm a timer). Pure: no I/O, no clock (`now` is
+ * given), no randomness (the shell draws watch timeouts and backoff waits). The only
+ * mutation is a streaming list's own Map of initial objects (see `Streaming`).
+ *
+ * An input from a request or timer that is no longer current (its `id` is not
+ * `state.request`) is stale and changes nothing.
+ */
+export function step<T>(config: ReflectorConfig<T>, state: ReflectorState<T>, input: ReflectorInput, now: number): StepResult<T> {
+  const effects: Effects<T> = [];
+  return { state: transition(config, state, input, now, effects), effects };
+}
+
+function transition<T>(config: ReflectorConfig<T>, state: ReflectorState<T>, input: ReflectorInput, now: number, out: Effects<T>): ReflectorState<T> {
+  const { phase } = state;
+  if (input.type === 'start') return phase.name === 'starting' ? relist(config, state, out) : state;
+  if (input.id !== state.request) return state;
+  switch (input.type) {
+    case 'listed':
+      return phase.name === 'listing' ? onListed(config, state, phase, input.page, out) : state;
+    case 'listFailed':
+      return phase.name === 'listing' ? onListFailed(state, phase, toInformerError(input.error, 'list'), out) : state;
+    case 'timeoutPicked':
+      return phase.name === 'opening' ? onTimeoutPicked(config, state, phase, input.timeoutSeconds, now, out) : state;
+    case 'timer':
+      return phase.name === 'waiting' ? afterWait(config, state, phase, out) : state;
+  }
+  if (phase.name !== 'watching' && phase.name !== 'streaming') return state;
+  switch (input.type) {
+    case 'frame':
+      return onFrame(config, state, phase, input.frame, now, out);
+    case 'watchFailed':
+      return finishWatch(state, phase, toInformerError(input.error, 'watch'), out);
+    case 'watchEnded':
+      return onWatchEnded(state, phase, now, out);
+    case 'check':
+      return onCheck(config, state, phase, now, out);
+  }
+}

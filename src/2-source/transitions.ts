@@ -1,0 +1,96 @@
+import { InformerError } from '../0-model/errors.ts';
+import type { Decision } from './recovery.ts';
+import type { SourceEvent } from './sourceEvent.ts';
+import type { Chain, Listing, ReflectorConfig, ReflectorEffect, ReflectorMemory, ReflectorState, Waiting } from './reflectorState.ts';
+
+/** Effects in the making: each transition appends what the shell must do, in order. */
+export type Effects<T> = ReflectorEffect<T>[];
+
+/** Reports a fault as an `error` event: reported and survived. */
+export function report<T>(out: Effects<T>, error: InformerError): void {
+  out.push({ type: 'emit', event: { type: 'error', error } });
+}
+
+/** Whatever a request failed with, as a typed error of its phase. */
+export function toInformerError(error: unknown, phase: 'list' | 'watch'): InformerError {
+  if (error instanceof InformerError) return error.inPhase(phase);
+  return new InformerError('Unknown', error instanceof Error ? error.message : String(error), { phase, cause: error });
+}
+
+/** A `replace` event; `rejectedKeys` only when there are some. */
+export function replaceEvent<T>(items: readonly T[], resourceVersion: string, rejectedKeys: readonly string[]): SourceEvent<T> {
+  return rejectedKeys.length > 0 ? { type: 'replace', items, resourceVersion, rejectedKeys } : { type: 'replace', items, resourceVersion };
+}
+
+/** The values of a chain, oldest first. */
+export function flatten<V>(chain: Chain<V> | undefined): V[] {
+  const parts: (readonly V[])[] = [];
+  for (let link = chain; link; link = link.before) parts.push(link.values);
+  return parts.reverse().flat();
+}
+
+/** The resourceVersion a relist asks for: the last one synced, "0" before any, "" when it is unavailable. */
+export function relistResourceVersion(memory: ReflectorMemory): string {
+  if (memory.lastRVUnavailable) return '';
+  return memory.lastRV === '' ? '0' : memory.lastRV;
+}
+
+/**
+ * A list: in pages of `pageSize` when the rv is "" or "0" or the server showed it pages
+ * anyway (client-go); `unpaged` after a continue token expired (the restart is one request).
+ */
+export function startList<T>(config: ReflectorConfig<T>, memory: ReflectorMemory, unpaged: boolean, out: Effects<T>): ReflectorState<T> {
+  const rv = relistResourceVersion(memory);
+  const paged = !unpaged && config.pageSize > 0 && (memory.paginatedResult || rv === '' || rv === '0');
+  const request = memory.request + 1;
+  out.push({ type: 'list', id: request, options: { resourceVersion: rv, limit: paged ? config.pageSize : undefined, continue: undefined } });
+  const phase: Listing<T> = {
+    name: 'listing',
+    rv,
+    paged,
+    token: undefined,
+    listRV: '',
+    pages: 0,
+    objects: 0,
+    items: undefined,
+    rejectedKeys: undefined,
+    tokens: new Set<string>(),
+  };
+  return { ...memory, request, phase };
+}
+
+/** A watch (or a streaming list) from lastRV; `fromList`: lastRV is a list's, just received. The shell first draws its timeout. */
+export function openWatch<T>(memory: ReflectorMemory, streaming: boolean, fromList: boolean, out: Effects<T>): ReflectorState<T> {
+  const request = memory.request + 1;
+  out.push({ type: 'pickTimeout', id: request });
+  return { ...memory, request, phase: { name: 'opening', streaming, fromList } };
+}
+
+/** A fresh full state: a streaming list when enabled, else list + watch. */
+export function relist<T>(config: ReflectorConfig<T>, memory: ReflectorMemory, out: Effects<T>): ReflectorState<T> {
+  return memory.useWatchList ? openWatch(memory, true, false, out) : startList(config, memory, false, out);
+}
+
+/** Carries out a decision of the recovery rules: wait (the backoff, or 0 ms), then `decision.next`. */
+export function proceed<T>(memory: ReflectorMemory, decision: Decision, unpaged: boolean, out: Effects<T>): ReflectorState<T> {
+  const request = memory.request + 1;
+  out.push({ type: 'wait', id: request, backoff: decision.backoff, retryAfterMs: (decision.retryAfterSeconds ?? 0) * 1000 });
+  return { ...memory, request, phase: { name: 'waiting', then: decision.next, unpaged } };
+}
+
+/** The wait is over: do what was decided. */
+export function afterWait<T>(config: ReflectorConfig<T>, memory: ReflectorMemory, waiting: Waiting, out: Effects<T>): ReflectorState<T> {
+  switch (waiting.then) {
+    case 'resume':
+      return openWatch(memory, false, false, out);
+    case 'relist':
+      return relist(config, memory, out);
+    case 'relistLatest': {
+      const latest = { ...memory, lastRVUnavailable: true };
+      return waiting.unpaged ? startList(config, latest, true, out) : relist(config, latest, out);
+    }
+    case 'listInstead':
+      // This time a plain list (client-go's fallback); later relists stream again unless the server refused.
+      return startList(config, memory, false, out);
+  }
+}

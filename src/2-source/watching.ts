@@ -1,0 +1,216 @@
+import { InformerError, asStatus, errorFromStatus, isExpired, isNotice } from '../0-model/errors.ts';
+import type { RawWatchEvent, WatchFrame, WatchOptions } from '../1-transport/listWatch.ts';
+import { isRecord } from '../util/isRecord.ts';
+import { rawKey, rawResourceVersion } from '../0-model/keys.ts';
+import { isOtherKind } from './decode.ts';
+import { NO_FAILURES, afterWatch, type WatchEnd } from './recovery.ts';
+import type { Opening, ReflectorConfig, ReflectorState, Streaming, Watching } from './reflectorState.ts';
+import { proceed, replaceEvent, report, type Effects } from './transitions.ts';
+
+const INITIAL_EVENTS_END = 'k8s.io/initial-events-end';
+const VERY_SHORT_WATCH_MS = 1000;
+
+/** An open watch: plain, or a streaming list before its initial events are in. */
+export type Open<T> = Watching | Streaming<T>;
+
+/**
+ * How soon a watch may end with no event before it counts as a failure: client-go's 1 s,
+ * or half the timeout asked for when that is shorter, so that a short watch ended on
+ * time by the server is not taken for one the server refused.
+ */
+function veryShortWatchMs(timeoutSeconds: number): number {
+  return timeoutSeconds > 0 ? Math.min(VERY_SHORT_WATCH_MS, timeoutSeconds * 500) : VERY_SHORT_WATCH_MS;
+}
+
+function isInitialEventsEnd(object: unknown): boolean {
+  if (!isRecord(object) || !isRecord(object.metadata)) return false;
+  const annotations = object.metadata.annotations;
+  return isRecord(annotations) && annotations[INITIAL_EVENTS_END] === 'true';
+}
+
+// Deadlines are absolute times, and the next check is at least 1 ms away: with
+// fractional virtual times, `now - lastFrameAt` can fall one float step short of a
+// limit, and a check rescheduled "in 1e-12 ms" would run at the same instant forever.
+const idleDeadline = <T>(config: ReflectorConfig<T>, w: Open<T>) =>
+  config.idleTimeoutMs > 0 && w.name === 'watching' ? w.lastFrameAt + config.idleTimeoutMs : Infinity;
+const stallDeadline = <T>(config: ReflectorConfig<T>, w: Open<T>) => w.lastFrameAt + (w.timeoutSeconds * 1000 + config.stallMarginMs);
+const bookmarkDeadline = <T>(config: ReflectorConfig<T>, w: Open<T>) =>
+  config.bookmarkTimeoutMs === undefined ? Infinity : w.lastBookmarkAt + config.bookmarkTimeoutMs;
+const nextCheckMs = <T>(config: ReflectorConfig<T>, w: Open<T>, now: number) =>
+  Math.max(1, Math.min(idleDeadline(config, w), stallDeadline(config, w), bookmarkDeadline(config, w)) - now);
+
+/** The watch's timeout is drawn: open it. */
+export function onTimeoutPicked<T>(
+  config: ReflectorConfig<T>,
+  state: ReflectorState<T>,
+  opening: Opening,
+  timeoutSeconds: number,
+  now: number,
+  out: Effects<T>,
+): ReflectorState<T> {
+  const base = { fromList: opening.fromList, started: now, timeoutSeconds, lastFrameAt: now, lastBookmarkAt: now, events: 0, progress: false };
+  const phase: Open<T> = opening.streaming
+    ? { name: 'streaming', ...base, initial: new Map(), initialRejected: new Set() }
+    : { name: 'watching', ...base, streamed: false };
+  const rv = opening.streaming && state.lastRVUnavailable ? '' : state.lastRV;
+  const options: WatchOptions = opening.streaming
+    ? { resourceVersion: rv, resourceVersionMatch: 'NotOlderThan', sendInitialEvents: true, allowWatchBookmarks: true, timeoutSeconds }
+    : { resourceVersion: rv, allowWatchBookmarks: true, timeoutSeconds };
+  out.push({ type: 'emit', event: { type: 'watch', resourceVersion: rv } });
+  out.push({ type: 'watch', id: state.request, options });
+  out.push({ type: 'armCheck', id: state.request, delayMs: nextCheckMs(config, phase, now) });
+  return { ...state, phase };
+}
+
+/** Ends this watch and hands how it ended to the recovery rules. */
+export function finishWatch<T>(state: ReflectorState<T>, w: Open<T>, end: WatchEnd['end'], out: Effects<T>): ReflectorState<T> {
+  const error = typeof end === 'object' ? end : undefined;
+  out.push({ type: 'disarmCheck' });
+  if (error) report(out, error);
+  const outcome = afterWatch({ end, progress: w.progress, initial: w.name === 'streaming', fromList: w.fromList }, state.counters);
+  if (outcome.resetBackoff) out.push({ type: 'resetBackoff' });
+  const { decision } = outcome;
+  const streamed = w.name === 'streaming' || w.streamed;
+  const memory = {
+    ...state,
+    counters: outcome.counters,
+    // The server refused the streaming-list parameters: plain list + watch from now on.
+    useWatchList: decision.next === 'listInstead' && error ? false : state.useWatchList,
+    // A streaming list's watch expired: the next one asks for the latest state.
+    lastRVUnavailable: streamed && error && isExpired(error) ? true : state.lastRVUnavailable,
+  };
+  return proceed(memory, decision, false, out);
+}
+
+/** The deadline check: idle (resume, not a failure), stalled, or no bookmark for too long; else check again later. */
+export function onCheck<T>(config: ReflectorConfig<T>, state: ReflectorState<T>, w: Open<T>, now: number, out: Effects<T>): ReflectorState<T> {
+  if (now >= idleDeadline(config, w)) return finishWatch(state, w, 'idle', out);
+  if (now >= stallDeadline(config, w)) {
+    return finishWatch(state, w, new InformerError('Timeout', `watch delivered nothing for ${now - w.lastFrameAt} ms; resuming`, { phase: 'watch' }), out);
+  }
+  if (now >= bookmarkDeadline(config, w)) {
+    return finishWatch(state, w, new InformerError('Timeout', `watch brought no bookmark for ${now - w.lastBookmarkAt} ms; resuming`, { phase: 'watch' }), out);
+  }
+  out.push({ type: 'armCheck', id: state.request, delayMs: nextCheckMs(config, w, now) });
+  return state;
+}
+
+/** The server ended the watch. */
+export function onWatchEnded<T>(state: ReflectorState<T>, w: Open<T>, now: number, out: Effects<T>): ReflectorState<T> {
+  if (w.name === 'streaming') {
+    const message = 'the server ended a streaming list before the initial-events-end bookmark; relisting with list + watch';
+    report(out, new InformerError('WatchError', message, { phase: 'watch' }));
+    return finishWatch(state, w, 'clean', out);
+  }
+  if (w.events === 0 && now - w.started < veryShortWatchMs(w.timeoutSeconds)) {
+    return finishWatch(state, w, new InformerError('VeryShortWatch', 'the watch ended at once with no event', { phase: 'watch' }), out);
+  }
+  return finishWatch(state, w, 'clean', out);
+}
+
+/**
+ * A frame came. A line that cannot be decoded ends the watch: resuming from the last
+ * resourceVersion fully processed makes the server send the lost change again.
+ */
+export function onFrame<T>(
+  config: ReflectorConfig<T>,
+  state: ReflectorState<T>,
+  open: Open<T>,
+  frame: WatchFrame,
+  now: number,
+  out: Effects<T>,
+): ReflectorState<T> {
+  const w = { ...open, lastFrameAt: now };
+  const seen = { ...state, phase: w };
+  if (frame instanceof InformerError) {
+    if (!isNotice(frame)) return finishWatch(seen, w, frame.inPhase('watch'), out);
+    report(out, frame);
+    return seen;
+  }
+  const rv = rawResourceVersion(frame.object);
+  switch (frame.type) {
+    case 'ADDED':
+    case 'MODIFIED':
+    case 'DELETED':
+      return onChange(config, seen, w, frame, rv, out);
+    case 'BOOKMARK':
+      return onBookmark(config, seen, { ...w, progress: true, lastBookmarkAt: now }, frame.object, rv, now, out);
+    case 'ERROR':
+      return finishWatch(seen, w, errorFromStatus(asStatus(frame.object)?.code ?? 500, frame.object, 'watch'), out);
+    default:
+      report(out, new InformerError('UnknownEventType', `unknown watch event type ${JSON.stringify(frame.type)}; skipped`, { phase: 'watch' }));
+      return { ...seen, lastRV: rv ?? state.lastRV };
+  }
+}
+
+/**
+ * ADDED, MODIFIED or DELETED: to the stream, or, while streaming a list, into its initial objects.
+ * An object of another kind is reported and otherwise ignored: its resourceVersion is not recorded
+ * and it does not count as an event (as client-go).
+ */
+function onChange<T>(
+  config: ReflectorConfig<T>,
+  state: ReflectorState<T>,
+  seen: Open<T>,
+  event: RawWatchEvent,
+  rv: string | undefined,
+  out: Effects<T>,
+): ReflectorState<T> {
+  const decoded = config.decode(event.object, 'watch');
+  if (decoded instanceof InformerError && isOtherKind(decoded)) {
+    report(out, decoded);
+    return state;
+  }
+  const lastRV = rv ?? state.lastRV;
+  const counted: Open<T> = { ...seen, events: seen.events + 1, progress: true };
+  const next = { ...state, lastRV, phase: counted };
+  if (decoded instanceof InformerError) {
+    report(out, decoded);
+    const key = rawKey(event.object);
+    if (key === undefined) return next;
+    if (counted.name === 'streaming') {
+      counted.initial.delete(key);
+      if (event.type === 'DELETED') counted.initialRejected.delete(key);
+      else counted.initialRejected.add(key);
+      return next;
+    }
+    // The cache keeps its last valid object; a deletion deletes all the same.
+    if (event.type === 'DELETED') out.push({ type: 'emit', event: { type: 'deletedKey', key, resourceVersion: lastRV } });
+    return next;
+  }
+  if (counted.name === 'streaming') {
+    const key = rawKey(event.object) ?? '';
+    counted.initialRejected.delete(key);
+    if (event.type === 'DELETED') counted.initial.delete(key);
+    else counted.initial.set(key, decoded);
+    return next;
+  }
+  const type = event.type === 'ADDED' ? 'added' : event.type === 'MODIFIED' ? 'modified' : 'deleted';
+  out.push({ type: 'emit', event: { type, object: decoded, resourceVersion: lastRV } });
+  return next;
+}
+
+/** A bookmark: the rv moves on; the initial-events-end one completes a streaming list (replace, then a plain watch). */
+function onBookmark<T>(
+  config: ReflectorConfig<T>,
+  state: ReflectorState<T>,
+  w: Open<T>,
+  object: unknown,
+  rv: string | undefined,
+  now: number,
+  out: Effects<T>,
+): ReflectorState<T> {
+  const lastRV = rv ?? state.lastRV;
+  if (w.name !== 'streaming' || !isInitialEventsEnd(object)) {
+    out.push({ type: 'emit', event: { type: 'bookmark', resourceVersion: lastRV } });
+    return { ...state, lastRV, phase: w };
+  }
+  const { initial, initialRejected, name: _, ...open } = w;
+  const watching: Watching = { ...open, name: 'watching', streamed: true };
+  const items = [...initial.values()];
+  const rejectedKeys = [...initialRejected];
+  // The idle rule starts now that there is something to resume from.
+  out.push({ type: 'disarmCheck' }, { type: 'armCheck', id: state.request, delayMs: nextCheckMs(config, watching, now) });
+  out.push({ type: 'emit', event: replaceEvent(items, lastRV, rejectedKeys) });
+  return { ...state, lastRV, lastRVUnavailable: false, counters: NO_FAILURES, phase: watching };
+}
