@@ -29,7 +29,12 @@ const withGeneration = pods.map(({ before, after }) => ({
   after: { ...after, metadata: { ...after.metadata, generation: 1 } },
 }));
 
-function measure(name: string, fields: readonly string[] | undefined, event: (i: number) => InformerEvent<KubeObject>, trustGeneration = false): void {
+function measure(
+  name: string,
+  fields: readonly string[] | undefined,
+  event: (i: number) => InformerEvent<KubeObject>,
+  trustGeneration = false,
+): void {
   const input = new Subject<InformerEvent<KubeObject>>();
   let emitted = 0;
   let changes = 0;
@@ -44,13 +49,27 @@ function measure(name: string, fields: readonly string[] | undefined, event: (i:
   for (let i = 0; i < updates; i++) input.next(event(i));
   const cpu = process.cpuUsage(start);
   const us = (cpu.user + cpu.system) / updates;
-  console.log(`${name.padEnd(54)} ${us.toFixed(2).padStart(8)} µs/update  ${(emitted / updates).toFixed(2)} emitted, ${(changes / Math.max(1, emitted)).toFixed(1)} changes each`);
+  console.log(
+    `${name.padEnd(54)} ${us.toFixed(2).padStart(8)} µs/update  ${(emitted / updates).toFixed(2)} emitted, ${(changes / Math.max(1, emitted)).toFixed(1)} changes each`,
+  );
 }
 
 console.log(`diff() on pods of ${bytes} bytes of JSON, ${updates} updates per case (Node ${process.version})`);
 const pick = (i: number) => pods[i % pods.length]!;
-measure('update (status changes, nothing shared)', undefined, (i) => ({ type: 'updated', oldObject: pick(i).before, object: pick(i).after, isInInitialList: false, resync: false }));
-measure("update, fields ['spec.**']", ['spec.**'], (i) => ({ type: 'updated', oldObject: pick(i).before, object: pick(i).after, isInInitialList: false, resync: false }));
+measure('update (status changes, nothing shared)', undefined, (i) => ({
+  type: 'updated',
+  oldObject: pick(i).before,
+  object: pick(i).after,
+  isInInitialList: false,
+  resync: false,
+}));
+measure("update, fields ['spec.**']", ['spec.**'], (i) => ({
+  type: 'updated',
+  oldObject: pick(i).before,
+  object: pick(i).after,
+  isInInitialList: false,
+  resync: false,
+}));
 measure("update, fields ['!status', '!metadata.managedFields']", ['!status', '!metadata.managedFields'], (i) => ({
   type: 'updated',
   oldObject: pick(i).before,
@@ -61,8 +80,26 @@ measure("update, fields ['!status', '!metadata.managedFields']", ['!status', '!m
 measure(
   'update, trustGeneration, same generation (spec skipped)',
   undefined,
-  (i) => ({ type: 'updated', oldObject: withGeneration[i % pods.length]!.before, object: withGeneration[i % pods.length]!.after, isInInitialList: false, resync: false }),
+  (i) => ({
+    type: 'updated',
+    oldObject: withGeneration[i % pods.length]!.before,
+    object: withGeneration[i % pods.length]!.after,
+    isInInitialList: false,
+    resync: false,
+  }),
   true,
 );
-measure('same object (relist reuse: same reference)', undefined, (i) => ({ type: 'updated', oldObject: pick(i).before, object: pick(i).before, isInInitialList: false, resync: false }));
-measure('resync (same resourceVersion: skipped)', undefined, (i) => ({ type: 'updated', oldObject: pick(i).before, object: pick(i).before, isInInitialList: false, resync: true }));
+measure('same object (relist reuse: same reference)', undefined, (i) => ({
+  type: 'updated',
+  oldObject: pick(i).before,
+  object: pick(i).before,
+  isInInitialList: false,
+  resync: false,
+}));
+measure('resync (same resourceVersion: skipped)', undefined, (i) => ({
+  type: 'updated',
+  oldObject: pick(i).before,
+  object: pick(i).before,
+  isInInitialList: false,
+  resync: true,
+}));

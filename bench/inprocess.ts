@@ -57,7 +57,11 @@ function raw(): number {
 function rx(lazy = false, read: (pod: Pod) => unknown = () => undefined): number {
   let play: (() => void) | undefined;
   const listWatch: ListWatch = {
-    list: () => of({ items: (lazy ? lazyParseList(Buffer.from(`{"items":${listText}}`)).items : JSON.parse(listText)) as unknown[], resourceVersion: String(pods) }),
+    list: () =>
+      of({
+        items: (lazy ? lazyParseList(Buffer.from(`{"items":${listText}}`)).items : JSON.parse(listText)) as unknown[],
+        resourceVersion: String(pods),
+      }),
     // The watch hands over the lines when told to, as the transport would, one parsed frame at a time.
     watch: () =>
       new Observable((subscriber) => {
@@ -101,7 +105,11 @@ const best = (ms: number[]) => (Math.min(...ms) * 1000) / events;
 console.log(`${pods} pods, ${events} watch events, best of ${rounds} rounds (CPU µs per event):`);
 console.log(`  raw  ${best(times.raw).toFixed(2)}`);
 console.log(`  rx   ${best(times.rx).toFixed(2)}  (+${(best(times.rx) - best(times.raw)).toFixed(2)})`);
-console.log(`  rx, lazyDecode, metadata read                       ${best(times.lazy).toFixed(2)}  (${(best(times.lazy) - best(times.raw)).toFixed(2)})`);
+console.log(
+  `  rx, lazyDecode, metadata read                       ${best(times.lazy).toFixed(2)}  (${(best(times.lazy) - best(times.raw)).toFixed(2)})`,
+);
 console.log(`  rx, spec, status and managedFields read              ${best(times.rxRead).toFixed(2)}`);
-console.log(`  rx, lazyDecode, spec, status and managedFields read  ${best(times.lazyRead).toFixed(2)}  (${(best(times.lazyRead) / best(times.rxRead)).toFixed(2)}×)`);
+console.log(
+  `  rx, lazyDecode, spec, status and managedFields read  ${best(times.lazyRead).toFixed(2)}  (${(best(times.lazyRead) / best(times.rxRead)).toFixed(2)}×)`,
+);
 process.exit(0);

@@ -43,7 +43,12 @@ function label(frame: CallFrame): string {
   const name = frame.functionName || '(anonymous)';
   const place = where(frame);
   // Another copy of src/ (a run named rx@DIR) is ours too: shown from its src/ on.
-  const ours = place.startsWith('src/') || place.startsWith('bench/') ? place : place.includes('/src/') ? place.slice(place.lastIndexOf('/src/') + 1) : undefined;
+  const ours =
+    place.startsWith('src/') || place.startsWith('bench/')
+      ? place
+      : place.includes('/src/')
+        ? place.slice(place.lastIndexOf('/src/') + 1)
+        : undefined;
   return ours ? `${name} ${ours}:${frame.lineNumber + 1}` : `${name} [${place}]`;
 }
 
@@ -68,7 +73,11 @@ export function summarize(profile: CpuProfile) {
     const leafLabel = label(leaf.callFrame);
     self.set(leafLabel, (self.get(leafLabel) ?? 0) + dt);
     const place = where(leaf.callFrame);
-    const pkg = leaf.callFrame.functionName.startsWith('(') ? leaf.callFrame.functionName : place.includes('/src/') ? place.slice(place.lastIndexOf('/src/') + 1) : place;
+    const pkg = leaf.callFrame.functionName.startsWith('(')
+      ? leaf.callFrame.functionName
+      : place.includes('/src/')
+        ? place.slice(place.lastIndexOf('/src/') + 1)
+        : place;
     packages.set(pkg, (packages.get(pkg) ?? 0) + dt);
     const seen = new Set<string>();
     while (id !== undefined) {

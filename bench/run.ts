@@ -52,7 +52,9 @@ function parse(argv: readonly string[]): BenchOptions {
     }
   }
   if (switches.has('help')) {
-    console.log('usage: node bench/run.ts [--quick | --smoke] [--pods N] [--events M] [--reps K] [--only raw,rx,…] [--json FILE] [--md FILE] [--cpu-prof DIR]');
+    console.log(
+      'usage: node bench/run.ts [--quick | --smoke] [--pods N] [--events M] [--reps K] [--only raw,rx,…] [--json FILE] [--md FILE] [--cpu-prof DIR]',
+    );
     process.exit(0);
   }
   const preset = switches.has('smoke') ? SMOKE : switches.has('quick') ? QUICK : FULL;
@@ -63,11 +65,17 @@ function parse(argv: readonly string[]): BenchOptions {
     if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer`);
     return n;
   };
-  const only = flags.get('only')?.split(',').map((s) => s.trim()) as RunName[] | undefined;
+  const only = flags
+    .get('only')
+    ?.split(',')
+    .map((s) => s.trim()) as RunName[] | undefined;
   for (const c of only ?? []) parseRunName(c);
   const results = join(here, 'results');
   const cpuProf = flags.get('cpu-prof');
-  const scenarioNames = flags.get('scenario')?.split(',').map((s) => s.trim());
+  const scenarioNames = flags
+    .get('scenario')
+    ?.split(',')
+    .map((s) => s.trim());
   return {
     ...preset,
     pods: int('pods', preset.pods),
@@ -94,7 +102,8 @@ function parse(argv: readonly string[]): BenchOptions {
 const options = parse(process.argv.slice(2));
 const report = await runBench(options);
 console.log('');
-for (const t of report.targets) console.log(`${t.pass === undefined ? 'n/a ' : t.pass ? 'PASS' : 'FAIL'}  ${t.name}: ${t.measured ?? '–'}× (wanted ${t.threshold})`);
+for (const t of report.targets)
+  console.log(`${t.pass === undefined ? 'n/a ' : t.pass ? 'PASS' : 'FAIL'}  ${t.name}: ${t.measured ?? '–'}× (wanted ${t.threshold})`);
 const failedRuns = report.scenarios.flatMap((s) => s.runs.filter((r) => !r.ok));
 console.log(`\nwrote ${options.mdPath} and ${options.jsonPath} (${report.durationSec} s)`);
 if (failedRuns.length) {

@@ -10,7 +10,15 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CONTENDERS, parseRunName, type ContenderId, type ProgressMessage, type RunConfig, type RunName, type RunResult } from './contenders/probe.ts';
+import {
+  CONTENDERS,
+  parseRunName,
+  type ContenderId,
+  type ProgressMessage,
+  type RunConfig,
+  type RunName,
+  type RunResult,
+} from './contenders/probe.ts';
 import type { ServerCounters, ServerReady, WorkloadConfig } from './workload/server.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -126,20 +134,66 @@ const ALL: readonly ContenderId[] = CONTENDERS;
 export function scenarios(options: Omit<BenchOptions, 'log'>): Scenario[] {
   const k = (n: number) => (n % 1000 === 0 ? `${n / 1000}k` : String(n));
   if (options.combined) {
-    const smoke: Scenario = { name: `smoke-${k(options.smallPods)}`, role: 'watch', pods: options.smallPods, events: options.events, relist: true, contenders: ALL, fanOutEvents: options.fanOutEvents };
+    const smoke: Scenario = {
+      name: `smoke-${k(options.smallPods)}`,
+      role: 'watch',
+      pods: options.smallPods,
+      events: options.events,
+      relist: true,
+      contenders: ALL,
+      fanOutEvents: options.fanOutEvents,
+    };
     return [{ ...smoke, contenders: pick(ALL, options.only) }];
   }
   const list: Scenario[] = [
-    { name: `watch-${k(options.smallPods)}`, role: 'watch', pods: options.smallPods, events: options.events, relist: false, contenders: ALL, fanOutEvents: options.fanOutEvents },
-    { name: `relist-${k(options.relistPods)}`, role: 'relist', pods: options.relistPods, events: options.relistEvents, relist: true, contenders: ['raw', 'rx', 'rx-strip', 'rx-lazy', 'rx-meta', 'cn'] },
-    { name: `large-${k(options.pods)}`, role: 'large', pods: options.pods, events: options.events, relist: false, contenders: ['raw', 'rx', 'rx-strip', 'rx-lazy', 'rx-lazy-strip', 'rx-meta', 'cn'] },
+    {
+      name: `watch-${k(options.smallPods)}`,
+      role: 'watch',
+      pods: options.smallPods,
+      events: options.events,
+      relist: false,
+      contenders: ALL,
+      fanOutEvents: options.fanOutEvents,
+    },
+    {
+      name: `relist-${k(options.relistPods)}`,
+      role: 'relist',
+      pods: options.relistPods,
+      events: options.relistEvents,
+      relist: true,
+      contenders: ['raw', 'rx', 'rx-strip', 'rx-lazy', 'rx-meta', 'cn'],
+    },
+    {
+      name: `large-${k(options.pods)}`,
+      role: 'large',
+      pods: options.pods,
+      events: options.events,
+      relist: false,
+      contenders: ['raw', 'rx', 'rx-strip', 'rx-lazy', 'rx-lazy-strip', 'rx-meta', 'cn'],
+    },
   ];
   // Hundreds of thousands of objects: minutes per run, so only when asked for by name or role.
   const huge = options.hugePods ?? 200_000;
   const meta = options.metaPods ?? 500_000;
   const big: Scenario[] = [
-    { name: `huge-${k(huge)}`, role: 'huge', pods: huge, events: options.events, relist: false, contenders: ['raw', 'rx', 'rx-lazy', 'rx-meta', 'cn'], generate: true },
-    { name: `meta-${k(meta)}`, role: 'meta', pods: meta, events: options.events, relist: true, contenders: ['raw', 'rx-meta', 'cn'], generate: true },
+    {
+      name: `huge-${k(huge)}`,
+      role: 'huge',
+      pods: huge,
+      events: options.events,
+      relist: false,
+      contenders: ['raw', 'rx', 'rx-lazy', 'rx-meta', 'cn'],
+      generate: true,
+    },
+    {
+      name: `meta-${k(meta)}`,
+      role: 'meta',
+      pods: meta,
+      events: options.events,
+      relist: true,
+      contenders: ['raw', 'rx-meta', 'cn'],
+      generate: true,
+    },
   ];
   for (const s of big) if (options.scenarios?.includes(s.name) || options.scenarios?.includes(s.role)) list.push(s);
   return list
@@ -261,7 +315,13 @@ function cpuSets(pin: boolean | undefined): { server: string; contender: string 
 }
 
 /** Forks a TypeScript entry point with IPC, optionally through `taskset`. */
-function forkTs(entry: string, args: readonly string[], nodeFlags: readonly string[], cpus: string | undefined, stdio: 'inherit' | 'pipe'): ChildProcess {
+function forkTs(
+  entry: string,
+  args: readonly string[],
+  nodeFlags: readonly string[],
+  cpus: string | undefined,
+  stdio: 'inherit' | 'pipe',
+): ChildProcess {
   const node = [...nodeFlags, entry, ...args];
   const [command, argv] = cpus ? ['taskset', ['-c', cpus, process.execPath, ...node]] : [process.execPath, node];
   return spawn(command, argv, { stdio: ['ignore', 'inherit', stdio, 'ipc'] });
@@ -300,9 +360,20 @@ async function startServer(config: WorkloadConfig, cpus: string | undefined): Pr
   };
 }
 
-function runChild(config: RunConfig, timeoutMs: number, cpus: string | undefined, nodeFlags: readonly string[]): Promise<{ result?: RunResult; error?: string }> {
+function runChild(
+  config: RunConfig,
+  timeoutMs: number,
+  cpus: string | undefined,
+  nodeFlags: readonly string[],
+): Promise<{ result?: RunResult; error?: string }> {
   return new Promise((resolve) => {
-    const child = forkTs(join(here, 'child.ts'), [JSON.stringify(config)], ['--expose-gc', '--max-old-space-size=12288', ...nodeFlags], cpus, 'pipe');
+    const child = forkTs(
+      join(here, 'child.ts'),
+      [JSON.stringify(config)],
+      ['--expose-gc', '--max-old-space-size=12288', ...nodeFlags],
+      cpus,
+      'pipe',
+    );
     let stderr = '';
     child.stderr?.on('data', (chunk: Buffer) => {
       stderr = (stderr + chunk.toString()).slice(-4000);
@@ -324,7 +395,8 @@ function runChild(config: RunConfig, timeoutMs: number, cpus: string | undefined
     });
     child.on('exit', (code, signal) => {
       clearTimeout(timer);
-      if (!result && !error) error = `exited (${code ?? signal}) in phase ${phase}${stderr ? `: ${stderr.trim().split('\n').slice(-5).join(' | ')}` : ''}`;
+      if (!result && !error)
+        error = `exited (${code ?? signal}) in phase ${phase}${stderr ? `: ${stderr.trim().split('\n').slice(-5).join(' | ')}` : ''}`;
       resolve(result ? { result } : { error: error ?? 'unknown' });
     });
   });
@@ -353,8 +425,10 @@ function check(run: RunResult, scenario: Scenario, finalCount: number, events: n
   const problems: string[] = [];
   if (run.syncedObjects !== scenario.pods) problems.push(`synced ${run.syncedObjects} objects, expected ${scenario.pods}`);
   if (run.eventsProcessed !== events) problems.push(`processed ${run.eventsProcessed} events, expected ${events}`);
-  if (scenario.relist && run.contender !== 'cn-100' && run.relistObjects !== finalCount) problems.push(`relist cached ${run.relistObjects ?? 'nothing'}, expected ${finalCount}`);
-  if (!(run.eventsPerSec > 0) || !(run.syncMs > 0) || !(run.heapPerObjectKB > 0) || !(run.peakRssMB > 0)) problems.push('a figure is not positive');
+  if (scenario.relist && run.contender !== 'cn-100' && run.relistObjects !== finalCount)
+    problems.push(`relist cached ${run.relistObjects ?? 'nothing'}, expected ${finalCount}`);
+  if (!(run.eventsPerSec > 0) || !(run.syncMs > 0) || !(run.heapPerObjectKB > 0) || !(run.peakRssMB > 0))
+    problems.push('a figure is not positive');
   if (run.notes) problems.push(run.notes);
   return problems;
 }
@@ -367,20 +441,30 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   const source = sourceState();
   const pinning = cpuSets(options.pin);
   if (pinning) log(`pinning: workload server on CPU ${pinning.server}, contenders on CPU ${pinning.contender}`);
-  log(`measuring src/ at ${source.commit}${source.dirty.length ? ` + ${source.dirty.length} uncommitted file(s)` : ''} (hash ${source.srcHash})`);
+  log(
+    `measuring src/ at ${source.commit}${source.dirty.length ? ` + ${source.dirty.length} uncommitted file(s)` : ''} (hash ${source.srcHash})`,
+  );
   const reports: ScenarioReport[] = [];
   for (const scenario of scenarios(options)) {
-    log(`▶ ${scenario.name}: ${scenario.pods} pods, ${scenario.events} events${scenario.relist ? ', then a 410 and a relist' : ''}; ${scenario.contenders.join(', ')} × ${options.reps}`);
-    const server = await startServer({ pods: scenario.pods, events: scenario.events, relist: scenario.relist, seed: options.seed, generate: !!scenario.generate }, pinning?.server);
+    log(
+      `▶ ${scenario.name}: ${scenario.pods} pods, ${scenario.events} events${scenario.relist ? ', then a 410 and a relist' : ''}; ${scenario.contenders.join(', ')} × ${options.reps}`,
+    );
+    const server = await startServer(
+      { pods: scenario.pods, events: scenario.events, relist: scenario.relist, seed: options.seed, generate: !!scenario.generate },
+      pinning?.server,
+    );
     const { type: _type, port, ...workload } = server.ready;
-    log(`  workload server on :${port}: ${(workload.listBytes / 1e6).toFixed(1)} MB list, ${(workload.watchBytes / 1e6).toFixed(1)} MB of watch events, ${workload.meanPodBytes} B/pod, ready in ${workload.setupMs} ms`);
+    log(
+      `  workload server on :${port}: ${(workload.listBytes / 1e6).toFixed(1)} MB list, ${(workload.watchBytes / 1e6).toFixed(1)} MB of watch events, ${workload.meanPodBytes} B/pod, ready in ${workload.setupMs} ms`,
+    );
     const runs: RunRecord[] = [];
     try {
       for (let rep = 0; rep < options.reps; rep++) {
         // Alternate, rotating the order each repetition.
         const order = scenario.contenders.map((_, i) => scenario.contenders[(i + rep) % scenario.contenders.length]!);
         for (const contender of order) {
-          const events = parseRunName(contender).id === 'cn-100' ? Math.min(scenario.events, scenario.fanOutEvents ?? scenario.events) : scenario.events;
+          const events =
+            parseRunName(contender).id === 'cn-100' ? Math.min(scenario.events, scenario.fanOutEvents ?? scenario.events) : scenario.events;
           await server.reset(events);
           const { id, src, flags } = parseRunName(contender);
           const config: RunConfig = {
@@ -395,21 +479,37 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
             finalCount: workload.finalCount,
             ...(options.cpuProfileDir ? { cpuProfileDir: options.cpuProfileDir } : {}),
           };
-          const { result, error } = await runChild(config, options.runTimeoutMs, pinning?.contender, [...(options.nodeFlags ?? []), ...flags]);
+          const { result, error } = await runChild(config, options.runTimeoutMs, pinning?.contender, [
+            ...(options.nodeFlags ?? []),
+            ...flags,
+          ]);
           const counters = await server.reset();
           const problems = result ? check(result, scenario, workload.finalCount, events) : [error ?? 'failed'];
           const mb = (bytes: number) => Math.round(bytes / 1e4) / 100;
           const wire = { wireMB: mb(counters.listBytesWritten + counters.watchBytesWritten), listWireMB: mb(counters.listBytesWritten) };
-          const record: RunRecord = { ...(result ?? {}), contender, rep, ok: !!result && problems.length === 0, server: counters, ...wire, problems, ...(error ? { error } : {}) };
+          const record: RunRecord = {
+            ...(result ?? {}),
+            contender,
+            rep,
+            ok: !!result && problems.length === 0,
+            server: counters,
+            ...wire,
+            problems,
+            ...(error ? { error } : {}),
+          };
           runs.push(record);
           log(
             result
               ? `  ${contender.padEnd(8)} rep ${rep + 1}: sync ${result.syncMs} ms (CPU ${result.syncCpuMs}), ${result.eventsPerSec} ev/s, ${result.cpuUsPerEvent} µs CPU/ev, ${result.heapPerObjectKB} KB/obj, RSS ${result.peakRssMB} MB` +
-                  (result.mainCpuUsPerEvent !== undefined ? ` (main ${result.mainCpuUsPerEvent}, helpers ${result.helperCpuUsPerEvent})` : '') +
+                  (result.mainCpuUsPerEvent !== undefined
+                    ? ` (main ${result.mainCpuUsPerEvent}, helpers ${result.helperCpuUsPerEvent})`
+                    : '') +
                   (result.scavengesPer1k !== undefined
                     ? `; per 1k events: ${result.scavengesPer1k} scavenges ${result.scavengeMsPer1k} ms, ${result.markCompactsPer1k} mark-compacts ${result.markCompactMsPer1k} ms, incremental ${result.incrementalMsPer1k} ms`
                     : '') +
-                  (result.relistPeakLiveMB !== undefined ? `, relist live peak ${result.relistPeakLiveMB} MB / steady ${result.heapEndMB} MB` : '') +
+                  (result.relistPeakLiveMB !== undefined
+                    ? `, relist live peak ${result.relistPeakLiveMB} MB / steady ${result.heapEndMB} MB`
+                    : '') +
                   (problems.length ? `  ✗ ${problems.join('; ')}` : '')
               : `  ${contender.padEnd(8)} rep ${rep + 1}: ✗ ${error}`,
           );
@@ -468,7 +568,13 @@ function targets(reports: readonly ScenarioReport[]): Target[] {
   };
   const ratio = (name: string, a: number | undefined, b: number | undefined, op: '≥' | '≤', limit: number, detail: string) => {
     const measured = a !== undefined && b !== undefined && b > 0 ? Math.round((a / b) * 100) / 100 : undefined;
-    out.push({ name, measured, threshold: `${op} ${limit}`, pass: measured === undefined ? undefined : op === '≥' ? measured >= limit : measured <= limit, detail });
+    out.push({
+      name,
+      measured,
+      threshold: `${op} ${limit}`,
+      pass: measured === undefined ? undefined : op === '≥' ? measured >= limit : measured <= limit,
+      detail,
+    });
   };
   const watch = byRole('watch')?.scenario.name ?? 'watch';
   const relist = byRole('relist');
@@ -479,8 +585,22 @@ function targets(reports: readonly ScenarioReport[]): Target[] {
     const cb = get(role, b, 'cpuUsPerEvent');
     return ca && cb ? `; by CPU time per event ${(cb / ca).toFixed(2)}× (${ca} vs ${cb} µs)` : '';
   };
-  ratio('watch throughput (a) / (d)', get('watch', 'rx', 'eventsPerSec'), get('watch', 'raw', 'eventsPerSec'), '≥', 0.9, `${watch}: events/s${cpuRatio('watch', 'rx', 'raw')}`);
-  ratio('watch throughput (a) / (c)', get('watch', 'rx', 'eventsPerSec'), get('watch', 'cn', 'eventsPerSec'), '≥', 1.2, `${watch}: events/s${cpuRatio('watch', 'rx', 'cn')}`);
+  ratio(
+    'watch throughput (a) / (d)',
+    get('watch', 'rx', 'eventsPerSec'),
+    get('watch', 'raw', 'eventsPerSec'),
+    '≥',
+    0.9,
+    `${watch}: events/s${cpuRatio('watch', 'rx', 'raw')}`,
+  );
+  ratio(
+    'watch throughput (a) / (c)',
+    get('watch', 'rx', 'eventsPerSec'),
+    get('watch', 'cn', 'eventsPerSec'),
+    '≥',
+    1.2,
+    `${watch}: events/s${cpuRatio('watch', 'rx', 'cn')}`,
+  );
   // Sync against the raw limit (issue #22): eager ≤ 1.0×, lazy ≤ 0.7×, metadata-only ≤ 0.3×, at the relist's size and the large one.
   for (const s of [relist, large]) {
     if (!s) continue;
@@ -491,19 +611,75 @@ function targets(reports: readonly ScenarioReport[]): Target[] {
       const cb = get(role, 'raw', 'syncCpuMs');
       return ca && cb ? `; by CPU time ${(ca / cb).toFixed(2)}× (${ca} vs ${cb} ms)` : '';
     };
-    ratio(`sync of ${s.scenario.pods} pods (a) / (d)`, get(role, 'rx', 'syncMs'), get(role, 'raw', 'syncMs'), '≤', 1, `${s.scenario.name}: ms to N synced${syncCpu('rx')}`);
-    ratio(`sync of ${s.scenario.pods} pods, lazyDecode (a″) / (d)`, get(role, 'rx-lazy', 'syncMs'), get(role, 'raw', 'syncMs'), '≤', 0.7, `${s.scenario.name}: ms to N synced${syncCpu('rx-lazy')}`);
-    ratio(`sync of ${s.scenario.pods} pods, metadataOnly (e) / (d)`, get(role, 'rx-meta', 'syncMs'), get(role, 'raw', 'syncMs'), '≤', 0.3, `${s.scenario.name}: ms to N synced${syncCpu('rx-meta')}`);
+    ratio(
+      `sync of ${s.scenario.pods} pods (a) / (d)`,
+      get(role, 'rx', 'syncMs'),
+      get(role, 'raw', 'syncMs'),
+      '≤',
+      1,
+      `${s.scenario.name}: ms to N synced${syncCpu('rx')}`,
+    );
+    ratio(
+      `sync of ${s.scenario.pods} pods, lazyDecode (a″) / (d)`,
+      get(role, 'rx-lazy', 'syncMs'),
+      get(role, 'raw', 'syncMs'),
+      '≤',
+      0.7,
+      `${s.scenario.name}: ms to N synced${syncCpu('rx-lazy')}`,
+    );
+    ratio(
+      `sync of ${s.scenario.pods} pods, metadataOnly (e) / (d)`,
+      get(role, 'rx-meta', 'syncMs'),
+      get(role, 'raw', 'syncMs'),
+      '≤',
+      0.3,
+      `${s.scenario.name}: ms to N synced${syncCpu('rx-meta')}`,
+    );
   }
   if (large) {
-    ratio(`events/s at ${large.scenario.pods} cached, (a) / (c)`, get('large', 'rx', 'eventsPerSec'), get('large', 'cn', 'eventsPerSec'), '≥', 1.2, `${large.scenario.name}: events/s${cpuRatio('large', 'rx', 'cn')}`);
-    ratio(`events/s at ${large.scenario.pods} cached, lazyDecode (a″) / (c)`, get('large', 'rx-lazy', 'eventsPerSec'), get('large', 'cn', 'eventsPerSec'), '≥', 1.5, `${large.scenario.name}: events/s${cpuRatio('large', 'rx-lazy', 'cn')}`);
+    ratio(
+      `events/s at ${large.scenario.pods} cached, (a) / (c)`,
+      get('large', 'rx', 'eventsPerSec'),
+      get('large', 'cn', 'eventsPerSec'),
+      '≥',
+      1.2,
+      `${large.scenario.name}: events/s${cpuRatio('large', 'rx', 'cn')}`,
+    );
+    ratio(
+      `events/s at ${large.scenario.pods} cached, lazyDecode (a″) / (c)`,
+      get('large', 'rx-lazy', 'eventsPerSec'),
+      get('large', 'cn', 'eventsPerSec'),
+      '≥',
+      1.5,
+      `${large.scenario.name}: events/s${cpuRatio('large', 'rx-lazy', 'cn')}`,
+    );
   }
   const heapRole: Role = large ? 'large' : relist ? 'relist' : 'watch';
   const heapName = byRole(heapRole)?.scenario.name ?? heapRole;
-  ratio('heap per cached object (a) / (d)', get(heapRole, 'rx', 'heapPerObjectKB'), get(heapRole, 'raw', 'heapPerObjectKB'), '≤', 1, `${heapName}: heap after sync and GC, per object`);
-  ratio('heap per cached object, managedFields stripped (a′) / (d)', get(heapRole, 'rx-strip', 'heapPerObjectKB'), get(heapRole, 'raw', 'heapPerObjectKB'), '≤', 0.6, `${heapName}: (d) keeps managedFields`);
-  ratio('fan-out: (b) 100 subscribers / (a) 1 subscriber', get('watch', 'rx-100', 'eventsPerSec'), get('watch', 'rx', 'eventsPerSec'), '≥', 0.8, `${watch}: events/s${cpuRatio('watch', 'rx-100', 'rx')}`);
+  ratio(
+    'heap per cached object (a) / (d)',
+    get(heapRole, 'rx', 'heapPerObjectKB'),
+    get(heapRole, 'raw', 'heapPerObjectKB'),
+    '≤',
+    1,
+    `${heapName}: heap after sync and GC, per object`,
+  );
+  ratio(
+    'heap per cached object, managedFields stripped (a′) / (d)',
+    get(heapRole, 'rx-strip', 'heapPerObjectKB'),
+    get(heapRole, 'raw', 'heapPerObjectKB'),
+    '≤',
+    0.6,
+    `${heapName}: (d) keeps managedFields`,
+  );
+  ratio(
+    'fan-out: (b) 100 subscribers / (a) 1 subscriber',
+    get('watch', 'rx-100', 'eventsPerSec'),
+    get('watch', 'rx', 'eventsPerSec'),
+    '≥',
+    0.8,
+    `${watch}: events/s${cpuRatio('watch', 'rx-100', 'rx')}`,
+  );
   if (large) {
     const ca = get('large', 'rx', 'cpuUsPerEvent');
     const cb = get('watch', 'rx', 'cpuUsPerEvent');
@@ -517,9 +693,30 @@ function targets(reports: readonly ScenarioReport[]): Target[] {
     );
   }
   // Lazy decoding (a″): the same targets, where the design changes what is measured.
-  ratio('watch throughput, lazyDecode (a″) / (d)', get('watch', 'rx-lazy', 'eventsPerSec'), get('watch', 'raw', 'eventsPerSec'), '≥', 0.9, `${watch}: events/s${cpuRatio('watch', 'rx-lazy', 'raw')}`);
-  ratio('watch throughput, lazyDecode (a″) / (c)', get('watch', 'rx-lazy', 'eventsPerSec'), get('watch', 'cn', 'eventsPerSec'), '≥', 1.2, `${watch}: events/s${cpuRatio('watch', 'rx-lazy', 'cn')}`);
-  ratio('heap per cached object, lazyDecode (a″) / (d)', get(heapRole, 'rx-lazy', 'heapPerObjectKB'), get(heapRole, 'raw', 'heapPerObjectKB'), '≤', 1, `${heapName}: heap after sync and GC, per object`);
+  ratio(
+    'watch throughput, lazyDecode (a″) / (d)',
+    get('watch', 'rx-lazy', 'eventsPerSec'),
+    get('watch', 'raw', 'eventsPerSec'),
+    '≥',
+    0.9,
+    `${watch}: events/s${cpuRatio('watch', 'rx-lazy', 'raw')}`,
+  );
+  ratio(
+    'watch throughput, lazyDecode (a″) / (c)',
+    get('watch', 'rx-lazy', 'eventsPerSec'),
+    get('watch', 'cn', 'eventsPerSec'),
+    '≥',
+    1.2,
+    `${watch}: events/s${cpuRatio('watch', 'rx-lazy', 'cn')}`,
+  );
+  ratio(
+    'heap per cached object, lazyDecode (a″) / (d)',
+    get(heapRole, 'rx-lazy', 'heapPerObjectKB'),
+    get(heapRole, 'raw', 'heapPerObjectKB'),
+    '≤',
+    1,
+    `${heapName}: heap after sync and GC, per object`,
+  );
   if (large) {
     ratio(
       `store-size independence, lazyDecode: (a″) events/s at ${large.scenario.pods} / at ${byRole('watch')?.scenario.pods ?? '?'} cached`,
@@ -531,7 +728,14 @@ function targets(reports: readonly ScenarioReport[]): Target[] {
     );
   }
   // Both levers a user has, together (a‴).
-  ratio('heap per cached object, lazyDecode + stripManagedFields (a‴) / (d)', get(heapRole, 'rx-lazy-strip', 'heapPerObjectKB'), get(heapRole, 'raw', 'heapPerObjectKB'), '≤', 0.6, `${heapName}: (d) keeps managedFields`);
+  ratio(
+    'heap per cached object, lazyDecode + stripManagedFields (a‴) / (d)',
+    get(heapRole, 'rx-lazy-strip', 'heapPerObjectKB'),
+    get(heapRole, 'raw', 'heapPerObjectKB'),
+    '≤',
+    0.6,
+    `${heapName}: (d) keeps managedFields`,
+  );
   if (large) {
     ratio(
       `store-size independence, lazyDecode + stripManagedFields: (a‴) events/s at ${large.scenario.pods} / at ${byRole('watch')?.scenario.pods ?? '?'} cached`,
@@ -543,28 +747,88 @@ function targets(reports: readonly ScenarioReport[]): Target[] {
     );
   }
   // Metadata-only (e): against the raw limit and against full objects.
-  ratio('heap per cached object, metadataOnly (e) / (d)', get(heapRole, 'rx-meta', 'heapPerObjectKB'), get(heapRole, 'raw', 'heapPerObjectKB'), '≤', 0.2, `${heapName}: heap after sync and GC, per object`);
+  ratio(
+    'heap per cached object, metadataOnly (e) / (d)',
+    get(heapRole, 'rx-meta', 'heapPerObjectKB'),
+    get(heapRole, 'raw', 'heapPerObjectKB'),
+    '≤',
+    0.2,
+    `${heapName}: heap after sync and GC, per object`,
+  );
   const metaRole: Role = large ? 'large' : 'watch';
   const metaName = byRole(metaRole)?.scenario.name ?? metaRole;
-  info('events/s, metadataOnly (e) / (a)', get(metaRole, 'rx-meta', 'eventsPerSec'), get(metaRole, 'rx', 'eventsPerSec'), `${metaName}: events/s${cpuRatio(metaRole, 'rx-meta', 'rx')}`);
-  info('bytes on the wire, metadataOnly (e) / (a)', get(metaRole, 'rx-meta', 'wireMB'), get(metaRole, 'rx', 'wireMB'), `${metaName}: list and watch bytes the server wrote; (d) reads what (a) reads`);
-  if (relist) ratio('relist peak heap / steady heap (a)', get('relist', 'rx', 'relistPeakLiveMB'), get('relist', 'rx', 'heapEndMB'), '≤', 1.5, `${relist.scenario.name}: live heap (after GC) at the relist's high-water mark vs after the watch`);
+  info(
+    'events/s, metadataOnly (e) / (a)',
+    get(metaRole, 'rx-meta', 'eventsPerSec'),
+    get(metaRole, 'rx', 'eventsPerSec'),
+    `${metaName}: events/s${cpuRatio(metaRole, 'rx-meta', 'rx')}`,
+  );
+  info(
+    'bytes on the wire, metadataOnly (e) / (a)',
+    get(metaRole, 'rx-meta', 'wireMB'),
+    get(metaRole, 'rx', 'wireMB'),
+    `${metaName}: list and watch bytes the server wrote; (d) reads what (a) reads`,
+  );
+  if (relist)
+    ratio(
+      'relist peak heap / steady heap (a)',
+      get('relist', 'rx', 'relistPeakLiveMB'),
+      get('relist', 'rx', 'heapEndMB'),
+      '≤',
+      1.5,
+      `${relist.scenario.name}: live heap (after GC) at the relist's high-water mark vs after the watch`,
+    );
   // Hundreds of thousands of objects (run only when asked for).
   const huge = byRole('huge');
   if (huge) {
     const h = huge.scenario.name;
-    info(`events/s at ${huge.scenario.pods} cached, (a) / (c)`, get('huge', 'rx', 'eventsPerSec'), get('huge', 'cn', 'eventsPerSec'), `${h}: events/s${cpuRatio('huge', 'rx', 'cn')}`);
-    info(`events/s at ${huge.scenario.pods} cached, lazyDecode (a″) / (c)`, get('huge', 'rx-lazy', 'eventsPerSec'), get('huge', 'cn', 'eventsPerSec'), `${h}: events/s${cpuRatio('huge', 'rx-lazy', 'cn')}`);
+    info(
+      `events/s at ${huge.scenario.pods} cached, (a) / (c)`,
+      get('huge', 'rx', 'eventsPerSec'),
+      get('huge', 'cn', 'eventsPerSec'),
+      `${h}: events/s${cpuRatio('huge', 'rx', 'cn')}`,
+    );
+    info(
+      `events/s at ${huge.scenario.pods} cached, lazyDecode (a″) / (c)`,
+      get('huge', 'rx-lazy', 'eventsPerSec'),
+      get('huge', 'cn', 'eventsPerSec'),
+      `${h}: events/s${cpuRatio('huge', 'rx-lazy', 'cn')}`,
+    );
     info(`sync of ${huge.scenario.pods} pods (a) / (d)`, get('huge', 'rx', 'syncMs'), get('huge', 'raw', 'syncMs'), `${h}: ms to N synced`);
-    info(`sync of ${huge.scenario.pods} pods, metadataOnly (e) / (d)`, get('huge', 'rx-meta', 'syncMs'), get('huge', 'raw', 'syncMs'), `${h}: ms to N synced`);
+    info(
+      `sync of ${huge.scenario.pods} pods, metadataOnly (e) / (d)`,
+      get('huge', 'rx-meta', 'syncMs'),
+      get('huge', 'raw', 'syncMs'),
+      `${h}: ms to N synced`,
+    );
   }
   const meta = byRole('meta');
   if (meta) {
     const m = meta.scenario.name;
     const kb = get('meta', 'rx-meta', 'heapPerObjectKB');
-    out.push({ name: `heap per cached object, metadataOnly (e), ${meta.scenario.pods} pods, KB`, measured: kb, threshold: '≤ 1', pass: kb === undefined ? undefined : kb <= 1, detail: `${m}: heap after sync and GC, per object (an absolute figure, not a ratio)` });
-    ratio(`sync of ${meta.scenario.pods} pods, metadataOnly (e) / (d) full objects`, get('meta', 'rx-meta', 'syncMs'), get('meta', 'raw', 'syncMs'), '≤', 0.3, `${m}: ms to N synced; (d) reads the full objects of the same pods`);
-    ratio(`relist peak RSS / steady RSS, metadataOnly (e), ${meta.scenario.pods} pods`, get('meta', 'rx-meta', 'relistPeakRssMB'), get('meta', 'rx-meta', 'rssSteadyMB'), '≤', 1.5, `${m}: resident set sampled during the relist vs after the watch`);
+    out.push({
+      name: `heap per cached object, metadataOnly (e), ${meta.scenario.pods} pods, KB`,
+      measured: kb,
+      threshold: '≤ 1',
+      pass: kb === undefined ? undefined : kb <= 1,
+      detail: `${m}: heap after sync and GC, per object (an absolute figure, not a ratio)`,
+    });
+    ratio(
+      `sync of ${meta.scenario.pods} pods, metadataOnly (e) / (d) full objects`,
+      get('meta', 'rx-meta', 'syncMs'),
+      get('meta', 'raw', 'syncMs'),
+      '≤',
+      0.3,
+      `${m}: ms to N synced; (d) reads the full objects of the same pods`,
+    );
+    ratio(
+      `relist peak RSS / steady RSS, metadataOnly (e), ${meta.scenario.pods} pods`,
+      get('meta', 'rx-meta', 'relistPeakRssMB'),
+      get('meta', 'rx-meta', 'rssSteadyMB'),
+      '≤',
+      1.5,
+      `${m}: resident set sampled during the relist vs after the watch`,
+    );
   }
   return out;
 }
@@ -583,14 +847,19 @@ export function markdown(report: BenchReport): string {
   lines.push('# rx-informer benchmark', '');
   lines.push(`${report.date} · ${m.cpu} · ${m.cores} cores · ${m.memoryGiB} GiB · Node ${m.node} · ${m.os}`);
   const src = report.source;
-  lines.push(`src/ at ${src.commit}${src.dirty.length ? ` with uncommitted changes to ${src.dirty.map((d) => d.slice(3)).join(', ')}` : ''} (hash ${src.srcHash}).`);
+  lines.push(
+    `src/ at ${src.commit}${src.dirty.length ? ` with uncommitted changes to ${src.dirty.map((d) => d.slice(3)).join(', ')}` : ''} (hash ${src.srcHash}).`,
+  );
   if (report.sourceChangedDuringRun) lines.push('', '**Warning: src/ changed during this run; the figures mix versions.**');
   lines.push(
     `${report.options.reps} repetition(s) per contender, alternating; medians. ${report.options.pin ? 'Workload server and contender pinned to separate cores (taskset). ' : ''}${report.options.nodeFlags?.length ? `Contender flags: ${report.options.nodeFlags.join(' ')}. ` : ''}The run took ${report.durationSec} s.`,
     '',
   );
   lines.push('## Targets', '', '| target | measured | wanted | result | from |', '|---|---:|---:|:---:|---|');
-  for (const t of report.targets) lines.push(`| ${t.name} | ${t.measured === undefined ? '–' : `${t.measured}×`} | ${t.threshold} | ${t.pass === undefined ? 'n/a' : t.pass ? 'PASS' : '**FAIL**'} | ${t.detail} |`);
+  for (const t of report.targets)
+    lines.push(
+      `| ${t.name} | ${t.measured === undefined ? '–' : `${t.measured}×`} | ${t.threshold} | ${t.pass === undefined ? 'n/a' : t.pass ? 'PASS' : '**FAIL**'} | ${t.detail} |`,
+    );
   lines.push('');
   for (const s of report.scenarios) {
     const w = s.workload;
@@ -598,11 +867,25 @@ export function markdown(report: BenchReport): string {
       `## ${s.scenario.name}: ${s.scenario.pods.toLocaleString('en-US')} pods, then ${s.scenario.events.toLocaleString('en-US')} watch events${s.scenario.relist ? ', then a 410 Expired and one relist' : ''}`,
       '',
       `Workload: ${w.meanPodBytes} B of JSON per pod, list ${(w.listBytes / 1e6).toFixed(1)} MB, watch stream ${(w.watchBytes / 1e6).toFixed(1)} MB; metadata-only ${w.meanMetaPodBytes} B per pod, ${(w.metaListBytes / 1e6).toFixed(1)} MB and ${(w.metaWatchBytes / 1e6).toFixed(1)} MB.` +
-        (s.scenario.contenders.includes('cn-100') ? ` (c′) counts the first ${s.scenario.fanOutEvents ?? s.scenario.events} events on each of its 100 streams.` : ''),
+        (s.scenario.contenders.includes('cn-100')
+          ? ` (c′) counts the first ${s.scenario.fanOutEvents ?? s.scenario.events} events on each of its 100 streams.`
+          : ''),
       '',
     );
     const relist = s.scenario.relist;
-    const head = ['contender', 'sync ms', 'sync CPU ms', 'events/s', 'CPU µs/event', 'heap base MB', 'heap synced MB', 'KB/object', 'heap end MB', 'peak RSS MB', 'wire MB (lists)'];
+    const head = [
+      'contender',
+      'sync ms',
+      'sync CPU ms',
+      'events/s',
+      'CPU µs/event',
+      'heap base MB',
+      'heap synced MB',
+      'KB/object',
+      'heap end MB',
+      'peak RSS MB',
+      'wire MB (lists)',
+    ];
     if (relist) head.push('relist peak sampled MB', 'relist peak live MB', 'live peak / steady');
     head.push('runs ok');
     lines.push(`| ${head.join(' | ')} |`, `|${head.map((_, i) => (i === 0 ? '---' : '---:')).join('|')}|`);
@@ -631,9 +914,25 @@ export function markdown(report: BenchReport): string {
       row.push(`${runs.filter((x) => x.ok).length}/${runs.length}`);
       lines.push(`| ${row.join(' | ')} |`);
     }
-    const gcHead = ['contender', 'CPU µs/event', 'main thread', 'helper threads', 'scavenges /1k ev', 'scavenge ms /1k ev', 'mark-compacts /1k ev', 'mark-compact ms /1k ev', 'incremental marking ms /1k ev', 'sync GC pauses ms', 'sync mark-compacts'];
+    const gcHead = [
+      'contender',
+      'CPU µs/event',
+      'main thread',
+      'helper threads',
+      'scavenges /1k ev',
+      'scavenge ms /1k ev',
+      'mark-compacts /1k ev',
+      'mark-compact ms /1k ev',
+      'incremental marking ms /1k ev',
+      'sync GC pauses ms',
+      'sync mark-compacts',
+    ];
     if (s.scenario.contenders.some((c) => s.medians[c]?.['scavengesPer1k'] !== undefined)) {
-      lines.push('', 'Where the watch phase\'s CPU went (main thread: JavaScript and the collector\'s pauses; helper threads: concurrent marking, parallel scavenging, sweeping), and the collector, per 1,000 events (pauses as `gc` performance entries report them):', '');
+      lines.push(
+        '',
+        "Where the watch phase's CPU went (main thread: JavaScript and the collector's pauses; helper threads: concurrent marking, parallel scavenging, sweeping), and the collector, per 1,000 events (pauses as `gc` performance entries report them):",
+        '',
+      );
       lines.push(`| ${gcHead.join(' | ')} |`, `|${gcHead.map((_, i) => (i === 0 ? '---' : '---:')).join('|')}|`);
       for (const contender of s.scenario.contenders) {
         const r = s.medians[contender] ?? {};
@@ -654,9 +953,9 @@ export function markdown(report: BenchReport): string {
     '## How to read this',
     '',
     '- Every contender runs in its own process (`--expose-gc`) against the same bench-local streaming server (bench/workload/server.ts, its own process; not the emulator in src/testing/emulator), which serializes the workload once and writes as fast as the socket takes it.',
-    '- sync: from starting the informer (imports done) to holding all N listed pods (lists paged 500 at a time; client-node lists unpaged, as its generated API does). heap: `heapUsed + external` after two forced GCs (Node keeps strings over ~1 MB, such as a list page, outside V8\'s heap); KB/object = (heap synced − heap base) / N.',
+    "- sync: from starting the informer (imports done) to holding all N listed pods (lists paged 500 at a time; client-node lists unpaged, as its generated API does). heap: `heapUsed + external` after two forced GCs (Node keeps strings over ~1 MB, such as a list page, outside V8's heap); KB/object = (heap synced − heap base) / N.",
     '- (e) metadata-only: the server answers PartialObjectMetadata (serialized once at startup, like the full objects); wire MB is what the server wrote to the contender (lists in brackets, relist included).',
-    '- events/s and CPU µs/event: the watch phase, from opening the server\'s gate (after the synced heap is measured) to the M-th event delivered to (each) subscriber; CPU is the contender process\'s user+system time.',
+    "- events/s and CPU µs/event: the watch phase, from opening the server's gate (after the synced heap is measured) to the M-th event delivered to (each) subscriber; CPU is the contender process's user+system time.",
     '- relist: after the M events the server sends a 410 Expired; "steady" is the heap after GC at that point; "peak sampled" the highest `heapUsed` seen (5 ms timer and every 1,000 relisted objects, garbage included); "peak live" the heap after GC at the relist\'s high-water mark (rx: the first relisted event, when old and new objects are both referenced; client-node: the list response in hand; raw: the last page parsed).',
     '',
   );

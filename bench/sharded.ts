@@ -36,9 +36,13 @@ const profileDir = profileAt >= 0 ? process.argv[profileAt + 1] : undefined;
 const onlyAt = process.argv.indexOf('--only');
 const only = onlyAt >= 0 ? process.argv[onlyAt + 1]?.split(',') : undefined;
 
-const server = spawn(process.execPath, [join(here, 'workload', 'server.ts'), JSON.stringify({ pods: PODS, events: 0, relist: false, seed: 1 })], {
-  stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-});
+const server = spawn(
+  process.execPath,
+  [join(here, 'workload', 'server.ts'), JSON.stringify({ pods: PODS, events: 0, relist: false, seed: 1 })],
+  {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  },
+);
 const ready = await new Promise<ServerReady>((resolve, reject) => {
   server.once('message', (message) => resolve(message as ServerReady));
   server.once('exit', (code) => reject(new Error(`the workload server exited (${code})`)));
@@ -52,10 +56,16 @@ console.log(`workload: ${PODS} pods, ${ready.meanPodBytes} B/pod, ${SHARDS} shar
 
 async function run(config: Omit<ShardedRunConfig, 'port'>): Promise<ShardedRunResult> {
   await reset();
-  const profile = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${config.mode}-${config.replicas}-${config.replica}.cpuprofile`] : [];
-  const child = spawn(process.execPath, ['--expose-gc', ...profile, join(here, 'contenders', 'sharded.ts'), JSON.stringify({ ...config, port: ready.port })], {
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
+  const profile = profileDir
+    ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${config.mode}-${config.replicas}-${config.replica}.cpuprofile`]
+    : [];
+  const child = spawn(
+    process.execPath,
+    ['--expose-gc', ...profile, join(here, 'contenders', 'sharded.ts'), JSON.stringify({ ...config, port: ready.port })],
+    {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    },
+  );
   return new Promise<ShardedRunResult>((resolve, reject) => {
     child.once('message', (message) => resolve(message as ShardedRunResult));
     child.once('exit', (code) => reject(new Error(`contender ${JSON.stringify(config)} exited (${code}) without a result`)));
@@ -74,15 +84,20 @@ const plan: Omit<ShardedRunConfig, 'port'>[] = [
   { mode: 'full', lazy: true, shards: SHARDS, replicas: 1, replica: 0 },
   { mode: 'full', lazy: false, shards: SHARDS, replicas: 1, replica: 0 },
   { mode: 'drop', lazy: true, shards: SHARDS, replicas: 1, replica: 0 },
-  ...REPLICAS.flatMap((n) => Array.from({ length: n }, (_, replica) => ({ mode: 'shard' as const, lazy: true, shards: SHARDS, replicas: n, replica }))),
+  ...REPLICAS.flatMap((n) =>
+    Array.from({ length: n }, (_, replica) => ({ mode: 'shard' as const, lazy: true, shards: SHARDS, replicas: n, replica })),
+  ),
 ];
-const keyOf = (c: Omit<ShardedRunConfig, 'port'>) => `${c.mode}${c.lazy ? '' : '-eager'}${c.mode === 'shard' ? ` ${c.replica + 1}/${c.replicas}` : ''}`;
+const keyOf = (c: Omit<ShardedRunConfig, 'port'>) =>
+  `${c.mode}${c.lazy ? '' : '-eager'}${c.mode === 'shard' ? ` ${c.replica + 1}/${c.replicas}` : ''}`;
 for (let rep = 0; rep < REPS; rep++) {
   for (const config of rep % 2 ? [...plan].reverse() : plan) {
     if (only && !only.includes(config.mode)) continue;
     const result = await run(config);
     results.set(keyOf(config), [...(results.get(keyOf(config)) ?? []), result]);
-    console.log(`  rep ${rep + 1} ${keyOf(config).padEnd(12)} cached ${String(result.cached).padStart(6)}  CPU ${result.cpuMs.toFixed(0).padStart(5)} ms  heap/object ${result.heapPerObjectKB.toFixed(2)} KB`);
+    console.log(
+      `  rep ${rep + 1} ${keyOf(config).padEnd(12)} cached ${String(result.cached).padStart(6)}  CPU ${result.cpuMs.toFixed(0).padStart(5)} ms  heap/object ${result.heapPerObjectKB.toFixed(2)} KB`,
+    );
   }
 }
 server.send({ type: 'close' });
@@ -128,11 +143,16 @@ for (const n of REPLICAS)
     const heapRatio = heap / fullHeap;
     const ok = Math.abs(countRatio - 1) <= 0.15 && Math.abs(heapRatio - 1) <= 0.1;
     allPass &&= ok;
-    lines.push(`| ${n} | ${replica + 1} | ${cached} | ${countRatio.toFixed(3)} | ${heap.toFixed(2)} | ${heapRatio.toFixed(3)} | ${(heapRaw / fullHeapRaw).toFixed(3)} | ${pass(ok)} |`);
+    lines.push(
+      `| ${n} | ${replica + 1} | ${cached} | ${countRatio.toFixed(3)} | ${heap.toFixed(2)} | ${heapRatio.toFixed(3)} | ${(heapRaw / fullHeapRaw).toFixed(3)} | ${pass(ok)} |`,
+    );
   }
 const text = lines.join('\n');
 console.log(`\n${text}`);
 if (only) process.exit(0); // a partial run is not recorded
 mkdirSync(join(here, 'results'), { recursive: true });
 writeFileSync(join(here, 'results', 'sharded-latest.md'), `${text}\n`);
-writeFileSync(join(here, 'results', 'sharded-latest.json'), `${JSON.stringify({ pods: PODS, shards: SHARDS, reps: REPS, allPass, runs: Object.fromEntries(results) }, null, 2)}\n`);
+writeFileSync(
+  join(here, 'results', 'sharded-latest.json'),
+  `${JSON.stringify({ pods: PODS, shards: SHARDS, reps: REPS, allPass, runs: Object.fromEntries(results) }, null, 2)}\n`,
+);

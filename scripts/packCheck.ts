@@ -42,18 +42,29 @@ try {
   }[];
   const tarball = packed[0]!;
   const shipped = tarball.files.map((f) => f.path);
-  if (shipped.some((path) => path.endsWith('.map'))) failures.push('the tarball ships source maps (they point at src/, which is not shipped)');
+  if (shipped.some((path) => path.endsWith('.map')))
+    failures.push('the tarball ships source maps (they point at src/, which is not shipped)');
   if (!shipped.includes('LICENSE')) failures.push('the tarball has no LICENSE');
   if (!shipped.includes('dist/index.d.ts')) failures.push('the tarball has no dist/index.d.ts');
 
   const project = join(work, 'project');
   mkdirSync(project);
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'pack-check', private: true, type: 'module' }));
-  const installArgs = ['install', '--prefer-offline', '--no-audit', '--no-fund', join(work, tarball.filename), `@types/node@${versionOf('@types/node')}`];
+  const installArgs = [
+    'install',
+    '--prefer-offline',
+    '--no-audit',
+    '--no-fund',
+    join(work, tarball.filename),
+    `@types/node@${versionOf('@types/node')}`,
+  ];
   run('npm install <tarball>', installArgs, project);
-  const manifest = JSON.parse(readFileSync(join(project, 'node_modules', 'rx-informer', 'package.json'), 'utf8')) as { scripts?: Record<string, string> };
+  const manifest = JSON.parse(readFileSync(join(project, 'node_modules', 'rx-informer', 'package.json'), 'utf8')) as {
+    scripts?: Record<string, string>;
+  };
   for (const script of INSTALL_SCRIPTS) {
-    if (manifest.scripts?.[script] !== undefined) failures.push(`the published package.json has a "${script}" script: consumers' npm runs or warns about it`);
+    if (manifest.scripts?.[script] !== undefined)
+      failures.push(`the published package.json has a "${script}" script: consumers' npm runs or warns about it`);
   }
 
   const blocks = blocksOf(documentationFiles()).filter((block) => block.mode !== 'fragment');
@@ -101,12 +112,13 @@ function run(what: string, args: string[], cwd: string): string {
   return result.stdout;
 }
 
-
 /** The version the repository installed, so the fresh project takes it from npm's cache. */
 function versionOf(name: string): string {
   return (JSON.parse(readFileSync(join(ROOT, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
 }
 
 for (const failure of failures) console.error(`pack-check: ${failure}`);
-console.log(`pack-check: ${failures.length === 0 ? 'ok' : `${failures.length} problems`} in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+console.log(
+  `pack-check: ${failures.length === 0 ? 'ok' : `${failures.length} problems`} in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+);
 process.exitCode = failures.length === 0 ? 0 : 1;

@@ -70,7 +70,8 @@ export function extractBlocks(markdown: string, file: string): Block[] {
         const [language, ...words] = open.info;
         if (language !== undefined && TS_INFO.has(language)) {
           const unknown = words.filter((word) => !MODES.has(word));
-          if (unknown.length > 0) throw new Error(`${file}:${open.line}: unknown word(s) after \`\`\`ts: ${unknown.join(' ')} (use no-run or fragment)`);
+          if (unknown.length > 0)
+            throw new Error(`${file}:${open.line}: unknown word(s) after \`\`\`ts: ${unknown.join(' ')} (use no-run or fragment)`);
           const mode: BlockMode = words.includes('fragment') ? 'fragment' : words.includes('no-run') ? 'no-run' : 'run';
           blocks.push({ file, line: open.line, mode, code: open.body.join('\n') + '\n' });
         }
@@ -83,7 +84,8 @@ export function extractBlocks(markdown: string, file: string): Block[] {
     // CommonMark: at most 3 spaces of indent, and a backtick fence's info string has no backtick
     // (so an inline ```` ```ts ```` in a paragraph is not a fence).
     const start = /^ {0,3}(`{3,}|~{3,})\s*(.*)$/.exec(text);
-    if (start && !(start[1]!.startsWith('`') && start[2]!.includes('`'))) open = { fence: start[1]!, line: index + 1, info: start[2]!.trim().split(/\s+/).filter(Boolean), body: [] };
+    if (start && !(start[1]!.startsWith('`') && start[2]!.includes('`')))
+      open = { fence: start[1]!, line: index + 1, info: start[2]!.trim().split(/\s+/).filter(Boolean), body: [] };
   }
   if (open) throw new Error(`${file}:${open.line}: code block never closed`);
   return blocks;
@@ -108,12 +110,16 @@ function moduleName(block: Block, index: number): string {
 
 function compile(dir: string, files: readonly string[]): Map<string, string[]> {
   const configPath = join(dir, 'tsconfig.json');
-  const parsed = ts.getParsedCommandLineOfConfigFile(configPath, {}, {
-    ...ts.sys,
-    onUnRecoverableConfigFileDiagnostic: (diagnostic) => {
-      throw new Error(ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n'));
+  const parsed = ts.getParsedCommandLineOfConfigFile(
+    configPath,
+    {},
+    {
+      ...ts.sys,
+      onUnRecoverableConfigFileDiagnostic: (diagnostic) => {
+        throw new Error(ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n'));
+      },
     },
-  });
+  );
   if (!parsed) throw new Error(`cannot read ${configPath}`);
   const program = ts.createProgram({ rootNames: files.map((file) => join(dir, file)), options: parsed.options });
   const byFile = new Map<string, string[]>();
@@ -121,7 +127,8 @@ function compile(dir: string, files: readonly string[]): Map<string, string[]> {
     // Errors inside src/ are the type-check's business (`npm run typecheck`); here only the examples count.
     const file = diagnostic.file ? relative(dir, diagnostic.file.fileName) : '';
     if (diagnostic.file && (file.startsWith('..') || !files.includes(file))) continue;
-    const where = diagnostic.file && diagnostic.start !== undefined ? diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start) : undefined;
+    const where =
+      diagnostic.file && diagnostic.start !== undefined ? diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start) : undefined;
     const text = `${where ? `line ${where.line + 1}:${where.character + 1}: ` : ''}TS${diagnostic.code}: ${ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n')}`;
     byFile.set(file, [...(byFile.get(file) ?? []), text]);
   }
@@ -147,7 +154,8 @@ function run(dir: string, file: string, timeoutMs: number): Promise<string | und
       clearTimeout(timer);
       // The end of the output says what went wrong; a runaway example can print without end.
       if (output.length > 4000) output = `…${output.slice(-4000)}`;
-      if (timedOut) resolveRun(`still running after ${timeoutMs} ms (an example must end by itself: unsubscribe, close what it started)\n${output}`);
+      if (timedOut)
+        resolveRun(`still running after ${timeoutMs} ms (an example must end by itself: unsubscribe, close what it started)\n${output}`);
       else if (code !== 0) resolveRun(`exited with ${code ?? signal}\n${output}`);
       else resolveRun(undefined);
     });
@@ -249,7 +257,9 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
   const blocks = blocksOf(files.length > 0 ? files : documentationFiles());
   const failures = await checkBlocks(blocks, { keep: process.argv.includes('--keep') });
   const counted = (mode: BlockMode) => blocks.filter((block) => block.mode === mode).length;
-  console.log(`${blocks.length} blocks: ${counted('run')} compiled and run, ${counted('no-run')} compiled only, ${counted('fragment')} fragments`);
+  console.log(
+    `${blocks.length} blocks: ${counted('run')} compiled and run, ${counted('no-run')} compiled only, ${counted('fragment')} fragments`,
+  );
   for (const failure of failures) console.error(describeFailure(failure));
   process.exitCode = failures.length > 0 ? 1 : 0;
 }

@@ -22,7 +22,14 @@
  */
 
 // The model: errors, objects, resources.
-export { InformerError, isExpired, type ErrorReason, type ErrorPhase, type InformerErrorDetails, type KubeStatus } from './0-model/errors.ts';
+export {
+  InformerError,
+  isExpired,
+  type ErrorReason,
+  type ErrorPhase,
+  type InformerErrorDetails,
+  type KubeStatus,
+} from './0-model/errors.ts';
 export { KubeObject, ObjectMeta, OwnerReference, kubeObject, keyOf, splitKey, type Typed, type Wire } from './0-model/objects.ts';
 export {
   ConfigMap,
@@ -52,7 +59,15 @@ export type { BackoffOptions } from './2-source/backoff.ts';
 export type { ListProgress } from './2-source/sourceEvent.ts';
 
 // Informers, their events and their cache.
-export { cacheSynced$, informerFactory, informerName, waitForCacheSync, type FactoryOptions, type InformerFactory, type Syncable } from './5-informer/factory.ts';
+export {
+  cacheSynced$,
+  informerFactory,
+  informerName,
+  waitForCacheSync,
+  type FactoryOptions,
+  type InformerFactory,
+  type Syncable,
+} from './5-informer/factory.ts';
 export { informer, type Informer, type InformerOptions } from './5-informer/informer.ts';
 export {
   DEFAULT_STALE_AFTER_MS,

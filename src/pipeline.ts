@@ -41,7 +41,15 @@ export {
   type ReflectorState,
   type StepResult,
 } from './2-source/reflectorState.ts';
-export { afterListFailure, afterWatch, isTooLargeResourceVersion, type Decision, type Next, type RecoveryCounters, type WatchEnd } from './2-source/recovery.ts';
+export {
+  afterListFailure,
+  afterWatch,
+  isTooLargeResourceVersion,
+  type Decision,
+  type Next,
+  type RecoveryCounters,
+  type WatchEnd,
+} from './2-source/recovery.ts';
 export type { ListProgress, SourceEvent, WatchEventType } from './2-source/sourceEvent.ts';
 
 // 3 · deltas

@@ -247,7 +247,9 @@ export class Probe {
       this.watchElu0 = performance.eventLoopUtilization();
       this.watch0 = performance.now();
       // Open the server's gate: the watch stream starts now.
-      http.get({ host: '127.0.0.1', port: this.config.port, path: '/_bench/go', agent: false }, (response) => response.resume()).on('error', (error) => this.fail(error));
+      http
+        .get({ host: '127.0.0.1', port: this.config.port, path: '/_bench/go', agent: false }, (response) => response.resume())
+        .on('error', (error) => this.fail(error));
     });
   }
 

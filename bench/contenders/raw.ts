@@ -35,7 +35,10 @@ export function runRaw(config: RunConfig, probe: Probe): void {
       const chunks: Buffer[] = [];
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
       response.on('end', () => {
-        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { metadata: { resourceVersion: string; continue?: string }; items: Obj[] };
+        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+          metadata: { resourceVersion: string; continue?: string };
+          items: Obj[];
+        };
         for (const item of body.items) {
           const key = keyOf(item);
           cache.set(key, item);

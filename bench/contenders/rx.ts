@@ -17,8 +17,14 @@ import type { KubeObject, Resource } from '../../src/index.ts';
 import { benchKubeConfig } from './kubeconfig.ts';
 import type { Probe, RunConfig } from './probe.ts';
 
-export async function runRx(config: RunConfig, probe: Probe, options: { subscribers: number; strip: boolean; lazy?: boolean; metadata?: boolean }): Promise<void> {
-  const { informer, metadataOnly, Pod, stripManagedFields } = (await import(config.src ? pathToFileURL(join(config.src, 'index.ts')).href : '../../src/index.ts')) as typeof Library;
+export async function runRx(
+  config: RunConfig,
+  probe: Probe,
+  options: { subscribers: number; strip: boolean; lazy?: boolean; metadata?: boolean },
+): Promise<void> {
+  const { informer, metadataOnly, Pod, stripManagedFields } = (await import(
+    config.src ? pathToFileURL(join(config.src, 'index.ts')).href : '../../src/index.ts'
+  )) as typeof Library;
   const kc = benchKubeConfig(config.port);
   const resource: Resource<KubeObject> = options.metadata ? (metadataOnly(Pod) as unknown as Resource<KubeObject>) : Pod;
   // BENCH_PAGE_SIZE: list page size (default: the informer's, 500), to measure its effect.

@@ -65,7 +65,8 @@ if (process.argv[1] && import.meta.filename === process.argv[1] && process.send)
   const heapBaselineMB = heapMB();
   const started = Date.now();
   const cpu = process.cpuUsage();
-  const pods: Informer<Pod> = config.mode === 'full' ? informer(kc, Pod, { http }) : shardedInformer(kc, Pod, fixedShards(config.shards, held), { http });
+  const pods: Informer<Pod> =
+    config.mode === 'full' ? informer(kc, Pod, { http }) : shardedInformer(kc, Pod, fixedShards(config.shards, held), { http });
   let cached = 0;
   const keep = pods.store$.subscribe((store) => (cached = store.size));
   pods.synced$.pipe(filter(Boolean), take(1)).subscribe(() => {

@@ -114,7 +114,9 @@ export function makePod(state: PodState): Record<string, unknown> {
         'cni.projectcalico.org/podIP': `${ip}/32`,
         'bench.rx-informer.dev/revision': String(r),
       },
-      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: rsName, uid: uid(i % 997, 2), controller: true, blockOwnerDeletion: true }],
+      ownerReferences: [
+        { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: rsName, uid: uid(i % 997, 2), controller: true, blockOwnerDeletion: true },
+      ],
       managedFields: [
         {
           manager: 'kube-controller-manager',
@@ -125,12 +127,27 @@ export function makePod(state: PodState): Record<string, unknown> {
           fieldsV1: {
             'f:metadata': {
               'f:generateName': {},
-              'f:labels': { '.': {}, 'f:app.kubernetes.io/instance': {}, 'f:app.kubernetes.io/name': {}, 'f:app.kubernetes.io/part-of': {}, 'f:app.kubernetes.io/version': {}, 'f:pod-template-hash': {} },
+              'f:labels': {
+                '.': {},
+                'f:app.kubernetes.io/instance': {},
+                'f:app.kubernetes.io/name': {},
+                'f:app.kubernetes.io/part-of': {},
+                'f:app.kubernetes.io/version': {},
+                'f:pod-template-hash': {},
+              },
               'f:ownerReferences': { '.': {}, [`k:{"uid":"${uid(i % 997, 2)}"}`]: {} },
             },
             'f:spec': {
               'f:containers': {
-                'k:{"name":"app"}': { '.': {}, 'f:env': { '.': {}, 'k:{"name":"LOG_LEVEL"}': { '.': {}, 'f:name': {}, 'f:value': {} } }, 'f:image': {}, 'f:imagePullPolicy': {}, 'f:name': {}, 'f:ports': {}, 'f:resources': {} },
+                'k:{"name":"app"}': {
+                  '.': {},
+                  'f:env': { '.': {}, 'k:{"name":"LOG_LEVEL"}': { '.': {}, 'f:name': {}, 'f:value': {} } },
+                  'f:image': {},
+                  'f:imagePullPolicy': {},
+                  'f:name': {},
+                  'f:ports': {},
+                  'f:resources': {},
+                },
               },
               'f:dnsPolicy': {},
               'f:restartPolicy': {},
@@ -147,7 +164,10 @@ export function makePod(state: PodState): Record<string, unknown> {
           subresource: 'status',
           fieldsV1: {
             'f:status': {
-              'f:conditions': { 'k:{"type":"ContainersReady"}': { '.': {}, 'f:lastTransitionTime': {}, 'f:status': {}, 'f:type': {} }, 'k:{"type":"Ready"}': { '.': {}, 'f:lastTransitionTime': {}, 'f:status': {}, 'f:type': {} } },
+              'f:conditions': {
+                'k:{"type":"ContainersReady"}': { '.': {}, 'f:lastTransitionTime': {}, 'f:status': {}, 'f:type': {} },
+                'k:{"type":"Ready"}': { '.': {}, 'f:lastTransitionTime': {}, 'f:status': {}, 'f:type': {} },
+              },
               'f:containerStatuses': {},
               'f:hostIP': {},
               'f:phase': {},
@@ -165,9 +185,7 @@ export function makePod(state: PodState): Record<string, unknown> {
         {
           name: 'kube-api-access',
           projected: {
-            sources: [
-              { serviceAccountToken: { expirationSeconds: 3607, path: 'token' } },
-            ],
+            sources: [{ serviceAccountToken: { expirationSeconds: 3607, path: 'token' } }],
             defaultMode: 420,
           },
         },
@@ -193,9 +211,7 @@ export function makePod(state: PodState): Record<string, unknown> {
           name: 'envoy',
           image: 'registry.example.com/mesh/envoy:1.31.2',
           args: ['--config-path', '/etc/envoy/envoy.yaml', '--log-level', 'warn'],
-          env: [
-            { name: 'ENVOY_UID', value: '1337' },
-          ],
+          env: [{ name: 'ENVOY_UID', value: '1337' }],
           resources: { limits: { cpu: '500m', memory: '128Mi' }, requests: { cpu: '50m', memory: '64Mi' } },
           volumeMounts: [{ name: 'kube-api-access', readOnly: true, mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' }],
           imagePullPolicy: 'IfNotPresent',
@@ -222,11 +238,23 @@ export function makePod(state: PodState): Record<string, unknown> {
         {
           name: 'app',
           state: { running: { startedAt: changed } },
-          ...(restarts > 0 ? { lastState: { terminated: { exitCode: 137, reason: 'OOMKilled', startedAt: started, finishedAt: changed, containerID: `containerd://${hex(mix(i + r), 8)}` } } } : { lastState: {} }),
+          ...(restarts > 0
+            ? {
+                lastState: {
+                  terminated: {
+                    exitCode: 137,
+                    reason: 'OOMKilled',
+                    startedAt: started,
+                    finishedAt: changed,
+                    containerID: `containerd://${hex(mix(i + r), 8)}`,
+                  },
+                },
+              }
+            : { lastState: {} }),
           ready: true,
           restartCount: restarts,
           image,
-          imageID: `registry.example.com/shop/${app}@sha256:${hex(mix(i % 7), 8)}${hex(mix(i % 13), 8)}${hex(mix(i % 7 + 1), 8)}${hex(mix(i % 13 + 1), 8)}`,
+          imageID: `registry.example.com/shop/${app}@sha256:${hex(mix(i % 7), 8)}${hex(mix(i % 13), 8)}${hex(mix((i % 7) + 1), 8)}${hex(mix((i % 13) + 1), 8)}`,
           containerID: `containerd://${hex(mix(i), 8)}${hex(mix(i + 1), 8)}${hex(mix(r + i), 8)}`,
           started: true,
         },

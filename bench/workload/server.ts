@@ -93,7 +93,13 @@ function held(items: readonly Buffer[], resourceVersion: number, tag: 'i' | 'f')
 }
 
 /** A snapshot whose items are serialized from their states when served. */
-function generated(states: (i: number) => PodState, count: number, serialize: (state: PodState) => Buffer, resourceVersion: number, tag: 'i' | 'f'): Snapshot {
+function generated(
+  states: (i: number) => PodState,
+  count: number,
+  serialize: (state: PodState) => Buffer,
+  resourceVersion: number,
+  tag: 'i' | 'f',
+): Snapshot {
   return { count, item: (i) => serialize(states(i)), resourceVersion, tag };
 }
 
@@ -183,9 +189,13 @@ function build(config: WorkloadConfig) {
   const finalState = (i: number) => finalStates[i]!;
   return {
     initial: keep ? held(initial, pods, 'i') : generated(initialState, pods, listItem, pods, 'i'),
-    final: keep ? held(finalStates.map(listItem), pods + events, 'f') : generated(finalState, finalStates.length, listItem, pods + events, 'f'),
+    final: keep
+      ? held(finalStates.map(listItem), pods + events, 'f')
+      : generated(finalState, finalStates.length, listItem, pods + events, 'f'),
     metaInitial: keep ? held(metaInitial, pods, 'i') : generated(initialState, pods, metaItem, pods, 'i'),
-    metaFinal: keep ? held(finalStates.map(metaItem), pods + events, 'f') : generated(finalState, finalStates.length, metaItem, pods + events, 'f'),
+    metaFinal: keep
+      ? held(finalStates.map(metaItem), pods + events, 'f')
+      : generated(finalState, finalStates.length, metaItem, pods + events, 'f'),
     finalCount: final.length,
     full,
     meta,
@@ -206,7 +216,9 @@ function status(code: number, reason: string, message: string): string {
   return JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code });
 }
 
-export async function serve(config: WorkloadConfig): Promise<{ ready: ServerReady; reset: (maxEvents?: number) => ServerCounters; close: () => Promise<void> }> {
+export async function serve(
+  config: WorkloadConfig,
+): Promise<{ ready: ServerReady; reset: (maxEvents?: number) => ServerCounters; close: () => Promise<void> }> {
   const started = performance.now();
   const data = build(config);
   const lastRV = config.pods + config.events;
@@ -215,7 +227,15 @@ export async function serve(config: WorkloadConfig): Promise<{ ready: ServerRead
   let waiting: (() => void)[] = [];
   /** Events a watch sends at most (set per run: the 100 client-node informers take fewer). */
   let eventLimit = config.events;
-  const counters: ServerCounters = { listRequests: 0, watchRequests: 0, goRequests: 0, expiredSent: 0, watchBytesWritten: 0, listBytesWritten: 0, metadataRequests: 0 };
+  const counters: ServerCounters = {
+    listRequests: 0,
+    watchRequests: 0,
+    goRequests: 0,
+    expiredSent: 0,
+    watchBytesWritten: 0,
+    listBytesWritten: 0,
+    metadataRequests: 0,
+  };
   const sockets = new Set<Socket>();
 
   const write = (response: http.ServerResponse, buffer: Buffer): Promise<boolean> =>
@@ -302,7 +322,10 @@ export async function serve(config: WorkloadConfig): Promise<{ ready: ServerRead
       const lastChunk = end < config.events ? stream.eventChunk[end]! : stream.chunks.length - 1;
       for (let chunk = stream.eventChunk[first]!; chunk <= lastChunk; chunk++) {
         const whole = stream.chunks[chunk]!;
-        const buffer = whole.subarray(chunk === stream.eventChunk[first] ? stream.eventOffset[first]! : 0, end < config.events && chunk === lastChunk ? stream.eventOffset[end]! : whole.length);
+        const buffer = whole.subarray(
+          chunk === stream.eventChunk[first] ? stream.eventOffset[first]! : 0,
+          end < config.events && chunk === lastChunk ? stream.eventOffset[end]! : whole.length,
+        );
         if (buffer.length > 0 && !(await write(response, buffer))) return;
         counters.watchBytesWritten += buffer.length;
       }
@@ -334,10 +357,12 @@ export async function serve(config: WorkloadConfig): Promise<{ ready: ServerRead
     if (url.pathname === '/api/v1/pods' && request.method === 'GET') {
       const isWatch = url.searchParams.get('watch');
       const watching = isWatch === '1' || isWatch === 'true';
-      void (watching ? watch(url, response, wantsMetadata(request, false)) : list(url, response, wantsMetadata(request, true))).catch((error: unknown) => {
-        if (!response.headersSent) response.writeHead(500, { 'Content-Type': 'application/json' });
-        response.end(status(500, 'InternalError', String(error)));
-      });
+      void (watching ? watch(url, response, wantsMetadata(request, false)) : list(url, response, wantsMetadata(request, true))).catch(
+        (error: unknown) => {
+          if (!response.headersSent) response.writeHead(500, { 'Content-Type': 'application/json' });
+          response.end(status(500, 'InternalError', String(error)));
+        },
+      );
       return;
     }
     response.writeHead(404, { 'Content-Type': 'application/json' });
@@ -374,7 +399,14 @@ export async function serve(config: WorkloadConfig): Promise<{ ready: ServerRead
       expired = false;
       for (const resolve of waiting) resolve();
       waiting = [];
-      counters.listRequests = counters.watchRequests = counters.goRequests = counters.expiredSent = counters.watchBytesWritten = counters.listBytesWritten = counters.metadataRequests = 0;
+      counters.listRequests =
+        counters.watchRequests =
+        counters.goRequests =
+        counters.expiredSent =
+        counters.watchBytesWritten =
+        counters.listBytesWritten =
+        counters.metadataRequests =
+          0;
       return previous;
     },
     close: () =>

@@ -68,15 +68,23 @@ for (const identity of ['replica-a', 'replica-b', 'replica-c']) {
         }, 1_000);
       } else if (event.identity !== killed.identity) {
         const handoverMs = event.at - killed.at;
-        print(`handover: ${event.identity} took over ${(handoverMs / 1000).toFixed(2)} s after ${killed.identity} died (lease 4 s + retry 1 s = 5 s bound, plus request time)`);
+        print(
+          `handover: ${event.identity} took over ${(handoverMs / 1000).toFixed(2)} s after ${killed.identity} died (lease 4 s + retry 1 s = 5 s bound, plus request time)`,
+        );
         const url = serving.get(event.identity);
-        const probe = url ? fetch(`${url}/readyz`).then((r) => r.status, () => 0) : Promise.resolve(0);
+        const probe = url
+          ? fetch(`${url}/readyz`).then(
+              (r) => r.status,
+              () => 0,
+            )
+          : Promise.resolve(0);
         void probe.then((readyz) => {
           print(`${event.identity} /readyz: ${readyz}`);
           void finish(0, { killed: killed!.identity, next: event.identity, handoverMs, leaders, readyz });
         });
       }
-    } else if (event.leader === false && leaders.some((l) => l.identity === event.identity)) print(`${t(event.at)} ${event.identity} stepped down`);
+    } else if (event.leader === false && leaders.some((l) => l.identity === event.identity))
+      print(`${t(event.at)} ${event.identity} stepped down`);
     else if (event.reconciled) print(`${t(event.at)} ${event.identity} reconciled ${event.reconciled}`);
     else if (event.error) print(`${t(event.at)} ${event.identity} lease error: ${event.error}`);
   });

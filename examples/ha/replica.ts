@@ -31,7 +31,11 @@ running.add(configMaps.store$.subscribe()); // the informer stays whole on every
 running.add(election.leader$.subscribe((leader) => say({ leader })));
 running.add(election.errors$.subscribe((error) => say({ error: `${error.operation} ${error.reason}` })));
 // Probes and metrics for the kubelet and Prometheus (in a pod: port 8080 on every interface).
-running.add(serve([configMaps], { host: '127.0.0.1', port: 0, families: () => controllerFamilies([apples.metrics()]) }).subscribe((s) => say({ serving: s.url })));
+running.add(
+  serve([configMaps], { host: '127.0.0.1', port: 0, families: () => controllerFamilies([apples.metrics()]) }).subscribe((s) =>
+    say({ serving: s.url }),
+  ),
+);
 // The gating line: reconcile only while leader; losing leadership cancels in-flight reconciles (they are requeued).
 running.add(election.leader$.pipe(switchMap((leader) => (leader ? apples.outcomes$ : EMPTY))).subscribe());
 

@@ -18,7 +18,9 @@ const podsAt = process.argv.indexOf('--pods');
 const PODS = podsAt >= 0 ? Number(process.argv[podsAt + 1]) : 30_000;
 const SHARDS = 12;
 const fast = process.argv.includes('--fast');
-const lease = fast ? { duration: 4, bound: 'lease 4 s + 2 retry periods of 1 s' } : { duration: 15, bound: 'lease 15 s + 2 retry periods of 2 s' };
+const lease = fast
+  ? { duration: 4, bound: 'lease 4 s + 2 retry periods of 1 s' }
+  : { duration: 15, bound: 'lease 15 s + 2 retry periods of 2 s' };
 const started = Date.now();
 const t = (at = Date.now()) => `+${((at - started) / 1000).toFixed(1)}s`;
 const print = (line: string) => {
@@ -29,10 +31,20 @@ const api = await startApiServer({ namespaces: ['demo'] });
 for (let i = 0; i < PODS; i++) {
   const app = ['checkout', 'payments', 'catalog', 'search', 'frontend'][i % 5]!;
   api.create('pods', {
-    metadata: { name: `${app}-${i}`, namespace: `team-${i % 20}`, labels: { app, tier: i % 3 ? 'web' : 'worker' }, annotations: { 'example.com/owner': `team-${i % 20}` } },
+    metadata: {
+      name: `${app}-${i}`,
+      namespace: `team-${i % 20}`,
+      labels: { app, tier: i % 3 ? 'web' : 'worker' },
+      annotations: { 'example.com/owner': `team-${i % 20}` },
+    },
     spec: {
       containers: [
-        { name: app, image: `registry.example.com/${app}:1.${i % 7}.0`, env: [{ name: 'MODE', value: 'production' }], resources: { requests: { cpu: '100m', memory: '128Mi' } } },
+        {
+          name: app,
+          image: `registry.example.com/${app}:1.${i % 7}.0`,
+          env: [{ name: 'MODE', value: 'production' }],
+          resources: { requests: { cpu: '100m', memory: '128Mi' } },
+        },
         { name: 'sidecar', image: 'registry.example.com/proxy:2.1.0', ports: [{ containerPort: 15001 }] },
       ],
       nodeName: `node-${i % 50}`,
@@ -57,7 +69,9 @@ const children = new Map<string, ChildProcess>();
 const latest = new Map<string, Report>();
 let onReport = () => undefined as void;
 const start = (identity: string, ...args: string[]) => {
-  const child = spawn(process.execPath, ['--expose-gc', replicaTs, kubeconfig, identity, ...args, ...(fast ? ['--fast'] : [])], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--expose-gc', replicaTs, kubeconfig, identity, ...args, ...(fast ? ['--fast'] : [])], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   children.set(identity, child);
   createInterface({ input: child.stdout! }).on('line', (line) => {
     try {
@@ -88,7 +102,14 @@ const settled = (live: string[]) =>
       const cap = Math.ceil(SHARDS / live.length);
       const balanced = reports.every((r) => r!.owned.length <= cap);
       const cached = reports.reduce((n, r) => n + r!.cached, 0);
-      if (owned.length === SHARDS && new Set(owned).size === SHARDS && balanced && cached === PODS && (latest.get('unsharded')?.cached ?? 0) === PODS) resolve(reports as Report[]);
+      if (
+        owned.length === SHARDS &&
+        new Set(owned).size === SHARDS &&
+        balanced &&
+        cached === PODS &&
+        (latest.get('unsharded')?.cached ?? 0) === PODS
+      )
+        resolve(reports as Report[]);
     };
   });
 /** Once settled, a few seconds for lists still running to end; then the latest reports (heap after GC). */
@@ -98,8 +119,14 @@ const quiet = async (live: string[]) => {
 };
 const table = (reports: readonly Report[]) => {
   const unsharded = latest.get('unsharded');
-  for (const r of reports) print(`  ${r.identity.padEnd(10)} shards ${r.owned.join(',').padEnd(14)} ${String(r.cached).padStart(6)} pods cached  heap ${r.heapMB.toFixed(1).padStart(6)} MB`);
-  if (unsharded) print(`  ${'unsharded'.padEnd(10)} ${'(every pod)'.padEnd(21)} ${String(unsharded.cached).padStart(6)} pods cached  heap ${unsharded.heapMB.toFixed(1).padStart(6)} MB`);
+  for (const r of reports)
+    print(
+      `  ${r.identity.padEnd(10)} shards ${r.owned.join(',').padEnd(14)} ${String(r.cached).padStart(6)} pods cached  heap ${r.heapMB.toFixed(1).padStart(6)} MB`,
+    );
+  if (unsharded)
+    print(
+      `  ${'unsharded'.padEnd(10)} ${'(every pod)'.padEnd(21)} ${String(unsharded.cached).padStart(6)} pods cached  heap ${unsharded.heapMB.toFixed(1).padStart(6)} MB`,
+    );
 };
 
 const replicas = ['replica-a', 'replica-b', 'replica-c'];
@@ -119,7 +146,9 @@ print(`${t(killedAt)} killed ${victim} (SIGKILL: its Leases lapse after ${lease.
 const live = replicas.filter((r) => r !== victim);
 const refilled = await settled(live);
 const refillMs = Math.max(...refilled.map((r) => r.at)) - killedAt;
-print(`${t()} its shards ${first[0]!.owned.join(',')} are cached again elsewhere, ${(refillMs / 1000).toFixed(1)} s after the kill (${lease.bound} + a list, on this machine):`);
+print(
+  `${t()} its shards ${first[0]!.owned.join(',')} are cached again elsewhere, ${(refillMs / 1000).toFixed(1)} s after the kill (${lease.bound} + a list, on this machine):`,
+);
 const second = await quiet(live);
 table(second);
 clearTimeout(deadline);

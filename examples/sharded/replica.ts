@@ -48,7 +48,11 @@ if (unsharded) {
     }),
   );
   // Conflicts are expected while replicas race for Leases; other faults are worth seeing.
-  running.add(shards.errors$.subscribe((e) => (e.reason === 'Conflict' ? undefined : process.stderr.write(`${identity}: Lease ${e.reason}: ${e.message}\n`))));
+  running.add(
+    shards.errors$.subscribe((e) =>
+      e.reason === 'Conflict' ? undefined : process.stderr.write(`${identity}: Lease ${e.reason}: ${e.message}\n`),
+    ),
+  );
   running.add(pods.errors$.subscribe((e) => process.stderr.write(`${identity}: informer ${e.reason}: ${e.message}\n`)));
   if (process.env['VERBOSE']) {
     running.add(shards.held$.subscribe((h) => process.stderr.write(`${Date.now()} ${identity} holds ${[...h]}\n`)));

@@ -11,8 +11,16 @@ import { ConfigMap, KubeObject, informer, type InformerError } from '../../src/i
 import { decoder, listAndWatch, type SourceEvent, type WatchFrame } from '../../src/pipeline.ts';
 import { fakeListWatch, listPage, watchEvent } from '../support/fakeListWatch.ts';
 
-const cm = (name: string, rv: string): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'ns', resourceVersion: rv } });
-const secret = (name: string, rv: string): KubeObject => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: 'ns', resourceVersion: rv } });
+const cm = (name: string, rv: string): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name, namespace: 'ns', resourceVersion: rv },
+});
+const secret = (name: string, rv: string): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'Secret',
+  metadata: { name, namespace: 'ns', resourceVersion: rv },
+});
 
 function scheduler(): TestScheduler {
   return new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
@@ -25,7 +33,11 @@ describe('an object of another kind on a watch (as client-go)', () => {
       const fake = fakeListWatch({
         lists: [cold('-(p|)', { p: listPage('10', [cm('a', '5')]) })],
         watches: [
-          cold<WatchFrame>('-x-o-d 2000ms |', { x: watchEvent('MODIFIED', cm('a', '11')), o: watchEvent('ADDED', secret('s', '20')), d: watchEvent('DELETED', secret('a', '21')) }),
+          cold<WatchFrame>('-x-o-d 2000ms |', {
+            x: watchEvent('MODIFIED', cm('a', '11')),
+            o: watchEvent('ADDED', secret('s', '20')),
+            d: watchEvent('DELETED', secret('a', '21')),
+          }),
         ],
       });
       const events: SourceEvent<KubeObject>[] = [];
@@ -36,7 +48,9 @@ describe('an object of another kind on a watch (as client-go)', () => {
       }).subscribe((event) => events.push(event));
       ts.schedule(() => subscription.unsubscribe(), 3_000);
       flush();
-      const summary = events.map((e) => (e.type === 'error' ? `error ${e.error.reason}` : `${e.type}@${'resourceVersion' in e ? e.resourceVersion : ''}`));
+      const summary = events.map((e) =>
+        e.type === 'error' ? `error ${e.error.reason}` : `${e.type}@${'resourceVersion' in e ? e.resourceVersion : ''}`,
+      );
       expect(summary).toEqual(['replace@10', 'watch@10', 'modified@11', 'error ValidationFailed', 'error ValidationFailed', 'watch@11']);
       expect(fake.watches[1]?.options).toMatchObject({ resourceVersion: '11' });
     });
@@ -51,7 +65,10 @@ describe('a transform that renames an object (as client-go)', () => {
         lists: [cold('-(p|)', { p: listPage('10', [cm('a', '5')]) })],
         watches: [cold<WatchFrame>('--m--d', { m: watchEvent('ADDED', cm('b', '11')), d: watchEvent('DELETED', cm('a', '12')) })],
       });
-      const renamed = (object: ConfigMap): ConfigMap => ({ ...object, metadata: { ...object.metadata, name: `${object.metadata.name}-renamed` } });
+      const renamed = (object: ConfigMap): ConfigMap => ({
+        ...object,
+        metadata: { ...object.metadata, name: `${object.metadata.name}-renamed` },
+      });
       const cms = informer(fake, ConfigMap, { transform: renamed, scheduler: ts, random: () => 0 });
       const keys: string[][] = [];
       const errors: InformerError[] = [];

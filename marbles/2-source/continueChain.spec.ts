@@ -14,7 +14,9 @@ import { leakCheckingScheduler } from '../support/leakCheckingScheduler.ts';
 const widget: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', namespace: 'ns', resourceVersion: '5' } };
 
 /** A server whose lists answer each page 1 ms later with `pageFor(options, n)` (n: the request's number); watches never answer. */
-function server(pageFor: (options: ListOptions, n: number) => ListPage): ListWatch & { readonly lists: ListOptions[]; readonly at: number[] } {
+function server(
+  pageFor: (options: ListOptions, n: number) => ListPage,
+): ListWatch & { readonly lists: ListOptions[]; readonly at: number[] } {
   const lists: ListOptions[] = [];
   const at: number[] = [];
   return {
@@ -31,7 +33,11 @@ function server(pageFor: (options: ListOptions, n: number) => ListPage): ListWat
 }
 
 /** Subscribes at frame 0 with default options (random 0), unsubscribes at `untilMs`; the events, with their times. */
-function run(fake: ListWatch & { at: number[] }, untilMs: number, options: Partial<ListAndWatchOptions<KubeObject>> = {}): { events: SourceEvent<KubeObject>[]; times: number[] } {
+function run(
+  fake: ListWatch & { at: number[] },
+  untilMs: number,
+  options: Partial<ListAndWatchOptions<KubeObject>> = {},
+): { events: SourceEvent<KubeObject>[]; times: number[] } {
   const ts = leakCheckingScheduler(untilMs + 1);
   const events: SourceEvent<KubeObject>[] = [];
   const times: number[] = [];
@@ -49,7 +55,9 @@ const errors = (events: SourceEvent<KubeObject>[]) => events.flatMap((e) => (e.t
 
 describe('listAndWatch: continue chains are bounded', () => {
   it('an onListProgress that throws is reported as a HandlerError, and the list goes on', () => {
-    const fake = server((_, n) => (n < 2 ? { items: [widget], resourceVersion: '10', continue: `t${n}` } : { items: [widget], resourceVersion: '10' }));
+    const fake = server((_, n) =>
+      n < 2 ? { items: [widget], resourceVersion: '10', continue: `t${n}` } : { items: [widget], resourceVersion: '10' },
+    );
     const { events } = run(fake, 100, {
       onListProgress: () => {
         throw new Error('boom');
@@ -107,7 +115,9 @@ describe('listAndWatch: continue chains are bounded', () => {
   });
 
   it('a chain that ends within the bounds lists as before, telling onListProgress after every page but the last', () => {
-    const fake = server((_, n) => (n < 3 ? { items: [widget], resourceVersion: '10', continue: `t${n}` } : { items: [widget], resourceVersion: '10' }));
+    const fake = server((_, n) =>
+      n < 3 ? { items: [widget], resourceVersion: '10', continue: `t${n}` } : { items: [widget], resourceVersion: '10' },
+    );
     const progress: ListProgress[] = [];
     const { events } = run(fake, 100, { onListProgress: (p) => progress.push(p) });
     expect(progress).toEqual([

@@ -82,7 +82,12 @@ function scenario(body: (ctx: Ctx) => void): void {
 function start(ts: TestScheduler, fake: FakeListWatch, untilMs: number, options: Partial<ListAndWatchOptions<Obj>> = {}) {
   const log: string[] = [];
   const events: SourceEvent<Obj>[] = [];
-  const source: Observable<SourceEvent<Obj>> = listAndWatch<Obj>(fake, { decode: decoder(KubeObject), scheduler: ts, random: () => 0, ...options });
+  const source: Observable<SourceEvent<Obj>> = listAndWatch<Obj>(fake, {
+    decode: decoder(KubeObject),
+    scheduler: ts,
+    random: () => 0,
+    ...options,
+  });
   const subscription = source.subscribe((event) => {
     events.push(event);
     log.push(`${ts.now()} ${summary(event)}`);
@@ -92,8 +97,7 @@ function start(ts: TestScheduler, fake: FakeListWatch, untilMs: number, options:
 }
 
 const calls = (fake: FakeListWatch) => fake.requests.map(describeRequest);
-const errorsOf = (events: readonly SourceEvent<Obj>[]) =>
-  events.flatMap((e) => (e.type === 'error' ? [e.error] : []));
+const errorsOf = (events: readonly SourceEvent<Obj>[]) => events.flatMap((e) => (e.type === 'error' ? [e.error] : []));
 
 // ── list, then watch ─────────────────────────────────────────────────────────
 
@@ -216,7 +220,14 @@ describe('listAndWatch: how a watch ends', () => {
       });
       const { log, events } = start(ts, fake, 5000);
       flush();
-      expect(log).toEqual(['1 replace@10[]', '1 watch@10', '2 error VeryShortWatch', '802 watch@10', '1800 error VeryShortWatch', '3400 watch@10']);
+      expect(log).toEqual([
+        '1 replace@10[]',
+        '1 watch@10',
+        '2 error VeryShortWatch',
+        '802 watch@10',
+        '1800 error VeryShortWatch',
+        '3400 watch@10',
+      ]);
       expect(errorsOf(events)[0]).toMatchObject({ reason: 'VeryShortWatch', phase: 'watch' });
       expect(fake.lists).toHaveLength(1);
     });
@@ -273,7 +284,13 @@ describe('listAndWatch: how a watch ends', () => {
       });
       start(ts, fake, 70_000);
       flush();
-      expect(calls(fake)).toEqual(['0 list rv="0" limit=500', '1 watch rv="10"', '60001 watch rv="10"', '60002 list rv="10"', '60003 watch rv="30"']);
+      expect(calls(fake)).toEqual([
+        '0 list rv="0" limit=500',
+        '1 watch rv="10"',
+        '60001 watch rv="10"',
+        '60002 list rv="10"',
+        '60003 watch rv="30"',
+      ]);
     });
   });
 
@@ -301,7 +318,13 @@ describe('listAndWatch: how a watch ends', () => {
 
   it('"Too large resource version" on a list: list again at once at resourceVersion ""', () => {
     scenario(({ ts, cold, flush }) => {
-      const tooLarge = { kind: 'Status', status: 'Failure', message: 'Too large resource version: 99, current: 20', reason: 'Timeout', code: 504 };
+      const tooLarge = {
+        kind: 'Status',
+        status: 'Failure',
+        message: 'Too large resource version: 99, current: 20',
+        reason: 'Timeout',
+        code: 504,
+      };
       const fake = fakeListWatch({
         lists: [cold('-#', undefined, errorFromStatus(504, tooLarge, 'list')), cold('-(p|)', { p: listPage('20', []) })],
       });
@@ -344,12 +367,22 @@ describe('listAndWatch: list failures', () => {
   it('after a watch 410, a relist at the last rv that is 410 too retries at once with rv ""', () => {
     scenario(({ ts, cold, flush }) => {
       const fake = fakeListWatch({
-        lists: [cold('-(p|)', { p: listPage('10', []) }), cold('-#', undefined, httpFailure(410, 'list')), cold('-(p|)', { p: listPage('50', []) })],
+        lists: [
+          cold('-(p|)', { p: listPage('10', []) }),
+          cold('-#', undefined, httpFailure(410, 'list')),
+          cold('-(p|)', { p: listPage('50', []) }),
+        ],
         watches: [cold<WatchFrame>('-#', undefined, httpFailure(410))],
       });
       start(ts, fake, 3000);
       flush();
-      expect(calls(fake)).toEqual(['0 list rv="0" limit=500', '1 watch rv="10"', '802 list rv="10"', '803 list rv="" limit=500', '804 watch rv="50"']);
+      expect(calls(fake)).toEqual([
+        '0 list rv="0" limit=500',
+        '1 watch rv="10"',
+        '802 list rv="10"',
+        '803 list rv="" limit=500',
+        '804 watch rv="50"',
+      ]);
     });
   });
 
@@ -429,11 +462,20 @@ describe('listAndWatch: list failures', () => {
   it('other list failures back off and list again (same rv)', () => {
     scenario(({ ts, cold, flush }) => {
       const fake = fakeListWatch({
-        lists: [cold('-#', undefined, httpFailure(503, 'list')), cold('-#', undefined, networkFailure('list')), cold('-(p|)', { p: listPage('10', []) })],
+        lists: [
+          cold('-#', undefined, httpFailure(503, 'list')),
+          cold('-#', undefined, networkFailure('list')),
+          cold('-(p|)', { p: listPage('10', []) }),
+        ],
       });
       const { log } = start(ts, fake, 5000);
       flush();
-      expect(calls(fake)).toEqual(['0 list rv="0" limit=500', '801 list rv="0" limit=500', '2402 list rv="0" limit=500', '2403 watch rv="10"']);
+      expect(calls(fake)).toEqual([
+        '0 list rv="0" limit=500',
+        '801 list rv="0" limit=500',
+        '2402 list rv="0" limit=500',
+        '2403 watch rv="10"',
+      ]);
       expect(log.slice(0, 2)).toEqual(['1 error ServerError', '802 error NetworkError']);
     });
   });
@@ -477,7 +519,14 @@ describe('listAndWatch: backoff', () => {
       });
       start(ts, fake, 2000);
       flush();
-      expect(calls(fake)).toEqual(['0 list rv="0" limit=500', '1 watch rv="10"', '4 watch rv="11"', '7 watch rv="12"', '810 list rv="13"', '811 watch rv="20"']);
+      expect(calls(fake)).toEqual([
+        '0 list rv="0" limit=500',
+        '1 watch rv="10"',
+        '4 watch rv="11"',
+        '7 watch rv="12"',
+        '810 list rv="13"',
+        '811 watch rv="20"',
+      ]);
       expect(fake.maxActive).toBe(1);
     });
   });
@@ -511,7 +560,10 @@ describe('listAndWatch: backoff', () => {
   it('Retry-After: 2592000 (30 days) waits 5 minutes, not a 1 ms loop (Node caps timers at 24.8 days)', () => {
     scenario(({ ts, cold, flush }) => {
       const fake = fakeListWatch({
-        lists: [cold('-#', undefined, httpFailure(429, 'list', { retryAfterSeconds: 2_592_000 })), cold('-(p|)', { p: listPage('10', []) })],
+        lists: [
+          cold('-#', undefined, httpFailure(429, 'list', { retryAfterSeconds: 2_592_000 })),
+          cold('-(p|)', { p: listPage('10', []) }),
+        ],
       });
       start(ts, fake, 400_000);
       flush();
@@ -546,7 +598,14 @@ describe('listAndWatch: backoff', () => {
       const fail = () => cold<WatchFrame>('#', undefined, httpFailure(500));
       const fake = fakeListWatch({
         lists: [cold('-(p|)', { p: listPage('10', []) })],
-        watches: [fail(), fail(), cold<WatchFrame>('60s #', undefined, httpFailure(500)), fail(), cold<WatchFrame>('121s #', undefined, httpFailure(500)), fail()],
+        watches: [
+          fail(),
+          fail(),
+          cold<WatchFrame>('60s #', undefined, httpFailure(500)),
+          fail(),
+          cold<WatchFrame>('121s #', undefined, httpFailure(500)),
+          fail(),
+        ],
       });
       start(ts, fake, 1_000_000, { idleTimeoutMs: 0 });
       flush();
@@ -573,7 +632,11 @@ describe('listAndWatch: backoff', () => {
         '6603 watch rv="10"', // max(1600, 500): re-watch, no relist
         '13604 watch rv="10"', // max(3200, 7000)
       ]);
-      expect(log.filter((l) => l.includes('error'))).toEqual(['1 error TooManyRequests', '5003 error TooManyRequests', '6604 error TooManyRequests']);
+      expect(log.filter((l) => l.includes('error'))).toEqual([
+        '1 error TooManyRequests',
+        '5003 error TooManyRequests',
+        '6604 error TooManyRequests',
+      ]);
     });
   });
 
@@ -612,11 +675,22 @@ describe('listAndWatch: frames and objects', () => {
       const fake = fakeListWatch({
         lists: [cold('-(p|)', { p: listPage('10', []) })],
         // The second line (b@12) arrives mangled; the resumed watch from 11 replays it.
-        watches: [cold<WatchFrame>('-a-x-c', { a: added('a', '11'), x: bad, c: added('c', '13') }), cold<WatchFrame>('-b-c', { b: added('b', '12'), c: added('c', '13') })],
+        watches: [
+          cold<WatchFrame>('-a-x-c', { a: added('a', '11'), x: bad, c: added('c', '13') }),
+          cold<WatchFrame>('-b-c', { b: added('b', '12'), c: added('c', '13') }),
+        ],
       });
       const { log } = start(ts, fake, 100);
       flush();
-      expect(log).toEqual(['1 replace@10[]', '1 watch@10', '2 added a@11', '4 error MalformedLine', '4 watch@11', '5 added b@12', '7 added c@13']);
+      expect(log).toEqual([
+        '1 replace@10[]',
+        '1 watch@10',
+        '2 added a@11',
+        '4 error MalformedLine',
+        '4 watch@11',
+        '5 added b@12',
+        '7 added c@13',
+      ]);
       expect(fake.watches[0]).toMatchObject({ end: 'unsubscribe', endedAt: 4 });
       expect(fake.lists).toHaveLength(1);
     });
@@ -631,7 +705,14 @@ describe('listAndWatch: frames and objects', () => {
       });
       start(ts, fake, 5000);
       flush();
-      expect(calls(fake)).toEqual(['0 list rv="0" limit=500', '1 watch rv="10"', '2 watch rv="10"', '3 list rv="10"', '4 watch rv="10"', '805 list rv="10"']);
+      expect(calls(fake)).toEqual([
+        '0 list rv="0" limit=500',
+        '1 watch rv="10"',
+        '2 watch rv="10"',
+        '3 list rv="10"',
+        '4 watch rv="10"',
+        '805 list rv="10"',
+      ]);
     });
   });
 
@@ -647,7 +728,14 @@ describe('listAndWatch: frames and objects', () => {
       const { events, log } = start(ts, fake, 100, { decode: decoder(Widget) as unknown as ListAndWatchOptions<Obj>['decode'] });
       flush();
       expect(events.find((e) => e.type === 'replace')).toMatchObject({ rejectedKeys: ['ns/b'] });
-      expect(log).toEqual(['1 error ValidationFailed', '1 replace@10[a]', '1 watch@10', '2 error ValidationFailed', '4 error ValidationFailed', '4 deletedKey ns/b@12']);
+      expect(log).toEqual([
+        '1 error ValidationFailed',
+        '1 replace@10[a]',
+        '1 watch@10',
+        '2 error ValidationFailed',
+        '4 error ValidationFailed',
+        '4 deletedKey ns/b@12',
+      ]);
     });
   });
 
@@ -658,12 +746,22 @@ describe('listAndWatch: frames and objects', () => {
       const fake = fakeListWatch({
         lists: [cold('-(p|)', { p: listPage('10', [good('a', '1'), obj('b', '2', { spec: { replicas: 'many' } })]) })],
         watches: [
-          cold<WatchFrame>('-x-(y|)', { x: watchEvent('MODIFIED', obj('a', '11', { spec: { replicas: 0 } })), y: watchEvent('ADDED', obj('c', '12', { spec: {} })) }),
+          cold<WatchFrame>('-x-(y|)', {
+            x: watchEvent('MODIFIED', obj('a', '11', { spec: { replicas: 0 } })),
+            y: watchEvent('ADDED', obj('c', '12', { spec: {} })),
+          }),
         ],
       });
       const { log, events } = start(ts, fake, 100, { decode: decoder(Widget) as unknown as ListAndWatchOptions<Obj>['decode'] });
       flush();
-      expect(log).toEqual(['1 error ValidationFailed', '1 replace@10[a]', '1 watch@10', '2 error ValidationFailed', '4 error ValidationFailed', '4 watch@12']);
+      expect(log).toEqual([
+        '1 error ValidationFailed',
+        '1 replace@10[a]',
+        '1 watch@10',
+        '2 error ValidationFailed',
+        '4 error ValidationFailed',
+        '4 watch@12',
+      ]);
       const [inList, inWatch, noReplicas] = errorsOf(events);
       expect(inList).toMatchObject({ reason: 'ValidationFailed', phase: 'list', key: 'ns/b', resourceVersion: '2' });
       expect(inList?.issues?.map((i) => i.path)).toEqual([['spec', 'replicas']]);
@@ -681,7 +779,10 @@ describe('listAndWatch: frames and objects', () => {
 describe('listAndWatch: stalled watches', () => {
   it('with the DEFAULT options a watch silent for 60 s is ended and resumed at once from the same rv: no error, no backoff, no relist', () => {
     scenario(({ ts, cold, flush }) => {
-      const fake = fakeListWatch({ lists: [cold('-(p|)', { p: listPage('10', []) })], watches: [cold<WatchFrame>('-'), cold<WatchFrame>('-')] });
+      const fake = fakeListWatch({
+        lists: [cold('-(p|)', { p: listPage('10', []) })],
+        watches: [cold<WatchFrame>('-'), cold<WatchFrame>('-')],
+      });
       const { log } = start(ts, fake, 125_000);
       flush();
       expect(fake.watches[0]).toMatchObject({ end: 'unsubscribe', endedAt: 60_001 });
@@ -713,7 +814,10 @@ describe('listAndWatch: stalled watches', () => {
     scenario(({ ts, cold, flush }) => {
       const fake = fakeListWatch({
         lists: [cold('-(p|)', { p: listPage('10', []) })],
-        watches: [cold<WatchFrame>('50s a 50s b', { a: watchBookmark('11'), b: added('x', '12') }), cold<WatchFrame>('-a', { a: added('y', '13') })],
+        watches: [
+          cold<WatchFrame>('50s a 50s b', { a: watchBookmark('11'), b: added('x', '12') }),
+          cold<WatchFrame>('-a', { a: added('y', '13') }),
+        ],
       });
       const { log } = start(ts, fake, 200_000);
       flush();

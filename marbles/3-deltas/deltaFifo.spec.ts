@@ -33,7 +33,10 @@ const batch = (cause: BatchCause, resourceVersion: string | undefined, ...items:
 describe('deltaFifo', () => {
   it('maps added → Added, modified → Updated, deleted → Deleted, one batch per source step', () => {
     testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
-      const a1 = o('a', '1'), b2 = o('b', '2'), b3 = o('b', '3'), b4 = o('b', '4');
+      const a1 = o('a', '1'),
+        b2 = o('b', '2'),
+        b3 = o('b', '3'),
+        b4 = o('b', '4');
       const source = cold('-r-a-m-d-|', { r: replace('1', a1), a: add(b2), m: mod(b3), d: del(b4) });
       expectObservable(source.pipe(deltaFifo())).toBe('-R-A-U-D-|', {
         R: batch('replace', '1', entry('ns/a', true, delta('Replaced', a1))),
@@ -76,7 +79,12 @@ describe('deltaFifo', () => {
 
   it('replace → Replaced for every listed object, then Deleted tombstones (last known state) for known keys the list lacks', () => {
     testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
-      const a1 = o('a', '1'), b1 = o('b', '1'), c1 = o('c', '1'), b5 = o('b', '5'), c6 = o('c', '6'), d7 = o('d', '7');
+      const a1 = o('a', '1'),
+        b1 = o('b', '1'),
+        c1 = o('c', '1'),
+        b5 = o('b', '5'),
+        c6 = o('c', '6'),
+        d7 = o('d', '7');
       const source = cold('-r-m-x-R-|', {
         r: replace('1', a1, b1, c1),
         m: mod(c6),
@@ -84,11 +92,23 @@ describe('deltaFifo', () => {
         R: replace('9', d7, b5),
       });
       expectObservable(source.pipe(deltaFifo())).toBe('-A-B-C-D-|', {
-        A: batch('replace', '1', entry('ns/a', true, delta('Replaced', a1)), entry('ns/b', true, delta('Replaced', b1)), entry('ns/c', true, delta('Replaced', c1))),
+        A: batch(
+          'replace',
+          '1',
+          entry('ns/a', true, delta('Replaced', a1)),
+          entry('ns/b', true, delta('Replaced', b1)),
+          entry('ns/c', true, delta('Replaced', c1)),
+        ),
         B: batch('event', '6', entry('ns/c', false, delta('Updated', c6))),
         C: batch('event', '2', entry('ns/a', false, delta('Deleted', o('a', '2')))),
         // a was deleted by the watch: no tombstone; c was missed: a tombstone with its last known state (rv 6).
-        D: batch('replace', '9', entry('ns/d', false, delta('Replaced', d7)), entry('ns/b', false, delta('Replaced', b5)), entry('ns/c', false, delta('Deleted', tomb('ns/c', c6)))),
+        D: batch(
+          'replace',
+          '9',
+          entry('ns/d', false, delta('Replaced', d7)),
+          entry('ns/b', false, delta('Replaced', b5)),
+          entry('ns/c', false, delta('Deleted', tomb('ns/c', c6))),
+        ),
       });
       expectSubscriptions(source.subscriptions).toBe('^--------!');
     });
@@ -96,7 +116,8 @@ describe('deltaFifo', () => {
 
   it('the first replace batch is emitted even when empty and marks isInInitialList; later ones do not', () => {
     testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
-      const a2 = o('a', '2'), a3 = o('a', '3');
+      const a2 = o('a', '2'),
+        a3 = o('a', '3');
       const source = cold('-e-a-r-s|', { e: replace('1'), a: add(a2), r: replace('3', a3), s: replace('4') });
       expectObservable(source.pipe(deltaFifo())).toBe('-E-A-R-S|', {
         E: batch('replace', '1'),
@@ -110,7 +131,9 @@ describe('deltaFifo', () => {
 
   it('resync → Sync for every known object (no batch when nothing is known; no resourceVersion)', () => {
     testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
-      const a1 = o('a', '1'), b1 = o('b', '1'), b2 = o('b', '2');
+      const a1 = o('a', '1'),
+        b1 = o('b', '1'),
+        b2 = o('b', '2');
       const source = cold('-t-r-t-m-d-t-|', { t: tick, r: replace('1', a1, b1), m: mod(b2), d: del(a1) });
       expectObservable(source.pipe(deltaFifo())).toBe('---R-S-U-D-T-|', {
         R: batch('replace', '1', entry('ns/a', true, delta('Replaced', a1)), entry('ns/b', true, delta('Replaced', b1))),
@@ -151,7 +174,8 @@ describe('deltaFifo', () => {
 
   it('unsubscribing unsubscribes the source at that frame', () => {
     testScheduler().run(({ hot, expectObservable, expectSubscriptions }) => {
-      const a1 = o('a', '1'), b2 = o('b', '2');
+      const a1 = o('a', '1'),
+        b2 = o('b', '2');
       const source = hot('-r-a-m-d-|', { r: replace('1', a1), a: add(b2), m: mod(o('b', '3')), d: del(o('b', '4')) });
       const sub = '       ^----!';
       expectObservable(source.pipe(deltaFifo()), sub).toBe('-R-A-', {
@@ -165,7 +189,11 @@ describe('deltaFifo', () => {
   it('re-entrant steps (emitted while a batch is handed on) coalesce per key in first-arrival order; consecutive deletes collapse', () => {
     const source = new Subject<SourceEvent<Obj>>();
     const out: FifoOutput<Obj>[] = [];
-    const a1 = o('a', '1'), a2 = o('a', '2'), a3 = o('a', '3'), b4 = o('b', '4'), c5 = o('c', '5');
+    const a1 = o('a', '1'),
+      a2 = o('a', '2'),
+      a3 = o('a', '3'),
+      b4 = o('b', '4'),
+      c5 = o('c', '5');
     let once = true;
     source.pipe(deltaFifo()).subscribe((output) => {
       out.push(output);
@@ -198,7 +226,9 @@ describe('deltaFifo', () => {
   it('a key re-entrantly dropped by a relist while queued gets a tombstone with its newest queued state', () => {
     const source = new Subject<SourceEvent<Obj>>();
     const out: FifoOutput<Obj>[] = [];
-    const a1 = o('a', '1'), b2 = o('b', '2'), b3 = o('b', '3');
+    const a1 = o('a', '1'),
+      b2 = o('b', '2'),
+      b3 = o('b', '3');
     let once = true;
     source.pipe(deltaFifo()).subscribe((output) => {
       out.push(output);
@@ -212,13 +242,20 @@ describe('deltaFifo', () => {
     source.next(add(b2));
     const last = out[out.length - 1];
     expect(last).toEqual(
-      batch('replace', '9', entry('ns/b', false, delta('Updated', b3), delta('Deleted', tomb('ns/b', b3))), entry('ns/a', false, delta('Replaced', a1))),
+      batch(
+        'replace',
+        '9',
+        entry('ns/b', false, delta('Updated', b3), delta('Deleted', tomb('ns/b', b3))),
+        entry('ns/a', false, delta('Replaced', a1)),
+      ),
     );
     if (last?.type === 'deltas') expect(isTombstone(last.items[0]?.deltas[1]?.object)).toBe(true);
   });
 
   it('a list into an empty cache coalesces a key listed twice; a knownObjects without size still gets tombstones', () => {
-    const a1 = o('a', '1'), a2 = o('a', '2'), b3 = o('b', '3');
+    const a1 = o('a', '1'),
+      a2 = o('a', '2'),
+      b3 = o('b', '3');
     const out: FifoOutput<Obj>[] = [];
     const source = new Subject<SourceEvent<Obj>>();
     source.pipe(deltaFifo()).subscribe((output) => out.push(output));
@@ -232,19 +269,35 @@ describe('deltaFifo', () => {
     const source2 = new Subject<SourceEvent<Obj>>();
     source2.pipe(deltaFifo({ knownObjects: () => known })).subscribe((output) => out2.push(output));
     source2.next(replace('3', b3));
-    expect(out2).toEqual([batch('replace', '3', entry('ns/b', true, delta('Replaced', b3)), entry('ns/a', true, delta('Deleted', tomb('ns/a', a1))))]);
+    expect(out2).toEqual([
+      batch('replace', '3', entry('ns/b', true, delta('Replaced', b3)), entry('ns/a', true, delta('Deleted', tomb('ns/a', a1)))),
+    ]);
   });
 
   describe('objects that failed validation (docs/invalid-objects.md)', () => {
-    const replaceRejecting = (rv: string, rejectedKeys: string[], ...items: Obj[]): SourceEvent<Obj> => ({ type: 'replace', items, resourceVersion: rv, rejectedKeys });
+    const replaceRejecting = (rv: string, rejectedKeys: string[], ...items: Obj[]): SourceEvent<Obj> => ({
+      type: 'replace',
+      items,
+      resourceVersion: rv,
+      rejectedKeys,
+    });
     const deletedKey = (key: string, rv: string): SourceEvent<Obj> => ({ type: 'deletedKey', key, resourceVersion: rv });
 
     it('a relist whose list had a key as invalid: no tombstone and no Replaced for it (it exists on the server)', () => {
       testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
-        const a1 = o('a', '1'), b1 = o('b', '1'), c1 = o('c', '1'), a2 = o('a', '2');
+        const a1 = o('a', '1'),
+          b1 = o('b', '1'),
+          c1 = o('c', '1'),
+          a2 = o('a', '2');
         const source = cold('-r-R-|', { r: replace('1', a1, b1, c1), R: replaceRejecting('5', ['ns/b'], a2) });
         expectObservable(source.pipe(deltaFifo())).toBe('-A-B-|', {
-          A: batch('replace', '1', entry('ns/a', true, delta('Replaced', a1)), entry('ns/b', true, delta('Replaced', b1)), entry('ns/c', true, delta('Replaced', c1))),
+          A: batch(
+            'replace',
+            '1',
+            entry('ns/a', true, delta('Replaced', a1)),
+            entry('ns/b', true, delta('Replaced', b1)),
+            entry('ns/c', true, delta('Replaced', c1)),
+          ),
           // b failed validation: kept as it was; c is really gone: tombstone.
           B: batch('replace', '5', entry('ns/a', false, delta('Replaced', a2)), entry('ns/c', false, delta('Deleted', tomb('ns/c', c1)))),
         });
@@ -266,7 +319,12 @@ describe('deltaFifo', () => {
     it('deletedKey → Deleted carrying the last known object (not a tombstone); ignored for an unknown key', () => {
       testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
         const a1 = o('a', '1');
-        const source = cold('-r-x-d-y-|', { r: replace('1', a1), x: deletedKey('ns/ghost', '2'), d: deletedKey('ns/a', '3'), y: deletedKey('ns/a', '4') });
+        const source = cold('-r-x-d-y-|', {
+          r: replace('1', a1),
+          x: deletedKey('ns/ghost', '2'),
+          d: deletedKey('ns/a', '3'),
+          y: deletedKey('ns/a', '4'),
+        });
         expectObservable(source.pipe(deltaFifo())).toBe('-R---D---|', {
           R: batch('replace', '1', entry('ns/a', true, delta('Replaced', a1))),
           D: batch('event', '3', entry('ns/a', false, delta('Deleted', a1))),
@@ -278,7 +336,9 @@ describe('deltaFifo', () => {
     it('deletedKey for a key with deltas queued (re-entrant) carries its newest queued object', () => {
       const source = new Subject<SourceEvent<Obj>>();
       const out: FifoOutput<Obj>[] = [];
-      const a1 = o('a', '1'), b2 = o('b', '2'), b3 = o('b', '3');
+      const a1 = o('a', '1'),
+        b2 = o('b', '2'),
+        b3 = o('b', '3');
       let once = true;
       source.pipe(deltaFifo()).subscribe((output) => {
         out.push(output);
@@ -309,7 +369,9 @@ describe('deltaFifo', () => {
 
   it('a real delete after a relist tombstone (own knownObjects) goes out marked afterTombstone, once; with knownObjects it is dropped', () => {
     testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
-      const a1 = o('a', '1'), b1 = o('b', '1'), b7 = o('b', '7');
+      const a1 = o('a', '1'),
+        b1 = o('b', '1'),
+        b7 = o('b', '7');
       const source = cold('-r-R-d-e-|', { r: replace('1', a1, b1), R: replace('5', a1), d: del(b7), e: del(b7) });
       expectObservable(source.pipe(deltaFifo())).toBe('-A-B-D---|', {
         A: batch('replace', '1', entry('ns/a', true, delta('Replaced', a1)), entry('ns/b', true, delta('Replaced', b1))),

@@ -2,13 +2,25 @@ import { describe, expect, it } from 'vitest';
 import { testScheduler } from '../support/testScheduler.ts';
 import { map, timer } from 'rxjs';
 import { InformerError, type KubeObject } from '../../src/index.ts';
-import { deltaFifo, processDeltas, type SourceEvent, type Delta, type DeltaType, type Deltas, type FifoOutput } from '../../src/pipeline.ts';
+import {
+  deltaFifo,
+  processDeltas,
+  type SourceEvent,
+  type Delta,
+  type DeltaType,
+  type Deltas,
+  type FifoOutput,
+} from '../../src/pipeline.ts';
 
 type Obj = KubeObject;
 const o = (name: string, rv: string): Obj => ({ metadata: { name, namespace: 'ns', resourceVersion: rv } });
 const d = (type: DeltaType, name: string, rv: string): Delta<Obj> => ({ type, object: o(name, rv) });
 /** One batch holding one key's deltas. */
-const one = (key: string, ...deltas: Delta<Obj>[]): FifoOutput<Obj> => ({ type: 'deltas', cause: 'event', items: [{ key, deltas, isInInitialList: false }] });
+const one = (key: string, ...deltas: Delta<Obj>[]): FifoOutput<Obj> => ({
+  type: 'deltas',
+  cause: 'event',
+  items: [{ key, deltas, isInInitialList: false }],
+});
 
 const label = (entry: Deltas<Obj>) =>
   `${entry.key}:${entry.deltas.map((x) => `${x.type}${'metadata' in x.object ? x.object.metadata.resourceVersion : ''}`).join(',')}`;
@@ -56,7 +68,9 @@ describe('processDeltas', () => {
         const key = keys[i % 3]!;
         values[String.fromCharCode(0x100 + i)] = one(key, d(i % 7 === 6 ? 'Deleted' : 'Updated', key, String(i + 1)));
       }
-      marbles += Object.keys(values).filter((k) => k !== 'f').join('');
+      marbles += Object.keys(values)
+        .filter((k) => k !== 'f')
+        .join('');
       const input = hot(marbles, values);
       const handled: Deltas<Obj>[] = [];
       input.pipe(processDeltas<Obj, never>((entry) => (handled.push(entry), timer(100).pipe(map(() => undefined as never))))).subscribe();
@@ -64,9 +78,9 @@ describe('processDeltas', () => {
       expect(handled.map((h) => h.key)).toEqual(['first', 'k1', 'k2', 'k3']);
       // every delta arrived, in order, per key (Deleted never follows a Deleted here, so nothing collapses)
       expect(handled[1]?.deltas).toHaveLength(20);
-      expect(handled.slice(1).map((h) => h.deltas.map((x) => ('metadata' in x.object ? Number(x.object.metadata.resourceVersion) : -1)))).toEqual(
-        keys.map((_, k) => Array.from({ length: 20 }, (_, j) => 3 * j + k + 1)),
-      );
+      expect(
+        handled.slice(1).map((h) => h.deltas.map((x) => ('metadata' in x.object ? Number(x.object.metadata.resourceVersion) : -1))),
+      ).toEqual(keys.map((_, k) => Array.from({ length: 20 }, (_, j) => 3 * j + k + 1)));
       expectSubscriptions(input.subscriptions).toBe('^');
     });
   });
@@ -88,7 +102,9 @@ describe('processDeltas', () => {
         e: { type: 'error', error: new InformerError('ServerError', 'x') },
         r: batch,
       } satisfies Record<string, FifoOutput<Obj>>);
-      const out = input.pipe(processDeltas<Obj, string>((entry) => timer(2).pipe(map(() => `${label(entry)}/${String(entry.isInInitialList)}`))));
+      const out = input.pipe(
+        processDeltas<Obj, string>((entry) => timer(2).pipe(map(() => `${label(entry)}/${String(entry.isInInitialList)}`))),
+      );
       expectObservable(out).toBe('------x-(y|)', { x: 'x:Replaced1/true', y: 'y:Replaced2/true' });
       expectSubscriptions(input.subscriptions).toBe('^----!');
     });
@@ -108,7 +124,11 @@ describe('processDeltas', () => {
   it('unsubscribing with a backlog waiting stops the running handler and starts no other', () => {
     testScheduler().run(({ hot, expectObservable, expectSubscriptions, cold }) => {
       const work = cold('---x|');
-      const input = hot('ab-c', { a: one('a', d('Added', 'a', '1')), b: one('b', d('Added', 'b', '2')), c: one('c', d('Added', 'c', '3')) });
+      const input = hot('ab-c', {
+        a: one('a', d('Added', 'a', '1')),
+        b: one('b', d('Added', 'b', '2')),
+        c: one('c', d('Added', 'c', '3')),
+      });
       const sub = '      ^-----!';
       // a runs 0→4, b 4→8: unsubscribed at 6, while b runs and c waits.
       expectObservable(input.pipe(processDeltas<Obj, string>(() => work)), sub).toBe('---x--');
@@ -142,14 +162,19 @@ describe('processDeltas', () => {
   describe('behind deltaFifo (client-go DeltaFIFO rules across the two operators)', () => {
     it('a resync adds no Sync for a key that still has deltas waiting in processDeltas', () => {
       testScheduler().run(({ hot, expectObservable, expectSubscriptions }) => {
-        const a1 = o('a', '1'), b1 = o('b', '1'), b2 = o('b', '2');
+        const a1 = o('a', '1'),
+          b1 = o('b', '1'),
+          b2 = o('b', '2');
         // r: list a, b (frame 0); m: modify b (frame 1); t: resync (frame 2), while the handler is busy with the list.
         const input = hot<SourceEvent<Obj>>('rmt', {
           r: { type: 'replace', items: [a1, b1], resourceVersion: '1' },
           m: { type: 'modified', object: b2, resourceVersion: '2' },
           t: { type: 'resync' },
         });
-        const out = input.pipe(deltaFifo(), processDeltas<Obj, string>((entry) => timer(10).pipe(map(() => label(entry)))));
+        const out = input.pipe(
+          deltaFifo(),
+          processDeltas<Obj, string>((entry) => timer(10).pipe(map(() => label(entry)))),
+        );
         // a: handled first (0-10); b waits with Replaced1,Updated2, so the tick adds no Sync to it; a gets its Sync.
         expectObservable(out).toBe('10ms x 9ms y 9ms z', { x: 'ns/a:Replaced1', y: 'ns/b:Replaced1,Updated2', z: 'ns/a:Sync1' });
         expectSubscriptions(input.subscriptions).toBe('^');
@@ -158,29 +183,44 @@ describe('processDeltas', () => {
 
     it('a real delete arriving after a relist tombstone replaces the tombstone while it waits', () => {
       testScheduler().run(({ hot, expectObservable, expectSubscriptions }) => {
-        const a1 = o('a', '1'), b1 = o('b', '1'), b7 = o('b', '7');
+        const a1 = o('a', '1'),
+          b1 = o('b', '1'),
+          b7 = o('b', '7');
         const input = hot<SourceEvent<Obj>>('r 20ms R d', {
           r: { type: 'replace', items: [a1, b1], resourceVersion: '1' },
           R: { type: 'replace', items: [a1], resourceVersion: '5' },
           d: { type: 'deleted', object: b7, resourceVersion: '7' },
         });
         const seen: Deltas<Obj>[] = [];
-        const out = input.pipe(deltaFifo(), processDeltas<Obj, string>((entry) => (seen.push(entry), timer(10).pipe(map(() => label(entry))))));
+        const out = input.pipe(
+          deltaFifo(),
+          processDeltas<Obj, string>((entry) => (seen.push(entry), timer(10).pipe(map(() => label(entry))))),
+        );
         // frame 21: a (Replaced) is handled until 31; b's tombstone waits, and the delete at 22 takes its place.
-        expectObservable(out).toBe('10ms x 9ms y 10ms z 9ms w', { x: 'ns/a:Replaced1', y: 'ns/b:Replaced1', z: 'ns/a:Replaced1', w: 'ns/b:Deleted7' });
+        expectObservable(out).toBe('10ms x 9ms y 10ms z 9ms w', {
+          x: 'ns/a:Replaced1',
+          y: 'ns/b:Replaced1',
+          z: 'ns/a:Replaced1',
+          w: 'ns/b:Deleted7',
+        });
         expectSubscriptions(input.subscriptions).toBe('^');
       });
     });
 
     it('a delete after a tombstone that was already handled is dropped (client-go ignores it)', () => {
       testScheduler().run(({ hot, expectObservable, expectSubscriptions }) => {
-        const a1 = o('a', '1'), b1 = o('b', '1'), b7 = o('b', '7');
+        const a1 = o('a', '1'),
+          b1 = o('b', '1'),
+          b7 = o('b', '7');
         const input = hot<SourceEvent<Obj>>('r 20ms R 20ms d', {
           r: { type: 'replace', items: [a1, b1], resourceVersion: '1' },
           R: { type: 'replace', items: [a1], resourceVersion: '5' },
           d: { type: 'deleted', object: b7, resourceVersion: '7' },
         });
-        const out = input.pipe(deltaFifo(), processDeltas<Obj, string>((entry) => timer(1).pipe(map(() => label(entry)))));
+        const out = input.pipe(
+          deltaFifo(),
+          processDeltas<Obj, string>((entry) => timer(1).pipe(map(() => label(entry)))),
+        );
         // The tombstone is handled at 23; the delete at 42 finds nothing waiting and is dropped.
         expectObservable(out).toBe('-yv 19ms zw', { y: 'ns/a:Replaced1', v: 'ns/b:Replaced1', z: 'ns/a:Replaced1', w: 'ns/b:Deleted' });
         expectSubscriptions(input.subscriptions).toBe('^');

@@ -28,7 +28,11 @@ function testScheduler(): TestScheduler {
 describe('realFifo (in-order delivery)', () => {
   it('the JSDoc diagram: one delta per event, a relist as one batch with its tombstones first', () => {
     testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
-      const a1 = o('a', '1'), a2 = o('a', '2'), a3 = o('a', '3'), b4 = o('b', '4'), b5 = o('b', '5');
+      const a1 = o('a', '1'),
+        a2 = o('a', '2'),
+        a3 = o('a', '3'),
+        b4 = o('b', '4'),
+        b5 = o('b', '5');
       const source = cold('a--m--n--R------x--|', { a: add(a1), m: mod(a2), n: mod(a3), R: replace('4', b4), x: del(b5) });
       expectObservable(source.pipe(realFifo())).toBe('A--U--V--B------D--|', {
         A: batch('event', '1', entry('ns/a', true, delta('Added', a1))),
@@ -43,7 +47,8 @@ describe('realFifo (in-order delivery)', () => {
 
   it('two deletes in a row stay two; resync is a Sync per known object; bookmarks, watch starts and errors pass through', () => {
     testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
-      const a1 = o('a', '1'), a2 = o('a', '2');
+      const a1 = o('a', '1'),
+        a2 = o('a', '2');
       const fault = new InformerError('NetworkError', 'reset', { phase: 'watch' });
       const source = cold<SourceEvent<Obj>>('r-s-k-e-x-y-|', {
         r: replace('1', a1),
@@ -67,11 +72,20 @@ describe('realFifo (in-order delivery)', () => {
 
   it('side by side with deltaFifo: the same relist, tombstones first vs last', () => {
     testScheduler().run(({ cold, expectObservable }) => {
-      const a1 = o('a', '1'), b1 = o('b', '1'), c2 = o('c', '2');
+      const a1 = o('a', '1'),
+        b1 = o('b', '1'),
+        c2 = o('c', '2');
       const source = cold('r-R|', { r: replace('1', a1, b1), R: replace('2', c2, b1) });
-      const order = (output: FifoOutput<Obj>) => (output.type === 'deltas' ? output.items.map((i) => `${i.deltas[0]!.type} ${i.key}`).join(', ') : output.type);
-      expectObservable(source.pipe(realFifo(), map(order))).toBe('x-y|', { x: 'Replaced ns/a, Replaced ns/b', y: 'Deleted ns/a, Replaced ns/c, Replaced ns/b' });
-      expectObservable(source.pipe(deltaFifo(), map(order))).toBe('x-z|', { x: 'Replaced ns/a, Replaced ns/b', z: 'Replaced ns/c, Replaced ns/b, Deleted ns/a' });
+      const order = (output: FifoOutput<Obj>) =>
+        output.type === 'deltas' ? output.items.map((i) => `${i.deltas[0]!.type} ${i.key}`).join(', ') : output.type;
+      expectObservable(source.pipe(realFifo(), map(order))).toBe('x-y|', {
+        x: 'Replaced ns/a, Replaced ns/b',
+        y: 'Deleted ns/a, Replaced ns/c, Replaced ns/b',
+      });
+      expectObservable(source.pipe(deltaFifo(), map(order))).toBe('x-z|', {
+        x: 'Replaced ns/a, Replaced ns/b',
+        z: 'Replaced ns/c, Replaced ns/b, Deleted ns/a',
+      });
     });
   });
 });

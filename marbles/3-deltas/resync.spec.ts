@@ -22,7 +22,6 @@ const events: Record<string, SourceEvent<Obj>> = {
   k: { type: 'deletedKey', key: 'ns/a', resourceVersion: '5' },
 };
 
-
 function testScheduler(): TestScheduler {
   return leakCheckingScheduler(1000);
 }
@@ -37,10 +36,14 @@ function noting(ts: TestScheduler): { scheduler: SchedulerLike; runs: number[] }
   const scheduler: SchedulerLike = {
     now: () => ts.now(),
     schedule<S>(work: (this: SchedulerAction<S>, state?: S) => void, delay?: number, state?: S) {
-      return ts.schedule(function (this: SchedulerAction<S>, value?: S) {
-        runs.push(ts.now());
-        work.call(this, value);
-      }, delay, state);
+      return ts.schedule(
+        function (this: SchedulerAction<S>, value?: S) {
+          runs.push(ts.now());
+          work.call(this, value);
+        },
+        delay,
+        state,
+      );
     },
   };
   return { scheduler, runs };
@@ -74,9 +77,7 @@ describe('resync', () => {
     ts.run(({ cold, expectSubscriptions, flush }) => {
       const seen: string[] = [];
       const source = cold('-R', events);
-      const subscription = source
-        .pipe(resync<Obj>(5, ts))
-        .subscribe((e) => seen.push(`${ts.now()}:${e.type}`));
+      const subscription = source.pipe(resync<Obj>(5, ts)).subscribe((e) => seen.push(`${ts.now()}:${e.type}`));
       let pending = -1;
       ts.schedule(() => subscription.unsubscribe(), 13);
       ts.schedule(() => (pending = ts.actions.length), 13);

@@ -3,7 +3,11 @@ import { TestScheduler } from 'rxjs/testing';
 import { diff, type DiffEvent, type InformerEvent, type KubeObject } from '../../src/index.ts';
 
 type Obj = KubeObject & { spec?: { replicas?: number }; status?: { ready?: number } };
-const o = (rv: string, replicas: number, ready: number): Obj => ({ metadata: { name: 'a', namespace: 'ns', resourceVersion: rv }, spec: { replicas }, status: { ready } });
+const o = (rv: string, replicas: number, ready: number): Obj => ({
+  metadata: { name: 'a', namespace: 'ns', resourceVersion: rv },
+  spec: { replicas },
+  status: { ready },
+});
 const events: Record<string, InformerEvent<Obj>> = {
   a: { type: 'added', object: o('1', 2, 0), isInInitialList: false },
   u: { type: 'updated', oldObject: o('1', 2, 0), object: o('2', 3, 0), isInInitialList: false, resync: false },
@@ -50,7 +54,11 @@ describe('diff', () => {
     testScheduler().run(({ hot, cold, expectObservable, expectSubscriptions }) => {
       const failure = new Error('x');
       const failing = cold('-u-#', events, failure);
-      expectObservable(failing.pipe(diff())).toBe('-c-#', { c: withChanges(events['u']!, [{ path: 'spec.replicas', old: 2, new: 3 }]) }, failure);
+      expectObservable(failing.pipe(diff())).toBe(
+        '-c-#',
+        { c: withChanges(events['u']!, [{ path: 'spec.replicas', old: 2, new: 3 }]) },
+        failure,
+      );
       expectSubscriptions(failing.subscriptions).toBe('^--!');
       const source = hot('-u-v-|', events);
       const sub = '       ^--!';
@@ -60,9 +68,24 @@ describe('diff', () => {
   });
 
   it('trustGeneration: the same generation skips spec (not compared at all), another generation compares it', () => {
-    const g = (generation: number, rv: string, replicas: number, ready: number): Obj => ({ ...o(rv, replicas, ready), metadata: { ...o(rv, 0, 0).metadata, generation } });
-    const same: InformerEvent<Obj> = { type: 'updated', oldObject: g(1, '1', 2, 0), object: g(1, '2', 3, 1), isInInitialList: false, resync: false };
-    const moved: InformerEvent<Obj> = { type: 'updated', oldObject: g(1, '2', 2, 1), object: g(2, '3', 3, 1), isInInitialList: false, resync: false };
+    const g = (generation: number, rv: string, replicas: number, ready: number): Obj => ({
+      ...o(rv, replicas, ready),
+      metadata: { ...o(rv, 0, 0).metadata, generation },
+    });
+    const same: InformerEvent<Obj> = {
+      type: 'updated',
+      oldObject: g(1, '1', 2, 0),
+      object: g(1, '2', 3, 1),
+      isInInitialList: false,
+      resync: false,
+    };
+    const moved: InformerEvent<Obj> = {
+      type: 'updated',
+      oldObject: g(1, '2', 2, 1),
+      object: g(2, '3', 3, 1),
+      isInInitialList: false,
+      resync: false,
+    };
     testScheduler().run(({ cold, expectObservable }) => {
       const source = cold('-s-m-|', { s: same, m: moved });
       expectObservable(source.pipe(diff({ trustGeneration: true }))).toBe('-a-b-|', {

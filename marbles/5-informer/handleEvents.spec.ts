@@ -6,17 +6,28 @@ import { handleEvents, type InformerEvent } from '../../src/index.ts';
 type Obj = { metadata: { name: string; resourceVersion: string } };
 const obj = (name: string, rv: string): Obj => ({ metadata: { name, resourceVersion: rv } });
 const added = (o: Obj): InformerEvent<Obj> => ({ type: 'added', object: o, isInInitialList: false });
-const updated = (old: Obj, o: Obj): InformerEvent<Obj> => ({ type: 'updated', oldObject: old, object: o, isInInitialList: false, resync: false });
+const updated = (old: Obj, o: Obj): InformerEvent<Obj> => ({
+  type: 'updated',
+  oldObject: old,
+  object: o,
+  isInInitialList: false,
+  resync: false,
+});
 
 describe('handleEvents', () => {
   it('coalesces a slow handler’s backlog per key and keeps first-arrival key order', () => {
     testScheduler().run(({ cold, hot, expectObservable, expectSubscriptions, flush }) => {
-      const a1 = obj('a', '1'), a2 = obj('a', '2'), a3 = obj('a', '3'), b1 = obj('b', '4');
+      const a1 = obj('a', '1'),
+        a2 = obj('a', '2'),
+        a3 = obj('a', '3'),
+        b1 = obj('b', '4');
       const events = hot('-w-x-y-z-----------|', { w: added(a1), x: updated(a1, a2), y: added(b1), z: updated(a2, a3) });
       const handled: string[] = [];
       const out = events.pipe(
         handleEvents<Obj>((e) => {
-          handled.push(`${e.type}:${e.object.metadata.name}@${e.object.metadata.resourceVersion}${e.type === 'updated' ? `<${e.oldObject.metadata.resourceVersion}` : ''}`);
+          handled.push(
+            `${e.type}:${e.object.metadata.name}@${e.object.metadata.resourceVersion}${e.type === 'updated' ? `<${e.oldObject.metadata.resourceVersion}` : ''}`,
+          );
           return cold('--------|');
         }),
       );
@@ -36,7 +47,12 @@ describe('handleEvents', () => {
       const out = events.pipe(
         handleEvents<Obj>((e) => {
           if (e.object.metadata.name === 'a') throw new Error('boom');
-          if (e.object.metadata.name === 'b') return timer(1).pipe(map(() => { throw new Error('late'); }));
+          if (e.object.metadata.name === 'b')
+            return timer(1).pipe(
+              map(() => {
+                throw new Error('late');
+              }),
+            );
           return undefined;
         }),
         map((error) => `${error.reason}:${error.key}`),
@@ -51,7 +67,9 @@ describe('handleEvents', () => {
       const seen: string[] = [];
       const a = obj('a', '1');
       const events = hot('-a-u-|', { a: added(a), u: updated(a, obj('a', '2')) });
-      expectObservable(events.pipe(handleEvents<Obj>({ updated: (e) => void seen.push(e.object.metadata.resourceVersion) }))).toBe('-----|');
+      expectObservable(events.pipe(handleEvents<Obj>({ updated: (e) => void seen.push(e.object.metadata.resourceVersion) }))).toBe(
+        '-----|',
+      );
       expectSubscriptions(events.subscriptions).toBe('^----!');
       flush();
       expect(seen).toEqual(['2']);

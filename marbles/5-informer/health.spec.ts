@@ -8,7 +8,9 @@ import { leakCheckingScheduler } from '../support/leakCheckingScheduler.ts';
 const s = 1000;
 /** A source that emits each event at its time (ms), then stays open. */
 const script = (steps: readonly [number, SourceEvent<KubeObject>][]): Observable<SourceEvent<KubeObject>> =>
-  merge(...steps.map(([at, event]) => (at === 0 ? [event] : timer(at).pipe(map(() => event)))), NEVER) as Observable<SourceEvent<KubeObject>>;
+  merge(...steps.map(([at, event]) => (at === 0 ? [event] : timer(at).pipe(map(() => event)))), NEVER) as Observable<
+    SourceEvent<KubeObject>
+  >;
 const watch = (rv: string): SourceEvent<KubeObject> => ({ type: 'watch', resourceVersion: rv });
 
 describe('health$ (default options, virtual time)', () => {
@@ -37,11 +39,23 @@ describe('health$ (default options, virtual time)', () => {
     expect(at(10 * s)).toMatchObject({ watching: true, lastEventAt: 10 * s, eventAgeMs: 0, resourceVersion: '2' });
     expect(at(20 * s)).toMatchObject({ eventAgeMs: 10 * s, bookmarkAgeMs: undefined, silentMs: 10 * s });
     expect(at(30 * s)).toMatchObject({ lastBookmarkAt: 30 * s, bookmarkAgeMs: 0, silentMs: 0, resourceVersion: '5' });
-    expect(at(40 * s)).toMatchObject({ watching: false, since: 40 * s, consecutiveFailures: 1, failingSince: 40 * s, lastFailure: 'NetworkError' });
+    expect(at(40 * s)).toMatchObject({
+      watching: false,
+      since: 40 * s,
+      consecutiveFailures: 1,
+      failingSince: 40 * s,
+      lastFailure: 'NetworkError',
+    });
     // A bad object is not a failure: the count stays, watching stays false.
     expect(at(45 * s)).toMatchObject({ watching: false, since: 40 * s, consecutiveFailures: 2, lastFailure: 'Timeout' });
     expect(at(50 * s)).toMatchObject({ watching: true, since: 50 * s, consecutiveFailures: 2 });
-    expect(at(60 * s)).toMatchObject({ watching: true, consecutiveFailures: 0, failingSince: undefined, lastBookmarkAt: 60 * s, silentMs: 0 });
+    expect(at(60 * s)).toMatchObject({
+      watching: true,
+      consecutiveFailures: 0,
+      failingSince: undefined,
+      lastBookmarkAt: 60 * s,
+      silentMs: 0,
+    });
     expect(at(90 * s)).toMatchObject({ eventAgeMs: 80 * s, bookmarkAgeMs: 30 * s, silentMs: 30 * s });
     // The ticks: one every 10 s, none after unsubscribing at 100 s (the leak check would fail otherwise).
     const ticks = seen.filter((h) => h.at % (10 * s) === 0).map((h) => h.at);
@@ -75,9 +89,13 @@ describe('health$ (default options, virtual time)', () => {
     expect(readiness([latestAt(250 * s)], 250 * s)).toEqual({ ready: true, reasons: [] });
     // Not synced is not ready either; silence counts only when asked for.
     expect(readiness([{ ...seen[0]! }], 0).reasons).toEqual(['widgets.example.com: not synced']);
-    expect(isStale(latestAt(240 * s), 240 * s, { maxSilenceMs: 60 * s })).toMatch(/failing for 180 s \(2 failures in a row, last Timeout\)/);
+    expect(isStale(latestAt(240 * s), 240 * s, { maxSilenceMs: 60 * s })).toMatch(
+      /failing for 180 s \(2 failures in a row, last Timeout\)/,
+    );
     expect(isStale(latestAt(299 * s), 299 * s, { maxSilenceMs: 60 * s })).toBeUndefined();
-    expect(isStale(latestAt(299 * s), 299 * s + 61 * s, { maxSilenceMs: 60 * s })).toBe('widgets.example.com: nothing from the server for 110 s');
+    expect(isStale(latestAt(299 * s), 299 * s + 61 * s, { maxSilenceMs: 60 * s })).toBe(
+      'widgets.example.com: nothing from the server for 110 s',
+    );
   });
 
   it('a quiet type (idle resumes, nothing heard) stays fresh; a watch that ends without failing ends a run of failures', () => {

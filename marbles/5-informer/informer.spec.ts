@@ -25,8 +25,19 @@ const o = (name: string, rv: string, labels?: Record<string, string>): Obj => ({
 });
 
 const added = (object: Obj, isInInitialList: boolean): InformerEvent<Obj> => ({ type: 'added', object, isInInitialList });
-const updated = (oldObject: Obj, object: Obj, resync = false): InformerEvent<Obj> => ({ type: 'updated', oldObject, object, isInInitialList: false, resync });
-const deleted = (object: Obj, finalStateUnknown = false): InformerEvent<Obj> => ({ type: 'deleted', object, finalStateUnknown, isInInitialList: false });
+const updated = (oldObject: Obj, object: Obj, resync = false): InformerEvent<Obj> => ({
+  type: 'updated',
+  oldObject,
+  object,
+  isInInitialList: false,
+  resync,
+});
+const deleted = (object: Obj, finalStateUnknown = false): InformerEvent<Obj> => ({
+  type: 'deleted',
+  object,
+  finalStateUnknown,
+  isInInitialList: false,
+});
 
 function scenario(body: (ts: TestScheduler, helpers: Parameters<Parameters<TestScheduler['run']>[0]>[0]) => void): void {
   const ts = testScheduler();
@@ -64,10 +75,16 @@ const nameOf = (e: InformerEvent<Obj>) => e.object.metadata.name;
 describe('informer over a fake ListWatch', () => {
   it('events$: the initial list as added with isInInitialList, then watch events', () => {
     scenario((ts, { cold, expectObservable }) => {
-      const a = o('a', '5'), b = o('b', '7'), c = o('c', '11'), a2 = o('a', '12'), b3 = o('b', '13');
+      const a = o('a', '5'),
+        b = o('b', '7'),
+        c = o('c', '11'),
+        a2 = o('a', '12'),
+        b3 = o('b', '13');
       const fake = fakeListWatch({
         lists: [cold('-(p|)', { p: listPage('10', [a, b]) })],
-        watches: [cold<WatchFrame>('-----c-m-d', { c: watchEvent('ADDED', c), m: watchEvent('MODIFIED', a2), d: watchEvent('DELETED', b3) })],
+        watches: [
+          cold<WatchFrame>('-----c-m-d', { c: watchEvent('ADDED', c), m: watchEvent('MODIFIED', a2), d: watchEvent('DELETED', b3) }),
+        ],
       });
       const pods = make(ts, fake);
       expectObservable(pods.events$, '^----------!').toBe('-(ab)-c-u-d', {
@@ -82,7 +99,11 @@ describe('informer over a fake ListWatch', () => {
 
   it('a late subscriber first gets the cache as added (isInInitialList) then live events: no gap, no duplicate', () => {
     scenario((ts, { cold, flush }) => {
-      const a = o('a', '5'), b = o('b', '7'), c = o('c', '11'), a2 = o('a', '12'), d = o('d', '14');
+      const a = o('a', '5'),
+        b = o('b', '7'),
+        c = o('c', '11'),
+        a2 = o('a', '12'),
+        d = o('d', '14');
       const fake = fakeListWatch({
         lists: [cold('-(p|)', { p: listPage('10', [a, b]) })],
         watches: [cold<WatchFrame>('-----c-m-n', { c: watchEvent('ADDED', c), m: watchEvent('MODIFIED', a2), n: watchEvent('ADDED', d) })],
@@ -120,7 +141,8 @@ describe('informer over a fake ListWatch', () => {
 
   it('store$ replays the latest snapshot; a held snapshot never changes', () => {
     scenario((ts, { cold, flush }) => {
-      const a = o('a', '5'), a2 = o('a', '12');
+      const a = o('a', '5'),
+        a2 = o('a', '12');
       const fake = fakeListWatch({
         lists: [cold('-(p|)', { p: listPage('10', [a]) })],
         watches: [cold<WatchFrame>('--m-x', { m: watchEvent('MODIFIED', a2), x: watchEvent('ADDED', o('x', '13')) })],
@@ -174,7 +196,8 @@ describe('informer over a fake ListWatch', () => {
 
   it('the last unsubscribe tears the list/watch down; a new subscriber starts afresh', () => {
     scenario((ts, { cold, flush }) => {
-      const a = o('a', '5'), b = o('b', '11');
+      const a = o('a', '5'),
+        b = o('b', '11');
       const fake = fakeListWatch({
         lists: [cold('-(p|)', { p: listPage('10', [a]) }), cold('-(p|)', { p: listPage('20', [a, b]) })],
         watches: [cold<WatchFrame>('-b', { b: watchEvent('ADDED', b) })],
@@ -245,7 +268,10 @@ describe('informer over a fake ListWatch', () => {
 
   it('applies indexers and the transform before caching', () => {
     scenario((ts, { cold, flush }) => {
-      const a = { ...o('a', '5', { app: 'web' }), metadata: { ...o('a', '5', { app: 'web' }).metadata, managedFields: [{ manager: 'kubectl' }] } };
+      const a = {
+        ...o('a', '5', { app: 'web' }),
+        metadata: { ...o('a', '5', { app: 'web' }).metadata, managedFields: [{ manager: 'kubectl' }] },
+      };
       const fake = fakeListWatch({ lists: [cold('-(p|)', { p: listPage('10', [a, o('b', '6', { app: 'db' })]) })] });
       const pods = make(ts, fake, {
         transform: stripManagedFields,
@@ -283,7 +309,12 @@ describe('informer over a fake ListWatch', () => {
         watches: [cold<WatchFrame>('--a', { a: watchEvent('ADDED', o('a', '11')) })],
       });
       const pods = make(ts, fake);
-      pods.events$.pipe(filter((e) => e.type === 'added'), first()).subscribe();
+      pods.events$
+        .pipe(
+          filter((e) => e.type === 'added'),
+          first(),
+        )
+        .subscribe();
       let after = { active: -1, pending: -1 };
       at(ts, 5, () => (after = { active: fake.active, pending: pendingTimers(ts) }));
       flush();

@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { testScheduler } from '../support/testScheduler.ts';
 import { Subject } from 'rxjs';
-import { InformerError, customResource, informer, type InformerEvent, type Indexers, type KubeObject, type Store } from '../../src/index.ts';
+import {
+  InformerError,
+  customResource,
+  informer,
+  type InformerEvent,
+  type Indexers,
+  type KubeObject,
+  type Store,
+} from '../../src/index.ts';
 import { decoder, informerFromSource, type SourceEvent } from '../../src/pipeline.ts';
 import { fakeListWatch, listPage, watchEvent } from '../support/fakeListWatch.ts';
 
@@ -21,7 +29,10 @@ const o = (name: string, rv: string, owner?: string): Obj => ({
   ...(owner === undefined ? {} : { data: { owner } }),
 });
 const invalid = (key: string, rv: string) =>
-  ({ type: 'error', error: new InformerError('ValidationFailed', `${key} failed validation`, { key, resourceVersion: rv, issues: [] }) }) as const;
+  ({
+    type: 'error',
+    error: new InformerError('ValidationFailed', `${key} failed validation`, { key, resourceVersion: rv, issues: [] }),
+  }) as const;
 
 function harness(indexers?: Indexers<Obj>) {
   const source = new Subject<SourceEvent<Obj>>();
@@ -39,7 +50,8 @@ function harness(indexers?: Indexers<Obj>) {
 describe('objects that fail validation (the informer keeps the last valid object)', () => {
   it('watch: an invalid MODIFIED leaves the cached version; the next valid one replaces it normally', () => {
     const h = harness();
-    const a1 = o('a', '1'), a3 = o('a', '3');
+    const a1 = o('a', '1'),
+      a3 = o('a', '3');
     h.source.next({ type: 'replace', items: [a1], resourceVersion: '1' });
     h.source.next(invalid('ns/a', '2'));
     expect(h.store().get('ns/a')).toBe(a1);
@@ -51,7 +63,8 @@ describe('objects that fail validation (the informer keeps the last valid object
 
   it('relist: a key listed as invalid is kept (no deleted event, no tombstone, no updated); reported every time it is seen', () => {
     const h = harness();
-    const a1 = o('a', '1'), b1 = o('b', '1');
+    const a1 = o('a', '1'),
+      b1 = o('b', '1');
     h.source.next({ type: 'replace', items: [a1, b1], resourceVersion: '1' });
     for (const rv of ['5', '6']) {
       h.source.next(invalid('ns/a', rv));
@@ -85,7 +98,10 @@ describe('objects that fail validation (the informer keeps the last valid object
 
   it('an indexer that throws (`cm.data.owner` on an object without data) ends nothing: IndexerError, old version kept, no event', () => {
     const h = harness({ owner: (cm) => [cm.data!.owner!] });
-    const a1 = o('a', '1', 'me'), a2 = o('a', '2'), b3 = o('b', '3'), a4 = o('a', '4', 'you');
+    const a1 = o('a', '1', 'me'),
+      a2 = o('a', '2'),
+      b3 = o('b', '3'),
+      a4 = o('a', '4', 'you');
     h.source.next({ type: 'replace', items: [a1], resourceVersion: '1' });
     h.source.next({ type: 'modified', object: a2, resourceVersion: '2' });
     h.source.next({ type: 'added', object: b3, resourceVersion: '3' });
@@ -134,8 +150,12 @@ describe('end to end through listAndWatch (a fake ListWatch)', () => {
     const ts = testScheduler();
     ts.run(({ cold, flush }) => {
       ts.maxFrames = 3600_000;
-      const a5 = o('a', '5'), b7 = o('b', '7');
-      const poisoned = (rv: string) => JSON.parse(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"a","namespace":"ns","resourceVersion":"${rv}"},"__proto__":{"polluted":true}}`) as Obj;
+      const a5 = o('a', '5'),
+        b7 = o('b', '7');
+      const poisoned = (rv: string) =>
+        JSON.parse(
+          `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"a","namespace":"ns","resourceVersion":"${rv}"},"__proto__":{"polluted":true}}`,
+        ) as Obj;
       const expired = { type: 'ERROR', object: { kind: 'Status', code: 410, reason: 'Expired', message: 'too old' } };
       const fake = fakeListWatch({
         lists: [cold('-(p|)', { p: listPage('10', [a5, b7]) }), cold('-(p|)', { p: listPage('20', [poisoned('12'), b7]) })],
@@ -165,7 +185,12 @@ describe('end to end through listAndWatch (a fake ListWatch)', () => {
         ['ns/a', '12', 'list'],
         ['ns/a', '21', 'watch'],
       ]);
-      expect(events.map((e) => `${e.type} ${e.object.metadata.name} ${e.object.metadata.resourceVersion}${e.type === 'deleted' && e.finalStateUnknown ? ' dfsu' : ''}`)).toEqual([
+      expect(
+        events.map(
+          (e) =>
+            `${e.type} ${e.object.metadata.name} ${e.object.metadata.resourceVersion}${e.type === 'deleted' && e.finalStateUnknown ? ' dfsu' : ''}`,
+        ),
+      ).toEqual([
         'added a 5',
         'added b 7',
         'updated b 7', // the relist found b unchanged (resync: true)

@@ -3,7 +3,10 @@ import { testScheduler } from '../support/testScheduler.ts';
 import { ConfigMap, informer, type InformerEvent, type InformerState } from '../../src/index.ts';
 import { fakeListWatch, listPage } from '../../src/testing/index.ts';
 
-const cm = (namespace: string, name: string, rv: string) => ({ metadata: { name, namespace, resourceVersion: rv, uid: `uid-${namespace}-${name}` }, data: { rv } });
+const cm = (namespace: string, name: string, rv: string) => ({
+  metadata: { name, namespace, resourceVersion: rv, uid: `uid-${namespace}-${name}` },
+  data: { rv },
+});
 
 describe('informer over several namespaces, given a ListWatch (taken as cluster-wide, filtered on the client)', () => {
   it('caches and delivers only the namespaces asked for; an event of another namespace moves the resourceVersion on, nothing else', () => {
@@ -31,7 +34,11 @@ describe('informer over several namespaces, given a ListWatch (taken as cluster-
       scheduler.flush();
       const last = states[states.length - 1]!;
       expect(last.store.keys().sort()).toEqual(['a/new', 'a/x', 'b/y']);
-      expect(events.map((e) => `${e.type}:${e.object.metadata.namespace}/${e.object.metadata.name}`)).toEqual(['added:a/x', 'added:b/y', 'added:a/new']);
+      expect(events.map((e) => `${e.type}:${e.object.metadata.namespace}/${e.object.metadata.name}`)).toEqual([
+        'added:a/x',
+        'added:b/y',
+        'added:a/new',
+      ]);
       // The deletion in c came last: the informer knows the server is at 13 (its next watch resumes there).
       expect(last.resourceVersion).toBe('13');
       expect(lw.lists).toHaveLength(1);

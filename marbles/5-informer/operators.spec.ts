@@ -118,7 +118,7 @@ describe('where', () => {
 });
 
 describe('ofType, skipResync and where together', () => {
-  it('keep the narrowing: after ofType(\'updated\') every later operator still has oldObject', () => {
+  it("keep the narrowing: after ofType('updated') every later operator still has oldObject", () => {
     const seen: string[] = [];
     testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
       const source = cold('-a-u-s-d-|', events);

@@ -13,7 +13,10 @@ describe('relist', () => {
       scheduler.maxFrames = 60_000;
       const lw = fakeListWatch(
         {
-          lists: [cold('(l|)', { l: listPage('10', [cm('a', '1'), cm('b', '2')]) }), cold('(l|)', { l: listPage('20', [cm('a', '1'), cm('b', '5'), cm('c', '6')]) })],
+          lists: [
+            cold('(l|)', { l: listPage('10', [cm('a', '1'), cm('b', '2')]) }),
+            cold('(l|)', { l: listPage('20', [cm('a', '1'), cm('b', '5'), cm('c', '6')]) }),
+          ],
           watches: [cold('--e', { e: watchStatus(410) })],
         },
         { scheduler },

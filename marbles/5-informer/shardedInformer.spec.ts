@@ -7,7 +7,11 @@ import type { ListWatch, WatchFrame } from '../../src/1-transport/listWatch.ts';
 import { listPage, watchEvent } from '../../src/testing/index.ts';
 
 type Cm = { apiVersion: string; kind: string; metadata: { name: string; namespace: string; resourceVersion: string } };
-const cm = (name: string, rv: string): Cm => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'ns', resourceVersion: rv } });
+const cm = (name: string, rv: string): Cm => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name, namespace: 'ns', resourceVersion: rv },
+});
 
 /** A server of ConfigMaps in virtual time: lists answer after `listMs`, watches see live changes. */
 function world(scheduler: TestScheduler, objects: Cm[], listMs = 5) {
@@ -19,7 +23,14 @@ function world(scheduler: TestScheduler, objects: Cm[], listMs = 5) {
     list: () =>
       defer(() => {
         lists.push(scheduler.now());
-        return timer(listMs, scheduler).pipe(map(() => listPage(String(rv), [...current.values()].map((o) => structuredClone(o)))));
+        return timer(listMs, scheduler).pipe(
+          map(() =>
+            listPage(
+              String(rv),
+              [...current.values()].map((o) => structuredClone(o)),
+            ),
+          ),
+        );
       }),
     watch: () => live,
   };
@@ -41,11 +52,13 @@ function fakeShards(held$: BehaviorSubject<ReadonlySet<number>>): ShardSource {
     shardOf,
     held$,
     owns: (key) => held$.value.has(shardOf(key)),
-    gate: <R>(key: string, work: () => ObservableInput<R>): Observable<R> => defer(() => (held$.value.has(shardOf(key)) ? from(work()) : EMPTY)),
+    gate: <R>(key: string, work: () => ObservableInput<R>): Observable<R> =>
+      defer(() => (held$.value.has(shardOf(key)) ? from(work()) : EMPTY)),
   };
 }
 
-const describeEvent = (e: InformerEvent<ConfigMap>) => `${e.type}:${e.object.metadata.name}${e.type === 'deleted' && e.shardMoved ? ':moved' : ''}`;
+const describeEvent = (e: InformerEvent<ConfigMap>) =>
+  `${e.type}:${e.object.metadata.name}${e.type === 'deleted' && e.shardMoved ? ':moved' : ''}`;
 
 describe('shardedInformer', () => {
   it('caches only held shards; a shard counts as owned only once its list is cached; a shard that leaves goes out as moves', () => {
@@ -69,7 +82,12 @@ describe('shardedInformer', () => {
       scheduler.schedule(() => w.change('DELETED', 'b-2'), 40); // a server delete
       scheduler.schedule(() => held$.next(new Set([1])), 50);
       scheduler.schedule(() => held$.next(new Set()), 200_000); // beyond maxFrames: not reached
-      expectObservable(cms.owned$.pipe(map((s) => [...s].sort().join(''))), '^ 99999ms !').toBe('a 14ms b 19ms c 14ms d', { a: '', b: '0', c: '01', d: '1' });
+      expectObservable(cms.owned$.pipe(map((s) => [...s].sort().join(''))), '^ 99999ms !').toBe('a 14ms b 19ms c 14ms d', {
+        a: '',
+        b: '0',
+        c: '01',
+        d: '1',
+      });
       expectObservable(cms.acquired$, '^ 99999ms !').toBe('15ms a 19ms b', { a: 0, b: 1 });
       scheduler.flush();
       expect(w.lists).toEqual([0, 10, 30]);
@@ -108,7 +126,11 @@ describe('shardedInformer', () => {
       scheduler.schedule(() => held$.next(new Set([0, 1])), 8);
       scheduler.schedule(() => held$.next(new Set([0])), 12);
       scheduler.schedule(() => held$.next(new Set([0, 1])), 13);
-      expectObservable(cms.owned$.pipe(map((s) => [...s].sort().join(''))), '^ 99999ms !').toBe('a 10ms b 9ms c', { a: '', b: '0', c: '01' });
+      expectObservable(cms.owned$.pipe(map((s) => [...s].sort().join(''))), '^ 99999ms !').toBe('a 10ms b 9ms c', {
+        a: '',
+        b: '0',
+        c: '01',
+      });
       scheduler.flush();
       // 0: the first list; 6: for shard 0; 11: for shard 1, once the one for 0 was cached; 16: for shard 1 again (it left at 12,
       // so the list of 11 does not cover it): owned at 21, not at 16.

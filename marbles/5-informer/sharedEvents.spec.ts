@@ -41,7 +41,14 @@ function stateSteps(...added: string[]): Record<string, InformerState<Obj>> {
   for (const name of added) {
     const object = obj(name);
     store = store.update([[`ns/${name}`, object]]);
-    values[name.toUpperCase()] = { store, synced: true, resourceVersion: '', events: [{ type: 'added', object, isInInitialList: false }], errors: [], step: 'event' };
+    values[name.toUpperCase()] = {
+      store,
+      synced: true,
+      resourceVersion: '',
+      events: [{ type: 'added', object, isInInitialList: false }],
+      errors: [],
+      step: 'event',
+    };
   }
   return values;
 }
@@ -97,7 +104,9 @@ describe('sharedEvents', () => {
     const s = states();
     s.step(obj('a'), obj('b'));
     const got: InformerEvent<Obj>[] = [];
-    sharedEvents(s.state$).pipe(take(1)).subscribe((e) => got.push(e));
+    sharedEvents(s.state$)
+      .pipe(take(1))
+      .subscribe((e) => got.push(e));
     expect(got).toHaveLength(1);
     expect(s.counts()).toEqual({ subscriptions: 1, active: 0 });
   });

@@ -17,9 +17,17 @@ function run(body: (helpers: Parameters<Parameters<TestScheduler['run']>[0]>[0],
 describe('controller (virtual time)', () => {
   it('keyFilter keeps keys out of the queue (e.g. keys of shards another replica holds), from every input', () => {
     run(({ cold }, scheduler) => {
-      const widgets = fakeInformer(Widgets, cold('l-m', { l: listed('1', kubeObj('a'), kubeObj('b')), m: modified(kubeObj('c', { resourceVersion: '2' })) }));
+      const widgets = fakeInformer(
+        Widgets,
+        cold('l-m', { l: listed('1', kubeObj('a'), kubeObj('b')), m: modified(kubeObj('c', { resourceVersion: '2' })) }),
+      );
       const reconciled: string[] = [];
-      const ctl = controller({ for: widgets, scheduler, keyFilter: (key) => key !== 'default/b', reconcile: (key) => void reconciled.push(key) });
+      const ctl = controller({
+        for: widgets,
+        scheduler,
+        keyFilter: (key) => key !== 'default/b',
+        reconcile: (key) => void reconciled.push(key),
+      });
       ctl.outcomes$.subscribe();
       scheduler.flush();
       expect(reconciled).toEqual(['default/a', 'default/c']);
@@ -28,7 +36,10 @@ describe('controller (virtual time)', () => {
 
   it('a predicate, a watches map or a keyFilter that throws is reported on errors$ with the key, and the controller goes on', () => {
     run(({ cold }, scheduler) => {
-      const widgets = fakeInformer(Widgets, cold('l--m', { l: listed('1', kubeObj('a'), kubeObj('boom')), m: modified(kubeObj('a', { resourceVersion: '2' })) }));
+      const widgets = fakeInformer(
+        Widgets,
+        cold('l--m', { l: listed('1', kubeObj('a'), kubeObj('boom')), m: modified(kubeObj('a', { resourceVersion: '2' })) }),
+      );
       const gadgets = fakeInformer(Gadgets, cold('l', { l: listed('1', kubeObj('g1'), kubeObj('g2')) }));
       const reconciled: string[] = [];
       const ctl = controller({
@@ -63,7 +74,12 @@ describe('controller (virtual time)', () => {
     run(({ cold }, scheduler) => {
       const a1 = kubeObj('a', { resourceVersion: '2' });
       const a2 = kubeObj('a', { resourceVersion: '3' });
-      const widgets = fakeInformer(Widgets, cold('--l-m-m-------', { l: listed('1', kubeObj('a'), kubeObj('b')), m: modified(a1) }).pipe(map((e, i) => (i === 2 ? modified(a2) : e))));
+      const widgets = fakeInformer(
+        Widgets,
+        cold('--l-m-m-------', { l: listed('1', kubeObj('a'), kubeObj('b')), m: modified(a1) }).pipe(
+          map((e, i) => (i === 2 ? modified(a2) : e)),
+        ),
+      );
       const calls: string[] = [];
       const ctl = controller({
         for: widgets,
@@ -102,7 +118,12 @@ describe('controller (virtual time)', () => {
       scheduler.flush();
       expect(ctl.queue.numRequeues('default/a')).toBe(0);
       expect(ctl.metrics().reconcileTotal).toEqual({ success: 1, error: 3, requeue: 0, requeue_after: 0 });
-      expect(ctl.metrics()).toMatchObject({ reconcileErrorsTotal: 3, reconcileTimeSeconds: { count: 4 }, activeWorkers: 0, maxConcurrentReconciles: 1 });
+      expect(ctl.metrics()).toMatchObject({
+        reconcileErrorsTotal: 3,
+        reconcileTimeSeconds: { count: 4 },
+        activeWorkers: 0,
+        maxConcurrentReconciles: 1,
+      });
     });
   });
 
@@ -130,8 +151,14 @@ describe('controller (virtual time)', () => {
     run(({ cold }, scheduler) => {
       const widgets = fakeInformer(Widgets, cold('l', { l: listed('1', kubeObj('w1'), kubeObj('w2')) }));
       const owned = kubeObj('g1', { owner: { kind: 'Widget', name: 'w1', apiVersion: 'example.com/v1' }, resourceVersion: '5' });
-      const gadgets = fakeInformer(Gadgets, cold('l---m', { l: listed('1'), m: modified({ ...owned, metadata: { ...owned.metadata, resourceVersion: '6' } }) }));
-      const others = fakeInformer(fakeResource({ plural: 'others', kind: 'Other' }), cold('l------a', { l: listed('1'), a: added(kubeObj('o', { labels: { for: 'w2' } })) }));
+      const gadgets = fakeInformer(
+        Gadgets,
+        cold('l---m', { l: listed('1'), m: modified({ ...owned, metadata: { ...owned.metadata, resourceVersion: '6' } }) }),
+      );
+      const others = fakeInformer(
+        fakeResource({ plural: 'others', kind: 'Other' }),
+        cold('l------a', { l: listed('1'), a: added(kubeObj('o', { labels: { for: 'w2' } })) }),
+      );
       const ctl = controller({
         for: widgets,
         owns: [gadgets],
@@ -152,7 +179,10 @@ describe('controller (virtual time)', () => {
       const v1 = kubeObj('a', { generation: 1, resourceVersion: '1' });
       const statusOnly = kubeObj('a', { generation: 1, resourceVersion: '2', status: { ok: true } });
       const specChange = kubeObj('a', { generation: 2, resourceVersion: '3' });
-      const widgets = fakeInformer(Widgets, cold('l-s-g-d', { l: listed('1', v1), s: modified(statusOnly), g: modified(specChange), d: deleted(specChange) }));
+      const widgets = fakeInformer(
+        Widgets,
+        cold('l-s-g-d', { l: listed('1', v1), s: modified(statusOnly), g: modified(specChange), d: deleted(specChange) }),
+      );
       const seen: (string | undefined)[] = [];
       const ctl = controller({
         for: widgets,

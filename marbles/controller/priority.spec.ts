@@ -43,15 +43,23 @@ describe('controller priorities (virtual time)', () => {
 
   it('resync events go in at low priority, and so do the keys they reach through owns and watches; deletions do not', () => {
     run(({ cold }, scheduler) => {
-      const widgets = fakeInformer(Widgets, cold('l 99ms d', { l: listed('1', kubeObj('a'), kubeObj('b'), kubeObj('c')), d: deleted(kubeObj('c')) }), {
-        resyncPeriod: 50,
-        scheduler,
-      });
+      const widgets = fakeInformer(
+        Widgets,
+        cold('l 99ms d', { l: listed('1', kubeObj('a'), kubeObj('b'), kubeObj('c')), d: deleted(kubeObj('c')) }),
+        {
+          resyncPeriod: 50,
+          scheduler,
+        },
+      );
       const gadget = kubeObj('g', { owner: { kind: 'Widget', name: 'b', apiVersion: 'example.com/v1' }, resourceVersion: '5' });
-      const gadgets = fakeInformer(Gadgets, cold('l 59ms m', { l: listed('1', gadget), m: modified({ ...gadget, metadata: { ...gadget.metadata, resourceVersion: '6' } }) }), {
-        resyncPeriod: 50,
-        scheduler,
-      });
+      const gadgets = fakeInformer(
+        Gadgets,
+        cold('l 59ms m', { l: listed('1', gadget), m: modified({ ...gadget, metadata: { ...gadget.metadata, resourceVersion: '6' } }) }),
+        {
+          resyncPeriod: 50,
+          scheduler,
+        },
+      );
       const adds: string[] = [];
       const ctl = controller({ for: widgets, owns: [gadgets], scheduler, reconcile: () => done() });
       ctl.queue.metrics$.subscribe((e) => {
@@ -85,7 +93,10 @@ describe('controller priorities (virtual time)', () => {
 
   it('a failed or requeued-after key is queued again at the priority it ran at (context.priority)', () => {
     run(({ cold }, scheduler) => {
-      const widgets = fakeInformer(Widgets, cold('l-m', { l: listed('1', kubeObj('a'), kubeObj('b')), m: modified(kubeObj('b', { resourceVersion: '2' })) }));
+      const widgets = fakeInformer(
+        Widgets,
+        cold('l-m', { l: listed('1', kubeObj('a'), kubeObj('b')), m: modified(kubeObj('b', { resourceVersion: '2' })) }),
+      );
       const runs: string[] = [];
       let aRuns = 0;
       let bRuns = 0;
@@ -100,7 +111,9 @@ describe('controller priorities (virtual time)', () => {
         },
       });
       const retries: string[] = [];
-      ctl.queue.metrics$.subscribe((e) => e.type === 'add' && scheduler.now() > 2 && retries.push(`${scheduler.now()}:${e.item}@${e.priority}`));
+      ctl.queue.metrics$.subscribe(
+        (e) => e.type === 'add' && scheduler.now() > 2 && retries.push(`${scheduler.now()}:${e.item}@${e.priority}`),
+      );
       ctl.outcomes$.subscribe();
       scheduler.flush();
       expect(runs).toEqual(['0:a@-100', '0:b@-100', '2:b@0', '7:b@0', '10:a@-100']);

@@ -11,10 +11,18 @@ import { type ReconcileOutcome } from '../../src/controller/index.ts';
 import { added, fakeInformer, kubeObj, listed, modified } from '../../src/testing/index.ts';
 import { MyApples, RECHECK_MS, appleScaler, type AppleClient, type MyApple } from './appleScaler.ts';
 
-const apple = (quantity: number, generation = 1) => kubeObj<MyApple>('red', { namespace: 'fruit', generation, resourceVersion: String(10 + generation), spec: { color: 'red', quantity } });
+const apple = (quantity: number, generation = 1) =>
+  kubeObj<MyApple>('red', { namespace: 'fruit', generation, resourceVersion: String(10 + generation), spec: { color: 'red', quantity } });
 const deployment = (replicas: number, readyReplicas: number, rv: string) =>
-  kubeObj<Deployment>('apple-red', { namespace: 'fruit', resourceVersion: rv, owner: { kind: 'MyApple', name: 'red', apiVersion: 'stable.example.com/v1' }, spec: { replicas }, status: { readyReplicas } });
-const brief = (o: ReconcileOutcome) => (o.result === 'requeueAfter' ? `after ${o.delayMs}` : o.result === 'error' ? `error #${o.requeues}` : o.result);
+  kubeObj<Deployment>('apple-red', {
+    namespace: 'fruit',
+    resourceVersion: rv,
+    owner: { kind: 'MyApple', name: 'red', apiVersion: 'stable.example.com/v1' },
+    spec: { replicas },
+    status: { readyReplicas },
+  });
+const brief = (o: ReconcileOutcome) =>
+  o.result === 'requeueAfter' ? `after ${o.delayMs}` : o.result === 'error' ? `error #${o.requeues}` : o.result;
 
 describe('apple scaler (a worked example)', () => {
   it('creates the deployment, then looks again until it is ready', () => {
@@ -22,7 +30,10 @@ describe('apple scaler (a worked example)', () => {
     scheduler.run(({ cold, expectObservable }) => {
       const apples = fakeInformer(MyApples, cold('l', { l: listed('10', apple(3)) }));
       // The deployment shows up (not ready) at 10 ms, and is ready at 40 s.
-      const deployments = fakeInformer(Deployment, cold('l 9ms a 39990ms r', { l: listed('10'), a: added(deployment(3, 0, '20')), r: modified(deployment(3, 3, '21')) }));
+      const deployments = fakeInformer(
+        Deployment,
+        cold('l 9ms a 39990ms r', { l: listed('10'), a: added(deployment(3, 0, '20')), r: modified(deployment(3, 3, '21')) }),
+      );
       const created: string[] = [];
       const client: AppleClient = {
         createDeployment: (namespace, d) => cold('--x|').pipe(map(() => created.push(`${namespace}/${(d as Deployment).metadata.name}`))),

@@ -13,11 +13,22 @@ import { customResource, Deployment, kubeObject, type Informer } from '../../src
 import { controller, done, generationChanged, requeueAfter, type ReconcileResult } from '../../src/controller/index.ts';
 
 export const MyApple = kubeObject({
-  spec: z.looseObject({ color: z.string(), size: z.enum(['small', 'medium', 'large']).optional(), quantity: z.number().int().min(1).default(1) }),
+  spec: z.looseObject({
+    color: z.string(),
+    size: z.enum(['small', 'medium', 'large']).optional(),
+    quantity: z.number().int().min(1).default(1),
+  }),
 });
 export type MyApple = z.infer<typeof MyApple>;
 
-export const MyApples = customResource({ group: 'stable.example.com', version: 'v1', plural: 'myapples', kind: 'MyApple', namespaced: true, schema: MyApple });
+export const MyApples = customResource({
+  group: 'stable.example.com',
+  version: 'v1',
+  plural: 'myapples',
+  kind: 'MyApple',
+  namespaced: true,
+  schema: MyApple,
+});
 
 /** The writes the controller makes: plain functions, so tests can fake them. */
 export interface AppleClient {
@@ -36,17 +47,33 @@ export function deploymentFor(apple: MyApple): Record<string, unknown> {
       name,
       namespace: apple.metadata.namespace,
       labels: { apple: apple.metadata.name },
-      ownerReferences: [{ apiVersion: 'stable.example.com/v1', kind: 'MyApple', name: apple.metadata.name, uid: apple.metadata.uid ?? '', controller: true }],
+      ownerReferences: [
+        {
+          apiVersion: 'stable.example.com/v1',
+          kind: 'MyApple',
+          name: apple.metadata.name,
+          uid: apple.metadata.uid ?? '',
+          controller: true,
+        },
+      ],
     },
     spec: {
       replicas: apple.spec.quantity,
       selector: { matchLabels: { apple: apple.metadata.name } },
-      template: { metadata: { labels: { apple: apple.metadata.name } }, spec: { containers: [{ name: 'apple', image: `apples/${apple.spec.color}` }] } },
+      template: {
+        metadata: { labels: { apple: apple.metadata.name } },
+        spec: { containers: [{ name: 'apple', image: `apples/${apple.spec.color}` }] },
+      },
     },
   };
 }
 
-export function appleScaler(apples: Informer<MyApple>, deployments: Informer<Deployment>, client: AppleClient, options: { scheduler?: import('rxjs').SchedulerLike } = {}) {
+export function appleScaler(
+  apples: Informer<MyApple>,
+  deployments: Informer<Deployment>,
+  client: AppleClient,
+  options: { scheduler?: import('rxjs').SchedulerLike } = {},
+) {
   return controller({
     name: 'apple-scaler',
     for: apples,

@@ -28,7 +28,8 @@ function logging(client: LeaseClient, ts: TestScheduler, log: string[]): LeaseCl
     name: client.name,
     get: () => sent('get', () => client.get()),
     create: (record) => sent('create', () => client.create(record)),
-    update: (resourceVersion, record) => sent(record.holderIdentity === '' ? 'release' : 'update', () => client.update(resourceVersion, record)),
+    update: (resourceVersion, record) =>
+      sent(record.holderIdentity === '' ? 'release' : 'update', () => client.update(resourceVersion, record)),
   };
 }
 
@@ -127,7 +128,13 @@ describe('leaderElection leader$ (marbles, default timing)', () => {
       expectObservable(b.election.leader$, '1000ms ^ 21999ms !').toBe('1000ms f 18999ms t', v);
     });
     expect(a.sent).toEqual(['0 get', '0 create', '2000 update', '4000 update', '4500 release']);
-    expect(b.sent).toEqual([...every(2_000, 1_000, 19_000, 'get'), '20000 get', '20000 update', ...every(2_000, 22_000, 22_000, 'update'), '23000 release']);
+    expect(b.sent).toEqual([
+      ...every(2_000, 1_000, 19_000, 'get'),
+      '20000 get',
+      '20000 update',
+      ...every(2_000, 22_000, 22_000, 'update'),
+      '23000 release',
+    ]);
     expect(writes()).toEqual(['0 a a', '2000 a a', '4000 a a', '20000 b b', '22000 b b', '23000 b ∅']);
     expect(server.get('ctrl')?.record).toMatchObject({ holderIdentity: '', leaseTransitions: 1 });
   });
@@ -151,7 +158,14 @@ describe('leaderElection leader$ (marbles, default timing)', () => {
     // On leaving at 23 000 (partition healed) a still believes the Lease it last saw is its own and tries to release
     // it, as client-go does, quoting that record's resourceVersion: refused (409, b has written since), a reads,
     // sees b holding it, and stops there. b's Lease is untouched.
-    expect(a.sent).toEqual(['0 get', '0 create', ...every(2_000, 2_000, 12_000, 'update'), ...every(2_000, 14_000, 22_000, 'get'), '23000 release', '23000 get']);
+    expect(a.sent).toEqual([
+      '0 get',
+      '0 create',
+      ...every(2_000, 2_000, 12_000, 'update'),
+      ...every(2_000, 14_000, 22_000, 'get'),
+      '23000 release',
+      '23000 get',
+    ]);
     expect(b.sent.filter((r) => !r.endsWith(' get'))).toEqual(['20000 update', '22000 update', '24000 release']);
     expect(writes()).toEqual(['0 a a', '2000 a a', '4000 a a', '20000 b b', '22000 b b', '24000 b ∅']);
     expect(server.get('ctrl')?.record).toMatchObject({ holderIdentity: '', leaseTransitions: 1 });
@@ -166,7 +180,9 @@ describe('leaderElection leader$ (marbles, default timing)', () => {
       // The second one gets the latest status replayed (true), and starts nothing new.
       expectObservable(a.election.leader$, '1000ms ^ 5999ms !').toBe('1000ms t', v);
       // status$ shares the same campaign too.
-      expectObservable(a.election.status$, '3000ms ^ 999ms !').toBe('3000ms s', { s: { leader: true, holderIdentity: 'a', leaseTransitions: 0 } });
+      expectObservable(a.election.status$, '3000ms ^ 999ms !').toBe('3000ms s', {
+        s: { leader: true, holderIdentity: 'a', leaseTransitions: 0 },
+      });
     });
     // One GET, one create, one renewal per retry period for all three subscribers; the release at 7 000
     // when the last one left; nothing after it (and the flush bound found no timer left).

@@ -22,20 +22,27 @@ const held = {
 /** The clock stops here; anything still scheduled then outlived its subscribers. */
 const BOUND = 80_000;
 
-
 function world() {
   const ts = leakCheckingScheduler(BOUND);
   const server = new FakeLeaseServer(ts);
   const replica = (identity: string): { shards: Sharding; partition(): void } => {
     let partitioned = false;
     return {
-      shards: sharding(server.clients({ client: identity, partitioned: () => partitioned }), { name: 'apples', shards: SHARDS, identity, scheduler: ts, random: () => 0 }),
+      shards: sharding(server.clients({ client: identity, partitioned: () => partitioned }), {
+        name: 'apples',
+        shards: SHARDS,
+        identity,
+        scheduler: ts,
+        random: () => 0,
+      }),
       partition: () => (partitioned = true),
     };
   };
   /** Applied writes as `<frame> <client> <lease suffix> <holder or ∅>`. */
   const writes = (from = 0) =>
-    server.writes.filter((w) => w.at >= from).map((w) => `${w.at} ${w.client} ${w.lease.replace('apples-', '')} ${w.record.holderIdentity || '∅'}`);
+    server.writes
+      .filter((w) => w.at >= from)
+      .map((w) => `${w.at} ${w.client} ${w.lease.replace('apples-', '')} ${w.record.holderIdentity || '∅'}`);
   const holders = () => Array.from({ length: SHARDS }, (_, i) => server.get(`apples-shard-${i}`)?.record.holderIdentity);
   return { ts, server, replica, writes, holders };
 }
@@ -68,7 +75,13 @@ describe('sharding held$ and gate (marbles, default timing)', () => {
     ]);
     expect(writes(30_000).filter((w) => w.startsWith('30000 '))).toEqual(['30000 a member-a ∅', '30000 a shard-2 ∅', '30000 a shard-3 ∅']);
     // b left at 40 000: every Lease it held released in that frame, and nothing written after it.
-    expect(writes(40_000)).toEqual(['40000 b member-b ∅', '40000 b shard-0 ∅', '40000 b shard-1 ∅', '40000 b shard-2 ∅', '40000 b shard-3 ∅']);
+    expect(writes(40_000)).toEqual([
+      '40000 b member-b ∅',
+      '40000 b shard-0 ∅',
+      '40000 b shard-1 ∅',
+      '40000 b shard-2 ∅',
+      '40000 b shard-3 ∅',
+    ]);
     expect(holders()).toEqual(['', '', '', '']);
   });
 
@@ -81,15 +94,25 @@ describe('sharding held$ and gate (marbles, default timing)', () => {
       const work = cold('3000ms (x|)');
       expectObservable(a.shards.held$, '^ 29999ms !').toBe('(eabcd) 5993ms h', held);
       // Started at 5 500 while shard 0 is ours: it runs to the end (not cut at 6 000, when 0 becomes b's by right).
-      expectObservable(a.shards.gate(key, () => work), '5500ms ^').toBe('8500ms (x|)');
+      expectObservable(
+        a.shards.gate(key, () => work),
+        '5500ms ^',
+      ).toBe('8500ms (x|)');
       expectSubscriptions(work.subscriptions).toBe('5500ms ^ 2999ms !');
       // b gets shard 1 at 7 000 (released at 6 000) but shard 0 only at 9 000, its first read after the release at 8 500.
       expectObservable(b.shards.held$, '5000ms ^ 24999ms !').toBe('5000ms e 1999ms x 1999ms b', { e: held.e, x: new Set([1]), b: held.b });
       // A key of a shard no longer ours (6 000 on) is not run at all: completes at once, nothing subscribed.
-      expectObservable(a.shards.gate(key, () => cold('x')), '6500ms ^').toBe('6500ms |');
+      expectObservable(
+        a.shards.gate(key, () => cold('x')),
+        '6500ms ^',
+      ).toBe('6500ms |');
     });
     expect(writes(6_000).filter((w) => w.endsWith('∅') && w.includes('shard'))[0]).toBe('6000 a shard-1 ∅');
-    expect(writes(6_000).filter((w) => w.includes('shard-0')).slice(0, 4)).toEqual(['6000 a shard-0 a', '8000 a shard-0 a', '8500 a shard-0 ∅', '9000 b shard-0 b']);
+    expect(
+      writes(6_000)
+        .filter((w) => w.includes('shard-0'))
+        .slice(0, 4),
+    ).toEqual(['6000 a shard-0 a', '8000 a shard-0 a', '8500 a shard-0 ∅', '9000 b shard-0 b']);
   });
 
   it('a shard lost (renewals failing for a renew deadline) cancels its in-flight work at once', () => {
@@ -101,7 +124,10 @@ describe('sharding held$ and gate (marbles, default timing)', () => {
       const work = cold('20000ms (x|)');
       // Last good renewals at 4 000: every shard lost at 14 000, one election after the other (same frame).
       expectObservable(a.shards.held$, '^ 19999ms !').toBe('(eabcd) 13993ms (phre)', held);
-      expectObservable(a.shards.gate(key, () => work), '5000ms ^').toBe('14000ms |');
+      expectObservable(
+        a.shards.gate(key, () => work),
+        '5000ms ^',
+      ).toBe('14000ms |');
       expectSubscriptions(work.subscriptions).toBe('5000ms ^ 8999ms !');
     });
     // Nothing reached the server after the partition (the releases on leaving fail too).

@@ -6,10 +6,25 @@ import { decoder } from '../../src/pipeline.ts';
 
 /** Values near the schema's edges: right and wrong types for every field it checks. */
 const maybe = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { nil: undefined, freq: 3 });
-const junk = fc.oneof(fc.string(), fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.array(fc.string(), { maxLength: 2 }), fc.dictionary(fc.string(), fc.string(), { maxKeys: 2 }));
+const junk = fc.oneof(
+  fc.string(),
+  fc.integer(),
+  fc.double(),
+  fc.boolean(),
+  fc.constant(null),
+  fc.array(fc.string(), { maxLength: 2 }),
+  fc.dictionary(fc.string(), fc.string(), { maxKeys: 2 }),
+);
 const field = <T>(good: fc.Arbitrary<T>) => fc.oneof({ weight: 5, arbitrary: maybe(good) }, { weight: 1, arbitrary: junk });
 const ownerRef = fc.record(
-  { apiVersion: field(fc.string()), kind: field(fc.string()), name: field(fc.string()), uid: field(fc.string()), controller: field(fc.boolean()), blockOwnerDeletion: field(fc.boolean()) },
+  {
+    apiVersion: field(fc.string()),
+    kind: field(fc.string()),
+    name: field(fc.string()),
+    uid: field(fc.string()),
+    controller: field(fc.boolean()),
+    blockOwnerDeletion: field(fc.boolean()),
+  },
   { requiredKeys: [] },
 );
 const metadata = fc.record(
@@ -21,7 +36,9 @@ const metadata = fc.record(
     generation: field(fc.integer()),
     creationTimestamp: field(fc.option(fc.string(), { nil: null })),
     deletionTimestamp: field(fc.option(fc.string(), { nil: null })),
-    labels: field(fc.dictionary(fc.string(), fc.oneof({ weight: 5, arbitrary: fc.string() }, { weight: 1, arbitrary: junk }), { maxKeys: 3 })),
+    labels: field(
+      fc.dictionary(fc.string(), fc.oneof({ weight: 5, arbitrary: fc.string() }, { weight: 1, arbitrary: junk }), { maxKeys: 3 }),
+    ),
     annotations: field(fc.dictionary(fc.string(), fc.string(), { maxKeys: 2 })),
     ownerReferences: field(fc.array(ownerRef, { maxLength: 2 })),
     extra: fc.anything({ maxDepth: 1 }),
@@ -29,7 +46,18 @@ const metadata = fc.record(
   { requiredKeys: [] },
 );
 const objects = fc.oneof(
-  { weight: 8, arbitrary: fc.record({ apiVersion: field(fc.string()), kind: field(fc.string()), metadata: fc.oneof({ weight: 8, arbitrary: metadata }, { weight: 1, arbitrary: junk }), spec: fc.anything({ maxDepth: 2 }) }, { requiredKeys: ['metadata'] }) },
+  {
+    weight: 8,
+    arbitrary: fc.record(
+      {
+        apiVersion: field(fc.string()),
+        kind: field(fc.string()),
+        metadata: fc.oneof({ weight: 8, arbitrary: metadata }, { weight: 1, arbitrary: junk }),
+        spec: fc.anything({ maxDepth: 2 }),
+      },
+      { requiredKeys: ['metadata'] },
+    ),
+  },
   { weight: 1, arbitrary: fc.anything({ maxDepth: 2 }) },
 );
 
@@ -57,7 +85,10 @@ describe('the copy-free KubeObject check', () => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     const invalid = decode(JSON.parse('{"metadata":{"name":"","labels":{"a":1}}}'), 'list');
     expect(invalid).toMatchObject({ reason: 'ValidationFailed' });
-    expect((invalid as unknown as { issues: { path: PropertyKey[] }[] }).issues.map((i) => i.path.join('.'))).toEqual(['metadata.name', 'metadata.labels.a']);
+    expect((invalid as unknown as { issues: { path: PropertyKey[] }[] }).issues.map((i) => i.path.join('.'))).toEqual([
+      'metadata.name',
+      'metadata.labels.a',
+    ]);
   });
 
   it('accepts null for an empty map or list (labels, annotations, ownerReferences), as Kubernetes decodes it, and keeps it as sent', () => {

@@ -45,7 +45,10 @@ function tenInformers(kc: KubeConfig) {
   for (const i of informers) {
     const subscription = i.errors$.subscribe((e) => errors.push(e));
     const store = i.store$.subscribe();
-    stops.push(() => subscription.unsubscribe(), () => store.unsubscribe());
+    stops.push(
+      () => subscription.unsubscribe(),
+      () => store.unsubscribe(),
+    );
   }
   /** Whether every informer's cache equals the server's. */
   const converged = async () => {
@@ -93,7 +96,7 @@ describe('HTTP/2: one connection for every request of a process', () => {
     expect(connection!.health!.timers).toBe(0);
   });
 
-  it('Lease requests (leader election) share the informers\' connection', async () => {
+  it("Lease requests (leader election) share the informers' connection", async () => {
     api = await startApiServer({ http2: true });
     const kc = freshKubeConfig(api);
     const watch = httpListWatch(kc, { resource: ConfigMap }).watch({}).subscribe();
@@ -119,7 +122,11 @@ describe('HTTP/2: one connection for every request of a process', () => {
     stops.push(() => subscriptions.forEach((s) => s.unsubscribe()));
     await waitFor('five watches', () => api!.activeWatches === 5);
     expect(api.acceptedConnections).toBe(2);
-    expect(http2Connections(kc).map((c) => c.active).sort()).toEqual([2, 3]);
+    expect(
+      http2Connections(kc)
+        .map((c) => c.active)
+        .sort(),
+    ).toEqual([2, 3]);
     // A sixth fits on the second connection.
     subscriptions.push(lw.watch({}).subscribe());
     await waitFor('six watches', () => api!.activeWatches === 6);
@@ -291,7 +298,9 @@ describe('HTTP/2 and TLS material', () => {
     const lw = httpListWatch(kc, { resource: ConfigMap });
     const frames: unknown[] = [];
     let ended = false;
-    const watch = lw.watch({ resourceVersion: api.resourceVersion }).subscribe({ next: (f) => frames.push(f), complete: () => (ended = true) });
+    const watch = lw
+      .watch({ resourceVersion: api.resourceVersion })
+      .subscribe({ next: (f) => frames.push(f), complete: () => (ended = true) });
     stops.push(() => watch.unsubscribe());
     await waitFor('the watch', () => api!.activeWatches === 1);
     for (let i = 0; i < 3; i++) await firstValueFrom(lw.list({}));
@@ -330,7 +339,9 @@ describe('HTTP/2 keeps the HTTP/1.1 guarantees', () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
     api.faults.add({ match: { watch: false }, fault: { type: 'delay', ms: 120_000 }, times: 1 });
     let error: InformerError | undefined;
-    httpListWatch(kc, { resource: ConfigMap }).list({}).subscribe({ error: (e: InformerError) => (error = e) });
+    httpListWatch(kc, { resource: ConfigMap })
+      .list({})
+      .subscribe({ error: (e: InformerError) => (error = e) });
     const deadline = performance.now() + 10_000;
     while (api.requests.length === 0 && performance.now() < deadline) await new Promise((resolve) => setImmediate(resolve));
     await vi.advanceTimersByTimeAsync(29_999);
@@ -343,4 +354,3 @@ describe('HTTP/2 keeps the HTTP/1.1 guarantees', () => {
     expect(api.openConnections).toBe(1);
   });
 });
-

@@ -17,7 +17,11 @@ import { startApiServer, type ApiServer } from '../../src/testing/index.ts';
 function fakeSession() {
   const pings: ((error: Error | null, duration: number, payload: Buffer) => void)[] = [];
   const session = { ping: (callback: (error: Error | null, duration: number, payload: Buffer) => void) => (pings.push(callback), true) };
-  return { session: session as unknown as ClientHttp2Session, pings, answer: () => pings.splice(0).forEach((cb) => cb(null, 1, Buffer.alloc(8))) };
+  return {
+    session: session as unknown as ClientHttp2Session,
+    pings,
+    answer: () => pings.splice(0).forEach((cb) => cb(null, 1, Buffer.alloc(8))),
+  };
 }
 
 /** A virtual-time scheduler that stops at `until` ms. */
@@ -135,12 +139,21 @@ describe('a black-holed HTTP/2 connection', () => {
     for (const i of informers) {
       const e = i.errors$.subscribe((error) => errors.push(error));
       const s = i.store$.subscribe();
-      stops.push(() => e.unsubscribe(), () => s.unsubscribe());
+      stops.push(
+        () => e.unsubscribe(),
+        () => s.unsubscribe(),
+      );
     }
     const converged = async () => {
       for (const [n, i] of informers.entries()) {
-        const names = (await firstValueFrom(i.store$)).list().map((o) => `${o.metadata.name}@${o.metadata.resourceVersion}`).sort();
-        const want = api!.list('configmaps', NAMESPACES[n]).map((o) => `${o.metadata?.name}@${o.metadata?.resourceVersion}`).sort();
+        const names = (await firstValueFrom(i.store$))
+          .list()
+          .map((o) => `${o.metadata.name}@${o.metadata.resourceVersion}`)
+          .sort();
+        const want = api!
+          .list('configmaps', NAMESPACES[n])
+          .map((o) => `${o.metadata?.name}@${o.metadata?.resourceVersion}`)
+          .sort();
         if (JSON.stringify(names) !== JSON.stringify(want)) return false;
       }
       return true;
@@ -186,7 +199,10 @@ describe('a black-holed HTTP/2 connection', () => {
       const i = factory.informer(ConfigMap, { namespace });
       const e = i.errors$.subscribe((error) => errors.push(error));
       const s = i.store$.subscribe();
-      stops.push(() => e.unsubscribe(), () => s.unsubscribe());
+      stops.push(
+        () => e.unsubscribe(),
+        () => s.unsubscribe(),
+      );
     }
     await settle('ten watches', () => api!.activeWatches === 10);
     api.create('configmaps', { metadata: { name: 'one', namespace: 'ns0' } });

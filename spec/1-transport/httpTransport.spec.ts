@@ -31,8 +31,12 @@ describe('parseWatchLine', () => {
     expect(frame).toMatchObject({ reason: 'MalformedLine', phase: 'watch' });
   });
 
-  it('never quotes the line in its message (a Secret\'s line would put its data into errors$ and the logs)', () => {
-    for (const line of ['{"type":"MODIFIED","object":{"data":{"password":"aHVudGVyMg=="} x}}', '{"type":"ADDED","object":{"data":{"token":tru}}}', 'hunter2']) {
+  it("never quotes the line in its message (a Secret's line would put its data into errors$ and the logs)", () => {
+    for (const line of [
+      '{"type":"MODIFIED","object":{"data":{"password":"aHVudGVyMg=="} x}}',
+      '{"type":"ADDED","object":{"data":{"token":tru}}}',
+      'hunter2',
+    ]) {
       const frame = parseWatchLine(line);
       expect(frame).toMatchObject({ reason: 'MalformedLine' });
       expect((frame as InformerError).message).not.toMatch(/aHVudGVyMg|token|hunter2|tru/);
@@ -41,19 +45,32 @@ describe('parseWatchLine', () => {
 
   it('property: never throws; returns an event exactly when the line is {type: string, object: object}', () => {
     fc.assert(
-      fc.property(fc.oneof(fc.string(), fc.json(), fc.record({ type: fc.oneof(fc.string(), fc.integer()), object: fc.jsonValue() }).map((v) => JSON.stringify(v))), (line) => {
-        const frame = parseWatchLine(line);
-        let value: unknown;
-        try {
-          value = JSON.parse(line);
-        } catch {
-          value = undefined;
-        }
-        const v = value as { type?: unknown; object?: unknown } | null;
-        const isEvent =
-          typeof v === 'object' && v !== null && !Array.isArray(v) && typeof v.type === 'string' && typeof v.object === 'object' && v.object !== null && !Array.isArray(v.object);
-        expect(frame instanceof InformerError).toBe(!isEvent);
-      }),
+      fc.property(
+        fc.oneof(
+          fc.string(),
+          fc.json(),
+          fc.record({ type: fc.oneof(fc.string(), fc.integer()), object: fc.jsonValue() }).map((v) => JSON.stringify(v)),
+        ),
+        (line) => {
+          const frame = parseWatchLine(line);
+          let value: unknown;
+          try {
+            value = JSON.parse(line);
+          } catch {
+            value = undefined;
+          }
+          const v = value as { type?: unknown; object?: unknown } | null;
+          const isEvent =
+            typeof v === 'object' &&
+            v !== null &&
+            !Array.isArray(v) &&
+            typeof v.type === 'string' &&
+            typeof v.object === 'object' &&
+            v.object !== null &&
+            !Array.isArray(v.object);
+          expect(frame instanceof InformerError).toBe(!isEvent);
+        },
+      ),
       { numRuns: 300 },
     );
   });

@@ -74,7 +74,9 @@ describe('lazy decoding', () => {
   });
 
   it('takes assignment and deletion of an unread member', () => {
-    const lazy = lazyParseObject(JSON.stringify({ metadata: { name: 'a' }, spec: { replicas: 3, selector: { app: 'web' } }, status: { ready: 2, observed: 'yes' } })) as Record<string, unknown>;
+    const lazy = lazyParseObject(
+      JSON.stringify({ metadata: { name: 'a' }, spec: { replicas: 3, selector: { app: 'web' } }, status: { ready: 2, observed: 'yes' } }),
+    ) as Record<string, unknown>;
     lazy.spec = { replicas: 5 };
     expect(lazy.spec).toEqual({ replicas: 5 });
     delete lazy.status;
@@ -82,18 +84,30 @@ describe('lazy decoding', () => {
   });
 
   it('reads a frozen object whose members were never read', () => {
-    const lazy = Object.freeze(lazyParseObject(JSON.stringify({ metadata: { name: 'a' }, spec: { replicas: 3, selector: { app: 'web' } } }))) as { spec: { replicas: number } };
+    const lazy = Object.freeze(
+      lazyParseObject(JSON.stringify({ metadata: { name: 'a' }, spec: { replicas: 3, selector: { app: 'web' } } })),
+    ) as { spec: { replicas: number } };
     expect(lazy.spec.replicas).toBe(3);
     expect(lazy.spec).toBe(lazy.spec);
     expect(JSON.parse(JSON.stringify(lazy))).toEqual({ metadata: { name: 'a' }, spec: { replicas: 3, selector: { app: 'web' } } });
   });
 
   it('decodes watch lines and list pages', () => {
-    const object = { kind: 'ConfigMap', apiVersion: 'v1', metadata: { name: 'c', resourceVersion: '7' }, data: { k: 'a long enough value to stay lazy' } };
+    const object = {
+      kind: 'ConfigMap',
+      apiVersion: 'v1',
+      metadata: { name: 'c', resourceVersion: '7' },
+      data: { k: 'a long enough value to stay lazy' },
+    };
     const event = lazyParseWatchLine(JSON.stringify({ type: 'MODIFIED', object }));
     expect(event.type).toBe('MODIFIED');
     expect(JSON.parse(JSON.stringify(event.object))).toEqual(object);
-    const list = { kind: 'ConfigMapList', apiVersion: 'v1', metadata: { resourceVersion: '9', continue: 'x' }, items: [object, { ...object, metadata: { name: 'd' } }] };
+    const list = {
+      kind: 'ConfigMapList',
+      apiVersion: 'v1',
+      metadata: { resourceVersion: '9', continue: 'x' },
+      items: [object, { ...object, metadata: { name: 'd' } }],
+    };
     const lazy = lazyParseList(JSON.stringify(list, null, 1));
     expect(JSON.parse(JSON.stringify(lazy))).toEqual(list);
     expect(lazyParseList('{"items":[]}')).toEqual({ items: [] });
@@ -139,16 +153,51 @@ describe('lazy decoding', () => {
   });
 
   it('property: any line, valid or not, gives the same frame eagerly and lazily (same report, same JSON)', () => {
-    const broken = fc.constantFrom('tru', 'nul', 'fals', '01', '-', '1.', '1e', '.5', '"a\\q"', '"\\u12"', '"tab\t"', '[1,]', '{"a":1,}', '{"a" 1}', '[1}', '{1:2}', '"x', '1 2', '+1', 'NaN', '"\\u00e9\\n"', '-0', '1E+9', '[[[]]]', '{"":{}}');
+    const broken = fc.constantFrom(
+      'tru',
+      'nul',
+      'fals',
+      '01',
+      '-',
+      '1.',
+      '1e',
+      '.5',
+      '"a\\q"',
+      '"\\u12"',
+      '"tab\t"',
+      '[1,]',
+      '{"a":1,}',
+      '{"a" 1}',
+      '[1}',
+      '{1:2}',
+      '"x',
+      '1 2',
+      '+1',
+      'NaN',
+      '"\\u00e9\\n"',
+      '-0',
+      '1E+9',
+      '[[[]]]',
+      '{"":{}}',
+    );
     // Long enough to stay unparsed in a lazy object (a short member is parsed at once).
-    const member = fc.oneof(fc.jsonValue().map((v) => JSON.stringify(v)), broken, broken.map((b) => `{"pad":"${'x'.repeat(24)}","v":[${b}]}`));
+    const member = fc.oneof(
+      fc.jsonValue().map((v) => JSON.stringify(v)),
+      broken,
+      broken.map((b) => `{"pad":"${'x'.repeat(24)}","v":[${b}]}`),
+    );
     const line = fc
-      .tuple(fc.string({ minLength: 1, maxLength: 8 }), fc.array(fc.tuple(fc.constantFrom('spec', 'status', 'data', 'x', '__proto__'), member), { maxLength: 4 }), member)
+      .tuple(
+        fc.string({ minLength: 1, maxLength: 8 }),
+        fc.array(fc.tuple(fc.constantFrom('spec', 'status', 'data', 'x', '__proto__'), member), { maxLength: 4 }),
+        member,
+      )
       .map(([name, members, meta]) => {
         const body = members.map(([k, v]) => `,${JSON.stringify(k)}:${v}`).join('');
         return `{"type":"MODIFIED","object":{"metadata":{"name":${JSON.stringify(name)},"extra":${meta}}${body}}}`;
       });
-    const frameJson = (frame: unknown) => (frame instanceof Error ? `error:${(frame as { reason?: string }).reason}:${frame.message}` : JSON.stringify(frame));
+    const frameJson = (frame: unknown) =>
+      frame instanceof Error ? `error:${(frame as { reason?: string }).reason}:${frame.message}` : JSON.stringify(frame);
     fc.assert(
       fc.property(line, (text) => {
         const eager = parseWatchLine(text);
@@ -156,7 +205,8 @@ describe('lazy decoding', () => {
         expect(frameJson(lazy)).toBe(frameJson(eager));
         // What would be cached: the decoder's verdict and the object's JSON.
         const decode = decoder(KubeObject);
-        const cached = (frame: typeof eager) => (frame instanceof Error ? 'none' : frameJson(decode((frame as { object: unknown }).object, 'watch')));
+        const cached = (frame: typeof eager) =>
+          frame instanceof Error ? 'none' : frameJson(decode((frame as { object: unknown }).object, 'watch'));
         expect(cached(lazy)).toBe(cached(eager));
       }),
       { numRuns: 2000 },
@@ -188,7 +238,12 @@ describe('stripManagedFields on lazily decoded objects', () => {
     const pod = {
       apiVersion: 'v1',
       kind: 'Pod',
-      metadata: { name: 'web-1', namespace: 'default', managedFields: [{ manager: 'kubectl', operation: 'Apply' }], labels: { app: 'web' } },
+      metadata: {
+        name: 'web-1',
+        namespace: 'default',
+        managedFields: [{ manager: 'kubectl', operation: 'Apply' }],
+        labels: { app: 'web' },
+      },
       spec: { containers: [{ name: 'app', image: 'nginx:1.27' }] },
       status: { phase: 'Running', podIP: '10.0.0.1' },
     };
@@ -208,7 +263,10 @@ describe('stripManagedFields on lazily decoded objects', () => {
 describe('lazy objects hold texts of their own', () => {
   it('never read the page or the line again: both may be reused once parsed', () => {
     const items = [
-      { metadata: { name: 'a', managedFields: [{ manager: 'm', fieldsV1: { 'f:data': {} } }] }, data: { k: 'a long enough value to stay lazy, é' } },
+      {
+        metadata: { name: 'a', managedFields: [{ manager: 'm', fieldsV1: { 'f:data': {} } }] },
+        data: { k: 'a long enough value to stay lazy, é' },
+      },
       { metadata: { name: 'b' }, data: { k: 'another long enough value to stay lazy' } },
       { metadata: { name: 'c' }, data: { k: 'x' } },
     ];

@@ -24,7 +24,10 @@ function feedBytes(chunks: readonly Buffer[], max?: number): Out[] {
   const out: Out[] = [];
   const splitter = new LineSplitter(max);
   const report = oversizeOf(max);
-  const sink = { lineBytes: (line: Buffer) => out.push(`line:${line.toString('utf8')}`), oversize: (bytes: number) => out.push(report(bytes)) };
+  const sink = {
+    lineBytes: (line: Buffer) => out.push(`line:${line.toString('utf8')}`),
+    oversize: (bytes: number) => out.push(report(bytes)),
+  };
   for (const chunk of chunks) splitter.push(chunk, sink);
   return out;
 }

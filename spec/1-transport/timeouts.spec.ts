@@ -125,7 +125,9 @@ describe('requestTimeoutMs', () => {
     expect(seen.error).toBeUndefined();
     vi.advanceTimersByTime(1);
     expect(seen.error).toBeInstanceOf(InformerError);
-    expect((seen.error as InformerError).message).toBe('list /api/v1/configmaps: no response headers within 30000 ms (waiting for: response headers)');
+    expect((seen.error as InformerError).message).toBe(
+      'list /api/v1/configmaps: no response headers within 30000 ms (waiting for: response headers)',
+    );
   });
 });
 
@@ -154,13 +156,17 @@ describe('a bound on everything before the response headers', () => {
     const { seen } = record(httpListWatch(kubeConfig(`https://127.0.0.1:${silent.port}`), configmaps, short).list({}));
     await until('the ClientHello', () => silent!.received > 0);
     vi.advanceTimersByTime(250);
-    expect((seen.error as InformerError).message).toBe('list /api/v1/configmaps: no response headers within 250 ms (waiting for: TLS handshake)');
+    expect((seen.error as InformerError).message).toBe(
+      'list /api/v1/configmaps: no response headers within 250 ms (waiting for: TLS handshake)',
+    );
     await until('the connection to be closed', () => silent!.sockets.size === 0);
   });
 
   it('watches are bounded the same way (phase watch)', async () => {
     silent = await Silent.start();
-    const { seen } = record(httpListWatch(kubeConfig(`http://127.0.0.1:${silent.port}`), configmaps, short).watch({ resourceVersion: '5' }));
+    const { seen } = record(
+      httpListWatch(kubeConfig(`http://127.0.0.1:${silent.port}`), configmaps, short).watch({ resourceVersion: '5' }),
+    );
     await until('the request to arrive', () => silent!.received > 0);
     vi.advanceTimersByTime(250);
     const error = seen.error as InformerError;
@@ -179,11 +185,15 @@ describe('a bound on everything before the response headers', () => {
     const all = record(discover(kc));
     await until('three requests', () => silent!.sockets.size === 3);
     vi.advanceTimersByTime(250);
-    expect((one.seen.error as InformerError).message).toBe('list /version: no response headers within 250 ms (waiting for: response headers)');
+    expect((one.seen.error as InformerError).message).toBe(
+      'list /version: no response headers within 250 ms (waiting for: response headers)',
+    );
     expect(all.seen.error).toBeUndefined();
     vi.advanceTimersByTime(30_000 - 250);
     expect((all.seen.error as InformerError).reason).toBe('Timeout');
-    expect((all.seen.error as InformerError).message).toMatch(/^list \/apis?: no response headers within 30000 ms \(waiting for: response headers\)$/);
+    expect((all.seen.error as InformerError).message).toMatch(
+      /^list \/apis?: no response headers within 30000 ms \(waiting for: response headers\)$/,
+    );
     expect(vi.getTimerCount()).toBe(0);
     await until('every connection to be closed', () => silent!.sockets.size === 0);
   });
@@ -208,7 +218,9 @@ describe('a bound on everything before the response headers', () => {
 
   it('0 turns the bound off', async () => {
     silent = await Silent.start();
-    const { seen, subscription } = record(httpListWatch(kubeConfig(`http://127.0.0.1:${silent.port}`), configmaps, { requestTimeoutMs: 0 }).list({}));
+    const { seen, subscription } = record(
+      httpListWatch(kubeConfig(`http://127.0.0.1:${silent.port}`), configmaps, { requestTimeoutMs: 0 }).list({}),
+    );
     await until('the request to arrive', () => silent!.received > 0);
     expect(vi.getTimerCount()).toBe(0);
     vi.advanceTimersByTime(10 * 24 * 3600_000);
@@ -225,7 +237,13 @@ describe('obtaining credentials', () => {
     writeFileSync(file, script);
     chmodSync(file, 0o755);
     return kubeConfig(server, {
-      exec: { apiVersion: 'client.authentication.k8s.io/v1', command: process.execPath, args: [file], env: [{ name: 'PLUGIN_DIR', value: dir }], interactiveMode: 'Never' },
+      exec: {
+        apiVersion: 'client.authentication.k8s.io/v1',
+        command: process.execPath,
+        args: [file],
+        env: [{ name: 'PLUGIN_DIR', value: dir }],
+        interactiveMode: 'Never',
+      },
     });
   }
 

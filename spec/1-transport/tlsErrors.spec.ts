@@ -38,17 +38,23 @@ describe('TLS verification errors', () => {
       (e: unknown) => e as InformerError,
     );
     expect(error?.reason).toBe('NetworkError');
-    expect(error?.message).toMatch(/^list \/api\/v1\/configmaps: the server's certificate is not trusted by the cluster's certificate-authority \(CA\) in the kubeconfig: [A-Z_]+$/);
+    expect(error?.message).toMatch(
+      /^list \/api\/v1\/configmaps: the server's certificate is not trusted by the cluster's certificate-authority \(CA\) in the kubeconfig: [A-Z_]+$/,
+    );
     expect(error?.message).not.toMatch(/use-system-ca/);
   });
 
   it('names the system CAs when the kubeconfig names none, and says what else went wrong for other codes', () => {
-    const failure = (code: string, message = 'unable to verify the first certificate; if the root CA is installed locally, try running Node.js with --use-system-ca') =>
-      Object.assign(new Error(message), { code });
+    const failure = (
+      code: string,
+      message = 'unable to verify the first certificate; if the root CA is installed locally, try running Node.js with --use-system-ca',
+    ) => Object.assign(new Error(message), { code });
     expect(tlsFailure(failure('UNABLE_TO_VERIFY_LEAF_SIGNATURE'), { caData: 'x' })).toBe(
       "the server's certificate is not trusted by the cluster's certificate-authority (CA) in the kubeconfig: UNABLE_TO_VERIFY_LEAF_SIGNATURE",
     );
-    expect(tlsFailure(failure('SELF_SIGNED_CERT_IN_CHAIN'), {})).toMatch(/not trusted by the system CAs \(the kubeconfig names no certificate-authority/);
+    expect(tlsFailure(failure('SELF_SIGNED_CERT_IN_CHAIN'), {})).toMatch(
+      /not trusted by the system CAs \(the kubeconfig names no certificate-authority/,
+    );
     expect(tlsFailure(failure('CERT_HAS_EXPIRED'), { caFile: '/ca' })).toBe("the server's certificate is not valid now: CERT_HAS_EXPIRED");
     expect(tlsFailure(failure('ERR_TLS_CERT_ALTNAME_INVALID'), { caFile: '/ca' })).toMatch(/does not name the host/);
     expect(tlsFailure(failure('ECONNREFUSED', 'connect ECONNREFUSED'), {})).toBeUndefined();

@@ -92,9 +92,15 @@ describe('decoder', () => {
   });
 
   it('a transform that loses the metadata is a TransformError (the cache files objects by key); one that renames is obeyed, as client-go', () => {
-    const lost = decoder(Apple, (apple) => ({ ...apple, metadata: undefined }) as unknown as Apple)(raw({ color: 'red', quantity: 1 }), 'watch');
+    const lost = decoder(Apple, (apple) => ({ ...apple, metadata: undefined }) as unknown as Apple)(
+      raw({ color: 'red', quantity: 1 }),
+      'watch',
+    );
     expect(lost).toMatchObject({ reason: 'TransformError', key: 'orchard/gala', message: expect.stringMatching(/without metadata.name/) });
-    const renamed = decoder(Apple, (apple) => ({ ...apple, metadata: { ...apple.metadata, name: 'fuji' } }))(raw({ color: 'red', quantity: 1 }), 'watch');
+    const renamed = decoder(Apple, (apple) => ({ ...apple, metadata: { ...apple.metadata, name: 'fuji' } }))(
+      raw({ color: 'red', quantity: 1 }),
+      'watch',
+    );
     expect(renamed).toMatchObject({ metadata: { namespace: 'orchard', name: 'fuji' } });
     const kept = decoder(Apple, stripManagedFields)(raw({ color: 'red', quantity: 1 }), 'watch');
     expect(kept).not.toBeInstanceOf(InformerError);
@@ -121,11 +127,17 @@ describe('decoder', () => {
     expect(pear.issues?.map((i) => i.path)).toEqual([['kind']]);
     const v2 = decode({ ...raw({}), apiVersion: 'stable.example.com/v2' }, 'watch') as InformerError;
     expect(v2.issues?.map((i) => i.path)).toEqual([['apiVersion']]);
-    expect(decode({ metadata: { name: 'a' } }, 'list')).toEqual({ apiVersion: 'stable.example.com/v1', kind: 'Apple', metadata: { name: 'a' } });
+    expect(decode({ metadata: { name: 'a' } }, 'list')).toEqual({
+      apiVersion: 'stable.example.com/v1',
+      kind: 'Apple',
+      metadata: { name: 'a' },
+    });
   });
 
   it('a "__proto__" key is ValidationFailed with key and issues, with any schema', () => {
-    const withProto = JSON.parse('{"apiVersion":"stable.example.com/v1","kind":"Apple","metadata":{"name":"gala","namespace":"orchard","resourceVersion":"7"},"__proto__":{"x":1},"spec":{"color":"red","quantity":1}}');
+    const withProto = JSON.parse(
+      '{"apiVersion":"stable.example.com/v1","kind":"Apple","metadata":{"name":"gala","namespace":"orchard","resourceVersion":"7"},"__proto__":{"x":1},"spec":{"color":"red","quantity":1}}',
+    );
     for (const schema of [KubeObject, Apple] as z.ZodType<KubeObject>[]) {
       const out = decoder(schema)(structuredClone(withProto), 'watch') as InformerError;
       expect(out).toBeInstanceOf(InformerError);

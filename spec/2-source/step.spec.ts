@@ -11,14 +11,35 @@ import { KubeObject } from '../../src/0-model/objects.ts';
 import type { ListPage, WatchFrame } from '../../src/1-transport/listWatch.ts';
 import { decoder } from '../../src/2-source/decode.ts';
 import { reflectorConfig, type ListAndWatchOptions } from '../../src/2-source/listAndWatch.ts';
-import { describeState, initialReflectorState, type ReflectorEffect, type ReflectorInput, type ReflectorState } from '../../src/2-source/reflectorState.ts';
+import {
+  describeState,
+  initialReflectorState,
+  type ReflectorEffect,
+  type ReflectorInput,
+  type ReflectorState,
+} from '../../src/2-source/reflectorState.ts';
 import { step } from '../../src/2-source/step.ts';
 
 type Obj = KubeObject;
-const obj = (name: string, rv: string): Obj => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'ns', resourceVersion: rv } });
-const page = (rv: string, items: Obj[], continueToken?: string): ListPage => ({ items, resourceVersion: rv, ...(continueToken ? { continue: continueToken } : {}) });
+const obj = (name: string, rv: string): Obj => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name, namespace: 'ns', resourceVersion: rv },
+});
+const page = (rv: string, items: Obj[], continueToken?: string): ListPage => ({
+  items,
+  resourceVersion: rv,
+  ...(continueToken ? { continue: continueToken } : {}),
+});
 const event = (type: string, object: unknown): WatchFrame => ({ type, object });
-const status = (code: number, reason: string, extra: Record<string, unknown> = {}) => ({ kind: 'Status', status: 'Failure', code, reason, message: reason, ...extra });
+const status = (code: number, reason: string, extra: Record<string, unknown> = {}) => ({
+  kind: 'Status',
+  status: 'Failure',
+  code,
+  reason,
+  message: reason,
+  ...extra,
+});
 const tooLarge = status(504, 'Timeout', {
   message: 'Too large resource version: 99, current: 20',
   details: { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }] },
@@ -87,16 +108,34 @@ const scenarios: Record<string, () => Machine> = {
   'a line that cannot be decoded (`MalformedLine`)': () => new Machine().open().frame(malformed()),
   'a 2nd `MalformedLine` at the same resourceVersion': () => new Machine().open().frame(malformed()).next().frame(malformed()),
   'a 3rd `MalformedLine` at the same resourceVersion': () =>
-    new Machine().open().frame(malformed()).next().frame(malformed()).next().send({ type: 'listed', page: page('10', []) }).send({ type: 'timeoutPicked', timeoutSeconds: 300 }).frame(malformed()),
-  'an ERROR event 410 Expired after an event': () => new Machine().open().frame(added('11')).frame(event('ERROR', status(410, 'Expired'))),
-  '410 Expired on a watch from a list just received, before any event': () => new Machine().open().frame(event('ERROR', status(410, 'Expired'))),
+    new Machine()
+      .open()
+      .frame(malformed())
+      .next()
+      .frame(malformed())
+      .next()
+      .send({ type: 'listed', page: page('10', []) })
+      .send({ type: 'timeoutPicked', timeoutSeconds: 300 })
+      .frame(malformed()),
+  'an ERROR event 410 Expired after an event': () =>
+    new Machine()
+      .open()
+      .frame(added('11'))
+      .frame(event('ERROR', status(410, 'Expired'))),
+  '410 Expired on a watch from a list just received, before any event': () =>
+    new Machine().open().frame(event('ERROR', status(410, 'Expired'))),
   '504 "Too large resource version"': () => new Machine().open().frame(event('ERROR', tooLarge)),
-  '429 with `Retry-After`': () => fail(new Machine().open(), new InformerError('TooManyRequests', 'slow down', { status: 429, retryAfterSeconds: 7 })),
+  '429 with `Retry-After`': () =>
+    fail(new Machine().open(), new InformerError('TooManyRequests', 'slow down', { status: 429, retryAfterSeconds: 7 })),
   '403 Forbidden': () => fail(new Machine().open(), errorFromStatus(403, status(403, 'Forbidden'), 'watch')),
-  'the server refuses the streaming-list parameters (422)': () => fail(new Machine({ watchList: true }).open(), errorFromStatus(422, status(422, 'Invalid'), 'watch')),
-  'the server ends the stream before the initial-events-end bookmark': () => new Machine({ watchList: true }).open().frame(added('11')).send({ type: 'watchEnded' }, 5000),
-  'a network error before the initial-events-end bookmark': () => fail(new Machine({ watchList: true }).open().frame(added('11')), network()),
-  'the first page fails with 500': () => new Machine().send({ type: 'start' }).send({ type: 'listFailed', error: errorFromStatus(500, status(500, 'InternalError'), 'list') }),
+  'the server refuses the streaming-list parameters (422)': () =>
+    fail(new Machine({ watchList: true }).open(), errorFromStatus(422, status(422, 'Invalid'), 'watch')),
+  'the server ends the stream before the initial-events-end bookmark': () =>
+    new Machine({ watchList: true }).open().frame(added('11')).send({ type: 'watchEnded' }, 5000),
+  'a network error before the initial-events-end bookmark': () =>
+    fail(new Machine({ watchList: true }).open().frame(added('11')), network()),
+  'the first page fails with 500': () =>
+    new Machine().send({ type: 'start' }).send({ type: 'listFailed', error: errorFromStatus(500, status(500, 'InternalError'), 'list') }),
   'the first page at a resourceVersion fails with 410 Expired': () =>
     new Machine().send({ type: 'start' }).send({ type: 'listFailed', error: errorFromStatus(410, status(410, 'Expired'), 'list') }),
   'a continue page fails with 410 Expired': () =>
@@ -104,7 +143,8 @@ const scenarios: Record<string, () => Machine> = {
       .send({ type: 'start' })
       .send({ type: 'listed', page: page('10', [obj('a', '5')], 'c1') })
       .send({ type: 'listFailed', error: errorFromStatus(410, status(410, 'Expired'), 'list') }),
-  'a list fails with 504 "Too large resource version"': () => new Machine().send({ type: 'start' }).send({ type: 'listFailed', error: errorFromStatus(504, tooLarge, 'list') }),
+  'a list fails with 504 "Too large resource version"': () =>
+    new Machine().send({ type: 'start' }).send({ type: 'listFailed', error: errorFromStatus(504, tooLarge, 'list') }),
 };
 
 /** What `step` decided, in the table's words; the request after the wait is checked too. */
@@ -113,11 +153,19 @@ function decided(m: Machine, before: ReflectorState<Obj>): string {
   if (phase.name !== 'waiting') return `not waiting: ${describeState(m.state)}`;
   const wait = m.effects.find((e) => e.type === 'wait');
   const backoff = wait?.type === 'wait' && wait.backoff;
-  const what = { resume: 'resume', relist: 'relist', listInstead: 'plain list', relistLatest: phase.unpaged ? 'unpaged list at ""' : 'relist at ""' }[phase.then];
+  const what = {
+    resume: 'resume',
+    relist: 'relist',
+    listInstead: 'plain list',
+    relistLatest: phase.unpaged ? 'unpaged list at ""' : 'relist at ""',
+  }[phase.then];
   const never = before.useWatchList && !m.state.useWatchList ? ', and never stream again' : '';
   m.send({ type: 'timer' });
   const request = m.effects.find((e) => e.type === 'list' || e.type === 'pickTimeout');
-  const asked = request?.type === 'list' ? `list rv=${JSON.stringify(request.options.resourceVersion)} limit=${request.options.limit ?? '-'}` : request?.type;
+  const asked =
+    request?.type === 'list'
+      ? `list rv=${JSON.stringify(request.options.resourceVersion)} limit=${request.options.limit ?? '-'}`
+      : request?.type;
   if (phase.then === 'relistLatest' && asked !== `list rv="" limit=${phase.unpaged ? '-' : '500'}`) return `relistLatest asked ${asked}`;
   if (phase.then === 'resume' && asked !== 'pickTimeout') return `resume asked ${asked}`;
   return backoff ? `backoff, ${what}${never}` : `${what} at once${never}`;
@@ -180,7 +228,12 @@ describe('step()', () => {
   it('ignores an input from a request that is no longer current', () => {
     const m = new Machine().open();
     const stale = m.state.request - 1;
-    const result = step(reflectorConfig<Obj>({ decode: decoder(KubeObject) }), m.state, { type: 'frame', id: stale, frame: added('11') }, 20);
+    const result = step(
+      reflectorConfig<Obj>({ decode: decoder(KubeObject) }),
+      m.state,
+      { type: 'frame', id: stale, frame: added('11') },
+      20,
+    );
     expect(result.state, describeState(m.state)).toBe(m.state);
     expect(result.effects).toEqual([]);
   });
@@ -205,7 +258,10 @@ describe('step()', () => {
 
   it('a streaming list: objects gathered by key until the initial-events-end bookmark, then one replace and a plain watch', () => {
     const end = event('BOOKMARK', { metadata: { resourceVersion: '12', annotations: { 'k8s.io/initial-events-end': 'true' } } });
-    const m = new Machine({ watchList: true }).open().frame(added('11')).frame(event('MODIFIED', obj('b', '12')));
+    const m = new Machine({ watchList: true })
+      .open()
+      .frame(added('11'))
+      .frame(event('MODIFIED', obj('b', '12')));
     expect(m.state.phase.name, describeState(m.state)).toBe('streaming');
     expect(m.effects).toEqual([]);
     m.frame(end);
@@ -216,6 +272,8 @@ describe('step()', () => {
 
   it('describes a state in one line, without the objects', () => {
     const m = new Machine().send({ type: 'start' }).send({ type: 'listed', page: page('10', [obj('a', '5')], 'c1') });
-    expect(describeState(m.state)).toBe('listing rv="0" page 2 continue=c1 objects=1 | lastRV="" request=2 paginated brokenResumes=0 failuresAtSameRV=0');
+    expect(describeState(m.state)).toBe(
+      'listing rv="0" page 2 continue=c1 objects=1 | lastRV="" request=2 paginated brokenResumes=0 failuresAtSameRV=0',
+    );
   });
 });

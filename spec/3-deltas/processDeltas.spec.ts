@@ -11,7 +11,11 @@ function bigBatch(n: number): FifoOutput<Obj> {
     type: 'deltas',
     cause: 'replace',
     resourceVersion: '1',
-    items: Array.from({ length: n }, (_, i) => ({ key: `ns/k${i}`, deltas: [{ type: 'Replaced' as const, object: o(`k${i}`) }], isInInitialList: true })),
+    items: Array.from({ length: n }, (_, i) => ({
+      key: `ns/k${i}`,
+      deltas: [{ type: 'Replaced' as const, object: o(`k${i}`) }],
+      isInInitialList: true,
+    })),
   };
 }
 
@@ -64,7 +68,14 @@ describe('DeltaQueue', () => {
     expect(q.size).toBe(2);
     expect([...q.keys()]).toEqual(['a', 'b']);
     expect(q.peek('a')?.map((d) => d.type)).toEqual(['Added', 'Updated']);
-    expect(q.pop()).toEqual({ key: 'a', deltas: [{ type: 'Added', object: o('a', '1') }, { type: 'Updated', object: o('a', '3') }], isInInitialList: false });
+    expect(q.pop()).toEqual({
+      key: 'a',
+      deltas: [
+        { type: 'Added', object: o('a', '1') },
+        { type: 'Updated', object: o('a', '3') },
+      ],
+      isInInitialList: false,
+    });
     expect(q.has('a')).toBe(false);
     q.add('a', { type: 'Deleted', object: o('a', '4') }, false);
     expect([...q.keys()]).toEqual(['b', 'a']);
@@ -101,7 +112,14 @@ describe('DeltaQueue', () => {
   it('addAll merges a whole entry', () => {
     const q = new DeltaQueue<Obj>();
     q.add('a', { type: 'Added', object: o('a', '1') }, false);
-    q.addAll({ key: 'a', deltas: [{ type: 'Updated', object: o('a', '2') }, { type: 'Deleted', object: o('a', '3') }], isInInitialList: false });
+    q.addAll({
+      key: 'a',
+      deltas: [
+        { type: 'Updated', object: o('a', '2') },
+        { type: 'Deleted', object: o('a', '3') },
+      ],
+      isInInitialList: false,
+    });
     expect(q.peek('a')?.map((d) => d.type)).toEqual(['Added', 'Updated', 'Deleted']);
   });
 });

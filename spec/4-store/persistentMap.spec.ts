@@ -68,7 +68,7 @@ describe('PersistentMap', () => {
           } else {
             for (const { key, value } of ops) map = value === undefined ? map.delete(key) : map.set(key, value);
           }
-          for (const { key, value } of ops) (value === undefined ? model.delete(key) : model.set(key, value));
+          for (const { key, value } of ops) value === undefined ? model.delete(key) : model.set(key, value);
           expect(map.size).toBe(model.size);
           for (const key of KEYS) expect(map.get(key)).toBe(model.get(key));
           expect(contents(map)).toEqual([...model].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
@@ -143,10 +143,14 @@ describe('PersistentMap under names made to collide', () => {
    */
   const ROUNDS: readonly (readonly [string, string])[] = [
     ['7yzlaa', 'e6apaa'],
-    ...Array.from({ length: 6 }, () => [
-      ['9rjfaa', 'apfhaa'],
-      ['fuzlaa', '42apaa'],
-    ] as const).flat(),
+    ...Array.from(
+      { length: 6 },
+      () =>
+        [
+          ['9rjfaa', 'apfhaa'],
+          ['fuzlaa', '42apaa'],
+        ] as const,
+    ).flat(),
   ];
   function collidingNames(): string[] {
     let names = [''];

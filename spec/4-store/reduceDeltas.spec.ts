@@ -6,7 +6,9 @@ import { deltaFifo, initialState, reduceDeltas, type FifoOutput, type SourceEven
 
 type Obj = KubeObject;
 const NAMES = ['a', 'b', 'c', 'd', 'e'];
-const obj = (name: string, rv: number): Obj => ({ metadata: { name, namespace: name === 'e' ? undefined : 'ns', resourceVersion: String(rv) } });
+const obj = (name: string, rv: number): Obj => ({
+  metadata: { name, namespace: name === 'e' ? undefined : 'ns', resourceVersion: String(rv) },
+});
 const keyFor = (name: string) => (name === 'e' ? 'e' : `ns/${name}`);
 const rvOf = (o: Obj) => o.metadata.resourceVersion;
 
@@ -143,26 +145,58 @@ describe('reduceDeltas over deltaFifo', () => {
   }
 
   it('maps deltas to events as HandleDeltas does', () => {
-    const a1 = obj('a', 1), a2 = obj('a', 2);
+    const a1 = obj('a', 1),
+      a2 = obj('a', 2);
     let state = initialState(Store.empty<Obj>());
     const step = (output: FifoOutput<Obj>) => (state = reduceDeltas(state, output));
-    step({ type: 'deltas', cause: 'replace', resourceVersion: '1', items: [{ key: 'ns/a', deltas: [{ type: 'Replaced', object: a1 }], isInInitialList: true }] });
+    step({
+      type: 'deltas',
+      cause: 'replace',
+      resourceVersion: '1',
+      items: [{ key: 'ns/a', deltas: [{ type: 'Replaced', object: a1 }], isInInitialList: true }],
+    });
     expect(state.events).toEqual([{ type: 'added', object: a1, isInInitialList: true }]);
     expect(state).toMatchObject({ synced: true, resourceVersion: '1', step: 'replace' });
     // Replaced with the same rv: a resync update
-    step({ type: 'deltas', cause: 'replace', resourceVersion: '2', items: [{ key: 'ns/a', deltas: [{ type: 'Replaced', object: a1 }], isInInitialList: false }] });
+    step({
+      type: 'deltas',
+      cause: 'replace',
+      resourceVersion: '2',
+      items: [{ key: 'ns/a', deltas: [{ type: 'Replaced', object: a1 }], isInInitialList: false }],
+    });
     expect(state.events).toEqual([{ type: 'updated', oldObject: a1, object: a1, isInInitialList: false, resync: true }]);
     // several deltas for one key: events in order, store ends at the newest
     step({
       type: 'deltas',
       cause: 'event',
       resourceVersion: '3',
-      items: [{ key: 'ns/a', deltas: [{ type: 'Updated', object: a2 }, { type: 'Deleted', object: a2 }, { type: 'Added', object: a1 }], isInInitialList: false }],
+      items: [
+        {
+          key: 'ns/a',
+          deltas: [
+            { type: 'Updated', object: a2 },
+            { type: 'Deleted', object: a2 },
+            { type: 'Added', object: a1 },
+          ],
+          isInInitialList: false,
+        },
+      ],
     });
     expect(state.events.map((e) => e.type)).toEqual(['updated', 'deleted', 'added']);
     expect(state.store.get('ns/a')).toBe(a1);
     // a tombstone delete carries the cached state, flagged
-    step({ type: 'deltas', cause: 'replace', resourceVersion: '4', items: [{ key: 'ns/a', deltas: [{ type: 'Deleted', object: { finalStateUnknown: true, key: 'ns/a', object: a2 } }], isInInitialList: false }] });
+    step({
+      type: 'deltas',
+      cause: 'replace',
+      resourceVersion: '4',
+      items: [
+        {
+          key: 'ns/a',
+          deltas: [{ type: 'Deleted', object: { finalStateUnknown: true, key: 'ns/a', object: a2 } }],
+          isInInitialList: false,
+        },
+      ],
+    });
     expect(state.events).toEqual([{ type: 'deleted', object: a1, finalStateUnknown: true, isInInitialList: false }]);
     expect(state.store.size).toBe(0);
     // bookmarks move the rv, errors are reported, neither touches the cache

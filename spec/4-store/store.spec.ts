@@ -3,7 +3,10 @@ import fc from 'fast-check';
 import { InformerError, Store, UnknownIndexError, keyOf, type Indexers } from '../../src/index.ts';
 import { namespaceIndex } from '../../src/pipeline.ts';
 
-type Obj = { readonly metadata: { readonly name: string; readonly namespace?: string; readonly labels?: Record<string, string> }; readonly v: number };
+type Obj = {
+  readonly metadata: { readonly name: string; readonly namespace?: string; readonly labels?: Record<string, string> };
+  readonly v: number;
+};
 
 const indexers: Indexers<Obj> = {
   // multi-valued: one `k=v` per label
@@ -99,7 +102,7 @@ describe('Store', () => {
     );
   });
 
-  it('reads of one key from successive snapshots, interleaved, each give that snapshot\'s object (a snapshot remembers its last read only for itself)', () => {
+  it("reads of one key from successive snapshots, interleaved, each give that snapshot's object (a snapshot remembers its last read only for itself)", () => {
     const a1: Obj = { metadata: { name: 'a', namespace: 'ns1' }, v: 1 };
     const a2: Obj = { metadata: { name: 'a', namespace: 'ns1' }, v: 2 };
     const s0 = Store.empty<Obj>();

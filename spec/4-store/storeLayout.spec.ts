@@ -3,7 +3,9 @@ import fc from 'fast-check';
 import { Store, UnknownIndexError } from '../../src/index.ts';
 
 type Obj = { metadata: { name: string; namespace?: string; labels?: Record<string, string> } };
-const obj = (name: string, namespace?: string, team?: string): Obj => ({ metadata: { name, ...(namespace ? { namespace } : {}), ...(team ? { labels: { team } } : {}) } });
+const obj = (name: string, namespace?: string, team?: string): Obj => ({
+  metadata: { name, ...(namespace ? { namespace } : {}), ...(team ? { labels: { team } } : {}) },
+});
 const key = (o: Obj) => (o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name);
 
 describe('Store layout (namespace → name)', () => {
@@ -21,7 +23,10 @@ describe('Store layout (namespace → name)', () => {
     expect(s.indexKeys('namespace', 'a')).toEqual(['a/x', 'a/y']);
     expect(s.byIndex('namespace', '').length).toBe(1);
     expect(s.keys().sort()).toEqual(['a/x', 'a/y', 'b/x', 'n1']);
-    const t = s.update([['a/x', undefined], ['a/y', undefined]]);
+    const t = s.update([
+      ['a/x', undefined],
+      ['a/y', undefined],
+    ]);
     expect(t.indexValues('namespace')).toEqual(['', 'b']);
     expect(t.size).toBe(2);
     expect(s.size).toBe(4);
@@ -38,7 +43,11 @@ describe('Store layout (namespace → name)', () => {
   });
 
   it('equals a plain model after any sequence of writes, with cluster-scoped and namespaced keys', () => {
-    const write = fc.tuple(fc.constantFrom('', 'a', 'b', 'c'), fc.constantFrom('x', 'y', 'z', 'a-long-name-over-sixteen-chars'), fc.boolean());
+    const write = fc.tuple(
+      fc.constantFrom('', 'a', 'b', 'c'),
+      fc.constantFrom('x', 'y', 'z', 'a-long-name-over-sixteen-chars'),
+      fc.boolean(),
+    );
     fc.assert(
       fc.property(fc.array(fc.array(write, { minLength: 1, maxLength: 5 }), { maxLength: 30 }), (batches) => {
         let store = Store.empty<Obj>();
@@ -49,7 +58,7 @@ describe('Store layout (namespace → name)', () => {
             return [key(o), del ? undefined : o];
           });
           store = store.update(writes);
-          for (const [k, o] of writes) (o ? model.set(k, o) : model.delete(k));
+          for (const [k, o] of writes) o ? model.set(k, o) : model.delete(k);
         }
         expect(store.size).toBe(model.size);
         expect(store.keys().sort()).toEqual([...model.keys()].sort());
@@ -57,7 +66,12 @@ describe('Store layout (namespace → name)', () => {
         const namespaces = [...new Set([...model.values()].map((o) => o.metadata.namespace ?? ''))].sort();
         expect(store.indexValues('namespace')).toEqual(namespaces);
         for (const ns of namespaces) {
-          expect(store.indexKeys('namespace', ns)).toEqual([...model.entries()].filter(([, o]) => (o.metadata.namespace ?? '') === ns).map(([k]) => k).sort());
+          expect(store.indexKeys('namespace', ns)).toEqual(
+            [...model.entries()]
+              .filter(([, o]) => (o.metadata.namespace ?? '') === ns)
+              .map(([k]) => k)
+              .sort(),
+          );
         }
       }),
     );

@@ -13,7 +13,13 @@ describe('field patterns', () => {
 
   const pod = {
     metadata: { name: 'p', resourceVersion: '1', labels: { app: 'web' }, managedFields: [{ manager: 'k' }] },
-    spec: { containers: [{ name: 'a', image: 'x:1' }, { name: 'b', image: 'y:1' }], nodeName: 'n1' },
+    spec: {
+      containers: [
+        { name: 'a', image: 'x:1' },
+        { name: 'b', image: 'y:1' },
+      ],
+      nodeName: 'n1',
+    },
     status: { phase: 'Running' },
   };
 
@@ -21,7 +27,10 @@ describe('field patterns', () => {
     expect(selectFields(pod, ['spec.**'])).toEqual({ spec: pod.spec });
     expect(selectFields(pod, ['spec'])).toEqual({ spec: pod.spec });
     expect(selectFields(pod, ['**.image'])).toEqual({ spec: { containers: [{ image: 'x:1' }, { image: 'y:1' }] } });
-    expect(selectFields(pod, ['spec.containers[*].name', 'metadata.labels'])).toEqual({ metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'a' }, { name: 'b' }] } });
+    expect(selectFields(pod, ['spec.containers[*].name', 'metadata.labels'])).toEqual({
+      metadata: { labels: { app: 'web' } },
+      spec: { containers: [{ name: 'a' }, { name: 'b' }] },
+    });
     expect(selectFields(pod, ['!status', '!metadata.managedFields', '!metadata.resourceVersion'])).toEqual({
       metadata: { name: 'p', labels: { app: 'web' } },
       spec: pod.spec,
@@ -32,23 +41,34 @@ describe('field patterns', () => {
   });
 
   it('report changes on selected fields only, whole subtrees that change shape as their selected part', () => {
-    const after = { ...pod, metadata: { ...pod.metadata, resourceVersion: '2' }, spec: { ...pod.spec, containers: [{ name: 'a', image: 'x:2' }] }, status: { phase: 'Failed' } };
+    const after = {
+      ...pod,
+      metadata: { ...pod.metadata, resourceVersion: '2' },
+      spec: { ...pod.spec, containers: [{ name: 'a', image: 'x:2' }] },
+      status: { phase: 'Failed' },
+    };
     expect(fieldChanges(pod, after, { fields: ['spec.containers[*].image'] })).toEqual([
       { path: 'spec.containers[0].image', old: 'x:1', new: 'x:2' },
       { path: 'spec.containers[1]', old: { image: 'y:1' } },
     ]);
-    expect(fieldChanges(pod, after, { fields: ['!spec', '!metadata.resourceVersion'] })).toEqual([{ path: 'status.phase', old: 'Running', new: 'Failed' }]);
-    expect(fieldChanges({ spec: { a: { b: 1, c: 2 } } }, { spec: { a: 'gone' } }, { fields: ['spec.a.b'] })).toEqual([{ path: 'spec.a', old: { b: 1 } }]);
+    expect(fieldChanges(pod, after, { fields: ['!spec', '!metadata.resourceVersion'] })).toEqual([
+      { path: 'status.phase', old: 'Running', new: 'Failed' },
+    ]);
+    expect(fieldChanges({ spec: { a: { b: 1, c: 2 } } }, { spec: { a: 'gone' } }, { fields: ['spec.a.b'] })).toEqual([
+      { path: 'spec.a', old: { b: 1 } },
+    ]);
   });
 
   it('does not visit unselected or shared subtrees', () => {
     let reads = 0;
     const spy = new Proxy({ big: Array.from({ length: 100 }, (_, i) => i) }, { ownKeys: (t) => (reads++, Reflect.ownKeys(t)) });
     const shared = { deep: spy };
-    expect(fieldChanges({ spec: { x: 1 }, status: shared }, { spec: { x: 2 }, status: shared })).toEqual([{ path: 'spec.x', old: 1, new: 2 }]);
-    expect(fieldChanges({ spec: { x: 1 }, status: { deep: spy } }, { spec: { x: 2 }, status: { deep: { big: [] } } }, { fields: ['spec'] })).toEqual([
+    expect(fieldChanges({ spec: { x: 1 }, status: shared }, { spec: { x: 2 }, status: shared })).toEqual([
       { path: 'spec.x', old: 1, new: 2 },
     ]);
+    expect(
+      fieldChanges({ spec: { x: 1 }, status: { deep: spy } }, { spec: { x: 2 }, status: { deep: { big: [] } } }, { fields: ['spec'] }),
+    ).toEqual([{ path: 'spec.x', old: 1, new: 2 }]);
     expect(reads).toBe(0);
   });
 
@@ -84,11 +104,18 @@ describe('fieldChanges (property)', () => {
   const key = fc.constantFrom('a', 'b', 'c', 'spec', 'status', 'x.y');
   const leaf = fc.oneof(fc.integer({ min: 0, max: 3 }), fc.constantFrom('s', 't'), fc.boolean(), fc.constant(null));
   const { value } = fc.letrec((tie) => ({
-    value: fc.oneof({ depthSize: 'small', withCrossShrink: true }, leaf, fc.array(tie('value'), { maxLength: 3 }), fc.dictionary(key, tie('value'), { maxKeys: 4 })),
+    value: fc.oneof(
+      { depthSize: 'small', withCrossShrink: true },
+      leaf,
+      fc.array(tie('value'), { maxLength: 3 }),
+      fc.dictionary(key, tie('value'), { maxKeys: 4 }),
+    ),
   }));
   const object = fc.dictionary(key, value, { maxKeys: 4 });
   const segment = fc.constantFrom('a', 'b', 'spec', 'status', '*', '**', '0', '1', '["x.y"]');
-  const pattern = fc.tuple(fc.boolean(), fc.array(segment, { minLength: 1, maxLength: 3 })).map(([not, segs]) => `${not ? '!' : ''}${segs.join('.').replace(/\.\[/g, '[')}`);
+  const pattern = fc
+    .tuple(fc.boolean(), fc.array(segment, { minLength: 1, maxLength: 3 }))
+    .map(([not, segs]) => `${not ? '!' : ''}${segs.join('.').replace(/\.\[/g, '[')}`);
   /** An edit of `before`: a mix of its values and fresh ones, sharing subtrees as watch events do not (and as resyncs do). */
   const pair = fc.tuple(object, object, fc.boolean()).map(([a, b, mix]) => [a, mix ? { ...a, ...b } : b] as const);
 

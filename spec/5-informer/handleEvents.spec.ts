@@ -20,7 +20,8 @@ describe('handleEvents: a handler that unsubscribes its own subscription', () =>
         }),
       )
       .subscribe();
-    for (const name of ['a', 'b', 'c']) source.next({ type: 'added', object: { metadata: { name, namespace: 'ns' } }, isInInitialList: false });
+    for (const name of ['a', 'b', 'c'])
+      source.next({ type: 'added', object: { metadata: { name, namespace: 'ns' } }, isInInitialList: false });
     expect(calls).toEqual(['a']);
     expect(running).toBe(0);
     expect(source.observed).toBe(false);

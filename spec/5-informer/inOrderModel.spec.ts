@@ -27,8 +27,17 @@ import { realFifo } from '../../src/3-deltas/realFifo.ts';
 
 type Obj = KubeObject & { spec?: { valid?: boolean; boom?: boolean; team?: string } };
 
-const Widget = kubeObject({ spec: z.looseObject({ team: z.string().optional(), valid: z.boolean().optional(), boom: z.boolean().optional() }).optional() });
-const Widgets = customResource<Obj>({ group: 'example.com', version: 'v1', plural: 'widgets', kind: 'Widget', namespaced: true, schema: Widget as unknown as z.ZodType<Obj> });
+const Widget = kubeObject({
+  spec: z.looseObject({ team: z.string().optional(), valid: z.boolean().optional(), boom: z.boolean().optional() }).optional(),
+});
+const Widgets = customResource<Obj>({
+  group: 'example.com',
+  version: 'v1',
+  plural: 'widgets',
+  kind: 'Widget',
+  namespaced: true,
+  schema: Widget as unknown as z.ZodType<Obj>,
+});
 
 /** A user refinement that throws (→ ValidationFailed), like one reading a field that is not there. */
 const schema = (Widget as unknown as z.ZodType<Obj>).refine((o) => {
@@ -58,10 +67,15 @@ const versionArb: fc.Arbitrary<Version> = fc
   .map(([name, v, b, team]) => ({ name, valid: v > 1, boom: b < 2, team }));
 const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 2, arbitrary: fc.array(versionArb, { maxLength: 5 }).map((items): Op => ({ op: 'list', items })) },
-  { weight: 6, arbitrary: fc.tuple(fc.constantFrom('added', 'modified', 'deleted' as const), versionArb).map(([op, item]): Op => ({ op, item })) },
+  {
+    weight: 6,
+    arbitrary: fc.tuple(fc.constantFrom('added', 'modified', 'deleted' as const), versionArb).map(([op, item]): Op => ({ op, item })),
+  },
   { weight: 1, arbitrary: fc.constantFrom<Op>({ op: 'resync' }, { op: 'bookmark' }, { op: 'fault' }) },
 );
-const scheduleArb = fc.tuple(fc.array(versionArb, { maxLength: 5 }), fc.array(opArb, { maxLength: 40 })).map(([first, rest]): Op[] => [{ op: 'list', items: first }, ...rest]);
+const scheduleArb = fc
+  .tuple(fc.array(versionArb, { maxLength: 5 }), fc.array(opArb, { maxLength: 40 }))
+  .map(([first, rest]): Op[] => [{ op: 'list', items: first }, ...rest]);
 
 /** The raw object the server sends for a version at a resourceVersion. */
 function raw(v: Version, rv: number): Record<string, unknown> {
@@ -201,7 +215,8 @@ class RealReference {
     const old = this.indexer.get(key);
     this.indexer.set(key, obj);
     if (old === undefined) this.events.push(`${key} added ${rv(obj)} ${isInInitialList}`);
-    else this.events.push(`${key} updated ${rv(old)}→${rv(obj)}${d.type === 'Sync' || rv(old) === rv(obj) ? ' sync' : ''} ${isInInitialList}`);
+    else
+      this.events.push(`${key} updated ${rv(old)}→${rv(obj)}${d.type === 'Sync' || rv(old) === rv(obj) ? ' sync' : ''} ${isInInitialList}`);
   }
 }
 
@@ -227,7 +242,8 @@ function feed(ref: RealReference, e: SourceEvent<Obj>): void {
 const describeEvent = (event: InformerEvent<Obj>): string => {
   const key = keyOf(event.object);
   if (event.type === 'added') return `${key} added ${rv(event.object)} ${event.isInInitialList}`;
-  if (event.type === 'updated') return `${key} updated ${rv(event.oldObject)}→${rv(event.object)}${event.resync ? ' sync' : ''} ${event.isInInitialList}`;
+  if (event.type === 'updated')
+    return `${key} updated ${rv(event.oldObject)}→${rv(event.object)}${event.resync ? ' sync' : ''} ${event.isInInitialList}`;
   return `${key} deleted ${rv(event.object)}${event.finalStateUnknown ? ' dfsu' : ''} ${event.isInInitialList}`;
 };
 
@@ -254,7 +270,11 @@ describe("delivery: 'in-order' against a reference model of client-go's RealFIFO
         let seen: string[] = [];
         const ended: string[] = [];
         let store: ReturnType<typeof Object> | undefined;
-        informer.events$.subscribe({ next: (e) => seen.push(describeEvent(e)), error: () => ended.push('errored'), complete: () => ended.push('completed') });
+        informer.events$.subscribe({
+          next: (e) => seen.push(describeEvent(e)),
+          error: () => ended.push('errored'),
+          complete: () => ended.push('completed'),
+        });
         informer.store$.subscribe((s) => (store = s));
         for (const e of events) {
           const before = ref.events.length;
@@ -268,7 +288,12 @@ describe("delivery: 'in-order' against a reference model of client-go's RealFIFO
         const cache = store as { entries(): Iterable<[string, Obj]>; indexKeys(name: string, value: string): string[] };
         expect(new Map([...cache.entries()].map(([k, o]) => [k, rv(o)]))).toEqual(new Map([...ref.indexer].map(([k, o]) => [k, rv(o)])));
         for (const team of ['red', 'blue']) {
-          expect(cache.indexKeys('team', team)).toEqual([...ref.indexer].filter(([, o]) => o.spec?.team === team).map(([k]) => k).sort());
+          expect(cache.indexKeys('team', team)).toEqual(
+            [...ref.indexer]
+              .filter(([, o]) => o.spec?.team === team)
+              .map(([k]) => k)
+              .sort(),
+          );
         }
       }),
       { numRuns: 300 },

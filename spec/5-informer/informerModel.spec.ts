@@ -2,7 +2,16 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { Subject } from 'rxjs';
 import { z } from 'zod';
-import { InformerError, customResource, keyOf, kubeObject, type InformerEvent, type Indexers, type KubeObject, type Store } from '../../src/index.ts';
+import {
+  InformerError,
+  customResource,
+  keyOf,
+  kubeObject,
+  type InformerEvent,
+  type Indexers,
+  type KubeObject,
+  type Store,
+} from '../../src/index.ts';
 import { decoder, deltaFifo, informerFromSource, isTombstone, processDeltas, type SourceEvent } from '../../src/pipeline.ts';
 
 /**
@@ -22,8 +31,17 @@ import { decoder, deltaFifo, informerFromSource, isTombstone, processDeltas, typ
 
 type Obj = KubeObject & { spec?: { valid?: boolean; boom?: boolean; team?: string } };
 
-const Widget = kubeObject({ spec: z.looseObject({ team: z.string().optional(), valid: z.boolean().optional(), boom: z.boolean().optional() }).optional() });
-const Widgets = customResource<Obj>({ group: 'example.com', version: 'v1', plural: 'widgets', kind: 'Widget', namespaced: true, schema: Widget as unknown as z.ZodType<Obj> });
+const Widget = kubeObject({
+  spec: z.looseObject({ team: z.string().optional(), valid: z.boolean().optional(), boom: z.boolean().optional() }).optional(),
+});
+const Widgets = customResource<Obj>({
+  group: 'example.com',
+  version: 'v1',
+  plural: 'widgets',
+  kind: 'Widget',
+  namespaced: true,
+  schema: Widget as unknown as z.ZodType<Obj>,
+});
 
 /** A user refinement that throws (→ ValidationFailed), like one reading a field that is not there. */
 const schema = (Widget as unknown as z.ZodType<Obj>).refine((o) => {
@@ -53,10 +71,15 @@ const versionArb: fc.Arbitrary<Version> = fc
   .map(([name, v, b, team]) => ({ name, valid: v > 1, boom: b < 2, team }));
 const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 2, arbitrary: fc.array(versionArb, { maxLength: 5 }).map((items): Op => ({ op: 'list', items })) },
-  { weight: 6, arbitrary: fc.tuple(fc.constantFrom('added', 'modified', 'deleted' as const), versionArb).map(([op, item]): Op => ({ op, item })) },
+  {
+    weight: 6,
+    arbitrary: fc.tuple(fc.constantFrom('added', 'modified', 'deleted' as const), versionArb).map(([op, item]): Op => ({ op, item })),
+  },
   { weight: 1, arbitrary: fc.constantFrom<Op>({ op: 'resync' }, { op: 'bookmark' }, { op: 'fault' }) },
 );
-const scheduleArb = fc.tuple(fc.array(versionArb, { maxLength: 5 }), fc.array(opArb, { maxLength: 40 })).map(([first, rest]): Op[] => [{ op: 'list', items: first }, ...rest]);
+const scheduleArb = fc
+  .tuple(fc.array(versionArb, { maxLength: 5 }), fc.array(opArb, { maxLength: 40 }))
+  .map(([first, rest]): Op[] => [{ op: 'list', items: first }, ...rest]);
 
 /** The raw object the server sends for a version at a resourceVersion. */
 function raw(v: Version, rv: number): Record<string, unknown> {
@@ -293,7 +316,8 @@ function runInformer(events: readonly SourceEvent<Obj>[]) {
     const seen = log.get(key) ?? [];
     log.set(key, seen);
     if (event.type === 'added') seen.push(`added ${rv(event.object)} ${event.isInInitialList}`);
-    else if (event.type === 'updated') seen.push(`updated ${rv(event.oldObject)}→${rv(event.object)}${event.resync ? ' sync' : ''} ${event.isInInitialList}`);
+    else if (event.type === 'updated')
+      seen.push(`updated ${rv(event.oldObject)}→${rv(event.object)}${event.resync ? ' sync' : ''} ${event.isInInitialList}`);
     else seen.push(`deleted ${rv(event.object)}${event.finalStateUnknown ? ' dfsu' : ''} ${event.isInInitialList}`);
   };
   const watch = (name: string) => ({ error: () => ended.push(`${name} errored`), complete: () => ended.push(`${name} completed`) });
@@ -313,13 +337,20 @@ describe('the informer against a reference model of client-go (DeltaFIFO + Index
         const ours = runInformer(events);
         expect(ours.ended).toEqual([]);
         // Same cache.
-        expect(new Map([...ours.store.entries()].map(([k, o]) => [k, rv(o)]))).toEqual(new Map([...ref.indexer].map(([k, o]) => [k, rv(o)])));
+        expect(new Map([...ours.store.entries()].map(([k, o]) => [k, rv(o)]))).toEqual(
+          new Map([...ref.indexer].map(([k, o]) => [k, rv(o)])),
+        );
         // Same events, key by key (across keys the order within one list may differ).
         const nonEmpty = (m: Map<string, Seen[]>) => new Map([...m].filter(([, v]) => v.length > 0));
         expect(nonEmpty(ours.log)).toEqual(nonEmpty(ref.events));
         // The index holds exactly what is cached.
         for (const team of ['red', 'blue']) {
-          expect(ours.store.indexKeys('team', team)).toEqual([...ref.indexer].filter(([, o]) => o.spec?.team === team).map(([k]) => k).sort());
+          expect(ours.store.indexKeys('team', team)).toEqual(
+            [...ref.indexer]
+              .filter(([, o]) => o.spec?.team === team)
+              .map(([k]) => k)
+              .sort(),
+          );
         }
         // Every fault is reported with its key, and faults of user code never end anything.
         for (const error of ours.errors) if (error.reason !== 'NetworkError') expect(error.key).toMatch(/^ns\//);
@@ -328,7 +359,7 @@ describe('the informer against a reference model of client-go (DeltaFIFO + Index
     );
   });
 
-  it('property: deltaFifo() → processDeltas with a slow consumer queues as client-go\'s DeltaFIFO does (same cache, same events per key)', () => {
+  it("property: deltaFifo() → processDeltas with a slow consumer queues as client-go's DeltaFIFO does (same cache, same events per key)", () => {
     type Tick = { readonly op: 'finish' };
     const withFinishes = fc.tuple(scheduleArb, fc.array(fc.nat(3), { minLength: 45, maxLength: 45 }));
     fc.assert(
@@ -401,7 +432,8 @@ describe('the informer against a reference model of client-go (DeltaFIFO + Index
         expect(ended).toEqual([]);
         expect(new Map([...mine.indexer].map(([k, o]) => [k, rv(o)]))).toEqual(new Map([...ref.indexer].map(([k, o]) => [k, rv(o)])));
         // isInInitialList is left out: client-go decides it at Pop, deltaFifo when the list is handed on.
-        const strip = (m: Map<string, Seen[]>) => new Map([...m].filter(([, v]) => v.length > 0).map(([k, v]) => [k, v.map((x) => x.replace(/ (true|false)$/, ''))]));
+        const strip = (m: Map<string, Seen[]>) =>
+          new Map([...m].filter(([, v]) => v.length > 0).map(([k, v]) => [k, v.map((x) => x.replace(/ (true|false)$/, ''))]));
         expect(strip(mine.events)).toEqual(strip(ref.events));
       }),
       { numRuns: 300 },

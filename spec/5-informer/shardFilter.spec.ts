@@ -6,7 +6,13 @@ import type { ListWatch, WatchFrame } from '../../src/1-transport/listWatch.ts';
 import { filtered } from '../../src/5-informer/shardedInformer.ts';
 import { listPage, watchEvent } from '../../src/testing/index.ts';
 
-const pod = (name: string) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'ns', resourceVersion: '7', managedFields: [{ manager: 'kubectl', operation: 'Update' }] }, spec: { containers: [{ name: 'c' }] }, status: { phase: 'Running' } });
+const pod = (name: string) => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name, namespace: 'ns', resourceVersion: '7', managedFields: [{ manager: 'kubectl', operation: 'Update' }] },
+  spec: { containers: [{ name: 'c' }] },
+  status: { phase: 'Running' },
+});
 const keepA = (skeleton: { metadata: Readonly<Record<string, unknown>> }) => skeleton.metadata['name'] === 'a';
 
 describe('lazy decoding with a keep predicate', () => {
@@ -52,7 +58,9 @@ describe('filtered ListWatch', () => {
   const wants = (key: string | undefined) => key !== 'ns/b';
 
   it('leaves out list items of keys not wanted, and skeletons', async () => {
-    const skeleton = lazyParseList(JSON.stringify({ metadata: { resourceVersion: '9' }, items: [pod('d')] }), () => false)['items'] as unknown[];
+    const skeleton = lazyParseList(JSON.stringify({ metadata: { resourceVersion: '9' }, items: [pod('d')] }), () => false)[
+      'items'
+    ] as unknown[];
     const lw = filtered({ ...inner, list: () => of(listPage('9', [pod('a'), pod('b'), ...skeleton])) }, wants);
     const page = await firstValueFrom(lw.list({}));
     expect(page.items.map((i) => (i as { metadata: { name: string } }).metadata.name)).toEqual(['a']);

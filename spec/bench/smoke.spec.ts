@@ -16,7 +16,12 @@ describe('bench smoke', () => {
 
   it('runs every contender and each reports N objects synced and M events processed', { timeout: 60_000 }, async () => {
     const lines: string[] = [];
-    const report = await runBench({ ...SMOKE, jsonPath: join(dir, 'smoke.json'), mdPath: join(dir, 'smoke.md'), log: (line) => lines.push(line) });
+    const report = await runBench({
+      ...SMOKE,
+      jsonPath: join(dir, 'smoke.json'),
+      mdPath: join(dir, 'smoke.md'),
+      log: (line) => lines.push(line),
+    });
 
     expect(report.scenarios).toHaveLength(1);
     const [scenario] = report.scenarios;
@@ -32,13 +37,22 @@ describe('bench smoke', () => {
       expect(run.syncedObjects, contender).toBe(pods);
       expect(run.eventsProcessed, contender).toBe(contender === 'cn-100' ? Math.min(events, SMOKE.fanOutEvents) : events);
       if (contender !== 'cn-100') expect(run.relistObjects, contender).toBe(finalCount);
-      for (const figure of ['syncMs', 'eventsPerSec', 'cpuUsPerEvent', 'heapPerObjectKB', 'heapSyncedMB', 'heapEndMB', 'peakRssMB'] as const) {
+      for (const figure of [
+        'syncMs',
+        'eventsPerSec',
+        'cpuUsPerEvent',
+        'heapPerObjectKB',
+        'heapSyncedMB',
+        'heapEndMB',
+        'peakRssMB',
+      ] as const) {
         expect(run[figure], `${contender} ${figure}`).toBeGreaterThan(0);
       }
       // One list (and one relist) per informer: the server saw what the contender claims.
       expect(run.server?.expiredSent, contender).toBe(contender === 'cn-100' ? 0 : 1);
       // Only the metadata-only contender asks for PartialObjectMetadata: list pages, relist pages and watches.
-      if (contender === 'rx-meta') expect(run.server?.metadataRequests, contender).toBe((run.server?.listRequests ?? 0) + (run.server?.watchRequests ?? 0));
+      if (contender === 'rx-meta')
+        expect(run.server?.metadataRequests, contender).toBe((run.server?.listRequests ?? 0) + (run.server?.watchRequests ?? 0));
       else expect(run.server?.metadataRequests, contender).toBe(0);
       expect(run.wireMB, contender).toBeGreaterThan(0);
     }

@@ -37,17 +37,28 @@ describe('rx-informer (the bin, against a TLS emulator)', () => {
     const hook = await receiver();
     const slack = await receiver((_q, s) => void s.writeHead(200).end('ok'));
     const pretty = cli(['watch', 'secrets', '-n', 'vault', '--kubeconfig', kubeconfig, '--slack', `${slack.url}/services/T0/B0/XYZ`]);
-    const json = cli(['watch', 'secret', '-n', 'vault', '-o', 'json', '--utc', '--kubeconfig', kubeconfig, '--webhook', `${hook.url}/hook`], { TZ: 'Asia/Kolkata' });
+    const json = cli(
+      ['watch', 'secret', '-n', 'vault', '-o', 'json', '--utc', '--kubeconfig', kubeconfig, '--webhook', `${hook.url}/hook`],
+      { TZ: 'Asia/Kolkata' },
+    );
     const clear = cli(['watch', 'secrets', '-n', 'vault', '-w', '--kubeconfig', kubeconfig, '--show-secret-values']);
     try {
       await Promise.all([pretty.line('err', SYNCED), json.line('err', SYNCED), clear.line('err', SYNCED)]);
-      const lastApplied = JSON.stringify({ apiVersion: 'v1', kind: 'Secret', data: { password: b64('applied-pw') }, stringData: { plain: 'applied-pw' } });
+      const lastApplied = JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Secret',
+        data: { password: b64('applied-pw') },
+        stringData: { plain: 'applied-pw' },
+      });
       api.create('secrets', {
         metadata: { name: 'db', namespace: 'vault', annotations: { 'kubectl.kubernetes.io/last-applied-configuration': lastApplied } },
         data: { password: b64('hunter2') },
       });
       api.patch('secrets', 'vault', 'db', { data: { password: b64('correct-horse'), token: b64('tok3n-value') } });
-      api.patch('secrets', 'vault', 'db', { data: { token: null }, metadata: { annotations: { 'kubectl.kubernetes.io/last-applied-configuration': lastApplied.replace('applied', 'other') } } });
+      api.patch('secrets', 'vault', 'db', {
+        data: { token: null },
+        metadata: { annotations: { 'kubectl.kubernetes.io/last-applied-configuration': lastApplied.replace('applied', 'other') } },
+      });
 
       await pretty.line('out', /UPDATED secrets vault\/db .*token: -<redacted>/);
       expect(pretty.out.map((l) => l.replace(/^\d\d:\d\d:\d\d /, ''))).toEqual([
@@ -57,7 +68,14 @@ describe('rx-informer (the bin, against a TLS emulator)', () => {
       ]);
       const records = await (async () => {
         await json.line('out', /"path":"data\.token","old"/);
-        return json.out.map((l) => JSON.parse(l) as { type: string; object?: { data?: Record<string, string> }; diff?: { path: string; old?: string; new?: string }[] });
+        return json.out.map(
+          (l) =>
+            JSON.parse(l) as {
+              type: string;
+              object?: { data?: Record<string, string> };
+              diff?: { path: string; old?: string; new?: string }[];
+            },
+        );
       })();
       // The keyed hash: a value's redaction is stable within a run, so changes can be compared.
       const added = records[0]?.object?.data?.password;
@@ -92,19 +110,31 @@ describe('rx-informer (the bin, against a TLS emulator)', () => {
 
   it('bad input is one line (in our words) and a pointer to --help, exit 2 before any request: URLs (never echoed), flags, namespaces, extra arguments', async () => {
     const cases: [string[], RegExp][] = [
-      [['watch', 'pods', '--webhook', 'not-a-url'], /^error: --webhook needs an absolute http:\/\/ or https:\/\/ URL; the value given is not a URL$/],
-      [['watch', 'pods', '--slack', 'ftp://user:pa55word@example.com/x'], /^error: --slack needs an http:\/\/ or https:\/\/ URL, not ftp:$/],
+      [
+        ['watch', 'pods', '--webhook', 'not-a-url'],
+        /^error: --webhook needs an absolute http:\/\/ or https:\/\/ URL; the value given is not a URL$/,
+      ],
+      [
+        ['watch', 'pods', '--slack', 'ftp://user:pa55word@example.com/x'],
+        /^error: --slack needs an http:\/\/ or https:\/\/ URL, not ftp:$/,
+      ],
       [['watch', 'pods', '-n', 'a', '-A'], /^error: -n and -A\/--all-namespaces contradict each other/],
       [['watch', 'pods', '-n', 'Bad_NS'], /^error: -n: "Bad_NS" is not a namespace name/],
       [['watch', '--colour'], /^error: unknown option --colour$/],
       [['watch', 'pods', '--bogus=1'], /^error: unknown option --bogus$/],
       [['watch', 'pods', '--all=yes'], /^error: --all takes no value$/],
       // The test appends --kubeconfig FILE: the flag before it takes no value from it.
-      [['watch', 'pods', '--context'], /^error: --context needs a value \(to give one that starts with "-", write --context=--kubeconfig\)$/],
+      [
+        ['watch', 'pods', '--context'],
+        /^error: --context needs a value \(to give one that starts with "-", write --context=--kubeconfig\)$/,
+      ],
       [['watch', 'pods', '-n'], /^error: -n\/--namespace needs a value/],
       [['start', 'pods'], /^error: start takes no resource names \(it watches everything\); to watch some, use `rx-informer watch pods`$/],
       [['frob'], /^error: unknown command "frob"/],
-      [['watch', 'pods', '--webhook', 'http://127.0.0.1:6000/hook'], /^error: --webhook: port 6000 is one that fetch refuses to connect to/],
+      [
+        ['watch', 'pods', '--webhook', 'http://127.0.0.1:6000/hook'],
+        /^error: --webhook: port 6000 is one that fetch refuses to connect to/,
+      ],
       [['watch', 'pods', '--slack', 'https://u:pa55word@127.0.0.1:1/x'], /^error: --slack: port 1 is one that fetch refuses to connect to/],
       [['watch'], /^error: name at least one resource/],
     ];
@@ -132,7 +162,12 @@ describe('rx-informer (the bin, against a TLS emulator)', () => {
     const forbidden = api.faults.add({
       match: { resource: 'leases' },
       times: Infinity,
-      fault: { type: 'status', code: 403, reason: 'Forbidden', message: 'leases.coordination.k8s.io is forbidden: User "ci" cannot list resource "leases"' },
+      fault: {
+        type: 'status',
+        code: 403,
+        reason: 'Forbidden',
+        message: 'leases.coordination.k8s.io is forbidden: User "ci" cannot list resource "leases"',
+      },
     });
     try {
       // The emulator's kubeconfig without its CA: the server's certificate is unknown.
@@ -157,8 +192,12 @@ describe('rx-informer (the bin, against a TLS emulator)', () => {
       expect(runs[4]!.raw()).not.toContain('--use-system-ca');
       expect(runs[2]!.err).toEqual([expect.stringMatching(/^error: cannot load kubeconfig .*-missing/)]);
       expect(runs[3]!.err).toEqual(['error: the kubeconfig has no context "nope" (it has: emulator)']);
-      expect(runs[0]!.err).toEqual([expect.stringMatching(/^error: cannot watch pods: the server rejected the request \(400 Bad Request\): /)]);
-      expect(runs[1]!.err).toEqual(['error: cannot watch leases.coordination.k8s.io: forbidden (403): leases.coordination.k8s.io is forbidden: User "ci" cannot list resource "leases"']);
+      expect(runs[0]!.err).toEqual([
+        expect.stringMatching(/^error: cannot watch pods: the server rejected the request \(400 Bad Request\): /),
+      ]);
+      expect(runs[1]!.err).toEqual([
+        'error: cannot watch leases.coordination.k8s.io: forbidden (403): leases.coordination.k8s.io is forbidden: User "ci" cannot list resource "leases"',
+      ]);
     } finally {
       forbidden.remove();
     }
@@ -167,7 +206,13 @@ describe('rx-informer (the bin, against a TLS emulator)', () => {
   it('several namespaces (-n a,b), local time by default (TZ honoured); a closed stdout (| head -1) then ends quietly with 0', async () => {
     const c = cli(['watch', 'configmaps', '-n', 'ns-a,ns-b', '-o', 'json', '--kubeconfig', kubeconfig], { TZ: 'Asia/Kolkata' });
     await c.line('err', SYNCED);
-    expect(c.err).toEqual(expect.arrayContaining(['synced configmaps in ns-a: 0 objects', 'synced configmaps in ns-b: 0 objects', expect.stringMatching(/^synced 2 resources, 0 objects in/)]));
+    expect(c.err).toEqual(
+      expect.arrayContaining([
+        'synced configmaps in ns-a: 0 objects',
+        'synced configmaps in ns-b: 0 objects',
+        expect.stringMatching(/^synced 2 resources, 0 objects in/),
+      ]),
+    );
     for (const ns of ['ns-c', 'ns-a', 'ns-b']) api.create('configmaps', { metadata: { name: `cm-${ns}`, namespace: ns } });
     // Order holds per informer, not across them: wait for both watched ones; ns-c was created first.
     await Promise.all([c.line('out', /cm-ns-a/), c.line('out', /cm-ns-b/)]);
@@ -180,7 +225,11 @@ describe('rx-informer (the bin, against a TLS emulator)', () => {
   });
 
   it('Ctrl-C before sync exits 130 too', async () => {
-    const slow = api.faults.add({ match: { resource: 'replicasets', watch: false }, times: Infinity, fault: { type: 'delay', ms: 60_000 } });
+    const slow = api.faults.add({
+      match: { resource: 'replicasets', watch: false },
+      times: Infinity,
+      fault: { type: 'delay', ms: 60_000 },
+    });
     try {
       const c = cli(['watch', 'replicasets', '-A', '--kubeconfig', kubeconfig]);
       // The list is held by the fault: the CLI is past discovery and waiting for its first sync.
@@ -201,7 +250,9 @@ describe('rx-informer (the bin, against a TLS emulator)', () => {
     try {
       await c.line('err', SYNCED);
       // Credentials over http:// are sent as asked, with one warning that does not repeat them.
-      expect(c.err[0]).toBe(`warning: --webhook ${hook.url}: the user name and password in the URL go over plain http://, readable by anyone on the way; use https://`);
+      expect(c.err[0]).toBe(
+        `warning: --webhook ${hook.url}: the user name and password in the URL go over plain http://, readable by anyone on the way; use https://`,
+      );
       api.create('configmaps', { metadata: { name: 'x', namespace: 'redir' }, data: { k: 'v' } });
       await hook.received(1);
       expect(hook.requests[0]!.headers.authorization).toBe(`Basic ${b64('alice:s3cret-pass')}`);
@@ -211,7 +262,9 @@ describe('rx-informer (the bin, against a TLS emulator)', () => {
       c.proc.kill('SIGTERM');
       expect((await c.exit).code).toBe(143);
       expect(elsewhere.requests).toEqual([]);
-      expect(c.err, c.err.join('\n')).toContain(`! webhook ${hook.url}: 1 failed attempt (last: HTTP 307 redirect refused (not followed); 1 event given up); 0 waiting`);
+      expect(c.err, c.err.join('\n')).toContain(
+        `! webhook ${hook.url}: 1 failed attempt (last: HTTP 307 redirect refused (not followed); 1 event given up); 0 waiting`,
+      );
       expect(c.err.at(-1)).toBe(`webhook ${hook.url}: 0 events delivered, 1 not (1 refused by the receiver)`);
       for (const hidden of ['s3cret-pass', 'alice', 'private-path', 'query-token']) expect(c.raw()).not.toContain(hidden);
       await hook.close();
@@ -263,7 +316,11 @@ describe('rx-informer (the bin, against a TLS emulator)', () => {
   });
 
   it('a long Retry-After is shown, so a wait of minutes does not look like a hang', async () => {
-    const busy = api.faults.add({ match: { resource: 'configmaps', namespace: 'busy', watch: true }, times: 1, fault: { type: 'status', code: 429, retryAfterSeconds: 300 } });
+    const busy = api.faults.add({
+      match: { resource: 'configmaps', namespace: 'busy', watch: true },
+      times: 1,
+      fault: { type: 'status', code: 429, retryAfterSeconds: 300 },
+    });
     const c = cli(['watch', 'configmaps', '-n', 'busy', '--kubeconfig', kubeconfig]);
     try {
       await c.line('err', SYNCED);
@@ -281,11 +338,15 @@ describe('rx-informer (the bin, against a TLS emulator)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'rx-informer-bin-'));
     writeFileSync(join(dir, 'package.json'), '{"type":"module"}');
     const source = readFileSync(MAIN, 'utf8');
-    const { outputText } = ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2023, rewriteRelativeImportExtensions: true } });
+    const { outputText } = ts.transpileModule(source, {
+      compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2023, rewriteRelativeImportExtensions: true },
+    });
     writeFileSync(join(dir, 'main.js'), outputText);
     // Always: this Node, told it is 20.11.1. Also, where the machine has one (as CI images and this one do), a real old Node.
     writeFileSync(join(dir, 'pretend-old.mjs'), "Object.defineProperty(process.versions, 'node', { value: '20.11.1' });\n");
-    const runs: [string, string[], string][] = [[NODE, ['--import', join(dir, 'pretend-old.mjs'), join(dir, 'main.js'), '--help'], '20.11.1']];
+    const runs: [string, string[], string][] = [
+      [NODE, ['--import', join(dir, 'pretend-old.mjs'), join(dir, 'main.js'), '--help'], '20.11.1'],
+    ];
     for (const candidate of ['/usr/bin/node', '/usr/local/bin/node']) {
       if (!existsSync(candidate)) continue;
       const version = execFileSync(candidate, ['--version'], { encoding: 'utf8' }).trim().slice(1);
@@ -299,7 +360,11 @@ describe('rx-informer (the bin, against a TLS emulator)', () => {
       proc.stdout.on('data', (c: Buffer) => (out += c.toString()));
       proc.stderr.on('data', (c: Buffer) => (err += c.toString()));
       const code = await new Promise<number | null>((resolve) => proc.on('close', resolve));
-      expect({ code, out, err }).toEqual({ code: 1, out: '', err: `rx-informer needs Node.js 22.19 or newer; this is Node.js ${version}.\n` });
+      expect({ code, out, err }).toEqual({
+        code: 1,
+        out: '',
+        err: `rx-informer needs Node.js 22.19 or newer; this is Node.js ${version}.\n`,
+      });
     }
   });
 });

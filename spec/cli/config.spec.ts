@@ -45,7 +45,8 @@ const MALFORMED: Record<string, string> = {
   'alias.yaml': 'users:\n- name: u\n  user:\n    password: *pw-CCCC-3333\n',
   'auth-provider.yaml':
     'users:\n- name: u\n  user:\n    auth-provider:\n      name: oidc\n      config:\n        id-token: idt-DDDD-4444\n        refresh-token: "rft-EEEE-5555"\n       client-secret: cs-FFFF-6666\n',
-  'exec-env.yaml': 'users:\n- name: u\n  user:\n    exec:\n      command: get-token\n      env:\n      - name: SECRET\n        value: env-GGGG-7777\n     - {name: X, value: !weird env-HHHH-8888}\n',
+  'exec-env.yaml':
+    'users:\n- name: u\n  user:\n    exec:\n      command: get-token\n      env:\n      - name: SECRET\n        value: env-GGGG-7777\n     - {name: X, value: !weird env-HHHH-8888}\n',
   'flow.yaml': 'users:\n- name: u\n  user: {token: tok-NNNN-1515, password: "pw-OOOO-1616\n',
   'users.json': `{"users":[{"name":"u","user":{"token":"tok-IIII-9999","password":"pw-JJJJ-0000","client-key-data":"key-KKKK-1212"}}],"clusters":[{"name":"c","cluster":{"server":"https://x"}}]  "contexts": []}`,
   'exec-and-provider.json':
@@ -66,7 +67,10 @@ function valid(cluster: Record<string, unknown>, user: Record<string, unknown>):
 /** Kubeconfigs that parse, whose use fails in ways whose messages could quote a secret. */
 const FAILING: Record<string, string> = {
   // Userinfo in the server URL, a token; nothing listens on port 1.
-  'server-userinfo.json': valid({ server: 'https://admin:srvpw-RRRR-1717@127.0.0.1:1/', 'insecure-skip-tls-verify': true }, { token: 'tok-AAAA-1111' }),
+  'server-userinfo.json': valid(
+    { server: 'https://admin:srvpw-RRRR-1717@127.0.0.1:1/', 'insecure-skip-tls-verify': true },
+    { token: 'tok-AAAA-1111' },
+  ),
   // An exec plugin that prints its secret environment to stderr and fails: client-node quotes that stderr.
   'exec-fails.json': valid(
     { server: 'https://127.0.0.1:1', 'insecure-skip-tls-verify': true },
@@ -86,44 +90,60 @@ const FAILING: Record<string, string> = {
 
 describe('kubeconfig: no secret in any message', () => {
   // Seven CLIs in turn: on a loaded 2-core machine each start can take seconds (the timeout is a bound, not an oracle).
-  it('a kubeconfig that does not parse (YAML or JSON) is one line that says what and where, quoting none of it; exit 1', { timeout: 120_000 }, async () => {
-    for (const [name, text] of Object.entries(MALFORMED)) {
-      const file = join(dir, name);
-      writeFileSync(file, text);
-      // One at a time: a burst of CLIs starting together would slow the other spec files' CLIs on a small machine.
-      const run = cli(['watch', 'pods', '--kubeconfig', file]);
-      expect((await run.exit).code, name).toBe(1);
-      expect(run.err, name).toEqual([expect.stringMatching(new RegExp(`^error: cannot load kubeconfig .*${name.replace('.', '\\.')}: not a valid kubeconfig \\(YAML or JSON\\): .*\\(\\d+:\\d+\\)$`))]);
-      const all = run.raw();
-      expectNoStack(all);
-      for (const secret of SECRETS) {
-        expect(all, `${name}: ${secret}`).not.toContain(secret);
-        expect(all, `${name}: ${secret} in base64`).not.toContain(b64(secret));
+  it(
+    'a kubeconfig that does not parse (YAML or JSON) is one line that says what and where, quoting none of it; exit 1',
+    { timeout: 120_000 },
+    async () => {
+      for (const [name, text] of Object.entries(MALFORMED)) {
+        const file = join(dir, name);
+        writeFileSync(file, text);
+        // One at a time: a burst of CLIs starting together would slow the other spec files' CLIs on a small machine.
+        const run = cli(['watch', 'pods', '--kubeconfig', file]);
+        expect((await run.exit).code, name).toBe(1);
+        expect(run.err, name).toEqual([
+          expect.stringMatching(
+            new RegExp(
+              `^error: cannot load kubeconfig .*${name.replace('.', '\\.')}: not a valid kubeconfig \\(YAML or JSON\\): .*\\(\\d+:\\d+\\)$`,
+            ),
+          ),
+        ]);
+        const all = run.raw();
+        expectNoStack(all);
+        for (const secret of SECRETS) {
+          expect(all, `${name}: ${secret}`).not.toContain(secret);
+          expect(all, `${name}: ${secret} in base64`).not.toContain(b64(secret));
+        }
       }
-    }
-  });
+    },
+  );
 
-  it('a kubeconfig that parses but fails in use (a server URL with a password, an exec plugin that prints its secrets) prints none of them', { timeout: 60_000 }, async () => {
-    const runs = [];
-    for (const [name, text] of Object.entries(FAILING)) {
-      const file = join(dir, name);
-      writeFileSync(file, text);
-      const run = cli(['watch', 'pods', '--kubeconfig', file]);
-      runs.push({ name, run });
-      expect((await run.exit).code, name).toBe(1);
-      const all = run.raw();
-      for (const secret of SECRETS) expect(all, `${name}: ${secret}`).not.toContain(secret);
-      expect(all).not.toContain('admin');
-    }
-    const [userinfo, exec] = runs.map((r) => r.run.err);
-    expect(userinfo).toEqual([expect.stringMatching(/^error: cannot reach the API server at https:\/\/127\.0\.0\.1:1: /)]);
-    // The plugin's message is still shown, its secrets replaced.
-    expect(exec).toEqual(['error: bad kubeconfig: cannot apply the KubeConfig: leaked-<redacted> <redacted>']);
-  });
+  it(
+    'a kubeconfig that parses but fails in use (a server URL with a password, an exec plugin that prints its secrets) prints none of them',
+    { timeout: 60_000 },
+    async () => {
+      const runs = [];
+      for (const [name, text] of Object.entries(FAILING)) {
+        const file = join(dir, name);
+        writeFileSync(file, text);
+        const run = cli(['watch', 'pods', '--kubeconfig', file]);
+        runs.push({ name, run });
+        expect((await run.exit).code, name).toBe(1);
+        const all = run.raw();
+        for (const secret of SECRETS) expect(all, `${name}: ${secret}`).not.toContain(secret);
+        expect(all).not.toContain('admin');
+      }
+      const [userinfo, exec] = runs.map((r) => r.run.err);
+      expect(userinfo).toEqual([expect.stringMatching(/^error: cannot reach the API server at https:\/\/127\.0\.0\.1:1: /)]);
+      // The plugin's message is still shown, its secrets replaced.
+      expect(exec).toEqual(['error: bad kubeconfig: cannot apply the KubeConfig: leaked-<redacted> <redacted>']);
+    },
+  );
 
   it('a parse error keeps what is wrong and where, and drops every word of the file but a kubeconfig own keys', () => {
     const text = 'users:\n- name: u\n  user:\n    password: *hunter22\n';
-    expect(parseErrorMessage('unidentified alias "hunter22" (4:16)\n\n 3 |   user:\n 4 |     password: *hunter22\n', text)).toBe('unidentified alias "…" (4:16)');
+    expect(parseErrorMessage('unidentified alias "hunter22" (4:16)\n\n 3 |   user:\n 4 |     password: *hunter22\n', text)).toBe(
+      'unidentified alias "…" (4:16)',
+    );
     expect(textSecrets('{"token":"abc-123","name":"n"}\n  password: p4ss w0rd\n  value: "q u o"\n  client-key-data: QUJD\n')).toEqual(
       expect.arrayContaining(['abc-123', 'p4ss', 'q u o', 'QUJD']),
     );

@@ -5,8 +5,14 @@ import { readFileSync } from 'node:fs';
 
 describe('diffObjects', () => {
   it('lists changed, added and removed leaves, ignoring resourceVersion and managedFields', () => {
-    const before = { metadata: { name: 'a', resourceVersion: '1', managedFields: [{ m: 1 }], labels: { app: 'web', old: 'x' } }, spec: { replicas: 2, containers: [{ image: 'nginx:1' }] } };
-    const after = { metadata: { name: 'a', resourceVersion: '2', managedFields: [{ m: 2 }], labels: { app: 'web', tier: 'fe' } }, spec: { replicas: 3, containers: [{ image: 'nginx:2' }, { image: 'side' }] } };
+    const before = {
+      metadata: { name: 'a', resourceVersion: '1', managedFields: [{ m: 1 }], labels: { app: 'web', old: 'x' } },
+      spec: { replicas: 2, containers: [{ image: 'nginx:1' }] },
+    };
+    const after = {
+      metadata: { name: 'a', resourceVersion: '2', managedFields: [{ m: 2 }], labels: { app: 'web', tier: 'fe' } },
+      spec: { replicas: 3, containers: [{ image: 'nginx:2' }, { image: 'side' }] },
+    };
     expect(diffObjects(before, after)).toEqual([
       { path: 'metadata.labels.old', old: 'x' },
       { path: 'metadata.labels.tier', new: 'fe' },
@@ -21,7 +27,10 @@ describe('diffObjects', () => {
   });
 
   it('quotes keys that are not identifiers and formats compactly', () => {
-    const changes = diffObjects({ metadata: { annotations: { 'app.kubernetes.io/name': 'a' } } }, { metadata: { annotations: { 'app.kubernetes.io/name': 'b' } } });
+    const changes = diffObjects(
+      { metadata: { annotations: { 'app.kubernetes.io/name': 'a' } } },
+      { metadata: { annotations: { 'app.kubernetes.io/name': 'b' } } },
+    );
     expect(changes[0]?.path).toBe('metadata.annotations["app.kubernetes.io/name"]');
     expect(formatChanges(changes)).toBe('metadata.annotations["app.kubernetes.io/name"]: "a" → "b"');
     const many = Array.from({ length: 10 }, (_, i) => ({ path: `f${i}`, old: i, new: i + 1 }));
@@ -62,15 +71,21 @@ describe('a hostile depth', () => {
   it('formats redacted Secret values by what happened to the key, never by value', () => {
     const r1 = '<redacted:0123456789ab>';
     const r2 = '<redacted:ba9876543210>';
-    expect(formatChanges([{ path: 'data.password', old: r1, new: r2 }, { path: 'data.token', new: r1 }, { path: 'data.old', old: r2 }])).toBe(
-      'data.password: <changed>, data.token: +<redacted>, data.old: -<redacted>',
-    );
+    expect(
+      formatChanges([
+        { path: 'data.password', old: r1, new: r2 },
+        { path: 'data.token', new: r1 },
+        { path: 'data.old', old: r2 },
+      ]),
+    ).toBe('data.password: <changed>, data.token: +<redacted>, data.old: -<redacted>');
   });
 });
 
 describe('discovery', () => {
   const fixture = (name: string) =>
-    JSON.parse(readFileSync(new URL(`../fixtures/kube-apiserver-v1.20/${name}`, import.meta.url), 'utf8')) as { response: { body: unknown } };
+    JSON.parse(readFileSync(new URL(`../fixtures/kube-apiserver-v1.20/${name}`, import.meta.url), 'utf8')) as {
+      response: { body: unknown };
+    };
 
   it('reads the recorded APIResourceLists, skipping subresources', () => {
     const core = parseResourceList('', 'v1', fixture('01b-discovery-api-v1.json').response.body);

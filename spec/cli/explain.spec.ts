@@ -15,7 +15,11 @@ describe('explain: one line a user can act on', () => {
   });
 
   it('says how long the server asked to wait (Retry-After), rounded up; nothing for none or 0', () => {
-    const busy = (retryAfterSeconds?: number) => new InformerError('TooManyRequests', 'Too many requests', { status: 429, ...(retryAfterSeconds !== undefined ? { retryAfterSeconds } : {}) });
+    const busy = (retryAfterSeconds?: number) =>
+      new InformerError('TooManyRequests', 'Too many requests', {
+        status: 429,
+        ...(retryAfterSeconds !== undefined ? { retryAfterSeconds } : {}),
+      });
     expect(explain(busy(300), SERVER)).toBe('TooManyRequests: Too many requests (the server asked to wait 300 s before retrying)');
     expect(explain(busy(2.2), SERVER)).toBe('TooManyRequests: Too many requests (the server asked to wait 3 s before retrying)');
     expect(explain(busy(0), SERVER)).toBe('TooManyRequests: Too many requests');
@@ -23,7 +27,10 @@ describe('explain: one line a user can act on', () => {
   });
 
   it("replaces Node's --use-system-ca hint for an unknown CA by the kubeconfig's CA settings", () => {
-    const error = new InformerError('NetworkError', 'list /api: DEPTH_ZERO_SELF_SIGNED_CERT self-signed certificate; if the root CA is installed locally, try running Node.js with --use-system-ca');
+    const error = new InformerError(
+      'NetworkError',
+      'list /api: DEPTH_ZERO_SELF_SIGNED_CERT self-signed certificate; if the root CA is installed locally, try running Node.js with --use-system-ca',
+    );
     const line = explain(error, 'https://127.0.0.1:6443');
     expect(line).toBe(
       "cannot reach the API server at https://127.0.0.1:6443: list /api: DEPTH_ZERO_SELF_SIGNED_CERT self-signed certificate (the server's certificate is not signed by the certificate authority the kubeconfig names: check certificate-authority or certificate-authority-data)",
@@ -32,12 +39,18 @@ describe('explain: one line a user can act on', () => {
   });
 
   it("keeps the transport's own wording of a TLS failure, without a second piece of advice", () => {
-    const error = new InformerError('NetworkError', "list /api: the server's certificate is not trusted by the cluster's certificate-authority (CA) in the kubeconfig: SELF_SIGNED_CERT_IN_CHAIN");
+    const error = new InformerError(
+      'NetworkError',
+      "list /api: the server's certificate is not trusted by the cluster's certificate-authority (CA) in the kubeconfig: SELF_SIGNED_CERT_IN_CHAIN",
+    );
     expect(explain(error, 'https://127.0.0.1:6443')).toBe(`cannot reach the API server at https://127.0.0.1:6443: ${error.message}`);
   });
 
   it('says what to change for an http:// server', () => {
-    const error = new InformerError('Config', 'cannot apply the KubeConfig: HTTP protocol is not allowed when skipTLSVerify is not set or false');
+    const error = new InformerError(
+      'Config',
+      'cannot apply the KubeConfig: HTTP protocol is not allowed when skipTLSVerify is not set or false',
+    );
     expect(explain(error, 'http://127.0.0.1:8080')).toBe(
       'bad kubeconfig: the server http://127.0.0.1:8080 is plain http://, which the Kubernetes client refuses unless the cluster sets insecure-skip-tls-verify: true',
     );

@@ -22,7 +22,8 @@ describe('format', () => {
       expect(jsonLine({ s: c })).toBe(`{"s":"\\u${code.toString(16).padStart(4, '0')}"}`);
     }
     // Every C0 and C1 control and DEL; and ordinary text (accents, Arabic and Hebrew letters, emoji, zero-width joiner) is left alone.
-    for (let code = 0; code <= 0x9f; code++) if (code < 0x20 || code >= 0x7f) expect(printable(`x${String.fromCharCode(code)}y`)).toBe('xy');
+    for (let code = 0; code <= 0x9f; code++)
+      if (code < 0x20 || code >= 0x7f) expect(printable(`x${String.fromCharCode(code)}y`)).toBe('xy');
     const text = 'café مرحبا שלום 👩‍💻 naïve';
     expect(printable(text)).toBe(text);
   });

@@ -20,7 +20,10 @@ describe('rx-informer watch: list progress', () => {
     api = await startApiServer();
     // The first list (rv "0") is served whole from the watch cache; a 410 on it makes the informer
     // list again at rv "", in pages of 500, as after a compaction on a real server.
-    api.faults.add({ match: { resource: 'configmaps', watch: false, predicate: (r) => r.query['resourceVersion'] === '0' }, fault: { type: 'status', code: 410, reason: 'Expired' } });
+    api.faults.add({
+      match: { resource: 'configmaps', watch: false, predicate: (r) => r.query['resourceVersion'] === '0' },
+      fault: { type: 'status', code: 410, reason: 'Expired' },
+    });
     for (let i = 0; i < 1_600; i++) api.create('configmaps', { metadata: { name: `cm-${i}`, namespace: 'default' }, data: {} });
     const err: string[] = [];
     let clock = 0;
@@ -28,7 +31,7 @@ describe('rx-informer watch: list progress', () => {
     const w = await watchCommand(api.kubeConfig, { resources: ['configmaps'], all: false, output: 'json' }, terminal);
     try {
       await w.synced;
-      expect(err.filter((line) => line.startsWith("listing "))).toEqual(['listing configmaps: 1,500 objects so far']);
+      expect(err.filter((line) => line.startsWith('listing '))).toEqual(['listing configmaps: 1,500 objects so far']);
       expect(err).toContain('synced configmaps: 1600 objects');
     } finally {
       w.stop();

@@ -14,7 +14,10 @@ import { cli, killAll } from './support.ts';
 const SYNCED = /^synced \d+ resources?, \d+ objects? in \d+ ms/;
 const WATCHED = Array.from({ length: 1000 }, (_, i) => `team-${String(i).padStart(4, '0')}`);
 const OTHERS = Array.from({ length: 50 }, (_, i) => `other-${i}`);
-const pod = (namespace: string, name: string) => ({ metadata: { name, namespace }, spec: { containers: [{ name: 'c', image: 'busybox' }] } });
+const pod = (namespace: string, name: string) => ({
+  metadata: { name, namespace },
+  spec: { containers: [{ name: 'c', image: 'busybox' }] },
+});
 
 let api: ApiServer | undefined;
 let watching: Watching | undefined;
@@ -57,16 +60,22 @@ async function onlyWatchedChangesShow(server: ApiServer, out: string[]): Promise
   server.create('configmaps', { metadata: { name: 'late', namespace: OTHERS[0] } });
   server.create('configmaps', { metadata: { name: 'late', namespace: WATCHED[999] } });
   server.create('pods', pod(WATCHED[1]!, 'late'));
-  await until(() => out.some((l) => l.endsWith(`configmaps ${WATCHED[999]}/late`)) && out.some((l) => l.endsWith(`pods ${WATCHED[1]}/late`)));
+  await until(
+    () => out.some((l) => l.endsWith(`configmaps ${WATCHED[999]}/late`)) && out.some((l) => l.endsWith(`pods ${WATCHED[1]}/late`)),
+  );
   expect(out.filter((l) => l.includes('other-'))).toEqual([]);
 }
 
 describe('watch -n with 1,000 namespaces', () => {
-  it('HTTP/2: one TCP connection, one cluster-wide list and watch per resource; the counts are the server\'s', async () => {
+  it("HTTP/2: one TCP connection, one cluster-wide list and watch per resource; the counts are the server's", async () => {
     api = await cluster({ http2: true });
     const server = api;
     const t = collector();
-    watching = await watchCommand(server.kubeConfig, { resources: ['configmaps', 'pods'], all: false, output: 'pretty', namespaces: WATCHED }, t.terminal);
+    watching = await watchCommand(
+      server.kubeConfig,
+      { resources: ['configmaps', 'pods'], all: false, output: 'pretty', namespaces: WATCHED },
+      t.terminal,
+    );
     await watching.synced;
     expect(t.err).toContain('synced configmaps in 1000 namespaces: 1000 objects');
     expect(t.err).toContain(`synced pods in 1000 namespaces: ${watchedPods()} objects`);
@@ -89,7 +98,11 @@ describe('watch -n with 1,000 namespaces', () => {
     api = await cluster({ tls: true });
     const server = api;
     const t = collector();
-    watching = await watchCommand(server.kubeConfig, { resources: ['configmaps', 'pods'], all: false, output: 'json', namespaces: WATCHED }, t.terminal);
+    watching = await watchCommand(
+      server.kubeConfig,
+      { resources: ['configmaps', 'pods'], all: false, output: 'json', namespaces: WATCHED },
+      t.terminal,
+    );
     await watching.synced;
     await until(() => server.activeWatches === 2);
     // Lists and discovery reuse kept-alive connections; each watch holds one.
@@ -106,16 +119,27 @@ describe('watch -n with 1,000 namespaces', () => {
     const forbidden = server.faults.add({
       match: { predicate: (q) => (q.resource === 'configmaps' || q.resource === 'pods') && q.namespace === undefined },
       times: Infinity,
-      fault: { type: 'status', code: 403, reason: 'Forbidden', message: 'forbidden: User "team-lead" cannot list resource at the cluster scope' },
+      fault: {
+        type: 'status',
+        code: 403,
+        reason: 'Forbidden',
+        message: 'forbidden: User "team-lead" cannot list resource at the cluster scope',
+      },
     });
     const t = collector();
-    watching = await watchCommand(server.kubeConfig, { resources: ['configmaps', 'pods'], all: false, output: 'pretty', namespaces }, t.terminal);
+    watching = await watchCommand(
+      server.kubeConfig,
+      { resources: ['configmaps', 'pods'], all: false, output: 'pretty', namespaces },
+      t.terminal,
+    );
     await watching.synced;
     expect(forbidden.hits).toBe(2);
     expect(t.err).toContain('synced configmaps in 40 namespaces: 40 objects');
     expect(t.err).toContain('synced pods in 40 namespaces: 8 objects');
     await until(() => server.activeWatches === 80);
-    const lists = server.requests.filter((r) => !r.watch && r.namespace !== undefined && (r.resource === 'configmaps' || r.resource === 'pods'));
+    const lists = server.requests.filter(
+      (r) => !r.watch && r.namespace !== undefined && (r.resource === 'configmaps' || r.resource === 'pods'),
+    );
     expect(lists).toHaveLength(80);
     server.create('configmaps', { metadata: { name: 'late', namespace: namespaces[39] } });
     server.create('configmaps', { metadata: { name: 'late', namespace: WATCHED[40] } });

@@ -15,23 +15,55 @@ async function until(check: () => boolean, timeoutMs = 5000): Promise<void> {
 
 describe('watch --fields / --ignore / --metrics-port', () => {
   it('parses repeatable, comma-separated patterns and a port; refuses a bad pattern or port before any request', () => {
-    const parsed = parseCommandLine(['watch', 'pods', '--fields', 'spec.**,metadata.labels', '--fields', 'metadata.annotations["a,b"]', '--ignore', 'status', '--metrics-port', '9090']);
-    expect(parsed).toMatchObject({ kind: 'run', options: { fields: ['spec.**', 'metadata.labels', 'metadata.annotations["a,b"]'], ignore: ['status'], metricsPort: 9090 } });
+    const parsed = parseCommandLine([
+      'watch',
+      'pods',
+      '--fields',
+      'spec.**,metadata.labels',
+      '--fields',
+      'metadata.annotations["a,b"]',
+      '--ignore',
+      'status',
+      '--metrics-port',
+      '9090',
+    ]);
+    expect(parsed).toMatchObject({
+      kind: 'run',
+      options: { fields: ['spec.**', 'metadata.labels', 'metadata.annotations["a,b"]'], ignore: ['status'], metricsPort: 9090 },
+    });
     expect(parseCommandLine(['watch', 'pods', '--fields', 'spec..x'])).toEqual({
       kind: 'usage',
       message: '--fields: "spec..x" is not a field pattern (e.g. spec.replicas, metadata.labels, spec.**, **.image)',
     });
-    expect(parseCommandLine(['watch', 'pods', '--ignore', 'a[b'])).toMatchObject({ kind: 'usage', message: expect.stringMatching(/^--ignore: "a\[b"/) });
-    for (const port of ['-1', '70000', 'http', '1.5']) expect(parseCommandLine(['watch', 'pods', '--metrics-port', port]), port).toMatchObject({ kind: 'usage' });
+    expect(parseCommandLine(['watch', 'pods', '--ignore', 'a[b'])).toMatchObject({
+      kind: 'usage',
+      message: expect.stringMatching(/^--ignore: "a\[b"/),
+    });
+    for (const port of ['-1', '70000', 'http', '1.5'])
+      expect(parseCommandLine(['watch', 'pods', '--metrics-port', port]), port).toMatchObject({ kind: 'usage' });
   });
 
   it('diffs the chosen fields only, always leaving resourceVersion and managedFields out', () => {
     const pod = (rv: string, image: string, phase: string) =>
-      ({ metadata: { name: 'p', namespace: 'ns', resourceVersion: rv, managedFields: [{ m: rv }] }, spec: { containers: [{ image }] }, status: { phase } }) as KubeObject;
-    const event: InformerEvent<KubeObject> = { type: 'updated', oldObject: pod('1', 'a', 'Pending'), object: pod('2', 'b', 'Running'), isInInitialList: false, resync: false };
+      ({
+        metadata: { name: 'p', namespace: 'ns', resourceVersion: rv, managedFields: [{ m: rv }] },
+        spec: { containers: [{ image }] },
+        status: { phase },
+      }) as KubeObject;
+    const event: InformerEvent<KubeObject> = {
+      type: 'updated',
+      oldObject: pod('1', 'a', 'Pending'),
+      object: pod('2', 'b', 'Running'),
+      isInInitialList: false,
+      resync: false,
+    };
     const at = new Date(0);
-    expect(toRecord('pods', event, at, { utc: true, ignore: ['status'] })?.diff).toEqual([{ path: 'spec.containers[0].image', old: 'a', new: 'b' }]);
-    expect(toRecord('pods', event, at, { utc: true, fields: ['status'] })?.diff).toEqual([{ path: 'status.phase', old: 'Pending', new: 'Running' }]);
+    expect(toRecord('pods', event, at, { utc: true, ignore: ['status'] })?.diff).toEqual([
+      { path: 'spec.containers[0].image', old: 'a', new: 'b' },
+    ]);
+    expect(toRecord('pods', event, at, { utc: true, fields: ['status'] })?.diff).toEqual([
+      { path: 'status.phase', old: 'Pending', new: 'Running' },
+    ]);
     expect(toRecord('pods', event, at, { utc: true, fields: ['metadata.**'] })).toBeUndefined();
   });
 

@@ -4,7 +4,13 @@ import type { KubeObject } from '../../src/index.ts';
 
 describe('secretRedactor', () => {
   const secret = (data: Record<string, string>, extra: Record<string, unknown> = {}): KubeObject =>
-    ({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db', namespace: 'default', annotations: { [LAST_APPLIED]: JSON.stringify({ data }), keep: 'me' } }, data, ...extra }) as KubeObject;
+    ({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'db', namespace: 'default', annotations: { [LAST_APPLIED]: JSON.stringify({ data }), keep: 'me' } },
+      data,
+      ...extra,
+    }) as KubeObject;
 
   it('hides every value of data and stringData and the last-applied annotation; keys, other fields and the input stay', () => {
     const redact = secretRedactor(Buffer.alloc(32, 1));

@@ -51,7 +51,15 @@ describe('HttpSink', () => {
     const rx = await holdingReceiver();
     cleanups.push(rx.close);
     const lines: string[] = [];
-    const sink = new HttpSink({ kind: 'webhook', target: rx.target, maxBatch: 1, encode: ([i]) => i ?? '', report: (l) => lines.push(l), maxQueueBytes: 100, reportIntervalMs: 60_000 });
+    const sink = new HttpSink({
+      kind: 'webhook',
+      target: rx.target,
+      maxBatch: 1,
+      encode: ([i]) => i ?? '',
+      report: (l) => lines.push(l),
+      maxQueueBytes: 100,
+      reportIntervalMs: 60_000,
+    });
     const first = rx.requests(1);
     sink.send('e0'.padEnd(30, '.'));
     await first;
@@ -65,7 +73,9 @@ describe('HttpSink', () => {
     const summary = await sink.close(Date.now() + 1000);
     expect(summary).toEqual({ delivered: 3, dropped: 7, rejected: 0, unsent: 0 });
     expect(lines.at(-1)).toBe(`webhook ${rx.target.origin}: 6 events dropped as the queue was full; 0 waiting`);
-    expect(HttpSink.describe(sink.label, summary)).toBe(`webhook ${rx.target.origin}: 3 events delivered, 7 not (7 dropped as the queue was full)`);
+    expect(HttpSink.describe(sink.label, summary)).toBe(
+      `webhook ${rx.target.origin}: 3 events delivered, 7 not (7 dropped as the queue was full)`,
+    );
   });
 
   it('gives up a batch the receiver refuses (4xx) and goes on; a flush that runs out of time counts what was unsent', async () => {
@@ -98,7 +108,10 @@ describe('HttpSink', () => {
     const second = rx.requests(2);
     rx.answer(200);
     await second;
-    expect(rx.bodies.map((b) => JSON.parse(b) as unknown)).toEqual([{ text: 'line 0 &lt;!channel&gt; &amp; co' }, { text: 'line 1\nline 2\nline 3\nline 4' }]);
+    expect(rx.bodies.map((b) => JSON.parse(b) as unknown)).toEqual([
+      { text: 'line 0 &lt;!channel&gt; &amp; co' },
+      { text: 'line 1\nline 2\nline 3\nline 4' },
+    ]);
     expect(await sink.close(Date.now() + 1000)).toEqual({ delivered: 5, dropped: 0, rejected: 0, unsent: 0 });
     expect(slackEscape('<a&b>')).toBe('&lt;a&amp;b&gt;');
   });

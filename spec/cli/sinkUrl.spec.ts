@@ -36,7 +36,9 @@ describe('parseSinkUrl', () => {
     expect(parseSinkUrl('--slack', 'http://127.0.0.1:6001/x').ok).toBe(true);
     // The list is fetch's own: each of its ports fails before any connection; a port next to one does not.
     for (const port of BAD_PORTS) {
-      await expect(fetch(`http://127.0.0.1:${port}/`, { method: 'POST' }), port).rejects.toThrow(expect.objectContaining({ cause: expect.objectContaining({ message: 'bad port' }) }));
+      await expect(fetch(`http://127.0.0.1:${port}/`, { method: 'POST' }), port).rejects.toThrow(
+        expect.objectContaining({ cause: expect.objectContaining({ message: 'bad port' }) }),
+      );
     }
   });
 });

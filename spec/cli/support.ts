@@ -35,7 +35,10 @@ export function cli(args: string[], env: NodeJS.ProcessEnv = {}, options: { read
   const proc =
     options.maxOpenFiles === undefined
       ? spawn(NODE, [MAIN, ...args], { env: { ...process.env, ...env }, stdio: 'pipe' })
-      : spawn('bash', ['-c', `ulimit -n ${options.maxOpenFiles} && exec "$0" "$@"`, NODE, MAIN, ...args], { env: { ...process.env, ...env }, stdio: 'pipe' });
+      : spawn('bash', ['-c', `ulimit -n ${options.maxOpenFiles} && exec "$0" "$@"`, NODE, MAIN, ...args], {
+          env: { ...process.env, ...env },
+          stdio: 'pipe',
+        });
   running.add(proc);
   const out: string[] = [];
   const err: string[] = [];
@@ -76,9 +79,16 @@ export function cli(args: string[], env: NodeJS.ProcessEnv = {}, options: { read
       const seen = (stream === 'out' ? out : err).find((l) => pattern.test(l));
       if (seen !== undefined) return Promise.resolve(seen);
       return new Promise<string>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no ${stream} line matching ${pattern}; stdout:\n${out.join('\n')}\nstderr:\n${err.join('\n')}`)), timeoutMs);
+        const timer = setTimeout(
+          () => reject(new Error(`no ${stream} line matching ${pattern}; stdout:\n${out.join('\n')}\nstderr:\n${err.join('\n')}`)),
+          timeoutMs,
+        );
         waiters.push({ stream, pattern, resolve: (l) => (clearTimeout(timer), resolve(l)) });
-        void exit.then(() => setImmediate(() => reject(new Error(`exited before a ${stream} line matching ${pattern}; stdout:\n${out.join('\n')}\nstderr:\n${err.join('\n')}`))));
+        void exit.then(() =>
+          setImmediate(() =>
+            reject(new Error(`exited before a ${stream} line matching ${pattern}; stdout:\n${out.join('\n')}\nstderr:\n${err.join('\n')}`)),
+          ),
+        );
       });
     },
   };
@@ -93,7 +103,9 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
-export async function receiver(answer: (req: http.IncomingMessage, res: http.ServerResponse) => void = (_q, s) => void s.writeHead(204).end()): Promise<Receiver> {
+export async function receiver(
+  answer: (req: http.IncomingMessage, res: http.ServerResponse) => void = (_q, s) => void s.writeHead(204).end(),
+): Promise<Receiver> {
   const requests: Receiver['requests'] = [];
   const waiters: { n: number; resolve: () => void }[] = [];
   const server = http.createServer((req, res) => {
@@ -129,4 +141,3 @@ export async function until(check: () => boolean, timeoutMs = 15_000): Promise<v
 export function expectNoStack(text: string): void {
   expect(text).not.toMatch(/\n\s+at |node:internal|TypeError|RangeError/);
 }
-

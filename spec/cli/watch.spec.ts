@@ -44,7 +44,10 @@ describe('rx-informer watch against the emulator', () => {
   beforeEach(async () => {
     api = await startApiServer({ bookmarkIntervalMs: 50 });
     api.registerCustomResource(MY_APPLES);
-    api.create('pods', { metadata: { name: 'web-1', namespace: 'shop', labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'nginx:1' }] } });
+    api.create('pods', {
+      metadata: { name: 'web-1', namespace: 'shop', labels: { app: 'web' } },
+      spec: { containers: [{ name: 'c', image: 'nginx:1' }] },
+    });
   });
   afterEach(async () => {
     await api.close();
@@ -58,15 +61,27 @@ describe('rx-informer watch against the emulator', () => {
       expect(t.err.some((l) => l === 'synced pods: 1 object')).toBe(true);
       expect(t.err.some((l) => /^synced 2 resources, 1 object in \d+ ms/.test(l))).toBe(true);
       expect(t.out).toEqual([]); // the initial list is summarised, not printed
-      api.patch('pods', 'shop', 'web-1', { metadata: { labels: { app: 'web', tier: 'fe' } }, spec: { containers: [{ name: 'c', image: 'nginx:2' }] } });
-      api.create('myapples.stable.example.com', { apiVersion: 'stable.example.com/v1', kind: 'MyApple', metadata: { name: 'red', namespace: 'fruit' }, spec: { color: 'red', quantity: 2 } });
+      api.patch('pods', 'shop', 'web-1', {
+        metadata: { labels: { app: 'web', tier: 'fe' } },
+        spec: { containers: [{ name: 'c', image: 'nginx:2' }] },
+      });
+      api.create('myapples.stable.example.com', {
+        apiVersion: 'stable.example.com/v1',
+        kind: 'MyApple',
+        metadata: { name: 'red', namespace: 'fruit' },
+        spec: { color: 'red', quantity: 2 },
+      });
       api.delete('pods', 'shop', 'web-1');
       await until(() => t.out.length >= 3);
       // Each resource has its own connection: order holds per resource, not across them.
       const pods = t.out.filter((l) => l.includes(' pods '));
-      expect(pods[0]).toMatch(/^\d\d:\d\d:\d\d UPDATED pods shop\/web-1  metadata\.labels\.tier: \+"fe", spec\.containers\[0\]\.image: "nginx:1" → "nginx:2"$/);
+      expect(pods[0]).toMatch(
+        /^\d\d:\d\d:\d\d UPDATED pods shop\/web-1  metadata\.labels\.tier: \+"fe", spec\.containers\[0\]\.image: "nginx:1" → "nginx:2"$/,
+      );
       expect(pods[1]).toMatch(/DELETED pods shop\/web-1$/);
-      expect(t.out.filter((l) => l.includes('myapples'))).toEqual([expect.stringMatching(/ADDED   myapples\.stable\.example\.com fruit\/red$/)]);
+      expect(t.out.filter((l) => l.includes('myapples'))).toEqual([
+        expect.stringMatching(/ADDED   myapples\.stable\.example\.com fruit\/red$/),
+      ]);
       expect(t.out.join('\n')).not.toContain('resourceVersion');
     } finally {
       w.stop();
@@ -79,7 +94,9 @@ describe('rx-informer watch against the emulator', () => {
     try {
       await w.synced;
       const synced = t.err.filter((l) => l.startsWith('synced ') && l.includes(':')).map((l) => l.slice(7, l.indexOf(':')));
-      expect(synced).toEqual(expect.arrayContaining(['pods', 'configmaps', 'deployments.apps', 'leases.coordination.k8s.io', 'myapples.stable.example.com']));
+      expect(synced).toEqual(
+        expect.arrayContaining(['pods', 'configmaps', 'deployments.apps', 'leases.coordination.k8s.io', 'myapples.stable.example.com']),
+      );
       api.create('configmaps', { metadata: { name: 'cfg', namespace: 'shop' }, data: { a: '1' } });
       api.create('configmaps', { metadata: { name: 'elsewhere', namespace: 'other' }, data: { a: '1' } });
       api.patch('configmaps', 'shop', 'cfg', { data: { a: '2' } });
@@ -99,17 +116,34 @@ describe('rx-informer watch against the emulator', () => {
 
   it('--all picks up a CRD installed while it runs, and lets go of one whose CRD is deleted: one line, no more requests', async () => {
     const t = collector();
-    const w = await watchCommand(api.kubeConfig, { resources: [], all: true, output: 'pretty', namespaces: ['orchard', 'elsewhere'] }, t.terminal);
+    const w = await watchCommand(
+      api.kubeConfig,
+      { resources: [], all: true, output: 'pretty', namespaces: ['orchard', 'elsewhere'] },
+      t.terminal,
+    );
     try {
       await w.synced;
       api.registerCustomResource({ group: 'fresh.example.com', version: 'v1', plural: 'pears', kind: 'Pear' });
-      await until(() => t.err.includes('synced pears.fresh.example.com in orchard: 0 objects') && t.err.includes('synced pears.fresh.example.com in elsewhere: 0 objects'));
-      api.create('pears.fresh.example.com', { apiVersion: 'fresh.example.com/v1', kind: 'Pear', metadata: { name: 'conference', namespace: 'orchard' }, spec: { ripe: true } });
+      await until(
+        () =>
+          t.err.includes('synced pears.fresh.example.com in orchard: 0 objects') &&
+          t.err.includes('synced pears.fresh.example.com in elsewhere: 0 objects'),
+      );
+      api.create('pears.fresh.example.com', {
+        apiVersion: 'fresh.example.com/v1',
+        kind: 'Pear',
+        metadata: { name: 'conference', namespace: 'orchard' },
+        spec: { ripe: true },
+      });
       await until(() => t.out.some((l) => / ADDED {3}pears\.fresh\.example\.com orchard\/conference$/.test(l)));
 
       // As a real server may have it: the resource is gone (its watches end, the next request is a 404) before the CRD's DELETED event
       // comes. The watch in "elsewhere" saw no event: it ends "very short" (under a second old), which is no news either.
-      const notFound = api.faults.add({ match: { path: /\/pears/ }, times: Infinity, fault: { type: 'status', code: 404, reason: 'NotFound', message: 'the server could not find the requested resource' } });
+      const notFound = api.faults.add({
+        match: { path: /\/pears/ },
+        times: Infinity,
+        fault: { type: 'status', code: 404, reason: 'NotFound', message: 'the server could not find the requested resource' },
+      });
       api.faults.add({ live: true, match: { path: /\/pears/ }, fault: { type: 'closeWatch' } });
       await api.waitForRequest((r) => r.path.includes('/pears') && r.status === 404);
       api.delete('customresourcedefinitions', undefined, 'pears.fresh.example.com');
@@ -131,26 +165,39 @@ describe('rx-informer watch against the emulator', () => {
       ]);
       expect(pears().length).toBe(atStop);
       expect(pears().filter((r) => r.status === 404)).toHaveLength(notFound.hits);
-      expect(pears().filter((r) => r.watch && r.status === 200).every((r) => r.ended !== undefined)).toBe(true);
+      expect(
+        pears()
+          .filter((r) => r.watch && r.status === 200)
+          .every((r) => r.ended !== undefined),
+      ).toBe(true);
     } finally {
       w.stop();
     }
   });
 
   it('--all leaves out a resource it may not list, and leaves it alone: no retries in the background', async () => {
-    const forbidden = api.faults.add({ match: { resource: 'leases' }, times: Infinity, fault: { type: 'status', code: 403, reason: 'Forbidden', message: 'leases.coordination.k8s.io is forbidden' } });
+    const forbidden = api.faults.add({
+      match: { resource: 'leases' },
+      times: Infinity,
+      fault: { type: 'status', code: 403, reason: 'Forbidden', message: 'leases.coordination.k8s.io is forbidden' },
+    });
     const t = collector();
     const w = await watchCommand(api.kubeConfig, { resources: [], all: true, output: 'pretty' }, t.terminal);
     try {
       await w.synced;
-      expect(t.err.filter((l) => l.startsWith('!'))).toEqual(['! not watching leases.coordination.k8s.io: forbidden (403): leases.coordination.k8s.io is forbidden']);
+      expect(t.err.filter((l) => l.startsWith('!'))).toEqual([
+        '! not watching leases.coordination.k8s.io: forbidden (403): leases.coordination.k8s.io is forbidden',
+      ]);
       const leases = () => api.requests.filter((r) => r.resource === 'leases').length;
       const atSync = leases();
       // A bounded wait longer than an informer's first retry (0.8–1.6 s): configmaps' watch ends at once (a very short
       // watch), then fails, and comes back after two backoffs (at least 0.8 + 1.6 s); a leases informer still running
       // would have retried by then.
       const from = api.requests.length;
-      api.faults.add({ match: { resource: 'configmaps', watch: true }, fault: { type: 'status', code: 500, reason: 'InternalError', message: 'try later' } });
+      api.faults.add({
+        match: { resource: 'configmaps', watch: true },
+        fault: { type: 'status', code: 500, reason: 'InternalError', message: 'try later' },
+      });
       api.faults.add({ live: true, match: { resource: 'configmaps' }, fault: { type: 'closeWatch' } });
       await api.waitForRequest((r) => r.seq > from && r.resource === 'configmaps' && r.status === 200, 10_000);
       expect(leases()).toBe(atSync);
@@ -190,7 +237,11 @@ describe('rx-informer watch against the emulator', () => {
       api.create('configmaps', { metadata: { name: 'b', namespace: 'default' } });
       await until(() => received.length >= 2, 10_000);
       expect(received.map((r) => (r as EventRecord).name)).toEqual(['a', 'b']);
-      expect(t.err).toEqual([expect.stringMatching(/^synced/), expect.stringMatching(/^synced/), `! webhook ${url.replace('/events', '')}: 1 failed attempt (last: HTTP 500); ${t.err.at(-1)?.slice(-9)}`]);
+      expect(t.err).toEqual([
+        expect.stringMatching(/^synced/),
+        expect.stringMatching(/^synced/),
+        `! webhook ${url.replace('/events', '')}: 1 failed attempt (last: HTTP 500); ${t.err.at(-1)?.slice(-9)}`,
+      ]);
       expect(t.out).toHaveLength(2);
     } finally {
       w.stop();
@@ -203,7 +254,11 @@ describe('rx-informer watch against the emulator', () => {
   it('a hostile object costs at most one line: control characters are stripped, a deep object is diffed to a depth cap', async () => {
     const t = collector();
     api.registerCustomResource({ group: 'hostile.example.com', version: 'v1', plural: 'deeps', kind: 'Deep' });
-    const w = await watchCommand(api.kubeConfig, { resources: ['configmaps', 'deeps'], all: false, output: 'pretty', namespaces: ['evil'] }, t.terminal);
+    const w = await watchCommand(
+      api.kubeConfig,
+      { resources: ['configmaps', 'deeps'], all: false, output: 'pretty', namespaces: ['evil'] },
+      t.terminal,
+    );
     try {
       await w.synced;
       api.create('configmaps', { metadata: { name: 'cm', namespace: 'evil', labels: { a: 'b' } }, data: { title: 'ok' } });
@@ -214,13 +269,20 @@ describe('rx-informer watch against the emulator', () => {
         for (let i = 0; i < n; i++) o = { d: o };
         return o;
       };
-      api.create('deeps.hostile.example.com', { apiVersion: 'hostile.example.com/v1', kind: 'Deep', metadata: { name: 'deep', namespace: 'evil' }, spec: deep(2000, 1) });
+      api.create('deeps.hostile.example.com', {
+        apiVersion: 'hostile.example.com/v1',
+        kind: 'Deep',
+        metadata: { name: 'deep', namespace: 'evil' },
+        spec: deep(2000, 1),
+      });
       api.update('deeps.hostile.example.com', { ...api.get('deeps.hostile.example.com', 'evil', 'deep')!, spec: deep(2000, 2) });
       await until(() => t.out.some((l) => l.includes('UPDATED deeps')) && t.out.some((l) => l.includes('UPDATED configmaps')));
       const cm = t.out.find((l) => l.includes('UPDATED configmaps'))!;
       expect(cm).toMatch(/ UPDATED configmaps evil\/cm  data\.title: "ok" → "/);
       expect(cm).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u202e]/);
-      expect(t.out.find((l) => l.includes('UPDATED deeps'))).toMatch(/spec(\.d)+: "<nested deeper than 64 levels>" → "<nested deeper than 64 levels>"$/);
+      expect(t.out.find((l) => l.includes('UPDATED deeps'))).toMatch(
+        /spec(\.d)+: "<nested deeper than 64 levels>" → "<nested deeper than 64 levels>"$/,
+      );
       expect(t.err.filter((l) => l.startsWith('!'))).toEqual([]);
     } finally {
       w.stop();
@@ -235,7 +297,9 @@ describe('rx-informer watch against the emulator', () => {
     api.registerCustomResource({ group: 'a.example.com', version: 'v1', plural: 'certificates', kind: 'Certificate' });
     api.registerCustomResource({ group: 'b.example.com', version: 'v1', plural: 'certificates', kind: 'Certificate' });
     await expect(watchCommand(api.kubeConfig, { resources: ['certificates'], all: false, output: 'pretty' }, t.terminal)).rejects.toThrow(
-      new UsageError('"certificates" is ambiguous: it could be certificates.v1.a.example.com, certificates.v1.b.example.com; name the group (e.g. certificates.a.example.com)'),
+      new UsageError(
+        '"certificates" is ambiguous: it could be certificates.v1.a.example.com, certificates.v1.b.example.com; name the group (e.g. certificates.a.example.com)',
+      ),
     );
     const dead = new KubeConfig();
     dead.loadFromOptions({
@@ -244,7 +308,9 @@ describe('rx-informer watch against the emulator', () => {
       contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
       currentContext: 'x',
     });
-    await expect(watchCommand(dead, { resources: ['pods'], all: true, output: 'pretty' }, t.terminal)).rejects.toThrow(/cannot reach the API server at http:\/\/127\.0\.0\.1:1/);
+    await expect(watchCommand(dead, { resources: ['pods'], all: true, output: 'pretty' }, t.terminal)).rejects.toThrow(
+      /cannot reach the API server at http:\/\/127\.0\.0\.1:1/,
+    );
   });
 
   it('says clearly when credentials are rejected', async () => {
@@ -257,7 +323,9 @@ describe('rx-informer watch against the emulator', () => {
         contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
         currentContext: 'x',
       });
-      await expect(watchCommand(kc, { resources: ['pods'], all: false, output: 'pretty' }, collector().terminal)).rejects.toThrow(/rejected our credentials \(401 Unauthorized\)/);
+      await expect(watchCommand(kc, { resources: ['pods'], all: false, output: 'pretty' }, collector().terminal)).rejects.toThrow(
+        /rejected our credentials \(401 Unauthorized\)/,
+      );
     } finally {
       await guarded.close();
     }

@@ -68,7 +68,10 @@ describe('metrics', () => {
   it('joins a prom-client registry, read at scrape time', async () => {
     let success = 3;
     const registry = new Registry();
-    const collect = () => [...controllerFamilies([{ ...ctl, reconcileTotal: { ...ctl.reconcileTotal, success } }]), ...informerFamilies([])];
+    const collect = () => [
+      ...controllerFamilies([{ ...ctl, reconcileTotal: { ...ctl.reconcileTotal, success } }]),
+      ...informerFamilies([]),
+    ];
     for (const metric of promClientMetrics(collect)) registry.registerMetric(metric as never);
     expect(await registry.metrics()).toContain('controller_runtime_reconcile_total{controller="apples",result="success"} 3');
     success = 7;

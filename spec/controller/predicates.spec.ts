@@ -1,12 +1,33 @@
 import { describe, expect, it } from 'vitest';
 import { from, toArray, lastValueFrom } from 'rxjs';
 import { type InformerEvent, type KubeObject } from '../../src/index.ts';
-import { and, annotationsChanged, generationChanged, labelsChanged, not, or, resourceVersionChanged, where } from '../../src/controller/index.ts';
+import {
+  and,
+  annotationsChanged,
+  generationChanged,
+  labelsChanged,
+  not,
+  or,
+  resourceVersionChanged,
+  where,
+} from '../../src/controller/index.ts';
 
-const o = (uid: string, generation: number, rv: string, labels: Record<string, string> = {}, annotations: Record<string, string> = {}): KubeObject => ({
+const o = (
+  uid: string,
+  generation: number,
+  rv: string,
+  labels: Record<string, string> = {},
+  annotations: Record<string, string> = {},
+): KubeObject => ({
   metadata: { name: 'x', namespace: 'ns', uid, generation, resourceVersion: rv, labels, annotations },
 });
-const upd = (a: KubeObject, b: KubeObject, resync = false): InformerEvent<KubeObject> => ({ type: 'updated', oldObject: a, object: b, isInInitialList: false, resync });
+const upd = (a: KubeObject, b: KubeObject, resync = false): InformerEvent<KubeObject> => ({
+  type: 'updated',
+  oldObject: a,
+  object: b,
+  isInInitialList: false,
+  resync,
+});
 
 describe('predicates', () => {
   const base = o('u1', 1, '1', { app: 'a' }, { note: 'n' });
@@ -38,7 +59,9 @@ describe('predicates', () => {
   });
 
   it('null labels or annotations (as a server may send an empty map) equal an empty or missing map', () => {
-    const nulls: KubeObject = { metadata: { name: 'x', namespace: 'ns', uid: 'u1', generation: 1, resourceVersion: '2', labels: null, annotations: null } };
+    const nulls: KubeObject = {
+      metadata: { name: 'x', namespace: 'ns', uid: 'u1', generation: 1, resourceVersion: '2', labels: null, annotations: null },
+    };
     const empty = o('u1', 1, '3');
     expect(labelsChanged()(upd(nulls, empty))).toBe(false);
     expect(annotationsChanged()(upd(empty, nulls))).toBe(false);

@@ -24,7 +24,11 @@ afterEach(async () => {
 /** Discovery as the v1.20 recordings show it: /api (01a), /apis (01c), /api/v1 (01b), /apis/apps/v1 (01d), /apis/stable.example.com/v1 (07b). */
 function fromFixtures(): Discovery {
   const apis = structuredClone(fixture('01c').response.body);
-  apis.groups.push({ name: 'stable.example.com', versions: [{ groupVersion: 'stable.example.com/v1', version: 'v1' }], preferredVersion: { groupVersion: 'stable.example.com/v1', version: 'v1' } });
+  apis.groups.push({
+    name: 'stable.example.com',
+    versions: [{ groupVersion: 'stable.example.com/v1', version: 'v1' }],
+    preferredVersion: { groupVersion: 'stable.example.com/v1', version: 'v1' },
+  });
   const gvs = parseGroupVersions(fixture('01a').response.body, apis);
   const bodies: Record<string, unknown> = {
     v1: fixture('01b').response.body,
@@ -77,11 +81,23 @@ function synthetic(): Discovery {
     'events.k8s.io/v1beta1': { resources: [entry('events', 'Event', { shortNames: ['ev'] })] },
     'batch/v1': { resources: [entry('jobs', 'Job')] },
     'batch/v1beta1': { resources: [entry('cronjobs', 'CronJob', { shortNames: ['cj'] })] },
-    'networking.k8s.io/v1': { resources: [entry('ingresses', 'Ingress', { shortNames: ['ing'] }), entry('ingressclasses', 'IngressClass', { namespaced: false, verbs: ['get', 'list', 'watch'] })] },
+    'networking.k8s.io/v1': {
+      resources: [
+        entry('ingresses', 'Ingress', { shortNames: ['ing'] }),
+        entry('ingressclasses', 'IngressClass', { namespaced: false, verbs: ['get', 'list', 'watch'] }),
+      ],
+    },
     'networking.k8s.io/v1beta1': { resources: [entry('ingresses', 'Ingress', { shortNames: ['ing'] })] },
     'cert-manager.io/v1': { resources: [entry('certificates', 'Certificate', { singularName: 'certificate', shortNames: ['cert'] })] },
-    'networking.internal.knative.dev/v1alpha1': { resources: [entry('certificates', 'Certificate', { singularName: 'certificate', shortNames: ['kcert'] })] },
-    'acme.example.com/v1': { resources: [entry('certificates', 'Certificate', { singularName: 'certificate' }), entry('reports', 'Report', { verbs: ['get', 'create'] })] },
+    'networking.internal.knative.dev/v1alpha1': {
+      resources: [entry('certificates', 'Certificate', { singularName: 'certificate', shortNames: ['kcert'] })],
+    },
+    'acme.example.com/v1': {
+      resources: [
+        entry('certificates', 'Certificate', { singularName: 'certificate' }),
+        entry('reports', 'Report', { verbs: ['get', 'create'] }),
+      ],
+    },
   };
   return assembleDiscovery(gvs.map((gv) => ({ groupVersion: gv, body: bodies[gv.group ? `${gv.group}/${gv.version}` : gv.version] })));
 }
@@ -215,7 +231,10 @@ describe('discover (against the emulator)', () => {
     expect(d.failures).toEqual([]);
     const versions = d.all.filter((r) => r.group === 'stable.example.com').map((r) => `${r.plural}.${r.version}:${r.preferred}`);
     expect(versions).toEqual(['myapples.v1:true', 'myapples.v2:false', 'mypears.v2:false']);
-    expect(d.resources.filter((r) => r.group === 'stable.example.com').map((r) => `${r.plural}.${r.version}`)).toEqual(['myapples.v1', 'mypears.v2']);
+    expect(d.resources.filter((r) => r.group === 'stable.example.com').map((r) => `${r.plural}.${r.version}`)).toEqual([
+      'myapples.v1',
+      'mypears.v2',
+    ]);
     expect(resolved(d, 'ma')).toBe('myapples.v1.stable.example.com');
     expect(resolved(d, 'myapples.v2.stable.example.com')).toBe('myapples.v2.stable.example.com');
     expect(resolved(d, 'mypear')).toBe('mypears.v2.stable.example.com');

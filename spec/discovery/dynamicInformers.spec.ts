@@ -1,6 +1,14 @@
 import { filter, firstValueFrom, type Subscription } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Pod, dynamicInformerFactory, informerFactory, resourceName, type DynamicEvent, type InformerEvent, type KubeObject } from '../../src/index.ts';
+import {
+  Pod,
+  dynamicInformerFactory,
+  informerFactory,
+  resourceName,
+  type DynamicEvent,
+  type InformerEvent,
+  type KubeObject,
+} from '../../src/index.ts';
 import { startApiServer, type ApiServer } from '../../src/testing/emulator/index.ts';
 
 let api: ApiServer | undefined;
@@ -11,7 +19,14 @@ afterEach(async () => {
   api = undefined;
 });
 
-const MyApples = { group: 'stable.example.com', version: 'v1', plural: 'myapples', singular: 'myapple', kind: 'MyApple', shortNames: ['ma'] };
+const MyApples = {
+  group: 'stable.example.com',
+  version: 'v1',
+  plural: 'myapples',
+  singular: 'myapple',
+  kind: 'MyApple',
+  shortNames: ['ma'],
+};
 
 async function until(check: () => boolean, what: string, ms = 4000): Promise<void> {
   const end = Date.now() + ms;
@@ -37,7 +52,8 @@ function follow<T extends KubeObject>(events$: import('rxjs').Observable<Dynamic
       subscriptions.push(e.informer.events$.subscribe({ next: (x) => objects.get(name)!.push(x), complete: () => completed.add(name) }));
     }),
   );
-  const named = (type: DynamicEvent<T>['type']) => lifecycle.filter((e) => e.type === type).map((e) => ('resource' in e ? resourceName(e.resource) : e.name));
+  const named = (type: DynamicEvent<T>['type']) =>
+    lifecycle.filter((e) => e.type === type).map((e) => ('resource' in e ? resourceName(e.resource) : e.name));
   return { lifecycle, objects, completed, named };
 }
 
@@ -145,7 +161,9 @@ describe('dynamicInformerFactory', () => {
     api = await startApiServer();
     const dynamic = dynamicInformerFactory(api.kubeConfig, fast);
     const found: string[][] = [];
-    subscriptions.push(dynamic.discovery$.subscribe((d) => found.push(d.resources.filter((r) => r.group === 'stable.example.com').map(resourceName))));
+    subscriptions.push(
+      dynamic.discovery$.subscribe((d) => found.push(d.resources.filter((r) => r.group === 'stable.example.com').map(resourceName))),
+    );
     await until(() => found.length === 1, 'the first discovery');
     await sleep(100);
     expect(found).toEqual([[]]);

@@ -51,7 +51,9 @@ describe('startDemo', () => {
     try {
       await until(() => lines.some((l) => l.startsWith('~ emulator: injecting ')));
       expect(lines[0]).toMatch(/^rx-informer demo: API-server emulator on http:\/\/127\.0\.0\.1:\d+/);
-      expect(lines.find((l) => l.startsWith('~ emulator: injecting '))).toMatch(/^~ emulator: injecting (pods|deployments\.apps|myapples\.stable\.example\.com): /);
+      expect(lines.find((l) => l.startsWith('~ emulator: injecting '))).toMatch(
+        /^~ emulator: injecting (pods|deployments\.apps|myapples\.stable\.example\.com): /,
+      );
     } finally {
       await demo.close();
     }

@@ -1,12 +1,4 @@
-import {
-  ApiException,
-  AppsV1Api,
-  CoreV1Api,
-  CustomObjectsApi,
-  makeInformer,
-  type V1Pod,
-  Watch,
-} from '@kubernetes/client-node';
+import { ApiException, AppsV1Api, CoreV1Api, CustomObjectsApi, makeInformer, type V1Pod, Watch } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startApiServer, type ApiServer } from '../../src/testing/emulator/index.ts';
 import { call, fixture, sleep } from './helpers.ts';
@@ -32,7 +24,11 @@ describe('@kubernetes/client-node against the emulator', () => {
     expect(list.kind).toBe('PodList');
     expect(list.metadata?.resourceVersion).toBe(api.resourceVersion);
     expect(list.items.map((p: V1Pod) => p.metadata?.name)).toEqual(['pod-1', 'pod-2']);
-    const selected = await core.listNamespacedPod({ namespace: 'default', labelSelector: 'app in (web)', fieldSelector: 'status.phase=Pending' });
+    const selected = await core.listNamespacedPod({
+      namespace: 'default',
+      labelSelector: 'app in (web)',
+      fieldSelector: 'status.phase=Pending',
+    });
     expect(selected.items.map((p) => p.metadata?.name)).toEqual(['pod-1']);
     const page = await core.listNamespacedPod({ namespace: 'default', limit: 1 });
     expect(page.metadata?.remainingItemCount).toBe(1);
@@ -55,7 +51,11 @@ describe('@kubernetes/client-node against the emulator', () => {
 
     const missing = await core.readNamespacedConfigMap({ namespace: 'default', name: 'nope' }).catch((e: unknown) => e);
     expect((missing as ApiException<string>).code).toBe(404);
-    expect(JSON.parse((missing as ApiException<string>).body)).toEqual({ ...fixture('06a').response.body, message: 'configmaps "nope" not found', details: { name: 'nope', kind: 'configmaps' } });
+    expect(JSON.parse((missing as ApiException<string>).body)).toEqual({
+      ...fixture('06a').response.body,
+      message: 'configmaps "nope" not found',
+      details: { name: 'nope', kind: 'configmaps' },
+    });
 
     const cm = await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'c' }, data: { a: 'b' } } });
     const status = await core.deleteNamespacedConfigMap({ namespace: 'default', name: 'c' });
@@ -84,7 +84,12 @@ describe('@kubernetes/client-node against the emulator', () => {
       plural: 'myapples',
       body: { apiVersion: 'stable.example.com/v1', kind: 'MyApple', metadata: { name: 'a1' }, spec: { color: 'red' } },
     });
-    const apples = await custom.listNamespacedCustomObject({ group: 'stable.example.com', version: 'v1', namespace: 'default', plural: 'myapples' });
+    const apples = await custom.listNamespacedCustomObject({
+      group: 'stable.example.com',
+      version: 'v1',
+      namespace: 'default',
+      plural: 'myapples',
+    });
     expect(apples.kind).toBe('MyAppleList');
     expect(apples.items[0].kind).toBe('MyApple');
     expect(apples.metadata.continue).toBe('');
@@ -123,7 +128,9 @@ describe('@kubernetes/client-node against the emulator', () => {
     api = await startApiServer();
     api.create('pods', { ...POD, metadata: { ...POD.metadata, namespace: 'default' } });
     const core = api.kubeConfig.makeApiClient(CoreV1Api);
-    const informer = makeInformer(api.kubeConfig, '/api/v1/namespaces/default/pods', () => core.listNamespacedPod({ namespace: 'default' }));
+    const informer = makeInformer(api.kubeConfig, '/api/v1/namespaces/default/pods', () =>
+      core.listNamespacedPod({ namespace: 'default' }),
+    );
     const added: string[] = [];
     informer.on('add', (p) => added.push(p.metadata!.name!));
     await informer.start();
@@ -132,7 +139,12 @@ describe('@kubernetes/client-node against the emulator', () => {
     for (let i = 0; i < 100 && added.length < 2; i++) await sleep(10);
     await informer.stop();
     expect(added).toEqual(['pod-1', 'pod-2']);
-    expect(informer.list().map((p) => p.metadata?.name).sort()).toEqual(['pod-1', 'pod-2']);
+    expect(
+      informer
+        .list()
+        .map((p) => p.metadata?.name)
+        .sort(),
+    ).toEqual(['pod-1', 'pod-2']);
   });
 
   it('works over TLS with a token: the kubeConfig carries the CA and keeps verification on', async () => {
@@ -147,7 +159,14 @@ describe('@kubernetes/client-node against the emulator', () => {
     expect(list.items.map((c) => c.metadata?.name)).toEqual(['tls']);
     // without the CA the certificate is rejected; with it but no token → 401 exactly as 06d
     await expect(call(api, 'GET', '/api')).rejects.toThrow(/self-signed|certificate/i);
-    const unauth = await call(api, 'GET', '/api/v1/namespaces/fixtures/configmaps', undefined, { Authorization: 'Bearer not-a-valid-token' }, { ca: api.caPem! });
+    const unauth = await call(
+      api,
+      'GET',
+      '/api/v1/namespaces/fixtures/configmaps',
+      undefined,
+      { Authorization: 'Bearer not-a-valid-token' },
+      { ca: api.caPem! },
+    );
     expect(unauth.status).toBe(401);
     expect(unauth.raw).toBe(`${JSON.stringify(fixture('06d').response.body)}\n`);
     expect(unauth.headers['x-kubernetes-pf-flowschema-uid']).toBeUndefined();

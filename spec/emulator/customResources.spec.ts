@@ -91,13 +91,21 @@ describe('custom resources', () => {
     expect(r.raw).toBe(`${JSON.stringify(f.response.body)}\n`);
     const typed = await call(api, 'POST', BASE, { metadata: { name: 'typed' }, spec: { color: 1, size: 'small', quantity: 'many' } });
     expect(typed.body.details.causes).toEqual([
-      { reason: 'FieldValueInvalid', message: 'Invalid value: "integer": spec.color in body must be of type string: "integer"', field: 'spec.color' },
-      { reason: 'FieldValueInvalid', message: 'Invalid value: "string": spec.quantity in body must be of type integer: "string"', field: 'spec.quantity' },
+      {
+        reason: 'FieldValueInvalid',
+        message: 'Invalid value: "integer": spec.color in body must be of type string: "integer"',
+        field: 'spec.color',
+      },
+      {
+        reason: 'FieldValueInvalid',
+        message: 'Invalid value: "string": spec.quantity in body must be of type integer: "string"',
+        field: 'spec.quantity',
+      },
     ]);
     // the programmatic API enforces it too
-    expect(() => api!.create(APPLES, { metadata: { name: 'x', namespace: 'fixtures' }, spec: { color: 'red', size: 'tiny', quantity: 1 } })).toThrow(
-      /Unsupported value: "tiny"/,
-    );
+    expect(() =>
+      api!.create(APPLES, { metadata: { name: 'x', namespace: 'fixtures' }, spec: { color: 'red', size: 'tiny', quantity: 1 } }),
+    ).toThrow(/Unsupported value: "tiny"/);
   });
 
   it('prunes unknown fields like a structural schema', async () => {
@@ -136,13 +144,20 @@ describe('custom resources', () => {
       ['widgets', false],
       ['widgets/status', false],
     ]);
-    const w = await call(api, 'POST', '/apis/example.org/v1/widgets', { metadata: { name: 'w1' }, spec: { color: 'red', size: 'small', quantity: 1 } });
+    const w = await call(api, 'POST', '/apis/example.org/v1/widgets', {
+      metadata: { name: 'w1' },
+      spec: { color: 'red', size: 'small', quantity: 1 },
+    });
     expect(w.status).toBe(201);
     const st = await call(api, 'PUT', '/apis/example.org/v1/widgets/w1/status', { ...w.body, status: { available: 7 } });
     expect(st.status).toBe(200);
     expect(st.body.status).toEqual({ available: 7 });
     expect(st.body.metadata.generation).toBe(1);
-    const main = await call(api, 'PUT', '/apis/example.org/v1/widgets/w1', { ...st.body, spec: { ...st.body.spec, quantity: 2 }, status: { available: 0 } });
+    const main = await call(api, 'PUT', '/apis/example.org/v1/widgets/w1', {
+      ...st.body,
+      spec: { ...st.body.spec, quantity: 2 },
+      status: { available: 0 },
+    });
     expect(main.body.status).toEqual({ available: 7 });
     expect(main.body.metadata.generation).toBe(2);
     const watch = openWatch(api, '/apis/example.org/v1/widgets?watch=true');

@@ -40,8 +40,17 @@ describe('discovery', () => {
     const byName = new Map<string, any>(r.body.resources.map((e: any) => [e.name, e]));
     for (const e of fixture('01b').response.body.resources) expect(json(byName.get(e.name))).toBe(json(e));
     expect(r.body.resources.map((e: any) => e.name)).toEqual([
-      'configmaps', 'events', 'namespaces', 'namespaces/status', 'nodes', 'nodes/status', 'pods', 'pods/status',
-      'secrets', 'services', 'services/status',
+      'configmaps',
+      'events',
+      'namespaces',
+      'namespaces/status',
+      'nodes',
+      'nodes/status',
+      'pods',
+      'pods/status',
+      'secrets',
+      'services',
+      'services/status',
     ]);
     const shortNames = Object.fromEntries(r.body.resources.filter((e: any) => e.shortNames).map((e: any) => [e.name, e.shortNames]));
     expect(shortNames).toEqual({ configmaps: ['cm'], events: ['ev'], namespaces: ['ns'], nodes: ['no'], pods: ['po'], services: ['svc'] });
@@ -96,7 +105,12 @@ describe('discovery', () => {
     expect(r.raw).toBe(`${json(f.response.body)}\n`);
     expect(r.headers['content-length']).toBe(String(f.response.bodyBytes));
     const groups = await call(api, 'GET', '/apis');
-    expect(groups.body.groups.map((g: any) => g.name)).toEqual(['apps', 'apiextensions.k8s.io', 'coordination.k8s.io', 'stable.example.com']);
+    expect(groups.body.groups.map((g: any) => g.name)).toEqual([
+      'apps',
+      'apiextensions.k8s.io',
+      'coordination.k8s.io',
+      'stable.example.com',
+    ]);
     // its CRD object is served like 07a (defaults and status filled in)
     const crd = await call(api, 'GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/myapples.stable.example.com');
     const recorded = fixture('07a').response.body;

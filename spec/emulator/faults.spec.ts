@@ -193,14 +193,34 @@ describe('watch faults', () => {
     expect(r.lines).toHaveLength(1);
     expect(r.lines[0]!.event).toEqual({
       type: 'ERROR',
-      object: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'too old resource version: 3 (0)', reason: 'Expired', code: 410 },
+      object: {
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message: 'too old resource version: 3 (0)',
+        reason: 'Expired',
+        code: 410,
+      },
     });
     expect(r.how).toBe('end');
   });
 
   it('lists every fault type in FAULT_TYPES', () => {
     expect([...FAULT_TYPES].sort()).toEqual(
-      ['closeWatch', 'delay', 'dropWatch', 'expireWatch', 'malformedLine', 'oversizeLine', 'reset', 'slowWatch', 'stallWatch', 'status', 'tooLargeResourceVersion'].sort(),
+      [
+        'closeWatch',
+        'delay',
+        'dropWatch',
+        'expireWatch',
+        'malformedLine',
+        'oversizeLine',
+        'reset',
+        'slowWatch',
+        'stallWatch',
+        'status',
+        'tooLargeResourceVersion',
+      ].sort(),
     );
   });
 });
@@ -232,7 +252,11 @@ describe('live watch faults (faults.add({ live: true, … }))', () => {
     api = await seeded();
     const stalled = await openSeeded(api);
     const other = await openSeeded(api, '&labelSelector=x%21%3Dy'); // same resource, not matched below
-    const h = api.faults.add({ live: true, match: { predicate: (r) => r.query['labelSelector'] === undefined }, fault: { type: 'stallWatch' } });
+    const h = api.faults.add({
+      live: true,
+      match: { predicate: (r) => r.query['labelSelector'] === undefined },
+      fault: { type: 'stallWatch' },
+    });
     expect(h.hits).toBe(1);
     api.patch(CM, 'default', 'a', { data: { n: 'changed' } });
     await other.waitLines(4);
@@ -338,7 +362,7 @@ describe('too large resource version', () => {
     code: 504,
   });
 
-  it('a list at a resourceVersion the server has not reached: 504 with kube-apiserver\'s Status, key order included', async () => {
+  it("a list at a resourceVersion the server has not reached: 504 with kube-apiserver's Status, key order included", async () => {
     api = await seeded();
     const current = api.revision;
     const r = await call(api, 'GET', `${LIST}?resourceVersion=${current + 10}`);
@@ -349,7 +373,10 @@ describe('too large resource version', () => {
   it('a streaming list at a resourceVersion not reached: HTTP 200 and one ERROR line with that Status', async () => {
     api = await seeded();
     const current = api.revision;
-    const r = await watchAll(api, `${LIST}?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&resourceVersion=${current + 1}`);
+    const r = await watchAll(
+      api,
+      `${LIST}?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&resourceVersion=${current + 1}`,
+    );
     expect(r.status).toBe(200);
     expect(r.how).toBe('end');
     expect(r.lines.map((l) => l.event)).toEqual([{ type: 'ERROR', object: tooLarge(current + 1, current) }]);
@@ -367,7 +394,10 @@ describe('too large resource version', () => {
     const listed = await call(api, 'GET', `${LIST}?resourceVersion=${rv}&limit=2`);
     expect(listed.status).toBe(504);
     expect(listed.body).toEqual(tooLarge(rv, rv - 1));
-    const streamed = await watchAll(api, `${LIST}?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&resourceVersion=${rv}`);
+    const streamed = await watchAll(
+      api,
+      `${LIST}?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&resourceVersion=${rv}`,
+    );
     expect(streamed.lines.map((l) => l.event)).toEqual([{ type: 'ERROR', object: tooLarge(rv, rv - 1) }]);
     expect(api.requests.slice(-2).map((r) => [r.fault, r.status, r.ended])).toEqual([
       ['tooLargeResourceVersion', 504, undefined],

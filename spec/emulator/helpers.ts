@@ -168,7 +168,15 @@ export function openWatch(api: ApiServer, path: string, headers: Record<string, 
     );
     req.on('error', (e) => {
       readyReject(e);
-      resolve({ status: 0, headers: {}, lines, chunks, how: aborted ? 'client' : 'aborted', tailPartial: partial, durationMs: performance.now() - t0 });
+      resolve({
+        status: 0,
+        headers: {},
+        lines,
+        chunks,
+        how: aborted ? 'client' : 'aborted',
+        tailPartial: partial,
+        durationMs: performance.now() - t0,
+      });
     });
     req.end();
   });
@@ -180,7 +188,13 @@ export function openWatch(api: ApiServer, path: string, headers: Record<string, 
     waitLines(n, timeoutMs = 2000) {
       if (lines.length >= n) return Promise.resolve(lines.slice());
       return new Promise((resolve, reject) => {
-        const w = { n, resolve: (l: WatchLine[]) => { clearTimeout(t); resolve(l); } };
+        const w = {
+          n,
+          resolve: (l: WatchLine[]) => {
+            clearTimeout(t);
+            resolve(l);
+          },
+        };
         const t = setTimeout(() => {
           waiters.splice(waiters.indexOf(w), 1);
           reject(new Error(`timed out waiting for ${n} lines; got ${lines.length}: ${lines.map((l) => l.text.slice(0, 80)).join(' | ')}`));

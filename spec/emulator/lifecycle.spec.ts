@@ -19,7 +19,10 @@ describe('authentication', () => {
   it('requires the bearer token when configured: 401 exactly as 06d, everywhere', async () => {
     api = await startApiServer({ token: 'admintoken' });
     const f = fixture('06d');
-    for (const headers of [{}, { Authorization: 'Bearer not-a-valid-token' }, { Authorization: 'Basic YWRtaW46YWRtaW4=' }] as Record<string, string>[]) {
+    for (const headers of [{}, { Authorization: 'Bearer not-a-valid-token' }, { Authorization: 'Basic YWRtaW46YWRtaW4=' }] as Record<
+      string,
+      string
+    >[]) {
       const r = await call(api, 'GET', f.request.path, undefined, headers);
       expect(r.status).toBe(401);
       expect(r.raw).toBe(`${JSON.stringify(f.response.body)}\n`);

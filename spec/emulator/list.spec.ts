@@ -19,7 +19,12 @@ async function case2(opts: Parameters<typeof startApiServer>[0] = {}): Promise<A
   const recorded = fixture('02c').response.body.items;
   for (let i = 1; i <= 5; i++) {
     s.create(CM, {
-      metadata: { name: `cm-${i}`, namespace: 'fixtures', labels: { app: i % 2 ? 'a' : 'b' }, managedFields: recorded[i - 1].metadata.managedFields },
+      metadata: {
+        name: `cm-${i}`,
+        namespace: 'fixtures',
+        labels: { app: i % 2 ? 'a' : 'b' },
+        managedFields: recorded[i - 1].metadata.managedFields,
+      },
       data: { key: `value-${i}` },
     });
   }
@@ -45,7 +50,11 @@ describe('list', () => {
 
   it('pages with limit/continue exactly like 02d–02f (same tokens, page 1 RV repeated, remainingItemCount)', async () => {
     api = await case2();
-    for (const [file, next] of [['02d', '02e'], ['02e', '02f'], ['02f', undefined]] as const) {
+    for (const [file, next] of [
+      ['02d', '02e'],
+      ['02e', '02f'],
+      ['02f', undefined],
+    ] as const) {
       const f = fixture(file);
       const r = await call(api, 'GET', f.request.path);
       expect(r.status).toBe(200);
@@ -80,7 +89,12 @@ describe('list', () => {
     expect(await names(`labelSelector=${encodeURIComponent('app in (a, b),app notin (a)')}`)).toEqual(['cm-2', 'cm-4']);
     expect(await names('labelSelector=app')).toHaveLength(5);
     expect(await names(`labelSelector=${encodeURIComponent('!app')}`)).toEqual([]);
-    expect(await names(`fieldSelector=${encodeURIComponent('metadata.name!=cm-1,metadata.namespace=fixtures')}`)).toEqual(['cm-2', 'cm-3', 'cm-4', 'cm-5']);
+    expect(await names(`fieldSelector=${encodeURIComponent('metadata.name!=cm-1,metadata.namespace=fixtures')}`)).toEqual([
+      'cm-2',
+      'cm-3',
+      'cm-4',
+      'cm-5',
+    ]);
   });
 
   it('rejects unsupported field selectors (06g) and malformed label selectors (06h) with 400 exactly', async () => {
@@ -99,7 +113,11 @@ describe('list', () => {
   it('supports the pod field selectors spec.nodeName and status.phase (08b, 08c), across namespaces', async () => {
     api = await startApiServer();
     api.create('pods', { metadata: { name: 'p1', namespace: 'a' }, spec: { containers: [] } });
-    api.create('pods', { metadata: { name: 'p2', namespace: 'b' }, spec: { containers: [], nodeName: 'node-1' }, status: { phase: 'Running' } });
+    api.create('pods', {
+      metadata: { name: 'p2', namespace: 'b' },
+      spec: { containers: [], nodeName: 'node-1' },
+      status: { phase: 'Running' },
+    });
     const names = async (path: string): Promise<string[]> => (await call(api!, 'GET', path)).body.items.map((i: any) => i.metadata.name);
     expect(await names('/api/v1/pods?fieldSelector=spec.nodeName%3D')).toEqual(['p1']);
     expect(await names('/api/v1/pods?fieldSelector=status.phase%3DPending')).toEqual(['p1']);
@@ -150,7 +168,11 @@ describe('list', () => {
     const limited = await call(api, 'GET', '/api/v1/namespaces/fixtures/configmaps?limit=2&resourceVersion=693');
     expect(limited.status).toBe(410);
     expect(limited.raw).toBe(`${JSON.stringify(fixture('04h').response.body)}\n`);
-    const nto = await call(api, 'GET', '/api/v1/namespaces/fixtures/configmaps?resourceVersion=693&resourceVersionMatch=NotOlderThan&fieldSelector=metadata.name%3Dcm-1');
+    const nto = await call(
+      api,
+      'GET',
+      '/api/v1/namespaces/fixtures/configmaps?resourceVersion=693&resourceVersionMatch=NotOlderThan&fieldSelector=metadata.name%3Dcm-1',
+    );
     expect(nto.status).toBe(200);
     expect(nto.body.metadata.resourceVersion).toBe('694');
 
@@ -185,7 +207,10 @@ describe('list', () => {
     api = await startApiServer();
     const t0 = performance.now();
     for (let i = 0; i < 10_000; i++) {
-      api.create(CM, { metadata: { name: `cm-${String(i).padStart(5, '0')}`, namespace: `ns-${i % 10}`, labels: { i: String(i % 3) } }, data: { k: 'v'.repeat(50) } });
+      api.create(CM, {
+        metadata: { name: `cm-${String(i).padStart(5, '0')}`, namespace: `ns-${i % 10}`, labels: { i: String(i % 3) } },
+        data: { k: 'v'.repeat(50) },
+      });
     }
     const whole = await call(api, 'GET', '/api/v1/configmaps');
     expect(whole.body.items).toHaveLength(10_000);

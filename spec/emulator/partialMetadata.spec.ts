@@ -47,7 +47,9 @@ describe('metadata-only answers (case 10)', () => {
     const r = await call(api, 'GET', '/api/v1/namespaces/fixtures/configmaps?limit=2', undefined, { Accept: LIST_ACCEPT });
     expect(r.raw).toBe(recorded(fixture('10d').response.body, r.body));
     expect(Object.keys(r.body.metadata)).toEqual(['resourceVersion', 'continue']);
-    const next = await call(api, 'GET', `/api/v1/namespaces/fixtures/configmaps?limit=2&continue=${r.body.metadata.continue}`, undefined, { Accept: LIST_ACCEPT });
+    const next = await call(api, 'GET', `/api/v1/namespaces/fixtures/configmaps?limit=2&continue=${r.body.metadata.continue}`, undefined, {
+      Accept: LIST_ACCEPT,
+    });
     expect(next.body.items.map((i: any) => i.metadata.name)).toEqual(['cm-3']);
     expect(next.body.metadata).toEqual({ resourceVersion: r.body.metadata.resourceVersion });
   });
@@ -70,9 +72,17 @@ describe('metadata-only answers (case 10)', () => {
       expect(r.body).toEqual(expected.body);
     }
     // A list-shaped Accept for one object is not servable either.
-    expect((await call(api, 'GET', '/api/v1/namespaces/fixtures/configmaps/cm-1', undefined, { Accept: 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1' })).status).toBe(406);
+    expect(
+      (
+        await call(api, 'GET', '/api/v1/namespaces/fixtures/configmaps/cm-1', undefined, {
+          Accept: 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1',
+        })
+      ).status,
+    ).toBe(406);
     // Skipped clauses fall through to the next one: full objects.
-    const r = await call(api, 'GET', '/api/v1/namespaces/fixtures/configmaps', undefined, { Accept: 'application/json;as=Table;g=meta.k8s.io;v=v1,application/json' });
+    const r = await call(api, 'GET', '/api/v1/namespaces/fixtures/configmaps', undefined, {
+      Accept: 'application/json;as=Table;g=meta.k8s.io;v=v1,application/json',
+    });
     expect(r.body.kind).toBe('ConfigMapList');
   });
 
@@ -80,9 +90,13 @@ describe('metadata-only answers (case 10)', () => {
     api = await caseTen();
     const list = await call(api, 'GET', '/api/v1/namespaces/fixtures/configmaps', undefined, { Accept: LIST_ACCEPT });
     const rv = list.body.metadata.resourceVersion;
-    const w = openWatch(api, `/api/v1/namespaces/fixtures/configmaps?watch=true&resourceVersion=${rv}&allowWatchBookmarks=true&timeoutSeconds=0.3`, {
-      Accept: fixture('10e').request.headers.Accept,
-    });
+    const w = openWatch(
+      api,
+      `/api/v1/namespaces/fixtures/configmaps?watch=true&resourceVersion=${rv}&allowWatchBookmarks=true&timeoutSeconds=0.3`,
+      {
+        Accept: fixture('10e').request.headers.Accept,
+      },
+    );
     await w.ready;
     api.patch('configmaps', 'fixtures', 'cm-1', { metadata: { labels: { meta: 'watched' } } });
     api.patch('configmaps', 'fixtures', 'cm-1', { data: { key: 'changed' } });
@@ -103,15 +117,31 @@ describe('metadata-only answers (case 10)', () => {
 
   it('serves custom resources and the initial events of a streaming list metadata-only, metadata in ObjectMeta order', async () => {
     api = await startApiServer({ resources: [{ group: 'stable.example.com', version: 'v1', plural: 'myapples', kind: 'MyApple' }] });
-    api.create('myapples.stable.example.com', { metadata: { name: 'apple-1', labels: { a: 'b' }, finalizers: ['x/y'] }, spec: { color: 'red' } });
+    api.create('myapples.stable.example.com', {
+      metadata: { name: 'apple-1', labels: { a: 'b' }, finalizers: ['x/y'] },
+      spec: { color: 'red' },
+    });
     const r = await call(api, 'GET', '/apis/stable.example.com/v1/namespaces/default/myapples', undefined, { Accept: LIST_ACCEPT });
     expect(r.body.kind).toBe('PartialObjectMetadataList');
     expect(Object.keys(r.body.metadata)).toEqual(['resourceVersion']);
-    expect(Object.keys(r.body.items[0].metadata)).toEqual(['name', 'namespace', 'uid', 'resourceVersion', 'generation', 'creationTimestamp', 'labels', 'finalizers']);
+    expect(Object.keys(r.body.items[0].metadata)).toEqual([
+      'name',
+      'namespace',
+      'uid',
+      'resourceVersion',
+      'generation',
+      'creationTimestamp',
+      'labels',
+      'finalizers',
+    ]);
     expect(r.raw).not.toContain('spec');
-    const w = openWatch(api, '/apis/stable.example.com/v1/myapples?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=0.2', {
-      Accept: `${OBJECT_ACCEPT},application/json`,
-    });
+    const w = openWatch(
+      api,
+      '/apis/stable.example.com/v1/myapples?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=0.2',
+      {
+        Accept: `${OBJECT_ACCEPT},application/json`,
+      },
+    );
     const done = await w.done;
     expect(done.lines.map((l) => [l.event.type, l.event.object.kind])).toEqual([
       ['ADDED', 'PartialObjectMetadata'],
@@ -126,7 +156,9 @@ describe('metadata-only answers (case 10)', () => {
     const withFallback = await call(api, 'GET', '/api/v1/namespaces/default/configmaps', undefined, { Accept: LIST_ACCEPT });
     expect(withFallback.body.kind).toBe('ConfigMapList');
     expect(withFallback.body.items[0].data).toEqual({ key: 'v' });
-    const without = await call(api, 'GET', '/api/v1/namespaces/default/configmaps', undefined, { Accept: 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1' });
+    const without = await call(api, 'GET', '/api/v1/namespaces/default/configmaps', undefined, {
+      Accept: 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1',
+    });
     expect(without.status).toBe(406);
   });
 });

@@ -49,11 +49,15 @@ describe('label selectors', () => {
     const value = fc.constantFrom('x', 'y', 'z', '1', '9');
     const labelsArb = fc.dictionary(key, value, { maxKeys: 3 });
     const reqArb = fc.oneof(
-      fc.tuple(key, fc.constantFrom('=', '==', '!='), value).map(([k, op, v]) => ({ text: `${k}${op}${v}`, test: (l: Record<string, string>) => (op === '!=' ? l[k] !== v : l[k] === v) })),
-      fc.tuple(key, fc.constantFrom('in', 'notin'), fc.uniqueArray(value, { minLength: 1, maxLength: 3 })).map(([k, op, vs]: [string, string, string[]]) => ({
-        text: `${k} ${op} (${vs.join(',')})`,
-        test: (l: Record<string, string>) => (op === 'in' ? k in l && vs.includes(l[k]!) : !(k in l) || !vs.includes(l[k]!)),
-      })),
+      fc
+        .tuple(key, fc.constantFrom('=', '==', '!='), value)
+        .map(([k, op, v]) => ({ text: `${k}${op}${v}`, test: (l: Record<string, string>) => (op === '!=' ? l[k] !== v : l[k] === v) })),
+      fc
+        .tuple(key, fc.constantFrom('in', 'notin'), fc.uniqueArray(value, { minLength: 1, maxLength: 3 }))
+        .map(([k, op, vs]: [string, string, string[]]) => ({
+          text: `${k} ${op} (${vs.join(',')})`,
+          test: (l: Record<string, string>) => (op === 'in' ? k in l && vs.includes(l[k]!) : !(k in l) || !vs.includes(l[k]!)),
+        })),
       key.map((k) => ({ text: k, test: (l: Record<string, string>) => k in l })),
       key.map((k) => ({ text: `!${k}`, test: (l: Record<string, string>) => !(k in l) })),
       fc.tuple(key, fc.constantFrom('>', '<'), fc.integer({ min: 0, max: 9 })).map(([k, op, n]) => ({

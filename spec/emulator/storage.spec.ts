@@ -78,7 +78,9 @@ describe('storage: revisions and metadata', () => {
     expect(dup).toBeInstanceOf(ApiError);
     expect(dup.code).toBe(409);
     expect(dup.status.reason).toBe('AlreadyExists');
-    expect(() => api!.update(CM, { metadata: { name: 'a', namespace: 'default', resourceVersion: '1' } })).toThrow(/the object has been modified/);
+    expect(() => api!.update(CM, { metadata: { name: 'a', namespace: 'default', resourceVersion: '1' } })).toThrow(
+      /the object has been modified/,
+    );
     expect(() => api!.delete(CM, 'default', 'nope')).toThrow(/configmaps "nope" not found/);
   });
 });
@@ -190,9 +192,15 @@ describe('storage over HTTP, compared with the fixtures', () => {
   it('accepts strategic-merge-patch (as merge) and JSON patch; rejects apply-patch with 415', async () => {
     api = await startApiServer();
     api.create(CM, { metadata: { name: 'a', namespace: 'default', labels: { x: '1', y: '2' } }, data: { k: 'v' } });
-    const smp = await call(api, 'PATCH', '/api/v1/namespaces/default/configmaps/a', { metadata: { labels: { y: null, z: '3' } } }, {
-      'Content-Type': 'application/strategic-merge-patch+json',
-    });
+    const smp = await call(
+      api,
+      'PATCH',
+      '/api/v1/namespaces/default/configmaps/a',
+      { metadata: { labels: { y: null, z: '3' } } },
+      {
+        'Content-Type': 'application/strategic-merge-patch+json',
+      },
+    );
     expect(smp.status).toBe(200);
     expect(smp.body.metadata.labels).toEqual({ x: '1', z: '3' });
     const jp = await call(
@@ -209,19 +217,36 @@ describe('storage over HTTP, compared with the fixtures', () => {
     expect(jp.status).toBe(200);
     expect(jp.body.data).toEqual({ k: 'w', n: 'm' });
     expect(jp.body.metadata.labels).toEqual({ z: '3' });
-    const stale = await call(api, 'PATCH', '/api/v1/namespaces/default/configmaps/a', { metadata: { resourceVersion: '2' }, data: { k: 'q' } }, {
-      'Content-Type': 'application/merge-patch+json',
-    });
+    const stale = await call(
+      api,
+      'PATCH',
+      '/api/v1/namespaces/default/configmaps/a',
+      { metadata: { resourceVersion: '2' }, data: { k: 'q' } },
+      {
+        'Content-Type': 'application/merge-patch+json',
+      },
+    );
     expect(stale.status).toBe(409);
-    const apply = await call(api, 'PATCH', '/api/v1/namespaces/default/configmaps/a', 'x: 1', { 'Content-Type': 'application/apply-patch+yaml' });
+    const apply = await call(api, 'PATCH', '/api/v1/namespaces/default/configmaps/a', 'x: 1', {
+      'Content-Type': 'application/apply-patch+yaml',
+    });
     expect(apply.status).toBe(415);
-    const missing = await call(api, 'PATCH', '/api/v1/namespaces/default/configmaps/zz', {}, { 'Content-Type': 'application/merge-patch+json' });
+    const missing = await call(
+      api,
+      'PATCH',
+      '/api/v1/namespaces/default/configmaps/zz',
+      {},
+      { 'Content-Type': 'application/merge-patch+json' },
+    );
     expect(missing.status).toBe(404);
   });
 
   it('keeps status on a main-resource PUT and spec on a /status PUT (status subresource)', async () => {
     api = await startApiServer();
-    const pod = api.create('pods', { metadata: { name: 'p', namespace: 'default' }, spec: { containers: [{ name: 'c', image: 'nginx' }] } });
+    const pod = api.create('pods', {
+      metadata: { name: 'p', namespace: 'default' },
+      spec: { containers: [{ name: 'c', image: 'nginx' }] },
+    });
     const put = await call(api, 'PUT', '/api/v1/namespaces/default/pods/p', {
       ...pod,
       metadata: { ...pod.metadata, labels: { a: 'b' } },

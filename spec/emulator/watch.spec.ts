@@ -38,13 +38,24 @@ describe('watch', () => {
     expect(head.headers['x-kubernetes-pf-flowschema-uid']).toBeUndefined();
 
     // the writes of 03b's actions, plus an unrelated write for the 695 → 697 gap
-    const created = api.create(CM, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm-watch', namespace: 'fixtures', labels: { app: 'w' } }, data: { k: 'v1' } });
+    const created = api.create(CM, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'cm-watch', namespace: 'fixtures', labels: { app: 'w' } },
+      data: { k: 'v1' },
+    });
     await sleep(5);
     const put1 = await call(api, 'PUT', `${BASE}/cm-watch`, { ...created, data: { k: 'v2' } });
     api.create('pods', { metadata: { name: 'elsewhere', namespace: 'fixtures' }, spec: { containers: [] } });
     const put2 = await call(api, 'PUT', `${BASE}/cm-watch`, { ...put1.body, data: { k: 'v3' } });
     expect(put2.status).toBe(200);
-    await call(api, 'PATCH', `${BASE}/cm-watch`, { metadata: { labels: { app: 'w2', extra: 'yes' } } }, { 'Content-Type': 'application/strategic-merge-patch+json' });
+    await call(
+      api,
+      'PATCH',
+      `${BASE}/cm-watch`,
+      { metadata: { labels: { app: 'w2', extra: 'yes' } } },
+      { 'Content-Type': 'application/strategic-merge-patch+json' },
+    );
     await call(api, 'DELETE', `${BASE}/cm-watch`);
     const events = () => w.lines.filter((l) => l.event.type !== 'BOOKMARK');
     // then the next periodic bookmark, which carries the deletion's RV exactly as recorded
@@ -68,7 +79,12 @@ describe('watch', () => {
 
   it('replays 03b from history: exact bookmarks, the last one just before the clean end at timeoutSeconds', async () => {
     api = await case2({ bookmarkIntervalMs: 50 });
-    const created = api.create(CM, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm-watch', namespace: 'fixtures', labels: { app: 'w' } }, data: { k: 'v1' } });
+    const created = api.create(CM, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'cm-watch', namespace: 'fixtures', labels: { app: 'w' } },
+      data: { k: 'v1' },
+    });
     const put1 = api.update(CM, { ...created, data: { k: 'v2' } });
     api.create('pods', { metadata: { name: 'elsewhere', namespace: 'fixtures' }, spec: { containers: [] } });
     const put2 = api.update(CM, { ...put1, data: { k: 'v3' } });
@@ -94,7 +110,10 @@ describe('watch', () => {
   it('times bookmarks like kube-apiserver by default: none periodic within a minute, one before the deadline (03b, 03d, 07f)', async () => {
     api = await case2();
     api.patch(CM, 'fixtures', 'cm-1', { data: { touched: 'yes' } }); // 694: a change after the watch's start RV
-    const r = await watchAll(api, `${BASE}?watch=true&resourceVersion=693&allowWatchBookmarks=true&timeoutSeconds=0.2&labelSelector=app%3Dnomatch`);
+    const r = await watchAll(
+      api,
+      `${BASE}?watch=true&resourceVersion=693&allowWatchBookmarks=true&timeoutSeconds=0.2&labelSelector=app%3Dnomatch`,
+    );
     expect(r.how).toBe('end');
     expect(r.lines.map((l) => [l.event.type, l.event.object.metadata.resourceVersion])).toEqual([['BOOKMARK', '694']]);
     // without allowWatchBookmarks, none
@@ -132,7 +151,10 @@ describe('watch', () => {
 
   it('advances bookmarks past non-matching changes (03d)', async () => {
     api = await case2({ bookmarkIntervalMs: 30 });
-    const w = openWatch(api, `${BASE}?watch=true&resourceVersion=693&allowWatchBookmarks=true&timeoutSeconds=0.25&labelSelector=app%3Dnomatch`);
+    const w = openWatch(
+      api,
+      `${BASE}?watch=true&resourceVersion=693&allowWatchBookmarks=true&timeoutSeconds=0.25&labelSelector=app%3Dnomatch`,
+    );
     await w.ready;
     const patched = api.patch(CM, 'fixtures', 'cm-1', { data: { touched: 'yes' } });
     const r = await w.done;
@@ -249,7 +271,10 @@ describe('watch', () => {
     api = await startApiServer({ historyLimit: 3 });
     const first = api.create(CM, { metadata: { name: 'a', namespace: 'default' } }); // 3 (namespace at 2)
     for (let i = 0; i < 5; i++) api.patch(CM, 'default', 'a', { data: { i: String(i) } }); // 4..8
-    const tooOld = await watchAll(api, `/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=${first.metadata!.resourceVersion}&timeoutSeconds=1`);
+    const tooOld = await watchAll(
+      api,
+      `/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=${first.metadata!.resourceVersion}&timeoutSeconds=1`,
+    );
     expect(tooOld.lines).toHaveLength(1);
     expect(tooOld.lines[0]!.event.object.message).toBe('too old resource version: 3 (5)');
     const replay = await watchAll(api, '/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=5&timeoutSeconds=0.05');
@@ -261,7 +286,10 @@ describe('watch', () => {
 
   it('streams the initial state then an initial-events-end bookmark for sendInitialEvents=true', async () => {
     api = await case2({ bookmarkIntervalMs: 1000 });
-    const w = openWatch(api, `${BASE}?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&labelSelector=app%3Da`);
+    const w = openWatch(
+      api,
+      `${BASE}?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&labelSelector=app%3Da`,
+    );
     const lines = await w.waitLines(4);
     expect(lines.slice(0, 3).map((l) => [l.event.type, l.event.object.metadata.name])).toEqual([
       ['ADDED', 'cm-1'],
@@ -291,7 +319,10 @@ describe('watch', () => {
       expect(r.raw).toBe(`${JSON.stringify(f.response.body)}\n`);
       expect(r.headers['content-length']).toBe(String(f.response.bodyBytes));
     }
-    const plain = await watchAll(api, `${BASE}?watch=true&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersion=693&timeoutSeconds=0.05`);
+    const plain = await watchAll(
+      api,
+      `${BASE}?watch=true&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersion=693&timeoutSeconds=0.05`,
+    );
     expect(plain.lines).toEqual([]);
     const unset = await watchAll(api, `${BASE}?watch=true&sendInitialEvents=true&allowWatchBookmarks=true&timeoutSeconds=0.05`);
     expect(unset.lines.map((l) => l.event.type)).toEqual(['ADDED', 'ADDED', 'ADDED', 'ADDED', 'ADDED']);

@@ -19,7 +19,12 @@ describe('the README example controller against the emulator', () => {
     const api = await startApiServer();
     api.registerCustomResource(MY_APPLES);
     try {
-      api.create('myapples.stable.example.com', { apiVersion: 'stable.example.com/v1', kind: 'MyApple', metadata: { name: 'red', namespace: 'fruit' }, spec: { color: 'red', quantity: 2 } });
+      api.create('myapples.stable.example.com', {
+        apiVersion: 'stable.example.com/v1',
+        kind: 'MyApple',
+        metadata: { name: 'red', namespace: 'fruit' },
+        spec: { color: 'red', quantity: 2 },
+      });
       const apps = api.kubeConfig.makeApiClient(AppsV1Api);
       const client: AppleClient = {
         createDeployment: (namespace, body) => apps.createNamespacedDeployment({ namespace, body: body as never }),
@@ -35,9 +40,14 @@ describe('the README example controller against the emulator', () => {
       const running = ctl.outcomes$.subscribe((o) => outcomes.push(o));
       try {
         await until(() => api.get('deployments.apps', 'fruit', 'apple-red') !== undefined);
-        expect(api.get('deployments.apps', 'fruit', 'apple-red')).toMatchObject({ spec: { replicas: 2 }, metadata: { ownerReferences: [{ kind: 'MyApple', name: 'red', controller: true }] } });
+        expect(api.get('deployments.apps', 'fruit', 'apple-red')).toMatchObject({
+          spec: { replicas: 2 },
+          metadata: { ownerReferences: [{ kind: 'MyApple', name: 'red', controller: true }] },
+        });
         api.patch('myapples.stable.example.com', 'fruit', 'red', { spec: { quantity: 5 } });
-        await until(() => (api.get('deployments.apps', 'fruit', 'apple-red') as { spec?: { replicas?: number } } | undefined)?.spec?.replicas === 5);
+        await until(
+          () => (api.get('deployments.apps', 'fruit', 'apple-red') as { spec?: { replicas?: number } } | undefined)?.spec?.replicas === 5,
+        );
         const store = await firstValueFrom(deployments.store$.pipe(filter((s) => s.get('fruit/apple-red')?.spec?.replicas === 5)));
         expect(store.size).toBe(1);
         expect(outcomes.every((o) => o.result !== 'error' && o.result !== 'terminal')).toBe(true);

@@ -7,10 +7,12 @@ const list = (resourceVersion: string, ...items: ReturnType<typeof configMap>[])
   json(200, { kind: 'ConfigMapList', apiVersion: 'v1', metadata: { resourceVersion }, items });
 
 /** A watch that sends these lines, then stays open. */
-const watch = (...lines: unknown[]): Reply => (_req, res) => {
-  res.writeHead(200, { 'Content-Type': 'application/json' });
-  res.write(lines.map((l) => JSON.stringify(l) + '\n').join(''));
-};
+const watch =
+  (...lines: unknown[]): Reply =>
+  (_req, res) => {
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    res.write(lines.map((l) => JSON.stringify(l) + '\n').join(''));
+  };
 const hang: Reply = (_req, res) => res.writeHead(200, { 'Content-Type': 'application/json' });
 const cm = (name: string, rv: string) => ({ kind: 'ConfigMap', apiVersion: 'v1', ...configMap(name, rv) });
 
@@ -22,7 +24,13 @@ describe("delivery over HTTP: 'delta-fifo' and 'in-order' side by side", () => {
         server.reply(
           list('10', configMap('a', '5'), configMap('b', '6')),
           // progress first (so the 410 relists at once), then the watch cache has moved on
-          watch({ type: 'MODIFIED', object: cm('b', '11') }, { type: 'ERROR', object: { kind: 'Status', apiVersion: 'v1', code: 410, reason: 'Expired', message: 'too old resource version' } }),
+          watch(
+            { type: 'MODIFIED', object: cm('b', '11') },
+            {
+              type: 'ERROR',
+              object: { kind: 'Status', apiVersion: 'v1', code: 410, reason: 'Expired', message: 'too old resource version' },
+            },
+          ),
           // meanwhile a was deleted and c created
           list('13', configMap('c', '12'), configMap('b', '11')),
         );

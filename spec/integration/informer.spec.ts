@@ -72,14 +72,21 @@ describe('informer over HTTP with lazyDecode', () => {
     const server = await smallServer(json(500, { kind: 'Status', code: 500 }));
     try {
       const long = 'x'.repeat(64);
-      server.reply(json(200, { kind: 'ConfigMapList', metadata: { resourceVersion: '10' }, items: [configMap('a', '5', { k: long }), configMap('b', '6', { k: long })] }), (_req, res) => {
-        res.writeHead(200, { 'Content-Type': 'application/json' });
-        const lines = [
-          { type: 'MODIFIED', object: { kind: 'ConfigMap', apiVersion: 'v1', ...configMap('a', '11', { k: `${long}-2` }) } },
-          { type: 'MODIFIED', object: { kind: 'ConfigMap', apiVersion: 'v1', ...configMap('b', '12', { k: `${long}-é` }) } },
-        ];
-        res.write(lines.map((l) => JSON.stringify(l) + '\n').join(''));
-      });
+      server.reply(
+        json(200, {
+          kind: 'ConfigMapList',
+          metadata: { resourceVersion: '10' },
+          items: [configMap('a', '5', { k: long }), configMap('b', '6', { k: long })],
+        }),
+        (_req, res) => {
+          res.writeHead(200, { 'Content-Type': 'application/json' });
+          const lines = [
+            { type: 'MODIFIED', object: { kind: 'ConfigMap', apiVersion: 'v1', ...configMap('a', '11', { k: `${long}-2` }) } },
+            { type: 'MODIFIED', object: { kind: 'ConfigMap', apiVersion: 'v1', ...configMap('b', '12', { k: `${long}-é` }) } },
+          ];
+          res.write(lines.map((l) => JSON.stringify(l) + '\n').join(''));
+        },
+      );
       const cms = informer(server.kc, ConfigMap, { namespace: 'default', http: { lazyDecode: true } });
       const running = cms.state$.subscribe();
       const events = await firstValueFrom(cms.events$.pipe(take(4), toArray()));

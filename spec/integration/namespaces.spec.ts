@@ -40,7 +40,8 @@ function serverOf(server: ApiServer, namespaces: readonly string[]): string[] {
 
 async function seeded(): Promise<ApiServer> {
   const server = await startApiServer({ http2: true, namespaces: ALL });
-  for (const ns of ALL) for (let i = 0; i < 3; i++) server.create('configmaps', { metadata: { name: `cm-${i}`, namespace: ns }, data: { i: String(i) } });
+  for (const ns of ALL)
+    for (let i = 0; i < 3; i++) server.create('configmaps', { metadata: { name: `cm-${i}`, namespace: ns }, data: { i: String(i) } });
   return server;
 }
 
@@ -61,7 +62,12 @@ async function writesConverge(server: ApiServer, r: Running<ConfigMap>, namespac
   const wanted = new Set(namespaces);
   // No event, and no cached object, of a namespace not asked for.
   expect(r.events.slice(before).every((e) => wanted.has(e.object.metadata.namespace!))).toBe(true);
-  expect(r.store()!.list().every((o) => wanted.has(o.metadata.namespace!))).toBe(true);
+  expect(
+    r
+      .store()!
+      .list()
+      .every((o) => wanted.has(o.metadata.namespace!)),
+  ).toBe(true);
 }
 
 describe('informer over several namespaces', () => {
@@ -89,7 +95,12 @@ describe('informer over several namespaces', () => {
     const forbidden = api.faults.add({
       match: { resource: 'configmaps', predicate: (q) => q.namespace === undefined },
       times: Infinity,
-      fault: { type: 'status', code: 403, reason: 'Forbidden', message: 'configmaps is forbidden: User "ns-admin" cannot list resource "configmaps" at the cluster scope' },
+      fault: {
+        type: 'status',
+        code: 403,
+        reason: 'Forbidden',
+        message: 'configmaps is forbidden: User "ns-admin" cannot list resource "configmaps" at the cluster scope',
+      },
     });
     const namespaces = ALL.slice(0, 20);
     const r = start(api, namespaces);
@@ -113,14 +124,22 @@ describe('informer over several namespaces', () => {
       api = await seeded();
       const server = api;
       if (mode !== 'cluster-wide') {
-        server.faults.add({ match: { resource: 'configmaps', predicate: (q) => q.namespace === undefined }, times: Infinity, fault: { type: 'status', code: 403 } });
+        server.faults.add({
+          match: { resource: 'configmaps', predicate: (q) => q.namespace === undefined },
+          times: Infinity,
+          fault: { type: 'status', code: 403 },
+        });
       }
       const namespaces = ALL.slice(0, 20);
       const r = start(server, namespaces);
       await waitFor('sync', () => r.synced(), 10_000);
       await waitFor('the watches', () => server.activeWatches === (mode === 'cluster-wide' ? 1 : 20));
       // The watches go down and stay down while the cluster changes; the history is compacted.
-      const down = server.faults.add({ match: { resource: 'configmaps', watch: true }, times: Infinity, fault: { type: 'status', code: 503 } });
+      const down = server.faults.add({
+        match: { resource: 'configmaps', watch: true },
+        times: Infinity,
+        fault: { type: 'status', code: 503 },
+      });
       server.closeWatches({ clean: false });
       server.delete('configmaps', namespaces[3], 'cm-2');
       server.delete('configmaps', ALL[30], 'cm-2');
@@ -132,8 +151,12 @@ describe('informer over several namespaces', () => {
       const want = serverOf(server, namespaces);
       await waitFor('the relist to reach the cache', () => JSON.stringify(contents(r.store())) === JSON.stringify(want), 10_000);
       const seen = r.events.slice(before);
-      expect(seen.filter((e) => e.type === 'deleted').map((e) => `${e.object.metadata.namespace}/${e.object.metadata.name}`)).toEqual([`${namespaces[3]}/cm-2`]);
-      expect(seen.filter((e) => e.type === 'added').map((e) => `${e.object.metadata.namespace}/${e.object.metadata.name}`)).toEqual([`${namespaces[5]}/missed`]);
+      expect(seen.filter((e) => e.type === 'deleted').map((e) => `${e.object.metadata.namespace}/${e.object.metadata.name}`)).toEqual([
+        `${namespaces[3]}/cm-2`,
+      ]);
+      expect(seen.filter((e) => e.type === 'added').map((e) => `${e.object.metadata.namespace}/${e.object.metadata.name}`)).toEqual([
+        `${namespaces[5]}/missed`,
+      ]);
       expect(seen.every((e) => namespaces.includes(e.object.metadata.namespace!))).toBe(true);
       expect(r.errors.some((e) => e.reason === 'Forbidden')).toBe(false);
     });
@@ -143,7 +166,11 @@ describe('informer over several namespaces', () => {
     api = await seeded();
     const namespaces = ['ns-01', 'ns-02', 'ns-03'];
     // ns-02's list fails twice (two 500s) before it is served.
-    const failing = api.faults.add({ match: { resource: 'configmaps', namespace: 'ns-02', watch: false }, times: 2, fault: { type: 'status', code: 500 } });
+    const failing = api.faults.add({
+      match: { resource: 'configmaps', namespace: 'ns-02', watch: false },
+      times: 2,
+      fault: { type: 'status', code: 500 },
+    });
     const syncedAt: number[] = [];
     const r = start(api, namespaces);
     const watching = r.informer.synced$.subscribe((synced) => void (synced && syncedAt.push(r.lists().length)));

@@ -31,9 +31,15 @@ describe('sharded informers on the emulator: three replicas in one process', () 
     const api = await startApiServer({ namespaces: ['demo'] });
     const replicas: Replica[] = [];
     try {
-      for (let i = 0; i < PODS; i++) api.create('pods', { metadata: { name: `pod-${i}`, namespace: 'demo' }, spec: { containers: [{ name: 'c', image: 'busybox' }] } });
+      for (let i = 0; i < PODS; i++)
+        api.create('pods', { metadata: { name: `pod-${i}`, namespace: 'demo' }, spec: { containers: [{ name: 'c', image: 'busybox' }] } });
       const start = (identity: string): Replica => {
-        const shards = sharding(httpLeaseClients(api.kubeConfig, { namespace: 'demo' }), { name: 'pods', shards: SHARDS, identity, ...TIMING });
+        const shards = sharding(httpLeaseClients(api.kubeConfig, { namespace: 'demo' }), {
+          name: 'pods',
+          shards: SHARDS,
+          identity,
+          ...TIMING,
+        });
         const pods = shardedInformer(api.kubeConfig, Pod, shards, { namespace: 'demo' });
         const running = new Subscription();
         const replica: Replica = { identity, pods, store: undefined, owned: new Set(), running };
@@ -50,7 +56,10 @@ describe('sharded informers on the emulator: three replicas in one process', () 
         // Balanced: everyone sees everyone (6 shards over 3 replicas: 2 each; over 2: 3 each).
         if (!live.every((r) => r.owned.size === SHARDS / live.length)) return false;
         // Each cache holds exactly its owned shards' pods.
-        return live.every((r) => r.store !== undefined && r.store.keys().every((key) => r.owned.has(shardOf(key)))) && live.reduce((n, r) => n + (r.store?.size ?? 0), 0) === PODS;
+        return (
+          live.every((r) => r.store !== undefined && r.store.keys().every((key) => r.owned.has(shardOf(key)))) &&
+          live.reduce((n, r) => n + (r.store?.size ?? 0), 0) === PODS
+        );
       };
       await until(() => settled(replicas), 'the three replicas to split the shards');
       const keys = replicas.map((r) => new Set(r.store!.keys()));

@@ -13,7 +13,9 @@ const replica = (drift: number): fc.Arbitrary<ReplicaPlan> =>
     startAt: fc.integer({ min: 0, max: 5_000 }),
     killAt: fc.option(fc.integer({ min: 5_000, max: CHAOS_UNTIL }), { nil: undefined, freq: 4 }),
     partition: fc.option(
-      fc.tuple(fc.integer({ min: 0, max: CHAOS_UNTIL }), fc.integer({ min: 0, max: 20_000 })).map(([from, length]): readonly [number, number] => [from, Math.min(CHAOS_UNTIL, from + length)]),
+      fc
+        .tuple(fc.integer({ min: 0, max: CHAOS_UNTIL }), fc.integer({ min: 0, max: 20_000 }))
+        .map(([from, length]): readonly [number, number] => [from, Math.min(CHAOS_UNTIL, from + length)]),
       { nil: undefined, freq: 3 },
     ),
   });

@@ -7,9 +7,17 @@ const main = fileURLToPath(new URL('../../examples/ha/main.ts', import.meta.url)
 describe('examples/ha: three replicas in child processes on the emulator', () => {
   it('after the leader is killed (no release), another replica leads within lease duration + retry period (4 s + 1 s) plus slack', async () => {
     const output = await new Promise<string>((resolve, reject) =>
-      execFile(process.execPath, [main, '--json'], { timeout: 40_000 }, (error, stdout) => (error ? reject(new Error(`${error.message}\n${stdout}`)) : resolve(stdout))),
+      execFile(process.execPath, [main, '--json'], { timeout: 40_000 }, (error, stdout) =>
+        error ? reject(new Error(`${error.message}\n${stdout}`)) : resolve(stdout),
+      ),
     );
-    const summary = JSON.parse(output.trim().split('\n').pop() ?? '{}') as { killed: string; next: string; handoverMs: number; leaders: { identity: string }[]; readyz: number };
+    const summary = JSON.parse(output.trim().split('\n').pop() ?? '{}') as {
+      killed: string;
+      next: string;
+      handoverMs: number;
+      leaders: { identity: string }[];
+      readyz: number;
+    };
     expect(summary.next).not.toBe(summary.killed);
     expect(summary.leaders[0]?.identity).toBe(summary.killed);
     expect(summary.handoverMs).toBeGreaterThan(0);

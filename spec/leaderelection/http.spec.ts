@@ -24,19 +24,25 @@ describe('leader election over HTTP against the emulator', () => {
     const aErrors: string[] = [];
     subs.push(a.errors$.subscribe((e) => aErrors.push(`${e.operation} ${e.reason} ${e.status}`)));
     await firstValueFrom(a.leader$.pipe(filter(Boolean)));
-    const lease = api.get('leases.coordination.k8s.io', 'ops', 'ctrl') as { spec: { holderIdentity: string; leaseDurationSeconds: number; leaseTransitions: number } };
+    const lease = api.get('leases.coordination.k8s.io', 'ops', 'ctrl') as {
+      spec: { holderIdentity: string; leaseDurationSeconds: number; leaseTransitions: number };
+    };
     expect(lease.spec).toMatchObject({ holderIdentity: 'a', leaseDurationSeconds: 3, leaseTransitions: 0 });
 
     // A stale write from someone else: 409 Conflict, the Status kube-apiserver sends (09c).
     const stale = httpLeaseClients(api.kubeConfig, { namespace: 'ops' }).lease('ctrl');
-    const conflict = await firstValueFrom(stale.update('1', { holderIdentity: 'x', leaseDurationSeconds: 3, leaseTransitions: 1 })).catch((e: unknown) => e);
+    const conflict = await firstValueFrom(stale.update('1', { holderIdentity: 'x', leaseDurationSeconds: 3, leaseTransitions: 1 })).catch(
+      (e: unknown) => e,
+    );
     expect(conflict).toMatchObject({ reason: 'Conflict', status: 409, operation: 'update' });
     expect(String((conflict as Error).message)).toMatch(/the object has been modified/);
 
     // One renewal gets a 500: reported, leadership kept (the next renewal succeeds within the deadline).
     api.faults.add({ match: { resource: 'leases', method: 'PUT' }, fault: { type: 'status', code: 500 } });
     await api.waitForRequest((r) => r.resource === 'leases' && r.fault === 'status');
-    await api.waitForRequest((r) => r.resource === 'leases' && r.method === 'PUT' && r.status === 200 && r.fault === undefined && r.seq > 0);
+    await api.waitForRequest(
+      (r) => r.resource === 'leases' && r.method === 'PUT' && r.status === 200 && r.fault === undefined && r.seq > 0,
+    );
 
     const b = leaderElection(api.kubeConfig, { namespace: 'ops', name: 'ctrl', identity: 'b', ...timing });
     const bLeads = firstValueFrom(b.leader$.pipe(filter(Boolean)));
@@ -72,4 +78,3 @@ describe('Lease requests to a hostile server', () => {
     }
   });
 });
-

@@ -10,7 +10,13 @@ function setup(fault: (op: string) => FakeLeaseFault = () => 'ok') {
   scheduler.maxFrames = 200_000;
   const server = new FakeLeaseServer(scheduler);
   let partitioned = false;
-  const clients = (client: string) => server.clients({ client, latencyMs: () => 10, fault: (r) => fault(`${r.client}:${r.operation}`), partitioned: () => client === 'a' && partitioned });
+  const clients = (client: string) =>
+    server.clients({
+      client,
+      latencyMs: () => 10,
+      fault: (r) => fault(`${r.client}:${r.operation}`),
+      partitioned: () => client === 'a' && partitioned,
+    });
   const log: string[] = [];
   const elect = (id: string) => leaderElection(clients(id).lease('ctrl'), { identity: id, scheduler, random: () => 0 });
   const watch = (id: string) => {
@@ -32,7 +38,14 @@ describe('leaderElection', () => {
     // GET (404) and POST, 10 ms each way.
     expect(log).toEqual(['0 a false', '40 a true']);
     // Created at 30, renewed every retry period after the previous answer, released on the last unsubscribe.
-    expect(server.writes.map((w) => `${w.at} ${w.record.holderIdentity || '∅'}`)).toEqual(['30 a', '2050 a', '4070 a', '6090 a', '8110 a', '10010 ∅']);
+    expect(server.writes.map((w) => `${w.at} ${w.record.holderIdentity || '∅'}`)).toEqual([
+      '30 a',
+      '2050 a',
+      '4070 a',
+      '6090 a',
+      '8110 a',
+      '10010 ∅',
+    ]);
     expect(server.get('ctrl')?.record).toMatchObject({ holderIdentity: '', leaseDurationSeconds: 1 });
   });
 
@@ -55,7 +68,10 @@ describe('leaderElection', () => {
     const { scheduler, log, elect } = setup((op) => (op.startsWith('a:') ? (faults[n++] ?? 'ok') : 'ok'));
     const a = elect('a');
     const errors: string[] = [];
-    const subs = [a.errors$.subscribe((e: LeaseError) => errors.push(`${e.operation} ${e.reason}`)), a.leader$.subscribe((l) => log.push(`${scheduler.now()} ${l}`))];
+    const subs = [
+      a.errors$.subscribe((e: LeaseError) => errors.push(`${e.operation} ${e.reason}`)),
+      a.leader$.subscribe((l) => log.push(`${scheduler.now()} ${l}`)),
+    ];
     scheduler.schedule(() => subs.forEach((s) => s.unsubscribe()), 30_000);
     scheduler.flush();
     expect(errors).toEqual(['get ServerError', 'get NetworkError', 'get Timeout']);
@@ -70,7 +86,11 @@ describe('leaderElection', () => {
     // Someone bumps the Lease behind a's back (same holder, new resourceVersion).
     scheduler.schedule(() => {
       const now = server.get('ctrl')!;
-      server.clients({ client: 'meddler' }).lease('ctrl').update(now.resourceVersion, { ...now.record, renewTime: 'x' }).subscribe();
+      server
+        .clients({ client: 'meddler' })
+        .lease('ctrl')
+        .update(now.resourceVersion, { ...now.record, renewTime: 'x' })
+        .subscribe();
     }, 1_000);
     scheduler.schedule(() => subs.forEach((s) => s.unsubscribe()), 5_000);
     scheduler.flush();
@@ -80,6 +100,8 @@ describe('leaderElection', () => {
 
   it('refuses a timing that breaks client-go rules', () => {
     const { server } = setup();
-    expect(() => leaderElection(server.clients({ client: 'a' }).lease('x'), { identity: 'a', leaseDurationMs: 10_000, renewDeadlineMs: 10_000 })).toThrow(/leaseDurationMs must be greater/);
+    expect(() =>
+      leaderElection(server.clients({ client: 'a' }).lease('x'), { identity: 'a', leaseDurationMs: 10_000, renewDeadlineMs: 10_000 }),
+    ).toThrow(/leaseDurationMs must be greater/);
   });
 });

@@ -15,8 +15,17 @@ import {
 import type { LeaderElectionRecord, LeaseSnapshot } from '../../src/leaderelection/record.ts';
 
 const me: Candidate = { identity: 'a', timing: DEFAULT_TIMING };
-const record = (holderIdentity: string, renewTime = 't0', leaseTransitions = 3): LeaderElectionRecord => ({ holderIdentity, leaseDurationSeconds: 15, renewTime, leaseTransitions });
-const lease = (holder: string, rv = '10', renewTime = 't0'): LeaseSnapshot => ({ name: 'l', resourceVersion: rv, record: record(holder, renewTime) });
+const record = (holderIdentity: string, renewTime = 't0', leaseTransitions = 3): LeaderElectionRecord => ({
+  holderIdentity,
+  leaseDurationSeconds: 15,
+  renewTime,
+  leaseTransitions,
+});
+const lease = (holder: string, rv = '10', renewTime = 't0'): LeaseSnapshot => ({
+  name: 'l',
+  resourceVersion: rv,
+  record: record(holder, renewTime),
+});
 
 describe('election machine', () => {
   it.each([
@@ -45,7 +54,11 @@ describe('election machine', () => {
     let state = afterRead(initialElection, lease('b', '10', 't0'), 0, me, true).state;
     state = afterRead(state, lease('b', '11', 't1'), 10_000, me, true).state;
     expect(afterRead(state, lease('b', '11', 't1'), 24_999, me, true).next).toBeUndefined();
-    expect(afterRead(state, lease('b', '11', 't1'), 25_000, me, true).next).toMatchObject({ type: 'update', purpose: 'acquire', resourceVersion: '11' });
+    expect(afterRead(state, lease('b', '11', 't1'), 25_000, me, true).next).toMatchObject({
+      type: 'update',
+      purpose: 'acquire',
+      resourceVersion: '11',
+    });
   });
 
   it('taking over counts a transition; renewing keeps acquireTime and the count', () => {
@@ -73,7 +86,12 @@ describe('election machine', () => {
 
   it('release empties the holder with leaseDurationSeconds 1 (client-go ReleaseOnCancel), only when the Lease is ours', () => {
     const ours = afterWrite(initialElection, lease('a', '40'), 0, 0, me);
-    expect(release(ours, 5, 'a')).toMatchObject({ type: 'update', purpose: 'release', resourceVersion: '40', record: { holderIdentity: '', leaseDurationSeconds: 1, leaseTransitions: 3 } });
+    expect(release(ours, 5, 'a')).toMatchObject({
+      type: 'update',
+      purpose: 'release',
+      resourceVersion: '40',
+      record: { holderIdentity: '', leaseDurationSeconds: 1, leaseTransitions: 3 },
+    });
     expect(release(afterRead(initialElection, lease('b'), 0, me, true).state, 5, 'a')).toBeUndefined();
   });
 

@@ -18,7 +18,13 @@ describe('examples/sharded: three sharded replicas in child processes on the emu
         error ? reject(new Error(`${error.message}\n${stdout}`)) : resolve(stdout),
       ),
     );
-    const summary = JSON.parse(output.trim().split('\n').pop() ?? '{}') as { pods: number; before: Report[]; after: Report[]; victim: string; refillMs: number };
+    const summary = JSON.parse(output.trim().split('\n').pop() ?? '{}') as {
+      pods: number;
+      before: Report[];
+      after: Report[];
+      victim: string;
+      refillMs: number;
+    };
     const shardsOf = (reports: Report[]) => reports.flatMap((r) => r.owned).sort((a, b) => a - b);
     const all = Array.from({ length: 12 }, (_, i) => i);
     expect(summary.before).toHaveLength(3);

@@ -33,7 +33,9 @@ export const shardingPlan: fc.Arbitrary<ShardingPlan> = fc
       kill,
       killAt: 60_000,
       keys: p.keys,
-      ...(p.partitionFor === undefined ? {} : { partition: { replica: cut, from: p.partitionFrom, until: p.partitionFrom + p.partitionFor } }),
+      ...(p.partitionFor === undefined
+        ? {}
+        : { partition: { replica: cut, from: p.partitionFrom, until: p.partitionFrom + p.partitionFor } }),
     })),
   );
 
@@ -42,7 +44,10 @@ const overlaps = (a: Interval, b: Interval) => a.replica !== b.replica && a.star
 function violations(result: ShardingResult): string[] {
   const { plan } = result;
   const found: string[] = [];
-  for (const [what, map] of [['shard', result.held], ['key', result.reconciles]] as const)
+  for (const [what, map] of [
+    ['shard', result.held],
+    ['key', result.reconciles],
+  ] as const)
     for (const [id, list] of map as Map<unknown, Interval[]>)
       for (let i = 0; i < list.length; i++)
         for (let j = i + 1; j < list.length; j++)
@@ -54,7 +59,8 @@ function violations(result: ShardingResult): string[] {
     const list = result.held.get(shard) ?? [];
     const atKill = list.find((i) => i.start <= plan.killAt && i.end >= plan.killAt);
     if (atKill?.replica !== plan.kill) continue;
-    if (!list.some((i) => i.replica !== plan.kill && i.start >= plan.killAt && i.start <= bound)) found.push(`shard ${shard} of killed r${plan.kill} not taken over by ${bound}`);
+    if (!list.some((i) => i.replica !== plan.kill && i.start >= plan.killAt && i.start <= bound))
+      found.push(`shard ${shard} of killed r${plan.kill} not taken over by ${bound}`);
     // And cached there (owned) within that bound plus two lists of up to 2 s: the one running when it arrived, and its own.
     const cachedBound = bound + 2 * 2_000;
     if (!(result.owned.get(shard) ?? []).some((i) => i.replica !== plan.kill && i.start >= plan.killAt && i.start <= cachedBound)) {
@@ -68,13 +74,15 @@ function violations(result: ShardingResult): string[] {
     const holders = live.filter((r) => result.final.get(r)?.has(shard));
     if (holders.length !== 1) found.push(`at the end shard ${shard} is held by [${holders.join(', ')}]`);
   }
-  for (const r of live) if ((result.final.get(r)?.size ?? 0) > share) found.push(`r${r} holds ${result.final.get(r)?.size} shards, more than ${share}`);
+  for (const r of live)
+    if ((result.final.get(r)?.size ?? 0) > share) found.push(`r${r} holds ${result.final.get(r)?.size} shards, more than ${share}`);
   // No reconcile from a cold cache; at the end each live replica caches exactly its shards' keys, and together all of them.
   found.push(...result.cold);
   const all = new Set<string>();
   for (const [r, { keys, owned }] of result.cached) {
     const held = result.final.get(r) ?? new Set<number>();
-    if ([...owned].sort().join() !== [...held].sort().join()) found.push(`at the end r${r} owns [${[...owned]}] in its cache but holds [${[...held]}]`);
+    if ([...owned].sort().join() !== [...held].sort().join())
+      found.push(`at the end r${r} owns [${[...owned]}] in its cache but holds [${[...held]}]`);
     const foreign = keys.filter((key) => !owned.has(result.shardOf(key)));
     if (foreign.length > 0) found.push(`at the end r${r} caches ${foreign.join(', ')} of shards it does not own`);
     for (const key of keys) all.add(key);

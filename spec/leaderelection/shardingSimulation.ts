@@ -71,17 +71,21 @@ export function runSharding(plan: ShardingPlan): ShardingResult {
   const openOwned = new Map<string, Interval>();
   const cached = new Map<number, { keys: readonly string[]; owned: ReadonlySet<number> }>();
   let shardOfKey: (key: string) => number = () => 0;
-  const objects = Array.from({ length: plan.keys }, (_, i) => ({ metadata: { name: `apple-${i}`, namespace: 'default', resourceVersion: String(i + 1) } }));
+  const objects = Array.from({ length: plan.keys }, (_, i) => ({
+    metadata: { name: `apple-${i}`, namespace: 'default', resourceVersion: String(i + 1) },
+  }));
 
   plan.rates.forEach((rate, index) => {
     let dead = false;
     const clients = server.clients({
       client: `r${index}`,
       latencyMs: () => random() * plan.maxLatencyMs,
-      fault: () => (base.now() < plan.chaosUntil && random() < plan.faultRate ? (FAULTS[Math.floor(random() * FAULTS.length)] ?? 'ok') : 'ok'),
+      fault: () =>
+        base.now() < plan.chaosUntil && random() < plan.faultRate ? (FAULTS[Math.floor(random() * FAULTS.length)] ?? 'ok') : 'ok',
       partitioned: () => cutOff(),
     });
-    const cutOff = () => dead || (plan.partition?.replica === index && base.now() >= plan.partition.from && base.now() < plan.partition.until);
+    const cutOff = () =>
+      dead || (plan.partition?.replica === index && base.now() >= plan.partition.from && base.now() < plan.partition.until);
     const scheduler = driftingScheduler(base, rate, index * 1_000_000);
     const group = sharding(clients, { name: 'apples', shards: plan.shards, identity: `r${index}`, ...DEFAULT_TIMING, scheduler, random });
     shardOfKey = group.shardOf;
@@ -91,7 +95,16 @@ export function runSharding(plan: ShardingPlan): ShardingResult {
         defer(() => {
           const failing = cutOff();
           return timer(1 + random() * 2_000, base).pipe(
-            mergeMap(() => (failing || cutOff() ? throwError(() => networkFailure('list')) : of(listPage(String(plan.keys), objects.map((o) => structuredClone(o)))))),
+            mergeMap(() =>
+              failing || cutOff()
+                ? throwError(() => networkFailure('list'))
+                : of(
+                    listPage(
+                      String(plan.keys),
+                      objects.map((o) => structuredClone(o)),
+                    ),
+                  ),
+            ),
           );
         }),
       watch: () => (cutOff() ? throwError(() => networkFailure('watch')) : NEVER),

@@ -113,12 +113,15 @@ export function runSchedule(plan: SchedulePlan): ScheduleResult {
         reconciles.set(key, list);
         const entry = { key, interval };
         running.push(entry);
-        base.schedule(() => {
-          if (stopped) return;
-          interval.end = base.now();
-          running.splice(running.indexOf(entry), 1);
-          next();
-        }, 1 + random() * 3_000);
+        base.schedule(
+          () => {
+            if (stopped) return;
+            interval.end = base.now();
+            running.splice(running.indexOf(entry), 1);
+            next();
+          },
+          1 + random() * 3_000,
+        );
       };
       next();
       return () => {
@@ -222,7 +225,9 @@ export function violations(result: ScheduleResult): string[] {
   const next = leadership.find((i) => i.replica !== struck && i.end > K && i.start <= bound);
   if (!next) {
     const first = leadership.find((i) => i.replica !== struck && i.end > K);
-    found.push(`no new leader by ${bound} after ${plan.strike} of r${struck} at ${K} (first: ${first ? `r${first.replica} at ${first.start}` : 'none'})`);
+    found.push(
+      `no new leader by ${bound} after ${plan.strike} of r${struck} at ${K} (first: ${first ? `r${first.replica} at ${first.start}` : 'none'})`,
+    );
   }
   return found;
 }

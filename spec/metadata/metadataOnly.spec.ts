@@ -22,7 +22,12 @@ afterEach(async () => {
 });
 
 const pod = (name: string, labels: Record<string, string> = {}) => ({
-  metadata: { name, namespace: 'shop', labels, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-1', uid: 'u-1', controller: true }] },
+  metadata: {
+    name,
+    namespace: 'shop',
+    labels,
+    ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-1', uid: 'u-1', controller: true }],
+  },
   spec: { containers: [{ name: 'nginx', image: 'nginx', env: [{ name: 'GREETING', value: 'hello' }] }] },
 });
 
@@ -89,7 +94,12 @@ describe('metadataOnly(Pod)', () => {
     expect(store.size).toBe(3);
     for (const p of store.list()) expectMetadataOnly(p);
     expect(store.get('shop/web-1')!.metadata.ownerReferences?.[0]?.name).toBe('web-1');
-    expect(store.byIndex('app', 'web').map((p) => p.metadata.name).sort()).toEqual(['web-1', 'web-2']);
+    expect(
+      store
+        .byIndex('app', 'web')
+        .map((p) => p.metadata.name)
+        .sort(),
+    ).toEqual(['web-1', 'web-2']);
     expect(events.map((e) => [e.type, e.object.metadata.name])).toEqual([
       ['added', 'db-1'],
       ['added', 'web-1'],
@@ -113,7 +123,12 @@ describe('metadataOnly(Pod)', () => {
 
   it('falls back to plain JSON when the server answers 406, for the list and for the watch, and still caches metadata only', async () => {
     await server();
-    const notAcceptable = { type: 'status', code: 406, reason: 'NotAcceptable', message: 'only the following media types are accepted: application/json' } as const;
+    const notAcceptable = {
+      type: 'status',
+      code: 406,
+      reason: 'NotAcceptable',
+      message: 'only the following media types are accepted: application/json',
+    } as const;
     api!.faults.add({ match: { resource: 'pods', watch: false }, fault: notAcceptable });
     const pods = informer(api!.kubeConfig, metadataOnly(Pod));
     const errors: unknown[] = [];
@@ -144,7 +159,12 @@ describe('metadataOnly(Pod)', () => {
   });
 
   describe('a 406 is reported once, as a NotAcceptable notice', () => {
-    const notAcceptable = { type: 'status', code: 406, reason: 'NotAcceptable', message: 'only the following media types are accepted: application/json' } as const;
+    const notAcceptable = {
+      type: 'status',
+      code: 406,
+      reason: 'NotAcceptable',
+      message: 'only the following media types are accepted: application/json',
+    } as const;
 
     it('on errors$, once, with the store right, and no extra request or backoff (a server without PartialObjectMetadata)', async () => {
       await server({ partialObjectMetadata: false });
@@ -259,5 +279,12 @@ describe('metadataOnly(Pod)', () => {
 
 /** A KubeConfig that is never used (the typing test builds an informer and never subscribes). */
 function startApiServerKubeConfigPlaceholder() {
-  return { list: () => { throw new Error('unused'); }, watch: () => { throw new Error('unused'); } };
+  return {
+    list: () => {
+      throw new Error('unused');
+    },
+    watch: () => {
+      throw new Error('unused');
+    },
+  };
 }

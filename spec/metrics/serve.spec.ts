@@ -37,7 +37,9 @@ describe('serve()', () => {
     let blackHole = false;
     // What the HTTP transport does when nothing answers: a Timeout after 30 s without response headers.
     const hang = (phase: 'list' | 'watch') =>
-      timer(30_000, scheduler).pipe(mergeMap(() => throwError(() => new InformerError('Timeout', 'no response headers within 30000 ms', { phase }))));
+      timer(30_000, scheduler).pipe(
+        mergeMap(() => throwError(() => new InformerError('Timeout', 'no response headers within 30000 ms', { phase }))),
+      );
     const lw: ListWatch = {
       list: () => (blackHole ? hang('list') : of(listPage('10', [object('10')]))),
       watch: () => (blackHole ? hang('watch') : NEVER),
@@ -101,7 +103,7 @@ describe('serve()', () => {
     await expect(fetch(`${url}/healthz`)).rejects.toThrow();
   });
 
-  it('a port already taken is the Observable\'s error, not a crash', async () => {
+  it("a port already taken is the Observable's error, not a crash", async () => {
     const first = serve([], { host: '127.0.0.1' });
     let port = 0;
     const sub = first.subscribe((s) => (port = s.port));

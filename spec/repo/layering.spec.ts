@@ -14,7 +14,10 @@ async function problems(filePath: string, code: string): Promise<string[]> {
 
 describe('the layering rule', () => {
   it('reports a stage importing a higher stage', async () => {
-    const found = await problems('src/0-model/probe.ts', "import { informer } from '../5-informer/informer.ts';\nexport const p = informer;\n");
+    const found = await problems(
+      'src/0-model/probe.ts',
+      "import { informer } from '../5-informer/informer.ts';\nexport const p = informer;\n",
+    );
     expect(found).toEqual([expect.stringContaining('0-model is stage 0 of the pipeline')]);
   });
 

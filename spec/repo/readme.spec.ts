@@ -89,9 +89,13 @@ describe('the check can fail', () => {
     expect(compileErrors.get(probes.lostNarrowing)?.join('\n')).toMatch(/TS2551: Property 'oldObject' does not exist/);
   });
 
-  it('reports an example that throws', async () => {
-    expect(await runBlock(workspace, probes.throws, RUN_TIMEOUT_MS)).toMatch(/exited with 1[\s\S]*an example that fails/);
-  }, RUN_TIMEOUT_MS + 10_000);
+  it(
+    'reports an example that throws',
+    async () => {
+      expect(await runBlock(workspace, probes.throws, RUN_TIMEOUT_MS)).toMatch(/exited with 1[\s\S]*an example that fails/);
+    },
+    RUN_TIMEOUT_MS + 10_000,
+  );
 
   it('reports an example that never ends by itself', async () => {
     // The probe keeps a timer forever, so it outlives any limit; a short one keeps the test short.

@@ -14,7 +14,14 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { ConfigMap, customResource, type KubeObject } from '../../src/index.ts';
 import { httpListWatch } from '../../src/pipeline.ts';
 import { startApiServer, type ApiServer } from '../../src/testing/index.ts';
-import { TEST_TLS_CERT, TEST_TLS_CERT_B, TEST_TLS_CERT_C, TEST_TLS_KEY, TEST_TLS_KEY_B, TEST_TLS_KEY_C } from '../../src/testing/emulator/tls.ts';
+import {
+  TEST_TLS_CERT,
+  TEST_TLS_CERT_B,
+  TEST_TLS_CERT_C,
+  TEST_TLS_KEY,
+  TEST_TLS_KEY_B,
+  TEST_TLS_KEY_C,
+} from '../../src/testing/emulator/tls.ts';
 import { cm, converged, run, waitFor, type Running } from './harness/live.ts';
 import { sleep } from './harness/probes.ts';
 
@@ -60,7 +67,11 @@ describe('404: a custom resource whose CRD is not installed yet', () => {
     expect(new Set(live.errors.map((e) => `${e.reason} ${e.status} ${e.phase}`))).toEqual(new Set(['NotFound 404 list']));
 
     api.registerCustomResource({ group: 'stable.example.com', version: 'v1', plural: 'apples', kind: 'Apple' });
-    api.create('apples.stable.example.com', { apiVersion: 'stable.example.com/v1', kind: 'Apple', metadata: { name: 'red', namespace: 'default' } });
+    api.create('apples.stable.example.com', {
+      apiVersion: 'stable.example.com/v1',
+      kind: 'Apple',
+      metadata: { name: 'red', namespace: 'default' },
+    });
     await waitFor('the informer to sync', live.synced, 2000);
     await converged(api, live, 'apples.stable.example.com');
     expect(live.store()?.keys()).toEqual(['default/red']);
@@ -102,7 +113,12 @@ describe('403: forbidden', () => {
     await waitFor('a second watch', () => live!.watches().length === 2);
     api.create('configmaps', cm('b'));
     await converged(api, live, 'configmaps');
-    expect(live.errors.map((e) => `${e.reason} ${e.phase}`)).toEqual(['Forbidden list', 'Forbidden list', 'Forbidden list', 'Forbidden watch']);
+    expect(live.errors.map((e) => `${e.reason} ${e.phase}`)).toEqual([
+      'Forbidden list',
+      'Forbidden list',
+      'Forbidden list',
+      'Forbidden watch',
+    ]);
     const lists = live.lists();
     expect(lists.map((l) => l.status)).toEqual([403, 403, 403, 200, 200]); // a 403 on a watch relists
     // Waits of 10, 20, 40 ms between the refused lists.

@@ -24,7 +24,8 @@ const RUNS = Number(process.env['RESILIENCE_RUNS'] ?? 40);
 const SEED = process.env['RESILIENCE_SEED'] === undefined ? undefined : Number(process.env['RESILIENCE_SEED']);
 const PATH = process.env['RESILIENCE_PATH'];
 
-const printable = (schedule: Schedule): Schedule => Object.defineProperty(schedule, fc.toStringMethod, { value: () => `\n${describeSchedule(schedule)}\n` });
+const printable = (schedule: Schedule): Schedule =>
+  Object.defineProperty(schedule, fc.toStringMethod, { value: () => `\n${describeSchedule(schedule)}\n` });
 
 async function conforms(schedule: Schedule): Promise<void> {
   const result = await runSchedule(schedule);
@@ -34,14 +35,18 @@ async function conforms(schedule: Schedule): Promise<void> {
 }
 
 function property(name: string): void {
-  it.concurrent(name, async () => {
-    await fc.assert(fc.asyncProperty(scheduleArb().map(printable), conforms), {
-      numRuns: RUNS,
-      endOnFailure: true,
-      ...(SEED === undefined ? {} : { seed: SEED }),
-      ...(PATH === undefined ? {} : { path: PATH }),
-    });
-  }, 150_000);
+  it.concurrent(
+    name,
+    async () => {
+      await fc.assert(fc.asyncProperty(scheduleArb().map(printable), conforms), {
+        numRuns: RUNS,
+        endOnFailure: true,
+        ...(SEED === undefined ? {} : { seed: SEED }),
+        ...(PATH === undefined ? {} : { path: PATH }),
+      });
+    },
+    150_000,
+  );
 }
 
 describe('conformance under random fault schedules', () => {
@@ -109,15 +114,31 @@ describe('the conformance checks catch a broken informer', () => {
   });
 
   it('a lost DELETED event: the store and every subscriber keep the object', async () => {
-    const sabotage = onWatchFrames((frames) => frames.pipe(map((frame) => (isEvent(frame, 'DELETED') ? { type: 'BOOKMARK', object: { metadata: {} } } : frame))));
-    const result = await runSchedule(fixed([{ op: 'sleep', ms: 50 }, { op: 'delete', pick: 0 }]), { sabotage });
+    const sabotage = onWatchFrames((frames) =>
+      frames.pipe(map((frame) => (isEvent(frame, 'DELETED') ? { type: 'BOOKMARK', object: { metadata: {} } } : frame))),
+    );
+    const result = await runSchedule(
+      fixed([
+        { op: 'sleep', ms: 50 },
+        { op: 'delete', pick: 0 },
+      ]),
+      { sabotage },
+    );
     divergent(result, /store: extra default\/a/);
     divergent(result, /events\$ subscriber: extra default\/a/);
   });
 
   it('a malformed line not reported: MalformedLine missing from errors$', async () => {
-    const sabotage = onWatchFrames((frames) => frames.pipe(map((frame) => (frame instanceof Error ? { type: 'BOOKMARK', object: { metadata: {} } } : frame))));
-    const result = await runSchedule(fixed([{ op: 'fault', target: 'watch', fault: { type: 'malformedLine' } }, { op: 'sleep', ms: 50 }]), { sabotage });
+    const sabotage = onWatchFrames((frames) =>
+      frames.pipe(map((frame) => (frame instanceof Error ? { type: 'BOOKMARK', object: { metadata: {} } } : frame))),
+    );
+    const result = await runSchedule(
+      fixed([
+        { op: 'fault', target: 'watch', fault: { type: 'malformedLine' } },
+        { op: 'sleep', ms: 50 },
+      ]),
+      { sabotage },
+    );
     divergent(result, /not reported on errors\$: MalformedLine/);
   });
 

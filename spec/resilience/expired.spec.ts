@@ -44,7 +44,9 @@ describe('410 on a watch', () => {
     expect(relist?.query['resourceVersion']).toBe(rvOf(a));
     expect(relist?.query['limit']).toBeUndefined();
     // a's deletion was missed while the watch was down: a tombstone from the relist.
-    expect(live.events.filter((e) => e.type === 'deleted').map((e) => [e.object.metadata.name, e.type === 'deleted' && e.finalStateUnknown])).toEqual([['a', true]]);
+    expect(
+      live.events.filter((e) => e.type === 'deleted').map((e) => [e.object.metadata.name, e.type === 'deleted' && e.finalStateUnknown]),
+    ).toEqual([['a', true]]);
   });
 
   it('mid-stream (an ERROR event with a 410 Status): reported, then a relist; no event is lost', async () => {
@@ -105,7 +107,14 @@ describe('410 on a list', () => {
     await converged(api, live, 'configmaps', undefined, 900);
 
     const lists = live.lists();
-    expect(lists.map((l) => [l.status, l.query['resourceVersion'] ?? '', l.query['limit'] ?? '', l.query['continue'] === undefined ? '' : 'continue'])).toEqual([
+    expect(
+      lists.map((l) => [
+        l.status,
+        l.query['resourceVersion'] ?? '',
+        l.query['limit'] ?? '',
+        l.query['continue'] === undefined ? '' : 'continue',
+      ]),
+    ).toEqual([
       [410, '0', '2', ''],
       [200, '', '2', ''],
       [410, '', '2', 'continue'],

@@ -60,7 +60,10 @@ describe('a throwing handler', () => {
       api.delete('configmaps', 'default', 'b');
       const all = ['added a', 'added b', 'updated a', 'deleted b'];
       await converged(api, live, 'configmaps');
-      await waitFor('every handler to catch up', () => other.length === 4 && thrower.length === 4 && replay(rejecter).join() === contents(live!.store()).join());
+      await waitFor(
+        'every handler to catch up',
+        () => other.length === 4 && thrower.length === 4 && replay(rejecter).join() === contents(live!.store()).join(),
+      );
 
       expect(other).toEqual(all);
       expect(thrower).toEqual(all); // it goes on being called
@@ -70,7 +73,9 @@ describe('a throwing handler', () => {
       expect(live.errors).toHaveLength(4 + rejecter.length); // one per throw and per rejection, nothing else
       expect(handlerErrors).toHaveLength(4 + rejecter.length);
       expect(handlerErrors.every((e) => e.phase === 'handler' && e.cause instanceof Error)).toBe(true);
-      expect(handlerErrors.map((e) => e.key).sort()).toEqual([...thrower, ...rejecter.map(brief)].map((b) => `default/${b.split(' ')[1]}`).sort());
+      expect(handlerErrors.map((e) => e.key).sort()).toEqual(
+        [...thrower, ...rejecter.map(brief)].map((b) => `default/${b.split(' ')[1]}`).sort(),
+      );
       expect(live.requests().map((r) => (r.watch ? 'watch' : 'list'))).toEqual(['list', 'watch']);
     } finally {
       subscriptions.forEach((s) => s.unsubscribe());

@@ -25,9 +25,21 @@ const MiB = 1024 * 1024;
 const line = (text: string): Fault => ({ type: 'malformedLine', line: text, afterEvents: 1 });
 
 const cases: { name: string; fault: Fault; reason: ErrorReason; message: RegExp; resumes?: true }[] = [
-  { name: 'invalid JSON', fault: line('{"type":"MODIFIED","object":{"kind":"'), reason: 'MalformedLine', message: /not JSON/, resumes: true },
+  {
+    name: 'invalid JSON',
+    fault: line('{"type":"MODIFIED","object":{"kind":"'),
+    reason: 'MalformedLine',
+    message: /not JSON/,
+    resumes: true,
+  },
   { name: 'JSON that is not an event', fault: line('[1,2,3]'), reason: 'MalformedLine', message: /not an event/, resumes: true },
-  { name: 'an event without a type', fault: line('{"object":{"metadata":{"name":"q"}}}'), reason: 'MalformedLine', message: /not an event/, resumes: true },
+  {
+    name: 'an event without a type',
+    fault: line('{"object":{"metadata":{"name":"q"}}}'),
+    reason: 'MalformedLine',
+    message: /not an event/,
+    resumes: true,
+  },
   {
     name: 'an object without metadata',
     fault: line('{"type":"ADDED","object":{"kind":"ConfigMap","apiVersion":"v1","data":{"k":"v"}}}'),
@@ -36,7 +48,9 @@ const cases: { name: string; fault: Fault; reason: ErrorReason; message: RegExp;
   },
   {
     name: 'an object with a __proto__ key',
-    fault: line('{"type":"ADDED","object":{"kind":"ConfigMap","apiVersion":"v1","__proto__":{"polluted":"yes"},"metadata":{"name":"evil","namespace":"default"}}}'),
+    fault: line(
+      '{"type":"ADDED","object":{"kind":"ConfigMap","apiVersion":"v1","__proto__":{"polluted":"yes"},"metadata":{"name":"evil","namespace":"default"}}}',
+    ),
     reason: 'ValidationFailed',
     message: /__proto__/,
   },
@@ -46,7 +60,13 @@ const cases: { name: string; fault: Fault; reason: ErrorReason; message: RegExp;
     reason: 'UnknownEventType',
     message: /EXPLODED/,
   },
-  { name: 'an 8 MiB line over the 1 MiB limit', fault: { type: 'oversizeLine', bytes: 8 * MiB, afterEvents: 1 }, reason: 'MalformedLine', message: /passed the 1 MiB limit/, resumes: true },
+  {
+    name: 'an 8 MiB line over the 1 MiB limit',
+    fault: { type: 'oversizeLine', bytes: 8 * MiB, afterEvents: 1 },
+    reason: 'MalformedLine',
+    message: /passed the 1 MiB limit/,
+    resumes: true,
+  },
 ];
 
 // Eager and lazy decoding read lines on different paths (text, bytes): both must report the same.

@@ -29,7 +29,8 @@ describe(`recovery latency with default options: ${SCHEDULES} seeded schedules i
     for (let i = 0; i < SCHEDULES; i++) results.push(runRecovery(scheduleFor(FIRST_SEED + i)));
   });
   afterAll(() => {
-    if (results.length > 0) console.log(`recovery latency, seeds ${FIRST_SEED}–${FIRST_SEED + SCHEDULES - 1}:\n${markdownTable(summarize(results))}`);
+    if (results.length > 0)
+      console.log(`recovery latency, seeds ${FIRST_SEED}–${FIRST_SEED + SCHEDULES - 1}:\n${markdownTable(summarize(results))}`);
   });
 
   it.each(FAULT_KINDS)('%s: every schedule converges within its bound, and stays converged', (kind: FaultKind) => {
@@ -53,9 +54,13 @@ describe(`recovery latency with default options: ${SCHEDULES} seeded schedules i
     });
     // A drop schedule: resuming never replays what was swallowed.
     const seed = FAULT_KINDS.indexOf('drop') + FAULT_KINDS.length * 3;
-    const sabotaged = Array.from({ length: 5 }, (_, i) => runRecovery(scheduleFor(seed + i * FAULT_KINDS.length), 'virtual', swallowDeletes));
+    const sabotaged = Array.from({ length: 5 }, (_, i) =>
+      runRecovery(scheduleFor(seed + i * FAULT_KINDS.length), 'virtual', swallowDeletes),
+    );
     expect(sabotaged.every((r) => r.schedule.kind === 'drop')).toBe(true);
-    expect(sabotaged.filter((r) => r.problems.some((p) => p.startsWith('did not converge') || p.includes('divergence'))).length).toBeGreaterThan(0);
+    expect(
+      sabotaged.filter((r) => r.problems.some((p) => p.startsWith('did not converge') || p.includes('divergence'))).length,
+    ).toBeGreaterThan(0);
   });
 });
 
@@ -89,7 +94,8 @@ function openWatch(sim: Sim): WatchHandle {
 
 const requestsFrom = (sim: Sim, at: number): SimRequest[] => sim.server.requests.filter((r) => r.at >= at);
 const lists = (sim: Sim) => sim.server.requests.filter((r) => r.kind === 'list').length;
-const describeRequests = (requests: readonly SimRequest[]) => requests.map((r) => `${formatTime(r.at)} ${r.kind} rv=${JSON.stringify(r.options.resourceVersion)}`).join(', ');
+const describeRequests = (requests: readonly SimRequest[]) =>
+  requests.map((r) => `${formatTime(r.at)} ${r.kind} rv=${JSON.stringify(r.options.resourceVersion)}`).join(', ');
 
 /** Runs until the store equals the server after `after`; returns when (or undefined by `limit`). */
 function convergedBy(sim: Sim, after: number, limit: number): number | undefined {
@@ -166,7 +172,10 @@ describe('single faults, default options, virtual time', () => {
       next.push(request);
       if (request.kind === 'watch') write(sim, `ns-b/cm-${i}`); // progress on the resumed watch
     }
-    expect(next.map((r) => r.kind), describeRequests(next)).toEqual(['watch', 'watch', 'list']);
+    expect(
+      next.map((r) => r.kind),
+      describeRequests(next),
+    ).toEqual(['watch', 'watch', 'list']);
     next.slice(0, 2).forEach((r, i) => expect(r.at - breaks[i]!, describeRequests(next)).toBeLessThanOrEqual(AT_ONCE_MS));
     // Progress reset the backoff, so the relist waits its first step: [800, 1600) ms.
     expect(next[2]!.at - breaks[2]!, describeRequests(next)).toBeGreaterThanOrEqual(800);

@@ -9,14 +9,7 @@
  */
 import { firstValueFrom, type Subscription } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  ConfigMap,
-  dynamicInformerFactory,
-  informer,
-  metadataOnly,
-  type InformerError,
-  type KubeObject,
-} from '../../src/index.ts';
+import { ConfigMap, dynamicInformerFactory, informer, metadataOnly, type InformerError, type KubeObject } from '../../src/index.ts';
 import { httpListWatch } from '../../src/pipeline.ts';
 import { startApiServer, type ApiServer } from '../../src/testing/index.ts';
 import { hostileServer, type Behaviour, type HostileServer } from './hostile/server.ts';
@@ -45,16 +38,20 @@ function follow<T extends KubeObject>(cache: ReturnType<typeof informer<T>>) {
   return { errors, state };
 }
 
-const raw = (body: string): Behaviour => (_request, response) => {
-  response.writeHead(200, { 'Content-Type': 'application/json' });
-  response.end(`${body}\n`);
-};
+const raw =
+  (body: string): Behaviour =>
+  (_request, response) => {
+    response.writeHead(200, { 'Content-Type': 'application/json' });
+    response.end(`${body}\n`);
+  };
 
 describe('list shapes a real server sends', () => {
   it('the emulator answers an empty PartialObjectMetadataList with "items": null, as v1.20 does (full lists say [])', async () => {
     api = await startApiServer({ namespaces: ['empty'] });
     const get = (accept: string) =>
-      fetch(`${api!.url}/api/v1/namespaces/empty/configmaps`, { headers: { Accept: accept } }).then((r) => r.json() as Promise<Record<string, unknown>>);
+      fetch(`${api!.url}/api/v1/namespaces/empty/configmaps`, { headers: { Accept: accept } }).then(
+        (r) => r.json() as Promise<Record<string, unknown>>,
+      );
     expect((await get('application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json')).items).toBeNull();
     expect((await get('application/json')).items).toEqual([]);
   });
@@ -79,7 +76,10 @@ describe('list shapes a real server sends', () => {
     api = await startApiServer();
     const dynamic = dynamicInformerFactory(api.kubeConfig, { debounceMs: 20 });
     const errors: InformerError[] = [];
-    subscriptions.push(dynamic.errors$.subscribe((e) => errors.push(e)), dynamic.watch('all').subscribe());
+    subscriptions.push(
+      dynamic.errors$.subscribe((e) => errors.push(e)),
+      dynamic.watch('all').subscribe(),
+    );
     const crds = () => dynamic.factory.informers().find((i) => i.resource.plural === 'customresourcedefinitions');
     await waitFor('the CRD informer', () => crds() !== undefined);
     let synced = false;
@@ -94,7 +94,13 @@ describe('list shapes a real server sends', () => {
     { name: 'metadata: {} without a resourceVersion', body: '{"kind":"ConfigMapList","apiVersion":"v1","metadata":{},"items":[]}' },
     { name: 'metadata: null and items: null', body: '{"kind":"ConfigMapList","apiVersion":"v1","metadata":null,"items":null}' },
   ];
-  for (const [{ name, body }, lazyDecode] of fullListCases.flatMap((c) => [[c, false], [c, true]] as const)) {
+  for (const [{ name, body }, lazyDecode] of fullListCases.flatMap(
+    (c) =>
+      [
+        [c, false],
+        [c, true],
+      ] as const,
+  )) {
     it(`a full list with ${name} is an empty list: the informer syncs${lazyDecode ? ' (lazy decoding)' : ''}`, async () => {
       hostile = await hostileServer({ list: raw(body) });
       const run = follow(informer(hostile.kc, ConfigMap, { namespace: 'default', http: { lazyDecode } }));
@@ -105,8 +111,13 @@ describe('list shapes a real server sends', () => {
   }
 
   it('objects with null labels, annotations and ownerReferences are cached as sent', async () => {
-    const item = { metadata: { name: 'a', namespace: 'default', resourceVersion: '5', labels: null, annotations: null, ownerReferences: null }, data: {} };
-    hostile = await hostileServer({ list: raw(JSON.stringify({ kind: 'ConfigMapList', apiVersion: 'v1', metadata: { resourceVersion: '5' }, items: [item] })) });
+    const item = {
+      metadata: { name: 'a', namespace: 'default', resourceVersion: '5', labels: null, annotations: null, ownerReferences: null },
+      data: {},
+    };
+    hostile = await hostileServer({
+      list: raw(JSON.stringify({ kind: 'ConfigMapList', apiVersion: 'v1', metadata: { resourceVersion: '5' }, items: [item] })),
+    });
     const run = follow(informer(hostile.kc, ConfigMap, { namespace: 'default' }));
     await waitFor('the informer to sync', () => run.state.synced);
     expect(run.errors).toEqual([]);

@@ -87,7 +87,9 @@ async function one(s: number): Promise<void> {
     for (const d of result.divergences) console.log(`  - ${d}`);
   }
   if (done % progressEvery === 0 || done === total) {
-    console.log(`[${String(done).padStart(String(total).length)}/${total}] ${seconds()} s, ${operations} operations, ${failing.length} divergent`);
+    console.log(
+      `[${String(done).padStart(String(total).length)}/${total}] ${seconds()} s, ${operations} operations, ${failing.length} divergent`,
+    );
   }
 }
 

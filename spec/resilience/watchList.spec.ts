@@ -30,7 +30,9 @@ describe('streaming lists', () => {
     live = run(api, ConfigMap, { watchList: true });
     const steps: string[] = [];
     const synced: boolean[] = [];
-    extra = live.informer.state$.subscribe((s) => steps.push(`${s.step}${s.events.length ? ` ${s.events.map((e) => `${e.type[0]}${e.object.metadata.name}`).join('')}` : ''}`));
+    extra = live.informer.state$.subscribe((s) =>
+      steps.push(`${s.step}${s.events.length ? ` ${s.events.map((e) => `${e.type[0]}${e.object.metadata.name}`).join('')}` : ''}`),
+    );
     extra.add(live.informer.synced$.subscribe((s) => synced.push(s)));
     await waitFor('the initial events', live.synced);
 

@@ -116,7 +116,12 @@ describe('server and network errors on a watch', () => {
     ]);
     expect(live.errors[1]?.status).toBe(503);
     expect(live.lists()).toHaveLength(1);
-    expect(live.watches().slice(1).map((w) => w.query['resourceVersion'])).toEqual([rvOf(a), rvOf(a), rvOf(a)]);
+    expect(
+      live
+        .watches()
+        .slice(1)
+        .map((w) => w.query['resourceVersion']),
+    ).toEqual([rvOf(a), rvOf(a), rvOf(a)]);
   });
 
   it('429 waits for Retry-After even when the backoff is shorter, and says so on errors$', async () => {

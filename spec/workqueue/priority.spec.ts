@@ -275,11 +275,17 @@ describe('priority WorkQueue properties', () => {
           for (const call of ordered) {
             fire(call.at);
             const p = pending.get(call.item);
-            pending.set(call.item, p ? { at: Math.min(p.at, call.readyAt), priority: Math.max(p.priority, call.priority) } : { at: call.readyAt, priority: call.priority });
+            pending.set(
+              call.item,
+              p
+                ? { at: Math.min(p.at, call.readyAt), priority: Math.max(p.priority, call.priority) }
+                : { at: call.readyAt, priority: call.priority },
+            );
           }
           fire(Infinity);
           const want = [...expected].map(([item, p]) => `${p.at}:${item}@${p.priority}`);
-          const byTime = (list: string[]) => [...list].sort((x, y) => Number(x.split(':')[0]) - Number(y.split(':')[0]) || x.localeCompare(y));
+          const byTime = (list: string[]) =>
+            [...list].sort((x, y) => Number(x.split(':')[0]) - Number(y.split(':')[0]) || x.localeCompare(y));
           expect(byTime(added)).toEqual(byTime(want));
         },
       ),

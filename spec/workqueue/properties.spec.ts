@@ -1,12 +1,7 @@
 import fc from 'fast-check';
 import { defer, EMPTY, finalize, timer, VirtualTimeScheduler } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import {
-  bucketRateLimiter,
-  createDelayingQueue,
-  createWorkQueue,
-  itemExponentialFailureRateLimiter,
-} from '../../src/workqueue/index.ts';
+import { bucketRateLimiter, createDelayingQueue, createWorkQueue, itemExponentialFailureRateLimiter } from '../../src/workqueue/index.ts';
 import { getNow, NOTHING } from './helpers.ts';
 
 const items = ['a', 'b', 'c', 'd', 'e'] as const;
@@ -116,9 +111,7 @@ describe('WorkQueue properties', () => {
             maxActive = Math.max(maxActive, active.size);
             lastStart.set(item, seq++);
             const duration = durations[runs++ % durations.length] ?? 0;
-            return (duration === 0 ? defer(() => EMPTY) : timer(duration, scheduler)).pipe(
-              finalize(() => active.delete(item)),
-            );
+            return (duration === 0 ? defer(() => EMPTY) : timer(duration, scheduler)).pipe(finalize(() => active.delete(item)));
           }, concurrency).subscribe({ complete: () => (completed = true) });
           for (const [at, item] of adds) {
             scheduler.schedule(() => {
@@ -167,9 +160,7 @@ describe('DelayingWorkQueue properties', () => {
         scheduler.flush();
 
         // Reference: sweep calls in time order keeping the earliest pending deadline per item.
-        const ordered = calls
-          .map((call, index) => ({ ...call, index }))
-          .sort((x, y) => x.at - y.at || x.index - y.index);
+        const ordered = calls.map((call, index) => ({ ...call, index })).sort((x, y) => x.at - y.at || x.index - y.index);
         const pending = new Map<Item, number>();
         const expected: string[] = [];
         const fireUpTo = (now: number): void => {

@@ -10,8 +10,7 @@ import {
 } from '../../src/workqueue/index.ts';
 import { caught, take } from './helpers.ts';
 
-const times = <K>(limiter: RateLimiter<K>, item: K, n: number): number[] =>
-  Array.from({ length: n }, () => limiter.when(item));
+const times = <K>(limiter: RateLimiter<K>, item: K, n: number): number[] => Array.from({ length: n }, () => limiter.when(item));
 
 describe('itemExponentialFailureRateLimiter', () => {
   it('doubles from 5 ms per item and counts requeues', () => {

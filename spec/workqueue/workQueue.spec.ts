@@ -1,11 +1,6 @@
 import { EMPTY, finalize, NEVER, of, Subject, throwError } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import {
-  createWorkQueue,
-  WorkQueueError,
-  type WorkEvent,
-  type WorkQueueMetricEvent,
-} from '../../src/workqueue/index.ts';
+import { createWorkQueue, WorkQueueError, type WorkEvent, type WorkQueueMetricEvent } from '../../src/workqueue/index.ts';
 import { caught, getNow, NOTHING, take } from './helpers.ts';
 
 describe('WorkQueue basics', () => {

@@ -130,7 +130,13 @@ export class InformerError extends Error {
  * Faults about one object (or one subscriber), not about the connection: the
  * watch goes on after them. Everything else means the list or watch failed.
  */
-const objectFaults: ReadonlySet<ErrorReason> = new Set<ErrorReason>(['ValidationFailed', 'TransformError', 'IndexerError', 'UnknownEventType', 'HandlerError']);
+const objectFaults: ReadonlySet<ErrorReason> = new Set<ErrorReason>([
+  'ValidationFailed',
+  'TransformError',
+  'IndexerError',
+  'UnknownEventType',
+  'HandlerError',
+]);
 
 /**
  * Notices: something worth knowing that failed nothing (the request they came with
@@ -179,7 +185,8 @@ export function isObjectFault(error: InformerError): boolean {
 export function describeThrown(thrown: unknown): string {
   try {
     if (thrown instanceof Error) return String(thrown.message);
-    if (typeof thrown === 'object' && thrown !== null && typeof (thrown as { message?: unknown }).message === 'string') return (thrown as { message: string }).message;
+    if (typeof thrown === 'object' && thrown !== null && typeof (thrown as { message?: unknown }).message === 'string')
+      return (thrown as { message: string }).message;
     return String(thrown);
   } catch {
     return 'a value that cannot be described';
@@ -224,7 +231,6 @@ export interface KubeStatus {
   readonly details?: unknown;
 }
 
-
 /** The longest Status message (in characters) put into an error's message; longer ones are cut. */
 export const MAX_STATUS_MESSAGE_CHARS = 1024;
 
@@ -256,12 +262,7 @@ export function asStatus(value: unknown): KubeStatus | undefined {
 }
 
 /** An {@link InformerError} from an HTTP status and the Status body the server sent (if any). */
-export function errorFromStatus(
-  httpStatus: number,
-  body: unknown,
-  phase: ErrorPhase,
-  retryAfterSeconds?: number,
-): InformerError {
+export function errorFromStatus(httpStatus: number, body: unknown, phase: ErrorPhase, retryAfterSeconds?: number): InformerError {
   const status = asStatus(body);
   const code = status?.code ?? httpStatus;
   const message = status?.message ?? `HTTP ${httpStatus}`;

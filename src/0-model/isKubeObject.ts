@@ -33,7 +33,8 @@ function ownerReferences(value: unknown): boolean {
   if (!Array.isArray(value)) return false;
   for (const ref of value) {
     if (!isRecord(ref)) return false;
-    if (typeof ref.apiVersion !== 'string' || typeof ref.kind !== 'string' || typeof ref.name !== 'string' || typeof ref.uid !== 'string') return false;
+    if (typeof ref.apiVersion !== 'string' || typeof ref.kind !== 'string' || typeof ref.name !== 'string' || typeof ref.uid !== 'string')
+      return false;
     if (ref.controller !== undefined && typeof ref.controller !== 'boolean') return false;
     if (ref.blockOwnerDeletion !== undefined && typeof ref.blockOwnerDeletion !== 'boolean') return false;
   }

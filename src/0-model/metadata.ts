@@ -31,10 +31,20 @@ export type PartialObjectMetadata = z.infer<typeof PartialObjectMetadata>;
  * const pods = informer(kc, metadataOnly(Pod));   // Informer<PartialObjectMetadata>
  * ```
  */
-export function metadataOnly(resource: Pick<Resource, 'group' | 'version' | 'plural' | 'kind' | 'namespaced'>): Resource<PartialObjectMetadata> {
+export function metadataOnly(
+  resource: Pick<Resource, 'group' | 'version' | 'plural' | 'kind' | 'namespaced'>,
+): Resource<PartialObjectMetadata> {
   const { group, version, plural, kind, namespaced } = resource;
   // KubeObject is the copy-free metadata check every built-in uses; the objects carry nothing else.
-  return Object.freeze({ group, version, plural, kind, namespaced, schema: KubeObject as unknown as z.ZodType<PartialObjectMetadata>, metadataOnly: true });
+  return Object.freeze({
+    group,
+    version,
+    plural,
+    kind,
+    namespaced,
+    schema: KubeObject as unknown as z.ZodType<PartialObjectMetadata>,
+    metadataOnly: true,
+  });
 }
 
 /** True for a resource made by {@link metadataOnly}. */
@@ -43,7 +53,10 @@ export function isMetadataOnly(resource: Pick<Resource, 'metadataOnly'>): boolea
 }
 
 /** The apiVersion and kind the objects of a resource carry: the resource's own, or PartialObjectMetadata's. */
-export function typeMetaOf(resource: Pick<Resource, 'group' | 'version' | 'kind' | 'metadataOnly'>): { readonly apiVersion: string; readonly kind: string } {
+export function typeMetaOf(resource: Pick<Resource, 'group' | 'version' | 'kind' | 'metadataOnly'>): {
+  readonly apiVersion: string;
+  readonly kind: string;
+} {
   return resource.metadataOnly === true ? PARTIAL_OBJECT_METADATA : { apiVersion: apiVersionOf(resource), kind: resource.kind };
 }
 
@@ -51,6 +64,7 @@ export function typeMetaOf(resource: Pick<Resource, 'group' | 'version' | 'kind'
 export function toPartialObjectMetadata(object: unknown): unknown {
   if (typeof object !== 'object' || object === null || Array.isArray(object)) return object;
   const o = object as { kind?: unknown; metadata?: unknown };
-  if (o.kind === PARTIAL_OBJECT_METADATA.kind && (object as { apiVersion?: unknown }).apiVersion === PARTIAL_OBJECT_METADATA.apiVersion) return object;
+  if (o.kind === PARTIAL_OBJECT_METADATA.kind && (object as { apiVersion?: unknown }).apiVersion === PARTIAL_OBJECT_METADATA.apiVersion)
+    return object;
   return { apiVersion: PARTIAL_OBJECT_METADATA.apiVersion, kind: PARTIAL_OBJECT_METADATA.kind, metadata: o.metadata };
 }

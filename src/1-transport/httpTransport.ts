@@ -119,7 +119,9 @@ interface RequestSettings {
   readonly http2: Http2Options;
 }
 
-function requestSettings(options: Pick<HttpTransportOptions, 'userAgent' | 'requestTimeoutMs' | 'maxErrorBodyBytes' | 'protocol' | 'http2'>): RequestSettings {
+function requestSettings(
+  options: Pick<HttpTransportOptions, 'userAgent' | 'requestTimeoutMs' | 'maxErrorBodyBytes' | 'protocol' | 'http2'>,
+): RequestSettings {
   return {
     userAgent: options.userAgent ?? DEFAULT_USER_AGENT,
     requestTimeoutMs: timerMs(options.requestTimeoutMs, DEFAULT_REQUEST_TIMEOUT_MS),
@@ -136,7 +138,11 @@ function byteLimit(value: number | undefined, fallback: number): number {
 
 /** `256 MiB`, `64 KiB`, `1000 bytes`: a limit as a user would write it. */
 export function formatBytes(bytes: number): string {
-  for (const [unit, size] of [['GiB', 2 ** 30], ['MiB', 2 ** 20], ['KiB', 2 ** 10]] as const) {
+  for (const [unit, size] of [
+    ['GiB', 2 ** 30],
+    ['MiB', 2 ** 20],
+    ['KiB', 2 ** 10],
+  ] as const) {
     if (bytes >= size && bytes % size === 0) return `${bytes / size} ${unit}`;
   }
   return `${bytes} bytes`;
@@ -390,7 +396,10 @@ function get(kc: KubeConfig, path: string, phase: ErrorPhase, settings: RequestS
       fail(
         error instanceof InformerError
           ? error
-          : new InformerError('Config', `cannot apply the KubeConfig: ${error instanceof Error ? error.message : String(error)}`, { phase: 'config', cause: error }),
+          : new InformerError('Config', `cannot apply the KubeConfig: ${error instanceof Error ? error.message : String(error)}`, {
+              phase: 'config',
+              cause: error,
+            }),
       );
     });
     return () => {
@@ -430,7 +439,8 @@ export function tlsFailure(error: NodeJS.ErrnoException, cluster: Pick<Cluster, 
     return `the server's certificate is not trusted by ${trust}: ${code}`;
   }
   if (code === 'CERT_HAS_EXPIRED' || code === 'CERT_NOT_YET_VALID') return `the server's certificate is not valid now: ${code}`;
-  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') return `the server's certificate does not name the host of the kubeconfig's server URL: ${code}`;
+  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID')
+    return `the server's certificate does not name the host of the kubeconfig's server URL: ${code}`;
   return undefined;
 }
 
@@ -462,7 +472,11 @@ interface BodyLimit {
 /** The byte limit of a response: the body limit asked for when it succeeded, else the error body limit. */
 function limitFor(response: HttpResponse, success: BodyLimit, settings: RequestSettings): BodyLimit {
   if (response.statusCode === 200) return success;
-  return { maxBytes: settings.maxErrorBodyBytes, what: `${success.what} (HTTP ${response.statusCode ?? 0} error body)`, option: 'maxErrorBodyBytes' };
+  return {
+    maxBytes: settings.maxErrorBodyBytes,
+    what: `${success.what} (HTTP ${response.statusCode ?? 0} error body)`,
+    option: 'maxErrorBodyBytes',
+  };
 }
 
 /**
@@ -499,7 +513,12 @@ function readBody(
   response.on('close', () => {
     if (over) return;
     if (!response.complete) {
-      onError(new InformerError('NetworkError', `${phase}: the connection closed before the response was complete`, { phase, status: response.statusCode }));
+      onError(
+        new InformerError('NetworkError', `${phase}: the connection closed before the response was complete`, {
+          phase,
+          status: response.statusCode,
+        }),
+      );
       return;
     }
     onBody(Buffer.concat(chunks, bytes));
@@ -519,7 +538,6 @@ function httpError(response: HttpResponse, body: Buffer, phase: ErrorPhase): Inf
   const retryAfter = status === 429 || status === 503 ? parseRetryAfter(response.headers['retry-after']) : undefined;
   return errorFromStatus(status, parseJson(body.toString('utf8')), phase, retryAfter);
 }
-
 
 /**
  * A list response as a page. As Kubernetes' decoders do, `"items": null` (kube-apiserver's
@@ -610,12 +628,18 @@ export function getJson(
 ): Observable<unknown> {
   const idleMs = timerMs(options.listIdleTimeoutMs, DEFAULT_LIST_IDLE_TIMEOUT_MS);
   const settings = requestSettings(options);
-  const document: BodyLimit = { maxBytes: byteLimit(options.maxDocumentBytes, DEFAULT_MAX_DOCUMENT_BYTES), what: `GET ${path}`, option: 'maxDocumentBytes' };
+  const document: BodyLimit = {
+    maxBytes: byteLimit(options.maxDocumentBytes, DEFAULT_MAX_DOCUMENT_BYTES),
+    what: `GET ${path}`,
+    option: 'maxDocumentBytes',
+  };
   return new Observable<unknown>((subscriber) =>
     get(kc, path, 'list', settings).subscribe({
       next: ({ response }) => {
         if (idleMs !== undefined) {
-          response.setTimeout(idleMs, () => subscriber.error(new InformerError('Timeout', `GET ${path}: no bytes for ${idleMs} ms`, { phase: 'list' })));
+          response.setTimeout(idleMs, () =>
+            subscriber.error(new InformerError('Timeout', `GET ${path}: no bytes for ${idleMs} ms`, { phase: 'list' })),
+          );
         }
         readBody(
           response,
@@ -623,7 +647,8 @@ export function getJson(
           (body) => {
             if (response.statusCode !== 200) return subscriber.error(httpError(response, body, 'list'));
             const value = parseJson(body.toString('utf8'));
-            if (value === undefined) return subscriber.error(new InformerError('MalformedLine', `GET ${path}: the response is not JSON`, { phase: 'list' }));
+            if (value === undefined)
+              return subscriber.error(new InformerError('MalformedLine', `GET ${path}: the response is not JSON`, { phase: 'list' }));
             subscriber.next(value);
             subscriber.complete();
           },
@@ -647,7 +672,11 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
   const settings = requestSettings(options);
   const listIdleTimeoutMs = timerMs(options.listIdleTimeoutMs, DEFAULT_LIST_IDLE_TIMEOUT_MS);
   const maxLineBytes = byteLimit(options.maxLineBytes, DEFAULT_MAX_LINE_BYTES);
-  const listLimit: BodyLimit = { maxBytes: byteLimit(options.maxListBytes, DEFAULT_MAX_LIST_BYTES), what: `list ${path}`, option: 'maxListBytes' };
+  const listLimit: BodyLimit = {
+    maxBytes: byteLimit(options.maxListBytes, DEFAULT_MAX_LIST_BYTES),
+    what: `list ${path}`,
+    option: 'maxListBytes',
+  };
   const watchLimit: BodyLimit = { maxBytes: settings.maxErrorBodyBytes, what: `watch ${path}`, option: 'maxErrorBodyBytes' };
   const lazy = options.lazyDecode === true;
   const metadataOnly = target.resource.metadataOnly === true;
@@ -745,7 +774,8 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
                 return subscriber.error(new InformerError('MalformedLine', detail, { phase: 'list' }));
               }
               const page = toListPage(value, shape);
-              if (!page) return subscriber.error(new InformerError('MalformedLine', `list ${path}: the response is not a list`, { phase: 'list' }));
+              if (!page)
+                return subscriber.error(new InformerError('MalformedLine', `list ${path}: the response is not a list`, { phase: 'list' }));
               const pending = takeNotice();
               subscriber.next(pending ? { ...page, notice: pending } : page);
               subscriber.complete();
@@ -782,7 +812,9 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
             const message = `watch ${path}: a line passed the ${formatBytes(maxLineBytes)} limit (${bytes} bytes; option maxLineBytes); skipped`;
             subscriber.next(new InformerError('MalformedLine', message, { phase: 'watch' }));
           };
-          const emit = shape ? (frame: WatchFrame) => subscriber.next(shapeFrame(frame, shape)) : (frame: WatchFrame) => subscriber.next(frame);
+          const emit = shape
+            ? (frame: WatchFrame) => subscriber.next(shapeFrame(frame, shape))
+            : (frame: WatchFrame) => subscriber.next(frame);
           const sink: LineSink | LineBytesSink = lazy
             ? { lineBytes: (line: Buffer) => emit(parseWatchLineLazily(line, options.keepObject)), oversize }
             : { line: (text: string) => emit(parseWatchLine(text)), oversize };
@@ -794,7 +826,11 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
               return;
             }
             if (splitter.leftoverBytes > 0) {
-              subscriber.next(new InformerError('MalformedLine', `watch stream ended inside a line (${splitter.leftoverBytes} bytes)`, { phase: 'watch' }));
+              subscriber.next(
+                new InformerError('MalformedLine', `watch stream ended inside a line (${splitter.leftoverBytes} bytes)`, {
+                  phase: 'watch',
+                }),
+              );
             }
             subscriber.complete();
           });

@@ -87,7 +87,8 @@ function escapeEnd(b: Buffer, j: number): number {
     if (!(isHex(b[j + 2]) && isHex(b[j + 3]) && isHex(b[j + 4]) && isHex(b[j + 5]))) fail('bad unicode escape', j);
     return j + 6;
   }
-  if (e !== QUOTE && e !== BACKSLASH && e !== 0x2f && e !== 0x62 && e !== 0x66 && e !== 0x6e && e !== 0x72 && e !== 0x74) fail('bad escape', j);
+  if (e !== QUOTE && e !== BACKSLASH && e !== 0x2f && e !== 0x62 && e !== 0x66 && e !== 0x6e && e !== 0x72 && e !== 0x74)
+    fail('bad escape', j);
   return j + 2;
 }
 
@@ -355,7 +356,8 @@ function metadataAt(b: Buffer, i: number): { value: Record<string, unknown>; end
 function identityAt(b: Buffer, i: number): { value: Record<string, unknown>; end: number } {
   const value: Record<string, unknown> = {};
   const end = members(b, i, (keyStart, keyEnd, start) => {
-    const wanted = keyIs(b, keyStart, keyEnd, 'name') || keyIs(b, keyStart, keyEnd, 'namespace') || keyIs(b, keyStart, keyEnd, 'resourceVersion');
+    const wanted =
+      keyIs(b, keyStart, keyEnd, 'name') || keyIs(b, keyStart, keyEnd, 'namespace') || keyIs(b, keyStart, keyEnd, 'resourceVersion');
     if (b[start] !== QUOTE || !wanted) return -1;
     const stop = stringEnd(b, start);
     value[keyAt(b, keyStart, keyEnd)] = keyAt(b, start, stop);

@@ -105,7 +105,11 @@ export function decoder<T extends KubeObject>(
  * so it is completed in place. An object of another type is an error (client-go's reflector
  * skips it; we report it too, and never cache it).
  */
-function completeTypeMeta(raw: unknown, phase: ErrorPhase, typeMeta: { readonly apiVersion: string; readonly kind: string }): InformerError | undefined {
+function completeTypeMeta(
+  raw: unknown,
+  phase: ErrorPhase,
+  typeMeta: { readonly apiVersion: string; readonly kind: string },
+): InformerError | undefined {
   if (!isRecord(raw)) return undefined;
   if (raw.apiVersion === undefined) raw.apiVersion = typeMeta.apiVersion;
   if (raw.kind === undefined) raw.kind = typeMeta.kind;
@@ -113,7 +117,9 @@ function completeTypeMeta(raw: unknown, phase: ErrorPhase, typeMeta: { readonly 
   const path = raw.apiVersion !== typeMeta.apiVersion ? 'apiVersion' : 'kind';
   const expected = `${typeMeta.apiVersion} ${typeMeta.kind}`;
   const got = `${String(raw.apiVersion)} ${String(raw.kind)}`;
-  const error = rejected(raw, phase, `is a ${got}, not a ${expected}; skipped`, [issue([path], `expected ${expected}, got ${got}`, raw[path])]);
+  const error = rejected(raw, phase, `is a ${got}, not a ${expected}; skipped`, [
+    issue([path], `expected ${expected}, got ${got}`, raw[path]),
+  ]);
   otherKind.add(error);
   return error;
 }

@@ -2,7 +2,13 @@ import { Observable, asyncScheduler, type Observer, type SchedulerLike, type Sub
 import type { ListPage, ListWatch } from '../1-transport/listWatch.ts';
 import { Backoff, type BackoffOptions } from './backoff.ts';
 import type { Decoder } from './decode.ts';
-import { initialReflectorState, type ReflectorConfig, type ReflectorEffect, type ReflectorInput, type ReflectorState } from './reflectorState.ts';
+import {
+  initialReflectorState,
+  type ReflectorConfig,
+  type ReflectorEffect,
+  type ReflectorInput,
+  type ReflectorState,
+} from './reflectorState.ts';
 import type { ListProgress, SourceEvent } from './sourceEvent.ts';
 import { InformerError, describeThrown } from '../0-model/errors.ts';
 import { step } from './step.ts';

@@ -42,8 +42,10 @@ function chainFault<T>(config: ReflectorConfig<T>, listing: Listing<T>, items: n
   const sofar = `${pages.toLocaleString('en-US')} pages, ${objects.toLocaleString('en-US')} objects`;
   let why: string | undefined;
   if (listing.tokens.has(tokenId(token))) why = `the server repeated a continue token (after ${sofar})`;
-  else if (config.maxListPages > 0 && pages >= config.maxListPages) why = `the list went on past maxListPages ${config.maxListPages} (${sofar})`;
-  else if (config.maxListObjects > 0 && objects > config.maxListObjects) why = `the list went on past maxListObjects ${config.maxListObjects} (${sofar})`;
+  else if (config.maxListPages > 0 && pages >= config.maxListPages)
+    why = `the list went on past maxListPages ${config.maxListPages} (${sofar})`;
+  else if (config.maxListObjects > 0 && objects > config.maxListObjects)
+    why = `the list went on past maxListObjects ${config.maxListObjects} (${sofar})`;
   return why === undefined ? undefined : new InformerError('ListTooLong', `${why}; relisting after the backoff`, { phase: 'list' });
 }
 
@@ -72,13 +74,23 @@ function decodePage<T>(config: ReflectorConfig<T>, raws: readonly unknown[], out
 }
 
 /** Asks for the next page. */
-function continueList<T>(config: ReflectorConfig<T>, state: ReflectorState<T>, listing: Listing<T>, token: string, out: Effects<T>): ReflectorState<T> {
+function continueList<T>(
+  config: ReflectorConfig<T>,
+  state: ReflectorState<T>,
+  listing: Listing<T>,
+  token: string,
+  out: Effects<T>,
+): ReflectorState<T> {
   // Only a paged answer to rv "0" shows the watch cache is off; an rv "" list is paged by etcd anyway (client-go).
   const paginatedResult = state.paginatedResult || (listing.token === undefined && listing.rv === '0');
   const request = state.request + 1;
   listing.tokens.add(tokenId(token));
   out.push({ type: 'progress', progress: { pages: listing.pages, objects: listing.objects } });
-  out.push({ type: 'list', id: request, options: { resourceVersion: undefined, limit: listing.paged ? config.pageSize : undefined, continue: token } });
+  out.push({
+    type: 'list',
+    id: request,
+    options: { resourceVersion: undefined, limit: listing.paged ? config.pageSize : undefined, continue: token },
+  });
   return { ...state, paginatedResult, request, phase: { ...listing, token } };
 }
 

@@ -97,7 +97,10 @@ function clampRetryAfter(seconds: number | undefined): { retryAfterSeconds?: num
  * resets the backoff (not for a streaming list that broke before its initial events
  * were in, nor for a very short watch: both count as failures whatever they carried).
  */
-export function afterWatch(ended: WatchEnd, counters: RecoveryCounters): { decision: Decision; counters: RecoveryCounters; resetBackoff: boolean } {
+export function afterWatch(
+  ended: WatchEnd,
+  counters: RecoveryCounters,
+): { decision: Decision; counters: RecoveryCounters; resetBackoff: boolean } {
   const { end, progress } = ended;
   const atSameRV = progress ? 0 : counters.failuresAtSameRV;
   const resetBackoff = progress && !ended.initial && !(typeof end === 'object' && end.reason === 'VeryShortWatch');

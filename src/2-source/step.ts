@@ -18,7 +18,13 @@ export function step<T>(config: ReflectorConfig<T>, state: ReflectorState<T>, in
   return { state: transition(config, state, input, now, effects), effects };
 }
 
-function transition<T>(config: ReflectorConfig<T>, state: ReflectorState<T>, input: ReflectorInput, now: number, out: Effects<T>): ReflectorState<T> {
+function transition<T>(
+  config: ReflectorConfig<T>,
+  state: ReflectorState<T>,
+  input: ReflectorInput,
+  now: number,
+  out: Effects<T>,
+): ReflectorState<T> {
   const { phase } = state;
   if (input.type === 'start') return phase.name === 'starting' ? relist(config, state, out) : state;
   if (input.id !== state.request) return state;

@@ -43,7 +43,11 @@ export function startList<T>(config: ReflectorConfig<T>, memory: ReflectorMemory
   const rv = relistResourceVersion(memory);
   const paged = !unpaged && config.pageSize > 0 && (memory.paginatedResult || rv === '' || rv === '0');
   const request = memory.request + 1;
-  out.push({ type: 'list', id: request, options: { resourceVersion: rv, limit: paged ? config.pageSize : undefined, continue: undefined } });
+  out.push({
+    type: 'list',
+    id: request,
+    options: { resourceVersion: rv, limit: paged ? config.pageSize : undefined, continue: undefined },
+  });
   const phase: Listing<T> = {
     name: 'listing',
     rv,

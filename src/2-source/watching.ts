@@ -48,7 +48,15 @@ export function onTimeoutPicked<T>(
   now: number,
   out: Effects<T>,
 ): ReflectorState<T> {
-  const base = { fromList: opening.fromList, started: now, timeoutSeconds, lastFrameAt: now, lastBookmarkAt: now, events: 0, progress: false };
+  const base = {
+    fromList: opening.fromList,
+    started: now,
+    timeoutSeconds,
+    lastFrameAt: now,
+    lastBookmarkAt: now,
+    events: 0,
+    progress: false,
+  };
   const phase: Open<T> = opening.streaming
     ? { name: 'streaming', ...base, initial: new Map(), initialRejected: new Set() }
     : { name: 'watching', ...base, streamed: false };
@@ -83,13 +91,29 @@ export function finishWatch<T>(state: ReflectorState<T>, w: Open<T>, end: WatchE
 }
 
 /** The deadline check: idle (resume, not a failure), stalled, or no bookmark for too long; else check again later. */
-export function onCheck<T>(config: ReflectorConfig<T>, state: ReflectorState<T>, w: Open<T>, now: number, out: Effects<T>): ReflectorState<T> {
+export function onCheck<T>(
+  config: ReflectorConfig<T>,
+  state: ReflectorState<T>,
+  w: Open<T>,
+  now: number,
+  out: Effects<T>,
+): ReflectorState<T> {
   if (now >= idleDeadline(config, w)) return finishWatch(state, w, 'idle', out);
   if (now >= stallDeadline(config, w)) {
-    return finishWatch(state, w, new InformerError('Timeout', `watch delivered nothing for ${now - w.lastFrameAt} ms; resuming`, { phase: 'watch' }), out);
+    return finishWatch(
+      state,
+      w,
+      new InformerError('Timeout', `watch delivered nothing for ${now - w.lastFrameAt} ms; resuming`, { phase: 'watch' }),
+      out,
+    );
   }
   if (now >= bookmarkDeadline(config, w)) {
-    return finishWatch(state, w, new InformerError('Timeout', `watch brought no bookmark for ${now - w.lastBookmarkAt} ms; resuming`, { phase: 'watch' }), out);
+    return finishWatch(
+      state,
+      w,
+      new InformerError('Timeout', `watch brought no bookmark for ${now - w.lastBookmarkAt} ms; resuming`, { phase: 'watch' }),
+      out,
+    );
   }
   out.push({ type: 'armCheck', id: state.request, delayMs: nextCheckMs(config, w, now) });
   return state;
@@ -138,7 +162,10 @@ export function onFrame<T>(
     case 'ERROR':
       return finishWatch(seen, w, errorFromStatus(asStatus(frame.object)?.code ?? 500, frame.object, 'watch'), out);
     default:
-      report(out, new InformerError('UnknownEventType', `unknown watch event type ${JSON.stringify(frame.type)}; skipped`, { phase: 'watch' }));
+      report(
+        out,
+        new InformerError('UnknownEventType', `unknown watch event type ${JSON.stringify(frame.type)}; skipped`, { phase: 'watch' }),
+      );
       return { ...seen, lastRV: rv ?? state.lastRV };
   }
 }

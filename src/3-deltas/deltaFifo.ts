@@ -156,7 +156,9 @@ export function deltaFifo<T extends { readonly metadata: { readonly name: string
           enqueue(key, delta);
           return step('event', resourceVersion);
         }
-        const entry: Deltas<T> = afterTombstone ? { key, deltas: [delta], isInInitialList: !synced, afterTombstone: true } : { key, deltas: [delta], isInInitialList: !synced };
+        const entry: Deltas<T> = afterTombstone
+          ? { key, deltas: [delta], isInInitialList: !synced, afterTombstone: true }
+          : { key, deltas: [delta], isInInitialList: !synced };
         handOn(entry);
         draining = true;
         try {

@@ -72,7 +72,9 @@ export function realFifo<T extends { readonly metadata: { readonly name: string;
         let items: Deltas<T>[] = [];
         let keys = new Set<string>();
         const flush = () => {
-          subscriber.next(resourceVersion === undefined ? { type: 'deltas', cause, items } : { type: 'deltas', cause, items, resourceVersion });
+          subscriber.next(
+            resourceVersion === undefined ? { type: 'deltas', cause, items } : { type: 'deltas', cause, items, resourceVersion },
+          );
           items = [];
           keys = new Set<string>();
         };

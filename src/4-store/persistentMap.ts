@@ -307,7 +307,17 @@ function insert(node: Node, shift: number, key: string, hash: number, value: unk
 }
 
 /** A node holding two entries whose hashes agree below `shift`. */
-function pair(k1: string, h1: number, v1: unknown, k2: string, h2: number, v2: unknown, shift: number, owner: Owner | undefined, deep: boolean): Node {
+function pair(
+  k1: string,
+  h1: number,
+  v1: unknown,
+  k2: string,
+  h2: number,
+  v2: unknown,
+  shift: number,
+  owner: Owner | undefined,
+  deep: boolean,
+): Node {
   if (shift > LAST_SHIFT) {
     if (deep) return new Node(0, 0, [k1, v1, k2, v2], owner);
     return pair(k1, seededHash(k1), v1, k2, seededHash(k2), v2, 0, owner, true);

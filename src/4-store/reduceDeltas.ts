@@ -88,7 +88,13 @@ export function reduceDeltas<T>(state: InformerState<T>, output: FifoOutput<T>):
  * returns its object after them. An object the store's index functions throw
  * for is skipped (reported in `errors`): the key keeps what it had.
  */
-function replay<T>(store: Store<T>, before: T | undefined, { key, deltas, isInInitialList }: Deltas<T>, events: InformerEvent<T>[], errors: InformerError[]): T | undefined {
+function replay<T>(
+  store: Store<T>,
+  before: T | undefined,
+  { key, deltas, isInInitialList }: Deltas<T>,
+  events: InformerEvent<T>[],
+  errors: InformerError[],
+): T | undefined {
   let current = before;
   for (const delta of deltas) {
     if (delta.type === 'Deleted') {

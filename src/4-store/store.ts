@@ -32,7 +32,9 @@ export function namespaceIndex(object: { readonly metadata: { readonly namespace
 export class UnknownIndexError extends Error {
   readonly index: string;
   constructor(index: string, known: readonly string[]) {
-    super(`unknown index ${JSON.stringify(index)}; this store has ${known.length ? known.map((k) => JSON.stringify(k)).join(', ') : 'no indexes'}`);
+    super(
+      `unknown index ${JSON.stringify(index)}; this store has ${known.length ? known.map((k) => JSON.stringify(k)).join(', ') : 'no indexes'}`,
+    );
     this.name = 'UnknownIndexError';
     this.index = index;
   }
@@ -71,7 +73,9 @@ function namespaceFor(key: string, object: unknown): string {
   if (typeof metadata !== 'object' || metadata === null) return namespaceOf(key);
   const namespace = metadata.namespace;
   if (typeof namespace !== 'string' || namespace === '') return '';
-  return key.length > namespace.length && key.startsWith(namespace) && key.charCodeAt(namespace.length) === 0x2f ? namespace : namespaceOf(key);
+  return key.length > namespace.length && key.startsWith(namespace) && key.charCodeAt(namespace.length) === 0x2f
+    ? namespace
+    : namespaceOf(key);
 }
 
 function nameIn(namespace: string, key: string): string {
@@ -148,7 +152,13 @@ export class Store<T> {
   private lastKey: string | undefined = undefined;
   private lastFound: T | undefined = undefined;
 
-  private constructor(spaces: PersistentMap<Names<T>>, count: number, indexers: ReadonlyMap<string, IndexFunc<T>>, indices: ReadonlyMap<string, Index>, layoutIndex: boolean) {
+  private constructor(
+    spaces: PersistentMap<Names<T>>,
+    count: number,
+    indexers: ReadonlyMap<string, IndexFunc<T>>,
+    indices: ReadonlyMap<string, Index>,
+    layoutIndex: boolean,
+  ) {
     this.spaces = spaces;
     this.count = count;
     this.indexers = indexers;
@@ -235,7 +245,10 @@ export class Store<T> {
 
   /** Objects that share an index value with `object` under index `name` (client-go's Index). */
   byIndexOf(name: string, object: T): T[] {
-    const values = this.layoutIndex && name === NAMESPACE ? namespaceIndex(object as { metadata: { namespace?: string } }) : this.indexFunc(name)(object);
+    const values =
+      this.layoutIndex && name === NAMESPACE
+        ? namespaceIndex(object as { metadata: { namespace?: string } })
+        : this.indexFunc(name)(object);
     const seen = new Set<T>();
     const out: T[] = [];
     for (const value of values) {
@@ -371,10 +384,20 @@ export class Store<T> {
    * did not when `old` was stored: a function that is not pure), `key` is looked
    * for in the whole index instead.
    */
-  private reindexed(indices: Map<string, Index> | undefined, key: string, old: T | undefined, object: T | undefined): Map<string, Index> | undefined {
+  private reindexed(
+    indices: Map<string, Index> | undefined,
+    key: string,
+    old: T | undefined,
+    object: T | undefined,
+  ): Map<string, Index> | undefined {
     if (this.indexers.size === 0) return indices;
     const memo = checked;
-    const afterAll = object === undefined ? undefined : memo !== undefined && memo.object === object && memo.indexers === this.indexers ? memo.values : this.valuesOf(key, object);
+    const afterAll =
+      object === undefined
+        ? undefined
+        : memo !== undefined && memo.object === object && memo.indexers === this.indexers
+          ? memo.values
+          : this.valuesOf(key, object);
     let i = 0;
     for (const [name, indexFunc] of this.indexers) {
       const after = afterAll === undefined ? NO_VALUES : afterAll[i]!;

@@ -46,7 +46,10 @@ export function waitForCacheSync(informers: readonly Syncable[], options: { read
 }
 
 /** Options shared by every informer of a factory. */
-export type FactoryOptions = Omit<InformerOptions<KubeObject>, 'indexers' | 'transform' | 'namespace' | 'namespaces' | 'labelSelector' | 'fieldSelector'> & {
+export type FactoryOptions = Omit<
+  InformerOptions<KubeObject>,
+  'indexers' | 'transform' | 'namespace' | 'namespaces' | 'labelSelector' | 'fieldSelector'
+> & {
   /** Default namespace for informers that name none. */
   readonly namespace?: string;
   /** Applied to every object of every informer, before caching (e.g. `stripManagedFields`). */
@@ -92,7 +95,15 @@ export function informerFactory(kc: KubeConfig, defaults: FactoryOptions = {}): 
       // Several namespaces are one informer, whatever their order.
       const namespaces = resource.namespaced && options.namespaces !== undefined ? [...new Set(options.namespaces)].sort() : undefined;
       const where = namespaces === undefined ? namespace : namespaces.length === 1 ? namespaces[0] : namespaces;
-      const key = JSON.stringify([resource.group, resource.version, resource.plural, mode, where, options.labelSelector ?? '', options.fieldSelector ?? '']);
+      const key = JSON.stringify([
+        resource.group,
+        resource.version,
+        resource.plural,
+        mode,
+        where,
+        options.labelSelector ?? '',
+        options.fieldSelector ?? '',
+      ]);
       const existing = made.get(key);
       if (existing) return existing as unknown as Informer<T>;
       const transform = options.transform ?? (defaults.transform as ((object: T) => T) | undefined);

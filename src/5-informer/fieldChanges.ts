@@ -50,7 +50,8 @@ export function parseFieldPath(text: string): string[] {
   let i = 0;
   while (i < text.length) {
     if (text[i] === '.') {
-      if (i === 0 || i === text.length - 1 || text[i + 1] === '.' || text[i + 1] === '[') throw new SyntaxError(`bad field path ${JSON.stringify(text)}`);
+      if (i === 0 || i === text.length - 1 || text[i + 1] === '.' || text[i + 1] === '[')
+        throw new SyntaxError(`bad field path ${JSON.stringify(text)}`);
       i++;
       continue;
     }
@@ -135,7 +136,10 @@ export class FieldSelector {
     return at.include === undefined;
   }
 
-  private settle(include: readonly (readonly [number, number])[] | undefined, exclude: readonly (readonly [number, number])[]): Selection | undefined {
+  private settle(
+    include: readonly (readonly [number, number])[] | undefined,
+    exclude: readonly (readonly [number, number])[],
+  ): Selection | undefined {
     if (exclude.some(([n, i]) => i === this.excludes[n]!.length)) return undefined;
     if (include === undefined) return { include: undefined, exclude };
     if (include.some(([n, i]) => i === this.includes[n]!.length)) return { include: undefined, exclude };
@@ -275,7 +279,8 @@ function copySelected(value: unknown, selector: FieldSelector | undefined, at: S
         source: item,
         depth: depth + 1,
         at: child,
-        assign: (v) => (v === undefined ? undefined : Object.defineProperty(copy, k, { value: v, enumerable: true, writable: true, configurable: true })),
+        assign: (v) =>
+          v === undefined ? undefined : Object.defineProperty(copy, k, { value: v, enumerable: true, writable: true, configurable: true }),
       });
     }
   }
@@ -303,7 +308,9 @@ export function fieldChanges(before: unknown, after: unknown, options: FieldChan
   const changes: Change[] = [];
   if (root === undefined) return changes;
   // Children are pushed in reverse so they pop in document order.
-  const stack: { a: unknown; b: unknown; path: string; depth: number; at: Selection }[] = [{ a: before, b: after, path: '', depth: 0, at: root }];
+  const stack: { a: unknown; b: unknown; path: string; depth: number; at: Selection }[] = [
+    { a: before, b: after, path: '', depth: 0, at: root },
+  ];
   const childAt = (at: Selection, key: string) =>
     selector === undefined || (at.include === undefined && at.exclude.length === 0) ? at : selector.child(at, key);
   while (stack.length > 0) {
@@ -313,7 +320,9 @@ export function fieldChanges(before: unknown, after: unknown, options: FieldChan
     const arrays = !records && Array.isArray(a) && Array.isArray(b);
     if ((records || arrays) && depth >= maxDepth) {
       const same =
-        selector === undefined ? jsonEqual(a, b) : jsonEqual(copySelected(a, selector, at, Infinity, depth), copySelected(b, selector, at, Infinity, depth));
+        selector === undefined
+          ? jsonEqual(a, b)
+          : jsonEqual(copySelected(a, selector, at, Infinity, depth), copySelected(b, selector, at, Infinity, depth));
       if (!same) changes.push({ path, old: TOO_DEEP, new: TOO_DEEP });
       continue;
     }
@@ -335,7 +344,13 @@ export function fieldChanges(before: unknown, after: unknown, options: FieldChan
       for (let i = Math.max(a.length, b.length) - 1; i >= 0; i--) {
         const child = childAt(at, String(i));
         if (child === undefined) continue;
-        stack.push({ a: i < a.length ? a[i] : undefined, b: i < b.length ? b[i] : undefined, path: `${path}[${i}]`, depth: depth + 1, at: child });
+        stack.push({
+          a: i < a.length ? a[i] : undefined,
+          b: i < b.length ? b[i] : undefined,
+          path: `${path}[${i}]`,
+          depth: depth + 1,
+          at: child,
+        });
       }
       continue;
     }

@@ -225,7 +225,8 @@ export function isStale(health: InformerHealth, now: number, options: StalenessO
     return `${health.name}: failing for ${Math.round((now - health.failingSince) / 1000)} s (${run}${last})`;
   }
   const silent = health.silentMs + (now - health.at);
-  if (options.maxSilenceMs !== undefined && silent > options.maxSilenceMs) return `${health.name}: nothing from the server for ${Math.round(silent / 1000)} s`;
+  if (options.maxSilenceMs !== undefined && silent > options.maxSilenceMs)
+    return `${health.name}: nothing from the server for ${Math.round(silent / 1000)} s`;
   return undefined;
 }
 

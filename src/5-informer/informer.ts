@@ -130,7 +130,11 @@ function isListWatch(value: KubeConfig | ListWatch): value is ListWatch {
  * pods.events$.pipe(ofType('updated')).subscribe((e) => console.log(e.oldObject, e.object));
  * ```
  */
-export function informer<T extends KubeObject>(source: KubeConfig | ListWatch, resource: Resource<T>, options: InformerOptions<T> = {}): Informer<T> {
+export function informer<T extends KubeObject>(
+  source: KubeConfig | ListWatch,
+  resource: Resource<T>,
+  options: InformerOptions<T> = {},
+): Informer<T> {
   if (options.namespaces !== undefined && resource.namespaced) {
     const namespaces = [...new Set(options.namespaces)];
     if (namespaces.length !== 1) return namespacesInformer(source, resource, namespaces, options);
@@ -176,7 +180,12 @@ function reuseUnchanged<T extends KubeObject>(decode: Decoder<T>, cache: () => S
     if (phase === 'list') {
       const key = rawKey(raw);
       const cached = key === undefined ? undefined : cache().get(key);
-      if (cached !== undefined && cached.metadata.resourceVersion !== undefined && cached.metadata.resourceVersion === rawResourceVersion(raw)) return cached;
+      if (
+        cached !== undefined &&
+        cached.metadata.resourceVersion !== undefined &&
+        cached.metadata.resourceVersion === rawResourceVersion(raw)
+      )
+        return cached;
     }
     return decode(raw, phase);
   };
@@ -217,7 +226,8 @@ function forgetDeliveredSteps<T>(): MonoTypeOperatorFunction<InformerState<T>> {
  */
 export function informerFromSource<T extends KubeObject>(
   resource: Resource<T>,
-  source: Observable<SourceEvent<T>> | ((cache: () => Store<T>, onListProgress: (progress: ListProgress) => void) => Observable<SourceEvent<T>>),
+  source:
+    Observable<SourceEvent<T>> | ((cache: () => Store<T>, onListProgress: (progress: ListProgress) => void) => Observable<SourceEvent<T>>),
   options: Pick<InformerOptions<T>, 'indexers' | 'resyncPeriod' | 'scheduler' | 'delivery'> = {},
   /** Rewrites each step before it is cached and delivered (the sharded informer marks shard moves with it). */
   afterStep: (state: InformerState<T>) => InformerState<T> = (state) => state,
@@ -227,10 +237,18 @@ export function informerFromSource<T extends KubeObject>(
     const initial = initialState(Store.empty<T>(options.indexers));
     // deltaFifo's knownObjects is the cache itself, as of the last step (the pipeline is synchronous).
     let current = initial;
-    const source$ = typeof source === 'function' ? source(() => current.store, (progress) => listProgress.next(progress)) : source;
+    const source$ =
+      typeof source === 'function'
+        ? source(
+            () => current.store,
+            (progress) => listProgress.next(progress),
+          )
+        : source;
     return source$.pipe(
       resync<T>(options.resyncPeriod ?? 0, options.scheduler),
-      options.delivery === 'in-order' ? realFifo<T>({ knownObjects: () => current.store }) : deltaFifo<T>({ knownObjects: () => current.store }),
+      options.delivery === 'in-order'
+        ? realFifo<T>({ knownObjects: () => current.store })
+        : deltaFifo<T>({ knownObjects: () => current.store }),
       scan((state: InformerState<T>, output: FifoOutput<T>) => (current = afterStep(reduceDeltas(state, output))), initial),
       startWith(initial),
     );
@@ -267,7 +285,8 @@ export function informerFromSource<T extends KubeObject>(
   });
 
   const errors$ = merge(sourceErrors$, handlerErrors);
-  const on = (handler: EventHandler<T>): Subscription => events$.pipe(handleEvents(handler)).subscribe((error) => handlerErrors.next(error));
+  const on = (handler: EventHandler<T>): Subscription =>
+    events$.pipe(handleEvents(handler)).subscribe((error) => handlerErrors.next(error));
 
   const health$ = informerHealth(resourceName(resource), state$, { scheduler: options.scheduler }).pipe(shareReplay(shared));
   const listProgress$ = listProgress.asObservable();

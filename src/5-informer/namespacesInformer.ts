@@ -62,7 +62,10 @@ export function namespacesInformer<T extends KubeObject>(
     if (isListWatch(source)) return filtered(source, wants);
     // What has no key (a Status in an ERROR line) is kept: it is not an object of another namespace.
     const keepObject: KeepObject = (skeleton) => wants(rawKey(skeleton));
-    return filtered(httpListWatch(source, target(undefined), { ...options.http, lazyDecode: options.http?.lazyDecode ?? true, keepObject }), wants);
+    return filtered(
+      httpListWatch(source, target(undefined), { ...options.http, lazyDecode: options.http?.lazyDecode ?? true, keepObject }),
+      wants,
+    );
   };
   const initialMode: Mode = isListWatch(source) || namespaces.length > threshold ? 'cluster-wide' : 'per-namespace';
   const inner: InformerOptions<T> = { ...options, namespace: undefined, namespaces: undefined };
@@ -70,7 +73,8 @@ export function namespacesInformer<T extends KubeObject>(
   const sourceOf = (cache: () => Store<T>) =>
     new Observable<SourceEvent<T>>((subscriber) => {
       const subscription = new Subscription();
-      const perNamespace = () => subscription.add(mergedNamespaces(source as KubeConfig, resource, namespaces, target, inner).subscribe(subscriber));
+      const perNamespace = () =>
+        subscription.add(mergedNamespaces(source as KubeConfig, resource, namespaces, target, inner).subscribe(subscriber));
       if (initialMode === 'per-namespace') {
         perNamespace();
         return subscription;
@@ -82,7 +86,11 @@ export function namespacesInformer<T extends KubeObject>(
         wide?.unsubscribe();
         perNamespace();
       };
-      wide = reflectorFor(clusterWide(), resource, inner)(cache).subscribe({
+      wide = reflectorFor(
+        clusterWide(),
+        resource,
+        inner,
+      )(cache).subscribe({
         next: (event) => {
           if (forbidden) return;
           if (event.type === 'replace') listed = true;

@@ -198,15 +198,14 @@ export function shardedInformer<T extends KubeObject>(
   const markMoves = (state: InformerState<T>): InformerState<T> => {
     const moved = (event: InformerEvent<T>) => event.type === 'deleted' && !wants(keyOf(event.object));
     if (!state.events.some(moved)) return state;
-    const events = state.events.map((event): InformerEvent<T> => (event.type === 'deleted' && moved(event) ? { ...event, shardMoved: true } : event));
+    const events = state.events.map((event): InformerEvent<T> =>
+      event.type === 'deleted' && moved(event) ? { ...event, shardMoved: true } : event,
+    );
     return { ...state, events };
   };
 
   const base = informerFromSource(resource, sourceOf, options, markMoves);
-  const owned$ = keeping(
-    base.store$,
-    defer(() => ownedChanges.pipe(startWith(owned))).pipe(distinctUntilChanged(sameSet)),
-  );
+  const owned$ = keeping(base.store$, defer(() => ownedChanges.pipe(startWith(owned))).pipe(distinctUntilChanged(sameSet)));
   const acquired$ = new Observable<number>((subscriber) => {
     let before: ReadonlySet<number> | undefined;
     return owned$
@@ -225,7 +224,8 @@ export function shardedInformer<T extends KubeObject>(
     owned$,
     acquired$,
     owns: ownsKey,
-    gate: <R>(key: string, work: () => ObservableInput<R>): Observable<R> => defer(() => (owned.has(shards.shardOf(key)) ? shards.gate(key, work) : EMPTY)),
+    gate: <R>(key: string, work: () => ObservableInput<R>): Observable<R> =>
+      defer(() => (owned.has(shards.shardOf(key)) ? shards.gate(key, work) : EMPTY)),
   };
 }
 

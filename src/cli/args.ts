@@ -147,23 +147,34 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
     parsed = parseArgs({ args: [...argv], options, allowPositionals: true, strict: true });
   } catch (error) {
     // badOption has said everything parseArgs can object to; this is a net, in our words all the same.
-    return { kind: 'usage', message: `cannot read the command line: ${error instanceof Error ? (error.message.split('\n')[0] ?? '') : String(error)}` };
+    return {
+      kind: 'usage',
+      message: `cannot read the command line: ${error instanceof Error ? (error.message.split('\n')[0] ?? '') : String(error)}`,
+    };
   }
   const { values, positionals } = parsed;
   if (values.help) return { kind: 'help' };
   if (values.version) return { kind: 'version' };
   const [command, ...resources] = positionals;
   if (!command) return { kind: 'usage', message: 'name a command: watch or start' };
-  if (command !== 'watch' && command !== 'start') return { kind: 'usage', message: `unknown command "${command}" (the commands are watch and start)` };
+  if (command !== 'watch' && command !== 'start')
+    return { kind: 'usage', message: `unknown command "${command}" (the commands are watch and start)` };
   if (command === 'start' && resources.length > 0) {
-    return { kind: 'usage', message: `start takes no resource names (it watches everything); to watch some, use \`rx-informer watch ${resources.join(' ')}\`` };
+    return {
+      kind: 'usage',
+      message: `start takes no resource names (it watches everything); to watch some, use \`rx-informer watch ${resources.join(' ')}\``,
+    };
   }
-  if (command === 'watch' && resources.length === 0 && !values.all) return { kind: 'usage', message: 'name at least one resource (e.g. `pods deployments`) or use --all' };
-  if (values.output !== 'pretty' && values.output !== 'json') return { kind: 'usage', message: `--output must be pretty or json, not "${values.output}"` };
+  if (command === 'watch' && resources.length === 0 && !values.all)
+    return { kind: 'usage', message: 'name at least one resource (e.g. `pods deployments`) or use --all' };
+  if (values.output !== 'pretty' && values.output !== 'json')
+    return { kind: 'usage', message: `--output must be pretty or json, not "${values.output}"` };
   const namespaces = [...new Set((values.namespace ?? []).flatMap((n) => n.split(',')).map((n) => n.trim()))];
   const badNamespace = namespaces.find((n) => !NAMESPACE.test(n));
-  if (badNamespace !== undefined) return { kind: 'usage', message: `-n: "${badNamespace}" is not a namespace name (lower-case letters, digits and "-")` };
-  if (namespaces.length > 0 && values['all-namespaces']) return { kind: 'usage', message: '-n and -A/--all-namespaces contradict each other: give one' };
+  if (badNamespace !== undefined)
+    return { kind: 'usage', message: `-n: "${badNamespace}" is not a namespace name (lower-case letters, digits and "-")` };
+  if (namespaces.length > 0 && values['all-namespaces'])
+    return { kind: 'usage', message: '-n and -A/--all-namespaces contradict each other: give one' };
   const targets = (flag: string, urls: readonly string[] | undefined) => {
     const out: SinkTarget[] = [];
     for (const url of urls ?? []) {
@@ -195,12 +206,14 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
   let metricsPort: number | undefined;
   if (values['metrics-port'] !== undefined) {
     metricsPort = Number(values['metrics-port']);
-    if (!/^\d+$/.test(values['metrics-port']) || metricsPort > 65535) return { kind: 'usage', message: '--metrics-port must be a port number (0-65535)' };
+    if (!/^\d+$/.test(values['metrics-port']) || metricsPort > 65535)
+      return { kind: 'usage', message: '--metrics-port must be a port number (0-65535)' };
   }
   let churnIntervalMs: number | undefined;
   if (values['churn-interval'] !== undefined) {
     churnIntervalMs = Number(values['churn-interval']);
-    if (!Number.isFinite(churnIntervalMs) || churnIntervalMs <= 0) return { kind: 'usage', message: '--churn-interval must be a positive number of milliseconds' };
+    if (!Number.isFinite(churnIntervalMs) || churnIntervalMs <= 0)
+      return { kind: 'usage', message: '--churn-interval must be a positive number of milliseconds' };
   }
   return {
     kind: 'run',

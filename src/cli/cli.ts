@@ -13,7 +13,9 @@ export const EXIT = { ok: 0, error: 1, usage: 2, hangup: 129, interrupted: 130, 
 function version(): string {
   try {
     const pkg: unknown = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
-    return typeof pkg === 'object' && pkg !== null && 'version' in pkg && typeof pkg.version === 'string' ? pkg.version : 'unknown (package.json has no version)';
+    return typeof pkg === 'object' && pkg !== null && 'version' in pkg && typeof pkg.version === 'string'
+      ? pkg.version
+      : 'unknown (package.json has no version)';
   } catch (error) {
     return `unknown (cannot read package.json: ${error instanceof Error ? error.message : String(error)})`;
   }
@@ -67,7 +69,10 @@ async function watch(options: CliOptions): Promise<number> {
   let stdoutOpen = true;
   void ended.then(() => (stdoutOpen = false));
 
-  for (const [flag, targets] of [['--webhook', options.webhooks], ['--slack', options.slacks]] as const) {
+  for (const [flag, targets] of [
+    ['--webhook', options.webhooks],
+    ['--slack', options.slacks],
+  ] as const) {
     for (const target of targets) {
       const authorization = target.headers['authorization'];
       if (authorization === undefined) continue;
@@ -75,7 +80,9 @@ async function watch(options: CliOptions): Promise<number> {
       const credentials = Buffer.from(basic, 'base64').toString('utf8');
       for (const secret of [authorization, basic, credentials, credentials.slice(credentials.indexOf(':') + 1)]) scrubber.add(secret);
       if (target.origin.startsWith('http://')) {
-        err(`warning: ${flag} ${target.origin}: the user name and password in the URL go over plain http://, readable by anyone on the way; use https://`);
+        err(
+          `warning: ${flag} ${target.origin}: the user name and password in the URL go over plain http://, readable by anyone on the way; use https://`,
+        );
       }
     }
   }
@@ -106,7 +113,9 @@ async function watch(options: CliOptions): Promise<number> {
     const terminal = {
       out: (text: string) => void (stdoutOpen && process.stdout.write(`${text}\n`)),
       err,
-      ...(process.stderr.isTTY ? { status: (text: string) => void process.stderr.write(`\r\x1b[2K${printable(scrubber.scrub(text))}`) } : {}),
+      ...(process.stderr.isTTY
+        ? { status: (text: string) => void process.stderr.write(`\r\x1b[2K${printable(scrubber.scrub(text))}`) }
+        : {}),
     };
     const started = await Promise.race([
       watchCommand(

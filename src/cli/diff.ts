@@ -47,7 +47,8 @@ export function formatChanges(changes: readonly Change[], limit = 8): string {
   const shown = changes.slice(0, limit).map((c) => {
     if (!('old' in c)) return `${c.path}: +${show(c.new)}`;
     if (!('new' in c)) return `${c.path}: -${show(c.old)}`;
-    if (typeof c.old === 'string' && typeof c.new === 'string' && REDACTED.test(c.old) && REDACTED.test(c.new)) return `${c.path}: <changed>`;
+    if (typeof c.old === 'string' && typeof c.new === 'string' && REDACTED.test(c.old) && REDACTED.test(c.new))
+      return `${c.path}: <changed>`;
     return `${c.path}: ${show(c.old)} → ${show(c.new)}`;
   });
   if (changes.length > limit) shown.push(`(+${changes.length - limit} more)`);

@@ -20,7 +20,12 @@ export interface KubeConfigSources {
  * Every secret it holds is handed to `scrubber` before anything can print it,
  * and a file that does not parse is reported by position, never by quoting it.
  */
-export function loadKubeConfig(path: string | undefined, context: string | undefined, scrubber?: SecretScrubber, sources: KubeConfigSources = {}): KubeConfig {
+export function loadKubeConfig(
+  path: string | undefined,
+  context: string | undefined,
+  scrubber?: SecretScrubber,
+  sources: KubeConfigSources = {},
+): KubeConfig {
   const env = sources.env ?? process.env;
   const fromEnv = (env['KUBECONFIG'] ?? '').split(delimiter).filter(Boolean);
   const home = env['HOME'] || homedir();
@@ -52,7 +57,15 @@ export function loadKubeConfig(path: string | undefined, context: string | undef
   }
   for (const secret of kubeConfigSecrets(kc)) scrubber?.add(secret);
   if (context) {
-    if (!kc.getContextObject(context)) throw new UsageError(`the kubeconfig has no context "${context}" (it has: ${kc.getContexts().map((c) => c.name).join(', ') || 'none'})`);
+    if (!kc.getContextObject(context))
+      throw new UsageError(
+        `the kubeconfig has no context "${context}" (it has: ${
+          kc
+            .getContexts()
+            .map((c) => c.name)
+            .join(', ') || 'none'
+        })`,
+      );
     kc.setCurrentContext(context);
   }
   if (!kc.getCurrentCluster()) throw new UsageError('the kubeconfig names no current cluster (set a current-context or pass --context)');

@@ -41,7 +41,13 @@ export function toRecord(resource: string, event: InformerEvent<KubeObject>, now
       return { ...base, type: 'ADDED', object: limitDepth(shown(event.object)) };
     case 'updated': {
       if (event.resync) return undefined;
-      const diff = diffObjects(shown(event.oldObject), shown(event.object), [...NOISE, ...(options.ignore ?? [])], MAX_DEPTH, options.fields);
+      const diff = diffObjects(
+        shown(event.oldObject),
+        shown(event.object),
+        [...NOISE, ...(options.ignore ?? [])],
+        MAX_DEPTH,
+        options.fields,
+      );
       return diff.length === 0 ? undefined : { ...base, type: 'UPDATED', diff };
     }
     case 'deleted':

@@ -24,7 +24,8 @@ export function secretRedactor(key: Uint8Array = randomBytes(32)): (object: Kube
   const hideValues = (map: unknown) => {
     if (typeof map !== 'object' || map === null || Array.isArray(map)) return map === undefined ? undefined : hide(map);
     const out: Record<string, string> = {};
-    for (const [k, v] of Object.entries(map)) Object.defineProperty(out, k, { value: hide(v), enumerable: true, writable: true, configurable: true });
+    for (const [k, v] of Object.entries(map))
+      Object.defineProperty(out, k, { value: hide(v), enumerable: true, writable: true, configurable: true });
     return out;
   };
   return (object) => {

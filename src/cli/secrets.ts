@@ -42,7 +42,8 @@ export function kubeConfigSecrets(kc: KubeConfig): string[] {
   for (const user of kc.getUsers()) {
     out.push(...[user.token, user.password, user.keyData, user.certData].filter((v): v is string => typeof v === 'string'));
     for (const data of [user.keyData, user.certData]) if (typeof data === 'string') out.push(...decodedLines(data));
-    if (user.username !== undefined && user.password !== undefined) out.push(Buffer.from(`${user.username}:${user.password}`, 'utf8').toString('base64'));
+    if (user.username !== undefined && user.password !== undefined)
+      out.push(Buffer.from(`${user.username}:${user.password}`, 'utf8').toString('base64'));
     out.push(...stringLeaves(user.authProvider?.config as unknown));
     const env = (user.exec as { env?: unknown } | undefined)?.env;
     if (Array.isArray(env)) for (const entry of env) out.push(...stringLeaves((entry as { value?: unknown } | null)?.value));

@@ -33,7 +33,8 @@ export interface SinkSummary {
   readonly unsent: number;
 }
 
-type Outcome = { readonly ok: true } | { readonly ok: false; readonly permanent: boolean; readonly problem: string; readonly retryAfterMs?: number };
+type Outcome =
+  { readonly ok: true } | { readonly ok: false; readonly permanent: boolean; readonly problem: string; readonly retryAfterMs?: number };
 
 /**
  * POSTs items in order, a batch at a time, never blocking the caller. A
@@ -137,7 +138,11 @@ export class HttpSink {
 
   private async run(): Promise<void> {
     this.running = true;
-    const backoff = new Backoff({ initialMs: this.options.backoff?.initialMs ?? 500, maxMs: this.options.backoff?.maxMs ?? 30_000, jitter: 0.2 });
+    const backoff = new Backoff({
+      initialMs: this.options.backoff?.initialMs ?? 500,
+      maxMs: this.options.backoff?.maxMs ?? 30_000,
+      jitter: 0.2,
+    });
     try {
       while (!this.abort.signal.aborted) {
         if (this.inFlight.length === 0) {
@@ -192,7 +197,8 @@ export class HttpSink {
       // so a receiver cannot grow our memory or hold up the next delivery. A body that was complete keeps its connection.
       await response.body?.cancel().catch(() => undefined);
       if (response.ok) return { ok: true };
-      if (response.status >= 300 && response.status < 400) return { ok: false, permanent: true, problem: `HTTP ${response.status} redirect refused (not followed)` };
+      if (response.status >= 300 && response.status < 400)
+        return { ok: false, permanent: true, problem: `HTTP ${response.status} redirect refused (not followed)` };
       const retryAfter = Number(response.headers.get('retry-after'));
       const transient = response.status >= 500 || response.status === 408 || response.status === 429;
       return {

@@ -39,7 +39,8 @@ export function parseSinkUrl(flag: string, raw: string): SinkUrlResult {
   } catch {
     return { ok: false, error: `${flag} needs an absolute http:// or https:// URL; the value given is not a URL` };
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return { ok: false, error: `${flag} needs an http:// or https:// URL, not ${url.protocol}` };
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    return { ok: false, error: `${flag} needs an http:// or https:// URL, not ${url.protocol}` };
   if (!url.hostname) return { ok: false, error: `${flag} needs a URL with a host` };
   const port = url.port || (url.protocol === 'https:' ? '443' : '80');
   if (BAD_PORTS.has(port)) {

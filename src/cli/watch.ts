@@ -93,7 +93,8 @@ export function explain(error: unknown, server: string, secret = false): string 
 function explainReason(error: unknown, server: string, secret: boolean): string {
   if (error instanceof InformerError) {
     // A parser's message may quote the text it choked on: for Secrets, that is Secret data.
-    if (secret && (error.reason === 'MalformedLine' || error.reason === 'ValidationFailed')) return `${error.reason} (details withheld: they may quote Secret data)`;
+    if (secret && (error.reason === 'MalformedLine' || error.reason === 'ValidationFailed'))
+      return `${error.reason} (details withheld: they may quote Secret data)`;
     switch (error.reason) {
       case 'NetworkError':
         return `cannot reach the API server at ${server}: ${tlsAdvice(messageOf(error))}`;
@@ -126,7 +127,9 @@ function tlsAdvice(message: string): string {
   // The transport already words its TLS verification failures (tlsFailure); only a raw Node message gets advice here.
   if (/is not trusted by|is not valid now|does not name the host/.test(message)) return message;
   if (!hinted.test(message) && !certificate.test(message)) return message;
-  const advice = "the server's certificate is not signed by the certificate authority the kubeconfig names: " + 'check certificate-authority or certificate-authority-data';
+  const advice =
+    "the server's certificate is not signed by the certificate authority the kubeconfig names: " +
+    'check certificate-authority or certificate-authority-data';
   return `${message.replace(hinted, '')} (${advice})`;
 }
 
@@ -140,7 +143,7 @@ export function displayServer(server: string): string {
     const url = new URL(server);
     return `${url.protocol}//${url.host}${url.pathname === '/' ? '' : url.pathname}`;
   } catch {
-    return '(the kubeconfig\'s server, which is not a valid URL)';
+    return "(the kubeconfig's server, which is not a valid URL)";
   }
 }
 
@@ -152,7 +155,8 @@ export function resolveResources(found: Discovery, command: Pick<WatchCommand, '
   for (const name of command.resources.flatMap((n) => n.split(',')).filter(Boolean)) {
     const resource = resolveResource(found, name);
     if (resource instanceof ResourceNameError) throw new UsageError(resource.message);
-    if (!isWatchable(resource)) throw new UsageError(`${resourceName(resource)} cannot be listed and watched (verbs: ${resource.verbs.join(', ')})`);
+    if (!isWatchable(resource))
+      throw new UsageError(`${resourceName(resource)} cannot be listed and watched (verbs: ${resource.verbs.join(', ')})`);
     if (!chosen.includes(resource)) chosen.push(resource);
   }
   return chosen;
@@ -222,7 +226,8 @@ export async function watchCommand(kc: KubeConfig, command: WatchCommand, termin
         ? asked.map((namespace) => ({ namespace, label: namespace }))
         : [{ label: '' }];
   const selectors = { labelSelector: command.labelSelector, fieldSelector: command.fieldSelector };
-  const labelOf = (d: DiscoveredResource, scope: Scope) => (d.namespaced && asked.length > 1 ? `${resourceName(d)} in ${scope.label}` : resourceName(d));
+  const labelOf = (d: DiscoveredResource, scope: Scope) =>
+    d.namespaced && asked.length > 1 ? `${resourceName(d)} in ${scope.label}` : resourceName(d);
   /** Every resource watched so far (with --all, ended ones too). */
   const watched: Watched[] = [];
 
@@ -253,7 +258,9 @@ export async function watchCommand(kc: KubeConfig, command: WatchCommand, termin
       const counts = [...live].filter((w) => w.count > 0).map((w) => `${w.label} ${w.count}`);
       if (counts.length) terminal.err(`listed: ${counts.join(', ')}`);
     }
-    terminal.err(`synced ${count(live.size, 'resource')}, ${count(total, 'object')} in ${Date.now() - started} ms; watching for changes (Ctrl-C to stop)`);
+    terminal.err(
+      `synced ${count(live.size, 'resource')}, ${count(total, 'object')} in ${Date.now() - started} ms; watching for changes (Ctrl-C to stop)`,
+    );
     resolveSynced();
   };
 
@@ -277,7 +284,12 @@ export async function watchCommand(kc: KubeConfig, command: WatchCommand, termin
     if (event.isInInitialList) return;
     try {
       const at = now();
-      const r = toRecord(w.name, event, at, { utc, fields: command.fields, ignore: command.ignore, ...(redact && w.secret ? { redact } : {}) });
+      const r = toRecord(w.name, event, at, {
+        utc,
+        fields: command.fields,
+        ignore: command.ignore,
+        ...(redact && w.secret ? { redact } : {}),
+      });
       if (!r) return;
       const line = prettyLine(r, at, utc);
       terminal.out(command.output === 'json' ? jsonLine(r) : line);
@@ -322,7 +334,8 @@ export async function watchCommand(kc: KubeConfig, command: WatchCommand, termin
     subscription.add(
       w.informer.errors$.subscribe((error) => {
         if (!w.synced && error.phase === 'list' && PERMANENT.has(error.reason)) return giveUp(w, error);
-        if (w.drop && (error.reason === 'NotFound' || error.reason === 'VeryShortWatch') && !w.hints.has(error.reason)) return void w.hints.add(error.reason);
+        if (w.drop && (error.reason === 'NotFound' || error.reason === 'VeryShortWatch') && !w.hints.has(error.reason))
+          return void w.hints.add(error.reason);
         terminal.err(`! ${w.label}: ${explain(error, server, w.secret)}`);
       }),
     );
@@ -349,7 +362,16 @@ export async function watchCommand(kc: KubeConfig, command: WatchCommand, termin
         const informer = factory.informer(toResource(d), { namespace: scope.namespace, namespaces: scope.namespaces, ...selectors });
         // A cluster-scoped resource is one informer whatever the namespace.
         if (watched.some((w) => w.informer === informer)) continue;
-        watched.push({ name: resourceName(d), label: labelOf(d, scope), secret: isSecretResource(d), informer, subscription: new Subscription(), count: 0, synced: false, hints: new Set() });
+        watched.push({
+          name: resourceName(d),
+          label: labelOf(d, scope),
+          secret: isSecretResource(d),
+          informer,
+          subscription: new Subscription(),
+          count: 0,
+          synced: false,
+          hints: new Set(),
+        });
       }
     }
     for (const w of watched) live.add(w);
@@ -375,7 +397,9 @@ export async function watchCommand(kc: KubeConfig, command: WatchCommand, termin
       const subscribe = () => {
         const previous = current;
         // Discovery replays its latest answer: the new watch hands over the same informers at once, then the old one lets go.
-        current = dynamic.watch(selection, { namespace: scope.namespace, namespaces: scope.namespaces, ...selectors }).subscribe((event) => onDynamic(event, scope, drop));
+        current = dynamic
+          .watch(selection, { namespace: scope.namespace, namespaces: scope.namespaces, ...selectors })
+          .subscribe((event) => onDynamic(event, scope, drop));
         watching.add(current);
         if (previous) {
           previous.unsubscribe();

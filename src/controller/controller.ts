@@ -70,7 +70,10 @@ export interface ControllerOptions<T extends KubeObject> {
    * a {@link ReconcileResult}; throw or error to retry with backoff; throw a
    * {@link TerminalError} to give up on this version of the key.
    */
-  readonly reconcile: (key: string, context: ReconcileContext<T>) => ReconcileResult | PromiseLike<ReconcileResult> | ObservableInput<ReconcileResult>;
+  readonly reconcile: (
+    key: string,
+    context: ReconcileContext<T>,
+  ) => ReconcileResult | PromiseLike<ReconcileResult> | ObservableInput<ReconcileResult>;
   /**
    * Queue keys from initial-list events (`isInInitialList`: what the cache held when the
    * controller started) and from resync events (`updated` with `resync`: same resourceVersion)
@@ -135,7 +138,9 @@ function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
   return typeof value === 'object' && value !== null && typeof (value as PromiseLike<unknown>).then === 'function';
 }
 
-function toObservable(value: ReconcileResult | PromiseLike<ReconcileResult> | ObservableInput<ReconcileResult>): Observable<ReconcileResult> {
+function toObservable(
+  value: ReconcileResult | PromiseLike<ReconcileResult> | ObservableInput<ReconcileResult>,
+): Observable<ReconcileResult> {
   if (isObservable(value) || isPromiseLike(value) || Array.isArray(value)) return from(value as ObservableInput<ReconcileResult>);
   return of(value as ReconcileResult);
 }
@@ -208,7 +213,13 @@ export function controller<T extends KubeObject>(options: ControllerOptions<T>):
     try {
       return run();
     } catch (error) {
-      errors$.next(new InformerError('HandlerError', `controller ${name}: ${what} threw${key ? ` for ${key}` : ''}: ${describeThrown(error)}`, { phase: 'handler', key, cause: error }));
+      errors$.next(
+        new InformerError('HandlerError', `controller ${name}: ${what} threw${key ? ` for ${key}` : ''}: ${describeThrown(error)}`, {
+          phase: 'handler',
+          key,
+          cause: error,
+        }),
+      );
       return fallback;
     }
   };
@@ -217,7 +228,9 @@ export function controller<T extends KubeObject>(options: ControllerOptions<T>):
   const lowWhenUnchanged = options.lowPriorityWhenUnchanged ?? true;
   /** The priority an event's keys are queued at. */
   const priorityOf = (event: InformerEvent<unknown>): number =>
-    lowWhenUnchanged && event.type !== 'deleted' && (event.isInInitialList || (event.type === 'updated' && event.resync)) ? LOW_PRIORITY : DEFAULT_PRIORITY;
+    lowWhenUnchanged && event.type !== 'deleted' && (event.isInInitialList || (event.type === 'updated' && event.resync))
+      ? LOW_PRIORITY
+      : DEFAULT_PRIORITY;
 
   const enqueue = (keys: Iterable<string>, priority: number) => {
     if (stopped) return;
@@ -237,7 +250,9 @@ export function controller<T extends KubeObject>(options: ControllerOptions<T>):
     for (const owned of options.owns ?? []) {
       subscription.add(
         owned.events$.subscribe((event) =>
-          event.type === 'deleted' && event.shardMoved === true ? undefined : enqueue(ownerKeysOf(event, primary.resource), priorityOf(event)),
+          event.type === 'deleted' && event.shardMoved === true
+            ? undefined
+            : enqueue(ownerKeysOf(event, primary.resource), priorityOf(event)),
         ),
       );
     }
@@ -320,7 +335,9 @@ export function controller<T extends KubeObject>(options: ControllerOptions<T>):
   const outcomes$ = new Observable<ReconcileOutcome>((subscriber) => {
     const subscription = new Subscription();
     for (const input of new Set(inputs)) {
-      subscription.add((input as unknown as Informer<KubeObject>).store$.subscribe((store) => caches.set(input as unknown as Informer<KubeObject>, store)));
+      subscription.add(
+        (input as unknown as Informer<KubeObject>).store$.subscribe((store) => caches.set(input as unknown as Informer<KubeObject>, store)),
+      );
     }
     subscription.add(() => caches.clear());
     subscription.add(feeds());
@@ -328,9 +345,11 @@ export function controller<T extends KubeObject>(options: ControllerOptions<T>):
       race(cacheSynced$(...inputs), stop$)
         .pipe(
           switchMap(() =>
-            stopped ? EMPTY : queue.process((key) => reconcileOnce(key), concurrency).pipe(
-              map((event) => (event.type === 'value' ? event.value : undefined)),
-            ),
+            stopped
+              ? EMPTY
+              : queue
+                  .process((key) => reconcileOnce(key), concurrency)
+                  .pipe(map((event) => (event.type === 'value' ? event.value : undefined))),
           ),
         )
         .subscribe({

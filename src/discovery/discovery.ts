@@ -40,7 +40,6 @@ export interface Discovery {
   readonly failures: readonly DiscoveryFailure[];
 }
 
-
 function strings(value: unknown): string[] {
   return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
 }
@@ -83,8 +82,11 @@ export function parseGroupVersions(api: unknown, apis: unknown): GroupVersion[] 
   const groups = isRecord(apis) && Array.isArray(apis.groups) ? apis.groups : [];
   for (const g of groups) {
     if (!isRecord(g) || typeof g.name !== 'string') continue;
-    const versions = (Array.isArray(g.versions) ? g.versions : []).flatMap((v) => (isRecord(v) && typeof v.version === 'string' ? [v.version] : []));
-    const preferred = isRecord(g.preferredVersion) && typeof g.preferredVersion.version === 'string' ? g.preferredVersion.version : versions[0];
+    const versions = (Array.isArray(g.versions) ? g.versions : []).flatMap((v) =>
+      isRecord(v) && typeof v.version === 'string' ? [v.version] : [],
+    );
+    const preferred =
+      isRecord(g.preferredVersion) && typeof g.preferredVersion.version === 'string' ? g.preferredVersion.version : versions[0];
     for (const version of versions) list.push({ group: g.name, version, preferred: version === preferred });
   }
   return list;
@@ -94,7 +96,10 @@ export function parseGroupVersions(api: unknown, apis: unknown): GroupVersion[] 
  * Puts discovery together from the resource lists of every group version
  * (pure: the fixtures and the emulator feed it alike).
  */
-export function assembleDiscovery(lists: readonly { readonly groupVersion: GroupVersion; readonly body: unknown }[], failures: readonly DiscoveryFailure[] = []): Discovery {
+export function assembleDiscovery(
+  lists: readonly { readonly groupVersion: GroupVersion; readonly body: unknown }[],
+  failures: readonly DiscoveryFailure[] = [],
+): Discovery {
   const all = lists.flatMap(({ groupVersion: gv, body }) => parseResourceList(gv.group, gv.version, body, gv.preferred));
   const chosen = new Map<string, DiscoveredResource>();
   // Preferred versions first, then the others in the server's order: the first one seen wins.
@@ -158,7 +163,10 @@ function groupVersionName(gv: Pick<GroupVersion, 'group' | 'version'>): string {
  * error (aggregated APIs are often down); `/api` or `/apis` failing is an error.
  */
 export function discover(kc: KubeConfig, options: DiscoveryOptions = {}): Observable<Discovery> {
-  return forkJoin([getDocument(kc, '/api', options, 'APIVersions', 'versions'), getDocument(kc, '/apis', options, 'APIGroupList', 'groups')]).pipe(
+  return forkJoin([
+    getDocument(kc, '/api', options, 'APIVersions', 'versions'),
+    getDocument(kc, '/apis', options, 'APIGroupList', 'groups'),
+  ]).pipe(
     map(([api, apis]) => parseGroupVersions(api, apis)),
     switchMap((groupVersions) =>
       groupVersions.length === 0
@@ -180,7 +188,14 @@ export function discover(kc: KubeConfig, options: DiscoveryOptions = {}): Observ
                 ),
               );
             }),
-          ).pipe(map((parts) => assembleDiscovery(parts, parts.flatMap((p) => (p.failure ? [p.failure] : []))))),
+          ).pipe(
+            map((parts) =>
+              assembleDiscovery(
+                parts,
+                parts.flatMap((p) => (p.failure ? [p.failure] : [])),
+              ),
+            ),
+          ),
     ),
   );
 }
@@ -230,7 +245,12 @@ export class AmbiguousResourceError extends ResourceNameError {
   override readonly name = 'AmbiguousResourceError';
   constructor(resourceName: string, candidates: readonly DiscoveredResource[]) {
     const names = candidates.map((c) => `${c.plural}.${c.version}.${c.group}`).join(', ');
-    super('Ambiguous', resourceName, `"${resourceName}" is ambiguous: it could be ${names}; name the group (e.g. ${candidates[0]?.plural}.${candidates[0]?.group})`, candidates);
+    super(
+      'Ambiguous',
+      resourceName,
+      `"${resourceName}" is ambiguous: it could be ${names}; name the group (e.g. ${candidates[0]?.plural}.${candidates[0]?.group})`,
+      candidates,
+    );
   }
 }
 
@@ -290,13 +310,18 @@ export function resolveResource(discovery: Pick<Discovery, 'all'>, name: string)
   // Within a group: its preferred version if that serves the name, else its best version.
   const byGroup = new Map<string, Match[]>();
   for (const m of named) byGroup.set(m.r.group, [...(byGroup.get(m.r.group) ?? []), m]);
-  let pool = [...byGroup.values()].map((ms) => ms.find((m) => m.r.preferred !== false) ?? [...ms].sort((a, b) => compareVersions(a.r.version, b.r.version))[0]!);
+  let pool = [...byGroup.values()].map(
+    (ms) => ms.find((m) => m.r.preferred !== false) ?? [...ms].sort((a, b) => compareVersions(a.r.version, b.r.version))[0]!,
+  );
   for (const score of RULES) {
     const best = Math.min(...pool.map(score));
     pool = pool.filter((m) => score(m) === best);
     if (pool.length === 1) return pool[0]!.r;
   }
-  return new AmbiguousResourceError(name, pool.map((m) => m.r));
+  return new AmbiguousResourceError(
+    name,
+    pool.map((m) => m.r),
+  );
 }
 
 interface Match {

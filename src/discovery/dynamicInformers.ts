@@ -40,7 +40,13 @@ import type { Informer, InformerOptions } from '../5-informer/informer.ts';
 
 /** CustomResourceDefinitions, watched metadata-only: a CRD's name is `<plural>.<group>`, which is all discovery needs to hear. */
 const CustomResourceDefinitions = metadataOnly(
-  customResource({ group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', kind: 'CustomResourceDefinition', namespaced: false }),
+  customResource({
+    group: 'apiextensions.k8s.io',
+    version: 'v1',
+    plural: 'customresourcedefinitions',
+    kind: 'CustomResourceDefinition',
+    namespaced: false,
+  }),
 );
 
 /** Why a dynamic informer ended. */
@@ -58,7 +64,13 @@ export type EndReason =
  */
 export type DynamicEvent<T> =
   | { readonly type: 'started'; readonly resource: DiscoveredResource; readonly informer: Informer<T> }
-  | { readonly type: 'ended'; readonly resource: DiscoveredResource; readonly informer: Informer<T>; readonly reason: EndReason; readonly message: string }
+  | {
+      readonly type: 'ended';
+      readonly resource: DiscoveredResource;
+      readonly informer: Informer<T>;
+      readonly reason: EndReason;
+      readonly message: string;
+    }
   | { readonly type: 'unresolved'; readonly name: string; readonly error: ResourceNameError };
 
 /** Which resources a dynamic watch follows. */
@@ -71,7 +83,10 @@ export type Selection =
   | ((resource: DiscoveredResource) => boolean);
 
 /** Options of the informers a dynamic watch starts. */
-export type DynamicWatchOptions = Pick<InformerOptions<KubeObject>, 'namespace' | 'namespaces' | 'labelSelector' | 'fieldSelector' | 'resyncPeriod'> & {
+export type DynamicWatchOptions = Pick<
+  InformerOptions<KubeObject>,
+  'namespace' | 'namespaces' | 'labelSelector' | 'fieldSelector' | 'resyncPeriod'
+> & {
   /** Cache PartialObjectMetadata instead of whole objects. */
   readonly metadataOnly?: boolean;
 };
@@ -110,7 +125,10 @@ export interface DynamicInformerFactory {
    * ).subscribe(({ resource, event }) => console.log(resourceName(resource), event.type, keyOf(event.object)));
    * ```
    */
-  watch(selection: Selection, options: DynamicWatchOptions & { readonly metadataOnly: true }): Observable<DynamicEvent<PartialObjectMetadata>>;
+  watch(
+    selection: Selection,
+    options: DynamicWatchOptions & { readonly metadataOnly: true },
+  ): Observable<DynamicEvent<PartialObjectMetadata>>;
   watch(selection: Selection, options?: DynamicWatchOptions): Observable<DynamicEvent<KubeObject>>;
 }
 
@@ -120,7 +138,9 @@ function signature(d: Discovery): string {
 }
 
 function asInformerError(error: unknown): InformerError {
-  return error instanceof InformerError ? error : new InformerError('Unknown', error instanceof Error ? error.message : String(error), { cause: error });
+  return error instanceof InformerError
+    ? error
+    : new InformerError('Unknown', error instanceof Error ? error.message : String(error), { cause: error });
 }
 
 /**
@@ -246,7 +266,9 @@ export function dynamicInformerFactory(kc: KubeConfig, options: DynamicInformerF
       };
       const start = (key: string, d: DiscoveredResource) => {
         const base = toResource(d);
-        const inner = metadata ? (factory.informer(metadataOnly(base), informerOptions) as unknown as Informer<KubeObject>) : factory.informer(base, informerOptions);
+        const inner = metadata
+          ? (factory.informer(metadataOnly(base), informerOptions) as unknown as Informer<KubeObject>)
+          : factory.informer(base, informerOptions);
         hold(inner);
         const ended = new ReplaySubject<void>(1);
         // Runs the informer while the watch lasts; a 404 means the resource may be gone: ask discovery now.
@@ -263,7 +285,16 @@ export function dynamicInformerFactory(kc: KubeConfig, options: DynamicInformerF
         if (Array.isArray(selection)) {
           for (const name of selection as readonly string[]) {
             const found = resolveResource(d, name);
-            const error = found instanceof ResourceNameError ? found : isWatchable(found) ? undefined : new ResourceNameError('Unknown', name, `${resourceName(found)} cannot be listed and watched (verbs: ${found.verbs.join(', ')})`);
+            const error =
+              found instanceof ResourceNameError
+                ? found
+                : isWatchable(found)
+                  ? undefined
+                  : new ResourceNameError(
+                      'Unknown',
+                      name,
+                      `${resourceName(found)} cannot be listed and watched (verbs: ${found.verbs.join(', ')})`,
+                    );
             if (error) {
               if (unresolved.get(name) !== error.message) subscriber.next({ type: 'unresolved', name, error });
               unresolved.set(name, error.message);

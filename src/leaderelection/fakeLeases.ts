@@ -79,7 +79,8 @@ export class FakeLeaseServer {
         if (stored) return conflict(`leases.coordination.k8s.io "${request.name}" already exists`);
         return this.store(client, request.name, request.record, request.labels);
       case 'update':
-        if (!stored) return new LeaseError('NotFound', request.operation, request.name, `leases.coordination.k8s.io "${request.name}" not found`, 404);
+        if (!stored)
+          return new LeaseError('NotFound', request.operation, request.name, `leases.coordination.k8s.io "${request.name}" not found`, 404);
         if (stored.resourceVersion !== request.resourceVersion)
           return conflict(
             `Operation cannot be fulfilled on leases.coordination.k8s.io "${request.name}": the object has been modified; please apply your changes to the latest version and try again`,
@@ -88,7 +89,12 @@ export class FakeLeaseServer {
     }
   }
 
-  private store(client: string, name: string, record: LeaderElectionRecord, labels: Readonly<Record<string, string>> | undefined): LeaseSnapshot {
+  private store(
+    client: string,
+    name: string,
+    record: LeaderElectionRecord,
+    labels: Readonly<Record<string, string>> | undefined,
+  ): LeaseSnapshot {
     const resourceVersion = String(++this.revision);
     this.leases.set(name, { resourceVersion, record, labels: labels ?? {} });
     this.writes.push({ at: this.scheduler.now(), client, lease: name, resourceVersion, record });
@@ -150,10 +156,19 @@ export class FakeLeaseServer {
       lease: (name, labels): LeaseClient => ({
         name,
         get: () => roundTrip('get', name, () => this.apply(client, { type: 'get', operation: 'get', name })),
-        create: (record) => roundTrip('create', name, () => this.apply(client, { type: 'create', operation: 'create', name, record, labels }) as LeaseSnapshot | LeaseError),
+        create: (record) =>
+          roundTrip(
+            'create',
+            name,
+            () => this.apply(client, { type: 'create', operation: 'create', name, record, labels }) as LeaseSnapshot | LeaseError,
+          ),
         update: (resourceVersion, record) => {
           const operation: LeaseOperation = record.holderIdentity === '' ? 'release' : 'update';
-          return roundTrip(operation, name, () => this.apply(client, { type: 'update', operation, name, resourceVersion, record, labels }) as LeaseSnapshot | LeaseError);
+          return roundTrip(
+            operation,
+            name,
+            () => this.apply(client, { type: 'update', operation, name, resourceVersion, record, labels }) as LeaseSnapshot | LeaseError,
+          );
         },
       }),
       list: (labels) => roundTrip('list', '*', () => this.listed(labels)),
@@ -163,7 +178,13 @@ export class FakeLeaseServer {
 
 type Apply =
   | { readonly type: 'get'; readonly operation: LeaseOperation; readonly name: string }
-  | { readonly type: 'create'; readonly operation: LeaseOperation; readonly name: string; readonly record: LeaderElectionRecord; readonly labels: Readonly<Record<string, string>> | undefined }
+  | {
+      readonly type: 'create';
+      readonly operation: LeaseOperation;
+      readonly name: string;
+      readonly record: LeaderElectionRecord;
+      readonly labels: Readonly<Record<string, string>> | undefined;
+    }
   | {
       readonly type: 'update';
       readonly operation: LeaseOperation;

@@ -105,7 +105,9 @@ function request(
       const sent = send(url, { ...options, signal: abort.signal }, onResponse);
       sent.on('error', onError);
       sent.end(payload);
-    })().catch((error: unknown) => fail('Config', `cannot apply the KubeConfig: ${error instanceof Error ? error.message : String(error)}`));
+    })().catch((error: unknown) =>
+      fail('Config', `cannot apply the KubeConfig: ${error instanceof Error ? error.message : String(error)}`),
+    );
     return () => {
       clearTimeout(timer);
       abort.abort();
@@ -119,7 +121,11 @@ function snapshotOf(name: string, body: unknown): LeaseSnapshot {
   const lease = objectOf(body);
   const metadata = objectOf(lease['metadata']);
   const rv = metadata['resourceVersion'];
-  return { name: typeof metadata['name'] === 'string' ? metadata['name'] : name, resourceVersion: typeof rv === 'string' ? rv : '', record: recordOf(lease['spec']) };
+  return {
+    name: typeof metadata['name'] === 'string' ? metadata['name'] : name,
+    resourceVersion: typeof rv === 'string' ? rv : '',
+    record: recordOf(lease['spec']),
+  };
 }
 
 function failure(answer: Answer, operation: LeaseOperation, lease: string): LeaseError {
@@ -141,7 +147,12 @@ export function httpLeaseClients(kc: KubeConfig, options: HttpLeaseOptions = {})
     protocol: options.protocol ?? 'auto',
   };
   const base = `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases`;
-  const leaseObject = (name: string, labels: Readonly<Record<string, string>> | undefined, record: LeaderElectionRecord, resourceVersion?: string) => ({
+  const leaseObject = (
+    name: string,
+    labels: Readonly<Record<string, string>> | undefined,
+    record: LeaderElectionRecord,
+    resourceVersion?: string,
+  ) => ({
     apiVersion: 'coordination.k8s.io/v1',
     kind: 'Lease',
     metadata: { name, namespace, ...(labels ? { labels } : {}), ...(resourceVersion === undefined ? {} : { resourceVersion }) },
@@ -182,7 +193,14 @@ export function httpLeaseClients(kc: KubeConfig, options: HttpLeaseOptions = {})
       const selector = Object.entries(labels)
         .map(([k, v]) => `${k}=${v}`)
         .join(',');
-      return request(kc, 'GET', `${base}?labelSelector=${encodeURIComponent(selector)}`, undefined, { operation: 'list', lease: '*' }, settings).pipe(
+      return request(
+        kc,
+        'GET',
+        `${base}?labelSelector=${encodeURIComponent(selector)}`,
+        undefined,
+        { operation: 'list', lease: '*' },
+        settings,
+      ).pipe(
         map((answer) => {
           if (answer.status !== 200) throw failure(answer, 'list', '*');
           const items = objectOf(answer.body)['items'];

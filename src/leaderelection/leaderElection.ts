@@ -203,7 +203,12 @@ function campaign(client: LeaseClient, candidate: Candidate, options: LeaderElec
         holderIdentity: state.observed ? state.observed.record.holderIdentity : undefined,
         leaseTransitions: state.observed ? state.observed.record.leaseTransitions : 0,
       };
-      if (!reported || reported.leader !== status.leader || reported.holderIdentity !== status.holderIdentity || reported.leaseTransitions !== status.leaseTransitions) {
+      if (
+        !reported ||
+        reported.leader !== status.leader ||
+        reported.holderIdentity !== status.holderIdentity ||
+        reported.leaseTransitions !== status.leaseTransitions
+      ) {
         reported = status;
         subscriber.next({ type: 'status', status });
       }

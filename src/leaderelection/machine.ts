@@ -36,7 +36,8 @@ export const JITTER_FACTOR = 1.2;
 export function timingProblem(t: ElectionTiming): string | undefined {
   if (!(t.leaseDurationMs > 0)) return 'leaseDurationMs must be greater than zero';
   if (!(t.leaseDurationMs > t.renewDeadlineMs)) return 'leaseDurationMs must be greater than renewDeadlineMs';
-  if (!(t.renewDeadlineMs > JITTER_FACTOR * t.retryPeriodMs)) return `renewDeadlineMs must be greater than retryPeriodMs × ${JITTER_FACTOR}`;
+  if (!(t.renewDeadlineMs > JITTER_FACTOR * t.retryPeriodMs))
+    return `renewDeadlineMs must be greater than retryPeriodMs × ${JITTER_FACTOR}`;
   return undefined;
 }
 
@@ -49,7 +50,11 @@ export interface ElectionState {
   readonly leaderUntil: number;
 }
 
-export const initialElection: ElectionState = { observed: undefined, observedAt: Number.NEGATIVE_INFINITY, leaderUntil: Number.NEGATIVE_INFINITY };
+export const initialElection: ElectionState = {
+  observed: undefined,
+  observedAt: Number.NEGATIVE_INFINITY,
+  leaderUntil: Number.NEGATIVE_INFINITY,
+};
 
 /** What to send next. */
 export type LeaseRequest =
@@ -91,7 +96,12 @@ function holding(candidate: Candidate, previous: LeaderElectionRecord | undefine
 export function begin(state: ElectionState, now: number, candidate: Candidate, want: boolean): LeaseRequest {
   const observed = state.observed;
   if (want && observed && leading(state, now) && observed.record.holderIdentity === candidate.identity) {
-    return { type: 'update', purpose: 'renew', resourceVersion: observed.resourceVersion, record: holding(candidate, observed.record, now) };
+    return {
+      type: 'update',
+      purpose: 'renew',
+      resourceVersion: observed.resourceVersion,
+      record: holding(candidate, observed.record, now),
+    };
   }
   return { type: 'get' };
 }
@@ -123,11 +133,20 @@ export function afterRead(
   if (read === null) return { state: next, next: { type: 'create', record: holding(candidate, undefined, now) } };
   if (expiresAt(next, candidate.identity) > now) return { state: next, next: undefined };
   const purpose = read.record.holderIdentity === candidate.identity ? 'renew' : 'acquire';
-  return { state: next, next: { type: 'update', purpose, resourceVersion: read.resourceVersion, record: holding(candidate, read.record, now) } };
+  return {
+    state: next,
+    next: { type: 'update', purpose, resourceVersion: read.resourceVersion, record: holding(candidate, read.record, now) },
+  };
 }
 
 /** After a successful write that started at `startedAt`, answered at `now`. */
-export function afterWrite(state: ElectionState, written: LeaseSnapshot, startedAt: number, now: number, candidate: Candidate): ElectionState {
+export function afterWrite(
+  state: ElectionState,
+  written: LeaseSnapshot,
+  startedAt: number,
+  now: number,
+  candidate: Candidate,
+): ElectionState {
   const mine = written.record.holderIdentity === candidate.identity;
   return {
     observed: written,
@@ -153,7 +172,13 @@ export function release(state: ElectionState, now: number, identity: string): Le
     type: 'update',
     purpose: 'release',
     resourceVersion: observed.resourceVersion,
-    record: { holderIdentity: '', leaseDurationSeconds: 1, acquireTime: time, renewTime: time, leaseTransitions: observed.record.leaseTransitions },
+    record: {
+      holderIdentity: '',
+      leaseDurationSeconds: 1,
+      acquireTime: time,
+      renewTime: time,
+      leaseTransitions: observed.record.leaseTransitions,
+    },
   };
 }
 

@@ -20,7 +20,12 @@ export function shardFamilies(groups: readonly ShardStatus[]): MetricFamily[] {
       name: 'rx_informer_shard_owned',
       help: 'Whether this replica holds the shard (1) or not (0).',
       type: 'gauge',
-      samples: groups.flatMap((g) => Array.from({ length: g.shards }, (_, shard) => ({ labels: { name: g.name, shard: String(shard) }, value: g.held.has(shard) ? 1 : 0 }))),
+      samples: groups.flatMap((g) =>
+        Array.from({ length: g.shards }, (_, shard) => ({
+          labels: { name: g.name, shard: String(shard) },
+          value: g.held.has(shard) ? 1 : 0,
+        })),
+      ),
     },
     {
       name: 'rx_informer_shard_members',

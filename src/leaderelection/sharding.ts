@@ -107,7 +107,8 @@ const LABEL = 'rx-informer.io/sharding';
  * ```
  */
 export function sharding(clients: LeaseClients, options: ShardingOptions): Sharding {
-  if (!Number.isInteger(options.shards) || options.shards < 1) throw new TypeError(`sharding: shards must be a positive integer, got ${options.shards}`);
+  if (!Number.isInteger(options.shards) || options.shards < 1)
+    throw new TypeError(`sharding: shards must be a positive integer, got ${options.shards}`);
   const scheduler = options.scheduler ?? asyncScheduler;
   const timing: ElectionTiming = {
     leaseDurationMs: options.leaseDurationMs ?? DEFAULT_TIMING.leaseDurationMs,
@@ -117,7 +118,13 @@ export function sharding(clients: LeaseClients, options: ShardingOptions): Shard
   const { name, identity } = options;
   const count = options.shards;
   const labels = { [LABEL]: name };
-  const common = { identity, ...timing, scheduler, ...(options.random ? { random: options.random } : {}), ...(options.requestTimeoutMs ? { requestTimeoutMs: options.requestTimeoutMs } : {}) };
+  const common = {
+    identity,
+    ...timing,
+    scheduler,
+    ...(options.random ? { random: options.random } : {}),
+    ...(options.requestTimeoutMs ? { requestTimeoutMs: options.requestTimeoutMs } : {}),
+  };
   const requestTimeoutMs = options.requestTimeoutMs ?? timing.renewDeadlineMs / 2;
 
   // Mutable per-run state lives inside the Observable; these are for gate()/owns() while running.
@@ -131,7 +138,9 @@ export function sharding(clients: LeaseClients, options: ShardingOptions): Shard
   const run$ = new Observable<Event>((subscriber) => {
     const subscription = new Subscription();
     const wants = Array.from({ length: count }, () => new BehaviorSubject(false));
-    const elections: LeaderElection[] = wants.map((want$, shard) => leaderElection(clients.lease(`${name}-shard-${shard}`, labels), { ...common, want$ }));
+    const elections: LeaderElection[] = wants.map((want$, shard) =>
+      leaderElection(clients.lease(`${name}-shard-${shard}`, labels), { ...common, want$ }),
+    );
     const leading = new Array<boolean>(count).fill(false);
     const seen = new Map<string, { record: LeaderElectionRecord; at: number }>();
     let members: string[] = [identity];
@@ -180,7 +189,10 @@ export function sharding(clients: LeaseClients, options: ShardingOptions): Shard
       update();
       recheck?.unsubscribe();
       // Drop a member the moment its Lease lapses for us, not at the next listing.
-      recheck = Number.isFinite(next) && next - now < timing.retryPeriodMs ? timer(Math.max(next - now, MIN_WAKE_MS), scheduler).subscribe(recount) : undefined;
+      recheck =
+        Number.isFinite(next) && next - now < timing.retryPeriodMs
+          ? timer(Math.max(next - now, MIN_WAKE_MS), scheduler).subscribe(recount)
+          : undefined;
     };
     const list = () =>
       clients
@@ -197,7 +209,10 @@ export function sharding(clients: LeaseClients, options: ShardingOptions): Shard
             recount();
           },
           error: (error: unknown) => {
-            subscriber.next({ type: 'error', error: error instanceof LeaseError ? error : new LeaseError('Timeout', 'list', `${name}-member-*`, String(error)) });
+            subscriber.next({
+              type: 'error',
+              error: error instanceof LeaseError ? error : new LeaseError('Timeout', 'list', `${name}-member-*`, String(error)),
+            });
           },
         });
     subscription.add(timer(0, timing.retryPeriodMs, scheduler).subscribe(() => subscription.add(list())));

@@ -34,7 +34,10 @@ export interface InformerMetrics {
  * object version is measured once, so the cost follows the objects that
  * change); a subscriber that joins a running informer measures its cache once.
  */
-export function informerMetrics$(informer: Pick<Informer<KubeObject>, 'state$' | 'resource'>, scheduler: SchedulerLike = asyncScheduler): Observable<InformerMetrics> {
+export function informerMetrics$(
+  informer: Pick<Informer<KubeObject>, 'state$' | 'resource'>,
+  scheduler: SchedulerLike = asyncScheduler,
+): Observable<InformerMetrics> {
   return new Observable<InformerMetrics>((subscriber) => {
     const started = scheduler.now();
     const events = { added: 0, updated: 0, deleted: 0 };

@@ -29,13 +29,48 @@ export function workqueueFamilies(queues: readonly WorkQueueMetrics[]): MetricFa
       { labels: { name: m.name }, value: pick(m).count, suffix: '_count' },
     ]);
   return [
-    family('workqueue_depth', 'Current depth of the work queue.', 'gauge', by((m) => m.depth)),
-    family('workqueue_adds_total', 'Total number of adds handled by the work queue.', 'counter', by((m) => m.addsTotal)),
-    family('workqueue_queue_duration_seconds', 'How long an item stays in the work queue before being requested.', 'summary', summary((m) => m.queueDurationSeconds)),
-    family('workqueue_work_duration_seconds', 'How long processing an item from the work queue takes.', 'summary', summary((m) => m.workDurationSeconds)),
-    family('workqueue_unfinished_work_seconds', 'Seconds of work in progress not yet observed by work_duration.', 'gauge', by((m) => m.unfinishedWorkSeconds)),
-    family('workqueue_longest_running_processor_seconds', 'Seconds the longest running processor has been running.', 'gauge', by((m) => m.longestRunningProcessorSeconds)),
-    family('workqueue_retries_total', 'Total number of retries handled by the work queue.', 'counter', by((m) => m.retriesTotal)),
+    family(
+      'workqueue_depth',
+      'Current depth of the work queue.',
+      'gauge',
+      by((m) => m.depth),
+    ),
+    family(
+      'workqueue_adds_total',
+      'Total number of adds handled by the work queue.',
+      'counter',
+      by((m) => m.addsTotal),
+    ),
+    family(
+      'workqueue_queue_duration_seconds',
+      'How long an item stays in the work queue before being requested.',
+      'summary',
+      summary((m) => m.queueDurationSeconds),
+    ),
+    family(
+      'workqueue_work_duration_seconds',
+      'How long processing an item from the work queue takes.',
+      'summary',
+      summary((m) => m.workDurationSeconds),
+    ),
+    family(
+      'workqueue_unfinished_work_seconds',
+      'Seconds of work in progress not yet observed by work_duration.',
+      'gauge',
+      by((m) => m.unfinishedWorkSeconds),
+    ),
+    family(
+      'workqueue_longest_running_processor_seconds',
+      'Seconds the longest running processor has been running.',
+      'gauge',
+      by((m) => m.longestRunningProcessorSeconds),
+    ),
+    family(
+      'workqueue_retries_total',
+      'Total number of retries handled by the work queue.',
+      'counter',
+      by((m) => m.retriesTotal),
+    ),
   ];
 }
 
@@ -49,7 +84,12 @@ export function controllerFamilies(controllers: readonly ControllerMetrics[]): M
       'counter',
       controllers.flatMap((c) => results.map((result) => ({ labels: { controller: c.name, result }, value: c.reconcileTotal[result] }))),
     ),
-    family('controller_runtime_reconcile_errors_total', 'Total number of reconciliation errors per controller.', 'counter', controllers.map((c) => ({ labels: { controller: c.name }, value: c.reconcileErrorsTotal }))),
+    family(
+      'controller_runtime_reconcile_errors_total',
+      'Total number of reconciliation errors per controller.',
+      'counter',
+      controllers.map((c) => ({ labels: { controller: c.name }, value: c.reconcileErrorsTotal })),
+    ),
     family(
       'controller_runtime_terminal_reconcile_errors_total',
       'Total number of terminal reconciliation errors per controller.',
@@ -65,8 +105,18 @@ export function controllerFamilies(controllers: readonly ControllerMetrics[]): M
         { labels: { controller: c.name }, value: c.reconcileTimeSeconds.count, suffix: '_count' },
       ]),
     ),
-    family('controller_runtime_active_workers', 'Number of currently used workers per controller.', 'gauge', controllers.map((c) => ({ labels: { controller: c.name }, value: c.activeWorkers }))),
-    family('controller_runtime_max_concurrent_reconciles', 'Maximum number of concurrent reconciles per controller.', 'gauge', controllers.map((c) => ({ labels: { controller: c.name }, value: c.maxConcurrentReconciles }))),
+    family(
+      'controller_runtime_active_workers',
+      'Number of currently used workers per controller.',
+      'gauge',
+      controllers.map((c) => ({ labels: { controller: c.name }, value: c.activeWorkers })),
+    ),
+    family(
+      'controller_runtime_max_concurrent_reconciles',
+      'Maximum number of concurrent reconciles per controller.',
+      'gauge',
+      controllers.map((c) => ({ labels: { controller: c.name }, value: c.maxConcurrentReconciles })),
+    ),
   ];
 }
 
@@ -79,25 +129,66 @@ export function controllerFamilies(controllers: readonly ControllerMetrics[]): M
 export function informerFamilies(informers: readonly InformerMetrics[]): MetricFamily[] {
   const by = (pick: (m: InformerMetrics) => number) => informers.map((m) => ({ labels: { name: m.name }, value: pick(m) }));
   return [
-    family('reflector_lists_total', 'Total number of lists (initial and relists) done by the reflector.', 'counter', by((m) => m.listsTotal)),
-    family('reflector_watches_total', 'Total number of watches opened by the reflector.', 'counter', by((m) => m.watchesTotal)),
-    family('reflector_short_watches_total', 'Total number of very short watches.', 'counter', by((m) => m.shortWatchesTotal)),
-    family('reflector_last_resource_version', 'Last resource version seen by the reflector.', 'gauge', by((m) => Number(m.lastResourceVersion) || 0)),
+    family(
+      'reflector_lists_total',
+      'Total number of lists (initial and relists) done by the reflector.',
+      'counter',
+      by((m) => m.listsTotal),
+    ),
+    family(
+      'reflector_watches_total',
+      'Total number of watches opened by the reflector.',
+      'counter',
+      by((m) => m.watchesTotal),
+    ),
+    family(
+      'reflector_short_watches_total',
+      'Total number of very short watches.',
+      'counter',
+      by((m) => m.shortWatchesTotal),
+    ),
+    family(
+      'reflector_last_resource_version',
+      'Last resource version seen by the reflector.',
+      'gauge',
+      by((m) => Number(m.lastResourceVersion) || 0),
+    ),
     family(
       'informer_events_total',
       'Events delivered by the informer, by type.',
       'counter',
-      informers.flatMap((m) => (['added', 'updated', 'deleted'] as const).map((type) => ({ labels: { name: m.name, type }, value: m.eventsTotal[type] }))),
+      informers.flatMap((m) =>
+        (['added', 'updated', 'deleted'] as const).map((type) => ({ labels: { name: m.name, type }, value: m.eventsTotal[type] })),
+      ),
     ),
     family(
       'informer_errors_total',
       'Faults met by the informer, by reason.',
       'counter',
-      informers.flatMap((m) => Object.entries(m.errorsTotal).map(([reason, value]) => ({ labels: { name: m.name, reason }, value: value ?? 0 }))),
+      informers.flatMap((m) =>
+        Object.entries(m.errorsTotal).map(([reason, value]) => ({ labels: { name: m.name, reason }, value: value ?? 0 })),
+      ),
     ),
-    family('informer_store_objects', 'Objects in the informer cache.', 'gauge', by((m) => m.storeObjects)),
-    family('informer_store_bytes', 'Approximate bytes of JSON the cached objects make.', 'gauge', by((m) => m.storeBytes)),
-    family('informer_sync_duration_seconds', 'Time from start to the initial list delivered (absent until synced).', 'gauge', informers.filter((m) => m.syncDurationSeconds !== undefined).map((m) => ({ labels: { name: m.name }, value: m.syncDurationSeconds! }))),
+    family(
+      'informer_store_objects',
+      'Objects in the informer cache.',
+      'gauge',
+      by((m) => m.storeObjects),
+    ),
+    family(
+      'informer_store_bytes',
+      'Approximate bytes of JSON the cached objects make.',
+      'gauge',
+      by((m) => m.storeBytes),
+    ),
+    family(
+      'informer_sync_duration_seconds',
+      'Time from start to the initial list delivered (absent until synced).',
+      'gauge',
+      informers
+        .filter((m) => m.syncDurationSeconds !== undefined)
+        .map((m) => ({ labels: { name: m.name }, value: m.syncDurationSeconds! })),
+    ),
   ];
 }
 
@@ -110,12 +201,42 @@ export function healthFamilies(healths: readonly InformerHealth[], now: number):
       return at === undefined ? [] : [{ labels: { name: h.name }, value: Math.max(0, now - at) / 1000 }];
     });
   return [
-    family('informer_watching', '1 while a watch is open (no failure since it was opened), else 0.', 'gauge', by((h) => (h.watching ? 1 : 0))),
-    family('informer_watching_changed_seconds', 'Seconds since informer_watching last changed.', 'gauge', since((h) => h.since)),
-    family('informer_synced', '1 once the initial list has been delivered, else 0.', 'gauge', by((h) => (h.synced ? 1 : 0))),
-    family('informer_consecutive_failures', 'List and watch failures since the last list, event or bookmark.', 'gauge', by((h) => h.consecutiveFailures)),
-    family('informer_last_event_seconds', 'Seconds since the last list or watch event (absent before the first).', 'gauge', since((h) => h.lastEventAt)),
-    family('informer_last_bookmark_seconds', 'Seconds since the last bookmark (absent before the first).', 'gauge', since((h) => h.lastBookmarkAt)),
+    family(
+      'informer_watching',
+      '1 while a watch is open (no failure since it was opened), else 0.',
+      'gauge',
+      by((h) => (h.watching ? 1 : 0)),
+    ),
+    family(
+      'informer_watching_changed_seconds',
+      'Seconds since informer_watching last changed.',
+      'gauge',
+      since((h) => h.since),
+    ),
+    family(
+      'informer_synced',
+      '1 once the initial list has been delivered, else 0.',
+      'gauge',
+      by((h) => (h.synced ? 1 : 0)),
+    ),
+    family(
+      'informer_consecutive_failures',
+      'List and watch failures since the last list, event or bookmark.',
+      'gauge',
+      by((h) => h.consecutiveFailures),
+    ),
+    family(
+      'informer_last_event_seconds',
+      'Seconds since the last list or watch event (absent before the first).',
+      'gauge',
+      since((h) => h.lastEventAt),
+    ),
+    family(
+      'informer_last_bookmark_seconds',
+      'Seconds since the last bookmark (absent before the first).',
+      'gauge',
+      since((h) => h.lastBookmarkAt),
+    ),
     family(
       'informer_silent_seconds',
       'Seconds since the server last sent anything (list, event or bookmark).',

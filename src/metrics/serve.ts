@@ -139,7 +139,8 @@ export function serve(informers: Served, options: ServeOptions = {}): Observable
     server.on('error', (error) => subscriber.error(error));
     server.listen(options.port ?? 0, options.host, () => {
       const address = server.address();
-      if (address === null || typeof address === 'string') return subscriber.error(new Error(`unexpected listening address ${String(address)}`));
+      if (address === null || typeof address === 'string')
+        return subscriber.error(new Error(`unexpected listening address ${String(address)}`));
       const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
       subscriber.next({ host: address.address, port: address.port, url: `http://${host}:${address.port}` });
     });

@@ -116,11 +116,20 @@ export function startChurn(api: ApiServer, options: ChurnOptions = {}): { stop()
     } else if (kind === 'deployment') {
       api.create(DEPLOYMENTS, {
         metadata: { name, namespace, labels: { app: name } },
-        spec: { replicas: 1, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'main', image: 'nginx' }] } } },
+        spec: {
+          replicas: 1,
+          selector: { matchLabels: { app: name } },
+          template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'main', image: 'nginx' }] } },
+        },
       });
       live.push({ gvr: DEPLOYMENTS, namespace, name });
     } else {
-      api.create(APPLES, { apiVersion: 'stable.example.com/v1', kind: 'MyApple', metadata: { name, namespace }, spec: { color: pick(['red', 'green']), size: 'small', quantity: 1 } });
+      api.create(APPLES, {
+        apiVersion: 'stable.example.com/v1',
+        kind: 'MyApple',
+        metadata: { name, namespace },
+        spec: { color: pick(['red', 'green']), size: 'small', quantity: 1 },
+      });
       live.push({ gvr: APPLES, namespace, name });
     }
   };
@@ -128,11 +137,16 @@ export function startChurn(api: ApiServer, options: ChurnOptions = {}): { stop()
   const update = () => {
     const target = pick(live);
     if (target.gvr === PODS) {
-      api.patch(target.gvr, target.namespace, target.name, { status: { phase: pick(['Pending', 'Running', 'Running', 'Succeeded']) }, metadata: { labels: { rev: String(++serial) } } });
+      api.patch(target.gvr, target.namespace, target.name, {
+        status: { phase: pick(['Pending', 'Running', 'Running', 'Succeeded']) },
+        metadata: { labels: { rev: String(++serial) } },
+      });
     } else if (target.gvr === DEPLOYMENTS) {
       api.patch(target.gvr, target.namespace, target.name, { spec: { replicas: 1 + Math.floor(random() * 5) } });
     } else {
-      api.patch(target.gvr, target.namespace, target.name, { spec: { quantity: 1 + Math.floor(random() * 20), size: pick(['small', 'medium', 'large']) } });
+      api.patch(target.gvr, target.namespace, target.name, {
+        spec: { quantity: 1 + Math.floor(random() * 20), size: pick(['small', 'medium', 'large']) },
+      });
     }
   };
 

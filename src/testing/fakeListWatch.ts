@@ -217,9 +217,12 @@ export function watchStatus(code = 410, reason = code === 410 ? 'Expired' : 'Int
   return watchEvent('ERROR', { kind: 'Status', apiVersion: 'v1', status: 'Failure', code, reason, message });
 }
 
-
 /** The error a transport fails a request with on an HTTP status (use as the error of a `#` in a marble). */
-export function httpFailure(status: number, phase: ErrorPhase = 'watch', details: { readonly retryAfterSeconds?: number; readonly reason?: ErrorReason } = {}): InformerError {
+export function httpFailure(
+  status: number,
+  phase: ErrorPhase = 'watch',
+  details: { readonly retryAfterSeconds?: number; readonly reason?: ErrorReason } = {},
+): InformerError {
   const reason = details.reason ?? reasonForStatus(status);
   return new InformerError(reason, `HTTP ${status}`, { status, phase, retryAfterSeconds: details.retryAfterSeconds });
 }

@@ -68,7 +68,15 @@ const META_FIELDS = new Set(['namespace', 'resourceVersion', 'uid', 'generation'
  */
 export function kubeObj<T extends KubeObject = KubeObject>(name: string, parts: ObjectParts = {}): T {
   const ownerReferences: OwnerReference[] | undefined = parts.owner
-    ? [{ apiVersion: parts.owner.apiVersion ?? 'v1', kind: parts.owner.kind, name: parts.owner.name, uid: `uid-${parts.owner.name}`, controller: true }]
+    ? [
+        {
+          apiVersion: parts.owner.apiVersion ?? 'v1',
+          kind: parts.owner.kind,
+          name: parts.owner.name,
+          uid: `uid-${parts.owner.name}`,
+          controller: true,
+        },
+      ]
     : undefined;
   const rest = Object.fromEntries(Object.entries(parts).filter(([field]) => !META_FIELDS.has(field)));
   return {

@@ -29,10 +29,7 @@ const toNanosecondPrecision = (ms: number): number => Math.round(ms * 1e6) / 1e6
 export function bucketRateLimiter<K>(options: BucketRateLimiterOptions = {}): RateLimiter<K> {
   const { qps = 10, burst = 100, scheduler = asyncScheduler } = options;
   if (!(qps > 0) || !Number.isInteger(burst) || burst < 1) {
-    throw new WorkQueueError(
-      'InvalidArgument',
-      `bucket limiter needs qps > 0 and an integer burst >= 1, got ${qps}, ${burst}`,
-    );
+    throw new WorkQueueError('InvalidArgument', `bucket limiter needs qps > 0 and an integer burst >= 1, got ${qps}, ${burst}`);
   }
   let tokens = burst;
   let last: number | undefined;

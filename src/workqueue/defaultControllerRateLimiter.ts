@@ -14,8 +14,5 @@ import type { RateLimiter } from './rateLimiter.ts';
  * ```
  */
 export function defaultControllerRateLimiter<K>(scheduler: SchedulerLike = asyncScheduler): RateLimiter<K> {
-  return maxOfRateLimiter<K>(
-    itemExponentialFailureRateLimiter<K>(5, 1_000_000),
-    bucketRateLimiter<K>({ qps: 10, burst: 100, scheduler }),
-  );
+  return maxOfRateLimiter<K>(itemExponentialFailureRateLimiter<K>(5, 1_000_000), bucketRateLimiter<K>({ qps: 10, burst: 100, scheduler }));
 }

@@ -16,10 +16,7 @@ export interface ItemExponentialFailureRateLimiter<K> extends RateLimiter<K> {
  *
  * @throws WorkQueueError `InvalidArgument` for a negative or NaN delay.
  */
-export function itemExponentialFailureRateLimiter<K>(
-  baseDelayMs = 5,
-  maxDelayMs = 1_000_000,
-): ItemExponentialFailureRateLimiter<K> {
+export function itemExponentialFailureRateLimiter<K>(baseDelayMs = 5, maxDelayMs = 1_000_000): ItemExponentialFailureRateLimiter<K> {
   if (!(baseDelayMs >= 0) || !Number.isFinite(baseDelayMs) || !(maxDelayMs >= 0)) {
     throw new WorkQueueError(
       'InvalidArgument',

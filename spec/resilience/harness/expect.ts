@@ -70,7 +70,10 @@ export function expectedFor(
   // A client that already read the bad line aborted the watch itself and never sees the drop (the server may log
   // the drop first when the abort reaches it late, as on a loaded machine): either error then explains the end.
   if (!closedByServer && fromFault.some((x) => x.reasons.includes('MalformedLine'))) {
-    return [{ reasons: ['MalformedLine', 'NetworkError'], optional: false, why }, { reasons: ['MalformedLine', 'NetworkError'], optional: true, why }];
+    return [
+      { reasons: ['MalformedLine', 'NetworkError'], optional: false, why },
+      { reasons: ['MalformedLine', 'NetworkError'], optional: true, why },
+    ];
   }
   if (!closedByServer) return [...fromFault.map((x) => ({ ...x, optional: true })), ...must('NetworkError')];
   if (streaming) return [...fromFault, { reasons: ['WatchError', 'VeryShortWatch'], optional: true, why }];
@@ -171,6 +174,8 @@ export function matchErrors(expected: readonly Expected[], errors: readonly Info
   });
   return {
     missing: expected.flatMap((x, i) => (!x.optional && errorOf[i] === -1 ? [`${x.reasons.join(' or ')} for ${x.why}`] : [])),
-    unexplained: errors.flatMap((error, e) => (expectationOf[e] === -1 ? [`${error.reason} (${error.phase ?? '?'}): ${error.message.slice(0, 160)}`] : [])),
+    unexplained: errors.flatMap((error, e) =>
+      expectationOf[e] === -1 ? [`${error.reason} (${error.phase ?? '?'}): ${error.message.slice(0, 160)}`] : [],
+    ),
   };
 }

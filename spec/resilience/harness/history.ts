@@ -82,7 +82,8 @@ export function snapshotDiff(actual: Snapshot, expected: Snapshot, limit = 6): s
   for (const [key, want] of expected) {
     const got = actual.get(key);
     if (!got) out.push(`missing ${key}@${want.rv}`);
-    else if (got.rv !== want.rv || got.uid !== want.uid) out.push(`${key} at ${got.rv} (uid …${got.uid.slice(-4)}), server at ${want.rv} (uid …${want.uid.slice(-4)})`);
+    else if (got.rv !== want.rv || got.uid !== want.uid)
+      out.push(`${key} at ${got.rv} (uid …${got.uid.slice(-4)}), server at ${want.rv} (uid …${want.uid.slice(-4)})`);
   }
   for (const [key, got] of actual) if (!expected.has(key)) out.push(`extra ${key}@${got.rv}`);
   return out.length > limit ? [...out.slice(0, limit), `… ${out.length - limit} more`] : out;
@@ -111,7 +112,8 @@ export class SubscriberView {
   }
 
   private violation(event: InformerEvent<KubeObject>, what: string): void {
-    if (this.violations.length < 20) this.violations.push(`${this.name}, event ${this.events} (${event.type} ${keyOf(event.object)}): ${what}`);
+    if (this.violations.length < 20)
+      this.violations.push(`${this.name}, event ${this.events} (${event.type} ${keyOf(event.object)}): ${what}`);
   }
 
   apply(event: InformerEvent<KubeObject>): void {

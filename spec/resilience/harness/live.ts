@@ -75,7 +75,9 @@ export async function waitFor(what: string, check: () => boolean, timeoutMs = 50
 
 /** The store's `key@resourceVersion`s, sorted. */
 export function contents(store: Store<KubeObject> | undefined): string[] {
-  return (store?.list() ?? []).map((o) => `${o.metadata.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata.name}@${o.metadata.resourceVersion}`).sort();
+  return (store?.list() ?? [])
+    .map((o) => `${o.metadata.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata.name}@${o.metadata.resourceVersion}`)
+    .sort();
 }
 
 /** The server's `key@resourceVersion`s for a resource, sorted. */
@@ -87,17 +89,29 @@ export function serverContents(api: ApiServer, resource: string, namespace?: str
 }
 
 /** Waits until the informer's store holds exactly what the server has. */
-export async function converged(api: ApiServer, live: Running<KubeObject>, resource: string, namespace?: string, timeoutMs = 5000): Promise<void> {
+export async function converged(
+  api: ApiServer,
+  live: Running<KubeObject>,
+  resource: string,
+  namespace?: string,
+  timeoutMs = 5000,
+): Promise<void> {
   await waitFor(
     'the store to match the server',
     () => contents(live.store()).join() === serverContents(api, resource, namespace).join(),
     timeoutMs,
   ).catch((error: unknown) => {
-    throw new Error(`${(error as Error).message}\nstore:  ${contents(live.store()).join(' ')}\nserver: ${serverContents(api, resource, namespace).join(' ')}`);
+    throw new Error(
+      `${(error as Error).message}\nstore:  ${contents(live.store()).join(' ')}\nserver: ${serverContents(api, resource, namespace).join(' ')}`,
+    );
   });
 }
 
 /** A ConfigMap body for the emulator's `create`. */
-export function cm(name: string, namespace = 'default', data: Record<string, string> = {}): { metadata: { name: string; namespace: string }; data: Record<string, string> } {
+export function cm(
+  name: string,
+  namespace = 'default',
+  data: Record<string, string> = {},
+): { metadata: { name: string; namespace: string }; data: Record<string, string> } {
   return { metadata: { name, namespace }, data };
 }

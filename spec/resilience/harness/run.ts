@@ -127,7 +127,11 @@ class Subscribers {
   private readonly subscriptions: Subscription[] = [];
   private readonly cache: Informer<KubeObject>;
 
-  constructor(cache: Informer<KubeObject>, history: ServerHistory, inScope: (o: { readonly metadata?: { readonly namespace?: string } }) => boolean) {
+  constructor(
+    cache: Informer<KubeObject>,
+    history: ServerHistory,
+    inScope: (o: { readonly metadata?: { readonly namespace?: string } }) => boolean,
+  ) {
     this.cache = cache;
     this.early = new SubscriberView('events$ subscriber', history, inScope);
     this.late = new SubscriberView('late events$ subscriber', history, inScope);
@@ -246,7 +250,8 @@ async function perform(step: Step, world: World): Promise<void> {
       book.applied(kind!);
       break;
     case 'closeWatches': {
-      for (const r of api.requests) if (r.watch && r.ended === undefined && r.userAgent === world.userAgent) book.closedByServer.set(r.seq, step.clean);
+      for (const r of api.requests)
+        if (r.watch && r.ended === undefined && r.userAgent === world.userAgent) book.closedByServer.set(r.seq, step.clean);
       if (api.closeWatches({ clean: step.clean }) > 0) book.applied(kind!);
       break;
     }
@@ -267,7 +272,11 @@ async function perform(step: Step, world: World): Promise<void> {
         book.applied(kind!);
         return true;
       };
-      book.add(undefined, { watch: false, predicate: (r) => r.query['continue'] !== undefined && compactBetweenPages() }, { type: 'delay', ms: 0 });
+      book.add(
+        undefined,
+        { watch: false, predicate: (r) => r.query['continue'] !== undefined && compactBetweenPages() },
+        { type: 'delay', ms: 0 },
+      );
       break;
     }
   }
@@ -285,8 +294,17 @@ async function converge(world: World, tracker: ServerRequestTracker, subscribers
   await until(() => api.faults.pending === 0, TIMING.pendingFaultsMs);
   api.faults.clear();
   const clearedAt = performance.now();
-  const settled = await until(() => tracker.of(userAgent).every((r) => r.startAt > clearedAt || r.closeAt !== undefined), TIMING.convergeTimeoutMs);
-  if (!settled) out.push(`a request made during the schedule was still open ${TIMING.convergeTimeoutMs} ms after it: ${tracker.open(userAgent).map((r) => r.url).join(', ')}`);
+  const settled = await until(
+    () => tracker.of(userAgent).every((r) => r.startAt > clearedAt || r.closeAt !== undefined),
+    TIMING.convergeTimeoutMs,
+  );
+  if (!settled)
+    out.push(
+      `a request made during the schedule was still open ${TIMING.convergeTimeoutMs} ms after it: ${tracker
+        .open(userAgent)
+        .map((r) => r.url)
+        .join(', ')}`,
+    );
   world.writer.write(config.namespace ?? 'default', 'sentinel');
 
   const server = () => snapshotOf(api.list(config.kind, config.namespace));
@@ -301,12 +319,20 @@ async function converge(world: World, tracker: ServerRequestTracker, subscribers
 }
 
 /** Every check but convergence: histories, errors$, synced$, requests in flight. */
-function check(records: readonly RequestRecord[], book: FaultBook, subscribers: Subscribers, probe: InflightProbe, tracker: ServerRequestTracker, userAgent: string): string[] {
+function check(
+  records: readonly RequestRecord[],
+  book: FaultBook,
+  subscribers: Subscribers,
+  probe: InflightProbe,
+  tracker: ServerRequestTracker,
+  userAgent: string,
+): string[] {
   const out: string[] = [];
   if (!subscribers.synced) out.push('synced$ never became true');
   for (const v of subscribers.views) out.push(...v.violations);
   const expected = book.settle(records);
-  for (let i = 0; i < subscribers.throws; i++) expected.push({ reasons: ['HandlerError'], optional: false, why: `handler fault #${i + 1}` });
+  for (let i = 0; i < subscribers.throws; i++)
+    expected.push({ reasons: ['HandlerError'], optional: false, why: `handler fault #${i + 1}` });
   const { missing, unexplained } = matchErrors(expected, subscribers.errors);
   out.push(...missing.map((m) => `not reported on errors$: ${m}`), ...unexplained.map((u) => `reported without a cause: ${u}`));
   if (probe.max > 1) out.push(`requests in flight at once: ${probe.max}; ${probe.overlaps.slice(0, 3).join('; ')}`);
@@ -335,10 +361,14 @@ export async function runSchedule(schedule: Schedule, options: RunOptions = {}):
     for (const o of config.initial) world.writer.write(o.ns, o.name);
     const probe = new InflightProbe();
     const resource = RESOURCES[config.kind];
-    const http = httpListWatch(api.kubeConfig, { resource, namespace: config.namespace }, {
-      ...{ userAgent, maxLineBytes: TIMING.maxLineBytes },
-      ...(options.http2 ? { protocol: 'h2' as const } : {}),
-    });
+    const http = httpListWatch(
+      api.kubeConfig,
+      { resource, namespace: config.namespace },
+      {
+        ...{ userAgent, maxLineBytes: TIMING.maxLineBytes },
+        ...(options.http2 ? { protocol: 'h2' as const } : {}),
+      },
+    );
     const cache = informer(probe.wrap(options.sabotage ? options.sabotage(http) : http), resource, {
       namespace: config.namespace,
       pageSize: config.pageSize,
@@ -348,7 +378,8 @@ export async function runSchedule(schedule: Schedule, options: RunOptions = {}):
       backoff: TIMING.backoff,
       random: seededRandom(config.seed),
     });
-    const inScope = (o: { readonly metadata?: { readonly namespace?: string } }) => config.namespace === undefined || o.metadata?.namespace === config.namespace;
+    const inScope = (o: { readonly metadata?: { readonly namespace?: string } }) =>
+      config.namespace === undefined || o.metadata?.namespace === config.namespace;
     subscribers = new Subscribers(cache, history, inScope);
 
     for (const [i, step] of schedule.steps.entries()) {
@@ -365,14 +396,26 @@ export async function runSchedule(schedule: Schedule, options: RunOptions = {}):
     // The last unsubscribe must close the connection.
     subscribers.unsubscribe();
     if (!(await until(() => tracker.open(userAgent).length === 0, 1000))) {
-      divergences.push(`unsubscribing left requests open: ${tracker.open(userAgent).map((r) => r.url).join(', ')}`);
+      divergences.push(
+        `unsubscribing left requests open: ${tracker
+          .open(userAgent)
+          .map((r) => r.url)
+          .join(', ')}`,
+      );
     }
     if (divergences.length) {
       divergences.push(`requests: ${requestLog}`, `errors$: ${subscribers.errors.map((e) => e.reason).join(', ') || 'none'}`);
     }
     const errorsByReason: Record<string, number> = {};
     for (const e of subscribers.errors) errorsByReason[e.reason] = (errorsByReason[e.reason] ?? 0) + 1;
-    return { divergences, operations: world.writer.operations, faults: world.book.counts, requests: records.length, errorsByReason, elapsedMs: performance.now() - started };
+    return {
+      divergences,
+      operations: world.writer.operations,
+      faults: world.book.counts,
+      requests: records.length,
+      errorsByReason,
+      elapsedMs: performance.now() - started,
+    };
   } finally {
     subscribers?.unsubscribe();
     tracker.stop();

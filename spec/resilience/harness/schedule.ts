@@ -71,14 +71,22 @@ export const watchFault: fc.Arbitrary<Fault> = fc.oneof(
   trigger.map((t): Fault => ({ type: 'oversizeLine', bytes: 40_000, ...t })),
   fc.constant<Fault>({ type: 'closeWatch' }),
   fc.integer({ min: 1, max: 3 }).map((n): Fault => ({ type: 'closeWatch', afterEvents: n })),
-  fc.record({ chunkBytes: fc.integer({ min: 16, max: 128 }), delayMs: fc.integer({ min: 1, max: 3 }) }).map((o): Fault => ({ type: 'slowWatch', ...o })),
+  fc
+    .record({ chunkBytes: fc.integer({ min: 16, max: 128 }), delayMs: fc.integer({ min: 1, max: 3 }) })
+    .map((o): Fault => ({ type: 'slowWatch', ...o })),
 );
 
 /** Faults for any request (list or watch). */
 export const requestFault: fc.Arbitrary<Fault> = fc.oneof(
   { weight: 3, arbitrary: fc.constantFrom<Fault>({ type: 'status', code: 500 }, { type: 'status', code: 503 }) },
-  { weight: 2, arbitrary: fc.integer({ min: 10, max: 80 }).map((ms): Fault => ({ type: 'status', code: 429, retryAfterSeconds: ms / 1000 })) },
-  { weight: 1, arbitrary: fc.constantFrom<Fault>({ type: 'status', code: 410 }, { type: 'status', code: 403 }, { type: 'status', code: 404 }) },
+  {
+    weight: 2,
+    arbitrary: fc.integer({ min: 10, max: 80 }).map((ms): Fault => ({ type: 'status', code: 429, retryAfterSeconds: ms / 1000 })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom<Fault>({ type: 'status', code: 410 }, { type: 'status', code: 403 }, { type: 'status', code: 404 }),
+  },
   { weight: 2, arbitrary: fc.constant<Fault>({ type: 'reset' }) },
   { weight: 1, arbitrary: fc.integer({ min: 1, max: 40 }).map((ms): Fault => ({ type: 'delay', ms })) },
 );

@@ -39,7 +39,10 @@ async function hostile(token: 'endless' | 'repeat'): Promise<Hostile> {
     lists.total++;
     if (!url.searchParams.has('continue')) lists.fresh++;
     const limit = Math.min(Number(url.searchParams.get('limit') ?? 500), 500);
-    const items = Array.from({ length: limit }, (_, i) => ({ metadata: { name: `cm-${lists.total}-${i}`, namespace: 'default', resourceVersion: '10' }, data: { k: 'v' } }));
+    const items = Array.from({ length: limit }, (_, i) => ({
+      metadata: { name: `cm-${lists.total}-${i}`, namespace: 'default', resourceVersion: '10' },
+      data: { k: 'v' },
+    }));
     const next = token === 'endless' ? `t${lists.total}` : 'same';
     response.writeHead(200, { 'content-type': 'application/json' });
     response.end(JSON.stringify({ kind: 'ConfigMapList', apiVersion: 'v1', metadata: { resourceVersion: '10', continue: next }, items }));
@@ -66,33 +69,40 @@ describe('hostile continue chains (real HTTP)', () => {
   it.each([
     ['endless', 'a server that always returns another page', /past maxListPages 100 \(100 pages, 50,000 objects\)/],
     ['repeat', 'a server that repeats its continue token', /repeated a continue token \(after 2 pages, 1,000 objects\)/],
-  ] as const)('%s: %s is ListTooLong, relisted, with bounded memory', async (mode, _what, message) => {
-    const before = heapAfterGc();
-    const api = await hostile(mode);
-    // 100 pages of 500 (not the default 10,000) keeps the test short; the default is tested in virtual time.
-    const cms = informer(api.kubeConfig, ConfigMap, { maxListPages: 100, backoff: { initialMs: 20, maxMs: 40 } });
-    const errors: InformerError[] = [];
-    const heaps: number[] = [];
-    const subscription = cms.errors$.subscribe((error) => {
-      errors.push(error);
-      if (error.reason === 'ListTooLong') heaps.push(heapAfterGc() - before);
-    });
-    const synced = cms.synced$.subscribe();
-    try {
-      const deadline = Date.now() + 20_000;
-      while (heaps.length < 3 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-    } finally {
-      subscription.unsubscribe();
-      synced.unsubscribe();
-    }
-    expect(errors.filter((e) => e.reason !== 'ListTooLong'), 'only ListTooLong').toEqual([]);
-    expect(heaps.length, 'three chains were dropped').toBeGreaterThanOrEqual(3);
-    expect(errors[0]?.message).toMatch(message);
-    expect(errors[0]?.phase).toBe('list');
-    // Each dropped chain starts a fresh list (no continue token): the informer goes on.
-    expect(api.lists.fresh).toBeGreaterThanOrEqual(3);
-    // A chain holds at most 100 pages (50,000 small objects, about 25 MiB); the heap stays within a
-    // fixed budget however many chains the server sends: nothing is kept from a dropped one.
-    for (const heap of heaps) expect(heap).toBeLessThan(96 * MiB);
-  }, 30_000);
+  ] as const)(
+    '%s: %s is ListTooLong, relisted, with bounded memory',
+    async (mode, _what, message) => {
+      const before = heapAfterGc();
+      const api = await hostile(mode);
+      // 100 pages of 500 (not the default 10,000) keeps the test short; the default is tested in virtual time.
+      const cms = informer(api.kubeConfig, ConfigMap, { maxListPages: 100, backoff: { initialMs: 20, maxMs: 40 } });
+      const errors: InformerError[] = [];
+      const heaps: number[] = [];
+      const subscription = cms.errors$.subscribe((error) => {
+        errors.push(error);
+        if (error.reason === 'ListTooLong') heaps.push(heapAfterGc() - before);
+      });
+      const synced = cms.synced$.subscribe();
+      try {
+        const deadline = Date.now() + 20_000;
+        while (heaps.length < 3 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      } finally {
+        subscription.unsubscribe();
+        synced.unsubscribe();
+      }
+      expect(
+        errors.filter((e) => e.reason !== 'ListTooLong'),
+        'only ListTooLong',
+      ).toEqual([]);
+      expect(heaps.length, 'three chains were dropped').toBeGreaterThanOrEqual(3);
+      expect(errors[0]?.message).toMatch(message);
+      expect(errors[0]?.phase).toBe('list');
+      // Each dropped chain starts a fresh list (no continue token): the informer goes on.
+      expect(api.lists.fresh).toBeGreaterThanOrEqual(3);
+      // A chain holds at most 100 pages (50,000 small objects, about 25 MiB); the heap stays within a
+      // fixed budget however many chains the server sends: nothing is kept from a dropped one.
+      for (const heap of heaps) expect(heap).toBeLessThan(96 * MiB);
+    },
+    30_000,
+  );
 });

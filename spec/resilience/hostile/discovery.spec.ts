@@ -14,7 +14,20 @@ import { ConfigMap, discover, informer, type ErrorReason, type HttpTransportOpti
 import { httpListWatch } from '../../../src/pipeline.ts';
 import { waitFor } from '../harness/live.ts';
 import { MiB, retainedBytes } from './memory.ts';
-import { behave, configMap, drip, endless, garbage, hostileServer, status, truncated, wrongContentType, type Behaviour, type HostileServer, type RequestKind } from './server.ts';
+import {
+  behave,
+  configMap,
+  drip,
+  endless,
+  garbage,
+  hostileServer,
+  status,
+  truncated,
+  wrongContentType,
+  type Behaviour,
+  type HostileServer,
+  type RequestKind,
+} from './server.ts';
 import { BUDGET, IN_FLIGHT, LIST_BODY_HEAD, discoveryWith, failure, json, target } from './support.ts';
 
 let server: HostileServer | undefined;
@@ -32,14 +45,50 @@ async function start(kind: RequestKind, behaviour: Behaviour): Promise<HostileSe
 
 describe('hostile server: discovery', () => {
   const cases: { name: string; path: string; behaviour: Behaviour; reason: ErrorReason; message: RegExp }[] = [
-    { name: 'endless /api', path: '/api', behaviour: endless(200), reason: 'ResponseTooLarge', message: /^GET \/api: the response is larger than the 4 MiB limit .*option maxDocumentBytes/ },
-    { name: 'endless 503 body on /apis', path: '/apis', behaviour: endless(503), reason: 'ResponseTooLarge', message: /^GET \/apis \(HTTP 503 error body\): .*1 MiB limit/ },
+    {
+      name: 'endless /api',
+      path: '/api',
+      behaviour: endless(200),
+      reason: 'ResponseTooLarge',
+      message: /^GET \/api: the response is larger than the 4 MiB limit .*option maxDocumentBytes/,
+    },
+    {
+      name: 'endless 503 body on /apis',
+      path: '/apis',
+      behaviour: endless(503),
+      reason: 'ResponseTooLarge',
+      message: /^GET \/apis \(HTTP 503 error body\): .*1 MiB limit/,
+    },
     { name: 'slow-drip /apis', path: '/apis', behaviour: drip(200), reason: 'ResponseTooLarge', message: /256 KiB limit/ },
-    { name: 'garbage /api', path: '/api', behaviour: garbage(200), reason: 'MalformedLine', message: /GET \/api: the response is not JSON/ },
+    {
+      name: 'garbage /api',
+      path: '/api',
+      behaviour: garbage(200),
+      reason: 'MalformedLine',
+      message: /GET \/api: the response is not JSON/,
+    },
     { name: 'HTML /apis', path: '/apis', behaviour: wrongContentType(200), reason: 'MalformedLine', message: /not JSON/ },
-    { name: 'truncated /api', path: '/api', behaviour: truncated(200, '{"kind":"APIVersions","versions":["v1"]}'), reason: 'NetworkError', message: /closed before/ },
-    { name: '/api answering null', path: '/api', behaviour: json('null'), reason: 'MalformedLine', message: /^GET \/api: the response is not an APIVersions \(null\)$/ },
-    { name: '/apis with groups of the wrong type', path: '/apis', behaviour: json('{"groups":"x"}'), reason: 'MalformedLine', message: /not an APIGroupList \(groups is a string\)/ },
+    {
+      name: 'truncated /api',
+      path: '/api',
+      behaviour: truncated(200, '{"kind":"APIVersions","versions":["v1"]}'),
+      reason: 'NetworkError',
+      message: /closed before/,
+    },
+    {
+      name: '/api answering null',
+      path: '/api',
+      behaviour: json('null'),
+      reason: 'MalformedLine',
+      message: /^GET \/api: the response is not an APIVersions \(null\)$/,
+    },
+    {
+      name: '/apis with groups of the wrong type',
+      path: '/apis',
+      behaviour: json('{"groups":"x"}'),
+      reason: 'MalformedLine',
+      message: /not an APIGroupList \(groups is a string\)/,
+    },
   ];
   for (const c of cases) {
     it(`${c.name} → ${c.reason} from discover()`, async () => {
@@ -85,10 +134,15 @@ describe('hostile server: error Status messages', () => {
   });
 
   it('a watch ERROR event with a huge message reaches errors$ capped', async () => {
-    const huge = { type: 'ERROR', object: { kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'y'.repeat(200_000), reason: 'InternalError', code: 500 } };
+    const huge = {
+      type: 'ERROR',
+      object: { kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'y'.repeat(200_000), reason: 'InternalError', code: 500 },
+    };
     server = await hostileServer({ list: behave.list([]), watch: behave.watch([huge]) });
     const errors: InformerError[] = [];
-    subscriptions.push(informer(server.kc, ConfigMap, { namespace: 'default', backoff: { initialMs: 10_000 } }).errors$.subscribe((e) => errors.push(e)));
+    subscriptions.push(
+      informer(server.kc, ConfigMap, { namespace: 'default', backoff: { initialMs: 10_000 } }).errors$.subscribe((e) => errors.push(e)),
+    );
     await waitFor('the ERROR event', () => errors.length > 0);
     expect(errors[0]!.message).toBe(`${'y'.repeat(1024)}… (200000 bytes)`);
   });
@@ -97,14 +151,30 @@ describe('hostile server: error Status messages', () => {
 describe('hostile server: recovery once the server behaves', () => {
   const fast = { backoff: { initialMs: 10, maxMs: 50 }, namespace: 'default' } as const;
   const cases: { name: string; kind: RequestKind; behaviour: Behaviour; reason: ErrorReason; http?: HttpTransportOptions }[] = [
-    { name: 'endless list', kind: 'list', behaviour: endless(200, { head: LIST_BODY_HEAD }), reason: 'ResponseTooLarge', http: { maxListBytes: MiB } },
+    {
+      name: 'endless list',
+      kind: 'list',
+      behaviour: endless(200, { head: LIST_BODY_HEAD }),
+      reason: 'ResponseTooLarge',
+      http: { maxListBytes: MiB },
+    },
     { name: 'endless 500 on the watch', kind: 'watch', behaviour: endless(500), reason: 'ResponseTooLarge' },
-    { name: 'a watch line that never ends', kind: 'watch', behaviour: endless(200, { head: '{"type":"ADDED"' }), reason: 'MalformedLine', http: { maxLineBytes: MiB } },
+    {
+      name: 'a watch line that never ends',
+      kind: 'watch',
+      behaviour: endless(200, { head: '{"type":"ADDED"' }),
+      reason: 'MalformedLine',
+      http: { maxLineBytes: MiB },
+    },
     { name: 'garbage list', kind: 'list', behaviour: garbage(200), reason: 'MalformedLine' },
   ];
   for (const c of cases) {
     it(`${c.name}: ${c.reason} on errors$, then the informer converges`, async () => {
-      server = await hostileServer({ list: behave.list([configMap('a', '10')]), watch: behave.watch([{ type: 'ADDED', object: configMap('b', '11') }]), [c.kind]: c.behaviour });
+      server = await hostileServer({
+        list: behave.list([configMap('a', '10')]),
+        watch: behave.watch([{ type: 'ADDED', object: configMap('b', '11') }]),
+        [c.kind]: c.behaviour,
+      });
       const cache = informer(server.kc, ConfigMap, { ...fast, http: c.http });
       const errors: InformerError[] = [];
       let keys: string[] = [];

@@ -13,7 +13,18 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { httpListWatch } from '../../../src/pipeline.ts';
 import { waitFor } from '../harness/live.ts';
 import { MiB, retainedBytes } from './memory.ts';
-import { drip, endless, garbage, hostileServer, huge, truncated, wrongContentType, type Behaviour, type HostileServer, type RequestKind } from './server.ts';
+import {
+  drip,
+  endless,
+  garbage,
+  hostileServer,
+  huge,
+  truncated,
+  wrongContentType,
+  type Behaviour,
+  type HostileServer,
+  type RequestKind,
+} from './server.ts';
 import { BUDGET, IN_FLIGHT, LIST_BODY_HEAD, failure, target, watchOf, type Case } from './support.ts';
 
 let server: HostileServer | undefined;
@@ -30,16 +41,77 @@ async function start(kind: RequestKind, behaviour: Behaviour): Promise<HostileSe
 }
 
 const listCases: Case[] = [
-  { name: 'endless body', kind: 'list', behaviour: endless(200, { head: LIST_BODY_HEAD }), http: { maxListBytes: 4 * MiB }, reason: 'ResponseTooLarge', message: /^list \/api\/v1\/namespaces\/default\/configmaps: the response is larger than the 4 MiB limit \(\d+ bytes read\); aborted \(option maxListBytes\)$/ },
-  { name: 'endless body on a continue page', kind: 'continue', behaviour: endless(200, { head: LIST_BODY_HEAD }), http: { maxListBytes: 4 * MiB }, reason: 'ResponseTooLarge', message: /larger than the 4 MiB limit/ },
-  { name: 'huge Content-Length', kind: 'list', behaviour: huge(200, 1024 * MiB), reason: 'ResponseTooLarge', message: /larger than the 256 MiB limit \(Content-Length 1073741824\)/ },
-  { name: 'slow drip', kind: 'list', behaviour: drip(200, { head: LIST_BODY_HEAD }), http: { maxListBytes: 128 * 1024 }, reason: 'ResponseTooLarge', message: /larger than the 128 KiB limit/ },
+  {
+    name: 'endless body',
+    kind: 'list',
+    behaviour: endless(200, { head: LIST_BODY_HEAD }),
+    http: { maxListBytes: 4 * MiB },
+    reason: 'ResponseTooLarge',
+    message:
+      /^list \/api\/v1\/namespaces\/default\/configmaps: the response is larger than the 4 MiB limit \(\d+ bytes read\); aborted \(option maxListBytes\)$/,
+  },
+  {
+    name: 'endless body on a continue page',
+    kind: 'continue',
+    behaviour: endless(200, { head: LIST_BODY_HEAD }),
+    http: { maxListBytes: 4 * MiB },
+    reason: 'ResponseTooLarge',
+    message: /larger than the 4 MiB limit/,
+  },
+  {
+    name: 'huge Content-Length',
+    kind: 'list',
+    behaviour: huge(200, 1024 * MiB),
+    reason: 'ResponseTooLarge',
+    message: /larger than the 256 MiB limit \(Content-Length 1073741824\)/,
+  },
+  {
+    name: 'slow drip',
+    kind: 'list',
+    behaviour: drip(200, { head: LIST_BODY_HEAD }),
+    http: { maxListBytes: 128 * 1024 },
+    reason: 'ResponseTooLarge',
+    message: /larger than the 128 KiB limit/,
+  },
   { name: 'garbage', kind: 'list', behaviour: garbage(200), reason: 'MalformedLine', message: /the response is not JSON \(4096 bytes/ },
-  { name: 'wrong content type', kind: 'list', behaviour: wrongContentType(200), reason: 'MalformedLine', message: /the response is not JSON/ },
-  { name: 'truncated', kind: 'list', behaviour: truncated(200, `${LIST_BODY_HEAD}]}`), reason: 'NetworkError', message: /closed before the response was complete/ },
-  { name: 'endless error body (500)', kind: 'list', behaviour: endless(500), reason: 'ResponseTooLarge', status: 500, message: /\(HTTP 500 error body\): the response is larger than the 1 MiB limit .*option maxErrorBodyBytes/ },
-  { name: 'huge error body (503)', kind: 'list', behaviour: huge(503, 64 * MiB), reason: 'ResponseTooLarge', status: 503, message: /1 MiB limit \(Content-Length 67108864\)/ },
-  { name: 'wrong content type error (502)', kind: 'list', behaviour: wrongContentType(502), reason: 'ServerError', status: 502, message: /^HTTP 502$/ },
+  {
+    name: 'wrong content type',
+    kind: 'list',
+    behaviour: wrongContentType(200),
+    reason: 'MalformedLine',
+    message: /the response is not JSON/,
+  },
+  {
+    name: 'truncated',
+    kind: 'list',
+    behaviour: truncated(200, `${LIST_BODY_HEAD}]}`),
+    reason: 'NetworkError',
+    message: /closed before the response was complete/,
+  },
+  {
+    name: 'endless error body (500)',
+    kind: 'list',
+    behaviour: endless(500),
+    reason: 'ResponseTooLarge',
+    status: 500,
+    message: /\(HTTP 500 error body\): the response is larger than the 1 MiB limit .*option maxErrorBodyBytes/,
+  },
+  {
+    name: 'huge error body (503)',
+    kind: 'list',
+    behaviour: huge(503, 64 * MiB),
+    reason: 'ResponseTooLarge',
+    status: 503,
+    message: /1 MiB limit \(Content-Length 67108864\)/,
+  },
+  {
+    name: 'wrong content type error (502)',
+    kind: 'list',
+    behaviour: wrongContentType(502),
+    reason: 'ServerError',
+    status: 502,
+    message: /^HTTP 502$/,
+  },
 ];
 
 describe('hostile server: list and continue pages', () => {
@@ -61,10 +133,38 @@ describe('hostile server: list and continue pages', () => {
 });
 
 const watchCases: Case[] = [
-  { name: 'endless error body (500)', kind: 'watch', behaviour: endless(500), reason: 'ResponseTooLarge', status: 500, message: /^watch \/api\/v1\/namespaces\/default\/configmaps \(HTTP 500 error body\): the response is larger than the 1 MiB limit/ },
-  { name: 'huge error body (503)', kind: 'watch', behaviour: huge(503, 64 * MiB), reason: 'ResponseTooLarge', status: 503, message: /Content-Length 67108864/ },
-  { name: 'slow-drip error body (500)', kind: 'watch', behaviour: drip(500), http: { maxErrorBodyBytes: 64 * 1024 }, reason: 'ResponseTooLarge', status: 500, message: /64 KiB limit/ },
-  { name: 'truncated', kind: 'watch', behaviour: truncated(200, '{"type":"ADDED","object":{"metadata":{"name":"a"}}}\n{"type":"ADDED"'), reason: 'NetworkError', message: /closed mid-stream/ },
+  {
+    name: 'endless error body (500)',
+    kind: 'watch',
+    behaviour: endless(500),
+    reason: 'ResponseTooLarge',
+    status: 500,
+    message: /^watch \/api\/v1\/namespaces\/default\/configmaps \(HTTP 500 error body\): the response is larger than the 1 MiB limit/,
+  },
+  {
+    name: 'huge error body (503)',
+    kind: 'watch',
+    behaviour: huge(503, 64 * MiB),
+    reason: 'ResponseTooLarge',
+    status: 503,
+    message: /Content-Length 67108864/,
+  },
+  {
+    name: 'slow-drip error body (500)',
+    kind: 'watch',
+    behaviour: drip(500),
+    http: { maxErrorBodyBytes: 64 * 1024 },
+    reason: 'ResponseTooLarge',
+    status: 500,
+    message: /64 KiB limit/,
+  },
+  {
+    name: 'truncated',
+    kind: 'watch',
+    behaviour: truncated(200, '{"type":"ADDED","object":{"metadata":{"name":"a"}}}\n{"type":"ADDED"'),
+    reason: 'NetworkError',
+    message: /closed mid-stream/,
+  },
 ];
 
 describe('hostile server: watch', () => {
@@ -83,7 +183,10 @@ describe('hostile server: watch', () => {
   }
 
   it('a line that never ends is reported once, as it passes the limit, and memory stays bounded while it keeps coming', async () => {
-    const s = await start('watch', endless(200, { head: '{"type":"ADDED","object":{"metadata":{"name":"', contentType: 'application/json' }));
+    const s = await start(
+      'watch',
+      endless(200, { head: '{"type":"ADDED","object":{"metadata":{"name":"', contentType: 'application/json' }),
+    );
     const before = retainedBytes();
     const watch = watchOf(s, subscriptions, { maxLineBytes: MiB });
     await waitFor('the oversize report', () => watch.errors().length > 0);
@@ -95,7 +198,9 @@ describe('hostile server: watch', () => {
     expect(watch.end).toEqual({});
     expect(watch.errors()).toHaveLength(1);
     expect(watch.errors()[0]!.reason).toBe('MalformedLine');
-    expect(watch.errors()[0]!.message).toMatch(/^watch \/api\/v1\/namespaces\/default\/configmaps: a line passed the 1 MiB limit \(\d+ bytes; option maxLineBytes\); skipped$/);
+    expect(watch.errors()[0]!.message).toMatch(
+      /^watch \/api\/v1\/namespaces\/default\/configmaps: a line passed the 1 MiB limit \(\d+ bytes; option maxLineBytes\); skipped$/,
+    );
     expect(Math.max(...samples)).toBeLessThan(BUDGET);
   });
 

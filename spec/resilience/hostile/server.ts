@@ -123,30 +123,49 @@ function sendJson(response: http.ServerResponse, status: number, body: unknown):
 
 export const behave = {
   /** One page with these items at resourceVersion 10. */
-  list: (items: readonly unknown[], resourceVersion = '10'): Behaviour => (_request, response) =>
-    sendJson(response, 200, { kind: 'ConfigMapList', apiVersion: 'v1', metadata: { resourceVersion }, items }),
+  list:
+    (items: readonly unknown[], resourceVersion = '10'): Behaviour =>
+    (_request, response) =>
+      sendJson(response, 200, { kind: 'ConfigMapList', apiVersion: 'v1', metadata: { resourceVersion }, items }),
   /** A watch that sends these events, then stays open (the client ends it). */
-  watch: (events: readonly { type: string; object: unknown }[] = []): Behaviour => (_request, response) => {
-    response.writeHead(200, { 'Content-Type': 'application/json' });
-    response.flushHeaders();
-    for (const event of events) response.write(`${JSON.stringify(event)}\n`);
-  },
+  watch:
+    (events: readonly { type: string; object: unknown }[] = []): Behaviour =>
+    (_request, response) => {
+      response.writeHead(200, { 'Content-Type': 'application/json' });
+      response.flushHeaders();
+      for (const event of events) response.write(`${JSON.stringify(event)}\n`);
+    },
   /** A tiny discovery: the core group with configmaps, no named group. */
   discovery: (): Behaviour => (request, response) => {
     const path = request.url.pathname;
     if (path === '/api') return sendJson(response, 200, { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [] });
     if (path === '/apis') return sendJson(response, 200, { kind: 'APIGroupList', apiVersion: 'v1', groups: [] });
     if (path === '/api/v1') {
-      const configmaps = { name: 'configmaps', singularName: '', namespaced: true, kind: 'ConfigMap', verbs: ['list', 'watch'], shortNames: ['cm'] };
+      const configmaps = {
+        name: 'configmaps',
+        singularName: '',
+        namespaced: true,
+        kind: 'ConfigMap',
+        verbs: ['list', 'watch'],
+        shortNames: ['cm'],
+      };
       return sendJson(response, 200, { kind: 'APIResourceList', groupVersion: 'v1', resources: [configmaps] });
     }
-    return sendJson(response, 404, { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404, message: 'not found' });
+    return sendJson(response, 404, {
+      kind: 'Status',
+      apiVersion: 'v1',
+      status: 'Failure',
+      reason: 'NotFound',
+      code: 404,
+      message: 'not found',
+    });
   },
 };
 
 /** An error Status with this code. */
 export function status(code: number, reason: string, message: string): Behaviour {
-  return (_request, response) => sendJson(response, code, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code });
+  return (_request, response) =>
+    sendJson(response, code, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code });
 }
 
 // ---------------------------------------------------------------------------

@@ -53,7 +53,9 @@ export function discoveryWith(path: string, behaviour: Behaviour): Behaviour {
 }
 
 /** A 200 with this exact body. */
-export const json = (body: string): Behaviour => (_request, response) => {
-  response.writeHead(200, { 'Content-Type': 'application/json' });
-  response.end(body);
-};
+export const json =
+  (body: string): Behaviour =>
+  (_request, response) => {
+    response.writeHead(200, { 'Content-Type': 'application/json' });
+    response.end(body);
+  };

@@ -106,7 +106,8 @@ export const FAULTS: Readonly<Record<FaultKind, FaultSpec>> = {
     what: 'the watch in progress breaks (NetworkError, the connection closed mid-stream)',
     bound: '≤ 2 s',
     draw: one,
-    inject: (server, _, hooks) => onWatch(server, (w) => (w.drop('watch: the connection closed mid-stream'), `dropped watch #${w.request.seq}`), hooks),
+    inject: (server, _, hooks) =>
+      onWatch(server, (w) => (w.drop('watch: the connection closed mid-stream'), `dropped watch #${w.request.seq}`), hooks),
     boundMs: () => 2_000,
   },
   truncate: {
@@ -156,14 +157,31 @@ export const FAULTS: Readonly<Record<FaultKind, FaultSpec>> = {
     bound: 'within the backoff sequence (+ 1 s)',
     draw: (rng) => ({ count: rng.int(1, 3), code: 429, retryAfterSeconds: rng.pick([1, 1, 2, 5, 10, 30]) }),
     inject: (server, episode, hooks) =>
-      onWatch(server, (w) => (server.failNext(429, episode.count, episode.retryAfterSeconds), w.close(), `ended watch #${w.request.seq}; ${episode.count} × 429 Retry-After: ${episode.retryAfterSeconds}`), hooks),
+      onWatch(
+        server,
+        (w) => (
+          server.failNext(429, episode.count, episode.retryAfterSeconds),
+          w.close(),
+          `ended watch #${w.request.seq}; ${episode.count} × 429 Retry-After: ${episode.retryAfterSeconds}`
+        ),
+        hooks,
+      ),
     boundMs: (episode, level) => backoffSequenceMs(level, episode.count, episode.retryAfterSeconds) + ROUND_TRIP_SLACK_MS,
   },
   '5xx': {
     what: 'the server ends the watch, then answers the next 1–3 requests 500 or 503',
     bound: 'within the backoff sequence (+ 1 s)',
     draw: (rng) => ({ count: rng.int(1, 3), code: rng.pick([500, 503]), retryAfterSeconds: undefined }),
-    inject: (server, episode, hooks) => onWatch(server, (w) => (server.failNext(episode.code ?? 500, episode.count), w.close(), `ended watch #${w.request.seq}; ${episode.count} × ${episode.code}`), hooks),
+    inject: (server, episode, hooks) =>
+      onWatch(
+        server,
+        (w) => (
+          server.failNext(episode.code ?? 500, episode.count),
+          w.close(),
+          `ended watch #${w.request.seq}; ${episode.count} × ${episode.code}`
+        ),
+        hooks,
+      ),
     boundMs: (episode, level) => backoffSequenceMs(level, episode.count) + ROUND_TRIP_SLACK_MS,
   },
   expire: {
@@ -176,7 +194,15 @@ export const FAULTS: Readonly<Record<FaultKind, FaultSpec>> = {
         (w) => {
           const floor = server.resourceVersion;
           server.expireWindow();
-          w.errorEvent({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: `too old resource version: ${w.startRV} (${floor})`, reason: 'Expired', code: 410 });
+          w.errorEvent({
+            kind: 'Status',
+            apiVersion: 'v1',
+            metadata: {},
+            status: 'Failure',
+            message: `too old resource version: ${w.startRV} (${floor})`,
+            reason: 'Expired',
+            code: 410,
+          });
           return `expired watch #${w.request.seq}`;
         },
         hooks,
@@ -203,7 +229,8 @@ export function scheduleFor(seed: number): RecoverySchedule {
   const rng = new Rng(subSeed(seed, 0));
   const episodes: Episode[] = [];
   const count = rng.int(1, 3);
-  for (let i = 0; i < count; i++) episodes.push({ afterMs: i === 0 ? rng.int(5_000, 60_000) : rng.int(5_000, 90_000), ...FAULTS[kind].draw(rng) });
+  for (let i = 0; i < count; i++)
+    episodes.push({ afterMs: i === 0 ? rng.int(5_000, 60_000) : rng.int(5_000, 90_000), ...FAULTS[kind].draw(rng) });
   return { seed, kind, initialObjects: rng.int(5, 15), writeMeanMs: rng.int(200, 1_500), episodes, tailWrites: rng.int(1, 3) };
 }
 
@@ -234,7 +261,10 @@ export function describeSchedule(schedule: RecoverySchedule): string {
   return [
     `seed ${schedule.seed}: ${schedule.kind} (${spec.what}); bound ${spec.bound}`,
     `${schedule.initialObjects} ConfigMaps at the start; a write every ${schedule.writeMeanMs} ms on average (create, update or delete of 21 names in 3 namespaces)`,
-    ...schedule.episodes.map((e, i) => `  ${i + 1}. ${(e.afterMs / 1000).toFixed(3)} s after ${i === 0 ? 'the start' : 'the previous one took effect'}: ${describeEpisode(schedule.kind, e)}`),
+    ...schedule.episodes.map(
+      (e, i) =>
+        `  ${i + 1}. ${(e.afterMs / 1000).toFixed(3)} s after ${i === 0 ? 'the start' : 'the previous one took effect'}: ${describeEpisode(schedule.kind, e)}`,
+    ),
     `then ${schedule.tailWrites} write(s) within 50 ms, and no more writes or faults`,
   ].join('\n');
 }

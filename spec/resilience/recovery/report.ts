@@ -59,7 +59,9 @@ export function markdownTable(summaries: readonly KindSummary[]): string {
   for (const s of summaries) {
     const [low, high] = s.bounds;
     const bound = low === high ? FAULTS[s.kind].bound : `${FAULTS[s.kind].bound}: ${seconds(low)} – ${seconds(high)}`;
-    lines.push(row([s.kind, bound, s.runs, seconds(s.p50), seconds(s.p99), seconds(s.max), `${s.runs - s.failed}/${s.runs}`, s.divergences]));
+    lines.push(
+      row([s.kind, bound, s.runs, seconds(s.p50), seconds(s.p99), seconds(s.max), `${s.runs - s.failed}/${s.runs}`, s.divergences]),
+    );
   }
   return lines.join('\n');
 }

@@ -121,14 +121,37 @@ export interface KubeStatusBody {
 }
 
 function status(code: number, reason: string | undefined, message: string, details?: unknown): KubeStatusBody {
-  return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, ...(reason ? { reason } : {}), ...(details ? { details } : {}), code };
+  return {
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message,
+    ...(reason ? { reason } : {}),
+    ...(details ? { details } : {}),
+    code,
+  };
 }
 
 /** The Status a 1.20+ apiserver sends for 429, 500, 503 (apimachinery's NewTooManyRequests / NewInternalError / NewServiceUnavailable). */
 export function failureStatus(code: number, retryAfterSeconds?: number): KubeStatusBody {
-  if (code === 429) return status(429, 'TooManyRequests', 'Too many requests, please try again later.', retryAfterSeconds ? { retryAfterSeconds } : undefined);
-  if (code === 503) return status(503, 'ServiceUnavailable', 'the server is currently unable to handle the request', retryAfterSeconds ? { retryAfterSeconds } : undefined);
-  return status(code, 'InternalError', 'Internal error occurred: etcdserver: request timed out', { causes: [{ message: 'etcdserver: request timed out' }] });
+  if (code === 429)
+    return status(
+      429,
+      'TooManyRequests',
+      'Too many requests, please try again later.',
+      retryAfterSeconds ? { retryAfterSeconds } : undefined,
+    );
+  if (code === 503)
+    return status(
+      503,
+      'ServiceUnavailable',
+      'the server is currently unable to handle the request',
+      retryAfterSeconds ? { retryAfterSeconds } : undefined,
+    );
+  return status(code, 'InternalError', 'Internal error occurred: etcdserver: request timed out', {
+    causes: [{ message: 'etcdserver: request timed out' }],
+  });
 }
 
 /** storage.NewTooLargeResourceVersionError(requested, current, 1): a Timeout whose cause says "Too large resource version". */
@@ -152,7 +175,13 @@ function wire(object: Stored, typeMeta: boolean): Record<string, unknown> {
   // A fresh object every time: decoders complete objects in place.
   return {
     ...(typeMeta ? { kind: 'ConfigMap', apiVersion: 'v1' } : {}),
-    metadata: { name: object.name, namespace: object.namespace, uid: object.uid, resourceVersion: String(object.rv), creationTimestamp: object.created },
+    metadata: {
+      name: object.name,
+      namespace: object.namespace,
+      uid: object.uid,
+      resourceVersion: String(object.rv),
+      creationTimestamp: object.created,
+    },
     data: { rev: String(object.rev) },
   };
 }
@@ -202,7 +231,14 @@ class WatchConn implements WatchHandle {
   /** Registered for live events and faults (false for a response that only carries an ERROR). */
   readonly live: boolean;
 
-  constructor(server: SimServer, scheduler: SchedulerLike, subscriber: Subscriber<WatchFrame>, request: SimRequest, startRV: number, live: boolean) {
+  constructor(
+    server: SimServer,
+    scheduler: SchedulerLike,
+    subscriber: Subscriber<WatchFrame>,
+    request: SimRequest,
+    startRV: number,
+    live: boolean,
+  ) {
     this.server = server;
     this.scheduler = scheduler;
     this.subscriber = subscriber;
@@ -260,7 +296,8 @@ class WatchConn implements WatchHandle {
       if (!this.closed && this.live) this.server.progressed(this);
     }
     const head = this.queue[0];
-    if (head && !this.timer && !this.closed && !this.stalled) this.timer = this.scheduler.schedule(() => this.flush(), Math.max(0, head.due - now));
+    if (head && !this.timer && !this.closed && !this.stalled)
+      this.timer = this.scheduler.schedule(() => this.flush(), Math.max(0, head.due - now));
   }
 
   /** Marks the response over on the server's side (the client's subscription ends with it). */
@@ -404,7 +441,14 @@ export class SimServer implements ListWatch {
     const rv = this.nextRV();
     const object: Stored = existing
       ? { ...existing, rv, rev: existing.rev + 1 }
-      : { namespace, name, uid: `uid-${++this.uids}`, rv, created: new Date(Date.UTC(2026, 0, 1) + this.scheduler.now()).toISOString().replace(/\.\d+Z$/, 'Z'), rev: 1 };
+      : {
+          namespace,
+          name,
+          uid: `uid-${++this.uids}`,
+          rv,
+          created: new Date(Date.UTC(2026, 0, 1) + this.scheduler.now()).toISOString().replace(/\.\d+Z$/, 'Z'),
+          rev: 1,
+        };
     this.objects.set(key, object);
     this.append({ rv, type: existing ? 'MODIFIED' : 'ADDED', key, object, at: this.scheduler.now() });
     return `${existing ? 'update' : 'create'} ${key} @${rv}`;
@@ -512,12 +556,18 @@ export class SimServer implements ListWatch {
     if (!fault || !conn.live || conn.delivered === 0 || event.type === 'BOOKMARK' || event.type === 'ERROR') return event;
     this.streamFault = undefined;
     const rv = (event.object as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
-    this.note(`#${conn.request.seq}: ${fault.kind === 'malformed' ? 'a malformed line in place of' : 'the stream ends inside'} ${event.type} @${rv}`);
+    this.note(
+      `#${conn.request.seq}: ${fault.kind === 'malformed' ? 'a malformed line in place of' : 'the stream ends inside'} ${event.type} @${rv}`,
+    );
     fault.onApplied(this.scheduler.now());
     if (fault.kind === 'truncate') return 'truncated';
     const line = JSON.stringify(event).length;
     // As httpTransport's parseWatchLine reports a line JSON.parse rejects.
-    return new InformerError('MalformedLine', `watch line is not JSON (${line} chars): Unexpected token '\u0000', "\u0000\u0000\u0000\u0000"... is not valid JSON`, { phase: 'watch' });
+    return new InformerError(
+      'MalformedLine',
+      `watch line is not JSON (${line} chars): Unexpected token '\u0000', "\u0000\u0000\u0000\u0000"... is not valid JSON`,
+      { phase: 'watch' },
+    );
   }
 
   truncatedLine(): InformerError {
@@ -541,7 +591,16 @@ export class SimServer implements ListWatch {
   // ── the ListWatch ──────────────────────────────────────────────────────
 
   private record(kind: 'list' | 'watch', options: ListOptions | WatchOptions): SimRequest {
-    const request: SimRequest = { seq: this.requests.length + 1, kind, options, at: this.scheduler.now(), outcome: 'no answer yet', frames: 0, endedAt: undefined, end: undefined };
+    const request: SimRequest = {
+      seq: this.requests.length + 1,
+      kind,
+      options,
+      at: this.scheduler.now(),
+      outcome: 'no answer yet',
+      frames: 0,
+      endedAt: undefined,
+      end: undefined,
+    };
     this.requests.push(request);
     this.open++;
     this.maxOpen = Math.max(this.maxOpen, this.open);
@@ -553,7 +612,9 @@ export class SimServer implements ListWatch {
     request.end = end;
     request.endedAt = this.scheduler.now();
     this.open--;
-    this.note(`#${request.seq} ${request.kind} ${describeOptions(request.options)} → ${request.outcome}${end === 'abort' ? ' (aborted by the client)' : ''}`);
+    this.note(
+      `#${request.seq} ${request.kind} ${describeOptions(request.options)} → ${request.outcome}${end === 'abort' ? ' (aborted by the client)' : ''}`,
+    );
   }
 
   /** Faults that strike before any response: a refused connection, an HTTP error. Returns true when it answered. */
@@ -565,22 +626,43 @@ export class SimServer implements ListWatch {
       request.outcome = 'connection refused';
       this.endRequest(request, 'error');
       refusals.onRefused(this.scheduler.now());
-      subscriber.error(new InformerError('NetworkError', `${request.kind} /api/v1/configmaps: ECONNREFUSED connect ECONNREFUSED 10.96.0.1:443`, { phase: request.kind }));
+      subscriber.error(
+        new InformerError('NetworkError', `${request.kind} /api/v1/configmaps: ECONNREFUSED connect ECONNREFUSED 10.96.0.1:443`, {
+          phase: request.kind,
+        }),
+      );
       return true;
     }
     const failing = this.failing.shift();
     if (failing) {
       this.failed();
-      this.httpError(request, subscriber, teardown, failing.code, failureStatus(failing.code, failing.retryAfterSeconds), this.latency(LATENCY.errorMs), failing.retryAfterSeconds);
+      this.httpError(
+        request,
+        subscriber,
+        teardown,
+        failing.code,
+        failureStatus(failing.code, failing.retryAfterSeconds),
+        this.latency(LATENCY.errorMs),
+        failing.retryAfterSeconds,
+      );
       return true;
     }
     return false;
   }
 
-  private httpError<T>(request: SimRequest, subscriber: Subscriber<T>, teardown: Subscription, code: number, body: KubeStatusBody, delayMs: number, retryAfterSeconds?: number): void {
+  private httpError<T>(
+    request: SimRequest,
+    subscriber: Subscriber<T>,
+    teardown: Subscription,
+    code: number,
+    body: KubeStatusBody,
+    delayMs: number,
+    retryAfterSeconds?: number,
+  ): void {
     teardown.add(
       this.scheduler.schedule(() => {
-        request.outcome = `HTTP ${code} ${body.reason ?? ''}${retryAfterSeconds === undefined ? '' : ` Retry-After: ${retryAfterSeconds}`}`.trim();
+        request.outcome =
+          `HTTP ${code} ${body.reason ?? ''}${retryAfterSeconds === undefined ? '' : ` Retry-After: ${retryAfterSeconds}`}`.trim();
         this.endRequest(request, 'error');
         // As httpTransport: Retry-After is read on 429 and 503 only.
         subscriber.error(errorFromStatus(code, body, request.kind, code === 429 || code === 503 ? retryAfterSeconds : undefined));
@@ -604,7 +686,10 @@ export class SimServer implements ListWatch {
     if (this.connectFault(request, subscriber, teardown)) return;
     const limit = options.limit ?? 0;
     const page = (items: Stored[], rv: number, paged: boolean, after = '') => {
-      const sorted = items.map((o) => ({ key: keyOf(o.namespace, o.name), o })).filter((x) => x.key > after).sort((a, b) => (a.key < b.key ? -1 : 1));
+      const sorted = items
+        .map((o) => ({ key: keyOf(o.namespace, o.name), o }))
+        .filter((x) => x.key > after)
+        .sort((a, b) => (a.key < b.key ? -1 : 1));
       const taken = paged && limit > 0 ? sorted.slice(0, limit) : sorted;
       const more = taken.length < sorted.length;
       const last = taken[taken.length - 1];
@@ -637,7 +722,15 @@ export class SimServer implements ListWatch {
 
     if (options.continue) {
       const token = decodeContinue(options.continue);
-      if (!token) return this.httpError(request, subscriber, teardown, 400, status(400, 'BadRequest', 'continue key is not valid: illegal base64 data'), this.latency(LATENCY.errorMs));
+      if (!token)
+        return this.httpError(
+          request,
+          subscriber,
+          teardown,
+          400,
+          status(400, 'BadRequest', 'continue key is not valid: illegal base64 data'),
+          this.latency(LATENCY.errorMs),
+        );
       if (token.rv < this.compactedRev) {
         this.failed();
         return this.httpError(request, subscriber, teardown, 410, status(410, 'Expired', CONTINUE_TOO_OLD), this.latency(LATENCY.errorMs));
@@ -645,7 +738,15 @@ export class SimServer implements ListWatch {
       return page(this.snapshot(token.rv), token.rv, true, token.start);
     }
     const rv = parseRV(options.resourceVersion);
-    if (rv === 'invalid') return this.httpError(request, subscriber, teardown, 500, status(500, undefined, `strconv.ParseUint: parsing "${options.resourceVersion}": invalid syntax`), this.latency(LATENCY.errorMs));
+    if (rv === 'invalid')
+      return this.httpError(
+        request,
+        subscriber,
+        teardown,
+        500,
+        status(500, undefined, `strconv.ParseUint: parsing "${options.resourceVersion}": invalid syntax`),
+        this.latency(LATENCY.errorMs),
+      );
     if (rv === 'none') {
       // A quorum read: whatever the cache lags behind, this is the latest state.
       if (this.tooLarge) {
@@ -659,7 +760,14 @@ export class SimServer implements ListWatch {
     if (options.resourceVersionMatch === 'Exact' || limit > 0) {
       if (rv < this.compactedRev) {
         this.failed();
-        return this.httpError(request, subscriber, teardown, 410, status(410, 'Expired', 'The resourceVersion for the provided list is too old.'), this.latency(LATENCY.errorMs));
+        return this.httpError(
+          request,
+          subscriber,
+          teardown,
+          410,
+          status(410, 'Expired', 'The resourceVersion for the provided list is too old.'),
+          this.latency(LATENCY.errorMs),
+        );
       }
       return page(this.snapshot(rv), rv, limit > 0);
     }
@@ -682,10 +790,29 @@ export class SimServer implements ListWatch {
     if (this.connectFault(request, subscriber, teardown)) return;
     if (options.resourceVersionMatch !== undefined) {
       // 1.20 (05a, 05b): streaming lists are refused.
-      return this.httpError(request, subscriber, teardown, 422, status(422, 'Invalid', 'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch'), this.latency(LATENCY.errorMs));
+      return this.httpError(
+        request,
+        subscriber,
+        teardown,
+        422,
+        status(
+          422,
+          'Invalid',
+          'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch',
+        ),
+        this.latency(LATENCY.errorMs),
+      );
     }
     const rv = parseRV(options.resourceVersion);
-    if (rv === 'invalid') return this.httpError(request, subscriber, teardown, 500, status(500, undefined, `strconv.ParseUint: parsing "${options.resourceVersion}": invalid syntax`), this.latency(LATENCY.errorMs));
+    if (rv === 'invalid')
+      return this.httpError(
+        request,
+        subscriber,
+        teardown,
+        500,
+        status(500, undefined, `strconv.ParseUint: parsing "${options.resourceVersion}": invalid syntax`),
+        this.latency(LATENCY.errorMs),
+      );
     const open = (startRV: number, live: boolean) => {
       const conn = new WatchConn(this, this.scheduler, subscriber, request, startRV, live);
       teardown.add(() => conn.finish('abort', `aborted by the client after ${conn.delivered} frames`));
@@ -728,7 +855,8 @@ export class SimServer implements ListWatch {
       }
     } else {
       // No resourceVersion, or "0": synthetic ADDED events for the current state first (03e, 03f).
-      for (const key of [...this.objects.keys()].sort()) conn.sendEvent({ type: 'ADDED', object: wire(this.objects.get(key)!, true) }, firstFrameMs);
+      for (const key of [...this.objects.keys()].sort())
+        conn.sendEvent({ type: 'ADDED', object: wire(this.objects.get(key)!, true) }, firstFrameMs);
     }
 
     const timeoutMs = (options.timeoutSeconds ?? SERVER.defaultWatchTimeoutSeconds) * 1000;
@@ -738,12 +866,23 @@ export class SimServer implements ListWatch {
     const bookmark = () => {
       // Only once the type changed after the watch's start (03c: an idle watch gets none).
       if (options.allowWatchBookmarks && this.lastEventRV > conn.startRV) {
-        conn.sendEvent({ type: 'BOOKMARK', object: { kind: 'ConfigMap', apiVersion: 'v1', metadata: { resourceVersion: String(this.lastEventRV), creationTimestamp: null } } }, 0);
+        conn.sendEvent(
+          {
+            type: 'BOOKMARK',
+            object: {
+              kind: 'ConfigMap',
+              apiVersion: 'v1',
+              metadata: { resourceVersion: String(this.lastEventRV), creationTimestamp: null },
+            },
+          },
+          0,
+        );
       }
     };
     const scheduleBookmark = (at: number) => {
       if (at >= finalBookmarkAt) {
-        if (finalBookmarkAt > this.scheduler.now()) conn.timers.add(this.scheduler.schedule(bookmark, finalBookmarkAt - this.scheduler.now()));
+        if (finalBookmarkAt > this.scheduler.now())
+          conn.timers.add(this.scheduler.schedule(bookmark, finalBookmarkAt - this.scheduler.now()));
         return;
       }
       conn.timers.add(
@@ -761,6 +900,9 @@ export class SimServer implements ListWatch {
 export function describeOptions(options: ListOptions | WatchOptions): string {
   const parts = Object.entries(options)
     .filter(([, v]) => v !== undefined)
-    .map(([k, v]) => `${k === 'resourceVersion' ? 'rv' : k === 'timeoutSeconds' ? 'timeout' : k === 'allowWatchBookmarks' ? 'bookmarks' : k}=${k === 'continue' ? '…' : JSON.stringify(v)}`);
+    .map(
+      ([k, v]) =>
+        `${k === 'resourceVersion' ? 'rv' : k === 'timeoutSeconds' ? 'timeout' : k === 'allowWatchBookmarks' ? 'bookmarks' : k}=${k === 'continue' ? '…' : JSON.stringify(v)}`,
+    );
   return parts.join(' ');
 }

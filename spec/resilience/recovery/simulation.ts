@@ -80,12 +80,18 @@ export class Sim {
   private readonly subscriptions: Subscription[] = [];
 
   constructor(options: SimOptions) {
-    this.scheduler = options.clock === 'node' ? new VirtualTimeScheduler(NodeTimerAction as unknown as ConstructorParameters<typeof VirtualTimeScheduler>[0]) : new VirtualTimeScheduler();
+    this.scheduler =
+      options.clock === 'node'
+        ? new VirtualTimeScheduler(NodeTimerAction as unknown as ConstructorParameters<typeof VirtualTimeScheduler>[0])
+        : new VirtualTimeScheduler();
     this.server = new SimServer(this.scheduler, new Rng(subSeed(options.seed, 1)));
     this.writes = new Rng(subSeed(options.seed, 2));
     for (let i = 0; i < (options.initialObjects ?? 8); i++) this.writeRandom();
     // Default options: only the clock and the randomness are injected.
-    this.cache = informer(options.sabotage ? options.sabotage(this.server) : this.server, ConfigMap, { scheduler: this.scheduler, random: new Rng(subSeed(options.seed, 3)).asFunction() });
+    this.cache = informer(options.sabotage ? options.sabotage(this.server) : this.server, ConfigMap, {
+      scheduler: this.scheduler,
+      random: new Rng(subSeed(options.seed, 3)).asFunction(),
+    });
   }
 
   get now(): number {
@@ -167,7 +173,8 @@ export class Sim {
   /** key → resourceVersion of the store. */
   storeState(): Map<string, string> {
     const out = new Map<string, string>();
-    for (const object of this.store?.list() ?? []) out.set(`${object.metadata.namespace}/${object.metadata.name}`, object.metadata.resourceVersion ?? '');
+    for (const object of this.store?.list() ?? [])
+      out.set(`${object.metadata.namespace}/${object.metadata.name}`, object.metadata.resourceVersion ?? '');
     return out;
   }
 
@@ -176,7 +183,8 @@ export class Sim {
     const want = this.server.state();
     const have = this.storeState();
     const out: string[] = [];
-    for (const [key, rv] of want) if (have.get(key) !== rv) out.push(have.has(key) ? `${key} at ${have.get(key)}, server ${rv}` : `${key} missing (server ${rv})`);
+    for (const [key, rv] of want)
+      if (have.get(key) !== rv) out.push(have.has(key) ? `${key} at ${have.get(key)}, server ${rv}` : `${key} missing (server ${rv})`);
     for (const [key, rv] of have) if (!want.has(key)) out.push(`${key} at ${rv} deleted on the server`);
     return out;
   }
@@ -187,7 +195,11 @@ export class Sim {
   equal(): boolean {
     const c = this.compared;
     if (c.server !== this.server.version || c.store !== this.storeVersion) {
-      this.compared = { server: this.server.version, store: this.storeVersion, equal: this.store !== undefined && this.differences().length === 0 };
+      this.compared = {
+        server: this.server.version,
+        store: this.storeVersion,
+        equal: this.store !== undefined && this.differences().length === 0,
+      };
     }
     return this.compared.equal;
   }
@@ -197,7 +209,10 @@ export class Sim {
     const lines = [
       ...this.server.trace.map((t) => ({ at: t.at, text: `server  ${t.text}` })),
       ...this.notes.map((t) => ({ at: t.at, text: `harness ${t.text}` })),
-      ...this.errors.map((e) => ({ at: e.at, text: `errors$ ${e.error.reason}${e.error.status ? ` ${e.error.status}` : ''}: ${e.error.message}` })),
+      ...this.errors.map((e) => ({
+        at: e.at,
+        text: `errors$ ${e.error.reason}${e.error.status ? ` ${e.error.status}` : ''}: ${e.error.message}`,
+      })),
     ]
       .filter((l) => l.at >= from)
       .sort((a, b) => a.at - b.at)
@@ -331,19 +346,31 @@ export function runRecovery(schedule: RecoverySchedule, clock: Clock = 'virtual'
       }
       wasEqual = equal;
     }
-    if (phase === 'churn') problems.push(`fault ${schedule.episodes.length > 1 ? 'episode ' : ''}never took effect: no watch in progress for ${formatTime(RUN.applyWithinMs)} after it was armed`);
-    else if (appliedAt !== undefined && measuredFrom === undefined) problems.push(`the fault's recovery clock never started (${schedule.kind === 'reset' ? 'no request was refused' : 'no 504 was sent'})`);
-    else if (convergedAt === undefined) problems.push(`did not converge within ${formatTime(RUN.convergeWithinMs)} of the fault: ${sim.differences().join('; ') || 'equal, but only before the last write or the fault'}`);
+    if (phase === 'churn')
+      problems.push(
+        `fault ${schedule.episodes.length > 1 ? 'episode ' : ''}never took effect: no watch in progress for ${formatTime(RUN.applyWithinMs)} after it was armed`,
+      );
+    else if (appliedAt !== undefined && measuredFrom === undefined)
+      problems.push(
+        `the fault's recovery clock never started (${schedule.kind === 'reset' ? 'no request was refused' : 'no 504 was sent'})`,
+      );
+    else if (convergedAt === undefined)
+      problems.push(
+        `did not converge within ${formatTime(RUN.convergeWithinMs)} of the fault: ${sim.differences().join('; ') || 'equal, but only before the last write or the fault'}`,
+      );
     if (divergences > 0) problems.push(`${divergences} divergence(s) after converging; first at ${firstDivergence}`);
     if (sim.server.maxOpen > 1) problems.push(`${sim.server.maxOpen} requests open at once`);
   } catch (error) {
-    problems.push(error instanceof LivelockError ? error.message : `threw: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    problems.push(
+      error instanceof LivelockError ? error.message : `threw: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+    );
   }
   const leaked = sim.stop();
   if (leaked > 0) problems.push(`${leaked} request(s) still open after the last unsubscribe`);
 
   const latencyMs = convergedAt !== undefined && measuredFrom !== undefined ? convergedAt - measuredFrom : Infinity;
-  if (latencyMs > boundMs && convergedAt !== undefined) problems.unshift(`converged ${formatTime(latencyMs)} after the fault; bound ${formatTime(boundMs)}`);
+  if (latencyMs > boundMs && convergedAt !== undefined)
+    problems.unshift(`converged ${formatTime(latencyMs)} after the fault; bound ${formatTime(boundMs)}`);
   const errorsByReason: Record<string, number> = {};
   for (const { error } of sim.errors) errorsByReason[error.reason] = (errorsByReason[error.reason] ?? 0) + 1;
   const traceFrom = Math.max(0, (appliedAt ?? armedAt) - 5_000);

@@ -40,7 +40,9 @@ export function recoverySoak(options: RecoverySoakOptions): number {
   console.log('');
   console.log(markdownTable(summarize(results)));
   console.log('');
-  console.log(`${schedules} schedules, ${(virtualMs / 3_600_000).toFixed(1)} virtual hours in ${elapsed()}; latency: from the fault (see below) to the first moment the store equals the server after the last write`);
+  console.log(
+    `${schedules} schedules, ${(virtualMs / 3_600_000).toFixed(1)} virtual hours in ${elapsed()}; latency: from the fault (see below) to the first moment the store equals the server after the last write`,
+  );
   for (const [kind, spec] of Object.entries(FAULTS)) console.log(`- ${kind}: ${spec.what}`);
   if (failing.length > 0) {
     console.log(`\nfailing seeds: ${failing.map((r) => r.schedule.seed).join(' ')}`);

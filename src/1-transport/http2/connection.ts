@@ -12,7 +12,8 @@ const ASSUMED_MAX_STREAMS = 100;
 const STREAM_WINDOW = 4 * 1024 * 1024;
 const CONNECTION_WINDOW = 16 * 1024 * 1024;
 
-const notOffered = () => Object.assign(new Error('the server does not offer HTTP/2 (ALPN h2); protocol h2 was forced'), { code: 'ERR_HTTP2_NOT_OFFERED' });
+const notOffered = () =>
+  Object.assign(new Error('the server does not offer HTTP/2 (ALPN h2); protocol h2 was forced'), { code: 'ERR_HTTP2_NOT_OFFERED' });
 
 /** How a connection attempt ended: an HTTP/2 session, or a TLS socket whose server chose HTTP/1.1 (ALPN). */
 export type Negotiated = { readonly h2: true } | { readonly h2: false; readonly socket: tls.TLSSocket };
@@ -44,7 +45,13 @@ export class Http2Connection {
   private readonly options: Http2Options;
   private readonly onClosed: (connection: Http2Connection) => void;
 
-  constructor(url: URL, tlsOptions: tls.ConnectionOptions, forceH2: boolean, options: Http2Options, onClosed: (connection: Http2Connection) => void) {
+  constructor(
+    url: URL,
+    tlsOptions: tls.ConnectionOptions,
+    forceH2: boolean,
+    options: Http2Options,
+    onClosed: (connection: Http2Connection) => void,
+  ) {
     this.options = options;
     this.onClosed = onClosed;
     this.ready = this.connect(url, tlsOptions, forceH2);

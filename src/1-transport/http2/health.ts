@@ -58,7 +58,8 @@ export class PingHealth {
   /** A request started (`+1`) or ended (`-1`) on the connection. */
   streams(delta: 1 | -1): void {
     this.active += delta;
-    if (this.active === 1 && delta === 1) this.arm(this.readIdleMs === undefined ? undefined : Math.max(0, this.readIdleMs - this.idleFor()));
+    if (this.active === 1 && delta === 1)
+      this.arm(this.readIdleMs === undefined ? undefined : Math.max(0, this.readIdleMs - this.idleFor()));
     if (this.active === 0) this.clear();
   }
 
@@ -106,7 +107,9 @@ export class PingHealth {
     this.pingTimer = this.scheduler.schedule(() => {
       this.pingTimer = undefined;
       if (this.stopped) return;
-      const error = new Error(`the HTTP/2 connection answered no PING within ${this.pingTimeoutMs} ms (nothing read for ${this.idleFor()} ms)`);
+      const error = new Error(
+        `the HTTP/2 connection answered no PING within ${this.pingTimeoutMs} ms (nothing read for ${this.idleFor()} ms)`,
+      );
       (error as NodeJS.ErrnoException).code = 'ERR_HTTP2_PING_TIMEOUT';
       this.stop();
       this.onDead(error);

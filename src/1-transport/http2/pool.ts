@@ -49,9 +49,12 @@ export function reserveStream(
     connections.add(connection);
     const opened = connection;
     const owningSlot = slot;
-    void opened.ready.then((negotiated) => {
-      if (!negotiated.h2) owningSlot.http1Only = true;
-    }, () => undefined);
+    void opened.ready.then(
+      (negotiated) => {
+        if (!negotiated.h2) owningSlot.http1Only = true;
+      },
+      () => undefined,
+    );
   }
   connection.reserved++;
   return { connection };

@@ -58,7 +58,13 @@ export interface Http2Route {
  * Request headers (credentials included) are the ones the KubeConfig put on
  * `options` for this very request, so rotating tokens work as over HTTP/1.1.
  */
-export function http2Get(url: URL, options: https.RequestOptions, route: Http2Route, exchange: Http2Exchange, body?: Buffer): Promise<Http2Outcome> {
+export function http2Get(
+  url: URL,
+  options: https.RequestOptions,
+  route: Http2Route,
+  exchange: Http2Exchange,
+  body?: Buffer,
+): Promise<Http2Outcome> {
   return send(url, options, route, exchange, body, 0);
 }
 
@@ -152,7 +158,8 @@ function requestHeaders(url: URL, options: https.RequestOptions): http2.Outgoing
     if (value !== undefined && !CONNECTION_HEADERS.has(lower)) headers[lower] = value;
   }
   // Basic auth: client-node sets `auth`, which https.request turns into this header.
-  if (options.auth && headers['authorization'] === undefined) headers['authorization'] = `Basic ${Buffer.from(options.auth).toString('base64')}`;
+  if (options.auth && headers['authorization'] === undefined)
+    headers['authorization'] = `Basic ${Buffer.from(options.auth).toString('base64')}`;
   return headers;
 }
 
@@ -177,7 +184,8 @@ function watchStream(
     responded = true;
     exchange.response(new Http2Response(stream, headers, () => health.read()));
   });
-  const refused = () => !responded && again !== undefined && stream.rstCode === http2.constants.NGHTTP2_REFUSED_STREAM && !exchange.signal.aborted;
+  const refused = () =>
+    !responded && again !== undefined && stream.rstCode === http2.constants.NGHTTP2_REFUSED_STREAM && !exchange.signal.aborted;
   stream.on('error', (error: NodeJS.ErrnoException) => {
     if (!refused()) report(error);
   });
@@ -194,7 +202,11 @@ function watchStream(
       });
       return;
     }
-    report(Object.assign(new Error(`the HTTP/2 stream closed before the response headers (error code ${stream.rstCode ?? 'none'})`), { code: 'ECONNRESET' }));
+    report(
+      Object.assign(new Error(`the HTTP/2 stream closed before the response headers (error code ${stream.rstCode ?? 'none'})`), {
+        code: 'ECONNRESET',
+      }),
+    );
   });
   return {
     destroy: () => {

@@ -2,7 +2,10 @@ import type { KubeObject } from '../../0-model/objects.ts';
 import { updatePredicate, type Predicate } from './predicate.ts';
 
 /** Equal maps; `null` and a missing map are the empty map. */
-function sameRecord(a: Readonly<Record<string, string>> | null | undefined, b: Readonly<Record<string, string>> | null | undefined): boolean {
+function sameRecord(
+  a: Readonly<Record<string, string>> | null | undefined,
+  b: Readonly<Record<string, string>> | null | undefined,
+): boolean {
   const ak = Object.keys(a ?? {});
   const bk = Object.keys(b ?? {});
   if (ak.length !== bk.length) return false;

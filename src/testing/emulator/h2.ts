@@ -83,7 +83,13 @@ export async function listenHttp2(
   settings: { maxConcurrentStreams?: number } = {},
 ): Promise<{ front: Http2Front; port: number; close(): Promise<void> }> {
   const secure = http2.createSecureServer(
-    { cert: tls.cert, key: tls.key, allowHTTP1: true, settings, ...(tls.clientCa ? { ca: tls.clientCa, requestCert: true, rejectUnauthorized: true } : {}) },
+    {
+      cert: tls.cert,
+      key: tls.key,
+      allowHTTP1: true,
+      settings,
+      ...(tls.clientCa ? { ca: tls.clientCa, requestCert: true, rejectUnauthorized: true } : {}),
+    },
     listener as unknown as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void,
   );
   const gates = new Set<Gate>();

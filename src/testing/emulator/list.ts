@@ -6,14 +6,7 @@
 import { decodeContinue, encodeContinue } from './continueToken.ts';
 import type { ResourceDef } from './resources.ts';
 import type { FieldSelector, LabelSelector } from './selectors.ts';
-import {
-  badRequest,
-  CONTINUE_TOO_OLD,
-  expired,
-  invalidListOptions,
-  malformedResourceVersion,
-  tooLargeResourceVersion,
-} from './status.ts';
+import { badRequest, CONTINUE_TOO_OLD, expired, invalidListOptions, malformedResourceVersion, tooLargeResourceVersion } from './status.ts';
 import { builtinItemJson, type Collection, compareKeys, objectJson, partialJson, type Snapshot, type Store } from './store.ts';
 import type { StoredObject } from './types.ts';
 import { matchesFilter, type WatchFilter } from './watch.ts';
@@ -57,7 +50,9 @@ export function list(store: Store, coll: Collection, p: ListParams): ListResult 
   const def = coll.def;
   if (p.resourceVersionMatch !== undefined && p.resourceVersionMatch !== '') {
     if (p.continueToken) {
-      throw invalidListOptions([{ field: 'resourceVersionMatch', message: 'Forbidden: resourceVersionMatch is forbidden when continue is provided' }]);
+      throw invalidListOptions([
+        { field: 'resourceVersionMatch', message: 'Forbidden: resourceVersionMatch is forbidden when continue is provided' },
+      ]);
     }
     if (p.resourceVersion === undefined || p.resourceVersion === '') {
       throw invalidListOptions([

@@ -14,7 +14,8 @@ export type Shape = 'full' | 'metadata';
 export type Target = 'object' | 'list';
 
 /** 10c, word for word. */
-export const NOT_ACCEPTABLE_MESSAGE = 'only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf';
+export const NOT_ACCEPTABLE_MESSAGE =
+  'only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf';
 
 export function notAcceptable(): ApiError {
   return new ApiError(failure(406, NOT_ACCEPTABLE_MESSAGE, 'NotAcceptable'));

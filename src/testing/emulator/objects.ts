@@ -8,21 +8,25 @@ import { randomUUID } from 'node:crypto';
 import { clone, deepEqual, isPlainObject, jsonPatch, mergePatch, orderKeys, sortKeysDeep } from './json.ts';
 import type { ResourceDef, ResourceRegistry } from './resources.ts';
 import { prune, validate } from './schema.ts';
-import {
-  alreadyExists,
-  badRequest,
-  conflict,
-  invalid,
-  notFound,
-  unsupportedMediaType,
-  type StatusCause,
-} from './status.ts';
+import { alreadyExists, badRequest, conflict, invalid, notFound, unsupportedMediaType, type StatusCause } from './status.ts';
 import { type Collection, type HistoryEvent, objectKey, type Store } from './store.ts';
 import type { StoredObject, StoredObjectMeta } from './types.ts';
 
 const META_ORDER = [
-  'name', 'generateName', 'namespace', 'selfLink', 'uid', 'resourceVersion', 'generation', 'creationTimestamp',
-  'deletionTimestamp', 'deletionGracePeriodSeconds', 'labels', 'annotations', 'ownerReferences', 'finalizers',
+  'name',
+  'generateName',
+  'namespace',
+  'selfLink',
+  'uid',
+  'resourceVersion',
+  'generation',
+  'creationTimestamp',
+  'deletionTimestamp',
+  'deletionGracePeriodSeconds',
+  'labels',
+  'annotations',
+  'ownerReferences',
+  'finalizers',
   'managedFields',
 ];
 
@@ -128,9 +132,7 @@ export class Objects {
       throw badRequest(`the kind in the body (${String(b.kind)}) does not match the expected kind (${def.kind})`);
     }
     if (b.apiVersion !== undefined && b.apiVersion !== '' && b.apiVersion !== def.apiVersion) {
-      throw badRequest(
-        `the API version in the data (${String(b.apiVersion)}) does not match the expected API version (${def.apiVersion})`,
-      );
+      throw badRequest(`the API version in the data (${String(b.apiVersion)}) does not match the expected API version (${def.apiVersion})`);
     }
     if (b.metadata !== undefined && !isPlainObject(b.metadata)) throw badRequest('metadata must be an object');
     return clone(b);
@@ -151,7 +153,11 @@ export class Objects {
       const m = meta[field];
       if (m === undefined) continue;
       if (!isPlainObject(m) || Object.values(m).some((v) => typeof v !== 'string')) {
-        causes.push({ reason: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(m)}: must be a map of strings`, field: `metadata.${field}` });
+        causes.push({
+          reason: 'FieldValueInvalid',
+          message: `Invalid value: ${JSON.stringify(m)}: must be a map of strings`,
+          field: `metadata.${field}`,
+        });
       }
     }
     if (meta.finalizers !== undefined && (!Array.isArray(meta.finalizers) || meta.finalizers.some((f) => typeof f !== 'string'))) {
@@ -219,13 +225,7 @@ export class Objects {
    * PUT. `subresource: 'status'` replaces only the status. For kinds with a status
    * subresource, a main PUT keeps the stored status.
    */
-  update(
-    def: ResourceDef,
-    namespace: string | undefined,
-    name: string,
-    body: unknown,
-    opts: UpdateOptions = {},
-  ): StoredObject {
+  update(def: ResourceDef, namespace: string | undefined, name: string, body: unknown, opts: UpdateOptions = {}): StoredObject {
     const obj = this.checkBody(def, body);
     const meta = metaOf(obj);
     if (meta.name !== undefined && meta.name !== name) {
@@ -282,7 +282,7 @@ export class Objects {
     const shaped = this.shape(def, next);
     if (deepEqual(shaped, existing)) return existing; // no-op: no new revision, no event
     const rv = this.store.nextRevision();
-    if (meta.deletionTimestamp && !(meta.finalizers?.length)) {
+    if (meta.deletionTimestamp && !meta.finalizers?.length) {
       // The last finalizer is gone: the object is deleted now.
       const last = this.shape(def, { ...next, metadata: { ...meta, resourceVersion: String(rv) } });
       this.store.commit(coll, rv, 'DELETED', key, last, existing);

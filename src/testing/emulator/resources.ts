@@ -61,21 +61,80 @@ const path =
 // --- defaulting -----------------------------------------------------------
 
 const POD_SPEC_ORDER = [
-  'volumes', 'initContainers', 'containers', 'ephemeralContainers', 'restartPolicy', 'terminationGracePeriodSeconds',
-  'activeDeadlineSeconds', 'dnsPolicy', 'nodeSelector', 'serviceAccountName', 'serviceAccount',
-  'automountServiceAccountToken', 'nodeName', 'hostNetwork', 'hostPID', 'hostIPC', 'shareProcessNamespace',
-  'securityContext', 'imagePullSecrets', 'hostname', 'subdomain', 'affinity', 'schedulerName', 'tolerations',
-  'hostAliases', 'priorityClassName', 'priority', 'dnsConfig', 'readinessGates', 'runtimeClassName',
-  'enableServiceLinks', 'preemptionPolicy', 'overhead', 'topologySpreadConstraints', 'setHostnameAsFQDN',
+  'volumes',
+  'initContainers',
+  'containers',
+  'ephemeralContainers',
+  'restartPolicy',
+  'terminationGracePeriodSeconds',
+  'activeDeadlineSeconds',
+  'dnsPolicy',
+  'nodeSelector',
+  'serviceAccountName',
+  'serviceAccount',
+  'automountServiceAccountToken',
+  'nodeName',
+  'hostNetwork',
+  'hostPID',
+  'hostIPC',
+  'shareProcessNamespace',
+  'securityContext',
+  'imagePullSecrets',
+  'hostname',
+  'subdomain',
+  'affinity',
+  'schedulerName',
+  'tolerations',
+  'hostAliases',
+  'priorityClassName',
+  'priority',
+  'dnsConfig',
+  'readinessGates',
+  'runtimeClassName',
+  'enableServiceLinks',
+  'preemptionPolicy',
+  'overhead',
+  'topologySpreadConstraints',
+  'setHostnameAsFQDN',
 ];
 const CONTAINER_ORDER = [
-  'name', 'image', 'command', 'args', 'workingDir', 'ports', 'envFrom', 'env', 'resources', 'volumeMounts',
-  'volumeDevices', 'livenessProbe', 'readinessProbe', 'startupProbe', 'lifecycle', 'terminationMessagePath',
-  'terminationMessagePolicy', 'imagePullPolicy', 'securityContext', 'stdin', 'stdinOnce', 'tty',
+  'name',
+  'image',
+  'command',
+  'args',
+  'workingDir',
+  'ports',
+  'envFrom',
+  'env',
+  'resources',
+  'volumeMounts',
+  'volumeDevices',
+  'livenessProbe',
+  'readinessProbe',
+  'startupProbe',
+  'lifecycle',
+  'terminationMessagePath',
+  'terminationMessagePolicy',
+  'imagePullPolicy',
+  'securityContext',
+  'stdin',
+  'stdinOnce',
+  'tty',
 ];
 const POD_STATUS_ORDER = [
-  'phase', 'conditions', 'message', 'reason', 'nominatedNodeName', 'hostIP', 'podIP', 'podIPs', 'startTime',
-  'initContainerStatuses', 'containerStatuses', 'qosClass', 'ephemeralContainerStatuses',
+  'phase',
+  'conditions',
+  'message',
+  'reason',
+  'nominatedNodeName',
+  'hostIP',
+  'podIP',
+  'podIPs',
+  'startTime',
+  'initContainerStatuses',
+  'containerStatuses',
+  'qosClass',
+  'ephemeralContainerStatuses',
 ];
 
 function topLevel(obj: StoredObject, rest: readonly string[]): StoredObject {
@@ -130,10 +189,7 @@ function normalizePod(obj: StoredObject): StoredObject {
   const status: Record<string, unknown> = isPlainObject(obj['status']) ? { ...obj['status'] } : {};
   status['phase'] ??= 'Pending';
   status['qosClass'] ??= qosClass(spec);
-  return topLevel({ ...obj, spec: orderKeys(spec, POD_SPEC_ORDER), status: orderKeys(status, POD_STATUS_ORDER) }, [
-    'spec',
-    'status',
-  ]);
+  return topLevel({ ...obj, spec: orderKeys(spec, POD_SPEC_ORDER), status: orderKeys(status, POD_STATUS_ORDER) }, ['spec', 'status']);
 }
 
 function normalizeNamespace(obj: StoredObject): StoredObject {
@@ -167,7 +223,13 @@ function normalizeCrd(obj: StoredObject): StoredObject {
     status = {
       conditions: [
         { type: 'NamesAccepted', status: 'True', lastTransitionTime: t, reason: 'NoConflicts', message: 'no conflicts found' },
-        { type: 'Established', status: 'True', lastTransitionTime: t, reason: 'InitialNamesAccepted', message: 'the initial names have been accepted' },
+        {
+          type: 'Established',
+          status: 'True',
+          lastTransitionTime: t,
+          reason: 'InitialNamesAccepted',
+          message: 'the initial names have been accepted',
+        },
       ],
       acceptedNames: spec['names'],
       storedVersions: stored,
@@ -223,7 +285,14 @@ function builtin(init: BuiltinInit): ResourceDef {
 }
 
 export const BUILTIN_RESOURCES: readonly ResourceDef[] = [
-  builtin({ group: '', plural: 'configmaps', kind: 'ConfigMap', namespaced: true, shortNames: ['cm'], normalize: order('immutable', 'data', 'binaryData') }),
+  builtin({
+    group: '',
+    plural: 'configmaps',
+    kind: 'ConfigMap',
+    namespaced: true,
+    shortNames: ['cm'],
+    normalize: order('immutable', 'data', 'binaryData'),
+  }),
   builtin({
     group: '',
     plural: 'events',
@@ -331,16 +400,16 @@ export const BUILTIN_RESOURCES: readonly ResourceDef[] = [
   }),
   builtin({ group: 'coordination.k8s.io', plural: 'leases', kind: 'Lease', namespaced: true, normalize: order('spec') }),
   builtin({
-      group: 'apiextensions.k8s.io',
-      plural: 'customresourcedefinitions',
-      kind: 'CustomResourceDefinition',
-      namespaced: false,
-      shortNames: ['crd', 'crds'],
-      categories: ['api-extensions'],
-      statusSubresource: true,
-      hasGeneration: true,
-      normalize: normalizeCrd,
-    }),
+    group: 'apiextensions.k8s.io',
+    plural: 'customresourcedefinitions',
+    kind: 'CustomResourceDefinition',
+    namespaced: false,
+    shortNames: ['crd', 'crds'],
+    categories: ['api-extensions'],
+    statusSubresource: true,
+    hasGeneration: true,
+    normalize: normalizeCrd,
+  }),
 ];
 
 /** The groups of /apis in kube-apiserver's order (01c); custom groups follow. */
@@ -407,7 +476,10 @@ export class ResourceRegistry {
       const found = this.all().filter(
         (d) =>
           (group === undefined || d.group === group) &&
-          (d.plural === name || d.shortNames.includes(name) || d.kind.toLowerCase() === name.toLowerCase() || (d.singular !== '' && d.singular === name)),
+          (d.plural === name ||
+            d.shortNames.includes(name) ||
+            d.kind.toLowerCase() === name.toLowerCase() ||
+            (d.singular !== '' && d.singular === name)),
       );
       const preferred = group === undefined ? (found.find((d) => d.group === '') ?? found[0]) : found[0];
       if (!preferred) throw new Error(`unknown resource ${JSON.stringify(like)}`);

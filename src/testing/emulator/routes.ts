@@ -16,7 +16,10 @@ export interface Route {
 }
 
 export function route(registry: ResourceRegistry, pathname: string): Route {
-  const seg = pathname.split('/').filter((s) => s !== '').map((s) => decodeURIComponent(s));
+  const seg = pathname
+    .split('/')
+    .filter((s) => s !== '')
+    .map((s) => decodeURIComponent(s));
   if (seg.length === 0) return { kind: 'notFound' };
   if (seg[0] === 'version' && seg.length === 1) return { kind: 'version' };
   if ((seg[0] === 'healthz' || seg[0] === 'livez' || seg[0] === 'readyz') && seg.length === 1) return { kind: 'health' };
@@ -53,4 +56,3 @@ export function route(registry: ResourceRegistry, pathname: string): Route {
   if (def.namespaced && rest.length > 1) return { kind: 'notFound', group, version };
   return { kind: 'resource', group, version, def, name: rest[1], subresource: rest[2], watchPath };
 }
-

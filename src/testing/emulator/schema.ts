@@ -27,7 +27,7 @@ export function prune(schema: JsonSchema | undefined, value: unknown, root = fal
 }
 
 function show(v: unknown): string {
-  return typeof v === 'string' ? JSON.stringify(v) : JSON.stringify(v) ?? 'null';
+  return typeof v === 'string' ? JSON.stringify(v) : (JSON.stringify(v) ?? 'null');
 }
 
 function typeOf(v: unknown): string {

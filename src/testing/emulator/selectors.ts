@@ -14,21 +14,7 @@ export interface LabelRequirement {
 
 export type LabelSelector = LabelRequirement[];
 
-type Tok =
-  | 'ident'
-  | 'eos'
-  | 'comma'
-  | 'open'
-  | 'close'
-  | 'eq'
-  | 'deq'
-  | 'neq'
-  | 'not'
-  | 'in'
-  | 'notin'
-  | 'gt'
-  | 'lt'
-  | 'error';
+type Tok = 'ident' | 'eos' | 'comma' | 'open' | 'close' | 'eq' | 'deq' | 'neq' | 'not' | 'in' | 'notin' | 'gt' | 'lt' | 'error';
 
 interface Token {
   tok: Tok;
@@ -150,7 +136,7 @@ class Parser {
       case 'notin':
         op = o.tok;
         values = this.valueSet();
-        if (values.length === 0) throw new Error('for \'in\', \'notin\' operators, values set can\'t be empty');
+        if (values.length === 0) throw new Error("for 'in', 'notin' operators, values set can't be empty");
         break;
       case 'eq':
       case 'deq':
@@ -343,8 +329,7 @@ export function parseFieldSelector(input: string): FieldSelector {
   for (const term of splitUnescaped(input, ',')) {
     let m: RegExpMatchArray | null;
     if ((m = /^([^=!]*)!=(.*)$/s.exec(term))) out.push({ field: m[1]!.trim(), op: '!=', value: unescapeFieldValue(m[2]!) });
-    else if ((m = /^([^=!]*)==(.*)$/s.exec(term)))
-      out.push({ field: m[1]!.trim(), op: '=', value: unescapeFieldValue(m[2]!) });
+    else if ((m = /^([^=!]*)==(.*)$/s.exec(term))) out.push({ field: m[1]!.trim(), op: '=', value: unescapeFieldValue(m[2]!) });
     else if ((m = /^([^=!]*)=(.*)$/s.exec(term))) out.push({ field: m[1]!.trim(), op: '=', value: unescapeFieldValue(m[2]!) });
     else throw badRequest(`invalid selector: '${input}'; can't understand '${term}'`);
   }

@@ -221,14 +221,17 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     isClosing: () => closing,
   });
 
-  const tls = options.tls === true || (options.http2 && !options.tls) ? { cert: TEST_TLS_CERT, key: TEST_TLS_KEY } : options.tls || undefined;
-  const listener = (req: Parameters<typeof handler.handle>[0], res: Parameters<typeof handler.handle>[1]): void =>
-    handler.handle(req, res);
+  const tls =
+    options.tls === true || (options.http2 && !options.tls) ? { cert: TEST_TLS_CERT, key: TEST_TLS_KEY } : options.tls || undefined;
+  const listener = (req: Parameters<typeof handler.handle>[0], res: Parameters<typeof handler.handle>[1]): void => handler.handle(req, res);
   const clientCa = tls && 'clientCa' in tls ? tls.clientCa : undefined;
   const h2Settings = options.http2 === true ? {} : options.http2;
   const h2 = h2Settings && tls ? await listenHttp2({ ...tls, clientCa }, listener, options.port ?? 0, h2Settings) : undefined;
   const server: Server = tls
-    ? createHttpsServer({ cert: tls.cert, key: tls.key, ...(clientCa ? { ca: clientCa, requestCert: true, rejectUnauthorized: true } : {}) }, listener)
+    ? createHttpsServer(
+        { cert: tls.cert, key: tls.key, ...(clientCa ? { ca: clientCa, requestCert: true, rejectUnauthorized: true } : {}) },
+        listener,
+      )
     : createHttpServer(listener);
   const sockets = new Set<Socket>();
   let accepted = 0;

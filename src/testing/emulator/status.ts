@@ -101,9 +101,7 @@ export function successStatus(r: ResourceRef, name: string, uid: string | undefi
 }
 
 export function notFound(r: ResourceRef, name: string): ApiError {
-  return new ApiError(
-    failure(404, `${qualifiedResource(r)} "${name}" not found`, 'NotFound', { name, group: r.group, kind: r.resource }),
-  );
+  return new ApiError(failure(404, `${qualifiedResource(r)} "${name}" not found`, 'NotFound', { name, group: r.group, kind: r.resource }));
 }
 
 export function pathNotFound(): ApiError {
@@ -121,8 +119,7 @@ export function alreadyExists(r: ResourceRef, name: string): ApiError {
 }
 
 export function conflict(r: ResourceRef, name: string, why?: string): ApiError {
-  const reason =
-    why ?? 'the object has been modified; please apply your changes to the latest version and try again';
+  const reason = why ?? 'the object has been modified; please apply your changes to the latest version and try again';
   return new ApiError(
     failure(409, `Operation cannot be fulfilled on ${qualifiedResource(r)} "${name}": ${reason}`, 'Conflict', {
       name,
@@ -137,9 +134,7 @@ export function invalid(kind: string, group: string, name: string, causes: Statu
   const qualifiedKind = group ? `${kind}.${group}` : kind;
   const parts = causes.map((c) => (c.field ? `${c.field}: ${c.message}` : (c.message ?? '')));
   const list = parts.length === 1 ? parts[0] : `[${parts.join(', ')}]`;
-  return new ApiError(
-    failure(422, `${qualifiedKind} "${name}" is invalid: ${list}`, 'Invalid', { name, group, kind, causes }),
-  );
+  return new ApiError(failure(422, `${qualifiedKind} "${name}" is invalid: ${list}`, 'Invalid', { name, group, kind, causes }));
 }
 
 export function badRequest(message: string): ApiError {
@@ -177,9 +172,7 @@ export const CONTINUE_TOO_OLD =
   'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.';
 
 export function expired(message: string, continueToken?: string): ApiError {
-  return new ApiError(
-    failure(410, message, 'Expired', undefined, continueToken !== undefined ? { continue: continueToken } : {}),
-  );
+  return new ApiError(failure(410, message, 'Expired', undefined, continueToken !== undefined ? { continue: continueToken } : {}));
 }
 
 /** The Status carried by a watch's ERROR event when its resourceVersion is too old (04a). */
@@ -188,16 +181,13 @@ export function watchTooOld(requested: string | number, oldest: number): Status 
 }
 
 export function tooManyRequests(retryAfterSeconds: number, message?: string): ApiError {
-  return new ApiError(
-    failure(429, message ?? 'Too many requests, please try again later.', 'TooManyRequests', { retryAfterSeconds }),
-    { 'Retry-After': String(retryAfterSeconds) },
-  );
+  return new ApiError(failure(429, message ?? 'Too many requests, please try again later.', 'TooManyRequests', { retryAfterSeconds }), {
+    'Retry-After': String(retryAfterSeconds),
+  });
 }
 
 export function internalError(message: string): ApiError {
-  return new ApiError(
-    failure(500, `Internal error occurred: ${message}`, 'InternalError', { causes: [{ message }] }),
-  );
+  return new ApiError(failure(500, `Internal error occurred: ${message}`, 'InternalError', { causes: [{ message }] }));
 }
 
 export function serviceUnavailable(message?: string): ApiError {

@@ -47,16 +47,16 @@ export function bookmarkLine(def: ResourceDef, rv: number, initialEventsEnd = fa
         metadata: { resourceVersion: String(rv), creationTimestamp: null, ...(annotations ? { annotations } : {}) },
       }
     : def.builtin
-    ? {
-        kind: def.kind,
-        apiVersion: def.apiVersion,
-        metadata: { resourceVersion: String(rv), creationTimestamp: null, ...(annotations ? { annotations } : {}) },
-      }
-    : {
-        apiVersion: def.apiVersion,
-        kind: def.kind,
-        metadata: { ...(annotations ? { annotations } : {}), resourceVersion: String(rv) },
-      };
+      ? {
+          kind: def.kind,
+          apiVersion: def.apiVersion,
+          metadata: { resourceVersion: String(rv), creationTimestamp: null, ...(annotations ? { annotations } : {}) },
+        }
+      : {
+          apiVersion: def.apiVersion,
+          kind: def.kind,
+          metadata: { ...(annotations ? { annotations } : {}), resourceVersion: String(rv) },
+        };
   return `${JSON.stringify({ type: 'BOOKMARK', object })}\n`;
 }
 
@@ -174,10 +174,13 @@ export class WatchSession implements OpenWatch {
     const periodic = intervalMs > 0 ? from + intervalMs : Infinity;
     const pre = preTimeoutAt !== undefined && preTimeoutAt <= periodic;
     const at = pre ? preTimeoutAt : periodic;
-    this.timer(() => {
-      this.bookmarkIfChanged();
-      if (!pre) this.scheduleBookmark(at, intervalMs, preTimeoutAt);
-    }, Math.max(0, at - performance.now()));
+    this.timer(
+      () => {
+        this.bookmarkIfChanged();
+        if (!pre) this.scheduleBookmark(at, intervalMs, preTimeoutAt);
+      },
+      Math.max(0, at - performance.now()),
+    );
   }
 
   /** Like kube-apiserver: a bookmark only once the resource changed after the watch's start (03c, 03d). */

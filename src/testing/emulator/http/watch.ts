@@ -24,7 +24,10 @@ export function serveWatch(ctx: Ctx, def: ResourceDef, ns: string | undefined, n
   if (sendInitial === 'true') {
     const causes: { field: string; message: string }[] = [];
     if (rvMatch !== 'NotOlderThan') {
-      causes.push({ field: 'sendInitialEvents', message: 'Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan' });
+      causes.push({
+        field: 'sendInitialEvents',
+        message: 'Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan',
+      });
     }
     if (!bookmarks) {
       causes.push({ field: 'allowWatchBookmarks', message: 'Forbidden: sendInitialEvents requires setting allowWatchBookmarks to true' });
@@ -33,7 +36,10 @@ export function serveWatch(ctx: Ctx, def: ResourceDef, ns: string | undefined, n
   } else if (rvMatch !== undefined && rvMatch !== '' && !(sendInitial === 'false' && rvMatch === 'NotOlderThan')) {
     const causes = [{ field: 'resourceVersionMatch', message: 'Forbidden: resourceVersionMatch is forbidden for watch' }];
     if (rvRaw === undefined || rvRaw === '') {
-      causes.push({ field: 'resourceVersionMatch', message: 'Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided' });
+      causes.push({
+        field: 'resourceVersionMatch',
+        message: 'Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided',
+      });
     }
     throw invalidListOptions(causes);
   }
