@@ -80,6 +80,7 @@ export {
   type StalenessOptions,
 } from './5-informer/health.ts';
 export { shardedInformer, type ShardSource, type ShardedInformer } from './5-informer/shardedInformer.ts';
+export { DEFAULT_MAX_NAMESPACE_WATCHES } from './5-informer/namespacesInformer.ts';
 export type { AddedEvent, DeletedEvent, InformerEvent, InformerEventType, UpdatedEvent } from './4-store/informerEvent.ts';
 export type { InformerState } from './4-store/reduceDeltas.ts';
 export { Store, UnknownIndexError, type IndexFunc, type Indexers } from './4-store/store.ts';

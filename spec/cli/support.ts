@@ -30,8 +30,15 @@ export function killAll(): void {
   for (const proc of running) proc.kill('SIGKILL');
 }
 
-export function cli(args: string[], env: NodeJS.ProcessEnv = {}): Cli {
-  const proc = spawn(NODE, [MAIN, ...args], { env: { ...process.env, ...env }, stdio: 'pipe' });
+/** `maxOpenFiles`: run under `ulimit -n` (through bash), as a user with a low file-descriptor limit would. */
+export function cli(args: string[], env: NodeJS.ProcessEnv = {}, options: { readonly maxOpenFiles?: number } = {}): Cli {
+  const proc =
+    options.maxOpenFiles === undefined
+      ? spawn(NODE, [MAIN, ...args], { env: { ...process.env, ...env }, stdio: 'pipe' })
+      : spawn('bash', ['-c', `ulimit -n ${options.maxOpenFiles} && exec "$0" "$@"`, NODE, MAIN, ...args], {
+          env: { ...process.env, ...env },
+          stdio: 'pipe',
+        });
   running.add(proc);
   const out: string[] = [];
   const err: string[] = [];

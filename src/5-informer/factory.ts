@@ -48,7 +48,7 @@ export function waitForCacheSync(informers: readonly Syncable[], options: { read
 /** Options shared by every informer of a factory. */
 export type FactoryOptions = Omit<
   InformerOptions<KubeObject>,
-  'indexers' | 'transform' | 'namespace' | 'labelSelector' | 'fieldSelector'
+  'indexers' | 'transform' | 'namespace' | 'namespaces' | 'labelSelector' | 'fieldSelector'
 > & {
   /** Default namespace for informers that name none. */
   readonly namespace?: string;
@@ -92,12 +92,15 @@ export function informerFactory(kc: KubeConfig, defaults: FactoryOptions = {}): 
       const namespace = resource.namespaced ? (options.namespace ?? defaults.namespace ?? '') : '';
       // Metadata-only and full informers of one resource are two informers (two connections, two caches).
       const mode = resource.metadataOnly === true ? 'metadata' : 'full';
+      // Several namespaces are one informer, whatever their order.
+      const namespaces = resource.namespaced && options.namespaces !== undefined ? [...new Set(options.namespaces)].sort() : undefined;
+      const where = namespaces === undefined ? namespace : namespaces.length === 1 ? namespaces[0] : namespaces;
       const key = JSON.stringify([
         resource.group,
         resource.version,
         resource.plural,
         mode,
-        namespace,
+        where,
         options.labelSelector ?? '',
         options.fieldSelector ?? '',
       ]);

@@ -20,6 +20,7 @@ import { initialState, reduceDeltas, type InformerState } from '../4-store/reduc
 import { Store, type Indexers } from '../4-store/store.ts';
 import { handleEvents, type EventHandler } from './handleEvents.ts';
 import { informerHealth, type InformerHealth } from './health.ts';
+import { namespacesInformer } from './namespacesInformer.ts';
 import { sharedEvents } from './sharedEvents.ts';
 
 /** The reflector's options an informer passes through unchanged (documented on {@link ListAndWatchOptions}). */
@@ -41,6 +42,15 @@ const REFLECTOR_OPTIONS = [
 export interface InformerOptions<T> extends Pick<ListAndWatchOptions<T>, (typeof REFLECTOR_OPTIONS)[number]> {
   /** One namespace; omit for all namespaces. */
   readonly namespace?: string;
+  /**
+   * Several namespaces, as one informer (replaces `namespace`; ignored for cluster-scoped resources).
+   * Up to `maxNamespaceWatches` of them: one list and watch each; more: one cluster-wide list and watch
+   * whose other namespaces' objects are dropped after their metadata is read, or one each again when
+   * the cluster-wide list is Forbidden (403). See docs/api.md, "Several namespaces".
+   */
+  readonly namespaces?: readonly string[];
+  /** With `namespaces`: the most namespaces watched one by one. Default 16 (docs/transport.md, "Many namespaces"). */
+  readonly maxNamespaceWatches?: number;
   readonly labelSelector?: string;
   readonly fieldSelector?: string;
   /** Re-deliver every cached object as an `updated` event with `resync: true` this often (ms). 0 (default) disables. */
@@ -125,6 +135,11 @@ export function informer<T extends KubeObject>(
   resource: Resource<T>,
   options: InformerOptions<T> = {},
 ): Informer<T> {
+  if (options.namespaces !== undefined && resource.namespaced) {
+    const namespaces = [...new Set(options.namespaces)];
+    if (namespaces.length !== 1) return namespacesInformer(source, resource, namespaces, options);
+    return informer(source, resource, { ...options, namespace: namespaces[0], namespaces: undefined });
+  }
   const listWatch = isListWatch(source)
     ? source
     : httpListWatch(

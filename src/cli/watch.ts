@@ -1,6 +1,7 @@
 import { firstValueFrom, Subscription } from 'rxjs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import {
+  DEFAULT_MAX_NAMESPACE_WATCHES,
   InformerError,
   ResourceNameError,
   discover,
@@ -30,7 +31,11 @@ export type { EventRecord } from './record.ts';
 export interface WatchCommand {
   readonly resources: readonly string[];
   readonly all: boolean;
-  /** Empty: all namespaces. Several: one informer per namespace and resource. */
+  /**
+   * Empty: all namespaces. Several: one informer per namespace and resource; more than
+   * `DEFAULT_MAX_NAMESPACE_WATCHES` (16): one informer per resource over all of them (one
+   * cluster-wide watch filtered on the client, or one watch per namespace when that is Forbidden).
+   */
   readonly namespaces?: readonly string[];
   readonly labelSelector?: string;
   readonly fieldSelector?: string;
@@ -157,6 +162,14 @@ export function resolveResources(found: Discovery, command: Pick<WatchCommand, '
   return chosen;
 }
 
+/** Where one informer per resource looks: one namespace, several, or (neither) all. */
+interface Scope {
+  readonly namespace?: string;
+  readonly namespaces?: readonly string[];
+  /** `shop`, or `1000 namespaces`. */
+  readonly label: string;
+}
+
 interface Watched {
   /** The resource's name, as records show it. */
   readonly name: string;
@@ -179,7 +192,7 @@ interface Watched {
 
 /**
  * `rx-informer watch`: discovers the resources, starts one informer per
- * resource and namespace from one factory, shows sync progress, then prints
+ * resource and namespace (per resource only, beyond 16 namespaces) from one factory, shows sync progress, then prints
  * one line per change (with a compact diff for updates) and hands it to the
  * sinks. Each event is shown in isolation: one that cannot be formatted or
  * sent costs one line on stderr, nothing more.
@@ -204,10 +217,17 @@ export async function watchCommand(kc: KubeConfig, command: WatchCommand, termin
   const utc = command.utc === true;
   const redact = command.showSecretValues ? undefined : secretRedactor();
   const factory = informerFactory(kc);
-  const namespaces = command.namespaces?.length ? command.namespaces : [undefined];
+  const asked = command.namespaces?.length ? [...new Set(command.namespaces)] : [];
+  // Many namespaces: one informer per resource over all of them (not one connection or stream each).
+  const scopes: readonly Scope[] =
+    asked.length > DEFAULT_MAX_NAMESPACE_WATCHES
+      ? [{ namespaces: asked, label: `${asked.length} namespaces` }]
+      : asked.length > 0
+        ? asked.map((namespace) => ({ namespace, label: namespace }))
+        : [{ label: '' }];
   const selectors = { labelSelector: command.labelSelector, fieldSelector: command.fieldSelector };
-  const labelOf = (d: DiscoveredResource, namespace: string | undefined) =>
-    d.namespaced && namespaces.length > 1 ? `${resourceName(d)} in ${namespace}` : resourceName(d);
+  const labelOf = (d: DiscoveredResource, scope: Scope) =>
+    d.namespaced && asked.length > 1 ? `${resourceName(d)} in ${scope.label}` : resourceName(d);
   /** Every resource watched so far (with --all, ended ones too). */
   const watched: Watched[] = [];
 
@@ -339,13 +359,13 @@ export async function watchCommand(kc: KubeConfig, command: WatchCommand, termin
   }
   if (!command.all) {
     for (const d of chosen) {
-      for (const namespace of namespaces) {
-        const informer = factory.informer(toResource(d), { namespace, ...selectors });
+      for (const scope of scopes) {
+        const informer = factory.informer(toResource(d), { namespace: scope.namespace, namespaces: scope.namespaces, ...selectors });
         // A cluster-scoped resource is one informer whatever the namespace.
         if (watched.some((w) => w.informer === informer)) continue;
         watched.push({
           name: resourceName(d),
-          label: labelOf(d, namespace),
+          label: labelOf(d, scope),
           secret: isSecretResource(d),
           informer,
           subscription: new Subscription(),
@@ -370,7 +390,7 @@ export async function watchCommand(kc: KubeConfig, command: WatchCommand, termin
         terminal.err(`! resources installed or removed from now on may go unnoticed: ${explain(error, server)}`);
       }),
     );
-    namespaces.forEach((namespace, i) => {
+    scopes.forEach((scope, i) => {
       // Cluster-scoped resources are watched once, by the first namespace's watch.
       const left = new Set<string>();
       const selection = (d: DiscoveredResource) => (i === 0 || d.namespaced) && !left.has(resourceName(d));
@@ -378,7 +398,9 @@ export async function watchCommand(kc: KubeConfig, command: WatchCommand, termin
       const subscribe = () => {
         const previous = current;
         // Discovery replays its latest answer: the new watch hands over the same informers at once, then the old one lets go.
-        current = dynamic.watch(selection, { namespace, ...selectors }).subscribe((event) => onDynamic(event, namespace, drop));
+        current = dynamic
+          .watch(selection, { namespace: scope.namespace, namespaces: scope.namespaces, ...selectors })
+          .subscribe((event) => onDynamic(event, scope, drop));
         watching.add(current);
         if (previous) {
           previous.unsubscribe();
@@ -392,10 +414,10 @@ export async function watchCommand(kc: KubeConfig, command: WatchCommand, termin
       subscribe();
     });
 
-    function onDynamic(event: DynamicEvent<KubeObject>, namespace: string | undefined, drop: (name: string) => void): void {
+    function onDynamic(event: DynamicEvent<KubeObject>, scope: Scope, drop: (name: string) => void): void {
       if (event.type === 'unresolved') return;
       const name = resourceName(event.resource);
-      const label = labelOf(event.resource, namespace);
+      const label = labelOf(event.resource, scope);
       const w = byLabel.get(label);
       if (event.type === 'started') {
         if (w) {

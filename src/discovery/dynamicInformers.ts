@@ -83,7 +83,10 @@ export type Selection =
   | ((resource: DiscoveredResource) => boolean);
 
 /** Options of the informers a dynamic watch starts. */
-export type DynamicWatchOptions = Pick<InformerOptions<KubeObject>, 'namespace' | 'labelSelector' | 'fieldSelector' | 'resyncPeriod'> & {
+export type DynamicWatchOptions = Pick<
+  InformerOptions<KubeObject>,
+  'namespace' | 'namespaces' | 'labelSelector' | 'fieldSelector' | 'resyncPeriod'
+> & {
   /** Cache PartialObjectMetadata instead of whole objects. */
   readonly metadataOnly?: boolean;
 };

@@ -1,0 +1,184 @@
+import { Observable, Subscription } from 'rxjs';
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeObject } from '../0-model/objects.ts';
+import type { Resource } from '../0-model/resources.ts';
+import { httpListWatch } from '../1-transport/httpTransport.ts';
+import type { KeepObject } from '../1-transport/lazyJson.ts';
+import type { ListWatch } from '../1-transport/listWatch.ts';
+import { rawKey } from '../2-source/decode.ts';
+import type { SourceEvent } from '../2-source/sourceEvent.ts';
+import type { InformerState } from '../4-store/reduceDeltas.ts';
+import type { Store } from '../4-store/store.ts';
+import { informerFromSource, reflectorFor, type Informer, type InformerOptions } from './informer.ts';
+import { filtered } from './shardedInformer.ts';
+
+/**
+ * Above this many namespaces, an informer over several namespaces lists and watches the whole
+ * cluster once and drops the other namespaces' objects on the client; at or below it, it lists
+ * and watches each namespace. Measured in docs/transport.md ("Many namespaces").
+ */
+export const DEFAULT_MAX_NAMESPACE_WATCHES = 16;
+
+/** How an informer over several namespaces reads them, as it starts. */
+type Mode = 'cluster-wide' | 'per-namespace';
+
+/**
+ * An informer over the objects of several namespaces (`informer(kc, r, { namespaces })`).
+ *
+ * - **More than `maxNamespaceWatches` namespaces** (default {@link DEFAULT_MAX_NAMESPACE_WATCHES}):
+ *   ONE cluster-wide list and watch; an object of another namespace is dropped as soon as its
+ *   metadata is read (lazy decoding: not validated, not cached, no event; a watch event of one
+ *   becomes a bookmark, so the resourceVersion moves on).
+ * - **At most that many, or when the cluster-wide list is Forbidden (403)**: one list and watch per
+ *   namespace (streams of one HTTP/2 connection), merged into one view. The view syncs once every
+ *   namespace has listed (its first list is all of them at once); afterwards each namespace's
+ *   changes (relists included) are its events. Every namespace's faults reach `errors$`.
+ *   The 403 that sent it there is not reported (it is what the fallback is for).
+ *
+ * ```
+ * ns a:    --L-----e---          L: a namespace's list, e: its event
+ * ns b:    -----L-------e
+ * events$: -----(LL)-e--e        (LL): the first list of both, as one replace
+ * synced$: f----t-------
+ * ```
+ */
+export function namespacesInformer<T extends KubeObject>(
+  source: KubeConfig | ListWatch,
+  resource: Resource<T>,
+  namespaces: readonly string[],
+  options: InformerOptions<T>,
+): Informer<T> {
+  const wanted = new Set(namespaces);
+  const threshold = options.maxNamespaceWatches ?? DEFAULT_MAX_NAMESPACE_WATCHES;
+  const wants = (key: string | undefined) => key === undefined || wanted.has(namespaceOfKey(key));
+  const target = (namespace: string | undefined) => ({
+    resource,
+    namespace,
+    labelSelector: options.labelSelector,
+    fieldSelector: options.fieldSelector,
+  });
+  const clusterWide = (): ListWatch => {
+    // A ListWatch given instead of a KubeConfig is taken as cluster-wide, and filtered here.
+    if (isListWatch(source)) return filtered(source, wants);
+    // What has no key (a Status in an ERROR line) is kept: it is not an object of another namespace.
+    const keepObject: KeepObject = (skeleton) => wants(rawKey(skeleton));
+    return filtered(
+      httpListWatch(source, target(undefined), { ...options.http, lazyDecode: options.http?.lazyDecode ?? true, keepObject }),
+      wants,
+    );
+  };
+  const initialMode: Mode = isListWatch(source) || namespaces.length > threshold ? 'cluster-wide' : 'per-namespace';
+  const inner: InformerOptions<T> = { ...options, namespace: undefined, namespaces: undefined };
+
+  const sourceOf = (cache: () => Store<T>) =>
+    new Observable<SourceEvent<T>>((subscriber) => {
+      const subscription = new Subscription();
+      const perNamespace = () =>
+        subscription.add(mergedNamespaces(source as KubeConfig, resource, namespaces, target, inner).subscribe(subscriber));
+      if (initialMode === 'per-namespace') {
+        perNamespace();
+        return subscription;
+      }
+      let listed = false;
+      let forbidden = false;
+      let wide: Subscription | undefined = undefined;
+      const fallBack = () => {
+        wide?.unsubscribe();
+        perNamespace();
+      };
+      wide = reflectorFor(
+        clusterWide(),
+        resource,
+        inner,
+      )(cache).subscribe({
+        next: (event) => {
+          if (forbidden) return;
+          if (event.type === 'replace') listed = true;
+          const error = event.type === 'error' ? event.error : undefined;
+          if (!listed && !isListWatch(source) && error?.reason === 'Forbidden' && error.phase === 'list') {
+            // These credentials may list the namespaces, not the cluster: list each of them
+            // (now, or as soon as the subscription that told us so is ours to end).
+            forbidden = true;
+            if (wide !== undefined) fallBack();
+            return;
+          }
+          subscriber.next(event);
+        },
+        error: (error: unknown) => subscriber.error(error),
+        complete: () => subscriber.complete(),
+      });
+      subscription.add(wide);
+      if (forbidden) fallBack();
+      return subscription;
+    });
+  return informerFromSource(resource, sourceOf, inner);
+}
+
+/**
+ * The source events of one informer over `namespaces`, each listed and watched on its own: one
+ * informer per namespace underneath (its cache is what a relist of it is compared with). Their
+ * first lists come out as one `replace` once every namespace has listed; from then on their
+ * events (`added`, `updated`, `deleted`) come out as watch events, their faults as faults.
+ */
+function mergedNamespaces<T extends KubeObject>(
+  kc: KubeConfig,
+  resource: Resource<T>,
+  namespaces: readonly string[],
+  target: (namespace: string) => Parameters<typeof httpListWatch>[1],
+  options: InformerOptions<T>,
+): Observable<SourceEvent<T>> {
+  return new Observable<SourceEvent<T>>((subscriber) => {
+    const subscription = new Subscription();
+    const own: InformerOptions<T> = { ...options, resyncPeriod: 0, indexers: {}, delivery: undefined };
+    const informers = [...new Set(namespaces)].map((namespace) =>
+      informerFromSource(resource, reflectorFor(httpListWatch(kc, target(namespace), options.http), resource, own), own),
+    );
+    const latest: (InformerState<T> | undefined)[] = informers.map(() => undefined);
+    // No namespace: nothing to list, and nothing to wait for.
+    if (informers.length === 0) subscriber.next({ type: 'replace', items: [], resourceVersion: '' });
+    let all = false;
+    let lastRV = '';
+    const forward = (state: InformerState<T>) => {
+      for (const error of state.errors) subscriber.next({ type: 'error', error });
+      if (state.resourceVersion !== '') lastRV = state.resourceVersion;
+      if (!all) return;
+      if (state.step === 'watch') return subscriber.next({ type: 'watch', resourceVersion: state.resourceVersion });
+      if (state.step === 'bookmark') return subscriber.next({ type: 'bookmark', resourceVersion: state.resourceVersion });
+      for (const event of state.events) {
+        const resourceVersion = event.object.metadata.resourceVersion ?? lastRV;
+        if (event.type === 'added') subscriber.next({ type: 'added', object: event.object, resourceVersion });
+        else if (event.type === 'updated') subscriber.next({ type: 'modified', object: event.object, resourceVersion });
+        else subscriber.next({ type: 'deleted', object: event.object, resourceVersion });
+      }
+    };
+    informers.forEach((informer, i) => {
+      let first = true;
+      subscription.add(
+        informer.state$.subscribe({
+          next: (state) => {
+            latest[i] = state;
+            // The replayed state's errors and events were delivered before we joined (none: we are its only subscriber).
+            if (first) return void (first = false);
+            forward(state);
+            if (!all && latest.every((s) => s?.synced === true)) {
+              all = true;
+              const items = latest.flatMap((s) => s!.store.list());
+              subscriber.next({ type: 'replace', items, resourceVersion: lastRV });
+            }
+          },
+          error: (error: unknown) => subscriber.error(error),
+        }),
+      );
+    });
+    return subscription;
+  });
+}
+
+function namespaceOfKey(key: string): string {
+  const slash = key.indexOf('/');
+  return slash < 0 ? '' : key.slice(0, slash);
+}
+
+function isListWatch(value: KubeConfig | ListWatch): value is ListWatch {
+  return typeof (value as Partial<ListWatch>).list === 'function' && typeof (value as Partial<ListWatch>).watch === 'function';
+}
