@@ -343,7 +343,7 @@ describe('HTTP/2 keeps the HTTP/1.1 guarantees', () => {
       .list({})
       .subscribe({ error: (e: InformerError) => (error = e) });
     const deadline = performance.now() + 10_000;
-    while (api.requests.length === 0 && performance.now() < deadline) await new Promise((resolve) => setImmediate(resolve));
+    while (api.http2!.streams === 0 && performance.now() < deadline) await new Promise((resolve) => setImmediate(resolve));
     await vi.advanceTimersByTimeAsync(29_999);
     expect(error).toBeUndefined();
     await vi.advanceTimersByTimeAsync(1);
