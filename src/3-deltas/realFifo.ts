@@ -1,19 +1,12 @@
 import { Observable, type OperatorFunction } from 'rxjs';
 import { keyOf as metaNamespaceKey } from '../0-model/objects.ts';
 import type { SourceEvent } from '../2-source/sourceEvent.ts';
-import type { KnownObjects } from './deltaFifo.ts';
+import type { DeltaFifoOptions, KnownObjects } from './deltaFifo.ts';
 import type { BatchCause, Delta, Deltas, FifoOutput } from './deltas.ts';
 import { Fifo } from '../util/fifo.ts';
 
-export interface RealFifoOptions<T> {
-  /** The cache key of an object. Default `namespace/name` (or `name` when cluster-scoped). */
-  readonly keyOf?: (object: T) => string;
-  /**
-   * What the consumer holds, as of the last batch handed on (the informer passes its store).
-   * Without it the operator keeps its own map of the objects it handed on.
-   */
-  readonly knownObjects?: () => KnownObjects<T>;
-}
+/** The same options as {@link deltaFifo}'s: the key function, and what the consumer holds. */
+export type RealFifoOptions<T> = DeltaFifoOptions<T>;
 
 /**
  * Turns source events into deltas in the order the server sent them, with client-go's RealFIFO
