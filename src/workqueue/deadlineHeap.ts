@@ -1,3 +1,5 @@
+import { IndexedHeap } from './indexedHeap.ts';
+
 interface Entry<K> {
   readonly item: K;
   readyAt: number;
@@ -18,10 +20,13 @@ export interface Deadline<K> {
  * Internal binary min-heap of items keyed by their ready time, one entry per item.
  * Ties are broken by first-insertion order, so equal deadlines come out FIFO.
  */
-export class DeadlineHeap<K> {
-  private readonly heap: Array<Entry<K>> = [];
+export class DeadlineHeap<K> extends IndexedHeap<Entry<K>> {
   private readonly byItem = new Map<K, Entry<K>>();
   private nextSeq = 0;
+
+  constructor() {
+    super((a, b) => a.readyAt < b.readyAt || (a.readyAt === b.readyAt && a.seq < b.seq));
+  }
 
   get size(): number {
     return this.heap.length;
@@ -41,10 +46,9 @@ export class DeadlineHeap<K> {
       }
       return;
     }
-    const entry: Entry<K> = { item, readyAt, priority, seq: this.nextSeq++, index: this.heap.length };
-    this.heap.push(entry);
+    const entry: Entry<K> = { item, readyAt, priority, seq: this.nextSeq++, index: 0 };
     this.byItem.set(item, entry);
-    this.siftUp(entry.index);
+    this.insert(entry);
   }
 
   peek(): Deadline<K> | undefined {
@@ -52,61 +56,13 @@ export class DeadlineHeap<K> {
   }
 
   pop(): Deadline<K> | undefined {
-    const top = this.heap[0];
-    if (top === undefined) return undefined;
-    const last = this.heap.pop() as Entry<K>;
-    if (last !== top) {
-      last.index = 0;
-      this.heap[0] = last;
-      this.siftDown(0);
-    }
-    this.byItem.delete(top.item);
+    const top = this.takeFirst();
+    if (top !== undefined) this.byItem.delete(top.item);
     return top;
   }
 
   clear(): void {
     this.heap.length = 0;
     this.byItem.clear();
-  }
-
-  private less(a: Entry<K>, b: Entry<K>): boolean {
-    return a.readyAt < b.readyAt || (a.readyAt === b.readyAt && a.seq < b.seq);
-  }
-
-  private swap(i: number, j: number): void {
-    const a = this.heap[i] as Entry<K>;
-    const b = this.heap[j] as Entry<K>;
-    this.heap[i] = b;
-    this.heap[j] = a;
-    b.index = i;
-    a.index = j;
-  }
-
-  private siftUp(index: number): void {
-    let i = index;
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if (!this.less(this.heap[i] as Entry<K>, this.heap[parent] as Entry<K>)) return;
-      this.swap(i, parent);
-      i = parent;
-    }
-  }
-
-  private siftDown(index: number): void {
-    let i = index;
-    for (;;) {
-      const left = 2 * i + 1;
-      const right = left + 1;
-      let smallest = i;
-      if (left < this.heap.length && this.less(this.heap[left] as Entry<K>, this.heap[smallest] as Entry<K>)) {
-        smallest = left;
-      }
-      if (right < this.heap.length && this.less(this.heap[right] as Entry<K>, this.heap[smallest] as Entry<K>)) {
-        smallest = right;
-      }
-      if (smallest === i) return;
-      this.swap(i, smallest);
-      i = smallest;
-    }
   }
 }
