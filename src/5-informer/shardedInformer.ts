@@ -12,6 +12,7 @@ import type { InformerEvent } from '../4-store/informerEvent.ts';
 import type { InformerState } from '../4-store/reduceDeltas.ts';
 import type { Store } from '../4-store/store.ts';
 import { informerFromSource, reflectorFor, type Informer, type InformerOptions } from './informer.ts';
+import { keeping, sameSet } from '../util/keeping.ts';
 
 /**
  * What a sharded informer needs of a sharding handle: `sharding()` of
@@ -263,19 +264,4 @@ export function filtered(listWatch: ListWatch, wants: (key: string | undefined) 
         }),
       ),
   };
-}
-
-/** `source`, while holding `kept` subscribed (so the informer runs while only this is watched). */
-function keeping<T>(kept: Observable<unknown>, source: Observable<T>): Observable<T> {
-  return new Observable<T>((subscriber) => {
-    const keep = kept.subscribe();
-    keep.add(source.subscribe(subscriber));
-    return keep;
-  });
-}
-
-function sameSet(a: ReadonlySet<number>, b: ReadonlySet<number>): boolean {
-  if (a.size !== b.size) return false;
-  for (const x of a) if (!b.has(x)) return false;
-  return true;
 }

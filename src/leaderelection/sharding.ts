@@ -25,6 +25,7 @@ import { leaderElection, type LeaderElection } from './leaderElection.ts';
 import type { LeaseClients } from './leaseClient.ts';
 import { DEFAULT_TIMING, MIN_WAKE_MS, type ElectionTiming } from './machine.ts';
 import { sameRecord, type LeaderElectionRecord } from './record.ts';
+import { keeping, sameSet } from '../util/keeping.ts';
 
 export interface ShardingOptions extends Partial<ElectionTiming> {
   /** Names the Leases: `<name>-shard-<i>` and `<name>-member-<identity>`. */
@@ -285,19 +286,4 @@ export function sharding(clients: LeaseClients, options: ShardingOptions): Shard
         );
       }),
   };
-}
-
-/** `source`, while holding `kept` (so a replayed stream keeps its latest value for later subscribers). */
-function keeping<T>(kept: Observable<unknown>, source: Observable<T>): Observable<T> {
-  return new Observable<T>((subscriber) => {
-    const keep = kept.subscribe();
-    keep.add(source.subscribe(subscriber));
-    return keep;
-  });
-}
-
-function sameSet(a: ReadonlySet<number>, b: ReadonlySet<number>): boolean {
-  if (a.size !== b.size) return false;
-  for (const x of a) if (!b.has(x)) return false;
-  return true;
 }
