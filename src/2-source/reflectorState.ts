@@ -9,13 +9,13 @@ import type { ListProgress, SourceEvent } from './sourceEvent.ts';
  *
  * ```
  *            start / relist                         page with continue
- *   ┌──────────────────────────────┐            ┌──────────┐
- *   ▼                              │            ▼          │
- * listing ──last page──▶ opening ──timeout picked──▶ watching ◀─initial-events-end── streaming
- *   │                      ▲                         │                                  ▲
- *   │ failed               │ resume                  │ ended, failed, idle, stalled    │ relist (watchList)
- *   ▼                      │                         ▼                                  │
- * waiting ─────────────────┴──────────── timer ──── waiting ────────────────────────────┘
+ *   +------------------------------+            +----------+
+ *   v                              |            v          |
+ * listing --last page--> opening --timeout picked--> watching <-initial-events-end-- streaming
+ *   |                      ^                         |                                  ^
+ *   | failed               | resume                  | ended, failed, idle, stalled    | relist (watchList)
+ *   v                      |                         v                                  |
+ * waiting -----------------+------------ timer ---- waiting ----------------------------+
  * ```
  *
  * Every transition goes through `waiting` (a timer, 0 ms when there is no backoff),

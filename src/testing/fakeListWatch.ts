@@ -195,7 +195,7 @@ export function fakeListWatch(script: FakeListWatchScript = {}, options: FakeLis
   };
 }
 
-// ── wire-level builders ──────────────────────────────────────────────────────
+// -- wire-level builders ----------------------------------------------------------
 
 /** One list response page. */
 export function listPage(resourceVersion: string, items: readonly unknown[], continueToken?: string): ListPage {
