@@ -5,7 +5,7 @@
  *
  *   1-transport  httpListWatch → ListWatch (the only I/O), line splitting, lazy JSON
  *   2-source     listAndWatch: the reflector, its recovery rules and backoff
- *   3-deltas     resync, deltaFifo, processDeltas
+ *   3-deltas     resync, deltaFifo (or realFifo, in order), processDeltas
  *   4-store      reduceDeltas, the Store's batches, the namespace index
  *   5-informer   informerFromSource, EventQueue
  */
@@ -54,6 +54,7 @@ export type { ListProgress, SourceEvent, WatchEventType } from './2-source/sourc
 
 // 3 · deltas
 export { deltaFifo, type DeltaFifoOptions, type KnownObjects } from './3-deltas/deltaFifo.ts';
+export { realFifo, type RealFifoOptions } from './3-deltas/realFifo.ts';
 export { DeltaQueue } from './3-deltas/deltaQueue.ts';
 export {
   isTombstone,

@@ -2,8 +2,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { Subject } from 'rxjs';
 import { keyOf, type InformerEvent } from '../../src/index.ts';
-import { informerFromSource, type SourceEvent } from '../../src/pipeline.ts';
-import { realFifo } from '../../src/3-deltas/realFifo.ts';
+import { informerFromSource, realFifo, type SourceEvent } from '../../src/pipeline.ts';
 
 /**
  * `informer(…, { delivery: 'in-order' })` (informerFromSource: resync → realFifo → reduceDeltas →
