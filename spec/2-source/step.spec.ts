@@ -95,6 +95,11 @@ const added = (rv: string) => event('ADDED', obj('b', rv));
 const scenarios: Record<string, () => Machine> = {
   'the server ends the watch after an event': () => new Machine().open().frame(added('11')).send({ type: 'watchEnded' }, 5000),
   'nothing arrives for `idleTimeoutMs`': () => new Machine().open().send({ type: 'check' }, 60_000),
+  'events 200 ms apart, then nothing for `busyIdleTimeoutMs`': () => {
+    const m = new Machine().open();
+    for (let i = 0; i < 10; i++) m.frame(added(String(11 + i)), 200);
+    return m.send({ type: 'check' }, 15_000);
+  },
   'the server ends the watch at once with no event (`VeryShortWatch`)': () => new Machine().open().send({ type: 'watchEnded' }, 10),
   'a network error after an event': () => fail(new Machine().open().frame(added('11')), network()),
   'a network error after an event, the 3rd broken resume in a row': () => {
@@ -268,6 +273,30 @@ describe('step()', () => {
     expect(m.state.phase.name, describeState(m.state)).toBe('watching');
     const replace = m.effects.find((e) => e.type === 'emit');
     expect(replace?.type === 'emit' && replace.event).toEqual({ type: 'replace', items: [obj('b', '12')], resourceVersion: '12' });
+  });
+
+  it('the adaptive idle rule: the armed check moves to 15 s once events come 200 ms apart, and back to 60 s after a resume for silence', () => {
+    const armed = (m: Machine) => m.effects.flatMap((e) => (e.type === 'armCheck' ? [e.delayMs] : []));
+    const m = new Machine().open();
+    expect(armed(m)).toEqual([60_000]);
+    m.frame(added('11'), 200);
+    expect(armed(m), describeState(m.state)).toEqual([]); // one event: no gap known yet
+    m.frame(added('12'), 200);
+    expect(armed(m), describeState(m.state)).toEqual([15_000]); // busy: the check comes sooner
+    m.frame(added('13'), 5_000);
+    expect(armed(m), describeState(m.state)).toEqual([]); // 3 × 5 s = 15 s: no sooner than the armed check
+    m.frame(added('14'), 10_000);
+    m.send({ type: 'check' }, 14_999);
+    expect(m.state.phase.name, describeState(m.state)).toBe('watching'); // 3 × 10 s = 30 s after the last event
+    m.send({ type: 'check' }, 15_001);
+    expect(m.state.phase.name, describeState(m.state)).toBe('waiting');
+    m.next();
+    expect(armed(m), describeState(m.state)).toEqual([60_000]); // silenced: the full minute until an event comes
+    m.frame(added('15'), 100);
+    // An event: busy again at the pace before the silence (3 × 10 s); the gap across the silence does not count.
+    expect(armed(m), describeState(m.state)).toEqual([30_000]);
+    m.frame(added('16'), 100);
+    expect(armed(m), describeState(m.state)).toEqual([22_500]); // 100 ms: the longest recent gap fades (10 s × 0.75)
   });
 
   it('describes a state in one line, without the objects', () => {
