@@ -106,7 +106,7 @@ export function reflectorConfig<T>(options: ListAndWatchOptions<T>): ReflectorCo
  *
  * ```
  * list (pages) ──▶ replace ──▶ watch(rv) ──▶ added/modified/deleted/bookmark …
- *                     ▲            │ ended after progress, or silent for a minute: watch again at once from the last rv
+ *                     ▲            │ ended after progress, or silent for a minute (15 s when busy): watch again at once from the last rv
  *                     │            │ failed without progress (network, 5xx, 429): backoff, watch again
  *                     └────────────┘ 410 Expired, too large rv, 3 broken resumes in a row, other errors: relist
  * ```

@@ -10,7 +10,7 @@ export { MAX_RETRY_AFTER_SECONDS };
  *
  * | how it ended                                                   | next                               |
  * |----------------------------------------------------------------|------------------------------------|
- * | clean end (server timeout) or idle (silent for `idleTimeoutMs`) | resume at once, not a failure      |
+ * | clean end (server timeout) or idle (silent: see `idleAfterMs`)  | resume at once, not a failure      |
  * | ended at once with no event (`VeryShortWatch`), bookmark or not | backoff, resume                    |
  * | a streaming list broken before its initial events were in        | backoff, relist (refused parameters: plain list at once) |
  * | broken (network, 5xx, ERROR event, timeout) after progress      | resume at once; the 3rd in a row: relist after the backoff |
