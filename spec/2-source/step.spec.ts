@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { InformerError, errorFromStatus } from '../../src/0-model/errors.ts';
 import { KubeObject } from '../../src/0-model/objects.ts';
@@ -297,6 +298,44 @@ describe('step()', () => {
     expect(armed(m), describeState(m.state)).toEqual([30_000]);
     m.frame(added('16'), 100);
     expect(armed(m), describeState(m.state)).toEqual([22_500]); // 100 ms: the longest recent gap fades (10 s × 0.75)
+  });
+
+  it('the adaptive idle rule, for any pace: a watch whose gaps grow at most 2.9× at a time (each under 59 s) is never resumed in between; once silent, it is resumed between 15 s and 60 s after its last event', () => {
+    const armedAt = (m: Machine, at: number) => m.effects.flatMap((e) => (e.type === 'armCheck' ? [at + e.delayMs] : []));
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 59_000 }),
+        fc.array(fc.double({ min: 0.05, max: 2.9, noNaN: true }), { minLength: 1, maxLength: 60 }),
+        (first, ratios) => {
+          const gaps = [first];
+          for (const r of ratios) gaps.push(Math.max(1, Math.min(59_000, Math.round(gaps[gaps.length - 1]! * r))));
+          const m = new Machine().open();
+          let checkAt = armedAt(m, m.now)[0]!;
+          for (const [i, gap] of gaps.entries()) {
+            // Fire every check due before the next event, as the shell would.
+            const eventAt = m.now + gap;
+            while (checkAt < eventAt) {
+              m.send({ type: 'check' }, checkAt - m.now);
+              expect(m.state.phase.name, `check at ${m.now} resumed: ${describeState(m.state)}`).toBe('watching');
+              checkAt = armedAt(m, m.now)[0] ?? checkAt;
+            }
+            m.frame(added(String(11 + i)), eventAt - m.now);
+            checkAt = armedAt(m, m.now)[0] ?? checkAt;
+          }
+          const lastEventAt = m.now;
+          while (m.state.phase.name === 'watching') {
+            m.send({ type: 'check' }, checkAt - m.now);
+            checkAt = armedAt(m, m.now)[0] ?? checkAt;
+          }
+          const silence = m.now - lastEventAt;
+          expect(silence).toBeGreaterThanOrEqual(15_000);
+          expect(silence).toBeLessThanOrEqual(60_000);
+          // Busy (the last gaps short) means the short limit: 3 × the longest recent gap at most.
+          if (gaps.slice(-8).every((g) => g <= 600)) expect(silence).toBe(15_000);
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 
   it('describes a state in one line, without the objects', () => {

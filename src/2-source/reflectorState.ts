@@ -188,7 +188,9 @@ export function describeState<T>(state: ReflectorState<T>): string {
   const memory = `lastRV=${JSON.stringify(state.lastRV)}${state.lastRVUnavailable ? ' (unavailable)' : ''} request=${state.request}`;
   const flags = `${state.useWatchList ? ' watchList' : ''}${state.paginatedResult ? ' paginated' : ''}`;
   const rules = `brokenResumes=${counters.brokenResumes} failuresAtSameRV=${counters.failuresAtSameRV}`;
-  return `${describePhase(phase)} | ${memory}${flags} ${rules}`;
+  const { gapMs, silenced } = state.pace;
+  const pace = `${gapMs === undefined ? '' : ` gap=${Math.round(gapMs)}ms`}${silenced ? ' silenced' : ''}`;
+  return `${describePhase(phase)} | ${memory}${flags} ${rules}${pace}`;
 }
 
 function describePhase<T>(phase: Phase<T>): string {
