@@ -4,7 +4,7 @@ import { isRecord } from '../util/isRecord.ts';
 import { rawKey, rawResourceVersion } from '../0-model/keys.ts';
 import { isOtherKind } from './decode.ts';
 import { NO_FAILURES, afterWatch, idleAfterMs, paceAfterEvent, paceAfterIdle, type Pace, type WatchEnd } from './recovery.ts';
-import type { Opening, ReflectorConfig, ReflectorEffect, ReflectorState, Streaming, Watching } from './reflectorState.ts';
+import type { Opening, ReflectorConfig, ReflectorState, Streaming, Watching } from './reflectorState.ts';
 import { proceed, replaceEvent, report, type Effects } from './transitions.ts';
 
 const INITIAL_EVENTS_END = 'k8s.io/initial-events-end';
@@ -42,7 +42,7 @@ const nextCheckMs = <T>(config: ReflectorConfig<T>, pace: Pace, w: Open<T>, now:
 /** Arms the deadline check (replacing any armed one) and records when it fires. */
 function armCheck<T, W extends Open<T>>(config: ReflectorConfig<T>, state: ReflectorState<T>, w: W, now: number, out: Effects<T>): W {
   const delayMs = nextCheckMs(config, state.pace, w, now);
-  out.push({ type: 'armCheck', id: state.request, delayMs } satisfies ReflectorEffect<T>);
+  out.push({ type: 'armCheck', id: state.request, delayMs });
   return { ...w, checkAt: now + delayMs };
 }
 
@@ -197,13 +197,13 @@ function onChange<T>(
   }
   const lastRV = rv ?? state.lastRV;
   let counted: Open<T> = { ...seen, events: seen.events + 1, progress: true };
-  let next = { ...state, lastRV, phase: counted };
+  let pace = state.pace;
   if (counted.name === 'watching') {
-    // The adaptive idle rule: a busier type may shorten the deadline below the armed check.
-    next = { ...next, pace: paceAfterEvent(state.pace, now, config.idleTimeoutMs) };
-    if (idleDeadline(config, next.pace, counted) < counted.checkAt)
-      next = { ...next, phase: (counted = armCheck(config, next, counted, now, out)) };
+    pace = paceAfterEvent(state.pace, now, config.idleTimeoutMs);
+    // The adaptive idle rule: a busier type may bring the idle deadline before the armed check.
+    if (idleDeadline(config, pace, counted) < counted.checkAt) counted = armCheck(config, { ...state, pace }, counted, now, out);
   }
+  const next = { ...state, lastRV, pace, phase: counted };
   if (decoded instanceof InformerError) {
     report(out, decoded);
     const key = rawKey(event.object);
