@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { TestScheduler } from 'rxjs/testing';
-import { take, type Observable } from 'rxjs';
+import { NEVER, map, merge, take, timer, type Observable } from 'rxjs';
 import { z } from 'zod';
 import { errorFromStatus } from '../../src/0-model/errors.ts';
 import { InformerError, KubeObject, kubeObject } from '../../src/index.ts';
@@ -827,6 +827,112 @@ describe('listAndWatch: stalled watches', () => {
     });
   });
 
+  describe('the adaptive idle rule (DEFAULT options: busyIdleTimeoutMs 15 s, idleTimeoutMs 60 s)', () => {
+    /** A watch that sends a MODIFIED at each of `times` (ms after it opens), rv 100, 101 …, then stays open and silent. */
+    const paced = (times: readonly number[]): Observable<WatchFrame> =>
+      merge(...times.map((t, i) => timer(t).pipe(map(() => modified('x', String(100 + i))))), NEVER);
+    /** Times from gaps: the first event `gaps[0]` ms after the watch opens. */
+    const at = (gaps: readonly number[]) => gaps.map((_, i) => gaps.slice(0, i + 1).reduce((a, b) => a + b, 0));
+
+    it('a busy watch (an event every 200 ms) that stalls is resumed 15 s after its last event, from its rv, not as a failure', () => {
+      scenario(({ ts, cold, flush }) => {
+        const times = at(Array.from({ length: 150 }, () => 200)); // 30 s of churn
+        const fake = fakeListWatch({ lists: [cold('-(p|)', { p: listPage('10', []) })], watches: [paced(times)] });
+        const { events } = start(ts, fake, 120_000);
+        flush();
+        const lastEventAt = 1 + times[times.length - 1]!;
+        expect(fake.watches[0]).toMatchObject({ end: 'unsubscribe', endedAt: lastEventAt + 15_000 });
+        expect(fake.watches[1]).toMatchObject({ calledAt: lastEventAt + 15_000 });
+        expect(fake.watches[1]!.calledAt - lastEventAt).toBeLessThanOrEqual(20_000);
+        expect(fake.watches[1]!.options.resourceVersion).toBe(String(100 + times.length - 1));
+        expect(errorsOf(events)).toEqual([]);
+        // The resumed watch is silent too: the churn may have stopped, so it waits the full 60 s.
+        expect(fake.watches[2]?.calledAt).toBe(lastEventAt + 15_000 + 60_000);
+        expect(fake.watches).toHaveLength(3);
+      });
+    });
+
+    it('a quiet watch (an event every 20 s, then silence) is not resumed before 60 s of silence', () => {
+      scenario(({ ts, cold, flush }) => {
+        const times = at([20_000, 20_000, 20_000, 20_000]);
+        const fake = fakeListWatch({ lists: [cold('-(p|)', { p: listPage('10', []) })], watches: [paced(times)] });
+        start(ts, fake, 250_000);
+        flush();
+        const lastEventAt = 1 + times[times.length - 1]!;
+        expect(fake.watches[0]).toMatchObject({ end: 'unsubscribe', endedAt: lastEventAt + 60_000 });
+        expect(fake.watches.map((w) => w.calledAt)).toEqual([1, lastEventAt + 60_000, lastEventAt + 120_000]);
+      });
+    });
+
+    it('a watch with no event at all is resumed once a minute, however busy it was before a resume with no event', () => {
+      scenario(({ ts, cold, flush }) => {
+        const fake = fakeListWatch({ lists: [cold('-(p|)', { p: listPage('10', []) })] });
+        start(ts, fake, 300_000);
+        flush();
+        expect(fake.watches.map((w) => w.calledAt)).toEqual([1, 60_001, 120_001, 180_001, 240_001]);
+      });
+    });
+
+    it('a watch that slows down gradually (gaps from 200 ms growing by half each time up to 50 s) is never resumed in between', () => {
+      scenario(({ ts, cold, flush }) => {
+        const gaps: number[] = [];
+        for (let gap = 200; gap <= 50_000; gap = Math.round(gap * 1.5)) gaps.push(gap);
+        const times = at(gaps);
+        const fake = fakeListWatch({ lists: [cold('-(p|)', { p: listPage('10', []) })], watches: [paced(times)] });
+        const lastEventAt = 1 + times[times.length - 1]!;
+        const { events } = start(ts, fake, lastEventAt + 100_000);
+        flush();
+        expect(gaps.length).toBeGreaterThan(10);
+        expect(events.filter((e) => e.type === 'modified')).toHaveLength(times.length);
+        // One watch through the whole slowdown; then, quiet, the 60 s rule.
+        expect(fake.watches.map((w) => w.calledAt)).toEqual([1, lastEventAt + 60_000]);
+      });
+    });
+
+    it('a burst then silence costs one early resume, then the 60 s rule (no resume every 15 s)', () => {
+      scenario(({ ts, cold, flush }) => {
+        const times = at(Array.from({ length: 20 }, () => 50));
+        const fake = fakeListWatch({ lists: [cold('-(p|)', { p: listPage('10', []) })], watches: [paced(times)] });
+        start(ts, fake, 300_000);
+        flush();
+        const last = 1 + times[times.length - 1]!;
+        expect(fake.watches.map((w) => w.calledAt)).toEqual([
+          1,
+          last + 15_000,
+          last + 75_000,
+          last + 135_000,
+          last + 195_000,
+          last + 255_000,
+        ]);
+      });
+    });
+
+    it('a busy watch resumed after a stall is busy again at its first events: a second stall is resumed within 15 s too', () => {
+      scenario(({ ts, cold, flush }) => {
+        const busy = at(Array.from({ length: 50 }, () => 100));
+        const fake = fakeListWatch({
+          lists: [cold('-(p|)', { p: listPage('10', []) })],
+          watches: [paced(busy), paced([1, 2, 3])],
+        });
+        start(ts, fake, 200_000);
+        flush();
+        const first = 1 + busy[busy.length - 1]!;
+        expect(fake.watches[1]?.calledAt).toBe(first + 15_000);
+        expect(fake.watches[2]?.calledAt).toBe(first + 15_000 + 3 + 15_000);
+      });
+    });
+
+    it('busyIdleTimeoutMs: 0 turns it off: a busy watch that stalls waits idleTimeoutMs', () => {
+      scenario(({ ts, cold, flush }) => {
+        const times = at(Array.from({ length: 50 }, () => 200));
+        const fake = fakeListWatch({ lists: [cold('-(p|)', { p: listPage('10', []) })], watches: [paced(times)] });
+        start(ts, fake, 100_000, { busyIdleTimeoutMs: 0 });
+        flush();
+        expect(fake.watches[1]?.calledAt).toBe(1 + times[times.length - 1]! + 60_000);
+      });
+    });
+  });
+
   it('a watch that delivers nothing for timeoutSeconds·1000 + stallMarginMs (idle rule off) is aborted and resumed (after backoff)', () => {
     scenario(({ ts, cold, flush }) => {
       const fake = fakeListWatch({ lists: [cold('-(p|)', { p: listPage('10', []) })], watches: [cold<WatchFrame>('-')] });
@@ -977,6 +1083,7 @@ describe('listAndWatch: teardown', () => {
         '10 watch rv="30"',
         '811 watch rv="30"', // very short watch → backoff 800 (progress had reset it)
         '823 watch rv="31"', // network error after an event → resume at once
+        '15823 watch rv="31"', // a busy type (events ms apart) silent for busyIdleTimeoutMs (15 s) → resume at once
       ]);
       expect(log).toEqual([
         '2 replace@10[]',
@@ -994,6 +1101,7 @@ describe('listAndWatch: teardown', () => {
         '812 modified b@31',
         '823 error NetworkError',
         '823 watch@31',
+        '15823 watch@31',
       ]);
     });
   });

@@ -226,3 +226,49 @@ describe('a black-holed HTTP/2 connection', () => {
     expect(api.http2!.pings - pings).toBeLessThanOrEqual(5);
   }, 60_000);
 });
+
+describe('a watch stalled on a healthy HTTP/2 connection (PINGs answered, the stream silent)', () => {
+  it('during churn (a write every 500 ms) is resumed within 20 s of its last event by the adaptive idle rule, on the same connection', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
+    api = await startApiServer({ http2: true, namespaces: ['ns0'] });
+    const kc = new KubeConfig();
+    kc.loadFromString(api.kubeConfig.exportConfig());
+    const informer = informerFactory(kc).informer(ConfigMap, { namespace: 'ns0' });
+    const errors: InformerError[] = [];
+    const e = informer.errors$.subscribe((error) => errors.push(error));
+    const s = informer.store$.subscribe();
+    stops.push(
+      () => e.unsubscribe(),
+      () => s.unsubscribe(),
+    );
+    // The first watch stalls after 20 events; the connection stays healthy.
+    api.faults.add({ match: { watch: true, namespace: 'ns0' }, fault: { type: 'stallWatch', afterEvents: 20 }, times: 1 });
+    await settle('the watch', () => api!.activeWatches === 1);
+    const [connection] = http2Connections(kc);
+    const watches = () => api!.requests.filter((r) => r.watch);
+    const rvs: string[] = [];
+    let lastEventAt: number | undefined;
+    let resumedAt: number | undefined;
+    // 40 writes 500 ms apart (20 s of churn), then up to 40 s more, in 500 ms steps of virtual time.
+    for (let step = 0; step < 120 && resumedAt === undefined; step++) {
+      if (step < 40) rvs.push(api.create('configmaps', { metadata: { name: `cm${step}`, namespace: 'ns0' } }).metadata!.resourceVersion!);
+      await io();
+      await waitReal('the event to be written', () => step >= 40 || (watches()[0]!.eventsSent ?? 0) >= Math.min(step + 1, 20));
+      if (lastEventAt === undefined && watches()[0]!.eventsSent === 20) lastEventAt = Date.now();
+      if (watches().length > 1) resumedAt = Date.now();
+      await vi.advanceTimersByTimeAsync(500);
+      await waitReal('the PING answer', () => !connection!.health?.pinging);
+    }
+    expect(lastEventAt).toBeDefined();
+    expect(resumedAt, `no resume; requests: ${JSON.stringify(watches())}`).toBeDefined();
+    expect(resumedAt! - lastEventAt!).toBeGreaterThanOrEqual(14_500);
+    expect(resumedAt! - lastEventAt!).toBeLessThanOrEqual(20_000);
+    expect(watches()[0]).toMatchObject({ fault: 'stallWatch', ended: 'client' });
+    expect(watches()[1]!.query.resourceVersion).toBe(rvs[19]); // from the stalled watch's last event: a resume
+    await settle('the store to converge', async () => (await firstValueFrom(informer.store$)).list().length === 40);
+    expect(connection!.closed).toBe(false);
+    expect(api.acceptedConnections).toBe(1);
+    expect(api.requests.filter((r) => !r.watch && r.path.includes('configmaps'))).toHaveLength(1); // no relist
+    expect(errors).toEqual([]);
+  }, 60_000);
+});

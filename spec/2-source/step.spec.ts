@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { InformerError, errorFromStatus } from '../../src/0-model/errors.ts';
 import { KubeObject } from '../../src/0-model/objects.ts';
@@ -95,6 +96,11 @@ const added = (rv: string) => event('ADDED', obj('b', rv));
 const scenarios: Record<string, () => Machine> = {
   'the server ends the watch after an event': () => new Machine().open().frame(added('11')).send({ type: 'watchEnded' }, 5000),
   'nothing arrives for `idleTimeoutMs`': () => new Machine().open().send({ type: 'check' }, 60_000),
+  'events 200 ms apart, then nothing for `busyIdleTimeoutMs`': () => {
+    const m = new Machine().open();
+    for (let i = 0; i < 10; i++) m.frame(added(String(11 + i)), 200);
+    return m.send({ type: 'check' }, 15_000);
+  },
   'the server ends the watch at once with no event (`VeryShortWatch`)': () => new Machine().open().send({ type: 'watchEnded' }, 10),
   'a network error after an event': () => fail(new Machine().open().frame(added('11')), network()),
   'a network error after an event, the 3rd broken resume in a row': () => {
@@ -268,6 +274,68 @@ describe('step()', () => {
     expect(m.state.phase.name, describeState(m.state)).toBe('watching');
     const replace = m.effects.find((e) => e.type === 'emit');
     expect(replace?.type === 'emit' && replace.event).toEqual({ type: 'replace', items: [obj('b', '12')], resourceVersion: '12' });
+  });
+
+  it('the adaptive idle rule: the armed check moves to 15 s once events come 200 ms apart, and back to 60 s after a resume for silence', () => {
+    const armed = (m: Machine) => m.effects.flatMap((e) => (e.type === 'armCheck' ? [e.delayMs] : []));
+    const m = new Machine().open();
+    expect(armed(m)).toEqual([60_000]);
+    m.frame(added('11'), 200);
+    expect(armed(m), describeState(m.state)).toEqual([]); // one event: no gap known yet
+    m.frame(added('12'), 200);
+    expect(armed(m), describeState(m.state)).toEqual([15_000]); // busy: the check comes sooner
+    m.frame(added('13'), 5_000);
+    expect(armed(m), describeState(m.state)).toEqual([]); // 3 × 5 s = 15 s: no sooner than the armed check
+    m.frame(added('14'), 10_000);
+    m.send({ type: 'check' }, 14_999);
+    expect(m.state.phase.name, describeState(m.state)).toBe('watching'); // 3 × 10 s = 30 s after the last event
+    m.send({ type: 'check' }, 15_001);
+    expect(m.state.phase.name, describeState(m.state)).toBe('waiting');
+    m.next();
+    expect(armed(m), describeState(m.state)).toEqual([60_000]); // silenced: the full minute until an event comes
+    m.frame(added('15'), 100);
+    // An event: busy again at the pace before the silence (3 × 10 s); the gap across the silence does not count.
+    expect(armed(m), describeState(m.state)).toEqual([30_000]);
+    m.frame(added('16'), 100);
+    expect(armed(m), describeState(m.state)).toEqual([22_500]); // 100 ms: the longest recent gap fades (10 s × 0.75)
+  });
+
+  it('the adaptive idle rule, for any pace: a watch whose gaps grow at most 2.9× at a time (each under 59 s) is never resumed in between; once silent, it is resumed between 15 s and 60 s after its last event', () => {
+    const armedAt = (m: Machine, at: number) => m.effects.flatMap((e) => (e.type === 'armCheck' ? [at + e.delayMs] : []));
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 59_000 }),
+        fc.array(fc.double({ min: 0.05, max: 2.9, noNaN: true }), { minLength: 1, maxLength: 60 }),
+        (first, ratios) => {
+          const gaps = [first];
+          for (const r of ratios) gaps.push(Math.max(1, Math.min(59_000, Math.round(gaps[gaps.length - 1]! * r))));
+          const m = new Machine().open();
+          let checkAt = armedAt(m, m.now)[0]!;
+          for (const [i, gap] of gaps.entries()) {
+            // Fire every check due before the next event, as the shell would.
+            const eventAt = m.now + gap;
+            while (checkAt < eventAt) {
+              m.send({ type: 'check' }, checkAt - m.now);
+              expect(m.state.phase.name, `check at ${m.now} resumed: ${describeState(m.state)}`).toBe('watching');
+              checkAt = armedAt(m, m.now)[0] ?? checkAt;
+            }
+            m.frame(added(String(11 + i)), eventAt - m.now);
+            checkAt = armedAt(m, m.now)[0] ?? checkAt;
+          }
+          const lastEventAt = m.now;
+          while (m.state.phase.name === 'watching') {
+            m.send({ type: 'check' }, checkAt - m.now);
+            checkAt = armedAt(m, m.now)[0] ?? checkAt;
+          }
+          const silence = m.now - lastEventAt;
+          expect(silence).toBeGreaterThanOrEqual(15_000);
+          expect(silence).toBeLessThanOrEqual(60_000);
+          // Busy (the last gaps short) means the short limit: 3 × the longest recent gap at most.
+          if (gaps.slice(-8).every((g) => g <= 600)) expect(silence).toBe(15_000);
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 
   it('describes a state in one line, without the objects', () => {

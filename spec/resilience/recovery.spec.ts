@@ -124,6 +124,40 @@ describe('single faults, default options, virtual time', () => {
     expect(lists(sim)).toBe(listsBefore);
   });
 
+  it('a watch stalled during churn (a write every 300 ms) is resumed within 20 s of its last frame (busyIdleTimeoutMs) and the store converges', () => {
+    const sim = inProgress();
+    const churnUntil = sim.now + 30_000;
+    for (let at = sim.now + 300; at < churnUntil; at += 300) sim.at(at, () => sim.server.write('ns-a', `cm-${at % 7}`));
+    sim.runTo(churnUntil - 150);
+    const stalled = openWatch(sim);
+    const lastFrameAt = sim.now;
+    stalled.stall();
+    const listsBefore = lists(sim);
+    sim.at(lastFrameAt + 10, () => sim.server.write('ns-a', 'cm-1')); // the stalled watch will not bring it
+    const at = convergedBy(sim, lastFrameAt + 10, lastFrameAt + 120_000);
+    expect(at, `not converged 120 s after the stall: ${sim.differences().join('; ')}`).toBeDefined();
+    expect(at! - lastFrameAt).toBeLessThanOrEqual(20_000);
+    const [resume] = requestsFrom(sim, lastFrameAt + 1);
+    expect(resume?.kind, describeRequests(requestsFrom(sim, lastFrameAt))).toBe('watch');
+    // Not before busyIdleTimeoutMs after the last write's frame (the last write was 300 ms before churnUntil).
+    expect(resume!.at).toBeGreaterThanOrEqual(churnUntil - 300 + 15_000);
+    expect(lists(sim)).toBe(listsBefore);
+  });
+
+  it('the quiet-cost check can fail: watches that end every 10 s spend more than one request a minute while quiet', () => {
+    const shortWatches = (inner: ListWatch): ListWatch => ({
+      list: (options) => inner.list(options),
+      watch: (options) => inner.watch({ ...options, timeoutSeconds: 10 }),
+    });
+    const seed = FAULT_KINDS.indexOf('drop') + FAULT_KINDS.length * 3;
+    const result = runRecovery(scheduleFor(seed), 'virtual', shortWatches);
+    expect(result.schedule.kind).toBe('drop');
+    expect(
+      result.problems.some((p) => p.includes('of quiet after converging')),
+      result.problems.join('; '),
+    ).toBe(true);
+  });
+
   it('a watch that delivered events then broke resumes at once, no backoff', () => {
     const sim = inProgress();
     const lastRV = sim.server.state().get('default/cm-0');

@@ -33,6 +33,14 @@ export interface ListAndWatchOptions<T> {
    * 60 s (a stall is noticed within a minute; a quiet type costs one resume a minute). 0 disables.
    */
   readonly idleTimeoutMs?: number;
+  /**
+   * The idle limit of a busy watch: one whose recent gap between events is short (at most
+   * a third of this) is resumed after this much silence instead of `idleTimeoutMs`; a
+   * slower one after three of its recent gaps, never later than `idleTimeoutMs`. During
+   * churn a stalled watch is resumed within this; a quiet type still waits `idleTimeoutMs`.
+   * Default 15 s. 0 disables (every watch waits `idleTimeoutMs`).
+   */
+  readonly busyIdleTimeoutMs?: number;
   /** A watch that delivers nothing for `timeoutSeconds` plus this margin is aborted and resumed. Default 30 s. */
   readonly stallMarginMs?: number;
   /** If set, a watch that brings no bookmark for this long is aborted and resumed. Default: off. */
@@ -84,6 +92,7 @@ export function reflectorConfig<T>(options: ListAndWatchOptions<T>): ReflectorCo
     decode: options.decode,
     pageSize: options.pageSize ?? 500,
     idleTimeoutMs: options.idleTimeoutMs ?? 60_000,
+    busyIdleTimeoutMs: options.busyIdleTimeoutMs ?? 15_000,
     stallMarginMs: options.stallMarginMs ?? 30_000,
     bookmarkTimeoutMs: options.bookmarkTimeoutMs,
     maxListPages: options.maxListPages ?? MAX_LIST_PAGES,
@@ -97,7 +106,7 @@ export function reflectorConfig<T>(options: ListAndWatchOptions<T>): ReflectorCo
  *
  * ```
  * list (pages) ──▶ replace ──▶ watch(rv) ──▶ added/modified/deleted/bookmark …
- *                     ▲            │ ended after progress, or silent for a minute: watch again at once from the last rv
+ *                     ▲            │ ended after progress, or silent for a minute (15 s when busy): watch again at once from the last rv
  *                     │            │ failed without progress (network, 5xx, 429): backoff, watch again
  *                     └────────────┘ 410 Expired, too large rv, 3 broken resumes in a row, other errors: relist
  * ```

@@ -10,7 +10,7 @@ export { MAX_RETRY_AFTER_SECONDS };
  *
  * | how it ended                                                   | next                               |
  * |----------------------------------------------------------------|------------------------------------|
- * | clean end (server timeout) or idle (silent for `idleTimeoutMs`) | resume at once, not a failure      |
+ * | clean end (server timeout) or idle (silent: see `idleAfterMs`)  | resume at once, not a failure      |
  * | ended at once with no event (`VeryShortWatch`), bookmark or not | backoff, resume                    |
  * | a streaming list broken before its initial events were in        | backoff, relist (refused parameters: plain list at once) |
  * | broken (network, 5xx, ERROR event, timeout) after progress      | resume at once; the 3rd in a row: relist after the backoff |
@@ -159,4 +159,53 @@ export function afterListFailure(error: InformerError, askedResourceVersion: str
   if (isTooLargeResourceVersion(error)) return { next: 'relistLatest', backoff: false };
   if (isExpired(error) && (continued || askedResourceVersion !== '')) return { next: 'relistLatest', backoff: false };
   return { next: 'relist', backoff: true, ...clampRetryAfter(error.retryAfterSeconds) };
+}
+
+/**
+ * The adaptive idle rule's memory: how busy the watched type has been. Only events of
+ * plain watches count (not bookmarks, not a streaming list's initial objects).
+ */
+export interface Pace {
+  /** When the last event came; undefined: none yet. */
+  readonly lastEventAt: number | undefined;
+  /** The longest recent gap between two events (ms), fading by a quarter per event; undefined: no gap seen yet. */
+  readonly gapMs: number | undefined;
+  /** A watch was ended for silence since the last event: the next one waits the full `idleTimeoutMs`. */
+  readonly silenced: boolean;
+}
+
+export const NO_PACE: Pace = { lastEventAt: undefined, gapMs: undefined, silenced: false };
+
+/** A busy watch is resumed after `busyIdleTimeoutMs`, or this many times its recent gap between events if longer. */
+export const BUSY_GAP_FACTOR = 3;
+/** How much of the longest recent gap is kept at each new event. */
+const GAP_FADE = 0.75;
+
+/**
+ * An event came at `now`. The gap since the one before counts (at most `idleTimeoutMs`:
+ * longer only means quiet), except across a silence that ended a watch: that one was judged already.
+ */
+export function paceAfterEvent(pace: Pace, now: number, idleTimeoutMs: number): Pace {
+  if (pace.lastEventAt === undefined || pace.silenced) return { ...pace, lastEventAt: now, silenced: false };
+  const gap = Math.min(now - pace.lastEventAt, idleTimeoutMs > 0 ? idleTimeoutMs : Infinity);
+  return { lastEventAt: now, gapMs: Math.max(gap, (pace.gapMs ?? gap) * GAP_FADE), silenced: false };
+}
+
+/** A watch was ended for silence: the next one waits the full `idleTimeoutMs` until an event comes. */
+export function paceAfterIdle(pace: Pace): Pace {
+  return { ...pace, silenced: true };
+}
+
+/**
+ * How long a watch may stay silent (no event, no bookmark) before it is resumed, in ms
+ * (Infinity: never). A quiet type waits `idleTimeoutMs` (60 s); a busy one, whose recent
+ * gap between events is short, waits `max(busyIdleTimeoutMs, BUSY_GAP_FACTOR × gap)`,
+ * never longer than `idleTimeoutMs`. kube-apiserver sends a bookmark about every minute
+ * only once the type changed, so a busy watch silent for many of its gaps is stalled,
+ * while a quiet one's silence is normal. `busyIdleTimeoutMs: 0` turns the busy rule off.
+ */
+export function idleAfterMs(idleTimeoutMs: number, busyIdleTimeoutMs: number, pace: Pace): number {
+  const quiet = idleTimeoutMs > 0 ? idleTimeoutMs : Infinity;
+  if (busyIdleTimeoutMs <= 0 || pace.gapMs === undefined || pace.silenced) return quiet;
+  return Math.min(quiet, Math.max(busyIdleTimeoutMs, BUSY_GAP_FACTOR * pace.gapMs));
 }

@@ -1,6 +1,6 @@
 import type { ListOptions, ListPage, WatchFrame, WatchOptions } from '../1-transport/listWatch.ts';
 import type { Decoder } from './decode.ts';
-import { NO_FAILURES, type Next, type RecoveryCounters } from './recovery.ts';
+import { NO_FAILURES, NO_PACE, type Next, type Pace, type RecoveryCounters } from './recovery.ts';
 import type { ListProgress, SourceEvent } from './sourceEvent.ts';
 
 /**
@@ -28,6 +28,8 @@ export interface ReflectorConfig<T> {
   /** Items per list page; 0: unpaged. */
   readonly pageSize: number;
   readonly idleTimeoutMs: number;
+  /** The idle limit of a busy watch (see `idleAfterMs` in `recovery.ts`); 0: off. */
+  readonly busyIdleTimeoutMs: number;
   readonly stallMarginMs: number;
   readonly bookmarkTimeoutMs: number | undefined;
   /** A list whose continue chain goes on past this many pages is dropped (`ListTooLong`); 0: no limit. */
@@ -48,6 +50,8 @@ export interface ReflectorMemory {
   readonly useWatchList: boolean;
   /** What the recovery rules remember between watches. */
   readonly counters: RecoveryCounters;
+  /** How busy the type has been, for the adaptive idle rule. */
+  readonly pace: Pace;
   /** The request or timer whose inputs count: an input for any other one is stale and ignored. */
   readonly request: number;
 }
@@ -94,6 +98,8 @@ interface OpenWatch {
   readonly events: number;
   /** At least one event or bookmark came. */
   readonly progress: boolean;
+  /** When the armed deadline check fires. */
+  readonly checkAt: number;
 }
 
 /** A plain watch from lastRV. */
@@ -170,6 +176,7 @@ export function initialReflectorState<T>(watchList: boolean): ReflectorState<T> 
     paginatedResult: false,
     useWatchList: watchList,
     counters: NO_FAILURES,
+    pace: NO_PACE,
     request: 0,
     phase: { name: 'starting' },
   };
@@ -181,7 +188,9 @@ export function describeState<T>(state: ReflectorState<T>): string {
   const memory = `lastRV=${JSON.stringify(state.lastRV)}${state.lastRVUnavailable ? ' (unavailable)' : ''} request=${state.request}`;
   const flags = `${state.useWatchList ? ' watchList' : ''}${state.paginatedResult ? ' paginated' : ''}`;
   const rules = `brokenResumes=${counters.brokenResumes} failuresAtSameRV=${counters.failuresAtSameRV}`;
-  return `${describePhase(phase)} | ${memory}${flags} ${rules}`;
+  const { gapMs, silenced } = state.pace;
+  const pace = `${gapMs === undefined ? '' : ` gap=${Math.round(gapMs)}ms`}${silenced ? ' silenced' : ''}`;
+  return `${describePhase(phase)} | ${memory}${flags} ${rules}${pace}`;
 }
 
 function describePhase<T>(phase: Phase<T>): string {

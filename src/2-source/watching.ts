@@ -3,7 +3,7 @@ import type { RawWatchEvent, WatchFrame, WatchOptions } from '../1-transport/lis
 import { isRecord } from '../util/isRecord.ts';
 import { rawKey, rawResourceVersion } from '../0-model/keys.ts';
 import { isOtherKind } from './decode.ts';
-import { NO_FAILURES, afterWatch, type WatchEnd } from './recovery.ts';
+import { NO_FAILURES, afterWatch, idleAfterMs, paceAfterEvent, paceAfterIdle, type Pace, type WatchEnd } from './recovery.ts';
 import type { Opening, ReflectorConfig, ReflectorState, Streaming, Watching } from './reflectorState.ts';
 import { proceed, replaceEvent, report, type Effects } from './transitions.ts';
 
@@ -31,13 +31,20 @@ function isInitialEventsEnd(object: unknown): boolean {
 // Deadlines are absolute times, and the next check is at least 1 ms away: with
 // fractional virtual times, `now - lastFrameAt` can fall one float step short of a
 // limit, and a check rescheduled "in 1e-12 ms" would run at the same instant forever.
-const idleDeadline = <T>(config: ReflectorConfig<T>, w: Open<T>) =>
-  config.idleTimeoutMs > 0 && w.name === 'watching' ? w.lastFrameAt + config.idleTimeoutMs : Infinity;
+const idleDeadline = <T>(config: ReflectorConfig<T>, pace: Pace, w: Open<T>) =>
+  w.name === 'watching' ? w.lastFrameAt + idleAfterMs(config.idleTimeoutMs, config.busyIdleTimeoutMs, pace) : Infinity;
 const stallDeadline = <T>(config: ReflectorConfig<T>, w: Open<T>) => w.lastFrameAt + (w.timeoutSeconds * 1000 + config.stallMarginMs);
 const bookmarkDeadline = <T>(config: ReflectorConfig<T>, w: Open<T>) =>
   config.bookmarkTimeoutMs === undefined ? Infinity : w.lastBookmarkAt + config.bookmarkTimeoutMs;
-const nextCheckMs = <T>(config: ReflectorConfig<T>, w: Open<T>, now: number) =>
-  Math.max(1, Math.min(idleDeadline(config, w), stallDeadline(config, w), bookmarkDeadline(config, w)) - now);
+const nextCheckMs = <T>(config: ReflectorConfig<T>, pace: Pace, w: Open<T>, now: number) =>
+  Math.max(1, Math.min(idleDeadline(config, pace, w), stallDeadline(config, w), bookmarkDeadline(config, w)) - now);
+
+/** Arms the deadline check (replacing any armed one) and records when it fires. */
+function armCheck<T, W extends Open<T>>(config: ReflectorConfig<T>, state: ReflectorState<T>, w: W, now: number, out: Effects<T>): W {
+  const delayMs = nextCheckMs(config, state.pace, w, now);
+  out.push({ type: 'armCheck', id: state.request, delayMs });
+  return { ...w, checkAt: now + delayMs };
+}
 
 /** The watch's timeout is drawn: open it. */
 export function onTimeoutPicked<T>(
@@ -56,8 +63,9 @@ export function onTimeoutPicked<T>(
     lastBookmarkAt: now,
     events: 0,
     progress: false,
+    checkAt: Infinity,
   };
-  const phase: Open<T> = opening.streaming
+  const open: Open<T> = opening.streaming
     ? { name: 'streaming', ...base, initial: new Map(), initialRejected: new Set() }
     : { name: 'watching', ...base, streamed: false };
   const rv = opening.streaming && state.lastRVUnavailable ? '' : state.lastRV;
@@ -66,8 +74,7 @@ export function onTimeoutPicked<T>(
     : { resourceVersion: rv, allowWatchBookmarks: true, timeoutSeconds };
   out.push({ type: 'emit', event: { type: 'watch', resourceVersion: rv } });
   out.push({ type: 'watch', id: state.request, options });
-  out.push({ type: 'armCheck', id: state.request, delayMs: nextCheckMs(config, phase, now) });
-  return { ...state, phase };
+  return { ...state, phase: armCheck(config, state, open, now, out) };
 }
 
 /** Ends this watch and hands how it ended to the recovery rules. */
@@ -98,7 +105,7 @@ export function onCheck<T>(
   now: number,
   out: Effects<T>,
 ): ReflectorState<T> {
-  if (now >= idleDeadline(config, w)) return finishWatch(state, w, 'idle', out);
+  if (now >= idleDeadline(config, state.pace, w)) return finishWatch({ ...state, pace: paceAfterIdle(state.pace) }, w, 'idle', out);
   if (now >= stallDeadline(config, w)) {
     return finishWatch(
       state,
@@ -115,8 +122,7 @@ export function onCheck<T>(
       out,
     );
   }
-  out.push({ type: 'armCheck', id: state.request, delayMs: nextCheckMs(config, w, now) });
-  return state;
+  return { ...state, phase: armCheck(config, state, w, now, out) };
 }
 
 /** The server ended the watch. */
@@ -156,7 +162,7 @@ export function onFrame<T>(
     case 'ADDED':
     case 'MODIFIED':
     case 'DELETED':
-      return onChange(config, seen, w, frame, rv, out);
+      return onChange(config, seen, w, frame, rv, now, out);
     case 'BOOKMARK':
       return onBookmark(config, seen, { ...w, progress: true, lastBookmarkAt: now }, frame.object, rv, now, out);
     case 'ERROR':
@@ -181,6 +187,7 @@ function onChange<T>(
   seen: Open<T>,
   event: RawWatchEvent,
   rv: string | undefined,
+  now: number,
   out: Effects<T>,
 ): ReflectorState<T> {
   const decoded = config.decode(event.object, 'watch');
@@ -189,8 +196,14 @@ function onChange<T>(
     return state;
   }
   const lastRV = rv ?? state.lastRV;
-  const counted: Open<T> = { ...seen, events: seen.events + 1, progress: true };
-  const next = { ...state, lastRV, phase: counted };
+  let counted: Open<T> = { ...seen, events: seen.events + 1, progress: true };
+  let pace = state.pace;
+  if (counted.name === 'watching') {
+    pace = paceAfterEvent(state.pace, now, config.idleTimeoutMs);
+    // The adaptive idle rule: a busier type may bring the idle deadline before the armed check.
+    if (idleDeadline(config, pace, counted) < counted.checkAt) counted = armCheck(config, { ...state, pace }, counted, now, out);
+  }
+  const next = { ...state, lastRV, pace, phase: counted };
   if (decoded instanceof InformerError) {
     report(out, decoded);
     const key = rawKey(event.object);
@@ -233,11 +246,12 @@ function onBookmark<T>(
     return { ...state, lastRV, phase: w };
   }
   const { initial, initialRejected, name: _, ...open } = w;
-  const watching: Watching = { ...open, name: 'watching', streamed: true };
+  const plain: Watching = { ...open, name: 'watching', streamed: true };
   const items = [...initial.values()];
   const rejectedKeys = [...initialRejected];
   // The idle rule starts now that there is something to resume from.
-  out.push({ type: 'disarmCheck' }, { type: 'armCheck', id: state.request, delayMs: nextCheckMs(config, watching, now) });
+  out.push({ type: 'disarmCheck' });
+  const watching = armCheck(config, state, plain, now, out);
   out.push({ type: 'emit', event: replaceEvent(items, lastRV, rejectedKeys) });
   return { ...state, lastRV, lastRVUnavailable: false, counters: NO_FAILURES, phase: watching };
 }

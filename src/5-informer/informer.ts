@@ -29,6 +29,7 @@ const REFLECTOR_OPTIONS = [
   'watchList',
   'minWatchTimeoutSeconds',
   'idleTimeoutMs',
+  'busyIdleTimeoutMs',
   'stallMarginMs',
   'bookmarkTimeoutMs',
   'maxListPages',

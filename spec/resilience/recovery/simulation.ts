@@ -21,6 +21,12 @@ export const RUN = {
   convergeWithinMs: 900_000,
   /** How long the store must then keep equalling the server: past the longest watch timeout (600 s). */
   holdMs: 660_000,
+  /**
+   * While quiet (the hold phase: no writes, no faults) an informer may spend one cheap resume per
+   * idle minute (idleTimeoutMs), plus one when a busy watch first goes silent (busyIdleTimeoutMs)
+   * and one for a watch ended by the server's timeout: more is a request loop on a quiet type.
+   */
+  quietRequestsPerMinute: 1,
   /** Safety net against a busy loop. */
   maxRequests: 20_000,
 } as const;
@@ -240,6 +246,8 @@ export interface RecoveryResult {
   /** Why the run fails its bound (empty: it passed). */
   readonly problems: readonly string[];
   readonly requests: number;
+  /** Requests after converging, while quiet (the hold phase). */
+  readonly quietRequests: number;
   readonly lists: number;
   readonly errorsByReason: Readonly<Record<string, number>>;
   readonly virtualMs: number;
@@ -360,6 +368,12 @@ export function runRecovery(schedule: RecoverySchedule, clock: Clock = 'virtual'
       );
     if (divergences > 0) problems.push(`${divergences} divergence(s) after converging; first at ${firstDivergence}`);
     if (sim.server.maxOpen > 1) problems.push(`${sim.server.maxOpen} requests open at once`);
+    if (convergedAt !== undefined) {
+      const quiet = sim.server.requests.filter((r) => r.at > convergedAt!);
+      const allowed = Math.floor(((sim.now - convergedAt) / 60_000) * RUN.quietRequestsPerMinute) + 2;
+      if (quiet.length > allowed)
+        problems.push(`${quiet.length} requests in the ${formatTime(sim.now - convergedAt)} of quiet after converging; at most ${allowed}`);
+    }
   } catch (error) {
     problems.push(
       error instanceof LivelockError ? error.message : `threw: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
@@ -390,6 +404,7 @@ export function runRecovery(schedule: RecoverySchedule, clock: Clock = 'virtual'
     divergences,
     problems,
     requests: sim.server.requests.length,
+    quietRequests: convergedAt === undefined ? 0 : sim.server.requests.filter((r) => r.at > convergedAt!).length,
     lists: sim.server.requests.filter((r) => r.kind === 'list').length,
     errorsByReason,
     virtualMs: sim.now,
