@@ -1,6 +1,7 @@
-import type { InformerError } from '../0-model/errors.ts';
+import { InformerError } from '../0-model/errors.ts';
 import { isTombstone, type Deltas, type FifoOutput } from '../3-deltas/deltas.ts';
 import type { InformerEvent } from './informerEvent.ts';
+import type { Checked } from './indexing.ts';
 import type { Store } from './store.ts';
 
 /** Everything an informer knows after a step: the cache, and what the step changed. */
@@ -61,13 +62,13 @@ export function reduceDeltas<T>(state: InformerState<T>, output: FifoOutput<T>):
         const { key } = items[0]!;
         const before = store.get(key);
         const after = replay(store, before, items[0]!, events, errors);
-        if (after !== before) store = store.write(key, before, after, errors);
+        if (after?.object !== before) store = store.write(key, before, after?.object, errors, after);
       } else {
         const batch = store.batch(errors);
         for (const entry of items) {
           const before = store.get(entry.key);
           const after = replay(store, before, entry, events, errors);
-          if (after !== before) batch.write(entry.key, before, after);
+          if (after?.object !== before) batch.write(entry.key, before, after?.object, after);
         }
         store = batch.done();
       }
@@ -86,7 +87,9 @@ export function reduceDeltas<T>(state: InformerState<T>, output: FifoOutput<T>):
 /**
  * Turns one key's deltas into events, from the key's cached object `before`;
  * returns its object after them. An object the store's index functions throw
- * for is skipped (reported in `errors`): the key keeps what it had.
+ * for is skipped (reported in `errors`): the key keeps what it had. The
+ * object comes back with its index values (see `Store.checked`) for the write
+ * that stores it; `undefined` when the key ends deleted.
  */
 function replay<T>(
   store: Store<T>,
@@ -94,33 +97,33 @@ function replay<T>(
   { key, deltas, isInInitialList }: Deltas<T>,
   events: InformerEvent<T>[],
   errors: InformerError[],
-): T | undefined {
-  let current = before;
+): Checked<T> | undefined {
+  let current: Checked<T> | undefined = before === undefined ? undefined : { object: before, values: NONE };
   for (const delta of deltas) {
     if (delta.type === 'Deleted') {
       // Nothing cached (its versions were all rejected): there is nothing to delete or tell.
       if (current === undefined) continue;
       const tombstone = isTombstone(delta.object);
       const object = isTombstone(delta.object) ? delta.object.object : delta.object;
-      events.push({ type: 'deleted', object: tombstone ? current : object, finalStateUnknown: tombstone, isInInitialList });
+      events.push({ type: 'deleted', object: tombstone ? current.object : object, finalStateUnknown: tombstone, isInInitialList });
       current = undefined;
       continue;
     }
     const object = delta.object as T;
-    const error = store.check(key, object);
-    if (error !== undefined) {
-      errors.push(error);
+    const checked = store.checked(key, object);
+    if (checked instanceof InformerError) {
+      errors.push(checked);
       continue;
     }
     if (current === undefined) {
       events.push({ type: 'added', object, isInInitialList });
     } else {
-      const rv = resourceVersionOf(current);
+      const rv = resourceVersionOf(current.object);
       // client-go's isSync: any update that did not move the resourceVersion (objects without one never match).
       const resync = delta.type === 'Sync' || (rv !== undefined && rv === resourceVersionOf(object));
-      events.push({ type: 'updated', oldObject: current, object, isInInitialList, resync });
+      events.push({ type: 'updated', oldObject: current.object, object, isInInitialList, resync });
     }
-    current = object;
+    current = checked;
   }
   return current;
 }
