@@ -1,4 +1,5 @@
-import { Observable, from, type ObservableInput, type OperatorFunction, type Subscription } from 'rxjs';
+import { Observable, type ObservableInput, type OperatorFunction } from 'rxjs';
+import { drainSerially } from '../util/drainSerially.ts';
 import { DeltaQueue } from './deltaQueue.ts';
 import { isTombstone, type Deltas, type FifoOutput } from './deltas.ts';
 
@@ -26,35 +27,7 @@ export function processDeltas<T, R>(handler: (deltas: Deltas<T>) => ObservableIn
   return (source) =>
     new Observable<R>((subscriber) => {
       const queue = new DeltaQueue<T>();
-      let busy: Subscription | undefined;
-      let sourceDone = false;
-
-      const pump = () => {
-        // A subscriber that left during a handler's emit (take(1)) gets no further handler call.
-        while (!busy && !subscriber.closed) {
-          const next = queue.pop();
-          if (!next) {
-            if (sourceDone) subscriber.complete();
-            return;
-          }
-          let synchronous = true;
-          let finished = false;
-          const running = from(handler(next)).subscribe({
-            next: (value) => subscriber.next(value),
-            error: (error: unknown) => subscriber.error(error),
-            complete: () => {
-              finished = true;
-              busy = undefined;
-              // Finished later: carry on from here. Finished at once: the loop carries on.
-              if (!synchronous) pump();
-            },
-          });
-          synchronous = false;
-          // Teardown ran while the handler was subscribing: it could not see it, so end it here.
-          if (subscriber.closed) running.unsubscribe();
-          else if (!finished) busy = running;
-        }
-      };
+      const drain = drainSerially(subscriber, () => queue.pop(), handler);
 
       const subscription = source.subscribe({
         next: (output) => {
@@ -67,17 +40,14 @@ export function processDeltas<T, R>(handler: (deltas: Deltas<T>) => ObservableIn
             } else if (output.cause === 'resync' && queue.has(entry.key) && entry.deltas.every((delta) => delta.type === 'Sync')) continue;
             queue.addAll(entry);
           }
-          pump();
+          drain.pump();
         },
         error: (error: unknown) => subscriber.error(error),
-        complete: () => {
-          sourceDone = true;
-          if (!busy) pump();
-        },
+        complete: () => drain.end(),
       });
       return () => {
         subscription.unsubscribe();
-        busy?.unsubscribe();
+        drain.unsubscribe();
       };
     });
 }

@@ -1,4 +1,5 @@
-import { Observable, from, isObservable, type ObservableInput, type OperatorFunction, type Subscription } from 'rxjs';
+import { Observable, catchError, from, ignoreElements, isObservable, of, type ObservableInput, type OperatorFunction } from 'rxjs';
+import { drainSerially } from '../util/drainSerially.ts';
 import { InformerError, describeThrown } from '../0-model/errors.ts';
 import { keyOf, type KubeObject } from '../0-model/objects.ts';
 import { EventQueue } from './eventQueue.ts';
@@ -61,62 +62,38 @@ export function handleEvents<T extends KubeObject>(handler: EventHandler<T>): Op
   return (source) =>
     new Observable<InformerError>((subscriber) => {
       const queue = new EventQueue<T>();
-      let busy: Subscription | undefined;
-      let waiting = false;
-      let sourceDone = false;
-
-      const pump = () => {
-        // A handler that unsubscribed its own on() gets no further call.
-        while (!waiting && !subscriber.closed) {
-          const event = queue.shift();
-          if (!event) {
-            if (sourceDone) subscriber.complete();
-            return;
-          }
+      const drain = drainSerially(
+        subscriber,
+        () => queue.shift(),
+        (event) => {
           let result: HandlerResult;
           try {
             result = call(handler, event);
           } catch (error) {
             subscriber.next(handlerError(event, error));
-            continue;
+            return undefined;
           }
-          if (!isPending(result)) continue;
-          waiting = true;
-          let synchronous = true;
-          const finish = () => {
-            waiting = false;
-            busy = undefined;
-            // Finished later: carry on from here. Finished at once: the loop carries on.
-            if (!synchronous) pump();
-          };
-          const running = from(result).subscribe({
-            error: (error: unknown) => {
-              subscriber.next(handlerError(event, error));
-              finish();
-            },
-            complete: finish,
-          });
-          synchronous = false;
-          // Teardown ran while the handler's work was subscribing: it could not see it, so end it here.
-          if (subscriber.closed) running.unsubscribe();
-          else if (waiting) busy = running;
-        }
-      };
+          if (!isPending(result)) return undefined;
+          // The work's values are not the output; its error is reported, and the next event handled.
+          return from(result).pipe(
+            ignoreElements(),
+            catchError((error: unknown) => of(handlerError(event, error))),
+          );
+        },
+      );
 
+      // A handler that unsubscribed its own on() gets no further call (the drain checks).
       const subscription = source.subscribe({
         next: (event) => {
           queue.push(event);
-          if (!waiting) pump();
+          drain.pump();
         },
         error: (error: unknown) => subscriber.error(error),
-        complete: () => {
-          sourceDone = true;
-          if (!waiting) pump();
-        },
+        complete: () => drain.end(),
       });
       return () => {
         subscription.unsubscribe();
-        busy?.unsubscribe();
+        drain.unsubscribe();
       };
     });
 }
