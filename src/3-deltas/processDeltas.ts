@@ -2,6 +2,7 @@ import { Observable, type ObservableInput, type OperatorFunction } from 'rxjs';
 import { drainSerially } from '../util/drainSerially.ts';
 import { DeltaQueue } from './deltaQueue.ts';
 import { isTombstone, type Deltas, type FifoOutput } from './deltas.ts';
+import { forward } from '../util/forward.ts';
 
 /**
  * Hands one key's deltas at a time to an asynchronous handler. While the
@@ -29,22 +30,25 @@ export function processDeltas<T, R>(handler: (deltas: Deltas<T>) => ObservableIn
       const queue = new DeltaQueue<T>();
       const drain = drainSerially(subscriber, () => queue.pop(), handler);
 
-      const subscription = source.subscribe({
-        next: (output) => {
-          if (output.type !== 'deltas') return;
-          for (const entry of output.items) {
-            if (entry.afterTombstone) {
-              const waiting = queue.peek(entry.key);
-              const last = waiting?.[waiting.length - 1];
-              if (last === undefined || last.type !== 'Deleted' || !isTombstone(last.object)) continue;
-            } else if (output.cause === 'resync' && queue.has(entry.key) && entry.deltas.every((delta) => delta.type === 'Sync')) continue;
-            queue.addAll(entry);
-          }
-          drain.pump();
-        },
-        error: (error: unknown) => subscriber.error(error),
-        complete: () => drain.end(),
-      });
+      const subscription = source.subscribe(
+        forward(
+          subscriber,
+          (output) => {
+            if (output.type !== 'deltas') return;
+            for (const entry of output.items) {
+              if (entry.afterTombstone) {
+                const waiting = queue.peek(entry.key);
+                const last = waiting?.[waiting.length - 1];
+                if (last === undefined || last.type !== 'Deleted' || !isTombstone(last.object)) continue;
+              } else if (output.cause === 'resync' && queue.has(entry.key) && entry.deltas.every((delta) => delta.type === 'Sync'))
+                continue;
+              queue.addAll(entry);
+            }
+            drain.pump();
+          },
+          () => drain.end(),
+        ),
+      );
       return () => {
         subscription.unsubscribe();
         drain.unsubscribe();

@@ -4,6 +4,7 @@ import type { SourceEvent } from '../2-source/sourceEvent.ts';
 import type { KnownObjects } from './deltaFifo.ts';
 import type { BatchCause, Delta, Deltas, FifoOutput } from './deltas.ts';
 import { Fifo } from '../util/fifo.ts';
+import { forward } from '../util/forward.ts';
 
 export interface RealFifoOptions<T> {
   /** The cache key of an object. Default `namespace/name` (or `name` when cluster-scoped). */
@@ -129,8 +130,8 @@ export function realFifo<T extends { readonly metadata: { readonly name: string;
         }
       };
 
-      return source.subscribe({
-        next: (event) => {
+      return source.subscribe(
+        forward(subscriber, (event) => {
           if (handing) {
             backlog.push(event);
             return;
@@ -142,9 +143,7 @@ export function realFifo<T extends { readonly metadata: { readonly name: string;
           } finally {
             handing = false;
           }
-        },
-        error: (error: unknown) => subscriber.error(error),
-        complete: () => subscriber.complete(),
-      });
+        }),
+      );
     });
 }

@@ -1,6 +1,7 @@
 import { Observable, type OperatorFunction } from 'rxjs';
 import type { InformerEvent, UpdatedEvent } from '../4-store/informerEvent.ts';
 import { FieldSelector, fieldChanges, MAX_DEPTH, type Change } from './fieldChanges.ts';
+import { forward } from '../util/forward.ts';
 
 /** What {@link diff} compares, and how. */
 export interface DiffOptions<T> {
@@ -67,8 +68,8 @@ export function diff<T>(options: DiffOptions<T> = {}): OperatorFunction<Informer
   const redact = options.redact;
   return (source) =>
     new Observable<DiffEvent<T>>((subscriber) =>
-      source.subscribe({
-        next: (event) => {
+      source.subscribe(
+        forward(subscriber, (event) => {
           if (event.type !== 'updated' || event.resync) return;
           let changes: Change[];
           try {
@@ -85,10 +86,8 @@ export function diff<T>(options: DiffOptions<T> = {}): OperatorFunction<Informer
             return;
           }
           if (changes.length > 0) subscriber.next({ ...event, changes });
-        },
-        error: (error: unknown) => subscriber.error(error),
-        complete: () => subscriber.complete(),
-      }),
+        }),
+      ),
     );
 }
 

@@ -4,6 +4,7 @@ import { InformerError, describeThrown } from '../0-model/errors.ts';
 import { keyOf, type KubeObject } from '../0-model/objects.ts';
 import { EventQueue } from './eventQueue.ts';
 import type { InformerEvent } from '../4-store/informerEvent.ts';
+import { forward } from '../util/forward.ts';
 
 /** What a handler may return: nothing (done), or something to wait for. */
 export type HandlerResult = void | PromiseLike<unknown> | ObservableInput<unknown>;
@@ -83,14 +84,16 @@ export function handleEvents<T extends KubeObject>(handler: EventHandler<T>): Op
       );
 
       // A handler that unsubscribed its own on() gets no further call (the drain checks).
-      const subscription = source.subscribe({
-        next: (event) => {
-          queue.push(event);
-          drain.pump();
-        },
-        error: (error: unknown) => subscriber.error(error),
-        complete: () => drain.end(),
-      });
+      const subscription = source.subscribe(
+        forward(
+          subscriber,
+          (event) => {
+            queue.push(event);
+            drain.pump();
+          },
+          () => drain.end(),
+        ),
+      );
       return () => {
         subscription.unsubscribe();
         drain.unsubscribe();

@@ -12,6 +12,7 @@ import type { InformerEvent } from '../4-store/informerEvent.ts';
 import type { InformerState } from '../4-store/reduceDeltas.ts';
 import type { Store } from '../4-store/store.ts';
 import { informerFromSource, reflectorFor, type Informer, type InformerOptions } from './informer.ts';
+import { forward } from '../util/forward.ts';
 
 /**
  * What a sharded informer needs of a sharding handle: `sharding()` of
@@ -121,8 +122,8 @@ export function shardedInformer<T extends KubeObject>(
       const start = () => {
         running?.unsubscribe();
         listing = new Set(wanted);
-        running = reflector(cache).subscribe({
-          next: (event) => {
+        running = reflector(cache).subscribe(
+          forward(subscriber, (event) => {
             if (event.type === 'replace') {
               const items = event.items.filter((object) => wants(keyOf(object)));
               const rejectedKeys = event.rejectedKeys?.filter((key) => wants(key));
@@ -151,10 +152,8 @@ export function shardedInformer<T extends KubeObject>(
               if (!wants(event.key)) return subscriber.next({ type: 'bookmark', resourceVersion: event.resourceVersion });
             } else if (event.type === 'bookmark') lastRV = event.resourceVersion;
             subscriber.next(event);
-          },
-          error: (error: unknown) => subscriber.error(error),
-          complete: () => subscriber.complete(),
-        });
+          }),
+        );
       };
 
       subscription.add(

@@ -30,6 +30,7 @@ import { createRateLimitingQueue, type RateLimitingWorkQueue } from '../workqueu
 import { DEFAULT_PRIORITY, LOW_PRIORITY } from '../workqueue/workQueue.ts';
 import { ownerKeysOf } from './ownerKeys.ts';
 import { TerminalError, type ReconcileOutcome, type ReconcileResult } from './reconcile.ts';
+import { forward } from '../util/forward.ts';
 
 /** What a reconcile is given besides the key. */
 export interface ReconcileContext<T> {
@@ -352,13 +353,11 @@ export function controller<T extends KubeObject>(options: ControllerOptions<T>):
                   .pipe(map((event) => (event.type === 'value' ? event.value : undefined))),
           ),
         )
-        .subscribe({
-          next: (outcome) => {
+        .subscribe(
+          forward(subscriber, (outcome) => {
             if (outcome) subscriber.next(outcome);
-          },
-          error: (error: unknown) => subscriber.error(error),
-          complete: () => subscriber.complete(),
-        }),
+          }),
+        ),
     );
     return subscription;
   }).pipe(share());
