@@ -17,10 +17,11 @@ import { forward } from '../util/forward.ts';
  * the tombstone has been handled.
  *
  * ```
- * input:    -[a1]-[b1]-[a2]-[a3]------------
- * processDeltas(handle)   (handle takes 4 frames)
- * handled:  -a1------b1------a2a3-----------
- *           a2 and a3 arrived while a1 was being handled: one entry, two deltas
+ * input:    abcc-----------   a, c: deltas of key a; b: a delta of key b
+ * processDeltas(handle)        (handle takes 4 frames, then emits its entry)
+ * output:   ----x---y---z--   x: [a]; y: [b]; z: [c, c]
+ *           both c arrived while a was being handled: they queue behind b
+ *           (keys leave in first-arrival order), as one entry with two deltas
  * ```
  * The output is whatever the handler emits, in order.
  */

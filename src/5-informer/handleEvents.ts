@@ -53,10 +53,10 @@ function handlerError(event: InformerEvent<KubeObject>, error: unknown): Informe
  * distinct keys, and it always ends at the informer's state.
  *
  * ```
- * events:   -a1-a2-a3-b1-------
- * handleEvents(slow)          (slow takes 5 frames)
- * handled:  -a1---- a3 ---- b1     a2 and a3 merged into one update while a1 ran
- * output:   only HandlerErrors
+ * events:   -w-x-y-z-----------|      w: added a1, x: updated a1→a2, y: added b1, z: updated a2→a3
+ * handleEvents(slow)                  (slow takes 8 frames)
+ * handled:  -w-------u-------y-------   u: one update a1→a3 (x and z merged while w ran), then b
+ * output:   -------------------------|  only HandlerErrors (none here); completes once the backlog is done
  * ```
  */
 export function handleEvents<T extends KubeObject>(handler: EventHandler<T>): OperatorFunction<InformerEvent<T>, InformerError> {

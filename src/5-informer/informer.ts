@@ -207,7 +207,8 @@ function forgetDeliveredSteps<T>(): MonoTypeOperatorFunction<InformerState<T>> {
         forward(subscriber, (state) => {
           subscriber.next(state);
           if (state.events.length > 0 || state.errors.length > 0) {
-            const delivered = state as { events: readonly unknown[]; errors: readonly unknown[] };
+            // The one writer of these fields: readonly to every reader, cleared here once all have the state.
+            const delivered: { events: readonly unknown[]; errors: readonly unknown[] } = state;
             delivered.events = NO_STEP;
             delivered.errors = NO_STEP;
           }

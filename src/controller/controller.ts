@@ -153,9 +153,10 @@ function toObservable(
  * same key twice at once.
  *
  * ```
- * for events:  -a-a-b------a-----
- * (reconcile takes 3 frames, concurrency 1)
- * reconciles:  -[a]-[b]----[a]---   a's second event arrived while a was queued: one reconcile
+ * for events:  -abb----a-a-------
+ * (reconcile takes 3 frames, concurrency 1; each letter below: a reconcile starting)
+ * reconciles:  -a--b---a--a------   b's second event arrived while b was queued: one reconcile;
+ *                                   a's event at 10 arrived while a ran (8 to 11): a runs again at 11
  *
  * initial list l (a..z, low priority), then a real change of q (default priority), one worker:
  * for events:  l--q-----------
