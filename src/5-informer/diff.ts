@@ -42,10 +42,13 @@ export type DiffEvent<T> = UpdatedEvent<T> & { readonly changes: readonly Change
  *
  * ```
  * events:  --a--u--s--v--d--
- *          a: added, u: updated (spec.replicas 2 → 3), s: resync, v: updated (status only), d: deleted
- * diff({ fields: ['!status'] })
+ *          a: added, u: updated (spec.replicas 2 → 3), s: resync, v: updated (status.ready 0 → 1), d: deleted
+ * diff()
+ * output:  -----c-----w-----
+ * diff({ fields: ['!status', '!metadata.resourceVersion'] })
  * output:  -----c-----------
- *          c: u with changes [{ path: 'spec.replicas', old: 2, new: 3 }]
+ *          c: u with changes [{ path: 'spec.replicas', old: 2, new: 3 }]; w: v with [{ path: 'status.ready', old: 0, new: 1 }]
+ *          (`fields` replaces the default exclusions: without '!metadata.resourceVersion', v would show its new resourceVersion)
  * ```
  *
  * ## Example
