@@ -10,17 +10,12 @@ export type Indexers<T> = Readonly<Record<string, IndexFunc<T>>>;
 /** Index value → the keys indexed under it (a set: every value is `true`). */
 export type Index = PersistentMap<PersistentMap<true>>;
 
-/** Every index's values for one object, in the store's indexer order. */
-export type IndexValues = readonly (readonly string[])[];
-
 /**
- * An object whose index values have been computed (by `Store.checked`): the
- * write that stores it reuses them instead of calling the index functions again.
+ * Every index's values for one object, in the store's indexer order (see
+ * `Store.prepare`): the write that stores the object reuses them instead of
+ * calling the index functions again.
  */
-export interface Checked<T> {
-  readonly object: T;
-  readonly values: IndexValues;
-}
+export type IndexValues = readonly (readonly string[])[];
 
 export const NAMESPACE = 'namespace';
 
@@ -93,7 +88,7 @@ export function indexValues<T>(indexers: ReadonlyMap<string, IndexFunc<T>>, key:
  * Moves `key` between index values where its object's values changed, starting
  * from `indices` (a copy being written, or undefined) over `current` (the
  * store's own); copies the indices map only then. `after` holds the values
- * already computed for `object` (see `Checked`), if any. Throws an IndexerFault
+ * already computed for `object` (see `IndexValues`), if any. Throws an IndexerFault
  * (before changing anything) when an index function throws for `object`. When
  * one throws for `old` (it did not when `old` was stored: a function that is
  * not pure), `key` is looked for in the whole index instead.

@@ -1,7 +1,7 @@
 import { InformerError } from '../0-model/errors.ts';
 import { isTombstone, type Deltas, type FifoOutput } from '../3-deltas/deltas.ts';
 import type { InformerEvent } from './informerEvent.ts';
-import type { Checked } from './indexing.ts';
+import type { IndexValues } from './indexing.ts';
 import type { Store } from './store.ts';
 
 /** Everything an informer knows after a step: the cache, and what the step changed. */
@@ -57,18 +57,20 @@ export function reduceDeltas<T>(state: InformerState<T>, output: FifoOutput<T>):
       const errors: InformerError[] = [];
       const items = output.items;
       let store = state.store;
+      // The index values of the object replay leaves a key with (see Store.prepare).
+      const kept: Kept = { values: undefined };
       if (items.length === 1) {
         // One key (a watch event): no batch to build.
         const { key } = items[0]!;
         const before = store.get(key);
-        const after = replay(store, before, items[0]!, events, errors);
-        if (after?.object !== before) store = store.write(key, before, after?.object, errors, after);
+        const after = replay(store, before, items[0]!, events, errors, kept);
+        if (after !== before) store = store.write(key, before, after, errors, kept.values);
       } else {
         const batch = store.batch(errors);
         for (const entry of items) {
           const before = store.get(entry.key);
-          const after = replay(store, before, entry, events, errors);
-          if (after?.object !== before) batch.write(entry.key, before, after?.object, after);
+          const after = replay(store, before, entry, events, errors, kept);
+          if (after !== before) batch.write(entry.key, before, after, kept.values);
         }
         store = batch.done();
       }
@@ -84,12 +86,16 @@ export function reduceDeltas<T>(state: InformerState<T>, output: FifoOutput<T>):
   }
 }
 
+/** Where {@link replay} leaves the index values of the object it returns (undefined: none computed). */
+interface Kept {
+  values: IndexValues | undefined;
+}
+
 /**
  * Turns one key's deltas into events, from the key's cached object `before`;
- * returns its object after them. An object the store's index functions throw
- * for is skipped (reported in `errors`): the key keeps what it had. The
- * object comes back with its index values (see `Store.checked`) for the write
- * that stores it; `undefined` when the key ends deleted.
+ * returns its object after them, and leaves that object's index values in
+ * `kept` for the write that stores it. An object the store's index functions
+ * throw for is skipped (reported in `errors`): the key keeps what it had.
  */
 function replay<T>(
   store: Store<T>,
@@ -97,33 +103,37 @@ function replay<T>(
   { key, deltas, isInInitialList }: Deltas<T>,
   events: InformerEvent<T>[],
   errors: InformerError[],
-): Checked<T> | undefined {
-  let current: Checked<T> | undefined = before === undefined ? undefined : { object: before, values: NONE };
+  kept: Kept,
+): T | undefined {
+  let current = before;
+  kept.values = undefined;
   for (const delta of deltas) {
     if (delta.type === 'Deleted') {
       // Nothing cached (its versions were all rejected): there is nothing to delete or tell.
       if (current === undefined) continue;
       const tombstone = isTombstone(delta.object);
       const object = isTombstone(delta.object) ? delta.object.object : delta.object;
-      events.push({ type: 'deleted', object: tombstone ? current.object : object, finalStateUnknown: tombstone, isInInitialList });
+      events.push({ type: 'deleted', object: tombstone ? current : object, finalStateUnknown: tombstone, isInInitialList });
       current = undefined;
+      kept.values = undefined;
       continue;
     }
     const object = delta.object as T;
-    const checked = store.checked(key, object);
-    if (checked instanceof InformerError) {
-      errors.push(checked);
+    const values = store.prepare(key, object);
+    if (values instanceof InformerError) {
+      errors.push(values);
       continue;
     }
     if (current === undefined) {
       events.push({ type: 'added', object, isInInitialList });
     } else {
-      const rv = resourceVersionOf(current.object);
+      const rv = resourceVersionOf(current);
       // client-go's isSync: any update that did not move the resourceVersion (objects without one never match).
       const resync = delta.type === 'Sync' || (rv !== undefined && rv === resourceVersionOf(object));
-      events.push({ type: 'updated', oldObject: current.object, object, isInInitialList, resync });
+      events.push({ type: 'updated', oldObject: current, object, isInInitialList, resync });
     }
-    current = checked;
+    current = object;
+    kept.values = values;
   }
   return current;
 }

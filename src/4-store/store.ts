@@ -8,7 +8,7 @@ import {
   indexValues,
   namespaceIndex,
   reindexed,
-  type Checked,
+  type IndexValues,
   type Index,
   type IndexFunc,
   type Indexers,
@@ -22,8 +22,8 @@ const NO_VALUES: readonly never[] = Object.freeze([]);
 
 /** Writes collected into one new snapshot (see `Store.batch`). */
 export interface StoreBatch<T> {
-  /** `checked`, when given for `object`, holds its index values (see `Store.checked`). */
-  write(key: string, old: T | undefined, object: T | undefined, checked?: Checked<T>): void;
+  /** `values`, when given, are what `Store.prepare` returned for `object`. */
+  write(key: string, old: T | undefined, object: T | undefined, values?: IndexValues): void;
   done(): Store<T>;
 }
 
@@ -217,18 +217,19 @@ export class Store<T> {
    * undefined.
    */
   check(key: string, object: T): InformerError | undefined {
-    const checked = this.checked(key, object);
-    return checked instanceof InformerError ? checked : undefined;
+    const values = this.prepare(key, object);
+    return values instanceof InformerError ? values : undefined;
   }
 
   /**
    * {@link check}, keeping what it computed: an `IndexerError` when an index
-   * function throws, else `object` with its index values, for the `write` (or
+   * function throws, else `object`'s index values, to hand to the `write` (or
    * batch write) that stores it, which then calls no index function on it again.
    */
-  checked(key: string, object: T): Checked<T> | InformerError {
+  prepare(key: string, object: T): IndexValues | InformerError {
+    if (this.indexers.size === 0) return NO_VALUES;
     try {
-      return { object, values: this.indexers.size === 0 ? NO_VALUES : indexValues(this.indexers, key, object) };
+      return indexValues(this.indexers, key, object);
     } catch (fault) {
       if (fault instanceof IndexerFault) return fault.error;
       throw fault;
@@ -265,10 +266,10 @@ export class Store<T> {
     let count = this.count;
     let indices: Map<string, Index> | undefined;
     return {
-      write: (key, old, object, checked) => {
+      write: (key, old, object, values) => {
         if (object === undefined && old === undefined) return;
         try {
-          indices = this.reindexed(indices, key, old, object, checked);
+          indices = this.reindexed(indices, key, old, object, values);
         } catch (fault) {
           if (!(fault instanceof IndexerFault)) throw fault;
           errors?.push(fault.error);
@@ -299,14 +300,14 @@ export class Store<T> {
    * One change (a watch event), as {@link update} with one change, without
    * building a batch: `old` must be the key's current object. If an index
    * function throws for `object`, nothing changes and an `IndexerError` goes to
-   * `errors`. `checked`, when given for `object`, holds its index values (see
-   * {@link checked}).
+   * `errors`. `values`, when given, are what {@link prepare} returned for
+   * `object` (the caller's word: they are not checked against it).
    */
-  write(key: string, old: T | undefined, object: T | undefined, errors?: InformerError[], checked?: Checked<T>): Store<T> {
+  write(key: string, old: T | undefined, object: T | undefined, errors?: InformerError[], values?: IndexValues): Store<T> {
     if (object === undefined && old === undefined) return this;
     let indices: Map<string, Index> | undefined;
     try {
-      indices = this.reindexed(undefined, key, old, object, checked);
+      indices = this.reindexed(undefined, key, old, object, values);
     } catch (fault) {
       if (!(fault instanceof IndexerFault)) throw fault;
       errors?.push(fault.error);
@@ -322,17 +323,16 @@ export class Store<T> {
     return new Store<T>(spaces, count, this.indexers, indices ?? this.indices, this.layoutIndex);
   }
 
-  /** The indices after `key` goes from `old` to `object` (see `reindexed` in indexing.ts). */
+  /** The indices after `key` goes from `old` to `object` (see `reindexed` in indexing.ts); `values` from another store are ignored. */
   private reindexed(
     indices: Map<string, Index> | undefined,
     key: string,
     old: T | undefined,
     object: T | undefined,
-    checked: Checked<T> | undefined,
+    values: IndexValues | undefined,
   ): Map<string, Index> | undefined {
-    const values =
-      checked !== undefined && checked.object === object && checked.values.length === this.indexers.size ? checked.values : undefined;
-    return reindexed(this.indexers, this.indices, indices, key, old, object, values);
+    const known = values !== undefined && values.length === this.indexers.size ? values : undefined;
+    return reindexed(this.indexers, this.indices, indices, key, old, object, known);
   }
 
   private indexFunc(name: string): IndexFunc<T> {
