@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TestScheduler } from 'rxjs/testing';
+import { testScheduler } from '../support/testScheduler.ts';
 import { map } from 'rxjs';
 import { InformerError, type KubeObject } from '../../src/index.ts';
 import type { BatchCause, Delta, DeltaType, Deltas, FifoOutput, SourceEvent } from '../../src/pipeline.ts';
@@ -20,10 +20,6 @@ const tomb = (key: string, object: Obj) => ({ finalStateUnknown: true as const, 
 const entry = (key: string, isInInitialList: boolean, d: Delta<Obj>): Deltas<Obj> => ({ key, deltas: [d], isInInitialList });
 const batch = (cause: BatchCause, resourceVersion: string | undefined, ...items: Deltas<Obj>[]): FifoOutput<Obj> =>
   resourceVersion === undefined ? { type: 'deltas', cause, items } : { type: 'deltas', cause, items, resourceVersion };
-
-function testScheduler(): TestScheduler {
-  return new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
-}
 
 describe('realFifo (in-order delivery)', () => {
   it('the JSDoc diagram: one delta per event, a relist as one batch with its tombstones first', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TestScheduler } from 'rxjs/testing';
+import { testScheduler } from '../support/testScheduler.ts';
 import { diff, type DiffEvent, type InformerEvent, type KubeObject } from '../../src/index.ts';
 
 type Obj = KubeObject & { spec?: { replicas?: number }; status?: { ready?: number } };
@@ -16,8 +16,6 @@ const events: Record<string, InformerEvent<Obj>> = {
   d: { type: 'deleted', object: o('3', 3, 1), finalStateUnknown: false, isInInitialList: false },
 };
 const withChanges = (e: InformerEvent<Obj>, changes: DiffEvent<Obj>['changes']) => ({ ...e, changes }) as DiffEvent<Obj>;
-
-const testScheduler = () => new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
 
 describe('diff', () => {
   it('turns updates into their changed fields; drops other events, resyncs and updates of excluded fields only', () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { BehaviorSubject, EMPTY, Subject, defer, from, map, timer, type Observable, type ObservableInput } from 'rxjs';
-import { TestScheduler } from 'rxjs/testing';
+import type { TestScheduler } from 'rxjs/testing';
+import { testScheduler } from '../support/testScheduler.ts';
 import { ConfigMap, shardedInformer, type InformerEvent, type ShardSource } from '../../src/index.ts';
 import { controller } from '../../src/controller/index.ts';
 import type { ListWatch, WatchFrame } from '../../src/1-transport/listWatch.ts';
@@ -62,7 +63,7 @@ const describeEvent = (e: InformerEvent<ConfigMap>) =>
 
 describe('shardedInformer', () => {
   it('caches only held shards; a shard counts as owned only once its list is cached; a shard that leaves goes out as moves', () => {
-    const scheduler = new TestScheduler((a, e) => expect(a).toEqual(e));
+    const scheduler = testScheduler();
     scheduler.run(({ expectObservable }) => {
       scheduler.maxFrames = 100_000;
       const w = world(scheduler, [cm('a-0', '1'), cm('a-1', '2'), cm('b-2', '3'), cm('b-3', '4')]);
@@ -115,7 +116,7 @@ describe('shardedInformer', () => {
   });
 
   it('a shard that arrives while a list runs is listed once that list is cached (shards trickling in never starve a list)', () => {
-    const scheduler = new TestScheduler((a, e) => expect(a).toEqual(e));
+    const scheduler = testScheduler();
     scheduler.run(({ expectObservable }) => {
       scheduler.maxFrames = 100_000;
       const w = world(scheduler, [cm('a-0', '1'), cm('a-1', '2')]);
@@ -139,7 +140,7 @@ describe('shardedInformer', () => {
   });
 
   it('controller() does not reconcile a key for its shard moving away', () => {
-    const scheduler = new TestScheduler((a, e) => expect(a).toEqual(e));
+    const scheduler = testScheduler();
     scheduler.run(() => {
       scheduler.maxFrames = 100_000;
       const w = world(scheduler, [cm('a-0', '1'), cm('a-1', '2')]);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { TestScheduler } from 'rxjs/testing';
+import type { TestScheduler } from 'rxjs/testing';
+import { testScheduler } from '../support/testScheduler.ts';
 import { map, throwError, timer } from 'rxjs';
 import { controller, done, requeueAfter, type ReconcileOutcome } from '../../src/controller/index.ts';
 import { itemExponentialFailureRateLimiter, LOW_PRIORITY } from '../../src/workqueue/index.ts';
@@ -10,7 +11,7 @@ const Gadgets = fakeResource({ plural: 'gadgets', kind: 'Gadget' });
 const brief = (o: ReconcileOutcome) => o.key.replace('default/', '');
 
 function run(body: (helpers: Parameters<Parameters<TestScheduler['run']>[0]>[0], scheduler: TestScheduler) => void) {
-  const scheduler = new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
+  const scheduler = testScheduler();
   scheduler.run((helpers) => body(helpers, scheduler));
 }
 

@@ -1,13 +1,7 @@
 import { filter, map, type Observable } from 'rxjs';
-import { TestScheduler } from 'rxjs/testing';
-import { expect } from 'vitest';
 import type { WorkEvent } from '../../src/workqueue/index.ts';
 
-export function testScheduler(): TestScheduler {
-  return new TestScheduler((actual, expected) => {
-    expect(actual).toEqual(expected);
-  });
-}
+export { testScheduler } from '../support/testScheduler.ts';
 
 /** Keeps the items whose run finished (done or error). */
 export function finished<K, R>(events: Observable<WorkEvent<K, R>>): Observable<K> {

@@ -57,6 +57,35 @@ describe('processDeltas with a synchronous handler', () => {
     expect(failed).toBeUndefined();
     expect(completed).toBe(true);
   });
+
+  it('a handler value that feeds the source again (re-entrantly) queues the new key: handlers never nest', () => {
+    const source = new Subject<FifoOutput<Obj>>();
+    const calls: string[] = [];
+    let depth = 0;
+    const one = (name: string): FifoOutput<Obj> => ({
+      type: 'deltas',
+      cause: 'event',
+      items: [{ key: `ns/${name}`, deltas: [{ type: 'Added', object: o(name) }], isInInitialList: false }],
+    });
+    source
+      .pipe(
+        processDeltas<Obj, string>(
+          (entry) =>
+            new Observable<string>((subscriber) => {
+              depth++;
+              calls.push(`${entry.key} at depth ${depth}`);
+              subscriber.next(entry.key);
+              depth--;
+              subscriber.complete();
+            }),
+        ),
+      )
+      .subscribe((key) => {
+        if (key === 'ns/a') source.next(one('b'));
+      });
+    source.next(one('a'));
+    expect(calls).toEqual(['ns/a at depth 1', 'ns/b at depth 1']);
+  });
 });
 
 describe('DeltaQueue', () => {

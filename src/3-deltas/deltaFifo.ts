@@ -3,6 +3,7 @@ import { keyOf as metaNamespaceKey } from '../0-model/objects.ts';
 import type { SourceEvent } from '../2-source/sourceEvent.ts';
 import { DeltaQueue } from './deltaQueue.ts';
 import { isTombstone, newestObject, type BatchCause, type Delta, type Deltas, type FifoOutput } from './deltas.ts';
+import { forward } from '../util/forward.ts';
 
 /** What the consumer has cached (client-go's knownObjects): the informer passes its store. */
 export interface KnownObjects<T> {
@@ -183,8 +184,8 @@ export function deltaFifo<T extends { readonly metadata: { readonly name: string
         watchEvent(key, { type: 'Deleted', object: object ?? tombstone }, resourceVersion, true);
       };
 
-      return source.subscribe({
-        next: (event) => {
+      return source.subscribe(
+        forward(subscriber, (event) => {
           switch (event.type) {
             case 'added':
               return watchEvent(keyOf(event.object), { type: 'Added', object: event.object }, event.resourceVersion);
@@ -205,9 +206,7 @@ export function deltaFifo<T extends { readonly metadata: { readonly name: string
             case 'error':
               return subscriber.next(event);
           }
-        },
-        error: (error: unknown) => subscriber.error(error),
-        complete: () => subscriber.complete(),
-      });
+        }),
+      );
     });
 }

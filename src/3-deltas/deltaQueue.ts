@@ -1,4 +1,4 @@
-import { Fifo } from '../util/fifo.ts';
+import { KeyedBacklog } from '../util/keyedBacklog.ts';
 import { appendDelta, type Delta, type Deltas } from './deltas.ts';
 
 /**
@@ -8,9 +8,7 @@ import { appendDelta, type Delta, type Deltas } from './deltas.ts';
  * queue never holds more entries than there are distinct keys.
  */
 export class DeltaQueue<T> {
-  private readonly items = new Map<string, { readonly key: string; readonly deltas: Delta<T>[]; isInInitialList: boolean }>();
-  /** Keys in order of first arrival (each at most once: a key leaves the order only when popped). */
-  private readonly order = new Fifo<string>();
+  private readonly items = new KeyedBacklog<{ readonly key: string; readonly deltas: Delta<T>[]; isInInitialList: boolean }>();
 
   get size(): number {
     return this.items.size;
@@ -36,7 +34,6 @@ export class DeltaQueue<T> {
       entry.isInInitialList &&= isInInitialList;
     } else {
       this.items.set(key, { key, deltas: [delta], isInInitialList });
-      this.order.push(key);
     }
   }
 
@@ -47,11 +44,7 @@ export class DeltaQueue<T> {
 
   /** Takes the oldest key's deltas off the queue. */
   pop(): Deltas<T> | undefined {
-    if (this.order.length === 0) return undefined;
-    const key = this.order.shift();
-    const entry = this.items.get(key)!;
-    this.items.delete(key);
     // The entry is handed on as it is: the queue no longer refers to it.
-    return entry;
+    return this.items.shift();
   }
 }

@@ -1,6 +1,8 @@
-import { Observable, from, type ObservableInput, type OperatorFunction, type Subscription } from 'rxjs';
+import { Observable, type ObservableInput, type OperatorFunction } from 'rxjs';
+import { drainSerially } from '../util/drainSerially.ts';
 import { DeltaQueue } from './deltaQueue.ts';
 import { isTombstone, type Deltas, type FifoOutput } from './deltas.ts';
+import { forward } from '../util/forward.ts';
 
 /**
  * Hands one key's deltas at a time to an asynchronous handler. While the
@@ -15,10 +17,11 @@ import { isTombstone, type Deltas, type FifoOutput } from './deltas.ts';
  * the tombstone has been handled.
  *
  * ```
- * input:    -[a1]-[b1]-[a2]-[a3]------------
- * processDeltas(handle)   (handle takes 4 frames)
- * handled:  -a1------b1------a2a3-----------
- *           a2 and a3 arrived while a1 was being handled: one entry, two deltas
+ * input:    abcc-----------   a, c: deltas of key a; b: a delta of key b
+ * processDeltas(handle)        (handle takes 4 frames, then emits its entry)
+ * output:   ----x---y---z--   x: [a]; y: [b]; z: [c, c]
+ *           both c arrived while a was being handled: they queue behind b
+ *           (keys leave in first-arrival order), as one entry with two deltas
  * ```
  * The output is whatever the handler emits, in order.
  */
@@ -26,58 +29,30 @@ export function processDeltas<T, R>(handler: (deltas: Deltas<T>) => ObservableIn
   return (source) =>
     new Observable<R>((subscriber) => {
       const queue = new DeltaQueue<T>();
-      let busy: Subscription | undefined;
-      let sourceDone = false;
+      const drain = drainSerially(subscriber, () => queue.pop(), handler);
 
-      const pump = () => {
-        // A subscriber that left during a handler's emit (take(1)) gets no further handler call.
-        while (!busy && !subscriber.closed) {
-          const next = queue.pop();
-          if (!next) {
-            if (sourceDone) subscriber.complete();
-            return;
-          }
-          let synchronous = true;
-          let finished = false;
-          const running = from(handler(next)).subscribe({
-            next: (value) => subscriber.next(value),
-            error: (error: unknown) => subscriber.error(error),
-            complete: () => {
-              finished = true;
-              busy = undefined;
-              // Finished later: carry on from here. Finished at once: the loop carries on.
-              if (!synchronous) pump();
-            },
-          });
-          synchronous = false;
-          // Teardown ran while the handler was subscribing: it could not see it, so end it here.
-          if (subscriber.closed) running.unsubscribe();
-          else if (!finished) busy = running;
-        }
-      };
-
-      const subscription = source.subscribe({
-        next: (output) => {
-          if (output.type !== 'deltas') return;
-          for (const entry of output.items) {
-            if (entry.afterTombstone) {
-              const waiting = queue.peek(entry.key);
-              const last = waiting?.[waiting.length - 1];
-              if (last === undefined || last.type !== 'Deleted' || !isTombstone(last.object)) continue;
-            } else if (output.cause === 'resync' && queue.has(entry.key) && entry.deltas.every((delta) => delta.type === 'Sync')) continue;
-            queue.addAll(entry);
-          }
-          pump();
-        },
-        error: (error: unknown) => subscriber.error(error),
-        complete: () => {
-          sourceDone = true;
-          if (!busy) pump();
-        },
-      });
+      const subscription = source.subscribe(
+        forward(
+          subscriber,
+          (output) => {
+            if (output.type !== 'deltas') return;
+            for (const entry of output.items) {
+              if (entry.afterTombstone) {
+                const waiting = queue.peek(entry.key);
+                const last = waiting?.[waiting.length - 1];
+                if (last === undefined || last.type !== 'Deleted' || !isTombstone(last.object)) continue;
+              } else if (output.cause === 'resync' && queue.has(entry.key) && entry.deltas.every((delta) => delta.type === 'Sync'))
+                continue;
+              queue.addAll(entry);
+            }
+            drain.pump();
+          },
+          () => drain.end(),
+        ),
+      );
       return () => {
         subscription.unsubscribe();
-        busy?.unsubscribe();
+        drain.unsubscribe();
       };
     });
 }

@@ -4,6 +4,7 @@ import type { SourceEvent } from '../2-source/sourceEvent.ts';
 import type { DeltaFifoOptions, KnownObjects } from './deltaFifo.ts';
 import type { BatchCause, Delta, Deltas, FifoOutput } from './deltas.ts';
 import { Fifo } from '../util/fifo.ts';
+import { forward } from '../util/forward.ts';
 
 /** The same options as {@link deltaFifo}'s: the key function, and what the consumer holds. */
 export type RealFifoOptions<T> = DeltaFifoOptions<T>;
@@ -122,8 +123,8 @@ export function realFifo<T extends { readonly metadata: { readonly name: string;
         }
       };
 
-      return source.subscribe({
-        next: (event) => {
+      return source.subscribe(
+        forward(subscriber, (event) => {
           if (handing) {
             backlog.push(event);
             return;
@@ -135,9 +136,7 @@ export function realFifo<T extends { readonly metadata: { readonly name: string;
           } finally {
             handing = false;
           }
-        },
-        error: (error: unknown) => subscriber.error(error),
-        complete: () => subscriber.complete(),
-      });
+        }),
+      );
     });
 }

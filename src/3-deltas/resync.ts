@@ -1,6 +1,7 @@
 import { Observable, asyncScheduler, identity, type MonoTypeOperatorFunction, type SchedulerLike, type Subscription } from 'rxjs';
 import { isObjectFault } from '../0-model/errors.ts';
 import type { SourceEvent } from '../2-source/sourceEvent.ts';
+import { forward } from '../util/forward.ts';
 
 /**
  * Inserts a `resync` tick into the source stream every `periodMs` while the
@@ -44,8 +45,8 @@ export function resync<T>(periodMs: number, scheduler: SchedulerLike = asyncSche
           this.schedule(undefined, periodMs);
         }, periodMs);
       };
-      const subscription = source.subscribe({
-        next: (event) => {
+      const subscription = source.subscribe(
+        forward(subscriber, (event) => {
           subscriber.next(event);
           // The subscriber may have left during that emit (first(), take(1)): arm nothing then.
           if (subscriber.closed) return;
@@ -65,10 +66,8 @@ export function resync<T>(periodMs: number, scheduler: SchedulerLike = asyncSche
             case 'resync':
               return;
           }
-        },
-        error: (error: unknown) => subscriber.error(error),
-        complete: () => subscriber.complete(),
-      });
+        }),
+      );
       return () => {
         disarm();
         subscription.unsubscribe();

@@ -1,6 +1,7 @@
-import type { InformerError } from '../0-model/errors.ts';
+import { InformerError } from '../0-model/errors.ts';
 import { isTombstone, type Deltas, type FifoOutput } from '../3-deltas/deltas.ts';
 import type { InformerEvent } from './informerEvent.ts';
+import type { IndexValues } from './indexing.ts';
 import type { Store } from './store.ts';
 
 /** Everything an informer knows after a step: the cache, and what the step changed. */
@@ -56,18 +57,20 @@ export function reduceDeltas<T>(state: InformerState<T>, output: FifoOutput<T>):
       const errors: InformerError[] = [];
       const items = output.items;
       let store = state.store;
+      // The index values of the object replay leaves a key with (see Store.prepare).
+      const kept: Kept = { values: undefined };
       if (items.length === 1) {
         // One key (a watch event): no batch to build.
         const { key } = items[0]!;
         const before = store.get(key);
-        const after = replay(store, before, items[0]!, events, errors);
-        if (after !== before) store = store.write(key, before, after, errors);
+        const after = replay(store, before, items[0]!, events, errors, kept);
+        if (after !== before) store = store.write(key, before, after, errors, kept.values);
       } else {
         const batch = store.batch(errors);
         for (const entry of items) {
           const before = store.get(entry.key);
-          const after = replay(store, before, entry, events, errors);
-          if (after !== before) batch.write(entry.key, before, after);
+          const after = replay(store, before, entry, events, errors, kept);
+          if (after !== before) batch.write(entry.key, before, after, kept.values);
         }
         store = batch.done();
       }
@@ -83,10 +86,16 @@ export function reduceDeltas<T>(state: InformerState<T>, output: FifoOutput<T>):
   }
 }
 
+/** Where {@link replay} leaves the index values of the object it returns (undefined: none computed). */
+interface Kept {
+  values: IndexValues | undefined;
+}
+
 /**
  * Turns one key's deltas into events, from the key's cached object `before`;
- * returns its object after them. An object the store's index functions throw
- * for is skipped (reported in `errors`): the key keeps what it had.
+ * returns its object after them, and leaves that object's index values in
+ * `kept` for the write that stores it. An object the store's index functions
+ * throw for is skipped (reported in `errors`): the key keeps what it had.
  */
 function replay<T>(
   store: Store<T>,
@@ -94,8 +103,10 @@ function replay<T>(
   { key, deltas, isInInitialList }: Deltas<T>,
   events: InformerEvent<T>[],
   errors: InformerError[],
+  kept: Kept,
 ): T | undefined {
   let current = before;
+  kept.values = undefined;
   for (const delta of deltas) {
     if (delta.type === 'Deleted') {
       // Nothing cached (its versions were all rejected): there is nothing to delete or tell.
@@ -104,12 +115,13 @@ function replay<T>(
       const object = isTombstone(delta.object) ? delta.object.object : delta.object;
       events.push({ type: 'deleted', object: tombstone ? current : object, finalStateUnknown: tombstone, isInInitialList });
       current = undefined;
+      kept.values = undefined;
       continue;
     }
     const object = delta.object as T;
-    const error = store.check(key, object);
-    if (error !== undefined) {
-      errors.push(error);
+    const values = store.prepare(key, object);
+    if (values instanceof InformerError) {
+      errors.push(values);
       continue;
     }
     if (current === undefined) {
@@ -121,6 +133,7 @@ function replay<T>(
       events.push({ type: 'updated', oldObject: current, object, isInInitialList, resync });
     }
     current = object;
+    kept.values = values;
   }
   return current;
 }

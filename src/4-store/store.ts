@@ -1,56 +1,31 @@
 import { joinKey } from '../0-model/keys.ts';
-import { InformerError, describeThrown } from '../0-model/errors.ts';
+import { InformerError } from '../0-model/errors.ts';
 import { PersistentMap, type MapBuilder } from './persistentMap.ts';
+import {
+  IndexerFault,
+  NAMESPACE,
+  UnknownIndexError,
+  indexValues,
+  namespaceIndex,
+  reindexed,
+  type IndexValues,
+  type Index,
+  type IndexFunc,
+  type Indexers,
+} from './indexing.ts';
 
-/** An index function: the values an object is indexed under (multi-valued, like client-go's IndexFunc). */
-export type IndexFunc<T> = (object: T) => readonly string[];
+export { namespaceIndex, UnknownIndexError, type IndexFunc, type Indexers } from './indexing.ts';
 
-/** Named index functions. */
-export type Indexers<T> = Readonly<Record<string, IndexFunc<T>>>;
-
-const NO_VALUES: readonly string[] = Object.freeze([]);
-const CLUSTER: readonly string[] = Object.freeze(['']);
-const namespaceValues = new Map<string, readonly string[]>();
-
-/**
- * The `namespace` index every informer has (client-go's MetaNamespaceIndexFunc):
- * cluster-scoped objects are under `""`. Returns one shared frozen array per
- * namespace, so indexing allocates nothing.
- */
-export function namespaceIndex(object: { readonly metadata: { readonly namespace?: string | undefined } }): readonly string[] {
-  const namespace = object.metadata.namespace;
-  if (!namespace) return CLUSTER;
-  let values = namespaceValues.get(namespace);
-  if (!values) {
-    values = Object.freeze([namespace]);
-    if (namespaceValues.size < 100_000) namespaceValues.set(namespace, values);
-  }
-  return values;
-}
-
-/** Thrown when a read names an index the store was not built with. */
-export class UnknownIndexError extends Error {
-  readonly index: string;
-  constructor(index: string, known: readonly string[]) {
-    super(
-      `unknown index ${JSON.stringify(index)}; this store has ${known.length ? known.map((k) => JSON.stringify(k)).join(', ') : 'no indexes'}`,
-    );
-    this.name = 'UnknownIndexError';
-    this.index = index;
-  }
-}
-
-/** Index value → the keys indexed under it (a set: every value is `true`). */
-type Index = PersistentMap<PersistentMap<true>>;
 type Names<T> = PersistentMap<T>;
+
+const NO_VALUES: readonly never[] = Object.freeze([]);
 
 /** Writes collected into one new snapshot (see `Store.batch`). */
 export interface StoreBatch<T> {
-  write(key: string, old: T | undefined, object: T | undefined): void;
+  /** `values`, when given, are what `Store.prepare` returned for `object`. */
+  write(key: string, old: T | undefined, object: T | undefined, values?: IndexValues): void;
   done(): Store<T>;
 }
-
-const NAMESPACE = 'namespace';
 
 /** Where a key lives, judged from the key alone: its namespace ('' when cluster-scoped) and name. */
 function namespaceOf(key: string): string {
@@ -80,31 +55,6 @@ function namespaceFor(key: string, object: unknown): string {
 
 function nameIn(namespace: string, key: string): string {
   return namespace === '' ? key : key.slice(namespace.length + 1);
-}
-
-/**
- * The values of every index for one object, in the store's indexer order, from
- * the last successful {@link Store.check}: the write that follows it reuses them
- * instead of calling the index functions again.
- */
-let checked: { readonly indexers: object; readonly object: unknown; readonly values: readonly (readonly string[])[] } | undefined;
-
-function indexerError(name: string, key: string, object: unknown, error: unknown): InformerError {
-  const metadata = (object as { metadata?: { resourceVersion?: unknown } } | null)?.metadata;
-  const resourceVersion = typeof metadata?.resourceVersion === 'string' ? metadata.resourceVersion : undefined;
-  return new InformerError('IndexerError', `index ${JSON.stringify(name)} threw for ${key}: ${describeThrown(error)}`, {
-    key,
-    resourceVersion,
-    cause: error,
-  });
-}
-
-/** Thrown inside a write when an index function throws; caught by the write, which then changes nothing. */
-class IndexerFault {
-  readonly error: InformerError;
-  constructor(error: InformerError) {
-    this.error = error;
-  }
 }
 
 /**
@@ -264,13 +214,22 @@ export class Store<T> {
   /**
    * Runs every index function on `object` (to be stored at `key`): an
    * `IndexerError` when one throws (the object cannot be stored), else
-   * undefined, and the values are kept for the write that follows.
+   * undefined.
    */
   check(key: string, object: T): InformerError | undefined {
-    if (this.indexers.size === 0) return undefined;
+    const values = this.prepare(key, object);
+    return values instanceof InformerError ? values : undefined;
+  }
+
+  /**
+   * {@link check}, keeping what it computed: an `IndexerError` when an index
+   * function throws, else `object`'s index values, to hand to the `write` (or
+   * batch write) that stores it, which then calls no index function on it again.
+   */
+  prepare(key: string, object: T): IndexValues | InformerError {
+    if (this.indexers.size === 0) return NO_VALUES;
     try {
-      checked = { indexers: this.indexers, object, values: this.valuesOf(key, object) };
-      return undefined;
+      return indexValues(this.indexers, key, object);
     } catch (fault) {
       if (fault instanceof IndexerFault) return fault.error;
       throw fault;
@@ -307,10 +266,10 @@ export class Store<T> {
     let count = this.count;
     let indices: Map<string, Index> | undefined;
     return {
-      write: (key, old, object) => {
+      write: (key, old, object, values) => {
         if (object === undefined && old === undefined) return;
         try {
-          indices = this.reindexed(indices, key, old, object);
+          indices = this.reindexed(indices, key, old, object, values);
         } catch (fault) {
           if (!(fault instanceof IndexerFault)) throw fault;
           errors?.push(fault.error);
@@ -338,15 +297,17 @@ export class Store<T> {
   }
 
   /**
-   * One change (a watch event), as `apply` with one change, without building
-   * a batch: `old` must be the key's current object. If an index function
-   * throws for `object`, nothing changes and an `IndexerError` goes to `errors`.
+   * One change (a watch event), as {@link update} with one change, without
+   * building a batch: `old` must be the key's current object. If an index
+   * function throws for `object`, nothing changes and an `IndexerError` goes to
+   * `errors`. `values`, when given, are what {@link prepare} returned for
+   * `object` (the caller's word: they are not checked against it).
    */
-  write(key: string, old: T | undefined, object: T | undefined, errors?: InformerError[]): Store<T> {
+  write(key: string, old: T | undefined, object: T | undefined, errors?: InformerError[], values?: IndexValues): Store<T> {
     if (object === undefined && old === undefined) return this;
     let indices: Map<string, Index> | undefined;
     try {
-      indices = this.reindexed(undefined, key, old, object);
+      indices = this.reindexed(undefined, key, old, object, values);
     } catch (fault) {
       if (!(fault instanceof IndexerFault)) throw fault;
       errors?.push(fault.error);
@@ -362,61 +323,16 @@ export class Store<T> {
     return new Store<T>(spaces, count, this.indexers, indices ?? this.indices, this.layoutIndex);
   }
 
-  /** Every index's values for `object`, in indexer order; throws an IndexerFault when an index function throws. */
-  private valuesOf(key: string, object: T): (readonly string[])[] {
-    const values: (readonly string[])[] = [];
-    for (const [name, indexFunc] of this.indexers) {
-      try {
-        const found: unknown = indexFunc(object);
-        if (!isStrings(found)) throw new TypeError('returned something other than an array of strings');
-        values.push(found);
-      } catch (error) {
-        throw new IndexerFault(indexerError(name, key, object, error));
-      }
-    }
-    return values;
-  }
-
-  /**
-   * Moves `key` between index values where its object's values changed; copies
-   * the indices map only then. Throws an IndexerFault (before changing anything)
-   * when an index function throws for `object`. When one throws for `old` (it
-   * did not when `old` was stored: a function that is not pure), `key` is looked
-   * for in the whole index instead.
-   */
+  /** The indices after `key` goes from `old` to `object` (see `reindexed` in indexing.ts); `values` from another store are ignored. */
   private reindexed(
     indices: Map<string, Index> | undefined,
     key: string,
     old: T | undefined,
     object: T | undefined,
+    values: IndexValues | undefined,
   ): Map<string, Index> | undefined {
-    if (this.indexers.size === 0) return indices;
-    const memo = checked;
-    const afterAll =
-      object === undefined
-        ? undefined
-        : memo !== undefined && memo.object === object && memo.indexers === this.indexers
-          ? memo.values
-          : this.valuesOf(key, object);
-    let i = 0;
-    for (const [name, indexFunc] of this.indexers) {
-      const after = afterAll === undefined ? NO_VALUES : afterAll[i]!;
-      i++;
-      let before: readonly string[] | undefined = NO_VALUES;
-      if (old !== undefined) {
-        try {
-          const found: unknown = indexFunc(old);
-          before = isStrings(found) ? found : undefined;
-        } catch {
-          before = undefined;
-        }
-      }
-      if (before !== undefined && sameValues(before, after)) continue;
-      indices ??= new Map(this.indices);
-      const index = indices.get(name)!;
-      indices.set(name, reindex(index, key, before ?? valuesHolding(index, key), after));
-    }
-    return indices;
+    const known = values !== undefined && values.length === this.indexers.size ? values : undefined;
+    return reindexed(this.indexers, this.indices, indices, key, old, object, known);
   }
 
   private indexFunc(name: string): IndexFunc<T> {
@@ -430,41 +346,4 @@ export class Store<T> {
     if (!index) throw new UnknownIndexError(name, this.indexNames());
     return index;
   }
-}
-
-function isStrings(value: unknown): value is readonly string[] {
-  if (!Array.isArray(value)) return false;
-  for (const item of value) if (typeof item !== 'string') return false;
-  return true;
-}
-
-/** Every value of `index` that holds `key` (a whole-index scan: only for an index function that threw on an object it once took). */
-function valuesHolding(index: Index, key: string): string[] {
-  const out: string[] = [];
-  for (const [value, keys] of index) if (keys.has(key)) out.push(value);
-  return out;
-}
-
-function sameValues(a: readonly string[], b: readonly string[]): boolean {
-  if (a === b) return true;
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
-
-function reindex(index: Index, key: string, before: readonly string[], after: readonly string[]): Index {
-  const builder = index.edit();
-  for (const value of before) {
-    if (after.includes(value)) continue;
-    const keys = builder.get(value);
-    if (!keys) continue;
-    const left = keys.delete(key);
-    if (left.size === 0) builder.delete(value);
-    else builder.set(value, left);
-  }
-  for (const value of after) {
-    if (before.includes(value)) continue;
-    builder.set(value, (builder.get(value) ?? PersistentMap.empty<true>()).set(key, true));
-  }
-  return builder.done();
 }

@@ -1,6 +1,7 @@
 import { Observable, type OperatorFunction } from 'rxjs';
 import type { InformerEvent, UpdatedEvent } from '../4-store/informerEvent.ts';
 import { FieldSelector, fieldChanges, MAX_DEPTH, type Change } from './fieldChanges.ts';
+import { forward } from '../util/forward.ts';
 
 /** What {@link diff} compares, and how. */
 export interface DiffOptions<T> {
@@ -41,10 +42,13 @@ export type DiffEvent<T> = UpdatedEvent<T> & { readonly changes: readonly Change
  *
  * ```
  * events:  --a--u--s--v--d--
- *          a: added, u: updated (spec.replicas 2 → 3), s: resync, v: updated (status only), d: deleted
- * diff({ fields: ['!status'] })
+ *          a: added, u: updated (spec.replicas 2 → 3), s: resync, v: updated (status.ready 0 → 1), d: deleted
+ * diff()
+ * output:  -----c-----w-----
+ * diff({ fields: ['!status', '!metadata.resourceVersion'] })
  * output:  -----c-----------
- *          c: u with changes [{ path: 'spec.replicas', old: 2, new: 3 }]
+ *          c: u with changes [{ path: 'spec.replicas', old: 2, new: 3 }]; w: v with [{ path: 'status.ready', old: 0, new: 1 }]
+ *          (`fields` replaces the default exclusions: without '!metadata.resourceVersion', v would show its new resourceVersion)
  * ```
  *
  * ## Example
@@ -67,8 +71,8 @@ export function diff<T>(options: DiffOptions<T> = {}): OperatorFunction<Informer
   const redact = options.redact;
   return (source) =>
     new Observable<DiffEvent<T>>((subscriber) =>
-      source.subscribe({
-        next: (event) => {
+      source.subscribe(
+        forward(subscriber, (event) => {
           if (event.type !== 'updated' || event.resync) return;
           let changes: Change[];
           try {
@@ -85,10 +89,8 @@ export function diff<T>(options: DiffOptions<T> = {}): OperatorFunction<Informer
             return;
           }
           if (changes.length > 0) subscriber.next({ ...event, changes });
-        },
-        error: (error: unknown) => subscriber.error(error),
-        complete: () => subscriber.complete(),
-      }),
+        }),
+      ),
     );
 }
 

@@ -1,5 +1,5 @@
 import { keyOf } from '../0-model/objects.ts';
-import { Fifo } from '../util/fifo.ts';
+import { KeyedBacklog } from '../util/keyedBacklog.ts';
 import type { InformerEvent } from '../4-store/informerEvent.ts';
 
 type Meta = { readonly metadata: { readonly name: string; readonly namespace?: string | undefined } };
@@ -17,13 +17,8 @@ type Meta = { readonly metadata: { readonly name: string; readonly namespace?: s
  * they first arrived, and the consumer always ends at the informer's state.
  */
 export class EventQueue<T extends Meta> {
-  private readonly items = new Map<string, InformerEvent<T>[]>();
-  /**
-   * Keys in order of arrival, each at most once (`ordered`): a key whose events
-   * cancelled out keeps its place, and is skipped when reached if still empty.
-   */
-  private readonly order = new Fifo<string>();
-  private readonly ordered = new Set<string>();
+  /** A key whose events cancelled out keeps its place (see `KeyedBacklog`). */
+  private readonly items = new KeyedBacklog<InformerEvent<T>[]>();
   private count = 0;
 
   /** Events waiting. */
@@ -41,10 +36,6 @@ export class EventQueue<T extends Meta> {
     const queued = this.items.get(key);
     if (!queued) {
       this.items.set(key, [event]);
-      if (!this.ordered.has(key)) {
-        this.ordered.add(key);
-        this.order.push(key);
-      }
       this.count++;
       return;
     }
@@ -64,24 +55,12 @@ export class EventQueue<T extends Meta> {
 
   /** The next event: the oldest event of the key that arrived first. */
   shift(): InformerEvent<T> | undefined {
-    while (this.order.length > 0) {
-      const key = this.order.peek();
-      const queued = this.items.get(key);
-      if (!queued) {
-        this.order.shift();
-        this.ordered.delete(key);
-        continue;
-      }
-      const event = queued.shift()!;
-      this.count--;
-      if (queued.length === 0) {
-        this.items.delete(key);
-        this.order.shift();
-        this.ordered.delete(key);
-      }
-      return event;
-    }
-    return undefined;
+    const queued = this.items.first();
+    if (!queued) return undefined;
+    const event = queued.shift()!;
+    this.count--;
+    if (queued.length === 0) this.items.shift();
+    return event;
   }
 }
 

@@ -1,8 +1,10 @@
-import { Observable, from, isObservable, type ObservableInput, type OperatorFunction, type Subscription } from 'rxjs';
+import { Observable, catchError, from, ignoreElements, isObservable, of, type ObservableInput, type OperatorFunction } from 'rxjs';
+import { drainSerially } from '../util/drainSerially.ts';
 import { InformerError, describeThrown } from '../0-model/errors.ts';
 import { keyOf, type KubeObject } from '../0-model/objects.ts';
 import { EventQueue } from './eventQueue.ts';
 import type { InformerEvent } from '../4-store/informerEvent.ts';
+import { forward } from '../util/forward.ts';
 
 /** What a handler may return: nothing (done), or something to wait for. */
 export type HandlerResult = void | PromiseLike<unknown> | ObservableInput<unknown>;
@@ -51,72 +53,50 @@ function handlerError(event: InformerEvent<KubeObject>, error: unknown): Informe
  * distinct keys, and it always ends at the informer's state.
  *
  * ```
- * events:   -a1-a2-a3-b1-------
- * handleEvents(slow)          (slow takes 5 frames)
- * handled:  -a1---- a3 ---- b1     a2 and a3 merged into one update while a1 ran
- * output:   only HandlerErrors
+ * events:   -w-x-y-z-----------|      w: added a1, x: updated a1→a2, y: added b1, z: updated a2→a3
+ * handleEvents(slow)                  (slow takes 8 frames)
+ * handled:  -w-------u-------y-------   u: one update a1→a3 (x and z merged while w ran), then b
+ * output:   -------------------------|  only HandlerErrors (none here); completes once the backlog is done
  * ```
  */
 export function handleEvents<T extends KubeObject>(handler: EventHandler<T>): OperatorFunction<InformerEvent<T>, InformerError> {
   return (source) =>
     new Observable<InformerError>((subscriber) => {
       const queue = new EventQueue<T>();
-      let busy: Subscription | undefined;
-      let waiting = false;
-      let sourceDone = false;
-
-      const pump = () => {
-        // A handler that unsubscribed its own on() gets no further call.
-        while (!waiting && !subscriber.closed) {
-          const event = queue.shift();
-          if (!event) {
-            if (sourceDone) subscriber.complete();
-            return;
-          }
+      const drain = drainSerially(
+        subscriber,
+        () => queue.shift(),
+        (event) => {
           let result: HandlerResult;
           try {
             result = call(handler, event);
           } catch (error) {
             subscriber.next(handlerError(event, error));
-            continue;
+            return undefined;
           }
-          if (!isPending(result)) continue;
-          waiting = true;
-          let synchronous = true;
-          const finish = () => {
-            waiting = false;
-            busy = undefined;
-            // Finished later: carry on from here. Finished at once: the loop carries on.
-            if (!synchronous) pump();
-          };
-          const running = from(result).subscribe({
-            error: (error: unknown) => {
-              subscriber.next(handlerError(event, error));
-              finish();
-            },
-            complete: finish,
-          });
-          synchronous = false;
-          // Teardown ran while the handler's work was subscribing: it could not see it, so end it here.
-          if (subscriber.closed) running.unsubscribe();
-          else if (waiting) busy = running;
-        }
-      };
+          if (!isPending(result)) return undefined;
+          // The work's values are not the output; its error is reported, and the next event handled.
+          return from(result).pipe(
+            ignoreElements(),
+            catchError((error: unknown) => of(handlerError(event, error))),
+          );
+        },
+      );
 
-      const subscription = source.subscribe({
-        next: (event) => {
-          queue.push(event);
-          if (!waiting) pump();
-        },
-        error: (error: unknown) => subscriber.error(error),
-        complete: () => {
-          sourceDone = true;
-          if (!waiting) pump();
-        },
-      });
+      // A handler that unsubscribed its own on() gets no further call (the drain checks).
+      const subscription = source.subscribe(
+        forward(
+          subscriber,
+          (event) => {
+            queue.push(event);
+            drain.pump();
+          },
+          () => drain.end(),
+        ),
+      );
       return () => {
         subscription.unsubscribe();
-        busy?.unsubscribe();
+        drain.unsubscribe();
       };
     });
 }

@@ -1,6 +1,7 @@
 import { Observable, asyncScheduler, type SchedulerLike } from 'rxjs';
 import type { ErrorReason, InformerError } from '../0-model/errors.ts';
 import type { InformerState } from '../4-store/reduceDeltas.ts';
+import { forward } from '../util/forward.ts';
 
 /**
  * How an informer is doing, as seen from its own steps. Times are
@@ -134,8 +135,8 @@ export function informerHealth<T>(
       succeeded();
     };
 
-    const subscription = state$.subscribe({
-      next: (state) => {
+    const subscription = state$.subscribe(
+      forward(subscriber, (state) => {
         const now = scheduler.now();
         synced = state.synced;
         resourceVersion = state.resourceVersion;
@@ -179,10 +180,8 @@ export function informerHealth<T>(
             break;
         }
         emit();
-      },
-      error: (error: unknown) => subscriber.error(error),
-      complete: () => subscriber.complete(),
-    });
+      }),
+    );
     if (intervalMs > 0 && !subscriber.closed) {
       subscription.add(
         scheduler.schedule(function tick() {

@@ -22,6 +22,7 @@ import { handleEvents, type EventHandler } from './handleEvents.ts';
 import { informerHealth, type InformerHealth } from './health.ts';
 import { namespacesInformer } from './namespacesInformer.ts';
 import { sharedEvents } from './sharedEvents.ts';
+import { forward } from '../util/forward.ts';
 
 /** The reflector's options an informer passes through unchanged (documented on {@link ListAndWatchOptions}). */
 const REFLECTOR_OPTIONS = [
@@ -203,18 +204,17 @@ const NO_STEP: readonly never[] = Object.freeze([]);
 function forgetDeliveredSteps<T>(): MonoTypeOperatorFunction<InformerState<T>> {
   return (source) =>
     new Observable<InformerState<T>>((subscriber) =>
-      source.subscribe({
-        next: (state) => {
+      source.subscribe(
+        forward(subscriber, (state) => {
           subscriber.next(state);
           if (state.events.length > 0 || state.errors.length > 0) {
-            const delivered = state as { events: readonly unknown[]; errors: readonly unknown[] };
+            // The one writer of these fields: readonly to every reader, cleared here once all have the state.
+            const delivered: { events: readonly unknown[]; errors: readonly unknown[] } = state;
             delivered.events = NO_STEP;
             delivered.errors = NO_STEP;
           }
-        },
-        error: (error: unknown) => subscriber.error(error),
-        complete: () => subscriber.complete(),
-      }),
+        }),
+      ),
     );
 }
 
@@ -271,18 +271,16 @@ export function informerFromSource<T extends KubeObject>(
   const handlerErrors = new Subject<InformerError>();
   const sourceErrors$ = new Observable<InformerError>((subscriber) => {
     let first = true;
-    return state$.subscribe({
-      next: (state) => {
+    return state$.subscribe(
+      forward(subscriber, (state) => {
         // The replayed state's errors happened before we joined.
         if (first) {
           first = false;
           return;
         }
         for (const error of state.errors) subscriber.next(error);
-      },
-      error: (error: unknown) => subscriber.error(error),
-      complete: () => subscriber.complete(),
-    });
+      }),
+    );
   });
 
   const errors$ = merge(sourceErrors$, handlerErrors);

@@ -11,6 +11,7 @@ import type { InformerState } from '../4-store/reduceDeltas.ts';
 import type { Store } from '../4-store/store.ts';
 import { informerFromSource, reflectorFor, type Informer, type InformerOptions } from './informer.ts';
 import { filtered } from './shardedInformer.ts';
+import { forward } from '../util/forward.ts';
 
 /**
  * Above this many namespaces, an informer over several namespaces lists and watches the whole
@@ -90,8 +91,8 @@ export function namespacesInformer<T extends KubeObject>(
         clusterWide(),
         resource,
         inner,
-      )(cache).subscribe({
-        next: (event) => {
+      )(cache).subscribe(
+        forward(subscriber, (event) => {
           if (forbidden) return;
           if (event.type === 'replace') listed = true;
           const error = event.type === 'error' ? event.error : undefined;
@@ -103,10 +104,8 @@ export function namespacesInformer<T extends KubeObject>(
             return;
           }
           subscriber.next(event);
-        },
-        error: (error: unknown) => subscriber.error(error),
-        complete: () => subscriber.complete(),
-      });
+        }),
+      );
       subscription.add(wide);
       if (forbidden) fallBack();
       return subscription;

@@ -13,6 +13,7 @@ import type { InformerState } from '../4-store/reduceDeltas.ts';
 import type { Store } from '../4-store/store.ts';
 import { informerFromSource, reflectorFor, type Informer, type InformerOptions } from './informer.ts';
 import { keeping, sameSet } from '../util/keeping.ts';
+import { forward } from '../util/forward.ts';
 
 /**
  * What a sharded informer needs of a sharding handle: `sharding()` of
@@ -122,8 +123,8 @@ export function shardedInformer<T extends KubeObject>(
       const start = () => {
         running?.unsubscribe();
         listing = new Set(wanted);
-        running = reflector(cache).subscribe({
-          next: (event) => {
+        running = reflector(cache).subscribe(
+          forward(subscriber, (event) => {
             if (event.type === 'replace') {
               const items = event.items.filter((object) => wants(keyOf(object)));
               const rejectedKeys = event.rejectedKeys?.filter((key) => wants(key));
@@ -152,10 +153,8 @@ export function shardedInformer<T extends KubeObject>(
               if (!wants(event.key)) return subscriber.next({ type: 'bookmark', resourceVersion: event.resourceVersion });
             } else if (event.type === 'bookmark') lastRV = event.resourceVersion;
             subscriber.next(event);
-          },
-          error: (error: unknown) => subscriber.error(error),
-          complete: () => subscriber.complete(),
-        });
+          }),
+        );
       };
 
       subscription.add(

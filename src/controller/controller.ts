@@ -30,6 +30,7 @@ import { createRateLimitingQueue, type RateLimitingWorkQueue } from '../workqueu
 import { DEFAULT_PRIORITY, LOW_PRIORITY } from '../workqueue/workQueue.ts';
 import { ownerKeysOf } from './ownerKeys.ts';
 import { TerminalError, type ReconcileOutcome, type ReconcileResult } from './reconcile.ts';
+import { forward } from '../util/forward.ts';
 
 /** What a reconcile is given besides the key. */
 export interface ReconcileContext<T> {
@@ -152,9 +153,10 @@ function toObservable(
  * same key twice at once.
  *
  * ```
- * for events:  -a-a-b------a-----
- * (reconcile takes 3 frames, concurrency 1)
- * reconciles:  -[a]-[b]----[a]---   a's second event arrived while a was queued: one reconcile
+ * for events:  -abb----a-a-------
+ * (reconcile takes 3 frames, concurrency 1; each letter below: a reconcile starting)
+ * reconciles:  -a--b---a--a------   b's second event arrived while b was queued: one reconcile;
+ *                                   a's event at 10 arrived while a ran (8 to 11): a runs again at 11
  *
  * initial list l (a..z, low priority), then a real change of q (default priority), one worker:
  * for events:  l--q-----------
@@ -352,13 +354,11 @@ export function controller<T extends KubeObject>(options: ControllerOptions<T>):
                   .pipe(map((event) => (event.type === 'value' ? event.value : undefined))),
           ),
         )
-        .subscribe({
-          next: (outcome) => {
+        .subscribe(
+          forward(subscriber, (outcome) => {
             if (outcome) subscriber.next(outcome);
-          },
-          error: (error: unknown) => subscriber.error(error),
-          complete: () => subscriber.complete(),
-        }),
+          }),
+        ),
     );
     return subscription;
   }).pipe(share());

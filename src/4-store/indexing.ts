@@ -1,0 +1,163 @@
+import { InformerError, describeThrown } from '../0-model/errors.ts';
+import { PersistentMap } from './persistentMap.ts';
+
+/** An index function: the values an object is indexed under (multi-valued, like client-go's IndexFunc). */
+export type IndexFunc<T> = (object: T) => readonly string[];
+
+/** Named index functions. */
+export type Indexers<T> = Readonly<Record<string, IndexFunc<T>>>;
+
+/** Index value → the keys indexed under it (a set: every value is `true`). */
+export type Index = PersistentMap<PersistentMap<true>>;
+
+/**
+ * Every index's values for one object, in the store's indexer order (see
+ * `Store.prepare`): the write that stores the object reuses them instead of
+ * calling the index functions again.
+ */
+export type IndexValues = readonly (readonly string[])[];
+
+export const NAMESPACE = 'namespace';
+
+const NO_VALUES: readonly string[] = Object.freeze([]);
+const CLUSTER: readonly string[] = Object.freeze(['']);
+const namespaceValues = new Map<string, readonly string[]>();
+
+/**
+ * The `namespace` index every informer has (client-go's MetaNamespaceIndexFunc):
+ * cluster-scoped objects are under `""`. Returns one shared frozen array per
+ * namespace, so indexing allocates nothing.
+ */
+export function namespaceIndex(object: { readonly metadata: { readonly namespace?: string | undefined } }): readonly string[] {
+  const namespace = object.metadata.namespace;
+  if (!namespace) return CLUSTER;
+  let values = namespaceValues.get(namespace);
+  if (!values) {
+    values = Object.freeze([namespace]);
+    if (namespaceValues.size < 100_000) namespaceValues.set(namespace, values);
+  }
+  return values;
+}
+
+/** Thrown when a read names an index the store was not built with. */
+export class UnknownIndexError extends Error {
+  readonly index: string;
+  constructor(index: string, known: readonly string[]) {
+    super(
+      `unknown index ${JSON.stringify(index)}; this store has ${known.length ? known.map((k) => JSON.stringify(k)).join(', ') : 'no indexes'}`,
+    );
+    this.name = 'UnknownIndexError';
+    this.index = index;
+  }
+}
+
+function indexerError(name: string, key: string, object: unknown, error: unknown): InformerError {
+  const metadata = (object as { metadata?: { resourceVersion?: unknown } } | null)?.metadata;
+  const resourceVersion = typeof metadata?.resourceVersion === 'string' ? metadata.resourceVersion : undefined;
+  return new InformerError('IndexerError', `index ${JSON.stringify(name)} threw for ${key}: ${describeThrown(error)}`, {
+    key,
+    resourceVersion,
+    cause: error,
+  });
+}
+
+/** Thrown inside a write when an index function throws; caught by the write, which then changes nothing. */
+export class IndexerFault {
+  readonly error: InformerError;
+  constructor(error: InformerError) {
+    this.error = error;
+  }
+}
+
+/** Every index's values for `object` (to be stored at `key`), in indexer order; throws an IndexerFault when an index function throws. */
+export function indexValues<T>(indexers: ReadonlyMap<string, IndexFunc<T>>, key: string, object: T): IndexValues {
+  const values: (readonly string[])[] = [];
+  for (const [name, indexFunc] of indexers) {
+    try {
+      const found: unknown = indexFunc(object);
+      if (!isStrings(found)) throw new TypeError('returned something other than an array of strings');
+      values.push(found);
+    } catch (error) {
+      throw new IndexerFault(indexerError(name, key, object, error));
+    }
+  }
+  return values;
+}
+
+/**
+ * Moves `key` between index values where its object's values changed, starting
+ * from `indices` (a copy being written, or undefined) over `current` (the
+ * store's own); copies the indices map only then. `after` holds the values
+ * already computed for `object` (see `IndexValues`), if any. Throws an IndexerFault
+ * (before changing anything) when an index function throws for `object`. When
+ * one throws for `old` (it did not when `old` was stored: a function that is
+ * not pure), `key` is looked for in the whole index instead.
+ */
+export function reindexed<T>(
+  indexers: ReadonlyMap<string, IndexFunc<T>>,
+  current: ReadonlyMap<string, Index>,
+  indices: Map<string, Index> | undefined,
+  key: string,
+  old: T | undefined,
+  object: T | undefined,
+  after?: IndexValues,
+): Map<string, Index> | undefined {
+  if (indexers.size === 0) return indices;
+  const afterAll = object === undefined ? undefined : (after ?? indexValues(indexers, key, object));
+  let i = 0;
+  for (const [name, indexFunc] of indexers) {
+    const afterValues = afterAll === undefined ? NO_VALUES : afterAll[i]!;
+    i++;
+    let before: readonly string[] | undefined = NO_VALUES;
+    if (old !== undefined) {
+      try {
+        const found: unknown = indexFunc(old);
+        before = isStrings(found) ? found : undefined;
+      } catch {
+        before = undefined;
+      }
+    }
+    if (before !== undefined && sameValues(before, afterValues)) continue;
+    indices ??= new Map(current);
+    const index = indices.get(name)!;
+    indices.set(name, reindex(index, key, before ?? valuesHolding(index, key), afterValues));
+  }
+  return indices;
+}
+
+function isStrings(value: unknown): value is readonly string[] {
+  if (!Array.isArray(value)) return false;
+  for (const item of value) if (typeof item !== 'string') return false;
+  return true;
+}
+
+/** Every value of `index` that holds `key` (a whole-index scan: only for an index function that threw on an object it once took). */
+function valuesHolding(index: Index, key: string): string[] {
+  const out: string[] = [];
+  for (const [value, keys] of index) if (keys.has(key)) out.push(value);
+  return out;
+}
+
+function sameValues(a: readonly string[], b: readonly string[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+function reindex(index: Index, key: string, before: readonly string[], after: readonly string[]): Index {
+  const builder = index.edit();
+  for (const value of before) {
+    if (after.includes(value)) continue;
+    const keys = builder.get(value);
+    if (!keys) continue;
+    const left = keys.delete(key);
+    if (left.size === 0) builder.delete(value);
+    else builder.set(value, left);
+  }
+  for (const value of after) {
+    if (before.includes(value)) continue;
+    builder.set(value, (builder.get(value) ?? PersistentMap.empty<true>()).set(key, true));
+  }
+  return builder.done();
+}
