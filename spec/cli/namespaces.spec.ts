@@ -183,3 +183,22 @@ describe('watch -n with 1,000 namespaces', () => {
     }
   }, 60_000);
 });
+
+describe('watch --all over HTTP/2', () => {
+  it('every resource the server serves is listed and watched over one TCP connection (one HTTP/2 session, a stream each)', async () => {
+    api = await startApiServer({ http2: true });
+    const server = api;
+    server.create('configmaps', { metadata: { name: 'settings', namespace: 'default' } });
+    const t = collector();
+    watching = await watchCommand(server.kubeConfig, { resources: [], all: true, output: 'pretty' }, t.terminal);
+    await watching.synced;
+    const watched = new Set(server.requests.filter((r) => r.watch).map((r) => r.path));
+    await until(() => server.activeWatches >= Math.max(watched.size, 10));
+    // discovery, one list and one watch per resource: all multiplexed on the one connection
+    expect(server.activeWatches).toBeGreaterThanOrEqual(10);
+    expect(server.http2!.sessions).toBe(1);
+    expect(server.acceptedConnections).toBe(1);
+    expect(server.http2!.openStreams).toBeGreaterThanOrEqual(server.activeWatches);
+    expect(t.err.filter((l) => l.startsWith('!'))).toEqual([]);
+  });
+});
