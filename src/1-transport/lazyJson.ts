@@ -537,3 +537,12 @@ export function withMetadata<T extends { metadata: unknown }>(object: T, metadat
 export function hasUnparsedMembers(object: object): boolean {
   return sources.has(object);
 }
+
+/**
+ * The JSON text of `object`'s member `key` while it is still unparsed, else undefined: what a measure of size
+ * reads instead of the member, so that measuring a lazily decoded object does not decode it.
+ */
+export function unparsedText(object: object, key: string): string | undefined {
+  const source = sources.get(object);
+  return source?.frozen?.has(key) ? undefined : source?.texts.get(key);
+}

@@ -1,8 +1,11 @@
+import { unparsedText } from '../1-transport/lazyJson.ts';
+
 /**
  * About how many bytes `value` takes as JSON: string lengths (in UTF-16 code
  * units) plus punctuation, 8 per number. Iterative, so any depth is safe.
  * A measure to compare informers by, not the heap size (V8's objects take
- * roughly two to four times their JSON).
+ * roughly two to four times their JSON). A lazily decoded member that was
+ * not read yet counts as its JSON text and stays unparsed.
  */
 export function approximateBytes(value: unknown): number {
   let total = 0;
@@ -27,7 +30,13 @@ export function approximateBytes(value: unknown): number {
           for (const item of v) stack.push(item);
         } else {
           total += 1;
-          for (const [key, item] of Object.entries(v)) {
+          for (const key of Object.keys(v)) {
+            const text = unparsedText(v, key);
+            if (text !== undefined) {
+              total += key.length + 4 + text.length;
+              continue;
+            }
+            const item: unknown = (v as Record<string, unknown>)[key];
             if (item === undefined) continue;
             total += key.length + 4;
             stack.push(item);
