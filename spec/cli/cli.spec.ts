@@ -186,7 +186,7 @@ describe('rx-informer (the bin, against a TLS emulator)', () => {
       expect(exits.map((e) => e.code)).toEqual([1, 1, 1, 1, 1]);
       expect(runs[4]!.err).toEqual([
         expect.stringMatching(
-          /^error: cannot reach the API server at https:\/\/127\.0\.0\.1:\d+: list \/api: the server's certificate is not trusted by the system CAs \(the kubeconfig names no certificate-authority for this cluster\): DEPTH_ZERO_SELF_SIGNED_CERT$/,
+          /^error: cannot trust the API server at https:\/\/127\.0\.0\.1:\d+ \(TLS certificate\): list \/api: the server's certificate is not trusted by the system CAs \(the kubeconfig names no certificate-authority for this cluster\): DEPTH_ZERO_SELF_SIGNED_CERT$/,
         ),
       ]);
       expect(runs[4]!.raw()).not.toContain('--use-system-ca');
