@@ -120,6 +120,7 @@ export {
   type ResourceNameReason,
 } from './discovery/discovery.ts';
 export {
+  DiscoveryError,
   dynamicInformerFactory,
   type DynamicEvent,
   type DynamicInformerFactory,

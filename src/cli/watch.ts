@@ -2,6 +2,7 @@ import { firstValueFrom, Subscription } from 'rxjs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import {
   DEFAULT_MAX_NAMESPACE_WATCHES,
+  DiscoveryError,
   InformerError,
   ResourceNameError,
   discover,
@@ -164,6 +165,12 @@ function tlsAdvice(message: string): string {
   return `${message.replace(hinted, '')} (${advice})`;
 }
 
+/** One group version discovery could not read (with --all, `following`: what is watched of it goes on, the dynamic factory keeps it). */
+function discoveryFailed(groupVersion: string, error: unknown, server: string, following = false): string {
+  const after = following ? ' (what is watched of it goes on; resources it adds wait until discovery reads it)' : '';
+  return `! discovery of ${groupVersion} failed: ${explain(error, server)}${after}`;
+}
+
 /**
  * The kubeconfig's server URL as messages show it: scheme, host, port and path;
  * never its userinfo (`https://user:password@…`), query or fragment.
@@ -246,8 +253,8 @@ export async function watchCommand(kc: KubeConfig, command: WatchCommand, termin
   } catch (error) {
     throw new UsageError(explain(error, server));
   }
-  for (const failure of discovered.failures)
-    terminal.err(`! discovery of ${failure.groupVersion} failed: ${explain(failure.error, server)}`);
+  // With --all the dynamic factory reports discovery's failures (on errors$), those of its first discovery too.
+  if (!command.all) for (const failure of discovered.failures) terminal.err(discoveryFailed(failure.groupVersion, failure.error, server));
   const chosen = resolveResources(discovered, command);
   if (chosen.length === 0) throw new UsageError('no resource to watch');
 
@@ -421,10 +428,17 @@ export async function watchCommand(kc: KubeConfig, command: WatchCommand, termin
     const reported = new Set<string>();
     watching.add(
       dynamic.errors$.subscribe((error) => {
-        // Discovery keeps its last answer and the CRD watch retries (a 410 is routine): say it once per kind of fault.
+        // One group version: its resources are watched as before. The factory reports each discovery fault once while it lasts.
+        if (error instanceof DiscoveryError && error.groupVersion !== undefined)
+          return terminal.err(discoveryFailed(error.groupVersion, error, server, true));
+        if (error instanceof DiscoveryError)
+          return terminal.err(`! discovery failed; resources installed or removed from now on may go unnoticed: ${explain(error, server)}`);
+        // The CRD watch retries (a 410 is routine): say it once per kind of fault.
         if (error.reason === 'Expired' || error.reason === 'Gone' || reported.has(error.reason)) return;
         reported.add(error.reason);
-        terminal.err(`! resources installed or removed from now on may go unnoticed: ${explain(error, server)}`);
+        terminal.err(
+          `! cannot watch CustomResourceDefinitions; resources installed or removed from now on may go unnoticed: ${explain(error, server)}`,
+        );
       }),
     );
     scopes.forEach((scope, i) => {
