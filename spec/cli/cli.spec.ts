@@ -137,6 +137,10 @@ describe('rx-informer (the bin, against a TLS emulator)', () => {
       ],
       [['watch', 'pods', '--slack', 'https://u:pa55word@127.0.0.1:1/x'], /^error: --slack: port 1 is one that fetch refuses to connect to/],
       [['watch'], /^error: name at least one resource/],
+      [
+        ['watch', 'pods', '--max-list-bytes', '1.5Gi'],
+        /^error: --max-list-bytes: "1\.5Gi" is not a size \(a whole number of bytes, or with Ki, Mi or Gi: 512Mi\)$/,
+      ],
     ];
     const before = api.requests.length;
     const results = await Promise.all(
