@@ -84,7 +84,7 @@ export { DEFAULT_MAX_NAMESPACE_WATCHES } from './5-informer/namespacesInformer.t
 export type { AddedEvent, DeletedEvent, InformerEvent, InformerEventType, UpdatedEvent } from './4-store/informerEvent.ts';
 export type { InformerState } from './4-store/reduceDeltas.ts';
 export { Store, UnknownIndexError, type IndexFunc, type Indexers } from './4-store/store.ts';
-export { handleEvents, type EventHandler, type HandlerResult } from './5-informer/handleEvents.ts';
+export { handleEvents, type EventHandler, type HandlerMetrics, type HandlerResult } from './5-informer/handleEvents.ts';
 export { ofType } from './5-informer/ofType.ts';
 export { skipResync } from './5-informer/skipResync.ts';
 export { diff, DIFF_NOISE, type DiffEvent, type DiffOptions } from './5-informer/diff.ts';
@@ -120,6 +120,7 @@ export {
   type ResourceNameReason,
 } from './discovery/discovery.ts';
 export {
+  DiscoveryError,
   dynamicInformerFactory,
   type DynamicEvent,
   type DynamicInformerFactory,

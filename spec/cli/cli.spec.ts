@@ -137,6 +137,10 @@ describe('rx-informer (the bin, against a TLS emulator)', () => {
       ],
       [['watch', 'pods', '--slack', 'https://u:pa55word@127.0.0.1:1/x'], /^error: --slack: port 1 is one that fetch refuses to connect to/],
       [['watch'], /^error: name at least one resource/],
+      [
+        ['watch', 'pods', '--max-list-bytes', '1.5Gi'],
+        /^error: --max-list-bytes: "1\.5Gi" is not a size \(a whole number of bytes, or with Ki, Mi or Gi: 512Mi\)$/,
+      ],
     ];
     const before = api.requests.length;
     const results = await Promise.all(
@@ -186,7 +190,7 @@ describe('rx-informer (the bin, against a TLS emulator)', () => {
       expect(exits.map((e) => e.code)).toEqual([1, 1, 1, 1, 1]);
       expect(runs[4]!.err).toEqual([
         expect.stringMatching(
-          /^error: cannot reach the API server at https:\/\/127\.0\.0\.1:\d+: list \/api: the server's certificate is not trusted by the system CAs \(the kubeconfig names no certificate-authority for this cluster\): DEPTH_ZERO_SELF_SIGNED_CERT$/,
+          /^error: cannot trust the API server at https:\/\/127\.0\.0\.1:\d+ \(TLS certificate\): list \/api: the server's certificate is not trusted by the system CAs \(the kubeconfig names no certificate-authority for this cluster\): DEPTH_ZERO_SELF_SIGNED_CERT$/,
         ),
       ]);
       expect(runs[4]!.raw()).not.toContain('--use-system-ca');

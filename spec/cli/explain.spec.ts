@@ -33,7 +33,7 @@ describe('explain: one line a user can act on', () => {
     );
     const line = explain(error, 'https://127.0.0.1:6443');
     expect(line).toBe(
-      "cannot reach the API server at https://127.0.0.1:6443: list /api: DEPTH_ZERO_SELF_SIGNED_CERT self-signed certificate (the server's certificate is not signed by the certificate authority the kubeconfig names: check certificate-authority or certificate-authority-data)",
+      "cannot trust the API server at https://127.0.0.1:6443 (TLS certificate): list /api: DEPTH_ZERO_SELF_SIGNED_CERT self-signed certificate (the server's certificate is not signed by the certificate authority the kubeconfig names: check certificate-authority or certificate-authority-data)",
     );
     expect(line).not.toContain('--use-system-ca');
   });
@@ -43,7 +43,32 @@ describe('explain: one line a user can act on', () => {
       'NetworkError',
       "list /api: the server's certificate is not trusted by the cluster's certificate-authority (CA) in the kubeconfig: SELF_SIGNED_CERT_IN_CHAIN",
     );
-    expect(explain(error, 'https://127.0.0.1:6443')).toBe(`cannot reach the API server at https://127.0.0.1:6443: ${error.message}`);
+    expect(explain(error, 'https://127.0.0.1:6443')).toBe(
+      `cannot trust the API server at https://127.0.0.1:6443 (TLS certificate): ${error.message}`,
+    );
+    const expired = new InformerError('NetworkError', "list /api: the server's certificate is not valid now: CERT_HAS_EXPIRED");
+    expect(explain(expired, 'https://127.0.0.1:6443')).toBe(
+      `cannot trust the API server at https://127.0.0.1:6443 (TLS certificate): ${expired.message}`,
+    );
+  });
+
+  it('says a failed TLS handshake is one; only a connection that fails before TLS "cannot reach" the server', () => {
+    const handshake = new InformerError(
+      'NetworkError',
+      'list /api: EPROTO 00E8:error:0A00010B:SSL routines:ssl3_get_record:wrong version number',
+    );
+    expect(explain(handshake, 'https://127.0.0.1:6443')).toBe(
+      `the TLS handshake with the API server at https://127.0.0.1:6443 failed: ${handshake.message}`,
+    );
+    const reset = new InformerError(
+      'NetworkError',
+      'list /api: ECONNRESET Client network socket disconnected before secure TLS connection was established',
+    );
+    expect(explain(reset, 'https://127.0.0.1:6443')).toMatch(
+      /^the TLS handshake with the API server at https:\/\/127\.0\.0\.1:6443 failed: /,
+    );
+    const refused = new InformerError('NetworkError', 'list /api: ECONNREFUSED connect ECONNREFUSED 127.0.0.1:6443');
+    expect(explain(refused, 'https://127.0.0.1:6443')).toBe(`cannot reach the API server at https://127.0.0.1:6443: ${refused.message}`);
   });
 
   it('says what to change for an http:// server', () => {

@@ -209,6 +209,34 @@ describe('rx-informer watch against the emulator', () => {
     }
   });
 
+  it('--all: a group version discovery cannot read is reported once, as that group version, however often discovery runs again', async () => {
+    const unreadable = api.faults.add({
+      match: { path: '/apis/stable.example.com/v1' },
+      times: Infinity,
+      fault: { type: 'status', code: 503, reason: 'ServiceUnavailable', message: 'the server is currently unable to handle the request' },
+    });
+    const t = collector();
+    const w = await watchCommand(api.kubeConfig, { resources: [], all: true, output: 'pretty' }, t.terminal);
+    try {
+      await w.synced;
+      // Two CRDs installed: two more discoveries, each failing to read stable.example.com/v1.
+      for (const plural of ['pears', 'plums']) {
+        const before = api.requests.filter((r) => r.path === '/apis/stable.example.com/v1').length;
+        api.registerCustomResource({ group: 'other.example.com', version: 'v1', plural, kind: plural === 'pears' ? 'Pear' : 'Plum' });
+        await until(() => t.err.includes(`+ watching ${plural}.other.example.com (new resource)`));
+        expect(api.requests.filter((r) => r.path === '/apis/stable.example.com/v1').length).toBeGreaterThan(before);
+      }
+      expect(t.err.filter((l) => l.startsWith('!'))).toEqual([
+        expect.stringMatching(
+          /^! discovery of stable\.example\.com\/v1 failed: ServerError: .*unable to handle the request.* \(what is watched of it goes on; resources it adds wait until discovery reads it\)$/,
+        ),
+      ]);
+    } finally {
+      w.stop();
+      unreadable.remove();
+    }
+  });
+
   it('posts each event to --webhook, and reports failed deliveries without blocking the watch', async () => {
     const received: unknown[] = [];
     let failNext = 1;

@@ -1,6 +1,7 @@
 import { filter, firstValueFrom, type Subscription } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
+  DiscoveryError,
   Pod,
   dynamicInformerFactory,
   informerFactory,
@@ -129,6 +130,62 @@ describe('dynamicInformerFactory', () => {
     await until(() => seen.named('started').includes('pears.other.example.com'), 'pears to start');
     expect(found.at(-1)).toBe(1);
     expect(seen.named('ended')).toEqual([]);
+  });
+
+  it('errors$ reports a failing group version once while it lasts, on any discovery; again when it fails after reading well', async () => {
+    api = await startApiServer({ resources: [MyApples] });
+    const dynamic = dynamicInformerFactory(api.kubeConfig, fast);
+    const errors: unknown[] = [];
+    subscriptions.push(dynamic.errors$.subscribe((e) => errors.push(e)));
+    const seen = follow(dynamic.watch('all'));
+    await until(() => seen.named('started').includes('myapples.stable.example.com'), 'myapples to start');
+    const discoveryErrors = () => errors.filter((e): e is DiscoveryError => e instanceof DiscoveryError);
+    const crd = (plural: string, kind: string) => ({ group: 'other.example.com', version: 'v1', plural, kind });
+    const discoveryRequests = () => api!.requests.filter((r) => r.path === '/apis/stable.example.com/v1').length;
+
+    const fault = api.faults.add({ match: { path: '/apis/stable.example.com/v1' }, fault: { type: 'status', code: 503 }, times: 1000 });
+    // Three later discoveries (one per CRD installed), each failing to read stable.example.com/v1: one report.
+    for (const [plural, kind] of [
+      ['pears', 'Pear'],
+      ['plums', 'Plum'],
+      ['figs', 'Fig'],
+    ] as const) {
+      const before = discoveryRequests();
+      api.registerCustomResource(crd(plural, kind));
+      await until(() => seen.named('started').includes(`${plural}.other.example.com`), `${plural} to start`);
+      expect(discoveryRequests()).toBeGreaterThan(before);
+    }
+    expect(discoveryErrors()).toHaveLength(1);
+    expect(discoveryErrors()[0]).toMatchObject({ groupVersion: 'stable.example.com/v1', reason: 'ServerError', status: 503 });
+    expect(seen.named('ended')).toEqual([]);
+
+    // Read well once, then failing again: reported again.
+    fault.remove();
+    api.registerCustomResource(crd('kiwis', 'Kiwi'));
+    await until(() => seen.named('started').includes('kiwis.other.example.com'), 'kiwis to start');
+    api.faults.add({ match: { path: '/apis/stable.example.com/v1' }, fault: { type: 'status', code: 503 }, times: 1000 });
+    api.registerCustomResource(crd('limes', 'Lime'));
+    await until(() => seen.named('started').includes('limes.other.example.com'), 'limes to start');
+    expect(discoveryErrors().map((e) => e.groupVersion)).toEqual(['stable.example.com/v1', 'stable.example.com/v1']);
+  });
+
+  it('errors$ reports discovery failing as a whole (/apis) once per reason, without a group version', async () => {
+    api = await startApiServer();
+    const dynamic = dynamicInformerFactory(api.kubeConfig, fast);
+    const errors: unknown[] = [];
+    subscriptions.push(dynamic.errors$.subscribe((e) => errors.push(e)));
+    const seen = follow(dynamic.watch('all'));
+    await until(() => seen.named('started').includes('pods'), 'pods to start');
+    api.faults.add({ match: { path: '/apis' }, fault: { type: 'status', code: 500 }, times: 1000 });
+    const tries = () => api!.requests.filter((r) => r.path === '/apis' && r.status === 500).length;
+    api.registerCustomResource(MyApples);
+    await until(() => tries() >= 1, 'a failed discovery');
+    api.registerCustomResource({ group: 'other.example.com', version: 'v1', plural: 'pears', kind: 'Pear' });
+    await until(() => tries() >= 2, 'a second failed discovery');
+    await sleep(50);
+    const whole = errors.filter((e): e is DiscoveryError => e instanceof DiscoveryError);
+    expect(whole).toHaveLength(1);
+    expect(whole[0]).toMatchObject({ groupVersion: undefined, reason: 'ServerError', status: 500 });
   });
 
   it('by name: reports a name it cannot resolve yet, then starts it when its CRD is installed', async () => {

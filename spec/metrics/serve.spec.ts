@@ -85,6 +85,59 @@ describe('serve()', () => {
     expect((await get(`${url}/metrics`)).body).toContain('informer_consecutive_failures{name="widgets.example.com"} 0');
   });
 
+  it("serves each informer's handler queue depth and handler duration (default options, virtual time)", async () => {
+    const { scheduler, advanceTo } = virtualClock();
+    const object = (name: string) => kubeObj(name, { apiVersion: 'example.com/v1', kind: 'Widget', resourceVersion: '10' });
+    const lw: ListWatch = { list: () => of(listPage('10', [object('a'), object('b'), object('c')])), watch: () => NEVER };
+    const widgets = informer<KubeObject>(lw, fakeResource(), { scheduler });
+    // Each event takes the handler 4 s; a second handler is quick and keeps nothing waiting.
+    subscriptions.push(widgets.on(() => timer(4_000, scheduler)));
+    subscriptions.push(widgets.on(() => undefined));
+    let url = '';
+    subscriptions.push(serve([widgets], { host: '127.0.0.1', scheduler }).subscribe((s) => (url = s.url)));
+    while (url === '') await new Promise((r) => setTimeout(r, 5));
+    const handlerLines = async () =>
+      (await get(`${url}/metrics`)).body.split('\n').filter((line) => line.startsWith('informer_handler_') && !line.startsWith('#'));
+
+    advanceTo(1);
+    // The slow handler runs a, b and c wait; the quick one has handled all three in no (virtual) time.
+    expect(await handlerLines()).toEqual([
+      'informer_handler_queue_depth{name="widgets.example.com"} 2',
+      'informer_handler_duration_seconds_sum{name="widgets.example.com"} 0',
+      'informer_handler_duration_seconds_count{name="widgets.example.com"} 3',
+    ]);
+    advanceTo(4_001);
+    expect(await handlerLines()).toEqual([
+      'informer_handler_queue_depth{name="widgets.example.com"} 1',
+      'informer_handler_duration_seconds_sum{name="widgets.example.com"} 4',
+      'informer_handler_duration_seconds_count{name="widgets.example.com"} 4',
+    ]);
+    advanceTo(20_000);
+    const done = await get(`${url}/metrics`);
+    expect(done.body).toContain('# TYPE informer_handler_queue_depth gauge\ninformer_handler_queue_depth{name="widgets.example.com"} 0\n');
+    expect(done.body).toContain('# TYPE informer_handler_duration_seconds summary\n');
+    expect(done.body).toContain('informer_handler_duration_seconds_sum{name="widgets.example.com"} 12\n');
+    expect(done.body).toContain('informer_handler_duration_seconds_count{name="widgets.example.com"} 6\n');
+  });
+
+  it("a handler's backlog leaves the depth when the handler is removed", async () => {
+    const { scheduler, advanceTo } = virtualClock();
+    const object = (name: string) => kubeObj(name, { apiVersion: 'example.com/v1', kind: 'Widget', resourceVersion: '10' });
+    const lw: ListWatch = { list: () => of(listPage('10', [object('a'), object('b'), object('c')])), watch: () => NEVER };
+    const widgets = informer<KubeObject>(lw, fakeResource(), { scheduler });
+    const slow = widgets.on(() => NEVER);
+    let url = '';
+    subscriptions.push(serve([widgets], { host: '127.0.0.1', scheduler }).subscribe((s) => (url = s.url)));
+    while (url === '') await new Promise((r) => setTimeout(r, 5));
+    advanceTo(1);
+    expect((await get(`${url}/metrics`)).body).toContain('informer_handler_queue_depth{name="widgets.example.com"} 2\n');
+    slow.unsubscribe();
+    const after = (await get(`${url}/metrics`)).body;
+    expect(after).toContain('informer_handler_queue_depth{name="widgets.example.com"} 0\n');
+    // Work cut short is not a duration.
+    expect(after).toContain('informer_handler_duration_seconds_count{name="widgets.example.com"} 0\n');
+  });
+
   it('answers 404 and 405 plainly, serves extra families, and closes when unsubscribed', async () => {
     const { scheduler } = virtualClock();
     const serving = serve([], {

@@ -1,4 +1,4 @@
-import { Observable, catchError, from, ignoreElements, isObservable, of, type ObservableInput, type OperatorFunction } from 'rxjs';
+import { Observable, catchError, from, ignoreElements, isObservable, of, tap, type ObservableInput, type OperatorFunction } from 'rxjs';
 import { drainSerially } from '../util/drainSerially.ts';
 import { InformerError, describeThrown } from '../0-model/errors.ts';
 import { keyOf, type KubeObject } from '../0-model/objects.ts';
@@ -43,6 +43,36 @@ function handlerError(event: InformerEvent<KubeObject>, error: unknown): Informe
   });
 }
 
+/** What an informer's `on()` handlers have waiting and how long they take (`/metrics`: `informer_handler_*`). */
+export interface HandlerMetrics {
+  /** Events waiting in the queues of the informer's `on()` handlers, summed (an event being handled is not waiting). */
+  readonly depth: number;
+  /** From a handler's call until its work is done (it returns, its promise settles, its Observable ends), failures included. */
+  readonly durationSeconds: { readonly count: number; readonly sumSeconds: number };
+}
+
+/** The counts behind {@link HandlerMetrics}, shared by one informer's handlers: a few numbers, no per-event allocation. */
+export class HandlerMetricsRecorder {
+  depth = 0;
+  private count = 0;
+  private sum = 0;
+  /** `now` in ms (the informer's scheduler). */
+  readonly now: () => number;
+  constructor(now: () => number) {
+    this.now = now;
+  }
+
+  /** A handler's work that began at `startedAt` is done. */
+  observe(startedAt: number): void {
+    this.count++;
+    this.sum += (this.now() - startedAt) / 1000;
+  }
+
+  snapshot(): HandlerMetrics {
+    return { depth: this.depth, durationSeconds: { count: this.count, sumSeconds: this.sum } };
+  }
+}
+
 /**
  * Runs a handler for each event, one at a time, isolating it: a handler that
  * throws (or whose promise rejects, or whose Observable errors) is reported as
@@ -60,35 +90,52 @@ function handlerError(event: InformerEvent<KubeObject>, error: unknown): Informe
  * ```
  */
 export function handleEvents<T extends KubeObject>(handler: EventHandler<T>): OperatorFunction<InformerEvent<T>, InformerError> {
+  return measuredHandleEvents(handler, undefined);
+}
+
+/** {@link handleEvents}, counting into `metrics` (the informer's `on()`). */
+export function measuredHandleEvents<T extends KubeObject>(
+  handler: EventHandler<T>,
+  metrics: HandlerMetricsRecorder | undefined,
+): OperatorFunction<InformerEvent<T>, InformerError> {
   return (source) =>
     new Observable<InformerError>((subscriber) => {
       const queue = new EventQueue<T>();
-      const drain = drainSerially(
-        subscriber,
-        () => queue.shift(),
-        (event) => {
-          let result: HandlerResult;
-          try {
-            result = call(handler, event);
-          } catch (error) {
-            subscriber.next(handlerError(event, error));
-            return undefined;
-          }
-          if (!isPending(result)) return undefined;
-          // The work's values are not the output; its error is reported, and the next event handled.
-          return from(result).pipe(
-            ignoreElements(),
-            catchError((error: unknown) => of(handlerError(event, error))),
-          );
-        },
-      );
+      const next = () => {
+        const event = queue.shift();
+        if (event && metrics) metrics.depth--;
+        return event;
+      };
+      const drain = drainSerially(subscriber, next, (event) => {
+        const startedAt = metrics ? metrics.now() : 0;
+        let result: HandlerResult;
+        try {
+          result = call(handler, event);
+        } catch (error) {
+          metrics?.observe(startedAt);
+          subscriber.next(handlerError(event, error));
+          return undefined;
+        }
+        if (!isPending(result)) {
+          metrics?.observe(startedAt);
+          return undefined;
+        }
+        // The work's values are not the output; its error is reported, and the next event handled.
+        const work = from(result).pipe(
+          ignoreElements(),
+          catchError((error: unknown) => of(handlerError(event, error))),
+        );
+        return metrics ? work.pipe(tap({ complete: () => metrics.observe(startedAt) })) : work;
+      });
 
       // A handler that unsubscribed its own on() gets no further call (the drain checks).
       const subscription = source.subscribe(
         forward(
           subscriber,
           (event) => {
+            const before = queue.size;
             queue.push(event);
+            if (metrics) metrics.depth += queue.size - before;
             drain.pump();
           },
           () => drain.end(),
@@ -97,6 +144,8 @@ export function handleEvents<T extends KubeObject>(handler: EventHandler<T>): Op
       return () => {
         subscription.unsubscribe();
         drain.unsubscribe();
+        // What this handler left waiting no longer waits.
+        if (metrics) metrics.depth -= queue.size;
       };
     });
 }

@@ -1,4 +1,4 @@
-import { Observable, Subject, defer, distinctUntilChanged, map, merge, scan, shareReplay, startWith } from 'rxjs';
+import { Observable, Subject, asyncScheduler, defer, distinctUntilChanged, map, merge, scan, shareReplay, startWith } from 'rxjs';
 import type { MonoTypeOperatorFunction, Subscription } from 'rxjs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { InformerError } from '../0-model/errors.ts';
@@ -18,7 +18,7 @@ import { resync } from '../3-deltas/resync.ts';
 import type { InformerEvent } from '../4-store/informerEvent.ts';
 import { initialState, reduceDeltas, type InformerState } from '../4-store/reduceDeltas.ts';
 import { Store, type Indexers } from '../4-store/store.ts';
-import { handleEvents, type EventHandler } from './handleEvents.ts';
+import { HandlerMetricsRecorder, measuredHandleEvents, type EventHandler, type HandlerMetrics } from './handleEvents.ts';
 import { informerHealth, type InformerHealth } from './health.ts';
 import { namespacesInformer } from './namespacesInformer.ts';
 import { sharedEvents } from './sharedEvents.ts';
@@ -115,6 +115,11 @@ export interface Informer<T> {
    * the returned Subscription to remove it.
    */
   on(handler: EventHandler<T>): Subscription;
+  /**
+   * The `on()` handlers' backlog and how long they take, now (read at scrape time by `serve()`'s
+   * `/metrics`). Every informer of this library has it; an informer made by hand may leave it out.
+   */
+  readonly handlerMetrics?: () => HandlerMetrics;
 }
 
 const shared = { bufferSize: 1, refCount: true } as const;
@@ -284,10 +289,23 @@ export function informerFromSource<T extends KubeObject>(
   });
 
   const errors$ = merge(sourceErrors$, handlerErrors);
+  const scheduler = options.scheduler ?? asyncScheduler;
+  const handlerMetrics = new HandlerMetricsRecorder(() => scheduler.now());
   const on = (handler: EventHandler<T>): Subscription =>
-    events$.pipe(handleEvents(handler)).subscribe((error) => handlerErrors.next(error));
+    events$.pipe(measuredHandleEvents(handler, handlerMetrics)).subscribe((error) => handlerErrors.next(error));
 
   const health$ = informerHealth(resourceName(resource), state$, { scheduler: options.scheduler }).pipe(shareReplay(shared));
   const listProgress$ = listProgress.asObservable();
-  return { resource: resource as Resource<T & KubeObject>, events$, store$, synced$, errors$, listProgress$, state$, health$, on };
+  return {
+    resource: resource as Resource<T & KubeObject>,
+    events$,
+    store$,
+    synced$,
+    errors$,
+    listProgress$,
+    state$,
+    health$,
+    on,
+    handlerMetrics: () => handlerMetrics.snapshot(),
+  };
 }

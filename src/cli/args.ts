@@ -27,6 +27,8 @@ Usage:
                     [--kubeconfig PATH] [--context NAME] [-o pretty|json] [--utc]
                     [--webhook URL]... [--slack URL]... [--show-secret-values]
                     [--fields PATTERN]... [--ignore PATTERN]... [--metrics-port N]
+                    [--max-list-bytes SIZE] [--max-line-bytes SIZE] [--max-error-body-bytes SIZE]
+                    [--max-document-bytes SIZE]
   rx-informer start [--kubeconfig PATH] [--context NAME] [watch options]
       With no --kubeconfig/--context: starts the built-in API-server emulator with live churn
       and injected faults, and watches everything on it. With one: \`watch --all\` on that cluster.
@@ -50,6 +52,12 @@ Options:
   --ignore PATTERN       leave these fields out of diffs, e.g. status (repeatable; resourceVersion and
                          managedFields are always left out)
   --metrics-port N       serve /healthz, /readyz and /metrics on port N
+  --max-list-bytes SIZE  largest list page read (default 256Mi); SIZE is bytes, or with Ki, Mi or Gi
+  --max-line-bytes SIZE  largest watch event (one line) read (default 16Mi)
+  --max-error-body-bytes SIZE
+                         largest error response (a Status) read (default 1Mi)
+  --max-document-bytes SIZE
+                         largest discovery document read (default 4Mi)
   -w, --watch            accepted for kubectl habits; watching is what this command does
   --version              the version
   -h, --help             this text
@@ -77,7 +85,35 @@ const options = {
   fields: { type: 'string', multiple: true },
   ignore: { type: 'string', multiple: true },
   'metrics-port': { type: 'string' },
+  'max-list-bytes': { type: 'string' },
+  'max-line-bytes': { type: 'string' },
+  'max-error-body-bytes': { type: 'string' },
+  'max-document-bytes': { type: 'string' },
 } as const;
+
+/** The byte limits the CLI can raise: flag → the transport option it sets (and a `ResponseTooLarge` names). */
+export const BYTE_LIMIT_FLAGS = {
+  'max-list-bytes': 'maxListBytes',
+  'max-line-bytes': 'maxLineBytes',
+  'max-error-body-bytes': 'maxErrorBodyBytes',
+  'max-document-bytes': 'maxDocumentBytes',
+} as const;
+
+/** A transport byte limit the CLI can set. */
+export type ByteLimitOption = (typeof BYTE_LIMIT_FLAGS)[keyof typeof BYTE_LIMIT_FLAGS];
+
+const UNITS: Readonly<Record<string, number>> = { '': 1, Ki: 1024, Mi: 1024 ** 2, Gi: 1024 ** 3 };
+
+/**
+ * `512Mi` → 536870912: a whole number of bytes, or of KiB, MiB or GiB (`Ki`, `Mi`, `Gi`, as Kubernetes quantities
+ * write them); at least 1. Undefined for anything else.
+ */
+export function parseByteSize(text: string): number | undefined {
+  const match = /^(\d{1,15})(Ki|Mi|Gi)?$/.exec(text.trim());
+  if (!match) return undefined;
+  const bytes = Number(match[1]) * UNITS[match[2] ?? '']!;
+  return bytes >= 1 && Number.isSafeInteger(bytes) ? bytes : undefined;
+}
 
 /** What the command line asks for, checked. */
 export interface CliOptions {
@@ -99,6 +135,8 @@ export interface CliOptions {
   readonly ignore?: readonly string[];
   /** Serve probes and metrics on this port. */
   readonly metricsPort?: number;
+  /** The byte limits given (`--max-list-bytes` …), as transport options. */
+  readonly byteLimits?: Readonly<Partial<Record<ByteLimitOption, number>>>;
   /** The demo's churn period (ms); hidden. */
   readonly churnIntervalMs?: number;
 }
@@ -209,6 +247,18 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
     if (!/^\d+$/.test(values['metrics-port']) || metricsPort > 65535)
       return { kind: 'usage', message: '--metrics-port must be a port number (0-65535)' };
   }
+  const byteLimits: Partial<Record<ByteLimitOption, number>> = {};
+  for (const [flag, option] of Object.entries(BYTE_LIMIT_FLAGS) as [keyof typeof BYTE_LIMIT_FLAGS, ByteLimitOption][]) {
+    const given = values[flag];
+    if (given === undefined) continue;
+    const bytes = parseByteSize(given);
+    if (bytes === undefined)
+      return {
+        kind: 'usage',
+        message: `--${flag}: "${printable(given)}" is not a size (a whole number of bytes, or with Ki, Mi or Gi: 512Mi)`,
+      };
+    byteLimits[option] = bytes;
+  }
   let churnIntervalMs: number | undefined;
   if (values['churn-interval'] !== undefined) {
     churnIntervalMs = Number(values['churn-interval']);
@@ -235,6 +285,7 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
       ...(fields.length > 0 ? { fields } : {}),
       ...(ignore.length > 0 ? { ignore } : {}),
       ...(metricsPort !== undefined ? { metricsPort } : {}),
+      ...(Object.keys(byteLimits).length > 0 ? { byteLimits } : {}),
     },
   };
 }

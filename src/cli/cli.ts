@@ -133,6 +133,7 @@ async function watch(options: CliOptions): Promise<number> {
           ...(options.fields ? { fields: options.fields } : {}),
           ...(options.ignore ? { ignore: options.ignore } : {}),
           ...(options.metricsPort !== undefined ? { metricsPort: options.metricsPort } : {}),
+          ...(options.byteLimits ? { byteLimits: options.byteLimits } : {}),
         },
         terminal,
       ),

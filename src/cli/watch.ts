@@ -2,6 +2,7 @@ import { firstValueFrom, Subscription } from 'rxjs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import {
   DEFAULT_MAX_NAMESPACE_WATCHES,
+  DiscoveryError,
   InformerError,
   ResourceNameError,
   discover,
@@ -25,6 +26,7 @@ import { count, jsonLine, messageOf } from './format.ts';
 import { prettyLine, toRecord } from './record.ts';
 import { isSecretResource, secretRedactor } from './redact.ts';
 import type { EventSink } from './webhook.ts';
+import { BYTE_LIMIT_FLAGS, type ByteLimitOption } from './args.ts';
 
 export type { EventRecord } from './record.ts';
 
@@ -50,6 +52,8 @@ export interface WatchCommand {
   readonly ignore?: readonly string[];
   /** Serve /healthz, /readyz and /metrics on this port (`--metrics-port`). */
   readonly metricsPort?: number;
+  /** Byte limits of the transport and of discovery (`--max-list-bytes` …); the library's defaults otherwise. */
+  readonly byteLimits?: Readonly<Partial<Record<ByteLimitOption, number>>>;
 }
 
 /** Where the command writes: stdout for events, stderr for progress and problems. */
@@ -97,7 +101,7 @@ function explainReason(error: unknown, server: string, secret: boolean): string 
       return `${error.reason} (details withheld: they may quote Secret data)`;
     switch (error.reason) {
       case 'NetworkError':
-        return `cannot reach the API server at ${server}: ${tlsAdvice(messageOf(error))}`;
+        return networkFailure(messageOf(error), server);
       case 'Unauthorized':
         return `the API server at ${server} rejected our credentials (401 Unauthorized): check the token or certificate in the kubeconfig`;
       case 'Forbidden':
@@ -113,11 +117,39 @@ function explainReason(error: unknown, server: string, secret: boolean): string 
           return `bad kubeconfig: the server ${server} is plain http://, ${fix}`;
         }
         return `bad kubeconfig: ${messageOf(error)}`;
+      case 'ResponseTooLarge':
+      case 'MalformedLine':
+        return `${error.reason}: ${messageOf(error)}${raiseWith(error.message)}`;
       default:
         return `${error.reason}: ${messageOf(error)}`;
     }
   }
   return messageOf(error);
+}
+
+const FLAG_OF = Object.fromEntries(Object.entries(BYTE_LIMIT_FLAGS).map(([flag, option]) => [option, flag])) as Record<
+  ByteLimitOption,
+  string
+>;
+
+/** The flag that raises the limit a message names (`… (option maxListBytes)` → ` (raise it with --max-list-bytes, e.g. 512Mi)`). */
+function raiseWith(message: string): string {
+  const option = /\boption (max\w+Bytes)\b/.exec(message)?.[1];
+  const flag = option === undefined ? undefined : FLAG_OF[option as ByteLimitOption];
+  return flag === undefined ? '' : ` (raise the limit with --${flag} SIZE, e.g. --${flag} 512Mi)`;
+}
+
+/** A certificate the transport or Node refused: the server answered, we did not trust it. */
+const CERTIFICATE =
+  /is not trusted by|is not valid now|does not name the host|CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER|certificate/i;
+/** Any other failure of the TLS handshake (a protocol or cipher mismatch, a plain-HTTP server on an https:// URL). */
+const TLS = /\bTLS\b|\bSSL\b|ERR_SSL_|EPROTO|handshake/i;
+
+/** A connection failure in words: a certificate or TLS problem is said to be one, not "cannot reach". */
+function networkFailure(message: string, server: string): string {
+  if (CERTIFICATE.test(message)) return `cannot trust the API server at ${server} (TLS certificate): ${tlsAdvice(message)}`;
+  if (TLS.test(message)) return `the TLS handshake with the API server at ${server} failed: ${message}`;
+  return `cannot reach the API server at ${server}: ${message}`;
 }
 
 /** Node's hint for an unknown CA (`try running Node.js with --use-system-ca`) points the wrong way for a cluster: its CA is in the kubeconfig. */
@@ -131,6 +163,12 @@ function tlsAdvice(message: string): string {
     "the server's certificate is not signed by the certificate authority the kubeconfig names: " +
     'check certificate-authority or certificate-authority-data';
   return `${message.replace(hinted, '')} (${advice})`;
+}
+
+/** One group version discovery could not read (with --all, `following`: what is watched of it goes on, the dynamic factory keeps it). */
+function discoveryFailed(groupVersion: string, error: unknown, server: string, following = false): string {
+  const after = following ? ' (what is watched of it goes on; resources it adds wait until discovery reads it)' : '';
+  return `! discovery of ${groupVersion} failed: ${explain(error, server)}${after}`;
 }
 
 /**
@@ -205,18 +243,24 @@ interface Watched {
 export async function watchCommand(kc: KubeConfig, command: WatchCommand, terminal: Terminal): Promise<Watching> {
   const server = kc.getCurrentCluster()?.server ?? '(no server)';
   let discovered: Discovery;
+  const limits = command.byteLimits ?? {};
+  const discoveryLimits = {
+    ...(limits.maxDocumentBytes !== undefined ? { maxDocumentBytes: limits.maxDocumentBytes } : {}),
+    ...(limits.maxErrorBodyBytes !== undefined ? { maxErrorBodyBytes: limits.maxErrorBodyBytes } : {}),
+  };
   try {
-    discovered = await firstValueFrom(discover(kc));
+    discovered = await firstValueFrom(discover(kc, discoveryLimits));
   } catch (error) {
     throw new UsageError(explain(error, server));
   }
-  for (const failure of discovered.failures) terminal.err(`! discovery of ${failure.groupVersion} failed: ${messageOf(failure.error)}`);
+  // With --all the dynamic factory reports discovery's failures (on errors$), those of its first discovery too.
+  if (!command.all) for (const failure of discovered.failures) terminal.err(discoveryFailed(failure.groupVersion, failure.error, server));
   const chosen = resolveResources(discovered, command);
   if (chosen.length === 0) throw new UsageError('no resource to watch');
 
   const utc = command.utc === true;
   const redact = command.showSecretValues ? undefined : secretRedactor();
-  const factory = informerFactory(kc);
+  const factory = informerFactory(kc, Object.keys(limits).length > 0 ? { http: limits } : {});
   const asked = command.namespaces?.length ? [...new Set(command.namespaces)] : [];
   // Many namespaces: one informer per resource over all of them (not one connection or stream each).
   const scopes: readonly Scope[] =
@@ -378,16 +422,23 @@ export async function watchCommand(kc: KubeConfig, command: WatchCommand, termin
     for (const w of watched) live.add(w);
     for (const w of watched) attach(w);
   } else {
-    const dynamic = dynamicInformerFactory(kc, { factory });
+    const dynamic = dynamicInformerFactory(kc, { factory, discovery: discoveryLimits });
     /** The resources each dynamic watch runs now, by label. */
     const byLabel = new Map<string, Watched>();
     const reported = new Set<string>();
     watching.add(
       dynamic.errors$.subscribe((error) => {
-        // Discovery keeps its last answer and the CRD watch retries (a 410 is routine): say it once per kind of fault.
+        // One group version: its resources are watched as before. The factory reports each discovery fault once while it lasts.
+        if (error instanceof DiscoveryError && error.groupVersion !== undefined)
+          return terminal.err(discoveryFailed(error.groupVersion, error, server, true));
+        if (error instanceof DiscoveryError)
+          return terminal.err(`! discovery failed; resources installed or removed from now on may go unnoticed: ${explain(error, server)}`);
+        // The CRD watch retries (a 410 is routine): say it once per kind of fault.
         if (error.reason === 'Expired' || error.reason === 'Gone' || reported.has(error.reason)) return;
         reported.add(error.reason);
-        terminal.err(`! resources installed or removed from now on may go unnoticed: ${explain(error, server)}`);
+        terminal.err(
+          `! cannot watch CustomResourceDefinitions; resources installed or removed from now on may go unnoticed: ${explain(error, server)}`,
+        );
       }),
     );
     scopes.forEach((scope, i) => {

@@ -110,7 +110,14 @@ export interface DynamicInformerFactory {
    * While subscribed, it watches CRDs.
    */
   readonly discovery$: Observable<Discovery>;
-  /** Faults of discovery and of the CRD watch, as values (discovery keeps its last good answer). */
+  /**
+   * Faults of discovery and of the CRD watch, as values (discovery keeps its last good answer). A discovery
+   * fault is a {@link DiscoveryError}: of one group version (`groupVersion`; its running informers go on,
+   * resources it adds wait for a discovery that reads it) or of `/api`/`/apis` (no `groupVersion`; nothing
+   * changes until a discovery succeeds). Each is reported once when it appears and again only when its reason
+   * changes or it comes back after a discovery that read that group version (or all of discovery) fine:
+   * a discovery repeated after each CRD change does not repeat a fault that lasts.
+   */
   readonly errors$: Observable<InformerError>;
   /** The shared factory. An informer a watch ends is dropped from it (`factory.forget`). */
   readonly factory: InformerFactory;
@@ -130,6 +137,44 @@ export interface DynamicInformerFactory {
     options: DynamicWatchOptions & { readonly metadataOnly: true },
   ): Observable<DynamicEvent<PartialObjectMetadata>>;
   watch(selection: Selection, options?: DynamicWatchOptions): Observable<DynamicEvent<KubeObject>>;
+}
+
+/**
+ * A discovery fault on {@link DynamicInformerFactory.errors$}: the request's own error (reason, status,
+ * message), and which group version it was for.
+ */
+export class DiscoveryError extends InformerError {
+  /** `apps/v1`, `v1`; undefined when discovery as a whole failed (`/api` or `/apis`). */
+  readonly groupVersion: string | undefined;
+  constructor(error: InformerError, groupVersion?: string) {
+    super(error.reason, error.message, {
+      status: error.status,
+      phase: error.phase,
+      retryAfterSeconds: error.retryAfterSeconds,
+      statusObject: error.statusObject,
+      cause: error.cause ?? error,
+    });
+    this.name = 'DiscoveryError';
+    this.groupVersion = groupVersion;
+  }
+}
+
+/** Reports each discovery fault once while it lasts (see `errors$`): group version ('' for all of discovery) → reason reported. */
+function faultReporter(report: (error: DiscoveryError) => void) {
+  const reported = new Map<string, string>();
+  const fault = (groupVersion: string, error: InformerError) => {
+    if (reported.get(groupVersion) === error.reason) return;
+    reported.set(groupVersion, error.reason);
+    report(new DiscoveryError(error, groupVersion || undefined));
+  };
+  return {
+    failed: (error: InformerError) => fault('', error),
+    found: (d: Discovery) => {
+      const failing = new Map(d.failures.map((f) => [f.groupVersion, f.error]));
+      for (const groupVersion of [...reported.keys()]) if (!failing.has(groupVersion)) reported.delete(groupVersion);
+      for (const [groupVersion, error] of failing) fault(groupVersion, error);
+    },
+  };
 }
 
 /** What is served, as far as informers care: changes to anything else do not re-emit discovery. */
@@ -176,6 +221,7 @@ export function dynamicInformerFactory(kc: KubeConfig, options: DynamicInformerF
   const crds = factory.informer(CustomResourceDefinitions);
   const pokes = new Subject<void>();
   const discoveryErrors = new Subject<InformerError>();
+  const faults = faultReporter((error) => discoveryErrors.next(error));
 
   /**
    * CRDs created or deleted so far. A discovery started after one is emitted even when it
@@ -195,9 +241,10 @@ export function dynamicInformerFactory(kc: KubeConfig, options: DynamicInformerF
     switchMap(() => {
       const turnover = crdTurnover;
       return discover(kc, options.discovery).pipe(
+        tap((found) => faults.found(found)),
         map((found) => ({ found, turnover })),
         catchError((error: unknown) => {
-          discoveryErrors.next(asInformerError(error));
+          faults.failed(asInformerError(error));
           return EMPTY;
         }),
       );

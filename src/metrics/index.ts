@@ -3,6 +3,8 @@ export { approximateBytes } from './approximateBytes.ts';
 export { serve, type Served, type ServeOptions, type Serving } from './serve.ts';
 export {
   controllerFamilies,
+  handlerFamilies,
+  HANDLER_METRIC_NAMES,
   healthFamilies,
   informerFamilies,
   promClientMetrics,

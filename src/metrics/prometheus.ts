@@ -2,6 +2,7 @@ import type { ControllerMetrics } from '../controller/controller.ts';
 import type { WorkQueueMetrics } from '../workqueue/metrics.ts';
 import type { InformerMetrics } from './informerMetrics.ts';
 import type { InformerHealth } from '../5-informer/health.ts';
+import type { HandlerMetrics } from '../5-informer/handleEvents.ts';
 
 /** One sample of a metric family. `suffix` marks a summary's `_sum`/`_count`. */
 export interface Sample {
@@ -188,6 +189,37 @@ export function informerFamilies(informers: readonly InformerMetrics[]): MetricF
       informers
         .filter((m) => m.syncDurationSeconds !== undefined)
         .map((m) => ({ labels: { name: m.name }, value: m.syncDurationSeconds! })),
+    ),
+  ];
+}
+
+/** Snapshot field -> metric name of {@link handlerFamilies} (as `WORKQUEUE_METRIC_NAMES` for the work queue's). */
+export const HANDLER_METRIC_NAMES = {
+  depth: 'informer_handler_queue_depth',
+  durationSeconds: 'informer_handler_duration_seconds',
+} as const satisfies Record<keyof HandlerMetrics, string>;
+
+/**
+ * The `on()` handlers of each informer (`name` label = the resource): events waiting (a gauge, as
+ * `workqueue_depth`) and the time from a handler's call until its work is done (a summary, as
+ * `workqueue_work_duration_seconds`).
+ */
+export function handlerFamilies(informers: readonly (HandlerMetrics & { readonly name: string })[]): MetricFamily[] {
+  return [
+    family(
+      HANDLER_METRIC_NAMES.depth,
+      "Events waiting in the queues of the informer's handlers.",
+      'gauge',
+      informers.map((m) => ({ labels: { name: m.name }, value: m.depth })),
+    ),
+    family(
+      HANDLER_METRIC_NAMES.durationSeconds,
+      "How long the informer's handlers take per event, until their work is done.",
+      'summary',
+      informers.flatMap((m): Sample[] => [
+        { labels: { name: m.name }, value: m.durationSeconds.sumSeconds, suffix: '_sum' },
+        { labels: { name: m.name }, value: m.durationSeconds.count, suffix: '_count' },
+      ]),
     ),
   ];
 }

@@ -4,7 +4,8 @@ import type { KubeObject } from '../0-model/objects.ts';
 import type { Informer } from '../5-informer/informer.ts';
 import { readiness, type InformerHealth, type StalenessOptions } from '../5-informer/health.ts';
 import { informerMetrics$, type InformerMetrics } from './informerMetrics.ts';
-import { healthFamilies, informerFamilies, toPrometheusText, type MetricFamily } from './prometheus.ts';
+import { resourceName } from '../0-model/resources.ts';
+import { handlerFamilies, healthFamilies, informerFamilies, toPrometheusText, type MetricFamily } from './prometheus.ts';
 
 /** What {@link serve} serves, and where. */
 export interface ServeOptions extends StalenessOptions {
@@ -43,7 +44,8 @@ export type Served =
  *   longer than `staleAfterMs`, default 120 s; silent longer than `maxSilenceMs`, if set),
  *   else 503; the body has one line per informer either way.
  * - `GET /metrics`: the Prometheus text format: informer metrics (lists, watches, events,
- *   errors, store objects, approximate bytes, last resourceVersion), health gauges, and
+ *   errors, store objects, approximate bytes, last resourceVersion), the `on()` handlers' queue
+ *   depth and duration, health gauges, and
  *   `families()`.
  *
  * Cold: subscribing starts the server (and the informers: it subscribes their health and
@@ -120,7 +122,16 @@ export function serve(informers: Served, options: ServeOptions = {}): Observable
             failure = `# families() failed: ${(error instanceof Error ? error.message : String(error)).replace(/[\r\n]/g, ' ')}\n`;
           }
           const snapshots = [...metrics.values()].flatMap((m) => (m.latest ? [m.latest] : []));
-          const text = toPrometheusText([...informerFamilies(snapshots), ...healthFamilies(healths, now), ...extra]);
+          const handlers = [...metrics.keys()].flatMap((i) => {
+            const m = i.handlerMetrics?.();
+            return m ? [{ name: resourceName(i.resource), ...m }] : [];
+          });
+          const text = toPrometheusText([
+            ...informerFamilies(snapshots),
+            ...handlerFamilies(handlers),
+            ...healthFamilies(healths, now),
+            ...extra,
+          ]);
           return respond(res, 200, failure + text, 'text/plain; version=0.0.4; charset=utf-8');
         }
         default:

@@ -1,10 +1,9 @@
-import type { Observable, SchedulerLike } from 'rxjs';
+import type { Observable } from 'rxjs';
 import { InformerError, type ErrorReason, type InformerErrorDetails } from '../0-model/errors.ts';
 import { customResource, type Resource } from '../0-model/resources.ts';
 import type { KubeObject, OwnerReference } from '../0-model/objects.ts';
 import type { SourceEvent } from '../2-source/sourceEvent.ts';
-import type { Indexers } from '../4-store/store.ts';
-import { informerFromSource, type Informer } from '../5-informer/informer.ts';
+import { informerFromSource, type Informer, type InformerOptions } from '../5-informer/informer.ts';
 
 /**
  * An informer driven by a marble Observable of source events instead of a
@@ -21,12 +20,14 @@ import { informerFromSource, type Informer } from '../5-informer/informer.ts';
  * });
  * ```
  *
+ * `delivery: 'in-order'` swaps in client-go's RealFIFO as on a real informer (docs/semantics.md,
+ * "Delivery modes"), so a controller built on in-order delivery is tested with the order it will see.
  * The README's "Testing a controller" has a whole example, checked in `npm test`.
  */
 export function fakeInformer<T extends KubeObject = KubeObject>(
   resource: Resource<T>,
   events$: Observable<SourceEvent<T>>,
-  options: { readonly indexers?: Indexers<T>; readonly resyncPeriod?: number; readonly scheduler?: SchedulerLike } = {},
+  options: Pick<InformerOptions<T>, 'indexers' | 'resyncPeriod' | 'scheduler' | 'delivery'> = {},
 ): Informer<T> {
   return informerFromSource(resource, events$, options);
 }

@@ -8,8 +8,8 @@
  * server behaves. Limits are lowered where that keeps the suite fast; the
  * defaults are in docs/reliability.md ("Limits").
  */
-import { lastValueFrom, type Subscription } from 'rxjs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { lastValueFrom } from 'rxjs';
+import { describe, expect, it } from 'vitest';
 import { ConfigMap, discover, informer, type ErrorReason, type HttpTransportOptions, type InformerError } from '../../../src/index.ts';
 import { httpListWatch } from '../../../src/pipeline.ts';
 import { waitFor } from '../harness/live.ts';
@@ -20,28 +20,15 @@ import {
   drip,
   endless,
   garbage,
-  hostileServer,
   status,
   truncated,
   wrongContentType,
   type Behaviour,
-  type HostileServer,
   type RequestKind,
 } from './server.ts';
-import { BUDGET, IN_FLIGHT, LIST_BODY_HEAD, discoveryWith, failure, json, target } from './support.ts';
+import { BUDGET, IN_FLIGHT, LIST_BODY_HEAD, discoveryWith, failure, json, perTest, target } from './support.ts';
 
-let server: HostileServer | undefined;
-const subscriptions: Subscription[] = [];
-afterEach(async () => {
-  for (const s of subscriptions.splice(0)) s.unsubscribe();
-  await server?.close();
-  server = undefined;
-});
-
-async function start(kind: RequestKind, behaviour: Behaviour): Promise<HostileServer> {
-  server = await hostileServer({ [kind]: behaviour });
-  return server;
-}
+const { subscriptions, serve, start } = perTest();
 
 describe('hostile server: discovery', () => {
   const cases: { name: string; path: string; behaviour: Behaviour; reason: ErrorReason; message: RegExp }[] = [
@@ -113,7 +100,6 @@ describe('hostile server: discovery', () => {
       const found = await lastValueFrom(discover(s.kc));
       expect(found.failures.map((f) => [f.groupVersion, f.error.reason])).toEqual([['v1', reason]]);
       await s.close();
-      server = undefined;
     }
   });
 
@@ -138,7 +124,7 @@ describe('hostile server: error Status messages', () => {
       type: 'ERROR',
       object: { kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'y'.repeat(200_000), reason: 'InternalError', code: 500 },
     };
-    server = await hostileServer({ list: behave.list([]), watch: behave.watch([huge]) });
+    const server = await serve({ list: behave.list([]), watch: behave.watch([huge]) });
     const errors: InformerError[] = [];
     subscriptions.push(
       informer(server.kc, ConfigMap, { namespace: 'default', backoff: { initialMs: 10_000 } }).errors$.subscribe((e) => errors.push(e)),
@@ -170,7 +156,7 @@ describe('hostile server: recovery once the server behaves', () => {
   ];
   for (const c of cases) {
     it(`${c.name}: ${c.reason} on errors$, then the informer converges`, async () => {
-      server = await hostileServer({
+      const server = await serve({
         list: behave.list([configMap('a', '10')]),
         watch: behave.watch([{ type: 'ADDED', object: configMap('b', '11') }]),
         [c.kind]: c.behaviour,

@@ -8,37 +8,14 @@
  * server behaves. Limits are lowered where that keeps the suite fast; the
  * defaults are in docs/reliability.md ("Limits").
  */
-import type { Subscription } from 'rxjs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { httpListWatch } from '../../../src/pipeline.ts';
 import { waitFor } from '../harness/live.ts';
 import { MiB, retainedBytes } from './memory.ts';
-import {
-  drip,
-  endless,
-  garbage,
-  hostileServer,
-  huge,
-  truncated,
-  wrongContentType,
-  type Behaviour,
-  type HostileServer,
-  type RequestKind,
-} from './server.ts';
-import { BUDGET, IN_FLIGHT, LIST_BODY_HEAD, failure, target, watchOf, type Case } from './support.ts';
+import { drip, endless, garbage, huge, truncated, wrongContentType, type Behaviour, type RequestKind } from './server.ts';
+import { BUDGET, IN_FLIGHT, LIST_BODY_HEAD, failure, perTest, target, watchOf, type Case } from './support.ts';
 
-let server: HostileServer | undefined;
-const subscriptions: Subscription[] = [];
-afterEach(async () => {
-  for (const s of subscriptions.splice(0)) s.unsubscribe();
-  await server?.close();
-  server = undefined;
-});
-
-async function start(kind: RequestKind, behaviour: Behaviour): Promise<HostileServer> {
-  server = await hostileServer({ [kind]: behaviour });
-  return server;
-}
+const { subscriptions, start } = perTest();
 
 const listCases: Case[] = [
   {

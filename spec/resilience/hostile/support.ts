@@ -1,15 +1,35 @@
 /** What the hostile-server specs share: limits of the test, and small helpers. */
 import { lastValueFrom, type Observable, type Subscription } from 'rxjs';
+import { afterEach } from 'vitest';
 import { ConfigMap, type ErrorReason, type HttpTransportOptions, type InformerError } from '../../../src/index.ts';
 import { httpListWatch, type WatchFrame } from '../../../src/pipeline.ts';
 import { MiB } from './memory.ts';
-import { behave, type Behaviour, type HostileServer, type RequestKind } from './server.ts';
+import { behave, hostileServer, type Behaviour, type HostileServer, type RequestKind } from './server.ts';
 
 export const target = { resource: ConfigMap, namespace: 'default' } as const;
 /** What may sit in socket buffers (both ends) and in flight when the client stops reading. */
 export const IN_FLIGHT = 24 * MiB;
 /** Retained memory growth allowed while a pathological response is read: far below what it sends. */
 export const BUDGET = 16 * MiB;
+
+/**
+ * Per test: the servers `serve` (or `start`, one request kind's behaviour) makes and the subscriptions pushed
+ * on `subscriptions`; after each test the subscriptions end, then the servers close.
+ */
+export function perTest() {
+  const subscriptions: Subscription[] = [];
+  const servers: HostileServer[] = [];
+  afterEach(async () => {
+    for (const s of subscriptions.splice(0)) s.unsubscribe();
+    for (const s of servers.splice(0)) await s.close();
+  });
+  const serve = async (behaviours: Parameters<typeof hostileServer>[0]): Promise<HostileServer> => {
+    const server = await hostileServer(behaviours);
+    servers.push(server);
+    return server;
+  };
+  return { subscriptions, serve, start: (kind: RequestKind, behaviour: Behaviour) => serve({ [kind]: behaviour }) };
+}
 
 /** The error a cold Observable ends with (fails the test if it completes). */
 export async function failure(observable: Observable<unknown>): Promise<InformerError> {
