@@ -9,7 +9,7 @@ import {
   type InformerEvent,
   type KubeObject,
 } from '../../src/index.ts';
-import { startApiServer, type ApiServer } from '../../src/testing/emulator/index.ts';
+import { startApiServer, type ApiServer } from '../../packages/emulator/src/index.ts';
 
 let api: ApiServer | undefined;
 const subscriptions: Subscription[] = [];

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FAULT_KINDS, isWatchFault } from '../../src/testing/emulator/faults.ts';
-import { FAULT_TYPES, startApiServer, type ApiServer, type Fault } from '../../src/testing/emulator/index.ts';
+import { FAULT_KINDS, isWatchFault } from '../../packages/emulator/src/faults.ts';
+import { FAULT_TYPES, startApiServer, type ApiServer, type Fault } from '../../packages/emulator/src/index.ts';
 import { call, openWatch, sleep, watchAll } from './helpers.ts';
 
 let api: ApiServer | undefined;

@@ -1,6 +1,5 @@
 import type { KubeConfig } from '@kubernetes/client-node';
-import { MY_APPLES, startChurn } from '../testing/churn.ts';
-import { startApiServer } from '../testing/emulator/index.ts';
+import { MY_APPLES, startApiServer, startChurn } from '../../packages/emulator/src/index.ts';
 
 export interface DemoOptions {
   readonly log: (line: string) => void;

@@ -29,3 +29,4 @@ export { ApiError, type Status, type StatusCause, type StatusDetails } from './s
 export type { PatchType } from './objects.ts';
 export { decodeContinue, encodeContinue, type ContinueToken } from './continueToken.ts';
 export { TEST_TLS_CERT, TEST_TLS_KEY } from './tls.ts';
+export { MY_APPLES, startChurn, type ChurnOptions } from './churn.ts';
