@@ -9,7 +9,7 @@ import {
   type InformerEvent,
   type KubeObject,
 } from '../../src/index.ts';
-import { startApiServer, type ApiServer } from '../../packages/emulator/src/index.ts';
+import { startApiServer, type ApiServer } from 'rx-informer-emulator';
 
 let api: ApiServer | undefined;
 const subscriptions: Subscription[] = [];

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startDemo } from '../../src/cli/demo.ts';
-import { MY_APPLES, startApiServer, startChurn, type ApiServer } from '../../packages/emulator/src/index.ts';
+import { MY_APPLES, startApiServer, startChurn, type ApiServer } from 'rx-informer-emulator';
 import { openWatch, type OpenWatch } from './helpers.ts';
 
 let api: ApiServer | undefined;

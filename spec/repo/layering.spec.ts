@@ -1,6 +1,7 @@
 /**
  * The lint rule that keeps the pipeline's layering must be able to fail: an upward import in a stage, a library
- * import in src/util and an informer import in the work queue are each reported; a downward import is not.
+ * import in src/util and an informer import in the work queue are each reported; a downward import is not. The
+ * library and the API-server emulator package stay apart in both directions.
  */
 import { ESLint } from 'eslint';
 import { describe, expect, it } from 'vitest';
@@ -35,5 +36,33 @@ describe('the layering rule', () => {
 
   it('lets a stage import a lower one', async () => {
     expect(await problems('src/5-informer/probe.ts', "import * as m from '../0-model/errors.ts';\nexport const p = m;\n")).toEqual([]);
+  });
+
+  it('reports the library importing the emulator package, by name or by path, from any folder of src/', async () => {
+    for (const [file, from] of [
+      ['src/cli/probe.ts', 'rx-informer-emulator'],
+      ['src/testing/probe.ts', '../../packages/emulator/src/index.ts'],
+      ['src/5-informer/probe.ts', 'rx-informer-emulator'],
+      ['src/probe.ts', '../packages/emulator/src/server.ts'],
+    ]) {
+      const found = await problems(file!, `import * as m from '${from}';\nexport const p = m;\n`);
+      expect(found, `${file} ← ${from}`).toEqual([expect.stringContaining('does not depend on the API-server emulator')]);
+    }
+  });
+
+  it('reports the emulator importing the library, by name or by a path out of its src/; its own files are fine', async () => {
+    for (const [file, from] of [
+      ['packages/emulator/src/probe.ts', 'rx-informer'],
+      ['packages/emulator/src/probe.ts', 'rx-informer/testing'],
+      ['packages/emulator/src/probe.ts', '../../../src/0-model/keys.ts'],
+      ['packages/emulator/src/http/probe.ts', '../../../../src/index.ts'],
+    ]) {
+      const found = await problems(file!, `import * as m from '${from}';\nexport const p = m;\n`);
+      expect(found, `${file} ← ${from}`).toEqual([expect.stringContaining('a package of its own')]);
+    }
+    expect(await problems('packages/emulator/src/http/probe.ts', "import * as m from '../faults.ts';\nexport const p = m;\n")).toEqual([]);
+    expect(
+      await problems('packages/emulator/src/probe.ts', "import * as m from '@kubernetes/client-node';\nexport const p = m;\n"),
+    ).toEqual([]);
   });
 });
