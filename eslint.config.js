@@ -1,6 +1,9 @@
 // ESLint keeps the layering true: the pipeline src/0-model … src/5-informer imports strictly downwards, the rooms
 // outside it (controller, workqueue, metrics, leaderelection, discovery) never reach the CLI or the test kit, and
-// the work queue knows nothing of informers. Style is prettier's job; only rules that find real faults live here.
+// the work queue knows nothing of informers. The two packages stay apart: the library's src/ never imports the
+// API-server emulator (packages/emulator, rx-informer-emulator; the CLI's demo loads it at run time by a name in a
+// variable), and the emulator never imports the library. Style is prettier's job; only rules that find real faults
+// live here.
 import tseslint from 'typescript-eslint';
 
 const STAGES = ['0-model', '1-transport', '2-source', '3-deltas', '4-store', '5-informer'];
@@ -11,12 +14,37 @@ const OUTSIDE = ['cli', 'testing'];
 const folders = (names) => names.flatMap((name) => [`../${name}`, `../${name}/*`, `../${name}/**`, `../${name}.ts`]);
 const entries = ['../index.ts', '../pipeline.ts'];
 
+/** The emulator package, by name or by path, as seen from the library's src/ (any depth). */
+const EMULATOR = {
+  regex: '^(rx-informer-emulator(/.*)?|(\\.\\./)+packages(/.*)?)$',
+  message: 'the library does not depend on the API-server emulator (rx-informer-emulator): only tests, bench and examples import it.',
+};
+
+/** A restriction for files of the library's src/: what `forbidden` names, and always the emulator package. */
 function restrict(files, forbidden, message) {
   return {
     files,
-    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: forbidden, message }] }] },
+    rules: { 'no-restricted-imports': ['error', { patterns: [...(forbidden.length ? [{ group: forbidden, message }] : []), EMULATOR] }] },
   };
 }
+
+/** packages/emulator/src at each depth: no relative import out of the package's src/, and not the library by name. */
+const emulatorRules = [0, 1, 2].map((depth) => ({
+  files: [`packages/emulator/src/${'*/'.repeat(depth)}*.ts`],
+  rules: {
+    'no-restricted-imports': [
+      'error',
+      {
+        patterns: [
+          {
+            regex: `^(rx-informer(/.*)?|(\\.\\./){${depth + 1},}.*)$`,
+            message: 'the API-server emulator is a package of its own: it imports nothing of the library (nor anything outside its src/).',
+          },
+        ],
+      },
+    ],
+  },
+}));
 
 const stageRules = STAGES.map((stage, i) =>
   restrict(
@@ -27,7 +55,7 @@ const stageRules = STAGES.map((stage, i) =>
 );
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '**/*.js', 'bench/results/**'] },
+  { ignores: ['dist/**', 'packages/*/dist/**', 'node_modules/**', '**/*.js', 'bench/results/**'] },
   {
     files: ['**/*.ts'],
     languageOptions: { parser: tseslint.parser, parserOptions: { ecmaVersion: 'latest', sourceType: 'module' } },
@@ -40,7 +68,8 @@ export default tseslint.config(
       'no-unsafe-finally': 'error',
     },
   },
-  { files: ['src/**/*.ts'], rules: { '@typescript-eslint/no-explicit-any': 'error' } },
+  { files: ['src/**/*.ts', 'packages/*/src/**/*.ts'], rules: { '@typescript-eslint/no-explicit-any': 'error' } },
+  restrict(['src/**/*.ts'], [], ''),
   restrict(['src/util/**/*.ts'], [...folders([...STAGES, ...ROOMS, ...OUTSIDE]), ...entries], 'src/util imports nothing of the library.'),
   ...stageRules,
   restrict(
@@ -58,4 +87,5 @@ export default tseslint.config(
     folders(OUTSIDE),
     'library rooms never import the CLI or the test kit (neither ships in their dependency graph).',
   ),
+  ...emulatorRules,
 );

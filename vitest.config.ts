@@ -1,6 +1,14 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * The emulator is a workspace package (packages/emulator, rx-informer-emulator) whose `exports` point at its built
+ * dist/ for consumers; this condition makes tests use its TypeScript sources instead (node: --conditions, tsc:
+ * customConditions in tsconfig.json). The rest are Vite's default server conditions.
+ */
+const conditions = ['rx-informer-source', 'module', 'node', 'development|production'];
+
 export default defineConfig({
+  ssr: { resolve: { conditions } },
   test: {
     include: ['spec/**/*.spec.ts', 'marbles/**/*.spec.ts'],
     environment: 'node',

@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { filter, firstValueFrom } from 'rxjs';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Pod, informer } from '../src/index.ts';
-import { startApiServer } from '../src/testing/index.ts';
+import { startApiServer } from 'rx-informer-emulator';
 import { NAMESPACES, makePod } from './workload/pods.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));

@@ -952,7 +952,7 @@ export function markdown(report: BenchReport): string {
   lines.push(
     '## How to read this',
     '',
-    '- Every contender runs in its own process (`--expose-gc`) against the same bench-local streaming server (bench/workload/server.ts, its own process; not the emulator in src/testing/emulator), which serializes the workload once and writes as fast as the socket takes it.',
+    '- Every contender runs in its own process (`--expose-gc`) against the same bench-local streaming server (bench/workload/server.ts, its own process; not the API-server emulator in packages/emulator), which serializes the workload once and writes as fast as the socket takes it.',
     "- sync: from starting the informer (imports done) to holding all N listed pods (lists paged 500 at a time; client-node lists unpaged, as its generated API does). heap: `heapUsed + external` after two forced GCs (Node keeps strings over ~1 MB, such as a list page, outside V8's heap); KB/object = (heap synced − heap base) / N.",
     '- (e) metadata-only: the server answers PartialObjectMetadata (serialized once at startup, like the full objects); wire MB is what the server wrote to the contender (lists in brackets, relist included).',
     "- events/s and CPU µs/event: the watch phase, from opening the server's gate (after the synced heap is measured) to the M-th event delivered to (each) subscriber; CPU is the contender process's user+system time.",

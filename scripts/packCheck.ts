@@ -1,14 +1,18 @@
 /**
- * The package as users get it: `npm pack`, install the tarball into a fresh
- * project outside the repository, then compile every README and docs example
- * against what was installed (`rx-informer` and `rx-informer/testing` resolved
- * through the package's `exports`, its shipped `.d.ts` files, strict). Also
- * checks that the tarball ships no source maps pointing at an unshipped `src/`
- * and holds the LICENSE, that its manifest has no install-time script, and
- * that neither `npm pack` nor a consumer's `npm install <tarball>` (scripts
- * allowed, as a consumer runs it) prints a warning (`npm warn …` on stderr:
- * npm 11 warns about install scripts that `allowScripts` does not cover, and
- * npm 12 refuses to run them). `npm pack` builds `dist/` first (`prepack`).
+ * The packages as users get them: `npm pack` of rx-informer (the root) and of
+ * rx-informer-emulator (packages/emulator), both tarballs installed into a
+ * fresh project outside the repository, then every README and docs example
+ * compiled against what was installed (`rx-informer`, its subpaths and
+ * `rx-informer-emulator` resolved through the packages' `exports`, their
+ * shipped `.d.ts` files, strict). Also checks that each tarball ships no source
+ * maps pointing at an unshipped `src/` and holds the LICENSE, that the
+ * emulator's ships no tests or TypeScript sources, that no manifest has an
+ * install-time script, that neither `npm pack` nor a consumer's `npm install
+ * <tarballs>` (scripts allowed, as a consumer runs it) prints a warning (`npm
+ * warn …` on stderr: npm 11 warns about install scripts that `allowScripts`
+ * does not cover, and npm 12 refuses to run them), and that the installed
+ * `rx-informer start` finds the installed emulator (the demo's dynamic import)
+ * and starts its demo. `npm pack` builds each `dist/` first (`prepack`).
  * Run by `.ci/run` after `npm test`:
  *
  *   node scripts/packCheck.ts
@@ -16,7 +20,7 @@
  * Exits 1 on any failure. Dependencies come from npm's cache when they are there
  * (`--prefer-offline`), so it costs seconds, not a download.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
@@ -35,17 +39,37 @@ const failures: string[] = [];
 /** The scripts npm runs (or, for `prepare`, warns about) when a package is installed. */
 const INSTALL_SCRIPTS = ['preinstall', 'install', 'postinstall', 'prepare'];
 
+/** What each package's tarball must hold, beyond the LICENSE and no source maps. */
+const TARBALLS = [
+  { name: 'rx-informer', packArgs: [] as string[], mustShip: ['dist/index.d.ts', 'dist/cli/main.js', 'README.md'] },
+  {
+    name: 'rx-informer-emulator',
+    packArgs: ['--workspace', 'rx-informer-emulator'],
+    mustShip: ['dist/index.d.ts', 'dist/index.js', 'README.md'],
+  },
+];
+/** Tests, fixtures and TypeScript sources have no place in a tarball (declarations aside). */
+const NOT_SHIPPED = /(^|\/)(spec|marbles|tests?|__tests__|fixtures)\/|\.(spec|test)\.[cm]?[jt]s$|(?<!\.d)\.[cm]?ts$/;
+
 try {
-  const packed = JSON.parse(run('npm pack', ['pack', '--json', '--pack-destination', work], ROOT)) as {
-    filename: string;
-    files: { path: string }[];
-  }[];
-  const tarball = packed[0]!;
-  const shipped = tarball.files.map((f) => f.path);
-  if (shipped.some((path) => path.endsWith('.map')))
-    failures.push('the tarball ships source maps (they point at src/, which is not shipped)');
-  if (!shipped.includes('LICENSE')) failures.push('the tarball has no LICENSE');
-  if (!shipped.includes('dist/index.d.ts')) failures.push('the tarball has no dist/index.d.ts');
+  const filenames: string[] = [];
+  for (const { name, packArgs, mustShip } of TARBALLS) {
+    const packed = JSON.parse(run(`npm pack (${name})`, ['pack', ...packArgs, '--json', '--pack-destination', work], ROOT)) as {
+      name: string;
+      filename: string;
+      files: { path: string }[];
+    }[];
+    const tarball = packed[0]!;
+    if (packed.length !== 1 || tarball.name !== name) failures.push(`npm pack for ${name} packed ${packed.map((p) => p.name).join(', ')}`);
+    const shipped = tarball.files.map((f) => f.path);
+    if (shipped.some((path) => path.endsWith('.map')))
+      failures.push(`${name}: the tarball ships source maps (they point at src/, which is not shipped)`);
+    for (const path of ['LICENSE', ...mustShip]) if (!shipped.includes(path)) failures.push(`${name}: the tarball has no ${path}`);
+    const strays = shipped.filter((path) => NOT_SHIPPED.test(path));
+    if (strays.length > 0) failures.push(`${name}: the tarball ships tests or sources: ${strays.slice(0, 5).join(', ')}`);
+    console.log(`pack-check: ${tarball.filename}, ${shipped.length} files`);
+    filenames.push(tarball.filename);
+  }
 
   const project = join(work, 'project');
   mkdirSync(project);
@@ -55,17 +79,22 @@ try {
     '--prefer-offline',
     '--no-audit',
     '--no-fund',
-    join(work, tarball.filename),
+    ...filenames.map((filename) => join(work, filename)),
     `@types/node@${versionOf('@types/node')}`,
   ];
-  run('npm install <tarball>', installArgs, project);
-  const manifest = JSON.parse(readFileSync(join(project, 'node_modules', 'rx-informer', 'package.json'), 'utf8')) as {
-    scripts?: Record<string, string>;
-  };
-  for (const script of INSTALL_SCRIPTS) {
-    if (manifest.scripts?.[script] !== undefined)
-      failures.push(`the published package.json has a "${script}" script: consumers' npm runs or warns about it`);
+  run('npm install <tarballs>', installArgs, project);
+  for (const { name } of TARBALLS) {
+    const manifest = JSON.parse(readFileSync(join(project, 'node_modules', name, 'package.json'), 'utf8')) as {
+      scripts?: Record<string, string>;
+    };
+    for (const script of INSTALL_SCRIPTS) {
+      if (manifest.scripts?.[script] !== undefined)
+        failures.push(`${name}: the published package.json has a "${script}" script: consumers' npm runs or warns about it`);
+    }
   }
+
+  const demo = await startsDemo(project);
+  if (demo !== undefined) failures.push(`the installed \`rx-informer start\` did not run its demo on the installed emulator: ${demo}`);
 
   const blocks = blocksOf(documentationFiles()).filter((block) => block.mode !== 'fragment');
   const names = blocks.map((block, i) => {
@@ -94,7 +123,7 @@ try {
     const where = block ? `${block.file}:${block.line}` : file;
     failures.push(`${where}: TS${diagnostic.code}: ${ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n')}`);
   }
-  console.log(`pack-check: ${tarball.filename}, ${shipped.length} files; ${blocks.length} examples compiled against the installed package`);
+  console.log(`pack-check: ${blocks.length} examples compiled against the installed packages`);
 } finally {
   rmSync(work, { recursive: true, force: true });
 }
@@ -110,6 +139,30 @@ function run(what: string, args: string[], cwd: string): string {
   if (result.status !== 0) throw new Error(`${what} exited with ${result.status}`);
   for (const line of result.stderr.split('\n')) if (/^npm warn/i.test(line.trim())) failures.push(`${what} warns: ${line.trim()}`);
   return result.stdout;
+}
+
+/**
+ * Runs the installed bin's `start` until the demo's emulator is up and a first change is printed, then Ctrl-C:
+ * undefined when it did, exited 130 and said nothing it should not; else what happened.
+ */
+function startsDemo(project: string, timeoutMs = 60_000): Promise<string | undefined> {
+  const bin = join(project, 'node_modules', '.bin', 'rx-informer');
+  const child = spawn(process.execPath, [bin, 'start', '--churn-interval', '50'], { cwd: project, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    const check = () => {
+      if (/^rx-informer demo: API-server emulator on /m.test(err) && /^\d\d:\d\d:\d\d (ADDED|UPDATED|DELETED) /m.test(out))
+        child.kill('SIGINT');
+    };
+    child.stdout.on('data', (chunk: Buffer) => ((out += chunk.toString()), check()));
+    child.stderr.on('data', (chunk: Buffer) => ((err += chunk.toString()), check()));
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve(code === 130 ? undefined : `exit ${code ?? signal}; stderr: ${err.slice(-2000)}`);
+    });
+  });
 }
 
 /** The version the repository installed, so the fresh project takes it from npm's cache. */

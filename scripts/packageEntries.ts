@@ -1,4 +1,13 @@
-/** The package's entry points (package.json's exports) and the sources they are built from. */
+/** The packages this repository publishes: the library at the root, the API-server emulator beside it. */
+export const PACKAGES: Readonly<Record<string, { readonly dir: string }>> = {
+  'rx-informer': { dir: '.' },
+  'rx-informer-emulator': { dir: 'packages/emulator' },
+};
+
+/**
+ * Every package's entry points (its package.json's exports) and the sources they are built from, relative to the
+ * repository: `<dir>/src/x.ts` is built to `<dir>/dist/x.js`.
+ */
 export const PACKAGE_ENTRIES: Readonly<Record<string, string>> = {
   'rx-informer': 'src/index.ts',
   'rx-informer/controller': 'src/controller/index.ts',
@@ -7,4 +16,5 @@ export const PACKAGE_ENTRIES: Readonly<Record<string, string>> = {
   'rx-informer/leaderelection': 'src/leaderelection/index.ts',
   'rx-informer/pipeline': 'src/pipeline.ts',
   'rx-informer/testing': 'src/testing/index.ts',
+  'rx-informer-emulator': 'packages/emulator/src/index.ts',
 };

@@ -1,11 +1,12 @@
 /**
  * Checks that the TypeScript in our documentation works: every ```ts block of
- * README.md and docs/*.md is written out as a module of its own, compiled with
- * the repository's strict compiler options, and run.
+ * README.md, docs/*.md and packages/emulator/README.md is written out as a
+ * module of its own, compiled with the repository's strict compiler options,
+ * and run.
  *
- * - `rx-informer` and `rx-informer/testing` resolve to the sources
- *   (src/index.ts, src/testing/index.ts): through tsconfig `paths` for the
- *   compiler, through a module resolve hook (readmeExamplesHooks.ts) for Node.
+ * - `rx-informer`, its subpaths and `rx-informer-emulator` resolve to the
+ *   sources (packageEntries.ts): through tsconfig `paths` for the compiler,
+ *   through a module resolve hook (readmeExamplesHooks.ts) for Node.
  * - Each block must stand alone: no block sees another's declarations.
  * - A run passes when the process exits 0 by itself within the time limit, so
  *   an example must also let go of what it started (unsubscribe, close the
@@ -91,13 +92,13 @@ export function extractBlocks(markdown: string, file: string): Block[] {
   return blocks;
 }
 
-/** README.md and docs/*.md, relative to the repository. */
+/** README.md, docs/*.md and the emulator package's README, relative to the repository. */
 export function documentationFiles(): string[] {
   const docs = readdirSync(join(ROOT, 'docs'))
     .filter((name) => name.endsWith('.md'))
     .sort()
     .map((name) => `docs/${name}`);
-  return ['README.md', ...docs];
+  return ['README.md', ...docs, 'packages/emulator/README.md'];
 }
 
 export function blocksOf(files: readonly string[]): Block[] {

@@ -11,7 +11,9 @@
  *   rx-informer/metrics         informer metrics and the Prometheus adapter
  *   rx-informer/leaderelection  leader election and sharding on Leases
  *   rx-informer/pipeline        the stages one by one (transport, listAndWatch, deltaFifo, …)
- *   rx-informer/testing         the API-server emulator and the marble kit
+ *   rx-informer/testing         the marble kit and fakes (fakeInformer, fakeListWatch)
+ *
+ * The API-server emulator tests run on is a package of its own: rx-informer-emulator.
  *
  * The pipeline, top to bottom (each stage is a folder of src/):
  *   1-transport  HTTP list and watch through a KubeConfig → ListWatch (the only I/O)

@@ -1,7 +1,7 @@
 /**
  * The benchmark's workload server: a lean, streaming stand-in for the API
  * server's pod collection, on 127.0.0.1, in its own process (the runner
- * forks it). It is deliberately not the emulator in src/testing/emulator:
+ * forks it). It is deliberately not the emulator in packages/emulator:
  * everything is serialized once at startup, so serving costs the server
  * almost no CPU and the contenders, not the server, set the pace.
  *

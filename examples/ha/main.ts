@@ -1,5 +1,5 @@
 /**
- * `node examples/ha/main.ts [--json]`: starts the API-server emulator and three
+ * `npm run example:ha [-- --json]` (node --conditions=rx-informer-source examples/ha/main.ts): starts the API-server emulator and three
  * replicas of a small controller in child processes, kills the leader
  * (SIGKILL: no release), and prints the handover. Lease 4 s, renew deadline
  * 3 s, retry 1 s: a new leader within about 5 s of the kill.
@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { startApiServer } from '../../src/testing/index.ts';
+import { startApiServer } from 'rx-informer-emulator';
 
 const json = process.argv.includes('--json');
 const started = Date.now();

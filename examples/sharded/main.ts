@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { startApiServer } from '../../src/testing/index.ts';
+import { startApiServer } from 'rx-informer-emulator';
 
 const json = process.argv.includes('--json');
 const podsAt = process.argv.indexOf('--pods');

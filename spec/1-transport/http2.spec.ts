@@ -15,8 +15,15 @@ import { ConfigMap, informerFactory, type InformerError } from '../../src/index.
 import { getJson, httpListWatch } from '../../src/1-transport/httpTransport.ts';
 import { http2Connections } from '../../src/1-transport/http2/pool.ts';
 import { httpLeaseClients } from '../../src/leaderelection/httpLeaseClient.ts';
-import { startApiServer, type ApiServer } from '../../src/testing/index.ts';
-import { TEST_TLS_CERT, TEST_TLS_CERT_B, TEST_TLS_CERT_C, TEST_TLS_KEY, TEST_TLS_KEY_B } from '../../src/testing/emulator/tls.ts';
+import {
+  startApiServer,
+  TEST_TLS_CERT,
+  TEST_TLS_CERT_B,
+  TEST_TLS_CERT_C,
+  TEST_TLS_KEY,
+  TEST_TLS_KEY_B,
+  type ApiServer,
+} from 'rx-informer-emulator';
 import { contents, waitFor } from '../resilience/harness/live.ts';
 
 let api: ApiServer | undefined;

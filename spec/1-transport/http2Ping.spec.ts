@@ -11,7 +11,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { ConfigMap, informerFactory, type InformerError } from '../../src/index.ts';
 import { DEFAULT_PING_TIMEOUT_MS, DEFAULT_READ_IDLE_MS, PingHealth } from '../../src/1-transport/http2/health.ts';
 import { http2Connections } from '../../src/1-transport/http2/pool.ts';
-import { startApiServer, type ApiServer } from '../../src/testing/index.ts';
+import { startApiServer, type ApiServer } from 'rx-informer-emulator';
 
 /** A session whose PINGs are answered (`answer`) or not. */
 function fakeSession() {

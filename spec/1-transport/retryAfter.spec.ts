@@ -6,7 +6,7 @@ import { firstValueFrom } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigMap, InformerError } from '../../src/index.ts';
 import { MAX_RETRY_AFTER_SECONDS, httpListWatch, parseRetryAfter } from '../../src/1-transport/httpTransport.ts';
-import { startApiServer, type ApiServer } from '../../src/testing/index.ts';
+import { startApiServer, type ApiServer } from 'rx-informer-emulator';
 import { run, type Running } from '../resilience/harness/live.ts';
 import { sleep } from '../resilience/harness/probes.ts';
 import type { KubeObject } from '../../src/index.ts';

@@ -14,7 +14,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { ConfigMap, InformerError } from '../../src/index.ts';
 import { discover } from '../../src/discovery/discovery.ts';
 import { DEFAULT_REQUEST_TIMEOUT_MS, getJson, httpListWatch, type HttpTransportOptions } from '../../src/1-transport/httpTransport.ts';
-import { startApiServer, type ApiServer } from '../../src/testing/index.ts';
+import { startApiServer, type ApiServer } from 'rx-informer-emulator';
 
 const realSetTimeout = globalThis.setTimeout;
 const realSleep = (ms: number) => new Promise<void>((resolve) => realSetTimeout(resolve, ms));

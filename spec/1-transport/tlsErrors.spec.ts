@@ -9,8 +9,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { ConfigMap, type InformerError } from '../../src/index.ts';
 import { tlsFailure } from '../../src/1-transport/httpTransport.ts';
 import { httpListWatch } from '../../src/pipeline.ts';
-import { startApiServer, type ApiServer } from '../../src/testing/index.ts';
-import { TEST_TLS_CERT_B } from '../../src/testing/emulator/tls.ts';
+import { startApiServer, TEST_TLS_CERT_B, type ApiServer } from 'rx-informer-emulator';
 
 let api: ApiServer | undefined;
 afterEach(async () => {

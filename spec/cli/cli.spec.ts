@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import type * as http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startApiServer, type ApiServer } from '../../src/testing/index.ts';
+import { startApiServer, type ApiServer } from 'rx-informer-emulator';
 import { MAIN, NODE, cli, expectNoStack, killAll, receiver, until } from './support.ts';
 
 const SYNCED = /^synced \d+ resources?, \d+ objects? in \d+ ms/;

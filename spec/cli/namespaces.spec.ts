@@ -8,7 +8,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { watchCommand, type Watching } from '../../src/cli/watch.ts';
-import { startApiServer, type ApiServer, type ApiServerOptions } from '../../src/testing/index.ts';
+import { startApiServer, type ApiServer, type ApiServerOptions } from 'rx-informer-emulator';
 import { cli, killAll } from './support.ts';
 
 const SYNCED = /^synced \d+ resources?, \d+ objects? in \d+ ms/;

@@ -3,7 +3,7 @@ import { parseCommandLine } from '../../src/cli/args.ts';
 import { toRecord } from '../../src/cli/record.ts';
 import { watchCommand } from '../../src/cli/watch.ts';
 import type { InformerEvent, KubeObject } from '../../src/index.ts';
-import { startApiServer, type ApiServer } from '../../src/testing/index.ts';
+import { startApiServer, type ApiServer } from 'rx-informer-emulator';
 
 async function until(check: () => boolean, timeoutMs = 5000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

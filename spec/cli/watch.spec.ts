@@ -10,7 +10,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { UsageError, watchCommand, type EventRecord } from '../../src/cli/watch.ts';
 import { parseSinkUrl } from '../../src/cli/sinkUrl.ts';
 import { webhookSink } from '../../src/cli/webhook.ts';
-import { MY_APPLES, startApiServer, type ApiServer } from '../../src/testing/index.ts';
+import { MY_APPLES, startApiServer, type ApiServer } from 'rx-informer-emulator';
 
 const execFileAsync = promisify(execFile);
 

@@ -12,7 +12,7 @@ import {
   type Discovery,
 } from '../../src/index.ts';
 import { assembleDiscovery, parseGroupVersions } from '../../src/pipeline.ts';
-import { startApiServer, type ApiServer } from '../../src/testing/emulator/index.ts';
+import { startApiServer, type ApiServer } from 'rx-informer-emulator';
 import { fixture } from '../emulator/helpers.ts';
 
 let api: ApiServer | undefined;

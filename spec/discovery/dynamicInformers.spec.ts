@@ -10,7 +10,7 @@ import {
   type InformerEvent,
   type KubeObject,
 } from '../../src/index.ts';
-import { startApiServer, type ApiServer } from '../../src/testing/emulator/index.ts';
+import { startApiServer, type ApiServer } from 'rx-informer-emulator';
 
 let api: ApiServer | undefined;
 const subscriptions: Subscription[] = [];

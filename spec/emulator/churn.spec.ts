@@ -1,7 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startDemo } from '../../src/cli/demo.ts';
-import { startChurn } from '../../src/testing/churn.ts';
-import { MY_APPLES, startApiServer, type ApiServer } from '../../src/testing/index.ts';
+import { MY_APPLES, startApiServer, startChurn, type ApiServer } from 'rx-informer-emulator';
 import { openWatch, type OpenWatch } from './helpers.ts';
 
 let api: ApiServer | undefined;

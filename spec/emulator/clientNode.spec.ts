@@ -1,6 +1,6 @@
 import { ApiException, AppsV1Api, CoreV1Api, CustomObjectsApi, makeInformer, type V1Pod, Watch } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startApiServer, type ApiServer } from '../../src/testing/emulator/index.ts';
+import { startApiServer, type ApiServer } from 'rx-informer-emulator';
 import { call, fixture, sleep } from './helpers.ts';
 
 let api: ApiServer | undefined;

@@ -1,7 +1,6 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FAULT_KINDS, isWatchFault } from '../../src/testing/emulator/faults.ts';
-import { FAULT_TYPES, startApiServer, type ApiServer, type Fault } from '../../src/testing/emulator/index.ts';
+import { FAULT_KINDS, FAULT_TYPES, isWatchFault, startApiServer, type ApiServer, type Fault } from 'rx-informer-emulator';
 import { call, openWatch, sleep, watchAll } from './helpers.ts';
 
 let api: ApiServer | undefined;

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import type { ApiServer } from '../../src/testing/emulator/index.ts';
+import type { ApiServer } from 'rx-informer-emulator';
 
 const FIXTURES = new URL('../fixtures/kube-apiserver-v1.20/', import.meta.url);
 

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector } from '../../src/testing/emulator/selectors.ts';
-import { ApiError } from '../../src/testing/emulator/index.ts';
+import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector } from '../../packages/emulator/src/selectors.ts';
+import { ApiError } from 'rx-informer-emulator';
 
 const errorOf = (input: string): string => {
   try {

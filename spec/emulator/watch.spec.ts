@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { startApiServer, type ApiServer } from '../../src/testing/emulator/index.ts';
+import { startApiServer, type ApiServer } from 'rx-informer-emulator';
 import { call, fixture, fixtureText, normalize, openWatch, sleep, watchAll } from './helpers.ts';
 
 let api: ApiServer | undefined;

@@ -3,7 +3,7 @@ import { filter, firstValueFrom } from 'rxjs';
 import { AppsV1Api } from '@kubernetes/client-node';
 import { Deployment, informerFactory } from '../../src/index.ts';
 import { type ReconcileOutcome } from '../../src/controller/index.ts';
-import { MY_APPLES, startApiServer } from '../../src/testing/index.ts';
+import { MY_APPLES, startApiServer } from 'rx-informer-emulator';
 import { MyApples, appleScaler, type AppleClient } from '../../marbles/examples/appleScaler.ts';
 
 async function until(check: () => boolean, timeoutMs = 10_000): Promise<void> {

@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { KubeConfig } from '@kubernetes/client-node';
 import { ConfigMap, DEFAULT_MAX_NAMESPACE_WATCHES, Node, Pod, informerFactory } from '../../src/index.ts';
-import { startApiServer, type ApiServer } from '../../src/testing/index.ts';
+import { startApiServer, type ApiServer } from 'rx-informer-emulator';
 import { contents, run, waitFor, type Running } from '../resilience/harness/live.ts';
 
 let api: ApiServer | undefined;

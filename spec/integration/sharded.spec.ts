@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { Subscription } from 'rxjs';
 import { Pod, shardedInformer, type ShardedInformer, type Store } from '../../src/index.ts';
 import { httpLeaseClients, shardOf as shardOfKey, sharding } from '../../src/leaderelection/index.ts';
-import { startApiServer } from '../../src/testing/index.ts';
+import { startApiServer } from 'rx-informer-emulator';
 
 const SHARDS = 6;
 const PODS = 300;

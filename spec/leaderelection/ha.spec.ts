@@ -7,7 +7,7 @@ const main = fileURLToPath(new URL('../../examples/ha/main.ts', import.meta.url)
 describe('examples/ha: three replicas in child processes on the emulator', () => {
   it('after the leader is killed (no release), another replica leads within lease duration + retry period (4 s + 1 s) plus slack', async () => {
     const output = await new Promise<string>((resolve, reject) =>
-      execFile(process.execPath, [main, '--json'], { timeout: 40_000 }, (error, stdout) =>
+      execFile(process.execPath, ['--conditions=rx-informer-source', main, '--json'], { timeout: 40_000 }, (error, stdout) =>
         error ? reject(new Error(`${error.message}\n${stdout}`)) : resolve(stdout),
       ),
     );

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { LeaseError } from '../../src/leaderelection/errors.ts';
 import { httpLeaseClients } from '../../src/leaderelection/httpLeaseClient.ts';
 import { leaderElection } from '../../src/leaderelection/leaderElection.ts';
-import { startApiServer, type ApiServer } from '../../src/testing/index.ts';
+import { startApiServer, type ApiServer } from 'rx-informer-emulator';
 import { endless, hostileServer, status } from '../resilience/hostile/server.ts';
 
 // Real HTTP on 127.0.0.1, short timings; assertions are about order and content, not speed.

@@ -14,8 +14,11 @@ interface Report {
 describe('examples/sharded: three sharded replicas in child processes on the emulator', () => {
   it('split the pods between them; after one is killed the other two cache its shards', async () => {
     const output = await new Promise<string>((resolve, reject) =>
-      execFile(process.execPath, ['--expose-gc', main, '--pods', '2000', '--fast', '--json'], { timeout: 100_000 }, (error, stdout) =>
-        error ? reject(new Error(`${error.message}\n${stdout}`)) : resolve(stdout),
+      execFile(
+        process.execPath,
+        ['--conditions=rx-informer-source', '--expose-gc', main, '--pods', '2000', '--fast', '--json'],
+        { timeout: 100_000 },
+        (error, stdout) => (error ? reject(new Error(`${error.message}\n${stdout}`)) : resolve(stdout)),
       ),
     );
     const summary = JSON.parse(output.trim().split('\n').pop() ?? '{}') as {

@@ -11,7 +11,7 @@ import {
   type PartialObjectMetadata,
 } from '../../src/index.ts';
 import { InformerError } from '../../src/0-model/errors.ts';
-import { startApiServer, type ApiServer, type ApiServerOptions } from '../../src/testing/emulator/index.ts';
+import { startApiServer, type ApiServer, type ApiServerOptions } from 'rx-informer-emulator';
 
 let api: ApiServer | undefined;
 const subscriptions: Subscription[] = [];

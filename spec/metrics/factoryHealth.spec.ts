@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { filter, firstValueFrom, shareReplay } from 'rxjs';
 import { ConfigMap, Secret, informer, informerFactory, readiness, type InformerHealth } from '../../src/index.ts';
 import { serve } from '../../src/metrics/index.ts';
-import { startApiServer, type ApiServer } from '../../src/testing/index.ts';
+import { startApiServer, type ApiServer } from 'rx-informer-emulator';
 
 describe('factory.health$ and serve(factory) on the emulator', () => {
   let api: ApiServer;

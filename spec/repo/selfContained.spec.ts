@@ -9,13 +9,13 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const FOLDERS = ['src', 'spec', 'marbles', 'bench'];
+const FOLDERS = ['src', 'packages', 'spec', 'marbles', 'bench'];
 
 function* files(dir: string): Generator<string> {
   for (const name of readdirSync(dir)) {
     const path = join(dir, name);
     if (statSync(path).isDirectory()) {
-      if (name !== 'fixtures' && name !== 'results') yield* files(path);
+      if (!['fixtures', 'results', 'dist', 'node_modules'].includes(name)) yield* files(path);
     } else if (/\.(ts|js|mjs|cjs)$/.test(name)) yield path;
   }
 }
@@ -32,7 +32,7 @@ function escapes(file: string, text: string): string[] {
 }
 
 describe('the repository stands alone', () => {
-  it('no file under src/, spec/, marbles/ or bench/ names a path outside the repository', () => {
+  it('no file under src/, packages/, spec/, marbles/ or bench/ names a path outside the repository', () => {
     const found: string[] = [];
     for (const folder of FOLDERS) {
       for (const file of files(join(root, folder))) {

@@ -13,15 +13,16 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { KubeConfig } from '@kubernetes/client-node';
 import { ConfigMap, customResource, type KubeObject } from '../../src/index.ts';
 import { httpListWatch } from '../../src/pipeline.ts';
-import { startApiServer, type ApiServer } from '../../src/testing/index.ts';
 import {
+  startApiServer,
   TEST_TLS_CERT,
   TEST_TLS_CERT_B,
   TEST_TLS_CERT_C,
   TEST_TLS_KEY,
   TEST_TLS_KEY_B,
   TEST_TLS_KEY_C,
-} from '../../src/testing/emulator/tls.ts';
+  type ApiServer,
+} from 'rx-informer-emulator';
 import { cm, converged, run, waitFor, type Running } from './harness/live.ts';
 import { sleep } from './harness/probes.ts';
 

@@ -5,7 +5,7 @@
  * reported on errors$ (and nothing else is), and never more than one request
  * is in flight. See harness/run.ts for the checks, harness/schedule.ts for
  * the schedules. A failure prints fast-check's seed and path, the schedule
- * and what diverged; `node spec/resilience/soak.ts --seed S` runs more.
+ * and what diverged; `npm run soak -- --seed S` runs more.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';

@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigMap } from '../../src/index.ts';
-import { startApiServer, type ApiServer } from '../../src/testing/index.ts';
+import { startApiServer, type ApiServer } from 'rx-informer-emulator';
 import { cm, converged, run, waitFor, type Running } from './harness/live.ts';
 
 let api: ApiServer | undefined;

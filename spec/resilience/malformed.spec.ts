@@ -9,7 +9,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigMap, type ErrorReason } from '../../src/index.ts';
-import { startApiServer, type ApiServer, type Fault } from '../../src/testing/index.ts';
+import { startApiServer, type ApiServer, type Fault } from 'rx-informer-emulator';
 import { cm, converged, run, waitFor, type Running } from './harness/live.ts';
 
 let api: ApiServer | undefined;

@@ -11,7 +11,7 @@ import { firstValueFrom, type Subscription } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigMap, dynamicInformerFactory, informer, metadataOnly, type InformerError, type KubeObject } from '../../src/index.ts';
 import { httpListWatch } from '../../src/pipeline.ts';
-import { startApiServer, type ApiServer } from '../../src/testing/index.ts';
+import { startApiServer, type ApiServer } from 'rx-informer-emulator';
 import { hostileServer, type Behaviour, type HostileServer } from './hostile/server.ts';
 import { waitFor } from './harness/live.ts';
 

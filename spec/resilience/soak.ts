@@ -3,8 +3,8 @@
  * as in the conformance suite; prints progress, every failing seed with its
  * schedule, and a markdown summary.
  *
- *   node spec/resilience/soak.ts [--seed N] [--schedules N] [--progress N] [--concurrency N] [--http2]
- *   node spec/resilience/soak.ts --recovery [--seed N] [--schedules N] [--clock virtual|node]
+ *   npm run soak -- [--seed N] [--schedules N] [--progress N] [--concurrency N] [--http2]
+ *   npm run soak -- --recovery [--seed N] [--schedules N] [--clock virtual|node]
  *
  * `--recovery`: the recovery-latency soak instead (spec/resilience/recovery): virtual
  * time, default informer options, a per-fault table of time to converge.
@@ -82,7 +82,7 @@ async function one(s: number): Promise<void> {
   for (const [reason, n] of Object.entries(result.errorsByReason)) errors[reason] = (errors[reason] ?? 0) + n;
   if (result.divergences.length) {
     failing.push(s);
-    console.log(`\n✗ seed ${s} diverged (replay: node spec/resilience/soak.ts --seed ${s} --schedules 1)`);
+    console.log(`\n✗ seed ${s} diverged (replay: npm run soak -- --seed ${s} --schedules 1)`);
     console.log(describeSchedule(schedule).replace(/^/gm, '    '));
     for (const d of result.divergences) console.log(`  - ${d}`);
   }

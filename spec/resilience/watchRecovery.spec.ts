@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { filter, firstValueFrom } from 'rxjs';
 import { ConfigMap, informer } from '../../src/index.ts';
-import { startApiServer, type ApiServer } from '../../src/testing/index.ts';
+import { startApiServer, type ApiServer } from 'rx-informer-emulator';
 import { cm, converged, run, waitFor, type Running } from './harness/live.ts';
 import { ServerRequestTracker, sleep } from './harness/probes.ts';
 

@@ -69,6 +69,14 @@ async function watch(options: CliOptions): Promise<number> {
   let stdoutOpen = true;
   void ended.then(() => (stdoutOpen = false));
 
+  // `start` without a kubeconfig runs the built-in demo on rx-informer-emulator, a package of its own (optional).
+  const demo = options.command === 'start' && !options.kubeconfig && !options.context ? await import('./demo.ts') : undefined;
+  const emulator = await demo?.loadEmulator();
+  if (demo && emulator === undefined) {
+    err(`error: ${demo.EMULATOR_MISSING}`);
+    return EXIT.usage;
+  }
+
   for (const [flag, targets] of [
     ['--webhook', options.webhooks],
     ['--slack', options.slacks],
@@ -102,9 +110,11 @@ async function watch(options: CliOptions): Promise<number> {
   let outcome: { stopped: number } | { failed: string };
   try {
     let kc;
-    if (options.command === 'start' && !options.kubeconfig && !options.context) {
-      const { startDemo } = await import('./demo.ts');
-      const running = await startDemo({ log: err, ...(options.churnIntervalMs ? { churnIntervalMs: options.churnIntervalMs } : {}) });
+    if (demo && emulator) {
+      const running = await demo.startDemo(
+        { log: err, ...(options.churnIntervalMs ? { churnIntervalMs: options.churnIntervalMs } : {}) },
+        emulator,
+      );
       cleanup.push(running.close);
       kc = running.kubeConfig;
     } else {

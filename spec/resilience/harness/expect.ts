@@ -5,7 +5,7 @@
  * required error reported, every reported error explained.
  */
 import type { ErrorReason, InformerError } from '../../../src/index.ts';
-import type { Fault, RequestRecord } from '../../../src/testing/index.ts';
+import type { Fault, RequestRecord } from 'rx-informer-emulator';
 
 export interface Expected {
   /** Reasons that satisfy it. */

@@ -14,7 +14,7 @@ import {
   type Resource,
   type Store,
 } from '../../../src/index.ts';
-import type { ApiServer, RequestRecord } from '../../../src/testing/index.ts';
+import type { ApiServer, RequestRecord } from 'rx-informer-emulator';
 import { until } from './probes.ts';
 
 let informers = 0;

@@ -16,7 +16,7 @@ import {
   type Store,
 } from '../../../src/index.ts';
 import { httpListWatch } from '../../../src/pipeline.ts';
-import { startApiServer, type ApiServer, type Fault, type FaultMatch, type RequestRecord } from '../../../src/testing/index.ts';
+import { startApiServer, type ApiServer, type Fault, type FaultMatch, type RequestRecord } from 'rx-informer-emulator';
 import { describeRecord, expectedFor, faultFired, matchErrors, type Expected } from './expect.ts';
 import { ServerHistory, SubscriberView, snapshotDiff, snapshotOf, type Snapshot } from './history.ts';
 import { InflightProbe, ServerRequestTracker, seededRandom, sleep, until } from './probes.ts';

@@ -5,7 +5,7 @@
  * replayed.
  */
 import fc from 'fast-check';
-import type { Fault } from '../../../src/testing/index.ts';
+import type { Fault } from 'rx-informer-emulator';
 
 export type Kind = 'configmaps' | 'pods';
 

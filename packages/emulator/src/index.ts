@@ -28,4 +28,5 @@ export type { RequestPredicate, RequestRecord } from './requestLog.ts';
 export { ApiError, type Status, type StatusCause, type StatusDetails } from './status.ts';
 export type { PatchType } from './objects.ts';
 export { decodeContinue, encodeContinue, type ContinueToken } from './continueToken.ts';
-export { TEST_TLS_CERT, TEST_TLS_KEY } from './tls.ts';
+export { TEST_TLS_CERT, TEST_TLS_CERT_B, TEST_TLS_CERT_C, TEST_TLS_KEY, TEST_TLS_KEY_B, TEST_TLS_KEY_C } from './tls.ts';
+export { MY_APPLES, startChurn, type ChurnOptions } from './churn.ts';

@@ -1,6 +1,6 @@
 import { asyncScheduler, interval, type SchedulerLike, type Subscription } from 'rxjs';
-import type { ApiServer } from './emulator/index.ts';
-import type { FaultHandle, FaultMatch, FaultRule } from './emulator/faults.ts';
+import type { ApiServer } from './server.ts';
+import type { FaultHandle, FaultMatch, FaultRule } from './faults.ts';
 
 /** The custom resource the churn generator (and the demo) uses. */
 export const MY_APPLES = {
