@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseByteSize, parseCommandLine } from '../../src/cli/args.ts';
 import { UsageError, explain, watchCommand } from '../../src/cli/watch.ts';
 import { InformerError } from '../../src/index.ts';
-import { startApiServer, type ApiServer } from '../../src/testing/index.ts';
+import { startApiServer, type ApiServer } from 'rx-informer-emulator';
 
 async function until(check: () => boolean, timeoutMs = 5000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
