@@ -34,13 +34,16 @@ export {
   DEFAULT_MAX_ERROR_BODY_BYTES,
   DEFAULT_MAX_LINE_BYTES,
   DEFAULT_MAX_LIST_BYTES,
+  DEFAULT_COMPRESSION,
   DEFAULT_PROTOCOL,
   DEFAULT_REQUEST_TIMEOUT_MS,
   formatBytes,
   METADATA_LIST_ACCEPT,
   METADATA_WATCH_ACCEPT,
+  type Compression,
   type HttpTransportOptions,
 } from './http/options.ts';
+export { transportBytes, type TransportBytes } from './http/encoding.ts';
 export { MAX_RETRY_AFTER_SECONDS } from '../0-model/errors.ts';
 export type { HttpProtocol } from './http2/request.ts';
 export type { Http2Options } from './http2/health.ts';
@@ -58,7 +61,7 @@ export function getJson(
   path: string,
   options: Pick<
     HttpTransportOptions,
-    'userAgent' | 'listIdleTimeoutMs' | 'requestTimeoutMs' | 'maxDocumentBytes' | 'maxErrorBodyBytes' | 'protocol' | 'http2'
+    'userAgent' | 'listIdleTimeoutMs' | 'requestTimeoutMs' | 'maxDocumentBytes' | 'maxErrorBodyBytes' | 'protocol' | 'http2' | 'compression'
   > = {},
 ): Observable<unknown> {
   const idleMs = timerMs(options.listIdleTimeoutMs, DEFAULT_LIST_IDLE_TIMEOUT_MS);
@@ -258,6 +261,7 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
           response.on('error', () => undefined);
           response.on('close', () => {
             if (!response.complete) {
+              if (response.failure) return subscriber.error(response.failure);
               subscriber.error(new InformerError('NetworkError', 'watch: the connection closed mid-stream', { phase: 'watch' }));
               return;
             }

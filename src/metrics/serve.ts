@@ -4,7 +4,8 @@ import type { KubeObject } from '../0-model/objects.ts';
 import type { Informer } from '../5-informer/informer.ts';
 import { readiness, type InformerHealth, type StalenessOptions } from '../5-informer/health.ts';
 import { informerMetrics$, type InformerMetrics } from './informerMetrics.ts';
-import { healthFamilies, informerFamilies, toPrometheusText, type MetricFamily } from './prometheus.ts';
+import { healthFamilies, informerFamilies, toPrometheusText, transportFamilies, type MetricFamily } from './prometheus.ts';
+import { transportBytes } from '../1-transport/httpTransport.ts';
 
 /** What {@link serve} serves, and where. */
 export interface ServeOptions extends StalenessOptions {
@@ -120,7 +121,12 @@ export function serve(informers: Served, options: ServeOptions = {}): Observable
             failure = `# families() failed: ${(error instanceof Error ? error.message : String(error)).replace(/[\r\n]/g, ' ')}\n`;
           }
           const snapshots = [...metrics.values()].flatMap((m) => (m.latest ? [m.latest] : []));
-          const text = toPrometheusText([...informerFamilies(snapshots), ...healthFamilies(healths, now), ...extra]);
+          const text = toPrometheusText([
+            ...informerFamilies(snapshots),
+            ...healthFamilies(healths, now),
+            ...transportFamilies(transportBytes()),
+            ...extra,
+          ]);
           return respond(res, 200, failure + text, 'text/plain; version=0.0.4; charset=utf-8');
         }
         default:

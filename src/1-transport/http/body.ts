@@ -73,6 +73,7 @@ export function readBody(
   response.on('close', () => {
     if (over) return;
     if (!response.complete) {
+      if (response.failure) return onError(response.failure);
       onError(
         new InformerError('NetworkError', `${phase}: the connection closed before the response was complete`, {
           phase,

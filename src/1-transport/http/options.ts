@@ -51,7 +51,16 @@ export interface HttpTransportOptions {
    * arrive as `{ metadata }` skeletons marked `isSkipped` (a sharded informer drops them). Default: keep all.
    */
   readonly keepObject?: KeepObject;
+  /**
+   * Response compression (see docs/transport.md, "Compression"): `gzip` sends `Accept-Encoding: gzip` on lists,
+   * watches and discovery and inflates a gzip body as it streams in; `none` asks for none. Every byte limit counts
+   * inflated bytes. A body in an encoding not asked for is refused (`MalformedLine`). Default {@link DEFAULT_COMPRESSION}.
+   */
+  readonly compression?: Compression;
 }
+
+/** What {@link HttpTransportOptions.compression} asks the server for. */
+export type Compression = 'gzip' | 'none';
 
 /** The default of {@link HttpTransportOptions.requestTimeoutMs}. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
@@ -69,6 +78,8 @@ export const DEFAULT_MAX_DOCUMENT_BYTES = 4 * 1024 * 1024;
 const DEFAULT_USER_AGENT = 'rx-informer/0.1 (node)';
 /** The default of {@link HttpTransportOptions.protocol}. */
 export const DEFAULT_PROTOCOL: HttpProtocol = 'auto';
+/** The default of {@link HttpTransportOptions.compression}. */
+export const DEFAULT_COMPRESSION: Compression = 'none';
 
 export const JSON_ACCEPT = 'application/json';
 /** What a metadata-only list asks for, with plain JSON as the fallback (as client-go's metadata client, 10a). */
@@ -93,10 +104,11 @@ export interface RequestSettings {
   readonly maxErrorBodyBytes: number;
   readonly protocol: HttpProtocol;
   readonly http2: Http2Options;
+  readonly compression: Compression;
 }
 
 export function requestSettings(
-  options: Pick<HttpTransportOptions, 'userAgent' | 'requestTimeoutMs' | 'maxErrorBodyBytes' | 'protocol' | 'http2'>,
+  options: Pick<HttpTransportOptions, 'userAgent' | 'requestTimeoutMs' | 'maxErrorBodyBytes' | 'protocol' | 'http2' | 'compression'>,
 ): RequestSettings {
   return {
     userAgent: options.userAgent ?? DEFAULT_USER_AGENT,
@@ -104,6 +116,7 @@ export function requestSettings(
     maxErrorBodyBytes: byteLimit(options.maxErrorBodyBytes, DEFAULT_MAX_ERROR_BODY_BYTES),
     protocol: options.protocol ?? DEFAULT_PROTOCOL,
     http2: options.http2 ?? {},
+    compression: options.compression ?? DEFAULT_COMPRESSION,
   };
 }
 

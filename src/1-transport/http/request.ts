@@ -7,6 +7,7 @@ import { InformerError, type ErrorPhase } from '../../0-model/errors.ts';
 import { http2Get, mayUseHttp2 } from '../http2/request.ts';
 import type { HttpResponse } from '../http2/response.ts';
 import { http2Route, useAgent } from './agents.ts';
+import { decodeResponse } from './encoding.ts';
 import { credentialsFor, forgetExecCredential, killPluginsWithTheirRequest } from './execAuth.ts';
 import { JSON_ACCEPT, type RequestSettings } from './options.ts';
 
@@ -48,13 +49,17 @@ export function get(kc: KubeConfig, path: string, phase: ErrorPhase, settings: R
     (async () => {
       const cluster = kc.getCurrentCluster();
       if (!cluster) throw new InformerError('Config', 'the KubeConfig has no current cluster', { phase: 'config' });
-      const options: https.RequestOptions = { method: 'GET', headers: { Accept: accept, 'User-Agent': settings.userAgent } };
+      const headers: Record<string, string> = { Accept: accept, 'User-Agent': settings.userAgent };
+      if (settings.compression === 'gzip') headers['Accept-Encoding'] = 'gzip';
+      const options: https.RequestOptions = { method: 'GET', headers };
       killPluginsWithTheirRequest(kc);
       await credentialsFor.run(abort.signal, () => kc.applyToHTTPSOptions(options));
       if (abort.signal.aborted) return;
       const url = new URL(cluster.server.replace(/\/+$/, '') + path);
-      const onResponse = (opened: HttpResponse) => {
+      const onResponse = (raw: HttpResponse) => {
         clearTimeout(timer);
+        const opened = decodeResponse(raw, what, phase);
+        if (opened instanceof InformerError) return fail(opened);
         response = opened;
         // Before the 401 is reported: the reflector's retry then runs the exec plugin again.
         if (opened.statusCode === 401) forgetExecCredential(kc);
