@@ -89,6 +89,8 @@ export interface BenchOptions {
   readonly combined?: boolean;
   /** Extra Node/V8 flags for every contender process (e.g. `--max-semi-space-size=64`). */
   readonly nodeFlags?: readonly string[];
+  /** The workload server gzips lists for requests that accept gzip (rx-gzip; client-node asks for it too). */
+  readonly gzip?: boolean;
   /** The workload server paces every response body to this many Mbit/s (one link shared by all), to play a network. */
   readonly linkMbit?: number;
   /** Pin the workload server to the last core and the contender to the others (taskset), so they do not fight over cores. Default: when taskset exists and there are ≥ 2 cores. */
@@ -461,6 +463,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         seed: options.seed,
         generate: !!scenario.generate,
         ...(options.linkMbit ? { linkMbit: options.linkMbit } : {}),
+        ...(options.gzip ? { gzip: true } : {}),
       },
       pinning?.server,
     );

@@ -24,7 +24,7 @@
  *   once at startup too (counted in `setupMs`), so serving them is as cheap as
  *   serving full objects, and the contenders, not the server, set the pace.
  *
- * - Compression, as kube-apiserver: a list whose request sends `Accept-Encoding: gzip` is gzipped
+ * - Compression (`gzip`, off by default), as kube-apiserver: a list whose request sends `Accept-Encoding: gzip` is gzipped
  *   (level 1, streamed; kube-apiserver gzips bodies over 128 KiB, and every page here is larger).
  *   Watches stay plain, as kube-apiserver's do. Bytes written are counted on the wire (compressed).
  * - `linkMbit`: response bodies are paced to that rate, one link for all (see {@link WorkloadConfig.linkMbit}).
@@ -60,6 +60,8 @@ export interface WorkloadConfig {
    * to play a network instead of loopback. Default: as fast as the socket takes it.
    */
   readonly linkMbit?: number;
+  /** Gzip lists for requests that accept it (rx-gzip, and client-node, whose fetch asks for gzip). Default: never. */
+  readonly gzip?: boolean;
 }
 
 export interface ServerReady {
@@ -271,7 +273,7 @@ export async function serve(
    * request accepts gzip; `wire` counts what went out.
    */
   const bodyOf = (request: http.IncomingMessage, response: http.ServerResponse, onWire: (bytes: number) => void) => {
-    const gzip = /\bgzip\b/.test(String(request.headers['accept-encoding'] ?? ''));
+    const gzip = config.gzip === true && /\bgzip\b/.test(String(request.headers['accept-encoding'] ?? ''));
     response.writeHead(200, {
       'Content-Type': 'application/json',
       ...(gzip ? { 'Content-Encoding': 'gzip', Vary: 'Accept-Encoding' } : {}),

@@ -79,7 +79,7 @@ const DEFAULT_USER_AGENT = 'rx-informer/0.1 (node)';
 /** The default of {@link HttpTransportOptions.protocol}. */
 export const DEFAULT_PROTOCOL: HttpProtocol = 'auto';
 /** The default of {@link HttpTransportOptions.compression}. */
-export const DEFAULT_COMPRESSION: Compression = 'none';
+export const DEFAULT_COMPRESSION: Compression = 'gzip';
 
 export const JSON_ACCEPT = 'application/json';
 /** What a metadata-only list asks for, with plain JSON as the fallback (as client-go's metadata client, 10a). */
