@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { KubeConfig } from '@kubernetes/client-node';
 import { ConfigMap, type InformerOptions, type KubeObject } from '../../src/index.ts';
 import { httpListWatch } from '../../src/1-transport/httpTransport.ts';
-import { transportBytes, type TransportBytes } from '../../src/metrics/index.ts';
+import { toPrometheusText, transportBytes, transportFamilies, type TransportBytes } from '../../src/metrics/index.ts';
 import { startApiServer, type ApiServer, type ApiServerOptions } from '../../src/testing/index.ts';
 import { cm, converged, run, waitFor } from '../resilience/harness/live.ts';
 
@@ -92,7 +92,7 @@ for (const protocol of ['http1', 'h2'] as const) {
       expect(live.errors).toEqual([]);
     });
 
-    it('as kube-apiserver: lists up to 128 KiB, and watches, stay plain; compression none asks for nothing', async () => {
+    it('as kube-apiserver: lists up to 128 KiB, and watches, stay plain; none asks for nothing, the default for gzip', async () => {
       api = await start(true);
       api.create('configmaps', cm('small'));
       const kc = freshKubeConfig(api);
@@ -105,7 +105,8 @@ for (const protocol of ['http1', 'h2'] as const) {
       const plain = await firstValueFrom(httpListWatch(kc, { resource: ConfigMap }, { compression: 'none', protocol }).list({}));
       expect(delta(before).gzipResponses).toBe(0);
       before = transportBytes();
-      const gzipped = await firstValueFrom(httpListWatch(kc, { resource: ConfigMap }, { compression: 'gzip', protocol }).list({}));
+      // The default asks for gzip.
+      const gzipped = await firstValueFrom(httpListWatch(kc, { resource: ConfigMap }, { protocol }).list({}));
       expect(delta(before).gzipResponses).toBe(1);
       expect(gzipped).toEqual(plain);
       expect(gzipped.items).toHaveLength(301);
@@ -122,3 +123,16 @@ for (const protocol of ['http1', 'h2'] as const) {
     });
   });
 }
+
+describe('bytes saved, as metrics', () => {
+  it('transportFamilies: responses per encoding, body bytes on the wire and decoded', () => {
+    const text = toPrometheusText(
+      transportFamilies({ identityResponses: 3, identityBytes: 500, gzipResponses: 2, gzipWireBytes: 100, gzipDecodedBytes: 1400 }),
+    );
+    expect(text).toContain('# TYPE informer_transport_body_bytes_total counter');
+    expect(text).toContain('informer_transport_responses_total{encoding="gzip"} 2');
+    expect(text).toContain('informer_transport_body_bytes_total{encoding="gzip",stage="wire"} 100');
+    expect(text).toContain('informer_transport_body_bytes_total{encoding="gzip",stage="decoded"} 1400');
+    expect(text).toContain('informer_transport_body_bytes_total{encoding="identity",stage="decoded"} 500');
+  });
+});
