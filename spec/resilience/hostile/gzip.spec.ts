@@ -195,3 +195,15 @@ describe('hostile server, gzip: bodies that do not inflate, and encodings not as
     });
   }
 });
+
+describe('hostile server, gzip: an empty body marked gzip', () => {
+  it('is an empty body: a 503 stays a ServerError, not a gzip body cut short', async () => {
+    const s = await start('list', (_request, response) => {
+      response.writeHead(503, { 'Content-Encoding': 'gzip', 'Retry-After': '1' });
+      response.end();
+    });
+    const error = await failure(httpListWatch(s.kc, target, { compression: 'gzip' }).list({}));
+    expect(error.reason).toBe('ServerError');
+    expect(error.status).toBe(503);
+  });
+});

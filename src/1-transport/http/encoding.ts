@@ -132,14 +132,21 @@ class GunzipResponse implements HttpResponse {
   constructor(inner: HttpResponse, what: string, phase: ErrorPhase) {
     this.inner = inner;
     const gunzip = (this.gunzip = createGunzip());
+    let wire = 0;
     inner.on('data', (chunk: Buffer) => {
+      wire += chunk.length;
       counts.gzipWireBytes += chunk.length;
       if (gunzip.destroyed) return;
       if (!gunzip.write(chunk)) inner.pause();
     });
     gunzip.on('drain', () => inner.resume());
     inner.on('end', () => {
-      if (!gunzip.destroyed) gunzip.end();
+      if (gunzip.destroyed) return;
+      if (wire > 0) return void gunzip.end();
+      // No body at all (a proxy's empty error page marked gzip): empty, not a gzip stream cut short.
+      gunzip.destroy();
+      this.inflated = true;
+      this.close();
     });
     inner.on('error', () => undefined);
     inner.on('close', () => {
