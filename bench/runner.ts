@@ -148,7 +148,7 @@ export function scenarios(options: Omit<BenchOptions, 'log'>): Scenario[] {
       contenders: ALL,
       fanOutEvents: options.fanOutEvents,
     };
-    return [{ ...smoke, contenders: pick(ALL, options.only) }];
+    return [{ ...smoke, contenders: pick(ALL, options.only, true) }];
   }
   const list: Scenario[] = [
     {
@@ -208,9 +208,9 @@ export function scenarios(options: Omit<BenchOptions, 'log'>): Scenario[] {
 }
 
 /** The runs of a scenario whose contenders are `available`: all of them, or those of `only` (variants included), in its order. */
-function pick(available: readonly RunName[], only: readonly RunName[] | undefined): RunName[] {
-  // rx-gzip (compression) runs only when named: it measures a setting, not a contender.
-  if (!only) return available.filter((name) => name !== 'rx-gzip');
+function pick(available: readonly RunName[], only: readonly RunName[] | undefined, everything = false): RunName[] {
+  // rx-gzip (compression) runs only when named (or in the smoke run, which runs everything): it measures a setting.
+  if (!only) return everything ? [...available] : available.filter((name) => name !== 'rx-gzip');
   return only.filter((name) => available.includes(parseRunName(name).id));
 }
 
