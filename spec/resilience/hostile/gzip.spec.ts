@@ -7,6 +7,7 @@
  * cut short) and an encoding nobody asked for are `MalformedLine`, and the informer recovers once the
  * server behaves.
  */
+import { createGzip } from 'node:zlib';
 import { lastValueFrom, type Subscription } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigMap, discover, informer, type InformerError } from '../../../src/index.ts';
@@ -205,5 +206,33 @@ describe('hostile server, gzip: an empty body marked gzip', () => {
     const error = await failure(httpListWatch(s.kc, target, { compression: 'gzip' }).list({}));
     expect(error.reason).toBe('ServerError');
     expect(error.status).toBe(503);
+  });
+});
+
+describe('gzip watch streams, one gzip stream flushed per event (as Go’s gzip.Writer.Flush)', () => {
+  it('each event is read as soon as it is flushed, before the next one is sent', async () => {
+    let next: (() => void) | undefined;
+    const s = await start('watch', (_request, response) => {
+      response.writeHead(200, { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' });
+      const zip = createGzip({ level: 1 });
+      zip.pipe(response);
+      let n = 0;
+      const send = () => {
+        n++;
+        zip.write(`${JSON.stringify({ type: 'ADDED', object: configMap(`cm-${n}`, String(10 + n)) })}\n`);
+        zip.flush();
+      };
+      send();
+      next = send;
+    });
+    const watch = watchOf(s, subscriptions, { compression: 'gzip' });
+    for (let n = 1; n <= 3; n++) {
+      await waitFor(`event ${n}`, () => watch.frames.length === n);
+      if (n < 3) next!();
+    }
+    expect(
+      watch.frames.map((f) => ('type' in f ? `${f.type} ${(f.object as { metadata: { name: string } }).metadata.name}` : f.reason)),
+    ).toEqual(['ADDED cm-1', 'ADDED cm-2', 'ADDED cm-3']);
+    expect(watch.end).toEqual({});
   });
 });
