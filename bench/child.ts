@@ -19,6 +19,9 @@ switch (config.contender) {
   case 'rx':
     await (await import('./contenders/rx.ts')).runRx(config, probe, { subscribers: 1, strip: false });
     break;
+  case 'rx-gzip':
+    await (await import('./contenders/rx.ts')).runRx(config, probe, { subscribers: 1, strip: false, gzip: true });
+    break;
   case 'rx-strip':
     await (await import('./contenders/rx.ts')).runRx(config, probe, { subscribers: 1, strip: true });
     break;

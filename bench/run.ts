@@ -15,7 +15,7 @@
  *   --relist-events M   watch events before the 410 in the relist scenario (default 20000)
  *   --fanout-events M   events counted per informer by the 100 client-node informers (default 2000)
  *   --reps K            repetitions per contender (default 3)
- *   --only a,b          contenders: raw, rx, rx-strip, rx-lazy, rx-lazy-strip, rx-meta, rx-100, cn, cn-100;
+ *   --only a,b          contenders: raw, rx, rx-gzip (only when named), rx-strip, rx-lazy, rx-lazy-strip, rx-meta, rx-100, cn, cn-100;
  *                       rx…@DIR runs that rx contender on another copy of src/ (DIR holds its index.ts),
  *                       NAME:--flag runs it with extra Node/V8 flags (e.g. raw:--minor-ms),
  *                       alternating with the others, e.g. --only rx,rx@/tmp/base/src
@@ -25,6 +25,10 @@
  *   --cpu-prof DIR      write a CPU profile of each phase (sync, watch, relist) of each run
  *   --timeout SEC       per-run time limit
  *   --node-flags "…"    extra Node/V8 flags for the contender processes (e.g. "--max-semi-space-size=64")
+ *   --gzip              the workload server gzips lists for requests that accept gzip (level 1, as kube-apiserver):
+ *                       rx-gzip asks for it (compression gzip), and so does client-node (cn) by default; rx does not
+ *   --link-mbit N       the workload server paces response bodies to N Mbit/s (one link shared by all), to play a
+ *                       network, e.g. --only rx,rx-gzip --gzip --link-mbit 100
  *   --no-pin            do not pin the server and the contenders to separate cores
  */
 import { dirname, join, resolve } from 'node:path';
@@ -43,7 +47,7 @@ function parse(argv: readonly string[]): BenchOptions {
     const eq = arg.indexOf('=');
     const name = eq < 0 ? arg.slice(2) : arg.slice(2, eq);
     const inline = eq < 0 ? undefined : arg.slice(eq + 1);
-    if (['quick', 'smoke', 'help', 'no-pin'].includes(name)) switches.add(name);
+    if (['quick', 'smoke', 'help', 'no-pin', 'gzip'].includes(name)) switches.add(name);
     else if (inline !== undefined) flags.set(name, inline);
     else {
       const value = argv[++i];
@@ -87,6 +91,8 @@ function parse(argv: readonly string[]): BenchOptions {
     relistEvents: int('relist-events', preset.relistEvents),
     fanOutEvents: int('fanout-events', preset.fanOutEvents),
     reps: int('reps', preset.reps),
+    ...(flags.has('link-mbit') ? { linkMbit: int('link-mbit', 1) } : {}),
+    ...(switches.has('gzip') ? { gzip: true } : {}),
     runTimeoutMs: int('timeout', preset.runTimeoutMs / 1000) * 1000,
     ...(only ? { only } : {}),
     ...(scenarioNames ? { scenarios: scenarioNames } : {}),

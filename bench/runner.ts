@@ -26,6 +26,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 export const LABELS: Record<ContenderId, string> = {
   raw: '(d) raw limit: node:http + JSON.parse + Map',
   rx: '(a) rx-informer',
+  'rx-gzip': '(a-gz) rx-informer, compression gzip',
   'rx-strip': '(a′) rx-informer + stripManagedFields',
   'rx-lazy': '(a″) rx-informer, lazyDecode',
   'rx-lazy-strip': '(a‴) rx-informer, lazyDecode + stripManagedFields',
@@ -88,6 +89,10 @@ export interface BenchOptions {
   readonly combined?: boolean;
   /** Extra Node/V8 flags for every contender process (e.g. `--max-semi-space-size=64`). */
   readonly nodeFlags?: readonly string[];
+  /** The workload server gzips lists for requests that accept gzip (rx-gzip; client-node asks for it too). */
+  readonly gzip?: boolean;
+  /** The workload server paces every response body to this many Mbit/s (one link shared by all), to play a network. */
+  readonly linkMbit?: number;
   /** Pin the workload server to the last core and the contender to the others (taskset), so they do not fight over cores. Default: when taskset exists and there are ≥ 2 cores. */
   readonly pin?: boolean;
   readonly log: (line: string) => void;
@@ -143,7 +148,7 @@ export function scenarios(options: Omit<BenchOptions, 'log'>): Scenario[] {
       contenders: ALL,
       fanOutEvents: options.fanOutEvents,
     };
-    return [{ ...smoke, contenders: pick(ALL, options.only) }];
+    return [{ ...smoke, contenders: pick(ALL, options.only, true) }];
   }
   const list: Scenario[] = [
     {
@@ -161,7 +166,7 @@ export function scenarios(options: Omit<BenchOptions, 'log'>): Scenario[] {
       pods: options.relistPods,
       events: options.relistEvents,
       relist: true,
-      contenders: ['raw', 'rx', 'rx-strip', 'rx-lazy', 'rx-meta', 'cn'],
+      contenders: ['raw', 'rx', 'rx-gzip', 'rx-strip', 'rx-lazy', 'rx-meta', 'cn'],
     },
     {
       name: `large-${k(options.pods)}`,
@@ -169,7 +174,7 @@ export function scenarios(options: Omit<BenchOptions, 'log'>): Scenario[] {
       pods: options.pods,
       events: options.events,
       relist: false,
-      contenders: ['raw', 'rx', 'rx-strip', 'rx-lazy', 'rx-lazy-strip', 'rx-meta', 'cn'],
+      contenders: ['raw', 'rx', 'rx-gzip', 'rx-strip', 'rx-lazy', 'rx-lazy-strip', 'rx-meta', 'cn'],
     },
   ];
   // Hundreds of thousands of objects: minutes per run, so only when asked for by name or role.
@@ -203,8 +208,9 @@ export function scenarios(options: Omit<BenchOptions, 'log'>): Scenario[] {
 }
 
 /** The runs of a scenario whose contenders are `available`: all of them, or those of `only` (variants included), in its order. */
-function pick(available: readonly RunName[], only: readonly RunName[] | undefined): RunName[] {
-  if (!only) return [...available];
+function pick(available: readonly RunName[], only: readonly RunName[] | undefined, everything = false): RunName[] {
+  // rx-gzip (compression) runs only when named (or in the smoke run, which runs everything): it measures a setting.
+  if (!only) return everything ? [...available] : available.filter((name) => name !== 'rx-gzip');
   return only.filter((name) => available.includes(parseRunName(name).id));
 }
 
@@ -450,7 +456,15 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       `▶ ${scenario.name}: ${scenario.pods} pods, ${scenario.events} events${scenario.relist ? ', then a 410 and a relist' : ''}; ${scenario.contenders.join(', ')} × ${options.reps}`,
     );
     const server = await startServer(
-      { pods: scenario.pods, events: scenario.events, relist: scenario.relist, seed: options.seed, generate: !!scenario.generate },
+      {
+        pods: scenario.pods,
+        events: scenario.events,
+        relist: scenario.relist,
+        seed: options.seed,
+        generate: !!scenario.generate,
+        ...(options.linkMbit ? { linkMbit: options.linkMbit } : {}),
+        ...(options.gzip ? { gzip: true } : {}),
+      },
       pinning?.server,
     );
     const { type: _type, port, ...workload } = server.ready;

@@ -54,7 +54,7 @@ export {
 export { PartialObjectMetadata, isMetadataOnly, metadataOnly } from './0-model/metadata.ts';
 
 // Options of the stages an informer is made of.
-export type { HttpTransportOptions, HttpProtocol, Http2Options } from './1-transport/httpTransport.ts';
+export type { Compression, HttpTransportOptions, HttpProtocol, Http2Options } from './1-transport/httpTransport.ts';
 export { hasUnparsedMembers, isSkipped, type KeepObject } from './1-transport/lazyJson.ts';
 export type { ListWatch } from './1-transport/listWatch.ts';
 export type { BackoffOptions } from './2-source/backoff.ts';

@@ -5,6 +5,8 @@
  * or with lazy decoding (the subscriber reads `metadata.name`, as a handler
  * that enqueues keys does: the other members stay unparsed).
  *
+ * Contender (a-gz): (a) asking for gzip (`compression: 'gzip'`), which the workload server then sends.
+ *
  * Contender (e): the same pipeline on `metadataOnly(Pod)` with
  * `stripManagedFields`: the server sends PartialObjectMetadata (no spec, no
  * status) and the cache keeps metadata without managedFields.
@@ -20,7 +22,7 @@ import type { Probe, RunConfig } from './probe.ts';
 export async function runRx(
   config: RunConfig,
   probe: Probe,
-  options: { subscribers: number; strip: boolean; lazy?: boolean; metadata?: boolean },
+  options: { subscribers: number; strip: boolean; lazy?: boolean; metadata?: boolean; gzip?: boolean },
 ): Promise<void> {
   const { informer, metadataOnly, Pod, stripManagedFields } = (await import(
     config.src ? pathToFileURL(join(config.src, 'index.ts')).href : '../../src/index.ts'
@@ -31,7 +33,7 @@ export async function runRx(
   const pageSize = Number(process.env['BENCH_PAGE_SIZE']) || undefined;
   const pods = informer(kc, resource, {
     ...(options.strip ? { transform: stripManagedFields } : {}),
-    ...(options.lazy ? { http: { lazyDecode: true } } : {}),
+    http: { ...(options.lazy ? { lazyDecode: true } : {}), compression: options.gzip ? 'gzip' : 'none' },
     ...(pageSize ? { pageSize } : {}),
   });
   const size = () => {

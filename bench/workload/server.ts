@@ -24,6 +24,11 @@
  *   once at startup too (counted in `setupMs`), so serving them is as cheap as
  *   serving full objects, and the contenders, not the server, set the pace.
  *
+ * - Compression (`gzip`, off by default), as kube-apiserver: a list whose request sends `Accept-Encoding: gzip` is gzipped
+ *   (level 1, streamed; kube-apiserver gzips bodies over 128 KiB, and every page here is larger).
+ *   Watches stay plain, as kube-apiserver's do. Bytes written are counted on the wire (compressed).
+ * - `linkMbit`: response bodies are paced to that rate, one link for all (see {@link WorkloadConfig.linkMbit}).
+ *
  * IPC from the runner: `{ type: 'reset', maxEvents? }` (before each contender
  * run: closes every connection, re-arms the go gate and the 410, zeroes the
  * counters, and optionally sends only the first `maxEvents` events on a
@@ -31,6 +36,7 @@
  */
 import * as http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { createGzip } from 'node:zlib';
 import { makePod, playEvents, type PodState } from './pods.ts';
 
 export interface WorkloadConfig {
@@ -49,6 +55,13 @@ export interface WorkloadConfig {
    * the server CPU (on its own core) while it serves a list.
    */
   readonly generate?: boolean;
+  /**
+   * Pace every response body to this many Mbit/s, as one link all responses share (a token bucket),
+   * to play a network instead of loopback. Default: as fast as the socket takes it.
+   */
+  readonly linkMbit?: number;
+  /** Gzip lists for requests that accept it (rx-gzip, and client-node, whose fetch asks for gzip). Default: never. */
+  readonly gzip?: boolean;
 }
 
 export interface ServerReady {
@@ -238,7 +251,71 @@ export async function serve(
   };
   const sockets = new Set<Socket>();
 
-  const write = (response: http.ServerResponse, buffer: Buffer): Promise<boolean> =>
+  /** When the simulated link is free again (ms, performance.now()); every paced byte pushes it on. */
+  let linkFreeAt = 0;
+  const bytesPerMs = config.linkMbit ? (config.linkMbit * 1e6) / 8 / 1000 : undefined;
+  const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+  /** Writes `buffer` in pieces of at most 64 KiB, each when the link has carried the ones before it. */
+  const write = async (response: http.ServerResponse, buffer: Buffer): Promise<boolean> => {
+    if (bytesPerMs === undefined) return writeNow(response, buffer);
+    for (let at = 0; at < buffer.length; at += 64 * 1024) {
+      const piece = buffer.subarray(at, at + 64 * 1024);
+      const now = performance.now();
+      const start = Math.max(now, linkFreeAt);
+      linkFreeAt = start + piece.length / bytesPerMs;
+      if (start - now >= 1) await sleep(start - now);
+      if (!(await writeNow(response, piece))) return false;
+    }
+    return true;
+  };
+  /**
+   * A list body's sink: `write` and `end` it as it is, or gzipped (level 1, as kube-apiserver) when the
+   * request accepts gzip; `wire` counts what went out.
+   */
+  const bodyOf = (request: http.IncomingMessage, response: http.ServerResponse, onWire: (bytes: number) => void) => {
+    const gzip = config.gzip === true && /\bgzip\b/.test(String(request.headers['accept-encoding'] ?? ''));
+    response.writeHead(200, {
+      'Content-Type': 'application/json',
+      ...(gzip ? { 'Content-Encoding': 'gzip', Vary: 'Accept-Encoding' } : {}),
+    });
+    if (!gzip) {
+      return {
+        write: async (buffer: Buffer) => (await write(response, buffer)) && (onWire(buffer.length), true),
+        end: async (last: Buffer) => {
+          if (await write(response, last)) onWire(last.length);
+          response.end();
+        },
+      };
+    }
+    const zip = createGzip({ level: 1 });
+    let open = true;
+    const pumped = (async () => {
+      for await (const chunk of zip as AsyncIterable<Buffer>) {
+        if (!(await write(response, chunk))) {
+          open = false;
+          zip.destroy();
+          return;
+        }
+        onWire(chunk.length);
+      }
+      response.end();
+    })().catch(() => undefined);
+    const put = (buffer: Buffer) =>
+      new Promise<boolean>((resolve) => {
+        if (!open) return resolve(false);
+        if (zip.write(buffer)) return resolve(true);
+        zip.once('drain', () => resolve(open));
+      });
+    return {
+      write: put,
+      end: async (last: Buffer) => {
+        if (open) zip.end(last);
+        await pumped;
+      },
+    };
+  };
+
+  const writeNow = (response: http.ServerResponse, buffer: Buffer): Promise<boolean> =>
     new Promise((resolve) => {
       if (response.destroyed || response.writableEnded) return resolve(false);
       if (response.write(buffer)) return resolve(true);
@@ -253,7 +330,7 @@ export async function serve(
       response.on('close', onClose);
     });
 
-  const list = async (url: URL, response: http.ServerResponse, metadata: boolean) => {
+  const list = async (url: URL, request: http.IncomingMessage, response: http.ServerResponse, metadata: boolean) => {
     counters.listRequests++;
     if (metadata) counters.metadataRequests++;
     const limit = Number(url.searchParams.get('limit') ?? '0');
@@ -274,7 +351,7 @@ export async function serve(
       // kube-apiserver v1.20 does not copy remainingItemCount into a PartialObjectMetadataList (10d).
       if (!metadata) meta.remainingItemCount = total - end;
     }
-    response.writeHead(200, { 'Content-Type': 'application/json' });
+    const body = bodyOf(request, response, (bytes) => (counters.listBytesWritten += bytes));
     const head = Buffer.from(
       metadata
         ? `{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","metadata":${JSON.stringify(meta)},"items":[`
@@ -290,13 +367,10 @@ export async function serve(
         first = false;
         parts.push(snapshot.item(i));
       }
-      const buffer = Buffer.concat(parts);
-      if (!(await write(response, buffer))) return;
-      counters.listBytesWritten += buffer.length;
+      if (!(await body.write(Buffer.concat(parts)))) return;
     }
-    if (offset >= end && (await write(response, head))) counters.listBytesWritten += head.length;
-    response.end(']}\n');
-    counters.listBytesWritten += 3;
+    if (offset >= end && !(await body.write(head))) return;
+    await body.end(Buffer.from(']}\n'));
   };
 
   const watch = async (url: URL, response: http.ServerResponse, metadata: boolean) => {
@@ -357,12 +431,12 @@ export async function serve(
     if (url.pathname === '/api/v1/pods' && request.method === 'GET') {
       const isWatch = url.searchParams.get('watch');
       const watching = isWatch === '1' || isWatch === 'true';
-      void (watching ? watch(url, response, wantsMetadata(request, false)) : list(url, response, wantsMetadata(request, true))).catch(
-        (error: unknown) => {
-          if (!response.headersSent) response.writeHead(500, { 'Content-Type': 'application/json' });
-          response.end(status(500, 'InternalError', String(error)));
-        },
-      );
+      void (
+        watching ? watch(url, response, wantsMetadata(request, false)) : list(url, request, response, wantsMetadata(request, true))
+      ).catch((error: unknown) => {
+        if (!response.headersSent) response.writeHead(500, { 'Content-Type': 'application/json' });
+        response.end(status(500, 'InternalError', String(error)));
+      });
       return;
     }
     response.writeHead(404, { 'Content-Type': 'application/json' });
@@ -397,6 +471,7 @@ export async function serve(
       const previous = { ...counters };
       go = false;
       expired = false;
+      linkFreeAt = 0;
       for (const resolve of waiting) resolve();
       waiting = [];
       counters.listRequests =

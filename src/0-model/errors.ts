@@ -12,7 +12,8 @@ import { isRecord } from '../util/isRecord.ts';
  * - `NetworkError`: connection refused or reset, DNS, TLS.
  * - `Timeout`: a request or a watch stalled and was aborted.
  * - `VeryShortWatch`: a watch ended at once with no event (counts as a failure for backoff).
- * - `MalformedLine`: a watch line that is not JSON, not an object, or too long.
+ * - `MalformedLine`: a watch line that is not JSON, not an object, or too long; a response body that cannot be
+ *   decoded (not JSON, gzip that does not inflate, a Content-Encoding not asked for).
  * - `ListTooLong`: a list's continue chain repeated a token, or went past `maxListPages` pages or
  *   `maxListObjects` objects without completing; the reflector drops it and relists after the backoff.
  * - `UnknownEventType`: a watch event whose `type` is not one Kubernetes defines.

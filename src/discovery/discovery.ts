@@ -118,7 +118,7 @@ export function assembleDiscovery(
  */
 export type DiscoveryOptions = Pick<
   HttpTransportOptions,
-  'userAgent' | 'requestTimeoutMs' | 'listIdleTimeoutMs' | 'maxDocumentBytes' | 'maxErrorBodyBytes' | 'protocol' | 'http2'
+  'userAgent' | 'requestTimeoutMs' | 'listIdleTimeoutMs' | 'maxDocumentBytes' | 'maxErrorBodyBytes' | 'protocol' | 'http2' | 'compression'
 >;
 
 /** What a JSON value is, for a message (never the value itself: it may be huge). */

@@ -9,8 +9,10 @@ export {
   informerFamilies,
   promClientMetrics,
   toPrometheusText,
+  transportFamilies,
   workqueueFamilies,
   type MetricFamily,
   type PromClientMetric,
   type Sample,
 } from './prometheus.ts';
+export { transportBytes, type TransportBytes } from '../1-transport/httpTransport.ts';

@@ -3,6 +3,7 @@ import type { WorkQueueMetrics } from '../workqueue/metrics.ts';
 import type { InformerMetrics } from './informerMetrics.ts';
 import type { InformerHealth } from '../5-informer/health.ts';
 import type { HandlerMetrics } from '../5-informer/handleEvents.ts';
+import type { TransportBytes } from '../1-transport/httpTransport.ts';
 
 /** One sample of a metric family. `suffix` marks a summary's `_sum`/`_count`. */
 export interface Sample {
@@ -220,6 +221,30 @@ export function handlerFamilies(informers: readonly (HandlerMetrics & { readonly
         { labels: { name: m.name }, value: m.durationSeconds.sumSeconds, suffix: '_sum' },
         { labels: { name: m.name }, value: m.durationSeconds.count, suffix: '_count' },
       ]),
+    ),
+  ];
+}
+
+/**
+ * The HTTP transport's body bytes (`transportBytes()`, process-wide): per Content-Encoding, on the wire and
+ * decoded. With gzip, decoded minus wire is what compression saved.
+ */
+export function transportFamilies(bytes: TransportBytes): MetricFamily[] {
+  return [
+    family('informer_transport_responses_total', 'HTTP responses read by the transport, by Content-Encoding.', 'counter', [
+      { labels: { encoding: 'identity' }, value: bytes.identityResponses },
+      { labels: { encoding: 'gzip' }, value: bytes.gzipResponses },
+    ]),
+    family(
+      'informer_transport_body_bytes_total',
+      'HTTP body bytes read by the transport, by Content-Encoding, as received on the wire and once decoded.',
+      'counter',
+      [
+        { labels: { encoding: 'identity', stage: 'wire' }, value: bytes.identityBytes },
+        { labels: { encoding: 'identity', stage: 'decoded' }, value: bytes.identityBytes },
+        { labels: { encoding: 'gzip', stage: 'wire' }, value: bytes.gzipWireBytes },
+        { labels: { encoding: 'gzip', stage: 'decoded' }, value: bytes.gzipDecodedBytes },
+      ],
     ),
   ];
 }

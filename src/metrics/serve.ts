@@ -5,7 +5,8 @@ import type { Informer } from '../5-informer/informer.ts';
 import { readiness, type InformerHealth, type StalenessOptions } from '../5-informer/health.ts';
 import { informerMetrics$, type InformerMetrics } from './informerMetrics.ts';
 import { resourceName } from '../0-model/resources.ts';
-import { handlerFamilies, healthFamilies, informerFamilies, toPrometheusText, type MetricFamily } from './prometheus.ts';
+import { handlerFamilies, healthFamilies, informerFamilies, toPrometheusText, transportFamilies, type MetricFamily } from './prometheus.ts';
+import { transportBytes } from '../1-transport/httpTransport.ts';
 
 /** What {@link serve} serves, and where. */
 export interface ServeOptions extends StalenessOptions {
@@ -130,6 +131,7 @@ export function serve(informers: Served, options: ServeOptions = {}): Observable
             ...informerFamilies(snapshots),
             ...handlerFamilies(handlers),
             ...healthFamilies(healths, now),
+            ...transportFamilies(transportBytes()),
             ...extra,
           ]);
           return respond(res, 200, failure + text, 'text/plain; version=0.0.4; charset=utf-8');

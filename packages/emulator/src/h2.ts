@@ -175,7 +175,7 @@ export async function listenHttp2(
  * fault): over HTTP/2 only that request fails, not the connection it shares.
  * Returns false for an HTTP/1.1 response.
  */
-export function resetStream(res: ServerResponse, data: string): boolean {
+export function resetStream(res: ServerResponse, data: string | Buffer): boolean {
   const stream = (res as unknown as { stream?: http2.ServerHttp2Stream }).stream;
   if (!stream) return false;
   const reset = () => {

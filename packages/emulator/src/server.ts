@@ -16,6 +16,7 @@ import { objectKey, Store } from './store.ts';
 import { TEST_TLS_CERT, TEST_TLS_KEY } from './tls.ts';
 import type { CustomResourceDefinitionSpec, Gvr, GvrLike, StoredObject } from './types.ts';
 import type { WatchSession } from './watch.ts';
+import { gzipSettings, type GzipOption } from './gzip.ts';
 
 export interface ApiServerOptions {
   /** Require `Authorization: Bearer <token>` (401 otherwise, like 06d). */
@@ -63,6 +64,12 @@ export interface ApiServerOptions {
    * black-hole connections or send GOAWAY (see ./h2.ts).
    */
   http2?: boolean | { maxConcurrentStreams?: number };
+  /**
+   * Gzip answers for clients that send `Accept-Encoding: gzip`, as kube-apiserver: GET and list bodies over
+   * 128 KiB at level 1 (default `true`). `{ minBytes, level }` tune it; `{ watch: true }` gzips watch streams
+   * too (kube-apiserver does not), flushed with every write. `false`: never.
+   */
+  gzip?: GzipOption;
 }
 
 export interface ApiServer {
@@ -217,6 +224,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     defaultWatchTimeoutMs: options.defaultWatchTimeoutMs,
     sendInitialEvents: options.sendInitialEvents ?? true,
     partialObjectMetadata: options.partialObjectMetadata ?? true,
+    gzip: gzipSettings(options.gzip),
     serverAddress: () => `127.0.0.1:${port}`,
     isClosing: () => closing,
   });

@@ -12,6 +12,7 @@ import { type Status, watchTooOld } from './status.ts';
 import { type Collection, eventLine, type HistoryEvent } from './store.ts';
 import type { StoredObject } from './types.ts';
 import { resetStream } from './h2.ts';
+import { gzip, type GzipSettings } from './gzip.ts';
 
 export interface WatchFilter {
   namespace: string | undefined;
@@ -90,6 +91,8 @@ export interface WatchOptions {
   /** The oldest revision the history still covers (for expireWatch messages). */
   floor: () => number;
   onEnd: (session: WatchSession) => void;
+  /** Gzip the stream: every write one gzip member, so each event is readable as soon as it is out. */
+  gzip?: GzipSettings;
   /** Sessions that ended but still trickle out a slowWatch backlog (disposed by the server's close). */
   draining: Set<WatchSession>;
 }
@@ -134,7 +137,8 @@ export class WatchSession implements OpenWatch {
     this.res.on('close', () => this.finish('client'));
     this.req.on('error', () => this.finish('client'));
     o.coll.listeners.add(this.listener);
-    this.res.writeHead(200, { 'Cache-Control': 'no-cache, private', 'Content-Type': 'application/json' });
+    const encoding: Record<string, string> = o.gzip ? { 'Content-Encoding': 'gzip', Vary: 'Accept-Encoding' } : {};
+    this.res.writeHead(200, { 'Cache-Control': 'no-cache, private', 'Content-Type': 'application/json', ...encoding });
     this.res.flushHeaders();
     o.record.eventsSent = 0;
     o.record.bookmarksSent = 0;
@@ -347,8 +351,13 @@ export class WatchSession implements OpenWatch {
     }
     const data = this.pending.length === 1 ? this.pending[0]! : this.pending.join('');
     this.pending = [];
-    if (this.slow) this.slowWrite(Buffer.from(data), this.slow);
-    else this.res.write(data);
+    if (this.slow) this.slowWrite(Buffer.from(this.encode(data)), this.slow);
+    else this.res.write(this.encode(data));
+  }
+
+  /** The bytes of `data` on the wire: as they are, or one gzip member. */
+  private encode(data: string): string | Buffer {
+    return this.o.gzip ? gzip(data, this.o.gzip) : data;
   }
 
   private slowWrite(buf: Buffer, slow: { chunkBytes: number; delayMs: number }): void {
@@ -370,7 +379,7 @@ export class WatchSession implements OpenWatch {
     this.dispose();
     const sock = this.res.socket;
     // HTTP/2: only this stream is reset (after what was written), not the connection it shares.
-    if (resetStream(this.res, this.pending.join(''))) return void (this.pending = []);
+    if (resetStream(this.res, this.pending.length ? this.encode(this.pending.join('')) : '')) return void (this.pending = []);
     this.flushNow();
     if (sock) sock.destroySoon();
     else this.res.destroy();
@@ -386,7 +395,7 @@ export class WatchSession implements OpenWatch {
     if (this.slow) {
       const data = this.pending.join('');
       this.pending = [];
-      if (data) this.slowWrite(Buffer.from(data), this.slow);
+      if (data) this.slowWrite(Buffer.from(this.encode(data)), this.slow);
       if (this.slowQueue.length && how !== 'server-close') {
         this.o.draining.add(this);
         this.slowDone = () => {
@@ -414,7 +423,7 @@ export class WatchSession implements OpenWatch {
   }
 
   private flushNow(): void {
-    if (this.pending.length && !this.res.destroyed && !this.res.writableEnded) this.res.write(this.pending.join(''));
+    if (this.pending.length && !this.res.destroyed && !this.res.writableEnded) this.res.write(this.encode(this.pending.join('')));
     this.pending = [];
   }
 

@@ -11,6 +11,7 @@
  */
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { KubeConfig } from '@kubernetes/client-node';
 
 export type RequestKind = 'list' | 'continue' | 'watch' | 'discovery' | 'other';
@@ -244,5 +245,55 @@ export function truncated(code: number, body: string, declared = Buffer.byteLeng
   return (_request, response) => {
     response.writeHead(code, { 'Content-Type': 'application/json', 'Content-Length': String(declared) });
     response.write(body.slice(0, Math.floor(body.length / 2)), () => response.destroy());
+  };
+}
+
+// ---------------------------------------------------------------------------
+// Compressed answers (Content-Encoding: gzip)
+
+let bombMember: Buffer | undefined;
+/** One gzip member of 64 MiB of spaces: about 64 KiB on the wire (deflate's ratio is at most about 1000:1). */
+function bomb(): Buffer {
+  return (bombMember ??= gzipSync(Buffer.alloc(64 * 1024 * 1024, 0x20), { level: 9 }));
+}
+
+/**
+ * A gzip bomb that never ends: `head` as one gzip member, then member after member of 64 MiB of spaces
+ * (about 64 KiB each on the wire), until the client goes away: every wire MiB inflates to about 1 GiB.
+ */
+export function gzipBomb(code: number, head = ''): Behaviour {
+  return async (request, response) => {
+    response.writeHead(code, { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' });
+    if (head && !(await request.write(gzipSync(head)))) return;
+    await writeAll(request, bomb());
+    response.end();
+  };
+}
+
+/**
+ * `body` gzipped, whole (`as: 'whole'`), cut in the middle of the gzip stream though the HTTP response ends
+ * cleanly (`'cut'`), or with its deflate data overwritten by garbage (`'corrupt'`); for a watch, `open` keeps
+ * the response open afterwards.
+ */
+export function gzipped(code: number, body: string, as: 'whole' | 'cut' | 'corrupt' = 'whole', open = false): Behaviour {
+  const whole = gzipSync(body);
+  let bytes = whole;
+  if (as === 'cut') bytes = whole.subarray(0, Math.floor(whole.length / 2));
+  if (as === 'corrupt') {
+    bytes = Buffer.from(whole);
+    for (let i = 10; i < bytes.length - 8; i++) bytes[i] = 0xff;
+  }
+  return async (request, response) => {
+    response.writeHead(code, { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' });
+    await request.write(bytes);
+    if (!open) response.end();
+  };
+}
+
+/** A body in a Content-Encoding the client did not ask for (`br`: bytes that are not JSON). */
+export function encodedAs(code: number, encoding: string): Behaviour {
+  return (_request, response) => {
+    response.writeHead(code, { 'Content-Type': 'application/json', 'Content-Encoding': encoding });
+    response.end(Buffer.from([0x1b, 0x2f, 0x00, 0xf8, 0x25, 0x82, 0x82, 0x3f]));
   };
 }

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ClientHttp2Stream, IncomingHttpHeaders as Http2Headers } from 'node:http2';
+import type { InformerError } from '../../0-model/errors.ts';
 
 /**
  * What the transport reads of a response, whatever the HTTP version: an
@@ -11,6 +12,8 @@ export interface HttpResponse {
   readonly headers: IncomingHttpHeaders;
   /** True once the whole body arrived (the server ended the response, not the connection). */
   readonly complete: boolean;
+  /** Why the body could not be read to its end though the server sent it (a gzip body that does not inflate). */
+  readonly failure?: InformerError | undefined;
   on(event: 'data', listener: (chunk: Buffer) => void): this;
   on(event: 'error', listener: (error: Error) => void): this;
   on(event: 'close' | 'end', listener: () => void): this;

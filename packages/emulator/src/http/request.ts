@@ -15,6 +15,7 @@ import { ApiError, badRequest, failure } from '../status.ts';
 import { negotiate, type Target } from '../negotiate.ts';
 import type { Store } from '../store.ts';
 import type { WatchSession } from '../watch.ts';
+import type { GzipSettings } from '../gzip.ts';
 
 export interface HttpCore {
   readonly store: Store;
@@ -31,6 +32,8 @@ export interface HttpCore {
   readonly defaultWatchTimeoutMs: number | undefined;
   readonly sendInitialEvents: boolean;
   readonly partialObjectMetadata: boolean;
+  /** Undefined: never gzip. */
+  readonly gzip: GzipSettings | undefined;
   serverAddress(): string;
   isClosing(): boolean;
 }

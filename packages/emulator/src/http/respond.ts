@@ -1,6 +1,6 @@
 /**
  * Writing answers: the request log entry, kube-apiserver's headers, JSON bodies
- * (Content-Length up to 2 KiB, chunked above, indented for curl), `Status` errors
+ * (Content-Length up to 2 KiB, chunked above, gzipped above 128 KiB when asked, indented for curl), `Status` errors
  * and the single-ERROR-line watch answer.
  */
 import type { OutgoingHttpHeaders } from 'node:http';
@@ -8,6 +8,7 @@ import type { RequestRecord } from '../requestLog.ts';
 import type { ApiError } from '../status.ts';
 import { errorLine } from '../watch.ts';
 import type { Ctx } from './request.ts';
+import { acceptsGzip, gzip } from '../gzip.ts';
 
 /** Go's net/http sends Content-Length when the whole body fits its 2 KiB buffer, else chunked. */
 const CHUNK_THRESHOLD = 2048;
@@ -49,7 +50,12 @@ export function send(ctx: Ctx, status: number, body: string, extra: Record<strin
   if (ctx.pretty) text = JSON.stringify(JSON.parse(body), null, 2);
   const h = headers(ctx, extra);
   const bytes = Buffer.byteLength(text);
-  if (bytes <= CHUNK_THRESHOLD) {
+  const gzipped = ctx.core.gzip;
+  if (gzipped && bytes > gzipped.minBytes && acceptsGzip(ctx.req)) {
+    // As kube-apiserver's deferredResponseWriter: Content-Encoding and Vary, then the compressed body, chunked.
+    res.writeHead(status, { ...h, 'Content-Encoding': 'gzip', Vary: 'Accept-Encoding' });
+    res.end(gzip(text, gzipped));
+  } else if (bytes <= CHUNK_THRESHOLD) {
     h['Content-Length'] = String(bytes);
     res.writeHead(status, h);
     res.end(text);

@@ -12,6 +12,7 @@ import type { StoredObject } from '../types.ts';
 import { matchesFilter, type WatchFilter, WatchSession } from '../watch.ts';
 import { type Ctx, selectors, truthy } from './request.ts';
 import { record, sendWatchError } from './respond.ts';
+import { acceptsGzip } from '../gzip.ts';
 
 export function serveWatch(ctx: Ctx, def: ResourceDef, ns: string | undefined, name: string | undefined, metadataOnly: boolean): void {
   const { core } = ctx;
@@ -78,6 +79,7 @@ export function serveWatch(ctx: Ctx, def: ResourceDef, ns: string | undefined, n
     ...(timeoutMs !== undefined ? { timeoutMs } : {}),
     ...(fault ? { fault } : {}),
     metadataOnly,
+    ...(core.gzip?.watch && acceptsGzip(ctx.req) ? { gzip: core.gzip } : {}),
     floor: () => store.floorOf(coll),
     onEnd: (s: WatchSession) => core.sessions.delete(s),
     draining: core.draining,
