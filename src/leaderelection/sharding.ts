@@ -49,7 +49,9 @@ export interface ShardStatus {
   readonly held: ReadonlySet<number>;
   /**
    * The shards the rendezvous assignment gives us, as we see the members (empty until we have
-   * listed them once): the ones we campaign for. `held` is part of it once the Leases are taken.
+   * listed them once): the ones we campaign for, and `held` once their Leases are taken. Only a
+   * listing changes the view: a member lapses once a listing shows its Lease unrenewed for a lease
+   * duration; a replica whose listings fail keeps the view it had.
    */
   readonly assigned: ReadonlySet<number>;
   /** The live members as we see them (us included). */
