@@ -232,14 +232,14 @@ export function shardedInformer<T extends KubeObject>(
     });
 
   /**
-   * A deletion of a key whose shard is not held is a shard move: a server's deletion of such a
-   * key never reaches the cache (the source drops it), so only a release takes one out.
+   * A deletion of a key whose shard is not kept is a shard move: a server's deletion of such a
+   * key never reaches the cache (the source drops it), so only a release takes one out. And a
+   * list for shards that joined delivers nothing for the objects it found unchanged.
    */
-  const markMoves = (state: InformerState<T>): InformerState<T> => {
-    if (quietResyncs && state.step === 'replace') {
-      const events = state.events.filter((event) => !(event.type === 'updated' && event.resync));
-      return events.length === state.events.length ? state : { ...state, events };
-    }
+  const markMoves = (step: InformerState<T>): InformerState<T> => {
+    const quiet =
+      quietResyncs && step.step === 'replace' ? step.events.filter((event) => !(event.type === 'updated' && event.resync)) : undefined;
+    const state = quiet === undefined || quiet.length === step.events.length ? step : { ...step, events: quiet };
     const moved = (event: InformerEvent<T>) => event.type === 'deleted' && !wants(keyOf(event.object));
     if (!state.events.some(moved)) return state;
     const events = state.events.map((event): InformerEvent<T> =>
