@@ -235,4 +235,22 @@ describe('shardedInformer', () => {
       expect(reconciled).toEqual(['5 ns/a-0', '5 ns/a-1', '30 ns/a-1']);
     });
   });
+  it('controller() does not reconcile the keys it already had again when a shard arrives', () => {
+    const scheduler = testScheduler();
+    scheduler.run(() => {
+      scheduler.maxFrames = 100_000;
+      const w = world(scheduler, [cm('a-0', '1'), cm('a-1', '2'), cm('b-2', '3')]);
+      const held$ = new BehaviorSubject<ReadonlySet<number>>(new Set([0]));
+      const cms = shardedInformer(w.listWatch, ConfigMap, fakeShards(held$), { scheduler, random: () => 0 });
+      const reconciled: string[] = [];
+      const c = controller({ for: cms, scheduler, reconcile: (key) => void reconciled.push(`${scheduler.now()} ${key}`) });
+      const running = c.outcomes$.subscribe();
+      scheduler.schedule(() => held$.next(new Set([0, 1])), 20);
+      scheduler.schedule(() => running.unsubscribe(), 99_000);
+      scheduler.flush();
+      // The list at 20 brings a-1 in, and a-0 and b-2 back unchanged: only a-1 is reconciled then.
+      expect(w.lists).toEqual([0, 20]);
+      expect(reconciled).toEqual(['5 ns/a-0', '5 ns/b-2', '25 ns/a-1']);
+    });
+  });
 });
