@@ -143,6 +143,7 @@ const listsFrom = api.requests.length;
 const podLists = () => api.requests.slice(listsFrom).filter((r) => r.resource === 'pods' && !r.watch && !r.query['continue']).length;
 const killedAt = Date.now();
 children.get(victim)?.kill('SIGKILL');
+if (process.env['VERBOSE']) process.stderr.write(`${killedAt} killed ${victim}\n`);
 children.delete(victim);
 latest.delete(victim);
 print(`${t(killedAt)} killed ${victim} (SIGKILL: its Leases lapse after ${lease.duration} s)`);
