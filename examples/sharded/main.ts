@@ -138,18 +138,23 @@ print(`${t()} three replicas, each caching only its shards:`);
 table(first);
 
 const victim = first[0]!.identity;
+/** Lists of pods from now on (the first page of each: a request without `continue`). */
+const listsFrom = api.requests.length;
+const podLists = () => api.requests.slice(listsFrom).filter((r) => r.resource === 'pods' && !r.watch && !r.query['continue']).length;
 const killedAt = Date.now();
 children.get(victim)?.kill('SIGKILL');
+if (process.env['VERBOSE']) process.stderr.write(`${killedAt} killed ${victim}\n`);
 children.delete(victim);
 latest.delete(victim);
 print(`${t(killedAt)} killed ${victim} (SIGKILL: its Leases lapse after ${lease.duration} s)`);
 const live = replicas.filter((r) => r !== victim);
 const refilled = await settled(live);
 const refillMs = Math.max(...refilled.map((r) => r.at)) - killedAt;
+const refillLists = podLists();
 print(
-  `${t()} its shards ${first[0]!.owned.join(',')} are cached again elsewhere, ${(refillMs / 1000).toFixed(1)} s after the kill (${lease.bound} + a list, on this machine):`,
+  `${t()} its shards ${first[0]!.owned.join(',')} are cached again elsewhere, ${(refillMs / 1000).toFixed(1)} s after the kill (${lease.bound} + a list, on this machine), after ${refillLists} lists of pods (one per survivor):`,
 );
 const second = await quiet(live);
 table(second);
 clearTimeout(deadline);
-await finish(0, { pods: PODS, before: first, after: second, victim, refillMs, unsharded: latest.get('unsharded') });
+await finish(0, { pods: PODS, before: first, after: second, victim, refillMs, refillLists, unsharded: latest.get('unsharded') });

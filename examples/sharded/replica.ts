@@ -34,12 +34,13 @@ const say = () => {
 
 const running = new Subscription();
 if (unsharded) {
-  const pods = informer(kc, Pod, { pageSize: 0, http: { lazyDecode: true } });
+  const pods = informer(kc, Pod, { http: { lazyDecode: true } });
   running.add(pods.store$.subscribe((s) => (store = s)));
 } else {
   const shards = sharding(httpLeaseClients(kc, { namespace: 'demo' }), { name: 'pods', shards: SHARDS, identity, ...timing });
-  // Unpaged lists: the emulator rebuilds its sorted key list for every page of a paged list.
-  const pods = shardedInformer(kc, Pod, shards, { pageSize: 0 });
+  // Default options: lists in pages of 500 (the emulator, like an API server with its watch cache, answers the first
+  // list at resourceVersion 0 whole, and pages the others).
+  const pods = shardedInformer(kc, Pod, shards);
   running.add(pods.store$.subscribe((s) => (store = s)));
   running.add(
     pods.owned$.subscribe((now) => {
@@ -56,7 +57,11 @@ if (unsharded) {
   running.add(pods.errors$.subscribe((e) => process.stderr.write(`${identity}: informer ${e.reason}: ${e.message}\n`)));
   if (process.env['VERBOSE']) {
     running.add(shards.held$.subscribe((h) => process.stderr.write(`${Date.now()} ${identity} holds ${[...h]}\n`)));
+    running.add(shards.assigned$.subscribe((h) => process.stderr.write(`${Date.now()} ${identity} assigned ${[...h]}\n`)));
     running.add(pods.owned$.subscribe((h) => process.stderr.write(`${Date.now()} ${identity} owns ${[...h]}\n`)));
+    running.add(
+      pods.listProgress$.subscribe((p) => process.stderr.write(`${Date.now()} ${identity} list: ${p.pages} pages, ${p.objects} kept\n`)),
+    );
   }
 }
 const ticks = setInterval(say, 1_000);

@@ -105,9 +105,8 @@ describe('shardedInformer', () => {
         '15 added:a-0',
         '15 added:b-2',
         '21 updated:a-0',
-        '35 updated:a-0',
+        // The list for shard 1 brings a-0 and b-2 back unchanged: no events for them.
         '35 added:a-1',
-        '35 updated:b-2',
         '35 added:b-3',
         '40 deleted:b-2',
         '50 deleted:a-0:moved',
@@ -115,7 +114,7 @@ describe('shardedInformer', () => {
     });
   });
 
-  it('a shard that arrives while a list runs is listed once that list is cached (shards trickling in never starve a list)', () => {
+  it('shards that arrive while a list runs start it again: one list for all of them, owned together', () => {
     const scheduler = testScheduler();
     scheduler.run(({ expectObservable }) => {
       scheduler.maxFrames = 100_000;
@@ -127,15 +126,94 @@ describe('shardedInformer', () => {
       scheduler.schedule(() => held$.next(new Set([0, 1])), 8);
       scheduler.schedule(() => held$.next(new Set([0])), 12);
       scheduler.schedule(() => held$.next(new Set([0, 1])), 13);
-      expectObservable(cms.owned$.pipe(map((s) => [...s].sort().join(''))), '^ 99999ms !').toBe('a 10ms b 9ms c', {
+      expectObservable(cms.owned$.pipe(map((s) => [...s].sort().join(''))), '^ 99999ms !').toBe('a 17ms b', { a: '', b: '01' });
+      scheduler.flush();
+      // 0: the first list (no shard); 6: for shard 0; 8: for shards 0 and 1 (the list of 6 had dropped shard 1's objects);
+      // 13: again (shard 1 left at 12, so the list of 8 does not cover it), cached at 18: both shards owned then, not before.
+      expect(w.lists).toEqual([0, 6, 8, 13]);
+    });
+  });
+
+  it('with assigned$, a shard assigned before it is held is cached meanwhile: owned the moment it is held, without a list', () => {
+    const scheduler = testScheduler();
+    scheduler.run(({ expectObservable }) => {
+      scheduler.maxFrames = 100_000;
+      const w = world(scheduler, [cm('a-0', '1'), cm('a-1', '2'), cm('b-3', '3')]);
+      const held$ = new BehaviorSubject<ReadonlySet<number>>(new Set([0]));
+      const assigned$ = new BehaviorSubject<ReadonlySet<number>>(new Set([0]));
+      const cms = shardedInformer(w.listWatch, ConfigMap, { ...fakeShards(held$), assigned$ }, { scheduler, random: () => 0 });
+      const events: string[] = [];
+      cms.events$.subscribe((e) =>
+        events.push(`${scheduler.now()} ${describeEvent(e)}${e.type === 'updated' && e.resync ? ':resync' : ''}`),
+      );
+      // Shard 1 is assigned at 20 (its holder's member Lease lapsed), its own Lease taken at 40; shard 0's Lease is lost at 60
+      // and taken again at 70 while still assigned; at 80 shard 1 is assigned elsewhere, and released at 81.
+      scheduler.schedule(() => assigned$.next(new Set([0, 1])), 20);
+      scheduler.schedule(() => w.change('MODIFIED', 'a-1'), 30); // on its way in: cached, not owned
+      scheduler.schedule(() => held$.next(new Set([0, 1])), 40);
+      scheduler.schedule(() => held$.next(new Set([1])), 60);
+      scheduler.schedule(() => held$.next(new Set([0, 1])), 70);
+      scheduler.schedule(() => assigned$.next(new Set([0])), 80);
+      scheduler.schedule(() => held$.next(new Set([0])), 81);
+      expectObservable(cms.owned$.pipe(map((s) => [...s].sort().join(''))), '^ 99999ms !').toBe('a 4ms b 34ms c 19ms d 9ms c 10ms b', {
         a: '',
         b: '0',
         c: '01',
+        d: '1',
       });
       scheduler.flush();
-      // 0: the first list; 6: for shard 0; 11: for shard 1, once the one for 0 was cached; 16: for shard 1 again (it left at 12,
-      // so the list of 11 does not cover it): owned at 21, not at 16.
-      expect(w.lists).toEqual([0, 6, 11, 16]);
+      // One list at 0, one when shard 1 is assigned; none when it is held, none when shard 0 comes back.
+      expect(w.lists).toEqual([0, 20]);
+      expect(events).toEqual([
+        '5 added:a-0',
+        '25 added:a-1',
+        '25 added:b-3',
+        '30 updated:a-1',
+        '81 deleted:a-1:moved',
+        '81 deleted:b-3:moved',
+      ]);
+    });
+  });
+
+  it('a list for a shard that joined still delivers what changed meanwhile in the shards already cached; listProgress$ follows its pages', () => {
+    const scheduler = testScheduler();
+    scheduler.run(() => {
+      scheduler.maxFrames = 100_000;
+      const objects = [cm('a-0', '1'), cm('a-1', '2'), cm('b-2', '3')];
+      let version = 1;
+      const lists: string[] = [];
+      // Two pages per list; a-0 changes on the server while no watch runs (a list restarted drops its watch).
+      const listWatch: ListWatch = {
+        list: (options) =>
+          defer(() => {
+            lists.push(`${scheduler.now()} ${options.continue ?? 'first'}`);
+            const items = objects.map((o) => structuredClone(o));
+            if (version > 1) items[0]!.metadata.resourceVersion = String(version);
+            return timer(2, scheduler).pipe(
+              map(() =>
+                options.continue === undefined
+                  ? listPage(String(10 + version), items.slice(0, 2), 'next')
+                  : listPage(String(10 + version), items.slice(2)),
+              ),
+            );
+          }),
+        watch: () => new Subject<WatchFrame>(),
+      };
+      const held$ = new BehaviorSubject<ReadonlySet<number>>(new Set([0]));
+      const cms = shardedInformer(listWatch, ConfigMap, fakeShards(held$), { scheduler, random: () => 0 });
+      const events: string[] = [];
+      const progress: string[] = [];
+      cms.events$.subscribe((e) =>
+        events.push(`${scheduler.now()} ${describeEvent(e)}${e.type === 'updated' && e.resync ? ':resync' : ''}`),
+      );
+      cms.listProgress$.subscribe((p) => progress.push(`${scheduler.now()} ${p.pages}/${p.objects}`));
+      scheduler.schedule(() => (version = 7), 10);
+      scheduler.schedule(() => held$.next(new Set([0, 1])), 20);
+      scheduler.flush();
+      expect(lists).toEqual(['0 first', '2 next', '20 first', '22 next']);
+      // Objects of shards not kept are not counted: a-1 is dropped from the first page of the first list.
+      expect(progress).toEqual(['2 1/1', '22 1/2']);
+      expect(events).toEqual(['4 added:a-0', '4 added:b-2', '24 updated:a-0', '24 added:a-1']);
     });
   });
 
@@ -155,6 +233,24 @@ describe('shardedInformer', () => {
       scheduler.flush();
       // The list at 5 brings both in; the move of a-0 at 20 is no deletion; the server's deletion of a-1 is.
       expect(reconciled).toEqual(['5 ns/a-0', '5 ns/a-1', '30 ns/a-1']);
+    });
+  });
+  it('controller() does not reconcile the keys it already had again when a shard arrives', () => {
+    const scheduler = testScheduler();
+    scheduler.run(() => {
+      scheduler.maxFrames = 100_000;
+      const w = world(scheduler, [cm('a-0', '1'), cm('a-1', '2'), cm('b-2', '3')]);
+      const held$ = new BehaviorSubject<ReadonlySet<number>>(new Set([0]));
+      const cms = shardedInformer(w.listWatch, ConfigMap, fakeShards(held$), { scheduler, random: () => 0 });
+      const reconciled: string[] = [];
+      const c = controller({ for: cms, scheduler, reconcile: (key) => void reconciled.push(`${scheduler.now()} ${key}`) });
+      const running = c.outcomes$.subscribe();
+      scheduler.schedule(() => held$.next(new Set([0, 1])), 20);
+      scheduler.schedule(() => running.unsubscribe(), 99_000);
+      scheduler.flush();
+      // The list at 20 brings a-1 in, and a-0 and b-2 back unchanged: only a-1 is reconciled then.
+      expect(w.lists).toEqual([0, 20]);
+      expect(reconciled).toEqual(['5 ns/a-0', '5 ns/b-2', '25 ns/a-1']);
     });
   });
 });

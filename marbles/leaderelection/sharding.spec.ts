@@ -16,7 +16,9 @@ const held = {
   d: new Set([0, 1, 2, 3]),
   h: new Set([2, 3]),
   p: new Set([1, 2, 3]),
+  q: new Set([0, 2, 3]),
   r: new Set([3]),
+  o: new Set([1]),
 };
 
 /** The clock stops here; anything still scheduled then outlived its subscribers. */
@@ -132,5 +134,22 @@ describe('sharding held$ and gate (marbles, default timing)', () => {
     });
     // Nothing reached the server after the partition (the releases on leaving fail too).
     expect(writes(4_001)).toEqual([]);
+  });
+  it('assigned$ runs ahead of held$: the shards the members give us, as soon as a listing shows them', () => {
+    const { ts, replica } = world();
+    const a = replica('a');
+    const b = replica('b');
+    ts.run(({ expectObservable }) => {
+      ts.schedule(() => b.partition(), 10_500);
+      // b's first listing at 5 000 sees a: 0 and 1 are b's from then on, held at 7 000 (a releases them at 6 000).
+      // b is cut off at 10 500 and loses 1 and 0 at 19 000 (its renewals last landed at 9 000); its listings fail, so its
+      // view of the members stays as it was, and so does assigned$.
+      expectObservable(b.shards.assigned$, '5000ms ^ 29999ms !').toBe('5000ms (eb)', held);
+      expectObservable(b.shards.held$, '5000ms ^ 29999ms !').toBe('5000ms e 1999ms (ab) 11996ms (oe)', held);
+      // a: alone at first. b's member Lease lapses for a at 25 000, a lease duration after a's listing of 10 000 first showed
+      // b's last renewal: b's shards are assigned to a in that frame, before a takes their Leases (lapsed too, same frame).
+      expectObservable(a.shards.assigned$, '^ 34999ms !').toBe('(ed) 5996ms h 18999ms d', held);
+      expectObservable(a.shards.held$, '^ 34999ms !').toBe('(eabcd) 5993ms h 18999ms (qd)', held);
+    });
   });
 });

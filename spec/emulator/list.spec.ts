@@ -1,5 +1,9 @@
+import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import { decodeContinue, startApiServer, type ApiServer } from 'rx-informer-emulator';
+import { decodeContinue, startApiServer, type ApiServer, type StoredObject } from 'rx-informer-emulator';
+import { list } from '../../packages/emulator/src/list.ts';
+import { BUILTIN_RESOURCES } from '../../packages/emulator/src/resources.ts';
+import { Store } from '../../packages/emulator/src/store.ts';
 import { call, fixture, normalize } from './helpers.ts';
 
 let api: ApiServer | undefined;
@@ -229,5 +233,93 @@ describe('list', () => {
     const selected = await call(api, 'GET', '/api/v1/configmaps?labelSelector=i%3D1');
     expect(selected.body.items).toHaveLength(3333);
     expect(performance.now() - t0).toBeLessThan(8000);
+  });
+});
+
+describe('list: sorted keys and older revisions without rebuilding them per page', () => {
+  const configMaps = BUILTIN_RESOURCES.find((d) => d.plural === 'configmaps')!;
+  const names = ['a', 'b', 'c', 'd'];
+  const op = fc.oneof(
+    fc.record({ type: fc.constant('write' as const), ns: fc.constantFrom('n1', 'n2'), name: fc.constantFrom(...names) }),
+    fc.record({ type: fc.constant('delete' as const), ns: fc.constantFrom('n1', 'n2'), name: fc.constantFrom(...names) }),
+    fc.record({ type: fc.constant('page' as const), limit: fc.integer({ min: 1, max: 4 }), ns: fc.constantFrom(undefined, 'n1', 'n2') }),
+  );
+
+  it('paged lists with writes between the pages give the state at the first page, in key order, with remainingItemCount (model)', () => {
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 120 }), (ops) => {
+        const store = new Store({ historyLimit: 10_000, startRevision: 1 });
+        const coll = store.collection(configMaps);
+        const model = new Map<string, StoredObject>();
+        const history = new Map<number, Map<string, StoredObject>>([[store.revision, new Map()]]);
+        /** Lists in progress: their revision, namespace, limit, the token and what they read so far. */
+        const open: { rv: number; ns: string | undefined; limit: number; token: string; read: string[] }[] = [];
+        const expectedAt = (rv: number, ns: string | undefined) =>
+          [...history.get(rv)!.keys()].filter((key) => ns === undefined || key.startsWith(`${ns}/`)).sort();
+        const page = (ns: string | undefined, limit: number, token: string | undefined) =>
+          list(store, coll, {
+            namespace: ns,
+            labels: [],
+            fields: [],
+            resourceVersion: undefined,
+            resourceVersionMatch: undefined,
+            limit,
+            continueToken: token,
+          });
+        for (const o of ops) {
+          if (o.type === 'page') {
+            // Go on with the oldest list in progress, or start one.
+            const going = open.shift();
+            const ns = going ? going.ns : o.ns;
+            const r = page(ns, going?.limit ?? o.limit, going?.token);
+            const rv = going?.rv ?? r.rv;
+            expect(r.rv).toBe(rv);
+            const read = [...(going?.read ?? []), ...r.items.map((i) => `${i.metadata!.namespace}/${i.metadata!.name}`)];
+            for (const item of r.items) expect(item).toBe(history.get(rv)!.get(`${item.metadata!.namespace}/${item.metadata!.name}`));
+            const expected = expectedAt(rv, ns);
+            if (r.continueToken === undefined) expect(read).toEqual(expected);
+            else {
+              expect(r.remainingItemCount).toBe(expected.length - read.length);
+              open.push({ rv, ns, limit: going?.limit ?? o.limit, token: r.continueToken, read });
+            }
+          } else {
+            const key = `${o.ns}/${o.name}`;
+            const prev = model.get(key);
+            if (o.type === 'delete' && prev === undefined) continue;
+            const rv = store.nextRevision();
+            const object: StoredObject = { metadata: { name: o.name, namespace: o.ns, resourceVersion: String(rv) } };
+            store.commit(coll, rv, o.type === 'delete' ? 'DELETED' : prev ? 'MODIFIED' : 'ADDED', key, object, prev);
+            if (o.type === 'delete') model.delete(key);
+            else model.set(key, object);
+            history.set(rv, new Map(model));
+          }
+          // The collection's own order stays right, write by write.
+          expect(coll.sortedKeys()).toEqual([...model.keys()].sort());
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('keeps its key order through writes, and builds a state at an older revision once for all the pages of a list', () => {
+    const store = new Store({ historyLimit: 100, startRevision: 1 });
+    const coll = store.collection(configMaps);
+    const write = (key: string, type: 'ADDED' | 'DELETED') => {
+      const object: StoredObject = { metadata: { name: key, namespace: 'n', resourceVersion: String(store.revision + 1) } };
+      store.commit(coll, store.nextRevision(), type, `n/${key}`, object, type === 'DELETED' ? coll.items.get(`n/${key}`) : undefined);
+    };
+    for (const key of ['c', 'a', 'd']) write(key, 'ADDED');
+    const order = coll.sortedKeys();
+    write('b', 'ADDED');
+    write('c', 'DELETED');
+    expect(coll.sortedKeys()).toBe(order); // the same array, kept in order: never sorted again
+    expect(order).toEqual(['n/a', 'n/b', 'n/d']);
+    const at = store.revision - 2; // before b and the deletion of c
+    write('ba', 'ADDED'); // and a key there neither then nor now
+    write('ba', 'DELETED');
+    const first = store.snapshot(coll, at);
+    expect(first.keys).toEqual(['n/a', 'n/c', 'n/d']);
+    write('e', 'ADDED');
+    expect(store.snapshot(coll, at)).toBe(first); // the next page asks again: the same state, not rebuilt
   });
 });

@@ -53,6 +53,9 @@ export interface ShardingResult {
   readonly owned: Map<number, Interval[]>;
 }
 
+/** The longest a list takes. */
+export const LIST_MS = 2_000;
+
 const FAULTS: readonly FakeLeaseFault[] = ['status500', 'dropBefore', 'dropAfter', 'hang'];
 
 export function runSharding(plan: ShardingPlan): ShardingResult {
@@ -89,12 +92,12 @@ export function runSharding(plan: ShardingPlan): ShardingResult {
     const scheduler = driftingScheduler(base, rate, index * 1_000_000);
     const group = sharding(clients, { name: 'apples', shards: plan.shards, identity: `r${index}`, ...DEFAULT_TIMING, scheduler, random });
     shardOfKey = group.shardOf;
-    // The objects never change: a list takes up to 2 s (or fails when cut off), a watch brings nothing.
+    // The objects never change: a list takes up to LIST_MS (or fails when cut off), a watch brings nothing.
     const listWatch: ListWatch = {
       list: () =>
         defer(() => {
           const failing = cutOff();
-          return timer(1 + random() * 2_000, base).pipe(
+          return timer(1 + random() * (LIST_MS - 1), base).pipe(
             mergeMap(() =>
               failing || cutOff()
                 ? throwError(() => networkFailure('list'))

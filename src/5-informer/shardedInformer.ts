@@ -7,7 +7,7 @@ import { httpListWatch } from '../1-transport/httpTransport.ts';
 import { isSkipped, type KeepObject } from '../1-transport/lazyJson.ts';
 import type { ListWatch, WatchFrame } from '../1-transport/listWatch.ts';
 import { rawKey, rawResourceVersion } from '../2-source/decode.ts';
-import type { SourceEvent } from '../2-source/sourceEvent.ts';
+import type { ListProgress, SourceEvent } from '../2-source/sourceEvent.ts';
 import type { InformerEvent } from '../4-store/informerEvent.ts';
 import type { InformerState } from '../4-store/reduceDeltas.ts';
 import type { Store } from '../4-store/store.ts';
@@ -26,6 +26,12 @@ export interface ShardSource {
   shardOf(key: string): number;
   /** The shards this replica holds, after every change (replays the latest). */
   readonly held$: Observable<ReadonlySet<number>>;
+  /**
+   * Optional: the shards assigned to this replica and about to be held (replays the latest).
+   * Their objects are cached from then on, so a shard is owned as soon as its Lease is taken
+   * (`sharding()` has it). Without it, the cache follows `held$` alone.
+   */
+  readonly assigned$?: Observable<ReadonlySet<number>>;
   /** Whether this replica holds the key's shard now. */
   owns(key: string): boolean;
   /** Runs `work` only while the key's shard is held (see `sharding().gate`). */
@@ -57,20 +63,26 @@ export interface ShardedInformer<T> extends Informer<T> {
  *   event still moves the resourceVersion on (it becomes a bookmark).
  * - **A shard arrives:** the informer lists again, keeping the new shard too; once that list
  *   is cached, the shard joins `owned$`, `owns` and `gate` say yes for its keys, and
- *   `acquired$` emits it. A controller never reconciles a key from a cold cache.
- * - **A shard leaves:** it leaves `owned$` at once, then its objects leave the cache as
- *   `deleted` events with `shardMoved: true` (not a deletion on the server: `controller()`
- *   ignores them).
+ *   `acquired$` emits it. A controller never reconciles a key from a cold cache. With a handle
+ *   that has `assigned$` (`sharding()` has), the list starts when the shard is *assigned*
+ *   (before its Lease is taken), so the shard is owned as soon as it is held. Shards that join
+ *   while a list runs start it again: one list for all of them. The objects of the shards
+ *   already cached come back unchanged from such a list, and are no events.
+ * - **A shard leaves** (neither held nor assigned): it leaves `owned$` at once, then its objects
+ *   leave the cache as `deleted` events with `shardMoved: true` (not a deletion on the server:
+ *   `controller()` ignores them). A shard whose Lease is lost but that is still assigned stops
+ *   being owned and stays cached.
  *
  * Keys are `namespace/name` (the store's and the controller's keys, so `owns(key)` of a
  * reconcile and the cache agree); `uid`s would spread as well but mean nothing to a work queue.
  *
  * ```
- * held$:     a---------b------------c        a {}  b {0,1}  c {0}
- * list:      L--(r)----L----(r)                L: a list request, (r): it is cached
- * owned$:    a--------------x-------c        x {0,1}: only once shards 0 and 1 are cached
- * acquired$: ---------------(01)
- * events$:   ---------------(++)----(--)     +: added (shards 0, 1), -: deleted, shardMoved (shard 1)
+ * assigned$: a----b---------------c-------   a {0}  b {0,1}  c {0}
+ * held$:     a--------------b--------c----   a {0}  b {0,1}  c {0}
+ * list:      L-(r)L-(r)-------------------   L: a list request, (r): it is cached
+ * owned$:    e-x------------y--------x----   e {}  x {0}  y {0,1}: as soon as shard 1's Lease is taken
+ * acquired$: --0------------1-------------
+ * events$:   --+----(++)-------------(--)-   +: added (no event for shard 0's objects, unchanged); -: deleted, shardMoved
  * ```
  *
  * ## Example
@@ -86,7 +98,7 @@ export function shardedInformer<T extends KubeObject>(
   shards: ShardSource,
   options: InformerOptions<T> = {},
 ): ShardedInformer<T> {
-  /** The shards held, as last heard from `shards.held$` (while running). */
+  /** The shards whose objects are kept: those held and those assigned (while running). */
   let wanted: ReadonlySet<number> = new Set();
   /** The held shards whose objects are in the cache. */
   let owned: ReadonlySet<number> = new Set();
@@ -110,37 +122,51 @@ export function shardedInformer<T extends KubeObject>(
   );
   const reflector = reflectorFor(listWatch, resource, options);
 
-  const sourceOf = (cache: () => Store<T>) =>
+  /** Set while a list started for shards that joined is handed on: its unchanged objects are no events. */
+  let quietResyncs = false;
+
+  const sourceOf = (cache: () => Store<T>, onListProgress: (progress: ListProgress) => void) =>
     new Observable<SourceEvent<T>>((subscriber) => {
       const subscription = new Subscription();
       let running: Subscription | undefined;
       let lastRV = '';
+      let held: ReadonlySet<number> = new Set();
+      let assigned: ReadonlySet<number> = new Set();
+      /** The shards whose objects are in the cache and kept up to date by the watch. */
+      let covered = new Set<number>();
       /** The shards the running list was started for, until its objects are cached. */
       let listing: Set<number> | undefined;
-      /** Shards arrived while a list was running: listed again once it is cached. */
-      let arrivedMeanwhile = false;
+      let subscribed = false;
+
+      const updateOwned = () => {
+        const next = new Set([...held].filter((shard) => covered.has(shard)));
+        if (!sameSet(next, owned)) setOwned(next);
+      };
 
       const start = () => {
         running?.unsubscribe();
         listing = new Set(wanted);
-        running = reflector(cache).subscribe(
+        running = reflector(cache, onListProgress).subscribe(
           forward(subscriber, (event) => {
             if (event.type === 'replace') {
               const items = event.items.filter((object) => wants(keyOf(object)));
               const rejectedKeys = event.rejectedKeys?.filter((key) => wants(key));
               lastRV = event.resourceVersion;
               const listed = { type: 'replace' as const, items, resourceVersion: lastRV };
-              subscriber.next(rejectedKeys && rejectedKeys.length > 0 ? { ...listed, rejectedKeys } : listed);
+              // A list started for shards that joined: the objects of the shards already cached come
+              // back unchanged, and are no news (client-go hands such Replaced deltas only to handlers
+              // due for a resync).
+              quietResyncs = listing !== undefined;
+              try {
+                subscriber.next(rejectedKeys && rejectedKeys.length > 0 ? { ...listed, rejectedKeys } : listed);
+              } finally {
+                quietResyncs = false;
+              }
               // The pipeline is synchronous: the list is cached now.
               if (listing !== undefined) {
-                const next = new Set(owned);
-                for (const shard of listing) if (wanted.has(shard)) next.add(shard);
+                covered = listing;
                 listing = undefined;
-                if (next.size !== owned.size) setOwned(next);
-              }
-              if (arrivedMeanwhile) {
-                arrivedMeanwhile = false;
-                start();
+                updateOwned();
               }
               return;
             }
@@ -157,31 +183,45 @@ export function shardedInformer<T extends KubeObject>(
         );
       };
 
+      /** The cache keeps the shards held and those assigned (about to be held): see the docs' "A shard arrives". */
+      const update = () => {
+        const before = wanted;
+        wanted = new Set([...held, ...assigned]);
+        const left = [...before].filter((shard) => !wanted.has(shard));
+        const joined = [...wanted].some((shard) => !before.has(shard));
+        // A shard that leaves and comes back while a list runs is not covered by that list.
+        for (const shard of left) {
+          covered.delete(shard);
+          listing?.delete(shard);
+        }
+        // Not ours to reconcile from now on (a Lease lost, or the shard gone); then out of the cache, as shard moves.
+        updateOwned();
+        if (left.length > 0) {
+          const gone = new Set(left);
+          const keys = [...cache().keys()].filter((key) => gone.has(shards.shardOf(key)));
+          for (const key of keys) subscriber.next({ type: 'deletedKey', key, resourceVersion: lastRV });
+        }
+        if (!subscribed) return;
+        // One list for every shard that joined: a running list (its pages read so far dropped the new
+        // shards' objects) is given up and started again with them.
+        if (running === undefined || joined) start();
+      };
+
+      if (shards.assigned$)
+        subscription.add(
+          shards.assigned$.subscribe((now) => {
+            assigned = new Set(now);
+            update();
+          }),
+        );
       subscription.add(
-        shards.held$.subscribe((held) => {
-          const before = wanted;
-          wanted = new Set(held);
-          const left = [...before].filter((shard) => !held.has(shard));
-          const arrived = [...held].some((shard) => !before.has(shard));
-          if (left.length > 0) {
-            // A shard that leaves and comes back while a list runs is not covered by that list.
-            for (const shard of left) listing?.delete(shard);
-            // Not ours to reconcile from now on; then out of the cache, as shard moves.
-            const next = new Set([...owned].filter((shard) => held.has(shard)));
-            if (next.size !== owned.size) setOwned(next);
-            const gone = new Set(left);
-            const keys = [...cache().keys()].filter((key) => gone.has(shards.shardOf(key)));
-            for (const key of keys) subscriber.next({ type: 'deletedKey', key, resourceVersion: lastRV });
-          }
-          if (running === undefined) start();
-          // A running list is let finish (its shards become owned), then the new ones are listed:
-          // restarting it at every arrival would starve it while shards trickle in.
-          else if (arrived) {
-            if (listing === undefined) start();
-            else arrivedMeanwhile = true;
-          }
+        shards.held$.subscribe((now) => {
+          held = new Set(now);
+          update();
         }),
       );
+      subscribed = true;
+      if (running === undefined) start();
       subscription.add(() => {
         running?.unsubscribe();
         running = undefined;
@@ -192,10 +232,14 @@ export function shardedInformer<T extends KubeObject>(
     });
 
   /**
-   * A deletion of a key whose shard is not held is a shard move: a server's deletion of such a
-   * key never reaches the cache (the source drops it), so only a release takes one out.
+   * A deletion of a key whose shard is not kept is a shard move: a server's deletion of such a
+   * key never reaches the cache (the source drops it), so only a release takes one out. And a
+   * list for shards that joined delivers nothing for the objects it found unchanged.
    */
-  const markMoves = (state: InformerState<T>): InformerState<T> => {
+  const markMoves = (step: InformerState<T>): InformerState<T> => {
+    const quiet =
+      quietResyncs && step.step === 'replace' ? step.events.filter((event) => !(event.type === 'updated' && event.resync)) : undefined;
+    const state = quiet === undefined || quiet.length === step.events.length ? step : { ...step, events: quiet };
     const moved = (event: InformerEvent<T>) => event.type === 'deleted' && !wants(keyOf(event.object));
     if (!state.events.some(moved)) return state;
     const events = state.events.map((event): InformerEvent<T> =>

@@ -47,6 +47,13 @@ export interface ShardStatus {
   readonly shards: number;
   /** The shards we may reconcile now. */
   readonly held: ReadonlySet<number>;
+  /**
+   * The shards the rendezvous assignment gives us, as we see the members (empty until we have
+   * listed them once): the ones we campaign for, and `held` once their Leases are taken. Only a
+   * listing changes the view: a member lapses once a listing shows its Lease unrenewed for a lease
+   * duration; a replica whose listings fail keeps the view it had.
+   */
+  readonly assigned: ReadonlySet<number>;
   /** The live members as we see them (us included). */
   readonly members: readonly string[];
 }
@@ -60,6 +67,13 @@ export interface Sharding {
    * last unsubscribe leaves it and releases every Lease held.
    */
   readonly held$: Observable<ReadonlySet<number>>;
+  /**
+   * The shards the assignment gives us (see {@link ShardStatus.assigned}), after every change
+   * (replays the latest). They come before `held$`: a dead member's shards are assigned here
+   * when its member Lease lapses for us, and held once their own Leases are taken. A sharded
+   * informer starts caching them then.
+   */
+  readonly assigned$: Observable<ReadonlySet<number>>;
   /** held$ with the membership view. */
   readonly status$: Observable<ShardStatus>;
   /** Each shard as it becomes ours (re-enqueue its keys then). */
@@ -147,6 +161,8 @@ export function sharding(clients: LeaseClients, options: ShardingOptions): Shard
     let members: string[] = [identity];
     let owners = assignShards(count, members, name);
     let reported: ShardStatus | undefined;
+    /** Members listed at least once: until then `members` is only us, and `assigned` says nothing. */
+    let listedOnce = false;
 
     const desired = (shard: number) => owners[shard] === identity;
 
@@ -162,8 +178,15 @@ export function sharding(clients: LeaseClients, options: ShardingOptions): Shard
       const before = active;
       active = next;
       for (const shard of next) if (!before.has(shard)) subscriber.next({ type: 'acquired', shard });
-      const status: ShardStatus = { name, identity, shards: count, held: next, members };
-      if (!reported || !sameSet(reported.held, next) || reported.members.join() !== members.join()) {
+      const assigned = new Set<number>();
+      if (listedOnce) for (let shard = 0; shard < count; shard++) if (desired(shard)) assigned.add(shard);
+      const status: ShardStatus = { name, identity, shards: count, held: next, assigned, members };
+      if (
+        !reported ||
+        !sameSet(reported.held, next) ||
+        !sameSet(reported.assigned, assigned) ||
+        reported.members.join() !== members.join()
+      ) {
         reported = status;
         subscriber.next({ type: 'status', status });
       }
@@ -207,6 +230,7 @@ export function sharding(clients: LeaseClients, options: ShardingOptions): Shard
               const before = seen.get(lease.name);
               if (!before || !sameRecord(before.record, lease.record)) seen.set(lease.name, { record: lease.record, at: now });
             }
+            listedOnce = true;
             recount();
           },
           error: (error: unknown) => {
@@ -250,6 +274,10 @@ export function sharding(clients: LeaseClients, options: ShardingOptions): Shard
     status$,
     held$: status$.pipe(
       map((s) => s.held),
+      distinctUntilChanged(sameSet),
+    ),
+    assigned$: status$.pipe(
+      map((s) => s.assigned),
       distinctUntilChanged(sameSet),
     ),
     acquired$: keeping(

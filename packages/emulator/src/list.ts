@@ -7,7 +7,7 @@ import { decodeContinue, encodeContinue } from './continueToken.ts';
 import type { ResourceDef } from './resources.ts';
 import type { FieldSelector, LabelSelector } from './selectors.ts';
 import { badRequest, CONTINUE_TOO_OLD, expired, invalidListOptions, malformedResourceVersion, tooLargeResourceVersion } from './status.ts';
-import { builtinItemJson, type Collection, compareKeys, objectJson, partialJson, type Snapshot, type Store } from './store.ts';
+import { builtinItemJson, type Collection, lowerBound, objectJson, partialJson, type Snapshot, type Store } from './store.ts';
 import type { StoredObject } from './types.ts';
 import { matchesFilter, type WatchFilter } from './watch.ts';
 
@@ -33,17 +33,6 @@ export function parseRv(raw: string | undefined): number | undefined {
   if (raw === undefined || raw === '') return undefined;
   if (!/^\d+$/.test(raw)) throw malformedResourceVersion(raw);
   return Number(raw);
-}
-
-function lowerBound(keys: string[], target: string): number {
-  let lo = 0;
-  let hi = keys.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (compareKeys(keys[mid]!, target) < 0) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 export function list(store: Store, coll: Collection, p: ListParams): ListResult {
@@ -119,19 +108,19 @@ export function list(store: Store, coll: Collection, p: ListParams): ListResult 
   }
   const result: ListResult = { rv: snap.rv, items };
   if (paging && items.length >= p.limit && lastKey !== undefined) {
-    // Anything left in range?
+    // Anything left in range? Without a selector, counted by where the range ends (a page costs its own items, not the rest).
     let remaining = 0;
     let more = false;
-    for (let j = i; j < keys.length; j++) {
-      const key = keys[j]!;
-      if (prefix && !key.startsWith(prefix)) break;
-      if (selective) {
+    if (!selective) remaining = (prefix ? lowerBound(keys, rangeEnd(prefix)) : keys.length) - i;
+    else
+      for (let j = i; j < keys.length; j++) {
+        const key = keys[j]!;
+        if (prefix && !key.startsWith(prefix)) break;
         if (matchesFilter(def, filter, snap.get(key))) {
           more = true;
           break;
         }
-      } else remaining++;
-    }
+      }
     if (remaining > 0 || more) {
       result.continueToken = encodeContinue({ rv: snap.rv, start: `${lastKey.slice(prefix.length)}\u0000` });
       // etcd counts the remaining keys only when there is no selector
@@ -139,6 +128,11 @@ export function list(store: Store, coll: Collection, p: ListParams): ListResult 
     }
   }
   return result;
+}
+
+/** The first key after every key that starts with `prefix` (its last character, `/`, one up). */
+function rangeEnd(prefix: string): string {
+  return prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
 }
 
 /** The list body (with its trailing newline): built-in (02c) or custom-resource (07e) shape. */

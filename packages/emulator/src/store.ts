@@ -119,7 +119,10 @@ export class Collection {
   /** Revision of the latest event on this resource. */
   latestRv: number;
   readonly listeners = new Set<EventListener>();
+  /** The keys in order, built on first use and then kept sorted write by write (a list never sorts them again). */
   private sorted: string[] | undefined;
+  /** The last state rebuilt at an older revision (one list's pages ask for the same one): immutable, so kept until another is asked for. */
+  historical: Snapshot | undefined;
 
   constructor(def: ResourceDef, rv: number) {
     this.def = def;
@@ -165,14 +168,15 @@ export class Collection {
   }
 
   set(key: string, obj: StoredObject): void {
-    if (!this.items.has(key)) this.sorted = undefined;
+    if (this.sorted !== undefined && !this.items.has(key)) this.sorted.splice(lowerBound(this.sorted, key), 0, key);
     this.items.set(key, obj);
   }
 
   remove(key: string): void {
-    if (this.items.delete(key)) this.sorted = undefined;
+    if (this.items.delete(key) && this.sorted !== undefined) this.sorted.splice(lowerBound(this.sorted, key), 1);
   }
 
+  /** The keys in order; the array is the collection's own, changed in place by the next write (read it at once). */
   sortedKeys(): string[] {
     this.sorted ??= [...this.items.keys()].sort(compareKeys);
     return this.sorted;
@@ -182,6 +186,18 @@ export class Collection {
 /** etcd orders keys bytewise; for the ASCII names Kubernetes allows, UTF-16 order is the same. */
 export function compareKeys(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** The index of the first of the sorted `keys` not before `target`. */
+export function lowerBound(keys: readonly string[], target: string): number {
+  let lo = 0;
+  let hi = keys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (compareKeys(keys[mid]!, target) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 export function objectKey(def: ResourceDef, namespace: string | undefined, name: string): string {
@@ -278,14 +294,30 @@ export class Store {
       return { rv, keys: coll.sortedKeys(), get: (k) => items.get(k)! };
     }
     if (rv < coll.floor) throw expiredError();
+    if (coll.historical?.rv === rv) return coll.historical;
     const state = new Map(coll.items);
     const later = coll.eventsAfter(rv);
+    /** Keys there at `rv` and gone now. */
+    const gone = new Set<string>();
     for (let i = later.length - 1; i >= 0; i--) {
       const ev = later[i]!;
       if (ev.type === 'ADDED') state.delete(ev.key);
-      else state.set(ev.key, ev.prev!);
+      else {
+        if (!coll.items.has(ev.key)) gone.add(ev.key);
+        state.set(ev.key, ev.prev!);
+      }
     }
-    const keys = [...state.keys()].sort(compareKeys);
-    return { rv, keys, get: (k) => state.get(k)! };
+    // The current order without what came later, merged with what has gone since: no sort of the whole collection.
+    const kept = coll.sortedKeys().filter((key) => state.has(key));
+    const back = [...gone].filter((key) => state.has(key)).sort(compareKeys);
+    const keys: string[] = [];
+    let k = 0;
+    for (const key of back) {
+      while (k < kept.length && compareKeys(kept[k]!, key) < 0) keys.push(kept[k++]!);
+      keys.push(key);
+    }
+    while (k < kept.length) keys.push(kept[k++]!);
+    coll.historical = { rv, keys, get: (key) => state.get(key)! };
+    return coll.historical;
   }
 }
