@@ -83,14 +83,15 @@ const onWatchFrames =
 
 const isEvent = (frame: WatchFrame, type: string) => !(frame instanceof Error) && frame.type === type;
 
-/** A watch whose stalled window lets the informer's resourceVersion be compacted away. */
+/** A watch whose stalled window lets the informer's resourceVersion be compacted away (the stall is noticed at the last step). */
 const expiresWhileStalled = fixed([
   { op: 'fault', target: 'watch', fault: { type: 'stallWatch' } },
-  { op: 'sleep', ms: 250 },
+  { op: 'untilStalled' },
   { op: 'write', ns: 'default', name: 'a' },
   { op: 'write', ns: 'ns-a', name: 'd' },
   { op: 'delete', pick: 1 },
   { op: 'compact' },
+  { op: 'sleep', ms: 1 },
 ]);
 
 function divergent(result: RunResult, pattern: RegExp): void {
@@ -109,7 +110,7 @@ describe('the conformance checks catch a broken informer', () => {
       frames.pipe(map((frame) => (isEvent(frame, 'ERROR') ? { type: 'BOOKMARK', object: { metadata: {} } } : frame))),
     );
     const result = await runSchedule(expiresWhileStalled, { sabotage });
-    // (The store still converges: three broken resumes in a row make the informer relist.)
+    // (The store does not converge either: every resume at the compacted resourceVersion ends at once, a VeryShortWatch.)
     divergent(result, /not reported on errors\$: Expired/);
   });
 
