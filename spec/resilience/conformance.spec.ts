@@ -143,6 +143,21 @@ describe('the conformance checks catch a broken informer', () => {
     divergent(result, /not reported on errors\$: MalformedLine/);
   });
 
+  it('a stall rule that does not fire (a 10-minute margin, past the clock jump): Timeout missing', async () => {
+    const stalledThenClosed = fixed([
+      { op: 'fault', target: 'watch', fault: { type: 'stallWatch' } },
+      { op: 'untilStalled' },
+      { op: 'write', ns: 'default', name: 'a' },
+      { op: 'sleep', ms: 1 }, // the harness moves the informer's clock past the default margin here
+      { op: 'closeWatches', clean: true }, // and the server ends the watch, so that the run ends soon either way
+    ]);
+    const control = await runSchedule(stalledThenClosed);
+    expect(control.divergences).toEqual([]);
+    expect(control.errorsByReason).toMatchObject({ Timeout: 1 });
+    const result = await runSchedule(stalledThenClosed, { informerOptions: { stallMarginMs: 600_000 } });
+    divergent(result, /not reported on errors\$: Timeout/);
+  });
+
   it('a leaked watch (opened again and never closed): the server sees two requests open at once', async () => {
     const sabotage = (inner: ListWatch): ListWatch => ({
       list: (o) => inner.list(o),

@@ -10,6 +10,7 @@ import {
   informer,
   type Informer,
   type InformerError,
+  type InformerOptions,
   type KubeObject,
   type ListWatch,
   type Resource,
@@ -54,6 +55,8 @@ export interface RunOptions {
    * so its checks (requests open at once, requests left open) see nothing then; the rest hold.
    */
   readonly http2?: boolean;
+  /** Overrides the informer's options: proves the checks catch a broken timing rule. */
+  readonly informerOptions?: Partial<InformerOptions<KubeObject>>;
 }
 
 export interface FaultCount {
@@ -438,6 +441,7 @@ export async function runSchedule(schedule: Schedule, options: RunOptions = {}):
       scheduler: clock,
       backoff: TIMING.backoff,
       random: seededRandom(config.seed),
+      ...options.informerOptions,
     });
     const inScope = (o: { readonly metadata?: { readonly namespace?: string } }) =>
       config.namespace === undefined || o.metadata?.namespace === config.namespace;
