@@ -7,8 +7,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigMap, InformerError } from '../../src/index.ts';
 import { MAX_RETRY_AFTER_SECONDS, httpListWatch, parseRetryAfter } from '../../src/1-transport/httpTransport.ts';
 import { startApiServer, type ApiServer } from '../../src/testing/index.ts';
-import { run, type Running } from '../resilience/harness/live.ts';
+import { run, waitFor, type Running } from '../resilience/harness/live.ts';
 import { sleep } from '../resilience/harness/probes.ts';
+import { HarnessClock } from '../resilience/harness/clock.ts';
 import type { KubeObject } from '../../src/index.ts';
 
 const now = Date.parse('2025-01-01T00:00:00Z');
@@ -50,13 +51,30 @@ describe('a 429 or 503 asking for a month', () => {
     expect((error as InformerError).retryAfterSeconds).toBe(300);
   });
 
-  it('an informer waits instead of relisting in a loop', async () => {
+  it('an informer waits the capped 300 s (on its clock) instead of relisting in a loop', async () => {
     api = await startApiServer();
     api.faults.add({ match: { watch: false }, fault: { type: 'status', code: 429, retryAfterSeconds: 2_592_000 } });
-    live = run(api, ConfigMap, { backoff: { initialMs: 1, maxMs: 1 } });
-    await sleep(300);
-    // Before the cap: a list every millisecond (513 in 1 s).
-    expect(live.lists()).toHaveLength(1);
-    expect(live.errors.map((e) => `${e.reason} ${e.retryAfterSeconds}`)).toEqual(['TooManyRequests 300']);
+    // Real time plus jumps: the wait is checked to the millisecond, whatever the machine's speed.
+    const clock = new HarnessClock();
+    live = run(api, ConfigMap, { backoff: { initialMs: 1, maxMs: 1 }, scheduler: clock });
+    let refusedAt = 0;
+    const seen = live.informer.errors$.subscribe(() => (refusedAt = clock.now()));
+    try {
+      await waitFor('the 429', () => live!.errors.length === 1);
+      // Before the cap: Node's timer overflowed and fired after 1 ms, a list every millisecond (513 in 1 s).
+      await sleep(100);
+      expect(live.lists()).toHaveLength(1);
+      expect(live.errors.map((e) => `${e.reason} ${e.retryAfterSeconds}`)).toEqual(['TooManyRequests 300']);
+      // Just short of 300 s on the informer's clock: still waiting (the list would start now, synchronously).
+      clock.advance(refusedAt + 300_000 - 5 - clock.now());
+      await sleep(20);
+      expect(live.lists()).toHaveLength(1);
+      // At 300 s: the next list (the fault was for one request) and the informer syncs.
+      clock.advance(10);
+      await waitFor('the list after 300 s', () => live!.synced());
+      expect(live.lists()).toHaveLength(2);
+    } finally {
+      seen.unsubscribe();
+    }
   });
 });
