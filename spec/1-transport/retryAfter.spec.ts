@@ -56,6 +56,8 @@ describe('a 429 or 503 asking for a month', () => {
     api.faults.add({ match: { watch: false }, fault: { type: 'status', code: 429, retryAfterSeconds: 2_592_000 } });
     // Real time plus jumps: the wait is checked to the millisecond, whatever the machine's speed.
     const clock = new HarnessClock();
+    // The wait starts when the informer reads the 429: after this reading, and before the error reaches errors$.
+    const startedAt = clock.now();
     live = run(api, ConfigMap, { backoff: { initialMs: 1, maxMs: 1 }, scheduler: clock });
     let refusedAt = 0;
     const seen = live.informer.errors$.subscribe(() => (refusedAt = clock.now()));
@@ -65,12 +67,12 @@ describe('a 429 or 503 asking for a month', () => {
       await sleep(100);
       expect(live.lists()).toHaveLength(1);
       expect(live.errors.map((e) => `${e.reason} ${e.retryAfterSeconds}`)).toEqual(['TooManyRequests 300']);
-      // Just short of 300 s on the informer's clock: still waiting (the list would start now, synchronously).
-      clock.advance(refusedAt + 300_000 - 5 - clock.now());
+      // Short of 300 s on the informer's clock: still waiting (the list would start now, synchronously).
+      clock.advance(startedAt + 300_000 - 5 - clock.now());
       await sleep(20);
       expect(live.lists()).toHaveLength(1);
-      // At 300 s: the next list (the fault was for one request) and the informer syncs.
-      clock.advance(10);
+      // Past 300 s: the next list (the fault was for one request) and the informer syncs.
+      clock.advance(refusedAt + 300_000 + 5 - clock.now());
       await waitFor('the list after 300 s', () => live!.synced());
       expect(live.lists()).toHaveLength(2);
     } finally {

@@ -32,12 +32,15 @@ describe('stall detection', () => {
     const clock = new HarnessClock();
     const marginMs = reflectorConfig({ decode: (raw) => raw }).stallMarginMs;
     live = run(api, ConfigMap, { minWatchTimeoutSeconds: 0.2, scheduler: clock, backoff: { initialMs: 10, maxMs: 20 } });
+    // b's frame reaches the informer after the server wrote it and before b is on events$: its time on the
+    // informer's clock lies between the two readings below, and so does the stall deadline, less timeout + margin.
     let bAt = 0;
     const seen = live.informer.events$.subscribe((e) => {
-      if (e.object.metadata.name === 'b') bAt = clock.now(); // the frame's time on the informer's clock, within microseconds
+      if (e.object.metadata.name === 'b') bAt = clock.now();
     });
     try {
       await waitFor('the initial list', live.synced);
+      const writtenAt = clock.now();
       const b = api.create('configmaps', cm('b'));
       await waitFor('b through the watch', () => live!.store()?.has('default/b') === true);
       const [stalled] = live.watches();
@@ -47,11 +50,11 @@ describe('stall detection', () => {
       expect(timeoutMs).toBeGreaterThanOrEqual(200);
       expect(timeoutMs).toBeLessThan(400);
 
-      // Just short of the timeout plus the margin after the last frame: still waiting.
-      clock.advance(bAt + timeoutMs + marginMs - 5 - clock.now());
+      // Short of the timeout plus the margin after the last frame: still waiting.
+      clock.advance(writtenAt + timeoutMs + marginMs - 5 - clock.now());
       expect(live.errors).toEqual([]);
-      // At it: aborted at once, as a Timeout.
-      clock.advance(10);
+      // Past it: aborted at once, as a Timeout.
+      clock.advance(bAt + timeoutMs + marginMs + 5 - clock.now());
       expect(live.errors.map((e) => [e.reason, e.phase])).toEqual([['Timeout', 'watch']]);
 
       await waitFor('c through the resumed watch', () => live!.store()?.get('default/c')?.metadata.resourceVersion === rvOf(c));
