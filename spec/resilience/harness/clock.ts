@@ -61,11 +61,20 @@ export class HarnessClock implements SchedulerLike {
     return new ClockAction<T>(this, work).schedule(state, delay);
   }
 
-  /** Moves the clock `ms` ahead and runs, in due order and at once, every action that became due. */
+  /**
+   * Moves the clock `ms` ahead (never back: a negative `ms` moves it by 0) and runs, in due order and at
+   * once, every action that is due by then, also those that fell due in real time since they were armed;
+   * the others get real timers for what is left of their wait.
+   */
   advance(ms: number): void {
-    this.offsetMs += ms;
-    const due = [...this.pending].filter((a) => a.due <= this.now()).sort((a, b) => a.due - b.due);
+    this.offsetMs += Math.max(0, ms);
+    const now = this.now();
+    const due = [...this.pending].filter((a) => a.due <= now).sort((a, b) => a.due - b.due);
     for (const action of due) if (this.pending.has(action)) action.run();
+    for (const action of this.pending) {
+      clearTimeout(action.timer);
+      action.timer = setTimeout(() => action.run(), Math.max(0, action.due - this.now()));
+    }
   }
 
   /** @internal */
