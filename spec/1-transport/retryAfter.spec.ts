@@ -2,14 +2,14 @@
  * `Retry-After` is capped at MAX_RETRY_AFTER_SECONDS (issue #13): 2592000 s
  * overflowed Node's timers, which then fired after 1 ms, a busy loop of lists.
  */
-import { firstValueFrom } from 'rxjs';
+import { firstValueFrom, type Subscription } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ConfigMap, InformerError } from '../../src/index.ts';
+import { ConfigMap, InformerError, informer } from '../../src/index.ts';
 import { MAX_RETRY_AFTER_SECONDS, httpListWatch, parseRetryAfter } from '../../src/1-transport/httpTransport.ts';
 import { startApiServer, type ApiServer } from 'rx-informer-emulator';
-import { run, type Running } from '../resilience/harness/live.ts';
-import { sleep } from '../resilience/harness/probes.ts';
-import type { KubeObject } from '../../src/index.ts';
+import { waitFor } from '../resilience/harness/live.ts';
+import { InflightProbe, sleep } from '../resilience/harness/probes.ts';
+import { HarnessClock } from '../resilience/harness/clock.ts';
 
 const now = Date.parse('2025-01-01T00:00:00Z');
 
@@ -33,10 +33,9 @@ describe('parseRetryAfter caps the wait', () => {
 });
 
 let api: ApiServer | undefined;
-let live: Running<KubeObject> | undefined;
+const subscriptions: Subscription[] = [];
 afterEach(async () => {
-  live?.stop();
-  live = undefined;
+  for (const s of subscriptions.splice(0)) s.unsubscribe();
   await api?.close();
   api = undefined;
 });
@@ -50,13 +49,38 @@ describe('a 429 or 503 asking for a month', () => {
     expect((error as InformerError).retryAfterSeconds).toBe(300);
   });
 
-  it('an informer waits instead of relisting in a loop', async () => {
+  it('an informer waits the capped 300 s (on its clock) instead of relisting in a loop', async () => {
     api = await startApiServer();
     api.faults.add({ match: { watch: false }, fault: { type: 'status', code: 429, retryAfterSeconds: 2_592_000 } });
-    live = run(api, ConfigMap, { backoff: { initialMs: 1, maxMs: 1 } });
-    await sleep(300);
-    // Before the cap: a list every millisecond (513 in 1 s).
-    expect(live.lists()).toHaveLength(1);
-    expect(live.errors.map((e) => `${e.reason} ${e.retryAfterSeconds}`)).toEqual(['TooManyRequests 300']);
+    // Real time plus jumps: the wait is checked to the millisecond, whatever the machine's speed; the probe sees
+    // each request the moment the informer starts it.
+    const clock = new HarnessClock();
+    const probe = new InflightProbe(() => clock.now());
+    const cache = informer(probe.wrap(httpListWatch(api.kubeConfig, { resource: ConfigMap })), ConfigMap, {
+      backoff: { initialMs: 1, maxMs: 1 },
+      scheduler: clock,
+    });
+    const errors: InformerError[] = [];
+    let synced = false;
+    // The wait starts when the informer reads the 429: after this reading, and before the poll below sees the error
+    // (the informer reports it and starts the wait in one synchronous step).
+    const startedAt = clock.now();
+    subscriptions.push(
+      cache.errors$.subscribe((e) => errors.push(e)),
+      cache.synced$.subscribe((s) => (synced = s)),
+    );
+    await waitFor('the 429', () => errors.length === 1);
+    const seenAt = clock.now();
+    // Before the cap: Node's timer overflowed and fired after 1 ms, a list every millisecond (513 in 1 s).
+    await sleep(100);
+    expect(probe.requests).toHaveLength(1);
+    expect(errors.map((e) => `${e.reason} ${e.retryAfterSeconds}`)).toEqual(['TooManyRequests 300']);
+    // Short of 300 s on the informer's clock: still waiting.
+    clock.advance(startedAt + 300_000 - 5 - clock.now());
+    expect(probe.requests).toHaveLength(1);
+    // Past 300 s: the next list starts at once (the fault was for one request), and the informer syncs.
+    clock.advance(seenAt + 300_000 + 5 - clock.now());
+    expect(probe.requests).toHaveLength(2);
+    await waitFor('the list after 300 s', () => synced);
   });
 });

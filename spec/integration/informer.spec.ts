@@ -59,7 +59,8 @@ describe('informer over HTTP (small local server)', () => {
       expect(new Set(server.ports).size).toBe(1);
       expect(server.open.size).toBe(1);
       running.unsubscribe();
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      // The abort reaches the server a moment later (later still on a loaded machine): wait for it, in polls, not ms.
+      for (let polls = 0; polls < 400 && server.open.size > 0; polls++) await new Promise((resolve) => setTimeout(resolve, 5));
       expect(server.open.size).toBe(0);
     } finally {
       await server.close();

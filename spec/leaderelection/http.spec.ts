@@ -6,8 +6,9 @@ import { leaderElection } from '../../src/leaderelection/leaderElection.ts';
 import { startApiServer, type ApiServer } from 'rx-informer-emulator';
 import { endless, hostileServer, status } from '../resilience/hostile/server.ts';
 
-// Real HTTP on 127.0.0.1, short timings; assertions are about order and content, not speed.
-const timing = { leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 200 };
+// Real HTTP on 127.0.0.1; assertions are about order and content, not speed. Retries are quick; the lease is
+// long, so a candidate that waited the lease out instead of taking a released one would outlast the test's timeout.
+const timing = { leaseDurationMs: 60_000, renewDeadlineMs: 40_000, retryPeriodMs: 200 };
 
 let api: ApiServer | undefined;
 const subs: Subscription[] = [];
@@ -27,11 +28,11 @@ describe('leader election over HTTP against the emulator', () => {
     const lease = api.get('leases.coordination.k8s.io', 'ops', 'ctrl') as {
       spec: { holderIdentity: string; leaseDurationSeconds: number; leaseTransitions: number };
     };
-    expect(lease.spec).toMatchObject({ holderIdentity: 'a', leaseDurationSeconds: 3, leaseTransitions: 0 });
+    expect(lease.spec).toMatchObject({ holderIdentity: 'a', leaseDurationSeconds: 60, leaseTransitions: 0 });
 
     // A stale write from someone else: 409 Conflict, the Status kube-apiserver sends (09c).
     const stale = httpLeaseClients(api.kubeConfig, { namespace: 'ops' }).lease('ctrl');
-    const conflict = await firstValueFrom(stale.update('1', { holderIdentity: 'x', leaseDurationSeconds: 3, leaseTransitions: 1 })).catch(
+    const conflict = await firstValueFrom(stale.update('1', { holderIdentity: 'x', leaseDurationSeconds: 60, leaseTransitions: 1 })).catch(
       (e: unknown) => e,
     );
     expect(conflict).toMatchObject({ reason: 'Conflict', status: 409, operation: 'update' });
@@ -44,16 +45,21 @@ describe('leader election over HTTP against the emulator', () => {
       (r) => r.resource === 'leases' && r.method === 'PUT' && r.status === 200 && r.fault === undefined && r.seq > 0,
     );
 
-    const b = leaderElection(api.kubeConfig, { namespace: 'ops', name: 'ctrl', identity: 'b', ...timing });
+    // b's requests carry their own User-Agent, so the log tells when b has read the Lease held by a.
+    const bLeases = httpLeaseClients(api.kubeConfig, { namespace: 'ops', userAgent: 'candidate-b' }).lease('ctrl');
+    const b = leaderElection(bLeases, { identity: 'b', ...timing });
     const bLeads = firstValueFrom(b.leader$.pipe(filter(Boolean)));
     subs.push(b.leader$.subscribe());
-    await new Promise((r) => setTimeout(r, 400)); // b has read the Lease held by a, and waits
+    await api.waitForRequest(
+      (r) => r.userAgent === 'candidate-b' && r.resource === 'leases' && r.method === 'GET' && r.status === 200,
+      20_000,
+    );
+    expect(api.get('leases.coordination.k8s.io', 'ops', 'ctrl')).toMatchObject({ spec: { holderIdentity: 'a' } }); // so b waits
     const [aErrorsSub] = subs.splice(0, 1);
-    const left = Date.now();
     aErrorsSub?.unsubscribe(); // a's last subscriber leaves: a releases
+    // Released (holderIdentity "", leaseDurationSeconds 1): b takes over without waiting out the 60 s lease
+    // (which would outlast this test's timeout).
     await bLeads;
-    // Released (holderIdentity "", leaseDurationSeconds 1): b took over without waiting out the 3 s lease.
-    expect(Date.now() - left).toBeLessThan(timing.leaseDurationMs);
     const after = api.get('leases.coordination.k8s.io', 'ops', 'ctrl') as { spec: { holderIdentity: string; leaseTransitions: number } };
     expect(after.spec).toMatchObject({ holderIdentity: 'b', leaseTransitions: 1 });
     expect(aErrors).toContain('update ServerError 500');

@@ -24,7 +24,6 @@ import {
   type ApiServer,
 } from 'rx-informer-emulator';
 import { cm, converged, run, waitFor, type Running } from './harness/live.ts';
-import { sleep } from './harness/probes.ts';
 
 let api: ApiServer | undefined;
 let live: Running<KubeObject> | undefined;
@@ -91,10 +90,10 @@ describe('401: wrong credentials', () => {
       currentContext: 'emulator',
     });
     live = run(api, ConfigMap, { backoff }, kc);
-    await sleep(400);
-    // Waits of 10, 20, 40, 40 … ms (jitter up to twice that): a handful of attempts, not hundreds.
-    expect(live.errors.length).toBeGreaterThanOrEqual(4);
-    expect(live.errors.length).toBeLessThanOrEqual(25);
+    await waitFor('four Unauthorized errors', () => live!.errors.length >= 4);
+    // Waits of 10, 20, 40, 40 … ms (jitter up to twice that) between attempts: never a request loop.
+    const lists = live.lists();
+    lists.slice(1).forEach((r, i) => expect(r.at - lists[i]!.at).toBeGreaterThanOrEqual(Math.min(10 * 2 ** i, 40) - 2));
     expect(new Set(live.errors.map((e) => `${e.reason} ${e.status}`))).toEqual(new Set(['Unauthorized 401']));
     expect(live.synced()).toBe(false);
 

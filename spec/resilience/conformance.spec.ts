@@ -83,14 +83,15 @@ const onWatchFrames =
 
 const isEvent = (frame: WatchFrame, type: string) => !(frame instanceof Error) && frame.type === type;
 
-/** A watch whose stalled window lets the informer's resourceVersion be compacted away. */
+/** A watch whose stalled window lets the informer's resourceVersion be compacted away (the stall is noticed at the last step). */
 const expiresWhileStalled = fixed([
   { op: 'fault', target: 'watch', fault: { type: 'stallWatch' } },
-  { op: 'sleep', ms: 250 },
+  { op: 'untilStalled' },
   { op: 'write', ns: 'default', name: 'a' },
   { op: 'write', ns: 'ns-a', name: 'd' },
   { op: 'delete', pick: 1 },
   { op: 'compact' },
+  { op: 'sleep', ms: 1 },
 ]);
 
 function divergent(result: RunResult, pattern: RegExp): void {
@@ -109,7 +110,7 @@ describe('the conformance checks catch a broken informer', () => {
       frames.pipe(map((frame) => (isEvent(frame, 'ERROR') ? { type: 'BOOKMARK', object: { metadata: {} } } : frame))),
     );
     const result = await runSchedule(expiresWhileStalled, { sabotage });
-    // (The store still converges: three broken resumes in a row make the informer relist.)
+    // (The store does not converge either: every resume at the compacted resourceVersion ends at once, a VeryShortWatch.)
     divergent(result, /not reported on errors\$: Expired/);
   });
 
@@ -140,6 +141,21 @@ describe('the conformance checks catch a broken informer', () => {
       { sabotage },
     );
     divergent(result, /not reported on errors\$: MalformedLine/);
+  });
+
+  it('a stall rule that does not fire (a 10-minute margin, past the clock jump): Timeout missing', async () => {
+    const stalledThenClosed = fixed([
+      { op: 'fault', target: 'watch', fault: { type: 'stallWatch' } },
+      { op: 'untilStalled' },
+      { op: 'write', ns: 'default', name: 'a' },
+      { op: 'sleep', ms: 1 }, // the harness moves the informer's clock past the default margin here
+      { op: 'closeWatches', clean: true }, // and the server ends the watch, so that the run ends soon either way
+    ]);
+    const control = await runSchedule(stalledThenClosed);
+    expect(control.divergences).toEqual([]);
+    expect(control.errorsByReason).toMatchObject({ Timeout: 1 });
+    const result = await runSchedule(stalledThenClosed, { informerOptions: { stallMarginMs: 600_000 } });
+    divergent(result, /not reported on errors\$: Timeout/);
   });
 
   it('a leaked watch (opened again and never closed): the server sees two requests open at once', async () => {

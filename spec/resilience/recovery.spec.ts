@@ -4,7 +4,7 @@
  * the simulated kube-apiserver (spec/resilience/recovery), so minutes of
  * server time take milliseconds and nothing depends on the machine's speed.
  *
- * - 108 seeded schedules (12 per fault kind), each failing its kind's test if
+ * - 132 seeded schedules (12 per fault kind), each failing its kind's test if
  *   the bound is missed, the store never equals the server, or it diverges
  *   after converging. A failure prints the seed, the schedule and a trace;
  *   replay with `npm run soak -- --recovery --seed S --schedules 1`.
@@ -216,6 +216,61 @@ describe('single faults, default options, virtual time', () => {
     expect(next[2]!.at - breaks[2]!, describeRequests(next)).toBeLessThan(1600 + AT_ONCE_MS);
     expect(lists(sim)).toBe(listsBefore + 1);
     expect(convergedBy(sim, sim.now, sim.now + 10_000)).toBeDefined();
+  });
+
+  it('a watch black-holed during churn (accepted, never answered) is resumed 15 s after it was opened (busyIdleTimeoutMs), from the same resourceVersion, before the transport’s 30 s request timeout, without a relist', () => {
+    const sim = inProgress();
+    const churnUntil = sim.now + 30_000;
+    for (let at = sim.now + 300; at < churnUntil; at += 300) sim.at(at, () => sim.server.write('ns-a', `cm-${at % 7}`));
+    sim.runTo(churnUntil - 150);
+    const watch = openWatch(sim);
+    let holeAt: number | undefined;
+    sim.server.blackHoleNext('watch', (at) => (holeAt = at));
+    watch.drop('watch: read ECONNRESET');
+    const listsBefore = lists(sim);
+    const at = convergedBy(sim, churnUntil, churnUntil + 120_000);
+    expect(holeAt, 'no watch met the black hole').toBeDefined();
+    expect(at, `not converged: ${sim.differences().join('; ')}`).toBeDefined();
+    const [hole, resume] = requestsFrom(sim, holeAt! - 1);
+    expect(hole?.outcome, describeRequests(requestsFrom(sim, holeAt! - 1))).toMatch(/black hole/);
+    expect(hole?.end).toBe('abort'); // the informer gave up on it, not the transport
+    expect(resume?.kind).toBe('watch');
+    expect(resume?.options.resourceVersion).toBe(hole?.options.resourceVersion);
+    expect(resume!.at - hole!.at).toBeGreaterThanOrEqual(15_000);
+    expect(resume!.at - hole!.at).toBeLessThanOrEqual(15_000 + AT_ONCE_MS);
+    expect(lists(sim)).toBe(listsBefore);
+    // Ending a silent watch is not a failure: nothing after the drop's NetworkError.
+    expect(sim.errors.filter((e) => e.at > holeAt!).map((e) => e.error.reason)).toEqual([]);
+  });
+
+  it('a relist black-holed: the transport gives up after its 30 s request timeout (Timeout), and the informer lists again after one backoff step', () => {
+    const sim = inProgress();
+    const watch = openWatch(sim);
+    let holeAt: number | undefined;
+    sim.server.blackHoleNext('list', (at) => (holeAt = at));
+    sim.server.expireWindow();
+    watch.errorEvent({
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: 'too old',
+      reason: 'Expired',
+      code: 410,
+    });
+    const expiredAt = sim.now;
+    sim.server.write('ns-b', 'cm-3');
+    const at = convergedBy(sim, expiredAt, expiredAt + 300_000);
+    expect(holeAt, 'no list met the black hole').toBeDefined();
+    expect(at, `not converged: ${sim.differences().join('; ')}`).toBeDefined();
+    const timeouts = sim.errors.filter((e) => e.error.reason === 'Timeout');
+    expect(timeouts.map((e) => e.error.phase)).toEqual(['list']);
+    expect(timeouts[0]!.at - holeAt!).toBeCloseTo(30_000, -1);
+    const [, relist] = requestsFrom(sim, holeAt! - 1);
+    expect(relist?.kind, describeRequests(requestsFrom(sim, expiredAt))).toBe('list');
+    expect(relist!.at - timeouts[0]!.at).toBeGreaterThanOrEqual(800);
+    expect(relist!.at - timeouts[0]!.at).toBeLessThan(3_200 + AT_ONCE_MS);
+    expect(at! - holeAt!).toBeLessThanOrEqual(30_000 + 3_200 + ROUND_TRIP_SLACK_MS);
   });
 
   it('Too large resource version → relist at resourceVersion "" at once', () => {

@@ -11,20 +11,41 @@ import type { ListWatch } from '../../../src/index.ts';
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Polls `check` every few ms until it holds; false when `timeoutMs` passed first. */
-export async function until(check: () => boolean, timeoutMs: number, everyMs = 5): Promise<boolean> {
+/**
+ * Polls `check` every `everyMs` until it holds; false when the budget ran out first. The budget is
+ * counted in polls (`timeoutMs / everyMs` of them) as well as in wall time, and both must run out: on a
+ * loaded machine each poll comes late and the wait stretches with the event loop's delay, so a slow
+ * machine never looks like a stuck informer. `onPoll` runs before each check (the harness moves its clock there).
+ */
+export async function until(check: () => boolean, timeoutMs: number, everyMs = 5, onPoll?: () => void): Promise<boolean> {
   const deadline = performance.now() + timeoutMs;
+  let polls = Math.ceil(timeoutMs / everyMs);
   for (;;) {
+    onPoll?.();
     if (check()) return true;
-    if (performance.now() > deadline) return false;
+    if (polls-- <= 0 && performance.now() > deadline) return false;
     await sleep(everyMs);
   }
+}
+
+/** One list or watch as the informer saw it, at the ListWatch boundary, on the informer's clock. */
+export interface ClientRequest {
+  readonly watch: boolean;
+  readonly options: Readonly<Record<string, unknown>>;
+  readonly startedAt: number;
+  endedAt: number | undefined;
+  /** How it ended for the informer: completed, failed, or left (unsubscribed) by the informer first. */
+  end: 'complete' | 'error' | 'unsubscribed' | undefined;
+  /** ADDED, MODIFIED and DELETED frames delivered. */
+  events: number;
 }
 
 /**
  * Wraps a ListWatch and counts the list/watch subscriptions alive at once: the
  * reflector promises at most one. Exact: a request counts from subscribe to
- * its teardown (completion, error or unsubscribe).
+ * its teardown (completion, error or unsubscribe). It also records each
+ * request as the informer saw it (see {@link ClientRequest}), timed with `now`
+ * (the informer's clock).
  */
 export class InflightProbe {
   current = 0;
@@ -32,30 +53,69 @@ export class InflightProbe {
   total = 0;
   /** Descriptions of the moments two requests were alive together. */
   readonly overlaps: string[] = [];
+  readonly requests: ClientRequest[] = [];
   private active = new Set<string>();
+  private readonly now: () => number;
+
+  constructor(now: () => number = () => performance.now()) {
+    this.now = now;
+  }
 
   wrap(inner: ListWatch): ListWatch {
     return {
-      list: (options) => this.track(`list ${JSON.stringify(options)}`, () => inner.list(options)),
-      watch: (options) => this.track(`watch ${JSON.stringify(options)}`, () => inner.watch(options)),
+      list: (options) => this.track(false, options, () => inner.list(options)),
+      watch: (options) => this.track(true, options, () => inner.watch(options)),
     };
   }
 
-  private track<T>(what: string, open: () => Observable<T>): Observable<T> {
+  private track<T>(watch: boolean, options: object, open: () => Observable<T>): Observable<T> {
     return new Observable<T>((subscriber) => {
-      const id = `#${++this.total} ${what}`;
+      const id = `#${++this.total} ${watch ? 'watch' : 'list'} ${JSON.stringify(options)}`;
       if (this.active.size > 0) this.overlaps.push(`${id} started while ${[...this.active].join(', ')} was in flight`);
       this.active.add(id);
       this.current = this.active.size;
       this.max = Math.max(this.max, this.current);
-      const subscription = open().subscribe(subscriber);
+      const record: ClientRequest = {
+        watch,
+        options: { ...options },
+        startedAt: this.now(),
+        endedAt: undefined,
+        end: undefined,
+        events: 0,
+      };
+      this.requests.push(record);
+      const ended = (end: NonNullable<ClientRequest['end']>) => {
+        if (record.end) return;
+        record.end = end;
+        record.endedAt = this.now();
+      };
+      const subscription = open().subscribe({
+        next: (value) => {
+          if (watch && isChange(value)) record.events++;
+          subscriber.next(value);
+        },
+        error: (error: unknown) => {
+          ended('error');
+          subscriber.error(error);
+        },
+        complete: () => {
+          ended('complete');
+          subscriber.complete();
+        },
+      });
       return () => {
+        ended('unsubscribed');
         subscription.unsubscribe();
         this.active.delete(id);
         this.current = this.active.size;
       };
     });
   }
+}
+
+function isChange(frame: unknown): boolean {
+  const type = frame !== null && typeof frame === 'object' && !(frame instanceof Error) ? (frame as { type?: unknown }).type : undefined;
+  return type === 'ADDED' || type === 'MODIFIED' || type === 'DELETED';
 }
 
 /** One HTTP request as the server saw it: arrival and close of its response (ms, performance.now()). */
@@ -107,22 +167,20 @@ export class ServerRequestTracker {
   }
 
   /**
-   * Pairs of requests of `userAgent` the server had open at the same time for
-   * more than `graceMs` (the close of an aborted request and the arrival of
-   * the next one travel on different sockets, so their order at the server is
-   * not exact; a leaked request stays open far longer).
+   * Requests of `userAgent` the server still had open when two later ones of the same client had
+   * arrived. The close of a request the client aborted and the arrival of the next one travel on
+   * different sockets, so the server may see them in either order (by any margin, on a loaded
+   * machine); but the request after the next one is sent only once the next one was answered, so the
+   * server has seen the abort by then. A leaked request stays open across many.
    */
-  overlaps(userAgent: string, graceMs: number): string[] {
+  overlaps(userAgent: string): string[] {
     const mine = this.of(userAgent).sort((a, b) => a.startAt - b.startAt);
     const out: string[] = [];
-    const now = performance.now();
-    for (let i = 1; i < mine.length; i++) {
-      const next = mine[i]!;
-      for (let j = 0; j < i; j++) {
-        const earlier = mine[j]!;
-        const overlap = (earlier.closeAt ?? now) - next.startAt;
-        if (overlap > graceMs) out.push(`${earlier.url} was still open ${Math.round(overlap)} ms after ${next.url} arrived`);
-      }
+    for (let i = 0; i < mine.length; i++) {
+      const earlier = mine[i]!;
+      const during = mine.slice(i + 1).filter((r) => earlier.closeAt === undefined || r.startAt < earlier.closeAt);
+      if (during.length >= 2)
+        out.push(`${earlier.url} was still open when ${during.length} later requests had arrived (${during[1]!.url} …)`);
     }
     return out;
   }

@@ -10,32 +10,42 @@ import {
   informer,
   type Informer,
   type InformerError,
+  type InformerOptions,
   type KubeObject,
   type ListWatch,
   type Resource,
   type Store,
 } from '../../../src/index.ts';
 import { httpListWatch } from '../../../src/pipeline.ts';
+import { reflectorConfig } from '../../../src/2-source/listAndWatch.ts';
 import { startApiServer, type ApiServer, type Fault, type FaultMatch, type RequestRecord } from 'rx-informer-emulator';
-import { describeRecord, expectedFor, faultFired, matchErrors, type Expected } from './expect.ts';
+import { HarnessClock } from './clock.ts';
+import { clientViews, describeRecord, expectedFor, faultFired, matchErrors, type ClientView, type Expected } from './expect.ts';
 import { ServerHistory, SubscriberView, snapshotDiff, snapshotOf, type Snapshot } from './history.ts';
-import { InflightProbe, ServerRequestTracker, seededRandom, sleep, until } from './probes.ts';
+import { InflightProbe, ServerRequestTracker, seededRandom, sleep, until as untilReal } from './probes.ts';
 import { faultKind, type Kind, type Schedule, type ScheduleConfig, type Step } from './schedule.ts';
 
-/** Timings that make recovery take milliseconds. */
+/**
+ * Timings that make recovery take milliseconds. None is an oracle: the waits below are budgets for
+ * "eventually" that stretch with the event loop's delay (see `until` in probes.ts), and the watch
+ * stall rule keeps its default margin on the informer's clock, which the harness moves (see `passStalls`).
+ */
 export const TIMING = {
   bookmarkIntervalMs: 25,
   /** Watches ask for 0.1–0.2 s. */
   minWatchTimeoutSeconds: 0.1,
-  stallMarginMs: 150,
   backoff: { initialMs: 5, maxMs: 50 },
   maxLineBytes: 32 * 1024,
-  /** The server may see an aborted request close this long after the next one arrived. */
-  overlapGraceMs: 100,
   /** How long pending fault rules may wait for a request to take them after the schedule. */
   pendingFaultsMs: 800,
   convergeTimeoutMs: 4000,
 } as const;
+
+/**
+ * How far the harness moves the informer's clock when the emulator's log shows the informer's watch
+ * stalled: past the stall rule's default margin plus the longest watch timeout, so the rule fires at once.
+ */
+const STALL_JUMP_MS = reflectorConfig({ decode: (raw) => raw }).stallMarginMs + 2 * TIMING.minWatchTimeoutSeconds * 1000 + 1;
 
 export interface RunOptions {
   /** Tampers with the informer's ListWatch: proves the checks can fail. */
@@ -45,6 +55,8 @@ export interface RunOptions {
    * so its checks (requests open at once, requests left open) see nothing then; the rest hold.
    */
   readonly http2?: boolean;
+  /** Overrides the informer's options: proves the checks catch a broken timing rule. */
+  readonly informerOptions?: Partial<InformerOptions<KubeObject>>;
 }
 
 export interface FaultCount {
@@ -183,6 +195,8 @@ class FaultBook {
   readonly counts: Record<string, FaultCount> = {};
   /** Watches ended by `api.closeWatches`, by seq: clean or not. */
   readonly closedByServer = new Map<number, boolean>();
+  /** Stalled watches the harness moved the informer's clock for, by seq: each owes a Timeout. */
+  readonly stallsPassed = new Set<number>();
   private readonly faultOfRule = new Map<number, Fault>();
   private readonly kindOfRule = new Map<number, string>();
   private readonly api: ApiServer;
@@ -207,14 +221,20 @@ class FaultBook {
   }
 
   /** Counts the faults that took effect, and returns the errors the requests imply. */
-  settle(records: readonly RequestRecord[]): Expected[] {
+  settle(records: readonly RequestRecord[], clients: ReadonlyMap<number, ClientView>): Expected[] {
     const faultOf = (id: number | undefined) => (id === undefined ? undefined : this.faultOfRule.get(id));
     for (const r of records) {
       const kind = r.faultId === undefined ? undefined : this.kindOfRule.get(r.faultId);
       const fault = faultOf(r.faultId);
       if (kind && fault && faultFired(r, fault)) this.applied(kind);
     }
-    return records.flatMap((r) => expectedFor(r, faultOf, TIMING.maxLineBytes, this.closedByServer.get(r.seq)));
+    return records.flatMap((r) =>
+      expectedFor(r, faultOf, TIMING.maxLineBytes, {
+        closedByServer: this.closedByServer.get(r.seq),
+        stallPassed: this.stallsPassed.has(r.seq),
+        client: clients.get(r.seq),
+      }),
+    );
   }
 }
 
@@ -224,7 +244,37 @@ interface World {
   readonly writer: Writer;
   readonly book: FaultBook;
   readonly userAgent: string;
+  readonly clock: HarnessClock;
 }
+
+/** The informer's open watch that the emulator stalled and the harness has not yet moved the clock for. */
+function stalledWatch(world: World): RequestRecord | undefined {
+  const { api, userAgent, book } = world;
+  return api.requests.find(
+    (r) =>
+      r.userAgent === userAgent &&
+      r.watch &&
+      r.ended === undefined &&
+      r.fault === 'stallWatch' &&
+      r.faultFiredAt !== undefined &&
+      !book.stallsPassed.has(r.seq),
+  );
+}
+
+/**
+ * Time passes for the informer: when its watch is stalled at the server (and still open there), the
+ * clock moves past the stall margin and the informer's stall check runs now, synchronously, so the
+ * informer must report a Timeout for exactly that watch, whatever the server logs later.
+ */
+function passStalls(world: World): void {
+  const stalled = stalledWatch(world);
+  if (!stalled) return;
+  world.book.stallsPassed.add(stalled.seq);
+  world.clock.advance(STALL_JUMP_MS);
+}
+
+/** Waits until `check` holds, letting time pass for stalled watches while it waits. */
+const until = (world: World, check: () => boolean, timeoutMs: number) => untilReal(check, timeoutMs, 5, () => passStalls(world));
 
 /** Performs one step of a schedule. */
 async function perform(step: Step, world: World): Promise<void> {
@@ -244,7 +294,14 @@ async function perform(step: Step, world: World): Promise<void> {
       break;
     }
     case 'sleep':
-      return sleep(step.ms);
+      passStalls(world);
+      await sleep(step.ms);
+      passStalls(world);
+      break;
+    case 'untilStalled':
+      if (!(await untilReal(() => stalledWatch(world) !== undefined, TIMING.convergeTimeoutMs)))
+        throw new Error('untilStalled: no watch of the informer stalled');
+      break;
     case 'compact':
       api.compact();
       book.applied(kind!);
@@ -291,10 +348,11 @@ async function perform(step: Step, world: World): Promise<void> {
 async function converge(world: World, tracker: ServerRequestTracker, subscribers: Subscribers): Promise<string[]> {
   const { api, config, userAgent } = world;
   const out: string[] = [];
-  await until(() => api.faults.pending === 0, TIMING.pendingFaultsMs);
+  await until(world, () => api.faults.pending === 0, TIMING.pendingFaultsMs);
   api.faults.clear();
   const clearedAt = performance.now();
   const settled = await until(
+    world,
     () => tracker.of(userAgent).every((r) => r.startAt > clearedAt || r.closeAt !== undefined),
     TIMING.convergeTimeoutMs,
   );
@@ -309,7 +367,7 @@ async function converge(world: World, tracker: ServerRequestTracker, subscribers
 
   const server = () => snapshotOf(api.list(config.kind, config.namespace));
   const agrees = () => subscribers.differences(server()).length === 0;
-  let ok = await until(agrees, TIMING.convergeTimeoutMs);
+  let ok = await until(world, agrees, TIMING.convergeTimeoutMs);
   if (ok) {
     await sleep(30); // and it stays so
     ok = agrees();
@@ -330,13 +388,13 @@ function check(
   const out: string[] = [];
   if (!subscribers.synced) out.push('synced$ never became true');
   for (const v of subscribers.views) out.push(...v.violations);
-  const expected = book.settle(records);
+  const expected = book.settle(records, clientViews(records, probe.requests));
   for (let i = 0; i < subscribers.throws; i++)
     expected.push({ reasons: ['HandlerError'], optional: false, why: `handler fault #${i + 1}` });
   const { missing, unexplained } = matchErrors(expected, subscribers.errors);
   out.push(...missing.map((m) => `not reported on errors$: ${m}`), ...unexplained.map((u) => `reported without a cause: ${u}`));
   if (probe.max > 1) out.push(`requests in flight at once: ${probe.max}; ${probe.overlaps.slice(0, 3).join('; ')}`);
-  const overlaps = tracker.overlaps(userAgent, TIMING.overlapGraceMs);
+  const overlaps = tracker.overlaps(userAgent);
   if (overlaps.length) out.push(`the server had requests open at once: ${overlaps.slice(0, 3).join('; ')}`);
   return out;
 }
@@ -355,11 +413,12 @@ export async function runSchedule(schedule: Schedule, options: RunOptions = {}):
   const tracker = new ServerRequestTracker(api.port);
   const userAgent = `rx-informer-resilience/${++runs}`;
   const history = new ServerHistory();
-  const world: World = { api, config, writer: new Writer(api, config.kind, history), book: new FaultBook(api), userAgent };
+  const clock = new HarnessClock();
+  const world: World = { api, config, writer: new Writer(api, config.kind, history), book: new FaultBook(api), userAgent, clock };
   let subscribers: Subscribers | undefined;
   try {
     for (const o of config.initial) world.writer.write(o.ns, o.name);
-    const probe = new InflightProbe();
+    const probe = new InflightProbe(() => clock.now());
     const resource = RESOURCES[config.kind];
     const http = httpListWatch(
       api.kubeConfig,
@@ -374,9 +433,15 @@ export async function runSchedule(schedule: Schedule, options: RunOptions = {}):
       pageSize: config.pageSize,
       watchList: config.watchList,
       minWatchTimeoutSeconds: TIMING.minWatchTimeoutSeconds,
-      stallMarginMs: TIMING.stallMarginMs,
+      // The stall rule at its default margin, on the harness's clock. The idle rules are off: with them a
+      // stalled watch would be resumed without an error or with one, depending on the pace of earlier events
+      // (the recovery soak covers them in virtual time at their defaults).
+      idleTimeoutMs: 0,
+      busyIdleTimeoutMs: 0,
+      scheduler: clock,
       backoff: TIMING.backoff,
       random: seededRandom(config.seed),
+      ...options.informerOptions,
     });
     const inScope = (o: { readonly metadata?: { readonly namespace?: string } }) =>
       config.namespace === undefined || o.metadata?.namespace === config.namespace;
@@ -395,7 +460,7 @@ export async function runSchedule(schedule: Schedule, options: RunOptions = {}):
 
     // The last unsubscribe must close the connection.
     subscribers.unsubscribe();
-    if (!(await until(() => tracker.open(userAgent).length === 0, 1000))) {
+    if (!(await untilReal(() => tracker.open(userAgent).length === 0, 1000))) {
       divergences.push(
         `unsubscribing left requests open: ${tracker
           .open(userAgent)

@@ -41,7 +41,10 @@ export type Step =
   | { readonly op: 'delete'; readonly pick: number }
   /** Delete the pick-th existing object and create it again at once (a new uid). */
   | { readonly op: 'recreate'; readonly pick: number }
+  /** Real time passes; a watch of the informer that the emulator stalled is noticed (its stall margin passes too). */
   | { readonly op: 'sleep'; readonly ms: number }
+  /** Wait until a watch of the informer is stalled at the server, without letting the informer notice (fixed schedules only). */
+  | { readonly op: 'untilStalled' }
   /** `api.compact()`: every older revision is gone. */
   | { readonly op: 'compact' }
   /** `api.closeWatches({ clean })`: the server ends every open watch now (clean: terminating chunk; else a dropped connection). */
@@ -171,6 +174,8 @@ export function describeStep(step: Step): string {
       return `delete and recreate existing #${step.pick}`;
     case 'sleep':
       return `sleep ${step.ms} ms`;
+    case 'untilStalled':
+      return 'wait until the informer’s watch is stalled (the informer does not notice yet)';
     case 'compact':
       return 'compact the history';
     case 'closeWatches':

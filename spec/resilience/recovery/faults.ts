@@ -6,8 +6,21 @@
  */
 import { Rng, subSeed } from './random.ts';
 import { ONE_LIST_MS, type SimServer, type WatchHandle } from './simServer.ts';
+import { DEFAULT_REQUEST_TIMEOUT_MS } from '../../../src/1-transport/httpTransport.ts';
 
-export const FAULT_KINDS = ['drop', 'truncate', 'malformed', 'reset', 'stall', '429', '5xx', 'expire', 'tooLarge'] as const;
+export const FAULT_KINDS = [
+  'drop',
+  'truncate',
+  'malformed',
+  'reset',
+  'stall',
+  '429',
+  '5xx',
+  'expire',
+  'tooLarge',
+  'blackHoleWatch',
+  'blackHoleList',
+] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
 /** One occurrence of a schedule's fault. */
@@ -154,6 +167,47 @@ export const FAULTS: Readonly<Record<FaultKind, FaultSpec>> = {
     inject: (server, _, hooks) => onWatch(server, (w) => (w.stall(), `stalled watch #${w.request.seq}`), hooks),
     boundMs: () => 20_000,
   },
+  blackHoleWatch: {
+    what: 'the watch in progress breaks (NetworkError), and the connection of the resume is accepted and never answered (no headers, no frame, no end)',
+    // The reflector's idle rule (busyIdleTimeoutMs during churn) ends the silent watch before the transport's
+    // 30 s request timeout would; either way it resumes from the same resourceVersion.
+    bound: '≤ 20 s during churn',
+    draw: one,
+    inject: (server, _, hooks) =>
+      server.whenProgressed((w) => {
+        server.blackHoleNext('watch', () => hooks.measureFrom('a watch accepted and never answered'));
+        w.drop('watch: read ECONNRESET');
+        hooks.applied(`dropped watch #${w.request.seq}; the next watch is black-holed`);
+      }),
+    boundMs: () => 20_000,
+  },
+  blackHoleList: {
+    what: 'the watch gets ERROR 410 Expired, and the connection of the relist is accepted and never answered',
+    // Nothing in the reflector times a list out: the transport's requestTimeoutMs (30 s) does, then the backoff.
+    bound: '≤ 30 s (request timeout) + the backoff + one list (+ 1 s)',
+    draw: one,
+    inject: (server, _, hooks) =>
+      onWatch(
+        server,
+        (w) => {
+          const floor = server.resourceVersion;
+          server.blackHoleNext('list', () => hooks.measureFrom('a list accepted and never answered'));
+          server.expireWindow();
+          w.errorEvent({
+            kind: 'Status',
+            apiVersion: 'v1',
+            metadata: {},
+            status: 'Failure',
+            message: `too old resource version: ${w.startRV} (${floor})`,
+            reason: 'Expired',
+            code: 410,
+          });
+          return `expired watch #${w.request.seq}; the relist is black-holed`;
+        },
+        { applied: hooks.applied, measureFrom: () => undefined },
+      ),
+    boundMs: (_, level) => DEFAULT_REQUEST_TIMEOUT_MS + backoffSequenceMs(level, 1) + ONE_LIST_MS + ROUND_TRIP_SLACK_MS,
+  },
   '429': {
     what: 'the server ends the watch, then answers the next 1–3 requests 429 with Retry-After',
     bound: 'within the backoff sequence (+ 1 s)',
@@ -250,6 +304,8 @@ export function describeEpisode(kind: FaultKind, episode: Episode): string {
     case 'stall':
     case 'expire':
     case 'tooLarge':
+    case 'blackHoleWatch':
+    case 'blackHoleList':
       return kind;
     default: {
       const unknown: never = kind;

@@ -19,7 +19,10 @@
  *   1.5–2.5 s before `timeoutSeconds`, when the server ends the watch cleanly (03b, 03c);
  * - a resourceVersion newer than the server's: 504 "Too large resource version"
  *   after the cacher's 3 s wait (an ERROR event on a watch, an HTTP error on a list);
- * - latencies of a few ms; events keep their order on a connection.
+ * - latencies of a few ms; events keep their order on a connection;
+ * - the HTTP transport's `requestTimeoutMs` (30 s without response headers: a `Timeout`), for the
+ *   requests it black-holes (the transport's timer is a Node timer, not the informer's scheduler,
+ *   so it is modelled here, on the virtual clock, as httpTransport reports it).
  *
  * Faults are injected through the methods under "faults" below; every request
  * and fault is traced with its virtual time.
@@ -27,6 +30,7 @@
 import { Observable, Subscription, type SchedulerAction, type SchedulerLike, type Subscriber } from 'rxjs';
 import { InformerError, errorFromStatus } from '../../../src/0-model/errors.ts';
 import type { ListOptions, ListPage, ListWatch, RawWatchEvent, WatchFrame, WatchOptions } from '../../../src/1-transport/listWatch.ts';
+import { DEFAULT_REQUEST_TIMEOUT_MS } from '../../../src/1-transport/httpTransport.ts';
 import { Rng } from './random.ts';
 
 export const NAMESPACES = ['default', 'ns-a', 'ns-b'] as const;
@@ -371,6 +375,7 @@ export class SimServer implements ListWatch {
   private tooLarge: { from: number; onFirst: (at: number) => void; seen: boolean } | undefined;
   private streamFault: { kind: 'malformed' | 'truncate'; onApplied: (at: number) => void } | undefined;
   private whenProgressedHook: ((watch: WatchHandle) => void) | undefined;
+  private blackHole: { kind: 'list' | 'watch'; onAccepted: (at: number) => void } | undefined;
   private readonly housekeeping: Subscription;
 
   private readonly scheduler: SchedulerLike;
@@ -516,6 +521,14 @@ export class SimServer implements ListWatch {
     this.refusals = { count, onRefused };
   }
 
+  /**
+   * The next request of `kind` is accepted and never answered: no headers, no frame, no end (a load
+   * balancer whose backend vanished). The client's transport gives up after its `requestTimeoutMs`.
+   */
+  blackHoleNext(kind: 'list' | 'watch', onAccepted: (at: number) => void): void {
+    this.blackHole = { kind, onAccepted };
+  }
+
   /** The next requests are answered with these HTTP errors, one each. */
   failNext(code: number, count: number, retryAfterSeconds?: number): void {
     for (let i = 0; i < count; i++) this.failing.push({ code, retryAfterSeconds });
@@ -617,8 +630,26 @@ export class SimServer implements ListWatch {
     );
   }
 
-  /** Faults that strike before any response: a refused connection, an HTTP error. Returns true when it answered. */
+  /** Faults that strike before any response: a refused connection, a black hole, an HTTP error. Returns true when it answered. */
   private connectFault<T>(request: SimRequest, subscriber: Subscriber<T>, teardown: Subscription): boolean {
+    const hole = this.blackHole;
+    if (hole && hole.kind === request.kind) {
+      this.blackHole = undefined;
+      this.failed();
+      request.outcome = 'accepted, never answered (black hole)';
+      this.note(`#${request.seq}: ${request.outcome}`);
+      hole.onAccepted(this.scheduler.now());
+      // As httpTransport: one timer from the request's start to the response headers.
+      teardown.add(
+        this.scheduler.schedule(() => {
+          request.outcome += '; the transport gave up';
+          this.endRequest(request, 'error');
+          const message = `${request.kind} /api/v1/configmaps: no response headers within ${DEFAULT_REQUEST_TIMEOUT_MS} ms (waiting for: response headers)`;
+          subscriber.error(new InformerError('Timeout', message, { phase: request.kind }));
+        }, DEFAULT_REQUEST_TIMEOUT_MS - LATENCY.uplinkMs),
+      );
+      return true;
+    }
     const refusals = this.refusals;
     if (refusals && refusals.count > 0) {
       if (--refusals.count === 0) this.refusals = undefined;
