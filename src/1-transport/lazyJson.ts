@@ -472,42 +472,196 @@ export function lazyParseWatchLine(input: string | Buffer, keep?: KeepObject): {
  * page alive.
  */
 export function lazyParseList(input: string | Buffer, keep?: KeepObject): Record<string, unknown> {
-  const b = bytesOf(input);
-  const list: Record<string, unknown> = {};
-  const end = members(b, skipSpace(b, 0), (keyStart, keyEnd, start) => {
-    const key = keyAt(b, keyStart, keyEnd);
-    if (key !== 'items' || b[start] !== OPEN_BRACKET) {
-      const valueStop = valueEnd(b, start);
-      defineEager(list, key, JSON.parse(text(b, start, valueStop)), undefined);
-      return valueStop;
+  const reader = new LazyListReader(keep);
+  reader.push(bytesOf(input));
+  return reader.end();
+}
+
+/** Where a {@link LazyListReader} is in the list's text. */
+const ListAt = {
+  /** Before the list's `{`. */
+  Start: 0,
+  /** After `{`: a key or `}`. */
+  FirstKey: 1,
+  /** After `,`: a key. */
+  Key: 2,
+  /** After `"items": [`: an item or `]`. */
+  FirstItem: 3,
+  /** After an item's `,`: an item. */
+  Item: 4,
+  /** After an item: `,` or `]`. */
+  AfterItem: 5,
+  /** After a member's value: `,` or `}`. */
+  AfterMember: 6,
+  /** After the list's `}`: only white space. */
+  Done: 7,
+} as const;
+type ListAt = (typeof ListAt)[keyof typeof ListAt];
+
+/**
+ * A list response decoded lazily as its bytes arrive (the transport's list body with `lazyDecode`), as
+ * {@link lazyParseList} decodes it whole: no page is ever held as one buffer or one string, each item is
+ * decoded from the chunk it arrived in (or, when it spans chunks, from a copy of its pieces).
+ *
+ * Each step (a key and its value, an item, a separator) is taken only when the bytes it read end before
+ * those that arrived (so a number cut by a chunk is never taken short); a step that cannot be taken yet is
+ * tried again once the bytes waiting from its start have doubled (so a long item arriving in small chunks
+ * is scanned O(its length) times in all, not once per chunk), and for good at {@link end}. A malformed
+ * list is therefore reported by `end`, never by `push`.
+ */
+export class LazyListReader {
+  private readonly keep: KeepObject | undefined;
+  private readonly list: Record<string, unknown> = {};
+  private items: unknown[] = [];
+  private at: ListAt = ListAt.Start;
+  /** Bytes not taken yet: from the start of the next step on. */
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+  /** The next step is tried once this many bytes wait. */
+  private retryAt = 0;
+  /** What the step being tried found: its next place, and its value (set only when taken). */
+  private next: ListAt = ListAt.Start;
+  private key: string | undefined;
+  private isItem = false;
+  private value: unknown;
+
+  constructor(keep?: KeepObject) {
+    this.keep = keep;
+  }
+
+  /** More bytes of the response (the buffer may be reused once this returns). */
+  push(chunk: Buffer): void {
+    if (chunk.length === 0) return;
+    this.pendingBytes += chunk.length;
+    if (this.pendingBytes < this.retryAt) {
+      this.pending.push(Buffer.from(chunk)); // kept: a copy
+      return;
     }
-    const items: unknown[] = [];
-    let j = skipSpace(b, start + 1);
-    if (b[j] === CLOSE_BRACKET) {
-      defineEager(list, key, items, undefined);
-      return j + 1;
-    }
+    this.pending.push(chunk);
+    this.run(false);
+  }
+
+  /** The list, once every byte has been pushed; throws when the text is not a JSON object. */
+  end(): Record<string, unknown> {
+    this.run(true);
+    return this.list;
+  }
+
+  private run(final: boolean): void {
+    const b = this.pending.length === 1 ? this.pending[0]! : Buffer.concat(this.pending, this.pendingBytes);
+    let pos = 0;
     for (;;) {
-      if (b[j] === OPEN_BRACE) {
-        const item = lazyObjectAt(b, j, keep);
-        items.push(item.value);
-        j = item.end;
-      } else {
-        const valueStop = valueEnd(b, j);
-        items.push(JSON.parse(text(b, j, valueStop)));
-        j = valueStop;
+      if (final && pos >= b.length && this.at === ListAt.Done) return;
+      this.key = undefined;
+      this.isItem = false;
+      let end: number;
+      try {
+        end = this.step(b, pos);
+      } catch (error) {
+        if (final) throw error;
+        break;
       }
-      j = skipSpace(b, j);
-      const c = b[j];
-      if (c === CLOSE_BRACKET) break;
-      if (c !== COMMA) fail('expected "," or "]"', j);
-      j = skipSpace(b, j + 1);
+      // A step that read up to the last byte so far might read further with more: taken at the end only.
+      if (!final && end >= b.length) break;
+      this.take();
+      pos = end;
     }
-    defineEager(list, key, items, undefined);
-    return j + 1;
-  });
-  if (skipSpace(b, end) !== b.length) fail('unexpected text after the list', end);
-  return list;
+    // What is left starts the next step: kept (copied: the chunk may be reused), tried again once it has doubled.
+    const left = b.length - pos;
+    this.pending = left > 0 ? [Buffer.from(b.subarray(pos))] : [];
+    this.pendingBytes = left;
+    this.retryAt = 2 * left;
+  }
+
+  /** Commits the step just tried. */
+  private take(): void {
+    const key = this.key;
+    if (key !== undefined) {
+      defineEager(this.list, key, this.value, undefined);
+      this.key = undefined;
+    } else if (this.isItem) this.items.push(this.value);
+    this.value = undefined;
+    this.at = this.next;
+  }
+
+  /** Tries the step at `i`: returns the index after it, and leaves what it found for {@link take}; throws when it cannot be taken. */
+  private step(b: Buffer, i: number): number {
+    let j = skipSpace(b, i);
+    const c = b[j];
+    switch (this.at) {
+      case ListAt.Start:
+        if (c !== OPEN_BRACE) fail('expected an object', j);
+        this.next = ListAt.FirstKey;
+        return j + 1;
+      case ListAt.FirstKey:
+        if (c === CLOSE_BRACE) {
+          this.next = ListAt.Done;
+          return j + 1;
+        }
+        return this.member(b, j);
+      case ListAt.Key:
+        return this.member(b, j);
+      case ListAt.FirstItem:
+        if (c === CLOSE_BRACKET) {
+          this.next = ListAt.AfterMember;
+          return j + 1;
+        }
+        return this.item(b, j);
+      case ListAt.Item:
+        return this.item(b, j);
+      case ListAt.AfterItem:
+        if (c === COMMA) this.next = ListAt.Item;
+        else if (c === CLOSE_BRACKET) this.next = ListAt.AfterMember;
+        else fail('expected "," or "]"', j);
+        return j + 1;
+      case ListAt.AfterMember:
+        if (c === COMMA) this.next = ListAt.Key;
+        else if (c === CLOSE_BRACE) this.next = ListAt.Done;
+        else fail('expected "," or "}"', j);
+        return j + 1;
+      case ListAt.Done:
+        if (j < b.length) fail('unexpected text after the list', j);
+        this.next = ListAt.Done;
+        return j;
+    }
+  }
+
+  /** A member of the list at `j` (its key): `"items": [` opens the items, any other value is parsed whole. */
+  private member(b: Buffer, j: number): number {
+    if (b[j] !== QUOTE) fail('expected a key', j);
+    const keyEnd = stringEnd(b, j);
+    const key = keyAt(b, j, keyEnd);
+    let k = skipSpace(b, keyEnd);
+    if (b[k] !== COLON) fail('expected ":"', k);
+    k = skipSpace(b, k + 1);
+    if (key === 'items' && b[k] === OPEN_BRACKET) {
+      // A repeated key: the last one wins, as with JSON.parse.
+      this.items = [];
+      this.key = key;
+      this.value = this.items;
+      this.next = ListAt.FirstItem;
+      return k + 1;
+    }
+    const stop = valueEnd(b, k);
+    this.key = key;
+    this.value = JSON.parse(text(b, k, stop));
+    this.next = ListAt.AfterMember;
+    return stop;
+  }
+
+  /** An item at `j`: an object decoded lazily, anything else parsed. */
+  private item(b: Buffer, j: number): number {
+    this.next = ListAt.AfterItem;
+    this.isItem = true;
+    if (b[j] === OPEN_BRACE) {
+      const item = lazyObjectAt(b, j, this.keep);
+      this.value = item.value;
+      return item.end;
+    }
+    const stop = valueEnd(b, j);
+    this.value = JSON.parse(text(b, j, stop));
+    return stop;
+  }
 }
 
 /**
