@@ -3,7 +3,7 @@ import * as net from 'node:net';
 import * as tls from 'node:tls';
 import { PingHealth, type Http2Options } from './health.ts';
 
-/** What a request waits for before its response headers (as httpTransport's `AwaitingStage`). */
+/** What a request waits for before its response headers (as http/request.ts's `AwaitingStage`). */
 export type ConnectStage = 'connection' | 'TLS handshake' | 'response headers';
 
 /** Streams assumed allowed before the server's SETTINGS say (RFC 9113 recommends at least 100). */

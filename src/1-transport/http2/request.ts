@@ -13,7 +13,7 @@ import { Http2Response, type HttpResponse } from './response.ts';
  */
 export type HttpProtocol = 'auto' | 'h2' | 'http1';
 
-/** The callbacks of one request (httpTransport's `get`). */
+/** The callbacks of one request (http/request.ts's `get`). */
 export interface Http2Exchange {
   readonly signal: AbortSignal;
   stage(stage: ConnectStage): void;

@@ -1,0 +1,122 @@
+import { createHash } from 'node:crypto';
+import * as http from 'node:http';
+import * as https from 'node:https';
+import type { TLSSocket } from 'node:tls';
+import type { Cluster, KubeConfig } from '@kubernetes/client-node';
+import type { Http2Route } from '../http2/request.ts';
+import type { RequestSettings } from './options.ts';
+
+// Agents. client-node caches one agent per cluster and user with the TLS
+// material it first read, so a certificate or CA file rotated on disk would
+// never be used. The material is read again for every request (client-node
+// does that in applyToHTTPSOptions); one keep-alive agent per digest of it
+// keeps connections reused while it does not change.
+
+/** The TLS fields client-node's applyToHTTPSOptions copies into its agents. */
+const TLS_OPTION_KEYS = [
+  'ca',
+  'cert',
+  'key',
+  'pfx',
+  'passphrase',
+  'rejectUnauthorized',
+  'servername',
+  'ciphers',
+  'honorCipherOrder',
+  'ecdhCurve',
+  'crl',
+  'dhparam',
+  'secureOptions',
+  'secureProtocol',
+  'sessionIdContext',
+] as const satisfies readonly (keyof https.AgentOptions)[];
+
+interface AgentSlot {
+  readonly digest: string;
+  readonly agent: http.Agent;
+}
+
+/** Per KubeConfig, per cluster and user: the agent for the TLS material seen last. */
+const agentSlots = new WeakMap<KubeConfig, Map<string, AgentSlot>>();
+
+function tlsDigest(protocol: string, options: https.RequestOptions): { digest: string; agentOptions: https.AgentOptions } {
+  const hash = createHash('sha256').update(protocol);
+  const agentOptions: Record<string, unknown> = {};
+  for (const key of TLS_OPTION_KEYS) {
+    const value: unknown = options[key];
+    if (value === undefined) continue;
+    agentOptions[key] = value;
+    const bytes = Buffer.isBuffer(value) ? value : Buffer.from(typeof value === 'string' ? value : JSON.stringify(value));
+    hash.update(`\0${key}\0${bytes.length}\0`).update(bytes);
+  }
+  return { digest: hash.digest('hex'), agentOptions: agentOptions as https.AgentOptions };
+}
+
+/**
+ * The keep-alive agent for this request's TLS material. When the material
+ * changed, the previous agent is retired: its idle connections close now, the
+ * ones in use (an open watch) when their request ends.
+ */
+function agentFor(kc: KubeConfig, cluster: Cluster, url: URL, options: https.RequestOptions): http.Agent | undefined {
+  // Proxy agents come from client-node as they are (their TLS material is read once; see docs/transport.md).
+  if (cluster.proxyUrl) return options.agent instanceof http.Agent ? options.agent : undefined;
+  const { digest, agentOptions } = tlsDigest(url.protocol, options);
+  let slots = agentSlots.get(kc);
+  if (!slots) agentSlots.set(kc, (slots = new Map()));
+  const slotKey = slotKeyOf(kc, cluster);
+  const slot = slots.get(slotKey);
+  if (slot?.digest === digest) return slot.agent;
+  if (slot) retire(slot.agent);
+  const agent = url.protocol === 'http:' ? new http.Agent({ keepAlive: true }) : new https.Agent({ ...agentOptions, keepAlive: true });
+  slots.set(slotKey, { digest, agent });
+  return agent;
+}
+
+function slotKeyOf(kc: KubeConfig, cluster: Cluster): string {
+  return JSON.stringify([cluster.name, kc.getCurrentUser()?.name ?? '', cluster.server]);
+}
+
+/** Makes `agent` use `socket` (a TLS connection whose server chose HTTP/1.1 by ALPN) for its next new connection. */
+function adopt(agent: http.Agent, socket: TLSSocket): void {
+  const own = agent as unknown as { createConnection: (...args: unknown[]) => unknown };
+  const create = own.createConnection;
+  own.createConnection = (...args: unknown[]) => {
+    own.createConnection = create;
+    return socket.destroyed ? create.apply(agent, args) : socket;
+  };
+  // The agent asks synchronously when it needs a connection; one it did not need is closed, not leaked.
+  setImmediate(() => {
+    if (own.createConnection === create) return;
+    own.createConnection = create;
+    socket.destroy();
+  });
+}
+
+/**
+ * How a request to `url` with these applied options may go over HTTP/2 (see ./http2/request.ts):
+ * the same connection key and TLS digest as the agents.
+ */
+export function http2Route(
+  kc: KubeConfig,
+  cluster: Cluster,
+  url: URL,
+  options: https.RequestOptions,
+  settings: Pick<RequestSettings, 'protocol' | 'http2'>,
+): Http2Route {
+  const { digest, agentOptions } = tlsDigest(url.protocol, options);
+  return {
+    ...{ owner: kc, slotKey: slotKeyOf(kc, cluster), digest, tlsOptions: agentOptions },
+    ...{ proxied: !!cluster.proxyUrl, protocol: settings.protocol, options: settings.http2 },
+  };
+}
+
+/** Puts this request's keep-alive agent on `options` (HTTP/1.1), handing it the socket ALPN left, if any. */
+export function useAgent(kc: KubeConfig, cluster: Cluster, url: URL, options: https.RequestOptions, socket?: TLSSocket): void {
+  options.agent = agentFor(kc, cluster, url, options);
+  if (socket && options.agent) adopt(options.agent, socket);
+}
+
+function retire(agent: http.Agent): void {
+  agent.maxFreeSockets = 0; // a socket freed from now on is closed, not pooled
+  for (const sockets of Object.values(agent.freeSockets)) for (const socket of sockets ?? []) socket.destroy();
+}

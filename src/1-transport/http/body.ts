@@ -1,0 +1,100 @@
+import { clampRetryAfter, errorFromStatus, InformerError, type ErrorPhase } from '../../0-model/errors.ts';
+import type { HttpResponse } from '../http2/response.ts';
+import { formatBytes, type HttpTransportOptions, type RequestSettings } from './options.ts';
+
+// Reading a response: a bounded body (lists, documents, error Status), Retry-After, the error a non-2xx answer is.
+
+/**
+ * Seconds from a `Retry-After` header (delta-seconds or an HTTP date), at most
+ * {@link MAX_RETRY_AFTER_SECONDS}: a larger value (or a far date) would
+ * overflow Node's timers, which then fire at once, and no informer should
+ * stand still for days on one header.
+ */
+export function parseRetryAfter(header: string | string[] | undefined, now: number = Date.now()): number | undefined {
+  const value = Array.isArray(header) ? header[0] : header;
+  if (value === undefined || value.trim() === '') return undefined;
+  const clamp = clampRetryAfter;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return clamp(seconds);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : clamp(Math.ceil((date - now) / 1000));
+}
+
+/** How much of a response body may be read, and what to call it when it is more. */
+export interface BodyLimit {
+  readonly maxBytes: number;
+  /** `list /api/v1/pods`. */
+  readonly what: string;
+  /** The option that raises it, named in the error. */
+  readonly option: keyof HttpTransportOptions;
+}
+
+/** The byte limit of a response: the body limit asked for when it succeeded, else the error body limit. */
+export function limitFor(response: HttpResponse, success: BodyLimit, settings: RequestSettings): BodyLimit {
+  if (response.statusCode === 200) return success;
+  return {
+    maxBytes: settings.maxErrorBodyBytes,
+    what: `${success.what} (HTTP ${response.statusCode ?? 0} error body)`,
+    option: 'maxErrorBodyBytes',
+  };
+}
+
+/**
+ * Reads a whole response body, then hands it over (used for lists, documents and error Status
+ * bodies). A body past its limit (declared in Content-Length, or counted as it arrives) is not
+ * read further: the response is destroyed (the request aborted) and `ResponseTooLarge` reported.
+ */
+export function readBody(
+  response: HttpResponse,
+  limit: BodyLimit,
+  onBody: (bytes: Buffer) => void,
+  onError: (error: InformerError) => void,
+  phase: ErrorPhase,
+): void {
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  let over = false;
+  const tooLarge = (seen: string) => {
+    over = true;
+    chunks.length = 0;
+    response.destroy();
+    const message = `${limit.what}: the response is larger than the ${formatBytes(limit.maxBytes)} limit (${seen}); aborted (option ${limit.option})`;
+    onError(new InformerError('ResponseTooLarge', message, { phase, status: response.statusCode }));
+  };
+  const declared = Number(response.headers['content-length'] ?? Number.NaN);
+  response.on('error', () => undefined);
+  if (declared > limit.maxBytes) return tooLarge(`Content-Length ${declared}`);
+  response.on('data', (chunk: Buffer) => {
+    if (over) return;
+    bytes += chunk.length;
+    if (bytes > limit.maxBytes) return tooLarge(`${bytes} bytes read`);
+    chunks.push(chunk);
+  });
+  response.on('close', () => {
+    if (over) return;
+    if (!response.complete) {
+      onError(
+        new InformerError('NetworkError', `${phase}: the connection closed before the response was complete`, {
+          phase,
+          status: response.statusCode,
+        }),
+      );
+      return;
+    }
+    onBody(Buffer.concat(chunks, bytes));
+  });
+}
+
+export function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+export function httpError(response: HttpResponse, body: Buffer, phase: ErrorPhase): InformerError {
+  const status = response.statusCode ?? 0;
+  const retryAfter = status === 429 || status === 503 ? parseRetryAfter(response.headers['retry-after']) : undefined;
+  return errorFromStatus(status, parseJson(body.toString('utf8')), phase, retryAfter);
+}

@@ -1,0 +1,125 @@
+import type { KeepObject } from '../lazyJson.ts';
+import type { Http2Options } from '../http2/health.ts';
+import type { HttpProtocol } from '../http2/request.ts';
+
+// The HTTP transport's options: limits, timeouts, their defaults, and the settings every request shares.
+
+/** Tuning of the HTTP transport (see docs/transport.md). */
+export interface HttpTransportOptions {
+  /**
+   * Bound (ms) on everything before a response's headers: obtaining credentials
+   * (exec plugin, certificate files), connecting, the TLS handshake and waiting
+   * for the headers, as one timer per request. Reported as a `Timeout` naming
+   * what was being waited for. Default 30 s; `0` or `Infinity` turns it off.
+   */
+  readonly requestTimeoutMs?: number;
+  /** Abort a list request whose response sends no bytes for this long (ms). Default 60 s. */
+  readonly listIdleTimeoutMs?: number;
+  /**
+   * Longest watch line kept; a longer one is reported (`MalformedLine`) as soon as it passes
+   * the limit, once, and its bytes are dropped as they arrive. Default 16 MiB.
+   */
+  readonly maxLineBytes?: number;
+  /**
+   * Largest list page (response body) read; past it the request is aborted and reported as
+   * `ResponseTooLarge` (then backoff and relist). Default 256 MiB: above 512 MiB a page could not
+   * even be decoded (V8's longest string), and a page of 500 objects (the default page size) fits many times.
+   */
+  readonly maxListBytes?: number;
+  /** Largest error body (the Status of a non-2xx answer to any request) read, as `maxListBytes`. Default 1 MiB. */
+  readonly maxErrorBodyBytes?: number;
+  /** Largest JSON document read by `getJson` (discovery: `/api`, `/apis`, each group version), as `maxListBytes`. Default 4 MiB. */
+  readonly maxDocumentBytes?: number;
+  /** Sent as `User-Agent`. */
+  readonly userAgent?: string;
+  /**
+   * Decode objects lazily (see docs/api.md, "Lazy decoding"): `apiVersion`, `kind` and
+   * `metadata` but for `managedFields` are parsed at once, every other member on
+   * first read. Pages and lines with non-ASCII text are parsed as usual. Default false.
+   */
+  readonly lazyDecode?: boolean;
+  /**
+   * HTTP version (see docs/transport.md, "HTTP/2"): `auto` asks for HTTP/2 over TLS and
+   * falls back to HTTP/1.1 when the server or a proxy does not offer it; `h2` insists;
+   * `http1` never asks. Default `auto`.
+   */
+  readonly protocol?: HttpProtocol;
+  /** HTTP/2 PING health checks: read-idle 10 s, ping timeout 10 s by default. */
+  readonly http2?: Http2Options;
+  /**
+   * With `lazyDecode`: objects this rejects (seeing only their metadata) are not decoded further and
+   * arrive as `{ metadata }` skeletons marked `isSkipped` (a sharded informer drops them). Default: keep all.
+   */
+  readonly keepObject?: KeepObject;
+}
+
+/** The default of {@link HttpTransportOptions.requestTimeoutMs}. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+/** The default of {@link HttpTransportOptions.listIdleTimeoutMs}. */
+export const DEFAULT_LIST_IDLE_TIMEOUT_MS = 60_000;
+/** The default of {@link HttpTransportOptions.maxLineBytes}. */
+export const DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024;
+/** The default of {@link HttpTransportOptions.maxListBytes}. */
+export const DEFAULT_MAX_LIST_BYTES = 256 * 1024 * 1024;
+/** The default of {@link HttpTransportOptions.maxErrorBodyBytes}. */
+export const DEFAULT_MAX_ERROR_BODY_BYTES = 1024 * 1024;
+/** The default of {@link HttpTransportOptions.maxDocumentBytes}. */
+export const DEFAULT_MAX_DOCUMENT_BYTES = 4 * 1024 * 1024;
+
+const DEFAULT_USER_AGENT = 'rx-informer/0.1 (node)';
+/** The default of {@link HttpTransportOptions.protocol}. */
+export const DEFAULT_PROTOCOL: HttpProtocol = 'auto';
+
+export const JSON_ACCEPT = 'application/json';
+/** What a metadata-only list asks for, with plain JSON as the fallback (as client-go's metadata client, 10a). */
+export const METADATA_LIST_ACCEPT = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
+/** What a metadata-only watch asks for (10e). */
+export const METADATA_WATCH_ACCEPT = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
+/** Node's timers fire after 1 ms when given more than this (2^31 - 1 ms, about 24.8 days). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** A timeout option as a timer length, or undefined for none (0 or Infinity). */
+export function timerMs(value: number | undefined, fallback: number): number | undefined {
+  const ms = value ?? fallback;
+  if (!(ms > 0) || ms === Infinity) return undefined;
+  return Math.min(ms, MAX_TIMER_MS);
+}
+
+export interface RequestSettings {
+  readonly userAgent: string;
+  /** Undefined: no bound. */
+  readonly requestTimeoutMs: number | undefined;
+  /** The byte limit of an error body. */
+  readonly maxErrorBodyBytes: number;
+  readonly protocol: HttpProtocol;
+  readonly http2: Http2Options;
+}
+
+export function requestSettings(
+  options: Pick<HttpTransportOptions, 'userAgent' | 'requestTimeoutMs' | 'maxErrorBodyBytes' | 'protocol' | 'http2'>,
+): RequestSettings {
+  return {
+    userAgent: options.userAgent ?? DEFAULT_USER_AGENT,
+    requestTimeoutMs: timerMs(options.requestTimeoutMs, DEFAULT_REQUEST_TIMEOUT_MS),
+    maxErrorBodyBytes: byteLimit(options.maxErrorBodyBytes, DEFAULT_MAX_ERROR_BODY_BYTES),
+    protocol: options.protocol ?? DEFAULT_PROTOCOL,
+    http2: options.http2 ?? {},
+  };
+}
+
+/** A byte-limit option: a positive number (Infinity: no limit), else the default. */
+export function byteLimit(value: number | undefined, fallback: number): number {
+  return value !== undefined && value > 0 ? value : fallback;
+}
+
+/** `256 MiB`, `64 KiB`, `1000 bytes`: a limit as a user would write it. */
+export function formatBytes(bytes: number): string {
+  for (const [unit, size] of [
+    ['GiB', 2 ** 30],
+    ['MiB', 2 ** 20],
+    ['KiB', 2 ** 10],
+  ] as const) {
+    if (bytes >= size && bytes % size === 0) return `${bytes / size} ${unit}`;
+  }
+  return `${bytes} bytes`;
+}

@@ -1,0 +1,140 @@
+import * as http from 'node:http';
+import * as https from 'node:https';
+import { TLSSocket } from 'node:tls';
+import { Observable } from 'rxjs';
+import type { Cluster, KubeConfig } from '@kubernetes/client-node';
+import { InformerError, type ErrorPhase } from '../../0-model/errors.ts';
+import { http2Get, mayUseHttp2 } from '../http2/request.ts';
+import type { HttpResponse } from '../http2/response.ts';
+import { http2Route, useAgent } from './agents.ts';
+import { credentialsFor, forgetExecCredential, killPluginsWithTheirRequest } from './execAuth.ts';
+import { JSON_ACCEPT, type RequestSettings } from './options.ts';
+
+// One request: credentials, the timer before the headers, HTTP/2 or a keep-alive agent, TLS failures in words.
+
+/** What a request waits for before its response headers, named in its `Timeout`. */
+export type AwaitingStage = 'credentials' | 'connection' | 'TLS handshake' | 'response headers';
+
+export interface Opened {
+  /** An `http.IncomingMessage`, or an HTTP/2 stream's response made to look like one. */
+  readonly response: HttpResponse;
+}
+
+/**
+ * One HTTP GET through the KubeConfig's credentials and TLS settings, as an
+ * Observable of the response (emitted once headers arrive). One timer bounds
+ * everything before the headers. Unsubscribing before the response has been
+ * read to its end aborts the request (and an exec plugin it started), destroys
+ * its socket and clears its timer; after that, the connection goes back to the pool.
+ */
+export function get(kc: KubeConfig, path: string, phase: ErrorPhase, settings: RequestSettings, accept = JSON_ACCEPT): Observable<Opened> {
+  return new Observable<Opened>((subscriber) => {
+    const abort = new AbortController();
+    let request: { destroy(): unknown } | undefined;
+    let response: HttpResponse | undefined;
+    let awaiting: AwaitingStage = 'credentials';
+    const what = `${phase} ${path.split('?')[0]}`;
+    const timeoutMs = settings.requestTimeoutMs;
+    const timer =
+      timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            fail(new InformerError('Timeout', `${what}: no response headers within ${timeoutMs} ms (waiting for: ${awaiting})`, { phase }));
+          }, timeoutMs);
+    const fail = (error: InformerError) => {
+      clearTimeout(timer);
+      if (!abort.signal.aborted) subscriber.error(error);
+    };
+    (async () => {
+      const cluster = kc.getCurrentCluster();
+      if (!cluster) throw new InformerError('Config', 'the KubeConfig has no current cluster', { phase: 'config' });
+      const options: https.RequestOptions = { method: 'GET', headers: { Accept: accept, 'User-Agent': settings.userAgent } };
+      killPluginsWithTheirRequest(kc);
+      await credentialsFor.run(abort.signal, () => kc.applyToHTTPSOptions(options));
+      if (abort.signal.aborted) return;
+      const url = new URL(cluster.server.replace(/\/+$/, '') + path);
+      const onResponse = (opened: HttpResponse) => {
+        clearTimeout(timer);
+        response = opened;
+        // Before the 401 is reported: the reflector's retry then runs the exec plugin again.
+        if (opened.statusCode === 401) forgetExecCredential(kc);
+        subscriber.next({ response: opened });
+      };
+      const onError = (error: NodeJS.ErrnoException) => {
+        const detail = tlsFailure(error, cluster) ?? `${error.code ?? ''} ${error.message}`.trim();
+        fail(new InformerError('NetworkError', `${phase} ${url.pathname}: ${detail}`, { phase, cause: error }));
+      };
+      awaiting = 'connection';
+      // HTTP/2 (./http2): one multiplexed connection per server and TLS material; `{}` means HTTP/1.1.
+      const exchange = { signal: abort.signal, stage: (stage: AwaitingStage) => (awaiting = stage), response: onResponse, error: onError };
+      const h2 = mayUseHttp2(url, { protocol: settings.protocol, proxied: !!cluster.proxyUrl })
+        ? await http2Get(url, options, http2Route(kc, cluster, url, options, settings), exchange)
+        : {};
+      if (h2.sent) return void (request = h2.sent);
+      if (abort.signal.aborted) return;
+      useAgent(kc, cluster, url, options, h2.socket);
+      const send = url.protocol === 'http:' ? http.request : https.request;
+      const sent = send(url, { ...options, signal: abort.signal }, onResponse);
+      request = sent;
+      sent.on('socket', (socket) => {
+        const secure = socket instanceof TLSSocket;
+        if (sent.reusedSocket || !socket.connecting) {
+          awaiting = 'response headers';
+          return;
+        }
+        socket.once('connect', () => (awaiting = secure ? 'TLS handshake' : 'response headers'));
+        if (secure) socket.once('secureConnect', () => (awaiting = 'response headers'));
+      });
+      sent.on('error', onError);
+      sent.end();
+    })().catch((error: unknown) => {
+      fail(
+        error instanceof InformerError
+          ? error
+          : new InformerError('Config', `cannot apply the KubeConfig: ${error instanceof Error ? error.message : String(error)}`, {
+              phase: 'config',
+              cause: error,
+            }),
+      );
+    });
+    return () => {
+      clearTimeout(timer);
+      if (response?.complete) return;
+      abort.abort();
+      request?.destroy();
+    };
+  });
+}
+
+/** OpenSSL's codes for a server certificate no trusted CA vouches for. */
+const UNTRUSTED_CERTIFICATE = new Set([
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'CERT_UNTRUSTED',
+  'CERT_SIGNATURE_FAILURE',
+  'CERT_CHAIN_TOO_LONG',
+  'INVALID_CA',
+]);
+
+/**
+ * A TLS verification failure in words that point at the kubeconfig, instead of Node's
+ * (which suggests `--use-system-ca`, rarely the fix for a cluster's own CA); undefined
+ * for any other error.
+ */
+export function tlsFailure(error: NodeJS.ErrnoException, cluster: Pick<Cluster, 'caData' | 'caFile'>): string | undefined {
+  const code = error.code ?? '';
+  if (UNTRUSTED_CERTIFICATE.has(code)) {
+    const trust =
+      cluster.caData || cluster.caFile
+        ? "the cluster's certificate-authority (CA) in the kubeconfig"
+        : 'the system CAs (the kubeconfig names no certificate-authority for this cluster)';
+    return `the server's certificate is not trusted by ${trust}: ${code}`;
+  }
+  if (code === 'CERT_HAS_EXPIRED' || code === 'CERT_NOT_YET_VALID') return `the server's certificate is not valid now: ${code}`;
+  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID')
+    return `the server's certificate does not name the host of the kubeconfig's server URL: ${code}`;
+  return undefined;
+}
