@@ -313,25 +313,18 @@ describe('lazy list pages read as they arrive (LazyListReader)', () => {
     }
   });
 
-  it('tries a step that waits for more bytes again only once they have doubled (a long item in small chunks is not rescanned per chunk)', () => {
+  it('tries an item that waits for more bytes again only once they have doubled (a long item in small chunks is not rescanned per chunk)', () => {
     const item = { metadata: { name: 'big' }, data: { blob: 'x'.repeat(200_000) } };
-    const bytes = Buffer.from(JSON.stringify({ items: [item] }));
-    const reader = new LazyListReader();
-    const concat = Buffer.concat;
-    let copied = 0;
-    Buffer.concat = ((list: readonly Uint8Array[], length?: number) => {
-      const joined = concat(list, length);
-      copied += joined.length;
-      return joined;
-    }) as typeof Buffer.concat;
-    try {
-      for (let i = 0; i < bytes.length; i += 100) reader.push(bytes.subarray(i, i + 100));
-    } finally {
-      Buffer.concat = concat;
-    }
-    expect(JSON.parse(JSON.stringify(reader.end()))).toEqual({ items: [item] });
-    // 2,000 chunks: joined again at every chunk, that would be ~200 MB; doubling keeps it within a few times the item.
-    expect(copied).toBeLessThan(4 * bytes.length);
+    const bytes = Buffer.from(JSON.stringify({ items: [item, { ...item, metadata: { name: 'next' } }] }));
+    // The predicate sees an item's metadata once per try.
+    const tries: string[] = [];
+    const reader = new LazyListReader((s) => tries.push(String(s.metadata.name)) > 0);
+    for (let i = 0; i < bytes.length; i += 100) reader.push(bytes.subarray(i, i + 100));
+    expect(JSON.parse(JSON.stringify(reader.end()))).toEqual({ items: [item, { ...item, metadata: { name: 'next' } }] });
+    // 2,000 chunks of 100 bytes for each item: tried at every chunk, that would be ~2,000 tries each. Doubling: log2(200 KB / 16 KB) + 1.
+    expect(tries.filter((name) => name === 'big').length).toBeLessThanOrEqual(6);
+    // The next item waits for twice the longest so far: tried once.
+    expect(tries.filter((name) => name === 'next')).toEqual(['next']);
   });
 });
 

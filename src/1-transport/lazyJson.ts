@@ -500,25 +500,35 @@ type ListAt = (typeof ListAt)[keyof typeof ListAt];
 
 /**
  * A list response decoded lazily as its bytes arrive (the transport's list body with `lazyDecode`), as
- * {@link lazyParseList} decodes it whole: no page is ever held as one buffer or one string, each item is
- * decoded from the chunk it arrived in (or, when it spans chunks, from a copy of its pieces).
+ * {@link lazyParseList} decodes it whole: no page is ever held as one buffer or one string. The bytes
+ * that arrived and were not taken yet wait in one window (reused: items keep copies of their texts).
  *
  * Each step (a key and its value, an item, a separator) is taken only when the bytes it read end before
- * those that arrived (so a number cut by a chunk is never taken short); a step that cannot be taken yet is
- * tried again once the bytes waiting from its start have doubled (so a long item arriving in small chunks
- * is scanned O(its length) times in all, not once per chunk), and for good at {@link end}. A malformed
- * list is therefore reported by `end`, never by `push`.
+ * those that arrived (so a number cut by a chunk is never taken short), and tried only once enough bytes
+ * wait (see `ahead`); one that cannot be taken yet is tried again later, and for good at {@link end}.
+ * A malformed list is therefore reported by `end`, never by `push`.
  */
 export class LazyListReader {
   private readonly keep: KeepObject | undefined;
   private readonly list: Record<string, unknown> = {};
   private items: unknown[] = [];
   private at: ListAt = ListAt.Start;
-  /** Bytes not taken yet: from the start of the next step on. */
-  private pending: Buffer[] = [];
-  private pendingBytes = 0;
-  /** The next step is tried once this many bytes wait. */
-  private retryAt = 0;
+  /**
+   * Bytes not taken yet (from the start of the next step on) at `window[0, filled)`, then a NUL byte: a
+   * scan that reaches the end of what has arrived stops there on a byte no JSON text holds, instead of
+   * reading past the end of the buffer (V8 makes every later read of the scanner's functions slower
+   * once one of them has read out of bounds). Items keep copies of their texts, so the window is reused.
+   */
+  private window: Buffer = Buffer.alloc(0);
+  private filled = 0;
+  /**
+   * A step is tried once this many bytes after its start have arrived: twice the longest step taken or
+   * tried so far. So the scan practically never stops at the end of what has arrived (which would cost
+   * an exception, a scan again later, and slower code: V8 optimizes the scanner's functions for the
+   * paths they have taken), and a step that does is tried again once the bytes waiting have doubled (a
+   * long item arriving in small chunks is scanned O(its length) times in all, not once per chunk).
+   */
+  private ahead = 16 * 1024;
   /** What the step being tried found: its next place, and its value (set only when taken). */
   private next: ListAt = ListAt.Start;
   private key: string | undefined;
@@ -532,45 +542,55 @@ export class LazyListReader {
   /** More bytes of the response (the buffer may be reused once this returns). */
   push(chunk: Buffer): void {
     if (chunk.length === 0) return;
-    this.pendingBytes += chunk.length;
-    if (this.pendingBytes < this.retryAt) {
-      this.pending.push(Buffer.from(chunk)); // kept: a copy
-      return;
+    const needed = this.filled + chunk.length + 1;
+    if (needed > this.window.length) {
+      const grown = Buffer.allocUnsafe(Math.max(needed, 2 * this.window.length, 64 * 1024));
+      this.window.copy(grown, 0, 0, this.filled);
+      this.window = grown;
     }
-    this.pending.push(chunk);
-    this.run(false);
+    chunk.copy(this.window, this.filled);
+    this.filled += chunk.length;
+    if (this.filled >= this.ahead) this.run(false);
   }
 
   /** The list, once every byte has been pushed; throws when the text is not a JSON object. */
   end(): Record<string, unknown> {
+    if (this.window.length === 0) this.window = Buffer.alloc(1);
     this.run(true);
+    this.window = Buffer.alloc(0);
     return this.list;
   }
 
   private run(final: boolean): void {
-    const b = this.pending.length === 1 ? this.pending[0]! : Buffer.concat(this.pending, this.pendingBytes);
+    const length = this.filled;
+    this.window[length] = 0;
+    const b = this.window.subarray(0, length + 1);
     let pos = 0;
     for (;;) {
-      if (final && pos >= b.length && this.at === ListAt.Done) return;
+      if (final && pos >= length && this.at === ListAt.Done) return;
+      // Not tried with fewer than `ahead` bytes after its start: it would most likely stop at their end.
+      if (!final && length - pos < this.ahead) break;
       this.key = undefined;
       this.isItem = false;
       let end: number;
       try {
-        end = this.step(b, pos);
+        end = this.step(b, pos, length);
       } catch (error) {
         if (final) throw error;
+        end = length;
+      }
+      // It stopped at the end, or read up to it (a number might go on): tried again once twice as many bytes wait.
+      if (!final && end >= length) {
+        this.ahead = Math.max(this.ahead, 2 * (length - pos));
         break;
       }
-      // A step that read up to the last byte so far might read further with more: taken at the end only.
-      if (!final && end >= b.length) break;
+      // The next steps wait for twice the longest so far (an item) to have arrived.
+      this.ahead = Math.max(this.ahead, 2 * (end - pos));
       this.take();
       pos = end;
     }
-    // What is left starts the next step: kept (copied: the chunk may be reused), tried again once it has doubled.
-    const left = b.length - pos;
-    this.pending = left > 0 ? [Buffer.from(b.subarray(pos))] : [];
-    this.pendingBytes = left;
-    this.retryAt = 2 * left;
+    this.window.copyWithin(0, pos, length);
+    this.filled = length - pos;
   }
 
   /** Commits the step just tried. */
@@ -584,8 +604,11 @@ export class LazyListReader {
     this.at = this.next;
   }
 
-  /** Tries the step at `i`: returns the index after it, and leaves what it found for {@link take}; throws when it cannot be taken. */
-  private step(b: Buffer, i: number): number {
+  /**
+   * Tries the step at `i` of the `length` bytes that have arrived (`b[length]` is the NUL byte): returns
+   * the index after it, and leaves what it found for {@link take}; throws when it cannot be taken.
+   */
+  private step(b: Buffer, i: number, length: number): number {
     let j = skipSpace(b, i);
     const c = b[j];
     switch (this.at) {
@@ -620,7 +643,7 @@ export class LazyListReader {
         else fail('expected "," or "}"', j);
         return j + 1;
       case ListAt.Done:
-        if (j < b.length) fail('unexpected text after the list', j);
+        if (j < length) fail('unexpected text after the list', j);
         this.next = ListAt.Done;
         return j;
     }
