@@ -45,7 +45,9 @@ class ListText implements ListBodyDecoder {
   }
 
   value(): unknown {
-    return JSON.parse(this.text);
+    const text = this.text;
+    this.text = ''; // held no longer than needed, whoever holds the decoder
+    return JSON.parse(text);
   }
 
   private decode(): void {
@@ -64,7 +66,7 @@ class ListText implements ListBodyDecoder {
  * decoding: a syntax error at the same position, or valid JSON that is not a list.
  */
 class LazyListBody implements ListBodyDecoder {
-  private readonly reader: LazyListReader;
+  private reader: LazyListReader;
   private readonly chunks: Buffer[] = [];
   private bytes = 0;
 
@@ -81,12 +83,15 @@ class LazyListBody implements ListBodyDecoder {
   end(): void {}
 
   value(): unknown {
+    const chunks = this.chunks.splice(0); // held no longer than needed, whoever holds the decoder
+    const reader = this.reader;
+    this.reader = new LazyListReader();
     try {
-      return this.reader.end();
+      return reader.end();
     } catch {
       // Not swallowed: parsed again, so it is reported exactly as without lazy decoding.
       const text = new ListText();
-      for (const chunk of this.chunks) text.chunk(chunk);
+      for (const chunk of chunks) text.chunk(chunk);
       text.end();
       return text.value();
     }
