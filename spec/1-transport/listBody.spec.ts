@@ -1,8 +1,12 @@
 import { StringDecoder } from 'node:string_decoder';
+import { firstValueFrom } from 'rxjs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import fc from 'fast-check';
 import { listBodyDecoder } from '../../src/1-transport/http/listBody.ts';
 import { isSkipped } from '../../src/1-transport/lazyJson.ts';
+import { ConfigMap } from '../../src/index.ts';
+import { httpListWatch } from '../../src/pipeline.ts';
+import { hostileServer, type Behaviour, type HostileServer } from '../resilience/hostile/server.ts';
 
 /** `bytes` fed to a fresh decoder in pieces cut at `cuts` (fractions of its length), each piece overwritten once fed. */
 function decodeInPieces(
@@ -118,5 +122,58 @@ describe('list bodies decoded as they arrive', () => {
     expect(decoded.length).toBeGreaterThan(40);
     expect(Math.max(...decoded)).toBeLessThanOrEqual(64 * 1024 + 16384);
     expect(Math.max(...joined)).toBeLessThanOrEqual(64 * 1024 + 2 * 16384);
+  });
+});
+
+describe('list pages read over HTTP in pieces', () => {
+  /** ConfigMaps with non-ASCII text (2- and 4-byte UTF-8 sequences), `count` of them with `pad` characters each. */
+  const configMaps = (count: number, pad: number) =>
+    Array.from({ length: count }, (_, i) => ({
+      metadata: { name: `cm-${i}`, namespace: 'default', resourceVersion: String(10 + i) },
+      data: { text: `é🙂${'ü'.repeat(pad)}${i}` },
+    }));
+  /** A list answered in pieces of `piece` bytes, each written after the last has gone (so they arrive cut where they were cut). */
+  const inPieces =
+    (items: readonly unknown[], piece: number): Behaviour =>
+    async (request, response) => {
+      const body = Buffer.from(JSON.stringify({ kind: 'ConfigMapList', apiVersion: 'v1', metadata: { resourceVersion: '99' }, items }));
+      response.writeHead(200, { 'Content-Type': 'application/json' });
+      for (let at = 0; at < body.length; at += piece) {
+        await request.write(body.subarray(at, at + piece));
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
+      response.end();
+    };
+  let server: HostileServer | undefined;
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+  });
+
+  it('decodes a page cut inside its characters, eagerly, lazily and with keepObject, as sent', async () => {
+    const items = configMaps(20, 30);
+    server = await hostileServer({ list: inPieces(items, 7) });
+    const target = { resource: ConfigMap, namespace: 'default' } as const;
+    for (const http of [{}, { lazyDecode: true }]) {
+      const page = await firstValueFrom(httpListWatch(server.kc, target, http).list({}));
+      expect(page.resourceVersion).toBe('99');
+      expect(JSON.parse(JSON.stringify(page.items))).toEqual(items);
+    }
+    const keepObject = (s: { metadata: Readonly<Record<string, unknown>> }) => String(s.metadata.name).endsWith('3');
+    const page = await firstValueFrom(httpListWatch(server.kc, target, { lazyDecode: true, keepObject }).list({}));
+    expect(page.items.filter((item) => !isSkipped(item)).map((item) => JSON.stringify(item))).toEqual(
+      items.filter((item) => item.metadata.name.endsWith('3')).map((item) => JSON.stringify(item)),
+    );
+  });
+
+  it('decodes a page of more than 1 MB (what a page of 500 pods is) as sent, both ways', async () => {
+    const items = configMaps(600, 1000);
+    server = await hostileServer({ list: inPieces(items, 64 * 1024) });
+    const target = { resource: ConfigMap, namespace: 'default' } as const;
+    for (const http of [{}, { lazyDecode: true }]) {
+      const page = await firstValueFrom(httpListWatch(server.kc, target, http).list({}));
+      expect(server.written.list).toBeGreaterThan(1_200_000);
+      expect(JSON.parse(JSON.stringify(page.items))).toEqual(items);
+    }
   });
 });
