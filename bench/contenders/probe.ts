@@ -136,13 +136,13 @@ const cpuMs = () => {
 };
 const round = (value: number, digits = 1) => Math.round(value * 10 ** digits) / 10 ** digits;
 /** The main thread's CPU time (ms), where Node has it (≥ 23.9). */
-const mainCpuMs = (): number | undefined => {
+export const mainCpuMs = (): number | undefined => {
   const usage = (process as { threadCpuUsage?: () => NodeJS.CpuUsage }).threadCpuUsage?.();
   return usage ? (usage.user + usage.system) / 1000 : undefined;
 };
 
 /** Collector pauses by kind, from `gc` performance entries (durations are main-thread pauses). */
-class GcTally {
+export class GcTally {
   scavenges = 0;
   scavengeMs = 0;
   markCompacts = 0;

@@ -15,6 +15,7 @@ import { BehaviorSubject, EMPTY, defer, filter, from, take, type ObservableInput
 import { Pod, informer, shardedInformer, type Informer, type ShardSource } from '../../src/index.ts';
 import { assignShards, shardOf } from '../../src/leaderelection/index.ts';
 import { benchKubeConfig } from './kubeconfig.ts';
+import { GcTally, mainCpuMs } from './probe.ts';
 
 export interface ShardedRunConfig {
   readonly port: number;
@@ -34,6 +35,13 @@ export interface ShardedRunResult {
   readonly heapBaselineMB: number;
   readonly heapSyncedMB: number;
   readonly heapPerObjectKB: number;
+  /** The main thread's share of `cpuMs` (the rest: V8's helper threads, libuv's). */
+  readonly mainCpuMs: number;
+  /** The collector from subscribing to synced: scavenges, mark-compacts and their pauses (ms). */
+  readonly scavenges: number;
+  readonly scavengeMs: number;
+  readonly markCompacts: number;
+  readonly markCompactMs: number;
 }
 
 /** A ShardSource that holds a fixed set of shards (the bench measures caching, not Leases). */
@@ -65,12 +73,16 @@ if (process.argv[1] && import.meta.filename === process.argv[1] && process.send)
   const heapBaselineMB = heapMB();
   const started = Date.now();
   const cpu = process.cpuUsage();
+  const main0 = mainCpuMs() ?? 0;
+  const gcTally = new GcTally();
   const pods: Informer<Pod> =
     config.mode === 'full' ? informer(kc, Pod, { http }) : shardedInformer(kc, Pod, fixedShards(config.shards, held), { http });
   let cached = 0;
   const keep = pods.store$.subscribe((store) => (cached = store.size));
   pods.synced$.pipe(filter(Boolean), take(1)).subscribe(() => {
     const used = process.cpuUsage(cpu);
+    const mainMs = (mainCpuMs() ?? 0) - main0;
+    const collector = gcTally.stop();
     const wallMs = Date.now() - started;
     // Measured on the next turn, once the synced step has been delivered.
     setImmediate(() => {
@@ -84,6 +96,11 @@ if (process.argv[1] && import.meta.filename === process.argv[1] && process.send)
         heapBaselineMB,
         heapSyncedMB,
         heapPerObjectKB: cached > 0 ? ((heapSyncedMB - heapBaselineMB) * 1000) / cached : 0,
+        mainCpuMs: mainMs,
+        scavenges: collector.scavenges,
+        scavengeMs: collector.scavengeMs,
+        markCompacts: collector.markCompacts,
+        markCompactMs: collector.markCompactMs,
       };
       process.send!(result, () => {
         keep.unsubscribe();

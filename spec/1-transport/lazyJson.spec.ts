@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { hasUnparsedMembers, lazyParseList, lazyParseObject, lazyParseWatchLine } from '../../src/1-transport/lazyJson.ts';
+import {
+  LazyListReader,
+  hasUnparsedMembers,
+  isSkipped,
+  lazyParseList,
+  lazyParseObject,
+  lazyParseWatchLine,
+} from '../../src/1-transport/lazyJson.ts';
 import { parseWatchLine, parseWatchLineLazily } from '../../src/1-transport/httpTransport.ts';
 import { KubeObject } from '../../src/index.ts';
 import { decoder } from '../../src/pipeline.ts';
@@ -229,6 +236,95 @@ describe('lazy decoding', () => {
       if (eager instanceof Error) expect(lazy, line).toMatchObject({ name: eager.name, reason: eager.reason, message: eager.message });
       else expect(JSON.parse(JSON.stringify(lazy))).toEqual(eager);
     }
+  });
+});
+
+describe('lazy list pages read as they arrive (LazyListReader)', () => {
+  /** The page's bytes cut at `cuts` (fractions of its length), pushed piece by piece, each piece a copy overwritten after the push. */
+  const readInPieces = (bytes: Buffer, cuts: readonly number[], keep?: (skeleton: { metadata: Record<string, unknown> }) => boolean) => {
+    const reader = new LazyListReader(keep);
+    const at = [...new Set(cuts.map((f) => Math.floor(f * bytes.length)))].sort((a, b) => a - b);
+    let from = 0;
+    for (const to of [...at, bytes.length]) {
+      const piece = Buffer.from(bytes.subarray(from, to));
+      reader.push(piece);
+      piece.fill(0x20); // the reader must not keep reading a pushed buffer
+      from = to;
+    }
+    return reader.end();
+  };
+  const outcome = (f: () => unknown) => {
+    try {
+      const value = f();
+      return `ok:${JSON.stringify(value)}:${JSON.stringify(((value as { items?: unknown[] }).items ?? []).map(isSkipped))}`;
+    } catch {
+      return 'throws';
+    }
+  };
+  const pages = fc
+    .tuple(
+      fc.array(kubeLike, { maxLength: 5 }),
+      fc.jsonValue(),
+      fc.integer({ min: 0, max: 2 }),
+      fc.option(fc.integer({ min: 0, max: 200 }), { nil: undefined }),
+    )
+    .map(([items, extra, style, damage]) => {
+      const text = texts({ kind: 'PodList', apiVersion: 'v1', metadata: { resourceVersion: '9' }, extra, items, count: 12345 })[style]!;
+      if (damage === undefined) return text;
+      // A damaged page: cut short, or one character changed.
+      const at = damage % text.length;
+      return damage % 2 ? text.slice(0, at) : `${text.slice(0, at)}${'{}[],:"1a\\'[damage % 11]}${text.slice(at + 1)}`;
+    });
+
+  it('property: any page, cut anywhere, gives what the whole page gives (or fails as it does)', () => {
+    fc.assert(
+      fc.property(pages, fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 12 }), fc.boolean(), (text, cuts, dropSome) => {
+        const bytes = Buffer.from(text);
+        const keep = dropSome ? (s: { metadata: Record<string, unknown> }) => String(s.metadata.name).length % 2 === 0 : undefined;
+        const whole = outcome(() => lazyParseList(bytes, keep));
+        expect(outcome(() => readInPieces(bytes, cuts, keep))).toBe(whole);
+        // And what JSON.parse gives: the same page, or no page where it throws or finds no object.
+        if (dropSome) return;
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(text);
+        } catch {
+          parsed = undefined;
+        }
+        if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) expect(whole).toMatch(`ok:${JSON.stringify(parsed)}:`);
+        else expect(whole).toBe('throws');
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('reads a page pushed one byte at a time, and a number cut by a chunk in full', () => {
+    const list = {
+      metadata: { resourceVersion: '12' },
+      items: [{ metadata: { name: 'a' }, spec: { n: 1234567 } }, 42, null],
+      total: 987654,
+    };
+    const bytes = Buffer.from(JSON.stringify(list));
+    const reader = new LazyListReader();
+    for (let i = 0; i < bytes.length; i++) reader.push(bytes.subarray(i, i + 1));
+    expect(JSON.parse(JSON.stringify(reader.end()))).toEqual(list);
+    for (let cut = 1; cut < bytes.length; cut++) {
+      expect(JSON.parse(JSON.stringify(readInPieces(bytes, [cut / bytes.length])))).toEqual(list);
+    }
+  });
+
+  it('tries an item that waits for more bytes again only once they have doubled (a long item in small chunks is not rescanned per chunk)', () => {
+    const item = { metadata: { name: 'big' }, data: { blob: 'x'.repeat(200_000) } };
+    const bytes = Buffer.from(JSON.stringify({ items: [item, { ...item, metadata: { name: 'next' } }] }));
+    // The predicate sees an item's metadata once per try.
+    const tries: string[] = [];
+    const reader = new LazyListReader((s) => tries.push(String(s.metadata.name)) > 0);
+    for (let i = 0; i < bytes.length; i += 100) reader.push(bytes.subarray(i, i + 100));
+    expect(JSON.parse(JSON.stringify(reader.end()))).toEqual({ items: [item, { ...item, metadata: { name: 'next' } }] });
+    // 2,000 chunks of 100 bytes for each item: tried at every chunk, that would be ~2,000 tries each. Doubling: log2(200 KB / 16 KB) + 1.
+    expect(tries.filter((name) => name === 'big').length).toBeLessThanOrEqual(6);
+    // The next item waits for twice the longest so far: tried once.
+    expect(tries.filter((name) => name === 'next')).toEqual(['next']);
   });
 });
 

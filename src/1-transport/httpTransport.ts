@@ -2,7 +2,6 @@ import { Observable, type Subscription } from 'rxjs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { InformerError } from '../0-model/errors.ts';
 import { toPartialObjectMetadata } from '../0-model/metadata.ts';
-import { lazyParseList } from './lazyJson.ts';
 import { LineSplitter, type LineBytesSink, type LineSink } from './lineSplitter.ts';
 import type { ListOptions, ListPage, ListWatch, WatchFrame, WatchOptions } from './listWatch.ts';
 import { collectionPath, queryString, type ListWatchTarget } from './paths.ts';
@@ -23,6 +22,7 @@ import {
   type HttpTransportOptions,
 } from './http/options.ts';
 import { get, type Opened } from './http/request.ts';
+import { listBodyDecoder } from './http/listBody.ts';
 
 // The HTTP transport, assembled from ./http: options (limits and defaults), execAuth (exec plugins),
 // agents (TLS material and keep-alive agents), request (one GET, HTTP/1.1 or ./http2), body (reading
@@ -174,16 +174,6 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
     });
   /** A full object where metadata was asked for (an older server, or after a 406) is cut down on arrival. */
   const shape = metadataOnly ? toPartialObjectMetadata : undefined;
-  const parseBody = (bytes: Buffer): unknown => {
-    if (lazy) {
-      try {
-        return lazyParseList(bytes, options.keepObject);
-      } catch {
-        // Not swallowed: parsed again below, so it is reported exactly as without lazy decoding.
-      }
-    }
-    return JSON.parse(bytes.toString('utf8'));
-  };
 
   const list = (listOptions: ListOptions): Observable<ListPage> =>
     new Observable<ListPage>((subscriber) => {
@@ -200,16 +190,27 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
               subscriber.error(new InformerError('Timeout', `list ${path}: no bytes for ${listIdleTimeoutMs} ms`, { phase: 'list' }));
             });
           }
-          readBody(
-            response,
-            limitFor(response, listLimit, settings),
-            (body) => {
-              if (response.statusCode !== 200) return subscriber.error(httpError(response, body, 'list'));
+          const limit = limitFor(response, listLimit, settings);
+          const failed = (error: InformerError) => subscriber.error(error);
+          if (response.statusCode !== 200) {
+            readBody(response, limit, (body) => subscriber.error(httpError(response, body, 'list')), failed, 'list');
+            return;
+          }
+          // Decoded as it arrives, never held whole (see ./http/listBody.ts).
+          const decoder = listBodyDecoder(lazy, options.keepObject);
+          let bytes = 0;
+          const sink = {
+            chunk: (chunk: Buffer) => {
+              bytes += chunk.length;
+              decoder.chunk(chunk);
+            },
+            end: () => {
+              decoder.end();
               let value: unknown;
               try {
-                value = parseBody(body);
+                value = decoder.value();
               } catch (error) {
-                const detail = `list ${path}: the response is not JSON (${body.length} bytes${syntaxErrorAt(error)})`;
+                const detail = `list ${path}: the response is not JSON (${bytes} bytes${syntaxErrorAt(error)})`;
                 return subscriber.error(new InformerError('MalformedLine', detail, { phase: 'list' }));
               }
               const page = toListPage(value, shape);
@@ -219,9 +220,8 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
               subscriber.next(pending ? { ...page, notice: pending } : page);
               subscriber.complete();
             },
-            (error) => subscriber.error(error),
-            'list',
-          );
+          };
+          readBody(response, limit, sink, failed, 'list');
         },
         error: (error: unknown) => subscriber.error(error),
       });

@@ -39,15 +39,24 @@ export function limitFor(response: HttpResponse, success: BodyLimit, settings: R
   };
 }
 
+/** Takes a body as it arrives, instead of whole ({@link readBody}). */
+export interface BodySink {
+  /** More bytes (the buffer is not reused by the response). */
+  chunk(bytes: Buffer): void;
+  /** The body has all arrived, complete. */
+  end(): void;
+}
+
 /**
- * Reads a whole response body, then hands it over (used for lists, documents and error Status
- * bodies). A body past its limit (declared in Content-Length, or counted as it arrives) is not
- * read further: the response is destroyed (the request aborted) and `ResponseTooLarge` reported.
+ * Reads a whole response body, then hands it over (used for documents and error Status bodies),
+ * or hands it to a {@link BodySink} as it arrives (list pages). A body past its limit (declared in
+ * Content-Length, or counted as it arrives) is not read further: the response is destroyed (the
+ * request aborted) and `ResponseTooLarge` reported.
  */
 export function readBody(
   response: HttpResponse,
   limit: BodyLimit,
-  onBody: (bytes: Buffer) => void,
+  onBody: ((bytes: Buffer) => void) | BodySink,
   onError: (error: InformerError) => void,
   phase: ErrorPhase,
 ): void {
@@ -68,7 +77,8 @@ export function readBody(
     if (over) return;
     bytes += chunk.length;
     if (bytes > limit.maxBytes) return tooLarge(`${bytes} bytes read`);
-    chunks.push(chunk);
+    if (typeof onBody === 'function') chunks.push(chunk);
+    else onBody.chunk(chunk);
   });
   response.on('close', () => {
     if (over) return;
@@ -82,7 +92,8 @@ export function readBody(
       );
       return;
     }
-    onBody(Buffer.concat(chunks, bytes));
+    if (typeof onBody === 'function') onBody(Buffer.concat(chunks, bytes));
+    else onBody.end();
   });
 }
 

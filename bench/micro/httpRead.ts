@@ -1,0 +1,57 @@
+/**
+ * What reading a sync's list pages costs before any decoding: the bench's workload server (its own process)
+ * serves P pods in pages of 500, read here with `node:http` and thrown away, in a process that has loaded the
+ * library (its modules are the heap every full collection marks). CPU time of this process (all threads, and
+ * the main thread's share) and the collector's runs: the floor under a sharded informer's dropped objects.
+ *
+ *   node bench/micro/httpRead.ts [pods]
+ */
+import { spawn } from 'node:child_process';
+import * as http from 'node:http';
+import { fileURLToPath } from 'node:url';
+import { PerformanceObserver, constants } from 'node:perf_hooks';
+import '../../src/index.ts';
+import type { ServerReady } from '../workload/server.ts';
+
+const PODS = Number(process.argv[2] ?? 30_000);
+const PAGE = 500;
+const serverPath = fileURLToPath(new URL('../workload/server.ts', import.meta.url));
+const server = spawn(process.execPath, [serverPath, JSON.stringify({ pods: PODS, events: 0, relist: false, seed: 1 })], {
+  stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+});
+const ready = await new Promise<ServerReady>((resolve) => server.once('message', (message) => resolve(message as ServerReady)));
+let markCompacts = 0;
+let scavenges = 0;
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) {
+    const kind = (entry as { detail?: { kind?: number } }).detail?.kind;
+    if (kind === constants.NODE_PERFORMANCE_GC_MAJOR) markCompacts++;
+    else if (kind === constants.NODE_PERFORMANCE_GC_MINOR) scavenges++;
+  }
+}).observe({ entryTypes: ['gc'] });
+const agent = new http.Agent({ keepAlive: true });
+const cpu = process.cpuUsage();
+const main = process.threadCpuUsage();
+let bytes = 0;
+for (let offset = 0; offset < PODS; offset += PAGE) {
+  // The workload server's continue token: its snapshot and the next offset.
+  const token = offset === 0 ? '' : `&continue=${Buffer.from(JSON.stringify({ s: 'i', o: offset })).toString('base64url')}`;
+  await new Promise<void>((resolve, reject) => {
+    http
+      .get({ host: '127.0.0.1', port: ready.port, agent, path: `/api/v1/pods?limit=${PAGE}${token}` }, (response) => {
+        response.on('data', (chunk: Buffer) => (bytes += chunk.length));
+        response.on('end', resolve);
+      })
+      .on('error', reject);
+  });
+}
+const used = process.cpuUsage(cpu);
+const usedMain = process.threadCpuUsage(main);
+const ms = (used.user + used.system) / 1000;
+console.log(
+  `${PODS} pods in ${Math.ceil(PODS / PAGE)} pages (${(bytes / 1e6).toFixed(1)} MB) read and thrown away: ${ms.toFixed(0)} ms of CPU ` +
+    `(${((ms * 1000) / PODS).toFixed(1)} µs a pod; main thread ${((usedMain.user + usedMain.system) / 1000).toFixed(0)} ms), ` +
+    `${markCompacts} mark-compacts, ${scavenges} scavenges`,
+);
+agent.destroy();
+server.kill();
