@@ -8,38 +8,17 @@
  * server behaves.
  */
 import { createGzip } from 'node:zlib';
-import { lastValueFrom, type Subscription } from 'rxjs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { lastValueFrom } from 'rxjs';
+import { describe, expect, it } from 'vitest';
 import { ConfigMap, discover, informer, type InformerError } from '../../../src/index.ts';
 import { httpListWatch } from '../../../src/pipeline.ts';
 import { transportBytes } from '../../../src/metrics/index.ts';
 import { waitFor } from '../harness/live.ts';
 import { MiB, retainedBytes } from './memory.ts';
-import {
-  behave,
-  configMap,
-  encodedAs,
-  gzipBomb,
-  gzipped,
-  hostileServer,
-  type Behaviour,
-  type HostileServer,
-  type RequestKind,
-} from './server.ts';
-import { BUDGET, IN_FLIGHT, LIST_BODY_HEAD, discoveryWith, failure, target, watchOf } from './support.ts';
+import { behave, configMap, encodedAs, gzipBomb, gzipped, type Behaviour, type RequestKind } from './server.ts';
+import { BUDGET, IN_FLIGHT, LIST_BODY_HEAD, discoveryWith, failure, perTest, target, watchOf } from './support.ts';
 
-let server: HostileServer | undefined;
-const subscriptions: Subscription[] = [];
-afterEach(async () => {
-  for (const s of subscriptions.splice(0)) s.unsubscribe();
-  await server?.close();
-  server = undefined;
-});
-
-async function start(kind: RequestKind, behaviour: Behaviour): Promise<HostileServer> {
-  server = await hostileServer({ [kind]: behaviour });
-  return server;
-}
+const { subscriptions, serve, start } = perTest();
 
 /** Bytes inflated since `before` (a `transportBytes().gzipDecodedBytes`). */
 const inflatedSince = (before: number) => transportBytes().gzipDecodedBytes - before;
@@ -169,7 +148,7 @@ describe('hostile server, gzip: bodies that do not inflate, and encodings not as
   ];
   for (const c of recoveries) {
     it(`${c.name}: a typed error on errors$, then the informer converges once the server behaves`, async () => {
-      server = await hostileServer({
+      const server = await serve({
         list: behave.list([configMap('a', '10')]),
         watch: behave.watch([{ type: 'ADDED', object: configMap('b', '11') }]),
         [c.kind]: c.behaviour,

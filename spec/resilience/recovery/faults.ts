@@ -107,12 +107,45 @@ export function backoffLevel(failures: readonly number[], at: number): number {
 }
 
 const one = () => ({ count: 1, code: undefined, retryAfterSeconds: undefined });
+/** The fault took effect, and the time to converge starts with it. */
+const appliedAndMeasured = (hooks: FaultHooks, what: string) => {
+  hooks.applied(what);
+  hooks.measureFrom(what);
+};
 const onWatch = (server: SimServer, act: (watch: WatchHandle) => string, hooks: FaultHooks) =>
-  server.whenProgressed((watch) => {
-    const what = act(watch);
-    hooks.applied(what);
-    hooks.measureFrom(what);
+  server.whenProgressed((watch) => appliedAndMeasured(hooks, act(watch)));
+/** A MalformedLine frame in place of the next event (`truncate`: then the end of the watch). */
+const streamFault =
+  (kind: 'malformed' | 'truncate', what: string): FaultSpec['inject'] =>
+  (server, _, hooks) =>
+    server.armStreamFault(kind, () => appliedAndMeasured(hooks, what));
+/** The server ends the watch, then answers the next `count` requests with the episode's status (and Retry-After). */
+const failAfterWatch: FaultSpec['inject'] = (server, episode, hooks) =>
+  onWatch(
+    server,
+    (w) => {
+      const code = episode.code ?? 500;
+      server.failNext(code, episode.count, episode.retryAfterSeconds);
+      w.close();
+      const retryAfter = episode.retryAfterSeconds === undefined ? '' : ` Retry-After: ${episode.retryAfterSeconds}`;
+      return `ended watch #${w.request.seq}; ${episode.count} × ${code}${retryAfter}`;
+    },
+    hooks,
+  );
+/** The watch cache forgets the history; the watch in progress gets ERROR 410 Expired, worded as kube-apiserver does. */
+const expire = (server: SimServer, w: WatchHandle) => {
+  const floor = server.resourceVersion;
+  server.expireWindow();
+  w.errorEvent({
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message: `too old resource version: ${w.startRV} (${floor})`,
+    reason: 'Expired',
+    code: 410,
   });
+};
 
 export const FAULTS: Readonly<Record<FaultKind, FaultSpec>> = {
   drop: {
@@ -127,22 +160,14 @@ export const FAULTS: Readonly<Record<FaultKind, FaultSpec>> = {
     what: 'the watch ends cleanly inside a line: a MalformedLine frame in place of the next event, then the end',
     bound: '≤ 2 s',
     draw: one,
-    inject: (server, _, hooks) =>
-      server.armStreamFault('truncate', () => {
-        hooks.applied('truncated the watch');
-        hooks.measureFrom('truncated the watch');
-      }),
+    inject: streamFault('truncate', 'truncated the watch'),
     boundMs: () => 2_000,
   },
   malformed: {
     what: 'a MalformedLine frame in place of the next event (its change is lost unless the informer resumes from before it)',
     bound: '≤ 2 s',
     draw: one,
-    inject: (server, _, hooks) =>
-      server.armStreamFault('malformed', () => {
-        hooks.applied('a malformed line in place of an event');
-        hooks.measureFrom('a malformed line in place of an event');
-      }),
+    inject: streamFault('malformed', 'a malformed line in place of an event'),
     boundMs: () => 2_000,
   },
   reset: {
@@ -190,18 +215,8 @@ export const FAULTS: Readonly<Record<FaultKind, FaultSpec>> = {
       onWatch(
         server,
         (w) => {
-          const floor = server.resourceVersion;
           server.blackHoleNext('list', () => hooks.measureFrom('a list accepted and never answered'));
-          server.expireWindow();
-          w.errorEvent({
-            kind: 'Status',
-            apiVersion: 'v1',
-            metadata: {},
-            status: 'Failure',
-            message: `too old resource version: ${w.startRV} (${floor})`,
-            reason: 'Expired',
-            code: 410,
-          });
+          expire(server, w);
           return `expired watch #${w.request.seq}; the relist is black-holed`;
         },
         { applied: hooks.applied, measureFrom: () => undefined },
@@ -212,57 +227,21 @@ export const FAULTS: Readonly<Record<FaultKind, FaultSpec>> = {
     what: 'the server ends the watch, then answers the next 1–3 requests 429 with Retry-After',
     bound: 'within the backoff sequence (+ 1 s)',
     draw: (rng) => ({ count: rng.int(1, 3), code: 429, retryAfterSeconds: rng.pick([1, 1, 2, 5, 10, 30]) }),
-    inject: (server, episode, hooks) =>
-      onWatch(
-        server,
-        (w) => (
-          server.failNext(429, episode.count, episode.retryAfterSeconds),
-          w.close(),
-          `ended watch #${w.request.seq}; ${episode.count} × 429 Retry-After: ${episode.retryAfterSeconds}`
-        ),
-        hooks,
-      ),
+    inject: failAfterWatch,
     boundMs: (episode, level) => backoffSequenceMs(level, episode.count, episode.retryAfterSeconds) + ROUND_TRIP_SLACK_MS,
   },
   '5xx': {
     what: 'the server ends the watch, then answers the next 1–3 requests 500 or 503',
     bound: 'within the backoff sequence (+ 1 s)',
     draw: (rng) => ({ count: rng.int(1, 3), code: rng.pick([500, 503]), retryAfterSeconds: undefined }),
-    inject: (server, episode, hooks) =>
-      onWatch(
-        server,
-        (w) => (
-          server.failNext(episode.code ?? 500, episode.count),
-          w.close(),
-          `ended watch #${w.request.seq}; ${episode.count} × ${episode.code}`
-        ),
-        hooks,
-      ),
+    inject: failAfterWatch,
     boundMs: (episode, level) => backoffSequenceMs(level, episode.count) + ROUND_TRIP_SLACK_MS,
   },
   expire: {
     what: 'the watch cache forgets the history; the watch in progress gets an ERROR 410 Expired event',
     bound: '≤ 2 s + one list',
     draw: one,
-    inject: (server, _, hooks) =>
-      onWatch(
-        server,
-        (w) => {
-          const floor = server.resourceVersion;
-          server.expireWindow();
-          w.errorEvent({
-            kind: 'Status',
-            apiVersion: 'v1',
-            metadata: {},
-            status: 'Failure',
-            message: `too old resource version: ${w.startRV} (${floor})`,
-            reason: 'Expired',
-            code: 410,
-          });
-          return `expired watch #${w.request.seq}`;
-        },
-        hooks,
-      ),
+    inject: (server, _, hooks) => onWatch(server, (w) => (expire(server, w), `expired watch #${w.request.seq}`), hooks),
     boundMs: () => 2_000 + ONE_LIST_MS,
   },
   tooLarge: {

@@ -1,7 +1,6 @@
-import type { IncomingHttpHeaders } from 'node:http';
 import { createGunzip, type Gunzip } from 'node:zlib';
 import { InformerError, type ErrorPhase } from '../../0-model/errors.ts';
-import type { HttpResponse } from '../http2/response.ts';
+import { StreamResponse, type HttpResponse } from '../http2/response.ts';
 
 // Content-Encoding: a gzip body is inflated as it streams in (every reader downstream, and every byte limit,
 // sees inflated bytes only), an identity body passes as it is; both are counted, on the wire and decoded.
@@ -60,57 +59,20 @@ export function decodeResponse(response: HttpResponse, what: string, phase: Erro
 }
 
 /** An identity response: read as it is, its bytes counted. */
-class CountedResponse implements HttpResponse {
+class CountedResponse extends StreamResponse {
   private readonly inner: HttpResponse;
 
   constructor(inner: HttpResponse) {
+    super(inner, inner);
     this.inner = inner;
-  }
-
-  get statusCode(): number | undefined {
-    return this.inner.statusCode;
-  }
-
-  get headers(): IncomingHttpHeaders {
-    return this.inner.headers;
   }
 
   get complete(): boolean {
     return this.inner.complete;
   }
 
-  on(event: 'data', listener: (chunk: Buffer) => void): this;
-  on(event: 'error', listener: (error: Error) => void): this;
-  on(event: 'close' | 'end', listener: () => void): this;
-  on(event: 'data' | 'error' | 'close' | 'end', listener: ((chunk: Buffer) => void) | ((error: Error) => void) | (() => void)): this {
-    if (event === 'data') {
-      const read = listener as (chunk: Buffer) => void;
-      this.inner.on('data', (chunk: Buffer) => {
-        counts.identityBytes += chunk.length;
-        read(chunk);
-      });
-    } else this.inner.on(event as 'close', listener as () => void);
-    return this;
-  }
-
-  setTimeout(ms: number, callback: () => void): this {
-    this.inner.setTimeout(ms, callback);
-    return this;
-  }
-
-  destroy(error?: Error): this {
-    this.inner.destroy(error);
-    return this;
-  }
-
-  pause(): this {
-    this.inner.pause();
-    return this;
-  }
-
-  resume(): this {
-    this.inner.resume();
-    return this;
+  protected seen(chunk: Buffer): void {
+    counts.identityBytes += chunk.length;
   }
 }
 
@@ -121,7 +83,7 @@ class CountedResponse implements HttpResponse {
  * behind. A body that does not inflate (corrupt, or cut short inside a response that ended cleanly) is
  * `MalformedLine` ({@link HttpResponse.failure}); `complete` only once the inflater has ended too.
  */
-class GunzipResponse implements HttpResponse {
+class GunzipResponse extends StreamResponse {
   private readonly inner: HttpResponse;
   private readonly gunzip: Gunzip;
   private inflated = false;
@@ -130,8 +92,10 @@ class GunzipResponse implements HttpResponse {
   failure: InformerError | undefined;
 
   constructor(inner: HttpResponse, what: string, phase: ErrorPhase) {
+    const gunzip = createGunzip();
+    super(inner, inner, gunzip);
     this.inner = inner;
-    const gunzip = (this.gunzip = createGunzip());
+    this.gunzip = gunzip;
     let wire = 0;
     inner.on('data', (chunk: Buffer) => {
       wire += chunk.length;
@@ -174,54 +138,19 @@ class GunzipResponse implements HttpResponse {
     for (const listener of this.closeListeners.splice(0)) listener();
   }
 
-  get statusCode(): number | undefined {
-    return this.inner.statusCode;
-  }
-
-  get headers(): IncomingHttpHeaders {
-    return this.inner.headers;
-  }
-
   /** The server ended the response and the whole body inflated. */
   get complete(): boolean {
     return this.inflated && this.inner.complete && this.failure === undefined;
   }
 
-  on(event: 'data', listener: (chunk: Buffer) => void): this;
-  on(event: 'error', listener: (error: Error) => void): this;
-  on(event: 'close' | 'end', listener: () => void): this;
-  on(event: 'data' | 'error' | 'close' | 'end', listener: ((chunk: Buffer) => void) | ((error: Error) => void) | (() => void)): this {
-    if (event === 'data') {
-      const read = listener as (chunk: Buffer) => void;
-      this.gunzip.on('data', (chunk: Buffer) => {
-        counts.gzipDecodedBytes += chunk.length;
-        read(chunk);
-      });
-    } else if (event === 'close') this.closeListeners.push(listener as () => void);
-    else if (event === 'end') this.gunzip.on('end', listener as () => void);
-    else this.inner.on('error', listener as (error: Error) => void);
-    return this;
+  protected seen(chunk: Buffer): void {
+    counts.gzipDecodedBytes += chunk.length;
   }
 
-  /** Idle on the wire: an inflater busy with a bomb is not the server being silent. */
-  setTimeout(ms: number, callback: () => void): this {
-    this.inner.setTimeout(ms, callback);
-    return this;
-  }
-
-  destroy(error?: Error): this {
-    this.gunzip.destroy();
-    this.inner.destroy(error);
-    return this;
-  }
-
-  pause(): this {
-    this.gunzip.pause();
-    return this;
-  }
-
-  resume(): this {
-    this.gunzip.resume();
-    return this;
+  /** `close` once the inflater is done (or given up), `end` when it ends, `error` from the wire. */
+  protected override listen(event: 'error' | 'close' | 'end', listener: () => void): void {
+    if (event === 'close') this.closeListeners.push(listener);
+    else if (event === 'end') this.gunzip.on('end', listener);
+    else this.inner.on('error', listener);
   }
 }
