@@ -72,6 +72,25 @@ function violations(result: ShardingResult): string[] {
         );
     }
   }
+  // The issue's target, for the cache: every shard of the dead replica is cached at some survivor within
+  // leaseDuration + retryPeriod + one list of the dead replica's last renewal of its member Lease (R, server time).
+  // A survivor lists the members every retryPeriod, so it first sees R within a retryPeriod and a round trip; it
+  // drops the member (and is assigned its shards, and lists) a leaseDuration after that sight, both on its own
+  // clock (so / rate); the list takes up to LIST_MS. No margin: the bound is reached (see the deterministic spec).
+  const member = `apples-member-r${plan.kill}`;
+  const renewals = result.writes.filter((w) => w.lease === member && w.record.holderIdentity === `r${plan.kill}`);
+  const lastRenewal = renewals.at(-1)?.at ?? Number.NEGATIVE_INFINITY;
+  const cacheBound = (replica: number) => lastRenewal + (L + r) / plan.rates[replica]! + 2 * plan.maxLatencyMs + LIST_MS;
+  for (let shard = 0; shard < plan.shards; shard++) {
+    const atKill = (result.held.get(shard) ?? []).find((i) => i.start <= plan.killAt && i.end >= plan.killAt);
+    if (atKill?.replica !== plan.kill) continue;
+    const intervals = (result.inCache.get(shard) ?? []).filter((i) => i.replica !== plan.kill);
+    if (!intervals.some((i) => i.start <= cacheBound(i.replica) && i.end >= cacheBound(i.replica)))
+      found.push(
+        `shard ${shard} of killed r${plan.kill} (last renewal ${lastRenewal}) not cached by a survivor in time: ` +
+          intervals.map((i) => `r${i.replica} ${i.start}–${i.end} (bound ${cacheBound(i.replica)})`).join(', '),
+      );
+  }
   // At the end: every shard held by exactly one live replica, none holding more than its share.
   const live = [...result.final.keys()];
   const share = Math.ceil(plan.shards / live.length);

@@ -46,6 +46,12 @@ export interface ShardedInformer<T> extends Informer<T> {
    * once when its Lease goes (replays the latest; starts empty).
    */
   readonly owned$: Observable<ReadonlySet<number>>;
+  /**
+   * The shards whose objects are in the cache, held or only assigned (a superset of `owned$`): a shard
+   * joins once a list that kept it has been cached, and leaves when it is neither held nor assigned
+   * (replays the latest; starts empty).
+   */
+  readonly cached$: Observable<ReadonlySet<number>>;
   /** Each shard as it joins `owned$`: its objects are cached now (re-enqueue its keys then). */
   readonly acquired$: Observable<number>;
   /** Whether `key` may be reconciled now: its shard is held and its objects are cached. */
@@ -103,6 +109,14 @@ export function shardedInformer<T extends KubeObject>(
   /** The held shards whose objects are in the cache. */
   let owned: ReadonlySet<number> = new Set();
   const ownedChanges = new Subject<ReadonlySet<number>>();
+  /** The shards whose objects are in the cache (held or assigned). */
+  let cached: ReadonlySet<number> = new Set();
+  const cachedChanges = new Subject<ReadonlySet<number>>();
+  const setCached = (next: ReadonlySet<number>) => {
+    if (sameSet(next, cached)) return;
+    cached = next;
+    cachedChanges.next(next);
+  };
   const setOwned = (next: ReadonlySet<number>) => {
     owned = next;
     ownedChanges.next(next);
@@ -139,6 +153,7 @@ export function shardedInformer<T extends KubeObject>(
       let subscribed = false;
 
       const updateOwned = () => {
+        setCached(new Set(covered));
         const next = new Set([...held].filter((shard) => covered.has(shard)));
         if (!sameSet(next, owned)) setOwned(next);
       };
@@ -227,6 +242,7 @@ export function shardedInformer<T extends KubeObject>(
         running = undefined;
         wanted = new Set();
         if (owned.size > 0) setOwned(new Set());
+        setCached(new Set());
       });
       return subscription;
     });
@@ -250,6 +266,7 @@ export function shardedInformer<T extends KubeObject>(
 
   const base = informerFromSource(resource, sourceOf, options, markMoves);
   const owned$ = keeping(base.store$, defer(() => ownedChanges.pipe(startWith(owned))).pipe(distinctUntilChanged(sameSet)));
+  const cached$ = keeping(base.store$, defer(() => cachedChanges.pipe(startWith(cached))).pipe(distinctUntilChanged(sameSet)));
   const acquired$ = new Observable<number>((subscriber) => {
     let before: ReadonlySet<number> | undefined;
     return owned$
@@ -266,6 +283,7 @@ export function shardedInformer<T extends KubeObject>(
   return {
     ...base,
     owned$,
+    cached$,
     acquired$,
     owns: ownsKey,
     gate: <R>(key: string, work: () => ObservableInput<R>): Observable<R> =>
