@@ -143,13 +143,27 @@ describe('sharding held$ and gate (marbles, default timing)', () => {
       ts.schedule(() => b.partition(), 10_500);
       // b's first listing at 5 000 sees a: 0 and 1 are b's from then on, held at 7 000 (a releases them at 6 000).
       // b is cut off at 10 500 and loses 1 and 0 at 19 000 (its renewals last landed at 9 000); its listings fail, so its
-      // view of the members stays as it was, and so does assigned$.
-      expectObservable(b.shards.assigned$, '5000ms ^ 29999ms !').toBe('5000ms (eb)', held);
+      // view of the members stays as it was, and so does assigned$ (which says nothing before that first listing).
+      expectObservable(b.shards.assigned$, '5000ms ^ 29999ms !').toBe('5000ms b', held);
       expectObservable(b.shards.held$, '5000ms ^ 29999ms !').toBe('5000ms e 1999ms (ab) 11996ms (oe)', held);
       // a: alone at first. b's member Lease lapses for a at 25 000, a lease duration after a's listing of 10 000 first showed
       // b's last renewal: b's shards are assigned to a in that frame, before a takes their Leases (lapsed too, same frame).
-      expectObservable(a.shards.assigned$, '^ 34999ms !').toBe('(ed) 5996ms h 18999ms d', held);
+      expectObservable(a.shards.assigned$, '^ 34999ms !').toBe('d 5999ms h 18999ms d', held);
       expectObservable(a.shards.held$, '^ 34999ms !').toBe('(eabcd) 5993ms h 18999ms (qd)', held);
     });
+  });
+  it("a dead member's shards are assigned within leaseDuration + retryPeriod of its last renewal: the bound is reached", () => {
+    const { ts, replica, writes } = world();
+    const a = replica('a');
+    const b = replica('b');
+    ts.run(({ expectObservable }) => {
+      // a lists the members at 0, 2 000, 4 000 …; b joins at 4 001 and renews its member Lease at 4 001, 6 001, 8 001 and
+      // 10 001, is cut off at 10 500. a's listing at 10 000 missed b's last renewal by a millisecond: the listing of 12 000
+      // shows it first, and b lapses for a a lease duration later, at 27 000 = 10 001 + 15 000 + 2 000 − 1.
+      ts.schedule(() => b.partition(), 10_500);
+      expectObservable(a.shards.assigned$, '^ 34999ms !').toBe('d 5999ms h 20999ms d', held);
+      expectObservable(b.shards.assigned$, '4001ms ^ 30998ms !').toBe('4001ms b', held);
+    });
+    expect(writes(10_000).filter((w) => w.includes('member-b'))).toEqual(['10001 b member-b b']);
   });
 });

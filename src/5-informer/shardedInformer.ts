@@ -29,7 +29,9 @@ export interface ShardSource {
   /**
    * Optional: the shards assigned to this replica and about to be held (replays the latest).
    * Their objects are cached from then on, so a shard is owned as soon as its Lease is taken
-   * (`sharding()` has it). Without it, the cache follows `held$` alone.
+   * (`sharding()` has it). Without it, the cache follows `held$` alone. With it, the first list
+   * waits for its first emission (or a shard held, whichever comes first): a list before the
+   * assignment is known would keep nothing.
    */
   readonly assigned$?: Observable<ReadonlySet<number>>;
   /** Whether this replica holds the key's shard now. */
@@ -151,6 +153,8 @@ export function shardedInformer<T extends KubeObject>(
       /** The shards the running list was started for, until its objects are cached. */
       let listing: Set<number> | undefined;
       let subscribed = false;
+      /** Whether the first list may start: the assignment is known, or a shard is held (or there is no `assigned$`). */
+      let known = shards.assigned$ === undefined;
 
       const updateOwned = () => {
         setCached(new Set(covered));
@@ -216,7 +220,8 @@ export function shardedInformer<T extends KubeObject>(
           const keys = [...cache().keys()].filter((key) => gone.has(shards.shardOf(key)));
           for (const key of keys) subscriber.next({ type: 'deletedKey', key, resourceVersion: lastRV });
         }
-        if (!subscribed) return;
+        if (held.size > 0) known = true;
+        if (!subscribed || !known) return;
         // One list for every shard that joined: a running list (its pages read so far dropped the new
         // shards' objects) is given up and started again with them.
         if (running === undefined || joined) start();
@@ -226,6 +231,7 @@ export function shardedInformer<T extends KubeObject>(
         subscription.add(
           shards.assigned$.subscribe((now) => {
             assigned = new Set(now);
+            known = true;
             update();
           }),
         );
@@ -236,7 +242,7 @@ export function shardedInformer<T extends KubeObject>(
         }),
       );
       subscribed = true;
-      if (running === undefined) start();
+      if (running === undefined && known) start();
       subscription.add(() => {
         running?.unsubscribe();
         running = undefined;

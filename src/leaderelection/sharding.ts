@@ -56,6 +56,8 @@ export interface ShardStatus {
   readonly assigned: ReadonlySet<number>;
   /** The live members as we see them (us included). */
   readonly members: readonly string[];
+  /** Whether the members have been listed once: until then `assigned` is empty and says nothing. */
+  readonly listed: boolean;
 }
 
 export interface Sharding {
@@ -71,7 +73,8 @@ export interface Sharding {
    * The shards the assignment gives us (see {@link ShardStatus.assigned}), after every change
    * (replays the latest). They come before `held$`: a dead member's shards are assigned here
    * when its member Lease lapses for us, and held once their own Leases are taken. A sharded
-   * informer starts caching them then.
+   * informer starts caching them then. Emits nothing until the members have been listed once
+   * (the first emission is the first assignment known, empty or not).
    */
   readonly assigned$: Observable<ReadonlySet<number>>;
   /** held$ with the membership view. */
@@ -180,9 +183,10 @@ export function sharding(clients: LeaseClients, options: ShardingOptions): Shard
       for (const shard of next) if (!before.has(shard)) subscriber.next({ type: 'acquired', shard });
       const assigned = new Set<number>();
       if (listedOnce) for (let shard = 0; shard < count; shard++) if (desired(shard)) assigned.add(shard);
-      const status: ShardStatus = { name, identity, shards: count, held: next, assigned, members };
+      const status: ShardStatus = { name, identity, shards: count, held: next, assigned, members, listed: listedOnce };
       if (
         !reported ||
+        reported.listed !== listedOnce ||
         !sameSet(reported.held, next) ||
         !sameSet(reported.assigned, assigned) ||
         reported.members.join() !== members.join()
@@ -277,6 +281,7 @@ export function sharding(clients: LeaseClients, options: ShardingOptions): Shard
       distinctUntilChanged(sameSet),
     ),
     assigned$: status$.pipe(
+      filter((s) => s.listed),
       map((s) => s.assigned),
       distinctUntilChanged(sameSet),
     ),
