@@ -1,7 +1,7 @@
 import { TestScheduler } from 'rxjs/testing';
 import { leakCheckingScheduler } from '../support/leakCheckingScheduler.ts';
 import { describe, expect, it } from 'vitest';
-import { FakeLeaseServer } from '../../src/leaderelection/fakeLeases.ts';
+import { FakeLeaseServer, type FakeLeaseRequest } from '../../src/leaderelection/fakeLeases.ts';
 import { shardOf } from '../../src/leaderelection/hash.ts';
 import { sharding, type Sharding } from '../../src/leaderelection/sharding.ts';
 
@@ -19,6 +19,7 @@ const held = {
   q: new Set([0, 2, 3]),
   r: new Set([3]),
   o: new Set([1]),
+  s: new Set([2]),
 };
 
 /** The clock stops here; anything still scheduled then outlived its subscribers. */
@@ -27,10 +28,15 @@ const BOUND = 80_000;
 function world() {
   const ts = leakCheckingScheduler(BOUND);
   const server = new FakeLeaseServer(ts);
+  /** While true every Lease write fails (500) and reads and listings still answer: an API server in trouble. */
+  let writesFail = false;
+  const failWrites = (fail: boolean) => (writesFail = fail);
   const replica = (identity: string): { shards: Sharding; partition(): void } => {
     let partitioned = false;
+    const fault = (request: FakeLeaseRequest) =>
+      writesFail && request.operation !== 'get' && request.operation !== 'list' ? 'status500' : 'ok';
     return {
-      shards: sharding(server.clients({ client: identity, partitioned: () => partitioned }), {
+      shards: sharding(server.clients({ client: identity, partitioned: () => partitioned, fault }), {
         name: 'apples',
         shards: SHARDS,
         identity,
@@ -46,7 +52,7 @@ function world() {
       .filter((w) => w.at >= from)
       .map((w) => `${w.at} ${w.client} ${w.lease.replace('apples-', '')} ${w.record.holderIdentity || '∅'}`);
   const holders = () => Array.from({ length: SHARDS }, (_, i) => server.get(`apples-shard-${i}`)?.record.holderIdentity);
-  return { ts, server, replica, writes, holders };
+  return { ts, server, replica, writes, holders, failWrites };
 }
 
 /** A key of `shard`. */
@@ -165,5 +171,21 @@ describe('sharding held$ and gate (marbles, default timing)', () => {
       expectObservable(b.shards.assigned$, '4001ms ^ 30998ms !').toBe('4001ms b', held);
     });
     expect(writes(10_000).filter((w) => w.includes('member-b'))).toEqual(['10001 b member-b b']);
+  });
+  it('while its own member Lease is not renewed a replica drops no member: Lease writes failing for 40 s widen no assignment', () => {
+    const { ts, replica, failWrites } = world();
+    const a = replica('a');
+    const b = replica('b');
+    ts.run(({ expectObservable }) => {
+      // Settled by 10 000 (a {2,3}, b {0,1}). Every Lease write fails from 10 500 to 50 500 while listings answer: both
+      // stop leading at 20 000 (renew deadline after the last good renewals, of 10 000), their member Leases go unrenewed for
+      // 40 s, and each still counts the other. At 52 000 each renews, and gives the other a lease duration from then to
+      // renew before it can lapse: nobody is dropped, the assignments never change, a takes its shards back.
+      ts.schedule(() => failWrites(true), 10_500);
+      ts.schedule(() => failWrites(false), 50_500);
+      expectObservable(a.shards.assigned$, '^ 79999ms !').toBe('d 5999ms h', held);
+      expectObservable(b.shards.assigned$, '5000ms ^ 74999ms !').toBe('5000ms b', held);
+      expectObservable(a.shards.held$, '^ 79999ms !').toBe('(eabcd) 5993ms h 13999ms (re) 31996ms (sh)', held);
+    });
   });
 });

@@ -199,17 +199,36 @@ export function sharding(clients: LeaseClients, options: ShardingOptions): Shard
     // Membership: our own Lease, renewed like a leader's; everyone's, listed every retry period.
     const member = leaderElection(clients.lease(`${name}-member-${identity}`, labels), common);
     subscription.add(member.errors$.subscribe((error) => subscriber.next({ type: 'error', error })));
-    subscription.add(member.leader$.subscribe());
+    /**
+     * Whether our own member Lease is renewed. While it is not (our Lease writes fail for a renew deadline), nobody is
+     * dropped from the view, so the assignment does not widen: when every write fails while listings answer, each replica
+     * would otherwise see every other lapse, be assigned every shard, and list the whole collection. Once it is renewed
+     * again, every member seen gets a lease duration from then to show a renewal (their writes failed too).
+     */
+    let renewing = false;
+    subscription.add(
+      member.leader$.subscribe((lead) => {
+        const regained = lead && !renewing;
+        renewing = lead;
+        if (!regained || !listedOnce) return;
+        const now = scheduler.now();
+        for (const [lease, entry] of seen) if (entry.at < now) seen.set(lease, { record: entry.record, at: now });
+        recount();
+      }),
+    );
     let recheck: Subscription | undefined;
-    const recount = () => {
+    function recount() {
       const now = scheduler.now();
       const alive = new Set([identity]);
+      // Frozen (see `renewing`): keep every member we had, take in new ones.
+      const frozen = listedOnce && !renewing;
+      if (frozen) for (const m of members) alive.add(m);
       let next = Number.POSITIVE_INFINITY;
       for (const { record, at } of seen.values()) {
         const until = at + record.leaseDurationSeconds * 1000;
         if (record.holderIdentity !== '' && until > now) {
           alive.add(record.holderIdentity);
-          next = Math.min(next, until);
+          if (!frozen) next = Math.min(next, until);
         }
       }
       members = [...alive].sort();
@@ -221,7 +240,7 @@ export function sharding(clients: LeaseClients, options: ShardingOptions): Shard
         Number.isFinite(next) && next - now < timing.retryPeriodMs
           ? timer(Math.max(next - now, MIN_WAKE_MS), scheduler).subscribe(recount)
           : undefined;
-    };
+    }
     const list = () =>
       clients
         .list(labels)
