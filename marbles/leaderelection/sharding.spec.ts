@@ -1,3 +1,4 @@
+import type { Subscription } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { leakCheckingScheduler } from '../support/leakCheckingScheduler.ts';
 import { describe, expect, it } from 'vitest';
@@ -187,5 +188,31 @@ describe('sharding held$ and gate (marbles, default timing)', () => {
       expectObservable(b.shards.assigned$, '5000ms ^ 74999ms !').toBe('5000ms b', held);
       expectObservable(a.shards.held$, '^ 79999ms !').toBe('(eabcd) 5993ms h 13999ms (re) 31996ms (sh)', held);
     });
+  });
+  it('a member dropped before the Lease writes failed stays dropped when they come back', () => {
+    const { ts, replica, failWrites } = world();
+    const a = replica('a');
+    const b = replica('b');
+    const c = replica('c');
+    const changes: string[] = [];
+    const subs: Subscription[] = [];
+    ts.run(() => {
+      // c is cut off at 1 000 and lapses for a and b by 17 000 (its member Lease stays, unrenewed); every write fails from
+      // 18 500 to 48 500. When a and b renew again, c's old record must not count as a renewal seen then.
+      ts.schedule(() => c.partition(), 1_000);
+      ts.schedule(() => failWrites(true), 18_500);
+      ts.schedule(() => failWrites(false), 48_500);
+      for (const [name, r] of [
+        ['a', a],
+        ['b', b],
+      ] as const)
+        subs.push(r.shards.assigned$.subscribe((s) => changes.push(`${ts.now()} ${name} ${[...s].sort().join('')}`)));
+      subs.push(c.shards.held$.subscribe());
+      ts.schedule(() => subs.forEach((sub) => sub.unsubscribe()), 79_000);
+      ts.schedule(() => changes.push('18000'), 18_000);
+    });
+    const after = changes.slice(changes.indexOf('18000') + 1);
+    expect(after).toEqual([]);
+    expect(changes.length).toBeGreaterThan(2);
   });
 });

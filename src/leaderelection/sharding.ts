@@ -51,7 +51,8 @@ export interface ShardStatus {
    * The shards the rendezvous assignment gives us, as we see the members (empty until we have
    * listed them once): the ones we campaign for, and `held` once their Leases are taken. Only a
    * listing changes the view: a member lapses once a listing shows its Lease unrenewed for a lease
-   * duration; a replica whose listings fail keeps the view it had.
+   * duration; a replica whose listings fail keeps the view it had, and one whose own member Lease
+   * is not renewed drops nobody (its assignment does not widen while its Lease writes fail).
    */
   readonly assigned: ReadonlySet<number>;
   /** The live members as we see them (us included). */
@@ -203,7 +204,7 @@ export function sharding(clients: LeaseClients, options: ShardingOptions): Shard
      * Whether our own member Lease is renewed. While it is not (our Lease writes fail for a renew deadline), nobody is
      * dropped from the view, so the assignment does not widen: when every write fails while listings answer, each replica
      * would otherwise see every other lapse, be assigned every shard, and list the whole collection. Once it is renewed
-     * again, every member seen gets a lease duration from then to show a renewal (their writes failed too).
+     * again, every member in the view gets a lease duration from then to show a renewal (their writes failed too).
      */
     let renewing = false;
     subscription.add(
@@ -212,7 +213,9 @@ export function sharding(clients: LeaseClients, options: ShardingOptions): Shard
         renewing = lead;
         if (!regained || !listedOnce) return;
         const now = scheduler.now();
-        for (const [lease, entry] of seen) if (entry.at < now) seen.set(lease, { record: entry.record, at: now });
+        // Only those still members: a member dropped before our writes failed stays dropped.
+        for (const [lease, entry] of seen)
+          if (entry.at < now && members.includes(entry.record.holderIdentity)) seen.set(lease, { record: entry.record, at: now });
         recount();
       }),
     );
