@@ -19,6 +19,8 @@ export const shardingPlan: fc.Arbitrary<ShardingPlan> = fc
     keys: fc.integer({ min: 1, max: 30 }),
     partitionFrom: fc.integer({ min: 0, max: CHAOS_UNTIL }),
     partitionFor: fc.option(fc.integer({ min: 1_000, max: 25_000 }), { nil: undefined, freq: 2 }),
+    outageFrom: fc.integer({ min: 0, max: CHAOS_UNTIL }),
+    outageFor: fc.option(fc.integer({ min: 1_000, max: 25_000 }), { nil: undefined, freq: 3 }),
   })
   .chain((p) =>
     fc.tuple(fc.integer({ min: 0, max: p.rates.length - 1 }), fc.integer({ min: 0, max: p.rates.length - 1 })).map(([kill, cut]) => ({
@@ -33,6 +35,7 @@ export const shardingPlan: fc.Arbitrary<ShardingPlan> = fc
       kill,
       killAt: 60_000,
       keys: p.keys,
+      ...(p.outageFor === undefined ? {} : { writeOutage: { from: p.outageFrom, until: p.outageFrom + p.outageFor } }),
       ...(p.partitionFor === undefined
         ? {}
         : { partition: { replica: cut, from: p.partitionFrom, until: p.partitionFrom + p.partitionFor } }),
@@ -114,7 +117,7 @@ function violations(result: ShardingResult): string[] {
   return found;
 }
 
-describe('sharding, 2–4 replicas with sharded informers in virtual time (drift ±5 %, latencies, faults, a partition, a late joiner, a death)', () => {
+describe('sharding, 2–4 replicas with sharded informers in virtual time (drift ±5 %, latencies, faults, a partition, a Lease-write outage, a late joiner, a death)', () => {
   it(`no shard and no key at two replicas at once, no key from a cold cache; a dead replica's shards cached and held elsewhere within (leaseDuration + retryPeriod) / rate of its last renewals (+ one list, round trips); balanced, caches disjoint and whole at the end (${RUNS} schedules)`, () => {
     fc.assert(
       fc.property(shardingPlan, (plan) => {

@@ -32,6 +32,8 @@ export interface ShardingPlan {
   readonly kill: number;
   readonly killAt: number;
   readonly keys: number;
+  /** Every Lease write of every replica fails (500) from `from` until `until`, while reads and listings answer. */
+  readonly writeOutage?: { readonly from: number; readonly until: number };
   /** This replica is cut off (Leases and lists) from `from` until `until`. */
   readonly partition?: { readonly replica: number; readonly from: number; readonly until: number };
 }
@@ -89,8 +91,16 @@ export function runSharding(plan: ShardingPlan): ShardingResult {
     const clients = server.clients({
       client: `r${index}`,
       latencyMs: () => random() * plan.maxLatencyMs,
-      fault: () =>
-        base.now() < plan.chaosUntil && random() < plan.faultRate ? (FAULTS[Math.floor(random() * FAULTS.length)] ?? 'ok') : 'ok',
+      fault: (request) =>
+        plan.writeOutage &&
+        request.operation !== 'get' &&
+        request.operation !== 'list' &&
+        base.now() >= plan.writeOutage.from &&
+        base.now() < plan.writeOutage.until
+          ? 'status500'
+          : base.now() < plan.chaosUntil && random() < plan.faultRate
+            ? (FAULTS[Math.floor(random() * FAULTS.length)] ?? 'ok')
+            : 'ok',
       partitioned: () => cutOff(),
     });
     const cutOff = () =>
