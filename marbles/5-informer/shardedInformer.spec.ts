@@ -175,6 +175,37 @@ describe('shardedInformer', () => {
     });
   });
 
+  it('with assigned$, the first list waits for the first assignment (or a shard held): no list that keeps nothing at start-up', () => {
+    for (const [first, list] of [
+      ['assigned', 12],
+      ['held', 7],
+    ] as const) {
+      const scheduler = testScheduler();
+      scheduler.run(({ expectObservable }) => {
+        scheduler.maxFrames = 100_000;
+        const w = world(scheduler, [cm('a-0', '1'), cm('a-1', '2')]);
+        const held$ = new BehaviorSubject<ReadonlySet<number>>(new Set());
+        // sharding()'s assigned$ emits nothing until its first listing of the members (here at 12).
+        const assigned$ = new Subject<ReadonlySet<number>>();
+        const cms = shardedInformer(w.listWatch, ConfigMap, { ...fakeShards(held$), assigned$ }, { scheduler, random: () => 0 });
+        if (first === 'assigned') scheduler.schedule(() => assigned$.next(new Set([0])), 12);
+        else {
+          scheduler.schedule(() => held$.next(new Set([0])), 7); // a Lease taken before the members are listed
+          scheduler.schedule(() => assigned$.next(new Set([0])), 12);
+        }
+        scheduler.schedule(() => held$.next(new Set([0])), 20);
+        expectObservable(cms.synced$, '^ 99999ms !').toBe(`f ${list + 4}ms t`, { f: false, t: true });
+        expectObservable(cms.owned$.pipe(map((s) => [...s].sort().join(''))), '^ 99999ms !').toBe(
+          first === 'assigned' ? 'a 19ms b' : 'a 11ms b',
+          { a: '', b: '0' },
+        );
+        scheduler.flush();
+        // One list, for shard 0: none at 0 (it would keep nothing), none at 12 when the assignment comes with the shard cached.
+        expect(w.lists).toEqual([list]);
+      });
+    }
+  });
+
   it('a list for a shard that joined still delivers what changed meanwhile in the shards already cached; listProgress$ follows its pages', () => {
     const scheduler = testScheduler();
     scheduler.run(() => {

@@ -1,7 +1,8 @@
+import type { Subscription } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { leakCheckingScheduler } from '../support/leakCheckingScheduler.ts';
 import { describe, expect, it } from 'vitest';
-import { FakeLeaseServer } from '../../src/leaderelection/fakeLeases.ts';
+import { FakeLeaseServer, type FakeLeaseRequest } from '../../src/leaderelection/fakeLeases.ts';
 import { shardOf } from '../../src/leaderelection/hash.ts';
 import { sharding, type Sharding } from '../../src/leaderelection/sharding.ts';
 
@@ -19,6 +20,7 @@ const held = {
   q: new Set([0, 2, 3]),
   r: new Set([3]),
   o: new Set([1]),
+  s: new Set([2]),
 };
 
 /** The clock stops here; anything still scheduled then outlived its subscribers. */
@@ -27,10 +29,15 @@ const BOUND = 80_000;
 function world() {
   const ts = leakCheckingScheduler(BOUND);
   const server = new FakeLeaseServer(ts);
+  /** While true every Lease write fails (500) and reads and listings still answer: an API server in trouble. */
+  let writesFail = false;
+  const failWrites = (fail: boolean) => (writesFail = fail);
   const replica = (identity: string): { shards: Sharding; partition(): void } => {
     let partitioned = false;
+    const fault = (request: FakeLeaseRequest) =>
+      writesFail && request.operation !== 'get' && request.operation !== 'list' ? 'status500' : 'ok';
     return {
-      shards: sharding(server.clients({ client: identity, partitioned: () => partitioned }), {
+      shards: sharding(server.clients({ client: identity, partitioned: () => partitioned, fault }), {
         name: 'apples',
         shards: SHARDS,
         identity,
@@ -46,7 +53,7 @@ function world() {
       .filter((w) => w.at >= from)
       .map((w) => `${w.at} ${w.client} ${w.lease.replace('apples-', '')} ${w.record.holderIdentity || '∅'}`);
   const holders = () => Array.from({ length: SHARDS }, (_, i) => server.get(`apples-shard-${i}`)?.record.holderIdentity);
-  return { ts, server, replica, writes, holders };
+  return { ts, server, replica, writes, holders, failWrites };
 }
 
 /** A key of `shard`. */
@@ -143,13 +150,69 @@ describe('sharding held$ and gate (marbles, default timing)', () => {
       ts.schedule(() => b.partition(), 10_500);
       // b's first listing at 5 000 sees a: 0 and 1 are b's from then on, held at 7 000 (a releases them at 6 000).
       // b is cut off at 10 500 and loses 1 and 0 at 19 000 (its renewals last landed at 9 000); its listings fail, so its
-      // view of the members stays as it was, and so does assigned$.
-      expectObservable(b.shards.assigned$, '5000ms ^ 29999ms !').toBe('5000ms (eb)', held);
+      // view of the members stays as it was, and so does assigned$ (which says nothing before that first listing).
+      expectObservable(b.shards.assigned$, '5000ms ^ 29999ms !').toBe('5000ms b', held);
       expectObservable(b.shards.held$, '5000ms ^ 29999ms !').toBe('5000ms e 1999ms (ab) 11996ms (oe)', held);
       // a: alone at first. b's member Lease lapses for a at 25 000, a lease duration after a's listing of 10 000 first showed
       // b's last renewal: b's shards are assigned to a in that frame, before a takes their Leases (lapsed too, same frame).
-      expectObservable(a.shards.assigned$, '^ 34999ms !').toBe('(ed) 5996ms h 18999ms d', held);
+      expectObservable(a.shards.assigned$, '^ 34999ms !').toBe('d 5999ms h 18999ms d', held);
       expectObservable(a.shards.held$, '^ 34999ms !').toBe('(eabcd) 5993ms h 18999ms (qd)', held);
     });
+  });
+  it("a dead member's shards are assigned within leaseDuration + retryPeriod of its last renewal: the bound is reached", () => {
+    const { ts, replica, writes } = world();
+    const a = replica('a');
+    const b = replica('b');
+    ts.run(({ expectObservable }) => {
+      // a lists the members at 0, 2 000, 4 000 …; b joins at 4 001 and renews its member Lease at 4 001, 6 001, 8 001 and
+      // 10 001, is cut off at 10 500. a's listing at 10 000 missed b's last renewal by a millisecond: the listing of 12 000
+      // shows it first, and b lapses for a a lease duration later, at 27 000 = 10 001 + 15 000 + 2 000 − 1.
+      ts.schedule(() => b.partition(), 10_500);
+      expectObservable(a.shards.assigned$, '^ 34999ms !').toBe('d 5999ms h 20999ms d', held);
+      expectObservable(b.shards.assigned$, '4001ms ^ 30998ms !').toBe('4001ms b', held);
+    });
+    expect(writes(10_000).filter((w) => w.includes('member-b'))).toEqual(['10001 b member-b b']);
+  });
+  it('while its own member Lease is not renewed a replica drops no member: Lease writes failing for 40 s widen no assignment', () => {
+    const { ts, replica, failWrites } = world();
+    const a = replica('a');
+    const b = replica('b');
+    ts.run(({ expectObservable }) => {
+      // Settled by 10 000 (a {2,3}, b {0,1}). Every Lease write fails from 10 500 to 50 500 while listings answer: both
+      // stop leading at 20 000 (renew deadline after the last good renewals, of 10 000), their member Leases go unrenewed for
+      // 40 s, and each still counts the other. At 52 000 each renews, and gives the other a lease duration from then to
+      // renew before it can lapse: nobody is dropped, the assignments never change, a takes its shards back.
+      ts.schedule(() => failWrites(true), 10_500);
+      ts.schedule(() => failWrites(false), 50_500);
+      expectObservable(a.shards.assigned$, '^ 79999ms !').toBe('d 5999ms h', held);
+      expectObservable(b.shards.assigned$, '5000ms ^ 74999ms !').toBe('5000ms b', held);
+      expectObservable(a.shards.held$, '^ 79999ms !').toBe('(eabcd) 5993ms h 13999ms (re) 31996ms (sh)', held);
+    });
+  });
+  it('a member dropped before the Lease writes failed stays dropped when they come back', () => {
+    const { ts, replica, failWrites } = world();
+    const a = replica('a');
+    const b = replica('b');
+    const c = replica('c');
+    const changes: string[] = [];
+    const subs: Subscription[] = [];
+    ts.run(() => {
+      // c is cut off at 1 000 and lapses for a and b by 17 000 (its member Lease stays, unrenewed); every write fails from
+      // 18 500 to 48 500. When a and b renew again, c's old record must not count as a renewal seen then.
+      ts.schedule(() => c.partition(), 1_000);
+      ts.schedule(() => failWrites(true), 18_500);
+      ts.schedule(() => failWrites(false), 48_500);
+      for (const [name, r] of [
+        ['a', a],
+        ['b', b],
+      ] as const)
+        subs.push(r.shards.assigned$.subscribe((s) => changes.push(`${ts.now()} ${name} ${[...s].sort().join('')}`)));
+      subs.push(c.shards.held$.subscribe());
+      ts.schedule(() => subs.forEach((sub) => sub.unsubscribe()), 79_000);
+      ts.schedule(() => changes.push('18000'), 18_000);
+    });
+    const after = changes.slice(changes.indexOf('18000') + 1);
+    expect(after).toEqual([]);
+    expect(changes.length).toBeGreaterThan(2);
   });
 });

@@ -8,7 +8,7 @@
 import { defer, mergeMap, NEVER, of, throwError, timer, type Subscription } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { driftingScheduler } from '../../src/leaderelection/driftingScheduler.ts';
-import { FakeLeaseServer, type FakeLeaseFault } from '../../src/leaderelection/fakeLeases.ts';
+import { FakeLeaseServer, type FakeLeaseFault, type FakeLeaseWrite } from '../../src/leaderelection/fakeLeases.ts';
 import { DEFAULT_TIMING } from '../../src/leaderelection/machine.ts';
 import { sharding } from '../../src/leaderelection/sharding.ts';
 import { prng, type Interval } from './simulation.ts';
@@ -32,6 +32,8 @@ export interface ShardingPlan {
   readonly kill: number;
   readonly killAt: number;
   readonly keys: number;
+  /** Every Lease write of every replica fails (500) from `from` until `until`, while reads and listings answer. */
+  readonly writeOutage?: { readonly from: number; readonly until: number };
   /** This replica is cut off (Leases and lists) from `from` until `until`. */
   readonly partition?: { readonly replica: number; readonly from: number; readonly until: number };
 }
@@ -51,6 +53,10 @@ export interface ShardingResult {
   readonly shardOf: (key: string) => number;
   /** shard → when each replica's sharded informer owned it (held and cached). */
   readonly owned: Map<number, Interval[]>;
+  /** shard → when each replica's sharded informer had its objects in the cache (held or assigned). */
+  readonly inCache: Map<number, Interval[]>;
+  /** Every Lease write the server applied (base time). */
+  readonly writes: readonly FakeLeaseWrite[];
 }
 
 /** The longest a list takes. */
@@ -72,6 +78,8 @@ export function runSharding(plan: ShardingPlan): ShardingResult {
   const cold: string[] = [];
   const owned = new Map<number, Interval[]>();
   const openOwned = new Map<string, Interval>();
+  const inCache = new Map<number, Interval[]>();
+  const openCached = new Map<string, Interval>();
   const cached = new Map<number, { keys: readonly string[]; owned: ReadonlySet<number> }>();
   let shardOfKey: (key: string) => number = () => 0;
   const objects = Array.from({ length: plan.keys }, (_, i) => ({
@@ -83,8 +91,16 @@ export function runSharding(plan: ShardingPlan): ShardingResult {
     const clients = server.clients({
       client: `r${index}`,
       latencyMs: () => random() * plan.maxLatencyMs,
-      fault: () =>
-        base.now() < plan.chaosUntil && random() < plan.faultRate ? (FAULTS[Math.floor(random() * FAULTS.length)] ?? 'ok') : 'ok',
+      fault: (request) =>
+        plan.writeOutage &&
+        request.operation !== 'get' &&
+        request.operation !== 'list' &&
+        base.now() >= plan.writeOutage.from &&
+        base.now() < plan.writeOutage.until
+          ? 'status500'
+          : base.now() < plan.chaosUntil && random() < plan.faultRate
+            ? (FAULTS[Math.floor(random() * FAULTS.length)] ?? 'ok')
+            : 'ok',
       partitioned: () => cutOff(),
     });
     const cutOff = () =>
@@ -140,6 +156,21 @@ export function runSharding(plan: ShardingPlan): ShardingResult {
           }
         }),
       );
+      mine.push(
+        apples.cached$.subscribe((now) => {
+          for (let shard = 0; shard < plan.shards; shard++) {
+            const id = `${index}/${shard}`;
+            if (now.has(shard) && !openCached.has(id)) {
+              const interval: Interval = { replica: index, start: base.now(), end: Number.POSITIVE_INFINITY };
+              openCached.set(id, interval);
+              inCache.set(shard, [...(inCache.get(shard) ?? []), interval]);
+            } else if (!now.has(shard) && openCached.has(id)) {
+              openCached.get(id)!.end = base.now();
+              openCached.delete(id);
+            }
+          }
+        }),
+      );
       mine.push(apples.store$.subscribe((s) => cached.set(index, { keys: s.keys(), owned: cached.get(index)?.owned ?? new Set() })));
       mine.push(
         group.held$.subscribe((now) => {
@@ -182,9 +213,11 @@ export function runSharding(plan: ShardingPlan): ShardingResult {
         dead = true;
         for (let shard = 0; shard < plan.shards; shard++) {
           close(shard);
-          const interval = openOwned.get(`${index}/${shard}`);
-          if (interval) interval.end = base.now();
-          openOwned.delete(`${index}/${shard}`);
+          for (const opened of [openOwned, openCached]) {
+            const interval = opened.get(`${index}/${shard}`);
+            if (interval) interval.end = base.now();
+            opened.delete(`${index}/${shard}`);
+          }
         }
         for (const s of mine.splice(0)) s.unsubscribe();
         for (const interval of running) interval.end = base.now(); // died with the process
@@ -195,10 +228,11 @@ export function runSharding(plan: ShardingPlan): ShardingResult {
   base.schedule(() => {
     for (const interval of open.values()) interval.end = base.now();
     for (const interval of openOwned.values()) interval.end = base.now();
+    for (const interval of openCached.values()) interval.end = base.now();
   }, end);
   base.flush();
   for (const list of subs) for (const s of list ?? []) s.unsubscribe();
   // An interrupted reconcile (unsubscribed by gate) ends when it was cancelled; close any left open at the end.
   for (const list of reconciles.values()) for (const i of list) if (!Number.isFinite(i.end)) i.end = end;
-  return { plan, held, reconciles, end, final, cold, cached, shardOf: shardOfKey, owned };
+  return { plan, held, reconciles, end, final, cold, cached, shardOf: shardOfKey, owned, inCache, writes: server.writes };
 }

@@ -29,7 +29,9 @@ export interface ShardSource {
   /**
    * Optional: the shards assigned to this replica and about to be held (replays the latest).
    * Their objects are cached from then on, so a shard is owned as soon as its Lease is taken
-   * (`sharding()` has it). Without it, the cache follows `held$` alone.
+   * (`sharding()` has it). Without it, the cache follows `held$` alone. With it, the first list
+   * waits for its first emission (or a shard held, whichever comes first): a list before the
+   * assignment is known would keep nothing.
    */
   readonly assigned$?: Observable<ReadonlySet<number>>;
   /** Whether this replica holds the key's shard now. */
@@ -46,6 +48,12 @@ export interface ShardedInformer<T> extends Informer<T> {
    * once when its Lease goes (replays the latest; starts empty).
    */
   readonly owned$: Observable<ReadonlySet<number>>;
+  /**
+   * The shards whose objects are in the cache, held or only assigned (a superset of `owned$`): a shard
+   * joins once a list that kept it has been cached, and leaves when it is neither held nor assigned
+   * (replays the latest; starts empty).
+   */
+  readonly cached$: Observable<ReadonlySet<number>>;
   /** Each shard as it joins `owned$`: its objects are cached now (re-enqueue its keys then). */
   readonly acquired$: Observable<number>;
   /** Whether `key` may be reconciled now: its shard is held and its objects are cached. */
@@ -103,6 +111,14 @@ export function shardedInformer<T extends KubeObject>(
   /** The held shards whose objects are in the cache. */
   let owned: ReadonlySet<number> = new Set();
   const ownedChanges = new Subject<ReadonlySet<number>>();
+  /** The shards whose objects are in the cache (held or assigned). */
+  let cached: ReadonlySet<number> = new Set();
+  const cachedChanges = new Subject<ReadonlySet<number>>();
+  const setCached = (next: ReadonlySet<number>) => {
+    if (sameSet(next, cached)) return;
+    cached = next;
+    cachedChanges.next(next);
+  };
   const setOwned = (next: ReadonlySet<number>) => {
     owned = next;
     ownedChanges.next(next);
@@ -137,8 +153,11 @@ export function shardedInformer<T extends KubeObject>(
       /** The shards the running list was started for, until its objects are cached. */
       let listing: Set<number> | undefined;
       let subscribed = false;
+      /** Whether the first list may start: the assignment is known, or a shard is held (or there is no `assigned$`). */
+      let known = shards.assigned$ === undefined;
 
       const updateOwned = () => {
+        setCached(new Set(covered));
         const next = new Set([...held].filter((shard) => covered.has(shard)));
         if (!sameSet(next, owned)) setOwned(next);
       };
@@ -201,7 +220,8 @@ export function shardedInformer<T extends KubeObject>(
           const keys = [...cache().keys()].filter((key) => gone.has(shards.shardOf(key)));
           for (const key of keys) subscriber.next({ type: 'deletedKey', key, resourceVersion: lastRV });
         }
-        if (!subscribed) return;
+        if (held.size > 0) known = true;
+        if (!subscribed || !known) return;
         // One list for every shard that joined: a running list (its pages read so far dropped the new
         // shards' objects) is given up and started again with them.
         if (running === undefined || joined) start();
@@ -211,6 +231,7 @@ export function shardedInformer<T extends KubeObject>(
         subscription.add(
           shards.assigned$.subscribe((now) => {
             assigned = new Set(now);
+            known = true;
             update();
           }),
         );
@@ -221,12 +242,13 @@ export function shardedInformer<T extends KubeObject>(
         }),
       );
       subscribed = true;
-      if (running === undefined) start();
+      if (running === undefined && known) start();
       subscription.add(() => {
         running?.unsubscribe();
         running = undefined;
         wanted = new Set();
         if (owned.size > 0) setOwned(new Set());
+        setCached(new Set());
       });
       return subscription;
     });
@@ -250,6 +272,7 @@ export function shardedInformer<T extends KubeObject>(
 
   const base = informerFromSource(resource, sourceOf, options, markMoves);
   const owned$ = keeping(base.store$, defer(() => ownedChanges.pipe(startWith(owned))).pipe(distinctUntilChanged(sameSet)));
+  const cached$ = keeping(base.store$, defer(() => cachedChanges.pipe(startWith(cached))).pipe(distinctUntilChanged(sameSet)));
   const acquired$ = new Observable<number>((subscriber) => {
     let before: ReadonlySet<number> | undefined;
     return owned$
@@ -266,6 +289,7 @@ export function shardedInformer<T extends KubeObject>(
   return {
     ...base,
     owned$,
+    cached$,
     acquired$,
     owns: ownsKey,
     gate: <R>(key: string, work: () => ObservableInput<R>): Observable<R> =>

@@ -51,11 +51,14 @@ export interface ShardStatus {
    * The shards the rendezvous assignment gives us, as we see the members (empty until we have
    * listed them once): the ones we campaign for, and `held` once their Leases are taken. Only a
    * listing changes the view: a member lapses once a listing shows its Lease unrenewed for a lease
-   * duration; a replica whose listings fail keeps the view it had.
+   * duration; a replica whose listings fail keeps the view it had, and one whose own member Lease
+   * is not renewed drops nobody (its assignment does not widen while its Lease writes fail).
    */
   readonly assigned: ReadonlySet<number>;
   /** The live members as we see them (us included). */
   readonly members: readonly string[];
+  /** Whether the members have been listed once: until then `assigned` is empty and says nothing. */
+  readonly listed: boolean;
 }
 
 export interface Sharding {
@@ -71,7 +74,8 @@ export interface Sharding {
    * The shards the assignment gives us (see {@link ShardStatus.assigned}), after every change
    * (replays the latest). They come before `held$`: a dead member's shards are assigned here
    * when its member Lease lapses for us, and held once their own Leases are taken. A sharded
-   * informer starts caching them then.
+   * informer starts caching them then. Emits nothing until the members have been listed once
+   * (the first emission is the first assignment known, empty or not).
    */
   readonly assigned$: Observable<ReadonlySet<number>>;
   /** held$ with the membership view. */
@@ -180,9 +184,10 @@ export function sharding(clients: LeaseClients, options: ShardingOptions): Shard
       for (const shard of next) if (!before.has(shard)) subscriber.next({ type: 'acquired', shard });
       const assigned = new Set<number>();
       if (listedOnce) for (let shard = 0; shard < count; shard++) if (desired(shard)) assigned.add(shard);
-      const status: ShardStatus = { name, identity, shards: count, held: next, assigned, members };
+      const status: ShardStatus = { name, identity, shards: count, held: next, assigned, members, listed: listedOnce };
       if (
         !reported ||
+        reported.listed !== listedOnce ||
         !sameSet(reported.held, next) ||
         !sameSet(reported.assigned, assigned) ||
         reported.members.join() !== members.join()
@@ -195,17 +200,38 @@ export function sharding(clients: LeaseClients, options: ShardingOptions): Shard
     // Membership: our own Lease, renewed like a leader's; everyone's, listed every retry period.
     const member = leaderElection(clients.lease(`${name}-member-${identity}`, labels), common);
     subscription.add(member.errors$.subscribe((error) => subscriber.next({ type: 'error', error })));
-    subscription.add(member.leader$.subscribe());
+    /**
+     * Whether our own member Lease is renewed. While it is not (our Lease writes fail for a renew deadline), nobody is
+     * dropped from the view, so the assignment does not widen: when every write fails while listings answer, each replica
+     * would otherwise see every other lapse, be assigned every shard, and list the whole collection. Once it is renewed
+     * again, every member in the view gets a lease duration from then to show a renewal (their writes failed too).
+     */
+    let renewing = false;
+    subscription.add(
+      member.leader$.subscribe((lead) => {
+        const regained = lead && !renewing;
+        renewing = lead;
+        if (!regained || !listedOnce) return;
+        const now = scheduler.now();
+        // Only those still members: a member dropped before our writes failed stays dropped.
+        for (const [lease, entry] of seen)
+          if (entry.at < now && members.includes(entry.record.holderIdentity)) seen.set(lease, { record: entry.record, at: now });
+        recount();
+      }),
+    );
     let recheck: Subscription | undefined;
-    const recount = () => {
+    function recount() {
       const now = scheduler.now();
       const alive = new Set([identity]);
+      // Frozen (see `renewing`): keep every member we had, take in new ones.
+      const frozen = listedOnce && !renewing;
+      if (frozen) for (const m of members) alive.add(m);
       let next = Number.POSITIVE_INFINITY;
       for (const { record, at } of seen.values()) {
         const until = at + record.leaseDurationSeconds * 1000;
         if (record.holderIdentity !== '' && until > now) {
           alive.add(record.holderIdentity);
-          next = Math.min(next, until);
+          if (!frozen) next = Math.min(next, until);
         }
       }
       members = [...alive].sort();
@@ -217,7 +243,7 @@ export function sharding(clients: LeaseClients, options: ShardingOptions): Shard
         Number.isFinite(next) && next - now < timing.retryPeriodMs
           ? timer(Math.max(next - now, MIN_WAKE_MS), scheduler).subscribe(recount)
           : undefined;
-    };
+    }
     const list = () =>
       clients
         .list(labels)
@@ -277,6 +303,7 @@ export function sharding(clients: LeaseClients, options: ShardingOptions): Shard
       distinctUntilChanged(sameSet),
     ),
     assigned$: status$.pipe(
+      filter((s) => s.listed),
       map((s) => s.assigned),
       distinctUntilChanged(sameSet),
     ),
