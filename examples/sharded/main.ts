@@ -19,8 +19,8 @@ const PODS = podsAt >= 0 ? Number(process.argv[podsAt + 1]) : 30_000;
 const SHARDS = 12;
 const fast = process.argv.includes('--fast');
 const lease = fast
-  ? { duration: 4, bound: 'lease 4 s + 2 retry periods of 1 s' }
-  : { duration: 15, bound: 'lease 15 s + 2 retry periods of 2 s' };
+  ? { duration: 4, bound: 'lease 4 s + a retry period of 1 s' }
+  : { duration: 15, bound: 'lease 15 s + a retry period of 2 s' };
 const started = Date.now();
 const t = (at = Date.now()) => `+${((at - started) / 1000).toFixed(1)}s`;
 const print = (line: string) => {
