@@ -222,10 +222,11 @@ describe('dynamicInformerFactory', () => {
       dynamic.discovery$.subscribe((d) => found.push(d.resources.filter((r) => r.group === 'stable.example.com').map(resourceName))),
     );
     await until(() => found.length === 1, 'the first discovery');
-    await sleep(100);
     expect(found).toEqual([[]]);
     api.registerCustomResource(MyApples);
     await firstValueFrom(dynamic.discovery$.pipe(filter((d) => d.resources.some((r) => r.plural === 'myapples'))));
+    // Nothing in between: a discovery that served the same would have been emitted before this one.
+    expect(found).toEqual([[], ['myapples.stable.example.com']]);
     // A change to the CRD that serves nothing new re-discovers, and emits nothing.
     api.patch('customresourcedefinitions', undefined, 'myapples.stable.example.com', { metadata: { labels: { touched: 'yes' } } });
     await sleep(150);

@@ -211,12 +211,12 @@ describe('watch', () => {
     await Promise.all([nsWatch.ready, allWatch.ready]);
     api.create(CM, { metadata: { name: 'x', namespace: 'b' } });
     api.create(CM, { metadata: { name: 'y', namespace: 'a' } });
-    const all = await allWatch.waitLines(2);
-    const ns = await nsWatch.waitLines(1);
-    await sleep(20);
-    expect(all.map((l) => `${l.event.object.metadata.namespace}/${l.event.object.metadata.name}`)).toEqual(['b/x', 'a/y']);
-    expect(nsWatch.lines.map((l) => l.event.object.metadata.name)).toEqual(['y']);
-    expect(ns).toHaveLength(1);
+    // A later object in namespace a: a watch writes in order, so once it arrives, b/x would have come before it.
+    api.create(CM, { metadata: { name: 'z', namespace: 'a' } });
+    const all = await allWatch.waitLines(3);
+    const ns = await nsWatch.waitLines(2);
+    expect(all.map((l) => `${l.event.object.metadata.namespace}/${l.event.object.metadata.name}`)).toEqual(['b/x', 'a/y', 'a/z']);
+    expect(ns.map((l) => l.event.object.metadata.name)).toEqual(['y', 'z']);
     nsWatch.abort();
     allWatch.abort();
   });
@@ -231,9 +231,16 @@ describe('watch', () => {
     expect((await item.waitLines(1))[0]!.event.object.metadata.name).toBe('cm-2');
     expect((await legacy.waitLines(1))[0]!.event.object.metadata.name).toBe('cm-3');
     expect((await fromNow.waitLines(3)).map((l) => l.event.object.metadata.name)).toEqual(['cm-1', 'cm-2', 'cm-3']);
-    await sleep(20);
-    expect(item.lines).toHaveLength(1);
-    expect(legacy.lines).toHaveLength(1);
+    // Each object changed once more: the item watches write in order, so anything of another object would come before.
+    for (const n of [1, 2, 3]) api.patch(CM, 'fixtures', `cm-${n}`, { data: { key: 'newer' } });
+    expect((await item.waitLines(2)).map((l) => [l.event.object.metadata.name, l.event.object.data.key])).toEqual([
+      ['cm-2', 'new'],
+      ['cm-2', 'newer'],
+    ]);
+    expect((await legacy.waitLines(2)).map((l) => [l.event.object.metadata.name, l.event.object.data.key])).toEqual([
+      ['cm-3', 'new'],
+      ['cm-3', 'newer'],
+    ]);
     for (const w of [item, legacy, fromNow]) w.abort();
   });
 
@@ -244,11 +251,13 @@ describe('watch', () => {
     api.patch(CM, 'fixtures', 'cm-1', { data: { v: '694' } });
     api.patch(CM, 'fixtures', 'cm-1', { data: { v: '695' } });
     api.patch(CM, 'fixtures', 'cm-1', { data: { v: '696' } });
-    const lines = await w.waitLines(1);
-    await sleep(20);
+    const first = await w.waitLines(1);
+    // One change more: the watch writes in order, so a 694 or 695 would have come before 697.
+    api.patch(CM, 'fixtures', 'cm-1', { data: { v: '697' } });
+    const lines = await w.waitLines(2);
     w.abort();
-    expect(lines.map((l) => l.event.object.metadata.resourceVersion)).toEqual(['696']);
-    expect(w.lines).toHaveLength(1);
+    expect(first.map((l) => l.event.object.metadata.resourceVersion)).toEqual(['696']);
+    expect(lines.map((l) => l.event.object.metadata.resourceVersion)).toEqual(['696', '697']);
   });
 
   it('answers a compacted RV with HTTP 200 and exactly the ERROR line of 04a, then ends', async () => {
