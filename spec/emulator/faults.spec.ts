@@ -474,9 +474,18 @@ describe('random fault schedules (property)', () => {
             }
             for (const isWatch of requests) {
               if (isWatch) {
+                const logged = s.requests.length + 1;
                 const w = openWatch(s, `${LIST}?watch=true&resourceVersion=0&timeoutSeconds=0.03`);
-                const t = setTimeout(() => w.abort(), 150);
+                // A stalled watch never ends by itself: abort it, but only once the server logged it (what is asserted below);
+                // a stopwatch started with the request could abort it before a loaded server got to it.
+                let t: ReturnType<typeof setTimeout> | undefined;
+                const armed = vi.waitFor(() => expect(s.requests.length).toBeGreaterThanOrEqual(logged), { timeout: 20_000, interval: 2 });
+                void armed.then(
+                  () => (t = setTimeout(() => w.abort(), 150)),
+                  () => w.abort(),
+                );
                 await w.done;
+                await armed.catch(() => undefined);
                 clearTimeout(t);
               } else {
                 await call(s, 'GET', `${LIST}?resourceVersion=${s.revision}`).catch(() => undefined);
