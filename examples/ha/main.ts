@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { startApiServer } from 'rx-informer-emulator';
+import { timing } from './timing.ts';
 
 const json = process.argv.includes('--json');
 const started = Date.now();
@@ -30,7 +31,16 @@ const replicas = new Map<string, ChildProcess>();
 /** Where each replica serves /healthz, /readyz and /metrics. */
 const serving = new Map<string, string>();
 const leaders: { identity: string; at: number }[] = [];
-let killed: { identity: string; at: number } | undefined;
+let killed: { identity: string; at: number; renewedAt: number; requests: number } | undefined;
+/** The Lease as stored now: its holder and times (wall clock of the replica that wrote them: the same machine's). */
+const lease = () => {
+  const spec = (api.get('leases', 'demo', 'ha-demo')?.['spec'] ?? {}) as {
+    holderIdentity?: string;
+    acquireTime?: string;
+    renewTime?: string;
+  };
+  return { holder: spec.holderIdentity, acquiredAt: Date.parse(spec.acquireTime ?? ''), renewedAt: Date.parse(spec.renewTime ?? '') };
+};
 let finished = false;
 
 const finish = async (code: number, summary: Record<string, unknown>) => {
@@ -62,12 +72,24 @@ for (const identity of ['replica-a', 'replica-b', 'replica-c']) {
       if (!killed) {
         // Let it lead (and reconcile) for a moment, then kill it without warning.
         setTimeout(() => {
-          killed = { identity: event.identity, at: Date.now() };
+          // The last renewal stored before the kill (one in flight may still land: later, never earlier).
+          killed = { identity: event.identity, at: Date.now(), renewedAt: lease().renewedAt, requests: api.requests.length };
           replicas.get(event.identity)?.kill('SIGKILL');
           print(`${t(killed.at)} killed ${event.identity} (SIGKILL, no release)`);
         }, 1_000);
       } else if (event.identity !== killed.identity) {
         const handoverMs = event.at - killed.at;
+        const now = lease();
+        // Measures of the handover that do not depend on the machine's speed: the Lease was taken only once it had
+        // lapsed (acquiredAt − the last renewal ≥ leaseDuration), and the survivors' reads of it from the kill to the
+        // write that took it (the first one written after a read: a renewal of the dead leader's still in flight needs none).
+        const sinceKill = api.requests.slice(killed.requests).filter((r) => r.resource === 'leases' && !r.watch);
+        let leaseReads = 0;
+        for (const r of sinceKill) {
+          if (r.method === 'GET') leaseReads++;
+          else if (leaseReads > 0 && r.status >= 200 && r.status < 300) break;
+        }
+        const handover = { holder: now.holder, lapsedMs: now.acquiredAt - killed.renewedAt, leaseReads };
         print(
           `handover: ${event.identity} took over ${(handoverMs / 1000).toFixed(2)} s after ${killed.identity} died (lease 4 s + retry 1 s = 5 s bound, plus request time)`,
         );
@@ -80,7 +102,7 @@ for (const identity of ['replica-a', 'replica-b', 'replica-c']) {
           : Promise.resolve(0);
         void probe.then((readyz) => {
           print(`${event.identity} /readyz: ${readyz}`);
-          void finish(0, { killed: killed!.identity, next: event.identity, handoverMs, leaders, readyz });
+          void finish(0, { killed: killed!.identity, next: event.identity, handoverMs, handover, timing, leaders, readyz });
         });
       }
     } else if (event.leader === false && leaders.some((l) => l.identity === event.identity))

@@ -9,11 +9,11 @@ import { ConfigMap, informer } from '../../src/index.ts';
 import { controller } from '../../src/controller/index.ts';
 import { leaderElection } from '../../src/leaderelection/index.ts';
 import { controllerFamilies, serve } from '../../src/metrics/index.ts';
+import { timing } from './timing.ts';
 
 const [file, identity = `replica-${process.pid}`] = process.argv.slice(2);
 const kc = new KubeConfig();
 kc.loadFromFile(file ?? '');
-const timing = { leaseDurationMs: 4_000, renewDeadlineMs: 3_000, retryPeriodMs: 1_000 };
 const say = (event: Record<string, unknown>) => process.stdout.write(`${JSON.stringify({ at: Date.now(), identity, ...event })}\n`);
 
 const configMaps = informer(kc, ConfigMap, { namespace: 'demo' });

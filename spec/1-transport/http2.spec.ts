@@ -69,7 +69,7 @@ function tenInformers(kc: KubeConfig) {
   return { factory, informers, errors, converged };
 }
 
-async function waitConverged(check: () => Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+async function waitConverged(check: () => Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
   const deadline = performance.now() + timeoutMs;
   while (!(await check())) {
     if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);

@@ -4,7 +4,7 @@ import { UsageError, explain, watchCommand } from '../../src/cli/watch.ts';
 import { InformerError } from '../../src/index.ts';
 import { startApiServer, type ApiServer } from 'rx-informer-emulator';
 
-async function until(check: () => boolean, timeoutMs = 5000): Promise<void> {
+async function until(check: () => boolean, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!check()) {
     if (Date.now() > deadline) throw new Error('timed out waiting');

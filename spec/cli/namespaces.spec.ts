@@ -45,7 +45,7 @@ function collector() {
   return { out, err, terminal: { out: (l: string) => out.push(l), err: (l: string) => err.push(l) } };
 }
 
-async function until(check: () => boolean, timeoutMs = 10_000): Promise<void> {
+async function until(check: () => boolean, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!check()) {
     if (Date.now() > deadline) throw new Error('timed out waiting');

@@ -31,7 +31,7 @@ function collector() {
   return { out, err, terminal: { out: (l: string) => out.push(l), err: (l: string) => err.push(l) } };
 }
 
-async function until(check: () => boolean, timeoutMs = 5000): Promise<void> {
+async function until(check: () => boolean, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!check()) {
     if (Date.now() > deadline) throw new Error('timed out waiting');
@@ -263,7 +263,7 @@ describe('rx-informer watch against the emulator', () => {
       await w.synced;
       api.create('configmaps', { metadata: { name: 'a', namespace: 'default' } });
       api.create('configmaps', { metadata: { name: 'b', namespace: 'default' } });
-      await until(() => received.length >= 2, 10_000);
+      await until(() => received.length >= 2);
       expect(received.map((r) => (r as EventRecord).name)).toEqual(['a', 'b']);
       expect(t.err).toEqual([
         expect.stringMatching(/^synced/),

@@ -29,7 +29,7 @@ const MyApples = {
   shortNames: ['ma'],
 };
 
-async function until(check: () => boolean, what: string, ms = 4000): Promise<void> {
+async function until(check: () => boolean, what: string, ms = 20_000): Promise<void> {
   const end = Date.now() + ms;
   while (!check()) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
@@ -222,10 +222,11 @@ describe('dynamicInformerFactory', () => {
       dynamic.discovery$.subscribe((d) => found.push(d.resources.filter((r) => r.group === 'stable.example.com').map(resourceName))),
     );
     await until(() => found.length === 1, 'the first discovery');
-    await sleep(100);
     expect(found).toEqual([[]]);
     api.registerCustomResource(MyApples);
     await firstValueFrom(dynamic.discovery$.pipe(filter((d) => d.resources.some((r) => r.plural === 'myapples'))));
+    // Nothing in between: a discovery that served the same would have been emitted before this one.
+    expect(found).toEqual([[], ['myapples.stable.example.com']]);
     // A change to the CRD that serves nothing new re-discovers, and emits nothing.
     api.patch('customresourcedefinitions', undefined, 'myapples.stable.example.com', { metadata: { labels: { touched: 'yes' } } });
     await sleep(150);
@@ -242,14 +243,14 @@ describe('dynamicInformerFactory', () => {
     await until(() => (seen.objects.get('myapples.stable.example.com') ?? []).length === 1, 'apple-1');
     const [first] = apples();
     expect(apples()).toHaveLength(1);
-    await expect(factory.waitForCacheSync(undefined, { timeoutMs: 2000 })).resolves.toBe(true);
+    await expect(factory.waitForCacheSync(undefined, { timeoutMs: 20_000 })).resolves.toBe(true);
 
     api.delete('customresourcedefinitions', undefined, 'myapples.stable.example.com');
     await until(() => seen.named('ended').length === 1, 'the end');
     // Gone from the factory when the end is heard; before, this waited on a 404 forever (here: a Timeout).
     expect(apples()).toEqual([]);
     expect(factory.informers().length).toBeGreaterThan(0);
-    await expect(factory.waitForCacheSync(undefined, { timeoutMs: 2000 })).resolves.toBe(true);
+    await expect(factory.waitForCacheSync(undefined, { timeoutMs: 20_000 })).resolves.toBe(true);
 
     api.registerCustomResource(MyApples);
     api.create('myapples.stable.example.com', { metadata: { name: 'apple-2', namespace: 'shop' }, spec: { color: 'green' } });
@@ -257,7 +258,7 @@ describe('dynamicInformerFactory', () => {
     await until(() => (seen.objects.get('myapples.stable.example.com') ?? []).some((e) => e.object.metadata.name === 'apple-2'), 'apple-2');
     expect(apples()).toHaveLength(1);
     expect(apples()[0]).not.toBe(first);
-    await expect(factory.waitForCacheSync(undefined, { timeoutMs: 2000 })).resolves.toBe(true);
+    await expect(factory.waitForCacheSync(undefined, { timeoutMs: 20_000 })).resolves.toBe(true);
     const store = await firstValueFrom(apples()[0]!.store$);
     expect(store.list().map((a) => a.metadata.name)).toEqual(['apple-2']);
   });
@@ -281,7 +282,7 @@ describe('dynamicInformerFactory', () => {
     // The watch by name still runs it: it stays in the factory.
     expect(byName.named('ended')).toEqual([]);
     expect(apples()).toHaveLength(1);
-    await expect(factory.waitForCacheSync(undefined, { timeoutMs: 2000 })).resolves.toBe(true);
+    await expect(factory.waitForCacheSync(undefined, { timeoutMs: 20_000 })).resolves.toBe(true);
 
     // That watch lets go too: nobody runs what a watch ended, so it leaves the factory.
     subscriptions.splice(0).forEach((s) => s.unsubscribe());
@@ -315,7 +316,7 @@ describe('InformerFactory.forget', () => {
     expect(second).not.toBe(first);
     expect(factory.forget(first)).toBe(false);
     expect(factory.informers()).toEqual([second]);
-    await expect(factory.waitForCacheSync(undefined, { timeoutMs: 2000 })).resolves.toBe(true);
+    await expect(factory.waitForCacheSync(undefined, { timeoutMs: 20_000 })).resolves.toBe(true);
     // A forgotten informer still works for whoever holds it.
     const kept = first.synced$.subscribe();
     subscriptions.push(kept);

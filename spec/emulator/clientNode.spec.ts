@@ -134,9 +134,9 @@ describe('@kubernetes/client-node against the emulator', () => {
     const added: string[] = [];
     informer.on('add', (p) => added.push(p.metadata!.name!));
     await informer.start();
-    await api.waitForRequest((r) => r.watch && r.resource === 'pods', 2000);
+    await api.waitForRequest((r) => r.watch && r.resource === 'pods', 20_000);
     api.create('pods', { ...POD, metadata: { name: 'pod-2', namespace: 'default' } });
-    for (let i = 0; i < 100 && added.length < 2; i++) await sleep(10);
+    for (let i = 0; i < 1500 && added.length < 2; i++) await sleep(10); // a deadline for a hung test only (≥ 15 s)
     await informer.stop();
     expect(added).toEqual(['pod-1', 'pod-2']);
     expect(

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { FAULT_KINDS, FAULT_TYPES, isWatchFault, startApiServer, type ApiServer, type Fault } from 'rx-informer-emulator';
 import { call, openWatch, sleep, watchAll } from './helpers.ts';
 
@@ -115,16 +115,24 @@ describe('watch faults', () => {
     api.faults.add({ fault: { type: 'stallWatch' } });
     const w = openWatch(api, `${WATCH}&allowWatchBookmarks=true&timeoutSeconds=0.05`);
     expect((await w.ready).status).toBe(200);
+    // The fault is spent: the same watch opened after it runs normally. Its timeout and bookmark timers were armed after the
+    // stalled watch's would have been, so by the time it ended, the stalled watch would have had its lines and its end.
+    const control = openWatch(api, `${WATCH}&allowWatchBookmarks=true&timeoutSeconds=0.05`);
+    expect((await control.ready).status).toBe(200);
     api.patch(CM, 'default', 'a', { data: { n: 'changed' } });
-    await sleep(150);
+    const c = await control.done;
+    expect(c.how).toBe('end');
+    expect(c.lines.filter((l) => l.event.type !== 'BOOKMARK').map((l) => l.event.type)).toEqual(['ADDED', 'ADDED', 'ADDED', 'MODIFIED']);
+    const stalled = () => api!.requests.find((r) => r.fault === 'stallWatch')!;
+    expect(stalled()).toMatchObject({ eventsSent: 0, bookmarksSent: 0 });
+    expect(stalled().ended).toBeUndefined();
     expect(w.lines).toEqual([]);
     expect(api.activeWatches).toBe(1);
     w.abort();
     const r = await w.done;
     expect(r.how).toBe('client');
-    await sleep(10);
-    expect(api.activeWatches).toBe(0);
-    expect(api.requests.at(-1)).toMatchObject({ fault: 'stallWatch', ended: 'client' });
+    await vi.waitFor(() => expect(api!.activeWatches).toBe(0), { timeout: 20_000, interval: 5 });
+    expect(stalled()).toMatchObject({ fault: 'stallWatch', ended: 'client' });
   });
 
   it('stallWatch after N events, ended by api.close()', async () => {
@@ -132,7 +140,12 @@ describe('watch faults', () => {
     api.faults.add({ fault: { type: 'stallWatch', afterEvents: 1 } });
     const w = openWatch(api, WATCH);
     await w.waitLines(1);
-    await sleep(30);
+    // The fault is spent: a watch opened after it gets the three objects and a change, which the stalled watch got too, unwritten.
+    const control = openWatch(api, WATCH);
+    await control.waitLines(3);
+    api.patch(CM, 'default', 'a', { data: { n: 'changed' } });
+    await control.waitLines(4);
+    expect(api.requests.find((r) => r.fault === 'stallWatch')).toMatchObject({ eventsSent: 1 });
     expect(w.lines).toHaveLength(1);
     await api.close();
     const r = await w.done;
@@ -175,10 +188,11 @@ describe('watch faults', () => {
   it('closeWatch: a very short, empty watch that ends cleanly; or after N events', async () => {
     api = await seeded();
     api.faults.add({ fault: { type: 'closeWatch' } });
-    const r = await watchAll(api, WATCH);
+    // timeoutSeconds of an hour: only the fault can end this watch before the test's timeout
+    const r = await watchAll(api, `${WATCH}&timeoutSeconds=3600`);
     expect(r.lines).toEqual([]);
     expect(r.how).toBe('end');
-    expect(r.durationMs).toBeLessThan(500);
+    expect(api.requests.at(-1)).toMatchObject({ watch: true, fault: 'closeWatch', ended: 'fault' });
     api.faults.add({ fault: { type: 'closeWatch', afterEvents: 2 } });
     const r2 = await watchAll(api, WATCH);
     expect(r2.lines).toHaveLength(2);
@@ -259,7 +273,8 @@ describe('live watch faults (faults.add({ live: true, … }))', () => {
     expect(h.hits).toBe(1);
     api.patch(CM, 'default', 'a', { data: { n: 'changed' } });
     await other.waitLines(4);
-    await sleep(30);
+    // The patch reached every watch when it was made (the other one wrote it): the stalled one wrote nothing of it.
+    expect(api.requests.find((r) => r.faultId === h.id)).toMatchObject({ eventsSent: 3 });
     expect(stalled.lines).toHaveLength(3);
     expect(api.activeWatches).toBe(2);
     stalled.abort();
@@ -459,9 +474,18 @@ describe('random fault schedules (property)', () => {
             }
             for (const isWatch of requests) {
               if (isWatch) {
+                const logged = s.requests.length + 1;
                 const w = openWatch(s, `${LIST}?watch=true&resourceVersion=0&timeoutSeconds=0.03`);
-                const t = setTimeout(() => w.abort(), 150);
+                // A stalled watch never ends by itself: abort it, but only once the server logged it (what is asserted below);
+                // a stopwatch started with the request could abort it before a loaded server got to it.
+                let t: ReturnType<typeof setTimeout> | undefined;
+                const armed = vi.waitFor(() => expect(s.requests.length).toBeGreaterThanOrEqual(logged), { timeout: 20_000, interval: 2 });
+                void armed.then(
+                  () => (t = setTimeout(() => w.abort(), 150)),
+                  () => w.abort(),
+                );
                 await w.done;
+                await armed.catch(() => undefined);
                 clearTimeout(t);
               } else {
                 await call(s, 'GET', `${LIST}?resourceVersion=${s.revision}`).catch(() => undefined);

@@ -207,9 +207,10 @@ describe('list', () => {
     expect(m.body.details.kind).toBe('ListOptions');
   });
 
-  it('lists 10 000 objects quickly, whole and paged', async () => {
+  it('lists 10 000 objects whole and paged: every page continues where the last ended, counting down what remains', async () => {
+    // No page re-sorts the collection: the identity checks below ('sorted keys ... without rebuilding them per page') prove that;
+    // how fast it is is a claim for bench/micro/emulator.ts, not for a test.
     api = await startApiServer();
-    const t0 = performance.now();
     for (let i = 0; i < 10_000; i++) {
       api.create(CM, {
         metadata: { name: `cm-${String(i).padStart(5, '0')}`, namespace: `ns-${i % 10}`, labels: { i: String(i % 3) } },
@@ -221,18 +222,23 @@ describe('list', () => {
     let pages = 0;
     let count = 0;
     let cont = '';
+    const paged: string[] = [];
     do {
       const r = await call(api, 'GET', `/api/v1/configmaps?limit=500${cont ? `&continue=${cont}` : ''}`);
       pages++;
       count += r.body.items.length;
+      for (const o of r.body.items as { metadata: { namespace: string; name: string } }[])
+        paged.push(`${o.metadata.namespace}/${o.metadata.name}`);
       cont = r.body.metadata.continue ?? '';
       if (cont) expect(r.body.metadata.remainingItemCount).toBe(10_000 - count);
     } while (cont);
     expect(pages).toBe(20);
     expect(count).toBe(10_000);
+    expect(paged).toEqual(
+      (whole.body.items as { metadata: { namespace: string; name: string } }[]).map((o) => `${o.metadata.namespace}/${o.metadata.name}`),
+    );
     const selected = await call(api, 'GET', '/api/v1/configmaps?labelSelector=i%3D1');
     expect(selected.body.items).toHaveLength(3333);
-    expect(performance.now() - t0).toBeLessThan(8000);
   });
 });
 

@@ -211,12 +211,12 @@ describe('watch', () => {
     await Promise.all([nsWatch.ready, allWatch.ready]);
     api.create(CM, { metadata: { name: 'x', namespace: 'b' } });
     api.create(CM, { metadata: { name: 'y', namespace: 'a' } });
-    const all = await allWatch.waitLines(2);
-    const ns = await nsWatch.waitLines(1);
-    await sleep(20);
-    expect(all.map((l) => `${l.event.object.metadata.namespace}/${l.event.object.metadata.name}`)).toEqual(['b/x', 'a/y']);
-    expect(nsWatch.lines.map((l) => l.event.object.metadata.name)).toEqual(['y']);
-    expect(ns).toHaveLength(1);
+    // A later object in namespace a: a watch writes in order, so once it arrives, b/x would have come before it.
+    api.create(CM, { metadata: { name: 'z', namespace: 'a' } });
+    const all = await allWatch.waitLines(3);
+    const ns = await nsWatch.waitLines(2);
+    expect(all.map((l) => `${l.event.object.metadata.namespace}/${l.event.object.metadata.name}`)).toEqual(['b/x', 'a/y', 'a/z']);
+    expect(ns.map((l) => l.event.object.metadata.name)).toEqual(['y', 'z']);
     nsWatch.abort();
     allWatch.abort();
   });
@@ -231,9 +231,16 @@ describe('watch', () => {
     expect((await item.waitLines(1))[0]!.event.object.metadata.name).toBe('cm-2');
     expect((await legacy.waitLines(1))[0]!.event.object.metadata.name).toBe('cm-3');
     expect((await fromNow.waitLines(3)).map((l) => l.event.object.metadata.name)).toEqual(['cm-1', 'cm-2', 'cm-3']);
-    await sleep(20);
-    expect(item.lines).toHaveLength(1);
-    expect(legacy.lines).toHaveLength(1);
+    // Each object changed once more: the item watches write in order, so anything of another object would come before.
+    for (const n of [1, 2, 3]) api.patch(CM, 'fixtures', `cm-${n}`, { data: { key: 'newer' } });
+    expect((await item.waitLines(2)).map((l) => [l.event.object.metadata.name, l.event.object.data.key])).toEqual([
+      ['cm-2', 'new'],
+      ['cm-2', 'newer'],
+    ]);
+    expect((await legacy.waitLines(2)).map((l) => [l.event.object.metadata.name, l.event.object.data.key])).toEqual([
+      ['cm-3', 'new'],
+      ['cm-3', 'newer'],
+    ]);
     for (const w of [item, legacy, fromNow]) w.abort();
   });
 
@@ -244,11 +251,13 @@ describe('watch', () => {
     api.patch(CM, 'fixtures', 'cm-1', { data: { v: '694' } });
     api.patch(CM, 'fixtures', 'cm-1', { data: { v: '695' } });
     api.patch(CM, 'fixtures', 'cm-1', { data: { v: '696' } });
-    const lines = await w.waitLines(1);
-    await sleep(20);
+    const first = await w.waitLines(1);
+    // One change more: the watch writes in order, so a 694 or 695 would have come before 697.
+    api.patch(CM, 'fixtures', 'cm-1', { data: { v: '697' } });
+    const lines = await w.waitLines(2);
     w.abort();
-    expect(lines.map((l) => l.event.object.metadata.resourceVersion)).toEqual(['696']);
-    expect(w.lines).toHaveLength(1);
+    expect(first.map((l) => l.event.object.metadata.resourceVersion)).toEqual(['696']);
+    expect(lines.map((l) => l.event.object.metadata.resourceVersion)).toEqual(['696', '697']);
   });
 
   it('answers a compacted RV with HTTP 200 and exactly the ERROR line of 04a, then ends', async () => {
@@ -256,11 +265,11 @@ describe('watch', () => {
     api.create(CM, { metadata: { name: 'a', namespace: 'fixtures' } }); // 135
     api.create(CM, { metadata: { name: 'b', namespace: 'fixtures' } }); // 136
     api.compact(135);
-    const r = await watchAll(api, `${BASE}?watch=true&allowWatchBookmarks=true&resourceVersion=1&timeoutSeconds=5`);
+    // timeoutSeconds of an hour: a watch that waited for it instead of ending after the ERROR line would run into the test's timeout
+    const r = await watchAll(api, `${BASE}?watch=true&allowWatchBookmarks=true&resourceVersion=1&timeoutSeconds=3600`);
     expect(r.status).toBe(200);
     expect(r.how).toBe('end');
     expect(`${r.lines.map((l) => l.text).join('\n')}\n`).toBe(fixtureText('04a', 'ndjson'));
-    expect(r.durationMs).toBeLessThan(500);
     expect(api.requests.at(-1)).toMatchObject({ watch: true, status: 200, ended: 'expired' });
     // from the compaction revision itself it still works (replay of 136)
     const ok = await watchAll(api, `${BASE}?watch=true&resourceVersion=135&timeoutSeconds=0.05`);
@@ -336,19 +345,18 @@ describe('watch', () => {
     expect(r.raw).toBe(`${JSON.stringify(f.response.body)}\n`);
   });
 
-  it('streams at least 20 000 events per second to a watcher (history replay), and keeps up with live writes', async () => {
+  it('replays 20 000 events of history to a watcher in order without loss, and keeps up with live writes', async () => {
+    // How fast is a claim for bench/micro/emulator.ts (node --conditions=rx-informer-source bench/micro/emulator.ts), not for a test.
     api = await startApiServer({ historyLimit: 50_000 });
     const cm = api.create(CM, { metadata: { name: 'hot', namespace: 'default' }, data: { n: '0' } });
     const N = 20_000;
     for (let i = 1; i <= N; i++) api.update(CM, { metadata: { name: 'hot', namespace: 'default' }, data: { n: String(i) } });
     // replay of the history from the first revision
-    const t0 = performance.now();
     const w = openWatch(api, `/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=${cm.metadata!.resourceVersion}`);
-    const lines = await w.waitLines(N, 5000);
-    const ms = performance.now() - t0;
+    const lines = await w.waitLines(N, 25_000);
     w.abort();
-    expect(lines[N - 1]!.event.object.data.n).toBe(String(N));
-    expect(N / (ms / 1000)).toBeGreaterThan(20_000);
+    expect(lines).toHaveLength(N);
+    expect(lines.every((l, i) => l.event.type === 'MODIFIED' && l.event.object.data.n === String(i + 1))).toBe(true);
 
     // live: every write reaches an open watch, in order
     const live = openWatch(api, `/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=${api.resourceVersion}`);
@@ -358,7 +366,7 @@ describe('watch', () => {
       api.update(CM, { metadata: { name: 'hot', namespace: 'default' }, data: { n: `live-${i}` } });
       if (i % 1000 === 0) await new Promise((r) => setImmediate(r));
     }
-    const got = await live.waitLines(M, 5000);
+    const got = await live.waitLines(M, 25_000);
     live.abort();
     expect(got.map((l) => l.event.object.data.n)).toEqual(Array.from({ length: M }, (_, i) => `live-${i + 1}`));
   });

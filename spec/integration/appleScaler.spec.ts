@@ -6,7 +6,7 @@ import { type ReconcileOutcome } from '../../src/controller/index.ts';
 import { MY_APPLES, startApiServer } from 'rx-informer-emulator';
 import { MyApples, appleScaler, type AppleClient } from '../../marbles/examples/appleScaler.ts';
 
-async function until(check: () => boolean, timeoutMs = 10_000): Promise<void> {
+async function until(check: () => boolean, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!check()) {
     if (Date.now() > deadline) throw new Error('timed out waiting');

@@ -47,7 +47,7 @@ function start<T>(i: Informer<T>): InformerEvent<T>[] {
 
 const synced = (i: { readonly synced$: Informer<unknown>['synced$'] }) => firstValueFrom(i.synced$.pipe(filter(Boolean)));
 
-async function until(check: () => boolean, ms = 3000): Promise<void> {
+async function until(check: () => boolean, ms = 20_000): Promise<void> {
   const end = Date.now() + ms;
   while (!check()) {
     if (Date.now() > end) throw new Error('timed out');

@@ -69,7 +69,7 @@ export function run<T extends KubeObject>(
 }
 
 /** Waits until `check` holds; throws, saying what was awaited, after `timeoutMs`. */
-export async function waitFor(what: string, check: () => boolean, timeoutMs = 5000): Promise<void> {
+export async function waitFor(what: string, check: () => boolean, timeoutMs = 20_000): Promise<void> {
   if (!(await until(check, timeoutMs))) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
 }
 
