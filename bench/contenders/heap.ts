@@ -5,9 +5,10 @@
  * only as a cache: Node's type stripper (amaro), compiled when the first `.ts` module is loaded, stays in V8's
  * compilation cache (a ≈ 3.8 MB string in the large-object space) with the bytecode of start-up code, until that
  * bytecode ages out (`--bytecode-old-age`, 6 mark-compacts by default) or a memory-reducing collection drops it.
- * `gc()` does neither. So a heap measured after `gc()` before a sync and after it differed by whether the sync ran
- * six mark-compacts: runs that did looked ≈ 5 MB smaller, whatever they cached (docs/performance.md, "List pages
- * decoded in pieces"). The baseline is therefore taken after {@link settle}, which drops that cache first.
+ * `gc()` does neither. So a heap measured after `gc()` before a sync and after it differs by whether the sync ran
+ * six mark-compacts: runs that did look ≈ 5 MB smaller, whatever they cached (docs/performance.md, "List pages
+ * decoded in pieces"). {@link settle} drops that cache; run it only where nothing measured follows, because a
+ * memory-reducing collection changes what the collector does next.
  */
 
 const collector = (): ((options?: object) => void) => {
@@ -25,7 +26,7 @@ export function collect(): void {
 
 /**
  * A memory-reducing full collection (V8's "last resort", the one a heap snapshot runs): V8 also drops its compilation
- * cache and bytecode, so nothing is left that V8 would free later on its own. For a baseline, before the work measured.
+ * cache and bytecode, so nothing is left that V8 would free later on its own.
  */
 export function settle(): void {
   collector()({ type: 'major', execution: 'sync', flavor: 'last-resort' });

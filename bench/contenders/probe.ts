@@ -11,7 +11,7 @@ import * as inspector from 'node:inspector';
 import { PerformanceObserver, constants as perf, type PerformanceEntry } from 'node:perf_hooks';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { collect, settle } from './heap.ts';
+import { collect } from './heap.ts';
 
 export const CONTENDERS = ['raw', 'rx', 'rx-gzip', 'rx-strip', 'rx-lazy', 'rx-lazy-strip', 'rx-meta', 'rx-100', 'cn', 'cn-100'] as const;
 export type ContenderId = (typeof CONTENDERS)[number];
@@ -212,8 +212,7 @@ export class Probe {
   /** Call once the contender is built, just before it starts. */
   begin(size: () => number): void {
     this.size = size;
-    // Without what V8 keeps only as a cache and frees once enough mark-compacts have run (see ./heap.ts).
-    settle();
+    gc();
     this.baseline = heapUsed();
     this.startProfile();
     this.progress('sync');

@@ -69,8 +69,6 @@ if (process.argv[1] && import.meta.filename === process.argv[1] && process.send)
   const members = Array.from({ length: config.replicas }, (_, i) => `replica-${i}`);
   const owners = assignShards(config.shards, members, 'pods');
   const held = new Set(config.mode === 'shard' ? owners.flatMap((owner, shard) => (owner === members[config.replica] ? [shard] : [])) : []);
-  // Without what V8 keeps only as a cache and frees once enough mark-compacts have run (see ./heap.ts).
-  settle();
   const heapBaselineMB = heapMB();
   const started = Date.now();
   const cpu = process.cpuUsage();
@@ -87,7 +85,12 @@ if (process.argv[1] && import.meta.filename === process.argv[1] && process.send)
     const wallMs = Date.now() - started;
     // Measured on the next turn, once the synced step has been delivered.
     setImmediate(() => {
-      const heapSyncedMB = heapMB();
+      // After a memory-reducing collection (the process ends here): it never holds what V8 keeps only as a cache and
+      // frees once enough mark-compacts have run, so every run's heap differs from its baseline by the same cache
+      // (taken out with the drop runs' fixed part), whatever its sync ran (see ./heap.ts). Not before the sync:
+      // a memory-reducing collection changes what the collector does next (the drop runs' 8 mark-compacts vanish).
+      settle();
+      const heapSyncedMB = process.memoryUsage().heapUsed / 1e6;
       const result: ShardedRunResult = {
         type: 'result',
         config,
