@@ -11,6 +11,7 @@ import * as inspector from 'node:inspector';
 import { PerformanceObserver, constants as perf, type PerformanceEntry } from 'node:perf_hooks';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { collect } from './heap.ts';
 
 export const CONTENDERS = ['raw', 'rx', 'rx-gzip', 'rx-strip', 'rx-lazy', 'rx-lazy-strip', 'rx-meta', 'rx-100', 'cn', 'cn-100'] as const;
 export type ContenderId = (typeof CONTENDERS)[number];
@@ -118,11 +119,7 @@ export interface ProgressMessage {
 }
 
 const MB = 1024 * 1024;
-const gc = (): void => {
-  if (!globalThis.gc) throw new Error('the bench child needs --expose-gc');
-  globalThis.gc();
-  globalThis.gc();
-};
+const gc = collect;
 // V8's heap plus memory it keeps outside it: Node keeps long ASCII strings
 // (over ~1 MB, such as a list page's text) as external strings, and lazily
 // decoded objects hold their page's text. Array buffers are part of external.
