@@ -8,7 +8,7 @@ import { ConfigMap, InformerError, informer } from '../../src/index.ts';
 import { MAX_RETRY_AFTER_SECONDS, httpListWatch, parseRetryAfter } from '../../src/1-transport/httpTransport.ts';
 import { startApiServer, type ApiServer } from 'rx-informer-emulator';
 import { waitFor } from '../resilience/harness/live.ts';
-import { InflightProbe, sleep } from '../resilience/harness/probes.ts';
+import { InflightProbe } from '../resilience/harness/probes.ts';
 import { HarnessClock } from '../resilience/harness/clock.ts';
 
 const now = Date.parse('2025-01-01T00:00:00Z');
@@ -71,9 +71,13 @@ describe('a 429 or 503 asking for a month', () => {
     );
     await waitFor('the 429', () => errors.length === 1);
     const seenAt = clock.now();
-    // Before the cap: Node's timer overflowed and fired after 1 ms, a list every millisecond (513 in 1 s).
-    await sleep(100);
+    // Before the cap: the wait was armed for a month, and Node's timer overflowed and fired after 1 ms: a list every
+    // millisecond (513 in 1 s). Now the first thing the informer waits for falls due 300 s after the 429 on its
+    // clock (a real timer of 300 s): nothing can happen before, however long a slow machine takes to get here.
     expect(probe.requests).toHaveLength(1);
+    const [next] = clock.armed();
+    expect(next).toBeGreaterThanOrEqual(startedAt + 300_000);
+    expect(next).toBeLessThanOrEqual(seenAt + 300_000);
     expect(errors.map((e) => `${e.reason} ${e.retryAfterSeconds}`)).toEqual(['TooManyRequests 300']);
     // Short of 300 s on the informer's clock: still waiting.
     clock.advance(startedAt + 300_000 - 5 - clock.now());

@@ -141,6 +141,7 @@ describe('rx-informer (the bin, against a TLS emulator)', () => {
         ['watch', 'pods', '--max-list-bytes', '1.5Gi'],
         /^error: --max-list-bytes: "1\.5Gi" is not a size \(a whole number of bytes, or with Ki, Mi or Gi: 512Mi\)$/,
       ],
+      [['watch', 'pods', '--compression', 'br'], /^error: --compression must be gzip or none, not "br"$/],
     ];
     const before = api.requests.length;
     const results = await Promise.all(

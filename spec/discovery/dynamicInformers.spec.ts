@@ -1,8 +1,9 @@
-import { filter, firstValueFrom, type Subscription } from 'rxjs';
+import { VirtualTimeScheduler, filter, firstValueFrom, type Subscription } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   DiscoveryError,
   Pod,
+  customResource,
   dynamicInformerFactory,
   informerFactory,
   resourceName,
@@ -11,11 +12,14 @@ import {
   type KubeObject,
 } from '../../src/index.ts';
 import { startApiServer, type ApiServer } from 'rx-informer-emulator';
+import { ServerRequestTracker } from '../resilience/harness/probes.ts';
 
 let api: ApiServer | undefined;
 const subscriptions: Subscription[] = [];
+const trackers: ServerRequestTracker[] = [];
 afterEach(async () => {
   for (const s of subscriptions.splice(0)) s.unsubscribe();
+  for (const t of trackers.splice(0)) t.stop();
   await api?.close();
   api = undefined;
 });
@@ -36,8 +40,6 @@ async function until(check: () => boolean, what: string, ms = 20_000): Promise<v
     await new Promise((r) => setTimeout(r, 5));
   }
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Follows a dynamic watch: its lifecycle events, and every informer event of every informer it starts. */
 function follow<T extends KubeObject>(events$: import('rxjs').Observable<DynamicEvent<T>>) {
@@ -102,8 +104,15 @@ describe('dynamicInformerFactory', () => {
     // By path: once the resource is gone, the log cannot name it.
     const mine = () => api!.requests.filter((r) => r.path.includes('/myapples'));
     const requestsAtEnd = mine().length;
-    // With a 5–20 ms backoff, an informer still retrying would send a dozen requests in this time.
-    await sleep(300);
+    // A control in the state a leftover informer of myapples would be in: from the same factory (5–20 ms backoff), for a
+    // resource that is not served, so each list gets a 404 and is tried again. While it tries ten times, a leftover would
+    // try about as often: the comparison holds however fast or loaded the machine is, where a fixed wait would not.
+    const control = dynamic.factory.informer(
+      customResource({ group: 'control.example.com', version: 'v1', plural: 'ghosts', kind: 'Ghost', namespaced: true }),
+    );
+    const controlTries = () => api!.requests.filter((r) => r.path.includes('/ghosts') && r.status === 404).length;
+    subscriptions.push(control.errors$.subscribe());
+    await until(() => controlTries() >= 10, 'ten tries of the control');
     const after = mine();
     expect(after.length).toBe(requestsAtEnd);
     expect(after.filter((r) => r.status === 404).length).toBeLessThanOrEqual(1);
@@ -171,18 +180,40 @@ describe('dynamicInformerFactory', () => {
 
   it('errors$ reports discovery failing as a whole (/apis) once per reason, without a group version', async () => {
     api = await startApiServer();
-    const dynamic = dynamicInformerFactory(api.kubeConfig, fast);
+    const tracker = new ServerRequestTracker(api.port);
+    trackers.push(tracker);
+    // The discoveries after a CRD change start when the test flushes this scheduler (their debounce): none cancels another.
+    const debounce = new VirtualTimeScheduler();
+    const dynamic = dynamicInformerFactory(api.kubeConfig, { ...fast, scheduler: debounce });
     const errors: unknown[] = [];
     subscriptions.push(dynamic.errors$.subscribe((e) => errors.push(e)));
     const seen = follow(dynamic.watch('all'));
     await until(() => seen.named('started').includes('pods'), 'pods to start');
-    api.faults.add({ match: { path: '/apis' }, fault: { type: 'status', code: 500 }, times: 1000 });
-    const tries = () => api!.requests.filter((r) => r.path === '/apis' && r.status === 500).length;
-    api.registerCustomResource(MyApples);
-    await until(() => tries() >= 1, 'a failed discovery');
-    api.registerCustomResource({ group: 'other.example.com', version: 'v1', plural: 'pears', kind: 'Pear' });
-    await until(() => tries() >= 2, 'a second failed discovery');
-    await sleep(50);
+    // The CRD watch has its list (the discovery that follows it has started), and no discovery reads /api or /apis now.
+    await dynamic.factory.waitForCacheSync(undefined, { timeoutMs: 20_000 });
+    const top = (path: string) => tracker.requests.filter((r) => new URL(r.url, 'http://x').pathname === path);
+    await until(() => [...top('/api'), ...top('/apis')].every((r) => r.closeAt !== undefined), 'the first discoveries');
+
+    api.faults.add({ match: { path: '/apis' }, fault: { type: 'status', code: 500 }, times: Infinity });
+    // /api is held, and a discovery that fails on /apis lets it go, which the server sees as its close. It lets it go
+    // after handing the failure to errors$ (in the same synchronous step): once /api has closed, the failure was handled.
+    api.faults.add({ match: { path: '/api' }, fault: { type: 'delay', ms: 600_000 }, times: Infinity });
+    const held = top('/api').length;
+    const crds = [MyApples, { group: 'other.example.com', version: 'v1', plural: 'pears', kind: 'Pear' }];
+    for (const [i, crd] of crds.entries()) {
+      api.registerCustomResource(crd);
+      await until(() => debounce.actions.length > 0, `the change of CRD ${crd.plural}`);
+      debounce.flush();
+      await until(
+        () =>
+          top('/api')
+            .slice(held)
+            .filter((r) => r.closeAt !== undefined).length ===
+          i + 1,
+        `failed discovery ${i + 1}`,
+      );
+    }
+    expect(api.requests.filter((r) => r.path === '/apis' && r.status === 500)).toHaveLength(2);
     const whole = errors.filter((e): e is DiscoveryError => e instanceof DiscoveryError);
     expect(whole).toHaveLength(1);
     expect(whole[0]).toMatchObject({ groupVersion: undefined, reason: 'ServerError', status: 500 });
@@ -216,7 +247,11 @@ describe('dynamicInformerFactory', () => {
 
   it('discovery$ emits again when a CRD is installed, and only when what is served changed', async () => {
     api = await startApiServer();
+    // apps/v1 cannot be read throughout (its resources are never served): the marker that a discovery has run, below.
+    const unreadable = api.faults.add({ match: { path: '/apis/apps/v1' }, fault: { type: 'status', code: 503 }, times: Infinity });
     const dynamic = dynamicInformerFactory(api.kubeConfig, fast);
+    const reported: string[] = [];
+    subscriptions.push(dynamic.errors$.subscribe((e) => e instanceof DiscoveryError && reported.push(`${e.groupVersion} ${e.reason}`)));
     const found: string[][] = [];
     subscriptions.push(
       dynamic.discovery$.subscribe((d) => found.push(d.resources.filter((r) => r.group === 'stable.example.com').map(resourceName))),
@@ -227,9 +262,15 @@ describe('dynamicInformerFactory', () => {
     await firstValueFrom(dynamic.discovery$.pipe(filter((d) => d.resources.some((r) => r.plural === 'myapples'))));
     // Nothing in between: a discovery that served the same would have been emitted before this one.
     expect(found).toEqual([[], ['myapples.stable.example.com']]);
-    // A change to the CRD that serves nothing new re-discovers, and emits nothing.
+    expect(reported).toEqual(['apps/v1 ServerError']);
+    // A change to the CRD that serves nothing new re-discovers, and emits nothing. That discovery finds apps/v1
+    // failing for another reason, which errors$ reports before discovery$ decides, in the same synchronous step,
+    // whether to emit: once the report is in, the decision is made (no wall-clock wait for "nothing").
+    unreadable.remove();
+    api.faults.add({ match: { path: '/apis/apps/v1' }, fault: { type: 'status', code: 403 }, times: Infinity });
     api.patch('customresourcedefinitions', undefined, 'myapples.stable.example.com', { metadata: { labels: { touched: 'yes' } } });
-    await sleep(150);
+    await until(() => reported.length === 2, 'the discovery after the change');
+    expect(reported).toEqual(['apps/v1 ServerError', 'apps/v1 Forbidden']);
     expect(found).toEqual([[], ['myapples.stable.example.com']]);
   });
 

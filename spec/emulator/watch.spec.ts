@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startApiServer, type ApiServer } from 'rx-informer-emulator';
 import { call, fixture, fixtureText, normalize, openWatch, sleep, watchAll } from './helpers.ts';
 
@@ -121,24 +121,46 @@ describe('watch', () => {
     expect(plain.lines).toEqual([]);
   });
 
-  it('sends the pre-timeout bookmark bookmarkBeforeTimeoutMs before the deadline, and none after it', async () => {
-    // Wide margins: the write below must land between the bookmark (0.3 s) and the end (3 s).
-    api = await case2({ bookmarkBeforeTimeoutMs: 2700 });
-    api.patch(CM, 'fixtures', 'cm-1', { data: { touched: 'yes' } }); // 694
-    const w = openWatch(api, `${BASE}?watch=true&resourceVersion=693&allowWatchBookmarks=true&timeoutSeconds=3`);
-    const first = await w.waitLines(2, 2500);
-    expect(first.map((l) => [l.event.type, l.event.object.metadata.resourceVersion])).toEqual([
-      ['MODIFIED', '694'],
-      ['BOOKMARK', '694'],
-    ]);
-    api.patch(CM, 'fixtures', 'cm-2', { data: { touched: 'yes' } }); // 695
-    const r = await w.done;
-    expect(r.how).toBe('end');
-    expect(r.lines.map((l) => [l.event.type, l.event.object.metadata.resourceVersion])).toEqual([
-      ['MODIFIED', '694'],
-      ['BOOKMARK', '694'],
-      ['MODIFIED', '695'],
-    ]);
+  it('sends the pre-timeout bookmark bookmarkBeforeTimeoutMs (default 2 s) before the deadline, and none after it', async () => {
+    api = await case2();
+    // The emulator's watch timers on a fake clock (setTimeout and performance.now); the sockets stay real. Each
+    // "nothing yet" below is shown by a write sent after it: the stream is ordered, so a bookmark sent before
+    // the write would be read before it.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    try {
+      api.patch(CM, 'fixtures', 'cm-1', { data: { touched: 'yes' } }); // 694
+      const w = openWatch(api, `${BASE}?watch=true&resourceVersion=693&allowWatchBookmarks=true&timeoutSeconds=3`);
+      // The backlog line: the watch has started, its timers armed at fake time 0 (the deadline at 3 s, the bookmark at 1 s).
+      await w.waitLines(1);
+      const seen = () => w.lines.map((l) => `${l.event.type} ${l.event.object.metadata.resourceVersion}`);
+      /** Writes, and reads the stream up to the write's own event. */
+      const writeAndRead = async (name: string) => {
+        const rv = api!.patch(CM, 'fixtures', name, { data: { touched: 'yes' } }).metadata!.resourceVersion;
+        for (let n = w.lines.length + 1; ; n++) {
+          const lines = await w.waitLines(n);
+          if (lines.some((l) => l.event.type === 'MODIFIED' && l.event.object.metadata.resourceVersion === rv)) return;
+        }
+      };
+      const ended = () => api!.requests.find((r) => r.watch)?.ended;
+      await vi.advanceTimersByTimeAsync(999);
+      await writeAndRead('cm-2'); // 695
+      expect(seen()).toEqual(['MODIFIED 694', 'MODIFIED 695']);
+      await vi.advanceTimersByTimeAsync(1); // 1 s: the deadline less 2 s
+      await writeAndRead('cm-3'); // 696
+      expect(seen()).toEqual(['MODIFIED 694', 'MODIFIED 695', 'BOOKMARK 695', 'MODIFIED 696']);
+      // Changes after the pre-timeout bookmark get none of their own, up to the very end.
+      await vi.advanceTimersByTimeAsync(1999);
+      await writeAndRead('cm-4'); // 697
+      expect(seen()).toEqual(['MODIFIED 694', 'MODIFIED 695', 'BOOKMARK 695', 'MODIFIED 696', 'MODIFIED 697']);
+      expect(ended()).toBeUndefined();
+      await vi.advanceTimersByTimeAsync(1); // 3 s: the end
+      expect(ended()).toBe('timeout');
+      const r = await w.done;
+      expect(r.how).toBe('end');
+      expect(seen()).toEqual(['MODIFIED 694', 'MODIFIED 695', 'BOOKMARK 695', 'MODIFIED 696', 'MODIFIED 697']);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('sends no bookmark to an idle watch from the latest RV (03c)', async () => {

@@ -7,9 +7,10 @@ import { filter, firstValueFrom } from 'rxjs';
 import { ConfigMap, informer } from '../../src/index.ts';
 import { startApiServer, type ApiServer } from 'rx-informer-emulator';
 import { cm, converged, run, waitFor, type Running } from './harness/live.ts';
-import { ServerRequestTracker, sleep } from './harness/probes.ts';
+import { InflightProbe, ServerRequestTracker } from './harness/probes.ts';
 import { HarnessClock } from './harness/clock.ts';
 import { reflectorConfig } from '../../src/2-source/listAndWatch.ts';
+import { httpListWatch } from '../../src/1-transport/httpTransport.ts';
 
 let api: ApiServer | undefined;
 let live: Running<ConfigMap> | undefined;
@@ -162,12 +163,19 @@ describe('leaving', () => {
     api.create('configmaps', cm('a'));
     const tracker = new ServerRequestTracker(api.port);
     try {
-      const cms = informer(api.kubeConfig, ConfigMap, { http: { userAgent: 'leaves-on-sync' } });
+      // The informer's requests as it starts them (at its ListWatch), and its timers on a clock the test can read.
+      const clock = new HarnessClock();
+      const probe = new InflightProbe(() => clock.now());
+      const listWatch = probe.wrap(httpListWatch(api.kubeConfig, { resource: ConfigMap }, { userAgent: 'leaves-on-sync' }));
+      const cms = informer(listWatch, ConfigMap, { scheduler: clock });
       await firstValueFrom(cms.synced$.pipe(filter(Boolean)));
+      // Left: the list was the only request it started, none is subscribed now, and no timer is armed that could start
+      // another. So nothing more can happen, without waiting to see.
+      expect(probe.requests.map((r) => r.watch)).toEqual([false]);
+      expect(probe.current).toBe(0);
+      expect(clock.armed()).toEqual([]);
       // The list's response may close at the server a moment later; then nothing is open, and no watch was ever sent.
       await waitFor('no request open', () => tracker.open('leaves-on-sync').length === 0);
-      await sleep(50);
-      expect(tracker.open('leaves-on-sync')).toEqual([]);
       expect(api.requests.filter((r) => r.watch)).toEqual([]);
     } finally {
       tracker.stop();

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { parseSinkUrl, type SinkTarget } from './sinkUrl.ts';
-import { parseFieldPath } from '../index.ts';
+import { parseFieldPath, type Compression } from '../index.ts';
 import { printable } from './format.ts';
 
 /** `a,b["x,y"]` → `a`, `b["x,y"]`: commas outside brackets separate patterns. */
@@ -28,7 +28,7 @@ Usage:
                     [--webhook URL]... [--slack URL]... [--show-secret-values]
                     [--fields PATTERN]... [--ignore PATTERN]... [--metrics-port N]
                     [--max-list-bytes SIZE] [--max-line-bytes SIZE] [--max-error-body-bytes SIZE]
-                    [--max-document-bytes SIZE]
+                    [--max-document-bytes SIZE] [--compression gzip|none]
   rx-informer start [--kubeconfig PATH] [--context NAME] [watch options]
       With no --kubeconfig/--context: starts the built-in API-server emulator with live churn
       and injected faults, and watches everything on it. With one: \`watch --all\` on that cluster.
@@ -58,6 +58,9 @@ Options:
                          largest error response (a Status) read (default 1Mi)
   --max-document-bytes SIZE
                          largest discovery document read (default 4Mi)
+  --compression gzip|none
+                         ask the server for gzip (the default) or for no compression (in the cluster, on a
+                         fast network); default: none if the kubeconfig's cluster sets disable-compression
   -w, --watch            accepted for kubectl habits; watching is what this command does
   --version              the version
   -h, --help             this text
@@ -89,6 +92,7 @@ const options = {
   'max-line-bytes': { type: 'string' },
   'max-error-body-bytes': { type: 'string' },
   'max-document-bytes': { type: 'string' },
+  compression: { type: 'string' },
 } as const;
 
 /** The byte limits the CLI can raise: flag → the transport option it sets (and a `ResponseTooLarge` names). */
@@ -137,6 +141,8 @@ export interface CliOptions {
   readonly metricsPort?: number;
   /** The byte limits given (`--max-list-bytes` …), as transport options. */
   readonly byteLimits?: Readonly<Partial<Record<ByteLimitOption, number>>>;
+  /** `--compression`, when given (it wins over the kubeconfig's `disable-compression`). */
+  readonly compression?: Compression;
   /** The demo's churn period (ms); hidden. */
   readonly churnIntervalMs?: number;
 }
@@ -259,6 +265,9 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
       };
     byteLimits[option] = bytes;
   }
+  const compression = values.compression;
+  if (compression !== undefined && compression !== 'gzip' && compression !== 'none')
+    return { kind: 'usage', message: `--compression must be gzip or none, not "${printable(compression)}"` };
   let churnIntervalMs: number | undefined;
   if (values['churn-interval'] !== undefined) {
     churnIntervalMs = Number(values['churn-interval']);
@@ -286,6 +295,7 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
       ...(ignore.length > 0 ? { ignore } : {}),
       ...(metricsPort !== undefined ? { metricsPort } : {}),
       ...(Object.keys(byteLimits).length > 0 ? { byteLimits } : {}),
+      ...(compression !== undefined ? { compression } : {}),
     },
   };
 }

@@ -96,7 +96,7 @@ async function watch(options: CliOptions): Promise<number> {
   }
   if (options.showSecretValues) err('warning: --show-secret-values: Secret values will be printed and sent to every sink in clear');
 
-  const [{ UsageError, watchCommand }, { webhookSink }, { slackSink }, { HttpSink }, { loadKubeConfig }] = await Promise.all([
+  const [{ UsageError, watchCommand }, { webhookSink }, { slackSink }, { HttpSink }, { readKubeConfig }] = await Promise.all([
     import('./watch.ts'),
     import('./webhook.ts'),
     import('./slack.ts'),
@@ -110,6 +110,7 @@ async function watch(options: CliOptions): Promise<number> {
   let outcome: { stopped: number } | { failed: string };
   try {
     let kc;
+    let compression = options.compression;
     if (demo && emulator) {
       const running = await demo.startDemo(
         { log: err, ...(options.churnIntervalMs ? { churnIntervalMs: options.churnIntervalMs } : {}) },
@@ -118,7 +119,10 @@ async function watch(options: CliOptions): Promise<number> {
       cleanup.push(running.close);
       kc = running.kubeConfig;
     } else {
-      kc = loadKubeConfig(options.kubeconfig, options.context, scrubber);
+      const loaded = readKubeConfig(options.kubeconfig, options.context, scrubber);
+      kc = loaded.kubeConfig;
+      // --compression wins over the cluster's disable-compression.
+      if (compression === undefined && loaded.disableCompression) compression = 'none';
     }
     const terminal = {
       out: (text: string) => void (stdoutOpen && process.stdout.write(`${text}\n`)),
@@ -144,6 +148,7 @@ async function watch(options: CliOptions): Promise<number> {
           ...(options.ignore ? { ignore: options.ignore } : {}),
           ...(options.metricsPort !== undefined ? { metricsPort: options.metricsPort } : {}),
           ...(options.byteLimits ? { byteLimits: options.byteLimits } : {}),
+          ...(compression !== undefined ? { compression } : {}),
         },
         terminal,
       ),

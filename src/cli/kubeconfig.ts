@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig, loadYaml } from '@kubernetes/client-node';
 import { kubeConfigSecrets, parseErrorMessage, textSecrets, type SecretScrubber } from './secrets.ts';
 import { UsageError } from './watch.ts';
 
@@ -26,6 +26,23 @@ export function loadKubeConfig(
   scrubber?: SecretScrubber,
   sources: KubeConfigSources = {},
 ): KubeConfig {
+  return readKubeConfig(path, context, scrubber, sources).kubeConfig;
+}
+
+/** A kubeconfig as {@link readKubeConfig} loads it, with what client-node 2.x leaves out of it. */
+export interface LoadedKubeConfig {
+  readonly kubeConfig: KubeConfig;
+  /** The selected context's cluster sets `disable-compression: true` (client-node 2.x drops the field on load). */
+  readonly disableCompression: boolean;
+}
+
+/** {@link loadKubeConfig}, and whether the selected cluster disables compression (as client-go's `DisableCompression`). */
+export function readKubeConfig(
+  path: string | undefined,
+  context: string | undefined,
+  scrubber?: SecretScrubber,
+  sources: KubeConfigSources = {},
+): LoadedKubeConfig {
   const env = sources.env ?? process.env;
   const fromEnv = (env['KUBECONFIG'] ?? '').split(delimiter).filter(Boolean);
   const home = env['HOME'] || homedir();
@@ -68,8 +85,32 @@ export function loadKubeConfig(
       );
     kc.setCurrentContext(context);
   }
-  if (!kc.getCurrentCluster()) throw new UsageError('the kubeconfig names no current cluster (set a current-context or pass --context)');
-  return kc;
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new UsageError('the kubeconfig names no current cluster (set a current-context or pass --context)');
+  return { kubeConfig: kc, disableCompression: disablesCompression(texts, cluster.name) };
+}
+
+/**
+ * Whether the cluster named `name` sets `disable-compression: true`, in the first of the files' texts that has it
+ * (client-node finds the first of a name, and refuses one defined in two files). The texts are parsed again, with
+ * client-node's own YAML loader, only once client-node has loaded them: a text that fails now is skipped, and
+ * nothing of the parse (its error or its values) is ever printed; only one boolean leaves this function.
+ */
+export function disablesCompression(texts: readonly string[], name: string): boolean {
+  for (const text of texts) {
+    let doc: unknown;
+    try {
+      doc = loadYaml<unknown>(text);
+    } catch {
+      continue;
+    }
+    const clusters = (doc as { clusters?: unknown } | null)?.clusters;
+    if (!Array.isArray(clusters)) continue;
+    const entry: unknown = clusters.find((c: unknown) => (c as { name?: unknown } | null)?.name === name);
+    if (entry === undefined) continue;
+    return (entry as { cluster?: { 'disable-compression'?: unknown } | null }).cluster?.['disable-compression'] === true;
+  }
+  return false;
 }
 
 /** A file-system error says which file and why; anything else came from parsing, and is cut down to what is wrong and where. */

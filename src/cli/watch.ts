@@ -16,6 +16,7 @@ import {
   watchableResources,
   type DiscoveredResource,
   type Discovery,
+  type Compression,
   type DynamicEvent,
   type ErrorReason,
   type Informer,
@@ -54,6 +55,8 @@ export interface WatchCommand {
   readonly metricsPort?: number;
   /** Byte limits of the transport and of discovery (`--max-list-bytes` …); the library's defaults otherwise. */
   readonly byteLimits?: Readonly<Partial<Record<ByteLimitOption, number>>>;
+  /** What the informers and discovery ask the server for (`--compression`); the library's default (gzip) otherwise. */
+  readonly compression?: Compression;
 }
 
 /** Where the command writes: stdout for events, stderr for progress and problems. */
@@ -244,12 +247,14 @@ export async function watchCommand(kc: KubeConfig, command: WatchCommand, termin
   const server = kc.getCurrentCluster()?.server ?? '(no server)';
   let discovered: Discovery;
   const limits = command.byteLimits ?? {};
-  const discoveryLimits = {
+  const compression = command.compression !== undefined ? { compression: command.compression } : {};
+  const discoveryOptions = {
     ...(limits.maxDocumentBytes !== undefined ? { maxDocumentBytes: limits.maxDocumentBytes } : {}),
     ...(limits.maxErrorBodyBytes !== undefined ? { maxErrorBodyBytes: limits.maxErrorBodyBytes } : {}),
+    ...compression,
   };
   try {
-    discovered = await firstValueFrom(discover(kc, discoveryLimits));
+    discovered = await firstValueFrom(discover(kc, discoveryOptions));
   } catch (error) {
     throw new UsageError(explain(error, server));
   }
@@ -260,7 +265,8 @@ export async function watchCommand(kc: KubeConfig, command: WatchCommand, termin
 
   const utc = command.utc === true;
   const redact = command.showSecretValues ? undefined : secretRedactor();
-  const factory = informerFactory(kc, Object.keys(limits).length > 0 ? { http: limits } : {});
+  const http = { ...limits, ...compression };
+  const factory = informerFactory(kc, Object.keys(http).length > 0 ? { http } : {});
   const asked = command.namespaces?.length ? [...new Set(command.namespaces)] : [];
   // Many namespaces: one informer per resource over all of them (not one connection or stream each).
   const scopes: readonly Scope[] =
@@ -422,7 +428,7 @@ export async function watchCommand(kc: KubeConfig, command: WatchCommand, termin
     for (const w of watched) live.add(w);
     for (const w of watched) attach(w);
   } else {
-    const dynamic = dynamicInformerFactory(kc, { factory, discovery: discoveryLimits });
+    const dynamic = dynamicInformerFactory(kc, { factory, discovery: discoveryOptions });
     /** The resources each dynamic watch runs now, by label. */
     const byLabel = new Map<string, Watched>();
     const reported = new Set<string>();

@@ -28,6 +28,8 @@ export interface RequestRecord {
   /** Watches: ms since the server started (as `at`) when the watch fault took effect; unset while its trigger waits. */
   faultFiredAt?: number;
   readonly userAgent?: string;
+  /** The request's `Accept-Encoding` header, as sent (unset when there was none). */
+  readonly acceptEncoding?: string;
   /** Watches: ADDED/MODIFIED/DELETED lines written so far. */
   eventsSent?: number;
   /** Watches: BOOKMARK lines written so far. */

@@ -77,6 +77,11 @@ export class HarnessClock implements SchedulerLike {
     }
   }
 
+  /** When each action armed now falls due, on this clock, earliest first: what the informer is waiting for. */
+  armed(): number[] {
+    return [...this.pending].map((a) => a.due).sort((a, b) => a - b);
+  }
+
   /** @internal */
   arm(action: Armed, delay: number): void {
     clearTimeout(action.timer);

@@ -29,6 +29,7 @@ export function record(ctx: Ctx, status: number): RequestRecord {
     status,
     ...(ctx.fault ? { fault: ctx.fault.type, faultId: ctx.faultId } : {}),
     ...(ctx.req.headers['user-agent'] ? { userAgent: ctx.req.headers['user-agent'] } : {}),
+    ...(ctx.req.headers['accept-encoding'] !== undefined ? { acceptEncoding: String(ctx.req.headers['accept-encoding']) } : {}),
   });
 }
 
