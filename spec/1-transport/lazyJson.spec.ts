@@ -80,6 +80,22 @@ describe('lazy decoding', () => {
     expect(hasUnparsedMembers(lazy.metadata)).toBe(false);
   });
 
+  it('property: short keys and values decoded one after another are never mixed up (the decoder keeps recent ones)', () => {
+    // Short ASCII texts of equal length, many of them sharing a slot of the decoder's cache of recent texts.
+    const short = fc.string({ unit: fc.constantFrom('a', 'b', 'A', '1', '-', '/', '\u00e9', '"'), minLength: 0, maxLength: 6 });
+    fc.assert(
+      fc.property(fc.array(fc.tuple(short, short, short), { minLength: 1, maxLength: 40 }), (members) => {
+        for (const [key, kind, type] of members) {
+          const line = JSON.stringify({ type, object: { kind, metadata: { name: 'n' }, [key]: kind } });
+          const event = lazyParseWatchLine(line) as { type: unknown; object: Record<string, unknown> };
+          expect(event.type).toBe(type);
+          expect(event.object).toEqual(JSON.parse(line).object);
+          expect(Object.keys(event.object)).toEqual(Object.keys(JSON.parse(line).object as object));
+        }
+      }),
+    );
+  });
+
   it('takes assignment and deletion of an unread member', () => {
     const lazy = lazyParseObject(
       JSON.stringify({ metadata: { name: 'a' }, spec: { replicas: 3, selector: { app: 'web' } }, status: { ready: 2, observed: 'yes' } }),

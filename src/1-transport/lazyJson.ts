@@ -237,7 +237,45 @@ function text(b: Buffer, start: number, end: number): string {
 /** The key whose quotes are at `start` and `end - 1`, unescaped. */
 function keyAt(b: Buffer, start: number, end: number): string {
   for (let j = start + 1; j < end - 1; j++) if (b[j] === BACKSLASH) return JSON.parse(text(b, start, end)) as string;
-  return text(b, start + 1, end - 1);
+  return shortText(b, start + 1, end - 1);
+}
+
+/** Short strings decoded lately, by a hash of their bytes: keys and short values repeat object after object. */
+const recent: (string | undefined)[] = new Array<string | undefined>(1024).fill(undefined);
+
+/**
+ * The text of `b` from `start` to `end`, taken from {@link recent} when the same bytes were decoded lately (a
+ * comparison costs less than a decoding, and the cache keeps one copy): for short ASCII texts; others are decoded.
+ */
+function shortText(b: Buffer, start: number, end: number): string {
+  const length = end - start;
+  if (length > 32) return text(b, start, end);
+  let hash = length;
+  for (let j = start; j < end; j++) {
+    const c = b[j]!;
+    if (c >= 0x80) return text(b, start, end);
+    hash = Math.imul(hash ^ c, 0x01000193);
+  }
+  const slot = (hash ^ (hash >>> 15)) & 1023;
+  const known = recent[slot];
+  if (known !== undefined && known.length === length) {
+    let k = 0;
+    while (k < length && known.charCodeAt(k) === b[start + k]) k++;
+    if (k === length) return known;
+  }
+  const decoded = text(b, start, end);
+  recent[slot] = decoded;
+  return decoded;
+}
+
+/** The value from `start` to `end`: a string without escapes as its text, anything else parsed. */
+function valueAt(b: Buffer, start: number, end: number): unknown {
+  if (b[start] === QUOTE && end - start >= 2 && b[end - 1] === QUOTE) {
+    let j = start + 1;
+    while (j < end - 1 && b[j] !== BACKSLASH) j++;
+    if (j === end - 1) return shortText(b, start + 1, end - 1);
+  }
+  return JSON.parse(text(b, start, end));
 }
 
 /** Whether the key whose quotes are at `start` and `end - 1` is `name` (an ASCII name). */
@@ -394,7 +432,7 @@ function lazyObjectAt(b: Buffer, i: number, keep?: KeepObject): { value: Record<
     }
     const valueStop = valueEnd(b, start);
     if (valueStop - start < EAGER_BYTES || key === 'apiVersion' || key === 'kind') {
-      defineEager(target, key, JSON.parse(text(b, start, valueStop)), source);
+      defineEager(target, key, valueAt(b, start, valueStop), source);
     } else defineLazy(target, key, text(b, start, valueStop), (source ??= { texts: new Map() }));
     return valueStop;
   });
@@ -458,7 +496,7 @@ export function lazyParseWatchLine(input: string | Buffer, keep?: KeepObject): {
       return object.end;
     }
     const valueStop = valueEnd(b, start);
-    if (keyIs(b, keyStart, keyEnd, 'type')) event.type = JSON.parse(text(b, start, valueStop));
+    if (keyIs(b, keyStart, keyEnd, 'type')) event.type = valueAt(b, start, valueStop);
     return valueStop;
   });
   if (skipSpace(b, end) !== b.length) fail('unexpected text after the event', end);
