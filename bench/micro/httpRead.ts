@@ -9,7 +9,7 @@
 import { spawn } from 'node:child_process';
 import * as http from 'node:http';
 import { fileURLToPath } from 'node:url';
-import { PerformanceObserver, constants } from 'node:perf_hooks';
+import { countCollections } from './gcCounts.ts';
 import '../../src/index.ts';
 import type { ServerReady } from '../workload/server.ts';
 
@@ -20,15 +20,7 @@ const server = spawn(process.execPath, [serverPath, JSON.stringify({ pods: PODS,
   stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
 });
 const ready = await new Promise<ServerReady>((resolve) => server.once('message', (message) => resolve(message as ServerReady)));
-let markCompacts = 0;
-let scavenges = 0;
-new PerformanceObserver((list) => {
-  for (const entry of list.getEntries()) {
-    const kind = (entry as { detail?: { kind?: number } }).detail?.kind;
-    if (kind === constants.NODE_PERFORMANCE_GC_MAJOR) markCompacts++;
-    else if (kind === constants.NODE_PERFORMANCE_GC_MINOR) scavenges++;
-  }
-}).observe({ entryTypes: ['gc'] });
+const gcCounts = countCollections();
 const agent = new http.Agent({ keepAlive: true });
 const cpu = process.cpuUsage();
 const main = process.threadCpuUsage();
@@ -51,7 +43,7 @@ const ms = (used.user + used.system) / 1000;
 console.log(
   `${PODS} pods in ${Math.ceil(PODS / PAGE)} pages (${(bytes / 1e6).toFixed(1)} MB) read and thrown away: ${ms.toFixed(0)} ms of CPU ` +
     `(${((ms * 1000) / PODS).toFixed(1)} µs a pod; main thread ${((usedMain.user + usedMain.system) / 1000).toFixed(0)} ms), ` +
-    `${markCompacts} mark-compacts, ${scavenges} scavenges`,
+    `${gcCounts.markCompacts} mark-compacts, ${gcCounts.scavenges} scavenges`,
 );
 agent.destroy();
 server.kill();

@@ -6,7 +6,7 @@
  *
  *   node bench/micro/listPages.ts eager-whole|eager-pieces|lazy-whole|lazy-pieces|drop-whole|drop-pieces [pods] [pageSize] [full|meta]
  */
-import { PerformanceObserver, constants } from 'node:perf_hooks';
+import { countCollections } from './gcCounts.ts';
 import { listBodyDecoder } from '../../src/1-transport/http/listBody.ts';
 import { lazyParseList } from '../../src/1-transport/lazyJson.ts';
 import { makePod } from '../workload/pods.ts';
@@ -42,15 +42,7 @@ const decode: (chunks: Buffer[]) => { items: unknown[] } = variant.endsWith('who
       return decoder.value() as { items: unknown[] };
     };
 
-let markCompacts = 0;
-let scavenges = 0;
-new PerformanceObserver((list) => {
-  for (const entry of list.getEntries()) {
-    const kind = (entry as { detail?: { kind?: number } }).detail?.kind;
-    if (kind === constants.NODE_PERFORMANCE_GC_MAJOR) markCompacts++;
-    else if (kind === constants.NODE_PERFORMANCE_GC_MINOR) scavenges++;
-  }
-}).observe({ entryTypes: ['gc'] });
+const gcCounts = countCollections();
 
 const cache = new Map<string, unknown>();
 let cpuUs = 0;
@@ -65,6 +57,6 @@ for (let page = 0; page * SIZE < PODS; page++) {
 setTimeout(() => {
   console.log(
     `${variant} ${shape} ${PODS} pods, pages of ${SIZE}: decode and cache ${(cpuUs / 1000).toFixed(0)} ms of CPU ` +
-      `(${(cpuUs / PODS).toFixed(1)} µs a pod), ${markCompacts} mark-compacts, ${scavenges} scavenges, ${cache.size} cached`,
+      `(${(cpuUs / PODS).toFixed(1)} µs a pod), ${gcCounts.markCompacts} mark-compacts, ${gcCounts.scavenges} scavenges, ${cache.size} cached`,
   );
 }, 100);

@@ -10,7 +10,7 @@
 import { spawn } from 'node:child_process';
 import * as http from 'node:http';
 import { fileURLToPath } from 'node:url';
-import { PerformanceObserver, constants } from 'node:perf_hooks';
+import { countCollections } from './gcCounts.ts';
 import { lazyParseObject, lazyParseWatchLine } from '../../src/1-transport/lazyJson.ts';
 import { LineSplitter } from '../../src/1-transport/lineSplitter.ts';
 import { makePod, podKey } from '../workload/pods.ts';
@@ -51,15 +51,7 @@ const get = (path: string, onData: (chunk: Buffer) => boolean) =>
 await get('/_bench/go', () => false);
 (globalThis as { gc?: () => void }).gc?.();
 
-let markCompacts = 0;
-let scavenges = 0;
-new PerformanceObserver((list) => {
-  for (const entry of list.getEntries()) {
-    const kind = (entry as { detail?: { kind?: number } }).detail?.kind;
-    if (kind === constants.NODE_PERFORMANCE_GC_MAJOR) markCompacts++;
-    else if (kind === constants.NODE_PERFORMANCE_GC_MINOR) scavenges++;
-  }
-}).observe({ entryTypes: ['gc'] });
+const gcCounts = countCollections();
 
 const splitter = new LineSplitter();
 let lines = 0;
@@ -87,7 +79,7 @@ const usedMain = process.threadCpuUsage(main);
 const us = (u: { user: number; system: number }) => ((u.user + u.system) / EVENTS).toFixed(1);
 console.log(
   `${MODE}, ${CACHED} cached: ${EVENTS} events (${(bytes / 1e6).toFixed(1)} MB${MODE === 'read' ? '' : `, ${lines} lines`}): ` +
-    `${us(used)} µs CPU an event (main thread ${us(usedMain)}), ${markCompacts} mark-compacts, ${scavenges} scavenges`,
+    `${us(used)} µs CPU an event (main thread ${us(usedMain)}), ${gcCounts.markCompacts} mark-compacts, ${gcCounts.scavenges} scavenges`,
 );
 server.kill();
 process.exit(0);
