@@ -93,6 +93,22 @@ function violations(result: ShardingResult): string[] {
         found.push(`shard ${shard} of killed r${plan.kill}, taken by r${take.replica} at ${take.start}, owned there at ${owned?.start}`);
     }
   }
+  // A Lease-write outage widens no assignment: once a replica's own member Lease has gone unrenewed for a renew deadline
+  // (it stops leading its member Lease by then, on its own clock), it drops nobody from its view until its writes succeed
+  // again, so no assignment of it gains a shard in that window (one may shrink: a member can still join).
+  if (plan.writeOutage)
+    for (const [replica, emitted] of result.assigned) {
+      const frozenFrom = plan.writeOutage.from + (DEFAULT_TIMING.renewDeadlineMs + r) / plan.rates[replica]! + 2 * plan.maxLatencyMs;
+      for (let i = 1; i < emitted.length; i++) {
+        const { at, shards } = emitted[i]!;
+        const before = emitted[i - 1]!.shards;
+        if (at >= frozenFrom && at < plan.writeOutage.until && [...shards].some((shard) => !before.has(shard)))
+          found.push(
+            `r${replica}'s assignment widened at ${at} during the write outage ${plan.writeOutage.from}–${plan.writeOutage.until}: ` +
+              `[${[...before]}] → [${[...shards]}]`,
+          );
+      }
+    }
   // At the end: every shard held by exactly one live replica, none holding more than its share.
   const live = [...result.final.keys()];
   const share = Math.ceil(plan.shards / live.length);
