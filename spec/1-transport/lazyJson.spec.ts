@@ -96,6 +96,20 @@ describe('lazy decoding', () => {
     );
   });
 
+  it('says so when a member is read on a copy of its property descriptors (which holds no text), and the original stays whole', () => {
+    const pod = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'web-1' },
+      spec: { containers: [{ name: 'app', image: 'nginx:1.27' }] },
+    };
+    const original = lazyParseObject(JSON.stringify(pod)) as typeof pod;
+    const copy = Object.defineProperties({}, Object.getOwnPropertyDescriptors(original)) as typeof pod;
+    expect(() => copy.spec).toThrow(/member "spec" of a lazily decoded object read on a copy of its property descriptors/);
+    expect(original.spec).toEqual(pod.spec);
+    expect({ ...lazyParseObject(JSON.stringify(pod)) }).toEqual(pod);
+  });
+
   it('takes assignment and deletion of an unread member', () => {
     const lazy = lazyParseObject(
       JSON.stringify({ metadata: { name: 'a' }, spec: { replicas: 3, selector: { app: 'web' } }, status: { ready: 2, observed: 'yes' } }),

@@ -318,7 +318,12 @@ function materialize(target: object, key: string): unknown {
   const source = sources.get(target);
   if (source?.frozen?.has(key)) return source.frozen.get(key);
   const json = source?.texts.get(key);
-  if (json === undefined) return undefined;
+  // Only an object that did not get the accessor from us reads it without a text: a copy of the accessors.
+  if (json === undefined)
+    throw new TypeError(
+      `member "${key}" of a lazily decoded object read on a copy of its property descriptors, which does not hold its text: ` +
+        'copy the object by spreading, structuredClone or JSON instead',
+    );
   const value: unknown = JSON.parse(json);
   settle(target, key, value, source);
   return value;
