@@ -19,12 +19,12 @@ import {
   type ObservableInput,
   type SchedulerLike,
 } from 'rxjs';
-import { LeaseError } from './errors.ts';
+import { LeaseError, isConflict } from './errors.ts';
 import { assignShards, shardOf } from './hash.ts';
 import { leaderElection, type LeaderElection } from './leaderElection.ts';
 import type { LeaseClients } from './leaseClient.ts';
 import { DEFAULT_TIMING, MIN_WAKE_MS, type ElectionTiming } from './machine.ts';
-import { sameRecord, type LeaderElectionRecord } from './record.ts';
+import { microTime, sameRecord, type LeaderElectionRecord } from './record.ts';
 import { keeping, sameSet } from '../util/keeping.ts';
 
 export interface ShardingOptions extends Partial<ElectionTiming> {
@@ -161,7 +161,9 @@ export function sharding(clients: LeaseClients, options: ShardingOptions): Shard
       leaderElection(clients.lease(`${name}-shard-${shard}`, labels), { ...common, want$ }),
     );
     const leading = new Array<boolean>(count).fill(false);
-    const seen = new Map<string, { record: LeaderElectionRecord; at: number }>();
+    const seen = new Map<string, { record: LeaderElectionRecord; at: number; resourceVersion?: string }>();
+    /** Member Leases we are releasing (lapsed for us), by `<lease>@<resourceVersion>`; kept after a Conflict (not retried). */
+    const releasing = new Set<string>();
     let members: string[] = [identity];
     let owners = assignShards(count, members, name);
     let reported: ShardStatus | undefined;
@@ -215,7 +217,7 @@ export function sharding(clients: LeaseClients, options: ShardingOptions): Shard
         const now = scheduler.now();
         // Only those still members: a member dropped before our writes failed stays dropped.
         for (const [lease, entry] of seen)
-          if (entry.at < now && members.includes(entry.record.holderIdentity)) seen.set(lease, { record: entry.record, at: now });
+          if (entry.at < now && members.includes(entry.record.holderIdentity)) seen.set(lease, { ...entry, at: now });
         recount();
       }),
     );
@@ -236,6 +238,7 @@ export function sharding(clients: LeaseClients, options: ShardingOptions): Shard
       }
       members = [...alive].sort();
       owners = assignShards(count, members, name);
+      if (!frozen) for (const [lease, entry] of seen) if (lapsed(entry, now)) cleanUp(lease, entry);
       update();
       recheck?.unsubscribe();
       // Drop a member the moment its Lease lapses for us, not at the next listing.
@@ -243,6 +246,49 @@ export function sharding(clients: LeaseClients, options: ShardingOptions): Shard
         Number.isFinite(next) && next - now < timing.retryPeriodMs
           ? timer(Math.max(next - now, MIN_WAKE_MS), scheduler).subscribe(recount)
           : undefined;
+    }
+    /** A member whose Lease went unchanged for a lease duration by our clock (released ones are not members). */
+    const lapsed = (entry: { record: LeaderElectionRecord; at: number }, now: number) =>
+      entry.record.holderIdentity !== '' &&
+      entry.record.holderIdentity !== identity &&
+      entry.at + entry.record.leaseDurationSeconds * 1000 <= now;
+    /**
+     * Release a lapsed member's Lease (holder "", quoting the resourceVersion we saw unchanged for a lease duration), so
+     * that a replica seeing it for the first time does not count the dead member alive for a lease duration of its own.
+     */
+    function cleanUp(lease: string, entry: { record: LeaderElectionRecord; resourceVersion?: string }) {
+      if (entry.resourceVersion === undefined) return;
+      const key = `${lease}@${entry.resourceVersion}`;
+      if (releasing.has(key)) return;
+      releasing.add(key);
+      const time = microTime(scheduler.now());
+      const record: LeaderElectionRecord = {
+        holderIdentity: '',
+        leaseDurationSeconds: 1,
+        acquireTime: time,
+        renewTime: time,
+        leaseTransitions: entry.record.leaseTransitions,
+      };
+      subscription.add(
+        clients
+          .lease(lease, labels)
+          .update(entry.resourceVersion, record)
+          .pipe(timeout({ first: requestTimeoutMs, scheduler }))
+          .subscribe({
+            next: (written) => {
+              const before = seen.get(lease);
+              if (before && before.resourceVersion === entry.resourceVersion)
+                seen.set(lease, { record: written.record, at: scheduler.now(), resourceVersion: written.resourceVersion });
+            },
+            error: (error: unknown) => {
+              if (!(error instanceof LeaseError && isConflict(error))) releasing.delete(key); // try again at the next listing
+              subscriber.next({
+                type: 'error',
+                error: error instanceof LeaseError ? error : new LeaseError('Timeout', 'release', lease, String(error)),
+              });
+            },
+          }),
+      );
     }
     const list = () =>
       clients
@@ -254,7 +300,8 @@ export function sharding(clients: LeaseClients, options: ShardingOptions): Shard
             for (const lease of leases) {
               if (!lease.name.startsWith(`${name}-member-`)) continue;
               const before = seen.get(lease.name);
-              if (!before || !sameRecord(before.record, lease.record)) seen.set(lease.name, { record: lease.record, at: now });
+              if (!before || !sameRecord(before.record, lease.record))
+                seen.set(lease.name, { record: lease.record, at: now, resourceVersion: lease.resourceVersion });
             }
             listedOnce = true;
             recount();
