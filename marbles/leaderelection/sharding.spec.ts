@@ -2,7 +2,7 @@ import type { Subscription } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { leakCheckingScheduler } from '../support/leakCheckingScheduler.ts';
 import { describe, expect, it } from 'vitest';
-import { FakeLeaseServer, type FakeLeaseRequest } from '../../src/leaderelection/fakeLeases.ts';
+import { FakeLeaseServer, type FakeLeaseRequest } from '../../src/testing/fakeLeases.ts';
 import { shardOf } from '../../src/leaderelection/hash.ts';
 import { sharding, type Sharding } from '../../src/leaderelection/sharding.ts';
 

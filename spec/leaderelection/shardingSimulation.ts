@@ -7,8 +7,8 @@
  */
 import { defer, mergeMap, NEVER, of, throwError, timer, type Subscription } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
-import { driftingScheduler } from '../../src/leaderelection/driftingScheduler.ts';
-import { FakeLeaseServer, type FakeLeaseFault, type FakeLeaseWrite } from '../../src/leaderelection/fakeLeases.ts';
+import { driftingScheduler } from '../../src/testing/driftingScheduler.ts';
+import { FakeLeaseServer, type FakeLeaseFault, type FakeLeaseWrite } from '../../src/testing/fakeLeases.ts';
 import { DEFAULT_TIMING } from '../../src/leaderelection/machine.ts';
 import { sharding } from '../../src/leaderelection/sharding.ts';
 import { prng, type Interval } from './simulation.ts';

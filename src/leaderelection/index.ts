@@ -8,8 +8,6 @@ export { sharding, type Sharding, type ShardingOptions, type ShardStatus } from 
 export { LeaseError, type LeaseOperation } from './errors.ts';
 export type { LeaseClient, LeaseClients } from './leaseClient.ts';
 export { httpLeaseClients, type HttpLeaseOptions } from './httpLeaseClient.ts';
-export { FakeLeaseServer, type FakeClientOptions, type FakeLeaseFault, type FakeLeaseRequest, type FakeLeaseWrite } from './fakeLeases.ts';
-export { driftingScheduler } from './driftingScheduler.ts';
 export { assignShards, fnv1a, ownerOf, shardOf } from './hash.ts';
 export {
   DEFAULT_TIMING,
