@@ -105,12 +105,13 @@ function violations(result: ShardingResult): string[] {
   }
   // A replica joining after a crash (a new identity, the dead member's Lease still there): every shard a survivor hands
   // over from then on is taken within a retry period. The newcomer wants its share from its first listing (the same
-  // assignment the survivors compute), polls each shard's Lease every retryPeriod (its clock), and takes a released one
-  // at once: a read reaching the server after the release, its answer, the write (three one-way latencies). Counting
-  // the dead member alive for a lease duration from its own first sight of it, it would leave some of them unheld ~15 s.
+  // assignment the survivors compute), polls each shard's Lease a retryPeriod (its clock) after each answer, so its
+  // reads reach the server at most retryPeriod / rate + two one-way latencies apart, and takes a released one at once:
+  // its first read to arrive after the release, that read's answer and the write, four one-way latencies in all.
+  // Counting the dead member alive for a lease duration from its own first sight of it, it would leave some unheld ~15 s.
   if (plan.newcomer !== undefined) {
     const joined = plan.startAt[plan.newcomer]!;
-    const bound = r / Math.min(...plan.rates) + 3 * plan.maxLatencyMs;
+    const bound = r / Math.min(...plan.rates) + 4 * plan.maxLatencyMs;
     for (let shard = 0; shard < plan.shards; shard++) {
       const writes = result.writes.filter((w) => w.lease === `apples-shard-${shard}` && w.at >= joined);
       writes.forEach((w, i) => {
