@@ -113,7 +113,8 @@ function viewOf(kc: KubeConfig, user: User, cluster: Cluster): KubeConfig {
       if (property === 'authProvider') {
         const provider: unknown = Reflect.get(target, property, receiver);
         const config = isRecord(provider) ? provider['config'] : undefined;
-        const ours = isRecord(provider) && (provider['name'] === 'exec' || (isRecord(config) && ('exec' in config || 'tokenFile' in config)));
+        const ours =
+          isRecord(provider) && (provider['name'] === 'exec' || (isRecord(config) && ('exec' in config || 'tokenFile' in config)));
         return ours ? undefined : provider;
       }
       return Reflect.get(target, property, receiver) as unknown;

@@ -42,8 +42,20 @@ export interface Credential {
 
 /** How a plugin run ended, as ./execPlugin.ts reports it (output decoded as UTF-8, each bounded). */
 export type PluginResult =
-  | { readonly outcome: 'exited'; readonly code: number | null; readonly signal: string | null; readonly stdout: string; readonly stderr: string }
-  | { readonly outcome: 'too-large'; readonly stream: 'stdout' | 'stderr'; readonly limit: number; readonly stdout: string; readonly stderr: string }
+  | {
+      readonly outcome: 'exited';
+      readonly code: number | null;
+      readonly signal: string | null;
+      readonly stdout: string;
+      readonly stderr: string;
+    }
+  | {
+      readonly outcome: 'too-large';
+      readonly stream: 'stdout' | 'stderr';
+      readonly limit: number;
+      readonly stdout: string;
+      readonly stderr: string;
+    }
   | { readonly outcome: 'not-started'; readonly code: string | undefined };
 
 /** The `exec` of a user: from `user.exec`, or client-node's `auth-provider` form (`name: exec`, or `config.exec`). */
@@ -76,7 +88,10 @@ export function execConfig(exec: unknown, user: string): ExecConfig | InformerEr
   return {
     command,
     args: args as string[],
-    env: (env as Record<string, unknown>[]).map((e) => ({ name: String(e['name']), value: typeof e['value'] === 'string' ? e['value'] : '' })),
+    env: (env as Record<string, unknown>[]).map((e) => ({
+      name: String(e['name']),
+      value: typeof e['value'] === 'string' ? e['value'] : '',
+    })),
     apiVersion: apiVersion as ExecApiVersion,
     interactiveMode,
     provideClusterInfo: provideClusterInfo === true,
@@ -224,7 +239,8 @@ export function scrubStderr(stderr: string, secrets: readonly string[], cut = fa
   let text = cut ? stderr.slice(0, Math.max(0, stderr.lastIndexOf('\n'))) : stderr;
   for (const secret of [...new Set(secrets)].sort((a, b) => b.length - a.length))
     if (secret.length >= 4 && text.includes(secret)) text = text.split(secret).join('<redacted>');
-  for (const pattern of CREDENTIAL_LIKE) text = text.replace(pattern, (m, scheme?: unknown) => (typeof scheme === 'string' ? `${scheme} <redacted>` : '<redacted>'));
+  for (const pattern of CREDENTIAL_LIKE)
+    text = text.replace(pattern, (m, scheme?: unknown) => (typeof scheme === 'string' ? `${scheme} <redacted>` : '<redacted>'));
   text = text.replace(SECRET_ASSIGNMENT, (_m, key: string) => `${key}<redacted>`);
   const lines = text
     .split(/\r?\n/)
