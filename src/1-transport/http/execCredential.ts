@@ -260,7 +260,6 @@ export function scrubStderr(stderr: string, secrets: readonly string[], cut = fa
 }
 
 function oneLine(text: string): string {
-  // eslint-disable-next-line no-control-regex
   return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' ').trim();
 }
 
