@@ -86,6 +86,11 @@ const FAILING: Record<string, string> = {
       },
     },
   ),
+  // A CA file that is not there: its path is shown (a path is no secret), the token is not.
+  'missing-ca.json': valid(
+    { server: 'https://127.0.0.1:1', 'certificate-authority': join(dir, 'no-such-ca.crt') },
+    { token: 'tok-AAAA-1111' },
+  ),
 };
 
 describe('kubeconfig: no secret in any message', () => {
@@ -132,10 +137,15 @@ describe('kubeconfig: no secret in any message', () => {
         for (const secret of SECRETS) expect(all, `${name}: ${secret}`).not.toContain(secret);
         expect(all).not.toContain('admin');
       }
-      const [userinfo, exec] = runs.map((r) => r.run.err);
+      const [userinfo, exec, ca] = runs.map((r) => r.run.err);
       expect(userinfo).toEqual([expect.stringMatching(/^error: cannot reach the API server at https:\/\/127\.0\.0\.1:1: /)]);
-      // The plugin's message is still shown, its secrets replaced.
-      expect(exec).toEqual(['error: bad kubeconfig: cannot apply the KubeConfig: leaked-<redacted> <redacted>']);
+      // The plugin's message is still shown, its secrets replaced; a failing plugin is no bad kubeconfig.
+      expect(exec).toEqual([
+        `error: cannot get credentials for https://127.0.0.1:1: exec plugin ${NODE}: failed with exit code 3: leaked-<redacted> <redacted>`,
+      ]);
+      expect(ca).toEqual([
+        `error: bad kubeconfig: cannot read the certificate-authority file ${join(dir, 'no-such-ca.crt')}: no such file`,
+      ]);
     },
   );
 
