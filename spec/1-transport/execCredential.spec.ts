@@ -273,7 +273,23 @@ describe('scrubStderr: what of a plugin’s stderr may be printed', () => {
     expect(shown.startsWith('… | line ')).toBe(true);
     expect(shown.endsWith(`line 99 ${'x'.repeat(40)}`)).toBe(true);
     expect(scrubStderr('a\u001b[31mred\u0007\r\n\tb', [])).toBe('a [31mred | b');
-    expect(scrubStderr('y'.repeat(5000), []).length).toBe(EXEC_STDERR_SHOWN_CHARS + 1);
+    expect(scrubStderr('word '.repeat(5000), []).length).toBe(EXEC_STDERR_SHOWN_CHARS + 1);
+  });
+
+  it('only the end is looked at, from a line’s start or a blank: no piece of a secret begins what is shown', () => {
+    // One line far longer than what is looked at, of a secret again and again: the first word seen could be its end.
+    const secret = `${'Q'.repeat(30)}END`;
+    expect(scrubStderr(`${secret} `.repeat(5000), [secret]).replace(/<redacted>|…|\s/g, '')).toBe('');
+    expect(scrubStderr('y'.repeat(50_000), [])).toBe('…'); // one word: all of it could be a token
+    expect(scrubStderr(`${'z'.repeat(50_000)}\nthe last line`, [])).toBe('… | the last line');
+  });
+
+  it('a hostile stderr (what would make a careless pattern backtrack) is scrubbed in linear time', () => {
+    const started = performance.now();
+    for (const text of ['a-'.repeat(512 * 1024), 'eyJ'.repeat(350_000), 'x-token='.repeat(130_000), 'Bearer '.repeat(150_000)])
+      scrubStderr(text, ['abcdefgh']);
+    // A bound, not a benchmark: quadratic backtracking on these takes hours (40 KB of "a-" took 7.6 s).
+    expect(performance.now() - started).toBeLessThan(20_000);
   });
 
   it('secrets are found in stdout even when it is cut or not JSON', () => {

@@ -220,27 +220,42 @@ export function credentialSecrets(stdout: string): string[] {
   return out.filter((s) => s.length >= 4);
 }
 
-/** What looks like a credential whoever printed it: a JWT, a PEM private key, `Bearer …`, `token: …` and the like. */
+/**
+ * What looks like a credential whoever printed it: a JWT, a PEM private key (or a line of one: base64 alone on
+ * a line), `Bearer …`, `token: …` and the like. Every repetition is bounded, so that no text makes a pattern
+ * backtrack for long (and they only ever see {@link STDERR_WINDOW} characters).
+ */
 const CREDENTIAL_LIKE = [
-  /eyJ[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]*/g,
-  /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)/g,
-  /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/gi,
+  /eyJ[A-Za-z0-9_-]{2,8192}\.[A-Za-z0-9_-]{2,8192}\.[A-Za-z0-9_-]{0,8192}/g,
+  /-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]{0,40}PRIVATE KEY-----|$)/g,
+  /^[A-Za-z0-9+/=]{40,}$/gm,
+  /\b(Bearer|Basic)[ \t]{1,16}[A-Za-z0-9._~+/=-]{1,8192}/gi,
 ];
 const SECRET_ASSIGNMENT =
-  /(["']?\b(?:[A-Za-z_-]*token|password|passwd|secret|clientKeyData|client-key-data|api[_-]?key)\b["']?\s*[:=]\s*["']?)([^\s"',}]+)/gi;
+  /(["']?\b(?:[A-Za-z_-]{0,40}token|password|passwd|secret|clientKeyData|client-key-data|api[_-]?key)\b["']?[ \t]{0,16}[:=][ \t]{0,16}["']?)([^\s"',}]{1,8192})/gi;
+
+/** How much of the end of stderr is looked at: a few times what is shown, since scrubbing shortens nothing much. */
+const STDERR_WINDOW = 4 * EXEC_STDERR_SHOWN_CHARS;
 
 /**
- * A plugin's stderr fit to print: every known secret and whatever looks like a credential replaced by
- * `<redacted>`, control characters by spaces, then only its last lines, at most
- * {@link EXEC_STDERR_SHOWN_CHARS} characters. `cut`: the text stopped at the read limit, so its last,
- * incomplete line (which may hold the first part of a secret) is dropped before anything else.
+ * A plugin's stderr fit to print: its end, every known secret and whatever looks like a credential replaced
+ * by `<redacted>`, control characters by spaces, at most {@link EXEC_STDERR_SHOWN_CHARS} characters of its last
+ * lines. Only the last {@link STDERR_WINDOW} characters are looked at, starting at a line (a longer last line:
+ * after a blank, so that no part of a token begins it). `cut`: the text stopped at the read limit, so its last,
+ * incomplete line (which may hold the first part of a secret) is dropped first.
  */
 export function scrubStderr(stderr: string, secrets: readonly string[], cut = false): string {
-  let text = cut ? stderr.slice(0, Math.max(0, stderr.lastIndexOf('\n'))) : stderr;
-  for (const secret of [...new Set(secrets)].sort((a, b) => b.length - a.length))
-    if (secret.length >= 4 && text.includes(secret)) text = text.split(secret).join('<redacted>');
+  let text = endOf(cut ? stderr.slice(0, Math.max(0, stderr.lastIndexOf('\n'))) : stderr, STDERR_WINDOW);
+  const pieces = new Set<string>();
+  for (const secret of secrets) {
+    pieces.add(secret);
+    // A multi-line secret (a PEM key) shows line by line too.
+    for (const line of secret.split(/\r?\n/)) if (line.length >= 16) pieces.add(line);
+  }
+  for (const piece of [...pieces].sort((a, b) => b.length - a.length))
+    if (piece.length >= 4 && text.includes(piece)) text = text.split(piece).join('<redacted>');
   for (const pattern of CREDENTIAL_LIKE)
-    text = text.replace(pattern, (m, scheme?: unknown) => (typeof scheme === 'string' ? `${scheme} <redacted>` : '<redacted>'));
+    text = text.replace(pattern, (_m, scheme?: unknown) => (typeof scheme === 'string' ? `${scheme} <redacted>` : '<redacted>'));
   text = text.replace(SECRET_ASSIGNMENT, (_m, key: string) => `${key}<redacted>`);
   const lines = text
     .split(/\r?\n/)
@@ -257,6 +272,21 @@ export function scrubStderr(stderr: string, secrets: readonly string[], cut = fa
     shown = next;
   }
   return shown;
+}
+
+/** The last `window` characters of `text` at most, from the start of a line (or, within one long line, after a blank). */
+function endOf(text: string, window: number): string {
+  if (text.length <= window) return text;
+  let start = text.length - window;
+  if (text[start - 1] !== '\n') {
+    const newline = text.indexOf('\n', start);
+    if (newline >= 0) start = newline + 1;
+    else {
+      const blank = text.slice(start).search(/\s/);
+      start = blank < 0 ? text.length : start + blank + 1;
+    }
+  }
+  return `…\n${text.slice(start)}`;
 }
 
 function oneLine(text: string): string {
