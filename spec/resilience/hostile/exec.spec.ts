@@ -81,8 +81,9 @@ function nodePlugin(script: string): KubeConfig {
   const file = join(tempDir(), 'plugin.mjs');
   writeFileSync(
     file,
-    `import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+    `import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
      const dir = process.env.PLUGIN_DIR;
+     appendFileSync(dir + '/runs', 'x');
      const pgrp = existsSync('/proc/self/stat') ? readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ')[2] : String(process.pid);
      writeFileSync(dir + '/pid', process.pid + ' ' + pgrp);
      ${script}`,
@@ -221,6 +222,29 @@ describe('hostile exec plugins: output bounded, process group killed, no credent
     subscription.unsubscribe();
     await waitFor('the shell’s child to be killed', () => processGone(sleepPid));
     await waitFor('the group to be gone', () => groupGone(pgid));
+  });
+
+  it('requests waiting for one hung plugin share its run: the group is killed when the last of them goes away', async () => {
+    const kc = nodePlugin('setInterval(() => {}, 1 << 30);');
+    const kills = vi.spyOn(process, 'kill');
+    try {
+      const first = httpListWatch(kc, target)
+        .list({})
+        .subscribe({ error: () => undefined });
+      const second = httpListWatch(kc, target)
+        .list({})
+        .subscribe({ error: () => undefined });
+      const { pgid } = await pluginStarted();
+      const sigkills = () => kills.mock.calls.filter(([pid, signal]) => pid === -pgid && signal === 'SIGKILL').length;
+      first.unsubscribe();
+      expect(sigkills()).toBe(0); // the second request still waits for it
+      second.unsubscribe();
+      expect(sigkills()).toBe(1);
+      await waitFor('the group to be gone', () => groupGone(pgid));
+      expect(readFileSync(join(tempDir(), 'runs'), 'utf8')).toBe('x'); // one run, not two
+    } finally {
+      kills.mockRestore();
+    }
   });
 
   const leaks: { name: string; script: string; message: RegExp }[] = [
