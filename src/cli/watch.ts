@@ -120,6 +120,8 @@ function explainReason(error: unknown, server: string, secret: boolean): string 
           return `bad kubeconfig: the server ${server} is plain http://, ${fix}`;
         }
         return `bad kubeconfig: ${messageOf(error)}`;
+      case 'CredentialPlugin':
+        return `cannot get credentials for ${server}: ${messageOf(error)}`;
       case 'ResponseTooLarge':
       case 'MalformedLine':
         return `${error.reason}: ${messageOf(error)}${raiseWith(error.message)}`;
