@@ -313,9 +313,15 @@ export function dynamicInformerFactory(kc: KubeConfig, options: DynamicInformerF
       };
       const start = (key: string, d: DiscoveredResource) => {
         const base = toResource(d);
-        const inner = metadata
-          ? (factory.informer(metadataOnly(base), informerOptions) as unknown as Informer<KubeObject>)
-          : factory.informer(base, informerOptions);
+        let inner: Informer<KubeObject>;
+        try {
+          inner = metadata
+            ? (factory.informer(metadataOnly(base), informerOptions) as unknown as Informer<KubeObject>)
+            : factory.informer(base, informerOptions);
+        } catch (error) {
+          // Options that conflict with the shared factory's informer (see `informerFactory`): the watch cannot be what was asked.
+          return subscriber.error(error);
+        }
         hold(inner);
         const ended = new ReplaySubject<void>(1);
         // Runs the informer while the watch lasts; a 404 means the resource may be gone: ask discovery now.
@@ -379,7 +385,7 @@ export function dynamicInformerFactory(kc: KubeConfig, options: DynamicInformerF
               end(key, 'NotServed', `${key} is now served as ${w.group}/${w.version}`);
             }
           }
-          for (const [key, w] of want) if (!running.has(key) && !deleted.has(key)) start(key, w);
+          for (const [key, w] of want) if (!subscriber.closed && !running.has(key) && !deleted.has(key)) start(key, w);
         }),
       );
       return () => {
