@@ -2,7 +2,7 @@ import { Observable, type OperatorFunction } from 'rxjs';
 import { keyOf as metaNamespaceKey } from '../0-model/objects.ts';
 import type { SourceEvent } from '../2-source/sourceEvent.ts';
 import { DeltaQueue } from './deltaQueue.ts';
-import { isTombstone, newestObject, type BatchCause, type Delta, type Deltas, type FifoOutput } from './deltas.ts';
+import { isTombstone, newestObject, recreatedDelta, type BatchCause, type Delta, type Deltas, type FifoOutput } from './deltas.ts';
 import { forward } from '../util/forward.ts';
 
 /** What the consumer has cached (client-go's knownObjects): the informer passes its store. */
@@ -34,7 +34,9 @@ export interface DeltaFifoOptions<T> {
  *   carrying the newest queued or the known object of the key (ignored likewise).
  * - `replace` → Replaced for every listed object, then Deleted carrying a
  *   {@link DeletedFinalStateUnknown} tombstone for every queued or known key the
- *   list no longer has (deletions missed while the watch was down). Its
+ *   list no longer has (deletions missed while the watch was down). A listed object
+ *   whose uid differs from the known or queued one's (its name deleted and created
+ *   again meanwhile) gets such a tombstone of the old object just before its Replaced. Its
  *   `rejectedKeys` (listed, but invalid) count as listed: no delta, no tombstone,
  *   whatever is known or queued for them stays.
  * - `resync` → Sync for every known object that has nothing queued.
@@ -80,6 +82,13 @@ export function deltaFifo<T extends { readonly metadata: { readonly name: string
        */
       const tombstoned = own ? new Map<string, T>() : undefined;
 
+      /** The key's object as the consumer will have it once the queue is handed on (undefined: none, or deleted). */
+      const current = (key: string): T | undefined => {
+        const queued = queue.peek(key);
+        if (queued === undefined || queued.length === 0) return known().get(key);
+        return queued[queued.length - 1]!.type === 'Deleted' ? undefined : newestObject(queued);
+      };
+
       const replace = (items: readonly T[], rejectedKeys: readonly string[]) => {
         tombstoned?.clear();
         // Nothing known and nothing queued (the first list): nothing can be missing from it.
@@ -92,6 +101,9 @@ export function deltaFifo<T extends { readonly metadata: { readonly name: string
         for (const item of items) {
           const key = keyOf(item);
           listed.add(key);
+          // Another object under the key (another uid): the deletion missed first, then the new object.
+          const missed = recreatedDelta(key, current(key), item);
+          if (missed !== undefined) enqueue(key, missed);
           enqueue(key, { type: 'Replaced', object: item });
         }
         for (const key of [...queue.keys()]) {

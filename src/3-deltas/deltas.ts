@@ -71,6 +71,25 @@ export function appendDelta<T>(deltas: Delta<T>[], delta: Delta<T>): Delta<T>[] 
   return deltas;
 }
 
+function uidOf(object: unknown): string | undefined {
+  const uid = (object as { metadata?: { uid?: unknown } } | null)?.metadata?.uid;
+  return typeof uid === 'string' && uid !== '' ? uid : undefined;
+}
+
+/**
+ * When a list brings `listed` for a key that holds `previous`, and the two are different objects
+ * (both have a uid and the uids differ: the name was deleted and created again while the watch was
+ * down), the Deleted delta that tells the missed deletion: a {@link DeletedFinalStateUnknown}
+ * tombstone of `previous`, to go just before the listed object's Replaced. Otherwise undefined.
+ */
+export function recreatedDelta<T>(key: string, previous: T | undefined, listed: T): Delta<T> | undefined {
+  if (previous === undefined) return undefined;
+  const before = uidOf(previous);
+  const after = uidOf(listed);
+  if (before === undefined || after === undefined || before === after) return undefined;
+  return { type: 'Deleted', object: { finalStateUnknown: true, key, object: previous } };
+}
+
 /** The newest object in a list of deltas, unwrapping a tombstone. */
 export function newestObject<T>(deltas: readonly Delta<T>[]): T | undefined {
   const last = deltas[deltas.length - 1];
