@@ -104,7 +104,8 @@ export function shardedInformer<T extends KubeObject>(
   source: KubeConfig | ListWatch,
   resource: Resource<T>,
   shards: ShardSource,
-  options: InformerOptions<T> = {},
+  /** `informer()`'s, but `maxNamespaceWatches`: several `namespaces` are read with one cluster-wide list and watch here. */
+  options: Omit<InformerOptions<T>, 'maxNamespaceWatches'> = {},
 ): ShardedInformer<T> {
   /** The shards whose objects are kept: those held and those assigned (while running). */
   let wanted: ReadonlySet<number> = new Set();
@@ -124,14 +125,15 @@ export function shardedInformer<T extends KubeObject>(
     ownedChanges.next(next);
   };
 
-  const wants = (key: string | undefined): boolean => key === undefined || wanted.has(shards.shardOf(key));
+  const { namespace, inNamespaces } = shardedNamespaces(resource, options);
+  const wants = (key: string | undefined): boolean => key === undefined || (inNamespaces(key) && wanted.has(shards.shardOf(key)));
   const keepObject: KeepObject = (skeleton) => wants(rawKey(skeleton));
   const listWatch = filtered(
     isListWatch(source)
       ? source
       : httpListWatch(
           source,
-          { resource, namespace: options.namespace, labelSelector: options.labelSelector, fieldSelector: options.fieldSelector },
+          { resource, namespace, labelSelector: options.labelSelector, fieldSelector: options.fieldSelector },
           { ...options.http, lazyDecode: options.http?.lazyDecode ?? true, keepObject },
         ),
     wants,
@@ -295,6 +297,28 @@ export function shardedInformer<T extends KubeObject>(
     gate: <R>(key: string, work: () => ObservableInput<R>): Observable<R> =>
       defer(() => (owned.has(shards.shardOf(key)) ? shards.gate(key, work) : EMPTY)),
   };
+}
+
+/**
+ * Where a sharded informer reads: `namespace`, or the one namespace of `namespaces`; with several
+ * `namespaces`, the whole cluster (one list and watch) with the other namespaces' keys dropped on
+ * arrival like the other shards'. `maxNamespaceWatches` (one watch per namespace) is an error here.
+ */
+function shardedNamespaces(
+  resource: Pick<Resource<KubeObject>, 'namespaced'>,
+  options: Pick<InformerOptions<KubeObject>, 'namespace' | 'namespaces' | 'maxNamespaceWatches'>,
+): { readonly namespace: string | undefined; readonly inNamespaces: (key: string) => boolean } {
+  const all = () => true;
+  if (options.namespaces === undefined || !resource.namespaced) return { namespace: options.namespace, inNamespaces: all };
+  if (options.maxNamespaceWatches !== undefined)
+    throw new InformerError(
+      'Config',
+      `shardedInformer reads several namespaces with one cluster-wide list and watch: maxNamespaceWatches (${options.maxNamespaceWatches}) does not apply`,
+      { phase: 'config' },
+    );
+  const namespaces = new Set(options.namespaces);
+  if (namespaces.size === 1) return { namespace: [...namespaces][0], inNamespaces: all };
+  return { namespace: undefined, inNamespaces: (key) => namespaces.has(key.includes('/') ? key.slice(0, key.indexOf('/')) : '') };
 }
 
 function isListWatch(value: KubeConfig | ListWatch): value is ListWatch {
