@@ -3,6 +3,7 @@ import { testScheduler } from '../support/testScheduler.ts';
 import { map } from 'rxjs';
 import { InformerError, type KubeObject } from '../../src/index.ts';
 import type { BatchCause, Delta, DeltaType, Deltas, FifoOutput, SourceEvent } from '../../src/pipeline.ts';
+import type { FillReplace } from '../../src/3-deltas/deltas.ts';
 import { realFifo } from '../../src/3-deltas/realFifo.ts';
 import { deltaFifo } from '../../src/3-deltas/deltaFifo.ts';
 
@@ -141,4 +142,34 @@ describe('a relist that finds another object under a cached name (another uid)',
       });
     });
   });
+});
+
+describe('a fill list (FillReplace: a sharded informer filling shards that joined)', () => {
+  const a1 = o('a', '1'),
+    b1 = o('b', '1'),
+    b2 = o('b', '2'),
+    c3 = o('c', '3');
+  const fill = (rv: string, ...items: Obj[]): SourceEvent<Obj> => {
+    const event: FillReplace<Obj> = { type: 'replace', items, resourceVersion: rv, fill: true };
+    return event;
+  };
+  const both = [
+    ['realFifo', realFifo<Obj>],
+    ['deltaFifo', deltaFifo<Obj>],
+  ] as const;
+  for (const [name, fifo] of both) {
+    it(`${name}: no delta for an object held unchanged; changed, new and missing ones as in a plain replace`, () => {
+      testScheduler().run(({ cold, expectObservable }) => {
+        // a unchanged, b changed meanwhile, c new (its shard joined), and d gone.
+        const d1 = o('d', '1');
+        const source = cold('r-F|', { r: replace('1', a1, b1, d1), F: fill('3', a1, b2, c3) });
+        const order = (output: FifoOutput<Obj>) =>
+          output.type === 'deltas' ? output.items.map((i) => i.deltas.map((d) => `${d.type} ${i.key}`).join('+')).join(', ') : output.type;
+        expectObservable(source.pipe(fifo(), map(order))).toBe('x-y|', {
+          x: 'Replaced ns/a, Replaced ns/b, Replaced ns/d',
+          y: name === 'realFifo' ? 'Deleted ns/d, Replaced ns/b, Replaced ns/c' : 'Replaced ns/b, Replaced ns/c, Deleted ns/d',
+        });
+      });
+    });
+  }
 });

@@ -2,7 +2,18 @@ import { Observable, type OperatorFunction } from 'rxjs';
 import { keyOf as metaNamespaceKey } from '../0-model/objects.ts';
 import type { SourceEvent } from '../2-source/sourceEvent.ts';
 import { DeltaQueue } from './deltaQueue.ts';
-import { isTombstone, newestObject, recreatedDelta, type BatchCause, type Delta, type Deltas, type FifoOutput } from './deltas.ts';
+import type { FillReplace } from './deltas.ts';
+import {
+  isFill,
+  isTombstone,
+  isUnchanged,
+  newestObject,
+  recreatedDelta,
+  type BatchCause,
+  type Delta,
+  type Deltas,
+  type FifoOutput,
+} from './deltas.ts';
 import { forward } from '../util/forward.ts';
 
 /** What the consumer has cached (client-go's knownObjects): the informer passes its store. */
@@ -36,7 +47,9 @@ export interface DeltaFifoOptions<T> {
  *   {@link DeletedFinalStateUnknown} tombstone for every queued or known key the
  *   list no longer has (deletions missed while the watch was down). A listed object
  *   whose uid differs from the known or queued one's (its name deleted and created
- *   again meanwhile) gets such a tombstone of the old object just before its Replaced. Its
+ *   again meanwhile) gets such a tombstone of the old object just before its Replaced. A
+ *   {@link FillReplace} (a sharded informer filling shards that joined) hands on no Replaced for
+ *   an object the consumer holds unchanged (same resourceVersion). Its
  *   `rejectedKeys` (listed, but invalid) count as listed: no delta, no tombstone,
  *   whatever is known or queued for them stays.
  * - `resync` → Sync for every known object that has nothing queued.
@@ -89,7 +102,7 @@ export function deltaFifo<T extends { readonly metadata: { readonly name: string
         return queued[queued.length - 1]!.type === 'Deleted' ? undefined : newestObject(queued);
       };
 
-      const replace = (items: readonly T[], rejectedKeys: readonly string[]) => {
+      const replace = (items: readonly T[], rejectedKeys: readonly string[], fill: boolean) => {
         tombstoned?.clear();
         // Nothing known and nothing queued (the first list): nothing can be missing from it.
         if (queue.size === 0 && known().size === 0) {
@@ -101,8 +114,11 @@ export function deltaFifo<T extends { readonly metadata: { readonly name: string
         for (const item of items) {
           const key = keyOf(item);
           listed.add(key);
+          const previous = current(key);
+          // A list filling shards that joined: what it finds unchanged is no news.
+          if (fill && isUnchanged(previous, item)) continue;
           // Another object under the key (another uid): the deletion missed first, then the new object.
-          const missed = recreatedDelta(key, current(key), item);
+          const missed = recreatedDelta(key, previous, item);
           if (missed !== undefined) enqueue(key, missed);
           enqueue(key, { type: 'Replaced', object: item });
         }
@@ -208,7 +224,7 @@ export function deltaFifo<T extends { readonly metadata: { readonly name: string
             case 'deletedKey':
               return deleted(event.key, undefined, event.resourceVersion);
             case 'replace':
-              replace(event.items, event.rejectedKeys ?? []);
+              replace(event.items, event.rejectedKeys ?? [], isFill(event));
               return step('replace', event.resourceVersion);
             case 'resync':
               for (const [key, object] of known().entries()) if (!queue.has(key)) enqueue(key, { type: 'Sync', object });

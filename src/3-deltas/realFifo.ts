@@ -2,7 +2,7 @@ import { Observable, type OperatorFunction } from 'rxjs';
 import { keyOf as metaNamespaceKey } from '../0-model/objects.ts';
 import type { SourceEvent } from '../2-source/sourceEvent.ts';
 import type { DeltaFifoOptions, KnownObjects } from './deltaFifo.ts';
-import { recreatedDelta, type BatchCause, type Delta, type Deltas, type FifoOutput } from './deltas.ts';
+import { isFill, isUnchanged, recreatedDelta, type BatchCause, type Delta, type Deltas, type FifoOutput } from './deltas.ts';
 import { Fifo } from '../util/fifo.ts';
 import { forward } from '../util/forward.ts';
 
@@ -21,6 +21,7 @@ export type RealFifoOptions<T> = DeltaFifoOptions<T>;
  *   down; `rejectedKeys` count as listed), then Replaced for every listed object, in list order. A
  *   listed object whose uid differs from the known one's (its name deleted and created again
  *   meanwhile) comes as one entry of two deltas at its place: the old object's tombstone, then Replaced.
+ *   A `FillReplace` hands on no Replaced for an object the consumer holds unchanged;
  *   As client-go's PopBatch, a batch never holds a key twice: a list naming a key twice is handed
  *   on in consecutive batches, split before the repeat;
  * - `resync` → Sync for every known object, one batch;
@@ -97,11 +98,15 @@ export function realFifo<T extends { readonly metadata: { readonly name: string;
             if (!listed.has(key)) deltas.push([key, { type: 'Deleted', object: { finalStateUnknown: true, key, object } }]);
           }
         }
+        const fill = isFill(event);
         for (const item of event.items) {
           const key = keyOf(item);
+          const previous = known().get(key);
+          // A list filling shards that joined: what it finds unchanged is no news.
+          if (fill && isUnchanged(previous, item)) continue;
           const replaced: Delta<T> = { type: 'Replaced', object: item };
           // Another object under the key (another uid): the deletion missed, then the new object, as one entry.
-          const missed = recreatedDelta(key, known().get(key), item);
+          const missed = recreatedDelta(key, previous, item);
           deltas.push(missed === undefined ? [key, replaced] : [key, missed, replaced]);
         }
         emit('replace', event.resourceVersion, deltas);
