@@ -52,23 +52,25 @@ function compact(effect: SessionEffect<I>): string {
   }
 }
 
-function run(inputs: readonly SessionInput<I>[], tty = false): { state: SessionState<I>; effects: string[] } {
+function run(inputs: readonly SessionInput<I>[], tty = false, namespaces = 0): { state: SessionState<I>; effects: string[] } {
   let state = initialSession<I>();
   let effects: string[] = [];
   for (const input of inputs) {
-    const result = step({ server: SERVER, tty, startedAt: STARTED }, state, input, NOW);
+    const result = step({ server: SERVER, tty, startedAt: STARTED, namespaces }, state, input, NOW);
     state = result.state;
     effects = result.effects.map(compact);
   }
   return { state, effects };
 }
 
-const SUMMARY = (resources: string, objects: string) =>
-  `err: synced ${resources}, ${objects} in 42 ms; watching for changes (Ctrl-C to stop)`;
+const SUMMARY = (resources: string, objects: string, where = '') =>
+  `err: synced ${resources}, ${objects} in 42 ms${where}; watching for changes (Ctrl-C to stop)`;
 
 interface Row {
   readonly rule: string;
   readonly tty?: boolean;
+  /** `-n` with this many namespaces. */
+  readonly namespaces?: number;
   readonly given?: readonly SessionInput<I>[];
   readonly input: SessionInput<I>;
   readonly effects: readonly string[];
@@ -95,6 +97,18 @@ const rows: readonly Row[] = [
     given: [watch('pods', 'deployments.apps'), synced(0, 1)],
     input: synced(1, 2),
     effects: ['err: synced deployments.apps: 2 objects', SUMMARY('2 resources', '3 objects'), 'synced'],
+  },
+  {
+    rule: 'several namespaces: the summary counts resources, not informers (one per resource and namespace), and says in how many namespaces',
+    namespaces: 2,
+    given: [
+      watch('pods in shop', 'pods in payments', 'deployments.apps in shop', 'deployments.apps in payments'),
+      synced(0, 1),
+      synced(1, 1),
+      synced(2, 1),
+    ],
+    input: synced(3, 1),
+    effects: ['err: synced deployments.apps in payments: 1 object', SUMMARY('2 resources', '4 objects', ' (2 namespaces)'), 'synced'],
   },
   {
     rule: 'a state that says synced again changes nothing',
@@ -190,6 +204,13 @@ const rows: readonly Row[] = [
     given: [watch('pods', 'secrets'), error(0, 'Forbidden')],
     input: error(1, 'Forbidden', 'list', 'nope'),
     effects: ['detach 1', 'err: ! not watching secrets: forbidden (403): nope', 'failed: none of the 2 resources can be watched'],
+  },
+  {
+    rule: 'one resource in several namespaces, refused in each: the sentence says so',
+    namespaces: 2,
+    given: [watch('pods in a', 'pods in b'), error(0, 'Forbidden')],
+    input: error(1, 'Forbidden', 'list', 'nope'),
+    effects: ['detach 1', 'err: ! not watching pods in b: forbidden (403): nope', 'failed: cannot watch pods in any of the 2 namespaces'],
   },
   {
     rule: 'the watch fails once',
@@ -311,7 +332,7 @@ const rows: readonly Row[] = [
 
 describe('the watch session: step(state, input) → effects', () => {
   it.each(rows)('$rule', (row) => {
-    const { effects } = run([...(row.given ?? []), row.input], row.tty);
+    const { effects } = run([...(row.given ?? []), row.input], row.tty, row.namespaces);
     expect(effects).toEqual(row.effects);
   });
 
@@ -326,7 +347,12 @@ describe('the watch session: step(state, input) → effects', () => {
 
   it('after the first sync a store change costs no copy of the state', () => {
     const { state } = run([watch('pods'), synced(0, 1)]);
-    const next = step({ server: SERVER, tty: false, startedAt: STARTED }, state, { type: 'state', id: 0, size: 5, synced: true }, NOW);
+    const next = step(
+      { server: SERVER, tty: false, startedAt: STARTED, namespaces: 0 },
+      state,
+      { type: 'state', id: 0, size: 5, synced: true },
+      NOW,
+    );
     expect(next.state).toBe(state);
   });
 });

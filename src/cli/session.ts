@@ -68,6 +68,8 @@ export interface SessionConfig {
   readonly tty: boolean;
   /** When the session started, on the clock `step` is given (ms). */
   readonly startedAt: number;
+  /** How many namespaces were asked for (`-n a,b`: 2); 0 for all. Counts say resources, not informers. */
+  readonly namespaces: number;
 }
 
 export type SessionInput<I> =
@@ -170,6 +172,9 @@ function update<I>(state: SessionState<I>, w: WatchedResource<I>, patch: Partial
 
 const live = <I>(state: SessionState<I>) => state.resources.filter((w) => w.live);
 
+/** How many resources (by name: `pods` in two namespaces is one). */
+const names = <I>(resources: readonly WatchedResource<I>[]) => new Set(resources.map((w) => w.name)).size;
+
 /** A dynamic watch started an informer: a new resource, or (same label) the successor of a watch that replaced its predecessor. */
 function onStarted<I>(state: SessionState<I>, scope: number, r: NewResource<I>, out: Out<I>): SessionState<I> {
   const same = state.resources.find((w) => w.live && w.label === r.label);
@@ -259,7 +264,12 @@ function giveUp<I>(
   if (live(next).length === 0) {
     if (next.resources.length === 1) return fail(next, `cannot watch ${w.label}: ${why}`, out);
     out.push({ type: 'err', line: `! not watching ${w.label}: ${why}` });
-    return fail(next, `none of the ${count(next.resources.length, 'resource')} can be watched`, out);
+    const resources = names(next.resources);
+    const sentence =
+      resources === 1
+        ? `cannot watch ${w.name} in any of the ${count(config.namespaces, 'namespace')}`
+        : `none of the ${count(resources, 'resource')} can be watched`;
+    return fail(next, sentence, out);
   }
   out.push({ type: 'err', line: `! not watching ${w.label}: ${why}` });
   return checkAllSynced(config, next, now, out);
@@ -281,9 +291,11 @@ function checkAllSynced<I>(config: SessionConfig, state: SessionState<I>, now: n
     const counts = watched.filter((w) => w.count > 0).map((w) => `${w.label} ${w.count}`);
     if (counts.length) out.push({ type: 'err', line: `listed: ${counts.join(', ')}` });
   }
-  const took = `${count(total, 'object')} in ${now - config.startedAt} ms`;
+  // One informer per resource and namespace: the resources are counted by name, the namespaces said apart.
+  const where = config.namespaces > 1 ? ` (${count(config.namespaces, 'namespace')})` : '';
+  const took = `${count(total, 'object')} in ${now - config.startedAt} ms${where}`;
   out.push(
-    { type: 'err', line: `synced ${count(watched.length, 'resource')}, ${took}; watching for changes (Ctrl-C to stop)` },
+    { type: 'err', line: `synced ${count(names(watched), 'resource')}, ${took}; watching for changes (Ctrl-C to stop)` },
     { type: 'synced' },
   );
   return { ...state, allSynced: true };

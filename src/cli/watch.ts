@@ -110,7 +110,11 @@ interface Scope {
 }
 
 /** The namespaces asked for, as scopes; `several`: labels say which namespace (`pods in shop`). */
-function scopesOf(namespaces: readonly string[] | undefined): { readonly scopes: readonly Scope[]; readonly several: boolean } {
+function scopesOf(namespaces: readonly string[] | undefined): {
+  readonly scopes: readonly Scope[];
+  readonly several: boolean;
+  readonly asked: number;
+} {
   const asked = namespaces?.length ? [...new Set(namespaces)] : [];
   // Many namespaces: one informer per resource over all of them (not one connection or stream each).
   const scopes: readonly Scope[] =
@@ -119,7 +123,7 @@ function scopesOf(namespaces: readonly string[] | undefined): { readonly scopes:
       : asked.length > 0
         ? asked.map((namespace) => ({ namespace, label: namespace }))
         : [{ label: '' }];
-  return { scopes, several: asked.length > 1 };
+  return { scopes, several: asked.length > 1, asked: asked.length };
 }
 
 type Watchable = Informer<KubeObject>;
@@ -378,7 +382,7 @@ export async function watchCommand(kc: KubeConfig, command: WatchCommand, termin
   const selectors = { labelSelector: command.labelSelector, fieldSelector: command.fieldSelector };
   const view = { terminal, command, redact: command.showSecretValues ? undefined : secretRedactor() };
   const followed: DynamicScope[] = [];
-  const config = { server, tty: terminal.status !== undefined, startedAt: Date.now() };
+  const config = { server, tty: terminal.status !== undefined, startedAt: Date.now(), namespaces: scopes.asked };
   const shell = new SessionShell(config, view, (scope, name) => followed[scope]?.exclude(name));
 
   const watching = new Subscription();
