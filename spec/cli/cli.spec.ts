@@ -302,6 +302,37 @@ describe('rx-informer (the bin, against a TLS emulator)', () => {
     await slow.close();
   });
 
+  it('two webhooks to one origin are told apart (by their place among the --webhook flags), in problems and summaries', async () => {
+    const hook = await receiver((q, s) => void s.writeHead(q.url === '/down' ? 503 : 204).end());
+    const c = cli([
+      'watch',
+      'configmaps',
+      '-n',
+      'twins',
+      '--kubeconfig',
+      kubeconfig,
+      '--webhook',
+      `${hook.url}/up`,
+      '--webhook',
+      `${hook.url}/down`,
+    ]);
+    try {
+      await c.line('err', SYNCED);
+      api.create('configmaps', { metadata: { name: 'twin', namespace: 'twins' } });
+      await c.line('err', new RegExp(`^! webhook #2 ${hook.url}: 1 failed attempt \\(last: HTTP 503\\)`));
+      await until(() => hook.requests.some((r) => r.url === '/up'));
+    } finally {
+      c.proc.kill('SIGTERM');
+      expect((await c.exit).code).toBe(143);
+      await hook.close();
+    }
+    expect(c.err.slice(-2)).toEqual([
+      `webhook #1 ${hook.url}: 1 event delivered`,
+      `webhook #2 ${hook.url}: 0 events delivered, 1 not (1 unsent at exit)`,
+    ]);
+    for (const path of ['/up', '/down']) expect(c.raw()).not.toContain(`${hook.url}${path}`);
+  });
+
   it('SIGHUP (the terminal went away) flushes the sinks as SIGTERM does, then exits 129', async () => {
     const held: http.ServerResponse[] = [];
     const hook = await receiver((_q, s) => held.push(s));

@@ -109,6 +109,21 @@ function guardSinkCredentials(options: CliOptions): void {
   }
 }
 
+/** The sinks the command line asks for; two to one origin are told apart by their place (`webhook #2 http://host`). */
+async function sinksFor(options: CliOptions): Promise<EventSink[]> {
+  const [{ webhookSink }, { slackSink }, { sinkLabels }] = await Promise.all([
+    import('./webhook.ts'),
+    import('./slack.ts'),
+    import('./sinkUrl.ts'),
+  ]);
+  const report = (text: string) => err(`! ${text}`);
+  const [webhooks, slacks] = [sinkLabels('webhook', options.webhooks), sinkLabels('slack', options.slacks)];
+  return [
+    ...options.webhooks.map((t, i) => webhookSink(t, report, { label: webhooks[i]! })),
+    ...options.slacks.map((t, i) => slackSink(t, report, { label: slacks[i]! })),
+  ];
+}
+
 /** The watch command's options, from the command line's. */
 function watchOptions(options: CliOptions, sinks: readonly EventSink[], compression: Compression | undefined): WatchCommand {
   return {
@@ -211,9 +226,7 @@ async function watch(options: CliOptions): Promise<number> {
   guardSinkCredentials(options);
   if (options.showSecretValues) err('warning: --show-secret-values: Secret values will be printed and sent to every sink in clear');
 
-  const [{ webhookSink }, { slackSink }] = await Promise.all([import('./webhook.ts'), import('./slack.ts')]);
-  const report = (text: string) => err(`! ${text}`);
-  const sinks = [...options.webhooks.map((t) => webhookSink(t, report)), ...options.slacks.map((t) => slackSink(t, report))];
+  const sinks = await sinksFor(options);
   const cleanup: (() => Promise<void> | void)[] = [];
   const outcome = await watchUntilEnd(options, module && emulator ? { module, emulator } : undefined, sinks, ending, cleanup);
   await wrapUp(cleanup, sinks);
