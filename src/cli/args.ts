@@ -155,14 +155,11 @@ export type CommandLine =
   | { readonly kind: 'help' }
   | { readonly kind: 'version' }
   | { readonly kind: 'run'; readonly options: CliOptions }
-  /** Exit 2 with this message (one line) and {@link USAGE_HINT}. */
+  /** Exit 2 with this message (one line) and the pointer to `--help` (invocation.ts's `usageHint`). */
   | { readonly kind: 'usage'; readonly message: string };
 
 /** A namespace name as the API server accepts it (RFC 1123 label): also keeps the name out of harm's way in URLs. */
 const NAMESPACE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
-
-/** The pointer every usage error ends with, instead of the whole help. */
-export const USAGE_HINT = 'run `rx-informer --help` for usage';
 
 /**
  * What is wrong with the options, in our words (not parseArgs' own text): an

@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
 import type { Compression } from '../index.ts';
-import { HELP, USAGE_HINT, parseCommandLine, type CliOptions } from './args.ts';
+import { HELP, parseCommandLine, type CliOptions } from './args.ts';
 import type { DemoEmulator } from './demo.ts';
 import { printable } from './format.ts';
+import { startCommand, usageHint } from './invocation.ts';
 import { SecretScrubber } from './secrets.ts';
 import type { Terminal, WatchCommand } from './watch.ts';
 import type { EventSink } from './webhook.ts';
@@ -48,7 +49,7 @@ export async function run(argv: readonly string[]): Promise<number> {
       return EXIT.ok;
     case 'usage':
       err(`error: ${line.message}`);
-      err(USAGE_HINT);
+      err(usageHint());
       return EXIT.usage;
     case 'run':
       return watch(line.options);
@@ -175,7 +176,8 @@ async function watchUntilEnd(
     let compression = options.compression;
     if (demo) {
       const churn = options.churnIntervalMs ? { churnIntervalMs: options.churnIntervalMs } : {};
-      const running = await demo.module.startDemo({ log: err, ...churn }, demo.emulator);
+      const realCluster = startCommand('--kubeconfig ~/.kube/config');
+      const running = await demo.module.startDemo({ log: err, realCluster, ...churn }, demo.emulator);
       cleanup.push(running.close);
       kc = running.kubeConfig;
     } else {
