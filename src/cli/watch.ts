@@ -26,7 +26,15 @@ import { serve } from '../metrics/index.ts';
 import { jsonLine, messageOf } from './format.ts';
 import { prettyLine, toRecord } from './record.ts';
 import { isSecretResource, secretRedactor } from './redact.ts';
-import { initialSession, step, type NewResource, type SessionConfig, type SessionInput, type SessionState } from './session.ts';
+import {
+  initialSession,
+  step,
+  type NewResource,
+  type SessionConfig,
+  type SessionEffect,
+  type SessionInput,
+  type SessionState,
+} from './session.ts';
 import type { EventSink } from './webhook.ts';
 import type { ByteLimitOption } from './args.ts';
 import { discoveryFailed, explain } from './explain.ts';
@@ -234,7 +242,7 @@ class SessionShell {
     for (const subscription of this.subscriptions.values()) subscription.unsubscribe();
   }
 
-  private run(effect: ReturnType<typeof step<Watchable>>['effects'][number]): void {
+  private run(effect: SessionEffect<Watchable>): void {
     const { terminal } = this.view;
     switch (effect.type) {
       case 'err':
