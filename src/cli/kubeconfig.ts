@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join } from 'node:path';
 import { KubeConfig, loadYaml } from '@kubernetes/client-node';
+import { invocation, startCommand } from './invocation.ts';
 import { kubeConfigSecrets, parseErrorMessage, textSecrets, type SecretScrubber } from './secrets.ts';
 import { UsageError } from './watch.ts';
 
@@ -51,7 +52,7 @@ export function readKubeConfig(
   if (!path && files.length === 0 && !existsSync(sources.serviceAccountToken ?? SERVICE_ACCOUNT_TOKEN) && process.platform !== 'win32') {
     throw new UsageError(
       'no kubeconfig found: looked at $KUBECONFIG (not set), ~/.kube/config (no such file) and the in-cluster service account (not in a pod); ' +
-        'pass --kubeconfig FILE, or run `rx-informer start` without options for the built-in emulator',
+        `pass --kubeconfig FILE, or run \`${startCommand('', invocation(env))}\` without options for the built-in emulator`,
     );
   }
   // The files' text, for what a parse error could quote (read again here: the client reads them itself).

@@ -65,7 +65,7 @@ export function get(kc: KubeConfig, path: string, phase: ErrorPhase, settings: R
         subscriber.next({ response: opened });
       };
       const onError = (error: NodeJS.ErrnoException) => {
-        const detail = tlsFailure(error, cluster) ?? `${error.code ?? ''} ${error.message}`.trim();
+        const detail = tlsFailure(error, cluster) ?? networkDetail(error);
         fail(new InformerError('NetworkError', `${phase} ${url.pathname}: ${detail}`, { phase, cause: error }));
       };
       awaiting = 'connection';
@@ -122,6 +122,15 @@ const UNTRUSTED_CERTIFICATE = new Set([
   'CERT_CHAIN_TOO_LONG',
   'INVALID_CA',
 ]);
+
+/**
+ * A socket error's code and message, the code said once: Node's message for a refused connection already
+ * names it (`connect ECONNREFUSED 127.0.0.1:6443`), others do not (`ECONNRESET Client network socket disconnected …`).
+ */
+export function networkDetail(error: NodeJS.ErrnoException): string {
+  const code = error.code ?? '';
+  return code === '' || error.message.includes(code) ? error.message : `${code} ${error.message}`;
+}
 
 /**
  * A TLS verification failure in words that point at the kubeconfig, instead of Node's
