@@ -1,5 +1,5 @@
 import { Observable, asyncScheduler, type SchedulerLike } from 'rxjs';
-import type { ErrorReason, InformerError } from '../0-model/errors.ts';
+import { isFailure, type ErrorReason } from '../0-model/errors.ts';
 import type { InformerState } from '../4-store/reduceDeltas.ts';
 import { forward } from '../util/forward.ts';
 
@@ -48,20 +48,8 @@ export interface InformerHealth {
   readonly at: number;
 }
 
-/** Faults that leave the watch as it is: one bad object, a notice, a user function's throw. */
-const NOT_A_FAILURE: ReadonlySet<ErrorReason> = new Set<ErrorReason>([
-  'ValidationFailed',
-  'TransformError',
-  'IndexerError',
-  'HandlerError',
-  'NotAcceptable',
-  'UnknownEventType',
-]);
-
-/** Whether an error reported by an informer's source ended (or failed to open) a list or watch. */
-export function isFailure(error: InformerError): boolean {
-  return !NOT_A_FAILURE.has(error.reason) && error.phase !== 'decode' && error.phase !== 'handler';
-}
+/** Whether an error ended (or failed to open) a list or watch: the one classification, in 0-model/errors.ts. */
+export { isFailure } from '../0-model/errors.ts';
 
 /** How often {@link informerHealth} re-emits to refresh the ages (ms), by default. */
 export const HEALTH_INTERVAL_MS = 10_000;

@@ -22,6 +22,7 @@ import {
   type Informer,
   type KubeObject,
 } from '../index.ts';
+import { isPermanent } from '../0-model/errors.ts';
 import { serve } from '../metrics/index.ts';
 import { count, jsonLine, messageOf } from './format.ts';
 import { prettyLine, toRecord } from './record.ts';
@@ -85,9 +86,6 @@ export interface Watching {
 
 /** How often a long list's progress is shown, at most. */
 const LIST_PROGRESS_MS = 5_000;
-
-/** Before a resource has synced, these mean retrying cannot help: kubectl gives up on them too. */
-const PERMANENT: ReadonlySet<ErrorReason> = new Set<ErrorReason>(['BadRequest', 'Forbidden', 'NotFound']);
 
 /** Says what a connection or discovery failure means in words (one line, no control characters), and how long the server asked us to wait. */
 export function explain(error: unknown, server: string, secret = false): string {
@@ -384,7 +382,7 @@ export async function watchCommand(kc: KubeConfig, command: WatchCommand, termin
     );
     subscription.add(
       w.informer.errors$.subscribe((error) => {
-        if (!w.synced && error.phase === 'list' && PERMANENT.has(error.reason)) return giveUp(w, error);
+        if (!w.synced && error.phase === 'list' && isPermanent(error)) return giveUp(w, error);
         if (w.drop && (error.reason === 'NotFound' || error.reason === 'VeryShortWatch') && !w.hints.has(error.reason))
           return void w.hints.add(error.reason);
         terminal.err(`! ${w.label}: ${explain(error, server, w.secret)}`);
