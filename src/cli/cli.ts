@@ -147,6 +147,7 @@ async function watch(options: CliOptions): Promise<number> {
           ...(options.fields ? { fields: options.fields } : {}),
           ...(options.ignore ? { ignore: options.ignore } : {}),
           ...(options.metricsPort !== undefined ? { metricsPort: options.metricsPort } : {}),
+          ...(options.metricsAddress !== undefined ? { metricsAddress: options.metricsAddress } : {}),
           ...(options.byteLimits ? { byteLimits: options.byteLimits } : {}),
           ...(compression !== undefined ? { compression } : {}),
         },

@@ -54,6 +54,8 @@ export interface WatchCommand {
   readonly ignore?: readonly string[];
   /** Serve /healthz, /readyz and /metrics on this port (`--metrics-port`). */
   readonly metricsPort?: number;
+  /** Listen on this address only (`--metrics-address`); default: every interface, as in-cluster scraping needs. */
+  readonly metricsAddress?: string;
   /** Byte limits of the transport and of discovery (`--max-list-bytes` …); the library's defaults otherwise. */
   readonly byteLimits?: Readonly<Partial<Record<ByteLimitOption, number>>>;
   /** What the informers and discovery ask the server for (`--compression`); the library's default (gzip) otherwise. */
@@ -399,8 +401,11 @@ export async function watchCommand(kc: KubeConfig, command: WatchCommand, termin
   const watching = new Subscription();
   if (command.metricsPort !== undefined) {
     watching.add(
-      serve(factory, { port: command.metricsPort }).subscribe({
-        next: (s) => terminal.err(`serving /healthz, /readyz and /metrics on port ${s.port}`),
+      serve(factory, { port: command.metricsPort, host: command.metricsAddress }).subscribe({
+        next: (s) =>
+          terminal.err(
+            `serving /healthz, /readyz and /metrics on ${command.metricsAddress === undefined ? 'every interface' : s.host}, port ${s.port}`,
+          ),
         error: (error: unknown) => terminal.err(`! cannot serve metrics on port ${command.metricsPort}: ${messageOf(error)}`),
       }),
     );
