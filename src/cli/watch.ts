@@ -24,6 +24,7 @@ import {
 } from '../index.ts';
 import { isPermanent } from '../0-model/errors.ts';
 import { serve } from '../metrics/index.ts';
+import { ServedSet } from './served.ts';
 import { count, jsonLine, messageOf } from './format.ts';
 import { prettyLine, toRecord } from './record.ts';
 import { isSecretResource, secretRedactor } from './redact.ts';
@@ -289,7 +290,7 @@ export async function watchCommand(kc: KubeConfig, command: WatchCommand, termin
   let resolveFailed: (sentence: string) => void = () => undefined;
   const failed = new Promise<string>((resolve) => (resolveFailed = resolve));
   /** The resources watched now. */
-  const live = new Set<Watched>();
+  const live = new ServedSet<Watched>();
 
   const showProgress = () => {
     const all = [...live];
@@ -401,7 +402,7 @@ export async function watchCommand(kc: KubeConfig, command: WatchCommand, termin
   const watching = new Subscription();
   if (command.metricsPort !== undefined) {
     watching.add(
-      serve(factory, { port: command.metricsPort, host: command.metricsAddress }).subscribe({
+      serve(live, { port: command.metricsPort, host: command.metricsAddress }).subscribe({
         next: (s) =>
           terminal.err(
             `serving /healthz, /readyz and /metrics on ${command.metricsAddress === undefined ? 'every interface' : s.host}, port ${s.port}`,
@@ -484,6 +485,7 @@ export async function watchCommand(kc: KubeConfig, command: WatchCommand, termin
           // The same resource from a dynamic watch that replaced its predecessor: carry on with the new informer.
           w.subscription.unsubscribe();
           w.informer = event.informer;
+          live.touch();
           attach(w);
           return;
         }

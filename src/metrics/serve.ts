@@ -109,9 +109,7 @@ export function serve(informers: Served, options: ServeOptions = {}): Observable
         case '/livez':
           return respond(res, 200, 'ok\n');
         case '/readyz': {
-          const checks = healths.map((h) => readiness([h], now, options));
-          const ready = checks.every((c) => c.ready);
-          const lines = checks.map((c, n) => (c.ready ? `[+]${healths[n]!.name} ok` : `[-]${c.reasons.join('; ')}`));
+          const { ready, lines } = readyzLines(healths, now, options);
           return respond(res, ready ? 200 : 503, `${[...lines, ready ? 'ok' : 'not ready'].join('\n')}\n`);
         }
         case '/metrics': {
@@ -179,4 +177,31 @@ function combineHealth(informers: readonly Informer<KubeObject>[]): Observable<r
     );
     return subscription;
   });
+}
+
+/**
+ * `/readyz`'s lines: one per resource name (its informers for several namespaces together: ready when all are),
+ * each escaped to one line (a name from discovery may hold any character; a newline must not forge a line).
+ */
+export function readyzLines(
+  healths: readonly InformerHealth[],
+  now: number,
+  options: StalenessOptions,
+): { readonly ready: boolean; readonly lines: readonly string[] } {
+  const byName = new Map<string, InformerHealth[]>();
+  for (const h of healths) byName.set(h.name, [...(byName.get(h.name) ?? []), h]);
+  let ready = true;
+  const lines = [...byName].map(([name, group]) => {
+    const check = readiness(group, now, options);
+    ready &&= check.ready;
+    return escapeLine(check.ready ? `[+]${name} ok` : `[-]${[...new Set(check.reasons)].join('; ')}`);
+  });
+  return { ready, lines };
+}
+
+/** Control characters (a line feed, a carriage return, …) and backslashes as escapes: one line, nothing forged. */
+function escapeLine(line: string): string {
+  return line.replace(/[\\\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) =>
+    c === '\\' ? '\\\\' : c === '\n' ? '\\n' : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }
