@@ -37,7 +37,8 @@ const ok = (_req: unknown, res: import('node:http').ServerResponse) => res.end('
 
 describe('the probe server under slow and hostile clients', () => {
   it('is configured with its limits: headers 10 s (checked by Node every 1 s, not 30 s), 8 KiB, 64 connections', () => {
-    const server = probeServer(ok);
+    // Node sets both from the options; its types do not list them.
+    const server = probeServer(ok) as Server & { readonly connectionsCheckingInterval: number; readonly maxHeaderSize: number };
     expect(PROBE_SERVER_LIMITS).toEqual({
       headersTimeoutMs: 10_000,
       requestTimeoutMs: 10_000,
