@@ -118,12 +118,13 @@ describe('watch --fields / --ignore / --metrics-port', () => {
         expect(await ready.text()).toBe('[+]pods ok\nok\n');
         const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
         expect(metrics).toContain('informer_store_objects{name="pods"} 1');
-        expect(metrics).toContain('informer_watching{name="pods"} 1');
         api.patch('pods', 'shop', 'web-1', { metadata: { labels: { noise: 'yes' } } });
         api.patch('pods', 'shop', 'web-1', { spec: { containers: [{ name: 'c', image: 'nginx:2' }] } });
         // One spec change more: events are printed in order, so a line for either change before it would show up before its own.
         api.patch('pods', 'shop', 'web-1', { spec: { containers: [{ name: 'c', image: 'nginx:3' }] } });
         await until(() => out.length >= 2);
+        // Watching: the server has sent events on the watch.
+        expect(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()).toContain('informer_watching{name="pods"} 1');
         expect(out).toEqual([
           expect.stringMatching(/UPDATED pods shop\/web-1  spec\.containers\[0\]\.image: "nginx:1" → "nginx:2"$/),
           expect.stringMatching(/UPDATED pods shop\/web-1  spec\.containers\[0\]\.image: "nginx:2" → "nginx:3"$/),
