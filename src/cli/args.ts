@@ -252,16 +252,9 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
   if (typeof fields === 'string') return { kind: 'usage', message: fields };
   const ignore = patterns('--ignore', values.ignore);
   if (typeof ignore === 'string') return { kind: 'usage', message: ignore };
-  let metricsPort: number | undefined;
-  if (values['metrics-port'] !== undefined) {
-    metricsPort = Number(values['metrics-port']);
-    if (!/^\d+$/.test(values['metrics-port']) || metricsPort > 65535)
-      return { kind: 'usage', message: '--metrics-port must be a port number (0-65535)' };
-  }
-  const metricsAddress = parseAddress(values['metrics-address']);
-  if (metricsAddress === null) return { kind: 'usage', message: `--metrics-address must be an IP address or a host name, e.g. 127.0.0.1` };
-  if (metricsAddress !== undefined && metricsPort === undefined)
-    return { kind: 'usage', message: '--metrics-address needs --metrics-port (the port to serve on)' };
+  const probe = probeFlags(values['metrics-port'], values['metrics-address']);
+  if (typeof probe === 'string') return { kind: 'usage', message: probe };
+  const { metricsPort, metricsAddress } = probe;
   const byteLimits: Partial<Record<ByteLimitOption, number>> = {};
   for (const [flag, option] of Object.entries(BYTE_LIMIT_FLAGS) as [keyof typeof BYTE_LIMIT_FLAGS, ByteLimitOption][]) {
     const given = values[flag];
@@ -308,6 +301,19 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
       ...(compression !== undefined ? { compression } : {}),
     },
   };
+}
+
+/** `--metrics-port` and `--metrics-address`, or what is wrong with them. */
+function probeFlags(
+  port: string | undefined,
+  address: string | undefined,
+): { readonly metricsPort: number | undefined; readonly metricsAddress: string | undefined } | string {
+  const metricsPort = port === undefined ? undefined : Number(port);
+  if (port !== undefined && (!/^\d+$/.test(port) || metricsPort! > 65535)) return '--metrics-port must be a port number (0-65535)';
+  const metricsAddress = parseAddress(address);
+  if (metricsAddress === null) return '--metrics-address must be an IP address or a host name, e.g. 127.0.0.1';
+  if (metricsAddress !== undefined && metricsPort === undefined) return '--metrics-address needs --metrics-port (the port to serve on)';
+  return { metricsPort, metricsAddress };
 }
 
 /** `--metrics-address`: an IPv4 or IPv6 address (`[::1]` as well) or a host name; null when it is neither. */
