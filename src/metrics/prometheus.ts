@@ -266,7 +266,7 @@ export function healthFamilies(snapshots: readonly InformerHealth[], now: number
   return [
     family(
       'informer_watching',
-      '1 while a watch is open (no failure since it was opened), else 0.',
+      '1 while a watch the server has accepted is open (a frame came from it, no failure since), else 0.',
       'gauge',
       by((h) => (h.watching ? 1 : 0)),
     ),
