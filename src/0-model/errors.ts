@@ -131,22 +131,63 @@ export class InformerError extends Error {
 }
 
 /**
- * Faults about one object (or one subscriber), not about the connection: the
- * watch goes on after them. Everything else means the list or watch failed.
+ * What a reason means for the list or watch it came with — the one classification that
+ * `isFailure` (health, backoff), `isObjectFault`, `isNotice`, `isResumable` and the CLI's
+ * `isPermanent` read:
+ *
+ * - `failure`: the list or watch failed (or could not open); health counts it, the reflector recovers.
+ * - `object`: about one object or one subscriber; the watch goes on.
+ * - `notice`: worth knowing, failed nothing (the request it came with succeeded).
+ *
+ * `resumable`: after it, the same watch may simply be opened again from its resourceVersion (at
+ * once after progress, else after the backoff); any other failure relists after the backoff.
+ * `permanent`: before a resource has synced, retrying cannot help (kubectl gives up on it too).
  */
-const objectFaults: ReadonlySet<ErrorReason> = new Set<ErrorReason>([
-  'ValidationFailed',
-  'TransformError',
-  'IndexerError',
-  'UnknownEventType',
-  'HandlerError',
-]);
+export interface ReasonClass {
+  readonly kind: 'failure' | 'object' | 'notice';
+  readonly resumable?: true;
+  readonly permanent?: true;
+}
 
-/**
- * Notices: something worth knowing that failed nothing (the request they came with
- * succeeded). The reflector neither backs off nor ends a watch on them.
- */
-const notices: ReadonlySet<ErrorReason> = new Set<ErrorReason>(['NotAcceptable']);
+const failure: ReasonClass = { kind: 'failure' };
+const resumable: ReasonClass = { kind: 'failure', resumable: true };
+const permanent: ReasonClass = { kind: 'failure', permanent: true };
+const object: ReasonClass = { kind: 'object' };
+
+/** Every {@link ErrorReason}, classified (`satisfies` makes a new reason without a row a type error). */
+export const REASON_CLASSES = {
+  Expired: failure,
+  Gone: failure,
+  TooManyRequests: failure,
+  ServerError: resumable,
+  Unauthorized: failure,
+  Forbidden: permanent,
+  NotFound: permanent,
+  BadRequest: permanent,
+  Invalid: failure,
+  Conflict: failure,
+  NetworkError: resumable,
+  Timeout: resumable,
+  VeryShortWatch: failure,
+  MalformedLine: failure,
+  ListTooLong: failure,
+  UnknownEventType: object,
+  ValidationFailed: object,
+  TransformError: object,
+  IndexerError: object,
+  WatchError: resumable,
+  HandlerError: object,
+  Config: failure,
+  CredentialPlugin: failure,
+  NotAcceptable: { kind: 'notice' },
+  ResponseTooLarge: failure,
+  Unknown: resumable,
+} as const satisfies Record<ErrorReason, ReasonClass>;
+
+/** How {@link REASON_CLASSES} classifies a reason (a reason it does not know, from a cast, is a failure). */
+export function classOf(reason: ErrorReason): ReasonClass {
+  return (REASON_CLASSES as Readonly<Record<string, ReasonClass>>)[reason] ?? failure;
+}
 
 /** The longest `Retry-After` honoured, in seconds: a larger one would overflow Node's timers, and is not sane. */
 export const MAX_RETRY_AFTER_SECONDS = 300;
@@ -156,21 +197,14 @@ export function clampRetryAfter(seconds: number): number {
   return Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(0, seconds));
 }
 
-/**
- * Transport and server faults after which the same watch may simply be opened again from
- * its resourceVersion (at once after progress, else after the backoff). Any other reason,
- * including ones added later (e.g. a response over a size limit), relists after the backoff.
- */
-const resumable: ReadonlySet<ErrorReason> = new Set<ErrorReason>(['NetworkError', 'Timeout', 'ServerError', 'WatchError', 'Unknown']);
-
 /** True for a fault after which a watch is resumed rather than relisted (see `afterWatch`). */
 export function isResumable(error: InformerError): boolean {
-  return resumable.has(error.reason);
+  return classOf(error.reason).resumable === true;
 }
 
 /** True for a notice (`NotAcceptable`): reported once, no request failed, nothing to recover from. */
 export function isNotice(error: InformerError): boolean {
-  return notices.has(error.reason);
+  return classOf(error.reason).kind === 'notice';
 }
 
 /**
@@ -179,7 +213,20 @@ export function isNotice(error: InformerError): boolean {
  * the watch on it).
  */
 export function isObjectFault(error: InformerError): boolean {
-  return objectFaults.has(error.reason) || notices.has(error.reason);
+  return classOf(error.reason).kind !== 'failure';
+}
+
+/**
+ * Whether an error reported by an informer's source ended (or failed to open) a list or watch:
+ * what health counts in `consecutiveFailures` (the complement of {@link isObjectFault}).
+ */
+export function isFailure(error: InformerError): boolean {
+  return !isObjectFault(error);
+}
+
+/** Before a resource has synced, a list that fails with this cannot succeed by retrying (400, 403, 404). */
+export function isPermanent(error: InformerError): boolean {
+  return classOf(error.reason).permanent === true;
 }
 
 /**
