@@ -150,6 +150,8 @@ const TLS = /\bTLS\b|\bSSL\b|ERR_SSL_|EPROTO|handshake/i;
 
 /** A connection failure in words: a certificate or TLS problem is said to be one, not "cannot reach". */
 function networkFailure(message: string, server: string): string {
+  // Not the server's fault: this process has no descriptor left for a connection.
+  if (/\bE[MN]FILE\b|too many open files/i.test(message)) return `cannot open a connection to the API server at ${server}: ${message}`;
   if (CERTIFICATE.test(message)) return `cannot trust the API server at ${server} (TLS certificate): ${tlsAdvice(message)}`;
   if (TLS.test(message)) return `the TLS handshake with the API server at ${server} failed: ${message}`;
   return `cannot reach the API server at ${server}: ${message}`;

@@ -8,6 +8,8 @@ interface Slot {
   readonly connections: Set<Http2Connection>;
   /** The server answered ALPN with HTTP/1.1: requests with this material go over HTTP/1.1 without asking again. */
   http1Only: boolean;
+  /** A connection of this slot speaks HTTP/2. */
+  h2: boolean;
 }
 
 /** Per KubeConfig (any object), per cluster and user: the HTTP/2 connections for the TLS material seen last. */
@@ -40,7 +42,7 @@ export function reserveStream(
     for (const connection of slot.connections) connection.retire();
     slot = undefined;
   }
-  if (!slot) bySlot.set(slotKey, (slot = { digest, connections: new Set(), http1Only: false }));
+  if (!slot) bySlot.set(slotKey, (slot = { digest, connections: new Set(), http1Only: false, h2: false }));
   if (slot.http1Only && !forceH2) return {};
   let connection = [...slot.connections].find((candidate) => candidate.usable);
   if (!connection) {
@@ -52,12 +54,23 @@ export function reserveStream(
     void opened.ready.then(
       (negotiated) => {
         if (!negotiated.h2) owningSlot.http1Only = true;
+        else owningSlot.h2 = true;
       },
       () => undefined,
     );
   }
   connection.reserved++;
   return { connection };
+}
+
+/**
+ * What the server of this slot answered ALPN, as far as known now: `h2`, `http1`, or undefined (not asked
+ * yet, or no answer yet).
+ */
+export function negotiatedProtocol(owner: object, slotKey: string): 'h2' | 'http1' | undefined {
+  const slot = slots.get(owner)?.get(slotKey);
+  if (slot?.http1Only) return 'http1';
+  return slot?.h2 ? 'h2' : undefined;
 }
 
 /** Every HTTP/2 connection of `owner` (tests and diagnostics). */
