@@ -19,6 +19,7 @@ import {
   type TurnsState,
 } from '../../src/5-informer/connectionTurns.ts';
 import { fakeListWatch, listPage } from '../../src/testing/index.ts';
+import type { WatchFrame } from '../../src/1-transport/listWatch.ts';
 import { leakCheckingScheduler } from '../../marbles/support/leakCheckingScheduler.ts';
 
 const T = DEFAULT_TURN_MS;
@@ -255,7 +256,7 @@ describe('takingTurns: namespaces taking turns, in virtual time at the default t
     const scheduler = leakCheckingScheduler(60_000);
     scheduler.run(({ cold }) => {
       const turns = new ConnectionTurns({ capacity: 1 }, scheduler);
-      const watches = (n: number) => Array.from({ length: n }, () => cold('100ms |'));
+      const watches = (n: number) => Array.from({ length: n }, () => cold<WatchFrame>('100ms |'));
       const a = fakeListWatch({ watches: watches(5) }, { scheduler });
       const b = fakeListWatch({ watches: watches(5) }, { scheduler });
       const c = fakeListWatch({ watches: watches(5) }, { scheduler });
