@@ -10,6 +10,9 @@ import { isRecord } from '../util/isRecord.ts';
  * - `ServerError`: HTTP 5xx.
  * - `Unauthorized`/`Forbidden`/`NotFound`/`BadRequest`/`Invalid`/`Conflict`: the matching HTTP status.
  * - `NetworkError`: connection refused or reset, DNS, TLS.
+ * - `ProtocolError`: HTTP/2 broken by the server or a proxy before it (a malformed frame or header block, a stream
+ *   reset with a protocol error code) or a connection it closed with an error code (GOAWAY `ENHANCE_YOUR_CALM`, …).
+ *   Handled like `NetworkError`: the watch resumes (on a new connection), a list is retried after the backoff.
  * - `Timeout`: a request or a watch stalled and was aborted.
  * - `VeryShortWatch`: a watch ended at once with no event (counts as a failure for backoff).
  * - `MalformedLine`: a watch line that is not JSON, not an object, or too long; a response body that cannot be
@@ -42,6 +45,7 @@ export type ErrorReason =
   | 'Invalid'
   | 'Conflict'
   | 'NetworkError'
+  | 'ProtocolError'
   | 'Timeout'
   | 'VeryShortWatch'
   | 'MalformedLine'
@@ -158,7 +162,14 @@ export function clampRetryAfter(seconds: number): number {
  * its resourceVersion (at once after progress, else after the backoff). Any other reason,
  * including ones added later (e.g. a response over a size limit), relists after the backoff.
  */
-const resumable: ReadonlySet<ErrorReason> = new Set<ErrorReason>(['NetworkError', 'Timeout', 'ServerError', 'WatchError', 'Unknown']);
+const resumable: ReadonlySet<ErrorReason> = new Set<ErrorReason>([
+  'NetworkError',
+  'ProtocolError',
+  'Timeout',
+  'ServerError',
+  'WatchError',
+  'Unknown',
+]);
 
 /** True for a fault after which a watch is resumed rather than relisted (see `afterWatch`). */
 export function isResumable(error: InformerError): boolean {

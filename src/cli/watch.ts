@@ -105,6 +105,8 @@ function explainReason(error: unknown, server: string, secret: boolean): string 
     switch (error.reason) {
       case 'NetworkError':
         return networkFailure(messageOf(error), server);
+      case 'ProtocolError':
+        return `HTTP/2 failure from the API server at ${server} (or a proxy before it), not a network fault: ${messageOf(error)}`;
       case 'Unauthorized':
         return `the API server at ${server} rejected our credentials (401 Unauthorized): check the token or certificate in the kubeconfig`;
       case 'Forbidden':

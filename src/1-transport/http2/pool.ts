@@ -24,7 +24,8 @@ export type Route = { readonly connection: Http2Connection } | { readonly connec
  * open connection with room under the server's `SETTINGS_MAX_CONCURRENT_STREAMS`,
  * else a new one (requests that start together share the one being opened).
  * When the material changed, the previous connections are retired: streams
- * in flight finish on them, new ones go to a new connection.
+ * in flight finish on them, new ones go to a new connection. `avoid`: connections
+ * not to use (they refused this request's stream).
  */
 export function reserveStream(
   owner: object,
@@ -34,6 +35,7 @@ export function reserveStream(
   tlsOptions: tls.ConnectionOptions,
   forceH2: boolean,
   options: Http2Options,
+  avoid: ReadonlySet<Http2Connection> = new Set(),
 ): Route {
   let bySlot = slots.get(owner);
   if (!bySlot) slots.set(owner, (bySlot = new Map()));
@@ -44,7 +46,7 @@ export function reserveStream(
   }
   if (!slot) bySlot.set(slotKey, (slot = { digest, connections: new Set(), http1Only: false, h2: false }));
   if (slot.http1Only && !forceH2) return {};
-  let connection = [...slot.connections].find((candidate) => candidate.usable);
+  let connection = [...slot.connections].find((candidate) => candidate.usable && !avoid.has(candidate));
   if (!connection) {
     const connections = slot.connections;
     connection = new Http2Connection(url, tlsOptions, forceH2, options, (closed) => connections.delete(closed));
