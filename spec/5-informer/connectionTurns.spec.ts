@@ -26,6 +26,8 @@ const T = DEFAULT_TURN_MS;
 const config: TurnsConfig = { capacity: 2, turnMs: T };
 const list = (id: number): TurnsInput => ({ type: 'request', id, kind: 'list', lastTurn: -1 });
 const watch = (id: number, lastTurn = -1): TurnsInput => ({ type: 'request', id, kind: 'watch', lastTurn });
+const stream = (id: number): TurnsInput => ({ type: 'request', id, kind: 'stream', lastTurn: -1 });
+const settled = (id: number): TurnsInput => ({ type: 'settled', id });
 const done = (id: number, exhausted = false): TurnsInput => ({ type: 'done', id, exhausted });
 const check: TurnsInput = { type: 'check' };
 
@@ -47,6 +49,7 @@ describe('turnsStep: the rules', () => {
     readonly held?: readonly number[];
     readonly waiting?: readonly number[];
     readonly capacity?: number;
+    readonly c?: TurnsConfig;
   }[] = [
     {
       rule: 'a free connection: granted at once, not shortened when nobody waits',
@@ -138,6 +141,49 @@ describe('turnsStep: the rules', () => {
       effects: [{ type: 'yield', id: 1 }],
     },
     {
+      rule: 'a streaming list (watchList) goes with the lists, before watches, and is never shortened',
+      steps: [
+        [list(1), 0],
+        [watch(2), 0],
+        [stream(3), 0],
+        [watch(4), 0],
+        [done(1), 5],
+      ],
+      effects: [grant(3, 2)],
+      c: { capacity: 1, turnMs: T },
+    },
+    {
+      rule: 'a streaming list does not give way before its initial events are in (no check armed)',
+      steps: [
+        [stream(1), 0],
+        [watch(2), 1],
+        [check, 10 * T],
+      ],
+      effects: [],
+      c: { capacity: 1, turnMs: T },
+    },
+    {
+      rule: 'its initial events in, it is a watch that came then: due one turn later',
+      steps: [
+        [stream(1), 0],
+        [watch(2), 1],
+        [settled(1), 500],
+      ],
+      effects: [{ type: 'arm', delayMs: T }],
+      c: { capacity: 1, turnMs: T },
+    },
+    {
+      rule: 'and then gives way like a watch',
+      steps: [
+        [stream(1), 0],
+        [watch(2), 1],
+        [settled(1), 500],
+        [check, 500 + T],
+      ],
+      effects: [{ type: 'yield', id: 1 }],
+      c: { capacity: 1, turnMs: T },
+    },
+    {
       rule: 'lists are never told to give way',
       steps: [
         [list(1), 0],
@@ -184,8 +230,8 @@ describe('turnsStep: the rules', () => {
       capacity: 1,
     },
   ];
-  it.each(rows)('$rule', ({ steps, effects, held, waiting, capacity }) => {
-    const out = play(steps);
+  it.each(rows)('$rule', ({ steps, effects, held, waiting, capacity, c }) => {
+    const out = play(steps, c);
     expect(out.effects).toEqual(effects);
     if (held) expect(out.state.held.map((h) => h.id)).toEqual(held);
     if (waiting) expect(out.state.waiting.map((w) => w.id)).toEqual(waiting);
@@ -275,6 +321,32 @@ describe('takingTurns: namespaces taking turns, in virtual time at the default t
         expect(b.watches.map((w) => w.calledAt)).toEqual([200]);
         expect(a.watches.map((w) => w.calledAt)).toEqual([0, 300]);
       }, 1000);
+    });
+  });
+
+  it('a streaming list (watchList) holds its connection until its initial events are in, then gives way one turn later', () => {
+    const scheduler = leakCheckingScheduler(60_000);
+    scheduler.run(({ cold }) => {
+      const turns = new ConnectionTurns({ capacity: 1 }, scheduler);
+      const end = {
+        type: 'BOOKMARK',
+        object: { metadata: { resourceVersion: '9', annotations: { 'k8s.io/initial-events-end': 'true' } } },
+      };
+      const a = fakeListWatch({ watches: [cold<WatchFrame>('5s e', { e: end })] }, { scheduler });
+      const b = fakeListWatch({ watches: [cold('-')] }, { scheduler });
+      const ends: number[] = [];
+      const sa = takingTurns(a, turns, gated)
+        .watch({ resourceVersion: '', sendInitialEvents: true, timeoutSeconds: 300 })
+        .subscribe({ complete: () => ends.push(scheduler.now()) });
+      const sb = takingTurns(b, turns, gated).watch({ resourceVersion: '9', timeoutSeconds: 300 }).subscribe();
+      scheduler.schedule(() => {
+        // Not shortened though b waited; not told to give way during its 5 s of initial events.
+        expect(a.watches[0]!.options.timeoutSeconds).toBe(300);
+        expect(ends).toEqual([5000 + T]);
+        expect(b.watches[0]!.calledAt).toBe(5000 + T);
+        sa.unsubscribe();
+        sb.unsubscribe();
+      }, 20_000);
     });
   });
 

@@ -1,5 +1,6 @@
 import { Observable, asyncScheduler, type SchedulerLike, type Subscription } from 'rxjs';
 import type { ListWatch, WatchOptions } from '../1-transport/listWatch.ts';
+import { isRecord } from '../util/isRecord.ts';
 
 // Turns at a bounded set of HTTP/1.1 connections, for the per-namespace fallback of an informer over many
 // namespaces (docs/transport.md › Many namespaces). Over HTTP/1.1 a request holds a connection (a socket, a
@@ -17,7 +18,11 @@ export const DEFAULT_HTTP1_CONNECTIONS = 64;
 /** How long a watch holds its connection while other requests wait. At least 1 s: a watch ended sooner with no event is a `VeryShortWatch`. */
 export const DEFAULT_TURN_MS = 2_000;
 
-export type TurnKind = 'list' | 'watch';
+/**
+ * `list`: a list page; `stream`: a streaming list (a watch with `sendInitialEvents`, `watchList: true`), a list
+ * until its initial events are in, then a watch; `watch`: a watch.
+ */
+export type TurnKind = 'list' | 'stream' | 'watch';
 
 export interface TurnsConfig {
   readonly capacity: number;
@@ -27,9 +32,12 @@ export interface TurnsConfig {
 interface Held {
   readonly id: number;
   readonly kind: TurnKind;
+  /** Since when it holds its connection (a streaming list: since its initial events were in). */
   readonly since: number;
   /** Asked the server to end it after `turnMs`. */
   readonly shortened: boolean;
+  /** May be told to give way: a watch, or a streaming list past its initial events; never a list. */
+  readonly yieldable: boolean;
   /** Told to end (its `done` is on the way). */
   readonly yielding: boolean;
 }
@@ -54,6 +62,8 @@ export interface TurnsState {
 
 export type TurnsInput =
   | { readonly type: 'request'; readonly id: number; readonly kind: TurnKind; readonly lastTurn: number }
+  /** A streaming list's initial events are in: from now on it is a watch like any other. */
+  | { readonly type: 'settled'; readonly id: number }
   /**
    * A request ended, or left while it waited; `exhausted`: it failed for want of a file descriptor
    * (`EMFILE`/`ENFILE`), so fewer connections are held from now on.
@@ -76,7 +86,7 @@ export function initialTurns(config: TurnsConfig): TurnsState {
 
 /** The waiter that goes next: the first list, else the watch whose namespace had its turn longest ago (then: first come). */
 function nextWaiting(waiting: readonly Waiting[]): number {
-  const list = waiting.findIndex((w) => w.kind === 'list');
+  const list = waiting.findIndex((w) => w.kind !== 'watch');
   if (list >= 0) return list;
   let best = 0;
   for (let i = 1; i < waiting.length; i++) if (waiting[i]!.lastTurn < waiting[best]!.lastTurn) best = i;
@@ -103,16 +113,18 @@ export function turnsStep(
     waiting = waiting.filter((w) => w.id !== input.id);
     // Out of descriptors: at most as many as the others hold now, and one fewer than before each time.
     if (input.exhausted) capacity = Math.max(1, Math.min(capacity - 1, held.length));
+  } else if (input.type === 'settled') {
+    held = held.map((h) => (h.id === input.id && h.kind === 'stream' && !h.yieldable ? { ...h, yieldable: true, since: now } : h));
   } else checkAt = Infinity;
   while (held.length < capacity && waiting.length > 0) {
     const [next] = waiting.splice(nextWaiting(waiting), 1);
     const shorten = next!.kind === 'watch' && waiting.length > 0;
-    held.push({ id: next!.id, kind: next!.kind, since: now, shortened: shorten, yielding: false });
+    held.push({ id: next!.id, kind: next!.kind, since: now, shortened: shorten, yieldable: next!.kind === 'watch', yielding: false });
     effects.push({ type: 'grant', id: next!.id, turn: ++turns, shorten });
   }
   // Others wait: the watches past their turn give their connection up, oldest first, one per waiter.
   let owed = waiting.length - held.filter((h) => h.yielding).length;
-  const watches = held.filter((h) => h.kind === 'watch' && !h.yielding).sort((a, b) => dueAt(config, a) - dueAt(config, b));
+  const watches = held.filter((h) => h.yieldable && !h.yielding).sort((a, b) => dueAt(config, a) - dueAt(config, b));
   for (const h of watches) {
     if (owed <= 0 || dueAt(config, h) > now) break;
     owed--;
@@ -133,6 +145,13 @@ export function turnsStep(
 interface Ticket {
   grant(turn: number, shorten: boolean): void;
   yield(): void;
+}
+
+/** One request's turn: end it (or stop waiting), or say a streaming list's initial events are in. */
+export interface Turn {
+  /** `exhausted`: it failed for want of a file descriptor. Idempotent. */
+  release(exhausted?: boolean): void;
+  settle(): void;
 }
 
 /**
@@ -169,14 +188,19 @@ export class ConnectionTurns {
    * Waits for a turn: `ticket(release)` says what to do when it comes (`grant`) and when a watch's turn is
    * over (`yield`); `release` (also returned) ends the turn, or stops waiting for it. Idempotent.
    */
-  request(kind: TurnKind, lastTurn: number, ticket: (release: (exhausted?: boolean) => void) => Ticket): () => void {
+  request(kind: TurnKind, lastTurn: number, ticket: (turn: Turn) => Ticket): Turn {
     const id = this.nextId++;
-    const release = (exhausted = false) => {
-      if (this.tickets.delete(id)) this.feed({ type: 'done', id, exhausted });
+    const turn: Turn = {
+      release: (exhausted = false) => {
+        if (this.tickets.delete(id)) this.feed({ type: 'done', id, exhausted });
+      },
+      settle: () => {
+        if (this.tickets.has(id)) this.feed({ type: 'settled', id });
+      },
     };
-    this.tickets.set(id, ticket(release));
+    this.tickets.set(id, ticket(turn));
     this.feed({ type: 'request', id, kind, lastTurn });
-    return release;
+    return turn;
   }
 
   private feed(input: TurnsInput): void {
@@ -229,48 +253,68 @@ export function takingTurns(listWatch: ListWatch, turns: ConnectionTurns, gated:
       if (!gated()) return open(false).subscribe(subscriber);
       let inner: Subscription | undefined;
       let ended = false;
-      const release = turns.request(kind, lastTurn, (release) => ({
-        grant: (turn, shorten) => {
-          if (kind === 'watch') lastTurn = turn;
-          if (!gated()) {
-            // HTTP/2 after all: no turn needed.
-            release();
-            inner = open(false).subscribe(subscriber);
-            return;
-          }
-          const end = (then: () => void, exhausted = false) => {
+      let settled = kind !== 'stream';
+      // Set before the first callback can run (a grant may come at once, within `request`).
+      let mine: Turn | undefined;
+      turns.request(kind, lastTurn, (handle) => {
+        mine = handle;
+        const { release, settle } = handle;
+        return {
+          grant: (turn, shorten) => {
+            if (kind !== 'list') lastTurn = turn;
+            if (!gated()) {
+              // HTTP/2 after all: no turn needed.
+              release();
+              inner = open(false).subscribe(subscriber);
+              return;
+            }
+            const end = (then: () => void, exhausted = false) => {
+              ended = true;
+              release(exhausted);
+              then();
+            };
+            inner = open(shorten).subscribe({
+              next: (frame) => {
+                subscriber.next(frame);
+                if (!settled && isInitialEventsEnd(frame)) {
+                  settled = true;
+                  settle();
+                }
+              },
+              error: (error: unknown) => end(() => subscriber.error(error), isOutOfDescriptors(error)),
+              complete: () => end(() => subscriber.complete()),
+            });
+          },
+          yield: () => {
+            if (ended) return;
             ended = true;
-            release(exhausted);
-            then();
-          };
-          inner = open(shorten).subscribe({
-            next: (frame) => subscriber.next(frame),
-            error: (error: unknown) => end(() => subscriber.error(error), isOutOfDescriptors(error)),
-            complete: () => end(() => subscriber.complete()),
-          });
-        },
-        yield: () => {
-          if (ended) return;
-          ended = true;
-          inner?.unsubscribe();
-          release();
-          subscriber.complete();
-        },
-      }));
+            inner?.unsubscribe();
+            release();
+            subscriber.complete();
+          },
+        };
+      });
       return () => {
         inner?.unsubscribe();
-        release();
+        mine?.release();
       };
     });
   return {
     list: (options) => through('list', () => listWatch.list(options)),
     watch: (options: WatchOptions) =>
-      through('watch', (shorten) =>
+      through(options.sendInitialEvents === true ? 'stream' : 'watch', (shorten) =>
         listWatch.watch(
           shorten ? { ...options, timeoutSeconds: Math.min(options.timeoutSeconds ?? Infinity, turns.turnSeconds) } : options,
         ),
       ),
   };
+}
+
+/** The bookmark that ends a streaming list's initial events (`k8s.io/initial-events-end`). */
+function isInitialEventsEnd(frame: unknown): boolean {
+  if (!isRecord(frame) || frame.type !== 'BOOKMARK' || !isRecord(frame.object)) return false;
+  const metadata = frame.object.metadata;
+  return isRecord(metadata) && isRecord(metadata.annotations) && metadata.annotations['k8s.io/initial-events-end'] === 'true';
 }
 
 /** Codes of a failure for want of a file descriptor: the process's (`ulimit -n`) or the system's. */
