@@ -62,9 +62,10 @@ describe('the per-namespace fallback over HTTP/1.1', () => {
       // Every namespace listed once: nothing failed and was listed again.
       const lists = server.requests.filter((r) => r.resource === 'configmaps' && !r.watch && r.namespace !== undefined);
       expect(lists).toHaveLength(2000);
-      // A change is seen (in the namespace's turn at a watch, which resumes from its resourceVersion).
-      server.create('configmaps', { metadata: { name: 'late', namespace: NAMESPACES[1234] } });
-      await c.line('out', new RegExp(`${NAMESPACES[1234]}/late`), 120_000);
+      // A change is seen in the namespace's turn at a watch, which resumes from its resourceVersion: the first
+      // 64 namespaces' watches run first, so the 101st's comes after at least one round of turns.
+      server.create('configmaps', { metadata: { name: 'late', namespace: NAMESPACES[100] } });
+      await c.line('out', new RegExp(`${NAMESPACES[100]}/late`), 120_000);
       expect(c.raw()).not.toMatch(/EMFILE|too many open files/);
       expect(c.err.length).toBeLessThanOrEqual(10);
       // The turns' connections, and the one the forbidden list and discovery used.
