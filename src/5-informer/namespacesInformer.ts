@@ -46,9 +46,9 @@ type Mode = 'cluster-wide' | 'per-namespace';
  *   metadata is read (lazy decoding: not validated, not cached, no event; a watch event of one
  *   becomes a bookmark, so the resourceVersion moves on).
  * - **At most that many, or when the cluster-wide list is Forbidden (403)**: one list and watch per
- *   namespace (streams of one HTTP/2 connection), merged into one view. Over HTTP/1.1, where a watch holds
- *   a connection for its life, they take turns at 64 connections of the
- *   KubeConfig (lists first; a watch resumes from its resourceVersion in its turn; docs/transport.md). The view syncs once every
+ *   namespace (streams of one HTTP/2 connection), merged into one view. Over HTTP/1.1, where a watch
+ *   holds a connection for its life, they take turns at 64 connections of the KubeConfig (lists first;
+ *   a watch resumes from its resourceVersion in its turn; docs/transport.md). The view syncs once every
  *   namespace has listed (its first list is all of them at once); afterwards each namespace's
  *   changes (relists included) are its events. Every namespace's faults reach `errors$`
  *   (but for `EMFILE`, which is said once for all of them until they sync).
