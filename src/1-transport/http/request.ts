@@ -89,27 +89,19 @@ export function get(kc: KubeConfig, path: string, phase: ErrorPhase, settings: R
       if (abort.signal.aborted) return;
       useAgent(kc, cluster, url, options, h2.socket);
       const send = url.protocol === 'http:' ? http.request : https.request;
-      const issue = (again: boolean) => {
-        const sent = send(url, { ...options, signal: abort.signal }, onResponse);
-        request = sent;
-        sent.on('socket', (socket) => {
-          const secure = socket instanceof TLSSocket;
-          if (sent.reusedSocket || !socket.connecting) {
-            awaiting = 'response headers';
-            return;
-          }
-          socket.once('connect', () => (awaiting = secure ? 'TLS handshake' : 'response headers'));
-          if (secure) socket.once('secureConnect', () => (awaiting = 'response headers'));
-        });
-        sent.on('error', (error: NodeJS.ErrnoException) => {
-          // A kept-alive connection the server closed while it sat idle (its keep-alive timeout raced our reuse):
-          // nothing was processed, so this GET goes once more, on a new connection, as Go's transport does.
-          if (!again && sent.reusedSocket && error.code === 'ECONNRESET' && !abort.signal.aborted) return issue(true);
-          onError(error);
-        });
-        sent.end();
-      };
-      issue(false);
+      const sent = send(url, { ...options, signal: abort.signal }, onResponse);
+      request = sent;
+      sent.on('socket', (socket) => {
+        const secure = socket instanceof TLSSocket;
+        if (sent.reusedSocket || !socket.connecting) {
+          awaiting = 'response headers';
+          return;
+        }
+        socket.once('connect', () => (awaiting = secure ? 'TLS handshake' : 'response headers'));
+        if (secure) socket.once('secureConnect', () => (awaiting = 'response headers'));
+      });
+      sent.on('error', onError);
+      sent.end();
     })().catch((error: unknown) => {
       fail(
         error instanceof InformerError
