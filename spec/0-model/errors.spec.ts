@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_STATUS_MESSAGE_CHARS, asStatus, capMessage, errorFromStatus } from '../../src/0-model/errors.ts';
+import { InformerError, MAX_STATUS_MESSAGE_CHARS, asStatus, capMessage, errorFromStatus, isResumable } from '../../src/0-model/errors.ts';
 
 describe("a server's Status message where errors are built", () => {
   it('is printed whole up to 1 KiB, else as its first 1 KiB and its size in bytes', () => {
@@ -20,5 +20,14 @@ describe("a server's Status message where errors are built", () => {
     expect(error.statusObject).toBe(body);
     expect(asStatus(body)?.message?.length).toBeLessThan(1100);
     expect(asStatus(body)?.reason?.length).toBeLessThan(300);
+  });
+});
+
+describe('isResumable', () => {
+  it('an HTTP/2 ProtocolError resumes a watch as a NetworkError does; a 410 or a malformed line does not', () => {
+    expect(isResumable(new InformerError('ProtocolError', 'GOAWAY ENHANCE_YOUR_CALM'))).toBe(true);
+    expect(isResumable(new InformerError('NetworkError', 'ECONNRESET'))).toBe(true);
+    expect(isResumable(new InformerError('Expired', 'too old'))).toBe(false);
+    expect(isResumable(new InformerError('MalformedLine', 'not JSON'))).toBe(false);
   });
 });

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import * as http from 'node:http';
 import { startApiServer, type ApiServer } from 'rx-informer-emulator';
 import { call, fixture, openWatch, sleep } from './helpers.ts';
 
@@ -104,5 +105,29 @@ describe('lifecycle', () => {
     expect(api.requests).toHaveLength(2);
     api.clearRequests();
     expect(api.requests).toHaveLength(0);
+  });
+});
+
+describe('keep-alive', () => {
+  const keepAliveHeader = (server: ApiServer) =>
+    new Promise<string | undefined>((resolve, reject) => {
+      const agent = new http.Agent({ keepAlive: true });
+      http
+        .get(`${server.url}/api`, { agent }, (res) => {
+          res.resume();
+          res.on('end', () => {
+            agent.destroy();
+            resolve(String(res.headers['keep-alive']));
+          });
+        })
+        .on('error', reject);
+    });
+
+  it("an idle kept-alive connection stays open Node's 5 s by default, keepAliveTimeoutMs when set (said in Keep-Alive)", async () => {
+    api = await startApiServer();
+    expect(await keepAliveHeader(api)).toBe('timeout=5');
+    await api.close();
+    api = await startApiServer({ keepAliveTimeoutMs: 60_000 });
+    expect(await keepAliveHeader(api)).toBe('timeout=60');
   });
 });

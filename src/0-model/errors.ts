@@ -10,6 +10,9 @@ import { isRecord } from '../util/isRecord.ts';
  * - `ServerError`: HTTP 5xx.
  * - `Unauthorized`/`Forbidden`/`NotFound`/`BadRequest`/`Invalid`/`Conflict`: the matching HTTP status.
  * - `NetworkError`: connection refused or reset, DNS, TLS.
+ * - `ProtocolError`: HTTP/2 broken by the server or a proxy before it (a malformed frame or header block, a stream
+ *   reset with a protocol error code) or a connection it closed with an error code (GOAWAY `ENHANCE_YOUR_CALM`, …).
+ *   Handled like `NetworkError`: the watch resumes (on a new connection), a list is retried after the backoff.
  * - `Timeout`: a request or a watch stalled and was aborted.
  * - `VeryShortWatch`: a watch ended at once with no event (counts as a failure for backoff).
  * - `MalformedLine`: a watch line that is not JSON, not an object, or too long; a response body that cannot be
@@ -44,6 +47,7 @@ export type ErrorReason =
   | 'Invalid'
   | 'Conflict'
   | 'NetworkError'
+  | 'ProtocolError'
   | 'Timeout'
   | 'VeryShortWatch'
   | 'MalformedLine'
@@ -167,6 +171,7 @@ export const REASON_CLASSES = {
   Invalid: failure,
   Conflict: failure,
   NetworkError: resumable,
+  ProtocolError: resumable,
   Timeout: resumable,
   VeryShortWatch: failure,
   MalformedLine: failure,

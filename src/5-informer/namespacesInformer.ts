@@ -2,6 +2,7 @@ import { Observable, Subscription } from 'rxjs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { KubeObject } from '../0-model/objects.ts';
 import type { Resource } from '../0-model/resources.ts';
+import { knownProtocol } from '../1-transport/http/agents.ts';
 import { httpListWatch } from '../1-transport/httpTransport.ts';
 import type { KeepObject } from '../1-transport/lazyJson.ts';
 import type { ListWatch } from '../1-transport/listWatch.ts';
@@ -12,6 +13,8 @@ import type { Store } from '../4-store/store.ts';
 import { informerFromSource, reflectorFor, type Informer, type InformerOptions } from './informer.ts';
 import { filtered } from './shardedInformer.ts';
 import { forward } from '../util/forward.ts';
+import { ConnectionTurns, isOutOfDescriptors, takingTurns } from './connectionTurns.ts';
+import { InformerError } from '../0-model/errors.ts';
 
 /**
  * Above this many namespaces, an informer over several namespaces lists and watches the whole
@@ -19,6 +22,18 @@ import { forward } from '../util/forward.ts';
  * and watches each namespace. Measured in docs/transport.md ("Many namespaces").
  */
 export const DEFAULT_MAX_NAMESPACE_WATCHES = 16;
+
+/**
+ * Per KubeConfig: the connections its per-namespace lists and watches take turns at, when they go over
+ * HTTP/1.1 (see ./connectionTurns.ts). The first informer's scheduler runs its timer.
+ */
+const turnsOf = new WeakMap<KubeConfig, ConnectionTurns>();
+
+function turnsFor(kc: KubeConfig, scheduler: InformerOptions<KubeObject>['scheduler']): ConnectionTurns {
+  let turns = turnsOf.get(kc);
+  if (!turns) turnsOf.set(kc, (turns = new ConnectionTurns({}, scheduler)));
+  return turns;
+}
 
 /** How an informer over several namespaces reads them, as it starts. */
 type Mode = 'cluster-wide' | 'per-namespace';
@@ -31,9 +46,12 @@ type Mode = 'cluster-wide' | 'per-namespace';
  *   metadata is read (lazy decoding: not validated, not cached, no event; a watch event of one
  *   becomes a bookmark, so the resourceVersion moves on).
  * - **At most that many, or when the cluster-wide list is Forbidden (403)**: one list and watch per
- *   namespace (streams of one HTTP/2 connection), merged into one view. The view syncs once every
+ *   namespace (streams of one HTTP/2 connection), merged into one view. Over HTTP/1.1, where a watch
+ *   holds a connection for its life, they take turns at 64 connections of the KubeConfig (lists first;
+ *   a watch resumes from its resourceVersion in its turn; docs/transport.md). The view syncs once every
  *   namespace has listed (its first list is all of them at once); afterwards each namespace's
- *   changes (relists included) are its events. Every namespace's faults reach `errors$`.
+ *   changes (relists included) are its events. Every namespace's faults reach `errors$`
+ *   (but for `EMFILE`, which is said once for all of them until they sync).
  *   The 403 that sent it there is not reported (it is what the fallback is for).
  *
  * ```
@@ -129,16 +147,28 @@ function mergedNamespaces<T extends KubeObject>(
   return new Observable<SourceEvent<T>>((subscriber) => {
     const subscription = new Subscription();
     const own: InformerOptions<T> = { ...options, resyncPeriod: 0, indexers: {}, delivery: undefined };
-    const informers = [...new Set(namespaces)].map((namespace) =>
-      informerFromSource(resource, reflectorFor(httpListWatch(kc, target(namespace), options.http), resource, own), own),
-    );
+    const turns = turnsFor(kc, options.scheduler);
+    // Unless the server is known to speak HTTP/2 (streams are cheap there), every request takes a turn.
+    const gated = () => knownProtocol(kc, options.http?.protocol) !== 'h2';
+    const informers = [...new Set(namespaces)].map((namespace) => {
+      const listWatch = takingTurns(httpListWatch(kc, target(namespace), options.http), turns, gated);
+      return informerFromSource(resource, reflectorFor(listWatch, resource, own), own);
+    });
     const latest: (InformerState<T> | undefined)[] = informers.map(() => undefined);
     // No namespace: nothing to list, and nothing to wait for.
     if (informers.length === 0) subscriber.next({ type: 'replace', items: [], resourceVersion: '' });
     let all = false;
     let lastRV = '';
+    // Out of file descriptors: every namespace's request fails alike, so it is said once (and once more after the sync).
+    let outOfDescriptors = false;
+    const report = (error: InformerError) => {
+      if (!isOutOfDescriptors(error)) return subscriber.next({ type: 'error', error });
+      if (outOfDescriptors) return;
+      outOfDescriptors = true;
+      subscriber.next({ type: 'error', error: descriptorsError(error, turns.counts.capacity) });
+    };
     const forward = (state: InformerState<T>) => {
-      for (const error of state.errors) subscriber.next({ type: 'error', error });
+      for (const error of state.errors) report(error);
       if (state.resourceVersion !== '') lastRV = state.resourceVersion;
       if (!all) return;
       if (state.step === 'watch') return subscriber.next({ type: 'watch', resourceVersion: state.resourceVersion });
@@ -161,6 +191,7 @@ function mergedNamespaces<T extends KubeObject>(
             forward(state);
             if (!all && latest.every((s) => s?.synced === true)) {
               all = true;
+              outOfDescriptors = false;
               const items = latest.flatMap((s) => s!.store.list());
               subscriber.next({ type: 'replace', items, resourceVersion: lastRV });
             }
@@ -171,6 +202,15 @@ function mergedNamespaces<T extends KubeObject>(
     });
     return subscription;
   });
+}
+
+/** One namespace's `EMFILE`, said for all of them: what ran out, what was done about it, what to do. */
+function descriptorsError(error: InformerError, capacity: number): InformerError {
+  const message =
+    'too many open files: this process reached its limit of file descriptors (ulimit -n); ' +
+    `the namespaces' lists and watches take turns at fewer connections from now on (at most ${capacity}, one fewer at each such failure; ` +
+    `the same failure in other namespaces is not repeated until they sync): ${error.message}`;
+  return new InformerError(error.reason, message, { phase: error.phase, cause: error });
 }
 
 function namespaceOfKey(key: string): string {

@@ -23,6 +23,8 @@ function explainReason(error: unknown, server: string, secret: boolean): string 
     switch (error.reason) {
       case 'NetworkError':
         return networkFailure(messageOf(error), server);
+      case 'ProtocolError':
+        return `HTTP/2 failure from the API server at ${server} (or a proxy before it), not a network fault: ${messageOf(error)}`;
       case 'Unauthorized':
         return `the API server at ${server} rejected our credentials (401 Unauthorized): check the token or certificate in the kubeconfig`;
       case 'Forbidden':
@@ -70,6 +72,8 @@ const TLS = /\bTLS\b|\bSSL\b|ERR_SSL_|EPROTO|handshake/i;
 
 /** A connection failure in words: a certificate or TLS problem is said to be one, not "cannot reach". */
 function networkFailure(message: string, server: string): string {
+  // Not the server's fault: this process has no descriptor left for a connection.
+  if (/\bE[MN]FILE\b|too many open files/i.test(message)) return `cannot open a connection to the API server at ${server}: ${message}`;
   if (CERTIFICATE.test(message)) return `cannot trust the API server at ${server} (TLS certificate): ${tlsAdvice(message)}`;
   if (TLS.test(message)) return `the TLS handshake with the API server at ${server} failed: ${message}`;
   return `cannot reach the API server at ${server}: ${message}`;

@@ -54,6 +54,11 @@ export interface ApiServerOptions {
   resources?: CustomResourceDefinitionSpec[];
   /** Watch timeout when the request has no timeoutSeconds (default: none). */
   defaultWatchTimeoutMs?: number;
+  /**
+   * How long an idle kept-alive HTTP/1.1 connection stays open (default: Node's 5 s). A test whose client may
+   * stall for seconds (a loaded machine) sets it longer, so that reusing a connection does not race its close.
+   */
+  keepAliveTimeoutMs?: number;
   /** The revision of the empty store (default 1; the first write gets 2). */
   startResourceVersion?: number;
   /** Port on 127.0.0.1 (default 0: any free port). */
@@ -241,6 +246,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
         listener,
       )
     : createHttpServer(listener);
+  if (options.keepAliveTimeoutMs !== undefined) server.keepAliveTimeout = options.keepAliveTimeoutMs;
   const sockets = new Set<Socket>();
   let accepted = 0;
   server.on(tls ? 'secureConnection' : 'connection', (s: Socket) => {

@@ -3,7 +3,8 @@ import * as http from 'node:http';
 import * as https from 'node:https';
 import type { TLSSocket } from 'node:tls';
 import type { Cluster, KubeConfig } from '@kubernetes/client-node';
-import type { Http2Route } from '../http2/request.ts';
+import { negotiatedProtocol } from '../http2/pool.ts';
+import type { Http2Route, HttpProtocol } from '../http2/request.ts';
 import type { RequestSettings } from './options.ts';
 
 // Agents. client-node caches one agent per cluster and user with the TLS
@@ -108,6 +109,20 @@ export function http2Route(
     ...{ owner: kc, slotKey: slotKeyOf(kc, cluster), digest, tlsOptions: agentOptions },
     ...{ proxied: !!cluster.proxyUrl, protocol: settings.protocol, options: settings.http2 },
   };
+}
+
+/**
+ * How requests made with `kc` (and this `protocol` option) reach its current server, as far as is known now:
+ * `h2` (streams of shared connections), `http1` (a connection per request in flight: a watch holds one for its
+ * life), or undefined while nothing was asked yet (over TLS, the server's ALPN answer decides).
+ */
+export function knownProtocol(kc: KubeConfig, protocol: HttpProtocol = 'auto'): 'h2' | 'http1' | undefined {
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) return undefined;
+  if (protocol === 'h2') return 'h2';
+  if (protocol === 'http1' || cluster.proxyUrl) return 'http1';
+  if (!/^https:/i.test(cluster.server)) return 'http1';
+  return negotiatedProtocol(kc, slotKeyOf(kc, cluster));
 }
 
 /** Puts this request's keep-alive agent on `options` (HTTP/1.1), handing it the socket ALPN left, if any. */

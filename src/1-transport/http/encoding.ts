@@ -71,6 +71,11 @@ class CountedResponse extends StreamResponse {
     return this.inner.complete;
   }
 
+  /** Why the body under it ended early, when its wire says (an HTTP/2 GOAWAY with an error code, say). */
+  get failure(): InformerError | undefined {
+    return this.inner.failure;
+  }
+
   protected seen(chunk: Buffer): void {
     counts.identityBytes += chunk.length;
   }
@@ -89,7 +94,7 @@ class GunzipResponse extends StreamResponse {
   private inflated = false;
   private closed = false;
   private readonly closeListeners: (() => void)[] = [];
-  failure: InformerError | undefined;
+  private inflateFailure: InformerError | undefined;
 
   constructor(inner: HttpResponse, what: string, phase: ErrorPhase) {
     const gunzip = createGunzip();
@@ -126,7 +131,7 @@ class GunzipResponse extends StreamResponse {
     gunzip.on('error', (error: NodeJS.ErrnoException) => {
       const detail =
         error.code === 'Z_BUF_ERROR' ? 'the gzip body ended early' : `the gzip body is corrupt (${error.code ?? error.message})`;
-      this.failure = new InformerError('MalformedLine', `${what}: ${detail}; aborted`, { phase, status: inner.statusCode });
+      this.inflateFailure = new InformerError('MalformedLine', `${what}: ${detail}; aborted`, { phase, status: inner.statusCode });
       inner.destroy();
       this.close();
     });
@@ -136,6 +141,11 @@ class GunzipResponse extends StreamResponse {
     if (this.closed) return;
     this.closed = true;
     for (const listener of this.closeListeners.splice(0)) listener();
+  }
+
+  /** The body did not inflate, or the response under it failed (an HTTP/2 GOAWAY with an error code, say). */
+  get failure(): InformerError | undefined {
+    return this.inflateFailure ?? this.inner.failure;
   }
 
   /** The server ended the response and the whole body inflated. */

@@ -5,7 +5,7 @@ import { Observable } from 'rxjs';
 import type { Cluster, KubeConfig } from '@kubernetes/client-node';
 import { InformerError, type ErrorPhase } from '../../0-model/errors.ts';
 import { http2Get, mayUseHttp2 } from '../http2/request.ts';
-import type { HttpResponse } from '../http2/response.ts';
+import { Http2Error, type HttpResponse } from '../http2/response.ts';
 import { http2Route, useAgent } from './agents.ts';
 import { decodeResponse } from './encoding.ts';
 import { applyCredentials, credentialRejected } from './credentials.ts';
@@ -64,13 +64,23 @@ export function get(kc: KubeConfig, path: string, phase: ErrorPhase, settings: R
         if (opened.statusCode === 401) credentialRejected(issued);
         subscriber.next({ response: opened });
       };
-      const onError = (error: NodeJS.ErrnoException) => {
+      const asError = (error: NodeJS.ErrnoException): InformerError => {
+        // HTTP/2 failures come in words (./http2/response.ts); a broken protocol or a GOAWAY with an error code is its own reason.
+        if (error instanceof Http2Error)
+          return new InformerError(error.protocol ? 'ProtocolError' : 'NetworkError', `${phase} ${url.pathname}: ${error.message}`, {
+            phase,
+            cause: error,
+          });
         const detail = tlsFailure(error, cluster) ?? networkDetail(error);
-        fail(new InformerError('NetworkError', `${phase} ${url.pathname}: ${detail}`, { phase, cause: error }));
+        return new InformerError('NetworkError', `${phase} ${url.pathname}: ${detail}`, { phase, cause: error });
       };
+      const onError = (error: NodeJS.ErrnoException) => fail(asError(error));
       awaiting = 'connection';
       // HTTP/2 (./http2): one multiplexed connection per server and TLS material; `{}` means HTTP/1.1.
-      const exchange = { signal: abort.signal, stage: (stage: AwaitingStage) => (awaiting = stage), response: onResponse, error: onError };
+      const exchange = {
+        ...{ signal: abort.signal, stage: (stage: AwaitingStage) => (awaiting = stage) },
+        ...{ response: onResponse, error: onError, failure: asError },
+      };
       const h2 = mayUseHttp2(url, { protocol: settings.protocol, proxied: !!cluster.proxyUrl })
         ? await http2Get(url, options, http2Route(kc, cluster, url, options, settings), exchange)
         : {};

@@ -8,6 +8,8 @@ interface Slot {
   readonly connections: Set<Http2Connection>;
   /** The server answered ALPN with HTTP/1.1: requests with this material go over HTTP/1.1 without asking again. */
   http1Only: boolean;
+  /** A connection of this slot speaks HTTP/2. */
+  h2: boolean;
 }
 
 /** Per KubeConfig (any object), per cluster and user: the HTTP/2 connections for the TLS material seen last. */
@@ -22,7 +24,8 @@ export type Route = { readonly connection: Http2Connection } | { readonly connec
  * open connection with room under the server's `SETTINGS_MAX_CONCURRENT_STREAMS`,
  * else a new one (requests that start together share the one being opened).
  * When the material changed, the previous connections are retired: streams
- * in flight finish on them, new ones go to a new connection.
+ * in flight finish on them, new ones go to a new connection. `avoid`: connections
+ * not to use (they refused this request's stream).
  */
 export function reserveStream(
   owner: object,
@@ -32,6 +35,7 @@ export function reserveStream(
   tlsOptions: tls.ConnectionOptions,
   forceH2: boolean,
   options: Http2Options,
+  avoid: ReadonlySet<Http2Connection> = new Set(),
 ): Route {
   let bySlot = slots.get(owner);
   if (!bySlot) slots.set(owner, (bySlot = new Map()));
@@ -40,9 +44,9 @@ export function reserveStream(
     for (const connection of slot.connections) connection.retire();
     slot = undefined;
   }
-  if (!slot) bySlot.set(slotKey, (slot = { digest, connections: new Set(), http1Only: false }));
+  if (!slot) bySlot.set(slotKey, (slot = { digest, connections: new Set(), http1Only: false, h2: false }));
   if (slot.http1Only && !forceH2) return {};
-  let connection = [...slot.connections].find((candidate) => candidate.usable);
+  let connection = [...slot.connections].find((candidate) => candidate.usable && !avoid.has(candidate));
   if (!connection) {
     const connections = slot.connections;
     connection = new Http2Connection(url, tlsOptions, forceH2, options, (closed) => connections.delete(closed));
@@ -52,12 +56,23 @@ export function reserveStream(
     void opened.ready.then(
       (negotiated) => {
         if (!negotiated.h2) owningSlot.http1Only = true;
+        else owningSlot.h2 = true;
       },
       () => undefined,
     );
   }
   connection.reserved++;
   return { connection };
+}
+
+/**
+ * What the server of this slot answered ALPN, as far as known now: `h2`, `http1`, or undefined (not asked
+ * yet, or no answer yet).
+ */
+export function negotiatedProtocol(owner: object, slotKey: string): 'h2' | 'http1' | undefined {
+  const slot = slots.get(owner)?.get(slotKey);
+  if (slot?.http1Only) return 'http1';
+  return slot?.h2 ? 'h2' : undefined;
 }
 
 /** Every HTTP/2 connection of `owner` (tests and diagnostics). */

@@ -4,7 +4,9 @@ import type * as tls from 'node:tls';
 import type { ConnectStage } from './connection.ts';
 import type { Http2Options } from './health.ts';
 import { reserveStream } from './pool.ts';
-import { Http2Response, type HttpResponse } from './response.ts';
+import type { Http2Connection } from './connection.ts';
+import { Http2Response, http2Failure, type Http2Error, type HttpResponse } from './response.ts';
+import type { InformerError } from '../../0-model/errors.ts';
 
 /**
  * Which HTTP version a request uses: `auto` asks for HTTP/2 over TLS (ALPN)
@@ -18,7 +20,10 @@ export interface Http2Exchange {
   readonly signal: AbortSignal;
   stage(stage: ConnectStage): void;
   response(response: HttpResponse): void;
+  /** The request failed before its response headers (an HTTP/2 failure comes as an {@link Http2Error}). */
   error(error: NodeJS.ErrnoException): void;
+  /** An HTTP/2 failure after the headers, as the request reports it (the response's `failure`). */
+  failure?(error: Http2Error): InformerError;
 }
 
 /** A request sent over HTTP/2 (`sent`: cancel it), or one to send over HTTP/1.1 (on `socket`, when ALPN gave one). */
@@ -65,7 +70,7 @@ export function http2Get(
   exchange: Http2Exchange,
   body?: Buffer,
 ): Promise<Http2Outcome> {
-  return send(url, options, route, exchange, body, 0);
+  return send(url, options, route, exchange, body, 0, new Set());
 }
 
 async function send(
@@ -75,6 +80,7 @@ async function send(
   exchange: Http2Exchange,
   body: Buffer | undefined,
   refused: number,
+  refusedBy: ReadonlySet<Http2Connection>,
 ): Promise<Http2Outcome> {
   if (!mayUseHttp2(url, route)) return {};
   const forceH2 = route.protocol === 'h2';
@@ -82,7 +88,16 @@ async function send(
     throw Object.assign(new Error('HTTP/2 through a proxy is not supported; use protocol "auto" or "http1"'), { code: 'ERR_HTTP2_PROXY' });
   }
   for (let attempt = 0; ; attempt++) {
-    const { connection } = reserveStream(route.owner, route.slotKey, route.digest, url, route.tlsOptions, forceH2, route.options);
+    const { connection } = reserveStream(
+      route.owner,
+      route.slotKey,
+      route.digest,
+      url,
+      route.tlsOptions,
+      forceH2,
+      route.options,
+      refusedBy,
+    );
     if (!connection) return {};
     const stopStages = connection.onStage((stage) => exchange.stage(stage));
     let released = false;
@@ -139,8 +154,10 @@ async function send(
       exchange.error(error as NodeJS.ErrnoException);
       return NOTHING_SENT;
     }
-    // A stream the server refused unprocessed (REFUSED_STREAM, as after a GOAWAY) is sent once more, on another connection.
-    const again = refused < MAX_REFUSED ? () => send(url, options, route, exchange, body, refused + 1) : undefined;
+    // A stream the server refused unprocessed (REFUSED_STREAM, as after a GOAWAY) is sent once more, on another
+    // connection: not one that refused it (that one goes on serving other streams).
+    const again =
+      refused < MAX_REFUSED ? () => send(url, options, route, exchange, body, refused + 1, new Set([...refusedBy, connection])) : undefined;
     return { sent: watchStream(connection, stream, exchange, again) };
   }
 }
@@ -177,12 +194,12 @@ function watchStream(
   const report = (error: NodeJS.ErrnoException) => {
     if (responded || reported) return;
     reported = true;
-    exchange.error(error);
+    exchange.error(http2Failure(error, stream.rstCode) ?? error);
   };
   stream.on('response', (headers) => {
     health.read();
     responded = true;
-    exchange.response(new Http2Response(stream, headers, () => health.read()));
+    exchange.response(new Http2Response(stream, headers, () => health.read(), exchange.failure?.bind(exchange)));
   });
   const refused = () =>
     !responded && again !== undefined && stream.rstCode === http2.constants.NGHTTP2_REFUSED_STREAM && !exchange.signal.aborted;

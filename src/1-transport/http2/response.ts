@@ -118,8 +118,11 @@ export abstract class StreamResponse implements HttpResponse {
 export class Http2Response extends StreamResponse {
   private ended = false;
   private readonly onRead: () => void;
+  /** The HTTP/2 failure that ended the body early (a GOAWAY with an error code, a protocol error, a reset), in words. */
+  failure: InformerError | undefined;
 
-  constructor(stream: ClientHttp2Stream, headers: Http2Headers, onRead: () => void) {
+  /** `asFailure`: how the request reports an HTTP/2 failure after the headers (its phase and path). */
+  constructor(stream: ClientHttp2Stream, headers: Http2Headers, onRead: () => void, asFailure?: (error: Http2Error) => InformerError) {
     const status = headers[':status'];
     const plain: IncomingHttpHeaders = {};
     for (const [name, value] of Object.entries(headers)) if (!name.startsWith(':')) (plain as Record<string, unknown>)[name] = value;
@@ -127,6 +130,10 @@ export class Http2Response extends StreamResponse {
     this.onRead = onRead;
     // Not a 'data' listener: that would start the flow before the reader is there.
     stream.once('end', () => (this.ended = true));
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      const failure = http2Failure(error, stream.rstCode);
+      if (failure && asFailure && !this.failure) this.failure = asFailure(failure);
+    });
   }
 
   /**
@@ -139,5 +146,82 @@ export class Http2Response extends StreamResponse {
 
   protected seen(): void {
     this.onRead();
+  }
+}
+
+/** HTTP/2 error codes by number (RFC 9113, section 7). */
+const ERROR_CODES = [
+  'NO_ERROR',
+  'PROTOCOL_ERROR',
+  'INTERNAL_ERROR',
+  'FLOW_CONTROL_ERROR',
+  'SETTINGS_TIMEOUT',
+  'STREAM_CLOSED',
+  'FRAME_SIZE_ERROR',
+  'REFUSED_STREAM',
+  'CANCEL',
+  'COMPRESSION_ERROR',
+  'CONNECT_ERROR',
+  'ENHANCE_YOUR_CALM',
+  'INADEQUATE_SECURITY',
+  'HTTP_1_1_REQUIRED',
+] as const;
+
+/** Codes that say the protocol itself was broken (by one side or the other), not that a request was reset or refused. */
+const PROTOCOL_CODES = new Set([1, 3, 4, 5, 6, 9, 10, 12, 13]);
+
+const codeName = (code: number) => `${ERROR_CODES[code] ?? 'an unknown code'} (error code ${code})`;
+
+/**
+ * An HTTP/2 failure in words, with Node's error as its `cause`. `protocol`: the HTTP/2 protocol was broken, or the
+ * server ended the connection with an error code (GOAWAY) — reported as `ProtocolError`, not as a network fault.
+ */
+export class Http2Error extends Error {
+  readonly code: string;
+  readonly protocol: boolean;
+
+  constructor(message: string, code: string, protocol: boolean, cause: unknown) {
+    super(message, { cause });
+    this.name = 'Http2Error';
+    this.code = code;
+    this.protocol = protocol;
+  }
+}
+
+/**
+ * What Node reports when an HTTP/2 session or stream fails, in words that say what happened (Node says
+ * "Protocol error" or "Session closed with error code 11"); undefined for any other error (a socket's, a PING timeout).
+ *
+ * - `ERR_HTTP2_ERROR`: nghttp2 found the server's frames broke the protocol (a frame over the size limit, a header
+ *   block that does not decode, DATA on stream 0, …) and closed the connection with a GOAWAY of its own.
+ * - `ERR_HTTP2_SESSION_ERROR`: the server closed the connection with a GOAWAY carrying an error code.
+ * - `ERR_HTTP2_STREAM_ERROR`: the server reset the stream (`RST_STREAM`) with `rstCode`; a protocol code is a
+ *   protocol error, any other (INTERNAL_ERROR, CANCEL, …) a reset, as before.
+ */
+export function http2Failure(error: NodeJS.ErrnoException, rstCode: number | undefined): Http2Error | undefined {
+  switch (error.code) {
+    case 'ERR_HTTP2_ERROR':
+      return new Http2Error(
+        `the API server broke the HTTP/2 protocol (nghttp2: ${error.message}: a malformed frame, header block or window); the connection was closed`,
+        error.code,
+        true,
+        error,
+      );
+    case 'ERR_HTTP2_SESSION_ERROR': {
+      const code = Number(/error code (\d+)/.exec(error.message)?.[1] ?? Number.NaN);
+      const name = Number.isInteger(code) ? codeName(code) : `an error code (${error.message})`;
+      return new Http2Error(`the API server closed the HTTP/2 connection with GOAWAY ${name}`, error.code, true, error);
+    }
+    case 'ERR_HTTP2_STREAM_ERROR': {
+      if (rstCode === undefined) return undefined;
+      return new Http2Error(
+        `the API server reset the HTTP/2 stream with ${codeName(rstCode)}`,
+        error.code,
+        PROTOCOL_CODES.has(rstCode),
+        error,
+      );
+    }
+    default:
+      return undefined;
   }
 }
