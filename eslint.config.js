@@ -12,7 +12,10 @@ const OUTSIDE = ['cli', 'testing'];
 
 /** `import` patterns that name a folder of src/ from a file one level below src/. */
 const folders = (names) => names.flatMap((name) => [`../${name}`, `../${name}/*`, `../${name}/**`, `../${name}.ts`]);
-const entries = ['../index.ts', '../pipeline.ts'];
+const entries = ['../index.ts', '../pipeline.ts', '../diff.ts', '../internal.ts'];
+
+/** src/internal.ts is the CLI's private door to helpers that are not public (it is in no `exports`). */
+const PRIVATE = 'src/internal.ts is the private module of the CLI: only src/cli imports it.';
 
 /** The emulator package, by name or by path, as seen from the library's src/ (any depth). */
 const EMULATOR = {
@@ -79,13 +82,14 @@ export default tseslint.config(
   ),
   restrict(
     ['src/leaderelection/**/*.ts'],
-    folders(['controller', 'discovery', ...OUTSIDE]),
+    [...folders(['controller', 'discovery', ...OUTSIDE]), '../internal.ts'],
     'leader election knows nothing of controllers, discovery or the CLI.',
   ),
   restrict(
     ['src/{controller,metrics,discovery}/**/*.ts'],
-    folders(OUTSIDE),
-    'library rooms never import the CLI or the test kit (neither ships in their dependency graph).',
+    [...folders(OUTSIDE), '../internal.ts'],
+    'library rooms never import the CLI, the test kit (neither ships in their dependency graph) or src/internal.ts.',
   ),
+  restrict(['src/testing/**/*.ts'], ['../internal.ts'], PRIVATE),
   ...emulatorRules,
 );

@@ -13,7 +13,8 @@
  * `trustGeneration` with an unchanged generation (spec is not compared).
  */
 import { Subject } from 'rxjs';
-import { diff, type InformerEvent, type KubeObject } from '../src/index.ts';
+import { diff } from '../src/diff.ts';
+import { type InformerEvent, type KubeObject } from '../src/index.ts';
 import { makePod } from './workload/pods.ts';
 
 const updates = Number(process.argv[2] ?? 20_000);

@@ -14,7 +14,8 @@
 import { Observable, of } from 'rxjs';
 import { parseWatchLine, parseWatchLineLazily } from '../src/1-transport/httpTransport.ts';
 import { lazyParseList } from '../src/1-transport/lazyJson.ts';
-import { informer, Pod, type ListWatch } from '../src/index.ts';
+import { informer, Pod } from '../src/index.ts';
+import { type ListWatch } from '../src/pipeline.ts';
 import { makePod, playEvents } from './workload/pods.ts';
 
 const args = new Map<string, number>();

@@ -10,6 +10,8 @@ export const PACKAGES: Readonly<Record<string, { readonly dir: string }>> = {
  */
 export const PACKAGE_ENTRIES: Readonly<Record<string, string>> = {
   'rx-informer': 'src/index.ts',
+  'rx-informer/discovery': 'src/discovery/index.ts',
+  'rx-informer/diff': 'src/diff.ts',
   'rx-informer/controller': 'src/controller/index.ts',
   'rx-informer/workqueue': 'src/workqueue/index.ts',
   'rx-informer/metrics': 'src/metrics/index.ts',

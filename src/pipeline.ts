@@ -8,7 +8,16 @@
  *   3-deltas     resync, deltaFifo (or realFifo, in order), processDeltas
  *   4-store      reduceDeltas, the Store's batches, the namespace index
  *   5-informer   informerFromSource, EventQueue
+ *
+ * It also holds the details of the model (the error's details, owner references, wire types, resource names)
+ * and the option types of the stages an informer is made of.
  */
+
+// 0 · model
+export { isExpired, type ErrorPhase, type InformerErrorDetails, type KubeStatus } from './0-model/errors.ts';
+export { OwnerReference, splitKey, type Typed, type Wire } from './0-model/objects.ts';
+export { apiVersionOf, resourceName, type ResourceDescription } from './0-model/resources.ts';
+export { isMetadataOnly } from './0-model/metadata.ts';
 
 // 1 · transport
 export {
@@ -17,8 +26,12 @@ export {
   httpListWatch,
   parseRetryAfter,
   parseWatchLine,
+  type Compression,
+  type Http2Options,
+  type HttpProtocol,
   type HttpTransportOptions,
 } from './1-transport/httpTransport.ts';
+export { hasUnparsedMembers, isSkipped, type KeepObject } from './1-transport/lazyJson.ts';
 export { LineSplitter, type LineBytesSink, type LineSink } from './1-transport/lineSplitter.ts';
 export type { ListOptions, ListPage, ListWatch, RawWatchEvent, WatchFrame, WatchOptions } from './1-transport/listWatch.ts';
 export { collectionPath, type ListWatchTarget } from './1-transport/paths.ts';
@@ -76,3 +89,7 @@ export { namespaceIndex, type StoreBatch } from './4-store/store.ts';
 // 5 · informer
 export { informerFromSource } from './5-informer/informer.ts';
 export { EventQueue } from './5-informer/eventQueue.ts';
+export { informerName, type Syncable } from './5-informer/factory.ts';
+export { DEFAULT_MAX_NAMESPACE_WATCHES } from './5-informer/namespacesInformer.ts';
+export type { ShardSource } from './5-informer/shardedInformer.ts';
+export type { HandlerMetrics, HandlerResult } from './5-informer/handleEvents.ts';

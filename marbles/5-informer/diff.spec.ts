@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { testScheduler } from '../support/testScheduler.ts';
-import { diff, type DiffEvent, type InformerEvent, type KubeObject } from '../../src/index.ts';
+import { diff, type DiffEvent } from '../../src/diff.ts';
+import { type InformerEvent, type KubeObject } from '../../src/index.ts';
 
 type Obj = KubeObject & { spec?: { replicas?: number }; status?: { ready?: number } };
 const o = (rv: string, replicas: number, ready: number): Obj => ({

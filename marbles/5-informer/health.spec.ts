@@ -1,15 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { NEVER, concat, defer, map, merge, of, throwError, timer, type Observable } from 'rxjs';
-import {
-  DEFAULT_STALE_AFTER_MS,
-  InformerError,
-  informer,
-  isStale,
-  readiness,
-  type InformerHealth,
-  type KubeObject,
-  type ListWatch,
-} from '../../src/index.ts';
+import { DEFAULT_STALE_AFTER_MS, isStale, readiness, type InformerHealth } from '../../src/metrics/index.ts';
+import { InformerError, informer, type KubeObject } from '../../src/index.ts';
+import { type ListWatch } from '../../src/pipeline.ts';
 import { bookmark, failure, fakeInformer, fakeResource, kubeObj, listed, modified } from '../../src/testing/index.ts';
 import { listPage, watchEvent } from '../../src/testing/fakeListWatch.ts';
 import type { SourceEvent } from '../../src/pipeline.ts';

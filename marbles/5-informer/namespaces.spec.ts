@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { testScheduler } from '../support/testScheduler.ts';
-import { ConfigMap, informer, type InformerEvent, type InformerState } from '../../src/index.ts';
+import { ConfigMap, informer, type InformerEvent } from '../../src/index.ts';
+import { type InformerState } from '../../src/pipeline.ts';
 import { fakeListWatch, listPage } from '../../src/testing/index.ts';
 
 const cm = (namespace: string, name: string, rv: string) => ({

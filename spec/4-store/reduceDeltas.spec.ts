@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { Subject, scan, tap, type OperatorFunction } from 'rxjs';
-import { InformerError, Store, keyOf, type InformerEvent, type InformerState, type KubeObject } from '../../src/index.ts';
+import { InformerError, Store, keyOf, type InformerEvent, type KubeObject } from '../../src/index.ts';
+import { type InformerState } from '../../src/pipeline.ts';
 import { deltaFifo, initialState, reduceDeltas, type FifoOutput, type SourceEvent } from '../../src/pipeline.ts';
 
 type Obj = KubeObject;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { FieldSelector, TOO_DEEP, fieldChanges, parseFieldPath, selectFields, type Change } from '../../src/index.ts';
+import { FieldSelector, fieldChanges, selectFields, type Change } from '../../src/diff.ts';
+import { TOO_DEEP, parseFieldPath } from '../../src/internal.ts';
 
 describe('field patterns', () => {
   it('parse dotted paths, indexes, quoted keys and wildcards; refuse the rest', () => {

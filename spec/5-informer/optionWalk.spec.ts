@@ -17,17 +17,16 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vites
 import type { KubeConfig } from '@kubernetes/client-node';
 import {
   ConfigMap,
-  dynamicInformerFactory,
   informer,
   shardedInformer,
-  type DynamicWatchOptions,
   type FactoryOptions,
   type Informer,
   type InformerOptions,
   type KubeObject,
-  type ShardSource,
   type Store,
 } from '../../src/index.ts';
+import { dynamicInformerFactory, type DynamicWatchOptions } from '../../src/discovery/index.ts';
+import { type ShardSource } from '../../src/pipeline.ts';
 import type { ListWatch, ListWatchTarget, WatchFrame } from '../../src/pipeline.ts';
 import type { HttpTransportOptions } from '../../src/1-transport/httpTransport.ts';
 import type { ListAndWatchOptions } from '../../src/2-source/listAndWatch.ts';

@@ -5,7 +5,8 @@
  * Informers are strings here: the session only compares them. No clock, no I/O, no informer.
  */
 import { describe, expect, it } from 'vitest';
-import { DiscoveryError, InformerError, type ErrorReason } from '../../src/index.ts';
+import { DiscoveryError } from '../../src/discovery/index.ts';
+import { InformerError, type ErrorReason } from '../../src/index.ts';
 import { initialSession, step, type NewResource, type SessionEffect, type SessionInput, type SessionState } from '../../src/cli/session.ts';
 
 type I = string;

@@ -6,11 +6,11 @@ import {
   UnknownResourceError,
   discover,
   resolveResource,
-  resourceName,
   watchableResources,
   type DiscoveredResource,
   type Discovery,
-} from '../../src/index.ts';
+} from '../../src/discovery/index.ts';
+import { resourceName } from '../../src/pipeline.ts';
 import { assembleDiscovery, parseGroupVersions } from '../../src/pipeline.ts';
 import { startApiServer, type ApiServer } from 'rx-informer-emulator';
 import { fixture } from '../emulator/helpers.ts';

@@ -1,16 +1,8 @@
 import { VirtualTimeScheduler, filter, firstValueFrom, type Subscription } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  DiscoveryError,
-  Pod,
-  customResource,
-  dynamicInformerFactory,
-  informerFactory,
-  resourceName,
-  type DynamicEvent,
-  type InformerEvent,
-  type KubeObject,
-} from '../../src/index.ts';
+import { DiscoveryError, dynamicInformerFactory, type DynamicEvent } from '../../src/discovery/index.ts';
+import { Pod, customResource, informerFactory, type InformerEvent, type KubeObject } from '../../src/index.ts';
+import { resourceName } from '../../src/pipeline.ts';
 import { startApiServer, type ApiServer } from 'rx-informer-emulator';
 import { ServerRequestTracker } from '../resilience/harness/probes.ts';
 

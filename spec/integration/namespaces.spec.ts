@@ -6,7 +6,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { KubeConfig } from '@kubernetes/client-node';
-import { ConfigMap, DEFAULT_MAX_NAMESPACE_WATCHES, Node, Pod, informerFactory } from '../../src/index.ts';
+import { ConfigMap, Node, Pod, informerFactory } from '../../src/index.ts';
+import { DEFAULT_MAX_NAMESPACE_WATCHES } from '../../src/pipeline.ts';
 import { startApiServer, type ApiServer } from 'rx-informer-emulator';
 import { contents, run, waitFor, type Running } from '../resilience/harness/live.ts';
 

@@ -4,7 +4,8 @@
  */
 import { BehaviorSubject, defer, filter, firstValueFrom } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ConfigMap, InformerError, informer, shardedInformer, type InformerOptions, type ShardSource } from '../../src/index.ts';
+import { ConfigMap, InformerError, informer, shardedInformer, type InformerOptions } from '../../src/index.ts';
+import { type ShardSource } from '../../src/pipeline.ts';
 import { startApiServer, type ApiServer } from 'rx-informer-emulator';
 
 let api: ApiServer | undefined;

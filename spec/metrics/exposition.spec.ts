@@ -10,7 +10,7 @@ import {
   type MetricFamily,
 } from '../../src/metrics/index.ts';
 import { readyzLines } from '../../src/metrics/serve.ts';
-import type { InformerHealth } from '../../src/index.ts';
+import type { InformerHealth } from '../../src/metrics/index.ts';
 import { parseExposition } from './exposition.ts';
 
 const metrics = (name: string, over: Partial<InformerMetrics> = {}): InformerMetrics => ({

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { filter, firstValueFrom, shareReplay } from 'rxjs';
-import { ConfigMap, Secret, informer, informerFactory, readiness, type InformerHealth } from '../../src/index.ts';
+import { ConfigMap, Secret, informer, informerFactory } from '../../src/index.ts';
+import { readiness, type InformerHealth } from '../../src/metrics/index.ts';
 import { serve } from '../../src/metrics/index.ts';
 import { startApiServer, type ApiServer } from 'rx-informer-emulator';
 

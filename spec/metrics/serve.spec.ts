@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { NEVER, VirtualAction, VirtualTimeScheduler, mergeMap, of, throwError, timer, type Subscription } from 'rxjs';
-import { InformerError, informer, type KubeObject, type ListWatch } from '../../src/index.ts';
+import { InformerError, informer, type KubeObject } from '../../src/index.ts';
+import { type ListWatch } from '../../src/pipeline.ts';
 import { serve } from '../../src/metrics/index.ts';
 import { fakeResource, kubeObj } from '../../src/testing/index.ts';
 import { listPage } from '../../src/testing/fakeListWatch.ts';

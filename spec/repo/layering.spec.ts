@@ -36,6 +36,20 @@ describe('the layering rule', () => {
     expect(await problems('src/util/probe.ts', "import * as m from '../workqueue/index.ts';\nexport const p = m;\n")).toHaveLength(1);
   });
 
+  it('lets only the CLI import the private src/internal.ts', async () => {
+    for (const file of [
+      'src/3-deltas/probe.ts',
+      'src/controller/probe.ts',
+      'src/metrics/probe.ts',
+      'src/leaderelection/probe.ts',
+      'src/testing/probe.ts',
+    ]) {
+      const found = await problems(file, "import * as m from '../internal.ts';\nexport const p = m;\n");
+      expect(found, file).toEqual([expect.stringContaining('no-restricted-imports')]);
+    }
+    expect(await problems('src/cli/probe.ts', "import * as m from '../internal.ts';\nexport const p = m;\n")).toEqual([]);
+  });
+
   it('lets a stage import a lower one', async () => {
     expect(await problems('src/5-informer/probe.ts', "import * as m from '../0-model/errors.ts';\nexport const p = m;\n")).toEqual([]);
   });

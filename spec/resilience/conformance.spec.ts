@@ -10,7 +10,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { map, type Observable } from 'rxjs';
-import type { ListWatch } from '../../src/index.ts';
+import type { ListWatch } from '../../src/pipeline.ts';
 import type { WatchFrame } from '../../src/pipeline.ts';
 import { runSchedule, type RunResult } from './harness/run.ts';
 import { describeSchedule, scheduleArb, type Schedule } from './harness/schedule.ts';

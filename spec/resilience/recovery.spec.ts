@@ -13,7 +13,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { filter } from 'rxjs';
-import type { ListWatch } from '../../src/index.ts';
+import type { ListWatch } from '../../src/pipeline.ts';
 import { FAULT_KINDS, ROUND_TRIP_SLACK_MS, scheduleFor, type FaultKind } from './recovery/faults.ts';
 import { markdownTable, summarize } from './recovery/report.ts';
 import { Sim, formatTime, runRecovery, type RecoveryResult } from './recovery/simulation.ts';

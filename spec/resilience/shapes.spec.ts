@@ -9,7 +9,8 @@
  */
 import { firstValueFrom, type Subscription } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ConfigMap, dynamicInformerFactory, informer, metadataOnly, type InformerError, type KubeObject } from '../../src/index.ts';
+import { ConfigMap, informer, metadataOnly, type InformerError, type KubeObject } from '../../src/index.ts';
+import { dynamicInformerFactory } from '../../src/discovery/index.ts';
 import { httpListWatch } from '../../src/pipeline.ts';
 import { startApiServer, type ApiServer } from 'rx-informer-emulator';
 import { hostileServer, type Behaviour, type HostileServer } from './hostile/server.ts';

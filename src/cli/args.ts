@@ -1,7 +1,8 @@
 import { parseArgs } from 'node:util';
 import { isIP } from 'node:net';
 import { parseSinkUrl, type SinkTarget } from './sinkUrl.ts';
-import { parseFieldPath, type Compression } from '../index.ts';
+import { parseFieldPath } from '../internal.ts';
+import { type Compression } from '../pipeline.ts';
 import { printable } from './format.ts';
 
 /** `a,b["x,y"]` → `a`, `b["x,y"]`: commas outside brackets separate patterns. */

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import type { Compression } from '../index.ts';
+import type { Compression } from '../pipeline.ts';
 import { HELP, parseCommandLine, type CliOptions } from './args.ts';
 import type { DemoEmulator } from './demo.ts';
 import { printable } from './format.ts';

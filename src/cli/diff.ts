@@ -1,7 +1,9 @@
-import { fieldChanges, limitDepth, MAX_DEPTH, type Change } from '../index.ts';
+import { fieldChanges, type Change } from '../diff.ts';
+import { limitDepth, MAX_DEPTH } from '../internal.ts';
 
 // One implementation for the library's diff() operator and the CLI.
-export { jsonEqual, limitDepth, MAX_DEPTH, TOO_DEEP, type Change } from '../index.ts';
+export { jsonEqual, limitDepth, MAX_DEPTH, TOO_DEEP } from '../internal.ts';
+export { type Change } from '../diff.ts';
 
 /** Fields whose change is noise for a human watching a cluster. */
 export const NOISE: readonly string[] = ['metadata.resourceVersion', 'metadata.managedFields'];

@@ -1,5 +1,6 @@
 import { BehaviorSubject, combineLatest, map, of, switchMap, type Observable } from 'rxjs';
-import type { Informer, InformerHealth, KubeObject } from '../index.ts';
+import type { Informer, KubeObject } from '../index.ts';
+import type { InformerHealth } from '../metrics/index.ts';
 
 /**
  * The resources the watch command watches now, as a Set that `serve()` can serve: `/readyz` and `/metrics` follow

@@ -1,4 +1,5 @@
-import { DiscoveryError, type ErrorReason, type InformerError } from '../index.ts';
+import { DiscoveryError } from '../discovery/index.ts';
+import { type ErrorReason, type InformerError } from '../index.ts';
 import { isPermanent } from '../0-model/errors.ts';
 import { discoveryFailed, explain } from './explain.ts';
 import { count } from './format.ts';

@@ -1,27 +1,20 @@
 import { firstValueFrom, Subscription } from 'rxjs';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { DEFAULT_MAX_NAMESPACE_WATCHES, resourceName, type Compression } from '../pipeline.ts';
 import {
-  DEFAULT_MAX_NAMESPACE_WATCHES,
   ResourceNameError,
   discover,
   dynamicInformerFactory,
-  informerFactory,
   isWatchable,
-  keyOf,
   resolveResource,
-  resourceName,
   toResource,
   watchableResources,
   type DiscoveredResource,
   type Discovery,
-  type Compression,
   type DynamicEvent,
   type DynamicInformerFactory,
-  type Informer,
-  type InformerEvent,
-  type InformerFactory,
-  type KubeObject,
-} from '../index.ts';
+} from '../discovery/index.ts';
+import { informerFactory, keyOf, type Informer, type InformerEvent, type InformerFactory, type KubeObject } from '../index.ts';
 import { serve } from '../metrics/index.ts';
 import { ServedSet } from './served.ts';
 import { jsonLine, messageOf } from './format.ts';

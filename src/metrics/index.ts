@@ -16,3 +16,13 @@ export {
   type Sample,
 } from './prometheus.ts';
 export { transportBytes, type TransportBytes } from '../1-transport/httpTransport.ts';
+export {
+  DEFAULT_STALE_AFTER_MS,
+  HEALTH_INTERVAL_MS,
+  informerHealth,
+  isFailure,
+  isStale,
+  readiness,
+  type InformerHealth,
+  type StalenessOptions,
+} from '../5-informer/health.ts';

@@ -7,7 +7,7 @@ import dc from 'node:diagnostics_channel';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { Observable } from 'rxjs';
-import type { ListWatch } from '../../../src/index.ts';
+import type { ListWatch } from '../../../src/pipeline.ts';
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -12,10 +12,10 @@ import {
   type InformerError,
   type InformerOptions,
   type KubeObject,
-  type ListWatch,
   type Resource,
   type Store,
 } from '../../../src/index.ts';
+import { type ListWatch } from '../../../src/pipeline.ts';
 import { httpListWatch } from '../../../src/pipeline.ts';
 import { reflectorConfig } from '../../../src/2-source/listAndWatch.ts';
 import { startApiServer, type ApiServer, type Fault, type FaultMatch, type RequestRecord } from 'rx-informer-emulator';

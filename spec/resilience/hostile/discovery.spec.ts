@@ -10,7 +10,9 @@
  */
 import { lastValueFrom } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { ConfigMap, discover, informer, type ErrorReason, type HttpTransportOptions, type InformerError } from '../../../src/index.ts';
+import { ConfigMap, informer, type ErrorReason, type InformerError } from '../../../src/index.ts';
+import { discover } from '../../../src/discovery/index.ts';
+import { type HttpTransportOptions } from '../../../src/pipeline.ts';
 import { httpListWatch } from '../../../src/pipeline.ts';
 import { waitFor } from '../harness/live.ts';
 import { MiB, retainedBytes } from './memory.ts';

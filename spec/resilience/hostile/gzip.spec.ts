@@ -10,7 +10,8 @@
 import { createGzip } from 'node:zlib';
 import { lastValueFrom } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { ConfigMap, discover, informer, type InformerError } from '../../../src/index.ts';
+import { ConfigMap, informer, type InformerError } from '../../../src/index.ts';
+import { discover } from '../../../src/discovery/index.ts';
 import { httpListWatch } from '../../../src/pipeline.ts';
 import { transportBytes } from '../../../src/metrics/index.ts';
 import { waitFor } from '../harness/live.ts';

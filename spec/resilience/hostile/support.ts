@@ -1,7 +1,8 @@
 /** What the hostile-server specs share: limits of the test, and small helpers. */
 import { lastValueFrom, type Observable, type Subscription } from 'rxjs';
 import { afterEach } from 'vitest';
-import { ConfigMap, type ErrorReason, type HttpTransportOptions, type InformerError } from '../../../src/index.ts';
+import { ConfigMap, type ErrorReason, type InformerError } from '../../../src/index.ts';
+import { type HttpTransportOptions } from '../../../src/pipeline.ts';
 import { httpListWatch, type WatchFrame } from '../../../src/pipeline.ts';
 import { MiB } from './memory.ts';
 import { behave, hostileServer, type Behaviour, type HostileServer, type RequestKind } from './server.ts';

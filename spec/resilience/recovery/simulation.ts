@@ -8,7 +8,8 @@
  * fault to the store equalling the server.
  */
 import { VirtualAction, VirtualTimeScheduler, type Subscription } from 'rxjs';
-import { ConfigMap, informer, type Informer, type InformerError, type ListWatch, type Store } from '../../../src/index.ts';
+import { ConfigMap, informer, type Informer, type InformerError, type Store } from '../../../src/index.ts';
+import { type ListWatch } from '../../../src/pipeline.ts';
 import { FAULTS, backoffLevel, describeSchedule, type RecoverySchedule } from './faults.ts';
 import { Rng, subSeed } from './random.ts';
 import { NAMESPACES, SimServer } from './simServer.ts';

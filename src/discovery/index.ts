@@ -1,0 +1,30 @@
+/**
+ * rx-informer/discovery: what the API server serves, resource names resolved as kubectl does, and informers
+ * for resources known by name only (`dynamicInformerFactory`).
+ */
+export {
+  AmbiguousResourceError,
+  ResourceNameError,
+  UnknownResourceError,
+  discover,
+  isWatchable,
+  resolveResource,
+  toResource,
+  watchableResources,
+  type DiscoveredResource,
+  type Discovery,
+  type DiscoveryFailure,
+  type DiscoveryOptions,
+  type GroupVersion,
+  type ResourceNameReason,
+} from './discovery.ts';
+export {
+  DiscoveryError,
+  dynamicInformerFactory,
+  type DynamicEvent,
+  type DynamicInformerFactory,
+  type DynamicInformerFactoryOptions,
+  type DynamicWatchOptions,
+  type EndReason,
+  type Selection,
+} from './dynamicInformers.ts';

@@ -1,0 +1,5 @@
+/**
+ * Helpers the CLI shares with the library but which are not public: this module is in no `exports` of
+ * package.json, and ESLint lets only src/cli import it.
+ */
+export { MAX_DEPTH, TOO_DEEP, jsonEqual, limitDepth, parseFieldPath } from './5-informer/fieldChanges.ts';
