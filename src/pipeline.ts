@@ -87,7 +87,7 @@ export { initialState, reduceDeltas, type InformerState } from './4-store/reduce
 export { namespaceIndex, type StoreBatch } from './4-store/store.ts';
 
 // 5 · informer
-export { informerFromSource } from './5-informer/informer.ts';
+export { informerFromSource } from './5-informer/informerFromSource.ts';
 export { EventQueue } from './5-informer/eventQueue.ts';
 export { informerName, type Syncable } from './5-informer/factory.ts';
 export { DEFAULT_MAX_NAMESPACE_WATCHES } from './5-informer/namespacesInformer.ts';

@@ -3,7 +3,7 @@ import { firstValueFrom, of, toArray } from 'rxjs';
 import { InformerError } from '../../src/0-model/errors.ts';
 import { isSkipped, lazyParseList, lazyParseWatchLine } from '../../src/1-transport/lazyJson.ts';
 import type { ListWatch, WatchFrame } from '../../src/1-transport/listWatch.ts';
-import { filtered } from '../../src/5-informer/shardedInformer.ts';
+import { filtered } from '../../src/1-transport/listWatch.ts';
 import { listPage, watchEvent } from '../../src/testing/index.ts';
 
 const pod = (name: string) => ({

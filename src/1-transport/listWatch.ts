@@ -1,5 +1,8 @@
-import type { Observable } from 'rxjs';
-import type { InformerError } from '../0-model/errors.ts';
+import { map, type Observable } from 'rxjs';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { InformerError } from '../0-model/errors.ts';
+import { rawKey, rawResourceVersion } from '../0-model/keys.ts';
+import { isSkipped } from './lazyJson.ts';
 
 /** Options of one list request (the source sets them; selectors are bound in the {@link ListWatch}). */
 export interface ListOptions {
@@ -63,4 +66,37 @@ export type WatchFrame = RawWatchEvent | InformerError;
 export interface ListWatch {
   list(options: ListOptions): Observable<ListPage>;
   watch(options: WatchOptions): Observable<WatchFrame>;
+}
+
+/** Whether an informer's source is a ListWatch (rather than a KubeConfig). */
+export function isListWatch(value: KubeConfig | ListWatch): value is ListWatch {
+  return typeof (value as Partial<ListWatch>).list === 'function' && typeof (value as Partial<ListWatch>).watch === 'function';
+}
+
+const CHANGES = new Set(['ADDED', 'MODIFIED', 'DELETED']);
+
+/**
+ * `listWatch` without the objects whose key `wants` rejects: list items are left out, watch
+ * events become bookmarks at their resourceVersion (so a watch of only dropped objects still
+ * moves on). Skeletons of objects the transport did not decode are dropped the same way.
+ */
+export function filtered(listWatch: ListWatch, wants: (key: string | undefined) => boolean): ListWatch {
+  const drop = (object: unknown) => isSkipped(object) || !wants(rawKey(object));
+  return {
+    list: (options) =>
+      listWatch.list(options).pipe(
+        map((page) => {
+          const items = page.items.filter((item) => !drop(item));
+          return items.length === page.items.length ? page : { ...page, items };
+        }),
+      ),
+    watch: (options) =>
+      listWatch.watch(options).pipe(
+        map((frame): WatchFrame => {
+          if (frame instanceof InformerError || !CHANGES.has(frame.type) || !drop(frame.object)) return frame;
+          const resourceVersion = rawResourceVersion(frame.object);
+          return { type: 'BOOKMARK', object: { metadata: resourceVersion === undefined ? {} : { resourceVersion } } };
+        }),
+      ),
+  };
 }

@@ -5,13 +5,12 @@ import type { Resource } from '../0-model/resources.ts';
 import { knownProtocol } from '../1-transport/http/agents.ts';
 import { httpListWatch } from '../1-transport/httpTransport.ts';
 import type { KeepObject } from '../1-transport/lazyJson.ts';
-import type { ListWatch } from '../1-transport/listWatch.ts';
+import { filtered, isListWatch, type ListWatch } from '../1-transport/listWatch.ts';
 import { rawKey } from '../2-source/decode.ts';
 import type { SourceEvent } from '../2-source/sourceEvent.ts';
 import type { InformerState } from '../4-store/reduceDeltas.ts';
 import type { Store } from '../4-store/store.ts';
-import { informerFromSource, reflectorFor, type Informer, type InformerOptions } from './informer.ts';
-import { filtered } from './shardedInformer.ts';
+import { informerFromSource, reflectorFor, toListWatch, type Informer, type InformerOptions } from './informerFromSource.ts';
 import { forward } from '../util/forward.ts';
 import { ConnectionTurns, isOutOfDescriptors, takingTurns } from './connectionTurns.ts';
 import { InformerError } from '../0-model/errors.ts';
@@ -78,11 +77,10 @@ export function namespacesInformer<T extends KubeObject>(
   });
   const clusterWide = (): ListWatch => {
     // A ListWatch given instead of a KubeConfig is taken as cluster-wide, and filtered here.
-    if (isListWatch(source)) return filtered(source, wants);
     // What has no key (a Status in an ERROR line) is kept: it is not an object of another namespace.
     const keepObject: KeepObject = (skeleton) => wants(rawKey(skeleton));
     return filtered(
-      httpListWatch(source, target(undefined), { ...options.http, lazyDecode: options.http?.lazyDecode ?? true, keepObject }),
+      toListWatch(source, target(undefined), { ...options.http, lazyDecode: options.http?.lazyDecode ?? true, keepObject }),
       wants,
     );
   };
@@ -216,8 +214,4 @@ function descriptorsError(error: InformerError, capacity: number): InformerError
 function namespaceOfKey(key: string): string {
   const slash = key.indexOf('/');
   return slash < 0 ? '' : key.slice(0, slash);
-}
-
-function isListWatch(value: KubeConfig | ListWatch): value is ListWatch {
-  return typeof (value as Partial<ListWatch>).list === 'function' && typeof (value as Partial<ListWatch>).watch === 'function';
 }

@@ -3,15 +3,14 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { InformerError } from '../0-model/errors.ts';
 import type { KubeObject } from '../0-model/objects.ts';
 import type { Resource } from '../0-model/resources.ts';
-import { httpListWatch } from '../1-transport/httpTransport.ts';
-import { isSkipped, type KeepObject } from '../1-transport/lazyJson.ts';
-import type { ListWatch, WatchFrame } from '../1-transport/listWatch.ts';
-import { rawKey, rawResourceVersion } from '../2-source/decode.ts';
+import type { KeepObject } from '../1-transport/lazyJson.ts';
+import { filtered, type ListWatch } from '../1-transport/listWatch.ts';
+import { rawKey } from '../2-source/decode.ts';
 import type { ListProgress, SourceEvent } from '../2-source/sourceEvent.ts';
 import type { InformerEvent } from '../4-store/informerEvent.ts';
 import type { InformerState } from '../4-store/reduceDeltas.ts';
 import type { Store } from '../4-store/store.ts';
-import { informerFromSource, reflectorFor, type Informer, type InformerOptions } from './informer.ts';
+import { informerFromSource, reflectorFor, toListWatch, type Informer, type InformerOptions } from './informerFromSource.ts';
 import { keeping, sameSet } from '../util/keeping.ts';
 import type { FillReplace } from '../3-deltas/deltas.ts';
 import {
@@ -121,13 +120,11 @@ export function shardedInformer<T extends KubeObject>(
   const wants = (key: string | undefined): boolean => key === undefined || (inNamespaces(key) && view.wants(key));
   const keepObject: KeepObject = (skeleton) => wants(rawKey(skeleton));
   const listWatch = filtered(
-    isListWatch(source)
-      ? source
-      : httpListWatch(
-          source,
-          { resource, namespace, labelSelector: options.labelSelector, fieldSelector: options.fieldSelector },
-          { ...options.http, lazyDecode: options.http?.lazyDecode ?? true, keepObject },
-        ),
+    toListWatch(
+      source,
+      { resource, namespace, labelSelector: options.labelSelector, fieldSelector: options.fieldSelector },
+      { ...options.http, lazyDecode: options.http?.lazyDecode ?? true, keepObject },
+    ),
     wants,
   );
   const reflector = reflectorFor(listWatch, resource, options);
@@ -337,36 +334,4 @@ function shardedNamespaces(
   const namespaces = new Set(options.namespaces);
   if (namespaces.size === 1) return { namespace: [...namespaces][0], inNamespaces: all };
   return { namespace: undefined, inNamespaces: (key) => namespaces.has(key.includes('/') ? key.slice(0, key.indexOf('/')) : '') };
-}
-
-function isListWatch(value: KubeConfig | ListWatch): value is ListWatch {
-  return typeof (value as Partial<ListWatch>).list === 'function' && typeof (value as Partial<ListWatch>).watch === 'function';
-}
-
-const CHANGES = new Set(['ADDED', 'MODIFIED', 'DELETED']);
-
-/**
- * `listWatch` without the objects whose key `wants` rejects: list items are left out, watch
- * events become bookmarks at their resourceVersion (so a watch of only dropped objects still
- * moves on). Skeletons of objects the transport did not decode are dropped the same way.
- */
-export function filtered(listWatch: ListWatch, wants: (key: string | undefined) => boolean): ListWatch {
-  const drop = (object: unknown) => isSkipped(object) || !wants(rawKey(object));
-  return {
-    list: (options) =>
-      listWatch.list(options).pipe(
-        map((page) => {
-          const items = page.items.filter((item) => !drop(item));
-          return items.length === page.items.length ? page : { ...page, items };
-        }),
-      ),
-    watch: (options) =>
-      listWatch.watch(options).pipe(
-        map((frame): WatchFrame => {
-          if (frame instanceof InformerError || !CHANGES.has(frame.type) || !drop(frame.object)) return frame;
-          const resourceVersion = rawResourceVersion(frame.object);
-          return { type: 'BOOKMARK', object: { metadata: resourceVersion === undefined ? {} : { resourceVersion } } };
-        }),
-      ),
-  };
 }

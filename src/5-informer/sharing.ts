@@ -1,6 +1,6 @@
 import { InformerError } from '../0-model/errors.ts';
 import type { KubeObject } from '../0-model/objects.ts';
-import type { InformerOptions } from './informer.ts';
+import type { InformerOptions } from './informerFromSource.ts';
 
 /**
  * What a factory does with each option of a request for an informer it may already hold:
