@@ -7,10 +7,11 @@ import { isRecord } from '../util/isRecord.ts';
  *
  * - `Expired`/`Gone`: the resourceVersion asked for is too old (HTTP 410); the informer relists.
  * - `TooManyRequests`: HTTP 429; the informer waits for `Retry-After` (or its backoff) and tries again.
- * - `ServerError`: HTTP 5xx.
+ * - `ServerError`: HTTP 5xx but 504.
  * - `Unauthorized`/`Forbidden`/`NotFound`/`BadRequest`/`Invalid`/`Conflict`: the matching HTTP status.
  * - `NetworkError`: connection refused or reset, DNS, TLS.
- * - `Timeout`: a request or a watch stalled and was aborted.
+ * - `Timeout`: a request or a watch stalled and was aborted, or the server answered 504 Gateway Timeout
+ *   (client-go's `IsTimeout`).
  * - `VeryShortWatch`: a watch ended at once with no event (counts as a failure for backoff).
  * - `MalformedLine`: a watch line that is not JSON, not an object, or too long; a response body that cannot be
  *   decoded (not JSON, gzip that does not inflate, a Content-Encoding not asked for).
@@ -199,6 +200,12 @@ export function isExpired(error: InformerError): boolean {
   return error.reason === 'Expired' || error.reason === 'Gone' || error.status === 410;
 }
 
+/**
+ * The one status → reason table (client-go's `NewGenericServerResponse`, k8s.io/apimachinery/pkg/api/errors):
+ * 504 is `Timeout` (client-go's `IsTimeout` holds for a 504), 410 is `Expired` or `Gone` (`IsResourceExpired`,
+ * `IsGone`: the resourceVersion is too old), any other 5xx `ServerError`. Every HTTP status the library meets, the
+ * transport's and the Lease client's alike, is read through {@link reasonForStatus}.
+ */
 const reasonsByStatus: Readonly<Record<number, ErrorReason>> = {
   400: 'BadRequest',
   401: 'Unauthorized',
@@ -208,6 +215,7 @@ const reasonsByStatus: Readonly<Record<number, ErrorReason>> = {
   410: 'Expired',
   422: 'Invalid',
   429: 'TooManyRequests',
+  504: 'Timeout',
 };
 
 /**

@@ -5,8 +5,8 @@ import { http2Route, useAgent, type HttpProtocol } from '../1-transport/httpTran
 import { http2Get, mayUseHttp2 } from '../1-transport/http2/request.ts';
 import type { HttpResponse } from '../1-transport/http2/response.ts';
 import { Observable, map } from 'rxjs';
-import { capMessage } from '../0-model/errors.ts';
-import { LeaseError, reasonOfStatus, type LeaseOperation } from './errors.ts';
+import { capMessage, reasonForStatus } from '../0-model/errors.ts';
+import { LeaseError, type LeaseOperation } from './errors.ts';
 import type { LeaseClient, LeaseClients } from './leaseClient.ts';
 import { leaseSpec, recordOf, type LeaderElectionRecord, type LeaseSnapshot } from './record.ts';
 
@@ -131,7 +131,7 @@ function snapshotOf(name: string, body: unknown): LeaseSnapshot {
 function failure(answer: Answer, operation: LeaseOperation, lease: string): LeaseError {
   const message = objectOf(answer.body)['message'];
   const text = typeof message === 'string' ? capMessage(message) : `HTTP ${answer.status}`;
-  return new LeaseError(reasonOfStatus(answer.status), operation, lease, text, answer.status);
+  return new LeaseError(reasonForStatus(answer.status), operation, lease, text, answer.status);
 }
 
 /**

@@ -1,0 +1,50 @@
+/**
+ * One home per concept (issue #32): each of these has one implementation in src/, and a second copy
+ * written beside it later would drift from it (as `reasonOfStatus` did from `reasonForStatus`, mapping
+ * 504 and 410 differently). Each check names the home and finds a second copy by its shape.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+
+function* files(dir: string): Generator<string> {
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) yield* files(path);
+    else if (name.endsWith('.ts')) yield path;
+  }
+}
+
+const sources = [...files(join(root, 'src'))].map((file) => ({ path: relative(root, file), text: readFileSync(file, 'utf8') }));
+
+/** `path:line: text` of every line of src/ (but `home`) that `pattern` matches. */
+function copies(pattern: RegExp, home: string): string[] {
+  const found: string[] = [];
+  for (const { path, text } of sources) {
+    if (path === home) continue;
+    text.split('\n').forEach((line, i) => {
+      if (pattern.test(line)) found.push(`${path}:${i + 1}: ${line.trim()}`);
+    });
+  }
+  return found;
+}
+
+describe('one home per concept in src/', () => {
+  it('the sources are there to be read', () => {
+    expect(sources.length).toBeGreaterThan(100);
+    expect(sources.some((s) => s.path === 'src/0-model/errors.ts')).toBe(true);
+  });
+
+  it('status → reason: only reasonForStatus (src/0-model/errors.ts) maps an HTTP status to a reason', () => {
+    const REASON = `'(?:BadRequest|Unauthorized|Forbidden|NotFound|Conflict|Expired|Gone|Invalid|TooManyRequests|ServerError|Timeout|Unknown)'`;
+    // `status === 409) return 'Conflict'`, `409: 'Conflict'`, `case 504: return 'Timeout'`, a function named for it.
+    const mapping = new RegExp(`\\b[45]\\d\\d\\b\\)?\\s*(?::|\\)|return)\\s*(?:return\\s*)?${REASON}|function\\s+reason\\w*Status`);
+    expect(copies(mapping, 'src/0-model/errors.ts')).toEqual([]);
+    // The check finds the copy this replaced.
+    expect(mapping.test("  if (status === 504) return 'Timeout';")).toBe(true);
+    expect(mapping.test('export function reasonOfStatus(status: number): ErrorReason {')).toBe(true);
+  });
+});
