@@ -47,4 +47,10 @@ describe('one home per concept in src/', () => {
     expect(mapping.test("  if (status === 504) return 'Timeout';")).toBe(true);
     expect(mapping.test('export function reasonOfStatus(status: number): ErrorReason {')).toBe(true);
   });
+
+  it("diff noise: one list, DIFF_NOISE (src/5-informer/diff.ts); the CLI's diff uses it", () => {
+    const noise = /['"]!?metadata\.(?:resourceVersion|managedFields)['"]/;
+    expect(copies(noise, 'src/5-informer/diff.ts')).toEqual([]);
+    expect(noise.test("export const NOISE: readonly string[] = ['metadata.resourceVersion', 'metadata.managedFields'];")).toBe(true);
+  });
 });

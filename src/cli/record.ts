@@ -1,5 +1,5 @@
-import type { InformerEvent, KubeObject } from '../index.ts';
-import { MAX_DEPTH, NOISE, diffObjects, formatChanges, limitDepth, type Change } from './diff.ts';
+import { DIFF_NOISE, type InformerEvent, type KubeObject } from '../index.ts';
+import { MAX_DEPTH, diffObjects, formatChanges, limitDepth, type Change } from './diff.ts';
 import { clock, printable, timestamp } from './format.ts';
 
 /** One line per event, for `--output json` and webhooks. */
@@ -44,7 +44,7 @@ export function toRecord(resource: string, event: InformerEvent<KubeObject>, now
       const diff = diffObjects(
         shown(event.oldObject),
         shown(event.object),
-        [...NOISE, ...(options.ignore ?? [])],
+        [...DIFF_NOISE, ...(options.ignore ?? [])],
         MAX_DEPTH,
         options.fields,
       );
