@@ -12,6 +12,13 @@ describe("a server's Status message where errors are built", () => {
     expect(capMessage(emoji)).toBe(`${'a'.repeat(1023)}… (1037 bytes)`);
   });
 
+  it('takes its cap and its tail as named options (the CLI: 1,000 characters, then the characters left out)', () => {
+    expect(capMessage('abcdef', { maxChars: 4 })).toBe('abcd… (6 bytes)');
+    expect(capMessage('abcdef', { maxChars: 4, tail: 'characters' })).toBe('abcd… (2 more characters)');
+    expect(capMessage('abcd', { maxChars: 4, tail: 'characters' })).toBe('abcd');
+    expect(capMessage('abc😀d', { maxChars: 4, tail: 'characters' })).toBe('abc… (3 more characters)');
+  });
+
   it('errorFromStatus and asStatus cap it; the Status object stays in statusObject (bounded by the body limit)', () => {
     const body = { kind: 'Status', status: 'Failure', message: 'm'.repeat(50_000), reason: 'r'.repeat(5000), code: 500 };
     const error = errorFromStatus(500, body, 'list');

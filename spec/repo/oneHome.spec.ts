@@ -53,4 +53,10 @@ describe('one home per concept in src/', () => {
     expect(copies(noise, 'src/5-informer/diff.ts')).toEqual([]);
     expect(noise.test("export const NOISE: readonly string[] = ['metadata.resourceVersion', 'metadata.managedFields'];")).toBe(true);
   });
+
+  it('message capping: one capper, capMessage (src/0-model/errors.ts), the only code that cuts around a surrogate pair', () => {
+    const surrogateCut = /\\ud800-\\udbff/i;
+    expect(copies(surrogateCut, 'src/0-model/errors.ts')).toEqual([]);
+    expect(surrogateCut.test('const cut = /[\\ud800-\\udbff]/.test(text.charAt(MAX - 1)) ? MAX - 1 : MAX;')).toBe(true);
+  });
 });

@@ -243,15 +243,26 @@ export interface KubeStatus {
 /** The longest Status message (in characters) put into an error's message; longer ones are cut. */
 export const MAX_STATUS_MESSAGE_CHARS = 1024;
 
+/** How {@link capMessage} cuts a message. */
+export interface CapOptions {
+  /** The most characters kept. Default {@link MAX_STATUS_MESSAGE_CHARS}. */
+  readonly maxChars?: number;
+  /** What the cut says after the `…`: the whole message's size in UTF-8 bytes (`(N bytes)`, the default) or the characters left out (`(N more characters)`). */
+  readonly tail?: 'bytes' | 'characters';
+}
+
 /**
- * A server's message as an error may print it: at most {@link MAX_STATUS_MESSAGE_CHARS} characters,
- * a longer one cut with `… (N bytes)` after it (a server's 2 MB message is not a 2 MB log line).
+ * A message as an error or a report may print it: at most `maxChars` characters (default
+ * {@link MAX_STATUS_MESSAGE_CHARS}), a longer one cut with `… (N bytes)` or `… (N more characters)` after it (a server's
+ * 2 MB message is not a 2 MB log line). Never cut between the two halves of a surrogate pair. The one capper: the
+ * CLI's messages use it too.
  */
-export function capMessage(message: string, max: number = MAX_STATUS_MESSAGE_CHARS): string {
+export function capMessage(message: string, options: CapOptions = {}): string {
+  const max = options.maxChars ?? MAX_STATUS_MESSAGE_CHARS;
   if (message.length <= max) return message;
-  // Not between the two halves of a surrogate pair.
   const end = /[\ud800-\udbff]/.test(message.charAt(max - 1)) ? max - 1 : max;
-  return `${message.slice(0, end)}… (${Buffer.byteLength(message, 'utf8')} bytes)`;
+  const tail = options.tail === 'characters' ? `${message.length - end} more characters` : `${Buffer.byteLength(message, 'utf8')} bytes`;
+  return `${message.slice(0, end)}… (${tail})`;
 }
 
 /**
@@ -261,10 +272,10 @@ export function capMessage(message: string, max: number = MAX_STATUS_MESSAGE_CHA
 export function asStatus(value: unknown): KubeStatus | undefined {
   if (!isRecord(value)) return undefined;
   const status: { -readonly [K in keyof KubeStatus]: KubeStatus[K] } = {};
-  if (typeof value.kind === 'string') status.kind = capMessage(value.kind, 256);
-  if (typeof value.status === 'string') status.status = capMessage(value.status, 256);
+  if (typeof value.kind === 'string') status.kind = capMessage(value.kind, { maxChars: 256 });
+  if (typeof value.status === 'string') status.status = capMessage(value.status, { maxChars: 256 });
   if (typeof value.message === 'string') status.message = capMessage(value.message);
-  if (typeof value.reason === 'string') status.reason = capMessage(value.reason, 256);
+  if (typeof value.reason === 'string') status.reason = capMessage(value.reason, { maxChars: 256 });
   if (typeof value.code === 'number') status.code = value.code;
   if ('details' in value) status.details = value.details;
   return status;
