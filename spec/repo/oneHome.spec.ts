@@ -59,4 +59,18 @@ describe('one home per concept in src/', () => {
     expect(copies(surrogateCut, 'src/0-model/errors.ts')).toEqual([]);
     expect(surrogateCut.test('const cut = /[\\ud800-\\udbff]/.test(text.charAt(MAX - 1)) ? MAX - 1 : MAX;')).toBe(true);
   });
+
+  it('Retry-After: one parser, parseRetryAfter (src/0-model/retryAfter.ts); every header read goes through it', () => {
+    const home = 'src/0-model/retryAfter.ts';
+    // A read of the header (by its name in quotes) that does not hand it to the parser, as the sinks'
+    // `Number(response.headers.get('retry-after'))` did.
+    const reads = copies(/['"]retry-after['"]/i, home);
+    expect(reads.length).toBeGreaterThanOrEqual(2); // the transport's and the sinks'
+    expect(reads.filter((line) => !/parseRetryAfter\(|sinkRetryAfterMs\(/.test(line))).toEqual([]);
+    // No second parser or clamp of it (recovery.ts had a local `clampRetryAfter` beside the imported one).
+    const definition = /function\s+\w*(?:RetryAfter|retryAfter)\w*\s*\(|Date\.parse\(/;
+    const allowed = (line: string) => /src\/cli\/sink\.ts:\d+: export function sinkRetryAfterMs\(/.test(line);
+    expect(copies(definition, home).filter((line) => !allowed(line))).toEqual([]);
+    expect(definition.test('function clampRetryAfter(seconds: number | undefined): { retryAfterSeconds?: number } {')).toBe(true);
+  });
 });

@@ -146,13 +146,7 @@ const objectFaults: ReadonlySet<ErrorReason> = new Set<ErrorReason>([
  */
 const notices: ReadonlySet<ErrorReason> = new Set<ErrorReason>(['NotAcceptable']);
 
-/** The longest `Retry-After` honoured, in seconds: a larger one would overflow Node's timers, and is not sane. */
-export const MAX_RETRY_AFTER_SECONDS = 300;
-
-/** A server's `Retry-After` (seconds) as honoured: at least 0, at most {@link MAX_RETRY_AFTER_SECONDS}. */
-export function clampRetryAfter(seconds: number): number {
-  return Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(0, seconds));
-}
+export { MAX_RETRY_AFTER_SECONDS, clampRetryAfter } from './retryAfter.ts';
 
 /**
  * Transport and server faults after which the same watch may simply be opened again from

@@ -49,7 +49,7 @@ export type { HttpProtocol } from './http2/request.ts';
 export type { Http2Options } from './http2/health.ts';
 export { http2Route, useAgent } from './http/agents.ts';
 export { tlsFailure, type AwaitingStage } from './http/request.ts';
-export { parseRetryAfter } from './http/body.ts';
+export { parseRetryAfter } from '../0-model/retryAfter.ts';
 export { parseWatchLine, parseWatchLineLazily } from './http/decode.ts';
 
 /**
