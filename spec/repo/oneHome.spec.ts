@@ -73,4 +73,20 @@ describe('one home per concept in src/', () => {
     expect(copies(definition, home).filter((line) => !allowed(line))).toEqual([]);
     expect(definition.test('function clampRetryAfter(seconds: number | undefined): { retryAfterSeconds?: number } {')).toBe(true);
   });
+
+  it('keys: one builder of `namespace/name`, src/0-model/keys.ts; nothing else builds or splits a key', () => {
+    const home = 'src/0-model/keys.ts';
+    // `${r.namespace}/${r.name}`, `${object.metadata.namespace}/${ref.name}`
+    const builds = /\$\{[^}]*namespace[^}]*\}\/\$\{/i;
+    // key.indexOf('/'), key.split('/'): a key taken apart by hand
+    const splits = /\bkey\w*\.(?:indexOf|lastIndexOf|split)\(['"]\/['"]\)/i;
+    // a function of its own for it (shardedInformer.ts had a private keyOf, store.ts namespaceOf/nameOf)
+    const helpers = /function\s+(?:keyOf|joinKey|splitKey|rawKey|namespaceOf\w*|nameOf\w*|nameIn\w*)\s*[(<]/;
+    expect(copies(builds, home)).toEqual([]);
+    expect(copies(splits, home)).toEqual([]);
+    expect(copies(helpers, home)).toEqual([]);
+    expect(builds.test('  const key = r.namespace ? `${r.namespace}/${r.name}` : r.name;')).toBe(true);
+    expect(splits.test("  const slash = key.indexOf('/');")).toBe(true);
+    expect(helpers.test('function keyOf(object: unknown): string | undefined {')).toBe(true);
+  });
 });

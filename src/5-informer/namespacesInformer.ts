@@ -5,7 +5,7 @@ import type { Resource } from '../0-model/resources.ts';
 import { httpListWatch } from '../1-transport/httpTransport.ts';
 import type { KeepObject } from '../1-transport/lazyJson.ts';
 import type { ListWatch } from '../1-transport/listWatch.ts';
-import { rawKey } from '../2-source/decode.ts';
+import { namespaceOfKey, rawKey } from '../0-model/keys.ts';
 import type { SourceEvent } from '../2-source/sourceEvent.ts';
 import type { InformerState } from '../4-store/reduceDeltas.ts';
 import type { Store } from '../4-store/store.ts';
@@ -171,11 +171,6 @@ function mergedNamespaces<T extends KubeObject>(
     });
     return subscription;
   });
-}
-
-function namespaceOfKey(key: string): string {
-  const slash = key.indexOf('/');
-  return slash < 0 ? '' : key.slice(0, slash);
 }
 
 function isListWatch(value: KubeConfig | ListWatch): value is ListWatch {

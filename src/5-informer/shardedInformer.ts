@@ -6,7 +6,7 @@ import type { Resource } from '../0-model/resources.ts';
 import { httpListWatch } from '../1-transport/httpTransport.ts';
 import { isSkipped, type KeepObject } from '../1-transport/lazyJson.ts';
 import type { ListWatch, WatchFrame } from '../1-transport/listWatch.ts';
-import { rawKey, rawResourceVersion } from '../2-source/decode.ts';
+import { rawKey, rawResourceVersion } from '../0-model/keys.ts';
 import type { ListProgress, SourceEvent } from '../2-source/sourceEvent.ts';
 import type { InformerEvent } from '../4-store/informerEvent.ts';
 import type { InformerState } from '../4-store/reduceDeltas.ts';
@@ -168,7 +168,7 @@ export function shardedInformer<T extends KubeObject>(
         running = reflector(cache, onListProgress).subscribe(
           forward(subscriber, (event) => {
             if (event.type === 'replace') {
-              const items = event.items.filter((object) => wants(keyOf(object)));
+              const items = event.items.filter((object) => wants(rawKey(object)));
               const rejectedKeys = event.rejectedKeys?.filter((key) => wants(key));
               lastRV = event.resourceVersion;
               const listed = { type: 'replace' as const, items, resourceVersion: lastRV };
@@ -192,7 +192,7 @@ export function shardedInformer<T extends KubeObject>(
             if (event.type === 'added' || event.type === 'modified' || event.type === 'deleted') {
               lastRV = event.resourceVersion;
               // A shard that left while the event was on its way: its objects stay out.
-              if (!wants(keyOf(event.object))) return subscriber.next({ type: 'bookmark', resourceVersion: event.resourceVersion });
+              if (!wants(rawKey(event.object))) return subscriber.next({ type: 'bookmark', resourceVersion: event.resourceVersion });
             } else if (event.type === 'deletedKey') {
               lastRV = event.resourceVersion;
               if (!wants(event.key)) return subscriber.next({ type: 'bookmark', resourceVersion: event.resourceVersion });
@@ -262,7 +262,7 @@ export function shardedInformer<T extends KubeObject>(
     const quiet =
       quietResyncs && step.step === 'replace' ? step.events.filter((event) => !(event.type === 'updated' && event.resync)) : undefined;
     const state = quiet === undefined || quiet.length === step.events.length ? step : { ...step, events: quiet };
-    const moved = (event: InformerEvent<T>) => event.type === 'deleted' && !wants(keyOf(event.object));
+    const moved = (event: InformerEvent<T>) => event.type === 'deleted' && !wants(rawKey(event.object));
     if (!state.events.some(moved)) return state;
     const events = state.events.map((event): InformerEvent<T> =>
       event.type === 'deleted' && moved(event) ? { ...event, shardMoved: true } : event,
@@ -299,10 +299,6 @@ export function shardedInformer<T extends KubeObject>(
 
 function isListWatch(value: KubeConfig | ListWatch): value is ListWatch {
   return typeof (value as Partial<ListWatch>).list === 'function' && typeof (value as Partial<ListWatch>).watch === 'function';
-}
-
-function keyOf(object: unknown): string | undefined {
-  return rawKey(object);
 }
 
 const CHANGES = new Set(['ADDED', 'MODIFIED', 'DELETED']);
