@@ -89,4 +89,14 @@ describe('one home per concept in src/', () => {
     expect(splits.test("  const slash = key.indexOf('/');")).toBe(true);
     expect(helpers.test('function keyOf(object: unknown): string | undefined {')).toBe(true);
   });
+
+  it('HTTP requests to the API server: only the transport (src/1-transport) sends them; the Lease client goes through it', () => {
+    // Sending a request, or applying a KubeConfig's credentials to one, outside the transport.
+    const client = /\b(?:https?|http2)\.request\(|\bhttp2Get\(|\.applyToHTTPSOptions\(|from 'node:https'|from 'node:http2'/;
+    const outside = sources.filter((s) => !s.path.startsWith('src/1-transport/'));
+    const found = outside.flatMap(({ path, text }) => (client.test(text) ? [path] : []));
+    expect(found).toEqual([]);
+    expect(client.test('      await kc.applyToHTTPSOptions(options);')).toBe(true);
+    expect(sources.find((s) => s.path === 'src/leaderelection/httpLeaseClient.ts')?.text).toMatch(/requestJson\(/);
+  });
 });

@@ -10,8 +10,8 @@ export interface BodyLimit {
   readonly maxBytes: number;
   /** `list /api/v1/pods`. */
   readonly what: string;
-  /** The option that raises it, named in the error. */
-  readonly option: keyof HttpTransportOptions;
+  /** The option that raises it, named in the error (one of {@link HttpTransportOptions}, or a caller's own name for it). */
+  readonly option: string;
 }
 
 /** The byte limit of a response: the body limit asked for when it succeeded, else the error body limit. */

@@ -21,6 +21,14 @@ export interface Opened {
   readonly response: HttpResponse;
 }
 
+/** A request other than a plain GET: its method and the JSON body it sends (POST, PUT). */
+export interface Outgoing {
+  /** `GET`, `POST`, `PUT`, … (then named so in errors). Default `GET`, named by the request's phase. */
+  readonly method?: string;
+  /** Sent as `application/json`; none for a GET. */
+  readonly body?: Buffer;
+}
+
 /**
  * One HTTP GET through the KubeConfig's credentials and TLS settings, as an
  * Observable of the response (emitted once headers arrive). One timer bounds
@@ -29,12 +37,32 @@ export interface Opened {
  * its socket and clears its timer; after that, the connection goes back to the pool.
  */
 export function get(kc: KubeConfig, path: string, phase: ErrorPhase, settings: RequestSettings, accept = JSON_ACCEPT): Observable<Opened> {
+  return send(kc, path, phase, settings, accept, {});
+}
+
+/**
+ * One HTTP request as {@link get} sends it (the same credentials, timer, HTTP/2 or keep-alive agent and
+ * TLS failures in words), with another method and a JSON body: the transport's one request path, which the
+ * Lease client's writes take too.
+ */
+export function send(
+  kc: KubeConfig,
+  path: string,
+  phase: ErrorPhase,
+  settings: RequestSettings,
+  accept: string,
+  outgoing: Outgoing,
+): Observable<Opened> {
+  const method = outgoing.method ?? 'GET';
+  const payload = outgoing.body;
   return new Observable<Opened>((subscriber) => {
     const abort = new AbortController();
     let request: { destroy(): unknown } | undefined;
     let response: HttpResponse | undefined;
     let awaiting: AwaitingStage = 'credentials';
-    const what = `${phase} ${path.split('?')[0]}`;
+    // Named by its method when given one, else by its phase (`list /api/v1/pods`).
+    const verb = outgoing.method ?? phase;
+    const what = `${verb} ${path.split('?')[0]}`;
     const timeoutMs = settings.requestTimeoutMs;
     const timer =
       timeoutMs === undefined
@@ -51,7 +79,11 @@ export function get(kc: KubeConfig, path: string, phase: ErrorPhase, settings: R
       if (!cluster) throw new InformerError('Config', 'the KubeConfig has no current cluster', { phase: 'config' });
       const headers: Record<string, string> = { Accept: accept, 'User-Agent': settings.userAgent };
       if (settings.compression === 'gzip') headers['Accept-Encoding'] = 'gzip';
-      const options: https.RequestOptions = { method: 'GET', headers };
+      if (payload) {
+        headers['Content-Type'] = 'application/json';
+        headers['Content-Length'] = String(payload.length);
+      }
+      const options: https.RequestOptions = { method, headers };
       killPluginsWithTheirRequest(kc);
       await credentialsFor.run(abort.signal, () => kc.applyToHTTPSOptions(options));
       if (abort.signal.aborted) return;
@@ -67,13 +99,13 @@ export function get(kc: KubeConfig, path: string, phase: ErrorPhase, settings: R
       };
       const onError = (error: NodeJS.ErrnoException) => {
         const detail = tlsFailure(error, cluster) ?? `${error.code ?? ''} ${error.message}`.trim();
-        fail(new InformerError('NetworkError', `${phase} ${url.pathname}: ${detail}`, { phase, cause: error }));
+        fail(new InformerError('NetworkError', `${verb} ${url.pathname}: ${detail}`, { phase, cause: error }));
       };
       awaiting = 'connection';
       // HTTP/2 (./http2): one multiplexed connection per server and TLS material; `{}` means HTTP/1.1.
       const exchange = { signal: abort.signal, stage: (stage: AwaitingStage) => (awaiting = stage), response: onResponse, error: onError };
       const h2 = mayUseHttp2(url, { protocol: settings.protocol, proxied: !!cluster.proxyUrl })
-        ? await http2Get(url, options, http2Route(kc, cluster, url, options, settings), exchange)
+        ? await http2Get(url, options, http2Route(kc, cluster, url, options, settings), exchange, payload)
         : {};
       if (h2.sent) return void (request = h2.sent);
       if (abort.signal.aborted) return;
@@ -91,7 +123,7 @@ export function get(kc: KubeConfig, path: string, phase: ErrorPhase, settings: R
         if (secure) socket.once('secureConnect', () => (awaiting = 'response headers'));
       });
       sent.on('error', onError);
-      sent.end();
+      sent.end(payload);
     })().catch((error: unknown) => {
       fail(
         error instanceof InformerError
