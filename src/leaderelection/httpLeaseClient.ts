@@ -44,6 +44,9 @@ function transportOptions(options: HttpLeaseOptions): JsonRequestOptions {
     userAgent: options.userAgent ?? 'rx-informer-leaderelection',
     maxDocumentBytes: options.maxBodyBytes !== undefined && options.maxBodyBytes > 0 ? options.maxBodyBytes : DEFAULT_MAX_LEASE_BODY_BYTES,
     protocol: options.protocol ?? 'auto',
+    // A Lease is a few hundred bytes (kube-apiserver gzips only responses over 128 KiB): no gzip asked for, as
+    // before. A gzip body is inflated all the same (the transport's decoding).
+    compression: 'none',
   };
 }
 
