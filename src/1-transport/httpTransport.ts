@@ -21,7 +21,7 @@ import {
   timerMs,
   type HttpTransportOptions,
 } from './http/options.ts';
-import { get, type Opened } from './http/request.ts';
+import { get, send, type Opened } from './http/request.ts';
 import { listBodyDecoder } from './http/listBody.ts';
 
 // The HTTP transport, assembled from ./http: options (limits and defaults), credentials (exec plugins
@@ -50,44 +50,67 @@ export type { Http2Options } from './http2/health.ts';
 export { http2Route, useAgent } from './http/agents.ts';
 export { applyCredentials, credentialRejected, type Issued } from './http/credentials.ts';
 export { tlsFailure, type AwaitingStage } from './http/request.ts';
-export { parseRetryAfter } from './http/body.ts';
+export { parseRetryAfter } from '../0-model/retryAfter.ts';
 export { parseWatchLine, parseWatchLineLazily } from './http/decode.ts';
+
+/** The options of {@link getJson} and {@link requestJson}. */
+export type JsonRequestOptions = Pick<
+  HttpTransportOptions,
+  'userAgent' | 'listIdleTimeoutMs' | 'requestTimeoutMs' | 'maxDocumentBytes' | 'maxErrorBodyBytes' | 'protocol' | 'http2' | 'compression'
+>;
+
+/** A JSON request other than a GET of a document: its method, its body, and how its errors name things. */
+export interface JsonRequest {
+  /** Default `GET`. A write (`POST`, `PUT`) succeeds with 200 or 201; a GET with 200 only. */
+  readonly method?: string;
+  /** Sent as JSON (`Content-Type: application/json`). */
+  readonly body?: unknown;
+  /** The option named when the response passes `maxDocumentBytes` (a caller's own name for it). Default `maxDocumentBytes`. */
+  readonly limitOption?: string;
+}
 
 /**
  * GETs one JSON document (discovery, a single object) through the KubeConfig;
  * errors with an `InformerError` carrying the server's Status. Unsubscribing aborts.
  */
-export function getJson(
-  kc: KubeConfig,
-  path: string,
-  options: Pick<
-    HttpTransportOptions,
-    'userAgent' | 'listIdleTimeoutMs' | 'requestTimeoutMs' | 'maxDocumentBytes' | 'maxErrorBodyBytes' | 'protocol' | 'http2' | 'compression'
-  > = {},
-): Observable<unknown> {
+export function getJson(kc: KubeConfig, path: string, options: JsonRequestOptions = {}): Observable<unknown> {
+  return requestJson(kc, path, {}, options);
+}
+
+/**
+ * One JSON request through the transport's request path (credentials, TLS, HTTP/2, the request timer, byte
+ * limits): emits the response's JSON and completes on success (200, or 201 for a write), else errors with an
+ * `InformerError` carrying the server's Status (its reason from `reasonForStatus`). Unsubscribing aborts.
+ */
+export function requestJson(kc: KubeConfig, path: string, request: JsonRequest, options: JsonRequestOptions = {}): Observable<unknown> {
   const idleMs = timerMs(options.listIdleTimeoutMs, DEFAULT_LIST_IDLE_TIMEOUT_MS);
   const settings = requestSettings(options);
+  const method = request.method ?? 'GET';
   const document: BodyLimit = {
     maxBytes: byteLimit(options.maxDocumentBytes, DEFAULT_MAX_DOCUMENT_BYTES),
-    what: `GET ${path}`,
-    option: 'maxDocumentBytes',
+    what: `${method} ${path}`,
+    option: request.limitOption ?? 'maxDocumentBytes',
   };
-  return new Observable<unknown>((subscriber) =>
-    get(kc, path, 'list', settings).subscribe({
+  const succeeded = (status: number | undefined) => status === 200 || (method !== 'GET' && status === 201);
+  return new Observable<unknown>((subscriber) => {
+    const body = request.body === undefined ? undefined : Buffer.from(JSON.stringify(request.body));
+    const outgoing = { ...(request.method ? { method: request.method } : {}), ...(body ? { body } : {}) };
+    return send(kc, path, 'list', settings, JSON_ACCEPT, outgoing).subscribe({
       next: ({ response }) => {
         if (idleMs !== undefined) {
           response.setTimeout(idleMs, () =>
-            subscriber.error(new InformerError('Timeout', `GET ${path}: no bytes for ${idleMs} ms`, { phase: 'list' })),
+            subscriber.error(new InformerError('Timeout', `${method} ${path}: no bytes for ${idleMs} ms`, { phase: 'list' })),
           );
         }
+        const ok = succeeded(response.statusCode);
         readBody(
           response,
-          limitFor(response, document, settings),
-          (body) => {
-            if (response.statusCode !== 200) return subscriber.error(httpError(response, body, 'list'));
-            const value = parseJson(body.toString('utf8'));
+          ok ? document : limitFor(response, document, settings),
+          (bytes) => {
+            if (!ok) return subscriber.error(httpError(response, bytes, 'list'));
+            const value = parseJson(bytes.toString('utf8'));
             if (value === undefined)
-              return subscriber.error(new InformerError('MalformedLine', `GET ${path}: the response is not JSON`, { phase: 'list' }));
+              return subscriber.error(new InformerError('MalformedLine', `${method} ${path}: the response is not JSON`, { phase: 'list' }));
             subscriber.next(value);
             subscriber.complete();
           },
@@ -96,8 +119,8 @@ export function getJson(
         );
       },
       error: (error: unknown) => subscriber.error(error),
-    }),
-  );
+    });
+  });
 }
 
 /**
