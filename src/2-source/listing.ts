@@ -4,7 +4,7 @@ import type { ListPage } from '../1-transport/listWatch.ts';
 import { rawKey } from '../0-model/keys.ts';
 import { afterListFailure } from './recovery.ts';
 import type { Listing, ReflectorConfig, ReflectorState } from './reflectorState.ts';
-import { flatten, openWatch, proceed, replaceEvent, report, type Effects } from './transitions.ts';
+import { flatten, openWatch, pageLimit, proceed, replaceEvent, report, type Effects } from './transitions.ts';
 
 /** A page came (or the list completed without one). */
 export function onListed<T>(
@@ -89,7 +89,7 @@ function continueList<T>(
   out.push({
     type: 'list',
     id: request,
-    options: { resourceVersion: undefined, limit: listing.paged ? config.pageSize : undefined, continue: token },
+    options: { resourceVersion: undefined, limit: listing.paged ? pageLimit(config, state) : undefined, continue: token },
   });
   return { ...state, paginatedResult, request, phase: { ...listing, token } };
 }
@@ -107,10 +107,34 @@ function listComplete<T>(state: ReflectorState<T>, listing: Listing<T>, out: Eff
 
 /**
  * A page failed: the recovery rules decide (a continue token whose snapshot was
- * compacted: list again, whole and unpaged, at the latest state).
+ * compacted: list again, whole and unpaged, at the latest state), unless the page
+ * did not fit the page byte limit (see {@link didNotFit}): then never the same request again.
  */
 export function onListFailed<T>(state: ReflectorState<T>, listing: Listing<T>, error: InformerError, out: Effects<T>): ReflectorState<T> {
   report(out, error);
-  const continued = listing.token !== undefined;
-  return proceed(state, afterListFailure(error, listing.rv, continued), continued, out);
+  switch (didNotFit(state, listing, error)) {
+    case 'whole':
+      // At once: a paged list is another request, and this happens once (every list is paged from now on).
+      return proceed({ ...state, wholeListTooLarge: true }, { next: 'relist', backoff: false }, false, out);
+    case 'page':
+      return proceed({ ...state, pageHalvings: state.pageHalvings + 1 }, { next: 'relist', backoff: true }, false, out);
+    case undefined: {
+      const continued = listing.token !== undefined;
+      return proceed(state, afterListFailure(error, listing.rv, continued), continued, out);
+    }
+  }
+}
+
+/**
+ * Whether a list failed because a successful answer passed the page byte limit (`ResponseTooLarge`
+ * on a 200, not an error body's limit): `whole` when it may have been the whole collection at once
+ * (the first page at rv "0", which a watch cache answers whole ignoring `limit`, or a list asked
+ * unpaged), `page` when it was one page of a paged list (the next lists ask for half as many items).
+ * `whole` counts once: after it every list is paged (with paging off, `pageSize: 0`, the usual backoff follows).
+ */
+function didNotFit<T>(state: ReflectorState<T>, listing: Listing<T>, error: InformerError): 'whole' | 'page' | undefined {
+  if (error.reason !== 'ResponseTooLarge' || error.status !== 200) return undefined;
+  const first = listing.token === undefined;
+  if (first && !state.wholeListTooLarge && (listing.rv === '0' || !listing.paged)) return 'whole';
+  return listing.paged ? 'page' : undefined;
 }
