@@ -1,7 +1,7 @@
-import { createHash } from 'node:crypto';
 import { InformerError } from '../0-model/errors.ts';
 import type { ListPage } from '../1-transport/listWatch.ts';
 import { rawKey } from '../0-model/keys.ts';
+import { tokenId } from '../util/tokenId.ts';
 import { afterListFailure } from './recovery.ts';
 import type { Listing, ReflectorConfig, ReflectorState } from './reflectorState.ts';
 import { flatten, openWatch, pageLimit, proceed, replaceEvent, report, type Effects } from './transitions.ts';
@@ -47,14 +47,6 @@ function chainFault<T>(config: ReflectorConfig<T>, listing: Listing<T>, items: n
   else if (config.maxListObjects > 0 && objects > config.maxListObjects)
     why = `the list went on past maxListObjects ${config.maxListObjects} (${sofar})`;
   return why === undefined ? undefined : new InformerError('ListTooLong', `${why}; relisting after the backoff`, { phase: 'list' });
-}
-
-/**
- * What is remembered of a continue token: itself when short (real ones are a few hundred bytes at
- * most), else its SHA-256, so that a server sending huge tokens cannot grow the set by their size.
- */
-function tokenId(token: string): string {
-  return token.length <= 64 ? token : `#${createHash('sha256').update(token).digest('base64')}`;
 }
 
 /** Decodes a page's items; an item that fails is reported, and its key kept as one the server has. */
