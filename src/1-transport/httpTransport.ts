@@ -13,6 +13,7 @@ import {
   DEFAULT_MAX_DOCUMENT_BYTES,
   DEFAULT_MAX_LIST_BYTES,
   DEFAULT_MAX_LINE_BYTES,
+  defaultMaxListTotalBytes,
   formatBytes,
   JSON_ACCEPT,
   METADATA_LIST_ACCEPT,
@@ -23,6 +24,7 @@ import {
 } from './http/options.ts';
 import { get, type Opened } from './http/request.ts';
 import { listBodyDecoder } from './http/listBody.ts';
+import { ListBudget } from './http/listBudget.ts';
 
 // The HTTP transport, assembled from ./http: options (limits and defaults), execAuth (exec plugins),
 // agents (TLS material and keep-alive agents), request (one GET, HTTP/1.1 or ./http2), body (reading
@@ -37,7 +39,9 @@ export {
   DEFAULT_COMPRESSION,
   DEFAULT_PROTOCOL,
   DEFAULT_REQUEST_TIMEOUT_MS,
+  defaultMaxListTotalBytes,
   formatBytes,
+  LIST_HEAP_SHARE,
   METADATA_LIST_ACCEPT,
   METADATA_WATCH_ACCEPT,
   type Compression,
@@ -115,6 +119,7 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
     what: `list ${path}`,
     option: 'maxListBytes',
   };
+  const budget = new ListBudget(byteLimit(options.maxListTotalBytes, defaultMaxListTotalBytes()));
   const watchLimit: BodyLimit = { maxBytes: settings.maxErrorBodyBytes, what: `watch ${path}`, option: 'maxErrorBodyBytes' };
   const lazy = options.lazyDecode === true;
   const metadataOnly = target.resource.metadataOnly === true;
@@ -183,6 +188,7 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
         resourceVersion: listOptions.resourceVersion,
         resourceVersionMatch: listOptions.resourceVersionMatch,
       });
+      const sofar = budget.before(listOptions.continue);
       return open(path + query, 'list').subscribe({
         next: ({ response }) => {
           if (listIdleTimeoutMs !== undefined) {
@@ -190,7 +196,7 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
               subscriber.error(new InformerError('Timeout', `list ${path}: no bytes for ${listIdleTimeoutMs} ms`, { phase: 'list' }));
             });
           }
-          const limit = limitFor(response, listLimit, settings);
+          const limit = limitFor(response, budget.limit(sofar, listLimit), settings);
           const failed = (error: InformerError) => subscriber.error(error);
           if (response.statusCode !== 200) {
             readBody(response, limit, (body) => subscriber.error(httpError(response, body, 'list')), failed, 'list');
@@ -216,6 +222,7 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
               const page = toListPage(value, shape);
               if (!page)
                 return subscriber.error(new InformerError('MalformedLine', `list ${path}: the response is not a list`, { phase: 'list' }));
+              budget.record(page.continue, sofar, bytes);
               const pending = takeNotice();
               subscriber.next(pending ? { ...page, notice: pending } : page);
               subscriber.complete();

@@ -41,12 +41,12 @@ function chainFault<T>(config: ReflectorConfig<T>, listing: Listing<T>, items: n
   const objects = listing.objects + items;
   const sofar = `${pages.toLocaleString('en-US')} pages, ${objects.toLocaleString('en-US')} objects`;
   let why: string | undefined;
-  if (listing.tokens.has(tokenId(token))) why = `the server repeated a continue token (after ${sofar})`;
+  if (listing.tokens.has(tokenId(token))) why = `the server repeated a continue token (after ${sofar}); relisting after the backoff`;
   else if (config.maxListPages > 0 && pages >= config.maxListPages)
-    why = `the list went on past maxListPages ${config.maxListPages} (${sofar})`;
+    why = `the list went on past maxListPages ${config.maxListPages} (${sofar}); relisting after the backoff (option maxListPages)`;
   else if (config.maxListObjects > 0 && objects > config.maxListObjects)
-    why = `the list went on past maxListObjects ${config.maxListObjects} (${sofar})`;
-  return why === undefined ? undefined : new InformerError('ListTooLong', `${why}; relisting after the backoff`, { phase: 'list' });
+    why = `the list went on past maxListObjects ${config.maxListObjects} (${sofar}); relisting after the backoff (option maxListObjects)`;
+  return why === undefined ? undefined : new InformerError('ListTooLong', why, { phase: 'list' });
 }
 
 /** Decodes a page's items; an item that fails is reported, and its key kept as one the server has. */

@@ -27,8 +27,8 @@ Usage:
                     [--kubeconfig PATH] [--context NAME] [-o pretty|json] [--utc]
                     [--webhook URL]... [--slack URL]... [--show-secret-values]
                     [--fields PATTERN]... [--ignore PATTERN]... [--metrics-port N]
-                    [--max-list-bytes SIZE] [--max-line-bytes SIZE] [--max-error-body-bytes SIZE]
-                    [--max-document-bytes SIZE] [--compression gzip|none]
+                    [--max-list-bytes SIZE] [--max-list-total-bytes SIZE] [--max-line-bytes SIZE]
+                    [--max-error-body-bytes SIZE] [--max-document-bytes SIZE] [--compression gzip|none]
   rx-informer start [--kubeconfig PATH] [--context NAME] [watch options]
       With no --kubeconfig/--context: starts the built-in API-server emulator with live churn
       and injected faults, and watches everything on it. With one: \`watch --all\` on that cluster.
@@ -53,6 +53,9 @@ Options:
                          managedFields are always left out)
   --metrics-port N       serve /healthz, /readyz and /metrics on port N
   --max-list-bytes SIZE  largest list page read (default 256Mi); SIZE is bytes, or with Ki, Mi or Gi
+  --max-list-total-bytes SIZE
+                         largest list read, all its pages together (default: an eighth of the heap limit,
+                         518Mi with Node's default 4 GiB heap; node --max-old-space-size moves it)
   --max-line-bytes SIZE  largest watch event (one line) read (default 16Mi)
   --max-error-body-bytes SIZE
                          largest error response (a Status) read (default 1Mi)
@@ -89,6 +92,7 @@ const options = {
   ignore: { type: 'string', multiple: true },
   'metrics-port': { type: 'string' },
   'max-list-bytes': { type: 'string' },
+  'max-list-total-bytes': { type: 'string' },
   'max-line-bytes': { type: 'string' },
   'max-error-body-bytes': { type: 'string' },
   'max-document-bytes': { type: 'string' },
@@ -98,6 +102,7 @@ const options = {
 /** The byte limits the CLI can raise: flag → the transport option it sets (and a `ResponseTooLarge` names). */
 export const BYTE_LIMIT_FLAGS = {
   'max-list-bytes': 'maxListBytes',
+  'max-list-total-bytes': 'maxListTotalBytes',
   'max-line-bytes': 'maxLineBytes',
   'max-error-body-bytes': 'maxErrorBodyBytes',
   'max-document-bytes': 'maxDocumentBytes',
