@@ -71,9 +71,11 @@ try {
     filenames.push(tarball.filename);
   }
 
+  // A newcomer's project, made the way README.md says: `npm init -y` writes `"type": "commonjs"`, and the README's
+  // `npm pkg set type=module` (the package is ESM-only) is what lets its examples run as they stand.
   const project = join(work, 'project');
   mkdirSync(project);
-  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'pack-check', private: true, type: 'module' }));
+  for (const command of newProjectCommands()) run(command.join(' '), command.slice(1), project);
   const installArgs = [
     'install',
     '--prefer-offline',
@@ -124,6 +126,11 @@ try {
     failures.push(`${where}: TS${diagnostic.code}: ${ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n')}`);
   }
   console.log(`pack-check: ${blocks.length} examples compiled against the installed packages`);
+
+  const first = blocks.find((block) => block.file === 'README.md' && block.mode === 'run');
+  const ran = first ? runsAsNewcomer(project, first.code) : 'README.md has no example to run';
+  if (ran !== undefined) failures.push(`README.md's first example in a fresh project: ${ran}`);
+  else console.log("pack-check: README.md's first example ran in a project made as README.md says");
 } finally {
   rmSync(work, { recursive: true, force: true });
 }
@@ -163,6 +170,28 @@ function startsDemo(project: string, timeoutMs = 60_000): Promise<string | undef
       resolve(code === 130 ? undefined : `exit ${code ?? signal}; stderr: ${err.slice(-2000)}`);
     });
   });
+}
+
+/**
+ * The commands README.md gives for a new project (the `npm init -y && npm pkg set type=module && npm install …`
+ * line), as npm argument lists, but for the install: the tarballs stand in for the registry's packages.
+ */
+function newProjectCommands(): string[][] {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const line = /`(npm init -y[^`]*)`/.exec(readme)?.[1];
+  if (!line) throw new Error('README.md does not say how to start a new project (`npm init -y && …`)');
+  const commands = line.split('&&').map((command) => command.trim().split(/\s+/));
+  if (!commands.some((command) => command.join(' ') === 'npm pkg set type=module'))
+    failures.push('README.md\'s new-project line does not set "type": "module" (the package is ESM-only)');
+  return commands.filter((command) => command[0] === 'npm' && command[1] !== 'install' && command[1] !== 'i');
+}
+
+/** Runs an example as `node example.ts` in the project: undefined when it exits 0, else what it said. */
+function runsAsNewcomer(project: string, code: string): string | undefined {
+  writeFileSync(join(project, 'example.ts'), code);
+  const result = spawnSync(process.execPath, ['example.ts'], { cwd: project, env, encoding: 'utf8', timeout: 60_000 });
+  if (result.status === 0) return undefined;
+  return `exit ${result.status ?? result.signal}: ${(result.stderr || result.stdout).trim().split('\n').slice(0, 3).join(' / ')}`;
 }
 
 /** The version the repository installed, so the fresh project takes it from npm's cache. */

@@ -146,6 +146,211 @@ function toObservable(
   return of(value as ReconcileResult);
 }
 
+/** The counters of {@link ControllerMetrics} that outcomes move (all but the live `activeWorkers`). */
+type OutcomeCounts = Omit<ControllerMetrics, 'name' | 'activeWorkers' | 'maxConcurrentReconciles'>;
+
+const NO_OUTCOMES: OutcomeCounts = {
+  reconcileTotal: { success: 0, error: 0, requeue: 0, requeue_after: 0 },
+  reconcileErrorsTotal: 0,
+  terminalReconcileErrorsTotal: 0,
+  reconcileTimeSeconds: { count: 0, sumSeconds: 0 },
+};
+
+/** The label of controller_runtime_reconcile_total an outcome counts under. */
+const RESULT_LABEL: Readonly<Record<ReconcileOutcome['result'], keyof OutcomeCounts['reconcileTotal']>> = {
+  success: 'success',
+  requeue: 'requeue',
+  requeueAfter: 'requeue_after',
+  error: 'error',
+  terminal: 'error',
+};
+
+/** The counters after one more reconcile: pure, so the rules are a table (controller-runtime's labels). */
+export function countOutcome(counts: OutcomeCounts, outcome: ReconcileOutcome): OutcomeCounts {
+  const label = RESULT_LABEL[outcome.result];
+  const failed = outcome.result === 'error' || outcome.result === 'terminal';
+  return {
+    reconcileTotal: { ...counts.reconcileTotal, [label]: counts.reconcileTotal[label] + 1 },
+    reconcileErrorsTotal: counts.reconcileErrorsTotal + (failed ? 1 : 0),
+    terminalReconcileErrorsTotal: counts.terminalReconcileErrorsTotal + (outcome.result === 'terminal' ? 1 : 0),
+    reconcileTimeSeconds: {
+      count: counts.reconcileTimeSeconds.count + 1,
+      sumSeconds: counts.reconcileTimeSeconds.sumSeconds + outcome.durationMs / 1000,
+    },
+  };
+}
+
+/** Runs a user function; a throw is reported on `errors$` as a `HandlerError` and `fallback` stands for its answer. */
+type Guard = <R>(what: string, key: string | undefined, fallback: R, run: () => R) => R;
+
+function guardWith(name: string, errors$: Subject<InformerError>): Guard {
+  return (what, key, fallback, run) => {
+    try {
+      return run();
+    } catch (error) {
+      errors$.next(
+        new InformerError('HandlerError', `controller ${name}: ${what} threw${key ? ` for ${key}` : ''}: ${describeThrown(error)}`, {
+          phase: 'handler',
+          key,
+          cause: error,
+        }),
+      );
+      return fallback;
+    }
+  };
+}
+
+/** The queue priority an event's keys go in at (see `lowPriorityWhenUnchanged`). */
+function priorityOf(lowWhenUnchanged: boolean, event: InformerEvent<unknown>): number {
+  return lowWhenUnchanged && event.type !== 'deleted' && (event.isInInitialList || (event.type === 'updated' && event.resync))
+    ? LOW_PRIORITY
+    : DEFAULT_PRIORITY;
+}
+
+/** An object whose shard moved to another replica was not deleted: that replica reconciles it. */
+const movedAway = (event: InformerEvent<unknown>): boolean => event.type === 'deleted' && event.shardMoved === true;
+
+/** Subscribes to every input and turns its events into queued keys (`enqueue` applies the key filter). */
+function routeEvents<T extends KubeObject>(
+  options: ControllerOptions<T>,
+  guarded: Guard,
+  enqueue: (keys: Iterable<string>, priority: number) => void,
+): Subscription {
+  const lowWhenUnchanged = options.lowPriorityWhenUnchanged ?? true;
+  const priority = (event: InformerEvent<unknown>) => priorityOf(lowWhenUnchanged, event);
+  const { predicate } = options;
+  const subscription = new Subscription();
+  subscription.add(
+    options.for.events$.subscribe((event: InformerEvent<T>) => {
+      if (movedAway(event)) return;
+      const key = keyOf(event.object);
+      if (!predicate || guarded('predicate', key, true, () => predicate(event))) enqueue([key], priority(event));
+    }),
+  );
+  for (const owned of options.owns ?? []) {
+    subscription.add(
+      owned.events$.subscribe((event) => {
+        if (!movedAway(event)) enqueue(ownerKeysOf(event, options.for.resource), priority(event));
+      }),
+    );
+  }
+  for (const watch of options.watches ?? []) {
+    const mapped = (object: KubeObject) =>
+      guarded('a watches map', keyOf(object), [] as readonly string[], () => {
+        const keys = watch.map(object);
+        if (!Array.isArray(keys)) throw new TypeError(`returned ${typeof keys}, not an array of keys`);
+        return keys;
+      });
+    subscription.add(
+      watch.informer.events$.subscribe((event) => {
+        const keys = new Set(mapped(event.object));
+        if (event.type === 'updated') for (const key of mapped(event.oldObject)) keys.add(key);
+        enqueue(keys, priority(event));
+      }),
+    );
+  }
+  return subscription;
+}
+
+/** What one reconcile needs from the controller around it. */
+interface ReconcileDeps<T extends KubeObject> {
+  readonly options: ControllerOptions<T>;
+  readonly queue: RateLimitingWorkQueue<string>;
+  readonly scheduler: SchedulerLike;
+  readonly cacheOf: ReconcileContext<T>['cacheOf'];
+  /** Called once when the reconcile starts, and its result once when it ends or is abandoned. */
+  readonly started: () => () => void;
+  readonly record: (outcome: ReconcileOutcome) => void;
+}
+
+/** The outcome of a reconcile's result, with the queue told what comes next for the key. */
+function settle(
+  queue: RateLimitingWorkQueue<string>,
+  key: string,
+  priority: number,
+  result: ReconcileResult,
+  durationMs: number,
+): ReconcileOutcome {
+  if (result && result.type === 'requeue') {
+    queue.addRateLimited(key, priority);
+    return { key, result: 'requeue', durationMs };
+  }
+  queue.forget(key);
+  if (result && result.type === 'requeueAfter') {
+    queue.addAfter(key, result.delayMs, priority);
+    return { key, result: 'requeueAfter', delayMs: result.delayMs, durationMs };
+  }
+  return { key, result: 'success', durationMs };
+}
+
+/** The outcome of a reconcile that threw or errored: terminal (forgotten) or retried with the key's backoff. */
+function settleError(
+  queue: RateLimitingWorkQueue<string>,
+  key: string,
+  priority: number,
+  error: unknown,
+  durationMs: number,
+): ReconcileOutcome {
+  if (error instanceof TerminalError) {
+    queue.forget(key);
+    return { key, result: 'terminal', error, durationMs };
+  }
+  queue.addRateLimited(key, priority);
+  return { key, result: 'error', error, requeues: queue.numRequeues(key), durationMs };
+}
+
+/** One reconcile of `key`: the user's function with its context, its outcome counted and the queue told. */
+function reconcileOnce<T extends KubeObject>(deps: ReconcileDeps<T>, key: string): Observable<ReconcileOutcome> {
+  const { options, queue, scheduler, cacheOf } = deps;
+  return defer(() => {
+    const started = scheduler.now();
+    const { namespace, name } = splitKey(key);
+    const store = cacheOf(options.for);
+    const priority = queue.priorityOf(key) ?? DEFAULT_PRIORITY;
+    const context: ReconcileContext<T> = {
+      key,
+      namespace,
+      name,
+      object: store.get(key),
+      store,
+      requeues: queue.numRequeues(key),
+      priority,
+      cacheOf,
+    };
+    // Counted down once: when the outcome is known, or when the reconcile is abandoned (outcomes$ unsubscribed mid-reconcile).
+    const finished = deps.started();
+    const elapsed = () => scheduler.now() - started;
+    return defer(() => toObservable(options.reconcile(key, context))).pipe(
+      last(undefined, undefined as ReconcileResult),
+      map((result) => settle(queue, key, priority, result, elapsed())),
+      catchError((error: unknown) => of(settleError(queue, key, priority, error, elapsed()))),
+      map((outcome) => {
+        finished();
+        deps.record(outcome);
+        return outcome;
+      }),
+      finalize(finished),
+    );
+  });
+}
+
+/** The latest cache of every input informer, kept while the controller runs. */
+function cachesOf(inputs: readonly Informer<KubeObject>[]) {
+  const caches = new Map<Informer<KubeObject>, Store<KubeObject>>();
+  const cacheOf = <U extends KubeObject>(informer: Informer<U>): Store<U> => {
+    const store = caches.get(informer as unknown as Informer<KubeObject>);
+    if (!store) throw new TypeError('cacheOf: that informer is not an input of this controller (pass it in `for`, `owns` or `watches`)');
+    return store as unknown as Store<U>;
+  };
+  const follow = (): Subscription => {
+    const subscription = new Subscription();
+    for (const input of new Set(inputs)) subscription.add(input.store$.subscribe((store) => caches.set(input, store)));
+    subscription.add(() => caches.clear());
+    return subscription;
+  };
+  return { cacheOf, follow };
+}
+
 /**
  * A controller in the client-go/controller-runtime mould, as Observables:
  * events become keys, keys go through a rate-limited work queue, and
@@ -165,184 +370,46 @@ function toObservable(
  */
 export function controller<T extends KubeObject>(options: ControllerOptions<T>): Controller {
   const scheduler = options.scheduler ?? asyncScheduler;
-  const primary = options.for;
-  const name = options.name ?? primary.resource.kind.toLowerCase();
+  const name = options.name ?? options.for.resource.kind.toLowerCase();
   const concurrency = options.concurrency ?? 1;
-  const queue = createRateLimitingQueue<string>({
-    name,
-    scheduler,
-    ...(options.rateLimiter ? { rateLimiter: options.rateLimiter } : {}),
-  });
-  const predicate = options.predicate;
-
-  const totals = { success: 0, error: 0, requeue: 0, requeue_after: 0 };
-  let errorsTotal = 0;
-  let terminalTotal = 0;
-  let timeCount = 0;
-  let timeSum = 0;
-  let active = 0;
-  let stopped = false;
-  const stop$ = new Subject<void>();
-
-  const record = (outcome: ReconcileOutcome) => {
-    timeCount++;
-    timeSum += outcome.durationMs / 1000;
-    switch (outcome.result) {
-      case 'success':
-        totals.success++;
-        break;
-      case 'requeue':
-        totals.requeue++;
-        break;
-      case 'requeueAfter':
-        totals.requeue_after++;
-        break;
-      case 'error':
-        totals.error++;
-        errorsTotal++;
-        break;
-      case 'terminal':
-        totals.error++;
-        errorsTotal++;
-        terminalTotal++;
-        break;
-    }
-  };
-
+  const queue = createRateLimitingQueue<string>({ name, scheduler, ...(options.rateLimiter ? { rateLimiter: options.rateLimiter } : {}) });
   const errors$ = new Subject<InformerError>();
-  /** Runs a user function; a throw is reported and `fallback` stands for its answer. */
-  const guarded = <R>(what: string, key: string | undefined, fallback: R, run: () => R): R => {
-    try {
-      return run();
-    } catch (error) {
-      errors$.next(
-        new InformerError('HandlerError', `controller ${name}: ${what} threw${key ? ` for ${key}` : ''}: ${describeThrown(error)}`, {
-          phase: 'handler',
-          key,
-          cause: error,
-        }),
-      );
-      return fallback;
-    }
-  };
-  const keyFilter = options.keyFilter;
+  const guarded = guardWith(name, errors$);
+  const stop$ = new Subject<void>();
+  let stopped = false;
+  let counts = NO_OUTCOMES;
+  let active = 0;
 
-  const lowWhenUnchanged = options.lowPriorityWhenUnchanged ?? true;
-  /** The priority an event's keys are queued at. */
-  const priorityOf = (event: InformerEvent<unknown>): number =>
-    lowWhenUnchanged && event.type !== 'deleted' && (event.isInInitialList || (event.type === 'updated' && event.resync))
-      ? LOW_PRIORITY
-      : DEFAULT_PRIORITY;
-
+  const { keyFilter } = options;
   const enqueue = (keys: Iterable<string>, priority: number) => {
     if (stopped) return;
     for (const key of keys) if (!keyFilter || guarded('keyFilter', key, false, () => keyFilter(key) === true)) queue.add(key, priority);
   };
-
-  const feeds = (): Subscription => {
-    const subscription = new Subscription();
-    subscription.add(
-      primary.events$.subscribe((event: InformerEvent<T>) => {
-        // An object whose shard moved to another replica was not deleted: that replica reconciles it.
-        if (event.type === 'deleted' && event.shardMoved === true) return;
-        const key = keyOf(event.object);
-        if (!predicate || guarded('predicate', key, true, () => predicate(event))) enqueue([key], priorityOf(event));
-      }),
-    );
-    for (const owned of options.owns ?? []) {
-      subscription.add(
-        owned.events$.subscribe((event) =>
-          event.type === 'deleted' && event.shardMoved === true
-            ? undefined
-            : enqueue(ownerKeysOf(event, primary.resource), priorityOf(event)),
-        ),
-      );
-    }
-    for (const watch of options.watches ?? []) {
-      const mapped = (object: KubeObject) =>
-        guarded('a watches map', keyOf(object), [] as readonly string[], () => {
-          const keys = watch.map(object);
-          if (!Array.isArray(keys)) throw new TypeError(`returned ${typeof keys}, not an array of keys`);
-          return keys;
-        });
-      subscription.add(
-        watch.informer.events$.subscribe((event) => {
-          const keys = new Set(mapped(event.object));
-          if (event.type === 'updated') for (const key of mapped(event.oldObject)) keys.add(key);
-          enqueue(keys, priorityOf(event));
-        }),
-      );
-    }
-    return subscription;
-  };
-
-  const inputs = [primary, ...(options.owns ?? []), ...(options.watches ?? []).map((w) => w.informer)];
-  /** The latest cache of every input, while running. */
-  const caches = new Map<Informer<KubeObject>, Store<KubeObject>>();
-  const cacheOf = <U extends KubeObject>(informer: Informer<U>): Store<U> => {
-    const store = caches.get(informer as unknown as Informer<KubeObject>);
-    if (!store) throw new TypeError('cacheOf: that informer is not an input of this controller (pass it in `for`, `owns` or `watches`)');
-    return store as unknown as Store<U>;
-  };
-
-  const reconcileOnce = (key: string): Observable<ReconcileOutcome> =>
-    defer(() => {
-      const started = scheduler.now();
-      const { namespace, name: objectName } = splitKey(key);
-      const store = cacheOf(primary);
-      const priority = queue.priorityOf(key) ?? DEFAULT_PRIORITY;
-      const requeues = queue.numRequeues(key);
-      const context: ReconcileContext<T> = { key, namespace, name: objectName, object: store.get(key), store, requeues, priority, cacheOf };
+  const inputs = [options.for, ...(options.owns ?? []), ...(options.watches ?? []).map((w) => w.informer)] as Informer<KubeObject>[];
+  const { cacheOf, follow } = cachesOf(inputs);
+  const deps: ReconcileDeps<T> = {
+    options,
+    queue,
+    scheduler,
+    cacheOf,
+    started: () => {
       active++;
-      // Counted down once: when the outcome is known, or when the reconcile is abandoned (outcomes$ unsubscribed mid-reconcile).
       let running = true;
-      const finished = () => {
+      return () => {
         if (running) {
           running = false;
           active--;
         }
       };
-      const elapsed = () => scheduler.now() - started;
-      return defer(() => toObservable(options.reconcile(key, context))).pipe(
-        last(undefined, undefined as ReconcileResult),
-        map((result): ReconcileOutcome => {
-          if (result && result.type === 'requeue') {
-            queue.addRateLimited(key, priority);
-            return { key, result: 'requeue', durationMs: elapsed() };
-          }
-          queue.forget(key);
-          if (result && result.type === 'requeueAfter') {
-            queue.addAfter(key, result.delayMs, priority);
-            return { key, result: 'requeueAfter', delayMs: result.delayMs, durationMs: elapsed() };
-          }
-          return { key, result: 'success', durationMs: elapsed() };
-        }),
-        catchError((error: unknown) => {
-          if (error instanceof TerminalError) {
-            queue.forget(key);
-            return of<ReconcileOutcome>({ key, result: 'terminal', error, durationMs: elapsed() });
-          }
-          queue.addRateLimited(key, priority);
-          return of<ReconcileOutcome>({ key, result: 'error', error, requeues: queue.numRequeues(key), durationMs: elapsed() });
-        }),
-        map((outcome) => {
-          finished();
-          record(outcome);
-          return outcome;
-        }),
-        finalize(finished),
-      );
-    });
+    },
+    record: (outcome) => {
+      counts = countOutcome(counts, outcome);
+    },
+  };
 
   const outcomes$ = new Observable<ReconcileOutcome>((subscriber) => {
-    const subscription = new Subscription();
-    for (const input of new Set(inputs)) {
-      subscription.add(
-        (input as unknown as Informer<KubeObject>).store$.subscribe((store) => caches.set(input as unknown as Informer<KubeObject>, store)),
-      );
-    }
-    subscription.add(() => caches.clear());
-    subscription.add(feeds());
+    const subscription = follow();
+    subscription.add(routeEvents(options, guarded, enqueue));
     subscription.add(
       race(cacheSynced$(...inputs), stop$)
         .pipe(
@@ -350,7 +417,7 @@ export function controller<T extends KubeObject>(options: ControllerOptions<T>):
             stopped
               ? EMPTY
               : queue
-                  .process((key) => reconcileOnce(key), concurrency)
+                  .process((key) => reconcileOnce(deps, key), concurrency)
                   .pipe(map((event) => (event.type === 'value' ? event.value : undefined))),
           ),
         )
@@ -363,15 +430,7 @@ export function controller<T extends KubeObject>(options: ControllerOptions<T>):
     return subscription;
   }).pipe(share());
 
-  const metrics = (): ControllerMetrics => ({
-    name,
-    reconcileTotal: { ...totals },
-    reconcileErrorsTotal: errorsTotal,
-    terminalReconcileErrorsTotal: terminalTotal,
-    reconcileTimeSeconds: { count: timeCount, sumSeconds: timeSum },
-    activeWorkers: active,
-    maxConcurrentReconciles: concurrency,
-  });
+  const metrics = (): ControllerMetrics => ({ name, ...counts, activeWorkers: active, maxConcurrentReconciles: concurrency });
 
   return {
     name,
