@@ -42,7 +42,7 @@ function freshTokens(gzip: boolean): Behaviour {
 
 const BUDGET = 16 * MiB;
 /** Beyond the budget: the page in flight and its decoding, socket buffers, the informer's own state. */
-const SLACK = 24 * MiB;
+const SLACK = 8 * MiB;
 
 describe('hostile continue chains of 20 KiB objects: the budget of a whole list', () => {
   for (const compression of ['none', 'gzip'] as const) {
