@@ -55,7 +55,7 @@ Options:
   --max-list-bytes SIZE  largest list page read (default 256Mi); SIZE is bytes, or with Ki, Mi or Gi
   --max-list-total-bytes SIZE
                          largest list read, all its pages together (default: an eighth of the heap limit,
-                         518Mi with Node's default 4 GiB heap; node --max-old-space-size moves it)
+                         about 512Mi at Node's default heap limit; node --max-old-space-size moves it)
   --max-line-bytes SIZE  largest watch event (one line) read (default 16Mi)
   --max-error-body-bytes SIZE
                          largest error response (a Status) read (default 1Mi)

@@ -31,7 +31,7 @@ export interface HttpTransportOptions {
    * Largest list as a whole: the inflated bytes of all the pages of one list (its continue chain) together. Past
    * it the page being read is aborted and the list dropped as `ListTooLong` (then backoff and relist), so a server
    * that keeps sending pages cannot fill the heap. Default {@link defaultMaxListTotalBytes}: an eighth of V8's heap
-   * limit (518 MiB on a 64-bit Node with 4 GiB of heap; `node --max-old-space-size` moves both). `Infinity`: no limit.
+   * limit (about 0.5 GiB at Node's default heap limit of about 4 GiB; `node --max-old-space-size` moves both). `Infinity`: no limit.
    */
   readonly maxListTotalBytes?: number;
   /** Largest error body (the Status of a non-2xx answer to any request) read, as `maxListBytes`. Default 1 MiB. */
