@@ -12,6 +12,8 @@ export interface BodyLimit {
   readonly what: string;
   /** The option that raises it, named in the error (one of {@link HttpTransportOptions}, or a caller's own name for it). */
   readonly option: string;
+  /** The error past it, given what was seen (`123 bytes read`); default: `ResponseTooLarge` naming `option`. */
+  readonly tooLarge?: (seen: string) => InformerError;
 }
 
 /** The byte limit of a response: the body limit asked for when it succeeded, else the error body limit. */
@@ -52,6 +54,7 @@ export function readBody(
     over = true;
     chunks.length = 0;
     response.destroy();
+    if (limit.tooLarge) return onError(limit.tooLarge(seen));
     const message = `${limit.what}: the response is larger than the ${formatBytes(limit.maxBytes)} limit (${seen}); aborted (option ${limit.option})`;
     onError(new InformerError('ResponseTooLarge', message, { phase, status: response.statusCode }));
   };
