@@ -7,18 +7,20 @@ import { isRecord } from '../util/isRecord.ts';
  *
  * - `Expired`/`Gone`: the resourceVersion asked for is too old (HTTP 410); the informer relists.
  * - `TooManyRequests`: HTTP 429; the informer waits for `Retry-After` (or its backoff) and tries again.
- * - `ServerError`: HTTP 5xx.
+ * - `ServerError`: HTTP 5xx but 504.
  * - `Unauthorized`/`Forbidden`/`NotFound`/`BadRequest`/`Invalid`/`Conflict`: the matching HTTP status.
  * - `NetworkError`: connection refused or reset, DNS, TLS.
  * - `ProtocolError`: HTTP/2 broken by the server or a proxy before it (a malformed frame or header block, a stream
  *   reset with a protocol error code) or a connection it closed with an error code (GOAWAY `ENHANCE_YOUR_CALM`, …).
  *   Handled like `NetworkError`: the watch resumes (on a new connection), a list is retried after the backoff.
- * - `Timeout`: a request or a watch stalled and was aborted.
+ * - `Timeout`: a request or a watch stalled and was aborted, or the server answered 504 Gateway Timeout
+ *   (client-go's `IsTimeout`).
  * - `VeryShortWatch`: a watch ended at once with no event (counts as a failure for backoff).
  * - `MalformedLine`: a watch line that is not JSON, not an object, or too long; a response body that cannot be
  *   decoded (not JSON, gzip that does not inflate, a Content-Encoding not asked for).
- * - `ListTooLong`: a list's continue chain repeated a token, or went past `maxListPages` pages or
- *   `maxListObjects` objects without completing; the reflector drops it and relists after the backoff.
+ * - `ListTooLong`: a list's continue chain repeated a token, or went past `maxListPages` pages,
+ *   `maxListObjects` objects or `http.maxListTotalBytes` bytes without completing; the reflector drops it and
+ *   relists after the backoff.
  * - `UnknownEventType`: a watch event whose `type` is not one Kubernetes defines.
  * - `ValidationFailed`: an object the resource's zod schema rejects (see `issues`), whose
  *   kind is not the resource's, or whose schema (a refinement) threw. The cache keeps the key's
@@ -194,13 +196,7 @@ export function classOf(reason: ErrorReason): ReasonClass {
   return (REASON_CLASSES as Readonly<Record<string, ReasonClass>>)[reason] ?? failure;
 }
 
-/** The longest `Retry-After` honoured, in seconds: a larger one would overflow Node's timers, and is not sane. */
-export const MAX_RETRY_AFTER_SECONDS = 300;
-
-/** A server's `Retry-After` (seconds) as honoured: at least 0, at most {@link MAX_RETRY_AFTER_SECONDS}. */
-export function clampRetryAfter(seconds: number): number {
-  return Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(0, seconds));
-}
+export { MAX_RETRY_AFTER_SECONDS, clampRetryAfter } from './retryAfter.ts';
 
 /** True for a fault after which a watch is resumed rather than relisted (see `afterWatch`). */
 export function isResumable(error: InformerError): boolean {
@@ -254,6 +250,12 @@ export function isExpired(error: InformerError): boolean {
   return error.reason === 'Expired' || error.reason === 'Gone' || error.status === 410;
 }
 
+/**
+ * The one status → reason table (client-go's `NewGenericServerResponse`, k8s.io/apimachinery/pkg/api/errors):
+ * 504 is `Timeout` (client-go's `IsTimeout` holds for a 504), 410 is `Expired` or `Gone` (`IsResourceExpired`,
+ * `IsGone`: the resourceVersion is too old), any other 5xx `ServerError`. Every HTTP status the library meets, the
+ * transport's and the Lease client's alike, is read through {@link reasonForStatus}.
+ */
 const reasonsByStatus: Readonly<Record<number, ErrorReason>> = {
   400: 'BadRequest',
   401: 'Unauthorized',
@@ -263,6 +265,7 @@ const reasonsByStatus: Readonly<Record<number, ErrorReason>> = {
   410: 'Expired',
   422: 'Invalid',
   429: 'TooManyRequests',
+  504: 'Timeout',
 };
 
 /**
@@ -290,15 +293,26 @@ export interface KubeStatus {
 /** The longest Status message (in characters) put into an error's message; longer ones are cut. */
 export const MAX_STATUS_MESSAGE_CHARS = 1024;
 
+/** How {@link capMessage} cuts a message. */
+export interface CapOptions {
+  /** The most characters kept. Default {@link MAX_STATUS_MESSAGE_CHARS}. */
+  readonly maxChars?: number;
+  /** What the cut says after the `…`: the whole message's size in UTF-8 bytes (`(N bytes)`, the default) or the characters left out (`(N more characters)`). */
+  readonly tail?: 'bytes' | 'characters';
+}
+
 /**
- * A server's message as an error may print it: at most {@link MAX_STATUS_MESSAGE_CHARS} characters,
- * a longer one cut with `… (N bytes)` after it (a server's 2 MB message is not a 2 MB log line).
+ * A message as an error or a report may print it: at most `maxChars` characters (default
+ * {@link MAX_STATUS_MESSAGE_CHARS}), a longer one cut with `… (N bytes)` or `… (N more characters)` after it (a server's
+ * 2 MB message is not a 2 MB log line). Never cut between the two halves of a surrogate pair. The one capper: the
+ * CLI's messages use it too.
  */
-export function capMessage(message: string, max: number = MAX_STATUS_MESSAGE_CHARS): string {
+export function capMessage(message: string, options: CapOptions = {}): string {
+  const max = options.maxChars ?? MAX_STATUS_MESSAGE_CHARS;
   if (message.length <= max) return message;
-  // Not between the two halves of a surrogate pair.
   const end = /[\ud800-\udbff]/.test(message.charAt(max - 1)) ? max - 1 : max;
-  return `${message.slice(0, end)}… (${Buffer.byteLength(message, 'utf8')} bytes)`;
+  const tail = options.tail === 'characters' ? `${message.length - end} more characters` : `${Buffer.byteLength(message, 'utf8')} bytes`;
+  return `${message.slice(0, end)}… (${tail})`;
 }
 
 /**
@@ -308,10 +322,10 @@ export function capMessage(message: string, max: number = MAX_STATUS_MESSAGE_CHA
 export function asStatus(value: unknown): KubeStatus | undefined {
   if (!isRecord(value)) return undefined;
   const status: { -readonly [K in keyof KubeStatus]: KubeStatus[K] } = {};
-  if (typeof value.kind === 'string') status.kind = capMessage(value.kind, 256);
-  if (typeof value.status === 'string') status.status = capMessage(value.status, 256);
+  if (typeof value.kind === 'string') status.kind = capMessage(value.kind, { maxChars: 256 });
+  if (typeof value.status === 'string') status.status = capMessage(value.status, { maxChars: 256 });
   if (typeof value.message === 'string') status.message = capMessage(value.message);
-  if (typeof value.reason === 'string') status.reason = capMessage(value.reason, 256);
+  if (typeof value.reason === 'string') status.reason = capMessage(value.reason, { maxChars: 256 });
   if (typeof value.code === 'number') status.code = value.code;
   if ('details' in value) status.details = value.details;
   return status;

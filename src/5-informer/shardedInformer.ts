@@ -5,7 +5,7 @@ import type { KubeObject } from '../0-model/objects.ts';
 import type { Resource } from '../0-model/resources.ts';
 import type { KeepObject } from '../1-transport/lazyJson.ts';
 import { filtered, type ListWatch } from '../1-transport/listWatch.ts';
-import { rawKey } from '../2-source/decode.ts';
+import { namespaceOfKey, rawKey } from '../0-model/keys.ts';
 import type { ListProgress, SourceEvent } from '../2-source/sourceEvent.ts';
 import type { InformerEvent } from '../4-store/informerEvent.ts';
 import type { InformerState } from '../4-store/reduceDeltas.ts';
@@ -333,5 +333,5 @@ function shardedNamespaces(
     );
   const namespaces = new Set(options.namespaces);
   if (namespaces.size === 1) return { namespace: [...namespaces][0], inNamespaces: all };
-  return { namespace: undefined, inNamespaces: (key) => namespaces.has(key.includes('/') ? key.slice(0, key.indexOf('/')) : '') };
+  return { namespace: undefined, inNamespaces: (key) => namespaces.has(namespaceOfKey(key)) };
 }

@@ -29,8 +29,8 @@ Usage:
                     [--kubeconfig PATH] [--context NAME] [-o pretty|json] [--utc]
                     [--webhook URL]... [--slack URL]... [--show-secret-values]
                     [--fields PATTERN]... [--ignore PATTERN]... [--metrics-port N [--metrics-address ADDR]]
-                    [--max-list-bytes SIZE] [--max-line-bytes SIZE] [--max-error-body-bytes SIZE]
-                    [--max-document-bytes SIZE] [--compression gzip|none]
+                    [--max-list-bytes SIZE] [--max-list-total-bytes SIZE] [--max-line-bytes SIZE]
+                    [--max-error-body-bytes SIZE] [--max-document-bytes SIZE] [--compression gzip|none]
   rx-informer start [--kubeconfig PATH] [--context NAME] [--churn-interval MS] [watch options]
       With no --kubeconfig/--context: starts the built-in API-server emulator with live churn
       and injected faults, and watches everything on it. With one: \`watch --all\` on that cluster.
@@ -56,6 +56,9 @@ Options:
   --metrics-port N       serve /healthz, /readyz and /metrics on port N (of every interface)
   --metrics-address ADDR with --metrics-port: listen on this address only, e.g. 127.0.0.1
   --max-list-bytes SIZE  largest list page read (default 256Mi); SIZE is bytes, or with Ki, Mi or Gi
+  --max-list-total-bytes SIZE
+                         largest list read, all its pages together (default: an eighth of the heap limit,
+                         about 512Mi at Node's default heap limit; node --max-old-space-size moves it)
   --max-line-bytes SIZE  largest watch event (one line) read (default 16Mi)
   --max-error-body-bytes SIZE
                          largest error response (a Status) read (default 1Mi)
@@ -94,6 +97,7 @@ const options = {
   'metrics-port': { type: 'string' },
   'metrics-address': { type: 'string' },
   'max-list-bytes': { type: 'string' },
+  'max-list-total-bytes': { type: 'string' },
   'max-line-bytes': { type: 'string' },
   'max-error-body-bytes': { type: 'string' },
   'max-document-bytes': { type: 'string' },
@@ -106,6 +110,7 @@ export const OPTION_NAMES: readonly string[] = Object.keys(options);
 /** The byte limits the CLI can raise: flag → the transport option it sets (and a `ResponseTooLarge` names). */
 export const BYTE_LIMIT_FLAGS = {
   'max-list-bytes': 'maxListBytes',
+  'max-list-total-bytes': 'maxListTotalBytes',
   'max-line-bytes': 'maxLineBytes',
   'max-error-body-bytes': 'maxErrorBodyBytes',
   'max-document-bytes': 'maxDocumentBytes',
