@@ -13,7 +13,7 @@
  */
 import { Observable, of } from 'rxjs';
 import { parseWatchLine, parseWatchLineLazily } from '../src/1-transport/httpTransport.ts';
-import { lazyParseList } from '../src/1-transport/lazyJson.ts';
+import { lazyParseList } from '../src/1-transport/lazyList.ts';
 import { informer, Pod } from '../src/index.ts';
 import { type ListWatch } from '../src/pipeline.ts';
 import { makePod, playEvents } from './workload/pods.ts';

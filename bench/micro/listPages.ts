@@ -8,7 +8,7 @@
  */
 import { countCollections } from './gcCounts.ts';
 import { listBodyDecoder } from '../../src/1-transport/http/listBody.ts';
-import { lazyParseList } from '../../src/1-transport/lazyJson.ts';
+import { lazyParseList } from '../../src/1-transport/lazyList.ts';
 import { makePod } from '../workload/pods.ts';
 
 const [variant = 'eager-pieces', podsArg = '50000', sizeArg = '500', shape = 'full'] = process.argv.slice(2);

@@ -1,13 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import {
-  LazyListReader,
-  hasUnparsedMembers,
-  isSkipped,
-  lazyParseList,
-  lazyParseObject,
-  lazyParseWatchLine,
-} from '../../src/1-transport/lazyJson.ts';
+import { hasUnparsedMembers, isSkipped, lazyParseObject, lazyParseWatchLine } from '../../src/1-transport/lazyJson.ts';
+import { LazyListReader, lazyParseList } from '../../src/1-transport/lazyList.ts';
 import { parseWatchLine, parseWatchLineLazily } from '../../src/1-transport/httpTransport.ts';
 import { KubeObject } from '../../src/index.ts';
 import { decoder } from '../../src/pipeline.ts';

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { firstValueFrom, of, toArray } from 'rxjs';
 import { InformerError } from '../../src/0-model/errors.ts';
-import { isSkipped, lazyParseList, lazyParseWatchLine } from '../../src/1-transport/lazyJson.ts';
+import { isSkipped, lazyParseWatchLine } from '../../src/1-transport/lazyJson.ts';
+import { lazyParseList } from '../../src/1-transport/lazyList.ts';
 import type { ListWatch, WatchFrame } from '../../src/1-transport/listWatch.ts';
 import { filtered } from '../../src/1-transport/listWatch.ts';
 import { listPage, watchEvent } from '../../src/testing/index.ts';

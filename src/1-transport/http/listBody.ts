@@ -1,5 +1,6 @@
 import { StringDecoder } from 'node:string_decoder';
-import { LazyListReader, type KeepObject } from '../lazyJson.ts';
+import type { KeepObject } from '../lazyJson.ts';
+import { LazyListReader } from '../lazyList.ts';
 import type { BodySink } from './body.ts';
 
 // A list response decoded in pieces as it arrives (docs/performance.md, "Flat at any size").
