@@ -106,16 +106,16 @@ export function reflectorConfig<T>(options: ListAndWatchOptions<T>): ReflectorCo
  *
  * ```
  * list (pages) ──▶ replace ──▶ watch(rv) ──▶ added/modified/deleted/bookmark …
- *                     ▲            │ ended after progress, or silent for a minute (15 s when busy): watch again at once from the last rv
- *                     │            │ failed without progress (network, 5xx, 429): backoff, watch again
- *                     └────────────┘ 410 Expired, too large rv, 3 broken resumes in a row, other errors: relist
+ *                     ▲            │ ended or failed: watch again from the last rv, or relist
+ *                     └────────────┘ (when, and after which backoff: the rules table of docs/semantics.md)
  * ```
  *
  * It tracks the last resourceVersion fully processed (bookmarks included).
  * All of its logic is one pure function, `step` (`step.ts`), over an explicit
  * state (`reflectorState.ts`); this Observable only carries out its effects
  * (requests, timers on the given scheduler) and feeds back what happens. The
- * rules that pick resume or relist are `afterWatch` and `afterListFailure` in `recovery.ts`. Faults are emitted as
+ * rules that pick resume or relist are `afterWatch` and `afterListFailure` in `recovery.ts`, written once as the
+ * table in docs/semantics.md that `spec/2-source/step.spec.ts` checks against `step`. Faults are emitted as
  * `error` events and never end the stream; waits follow client-go's backoff
  * (800 ms doubling to 30 s, jittered, reset after two quiet minutes or by
  * progress) and honour `Retry-After` (at most 5 minutes). At most one request

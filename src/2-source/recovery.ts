@@ -8,22 +8,10 @@ export { MAX_RETRY_AFTER_SECONDS };
  * relist) and when (at once, or after the backoff). Pure and time-free, so
  * the rules read as a table and are tested as one (`recovery.spec.ts`).
  *
- * | how it ended                                                   | next                               |
- * |----------------------------------------------------------------|------------------------------------|
- * | clean end (server timeout) or idle (silent: see `idleAfterMs`)  | resume at once, not a failure      |
- * | ended at once with no event (`VeryShortWatch`), bookmark or not | backoff, resume                    |
- * | a streaming list broken before its initial events were in        | backoff, relist (refused parameters: plain list at once) |
- * | broken (network, 5xx, ERROR event, timeout) after progress      | resume at once; the 3rd in a row: relist after the backoff |
- * | broken without progress                                         | backoff (at least a 503's Retry-After), resume |
- * | a line that cannot be decoded (malformed, oversize, truncated)  | resume at once from the last rv fully processed;  |
- * |                                                                 | the 2nd at the same rv: relist at once; more: backoff, relist |
- * | 410 Expired                                                     | relist at once; from a list just received, before |
- * |                                                                 | any progress: relist after the backoff            |
- * | "Too large resource version" (504)                              | relist at resourceVersion "" at once |
- * | 429                                                             | backoff (at least Retry-After, at most 5 min), resume |
- * | anything else (401, 403, 404, 400 …)                            | backoff, relist                    |
+ * The rules are written once, as the table in docs/semantics.md ("The rules, as `step` carries them
+ * out"), which `spec/2-source/step.spec.ts` reads and checks row by row against `step`: read them
+ * there, and add a row there with any change here.
  *
- * The same rules as `step` carries them out: the table in docs/semantics.md, checked by `spec/2-source/step.spec.ts`.
  * "Progress" is at least one event or bookmark received. Backoff follows
  * client-go's (800 ms doubling to 30 s, jittered); progress resets it.
  */

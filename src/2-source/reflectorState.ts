@@ -8,18 +8,21 @@ import type { ListProgress, SourceEvent } from './sourceEvent.ts';
  * what it is told, and what it asks the shell (`listAndWatch`) to do.
  *
  * ```
- *            start / relist                         page with continue
- *   +------------------------------+            +----------+
- *   v                              |            v          |
- * listing --last page--> opening --timeout picked--> watching <-initial-events-end-- streaming
- *   |                      ^                         |                                  ^
- *   | failed               | resume                  | ended, failed, idle, stalled    | relist (watchList)
- *   v                      |                         v                                  |
- * waiting -----------------+------------ timer ---- waiting ----------------------------+
+ * start, relist ─────────────▶ listing ──page with continue──▶ listing
+ *                                 │ last page
+ *                                 ▼
+ *                              opening ──timeout picked──▶ watching
+ * start, relist (watchList) ─▶ opening ──timeout picked──▶ streaming ──initial-events-end──▶ watching
+ *
+ * listing, watching, streaming ──failed, ended, idle, stalled──▶ waiting
+ * waiting ──timer──▶ opening   (resume; relist with watchList)
+ *         ──timer──▶ listing   (relist, relistLatest, listInstead)
  * ```
  *
- * Every transition goes through `waiting` (a timer, 0 ms when there is no backoff),
- * except list → watch and start → first list.
+ * Every failure and every end goes through `waiting` (a timer, 0 ms when there is no backoff; what follows
+ * is the recovery rules' `Next`, see recovery.ts); the other transitions are direct. `opening` lasts until the
+ * shell has drawn the watch's timeout. The transitions are in `step.ts` (dispatch), `transitions.ts`
+ * (`startList`, `openWatch`, `relist`, `proceed`, `afterWait`), `listing.ts` and `watching.ts`.
  */
 
 /** The fixed settings `step` reads: every default already applied. */
