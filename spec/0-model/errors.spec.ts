@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { InformerError, MAX_STATUS_MESSAGE_CHARS, asStatus, capMessage, errorFromStatus, isResumable } from '../../src/0-model/errors.ts';
+import {
+  InformerError,
+  MAX_STATUS_MESSAGE_CHARS,
+  asStatus,
+  capMessage,
+  errorFromStatus,
+  isResumable,
+  reasonForStatus,
+} from '../../src/0-model/errors.ts';
 
 describe("a server's Status message where errors are built", () => {
   it('is printed whole up to 1 KiB, else as its first 1 KiB and its size in bytes', () => {
@@ -12,6 +20,13 @@ describe("a server's Status message where errors are built", () => {
     expect(capMessage(emoji)).toBe(`${'a'.repeat(1023)}… (1037 bytes)`);
   });
 
+  it('takes its cap and its tail as named options (the CLI: 1,000 characters, then the characters left out)', () => {
+    expect(capMessage('abcdef', { maxChars: 4 })).toBe('abcd… (6 bytes)');
+    expect(capMessage('abcdef', { maxChars: 4, tail: 'characters' })).toBe('abcd… (2 more characters)');
+    expect(capMessage('abcd', { maxChars: 4, tail: 'characters' })).toBe('abcd');
+    expect(capMessage('abc😀d', { maxChars: 4, tail: 'characters' })).toBe('abc… (3 more characters)');
+  });
+
   it('errorFromStatus and asStatus cap it; the Status object stays in statusObject (bounded by the body limit)', () => {
     const body = { kind: 'Status', status: 'Failure', message: 'm'.repeat(50_000), reason: 'r'.repeat(5000), code: 500 };
     const error = errorFromStatus(500, body, 'list');
@@ -20,6 +35,35 @@ describe("a server's Status message where errors are built", () => {
     expect(error.statusObject).toBe(body);
     expect(asStatus(body)?.message?.length).toBeLessThan(1100);
     expect(asStatus(body)?.reason?.length).toBeLessThan(300);
+  });
+});
+
+describe('the one status → reason mapping (client-go: k8s.io/apimachinery/pkg/api/errors)', () => {
+  it.each([
+    [400, undefined, 'BadRequest'],
+    [401, undefined, 'Unauthorized'],
+    [403, undefined, 'Forbidden'],
+    [404, undefined, 'NotFound'],
+    [409, undefined, 'Conflict'],
+    // IsResourceExpired / IsGone: a 410 is the relist signal whatever its Status says.
+    [410, undefined, 'Expired'],
+    [410, 'Expired', 'Expired'],
+    [410, 'Gone', 'Gone'],
+    [422, undefined, 'Invalid'],
+    [429, undefined, 'TooManyRequests'],
+    [500, undefined, 'ServerError'],
+    [503, undefined, 'ServerError'],
+    // IsTimeout holds for a 504 (NewGenericServerResponse: StatusReasonTimeout).
+    [504, undefined, 'Timeout'],
+    [504, 'Timeout', 'Timeout'],
+    [599, undefined, 'ServerError'],
+    [418, undefined, 'Unknown'],
+    [302, undefined, 'Unknown'],
+  ] as const)('%i (Status reason %s) is %s', (status, statusReason, reason) => {
+    expect(reasonForStatus(status, statusReason)).toBe(reason);
+    expect(errorFromStatus(status, statusReason ? { kind: 'Status', code: status, reason: statusReason } : undefined, 'list').reason).toBe(
+      reason,
+    );
   });
 });
 

@@ -105,6 +105,23 @@ describe('parseRetryAfter', () => {
     expect(parseRetryAfter('Infinity', now)).toBeUndefined();
   });
 
+  it('takes the clock and the cap as named options (the CLI sinks cap at 60 s); the default cap is 300 s', () => {
+    expect(parseRetryAfter('Wed, 01 Jan 2025 00:00:30 GMT', { now })).toBe(30);
+    expect(parseRetryAfter('Wed, 01 Jan 2025 00:02:00 GMT', { now, maxSeconds: 60 })).toBe(60);
+    expect(parseRetryAfter('90', { maxSeconds: 60 })).toBe(60);
+    expect(parseRetryAfter('90')).toBe(90);
+    expect(parseRetryAfter('9000')).toBe(300);
+  });
+
+  it('reads nothing from a hostile value: overlong, NaN, Infinity, a null header', () => {
+    expect(parseRetryAfter(`${'9'.repeat(64)}`, now)).toBe(300);
+    expect(parseRetryAfter(`${'9'.repeat(65)}`, now)).toBeUndefined();
+    expect(parseRetryAfter(`Wed, 01 Jan 2025 00:00:30 GMT${' '.repeat(100)}`, now)).toBeUndefined();
+    expect(parseRetryAfter('NaN', now)).toBeUndefined();
+    expect(parseRetryAfter('-Infinity', now)).toBeUndefined();
+    expect(parseRetryAfter(null, now)).toBeUndefined();
+  });
+
   it('defaults now to the clock', () => {
     const inTenSeconds = new Date(Date.now() + 10_000).toUTCString();
     const seconds = parseRetryAfter(inTenSeconds);

@@ -91,6 +91,9 @@ const fail = (m: Machine, error: unknown) => m.send({ type: 'watchFailed', error
 const network = () => new InformerError('NetworkError', 'socket hang up');
 const malformed = () => new InformerError('MalformedLine', 'not JSON');
 const added = (rv: string) => event('ADDED', obj('b', rv));
+/** A successful list answer that passed `maxListBytes` (the transport's `ResponseTooLarge` on a 200). */
+const pageTooLarge = () =>
+  new InformerError('ResponseTooLarge', 'the response is larger than the 256 MiB limit', { status: 200, phase: 'list' });
 
 /** The state each row starts from, and what happens. */
 const scenarios: Record<string, () => Machine> = {
@@ -151,6 +154,26 @@ const scenarios: Record<string, () => Machine> = {
       .send({ type: 'listFailed', error: errorFromStatus(410, status(410, 'Expired'), 'list') }),
   'a list fails with 504 "Too large resource version"': () =>
     new Machine().send({ type: 'start' }).send({ type: 'listFailed', error: errorFromStatus(504, tooLarge, 'list') }),
+  'the first page at "0" passes `maxListBytes` (a watch cache answers it whole, ignoring `limit`)': () =>
+    new Machine().send({ type: 'start' }).send({ type: 'listFailed', error: pageTooLarge() }),
+  'a relist at the last resourceVersion (asked unpaged) passes `maxListBytes`': () =>
+    new Machine()
+      .open()
+      .frame(added('11'))
+      .frame(event('ERROR', status(410, 'Expired')))
+      .send({ type: 'timer' })
+      .send({ type: 'listFailed', error: pageTooLarge() }),
+  'a page of a paged list passes `maxListBytes`': () =>
+    new Machine()
+      .send({ type: 'start' })
+      .send({ type: 'listFailed', error: pageTooLarge() })
+      .send({ type: 'timer' })
+      .send({ type: 'listed', page: page('10', [obj('a', '5')], 'c1') })
+      .send({ type: 'listFailed', error: pageTooLarge() }),
+  'the error body of a failed list passes `maxErrorBodyBytes`': () =>
+    new Machine()
+      .send({ type: 'start' })
+      .send({ type: 'listFailed', error: new InformerError('ResponseTooLarge', 'error body', { status: 500, phase: 'list' }) }),
 };
 
 /** What `step` decided, in the table's words; the request after the wait is checked too. */
@@ -159,9 +182,12 @@ function decided(m: Machine, before: ReflectorState<Obj>): string {
   if (phase.name !== 'waiting') return `not waiting: ${describeState(m.state)}`;
   const wait = m.effects.find((e) => e.type === 'wait');
   const backoff = wait?.type === 'wait' && wait.backoff;
+  const paged = m.state.wholeListTooLarge && !before.wholeListTooLarge;
+  const halved = m.state.pageHalvings > before.pageHalvings;
+  const relist = paged ? (before.lastRV === '' ? 'paged list at ""' : 'paged relist') : halved ? 'relist in half-size pages' : 'relist';
   const what = {
     resume: 'resume',
-    relist: 'relist',
+    relist,
     listInstead: 'plain list',
     relistLatest: phase.unpaged ? 'unpaged list at ""' : 'relist at ""',
   }[phase.then];
@@ -174,6 +200,9 @@ function decided(m: Machine, before: ReflectorState<Obj>): string {
       : request?.type;
   if (phase.then === 'relistLatest' && asked !== `list rv="" limit=${phase.unpaged ? '-' : '500'}`) return `relistLatest asked ${asked}`;
   if (phase.then === 'resume' && asked !== 'pickTimeout') return `resume asked ${asked}`;
+  // Never the same request twice in a row: a paged list instead of a whole one, or smaller pages.
+  const expected = paged ? `list rv=${JSON.stringify(before.lastRV)} limit=500` : halved ? 'list rv="" limit=250' : undefined;
+  if (expected !== undefined && asked !== expected) return `${what} asked ${asked}`;
   return backoff ? `backoff, ${what}${never}` : `${what} at once${never}`;
 }
 

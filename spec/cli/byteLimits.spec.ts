@@ -46,6 +46,10 @@ describe('watch --max-list-bytes, --max-line-bytes, --max-error-body-bytes, --ma
         },
       },
     });
+    expect(parseCommandLine(['watch', 'pods', '--max-list-total-bytes', '2Gi'])).toMatchObject({
+      kind: 'run',
+      options: { byteLimits: { maxListTotalBytes: 2 * 1024 ** 3 } },
+    });
     const plain = parseCommandLine(['watch', 'pods']);
     expect(plain.kind === 'run' && plain.options.byteLimits).toBe(undefined);
     expect(parseCommandLine(['watch', 'pods', '--max-list-bytes', '512MB'])).toEqual({
@@ -81,6 +85,14 @@ describe('watch --max-list-bytes, --max-line-bytes, --max-error-body-bytes, --ma
       'watch /api/v1/pods: a line passed the 16 MiB limit (16777300 bytes; option maxLineBytes); skipped',
     );
     expect(explain(line, SERVER)).toMatch(/; skipped \(raise the limit with --max-line-bytes SIZE, e\.g\. --max-line-bytes 512Mi\)$/);
+    const whole = new InformerError(
+      'ListTooLong',
+      'list /api/v1/pods: the list is larger than the 518 MiB limit for a whole list (600 pages (542113792 bytes), then 1048576 bytes read of the next page); aborted, relisting after the backoff (option maxListTotalBytes; its default is an eighth of the heap limit)',
+      { phase: 'list' },
+    );
+    expect(explain(whole, SERVER)).toBe(
+      `ListTooLong: ${whole.message} (raise the limit with --max-list-total-bytes SIZE, e.g. --max-list-total-bytes 2Gi)`,
+    );
     // A limit with no flag (a Lease client's) gets no advice.
     expect(explain(new InformerError('ResponseTooLarge', 'lease: too large (option maxBodyBytes)'), SERVER)).toBe(
       'ResponseTooLarge: lease: too large (option maxBodyBytes)',
@@ -121,6 +133,23 @@ describe('watch --max-list-bytes, --max-line-bytes, --max-error-body-bytes, --ma
         await raised.synced;
       } finally {
         raised.stop();
+      }
+    });
+
+    it('--max-list-total-bytes reaches the informers: too small, the list fails as ListTooLong naming the flag', async () => {
+      const err: string[] = [];
+      const small = await watchCommand(
+        api.kubeConfig,
+        { resources: ['configmaps'], all: false, output: 'pretty', byteLimits: { maxListTotalBytes: 1024 } },
+        { out: () => undefined, err: (l) => err.push(l) },
+      );
+      try {
+        await until(() => err.some((l) => l.includes('ListTooLong')));
+        expect(err.find((l) => l.includes('ListTooLong'))).toMatch(
+          /^! configmaps: ListTooLong: list \/api\/v1\/configmaps.*the 1 KiB limit for a whole list.*\(raise the limit with --max-list-total-bytes SIZE, e\.g\. --max-list-total-bytes 2Gi\)$/,
+        );
+      } finally {
+        small.stop();
       }
     });
 

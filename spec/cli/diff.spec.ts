@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_DEPTH, TOO_DEEP, brief, diffObjects, formatChanges, jsonEqual, limitDepth } from '../../src/cli/diff.ts';
 import { findResource, parseResourceList } from '../../src/discovery/discovery.ts';
+import { DIFF_NOISE, fieldChanges } from '../../src/index.ts';
 import { readFileSync } from 'node:fs';
 
 describe('diffObjects', () => {
@@ -20,6 +21,18 @@ describe('diffObjects', () => {
       { path: 'spec.containers[0].image', old: 'nginx:1', new: 'nginx:2' },
       { path: 'spec.containers[1]', new: { image: 'side' } },
     ]);
+  });
+
+  it("leaves out exactly the library's DIFF_NOISE, as diff() does (one list)", () => {
+    expect(DIFF_NOISE.length).toBeGreaterThan(0);
+    for (const pattern of DIFF_NOISE) {
+      const [top, leaf] = pattern.replace(/^!/, '').split('.') as [string, string];
+      const before = { [top]: { [leaf]: 'a', kept: 1 } };
+      const after = { [top]: { [leaf]: 'b', kept: 2 } };
+      const kept = [{ path: `${top}.kept`, old: 1, new: 2 }];
+      expect(diffObjects(before, after)).toEqual(kept);
+      expect(fieldChanges(before, after, { fields: DIFF_NOISE })).toEqual(kept);
+    }
   });
 
   it('is empty for a resync (same content, new resourceVersion)', () => {

@@ -41,6 +41,27 @@ describe('watch --fields / --ignore / --metrics-port', () => {
     });
     for (const port of ['-1', '70000', 'http', '1.5'])
       expect(parseCommandLine(['watch', 'pods', '--metrics-port', port]), port).toMatchObject({ kind: 'usage' });
+    // --metrics-address: an IP (IPv6 bracketed or not) or a host name, and only with a port.
+    expect(parseCommandLine(['watch', 'pods', '--metrics-port', '0', '--metrics-address', '127.0.0.1'])).toMatchObject({
+      kind: 'run',
+      options: { metricsPort: 0, metricsAddress: '127.0.0.1' },
+    });
+    expect(parseCommandLine(['watch', 'pods', '--metrics-port', '0', '--metrics-address', '[::1]'])).toMatchObject({
+      options: { metricsAddress: '::1' },
+    });
+    expect(parseCommandLine(['watch', 'pods', '--metrics-port', '0', '--metrics-address', 'localhost'])).toMatchObject({
+      options: { metricsAddress: 'localhost' },
+    });
+    expect(parseCommandLine(['watch', 'pods', '--metrics-port', '0'])).not.toHaveProperty('options.metricsAddress');
+    for (const address of ['', 'a b', 'http://127.0.0.1', '127.0.0.1:9090', 'bad_host!', 'x.-y'])
+      expect(parseCommandLine(['watch', 'pods', '--metrics-port', '0', '--metrics-address', address]), address).toMatchObject({
+        kind: 'usage',
+        message: expect.stringMatching(/^--metrics-address must be/),
+      });
+    expect(parseCommandLine(['watch', 'pods', '--metrics-address', '127.0.0.1'])).toEqual({
+      kind: 'usage',
+      message: '--metrics-address needs --metrics-port (the port to serve on)',
+    });
   });
 
   it('diffs the chosen fields only, always leaving resourceVersion and managedFields out', () => {
@@ -82,25 +103,28 @@ describe('watch --fields / --ignore / --metrics-port', () => {
       const err: string[] = [];
       const w = await watchCommand(
         api.kubeConfig,
-        { resources: ['pods'], all: false, output: 'pretty', metricsPort: 0, fields: ['spec.**'] },
+        { resources: ['pods'], all: false, output: 'pretty', metricsPort: 0, metricsAddress: '127.0.0.1', fields: ['spec.**'] },
         { out: (l) => out.push(l), err: (l) => err.push(l) },
       );
       let port = 0;
       try {
         await w.synced;
         await until(() => err.some((l) => l.startsWith('serving ')));
-        port = Number(/on port (\d+)$/.exec(err.find((l) => l.startsWith('serving '))!)![1]);
+        const serving = err.find((l) => l.startsWith('serving '))!;
+        expect(serving).toMatch(/^serving \/healthz, \/readyz and \/metrics on 127\.0\.0\.1, port \d+$/);
+        port = Number(/port (\d+)$/.exec(serving)![1]);
         const ready = await fetch(`http://127.0.0.1:${port}/readyz`);
         expect(ready.status).toBe(200);
         expect(await ready.text()).toBe('[+]pods ok\nok\n');
         const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
         expect(metrics).toContain('informer_store_objects{name="pods"} 1');
-        expect(metrics).toContain('informer_watching{name="pods"} 1');
         api.patch('pods', 'shop', 'web-1', { metadata: { labels: { noise: 'yes' } } });
         api.patch('pods', 'shop', 'web-1', { spec: { containers: [{ name: 'c', image: 'nginx:2' }] } });
         // One spec change more: events are printed in order, so a line for either change before it would show up before its own.
         api.patch('pods', 'shop', 'web-1', { spec: { containers: [{ name: 'c', image: 'nginx:3' }] } });
         await until(() => out.length >= 2);
+        // Watching: the server has sent events on the watch.
+        expect(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()).toContain('informer_watching{name="pods"} 1');
         expect(out).toEqual([
           expect.stringMatching(/UPDATED pods shop\/web-1  spec\.containers\[0\]\.image: "nginx:1" → "nginx:2"$/),
           expect.stringMatching(/UPDATED pods shop\/web-1  spec\.containers\[0\]\.image: "nginx:2" → "nginx:3"$/),

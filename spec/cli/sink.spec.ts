@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { HttpSink } from '../../src/cli/sink.ts';
+import { HttpSink, MAX_SINK_RETRY_AFTER_SECONDS, sinkRetryAfterMs } from '../../src/cli/sink.ts';
 import { parseSinkUrl, type SinkTarget } from '../../src/cli/sinkUrl.ts';
 import { slackEscape, slackSink } from '../../src/cli/slack.ts';
 
@@ -114,5 +114,31 @@ describe('HttpSink', () => {
     ]);
     expect(await sink.close(Date.now() + 1000)).toEqual({ delivered: 5, dropped: 0, rejected: 0, unsent: 0 });
     expect(slackEscape('<a&b>')).toBe('&lt;a&amp;b&gt;');
+  });
+});
+
+describe("a receiver's Retry-After (the one parser, capped at 60 s for a sink)", () => {
+  const now = Date.parse('2025-01-01T00:00:00Z');
+  it.each([
+    [429, '5', 5_000],
+    [429, ' 12 ', 12_000],
+    [429, '120', 60_000],
+    [429, '1e300', 60_000],
+    [503, '7', 7_000],
+    // An HTTP date, as the transport reads it (the sinks took numbers only).
+    [429, 'Wed, 01 Jan 2025 00:00:30 GMT', 30_000],
+    [503, 'Wed, 01 Jan 2025 01:00:00 GMT', 60_000],
+    // No wait asked (the backoff decides): zero, past, unreadable, overlong, missing, another status.
+    [429, '0', undefined],
+    [429, '-3', undefined],
+    [429, 'Tue, 31 Dec 2024 23:59:00 GMT', undefined],
+    [429, 'soon', undefined],
+    [429, '9'.repeat(65), undefined],
+    [429, null, undefined],
+    [500, '5', undefined],
+    [408, '5', undefined],
+  ] as const)('%i with Retry-After %j: %s ms', (status, header, ms) => {
+    expect(MAX_SINK_RETRY_AFTER_SECONDS).toBe(60);
+    expect(sinkRetryAfterMs(status, header, now)).toBe(ms);
   });
 });

@@ -3,12 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { firstValueFrom, filter, type Subscription } from 'rxjs';
 import { KubeConfig } from '@kubernetes/client-node';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { LeaseError } from '../../src/leaderelection/errors.ts';
 import { httpLeaseClients } from '../../src/leaderelection/httpLeaseClient.ts';
 import { leaderElection } from '../../src/leaderelection/leaderElection.ts';
 import { startApiServer, type ApiServer } from 'rx-informer-emulator';
-import { endless, hostileServer, status } from '../resilience/hostile/server.ts';
+import { endless, gzipped, hostileServer, status, type HostileServer } from '../resilience/hostile/server.ts';
 
 // Real HTTP on 127.0.0.1; assertions are about order and content, not speed. Retries are quick; the lease is
 // long, so a candidate that waited the lease out instead of taking a released one would outlast the test's timeout.
@@ -78,13 +78,89 @@ describe('Lease requests to a hostile server', () => {
       const error = (await firstValueFrom(lease.get()).catch((e: unknown) => e)) as LeaseError;
       expect(error).toBeInstanceOf(LeaseError);
       expect(error.reason).toBe('ResponseTooLarge');
-      expect(error.message).toBe('get lease ctrl: the response is larger than the 262144-byte limit (option maxBodyBytes); aborted');
+      // The transport's limit and words (its readBody), naming the Lease client's option.
+      expect(error.message).toBe(
+        'get lease ctrl: GET /apis/coordination.k8s.io/v1/namespaces/ops/leases/ctrl: the response is larger than the 256 KiB limit (262185 bytes read); aborted (option maxBodyBytes)',
+      );
       expect(server.written.list).toBeLessThan(32 * 1024 * 1024);
       server.on('list', status(500, 'InternalError', 'z'.repeat(100_000)));
       const failed = (await firstValueFrom(lease.get()).catch((e: unknown) => e)) as LeaseError;
       expect(failed.message).toBe(`get lease ctrl: ${'z'.repeat(1024)}… (100000 bytes)`);
     } finally {
       await server.close();
+    }
+  });
+  it('through the transport: every status gets its reason from the one mapping (504 Timeout, 410 Expired), a 404 get is no Lease', async () => {
+    const server = await hostileServer();
+    try {
+      const lease = httpLeaseClients(server.kc, { namespace: 'ops' }).lease('ctrl');
+      const record = { holderIdentity: 'a', leaseDurationSeconds: 15, leaseTransitions: 0 };
+      const failure = async (code: number, reason: string) => {
+        server.on('list', status(code, reason, `said ${code}`));
+        const error = (await firstValueFrom(lease.update('3', record)).catch((e: unknown) => e)) as LeaseError;
+        expect(error).toBeInstanceOf(LeaseError);
+        return [error.reason, error.status, error.message];
+      };
+      expect(await failure(504, 'Timeout')).toEqual(['Timeout', 504, 'update lease ctrl: said 504']);
+      expect(await failure(410, 'Expired')).toEqual(['Expired', 410, 'update lease ctrl: said 410']);
+      expect(await failure(503, 'ServiceUnavailable')).toEqual(['ServerError', 503, 'update lease ctrl: said 503']);
+      expect(await failure(429, 'TooManyRequests')).toEqual(['TooManyRequests', 429, 'update lease ctrl: said 429']);
+      expect(await failure(409, 'Conflict')).toEqual(['Conflict', 409, 'update lease ctrl: said 409']);
+      expect(await failure(404, 'NotFound')).toEqual(['NotFound', 404, 'update lease ctrl: said 404']);
+      server.on('list', status(404, 'NotFound', 'no lease'));
+      expect(await firstValueFrom(lease.get())).toBeNull();
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('through the transport: a gzip body is inflated (the transport decodes it), though a Lease request asks for none', async () => {
+    const body = JSON.stringify({
+      kind: 'Lease',
+      metadata: { name: 'ctrl', resourceVersion: '7' },
+      spec: { holderIdentity: 'a', leaseDurationSeconds: 15, leaseTransitions: 2 },
+    });
+    const server = await hostileServer({ list: gzipped(200, body) });
+    try {
+      const snapshot = await firstValueFrom(httpLeaseClients(server.kc, { namespace: 'ops' }).lease('ctrl').get());
+      expect(snapshot).toMatchObject({ name: 'ctrl', resourceVersion: '7', record: { holderIdentity: 'a', leaseTransitions: 2 } });
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe("a Lease request's timeout is the transport's request timer", () => {
+  let server: HostileServer | undefined;
+  afterEach(async () => {
+    vi.useRealTimers();
+    await server?.close();
+    server = undefined;
+  });
+
+  it('at its default, 5 s: nothing at 4.999 s, then Timeout waiting for the response headers', async () => {
+    server = await hostileServer({ list: () => undefined }); // accepts, never answers
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const lease = httpLeaseClients(server.kc, { namespace: 'ops' }).lease('ctrl');
+    let failed: unknown;
+    const sub = lease.get().subscribe({ error: (e: unknown) => (failed = e) });
+    try {
+      for (let i = 0; server.received.list === 0; i++) {
+        if (i > 5000) throw new Error('the request never arrived');
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      vi.advanceTimersByTime(4_999);
+      expect(failed).toBeUndefined();
+      vi.advanceTimersByTime(1);
+      expect(failed).toBeInstanceOf(LeaseError);
+      expect(failed).toMatchObject({
+        reason: 'Timeout',
+        operation: 'get',
+        message:
+          'get lease ctrl: GET /apis/coordination.k8s.io/v1/namespaces/ops/leases/ctrl: no response headers within 5000 ms (waiting for: response headers)',
+      });
+    } finally {
+      sub.unsubscribe();
     }
   });
 });

@@ -156,6 +156,20 @@ describe('serve()', () => {
     await expect(fetch(`${url}/healthz`)).rejects.toThrow();
   });
 
+  it('/readyz escapes a resource name from discovery: a newline in it forges no line', async () => {
+    const { scheduler, advanceTo } = virtualClock();
+    const plural = 'evil\n[+]forged ok\nok';
+    const lw: ListWatch = { list: () => of(listPage('10', [])), watch: () => NEVER };
+    const hostile = informer<KubeObject>(lw, fakeResource({ plural }), { scheduler });
+    let url = '';
+    subscriptions.push(serve([hostile], { host: '127.0.0.1', scheduler }).subscribe((s) => (url = s.url)));
+    while (url === '') await new Promise((r) => setTimeout(r, 5));
+    advanceTo(1);
+    const ready = await get(`${url}/readyz`);
+    expect(ready).toMatchObject({ status: 200, body: '[+]evil\\n[+]forged ok\\nok.example.com ok\nok\n' });
+    expect((await get(`${url}/metrics`)).body).toContain('informer_synced{name="evil\\n[+]forged ok\\nok.example.com"} 1\n');
+  });
+
   it("a port already taken is the Observable's error, not a crash", async () => {
     const first = serve([], { host: '127.0.0.1' });
     let port = 0;

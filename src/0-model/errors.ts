@@ -7,18 +7,20 @@ import { isRecord } from '../util/isRecord.ts';
  *
  * - `Expired`/`Gone`: the resourceVersion asked for is too old (HTTP 410); the informer relists.
  * - `TooManyRequests`: HTTP 429; the informer waits for `Retry-After` (or its backoff) and tries again.
- * - `ServerError`: HTTP 5xx.
+ * - `ServerError`: HTTP 5xx but 504.
  * - `Unauthorized`/`Forbidden`/`NotFound`/`BadRequest`/`Invalid`/`Conflict`: the matching HTTP status.
  * - `NetworkError`: connection refused or reset, DNS, TLS.
  * - `ProtocolError`: HTTP/2 broken by the server or a proxy before it (a malformed frame or header block, a stream
  *   reset with a protocol error code) or a connection it closed with an error code (GOAWAY `ENHANCE_YOUR_CALM`, …).
  *   Handled like `NetworkError`: the watch resumes (on a new connection), a list is retried after the backoff.
- * - `Timeout`: a request or a watch stalled and was aborted.
+ * - `Timeout`: a request or a watch stalled and was aborted, or the server answered 504 Gateway Timeout
+ *   (client-go's `IsTimeout`).
  * - `VeryShortWatch`: a watch ended at once with no event (counts as a failure for backoff).
  * - `MalformedLine`: a watch line that is not JSON, not an object, or too long; a response body that cannot be
  *   decoded (not JSON, gzip that does not inflate, a Content-Encoding not asked for).
- * - `ListTooLong`: a list's continue chain repeated a token, or went past `maxListPages` pages or
- *   `maxListObjects` objects without completing; the reflector drops it and relists after the backoff.
+ * - `ListTooLong`: a list's continue chain repeated a token, or went past `maxListPages` pages,
+ *   `maxListObjects` objects or `http.maxListTotalBytes` bytes without completing; the reflector drops it and
+ *   relists after the backoff.
  * - `UnknownEventType`: a watch event whose `type` is not one Kubernetes defines.
  * - `ValidationFailed`: an object the resource's zod schema rejects (see `issues`), whose
  *   kind is not the resource's, or whose schema (a refinement) threw. The cache keeps the key's
@@ -135,53 +137,75 @@ export class InformerError extends Error {
 }
 
 /**
- * Faults about one object (or one subscriber), not about the connection: the
- * watch goes on after them. Everything else means the list or watch failed.
+ * What a reason means for the list or watch it came with — the one classification that
+ * `isFailure` (health, backoff), `isObjectFault`, `isNotice`, `isResumable` and the CLI's
+ * `isPermanent` read:
+ *
+ * - `failure`: the list or watch failed (or could not open); health counts it, the reflector recovers.
+ * - `object`: about one object or one subscriber; the watch goes on.
+ * - `notice`: worth knowing, failed nothing (the request it came with succeeded).
+ *
+ * `resumable`: after it, the same watch may simply be opened again from its resourceVersion (at
+ * once after progress, else after the backoff); any other failure relists after the backoff.
+ * `permanent`: before a resource has synced, retrying cannot help (kubectl gives up on it too).
  */
-const objectFaults: ReadonlySet<ErrorReason> = new Set<ErrorReason>([
-  'ValidationFailed',
-  'TransformError',
-  'IndexerError',
-  'UnknownEventType',
-  'HandlerError',
-]);
-
-/**
- * Notices: something worth knowing that failed nothing (the request they came with
- * succeeded). The reflector neither backs off nor ends a watch on them.
- */
-const notices: ReadonlySet<ErrorReason> = new Set<ErrorReason>(['NotAcceptable']);
-
-/** The longest `Retry-After` honoured, in seconds: a larger one would overflow Node's timers, and is not sane. */
-export const MAX_RETRY_AFTER_SECONDS = 300;
-
-/** A server's `Retry-After` (seconds) as honoured: at least 0, at most {@link MAX_RETRY_AFTER_SECONDS}. */
-export function clampRetryAfter(seconds: number): number {
-  return Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(0, seconds));
+export interface ReasonClass {
+  readonly kind: 'failure' | 'object' | 'notice';
+  readonly resumable?: true;
+  readonly permanent?: true;
 }
 
-/**
- * Transport and server faults after which the same watch may simply be opened again from
- * its resourceVersion (at once after progress, else after the backoff). Any other reason,
- * including ones added later (e.g. a response over a size limit), relists after the backoff.
- */
-const resumable: ReadonlySet<ErrorReason> = new Set<ErrorReason>([
-  'NetworkError',
-  'ProtocolError',
-  'Timeout',
-  'ServerError',
-  'WatchError',
-  'Unknown',
-]);
+const failure: ReasonClass = { kind: 'failure' };
+const resumable: ReasonClass = { kind: 'failure', resumable: true };
+const permanent: ReasonClass = { kind: 'failure', permanent: true };
+const object: ReasonClass = { kind: 'object' };
+
+/** Every {@link ErrorReason}, classified (`satisfies` makes a new reason without a row a type error). */
+export const REASON_CLASSES = {
+  Expired: failure,
+  Gone: failure,
+  TooManyRequests: failure,
+  ServerError: resumable,
+  Unauthorized: failure,
+  Forbidden: permanent,
+  NotFound: permanent,
+  BadRequest: permanent,
+  Invalid: failure,
+  Conflict: failure,
+  NetworkError: resumable,
+  ProtocolError: resumable,
+  Timeout: resumable,
+  VeryShortWatch: failure,
+  MalformedLine: failure,
+  ListTooLong: failure,
+  UnknownEventType: object,
+  ValidationFailed: object,
+  TransformError: object,
+  IndexerError: object,
+  WatchError: resumable,
+  HandlerError: object,
+  Config: failure,
+  CredentialPlugin: failure,
+  NotAcceptable: { kind: 'notice' },
+  ResponseTooLarge: failure,
+  Unknown: resumable,
+} as const satisfies Record<ErrorReason, ReasonClass>;
+
+/** How {@link REASON_CLASSES} classifies a reason (a reason it does not know, from a cast, is a failure). */
+export function classOf(reason: ErrorReason): ReasonClass {
+  return (REASON_CLASSES as Readonly<Record<string, ReasonClass>>)[reason] ?? failure;
+}
+
+export { MAX_RETRY_AFTER_SECONDS, clampRetryAfter } from './retryAfter.ts';
 
 /** True for a fault after which a watch is resumed rather than relisted (see `afterWatch`). */
 export function isResumable(error: InformerError): boolean {
-  return resumable.has(error.reason);
+  return classOf(error.reason).resumable === true;
 }
 
 /** True for a notice (`NotAcceptable`): reported once, no request failed, nothing to recover from. */
 export function isNotice(error: InformerError): boolean {
-  return notices.has(error.reason);
+  return classOf(error.reason).kind === 'notice';
 }
 
 /**
@@ -190,7 +214,20 @@ export function isNotice(error: InformerError): boolean {
  * the watch on it).
  */
 export function isObjectFault(error: InformerError): boolean {
-  return objectFaults.has(error.reason) || notices.has(error.reason);
+  return classOf(error.reason).kind !== 'failure';
+}
+
+/**
+ * Whether an error reported by an informer's source ended (or failed to open) a list or watch:
+ * what health counts in `consecutiveFailures` (the complement of {@link isObjectFault}).
+ */
+export function isFailure(error: InformerError): boolean {
+  return !isObjectFault(error);
+}
+
+/** Before a resource has synced, a list that fails with this cannot succeed by retrying (400, 403, 404). */
+export function isPermanent(error: InformerError): boolean {
+  return classOf(error.reason).permanent === true;
 }
 
 /**
@@ -213,6 +250,12 @@ export function isExpired(error: InformerError): boolean {
   return error.reason === 'Expired' || error.reason === 'Gone' || error.status === 410;
 }
 
+/**
+ * The one status → reason table (client-go's `NewGenericServerResponse`, k8s.io/apimachinery/pkg/api/errors):
+ * 504 is `Timeout` (client-go's `IsTimeout` holds for a 504), 410 is `Expired` or `Gone` (`IsResourceExpired`,
+ * `IsGone`: the resourceVersion is too old), any other 5xx `ServerError`. Every HTTP status the library meets, the
+ * transport's and the Lease client's alike, is read through {@link reasonForStatus}.
+ */
 const reasonsByStatus: Readonly<Record<number, ErrorReason>> = {
   400: 'BadRequest',
   401: 'Unauthorized',
@@ -222,6 +265,7 @@ const reasonsByStatus: Readonly<Record<number, ErrorReason>> = {
   410: 'Expired',
   422: 'Invalid',
   429: 'TooManyRequests',
+  504: 'Timeout',
 };
 
 /**
@@ -249,15 +293,26 @@ export interface KubeStatus {
 /** The longest Status message (in characters) put into an error's message; longer ones are cut. */
 export const MAX_STATUS_MESSAGE_CHARS = 1024;
 
+/** How {@link capMessage} cuts a message. */
+export interface CapOptions {
+  /** The most characters kept. Default {@link MAX_STATUS_MESSAGE_CHARS}. */
+  readonly maxChars?: number;
+  /** What the cut says after the `…`: the whole message's size in UTF-8 bytes (`(N bytes)`, the default) or the characters left out (`(N more characters)`). */
+  readonly tail?: 'bytes' | 'characters';
+}
+
 /**
- * A server's message as an error may print it: at most {@link MAX_STATUS_MESSAGE_CHARS} characters,
- * a longer one cut with `… (N bytes)` after it (a server's 2 MB message is not a 2 MB log line).
+ * A message as an error or a report may print it: at most `maxChars` characters (default
+ * {@link MAX_STATUS_MESSAGE_CHARS}), a longer one cut with `… (N bytes)` or `… (N more characters)` after it (a server's
+ * 2 MB message is not a 2 MB log line). Never cut between the two halves of a surrogate pair. The one capper: the
+ * CLI's messages use it too.
  */
-export function capMessage(message: string, max: number = MAX_STATUS_MESSAGE_CHARS): string {
+export function capMessage(message: string, options: CapOptions = {}): string {
+  const max = options.maxChars ?? MAX_STATUS_MESSAGE_CHARS;
   if (message.length <= max) return message;
-  // Not between the two halves of a surrogate pair.
   const end = /[\ud800-\udbff]/.test(message.charAt(max - 1)) ? max - 1 : max;
-  return `${message.slice(0, end)}… (${Buffer.byteLength(message, 'utf8')} bytes)`;
+  const tail = options.tail === 'characters' ? `${message.length - end} more characters` : `${Buffer.byteLength(message, 'utf8')} bytes`;
+  return `${message.slice(0, end)}… (${tail})`;
 }
 
 /**
@@ -267,10 +322,10 @@ export function capMessage(message: string, max: number = MAX_STATUS_MESSAGE_CHA
 export function asStatus(value: unknown): KubeStatus | undefined {
   if (!isRecord(value)) return undefined;
   const status: { -readonly [K in keyof KubeStatus]: KubeStatus[K] } = {};
-  if (typeof value.kind === 'string') status.kind = capMessage(value.kind, 256);
-  if (typeof value.status === 'string') status.status = capMessage(value.status, 256);
+  if (typeof value.kind === 'string') status.kind = capMessage(value.kind, { maxChars: 256 });
+  if (typeof value.status === 'string') status.status = capMessage(value.status, { maxChars: 256 });
   if (typeof value.message === 'string') status.message = capMessage(value.message);
-  if (typeof value.reason === 'string') status.reason = capMessage(value.reason, 256);
+  if (typeof value.reason === 'string') status.reason = capMessage(value.reason, { maxChars: 256 });
   if (typeof value.code === 'number') status.code = value.code;
   if ('details' in value) status.details = value.details;
   return status;

@@ -18,10 +18,41 @@ export function keyOf(object: { readonly metadata: { readonly name: string; read
   return joinKey(object.metadata.namespace ?? '', object.metadata.name);
 }
 
+/** The namespace of a cache key, judged from the key alone: what comes before its first `/` ('' when it has none). */
+export function namespaceOfKey(key: string): string {
+  const slash = key.indexOf('/');
+  return slash < 0 ? '' : key.slice(0, slash);
+}
+
+/** The name of a cache key, judged from the key alone: what comes after its first `/` (the whole key when it has none). */
+export function nameOfKey(key: string): string {
+  const slash = key.indexOf('/');
+  return slash < 0 ? key : key.slice(slash + 1);
+}
+
 /** Splits a cache key back into namespace (empty when cluster-scoped) and name. */
 export function splitKey(key: string): { namespace: string; name: string } {
-  const slash = key.indexOf('/');
-  return slash < 0 ? { namespace: '', name: key } : { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
+  return { namespace: namespaceOfKey(key), name: nameOfKey(key) };
+}
+
+/**
+ * The namespace of `key` as its object says: the object's own `metadata.namespace` when the key starts with it and
+ * a `/` ('' when the object is cluster-scoped, whose name may then hold a "/"), else, or for an object without
+ * metadata, what the key says ({@link namespaceOfKey}).
+ */
+export function namespaceOfObjectKey(key: string, object: unknown): string {
+  const metadata = (object as { metadata?: { namespace?: unknown } } | null)?.metadata;
+  if (typeof metadata !== 'object' || metadata === null) return namespaceOfKey(key);
+  const namespace = metadata.namespace;
+  if (typeof namespace !== 'string' || namespace === '') return '';
+  return key.length > namespace.length && key.startsWith(namespace) && key.charCodeAt(namespace.length) === 0x2f
+    ? namespace
+    : namespaceOfKey(key);
+}
+
+/** The name of `key` whose namespace is `namespace` (from {@link namespaceOfObjectKey}): the rest of the key after it. */
+export function nameInNamespace(namespace: string, key: string): string {
+  return namespace === '' ? key : key.slice(namespace.length + 1);
 }
 
 /** The cache key of a raw object, as far as it can be read (for error reports and rejected keys). */

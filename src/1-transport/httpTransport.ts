@@ -1,4 +1,4 @@
-import { Observable, type Subscription } from 'rxjs';
+import { Observable, type Subscriber } from 'rxjs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { InformerError } from '../0-model/errors.ts';
 import { toPartialObjectMetadata } from '../0-model/metadata.ts';
@@ -13,20 +13,24 @@ import {
   DEFAULT_MAX_DOCUMENT_BYTES,
   DEFAULT_MAX_LIST_BYTES,
   DEFAULT_MAX_LINE_BYTES,
+  defaultMaxListTotalBytes,
   formatBytes,
   JSON_ACCEPT,
-  METADATA_LIST_ACCEPT,
-  METADATA_WATCH_ACCEPT,
   requestSettings,
   timerMs,
   type HttpTransportOptions,
+  type RequestSettings,
 } from './http/options.ts';
-import { get, type Opened } from './http/request.ts';
+import { get, send, type Opened } from './http/request.ts';
+import { MetadataAccept } from './http/metadataAccept.ts';
+import type { HttpResponse } from './http2/response.ts';
 import { listBodyDecoder } from './http/listBody.ts';
+import { ListBudget } from './http/listBudget.ts';
 
 // The HTTP transport, assembled from ./http: options (limits and defaults), credentials (exec plugins
 // and token files), agents (TLS material and keep-alive agents), request (one GET, HTTP/1.1 or ./http2),
-// body (reading a bounded response), decode (list pages and watch lines). This file: getJson and httpListWatch.
+// metadataAccept (the PartialObjectMetadata request and its 406 fallback), listBudget (a whole list's byte
+// budget), body (reading a bounded response), decode (list pages and watch lines). This file: getJson and httpListWatch.
 
 export {
   DEFAULT_LIST_IDLE_TIMEOUT_MS,
@@ -37,7 +41,9 @@ export {
   DEFAULT_COMPRESSION,
   DEFAULT_PROTOCOL,
   DEFAULT_REQUEST_TIMEOUT_MS,
+  defaultMaxListTotalBytes,
   formatBytes,
+  LIST_HEAP_SHARE,
   METADATA_LIST_ACCEPT,
   METADATA_WATCH_ACCEPT,
   type Compression,
@@ -50,44 +56,67 @@ export type { Http2Options } from './http2/health.ts';
 export { http2Route, useAgent } from './http/agents.ts';
 export { applyCredentials, credentialRejected, type Issued } from './http/credentials.ts';
 export { tlsFailure, type AwaitingStage } from './http/request.ts';
-export { parseRetryAfter } from './http/body.ts';
+export { parseRetryAfter } from '../0-model/retryAfter.ts';
 export { parseWatchLine, parseWatchLineLazily } from './http/decode.ts';
+
+/** The options of {@link getJson} and {@link requestJson}. */
+export type JsonRequestOptions = Pick<
+  HttpTransportOptions,
+  'userAgent' | 'listIdleTimeoutMs' | 'requestTimeoutMs' | 'maxDocumentBytes' | 'maxErrorBodyBytes' | 'protocol' | 'http2' | 'compression'
+>;
+
+/** A JSON request other than a GET of a document: its method, its body, and how its errors name things. */
+export interface JsonRequest {
+  /** Default `GET`. A write (`POST`, `PUT`) succeeds with 200 or 201; a GET with 200 only. */
+  readonly method?: string;
+  /** Sent as JSON (`Content-Type: application/json`). */
+  readonly body?: unknown;
+  /** The option named when the response passes `maxDocumentBytes` (a caller's own name for it). Default `maxDocumentBytes`. */
+  readonly limitOption?: string;
+}
 
 /**
  * GETs one JSON document (discovery, a single object) through the KubeConfig;
  * errors with an `InformerError` carrying the server's Status. Unsubscribing aborts.
  */
-export function getJson(
-  kc: KubeConfig,
-  path: string,
-  options: Pick<
-    HttpTransportOptions,
-    'userAgent' | 'listIdleTimeoutMs' | 'requestTimeoutMs' | 'maxDocumentBytes' | 'maxErrorBodyBytes' | 'protocol' | 'http2' | 'compression'
-  > = {},
-): Observable<unknown> {
+export function getJson(kc: KubeConfig, path: string, options: JsonRequestOptions = {}): Observable<unknown> {
+  return requestJson(kc, path, {}, options);
+}
+
+/**
+ * One JSON request through the transport's request path (credentials, TLS, HTTP/2, the request timer, byte
+ * limits): emits the response's JSON and completes on success (200, or 201 for a write), else errors with an
+ * `InformerError` carrying the server's Status (its reason from `reasonForStatus`). Unsubscribing aborts.
+ */
+export function requestJson(kc: KubeConfig, path: string, request: JsonRequest, options: JsonRequestOptions = {}): Observable<unknown> {
   const idleMs = timerMs(options.listIdleTimeoutMs, DEFAULT_LIST_IDLE_TIMEOUT_MS);
   const settings = requestSettings(options);
+  const method = request.method ?? 'GET';
   const document: BodyLimit = {
     maxBytes: byteLimit(options.maxDocumentBytes, DEFAULT_MAX_DOCUMENT_BYTES),
-    what: `GET ${path}`,
-    option: 'maxDocumentBytes',
+    what: `${method} ${path}`,
+    option: request.limitOption ?? 'maxDocumentBytes',
   };
-  return new Observable<unknown>((subscriber) =>
-    get(kc, path, 'list', settings).subscribe({
+  const succeeded = (status: number | undefined) => status === 200 || (method !== 'GET' && status === 201);
+  return new Observable<unknown>((subscriber) => {
+    const body = request.body === undefined ? undefined : Buffer.from(JSON.stringify(request.body));
+    const outgoing = { ...(request.method ? { method: request.method } : {}), ...(body ? { body } : {}) };
+    return send(kc, path, 'list', settings, JSON_ACCEPT, outgoing).subscribe({
       next: ({ response }) => {
         if (idleMs !== undefined) {
           response.setTimeout(idleMs, () =>
-            subscriber.error(new InformerError('Timeout', `GET ${path}: no bytes for ${idleMs} ms`, { phase: 'list' })),
+            subscriber.error(new InformerError('Timeout', `${method} ${path}: no bytes for ${idleMs} ms`, { phase: 'list' })),
           );
         }
+        const ok = succeeded(response.statusCode);
         readBody(
           response,
-          limitFor(response, document, settings),
-          (body) => {
-            if (response.statusCode !== 200) return subscriber.error(httpError(response, body, 'list'));
-            const value = parseJson(body.toString('utf8'));
+          ok ? document : limitFor(response, document, settings),
+          (bytes) => {
+            if (!ok) return subscriber.error(httpError(response, bytes, 'list'));
+            const value = parseJson(bytes.toString('utf8'));
             if (value === undefined)
-              return subscriber.error(new InformerError('MalformedLine', `GET ${path}: the response is not JSON`, { phase: 'list' }));
+              return subscriber.error(new InformerError('MalformedLine', `${method} ${path}: the response is not JSON`, { phase: 'list' }));
             subscriber.next(value);
             subscriber.complete();
           },
@@ -96,8 +125,8 @@ export function getJson(
         );
       },
       error: (error: unknown) => subscriber.error(error),
-    }),
-  );
+    });
+  });
 }
 
 /**
@@ -109,72 +138,25 @@ export function getJson(
 export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: HttpTransportOptions = {}): ListWatch {
   const path = collectionPath(target);
   const settings = requestSettings(options);
-  const listIdleTimeoutMs = timerMs(options.listIdleTimeoutMs, DEFAULT_LIST_IDLE_TIMEOUT_MS);
-  const maxLineBytes = byteLimit(options.maxLineBytes, DEFAULT_MAX_LINE_BYTES);
   const listLimit: BodyLimit = {
     maxBytes: byteLimit(options.maxListBytes, DEFAULT_MAX_LIST_BYTES),
     what: `list ${path}`,
     option: 'maxListBytes',
   };
   const watchLimit: BodyLimit = { maxBytes: settings.maxErrorBodyBytes, what: `watch ${path}`, option: 'maxErrorBodyBytes' };
-  const lazy = options.lazyDecode === true;
   const metadataOnly = target.resource.metadataOnly === true;
-  // Once the server has answered a metadata-only request with 406, this ListWatch asks for plain JSON.
-  let plainJson = false;
-  /** The `NotAcceptable` notice of that 406, until a page or a watch that succeeded carries it (once). */
-  let notice: InformerError | undefined;
-  const takeNotice = (): InformerError | undefined => {
-    const taken = notice;
-    notice = undefined;
-    return taken;
+  const accept = new MetadataAccept(kc, path, settings, metadataOnly, { list: listLimit, watch: watchLimit });
+  const reading: Reading = {
+    path,
+    settings,
+    options,
+    accept,
+    // A full object where metadata was asked for (an older server, or after a 406) is cut down on arrival.
+    shape: metadataOnly ? toPartialObjectMetadata : undefined,
   };
-  const notAcceptable = (phase: 'list' | 'watch', statusObject: unknown) =>
-    new InformerError(
-      'NotAcceptable',
-      `${phase} ${path}: the server does not serve PartialObjectMetadata (406 Not Acceptable); fetching ` +
-        `full objects and cutting them down to metadata on arrival`,
-      { status: 406, phase, statusObject },
-    );
-  /**
-   * GETs `pathAndQuery`; a metadata-only request answered 406 is read to its
-   * end (so the connection is reused) and sent again as plain JSON, and a
-   * `NotAcceptable` notice waits for the next page or watch that succeeds.
-   */
-  const open = (pathAndQuery: string, phase: 'list' | 'watch'): Observable<Opened> =>
-    new Observable<Opened>((subscriber) => {
-      let current: Subscription | undefined;
-      const attempt = () => {
-        const asMetadata = metadataOnly && !plainJson;
-        const accept = !asMetadata ? JSON_ACCEPT : phase === 'list' ? METADATA_LIST_ACCEPT : METADATA_WATCH_ACCEPT;
-        current?.unsubscribe();
-        current = get(kc, pathAndQuery, phase, settings, accept).subscribe({
-          next: (opened) => {
-            if (!(asMetadata && opened.response.statusCode === 406)) return subscriber.next(opened);
-            // Only the first 406 of this ListWatch makes a notice (two requests in flight may both get one).
-            const first = !plainJson;
-            plainJson = true;
-            readBody(
-              opened.response,
-              limitFor(opened.response, phase === 'list' ? listLimit : watchLimit, settings),
-              (body) => {
-                if (first) notice = notAcceptable(phase, parseJson(body.toString('utf8')));
-                attempt();
-              },
-              (error) => {
-                if (first) notice = notAcceptable(phase, undefined);
-                subscriber.error(error);
-              },
-              phase,
-            );
-          },
-          error: (error: unknown) => subscriber.error(error),
-        });
-      };
-      attempt();
-      return () => current?.unsubscribe();
-    });
-  /** A full object where metadata was asked for (an older server, or after a 406) is cut down on arrival. */
-  const shape = metadataOnly ? toPartialObjectMetadata : undefined;
+  const listIdleTimeoutMs = timerMs(options.listIdleTimeoutMs, DEFAULT_LIST_IDLE_TIMEOUT_MS);
+  const maxLineBytes = byteLimit(options.maxLineBytes, DEFAULT_MAX_LINE_BYTES);
+  const budget = new ListBudget(byteLimit(options.maxListTotalBytes, defaultMaxListTotalBytes()));
 
   const list = (listOptions: ListOptions): Observable<ListPage> =>
     new Observable<ListPage>((subscriber) => {
@@ -184,45 +166,17 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
         resourceVersion: listOptions.resourceVersion,
         resourceVersionMatch: listOptions.resourceVersionMatch,
       });
-      return open(path + query, 'list').subscribe({
+      const sofar = budget.before(listOptions.continue);
+      return accept.open(path + query, 'list').subscribe({
         next: ({ response }) => {
           if (listIdleTimeoutMs !== undefined) {
             response.setTimeout(listIdleTimeoutMs, () => {
               subscriber.error(new InformerError('Timeout', `list ${path}: no bytes for ${listIdleTimeoutMs} ms`, { phase: 'list' }));
             });
           }
-          const limit = limitFor(response, listLimit, settings);
-          const failed = (error: InformerError) => subscriber.error(error);
-          if (response.statusCode !== 200) {
-            readBody(response, limit, (body) => subscriber.error(httpError(response, body, 'list')), failed, 'list');
-            return;
-          }
-          // Decoded as it arrives, never held whole (see ./http/listBody.ts).
-          const decoder = listBodyDecoder(lazy, options.keepObject);
-          let bytes = 0;
-          const sink = {
-            chunk: (chunk: Buffer) => {
-              bytes += chunk.length;
-              decoder.chunk(chunk);
-            },
-            end: () => {
-              decoder.end();
-              let value: unknown;
-              try {
-                value = decoder.value();
-              } catch (error) {
-                const detail = `list ${path}: the response is not JSON (${bytes} bytes${syntaxErrorAt(error)})`;
-                return subscriber.error(new InformerError('MalformedLine', detail, { phase: 'list' }));
-              }
-              const page = toListPage(value, shape);
-              if (!page)
-                return subscriber.error(new InformerError('MalformedLine', `list ${path}: the response is not a list`, { phase: 'list' }));
-              const pending = takeNotice();
-              subscriber.next(pending ? { ...page, notice: pending } : page);
-              subscriber.complete();
-            },
-          };
-          readBody(response, limit, sink, failed, 'list');
+          readListPage(response, budget.limit(sofar, listLimit), reading, subscriber, (page, bytes) =>
+            budget.record(page.continue, sofar, bytes),
+          );
         },
         error: (error: unknown) => subscriber.error(error),
       });
@@ -238,47 +192,106 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
         sendInitialEvents: watchOptions.sendInitialEvents,
         timeoutSeconds: watchOptions.timeoutSeconds,
       });
-      return open(path + query, 'watch').subscribe({
+      return accept.open(path + query, 'watch').subscribe({
         next: ({ response }) => {
           if (response.statusCode !== 200) {
             const onBody = (body: Buffer) => subscriber.error(httpError(response, body, 'watch'));
             readBody(response, limitFor(response, watchLimit, settings), onBody, (error) => subscriber.error(error), 'watch');
             return;
           }
-          const pending = takeNotice();
-          if (pending) subscriber.next(pending);
-          const splitter = new LineSplitter(maxLineBytes);
-          const oversize = (bytes: number) => {
-            const message = `watch ${path}: a line passed the ${formatBytes(maxLineBytes)} limit (${bytes} bytes; option maxLineBytes); skipped`;
-            subscriber.next(new InformerError('MalformedLine', message, { phase: 'watch' }));
-          };
-          const emit = shape
-            ? (frame: WatchFrame) => subscriber.next(shapeFrame(frame, shape))
-            : (frame: WatchFrame) => subscriber.next(frame);
-          const sink: LineSink | LineBytesSink = lazy
-            ? { lineBytes: (line: Buffer) => emit(parseWatchLineLazily(line, options.keepObject)), oversize }
-            : { line: (text: string) => emit(parseWatchLine(text)), oversize };
-          response.on('data', (chunk: Buffer) => splitter.push(chunk, sink));
-          response.on('error', () => undefined);
-          response.on('close', () => {
-            if (!response.complete) {
-              if (response.failure) return subscriber.error(response.failure);
-              subscriber.error(new InformerError('NetworkError', 'watch: the connection closed mid-stream', { phase: 'watch' }));
-              return;
-            }
-            if (splitter.leftoverBytes > 0) {
-              subscriber.next(
-                new InformerError('MalformedLine', `watch stream ended inside a line (${splitter.leftoverBytes} bytes)`, {
-                  phase: 'watch',
-                }),
-              );
-            }
-            subscriber.complete();
-          });
+          readWatchStream(response, maxLineBytes, reading, subscriber);
         },
         error: (error: unknown) => subscriber.error(error),
       });
     });
 
   return { list, watch };
+}
+
+/** What reading a list or watch response of one ListWatch needs. */
+interface Reading {
+  readonly path: string;
+  readonly settings: RequestSettings;
+  readonly options: HttpTransportOptions;
+  readonly accept: MetadataAccept;
+  readonly shape: ((object: unknown) => unknown) | undefined;
+}
+
+/**
+ * Reads one list response within `pageLimit`: an error Status (non-200), or a page decoded as it arrives,
+ * never held whole (see ./http/listBody.ts); `received` hears of a page and its inflated bytes before it is emitted.
+ */
+function readListPage(
+  response: HttpResponse,
+  pageLimit: BodyLimit,
+  reading: Reading,
+  subscriber: Subscriber<ListPage>,
+  received: (page: ListPage, bytes: number) => void,
+): void {
+  const { path, settings, options, shape } = reading;
+  const limit = limitFor(response, pageLimit, settings);
+  const failed = (error: InformerError) => subscriber.error(error);
+  if (response.statusCode !== 200) {
+    readBody(response, limit, (body) => subscriber.error(httpError(response, body, 'list')), failed, 'list');
+    return;
+  }
+  const decoder = listBodyDecoder(options.lazyDecode === true, options.keepObject);
+  let bytes = 0;
+  const sink = {
+    chunk: (chunk: Buffer) => {
+      bytes += chunk.length;
+      decoder.chunk(chunk);
+    },
+    end: () => {
+      decoder.end();
+      let value: unknown;
+      try {
+        value = decoder.value();
+      } catch (error) {
+        const detail = `list ${path}: the response is not JSON (${bytes} bytes${syntaxErrorAt(error)})`;
+        return subscriber.error(new InformerError('MalformedLine', detail, { phase: 'list' }));
+      }
+      const page = toListPage(value, shape);
+      if (!page) return subscriber.error(new InformerError('MalformedLine', `list ${path}: the response is not a list`, { phase: 'list' }));
+      received(page, bytes);
+      const pending = reading.accept.takeNotice();
+      subscriber.next(pending ? { ...page, notice: pending } : page);
+      subscriber.complete();
+    },
+  };
+  readBody(response, limit, sink, failed, 'list');
+}
+
+/** Reads a watch stream (a 200) line by line into frames: events, and `MalformedLine` for lines that cannot be read. */
+function readWatchStream(response: HttpResponse, maxLineBytes: number, reading: Reading, subscriber: Subscriber<WatchFrame>): void {
+  const { path, options, shape } = reading;
+  const pending = reading.accept.takeNotice();
+  if (pending) subscriber.next(pending);
+  const splitter = new LineSplitter(maxLineBytes);
+  const oversize = (bytes: number) => {
+    const message = `watch ${path}: a line passed the ${formatBytes(maxLineBytes)} limit (${bytes} bytes; option maxLineBytes); skipped`;
+    subscriber.next(new InformerError('MalformedLine', message, { phase: 'watch' }));
+  };
+  const emit = shape ? (frame: WatchFrame) => subscriber.next(shapeFrame(frame, shape)) : (frame: WatchFrame) => subscriber.next(frame);
+  const sink: LineSink | LineBytesSink =
+    options.lazyDecode === true
+      ? { lineBytes: (line: Buffer) => emit(parseWatchLineLazily(line, options.keepObject)), oversize }
+      : { line: (text: string) => emit(parseWatchLine(text)), oversize };
+  response.on('data', (chunk: Buffer) => splitter.push(chunk, sink));
+  response.on('error', () => undefined);
+  response.on('close', () => {
+    if (!response.complete) {
+      if (response.failure) return subscriber.error(response.failure);
+      subscriber.error(new InformerError('NetworkError', 'watch: the connection closed mid-stream', { phase: 'watch' }));
+      return;
+    }
+    if (splitter.leftoverBytes > 0) {
+      subscriber.next(
+        new InformerError('MalformedLine', `watch stream ended inside a line (${splitter.leftoverBytes} bytes)`, {
+          phase: 'watch',
+        }),
+      );
+    }
+    subscriber.complete();
+  });
 }

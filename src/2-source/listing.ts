@@ -1,10 +1,10 @@
-import { createHash } from 'node:crypto';
 import { InformerError } from '../0-model/errors.ts';
 import type { ListPage } from '../1-transport/listWatch.ts';
 import { rawKey } from '../0-model/keys.ts';
+import { tokenId } from '../util/tokenId.ts';
 import { afterListFailure } from './recovery.ts';
 import type { Listing, ReflectorConfig, ReflectorState } from './reflectorState.ts';
-import { flatten, openWatch, proceed, replaceEvent, report, type Effects } from './transitions.ts';
+import { flatten, openWatch, pageLimit, proceed, replaceEvent, report, type Effects } from './transitions.ts';
 
 /** A page came (or the list completed without one). */
 export function onListed<T>(
@@ -41,20 +41,12 @@ function chainFault<T>(config: ReflectorConfig<T>, listing: Listing<T>, items: n
   const objects = listing.objects + items;
   const sofar = `${pages.toLocaleString('en-US')} pages, ${objects.toLocaleString('en-US')} objects`;
   let why: string | undefined;
-  if (listing.tokens.has(tokenId(token))) why = `the server repeated a continue token (after ${sofar})`;
+  if (listing.tokens.has(tokenId(token))) why = `the server repeated a continue token (after ${sofar}); relisting after the backoff`;
   else if (config.maxListPages > 0 && pages >= config.maxListPages)
-    why = `the list went on past maxListPages ${config.maxListPages} (${sofar})`;
+    why = `the list went on past maxListPages ${config.maxListPages} (${sofar}); relisting after the backoff (option maxListPages)`;
   else if (config.maxListObjects > 0 && objects > config.maxListObjects)
-    why = `the list went on past maxListObjects ${config.maxListObjects} (${sofar})`;
-  return why === undefined ? undefined : new InformerError('ListTooLong', `${why}; relisting after the backoff`, { phase: 'list' });
-}
-
-/**
- * What is remembered of a continue token: itself when short (real ones are a few hundred bytes at
- * most), else its SHA-256, so that a server sending huge tokens cannot grow the set by their size.
- */
-function tokenId(token: string): string {
-  return token.length <= 64 ? token : `#${createHash('sha256').update(token).digest('base64')}`;
+    why = `the list went on past maxListObjects ${config.maxListObjects} (${sofar}); relisting after the backoff (option maxListObjects)`;
+  return why === undefined ? undefined : new InformerError('ListTooLong', why, { phase: 'list' });
 }
 
 /** Decodes a page's items; an item that fails is reported, and its key kept as one the server has. */
@@ -89,7 +81,7 @@ function continueList<T>(
   out.push({
     type: 'list',
     id: request,
-    options: { resourceVersion: undefined, limit: listing.paged ? config.pageSize : undefined, continue: token },
+    options: { resourceVersion: undefined, limit: listing.paged ? pageLimit(config, state) : undefined, continue: token },
   });
   return { ...state, paginatedResult, request, phase: { ...listing, token } };
 }
@@ -107,10 +99,34 @@ function listComplete<T>(state: ReflectorState<T>, listing: Listing<T>, out: Eff
 
 /**
  * A page failed: the recovery rules decide (a continue token whose snapshot was
- * compacted: list again, whole and unpaged, at the latest state).
+ * compacted: list again, whole and unpaged, at the latest state), unless the page
+ * did not fit the page byte limit (see {@link didNotFit}): then never the same request again.
  */
 export function onListFailed<T>(state: ReflectorState<T>, listing: Listing<T>, error: InformerError, out: Effects<T>): ReflectorState<T> {
   report(out, error);
-  const continued = listing.token !== undefined;
-  return proceed(state, afterListFailure(error, listing.rv, continued), continued, out);
+  switch (didNotFit(state, listing, error)) {
+    case 'whole':
+      // At once: a paged list is another request, and this happens once (every list is paged from now on).
+      return proceed({ ...state, wholeListTooLarge: true }, { next: 'relist', backoff: false }, false, out);
+    case 'page':
+      return proceed({ ...state, pageHalvings: state.pageHalvings + 1 }, { next: 'relist', backoff: true }, false, out);
+    case undefined: {
+      const continued = listing.token !== undefined;
+      return proceed(state, afterListFailure(error, listing.rv, continued), continued, out);
+    }
+  }
+}
+
+/**
+ * Whether a list failed because a successful answer passed the page byte limit (`ResponseTooLarge`
+ * on a 200, not an error body's limit): `whole` when it may have been the whole collection at once
+ * (the first page at rv "0", which a watch cache answers whole ignoring `limit`, or a list asked
+ * unpaged), `page` when it was one page of a paged list (the next lists ask for half as many items).
+ * `whole` counts once: after it every list is paged (with paging off, `pageSize: 0`, the usual backoff follows).
+ */
+function didNotFit<T>(state: ReflectorState<T>, listing: Listing<T>, error: InformerError): 'whole' | 'page' | undefined {
+  if (error.reason !== 'ResponseTooLarge' || error.status !== 200) return undefined;
+  const first = listing.token === undefined;
+  if (first && !state.wholeListTooLarge && (listing.rv === '0' || !listing.paged)) return 'whole';
+  return listing.paged ? 'page' : undefined;
 }

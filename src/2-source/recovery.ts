@@ -1,4 +1,4 @@
-import { MAX_RETRY_AFTER_SECONDS, clampRetryAfter as clampSeconds, isExpired, isResumable, type InformerError } from '../0-model/errors.ts';
+import { MAX_RETRY_AFTER_SECONDS, clampRetryAfter, isExpired, isResumable, type InformerError } from '../0-model/errors.ts';
 
 export { MAX_RETRY_AFTER_SECONDS };
 
@@ -88,8 +88,9 @@ export function isTooLargeResourceVersion(error: InformerError): boolean {
   return text.some((m) => typeof m === 'string' && m.includes('Too large resource version'));
 }
 
-function clampRetryAfter(seconds: number | undefined): { retryAfterSeconds?: number } {
-  return seconds === undefined ? {} : { retryAfterSeconds: clampSeconds(seconds) };
+/** The error's `Retry-After`, honoured (clamped), as the field of a decision; nothing when there was none. */
+function waitAsked(seconds: number | undefined): { retryAfterSeconds?: number } {
+  return seconds === undefined ? {} : { retryAfterSeconds: clampRetryAfter(seconds) };
 }
 
 /**
@@ -115,7 +116,7 @@ export function afterWatch(
   const error = end;
   /** Counters after a failure that did not move the resourceVersion; what the server asked to wait. */
   const failed: RecoveryCounters = { brokenResumes: 0, failuresAtSameRV: atSameRV + 1 };
-  const retryAfter = clampRetryAfter(error.retryAfterSeconds);
+  const retryAfter = waitAsked(error.retryAfterSeconds);
   if (ended.initial && (error.reason === 'Invalid' || error.reason === 'BadRequest')) {
     // The server refused the streaming-list parameters (1.20 says 422, others 400).
     return decide({ next: 'listInstead', backoff: false }, NO_FAILURES);
@@ -158,7 +159,7 @@ export function afterWatch(
 export function afterListFailure(error: InformerError, askedResourceVersion: string, continued: boolean): Decision {
   if (isTooLargeResourceVersion(error)) return { next: 'relistLatest', backoff: false };
   if (isExpired(error) && (continued || askedResourceVersion !== '')) return { next: 'relistLatest', backoff: false };
-  return { next: 'relist', backoff: true, ...clampRetryAfter(error.retryAfterSeconds) };
+  return { next: 'relist', backoff: true, ...waitAsked(error.retryAfterSeconds) };
 }
 
 /**

@@ -46,6 +46,13 @@ export interface ReflectorMemory {
   readonly lastRVUnavailable: boolean;
   /** The rv "0" list came back in pages (no watch cache): keep paging later lists too (client-go's paginatedResult). */
   readonly paginatedResult: boolean;
+  /**
+   * A list answered whole (at rv "0" the watch cache ignores `limit`, or asked unpaged) passed the page
+   * byte limit: from then on every list is paged, and the first one asks for rv "" (never "0" again).
+   */
+  readonly wholeListTooLarge: boolean;
+  /** A page of a paged list passed the page byte limit this many times: lists ask for `pageSize / 2^n` items (at least 1). */
+  readonly pageHalvings: number;
   /** Whether to try the streaming list; turned off once the server refuses its parameters. */
   readonly useWatchList: boolean;
   /** What the recovery rules remember between watches. */
@@ -174,6 +181,8 @@ export function initialReflectorState<T>(watchList: boolean): ReflectorState<T> 
     lastRV: '',
     lastRVUnavailable: false,
     paginatedResult: false,
+    wholeListTooLarge: false,
+    pageHalvings: 0,
     useWatchList: watchList,
     counters: NO_FAILURES,
     pace: NO_PACE,
@@ -186,7 +195,8 @@ export function initialReflectorState<T>(watchList: boolean): ReflectorState<T> 
 export function describeState<T>(state: ReflectorState<T>): string {
   const { phase, counters } = state;
   const memory = `lastRV=${JSON.stringify(state.lastRV)}${state.lastRVUnavailable ? ' (unavailable)' : ''} request=${state.request}`;
-  const flags = `${state.useWatchList ? ' watchList' : ''}${state.paginatedResult ? ' paginated' : ''}`;
+  const halved = state.pageHalvings > 0 ? ` pages/${2 ** state.pageHalvings}` : '';
+  const flags = `${state.useWatchList ? ' watchList' : ''}${state.paginatedResult ? ' paginated' : ''}${state.wholeListTooLarge ? ' wholeListTooLarge' : ''}${halved}`;
   const rules = `brokenResumes=${counters.brokenResumes} failuresAtSameRV=${counters.failuresAtSameRV}`;
   const { gapMs, silenced } = state.pace;
   const pace = `${gapMs === undefined ? '' : ` gap=${Math.round(gapMs)}ms`}${silenced ? ' silenced' : ''}`;

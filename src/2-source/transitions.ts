@@ -29,24 +29,37 @@ export function flatten<V>(chain: Chain<V> | undefined): V[] {
   return parts.reverse().flat();
 }
 
-/** The resourceVersion a relist asks for: the last one synced, "0" before any, "" when it is unavailable. */
+/**
+ * The resourceVersion a relist asks for: the last one synced, "0" before any, "" when it is unavailable.
+ * After a whole answer did not fit (`wholeListTooLarge`), "" instead of "0": a consistent list, which
+ * the server pages (at "0" a watch cache answers whole, ignoring `limit`).
+ */
 export function relistResourceVersion(memory: ReflectorMemory): string {
   if (memory.lastRVUnavailable) return '';
-  return memory.lastRV === '' ? '0' : memory.lastRV;
+  if (memory.lastRV !== '') return memory.lastRV;
+  return memory.wholeListTooLarge ? '' : '0';
+}
+
+/** Items per page: `pageSize`, halved for each page that did not fit (at least 1); 0: unpaged. */
+export function pageLimit<T>(config: ReflectorConfig<T>, memory: ReflectorMemory): number {
+  if (config.pageSize <= 0) return 0;
+  return Math.max(1, Math.floor(config.pageSize / 2 ** memory.pageHalvings));
 }
 
 /**
  * A list: in pages of `pageSize` when the rv is "" or "0" or the server showed it pages
- * anyway (client-go); `unpaged` after a continue token expired (the restart is one request).
+ * anyway (client-go); `unpaged` after a continue token expired (the restart is one request),
+ * unless a whole answer already did not fit (`wholeListTooLarge`: always paged).
  */
 export function startList<T>(config: ReflectorConfig<T>, memory: ReflectorMemory, unpaged: boolean, out: Effects<T>): ReflectorState<T> {
   const rv = relistResourceVersion(memory);
-  const paged = !unpaged && config.pageSize > 0 && (memory.paginatedResult || rv === '' || rv === '0');
+  const limit = pageLimit(config, memory);
+  const paged = limit > 0 && (memory.wholeListTooLarge || (!unpaged && (memory.paginatedResult || rv === '' || rv === '0')));
   const request = memory.request + 1;
   out.push({
     type: 'list',
     id: request,
-    options: { resourceVersion: rv, limit: paged ? config.pageSize : undefined, continue: undefined },
+    options: { resourceVersion: rv, limit: paged ? limit : undefined, continue: undefined },
   });
   const phase: Listing<T> = {
     name: 'listing',

@@ -1,4 +1,4 @@
-import { joinKey } from '../0-model/keys.ts';
+import { joinKey, nameInNamespace, nameOfKey, namespaceOfKey, namespaceOfObjectKey } from '../0-model/keys.ts';
 import { InformerError } from '../0-model/errors.ts';
 import { PersistentMap, type MapBuilder } from './persistentMap.ts';
 import {
@@ -27,36 +27,6 @@ export interface StoreBatch<T> {
   done(): Store<T>;
 }
 
-/** Where a key lives, judged from the key alone: its namespace ('' when cluster-scoped) and name. */
-function namespaceOf(key: string): string {
-  const slash = key.indexOf('/');
-  return slash < 0 ? '' : key.slice(0, slash);
-}
-
-function nameOf(key: string): string {
-  const slash = key.indexOf('/');
-  return slash < 0 ? key : key.slice(slash + 1);
-}
-
-/**
- * The namespace an object is filed under: its own `metadata.namespace` ('' when
- * cluster-scoped, whose name may then hold a "/"), or, for an object without
- * metadata, what the key says.
- */
-function namespaceFor(key: string, object: unknown): string {
-  const metadata = (object as { metadata?: { namespace?: unknown } } | null)?.metadata;
-  if (typeof metadata !== 'object' || metadata === null) return namespaceOf(key);
-  const namespace = metadata.namespace;
-  if (typeof namespace !== 'string' || namespace === '') return '';
-  return key.length > namespace.length && key.startsWith(namespace) && key.charCodeAt(namespace.length) === 0x2f
-    ? namespace
-    : namespaceOf(key);
-}
-
-function nameIn(namespace: string, key: string): string {
-  return namespace === '' ? key : key.slice(namespace.length + 1);
-}
-
 /**
  * The name to file `object` under: the object's own `metadata.name` string
  * when it is the key's name (it always is for the informer's keys). A slice
@@ -67,8 +37,6 @@ function storedName(name: string, object: unknown): string {
   const own = (object as { metadata?: { name?: unknown } }).metadata?.name;
   return own === name ? own : name;
 }
-
-const keyFor = joinKey;
 
 /**
  * An immutable snapshot of an informer's cache, with secondary indexes.
@@ -133,7 +101,7 @@ export class Store<T> {
 
   get(key: string): T | undefined {
     if (key === this.lastKey) return this.lastFound;
-    let found = this.spaces.get(namespaceOf(key))?.get(nameOf(key));
+    let found = this.spaces.get(namespaceOfKey(key))?.get(nameOfKey(key));
     // A cluster-scoped name holding a "/" is filed under "" whole.
     if (found === undefined && key.includes('/')) found = this.spaces.get('')?.get(key);
     this.lastKey = key;
@@ -155,12 +123,12 @@ export class Store<T> {
   /** All keys (in no particular order). */
   keys(): string[] {
     const out: string[] = [];
-    for (const [namespace, names] of this.spaces) for (const name of names.keys()) out.push(keyFor(namespace, name));
+    for (const [namespace, names] of this.spaces) for (const name of names.keys()) out.push(joinKey(namespace, name));
     return out;
   }
 
   *entries(): IterableIterator<[string, T]> {
-    for (const [namespace, names] of this.spaces) for (const [name, object] of names) yield [keyFor(namespace, name), object];
+    for (const [namespace, names] of this.spaces) for (const [name, object] of names) yield [joinKey(namespace, name), object];
   }
 
   /** The names of this store's indexes. */
@@ -183,7 +151,7 @@ export class Store<T> {
 
   /** Keys of the objects whose index `name` includes `value`, sorted. */
   indexKeys(name: string, value: string): string[] {
-    if (this.layoutIndex && name === NAMESPACE) return [...(this.spaces.get(value)?.keys() ?? [])].map((n) => keyFor(value, n)).sort();
+    if (this.layoutIndex && name === NAMESPACE) return [...(this.spaces.get(value)?.keys() ?? [])].map((n) => joinKey(value, n)).sort();
     return [...(this.index(name).get(value)?.keys() ?? [])].sort();
   }
 
@@ -276,10 +244,10 @@ export class Store<T> {
           return;
         }
         count += (old === undefined ? 1 : 0) - (object === undefined ? 1 : 0);
-        const namespace = namespaceFor(key, object ?? old);
+        const namespace = namespaceOfObjectKey(key, object ?? old);
         let builder = builders.get(namespace);
         if (!builder) builders.set(namespace, (builder = (this.spaces.get(namespace) ?? PersistentMap.empty<T>()).edit()));
-        const name = nameIn(namespace, key);
+        const name = nameInNamespace(namespace, key);
         if (object === undefined) builder.delete(name);
         else builder.set(storedName(name, object), object);
       },
@@ -313,8 +281,8 @@ export class Store<T> {
       errors?.push(fault.error);
       return this;
     }
-    const namespace = namespaceFor(key, object ?? old);
-    const name = nameIn(namespace, key);
+    const namespace = namespaceOfObjectKey(key, object ?? old);
+    const name = nameInNamespace(namespace, key);
     const before = this.spaces.get(namespace) ?? PersistentMap.empty<T>();
     const after = object === undefined ? before.delete(name) : before.set(storedName(name, object), object);
     if (after === before && indices === undefined) return this;

@@ -1,5 +1,5 @@
 import { Observable, asyncScheduler, type SchedulerLike } from 'rxjs';
-import type { ErrorReason, InformerError } from '../0-model/errors.ts';
+import { isFailure, type ErrorReason } from '../0-model/errors.ts';
 import type { InformerState } from '../4-store/reduceDeltas.ts';
 import { forward } from '../util/forward.ts';
 
@@ -11,9 +11,11 @@ export interface InformerHealth {
   /** The resource, e.g. `pods` or `deployments.apps`. */
   readonly name: string;
   /**
-   * True from the moment a watch is opened until a failure (a list or watch error, a
-   * stall, a very short watch). A watch resumed at its end or after the idle rule stays
-   * watching. False while listing.
+   * True once the server has accepted a watch (a frame came from it: an event, a bookmark; or it
+   * ended without failing) until a failure (a list or watch error, a stall, a very short watch).
+   * Not when a watch request goes out: during an outage every attempt is refused, and none
+   * is watching. A watch resumed at its end or after the idle rule stays watching. False
+   * while listing, and on a quiet type until the first bookmark or idle resume.
    */
   readonly watching: boolean;
   /** When `watching` took its current value (or when health began to be observed). */
@@ -48,23 +50,130 @@ export interface InformerHealth {
   readonly at: number;
 }
 
-/** Faults that leave the watch as it is: one bad object, a notice, a user function's throw. */
-const NOT_A_FAILURE: ReadonlySet<ErrorReason> = new Set<ErrorReason>([
-  'ValidationFailed',
-  'TransformError',
-  'IndexerError',
-  'HandlerError',
-  'NotAcceptable',
-  'UnknownEventType',
-]);
-
-/** Whether an error reported by an informer's source ended (or failed to open) a list or watch. */
-export function isFailure(error: InformerError): boolean {
-  return !NOT_A_FAILURE.has(error.reason) && error.phase !== 'decode' && error.phase !== 'handler';
-}
+/** Whether an error ended (or failed to open) a list or watch: the one classification, in 0-model/errors.ts. */
+export { isFailure } from '../0-model/errors.ts';
 
 /** How often {@link informerHealth} re-emits to refresh the ages (ms), by default. */
 export const HEALTH_INTERVAL_MS = 10_000;
+
+/**
+ * What health remembers between steps (the pure part of {@link informerHealth}: {@link healthStep} moves it on,
+ * {@link healthSnapshot} reads it; the Observable only feeds steps and ticks).
+ */
+export interface HealthState {
+  readonly watching: boolean;
+  readonly since: number;
+  readonly synced: boolean;
+  readonly lastEventAt: number | undefined;
+  readonly lastBookmarkAt: number | undefined;
+  readonly lastHeardAt: number;
+  readonly failures: number;
+  readonly failingSince: number | undefined;
+  readonly lastFailure: ErrorReason | undefined;
+  readonly resourceVersion: string;
+  /**
+   * The watch opened last, and nothing failed since: `none` (listing, or the last attempt failed), `opening`
+   * (its request is out, nothing came of it yet), `accepted` (a frame came: an event, a bookmark, a notice, a bad
+   * object) or `resumed` (opened again after a watch that ended without failing).
+   */
+  readonly watch: 'none' | 'opening' | 'accepted' | 'resumed';
+  /** No step seen yet: the next is the replayed state of a running informer. */
+  readonly first: boolean;
+}
+
+export function initialHealth(now: number): HealthState {
+  return {
+    watching: false,
+    since: now,
+    synced: false,
+    lastEventAt: undefined,
+    lastBookmarkAt: undefined,
+    lastHeardAt: now,
+    failures: 0,
+    failingSince: undefined,
+    lastFailure: undefined,
+    resourceVersion: '',
+    watch: 'none',
+    first: true,
+  };
+}
+
+/** What {@link healthStep} reads of an informer's step. */
+export type HealthInput = Pick<InformerState<unknown>, 'step' | 'synced' | 'resourceVersion' | 'errors'>;
+
+const watchingAt = (h: HealthState, value: boolean, now: number): HealthState =>
+  h.watching === value ? h : { ...h, watching: value, since: now };
+const succeeded = (h: HealthState): HealthState => ({ ...h, failures: 0, failingSince: undefined });
+/** The open watch proved itself (a frame came from it): watching from now. */
+const accepted = (h: HealthState, now: number): HealthState =>
+  h.watch === 'opening' || h.watch === 'resumed' ? watchingAt({ ...h, watch: 'accepted' }, true, now) : h;
+
+/**
+ * One step of health, pure: `watching` turns true only once the server has accepted a watch — a frame came from
+ * it, or it ended without failing (what a refused request never does) — not when its request goes out, so a
+ * server answering 503 to every attempt is not watching at any moment. A watch opened again after one that ended
+ * without failing stays watching (the idle rule, the server's timeout). A failure ends a run of watching.
+ */
+export function healthStep(h: HealthState, state: HealthInput, now: number): HealthState {
+  const base = { ...h, synced: state.synced, resourceVersion: state.resourceVersion, first: false };
+  // The replayed state describes the past: a running informer whose last step was a watch, an event or a
+  // bookmark is watching; its failures and times are not known.
+  if (h.first) {
+    const running =
+      state.synced && (state.step === 'watch' || state.step === 'event' || state.step === 'bookmark' || state.step === 'resync');
+    return running ? { ...base, watching: true, watch: 'accepted' } : base;
+  }
+  switch (state.step) {
+    case 'watch':
+      // The watch before it ended without failing: that is a success, and it had been accepted.
+      if (h.watch !== 'none') return watchingAt(succeeded({ ...base, watch: 'resumed' }), true, now);
+      return { ...base, watch: 'opening' };
+    case 'event':
+    case 'replace':
+      return accepted(succeeded({ ...base, lastEventAt: now, lastHeardAt: now }), now);
+    case 'bookmark':
+      return accepted(succeeded({ ...base, lastBookmarkAt: now, lastHeardAt: now }), now);
+    case 'error': {
+      let next: HealthState = base;
+      for (const error of state.errors) {
+        if (isFailure(error)) {
+          next = watchingAt(
+            { ...next, failures: next.failures + 1, failingSince: next.failingSince ?? now, lastFailure: error.reason, watch: 'none' },
+            false,
+            now,
+          );
+        } else if (error.phase === 'watch') {
+          // A notice or a bad object in the stream: the server answered the watch.
+          next = accepted(next, now);
+        }
+      }
+      return next;
+    }
+    case 'start':
+    case 'resync':
+      return base;
+  }
+}
+
+/** What {@link informerHealth} emits for a state at `at`. */
+export function healthSnapshot(name: string, h: HealthState, at: number): InformerHealth {
+  return {
+    name,
+    watching: h.watching,
+    since: h.since,
+    synced: h.synced,
+    lastEventAt: h.lastEventAt,
+    lastBookmarkAt: h.lastBookmarkAt,
+    eventAgeMs: h.lastEventAt === undefined ? undefined : at - h.lastEventAt,
+    bookmarkAgeMs: h.lastBookmarkAt === undefined ? undefined : at - h.lastBookmarkAt,
+    silentMs: at - h.lastHeardAt,
+    consecutiveFailures: h.failures,
+    failingSince: h.failingSince,
+    lastFailure: h.lastFailure,
+    resourceVersion: h.resourceVersion,
+    at,
+  };
+}
 
 /**
  * An informer's health: a snapshot at subscription, after every step of its
@@ -72,12 +181,15 @@ export const HEALTH_INTERVAL_MS = 10_000;
  * Subscribing subscribes `state$` (it starts the informer, and shares it).
  *
  * ```
- * state$:   s--r--w-----e----x-----w--b--
- *           s: start, r: list, w: watch opened, e: event, x: failure, b: bookmark
- * health$:  h--h--h-----h----h-----h--h--  (and one every intervalMs)
- *           watching:  f  f  t     t    f     t  t
- *           failures:  0  0  0     0    1     1  0
+ * state$:   s--r--w--b--e----x--w--x--w-----e---
+ *           s: start, r: list, w: watch opened, b: bookmark, e: event, x: failure
+ * health$:  h--h--h--h--h----h--h--h--h-----h---  (and one every intervalMs)
+ *           watching:  f  f  t  t    f  f  f  f     t
+ *           failures:  0  0  0  0    1  1  2  2     0
  * ```
+ *
+ * `watching` turns true at the first frame of a watch (or when it ends without failing), not when it is opened:
+ * see {@link healthStep}.
  */
 export function informerHealth<T>(
   name: string,
@@ -87,98 +199,11 @@ export function informerHealth<T>(
   const scheduler = options.scheduler ?? asyncScheduler;
   const intervalMs = options.intervalMs ?? HEALTH_INTERVAL_MS;
   return new Observable<InformerHealth>((subscriber) => {
-    const start = scheduler.now();
-    let watching = false;
-    let since = start;
-    let synced = false;
-    let lastEventAt: number | undefined;
-    let lastBookmarkAt: number | undefined;
-    let lastHeardAt = start;
-    let failures = 0;
-    let failingSince: number | undefined;
-    /** A watch was opened and nothing failed since: if another opens, this one ended well. */
-    let openWithoutFailure = false;
-    let lastFailure: ErrorReason | undefined;
-    let resourceVersion = '';
-    let first = true;
-
-    const emit = () => {
-      const at = scheduler.now();
-      subscriber.next({
-        name,
-        watching,
-        since,
-        synced,
-        lastEventAt,
-        lastBookmarkAt,
-        eventAgeMs: lastEventAt === undefined ? undefined : at - lastEventAt,
-        bookmarkAgeMs: lastBookmarkAt === undefined ? undefined : at - lastBookmarkAt,
-        silentMs: at - lastHeardAt,
-        consecutiveFailures: failures,
-        failingSince,
-        lastFailure,
-        resourceVersion,
-        at,
-      });
-    };
-    const setWatching = (value: boolean, now: number) => {
-      if (watching === value) return;
-      watching = value;
-      since = now;
-    };
-    const succeeded = () => {
-      failures = 0;
-      failingSince = undefined;
-    };
-    const heard = (now: number) => {
-      lastHeardAt = now;
-      succeeded();
-    };
-
+    let health = initialHealth(scheduler.now());
+    const emit = () => subscriber.next(healthSnapshot(name, health, scheduler.now()));
     const subscription = state$.subscribe(
       forward(subscriber, (state) => {
-        const now = scheduler.now();
-        synced = state.synced;
-        resourceVersion = state.resourceVersion;
-        // The replayed state describes the past: a running informer whose last step was a
-        // watch, an event or a bookmark is watching; its failures and times are not known.
-        if (first) {
-          first = false;
-          if (state.synced && (state.step === 'watch' || state.step === 'event' || state.step === 'bookmark' || state.step === 'resync')) {
-            watching = true;
-            openWithoutFailure = true;
-          }
-          return emit();
-        }
-        switch (state.step) {
-          case 'watch':
-            if (openWithoutFailure) succeeded();
-            openWithoutFailure = true;
-            setWatching(true, now);
-            break;
-          case 'event':
-          case 'replace':
-            lastEventAt = now;
-            heard(now);
-            break;
-          case 'bookmark':
-            lastBookmarkAt = now;
-            heard(now);
-            break;
-          case 'error':
-            for (const error of state.errors) {
-              if (!isFailure(error)) continue;
-              failures++;
-              failingSince ??= now;
-              openWithoutFailure = false;
-              lastFailure = error.reason;
-              setWatching(false, now);
-            }
-            break;
-          case 'start':
-          case 'resync':
-            break;
-        }
+        health = healthStep(health, state, scheduler.now());
         emit();
       }),
     );

@@ -6,7 +6,7 @@ import { knownProtocol } from '../1-transport/http/agents.ts';
 import { httpListWatch } from '../1-transport/httpTransport.ts';
 import type { KeepObject } from '../1-transport/lazyJson.ts';
 import type { ListWatch } from '../1-transport/listWatch.ts';
-import { rawKey } from '../2-source/decode.ts';
+import { namespaceOfKey, rawKey } from '../0-model/keys.ts';
 import type { SourceEvent } from '../2-source/sourceEvent.ts';
 import type { InformerState } from '../4-store/reduceDeltas.ts';
 import type { Store } from '../4-store/store.ts';
@@ -211,11 +211,6 @@ function descriptorsError(error: InformerError, capacity: number): InformerError
     `the namespaces' lists and watches take turns at fewer connections from now on (at most ${capacity}, one fewer at each such failure; ` +
     `the same failure in other namespaces is not repeated until they sync): ${error.message}`;
   return new InformerError(error.reason, message, { phase: error.phase, cause: error });
-}
-
-function namespaceOfKey(key: string): string {
-  const slash = key.indexOf('/');
-  return slash < 0 ? '' : key.slice(0, slash);
 }
 
 function isListWatch(value: KubeConfig | ListWatch): value is ListWatch {

@@ -6,7 +6,7 @@ import type { Resource } from '../0-model/resources.ts';
 import { httpListWatch } from '../1-transport/httpTransport.ts';
 import { isSkipped, type KeepObject } from '../1-transport/lazyJson.ts';
 import type { ListWatch, WatchFrame } from '../1-transport/listWatch.ts';
-import { rawKey, rawResourceVersion } from '../2-source/decode.ts';
+import { namespaceOfKey, rawKey, rawResourceVersion } from '../0-model/keys.ts';
 import type { ListProgress, SourceEvent } from '../2-source/sourceEvent.ts';
 import type { InformerEvent } from '../4-store/informerEvent.ts';
 import type { InformerState } from '../4-store/reduceDeltas.ts';
@@ -336,7 +336,7 @@ function shardedNamespaces(
     );
   const namespaces = new Set(options.namespaces);
   if (namespaces.size === 1) return { namespace: [...namespaces][0], inNamespaces: all };
-  return { namespace: undefined, inNamespaces: (key) => namespaces.has(key.includes('/') ? key.slice(0, key.indexOf('/')) : '') };
+  return { namespace: undefined, inNamespaces: (key) => namespaces.has(namespaceOfKey(key)) };
 }
 
 function isListWatch(value: KubeConfig | ListWatch): value is ListWatch {

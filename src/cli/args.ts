@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { isIP } from 'node:net';
 import { parseSinkUrl, type SinkTarget } from './sinkUrl.ts';
 import { parseFieldPath, type Compression } from '../index.ts';
 import { printable } from './format.ts';
@@ -26,9 +27,9 @@ Usage:
   rx-informer watch [RESOURCE...] [--all] [-n NS[,NS...] | -A] [-l SELECTOR] [--field-selector S]
                     [--kubeconfig PATH] [--context NAME] [-o pretty|json] [--utc]
                     [--webhook URL]... [--slack URL]... [--show-secret-values]
-                    [--fields PATTERN]... [--ignore PATTERN]... [--metrics-port N]
-                    [--max-list-bytes SIZE] [--max-line-bytes SIZE] [--max-error-body-bytes SIZE]
-                    [--max-document-bytes SIZE] [--compression gzip|none]
+                    [--fields PATTERN]... [--ignore PATTERN]... [--metrics-port N [--metrics-address ADDR]]
+                    [--max-list-bytes SIZE] [--max-list-total-bytes SIZE] [--max-line-bytes SIZE]
+                    [--max-error-body-bytes SIZE] [--max-document-bytes SIZE] [--compression gzip|none]
   rx-informer start [--kubeconfig PATH] [--context NAME] [--churn-interval MS] [watch options]
       With no --kubeconfig/--context: starts the built-in API-server emulator with live churn
       and injected faults, and watches everything on it. With one: \`watch --all\` on that cluster.
@@ -51,8 +52,12 @@ Options:
   --fields PATTERN       diff only these fields, e.g. 'spec.**', 'metadata.labels', '**.image' (repeatable)
   --ignore PATTERN       leave these fields out of diffs, e.g. status (repeatable; resourceVersion and
                          managedFields are always left out)
-  --metrics-port N       serve /healthz, /readyz and /metrics on port N
+  --metrics-port N       serve /healthz, /readyz and /metrics on port N (of every interface)
+  --metrics-address ADDR with --metrics-port: listen on this address only, e.g. 127.0.0.1
   --max-list-bytes SIZE  largest list page read (default 256Mi); SIZE is bytes, or with Ki, Mi or Gi
+  --max-list-total-bytes SIZE
+                         largest list read, all its pages together (default: an eighth of the heap limit,
+                         about 512Mi at Node's default heap limit; node --max-old-space-size moves it)
   --max-line-bytes SIZE  largest watch event (one line) read (default 16Mi)
   --max-error-body-bytes SIZE
                          largest error response (a Status) read (default 1Mi)
@@ -89,7 +94,9 @@ const options = {
   fields: { type: 'string', multiple: true },
   ignore: { type: 'string', multiple: true },
   'metrics-port': { type: 'string' },
+  'metrics-address': { type: 'string' },
   'max-list-bytes': { type: 'string' },
+  'max-list-total-bytes': { type: 'string' },
   'max-line-bytes': { type: 'string' },
   'max-error-body-bytes': { type: 'string' },
   'max-document-bytes': { type: 'string' },
@@ -102,6 +109,7 @@ export const OPTION_NAMES: readonly string[] = Object.keys(options);
 /** The byte limits the CLI can raise: flag → the transport option it sets (and a `ResponseTooLarge` names). */
 export const BYTE_LIMIT_FLAGS = {
   'max-list-bytes': 'maxListBytes',
+  'max-list-total-bytes': 'maxListTotalBytes',
   'max-line-bytes': 'maxLineBytes',
   'max-error-body-bytes': 'maxErrorBodyBytes',
   'max-document-bytes': 'maxDocumentBytes',
@@ -143,6 +151,8 @@ export interface CliOptions {
   readonly ignore?: readonly string[];
   /** Serve probes and metrics on this port. */
   readonly metricsPort?: number;
+  /** `--metrics-address`: where the probe server listens (default: every interface). */
+  readonly metricsAddress?: string;
   /** The byte limits given (`--max-list-bytes` …), as transport options. */
   readonly byteLimits?: Readonly<Partial<Record<ByteLimitOption, number>>>;
   /** `--compression`, when given (it wins over the kubeconfig's `disable-compression`). */
@@ -248,12 +258,9 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
   if (typeof fields === 'string') return { kind: 'usage', message: fields };
   const ignore = patterns('--ignore', values.ignore);
   if (typeof ignore === 'string') return { kind: 'usage', message: ignore };
-  let metricsPort: number | undefined;
-  if (values['metrics-port'] !== undefined) {
-    metricsPort = Number(values['metrics-port']);
-    if (!/^\d+$/.test(values['metrics-port']) || metricsPort > 65535)
-      return { kind: 'usage', message: '--metrics-port must be a port number (0-65535)' };
-  }
+  const probe = probeFlags(values['metrics-port'], values['metrics-address']);
+  if (typeof probe === 'string') return { kind: 'usage', message: probe };
+  const { metricsPort, metricsAddress } = probe;
   const byteLimits: Partial<Record<ByteLimitOption, number>> = {};
   for (const [flag, option] of Object.entries(BYTE_LIMIT_FLAGS) as [keyof typeof BYTE_LIMIT_FLAGS, ByteLimitOption][]) {
     const given = values[flag];
@@ -295,8 +302,32 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
       ...(fields.length > 0 ? { fields } : {}),
       ...(ignore.length > 0 ? { ignore } : {}),
       ...(metricsPort !== undefined ? { metricsPort } : {}),
+      ...(metricsAddress !== undefined ? { metricsAddress } : {}),
       ...(Object.keys(byteLimits).length > 0 ? { byteLimits } : {}),
       ...(compression !== undefined ? { compression } : {}),
     },
   };
+}
+
+/** `--metrics-port` and `--metrics-address`, or what is wrong with them. */
+function probeFlags(
+  port: string | undefined,
+  address: string | undefined,
+): { readonly metricsPort: number | undefined; readonly metricsAddress: string | undefined } | string {
+  const metricsPort = port === undefined ? undefined : Number(port);
+  if (port !== undefined && (!/^\d+$/.test(port) || metricsPort! > 65535)) return '--metrics-port must be a port number (0-65535)';
+  const metricsAddress = parseAddress(address);
+  if (metricsAddress === null) return '--metrics-address must be an IP address or a host name, e.g. 127.0.0.1';
+  if (metricsAddress !== undefined && metricsPort === undefined) return '--metrics-address needs --metrics-port (the port to serve on)';
+  return { metricsPort, metricsAddress };
+}
+
+/** `--metrics-address`: an IPv4 or IPv6 address (`[::1]` as well) or a host name; null when it is neither. */
+function parseAddress(given: string | undefined): string | undefined | null {
+  if (given === undefined) return undefined;
+  const bare = /^\[(.*)\]$/.exec(given)?.[1] ?? given;
+  if (isIP(bare) !== 0) return bare;
+  return /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/.test(bare)
+    ? bare
+    : null;
 }

@@ -140,6 +140,7 @@ function watchOptions(options: CliOptions, sinks: readonly EventSink[], compress
     ...(options.fields ? { fields: options.fields } : {}),
     ...(options.ignore ? { ignore: options.ignore } : {}),
     ...(options.metricsPort !== undefined ? { metricsPort: options.metricsPort } : {}),
+    ...(options.metricsAddress !== undefined ? { metricsAddress: options.metricsAddress } : {}),
     ...(options.byteLimits ? { byteLimits: options.byteLimits } : {}),
     ...(compression !== undefined ? { compression } : {}),
   };

@@ -1,21 +1,19 @@
-import { fieldChanges, limitDepth, MAX_DEPTH, type Change } from '../index.ts';
+import { DIFF_NOISE, fieldChanges, limitDepth, MAX_DEPTH, type Change } from '../index.ts';
 
 // One implementation for the library's diff() operator and the CLI.
 export { jsonEqual, limitDepth, MAX_DEPTH, TOO_DEEP, type Change } from '../index.ts';
 
-/** Fields whose change is noise for a human watching a cluster. */
-export const NOISE: readonly string[] = ['metadata.resourceVersion', 'metadata.managedFields'];
-
 /**
  * The fields that differ between two objects, depth first, skipping the
- * `ignore` paths and everything under them (patterns, as `watch --ignore`),
- * and keeping only the `fields` patterns when given (`watch --fields`).
+ * `ignore` paths and everything under them (patterns, as `watch --ignore`, with or without a leading `!`),
+ * and keeping only the `fields` patterns when given (`watch --fields`). By default it ignores the
+ * library's noise list, `DIFF_NOISE` (the one list: the CLI keeps none of its own).
  * See `fieldChanges` in the root entry.
  */
 export function diffObjects(
   before: unknown,
   after: unknown,
-  ignore: readonly string[] = NOISE,
+  ignore: readonly string[] = DIFF_NOISE,
   maxDepth = MAX_DEPTH,
   fields: readonly string[] = [],
 ): Change[] {

@@ -43,6 +43,7 @@ function explainReason(error: unknown, server: string, secret: boolean): string 
       case 'CredentialPlugin':
         return `cannot get credentials for ${server}: ${messageOf(error)}`;
       case 'ResponseTooLarge':
+      case 'ListTooLong':
       case 'MalformedLine':
         return `${error.reason}: ${messageOf(error)}${raiseWith(error.message)}`;
       default:
@@ -61,7 +62,8 @@ const FLAG_OF = Object.fromEntries(Object.entries(BYTE_LIMIT_FLAGS).map(([flag, 
 function raiseWith(message: string): string {
   const option = /\boption (max\w+Bytes)\b/.exec(message)?.[1];
   const flag = option === undefined ? undefined : FLAG_OF[option as ByteLimitOption];
-  return flag === undefined ? '' : ` (raise the limit with --${flag} SIZE, e.g. --${flag} 512Mi)`;
+  const example = flag === 'max-list-total-bytes' ? '2Gi' : '512Mi';
+  return flag === undefined ? '' : ` (raise the limit with --${flag} SIZE, e.g. --${flag} ${example})`;
 }
 
 /** A certificate the transport or Node refused: the server answered, we did not trust it. */

@@ -1,3 +1,5 @@
+import { capMessage } from '../0-model/errors.ts';
+
 /**
  * Text for people and pipes. Names, messages and values come from the server
  * and may be hostile: nothing reaches a terminal with control characters in it.
@@ -59,11 +61,7 @@ export function timestamp(date: Date, utc: boolean): string {
 /** Longer messages (a server's Status can say megabytes) are cut to this many characters. */
 export const MAX_MESSAGE_CHARS = 1000;
 
-/** An error's message, for one line: no stack, no control characters, at most {@link MAX_MESSAGE_CHARS} characters. */
+/** An error's message, for one line: no stack, no control characters, at most {@link MAX_MESSAGE_CHARS} characters (`capMessage`). */
 export function messageOf(error: unknown): string {
-  const text = printable(error instanceof Error ? error.message : String(error));
-  if (text.length <= MAX_MESSAGE_CHARS) return text;
-  // Not between the halves of a surrogate pair.
-  const cut = /[\ud800-\udbff]/.test(text.charAt(MAX_MESSAGE_CHARS - 1)) ? MAX_MESSAGE_CHARS - 1 : MAX_MESSAGE_CHARS;
-  return `${text.slice(0, cut)}… (${text.length - cut} more characters)`;
+  return capMessage(printable(error instanceof Error ? error.message : String(error)), { maxChars: MAX_MESSAGE_CHARS, tail: 'characters' });
 }

@@ -1,5 +1,6 @@
-import type { InformerEvent, KubeObject } from '../index.ts';
-import { MAX_DEPTH, NOISE, diffObjects, formatChanges, limitDepth, type Change } from './diff.ts';
+import { DIFF_NOISE, type InformerEvent, type KubeObject } from '../index.ts';
+import { joinKey } from '../0-model/keys.ts';
+import { MAX_DEPTH, diffObjects, formatChanges, limitDepth, type Change } from './diff.ts';
 import { clock, printable, timestamp } from './format.ts';
 
 /** One line per event, for `--output json` and webhooks. */
@@ -44,7 +45,7 @@ export function toRecord(resource: string, event: InformerEvent<KubeObject>, now
       const diff = diffObjects(
         shown(event.oldObject),
         shown(event.object),
-        [...NOISE, ...(options.ignore ?? [])],
+        [...DIFF_NOISE, ...(options.ignore ?? [])],
         MAX_DEPTH,
         options.fields,
       );
@@ -57,7 +58,7 @@ export function toRecord(resource: string, event: InformerEvent<KubeObject>, now
 
 /** `12:03:04 UPDATED pods shop/web-1  spec.replicas: 2 → 3`, with no control characters. */
 export function prettyLine(r: EventRecord, at: Date, utc: boolean): string {
-  const key = r.namespace ? `${r.namespace}/${r.name}` : r.name;
+  const key = joinKey(r.namespace ?? '', r.name);
   const head = `${clock(at, utc)} ${r.type.padEnd(7)} ${r.resource} ${key}`;
   if (r.type === 'UPDATED' && r.diff) return printable(`${head}  ${formatChanges(r.diff)}`);
   if (r.type === 'DELETED' && r.finalStateUnknown) return printable(`${head}  (deletion seen on relist; final state unknown)`);

@@ -1,4 +1,5 @@
 import { DiscoveryError, type ErrorReason, type InformerError } from '../index.ts';
+import { isPermanent } from '../0-model/errors.ts';
 import { discoveryFailed, explain } from './explain.ts';
 import { count } from './format.ts';
 
@@ -15,9 +16,6 @@ import { count } from './format.ts';
 
 /** How often a long list's progress is shown, at most (ms). */
 export const LIST_PROGRESS_MS = 5_000;
-
-/** Before a resource has synced, these mean retrying cannot help: kubectl gives up on them too. */
-export const PERMANENT: ReadonlySet<ErrorReason> = new Set<ErrorReason>(['BadRequest', 'Forbidden', 'NotFound']);
 
 /** A resource to watch, as the shell finds it (from the factory, or from a dynamic watch). */
 export interface NewResource<I> {
@@ -240,7 +238,7 @@ function onError<I>(
   now: number,
   out: Out<I>,
 ): SessionState<I> {
-  if (!w.synced && error.phase === 'list' && PERMANENT.has(error.reason)) return giveUp(config, state, w, error, now, out);
+  if (!w.synced && error.phase === 'list' && isPermanent(error)) return giveUp(config, state, w, error, now, out);
   const removal = error.reason === 'NotFound' || error.reason === 'VeryShortWatch';
   if (w.scope !== undefined && removal && !w.hints.includes(error.reason)) return update(state, w, { hints: [...w.hints, error.reason] });
   out.push({ type: 'err', line: `! ${w.label}: ${explain(error, config.server, w.secret)}` });

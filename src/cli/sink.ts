@@ -1,4 +1,5 @@
 import { Backoff } from '../pipeline.ts';
+import { parseRetryAfter } from '../0-model/retryAfter.ts';
 import { count, messageOf } from './format.ts';
 import type { SinkTarget } from './sinkUrl.ts';
 
@@ -201,13 +202,13 @@ export class HttpSink {
       if (response.ok) return { ok: true };
       if (response.status >= 300 && response.status < 400)
         return { ok: false, permanent: true, problem: `HTTP ${response.status} redirect refused (not followed)` };
-      const retryAfter = Number(response.headers.get('retry-after'));
+      const retryAfterMs = sinkRetryAfterMs(response.status, response.headers.get('retry-after'));
       const transient = response.status >= 500 || response.status === 408 || response.status === 429;
       return {
         ok: false,
         permanent: !transient,
         problem: `HTTP ${response.status}`,
-        ...(response.status === 429 && retryAfter > 0 ? { retryAfterMs: Math.min(retryAfter, 60) * 1000 } : {}),
+        ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
       };
     } catch (error) {
       const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
@@ -244,4 +245,18 @@ export class HttpSink {
     this.pendingDrops = 0;
     this.quietUntil = Date.now() + (this.options.reportIntervalMs ?? 10_000);
   }
+}
+
+/** The longest wait a receiver's `Retry-After` buys (s): a webhook is not worth a queue standing still for longer. */
+export const MAX_SINK_RETRY_AFTER_SECONDS = 60;
+
+/**
+ * The wait (ms) a receiver's answer asks for before the batch is sent again: its `Retry-After` (seconds or an HTTP
+ * date, read by the one parser, `parseRetryAfter`) on a 429 or 503, at most {@link MAX_SINK_RETRY_AFTER_SECONDS};
+ * undefined (the backoff decides) for any other status, and for a missing, unreadable or zero wait.
+ */
+export function sinkRetryAfterMs(status: number, header: string | null, now: number = Date.now()): number | undefined {
+  if (status !== 429 && status !== 503) return undefined;
+  const seconds = parseRetryAfter(header, { now, maxSeconds: MAX_SINK_RETRY_AFTER_SECONDS });
+  return seconds === undefined || seconds <= 0 ? undefined : seconds * 1000;
 }

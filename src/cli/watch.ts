@@ -23,6 +23,7 @@ import {
   type KubeObject,
 } from '../index.ts';
 import { serve } from '../metrics/index.ts';
+import { ServedSet } from './served.ts';
 import { jsonLine, messageOf } from './format.ts';
 import { prettyLine, toRecord } from './record.ts';
 import { isSecretResource, secretRedactor } from './redact.ts';
@@ -64,6 +65,8 @@ export interface WatchCommand {
   readonly ignore?: readonly string[];
   /** Serve /healthz, /readyz and /metrics on this port (`--metrics-port`). */
   readonly metricsPort?: number;
+  /** Listen on this address only (`--metrics-address`); default: every interface, as in-cluster scraping needs. */
+  readonly metricsAddress?: string;
   /** Byte limits of the transport and of discovery (`--max-list-bytes` …); the library's defaults otherwise. */
   readonly byteLimits?: Readonly<Partial<Record<ByteLimitOption, number>>>;
   /** What the informers and discovery ask the server for (`--compression`); the library's default (gzip) otherwise. */
@@ -135,6 +138,10 @@ function scopesOf(namespaces: readonly string[] | undefined): {
 }
 
 type Watchable = Informer<KubeObject>;
+/** A watched resource as `serve()` sees it. */
+interface Served {
+  readonly informer: Watchable;
+}
 
 /** What the session knows of a resource in a scope. */
 function newResource(d: DiscoveredResource, scope: Scope, several: boolean, informer: Watchable): NewResource<Watchable> {
@@ -201,6 +208,9 @@ class SessionShell {
   private busy = false;
   private stopped = false;
   private readonly subscriptions = new Map<number, Subscription>();
+  /** What `--metrics-port` serves: the resources attached now. */
+  readonly served = new ServedSet<Served>();
+  private readonly members = new Map<number, Served>();
   private readonly ticker: NodeJS.Timeout | undefined;
   private readonly resolve: { synced: () => void; failed: (sentence: string) => void } = {
     synced: () => undefined,
@@ -252,6 +262,7 @@ class SessionShell {
       case 'attach':
         return this.attach(effect.id, effect.informer);
       case 'detach':
+        this.unserve(effect.id);
         return this.subscriptions.get(effect.id)?.unsubscribe();
       case 'exclude':
         return this.exclude(effect.scope, effect.name);
@@ -262,9 +273,19 @@ class SessionShell {
     }
   }
 
+  private unserve(id: number): void {
+    const member = this.members.get(id);
+    if (member) this.served.delete(member);
+    this.members.delete(id);
+  }
+
   /** Subscribes to a resource's informer (in place of its predecessor's): sync progress, problems, one line per change. */
   private attach(id: number, informer: Watchable): void {
     this.subscriptions.get(id)?.unsubscribe();
+    this.unserve(id);
+    const member = { informer };
+    this.members.set(id, member);
+    this.served.add(member);
     const subscription = new Subscription();
     this.subscriptions.set(id, subscription);
     const { terminal } = this.view;
@@ -347,10 +368,14 @@ function watchDynamically(
   return watching;
 }
 
-/** `--metrics-port`: /healthz, /readyz and /metrics for the factory's informers. */
-function serveMetrics(factory: InformerFactory, port: number, terminal: Terminal): Subscription {
-  return serve(factory, { port }).subscribe({
-    next: (s) => terminal.err(`serving /healthz, /readyz and /metrics on port ${s.port}`),
+/**
+ * `--metrics-port`: /healthz, /readyz and /metrics for the resources watched now (one given up on or let go leaves
+ * them), on `--metrics-address` or every interface.
+ */
+function serveMetrics(served: ServedSet<Served>, port: number, host: string | undefined, terminal: Terminal): Subscription {
+  return serve(served, { port, host }).subscribe({
+    next: (s) =>
+      terminal.err(`serving /healthz, /readyz and /metrics on ${host === undefined ? 'every interface' : s.host}, port ${s.port}`),
     error: (error: unknown) => terminal.err(`! cannot serve metrics on port ${port}: ${messageOf(error)}`),
   });
 }
@@ -394,7 +419,7 @@ export async function watchCommand(kc: KubeConfig, command: WatchCommand, termin
   const shell = new SessionShell(config, view, (scope, name) => followed[scope]?.exclude(name));
 
   const watching = new Subscription();
-  if (command.metricsPort !== undefined) watching.add(serveMetrics(factory, command.metricsPort, terminal));
+  if (command.metricsPort !== undefined) watching.add(serveMetrics(shell.served, command.metricsPort, command.metricsAddress, terminal));
   if (command.all) {
     watching.add(
       watchDynamically(dynamicInformerFactory(kc, { factory, discovery: requests.discovery }), scopes, selectors, shell, followed),

@@ -1,3 +1,4 @@
+import { joinKey } from '../0-model/keys.ts';
 import type { KubeObject } from '../0-model/objects.ts';
 import type { Resource } from '../0-model/resources.ts';
 import type { InformerEvent } from '../4-store/informerEvent.ts';
@@ -16,7 +17,7 @@ function groupOf(apiVersion: string): string {
 export function controllerOwnerKey(object: KubeObject, owner: Pick<Resource, 'group' | 'kind' | 'namespaced'>): string | undefined {
   for (const ref of object.metadata.ownerReferences ?? []) {
     if (ref.controller !== true || ref.kind !== owner.kind || groupOf(ref.apiVersion) !== owner.group) continue;
-    return owner.namespaced && object.metadata.namespace ? `${object.metadata.namespace}/${ref.name}` : ref.name;
+    return joinKey(owner.namespaced ? (object.metadata.namespace ?? '') : '', ref.name);
   }
   return undefined;
 }

@@ -6,7 +6,7 @@ export type LeaseOperation = 'get' | 'create' | 'update' | 'list' | 'release';
 /**
  * A failed Lease request, as data: reported on `errors$`, never ending a stream.
  * `reason` uses the informer's vocabulary (`Conflict` for 409 on a stale
- * resourceVersion or an existing name, `ServerError` for 5xx, `Timeout`,
+ * resourceVersion or an existing name, `ServerError` for 5xx but 504, `Timeout` (no answer in time, or 504),
  * `NetworkError` for a refused or dropped connection).
  */
 export class LeaseError extends Error {
@@ -25,20 +25,6 @@ export class LeaseError extends Error {
     this.lease = lease;
     this.status = status;
   }
-}
-
-/** The reason for an HTTP status, as the informer names them. */
-export function reasonOfStatus(status: number): ErrorReason {
-  if (status === 409) return 'Conflict';
-  if (status === 404) return 'NotFound';
-  if (status === 401) return 'Unauthorized';
-  if (status === 403) return 'Forbidden';
-  if (status === 400) return 'BadRequest';
-  if (status === 422) return 'Invalid';
-  if (status === 429) return 'TooManyRequests';
-  if (status === 504) return 'Timeout';
-  if (status >= 500) return 'ServerError';
-  return 'Unknown';
 }
 
 export function isConflict(error: unknown): boolean {

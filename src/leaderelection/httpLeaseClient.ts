@@ -1,121 +1,79 @@
-import http from 'node:http';
-import https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { applyCredentials, credentialRejected, http2Route, useAgent, type HttpProtocol } from '../1-transport/httpTransport.ts';
-import { http2Get, mayUseHttp2 } from '../1-transport/http2/request.ts';
-import type { HttpResponse } from '../1-transport/http2/response.ts';
-import { Observable, map } from 'rxjs';
-import { capMessage, InformerError } from '../0-model/errors.ts';
-import { LeaseError, reasonOfStatus, type LeaseOperation } from './errors.ts';
+import { catchError, map, of, throwError, type Observable } from 'rxjs';
+import { describeThrown, InformerError } from '../0-model/errors.ts';
+import { DEFAULT_MAX_DOCUMENT_BYTES, requestJson, type HttpProtocol, type JsonRequestOptions } from '../1-transport/httpTransport.ts';
+import { LeaseError, type LeaseOperation } from './errors.ts';
 import type { LeaseClient, LeaseClients } from './leaseClient.ts';
 import { leaseSpec, recordOf, type LeaderElectionRecord, type LeaseSnapshot } from './record.ts';
+
+// The Lease client sends its GET, POST and PUT through the HTTP transport's one request path (requestJson):
+// the KubeConfig's credentials and exec plugins, TLS, HTTP/2 on the informers' connection, the request timer,
+// byte limits, and the one status → reason mapping are the transport's.
 
 export interface HttpLeaseOptions {
   /** Default: the current context's namespace, else `default`. */
   readonly namespace?: string | undefined;
-  /** Each request is aborted after this long (`Timeout`). Default 5 000. */
+  /**
+   * The transport's request timer (`http.requestTimeoutMs`: credentials, connection, TLS, response headers) and the
+   * longest pause in a response body (`http.listIdleTimeoutMs`), as `Timeout`. Default 5 000.
+   */
   readonly requestTimeoutMs?: number | undefined;
   /** Default `rx-informer-leaderelection`. */
   readonly userAgent?: string;
-  /** Largest response body read (Lease, Lease list or error Status); past it the request is aborted (`ResponseTooLarge`). Default 4 MiB. */
+  /**
+   * Largest Lease or Lease list read (the transport's `maxDocumentBytes`); past it the request is aborted
+   * (`ResponseTooLarge`). An error Status is bounded by the transport's `maxErrorBodyBytes` (1 MiB). Default 4 MiB.
+   */
   readonly maxBodyBytes?: number;
   /** HTTP version, as the informers' `http.protocol` (docs/transport.md): default `auto`, sharing their HTTP/2 connection. */
   readonly protocol?: HttpProtocol;
 }
 
-/** The default of {@link HttpLeaseOptions.maxBodyBytes}. */
-export const DEFAULT_MAX_LEASE_BODY_BYTES = 4 * 1024 * 1024;
+/** The default of {@link HttpLeaseOptions.maxBodyBytes}: the transport's `maxDocumentBytes`. */
+export const DEFAULT_MAX_LEASE_BODY_BYTES = DEFAULT_MAX_DOCUMENT_BYTES;
 
-interface Answer {
-  readonly status: number;
-  readonly body: unknown;
+/** The default of {@link HttpLeaseOptions.requestTimeoutMs}. */
+const DEFAULT_LEASE_REQUEST_TIMEOUT_MS = 5_000;
+
+/** The transport's options for Lease requests. */
+function transportOptions(options: HttpLeaseOptions): JsonRequestOptions {
+  const timeoutMs = options.requestTimeoutMs ?? DEFAULT_LEASE_REQUEST_TIMEOUT_MS;
+  return {
+    requestTimeoutMs: timeoutMs,
+    listIdleTimeoutMs: timeoutMs,
+    userAgent: options.userAgent ?? 'rx-informer-leaderelection',
+    maxDocumentBytes: options.maxBodyBytes !== undefined && options.maxBodyBytes > 0 ? options.maxBodyBytes : DEFAULT_MAX_LEASE_BODY_BYTES,
+    protocol: options.protocol ?? 'auto',
+    // A Lease is a few hundred bytes (kube-apiserver gzips only responses over 128 KiB): no gzip asked for, as
+    // before. A gzip body is inflated all the same (the transport's decoding).
+    compression: 'none',
+  };
+}
+
+/** A failed request as a LeaseError: the transport's reason, status and message (the Status's, capped). */
+function leaseError(error: unknown, operation: LeaseOperation, lease: string): LeaseError {
+  if (error instanceof InformerError) return new LeaseError(error.reason, operation, lease, error.message, error.status);
+  return new LeaseError('Unknown', operation, lease, describeThrown(error));
 }
 
 /**
- * One JSON request through the KubeConfig's credentials and TLS settings.
- * Resolves on any HTTP status (the caller decides); fails with a LeaseError on
- * a network fault or timeout. Unsubscribing aborts it.
+ * One JSON request for a Lease operation: emits the response's JSON, or errors with a LeaseError. A `get`
+ * answered 404 emits `null` (there is no such Lease).
  */
-function request(
+function leaseRequest(
   kc: KubeConfig,
-  method: string,
   path: string,
-  body: unknown,
+  request: { method: string; body?: unknown },
   what: { operation: LeaseOperation; lease: string },
-  settings: { timeoutMs: number; userAgent: string; maxBodyBytes: number; protocol: HttpProtocol },
-): Observable<Answer> {
-  return new Observable<Answer>((subscriber) => {
-    const abort = new AbortController();
-    const fail = (reason: 'NetworkError' | 'Timeout' | 'Config' | 'CredentialPlugin' | 'ResponseTooLarge', message: string) => {
-      if (!subscriber.closed) subscriber.error(new LeaseError(reason, what.operation, what.lease, message));
-      abort.abort();
-    };
-    const timer = setTimeout(() => fail('Timeout', `no answer within ${settings.timeoutMs} ms`), settings.timeoutMs);
-    (async () => {
-      const cluster = kc.getCurrentCluster();
-      if (!cluster) throw new Error('the KubeConfig has no current cluster');
-      const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-      const options: https.RequestOptions = {
-        method,
-        headers: {
-          Accept: 'application/json',
-          'User-Agent': settings.userAgent,
-          ...(payload ? { 'Content-Type': 'application/json', 'Content-Length': payload.length } : {}),
-        },
-      };
-      const issued = await applyCredentials(kc, options, abort.signal);
-      if (abort.signal.aborted) return;
-      const url = new URL(cluster.server.replace(/\/+$/, '') + path);
-      const onResponse = (response: HttpResponse) => {
-        const chunks: Buffer[] = [];
-        let bytes = 0;
-        response.on('data', (chunk: Buffer) => {
-          bytes += chunk.length;
-          if (bytes <= settings.maxBodyBytes) return void chunks.push(chunk);
-          chunks.length = 0;
-          clearTimeout(timer);
-          fail('ResponseTooLarge', `the response is larger than the ${settings.maxBodyBytes}-byte limit (option maxBodyBytes); aborted`);
-        });
-        response.on('error', (error) => fail('NetworkError', error.message));
-        response.on('end', () => {
-          clearTimeout(timer);
-          let parsed: unknown;
-          try {
-            parsed = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-          } catch {
-            parsed = undefined;
-          }
-          if (response.statusCode === 401) credentialRejected(issued);
-          subscriber.next({ status: response.statusCode ?? 0, body: parsed });
-          subscriber.complete();
-        });
-      };
-      const onError = (error: NodeJS.ErrnoException) => fail('NetworkError', `${error.code ?? ''} ${error.message}`.trim());
-      // Over HTTP/2 when the informers' transport would be: on their connection (docs/transport.md).
-      const exchange = { signal: abort.signal, stage: () => undefined, response: onResponse, error: onError };
-      const h2 = mayUseHttp2(url, { protocol: settings.protocol, proxied: !!cluster.proxyUrl })
-        ? await http2Get(url, options, http2Route(kc, cluster, url, options, { protocol: settings.protocol, http2: {} }), exchange, payload)
-        : {};
-      if (h2.sent) {
-        abort.signal.addEventListener('abort', () => h2.sent.destroy(), { once: true });
-        return;
-      }
-      if (abort.signal.aborted) return;
-      useAgent(kc, cluster, url, options, h2.socket);
-      const send = url.protocol === 'http:' ? http.request : https.request;
-      const sent = send(url, { ...options, signal: abort.signal }, onResponse);
-      sent.on('error', onError);
-      sent.end(payload);
-    })().catch((error: unknown) =>
-      error instanceof InformerError && (error.reason === 'CredentialPlugin' || error.reason === 'Config')
-        ? fail(error.reason, error.message)
-        : fail('Config', `cannot apply the KubeConfig: ${error instanceof Error ? error.message : String(error)}`),
-    );
-    return () => {
-      clearTimeout(timer);
-      abort.abort();
-    };
-  });
+  options: JsonRequestOptions,
+): Observable<unknown> {
+  return requestJson(kc, path, { ...request, limitOption: 'maxBodyBytes' }, options).pipe(
+    catchError((error: unknown) =>
+      request.method === 'GET' && what.operation === 'get' && error instanceof InformerError && error.status === 404
+        ? of(null)
+        : throwError(() => leaseError(error, what.operation, what.lease)),
+    ),
+  );
 }
 
 const objectOf = (v: unknown): Record<string, unknown> => (typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : {});
@@ -131,24 +89,13 @@ function snapshotOf(name: string, body: unknown): LeaseSnapshot {
   };
 }
 
-function failure(answer: Answer, operation: LeaseOperation, lease: string): LeaseError {
-  const message = objectOf(answer.body)['message'];
-  const text = typeof message === 'string' ? capMessage(message) : `HTTP ${answer.status}`;
-  return new LeaseError(reasonOfStatus(answer.status), operation, lease, text, answer.status);
-}
-
 /**
  * Leases of one namespace over HTTP (coordination.k8s.io/v1), through a
- * KubeConfig: GET, POST, PUT with the resourceVersion read, list by label.
+ * KubeConfig and the HTTP transport: GET, POST, PUT with the resourceVersion read, list by label.
  */
 export function httpLeaseClients(kc: KubeConfig, options: HttpLeaseOptions = {}): LeaseClients {
   const namespace = options.namespace ?? (kc.getContextObject(kc.getCurrentContext())?.namespace || 'default');
-  const settings = {
-    timeoutMs: options.requestTimeoutMs ?? 5_000,
-    userAgent: options.userAgent ?? 'rx-informer-leaderelection',
-    maxBodyBytes: options.maxBodyBytes !== undefined && options.maxBodyBytes > 0 ? options.maxBodyBytes : DEFAULT_MAX_LEASE_BODY_BYTES,
-    protocol: options.protocol ?? 'auto',
-  };
+  const http = transportOptions(options);
   const base = `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases`;
   const leaseObject = (
     name: string,
@@ -167,27 +114,22 @@ export function httpLeaseClients(kc: KubeConfig, options: HttpLeaseOptions = {})
       return {
         name,
         get: () =>
-          request(kc, 'GET', path, undefined, { operation: 'get', lease: name }, settings).pipe(
-            map((answer) => {
-              if (answer.status === 404) return null;
-              if (answer.status !== 200) throw failure(answer, 'get', name);
-              return snapshotOf(name, answer.body);
-            }),
+          leaseRequest(kc, path, { method: 'GET' }, { operation: 'get', lease: name }, http).pipe(
+            map((body) => (body === null ? null : snapshotOf(name, body))),
           ),
         create: (record) =>
-          request(kc, 'POST', base, leaseObject(name, labels, record), { operation: 'create', lease: name }, settings).pipe(
-            map((answer) => {
-              if (answer.status !== 201 && answer.status !== 200) throw failure(answer, 'create', name);
-              return snapshotOf(name, answer.body);
-            }),
-          ),
+          leaseRequest(
+            kc,
+            base,
+            { method: 'POST', body: leaseObject(name, labels, record) },
+            { operation: 'create', lease: name },
+            http,
+          ).pipe(map((body) => snapshotOf(name, body))),
         update: (resourceVersion, record) => {
           const operation: LeaseOperation = record.holderIdentity === '' ? 'release' : 'update';
-          return request(kc, 'PUT', path, leaseObject(name, labels, record, resourceVersion), { operation, lease: name }, settings).pipe(
-            map((answer) => {
-              if (answer.status !== 200) throw failure(answer, operation, name);
-              return snapshotOf(name, answer.body);
-            }),
+          const body = leaseObject(name, labels, record, resourceVersion);
+          return leaseRequest(kc, path, { method: 'PUT', body }, { operation, lease: name }, http).pipe(
+            map((answer) => snapshotOf(name, answer)),
           );
         },
       };
@@ -196,17 +138,10 @@ export function httpLeaseClients(kc: KubeConfig, options: HttpLeaseOptions = {})
       const selector = Object.entries(labels)
         .map(([k, v]) => `${k}=${v}`)
         .join(',');
-      return request(
-        kc,
-        'GET',
-        `${base}?labelSelector=${encodeURIComponent(selector)}`,
-        undefined,
-        { operation: 'list', lease: '*' },
-        settings,
-      ).pipe(
-        map((answer) => {
-          if (answer.status !== 200) throw failure(answer, 'list', '*');
-          const items = objectOf(answer.body)['items'];
+      const path = `${base}?labelSelector=${encodeURIComponent(selector)}`;
+      return leaseRequest(kc, path, { method: 'GET' }, { operation: 'list', lease: '*' }, http).pipe(
+        map((body) => {
+          const items = objectOf(body)['items'];
           return Array.isArray(items) ? items.map((item) => snapshotOf('', item)) : [];
         }),
       );

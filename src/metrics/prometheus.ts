@@ -4,6 +4,7 @@ import type { InformerMetrics } from './informerMetrics.ts';
 import type { InformerHealth } from '../5-informer/health.ts';
 import type { HandlerMetrics } from '../5-informer/handleEvents.ts';
 import type { TransportBytes } from '../1-transport/httpTransport.ts';
+import { groupByName, mergeHandlers, mergeHealth, mergeMetrics } from './aggregate.ts';
 
 /** One sample of a metric family. `suffix` marks a summary's `_sum`/`_count`. */
 export interface Sample {
@@ -128,7 +129,9 @@ export function controllerFamilies(controllers: readonly ControllerMetrics[]): M
  * `reflector_short_watches_total`, `reflector_last_resource_version`), and
  * `informer_*` for the rest.
  */
-export function informerFamilies(informers: readonly InformerMetrics[]): MetricFamily[] {
+export function informerFamilies(snapshots: readonly InformerMetrics[]): MetricFamily[] {
+  // Informers of one resource (per namespace, or metadata-only beside full) are one series: summed.
+  const informers = groupByName(snapshots, mergeMetrics);
   const by = (pick: (m: InformerMetrics) => number) => informers.map((m) => ({ labels: { name: m.name }, value: pick(m) }));
   return [
     family(
@@ -205,7 +208,8 @@ export const HANDLER_METRIC_NAMES = {
  * `workqueue_depth`) and the time from a handler's call until its work is done (a summary, as
  * `workqueue_work_duration_seconds`).
  */
-export function handlerFamilies(informers: readonly (HandlerMetrics & { readonly name: string })[]): MetricFamily[] {
+export function handlerFamilies(snapshots: readonly (HandlerMetrics & { readonly name: string })[]): MetricFamily[] {
+  const informers = groupByName(snapshots, mergeHandlers);
   return [
     family(
       HANDLER_METRIC_NAMES.depth,
@@ -250,7 +254,9 @@ export function transportFamilies(bytes: TransportBytes): MetricFamily[] {
 }
 
 /** Informer health at `now` (scheduler ms): watching, synced, failures in a row, seconds since the last event, bookmark and word. */
-export function healthFamilies(healths: readonly InformerHealth[], now: number): MetricFamily[] {
+export function healthFamilies(snapshots: readonly InformerHealth[], now: number): MetricFamily[] {
+  // Informers of one resource are one series: the worst of them (watching only if all are, …).
+  const healths = groupByName(snapshots, mergeHealth);
   const by = (pick: (h: InformerHealth) => number) => healths.map((h) => ({ labels: { name: h.name }, value: pick(h) }));
   const since = (pick: (h: InformerHealth) => number | undefined) =>
     healths.flatMap((h) => {
@@ -260,7 +266,7 @@ export function healthFamilies(healths: readonly InformerHealth[], now: number):
   return [
     family(
       'informer_watching',
-      '1 while a watch is open (no failure since it was opened), else 0.',
+      '1 while a watch the server has accepted is open (a frame came from it, no failure since), else 0.',
       'gauge',
       by((h) => (h.watching ? 1 : 0)),
     ),
@@ -303,21 +309,65 @@ export function healthFamilies(healths: readonly InformerHealth[], now: number):
   ];
 }
 
+const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
+const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
+
 function escapeLabel(value: string): string {
   return value.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
 }
 
+/** HELP text escapes backslash and line feed (a newline must not end the line and forge another). */
+function escapeHelp(value: string): string {
+  return value.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
+}
+
+/** A comment's text, on one line. */
+const oneLine = (value: string) => value.replace(/[\r\n]+/g, ' ');
+
 function labelText(labels: Readonly<Record<string, string>>): string {
-  const parts = Object.entries(labels).map(([k, v]) => `${k}="${escapeLabel(v)}"`);
+  const parts = Object.entries(labels).map(([k, v]) => `${k}="${escapeLabel(String(v))}"`);
   return parts.length ? `{${parts.join(',')}}` : '';
 }
 
-/** The Prometheus text exposition format (version 0.0.4). */
+/** A sample's identity within its family: suffix and labels, in name order. */
+const seriesKey = (s: Sample) =>
+  JSON.stringify([s.suffix ?? '', Object.entries(s.labels).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))]);
+
+/**
+ * The Prometheus text exposition format (version 0.0.4), strictly: `# HELP` and `# TYPE` once per family, before
+ * its samples, which come together; one sample per series (name and label set); help and label values escaped.
+ * Families of one name are joined (the first's help and type; one of another type is left out); a second sample
+ * of a series, a family or label name the format does not allow are left out too, each with a `#` comment saying so.
+ */
 export function toPrometheusText(families: readonly MetricFamily[]): string {
-  const lines: string[] = [];
+  const joined = new Map<string, { family: MetricFamily; samples: Map<string, Sample> }>();
+  const notes: string[] = [];
   for (const f of families) {
-    lines.push(`# HELP ${f.name} ${f.help}`, `# TYPE ${f.name} ${f.type}`);
-    for (const s of f.samples) lines.push(`${f.name}${s.suffix ?? ''}${labelText(s.labels)} ${Number.isFinite(s.value) ? s.value : 0}`);
+    if (!METRIC_NAME.test(f.name)) {
+      notes.push(`# left out a family named ${oneLine(JSON.stringify(f.name))}: not a metric name`);
+      continue;
+    }
+    let entry = joined.get(f.name);
+    if (entry === undefined) joined.set(f.name, (entry = { family: f, samples: new Map() }));
+    else if (entry.family.type !== f.type) {
+      notes.push(`# left out a second family ${f.name} of type ${f.type} (it is a ${entry.family.type})`);
+      continue;
+    }
+    let duplicates = 0;
+    let badLabels = 0;
+    for (const sample of f.samples) {
+      if (!Object.keys(sample.labels).every((k) => LABEL_NAME.test(k) && !k.startsWith('__'))) badLabels++;
+      else if (entry.samples.has(seriesKey(sample))) duplicates++;
+      else entry.samples.set(seriesKey(sample), sample);
+    }
+    if (duplicates > 0) notes.push(`# left out ${duplicates} repeated series of ${f.name}`);
+    if (badLabels > 0) notes.push(`# left out ${badLabels} samples of ${f.name} with a label name the format does not allow`);
+  }
+  const lines: string[] = [...notes];
+  for (const { family: f, samples } of joined.values()) {
+    lines.push(`# HELP ${f.name} ${escapeHelp(f.help)}`, `# TYPE ${f.name} ${f.type}`);
+    for (const s of samples.values())
+      lines.push(`${f.name}${s.suffix ?? ''}${labelText(s.labels)} ${Number.isFinite(s.value) ? s.value : 0}`);
   }
   return lines.join('\n') + '\n';
 }

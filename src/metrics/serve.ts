@@ -1,4 +1,5 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { probeServer } from './probeServer.ts';
 import { Observable, Subscription, asyncScheduler, of, type SchedulerLike } from 'rxjs';
 import type { KubeObject } from '../0-model/objects.ts';
 import type { Informer } from '../5-informer/informer.ts';
@@ -13,8 +14,8 @@ export interface ServeOptions extends StalenessOptions {
   /** TCP port; 0 (default) picks a free one (see `Serving.port`). */
   readonly port?: number;
   /**
-   * Address to listen on. Default: every interface (the kubelet probes the pod's IP).
-   * Tests pass `127.0.0.1`.
+   * Address to listen on. Default: every interface (the kubelet probes, and Prometheus scrapes, the pod's
+   * IP). `127.0.0.1` serves this machine only (the CLI's `--metrics-address`).
    */
   readonly host?: string;
   /** More families for `/metrics`, read at each scrape (work queues, controllers, your own). */
@@ -43,11 +44,15 @@ export type Served =
  * - `GET /healthz`: 200 `ok` while the process answers.
  * - `GET /readyz`: 200 when every informer has synced and none is stale (not watching for
  *   longer than `staleAfterMs`, default 120 s; silent longer than `maxSilenceMs`, if set),
- *   else 503; the body has one line per informer either way.
+ *   else 503; the body has one line per resource either way (its informers together), escaped.
  * - `GET /metrics`: the Prometheus text format: informer metrics (lists, watches, events,
  *   errors, store objects, approximate bytes, last resourceVersion), the `on()` handlers' queue
  *   depth and duration, health gauges, and
  *   `families()`.
+ *
+ * `/metrics` has one series per label set: informers of one resource are summed, or their worst
+ * shown. The server is bounded against slow and hostile clients (`PROBE_SERVER_LIMITS`: headers
+ * within 10 s, no body read, at most 64 connections).
  *
  * Cold: subscribing starts the server (and the informers: it subscribes their health and
  * metrics) and emits where it listens; unsubscribing closes it. A failure to listen
@@ -100,7 +105,7 @@ export function serve(informers: Served, options: ServeOptions = {}): Observable
       res.end(body);
     };
     const handle = (req: IncomingMessage, res: ServerResponse) => {
-      // No route reads a body: whatever a client sends is left unread and the socket closed with the response.
+      // No route reads a body: one a client sends is left unread and the connection closed with the answer (probeServer).
       const path = (req.url ?? '/').split('?')[0];
       if (req.method !== 'GET' && req.method !== 'HEAD') return respond(res, 405, 'method not allowed\n');
       const now = scheduler.now();
@@ -109,9 +114,7 @@ export function serve(informers: Served, options: ServeOptions = {}): Observable
         case '/livez':
           return respond(res, 200, 'ok\n');
         case '/readyz': {
-          const checks = healths.map((h) => readiness([h], now, options));
-          const ready = checks.every((c) => c.ready);
-          const lines = checks.map((c, n) => (c.ready ? `[+]${healths[n]!.name} ok` : `[-]${c.reasons.join('; ')}`));
+          const { ready, lines } = readyzLines(healths, now, options);
           return respond(res, ready ? 200 : 503, `${[...lines, ready ? 'ok' : 'not ready'].join('\n')}\n`);
         }
         case '/metrics': {
@@ -141,7 +144,7 @@ export function serve(informers: Served, options: ServeOptions = {}): Observable
       }
     };
 
-    const server = createServer({ requestTimeout: 10_000, headersTimeout: 10_000, maxHeaderSize: 8192 }, (req, res) => {
+    const server = probeServer((req, res) => {
       try {
         handle(req, res);
       } catch (error) {
@@ -179,4 +182,31 @@ function combineHealth(informers: readonly Informer<KubeObject>[]): Observable<r
     );
     return subscription;
   });
+}
+
+/**
+ * `/readyz`'s lines: one per resource name (its informers for several namespaces together: ready when all are),
+ * each escaped to one line (a name from discovery may hold any character; a newline must not forge a line).
+ */
+export function readyzLines(
+  healths: readonly InformerHealth[],
+  now: number,
+  options: StalenessOptions,
+): { readonly ready: boolean; readonly lines: readonly string[] } {
+  const byName = new Map<string, InformerHealth[]>();
+  for (const h of healths) byName.set(h.name, [...(byName.get(h.name) ?? []), h]);
+  let ready = true;
+  const lines = [...byName].map(([name, group]) => {
+    const check = readiness(group, now, options);
+    ready &&= check.ready;
+    return escapeLine(check.ready ? `[+]${name} ok` : `[-]${[...new Set(check.reasons)].join('; ')}`);
+  });
+  return { ready, lines };
+}
+
+/** Control characters (a line feed, a carriage return, …) and backslashes as escapes: one line, nothing forged. */
+function escapeLine(line: string): string {
+  return line.replace(/[\\\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) =>
+    c === '\\' ? '\\\\' : c === '\n' ? '\\n' : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }

@@ -24,6 +24,7 @@ function reasonsForStatus(status: number): ErrorReason[] {
   if (status === 400) return ['BadRequest'];
   if (status === 422) return ['Invalid'];
   if (status === 429) return ['TooManyRequests'];
+  if (status === 504) return ['Timeout'];
   if (status >= 500) return ['ServerError'];
   return ['Unknown'];
 }

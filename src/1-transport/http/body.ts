@@ -1,32 +1,19 @@
-import { clampRetryAfter, errorFromStatus, InformerError, type ErrorPhase } from '../../0-model/errors.ts';
+import { errorFromStatus, InformerError, type ErrorPhase } from '../../0-model/errors.ts';
+import { parseRetryAfter } from '../../0-model/retryAfter.ts';
 import type { HttpResponse } from '../http2/response.ts';
 import { formatBytes, type HttpTransportOptions, type RequestSettings } from './options.ts';
 
 // Reading a response: a bounded body (lists, documents, error Status), Retry-After, the error a non-2xx answer is.
-
-/**
- * Seconds from a `Retry-After` header (delta-seconds or an HTTP date), at most
- * {@link MAX_RETRY_AFTER_SECONDS}: a larger value (or a far date) would
- * overflow Node's timers, which then fire at once, and no informer should
- * stand still for days on one header.
- */
-export function parseRetryAfter(header: string | string[] | undefined, now: number = Date.now()): number | undefined {
-  const value = Array.isArray(header) ? header[0] : header;
-  if (value === undefined || value.trim() === '') return undefined;
-  const clamp = clampRetryAfter;
-  const seconds = Number(value);
-  if (Number.isFinite(seconds)) return clamp(seconds);
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : clamp(Math.ceil((date - now) / 1000));
-}
 
 /** How much of a response body may be read, and what to call it when it is more. */
 export interface BodyLimit {
   readonly maxBytes: number;
   /** `list /api/v1/pods`. */
   readonly what: string;
-  /** The option that raises it, named in the error. */
-  readonly option: keyof HttpTransportOptions;
+  /** The option that raises it, named in the error (one of {@link HttpTransportOptions}, or a caller's own name for it). */
+  readonly option: string;
+  /** The error past it, given what was seen (`123 bytes read`); default: `ResponseTooLarge` naming `option`. */
+  readonly tooLarge?: (seen: string) => InformerError;
 }
 
 /** The byte limit of a response: the body limit asked for when it succeeded, else the error body limit. */
@@ -67,6 +54,7 @@ export function readBody(
     over = true;
     chunks.length = 0;
     response.destroy();
+    if (limit.tooLarge) return onError(limit.tooLarge(seen));
     const message = `${limit.what}: the response is larger than the ${formatBytes(limit.maxBytes)} limit (${seen}); aborted (option ${limit.option})`;
     onError(new InformerError('ResponseTooLarge', message, { phase, status: response.statusCode }));
   };

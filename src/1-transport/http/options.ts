@@ -1,3 +1,4 @@
+import { getHeapStatistics } from 'node:v8';
 import type { KeepObject } from '../lazyJson.ts';
 import type { Http2Options } from '../http2/health.ts';
 import type { HttpProtocol } from '../http2/request.ts';
@@ -26,6 +27,13 @@ export interface HttpTransportOptions {
    * even be decoded (V8's longest string), and a page of 500 objects (the default page size) fits many times.
    */
   readonly maxListBytes?: number;
+  /**
+   * Largest list as a whole: the inflated bytes of all the pages of one list (its continue chain) together. Past
+   * it the page being read is aborted and the list dropped as `ListTooLong` (then backoff and relist), so a server
+   * that keeps sending pages cannot fill the heap. Default {@link defaultMaxListTotalBytes}: an eighth of V8's heap
+   * limit (about 0.5 GiB at Node's default heap limit of about 4 GiB; `node --max-old-space-size` moves both). `Infinity`: no limit.
+   */
+  readonly maxListTotalBytes?: number;
   /** Largest error body (the Status of a non-2xx answer to any request) read, as `maxListBytes`. Default 1 MiB. */
   readonly maxErrorBodyBytes?: number;
   /** Largest JSON document read by `getJson` (discovery: `/api`, `/apis`, each group version), as `maxListBytes`. Default 4 MiB. */
@@ -70,6 +78,17 @@ export const DEFAULT_LIST_IDLE_TIMEOUT_MS = 60_000;
 export const DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024;
 /** The default of {@link HttpTransportOptions.maxListBytes}. */
 export const DEFAULT_MAX_LIST_BYTES = 256 * 1024 * 1024;
+/** The share of V8's heap limit a list's pages may take together by default: an eighth (see docs/reliability.md, "Limits"). */
+export const LIST_HEAP_SHARE = 1 / 8;
+/**
+ * The default of {@link HttpTransportOptions.maxListTotalBytes}: {@link LIST_HEAP_SHARE} of this process's heap limit
+ * (`v8.getHeapStatistics().heap_size_limit`, read when the transport is made).
+ * Decoded objects take about 1.0–1.6 times their JSON bytes of heap, and while a relist is gathered the cache
+ * still holds the previous list: an eighth leaves room for both, and for what the application keeps.
+ */
+export function defaultMaxListTotalBytes(): number {
+  return Math.floor(getHeapStatistics().heap_size_limit * LIST_HEAP_SHARE);
+}
 /** The default of {@link HttpTransportOptions.maxErrorBodyBytes}. */
 export const DEFAULT_MAX_ERROR_BODY_BYTES = 1024 * 1024;
 /** The default of {@link HttpTransportOptions.maxDocumentBytes}. */

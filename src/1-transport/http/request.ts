@@ -21,6 +21,14 @@ export interface Opened {
   readonly response: HttpResponse;
 }
 
+/** A request other than a plain GET: its method and the JSON body it sends (POST, PUT). */
+export interface Outgoing {
+  /** `GET`, `POST`, `PUT`, … (then named so in errors). Default `GET`, named by the request's phase. */
+  readonly method?: string;
+  /** Sent as `application/json`; none for a GET. */
+  readonly body?: Buffer;
+}
+
 /**
  * One HTTP GET through the KubeConfig's credentials and TLS settings, as an
  * Observable of the response (emitted once headers arrive). One timer bounds
@@ -29,12 +37,32 @@ export interface Opened {
  * its socket and clears its timer; after that, the connection goes back to the pool.
  */
 export function get(kc: KubeConfig, path: string, phase: ErrorPhase, settings: RequestSettings, accept = JSON_ACCEPT): Observable<Opened> {
+  return send(kc, path, phase, settings, accept, {});
+}
+
+/**
+ * One HTTP request as {@link get} sends it (the same credentials, timer, HTTP/2 or keep-alive agent and
+ * TLS failures in words), with another method and a JSON body: the transport's one request path, which the
+ * Lease client's writes take too.
+ */
+export function send(
+  kc: KubeConfig,
+  path: string,
+  phase: ErrorPhase,
+  settings: RequestSettings,
+  accept: string,
+  outgoing: Outgoing,
+): Observable<Opened> {
+  const method = outgoing.method ?? 'GET';
+  const payload = outgoing.body;
   return new Observable<Opened>((subscriber) => {
     const abort = new AbortController();
     let request: { destroy(): unknown } | undefined;
     let response: HttpResponse | undefined;
     let awaiting: AwaitingStage = 'credentials';
-    const what = `${phase} ${path.split('?')[0]}`;
+    // Named by its method when given one, else by its phase (`list /api/v1/pods`).
+    const verb = outgoing.method ?? phase;
+    const what = `${verb} ${path.split('?')[0]}`;
     const timeoutMs = settings.requestTimeoutMs;
     const timer =
       timeoutMs === undefined
@@ -51,7 +79,11 @@ export function get(kc: KubeConfig, path: string, phase: ErrorPhase, settings: R
       if (!cluster) throw new InformerError('Config', 'the KubeConfig has no current cluster', { phase: 'config' });
       const headers: Record<string, string> = { Accept: accept, 'User-Agent': settings.userAgent };
       if (settings.compression === 'gzip') headers['Accept-Encoding'] = 'gzip';
-      const options: https.RequestOptions = { method: 'GET', headers };
+      if (payload) {
+        headers['Content-Type'] = 'application/json';
+        headers['Content-Length'] = String(payload.length);
+      }
+      const options: https.RequestOptions = { method, headers };
       const issued = await applyCredentials(kc, options, abort.signal);
       if (abort.signal.aborted) return;
       const url = new URL(cluster.server.replace(/\/+$/, '') + path);
@@ -67,12 +99,12 @@ export function get(kc: KubeConfig, path: string, phase: ErrorPhase, settings: R
       const asError = (error: NodeJS.ErrnoException): InformerError => {
         // HTTP/2 failures come in words (./http2/response.ts); a broken protocol or a GOAWAY with an error code is its own reason.
         if (error instanceof Http2Error)
-          return new InformerError(error.protocol ? 'ProtocolError' : 'NetworkError', `${phase} ${url.pathname}: ${error.message}`, {
+          return new InformerError(error.protocol ? 'ProtocolError' : 'NetworkError', `${verb} ${url.pathname}: ${error.message}`, {
             phase,
             cause: error,
           });
         const detail = tlsFailure(error, cluster) ?? networkDetail(error);
-        return new InformerError('NetworkError', `${phase} ${url.pathname}: ${detail}`, { phase, cause: error });
+        return new InformerError('NetworkError', `${verb} ${url.pathname}: ${detail}`, { phase, cause: error });
       };
       const onError = (error: NodeJS.ErrnoException) => fail(asError(error));
       awaiting = 'connection';
@@ -82,7 +114,7 @@ export function get(kc: KubeConfig, path: string, phase: ErrorPhase, settings: R
         ...{ response: onResponse, error: onError, failure: asError },
       };
       const h2 = mayUseHttp2(url, { protocol: settings.protocol, proxied: !!cluster.proxyUrl })
-        ? await http2Get(url, options, http2Route(kc, cluster, url, options, settings), exchange)
+        ? await http2Get(url, options, http2Route(kc, cluster, url, options, settings), exchange, payload)
         : {};
       if (h2.sent) return void (request = h2.sent);
       if (abort.signal.aborted) return;
@@ -100,7 +132,7 @@ export function get(kc: KubeConfig, path: string, phase: ErrorPhase, settings: R
         if (secure) socket.once('secureConnect', () => (awaiting = 'response headers'));
       });
       sent.on('error', onError);
-      sent.end();
+      sent.end(payload);
     })().catch((error: unknown) => {
       fail(
         error instanceof InformerError

@@ -1,0 +1,210 @@
+import { describe, expect, it } from 'vitest';
+import { Registry } from 'prom-client';
+import {
+  handlerFamilies,
+  healthFamilies,
+  informerFamilies,
+  promClientMetrics,
+  toPrometheusText,
+  type InformerMetrics,
+  type MetricFamily,
+} from '../../src/metrics/index.ts';
+import { readyzLines } from '../../src/metrics/serve.ts';
+import type { InformerHealth } from '../../src/index.ts';
+import { parseExposition } from './exposition.ts';
+
+const metrics = (name: string, over: Partial<InformerMetrics> = {}): InformerMetrics => ({
+  name,
+  eventsTotal: { added: 1, updated: 2, deleted: 3 },
+  listsTotal: 1,
+  watchesTotal: 2,
+  shortWatchesTotal: 0,
+  errorsTotal: { NetworkError: 1 },
+  storeObjects: 5,
+  storeBytes: 500,
+  lastResourceVersion: '10',
+  syncDurationSeconds: 0.5,
+  ...over,
+});
+
+const health = (name: string, over: Partial<InformerHealth> = {}): InformerHealth => ({
+  name,
+  watching: true,
+  since: 0,
+  synced: true,
+  lastEventAt: 1_000,
+  lastBookmarkAt: undefined,
+  eventAgeMs: 1_000,
+  bookmarkAgeMs: undefined,
+  silentMs: 1_000,
+  consecutiveFailures: 0,
+  failingSince: undefined,
+  lastFailure: undefined,
+  resourceVersion: '10',
+  at: 2_000,
+  ...over,
+});
+
+describe('the strict exposition parser (the test kit)', () => {
+  const ok = '# HELP a_total A.\n# TYPE a_total counter\na_total{x="1"} 1\na_total{x="2"} 2\n# TYPE b gauge\nb 1.5e3\n';
+
+  it('reads well-formed text', () => {
+    expect(parseExposition(ok)).toEqual([
+      {
+        name: 'a_total',
+        help: 'A.',
+        type: 'counter',
+        samples: [
+          { name: 'a_total', labels: { x: '1' }, value: 1 },
+          { name: 'a_total', labels: { x: '2' }, value: 2 },
+        ],
+      },
+      { name: 'b', type: 'gauge', samples: [{ name: 'b', labels: {}, value: 1500 }] },
+    ]);
+    expect(parseExposition('# TYPE s summary\ns_sum{a="x\\ny\\\\\\""} 1\ns_count{a="x\\ny\\\\\\""} 2\n')[0]!.samples[0]!.labels).toEqual({
+      a: 'x\ny\\"',
+    });
+  });
+
+  it.each([
+    ['a repeated series', '# TYPE a gauge\na{x="1"} 1\na{x="1"} 2\n', /a second sample of the series a\{x="1"\}/],
+    ['the same labels in another order', '# TYPE a gauge\na{x="1",y="2"} 1\na{y="2",x="1"} 2\n', /a second sample/],
+    ['HELP twice', '# HELP a A.\n# HELP a A.\na 1\n', /a second # HELP/],
+    ['TYPE twice', '# TYPE a gauge\n# TYPE a gauge\na 1\n', /a second # TYPE/],
+    ['TYPE after samples', 'a 1\n# TYPE a gauge\n', /after its samples/],
+    ['a family interleaved', '# TYPE a gauge\na 1\n# TYPE b gauge\nb 1\na{x="1"} 2\n', /appears again/],
+    ['HELP of a family that has ended', 'a 1\nb 1\n# HELP a again\n', /appears again/],
+    ['an unknown escape in a label value', 'a{x="\\t"} 1\n', /bad escape/],
+    ['an unknown escape in help', '# HELP a tab\\there\na 1\n', /bad escape/],
+    ['a raw quote in a label value', 'a{x="a"b"} 1\n', /expected , or \}/],
+    ['a label twice', 'a{x="1",x="2"} 1\n', /label x twice/],
+    ['a reserved label name', 'a{__name__="1"} 1\n', /reserved/],
+    ['a bad value', 'a 1,5\n', /bad value/],
+    ['no final line feed', 'a 1', /does not end with a line feed/],
+    ['a trailing comma', 'a{x="1",} 1\n', /trailing comma/],
+  ])('rejects %s', (_, text, message) => {
+    expect(() => parseExposition(text)).toThrow(message);
+  });
+});
+
+describe('toPrometheusText: one entry per series, HELP and TYPE once, everything escaped', () => {
+  it('joins families of one name and leaves out a repeated series, saying so in a comment', () => {
+    const a: MetricFamily = { name: 'x_total', help: 'X.', type: 'counter', samples: [{ labels: { name: 'pods' }, value: 1 }] };
+    const b: MetricFamily = {
+      ...a,
+      samples: [
+        { labels: { name: 'pods' }, value: 2 },
+        { labels: { name: 'nodes' }, value: 3 },
+      ],
+    };
+    const text = toPrometheusText([a, b, { name: 'x_total', help: 'X.', type: 'gauge', samples: [] }]);
+    expect(parseExposition(text)).toEqual([
+      {
+        name: 'x_total',
+        help: 'X.',
+        type: 'counter',
+        samples: [
+          { name: 'x_total', labels: { name: 'pods' }, value: 1 },
+          { name: 'x_total', labels: { name: 'nodes' }, value: 3 },
+        ],
+      },
+    ]);
+    expect(text).toContain('# left out 1 repeated series of x_total\n');
+    expect(text).toContain('# left out a second family x_total of type gauge (it is a counter)\n');
+  });
+
+  it('escapes help and label values (a newline forges no line) and leaves out names the format does not allow', () => {
+    const hostile = 'a"b\\c\nd{e="f"} 1\n# TYPE';
+    const text = toPrometheusText([
+      { name: 'ok', help: `line one\nforged 1 \\`, type: 'gauge', samples: [{ labels: { name: hostile }, value: 1 }] },
+      { name: 'bad name\nforged', help: 'h', type: 'gauge', samples: [{ labels: {}, value: 1 }] },
+      { name: 'labels', help: 'h', type: 'gauge', samples: [{ labels: { 'bad-label': 'x' }, value: 1 }] },
+    ]);
+    const families = parseExposition(text);
+    expect(families.map((f) => f.name)).toEqual(['ok', 'labels']);
+    expect(families[0]).toMatchObject({ help: 'line one\nforged 1 \\', samples: [{ labels: { name: hostile }, value: 1 }] });
+    expect(families[1]!.samples).toEqual([]);
+    expect(text).toContain('# left out a family named "bad name\\nforged": not a metric name\n');
+  });
+
+  it('informer, handler and health families: one series per resource name (namespace informers together)', () => {
+    const now = 10_000;
+    const families = [
+      ...informerFamilies([
+        metrics('configmaps'),
+        metrics('configmaps', { lastResourceVersion: '12', storeObjects: 7, syncDurationSeconds: 2 }),
+        metrics('pods'),
+      ]),
+      ...handlerFamilies([
+        { name: 'configmaps', depth: 1, durationSeconds: { count: 2, sumSeconds: 0.5 } },
+        { name: 'configmaps', depth: 2, durationSeconds: { count: 3, sumSeconds: 1 } },
+      ]),
+      ...healthFamilies(
+        [
+          health('configmaps'),
+          health('configmaps', {
+            watching: false,
+            since: 1_500,
+            consecutiveFailures: 3,
+            failingSince: 1_200,
+            lastFailure: 'ServerError',
+            silentMs: 5_000,
+          }),
+          health('pods'),
+        ],
+        now,
+      ),
+    ];
+    const parsed = parseExposition(toPrometheusText(families));
+    const value = (family: string, labels: Record<string, string> = { name: 'configmaps' }, name = family) =>
+      parsed.find((f) => f.name === family)!.samples.filter((s) => s.name === name && JSON.stringify(s.labels) === JSON.stringify(labels));
+    expect(value('informer_store_objects')).toEqual([{ name: 'informer_store_objects', labels: { name: 'configmaps' }, value: 12 }]);
+    expect(value('reflector_lists_total')[0]!.value).toBe(2);
+    expect(value('informer_events_total', { name: 'configmaps', type: 'updated' })[0]!.value).toBe(4);
+    expect(value('informer_errors_total', { name: 'configmaps', reason: 'NetworkError' })[0]!.value).toBe(2);
+    expect(value('reflector_last_resource_version')[0]!.value).toBe(12);
+    expect(value('informer_sync_duration_seconds')[0]!.value).toBe(2);
+    expect(value('informer_handler_queue_depth')[0]!.value).toBe(3);
+    expect(value('informer_handler_duration_seconds', { name: 'configmaps' }, 'informer_handler_duration_seconds_count')[0]!.value).toBe(5);
+    // Health: the worst of them.
+    expect(value('informer_watching')[0]!.value).toBe(0);
+    expect(value('informer_synced')[0]!.value).toBe(1);
+    expect(value('informer_consecutive_failures')[0]!.value).toBe(3);
+    expect(value('informer_silent_seconds')[0]!.value).toBe(13);
+    expect(value('informer_watching_changed_seconds')[0]!.value).toBe(8.5);
+    expect(value('informer_watching', { name: 'pods' })[0]!.value).toBe(1);
+    // Not yet synced in one namespace: no sync duration for the resource.
+    expect(
+      informerFamilies([metrics('a'), metrics('a', { syncDurationSeconds: undefined })]).find(
+        (f) => f.name === 'informer_sync_duration_seconds',
+      )!.samples,
+    ).toEqual([]);
+  });
+
+  it('joins a prom-client registry without a repeated name or series (prom-client checks names as it registers)', async () => {
+    const registry = new Registry();
+    const collect = () => [
+      ...informerFamilies([metrics('configmaps'), metrics('configmaps'), metrics('pods')]),
+      ...healthFamilies([health('configmaps'), health('configmaps'), health('pods')], 5_000),
+    ];
+    for (const metric of promClientMetrics(collect)) registry.registerMetric(metric as never);
+    const parsed = parseExposition(await registry.metrics());
+    expect(parsed.find((f) => f.name === 'informer_store_objects')!.samples).toEqual([
+      { name: 'informer_store_objects', labels: { name: 'configmaps' }, value: 10 },
+      { name: 'informer_store_objects', labels: { name: 'pods' }, value: 5 },
+    ]);
+  });
+});
+
+describe("/readyz's lines", () => {
+  it('one per resource name (ready when every informer of it is), escaped to one line each', () => {
+    const { ready, lines } = readyzLines(
+      [health('configmaps'), health('configmaps', { synced: false }), health('pods'), health('evil\n[+]forged ok\\')],
+      5_000,
+      {},
+    );
+    expect(ready).toBe(false);
+    expect(lines).toEqual(['[-]configmaps: not synced', '[+]pods ok', '[+]evil\\n[+]forged ok\\\\ ok']);
+    expect(readyzLines([health('x\r\u0000\u2028')], 0, {}).lines).toEqual(['[+]x\\u000d\\u0000\\u2028 ok']);
+  });
+});

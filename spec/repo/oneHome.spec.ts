@@ -1,0 +1,102 @@
+/**
+ * One home per concept (issue #32): each of these has one implementation in src/, and a second copy
+ * written beside it later would drift from it (as `reasonOfStatus` did from `reasonForStatus`, mapping
+ * 504 and 410 differently). Each check names the home and finds a second copy by its shape.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+
+function* files(dir: string): Generator<string> {
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) yield* files(path);
+    else if (name.endsWith('.ts')) yield path;
+  }
+}
+
+const sources = [...files(join(root, 'src'))].map((file) => ({ path: relative(root, file), text: readFileSync(file, 'utf8') }));
+
+/** `path:line: text` of every line of src/ (but `home`) that `pattern` matches. */
+function copies(pattern: RegExp, home: string): string[] {
+  const found: string[] = [];
+  for (const { path, text } of sources) {
+    if (path === home) continue;
+    text.split('\n').forEach((line, i) => {
+      if (pattern.test(line)) found.push(`${path}:${i + 1}: ${line.trim()}`);
+    });
+  }
+  return found;
+}
+
+describe('one home per concept in src/', () => {
+  it('the sources are there to be read', () => {
+    expect(sources.length).toBeGreaterThan(100);
+    expect(sources.some((s) => s.path === 'src/0-model/errors.ts')).toBe(true);
+  });
+
+  it('status → reason: only reasonForStatus (src/0-model/errors.ts) maps an HTTP status to a reason', () => {
+    const REASON = `'(?:BadRequest|Unauthorized|Forbidden|NotFound|Conflict|Expired|Gone|Invalid|TooManyRequests|ServerError|Timeout|Unknown)'`;
+    // `status === 409) return 'Conflict'`, `409: 'Conflict'`, `case 504: return 'Timeout'`, a function named for it.
+    const mapping = new RegExp(`\\b[45]\\d\\d\\b\\)?\\s*(?::|\\)|return)\\s*(?:return\\s*)?${REASON}|function\\s+reason\\w*Status`);
+    expect(copies(mapping, 'src/0-model/errors.ts')).toEqual([]);
+    // The check finds the copy this replaced.
+    expect(mapping.test("  if (status === 504) return 'Timeout';")).toBe(true);
+    expect(mapping.test('export function reasonOfStatus(status: number): ErrorReason {')).toBe(true);
+  });
+
+  it("diff noise: one list, DIFF_NOISE (src/5-informer/diff.ts); the CLI's diff uses it", () => {
+    const noise = /['"]!?metadata\.(?:resourceVersion|managedFields)['"]/;
+    expect(copies(noise, 'src/5-informer/diff.ts')).toEqual([]);
+    expect(noise.test("export const NOISE: readonly string[] = ['metadata.resourceVersion', 'metadata.managedFields'];")).toBe(true);
+  });
+
+  it('message capping: one capper, capMessage (src/0-model/errors.ts), the only code that cuts around a surrogate pair', () => {
+    const surrogateCut = /\\ud800-\\udbff/i;
+    expect(copies(surrogateCut, 'src/0-model/errors.ts')).toEqual([]);
+    expect(surrogateCut.test('const cut = /[\\ud800-\\udbff]/.test(text.charAt(MAX - 1)) ? MAX - 1 : MAX;')).toBe(true);
+  });
+
+  it('Retry-After: one parser, parseRetryAfter (src/0-model/retryAfter.ts); every header read goes through it', () => {
+    const home = 'src/0-model/retryAfter.ts';
+    // A read of the header (by its name in quotes) that does not hand it to the parser, as the sinks'
+    // `Number(response.headers.get('retry-after'))` did.
+    const reads = copies(/['"]retry-after['"]/i, home);
+    expect(reads.length).toBeGreaterThanOrEqual(2); // the transport's and the sinks'
+    expect(reads.filter((line) => !/parseRetryAfter\(|sinkRetryAfterMs\(/.test(line))).toEqual([]);
+    // No second parser or clamp of it (recovery.ts had a local `clampRetryAfter` beside the imported one).
+    const definition = /function\s+\w*(?:RetryAfter|retryAfter)\w*\s*\(/;
+    const allowed = (line: string) => /src\/cli\/sink\.ts:\d+: export function sinkRetryAfterMs\(/.test(line);
+    expect(copies(definition, home).filter((line) => !allowed(line))).toEqual([]);
+    expect(definition.test('function clampRetryAfter(seconds: number | undefined): { retryAfterSeconds?: number } {')).toBe(true);
+  });
+
+  it('keys: one builder of `namespace/name`, src/0-model/keys.ts; nothing else builds or splits a key', () => {
+    const home = 'src/0-model/keys.ts';
+    // `${r.namespace}/${r.name}`, `${object.metadata.namespace}/${ref.name}`
+    const builds = /\$\{[^}]*namespace[^}]*\}\/\$\{/i;
+    // key.indexOf('/'), key.split('/'): a key taken apart by hand
+    const splits = /\bkey\w*\.(?:indexOf|lastIndexOf|split)\(['"]\/['"]\)/i;
+    // a function of its own for it (shardedInformer.ts had a private keyOf, store.ts namespaceOf/nameOf)
+    const helpers = /function\s+(?:keyOf|joinKey|splitKey|rawKey|namespaceOf\w*|nameOf\w*|nameIn\w*)\s*[(<]/;
+    expect(copies(builds, home)).toEqual([]);
+    expect(copies(splits, home)).toEqual([]);
+    expect(copies(helpers, home)).toEqual([]);
+    expect(builds.test('  const key = r.namespace ? `${r.namespace}/${r.name}` : r.name;')).toBe(true);
+    expect(splits.test("  const slash = key.indexOf('/');")).toBe(true);
+    expect(helpers.test('function keyOf(object: unknown): string | undefined {')).toBe(true);
+  });
+
+  it('HTTP requests to the API server: only the transport (src/1-transport) sends them; the Lease client goes through it', () => {
+    // Sending a request, or applying a KubeConfig's credentials to one, outside the transport.
+    const client = /\b(?:https?|http2)\.request\(|\bhttp2Get\(|\.applyToHTTPSOptions\(|from 'node:https'|from 'node:http2'/;
+    const outside = sources.filter((s) => !s.path.startsWith('src/1-transport/'));
+    const found = outside.flatMap(({ path, text }) => (client.test(text) ? [path] : []));
+    expect(found).toEqual([]);
+    expect(client.test('      await kc.applyToHTTPSOptions(options);')).toBe(true);
+    expect(sources.find((s) => s.path === 'src/leaderelection/httpLeaseClient.ts')?.text).toMatch(/requestJson\(/);
+  });
+});

@@ -1,0 +1,108 @@
+/**
+ * The budget of a whole list (`http.maxListTotalBytes`), against a server whose every page carries a fresh
+ * continue token and 20 KiB objects, plain and gzip (there about 1 KiB on the wire per 20 KiB inflated): the
+ * list is dropped as `ListTooLong` naming its limit once its pages together pass the budget, the informer
+ * relists after the backoff and goes on, and the heap after GC stays within the budget while the server keeps
+ * answering. Before the budget, such a chain ran until `maxListPages` (10,000 pages: 10 GB here) and a
+ * V8 out-of-memory crash came first.
+ */
+import { getHeapStatistics } from 'node:v8';
+import { gzipSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { ConfigMap, informer, type InformerError } from '../../../src/index.ts';
+import { defaultMaxListTotalBytes } from '../../../src/1-transport/http/options.ts';
+import { httpListWatch } from '../../../src/pipeline.ts';
+import { MiB, retainedBytes } from './memory.ts';
+import type { Behaviour } from './server.ts';
+import { failure, perTest, target } from './support.ts';
+
+const { subscriptions, serve } = perTest();
+
+/** Pages of 50 ConfigMaps of 20 KiB (about 1 MiB), each with a continue token never sent before. */
+function freshTokens(gzip: boolean): Behaviour {
+  let page = 0;
+  const value = 'x'.repeat(20 * 1024);
+  return async (request, response) => {
+    page++;
+    const items = Array.from({ length: 50 }, (_, i) => ({
+      metadata: { name: `cm-${page}-${i}`, namespace: 'default', resourceVersion: '10', uid: `uid-${page}-${i}` },
+      data: { k: value },
+    }));
+    const body = JSON.stringify({
+      kind: 'ConfigMapList',
+      apiVersion: 'v1',
+      metadata: { resourceVersion: '10', continue: `t${page}` },
+      items,
+    });
+    response.writeHead(200, { 'Content-Type': 'application/json', ...(gzip ? { 'Content-Encoding': 'gzip' } : {}) });
+    await request.write(gzip ? gzipSync(body) : body);
+    response.end();
+  };
+}
+
+const BUDGET = 16 * MiB;
+/** Beyond the budget: the page in flight and its decoding, socket buffers, the informer's own state. */
+const SLACK = 8 * MiB;
+
+describe('hostile continue chains of 20 KiB objects: the budget of a whole list', () => {
+  for (const compression of ['none', 'gzip'] as const) {
+    it(`${compression}: ListTooLong naming maxListTotalBytes, a relist after it, heap after GC within the budget while the server keeps answering`, async () => {
+      const chain = freshTokens(compression === 'gzip');
+      const s = await serve({ list: chain, continue: chain });
+      const before = retainedBytes();
+      const cache = informer(s.kc, ConfigMap, {
+        namespace: 'default',
+        backoff: { initialMs: 20, maxMs: 40 },
+        http: { compression, maxListTotalBytes: BUDGET },
+      });
+      const errors: InformerError[] = [];
+      subscriptions.push(
+        cache.errors$.subscribe((e) => errors.push(e)),
+        cache.synced$.subscribe(),
+      );
+      let peak = 0;
+      const tooLong = () => errors.filter((e) => e.reason === 'ListTooLong').length;
+      // Sampled while the chains run (a full GC each time, so not too often): until three lists are dropped, or the
+      // heap is far past the budget (the chain unbounded), or 600 samples.
+      for (let i = 0; i < 600 && tooLong() < 3 && peak <= 3 * BUDGET; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        peak = Math.max(peak, retainedBytes() - before);
+      }
+      expect(peak / MiB, 'retained MiB at the peak').toBeLessThan((BUDGET + SLACK) / MiB);
+      expect(errors.filter((e) => e.reason !== 'ListTooLong')).toEqual([]);
+      const [first] = errors;
+      expect(first?.phase).toBe('list');
+      expect(first?.message).toMatch(
+        /^list \/api\/v1\/namespaces\/default\/configmaps: the list is larger than the 16 MiB limit for a whole list \(\d+ pages \(\d+ bytes\), then \d+ bytes read of the next page\); aborted, relisting after the backoff \(option maxListTotalBytes/,
+      );
+      // Each dropped list starts anew (a first page, no continue token): the informer goes on.
+      expect(s.received.list).toBeGreaterThanOrEqual(3);
+    }, 60_000);
+  }
+
+  it('the transport alone: the budget counts the pages of one chain, by the token that continues it', async () => {
+    const chain = freshTokens(false);
+    const s = await serve({ list: chain, continue: chain });
+    const lw = httpListWatch(s.kc, target, { maxListTotalBytes: 2 * MiB });
+    let token: string | undefined;
+    for (let i = 0; i < 2; i++) {
+      const page = await new Promise<{ continue?: string }>((resolve, reject) => {
+        subscriptions.push(lw.list(token ? { continue: token } : {}).subscribe({ next: resolve, error: reject }));
+      });
+      token = page.continue;
+    }
+    // A third page would pass 2 MiB: aborted.
+    const error = await failure(lw.list({ continue: token! }));
+    expect(error.reason).toBe('ListTooLong');
+    expect(error.message).toMatch(/larger than the 2 MiB limit for a whole list \(2 pages \(\d+ bytes\), then \d+ bytes read/);
+    // A new list (no token), or a token this transport never handed out, starts a budget of its own.
+    await expect(new Promise((resolve, reject) => lw.list({}).subscribe({ next: resolve, error: reject }))).resolves.toBeDefined();
+    await expect(
+      new Promise((resolve, reject) => lw.list({ continue: 'elsewhere' }).subscribe({ next: resolve, error: reject })),
+    ).resolves.toBeDefined();
+  });
+
+  it('the default budget is an eighth of V8 heap limit', () => {
+    expect(defaultMaxListTotalBytes()).toBe(Math.floor(getHeapStatistics().heap_size_limit / 8));
+  });
+});

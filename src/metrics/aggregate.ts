@@ -1,0 +1,88 @@
+import type { ErrorReason } from '../0-model/errors.ts';
+import type { InformerHealth } from '../5-informer/health.ts';
+import type { HandlerMetrics } from '../5-informer/handleEvents.ts';
+import type { InformerMetrics } from './informerMetrics.ts';
+
+/**
+ * One entry per resource name. Several informers of one resource (one per namespace, as `watch pods -n a,b` makes;
+ * a metadata-only one beside a full one, as the dynamic factory's CustomResourceDefinition watch) would otherwise
+ * be series with the same label set, which a scraper keeps one of. They are summed, or the worst of them is shown:
+ * see docs/operations.md, "One series per resource".
+ */
+export function groupByName<T extends { readonly name: string }>(entries: readonly T[], merge: (a: T, b: T) => T): T[] {
+  const byName = new Map<string, T>();
+  for (const entry of entries) {
+    const seen = byName.get(entry.name);
+    byName.set(entry.name, seen === undefined ? entry : merge(seen, entry));
+  }
+  return [...byName.values()];
+}
+
+const definedMax = (a: number | undefined, b: number | undefined) => (a === undefined ? b : b === undefined ? a : Math.max(a, b));
+const definedMin = (a: number | undefined, b: number | undefined) => (a === undefined ? b : b === undefined ? a : Math.min(a, b));
+/** The later of two resourceVersions when both are numbers (as every kube-apiserver's are), else the first. */
+const laterVersion = (a: string, b: string) => (b !== '' && (a === '' || Number(b) > Number(a)) ? b : a);
+
+/** Counters and sizes summed; the latest resourceVersion; sync duration: the slowest, absent until all synced. */
+export function mergeMetrics(a: InformerMetrics, b: InformerMetrics): InformerMetrics {
+  const errorsTotal: Partial<Record<ErrorReason, number>> = { ...a.errorsTotal };
+  for (const [reason, n] of Object.entries(b.errorsTotal) as [ErrorReason, number][]) errorsTotal[reason] = (errorsTotal[reason] ?? 0) + n;
+  return {
+    name: a.name,
+    eventsTotal: {
+      added: a.eventsTotal.added + b.eventsTotal.added,
+      updated: a.eventsTotal.updated + b.eventsTotal.updated,
+      deleted: a.eventsTotal.deleted + b.eventsTotal.deleted,
+    },
+    listsTotal: a.listsTotal + b.listsTotal,
+    watchesTotal: a.watchesTotal + b.watchesTotal,
+    shortWatchesTotal: a.shortWatchesTotal + b.shortWatchesTotal,
+    errorsTotal,
+    storeObjects: a.storeObjects + b.storeObjects,
+    storeBytes: a.storeBytes + b.storeBytes,
+    lastResourceVersion: laterVersion(a.lastResourceVersion, b.lastResourceVersion),
+    syncDurationSeconds:
+      a.syncDurationSeconds === undefined || b.syncDurationSeconds === undefined
+        ? undefined
+        : Math.max(a.syncDurationSeconds, b.syncDurationSeconds),
+  };
+}
+
+/** Queue depths and durations summed. */
+export function mergeHandlers<H extends HandlerMetrics & { readonly name: string }>(a: H, b: H): H {
+  return {
+    ...a,
+    depth: a.depth + b.depth,
+    durationSeconds: {
+      count: a.durationSeconds.count + b.durationSeconds.count,
+      sumSeconds: a.durationSeconds.sumSeconds + b.durationSeconds.sumSeconds,
+    },
+  };
+}
+
+/**
+ * The worst of two: watching and synced only if both are; the longer run of failures (and its last reason), the
+ * earlier failing-since, the longer silence; the latest event, bookmark and change of `watching`.
+ */
+export function mergeHealth(a: InformerHealth, b: InformerHealth): InformerHealth {
+  const at = Math.max(a.at, b.at);
+  const lastEventAt = definedMax(a.lastEventAt, b.lastEventAt);
+  const lastBookmarkAt = definedMax(a.lastBookmarkAt, b.lastBookmarkAt);
+  const worse = b.consecutiveFailures > a.consecutiveFailures ? b : a;
+  return {
+    name: a.name,
+    watching: a.watching && b.watching,
+    since: Math.max(a.since, b.since),
+    synced: a.synced && b.synced,
+    lastEventAt,
+    lastBookmarkAt,
+    eventAgeMs: lastEventAt === undefined ? undefined : at - lastEventAt,
+    bookmarkAgeMs: lastBookmarkAt === undefined ? undefined : at - lastBookmarkAt,
+    silentMs: Math.max(a.silentMs + at - a.at, b.silentMs + at - b.at),
+    consecutiveFailures: worse.consecutiveFailures,
+    failingSince: definedMin(a.failingSince, b.failingSince),
+    lastFailure: worse.lastFailure ?? a.lastFailure ?? b.lastFailure,
+    resourceVersion: laterVersion(a.resourceVersion, b.resourceVersion),
+    at,
+  };
+}
