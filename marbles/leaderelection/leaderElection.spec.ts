@@ -2,7 +2,7 @@ import { defer, type Observable } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { leakCheckingScheduler } from '../support/leakCheckingScheduler.ts';
 import { describe, expect, it } from 'vitest';
-import { FakeLeaseServer } from '../../src/leaderelection/fakeLeases.ts';
+import { FakeLeaseServer } from '../../src/testing/fakeLeases.ts';
 import { leaderElection, type LeaderElection } from '../../src/leaderelection/leaderElection.ts';
 import type { LeaseClient } from '../../src/leaderelection/leaseClient.ts';
 

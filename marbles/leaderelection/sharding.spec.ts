@@ -2,7 +2,7 @@ import type { Subscription } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { leakCheckingScheduler } from '../support/leakCheckingScheduler.ts';
 import { describe, expect, it } from 'vitest';
-import { FakeLeaseServer, type FakeLeaseRequest } from '../../src/leaderelection/fakeLeases.ts';
+import { FakeLeaseServer, type FakeLeaseRequest } from '../../src/testing/fakeLeases.ts';
 import { shardOf } from '../../src/leaderelection/hash.ts';
 import { sharding, type Sharding } from '../../src/leaderelection/sharding.ts';
 
@@ -26,20 +26,23 @@ const held = {
 /** The clock stops here; anything still scheduled then outlived its subscribers. */
 const BOUND = 80_000;
 
-function world() {
+function world(shards = SHARDS) {
   const ts = leakCheckingScheduler(BOUND);
   const server = new FakeLeaseServer(ts);
   /** While true every Lease write fails (500) and reads and listings still answer: an API server in trouble. */
   let writesFail = false;
   const failWrites = (fail: boolean) => (writesFail = fail);
+  /** Requests that fail (500) whatever else happens. */
+  let refused = (request: FakeLeaseRequest) => request.lease === '';
+  const refuse = (which: (request: FakeLeaseRequest) => boolean) => (refused = which);
   const replica = (identity: string): { shards: Sharding; partition(): void } => {
     let partitioned = false;
     const fault = (request: FakeLeaseRequest) =>
-      writesFail && request.operation !== 'get' && request.operation !== 'list' ? 'status500' : 'ok';
+      refused(request) || (writesFail && request.operation !== 'get' && request.operation !== 'list') ? 'status500' : 'ok';
     return {
       shards: sharding(server.clients({ client: identity, partitioned: () => partitioned, fault }), {
         name: 'apples',
-        shards: SHARDS,
+        shards,
         identity,
         scheduler: ts,
         random: () => 0,
@@ -52,8 +55,8 @@ function world() {
     server.writes
       .filter((w) => w.at >= from)
       .map((w) => `${w.at} ${w.client} ${w.lease.replace('apples-', '')} ${w.record.holderIdentity || '∅'}`);
-  const holders = () => Array.from({ length: SHARDS }, (_, i) => server.get(`apples-shard-${i}`)?.record.holderIdentity);
-  return { ts, server, replica, writes, holders, failWrites };
+  const holders = () => Array.from({ length: shards }, (_, i) => server.get(`apples-shard-${i}`)?.record.holderIdentity);
+  return { ts, server, replica, writes, holders, failWrites, refuse };
 }
 
 /** A key of `shard`. */
@@ -79,8 +82,8 @@ describe('sharding held$ and gate (marbles, default timing)', () => {
       '6000 a shard-1 a',
       '6000 a shard-2 a',
       '6000 a shard-3 a',
+      '6000 a shard-0 ∅', // in shard order: the machine's inputs are taken one at a time
       '6000 a shard-1 ∅',
-      '6000 a shard-0 ∅',
     ]);
     expect(writes(30_000).filter((w) => w.startsWith('30000 '))).toEqual(['30000 a member-a ∅', '30000 a shard-2 ∅', '30000 a shard-3 ∅']);
     // b left at 40 000: every Lease it held released in that frame, and nothing written after it.
@@ -171,7 +174,9 @@ describe('sharding held$ and gate (marbles, default timing)', () => {
       expectObservable(a.shards.assigned$, '^ 34999ms !').toBe('d 5999ms h 20999ms d', held);
       expectObservable(b.shards.assigned$, '4001ms ^ 30998ms !').toBe('4001ms b', held);
     });
-    expect(writes(10_000).filter((w) => w.includes('member-b'))).toEqual(['10001 b member-b b']);
+    // At the lapse a releases b's member Lease (quoting the resourceVersion it saw unchanged), so a replica listing it later
+    // does not count b alive for a lease duration of its own.
+    expect(writes(10_000).filter((w) => w.includes('member-b'))).toEqual(['10001 b member-b b', '27000 a member-b ∅']);
   });
   it('while its own member Lease is not renewed a replica drops no member: Lease writes failing for 40 s widen no assignment', () => {
     const { ts, replica, failWrites } = world();
@@ -190,10 +195,12 @@ describe('sharding held$ and gate (marbles, default timing)', () => {
     });
   });
   it('a member dropped before the Lease writes failed stays dropped when they come back', () => {
-    const { ts, replica, failWrites } = world();
+    const { ts, replica, failWrites, refuse, writes } = world();
     const a = replica('a');
     const b = replica('b');
     const c = replica('c');
+    // a and b cannot release c's member Lease when it lapses (see the join-after-crash spec): its old record stays.
+    refuse((request) => request.lease === 'apples-member-c' && request.client !== 'c');
     const changes: string[] = [];
     const subs: Subscription[] = [];
     ts.run(() => {
@@ -213,6 +220,38 @@ describe('sharding held$ and gate (marbles, default timing)', () => {
     });
     const after = changes.slice(changes.indexOf('18000') + 1);
     expect(after).toEqual([]);
+    expect(writes(1_000).filter((w) => w.includes('member-c'))).toEqual([]);
     expect(changes.length).toBeGreaterThan(2);
+  });
+  it('a replica joining after a crash does not count the dead member: the shards the survivors hand it are taken within a retry period', () => {
+    // 12 shards. By rendezvous hashing shard 4 is b's among {a, b}, c's among {a, b, c}, but d's among {a, b, c, d}.
+    const { ts, replica, writes } = world(12);
+    const a = replica('a');
+    const b = replica('b');
+    const d = replica('d');
+    const c = replica('c');
+    const subs: Subscription[] = [];
+    const assignedToC: string[] = [];
+    ts.run(() => {
+      // d crashes at 5 000 (its member Lease stays, last renewed at 4 000); a and b take its shards by 21 000. c, a new
+      // identity, joins at 30 000: d's member Lease is in its first listing. b hands shard 4 over to c (its listing shows
+      // c's member Lease) and c must take it, not wait for d's Lease to lapse by c's own clock (45 000).
+      ts.schedule(() => d.partition(), 5_000);
+      subs.push(a.shards.held$.subscribe(), b.shards.held$.subscribe(), d.shards.held$.subscribe());
+      ts.schedule(
+        () => subs.push(c.shards.assigned$.subscribe((s) => assignedToC.push(`${ts.now()} ${[...s].sort((x, y) => x - y).join(',')}`))),
+        30_000,
+      );
+      ts.schedule(() => subs.forEach((sub) => sub.unsubscribe()), 60_000);
+    });
+    expect(assignedToC[0]).toMatch(/^30000 (.*,)?4(,.*)?$/);
+    // a released d's member Lease when it lapsed (by 21 000): c's first listing does not count d. b's listing at 32 000
+    // shows c, b releases 4 then, and c takes it at its next attempt, a retry period later (with d counted: at 45 000).
+    expect(
+      writes(30_000)
+        .filter((w) => w.includes(' shard-4 '))
+        .slice(0, 3),
+    ).toEqual(['31000 b shard-4 b', '32000 b shard-4 ∅', '34000 c shard-4 c']);
+    expect(writes(0).filter((w) => w.includes('member-d ∅'))).toHaveLength(1);
   });
 });

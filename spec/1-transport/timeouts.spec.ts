@@ -290,14 +290,14 @@ describe('obtaining credentials', () => {
     expect(silent.received).toBe(0);
   });
 
-  it('a plugin that fails is reported as Config, with what it said', async () => {
+  it('a plugin that fails is reported as CredentialPlugin (not a bad kubeconfig), with what it said', async () => {
     silent = await Silent.start();
     const kc = execConfig(`http://127.0.0.1:${silent.port}`, `process.stderr.write('no credentials for you'); process.exit(1);`);
     const { seen } = record(httpListWatch(kc, configmaps, short).list({}));
     await until('the error', () => seen.error !== undefined);
     const error = seen.error as InformerError;
-    expect([error.reason, error.phase]).toEqual(['Config', 'config']);
-    expect(error.message).toContain('no credentials for you');
+    expect([error.reason, error.phase]).toEqual(['CredentialPlugin', 'config']);
+    expect(error.message).toBe(`exec plugin ${process.execPath}: failed with exit code 1: no credentials for you`);
     expect(vi.getTimerCount()).toBe(0);
   });
 });

@@ -215,7 +215,7 @@ describe('rx-informer (the bin, against a TLS emulator)', () => {
       expect.arrayContaining([
         'synced configmaps in ns-a: 0 objects',
         'synced configmaps in ns-b: 0 objects',
-        expect.stringMatching(/^synced 2 resources, 0 objects in/),
+        expect.stringMatching(/^synced 1 resource, 0 objects in \d+ ms \(2 namespaces\); watching for changes/),
       ]),
     );
     for (const ns of ['ns-c', 'ns-a', 'ns-b']) api.create('configmaps', { metadata: { name: `cm-${ns}`, namespace: ns } });
@@ -300,6 +300,37 @@ describe('rx-informer (the bin, against a TLS emulator)', () => {
     expect(c.err.filter((l) => l.startsWith(`! webhook ${dead}`)).length).toBeLessThanOrEqual(2);
     expect(slow.requests.map((r) => (JSON.parse(r.body) as { name: string }).name)).toEqual(['cm-0', 'cm-1', 'cm-2', 'cm-3', 'cm-4']);
     await slow.close();
+  });
+
+  it('two webhooks to one origin are told apart (by their place among the --webhook flags), in problems and summaries', async () => {
+    const hook = await receiver((q, s) => void s.writeHead(q.url === '/down' ? 503 : 204).end());
+    const c = cli([
+      'watch',
+      'configmaps',
+      '-n',
+      'twins',
+      '--kubeconfig',
+      kubeconfig,
+      '--webhook',
+      `${hook.url}/up`,
+      '--webhook',
+      `${hook.url}/down`,
+    ]);
+    try {
+      await c.line('err', SYNCED);
+      api.create('configmaps', { metadata: { name: 'twin', namespace: 'twins' } });
+      await c.line('err', new RegExp(`^! webhook #2 ${hook.url}: 1 failed attempt \\(last: HTTP 503\\)`));
+      await until(() => hook.requests.some((r) => r.url === '/up'));
+    } finally {
+      c.proc.kill('SIGTERM');
+      expect((await c.exit).code).toBe(143);
+      await hook.close();
+    }
+    expect(c.err.slice(-2)).toEqual([
+      `webhook #1 ${hook.url}: 1 event delivered`,
+      `webhook #2 ${hook.url}: 0 events delivered, 1 not (1 unsent at exit)`,
+    ]);
+    for (const path of ['/up', '/down']) expect(c.raw()).not.toContain(`${hook.url}${path}`);
   });
 
   it('SIGHUP (the terminal went away) flushes the sinks as SIGTERM does, then exits 129', async () => {

@@ -36,6 +36,7 @@ const SECRETS = [
   'pw-OOOO-1616',
   'srvpw-RRRR-1717',
   'envsecret-UUUU-1919',
+  'plugintok-ZZZZ-2020',
 ];
 
 /** Kubeconfigs that do not parse, in YAML and JSON, each with secrets near the fault (where a parser's snippet would quote them). */
@@ -86,6 +87,30 @@ const FAILING: Record<string, string> = {
       },
     },
   ),
+  // A plugin that prints its credential, then 300 MiB of stderr quoting it: cut at 1 MiB, killed, scrubbed.
+  'exec-endless-stderr.json': valid(
+    { server: 'https://127.0.0.1:1', 'insecure-skip-tls-verify': true },
+    {
+      exec: {
+        apiVersion: 'client.authentication.k8s.io/v1',
+        command: NODE,
+        args: [
+          '-e',
+          `process.stdout.write(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { token: 'plugintok-ZZZZ-2020' } }));
+           const chunk = Buffer.from('using plugintok-ZZZZ-2020\\n'.repeat(2520));
+           let n = 0;
+           const write = () => { while (n++ < 4800) if (!process.stderr.write(chunk)) return void process.stderr.once('drain', write); };
+           write();`,
+        ],
+        interactiveMode: 'Never',
+      },
+    },
+  ),
+  // A CA file that is not there: its path is shown (a path is no secret), the token is not.
+  'missing-ca.json': valid(
+    { server: 'https://127.0.0.1:1', 'certificate-authority': join(dir, 'no-such-ca.crt') },
+    { token: 'tok-AAAA-1111' },
+  ),
 };
 
 describe('kubeconfig: no secret in any message', () => {
@@ -118,8 +143,8 @@ describe('kubeconfig: no secret in any message', () => {
   );
 
   it(
-    'a kubeconfig that parses but fails in use (a server URL with a password, an exec plugin that prints its secrets) prints none of them',
-    { timeout: 60_000 },
+    'a kubeconfig that parses but fails in use (a server URL with a password, an exec plugin that prints its secrets, or 300 MiB of stderr quoting its token; a missing CA file) prints none of them',
+    { timeout: 120_000 },
     async () => {
       const runs = [];
       for (const [name, text] of Object.entries(FAILING)) {
@@ -132,10 +157,20 @@ describe('kubeconfig: no secret in any message', () => {
         for (const secret of SECRETS) expect(all, `${name}: ${secret}`).not.toContain(secret);
         expect(all).not.toContain('admin');
       }
-      const [userinfo, exec] = runs.map((r) => r.run.err);
+      const [userinfo, exec, endless, ca] = runs.map((r) => r.run.err);
+      expect(endless).toEqual([
+        expect.stringMatching(
+          /^error: cannot get credentials for https:\/\/127\.0\.0\.1:1: exec plugin \S+: its stderr passed the 1 MiB limit; stopped reading and killed it: …( \| using <redacted>)+/,
+        ),
+      ]);
       expect(userinfo).toEqual([expect.stringMatching(/^error: cannot reach the API server at https:\/\/127\.0\.0\.1:1: /)]);
-      // The plugin's message is still shown, its secrets replaced.
-      expect(exec).toEqual(['error: bad kubeconfig: cannot apply the KubeConfig: leaked-<redacted> <redacted>']);
+      // The plugin's message is still shown, its secrets replaced; a failing plugin is no bad kubeconfig.
+      expect(exec).toEqual([
+        `error: cannot get credentials for https://127.0.0.1:1: exec plugin ${NODE}: failed with exit code 3: leaked-<redacted> <redacted>`,
+      ]);
+      expect(ca).toEqual([
+        `error: bad kubeconfig: cannot read the certificate-authority file ${join(dir, 'no-such-ca.crt')}: no such file`,
+      ]);
     },
   );
 

@@ -29,9 +29,22 @@ describe('rx-informer start (the built-in demo)', () => {
   it('runs the demo: the emulator with live churn, watched until Ctrl-C', async () => {
     const c = cli(['start', '--churn-interval', '50'], SOURCES);
     await c.line('err', /^rx-informer demo: API-server emulator on http:\/\/127\.0\.0\.1:\d+ with live churn and injected faults$/);
+    // Installed, the advice is the bin's command (`npm start -- …` only works inside this repository).
+    await c.line('err', /^\(point it at a real cluster with: rx-informer start --kubeconfig ~\/\.kube\/config\)$/);
     await c.line('out', /^\d\d:\d\d:\d\d (ADDED|UPDATED|DELETED) /, 30_000);
     c.proc.kill('SIGINT');
     expect((await c.exit).code).toBe(130);
+  });
+
+  it('run by `npm start` in this repository, its advice and usage pointer say `npm start -- …`', async () => {
+    const NPM_START = { ...SOURCES, npm_lifecycle_event: 'start', npm_package_name: 'rx-informer', npm_command: 'start' };
+    const c = cli(['start', '--churn-interval', '50'], NPM_START);
+    await c.line('err', /^\(point it at a real cluster with: npm start -- --kubeconfig ~\/\.kube\/config\)$/);
+    c.proc.kill('SIGINT');
+    expect((await c.exit).code).toBe(130);
+    const bad = cli(['start', '--bogus'], NPM_START);
+    expect((await bad.exit).code).toBe(2);
+    expect(bad.err).toEqual(['error: unknown option --bogus', 'run `npm start -- --help` for usage']);
   });
 
   it('without rx-informer-emulator installed: one line that says to install it or pass --kubeconfig, exit 2', async () => {

@@ -67,7 +67,7 @@ describe('explain: one line a user can act on', () => {
     expect(explain(reset, 'https://127.0.0.1:6443')).toMatch(
       /^the TLS handshake with the API server at https:\/\/127\.0\.0\.1:6443 failed: /,
     );
-    const refused = new InformerError('NetworkError', 'list /api: ECONNREFUSED connect ECONNREFUSED 127.0.0.1:6443');
+    const refused = new InformerError('NetworkError', 'list /api: connect ECONNREFUSED 127.0.0.1:6443');
     expect(explain(refused, 'https://127.0.0.1:6443')).toBe(`cannot reach the API server at https://127.0.0.1:6443: ${refused.message}`);
   });
 

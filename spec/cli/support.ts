@@ -30,13 +30,26 @@ export function killAll(): void {
   for (const proc of running) proc.kill('SIGKILL');
 }
 
-/** `maxOpenFiles`: run under `ulimit -n` (through bash), as a user with a low file-descriptor limit would. */
+/**
+ * The environment of the test run without what npm adds to the scripts it runs (`npm_lifecycle_event`, …):
+ * the bin runs as installed, whether the tests were started by `npm test`, `npx vitest` or vitest itself.
+ */
+function installedEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const outside = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('npm_')));
+  return { ...outside, ...env };
+}
+
+/**
+ * `env`: added to the environment (run as installed: npm's variables taken out). `maxOpenFiles`: run under
+ * `ulimit -n` (through bash), as a user with a low file-descriptor limit would.
+ */
 export function cli(args: string[], env: NodeJS.ProcessEnv = {}, options: { readonly maxOpenFiles?: number } = {}): Cli {
+  const childEnv = installedEnv(env);
   const proc =
     options.maxOpenFiles === undefined
-      ? spawn(NODE, [MAIN, ...args], { env: { ...process.env, ...env }, stdio: 'pipe' })
+      ? spawn(NODE, [MAIN, ...args], { env: childEnv, stdio: 'pipe' })
       : spawn('bash', ['-c', `ulimit -n ${options.maxOpenFiles} && exec "$0" "$@"`, NODE, MAIN, ...args], {
-          env: { ...process.env, ...env },
+          env: childEnv,
           stdio: 'pipe',
         });
   running.add(proc);

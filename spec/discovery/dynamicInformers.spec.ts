@@ -344,6 +344,41 @@ describe('dynamicInformerFactory', () => {
   });
 });
 
+describe('dynamicInformerFactory: watches whose options conflict on a shared informer', () => {
+  it("a second watch asking another resyncPeriod for a resource the first runs ends with the factory's Config error; the first runs on", async () => {
+    api = await startApiServer();
+    api.create('pods', { metadata: { name: 'web-1', namespace: 'shop' }, spec: { containers: [{ name: 'c', image: 'nginx' }] } });
+    const dynamic = dynamicInformerFactory(api.kubeConfig, fast);
+    const first = follow(dynamic.watch(['pods'], { resyncPeriod: 60_000 }));
+    await until(() => (first.objects.get('pods') ?? []).length === 1, 'the pod');
+    let failed: unknown;
+    const lifecycle: string[] = [];
+    subscriptions.push(
+      dynamic.watch(['pods', 'configmaps'], { resyncPeriod: 30_000 }).subscribe({
+        next: (e) => lifecycle.push(e.type),
+        error: (error: unknown) => (failed = error),
+      }),
+    );
+    await until(() => failed !== undefined, 'the second watch to fail');
+    expect(failed).toMatchObject({ reason: 'Config' });
+    expect((failed as Error).message).toMatch(
+      /pods in all namespaces was made with resyncPeriod 60000; a later request for it asks for 30000/,
+    );
+    expect(lifecycle).toEqual([]);
+    // Nothing of the failed watch is held: the factory has the first watch's informer only, which still runs.
+    expect(dynamic.factory.informers().map((i) => resourceName(i.resource))).toEqual([
+      'customresourcedefinitions.apiextensions.k8s.io',
+      'pods',
+    ]);
+    api.create('pods', { metadata: { name: 'web-2', namespace: 'shop' }, spec: { containers: [{ name: 'c', image: 'nginx' }] } });
+    await until(() => first.objects.get('pods')!.length === 2, 'the second pod');
+    // The same options share it.
+    const same = follow(dynamic.watch(['pods'], { resyncPeriod: 60_000 }));
+    await until(() => same.named('started').length === 1, 'the third watch');
+    expect(same.lifecycle[0]).toMatchObject({ type: 'started' });
+  });
+});
+
 describe('InformerFactory.forget', () => {
   it('drops that very informer: informer() then makes a fresh one, and forgetting a stale one drops nothing', async () => {
     api = await startApiServer();

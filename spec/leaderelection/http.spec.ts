@@ -1,4 +1,8 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { firstValueFrom, filter, type Subscription } from 'rxjs';
+import { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LeaseError } from '../../src/leaderelection/errors.ts';
 import { httpLeaseClients } from '../../src/leaderelection/httpLeaseClient.ts';
@@ -81,6 +85,66 @@ describe('Lease requests to a hostile server', () => {
       expect(failed.message).toBe(`get lease ctrl: ${'z'.repeat(1024)}… (100000 bytes)`);
     } finally {
       await server.close();
+    }
+  });
+});
+
+describe('Lease requests with an exec credential plugin', () => {
+  it('use the transport’s exec credentials: a 401 runs the plugin again; a failing plugin is CredentialPlugin', async () => {
+    api = await startApiServer({ namespaces: ['ops'], token: 'one' });
+    const dir = mkdtempSync(join(tmpdir(), 'rx-informer-lease-exec-'));
+    try {
+      writeFileSync(join(dir, 'token'), 'one');
+      writeFileSync(
+        join(dir, 'plugin.mjs'),
+        `import { appendFileSync, readFileSync } from 'node:fs';
+         const dir = process.env.PLUGIN_DIR;
+         appendFileSync(dir + '/runs', 'x');
+         const token = readFileSync(dir + '/token', 'utf8');
+         if (token === 'fail') { process.stderr.write('no session for ' + token); process.exit(4); }
+         process.stdout.write(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { token } }));`,
+      );
+      const kc = new KubeConfig();
+      kc.loadFromOptions({
+        clusters: [{ name: 'c', server: api.url, skipTLSVerify: true }],
+        users: [
+          {
+            name: 'u',
+            exec: {
+              apiVersion: 'client.authentication.k8s.io/v1',
+              command: process.execPath,
+              args: [join(dir, 'plugin.mjs')],
+              env: [{ name: 'PLUGIN_DIR', value: dir }],
+              interactiveMode: 'Never',
+            },
+          },
+        ],
+        contexts: [{ name: 'c', cluster: 'c', user: 'u' }],
+        currentContext: 'c',
+      });
+      const lease = httpLeaseClients(kc, { namespace: 'ops' }).lease('ctrl');
+      const runs = () => readFileSync(join(dir, 'runs'), 'utf8').length;
+      expect(await firstValueFrom(lease.get())).toBeNull(); // 404: no Lease yet
+      expect(await firstValueFrom(lease.get())).toBeNull();
+      expect(runs()).toBe(1); // cached
+
+      api.setToken('two');
+      writeFileSync(join(dir, 'token'), 'two');
+      expect(await firstValueFrom(lease.get()).catch((e: unknown) => e)).toMatchObject({ reason: 'Unauthorized', status: 401 });
+      expect(await firstValueFrom(lease.get())).toBeNull();
+      expect(runs()).toBe(2);
+
+      api.setToken('three');
+      writeFileSync(join(dir, 'token'), 'fail');
+      await firstValueFrom(lease.get()).catch(() => undefined); // 401: the credential is dropped
+      const error = (await firstValueFrom(lease.get()).catch((e: unknown) => e)) as LeaseError;
+      expect(error).toBeInstanceOf(LeaseError);
+      expect([error.reason, error.message]).toEqual([
+        'CredentialPlugin',
+        `get lease ctrl: exec plugin ${process.execPath}: failed with exit code 4: no session for fail`,
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

@@ -2,7 +2,7 @@ import { Subscription } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { describe, expect, it } from 'vitest';
 import type { LeaseError } from '../../src/leaderelection/errors.ts';
-import { FakeLeaseServer, type FakeLeaseFault } from '../../src/leaderelection/fakeLeases.ts';
+import { FakeLeaseServer, type FakeLeaseFault } from '../../src/testing/fakeLeases.ts';
 import { leaderElection } from '../../src/leaderelection/leaderElection.ts';
 
 function setup(fault: (op: string) => FakeLeaseFault = () => 'ok') {

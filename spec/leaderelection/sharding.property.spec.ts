@@ -7,6 +7,13 @@ import type { Interval } from './simulation.ts';
 
 const RUNS = Number(process.env['SHARDING_RUNS'] ?? 500);
 const CHAOS_UNTIL = 30_000;
+const KILL_AT = 60_000;
+/**
+ * A new identity joins this long after the kill: by then every survivor has judged the dead member lapsed (its last
+ * renewal R ≤ the kill, lapsed by R + (leaseDuration + retryPeriod) / 0.95 + a round trip, 18.3 s at most) and taken
+ * its shards: the issue's join-after-crash scenario.
+ */
+const NEWCOMER_AFTER_KILL = 20_000;
 
 export const shardingPlan: fc.Arbitrary<ShardingPlan> = fc
   .record({
@@ -21,19 +28,22 @@ export const shardingPlan: fc.Arbitrary<ShardingPlan> = fc
     partitionFor: fc.option(fc.integer({ min: 1_000, max: 25_000 }), { nil: undefined, freq: 2 }),
     outageFrom: fc.integer({ min: 0, max: CHAOS_UNTIL }),
     outageFor: fc.option(fc.integer({ min: 1_000, max: 25_000 }), { nil: undefined, freq: 3 }),
+    newcomerRate: fc.double({ min: 1 - DRIFT, max: 1 + DRIFT, noNaN: true }),
+    newcomerAfterKill: fc.integer({ min: NEWCOMER_AFTER_KILL, max: NEWCOMER_AFTER_KILL + 8_000 }),
   })
   .chain((p) =>
     fc.tuple(fc.integer({ min: 0, max: p.rates.length - 1 }), fc.integer({ min: 0, max: p.rates.length - 1 })).map(([kill, cut]) => ({
       seed: p.seed,
       shards: p.shards,
       drift: DRIFT,
-      rates: p.rates,
-      startAt: p.rates.map((_, i) => (i === p.rates.length - 1 ? p.lateJoin : i * 700)),
+      rates: [...p.rates, p.newcomerRate],
+      startAt: [...p.rates.map((_, i) => (i === p.rates.length - 1 ? p.lateJoin : i * 700)), KILL_AT + p.newcomerAfterKill],
+      newcomer: p.rates.length,
       maxLatencyMs: p.maxLatencyMs,
       faultRate: p.faultRate,
       chaosUntil: CHAOS_UNTIL,
       kill,
-      killAt: 60_000,
+      killAt: KILL_AT,
       keys: p.keys,
       ...(p.outageFor === undefined ? {} : { writeOutage: { from: p.outageFrom, until: p.outageFrom + p.outageFor } }),
       ...(p.partitionFor === undefined
@@ -93,6 +103,28 @@ function violations(result: ShardingResult): string[] {
         found.push(`shard ${shard} of killed r${plan.kill}, taken by r${take.replica} at ${take.start}, owned there at ${owned?.start}`);
     }
   }
+  // A replica joining after a crash (a new identity, the dead member's Lease still there): every shard a survivor hands
+  // over from then on is taken within a retry period. The newcomer wants its share from its first listing (the same
+  // assignment the survivors compute), polls each shard's Lease a retryPeriod (its clock) after each answer, so its
+  // reads reach the server at most retryPeriod / rate + two one-way latencies apart, and takes a released one at once:
+  // its first read to arrive after the release, that read's answer and the write, four one-way latencies in all.
+  // Counting the dead member alive for a lease duration from its own first sight of it, it would leave some unheld ~15 s.
+  if (plan.newcomer !== undefined) {
+    const joined = plan.startAt[plan.newcomer]!;
+    const bound = r / Math.min(...plan.rates) + 4 * plan.maxLatencyMs;
+    for (let shard = 0; shard < plan.shards; shard++) {
+      const writes = result.writes.filter((w) => w.lease === `apples-shard-${shard}` && w.at >= joined);
+      writes.forEach((w, i) => {
+        if (w.record.holderIdentity !== '') return;
+        const taken = writes.slice(i + 1).find((next) => next.record.holderIdentity !== '');
+        if ((taken?.at ?? result.end) - w.at > bound)
+          found.push(
+            `shard ${shard} released by ${w.client} at ${w.at} after r${plan.newcomer} joined (${joined}), ` +
+              `taken ${taken ? `by ${taken.client} at ${taken.at}` : 'by nobody'} (bound ${w.at + bound})`,
+          );
+      });
+    }
+  }
   // A Lease-write outage widens no assignment: once a replica's own member Lease has gone unrenewed for a renew deadline
   // (it stops leading its member Lease by then, on its own clock), it drops nobody from its view until its writes succeed
   // again, so no assignment of it gains a shard in that window (one may shrink: a member can still join).
@@ -133,8 +165,8 @@ function violations(result: ShardingResult): string[] {
   return found;
 }
 
-describe('sharding, 2–4 replicas with sharded informers in virtual time (drift ±5 %, latencies, faults, a partition, a Lease-write outage, a late joiner, a death)', () => {
-  it(`no shard and no key at two replicas at once, no key from a cold cache; a dead replica's shards cached and held elsewhere within (leaseDuration + retryPeriod) / rate of its last renewals (+ one list, round trips); balanced, caches disjoint and whole at the end (${RUNS} schedules)`, () => {
+describe('sharding, 2–4 replicas with sharded informers in virtual time (drift ±5 %, latencies, faults, a partition, a Lease-write outage, a late joiner, a death, a newcomer after it)', () => {
+  it(`no shard and no key at two replicas at once, no key from a cold cache; a dead replica's shards cached and held elsewhere within (leaseDuration + retryPeriod) / rate of its last renewals (+ one list, round trips); a newcomer after the death takes what it is handed within a retry period; balanced, caches disjoint and whole at the end (${RUNS} schedules)`, () => {
     fc.assert(
       fc.property(shardingPlan, (plan) => {
         const result = runSharding(plan);

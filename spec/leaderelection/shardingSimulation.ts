@@ -7,8 +7,8 @@
  */
 import { defer, mergeMap, NEVER, of, throwError, timer, type Subscription } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
-import { driftingScheduler } from '../../src/leaderelection/driftingScheduler.ts';
-import { FakeLeaseServer, type FakeLeaseFault, type FakeLeaseWrite } from '../../src/leaderelection/fakeLeases.ts';
+import { driftingScheduler } from '../../src/testing/driftingScheduler.ts';
+import { FakeLeaseServer, type FakeLeaseFault, type FakeLeaseWrite } from '../../src/testing/fakeLeases.ts';
 import { DEFAULT_TIMING } from '../../src/leaderelection/machine.ts';
 import { sharding } from '../../src/leaderelection/sharding.ts';
 import { prng, type Interval } from './simulation.ts';
@@ -28,6 +28,8 @@ export interface ShardingPlan {
   readonly maxLatencyMs: number;
   readonly faultRate: number;
   readonly chaosUntil: number;
+  /** This replica starts after the kill (the last one, with a new identity), when the survivors hold the dead one's shards. */
+  readonly newcomer?: number;
   /** This replica is killed (no release) at `killAt`. */
   readonly kill: number;
   readonly killAt: number;
@@ -68,7 +70,7 @@ const FAULTS: readonly FakeLeaseFault[] = ['status500', 'dropBefore', 'dropAfter
 
 export function runSharding(plan: ShardingPlan): ShardingResult {
   const base = new TestScheduler(() => true);
-  const end = plan.killAt + 40_000;
+  const end = Math.max(plan.killAt + 40_000, ...plan.startAt.map((at) => at + 20_000));
   base.maxFrames = end;
   const random = prng(plan.seed);
   const server = new FakeLeaseServer(base);

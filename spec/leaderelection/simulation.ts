@@ -6,8 +6,8 @@
  */
 import { EMPTY, Observable, switchMap, type Subscription } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
-import { driftingScheduler } from '../../src/leaderelection/driftingScheduler.ts';
-import { FakeLeaseServer, type FakeLeaseFault } from '../../src/leaderelection/fakeLeases.ts';
+import { driftingScheduler } from '../../src/testing/driftingScheduler.ts';
+import { FakeLeaseServer, type FakeLeaseFault } from '../../src/testing/fakeLeases.ts';
 import { leaderElection } from '../../src/leaderelection/leaderElection.ts';
 import { DEFAULT_TIMING, type ElectionTiming } from '../../src/leaderelection/machine.ts';
 

@@ -24,7 +24,9 @@ import { isRecord } from '../util/isRecord.ts';
  * - `IndexerError`: an index function threw for an object; the cache keeps the key's last version.
  * - `WatchError`: an ERROR event in a watch stream other than 410.
  * - `HandlerError`: a subscriber's handler threw; other subscribers are unaffected.
- * - `Config`: the KubeConfig could not be applied (no cluster, bad certificate, exec plugin failed).
+ * - `Config`: the KubeConfig could not be applied (no cluster, a file it names cannot be read, an exec section that is not valid).
+ * - `CredentialPlugin`: an exec credential plugin failed (not found, non-zero exit, output too large or not an
+ *   ExecCredential); its stderr is quoted cut and scrubbed. A hung plugin is a `Timeout` waiting for credentials.
  * - `NotAcceptable`: a notice, not a failure (status 406, once per ListWatch): the server does not serve
  *   PartialObjectMetadata, so a metadata-only informer fetches full objects and cuts them down on arrival.
  * - `ResponseTooLarge`: a response body (list page, error Status, discovery document) passed its byte limit
@@ -53,6 +55,7 @@ export type ErrorReason =
   | 'WatchError'
   | 'HandlerError'
   | 'Config'
+  | 'CredentialPlugin'
   | 'NotAcceptable'
   | 'ResponseTooLarge'
   | 'Unknown';
@@ -175,6 +178,7 @@ export const REASON_CLASSES = {
   WatchError: resumable,
   HandlerError: object,
   Config: failure,
+  CredentialPlugin: failure,
   NotAcceptable: { kind: 'notice' },
   ResponseTooLarge: failure,
   Unknown: resumable,

@@ -24,9 +24,9 @@ import {
 import { get, type Opened } from './http/request.ts';
 import { listBodyDecoder } from './http/listBody.ts';
 
-// The HTTP transport, assembled from ./http: options (limits and defaults), execAuth (exec plugins),
-// agents (TLS material and keep-alive agents), request (one GET, HTTP/1.1 or ./http2), body (reading
-// a bounded response), decode (list pages and watch lines). This file: getJson and httpListWatch.
+// The HTTP transport, assembled from ./http: options (limits and defaults), credentials (exec plugins
+// and token files), agents (TLS material and keep-alive agents), request (one GET, HTTP/1.1 or ./http2),
+// body (reading a bounded response), decode (list pages and watch lines). This file: getJson and httpListWatch.
 
 export {
   DEFAULT_LIST_IDLE_TIMEOUT_MS,
@@ -48,6 +48,7 @@ export { MAX_RETRY_AFTER_SECONDS } from '../0-model/errors.ts';
 export type { HttpProtocol } from './http2/request.ts';
 export type { Http2Options } from './http2/health.ts';
 export { http2Route, useAgent } from './http/agents.ts';
+export { applyCredentials, credentialRejected, type Issued } from './http/credentials.ts';
 export { tlsFailure, type AwaitingStage } from './http/request.ts';
 export { parseRetryAfter } from './http/body.ts';
 export { parseWatchLine, parseWatchLineLazily } from './http/decode.ts';

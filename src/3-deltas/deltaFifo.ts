@@ -1,8 +1,19 @@
-import { Observable, type OperatorFunction } from 'rxjs';
+import { Observable, type OperatorFunction, type Subscriber } from 'rxjs';
 import { keyOf as metaNamespaceKey } from '../0-model/objects.ts';
 import type { SourceEvent } from '../2-source/sourceEvent.ts';
 import { DeltaQueue } from './deltaQueue.ts';
-import { isTombstone, newestObject, type BatchCause, type Delta, type Deltas, type FifoOutput } from './deltas.ts';
+import type { FillReplace } from './deltas.ts';
+import {
+  isFill,
+  isTombstone,
+  isUnchanged,
+  newestObject,
+  recreatedDelta,
+  type BatchCause,
+  type Delta,
+  type Deltas,
+  type FifoOutput,
+} from './deltas.ts';
 import { forward } from '../util/forward.ts';
 
 /** What the consumer has cached (client-go's knownObjects): the informer passes its store. */
@@ -34,7 +45,11 @@ export interface DeltaFifoOptions<T> {
  *   carrying the newest queued or the known object of the key (ignored likewise).
  * - `replace` → Replaced for every listed object, then Deleted carrying a
  *   {@link DeletedFinalStateUnknown} tombstone for every queued or known key the
- *   list no longer has (deletions missed while the watch was down). Its
+ *   list no longer has (deletions missed while the watch was down). A listed object
+ *   whose uid differs from the known or queued one's (its name deleted and created
+ *   again meanwhile) gets such a tombstone of the old object just before its Replaced. A
+ *   {@link FillReplace} (a sharded informer filling shards that joined) hands on no Replaced for
+ *   an object the consumer holds unchanged (same resourceVersion). Its
  *   `rejectedKeys` (listed, but invalid) count as listed: no delta, no tombstone,
  *   whatever is known or queued for them stays.
  * - `resync` → Sync for every known object that has nothing queued.
@@ -61,146 +76,24 @@ export function deltaFifo<T extends { readonly metadata: { readonly name: string
   const keyOf = options.keyOf ?? metaNamespaceKey;
   return (source) =>
     new Observable<FifoOutput<T>>((subscriber) => {
-      /** What the consumer has been handed: the DeltaFIFO's knownObjects. */
-      const own = options.knownObjects ? undefined : new Map<string, T>();
-      const known: () => KnownObjects<T> = options.knownObjects ?? (() => own!);
-      const queue = new DeltaQueue<T>();
-      let synced = false;
-      let draining = false;
-      let pending: { cause: BatchCause; resourceVersion: string | undefined } | undefined;
-
-      const enqueue = (key: string, delta: Delta<T>) => queue.add(key, delta, !synced);
-
-      /**
-       * Keys handed on last as a tombstone, with the tombstone's object (only when the operator
-       * keeps its own knownObjects: a consumer such as processDeltas may still have them queued).
-       * Forgotten at the next list or the key's next delta, so it never outgrows one relist's
-       * tombstones. (client-go would still take a delete for a tombstone queued across two relists;
-       * a server never sends one: the watch starts after the list that missed the key.)
-       */
-      const tombstoned = own ? new Map<string, T>() : undefined;
-
-      const replace = (items: readonly T[], rejectedKeys: readonly string[]) => {
-        tombstoned?.clear();
-        // Nothing known and nothing queued (the first list): nothing can be missing from it.
-        if (queue.size === 0 && known().size === 0) {
-          for (const item of items) enqueue(keyOf(item), { type: 'Replaced', object: item });
-          return;
-        }
-        // Keys whose listed object failed validation exist on the server: never missing.
-        const listed = new Set<string>(rejectedKeys);
-        for (const item of items) {
-          const key = keyOf(item);
-          listed.add(key);
-          enqueue(key, { type: 'Replaced', object: item });
-        }
-        for (const key of [...queue.keys()]) {
-          if (listed.has(key)) continue;
-          const last = newestObject(queue.peek(key) ?? []);
-          if (last !== undefined) enqueue(key, { type: 'Deleted', object: { finalStateUnknown: true, key, object: last } });
-        }
-        for (const [key, object] of known().entries()) {
-          if (!listed.has(key) && !queue.has(key)) enqueue(key, { type: 'Deleted', object: { finalStateUnknown: true, key, object } });
-        }
-      };
-
-      /** Keeps the operator's own knownObjects (when the consumer gives none) up to date with what it hands on. */
-      const handOn = (entry: Deltas<T>) => {
-        if (!own) return;
-        const last = entry.deltas[entry.deltas.length - 1];
-        tombstoned!.delete(entry.key);
-        if (last?.type === 'Deleted') {
-          own.delete(entry.key);
-          if (isTombstone(last.object)) tombstoned!.set(entry.key, last.object.object);
-        } else {
-          const object = newestObject(entry.deltas);
-          if (object !== undefined) own.set(entry.key, object);
-        }
-      };
-
-      const drain = () => {
-        draining = true;
-        try {
-          while (pending) {
-            const { cause, resourceVersion } = pending;
-            pending = undefined;
-            const items: Deltas<T>[] = [];
-            for (let next = queue.pop(); next; next = queue.pop()) {
-              items.push(next);
-              handOn(next);
-            }
-            const firstReplace = cause === 'replace' && !synced;
-            if (cause === 'replace') synced = true;
-            if (items.length === 0 && !firstReplace) continue;
-            subscriber.next(
-              resourceVersion === undefined ? { type: 'deltas', cause, items } : { type: 'deltas', cause, items, resourceVersion },
-            );
-          }
-        } finally {
-          draining = false;
-        }
-      };
-
-      const step = (cause: BatchCause, resourceVersion: string | undefined) => {
-        // A re-entrant step joins the batch being drained; a replace always marks its own.
-        if (!pending || cause === 'replace') pending = { cause, resourceVersion };
-        if (!draining) drain();
-      };
-
-      /**
-       * One watch event. With nothing queued and nothing being handed on (the
-       * usual case), it goes out at once as a one-key batch, without a trip
-       * through the queue; otherwise it is queued like any other step.
-       */
-      const watchEvent = (key: string, delta: Delta<T>, resourceVersion: string, afterTombstone = false) => {
-        if (draining || queue.size > 0) {
-          enqueue(key, delta);
-          return step('event', resourceVersion);
-        }
-        const entry: Deltas<T> = afterTombstone
-          ? { key, deltas: [delta], isInInitialList: !synced, afterTombstone: true }
-          : { key, deltas: [delta], isInInitialList: !synced };
-        handOn(entry);
-        draining = true;
-        try {
-          subscriber.next({ type: 'deltas', cause: 'event', items: [entry], resourceVersion });
-        } finally {
-          draining = false;
-        }
-        // Steps that arrived while it was handed on (a re-entrant source).
-        if (pending) drain();
-      };
-
-      /** A DELETED event; `object` undefined when it failed validation (the last state we have stands for it). */
-      const deleted = (key: string, object: T | undefined, resourceVersion: string) => {
-        const queued = queue.peek(key);
-        const last = queued ? newestObject(queued) : known().get(key);
-        if (last !== undefined) return watchEvent(key, { type: 'Deleted', object: object ?? last }, resourceVersion);
-        const tombstone = tombstoned?.get(key);
-        // (Re-entrant, while a batch is being handed on: dropped, as it would be once the tombstone is handled.)
-        if (tombstone === undefined || draining) return;
-        // Handed on as a tombstone: a consumer that still has it queued takes this delete instead.
-        tombstoned!.delete(key);
-        watchEvent(key, { type: 'Deleted', object: object ?? tombstone }, resourceVersion, true);
-      };
-
+      const fifo = new DeltaFifo<T>(subscriber, keyOf, options.knownObjects);
       return source.subscribe(
         forward(subscriber, (event) => {
           switch (event.type) {
             case 'added':
-              return watchEvent(keyOf(event.object), { type: 'Added', object: event.object }, event.resourceVersion);
+              return fifo.watchEvent(keyOf(event.object), { type: 'Added', object: event.object }, event.resourceVersion);
             case 'modified':
-              return watchEvent(keyOf(event.object), { type: 'Updated', object: event.object }, event.resourceVersion);
+              return fifo.watchEvent(keyOf(event.object), { type: 'Updated', object: event.object }, event.resourceVersion);
             case 'deleted':
-              return deleted(keyOf(event.object), event.object, event.resourceVersion);
+              return fifo.deleted(keyOf(event.object), event.object, event.resourceVersion);
             case 'deletedKey':
-              return deleted(event.key, undefined, event.resourceVersion);
+              return fifo.deleted(event.key, undefined, event.resourceVersion);
             case 'replace':
-              replace(event.items, event.rejectedKeys ?? []);
-              return step('replace', event.resourceVersion);
+              fifo.replace(event.items, event.rejectedKeys ?? [], isFill(event));
+              return fifo.step('replace', event.resourceVersion);
             case 'resync':
-              for (const [key, object] of known().entries()) if (!queue.has(key)) enqueue(key, { type: 'Sync', object });
-              return step('resync', undefined);
+              fifo.resync();
+              return fifo.step('resync', undefined);
             case 'bookmark':
             case 'watch':
             case 'error':
@@ -209,4 +102,163 @@ export function deltaFifo<T extends { readonly metadata: { readonly name: string
         }),
       );
     });
+}
+
+/** One subscription's DeltaFIFO: the per-key queue, what the consumer holds, and the batch being handed on. */
+class DeltaFifo<T> {
+  private readonly subscriber: Subscriber<FifoOutput<T>>;
+  private readonly keyOf: (object: T) => string;
+  /** What the consumer has been handed, when it gives no knownObjects of its own. */
+  private readonly own: Map<string, T> | undefined;
+  private readonly known: () => KnownObjects<T>;
+  private readonly queue = new DeltaQueue<T>();
+  private synced = false;
+  private draining = false;
+  private pending: { cause: BatchCause; resourceVersion: string | undefined } | undefined;
+  /**
+   * Keys handed on last as a tombstone, with the tombstone's object (only when the operator
+   * keeps its own knownObjects: a consumer such as processDeltas may still have them queued).
+   * Forgotten at the next list or the key's next delta, so it never outgrows one relist's
+   * tombstones. (client-go would still take a delete for a tombstone queued across two relists;
+   * a server never sends one: the watch starts after the list that missed the key.)
+   */
+  private readonly tombstoned: Map<string, T> | undefined;
+
+  constructor(subscriber: Subscriber<FifoOutput<T>>, keyOf: (object: T) => string, knownObjects: (() => KnownObjects<T>) | undefined) {
+    this.subscriber = subscriber;
+    this.keyOf = keyOf;
+    this.own = knownObjects ? undefined : new Map<string, T>();
+    const own = this.own;
+    this.known = knownObjects ?? (() => own!);
+    this.tombstoned = own ? new Map<string, T>() : undefined;
+  }
+
+  private enqueue(key: string, delta: Delta<T>): void {
+    this.queue.add(key, delta, !this.synced);
+  }
+
+  /** The key's object as the consumer will have it once the queue is handed on (undefined: none, or deleted). */
+  private current(key: string): T | undefined {
+    const queued = this.queue.peek(key);
+    if (queued === undefined || queued.length === 0) return this.known().get(key);
+    return queued[queued.length - 1]!.type === 'Deleted' ? undefined : newestObject(queued);
+  }
+
+  /** A list: Replaced per listed object (see the operator's rules), then the tombstones of the keys it lacks. */
+  replace(items: readonly T[], rejectedKeys: readonly string[], fill: boolean): void {
+    this.tombstoned?.clear();
+    // Nothing known and nothing queued (the first list): nothing can be missing from it.
+    if (this.queue.size === 0 && this.known().size === 0) {
+      for (const item of items) this.enqueue(this.keyOf(item), { type: 'Replaced', object: item });
+      return;
+    }
+    // Keys whose listed object failed validation exist on the server: never missing.
+    const listed = new Set<string>(rejectedKeys);
+    for (const item of items) {
+      const key = this.keyOf(item);
+      listed.add(key);
+      const previous = this.current(key);
+      // A list filling shards that joined: what it finds unchanged is no news.
+      if (fill && isUnchanged(previous, item)) continue;
+      // Another object under the key (another uid): the deletion missed first, then the new object.
+      const missed = recreatedDelta(key, previous, item);
+      if (missed !== undefined) this.enqueue(key, missed);
+      this.enqueue(key, { type: 'Replaced', object: item });
+    }
+    for (const key of [...this.queue.keys()]) {
+      if (listed.has(key)) continue;
+      const last = newestObject(this.queue.peek(key) ?? []);
+      if (last !== undefined) this.enqueue(key, { type: 'Deleted', object: { finalStateUnknown: true, key, object: last } });
+    }
+    for (const [key, object] of this.known().entries()) {
+      if (!listed.has(key) && !this.queue.has(key))
+        this.enqueue(key, { type: 'Deleted', object: { finalStateUnknown: true, key, object } });
+    }
+  }
+
+  /** A resync tick: Sync for every known object with nothing queued. */
+  resync(): void {
+    for (const [key, object] of this.known().entries()) if (!this.queue.has(key)) this.enqueue(key, { type: 'Sync', object });
+  }
+
+  /** Keeps the operator's own knownObjects (when the consumer gives none) up to date with what it hands on. */
+  private handOn(entry: Deltas<T>): void {
+    if (!this.own) return;
+    const last = entry.deltas[entry.deltas.length - 1];
+    this.tombstoned!.delete(entry.key);
+    if (last?.type === 'Deleted') {
+      this.own.delete(entry.key);
+      if (isTombstone(last.object)) this.tombstoned!.set(entry.key, last.object.object);
+    } else {
+      const object = newestObject(entry.deltas);
+      if (object !== undefined) this.own.set(entry.key, object);
+    }
+  }
+
+  private drain(): void {
+    this.draining = true;
+    try {
+      while (this.pending) {
+        const { cause, resourceVersion } = this.pending;
+        this.pending = undefined;
+        const items: Deltas<T>[] = [];
+        for (let next = this.queue.pop(); next; next = this.queue.pop()) {
+          items.push(next);
+          this.handOn(next);
+        }
+        const firstReplace = cause === 'replace' && !this.synced;
+        if (cause === 'replace') this.synced = true;
+        if (items.length === 0 && !firstReplace) continue;
+        this.subscriber.next(
+          resourceVersion === undefined ? { type: 'deltas', cause, items } : { type: 'deltas', cause, items, resourceVersion },
+        );
+      }
+    } finally {
+      this.draining = false;
+    }
+  }
+
+  /** Hands on what one source step queued, as one batch. */
+  step(cause: BatchCause, resourceVersion: string | undefined): void {
+    // A re-entrant step joins the batch being drained; a replace always marks its own.
+    if (!this.pending || cause === 'replace') this.pending = { cause, resourceVersion };
+    if (!this.draining) this.drain();
+  }
+
+  /**
+   * One watch event. With nothing queued and nothing being handed on (the
+   * usual case), it goes out at once as a one-key batch, without a trip
+   * through the queue; otherwise it is queued like any other step.
+   */
+  watchEvent(key: string, delta: Delta<T>, resourceVersion: string, afterTombstone = false): void {
+    if (this.draining || this.queue.size > 0) {
+      this.enqueue(key, delta);
+      return this.step('event', resourceVersion);
+    }
+    const entry: Deltas<T> = afterTombstone
+      ? { key, deltas: [delta], isInInitialList: !this.synced, afterTombstone: true }
+      : { key, deltas: [delta], isInInitialList: !this.synced };
+    this.handOn(entry);
+    this.draining = true;
+    try {
+      this.subscriber.next({ type: 'deltas', cause: 'event', items: [entry], resourceVersion });
+    } finally {
+      this.draining = false;
+    }
+    // Steps that arrived while it was handed on (a re-entrant source).
+    if (this.pending) this.drain();
+  }
+
+  /** A DELETED event; `object` undefined when it failed validation (the last state we have stands for it). */
+  deleted(key: string, object: T | undefined, resourceVersion: string): void {
+    const queued = this.queue.peek(key);
+    const last = queued ? newestObject(queued) : this.known().get(key);
+    if (last !== undefined) return this.watchEvent(key, { type: 'Deleted', object: object ?? last }, resourceVersion);
+    const tombstone = this.tombstoned?.get(key);
+    // (Re-entrant, while a batch is being handed on: dropped, as it would be once the tombstone is handled.)
+    if (tombstone === undefined || this.draining) return;
+    // Handed on as a tombstone: a consumer that still has it queued takes this delete instead.
+    this.tombstoned!.delete(key);
+    this.watchEvent(key, { type: 'Deleted', object: object ?? tombstone }, resourceVersion, true);
+  }
 }

@@ -1,4 +1,5 @@
 import type { InformerError } from '../0-model/errors.ts';
+import type { SourceEvent } from '../2-source/sourceEvent.ts';
 
 /** What happened to an object, in client-go's DeltaFIFO vocabulary. */
 export type DeltaType = 'Added' | 'Updated' | 'Deleted' | 'Replaced' | 'Sync';
@@ -69,6 +70,49 @@ export function appendDelta<T>(deltas: Delta<T>[], delta: Delta<T>): Delta<T>[] 
   }
   deltas.push(delta);
   return deltas;
+}
+
+function uidOf(object: unknown): string | undefined {
+  const uid = (object as { metadata?: { uid?: unknown } } | null)?.metadata?.uid;
+  return typeof uid === 'string' && uid !== '' ? uid : undefined;
+}
+
+/**
+ * When a list brings `listed` for a key that holds `previous`, and the two are different objects
+ * (both have a uid and the uids differ: the name was deleted and created again while the watch was
+ * down), the Deleted delta that tells the missed deletion: a {@link DeletedFinalStateUnknown}
+ * tombstone of `previous`, to go just before the listed object's Replaced. Otherwise undefined.
+ */
+export function recreatedDelta<T>(key: string, previous: T | undefined, listed: T): Delta<T> | undefined {
+  if (previous === undefined) return undefined;
+  const before = uidOf(previous);
+  const after = uidOf(listed);
+  if (before === undefined || after === undefined || before === after) return undefined;
+  return { type: 'Deleted', object: { finalStateUnknown: true, key, object: previous } };
+}
+
+/**
+ * A `replace` that fills shards which joined a sharded informer (`shardedInformer`): the objects it
+ * finds unchanged (the resourceVersion the consumer has) are no news, so `deltaFifo` and `realFifo`
+ * hand on no delta for them (client-go hands such Replaced deltas only to handlers due for a
+ * resync). Any other listed object, and every tombstone, is as in a plain `replace`.
+ */
+export type FillReplace<T> = Extract<SourceEvent<T>, { readonly type: 'replace' }> & { readonly fill: true };
+
+/** Whether a `replace` is a {@link FillReplace}. */
+export function isFill<T>(event: Extract<SourceEvent<T>, { readonly type: 'replace' }>): boolean {
+  return (event as Partial<FillReplace<T>>).fill === true;
+}
+
+function resourceVersionOf(object: unknown): string | undefined {
+  const rv = (object as { metadata?: { resourceVersion?: unknown } } | null)?.metadata?.resourceVersion;
+  return typeof rv === 'string' ? rv : undefined;
+}
+
+/** Whether `listed` is `previous` unchanged: the same resourceVersion (objects without one never are). */
+export function isUnchanged<T>(previous: T | undefined, listed: T): boolean {
+  const before = previous === undefined ? undefined : resourceVersionOf(previous);
+  return before !== undefined && before === resourceVersionOf(listed) && uidOf(previous) === uidOf(listed);
 }
 
 /** The newest object in a list of deltas, unwrapping a tombstone. */

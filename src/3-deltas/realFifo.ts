@@ -2,7 +2,7 @@ import { Observable, type OperatorFunction } from 'rxjs';
 import { keyOf as metaNamespaceKey } from '../0-model/objects.ts';
 import type { SourceEvent } from '../2-source/sourceEvent.ts';
 import type { DeltaFifoOptions, KnownObjects } from './deltaFifo.ts';
-import type { BatchCause, Delta, Deltas, FifoOutput } from './deltas.ts';
+import { isFill, isUnchanged, recreatedDelta, type BatchCause, type Delta, type Deltas, type FifoOutput } from './deltas.ts';
 import { Fifo } from '../util/fifo.ts';
 import { forward } from '../util/forward.ts';
 
@@ -18,7 +18,10 @@ export type RealFifoOptions<T> = DeltaFifoOptions<T>;
  *   (a delete of a key the consumer does not hold is handed on; the informer's reducer drops it);
  * - `replace` (a list or relist) is one batch: first a Deleted with a {@link DeletedFinalStateUnknown}
  *   tombstone for every known key the list no longer has (deletions missed while the watch was
- *   down; `rejectedKeys` count as listed), then Replaced for every listed object, in list order.
+ *   down; `rejectedKeys` count as listed), then Replaced for every listed object, in list order. A
+ *   listed object whose uid differs from the known one's (its name deleted and created again
+ *   meanwhile) comes as one entry of two deltas at its place: the old object's tombstone, then Replaced.
+ *   A `FillReplace` hands on no Replaced for an object the consumer holds unchanged;
  *   As client-go's PopBatch, a batch never holds a key twice: a list naming a key twice is handed
  *   on in consecutive batches, split before the repeat;
  * - `resync` → Sync for every known object, one batch;
@@ -59,8 +62,11 @@ export function realFifo<T extends { readonly metadata: { readonly name: string;
         else own.set(key, delta.object as T);
       };
 
-      /** Hands on one batch of single deltas, split before a key it already holds. */
-      const emit = (cause: BatchCause, resourceVersion: string | undefined, deltas: readonly (readonly [string, Delta<T>])[]) => {
+      /**
+       * Hands on one batch of deltas (one each, or a recreated key's tombstone and Replaced together),
+       * split before a key it already holds.
+       */
+      const emit = (cause: BatchCause, resourceVersion: string | undefined, deltas: readonly (readonly [string, ...Delta<T>[]])[]) => {
         const isInInitialList = !synced;
         if (cause === 'replace') synced = true;
         let items: Deltas<T>[] = [];
@@ -72,18 +78,18 @@ export function realFifo<T extends { readonly metadata: { readonly name: string;
           items = [];
           keys = new Set<string>();
         };
-        for (const [key, delta] of deltas) {
+        for (const [key, ...entry] of deltas) {
           if (keys.has(key)) flush();
           keys.add(key);
-          items.push({ key, deltas: [delta], isInInitialList });
-          remember(key, delta);
+          items.push({ key, deltas: entry, isInInitialList });
+          remember(key, entry[entry.length - 1]!);
         }
         // An empty batch matters only as the end of the initial list.
         if (items.length > 0 || (cause === 'replace' && isInInitialList)) flush();
       };
 
       const replace = (event: Extract<SourceEvent<T>, { type: 'replace' }>) => {
-        const deltas: (readonly [string, Delta<T>])[] = [];
+        const deltas: (readonly [string, ...Delta<T>[]])[] = [];
         const listed = new Set<string>(event.rejectedKeys ?? []);
         for (const item of event.items) listed.add(keyOf(item));
         // Nothing known (the first list): nothing can be missing from it.
@@ -92,7 +98,17 @@ export function realFifo<T extends { readonly metadata: { readonly name: string;
             if (!listed.has(key)) deltas.push([key, { type: 'Deleted', object: { finalStateUnknown: true, key, object } }]);
           }
         }
-        for (const item of event.items) deltas.push([keyOf(item), { type: 'Replaced', object: item }]);
+        const fill = isFill(event);
+        for (const item of event.items) {
+          const key = keyOf(item);
+          const previous = known().get(key);
+          // A list filling shards that joined: what it finds unchanged is no news.
+          if (fill && isUnchanged(previous, item)) continue;
+          const replaced: Delta<T> = { type: 'Replaced', object: item };
+          // Another object under the key (another uid): the deletion missed, then the new object, as one entry.
+          const missed = recreatedDelta(key, previous, item);
+          deltas.push(missed === undefined ? [key, replaced] : [key, missed, replaced]);
+        }
         emit('replace', event.resourceVersion, deltas);
       };
 

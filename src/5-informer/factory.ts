@@ -5,6 +5,7 @@ import type { KubeObject } from '../0-model/objects.ts';
 import { resourceName, type Resource } from '../0-model/resources.ts';
 import { informer, type Informer, type InformerOptions } from './informer.ts';
 import type { InformerHealth } from './health.ts';
+import { checkSharedOptions } from './sharing.ts';
 
 /** Anything with a `synced$`. */
 export interface Syncable {
@@ -58,9 +59,11 @@ export type FactoryOptions = Omit<
 
 export interface InformerFactory {
   /**
-   * The informer for a resource (full or `metadataOnly`), namespace and selectors: asking twice returns
-   * the same one (and so shares its connection and cache). The options of the
-   * first request win for indexers, transform and resync.
+   * The informer for a resource (full or `metadataOnly`), namespace(s) and selectors: asking twice returns
+   * the same one (and so shares its connection and cache). Any other option a later request states
+   * (`delivery`, `resyncPeriod`, `transform`, `indexers`, `http`, …) must be what the informer was made
+   * with, else this throws a `Config` `InformerError` naming both; an option left out takes the
+   * informer's. For a differently configured informer of the same resource, use a second factory.
    */
   informer<T extends KubeObject>(resource: Resource<T>, options?: InformerOptions<T>): Informer<T>;
   /** Every informer made so far and not forgotten. */
@@ -85,38 +88,30 @@ export interface InformerFactory {
 
 /** A shared informer factory: one informer (one connection, one cache) per resource, namespace and selectors. */
 export function informerFactory(kc: KubeConfig, defaults: FactoryOptions = {}): InformerFactory {
-  const made = new Map<string, Informer<KubeObject>>();
+  /** Each informer made and not forgotten, with the options it was made with (defaults applied). */
+  const made = new Map<string, { readonly informer: Informer<KubeObject>; readonly options: InformerOptions<KubeObject> }>();
   const changed = new BehaviorSubject<void>(undefined);
+  const informers = () => [...made.values()].map((entry) => entry.informer);
   return {
     informer<T extends KubeObject>(resource: Resource<T>, options: InformerOptions<T> = {}): Informer<T> {
-      const namespace = resource.namespaced ? (options.namespace ?? defaults.namespace ?? '') : '';
-      // Metadata-only and full informers of one resource are two informers (two connections, two caches).
-      const mode = resource.metadataOnly === true ? 'metadata' : 'full';
-      // Several namespaces are one informer, whatever their order.
-      const namespaces = resource.namespaced && options.namespaces !== undefined ? [...new Set(options.namespaces)].sort() : undefined;
-      const where = namespaces === undefined ? namespace : namespaces.length === 1 ? namespaces[0] : namespaces;
-      const key = JSON.stringify([
-        resource.group,
-        resource.version,
-        resource.plural,
-        mode,
-        where,
-        options.labelSelector ?? '',
-        options.fieldSelector ?? '',
-      ]);
+      const { key, what, namespace } = identityOf(resource, options, defaults);
       const existing = made.get(key);
-      if (existing) return existing as unknown as Informer<T>;
+      if (existing) {
+        checkSharedOptions(what, existing.options, options as InformerOptions<KubeObject>);
+        return existing.informer as unknown as Informer<T>;
+      }
       const transform = options.transform ?? (defaults.transform as ((object: T) => T) | undefined);
-      const created = informer<T>(kc, resource, { ...defaults, ...options, namespace, transform });
-      made.set(key, created as unknown as Informer<KubeObject>);
+      const effective: InformerOptions<T> = { ...defaults, ...options, namespace, transform };
+      const created = informer<T>(kc, resource, effective);
+      made.set(key, { informer: created as unknown as Informer<KubeObject>, options: effective as InformerOptions<KubeObject> });
       changed.next();
       return created;
     },
-    informers: () => [...made.values()],
-    health$: changed.pipe(switchMap(() => (made.size === 0 ? of([]) : combineLatest([...made.values()].map((i) => i.health$))))),
+    informers,
+    health$: changed.pipe(switchMap(() => (made.size === 0 ? of([]) : combineLatest(informers().map((i) => i.health$))))),
     forget(informer) {
       for (const [key, held] of made) {
-        if (held !== (informer as unknown)) continue;
+        if (held.informer !== (informer as unknown)) continue;
         made.delete(key);
         changed.next();
         return true;
@@ -124,9 +119,38 @@ export function informerFactory(kc: KubeConfig, defaults: FactoryOptions = {}): 
       return false;
     },
     waitForCacheSync(informers, options) {
-      return waitForCacheSync(informers ?? [...made.values()], options);
+      return waitForCacheSync(informers ?? [...made.values()].map((entry) => entry.informer), options);
     },
   };
+}
+
+/**
+ * What makes two requests one informer: the resource, full or metadata-only, where (one namespace, or a
+ * set of them in any order) and the selectors. `key` compares them, `what` names them in an error.
+ */
+function identityOf<T extends KubeObject>(
+  resource: Resource<T>,
+  options: InformerOptions<T>,
+  defaults: FactoryOptions,
+): { readonly key: string; readonly what: string; readonly namespace: string } {
+  const namespace = resource.namespaced ? (options.namespace ?? defaults.namespace ?? '') : '';
+  // Metadata-only and full informers of one resource are two informers (two connections, two caches).
+  const mode = resource.metadataOnly === true ? 'metadata' : 'full';
+  // Several namespaces are one informer, whatever their order.
+  const namespaces = resource.namespaced && options.namespaces !== undefined ? [...new Set(options.namespaces)].sort() : undefined;
+  const where = namespaces === undefined ? namespace : namespaces.length === 1 ? namespaces[0]! : namespaces;
+  const labelSelector = options.labelSelector ?? '';
+  const fieldSelector = options.fieldSelector ?? '';
+  const key = JSON.stringify([resource.group, resource.version, resource.plural, mode, where, labelSelector, fieldSelector]);
+  const what = [
+    resourceName(resource) + (mode === 'metadata' ? ' (metadata-only)' : ''),
+    !resource.namespaced ? '' : where === '' ? 'in all namespaces' : `in ${typeof where === 'string' ? where : where.join(', ')}`,
+    labelSelector === '' ? '' : `labelSelector ${labelSelector}`,
+    fieldSelector === '' ? '' : `fieldSelector ${fieldSelector}`,
+  ]
+    .filter(Boolean)
+    .join(' ');
+  return { key, what, namespace };
 }
 
 /** A readable name for an informer, e.g. `pods` or `deployments.apps`. */

@@ -13,6 +13,15 @@ import type { InformerState } from '../4-store/reduceDeltas.ts';
 import type { Store } from '../4-store/store.ts';
 import { informerFromSource, reflectorFor, type Informer, type InformerOptions } from './informer.ts';
 import { keeping, sameSet } from '../util/keeping.ts';
+import type { FillReplace } from '../3-deltas/deltas.ts';
+import {
+  initialShardCache,
+  isFilling,
+  shardCacheStep,
+  type ShardCacheEffect,
+  type ShardCacheInput,
+  type ShardCacheState,
+} from './shardCache.ts';
 import { forward } from '../util/forward.ts';
 
 /**
@@ -104,176 +113,197 @@ export function shardedInformer<T extends KubeObject>(
   source: KubeConfig | ListWatch,
   resource: Resource<T>,
   shards: ShardSource,
-  options: InformerOptions<T> = {},
+  /** `informer()`'s, but `maxNamespaceWatches`: several `namespaces` are read with one cluster-wide list and watch here. */
+  options: Omit<InformerOptions<T>, 'maxNamespaceWatches'> = {},
 ): ShardedInformer<T> {
-  /** The shards whose objects are kept: those held and those assigned (while running). */
-  let wanted: ReadonlySet<number> = new Set();
-  /** The held shards whose objects are in the cache. */
-  let owned: ReadonlySet<number> = new Set();
-  const ownedChanges = new Subject<ReadonlySet<number>>();
-  /** The shards whose objects are in the cache (held or assigned). */
-  let cached: ReadonlySet<number> = new Set();
-  const cachedChanges = new Subject<ReadonlySet<number>>();
-  const setCached = (next: ReadonlySet<number>) => {
-    if (sameSet(next, cached)) return;
-    cached = next;
-    cachedChanges.next(next);
-  };
-  const setOwned = (next: ReadonlySet<number>) => {
-    owned = next;
-    ownedChanges.next(next);
-  };
-
-  const wants = (key: string | undefined): boolean => key === undefined || wanted.has(shards.shardOf(key));
+  const view = new ShardView(shards);
+  const { namespace, inNamespaces } = shardedNamespaces(resource, options);
+  const wants = (key: string | undefined): boolean => key === undefined || (inNamespaces(key) && view.wants(key));
   const keepObject: KeepObject = (skeleton) => wants(rawKey(skeleton));
   const listWatch = filtered(
     isListWatch(source)
       ? source
       : httpListWatch(
           source,
-          { resource, namespace: options.namespace, labelSelector: options.labelSelector, fieldSelector: options.fieldSelector },
+          { resource, namespace, labelSelector: options.labelSelector, fieldSelector: options.fieldSelector },
           { ...options.http, lazyDecode: options.http?.lazyDecode ?? true, keepObject },
         ),
     wants,
   );
   const reflector = reflectorFor(listWatch, resource, options);
-
-  /** Set while a list started for shards that joined is handed on: its unchanged objects are no events. */
-  let quietResyncs = false;
-
   const sourceOf = (cache: () => Store<T>, onListProgress: (progress: ListProgress) => void) =>
-    new Observable<SourceEvent<T>>((subscriber) => {
-      const subscription = new Subscription();
-      let running: Subscription | undefined;
-      let lastRV = '';
-      let held: ReadonlySet<number> = new Set();
-      let assigned: ReadonlySet<number> = new Set();
-      /** The shards whose objects are in the cache and kept up to date by the watch. */
-      let covered = new Set<number>();
-      /** The shards the running list was started for, until its objects are cached. */
-      let listing: Set<number> | undefined;
-      let subscribed = false;
-      /** Whether the first list may start: the assignment is known, or a shard is held (or there is no `assigned$`). */
-      let known = shards.assigned$ === undefined;
-
-      const updateOwned = () => {
-        setCached(new Set(covered));
-        const next = new Set([...held].filter((shard) => covered.has(shard)));
-        if (!sameSet(next, owned)) setOwned(next);
-      };
-
-      const start = () => {
-        running?.unsubscribe();
-        listing = new Set(wanted);
-        running = reflector(cache, onListProgress).subscribe(
-          forward(subscriber, (event) => {
-            if (event.type === 'replace') {
-              const items = event.items.filter((object) => wants(keyOf(object)));
-              const rejectedKeys = event.rejectedKeys?.filter((key) => wants(key));
-              lastRV = event.resourceVersion;
-              const listed = { type: 'replace' as const, items, resourceVersion: lastRV };
-              // A list started for shards that joined: the objects of the shards already cached come
-              // back unchanged, and are no news (client-go hands such Replaced deltas only to handlers
-              // due for a resync).
-              quietResyncs = listing !== undefined;
-              try {
-                subscriber.next(rejectedKeys && rejectedKeys.length > 0 ? { ...listed, rejectedKeys } : listed);
-              } finally {
-                quietResyncs = false;
-              }
-              // The pipeline is synchronous: the list is cached now.
-              if (listing !== undefined) {
-                covered = listing;
-                listing = undefined;
-                updateOwned();
-              }
-              return;
-            }
-            if (event.type === 'added' || event.type === 'modified' || event.type === 'deleted') {
-              lastRV = event.resourceVersion;
-              // A shard that left while the event was on its way: its objects stay out.
-              if (!wants(keyOf(event.object))) return subscriber.next({ type: 'bookmark', resourceVersion: event.resourceVersion });
-            } else if (event.type === 'deletedKey') {
-              lastRV = event.resourceVersion;
-              if (!wants(event.key)) return subscriber.next({ type: 'bookmark', resourceVersion: event.resourceVersion });
-            } else if (event.type === 'bookmark') lastRV = event.resourceVersion;
-            subscriber.next(event);
-          }),
-        );
-      };
-
-      /** The cache keeps the shards held and those assigned (about to be held): see the docs' "A shard arrives". */
-      const update = () => {
-        const before = wanted;
-        wanted = new Set([...held, ...assigned]);
-        const left = [...before].filter((shard) => !wanted.has(shard));
-        const joined = [...wanted].some((shard) => !before.has(shard));
-        // A shard that leaves and comes back while a list runs is not covered by that list.
-        for (const shard of left) {
-          covered.delete(shard);
-          listing?.delete(shard);
-        }
-        // Not ours to reconcile from now on (a Lease lost, or the shard gone); then out of the cache, as shard moves.
-        updateOwned();
-        if (left.length > 0) {
-          const gone = new Set(left);
-          const keys = [...cache().keys()].filter((key) => gone.has(shards.shardOf(key)));
-          for (const key of keys) subscriber.next({ type: 'deletedKey', key, resourceVersion: lastRV });
-        }
-        if (held.size > 0) known = true;
-        if (!subscribed || !known) return;
-        // One list for every shard that joined: a running list (its pages read so far dropped the new
-        // shards' objects) is given up and started again with them.
-        if (running === undefined || joined) start();
-      };
-
-      if (shards.assigned$)
-        subscription.add(
-          shards.assigned$.subscribe((now) => {
-            assigned = new Set(now);
-            known = true;
-            update();
-          }),
-        );
-      subscription.add(
-        shards.held$.subscribe((now) => {
-          held = new Set(now);
-          update();
-        }),
-      );
-      subscribed = true;
-      if (running === undefined && known) start();
-      subscription.add(() => {
-        running?.unsubscribe();
-        running = undefined;
-        wanted = new Set();
-        if (owned.size > 0) setOwned(new Set());
-        setCached(new Set());
-      });
-      return subscription;
-    });
-
-  /**
-   * A deletion of a key whose shard is not kept is a shard move: a server's deletion of such a
-   * key never reaches the cache (the source drops it), so only a release takes one out. And a
-   * list for shards that joined delivers nothing for the objects it found unchanged.
-   */
-  const markMoves = (step: InformerState<T>): InformerState<T> => {
-    const quiet =
-      quietResyncs && step.step === 'replace' ? step.events.filter((event) => !(event.type === 'updated' && event.resync)) : undefined;
-    const state = quiet === undefined || quiet.length === step.events.length ? step : { ...step, events: quiet };
-    const moved = (event: InformerEvent<T>) => event.type === 'deleted' && !wants(keyOf(event.object));
-    if (!state.events.some(moved)) return state;
-    const events = state.events.map((event): InformerEvent<T> =>
-      event.type === 'deleted' && moved(event) ? { ...event, shardMoved: true } : event,
-    );
-    return { ...state, events };
+    shardedSource(view, shards, wants, cache, () => reflector(cache, onListProgress));
+  const base = informerFromSource(resource, sourceOf, options, (state) => markMoves(state, wants));
+  const owned$ = keeping(base.store$, view.owned$);
+  const ownsKey = (key: string) => view.owns(key) && shards.owns(key);
+  return {
+    ...base,
+    owned$,
+    cached$: keeping(base.store$, view.cached$),
+    acquired$: arrivals(owned$),
+    owns: ownsKey,
+    gate: <R>(key: string, work: () => ObservableInput<R>): Observable<R> => defer(() => (view.owns(key) ? shards.gate(key, work) : EMPTY)),
   };
+}
 
-  const base = informerFromSource(resource, sourceOf, options, markMoves);
-  const owned$ = keeping(base.store$, defer(() => ownedChanges.pipe(startWith(owned))).pipe(distinctUntilChanged(sameSet)));
-  const cached$ = keeping(base.store$, defer(() => cachedChanges.pipe(startWith(cached))).pipe(distinctUntilChanged(sameSet)));
-  const acquired$ = new Observable<number>((subscriber) => {
+/**
+ * The sharded informer's cache rules as they stand (the state of the running source, see
+ * shardCache.ts), for everything outside the source: which keys are kept, which are owned, and
+ * `owned$`/`cached$`. Written only by {@link shardedSource}.
+ */
+class ShardView {
+  private state: ShardCacheState;
+  private readonly ownedChanges = new Subject<ReadonlySet<number>>();
+  private readonly cachedChanges = new Subject<ReadonlySet<number>>();
+  readonly owned$: Observable<ReadonlySet<number>> = defer(() => this.ownedChanges.pipe(startWith(this.state.owned))).pipe(
+    distinctUntilChanged(sameSet),
+  );
+  readonly cached$: Observable<ReadonlySet<number>> = defer(() => this.cachedChanges.pipe(startWith(this.state.cached))).pipe(
+    distinctUntilChanged(sameSet),
+  );
+
+  private readonly shards: ShardSource;
+
+  constructor(shards: ShardSource) {
+    this.shards = shards;
+    this.state = initialShardCache(shards.assigned$ !== undefined);
+  }
+
+  get current(): ShardCacheState {
+    return this.state;
+  }
+
+  /** Whether the key's shard is kept (held or assigned). */
+  wants(key: string): boolean {
+    return this.state.wanted.has(this.shards.shardOf(key));
+  }
+
+  /** Whether the key's shard is held and its objects cached. */
+  owns(key: string): boolean {
+    return this.state.owned.has(this.shards.shardOf(key));
+  }
+
+  /** A source starts afresh. */
+  restart(): void {
+    this.state = initialShardCache(this.shards.assigned$ !== undefined);
+  }
+
+  /** The source's next state. */
+  set(state: ShardCacheState): void {
+    this.state = state;
+  }
+
+  /** A change of `owned` or `cached` the state already holds, to `owned$` or `cached$`. */
+  publish(effect: Extract<ShardCacheEffect, { readonly type: 'owned' | 'cached' }>): void {
+    (effect.type === 'owned' ? this.ownedChanges : this.cachedChanges).next(effect.shards);
+  }
+}
+
+/**
+ * The thin shell around {@link shardCacheStep}: feeds it the handle's `held$` and `assigned$`,
+ * the end of each list it started, and its own end; carries out its effects (publishes, evicts a
+ * shard's keys as `deletedKey` events, (re)starts the list and watch); and hands on the reflector's
+ * events with the other shards' objects left out (see {@link keepWanted}), a list it started for
+ * joining shards marked as a fill list ({@link FillReplace}).
+ */
+function shardedSource<T extends KubeObject>(
+  view: ShardView,
+  shards: ShardSource,
+  wants: (key: string | undefined) => boolean,
+  cache: () => Store<T>,
+  reflector: () => Observable<SourceEvent<T>>,
+): Observable<SourceEvent<T>> {
+  return new Observable<SourceEvent<T>>((subscriber) => {
+    const subscription = new Subscription();
+    let running: Subscription | undefined;
+    /** The resourceVersion of the last event handed on: a shard's evictions are at it. */
+    let lastRV = '';
+    view.restart();
+
+    const feed = (input: ShardCacheInput) => {
+      const { state, effects } = shardCacheStep(view.current, input);
+      view.set(state);
+      for (const effect of effects) run(effect);
+    };
+    const run = (effect: ShardCacheEffect) => {
+      switch (effect.type) {
+        case 'owned':
+        case 'cached':
+          return view.publish(effect);
+        case 'evict': {
+          const keys = [...cache().keys()].filter((key) => effect.shards.has(shards.shardOf(key)));
+          for (const key of keys) subscriber.next({ type: 'deletedKey', key, resourceVersion: lastRV });
+          return;
+        }
+        case 'list':
+          running?.unsubscribe();
+          running = reflector().subscribe(forward(subscriber, (event) => onEvent(event)));
+          return;
+      }
+    };
+    const onEvent = (event: SourceEvent<T>) => {
+      if (event.type !== 'error' && event.type !== 'resync' && event.type !== 'watch') lastRV = event.resourceVersion;
+      const kept = keepWanted(event, wants);
+      if (kept.type !== 'replace') return subscriber.next(kept);
+      // A list started for shards that joined: the objects of the shards already cached come back unchanged, and are no news.
+      const fill: FillReplace<T> = { ...kept, fill: true };
+      subscriber.next(isFilling(view.current) ? fill : kept);
+      // The pipeline is synchronous: the list is cached now.
+      feed({ type: 'listed' });
+    };
+
+    if (shards.assigned$) subscription.add(shards.assigned$.subscribe((now) => feed({ type: 'assigned', shards: now })));
+    subscription.add(shards.held$.subscribe((now) => feed({ type: 'held', shards: now })));
+    feed({ type: 'ready' });
+    subscription.add(() => {
+      running?.unsubscribe();
+      running = undefined;
+      feed({ type: 'stop' });
+    });
+    return subscription;
+  });
+}
+
+/**
+ * A reflector event with the objects of shards (and namespaces) not kept left out: a list's
+ * items are filtered, a change to a key not kept becomes a bookmark at its resourceVersion (a
+ * shard that left while the event was on its way: its objects stay out).
+ */
+function keepWanted<T extends KubeObject>(event: SourceEvent<T>, wants: (key: string | undefined) => boolean): SourceEvent<T> {
+  switch (event.type) {
+    case 'replace': {
+      const items = event.items.filter((object) => wants(rawKey(object)));
+      const rejectedKeys = event.rejectedKeys?.filter((key) => wants(key));
+      const listed = { type: 'replace' as const, items, resourceVersion: event.resourceVersion };
+      return rejectedKeys && rejectedKeys.length > 0 ? { ...listed, rejectedKeys } : listed;
+    }
+    case 'added':
+    case 'modified':
+    case 'deleted':
+      return wants(rawKey(event.object)) ? event : { type: 'bookmark', resourceVersion: event.resourceVersion };
+    case 'deletedKey':
+      return wants(event.key) ? event : { type: 'bookmark', resourceVersion: event.resourceVersion };
+    default:
+      return event;
+  }
+}
+
+/**
+ * A deletion of a key whose shard is not kept is a shard move: a server's deletion of such a key
+ * never reaches the cache (the source drops it), so only an eviction takes one out.
+ */
+function markMoves<T extends KubeObject>(state: InformerState<T>, wants: (key: string | undefined) => boolean): InformerState<T> {
+  const moved = (event: InformerEvent<T>) => event.type === 'deleted' && !wants(rawKey(event.object));
+  if (!state.events.some(moved)) return state;
+  const events = state.events.map((event): InformerEvent<T> =>
+    event.type === 'deleted' && moved(event) ? { ...event, shardMoved: true } : event,
+  );
+  return { ...state, events };
+}
+
+/** Each shard as it joins `owned$` (not those it starts with). */
+function arrivals(owned$: Observable<ReadonlySet<number>>): Observable<number> {
+  return new Observable<number>((subscriber) => {
     let before: ReadonlySet<number> | undefined;
     return owned$
       .pipe(
@@ -285,24 +315,32 @@ export function shardedInformer<T extends KubeObject>(
       )
       .subscribe((arrived) => arrived.forEach((shard) => subscriber.next(shard)));
   });
-  const ownsKey = (key: string) => owned.has(shards.shardOf(key)) && shards.owns(key);
-  return {
-    ...base,
-    owned$,
-    cached$,
-    acquired$,
-    owns: ownsKey,
-    gate: <R>(key: string, work: () => ObservableInput<R>): Observable<R> =>
-      defer(() => (owned.has(shards.shardOf(key)) ? shards.gate(key, work) : EMPTY)),
-  };
+}
+
+/**
+ * Where a sharded informer reads: `namespace`, or the one namespace of `namespaces`; with several
+ * `namespaces`, the whole cluster (one list and watch) with the other namespaces' keys dropped on
+ * arrival like the other shards'. `maxNamespaceWatches` (one watch per namespace) is an error here.
+ */
+function shardedNamespaces(
+  resource: Pick<Resource<KubeObject>, 'namespaced'>,
+  options: Pick<InformerOptions<KubeObject>, 'namespace' | 'namespaces' | 'maxNamespaceWatches'>,
+): { readonly namespace: string | undefined; readonly inNamespaces: (key: string) => boolean } {
+  const all = () => true;
+  if (options.namespaces === undefined || !resource.namespaced) return { namespace: options.namespace, inNamespaces: all };
+  if (options.maxNamespaceWatches !== undefined)
+    throw new InformerError(
+      'Config',
+      `shardedInformer reads several namespaces with one cluster-wide list and watch: maxNamespaceWatches (${options.maxNamespaceWatches}) does not apply`,
+      { phase: 'config' },
+    );
+  const namespaces = new Set(options.namespaces);
+  if (namespaces.size === 1) return { namespace: [...namespaces][0], inNamespaces: all };
+  return { namespace: undefined, inNamespaces: (key) => namespaces.has(key.includes('/') ? key.slice(0, key.indexOf('/')) : '') };
 }
 
 function isListWatch(value: KubeConfig | ListWatch): value is ListWatch {
   return typeof (value as Partial<ListWatch>).list === 'function' && typeof (value as Partial<ListWatch>).watch === 'function';
-}
-
-function keyOf(object: unknown): string | undefined {
-  return rawKey(object);
 }
 
 const CHANGES = new Set(['ADDED', 'MODIFIED', 'DELETED']);

@@ -30,7 +30,7 @@ Usage:
                     [--fields PATTERN]... [--ignore PATTERN]... [--metrics-port N [--metrics-address ADDR]]
                     [--max-list-bytes SIZE] [--max-line-bytes SIZE] [--max-error-body-bytes SIZE]
                     [--max-document-bytes SIZE] [--compression gzip|none]
-  rx-informer start [--kubeconfig PATH] [--context NAME] [watch options]
+  rx-informer start [--kubeconfig PATH] [--context NAME] [--churn-interval MS] [watch options]
       With no --kubeconfig/--context: starts the built-in API-server emulator with live churn
       and injected faults, and watches everything on it. With one: \`watch --all\` on that cluster.
 
@@ -63,6 +63,7 @@ Options:
   --compression gzip|none
                          ask the server for gzip (the default) or for no compression (in the cluster, on a
                          fast network); default: none if the kubeconfig's cluster sets disable-compression
+  --churn-interval MS    the built-in demo's pace: milliseconds between its writes (default 500)
   -w, --watch            accepted for kubectl habits; watching is what this command does
   --version              the version
   -h, --help             this text
@@ -97,6 +98,9 @@ const options = {
   'max-document-bytes': { type: 'string' },
   compression: { type: 'string' },
 } as const;
+
+/** Every option the command line takes, long names (`--help` and docs/cli.md describe each: spec/cli/help.spec.ts checks). */
+export const OPTION_NAMES: readonly string[] = Object.keys(options);
 
 /** The byte limits the CLI can raise: flag → the transport option it sets (and a `ResponseTooLarge` names). */
 export const BYTE_LIMIT_FLAGS = {
@@ -148,7 +152,7 @@ export interface CliOptions {
   readonly byteLimits?: Readonly<Partial<Record<ByteLimitOption, number>>>;
   /** `--compression`, when given (it wins over the kubeconfig's `disable-compression`). */
   readonly compression?: Compression;
-  /** The demo's churn period (ms); hidden. */
+  /** The demo's churn period (ms), `--churn-interval`. */
   readonly churnIntervalMs?: number;
 }
 
@@ -156,14 +160,11 @@ export type CommandLine =
   | { readonly kind: 'help' }
   | { readonly kind: 'version' }
   | { readonly kind: 'run'; readonly options: CliOptions }
-  /** Exit 2 with this message (one line) and {@link USAGE_HINT}. */
+  /** Exit 2 with this message (one line) and the pointer to `--help` (invocation.ts's `usageHint`). */
   | { readonly kind: 'usage'; readonly message: string };
 
 /** A namespace name as the API server accepts it (RFC 1123 label): also keeps the name out of harm's way in URLs. */
 const NAMESPACE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
-
-/** The pointer every usage error ends with, instead of the whole help. */
-export const USAGE_HINT = 'run `rx-informer --help` for usage';
 
 /**
  * What is wrong with the options, in our words (not parseArgs' own text): an

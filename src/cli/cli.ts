@@ -1,7 +1,12 @@
 import { readFileSync } from 'node:fs';
-import { HELP, USAGE_HINT, parseCommandLine, type CliOptions } from './args.ts';
+import type { Compression } from '../index.ts';
+import { HELP, parseCommandLine, type CliOptions } from './args.ts';
+import type { DemoEmulator } from './demo.ts';
 import { printable } from './format.ts';
+import { startCommand, usageHint } from './invocation.ts';
 import { SecretScrubber } from './secrets.ts';
+import type { Terminal, WatchCommand } from './watch.ts';
+import type { EventSink } from './webhook.ts';
 
 /** How long sinks get to deliver what is queued once we are told to stop. */
 const FLUSH_MS = 3000;
@@ -44,39 +49,48 @@ export async function run(argv: readonly string[]): Promise<number> {
       return EXIT.ok;
     case 'usage':
       err(`error: ${line.message}`);
-      err(USAGE_HINT);
+      err(usageHint());
       return EXIT.usage;
     case 'run':
       return watch(line.options);
   }
 }
 
-async function watch(options: CliOptions): Promise<number> {
-  // Listen before anything slow starts, so Ctrl-C means 130 at every stage.
-  const ended = new Promise<number>((resolve) => {
-    process.once('SIGINT', () => resolve(EXIT.interrupted));
-    process.once('SIGTERM', () => resolve(EXIT.terminated));
-    // The terminal went away (ssh dropped, tmux pane closed): flush the sinks as for SIGTERM.
-    process.once('SIGHUP', () => resolve(EXIT.hangup));
-    process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-      if (error.code === 'EPIPE') return resolve(EXIT.ok);
-      err(`error: cannot write to stdout: ${error.message}`);
-      resolve(EXIT.error);
-    });
-  });
-  // stderr has nowhere to report its own failure; without a listener it would crash the process.
-  process.stderr.on('error', () => undefined);
-  let stdoutOpen = true;
-  void ended.then(() => (stdoutOpen = false));
+/** The signals that end a run, and the exit code each means (a shell's 128 + the signal's number). */
+const SIGNALS = { SIGINT: EXIT.interrupted, SIGTERM: EXIT.terminated, SIGHUP: EXIT.hangup } as const;
 
-  // `start` without a kubeconfig runs the built-in demo on rx-informer-emulator, a package of its own (optional).
-  const demo = options.command === 'start' && !options.kubeconfig && !options.context ? await import('./demo.ts') : undefined;
-  const emulator = await demo?.loadEmulator();
-  if (demo && emulator === undefined) {
-    err(`error: ${demo.EMULATOR_MISSING}`);
-    return EXIT.usage;
+/**
+ * How a run ends from outside: Ctrl-C, SIGTERM, SIGHUP (the terminal went away: the sinks are flushed as for
+ * SIGTERM), or stdout closed (0, quietly, like kubectl) or failing (1). Listening starts at once, so that
+ * Ctrl-C means 130 at every stage.
+ */
+class Ending {
+  readonly code: Promise<number>;
+  private ended = false;
+
+  constructor() {
+    this.code = new Promise<number>((resolve) => {
+      const end = (code: number) => {
+        this.ended = true;
+        resolve(code);
+      };
+      for (const [signal, code] of Object.entries(SIGNALS)) process.once(signal, () => end(code));
+      process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+        if (error.code === 'EPIPE') return end(EXIT.ok);
+        err(`error: cannot write to stdout: ${error.message}`);
+        end(EXIT.error);
+      });
+    });
   }
 
+  /** Nothing more goes to stdout once the run is ending. */
+  get over(): boolean {
+    return this.ended;
+  }
+}
+
+/** Sink URLs with credentials: the Basic-auth string and its parts are scrubbed from stderr; over http:// they are warned about. */
+function guardSinkCredentials(options: CliOptions): void {
   for (const [flag, targets] of [
     ['--webhook', options.webhooks],
     ['--slack', options.slacks],
@@ -94,28 +108,77 @@ async function watch(options: CliOptions): Promise<number> {
       }
     }
   }
-  if (options.showSecretValues) err('warning: --show-secret-values: Secret values will be printed and sent to every sink in clear');
+}
 
-  const [{ UsageError, watchCommand }, { webhookSink }, { slackSink }, { HttpSink }, { readKubeConfig }] = await Promise.all([
-    import('./watch.ts'),
+/** The sinks the command line asks for; two to one origin are told apart by their place (`webhook #2 http://host`). */
+async function sinksFor(options: CliOptions): Promise<EventSink[]> {
+  const [{ webhookSink }, { slackSink }, { sinkLabels }] = await Promise.all([
     import('./webhook.ts'),
     import('./slack.ts'),
-    import('./sink.ts'),
-    import('./kubeconfig.ts'),
+    import('./sinkUrl.ts'),
   ]);
   const report = (text: string) => err(`! ${text}`);
-  const sinks = [...options.webhooks.map((t) => webhookSink(t, report)), ...options.slacks.map((t) => slackSink(t, report))];
-  const cleanup: (() => Promise<void> | void)[] = [];
+  const [webhooks, slacks] = [sinkLabels('webhook', options.webhooks), sinkLabels('slack', options.slacks)];
+  return [
+    ...options.webhooks.map((t, i) => webhookSink(t, report, { label: webhooks[i]! })),
+    ...options.slacks.map((t, i) => slackSink(t, report, { label: slacks[i]! })),
+  ];
+}
+
+/** The watch command's options, from the command line's. */
+function watchOptions(options: CliOptions, sinks: readonly EventSink[], compression: Compression | undefined): WatchCommand {
+  return {
+    resources: options.resources,
+    all: options.all,
+    namespaces: options.namespaces,
+    ...(options.labelSelector !== undefined ? { labelSelector: options.labelSelector } : {}),
+    ...(options.fieldSelector !== undefined ? { fieldSelector: options.fieldSelector } : {}),
+    output: options.output,
+    utc: options.utc,
+    showSecretValues: options.showSecretValues,
+    sinks,
+    ...(options.fields ? { fields: options.fields } : {}),
+    ...(options.ignore ? { ignore: options.ignore } : {}),
+    ...(options.metricsPort !== undefined ? { metricsPort: options.metricsPort } : {}),
+    ...(options.metricsAddress !== undefined ? { metricsAddress: options.metricsAddress } : {}),
+    ...(options.byteLimits ? { byteLimits: options.byteLimits } : {}),
+    ...(compression !== undefined ? { compression } : {}),
+  };
+}
+
+/** stdout for events (until the run ends), stderr for the rest; on a TTY, a status line rewritten in place. */
+function terminalFor(ending: Ending): Terminal {
+  return {
+    out: (text: string) => void (!ending.over && process.stdout.write(`${text}\n`)),
+    err,
+    ...(process.stderr.isTTY ? { status: (text: string) => void process.stderr.write(`\r\x1b[2K${printable(scrubber.scrub(text))}`) } : {}),
+  };
+}
+
+type Demo = typeof import('./demo.ts');
+type Outcome = { readonly stopped: number } | { readonly failed: string };
+
+/**
+ * Connects (the demo's emulator, or the kubeconfig's cluster), watches, and waits for the end: a signal or
+ * closed stdout (`stopped`), or a sentence saying why the watch cannot go on (`failed`). What must be undone
+ * (the watch, the demo) is pushed onto `cleanup`, last first.
+ */
+async function watchUntilEnd(
+  options: CliOptions,
+  demo: { readonly module: Demo; readonly emulator: DemoEmulator } | undefined,
+  sinks: readonly EventSink[],
+  ending: Ending,
+  cleanup: (() => Promise<void> | void)[],
+): Promise<Outcome> {
+  const [{ watchCommand }, { readKubeConfig }] = await Promise.all([import('./watch.ts'), import('./kubeconfig.ts')]);
   const stopped = (code: number) => ({ stopped: code }) as const;
-  let outcome: { stopped: number } | { failed: string };
   try {
     let kc;
     let compression = options.compression;
-    if (demo && emulator) {
-      const running = await demo.startDemo(
-        { log: err, ...(options.churnIntervalMs ? { churnIntervalMs: options.churnIntervalMs } : {}) },
-        emulator,
-      );
+    if (demo) {
+      const churn = options.churnIntervalMs ? { churnIntervalMs: options.churnIntervalMs } : {};
+      const realCluster = startCommand('--kubeconfig ~/.kube/config');
+      const running = await demo.module.startDemo({ log: err, realCluster, ...churn }, demo.emulator);
       cleanup.push(running.close);
       kc = running.kubeConfig;
     } else {
@@ -124,59 +187,52 @@ async function watch(options: CliOptions): Promise<number> {
       // --compression wins over the cluster's disable-compression.
       if (compression === undefined && loaded.disableCompression) compression = 'none';
     }
-    const terminal = {
-      out: (text: string) => void (stdoutOpen && process.stdout.write(`${text}\n`)),
-      err,
-      ...(process.stderr.isTTY
-        ? { status: (text: string) => void process.stderr.write(`\r\x1b[2K${printable(scrubber.scrub(text))}`) }
-        : {}),
-    };
-    const started = await Promise.race([
-      watchCommand(
-        kc,
-        {
-          resources: options.resources,
-          all: options.all,
-          namespaces: options.namespaces,
-          ...(options.labelSelector !== undefined ? { labelSelector: options.labelSelector } : {}),
-          ...(options.fieldSelector !== undefined ? { fieldSelector: options.fieldSelector } : {}),
-          output: options.output,
-          utc: options.utc,
-          showSecretValues: options.showSecretValues,
-          sinks,
-          ...(options.fields ? { fields: options.fields } : {}),
-          ...(options.ignore ? { ignore: options.ignore } : {}),
-          ...(options.metricsPort !== undefined ? { metricsPort: options.metricsPort } : {}),
-          ...(options.metricsAddress !== undefined ? { metricsAddress: options.metricsAddress } : {}),
-          ...(options.byteLimits ? { byteLimits: options.byteLimits } : {}),
-          ...(compression !== undefined ? { compression } : {}),
-        },
-        terminal,
-      ),
-      ended.then(stopped),
-    ]);
-    if ('stopped' in started) {
-      outcome = started;
-    } else {
-      cleanup.unshift(started.stop);
-      outcome = await Promise.race([started.failed.then((sentence) => ({ failed: sentence })), ended.then(stopped)]);
-    }
+    const command = watchOptions(options, sinks, compression);
+    const started = await Promise.race([watchCommand(kc, command, terminalFor(ending)), ending.code.then(stopped)]);
+    if ('stopped' in started) return started;
+    cleanup.unshift(started.stop);
+    return await Promise.race([started.failed.then((sentence) => ({ failed: sentence })), ending.code.then(stopped)]);
   } catch (error) {
-    outcome = { failed: error instanceof UsageError || error instanceof Error ? error.message : String(error) };
+    return { failed: error instanceof Error ? error.message : String(error) };
   }
+}
 
+/** Undoes what was started, then gives the sinks until the flush deadline and says what each delivered. */
+async function wrapUp(cleanup: readonly (() => Promise<void> | void)[], sinks: readonly EventSink[]): Promise<void> {
   // A second Ctrl-C during the flush means now.
   process.once('SIGINT', () => process.exit(EXIT.interrupted));
-  for (const step of cleanup) {
+  for (const undo of cleanup) {
     try {
-      await step();
+      await undo();
     } catch (error) {
       err(`! while stopping: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
+  const { HttpSink } = await import('./sink.ts');
   const deadline = Date.now() + FLUSH_MS;
   const summaries = await Promise.all(sinks.map(async (sink) => HttpSink.describe(sink.label, await sink.close(deadline))));
   for (const summary of summaries) err(summary);
+}
+
+async function watch(options: CliOptions): Promise<number> {
+  const ending = new Ending();
+  // stderr has nowhere to report its own failure; without a listener it would crash the process.
+  process.stderr.on('error', () => undefined);
+
+  // `start` without a kubeconfig runs the built-in demo on rx-informer-emulator, a package of its own (optional).
+  const module = options.command === 'start' && !options.kubeconfig && !options.context ? await import('./demo.ts') : undefined;
+  const emulator = await module?.loadEmulator();
+  if (module && emulator === undefined) {
+    err(`error: ${module.EMULATOR_MISSING}`);
+    return EXIT.usage;
+  }
+  guardSinkCredentials(options);
+  if (options.showSecretValues) err('warning: --show-secret-values: Secret values will be printed and sent to every sink in clear');
+
+  const sinks = await sinksFor(options);
+  const cleanup: (() => Promise<void> | void)[] = [];
+  const outcome = await watchUntilEnd(options, module && emulator ? { module, emulator } : undefined, sinks, ending, cleanup);
+  await wrapUp(cleanup, sinks);
   if ('failed' in outcome) {
     err(`error: ${outcome.failed}`);
     return EXIT.error;

@@ -52,10 +52,12 @@ export interface DemoOptions {
   readonly churnIntervalMs?: number;
   /** A fault every this many writes (default 12: about every 6 s at the default churn interval). */
   readonly faultEvery?: number;
+  /** The command that watches a real cluster, as typed where the CLI runs (default `rx-informer start --kubeconfig ~/.kube/config`). */
+  readonly realCluster?: string;
 }
 
 /**
- * `npm start` with no kubeconfig: the built-in API-server emulator, seeded and
+ * `rx-informer start` (`npm start` in this repository) with no kubeconfig: the built-in API-server emulator, seeded and
  * churning (pods, deployments and a custom resource across three namespaces),
  * with an occasional fault injected into the open watches, so each fault
  * (`! pods: …`) and the resumed stream show within seconds. Bookmarks and
@@ -71,7 +73,7 @@ export async function startDemo(
   const api = await startApiServer();
   api.registerCustomResource(MY_APPLES);
   options.log(`rx-informer demo: API-server emulator on ${api.url} with live churn and injected faults`);
-  options.log('(point it at a real cluster with: npm start -- --kubeconfig ~/.kube/config)');
+  options.log(`(point it at a real cluster with: ${options.realCluster ?? 'rx-informer start --kubeconfig ~/.kube/config'})`);
   const churn = startChurn(api, {
     intervalMs: options.churnIntervalMs ?? 500,
     seed: 40,

@@ -1,7 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { delimiter, dirname, isAbsolute, join } from 'node:path';
 import { KubeConfig, loadYaml } from '@kubernetes/client-node';
+import { invocation, startCommand } from './invocation.ts';
 import { kubeConfigSecrets, parseErrorMessage, textSecrets, type SecretScrubber } from './secrets.ts';
 import { UsageError } from './watch.ts';
 
@@ -51,7 +52,7 @@ export function readKubeConfig(
   if (!path && files.length === 0 && !existsSync(sources.serviceAccountToken ?? SERVICE_ACCOUNT_TOKEN) && process.platform !== 'win32') {
     throw new UsageError(
       'no kubeconfig found: looked at $KUBECONFIG (not set), ~/.kube/config (no such file) and the in-cluster service account (not in a pod); ' +
-        'pass --kubeconfig FILE, or run `rx-informer start` without options for the built-in emulator',
+        `pass --kubeconfig FILE, or run \`${startCommand('', invocation(env))}\` without options for the built-in emulator`,
     );
   }
   // The files' text, for what a parse error could quote (read again here: the client reads them itself).
@@ -87,6 +88,7 @@ export function readKubeConfig(
   }
   const cluster = kc.getCurrentCluster();
   if (!cluster) throw new UsageError('the kubeconfig names no current cluster (set a current-context or pass --context)');
+  useTokenFiles(kc, tokenFiles(files, texts));
   return { kubeConfig: kc, disableCompression: disablesCompression(texts, cluster.name) };
 }
 
@@ -111,6 +113,50 @@ export function disablesCompression(texts: readonly string[], name: string): boo
     return (entry as { cluster?: { 'disable-compression'?: unknown } | null }).cluster?.['disable-compression'] === true;
   }
   return false;
+}
+
+/**
+ * kubectl's `tokenFile` of each user (client-node 2.x drops the field on load), resolved against the
+ * directory of the file that names it, as kubectl does. The first file that defines a user decides
+ * (client-node refuses a user defined in two). As {@link disablesCompression}, nothing of a parse leaves
+ * this function but the paths.
+ */
+export function tokenFiles(files: readonly string[], texts: readonly string[]): Map<string, string> {
+  const out = new Map<string, string>();
+  const seen = new Set<string>();
+  texts.forEach((text, i) => {
+    let doc: unknown;
+    try {
+      doc = loadYaml<unknown>(text);
+    } catch {
+      return;
+    }
+    const users = (doc as { users?: unknown } | null)?.users;
+    if (!Array.isArray(users)) return;
+    for (const entry of users as unknown[]) {
+      const name = (entry as { name?: unknown } | null)?.name;
+      if (typeof name !== 'string' || seen.has(name)) continue;
+      seen.add(name);
+      const file = (entry as { user?: { tokenFile?: unknown } | null }).user?.tokenFile;
+      if (typeof file !== 'string' || file === '') continue;
+      out.set(name, isAbsolute(file) ? file : join(dirname(files[i] ?? '.'), file));
+    }
+  });
+  return out;
+}
+
+/**
+ * Gives each user with a `tokenFile` (and no auth provider) client-node's in-cluster form of it, an auth provider
+ * whose `config.tokenFile` names the file: the transport reads it for each request as client-go does
+ * (see docs/transport.md, "Credentials that rotate").
+ */
+function useTokenFiles(kc: KubeConfig, files: ReadonlyMap<string, string>): void {
+  if (files.size === 0) return;
+  const users = kc.getUsers().map((user) => {
+    const tokenFile = files.get(user.name);
+    return tokenFile === undefined || user.authProvider ? user : { ...user, authProvider: { name: 'tokenFile', config: { tokenFile } } };
+  });
+  kc.loadFromOptions({ clusters: kc.getClusters(), users, contexts: kc.getContexts(), currentContext: kc.getCurrentContext() });
 }
 
 /** A file-system error says which file and why; anything else came from parsing, and is cut down to what is wrong and where. */

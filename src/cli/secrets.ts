@@ -44,7 +44,9 @@ export function kubeConfigSecrets(kc: KubeConfig): string[] {
     for (const data of [user.keyData, user.certData]) if (typeof data === 'string') out.push(...decodedLines(data));
     if (user.username !== undefined && user.password !== undefined)
       out.push(Buffer.from(`${user.username}:${user.password}`, 'utf8').toString('base64'));
-    out.push(...stringLeaves(user.authProvider?.config as unknown));
+    // A token file's path is no secret (client-node's in-cluster form of it, and kubectl's `tokenFile`).
+    const { tokenFile: _path, ...providerConfig } = (user.authProvider?.config ?? {}) as Record<string, unknown>;
+    out.push(...stringLeaves(providerConfig));
     const env = (user.exec as { env?: unknown } | undefined)?.env;
     if (Array.isArray(env)) for (const entry of env) out.push(...stringLeaves((entry as { value?: unknown } | null)?.value));
   }
@@ -63,6 +65,8 @@ export function kubeConfigSecrets(kc: KubeConfig): string[] {
 
 /** Keys whose values a kubeconfig holds secrets in (user entries, auth-provider config, exec env). */
 const SECRET_KEY = /token|secret|password|passwd|key-data|certificate-data|credential|cookie|value|auth/i;
+/** Keys that name a file: a path is no secret (the file's contents may be), and a message about the file must say which. */
+const PATH_KEY = /^(certificate-authority|client-certificate|client-key|tokenFile|token-file)$/;
 
 /**
  * The values of secret-looking keys in kubeconfig text that may not parse
@@ -73,7 +77,7 @@ export function textSecrets(text: string): string[] {
   const out: string[] = [];
   const pair = /["']?([A-Za-z0-9_-]+)["']?[ \t]*:[ \t]*("(?:[^"\\\n]|\\.)*"|'[^'\n]*'|[^\s,{}[\]#]+)/g;
   for (const match of text.matchAll(pair)) {
-    if (!SECRET_KEY.test(match[1] ?? '')) continue;
+    if (!SECRET_KEY.test(match[1] ?? '') || PATH_KEY.test(match[1] ?? '')) continue;
     const raw = match[2] ?? '';
     const value = raw.startsWith('"') || raw.startsWith("'") ? raw.slice(1, -1) : raw;
     out.push(value, raw);

@@ -5,6 +5,8 @@ import type { SinkTarget } from './sinkUrl.ts';
 export interface HttpSinkOptions {
   /** `webhook` or `slack`: names the sink in messages, with the target's origin. */
   readonly kind: string;
+  /** What messages call the sink, when `kind` and origin are not enough (two sinks to one origin: `webhook #2 https://host`). */
+  readonly label?: string;
   readonly target: SinkTarget;
   /** Items per POST. */
   readonly maxBatch: number;
@@ -68,7 +70,7 @@ export class HttpSink {
 
   constructor(options: HttpSinkOptions) {
     this.options = options;
-    this.label = `${options.kind} ${options.target.origin}`;
+    this.label = options.label ?? `${options.kind} ${options.target.origin}`;
     this.reporter = setInterval(() => this.flushReport(), options.reportIntervalMs ?? 10_000);
     this.reporter.unref();
   }

@@ -63,3 +63,15 @@ export function parseSinkUrl(flag: string, raw: string): SinkUrlResult {
   }
   return { ok: true, target: { url: url.toString(), origin: url.origin, headers } };
 }
+
+/**
+ * What messages call each sink of one flag: `webhook https://host` (the origin only: paths and queries hold
+ * tokens), or, when two of them share an origin, `webhook #2 https://host` (its place among that flag's URLs).
+ */
+export function sinkLabels(kind: string, targets: readonly SinkTarget[]): string[] {
+  return targets.map((target, i) =>
+    targets.some((other, j) => j !== i && other.origin === target.origin)
+      ? `${kind} #${i + 1} ${target.origin}`
+      : `${kind} ${target.origin}`,
+  );
+}

@@ -2,8 +2,6 @@ import { firstValueFrom, Subscription } from 'rxjs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import {
   DEFAULT_MAX_NAMESPACE_WATCHES,
-  DiscoveryError,
-  InformerError,
   ResourceNameError,
   discover,
   dynamicInformerFactory,
@@ -18,20 +16,31 @@ import {
   type Discovery,
   type Compression,
   type DynamicEvent,
-  type ErrorReason,
+  type DynamicInformerFactory,
   type Informer,
+  type InformerEvent,
   type KubeObject,
 } from '../index.ts';
-import { isPermanent } from '../0-model/errors.ts';
 import { serve } from '../metrics/index.ts';
-import { ServedSet } from './served.ts';
-import { count, jsonLine, messageOf } from './format.ts';
+import { jsonLine, messageOf } from './format.ts';
 import { prettyLine, toRecord } from './record.ts';
 import { isSecretResource, secretRedactor } from './redact.ts';
+import {
+  initialSession,
+  step,
+  type NewResource,
+  type SessionConfig,
+  type SessionEffect,
+  type SessionInput,
+  type SessionState,
+} from './session.ts';
 import type { EventSink } from './webhook.ts';
-import { BYTE_LIMIT_FLAGS, type ByteLimitOption } from './args.ts';
+import type { ByteLimitOption } from './args.ts';
+import { discoveryFailed, explain } from './explain.ts';
+import { ServedInformers } from './served.ts';
 
 export type { EventRecord } from './record.ts';
+export { displayServer, explain } from './explain.ts';
 
 export interface WatchCommand {
   readonly resources: readonly string[];
@@ -87,108 +96,6 @@ export interface Watching {
   stop(): void;
 }
 
-/** How often a long list's progress is shown, at most. */
-const LIST_PROGRESS_MS = 5_000;
-
-/** Says what a connection or discovery failure means in words (one line, no control characters), and how long the server asked us to wait. */
-export function explain(error: unknown, server: string, secret = false): string {
-  const sentence = explainReason(error, displayServer(server), secret);
-  const wait = error instanceof InformerError ? error.retryAfterSeconds : undefined;
-  // The informer waits at least this long before its next attempt: a 5-minute silence should not look like a hang.
-  return wait !== undefined && wait > 0 ? `${sentence} (the server asked to wait ${Math.ceil(wait)} s before retrying)` : sentence;
-}
-
-function explainReason(error: unknown, server: string, secret: boolean): string {
-  if (error instanceof InformerError) {
-    // A parser's message may quote the text it choked on: for Secrets, that is Secret data.
-    if (secret && (error.reason === 'MalformedLine' || error.reason === 'ValidationFailed'))
-      return `${error.reason} (details withheld: they may quote Secret data)`;
-    switch (error.reason) {
-      case 'NetworkError':
-        return networkFailure(messageOf(error), server);
-      case 'Unauthorized':
-        return `the API server at ${server} rejected our credentials (401 Unauthorized): check the token or certificate in the kubeconfig`;
-      case 'Forbidden':
-        return `forbidden (403): ${messageOf(error)}`;
-      case 'NotFound':
-        return `not found (404): ${messageOf(error)}`;
-      case 'BadRequest':
-        return `the server rejected the request (400 Bad Request): ${messageOf(error)}`;
-      case 'Config':
-        // client-node's words for an http:// server: say what to change.
-        if (/HTTP protocol is not allowed when skipTLSVerify/.test(error.message)) {
-          const fix = 'which the Kubernetes client refuses unless the cluster sets insecure-skip-tls-verify: true';
-          return `bad kubeconfig: the server ${server} is plain http://, ${fix}`;
-        }
-        return `bad kubeconfig: ${messageOf(error)}`;
-      case 'ResponseTooLarge':
-      case 'MalformedLine':
-        return `${error.reason}: ${messageOf(error)}${raiseWith(error.message)}`;
-      default:
-        return `${error.reason}: ${messageOf(error)}`;
-    }
-  }
-  return messageOf(error);
-}
-
-const FLAG_OF = Object.fromEntries(Object.entries(BYTE_LIMIT_FLAGS).map(([flag, option]) => [option, flag])) as Record<
-  ByteLimitOption,
-  string
->;
-
-/** The flag that raises the limit a message names (`… (option maxListBytes)` → ` (raise it with --max-list-bytes, e.g. 512Mi)`). */
-function raiseWith(message: string): string {
-  const option = /\boption (max\w+Bytes)\b/.exec(message)?.[1];
-  const flag = option === undefined ? undefined : FLAG_OF[option as ByteLimitOption];
-  return flag === undefined ? '' : ` (raise the limit with --${flag} SIZE, e.g. --${flag} 512Mi)`;
-}
-
-/** A certificate the transport or Node refused: the server answered, we did not trust it. */
-const CERTIFICATE =
-  /is not trusted by|is not valid now|does not name the host|CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER|certificate/i;
-/** Any other failure of the TLS handshake (a protocol or cipher mismatch, a plain-HTTP server on an https:// URL). */
-const TLS = /\bTLS\b|\bSSL\b|ERR_SSL_|EPROTO|handshake/i;
-
-/** A connection failure in words: a certificate or TLS problem is said to be one, not "cannot reach". */
-function networkFailure(message: string, server: string): string {
-  if (CERTIFICATE.test(message)) return `cannot trust the API server at ${server} (TLS certificate): ${tlsAdvice(message)}`;
-  if (TLS.test(message)) return `the TLS handshake with the API server at ${server} failed: ${message}`;
-  return `cannot reach the API server at ${server}: ${message}`;
-}
-
-/** Node's hint for an unknown CA (`try running Node.js with --use-system-ca`) points the wrong way for a cluster: its CA is in the kubeconfig. */
-function tlsAdvice(message: string): string {
-  const hinted = /;? ?if the root CA is installed locally, try running Node\.js with --use-system-ca/;
-  const certificate = /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER|certificate/i;
-  // The transport already words its TLS verification failures (tlsFailure); only a raw Node message gets advice here.
-  if (/is not trusted by|is not valid now|does not name the host/.test(message)) return message;
-  if (!hinted.test(message) && !certificate.test(message)) return message;
-  const advice =
-    "the server's certificate is not signed by the certificate authority the kubeconfig names: " +
-    'check certificate-authority or certificate-authority-data';
-  return `${message.replace(hinted, '')} (${advice})`;
-}
-
-/** One group version discovery could not read (with --all, `following`: what is watched of it goes on, the dynamic factory keeps it). */
-function discoveryFailed(groupVersion: string, error: unknown, server: string, following = false): string {
-  const after = following ? ' (what is watched of it goes on; resources it adds wait until discovery reads it)' : '';
-  return `! discovery of ${groupVersion} failed: ${explain(error, server)}${after}`;
-}
-
-/**
- * The kubeconfig's server URL as messages show it: scheme, host, port and path;
- * never its userinfo (`https://user:password@…`), query or fragment.
- */
-export function displayServer(server: string): string {
-  if (server.startsWith('(')) return server;
-  try {
-    const url = new URL(server);
-    return `${url.protocol}//${url.host}${url.pathname === '/' ? '' : url.pathname}`;
-  } catch {
-    return "(the kubeconfig's server, which is not a valid URL)";
-  }
-}
-
 /** Resolves the resources to watch, or says clearly why it cannot (an ambiguous name: which groups serve it). */
 export function resolveResources(found: Discovery, command: Pick<WatchCommand, 'resources' | 'all'>): DiscoveredResource[] {
   if (command.all) return watchableResources(found);
@@ -212,24 +119,256 @@ interface Scope {
   readonly label: string;
 }
 
-interface Watched {
-  /** The resource's name, as records show it. */
-  readonly name: string;
-  /** What progress and problems call it: `pods`, or `pods in shop` when several namespaces are watched. */
-  readonly label: string;
-  readonly secret: boolean;
-  /** The informer, and what this command subscribed to it (both replaced when a dynamic watch hands over a new one). */
-  informer: Informer<KubeObject>;
-  subscription: Subscription;
-  count: number;
-  synced: boolean;
-  /**
-   * With --all: what was seen of a resource being removed (a watch that ended at once, a 404) since its last event.
-   * Each is reported from its second time on: the first may only mean its CRD is being deleted, which ends it with one line of its own.
-   */
-  readonly hints: Set<ErrorReason>;
-  /** With --all: takes the resource out of its dynamic watch, so that nothing keeps its informer running. */
-  readonly drop?: () => void;
+/** The namespaces asked for, as scopes; `several`: labels say which namespace (`pods in shop`). */
+function scopesOf(namespaces: readonly string[] | undefined): {
+  readonly scopes: readonly Scope[];
+  readonly several: boolean;
+  readonly asked: number;
+} {
+  const asked = namespaces?.length ? [...new Set(namespaces)] : [];
+  // Many namespaces: one informer per resource over all of them (not one connection or stream each).
+  const scopes: readonly Scope[] =
+    asked.length > DEFAULT_MAX_NAMESPACE_WATCHES
+      ? [{ namespaces: asked, label: `${asked.length} namespaces` }]
+      : asked.length > 0
+        ? asked.map((namespace) => ({ namespace, label: namespace }))
+        : [{ label: '' }];
+  return { scopes, several: asked.length > 1, asked: asked.length };
+}
+
+type Watchable = Informer<KubeObject>;
+
+/** What the session knows of a resource in a scope. */
+function newResource(d: DiscoveredResource, scope: Scope, several: boolean, informer: Watchable): NewResource<Watchable> {
+  const name = resourceName(d);
+  return { name, label: d.namespaced && several ? `${name} in ${scope.label}` : name, secret: isSecretResource(d), informer };
+}
+
+/** The options of discovery and of the informers' requests: byte limits and compression, when given. */
+function requestOptions(command: WatchCommand) {
+  const limits = command.byteLimits ?? {};
+  const compression = command.compression !== undefined ? { compression: command.compression } : {};
+  const discovery = {
+    ...(limits.maxDocumentBytes !== undefined ? { maxDocumentBytes: limits.maxDocumentBytes } : {}),
+    ...(limits.maxErrorBodyBytes !== undefined ? { maxErrorBodyBytes: limits.maxErrorBodyBytes } : {}),
+    ...compression,
+  };
+  return { discovery, http: { ...limits, ...compression } };
+}
+
+/** How changes are shown and sent. */
+interface ChangeView {
+  readonly terminal: Terminal;
+  readonly command: WatchCommand;
+  readonly redact: ((object: KubeObject) => KubeObject) | undefined;
+}
+
+/** One line per change on stdout, and to every sink. A change that cannot be shown or sent costs one line on stderr, nothing more. */
+function showChange(view: ChangeView, w: { readonly name: string; readonly secret: boolean }, event: InformerEvent<KubeObject>): void {
+  if (event.isInInitialList) return;
+  const { terminal, command, redact } = view;
+  try {
+    const at = terminal.now?.() ?? new Date();
+    const utc = command.utc === true;
+    const r = toRecord(w.name, event, at, {
+      utc,
+      fields: command.fields,
+      ignore: command.ignore,
+      ...(redact && w.secret ? { redact } : {}),
+    });
+    if (!r) return;
+    const line = prettyLine(r, at, utc);
+    terminal.out(command.output === 'json' ? jsonLine(r) : line);
+    for (const sink of command.sinks ?? []) {
+      try {
+        sink.accept(r, line);
+      } catch (error) {
+        terminal.err(`! ${sink.label}: cannot send ${w.name} ${keyOf(event.object)}: ${messageOf(error)}`);
+      }
+    }
+  } catch (error) {
+    terminal.err(`! cannot show a change to ${w.name} ${keyOf(event.object)}: ${messageOf(error)}`);
+  }
+}
+
+/**
+ * The session's shell: feeds the informers' streams to {@link step} one input at a time (an input that
+ * arrives while effects run, a state replayed on subscription say, waits its turn), and carries out the effects.
+ */
+class SessionShell {
+  readonly synced: Promise<void>;
+  readonly failed: Promise<string>;
+  private state: SessionState<Watchable> = initialSession();
+  private readonly queue: SessionInput<Watchable>[] = [];
+  private busy = false;
+  private stopped = false;
+  private readonly subscriptions = new Map<number, Subscription>();
+  /** What the probe server serves: the informers attached now. */
+  readonly served = new ServedInformers();
+  private readonly ticker: NodeJS.Timeout | undefined;
+  private readonly resolve: { synced: () => void; failed: (sentence: string) => void } = {
+    synced: () => undefined,
+    failed: () => undefined,
+  };
+
+  private readonly config: SessionConfig;
+  private readonly view: ChangeView;
+  /** With --all: takes a resource out of the dynamic watch of its scope. */
+  private readonly exclude: (scope: number, name: string) => void;
+
+  constructor(config: SessionConfig, view: ChangeView, exclude: (scope: number, name: string) => void) {
+    this.config = config;
+    this.view = view;
+    this.exclude = exclude;
+    this.synced = new Promise<void>((resolve) => (this.resolve.synced = resolve));
+    this.failed = new Promise<string>((resolve) => (this.resolve.failed = resolve));
+    this.ticker = config.tty ? setInterval(() => this.send({ type: 'tick' }), 200) : undefined;
+  }
+
+  send(input: SessionInput<Watchable>): void {
+    this.queue.push(input);
+    if (this.busy) return;
+    this.busy = true;
+    try {
+      for (let next = this.queue.shift(); next !== undefined && !this.stopped; next = this.queue.shift()) {
+        const result = step(this.config, this.state, next, Date.now());
+        this.state = result.state;
+        for (const effect of result.effects) this.run(effect);
+      }
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.ticker) clearInterval(this.ticker);
+    for (const subscription of this.subscriptions.values()) subscription.unsubscribe();
+  }
+
+  private run(effect: SessionEffect<Watchable>): void {
+    const { terminal } = this.view;
+    switch (effect.type) {
+      case 'err':
+        return terminal.err(effect.line);
+      case 'status':
+        return terminal.status?.(effect.line);
+      case 'attach':
+        return this.attach(effect.id, effect.informer);
+      case 'detach':
+        this.served.detach(effect.id);
+        return this.subscriptions.get(effect.id)?.unsubscribe();
+      case 'exclude':
+        return this.exclude(effect.scope, effect.name);
+      case 'synced':
+        return this.resolve.synced();
+      case 'failed':
+        return this.resolve.failed(effect.sentence);
+    }
+  }
+
+  /** Subscribes to a resource's informer (in place of its predecessor's): sync progress, problems, one line per change. */
+  private attach(id: number, informer: Watchable): void {
+    this.subscriptions.get(id)?.unsubscribe();
+    const subscription = new Subscription();
+    this.subscriptions.set(id, subscription);
+    this.served.attach(id, informer);
+    const { terminal } = this.view;
+    subscription.add(informer.state$.subscribe((s) => this.send({ type: 'state', id, size: s.store.size, synced: s.synced })));
+    subscription.add(
+      informer.listProgress$.subscribe(({ pages, objects }) =>
+        this.send({ type: 'listProgress', id, pages, objects, at: (terminal.now?.() ?? new Date()).getTime() }),
+      ),
+    );
+    subscription.add(informer.errors$.subscribe((error) => this.send({ type: 'error', id, error })));
+    subscription.add(
+      informer.events$.subscribe((event) => {
+        this.send({ type: 'event', id });
+        const w = this.state.resources[id];
+        if (w) showChange(this.view, w, event);
+      }),
+    );
+  }
+}
+
+/**
+ * With --all, one dynamic watch per scope. A resource given up is taken out by watching anew without it:
+ * discovery replays its latest answer, so the new watch hands over the same informers at once, then the old one lets go.
+ */
+class DynamicScope {
+  private readonly left = new Set<string>();
+  private current = new Subscription();
+
+  private readonly follow: (selection: (d: DiscoveredResource) => boolean) => Subscription;
+  /** Cluster-scoped resources are watched once, by the first scope's watch. */
+  private readonly first: boolean;
+
+  constructor(follow: (selection: (d: DiscoveredResource) => boolean) => Subscription, first: boolean) {
+    this.follow = follow;
+    this.first = first;
+  }
+
+  start(): void {
+    const previous = this.current;
+    this.current = this.follow((d) => (this.first || d.namespaced) && !this.left.has(resourceName(d)));
+    previous.unsubscribe();
+  }
+
+  exclude(name: string): void {
+    this.left.add(name);
+    this.start();
+  }
+
+  stop(): void {
+    this.current.unsubscribe();
+  }
+}
+
+/** With --all: the dynamic factory's resources and faults, as the session's inputs. */
+function watchDynamically(
+  dynamic: DynamicInformerFactory,
+  scopes: ReturnType<typeof scopesOf>,
+  selectors: Pick<WatchCommand, 'labelSelector' | 'fieldSelector'>,
+  shell: SessionShell,
+  followed: DynamicScope[],
+): Subscription {
+  const watching = new Subscription();
+  watching.add(dynamic.errors$.subscribe((error) => shell.send({ type: 'factoryError', error })));
+  const onEvent = (event: DynamicEvent<KubeObject>, i: number, scope: Scope) => {
+    if (event.type === 'started')
+      shell.send({ type: 'started', scope: i, resource: newResource(event.resource, scope, scopes.several, event.informer) });
+    if (event.type === 'ended') {
+      const { label } = newResource(event.resource, scope, scopes.several, event.informer);
+      shell.send({ type: 'ended', label, informer: event.informer, message: event.message });
+    }
+  };
+  const options = (scope: Scope) => ({ namespace: scope.namespace, namespaces: scope.namespaces, ...selectors });
+  scopes.scopes.forEach((scope, i) => {
+    const follow = (selection: (d: DiscoveredResource) => boolean) =>
+      dynamic.watch(selection, options(scope)).subscribe((event) => onEvent(event, i, scope));
+    followed.push(new DynamicScope(follow, i === 0));
+    watching.add(() => followed[i]?.stop());
+  });
+  for (const scope of followed) scope.start();
+  return watching;
+}
+
+/** `--metrics-port` (and `--metrics-address`): /healthz, /readyz and /metrics for the resources watched now. */
+function serveMetrics(served: ServedInformers, port: number, address: string | undefined, terminal: Terminal): Subscription {
+  return serve(served, { port, host: address }).subscribe({
+    next: (s) =>
+      terminal.err(`serving /healthz, /readyz and /metrics on ${address === undefined ? 'every interface' : s.host}, port ${s.port}`),
+    error: (error: unknown) => terminal.err(`! cannot serve metrics on port ${port}: ${messageOf(error)}`),
+  });
+}
+
+/** Discovery, once: a failure here means there is nothing to watch (a usage error, in words). */
+async function discoverOnce(kc: KubeConfig, options: ReturnType<typeof requestOptions>['discovery'], server: string): Promise<Discovery> {
+  try {
+    return await firstValueFrom(discover(kc, options));
+  } catch (error) {
+    throw new UsageError(explain(error, server));
+  }
 }
 
 /**
@@ -237,7 +376,7 @@ interface Watched {
  * resource and namespace (per resource only, beyond 16 namespaces) from one factory, shows sync progress, then prints
  * one line per change (with a compact diff for updates) and hands it to the
  * sinks. Each event is shown in isolation: one that cannot be formatted or
- * sent costs one line on stderr, nothing more.
+ * sent costs one line on stderr, nothing more. The rules are session.ts's `step`; this is their shell.
  *
  * With --all the informers come from a dynamic factory: a resource served
  * later (a CRD installed while it runs) is watched from then on
@@ -246,286 +385,40 @@ interface Watched {
  */
 export async function watchCommand(kc: KubeConfig, command: WatchCommand, terminal: Terminal): Promise<Watching> {
   const server = kc.getCurrentCluster()?.server ?? '(no server)';
-  let discovered: Discovery;
-  const limits = command.byteLimits ?? {};
-  const compression = command.compression !== undefined ? { compression: command.compression } : {};
-  const discoveryOptions = {
-    ...(limits.maxDocumentBytes !== undefined ? { maxDocumentBytes: limits.maxDocumentBytes } : {}),
-    ...(limits.maxErrorBodyBytes !== undefined ? { maxErrorBodyBytes: limits.maxErrorBodyBytes } : {}),
-    ...compression,
-  };
-  try {
-    discovered = await firstValueFrom(discover(kc, discoveryOptions));
-  } catch (error) {
-    throw new UsageError(explain(error, server));
-  }
+  const requests = requestOptions(command);
+  const discovered = await discoverOnce(kc, requests.discovery, server);
   // With --all the dynamic factory reports discovery's failures (on errors$), those of its first discovery too.
   if (!command.all) for (const failure of discovered.failures) terminal.err(discoveryFailed(failure.groupVersion, failure.error, server));
   const chosen = resolveResources(discovered, command);
   if (chosen.length === 0) throw new UsageError('no resource to watch');
 
-  const utc = command.utc === true;
-  const redact = command.showSecretValues ? undefined : secretRedactor();
-  const http = { ...limits, ...compression };
-  const factory = informerFactory(kc, Object.keys(http).length > 0 ? { http } : {});
-  const asked = command.namespaces?.length ? [...new Set(command.namespaces)] : [];
-  // Many namespaces: one informer per resource over all of them (not one connection or stream each).
-  const scopes: readonly Scope[] =
-    asked.length > DEFAULT_MAX_NAMESPACE_WATCHES
-      ? [{ namespaces: asked, label: `${asked.length} namespaces` }]
-      : asked.length > 0
-        ? asked.map((namespace) => ({ namespace, label: namespace }))
-        : [{ label: '' }];
+  const factory = informerFactory(kc, Object.keys(requests.http).length > 0 ? { http: requests.http } : {});
+  const scopes = scopesOf(command.namespaces);
   const selectors = { labelSelector: command.labelSelector, fieldSelector: command.fieldSelector };
-  const labelOf = (d: DiscoveredResource, scope: Scope) =>
-    d.namespaced && asked.length > 1 ? `${resourceName(d)} in ${scope.label}` : resourceName(d);
-  /** Every resource watched so far (with --all, ended ones too). */
-  const watched: Watched[] = [];
-
-  const now = terminal.now ?? (() => new Date());
-  const started = Date.now();
-  let allSynced = false;
-  let resolveSynced: () => void = () => undefined;
-  const synced = new Promise<void>((resolve) => (resolveSynced = resolve));
-  let resolveFailed: (sentence: string) => void = () => undefined;
-  const failed = new Promise<string>((resolve) => (resolveFailed = resolve));
-  /** The resources watched now. */
-  const live = new ServedSet<Watched>();
-
-  const showProgress = () => {
-    const all = [...live];
-    const pending = all.filter((w) => !w.synced).map((w) => w.label);
-    const objects = all.reduce((n, w) => n + w.count, 0);
-    const waiting = pending.length ? ` (waiting for ${pending.slice(0, 4).join(', ')}${pending.length > 4 ? ', …' : ''})` : '';
-    return `syncing ${all.length - pending.length}/${count(all.length, 'resource')}, ${count(objects, 'object')}${waiting}`;
-  };
-  const ticker = terminal.status ? setInterval(() => !allSynced && terminal.status?.(showProgress()), 200) : undefined;
-
-  const checkAllSynced = () => {
-    if (allSynced || live.size === 0 || ![...live].every((w) => w.synced)) return;
-    allSynced = true;
-    const total = [...live].reduce((n, w) => n + w.count, 0);
-    if (terminal.status) {
-      terminal.status('');
-      const counts = [...live].filter((w) => w.count > 0).map((w) => `${w.label} ${w.count}`);
-      if (counts.length) terminal.err(`listed: ${counts.join(', ')}`);
-    }
-    terminal.err(
-      `synced ${count(live.size, 'resource')}, ${count(total, 'object')} in ${Date.now() - started} ms; watching for changes (Ctrl-C to stop)`,
-    );
-    resolveSynced();
-  };
-
-  /** A resource that may not be listed is left out; the watch ends only when none is left. */
-  const giveUp = (w: Watched, error: InformerError) => {
-    w.subscription.unsubscribe();
-    live.delete(w);
-    w.drop?.();
-    if (error.reason === 'BadRequest') return resolveFailed(`cannot watch ${w.label}: ${explain(error, server, w.secret)}`);
-    if (live.size === 0) {
-      if (watched.length === 1) return resolveFailed(`cannot watch ${w.label}: ${explain(error, server, w.secret)}`);
-      terminal.err(`! not watching ${w.label}: ${explain(error, server, w.secret)}`);
-      return resolveFailed(`none of the ${count(watched.length, 'resource')} can be watched`);
-    }
-    terminal.err(`! not watching ${w.label}: ${explain(error, server, w.secret)}`);
-    checkAllSynced();
-  };
-
-  const sinks = command.sinks ?? [];
-  const show = (w: Watched, event: Parameters<typeof toRecord>[1]) => {
-    if (event.isInInitialList) return;
-    try {
-      const at = now();
-      const r = toRecord(w.name, event, at, {
-        utc,
-        fields: command.fields,
-        ignore: command.ignore,
-        ...(redact && w.secret ? { redact } : {}),
-      });
-      if (!r) return;
-      const line = prettyLine(r, at, utc);
-      terminal.out(command.output === 'json' ? jsonLine(r) : line);
-      for (const sink of sinks) {
-        try {
-          sink.accept(r, line);
-        } catch (error) {
-          terminal.err(`! ${sink.label}: cannot send ${w.name} ${keyOf(event.object)}: ${messageOf(error)}`);
-        }
-      }
-    } catch (error) {
-      terminal.err(`! cannot show a change to ${w.name} ${keyOf(event.object)}: ${messageOf(error)}`);
-    }
-  };
-
-  /** Subscribes to a resource's informer: sync progress, problems, one line per change. */
-  const attach = (w: Watched) => {
-    const subscription = new Subscription();
-    w.subscription = subscription;
-    subscription.add(
-      w.informer.state$.subscribe((state) => {
-        w.count = state.store.size;
-        if (state.synced && !w.synced) {
-          w.synced = true;
-          // A resource that comes after the first sync has its own line, on a terminal too.
-          if (!terminal.status || allSynced) terminal.err(`synced ${w.label}: ${count(state.store.size, 'object')}`);
-          checkAllSynced();
-        }
-      }),
-    );
-    // A long list (the first or a relist): "listing pods: 120,000 objects so far", at most every LIST_PROGRESS_MS.
-    let shownAt = 0;
-    subscription.add(
-      w.informer.listProgress$.subscribe(({ pages, objects }) => {
-        const now = (terminal.now?.() ?? new Date()).getTime();
-        if (pages === 1) shownAt = now;
-        if (now - shownAt < LIST_PROGRESS_MS) return;
-        shownAt = now;
-        terminal.err(`listing ${w.label}: ${objects.toLocaleString('en-US')} objects so far`);
-      }),
-    );
-    subscription.add(
-      w.informer.errors$.subscribe((error) => {
-        if (!w.synced && error.phase === 'list' && isPermanent(error)) return giveUp(w, error);
-        if (w.drop && (error.reason === 'NotFound' || error.reason === 'VeryShortWatch') && !w.hints.has(error.reason))
-          return void w.hints.add(error.reason);
-        terminal.err(`! ${w.label}: ${explain(error, server, w.secret)}`);
-      }),
-    );
-    subscription.add(
-      w.informer.events$.subscribe((event) => {
-        w.hints.clear();
-        show(w, event);
-      }),
-    );
-  };
+  const view = { terminal, command, redact: command.showSecretValues ? undefined : secretRedactor() };
+  const followed: DynamicScope[] = [];
+  const config = { server, tty: terminal.status !== undefined, startedAt: Date.now(), namespaces: scopes.asked };
+  const shell = new SessionShell(config, view, (scope, name) => followed[scope]?.exclude(name));
 
   const watching = new Subscription();
-  if (command.metricsPort !== undefined) {
+  if (command.metricsPort !== undefined) watching.add(serveMetrics(shell.served, command.metricsPort, command.metricsAddress, terminal));
+  if (command.all) {
     watching.add(
-      serve(live, { port: command.metricsPort, host: command.metricsAddress }).subscribe({
-        next: (s) =>
-          terminal.err(
-            `serving /healthz, /readyz and /metrics on ${command.metricsAddress === undefined ? 'every interface' : s.host}, port ${s.port}`,
-          ),
-        error: (error: unknown) => terminal.err(`! cannot serve metrics on port ${command.metricsPort}: ${messageOf(error)}`),
-      }),
+      watchDynamically(dynamicInformerFactory(kc, { factory, discovery: requests.discovery }), scopes, selectors, shell, followed),
     );
-  }
-  if (!command.all) {
-    for (const d of chosen) {
-      for (const scope of scopes) {
-        const informer = factory.informer(toResource(d), { namespace: scope.namespace, namespaces: scope.namespaces, ...selectors });
-        // A cluster-scoped resource is one informer whatever the namespace.
-        if (watched.some((w) => w.informer === informer)) continue;
-        watched.push({
-          name: resourceName(d),
-          label: labelOf(d, scope),
-          secret: isSecretResource(d),
-          informer,
-          subscription: new Subscription(),
-          count: 0,
-          synced: false,
-          hints: new Set(),
-        });
-      }
-    }
-    for (const w of watched) live.add(w);
-    for (const w of watched) attach(w);
   } else {
-    const dynamic = dynamicInformerFactory(kc, { factory, discovery: discoveryOptions });
-    /** The resources each dynamic watch runs now, by label. */
-    const byLabel = new Map<string, Watched>();
-    const reported = new Set<string>();
-    watching.add(
-      dynamic.errors$.subscribe((error) => {
-        // One group version: its resources are watched as before. The factory reports each discovery fault once while it lasts.
-        if (error instanceof DiscoveryError && error.groupVersion !== undefined)
-          return terminal.err(discoveryFailed(error.groupVersion, error, server, true));
-        if (error instanceof DiscoveryError)
-          return terminal.err(`! discovery failed; resources installed or removed from now on may go unnoticed: ${explain(error, server)}`);
-        // The CRD watch retries (a 410 is routine): say it once per kind of fault.
-        if (error.reason === 'Expired' || error.reason === 'Gone' || reported.has(error.reason)) return;
-        reported.add(error.reason);
-        terminal.err(
-          `! cannot watch CustomResourceDefinitions; resources installed or removed from now on may go unnoticed: ${explain(error, server)}`,
-        );
-      }),
-    );
-    scopes.forEach((scope, i) => {
-      // Cluster-scoped resources are watched once, by the first namespace's watch.
-      const left = new Set<string>();
-      const selection = (d: DiscoveredResource) => (i === 0 || d.namespaced) && !left.has(resourceName(d));
-      let current: Subscription | undefined;
-      const subscribe = () => {
-        const previous = current;
-        // Discovery replays its latest answer: the new watch hands over the same informers at once, then the old one lets go.
-        current = dynamic
-          .watch(selection, { namespace: scope.namespace, namespaces: scope.namespaces, ...selectors })
-          .subscribe((event) => onDynamic(event, scope, drop));
-        watching.add(current);
-        if (previous) {
-          previous.unsubscribe();
-          watching.remove(previous);
-        }
-      };
-      const drop = (name: string) => {
-        left.add(name);
-        subscribe();
-      };
-      subscribe();
-    });
-
-    function onDynamic(event: DynamicEvent<KubeObject>, scope: Scope, drop: (name: string) => void): void {
-      if (event.type === 'unresolved') return;
-      const name = resourceName(event.resource);
-      const label = labelOf(event.resource, scope);
-      const w = byLabel.get(label);
-      if (event.type === 'started') {
-        if (w) {
-          // The same resource from a dynamic watch that replaced its predecessor: carry on with the new informer.
-          w.subscription.unsubscribe();
-          w.informer = event.informer;
-          live.touch();
-          attach(w);
-          return;
-        }
-        const added: Watched = {
-          name,
-          label,
-          secret: isSecretResource(event.resource),
-          informer: event.informer,
-          subscription: new Subscription(),
-          count: 0,
-          synced: false,
-          hints: new Set(),
-          drop: () => {
-            byLabel.delete(label);
-            drop(name);
-          },
-        };
-        watched.push(added);
-        live.add(added);
-        byLabel.set(label, added);
-        if (allSynced) terminal.err(`+ watching ${label} (new resource)`);
-        attach(added);
-        return;
-      }
-      if (!w || w.informer !== event.informer) return;
-      w.subscription.unsubscribe();
-      live.delete(w);
-      byLabel.delete(label);
-      terminal.err(`- stopped watching ${label}: ${event.message}`);
-      checkAllSynced();
-    }
+    const informer = (d: DiscoveredResource, scope: Scope) =>
+      factory.informer(toResource(d), { namespace: scope.namespace, namespaces: scope.namespaces, ...selectors });
+    // A cluster-scoped resource is one informer whatever the namespace: the session watches it once.
+    const resources = chosen.flatMap((d) => scopes.scopes.map((scope) => newResource(d, scope, scopes.several, informer(d, scope))));
+    shell.send({ type: 'watch', resources });
   }
-
   return {
-    synced,
-    failed,
+    synced: shell.synced,
+    failed: shell.failed,
     stop: () => {
-      if (ticker) clearInterval(ticker);
       watching.unsubscribe();
-      for (const w of watched) w.subscription.unsubscribe();
+      shell.stop();
     },
   };
 }

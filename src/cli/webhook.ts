@@ -5,7 +5,7 @@ import type { SinkTarget } from './sinkUrl.ts';
 
 /** Somewhere events go besides stdout. */
 export interface EventSink {
-  /** `webhook https://host`: the kind and the origin, nothing more of the URL. */
+  /** `webhook https://host`: the kind and the origin, nothing more of the URL (`webhook #2 https://host` when two share it). */
   readonly label: string;
   /** Queues one event (never blocks, never throws for a network problem). `line` is its pretty form. */
   accept(record: EventRecord, line: string): void;
@@ -13,7 +13,7 @@ export interface EventSink {
   close(deadline: number): Promise<SinkSummary>;
 }
 
-export type SinkTuning = Pick<HttpSinkOptions, 'maxQueueBytes' | 'reportIntervalMs' | 'timeoutMs' | 'backoff'>;
+export type SinkTuning = Pick<HttpSinkOptions, 'label' | 'maxQueueBytes' | 'reportIntervalMs' | 'timeoutMs' | 'backoff'>;
 
 /** `--webhook`: one POST per event, its body the event's JSON record (as `-o json` prints it). */
 export function webhookSink(target: SinkTarget, report: (line: string) => void, tuning: SinkTuning = {}): EventSink {

@@ -217,12 +217,31 @@ function endingWith<T>(inner: Informer<T>, ended$: Observable<void>): Informer<T
  */
 export function dynamicInformerFactory(kc: KubeConfig, options: DynamicInformerFactoryOptions = {}): DynamicInformerFactory {
   const factory = options.factory ?? informerFactory(kc, options.factoryOptions);
-  const scheduler = options.scheduler ?? asyncScheduler;
   const crds = factory.informer(CustomResourceDefinitions);
   const pokes = new Subject<void>();
   const discoveryErrors = new Subject<InformerError>();
   const faults = faultReporter((error) => discoveryErrors.next(error));
+  const discovery$ = followedDiscovery(kc, crds, pokes, faults, options);
+  const errors$ = merge(discoveryErrors, crds.errors$);
+  const context: WatchContext = { factory, crds, discovery$, pokes, holders: holdersOf(factory) };
+  // Typed per mode by the overloads; inside, both kinds of informer are handled alike.
+  const watch = (selection: Selection, watchOptions: DynamicWatchOptions = {}) => dynamicWatch(context, selection, watchOptions);
+  return { discovery$, errors$, factory, watch: watch as DynamicInformerFactory['watch'] };
+}
 
+/**
+ * Discovery now, once more when the CRD watch has its list (a CRD created in between is then
+ * seen), then after every CRD change or poke (debounced): emitted when what is served changed,
+ * or after a CRD was created or deleted. Faults go to `faults`; the last good answer stays.
+ */
+function followedDiscovery(
+  kc: KubeConfig,
+  crds: Informer<PartialObjectMetadata>,
+  pokes: Observable<void>,
+  faults: ReturnType<typeof faultReporter>,
+  options: DynamicInformerFactoryOptions,
+): Observable<Discovery> {
+  const scheduler = options.scheduler ?? asyncScheduler;
   /**
    * CRDs created or deleted so far. A discovery started after one is emitted even when it
    * serves what the last one emitted did: a CRD deleted and created again before any
@@ -236,8 +255,7 @@ export function dynamicInformerFactory(kc: KubeConfig, options: DynamicInformerF
     }),
   );
   const changes$ = merge(crdChanges$, pokes).pipe(debounceTime(options.debounceMs ?? 250, scheduler));
-  // Once at once, once more when the CRD watch has its list (a CRD created in between is then seen), then on every change.
-  const discovery$ = merge(of(undefined), crds.synced$.pipe(filter(Boolean), take(1)), changes$).pipe(
+  return merge(of(undefined), crds.synced$.pipe(filter(Boolean), take(1)), changes$).pipe(
     switchMap(() => {
       const turnover = crdTurnover;
       return discover(kc, options.discovery).pipe(
@@ -253,145 +271,194 @@ export function dynamicInformerFactory(kc: KubeConfig, options: DynamicInformerF
     map(({ found }) => found),
     shareReplay({ bufferSize: 1, refCount: true }),
   );
-  const errors$ = merge(discoveryErrors, crds.errors$);
+}
 
-  /**
-   * The factory informers the watches run: how many watches hold each, and whether one
-   * ended it since it was last started. An informer leaves the factory (`factory.forget`)
-   * when its CRD is deleted, or once the last watch holding it lets go after one ended it as
-   * `NotServed` (another watch, by name or pinned to a version, may still run what one ends
-   * because its selection no longer wants it or discovery now prefers another version).
-   */
+/**
+ * The factory informers the watches run: how many watches hold each, and whether one
+ * ended it since it was last started. An informer leaves the factory (`factory.forget`)
+ * when its CRD is deleted, or once the last watch holding it lets go after one ended it as
+ * `NotServed` (another watch, by name or pinned to a version, may still run what one ends
+ * because its selection no longer wants it or discovery now prefers another version).
+ */
+function holdersOf(factory: InformerFactory) {
   const holders = new Map<Informer<KubeObject>, { count: number; ended: boolean }>();
-  const hold = (inner: Informer<KubeObject>) => {
-    const h = holders.get(inner);
-    if (!h) return void holders.set(inner, { count: 1, ended: false });
-    h.count++;
-    h.ended = false; // served again, as far as this watch can tell
+  return {
+    hold(inner: Informer<KubeObject>) {
+      const h = holders.get(inner);
+      if (!h) return void holders.set(inner, { count: 1, ended: false });
+      h.count++;
+      h.ended = false; // served again, as far as this watch can tell
+    },
+    release(inner: Informer<KubeObject>, reason?: EndReason) {
+      const h = holders.get(inner) ?? { count: 1, ended: false };
+      h.count--;
+      if (reason) h.ended = true;
+      if (h.count <= 0) holders.delete(inner);
+      if (reason === 'CRDDeleted' || (h.count <= 0 && h.ended)) factory.forget(inner);
+    },
   };
-  const release = (inner: Informer<KubeObject>, reason?: EndReason) => {
-    const h = holders.get(inner) ?? { count: 1, ended: false };
-    h.count--;
-    if (reason) h.ended = true;
-    if (h.count <= 0) holders.delete(inner);
-    if (reason === 'CRDDeleted' || (h.count <= 0 && h.ended)) factory.forget(inner);
-  };
+}
 
-  // Typed per mode by the overloads; inside, both kinds of informer are handled alike.
-  function watch(selection: Selection, watchOptions: DynamicWatchOptions = {}): Observable<DynamicEvent<KubeObject>> {
-    const { metadataOnly: metadata, ...informerOptions } = watchOptions;
-    return new Observable<DynamicEvent<KubeObject>>((subscriber) => {
-      interface Running {
-        readonly resource: DiscoveredResource;
-        /** The factory's informer (what is forgotten when it ends). */
-        readonly inner: Informer<KubeObject>;
-        /** What subscribers get: `inner`, ending with the resource. */
-        readonly informer: Informer<KubeObject>;
-        readonly ended: ReplaySubject<void>;
-        readonly keepAlive: Subscription;
-      }
-      const running = new Map<string, Running>();
-      /** CRDs deleted and not created again: a discovery that raced the deletion does not start them anew. */
-      const deleted = new Set<string>();
-      const unresolved = new Map<string, string>();
-      const subscriptions = new Subscription();
+/** What every watch of one dynamic factory shares. */
+interface WatchContext {
+  readonly factory: InformerFactory;
+  readonly crds: Informer<PartialObjectMetadata>;
+  readonly discovery$: Observable<Discovery>;
+  /** Asks for a discovery now (an informer met a 404). */
+  readonly pokes: Subject<void>;
+  readonly holders: ReturnType<typeof holdersOf>;
+}
 
-      const stop = (r: Running) => {
-        r.keepAlive.unsubscribe();
-        r.ended.next();
-        r.ended.complete();
-      };
-      const end = (key: string, reason: EndReason, message: string) => {
-        const r = running.get(key);
-        if (!r) return;
-        running.delete(key);
-        // Out of the factory (see `release`) before anyone hears of it: waitForCacheSync() no longer waits on
-        // it, and a CRD created again gets a fresh informer (with the scope and version discovery reports then).
-        release(r.inner, reason);
-        subscriber.next({ type: 'ended', resource: r.resource, informer: r.informer, reason, message });
-        stop(r);
-      };
-      const start = (key: string, d: DiscoveredResource) => {
-        const base = toResource(d);
-        const inner = metadata
+/** One informer a watch runs. */
+interface Running {
+  readonly resource: DiscoveredResource;
+  /** The factory's informer (what is forgotten when it ends). */
+  readonly inner: Informer<KubeObject>;
+  /** What subscribers get: `inner`, ending with the resource. */
+  readonly informer: Informer<KubeObject>;
+  readonly ended: ReplaySubject<void>;
+  readonly keepAlive: Subscription;
+}
+
+/** `watch(selection, options)` of a dynamic factory: see {@link DynamicInformerFactory.watch}. */
+function dynamicWatch(
+  context: WatchContext,
+  selection: Selection,
+  watchOptions: DynamicWatchOptions,
+): Observable<DynamicEvent<KubeObject>> {
+  const { factory, crds, discovery$, pokes, holders } = context;
+  const { metadataOnly: metadata, ...informerOptions } = watchOptions;
+  return new Observable<DynamicEvent<KubeObject>>((subscriber) => {
+    const running = new Map<string, Running>();
+    /** CRDs deleted and not created again: a discovery that raced the deletion does not start them anew. */
+    const deleted = new Set<string>();
+    const unresolved = new Map<string, string>();
+    const subscriptions = new Subscription();
+
+    const stop = (r: Running) => {
+      r.keepAlive.unsubscribe();
+      r.ended.next();
+      r.ended.complete();
+    };
+    const end = (key: string, reason: EndReason, message: string) => {
+      const r = running.get(key);
+      if (!r) return;
+      running.delete(key);
+      // Out of the factory (see `holdersOf`) before anyone hears of it: waitForCacheSync() no longer waits on
+      // it, and a CRD created again gets a fresh informer (with the scope and version discovery reports then).
+      holders.release(r.inner, reason);
+      subscriber.next({ type: 'ended', resource: r.resource, informer: r.informer, reason, message });
+      stop(r);
+    };
+    const start = (key: string, d: DiscoveredResource) => {
+      const base = toResource(d);
+      let inner: Informer<KubeObject>;
+      try {
+        inner = metadata
           ? (factory.informer(metadataOnly(base), informerOptions) as unknown as Informer<KubeObject>)
           : factory.informer(base, informerOptions);
-        hold(inner);
-        const ended = new ReplaySubject<void>(1);
-        // Runs the informer while the watch lasts; a 404 means the resource may be gone: ask discovery now.
-        const keepAlive = inner.errors$.subscribe((error) => {
-          if (error.reason === 'NotFound') pokes.next();
-        });
-        const r: Running = { resource: d, inner, informer: endingWith(inner, ended), ended, keepAlive };
-        running.set(key, r);
-        subscriber.next({ type: 'started', resource: d, informer: r.informer });
-      };
+      } catch (error) {
+        // Options that conflict with the shared factory's informer (see `informerFactory`): the watch cannot be what was asked.
+        return subscriber.error(error);
+      }
+      holders.hold(inner);
+      const ended = new ReplaySubject<void>(1);
+      // Runs the informer while the watch lasts; a 404 means the resource may be gone: ask discovery now.
+      const keepAlive = inner.errors$.subscribe((error) => {
+        if (error.reason === 'NotFound') pokes.next();
+      });
+      const r: Running = { resource: d, inner, informer: endingWith(inner, ended), ended, keepAlive };
+      running.set(key, r);
+      subscriber.next({ type: 'started', resource: d, informer: r.informer });
+    };
+    const report = (name: string, error: ResourceNameError) => {
+      if (unresolved.get(name) !== error.message) subscriber.next({ type: 'unresolved', name, error });
+      unresolved.set(name, error.message);
+    };
 
-      const wanted = (d: Discovery): Map<string, DiscoveredResource> => {
-        const out = new Map<string, DiscoveredResource>();
-        if (Array.isArray(selection)) {
-          for (const name of selection as readonly string[]) {
-            const found = resolveResource(d, name);
-            const error =
-              found instanceof ResourceNameError
-                ? found
-                : isWatchable(found)
-                  ? undefined
-                  : new ResourceNameError(
-                      'Unknown',
-                      name,
-                      `${resourceName(found)} cannot be listed and watched (verbs: ${found.verbs.join(', ')})`,
-                    );
-            if (error) {
-              if (unresolved.get(name) !== error.message) subscriber.next({ type: 'unresolved', name, error });
-              unresolved.set(name, error.message);
-            } else {
-              unresolved.delete(name);
-              out.set(resourceName(found as DiscoveredResource), found as DiscoveredResource);
-            }
-          }
-        } else {
-          const accept = typeof selection === 'function' ? selection : () => true;
-          for (const r of watchableResources(d)) if (accept(r)) out.set(resourceName(r), r);
-        }
-        return out;
-      };
+    subscriptions.add(
+      crds.events$.subscribe((e) => {
+        const name = e.object.metadata.name;
+        if (e.type === 'deleted') {
+          deleted.add(name);
+          end(name, 'CRDDeleted', `customresourcedefinition ${name} was deleted`);
+        } else deleted.delete(name);
+      }),
+    );
+    subscriptions.add(
+      discovery$.subscribe((d) => {
+        const want = selected(d, selection, report, (name) => unresolved.delete(name));
+        for (const [key, why] of noLongerServed(d, running, want)) end(key, 'NotServed', why);
+        for (const [key, w] of want) if (!subscriber.closed && !running.has(key) && !deleted.has(key)) start(key, w);
+      }),
+    );
+    return () => {
+      subscriptions.unsubscribe();
+      for (const r of running.values()) {
+        holders.release(r.inner);
+        stop(r);
+      }
+      running.clear();
+    };
+  });
+}
 
-      subscriptions.add(
-        crds.events$.subscribe((e) => {
-          const name = e.object.metadata.name;
-          if (e.type === 'deleted') {
-            deleted.add(name);
-            end(name, 'CRDDeleted', `customresourcedefinition ${name} was deleted`);
-          } else deleted.delete(name);
-        }),
-      );
-      subscriptions.add(
-        discovery$.subscribe((d) => {
-          const want = wanted(d);
-          // A group version discovery could not read (a 503, a document of the wrong shape) is not "no longer served".
-          const unread = new Set(d.failures.map((f) => f.groupVersion));
-          for (const [key, r] of [...running]) {
-            const w = want.get(key);
-            if (!w && unread.has(r.resource.group ? `${r.resource.group}/${r.resource.version}` : r.resource.version)) continue;
-            if (!w) end(key, 'NotServed', `${key} is no longer served`);
-            else if (w.version !== r.resource.version || w.namespaced !== r.resource.namespaced) {
-              end(key, 'NotServed', `${key} is now served as ${w.group}/${w.version}`);
-            }
-          }
-          for (const [key, w] of want) if (!running.has(key) && !deleted.has(key)) start(key, w);
-        }),
-      );
-      return () => {
-        subscriptions.unsubscribe();
-        for (const r of running.values()) {
-          release(r.inner);
-          stop(r);
-        }
-        running.clear();
-      };
-    });
+/**
+ * The watchable resources `selection` names in discovery `d`, by name. A name it cannot resolve
+ * (or that cannot be listed and watched) goes to `unresolved`; one it resolves, to `resolved`.
+ */
+function selected(
+  d: Discovery,
+  selection: Selection,
+  unresolved: (name: string, error: ResourceNameError) => void,
+  resolved: (name: string) => void,
+): Map<string, DiscoveredResource> {
+  const out = new Map<string, DiscoveredResource>();
+  if (!Array.isArray(selection)) {
+    const accept = typeof selection === 'function' ? selection : () => true;
+    for (const r of watchableResources(d)) if (accept(r)) out.set(resourceName(r), r);
+    return out;
   }
+  for (const name of selection as readonly string[]) {
+    const found = resolveResource(d, name);
+    const error =
+      found instanceof ResourceNameError
+        ? found
+        : isWatchable(found)
+          ? undefined
+          : new ResourceNameError(
+              'Unknown',
+              name,
+              `${resourceName(found)} cannot be listed and watched (verbs: ${found.verbs.join(', ')})`,
+            );
+    if (error) unresolved(name, error);
+    else {
+      resolved(name);
+      out.set(resourceName(found as DiscoveredResource), found as DiscoveredResource);
+    }
+  }
+  return out;
+}
 
-  return { discovery$, errors$, factory, watch: watch as DynamicInformerFactory['watch'] };
+/**
+ * The running informers discovery `d` ends as `NotServed`, with why: not wanted any more, or
+ * served in another version or scope. A group version discovery could not read (a 503, a document
+ * of the wrong shape) is not "no longer served": its informers go on.
+ */
+function noLongerServed(
+  d: Discovery,
+  running: ReadonlyMap<string, Running>,
+  want: ReadonlyMap<string, DiscoveredResource>,
+): [string, string][] {
+  const unread = new Set(d.failures.map((f) => f.groupVersion));
+  const ends: [string, string][] = [];
+  for (const [key, r] of running) {
+    const w = want.get(key);
+    if (!w && unread.has(r.resource.group ? `${r.resource.group}/${r.resource.version}` : r.resource.version)) continue;
+    if (!w) ends.push([key, `${key} is no longer served`]);
+    else if (w.version !== r.resource.version || w.namespaced !== r.resource.namespaced) {
+      ends.push([key, `${key} is now served as ${w.group}/${w.version}`]);
+    }
+  }
+  return ends;
 }

@@ -1,11 +1,11 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { http2Route, useAgent, type HttpProtocol } from '../1-transport/httpTransport.ts';
+import { applyCredentials, credentialRejected, http2Route, useAgent, type HttpProtocol } from '../1-transport/httpTransport.ts';
 import { http2Get, mayUseHttp2 } from '../1-transport/http2/request.ts';
 import type { HttpResponse } from '../1-transport/http2/response.ts';
 import { Observable, map } from 'rxjs';
-import { capMessage } from '../0-model/errors.ts';
+import { capMessage, InformerError } from '../0-model/errors.ts';
 import { LeaseError, reasonOfStatus, type LeaseOperation } from './errors.ts';
 import type { LeaseClient, LeaseClients } from './leaseClient.ts';
 import { leaseSpec, recordOf, type LeaderElectionRecord, type LeaseSnapshot } from './record.ts';
@@ -46,7 +46,7 @@ function request(
 ): Observable<Answer> {
   return new Observable<Answer>((subscriber) => {
     const abort = new AbortController();
-    const fail = (reason: 'NetworkError' | 'Timeout' | 'Config' | 'ResponseTooLarge', message: string) => {
+    const fail = (reason: 'NetworkError' | 'Timeout' | 'Config' | 'CredentialPlugin' | 'ResponseTooLarge', message: string) => {
       if (!subscriber.closed) subscriber.error(new LeaseError(reason, what.operation, what.lease, message));
       abort.abort();
     };
@@ -63,7 +63,7 @@ function request(
           ...(payload ? { 'Content-Type': 'application/json', 'Content-Length': payload.length } : {}),
         },
       };
-      await kc.applyToHTTPSOptions(options);
+      const issued = await applyCredentials(kc, options, abort.signal);
       if (abort.signal.aborted) return;
       const url = new URL(cluster.server.replace(/\/+$/, '') + path);
       const onResponse = (response: HttpResponse) => {
@@ -85,6 +85,7 @@ function request(
           } catch {
             parsed = undefined;
           }
+          if (response.statusCode === 401) credentialRejected(issued);
           subscriber.next({ status: response.statusCode ?? 0, body: parsed });
           subscriber.complete();
         });
@@ -106,7 +107,9 @@ function request(
       sent.on('error', onError);
       sent.end(payload);
     })().catch((error: unknown) =>
-      fail('Config', `cannot apply the KubeConfig: ${error instanceof Error ? error.message : String(error)}`),
+      error instanceof InformerError && (error.reason === 'CredentialPlugin' || error.reason === 'Config')
+        ? fail(error.reason, error.message)
+        : fail('Config', `cannot apply the KubeConfig: ${error instanceof Error ? error.message : String(error)}`),
     );
     return () => {
       clearTimeout(timer);

@@ -8,27 +8,9 @@ export { sharding, type Sharding, type ShardingOptions, type ShardStatus } from 
 export { LeaseError, type LeaseOperation } from './errors.ts';
 export type { LeaseClient, LeaseClients } from './leaseClient.ts';
 export { httpLeaseClients, type HttpLeaseOptions } from './httpLeaseClient.ts';
-export { FakeLeaseServer, type FakeClientOptions, type FakeLeaseFault, type FakeLeaseRequest, type FakeLeaseWrite } from './fakeLeases.ts';
-export { driftingScheduler } from './driftingScheduler.ts';
 export { assignShards, fnv1a, ownerOf, shardOf } from './hash.ts';
-export {
-  DEFAULT_TIMING,
-  JITTER_FACTOR,
-  afterRead,
-  afterWrite,
-  begin,
-  expiresAt,
-  initialElection,
-  leading,
-  nextAttemptIn,
-  observe,
-  release,
-  stepDown,
-  timingProblem,
-  type Candidate,
-  type ElectionState,
-  type ElectionTiming,
-  type LeaseRequest,
-} from './machine.ts';
+// The election machine (machine.ts: begin, observe, afterRead, afterWrite, release, …) is internal: leaderElection() is its API.
+export { DEFAULT_TIMING, JITTER_FACTOR, type ElectionTiming } from './machine.ts';
 export { leaderElectionFamilies, shardFamilies } from './metrics.ts';
-export { leaseSpec, microTime, recordOf, sameRecord, type LeaderElectionRecord, type LeaseSnapshot } from './record.ts';
+// For a LeaseClient of your own: a Lease's spec to and from the record the elector reads and writes.
+export { leaseSpec, recordOf, type LeaderElectionRecord, type LeaseSnapshot } from './record.ts';

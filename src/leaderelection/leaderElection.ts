@@ -13,6 +13,7 @@ import {
   timeout,
   timer,
   type SchedulerLike,
+  type Subscriber,
 } from 'rxjs';
 import { LeaseError, isConflict } from './errors.ts';
 import { httpLeaseClients } from './httpLeaseClient.ts';
@@ -179,173 +180,213 @@ export function leaderElection(source: KubeConfig | LeaseClient, options: Leader
   };
 }
 
+/** One campaign's shell: the machine's state, and the requests and timers carrying out its decisions. */
+interface Campaign {
+  readonly client: LeaseClient;
+  readonly candidate: Candidate;
+  readonly scheduler: SchedulerLike;
+  readonly random: () => number;
+  readonly jitterFactor: number;
+  readonly requestTimeoutMs: number;
+  readonly subscriber: Subscriber<ElectionEvent>;
+  /** The requests of the campaign (a release when it ends outlives it). */
+  readonly requests: Subscription;
+  state: ElectionState;
+  /** Whether we want the Lease (want$). */
+  want: boolean;
+  /** An attempt (a read, a write) is in flight. */
+  busy: boolean;
+  /** A release is in flight. */
+  releasing: boolean;
+  reported: ElectionStatus | undefined;
+  /** The next attempt. */
+  wake: Subscription | undefined;
+  /** Stepping down at the renew deadline. */
+  deadline: Subscription | undefined;
+}
+
 function campaign(client: LeaseClient, candidate: Candidate, options: LeaderElectionOptions): Observable<ElectionEvent> {
-  const scheduler = options.scheduler ?? asyncScheduler;
-  const random = options.random ?? Math.random;
-  const jitterFactor = options.jitterFactor ?? 0;
-  const requestTimeoutMs = options.requestTimeoutMs ?? candidate.timing.renewDeadlineMs / 2;
   const want$ = options.want$ ?? of(true);
-
   return new Observable<ElectionEvent>((subscriber) => {
-    let state: ElectionState = initialElection;
-    let want = false;
-    let busy = false;
-    let reported: ElectionStatus | undefined;
-    const requests = new Subscription();
-    let wake: Subscription | undefined;
-    let deadline: Subscription | undefined;
-    const now = () => scheduler.now();
-
-    const report = () => {
-      const t = now();
-      const status: ElectionStatus = {
-        leader: leading(state, t),
-        holderIdentity: state.observed ? state.observed.record.holderIdentity : undefined,
-        leaseTransitions: state.observed ? state.observed.record.leaseTransitions : 0,
-      };
-      if (
-        !reported ||
-        reported.leader !== status.leader ||
-        reported.holderIdentity !== status.holderIdentity ||
-        reported.leaseTransitions !== status.leaseTransitions
-      ) {
-        reported = status;
-        subscriber.next({ type: 'status', status });
-      }
-      // Step down on our own clock the moment the renew deadline passes, request in flight or not.
-      deadline?.unsubscribe();
-      deadline = status.leader ? timer(Math.max(state.leaderUntil - t, MIN_WAKE_MS), scheduler).subscribe(report) : undefined;
+    const c: Campaign = {
+      client,
+      candidate,
+      scheduler: options.scheduler ?? asyncScheduler,
+      random: options.random ?? Math.random,
+      jitterFactor: options.jitterFactor ?? 0,
+      requestTimeoutMs: options.requestTimeoutMs ?? candidate.timing.renewDeadlineMs / 2,
+      subscriber,
+      requests: new Subscription(),
+      state: initialElection,
+      want: false,
+      busy: false,
+      releasing: false,
+      reported: undefined,
+      wake: undefined,
+      deadline: undefined,
     };
-
-    const operationOf = (request: LeaseRequest) => (request.type === 'update' && request.purpose === 'release' ? 'release' : request.type);
-    const fail = (request: LeaseRequest, cause: unknown): LeaseError =>
-      cause instanceof LeaseError ? cause : new LeaseError('Unknown', operationOf(request), client.name, String(cause));
-
-    const call = (request: LeaseRequest, done: (result: LeaseSnapshot | null) => void, failed: (error: LeaseError) => void) => {
-      const operation = operationOf(request);
-      requests.add(
-        send(client, request)
-          .pipe(
-            timeout({
-              first: requestTimeoutMs,
-              scheduler,
-              with: () => throwError(() => new LeaseError('Timeout', operation, client.name, `no answer within ${requestTimeoutMs} ms`)),
-            }),
-          )
-          .subscribe({ next: done, error: (e: unknown) => failed(fail(request, e)) }),
-      );
-    };
-
-    const finish = () => {
-      busy = false;
-      if (!want) {
-        // A write that was in flight when we stopped wanting may have made us holder again.
-        if (leading(state, now())) state = stepDown(state);
-        giveBack(requests);
-      }
-      report();
-      wake?.unsubscribe();
-      wake = timer(nextAttemptIn(state, now(), candidate, random(), jitterFactor), scheduler).subscribe(attempt);
-    };
-
-    const write = (request: LeaseRequest) => {
-      const startedAt = now();
-      call(
-        request,
-        (written) => {
-          if (written) state = afterWrite(state, written, startedAt, now(), candidate);
-          finish();
-        },
-        (error) => {
-          subscriber.next({ type: 'error', error });
-          // A renewal refused on a stale resourceVersion: read and try again (client-go's slow path).
-          if (request.type === 'update' && request.purpose === 'renew' && isConflict(error)) read();
-          else finish();
-        },
-      );
-    };
-
-    const read = () =>
-      call(
-        { type: 'get' },
-        (got) => {
-          const step = afterRead(state, got, now(), candidate, want);
-          state = step.state;
-          report();
-          if (step.next) write(step.next);
-          else finish();
-        },
-        (error) => {
-          subscriber.next({ type: 'error', error });
-          finish();
-        },
-      );
-
-    function attempt() {
-      if (busy) return;
-      busy = true;
-      wake?.unsubscribe();
-      const request = begin(state, now(), candidate, want);
-      if (request.type === 'get') read();
-      else write(request);
-    }
-
-    let releasing = false;
-    const giveBack = (onto: Subscription | undefined) => {
-      const request = release(state, now(), candidate.identity);
-      if (!request || releasing) return;
-      releasing = true;
-      const go = (r: LeaseRequest, retries: number): Subscription =>
-        send(client, r)
-          .pipe(timeout({ first: candidate.timing.renewDeadlineMs, scheduler }))
-          .subscribe({
-            next: (written) => {
-              releasing = false;
-              if (written) state = { ...state, observed: written, observedAt: now() };
-            },
-            error: (error: unknown) => {
-              releasing = false;
-              if (!subscriber.closed) subscriber.next({ type: 'error', error: fail(r, error) });
-              // Our own renewal may have landed meanwhile: read, and release what is still ours.
-              if (retries > 0 && isConflict(error))
-                send(client, { type: 'get' }).subscribe({
-                  next: (got) => {
-                    state = observe(state, got, now());
-                    const again = release(state, now(), candidate.identity);
-                    if (again && !releasing) {
-                      releasing = true;
-                      const sub = go(again, retries - 1);
-                      onto?.add(sub);
-                    }
-                  },
-                  error: () => undefined,
-                });
-            },
-          });
-      const sub = go(request, 2);
-      onto?.add(sub);
-    };
-
-    report();
+    report(c);
     const wants = want$.pipe(distinctUntilChanged()).subscribe((w) => {
-      want = w;
-      if (!w && leading(state, now())) {
-        state = stepDown(state);
-        report();
-        giveBack(requests);
-      } else if (w && !busy) {
-        attempt();
+      c.want = w;
+      if (!w && leading(c.state, c.scheduler.now())) {
+        c.state = stepDown(c.state);
+        report(c);
+        giveBack(c, c.requests);
+      } else if (w && !c.busy) {
+        attempt(c);
       }
     });
-    if (!want && !busy) attempt(); // not wanting: still watch the Lease
-
+    if (!c.want && !c.busy) attempt(c); // not wanting: still watch the Lease
     return () => {
       wants.unsubscribe();
-      wake?.unsubscribe();
-      deadline?.unsubscribe();
-      requests.unsubscribe();
+      c.wake?.unsubscribe();
+      c.deadline?.unsubscribe();
+      c.requests.unsubscribe();
       // Outlives the subscription on purpose (client-go releases with its own timeout).
-      giveBack(undefined);
+      giveBack(c, undefined);
     };
   });
+}
+
+/** Emits the status when it changed, and steps down on our own clock the moment the renew deadline passes, request in flight or not. */
+function report(c: Campaign): void {
+  const t = c.scheduler.now();
+  const { observed } = c.state;
+  const status: ElectionStatus = {
+    leader: leading(c.state, t),
+    holderIdentity: observed ? observed.record.holderIdentity : undefined,
+    leaseTransitions: observed ? observed.record.leaseTransitions : 0,
+  };
+  const { reported } = c;
+  if (
+    !reported ||
+    reported.leader !== status.leader ||
+    reported.holderIdentity !== status.holderIdentity ||
+    reported.leaseTransitions !== status.leaseTransitions
+  ) {
+    c.reported = status;
+    c.subscriber.next({ type: 'status', status });
+  }
+  c.deadline?.unsubscribe();
+  c.deadline = status.leader ? timer(Math.max(c.state.leaderUntil - t, MIN_WAKE_MS), c.scheduler).subscribe(() => report(c)) : undefined;
+}
+
+const operationOf = (request: LeaseRequest) => (request.type === 'update' && request.purpose === 'release' ? 'release' : request.type);
+
+const failure = (c: Campaign, request: LeaseRequest, cause: unknown): LeaseError =>
+  cause instanceof LeaseError ? cause : new LeaseError('Unknown', operationOf(request), c.client.name, String(cause));
+
+/** Sends one request of an attempt, given up after `requestTimeoutMs`. */
+function call(c: Campaign, request: LeaseRequest, done: (result: LeaseSnapshot | null) => void, failed: (error: LeaseError) => void): void {
+  const operation = operationOf(request);
+  c.requests.add(
+    send(c.client, request)
+      .pipe(
+        timeout({
+          first: c.requestTimeoutMs,
+          scheduler: c.scheduler,
+          with: () => throwError(() => new LeaseError('Timeout', operation, c.client.name, `no answer within ${c.requestTimeoutMs} ms`)),
+        }),
+      )
+      .subscribe({ next: done, error: (e: unknown) => failed(failure(c, request, e)) }),
+  );
+}
+
+/** The next attempt: an attempt ends here. */
+function attempt(c: Campaign): void {
+  if (c.busy) return;
+  c.busy = true;
+  c.wake?.unsubscribe();
+  const request = begin(c.state, c.scheduler.now(), c.candidate, c.want);
+  if (request.type === 'get') read(c);
+  else write(c, request);
+}
+
+function read(c: Campaign): void {
+  call(
+    c,
+    { type: 'get' },
+    (got) => {
+      const step = afterRead(c.state, got, c.scheduler.now(), c.candidate, c.want);
+      c.state = step.state;
+      report(c);
+      if (step.next) write(c, step.next);
+      else finish(c);
+    },
+    (error) => {
+      c.subscriber.next({ type: 'error', error });
+      finish(c);
+    },
+  );
+}
+
+function write(c: Campaign, request: LeaseRequest): void {
+  const startedAt = c.scheduler.now();
+  call(
+    c,
+    request,
+    (written) => {
+      if (written) c.state = afterWrite(c.state, written, startedAt, c.scheduler.now(), c.candidate);
+      finish(c);
+    },
+    (error) => {
+      c.subscriber.next({ type: 'error', error });
+      // A renewal refused on a stale resourceVersion: read and try again (client-go's slow path).
+      if (request.type === 'update' && request.purpose === 'renew' && isConflict(error)) read(c);
+      else finish(c);
+    },
+  );
+}
+
+/** The end of an attempt: report, and wake for the next one. */
+function finish(c: Campaign): void {
+  c.busy = false;
+  if (!c.want) {
+    // A write that was in flight when we stopped wanting may have made us holder again.
+    if (leading(c.state, c.scheduler.now())) c.state = stepDown(c.state);
+    giveBack(c, c.requests);
+  }
+  report(c);
+  c.wake?.unsubscribe();
+  c.wake = timer(nextAttemptIn(c.state, c.scheduler.now(), c.candidate, c.random(), c.jitterFactor), c.scheduler).subscribe(() =>
+    attempt(c),
+  );
+}
+
+/**
+ * Hands the Lease back if it is ours as we know it (client-go's ReleaseOnCancel); on a Conflict (our own renewal may
+ * have landed meanwhile) reads and releases what is still ours, twice at most. Added to `onto` when given.
+ */
+function giveBack(c: Campaign, onto: Subscription | undefined): void {
+  const request = release(c.state, c.scheduler.now(), c.candidate.identity);
+  if (!request || c.releasing) return;
+  c.releasing = true;
+  const go = (r: LeaseRequest, retries: number): Subscription =>
+    send(c.client, r)
+      .pipe(timeout({ first: c.candidate.timing.renewDeadlineMs, scheduler: c.scheduler }))
+      .subscribe({
+        next: (written) => {
+          c.releasing = false;
+          if (written) c.state = { ...c.state, observed: written, observedAt: c.scheduler.now() };
+        },
+        error: (error: unknown) => {
+          c.releasing = false;
+          if (!c.subscriber.closed) c.subscriber.next({ type: 'error', error: failure(c, r, error) });
+          if (retries > 0 && isConflict(error))
+            send(c.client, { type: 'get' }).subscribe({
+              next: (got) => {
+                c.state = observe(c.state, got, c.scheduler.now());
+                const again = release(c.state, c.scheduler.now(), c.candidate.identity);
+                if (again && !c.releasing) {
+                  c.releasing = true;
+                  const retry = go(again, retries - 1); // not inside `onto?.add(…)`: it must run without `onto` too
+                  onto?.add(retry);
+                }
+              },
+              error: () => undefined,
+            });
+        },
+      });
+  const first = go(request, 2);
+  onto?.add(first);
 }

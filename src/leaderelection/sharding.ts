@@ -10,7 +10,6 @@ import {
   filter,
   finalize,
   map,
-  merge,
   share,
   shareReplay,
   takeUntil,
@@ -18,13 +17,22 @@ import {
   timer,
   type ObservableInput,
   type SchedulerLike,
+  type Subscriber,
+  type TeardownLogic,
 } from 'rxjs';
-import { LeaseError } from './errors.ts';
-import { assignShards, shardOf } from './hash.ts';
-import { leaderElection, type LeaderElection } from './leaderElection.ts';
+import { LeaseError, isConflict } from './errors.ts';
+import { shardOf } from './hash.ts';
+import { leaderElection, type LeaderElectionOptions } from './leaderElection.ts';
 import type { LeaseClients } from './leaseClient.ts';
-import { DEFAULT_TIMING, MIN_WAKE_MS, type ElectionTiming } from './machine.ts';
-import { sameRecord, type LeaderElectionRecord } from './record.ts';
+import { DEFAULT_TIMING, type ElectionTiming } from './machine.ts';
+import {
+  initialSharding,
+  stepSharding,
+  type ShardingConfig,
+  type ShardingEffect,
+  type ShardingInput,
+  type ShardStatus,
+} from './shardingMachine.ts';
 import { keeping, sameSet } from '../util/keeping.ts';
 
 export interface ShardingOptions extends Partial<ElectionTiming> {
@@ -40,26 +48,7 @@ export interface ShardingOptions extends Partial<ElectionTiming> {
   readonly random?: () => number;
 }
 
-/** What one replica holds, for metrics. */
-export interface ShardStatus {
-  readonly name: string;
-  readonly identity: string;
-  readonly shards: number;
-  /** The shards we may reconcile now. */
-  readonly held: ReadonlySet<number>;
-  /**
-   * The shards the rendezvous assignment gives us, as we see the members (empty until we have
-   * listed them once): the ones we campaign for, and `held` once their Leases are taken. Only a
-   * listing changes the view: a member lapses once a listing shows its Lease unrenewed for a lease
-   * duration; a replica whose listings fail keeps the view it had, and one whose own member Lease
-   * is not renewed drops nobody (its assignment does not widen while its Lease writes fail).
-   */
-  readonly assigned: ReadonlySet<number>;
-  /** The live members as we see them (us included). */
-  readonly members: readonly string[];
-  /** Whether the members have been listed once: until then `assigned` is empty and says nothing. */
-  readonly listed: boolean;
-}
+export type { ShardStatus } from './shardingMachine.ts';
 
 export interface Sharding {
   readonly name: string;
@@ -134,169 +123,41 @@ export function sharding(clients: LeaseClients, options: ShardingOptions): Shard
     renewDeadlineMs: options.renewDeadlineMs ?? DEFAULT_TIMING.renewDeadlineMs,
     retryPeriodMs: options.retryPeriodMs ?? DEFAULT_TIMING.retryPeriodMs,
   };
-  const { name, identity } = options;
-  const count = options.shards;
-  const labels = { [LABEL]: name };
-  const common = {
-    identity,
-    ...timing,
-    scheduler,
-    ...(options.random ? { random: options.random } : {}),
-    ...(options.requestTimeoutMs ? { requestTimeoutMs: options.requestTimeoutMs } : {}),
+  const config: ShardingConfig = {
+    name: options.name,
+    identity: options.identity,
+    shards: options.shards,
+    retryPeriodMs: timing.retryPeriodMs,
   };
-  const requestTimeoutMs = options.requestTimeoutMs ?? timing.renewDeadlineMs / 2;
-
-  // Mutable per-run state lives inside the Observable; these are for gate()/owns() while running.
-  let active = new Set<number>();
-  const inflight = new Map<number, number>();
-  const drained = new Subject<number>();
-  const lost = new Subject<number>();
-
-  type Event = { type: 'status'; status: ShardStatus } | { type: 'acquired'; shard: number } | { type: 'error'; error: LeaseError };
-
-  const run$ = new Observable<Event>((subscriber) => {
-    const subscription = new Subscription();
-    const wants = Array.from({ length: count }, () => new BehaviorSubject(false));
-    const elections: LeaderElection[] = wants.map((want$, shard) =>
-      leaderElection(clients.lease(`${name}-shard-${shard}`, labels), { ...common, want$ }),
-    );
-    const leading = new Array<boolean>(count).fill(false);
-    const seen = new Map<string, { record: LeaderElectionRecord; at: number }>();
-    let members: string[] = [identity];
-    let owners = assignShards(count, members, name);
-    let reported: ShardStatus | undefined;
-    /** Members listed at least once: until then `members` is only us, and `assigned` says nothing. */
-    let listedOnce = false;
-
-    const desired = (shard: number) => owners[shard] === identity;
-
-    const update = () => {
-      const next = new Set<number>();
-      for (let shard = 0; shard < count; shard++) {
-        const mine = desired(shard);
-        if (leading[shard] && mine) next.add(shard);
-        // Hand a shard over only once its in-flight work is done; ask for it as soon as it is ours by right.
-        const want = mine || (leading[shard] === true && (inflight.get(shard) ?? 0) > 0);
-        if (wants[shard]!.value !== want) wants[shard]!.next(want);
-      }
-      const before = active;
-      active = next;
-      for (const shard of next) if (!before.has(shard)) subscriber.next({ type: 'acquired', shard });
-      const assigned = new Set<number>();
-      if (listedOnce) for (let shard = 0; shard < count; shard++) if (desired(shard)) assigned.add(shard);
-      const status: ShardStatus = { name, identity, shards: count, held: next, assigned, members, listed: listedOnce };
-      if (
-        !reported ||
-        reported.listed !== listedOnce ||
-        !sameSet(reported.held, next) ||
-        !sameSet(reported.assigned, assigned) ||
-        reported.members.join() !== members.join()
-      ) {
-        reported = status;
-        subscriber.next({ type: 'status', status });
-      }
-    };
-
-    // Membership: our own Lease, renewed like a leader's; everyone's, listed every retry period.
-    const member = leaderElection(clients.lease(`${name}-member-${identity}`, labels), common);
-    subscription.add(member.errors$.subscribe((error) => subscriber.next({ type: 'error', error })));
-    /**
-     * Whether our own member Lease is renewed. While it is not (our Lease writes fail for a renew deadline), nobody is
-     * dropped from the view, so the assignment does not widen: when every write fails while listings answer, each replica
-     * would otherwise see every other lapse, be assigned every shard, and list the whole collection. Once it is renewed
-     * again, every member in the view gets a lease duration from then to show a renewal (their writes failed too).
-     */
-    let renewing = false;
-    subscription.add(
-      member.leader$.subscribe((lead) => {
-        const regained = lead && !renewing;
-        renewing = lead;
-        if (!regained || !listedOnce) return;
-        const now = scheduler.now();
-        // Only those still members: a member dropped before our writes failed stays dropped.
-        for (const [lease, entry] of seen)
-          if (entry.at < now && members.includes(entry.record.holderIdentity)) seen.set(lease, { record: entry.record, at: now });
-        recount();
-      }),
-    );
-    let recheck: Subscription | undefined;
-    function recount() {
-      const now = scheduler.now();
-      const alive = new Set([identity]);
-      // Frozen (see `renewing`): keep every member we had, take in new ones.
-      const frozen = listedOnce && !renewing;
-      if (frozen) for (const m of members) alive.add(m);
-      let next = Number.POSITIVE_INFINITY;
-      for (const { record, at } of seen.values()) {
-        const until = at + record.leaseDurationSeconds * 1000;
-        if (record.holderIdentity !== '' && until > now) {
-          alive.add(record.holderIdentity);
-          if (!frozen) next = Math.min(next, until);
-        }
-      }
-      members = [...alive].sort();
-      owners = assignShards(count, members, name);
-      update();
-      recheck?.unsubscribe();
-      // Drop a member the moment its Lease lapses for us, not at the next listing.
-      recheck =
-        Number.isFinite(next) && next - now < timing.retryPeriodMs
-          ? timer(Math.max(next - now, MIN_WAKE_MS), scheduler).subscribe(recount)
-          : undefined;
-    }
-    const list = () =>
-      clients
-        .list(labels)
-        .pipe(timeout({ first: requestTimeoutMs, scheduler }))
-        .subscribe({
-          next: (leases) => {
-            const now = scheduler.now();
-            for (const lease of leases) {
-              if (!lease.name.startsWith(`${name}-member-`)) continue;
-              const before = seen.get(lease.name);
-              if (!before || !sameRecord(before.record, lease.record)) seen.set(lease.name, { record: lease.record, at: now });
-            }
-            listedOnce = true;
-            recount();
-          },
-          error: (error: unknown) => {
-            subscriber.next({
-              type: 'error',
-              error: error instanceof LeaseError ? error : new LeaseError('Timeout', 'list', `${name}-member-*`, String(error)),
-            });
-          },
-        });
-    subscription.add(timer(0, timing.retryPeriodMs, scheduler).subscribe(() => subscription.add(list())));
-    subscription.add(() => recheck?.unsubscribe());
-
-    elections.forEach((election, shard) => {
-      subscription.add(election.errors$.subscribe((error) => subscriber.next({ type: 'error', error })));
-      subscription.add(
-        election.leader$.subscribe((lead) => {
-          if (leading[shard] && !lead) lost.next(shard); // cancel in-flight work of a shard we no longer hold
-          leading[shard] = lead;
-          update();
-        }),
-      );
-    });
-    subscription.add(drained.subscribe(() => update()));
-    update();
-    return () => {
-      subscription.unsubscribe();
-      active = new Set();
-      for (const shard of [...inflight.keys()]) lost.next(shard);
-    };
-  }).pipe(share());
-
+  const shell: Shell = {
+    clients,
+    config,
+    labels: { [LABEL]: options.name },
+    scheduler,
+    requestTimeoutMs: options.requestTimeoutMs ?? timing.renewDeadlineMs / 2,
+    election: {
+      identity: options.identity,
+      ...timing,
+      scheduler,
+      ...(options.random ? { random: options.random } : {}),
+      ...(options.requestTimeoutMs ? { requestTimeoutMs: options.requestTimeoutMs } : {}),
+    },
+    // For gate()/owns() while running; `inflight` outlives a run (work cancelled at its end still finishes).
+    active: new Set<number>(),
+    inflight: new Map<number, number>(),
+    drained: new Subject<number>(),
+    lost: new Subject<number>(),
+  };
+  const run$ = new Observable<ShardingEvent>((subscriber) => run(shell, subscriber)).pipe(share());
   const status$ = run$.pipe(
-    filter((e): e is Extract<Event, { type: 'status' }> => e.type === 'status'),
+    filter((e): e is Extract<ShardingEvent, { type: 'status' }> => e.type === 'status'),
     map((e) => e.status),
     shareReplay({ bufferSize: 1, refCount: true }),
   );
-  const shardOfKey = (key: string) => shardOf(key, count);
+  const shardOfKey = (key: string) => shardOf(key, config.shards);
   return {
-    name,
-    shards: count,
+    name: config.name,
+    shards: config.shards,
     status$,
     held$: status$.pipe(
       map((s) => s.held),
@@ -310,35 +171,157 @@ export function sharding(clients: LeaseClients, options: ShardingOptions): Shard
     acquired$: keeping(
       status$,
       run$.pipe(
-        filter((e): e is Extract<Event, { type: 'acquired' }> => e.type === 'acquired'),
+        filter((e): e is Extract<ShardingEvent, { type: 'acquired' }> => e.type === 'acquired'),
         map((e) => e.shard),
       ),
     ),
     errors$: keeping(
       status$,
       run$.pipe(
-        filter((e): e is Extract<Event, { type: 'error' }> => e.type === 'error'),
+        filter((e): e is Extract<ShardingEvent, { type: 'error' }> => e.type === 'error'),
         map((e) => e.error),
       ),
     ),
     shardOf: shardOfKey,
-    owns: (key) => active.has(shardOfKey(key)),
-    gate: <R>(key: string, work: () => ObservableInput<R>): Observable<R> =>
-      defer(() => {
-        const shard = shardOfKey(key);
-        if (!active.has(shard)) return EMPTY;
-        inflight.set(shard, (inflight.get(shard) ?? 0) + 1);
-        return defer(work).pipe(
-          takeUntil(merge(lost.pipe(filter((s) => s === shard)))),
-          finalize(() => {
-            const left = (inflight.get(shard) ?? 1) - 1;
-            if (left > 0) inflight.set(shard, left);
-            else {
-              inflight.delete(shard);
-              drained.next(shard);
-            }
-          }),
-        );
-      }),
+    owns: (key) => shell.active.has(shardOfKey(key)),
+    gate: <R>(key: string, work: () => ObservableInput<R>) => gated(shell, shardOfKey(key), work),
   };
+}
+
+type ShardingEvent =
+  | { readonly type: 'status'; readonly status: ShardStatus }
+  | { readonly type: 'acquired'; readonly shard: number }
+  | { readonly type: 'error'; readonly error: LeaseError };
+
+/** What the shell of one `sharding()` keeps: its settings, and what gate()/owns() share with the running machine. */
+interface Shell {
+  readonly clients: LeaseClients;
+  readonly config: ShardingConfig;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly scheduler: SchedulerLike;
+  readonly requestTimeoutMs: number;
+  /** Options of every election (the member Lease's and each shard's). */
+  readonly election: LeaderElectionOptions;
+  /** The shards held now (the machine's `held`), empty while not running. */
+  active: ReadonlySet<number>;
+  /** Work in flight per shard (gate). */
+  readonly inflight: Map<number, number>;
+  readonly drained: Subject<number>;
+  readonly lost: Subject<number>;
+}
+
+/** `work` if the shard is held now, counted in flight, cancelled if the shard is lost. */
+function gated<R>(shell: Shell, shard: number, work: () => ObservableInput<R>): Observable<R> {
+  return defer(() => {
+    if (!shell.active.has(shard)) return EMPTY;
+    shell.inflight.set(shard, (shell.inflight.get(shard) ?? 0) + 1);
+    return defer(work).pipe(
+      takeUntil(shell.lost.pipe(filter((s) => s === shard))),
+      finalize(() => {
+        const left = (shell.inflight.get(shard) ?? 1) - 1;
+        if (left > 0) shell.inflight.set(shard, left);
+        else {
+          shell.inflight.delete(shard);
+          shell.drained.next(shard);
+        }
+      }),
+    );
+  });
+}
+
+/**
+ * One run of the group (from the first subscriber to the last): the elections, the listings and the timers, feeding
+ * the machine one input at a time (an input that arrives while effects are carried out waits its turn) and carrying
+ * out its effects.
+ */
+function run(shell: Shell, subscriber: Subscriber<ShardingEvent>): TeardownLogic {
+  const { clients, config, labels, scheduler } = shell;
+  const subscription = new Subscription();
+  const report = (error: LeaseError) => subscriber.next({ type: 'error', error });
+  const wants = Array.from({ length: config.shards }, () => new BehaviorSubject(false));
+  let state = initialSharding(config);
+  let recheck: Subscription | undefined;
+  const queue: ShardingInput[] = [];
+  let stepping = false;
+  const feed = (input: ShardingInput) => {
+    queue.push(input);
+    if (stepping) return;
+    stepping = true;
+    // Stops when the run ends meanwhile (its last subscriber left while an effect was carried out).
+    for (let next = queue.shift(); next !== undefined && !subscriber.closed; next = queue.shift()) {
+      const step = stepSharding(config, state, next, scheduler.now(), new Set(shell.inflight.keys()));
+      state = step.state;
+      shell.active = state.held;
+      for (const effect of step.effects) if (!subscriber.closed) carryOut(effect);
+    }
+    queue.length = 0;
+    stepping = false;
+  };
+  const carryOut = (effect: ShardingEffect) => {
+    switch (effect.type) {
+      case 'want':
+        return wants[effect.shard]!.next(effect.want);
+      case 'lost':
+        return shell.lost.next(effect.shard);
+      case 'acquired':
+      case 'status':
+        return subscriber.next(effect);
+      case 'recheck':
+        recheck?.unsubscribe();
+        recheck = effect.inMs === undefined ? undefined : timer(effect.inMs, scheduler).subscribe(() => feed({ type: 'recheck' }));
+        return;
+      case 'releaseMember':
+        return subscription.add(releaseMember(shell, effect, feed, report));
+    }
+  };
+
+  // Membership: our own Lease, renewed like a leader's; everyone's, listed every retry period.
+  const member = leaderElection(clients.lease(`${config.name}-member-${config.identity}`, labels), shell.election);
+  subscription.add(member.errors$.subscribe(report));
+  subscription.add(member.leader$.subscribe((lead) => feed({ type: 'renewing', lead })));
+  const list = () =>
+    clients
+      .list(labels)
+      .pipe(timeout({ first: shell.requestTimeoutMs, scheduler }))
+      .subscribe({
+        next: (leases) => feed({ type: 'listed', leases }),
+        error: (error: unknown) =>
+          report(error instanceof LeaseError ? error : new LeaseError('Timeout', 'list', `${config.name}-member-*`, String(error))),
+      });
+  subscription.add(timer(0, config.retryPeriodMs, scheduler).subscribe(() => subscription.add(list())));
+  subscription.add(() => recheck?.unsubscribe());
+
+  wants.forEach((want$, shard) => {
+    const election = leaderElection(clients.lease(`${config.name}-shard-${shard}`, labels), { ...shell.election, want$ });
+    subscription.add(election.errors$.subscribe(report));
+    subscription.add(election.leader$.subscribe((lead) => feed({ type: 'leading', shard, lead })));
+  });
+  subscription.add(shell.drained.subscribe(() => feed({ type: 'drained' })));
+  feed({ type: 'drained' });
+  return () => {
+    subscription.unsubscribe();
+    shell.active = new Set();
+    for (const shard of [...shell.inflight.keys()]) shell.lost.next(shard);
+  };
+}
+
+/** Writes the release of a lapsed member's Lease and tells the machine how it went (errors reported). */
+function releaseMember(
+  shell: Shell,
+  effect: Extract<ShardingEffect, { type: 'releaseMember' }>,
+  feed: (input: ShardingInput) => void,
+  report: (error: LeaseError) => void,
+): Subscription {
+  const { lease, resourceVersion } = effect;
+  return shell.clients
+    .lease(lease, shell.labels)
+    .update(resourceVersion, effect.record)
+    .pipe(timeout({ first: shell.requestTimeoutMs, scheduler: shell.scheduler }))
+    .subscribe({
+      next: (written) => feed({ type: 'memberReleased', lease, resourceVersion, written }),
+      error: (error: unknown) => {
+        feed({ type: 'memberReleaseFailed', lease, resourceVersion, conflict: isConflict(error) });
+        report(error instanceof LeaseError ? error : new LeaseError('Timeout', 'release', lease, String(error)));
+      },
+    });
 }

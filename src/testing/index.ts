@@ -3,6 +3,8 @@
  *
  * - `fakeInformer` and object helpers: informers driven by marble diagrams, in virtual time.
  * - `fakeListWatch`: a scripted ListWatch, to drive the reflector itself from marbles.
+ * - `FakeLeaseServer` and `driftingScheduler`: Leases in memory with faults and partitions, and a clock per replica,
+ *   to test leader election and sharding in virtual time.
  *
  * The API-server emulator (`startApiServer`, `startChurn`) is a package of its own: rx-informer-emulator.
  */
@@ -24,3 +26,5 @@ export {
   type RequestEnd,
   type Scripted,
 } from './fakeListWatch.ts';
+export { FakeLeaseServer, type FakeClientOptions, type FakeLeaseFault, type FakeLeaseRequest, type FakeLeaseWrite } from './fakeLeases.ts';
+export { driftingScheduler } from './driftingScheduler.ts';

@@ -12,6 +12,28 @@ import { alreadyExists, badRequest, conflict, invalid, notFound, unsupportedMedi
 import { type Collection, type HistoryEvent, objectKey, type Store } from './store.ts';
 import type { StoredObject, StoredObjectMeta } from './types.ts';
 
+/**
+ * A core Secret's `stringData` is write-only, as on kube-apiserver: each value is folded into `data` (the
+ * base64 of its UTF-8, over a `data` value of the same key) and `stringData` is not stored, so reads, lists
+ * and watch events never carry it. Anything but a map of strings is invalid (422).
+ */
+export function foldStringData(def: Pick<ResourceDef, 'builtin' | 'group' | 'plural' | 'kind'>, obj: StoredObject): StoredObject {
+  if (!def.builtin || def.group !== '' || def.plural !== 'secrets' || !('stringData' in obj)) return obj;
+  const { stringData, ...rest } = obj;
+  if (stringData === null || stringData === undefined) return rest as StoredObject;
+  if (!isPlainObject(stringData) || Object.values(stringData).some((v) => typeof v !== 'string')) {
+    const name = metaOf(obj).name ?? '';
+    throw invalid(def.kind, def.group, name, [
+      { reason: 'FieldValueInvalid', message: 'Invalid value: must be a map of strings', field: 'stringData' },
+    ]);
+  }
+  const entries = Object.entries(stringData as Record<string, string>);
+  if (entries.length === 0) return rest as StoredObject;
+  const data = isPlainObject(rest['data']) ? (rest['data'] as Record<string, unknown>) : {};
+  const folded = Object.fromEntries(entries.map(([key, value]) => [key, Buffer.from(value, 'utf8').toString('base64')]));
+  return { ...rest, data: { ...data, ...folded } } as StoredObject;
+}
+
 const META_ORDER = [
   'name',
   'generateName',
@@ -184,7 +206,7 @@ export class Objects {
   // --- writes -----------------------------------------------------------------
 
   create(def: ResourceDef, namespace: string | undefined, body: unknown): StoredObject {
-    const obj = this.prepareCustom(def, this.checkBody(def, body));
+    const obj = this.prepareCustom(def, foldStringData(def, this.checkBody(def, body)));
     const meta: StoredObjectMeta = { ...metaOf(obj) };
     if (def.namespaced) {
       if (meta.namespace && namespace && meta.namespace !== namespace) {
@@ -271,7 +293,7 @@ export class Objects {
       else delete m.generation;
       next.metadata = m;
     }
-    next = this.prepareCustom(def, next);
+    next = this.prepareCustom(def, foldStringData(def, next));
     this.validateCommon(def, next, name);
     return this.write(def, coll, key, existing, next);
   }

@@ -362,7 +362,7 @@ export const BUILTIN_RESOURCES: readonly ResourceDef[] = [
     kind: 'Secret',
     namespaced: true,
     fields: { type: path('type') },
-    normalize: (obj) => topLevel({ ...obj, type: obj['type'] ?? 'Opaque' }, ['immutable', 'data', 'stringData', 'type']),
+    normalize: (obj) => topLevel({ ...obj, type: obj['type'] ?? 'Opaque' }, ['immutable', 'data', 'type']),
   }),
   builtin({
     group: '',

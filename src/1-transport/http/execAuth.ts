@@ -1,60 +1,103 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
-import type { KubeConfig, User } from '@kubernetes/client-node';
+import { readFileSync } from 'node:fs';
+import { defer, finalize, map, Observable, of, share } from 'rxjs';
+import type { Cluster, KubeConfig } from '@kubernetes/client-node';
+import { InformerError } from '../../0-model/errors.ts';
+import {
+  EXEC_MAX_STDERR_BYTES,
+  EXEC_MAX_STDOUT_BYTES,
+  execInfo,
+  interpret,
+  isFresh,
+  pluginEnv,
+  type Credential,
+  type ExecConfig,
+} from './execCredential.ts';
+import { runPlugin } from './execPlugin.ts';
 
-// Exec credentials. client-node's ExecAuth keeps a credential without an
-// `expirationTimestamp` for the life of the process and gives a plugin no
-// deadline; both are private, so they are reached structurally here.
+// Exec credentials, cached and shared as client-go's exec Authenticator does: one credential per
+// KubeConfig, user and plugin configuration, used until its expirationTimestamp has passed (none:
+// until the server answers 401 to it); requests that need it while the plugin runs wait for that
+// one run instead of starting their own. The run ends (its process group killed) when the last
+// request waiting for it goes away: unsubscribed, or timed out.
 
-/** The parts of client-node's (private) ExecAuth this transport relies on. */
-interface ExecAuthInternals {
-  tokenCache: Record<string, unknown>;
-  execFn: (command: string, args?: readonly string[], options?: object) => unknown;
-  isAuthProvider(user: User): boolean;
+export interface Slot {
+  credential: Credential | undefined;
+  running: Observable<Credential> | undefined;
 }
 
-function isExecAuth(value: unknown): value is ExecAuthInternals {
-  if (typeof value !== 'object' || value === null) return false;
-  const candidate = value as Partial<Record<keyof ExecAuthInternals, unknown>>;
-  return (
-    typeof candidate.tokenCache === 'object' &&
-    candidate.tokenCache !== null &&
-    typeof candidate.execFn === 'function' &&
-    typeof candidate.isAuthProvider === 'function'
+const slots = new WeakMap<KubeConfig, Map<string, Slot>>();
+
+/** A credential handed out, to name on a 401 (see {@link forgetCredential}). */
+export interface IssuedCredential {
+  readonly credential: Credential;
+  readonly slot: Slot;
+}
+
+/** What a plugin run depends on: the user, the plugin's configuration, and the cluster it is told about. */
+function slotOf(kc: KubeConfig, user: string, config: ExecConfig, cluster: Cluster | null): Slot {
+  let byKey = slots.get(kc);
+  if (!byKey) slots.set(kc, (byKey = new Map()));
+  const key = JSON.stringify([user, config, config.provideClusterInfo ? cluster : null]);
+  let slot = byKey.get(key);
+  if (!slot) byKey.set(key, (slot = { credential: undefined, running: undefined }));
+  return slot;
+}
+
+/**
+ * The exec credential for `user`: the cached one while it is fresh, else the one the plugin prints
+ * (joining a run already going). Errors with a `CredentialPlugin` InformerError when the run fails.
+ */
+export function execCredential(kc: KubeConfig, user: string, config: ExecConfig, cluster: Cluster | null): Observable<IssuedCredential> {
+  const slot = slotOf(kc, user, config, cluster);
+  return defer(() => {
+    const cached = slot.credential;
+    if (cached && isFresh(cached, Date.now())) return of({ credential: cached, slot });
+    slot.running ??= startRun(slot, config, cluster);
+    return slot.running.pipe(map((credential) => ({ credential, slot })));
+  });
+}
+
+function startRun(slot: Slot, config: ExecConfig, cluster: Cluster | null): Observable<Credential> {
+  const previous = slot.credential;
+  slot.credential = undefined;
+  const known = [previous?.token, previous?.key].filter((s): s is string => s !== undefined);
+  const run = defer(() =>
+    runPlugin({
+      command: config.command,
+      args: config.args,
+      env: pluginEnv(config, process.env, execInfo(config, cluster, config.provideClusterInfo ? caDataOf(cluster) : undefined)),
+      maxStdoutBytes: EXEC_MAX_STDOUT_BYTES,
+      maxStderrBytes: EXEC_MAX_STDERR_BYTES,
+    }),
+  );
+  return run.pipe(
+    map((result) => {
+      const credential = interpret(result, config, known);
+      if (credential instanceof InformerError) throw credential;
+      slot.credential = credential;
+      return credential;
+    }),
+    finalize(() => (slot.running = undefined)),
+    // One run for every request waiting; the last one to go away ends it.
+    share(),
   );
 }
 
-function execAuthsOf(kc: KubeConfig): ExecAuthInternals[] {
-  const { authenticators } = kc as unknown as { authenticators?: unknown };
-  return Array.isArray(authenticators) ? authenticators.filter(isExecAuth) : [];
-}
-
-/** The signal of the request whose credentials are being obtained (an exec plugin spawned now belongs to it). */
-export const credentialsFor = new AsyncLocalStorage<AbortSignal>();
-const killable = new WeakSet<ExecAuthInternals>();
-
-/**
- * Makes exec plugins spawned while a request obtains its credentials end with
- * that request: a plugin that hangs is killed when the request times out or is
- * unsubscribed, instead of one more stuck process per retry.
- */
-export function killPluginsWithTheirRequest(kc: KubeConfig): void {
-  for (const auth of execAuthsOf(kc)) {
-    if (killable.has(auth)) continue;
-    const spawn = auth.execFn.bind(auth);
-    auth.execFn = (command, args, options) => {
-      const signal = credentialsFor.getStore();
-      return spawn(command, args, signal ? { ...options, signal } : options);
-    };
-    killable.add(auth);
+/** The cluster's CA as bytes, for KUBERNETES_EXEC_INFO (unreadable: left out; the request itself will say why). */
+function caDataOf(cluster: Cluster | null): Buffer | undefined {
+  try {
+    if (cluster?.caFile) return readFileSync(cluster.caFile);
+    if (cluster?.caData) return Buffer.from(cluster.caData, 'base64');
+  } catch {
+    // reported when the request reads it
   }
+  return undefined;
 }
 
 /**
- * Drops the exec credential client-node cached for the current user, so that
- * the next request runs the plugin again (client-go does the same on a 401).
+ * The server answered 401 to a request made with `issued`: the next request runs the plugin again,
+ * unless the credential was replaced meanwhile (client-go's maybeRefreshCreds).
  */
-export function forgetExecCredential(kc: KubeConfig): void {
-  const user = kc.getCurrentUser();
-  if (!user) return;
-  for (const auth of execAuthsOf(kc)) if (auth.isAuthProvider(user)) delete auth.tokenCache[user.name];
+export function forgetCredential(issued: IssuedCredential): void {
+  if (issued.slot.credential === issued.credential) issued.slot.credential = undefined;
 }

@@ -8,7 +8,7 @@ import { http2Get, mayUseHttp2 } from '../http2/request.ts';
 import type { HttpResponse } from '../http2/response.ts';
 import { http2Route, useAgent } from './agents.ts';
 import { decodeResponse } from './encoding.ts';
-import { credentialsFor, forgetExecCredential, killPluginsWithTheirRequest } from './execAuth.ts';
+import { applyCredentials, credentialRejected } from './credentials.ts';
 import { JSON_ACCEPT, type RequestSettings } from './options.ts';
 
 // One request: credentials, the timer before the headers, HTTP/2 or a keep-alive agent, TLS failures in words.
@@ -52,8 +52,7 @@ export function get(kc: KubeConfig, path: string, phase: ErrorPhase, settings: R
       const headers: Record<string, string> = { Accept: accept, 'User-Agent': settings.userAgent };
       if (settings.compression === 'gzip') headers['Accept-Encoding'] = 'gzip';
       const options: https.RequestOptions = { method: 'GET', headers };
-      killPluginsWithTheirRequest(kc);
-      await credentialsFor.run(abort.signal, () => kc.applyToHTTPSOptions(options));
+      const issued = await applyCredentials(kc, options, abort.signal);
       if (abort.signal.aborted) return;
       const url = new URL(cluster.server.replace(/\/+$/, '') + path);
       const onResponse = (raw: HttpResponse) => {
@@ -61,12 +60,12 @@ export function get(kc: KubeConfig, path: string, phase: ErrorPhase, settings: R
         const opened = decodeResponse(raw, what, phase);
         if (opened instanceof InformerError) return fail(opened);
         response = opened;
-        // Before the 401 is reported: the reflector's retry then runs the exec plugin again.
-        if (opened.statusCode === 401) forgetExecCredential(kc);
+        // Before the 401 is reported: the reflector's retry then runs the exec plugin (or reads the token file) again.
+        if (opened.statusCode === 401) credentialRejected(issued);
         subscriber.next({ response: opened });
       };
       const onError = (error: NodeJS.ErrnoException) => {
-        const detail = tlsFailure(error, cluster) ?? `${error.code ?? ''} ${error.message}`.trim();
+        const detail = tlsFailure(error, cluster) ?? networkDetail(error);
         fail(new InformerError('NetworkError', `${phase} ${url.pathname}: ${detail}`, { phase, cause: error }));
       };
       awaiting = 'connection';
@@ -123,6 +122,15 @@ const UNTRUSTED_CERTIFICATE = new Set([
   'CERT_CHAIN_TOO_LONG',
   'INVALID_CA',
 ]);
+
+/**
+ * A socket error's code and message, the code said once: Node's message for a refused connection already
+ * names it (`connect ECONNREFUSED 127.0.0.1:6443`), others do not (`ECONNRESET Client network socket disconnected …`).
+ */
+export function networkDetail(error: NodeJS.ErrnoException): string {
+  const code = error.code ?? '';
+  return code === '' || error.message.includes(code) ? error.message : `${code} ${error.message}`;
+}
 
 /**
  * A TLS verification failure in words that point at the kubeconfig, instead of Node's

@@ -1,7 +1,7 @@
 import { Observable, Subscription, asyncScheduler, type SchedulerLike } from 'rxjs';
-import { LeaseError, type LeaseOperation } from './errors.ts';
-import type { LeaseClient, LeaseClients } from './leaseClient.ts';
-import type { LeaderElectionRecord, LeaseSnapshot } from './record.ts';
+import { LeaseError, type LeaseOperation } from '../leaderelection/errors.ts';
+import type { LeaseClient, LeaseClients } from '../leaderelection/leaseClient.ts';
+import type { LeaderElectionRecord, LeaseSnapshot } from '../leaderelection/record.ts';
 
 /**
  * What happens to one request on its way:

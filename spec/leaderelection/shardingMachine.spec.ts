@@ -1,0 +1,253 @@
+/**
+ * The rules of `sharding()`'s pure machine (src/leaderelection/shardingMachine.ts, listed in its header), one row each:
+ * a history of inputs (each at a time on our clock, with the shards that have work in flight), then what the last
+ * step must have decided. The shell, the elections and the timing bounds are covered by the marble specs and the
+ * sharding property test.
+ */
+import { describe, expect, it } from 'vitest';
+import { assignShards } from '../../src/leaderelection/hash.ts';
+import type { LeaseSnapshot } from '../../src/leaderelection/record.ts';
+import {
+  initialSharding,
+  stepSharding,
+  type ShardingConfig,
+  type ShardingEffect,
+  type ShardingInput,
+  type ShardingState,
+} from '../../src/leaderelection/shardingMachine.ts';
+
+const config: ShardingConfig = { name: 'g', identity: 'me', shards: 4, retryPeriodMs: 2_000 };
+
+/** A member Lease as listed: `version` stands for both its resourceVersion and its renewal (a new one changes the record). */
+const member = (holder: string, version: number, lease = holder): LeaseSnapshot => ({
+  name: `g-member-${lease}`,
+  resourceVersion: String(version),
+  record: { holderIdentity: holder, leaseDurationSeconds: 15, renewTime: `t${version}`, leaseTransitions: 0 },
+});
+const listed = (...leases: LeaseSnapshot[]): ShardingInput => ({ type: 'listed', leases });
+const renewing = (lead: boolean): ShardingInput => ({ type: 'renewing', lead });
+const leading = (shard: number, lead: boolean): ShardingInput => ({ type: 'leading', shard, lead });
+const recheck: ShardingInput = { type: 'recheck' };
+const drained: ShardingInput = { type: 'drained' };
+
+type At = readonly [input: ShardingInput, now: number, busy?: readonly number[]];
+
+function run(history: readonly At[]): { state: ShardingState; effects: readonly ShardingEffect[] } {
+  let state = initialSharding(config);
+  let effects: readonly ShardingEffect[] = [];
+  for (const [input, now, busy = []] of history) ({ state, effects } = stepSharding(config, state, input, now, new Set(busy)));
+  return { state, effects };
+}
+
+const of = <T extends ShardingEffect['type']>(effects: readonly ShardingEffect[], type: T) =>
+  effects.filter((e): e is Extract<ShardingEffect, { type: T }> => e.type === type);
+/** The shards `me` should hold among these members. */
+const mineAmong = (...members: string[]) =>
+  assignShards(config.shards, [...members].sort(), config.name).flatMap((owner, shard) => (owner === 'me' ? [shard] : []));
+/** A shard `me` holds alone but not once `other` is a member. */
+const handedTo = (other: string) => mineAmong('me').find((shard) => !mineAmong('me', other).includes(shard))!;
+
+interface Row {
+  readonly rule: string;
+  readonly history: readonly At[];
+  readonly then: (last: { state: ShardingState; effects: readonly ShardingEffect[] }) => void;
+}
+
+/** Renewing our own member Lease from 0, and `o` listed at 0 (version 1). */
+const withO: readonly At[] = [
+  [renewing(true), 0],
+  [listed(member('o', 1)), 0],
+];
+
+const rows: readonly Row[] = [
+  {
+    rule: 'before the first listing the view is us alone: we campaign for every shard, and nothing is assigned',
+    history: [[drained, 0]],
+    then: ({ state, effects }) => {
+      expect(of(effects, 'status')).toEqual([
+        { type: 'status', status: expect.objectContaining({ listed: false, members: ['me'], assigned: new Set(), held: new Set() }) },
+      ]);
+      expect(of(effects, 'want')).toEqual([0, 1, 2, 3].map((shard) => ({ type: 'want', shard, want: true })));
+      expect(state.listed).toBe(false);
+    },
+  },
+  {
+    rule: 'a listing makes the view: us and every member Lease listed; we want the shards assigned to us',
+    history: [[listed(member('o', 1), { ...member('x', 2), name: 'g-shard-0' }), 0]],
+    then: ({ state, effects }) => {
+      expect(state.members).toEqual(['me', 'o']);
+      expect(of(effects, 'want')).toEqual(mineAmong('me', 'o').map((shard) => ({ type: 'want', shard, want: true })));
+      expect(of(effects, 'status')[0]?.status).toMatchObject({ listed: true, assigned: new Set(mineAmong('me', 'o')) });
+    },
+  },
+  {
+    rule: 'a member lives a lease duration from the listing that first showed its record, by our clock (the same record keeps its time)',
+    history: [...withO, [listed(member('o', 1)), 10_000], [recheck, 14_999]],
+    then: ({ state }) => expect(state.members).toEqual(['me', 'o']),
+  },
+  {
+    rule: 'a member whose record did not change for a lease duration lapses',
+    history: [...withO, [listed(member('o', 1)), 10_000], [recheck, 15_000]],
+    then: ({ state }) => expect(state.members).toEqual(['me']),
+  },
+  {
+    rule: 'a changed record is seen from the listing that shows it',
+    history: [...withO, [listed(member('o', 2)), 10_000], [recheck, 24_999]],
+    then: ({ state }) => expect(state.members).toEqual(['me', 'o']),
+  },
+  {
+    rule: 'a released record (holder "") is nobody',
+    history: [[listed(member('', 1, 'o')), 0]],
+    then: ({ state }) => expect(state.members).toEqual(['me']),
+  },
+  {
+    rule: 'a lapse sooner than the next listing arms the recheck timer at it',
+    history: [...withO, [listed(member('o', 1)), 14_000]],
+    then: ({ effects }) => expect(of(effects, 'recheck')).toEqual([{ type: 'recheck', inMs: 1_000 }]),
+  },
+  {
+    rule: 'a lapse a retry period or more away arms none (the next listing comes first)',
+    history: [...withO, [listed(member('o', 1)), 13_000]],
+    then: ({ effects }) => expect(of(effects, 'recheck')).toEqual([{ type: 'recheck', inMs: undefined }]),
+  },
+  {
+    rule: 'frozen (our own member Lease not renewed): nobody is dropped, a new member joins, no timer, no release',
+    history: [...withO, [renewing(false), 5_000], [listed(member('o', 1), member('p', 3)), 20_000]],
+    then: ({ state, effects }) => {
+      expect(state.members).toEqual(['me', 'o', 'p']);
+      expect(of(effects, 'recheck')).toEqual([{ type: 'recheck', inMs: undefined }]);
+      expect(of(effects, 'releaseMember')).toEqual([]);
+    },
+  },
+  {
+    rule: 'renewed again: every member still in the view gets a lease duration from then',
+    history: [...withO, [renewing(false), 5_000], [listed(member('o', 1)), 20_000], [renewing(true), 30_000], [recheck, 44_999]],
+    then: ({ state }) => expect(state.members).toEqual(['me', 'o']),
+  },
+  {
+    rule: 'renewed again: a member dropped before the freeze stays dropped',
+    history: [...withO, [recheck, 15_000], [renewing(false), 16_000], [listed(member('o', 1)), 20_000], [renewing(true), 30_000]],
+    then: ({ state }) => expect(state.members).toEqual(['me']),
+  },
+  {
+    rule: "a lapsed member's Lease is released, quoting the resourceVersion seen unchanged",
+    history: [...withO, [recheck, 15_000]],
+    then: ({ effects }) =>
+      expect(of(effects, 'releaseMember')).toEqual([
+        {
+          type: 'releaseMember',
+          lease: 'g-member-o',
+          resourceVersion: '1',
+          record: expect.objectContaining({ holderIdentity: '', leaseDurationSeconds: 1, leaseTransitions: 0 }),
+        },
+      ]),
+  },
+  {
+    rule: 'it is released once per resourceVersion',
+    history: [...withO, [recheck, 15_000], [listed(member('o', 1)), 16_000]],
+    then: ({ effects }) => expect(of(effects, 'releaseMember')).toEqual([]),
+  },
+  {
+    rule: 'after a failure other than a Conflict the release is tried again at the next recount',
+    history: [
+      ...withO,
+      [recheck, 15_000],
+      [{ type: 'memberReleaseFailed', lease: 'g-member-o', resourceVersion: '1', conflict: false }, 15_100],
+      [listed(member('o', 1)), 16_000],
+    ],
+    then: ({ effects }) => expect(of(effects, 'releaseMember')).toHaveLength(1),
+  },
+  {
+    rule: 'after a Conflict it is not (someone wrote the Lease since)',
+    history: [
+      ...withO,
+      [recheck, 15_000],
+      [{ type: 'memberReleaseFailed', lease: 'g-member-o', resourceVersion: '1', conflict: true }, 15_100],
+      [listed(member('o', 1)), 16_000],
+    ],
+    then: ({ effects }) => expect(of(effects, 'releaseMember')).toEqual([]),
+  },
+  {
+    rule: 'our own member Lease is never released, however old its record',
+    history: [
+      [renewing(true), 0],
+      [listed(member('me', 1)), 0],
+      [recheck, 30_000],
+    ],
+    then: ({ effects, state }) => {
+      expect(of(effects, 'releaseMember')).toEqual([]);
+      expect(state.members).toEqual(['me']);
+    },
+  },
+  {
+    rule: 'the written release is the record seen from then on (nobody)',
+    history: [
+      ...withO,
+      [recheck, 15_000],
+      [{ type: 'memberReleased', lease: 'g-member-o', resourceVersion: '1', written: member('', 7, 'o') }, 15_100],
+    ],
+    then: ({ state }) =>
+      expect(state.seen.get('g-member-o')).toEqual({ record: member('', 7, 'o').record, resourceVersion: '7', at: 15_100 }),
+  },
+  {
+    rule: 'a shard whose Lease we take while it is ours is held, and acquired once',
+    history: [
+      [listed(), 0],
+      [leading(mineAmong('me')[0]!, true), 100],
+    ],
+    then: ({ state, effects }) => {
+      expect(of(effects, 'acquired')).toEqual([{ type: 'acquired', shard: mineAmong('me')[0] }]);
+      expect(state.held).toEqual(new Set([mineAmong('me')[0]]));
+    },
+  },
+  {
+    rule: 'a shard no longer ours is not held at once, but its Lease is kept while its work is in flight',
+    history: [
+      [listed(), 0],
+      [leading(handedTo('o'), true), 100],
+      [listed(member('o', 1)), 2_000, [handedTo('o')]],
+    ],
+    then: ({ state, effects }) => {
+      expect(state.held.has(handedTo('o'))).toBe(false);
+      expect(of(effects, 'want').filter((e) => e.shard === handedTo('o'))).toEqual([]);
+    },
+  },
+  {
+    rule: 'and handed over once that work has drained',
+    history: [
+      [listed(), 0],
+      [leading(handedTo('o'), true), 100],
+      [listed(member('o', 1)), 2_000, [handedTo('o')]],
+      [drained, 3_000],
+    ],
+    then: ({ effects }) => expect(of(effects, 'want')).toEqual([{ type: 'want', shard: handedTo('o'), want: false }]),
+  },
+  {
+    rule: 'a shard whose Lease we lose is lost (its work cancelled) before anything else',
+    history: [
+      [listed(), 0],
+      [leading(0, true), 100],
+      [leading(0, false), 10_000],
+    ],
+    then: ({ effects }) => expect(effects[0]).toEqual({ type: 'lost', shard: 0 }),
+  },
+  {
+    rule: 'the status is reported only when it changes',
+    history: [
+      [listed(member('o', 1)), 0],
+      [listed(member('o', 2)), 2_000],
+    ],
+    then: ({ effects }) => expect(of(effects, 'status')).toEqual([]),
+  },
+];
+
+describe('sharding machine: one rule a row', () => {
+  for (const row of rows) it(row.rule, () => row.then(run(row.history)));
+
+  it('is pure: a step changes nothing of the state it is given', () => {
+    const before = run([...withO]).state;
+    const copy = { ...before, seen: new Map(before.seen), leading: [...before.leading], wanted: [...before.wanted] };
+    stepSharding(config, before, recheck, 15_000, new Set());
+    expect(before).toEqual(copy);
+  });
+});

@@ -1,0 +1,316 @@
+/**
+ * Hostile exec credential plugins (issue #31): endless stdout, 300 MiB of stderr, a plugin that hangs,
+ * one that hangs through a shell's child, and plugins that print their credential where an error could
+ * quote it. Each ends in a typed error whose message holds no token; the plugin's whole process group
+ * is gone afterwards (`process.kill(-pgid, 0)` throws ESRCH); reading stops at the limit, so memory
+ * stays bounded. Plugins are small scripts written to a temporary directory; the server is never
+ * reached (nothing listens on the address), only the credentials are asked for.
+ */
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { KubeConfig } from '@kubernetes/client-node';
+import { InformerError } from '../../../src/index.ts';
+import { httpListWatch } from '../../../src/pipeline.ts';
+import { DEFAULT_REQUEST_TIMEOUT_MS } from '../../../src/1-transport/httpTransport.ts';
+import { EXEC_MAX_STDERR_BYTES, EXEC_MAX_STDOUT_BYTES } from '../../../src/1-transport/http/execCredential.ts';
+import { MiB, retainedBytes } from './memory.ts';
+import { BUDGET, failure, target } from './support.ts';
+
+const TOKEN = 'tok-hostile-5e3c1f0a9b7d4e2f8a6c';
+const JWT = 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJzeXN0ZW06c2EifQ.c2lnbmF0dXJlLXNpZ25hdHVyZQ';
+const CREDENTIAL = JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { token: TOKEN } });
+
+const realSetTimeout = globalThis.setTimeout;
+/** Polls with the real clock (some tests fake setTimeout for the transport's timer); a bound, not an oracle. */
+async function waitFor(what: string, check: () => boolean, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => realSetTimeout(resolve, 5));
+  }
+}
+let dir: string | undefined;
+/** Plugins (and the children they named) started by a test, killed after it if the transport did not. */
+const started: number[] = [];
+afterEach(() => {
+  vi.useRealTimers();
+  // Only if a test failed before the transport killed them.
+  for (const pid of started.splice(0)) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  }
+  if (dir) rmSync(dir, { recursive: true, force: true });
+  dir = undefined;
+});
+
+function tempDir(): string {
+  dir ??= mkdtempSync(join(tmpdir(), 'rx-informer-hostile-exec-'));
+  return dir;
+}
+
+/** A kubeconfig whose exec plugin is `command args` (PLUGIN_DIR in its environment), for a server nobody listens on. */
+function pluginKubeConfig(command: string, args: string[]): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'c', server: 'http://127.0.0.1:1', skipTLSVerify: true }],
+    users: [
+      {
+        name: 'u',
+        exec: {
+          apiVersion: 'client.authentication.k8s.io/v1',
+          command,
+          args,
+          env: [{ name: 'PLUGIN_DIR', value: tempDir() }],
+          interactiveMode: 'Never',
+        },
+      },
+    ],
+    contexts: [{ name: 'c', cluster: 'c', user: 'u' }],
+    currentContext: 'c',
+  });
+  return kc;
+}
+
+/** A Node plugin: `script` runs after it wrote its pid and process group to PLUGIN_DIR/pid. */
+function nodePlugin(script: string): KubeConfig {
+  const file = join(tempDir(), 'plugin.mjs');
+  writeFileSync(
+    file,
+    `import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+     const dir = process.env.PLUGIN_DIR;
+     appendFileSync(dir + '/runs', 'x');
+     const pgrp = existsSync('/proc/self/stat') ? readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ')[2] : String(process.pid);
+     writeFileSync(dir + '/pid', process.pid + ' ' + pgrp);
+     ${script}`,
+  );
+  return pluginKubeConfig(process.execPath, [file]);
+}
+
+/** The plugin's pid and process group (and a shell plugin's child), once it has started. */
+async function pluginStarted(): Promise<{ pid: number; pgid: number; child: number }> {
+  const file = join(tempDir(), 'pid');
+  await waitFor('the plugin to start', () => existsSync(file) && readFileSync(file, 'utf8').trim().split(' ').length >= 2);
+  const [pid, pgid, child] = readFileSync(file, 'utf8').trim().split(' ').map(Number) as [number, number, number | undefined];
+  started.push(pid, ...(child === undefined ? [] : [child]));
+  return { pid, pgid, child: child ?? NaN };
+}
+
+/** No process of the group is left: a zombie still counts until it is reaped, so this polls (real time). */
+function groupGone(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+/** The process is gone, or a zombie (killed, not yet reaped by its new parent). */
+function processGone(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return true;
+  }
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.startsWith('Z') ?? false;
+  } catch {
+    return true;
+  }
+}
+
+function expectNoSecret(text: string): void {
+  for (const secret of [TOKEN, JWT, 'PRIVATE KEY-----\nMIIE', 'MIIEsecretkeymaterial']) expect(text).not.toContain(secret);
+}
+
+describe('hostile exec plugins: output bounded, process group killed, no credential in any message', () => {
+  it('endless stdout: CredentialPlugin at the 1 MiB limit, reading stops, the group is killed, memory bounded', async () => {
+    expect(EXEC_MAX_STDOUT_BYTES).toBe(MiB);
+    const kc = nodePlugin(
+      `const chunk = Buffer.alloc(64 * 1024, '{"token":"${TOKEN}"}');
+       const write = () => { while (process.stdout.write(chunk)); process.stdout.once('drain', write); };
+       write();`,
+    );
+    const before = retainedBytes();
+    const error = await failure(httpListWatch(kc, target).list({}));
+    const { pid, pgid } = await pluginStarted();
+    expect(pgid).toBe(pid); // a process group of its own
+    expect([error.reason, error.phase]).toEqual(['CredentialPlugin', 'config']);
+    expect(error.message).toBe(`exec plugin ${process.execPath}: its stdout passed the 1 MiB limit; stopped reading and killed it`);
+    expectNoSecret(error.message);
+    await waitFor('the group to be gone', () => groupGone(pgid));
+    expect(retainedBytes() - before).toBeLessThan(BUDGET);
+  });
+
+  it('300 MiB of stderr quoting its own token: CredentialPlugin at the 1 MiB limit, scrubbed, the group killed, memory bounded', async () => {
+    expect(EXEC_MAX_STDERR_BYTES).toBe(MiB);
+    const line = `debug: using token ${TOKEN} (Authorization: Bearer ${TOKEN}) and ${JWT}\n`;
+    const kc = nodePlugin(
+      `process.stdout.write(${JSON.stringify(CREDENTIAL)});
+       const chunk = Buffer.from(${JSON.stringify(line)}.repeat(Math.ceil(65536 / ${line.length})));
+       let left = 300 * 1024 * 1024;
+       const write = () => {
+         while (left > 0) { left -= chunk.length; if (!process.stderr.write(chunk)) return void process.stderr.once('drain', write); }
+         writeFileSync(dir + '/done', 'all of it');
+       };
+       write();`,
+    );
+    const before = retainedBytes();
+    const error = await failure(httpListWatch(kc, target).list({}));
+    const { pgid } = await pluginStarted();
+    expect(error.reason).toBe('CredentialPlugin');
+    expect(error.message).toMatch(
+      /^exec plugin \S+: its stderr passed the 1 MiB limit; stopped reading and killed it: …( \| debug: using token <redacted> \(Authorization: Bearer <redacted>\) and <redacted>)+$/,
+    );
+    expect(error.message.length).toBeLessThan(1200);
+    expectNoSecret(error.message);
+    await waitFor('the group to be gone', () => groupGone(pgid));
+    expect(existsSync(join(tempDir(), 'done'))).toBe(false); // killed long before it wrote everything
+    expect(retainedBytes() - before).toBeLessThan(BUDGET);
+  });
+
+  it('a hung plugin: Timeout waiting for credentials at the default 30 s (not before), then its group is gone', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const kc = nodePlugin('setInterval(() => {}, 1 << 30);');
+    let error: InformerError | undefined;
+    httpListWatch(kc, target)
+      .list({})
+      .subscribe({ error: (e: InformerError) => (error = e) });
+    const { pid, pgid } = await pluginStarted();
+    expect(pgid).toBe(pid);
+    vi.advanceTimersByTime(DEFAULT_REQUEST_TIMEOUT_MS - 1);
+    expect(error).toBeUndefined();
+    expect(groupGone(pgid)).toBe(false);
+    vi.advanceTimersByTime(1);
+    expect([error?.reason, error?.message]).toEqual([
+      'Timeout',
+      'list /api/v1/namespaces/default/configmaps: no response headers within 30000 ms (waiting for: credentials)',
+    ]);
+    await waitFor('the group to be gone', () => groupGone(pgid));
+  });
+
+  it('a plugin hung in a shell’s child (sh -c "sleep 1000"): the shell and its child are killed at the timeout', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const script = join(tempDir(), 'plugin.sh');
+    // The shell records itself and its child, then waits for it: killing the shell alone would orphan `sleep`.
+    writeFileSync(script, 'sleep 1000 &\nchild=$!\necho "$$ $$ $child" > "$PLUGIN_DIR/pid"\nwait $child\n');
+    const kc = pluginKubeConfig('sh', [script]);
+    let error: InformerError | undefined;
+    httpListWatch(kc, target, { requestTimeoutMs: 250 }) // the kill mechanics; the default is the test above
+      .list({})
+      .subscribe({ error: (e: InformerError) => (error = e) });
+    const { pgid, child: sleepPid } = await pluginStarted();
+    expect(processGone(sleepPid)).toBe(false);
+    vi.advanceTimersByTime(250);
+    expect(error?.reason).toBe('Timeout');
+    await waitFor('the shell’s child to be killed', () => processGone(sleepPid));
+    await waitFor('the group to be gone', () => groupGone(pgid));
+  });
+
+  it('unsubscribing while a plugin hangs in a shell’s child kills the whole group', async () => {
+    const script = join(tempDir(), 'plugin.sh');
+    writeFileSync(script, 'sleep 1000 &\nchild=$!\necho "$$ $$ $child" > "$PLUGIN_DIR/pid"\nwait $child\n');
+    const subscription = httpListWatch(pluginKubeConfig('sh', [script]), target)
+      .list({})
+      .subscribe({ error: () => undefined });
+    const { pgid, child: sleepPid } = await pluginStarted();
+    subscription.unsubscribe();
+    await waitFor('the shell’s child to be killed', () => processGone(sleepPid));
+    await waitFor('the group to be gone', () => groupGone(pgid));
+  });
+
+  it('requests waiting for one hung plugin share its run: the group is killed when the last of them goes away', async () => {
+    const kc = nodePlugin('setInterval(() => {}, 1 << 30);');
+    const kills = vi.spyOn(process, 'kill');
+    try {
+      const first = httpListWatch(kc, target)
+        .list({})
+        .subscribe({ error: () => undefined });
+      const second = httpListWatch(kc, target)
+        .list({})
+        .subscribe({ error: () => undefined });
+      const { pgid } = await pluginStarted();
+      const sigkills = () => kills.mock.calls.filter(([pid, signal]) => pid === -pgid && signal === 'SIGKILL').length;
+      first.unsubscribe();
+      expect(sigkills()).toBe(0); // the second request still waits for it
+      second.unsubscribe();
+      expect(sigkills()).toBe(1);
+      await waitFor('the group to be gone', () => groupGone(pgid));
+      expect(readFileSync(join(tempDir(), 'runs'), 'utf8')).toBe('x'); // one run, not two
+    } finally {
+      kills.mockRestore();
+    }
+  });
+
+  const leaks: { name: string; script: string; message: RegExp }[] = [
+    {
+      name: 'output that is not JSON, holding the token',
+      script: `process.stdout.write('token: ${TOKEN} {"token":"${TOKEN}"');`,
+      message: /: its output is not JSON \(\d+ bytes; not shown: it may hold a credential\)$/,
+    },
+    {
+      name: 'the wrong apiVersion',
+      script: `process.stdout.write(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1beta1', kind: 'ExecCredential', status: { token: '${TOKEN}' } }));`,
+      message: /: it is configured to use client.authentication.k8s.io\/v1, and returned apiVersion client.authentication.k8s.io\/v1beta1$/,
+    },
+    {
+      name: 'a token where the apiVersion goes',
+      script: `process.stdout.write(JSON.stringify({ apiVersion: '${TOKEN}', kind: 'ExecCredential' }));`,
+      message: /: it is configured to use client.authentication.k8s.io\/v1, and returned another apiVersion$/,
+    },
+    {
+      name: 'the wrong kind',
+      script: `process.stdout.write(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: '${TOKEN}' }));`,
+      message: /: its output is not an ExecCredential \(another kind\)$/,
+    },
+    {
+      name: 'no status',
+      script: `process.stdout.write(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', spec: { token: '${TOKEN}' } }));`,
+      message: /: it returned no status$/,
+    },
+    {
+      name: 'a non-zero exit after printing its credential and quoting it on stderr',
+      script: `process.stdout.write(${JSON.stringify(CREDENTIAL)});
+        process.stderr.write('got ${TOKEN}\\nid_token=${JWT}\\n-----BEGIN RSA PRIVATE KEY-----\\nMIIEsecretkeymaterial\\n-----END RSA PRIVATE KEY-----\\nrefused\\n');
+        process.exit(3);`,
+      message: /: failed with exit code 3: got <redacted> \| id_token=<redacted> \| <redacted> \| refused$/,
+    },
+  ];
+  for (const leak of leaks)
+    it(`${leak.name}: a CredentialPlugin error that quotes no credential`, async () => {
+      const error = await failure(httpListWatch(nodePlugin(leak.script), target).list({}));
+      expect(error.reason).toBe('CredentialPlugin');
+      expect(error.message).toMatch(leak.message);
+      expectNoSecret(error.message);
+      expectNoSecret(String((error as { cause?: unknown }).cause ?? ''));
+    });
+
+  it('a plugin that is not installed: CredentialPlugin, not found, with the install hint', async () => {
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'c', server: 'http://127.0.0.1:1', skipTLSVerify: true }],
+      users: [
+        {
+          name: 'u',
+          exec: {
+            apiVersion: 'client.authentication.k8s.io/v1beta1',
+            command: 'rx-informer-no-such-plugin',
+            installHint: 'install it with: brew install rx-informer-no-such-plugin',
+          },
+        },
+      ],
+      contexts: [{ name: 'c', cluster: 'c', user: 'u' }],
+      currentContext: 'c',
+    });
+    const error = await failure(httpListWatch(kc, target).list({}));
+    expect([error.reason, error.message]).toEqual([
+      'CredentialPlugin',
+      'exec plugin rx-informer-no-such-plugin: executable not found (install it with: brew install rx-informer-no-such-plugin)',
+    ]);
+  });
+});

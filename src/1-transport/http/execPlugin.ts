@@ -1,0 +1,115 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { Readable } from 'node:stream';
+import { Observable } from 'rxjs';
+import type { PluginResult } from './execCredential.ts';
+
+// Running an exec credential plugin: the I/O shell of ./execCredential.ts. The plugin gets a process
+// group of its own, so that the group, with whatever the plugin started (a shell's children), can be
+// killed at once: at the request's timeout or when the last request waiting for it unsubscribes, when
+// an output passes its limit, and when the plugin exits (anything of its group still running then is
+// an orphan that would hold its output open).
+
+/** One run: what to start, and how much of each output to read. */
+export interface PluginRun {
+  readonly command: string;
+  readonly args: readonly string[];
+  readonly env: NodeJS.ProcessEnv;
+  readonly maxStdoutBytes: number;
+  readonly maxStderrBytes: number;
+}
+
+/** Process groups are POSIX: on Windows only the plugin itself is killed. */
+const GROUPS = process.platform !== 'win32';
+
+/**
+ * Runs the plugin once: emits how it ended (then completes), never errors. stdin is closed (no
+ * terminal is offered); stdout and stderr are read up to their limits, and at a limit reading stops
+ * and the group is killed. Unsubscribing before the end kills the group.
+ */
+export function runPlugin(run: PluginRun): Observable<PluginResult> {
+  return new Observable<PluginResult>((subscriber) => {
+    let child: ChildProcess;
+    try {
+      child = spawn(run.command, [...run.args], { env: run.env, stdio: ['ignore', 'pipe', 'pipe'], detached: GROUPS, windowsHide: true });
+    } catch (error) {
+      subscriber.next({ outcome: 'not-started', code: (error as NodeJS.ErrnoException | null)?.code });
+      subscriber.complete();
+      return;
+    }
+    let ended = false;
+    const stdout = new BoundedText(run.maxStdoutBytes);
+    const stderr = new BoundedText(run.maxStderrBytes);
+    const end = (result: PluginResult) => {
+      if (ended) return;
+      ended = true;
+      stopReading(child);
+      subscriber.next(result);
+      subscriber.complete();
+    };
+    const read = (stream: Readable | null, into: BoundedText, name: 'stdout' | 'stderr') =>
+      stream?.on('data', (chunk: Buffer) => {
+        if (ended || into.add(chunk)) return;
+        killGroup(child);
+        end({ outcome: 'too-large', stream: name, limit: into.limit, stdout: stdout.text(), stderr: stderr.text() });
+      });
+    read(child.stdout, stdout, 'stdout');
+    read(child.stderr, stderr, 'stderr');
+    child.on('error', (error: NodeJS.ErrnoException) => {
+      killGroup(child);
+      end({ outcome: 'not-started', code: error.code });
+    });
+    // The plugin is done: what is left of its group is killed, so its output closes.
+    child.on('exit', () => killGroup(child));
+    child.on('close', (code: number | null, signal: NodeJS.Signals | null) =>
+      end({ outcome: 'exited', code, signal, stdout: stdout.text(), stderr: stderr.text() }),
+    );
+    return () => {
+      if (ended) return;
+      ended = true;
+      killGroup(child);
+      stopReading(child);
+    };
+  });
+}
+
+/** SIGKILL to the plugin's whole process group (nothing if it is gone already). */
+function killGroup(child: ChildProcess): void {
+  if (child.pid === undefined) return;
+  try {
+    if (GROUPS) process.kill(-child.pid, 'SIGKILL');
+    else child.kill('SIGKILL');
+  } catch {
+    // ESRCH: no process of the group is left
+  }
+}
+
+function stopReading(child: ChildProcess): void {
+  child.stdout?.destroy();
+  child.stderr?.destroy();
+}
+
+/** Bytes up to a limit; `add` says false once a chunk would pass it (that chunk is not kept). */
+class BoundedText {
+  private readonly chunks: Buffer[] = [];
+  private bytes = 0;
+  readonly limit: number;
+  constructor(limit: number) {
+    this.limit = limit;
+  }
+
+  add(chunk: Buffer): boolean {
+    if (this.bytes + chunk.length > this.limit) {
+      const room = this.limit - this.bytes;
+      if (room > 0) this.chunks.push(chunk.subarray(0, room));
+      this.bytes = this.limit;
+      return false;
+    }
+    this.chunks.push(chunk);
+    this.bytes += chunk.length;
+    return true;
+  }
+
+  text(): string {
+    return Buffer.concat(this.chunks).toString('utf8');
+  }
+}

@@ -1,0 +1,109 @@
+import { InformerError } from '../index.ts';
+import { messageOf } from './format.ts';
+import { BYTE_LIMIT_FLAGS, type ByteLimitOption } from './args.ts';
+
+/**
+ * Failures in words: what a connection, TLS, discovery or informer error means to the user, in one line
+ * that names the server as messages may show it.
+ */
+
+/** Says what a connection or discovery failure means in words (one line, no control characters), and how long the server asked us to wait. */
+export function explain(error: unknown, server: string, secret = false): string {
+  const sentence = explainReason(error, displayServer(server), secret);
+  const wait = error instanceof InformerError ? error.retryAfterSeconds : undefined;
+  // The informer waits at least this long before its next attempt: a 5-minute silence should not look like a hang.
+  return wait !== undefined && wait > 0 ? `${sentence} (the server asked to wait ${Math.ceil(wait)} s before retrying)` : sentence;
+}
+
+function explainReason(error: unknown, server: string, secret: boolean): string {
+  if (error instanceof InformerError) {
+    // A parser's message may quote the text it choked on: for Secrets, that is Secret data.
+    if (secret && (error.reason === 'MalformedLine' || error.reason === 'ValidationFailed'))
+      return `${error.reason} (details withheld: they may quote Secret data)`;
+    switch (error.reason) {
+      case 'NetworkError':
+        return networkFailure(messageOf(error), server);
+      case 'Unauthorized':
+        return `the API server at ${server} rejected our credentials (401 Unauthorized): check the token or certificate in the kubeconfig`;
+      case 'Forbidden':
+        return `forbidden (403): ${messageOf(error)}`;
+      case 'NotFound':
+        return `not found (404): ${messageOf(error)}`;
+      case 'BadRequest':
+        return `the server rejected the request (400 Bad Request): ${messageOf(error)}`;
+      case 'Config':
+        // client-node's words for an http:// server: say what to change.
+        if (/HTTP protocol is not allowed when skipTLSVerify/.test(error.message)) {
+          const fix = 'which the Kubernetes client refuses unless the cluster sets insecure-skip-tls-verify: true';
+          return `bad kubeconfig: the server ${server} is plain http://, ${fix}`;
+        }
+        return `bad kubeconfig: ${messageOf(error)}`;
+      case 'CredentialPlugin':
+        return `cannot get credentials for ${server}: ${messageOf(error)}`;
+      case 'ResponseTooLarge':
+      case 'MalformedLine':
+        return `${error.reason}: ${messageOf(error)}${raiseWith(error.message)}`;
+      default:
+        return `${error.reason}: ${messageOf(error)}`;
+    }
+  }
+  return messageOf(error);
+}
+
+const FLAG_OF = Object.fromEntries(Object.entries(BYTE_LIMIT_FLAGS).map(([flag, option]) => [option, flag])) as Record<
+  ByteLimitOption,
+  string
+>;
+
+/** The flag that raises the limit a message names (`… (option maxListBytes)` → ` (raise it with --max-list-bytes, e.g. 512Mi)`). */
+function raiseWith(message: string): string {
+  const option = /\boption (max\w+Bytes)\b/.exec(message)?.[1];
+  const flag = option === undefined ? undefined : FLAG_OF[option as ByteLimitOption];
+  return flag === undefined ? '' : ` (raise the limit with --${flag} SIZE, e.g. --${flag} 512Mi)`;
+}
+
+/** A certificate the transport or Node refused: the server answered, we did not trust it. */
+const CERTIFICATE =
+  /is not trusted by|is not valid now|does not name the host|CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER|certificate/i;
+/** Any other failure of the TLS handshake (a protocol or cipher mismatch, a plain-HTTP server on an https:// URL). */
+const TLS = /\bTLS\b|\bSSL\b|ERR_SSL_|EPROTO|handshake/i;
+
+/** A connection failure in words: a certificate or TLS problem is said to be one, not "cannot reach". */
+function networkFailure(message: string, server: string): string {
+  if (CERTIFICATE.test(message)) return `cannot trust the API server at ${server} (TLS certificate): ${tlsAdvice(message)}`;
+  if (TLS.test(message)) return `the TLS handshake with the API server at ${server} failed: ${message}`;
+  return `cannot reach the API server at ${server}: ${message}`;
+}
+
+/** Node's hint for an unknown CA (`try running Node.js with --use-system-ca`) points the wrong way for a cluster: its CA is in the kubeconfig. */
+function tlsAdvice(message: string): string {
+  const hinted = /;? ?if the root CA is installed locally, try running Node\.js with --use-system-ca/;
+  const certificate = /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER|certificate/i;
+  // The transport already words its TLS verification failures (tlsFailure); only a raw Node message gets advice here.
+  if (/is not trusted by|is not valid now|does not name the host/.test(message)) return message;
+  if (!hinted.test(message) && !certificate.test(message)) return message;
+  const advice =
+    "the server's certificate is not signed by the certificate authority the kubeconfig names: " +
+    'check certificate-authority or certificate-authority-data';
+  return `${message.replace(hinted, '')} (${advice})`;
+}
+
+/** One group version discovery could not read (with --all, `following`: what is watched of it goes on, the dynamic factory keeps it). */
+export function discoveryFailed(groupVersion: string, error: unknown, server: string, following = false): string {
+  const after = following ? ' (what is watched of it goes on; resources it adds wait until discovery reads it)' : '';
+  return `! discovery of ${groupVersion} failed: ${explain(error, server)}${after}`;
+}
+
+/**
+ * The kubeconfig's server URL as messages show it: scheme, host, port and path;
+ * never its userinfo (`https://user:password@…`), query or fragment.
+ */
+export function displayServer(server: string): string {
+  if (server.startsWith('(')) return server;
+  try {
+    const url = new URL(server);
+    return `${url.protocol}//${url.host}${url.pathname === '/' ? '' : url.pathname}`;
+  } catch {
+    return "(the kubeconfig's server, which is not a valid URL)";
+  }
+}

@@ -1,0 +1,326 @@
+import { DiscoveryError, type ErrorReason, type InformerError } from '../index.ts';
+// Before a resource has synced, a 400, 403 or 404 means retrying cannot help (kubectl gives up too): the one classification.
+import { isPermanent } from '../0-model/errors.ts';
+import { discoveryFailed, explain } from './explain.ts';
+import { count } from './format.ts';
+
+/**
+ * The rules of a `rx-informer watch` session, in the reflector's shape: a {@link SessionState}, the inputs
+ * that reach it (a resource to watch, an informer's state, progress, errors and events, the dynamic factory's
+ * resources and faults, the status ticker), and one pure {@link step} returning the next state and the effects
+ * as data (lines to print, informers to subscribe or let go, the session synced or failed). The shell in
+ * watch.ts subscribes, prints and runs the timer; spec/cli/session.spec.ts tests the rules table-driven.
+ *
+ * `I` is the informer, opaque here: the session only compares it (a cluster-scoped resource is one informer
+ * whatever the namespace; an `ended` event is for the informer it names, not a successor).
+ */
+
+/** How often a long list's progress is shown, at most (ms). */
+export const LIST_PROGRESS_MS = 5_000;
+
+/** A resource to watch, as the shell finds it (from the factory, or from a dynamic watch). */
+export interface NewResource<I> {
+  /** The resource's name, as records show it. */
+  readonly name: string;
+  /** What progress and problems call it: `pods`, or `pods in shop` when several namespaces are watched. */
+  readonly label: string;
+  /** A Secret: parser messages that may quote its data are withheld. */
+  readonly secret: boolean;
+  readonly informer: I;
+}
+
+/** One watched resource (one informer: a resource in a scope). */
+export interface WatchedResource<I> extends NewResource<I> {
+  /** Its index in {@link SessionState.resources}. */
+  readonly id: number;
+  /** With --all: which dynamic watch (by scope) runs it; a resource that may not be listed is taken out of it. */
+  readonly scope: number | undefined;
+  /** Watched now (not given up, not ended). */
+  readonly live: boolean;
+  readonly synced: boolean;
+  /** Objects cached, as last seen before the session synced (for the progress line and the summary). */
+  readonly count: number;
+  /**
+   * With --all: what was seen of a resource being removed (a watch that ended at once, a 404) since its last event.
+   * Each is reported from its second time on: the first may only mean its CRD is being deleted, which ends it with one line of its own.
+   */
+  readonly hints: readonly ErrorReason[];
+  /** When its list progress was last shown, on the terminal's clock (ms). */
+  readonly listShownAt: number;
+}
+
+export interface SessionState<I> {
+  /** Every resource watched so far (with --all, ended ones too), by id. */
+  readonly resources: readonly WatchedResource<I>[];
+  /** Every live resource had synced once: the summary is printed, the progress line is done. */
+  readonly allSynced: boolean;
+  /** The session said why it cannot go on (once). */
+  readonly failed: boolean;
+  /** With --all: the kinds of CRD-watch fault already told (each once). */
+  readonly reported: readonly ErrorReason[];
+}
+
+export interface SessionConfig {
+  /** The API server as messages show it. */
+  readonly server: string;
+  /** The terminal has a status line: progress rewrites it, and the first sync is summed up in one line. */
+  readonly tty: boolean;
+  /** When the session started, on the clock `step` is given (ms). */
+  readonly startedAt: number;
+  /** How many namespaces were asked for (`-n a,b`: 2); 0 for all. Counts say resources, not informers. */
+  readonly namespaces: number;
+}
+
+export type SessionInput<I> =
+  /** Resources to watch from the start (without --all), all at once: none counts as synced before all are known. */
+  | { readonly type: 'watch'; readonly resources: readonly NewResource<I>[] }
+  /** With --all: a dynamic watch (of scope `scope`) started an informer. */
+  | { readonly type: 'started'; readonly scope: number; readonly resource: NewResource<I> }
+  /** With --all: a dynamic watch ended an informer (its CRD deleted, no longer served). */
+  | { readonly type: 'ended'; readonly label: string; readonly informer: I; readonly message: string }
+  /** An informer's state: objects cached, and whether it has synced. */
+  | { readonly type: 'state'; readonly id: number; readonly size: number; readonly synced: boolean }
+  /** A page of a long list; `at` is the terminal's clock (ms). */
+  | { readonly type: 'listProgress'; readonly id: number; readonly pages: number; readonly objects: number; readonly at: number }
+  | { readonly type: 'error'; readonly id: number; readonly error: InformerError }
+  /** A change to a resource's objects (printed by the shell). */
+  | { readonly type: 'event'; readonly id: number }
+  /** With --all: a fault of discovery or of the CRD watch. */
+  | { readonly type: 'factoryError'; readonly error: InformerError }
+  /** On a terminal: time to redraw the status line. */
+  | { readonly type: 'tick' };
+
+export type SessionEffect<I> =
+  /** A line on stderr. */
+  | { readonly type: 'err'; readonly line: string }
+  /** Rewrite the status line (`''` clears it). */
+  | { readonly type: 'status'; readonly line: string }
+  /** Subscribe to this informer for resource `id`, in place of what was subscribed for it. */
+  | { readonly type: 'attach'; readonly id: number; readonly informer: I }
+  | { readonly type: 'detach'; readonly id: number }
+  /** Take the resource out of its dynamic watch, so that nothing keeps its informer running. */
+  | { readonly type: 'exclude'; readonly scope: number; readonly name: string }
+  /** Every resource watched has synced (once). */
+  | { readonly type: 'synced' }
+  /** The watch cannot go on: exit 1 with this sentence (once). */
+  | { readonly type: 'failed'; readonly sentence: string };
+
+export interface SessionStep<I> {
+  readonly state: SessionState<I>;
+  readonly effects: readonly SessionEffect<I>[];
+}
+
+export function initialSession<I>(): SessionState<I> {
+  return { resources: [], allSynced: false, failed: false, reported: [] };
+}
+
+/**
+ * The session's one transition function: a state and an input give the next state and the effects, in order.
+ * Pure: `now` (ms, the clock of `config.startedAt`) says how long the sync took. An input about a resource no
+ * longer watched changes nothing.
+ */
+export function step<I>(config: SessionConfig, state: SessionState<I>, input: SessionInput<I>, now: number): SessionStep<I> {
+  const out: SessionEffect<I>[] = [];
+  return { state: transition(config, state, input, now, out), effects: out };
+}
+
+type Out<I> = SessionEffect<I>[];
+
+function transition<I>(config: SessionConfig, state: SessionState<I>, input: SessionInput<I>, now: number, out: Out<I>): SessionState<I> {
+  switch (input.type) {
+    case 'watch':
+      return input.resources.reduce((s, r) => (s.resources.some((w) => w.informer === r.informer) ? s : add(s, r, undefined, out)), state);
+    case 'started':
+      return onStarted(state, input.scope, input.resource, out);
+    case 'ended':
+      return onEnded(config, state, input, now, out);
+    case 'factoryError':
+      return onFactoryError(config, state, input.error, out);
+    case 'tick':
+      if (config.tty && !state.allSynced) out.push({ type: 'status', line: progress(state) });
+      return state;
+  }
+  const w = state.resources[input.id];
+  if (!w?.live) return state;
+  switch (input.type) {
+    case 'state':
+      return onState(config, state, w, input.size, input.synced, now, out);
+    case 'listProgress':
+      return onListProgress(state, w, input.pages, input.objects, input.at, out);
+    case 'error':
+      return onError(config, state, w, input.error, now, out);
+    case 'event':
+      return w.hints.length > 0 ? update(state, w, { hints: [] }) : state;
+  }
+}
+
+/** A new resource, live from now on: subscribed at once (its state may say synced as soon as it is). */
+function add<I>(state: SessionState<I>, r: NewResource<I>, scope: number | undefined, out: Out<I>): SessionState<I> {
+  const id = state.resources.length;
+  const { name, label, secret, informer } = r;
+  const added = { id, name, label, secret, informer, scope, live: true, synced: false, count: 0, hints: [], listShownAt: 0 };
+  out.push({ type: 'attach', id, informer });
+  return { ...state, resources: [...state.resources, added] };
+}
+
+function update<I>(state: SessionState<I>, w: WatchedResource<I>, patch: Partial<WatchedResource<I>>): SessionState<I> {
+  const resources = [...state.resources];
+  resources[w.id] = { ...w, ...patch };
+  return { ...state, resources };
+}
+
+const live = <I>(state: SessionState<I>) => state.resources.filter((w) => w.live);
+
+/** How many resources (by name: `pods` in two namespaces is one). */
+const names = <I>(resources: readonly WatchedResource<I>[]) => new Set(resources.map((w) => w.name)).size;
+
+/** A dynamic watch started an informer: a new resource, or (same label) the successor of a watch that replaced its predecessor. */
+function onStarted<I>(state: SessionState<I>, scope: number, r: NewResource<I>, out: Out<I>): SessionState<I> {
+  const same = state.resources.find((w) => w.live && w.label === r.label);
+  if (same) {
+    out.push({ type: 'attach', id: same.id, informer: r.informer });
+    return update(state, same, { informer: r.informer, listShownAt: 0 });
+  }
+  if (state.allSynced) out.push({ type: 'err', line: `+ watching ${r.label} (new resource)` });
+  return add(state, r, scope, out);
+}
+
+function onEnded<I>(
+  config: SessionConfig,
+  state: SessionState<I>,
+  input: Extract<SessionInput<I>, { type: 'ended' }>,
+  now: number,
+  out: Out<I>,
+): SessionState<I> {
+  const w = state.resources.find((r) => r.live && r.label === input.label);
+  if (!w || w.informer !== input.informer) return state;
+  out.push({ type: 'detach', id: w.id }, { type: 'err', line: `- stopped watching ${w.label}: ${input.message}` });
+  return checkAllSynced(config, update(state, w, { live: false }), now, out);
+}
+
+function onState<I>(
+  config: SessionConfig,
+  state: SessionState<I>,
+  w: WatchedResource<I>,
+  size: number,
+  synced: boolean,
+  now: number,
+  out: Out<I>,
+): SessionState<I> {
+  if (synced && !w.synced) {
+    // A resource that comes after the first sync has its own line, on a terminal too.
+    if (!config.tty || state.allSynced) out.push({ type: 'err', line: `synced ${w.label}: ${count(size, 'object')}` });
+    return checkAllSynced(config, update(state, w, { synced: true, count: size }), now, out);
+  }
+  // Counts feed the progress line and the summary only: after the first sync, a change costs no copy.
+  return state.allSynced || size === w.count ? state : update(state, w, { count: size });
+}
+
+/** A long list (the first or a relist): "listing pods: 120,000 objects so far", at most every {@link LIST_PROGRESS_MS}. */
+function onListProgress<I>(
+  state: SessionState<I>,
+  w: WatchedResource<I>,
+  pages: number,
+  objects: number,
+  at: number,
+  out: Out<I>,
+): SessionState<I> {
+  const since = pages === 1 ? at : w.listShownAt;
+  if (at - since < LIST_PROGRESS_MS) return since === w.listShownAt ? state : update(state, w, { listShownAt: since });
+  out.push({ type: 'err', line: `listing ${w.label}: ${objects.toLocaleString('en-US')} objects so far` });
+  return update(state, w, { listShownAt: at });
+}
+
+function onError<I>(
+  config: SessionConfig,
+  state: SessionState<I>,
+  w: WatchedResource<I>,
+  error: InformerError,
+  now: number,
+  out: Out<I>,
+): SessionState<I> {
+  if (!w.synced && error.phase === 'list' && isPermanent(error)) return giveUp(config, state, w, error, now, out);
+  const removal = error.reason === 'NotFound' || error.reason === 'VeryShortWatch';
+  if (w.scope !== undefined && removal && !w.hints.includes(error.reason)) return update(state, w, { hints: [...w.hints, error.reason] });
+  out.push({ type: 'err', line: `! ${w.label}: ${explain(error, config.server, w.secret)}` });
+  return state;
+}
+
+/** A resource that may not be listed is left out; the watch ends only when none is left (or on a 400: the command itself is wrong). */
+function giveUp<I>(
+  config: SessionConfig,
+  state: SessionState<I>,
+  w: WatchedResource<I>,
+  error: InformerError,
+  now: number,
+  out: Out<I>,
+): SessionState<I> {
+  out.push({ type: 'detach', id: w.id });
+  if (w.scope !== undefined) out.push({ type: 'exclude', scope: w.scope, name: w.name });
+  const next = update(state, w, { live: false });
+  const why = explain(error, config.server, w.secret);
+  if (error.reason === 'BadRequest') return fail(next, `cannot watch ${w.label}: ${why}`, out);
+  if (live(next).length === 0) {
+    if (next.resources.length === 1) return fail(next, `cannot watch ${w.label}: ${why}`, out);
+    out.push({ type: 'err', line: `! not watching ${w.label}: ${why}` });
+    const resources = names(next.resources);
+    const sentence =
+      resources === 1
+        ? `cannot watch ${w.name} in any of the ${count(config.namespaces, 'namespace')}`
+        : `none of the ${count(resources, 'resource')} can be watched`;
+    return fail(next, sentence, out);
+  }
+  out.push({ type: 'err', line: `! not watching ${w.label}: ${why}` });
+  return checkAllSynced(config, next, now, out);
+}
+
+function fail<I>(state: SessionState<I>, sentence: string, out: Out<I>): SessionState<I> {
+  if (state.failed) return state;
+  out.push({ type: 'failed', sentence });
+  return { ...state, failed: true };
+}
+
+/** Once every live resource has synced: the summary (on a terminal, what was listed too), once. */
+function checkAllSynced<I>(config: SessionConfig, state: SessionState<I>, now: number, out: Out<I>): SessionState<I> {
+  const watched = live(state);
+  if (state.allSynced || watched.length === 0 || !watched.every((w) => w.synced)) return state;
+  const total = watched.reduce((n, w) => n + w.count, 0);
+  if (config.tty) {
+    out.push({ type: 'status', line: '' });
+    const counts = watched.filter((w) => w.count > 0).map((w) => `${w.label} ${w.count}`);
+    if (counts.length) out.push({ type: 'err', line: `listed: ${counts.join(', ')}` });
+  }
+  // One informer per resource and namespace: the resources are counted by name, the namespaces said apart.
+  const where = config.namespaces > 1 ? ` (${count(config.namespaces, 'namespace')})` : '';
+  const took = `${count(total, 'object')} in ${now - config.startedAt} ms${where}`;
+  out.push(
+    { type: 'err', line: `synced ${count(names(watched), 'resource')}, ${took}; watching for changes (Ctrl-C to stop)` },
+    { type: 'synced' },
+  );
+  return { ...state, allSynced: true };
+}
+
+/** `syncing 3/5 resources, 1200 objects (waiting for pods, …)`. */
+export function progress<I>(state: SessionState<I>): string {
+  const watched = live(state);
+  const pending = watched.filter((w) => !w.synced).map((w) => w.label);
+  const objects = watched.reduce((n, w) => n + w.count, 0);
+  const waiting = pending.length ? ` (waiting for ${pending.slice(0, 4).join(', ')}${pending.length > 4 ? ', …' : ''})` : '';
+  return `syncing ${watched.length - pending.length}/${count(watched.length, 'resource')}, ${count(objects, 'object')}${waiting}`;
+}
+
+/** With --all: discovery's faults (one group version, or all of it) and the CRD watch's (each kind once; a 410 is routine). */
+function onFactoryError<I>(config: SessionConfig, state: SessionState<I>, error: InformerError, out: Out<I>): SessionState<I> {
+  const unnoticed = 'resources installed or removed from now on may go unnoticed';
+  if (error instanceof DiscoveryError) {
+    const line =
+      error.groupVersion !== undefined
+        ? discoveryFailed(error.groupVersion, error, config.server, true)
+        : `! discovery failed; ${unnoticed}: ${explain(error, config.server)}`;
+    out.push({ type: 'err', line });
+    return state;
+  }
+  if (error.reason === 'Expired' || error.reason === 'Gone' || state.reported.includes(error.reason)) return state;
+  out.push({ type: 'err', line: `! cannot watch CustomResourceDefinitions; ${unnoticed}: ${explain(error, config.server)}` });
+  return { ...state, reported: [...state.reported, error.reason] };
+}

@@ -1,0 +1,283 @@
+/**
+ * Who should hold which shard, as a pure, time-free state machine: `sharding()` (the shell) tells it what a listing of
+ * the member Leases showed, whether our own member Lease and each shard's Lease are held, when in-flight work drained,
+ * and when a timer it asked for fired, with the time by its own clock; it answers with effects as data (want a shard's
+ * Lease or not, announce a shard acquired or lost, report the status, arm the recheck timer, release a lapsed member's
+ * Lease). No timers, no I/O.
+ *
+ * The rules (each a row of `spec/leaderelection/shardingMachine.spec.ts`):
+ * - A member is alive while its Lease's record changes within its lease duration, by our clock, counted from when a
+ *   listing first showed the record (client-go's observed-time rule; `renewTime` is never compared with our clock).
+ *   A released record (holder "") is nobody. We are always a member.
+ * - The members give the shards by capped rendezvous hashing; a shard is *assigned* to us when it is ours by that
+ *   view (nothing is assigned before the first listing), *held* when it is ours and its Lease is ours.
+ * - We want a shard's Lease while it is assigned to us, and keep a held one that is no longer ours until its in-flight
+ *   work has drained.
+ * - Frozen: while our own member Lease is not renewed (its writes failed for a renew deadline) nobody is dropped from
+ *   the view; new members still join. Renewed again, every member still in the view gets a lease duration from then.
+ * - A member lapsed for us (not frozen) has its Lease released, once per resourceVersion seen: holder "", quoting the
+ *   resourceVersion we saw unchanged for that lease duration, so a replica seeing the record for the first time does
+ *   not count a dead member alive for a lease duration of its own. After a 409 that resourceVersion is not tried again.
+ * - A member's lapse is found the moment it happens (a recheck timer), when that comes before the next listing.
+ */
+import { assignShards } from './hash.ts';
+import { MIN_WAKE_MS } from './machine.ts';
+import { microTime, sameRecord, type LeaderElectionRecord, type LeaseSnapshot } from './record.ts';
+import { sameSet } from '../util/keeping.ts';
+
+/** What one replica holds, for metrics. */
+export interface ShardStatus {
+  readonly name: string;
+  readonly identity: string;
+  readonly shards: number;
+  /** The shards we may reconcile now. */
+  readonly held: ReadonlySet<number>;
+  /**
+   * The shards the rendezvous assignment gives us, as we see the members (empty until we have
+   * listed them once): the ones we campaign for, and `held` once their Leases are taken. Only a
+   * listing changes the view: a member lapses once a listing shows its Lease unrenewed for a lease
+   * duration; a replica whose listings fail keeps the view it had, and one whose own member Lease
+   * is not renewed drops nobody (its assignment does not widen while its Lease writes fail).
+   */
+  readonly assigned: ReadonlySet<number>;
+  /** The live members as we see them (us included). */
+  readonly members: readonly string[];
+  /** Whether the members have been listed once: until then `assigned` is empty and says nothing. */
+  readonly listed: boolean;
+}
+
+export interface ShardingConfig {
+  /** The group: Lease names `<name>-member-<identity>`, and the salt of the hashing. */
+  readonly name: string;
+  readonly identity: string;
+  readonly shards: number;
+  readonly retryPeriodMs: number;
+}
+
+/** A member Lease as last seen changing. */
+export interface Sighting {
+  readonly record: LeaderElectionRecord;
+  readonly resourceVersion: string;
+  /** Our clock when a listing first showed this record. */
+  readonly at: number;
+}
+
+export interface ShardingState {
+  /** Member Lease name → its record as last seen changing. */
+  readonly seen: ReadonlyMap<string, Sighting>;
+  /** The live members as we see them (sorted, us included). */
+  readonly members: readonly string[];
+  /** Who should hold each shard, by `members`. */
+  readonly owners: readonly string[];
+  /** Whether a listing has answered once. */
+  readonly listed: boolean;
+  /** Whether our own member Lease is renewed (we lead it). */
+  readonly renewing: boolean;
+  /** Whether we hold each shard's Lease. */
+  readonly leading: readonly boolean[];
+  /** Whether we asked for each shard's Lease. */
+  readonly wanted: readonly boolean[];
+  /** The shards we may reconcile: held and ours. */
+  readonly held: ReadonlySet<number>;
+  /** `<lease>@<resourceVersion>` of the member Leases we released or are releasing. */
+  readonly releasing: ReadonlySet<string>;
+  /** The status last reported. */
+  readonly reported: ShardStatus | undefined;
+}
+
+export type ShardingInput =
+  /** A listing of the group's Leases answered. */
+  | { readonly type: 'listed'; readonly leases: readonly LeaseSnapshot[] }
+  /** Our own member Lease: led (renewed) or not. */
+  | { readonly type: 'renewing'; readonly lead: boolean }
+  /** A shard's election: we lead its Lease or not. */
+  | { readonly type: 'leading'; readonly shard: number; readonly lead: boolean }
+  /** In-flight work of a shard finished (`busy` says which shards still have some). */
+  | { readonly type: 'drained' }
+  /** The recheck timer fired. */
+  | { readonly type: 'recheck' }
+  /** Our release of a lapsed member's Lease (quoting `resourceVersion`) was written. */
+  | { readonly type: 'memberReleased'; readonly lease: string; readonly resourceVersion: string; readonly written: LeaseSnapshot }
+  /** It failed; after a Conflict it is not tried again for that resourceVersion. */
+  | { readonly type: 'memberReleaseFailed'; readonly lease: string; readonly resourceVersion: string; readonly conflict: boolean };
+
+export type ShardingEffect =
+  /** Campaign for the shard's Lease, or stop (stepping down and releasing it if held). */
+  | { readonly type: 'want'; readonly shard: number; readonly want: boolean }
+  /** A shard we held is lost: cancel its in-flight work. */
+  | { readonly type: 'lost'; readonly shard: number }
+  | { readonly type: 'acquired'; readonly shard: number }
+  | { readonly type: 'status'; readonly status: ShardStatus }
+  /** Fire `recheck` in `inMs` (replacing any timer armed before); undefined: none. */
+  | { readonly type: 'recheck'; readonly inMs: number | undefined }
+  /** Write this record on the member Lease, quoting `resourceVersion`. */
+  | { readonly type: 'releaseMember'; readonly lease: string; readonly resourceVersion: string; readonly record: LeaderElectionRecord };
+
+export interface ShardingStep {
+  readonly state: ShardingState;
+  readonly effects: readonly ShardingEffect[];
+}
+
+export function initialSharding(config: ShardingConfig): ShardingState {
+  const members = [config.identity];
+  return {
+    seen: new Map(),
+    members,
+    owners: assignShards(config.shards, members, config.name),
+    listed: false,
+    renewing: false,
+    leading: new Array<boolean>(config.shards).fill(false),
+    wanted: new Array<boolean>(config.shards).fill(false),
+    held: new Set(),
+    releasing: new Set(),
+    reported: undefined,
+  };
+}
+
+/**
+ * The one transition: `now` is our clock, `busy` the shards with work in flight (see `gate`). Pure: the state given is
+ * not changed, the effects are for the shell to carry out in order.
+ */
+export function stepSharding(
+  config: ShardingConfig,
+  state: ShardingState,
+  input: ShardingInput,
+  now: number,
+  busy: ReadonlySet<number>,
+): ShardingStep {
+  const out: ShardingEffect[] = [];
+  switch (input.type) {
+    case 'listed':
+      return done(recount(config, { ...listed(config, state, input.leases, now), listed: true }, now, busy, out), out);
+    case 'renewing': {
+      const regained = input.lead && !state.renewing;
+      const next = { ...state, renewing: input.lead };
+      return done(regained && state.listed ? recount(config, refreshed(next, now), now, busy, out) : next, out);
+    }
+    case 'leading': {
+      if (state.leading[input.shard] && !input.lead) out.push({ type: 'lost', shard: input.shard });
+      const leading = state.leading.map((lead, shard) => (shard === input.shard ? input.lead : lead));
+      return done(update(config, { ...state, leading }, busy, out), out);
+    }
+    case 'drained':
+      return done(update(config, state, busy, out), out);
+    case 'recheck':
+      return done(recount(config, state, now, busy, out), out);
+    case 'memberReleased': {
+      const before = state.seen.get(input.lease);
+      if (before?.resourceVersion !== input.resourceVersion) return done(state, out);
+      const sighting = { record: input.written.record, resourceVersion: input.written.resourceVersion, at: now };
+      return done({ ...state, seen: new Map(state.seen).set(input.lease, sighting) }, out);
+    }
+    case 'memberReleaseFailed': {
+      if (input.conflict) return done(state, out);
+      const releasing = new Set(state.releasing);
+      releasing.delete(`${input.lease}@${input.resourceVersion}`); // tried again at the next recount
+      return done({ ...state, releasing }, out);
+    }
+  }
+}
+
+const done = (state: ShardingState, effects: readonly ShardingEffect[]): ShardingStep => ({ state, effects });
+
+/** A listing's member Leases: a record not seen before is seen from now (the same one keeps its time). */
+function listed(config: ShardingConfig, state: ShardingState, leases: readonly LeaseSnapshot[], now: number): ShardingState {
+  const seen = new Map(state.seen);
+  for (const lease of leases) {
+    if (!lease.name.startsWith(`${config.name}-member-`)) continue;
+    const before = seen.get(lease.name);
+    const same = before !== undefined && sameRecord(before.record, lease.record);
+    seen.set(lease.name, { record: lease.record, resourceVersion: lease.resourceVersion, at: same ? before.at : now });
+  }
+  return { ...state, seen };
+}
+
+/** Renewed again after a freeze: every member still in the view gets a lease duration from now (a dropped one stays dropped). */
+function refreshed(state: ShardingState, now: number): ShardingState {
+  const seen = new Map(state.seen);
+  for (const [lease, sighting] of seen)
+    if (sighting.at < now && state.members.includes(sighting.record.holderIdentity)) seen.set(lease, { ...sighting, at: now });
+  return { ...state, seen };
+}
+
+const until = (sighting: Sighting) => sighting.at + sighting.record.leaseDurationSeconds * 1000;
+
+/** The members alive now, the recheck timer, the releases of lapsed members, then `update`. */
+function recount(
+  config: ShardingConfig,
+  state: ShardingState,
+  now: number,
+  busy: ReadonlySet<number>,
+  out: ShardingEffect[],
+): ShardingState {
+  const alive = new Set([config.identity]);
+  const frozen = state.listed && !state.renewing;
+  if (frozen) for (const member of state.members) alive.add(member);
+  let next = Number.POSITIVE_INFINITY;
+  for (const sighting of state.seen.values()) {
+    if (sighting.record.holderIdentity === '' || until(sighting) <= now) continue;
+    alive.add(sighting.record.holderIdentity);
+    if (!frozen) next = Math.min(next, until(sighting));
+  }
+  const members = [...alive].sort();
+  let releasing = state.releasing;
+  if (!frozen)
+    for (const [lease, sighting] of state.seen) {
+      const { holderIdentity } = sighting.record;
+      const key = `${lease}@${sighting.resourceVersion}`;
+      if (holderIdentity === '' || holderIdentity === config.identity || until(sighting) > now || releasing.has(key)) continue;
+      releasing = new Set(releasing).add(key);
+      out.push({ type: 'releaseMember', lease, resourceVersion: sighting.resourceVersion, record: released(sighting.record, now) });
+    }
+  const counted = { ...state, members, owners: assignShards(config.shards, members, config.name), releasing };
+  const result = update(config, counted, busy, out);
+  // Drop a member the moment its Lease lapses for us, not at the next listing.
+  out.push({
+    type: 'recheck',
+    inMs: Number.isFinite(next) && next - now < config.retryPeriodMs ? Math.max(next - now, MIN_WAKE_MS) : undefined,
+  });
+  return result;
+}
+
+/** The record that releases a member Lease (as client-go's ReleaseOnCancel: holder "", lease duration 1 s). */
+function released(record: LeaderElectionRecord, now: number): LeaderElectionRecord {
+  const time = microTime(now);
+  return { holderIdentity: '', leaseDurationSeconds: 1, acquireTime: time, renewTime: time, leaseTransitions: record.leaseTransitions };
+}
+
+/** Which shards to want, which are held (and newly acquired), and the status when it changed. */
+function update(config: ShardingConfig, state: ShardingState, busy: ReadonlySet<number>, out: ShardingEffect[]): ShardingState {
+  const held = new Set<number>();
+  const wanted = state.wanted.slice();
+  for (let shard = 0; shard < config.shards; shard++) {
+    const mine = state.owners[shard] === config.identity;
+    if (state.leading[shard] && mine) held.add(shard);
+    // Hand a shard over only once its in-flight work is done; ask for it as soon as it is ours by right.
+    const want = mine || (state.leading[shard] === true && busy.has(shard));
+    if (wanted[shard] !== want) {
+      wanted[shard] = want;
+      out.push({ type: 'want', shard, want });
+    }
+  }
+  for (const shard of held) if (!state.held.has(shard)) out.push({ type: 'acquired', shard });
+  const assigned = new Set<number>();
+  if (state.listed) for (let shard = 0; shard < config.shards; shard++) if (state.owners[shard] === config.identity) assigned.add(shard);
+  const { reported } = state;
+  const status: ShardStatus = {
+    name: config.name,
+    identity: config.identity,
+    shards: config.shards,
+    held,
+    assigned,
+    members: state.members,
+    listed: state.listed,
+  };
+  const changed =
+    !reported ||
+    reported.listed !== state.listed ||
+    !sameSet(reported.held, held) ||
+    !sameSet(reported.assigned, assigned) ||
+    reported.members.join() !== state.members.join();
+  if (changed) out.push({ type: 'status', status });
+  return { ...state, wanted, held, reported: changed ? status : reported };
+}
