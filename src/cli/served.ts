@@ -3,36 +3,31 @@ import type { Informer, KubeObject } from '../index.ts';
 import type { InformerHealth } from '../metrics/index.ts';
 
 /**
- * The resources the watch command watches now, as a Set that `serve()` can serve: `/readyz` and `/metrics` follow
- * what is watched. A resource the command gave up on (`! not watching …`) or stopped watching leaves them, and so
- * does an informer nobody else runs (the dynamic factory's own CustomResourceDefinition watch is not served:
- * its failures are reported on stderr, and it never holds readiness back).
+ * The informers the watch command has attached now, as `serve()` serves them: `/readyz` and `/metrics` follow
+ * what is watched. A resource the command gave up on (`! not watching …`) or stopped watching is detached and
+ * leaves them, and an informer nobody watches is not served (the dynamic factory's own CustomResourceDefinition
+ * watch: its failures are reported on stderr, and it never holds readiness back).
  */
-export class ServedSet<W extends { readonly informer: Informer<KubeObject> }> extends Set<W> {
+export class ServedInformers {
+  private readonly attached = new Map<number, Informer<KubeObject>>();
   private readonly changed = new BehaviorSubject<void>(undefined);
 
-  /** Every watched resource's health, whenever one changes and whenever the set changes. */
+  /** Every attached informer's health, whenever one changes and whenever the set changes. */
   readonly health$: Observable<readonly InformerHealth[]> = this.changed.pipe(
     map(() => this.informers()),
     switchMap((informers) => (informers.length === 0 ? of([]) : combineLatest(informers.map((i) => i.health$)))),
   );
 
-  readonly informers = (): readonly Informer<KubeObject>[] => [...this].map((w) => w.informer);
+  readonly informers = (): readonly Informer<KubeObject>[] => [...this.attached.values()];
 
-  override add(w: W): this {
-    super.add(w);
-    this.changed?.next();
-    return this;
-  }
-
-  override delete(w: W): boolean {
-    const had = super.delete(w);
-    if (had) this.changed.next();
-    return had;
-  }
-
-  /** A member's informer was replaced (a dynamic watch handed over a new one). */
-  touch(): void {
+  /** A resource's informer is watched (in place of its predecessor's, for the same id). */
+  attach(id: number, informer: Informer<KubeObject>): void {
+    if (this.attached.get(id) === informer) return;
+    this.attached.set(id, informer);
     this.changed.next();
+  }
+
+  detach(id: number): void {
+    if (this.attached.delete(id)) this.changed.next();
   }
 }

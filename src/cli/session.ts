@@ -1,5 +1,6 @@
 import { DiscoveryError } from '../discovery/index.ts';
 import { type ErrorReason, type InformerError } from '../index.ts';
+// Before a resource has synced, a 400, 403 or 404 means retrying cannot help (kubectl gives up too): the one classification.
 import { isPermanent } from '../0-model/errors.ts';
 import { discoveryFailed, explain } from './explain.ts';
 import { count } from './format.ts';

@@ -14,9 +14,8 @@ import {
   type DynamicEvent,
   type DynamicInformerFactory,
 } from '../discovery/index.ts';
-import { informerFactory, keyOf, type Informer, type InformerEvent, type InformerFactory, type KubeObject } from '../index.ts';
+import { informerFactory, keyOf, type Informer, type InformerEvent, type KubeObject } from '../index.ts';
 import { serve } from '../metrics/index.ts';
-import { ServedSet } from './served.ts';
 import { jsonLine, messageOf } from './format.ts';
 import { prettyLine, toRecord } from './record.ts';
 import { isSecretResource, secretRedactor } from './redact.ts';
@@ -32,6 +31,7 @@ import {
 import type { EventSink } from './webhook.ts';
 import type { ByteLimitOption } from './args.ts';
 import { discoveryFailed, explain } from './explain.ts';
+import { ServedInformers } from './served.ts';
 
 export type { EventRecord } from './record.ts';
 export { displayServer, explain } from './explain.ts';
@@ -131,10 +131,6 @@ function scopesOf(namespaces: readonly string[] | undefined): {
 }
 
 type Watchable = Informer<KubeObject>;
-/** A watched resource as `serve()` sees it. */
-interface Served {
-  readonly informer: Watchable;
-}
 
 /** What the session knows of a resource in a scope. */
 function newResource(d: DiscoveredResource, scope: Scope, several: boolean, informer: Watchable): NewResource<Watchable> {
@@ -201,9 +197,8 @@ class SessionShell {
   private busy = false;
   private stopped = false;
   private readonly subscriptions = new Map<number, Subscription>();
-  /** What `--metrics-port` serves: the resources attached now. */
-  readonly served = new ServedSet<Served>();
-  private readonly members = new Map<number, Served>();
+  /** What the probe server serves: the informers attached now. */
+  readonly served = new ServedInformers();
   private readonly ticker: NodeJS.Timeout | undefined;
   private readonly resolve: { synced: () => void; failed: (sentence: string) => void } = {
     synced: () => undefined,
@@ -255,7 +250,7 @@ class SessionShell {
       case 'attach':
         return this.attach(effect.id, effect.informer);
       case 'detach':
-        this.unserve(effect.id);
+        this.served.detach(effect.id);
         return this.subscriptions.get(effect.id)?.unsubscribe();
       case 'exclude':
         return this.exclude(effect.scope, effect.name);
@@ -266,21 +261,12 @@ class SessionShell {
     }
   }
 
-  private unserve(id: number): void {
-    const member = this.members.get(id);
-    if (member) this.served.delete(member);
-    this.members.delete(id);
-  }
-
   /** Subscribes to a resource's informer (in place of its predecessor's): sync progress, problems, one line per change. */
   private attach(id: number, informer: Watchable): void {
     this.subscriptions.get(id)?.unsubscribe();
-    this.unserve(id);
-    const member = { informer };
-    this.members.set(id, member);
-    this.served.add(member);
     const subscription = new Subscription();
     this.subscriptions.set(id, subscription);
+    this.served.attach(id, informer);
     const { terminal } = this.view;
     subscription.add(informer.state$.subscribe((s) => this.send({ type: 'state', id, size: s.store.size, synced: s.synced })));
     subscription.add(
@@ -361,14 +347,11 @@ function watchDynamically(
   return watching;
 }
 
-/**
- * `--metrics-port`: /healthz, /readyz and /metrics for the resources watched now (one given up on or let go leaves
- * them), on `--metrics-address` or every interface.
- */
-function serveMetrics(served: ServedSet<Served>, port: number, host: string | undefined, terminal: Terminal): Subscription {
-  return serve(served, { port, host }).subscribe({
+/** `--metrics-port` (and `--metrics-address`): /healthz, /readyz and /metrics for the resources watched now. */
+function serveMetrics(served: ServedInformers, port: number, address: string | undefined, terminal: Terminal): Subscription {
+  return serve(served, { port, host: address }).subscribe({
     next: (s) =>
-      terminal.err(`serving /healthz, /readyz and /metrics on ${host === undefined ? 'every interface' : s.host}, port ${s.port}`),
+      terminal.err(`serving /healthz, /readyz and /metrics on ${address === undefined ? 'every interface' : s.host}, port ${s.port}`),
     error: (error: unknown) => terminal.err(`! cannot serve metrics on port ${port}: ${messageOf(error)}`),
   });
 }

@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { firstValueFrom } from 'rxjs';
 import { ConfigMap, type ErrorReason } from '../../../src/index.ts';
 import { getJson, httpListWatch } from '../../../src/1-transport/httpTransport.ts';
-import { explain } from '../../../src/cli/watch.ts';
+import { explain } from '../../../src/cli/explain.ts';
 import { CODE, FRAME, hostileHttp2Server, type HostileHttp2Server, type Http2Wire } from './http2Server.ts';
 import { failure, LIST_BODY_HEAD } from './support.ts';
 
