@@ -51,7 +51,7 @@ describe('one failure classification (errors.ts REASON_CLASSES)', () => {
       ['HandlerError', 'IndexerError', 'NotAcceptable', 'TransformError', 'UnknownEventType', 'ValidationFailed'].sort(),
     );
     expect(where(isNotice)).toEqual(['NotAcceptable']);
-    expect(where(isResumable)).toEqual(['NetworkError', 'ServerError', 'Timeout', 'Unknown', 'WatchError']);
+    expect(where(isResumable)).toEqual(['NetworkError', 'ProtocolError', 'ServerError', 'Timeout', 'Unknown', 'WatchError']);
     // cli/watch.ts PERMANENT.
     expect(where(isPermanent)).toEqual(['BadRequest', 'Forbidden', 'NotFound']);
   });
