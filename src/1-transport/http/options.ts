@@ -52,7 +52,7 @@ export interface HttpTransportOptions {
    * `http1` never asks. Default `auto`.
    */
   readonly protocol?: HttpProtocol;
-  /** HTTP/2 PING health checks: read-idle 10 s, ping timeout 10 s by default. */
+  /** HTTP/2 PING health checks: read-idle 5 s, ping timeout 5 s by default (a late timeout re-pings). */
   readonly http2?: Http2Options;
   /**
    * With `lazyDecode`: objects this rejects (seeing only their metadata) are not decoded further and

@@ -154,7 +154,11 @@ export class Http2Connection {
           settings: { enablePush: false, initialWindowSize: STREAM_WINDOW },
         });
         this.session = session;
-        const health = new PingHealth(session, this.options, (error) => session.destroy(error));
+        // Dead by PING: out of the pool first, so no request picks the session being destroyed.
+        const health = new PingHealth(session, this.options, (error) => {
+          this.markClosed();
+          session.destroy(error);
+        });
         this.health = health;
         session.on('error', () => undefined); // reported by the streams it fails
         session.on('remoteSettings', (settings) => {

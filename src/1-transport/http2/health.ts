@@ -2,28 +2,74 @@ import type { ClientHttp2Session } from 'node:http2';
 import { asyncScheduler, type SchedulerLike, type Subscription } from 'rxjs';
 
 /** The default of {@link Http2Options.readIdleMs}. */
-export const DEFAULT_READ_IDLE_MS = 10_000;
+export const DEFAULT_READ_IDLE_MS = 5_000;
 /** The default of {@link Http2Options.pingTimeoutMs}. */
-export const DEFAULT_PING_TIMEOUT_MS = 10_000;
+export const DEFAULT_PING_TIMEOUT_MS = 5_000;
+/**
+ * A PING timeout that fires later than this (ms) after it was due was delayed by a blocked event loop: the answer
+ * may be waiting unread, so a fresh PING is sent instead of declaring the connection dead.
+ */
+export const PING_LAG_MARGIN_MS = 1_000;
 
 /** HTTP/2 connection health checks (see docs/transport.md, "HTTP/2"). */
 export interface Http2Options {
   /**
-   * After this long (ms) without a byte read on a connection that carries a
-   * request, the client sends a PING. Default 10 s; `0` or `Infinity` sends none.
+   * After this long (ms) without a frame read on a connection that carries a
+   * request, the client sends a PING. Default 5 s; `0` or `Infinity` sends none.
    */
   readonly readIdleMs?: number;
-  /** A PING not answered within this long (ms) closes the connection, failing every request on it. Default 10 s. */
+  /** A PING not answered within this long (ms) closes the connection, failing every request on it. Default 5 s. */
   readonly pingTimeoutMs?: number;
-  /** Runs the PING timers (tests pass a virtual-time scheduler). Default `asyncScheduler`. */
+  /**
+   * Runs the PING timers, and its `now()` is their clock (tests pass a virtual-time scheduler). Default
+   * `asyncScheduler`, with `performance.now()` (monotonic) as the clock.
+   */
   readonly scheduler?: SchedulerLike;
+}
+
+/** What a PING timer sees when it fires (all times on one monotonic clock, ms). */
+export interface PingTimerFired {
+  /** `idle`: the read-idle timer; `timeout`: the timer of an unanswered PING. */
+  readonly timer: 'idle' | 'timeout';
+  /** When the timer fired. */
+  readonly now: number;
+  /** When it was due (armed at + delay). */
+  readonly dueAt: number;
+  /** When the last frame was read. */
+  readonly lastRead: number;
+  /** When the PING being timed was sent (`timeout` only). */
+  readonly sentAt?: number;
+  readonly readIdleMs: number;
+  /** Lateness beyond which a timeout is blamed on the event loop, not the connection. */
+  readonly lagMarginMs: number;
+}
+
+/** What to do: arm the idle timer again for `delayMs`, send a (fresh) PING with a fresh timeout, or close. */
+export type PingDecision =
+  { readonly action: 'wait'; readonly delayMs: number } | { readonly action: 'ping' } | { readonly action: 'dead' };
+
+/**
+ * The PING rule as a pure function. The idle timer pings once nothing was read for `readIdleMs` (else waits the
+ * rest). A PING timeout declares the connection dead only if it fired on time: a frame read since the PING was
+ * sent, or a timer that fired more than `lagMarginMs` late (the event loop was blocked, and the answer may sit
+ * unread in the socket), sends a fresh PING and waits a fresh timeout instead.
+ */
+export function pingDecision(fired: PingTimerFired): PingDecision {
+  if (fired.timer === 'idle') {
+    const idle = fired.now - fired.lastRead;
+    return idle < fired.readIdleMs ? { action: 'wait', delayMs: fired.readIdleMs - idle } : { action: 'ping' };
+  }
+  if (fired.sentAt !== undefined && fired.lastRead > fired.sentAt) return { action: 'ping' };
+  if (fired.now - fired.dueAt > fired.lagMarginMs) return { action: 'ping' };
+  return { action: 'dead' };
 }
 
 /**
  * The PING rule of one HTTP/2 connection, as client-go's `ReadIdleTimeout` and
  * `PingTimeout`: while the connection carries at least one request, a read
- * idle period without a byte read sends a PING; no answer within the ping
- * timeout declares the connection dead (`onDead`). A connection that carries
+ * idle period without a frame read sends a PING; no answer within the ping
+ * timeout declares the connection dead (`onDead`), unless the timeout fired
+ * late or a frame came meanwhile ({@link pingDecision}). A connection that carries
  * no request has no timer (it costs nothing, and keeps no process alive); the
  * next request on it checks it at once if it has been quiet that long.
  */
@@ -34,6 +80,7 @@ export class PingHealth {
   private pingTimer: Subscription | undefined;
   private stopped = false;
   private readonly scheduler: SchedulerLike;
+  private readonly now: () => number;
   private readonly readIdleMs: number | undefined;
   private readonly pingTimeoutMs: number;
 
@@ -43,23 +90,30 @@ export class PingHealth {
   constructor(session: ClientHttp2Session, options: Http2Options, onDead: (error: Error) => void) {
     this.session = session;
     this.onDead = onDead;
-    this.scheduler = options.scheduler ?? asyncScheduler;
+    const scheduler = options.scheduler;
+    this.scheduler = scheduler ?? asyncScheduler;
+    this.now = scheduler ? () => scheduler.now() : () => performance.now();
     const idle = options.readIdleMs ?? DEFAULT_READ_IDLE_MS;
     this.readIdleMs = idle > 0 && idle !== Infinity ? idle : undefined;
     this.pingTimeoutMs = options.pingTimeoutMs ?? DEFAULT_PING_TIMEOUT_MS;
-    this.lastRead = this.scheduler.now();
+    this.lastRead = this.now();
   }
 
-  /** A byte was read (a frame, a chunk, a PING answer). */
+  /** A frame was read (a frame, a chunk, a PING answer). */
   read(): void {
-    this.lastRead = this.scheduler.now();
+    this.lastRead = this.now();
+  }
+
+  /** When the last frame was read (on the health clock; for tests). */
+  get lastReadAt(): number {
+    return this.lastRead;
   }
 
   /** A request started (`+1`) or ended (`-1`) on the connection. */
   streams(delta: 1 | -1): void {
     this.active += delta;
     if (this.active === 1 && delta === 1)
-      this.arm(this.readIdleMs === undefined ? undefined : Math.max(0, this.readIdleMs - this.idleFor()));
+      this.arm(this.readIdleMs === undefined ? undefined : Math.max(0, this.readIdleMs - (this.now() - this.lastRead)));
     if (this.active === 0) this.clear();
   }
 
@@ -79,10 +133,6 @@ export class PingHealth {
     return (this.idleTimer ? 1 : 0) + (this.pingTimer ? 1 : 0);
   }
 
-  private idleFor(): number {
-    return this.scheduler.now() - this.lastRead;
-  }
-
   private clear(): void {
     this.idleTimer?.unsubscribe();
     this.pingTimer?.unsubscribe();
@@ -93,26 +143,45 @@ export class PingHealth {
     this.idleTimer?.unsubscribe();
     this.idleTimer = undefined;
     if (delay === undefined || this.stopped || this.active === 0) return;
+    const dueAt = this.now() + delay;
     this.idleTimer = this.scheduler.schedule(() => {
       this.idleTimer = undefined;
-      this.check();
+      if (!this.pingTimer) this.decide(pingDecision(this.fired('idle', dueAt)));
     }, delay);
   }
 
-  private check(): void {
-    const idle = this.idleFor();
-    const readIdleMs = this.readIdleMs!;
-    if (idle < readIdleMs) return this.arm(readIdleMs - idle);
-    if (this.pingTimer) return;
+  private fired(timer: 'idle' | 'timeout', dueAt: number, sentAt?: number): PingTimerFired {
+    return {
+      timer,
+      now: this.now(),
+      dueAt,
+      lastRead: this.lastRead,
+      sentAt,
+      readIdleMs: this.readIdleMs!,
+      lagMarginMs: PING_LAG_MARGIN_MS,
+    };
+  }
+
+  private decide(decision: PingDecision): void {
+    if (this.stopped) return;
+    if (decision.action === 'wait') return this.arm(decision.delayMs);
+    if (decision.action === 'ping') return this.ping();
+    const error = new Error(
+      `the HTTP/2 connection answered no PING within ${this.pingTimeoutMs} ms (nothing read for ${Math.round(this.now() - this.lastRead)} ms)`,
+    );
+    (error as NodeJS.ErrnoException).code = 'ERR_HTTP2_PING_TIMEOUT';
+    this.stop();
+    this.onDead(error);
+  }
+
+  /** Sends a PING and arms its timeout (a fresh one, replacing any pending). */
+  private ping(): void {
+    this.pingTimer?.unsubscribe();
+    const sentAt = this.now();
+    const dueAt = sentAt + this.pingTimeoutMs;
     this.pingTimer = this.scheduler.schedule(() => {
       this.pingTimer = undefined;
-      if (this.stopped) return;
-      const error = new Error(
-        `the HTTP/2 connection answered no PING within ${this.pingTimeoutMs} ms (nothing read for ${this.idleFor()} ms)`,
-      );
-      (error as NodeJS.ErrnoException).code = 'ERR_HTTP2_PING_TIMEOUT';
-      this.stop();
-      this.onDead(error);
+      this.decide(pingDecision(this.fired('timeout', dueAt, sentAt)));
     }, this.pingTimeoutMs);
     try {
       this.session.ping((error) => {
@@ -120,7 +189,7 @@ export class PingHealth {
         this.read();
         this.pingTimer?.unsubscribe();
         this.pingTimer = undefined;
-        this.arm(readIdleMs);
+        this.arm(this.readIdleMs);
       });
     } catch {
       // Too many PINGs outstanding or the session is closing: the timeout decides.
