@@ -199,7 +199,11 @@ export function describeState<T>(state: ReflectorState<T>): string {
   const { phase, counters } = state;
   const memory = `lastRV=${JSON.stringify(state.lastRV)}${state.lastRVUnavailable ? ' (unavailable)' : ''} request=${state.request}`;
   const halved = state.pageHalvings > 0 ? ` pages/${2 ** state.pageHalvings}` : '';
-  const flags = `${state.useWatchList ? ' watchList' : ''}${state.paginatedResult ? ' paginated' : ''}${state.wholeListTooLarge ? ' wholeListTooLarge' : ''}${halved}`;
+  const set = { watchList: state.useWatchList, paginated: state.paginatedResult, wholeListTooLarge: state.wholeListTooLarge };
+  const flags = `${Object.entries(set)
+    .filter(([, on]) => on)
+    .map(([name]) => ` ${name}`)
+    .join('')}${halved}`;
   const rules = `brokenResumes=${counters.brokenResumes} failuresAtSameRV=${counters.failuresAtSameRV}`;
   const { gapMs, silenced } = state.pace;
   const pace = `${gapMs === undefined ? '' : ` gap=${Math.round(gapMs)}ms`}${silenced ? ' silenced' : ''}`;
