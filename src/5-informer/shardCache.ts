@@ -5,14 +5,17 @@ import { sameSet } from '../util/keeping.ts';
  * the reflector's shape: a state, the inputs, and {@link shardCacheStep} returning the next state
  * and the effects, in order, that the shell in shardedInformer.ts carries out (no I/O, no clock).
  *
- * | input | rule |
- * |---|---|
- * | `held` / `assigned` | the shards kept (`wanted`) are those held and those assigned. A shard that leaves `wanted` leaves `covered` and the running list's `listing` at once, `owned`/`cached` are published, then its objects are evicted (as shard moves) |
- * | `held` / `assigned` | a shard held, or any `assigned` value, makes the assignment `known`: the first list may start |
- * | `held` / `assigned` | once `ready` and `known`: a list starts when none runs, or again when a shard joined `wanted` (one list for every shard that joined; the pages read so far dropped the new shards' objects) |
- * | `ready` | the handle's replayed values are in: the first list starts if `known` |
- * | `listed` | the running list's objects are cached: `covered` becomes the shards it was started for, `owned`/`cached` are published |
- * | `stop` | everything is forgotten, `owned` and `cached` published empty |
+ * The rules, by input:
+ * - `held` / `assigned`: the shards kept (`wanted`) are those held and those assigned. A shard that leaves
+ *   `wanted` leaves `covered` and the running list's `listing` at once, `owned`/`cached` are published, then its
+ *   objects are evicted (as shard moves).
+ * - `held` / `assigned`: a shard held, or any `assigned` value, makes the assignment `known`: the first list may start.
+ * - `held` / `assigned`: once `ready` and `known`, a list starts when none runs, or again when a shard joined
+ *   `wanted` (one list for every shard that joined; the pages read so far dropped the new shards' objects).
+ * - `ready`: the handle's replayed values are in: the first list starts if `known`.
+ * - `listed`: the running list's objects are cached: `covered` becomes the shards it was started for,
+ *   `owned`/`cached` are published.
+ * - `stop`: everything is forgotten, `owned` and `cached` published empty.
  *
  * `owned` (held and covered) and `cached` (covered) are published only when they change.
  * A list started by this machine is a *fill* list until its objects are cached (`listing`): its

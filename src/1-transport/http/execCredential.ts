@@ -231,8 +231,13 @@ const CREDENTIAL_LIKE = [
   /^[A-Za-z0-9+/=]{40,}$/gm,
   /\b(Bearer|Basic)[ \t]{1,16}[A-Za-z0-9._~+/=-]{1,8192}/gi,
 ];
-const SECRET_ASSIGNMENT =
-  /(["']?\b(?:[A-Za-z_-]{0,40}token|password|passwd|secret|clientKeyData|client-key-data|api[_-]?key)\b["']?[ \t]{0,16}[:=][ \t]{0,16}["']?)([^\s"',}]{1,8192})/gi;
+/** A name that says its value is a secret (`token`, `id_token`, `password`, `client-key-data`, …). */
+const SECRET_NAME = String.raw`[A-Za-z_-]{0,40}token|password|passwd|secret|clientKeyData|client-key-data|api[_-]?key`;
+/** `name: value` or `name=value`, quoted or not: group 1 up to the value, group 2 the value. */
+const SECRET_ASSIGNMENT = new RegExp(
+  String.raw`(["']?\b(?:${SECRET_NAME})\b["']?[ \t]{0,16}[:=][ \t]{0,16}["']?)([^\s"',}]{1,8192})`,
+  'gi',
+);
 
 /** How much of the end of stderr is looked at: a few times what is shown, since scrubbing shortens nothing much. */
 const STDERR_WINDOW = 4 * EXEC_STDERR_SHOWN_CHARS;
