@@ -333,12 +333,13 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   const down = async (): Promise<void> => {
     if (outage) return outage;
     outage = new Promise<void>((resolve) => listening.close(() => resolve()));
-    for (const s of [...sessions]) s.destroy();
+    // The connections first, as a process that dies: no stream is reset or ended on the way.
     if (h2) h2.front.destroyAll();
     else {
       server.closeAllConnections();
       for (const s of sockets) s.destroy();
     }
+    for (const s of [...sessions]) s.destroy();
     return outage;
   };
   const up = async (): Promise<void> => {
