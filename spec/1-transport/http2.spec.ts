@@ -209,6 +209,38 @@ describe('HTTP/2: one connection for every request of a process', () => {
     expect(otherErrors).toEqual([]);
   });
 
+  it('a connection the server drops mid-watch is a NetworkError (as over HTTP/1.1), not a clean end', async () => {
+    api = await startApiServer({ http2: true });
+    const kc = freshKubeConfig(api);
+    const lw = httpListWatch(kc, { resource: ConfigMap });
+    const outcome = new Promise<unknown>((resolve) =>
+      lw.watch({ resourceVersion: '1' }).subscribe({ error: resolve, complete: () => resolve('a clean end') }),
+    );
+    await waitFor('the watch', () => api!.activeWatches === 1);
+    await api.down(); // the connection closed under the stream: no END_STREAM, no RST_STREAM
+    const error = (await outcome) as InformerError;
+    expect(error).toMatchObject({ reason: 'NetworkError', phase: 'watch', unreachable: false });
+    expect(error.message).toMatch(/closed mid-stream/);
+  });
+
+  it('a watch the server ends (END_STREAM, as at its timeout) is a clean end, also after a GOAWAY NO_ERROR', async () => {
+    api = await startApiServer({ http2: true });
+    const kc = freshKubeConfig(api);
+    const lw = httpListWatch(kc, { resource: ConfigMap });
+    const watchOnce = () =>
+      new Promise<unknown>((resolve) =>
+        lw.watch({ resourceVersion: '1' }).subscribe({ error: resolve, complete: () => resolve('a clean end') }),
+      );
+    for (const goaway of [false, true]) {
+      const ended = watchOnce();
+      await waitFor('the watch', () => api!.activeWatches === 1);
+      // Graceful: the stream in flight carries on until the server ends it.
+      if (goaway) expect(api.http2!.goaway()).toBe(1);
+      expect(api.closeWatches()).toBe(1);
+      await expect(ended).resolves.toBe('a clean end');
+    }
+  });
+
   it('unsubscribing the last subscriber resets the stream and stops the PING timers', async () => {
     api = await startApiServer({ http2: true });
     const kc = freshKubeConfig(api);

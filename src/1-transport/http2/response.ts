@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { ClientHttp2Stream, IncomingHttpHeaders as Http2Headers } from 'node:http2';
+import { constants, type ClientHttp2Stream, type IncomingHttpHeaders as Http2Headers } from 'node:http2';
 import type { InformerError } from '../../0-model/errors.ts';
 
 /**
@@ -117,6 +117,7 @@ export abstract class StreamResponse implements HttpResponse {
  */
 export class Http2Response extends StreamResponse {
   private ended = false;
+  private readonly stream: ClientHttp2Stream;
   private readonly onRead: () => void;
   /** The HTTP/2 failure that ended the body early (a GOAWAY with an error code, a protocol error, a reset), in words. */
   failure: InformerError | undefined;
@@ -127,6 +128,7 @@ export class Http2Response extends StreamResponse {
     const plain: IncomingHttpHeaders = {};
     for (const [name, value] of Object.entries(headers)) if (!name.startsWith(':')) (plain as Record<string, unknown>)[name] = value;
     super({ statusCode: typeof status === 'number' ? status : undefined, headers: plain }, stream);
+    this.stream = stream;
     this.onRead = onRead;
     // Not a 'data' listener: that would start the flow before the reader is there.
     stream.once('end', () => (this.ended = true));
@@ -137,17 +139,21 @@ export class Http2Response extends StreamResponse {
   }
 
   /**
-   * The server ended the stream (END_STREAM). A stream reset by either side,
-   * or lost with its connection (GOAWAY with an error, failed PING), never is.
+   * The server ended the stream (END_STREAM): its body ended and the stream closed with NO_ERROR. A stream
+   * reset by either side, or lost with its connection (dropped, reset, GOAWAY with an error, failed PING), never
+   * is: Node ends the body of a stream whose connection closed under it too ('end' after the socket's close),
+   * but closes that stream with CANCEL. (A GOAWAY NO_ERROR after which the server ends the stream is complete.)
    */
   get complete(): boolean {
-    return this.ended;
+    return this.ended && (this.stream.rstCode ?? NGHTTP2_NO_ERROR) === NGHTTP2_NO_ERROR;
   }
 
   protected seen(): void {
     this.onRead();
   }
 }
+
+const { NGHTTP2_NO_ERROR } = constants;
 
 /** HTTP/2 error codes by number (RFC 9113, section 7). */
 const ERROR_CODES = [
