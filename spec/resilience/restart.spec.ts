@@ -1,6 +1,6 @@
 /**
  * A control-plane restart, in virtual time, at default options: 50 informers of one KubeConfig watch the
- * emulator over HTTP/1.1; the emulator goes down for 20 s (its port refuses connections, every open watch is
+ * emulator, over HTTP/1.1 and over HTTP/2 (one connection); the emulator goes down for 20 s (its port refuses connections, every open watch is
  * dropped; etcd, its objects and history, survives), objects are written meanwhile, then it comes back.
  * Every informer must hold the writes made during the outage within 5 s of the server's return: the transport's
  * one probe of the server (`GET /version`, 500 ms doubling to 2 s, jittered) ends the waits of all of them at
@@ -8,13 +8,18 @@
  *
  * vi fakes the timers (the informers', the probe's, the emulator's) and the clocks; sockets stay real. Virtual
  * time moves 50 ms at a time, and only once no HTTP request of this process is awaiting its answer (the
- * diagnostics channels count them), so the times measured are the schedule's, not the machine's.
+ * diagnostics channels count them over HTTP/1.1; Node 20 has none for HTTP/2, so `http2.connect`'s sessions are
+ * wrapped to count the streams awaiting their headers, and the pool's connections still opening count too), so
+ * the times measured are the schedule's, not the machine's.
  */
 import dc from 'node:diagnostics_channel';
+import http2 from 'node:http2';
+import { syncBuiltinESMExports } from 'node:module';
 import { firstValueFrom } from 'rxjs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { KubeConfig } from '@kubernetes/client-node';
 import { ConfigMap, informerFactory, type InformerError } from '../../src/index.ts';
+import { http2Connections } from '../../src/1-transport/http2/pool.ts';
 import { DEFAULT_PROBE_INITIAL_MS, DEFAULT_PROBE_MAX_MS } from '../../src/1-transport/reachability.ts';
 import { startApiServer, type ApiServer } from 'rx-informer-emulator';
 
@@ -37,16 +42,47 @@ class Traffic {
     ['http.client.request.error', () => this.ended++],
   ];
 
-  constructor() {
+  /** HTTP/2 streams sent and not answered yet (response headers, or closed). */
+  private streams = 0;
+  private readonly kc: KubeConfig;
+  private readonly connect = http2.connect;
+
+  constructor(kc: KubeConfig) {
+    this.kc = kc;
     for (const [name, listener] of this.subscriptions) dc.subscribe(name, listener);
+    // The transport imports node:http2 as a namespace: patched on the module, synced into the namespace.
+    http2.connect = ((...args: Parameters<typeof http2.connect>) => this.counted(this.connect(...args))) as typeof http2.connect;
+    syncBuiltinESMExports();
   }
 
+  /** HTTP/1.1 requests awaiting their response, HTTP/2 connections still opening, HTTP/2 streams awaiting theirs. */
   get pending(): number {
-    return this.started - this.ended;
+    const opening = http2Connections(this.kc).filter((connection) => !connection.closed && connection.session === undefined).length;
+    return this.started - this.ended + opening + this.streams;
   }
 
   stop(): void {
     for (const [name, listener] of this.subscriptions) dc.unsubscribe(name, listener);
+    http2.connect = this.connect;
+    syncBuiltinESMExports();
+  }
+
+  private counted(session: http2.ClientHttp2Session): http2.ClientHttp2Session {
+    const request = session.request.bind(session);
+    session.request = (...args: Parameters<typeof session.request>) => {
+      const stream = request(...args);
+      this.streams++;
+      let answered = false;
+      const answer = () => {
+        if (answered) return;
+        answered = true;
+        this.streams--;
+      };
+      stream.once('response', answer);
+      stream.once('close', answer);
+      return stream;
+    };
+    return session;
   }
 }
 
@@ -83,14 +119,17 @@ async function advance(traffic: Traffic, ms: number, each: () => boolean | void 
   }
 }
 
-describe('a control-plane restart (down 20 s), 50 informers, default options', () => {
+describe.each([
+  ['HTTP/1.1', false],
+  ['HTTP/2', true],
+] as const)('a control-plane restart (down 20 s), 50 informers, default options, over %s', (_, overHttp2) => {
   it('every informer holds what was written during the outage within 5 s of the server coming back; dials while down are bounded', async () => {
     vi.useFakeTimers({ toFake: [...FAKE] });
-    api = await startApiServer({ namespaces: NAMESPACES, keepAliveTimeoutMs: 600_000 });
-    const traffic = new Traffic();
-    stops.push(() => traffic.stop());
+    api = await startApiServer({ namespaces: NAMESPACES, keepAliveTimeoutMs: 600_000, http2: overHttp2 });
     const kc = new KubeConfig();
     kc.loadFromString(api.kubeConfig.exportConfig());
+    const traffic = new Traffic(kc);
+    stops.push(() => traffic.stop());
     const factory = informerFactory(kc);
     const errors: InformerError[] = [];
     const informers = NAMESPACES.map((namespace) => factory.informer(ConfigMap, { namespace }));

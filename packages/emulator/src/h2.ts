@@ -114,6 +114,10 @@ export async function listenHttp2(
   secure.on('tlsClientError', () => undefined);
   const tcp = net.createServer((raw) => {
     accepted++;
+    // As Go's net (kube-apiserver) does for every TCP connection. Node's HTTP/2 session turns Nagle off on the
+    // socket it is given, but here that is the gate, not this socket: without it, small frames (a watch event) wait
+    // in the send buffer for the client's delayed ACK (tens of ms), or until the client writes (a PING, 5 s later).
+    raw.setNoDelay(true);
     const gate = new Gate(raw);
     gates.add(gate);
     gate.on('close', () => gates.delete(gate));
