@@ -185,8 +185,8 @@ describe('Store', () => {
     );
   });
 
-  it(`snapshots held across more than ${GENERATION} writes (the head seals) and read only at the end each equal their model`, () => {
-    const writes = 3 * GENERATION + 17;
+  it(`snapshots held across several generations of writes (the head seals every ${GENERATION} or more) and read only at the end each equal their model`, () => {
+    const writes = 6 * GENERATION + 17;
     let store = Store.empty<Obj>(indexers);
     const items = new Map<string, Obj>();
     const held: [Store<Obj>, Map<string, Obj>][] = [];

@@ -39,10 +39,12 @@ function storedName(name: string, object: unknown): string {
 }
 
 /**
- * A head takes in place at least this many writes (entries) between two seals, or as many as the store holds
- * objects, whichever is more: a snapshot held and never read keeps at most that many later versions of objects.
+ * A head takes in place as many writes (entries) between two seals as the store holds objects, and at least this
+ * many: a snapshot held and not read keeps at most that many later versions of objects, about what a snapshot
+ * of path-copied maps keeps of its own (its objects replaced since). With 4,096 at 1,000 cached, a snapshot held
+ * somewhere for a while kept four times that, and an event cost 10 µs more (in process, `bench/inprocess.ts`).
  */
-export const GENERATION = 4096;
+export const GENERATION = 1024;
 
 /**
  * The one mutable part of a lineage of snapshots: the latest contents, written
@@ -94,9 +96,9 @@ class Head<T> {
  * as a persistent map (`PersistentMap`, a hash array mapped trie sharing
  * everything else) on its first read. Reading anything but `get`/`has` of the
  * latest snapshot seals the generation, as do as many writes as the store holds
- * objects (at least {@link GENERATION}). So the
- * usual watch event (read the latest, write it) copies no trie path, and makes
- * no long-lived garbage in the store.
+ * objects (at least {@link GENERATION}). So the usual watch event (read the
+ * latest, write it) copies no trie path: each trie node is copied about once per
+ * generation instead of once per write below it.
  *
  * Objects are kept by namespace, then name, which makes the built-in
  * `namespace` index the store's own layout: it costs no second structure and
