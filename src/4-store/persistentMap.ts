@@ -156,19 +156,6 @@ export class MapBuilder<V> {
     return this;
   }
 
-  /** {@link set} (`value` defined) or {@link delete} (`undefined`), returning the value `key` had. */
-  put(key: string, value: V | undefined): V | undefined {
-    edit.previous = undefined;
-    if (value === undefined) this.delete(key);
-    else this.set(key, value);
-    return edit.previous as V | undefined;
-  }
-
-  /** Whether anything was written since the map last handed out (or started from). */
-  get pending(): boolean {
-    return this.root !== this.base.root;
-  }
-
   /** The map as written so far (the one it started from, when nothing changed). */
   done(): PersistentMap<V> {
     if (this.root === this.base.root) return this.base;
@@ -185,10 +172,10 @@ const LAST_SHIFT = 30;
 
 /**
  * What the last `insert` or `remove` did: added a key (rather than replacing
- * a value), removed one, and the value it replaced or removed (`previous`). Read right after the call: a builder's in-place
+ * a value), removed one. Read right after the call: a builder's in-place
  * writes keep the root's identity, so the root cannot tell.
  */
-const edit: { added: boolean; removed: boolean; previous: unknown } = { added: false, removed: false, previous: undefined };
+const edit = { added: false, removed: false };
 
 /** The second hash's seed: random per process, so collisions cannot be prepared for it. */
 const SEED = crypto.getRandomValues(new Uint32Array(1))[0]! | 0;
@@ -299,10 +286,7 @@ function insert(node: Node, shift: number, key: string, hash: number, value: unk
   if (node.dataMap & bit) {
     const i = dataSlot(node, bit);
     const here = node.slots[i] as string;
-    if (here === key) {
-      edit.previous = node.slots[i + 1];
-      return edit.previous === value ? node : withSlot(node, i + 1, value, owner);
-    }
+    if (here === key) return node.slots[i + 1] === value ? node : withSlot(node, i + 1, value, owner);
     edit.added = true;
     const child = pair(here, hashFor(here, deep), node.slots[i + 1], key, hash, value, shift + BITS, owner, deep);
     return dataToChild(node, bit, i, child, owner);
@@ -390,10 +374,7 @@ function childToData(node: Node, bit: number, j: number, key: unknown, value: un
 function collisionSet(node: Node, key: string, value: unknown, owner: Owner | undefined): Node {
   const slots = node.slots;
   for (let i = 0; i < slots.length; i += 2) {
-    if (slots[i] === key) {
-      edit.previous = slots[i + 1];
-      return edit.previous === value ? node : withSlot(node, i + 1, value, owner);
-    }
+    if (slots[i] === key) return slots[i + 1] === value ? node : withSlot(node, i + 1, value, owner);
   }
   edit.added = true;
   return reshaped(node, 0, 0, [...slots, key, value], owner);
@@ -407,7 +388,6 @@ function remove(node: Node, shift: number, key: string, hash: number, owner: Own
     for (let i = 0; i < slots.length; i += 2) {
       if (slots[i] !== key) continue;
       edit.removed = true;
-      edit.previous = slots[i + 1];
       return reshaped(node, 0, 0, [...slots.slice(0, i), ...slots.slice(i + 2)], owner);
     }
     return node;
@@ -417,7 +397,6 @@ function remove(node: Node, shift: number, key: string, hash: number, owner: Own
     const i = dataSlot(node, bit);
     if (node.slots[i] !== key) return node;
     edit.removed = true;
-    edit.previous = node.slots[i + 1];
     const old = node.slots;
     const slots = new Array<unknown>(old.length - 2);
     for (let s = 0, o = 0; o < old.length; o++) if (o !== i && o !== i + 1) slots[s++] = old[o];
