@@ -7,7 +7,8 @@
  * generation's collections per 1,000 events, and the long-lived garbage they
  * made (bytes per event promoted to the old generation and dead by the end:
  * old-space use before a full collection less after it, when none ran during
- * the events), which in an informer the concurrent marker and sweeper pay for.
+ * the events; the objects the writes replaced included: `--map` gives that
+ * baseline), which in an informer the concurrent marker and sweeper pay for.
  *
  *   node [--expose-gc] bench/micro/storeWrite.ts [pods=1000] [src dir, default ../../src] [--map]
  */
