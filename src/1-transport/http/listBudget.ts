@@ -96,7 +96,7 @@ export class ListBudget {
  * ExperimentalWarning; a heap snapshot would collect too, at far greater cost). Why: V8 lets its heap grow to
  * up to four times what was live at its last full collection before it collects again, so a list of a budget's
  * size, dropped and unreferenced, stays in the heap as garbage while the next list grows, and waiting does not
- * free it (measured: 25 s idle, no collection). The CLI reached 2.5 GB RSS in 60 s against the default budget
+ * free it (measured: 23 s idle, no collection). The CLI reached 2.5 GB RSS in 60 s against the default budget
  * of 536 MiB; with this collection before each relist, 0.93 GB (docs/reliability.md, "Where the memory of a
  * dropped list goes"). It costs one marking of what is live (43 ms after a 445 MB list was dropped, nothing
  * else live), once per dropped list. Where the API is missing or fails, the list starts without it, as before.
