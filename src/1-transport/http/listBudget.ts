@@ -1,4 +1,4 @@
-import { measureMemory } from 'node:vm';
+import * as vm from 'node:vm';
 import { defer, switchMap, type Observable } from 'rxjs';
 import { InformerError } from '../../0-model/errors.ts';
 import { tokenId } from '../../util/tokenId.ts';
@@ -102,7 +102,8 @@ export class ListBudget {
  * else live), once per dropped list. Where the API is missing or fails, the list starts without it, as before.
  */
 export function collectGarbage(): Promise<void> {
-  const measure = measureMemory as typeof measureMemory | undefined;
+  // A namespace import: a runtime without it (not Node) still loads this module.
+  const measure = vm.measureMemory as typeof vm.measureMemory | undefined;
   if (typeof measure !== 'function') return Promise.resolve();
   return measure({ mode: 'summary', execution: 'eager' }).then(
     () => undefined,
