@@ -2,6 +2,7 @@
  * The whole-list budget's collection before a relist (src/1-transport/http/listBudget.ts): only the first page of the
  * list that follows one dropped on the budget waits for it, once; continue pages and other lists never do.
  */
+import { spawnSync } from 'node:child_process';
 import { of, Subject, type Observable } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { ListBudget } from '../../src/1-transport/http/listBudget.ts';
@@ -77,5 +78,22 @@ describe('ListBudget.whenRoom: a collection before the list that follows one dro
     collections[0]!.complete();
     await settle();
     expect(opened).toEqual([]);
+  });
+});
+
+describe('collectGarbage', () => {
+  it('prints no ExperimentalWarning for vm.measureMemory, lets other warnings through, and restores process.emitWarning', () => {
+    // In a process of its own: Node warns once per process, so an earlier call in this worker would hide a regression.
+    const script = [
+      "const { collectGarbage } = await import('./src/1-transport/http/listBudget.ts');",
+      'const before = process.emitWarning;',
+      'await collectGarbage();',
+      "if (process.emitWarning !== before) throw new Error('emitWarning not restored');",
+      "process.emitWarning('still shown', 'ExperimentalWarning');",
+    ].join('\n');
+    const result = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', cwd: process.cwd() });
+    expect(result.status).toBe(0);
+    expect(result.stderr).not.toMatch(/measureMemory/);
+    expect(result.stderr).toMatch(/ExperimentalWarning: still shown/);
   });
 });

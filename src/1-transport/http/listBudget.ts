@@ -92,20 +92,38 @@ export class ListBudget {
 
 /**
  * A full collection, through the cheapest public API that starts one: measuring the heap eagerly
- * (`vm.measureMemory({ execution: 'eager' })`; Node marks it experimental, so the first call prints an
- * ExperimentalWarning; a heap snapshot would collect too, at far greater cost). Why: V8 lets its heap grow to
- * up to four times what was live at its last full collection before it collects again, so a list of a budget's
- * size, dropped and unreferenced, stays in the heap as garbage while the next list grows, and waiting does not
- * free it (measured: 23 s idle, no collection). The CLI reached 2.5 GB RSS in 60 s against the default budget
- * of 536 MiB; with this collection before each relist, 0.93 GB (docs/reliability.md, "Where the memory of a
- * dropped list goes"). It costs one marking of what is live (43 ms after a 445 MB list was dropped, nothing
- * else live), once per dropped list. Where the API is missing or fails, the list starts without it, as before.
+ * (`vm.measureMemory({ execution: 'eager' })`; a heap snapshot would collect too, at far greater cost). Why: V8 lets
+ * its heap grow to up to four times what was live at its last full collection before it collects again, so a list
+ * of a budget's size, dropped and unreferenced, stays in the heap as garbage while the next list grows, and waiting
+ * does not free it (measured: 23 s idle, no collection). The CLI reached 2.5 GB RSS in 60 s against the default
+ * budget of 536 MiB; with this collection before each relist, 0.93 GB (docs/reliability.md, "Where the memory of a
+ * dropped list goes"). It costs one marking of what is live (43 ms after a 445 MB list was dropped, nothing else
+ * live), once per dropped list. Where the API is missing or fails, the list starts without it, as before.
+ *
+ * Node marks the API experimental and says so once per process with an `ExperimentalWarning` on stderr: a
+ * collection the library asks for is not news to its user, so that one warning (and no other) is held back,
+ * synchronously around the call that emits it.
  */
 export function collectGarbage(): Promise<void> {
   // A namespace import: a runtime without it (not Node) still loads this module.
   const measure = vm.measureMemory as typeof vm.measureMemory | undefined;
   if (typeof measure !== 'function') return Promise.resolve();
-  return measure({ mode: 'summary', execution: 'eager' }).then(
+  let measured: Promise<unknown>;
+  const emitWarning = process.emitWarning;
+  process.emitWarning = function (this: NodeJS.Process, warning: string | Error, ...rest: unknown[]): void {
+    const type = typeof rest[0] === 'string' ? rest[0] : (rest[0] as { type?: unknown } | undefined)?.type;
+    const text = typeof warning === 'string' ? warning : warning.message;
+    if (type === 'ExperimentalWarning' && text.includes('measureMemory')) return;
+    (emitWarning as (...args: unknown[]) => void).call(this, warning, ...rest);
+  } as typeof process.emitWarning;
+  try {
+    measured = measure({ mode: 'summary', execution: 'eager' });
+  } catch {
+    measured = Promise.resolve();
+  } finally {
+    process.emitWarning = emitWarning;
+  }
+  return measured.then(
     () => undefined,
     () => undefined, // nothing to report: only the collection was wanted, and the list goes on without it
   );
