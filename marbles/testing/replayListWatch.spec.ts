@@ -74,6 +74,18 @@ describe('replayListWatch', () => {
     });
   });
 
+  it('a watch’s timeoutSeconds (the informer’s jitter) need not match: the trace says when the server ended it', () => {
+    testScheduler().run(({ flush }) => {
+      const replay = replayListWatch(TRACE);
+      replay.list({ resourceVersion: '0', limit: 500 }).subscribe();
+      flush();
+      replay.watch({ resourceVersion: '10', allowWatchBookmarks: true, timeoutSeconds: 417 }).subscribe({ error: () => undefined });
+      flush();
+      expect(replay.mismatches).toEqual([]);
+      expect(replay.remaining).toBe(0);
+    });
+  });
+
   it('a trace of several resources needs the resource option', () => {
     const two = text().replace('["pods"]', '["pods","secrets"]');
     expect(() => replayListWatch(two)).toThrow(/holds pods, secrets: say which with the resource option/);

@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import type { Compression } from '../pipeline.ts';
 import { HELP, parseCommandLine, type CliOptions } from './args.ts';
 import type { DemoEmulator } from './demo.ts';
-import { printable } from './format.ts';
+import { messageOf, printable } from './format.ts';
+import { isRecordCommand, parseRecordLine } from './recordArgs.ts';
 import { startCommand, usageHint } from './invocation.ts';
 import { SecretScrubber } from './secrets.ts';
 import type { Terminal, WatchCommand } from './watch.ts';
@@ -39,6 +40,7 @@ const err = (line: string) => void process.stderr.write(`${printable(scrubber.sc
  * retry past (1). SIGHUP (129) flushes the sinks as SIGTERM does.
  */
 export async function run(argv: readonly string[]): Promise<number> {
+  if (isRecordCommand(argv)) return recordRun(argv);
   const line = parseCommandLine(argv);
   switch (line.kind) {
     case 'help':
@@ -238,4 +240,33 @@ async function watch(options: CliOptions): Promise<number> {
     return EXIT.error;
   }
   return outcome.stopped;
+}
+
+/** `rx-informer record`: until Ctrl-C (130), SIGTERM (143) or a limit (0); the trace ends with its stop line either way. */
+async function recordRun(argv: readonly string[]): Promise<number> {
+  const options = parseRecordLine(argv);
+  if (typeof options === 'string') {
+    err(`error: ${options}`);
+    err(usageHint());
+    return EXIT.usage;
+  }
+  const ending = new Ending();
+  process.stderr.on('error', () => undefined);
+  if (!options.redact) err('warning: --no-redact: Secret values will be written to the trace in clear');
+  const [{ recordCommand }, { readKubeConfig }] = await Promise.all([import('./recordCommand.ts'), import('./kubeconfig.ts')]);
+  let recording;
+  try {
+    recording = await recordCommand(readKubeConfig(options.kubeconfig, options.context, scrubber).kubeConfig, options, { err });
+  } catch (error) {
+    err(`error: ${messageOf(error)}`);
+    return EXIT.error;
+  }
+  void recording.synced.then(() => err(`synced; recording to ${options.file} (Ctrl-C to stop)`));
+  const end = await Promise.race([ending.code, recording.stopped.then(() => EXIT.ok)]);
+  recording.stop();
+  const { writer } = recording;
+  err(`stopped (${writer.stopped ?? 'closed'}): ${writer.bytes} bytes written to ${options.file}`);
+  if (writer.error === undefined) return end;
+  err(`error: cannot write ${options.file}: ${messageOf(writer.error)}`);
+  return EXIT.error;
 }

@@ -74,6 +74,15 @@ function requestsOf(trace: Trace, resource: string | undefined): Played[] {
   return out;
 }
 
+/**
+ * The options a replayed request must match: all but `timeoutSeconds`, which the informer draws at random
+ * (jitter) and only the server reads; the trace says when the server ended the watch.
+ */
+function matched(options: ListOptions | WatchOptions): Record<string, unknown> {
+  const { timeoutSeconds: _jitter, ...rest } = canonicalOptions(options);
+  return rest;
+}
+
 function describe(kind: string, options: ListOptions | WatchOptions): string {
   return `${kind} ${JSON.stringify(canonicalOptions(options))}`;
 }
@@ -81,7 +90,7 @@ function describe(kind: string, options: ListOptions | WatchOptions): string {
 /** The recorded request nearest to a missed one: the next of its kind with the same options, else the next of its kind. */
 function nearest(requests: readonly Played[], from: number, kind: string, options: Record<string, unknown>): string {
   const candidates = requests.slice(from).filter((p) => p.request.type === kind);
-  const same = candidates.find((p) => isDeepStrictEqual(canonicalOptions(p.request.options), options));
+  const same = candidates.find((p) => isDeepStrictEqual(matched(p.request.options), options));
   const pick = same ?? candidates[0] ?? requests[from];
   if (!pick) return 'the trace has no request left';
   const skipped = requests.indexOf(pick) - from;
@@ -151,7 +160,8 @@ function play<V>(played: Played, clock: SchedulerLike, done: () => void): Observ
 
 /**
  * A ListWatch that answers requests from a trace, in order: the n-th request the informer makes must
- * be the n-th recorded one (same kind, same options); it gets the recorded pages, frames, failure
+ * be the n-th recorded one (same kind, same options but for a watch's `timeoutSeconds`, the informer's
+ * jitter: the trace says when the server ended it); it gets the recorded pages, frames, failure
  * and end, each at its recorded offset from the request's start, on `scheduler`. So
  * `informer(replayListWatch(trace, { scheduler }), Pod, { scheduler, …the recorded options })` under
  * a `TestScheduler` does what the recorded informer did, event for event.
@@ -181,9 +191,9 @@ export function replayListWatch(trace: Trace | string, options: ReplayOptions = 
   function answer<V>(kind: 'list' | 'watch', given: ListOptions | WatchOptions): Observable<V> {
     if (mismatches.length) return NEVER;
     const index = cursor;
-    const options = canonicalOptions(given);
+    const options = matched(given);
     const recorded = requests[index];
-    if (recorded && recorded.request.type === kind && isDeepStrictEqual(canonicalOptions(recorded.request.options), options)) {
+    if (recorded && recorded.request.type === kind && isDeepStrictEqual(matched(recorded.request.options), options)) {
       cursor++;
       playing++;
       let settled = false;
