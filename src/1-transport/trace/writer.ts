@@ -110,7 +110,9 @@ export function traceWriter(options: TraceWriterOptions): TraceWriter {
         stop('duration');
         return false;
       }
-      const text = traceLineText({ ...record, at } as TraceRequestLine);
+      // `type` and `at` first: a trace reads well by eye.
+      const { type, ...rest } = record;
+      const text = traceLineText({ type, at, ...rest } as TraceRequestLine);
       if (bytes + Buffer.byteLength(text, 'utf8') + STOP_LINE_ROOM > maxBytes) {
         stop('maxBytes');
         return false;
