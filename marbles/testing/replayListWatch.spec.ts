@@ -86,6 +86,29 @@ describe('replayListWatch', () => {
     });
   });
 
+  it('an informer that aborts a request before the recorded client did is a divergence: what was left is named', () => {
+    testScheduler().run(({ expectObservable, flush }) => {
+      const replay = replayListWatch(TRACE);
+      replay.list({ resourceVersion: '0', limit: 500 }).subscribe();
+      flush();
+      expectObservable(replay.watch({ resourceVersion: '10', allowWatchBookmarks: true }), '^ 20ms !').toBe('-');
+      expectObservable(replay.finished$).toBe('-');
+      flush();
+      expect(replay.mismatches.map((m) => m.message)).toEqual([
+        'replay: the informer aborted its request #2, watch {"allowWatchBookmarks":true,"resourceVersion":"10"} (line 5), ' +
+          '21 ms after it, before line 6 (its event 30 ms after it): the recorded client did not abort it there',
+      ]);
+    });
+  });
+
+  it('timeline: recorded: nothing comes before its recorded time, however soon the informer asks', () => {
+    testScheduler().run(({ expectObservable }) => {
+      const replay = replayListWatch(TRACE, { timeline: 'recorded' });
+      // Asked at 0 ms (recorded at 100): the page at its recorded 120 ms, not at 20.
+      expectObservable(replay.list({ resourceVersion: '0', limit: 500 })).toBe('120ms (p|)', { p: listPage('10', [pod('a', '9')]) });
+    });
+  });
+
   it('a trace of several resources needs the resource option', () => {
     const two = text().replace('["pods"]', '["pods","secrets"]');
     expect(() => replayListWatch(two)).toThrow(/holds pods, secrets: say which with the resource option/);

@@ -6,7 +6,7 @@ import { type Compression } from '../pipeline.ts';
 import { printable } from './format.ts';
 
 /** `a,b["x,y"]` → `a`, `b["x,y"]`: commas outside brackets separate patterns. */
-function splitPatterns(text: string): string[] {
+export function splitPatterns(text: string): string[] {
   const out: string[] = [];
   let depth = 0;
   let start = 0;
@@ -40,6 +40,10 @@ Usage:
       replayListWatch in rx-informer/testing; docs/testing.md). Secret values redacted unless
       --no-redact. Stops at --max-bytes (e.g. 50Mi), after --duration (90s, 5m), or on Ctrl-C or
       SIGTERM: the file always ends with a whole line.
+  rx-informer replay FILE [-o pretty|json] [--utc] [--fields PATTERN]... [--ignore PATTERN]...
+                    [--from T] [--to T]
+      Prints the changes a trace recorded as \`watch\` would have, at their recorded times; --from and
+      --to (90s, 5m: time into the recording) print a window.
 
 Resources are named by plural, singular, kind or short name (pods, pod, Pod, po; deployments.apps).
 
@@ -218,9 +222,9 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
   if (values.help) return { kind: 'help' };
   if (values.version) return { kind: 'version' };
   const [command, ...resources] = positionals;
-  if (!command) return { kind: 'usage', message: 'name a command: watch, start or record' };
+  if (!command) return { kind: 'usage', message: 'name a command: watch, start, record or replay' };
   if (command !== 'watch' && command !== 'start')
-    return { kind: 'usage', message: `unknown command "${command}" (the commands are watch, start and record)` };
+    return { kind: 'usage', message: `unknown command "${command}" (the commands are watch, start, record and replay)` };
   if (command === 'start' && resources.length > 0) {
     return {
       kind: 'usage',

@@ -4,6 +4,7 @@ import { HELP, parseCommandLine, type CliOptions } from './args.ts';
 import type { DemoEmulator } from './demo.ts';
 import { messageOf, printable } from './format.ts';
 import { isRecordCommand, parseRecordLine } from './recordArgs.ts';
+import { isReplayCommand, parseReplayLine } from './replayCommand.ts';
 import { startCommand, usageHint } from './invocation.ts';
 import { SecretScrubber } from './secrets.ts';
 import type { Terminal, WatchCommand } from './watch.ts';
@@ -41,6 +42,7 @@ const err = (line: string) => void process.stderr.write(`${printable(scrubber.sc
  */
 export async function run(argv: readonly string[]): Promise<number> {
   if (isRecordCommand(argv)) return recordRun(argv);
+  if (isReplayCommand(argv)) return replayRun(argv);
   const line = parseCommandLine(argv);
   switch (line.kind) {
     case 'help':
@@ -269,4 +271,24 @@ async function recordRun(argv: readonly string[]): Promise<number> {
   if (writer.error === undefined) return end;
   err(`error: cannot write ${options.file}: ${messageOf(writer.error)}`);
   return EXIT.error;
+}
+
+/** `rx-informer replay FILE`: the trace's changes on stdout as `watch` prints them; a trace that cannot be read is 1. */
+async function replayRun(argv: readonly string[]): Promise<number> {
+  const options = parseReplayLine(argv);
+  if (typeof options === 'string') {
+    err(`error: ${options}`);
+    err(usageHint());
+    return EXIT.usage;
+  }
+  const [{ replayCommand }, { readTrace }] = await Promise.all([import('./replayCommand.ts'), import('../pipeline.ts')]);
+  try {
+    const trace = readTrace(readFileSync(options.file, 'utf8'));
+    const mismatches = replayCommand(trace, options, (line) => void process.stdout.write(`${line}\n`));
+    for (const mismatch of mismatches) err(`error: ${mismatch}`);
+    return mismatches.length ? EXIT.error : EXIT.ok;
+  } catch (error) {
+    err(`error: ${options.file}: ${messageOf(error)}`);
+    return EXIT.error;
+  }
 }

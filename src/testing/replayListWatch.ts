@@ -21,6 +21,12 @@ export interface ReplayOptions {
   readonly scheduler?: SchedulerLike;
   /** The resource to replay, when the trace holds several (its name in the header's `resources`). */
   readonly resource?: string;
+  /**
+   * `request` (default): what a request got comes at its recorded offset from the request, however soon the
+   * informer asks. `recorded`: never before its recorded time from the replay's start either, so a replaying
+   * informer that asks sooner (a shorter backoff) sees the changes at the recorded times (`rx-informer replay`).
+   */
+  readonly timeline?: 'request' | 'recorded';
 }
 
 /** A request of the informer the trace could not answer. */
@@ -32,7 +38,10 @@ export interface ReplayMismatch {
 
 /** A {@link ListWatch} playing a trace, and what it could not play. */
 export interface ReplayListWatch extends ListWatch {
-  /** Requests the trace could not answer (the first fails with the message, later ones hang). */
+  /**
+   * Requests the trace could not answer (the first fails with the message, later ones hang), and requests
+   * the informer aborted before the recorded client did (what the trace holds after that was not played).
+   */
   readonly mismatches: readonly ReplayMismatch[];
   /** Recorded requests not yet asked for. */
   readonly remaining: number;
@@ -48,7 +57,7 @@ interface Played {
   readonly request: TraceList | TraceWatch;
   /** 1-based line number of the request in the file. */
   readonly line: number;
-  readonly outcomes: readonly { readonly after: number; readonly line: TraceRequestLine }[];
+  readonly outcomes: readonly { readonly after: number; readonly line: TraceRequestLine; readonly lineNo: number }[];
 }
 
 function requestsOf(trace: Trace, resource: string | undefined): Played[] {
@@ -69,7 +78,7 @@ function requestsOf(trace: Trace, resource: string | undefined): Played[] {
       return;
     }
     const played = byId.get(line.id);
-    played?.outcomes.push({ after: line.at - played.request.at, line });
+    played?.outcomes.push({ after: line.at - played.request.at, line, lineNo: i + 2 });
   });
   return out;
 }
@@ -122,9 +131,17 @@ function frameOf(line: TraceRequestLine): ListPage | WatchFrame | undefined {
 }
 
 /** Plays one recorded request: its lines at their offsets from the subscription, its end as recorded. */
-function play<V>(played: Played, clock: SchedulerLike, done: () => void): Observable<V> {
+function play<V>(
+  played: Played,
+  clock: SchedulerLike,
+  origin: number | undefined,
+  done: () => void,
+  aborted: (message: string) => void,
+): Observable<V> {
   return new Observable<V>((subscriber) => {
     const start = clock.now();
+    // 'request': at its offset from the request; 'recorded': not before its recorded time either.
+    const due = (o: Played['outcomes'][number]) => Math.max(start + o.after, origin === undefined ? 0 : origin + o.line.at);
     let next = 0;
     const run = (): void => {
       const outcomes = played.outcomes;
@@ -145,15 +162,23 @@ function play<V>(played: Played, clock: SchedulerLike, done: () => void): Observ
         subscriber.next(frameOf(line) as V);
       }
       const following = outcomes[next];
-      if (following) subscription.add(clock.schedule(run, Math.max(0, start + following.after - clock.now())));
+      if (following) subscription.add(clock.schedule(run, Math.max(0, due(following) - clock.now())));
       else done();
     };
     const subscription = new Subscription();
     const first = played.outcomes[0];
-    if (first) subscription.add(clock.schedule(run, first.after));
+    if (first) subscription.add(clock.schedule(run, due(first) - start));
     else done();
-    // The client aborting it ends it too (as a recorded `unsubscribe` does, sooner or later).
-    subscription.add(done);
+    // The client aborting it ends it, as a recorded `unsubscribe` does; sooner than the recorded client did is a divergence.
+    subscription.add(() => {
+      const left = played.outcomes[next];
+      if (left && left.line.type !== 'end')
+        aborted(
+          `${clock.now() - start} ms after it, before line ${left.lineNo} (its ${left.line.type} ${left.after} ms after it): ` +
+            'the recorded client did not abort it there',
+        );
+      done();
+    });
     return subscription;
   });
 }
@@ -172,6 +197,7 @@ function play<V>(played: Played, clock: SchedulerLike, done: () => void): Observ
  */
 export function replayListWatch(trace: Trace | string, options: ReplayOptions = {}): ReplayListWatch {
   const clock = options.scheduler ?? asyncScheduler;
+  const origin = options.timeline === 'recorded' ? clock.now() : undefined;
   const requests = requestsOf(typeof trace === 'string' ? readTrace(trace) : trace, options.resource);
   const mismatches: ReplayMismatch[] = [];
   const finished = new ReplaySubject<void>(1);
@@ -197,9 +223,19 @@ export function replayListWatch(trace: Trace | string, options: ReplayOptions = 
       cursor++;
       playing++;
       let settled = false;
-      return play<V>(recorded, clock, () => {
-        if (!settled) ((settled = true), settle());
-      });
+      return play<V>(
+        recorded,
+        clock,
+        origin,
+        () => {
+          if (!settled) ((settled = true), settle());
+        },
+        (when) =>
+          mismatches.push({
+            message: `replay: the informer aborted its request #${index + 1}, ${describe(kind, given)} (line ${recorded.line}), ${when}`,
+            index,
+          }),
+      );
     }
     const message =
       `replay: the informer's request #${index + 1}, ${describe(kind, given)}, is not in the trace` +
