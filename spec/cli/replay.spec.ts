@@ -80,7 +80,7 @@ describe('rx-informer replay', () => {
     expect(parseReplayLine(['replay', 'x.jsonl', '-o', 'yaml'])).toMatch(/--output must be pretty or json/);
   });
 
-  it('the bin: 0 and the lines; a trace that cannot be read is 1 with its line number', async () => {
+  it('the bin: 0 and the lines; a trace that cannot be read is 1 with its line number; trim writes a window that replays', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'rx-informer-replay-'));
     writeFileSync(join(dir, 'good.jsonl'), TEXT);
     writeFileSync(join(dir, 'cut.jsonl'), TEXT.slice(0, -5));
@@ -90,5 +90,11 @@ describe('rx-informer replay', () => {
     expect(good.out.filter(Boolean)).toHaveLength(2);
     expect((await cut.exit).code).toBe(1);
     expect(cut.err.join('\n')).toMatch(/cut\.jsonl: trace line 9: truncated/);
+
+    const trim = cli(['trim', join(dir, 'good.jsonl'), '--from', '0', '-o', join(dir, 'window.jsonl')]);
+    expect((await trim.exit).code).toBe(0);
+    const window = cli(['replay', join(dir, 'window.jsonl'), '--utc']);
+    expect((await window.exit).code).toBe(0);
+    expect(window.out.filter(Boolean)).toEqual(good.out.filter(Boolean));
   }, 30_000);
 });

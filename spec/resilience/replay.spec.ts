@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { TestScheduler } from 'rxjs/testing';
 import type { Subscription } from 'rxjs';
 import { ConfigMap, Pod, informer, type InformerEvent, type KubeObject, type Resource, type Store } from '../../src/index.ts';
-import { readTrace, record, traceWriter, type Trace } from '../../src/pipeline.ts';
+import { readTrace, record, traceText, traceWriter, trimTrace, type Trace } from '../../src/pipeline.ts';
 import { replayListWatch, type ReplayListWatch } from '../../src/testing/index.ts';
 import { harnessInformerOptions, runSchedule } from './harness/run.ts';
 import { describeSchedule, scheduleArb, type Kind, type Schedule } from './harness/schedule.ts';
@@ -96,6 +96,20 @@ async function replaysAsRecorded(schedule: Schedule): Promise<void> {
   expect(again.replay.remaining, context).toBe(0);
   expect(again.events, context).toEqual(run.events);
   expect(again.store, context).toEqual(run.store);
+
+  // A window from the middle on still replays, to the same store (streaming-list traces are not cut).
+  if (schedule.config.watchList) return;
+  const middle = run.trace.lines[Math.floor(run.trace.lines.length / 2)]!.at;
+  let window: Trace;
+  try {
+    window = readTrace(traceText(trimTrace(run.trace, { fromMs: middle })));
+  } catch (error) {
+    if (error instanceof Error && /no watch starts/.test(error.message)) return;
+    throw error;
+  }
+  const trimmed = replayed(schedule, window);
+  expect(trimmed.replay.mismatches.map((m) => m.message), `trimmed from ${middle} ms${context}`).toEqual([]);
+  expect(trimmed.store, `trimmed from ${middle} ms${context}`).toEqual(run.store);
 }
 
 describe('record, then replay in virtual time', () => {

@@ -44,6 +44,9 @@ Usage:
                     [--from T] [--to T]
       Prints the changes a trace recorded as \`watch\` would have, at their recorded times; --from and
       --to (90s, 5m: time into the recording) print a window.
+  rx-informer trim FILE --from T [--to T] [--resource R] -o OUT
+      Writes the window of a trace that still replays: it starts with a list holding what the
+      informer knew at the first watch at or after --from.
 
 Resources are named by plural, singular, kind or short name (pods, pod, Pod, po; deployments.apps).
 
@@ -222,9 +225,9 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
   if (values.help) return { kind: 'help' };
   if (values.version) return { kind: 'version' };
   const [command, ...resources] = positionals;
-  if (!command) return { kind: 'usage', message: 'name a command: watch, start, record or replay' };
+  if (!command) return { kind: 'usage', message: 'name a command: watch, start, record, replay or trim' };
   if (command !== 'watch' && command !== 'start')
-    return { kind: 'usage', message: `unknown command "${command}" (the commands are watch, start, record and replay)` };
+    return { kind: 'usage', message: `unknown command "${command}" (the commands are watch, start, record, replay and trim)` };
   if (command === 'start' && resources.length > 0) {
     return {
       kind: 'usage',

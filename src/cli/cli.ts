@@ -1,10 +1,11 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import type { Compression } from '../pipeline.ts';
 import { HELP, parseCommandLine, type CliOptions } from './args.ts';
 import type { DemoEmulator } from './demo.ts';
 import { messageOf, printable } from './format.ts';
 import { isRecordCommand, parseRecordLine } from './recordArgs.ts';
 import { isReplayCommand, parseReplayLine } from './replayCommand.ts';
+import { isTrimCommand, parseTrimLine } from './trimCommand.ts';
 import { startCommand, usageHint } from './invocation.ts';
 import { SecretScrubber } from './secrets.ts';
 import type { Terminal, WatchCommand } from './watch.ts';
@@ -43,6 +44,7 @@ const err = (line: string) => void process.stderr.write(`${printable(scrubber.sc
 export async function run(argv: readonly string[]): Promise<number> {
   if (isRecordCommand(argv)) return recordRun(argv);
   if (isReplayCommand(argv)) return replayRun(argv);
+  if (isTrimCommand(argv)) return trimRun(argv);
   const line = parseCommandLine(argv);
   switch (line.kind) {
     case 'help':
@@ -287,6 +289,26 @@ async function replayRun(argv: readonly string[]): Promise<number> {
     const mismatches = replayCommand(trace, options, (line) => void process.stdout.write(`${line}\n`));
     for (const mismatch of mismatches) err(`error: ${mismatch}`);
     return mismatches.length ? EXIT.error : EXIT.ok;
+  } catch (error) {
+    err(`error: ${options.file}: ${messageOf(error)}`);
+    return EXIT.error;
+  }
+}
+
+/** `rx-informer trim FILE --from T [--to T] -o OUT`: the window, written whole; 1 when the trace cannot be read or cut. */
+async function trimRun(argv: readonly string[]): Promise<number> {
+  const options = parseTrimLine(argv);
+  if (typeof options === 'string') {
+    err(`error: ${options}`);
+    err(usageHint());
+    return EXIT.usage;
+  }
+  const { readTrace, traceText, trimTrace } = await import('../pipeline.ts');
+  try {
+    const trimmed = trimTrace(readTrace(readFileSync(options.file, 'utf8')), options);
+    writeFileSync(options.out, traceText(trimmed));
+    err(`wrote ${options.out}: ${trimmed.lines.length + 1} lines, ${trimmed.lines.at(-1)?.at ?? 0} ms from ${trimmed.header.startedAt}`);
+    return EXIT.ok;
   } catch (error) {
     err(`error: ${options.file}: ${messageOf(error)}`);
     return EXIT.error;

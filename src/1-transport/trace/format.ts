@@ -298,3 +298,8 @@ export function readTrace(text: string, options: ReadTraceOptions = {}): Trace {
 export function traceLineText(record: TraceHeader | TraceLine): string {
   return `${JSON.stringify(record)}\n`;
 }
+
+/** A trace as the text of its file. */
+export function traceText(trace: Trace): string {
+  return [trace.header, ...trace.lines].map(traceLineText).join('');
+}
