@@ -108,7 +108,10 @@ async function replaysAsRecorded(schedule: Schedule): Promise<void> {
     throw error;
   }
   const trimmed = replayed(schedule, window);
-  expect(trimmed.replay.mismatches.map((m) => m.message), `trimmed from ${middle} ms${context}`).toEqual([]);
+  expect(
+    trimmed.replay.mismatches.map((m) => m.message),
+    `trimmed from ${middle} ms${context}`,
+  ).toEqual([]);
   expect(trimmed.store, `trimmed from ${middle} ms${context}`).toEqual(run.store);
 }
 

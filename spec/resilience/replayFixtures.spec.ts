@@ -14,14 +14,14 @@ import { hostileServer, type HostileServer } from './hostile/server.ts';
 import { until } from './harness/probes.ts';
 
 const FIXTURES = new URL('../fixtures/kube-apiserver-v1.20/', import.meta.url);
-const list = (JSON.parse(readFileSync(new URL('03a-list-before-watch.json', FIXTURES), 'utf8')) as { response: { body: unknown } }).response.body;
-const watchLines = readFileSync(new URL('03b-watch-configmaps-bookmarks-timeout75.ndjson', FIXTURES), 'utf8')
-  .split('\n')
-  .filter(Boolean);
+const list = (JSON.parse(readFileSync(new URL('03a-list-before-watch.json', FIXTURES), 'utf8')) as { response: { body: unknown } }).response
+  .body;
+const watchLines = readFileSync(new URL('03b-watch-configmaps-bookmarks-timeout75.ndjson', FIXTURES), 'utf8').split('\n').filter(Boolean);
 
 const describeEvent = (e: InformerEvent<KubeObject>) =>
   `${e.type} ${e.object.metadata.name ?? ''}@${e.object.metadata.resourceVersion ?? ''}${e.type === 'deleted' && e.finalStateUnknown ? ' unknown' : ''}`;
-const storeOf = (store: Store<KubeObject> | undefined) => (store?.list() ?? []).map((o) => `${o.metadata.name ?? ''}@${o.metadata.resourceVersion ?? ''}`).sort();
+const storeOf = (store: Store<KubeObject> | undefined) =>
+  (store?.list() ?? []).map((o) => `${o.metadata.name ?? ''}@${o.metadata.resourceVersion ?? ''}`).sort();
 
 let server: HostileServer | undefined;
 afterEach(async () => {
