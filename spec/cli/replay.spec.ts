@@ -7,7 +7,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readTrace } from '../../src/pipeline.ts';
-import { parseReplayLine, replayCommand, type ReplayCommandOptions } from '../../src/cli/replayCommand.ts';
+import { parseReplayLine, type ReplayCommandOptions } from '../../src/cli/replayArgs.ts';
+import { replayCommand } from '../../src/cli/replayCommand.ts';
 import { cli } from './support.ts';
 
 const cm = (rv: string, data: Record<string, string>, uid = 'u1') => ({

@@ -4,7 +4,7 @@ import { HELP, parseCommandLine, type CliOptions } from './args.ts';
 import type { DemoEmulator } from './demo.ts';
 import { messageOf, printable } from './format.ts';
 import { isRecordCommand, parseRecordLine } from './recordArgs.ts';
-import { isReplayCommand, parseReplayLine } from './replayCommand.ts';
+import { isReplayCommand, parseReplayLine } from './replayArgs.ts';
 import { isTrimCommand, parseTrimLine } from './trimCommand.ts';
 import { startCommand, usageHint } from './invocation.ts';
 import { SecretScrubber } from './secrets.ts';
