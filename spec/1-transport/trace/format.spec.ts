@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { readTrace, TRACE_FORMAT_VERSION, TraceFormatError, type TraceHeader } from '../../../src/1-transport/trace/format.ts';
+import {
+  informerErrorOf,
+  readTrace,
+  recordedError,
+  RecordedError,
+  TRACE_FORMAT_VERSION,
+  TraceFormatError,
+  type TraceHeader,
+} from '../../../src/1-transport/trace/format.ts';
+import { InformerError } from '../../../src/0-model/errors.ts';
 
 const header: TraceHeader = {
   type: 'header',
@@ -64,5 +73,30 @@ describe('readTrace', () => {
 
   it('zod issues come with the error', () => {
     expect(failure(lines(header, { ...list, at: -1 })).issues.length).toBeGreaterThan(0);
+  });
+
+  it('an InformerError as data and back: reason, message, status, phase, Retry-After, Status, unreachable', () => {
+    const status = { kind: 'Status', code: 429, reason: 'TooManyRequests', message: 'slow down' };
+    const error = new InformerError('TooManyRequests', 'slow down', {
+      status: 429,
+      phase: 'list',
+      retryAfterSeconds: 2,
+      statusObject: status,
+    });
+    const refused = new InformerError('NetworkError', 'ECONNREFUSED', { phase: 'watch', unreachable: true });
+    for (const e of [error, refused]) {
+      const data = RecordedError.parse(JSON.parse(JSON.stringify(recordedError(e))));
+      const back = informerErrorOf(data);
+      expect([back.reason, back.message, back.status, back.phase, back.retryAfterSeconds, back.statusObject, back.unreachable]).toEqual([
+        e.reason,
+        e.message,
+        e.status,
+        e.phase,
+        e.retryAfterSeconds,
+        e.statusObject,
+        e.unreachable,
+      ]);
+    }
+    expect(recordedError(new Error('boom'))).toEqual({ reason: 'Unknown', message: 'boom' });
   });
 });

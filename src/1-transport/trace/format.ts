@@ -58,6 +58,8 @@ export const RecordedError = z.object({
   resourceVersion: z.string().optional(),
   /** The Kubernetes Status the server sent, if any. */
   statusObject: z.unknown().optional(),
+  /** No server answered (refused, reset before a response, DNS, a connect timeout). */
+  unreachable: z.literal(true).optional(),
 });
 export type RecordedError = z.infer<typeof RecordedError>;
 
@@ -163,6 +165,7 @@ export function recordedError(error: unknown): RecordedError {
   const out: Record<string, unknown> = { reason: error.reason, message: error.message };
   for (const key of ['status', 'phase', 'retryAfterSeconds', 'key', 'resourceVersion', 'statusObject'] as const)
     if (error[key] !== undefined) out[key] = error[key];
+  if (error.unreachable) out['unreachable'] = true;
   return out as RecordedError;
 }
 
