@@ -52,6 +52,8 @@ export interface Message {
   readonly fields: Field[];
   /** The `always` fields, inline messages' ones included, filled with defaults when absent. */
   always: Field[];
+  /** JSON names of the repeated fields, inline messages' ones included. */
+  lists: string[];
 }
 
 const compiled = new Map<string, Message>();
@@ -70,7 +72,7 @@ for (const [name, rows] of Object.entries(MESSAGES)) {
     .sort((a, b) => a.n - b.n);
   const byNumber: (Field | undefined)[] = [];
   for (const f of fields) byNumber[f.n] = f;
-  compiled.set(name, { name, byNumber, fields, always: [] });
+  compiled.set(name, { name, byNumber, fields, always: [], lists: [] });
 }
 for (const [name, rows] of Object.entries(MESSAGES)) {
   const message = compiled.get(name)!;
@@ -84,7 +86,13 @@ for (const [name, rows] of Object.entries(MESSAGES)) {
 function alwaysOf(message: Message): Field[] {
   return message.fields.flatMap((f) => (f.inline ? alwaysOf(f.msg!) : f.presence === 'always' ? [f] : []));
 }
-for (const message of compiled.values()) message.always = alwaysOf(message);
+function listsOf(message: Message): string[] {
+  return message.fields.flatMap((f) => (f.inline ? listsOf(f.msg!) : f.rep ? [f.json] : []));
+}
+for (const message of compiled.values()) {
+  message.always = alwaysOf(message);
+  message.lists = listsOf(message);
+}
 
 export function message(name: string): Message {
   const m = compiled.get(name);
