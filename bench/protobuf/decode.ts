@@ -9,7 +9,8 @@
  * other top-level member an own enumerable accessor decoding its bytes on first read, as src/1-transport/lazyJson.ts
  * does for JSON), and `peekNameNamespace` (metadata.name and .namespace only, everything else skipped by length).
  */
-import { K, message, hasMessage, type Field, type Message } from './schema.ts';
+import { compileDecoders, type MessageDecoder } from './codegen.ts';
+import { K, allMessages, message, hasMessage, type Field, type Message } from './schema.ts';
 
 export class ProtobufError extends Error {}
 
@@ -97,10 +98,35 @@ interface Slicers {
 
 /**
  * UTF-8 bytes as a flat string. (Built a character at a time, a string is a tree of cons strings until flattened:
- * a cached object would hold ~16 bytes more per character.)
+ * a cached object would hold ~16 bytes more per character.) Short ASCII strings come from a small cache keyed by a
+ * hash of their bytes, checked byte for byte: most of an object's strings recur (enum values, label keys and
+ * values, images, node names), and one shared copy is cheaper to make and to hold than one per object.
  */
+const CACHE_SIZE = 4096;
+const cachedStrings: string[] = new Array<string>(CACHE_SIZE).fill('');
 function str(start: number, end: number): string {
-  return (buf as unknown as Slicers).utf8Slice(start, end);
+  const length = end - start;
+  if (length > 32 || length === 0) return length === 0 ? '' : (buf as unknown as Slicers).utf8Slice(start, end);
+  let hash = length;
+  for (let i = start; i < end; i++) {
+    const c = buf[i]!;
+    if (c >= 0x80) return (buf as unknown as Slicers).utf8Slice(start, end);
+    hash = Math.imul(hash ^ c, 0x01000193);
+  }
+  const slot = (hash ^ (hash >>> 15)) & (CACHE_SIZE - 1);
+  const cached = cachedStrings[slot]!;
+  if (cached.length === length) {
+    let same = true;
+    for (let i = 0; i < length; i++)
+      if (cached.charCodeAt(i) !== buf[start + i]) {
+        same = false;
+        break;
+      }
+    if (same) return cached;
+  }
+  const fresh = (buf as unknown as Slicers).latin1Slice(start, end);
+  cachedStrings[slot] = fresh;
+  return fresh;
 }
 
 /** RFC 3339 text of a time, written into bytes and sliced once: a flat string (see str). */
@@ -229,7 +255,7 @@ function lengthDelimited(f: Field, end: number): unknown {
       return buf.toString('base64', pos, end);
     case K.msg: {
       const target: Record<string, unknown> = {};
-      decodeInto(target, end, f.msg!);
+      decoders.get(f.msg!.name)!(target, end);
       return target;
     }
     case K.time:
@@ -421,7 +447,7 @@ function decodeEnvelopeAt(bytes: Buffer, start: number, end: number, mode: Mode)
   const object: Record<string, unknown> = { apiVersion, kind };
   pos = rawStart;
   if (mode === 'lazy') decodeLazyInto(object, rawEnd, message(kind));
-  else decodeInto(object, rawEnd, message(kind));
+  else decoders.get(kind)!(object, rawEnd);
   return object;
 }
 
@@ -486,7 +512,8 @@ export function splitFrames(body: Buffer, maxFrameBytes = 16 << 20): Buffer[] {
 /** A lazy object's undecoded members: the message of the object and a copy of the bytes of its lazy fields. */
 interface LazySource {
   readonly msg: Message;
-  readonly bytes: Buffer;
+  /** The bytes, one character each (a one-byte string: one cheap allocation, no ArrayBuffer to track and free). */
+  readonly bytes: string;
 }
 const lazySources = new WeakMap<object, LazySource>();
 const accessors = new Map<string, PropertyDescriptor>();
@@ -495,10 +522,10 @@ function materialize(target: object, key: string): unknown {
   const source = lazySources.get(target)!;
   const savedBuf = buf;
   const savedPos = pos;
-  buf = source.bytes;
+  buf = Buffer.from(source.bytes, 'latin1');
   pos = 0;
   const scratch: Record<string, unknown> = {};
-  const end = source.bytes.length;
+  const end = buf.length;
   // Decode only the fields of this member; the rest skipped by length.
   while (pos < end) {
     const tag = varint(end);
@@ -566,9 +593,16 @@ function collectLazy(target: Record<string, unknown>, end: number, msg: Message,
   }
   fillAlways(target, msg, keys);
   if (keys.length === 0) return;
-  const copy = Buffer.allocUnsafeSlow(bytes);
-  let at = 0;
-  for (let i = 0; i < spans.length; i += 2) at += buf.copy(copy, at, spans[i], spans[i + 1]);
+  let contiguous = true;
+  for (let i = 2; i < spans.length; i += 2) if (spans[i] !== spans[i - 1]) contiguous = false;
+  let copy: string;
+  if (contiguous) copy = (buf as unknown as Slicers).latin1Slice(spans[0]!, spans[spans.length - 1]!);
+  else {
+    const joined = Buffer.allocUnsafe(bytes);
+    let at = 0;
+    for (let i = 0; i < spans.length; i += 2) at += buf.copy(joined, at, spans[i], spans[i + 1]);
+    copy = (joined as unknown as Slicers).latin1Slice(0, bytes);
+  }
   lazySources.set(target, { msg, bytes: copy });
   for (const key of keys) Object.defineProperty(target, key, accessorFor(key));
 }
@@ -635,3 +669,23 @@ export function peekNameNamespace(frame: Buffer): { type: string; name: string; 
   }
   return { type, name, namespace };
 }
+
+/** The eager decoders specialised per message (codegen.ts); `decodeInto` is the schema walker they fall back on. */
+const decoders: Map<string, MessageDecoder> = compileDecoders(allMessages(), {
+  varint,
+  int64,
+  lengthEnd,
+  skip,
+  str,
+  base64: (start, end) => buf.toString('base64', start, end),
+  timestamp,
+  quantity,
+  intOrString,
+  rawField,
+  duration,
+  getPos: () => pos,
+  setPos: (at) => {
+    pos = at;
+  },
+  generic: (target, name, tag, end) => field(target, message(name).byNumber[tag >>> 3]!, tag & 7, end),
+});

@@ -103,3 +103,7 @@ export function message(name: string): Message {
 export function hasMessage(name: string): boolean {
   return compiled.has(name);
 }
+
+export function allMessages(): Message[] {
+  return [...compiled.values()];
+}
