@@ -14,12 +14,14 @@
  * CPU time (process.cpuUsage: every thread, the collector's helpers included; and threadCpuUsage: the main thread),
  * never wall time. Heap per cached object: heapUsed + arrayBuffers after gc() twice, before and after filling the cache.
  * Each contender runs in its own process (`--expose-gc`), interleaved, REPS times in a rotating order; medians.
+ * The workload's bytes (JSON lines, protobuf frames) are written once to a temporary directory and read by every run.
  *
  *   node bench/micro/protobuf.ts [reps=5] [events=20000] [sizes=1000,50000] [contenders=all]
- *   node --expose-gc bench/micro/protobuf.ts --child <contender> <cached> <events>     (one run, one JSON line)
+ *   node --expose-gc bench/micro/protobuf.ts --child <contender> <cached> <events> <dir>     (one run, one JSON line)
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { lazyParseObject, lazyParseWatchLine } from '../../src/1-transport/lazyJson.ts';
@@ -57,30 +59,70 @@ const held = () => {
 };
 const cpu = (u: NodeJS.CpuUsage) => u.user + u.system;
 
-function child(contender: Contender, cached: number, eventCount: number): Row {
+/** The cache's pods and the events' bytes of one size, in both encodings: `pb-N-cache.bin` (frames), `json-N-cache.jsonl`, …-events. */
+function prepare(dir: string, cached: number, eventCount: number): void {
+  const write = (name: string, pieces: Buffer[], json: boolean) =>
+    writeFileSync(join(dir, name), json ? Buffer.concat(pieces.flatMap((p) => [p, NEWLINE])) : Buffer.concat(pieces));
+  const cache: [Buffer[], Buffer[]] = [[], []];
+  for (let i = 0; i < cached; i++) {
+    const pod = makePod({ index: i, resourceVersion: i + 1, revision: 0 });
+    cache[0].push(encodeWatchFrame('ADDED', pod));
+    cache[1].push(Buffer.from(JSON.stringify(pod)));
+  }
+  write(`pb-${cached}-cache.bin`, cache[0], false);
+  write(`json-${cached}-cache.jsonl`, cache[1], true);
+  const events: [Buffer[], Buffer[]] = [[], []];
+  // One event at a time: the generator changes a pod's state in place for its next event.
+  for (const e of playEvents(cached, eventCount, 7)) {
+    const pod = makePod(e.pod);
+    events[0].push(encodeWatchFrame(e.type, pod));
+    events[1].push(Buffer.from(JSON.stringify({ type: e.type, object: pod })));
+  }
+  write(`pb-${cached}-events.bin`, events[0], false);
+  write(`json-${cached}-events.jsonl`, events[1], true);
+}
+const NEWLINE = Buffer.from('\n');
+
+/** The pieces of a prepared file: frames without their length, or lines without their newline. */
+function pieces(file: Buffer, pb: boolean): Buffer[] {
+  if (pb) return splitFrames(file, 1 << 20);
+  const lines: Buffer[] = [];
+  for (let at = 0; at < file.length;) {
+    const end = file.indexOf(0x0a, at);
+    lines.push(file.subarray(at, end));
+    at = end + 1;
+  }
+  return lines;
+}
+
+/** The cache, in a function of its own: the file and its pieces die with its frame, before the heap is measured. */
+function fill(path: string, pb: boolean, cached: number, toCache: (bytes: Buffer) => unknown): Map<string, unknown> {
+  const cache = new Map<string, unknown>();
+  const objects = pieces(readFileSync(path), pb);
+  for (let i = 0; i < cached; i++) cache.set(podKey(i), toCache(objects[i]!));
+  return cache;
+}
+
+function child(contender: Contender, cached: number, eventCount: number, dir: string): Row {
   const pb = contender.startsWith('pb');
   const eager = contender === 'json' || contender === 'pb-eager';
-  const toCache = (pod: Json): unknown =>
-    pb
-      ? decodeWatchEvent(encodeWatchFrame('ADDED', pod).subarray(4), eager ? 'eager' : 'lazy').object
-      : eager
-        ? JSON.parse(JSON.stringify(pod))
-        : lazyParseObject(Buffer.from(JSON.stringify(pod)));
+  const toCache = (bytes: Buffer): unknown =>
+    pb ? decodeWatchEvent(bytes, eager ? 'eager' : 'lazy').object : eager ? JSON.parse(bytes.toString('utf8')) : lazyParseObject(bytes);
+  const prefix = join(dir, `${pb ? 'pb' : 'json'}-${cached}`);
   gc();
   const before = held();
-  const cache = new Map<string, unknown>();
-  for (let i = 0; i < cached; i++) cache.set(podKey(i), toCache(makePod({ index: i, resourceVersion: i + 1, revision: 0 })));
+  const cache = fill(`${prefix}-cache.${pb ? 'bin' : 'jsonl'}`, pb, cached, toCache);
   gc();
   const heapPerObject = Math.round((held() - before) / cached);
 
-  const events: { key: string; deleted: boolean; bytes: Buffer }[] = [];
-  let wire = 0;
-  for (const e of playEvents(cached, eventCount, 7)) {
-    const pod = makePod(e.pod);
-    const frame = pb ? encodeWatchFrame(e.type, pod) : Buffer.from(JSON.stringify({ type: e.type, object: pod }));
-    wire += pb ? frame.length : frame.length + 1;
-    events.push({ key: podKey(e.pod.index), deleted: e.type === 'DELETED', bytes: pb ? frame.subarray(4) : frame });
-  }
+  const file = readFileSync(`${prefix}-events.${pb ? 'bin' : 'jsonl'}`);
+  const bytes = pieces(file, pb);
+  const wire = file.length;
+  const events = [...playEvents(cached, eventCount, 7)].map((e, i) => ({
+    key: podKey(e.pod.index),
+    deleted: e.type === 'DELETED',
+    bytes: bytes[i]!,
+  }));
   const keep = (event: { object: unknown }, key: string, deleted: boolean) => {
     if (deleted) cache.delete(key);
     else cache.set(key, event.object);
@@ -171,14 +213,16 @@ function median(xs: number[]): number {
 }
 
 if (process.argv[2] === '--child') {
-  const [, , , contender, cached, events] = process.argv;
-  console.log(JSON.stringify(child(contender as Contender, Number(cached), Number(events))));
+  const [, , , contender, cached, events, dir] = process.argv;
+  console.log(JSON.stringify(child(contender as Contender, Number(cached), Number(events), dir!)));
 } else {
   const reps = Number(process.argv[2] ?? 5);
   const eventCount = Number(process.argv[3] ?? 20_000);
   const sizes = (process.argv[4] ?? '1000,50000').split(',').map(Number);
   const contenders = (process.argv[5]?.split(',') ?? CONTENDERS) as Contender[];
   const self = fileURLToPath(import.meta.url);
+  const dir = mkdtempSync(join(tmpdir(), 'rx-informer-protobuf-'));
+  for (const cached of sizes) prepare(dir, cached, eventCount);
   const runs: Row[] = [];
   const plan = sizes.flatMap((cached) => contenders.map((contender) => ({ contender, cached })));
   for (let rep = 0; rep < reps; rep++) {
@@ -187,7 +231,7 @@ if (process.argv[2] === '--child') {
       const { contender, cached } = plan[(k + rep) % plan.length]!;
       const out = execFileSync(
         process.execPath,
-        ['--expose-gc', '--max-old-space-size=4096', self, '--child', contender, String(cached), String(eventCount)],
+        ['--expose-gc', '--max-old-space-size=4096', self, '--child', contender, String(cached), String(eventCount), dir],
         { encoding: 'utf8' },
       );
       const row = JSON.parse(out.trim().split('\n').pop()!) as Row;
@@ -195,6 +239,7 @@ if (process.argv[2] === '--child') {
       console.error(`rep ${rep + 1}/${reps}: ${JSON.stringify(row)}`);
     }
   }
+  rmSync(dir, { recursive: true, force: true });
   console.log(`| contender | cached | CPU µs/event (all threads) | main thread | heap B/cached object | wire B/event |`);
   console.log(`|---|---:|---:|---:|---:|---:|`);
   for (const { contender, cached } of plan) {

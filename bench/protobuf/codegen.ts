@@ -138,6 +138,6 @@ export function compileDecoders(messages: readonly Message[], helpers: Helpers):
     ...messages.map(messageCode),
     `return new Map([${messages.map((m) => `[${JSON.stringify(m.name)}, ${id(m.name)}]`).join(', ')}]);`,
   ].join('\n');
-  // eslint-disable-next-line @typescript-eslint/no-implied-eval -- the decoders are generated from the schema, as protobufjs does
+
   return new Function('h', source)(helpers) as Map<string, MessageDecoder>;
 }

@@ -451,14 +451,21 @@ function decodeEnvelopeAt(bytes: Buffer, start: number, end: number, mode: Mode)
   return object;
 }
 
+const EMPTY = Buffer.alloc(0);
+/** Lets go of the input (the decoder's current buffer would keep a frame, a page or a whole chunk alive). */
+function released<T>(value: T): T {
+  buf = EMPTY;
+  return value;
+}
+
 /** A whole protobuf body (a list, an object, a Status), eagerly. */
 export function decodeBody(bytes: Buffer): Record<string, unknown> {
-  return decodeEnvelopeAt(bytes, 0, bytes.length, 'eager');
+  return released(decodeEnvelopeAt(bytes, 0, bytes.length, 'eager'));
 }
 
 /** A whole protobuf body whose object is decoded lazily (metadata now, the rest on first access). */
 export function decodeBodyLazy(bytes: Buffer): Record<string, unknown> {
-  return decodeEnvelopeAt(bytes, 0, bytes.length, 'lazy');
+  return released(decodeEnvelopeAt(bytes, 0, bytes.length, 'lazy'));
 }
 
 /** One watch frame's WatchEvent (without its 4-byte length), the object decoded by `mode`. */
@@ -489,7 +496,7 @@ export function decodeWatchEvent(frame: Buffer, mode: Mode = 'eager'): { type: s
     } else skip(tag & 7, end);
   }
   if (objectStart < 0) fail('a WatchEvent without an object');
-  return { type, object: decodeEnvelopeAt(frame, objectStart, objectEnd, mode) };
+  return released({ type, object: decodeEnvelopeAt(frame, objectStart, objectEnd, mode) });
 }
 
 /** Splits a watch body into its frames (4-byte big-endian length, then a WatchEvent), each length checked first. */
@@ -667,7 +674,7 @@ export function peekNameNamespace(frame: Buffer): { type: string; name: string; 
       }
     } else skip(tag & 7, end);
   }
-  return { type, name, namespace };
+  return released({ type, name, namespace });
 }
 
 /** The eager decoders specialised per message (codegen.ts); `decodeInto` is the schema walker they fall back on. */

@@ -9,55 +9,95 @@ import { MAGIC } from './decode.ts';
 
 type Json = Record<string, unknown>;
 
-function varint(out: number[], value: number): void {
+/** Encoded bytes as a list of pieces (nested messages are written once, their pieces moved, never re-copied). */
+class Out {
+  readonly pieces: Uint8Array[] = [];
+  length = 0;
+  private scratch: number[] = [];
+  byte(b: number): void {
+    this.scratch.push(b);
+  }
+  private flush(): void {
+    if (this.scratch.length === 0) return;
+    this.pieces.push(Uint8Array.from(this.scratch));
+    this.length += this.scratch.length;
+    this.scratch = [];
+  }
+  bytes(bytes: Uint8Array): void {
+    this.flush();
+    this.pieces.push(bytes);
+    this.length += bytes.length;
+  }
+  out(other: Out): void {
+    other.flush();
+    this.flush();
+    for (const p of other.pieces) this.pieces.push(p);
+    this.length += other.length;
+  }
+  done(): Buffer {
+    this.flush();
+    return Buffer.concat(this.pieces, this.length);
+  }
+  size(): number {
+    this.flush();
+    return this.length;
+  }
+}
+
+function varint(out: Out, value: number): void {
   if (value < 0) {
     // Two's complement over 64 bits: ten bytes.
     let lo = value >>> 0;
     let hi = Math.floor(value / 2 ** 32) >>> 0;
     for (let i = 0; i < 9; i++) {
-      out.push((lo & 0x7f) | 0x80);
+      out.byte((lo & 0x7f) | 0x80);
       lo = (lo >>> 7) | ((hi & 0x7f) << 25);
       hi >>>= 7;
     }
-    out.push(lo & 0x01);
+    out.byte(lo & 0x01);
     return;
   }
   while (value >= 0x80) {
-    out.push((value % 128) | 0x80);
+    out.byte((value % 128) | 0x80);
     value = Math.floor(value / 128);
   }
-  out.push(value);
+  out.byte(value);
 }
 
-function bytesField(out: number[], n: number, bytes: Uint8Array | number[]): void {
+function bytesField(out: Out, n: number, bytes: Uint8Array | Out): void {
   varint(out, (n << 3) | 2);
-  varint(out, bytes.length);
-  for (const b of bytes) out.push(b);
+  if (bytes instanceof Out) {
+    varint(out, bytes.size());
+    out.out(bytes);
+  } else {
+    varint(out, bytes.length);
+    out.bytes(bytes);
+  }
 }
 
-function stringField(out: number[], n: number, s: string): void {
+function stringField(out: Out, n: number, s: string): void {
   bytesField(out, n, Buffer.from(s, 'utf8'));
 }
 
-function scalarField(out: number[], n: number, v: number): void {
+function scalarField(out: Out, n: number, v: number): void {
   varint(out, n << 3);
   varint(out, v);
 }
 
-function timestamp(value: unknown): number[] {
-  if (value === null || value === undefined) return [];
+function timestamp(value: unknown): Out {
+  if (value === null || value === undefined) return new Out();
   const text = String(value);
   const ms = Date.parse(text);
   const seconds = Math.floor(ms / 1000);
   const fraction = /\.(\d+)Z$/.exec(text)?.[1] ?? '';
   const nanos = fraction === '' ? 0 : Number(fraction.padEnd(9, '0'));
-  const out: number[] = [];
+  const out = new Out();
   scalarField(out, 1, seconds);
   scalarField(out, 2, nanos);
   return out;
 }
 
-function lengthDelimited(f: Field, value: unknown): number[] {
+function lengthDelimited(f: Field, value: unknown): Out {
   switch (f.kind) {
     case K.msg:
       return encodeMessage(f.msg!, (value ?? {}) as Json);
@@ -65,12 +105,12 @@ function lengthDelimited(f: Field, value: unknown): number[] {
     case K.microTime:
       return timestamp(value);
     case K.quantity: {
-      const out: number[] = [];
+      const out = new Out();
       stringField(out, 1, String(value ?? '0'));
       return out;
     }
     case K.intOrString: {
-      const out: number[] = [];
+      const out = new Out();
       const isString = typeof value === 'string';
       scalarField(out, 1, isString ? 1 : 0);
       scalarField(out, 2, isString ? 0 : Number(value ?? 0));
@@ -79,7 +119,7 @@ function lengthDelimited(f: Field, value: unknown): number[] {
     }
     case K.fieldsV1:
     case K.raw: {
-      const out: number[] = [];
+      const out = new Out();
       if (value !== null && value !== undefined) bytesField(out, 1, Buffer.from(JSON.stringify(value)));
       return out;
     }
@@ -90,7 +130,7 @@ function lengthDelimited(f: Field, value: unknown): number[] {
   }
 }
 
-function writeOne(out: number[], f: Field, value: unknown): void {
+function writeOne(out: Out, f: Field, value: unknown): void {
   switch (f.kind) {
     case K.string:
       stringField(out, f.n, String(value ?? ''));
@@ -109,7 +149,7 @@ function writeOne(out: number[], f: Field, value: unknown): void {
       varint(out, (f.n << 3) | 1);
       const b = Buffer.alloc(8);
       b.writeDoubleLE(Number(value ?? 0));
-      for (const x of b) out.push(x);
+      out.bytes(b);
       return;
     }
     default:
@@ -120,8 +160,8 @@ function writeOne(out: number[], f: Field, value: unknown): void {
 /** Fields the schema adds to its Kubernetes version (generateSchema.ts): that version's servers never write them. */
 const LATER = new Set(['ManagedFieldsEntry.subresource']);
 
-export function encodeMessage(msg: Message, object: Json): number[] {
-  const out: number[] = [];
+export function encodeMessage(msg: Message, object: Json): Out {
+  const out = new Out();
   for (const f of msg.fields) {
     if (LATER.has(`${msg.name}.${f.json}`) && !object[f.json]) continue;
     if (f.inline) {
@@ -133,7 +173,7 @@ export function encodeMessage(msg: Message, object: Json): number[] {
       if (value === null || value === undefined) continue;
       const entries = Object.entries(value as Json).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
       for (const [key, v] of entries) {
-        const entry: number[] = [];
+        const entry = new Out();
         stringField(entry, 1, key);
         writeOne(entry, { ...f, n: 2 }, v);
         bytesField(out, f.n, entry);
@@ -150,26 +190,31 @@ export function encodeMessage(msg: Message, object: Json): number[] {
 /** `k8s\0` + runtime.Unknown{typeMeta, raw, contentEncoding "", contentType ""} of a JSON-shaped object. */
 export function encodeEnvelope(object: Json): Buffer {
   const { apiVersion, kind, ...rest } = object;
-  const typeMeta: number[] = [];
+  const typeMeta = new Out();
   stringField(typeMeta, 1, String(apiVersion ?? ''));
   stringField(typeMeta, 2, String(kind ?? ''));
-  const unknown: number[] = [];
+  const unknown = new Out();
   bytesField(unknown, 1, typeMeta);
   bytesField(unknown, 2, encodeMessage(message(String(kind)), rest));
   stringField(unknown, 3, '');
   stringField(unknown, 4, '');
-  return Buffer.from([...MAGIC, ...unknown]);
+  const body = new Out();
+  body.bytes(Uint8Array.from(MAGIC));
+  body.out(unknown);
+  return body.done();
 }
 
 /** One watch frame: a 4-byte big-endian length, then WatchEvent{type, object: RawExtension{raw: envelope}}. */
 export function encodeWatchFrame(type: string, object: Json): Buffer {
-  const rawExtension: number[] = [];
+  const rawExtension = new Out();
   bytesField(rawExtension, 1, encodeEnvelope(object));
-  const event: number[] = [];
+  const event = new Out();
   stringField(event, 1, type);
   bytesField(event, 2, rawExtension);
-  const frame = Buffer.alloc(4 + event.length);
-  frame.writeUInt32BE(event.length, 0);
-  frame.set(event, 4);
-  return frame;
+  const length = Buffer.alloc(4);
+  length.writeUInt32BE(event.size(), 0);
+  const frame = new Out();
+  frame.bytes(length);
+  frame.out(event);
+  return frame.done();
 }
