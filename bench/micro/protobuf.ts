@@ -9,6 +9,7 @@
  *   pb-lazy     the prototype's lazy decode (metadata now but managedFields; the rest on first access), metadata.name read
  *   json-drop   a sharded informer dropping the object, JSON: lazyParseWatchLine with a KeepObject saying no
  *   pb-meta     a sharded informer dropping the object, protobuf: name and namespace only, the rest skipped by length
+ *   lazy-json-all, pb-lazy-all   the lazy ones with a handler reading spec, status and managedFields of every event
  * The drop contenders cache nothing per event; their heap holds the lazy cache of their sibling (lazy-json, pb-lazy).
  *
  * CPU time (process.cpuUsage: every thread, the collector's helpers included; and threadCpuUsage: the main thread),
@@ -29,7 +30,7 @@ import { decodeBody, decodeWatchEvent, peekNameNamespace, splitFrames } from '..
 import { encodeWatchFrame } from '../protobuf/encode.ts';
 import { makePod, playEvents, podKey } from '../workload/pods.ts';
 
-const CONTENDERS = ['json', 'lazy-json', 'pb-eager', 'pb-lazy', 'json-drop', 'pb-meta'] as const;
+const CONTENDERS = ['json', 'lazy-json', 'pb-eager', 'pb-lazy', 'json-drop', 'pb-meta', 'lazy-json-all', 'pb-lazy-all'] as const;
 type Contender = (typeof CONTENDERS)[number];
 type Json = Record<string, unknown>;
 
@@ -106,6 +107,7 @@ function fill(path: string, pb: boolean, cached: number, toCache: (bytes: Buffer
 function child(contender: Contender, cached: number, eventCount: number, dir: string): Row {
   const pb = contender.startsWith('pb');
   const eager = contender === 'json' || contender === 'pb-eager';
+  // The -all and drop contenders fill the cache as their lazy siblings do.
   const toCache = (bytes: Buffer): unknown =>
     pb ? decodeWatchEvent(bytes, eager ? 'eager' : 'lazy').object : eager ? JSON.parse(bytes.toString('utf8')) : lazyParseObject(bytes);
   const prefix = join(dir, `${pb ? 'pb' : 'json'}-${cached}`);
@@ -128,6 +130,7 @@ function child(contender: Contender, cached: number, eventCount: number, dir: st
     else cache.set(key, event.object);
   };
   const never = () => false;
+  const readAll = (o: Json & { metadata: Json }) => (o.spec && o.status && o.metadata.managedFields ? 1 : 0);
   let names = 0;
   const work: Record<Contender, (e: (typeof events)[number]) => void> = {
     json: (e) => keep(JSON.parse(e.bytes.toString('utf8')) as { object: unknown }, e.key, e.deleted),
@@ -140,6 +143,16 @@ function child(contender: Contender, cached: number, eventCount: number, dir: st
     'pb-lazy': (e) => {
       const event = decodeWatchEvent(e.bytes, 'lazy') as unknown as { object: { metadata: { name: string } } };
       names += event.object.metadata.name.length;
+      keep(event, e.key, e.deleted);
+    },
+    'lazy-json-all': (e) => {
+      const event = lazyParseWatchLine(e.bytes) as { object: Json & { metadata: Json } };
+      names += readAll(event.object);
+      keep(event, e.key, e.deleted);
+    },
+    'pb-lazy-all': (e) => {
+      const event = decodeWatchEvent(e.bytes, 'lazy') as unknown as { object: Json & { metadata: Json } };
+      names += readAll(event.object);
       keep(event, e.key, e.deleted);
     },
     'json-drop': (e) => {

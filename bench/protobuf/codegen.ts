@@ -138,6 +138,6 @@ export function compileDecoders(messages: readonly Message[], helpers: Helpers):
     ...messages.map(messageCode),
     `return new Map([${messages.map((m) => `[${JSON.stringify(m.name)}, ${id(m.name)}]`).join(', ')}]);`,
   ].join('\n');
-
+  // Generated from the schema at start-up, as protobufjs does: no input ever reaches the source text.
   return new Function('h', source)(helpers) as Map<string, MessageDecoder>;
 }
