@@ -9,6 +9,7 @@
  *   pb-lazy     the prototype's lazy decode (metadata now but managedFields; the rest on first access), metadata.name read
  *   json-drop   a sharded informer dropping the object, JSON: lazyParseWatchLine with a KeepObject saying no
  *   pb-meta     a sharded informer dropping the object, protobuf: name and namespace only, the rest skipped by length
+ *   pb-checked  pb-lazy after a walk checking every nested length and wire type (no member can fail when read)
  *   lazy-json-all, pb-lazy-all   the lazy ones with a handler reading spec, status and managedFields of every event
  * The drop contenders cache nothing per event; their heap holds the lazy cache of their sibling (lazy-json, pb-lazy).
  *
@@ -30,7 +31,17 @@ import { decodeBody, decodeWatchEvent, peekNameNamespace, splitFrames } from '..
 import { encodeWatchFrame } from '../protobuf/encode.ts';
 import { makePod, playEvents, podKey } from '../workload/pods.ts';
 
-const CONTENDERS = ['json', 'lazy-json', 'pb-eager', 'pb-lazy', 'json-drop', 'pb-meta', 'lazy-json-all', 'pb-lazy-all'] as const;
+const CONTENDERS = [
+  'json',
+  'lazy-json',
+  'pb-eager',
+  'pb-lazy',
+  'json-drop',
+  'pb-meta',
+  'lazy-json-all',
+  'pb-lazy-all',
+  'pb-checked',
+] as const;
 type Contender = (typeof CONTENDERS)[number];
 type Json = Record<string, unknown>;
 
@@ -153,6 +164,11 @@ function child(contender: Contender, cached: number, eventCount: number, dir: st
     'pb-lazy-all': (e) => {
       const event = decodeWatchEvent(e.bytes, 'lazy') as unknown as { object: Json & { metadata: Json } };
       names += readAll(event.object);
+      keep(event, e.key, e.deleted);
+    },
+    'pb-checked': (e) => {
+      const event = decodeWatchEvent(e.bytes, 'checked') as unknown as { object: { metadata: { name: string } } };
+      names += event.object.metadata.name.length;
       keep(event, e.key, e.deleted);
     },
     'json-drop': (e) => {

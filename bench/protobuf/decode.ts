@@ -404,7 +404,8 @@ function defaultOf(f: Field, mapValue: boolean): unknown {
   }
 }
 
-type Mode = 'eager' | 'lazy';
+/** `checked`: lazy, after a walk of the whole object that checks every length and wire type (step 2's rule). */
+type Mode = 'eager' | 'lazy' | 'checked';
 
 /** The envelope (`k8s\0` + runtime.Unknown) from `start` to `end` of `bytes`, its object decoded by `mode`. */
 function decodeEnvelopeAt(bytes: Buffer, start: number, end: number, mode: Mode): Record<string, unknown> {
@@ -446,7 +447,11 @@ function decodeEnvelopeAt(bytes: Buffer, start: number, end: number, mode: Mode)
   if (!hasMessage(kind)) fail(`unknown kind ${JSON.stringify(kind)}`);
   const object: Record<string, unknown> = { apiVersion, kind };
   pos = rawStart;
-  if (mode === 'lazy') decodeLazyInto(object, rawEnd, message(kind));
+  if (mode === 'checked') {
+    checkMessage(rawEnd, message(kind));
+    pos = rawStart;
+  }
+  if (mode !== 'eager') decodeLazyInto(object, rawEnd, message(kind));
   else decoders.get(kind)!(object, rawEnd);
   return object;
 }
@@ -570,6 +575,53 @@ function accessorFor(key: string): PropertyDescriptor {
  * accessor over one copy of the bytes of its fields (a copy, not a view: a view would keep the frame or the list
  * page alive as long as the object).
  */
+/** The wire type a field's values come in (a packed list aside). */
+function wireTypeOf(f: Field): number {
+  if (f.map) return 2;
+  if (f.kind === K.int32 || f.kind === K.int64 || f.kind === K.bool) return 0;
+  return f.kind === K.double ? 1 : 2;
+}
+
+/**
+ * Walks a message from pos to `end` without building anything: every length within its enclosing message, every
+ * known field in its wire type, nested messages (map entries, times, quantities included) likewise. What it accepts,
+ * the lazy accessors decode without an error. (FieldsV1 and RawExtension hold JSON, which it does not scan.)
+ */
+export function checkMessage(end: number, msg: Message | undefined): void {
+  while (pos < end) {
+    const tag = varint(end);
+    const wireType = tag & 7;
+    const f = msg?.byNumber[tag >>> 3];
+    if (f === undefined || (f.rep && wireType === 2 && wireTypeOf(f) !== 2)) {
+      skip(wireType, end);
+      continue;
+    }
+    if (wireType !== wireTypeOf(f)) fail(`field ${f.json}: wire type ${wireType}`);
+    if (wireType !== 2) {
+      skip(wireType, end);
+      continue;
+    }
+    const e = lengthEnd(end);
+    if (f.map) checkMessage(e, f.kind === K.msg ? mapEntryOf(f.msg!) : undefined);
+    else if (f.kind === K.msg) checkMessage(e, f.msg);
+    else if (f.kind >= K.time && f.kind !== K.fieldsV1 && f.kind !== K.raw) checkMessage(e, undefined);
+    pos = e;
+  }
+}
+
+const entries = new Map<Message, Message>();
+/** A map entry's message: key (1) a string, value (2) of the map's message. */
+function mapEntryOf(value: Message): Message {
+  let entry = entries.get(value);
+  if (!entry) {
+    const key: Field = { n: 1, json: 'key', kind: K.string, presence: 'always', rep: false, map: false, inline: false, msg: undefined };
+    const val: Field = { n: 2, json: 'value', kind: K.msg, presence: 'always', rep: false, map: false, inline: false, msg: value };
+    entry = { name: `${value.name}Entry`, byNumber: [undefined, key, val], fields: [key, val], always: [], lists: [] };
+    entries.set(value, entry);
+  }
+  return entry;
+}
+
 function decodeLazyInto(target: Record<string, unknown>, end: number, msg: Message): void {
   collectLazy(target, end, msg, true);
 }

@@ -91,6 +91,7 @@ describe('the protobuf prototype over the recordings', () => {
     for (const frame of watchFrames()) {
       const eager = decodeWatchEvent(frame);
       expect(plain(decodeWatchEvent(frame, 'lazy'))).toStrictEqual(plain(eager));
+      expect(plain(decodeWatchEvent(frame, 'checked'))).toStrictEqual(plain(eager));
       const metadata = eager.object.metadata as { name?: string; namespace?: string };
       expect(peekNameNamespace(frame)).toEqual({ type: eager.type, name: metadata.name ?? '', namespace: metadata.namespace ?? '' });
     }
@@ -158,7 +159,7 @@ describe('the protobuf prototype over hostile bytes', () => {
   it('throws a ProtobufError, never a wrong object, on every truncation of a frame', () => {
     const event = frame.subarray(4);
     for (let cut = 1; cut < event.length; cut += 7) {
-      for (const decode of [(b: Buffer) => decodeWatchEvent(b), (b: Buffer) => decodeWatchEvent(b, 'lazy'), peekNameNamespace]) {
+      for (const decode of [(b: Buffer) => decodeWatchEvent(b), (b: Buffer) => decodeWatchEvent(b, 'checked'), peekNameNamespace]) {
         let result: unknown;
         try {
           result = plain(decode(event.subarray(0, cut)));
@@ -185,6 +186,26 @@ describe('the protobuf prototype over hostile bytes', () => {
     const body = Buffer.from([0x6b, 0x38, 0x73, 0x00, 0x0a, typeMeta.length, ...typeMeta, 0x12, 0x00]);
     const zero = { apiVersion: 'v1', kind: 'Pod', metadata: { creationTimestamp: null }, spec: { containers: null }, status: {} };
     expect(decodeBody(body)).toStrictEqual(zero);
+  });
+
+  it('lazily, finds a bad member when it is read; checked, on arrival (the never-a-wrong-object rule of step 2)', () => {
+    const metadata = [0x0a, 0x01, 0x78]; // name "x"
+    const badSpecs = [
+      [0x0a, 0x05, 0x01], // volumes: 5 bytes announced, 1 there
+      [0x08, 0x01], // volumes as a varint
+    ];
+    for (const spec of badSpecs) {
+      const pod = [0x0a, metadata.length, ...metadata, 0x12, spec.length, ...spec];
+      const typeMeta = [0x0a, 0x02, ...Buffer.from('v1'), 0x12, 0x03, ...Buffer.from('Pod')];
+      const unknown = [0x0a, typeMeta.length, ...typeMeta, 0x12, pod.length, ...pod];
+      const raw = [0x6b, 0x38, 0x73, 0x00, ...unknown];
+      const event = Buffer.from([0x0a, 0x05, ...Buffer.from('ADDED'), 0x12, raw.length + 2, 0x0a, raw.length, ...raw]);
+      const lazy = decodeWatchEvent(event, 'lazy').object;
+      expect((lazy.metadata as { name: string }).name).toBe('x');
+      expect(() => lazy.spec).toThrow(ProtobufError);
+      expect(() => decodeWatchEvent(event, 'checked')).toThrow(ProtobufError);
+      expect(() => decodeWatchEvent(event)).toThrow(ProtobufError);
+    }
   });
 
   it('checks a frame length before allocating it, and a kind it has no schema for', () => {
