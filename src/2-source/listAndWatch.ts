@@ -1,4 +1,4 @@
-import { Observable, asyncScheduler, type Observer, type SchedulerLike, type Subscriber, type Subscription } from 'rxjs';
+import { Observable, Subscription, asyncScheduler, type Observer, type SchedulerLike, type Subscriber } from 'rxjs';
 import type { ListPage, ListWatch } from '../1-transport/listWatch.ts';
 import { Backoff, type BackoffOptions } from './backoff.ts';
 import type { Decoder } from './decode.ts';
@@ -118,7 +118,8 @@ export function reflectorConfig<T>(options: ListAndWatchOptions<T>): ReflectorCo
  * table in docs/semantics.md that `spec/2-source/step.spec.ts` checks against `step`. Faults are emitted as
  * `error` events and never end the stream; waits follow client-go's backoff
  * (800 ms doubling to 30 s, jittered, reset after two quiet minutes or by
- * progress) and honour `Retry-After` (at most 5 minutes). At most one request
+ * progress) and honour `Retry-After` (at most 5 minutes); a wait after a failure no server answered also
+ * ends as soon as the ListWatch's `reachable$` says the server answers again. At most one request
  * is in flight at any time, and unsubscribing aborts it and clears every timer.
  */
 export function listAndWatch<T>(listWatch: ListWatch, options: ListAndWatchOptions<T>): Observable<SourceEvent<T>> {
@@ -223,7 +224,16 @@ class ReflectorShell<T> {
         return this.backoff.reset();
       case 'wait': {
         const delayMs = effect.backoff ? Math.max(this.backoff.next(this.scheduler.now()), effect.retryAfterMs) : 0;
-        return this.start(() => this.scheduler.schedule(() => this.feed({ type: 'timer', id: effect.id }), Math.max(0, delayMs)));
+        const reachable$ = effect.untilAnswered ? this.listWatch.reachable$ : undefined;
+        return this.start(() => {
+          const timer = this.scheduler.schedule(() => this.feed({ type: 'timer', id: effect.id }), Math.max(0, delayMs));
+          if (!reachable$) return timer;
+          // The first of the two ends the wait; the next request or timer unsubscribes both.
+          const both = new Subscription();
+          both.add(timer);
+          both.add(reachable$.subscribe(() => this.feed({ type: 'answered', id: effect.id })));
+          return both;
+        });
       }
     }
   }

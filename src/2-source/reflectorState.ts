@@ -17,6 +17,7 @@ import type { ListProgress, SourceEvent } from './sourceEvent.ts';
  * listing, watching, streaming ──failed, ended, idle, stalled──▶ waiting
  * waiting ──timer──▶ opening   (resume; relist with watchList)
  *         ──timer──▶ listing   (relist, relistLatest, listInstead)
+ *         ──answered─▶ the same (only after a failure no server answered: the server is back)
  * ```
  *
  * Every failure and every end goes through `waiting` (a timer, 0 ms when there is no backoff; what follows
@@ -136,6 +137,8 @@ export interface Waiting {
   readonly then: Next;
   /** For `relistLatest`: list unpaged (a continue token expired). */
   readonly unpaged: boolean;
+  /** After a failure no server answered: the `answered` input ends the wait too. */
+  readonly untilAnswered: boolean;
 }
 
 export type Phase<T> = { readonly name: 'starting' } | Listing<T> | Opening | Watching | Streaming<T> | Waiting;
@@ -154,7 +157,9 @@ export type ReflectorInput =
   | { readonly type: 'watchFailed'; readonly id: number; readonly error: unknown }
   | { readonly type: 'watchEnded'; readonly id: number }
   | { readonly type: 'check'; readonly id: number }
-  | { readonly type: 'timer'; readonly id: number };
+  | { readonly type: 'timer'; readonly id: number }
+  /** The server answers again (the ListWatch's `reachable$`), during the wait `id`. */
+  | { readonly type: 'answered'; readonly id: number };
 
 /**
  * What `step` asks the shell to do, in order. Starting a request or the wait
@@ -171,8 +176,17 @@ export type ReflectorEffect<T> =
   | { readonly type: 'armCheck'; readonly id: number; readonly delayMs: number }
   | { readonly type: 'disarmCheck' }
   | { readonly type: 'resetBackoff' }
-  /** Wait the next backoff step (at least `retryAfterMs`) when `backoff`, else 0 ms; then input `timer`. */
-  | { readonly type: 'wait'; readonly id: number; readonly backoff: boolean; readonly retryAfterMs: number };
+  /**
+   * Wait the next backoff step (at least `retryAfterMs`) when `backoff`, else 0 ms; then input `timer`. With
+   * `untilAnswered`, also input `answered` as soon as the ListWatch's `reachable$` emits (the first of the two ends the wait).
+   */
+  | {
+      readonly type: 'wait';
+      readonly id: number;
+      readonly backoff: boolean;
+      readonly retryAfterMs: number;
+      readonly untilAnswered: boolean;
+    };
 
 export interface StepResult<T> {
   readonly state: ReflectorState<T>;
@@ -221,7 +235,7 @@ function describePhase<T>(phase: Phase<T>): string {
     case 'opening':
       return `opening ${phase.streaming ? 'streaming list' : 'watch'}${phase.fromList ? ' from a list' : ''}`;
     case 'waiting':
-      return `waiting then ${phase.then}${phase.unpaged ? ' (unpaged)' : ''}`;
+      return `waiting then ${phase.then}${phase.unpaged ? ' (unpaged)' : ''}${phase.untilAnswered ? ' or until answered' : ''}`;
     case 'watching':
     case 'streaming': {
       const initial = phase.name === 'streaming' ? ` initial=${phase.initial.size}` : '';
