@@ -18,6 +18,7 @@ export { isExpired, type ErrorPhase, type InformerErrorDetails, type KubeStatus 
 export { OwnerReference, splitKey, type Typed, type Wire } from './0-model/objects.ts';
 export { apiVersionOf, resourceName, type ResourceDescription } from './0-model/resources.ts';
 export { isMetadataOnly } from './0-model/metadata.ts';
+export { LAST_APPLIED, isSecretResource, secretRedactor } from './0-model/redact.ts';
 
 // 1 · transport
 export {
@@ -36,6 +37,33 @@ export { hasUnparsedMembers, isSkipped, type KeepObject } from './1-transport/la
 export { LineSplitter, type LineBytesSink, type LineSink } from './1-transport/lineSplitter.ts';
 export type { ListOptions, ListPage, ListWatch, RawWatchEvent, WatchFrame, WatchOptions } from './1-transport/listWatch.ts';
 export { collectionPath, type ListWatchTarget } from './1-transport/paths.ts';
+export { passThrough, record, type RecordOptions } from './1-transport/trace/record.ts';
+export { traceWriter, type TraceWriter, type TraceWriterOptions } from './1-transport/trace/writer.ts';
+export { trimTrace, type TrimWindow } from './1-transport/trace/trim.ts';
+export {
+  MAX_TRACE_LINE_BYTES,
+  RecordedError,
+  TRACE_FORMAT,
+  TRACE_FORMAT_VERSION,
+  TraceChecker,
+  TraceEnd,
+  TraceEvent,
+  TraceFailure,
+  TraceFormatError,
+  TraceHeader,
+  TraceLine,
+  TraceList,
+  TraceNotice,
+  TracePage,
+  TraceStop,
+  TraceWatch,
+  readTrace,
+  readTraceHeader,
+  traceText,
+  type ReadTraceOptions,
+  type Trace,
+  type TraceStopReason,
+} from './1-transport/trace/format.ts';
 export { assembleDiscovery, compareVersions, parseGroupVersions, parseResourceList } from './discovery/discovery.ts';
 export { PARTIAL_OBJECT_METADATA, toPartialObjectMetadata, typeMetaOf } from './0-model/metadata.ts';
 

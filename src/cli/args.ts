@@ -6,7 +6,7 @@ import { type Compression } from '../pipeline.ts';
 import { printable } from './format.ts';
 
 /** `a,b["x,y"]` → `a`, `b["x,y"]`: commas outside brackets separate patterns. */
-function splitPatterns(text: string): string[] {
+export function splitPatterns(text: string): string[] {
   const out: string[] = [];
   let depth = 0;
   let start = 0;
@@ -34,6 +34,19 @@ Usage:
   rx-informer start [--kubeconfig PATH] [--context NAME] [--churn-interval MS] [watch options]
       With no --kubeconfig/--context: starts the built-in API-server emulator with live churn
       and injected faults, and watches everything on it. With one: \`watch --all\` on that cluster.
+  rx-informer record RESOURCE... -o FILE [-n NS] [-l SELECTOR] [--field-selector S] [--kubeconfig PATH]
+                    [--context NAME] [--max-bytes SIZE] [--duration D] [--no-redact]
+      Writes what the informers' list and watch requests saw to FILE (a JSON Lines trace, for
+      replayListWatch in rx-informer/testing; docs/testing.md). Secret values redacted unless
+      --no-redact. Stops at --max-bytes (e.g. 50Mi), after --duration (90s, 5m), or on Ctrl-C or
+      SIGTERM: the file always ends with a whole line.
+  rx-informer replay FILE [-o pretty|json] [--utc] [--fields PATTERN]... [--ignore PATTERN]...
+                    [--from T] [--to T]
+      Prints the changes a trace recorded as \`watch\` would have, at their recorded times; --from and
+      --to (90s, 5m: time into the recording) print a window.
+  rx-informer trim FILE --from T [--to T] [--resource R] -o OUT
+      Writes the window of a trace that still replays: it starts with a list holding what the
+      informer knew at the first watch at or after --from.
 
 Resources are named by plural, singular, kind or short name (pods, pod, Pod, po; deployments.apps).
 
@@ -212,9 +225,9 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
   if (values.help) return { kind: 'help' };
   if (values.version) return { kind: 'version' };
   const [command, ...resources] = positionals;
-  if (!command) return { kind: 'usage', message: 'name a command: watch or start' };
+  if (!command) return { kind: 'usage', message: 'name a command: watch, start, record, replay or trim' };
   if (command !== 'watch' && command !== 'start')
-    return { kind: 'usage', message: `unknown command "${command}" (the commands are watch and start)` };
+    return { kind: 'usage', message: `unknown command "${command}" (the commands are watch, start, record, replay and trim)` };
   if (command === 'start' && resources.length > 0) {
     return {
       kind: 'usage',

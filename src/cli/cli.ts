@@ -1,8 +1,11 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import type { Compression } from '../pipeline.ts';
 import { HELP, parseCommandLine, type CliOptions } from './args.ts';
 import type { DemoEmulator } from './demo.ts';
-import { printable } from './format.ts';
+import { messageOf, printable } from './format.ts';
+import { isRecordCommand, parseRecordLine } from './recordArgs.ts';
+import { isReplayCommand, parseReplayLine } from './replayArgs.ts';
+import { isTrimCommand, parseTrimLine } from './trimCommand.ts';
 import { startCommand, usageHint } from './invocation.ts';
 import { SecretScrubber } from './secrets.ts';
 import type { Terminal, WatchCommand } from './watch.ts';
@@ -39,6 +42,9 @@ const err = (line: string) => void process.stderr.write(`${printable(scrubber.sc
  * retry past (1). SIGHUP (129) flushes the sinks as SIGTERM does.
  */
 export async function run(argv: readonly string[]): Promise<number> {
+  if (isRecordCommand(argv)) return recordRun(argv);
+  if (isReplayCommand(argv)) return replayRun(argv);
+  if (isTrimCommand(argv)) return trimRun(argv);
   const line = parseCommandLine(argv);
   switch (line.kind) {
     case 'help':
@@ -238,4 +244,73 @@ async function watch(options: CliOptions): Promise<number> {
     return EXIT.error;
   }
   return outcome.stopped;
+}
+
+/** `rx-informer record`: until Ctrl-C (130), SIGTERM (143) or a limit (0); the trace ends with its stop line either way. */
+async function recordRun(argv: readonly string[]): Promise<number> {
+  const options = parseRecordLine(argv);
+  if (typeof options === 'string') {
+    err(`error: ${options}`);
+    err(usageHint());
+    return EXIT.usage;
+  }
+  const ending = new Ending();
+  process.stderr.on('error', () => undefined);
+  if (!options.redact) err('warning: --no-redact: Secret values will be written to the trace in clear');
+  const [{ recordCommand }, { readKubeConfig }] = await Promise.all([import('./recordCommand.ts'), import('./kubeconfig.ts')]);
+  let recording;
+  try {
+    recording = await recordCommand(readKubeConfig(options.kubeconfig, options.context, scrubber).kubeConfig, options, { err });
+  } catch (error) {
+    err(`error: ${messageOf(error)}`);
+    return EXIT.error;
+  }
+  void recording.synced.then(() => err(`synced; recording to ${options.file} (Ctrl-C to stop)`));
+  const end = await Promise.race([ending.code, recording.stopped.then(() => EXIT.ok)]);
+  recording.stop();
+  const { writer } = recording;
+  err(`stopped (${writer.stopped ?? 'closed'}): ${writer.bytes} bytes written to ${options.file}`);
+  if (writer.error === undefined) return end;
+  err(`error: cannot write ${options.file}: ${messageOf(writer.error)}`);
+  return EXIT.error;
+}
+
+/** `rx-informer replay FILE`: the trace's changes on stdout as `watch` prints them; a trace that cannot be read is 1. */
+async function replayRun(argv: readonly string[]): Promise<number> {
+  const options = parseReplayLine(argv);
+  if (typeof options === 'string') {
+    err(`error: ${options}`);
+    err(usageHint());
+    return EXIT.usage;
+  }
+  const [{ replayCommand }, { readTrace }] = await Promise.all([import('./replayCommand.ts'), import('../pipeline.ts')]);
+  try {
+    const trace = readTrace(readFileSync(options.file, 'utf8'));
+    const mismatches = replayCommand(trace, options, (line) => void process.stdout.write(`${line}\n`));
+    for (const mismatch of mismatches) err(`error: ${mismatch}`);
+    return mismatches.length ? EXIT.error : EXIT.ok;
+  } catch (error) {
+    err(`error: ${options.file}: ${messageOf(error)}`);
+    return EXIT.error;
+  }
+}
+
+/** `rx-informer trim FILE --from T [--to T] -o OUT`: the window, written whole; 1 when the trace cannot be read or cut. */
+async function trimRun(argv: readonly string[]): Promise<number> {
+  const options = parseTrimLine(argv);
+  if (typeof options === 'string') {
+    err(`error: ${options}`);
+    err(usageHint());
+    return EXIT.usage;
+  }
+  const { readTrace, traceText, trimTrace } = await import('../pipeline.ts');
+  try {
+    const trimmed = trimTrace(readTrace(readFileSync(options.file, 'utf8')), options);
+    writeFileSync(options.out, traceText(trimmed));
+    err(`wrote ${options.out}: ${trimmed.lines.length + 1} lines, ${trimmed.lines.at(-1)?.at ?? 0} ms from ${trimmed.header.startedAt}`);
+    return EXIT.ok;
+  } catch (error) {
+    err(`error: ${options.file}: ${messageOf(error)}`);
+    return EXIT.error;
+  }
 }

@@ -23,7 +23,7 @@ export function diffObjects(
   return fieldChanges(before, after, { fields: [...fields, ...excluded], maxDepth });
 }
 
-/** Matches the placeholder `redact.ts` puts in place of a Secret value. */
+/** Matches the placeholder `0-model/redact.ts` puts in place of a Secret value. */
 const REDACTED = /^<redacted:[0-9a-f]+>$/;
 
 /** A value as a short string: JSON, cut to `max` characters. */

@@ -18,7 +18,7 @@ import { informerFactory, keyOf, type Informer, type InformerEvent, type KubeObj
 import { serve } from '../metrics/index.ts';
 import { jsonLine, messageOf } from './format.ts';
 import { prettyLine, toRecord } from './record.ts';
-import { isSecretResource, secretRedactor } from './redact.ts';
+import { isSecretResource, secretRedactor } from '../pipeline.ts';
 import {
   initialSession,
   step,

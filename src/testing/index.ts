@@ -3,6 +3,7 @@
  *
  * - `fakeInformer` and object helpers: informers driven by marble diagrams, in virtual time.
  * - `fakeListWatch`: a scripted ListWatch, to drive the reflector itself from marbles.
+ * - `replayListWatch`: a ListWatch answering from a trace `record` (rx-informer/pipeline) wrote, in virtual time.
  * - `FakeLeaseServer` and `driftingScheduler`: Leases in memory with faults and partitions, and a clock per replica,
  *   to test leader election and sharding in virtual time.
  *
@@ -28,3 +29,5 @@ export {
 } from './fakeListWatch.ts';
 export { FakeLeaseServer, type FakeClientOptions, type FakeLeaseFault, type FakeLeaseRequest, type FakeLeaseWrite } from './fakeLeases.ts';
 export { driftingScheduler } from './driftingScheduler.ts';
+export { replayListWatch, type ReplayListWatch, type ReplayMismatch, type ReplayOptions } from './replayListWatch.ts';
+export { readTrace, TraceFormatError, type Trace } from '../1-transport/trace/format.ts';

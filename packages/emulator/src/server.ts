@@ -17,6 +17,7 @@ import { TEST_TLS_CERT, TEST_TLS_KEY } from './tls.ts';
 import type { CustomResourceDefinitionSpec, Gvr, GvrLike, StoredObject } from './types.ts';
 import type { WatchSession } from './watch.ts';
 import { gzipSettings, type GzipOption } from './gzip.ts';
+import { tracePlayer, type ReplayState } from './replay.ts';
 
 export interface ApiServerOptions {
   /** Require `Authorization: Bearer <token>` (401 otherwise, like 06d). */
@@ -75,6 +76,12 @@ export interface ApiServerOptions {
    * too (kube-apiserver does not), flushed with every write. `false`: never.
    */
   gzip?: GzipOption;
+  /**
+   * Answer list and watch requests for the resources of this rx-informer trace (its text) from the trace,
+   * in order and at their recorded offsets (see ./replay.ts); everything else as usual. Replayed requests are
+   * not in `requests`; `replay` says what could not be answered.
+   */
+  replay?: string;
 }
 
 export interface ApiServer {
@@ -100,6 +107,8 @@ export interface ApiServer {
   readonly acceptedConnections: number;
   /** The HTTP/2 front (with `http2: true`): sessions, streams, black-holing, GOAWAY. */
   readonly http2: Http2Front | undefined;
+  /** With `replay`: the requests the trace could not answer, and the recorded ones not yet asked for. */
+  readonly replay: ReplayState | undefined;
   /**
    * Accept another bearer token from now on (`undefined`: no token needed). Open watches
    * carry on, as a real API server's do; the next request with the old token gets 401.
@@ -246,7 +255,13 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
 
   const tls =
     options.tls === true || (options.http2 && !options.tls) ? { cert: TEST_TLS_CERT, key: TEST_TLS_KEY } : options.tls || undefined;
-  const listener = (req: Parameters<typeof handler.handle>[0], res: Parameters<typeof handler.handle>[1]): void => handler.handle(req, res);
+  const player = options.replay === undefined ? undefined : tracePlayer(options.replay);
+  const listener = (req: Parameters<typeof handler.handle>[0], res: Parameters<typeof handler.handle>[1]): void => {
+    // A replayed request is authorized as any other: without the token it gets the handler's 401.
+    const authorized = token === undefined || req.headers['authorization'] === `Bearer ${token}`;
+    if (player && authorized && player.answer(req, res)) return;
+    handler.handle(req, res);
+  };
   const clientCa = tls && 'clientCa' in tls ? tls.clientCa : undefined;
   const h2Settings = options.http2 === true ? {} : options.http2;
   const h2 = h2Settings && tls ? await listenHttp2({ ...tls, clientCa }, listener, options.port ?? 0, h2Settings) : undefined;
@@ -380,6 +395,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
       return h2 ? h2.front.acceptedConnections : accepted;
     },
     http2: h2?.front,
+    replay: player?.state,
     setToken(next) {
       token = next;
     },
@@ -443,6 +459,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
       closed ??= (async () => {
         closing = true;
         log.cancelWaits('the API server emulator was closed');
+        player?.close();
         for (const t of pendingTimers) clearTimeout(t);
         pendingTimers.clear();
         for (const s of [...sessions]) {

@@ -3,7 +3,7 @@
  * schedule's writes and faults, then a wait for convergence and every check.
  * Returns the divergences found (empty: the informer conformed).
  */
-import type { Subscription } from 'rxjs';
+import type { SchedulerLike, Subscription } from 'rxjs';
 import {
   ConfigMap,
   Pod,
@@ -48,8 +48,10 @@ export const TIMING = {
 const STALL_JUMP_MS = reflectorConfig({ decode: (raw) => raw }).stallMarginMs + 2 * TIMING.minWatchTimeoutSeconds * 1000 + 1;
 
 export interface RunOptions {
-  /** Tampers with the informer's ListWatch: proves the checks can fail. */
-  readonly sabotage?: (listWatch: ListWatch) => ListWatch;
+  /** Tampers with the informer's ListWatch (proves the checks can fail), or records it (on the informer's clock). */
+  readonly sabotage?: (listWatch: ListWatch, clock: SchedulerLike) => ListWatch;
+  /** Subscribes to the informer beside the harness's subscribers (ended with theirs, before the close check). */
+  readonly observe?: (cache: Informer<KubeObject>) => Subscription;
   /**
    * Over HTTP/2 (the emulator's TLS h2 mode). The server-side request tracker sees HTTP/1.1 requests only,
    * so its checks (requests open at once, requests left open) see nothing then; the rest hold.
@@ -167,6 +169,10 @@ class Subscribers {
 
   get views(): SubscriberView[] {
     return [this.early, this.late, this.slow, this.throwing];
+  }
+
+  add(subscription: Subscription): void {
+    this.subscriptions.push(subscription);
   }
 
   joinLate(): void {
@@ -408,6 +414,24 @@ function check(
   return out;
 }
 
+/** The informer's options in a run of `config` (a replay of the run's trace uses them too). */
+export function harnessInformerOptions(config: ScheduleConfig, clock: SchedulerLike): InformerOptions<KubeObject> {
+  return {
+    namespace: config.namespace,
+    pageSize: config.pageSize,
+    watchList: config.watchList,
+    minWatchTimeoutSeconds: TIMING.minWatchTimeoutSeconds,
+    // The stall rule at its default margin, on the harness's clock. The idle rules are off: with them a
+    // stalled watch would be resumed without an error or with one, depending on the pace of earlier events
+    // (the recovery soak covers them in virtual time at their defaults).
+    idleTimeoutMs: 0,
+    busyIdleTimeoutMs: 0,
+    scheduler: clock,
+    backoff: TIMING.backoff,
+    random: seededRandom(config.seed),
+  };
+}
+
 /** Runs a schedule and checks everything; never throws for a divergence, only returns it. */
 export async function runSchedule(schedule: Schedule, options: RunOptions = {}): Promise<RunResult> {
   const started = performance.now();
@@ -437,24 +461,14 @@ export async function runSchedule(schedule: Schedule, options: RunOptions = {}):
         ...(options.http2 ? { protocol: 'h2' as const } : {}),
       },
     );
-    const cache = informer(probe.wrap(options.sabotage ? options.sabotage(http) : http), resource, {
-      namespace: config.namespace,
-      pageSize: config.pageSize,
-      watchList: config.watchList,
-      minWatchTimeoutSeconds: TIMING.minWatchTimeoutSeconds,
-      // The stall rule at its default margin, on the harness's clock. The idle rules are off: with them a
-      // stalled watch would be resumed without an error or with one, depending on the pace of earlier events
-      // (the recovery soak covers them in virtual time at their defaults).
-      idleTimeoutMs: 0,
-      busyIdleTimeoutMs: 0,
-      scheduler: clock,
-      backoff: TIMING.backoff,
-      random: seededRandom(config.seed),
+    const cache = informer(probe.wrap(options.sabotage ? options.sabotage(http, clock) : http), resource, {
+      ...harnessInformerOptions(config, clock),
       ...options.informerOptions,
     });
     const inScope = (o: { readonly metadata?: { readonly namespace?: string } }) =>
       config.namespace === undefined || o.metadata?.namespace === config.namespace;
     subscribers = new Subscribers(cache, history, inScope);
+    if (options.observe) subscribers.add(options.observe(cache));
 
     for (const [i, step] of schedule.steps.entries()) {
       if (i === config.lateJoinAt) subscribers.joinLate();

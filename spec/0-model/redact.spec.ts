@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LAST_APPLIED, isSecretResource, secretRedactor } from '../../src/cli/redact.ts';
+import { LAST_APPLIED, isSecretResource, secretRedactor } from '../../src/0-model/redact.ts';
 import type { KubeObject } from '../../src/index.ts';
 
 describe('secretRedactor', () => {

@@ -1,5 +1,5 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import type { KubeObject } from '../index.ts';
+import type { KubeObject } from './objects.ts';
 
 /** The annotation `kubectl apply` writes: for a Secret it holds the data in clear. */
 export const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';

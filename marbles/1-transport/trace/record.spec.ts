@@ -1,0 +1,165 @@
+import { describe, expect, it } from 'vitest';
+import { EMPTY, of } from 'rxjs';
+import { testScheduler } from '../../support/testScheduler.ts';
+import { record } from '../../../src/1-transport/trace/record.ts';
+import { traceWriter } from '../../../src/1-transport/trace/writer.ts';
+import { readTrace, type TraceLine } from '../../../src/1-transport/trace/format.ts';
+import type { ListWatch } from '../../../src/1-transport/listWatch.ts';
+import { fakeListWatch, httpFailure, listPage, watchBookmark, watchEvent, watchStatus } from '../../../src/testing/index.ts';
+import { InformerError } from '../../../src/0-model/errors.ts';
+
+const pod = (name: string, rv: string) => ({ metadata: { name, namespace: 'default', resourceVersion: rv } });
+const secret = (name: string, value: string) => ({
+  kind: 'Secret',
+  metadata: { name, namespace: 'default', resourceVersion: '3' },
+  data: { password: value },
+});
+
+/** Records into a string; returns it and the writer. */
+function recorder(options: Partial<Parameters<typeof traceWriter>[0]> = {}) {
+  const out = { text: '' };
+  const writer = traceWriter({ write: (line) => (out.text += line), resources: ['pods'], ...options });
+  return { out, writer };
+}
+const withoutAt = (lines: readonly TraceLine[]) => lines.map(({ at: _at, ...rest }) => rest);
+
+describe('record', () => {
+  it('writes each request, what it emitted and how it ended, at the recorder clock’s times', () => {
+    testScheduler().run(({ cold, expectObservable, flush }) => {
+      const fake = fakeListWatch({
+        lists: [cold('--(p|)', { p: listPage('10', [pod('a', '9')], 'next') })],
+        watches: [
+          cold('-a-b-s-#', { a: watchEvent('ADDED', pod('b', '11')), b: watchBookmark('12'), s: watchStatus(410) }, httpFailure(500)),
+        ],
+      });
+      const { out, writer } = recorder();
+      const recorded = record(fake, writer);
+      expectObservable(recorded.list({ resourceVersion: '0', limit: 500 })).toBe('--(p|)', { p: listPage('10', [pod('a', '9')], 'next') });
+      expectObservable(recorded.watch({ resourceVersion: '10', allowWatchBookmarks: true }), '----^').toBe(
+        '-----a-b-s-#',
+        {
+          a: watchEvent('ADDED', pod('b', '11')),
+          b: watchBookmark('12'),
+          s: watchStatus(410),
+        },
+        httpFailure(500),
+      );
+      flush();
+      writer.close();
+      const trace = readTrace(out.text);
+      expect(trace.lines.map((l) => [l.type, l.at])).toEqual([
+        ['list', 0],
+        ['page', 2],
+        ['end', 2],
+        ['watch', 4],
+        ['event', 5],
+        ['event', 7],
+        ['event', 9],
+        ['failure', 11],
+        ['stop', 11],
+      ]);
+      expect(withoutAt(trace.lines)[0]).toEqual({ type: 'list', id: 0, options: { limit: 500, resourceVersion: '0' } });
+      expect(withoutAt(trace.lines)[1]).toEqual({ type: 'page', id: 0, resourceVersion: '10', continue: 'next', items: [pod('a', '9')] });
+      expect(withoutAt(trace.lines)[7]).toEqual({
+        type: 'failure',
+        id: 1,
+        error: { reason: 'ServerError', message: 'HTTP 500', status: 500, phase: 'watch' },
+      });
+    });
+  });
+
+  it('writes an aborted request’s end, and a watch’s error frames as notices', () => {
+    testScheduler().run(({ cold, expectObservable, flush }) => {
+      const malformed = new InformerError('MalformedLine', 'bad line', { phase: 'watch' });
+      const fake = fakeListWatch({ watches: [cold('-e---', { e: malformed })] });
+      const { out, writer } = recorder();
+      expectObservable(record(fake, writer).watch({}), '^--!').toBe('-e-', { e: malformed });
+      flush();
+      const lines = readTrace(out.text).lines;
+      expect(lines.map((l) => [l.type, l.at])).toEqual([
+        ['watch', 0],
+        ['notice', 1],
+        ['end', 3],
+      ]);
+      expect(lines[2]).toMatchObject({ how: 'unsubscribe' });
+      expect(lines[1]).toMatchObject({ error: { reason: 'MalformedLine', message: 'bad line' } });
+    });
+  });
+
+  it('redacts Secret values by default, keyed (equal values hash equal), and keeps them with redact: false', () => {
+    const { out, writer } = recorder();
+    const fake = { list: () => of(listPage('3', [secret('a', 'hunter2'), secret('b', 'hunter2')])), watch: () => EMPTY };
+    record(fake, writer, { resource: 'secrets' }).list({}).subscribe();
+    const [, page] = readTrace(out.text).lines;
+    expect(out.text).not.toContain('hunter2');
+    const items = (page as { items: { data: { password: string } }[] }).items;
+    expect(items[0]!.data.password).toMatch(/^<redacted:[0-9a-f]{12}>$/);
+    expect(items[1]!.data.password).toBe(items[0]!.data.password);
+
+    const clear = recorder({ redacted: false });
+    record(fake, clear.writer, { resource: 'secrets', redact: false }).list({}).subscribe();
+    expect(clear.out.text).toContain('hunter2');
+    expect(readTrace(clear.out.text).header.redacted).toBe(false);
+  });
+
+  it('redacts a Secret in a watch of another resource by its kind', () => {
+    const { out, writer } = recorder();
+    const fake = { list: () => EMPTY, watch: () => of(watchEvent('ADDED', secret('s', 'hunter2'))) };
+    record(fake, writer, { resource: 'pods' }).watch({}).subscribe();
+    expect(out.text).not.toContain('hunter2');
+  });
+
+  it('passes through members of the ListWatch it does not know', () => {
+    const inner = Object.assign(fakeListWatch(), { reachable: () => 'yes', flag: 3 });
+    const { writer } = recorder();
+    const recorded = record(inner, writer) as ListWatch & { reachable(): string; flag: number };
+    expect(recorded.reachable()).toBe('yes');
+    expect(recorded.flag).toBe(3);
+  });
+});
+
+describe('traceWriter', () => {
+  it.each([400, 523, 600, 611, 777, 901])(
+    'never passes maxBytes (%i): a line that would is not written, the stop line ends the file',
+    (maxBytes) => {
+      const { out, writer } = recorder({ maxBytes });
+      const fake = { list: () => of(listPage('1', [pod('x'.repeat(100), '1')])), watch: () => EMPTY };
+      const recorded = record(fake, writer);
+      for (let i = 0; i < 10; i++) recorded.list({}).subscribe();
+      expect(writer.stopped).toBe('maxBytes');
+      expect(Buffer.byteLength(out.text)).toBeLessThanOrEqual(maxBytes);
+      const trace = readTrace(out.text); // every line whole, and it reads
+      expect(trace.lines.at(-1)).toMatchObject({ type: 'stop', why: 'maxBytes' });
+    },
+  );
+
+  it('stops after durationMs on its clock, even with no traffic, and frees its timer on close', () => {
+    testScheduler().run(({ expectObservable, flush }) => {
+      const { out, writer } = recorder({ durationMs: 100 });
+      expectObservable(writer.stopped$).toBe('100ms (s|)', { s: 'duration' });
+      flush();
+      expect(readTrace(out.text).lines).toEqual([{ type: 'stop', at: 100, why: 'duration' }]);
+    });
+    const scheduler = testScheduler();
+    const { writer } = recorder({ durationMs: 100, scheduler });
+    writer.close();
+    expect(scheduler.actions).toHaveLength(0);
+  });
+
+  it('a throwing sink stops it (closed, with the error), and the requests go on', () => {
+    let calls = 0;
+    const writer = traceWriter({
+      write: () => {
+        if (++calls > 1) throw new Error('disk full');
+      },
+      resources: ['pods'],
+    });
+    const pages: unknown[] = [];
+    record({ list: () => of(listPage('1', [])), watch: () => EMPTY }, writer)
+      .list({})
+      .subscribe((p) => pages.push(p));
+    expect(pages).toHaveLength(1);
+    expect(writer.stopped).toBe('closed');
+    expect((writer.error as Error).message).toBe('disk full');
+  });
+});

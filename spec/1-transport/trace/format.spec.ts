@@ -1,0 +1,102 @@
+import { describe, expect, it } from 'vitest';
+import {
+  informerErrorOf,
+  readTrace,
+  recordedError,
+  RecordedError,
+  TRACE_FORMAT_VERSION,
+  TraceFormatError,
+  type TraceHeader,
+} from '../../../src/1-transport/trace/format.ts';
+import { InformerError } from '../../../src/0-model/errors.ts';
+
+const header: TraceHeader = {
+  type: 'header',
+  format: 'rx-informer-trace',
+  version: TRACE_FORMAT_VERSION,
+  startedAt: '2026-01-01T00:00:00.000Z',
+  resources: ['pods'],
+  redacted: true,
+};
+const lines = (...records: readonly unknown[]) => records.map((r) => `${JSON.stringify(r)}\n`).join('');
+const list = { type: 'list', at: 0, id: 0, options: { resourceVersion: '0', limit: 1 } };
+const page = { type: 'page', at: 5, id: 0, resourceVersion: '10', continue: 'c1', items: [{ metadata: { name: 'a' } }] };
+const end = (at: number, id = 0) => ({ type: 'end', at, id, how: 'complete' });
+
+function failure(text: string): TraceFormatError {
+  try {
+    readTrace(text);
+  } catch (e) {
+    if (e instanceof TraceFormatError) return e;
+    throw e;
+  }
+  throw new Error('read without an error');
+}
+
+describe('readTrace', () => {
+  it('reads a header and its lines, checked', () => {
+    const trace = readTrace(lines(header, list, page, end(6), { type: 'stop', at: 7, why: 'closed' }));
+    expect(trace.header.resources).toEqual(['pods']);
+    expect(trace.lines.map((l) => l.type)).toEqual(['list', 'page', 'end', 'stop']);
+  });
+
+  // Each hostile trace: the line number, and what is wrong.
+  it.each([
+    ['empty', '', 1, /empty/],
+    ['truncated: the last line cut', lines(header, list).slice(0, -8), 2, /truncated/],
+    ['another format version', lines({ ...header, version: 2 }, list), 1, /format version 2; this reader reads version 1/],
+    ['not a trace', lines({ hello: 1 }), 1, /not an rx-informer-trace header/],
+    ['not JSON', `${lines(header)}{"type":\n`, 2, /not JSON/],
+    ['a line of no known type', lines(header, { type: 'gossip', at: 0, id: 0 }), 2, /type/],
+    ['a field of the wrong type', lines(header, { ...list, at: 'soon' }), 2, /at/],
+    ['times going backwards', lines(header, { ...list, at: 9 }, { ...page, at: 3 }), 3, /time goes backwards \(3 ms after 9 ms\)/],
+    ['a page of no open request', lines(header, page), 2, /not open/],
+    ['a request id used twice', lines(header, list, page, end(6), { ...list, at: 7 }), 5, /used twice/],
+    [
+      'pages that do not chain',
+      lines(header, list, page, end(6), { type: 'list', at: 8, id: 1, options: { continue: 'other' } }),
+      5,
+      /pages do not chain: a list continues from "other", the last page gave "c1"/,
+    ],
+    ['a line after the stop line', lines(header, { type: 'stop', at: 1, why: 'maxBytes' }, list), 3, /after the `stop` line/],
+  ])('%s: an error naming the line', (_name, text, line, message) => {
+    const error = failure(text);
+    expect(error.line).toBe(line);
+    expect(error.message).toMatch(message);
+    expect(error.message).toMatch(new RegExp(`^trace line ${line}: `));
+  });
+
+  it('a line over the limit', () => {
+    const big = { ...page, items: [{ metadata: { name: 'x'.repeat(2000) } }] };
+    expect(() => readTrace(lines(header, list, big), { maxLineBytes: 1000 })).toThrow(/trace line 3: longer than 1000 bytes/);
+  });
+
+  it('zod issues come with the error', () => {
+    expect(failure(lines(header, { ...list, at: -1 })).issues.length).toBeGreaterThan(0);
+  });
+
+  it('an InformerError as data and back: reason, message, status, phase, Retry-After, Status, unreachable', () => {
+    const status = { kind: 'Status', code: 429, reason: 'TooManyRequests', message: 'slow down' };
+    const error = new InformerError('TooManyRequests', 'slow down', {
+      status: 429,
+      phase: 'list',
+      retryAfterSeconds: 2,
+      statusObject: status,
+    });
+    const refused = new InformerError('NetworkError', 'ECONNREFUSED', { phase: 'watch', unreachable: true });
+    for (const e of [error, refused]) {
+      const data = RecordedError.parse(JSON.parse(JSON.stringify(recordedError(e))));
+      const back = informerErrorOf(data);
+      expect([back.reason, back.message, back.status, back.phase, back.retryAfterSeconds, back.statusObject, back.unreachable]).toEqual([
+        e.reason,
+        e.message,
+        e.status,
+        e.phase,
+        e.retryAfterSeconds,
+        e.statusObject,
+        e.unreachable,
+      ]);
+    }
+    expect(recordedError(new Error('boom'))).toEqual({ reason: 'Unknown', message: 'boom' });
+  });
+});

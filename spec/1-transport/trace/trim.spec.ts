@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import { readTrace, traceText, type Trace } from '../../../src/1-transport/trace/format.ts';
+import { trimTrace } from '../../../src/1-transport/trace/trim.ts';
+
+const cm = (name: string, rv: string) => ({ metadata: { name, namespace: 'shop', uid: `u-${name}`, resourceVersion: rv } });
+const lines = [
+  {
+    type: 'header',
+    format: 'rx-informer-trace',
+    version: 1,
+    startedAt: '2026-01-01T10:00:00.000Z',
+    resources: ['configmaps'],
+    redacted: true,
+  },
+  { type: 'list', at: 0, id: 0, options: { limit: 1, resourceVersion: '0' } },
+  { type: 'page', at: 5, id: 0, resourceVersion: '5', continue: 't1', items: [cm('a', '2')] },
+  { type: 'end', at: 5, id: 0, how: 'complete' },
+  { type: 'list', at: 6, id: 1, options: { continue: 't1', limit: 1 } },
+  { type: 'page', at: 9, id: 1, resourceVersion: '5', items: [cm('b', '4')] },
+  { type: 'end', at: 9, id: 1, how: 'complete' },
+  { type: 'watch', at: 10, id: 2, options: { allowWatchBookmarks: true, resourceVersion: '5' } },
+  { type: 'event', at: 100, id: 2, event: { type: 'DELETED', object: cm('a', '6') } },
+  { type: 'event', at: 200, id: 2, event: { type: 'ADDED', object: cm('c', '7') } },
+  { type: 'failure', at: 300, id: 2, error: { reason: 'ServerError', message: 'HTTP 500', status: 500 } },
+  { type: 'watch', at: 1300, id: 3, options: { allowWatchBookmarks: true, resourceVersion: '7' } },
+  { type: 'event', at: 1400, id: 3, event: { type: 'MODIFIED', object: cm('b', '8') } },
+  { type: 'event', at: 2400, id: 3, event: { type: 'MODIFIED', object: cm('b', '9') } },
+  { type: 'end', at: 3000, id: 3, how: 'unsubscribe' },
+];
+const TRACE: Trace = readTrace(lines.map((l) => `${JSON.stringify(l)}\n`).join(''));
+
+describe('trimTrace', () => {
+  it('starts at the first watch from --from on, with a page of what the informer knew then, times moved', () => {
+    const window = readTrace(traceText(trimTrace(TRACE, { fromMs: 1000, toMs: 2000 })));
+    expect(window.header.startedAt).toBe('2026-01-01T10:00:01.300Z');
+    expect(window.lines.slice(0, 3)).toEqual([
+      { type: 'list', at: 0, id: 4, options: { limit: 1, resourceVersion: '0' } },
+      { type: 'page', at: 0, id: 4, resourceVersion: '7', items: [cm('b', '4'), cm('c', '7')] },
+      { type: 'end', at: 0, id: 4, how: 'complete' },
+    ]);
+    // The watch at 1300 ms is at 0; what came after --to is cut, and the open watch ends aborted there.
+    expect(window.lines.slice(3).map((l) => [l.type, l.at])).toEqual([
+      ['watch', 0],
+      ['event', 100],
+      ['end', 700],
+      ['stop', 700],
+    ]);
+  });
+
+  it('says why it cannot cut', () => {
+    expect(() => trimTrace(TRACE, { fromMs: 2000 })).toThrow(/no watch starts at or after 2000 ms/);
+  });
+});

@@ -1,0 +1,92 @@
+/**
+ * `rx-informer record`, the bin against the emulator: the trace it writes reads and replays, Secrets are
+ * redacted unless --no-redact, --max-bytes and signals leave a whole file. Waits are for lines, never sleeps.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { TestScheduler } from 'rxjs/testing';
+import { startApiServer, type ApiServer } from 'rx-informer-emulator';
+import { Pod, informer, type KubeObject, type Store } from '../../src/index.ts';
+import { readTrace } from '../../src/pipeline.ts';
+import { replayListWatch } from '../../src/testing/index.ts';
+import { cli, killAll, until } from './support.ts';
+
+let api: ApiServer;
+let dir: string;
+let kubeconfig: string;
+
+beforeAll(async () => {
+  api = await startApiServer({ bookmarkIntervalMs: 200 });
+  dir = mkdtempSync(join(tmpdir(), 'rx-informer-record-'));
+  kubeconfig = join(dir, 'config');
+  writeFileSync(kubeconfig, api.kubeConfig.exportConfig());
+});
+
+afterAll(async () => {
+  killAll();
+  await api.close();
+});
+
+const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
+const read = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8') : '');
+
+describe('rx-informer record', () => {
+  it('records pods and secrets until SIGTERM (143): a whole trace, Secrets redacted, that replays', async () => {
+    const file = join(dir, 'trace.jsonl');
+    api.create('pods', { metadata: { name: 'web', namespace: 'shop' }, spec: { containers: [{ name: 'c', image: 'nginx' }] } });
+    const run = cli(['record', 'pods', 'secrets', '-o', file, '--kubeconfig', kubeconfig]);
+    await run.line('err', /^synced; recording to /);
+    api.create('secrets', { metadata: { name: 'db', namespace: 'shop' }, data: { password: b64('hunter2') } });
+    api.patch('pods', 'shop', 'web', { metadata: { labels: { tier: 'front' } } });
+    await until(() => read(file).includes('"MODIFIED"') && read(file).includes('"name":"db"'));
+    run.proc.kill('SIGTERM');
+    expect((await run.exit).code).toBe(143);
+    await run.line('err', /^stopped \(closed\): \d+ bytes written to /);
+
+    const text = read(file);
+    expect(text).not.toContain('hunter2');
+    expect(text).not.toContain(b64('hunter2'));
+    const trace = readTrace(text);
+    expect(trace.header).toMatchObject({ resources: ['pods', 'secrets'], redacted: true });
+    expect(trace.lines.at(-1)).toMatchObject({ type: 'stop', why: 'closed' });
+
+    const scheduler = new TestScheduler((a, b) => expect(a).toEqual(b));
+    let store: Store<KubeObject> | undefined;
+    scheduler.run(() => {
+      const replay = replayListWatch(trace, { scheduler, resource: 'pods' });
+      const subscription = informer(replay, Pod, { scheduler }).store$.subscribe((s) => (store = s));
+      subscription.add(replay.finished$.subscribe(() => subscription.unsubscribe()));
+    });
+    expect(store?.get('shop/web')?.metadata.labels).toEqual({ tier: 'front' });
+  }, 60_000);
+
+  it('--max-bytes stops cleanly (0) before the limit; --no-redact writes Secret values, with a warning', async () => {
+    const file = join(dir, 'small.jsonl');
+    for (let i = 0; i < 20; i++)
+      api.create('configmaps', { metadata: { name: `cm-${i}`, namespace: 'shop' }, data: { v: 'x'.repeat(200) } });
+    const run = cli(['record', 'configmaps,secrets', '-o', file, '--max-bytes', '2Ki', '--no-redact', '--kubeconfig', kubeconfig]);
+    expect((await run.exit).code).toBe(0);
+    expect(run.err.join('\n')).toMatch(/warning: --no-redact/);
+    expect(run.err.join('\n')).toMatch(/stopped \(maxBytes\)/);
+    expect(statSync(file).size).toBeLessThanOrEqual(2048);
+    expect(readTrace(read(file)).lines.at(-1)).toMatchObject({ type: 'stop', why: 'maxBytes' });
+
+    const clear = join(dir, 'clear.jsonl');
+    const secrets = cli(['record', 'secrets', '-n', 'shop', '-o', clear, '--no-redact', '--duration', '1s', '--kubeconfig', kubeconfig]);
+    expect((await secrets.exit).code).toBe(0);
+    expect(read(clear)).toContain(b64('hunter2'));
+    expect(readTrace(read(clear)).lines.at(-1)).toMatchObject({ type: 'stop', why: 'duration' });
+  }, 60_000);
+
+  it('usage errors exit 2 before anything is written', async () => {
+    const run = cli(['record', 'pods', '--kubeconfig', kubeconfig]);
+    expect((await run.exit).code).toBe(2);
+    expect(run.err[0]).toBe('error: record: name the trace file with -o FILE');
+    const bad = cli(['record', 'pods', '-o', join(dir, 'x.jsonl'), '--duration', 'soon']);
+    expect((await bad.exit).code).toBe(2);
+    expect(bad.err[0]).toMatch(/--duration: "soon" is not a duration/);
+    expect(existsSync(join(dir, 'x.jsonl'))).toBe(false);
+  }, 30_000);
+});

@@ -1,0 +1,101 @@
+/**
+ * `rx-informer replay FILE`: a trace's changes printed as `watch` prints them, at their recorded times, with
+ * windows; the bin's wiring (exit codes, a trace that cannot be read) through one child process each.
+ */
+import { describe, expect, it } from 'vitest';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { readTrace } from '../../src/pipeline.ts';
+import { parseReplayLine, type ReplayCommandOptions } from '../../src/cli/replayArgs.ts';
+import { replayCommand } from '../../src/cli/replayCommand.ts';
+import { cli } from './support.ts';
+
+const cm = (rv: string, data: Record<string, string>, uid = 'u1') => ({
+  kind: 'ConfigMap',
+  apiVersion: 'v1',
+  metadata: { name: 'settings', namespace: 'shop', uid, resourceVersion: rv },
+  data,
+});
+const TEXT = [
+  {
+    type: 'header',
+    format: 'rx-informer-trace',
+    version: 1,
+    startedAt: '2026-01-01T10:00:00.000Z',
+    resources: ['configmaps'],
+    redacted: true,
+  },
+  { type: 'list', at: 0, id: 0, options: { limit: 500, resourceVersion: '0' } },
+  { type: 'page', at: 10, id: 0, resourceVersion: '5', items: [cm('5', { level: 'info' })] },
+  { type: 'end', at: 10, id: 0, how: 'complete' },
+  { type: 'watch', at: 11, id: 1, options: { allowWatchBookmarks: true, resourceVersion: '5', timeoutSeconds: 300 } },
+  { type: 'event', at: 2_000, id: 1, event: { type: 'MODIFIED', object: cm('6', { level: 'debug', owner: 'ops' }) } },
+  // Bookmarks, as a real server sends them about every minute: the informer's idle rule sees a live watch.
+  { type: 'event', at: 40_000, id: 1, event: { type: 'BOOKMARK', object: { kind: 'ConfigMap', metadata: { resourceVersion: '6' } } } },
+  { type: 'event', at: 65_000, id: 1, event: { type: 'DELETED', object: cm('7', { level: 'debug', owner: 'ops' }) } },
+  { type: 'end', at: 70_000, id: 1, how: 'unsubscribe' },
+]
+  .map((l) => `${JSON.stringify(l)}\n`)
+  .join('');
+
+function printed(argv: string[]): string[] {
+  const options = parseReplayLine(['replay', 'trace.jsonl', '--utc', ...argv]);
+  if (typeof options === 'string') throw new Error(options);
+  const out: string[] = [];
+  replayCommand(readTrace(TEXT), options as ReplayCommandOptions, (line) => out.push(line));
+  return out;
+}
+
+describe('rx-informer replay', () => {
+  it('prints the changes as watch does, at the recorded times (the initial list is not a change)', () => {
+    expect(printed([])).toEqual([
+      '10:00:02 UPDATED configmaps shop/settings  data.level: "info" → "debug", data.owner: +"ops"',
+      '10:01:05 DELETED configmaps shop/settings',
+    ]);
+  });
+
+  it('--fields, -o json, and --from/--to windows', () => {
+    expect(printed(['--fields', 'data.owner'])[0]).toBe('10:00:02 UPDATED configmaps shop/settings  data.owner: +"ops"');
+    expect(printed(['--from', '1m'])).toEqual(['10:01:05 DELETED configmaps shop/settings']);
+    expect(printed(['--to', '1m'])).toHaveLength(1);
+    const json = JSON.parse(printed(['-o', 'json', '--to', '10s'])[0]!) as { time: string; type: string; resource: string };
+    expect(json).toMatchObject({ time: '2026-01-01T10:00:02.000Z', type: 'UPDATED', resource: 'configmaps' });
+  });
+
+  it('a divergence is reported: without the recorded bookmarks the idle rule aborts the watch before its last event', () => {
+    const options = parseReplayLine(['replay', 'trace.jsonl']) as ReplayCommandOptions;
+    const silent = TEXT.split('\n')
+      .filter((line) => !line.includes('BOOKMARK'))
+      .join('\n');
+    const mismatches = replayCommand(readTrace(silent), options, () => undefined);
+    expect(mismatches).toHaveLength(1);
+    expect(mismatches[0]).toMatch(
+      /^configmaps: replay: the informer aborted its request #2, watch .* \(line 5\), \d+ ms after it, before line 7 \(its event 64989 ms after it\): the recorded client did not abort it there$/,
+    );
+  });
+
+  it('usage errors are one line', () => {
+    expect(parseReplayLine(['replay'])).toMatch(/name one trace file/);
+    expect(parseReplayLine(['replay', 'x.jsonl', '--from', 'soon'])).toMatch(/--from: "soon" is not a time into the recording/);
+    expect(parseReplayLine(['replay', 'x.jsonl', '-o', 'yaml'])).toMatch(/--output must be pretty or json/);
+  });
+
+  it('the bin: 0 and the lines; a trace that cannot be read is 1 with its line number; trim writes a window that replays', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rx-informer-replay-'));
+    writeFileSync(join(dir, 'good.jsonl'), TEXT);
+    writeFileSync(join(dir, 'cut.jsonl'), TEXT.slice(0, -5));
+    const good = cli(['replay', join(dir, 'good.jsonl'), '--utc']);
+    const cut = cli(['replay', join(dir, 'cut.jsonl')]);
+    expect((await good.exit).code).toBe(0);
+    expect(good.out.filter(Boolean)).toHaveLength(2);
+    expect((await cut.exit).code).toBe(1);
+    expect(cut.err.join('\n')).toMatch(/cut\.jsonl: trace line 9: truncated/);
+
+    const trim = cli(['trim', join(dir, 'good.jsonl'), '--from', '0', '-o', join(dir, 'window.jsonl')]);
+    expect((await trim.exit).code).toBe(0);
+    const window = cli(['replay', join(dir, 'window.jsonl'), '--utc']);
+    expect((await window.exit).code).toBe(0);
+    expect(window.out.filter(Boolean)).toEqual(good.out.filter(Boolean));
+  }, 30_000);
+});

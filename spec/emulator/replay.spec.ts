@@ -1,0 +1,64 @@
+/**
+ * `startApiServer({ replay })`: the emulator serves a recorded trace over HTTP, so the real transport
+ * replays it end to end: examples/replay/incident.jsonl (a 500, a 410, a relist that finds a pod re-created)
+ * gives an informer over HTTP the changes the same trace gives one in virtual time.
+ */
+import { readFileSync } from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { TestScheduler } from 'rxjs/testing';
+import { startApiServer, type ApiServer } from 'rx-informer-emulator';
+import { Pod, informer, type InformerEvent, type Pod as PodObject } from '../../src/index.ts';
+import { replayListWatch } from '../../src/testing/index.ts';
+import { until } from '../resilience/harness/probes.ts';
+
+const TRACE = readFileSync(new URL('../../examples/replay/incident.jsonl', import.meta.url), 'utf8');
+const describeEvent = (e: InformerEvent<PodObject>) =>
+  `${e.type} ${e.object.metadata.name ?? ''} ${e.object.metadata.uid ?? ''}${e.type === 'deleted' && e.finalStateUnknown ? ' unknown' : ''}`;
+
+let api: ApiServer | undefined;
+afterEach(async () => {
+  await api?.close();
+  api = undefined;
+});
+
+describe('the emulator replays a trace over HTTP', () => {
+  it('an informer over HTTP gets the changes a virtual-time replay of the same trace gets', async () => {
+    const scheduler = new TestScheduler((a, b) => expect(a).toEqual(b));
+    const virtual: string[] = [];
+    scheduler.run(() => {
+      const replay = replayListWatch(TRACE, { scheduler });
+      const s = informer(replay, Pod, { namespace: 'shop', scheduler }).events$.subscribe((e) => virtual.push(describeEvent(e)));
+      s.add(replay.finished$.subscribe(() => s.unsubscribe()));
+    });
+    expect(virtual.filter((e) => e.startsWith('deleted'))).toHaveLength(1);
+
+    api = await startApiServer({ replay: TRACE, namespaces: ['shop'] });
+    const overHttp: string[] = [];
+    const subscription = informer(api.kubeConfig, Pod, { namespace: 'shop' }).events$.subscribe((e) => overHttp.push(describeEvent(e)));
+    try {
+      expect(await until(() => overHttp.length >= virtual.length && api!.replay!.remaining === 0, 15_000)).toBe(true);
+    } finally {
+      subscription.unsubscribe();
+    }
+    expect(overHttp).toEqual(virtual);
+    expect(api.replay?.mismatches).toEqual([]);
+  }, 30_000);
+
+  it('a request the trace has not is a 500 naming it and the recorded one; the rest are served as usual', async () => {
+    api = await startApiServer({ replay: TRACE, namespaces: ['shop'] });
+    const url = `${api.url}/api/v1/namespaces/shop/pods?limit=7`;
+    const first = await fetch(url);
+    expect(first.status).toBe(500);
+    const status = (await first.json()) as { message: string };
+    expect(status.message).toBe(
+      'replay: request #1 for pods, list {"limit":7}, is not in the trace (it has list {"limit":500,"resourceVersion":"0"} there, line 2)',
+    );
+    expect(api.replay?.mismatches).toEqual([status.message]);
+    expect((await fetch(`${api.url}/api/v1/namespaces/shop/configmaps`)).status).toBe(200);
+  });
+
+  it('refuses a trace it cannot read', async () => {
+    await expect(startApiServer({ replay: '{"format":"other"}\n' })).rejects.toThrow(/not an rx-informer-trace header of version 1/);
+    await expect(startApiServer({ replay: TRACE.slice(0, -1) })).rejects.toThrow(/truncated/);
+  });
+});

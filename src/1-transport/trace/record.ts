@@ -1,0 +1,122 @@
+/**
+ * `record(listWatch, writer)`: a ListWatch that passes everything through and writes what its
+ * source saw to a trace (see format.ts).
+ */
+import { Observable } from 'rxjs';
+import { InformerError } from '../../0-model/errors.ts';
+import { secretRedactor } from '../../0-model/redact.ts';
+import type { KubeObject } from '../../0-model/objects.ts';
+import type { ListPage, ListWatch, WatchFrame } from '../listWatch.ts';
+import { canonicalOptions, recordedError, type TraceRequestLine } from './format.ts';
+import type { TraceWriter } from './writer.ts';
+
+type WithoutAt<T> = T extends unknown ? Omit<T, 'at'> : never;
+type Outcome = WithoutAt<TraceRequestLine>;
+
+export interface RecordOptions {
+  /** The resource's name in the trace (`pods`, `deployments.apps`); needed when a trace holds several. */
+  readonly resource?: string;
+  /** Whether the resource's objects are Secrets. Default: when `resource` is `secrets`. */
+  readonly secret?: boolean;
+  /**
+   * Redact Secret values (`data`, `stringData`, the last-applied annotation) as `rx-informer watch`
+   * does, with a keyed hash (equal values stay equal within the recording). Default true;
+   * `false` writes them in clear: say so explicitly.
+   */
+  readonly redact?: boolean;
+}
+
+function hasMetadata(value: unknown): value is KubeObject {
+  return typeof value === 'object' && value !== null && typeof (value as { metadata?: unknown }).metadata === 'object';
+}
+
+/** The redaction of one recorder: Secrets (by resource, or by `kind` in a watch event) lose their values. */
+function redactorFor(options: RecordOptions): (object: unknown) => unknown {
+  if (options.redact === false) return (object) => object;
+  const redact = secretRedactor();
+  const secret = options.secret ?? options.resource === 'secrets';
+  return (object) =>
+    hasMetadata(object) && (secret || (object as { kind?: unknown }).kind === 'Secret') && object.metadata !== null
+      ? redact(object)
+      : object;
+}
+
+/** Wraps `source`: every subscription is a request line, what it emits a line each, its end a line. */
+function recorded<V>(
+  writer: TraceWriter,
+  request: (id: number) => Outcome,
+  source: Observable<V>,
+  outcome: (value: V, id: number) => Outcome,
+): Observable<V> {
+  return new Observable<V>((subscriber) => {
+    const id = writer.nextId();
+    writer.line(request(id));
+    let ended = false;
+    const inner = source.subscribe({
+      next: (value) => {
+        writer.line(outcome(value, id));
+        subscriber.next(value);
+      },
+      error: (error: unknown) => {
+        ended = true;
+        writer.line({ type: 'failure', id, error: recordedError(error) });
+        subscriber.error(error);
+      },
+      complete: () => {
+        ended = true;
+        writer.line({ type: 'end', id, how: 'complete' });
+        subscriber.complete();
+      },
+    });
+    return () => {
+      inner.unsubscribe();
+      if (!ended) writer.line({ type: 'end', id, how: 'unsubscribe' });
+    };
+  });
+}
+
+/**
+ * A ListWatch that passes every request of `listWatch` through and writes to `writer` what its
+ * source saw: each list request and its page, each watch request and its frames, each failure with
+ * its reason and the server's Status, each end, stamped with the writer's clock. Secret values are
+ * redacted unless `redact: false`. Members of `listWatch` other than `list` and `watch` pass through.
+ *
+ * ```ts
+ * const writer = traceWriter({ write: (line) => out.write(line), resources: ['pods'], maxBytes: 50e6 });
+ * const pods = informer(record(httpListWatch(kc, { resource: Pod }), writer, { resource: 'pods' }), Pod);
+ * ```
+ */
+export function record(listWatch: ListWatch, writer: TraceWriter, options: RecordOptions = {}): ListWatch {
+  const redact = redactorFor(options);
+  const resource = options.resource === undefined ? {} : { resource: options.resource };
+  const page = (p: ListPage, id: number): Outcome => ({
+    type: 'page',
+    id,
+    resourceVersion: p.resourceVersion,
+    ...(p.continue === undefined ? {} : { continue: p.continue }),
+    ...(p.remainingItemCount === undefined ? {} : { remainingItemCount: p.remainingItemCount }),
+    items: p.items.map(redact),
+    ...(p.notice === undefined ? {} : { notice: recordedError(p.notice) }),
+  });
+  const frame = (f: WatchFrame, id: number): Outcome =>
+    f instanceof InformerError
+      ? { type: 'notice', id, error: recordedError(f) }
+      : { type: 'event', id, event: { type: f.type, object: redact(f.object) } };
+  const list: ListWatch['list'] = (o) =>
+    recorded(writer, (id) => ({ type: 'list', id, ...resource, options: canonicalOptions(o) }), listWatch.list(o), page);
+  const watch: ListWatch['watch'] = (o) =>
+    recorded(writer, (id) => ({ type: 'watch', id, ...resource, options: canonicalOptions(o) }), listWatch.watch(o), frame);
+  return passThrough(listWatch, { list, watch });
+}
+
+/** `inner` with `list` and `watch` replaced: every other member (a later optional one too) is the inner's own. */
+export function passThrough(inner: ListWatch, replaced: ListWatch): ListWatch {
+  return new Proxy(inner, {
+    get(target, property) {
+      if (property === 'list') return replaced.list;
+      if (property === 'watch') return replaced.watch;
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}

@@ -1,0 +1,141 @@
+/**
+ * The bounded writer of a trace: whole lines only, a byte budget, a duration, a stop line.
+ */
+import { ReplaySubject, asyncScheduler, type Observable, type SchedulerLike, type Subscription } from 'rxjs';
+import {
+  TRACE_FORMAT,
+  TRACE_FORMAT_VERSION,
+  traceLineText,
+  type TraceHeader,
+  type TraceRequestLine,
+  type TraceStopReason,
+} from './format.ts';
+
+/** Room kept for the `stop` line within `maxBytes`, so a stopped trace still ends with one. */
+const STOP_LINE_ROOM = 64;
+
+/** Distributes `Omit` over the line types. */
+type WithoutAt<T> = T extends unknown ? Omit<T, 'at'> : never;
+
+export interface TraceWriterOptions {
+  /** Receives the trace, one whole line (with its newline) per call, in order. */
+  readonly write: (text: string) => void;
+  /** The resources recorded (for the header). */
+  readonly resources: readonly string[];
+  /** The server's `gitVersion`, when known (for the header). */
+  readonly server?: string;
+  /** The options of the recording (for the header; informative). */
+  readonly options?: Readonly<Record<string, unknown>>;
+  /** Whether Secret values are redacted (for the header; the recorders do the redacting). Default true. */
+  readonly redacted?: boolean;
+  /** The most bytes written, the header and the stop line included. Default: no limit. */
+  readonly maxBytes?: number;
+  /** Stop this long after the start (a timer on `scheduler`). Default: no limit. */
+  readonly durationMs?: number;
+  /** The clock of the `at` times and the duration: the informer's. Default `asyncScheduler`. */
+  readonly scheduler?: SchedulerLike;
+}
+
+/** Where recorders write: one per trace, shared by the `record` of each resource. */
+export interface TraceWriter {
+  /** A fresh request id. */
+  nextId(): number;
+  /** Writes one line stamped with the time now; false when the writer has stopped (nothing was written). */
+  line(record: WithoutAt<TraceRequestLine>): boolean;
+  /** Why the writer stopped; undefined while it writes. */
+  readonly stopped: TraceStopReason | undefined;
+  /** Emits once, when the writer stops (by a limit or `close`), then completes (a late subscriber still hears it). */
+  readonly stopped$: Observable<TraceStopReason>;
+  /** Bytes written so far. */
+  readonly bytes: number;
+  /** What `write` threw, when it threw: the writer stopped (`closed`) then, the informer went on. */
+  readonly error: unknown;
+  /** Writes the stop line (`closed`) and frees the duration timer. Idempotent. */
+  close(): void;
+}
+
+/**
+ * A trace writer: writes the header at once, then the lines the recorders hand it. Every line is
+ * whole: one that would pass `maxBytes` is not written, the writer stops (`maxBytes`) and writes
+ * the stop line instead; after `durationMs` it stops (`duration`). A throwing `write` stops it
+ * (`closed`, with {@link TraceWriter.error}); the requests recorded go on unharmed.
+ */
+export function traceWriter(options: TraceWriterOptions): TraceWriter {
+  const clock = options.scheduler ?? asyncScheduler;
+  const start = clock.now();
+  const maxBytes = options.maxBytes ?? Infinity;
+  const stops = new ReplaySubject<TraceStopReason>(1);
+  let bytes = 0;
+  let ids = 0;
+  let stopped: TraceStopReason | undefined;
+  let timer: Subscription | undefined;
+
+  const put = (text: string) => {
+    options.write(text);
+    bytes += Buffer.byteLength(text, 'utf8');
+  };
+  let failure: unknown;
+  const stop = (why: TraceStopReason) => {
+    if (stopped) return;
+    stopped = why;
+    timer?.unsubscribe();
+    try {
+      if (failure === undefined) put(traceLineText({ type: 'stop', at: clock.now() - start, why }));
+    } catch (e) {
+      failure = e;
+    }
+    stops.next(why);
+    stops.complete();
+  };
+
+  const header: TraceHeader = {
+    type: 'header',
+    format: TRACE_FORMAT,
+    version: TRACE_FORMAT_VERSION,
+    startedAt: new Date().toISOString(),
+    ...(options.server === undefined ? {} : { server: options.server }),
+    resources: [...options.resources],
+    ...(options.options === undefined ? {} : { options: { ...options.options } }),
+    redacted: options.redacted ?? true,
+  };
+  put(traceLineText(header));
+  if (options.durationMs !== undefined) timer = clock.schedule(() => stop('duration'), options.durationMs);
+
+  return {
+    nextId: () => ids++,
+    line(record) {
+      if (stopped) return false;
+      const at = clock.now() - start;
+      if (options.durationMs !== undefined && at >= options.durationMs) {
+        stop('duration');
+        return false;
+      }
+      // `type` and `at` first: a trace reads well by eye.
+      const { type, ...rest } = record;
+      const text = traceLineText({ type, at, ...rest } as TraceRequestLine);
+      if (bytes + Buffer.byteLength(text, 'utf8') + STOP_LINE_ROOM > maxBytes) {
+        stop('maxBytes');
+        return false;
+      }
+      try {
+        put(text);
+        return true;
+      } catch (e) {
+        failure = e;
+        stop('closed');
+        return false;
+      }
+    },
+    get stopped() {
+      return stopped;
+    },
+    stopped$: stops.asObservable(),
+    get bytes() {
+      return bytes;
+    },
+    get error() {
+      return failure;
+    },
+    close: () => stop('closed'),
+  };
+}

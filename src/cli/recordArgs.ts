@@ -1,0 +1,86 @@
+import { parseArgs } from 'node:util';
+import { parseByteSize } from './args.ts';
+import { printable } from './format.ts';
+
+/** `rx-informer record`'s options, long names (`--help` and docs/cli.md describe each). */
+const options = {
+  namespace: { type: 'string', short: 'n' },
+  selector: { type: 'string', short: 'l' },
+  'field-selector': { type: 'string' },
+  kubeconfig: { type: 'string' },
+  context: { type: 'string' },
+  output: { type: 'string', short: 'o' },
+  'max-bytes': { type: 'string' },
+  duration: { type: 'string' },
+  'no-redact': { type: 'boolean' },
+} as const;
+
+export const RECORD_OPTION_NAMES: readonly string[] = Object.keys(options);
+
+/** What `rx-informer record` is asked for, checked. */
+export interface RecordCommandOptions {
+  readonly resources: readonly string[];
+  readonly namespace?: string;
+  readonly labelSelector?: string;
+  readonly fieldSelector?: string;
+  readonly kubeconfig?: string;
+  readonly context?: string;
+  /** The trace file (written from scratch). */
+  readonly file: string;
+  readonly maxBytes?: number;
+  readonly durationMs?: number;
+  /** `--no-redact`: Secret values in clear. */
+  readonly redact: boolean;
+}
+
+const DURATION_UNITS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** `90s`, `5m`, `1h`, `500ms` → milliseconds; undefined for anything else. */
+export function parseDuration(text: string): number | undefined {
+  const match = /^(\d{1,9})(ms|s|m|h)$/.exec(text.trim());
+  const ms = match ? Number(match[1]) * DURATION_UNITS[match[2]!]! : 0;
+  return ms > 0 ? ms : undefined;
+}
+
+/** Whether the command line is `rx-informer record …` (its first word, whatever options come before it). */
+export function isRecordCommand(argv: readonly string[]): boolean {
+  const { positionals } = parseArgs({ args: [...argv], options, allowPositionals: true, strict: false });
+  return positionals[0] === 'record';
+}
+
+/** Parses `rx-informer record RESOURCE... -o FILE [...]`: the options, or a one-line usage message. */
+export function parseRecordLine(argv: readonly string[]): RecordCommandOptions | string {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: [...argv], options, allowPositionals: true, strict: true });
+  } catch (error) {
+    return `record: ${error instanceof Error ? (error.message.split('\n')[0] ?? '') : String(error)}`;
+  }
+  const { values, positionals } = parsed;
+  const resources = positionals
+    .slice(1)
+    .flatMap((n) => n.split(','))
+    .filter(Boolean);
+  if (resources.length === 0) return 'record: name at least one resource (e.g. `rx-informer record pods -o trace.jsonl`)';
+  if (!values.output) return 'record: name the trace file with -o FILE';
+  if (values.namespace !== undefined && !/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(values.namespace))
+    return `-n: "${printable(values.namespace)}" is not a namespace name (lower-case letters, digits and "-")`;
+  const maxBytes = values['max-bytes'] === undefined ? undefined : parseByteSize(values['max-bytes']);
+  if (values['max-bytes'] !== undefined && maxBytes === undefined)
+    return `--max-bytes: "${printable(values['max-bytes'])}" is not a size (a whole number of bytes, or with Ki, Mi or Gi: 50Mi)`;
+  const durationMs = values.duration === undefined ? undefined : parseDuration(values.duration);
+  if (values.duration !== undefined && durationMs === undefined)
+    return `--duration: "${printable(values.duration)}" is not a duration (a whole number with ms, s, m or h: 90s, 5m)`;
+  return {
+    resources,
+    file: values.output,
+    redact: values['no-redact'] !== true,
+    ...(values.namespace !== undefined ? { namespace: values.namespace } : {}),
+    ...(values.selector !== undefined ? { labelSelector: values.selector } : {}),
+    ...(values['field-selector'] !== undefined ? { fieldSelector: values['field-selector'] } : {}),
+    ...(values.kubeconfig !== undefined ? { kubeconfig: values.kubeconfig } : {}),
+    ...(values.context !== undefined ? { context: values.context } : {}),
+    ...(maxBytes !== undefined ? { maxBytes } : {}),
+    ...(durationMs !== undefined ? { durationMs } : {}),
+  };
+}

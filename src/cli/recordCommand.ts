@@ -1,0 +1,88 @@
+/**
+ * `rx-informer record RESOURCE... -o trace.jsonl`: one informer per resource over a recorded
+ * ListWatch, every request and what came of it written to one trace (docs/testing.md).
+ */
+import { closeSync, openSync, writeSync } from 'node:fs';
+import { firstValueFrom, Subscription } from 'rxjs';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { discover, toResource } from '../discovery/index.ts';
+import { informer } from '../index.ts';
+import { httpListWatch, isSecretResource, record, resourceName, traceWriter, type TraceStopReason, type TraceWriter } from '../pipeline.ts';
+import { explain } from './explain.ts';
+import { messageOf } from './format.ts';
+import type { RecordCommandOptions } from './recordArgs.ts';
+import { resolveResources, UsageError } from './watch.ts';
+
+/** Where the command writes its progress lines (stderr, scrubbed, in the bin). */
+export interface RecordTerminal {
+  readonly err: (line: string) => void;
+}
+
+export interface Recording {
+  /** Resolves when every resource has synced. */
+  readonly synced: Promise<void>;
+  /** Resolves when the writer stops by itself (`maxBytes`, `duration`, or `closed` after a failed write). */
+  readonly stopped: Promise<TraceStopReason>;
+  /** Stops the informers, then writes the stop line (`closed`) and closes the file. Idempotent. */
+  stop(): void;
+  readonly writer: TraceWriter;
+}
+
+/** Writes `text` whole (a file descriptor may take less than asked in one call). */
+function writeWhole(fd: number, text: string): void {
+  const bytes = Buffer.from(text, 'utf8');
+  for (let at = 0; at < bytes.length;) at += writeSync(fd, bytes, at, bytes.length - at);
+}
+
+/**
+ * Discovers the resources (as `watch` resolves them), opens the trace file and starts one informer
+ * per resource whose ListWatch is recorded. Every line is written synchronously and whole, so a
+ * signal between two lines leaves a file that reads.
+ */
+export async function recordCommand(kc: KubeConfig, command: RecordCommandOptions, terminal: RecordTerminal): Promise<Recording> {
+  const server = kc.getCurrentCluster()?.server ?? '(no server)';
+  let found;
+  try {
+    found = await firstValueFrom(discover(kc));
+  } catch (error) {
+    throw new UsageError(explain(error, server));
+  }
+  const chosen = resolveResources(found, { resources: command.resources, all: false });
+  const fd = openSync(command.file, 'w');
+  const writer = traceWriter({
+    write: (text) => writeWhole(fd, text),
+    resources: chosen.map(resourceName),
+    options: {
+      ...(command.namespace !== undefined ? { namespace: command.namespace } : {}),
+      ...(command.labelSelector !== undefined ? { labelSelector: command.labelSelector } : {}),
+      ...(command.fieldSelector !== undefined ? { fieldSelector: command.fieldSelector } : {}),
+    },
+    redacted: command.redact,
+    ...(command.maxBytes !== undefined ? { maxBytes: command.maxBytes } : {}),
+    ...(command.durationMs !== undefined ? { durationMs: command.durationMs } : {}),
+  });
+  const recording = new Subscription();
+  const synced = chosen.map((d) => {
+    const resource = toResource(d);
+    const target = { resource, namespace: command.namespace, labelSelector: command.labelSelector, fieldSelector: command.fieldSelector };
+    const name = resourceName(d);
+    const listWatch = record(httpListWatch(kc, target), writer, { resource: name, secret: isSecretResource(d), redact: command.redact });
+    const cache = informer(listWatch, resource, { namespace: command.namespace });
+    recording.add(cache.errors$.subscribe((error) => terminal.err(`! ${name}: ${error.reason}: ${messageOf(error)}`)));
+    return new Promise<void>((resolve) => recording.add(cache.synced$.subscribe((s) => s && resolve())));
+  });
+  let closed = false;
+  const stop = () => {
+    if (closed) return;
+    closed = true;
+    recording.unsubscribe(); // the open requests' `end` lines first
+    writer.close();
+    closeSync(fd);
+  };
+  return {
+    synced: Promise.all(synced).then(() => undefined),
+    stopped: firstValueFrom(writer.stopped$),
+    stop,
+    writer,
+  };
+}

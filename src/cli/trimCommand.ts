@@ -1,0 +1,48 @@
+/**
+ * `rx-informer trim FILE --from T [--to T] -o OUT`: a window of a trace that still replays (see `trimTrace`).
+ */
+import { parseArgs } from 'node:util';
+import { printable } from './format.ts';
+import { parseDuration } from './recordArgs.ts';
+
+const options = {
+  from: { type: 'string' },
+  to: { type: 'string' },
+  output: { type: 'string', short: 'o' },
+  resource: { type: 'string' },
+} as const;
+
+export interface TrimCommandOptions {
+  readonly file: string;
+  readonly out: string;
+  readonly fromMs?: number;
+  readonly toMs?: number;
+  readonly resource?: string;
+}
+
+/** Whether the command line is `rx-informer trim …`. */
+export function isTrimCommand(argv: readonly string[]): boolean {
+  return parseArgs({ args: [...argv], options, allowPositionals: true, strict: false }).positionals[0] === 'trim';
+}
+
+/** Parses `rx-informer trim FILE [...]`: the options, or a one-line usage message. */
+export function parseTrimLine(argv: readonly string[]): TrimCommandOptions | string {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: [...argv], options, allowPositionals: true, strict: true });
+  } catch (error) {
+    return `trim: ${error instanceof Error ? (error.message.split('\n')[0] ?? '') : String(error)}`;
+  }
+  const { values, positionals } = parsed;
+  if (positionals.length !== 2) return 'trim: name one trace file (e.g. `rx-informer trim trace.jsonl --from 5m -o window.jsonl`)';
+  if (!values.output) return 'trim: name the file to write with -o FILE';
+  const window: { fromMs?: number; toMs?: number } = {};
+  for (const flag of ['from', 'to'] as const) {
+    const given = values[flag];
+    if (given === undefined) continue;
+    const ms = given === '0' ? 0 : parseDuration(given);
+    if (ms === undefined) return `--${flag}: "${printable(given)}" is not a time into the recording (90s, 5m, 1h, 500ms)`;
+    window[flag === 'from' ? 'fromMs' : 'toMs'] = ms;
+  }
+  return { file: positionals[1]!, out: values.output, ...window, ...(values.resource !== undefined ? { resource: values.resource } : {}) };
+}

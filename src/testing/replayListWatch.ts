@@ -1,0 +1,261 @@
+/**
+ * `replayListWatch(trace)`: a ListWatch that answers an informer's requests from a recorded trace,
+ * in virtual time (see `record` in rx-informer/pipeline and docs/testing.md).
+ */
+import { NEVER, Observable, ReplaySubject, Subscription, asyncScheduler, throwError, type SchedulerLike } from 'rxjs';
+import { isDeepStrictEqual } from 'node:util';
+import { InformerError } from '../0-model/errors.ts';
+import type { ListOptions, ListPage, ListWatch, WatchFrame, WatchOptions } from '../1-transport/listWatch.ts';
+import {
+  canonicalOptions,
+  informerErrorOf,
+  readTrace,
+  type Trace,
+  type TraceList,
+  type TraceRequestLine,
+  type TraceWatch,
+} from '../1-transport/trace/format.ts';
+
+export interface ReplayOptions {
+  /** The clock frames are played on: the informer's (a `TestScheduler`). Default `asyncScheduler`. */
+  readonly scheduler?: SchedulerLike;
+  /** The resource to replay, when the trace holds several (its name in the header's `resources`). */
+  readonly resource?: string;
+  /**
+   * `request` (default): what a request got comes at its recorded offset from the request, however soon the
+   * informer asks. `recorded`: never before its recorded time from the replay's start either, so a replaying
+   * informer that asks sooner (a shorter backoff) sees the changes at the recorded times (`rx-informer replay`).
+   */
+  readonly timeline?: 'request' | 'recorded';
+}
+
+/** A request of the informer the trace could not answer. */
+export interface ReplayMismatch {
+  readonly message: string;
+  /** 0-based position of the request among the informer's requests. */
+  readonly index: number;
+}
+
+/** A {@link ListWatch} playing a trace, and what it could not play. */
+export interface ReplayListWatch extends ListWatch {
+  /**
+   * Requests the trace could not answer (the first fails with the message, later ones hang), and requests
+   * the informer aborted before the recorded client did (what the trace holds after that was not played).
+   */
+  readonly mismatches: readonly ReplayMismatch[];
+  /** Recorded requests not yet asked for. */
+  readonly remaining: number;
+  /**
+   * Emits once when every recorded request has been asked for and played to its recorded end (a
+   * request the client aborted in the recording stays open), then completes: the time to stop.
+   */
+  readonly finished$: Observable<void>;
+}
+
+/** One recorded request and what came of it, times relative to its start. */
+interface Played {
+  readonly request: TraceList | TraceWatch;
+  /** 1-based line number of the request in the file. */
+  readonly line: number;
+  readonly outcomes: readonly { readonly after: number; readonly line: TraceRequestLine; readonly lineNo: number }[];
+}
+
+function requestsOf(trace: Trace, resource: string | undefined): Played[] {
+  const resources = trace.header.resources;
+  if (resource === undefined && resources.length > 1)
+    throw new Error(`replayListWatch: the trace holds ${resources.join(', ')}: say which with the resource option`);
+  if (resource !== undefined && !resources.includes(resource))
+    throw new Error(`replayListWatch: the trace holds ${resources.join(', ') || 'no resource'}, not ${resource}`);
+  const byId = new Map<number, { request: TraceList | TraceWatch; line: number; outcomes: Played['outcomes'][number][] }>();
+  const out: Played[] = [];
+  trace.lines.forEach((line, i) => {
+    if (line.type === 'stop') return;
+    if (line.type === 'list' || line.type === 'watch') {
+      if (resource !== undefined && line.resource !== undefined && line.resource !== resource) return;
+      const played = { request: line, line: i + 2, outcomes: [] };
+      byId.set(line.id, played);
+      out.push(played);
+      return;
+    }
+    const played = byId.get(line.id);
+    played?.outcomes.push({ after: line.at - played.request.at, line, lineNo: i + 2 });
+  });
+  return out;
+}
+
+/**
+ * The options a replayed request must match: all but `timeoutSeconds`, which the informer draws at random
+ * (jitter) and only the server reads; the trace says when the server ended the watch.
+ */
+function matched(options: ListOptions | WatchOptions): Record<string, unknown> {
+  const { timeoutSeconds: _jitter, ...rest } = canonicalOptions(options);
+  return rest;
+}
+
+function describe(kind: string, options: ListOptions | WatchOptions): string {
+  return `${kind} ${JSON.stringify(canonicalOptions(options))}`;
+}
+
+/** The recorded request nearest to a missed one: the next of its kind with the same options, else the next of its kind. */
+function nearest(requests: readonly Played[], from: number, kind: string, options: Record<string, unknown>): string {
+  const candidates = requests.slice(from).filter((p) => p.request.type === kind);
+  const same = candidates.find((p) => isDeepStrictEqual(matched(p.request.options), options));
+  const pick = same ?? candidates[0] ?? requests[from];
+  if (!pick) return 'the trace has no request left';
+  const skipped = requests.indexOf(pick) - from;
+  return (
+    `the nearest recorded one is ${describe(pick.request.type, pick.request.options)} (line ${pick.line}` +
+    `${skipped > 0 ? `, after ${skipped} other request(s) the informer did not make` : ''})`
+  );
+}
+
+function frameOf(line: TraceRequestLine): ListPage | WatchFrame | undefined {
+  switch (line.type) {
+    case 'page': {
+      const { resourceVersion, items } = line;
+      return {
+        items: structuredClone(items),
+        resourceVersion,
+        ...(line.continue === undefined ? {} : { continue: line.continue }),
+        ...(line.remainingItemCount === undefined ? {} : { remainingItemCount: line.remainingItemCount }),
+        ...(line.notice === undefined ? {} : { notice: informerErrorOf(line.notice) }),
+      };
+    }
+    case 'event':
+      return { type: line.event.type, object: structuredClone(line.event.object) };
+    case 'notice':
+      return informerErrorOf(line.error);
+    default:
+      return undefined;
+  }
+}
+
+/** Plays one recorded request: its lines at their offsets from the subscription, its end as recorded. */
+function play<V>(
+  played: Played,
+  clock: SchedulerLike,
+  origin: number | undefined,
+  done: () => void,
+  aborted: (message: string) => void,
+): Observable<V> {
+  return new Observable<V>((subscriber) => {
+    const start = clock.now();
+    // 'request': at its offset from the request; 'recorded': not before its recorded time either.
+    const due = (o: Played['outcomes'][number]) => Math.max(start + o.after, origin === undefined ? 0 : origin + o.line.at);
+    let next = 0;
+    const run = (): void => {
+      const outcomes = played.outcomes;
+      // Everything recorded at the same offset goes at once, in order.
+      const now = outcomes[next]?.after;
+      while (next < outcomes.length && outcomes[next]!.after === now) {
+        const { line } = outcomes[next++]!;
+        if (line.type === 'failure') {
+          done();
+          subscriber.error(informerErrorOf(line.error));
+          return;
+        }
+        if (line.type === 'end') {
+          done();
+          if (line.how === 'complete') subscriber.complete();
+          return; // 'unsubscribe': the client aborted it; it stays open until the client does so again
+        }
+        subscriber.next(frameOf(line) as V);
+      }
+      const following = outcomes[next];
+      if (following) subscription.add(clock.schedule(run, Math.max(0, due(following) - clock.now())));
+      else done();
+    };
+    const subscription = new Subscription();
+    const first = played.outcomes[0];
+    if (first) subscription.add(clock.schedule(run, due(first) - start));
+    else done();
+    // The client aborting it ends it, as a recorded `unsubscribe` does; sooner than the recorded client did is a divergence.
+    subscription.add(() => {
+      const left = played.outcomes[next];
+      if (left && left.line.type !== 'end')
+        aborted(
+          `${clock.now() - start} ms after it, before line ${left.lineNo} (its ${left.line.type} ${left.after} ms after it): ` +
+            'the recorded client did not abort it there',
+        );
+      done();
+    });
+    return subscription;
+  });
+}
+
+/**
+ * A ListWatch that answers requests from a trace, in order: the n-th request the informer makes must
+ * be the n-th recorded one (same kind, same options but for a watch's `timeoutSeconds`, the informer's
+ * jitter: the trace says when the server ended it); it gets the recorded pages, frames, failure
+ * and end, each at its recorded offset from the request's start, on `scheduler`. So
+ * `informer(replayListWatch(trace, { scheduler }), Pod, { scheduler, …the recorded options })` under
+ * a `TestScheduler` does what the recorded informer did, event for event.
+ *
+ * A request the trace cannot answer fails with an error naming it and the nearest recorded request,
+ * and is kept in `mismatches`; every later request hangs, so nothing is half-replayed silently.
+ * `trace` is a {@link Trace} or the text of a trace file.
+ */
+export function replayListWatch(trace: Trace | string, options: ReplayOptions = {}): ReplayListWatch {
+  const clock = options.scheduler ?? asyncScheduler;
+  const origin = options.timeline === 'recorded' ? clock.now() : undefined;
+  const requests = requestsOf(typeof trace === 'string' ? readTrace(trace) : trace, options.resource);
+  const mismatches: ReplayMismatch[] = [];
+  const finished = new ReplaySubject<void>(1);
+  let cursor = 0;
+  let playing = 0;
+  if (requests.length === 0) {
+    finished.next();
+    finished.complete();
+  }
+  const settle = () => {
+    if (--playing === 0 && cursor === requests.length && mismatches.length === 0) {
+      finished.next();
+      finished.complete();
+    }
+  };
+
+  function answer<V>(kind: 'list' | 'watch', given: ListOptions | WatchOptions): Observable<V> {
+    if (mismatches.length) return NEVER;
+    const index = cursor;
+    const options = matched(given);
+    const recorded = requests[index];
+    if (recorded && recorded.request.type === kind && isDeepStrictEqual(matched(recorded.request.options), options)) {
+      cursor++;
+      playing++;
+      let settled = false;
+      return play<V>(
+        recorded,
+        clock,
+        origin,
+        () => {
+          if (!settled) ((settled = true), settle());
+        },
+        (when) =>
+          mismatches.push({
+            message: `replay: the informer aborted its request #${index + 1}, ${describe(kind, given)} (line ${recorded.line}), ${when}`,
+            index,
+          }),
+      );
+    }
+    const message =
+      `replay: the informer's request #${index + 1}, ${describe(kind, given)}, is not in the trace` +
+      (recorded
+        ? ` (the trace's request #${index + 1} is ${describe(recorded.request.type, recorded.request.options)}, line ${recorded.line})`
+        : '') +
+      `; ${nearest(requests, index, kind, options)}`;
+    mismatches.push({ message, index });
+    return throwError(() => new InformerError('Config', message, { phase: kind }));
+  }
+
+  return {
+    list: (o) => answer<ListPage>('list', o),
+    watch: (o) => answer<WatchFrame>('watch', o),
+    get mismatches() {
+      return mismatches;
+    },
+    get remaining() {
+      return requests.length - cursor;
+    },
+    finished$: finished.asObservable(),
+  };
+}
