@@ -59,8 +59,14 @@ export interface ShardingResult {
   readonly inCache: Map<number, Interval[]>;
   /** Every Lease write the server applied (base time). */
   readonly writes: readonly FakeLeaseWrite[];
-  /** replica → each `assigned$` emission (base time). */
-  readonly assigned: Map<number, { readonly at: number; readonly shards: ReadonlySet<number> }[]>;
+  /** replica → each `status$` emission (base time): the members it saw and the shards assigned to it. */
+  readonly views: Map<number, View[]>;
+}
+
+export interface View {
+  readonly at: number;
+  readonly members: readonly string[];
+  readonly assigned: ReadonlySet<number>;
 }
 
 /** The longest a list takes. */
@@ -83,7 +89,7 @@ export function runSharding(plan: ShardingPlan): ShardingResult {
   const owned = new Map<number, Interval[]>();
   const openOwned = new Map<string, Interval>();
   const inCache = new Map<number, Interval[]>();
-  const assigned = new Map<number, { readonly at: number; readonly shards: ReadonlySet<number> }[]>();
+  const views = new Map<number, View[]>();
   const openCached = new Map<string, Interval>();
   const cached = new Map<number, { keys: readonly string[]; owned: ReadonlySet<number> }>();
   let shardOfKey: (key: string) => number = () => 0;
@@ -177,7 +183,11 @@ export function runSharding(plan: ShardingPlan): ShardingResult {
         }),
       );
       mine.push(apples.store$.subscribe((s) => cached.set(index, { keys: s.keys(), owned: cached.get(index)?.owned ?? new Set() })));
-      mine.push(group.assigned$.subscribe((shards) => assigned.set(index, [...(assigned.get(index) ?? []), { at: base.now(), shards }])));
+      mine.push(
+        group.status$.subscribe(({ members, assigned, listed }) => {
+          if (listed) views.set(index, [...(views.get(index) ?? []), { at: base.now(), members, assigned }]);
+        }),
+      );
       mine.push(
         group.held$.subscribe((now) => {
           final.set(index, now);
@@ -240,5 +250,5 @@ export function runSharding(plan: ShardingPlan): ShardingResult {
   for (const list of subs) for (const s of list ?? []) s.unsubscribe();
   // An interrupted reconcile (unsubscribed by gate) ends when it was cancelled; close any left open at the end.
   for (const list of reconciles.values()) for (const i of list) if (!Number.isFinite(i.end)) i.end = end;
-  return { plan, held, reconciles, end, final, cold, cached, shardOf: shardOfKey, owned, inCache, writes: server.writes, assigned };
+  return { plan, held, reconciles, end, final, cold, cached, shardOf: shardOfKey, owned, inCache, writes: server.writes, views };
 }

@@ -37,7 +37,7 @@ export interface ShardStatus {
    * listed them once): the ones we campaign for, and `held` once their Leases are taken. Only a
    * listing changes the view: a member lapses once a listing shows its Lease unrenewed for a lease
    * duration; a replica whose listings fail keeps the view it had, and one whose own member Lease
-   * is not renewed drops nobody (its assignment does not widen while its Lease writes fail).
+   * is not renewed drops nobody (while its Lease writes fail its assignment gains a shard only as a member joins).
    */
   readonly assigned: ReadonlySet<number>;
   /** The live members as we see them (us included). */
