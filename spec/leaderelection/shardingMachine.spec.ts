@@ -120,6 +120,26 @@ const rows: readonly Row[] = [
     },
   },
   {
+    // The property test's example (seed 298308264): a replica cut off before a Lease-write outage meets a member that joined
+    // meanwhile. Capped rendezvous places the shards again under the lower cap, so the join moves ours: [2] → [1].
+    rule: 'frozen: a member that joins can bring us a shard we did not have (nobody dropped: the assignment of the members seen)',
+    history: [
+      [renewing(true), 0],
+      [listed(member('a', 1), member('p', 1)), 0],
+      [renewing(false), 5_000],
+      [listed(member('a', 1), member('p', 1), member('q', 3)), 20_000],
+    ],
+    then: ({ state, effects }) => {
+      expect(mineAmong('me', 'a', 'p')).toEqual([2]);
+      expect(state.members).toEqual(['a', 'me', 'p', 'q']);
+      expect(of(effects, 'want')).toEqual([
+        { type: 'want', shard: 1, want: true },
+        { type: 'want', shard: 2, want: false },
+      ]);
+      expect(of(effects, 'status').map((e) => [...e.status.assigned])).toEqual([[1]]);
+    },
+  },
+  {
     rule: 'renewed again: every member still in the view gets a lease duration from then',
     history: [...withO, [renewing(false), 5_000], [listed(member('o', 1)), 20_000], [renewing(true), 30_000], [recheck, 44_999]],
     then: ({ state }) => expect(state.members).toEqual(['me', 'o']),
