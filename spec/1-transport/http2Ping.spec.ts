@@ -6,11 +6,11 @@
  * The rule itself, {@link pingDecision}, is tabled in pingDecision.spec.ts.
  */
 import type { ClientHttp2Session } from 'node:http2';
-import { firstValueFrom, VirtualTimeScheduler, VirtualAction } from 'rxjs';
+import { firstValueFrom, VirtualTimeScheduler, VirtualAction, type SchedulerLike } from 'rxjs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { KubeConfig } from '@kubernetes/client-node';
 import { ConfigMap, informerFactory, type InformerError } from '../../src/index.ts';
-import { DEFAULT_PING_TIMEOUT_MS, DEFAULT_READ_IDLE_MS, PingHealth } from '../../src/1-transport/http2/health.ts';
+import { DEFAULT_PING_TIMEOUT_MS, DEFAULT_READ_IDLE_MS, MAX_LATE_PINGS, PingHealth } from '../../src/1-transport/http2/health.ts';
 import { http2Connections } from '../../src/1-transport/http2/pool.ts';
 import { startApiServer, type ApiServer } from 'rx-informer-emulator';
 
@@ -49,6 +49,45 @@ describe('PingHealth at its defaults', () => {
     scheduler.flush();
     expect(deadAt).toBe(10_000);
     expect(health.timers).toBe(0);
+  });
+
+  it('a loop late on every timer still finds a silent connection dead, after MAX_LATE_PINGS fresh PINGs', () => {
+    const inner = virtual(120_000);
+    // Every timer fires 2 s after it was due: more than the lag margin, every time.
+    const late = {
+      now: () => inner.now(),
+      schedule: (work: () => void, delay = 0) => inner.schedule(work, delay + 2_000),
+    } as unknown as SchedulerLike;
+    const { session, pings } = fakeSession();
+    let deadAt: number | undefined;
+    const health = new PingHealth(session, { scheduler: late }, () => (deadAt = inner.now()));
+    health.streams(1);
+    inner.flush();
+    expect(pings).toHaveLength(1 + MAX_LATE_PINGS);
+    // idle 5 s (+2 late), then 1 + MAX_LATE_PINGS timeouts of 5 s (+2 late each).
+    expect(deadAt).toBe(7_000 + (1 + MAX_LATE_PINGS) * 7_000);
+    expect(health.timers).toBe(0);
+  });
+
+  it('the same late loop on a connection that answers: never dead', () => {
+    const inner = virtual(120_000);
+    const late = {
+      now: () => inner.now(),
+      schedule: (work: () => void, delay = 0) => inner.schedule(work, delay + 2_000),
+    } as unknown as SchedulerLike;
+    const { session, pings, answer } = fakeSession();
+    let dead = false;
+    const health = new PingHealth(session, { scheduler: late }, () => (dead = true));
+    health.streams(1);
+    // The answer is read right after each late timer (I/O follows timers in a turn of the loop).
+    inner.schedule(function poll(this: { schedule(state?: undefined, delay?: number): void }) {
+      answer();
+      this.schedule(undefined, 500);
+    }, 500);
+    inner.flush();
+    expect(dead).toBe(false);
+    expect(pings.length).toBe(0);
+    health.stop();
   });
 
   it('a healthy idle connection costs one PING per 5 s of silence, and frames read postpone it', () => {

@@ -82,9 +82,9 @@ describe('watch --max-list-bytes, --max-line-bytes, --max-error-body-bytes, --ma
       );
     const line = new InformerError(
       'MalformedLine',
-      'watch /api/v1/pods: a line passed the 16 MiB limit (16777300 bytes; option maxLineBytes); skipped',
+      'watch /api/v1/pods: a line passed the 16 MiB limit (16777300 bytes; option maxLineBytes); watch ended',
     );
-    expect(explain(line, SERVER)).toMatch(/; skipped \(raise the limit with --max-line-bytes SIZE, e\.g\. --max-line-bytes 512Mi\)$/);
+    expect(explain(line, SERVER)).toMatch(/; watch ended \(raise the limit with --max-line-bytes SIZE, e\.g\. --max-line-bytes 512Mi\)$/);
     const whole = new InformerError(
       'ListTooLong',
       'list /api/v1/pods: the list is larger than the 518 MiB limit for a whole list (600 pages (542113792 bytes), then 1048576 bytes read of the next page); aborted, relisting after the backoff (option maxListTotalBytes; its default is an eighth of the heap limit)',

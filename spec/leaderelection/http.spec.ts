@@ -165,6 +165,46 @@ describe("a Lease request's timeout is the transport's request timer", () => {
   });
 });
 
+describe("leaderElection(kc, …): the transport's timer follows renewDeadline / 2 by default", () => {
+  let server: HostileServer | undefined;
+  afterEach(async () => {
+    vi.useRealTimers();
+    await server?.close();
+    server = undefined;
+  });
+
+  it("renewDeadline 30 s: a hanging Lease request fails at 15 s, not at the clients' own 5 s", async () => {
+    server = await hostileServer({ list: () => undefined }); // accepts, never answers
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const election = leaderElection(server.kc, {
+      name: 'ctrl',
+      namespace: 'ops',
+      identity: 'a',
+      leaseDurationMs: 45_000,
+      renewDeadlineMs: 30_000,
+    });
+    const errors: LeaseError[] = [];
+    const subs = [election.errors$.subscribe((e) => errors.push(e)), election.leader$.subscribe()];
+    try {
+      for (let i = 0; server.received.list === 0; i++) {
+        if (i > 5000) throw new Error('the request never arrived');
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      vi.advanceTimersByTime(14_999);
+      expect(errors).toEqual([]);
+      vi.advanceTimersByTime(1);
+      expect(errors.map((e) => [e.reason, e.message])).toEqual([
+        [
+          'Timeout',
+          'get lease ctrl: GET /apis/coordination.k8s.io/v1/namespaces/ops/leases/ctrl: no response headers within 15000 ms (waiting for: response headers)',
+        ],
+      ]);
+    } finally {
+      subs.forEach((s) => s.unsubscribe());
+    }
+  });
+});
+
 describe('Lease requests with an exec credential plugin', () => {
   it('use the transport’s exec credentials: a 401 runs the plugin again; a failing plugin is CredentialPlugin', async () => {
     api = await startApiServer({ namespaces: ['ops'], token: 'one' });

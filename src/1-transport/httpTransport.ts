@@ -269,7 +269,7 @@ function readWatchStream(response: HttpResponse, maxLineBytes: number, reading: 
   if (pending) subscriber.next(pending);
   const splitter = new LineSplitter(maxLineBytes);
   const oversize = (bytes: number) => {
-    const message = `watch ${path}: a line passed the ${formatBytes(maxLineBytes)} limit (${bytes} bytes; option maxLineBytes); skipped`;
+    const message = `watch ${path}: a line passed the ${formatBytes(maxLineBytes)} limit (${bytes} bytes; option maxLineBytes); watch ended`;
     subscriber.next(new InformerError('MalformedLine', message, { phase: 'watch' }));
   };
   const emit = shape ? (frame: WatchFrame) => subscriber.next(shapeFrame(frame, shape)) : (frame: WatchFrame) => subscriber.next(frame);

@@ -79,8 +79,8 @@ export class HandlerMetricsRecorder {
  * a `HandlerError` on the output and the next event is handled as usual.
  *
  * A handler that is slower than the informer gets DeltaFIFO-style per-key
- * coalescing (see `EventQueue`): its backlog is bounded by the number of
- * distinct keys, and it always ends at the informer's state.
+ * coalescing (see `EventQueue`): its backlog holds at most two events per
+ * distinct key, and it always ends at the informer's state.
  *
  * ```
  * events:   -w-x-y-z-----------|      w: added a1, x: updated a1→a2, y: added b1, z: updated a2→a3

@@ -117,7 +117,7 @@ export interface Informer<T> {
    * Subscribes a handler, isolated and buffered: it runs one event at a time;
    * if it throws (or its promise rejects) the error goes to `errors$` as a
    * `HandlerError` and nothing else is affected; if it is slow, its backlog
-   * coalesces per key (bounded by the number of distinct keys). Unsubscribe
+   * coalesces per key (at most two events per distinct key). Unsubscribe
    * the returned Subscription to remove it.
    */
   on(handler: EventHandler<T>): Subscription;

@@ -148,7 +148,9 @@ export function leaderElection(source: KubeConfig | LeaseClient, options: Leader
   if (isLeaseClient(source)) client = source;
   else {
     if (!options.name) throw new TypeError('leaderElection: `name` (the Lease) is required with a KubeConfig');
-    client = httpLeaseClients(source, { namespace: options.namespace, requestTimeoutMs: options.requestTimeoutMs }).lease(options.name);
+    // The transport's own timers follow the same default as the campaign's outer bound (renewDeadline / 2).
+    const requestTimeoutMs = options.requestTimeoutMs ?? timing.renewDeadlineMs / 2;
+    client = httpLeaseClients(source, { namespace: options.namespace, requestTimeoutMs }).lease(options.name);
   }
   const events$ = campaign(client, { identity: options.identity, timing }, options).pipe(share());
   const status$ = events$.pipe(

@@ -42,7 +42,10 @@ export interface ShardingOptions extends Partial<ElectionTiming> {
   readonly shards: number;
   /** Unique per process. */
   readonly identity: string;
-  /** Each Lease request gives up after this long. Default renewDeadline / 2. */
+  /**
+   * Each Lease request gives up after this long. Default renewDeadline / 2. The clients' own timers (set by
+   * `httpLeaseClients(kc, { requestTimeoutMs })`, default 5 s) bound each request too: the shorter wins.
+   */
   readonly requestTimeoutMs?: number;
   readonly scheduler?: SchedulerLike;
   readonly random?: () => number;

@@ -10,6 +10,12 @@ export const DEFAULT_PING_TIMEOUT_MS = 5_000;
  * may be waiting unread, so a fresh PING is sent instead of declaring the connection dead.
  */
 export const PING_LAG_MARGIN_MS = 1_000;
+/**
+ * How many fresh PINGs a late timeout may send in a row with nothing read since. A healthy connection's answer
+ * is read in the same turn of the event loop as the late timer (timers run before I/O is polled), so a second
+ * late timeout with still nothing read means the loop is late every time *and* the peer is silent: dead.
+ */
+export const MAX_LATE_PINGS = 2;
 
 /** HTTP/2 connection health checks (see docs/transport.md, "HTTP/2"). */
 export interface Http2Options {
@@ -42,17 +48,20 @@ export interface PingTimerFired {
   readonly readIdleMs: number;
   /** Lateness beyond which a timeout is blamed on the event loop, not the connection. */
   readonly lagMarginMs: number;
+  /** Fresh PINGs already sent because a timeout fired late, with no frame read since (`timeout` only; default 0). */
+  readonly latePings?: number;
 }
 
 /** What to do: arm the idle timer again for `delayMs`, send a (fresh) PING with a fresh timeout, or close. */
 export type PingDecision =
-  { readonly action: 'wait'; readonly delayMs: number } | { readonly action: 'ping' } | { readonly action: 'dead' };
+  { readonly action: 'wait'; readonly delayMs: number } | { readonly action: 'ping'; readonly late?: true } | { readonly action: 'dead' };
 
 /**
  * The PING rule as a pure function. The idle timer pings once nothing was read for `readIdleMs` (else waits the
  * rest). A PING timeout declares the connection dead only if it fired on time: a frame read since the PING was
  * sent, or a timer that fired more than `lagMarginMs` late (the event loop was blocked, and the answer may sit
- * unread in the socket), sends a fresh PING and waits a fresh timeout instead.
+ * unread in the socket), sends a fresh PING and waits a fresh timeout instead — at most {@link MAX_LATE_PINGS}
+ * times in a row with nothing read, so a loop that is late every time still finds a dead connection.
  */
 export function pingDecision(fired: PingTimerFired): PingDecision {
   if (fired.timer === 'idle') {
@@ -60,7 +69,7 @@ export function pingDecision(fired: PingTimerFired): PingDecision {
     return idle < fired.readIdleMs ? { action: 'wait', delayMs: fired.readIdleMs - idle } : { action: 'ping' };
   }
   if (fired.sentAt !== undefined && fired.lastRead > fired.sentAt) return { action: 'ping' };
-  if (fired.now - fired.dueAt > fired.lagMarginMs) return { action: 'ping' };
+  if (fired.now - fired.dueAt > fired.lagMarginMs && (fired.latePings ?? 0) < MAX_LATE_PINGS) return { action: 'ping', late: true };
   return { action: 'dead' };
 }
 
@@ -79,6 +88,8 @@ export class PingHealth {
   private idleTimer: Subscription | undefined;
   private pingTimer: Subscription | undefined;
   private stopped = false;
+  /** Fresh PINGs sent because a timeout fired late, since the last frame read. */
+  private latePings = 0;
   private readonly scheduler: SchedulerLike;
   private readonly now: () => number;
   private readonly readIdleMs: number | undefined;
@@ -102,6 +113,7 @@ export class PingHealth {
   /** A frame was read (a frame, a chunk, a PING answer). */
   read(): void {
     this.lastRead = this.now();
+    this.latePings = 0;
   }
 
   /** When the last frame was read (on the health clock; for tests). */
@@ -159,13 +171,17 @@ export class PingHealth {
       sentAt,
       readIdleMs: this.readIdleMs!,
       lagMarginMs: PING_LAG_MARGIN_MS,
+      latePings: this.latePings,
     };
   }
 
   private decide(decision: PingDecision): void {
     if (this.stopped) return;
     if (decision.action === 'wait') return this.arm(decision.delayMs);
-    if (decision.action === 'ping') return this.ping();
+    if (decision.action === 'ping') {
+      if (decision.late) this.latePings++;
+      return this.ping();
+    }
     const error = new Error(
       `the HTTP/2 connection answered no PING within ${this.pingTimeoutMs} ms (nothing read for ${Math.round(this.now() - this.lastRead)} ms)`,
     );
