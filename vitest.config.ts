@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 /**
@@ -14,6 +15,14 @@ const include = ['spec/**/*.spec.ts', 'marbles/**/*.spec.ts'];
  * worker shared with other files would already have loaded (so the mock would not apply, or would leak).
  */
 const ISOLATED = ['spec/5-informer/optionWalk.spec.ts'];
+
+/**
+ * Node's on-disk cache of compiled modules (V8 code, TypeScript already stripped), for the workers and for every
+ * process a test starts (the CLI, documentation examples, benchmark contenders, example replicas): each of those
+ * loads @kubernetes/client-node and the library again, ~0.8 s of CPU without the cache, ~0.55 s with it. Keyed by
+ * Node's version and each file's content, so a stale entry is never used.
+ */
+process.env['NODE_COMPILE_CACHE'] ??= fileURLToPath(new URL('node_modules/.cache/node-compile-cache', import.meta.url));
 
 export default defineConfig({
   ssr: { resolve: { conditions } },
