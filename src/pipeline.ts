@@ -30,6 +30,7 @@ export {
   type Http2Options,
   type HttpProtocol,
   type HttpTransportOptions,
+  type ReachabilityOptions,
 } from './1-transport/httpTransport.ts';
 export { hasUnparsedMembers, isSkipped, type KeepObject } from './1-transport/lazyJson.ts';
 export { LineSplitter, type LineBytesSink, type LineSink } from './1-transport/lineSplitter.ts';

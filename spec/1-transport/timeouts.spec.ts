@@ -147,6 +147,8 @@ describe('a bound on everything before the response headers', () => {
       'list',
       'list /api/v1/configmaps: no response headers within 250 ms (waiting for: response headers)',
     ]);
+    // The server accepted the connection and the request: not a server that cannot be reached.
+    expect(error.unreachable).toBe(false);
     expect(vi.getTimerCount()).toBe(0);
     await until('the server to see the connection closed', () => silent!.sockets.size === 0);
   });
@@ -159,6 +161,8 @@ describe('a bound on everything before the response headers', () => {
     expect((seen.error as InformerError).message).toBe(
       'list /api/v1/configmaps: no response headers within 250 ms (waiting for: TLS handshake)',
     );
+    // No server answered: the reflector's wait after it may end when the server answers again.
+    expect((seen.error as InformerError).unreachable).toBe(true);
     await until('the connection to be closed', () => silent!.sockets.size === 0);
   });
 

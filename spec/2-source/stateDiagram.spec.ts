@@ -81,6 +81,7 @@ const INPUTS: { readonly [K in ReflectorInput['type']]: readonly Make[] } = {
   ],
   listFailed: [
     (id) => ({ type: 'listFailed', id, error: errorFromStatus(500, status(500, 'InternalError'), 'list') }),
+    (id) => ({ type: 'listFailed', id, error: new InformerError('NetworkError', 'connect ECONNREFUSED', { unreachable: true }) }),
     (id) => ({ type: 'listFailed', id, error: errorFromStatus(410, status(410, 'Expired'), 'list') }),
     (id) => ({ type: 'listFailed', id, error: errorFromStatus(504, tooLargeRV, 'list') }),
     (id) => ({ type: 'listFailed', id, error: new InformerError('ResponseTooLarge', 'too large', { status: 200, phase: 'list' }) }),
@@ -99,10 +100,12 @@ const INPUTS: { readonly [K in ReflectorInput['type']]: readonly Make[] } = {
     (id) => ({ type: 'watchFailed', id, error: new InformerError('NetworkError', 'socket hang up') }),
     (id) => ({ type: 'watchFailed', id, error: errorFromStatus(422, status(422, 'Invalid'), 'watch') }),
     (id) => ({ type: 'watchFailed', id, error: errorFromStatus(403, status(403, 'Forbidden'), 'watch') }),
+    (id) => ({ type: 'watchFailed', id, error: new InformerError('NetworkError', 'connect ECONNREFUSED', { unreachable: true }) }),
   ],
   watchEnded: [(id) => ({ type: 'watchEnded', id })],
   check: [(id) => ({ type: 'check', id })],
   timer: [(id) => ({ type: 'timer', id })],
+  answered: [(id) => ({ type: 'answered', id })],
 };
 const MAKES = Object.values(INPUTS).flat();
 

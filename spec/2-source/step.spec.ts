@@ -89,6 +89,8 @@ class Machine {
 
 const fail = (m: Machine, error: unknown) => m.send({ type: 'watchFailed', error }, 10);
 const network = () => new InformerError('NetworkError', 'socket hang up');
+/** A connection refused: no server answered (the transport marks it `unreachable`). */
+const refused = () => new InformerError('NetworkError', 'connect ECONNREFUSED 127.0.0.1:6443', { unreachable: true });
 const malformed = () => new InformerError('MalformedLine', 'not JSON');
 const added = (rv: string) => event('ADDED', obj('b', rv));
 /** A successful list answer that passed `maxListBytes` (the transport's `ResponseTooLarge` on a 200). */
@@ -112,6 +114,15 @@ const scenarios: Record<string, () => Machine> = {
     return fail(m.frame(added('13')), network());
   },
   'a network error before any event': () => fail(new Machine().open(), network()),
+  'the connection is refused (no server answered) after an event': () => {
+    const m = new Machine().open().frame(added('11'));
+    return fail(fail(m, network()).next(), refused());
+  },
+  '429 with `Retry-After` after a refused connection': () =>
+    fail(
+      fail(new Machine().open(), refused()).next(),
+      new InformerError('TooManyRequests', 'slow down', { status: 429, retryAfterSeconds: 7 }),
+    ),
   "with `idleTimeoutMs: 0`, nothing arrives for the watch's timeout plus `stallMarginMs`": () =>
     new Machine({ idleTimeoutMs: 0 }).open().send({ type: 'check' }, 330_000),
   'a line that cannot be decoded (`MalformedLine`)': () => new Machine().open().frame(malformed()),
@@ -143,6 +154,14 @@ const scenarios: Record<string, () => Machine> = {
     new Machine({ watchList: true }).open().frame(added('11')).send({ type: 'watchEnded' }, 5000),
   'a network error before the initial-events-end bookmark': () =>
     fail(new Machine({ watchList: true }).open().frame(added('11')), network()),
+  'the first page fails: the connection is refused (no server answered)': () =>
+    new Machine().send({ type: 'start' }).send({ type: 'listFailed', error: refused() }),
+  'a relist fails with 503 after a refused connection': () =>
+    new Machine()
+      .send({ type: 'start' })
+      .send({ type: 'listFailed', error: refused() })
+      .send({ type: 'timer' })
+      .send({ type: 'listFailed', error: errorFromStatus(503, status(503, 'ServiceUnavailable'), 'list') }),
   'the first page fails with 500': () =>
     new Machine().send({ type: 'start' }).send({ type: 'listFailed', error: errorFromStatus(500, status(500, 'InternalError'), 'list') }),
   'the first page at a resourceVersion fails with 410 Expired': () =>
@@ -203,7 +222,8 @@ function decided(m: Machine, before: ReflectorState<Obj>): string {
   // Never the same request twice in a row: a paged list instead of a whole one, or smaller pages.
   const expected = paged ? `list rv=${JSON.stringify(before.lastRV)} limit=500` : halved ? 'list rv="" limit=250' : undefined;
   if (expected !== undefined && asked !== expected) return `${what} asked ${asked}`;
-  return backoff ? `backoff, ${what}${never}` : `${what} at once${never}`;
+  const until = wait?.type === 'wait' && wait.untilAnswered ? ' or until the server answers' : '';
+  return backoff ? `backoff${until}, ${what}${never}` : `${what} at once${never}`;
 }
 
 interface Row {
@@ -365,6 +385,52 @@ describe('step()', () => {
       ),
       { numRuns: 300 },
     );
+  });
+
+  it('the server answers again: a wait after a failure no server answered ends at once, in the way the timer would end it', () => {
+    const m = fail(new Machine().open(), refused());
+    expect(describeState(m.state)).toMatch(/^waiting then resume or until answered/);
+    expect(m.effects.find((e) => e.type === 'wait')).toMatchObject({ backoff: true, untilAnswered: true });
+    m.send({ type: 'answered' }, 100);
+    expect(m.state.phase.name, describeState(m.state)).toBe('opening');
+    expect(m.effects.map((e) => e.type)).toEqual(['pickTimeout']);
+    // The timer of the wait that ended is stale now.
+    const before = m.state;
+    m.state = step(reflectorConfig<Obj>({ decode: decoder(KubeObject) }), before, { type: 'timer', id: before.request - 1 }, 200).state;
+    expect(m.state).toBe(before);
+  });
+
+  it('the server answers again: any other wait (its backoff, a 429, a 5xx, a broken watch) goes on', () => {
+    const tooMany = new InformerError('TooManyRequests', 'slow down', { status: 429, retryAfterSeconds: 7 });
+    const unavailable = errorFromStatus(503, status(503, 'ServiceUnavailable'), 'watch');
+    for (const error of [tooMany, unavailable, network()]) {
+      const m = fail(new Machine().open(), error);
+      expect(m.state.phase, describeState(m.state)).toMatchObject({ name: 'waiting', untilAnswered: false });
+      const waiting = m.state;
+      m.send({ type: 'answered' }, 100);
+      expect(m.state, `${error.reason}: ${describeState(m.state)}`).toBe(waiting);
+      expect(m.effects).toEqual([]);
+    }
+    // A list that failed with 500 after a refused connection: the server answered, so its backoff holds.
+    const listed = new Machine()
+      .send({ type: 'start' })
+      .send({ type: 'listFailed', error: refused() })
+      .send({ type: 'answered' })
+      .send({ type: 'listFailed', error: errorFromStatus(500, status(500, 'InternalError'), 'list') });
+    const waiting = listed.state;
+    listed.send({ type: 'answered' });
+    expect(listed.state, describeState(listed.state)).toBe(waiting);
+  });
+
+  it('the server answers again while nobody waits (listing, watching): nothing changes', () => {
+    const m = new Machine().open();
+    const watching = m.state;
+    m.send({ type: 'answered' });
+    expect(m.state).toBe(watching);
+    const listing = new Machine().send({ type: 'start' });
+    const state = listing.state;
+    listing.send({ type: 'answered' });
+    expect(listing.state).toBe(state);
   });
 
   it('describes a state in one line, without the objects', () => {

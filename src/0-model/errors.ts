@@ -87,6 +87,8 @@ export interface InformerErrorDetails {
   readonly statusObject?: unknown;
   /** The underlying error. */
   readonly cause?: unknown;
+  /** No server answered: see {@link InformerError.unreachable}. */
+  readonly unreachable?: boolean;
 }
 
 /**
@@ -102,6 +104,14 @@ export class InformerError extends Error {
   readonly resourceVersion: string | undefined;
   readonly issues: readonly z.core.$ZodIssue[] | undefined;
   readonly statusObject: unknown;
+  /**
+   * True when no server answered the request: the connection could not be made or broke before any response
+   * (refused, reset, host or network unreachable, DNS, a connect or TLS-handshake timeout). A restarting
+   * API server looks like this; a `NetworkError` of a watch that broke mid-stream does not (the server had
+   * answered). Where the transport can tell when the server answers again, the reflector's wait after such a
+   * failure ends then (docs/reliability.md, "Back after a control-plane restart").
+   */
+  readonly unreachable: boolean;
 
   constructor(reason: ErrorReason, message: string, details: InformerErrorDetails = {}) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });
@@ -114,6 +124,7 @@ export class InformerError extends Error {
     this.resourceVersion = details.resourceVersion;
     this.issues = details.issues;
     this.statusObject = details.statusObject;
+    this.unreachable = details.unreachable === true;
   }
 
   /** The same error, seen from another phase. */
@@ -132,6 +143,7 @@ export class InformerError extends Error {
       issues: this.issues,
       statusObject: this.statusObject,
       cause: this.cause,
+      unreachable: this.unreachable,
     };
   }
 }

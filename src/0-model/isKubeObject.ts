@@ -5,12 +5,14 @@
  * it says yes the object is cached as parsed; when it says no, zod runs to
  * produce the issues. A property test keeps the two in agreement.
  *
- * It also rejects an own `__proto__` key at the top level or in metadata, which
+ * It also rejects an own `__proto__` key at the top level, in metadata, or in its labels or annotations, which
  * JSON.parse creates as plain data but which would surprise code that copies
  * objects with assignment; zod drops such keys silently, we report them.
  */
 
 import { isRecord } from '../util/isRecord.ts';
+
+const hasOwn = Object.prototype.hasOwnProperty;
 
 function optionalString(value: unknown): boolean {
   return value === undefined || typeof value === 'string';
@@ -23,7 +25,7 @@ function optionalNullableString(value: unknown): boolean {
 /** A map of strings; `null` is an empty map, as Kubernetes decodes it. */
 function stringRecord(value: unknown): boolean {
   if (value === undefined || value === null) return true;
-  if (!isRecord(value)) return false;
+  if (!isRecord(value) || hasOwn.call(value, '__proto__')) return false;
   for (const key in value) if (typeof value[key] !== 'string') return false;
   return true;
 }
@@ -40,8 +42,6 @@ function ownerReferences(value: unknown): boolean {
   }
   return true;
 }
-
-const hasOwn = Object.prototype.hasOwnProperty;
 
 /** True when `value` is a valid `KubeObject` (see `src/0-model/objects.ts`). */
 export function isKubeObject(value: unknown): boolean {

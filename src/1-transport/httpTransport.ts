@@ -26,6 +26,7 @@ import { MetadataAccept } from './http/metadataAccept.ts';
 import type { HttpResponse } from './http2/response.ts';
 import { listBodyDecoder } from './http/listBody.ts';
 import { ListBudget } from './http/listBudget.ts';
+import { DEFAULT_PROBE_TIMEOUT_MS, reachable, type ReachabilityOptions } from './reachability.ts';
 
 // The HTTP transport, assembled from ./http: options (limits and defaults), credentials (exec plugins
 // and token files), agents (TLS material and keep-alive agents), request (one GET, HTTP/1.1 or ./http2),
@@ -50,6 +51,7 @@ export {
   type HttpTransportOptions,
 } from './http/options.ts';
 export { transportBytes, type TransportBytes } from './http/encoding.ts';
+export type { ReachabilityOptions } from './reachability.ts';
 export { MAX_RETRY_AFTER_SECONDS } from '../0-model/errors.ts';
 export type { HttpProtocol } from './http2/request.ts';
 export type { Http2Options } from './http2/health.ts';
@@ -205,7 +207,31 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
       });
     });
 
-  return { list, watch };
+  const reachable$ = options.reachability === false ? undefined : serverSignal(kc, options, options.reachability);
+  return reachable$ ? { list, watch, reachable$ } : { list, watch };
+}
+
+/** Largest `/version` answer a probe reads (kube-apiserver's is about 300 bytes). */
+const PROBE_MAX_BYTES = 64 * 1024;
+
+/** The shared signal that the server of `kc` answers again: its probe is a `GET /version` through the same request path. */
+function serverSignal(kc: KubeConfig, options: HttpTransportOptions, reachability: ReachabilityOptions = {}): Observable<void> | undefined {
+  const timeoutMs = reachability.probeTimeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS;
+  const probe = requestJson(
+    kc,
+    '/version',
+    {},
+    {
+      userAgent: options.userAgent,
+      protocol: options.protocol,
+      http2: options.http2,
+      compression: options.compression,
+      requestTimeoutMs: timeoutMs,
+      listIdleTimeoutMs: timeoutMs,
+      maxDocumentBytes: PROBE_MAX_BYTES,
+    },
+  );
+  return reachable(kc, probe, reachability);
 }
 
 /** What reading a list or watch response of one ListWatch needs. */

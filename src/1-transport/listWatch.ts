@@ -66,6 +66,14 @@ export type WatchFrame = RawWatchEvent | InformerError;
 export interface ListWatch {
   list(options: ListOptions): Observable<ListPage>;
   watch(options: WatchOptions): Observable<WatchFrame>;
+  /**
+   * Optional: emits once, then completes, when the server answers again. Subscribing starts (or joins) the
+   * transport's one probe of that server, backed off and jittered (see `reachable` in `./reachability.ts`);
+   * unsubscribing the last subscriber stops it. The reflector subscribes while it waits after a failure no
+   * server answered (an `unreachable` error), and ends the wait when it emits. Without it (fakes, a
+   * user's ListWatch) such a wait is the backoff, as any other.
+   */
+  readonly reachable$?: Observable<void>;
 }
 
 /** Whether an informer's source is a ListWatch (rather than a KubeConfig). */
@@ -83,6 +91,7 @@ const CHANGES = new Set(['ADDED', 'MODIFIED', 'DELETED']);
 export function filtered(listWatch: ListWatch, wants: (key: string | undefined) => boolean): ListWatch {
   const drop = (object: unknown) => isSkipped(object) || !wants(rawKey(object));
   return {
+    ...(listWatch.reachable$ ? { reachable$: listWatch.reachable$ } : {}),
     list: (options) =>
       listWatch.list(options).pipe(
         map((page) => {

@@ -77,8 +77,8 @@ export function decoder<T extends KubeObject>(
   return (raw, phase) => {
     const wrongKind = typeMeta ? completeTypeMeta(raw, phase, typeMeta) : undefined;
     if (wrongKind) return wrongKind;
-    if (hasProtoKey(raw)) {
-      const path = hasOwnProto(raw) ? ['__proto__'] : ['metadata', '__proto__'];
+    const path = protoKeyPath(raw);
+    if (path) {
       return rejected(raw, phase, 'has a "__proto__" key; skipped', [issue(path, 'a "__proto__" key', undefined)]);
     }
     if (fast && isKubeObject(raw)) return accept(raw as T, raw, phase);
@@ -128,6 +128,13 @@ function hasOwnProto(value: unknown): boolean {
   return isRecord(value) && Object.prototype.hasOwnProperty.call(value, '__proto__');
 }
 
-function hasProtoKey(raw: unknown): boolean {
-  return hasOwnProto(raw) || (isRecord(raw) && hasOwnProto(raw.metadata));
+/** Where an own `__proto__` key sits: the object, its metadata, or metadata's labels or annotations. */
+function protoKeyPath(raw: unknown): string[] | undefined {
+  if (!isRecord(raw)) return undefined;
+  if (hasOwnProto(raw)) return ['__proto__'];
+  const m = raw.metadata;
+  if (!isRecord(m)) return undefined;
+  if (hasOwnProto(m)) return ['metadata', '__proto__'];
+  for (const map of ['labels', 'annotations'] as const) if (hasOwnProto(m[map])) return ['metadata', map, '__proto__'];
+  return undefined;
 }

@@ -1,4 +1,4 @@
-import { Observable, asyncScheduler, type Observer, type SchedulerLike, type Subscriber, type Subscription } from 'rxjs';
+import { Observable, Subscription, asyncScheduler, type Observer, type SchedulerLike, type Subscriber } from 'rxjs';
 import type { ListPage, ListWatch } from '../1-transport/listWatch.ts';
 import { Backoff, type BackoffOptions } from './backoff.ts';
 import type { Decoder } from './decode.ts';
@@ -117,7 +117,8 @@ export function reflectorConfig<T>(options: ListAndWatchOptions<T>): ReflectorCo
  * rules that pick resume or relist are `afterWatch` and `afterListFailure` in `recovery.ts`, written once as the
  * table in docs/semantics.md that `spec/2-source/step.spec.ts` checks against `step`. Faults are emitted as
  * `error` events and never end the stream; waits follow the `backoff` option (`Backoff`, backoff.ts) and
- * honour `Retry-After` (`MAX_RETRY_AFTER_SECONDS` at most). At most one request
+ * honour `Retry-After` (`MAX_RETRY_AFTER_SECONDS` at most); a wait after a failure no server answered also
+ * ends as soon as the ListWatch's `reachable$` says the server answers again. At most one request
  * is in flight at any time, and unsubscribing aborts it and clears every timer.
  */
 export function listAndWatch<T>(listWatch: ListWatch, options: ListAndWatchOptions<T>): Observable<SourceEvent<T>> {
@@ -222,7 +223,16 @@ class ReflectorShell<T> {
         return this.backoff.reset();
       case 'wait': {
         const delayMs = effect.backoff ? Math.max(this.backoff.next(this.scheduler.now()), effect.retryAfterMs) : 0;
-        return this.start(() => this.scheduler.schedule(() => this.feed({ type: 'timer', id: effect.id }), Math.max(0, delayMs)));
+        const reachable$ = effect.untilAnswered ? this.listWatch.reachable$ : undefined;
+        return this.start(() => {
+          const timer = this.scheduler.schedule(() => this.feed({ type: 'timer', id: effect.id }), Math.max(0, delayMs));
+          if (!reachable$) return timer;
+          // The first of the two ends the wait; the next request or timer unsubscribes both.
+          const both = new Subscription();
+          both.add(timer);
+          both.add(reachable$.subscribe(() => this.feed({ type: 'answered', id: effect.id })));
+          return both;
+        });
       }
     }
   }

@@ -35,6 +35,17 @@ export interface Decision {
   readonly backoff: boolean;
   /** Seconds the server asked for, clamped to {@link MAX_RETRY_AFTER_SECONDS}. */
   readonly retryAfterSeconds?: number;
+  /**
+   * No server answered (the error is `unreachable`: refused, reset, DNS, a connect timeout): the backoff
+   * ends early when the server answers again (the `answered` input), where the ListWatch can tell.
+   * Never after a failure the server answered (5xx, 429, 410 …): those keep client-go's backoff.
+   */
+  readonly untilAnswered?: boolean;
+}
+
+/** A decision to back off after a failure no server answered may end when the server answers again. */
+function untilAnswered(decision: Decision, error: InformerError | undefined): Decision {
+  return decision.backoff && error?.unreachable === true ? { ...decision, untilAnswered: true } : decision;
 }
 
 /** How one watch ended. */
@@ -93,7 +104,12 @@ export function afterWatch(
   const { end, progress } = ended;
   const atSameRV = progress ? 0 : counters.failuresAtSameRV;
   const resetBackoff = progress && !ended.initial && !(typeof end === 'object' && end.reason === 'VeryShortWatch');
-  const decide = (decision: Decision, next: RecoveryCounters) => ({ decision, counters: next, resetBackoff });
+  const fault = typeof end === 'object' ? end : undefined;
+  const decide = (decision: Decision, next: RecoveryCounters) => ({
+    decision: untilAnswered(decision, fault),
+    counters: next,
+    resetBackoff,
+  });
 
   if (end === 'clean' || end === 'idle') {
     // A streaming list that ended before its initial events: a plain list this time.
@@ -147,7 +163,7 @@ export function afterWatch(
 export function afterListFailure(error: InformerError, askedResourceVersion: string, continued: boolean): Decision {
   if (isTooLargeResourceVersion(error)) return { next: 'relistLatest', backoff: false };
   if (isExpired(error) && (continued || askedResourceVersion !== '')) return { next: 'relistLatest', backoff: false };
-  return { next: 'relist', backoff: true, ...waitAsked(error.retryAfterSeconds) };
+  return untilAnswered({ next: 'relist', backoff: true, ...waitAsked(error.retryAfterSeconds) }, error);
 }
 
 /**

@@ -15,8 +15,9 @@ import type { ListProgress, SourceEvent } from './sourceEvent.ts';
  * watching ──event, bookmark, check not due──▶ watching
  * streaming ──initial event, check not due──▶ streaming
  * listing, watching, streaming ──failed, ended, idle, stalled, too long──▶ waiting
- * waiting ──timer: resume, or relist with watchList──▶ opening
- * waiting ──timer: relist, relistLatest, listInstead──▶ listing
+ * waiting ──timer, answered: resume, or relist with watchList──▶ opening
+ * waiting ──timer, answered: relist, relistLatest, listInstead──▶ listing
+ *   (`answered` ends a wait only after a failure no server answered: the server is back)
  * ```
  *
  * Every failure and every end goes through `waiting` (a timer, 0 ms when there is no backoff; what follows
@@ -139,6 +140,8 @@ export interface Waiting {
   readonly then: Next;
   /** For `relistLatest`: list unpaged (a continue token expired). */
   readonly unpaged: boolean;
+  /** After a failure no server answered: the `answered` input ends the wait too. */
+  readonly untilAnswered: boolean;
 }
 
 export type Phase<T> = { readonly name: 'starting' } | Listing<T> | Opening | Watching | Streaming<T> | Waiting;
@@ -157,7 +160,9 @@ export type ReflectorInput =
   | { readonly type: 'watchFailed'; readonly id: number; readonly error: unknown }
   | { readonly type: 'watchEnded'; readonly id: number }
   | { readonly type: 'check'; readonly id: number }
-  | { readonly type: 'timer'; readonly id: number };
+  | { readonly type: 'timer'; readonly id: number }
+  /** The server answers again (the ListWatch's `reachable$`), during the wait `id`. */
+  | { readonly type: 'answered'; readonly id: number };
 
 /**
  * What `step` asks the shell to do, in order. Starting a request or the wait
@@ -174,8 +179,17 @@ export type ReflectorEffect<T> =
   | { readonly type: 'armCheck'; readonly id: number; readonly delayMs: number }
   | { readonly type: 'disarmCheck' }
   | { readonly type: 'resetBackoff' }
-  /** Wait the next backoff step (at least `retryAfterMs`) when `backoff`, else 0 ms; then input `timer`. */
-  | { readonly type: 'wait'; readonly id: number; readonly backoff: boolean; readonly retryAfterMs: number };
+  /**
+   * Wait the next backoff step (at least `retryAfterMs`) when `backoff`, else 0 ms; then input `timer`. With
+   * `untilAnswered`, also input `answered` as soon as the ListWatch's `reachable$` emits (the first of the two ends the wait).
+   */
+  | {
+      readonly type: 'wait';
+      readonly id: number;
+      readonly backoff: boolean;
+      readonly retryAfterMs: number;
+      readonly untilAnswered: boolean;
+    };
 
 export interface StepResult<T> {
   readonly state: ReflectorState<T>;
@@ -224,7 +238,7 @@ function describePhase<T>(phase: Phase<T>): string {
     case 'opening':
       return `opening ${phase.streaming ? 'streaming list' : 'watch'}${phase.fromList ? ' from a list' : ''}`;
     case 'waiting':
-      return `waiting then ${phase.then}${phase.unpaged ? ' (unpaged)' : ''}`;
+      return `waiting then ${phase.then}${phase.unpaged ? ' (unpaged)' : ''}${phase.untilAnswered ? ' or until answered' : ''}`;
     case 'watching':
     case 'streaming': {
       const initial = phase.name === 'streaming' ? ` initial=${phase.initial.size}` : '';

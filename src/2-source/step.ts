@@ -37,6 +37,9 @@ function transition<T>(
       return phase.name === 'opening' ? onTimeoutPicked(config, state, phase, input.timeoutSeconds, now, out) : state;
     case 'timer':
       return phase.name === 'waiting' ? afterWait(config, state, phase, out) : state;
+    case 'answered':
+      // The server is back: a wait after a failure it did not answer ends now; any other wait (its backoff) goes on.
+      return phase.name === 'waiting' && phase.untilAnswered ? afterWait(config, state, phase, out) : state;
   }
   if (phase.name !== 'watching' && phase.name !== 'streaming') return state;
   switch (input.type) {

@@ -91,8 +91,10 @@ export function relist<T>(config: ReflectorConfig<T>, memory: ReflectorMemory, o
 /** Carries out a decision of the recovery rules: wait (the backoff, or 0 ms), then `decision.next`. */
 export function proceed<T>(memory: ReflectorMemory, decision: Decision, unpaged: boolean, out: Effects<T>): ReflectorState<T> {
   const request = memory.request + 1;
-  out.push({ type: 'wait', id: request, backoff: decision.backoff, retryAfterMs: (decision.retryAfterSeconds ?? 0) * 1000 });
-  return { ...memory, request, phase: { name: 'waiting', then: decision.next, unpaged } };
+  const untilAnswered = decision.untilAnswered === true;
+  const retryAfterMs = (decision.retryAfterSeconds ?? 0) * 1000;
+  out.push({ type: 'wait', id: request, backoff: decision.backoff, retryAfterMs, untilAnswered });
+  return { ...memory, request, phase: { name: 'waiting', then: decision.next, unpaged, untilAnswered } };
 }
 
 /** The wait is over: do what was decided. */

@@ -300,6 +300,7 @@ export function takingTurns(listWatch: ListWatch, turns: ConnectionTurns, gated:
       };
     });
   return {
+    ...(listWatch.reachable$ ? { reachable$: listWatch.reachable$ } : {}),
     list: (options) => through('list', () => listWatch.list(options)),
     watch: (options: WatchOptions) =>
       through(options.sendInitialEvents === true ? 'stream' : 'watch', (shorten) =>

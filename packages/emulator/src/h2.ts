@@ -81,7 +81,7 @@ export async function listenHttp2(
   listener: (req: IncomingMessage, res: ServerResponse) => void,
   port: number,
   settings: { maxConcurrentStreams?: number } = {},
-): Promise<{ front: Http2Front; port: number; close(): Promise<void> }> {
+): Promise<{ front: Http2Front; port: number; listener: net.Server; close(): Promise<void> }> {
   const secure = http2.createSecureServer(
     {
       cert: tls.cert,
@@ -163,6 +163,7 @@ export async function listenHttp2(
   return {
     front,
     port: (tcp.address() as net.AddressInfo).port,
+    listener: tcp,
     close: async () => {
       front.destroyAll();
       await new Promise<void>((resolve) => tcp.close(() => resolve()));

@@ -3,7 +3,7 @@
  */
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo, Socket } from 'node:net';
+import type { AddressInfo, Server as NetServer, Socket } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { FaultInjector } from './faults.ts';
 import { listenHttp2, type Http2Front } from './h2.ts';
@@ -128,6 +128,16 @@ export interface ApiServer {
   registerCustomResource(spec: CustomResourceDefinitionSpec): Gvr;
   /** Ends every open watch: cleanly (default) or by dropping the connection. Returns how many. */
   closeWatches(opts?: { clean?: boolean }): number;
+  /**
+   * Plays a control-plane restart: stops listening, so new connections are refused (`ECONNREFUSED`, as with no
+   * kube-apiserver on the port), and drops every open connection, open watches included. Objects and history
+   * are kept (etcd survives the restart). Resolves once the port is closed. Idempotent.
+   */
+  down(): Promise<void>;
+  /** After `down()`: listens again, on the same port. Idempotent. */
+  up(): Promise<void>;
+  /** Between `down()` and `up()`. */
+  readonly isDown: boolean;
   /** Ends every response, frees every socket and timer. */
   close(): Promise<void>;
 }
@@ -318,6 +328,32 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   for (const r of options.resources ?? []) registerCustomResource(r);
 
   let closed: Promise<void> | undefined;
+  const listening: NetServer = h2 ? h2.listener : server;
+  let outage: Promise<void> | undefined;
+  const down = async (): Promise<void> => {
+    if (outage) return outage;
+    outage = new Promise<void>((resolve) => listening.close(() => resolve()));
+    // The connections first, as a process that dies: no stream is reset or ended on the way.
+    if (h2) h2.front.destroyAll();
+    else {
+      server.closeAllConnections();
+      for (const s of sockets) s.destroy();
+    }
+    for (const s of [...sessions]) s.destroy();
+    return outage;
+  };
+  const up = async (): Promise<void> => {
+    if (!outage) return;
+    await outage;
+    await new Promise<void>((resolve, reject) => {
+      listening.once('error', reject);
+      listening.listen(port, '127.0.0.1', () => {
+        listening.off('error', reject);
+        resolve();
+      });
+    });
+    outage = undefined;
+  };
 
   const api: ApiServer = {
     url,
@@ -390,6 +426,11 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
       store.compact(rv === undefined ? undefined : Number(rv));
     },
     registerCustomResource,
+    down,
+    up,
+    get isDown() {
+      return outage !== undefined;
+    },
     closeWatches(opts = {}) {
       const open = [...sessions];
       for (const s of open) {

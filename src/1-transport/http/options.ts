@@ -1,6 +1,7 @@
 import { getHeapStatistics } from 'node:v8';
 import type { KeepObject } from '../lazyJson.ts';
 import type { Http2Options } from '../http2/health.ts';
+import type { ReachabilityOptions } from '../reachability.ts';
 import type { HttpProtocol } from '../http2/request.ts';
 
 // The HTTP transport's options: limits, timeouts, their defaults, and the settings every request shares.
@@ -65,6 +66,13 @@ export interface HttpTransportOptions {
    * inflated bytes. A body in an encoding not asked for is refused (`MalformedLine`). Default {@link DEFAULT_COMPRESSION}.
    */
   readonly compression?: Compression;
+  /**
+   * The probe that tells informers waiting after a failure no server answered (refused, reset, DNS, a connect
+   * timeout: a restarting API server) that the server answers again (see docs/reliability.md, "Back after a
+   * control-plane restart"): one `GET /version` per server at a time, 500 ms doubling to 2 s between probes, jittered.
+   * `false`: no probe; such a wait is the backoff, as any other.
+   */
+  readonly reachability?: ReachabilityOptions | false;
 }
 
 /** What {@link HttpTransportOptions.compression} asks the server for. */

@@ -68,7 +68,8 @@ export function send(
       timeoutMs === undefined
         ? undefined
         : setTimeout(() => {
-            fail(new InformerError('Timeout', `${what}: no response headers within ${timeoutMs} ms (waiting for: ${awaiting})`, { phase }));
+            const message = `${what}: no response headers within ${timeoutMs} ms (waiting for: ${awaiting})`;
+            fail(new InformerError('Timeout', message, { phase, unreachable: awaiting === 'connection' || awaiting === 'TLS handshake' }));
           }, timeoutMs);
     const fail = (error: InformerError) => {
       clearTimeout(timer);
@@ -104,7 +105,8 @@ export function send(
             cause: error,
           });
         const detail = tlsFailure(error, cluster) ?? networkDetail(error);
-        return new InformerError('NetworkError', `${verb} ${url.pathname}: ${detail}`, { phase, cause: error });
+        const unreachable = response === undefined && isUnreachableCode(error.code);
+        return new InformerError('NetworkError', `${verb} ${url.pathname}: ${detail}`, { phase, cause: error, unreachable });
       };
       const onError = (error: NodeJS.ErrnoException) => fail(asError(error));
       awaiting = 'connection';
@@ -150,6 +152,30 @@ export function send(
       request?.destroy();
     };
   });
+}
+
+/**
+ * Socket error codes that mean no server answered: the connection was refused, reset or never made (host or network
+ * unreachable, DNS, a connect timeout). With no response yet, such a failure makes the error `unreachable`.
+ */
+const UNREACHABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'EHOSTDOWN',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EADDRNOTAVAIL',
+]);
+
+/** Whether a socket error's code says that no server answered (see {@link UNREACHABLE_CODES}). */
+export function isUnreachableCode(code: string | undefined): boolean {
+  return code !== undefined && UNREACHABLE_CODES.has(code);
 }
 
 /** OpenSSL's codes for a server certificate no trusted CA vouches for. */
