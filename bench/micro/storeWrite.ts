@@ -3,16 +3,25 @@
  * thread: the DeltaFIFO's read of the key, the reducer's read, the write.
  * No parsing, no events: what the store costs at a given size.
  *
- *   node bench/micro/storeWrite.ts [pods=1000] [src dir, default ../../src]
+ * With --expose-gc, also what its writes leave to the collector: the young
+ * generation's collections per 1,000 events, and the long-lived garbage they
+ * made (bytes per event promoted to the old generation and dead by the end:
+ * old-space use before a full collection less after it, when none ran during
+ * the events; the objects the writes replaced included: `--map` gives that
+ * baseline), which in an informer the concurrent marker and sweeper pay for.
+ *
+ *   node [--expose-gc] bench/micro/storeWrite.ts [pods=1000] [src dir, default ../../src] [--map]
  */
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { PerformanceObserver } from 'node:perf_hooks';
+import { getHeapSpaceStatistics } from 'node:v8';
 import type * as StoreModule from '../../src/4-store/store.ts';
 
 type Pod = { readonly metadata: { readonly name: string; readonly namespace: string; readonly resourceVersion: string } };
 
 const pods = Number(process.argv[2] ?? 1000);
-const dir = resolve(process.argv[3] ?? join(import.meta.dirname, '..', '..', 'src'));
+const dir = resolve(process.argv[3]?.startsWith('--') === false ? process.argv[3] : join(import.meta.dirname, '..', '..', 'src'));
 const { Store } = (await import(pathToFileURL(join(dir, '4-store', 'store.ts')).href)) as typeof StoreModule;
 const EVENTS = 100_000;
 const namespace = (i: number) => `team-${String(i % 100).padStart(3, '0')}`;
@@ -22,6 +31,9 @@ const pod = (i: number, rv: number): Pod => ({ metadata: { name: name(i), namesp
 const batch = Store.empty<Pod>().batch();
 for (let i = 0; i < pods; i++) batch.write(`${namespace(i)}/${name(i)}`, undefined, pod(i, i));
 let store = batch.done();
+/** --map: a plain Map instead, for reference (the replaced objects themselves are garbage either way). */
+const useMap = process.argv.includes('--map');
+const map = new Map<string, Pod>(useMap ? store.entries() : []);
 const events = Array.from({ length: EVENTS }, (_, e) => {
   const i = (Math.imul(e + 1, 2654435761) >>> 0) % pods;
   return { key: `${namespace(i)}/${name(i)}`, object: pod(i, pods + e) };
@@ -30,9 +42,45 @@ const cpu = () => {
   const { user, system } = process.threadCpuUsage();
   return user + system;
 };
+const gc = (globalThis as { gc?: () => void }).gc;
+const oldSpace = () => getHeapSpaceStatistics().find((space) => space.space_name === 'old_space')!.space_used_size;
+const collections = { minor: 0, major: 0 };
+const observer = new PerformanceObserver((list) => {
+  // kind 1: a scavenge (minor); 2, 4: mark-compact, incremental marking (major).
+  for (const entry of list.getEntries()) {
+    if ((entry as { detail?: { kind?: number } }).detail?.kind === 1) collections.minor++;
+    else collections.major++;
+  }
+});
+gc?.();
+gc?.();
+const oldBefore = oldSpace();
+observer.observe({ entryTypes: ['gc'] });
 const start = cpu();
-for (const { key, object } of events) {
-  store.get(key);
-  store = store.write(key, store.get(key), object);
+if (useMap) {
+  for (const { key, object } of events) {
+    map.get(key);
+    map.get(key);
+    map.set(key, object);
+  }
+} else {
+  for (const { key, object } of events) {
+    store.get(key);
+    store = store.write(key, store.get(key), object);
+  }
 }
-console.log(`${dir}: ${pods} cached, ${((cpu() - start) / EVENTS).toFixed(2)} µs CPU per event`);
+const spent = cpu() - start;
+await new Promise((resolve) => setTimeout(resolve, 50));
+observer.disconnect();
+const oldAfter = oldSpace();
+gc?.();
+const garbage = oldAfter - oldSpace();
+const gcText = gc
+  ? `, ${((collections.minor * 1000) / EVENTS).toFixed(2)} scavenges per 1,000 events, ` +
+    (collections.major === 0
+      ? `${(garbage / EVENTS).toFixed(0)} bytes of long-lived garbage per event`
+      : `${collections.major} major collections ran`)
+  : '';
+console.log(
+  `${useMap ? 'Map' : dir}: ${pods} cached, ${(spent / EVENTS).toFixed(2)} µs CPU per event${gcText} (old space ${(oldBefore / 1e6) | 0} MB before)`,
+);

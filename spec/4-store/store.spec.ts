@@ -102,6 +102,113 @@ describe('Store', () => {
     );
   });
 
+  it('property: snapshots of one lineage, read in any order, each equal their model forever (mid-batch, left behind, forked, listed)', () => {
+    type Step =
+      | { readonly kind: 'write'; readonly write: Write }
+      | { readonly kind: 'batch'; readonly writes: readonly Write[]; readonly peek: boolean }
+      | { readonly kind: 'read'; readonly at: number }
+      | { readonly kind: 'fork'; readonly at: number; readonly write: Write; readonly follow: boolean }
+      | { readonly kind: 'list' };
+    const stepArb: fc.Arbitrary<Step> = fc.oneof(
+      { weight: 4, arbitrary: writeArb.map((write): Step => ({ kind: 'write', write })) },
+      {
+        weight: 2,
+        arbitrary: fc
+          .record({ writes: fc.array(writeArb, { maxLength: 5 }), peek: fc.boolean() })
+          .map((b): Step => ({ kind: 'batch', ...b })),
+      },
+      { weight: 2, arbitrary: fc.nat().map((at): Step => ({ kind: 'read', at })) },
+      {
+        weight: 1,
+        arbitrary: fc.record({ at: fc.nat(), write: writeArb, follow: fc.boolean() }).map((f): Step => ({ kind: 'fork', ...f })),
+      },
+      { weight: 1, arbitrary: fc.constant<Step>({ kind: 'list' }) },
+    );
+    const apply = (items: ReadonlyMap<string, Obj>, writes: readonly Write[]) => {
+      const next = new Map(items);
+      for (const [key, o] of writes) {
+        if (o === undefined) next.delete(key);
+        else next.set(key, o);
+      }
+      return next;
+    };
+    const expectReads = (store: Store<Obj>, items: ReadonlyMap<string, Obj>) => {
+      expect(store.size).toBe(items.size);
+      for (const key of KEYS) expect(store.get(key)).toBe(items.get(key));
+    };
+    fc.assert(
+      fc.property(fc.array(stepArb, { maxLength: 40 }), (steps) => {
+        let store = Store.empty<Obj>(indexers);
+        let items: ReadonlyMap<string, Obj> = new Map();
+        const history: [Store<Obj>, ReadonlyMap<string, Obj>][] = [[store, items]];
+        for (const step of steps) {
+          if (step.kind === 'write') {
+            const [key, o] = step.write;
+            store = store.write(key, store.get(key), o);
+            items = apply(items, [step.write]);
+          } else if (step.kind === 'batch') {
+            const batch = store.batch();
+            const latest = new Map<string, Obj | undefined>();
+            for (const [i, [key, o]] of step.writes.entries()) {
+              batch.write(key, latest.has(key) ? latest.get(key) : store.get(key), o);
+              latest.set(key, o);
+              // A snapshot read while the batch is under way: it is the one the batch started from.
+              if (step.peek && i === 0) expectReads(store, items);
+            }
+            store = batch.done();
+            items = apply(items, step.writes);
+          } else if (step.kind === 'read') {
+            const [old, was] = history[step.at % history.length]!;
+            expectReads(old, was);
+            continue;
+          } else if (step.kind === 'fork') {
+            // A write from a snapshot left behind: a lineage of its own.
+            const [old, was] = history[step.at % history.length]!;
+            const [key, o] = step.write;
+            const forked = old.write(key, old.get(key), o);
+            const forkedItems = apply(was, [step.write]);
+            expectReads(forked, forkedItems);
+            history.push([forked, forkedItems]);
+            if (step.follow) [store, items] = [forked, forkedItems];
+            continue;
+          } else {
+            expect(byKey(store.list())).toEqual(byKey([...items.values()]));
+            continue;
+          }
+          expectReads(store, items);
+          history.push([store, items]);
+        }
+        for (const [snapshot, was] of history) expectMatches(snapshot, was);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it(`snapshots held across thousands of writes and read only at the end each equal their model`, () => {
+    const writes = 6 * 1024 + 17;
+    let store = Store.empty<Obj>(indexers);
+    const items = new Map<string, Obj>();
+    const held: [Store<Obj>, Map<string, Obj>][] = [];
+    let seed = 7;
+    for (let i = 0; i < writes; i++) {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      const name = `p${seed % 300}`;
+      const namespace = `ns${(seed >>> 12) % 7}`;
+      const key = `${namespace}/${name}`;
+      const o: Obj | undefined = (seed >>> 20) % 5 === 0 ? undefined : { metadata: { name, namespace }, v: i };
+      store = store.write(key, store.get(key), o);
+      if (o === undefined) items.delete(key);
+      else items.set(key, o);
+      if (i % 997 === 0 || i === writes - 1) held.push([store, new Map(items)]);
+    }
+    // Newest first, then oldest first.
+    for (const [snapshot, was] of [...held].reverse()) {
+      expect(snapshot.size).toBe(was.size);
+      expect(new Map(snapshot.entries())).toEqual(was);
+    }
+    for (const [snapshot, was] of held) for (const [key, o] of was) expect(snapshot.get(key)).toBe(o);
+  });
+
   it("reads of one key from successive snapshots, interleaved, each give that snapshot's object (a snapshot remembers its last read only for itself)", () => {
     const a1: Obj = { metadata: { name: 'a', namespace: 'ns1' }, v: 1 };
     const a2: Obj = { metadata: { name: 'a', namespace: 'ns1' }, v: 2 };

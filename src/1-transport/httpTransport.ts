@@ -169,7 +169,9 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
         resourceVersionMatch: listOptions.resourceVersionMatch,
       });
       const sofar = budget.before(listOptions.continue);
-      return accept.open(path + query, 'list').subscribe({
+      // After a list dropped on its budget, the next one starts once the heap is collected (listBudget.ts).
+      const opened = budget.whenRoom(listOptions.continue, () => accept.open(path + query, 'list'));
+      return opened.subscribe({
         next: ({ response }) => {
           if (listIdleTimeoutMs !== undefined) {
             response.setTimeout(listIdleTimeoutMs, () => {
