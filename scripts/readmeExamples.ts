@@ -123,8 +123,19 @@ function compile(dir: string, files: readonly string[]): Map<string, string[]> {
   );
   if (!parsed) throw new Error(`cannot read ${configPath}`);
   const program = ts.createProgram({ rootNames: files.map((file) => join(dir, file)), options: parsed.options });
+  // What getPreEmitDiagnostics reports, for the examples only: checking every file of src/ as well would take
+  // most of the time, for errors that are the type-check's business (`npm run typecheck`).
+  const examples = program.getRootFileNames().flatMap((name) => program.getSourceFile(name) ?? []);
+  const diagnostics = [
+    ...program.getConfigFileParsingDiagnostics(),
+    ...program.getOptionsDiagnostics(),
+    ...examples.flatMap((file) => program.getSyntacticDiagnostics(file)),
+    ...program.getGlobalDiagnostics(),
+    ...examples.flatMap((file) => program.getSemanticDiagnostics(file)),
+    ...(parsed.options.declaration ? examples.flatMap((file) => program.getDeclarationDiagnostics(file)) : []),
+  ];
   const byFile = new Map<string, string[]>();
-  for (const diagnostic of ts.getPreEmitDiagnostics(program)) {
+  for (const diagnostic of diagnostics) {
     // Errors inside src/ are the type-check's business (`npm run typecheck`); here only the examples count.
     const file = diagnostic.file ? relative(dir, diagnostic.file.fileName) : '';
     if (diagnostic.file && (file.startsWith('..') || !files.includes(file))) continue;

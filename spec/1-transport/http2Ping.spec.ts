@@ -25,6 +25,10 @@ function fakeSession() {
   };
 }
 
+/** A scheduler on `inner`'s clock whose every timer fires `lateMs` after it was due (a loop late every time). */
+const lateBy = (inner: VirtualTimeScheduler, lateMs: number) =>
+  ({ now: () => inner.now(), schedule: (work: () => void, delay = 0) => inner.schedule(work, delay + lateMs) }) as unknown as SchedulerLike;
+
 /** A virtual-time scheduler that stops at `until` ms. */
 const virtual = (until: number) => new VirtualTimeScheduler(VirtualAction, until);
 
@@ -53,11 +57,7 @@ describe('PingHealth at its defaults', () => {
 
   it('a loop late on every timer still finds a silent connection dead, after MAX_LATE_PINGS fresh PINGs', () => {
     const inner = virtual(120_000);
-    // Every timer fires 2 s after it was due: more than the lag margin, every time.
-    const late = {
-      now: () => inner.now(),
-      schedule: (work: () => void, delay = 0) => inner.schedule(work, delay + 2_000),
-    } as unknown as SchedulerLike;
+    const late = lateBy(inner, 2_000);
     const { session, pings } = fakeSession();
     let deadAt: number | undefined;
     const health = new PingHealth(session, { scheduler: late }, () => (deadAt = inner.now()));
@@ -71,10 +71,7 @@ describe('PingHealth at its defaults', () => {
 
   it('the same late loop on a connection that answers: never dead', () => {
     const inner = virtual(120_000);
-    const late = {
-      now: () => inner.now(),
-      schedule: (work: () => void, delay = 0) => inner.schedule(work, delay + 2_000),
-    } as unknown as SchedulerLike;
+    const late = lateBy(inner, 2_000);
     const { session, pings, answer } = fakeSession();
     let dead = false;
     const health = new PingHealth(session, { scheduler: late }, () => (dead = true));

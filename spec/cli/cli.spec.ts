@@ -10,7 +10,7 @@ import type * as http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startApiServer, type ApiServer } from 'rx-informer-emulator';
-import { MAIN, NODE, cli, expectNoStack, killAll, receiver, until } from './support.ts';
+import { MAIN, NODE, cli, cliRuns, expectNoStack, killAll, receiver, until } from './support.ts';
 
 const SYNCED = /^synced \d+ resources?, \d+ objects? in \d+ ms/;
 
@@ -144,21 +144,21 @@ describe('rx-informer (the bin, against a TLS emulator)', () => {
       [['watch', 'pods', '--compression', 'br'], /^error: --compression must be gzip or none, not "br"$/],
     ];
     const before = api.requests.length;
-    const results = await Promise.all(
-      cases.map(async ([args]) => {
-        const c = cli([...args, '--kubeconfig', kubeconfig]);
-        return { exit: await c.exit, err: c.err };
-      }),
-    );
-    results.forEach(({ exit, err }, i) => {
-      expect(exit.code).toBe(2);
+    // One process for all of them (what is said before anything is done); the bin as a process below.
+    const results = await cliRuns(cases.map(([args]) => [...args, '--kubeconfig', kubeconfig]));
+    expect(results).toHaveLength(cases.length);
+    results.forEach(({ code, err }, i) => {
+      expect(code).toBe(2);
       // One line of what is wrong, one pointer to the help: not the whole help.
       expect(err).toEqual([expect.stringMatching(cases[i]![1]), 'run `rx-informer --help` for usage']);
       expectNoStack(err.join('\n'));
       expect(err.join('\n')).not.toContain('pa55word');
     });
-    expect(api.requests.length).toBe(before);
+    const bad = cli([...cases[0]![0], '--kubeconfig', kubeconfig]);
     const version = cli(['--version']);
+    expect((await bad.exit).code).toBe(2);
+    expect(bad.err).toEqual(results[0]!.err);
+    expect(api.requests.length).toBe(before);
     expect((await version.exit).code).toBe(0);
     expect(version.out).toEqual([expect.stringMatching(/^rx-informer \d+\.\d+\.\d+/)]);
   });

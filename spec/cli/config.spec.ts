@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { loadKubeConfig } from '../../src/cli/kubeconfig.ts';
 import { parseErrorMessage, SecretScrubber, textSecrets } from '../../src/cli/secrets.ts';
 import { UsageError } from '../../src/cli/watch.ts';
-import { NODE, cli, expectNoStack, killAll } from './support.ts';
+import { NODE, cli, cliRuns, expectNoStack, killAll } from './support.ts';
 
 afterAll(() => killAll());
 
@@ -114,17 +114,21 @@ const FAILING: Record<string, string> = {
 };
 
 describe('kubeconfig: no secret in any message', () => {
-  // Seven CLIs in turn: on a loaded 2-core machine each start can take seconds (the timeout is a bound, not an oracle).
+  // Seven command lines in one child process, one after the other (cliRuns): what is said before anything is done.
   it(
     'a kubeconfig that does not parse (YAML or JSON) is one line that says what and where, quoting none of it; exit 1',
     { timeout: 120_000 },
     async () => {
-      for (const [name, text] of Object.entries(MALFORMED)) {
+      const files = Object.entries(MALFORMED).map(([name, text]) => {
         const file = join(dir, name);
         writeFileSync(file, text);
-        // One at a time: a burst of CLIs starting together would slow the other spec files' CLIs on a small machine.
-        const run = cli(['watch', 'pods', '--kubeconfig', file]);
-        expect((await run.exit).code, name).toBe(1);
+        return file;
+      });
+      const runs = await cliRuns(files.map((file) => ['watch', 'pods', '--kubeconfig', file]));
+      expect(runs).toHaveLength(files.length);
+      for (const [i, name] of Object.keys(MALFORMED).entries()) {
+        const run = runs[i]!;
+        expect(run.code, name).toBe(1);
         expect(run.err, name).toEqual([
           expect.stringMatching(
             new RegExp(

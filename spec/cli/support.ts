@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 
 export const NODE = new URL('../../node_modules/.bin/node', import.meta.url).pathname;
 export const MAIN = new URL('../../src/cli/main.ts', import.meta.url).pathname;
+const RUN_MANY = new URL('./runMany.ts', import.meta.url).pathname;
 
 /** A running CLI: its output so far, line by line, and ways to wait for it. */
 export interface Cli {
@@ -105,6 +106,44 @@ export function cli(args: string[], env: NodeJS.ProcessEnv = {}, options: { read
       });
     },
   };
+}
+
+/** What one command line of {@link cliRuns} printed, line by line as {@link Cli} has it, and its exit code. */
+export interface Ran {
+  readonly code: number;
+  readonly out: string[];
+  readonly err: string[];
+  /** stdout and stderr as written, whole. */
+  raw(): string;
+}
+
+/**
+ * Several command lines run one after the other in one child process (spec/cli/runMany.ts: `run(argv)` with a
+ * fresh module instance each), for tests of what the CLI says before it does anything. A test about the
+ * process itself (signals, exit, pipes) uses {@link cli}.
+ */
+export async function cliRuns(argvs: readonly (readonly string[])[], env: NodeJS.ProcessEnv = {}): Promise<Ran[]> {
+  const proc = spawn(NODE, [RUN_MANY, JSON.stringify(argvs)], { env: installedEnv(env), stdio: 'pipe' });
+  running.add(proc);
+  let stdout = '';
+  let stderr = '';
+  proc.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+  proc.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  const code = await new Promise<number | null>((resolve) =>
+    proc.on('close', (exitCode) => {
+      running.delete(proc);
+      resolve(exitCode);
+    }),
+  );
+  if (code !== 0) throw new Error(`runMany exited with ${code}\nstdout:\n${stdout}\nstderr:\n${stderr}`);
+  // Complete lines only, as cli() collects them.
+  const lines = (text: string) => text.split('\n').slice(0, -1);
+  return (JSON.parse(stdout) as { code: number; out: string; err: string }[]).map(({ code: exit, out, err }) => ({
+    code: exit,
+    out: lines(out),
+    err: lines(err),
+    raw: () => out + err,
+  }));
 }
 
 /** A local HTTP receiver on 127.0.0.1 whose answer each test decides. */

@@ -116,9 +116,8 @@ export function reflectorConfig<T>(options: ListAndWatchOptions<T>): ReflectorCo
  * (requests, timers on the given scheduler) and feeds back what happens. The
  * rules that pick resume or relist are `afterWatch` and `afterListFailure` in `recovery.ts`, written once as the
  * table in docs/semantics.md that `spec/2-source/step.spec.ts` checks against `step`. Faults are emitted as
- * `error` events and never end the stream; waits follow client-go's backoff
- * (800 ms doubling to 30 s, jittered, reset after two quiet minutes or by
- * progress) and honour `Retry-After` (at most 5 minutes); a wait after a failure no server answered also
+ * `error` events and never end the stream; waits follow the `backoff` option (`Backoff`, backoff.ts) and
+ * honour `Retry-After` (`MAX_RETRY_AFTER_SECONDS` at most); a wait after a failure no server answered also
  * ends as soon as the ListWatch's `reachable$` says the server answers again. At most one request
  * is in flight at any time, and unsubscribing aborts it and clears every timer.
  */

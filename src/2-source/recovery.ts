@@ -12,8 +12,8 @@ export { MAX_RETRY_AFTER_SECONDS };
  * out"), which `spec/2-source/step.spec.ts` reads and checks row by row against `step`: read them
  * there, and add a row there with any change here.
  *
- * "Progress" is at least one event or bookmark received. Backoff follows
- * client-go's (800 ms doubling to 30 s, jittered); progress resets it.
+ * "Progress" is at least one event or bookmark received; it resets the backoff
+ * (`Backoff`, backoff.ts, whose defaults are client-go's).
  */
 export type Next =
   /** Watch again from the last resourceVersion. */

@@ -8,21 +8,24 @@ import type { ListProgress, SourceEvent } from './sourceEvent.ts';
  * what it is told, and what it asks the shell (`listAndWatch`) to do.
  *
  * ```
- * start, relist ─────────────▶ listing ──page with continue──▶ listing
- *                                 │ last page
- *                                 ▼
- *                              opening ──timeout picked──▶ watching
- * start, relist (watchList) ─▶ opening ──timeout picked──▶ streaming ──initial-events-end──▶ watching
+ * starting ──start──▶ listing ──last page──▶ opening ──timeout picked──▶ watching
+ * starting ──start (watchList)──▶ opening ──timeout picked (streaming)──▶ streaming ──initial-events-end──▶ watching
  *
- * listing, watching, streaming ──failed, ended, idle, stalled──▶ waiting
- * waiting ──timer──▶ opening   (resume; relist with watchList)
- *         ──timer──▶ listing   (relist, relistLatest, listInstead)
- *         ──answered─▶ the same (only after a failure no server answered: the server is back)
+ * listing ──page with continue──▶ listing
+ * watching ──event, bookmark, check not due──▶ watching
+ * streaming ──initial event, check not due──▶ streaming
+ * listing, watching, streaming ──failed, ended, idle, stalled, too long──▶ waiting
+ * waiting ──timer, answered: resume, or relist with watchList──▶ opening
+ * waiting ──timer, answered: relist, relistLatest, listInstead──▶ listing
+ *   (`answered` ends a wait only after a failure no server answered: the server is back)
  * ```
  *
  * Every failure and every end goes through `waiting` (a timer, 0 ms when there is no backoff; what follows
  * is the recovery rules' `Next`, see recovery.ts); the other transitions are direct. `opening` lasts until the
- * shell has drawn the watch's timeout. The transitions are in `step.ts` (dispatch), `transitions.ts`
+ * shell has drawn the watch's timeout. Each arrow reads `from ──what──▶ to`, names separated by commas
+ * standing for each of them: `spec/2-source/stateDiagram.spec.ts` drives `step` with every kind of input in
+ * every phase it reaches and checks that these arrows are exactly its transitions.
+ * The transitions are in `step.ts` (dispatch), `transitions.ts`
  * (`startList`, `openWatch`, `relist`, `proceed`, `afterWait`), `listing.ts` and `watching.ts`.
  */
 
