@@ -309,7 +309,10 @@ export const MAX_STATUS_MESSAGE_CHARS = 1024;
 export interface CapOptions {
   /** The most characters kept. Default {@link MAX_STATUS_MESSAGE_CHARS}. */
   readonly maxChars?: number;
-  /** What the cut says after the `…`: the whole message's size in UTF-8 bytes (`(N bytes)`, the default) or the characters left out (`(N more characters)`). */
+  /**
+   * What the cut says after the `…`: the whole message's size in UTF-8 bytes (`(N bytes)`, the default) or the
+   * characters left out (`(N more characters)`).
+   */
   readonly tail?: 'bytes' | 'characters';
 }
 
