@@ -84,3 +84,16 @@ export function parseRecordLine(argv: readonly string[]): RecordCommandOptions |
     ...(durationMs !== undefined ? { durationMs } : {}),
   };
 }
+
+/** `--from` / `--to` of `replay` and `trim`: times into the recording (ms), or a one-line usage message. */
+export function parseWindow(values: { readonly from?: string; readonly to?: string }): { fromMs?: number; toMs?: number } | string {
+  const window: { fromMs?: number; toMs?: number } = {};
+  for (const flag of ['from', 'to'] as const) {
+    const given = values[flag];
+    if (given === undefined) continue;
+    const ms = given === '0' ? 0 : parseDuration(given);
+    if (ms === undefined) return `--${flag}: "${printable(given)}" is not a time into the recording (90s, 5m, 1h, 500ms)`;
+    window[flag === 'from' ? 'fromMs' : 'toMs'] = ms;
+  }
+  return window;
+}

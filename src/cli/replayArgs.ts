@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util';
 import { parseFieldPath } from '../internal.ts';
 import { splitPatterns } from './args.ts';
 import { printable } from './format.ts';
-import { parseDuration } from './recordArgs.ts';
+import { parseWindow } from './recordArgs.ts';
 
 const options = {
   output: { type: 'string', short: 'o', default: 'pretty' },
@@ -57,14 +57,8 @@ export function parseReplayLine(argv: readonly string[]): ReplayCommandOptions |
   const { values, positionals } = parsed;
   if (positionals.length !== 2) return 'replay: name one trace file (e.g. `rx-informer replay trace.jsonl`)';
   if (values.output !== 'pretty' && values.output !== 'json') return `--output must be pretty or json, not "${printable(values.output)}"`;
-  const window: { fromMs?: number; toMs?: number } = {};
-  for (const flag of ['from', 'to'] as const) {
-    const given = values[flag];
-    if (given === undefined) continue;
-    const ms = given === '0' ? 0 : parseDuration(given);
-    if (ms === undefined) return `--${flag}: "${printable(given)}" is not a time into the recording (90s, 5m, 1h, 500ms)`;
-    window[flag === 'from' ? 'fromMs' : 'toMs'] = ms;
-  }
+  const window = parseWindow(values);
+  if (typeof window === 'string') return window;
   const fields = patterns('--fields', values.fields);
   if (typeof fields === 'string') return fields;
   const ignore = patterns('--ignore', values.ignore);

@@ -2,8 +2,7 @@
  * `rx-informer trim FILE --from T [--to T] -o OUT`: a window of a trace that still replays (see `trimTrace`).
  */
 import { parseArgs } from 'node:util';
-import { printable } from './format.ts';
-import { parseDuration } from './recordArgs.ts';
+import { parseWindow } from './recordArgs.ts';
 
 const options = {
   from: { type: 'string' },
@@ -36,13 +35,7 @@ export function parseTrimLine(argv: readonly string[]): TrimCommandOptions | str
   const { values, positionals } = parsed;
   if (positionals.length !== 2) return 'trim: name one trace file (e.g. `rx-informer trim trace.jsonl --from 5m -o window.jsonl`)';
   if (!values.output) return 'trim: name the file to write with -o FILE';
-  const window: { fromMs?: number; toMs?: number } = {};
-  for (const flag of ['from', 'to'] as const) {
-    const given = values[flag];
-    if (given === undefined) continue;
-    const ms = given === '0' ? 0 : parseDuration(given);
-    if (ms === undefined) return `--${flag}: "${printable(given)}" is not a time into the recording (90s, 5m, 1h, 500ms)`;
-    window[flag === 'from' ? 'fromMs' : 'toMs'] = ms;
-  }
+  const window = parseWindow(values);
+  if (typeof window === 'string') return window;
   return { file: positionals[1]!, out: values.output, ...window, ...(values.resource !== undefined ? { resource: values.resource } : {}) };
 }
