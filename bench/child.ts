@@ -22,6 +22,9 @@ switch (config.contender) {
   case 'rx-gzip':
     await (await import('./contenders/rx.ts')).runRx(config, probe, { subscribers: 1, strip: false, gzip: true });
     break;
+  case 'rx-record':
+    await (await import('./contenders/rx.ts')).runRx(config, probe, { subscribers: 1, strip: false, record: true });
+    break;
   case 'rx-strip':
     await (await import('./contenders/rx.ts')).runRx(config, probe, { subscribers: 1, strip: true });
     break;

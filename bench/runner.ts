@@ -27,6 +27,7 @@ export const LABELS: Record<ContenderId, string> = {
   raw: '(d) raw limit: node:http + JSON.parse + Map',
   rx: '(a) rx-informer',
   'rx-gzip': '(a-gz) rx-informer, compression gzip',
+  'rx-record': '(a-rec) rx-informer, ListWatch recorded to a file',
   'rx-strip': '(a′) rx-informer + stripManagedFields',
   'rx-lazy': '(a″) rx-informer, lazyDecode',
   'rx-lazy-strip': '(a‴) rx-informer, lazyDecode + stripManagedFields',
@@ -166,7 +167,7 @@ export function scenarios(options: Omit<BenchOptions, 'log'>): Scenario[] {
       pods: options.relistPods,
       events: options.relistEvents,
       relist: true,
-      contenders: ['raw', 'rx', 'rx-gzip', 'rx-strip', 'rx-lazy', 'rx-meta', 'cn'],
+      contenders: ['raw', 'rx', 'rx-gzip', 'rx-record', 'rx-strip', 'rx-lazy', 'rx-meta', 'cn'],
     },
     {
       name: `large-${k(options.pods)}`,
@@ -174,7 +175,7 @@ export function scenarios(options: Omit<BenchOptions, 'log'>): Scenario[] {
       pods: options.pods,
       events: options.events,
       relist: false,
-      contenders: ['raw', 'rx', 'rx-gzip', 'rx-strip', 'rx-lazy', 'rx-lazy-strip', 'rx-meta', 'cn'],
+      contenders: ['raw', 'rx', 'rx-gzip', 'rx-record', 'rx-strip', 'rx-lazy', 'rx-lazy-strip', 'rx-meta', 'cn'],
     },
   ];
   // Hundreds of thousands of objects: minutes per run, so only when asked for by name or role.
@@ -209,8 +210,9 @@ export function scenarios(options: Omit<BenchOptions, 'log'>): Scenario[] {
 
 /** The runs of a scenario whose contenders are `available`: all of them, or those of `only` (variants included), in its order. */
 function pick(available: readonly RunName[], only: readonly RunName[] | undefined, everything = false): RunName[] {
-  // rx-gzip (compression) runs only when named (or in the smoke run, which runs everything): it measures a setting.
-  if (!only) return everything ? [...available] : available.filter((name) => name !== 'rx-gzip');
+  // rx-gzip (compression) and rx-record (a recorded ListWatch) run only when named (or in the smoke run, which runs
+  // everything): each measures a setting.
+  if (!only) return everything ? [...available] : available.filter((name) => name !== 'rx-gzip' && name !== 'rx-record');
   return only.filter((name) => available.includes(parseRunName(name).id));
 }
 

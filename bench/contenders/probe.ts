@@ -13,7 +13,19 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { collect } from './heap.ts';
 
-export const CONTENDERS = ['raw', 'rx', 'rx-gzip', 'rx-strip', 'rx-lazy', 'rx-lazy-strip', 'rx-meta', 'rx-100', 'cn', 'cn-100'] as const;
+export const CONTENDERS = [
+  'raw',
+  'rx',
+  'rx-gzip',
+  'rx-record',
+  'rx-strip',
+  'rx-lazy',
+  'rx-lazy-strip',
+  'rx-meta',
+  'rx-100',
+  'cn',
+  'cn-100',
+] as const;
 export type ContenderId = (typeof CONTENDERS)[number];
 /**
  * A contender as the runner names it: an id, or for the rx-informer contenders

@@ -7,22 +7,29 @@
  *
  * Contender (a-gz): (a) asking for gzip (`compression: 'gzip'`), which the workload server then sends.
  *
+ * Contender (a-rec): (a) over `record(httpListWatch(…), traceWriter(…))`, redaction at its default,
+ * every line written synchronously and whole to a file in os.tmpdir() (as `rx-informer record`
+ * writes), the file deleted when the process exits.
+ *
  * Contender (e): the same pipeline on `metadataOnly(Pod)` with
  * `stripManagedFields`: the server sends PartialObjectMetadata (no spec, no
  * status) and the cache keeps metadata without managedFields.
  */
+import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { take } from 'rxjs';
 import type * as Library from '../../src/index.ts';
 import type { KubeObject, Resource } from '../../src/index.ts';
+import type * as Pipeline from '../../src/pipeline.ts';
 import { benchKubeConfig } from './kubeconfig.ts';
 import type { Probe, RunConfig } from './probe.ts';
 
 export async function runRx(
   config: RunConfig,
   probe: Probe,
-  options: { subscribers: number; strip: boolean; lazy?: boolean; metadata?: boolean; gzip?: boolean },
+  options: { subscribers: number; strip: boolean; lazy?: boolean; metadata?: boolean; gzip?: boolean; record?: boolean },
 ): Promise<void> {
   const { informer, metadataOnly, Pod, stripManagedFields } = (await import(
     config.src ? pathToFileURL(join(config.src, 'index.ts')).href : '../../src/index.ts'
@@ -31,9 +38,11 @@ export async function runRx(
   const resource: Resource<KubeObject> = options.metadata ? (metadataOnly(Pod) as unknown as Resource<KubeObject>) : Pod;
   // BENCH_PAGE_SIZE: list page size (default: the informer's, 500), to measure its effect.
   const pageSize = Number(process.env['BENCH_PAGE_SIZE']) || undefined;
-  const pods = informer(kc, resource, {
+  const http = { ...(options.lazy ? { lazyDecode: true } : {}), compression: options.gzip ? ('gzip' as const) : ('none' as const) };
+  const source = options.record ? await recorded(config, kc, resource, http) : kc;
+  const pods = informer(source, resource, {
     ...(options.strip ? { transform: stripManagedFields } : {}),
-    http: { ...(options.lazy ? { lazyDecode: true } : {}), compression: options.gzip ? 'gzip' : 'none' },
+    http,
     ...(pageSize ? { pageSize } : {}),
   });
   const size = () => {
@@ -76,4 +85,30 @@ export async function runRx(
     });
   }
   process.on('exit', () => checksum);
+}
+
+/** The HTTP ListWatch of `resource` recorded to a fresh file in os.tmpdir(), deleted when the process exits. */
+async function recorded(
+  config: RunConfig,
+  kc: ReturnType<typeof benchKubeConfig>,
+  resource: Resource<KubeObject>,
+  http: Pipeline.HttpTransportOptions,
+): Promise<Pipeline.ListWatch> {
+  const { httpListWatch, record, traceWriter } = (await import(
+    config.src ? pathToFileURL(join(config.src, 'pipeline.ts')).href : '../../src/pipeline.ts'
+  )) as typeof Pipeline;
+  const dir = mkdtempSync(join(tmpdir(), 'rx-informer-bench-record-'));
+  const fd = openSync(join(dir, 'trace.jsonl'), 'w');
+  process.on('exit', () => {
+    closeSync(fd);
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const writer = traceWriter({
+    write: (text) => {
+      const bytes = Buffer.from(text, 'utf8');
+      for (let at = 0; at < bytes.length;) at += writeSync(fd, bytes, at, bytes.length - at);
+    },
+    resources: ['pods'],
+  });
+  return record(httpListWatch(kc, { resource }, http), writer, { resource: 'pods' });
 }
