@@ -15,6 +15,7 @@ import { reflectorConfig, type ListAndWatchOptions } from '../../src/2-source/li
 import { initialReflectorState, type Phase, type ReflectorInput, type ReflectorState } from '../../src/2-source/reflectorState.ts';
 import { step } from '../../src/2-source/step.ts';
 import { seededRandom } from '../../src/util/seededRandom.ts';
+import { event, obj, status, tooLarge } from './reflectorFixtures.ts';
 
 type PhaseName = Phase<unknown>['name'];
 const PHASES: readonly PhaseName[] = ['starting', 'listing', 'opening', 'watching', 'streaming', 'waiting'];
@@ -43,29 +44,12 @@ function drawnArrows(): Set<string> {
   return arrowsOf(block[1]!.replace(/^ \*( |$)/gm, ''));
 }
 
-const obj = (name: string, rv: string) => ({
-  apiVersion: 'v1',
-  kind: 'ConfigMap',
-  metadata: { name, namespace: 'ns', resourceVersion: rv },
-});
-const status = (code: number, reason: string, extra: Record<string, unknown> = {}) => ({
-  kind: 'Status',
-  status: 'Failure',
-  code,
-  reason,
-  message: reason,
-  ...extra,
-});
-const tooLargeRV = status(504, 'Timeout', {
-  message: 'Too large resource version: 99, current: 20',
-  details: { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }] },
-});
 const page = (rv: string, continueToken?: string): ListPage => ({
   items: [obj('a', rv)],
   resourceVersion: rv,
   ...(continueToken === undefined ? {} : { continue: continueToken }),
 });
-const frame = (type: string, object: unknown): WatchFrame => ({ type, object });
+const frame = event;
 const bookmark = (rv: string, end: boolean) =>
   frame('BOOKMARK', { metadata: { resourceVersion: rv, ...(end ? { annotations: { 'k8s.io/initial-events-end': 'true' } } : {}) } });
 
@@ -83,7 +67,7 @@ const INPUTS: { readonly [K in ReflectorInput['type']]: readonly Make[] } = {
     (id) => ({ type: 'listFailed', id, error: errorFromStatus(500, status(500, 'InternalError'), 'list') }),
     (id) => ({ type: 'listFailed', id, error: new InformerError('NetworkError', 'connect ECONNREFUSED', { unreachable: true }) }),
     (id) => ({ type: 'listFailed', id, error: errorFromStatus(410, status(410, 'Expired'), 'list') }),
-    (id) => ({ type: 'listFailed', id, error: errorFromStatus(504, tooLargeRV, 'list') }),
+    (id) => ({ type: 'listFailed', id, error: errorFromStatus(504, tooLarge, 'list') }),
     (id) => ({ type: 'listFailed', id, error: new InformerError('ResponseTooLarge', 'too large', { status: 200, phase: 'list' }) }),
   ],
   timeoutPicked: [(id) => ({ type: 'timeoutPicked', id, timeoutSeconds: 300 })],
@@ -93,7 +77,7 @@ const INPUTS: { readonly [K in ReflectorInput['type']]: readonly Make[] } = {
     (id, n) => ({ type: 'frame', id, frame: bookmark(String(10 + n), false) }),
     (id, n) => ({ type: 'frame', id, frame: bookmark(String(10 + n), true) }),
     (id) => ({ type: 'frame', id, frame: frame('ERROR', status(410, 'Expired')) }),
-    (id) => ({ type: 'frame', id, frame: frame('ERROR', tooLargeRV) }),
+    (id) => ({ type: 'frame', id, frame: frame('ERROR', tooLarge) }),
     (id) => ({ type: 'frame', id, frame: new InformerError('MalformedLine', 'not JSON') as unknown as WatchFrame }),
   ],
   watchFailed: [

@@ -20,30 +20,13 @@ import {
   type ReflectorState,
 } from '../../src/2-source/reflectorState.ts';
 import { step } from '../../src/2-source/step.ts';
+import { event, obj, status, tooLarge } from './reflectorFixtures.ts';
 
 type Obj = KubeObject;
-const obj = (name: string, rv: string): Obj => ({
-  apiVersion: 'v1',
-  kind: 'ConfigMap',
-  metadata: { name, namespace: 'ns', resourceVersion: rv },
-});
 const page = (rv: string, items: Obj[], continueToken?: string): ListPage => ({
   items,
   resourceVersion: rv,
   ...(continueToken ? { continue: continueToken } : {}),
-});
-const event = (type: string, object: unknown): WatchFrame => ({ type, object });
-const status = (code: number, reason: string, extra: Record<string, unknown> = {}) => ({
-  kind: 'Status',
-  status: 'Failure',
-  code,
-  reason,
-  message: reason,
-  ...extra,
-});
-const tooLarge = status(504, 'Timeout', {
-  message: 'Too large resource version: 99, current: 20',
-  details: { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }] },
 });
 type Omitted = ReflectorInput extends infer I ? (I extends { id: number } ? Omit<I, 'id'> : I) : never;
 
