@@ -169,23 +169,33 @@ async function settle(what: string, check: () => boolean | Promise<boolean>, rea
   }
 }
 
+/**
+ * Fakes the timers, starts the emulator over HTTP/2 and one informer per namespace on one factory (store$ and
+ * errors$ subscribed until the test ends). `before` runs once the server is up, before any informer subscribes.
+ */
+async function tenInformers(before?: (api: ApiServer) => void) {
+  vi.useFakeTimers({ toFake: [...FAKE] });
+  api = await startApiServer({ http2: true, namespaces: NAMESPACES });
+  before?.(api);
+  const kc = new KubeConfig();
+  kc.loadFromString(api.kubeConfig.exportConfig());
+  const factory = informerFactory(kc);
+  const errors: InformerError[] = [];
+  const informers = NAMESPACES.map((namespace) => factory.informer(ConfigMap, { namespace }));
+  for (const i of informers) {
+    const e = i.errors$.subscribe((error) => errors.push(error));
+    const s = i.store$.subscribe();
+    stops.push(
+      () => e.unsubscribe(),
+      () => s.unsubscribe(),
+    );
+  }
+  return { api, kc, informers, errors };
+}
+
 describe('a black-holed HTTP/2 connection', () => {
   it('is found by PING within 10 s of its last frame at the defaults, and all ten informers converge on a new connection', async () => {
-    vi.useFakeTimers({ toFake: [...FAKE] });
-    api = await startApiServer({ http2: true, namespaces: NAMESPACES });
-    const kc = new KubeConfig();
-    kc.loadFromString(api.kubeConfig.exportConfig());
-    const factory = informerFactory(kc);
-    const errors: InformerError[] = [];
-    const informers = NAMESPACES.map((namespace) => factory.informer(ConfigMap, { namespace }));
-    for (const i of informers) {
-      const e = i.errors$.subscribe((error) => errors.push(error));
-      const s = i.store$.subscribe();
-      stops.push(
-        () => e.unsubscribe(),
-        () => s.unsubscribe(),
-      );
-    }
+    const { api, kc, informers, errors } = await tenInformers();
     const converged = async () => {
       for (const [n, i] of informers.entries()) {
         const names = (await firstValueFrom(i.store$))
@@ -237,23 +247,10 @@ describe('a black-holed HTTP/2 connection', () => {
   }, 60_000);
 
   it('a healthy quiet connection, even with one watch stalled, costs PINGs only: no request, no reconnect', async () => {
-    vi.useFakeTimers({ toFake: [...FAKE] });
-    api = await startApiServer({ http2: true, namespaces: NAMESPACES });
-    const kc = new KubeConfig();
-    kc.loadFromString(api.kubeConfig.exportConfig());
-    const factory = informerFactory(kc);
-    const errors: InformerError[] = [];
     // The first watch stalls after one event, on a connection that stays healthy.
-    api.faults.add({ match: { watch: true, namespace: 'ns0' }, fault: { type: 'stallWatch', afterEvents: 1 }, times: 1 });
-    for (const namespace of NAMESPACES) {
-      const i = factory.informer(ConfigMap, { namespace });
-      const e = i.errors$.subscribe((error) => errors.push(error));
-      const s = i.store$.subscribe();
-      stops.push(
-        () => e.unsubscribe(),
-        () => s.unsubscribe(),
-      );
-    }
+    const { api, kc, errors } = await tenInformers((server) =>
+      server.faults.add({ match: { watch: true, namespace: 'ns0' }, fault: { type: 'stallWatch', afterEvents: 1 }, times: 1 }),
+    );
     await settle('ten watches', () => api!.activeWatches === 10);
     api.create('configmaps', { metadata: { name: 'one', namespace: 'ns0' } });
     await settle('the stalled watch to deliver its one event', () => api!.requests.some((r) => r.watch && r.eventsSent === 1));
@@ -279,21 +276,7 @@ describe('a black-holed HTTP/2 connection', () => {
 
 describe('an event loop blocked for 15 s', () => {
   it('on a healthy connection with a PING in flight: the late PING timeout sends a fresh PING, no reconnect', async () => {
-    vi.useFakeTimers({ toFake: [...FAKE] });
-    api = await startApiServer({ http2: true, namespaces: NAMESPACES });
-    const kc = new KubeConfig();
-    kc.loadFromString(api.kubeConfig.exportConfig());
-    const factory = informerFactory(kc);
-    const errors: InformerError[] = [];
-    for (const namespace of NAMESPACES) {
-      const i = factory.informer(ConfigMap, { namespace });
-      const e = i.errors$.subscribe((error) => errors.push(error));
-      const s = i.store$.subscribe();
-      stops.push(
-        () => e.unsubscribe(),
-        () => s.unsubscribe(),
-      );
-    }
+    const { api, kc, errors } = await tenInformers();
     await settle('ten watches', () => api!.activeWatches === 10);
     const requests = api.requests.length;
     const [connection] = http2Connections(kc);
