@@ -4,7 +4,7 @@
  * fields when set, repeated fields one entry each, maps as entries sorted by key. Checked against the recordings
  * byte for byte (spec/bench/protobufPrototype.spec.ts); used to turn the bench workload's pods into protobuf.
  */
-import { K, message, type Field, type Message } from './schema.ts';
+import { K, message, type Field, type Message } from '../../src/1-transport/protobuf/schema.ts';
 import { MAGIC } from './decode.ts';
 
 type Json = Record<string, unknown>;
