@@ -193,6 +193,17 @@ export function isSkipped(object: unknown): boolean {
   return typeof object === 'object' && object !== null && skipped.has(object);
 }
 
+/**
+ * The skeleton of an object `keep` rejects (seeing its `metadata` identity), marked {@link isSkipped}, or undefined
+ * when it keeps it: for decoders of other encodings (protobuf) that drop objects the same way.
+ */
+export function droppedSkeleton(keep: KeepObject, metadata: Record<string, unknown>): { metadata: Record<string, unknown> } | undefined {
+  if (keepsObject(keep, metadata)) return undefined;
+  const skeleton = { metadata };
+  skipped.add(skeleton);
+  return skeleton;
+}
+
 /** A predicate that throws keeps the object: it is decoded, and the reader decides. */
 function keepsObject(keep: KeepObject, metadata: Record<string, unknown>): boolean {
   try {
