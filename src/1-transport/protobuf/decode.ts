@@ -29,8 +29,9 @@ export function isProtobuf(contentType: string | string[] | undefined): boolean 
  * Whether the schema (k8s.io/api core/v1 and apimachinery meta/v1, see schema.generated.ts) decodes a resource's
  * objects and lists: only then is protobuf asked for it.
  */
-export function protobufKnows(resource: { readonly group: string; readonly version: string; readonly kind: string }): boolean {
-  return resource.group === '' && resource.version === 'v1' && hasMessage(resource.kind) && hasMessage(`${resource.kind}List`);
+export function protobufKnows(resource: { readonly group: string; readonly version: string; readonly kind?: string }): boolean {
+  const kind = resource.kind;
+  return resource.group === '' && resource.version === 'v1' && kind !== undefined && hasMessage(kind) && hasMessage(`${kind}List`);
 }
 
 interface Envelope {
