@@ -1,5 +1,5 @@
 /**
- * Writes src/1-transport/protobuf/schema.generated.ts: the protobuf field numbers and the JSON shape of every struct of
+ * Writes src/1-transport/protobuf/schema.generated.ts and its twin packages/emulator/src/protobuf/schema.generated.ts: the protobuf field numbers and the JSON shape of every struct of
  * k8s.io/api core/v1 and k8s.io/apimachinery meta/v1, read from the Go struct tags of their `types.go` (the tags
  * carry the field number, the JSON name and `omitempty`; the Go type says pointer, slice, map or struct, which decides
  * what encoding/json emits for an absent or zero value).
@@ -113,6 +113,9 @@ const out = [
   '};',
   '',
 ];
-const file = join(import.meta.dirname, '../../src/1-transport/protobuf/schema.generated.ts');
-writeFileSync(file, await format(out.join('\n'), { ...(await resolveConfig(file)), filepath: file }));
+// The library's decoder and the emulator's encoder read the same schema; the two packages import nothing of each other.
+for (const dir of ['../../src/1-transport/protobuf', '../../packages/emulator/src/protobuf']) {
+  const file = join(import.meta.dirname, dir, 'schema.generated.ts');
+  writeFileSync(file, await format(out.join('\n'), { ...(await resolveConfig(file)), filepath: file }));
+}
 console.log(`${Object.keys(messages).length} messages`);

@@ -1,5 +1,5 @@
 /**
- * The compiled schema the prototype decoder and encoder walk: per message, its fields by number, each with what
+ * The compiled protobuf schema (issue #36) the transport's decoder walks: per message, its fields by number, each with what
  * encoding/json would emit for it (the JSON shape users get from the API server's JSON today).
  *
  * Presence (from the Go type and `omitempty`): `ptr` (a pointer: emitted exactly when present on the wire, zero
