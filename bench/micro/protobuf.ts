@@ -28,7 +28,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { lazyParseObject, lazyParseWatchLine } from '../../src/1-transport/lazyJson.ts';
 import { decodeBody, decodeWatchEvent, peekNameNamespace, splitFrames } from '../protobuf/decode.ts';
-import { encodeWatchFrame } from '../protobuf/encode.ts';
+import { encodeWatchFrame } from '../../packages/emulator/src/protobuf/encode.ts';
 import { makePod, playEvents, podKey } from '../workload/pods.ts';
 
 const CONTENDERS = [
