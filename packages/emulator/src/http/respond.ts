@@ -32,6 +32,7 @@ export function record(ctx: Ctx, status: number): RequestRecord {
     ...(ctx.fault ? { fault: ctx.fault.type, faultId: ctx.faultId } : {}),
     ...(ctx.req.headers['user-agent'] ? { userAgent: ctx.req.headers['user-agent'] } : {}),
     ...(ctx.req.headers['accept-encoding'] !== undefined ? { acceptEncoding: String(ctx.req.headers['accept-encoding']) } : {}),
+    ...(ctx.req.headers['accept'] !== undefined ? { accept: String(ctx.req.headers['accept']) } : {}),
   });
 }
 
