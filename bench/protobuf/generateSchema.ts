@@ -106,7 +106,7 @@ const out = [
     tag +
     ' (git dirs from `fetch`).',
   '// Do not edit. Row: [field number, JSON name, kind, presence, "" | "rep" | "map", message (or map value message), inline].',
-  "import type { SchemaRow } from './schema.ts';",
+  "export type SchemaRow = readonly [number, string, string, 'ptr' | 'omit' | 'always', '' | 'rep' | 'map', string, boolean];",
   'export const KUBERNETES_VERSION = ' + JSON.stringify(tag) + ';',
   'export const MESSAGES: Record<string, readonly SchemaRow[]> = {',
   ...Object.entries(messages)

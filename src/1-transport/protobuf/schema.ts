@@ -7,12 +7,11 @@
  * non-empty), `always` (emitted whatever the wire holds: a zero default when absent; every non-pointer struct is
  * `always`, since `omitempty` never drops a struct).
  */
-import { KUBERNETES_VERSION, MESSAGES } from './schema.generated.ts';
+import { KUBERNETES_VERSION, MESSAGES, type SchemaRow } from './schema.generated.ts';
 
-export { KUBERNETES_VERSION };
+export { KUBERNETES_VERSION, type SchemaRow };
 
 export type Presence = 'ptr' | 'omit' | 'always';
-export type SchemaRow = readonly [number, string, string, Presence, '' | 'rep' | 'map', string, boolean];
 
 /** Kinds, as small integers for the decoder's switch. */
 export const K = {
