@@ -29,6 +29,7 @@
  * a member later can never throw. Positions in errors count bytes.
  */
 
+import { hasUnreadProtobufMembers } from './protobuf/lazy.ts';
 import { QUOTE, OPEN_BRACE, fail, skipSpace, stringEnd, valueEnd, text, keyAt, valueAt, keyIs, members } from './jsonScanner.ts';
 
 /** A lazy object's unparsed members: per key, its JSON text. */
@@ -270,9 +271,9 @@ export function withMetadata<T extends { metadata: unknown }>(object: T, metadat
   return copy as T;
 }
 
-/** True when `object` still has members that have not been parsed. */
+/** True when `object` still has members that have not been parsed (JSON) or decoded (protobuf). */
 export function hasUnparsedMembers(object: object): boolean {
-  return sources.has(object);
+  return sources.has(object) || hasUnreadProtobufMembers(object);
 }
 
 /**

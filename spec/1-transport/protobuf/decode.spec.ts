@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isSkipped } from '../../../src/1-transport/lazyJson.ts';
+import { hasUnparsedMembers, isSkipped } from '../../../src/1-transport/lazyJson.ts';
+import { approximateBytes } from '../../../src/metrics/approximateBytes.ts';
 import { decodeListBody, decodeObjectBody, decodeWatchFrame, ProtobufError } from '../../../src/1-transport/protobuf/decode.ts';
 import { FrameSplitter } from '../../../src/1-transport/protobuf/frames.ts';
 
@@ -75,5 +76,18 @@ describe('protobuf decoding over the recordings', () => {
     expect(() => decodeListBody(Buffer.from('{"kind":"PodList"}'), undefined)).toThrow(ProtobufError);
     const crd = bin('10e-list-crds-protobuf');
     expect(() => decodeListBody(crd, undefined)).toThrow(/kind the schema does not know/);
+  });
+
+  it('says which members are unread, and measures them without decoding them (about their JSON size)', () => {
+    const pods = decodeListBody(bin('10a-list-pods-protobuf'), undefined).items as Record<string, unknown>[];
+    const twins = json('10b-list-pods-json-same-rv').items as Record<string, unknown>[];
+    const pod = pods[0]!;
+    expect(hasUnparsedMembers(pod)).toBe(true);
+    const measured = approximateBytes(pod);
+    expect(Object.getOwnPropertyDescriptor(pod, 'spec')).toHaveProperty('get'); // still unread
+    expect(measured / approximateBytes(twins[0])).toBeGreaterThan(0.7);
+    expect(measured / approximateBytes(twins[0])).toBeLessThan(1.3);
+    JSON.stringify(pod);
+    expect(hasUnparsedMembers(pod)).toBe(false);
   });
 });

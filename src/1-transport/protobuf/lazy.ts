@@ -17,6 +17,8 @@ interface LazySource {
   readonly bytes: string;
   /** Values read from a frozen object, which cannot take them as data properties. */
   frozen?: Map<string, unknown>;
+  /** The bytes of each member not read yet (what a measure of size reads instead of decoding it). */
+  readonly unread: Map<string, number>;
 }
 
 const sources = new WeakMap<object, LazySource>();
@@ -51,8 +53,19 @@ function materialize(target: object, key: string): unknown {
 }
 
 function settle(target: object, key: string, value: unknown, source: LazySource | undefined): void {
+  source?.unread.delete(key);
   if (!Reflect.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true }) && source)
     (source.frozen ??= new Map()).set(key, value);
+}
+
+/** The protobuf bytes of `object`'s member `key` while it is unread, else undefined (see `unparsedText` for JSON). */
+export function unreadProtobufBytes(object: object, key: string): number | undefined {
+  return sources.get(object)?.unread.get(key);
+}
+
+/** True when `object` is a lazily decoded protobuf object with members not read yet. */
+export function hasUnreadProtobufMembers(object: object): boolean {
+  return (sources.get(object)?.unread.size ?? 0) > 0;
 }
 
 function accessorFor(key: string): PropertyDescriptor {
@@ -82,6 +95,7 @@ function isLazy(f: Field, top: boolean): boolean {
 export function decodeLazyInto(target: Record<string, unknown>, end: number, msg: Message, top = true): void {
   const spans: number[] = [];
   const keys: string[] = [];
+  const unread = new Map<string, number>();
   while (pos < end) {
     const tagStart = pos;
     const tag = varint(end);
@@ -90,6 +104,7 @@ export function decodeLazyInto(target: Record<string, unknown>, end: number, msg
     else if (isLazy(f, top)) {
       skip(tag & 7, end);
       spans.push(tagStart, pos);
+      unread.set(f.json, (unread.get(f.json) ?? 0) + pos - tagStart);
       if (!keys.includes(f.json)) keys.push(f.json);
     } else if (top && f.json === 'metadata' && (tag & 7) === 2) {
       const e = lengthEnd(end);
@@ -101,7 +116,7 @@ export function decodeLazyInto(target: Record<string, unknown>, end: number, msg
   }
   fillAlways(target, msg, keys);
   if (keys.length === 0) return;
-  sources.set(target, { msg, bytes: copyOf(spans) });
+  sources.set(target, { msg, bytes: copyOf(spans), unread });
   for (const key of keys) Object.defineProperty(target, key, accessorFor(key));
 }
 
