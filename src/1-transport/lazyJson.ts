@@ -29,7 +29,7 @@
  * a member later can never throw. Positions in errors count bytes.
  */
 
-import { hasUnreadProtobufMembers } from './protobuf/lazy.ts';
+import { hasUnreadProtobufMembers, protobufWithMetadata } from './protobuf/lazy.ts';
 import { QUOTE, OPEN_BRACE, fail, skipSpace, stringEnd, valueEnd, text, keyAt, valueAt, keyIs, members } from './jsonScanner.ts';
 
 /** A lazy object's unparsed members: per key, its JSON text. */
@@ -250,10 +250,12 @@ export function lazyParseWatchLine(input: string | Buffer, keep?: KeepObject): {
 
 /**
  * A shallow copy of `object` with `metadata` replaced. Members of a lazily
- * decoded object that were not read stay unparsed in the copy (spreading would
- * parse them all); any other object is copied by spreading.
+ * decoded object (JSON or protobuf) that were not read stay unparsed in the copy
+ * (spreading would parse them all); any other object is copied by spreading.
  */
 export function withMetadata<T extends { metadata: unknown }>(object: T, metadata: T['metadata']): T {
+  const protobuf = protobufWithMetadata(object, metadata);
+  if (protobuf !== undefined) return protobuf as T;
   const source = sources.get(object);
   if (!source || source.frozen) return { ...object, metadata };
   const copy: Record<string, unknown> = {};

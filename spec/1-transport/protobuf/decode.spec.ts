@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { hasUnparsedMembers, isSkipped } from '../../../src/1-transport/lazyJson.ts';
 import { approximateBytes } from '../../../src/metrics/approximateBytes.ts';
+import { stripManagedFields } from '../../../src/5-informer/transforms.ts';
 import { decodeListBody, decodeObjectBody, decodeWatchFrame, ProtobufError } from '../../../src/1-transport/protobuf/decode.ts';
 import { FrameSplitter } from '../../../src/1-transport/protobuf/frames.ts';
 
@@ -89,5 +90,15 @@ describe('protobuf decoding over the recordings', () => {
     expect(measured / approximateBytes(twins[0])).toBeLessThan(1.3);
     JSON.stringify(pod);
     expect(hasUnparsedMembers(pod)).toBe(false);
+  });
+
+  it('stripManagedFields keeps unread members unread (the copy shares their bytes) and gives what JSON gives', () => {
+    const pods = decodeListBody(bin('10a-list-pods-protobuf'), undefined).items as never[];
+    const twins = json('10b-list-pods-json-same-rv').items as never[];
+    const stripped = stripManagedFields(pods[0]!) as Record<string, unknown>;
+    expect(Object.getOwnPropertyDescriptor(stripped, 'spec')).toHaveProperty('get');
+    expect(Object.getOwnPropertyDescriptor(pods[0]!, 'spec')).toHaveProperty('get');
+    expect(plain(stripped)).toStrictEqual(plain(stripManagedFields(twins[0]!)));
+    expect(plain(pods[0])).toStrictEqual(twins[0]);
   });
 });

@@ -86,6 +86,27 @@ function accessorFor(key: string): PropertyDescriptor {
   return descriptor;
 }
 
+/**
+ * A shallow copy of a lazily decoded protobuf object with `metadata` replaced, its unread members still unread (they
+ * share the original's bytes); undefined for any other object (see `withMetadata` in lazyJson.ts).
+ */
+export function protobufWithMetadata(object: object, metadata: unknown): Record<string, unknown> | undefined {
+  const source = sources.get(object);
+  if (!source || source.frozen) return undefined;
+  const copy: Record<string, unknown> = {};
+  const unread = new Map<string, number>();
+  for (const key of Object.keys(object)) {
+    const bytes = source.unread.get(key);
+    if (bytes !== undefined && Object.getOwnPropertyDescriptor(object, key)!.get) {
+      unread.set(key, bytes);
+      Object.defineProperty(copy, key, accessorFor(key));
+    } else copy[key] = key === 'metadata' ? metadata : (object as Record<string, unknown>)[key];
+  }
+  if (!Object.prototype.hasOwnProperty.call(copy, 'metadata')) copy.metadata = metadata;
+  if (unread.size > 0) sources.set(copy, { msg: source.msg, bytes: source.bytes, unread });
+  return copy;
+}
+
 /** Whether a field is kept as bytes: at the top, every message, list or map but metadata; in metadata, managedFields. */
 function isLazy(f: Field, top: boolean): boolean {
   return (top ? f.json !== 'metadata' : f.json === 'managedFields') && (f.kind === K.msg || f.rep || f.map);
