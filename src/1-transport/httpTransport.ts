@@ -317,13 +317,16 @@ function readWatchStream(response: HttpResponse, maxLineBytes: number, reading: 
     subscriber.next(new InformerError('MalformedLine', message, { phase: 'watch' }));
   };
   const emit = shape ? (frame: WatchFrame) => subscriber.next(shapeFrame(frame, shape)) : (frame: WatchFrame) => subscriber.next(frame);
-  const splitter = protobuf ? new FrameSplitter(maxLineBytes) : new LineSplitter(maxLineBytes);
-  const sink: LineSink | LineBytesSink | FrameSink = protobuf
-    ? { frame: (frame: Buffer) => emit(parseWatchFrame(frame, options.keepObject)), oversize }
-    : options.lazyDecode === true
+  // Protobuf: length-prefixed frames; JSON: lines.
+  const frames = protobuf ? new FrameSplitter(maxLineBytes) : undefined;
+  const lines = frames ? undefined : new LineSplitter(maxLineBytes);
+  const frameSink: FrameSink = { frame: (frame) => emit(parseWatchFrame(frame, options.keepObject)), oversize };
+  const lineSink: LineSink | LineBytesSink =
+    options.lazyDecode === true
       ? { lineBytes: (line: Buffer) => emit(parseWatchLineLazily(line, options.keepObject)), oversize }
       : { line: (text: string) => emit(parseWatchLine(text)), oversize };
-  response.on('data', (chunk: Buffer) => splitter.push(chunk, sink as LineSink & LineBytesSink & FrameSink));
+  const splitter = frames ?? lines!;
+  response.on('data', (chunk: Buffer) => (frames ? frames.push(chunk, frameSink) : lines!.push(chunk, lineSink)));
   response.on('error', () => undefined);
   response.on('close', () => {
     if (!response.complete) {
