@@ -15,7 +15,7 @@ import {
   type TraceRequestLine,
   type TraceWatch,
 } from '../1-transport/trace/format.ts';
-import { traceSource, type TraceSource } from '../1-transport/trace/reader.ts';
+import { asTraceSource, traceSource, type TraceSource } from '../1-transport/trace/reader.ts';
 
 export interface ReplayOptions {
   /** The clock frames are played on: the informer's (a `TestScheduler`). Default `asyncScheduler`. */
@@ -182,12 +182,14 @@ function play<V>(played: Played, { clock, origin, source, done, aborted, broken 
         subscriber.next(frameOf(line) as V);
       }
       const following = outcomes[next];
-      if (following !== undefined) subscription.add(clock.schedule(run, Math.max(0, due(following) - clock.now())));
+      if (following !== undefined) timer = clock.schedule(run, Math.max(0, due(following) - clock.now()));
       else done();
     };
-    const subscription = new Subscription();
+    // One timer at a time, the next line's (not one kept per line played: a long watch would keep them all).
+    let timer: Subscription | undefined;
+    const subscription = new Subscription(() => timer?.unsubscribe());
     const first = outcomes[0];
-    if (first !== undefined) subscription.add(clock.schedule(run, due(first) - start));
+    if (first !== undefined) timer = clock.schedule(run, due(first) - start);
     else done();
     // The client aborting it ends it, as a recorded `unsubscribe` does; sooner than the recorded client did is a divergence.
     subscription.add(() => {
@@ -219,7 +221,7 @@ function play<V>(played: Played, { clock, origin, source, done, aborted, broken 
 export function replayListWatch(trace: Trace | TraceSource | string, options: ReplayOptions = {}): ReplayListWatch {
   const clock = options.scheduler ?? asyncScheduler;
   const origin = options.timeline === 'recorded' ? clock.now() : undefined;
-  const source = typeof trace === 'string' ? traceSource(readTrace(trace)) : 'read' in trace ? trace : traceSource(trace);
+  const source = typeof trace === 'string' ? traceSource(readTrace(trace)) : asTraceSource(trace);
   const requests = requestsOf(source, options.resource);
   const mismatches: ReplayMismatch[] = [];
   const finished = new ReplaySubject<void>(1);
