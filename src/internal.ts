@@ -3,3 +3,4 @@
  * package.json, and ESLint lets only src/cli import it.
  */
 export { MAX_DEPTH, TOO_DEEP, jsonEqual, limitDepth, parseFieldPath } from './5-informer/fieldChanges.ts';
+export { asTraceSource } from './1-transport/trace/reader.ts';

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readTrace } from '../../src/pipeline.ts';
+import { readTrace, traceSource, type TraceSource } from '../../src/pipeline.ts';
 import { parseReplayLine, type ReplayCommandOptions } from '../../src/cli/replayArgs.ts';
 import { replayCommand } from '../../src/cli/replayCommand.ts';
 import { cli } from './support.ts';
@@ -73,6 +73,19 @@ describe('rx-informer replay', () => {
     expect(mismatches[0]).toMatch(
       /^configmaps: replay: the informer aborted its request #2, watch .* \(line 5\), \d+ ms after it, before line 7 \(its event 64989 ms after it\): the recorded client did not abort it there$/,
     );
+  });
+
+  it('prints as it goes: each change is out before the lines after it are read', () => {
+    const options = parseReplayLine(['replay', 'trace.jsonl', '--utc']) as ReplayCommandOptions;
+    const source = traceSource(readTrace(TEXT));
+    const read: number[] = [];
+    const counting: TraceSource = { ...source, read: (i) => (read.push(i), source.read(i)) };
+    const readWhenPrinted: number[] = [];
+    replayCommand(counting, options, () => readWhenPrinted.push(Math.max(...read)));
+    // Lines by position after the header: the UPDATED (4) printed before the bookmark (5) was read, the DELETED (6)
+    // before the end (7); each line after the list's read once, when played.
+    expect(readWhenPrinted).toEqual([4, 6]);
+    expect(read.filter((i) => i > 3).sort()).toEqual([4, 5, 6, 7]);
   });
 
   it('usage errors are one line', () => {

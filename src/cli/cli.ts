@@ -283,9 +283,10 @@ async function replayRun(argv: readonly string[]): Promise<number> {
     err(usageHint());
     return EXIT.usage;
   }
-  const [{ replayCommand }, { readTrace }] = await Promise.all([import('./replayCommand.ts'), import('../pipeline.ts')]);
+  const [{ replayCommand }, { openTrace }] = await Promise.all([import('./replayCommand.ts'), import('../pipeline.ts')]);
   try {
-    const trace = readTrace(readFileSync(options.file, 'utf8'));
+    // Checked whole first (nothing printed from a trace that is not valid), then read a line at a time as it plays.
+    const trace = openTrace(options.file);
     const mismatches = replayCommand(trace, options, (line) => void process.stdout.write(`${line}\n`));
     for (const mismatch of mismatches) err(`error: ${mismatch}`);
     return mismatches.length ? EXIT.error : EXIT.ok;

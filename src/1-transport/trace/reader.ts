@@ -80,6 +80,11 @@ export function traceSource(trace: Trace): TraceSource {
   };
 }
 
+/** A trace in memory or a source as it is. */
+export function asTraceSource(trace: Trace | TraceSource): TraceSource {
+  return 'read' in trace ? trace : traceSource(trace);
+}
+
 /** A column of numbers that grows by doubling. */
 class Column<T extends Float64Array | Uint32Array | Uint8Array> {
   length = 0;
