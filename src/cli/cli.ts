@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import type { Compression } from '../pipeline.ts';
 import { HELP, parseCommandLine, type CliOptions } from './args.ts';
 import type { DemoEmulator } from './demo.ts';
@@ -296,7 +296,7 @@ async function replayRun(argv: readonly string[]): Promise<number> {
   }
 }
 
-/** `rx-informer trim FILE --from T [--to T] -o OUT`: the window, written whole; 1 when the trace cannot be read or cut. */
+/** `rx-informer trim FILE --from T [--to T] -o OUT`: the window, written a line at a time; 1 when the trace cannot be read or cut. */
 async function trimRun(argv: readonly string[]): Promise<number> {
   const options = parseTrimLine(argv);
   if (typeof options === 'string') {
@@ -304,13 +304,26 @@ async function trimRun(argv: readonly string[]): Promise<number> {
     err(usageHint());
     return EXIT.usage;
   }
-  const { readTrace, traceText, trimTrace } = await import('../pipeline.ts');
+  const [{ openTrace, writeTrimmedTrace }, { traceLineText }] = await Promise.all([import('../pipeline.ts'), import('../internal.ts')]);
+  let out: number | undefined;
   try {
-    const trimmed = trimTrace(readTrace(readFileSync(options.file, 'utf8')), options);
-    writeFileSync(options.out, traceText(trimmed));
-    err(`wrote ${options.out}: ${trimmed.lines.length + 1} lines, ${trimmed.lines.at(-1)?.at ?? 0} ms from ${trimmed.header.startedAt}`);
+    const trace = openTrace(options.file);
+    let lines = 0;
+    let last = 0;
+    let from = '';
+    writeTrimmedTrace(trace, options, (line) => {
+      out ??= openSync(options.out, 'w');
+      writeSync(out, traceLineText(line));
+      lines++;
+      if (line.type === 'header') from = line.startedAt;
+      else last = line.at;
+    });
+    closeSync(out!);
+    err(`wrote ${options.out}: ${lines} lines, ${last} ms from ${from}`);
     return EXIT.ok;
   } catch (error) {
+    // No half-written window: a file cut short would still read as a trace.
+    if (out !== undefined) (closeSync(out), rmSync(options.out, { force: true }));
     err(`error: ${options.file}: ${messageOf(error)}`);
     return EXIT.error;
   }
