@@ -4,7 +4,7 @@
  * that changes after it was opened is an error naming the line.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { appendFileSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TestScheduler } from 'rxjs/testing';
@@ -123,6 +123,16 @@ describe('openTrace', () => {
     utimesSync(same, new Date(), new Date(Date.now() + 60_000));
     expect(() => again.read(7)).toThrow(TraceFormatError);
     again.release();
+    // Another file moved to the path, of the same size and time.
+    const moved = file(TEXT);
+    utimesSync(moved, 1_000, 1_000);
+    const third = openTrace(moved);
+    third.release();
+    const other = file(TEXT);
+    utimesSync(other, 1_000, 1_000);
+    expect(statSync(other).mtimeMs).toBe(statSync(moved).mtimeMs);
+    renameSync(other, moved);
+    expect(failure(() => third.read(0)).message).toMatch(/^trace line 2: the file changed after it was opened/);
     trace.release();
   });
 

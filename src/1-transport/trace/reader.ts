@@ -169,13 +169,15 @@ function indexLines(fd: number, options: OpenTraceOptions): { header: TraceHeade
   return { header, index };
 }
 
-const sameFile = (a: Stats, b: Stats) => a.size === b.size && a.mtimeMs === b.mtimeMs;
+/** The same file, unchanged: its inode (not another file moved to the path), size and mtime. */
+const sameFile = (a: Stats, b: Stats) => a.ino === b.ino && a.dev === b.dev && a.size === b.size && a.mtimeMs === b.mtimeMs;
 
 /**
  * Opens a trace file: reads it once in `chunkBytes` chunks, checking each line as {@link readTrace} does
  * (a `TraceFormatError` names the line: nothing is replayed from a trace that is not whole and valid), and keeps
  * an index of 29 bytes a line plus the request lines themselves. The pages and events are read again, one line
- * at a time, when they are played. A file that changes after it was opened (its size or mtime) is an error then.
+ * at a time, when they are played. A file that changes after it was opened (replaced, or its size or mtime) is an
+ * error then; the file stays open while a request plays (`release` closes it; a replay does when nothing plays).
  */
 export function openTrace(path: string, options: OpenTraceOptions = {}): TraceFile {
   const fd = openSync(path, 'r');
