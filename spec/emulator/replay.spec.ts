@@ -82,6 +82,7 @@ describe('the emulator replays a trace over HTTP', () => {
       const bad = join(dir, 'bad.jsonl');
       writeFileSync(bad, TRACE.replace(/\n[^\n]*\n$/, '\n{"type":\n'));
       await expect(startApiServer({ replay: { file: bad } })).rejects.toThrow(/trace line \d+ is not JSON/);
+      await expect(startApiServer({ replay: `${TRACE}null\n` })).rejects.toThrow(/trace line \d+ is not a JSON object/);
 
       const changing = join(dir, 'changing.jsonl');
       writeFileSync(changing, TRACE);

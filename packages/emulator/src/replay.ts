@@ -129,6 +129,7 @@ function parse(source: Bytes): { resources: string[]; requests: Map<string, Reco
     } catch {
       throw new Error(`replay: trace line ${lineNo} is not JSON`);
     }
+    if (typeof line !== 'object' || line === null) throw new Error(`replay: trace line ${lineNo} is not a JSON object`);
     if (lineNo === 1) {
       const header = line as { format?: unknown; version?: unknown; resources?: unknown };
       if (header.format !== 'rx-informer-trace' || header.version !== 1 || !Array.isArray(header.resources))
