@@ -3,10 +3,11 @@
  * windows; the bin's wiring (exit codes, a trace that cannot be read) through one child process each.
  */
 import { describe, expect, it } from 'vitest';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readTrace, traceSource, type TraceSource } from '../../src/pipeline.ts';
+import { readTrace, traceSource, traceText, trimTrace, type TraceSource } from '../../src/pipeline.ts';
+import { trimToFile } from '../../src/cli/trimFile.ts';
 import { parseReplayLine, type ReplayCommandOptions } from '../../src/cli/replayArgs.ts';
 import { replayCommand } from '../../src/cli/replayCommand.ts';
 import { cli } from './support.ts';
@@ -86,6 +87,25 @@ describe('rx-informer replay', () => {
     // before the end (7); each line after the list's read once, when played.
     expect(readWhenPrinted).toEqual([4, 6]);
     expect(read.filter((i) => i > 3).sort()).toEqual([4, 5, 6, 7]);
+  });
+
+  it('trim writes the window to its file; a cut that fails part way leaves no file', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rx-informer-trim-'));
+    const source = traceSource(readTrace(TEXT));
+    const out = join(dir, 'window.jsonl');
+    expect(trimToFile(source, { fromMs: 0 }, out)).toEqual({ lines: 10, lastAt: 69_989, startedAt: '2026-01-01T10:00:00.011Z' });
+    expect(readFileSync(out, 'utf8')).toBe(traceText(trimTrace(readTrace(TEXT), { fromMs: 0 })));
+    // The DELETED event's line cannot be read (the file changed): the lines before it were written, then removed.
+    const failing: TraceSource = {
+      ...source,
+      read: (i) => {
+        if (i === 6) throw new Error('trace line 8: the file changed after it was opened');
+        return source.read(i);
+      },
+    };
+    const broken = join(dir, 'broken.jsonl');
+    expect(() => trimToFile(failing, { fromMs: 0 }, broken)).toThrow(/trace line 8: the file changed/);
+    expect(existsSync(broken)).toBe(false);
   });
 
   it('usage errors are one line', () => {

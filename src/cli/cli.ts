@@ -1,4 +1,4 @@
-import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import type { Compression } from '../pipeline.ts';
 import { HELP, parseCommandLine, type CliOptions } from './args.ts';
 import type { DemoEmulator } from './demo.ts';
@@ -304,26 +304,12 @@ async function trimRun(argv: readonly string[]): Promise<number> {
     err(usageHint());
     return EXIT.usage;
   }
-  const [{ openTrace, writeTrimmedTrace }, { traceLineText }] = await Promise.all([import('../pipeline.ts'), import('../internal.ts')]);
-  let out: number | undefined;
+  const [{ openTrace }, { trimToFile }] = await Promise.all([import('../pipeline.ts'), import('./trimFile.ts')]);
   try {
-    const trace = openTrace(options.file);
-    let lines = 0;
-    let last = 0;
-    let from = '';
-    writeTrimmedTrace(trace, options, (line) => {
-      out ??= openSync(options.out, 'w');
-      writeSync(out, traceLineText(line));
-      lines++;
-      if (line.type === 'header') from = line.startedAt;
-      else last = line.at;
-    });
-    closeSync(out!);
-    err(`wrote ${options.out}: ${lines} lines, ${last} ms from ${from}`);
+    const { lines, lastAt, startedAt } = trimToFile(openTrace(options.file), options, options.out);
+    err(`wrote ${options.out}: ${lines} lines, ${lastAt} ms from ${startedAt}`);
     return EXIT.ok;
   } catch (error) {
-    // No half-written window: a file cut short would still read as a trace.
-    if (out !== undefined) (closeSync(out), rmSync(options.out, { force: true }));
     err(`error: ${options.file}: ${messageOf(error)}`);
     return EXIT.error;
   }
