@@ -275,6 +275,19 @@ async function recordRun(argv: readonly string[]): Promise<number> {
   return EXIT.error;
 }
 
+/** Resolves when `stream` has drained, or is closed (a reader gone: nothing more will drain). */
+function drainedOrClosed(stream: NodeJS.WriteStream): Promise<void> {
+  return new Promise((resolve) => {
+    if (stream.destroyed || stream.errored) return resolve();
+    const events = ['drain', 'close', 'error'] as const;
+    const done = () => {
+      for (const event of events) stream.off(event, done);
+      resolve();
+    };
+    for (const event of events) stream.on(event, done);
+  });
+}
+
 /** `rx-informer replay FILE`: the trace's changes on stdout as `watch` prints them; a trace that cannot be read is 1. */
 async function replayRun(argv: readonly string[]): Promise<number> {
   const options = parseReplayLine(argv);
@@ -287,7 +300,25 @@ async function replayRun(argv: readonly string[]): Promise<number> {
   try {
     // Checked whole first (nothing printed from a trace that is not valid), then read a line at a time as it plays.
     const trace = openTrace(options.file);
-    const mismatches = replayCommand(trace, options, (line) => void process.stdout.write(`${line}\n`));
+    const { stdout } = process;
+    const gone = () => stdout.destroyed || stdout.errored !== null;
+    // A reader that goes away (`| head`) ends the replay quietly, as it ends `watch`; another write error is 1.
+    let failed: Error | undefined;
+    stdout.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EPIPE') failed ??= error;
+    });
+    const mismatches = await replayCommand(trace, options, (line) => void (gone() || stdout.write(`${line}\n`)), {
+      // A pipe takes what it can and Node queues the rest: the replay waits while the queue is full.
+      backedUp: () => stdout.writableNeedDrain && !gone(),
+      drained: () => drainedOrClosed(stdout),
+      gone,
+    });
+    if (failed) {
+      err(`error: cannot write to stdout: ${failed.message}`);
+      return EXIT.error;
+    }
+    // What is still queued goes out before exit(), which would cut it short.
+    if (!gone()) await new Promise<void>((resolve) => stdout.write('', () => resolve()));
     for (const mismatch of mismatches) err(`error: ${mismatch}`);
     return mismatches.length ? EXIT.error : EXIT.ok;
   } catch (error) {

@@ -60,11 +60,21 @@ interface Change {
   readonly event: InformerEvent<KubeObject>;
 }
 
+/** How a paced replay waits for its output: whether the output is backed up, and a promise of its draining. */
+export interface Pace {
+  readonly backedUp: () => boolean;
+  readonly drained: () => Promise<void>;
+  /** The reader is gone (a closed pipe): the replay stops there. */
+  readonly gone: () => boolean;
+}
+
 /**
  * Replays a trace into one informer per resource, handing each change to `each` as it comes, in recorded order;
- * returns the requests the trace could not answer.
+ * returns the requests the trace could not answer. Without `pace` the virtual clock runs to the end at once; with
+ * it, one instant at a time, waiting for the output to drain whenever it is backed up (so what waits to be written
+ * stays bounded however slow the reader).
  */
-function replayed(trace: TraceSource, each: (change: Change) => void): readonly string[] {
+async function replayed(trace: TraceSource, each: (change: Change) => void, pace?: Pace): Promise<readonly string[]> {
   const scheduler = new VirtualTimeScheduler(VirtualAction, Infinity);
   const mismatches: string[] = [];
   const all = new Subscription();
@@ -81,21 +91,24 @@ function replayed(trace: TraceSource, each: (change: Change) => void): readonly 
   }
   // A replay that went astray (its informers wait for answers the trace does not have) stops at the horizon.
   all.add(scheduler.schedule(() => all.unsubscribe(), (trace.length ? trace.atOf(trace.length - 1) : 0) + REPLAY_HORIZON_MS));
-  scheduler.flush();
-  all.unsubscribe();
-  trace.release();
+  try {
+    if (!pace) scheduler.flush();
+    else
+      for (let next = scheduler.actions[0]; next && !pace.gone(); next = scheduler.actions[0]) {
+        scheduler.maxFrames = next.delay;
+        scheduler.flush();
+        if (pace.backedUp()) await pace.drained();
+      }
+  } finally {
+    all.unsubscribe();
+    trace.release();
+  }
   return mismatches;
 }
 
-/**
- * Prints a trace's changes as they are replayed (a trace opened with `openTrace` is read a line at a time);
- * returns the requests the trace could not answer (the replay stopped there: the informers asked for something
- * else, e.g. after a timer of theirs the recorded one did not fire).
- */
-export function replayCommand(trace: Trace | TraceSource, command: ReplayCommandOptions, out: (line: string) => void): readonly string[] {
-  const source = asTraceSource(trace);
+function printer(source: TraceSource, command: ReplayCommandOptions, out: (line: string) => void): (change: Change) => void {
   const start = Date.parse(source.header.startedAt);
-  return replayed(source, ({ at, resource, event }) => {
+  return ({ at, resource, event }) => {
     if (event.isInInitialList || at < (command.fromMs ?? 0) || at > (command.toMs ?? Infinity)) return;
     const when = new Date(start + at);
     const r = toRecord(resource, event, when, {
@@ -104,5 +117,20 @@ export function replayCommand(trace: Trace | TraceSource, command: ReplayCommand
       ...(command.ignore ? { ignore: command.ignore } : {}),
     });
     if (r) out(command.output === 'json' ? jsonLine(r) : prettyLine(r, when, command.utc));
-  });
+  };
+}
+
+/**
+ * Prints a trace's changes as they are replayed (a trace opened with `openTrace` is read a line at a time);
+ * returns the requests the trace could not answer (the replay stopped there: the informers asked for something
+ * else, e.g. after a timer of theirs the recorded one did not fire). `pace`: wait for `out`'s reader (the bin's stdout).
+ */
+export function replayCommand(
+  trace: Trace | TraceSource,
+  command: ReplayCommandOptions,
+  out: (line: string) => void,
+  pace?: Pace,
+): Promise<readonly string[]> {
+  const source = asTraceSource(trace);
+  return replayed(source, printer(source, command, out), pace);
 }
