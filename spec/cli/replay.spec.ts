@@ -2,8 +2,8 @@
  * `rx-informer replay FILE`: a trace's changes printed as `watch` prints them, at their recorded times, with
  * windows; the bin's wiring (exit codes, a trace that cannot be read) through one child process each.
  */
-import { describe, expect, it } from 'vitest';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { afterAll, describe, expect, it } from 'vitest';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readTrace, traceSource, traceText, trimTrace, type TraceSource } from '../../src/pipeline.ts';
@@ -40,6 +40,16 @@ const TEXT = [
 ]
   .map((l) => `${JSON.stringify(l)}\n`)
   .join('');
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+const tempDir = (prefix: string) => {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  dirs.push(dir);
+  return dir;
+};
 
 async function printed(argv: string[]): Promise<string[]> {
   const options = parseReplayLine(['replay', 'trace.jsonl', '--utc', ...argv]);
@@ -109,7 +119,7 @@ describe('rx-informer replay', () => {
   });
 
   it('trim writes the window to its file; a cut that fails part way leaves no file', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'rx-informer-trim-'));
+    const dir = tempDir('rx-informer-trim-');
     const source = traceSource(readTrace(TEXT));
     const out = join(dir, 'window.jsonl');
     expect(trimToFile(source, { fromMs: 0 }, out)).toEqual({ lines: 10, lastAt: 69_989, startedAt: '2026-01-01T10:00:00.011Z' });
@@ -134,7 +144,7 @@ describe('rx-informer replay', () => {
   });
 
   it('the bin: 0 and the lines; a trace that cannot be read is 1 with its line number; trim writes a window that replays', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'rx-informer-replay-'));
+    const dir = tempDir('rx-informer-replay-');
     writeFileSync(join(dir, 'good.jsonl'), TEXT);
     writeFileSync(join(dir, 'cut.jsonl'), TEXT.slice(0, -5));
     const good = cli(['replay', join(dir, 'good.jsonl'), '--utc']);
@@ -152,7 +162,7 @@ describe('rx-informer replay', () => {
   }, 30_000);
 
   it('the bin through a pipe: every change printed, however many (stdout flushed before it exits)', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'rx-informer-replay-'));
+    const dir = tempDir('rx-informer-replay-');
     const path = join(dir, 'long.jsonl');
     const shape = shapeOf(16 * 1024 * 1024, 100, 50);
     writeBigTrace(path, shape);
