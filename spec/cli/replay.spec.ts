@@ -67,6 +67,20 @@ describe('rx-informer replay', () => {
     ]);
   });
 
+  it('a relist after a backoff prints at its recorded time, every run (no jitter in a replay)', async () => {
+    // examples/replay/incident.jsonl: a 500, a 410, then the relist whose page came at 1,097 ms.
+    const incident = readTrace(readFileSync(new URL('../../examples/replay/incident.jsonl', import.meta.url), 'utf8'));
+    const options = parseReplayLine(['replay', 'incident.jsonl', '--utc', '-o', 'json']) as ReplayCommandOptions;
+    const start = Date.parse(incident.header.startedAt);
+    for (let run = 0; run < 5; run++) {
+      const out: string[] = [];
+      await replayCommand(incident, options, (line) => out.push(line));
+      const times = out.map((line) => Date.parse((JSON.parse(line) as { time: string }).time) - start);
+      expect(times.length).toBeGreaterThan(0);
+      expect(times.every((t) => t === 1097)).toBe(true);
+    }
+  });
+
   it('--fields, -o json, and --from/--to windows', async () => {
     expect((await printed(['--fields', 'data.owner']))[0]).toBe('10:00:02 UPDATED configmaps shop/settings  data.owner: +"ops"');
     expect(await printed(['--from', '1m'])).toEqual(['10:01:05 DELETED configmaps shop/settings']);
@@ -141,6 +155,10 @@ describe('rx-informer replay', () => {
     expect(parseReplayLine(['replay'])).toMatch(/name one trace file/);
     expect(parseReplayLine(['replay', 'x.jsonl', '--from', 'soon'])).toMatch(/--from: "soon" is not a time into the recording/);
     expect(parseReplayLine(['replay', 'x.jsonl', '-o', 'yaml'])).toMatch(/--output must be pretty or json/);
+    // A window may start at the start, however the zero is written.
+    for (const zero of ['0', '0s', '0ms', '00m'])
+      expect(parseReplayLine(['replay', 'x.jsonl', '--from', zero, '--to', '90s']), zero).toMatchObject({ fromMs: 0, toMs: 90_000 });
+    expect(parseReplayLine(['replay', 'x.jsonl', '--from', '0x'])).toMatch(/is not a time into the recording/);
   });
 
   it('the bin: 0 and the lines; a trace that cannot be read is 1 with its line number; trim writes a window that replays', async () => {
@@ -153,6 +171,12 @@ describe('rx-informer replay', () => {
     expect(good.out.filter(Boolean)).toHaveLength(2);
     expect((await cut.exit).code).toBe(1);
     expect(cut.err.join('\n')).toMatch(/cut\.jsonl: trace line 9: truncated/);
+
+    // A window past the end prints nothing, and says so.
+    const late = cli(['replay', join(dir, 'good.jsonl'), '--from', '5m']);
+    expect((await late.exit).code).toBe(0);
+    expect(late.out.filter(Boolean)).toEqual([]);
+    expect(late.err.join('\n')).toMatch(/--from is past the end of the recording \(70\.0 s\): nothing to show/);
 
     const trim = cli(['trim', join(dir, 'good.jsonl'), '--from', '0', '-o', join(dir, 'window.jsonl')]);
     expect((await trim.exit).code).toBe(0);

@@ -300,6 +300,9 @@ async function replayRun(argv: readonly string[]): Promise<number> {
   try {
     // Checked whole first (nothing printed from a trace that is not valid), then read a line at a time as it plays.
     const trace = openTrace(options.file);
+    const end = trace.length ? trace.atOf(trace.length - 1) : 0;
+    // A window past the end prints nothing: say so, rather than an empty success that looks like a quiet cluster.
+    if ((options.fromMs ?? 0) > end) err(`! --from is past the end of the recording (${(end / 1000).toFixed(1)} s): nothing to show`);
     const { stdout } = process;
     const gone = () => stdout.destroyed || stdout.errored !== null;
     // A reader that goes away (`| head`) ends the replay quietly, as it ends `watch`; another write error is 1.

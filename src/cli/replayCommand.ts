@@ -82,7 +82,8 @@ async function replayed(trace: TraceSource, each: (change: Change) => void, pace
   for (const name of trace.header.resources) {
     const replay = replayListWatch(trace, { scheduler, resource: name, timeline: 'recorded' });
     all.add(() => mismatches.push(...replay.mismatches.map((m) => `${name}: ${m.message}`)));
-    const one = informer(replay, resourceFor(trace, name), { scheduler }).events$.subscribe((event) =>
+    // No jitter (`random`): a backoff is its base, so what the recording got after one comes at its recorded time.
+    const one = informer(replay, resourceFor(trace, name), { scheduler, random: () => 0 }).events$.subscribe((event) =>
       each({ at: scheduler.now(), resource: name, event }),
     );
     all.add(one);
