@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { hasUnparsedMembers, isSkipped } from '../../../src/1-transport/lazyJson.ts';
 import { approximateBytes } from '../../../src/metrics/approximateBytes.ts';
-import { stripManagedFields } from '../../../src/5-informer/transforms.ts';
+import { stripManagedFields } from '../../../src/index.ts';
 import { decodeListBody, decodeObjectBody, decodeWatchFrame, ProtobufError } from '../../../src/1-transport/protobuf/decode.ts';
 import { FrameSplitter } from '../../../src/1-transport/protobuf/frames.ts';
 
