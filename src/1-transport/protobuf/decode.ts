@@ -12,7 +12,7 @@ import { droppedSkeleton, type KeepObject } from '../lazyJson.ts';
 import { decodeLazyInto } from './lazy.ts';
 import { hasMessage, K, message, type Message } from './schema.ts';
 import { checkMessage, decodeInto } from './values.ts';
-import { begin, fail, hasMagic, lengthEnd, pos, release, seek, skip, stringValue, varint } from './wire.ts';
+import { begin, fail, hasMagic, lengthEnd, pos, ProtobufError, release, seek, skip, stringValue, varint } from './wire.ts';
 
 export { ProtobufError } from './wire.ts';
 
@@ -110,6 +110,125 @@ export function decodeListBody(bytes: Buffer, keep: KeepObject | undefined): Rec
       } else skip(tag & 7, rawEnd);
     }
     return value;
+  } finally {
+    release(undefined);
+  }
+}
+
+/** A list kind's `metadata` and `items` fields (their tags and messages), or undefined when `kind` is not a list. */
+export interface ListFields {
+  readonly metaTag: number;
+  readonly meta: Message;
+  readonly itemsTag: number;
+  readonly items: Message;
+}
+
+export function listFields(kind: string): ListFields | undefined {
+  if (!hasMessage(kind)) return undefined;
+  const list = message(kind);
+  const itemsField = list.fields.find((f) => f.json === 'items');
+  const metaField = list.fields.find((f) => f.json === 'metadata');
+  if (!itemsField?.rep || itemsField.kind !== K.msg || metaField?.kind !== K.msg) return undefined;
+  return { metaTag: (metaField.n << 3) | 2, meta: metaField.msg!, itemsTag: (itemsField.n << 3) | 2, items: itemsField.msg! };
+}
+
+/** The head of a list body as a server writes it: `k8s\0`, typeMeta, then raw's tag and length (raw's bytes follow). */
+export interface ListHead {
+  readonly apiVersion: string;
+  readonly kind: string;
+  /** Where raw's bytes start in the body, and how many there are. */
+  readonly rawStart: number;
+  readonly rawLength: number;
+}
+
+/**
+ * The {@link ListHead} at the start of `bytes` (its first bytes only), or undefined when they do not hold one in that
+ * order (the body is then decoded whole, by {@link decodeListBody}, which accepts any order or reports the fault).
+ */
+export function listHead(bytes: Buffer): ListHead | undefined {
+  begin(bytes, 0);
+  try {
+    const end = bytes.length;
+    if (!hasMagic(0, end) || bytes[4] !== 0x0a) return undefined;
+    seek(5);
+    const e = lengthEnd(end);
+    let apiVersion = '';
+    let kind = '';
+    while (pos < e) {
+      const t = varint(e);
+      if (t === 0x0a) apiVersion = stringValue(e);
+      else if (t === 0x12) kind = stringValue(e);
+      else skip(t & 7, e);
+    }
+    if (varint(end) !== 0x12) return undefined;
+    const rawLength = varint(end);
+    return { apiVersion, kind, rawStart: pos, rawLength };
+  } catch (error) {
+    if (error instanceof ProtobufError) return undefined;
+    throw error;
+  } finally {
+    release(undefined);
+  }
+}
+
+/**
+ * A length-delimited field's header at `at` in `bytes`: its tag, and where its bytes start and end; undefined for
+ * another wire type. Throws a `ProtobufError` when the bytes there are not a header (or not all of it).
+ */
+export function fieldHeader(bytes: Buffer, at: number): { tag: number; start: number; end: number } | undefined {
+  begin(bytes, at);
+  try {
+    const tag = varint(bytes.length);
+    if ((tag & 7) !== 2) return undefined;
+    const length = varint(bytes.length);
+    return { tag, start: pos, end: pos + length };
+  } finally {
+    release(undefined);
+  }
+}
+
+/**
+ * One field of a list's raw message, its bytes from `start` to `end` in `bytes` (read in place): the list's metadata
+ * into `list.metadata`, an item (dropped by `keep`, or checked and decoded lazily) onto `items`, anything else skipped.
+ */
+export function decodeListField(
+  list: Record<string, unknown>,
+  items: unknown[],
+  fields: ListFields,
+  tag: number,
+  bytes: Buffer,
+  start: number,
+  end: number,
+  keep: KeepObject | undefined,
+): void {
+  begin(bytes, start);
+  try {
+    if (tag === fields.metaTag) {
+      const metadata: Record<string, unknown> = {};
+      decodeInto(metadata, end, fields.meta);
+      list.metadata = metadata;
+    } else if (tag === fields.itemsTag) items.push(item({}, end, fields.items, keep));
+  } finally {
+    release(undefined);
+  }
+}
+
+/**
+ * Whether the bytes after a list's raw (the Unknown's contentEncoding and contentType) read, none of them a second
+ * typeMeta or raw (which decodeListBody would read instead of the first).
+ */
+export function trailerFieldsRead(bytes: Buffer): boolean {
+  begin(bytes, 0);
+  try {
+    while (pos < bytes.length) {
+      const tag = varint(bytes.length);
+      if (tag === 0x0a || tag === 0x12) return false;
+      skip(tag & 7, bytes.length);
+    }
+    return true;
+  } catch (error) {
+    if (error instanceof ProtobufError) return false;
+    throw error;
   } finally {
     release(undefined);
   }
