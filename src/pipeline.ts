@@ -39,7 +39,8 @@ export type { ListOptions, ListPage, ListWatch, RawWatchEvent, WatchFrame, Watch
 export { collectionPath, type ListWatchTarget } from './1-transport/paths.ts';
 export { passThrough, record, type RecordOptions } from './1-transport/trace/record.ts';
 export { traceWriter, type TraceWriter, type TraceWriterOptions } from './1-transport/trace/writer.ts';
-export { trimTrace, type TrimWindow } from './1-transport/trace/trim.ts';
+export { trimTrace, writeTrimmedTrace, type TrimWindow } from './1-transport/trace/trim.ts';
+export { openTrace, traceSource, type OpenTraceOptions, type TraceFile, type TraceSource } from './1-transport/trace/reader.ts';
 export {
   MAX_TRACE_LINE_BYTES,
   RecordedError,
