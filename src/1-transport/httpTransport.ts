@@ -6,7 +6,9 @@ import { LineSplitter, type LineBytesSink, type LineSink } from './lineSplitter.
 import type { ListOptions, ListPage, ListWatch, WatchFrame, WatchOptions } from './listWatch.ts';
 import { collectionPath, queryString, type ListWatchTarget } from './paths.ts';
 import { httpError, limitFor, parseJson, readBody, type BodyLimit } from './http/body.ts';
-import { parseWatchLine, parseWatchLineLazily, shapeFrame, syntaxErrorAt, toListPage } from './http/decode.ts';
+import { parseWatchFrame, parseWatchLine, parseWatchLineLazily, shapeFrame, syntaxErrorAt, toListPage } from './http/decode.ts';
+import { FrameSplitter, type FrameSink } from './protobuf/frames.ts';
+import { isProtobuf, protobufKnows } from './protobuf/decode.ts';
 import {
   byteLimit,
   DEFAULT_LIST_IDLE_TIMEOUT_MS,
@@ -15,7 +17,9 @@ import {
   DEFAULT_MAX_LINE_BYTES,
   defaultMaxListTotalBytes,
   formatBytes,
+  asksProtobuf,
   JSON_ACCEPT,
+  PROTOBUF_ACCEPT,
   requestSettings,
   timerMs,
   type HttpTransportOptions,
@@ -47,7 +51,9 @@ export {
   LIST_HEAP_SHARE,
   METADATA_LIST_ACCEPT,
   METADATA_WATCH_ACCEPT,
+  DEFAULT_ENCODING,
   type Compression,
+  type Encoding,
   type HttpTransportOptions,
 } from './http/options.ts';
 export { transportBytes, type TransportBytes } from './http/encoding.ts';
@@ -147,12 +153,16 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
   };
   const watchLimit: BodyLimit = { maxBytes: settings.maxErrorBodyBytes, what: `watch ${path}`, option: 'maxErrorBodyBytes' };
   const metadataOnly = target.resource.metadataOnly === true;
-  const accept = new MetadataAccept(kc, path, settings, metadataOnly, { list: listLimit, watch: watchLimit });
+  // Protobuf (see HttpTransportOptions.encoding) is asked with JSON as the fallback; the response's Content-Type says which came.
+  const protobuf = !metadataOnly && asksProtobuf(options, protobufKnows(target.resource));
+  const limits = { list: listLimit, watch: watchLimit };
+  const accept = new MetadataAccept(kc, path, settings, metadataOnly, limits, protobuf ? PROTOBUF_ACCEPT : JSON_ACCEPT);
   const reading: Reading = {
     path,
     settings,
     options,
     accept,
+    protobuf,
     // A full object where metadata was asked for (an older server, or after a 406) is cut down on arrival.
     shape: metadataOnly ? toPartialObjectMetadata : undefined,
   };
@@ -242,6 +252,8 @@ interface Reading {
   readonly settings: RequestSettings;
   readonly options: HttpTransportOptions;
   readonly accept: MetadataAccept;
+  /** Whether protobuf was asked for: then a response whose Content-Type says protobuf is read as protobuf. */
+  readonly protobuf: boolean;
   readonly shape: ((object: unknown) => unknown) | undefined;
 }
 
@@ -263,7 +275,8 @@ function readListPage(
     readBody(response, limit, (body) => subscriber.error(httpError(response, body, 'list')), failed, 'list');
     return;
   }
-  const decoder = listBodyDecoder(options.lazyDecode === true, options.keepObject);
+  const protobuf = reading.protobuf && isProtobuf(response.headers['content-type']);
+  const decoder = listBodyDecoder(options.lazyDecode === true, options.keepObject, protobuf);
   let bytes = 0;
   const sink = {
     chunk: (chunk: Buffer) => {
@@ -276,7 +289,9 @@ function readListPage(
       try {
         value = decoder.value();
       } catch (error) {
-        const detail = `list ${path}: the response is not JSON (${bytes} bytes${syntaxErrorAt(error)})`;
+        const detail = protobuf
+          ? `list ${path}: the response is not a protobuf list (${bytes} bytes; ${error instanceof Error ? error.message : String(error)})`
+          : `list ${path}: the response is not JSON (${bytes} bytes${syntaxErrorAt(error)})`;
         return subscriber.error(new InformerError('MalformedLine', detail, { phase: 'list' }));
       }
       const page = toListPage(value, shape);
@@ -295,17 +310,23 @@ function readWatchStream(response: HttpResponse, maxLineBytes: number, reading: 
   const { path, options, shape } = reading;
   const pending = reading.accept.takeNotice();
   if (pending) subscriber.next(pending);
-  const splitter = new LineSplitter(maxLineBytes);
+  const protobuf = reading.protobuf && isProtobuf(response.headers['content-type']);
+  const unit = protobuf ? 'frame' : 'line';
   const oversize = (bytes: number) => {
-    const message = `watch ${path}: a line passed the ${formatBytes(maxLineBytes)} limit (${bytes} bytes; option maxLineBytes); watch ended`;
+    const message = `watch ${path}: a ${unit} passed the ${formatBytes(maxLineBytes)} limit (${bytes} bytes; option maxLineBytes); watch ended`;
     subscriber.next(new InformerError('MalformedLine', message, { phase: 'watch' }));
   };
   const emit = shape ? (frame: WatchFrame) => subscriber.next(shapeFrame(frame, shape)) : (frame: WatchFrame) => subscriber.next(frame);
-  const sink: LineSink | LineBytesSink =
+  // Protobuf: length-prefixed frames; JSON: lines.
+  const frames = protobuf ? new FrameSplitter(maxLineBytes) : undefined;
+  const lines = frames ? undefined : new LineSplitter(maxLineBytes);
+  const frameSink: FrameSink = { frame: (frame) => emit(parseWatchFrame(frame, options.keepObject)), oversize };
+  const lineSink: LineSink | LineBytesSink =
     options.lazyDecode === true
       ? { lineBytes: (line: Buffer) => emit(parseWatchLineLazily(line, options.keepObject)), oversize }
       : { line: (text: string) => emit(parseWatchLine(text)), oversize };
-  response.on('data', (chunk: Buffer) => splitter.push(chunk, sink));
+  const splitter = frames ?? lines!;
+  response.on('data', (chunk: Buffer) => (frames ? frames.push(chunk, frameSink) : lines!.push(chunk, lineSink)));
   response.on('error', () => undefined);
   response.on('close', () => {
     if (!response.complete) {
@@ -315,7 +336,7 @@ function readWatchStream(response: HttpResponse, maxLineBytes: number, reading: 
     }
     if (splitter.leftoverBytes > 0) {
       subscriber.next(
-        new InformerError('MalformedLine', `watch stream ended inside a line (${splitter.leftoverBytes} bytes)`, {
+        new InformerError('MalformedLine', `watch stream ended inside a ${unit} (${splitter.leftoverBytes} bytes)`, {
           phase: 'watch',
         }),
       );
