@@ -4,7 +4,7 @@
  * `Informer` interface, `toListWatch` (a KubeConfig or a ListWatch → the ListWatch), `reflectorFor` (the
  * list/watch source over it) and `informerFromSource` (everything from `resync` on).
  */
-import { Observable, Subject, asyncScheduler, defer, distinctUntilChanged, map, merge, scan, shareReplay, startWith } from 'rxjs';
+import { Observable, Subject, asyncScheduler, defer, distinctUntilChanged, map, merge, shareReplay } from 'rxjs';
 import type { MonoTypeOperatorFunction, Subscription } from 'rxjs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { InformerError } from '../0-model/errors.ts';
@@ -218,9 +218,10 @@ export function informerFromSource<T extends KubeObject>(
 ): Informer<T> {
   const listProgress = new Subject<ListProgress>();
   const state$ = defer(() => {
-    const initial = initialState(Store.empty<T>(options.indexers));
     // deltaFifo's knownObjects is the cache itself, as of the last step (the pipeline is synchronous).
-    let current = initial;
+    // The one reference to the latest state: no operator keeps the first one (a `scan` seed, a `startWith`
+    // value), which would hold the first snapshot for as long as the informer runs.
+    let current = initialState(Store.empty<T>(options.indexers));
     const source$ =
       typeof source === 'function'
         ? source(
@@ -228,14 +229,17 @@ export function informerFromSource<T extends KubeObject>(
             (progress) => listProgress.next(progress),
           )
         : source;
-    return source$.pipe(
+    const steps$ = source$.pipe(
       resync<T>(options.resyncPeriod ?? 0, options.scheduler),
       options.delivery === 'in-order'
         ? realFifo<T>({ knownObjects: () => current.store })
         : deltaFifo<T>({ knownObjects: () => current.store }),
-      scan((state: InformerState<T>, output: FifoOutput<T>) => (current = afterStep(reduceDeltas(state, output))), initial),
-      startWith(initial),
+      map((output: FifoOutput<T>) => (current = afterStep(reduceDeltas(current, output)))),
     );
+    return new Observable<InformerState<T>>((subscriber) => {
+      subscriber.next(current);
+      return subscriber.closed ? undefined : steps$.subscribe(subscriber);
+    });
   }).pipe(forgetDeliveredSteps(), shareReplay(shared));
 
   const store$ = state$.pipe(
