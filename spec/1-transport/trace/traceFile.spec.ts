@@ -50,6 +50,19 @@ describe('traceFile', () => {
     expect(readFileSync(path, 'utf8')).toBe(lines.join('').repeat(3));
   });
 
+  it('never cuts a line whose characters take more bytes than its length says (a buffer nearly full)', () => {
+    const path = tempPath();
+    const file = traceFile(path);
+    const ascii = `${'a'.repeat(1023)}\n`;
+    const wide = `${'é'.repeat(999)}🐢\n`;
+    const expected: string[] = [];
+    for (let i = 0; i < 255; i++) expected.push(ascii);
+    expected.push(wide, ascii, wide);
+    for (const line of expected) file.write(line);
+    file.close();
+    expect(readFileSync(path, 'utf8')).toBe(expected.join(''));
+  });
+
   it('a write that fails (a full disk) is thrown by the next call: a trace writer over it stops, closed, with the error', async () => {
     const file = traceFile('/dev/full');
     const writer = traceWriter({ write: (t) => file.write(t), writeParts: (p) => file.writeParts(p), resources: ['pods'] });
