@@ -98,7 +98,8 @@ async function recorded(
     config.src ? pathToFileURL(join(config.src, 'pipeline.ts')).href : '../../src/pipeline.ts'
   )) as typeof Pipeline;
   const dir = mkdtempSync(join(tmpdir(), 'rx-informer-bench-record-'));
-  const file = traceFile(join(dir, 'trace.jsonl'));
+  // BENCH_RECORD_FILE: another file to write to (e.g. /dev/null: what recording costs but for the file system's share).
+  const file = traceFile(process.env['BENCH_RECORD_FILE'] || join(dir, 'trace.jsonl'));
   process.on('exit', () => {
     file.close();
     rmSync(dir, { recursive: true, force: true });
