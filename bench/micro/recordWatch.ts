@@ -21,7 +21,7 @@ import { Subject, type Observable } from 'rxjs';
 import type { LinedFrame, ListWatch, WatchFrame } from '../../src/1-transport/listWatch.ts';
 import { parseWatchLineLazily } from '../../src/1-transport/http/decode.ts';
 import { record } from '../../src/1-transport/trace/record.ts';
-import { traceFile } from '../../src/1-transport/trace/traceFile.ts';
+import { traceFile } from '../../src/1-transport/trace/traceFileSink.ts';
 import { traceWriter } from '../../src/1-transport/trace/writer.ts';
 import { makePod, playEvents } from '../workload/pods.ts';
 

@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { traceFile } from '../../../src/1-transport/trace/traceFile.ts';
+import { traceFile } from '../../../src/1-transport/trace/traceFileSink.ts';
 import { traceWriter } from '../../../src/1-transport/trace/writer.ts';
 import { readTrace } from '../../../src/1-transport/trace/format.ts';
 
