@@ -39,7 +39,7 @@ export type { LinedFrame, ListOptions, ListPage, ListWatch, RawWatchEvent, Watch
 export { collectionPath, type ListWatchTarget } from './1-transport/paths.ts';
 export { passThrough, record, type RecordOptions } from './1-transport/trace/record.ts';
 export { traceWriter, type TraceWriter, type TraceWriterOptions } from './1-transport/trace/writer.ts';
-export { traceFile, type TraceFile } from './1-transport/trace/traceFileSink.ts';
+export { traceFileSink, type TraceFileSink } from './1-transport/trace/traceFileSink.ts';
 export { trimTrace, type TrimWindow } from './1-transport/trace/trim.ts';
 export {
   MAX_TRACE_LINE_BYTES,

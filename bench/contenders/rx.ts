@@ -8,7 +8,7 @@
  * Contender (a-gz): (a) asking for gzip (`compression: 'gzip'`), which the workload server then sends.
  *
  * Contender (a-rec): (a) over `record(httpListWatch(…), traceWriter(…))`, redaction at its default,
- * writing to a file in os.tmpdir() through `traceFile` (as `rx-informer record` writes: whole lines,
+ * writing to a file in os.tmpdir() through `traceFileSink` (as `rx-informer record` writes: whole lines,
  * one system call per burst), the file deleted when the process exits.
  *
  * Contender (e): the same pipeline on `metadataOnly(Pod)` with
@@ -94,12 +94,12 @@ async function recorded(
   resource: Resource<KubeObject>,
   http: Pipeline.HttpTransportOptions,
 ): Promise<Pipeline.ListWatch> {
-  const { httpListWatch, record, traceFile, traceWriter } = (await import(
+  const { httpListWatch, record, traceFileSink, traceWriter } = (await import(
     config.src ? pathToFileURL(join(config.src, 'pipeline.ts')).href : '../../src/pipeline.ts'
   )) as typeof Pipeline;
   const dir = mkdtempSync(join(tmpdir(), 'rx-informer-bench-record-'));
   // BENCH_RECORD_FILE: another file to write to (e.g. /dev/null: what recording costs but for the file system's share).
-  const file = traceFile(process.env['BENCH_RECORD_FILE'] || join(dir, 'trace.jsonl'));
+  const file = traceFileSink(process.env['BENCH_RECORD_FILE'] || join(dir, 'trace.jsonl'));
   process.on('exit', () => {
     file.close();
     rmSync(dir, { recursive: true, force: true });

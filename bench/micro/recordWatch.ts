@@ -21,7 +21,7 @@ import { Subject, type Observable } from 'rxjs';
 import type { LinedFrame, ListWatch, WatchFrame } from '../../src/1-transport/listWatch.ts';
 import { parseWatchLineLazily } from '../../src/1-transport/http/decode.ts';
 import { record } from '../../src/1-transport/trace/record.ts';
-import { traceFile } from '../../src/1-transport/trace/traceFileSink.ts';
+import { traceFileSink } from '../../src/1-transport/trace/traceFileSink.ts';
 import { traceWriter } from '../../src/1-transport/trace/writer.ts';
 import { makePod, playEvents } from '../workload/pods.ts';
 
@@ -56,7 +56,7 @@ async function through(way: string): Promise<number> {
   const base: ListWatch = { list: () => frames as unknown as Observable<never>, watch: () => frames };
   const kind = way.replace(/^lazy-/, '');
   const source: ListWatch = kind.startsWith('lines') ? { ...base, watchLines: () => lined } : base;
-  const file = traceFile(way === 'lines-null' ? '/dev/null' : join(dir, `${way}.jsonl`));
+  const file = traceFileSink(way === 'lines-null' ? '/dev/null' : join(dir, `${way}.jsonl`));
   const writer = traceWriter({ write: (t) => file.write(t), writeParts: (p) => file.writeParts(p), resources: ['pods'] });
   const listWatch = kind === 'pass' ? source : record(source, writer, { resource: 'pods' });
   let seen = 0;

@@ -11,7 +11,7 @@ import {
   isSecretResource,
   record,
   resourceName,
-  traceFile,
+  traceFileSink,
   traceWriter,
   type TraceStopReason,
   type TraceWriter,
@@ -38,7 +38,7 @@ export interface Recording {
 
 /**
  * Discovers the resources (as `watch` resolves them), opens the trace file and starts one informer
- * per resource whose ListWatch is recorded. Every line is written whole (`traceFile`: the lines of
+ * per resource whose ListWatch is recorded. Every line is written whole (`traceFileSink`: the lines of
  * one burst in one write, at its end, before a signal's handler can run), so a signal leaves a file that reads.
  */
 export async function recordCommand(kc: KubeConfig, command: RecordCommandOptions, terminal: RecordTerminal): Promise<Recording> {
@@ -50,7 +50,7 @@ export async function recordCommand(kc: KubeConfig, command: RecordCommandOption
     throw new UsageError(explain(error, server));
   }
   const chosen = resolveResources(found, { resources: command.resources, all: false });
-  const file = traceFile(command.file);
+  const file = traceFileSink(command.file);
   const writer = traceWriter({
     write: (text) => file.write(text),
     writeParts: (parts) => file.writeParts(parts),

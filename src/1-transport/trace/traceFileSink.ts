@@ -4,14 +4,14 @@
 import { closeSync, openSync, writeSync } from 'node:fs';
 
 /** A file a {@link traceWriter} writes to: its `write` and `writeParts` are the writer's options of those names. */
-export interface TraceFile {
+export interface TraceFileSink {
   /**
    * Takes one whole line. The lines taken within one synchronous run (e.g. the events of one chunk of a watch
    * stream) are written together, whole, when it ends (a microtask), before any timer or I/O callback runs.
    * Throws what a previous write threw (the writer then stops, `closed`).
    */
   write(text: string): void;
-  /** {@link TraceFile.write} for a line in parts (the line is their concatenation), not joined first. */
+  /** {@link TraceFileSink.write} for a line in parts (the line is their concatenation), not joined first. */
   writeParts(parts: readonly string[]): void;
   /** Writes the lines taken so far, now. Throws what writing them (or a previous write) threw. */
   flush(): void;
@@ -28,12 +28,12 @@ const BUFFER_BYTES = 256 * 1024;
  * a burst loses that burst's lines, never a part of one. `close()` writes what is pending first.
  *
  * ```ts
- * const file = traceFile('trace.jsonl');
+ * const file = traceFileSink('trace.jsonl');
  * const writer = traceWriter({ write: (line) => file.write(line), writeParts: (parts) => file.writeParts(parts), resources: ['pods'] });
  * // … later: writer.close(); file.close();
  * ```
  */
-export function traceFile(path: string): TraceFile {
+export function traceFileSink(path: string): TraceFileSink {
   const fd = openSync(path, 'w');
   const buffer = Buffer.allocUnsafe(BUFFER_BYTES);
   let used = 0;

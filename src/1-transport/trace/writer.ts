@@ -25,7 +25,7 @@ export interface TraceWriterOptions {
   readonly write: (text: string) => void;
   /**
    * Optional: receives a line in parts, to be written one after the other (the line is their concatenation),
-   * so that an event written as it came is not copied into a line first ({@link TraceFile}'s `writeParts`).
+   * so that an event written as it came is not copied into a line first ({@link TraceFileSink}'s `writeParts`).
    * Without it, such a line goes to `write` whole.
    */
   readonly writeParts?: (parts: readonly string[]) => void;
