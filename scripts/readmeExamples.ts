@@ -98,7 +98,7 @@ export function documentationFiles(): string[] {
     .filter((name) => name.endsWith('.md'))
     .sort()
     .map((name) => `docs/${name}`);
-  return ['README.md', ...docs, 'packages/emulator/README.md'];
+  return ['README.md', ...docs, 'packages/emulator/README.md', 'src/workqueue/README.md'];
 }
 
 export function blocksOf(files: readonly string[]): Block[] {

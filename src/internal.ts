@@ -3,3 +3,5 @@
  * package.json, and ESLint lets only src/cli import it.
  */
 export { MAX_DEPTH, TOO_DEEP, jsonEqual, limitDepth, parseFieldPath } from './5-informer/fieldChanges.ts';
+export { asTraceSource } from './1-transport/trace/reader.ts';
+export { traceLineText } from './1-transport/trace/format.ts';

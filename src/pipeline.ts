@@ -40,7 +40,8 @@ export { collectionPath, type ListWatchTarget } from './1-transport/paths.ts';
 export { passThrough, record, type RecordOptions } from './1-transport/trace/record.ts';
 export { traceWriter, type TraceWriter, type TraceWriterOptions } from './1-transport/trace/writer.ts';
 export { traceFileSink, type TraceFileSink } from './1-transport/trace/traceFileSink.ts';
-export { trimTrace, type TrimWindow } from './1-transport/trace/trim.ts';
+export { trimTrace, writeTrimmedTrace, type TrimWindow } from './1-transport/trace/trim.ts';
+export { openTrace, traceSource, type OpenTraceOptions, type TraceFile, type TraceSource } from './1-transport/trace/reader.ts';
 export {
   MAX_TRACE_LINE_BYTES,
   RecordedError,

@@ -1,6 +1,7 @@
 /**
  * The whole-list budget's collection before a relist (src/1-transport/http/listBudget.ts): only the first page of the
- * list that follows one dropped on the budget waits for it, once; continue pages and other lists never do.
+ * list that follows one dropped on the budget (or a large one left unfinished) waits for it, once; continue pages and
+ * other lists never do.
  */
 import { spawnSync } from 'node:child_process';
 import { of, Subject, type Observable } from 'rxjs';
@@ -78,6 +79,48 @@ describe('ListBudget.whenRoom: a collection before the list that follows one dro
     collections[0]!.complete();
     await settle();
     expect(opened).toEqual([]);
+  });
+});
+
+describe('ListBudget.whenRoom: a collection before the list that follows a large list left unfinished', () => {
+  // The reflector drops a list on maxListObjects or maxListPages, a continue token expires, a page fails: the chain is
+  // never continued, and what it read is garbage the heap keeps until a full collection (budget 1,500: a quarter is 375).
+  it('a chain of a quarter of the budget or more, never continued: the next first page waits for one collection', async () => {
+    const { budget, collections, opened, open } = budgetWithSpy();
+    budget.record('t1', budget.before(undefined), 400);
+    open(undefined).subscribe();
+    expect(collections).toHaveLength(1);
+    expect(opened).toEqual([]);
+    collections[0]!.complete();
+    await settle();
+    expect(opened).toEqual(['first']);
+    // Collected for once: the lists after it open at once.
+    open(undefined).subscribe();
+    expect(opened).toEqual(['first', 'first']);
+    expect(collections).toHaveLength(1);
+  });
+
+  it('a smaller unfinished chain: nothing collected', () => {
+    const { budget, collections, opened, open } = budgetWithSpy();
+    budget.record('t1', budget.before(undefined), 374);
+    open(undefined).subscribe();
+    expect(opened).toEqual(['first']);
+    expect(collections).toHaveLength(0);
+  });
+
+  it('a list still going on beside the new one keeps its count, and is not collected for again as it grows', () => {
+    const { budget, collections, open } = budgetWithSpy();
+    budget.record('t1', budget.before(undefined), 1000);
+    open(undefined).subscribe();
+    expect(collections).toHaveLength(1);
+    // The first list goes on: its budget counts every page before and after.
+    budget.record('t2', budget.before('t1'), 100);
+    const sofar = budget.before('t2');
+    expect(sofar).toMatchObject({ pages: 2, bytes: 1100 });
+    budget.record('t3', sofar, 100);
+    expect(budget.limit(budget.before('t3'), PAGE).maxBytes).toBe(300);
+    open(undefined).subscribe();
+    expect(collections).toHaveLength(1);
   });
 });
 

@@ -71,6 +71,26 @@ describe('explain: one line a user can act on', () => {
     expect(explain(refused, 'https://127.0.0.1:6443')).toBe(`cannot reach the API server at https://127.0.0.1:6443: ${refused.message}`);
   });
 
+  it('says a connection that broke after the server answered was lost, not unreachable', () => {
+    const dropped = new InformerError('NetworkError', 'watch: the connection closed mid-stream', { phase: 'watch' });
+    expect(explain(dropped, 'http://127.0.0.1:8080')).toBe(
+      `lost the connection to the API server at http://127.0.0.1:8080: ${dropped.message}`,
+    );
+    const marked = new InformerError('NetworkError', 'list /api: socket hang up', { unreachable: true });
+    expect(explain(marked, 'http://127.0.0.1:8080')).toBe(`cannot reach the API server at http://127.0.0.1:8080: ${marked.message}`);
+  });
+
+  it("names the server for the transport's own request timer; a server's 504 keeps its words, with its reason once", () => {
+    const silent = new InformerError('Timeout', 'list /api: no response headers within 30000 ms (waiting for: response headers)');
+    expect(explain(silent, 'https://10.0.0.1:6443')).toBe(
+      `the API server at https://10.0.0.1:6443 did not answer in time: ${silent.message} (check the server URL and the network to it)`,
+    );
+    const status = new InformerError('Timeout', 'Timeout: Too large resource version: 50, current: 49', { status: 504 });
+    expect(explain(status, 'https://10.0.0.1:6443')).toBe('Timeout: Too large resource version: 50, current: 49');
+    const quiet = new InformerError('Timeout', 'watch delivered nothing for 300000 ms; resuming', { phase: 'watch' });
+    expect(explain(quiet, 'https://10.0.0.1:6443')).toBe(`Timeout: ${quiet.message}`);
+  });
+
   it('says what to change for an http:// server', () => {
     const error = new InformerError(
       'Config',

@@ -4,6 +4,8 @@ import { toRecord } from '../../src/cli/record.ts';
 import { watchCommand } from '../../src/cli/watch.ts';
 import type { InformerEvent, KubeObject } from '../../src/index.ts';
 import { startApiServer, type ApiServer } from 'rx-informer-emulator';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 
 async function until(check: () => boolean, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -134,6 +136,29 @@ describe('watch --fields / --ignore / --metrics-port', () => {
       }
       // Stopping the watch closes the server.
       await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
+    });
+
+    it("a metrics port that cannot be bound is an error before anything is watched (a pod's probes would fail silently)", async () => {
+      const taken = createServer();
+      await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+      const port = (taken.address() as AddressInfo).port;
+      const podRequests = () => api.requests.filter((r) => r.resource === 'pods').length;
+      try {
+        const err: string[] = [];
+        await expect(
+          watchCommand(
+            api.kubeConfig,
+            { resources: ['pods'], all: false, output: 'pretty', metricsPort: port, metricsAddress: '127.0.0.1' },
+            { out: () => {}, err: (l) => err.push(l) },
+          ),
+        ).rejects.toThrow(
+          new RegExp(`^cannot serve metrics on port ${port} of 127\\.0\\.0\\.1: .*EADDRINUSE.*choose another --metrics-port`),
+        );
+        expect(err.filter((l) => /metrics/.test(l))).toEqual([]);
+        expect(podRequests()).toBe(0);
+      } finally {
+        await new Promise((resolve) => taken.close(resolve));
+      }
     });
   });
 });

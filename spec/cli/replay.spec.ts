@@ -2,11 +2,13 @@
  * `rx-informer replay FILE`: a trace's changes printed as `watch` prints them, at their recorded times, with
  * windows; the bin's wiring (exit codes, a trace that cannot be read) through one child process each.
  */
-import { describe, expect, it } from 'vitest';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { afterAll, describe, expect, it } from 'vitest';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readTrace } from '../../src/pipeline.ts';
+import { readTrace, traceSource, traceText, trimTrace, type TraceSource } from '../../src/pipeline.ts';
+import { trimToFile } from '../../src/cli/trimFile.ts';
+import { shapeOf, writeBigTrace } from '../../bench/workload/bigTrace.ts';
 import { parseReplayLine, type ReplayCommandOptions } from '../../src/cli/replayArgs.ts';
 import { replayCommand } from '../../src/cli/replayCommand.ts';
 import { cli } from './support.ts';
@@ -39,50 +41,128 @@ const TEXT = [
   .map((l) => `${JSON.stringify(l)}\n`)
   .join('');
 
-function printed(argv: string[]): string[] {
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+const tempDir = (prefix: string) => {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  dirs.push(dir);
+  return dir;
+};
+
+async function printed(argv: string[]): Promise<string[]> {
   const options = parseReplayLine(['replay', 'trace.jsonl', '--utc', ...argv]);
   if (typeof options === 'string') throw new Error(options);
   const out: string[] = [];
-  replayCommand(readTrace(TEXT), options as ReplayCommandOptions, (line) => out.push(line));
+  await replayCommand(readTrace(TEXT), options as ReplayCommandOptions, (line) => out.push(line));
   return out;
 }
 
 describe('rx-informer replay', () => {
-  it('prints the changes as watch does, at the recorded times (the initial list is not a change)', () => {
-    expect(printed([])).toEqual([
+  it('prints the changes as watch does, at the recorded times (the initial list is not a change)', async () => {
+    expect(await printed([])).toEqual([
       '10:00:02 UPDATED configmaps shop/settings  data.level: "info" → "debug", data.owner: +"ops"',
       '10:01:05 DELETED configmaps shop/settings',
     ]);
   });
 
-  it('--fields, -o json, and --from/--to windows', () => {
-    expect(printed(['--fields', 'data.owner'])[0]).toBe('10:00:02 UPDATED configmaps shop/settings  data.owner: +"ops"');
-    expect(printed(['--from', '1m'])).toEqual(['10:01:05 DELETED configmaps shop/settings']);
-    expect(printed(['--to', '1m'])).toHaveLength(1);
-    const json = JSON.parse(printed(['-o', 'json', '--to', '10s'])[0]!) as { time: string; type: string; resource: string };
+  it('a relist after a backoff prints at its recorded time, every run (no jitter in a replay)', async () => {
+    // examples/replay/incident.jsonl: a 500, a 410, then the relist whose page came at 1,097 ms.
+    const incident = readTrace(readFileSync(new URL('../../examples/replay/incident.jsonl', import.meta.url), 'utf8'));
+    const options = parseReplayLine(['replay', 'incident.jsonl', '--utc', '-o', 'json']) as ReplayCommandOptions;
+    const start = Date.parse(incident.header.startedAt);
+    for (let run = 0; run < 5; run++) {
+      const out: string[] = [];
+      await replayCommand(incident, options, (line) => out.push(line));
+      const times = out.map((line) => Date.parse((JSON.parse(line) as { time: string }).time) - start);
+      expect(times.length).toBeGreaterThan(0);
+      expect(times.every((t) => t === 1097)).toBe(true);
+    }
+  });
+
+  it('--fields, -o json, and --from/--to windows', async () => {
+    expect((await printed(['--fields', 'data.owner']))[0]).toBe('10:00:02 UPDATED configmaps shop/settings  data.owner: +"ops"');
+    expect(await printed(['--from', '1m'])).toEqual(['10:01:05 DELETED configmaps shop/settings']);
+    expect(await printed(['--to', '1m'])).toHaveLength(1);
+    const json = JSON.parse((await printed(['-o', 'json', '--to', '10s']))[0]!) as { time: string; type: string; resource: string };
     expect(json).toMatchObject({ time: '2026-01-01T10:00:02.000Z', type: 'UPDATED', resource: 'configmaps' });
   });
 
-  it('a divergence is reported: without the recorded bookmarks the idle rule aborts the watch before its last event', () => {
+  it('a divergence is reported: without the recorded bookmarks the idle rule aborts the watch before its last event', async () => {
     const options = parseReplayLine(['replay', 'trace.jsonl']) as ReplayCommandOptions;
     const silent = TEXT.split('\n')
       .filter((line) => !line.includes('BOOKMARK'))
       .join('\n');
-    const mismatches = replayCommand(readTrace(silent), options, () => undefined);
+    const mismatches = await replayCommand(readTrace(silent), options, () => undefined);
     expect(mismatches).toHaveLength(1);
     expect(mismatches[0]).toMatch(
       /^configmaps: replay: the informer aborted its request #2, watch .* \(line 5\), \d+ ms after it, before line 7 \(its event 64989 ms after it\): the recorded client did not abort it there$/,
     );
   });
 
+  it('prints as it goes: each change is out before the lines after it are read', async () => {
+    const options = parseReplayLine(['replay', 'trace.jsonl', '--utc']) as ReplayCommandOptions;
+    const source = traceSource(readTrace(TEXT));
+    const read: number[] = [];
+    const counting: TraceSource = { ...source, read: (i) => (read.push(i), source.read(i)) };
+    const readWhenPrinted: number[] = [];
+    await replayCommand(counting, options, () => readWhenPrinted.push(Math.max(...read)));
+    // Lines by position after the header: the UPDATED (4) printed before the bookmark (5) was read, the DELETED (6)
+    // before the end (7); each line after the list's read once, when played.
+    expect(readWhenPrinted).toEqual([4, 6]);
+    expect(read.filter((i) => i > 3).sort()).toEqual([4, 5, 6, 7]);
+  });
+
+  it('paced: one instant at a time, waiting for the output to drain whenever it is backed up; the same lines', async () => {
+    const options = parseReplayLine(['replay', 'trace.jsonl', '--utc']) as ReplayCommandOptions;
+    const lines: string[] = [];
+    let drains = 0;
+    const mismatches = await replayCommand(readTrace(TEXT), options, (line) => lines.push(line), {
+      backedUp: () => lines.length > drains,
+      drained: async () => {
+        await Promise.resolve();
+        drains++;
+      },
+      gone: () => false,
+    });
+    expect(mismatches).toEqual([]);
+    expect(lines).toEqual(await printed([]));
+    // Each line printed was waited for before the next instant was played.
+    expect(drains).toBe(2);
+  });
+
+  it('trim writes the window to its file; a cut that fails part way leaves no file', () => {
+    const dir = tempDir('rx-informer-trim-');
+    const source = traceSource(readTrace(TEXT));
+    const out = join(dir, 'window.jsonl');
+    expect(trimToFile(source, { fromMs: 0 }, out)).toEqual({ lines: 10, lastAt: 69_989, startedAt: '2026-01-01T10:00:00.011Z' });
+    expect(readFileSync(out, 'utf8')).toBe(traceText(trimTrace(readTrace(TEXT), { fromMs: 0 })));
+    // The DELETED event's line cannot be read (the file changed): the lines before it were written, then removed.
+    const failing: TraceSource = {
+      ...source,
+      read: (i) => {
+        if (i === 6) throw new Error('trace line 8: the file changed after it was opened');
+        return source.read(i);
+      },
+    };
+    const broken = join(dir, 'broken.jsonl');
+    expect(() => trimToFile(failing, { fromMs: 0 }, broken)).toThrow(/trace line 8: the file changed/);
+    expect(existsSync(broken)).toBe(false);
+  });
+
   it('usage errors are one line', () => {
     expect(parseReplayLine(['replay'])).toMatch(/name one trace file/);
     expect(parseReplayLine(['replay', 'x.jsonl', '--from', 'soon'])).toMatch(/--from: "soon" is not a time into the recording/);
     expect(parseReplayLine(['replay', 'x.jsonl', '-o', 'yaml'])).toMatch(/--output must be pretty or json/);
+    // A window may start at the start, however the zero is written.
+    for (const zero of ['0', '0s', '0ms', '00m'])
+      expect(parseReplayLine(['replay', 'x.jsonl', '--from', zero, '--to', '90s']), zero).toMatchObject({ fromMs: 0, toMs: 90_000 });
+    expect(parseReplayLine(['replay', 'x.jsonl', '--from', '0x'])).toMatch(/is not a time into the recording/);
   });
 
   it('the bin: 0 and the lines; a trace that cannot be read is 1 with its line number; trim writes a window that replays', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'rx-informer-replay-'));
+    const dir = tempDir('rx-informer-replay-');
     writeFileSync(join(dir, 'good.jsonl'), TEXT);
     writeFileSync(join(dir, 'cut.jsonl'), TEXT.slice(0, -5));
     const good = cli(['replay', join(dir, 'good.jsonl'), '--utc']);
@@ -92,10 +172,29 @@ describe('rx-informer replay', () => {
     expect((await cut.exit).code).toBe(1);
     expect(cut.err.join('\n')).toMatch(/cut\.jsonl: trace line 9: truncated/);
 
+    // A window past the end prints nothing, and says so.
+    const late = cli(['replay', join(dir, 'good.jsonl'), '--from', '5m']);
+    expect((await late.exit).code).toBe(0);
+    expect(late.out.filter(Boolean)).toEqual([]);
+    expect(late.err.join('\n')).toMatch(/--from is past the end of the recording \(70\.0 s\): nothing to show/);
+
     const trim = cli(['trim', join(dir, 'good.jsonl'), '--from', '0', '-o', join(dir, 'window.jsonl')]);
     expect((await trim.exit).code).toBe(0);
     const window = cli(['replay', join(dir, 'window.jsonl'), '--utc']);
     expect((await window.exit).code).toBe(0);
     expect(window.out.filter(Boolean)).toEqual(good.out.filter(Boolean));
+  }, 30_000);
+
+  it('the bin through a pipe: every change printed, however many (stdout flushed before it exits)', async () => {
+    const dir = tempDir('rx-informer-replay-');
+    const path = join(dir, 'long.jsonl');
+    const shape = shapeOf(16 * 1024 * 1024, 100, 50);
+    writeBigTrace(path, shape);
+    const run = cli(['replay', path, '--utc', '-o', 'json']);
+    expect((await run.exit).code).toBe(0);
+    const printed = run.out.filter(Boolean);
+    // Far more than a pipe's buffer (64 KiB): each line a field diff of a pod.
+    expect(printed.join('\n').length).toBeGreaterThan(256 * 1024);
+    expect(printed).toHaveLength(shape.events);
   }, 30_000);
 });

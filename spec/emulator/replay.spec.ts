@@ -3,7 +3,10 @@
  * replays it end to end: examples/replay/incident.jsonl (a 500, a 410, a relist that finds a pod re-created)
  * gives an informer over HTTP the changes the same trace gives one in virtual time.
  */
-import { readFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TestScheduler } from 'rxjs/testing';
 import { startApiServer, type ApiServer } from 'rx-informer-emulator';
@@ -11,7 +14,8 @@ import { Pod, informer, type InformerEvent, type Pod as PodObject } from '../../
 import { replayListWatch } from '../../src/testing/index.ts';
 import { until } from '../resilience/harness/probes.ts';
 
-const TRACE = readFileSync(new URL('../../examples/replay/incident.jsonl', import.meta.url), 'utf8');
+const FILE = fileURLToPath(new URL('../../examples/replay/incident.jsonl', import.meta.url));
+const TRACE = readFileSync(FILE, 'utf8');
 const describeEvent = (e: InformerEvent<PodObject>) =>
   `${e.type} ${e.object.metadata.name ?? ''} ${e.object.metadata.uid ?? ''}${e.type === 'deleted' && e.finalStateUnknown ? ' unknown' : ''}`;
 
@@ -22,27 +26,34 @@ afterEach(async () => {
 });
 
 describe('the emulator replays a trace over HTTP', () => {
-  it('an informer over HTTP gets the changes a virtual-time replay of the same trace gets', async () => {
-    const scheduler = new TestScheduler((a, b) => expect(a).toEqual(b));
-    const virtual: string[] = [];
-    scheduler.run(() => {
-      const replay = replayListWatch(TRACE, { scheduler });
-      const s = informer(replay, Pod, { namespace: 'shop', scheduler }).events$.subscribe((e) => virtual.push(describeEvent(e)));
-      s.add(replay.finished$.subscribe(() => s.unsubscribe()));
-    });
-    expect(virtual.filter((e) => e.startsWith('deleted'))).toHaveLength(1);
+  it.each([
+    ['its text', TRACE],
+    ['a file, read a line at a time', { file: FILE }],
+  ])(
+    'from %s: an informer over HTTP gets the changes a virtual-time replay of the same trace gets',
+    async (_name, replay) => {
+      const scheduler = new TestScheduler((a, b) => expect(a).toEqual(b));
+      const virtual: string[] = [];
+      scheduler.run(() => {
+        const replay = replayListWatch(TRACE, { scheduler });
+        const s = informer(replay, Pod, { namespace: 'shop', scheduler }).events$.subscribe((e) => virtual.push(describeEvent(e)));
+        s.add(replay.finished$.subscribe(() => s.unsubscribe()));
+      });
+      expect(virtual.filter((e) => e.startsWith('deleted'))).toHaveLength(1);
 
-    api = await startApiServer({ replay: TRACE, namespaces: ['shop'] });
-    const overHttp: string[] = [];
-    const subscription = informer(api.kubeConfig, Pod, { namespace: 'shop' }).events$.subscribe((e) => overHttp.push(describeEvent(e)));
-    try {
-      expect(await until(() => overHttp.length >= virtual.length && api!.replay!.remaining === 0, 15_000)).toBe(true);
-    } finally {
-      subscription.unsubscribe();
-    }
-    expect(overHttp).toEqual(virtual);
-    expect(api.replay?.mismatches).toEqual([]);
-  }, 30_000);
+      api = await startApiServer({ replay, namespaces: ['shop'] });
+      const overHttp: string[] = [];
+      const subscription = informer(api.kubeConfig, Pod, { namespace: 'shop' }).events$.subscribe((e) => overHttp.push(describeEvent(e)));
+      try {
+        expect(await until(() => overHttp.length >= virtual.length && api!.replay!.remaining === 0, 15_000)).toBe(true);
+      } finally {
+        subscription.unsubscribe();
+      }
+      expect(overHttp).toEqual(virtual);
+      expect(api.replay?.mismatches).toEqual([]);
+    },
+    30_000,
+  );
 
   it('a request the trace has not is a 500 naming it and the recorded one; the rest are served as usual', async () => {
     api = await startApiServer({ replay: TRACE, namespaces: ['shop'] });
@@ -60,5 +71,27 @@ describe('the emulator replays a trace over HTTP', () => {
   it('refuses a trace it cannot read', async () => {
     await expect(startApiServer({ replay: '{"format":"other"}\n' })).rejects.toThrow(/not an rx-informer-trace header of version 1/);
     await expect(startApiServer({ replay: TRACE.slice(0, -1) })).rejects.toThrow(/truncated/);
+  });
+
+  it('a file: refused as the text is when it cannot be read; a line that changed after it was opened is a mismatch', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rx-informer-emulator-replay-'));
+    try {
+      const cut = join(dir, 'cut.jsonl');
+      writeFileSync(cut, TRACE.slice(0, -1));
+      await expect(startApiServer({ replay: { file: cut } })).rejects.toThrow(/truncated/);
+      const bad = join(dir, 'bad.jsonl');
+      writeFileSync(bad, TRACE.replace(/\n[^\n]*\n$/, '\n{"type":\n'));
+      await expect(startApiServer({ replay: { file: bad } })).rejects.toThrow(/trace line \d+ is not JSON/);
+      await expect(startApiServer({ replay: `${TRACE}null\n` })).rejects.toThrow(/trace line \d+ is not a JSON object/);
+
+      const changing = join(dir, 'changing.jsonl');
+      writeFileSync(changing, TRACE);
+      api = await startApiServer({ replay: { file: changing }, namespaces: ['shop'] });
+      appendFileSync(changing, '\n');
+      await expect(fetch(`${api.url}/api/v1/namespaces/shop/pods?limit=500&resourceVersion=0`)).rejects.toThrow();
+      expect(api.replay?.mismatches).toEqual([expect.stringMatching(/^replay: the trace file changed after it was opened/)]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -4,6 +4,7 @@ import { parseSinkUrl, type SinkTarget } from './sinkUrl.ts';
 import { parseFieldPath } from '../internal.ts';
 import { type Compression } from '../pipeline.ts';
 import { printable } from './format.ts';
+import { watchCommand } from './invocation.ts';
 
 /** `a,b["x,y"]` → `a`, `b["x,y"]`: commas outside brackets separate patterns. */
 export function splitPatterns(text: string): string[] {
@@ -229,9 +230,11 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
   if (command !== 'watch' && command !== 'start')
     return { kind: 'usage', message: `unknown command "${command}" (the commands are watch, start, record, replay and trim)` };
   if (command === 'start' && resources.length > 0) {
+    // `npm start -- watch pods` runs `start watch pods`: the names are what follows `watch`.
+    const names = (resources[0] === 'watch' ? resources.slice(1) : resources).join(' ') || 'RESOURCE...';
     return {
       kind: 'usage',
-      message: `start takes no resource names (it watches everything); to watch some, use \`rx-informer watch ${resources.join(' ')}\``,
+      message: `start takes no resource names (it watches everything); to watch some, use \`${watchCommand(names)}\``,
     };
   }
   if (command === 'watch' && resources.length === 0 && !values.all)

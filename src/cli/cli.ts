@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import type { Compression } from '../pipeline.ts';
 import { HELP, parseCommandLine, type CliOptions } from './args.ts';
 import type { DemoEmulator } from './demo.ts';
@@ -275,6 +275,19 @@ async function recordRun(argv: readonly string[]): Promise<number> {
   return EXIT.error;
 }
 
+/** Resolves when `stream` has drained, or is closed (a reader gone: nothing more will drain). */
+function drainedOrClosed(stream: NodeJS.WriteStream): Promise<void> {
+  return new Promise((resolve) => {
+    if (stream.destroyed || stream.errored) return resolve();
+    const events = ['drain', 'close', 'error'] as const;
+    const done = () => {
+      for (const event of events) stream.off(event, done);
+      resolve();
+    };
+    for (const event of events) stream.on(event, done);
+  });
+}
+
 /** `rx-informer replay FILE`: the trace's changes on stdout as `watch` prints them; a trace that cannot be read is 1. */
 async function replayRun(argv: readonly string[]): Promise<number> {
   const options = parseReplayLine(argv);
@@ -283,10 +296,32 @@ async function replayRun(argv: readonly string[]): Promise<number> {
     err(usageHint());
     return EXIT.usage;
   }
-  const [{ replayCommand }, { readTrace }] = await Promise.all([import('./replayCommand.ts'), import('../pipeline.ts')]);
+  const [{ replayCommand }, { openTrace }] = await Promise.all([import('./replayCommand.ts'), import('../pipeline.ts')]);
   try {
-    const trace = readTrace(readFileSync(options.file, 'utf8'));
-    const mismatches = replayCommand(trace, options, (line) => void process.stdout.write(`${line}\n`));
+    // Checked whole first (nothing printed from a trace that is not valid), then read a line at a time as it plays.
+    const trace = openTrace(options.file);
+    const end = trace.length ? trace.atOf(trace.length - 1) : 0;
+    // A window past the end prints nothing: say so, rather than an empty success that looks like a quiet cluster.
+    if ((options.fromMs ?? 0) > end) err(`! --from is past the end of the recording (${(end / 1000).toFixed(1)} s): nothing to show`);
+    const { stdout } = process;
+    const gone = () => stdout.destroyed || stdout.errored !== null;
+    // A reader that goes away (`| head`) ends the replay quietly, as it ends `watch`; another write error is 1.
+    let failed: Error | undefined;
+    stdout.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EPIPE') failed ??= error;
+    });
+    const mismatches = await replayCommand(trace, options, (line) => void (gone() || stdout.write(`${line}\n`)), {
+      // A pipe takes what it can and Node queues the rest: the replay waits while the queue is full.
+      backedUp: () => stdout.writableNeedDrain && !gone(),
+      drained: () => drainedOrClosed(stdout),
+      gone,
+    });
+    if (failed) {
+      err(`error: cannot write to stdout: ${failed.message}`);
+      return EXIT.error;
+    }
+    // What is still queued goes out before exit(), which would cut it short.
+    if (!gone()) await new Promise<void>((resolve) => stdout.write('', () => resolve()));
     for (const mismatch of mismatches) err(`error: ${mismatch}`);
     return mismatches.length ? EXIT.error : EXIT.ok;
   } catch (error) {
@@ -295,7 +330,7 @@ async function replayRun(argv: readonly string[]): Promise<number> {
   }
 }
 
-/** `rx-informer trim FILE --from T [--to T] -o OUT`: the window, written whole; 1 when the trace cannot be read or cut. */
+/** `rx-informer trim FILE --from T [--to T] -o OUT`: the window, written a line at a time; 1 when the trace cannot be read or cut. */
 async function trimRun(argv: readonly string[]): Promise<number> {
   const options = parseTrimLine(argv);
   if (typeof options === 'string') {
@@ -303,11 +338,10 @@ async function trimRun(argv: readonly string[]): Promise<number> {
     err(usageHint());
     return EXIT.usage;
   }
-  const { readTrace, traceText, trimTrace } = await import('../pipeline.ts');
+  const [{ openTrace }, { trimToFile }] = await Promise.all([import('../pipeline.ts'), import('./trimFile.ts')]);
   try {
-    const trimmed = trimTrace(readTrace(readFileSync(options.file, 'utf8')), options);
-    writeFileSync(options.out, traceText(trimmed));
-    err(`wrote ${options.out}: ${trimmed.lines.length + 1} lines, ${trimmed.lines.at(-1)?.at ?? 0} ms from ${trimmed.header.startedAt}`);
+    const { lines, lastAt, startedAt } = trimToFile(openTrace(options.file), options, options.out);
+    err(`wrote ${options.out}: ${lines} lines, ${lastAt} ms from ${startedAt}`);
     return EXIT.ok;
   } catch (error) {
     err(`error: ${options.file}: ${messageOf(error)}`);

@@ -22,7 +22,12 @@ function explainReason(error: unknown, server: string, secret: boolean): string 
       return `${error.reason} (details withheld: they may quote Secret data)`;
     switch (error.reason) {
       case 'NetworkError':
-        return networkFailure(messageOf(error), server);
+        return networkFailure(messageOf(error), server, error.unreachable);
+      case 'Timeout':
+        // The transport's own timer on a request (no headers, no bytes), not a server's 504 or a quiet watch resumed.
+        if (error.status === undefined && /: no (response headers|bytes) (within|for) \d+ ms/.test(error.message))
+          return `the API server at ${server} did not answer in time: ${messageOf(error)} (check the server URL and the network to it)`;
+        return withReason(error.reason, messageOf(error));
       case 'ProtocolError':
         return `HTTP/2 failure from the API server at ${server} (or a proxy before it), not a network fault: ${messageOf(error)}`;
       case 'Unauthorized':
@@ -45,12 +50,17 @@ function explainReason(error: unknown, server: string, secret: boolean): string 
       case 'ResponseTooLarge':
       case 'ListTooLong':
       case 'MalformedLine':
-        return `${error.reason}: ${messageOf(error)}${raiseWith(error.message)}`;
+        return `${withReason(error.reason, messageOf(error))}${raiseWith(error.message)}`;
       default:
-        return `${error.reason}: ${messageOf(error)}`;
+        return withReason(error.reason, messageOf(error));
     }
   }
   return messageOf(error);
+}
+
+/** `Reason: message`, once: a message that already starts with its reason (a server's `Timeout: …` Status) is not prefixed again. */
+function withReason(reason: string, message: string): string {
+  return message.startsWith(`${reason}: `) ? message : `${reason}: ${message}`;
 }
 
 const FLAG_OF = Object.fromEntries(Object.entries(BYTE_LIMIT_FLAGS).map(([flag, option]) => [option, flag])) as Record<
@@ -72,13 +82,20 @@ const CERTIFICATE =
 /** Any other failure of the TLS handshake (a protocol or cipher mismatch, a plain-HTTP server on an https:// URL). */
 const TLS = /\bTLS\b|\bSSL\b|ERR_SSL_|EPROTO|handshake/i;
 
-/** A connection failure in words: a certificate or TLS problem is said to be one, not "cannot reach". */
-function networkFailure(message: string, server: string): string {
+/** Refused, no route, no such host: words of a connection no server answered (for errors made without the `unreachable` mark). */
+const NO_ANSWER = /\b(ECONNREFUSED|EHOSTUNREACH|EHOSTDOWN|ENETUNREACH|ENOTFOUND|EAI_AGAIN)\b/;
+
+/**
+ * A connection failure in words: a certificate or TLS problem is said to be one, not "cannot reach"; a connection
+ * that broke after the server had answered (a watch dropped mid-stream) is "lost", not "cannot reach" either.
+ */
+function networkFailure(message: string, server: string, unreachable: boolean): string {
   // Not the server's fault: this process has no descriptor left for a connection.
   if (/\bE[MN]FILE\b|too many open files/i.test(message)) return `cannot open a connection to the API server at ${server}: ${message}`;
   if (CERTIFICATE.test(message)) return `cannot trust the API server at ${server} (TLS certificate): ${tlsAdvice(message)}`;
   if (TLS.test(message)) return `the TLS handshake with the API server at ${server} failed: ${message}`;
-  return `cannot reach the API server at ${server}: ${message}`;
+  if (unreachable || NO_ANSWER.test(message)) return `cannot reach the API server at ${server}: ${message}`;
+  return `lost the connection to the API server at ${server}: ${message}`;
 }
 
 /** Node's hint for an unknown CA (`try running Node.js with --use-system-ca`) points the wrong way for a cluster: its CA is in the kubeconfig. */

@@ -91,8 +91,9 @@ export function parseWindow(values: { readonly from?: string; readonly to?: stri
   for (const flag of ['from', 'to'] as const) {
     const given = values[flag];
     if (given === undefined) continue;
-    const ms = given === '0' ? 0 : parseDuration(given);
-    if (ms === undefined) return `--${flag}: "${printable(given)}" is not a time into the recording (90s, 5m, 1h, 500ms)`;
+    // A window may start at the start: `0`, `0s`, `0ms` (a duration elsewhere must be more than nothing).
+    const ms = /^0+(ms|s|m|h)?$/.test(given.trim()) ? 0 : parseDuration(given);
+    if (ms === undefined) return `--${flag}: "${printable(given)}" is not a time into the recording (0, 90s, 5m, 1h, 500ms)`;
     window[flag === 'from' ? 'fromMs' : 'toMs'] = ms;
   }
   return window;

@@ -21,7 +21,8 @@ import {
   type KubeObject,
   type Resource,
 } from '../index.ts';
-import type { Trace } from '../pipeline.ts';
+import type { Trace, TraceSource } from '../pipeline.ts';
+import { asTraceSource } from '../internal.ts';
 import { replayListWatch } from '../testing/replayListWatch.ts';
 import { jsonLine } from './format.ts';
 import type { ReplayCommandOptions } from './replayArgs.ts';
@@ -33,62 +34,104 @@ const REPLAY_HORIZON_MS = 10 * 60_000;
 const BUILTIN: readonly Resource<KubeObject>[] = [Pod, ConfigMap, Secret, Service, Namespace, Node, Event, Deployment, ReplicaSet, Lease];
 
 /** A resource for a name in a trace's header: unstructured (objects kept as recorded), its kind from the watch events. */
-function resourceFor(trace: Trace, name: string): Resource<KubeObject> {
+function resourceFor(trace: TraceSource, name: string): Resource<KubeObject> {
   const builtin = BUILTIN.find((r) => (r.group ? `${r.plural}.${r.group}` : r.plural) === name);
   if (builtin) return builtin;
   const [plural = name, ...group] = name.split('.');
-  const watches = new Set(trace.lines.flatMap((l) => (l.type === 'watch' && (l.resource ?? name) === name ? [l.id] : [])));
-  const kinds = trace.lines.flatMap((l) =>
-    l.type === 'event' && watches.has(l.id) && l.event.type !== 'ERROR' ? [(l.event.object as { kind?: unknown } | null)?.kind] : [],
-  );
-  const kind = kinds.find((k): k is string => typeof k === 'string' && k !== 'Bookmark') ?? plural;
-  return customResource({ group: group.join('.'), version: 'v1', plural, kind, namespaced: true });
+  const watches = new Set<number>();
+  let kind: string | undefined;
+  // The first event of a watch of it that names a kind (read one at a time: the trace may be long).
+  for (let i = 0; i < trace.length && kind === undefined; i++) {
+    const request = trace.requestAt(i);
+    if (request?.type === 'watch' && (request.resource ?? name) === name) watches.add(request.id);
+    if (trace.typeOf(i) !== 'event' || !watches.has(trace.idOf(i))) continue;
+    const line = trace.read(i);
+    const found = line.type === 'event' && line.event.type !== 'ERROR' ? (line.event.object as { kind?: unknown } | null)?.kind : undefined;
+    if (typeof found === 'string' && found !== 'Bookmark') kind = found;
+  }
+  trace.release();
+  return customResource({ group: group.join('.'), version: 'v1', plural, kind: kind ?? plural, namespaced: true });
 }
 
-/** The changes of a replay, in recorded order, with the time into the recording each came at. */
-function replayed(trace: Trace): {
-  readonly changes: readonly { readonly at: number; readonly resource: string; readonly event: InformerEvent<KubeObject> }[];
-  readonly mismatches: readonly string[];
-} {
+/** A change of a replay: the time into the recording it came at. */
+interface Change {
+  readonly at: number;
+  readonly resource: string;
+  readonly event: InformerEvent<KubeObject>;
+}
+
+/** How a paced replay waits for its output: whether the output is backed up, and a promise of its draining. */
+export interface Pace {
+  readonly backedUp: () => boolean;
+  readonly drained: () => Promise<void>;
+  /** The reader is gone (a closed pipe): the replay stops there. */
+  readonly gone: () => boolean;
+}
+
+/**
+ * Replays a trace into one informer per resource, handing each change to `each` as it comes, in recorded order;
+ * returns the requests the trace could not answer. Without `pace` the virtual clock runs to the end at once; with
+ * it, one instant at a time, waiting for the output to drain whenever it is backed up (so what waits to be written
+ * stays bounded however slow the reader).
+ */
+async function replayed(trace: TraceSource, each: (change: Change) => void, pace?: Pace): Promise<readonly string[]> {
   const scheduler = new VirtualTimeScheduler(VirtualAction, Infinity);
-  const out: { at: number; resource: string; event: InformerEvent<KubeObject> }[] = [];
   const mismatches: string[] = [];
   const all = new Subscription();
   let running = trace.header.resources.length;
   for (const name of trace.header.resources) {
     const replay = replayListWatch(trace, { scheduler, resource: name, timeline: 'recorded' });
     all.add(() => mismatches.push(...replay.mismatches.map((m) => `${name}: ${m.message}`)));
-    const one = informer(replay, resourceFor(trace, name), { scheduler }).events$.subscribe((event) =>
-      out.push({ at: scheduler.now(), resource: name, event }),
+    // No jitter (`random`): a backoff is its base, so what the recording got after one comes at its recorded time.
+    const one = informer(replay, resourceFor(trace, name), { scheduler, random: () => 0 }).events$.subscribe((event) =>
+      each({ at: scheduler.now(), resource: name, event }),
     );
     all.add(one);
     // Each informer stops when its part of the trace is played; the clock stops when all have.
     all.add(replay.finished$.subscribe(() => (one.unsubscribe(), --running === 0 && all.unsubscribe())));
   }
   // A replay that went astray (its informers wait for answers the trace does not have) stops at the horizon.
-  all.add(scheduler.schedule(() => all.unsubscribe(), (trace.lines.at(-1)?.at ?? 0) + REPLAY_HORIZON_MS));
-  scheduler.flush();
-  all.unsubscribe();
-  return { changes: out, mismatches };
+  all.add(scheduler.schedule(() => all.unsubscribe(), (trace.length ? trace.atOf(trace.length - 1) : 0) + REPLAY_HORIZON_MS));
+  try {
+    if (!pace) scheduler.flush();
+    else
+      for (let next = scheduler.actions[0]; next && !pace.gone(); next = scheduler.actions[0]) {
+        scheduler.maxFrames = next.delay;
+        scheduler.flush();
+        if (pace.backedUp()) await pace.drained();
+      }
+  } finally {
+    all.unsubscribe();
+    trace.release();
+  }
+  return mismatches;
 }
 
-/**
- * Prints a trace's changes; returns the requests the trace could not answer (the replay stopped there:
- * the informers asked for something else, e.g. after a timer of theirs the recorded one did not fire).
- */
-export function replayCommand(trace: Trace, command: ReplayCommandOptions, out: (line: string) => void): readonly string[] {
-  const start = Date.parse(trace.header.startedAt);
-  const { changes, mismatches } = replayed(trace);
-  for (const { at, resource, event } of changes) {
-    if (event.isInInitialList || at < (command.fromMs ?? 0) || at > (command.toMs ?? Infinity)) continue;
+function printer(source: TraceSource, command: ReplayCommandOptions, out: (line: string) => void): (change: Change) => void {
+  const start = Date.parse(source.header.startedAt);
+  return ({ at, resource, event }) => {
+    if (event.isInInitialList || at < (command.fromMs ?? 0) || at > (command.toMs ?? Infinity)) return;
     const when = new Date(start + at);
     const r = toRecord(resource, event, when, {
       utc: command.utc,
       ...(command.fields ? { fields: command.fields } : {}),
       ...(command.ignore ? { ignore: command.ignore } : {}),
     });
-    if (!r) continue;
-    out(command.output === 'json' ? jsonLine(r) : prettyLine(r, when, command.utc));
-  }
-  return mismatches;
+    if (r) out(command.output === 'json' ? jsonLine(r) : prettyLine(r, when, command.utc));
+  };
+}
+
+/**
+ * Prints a trace's changes as they are replayed (a trace opened with `openTrace` is read a line at a time);
+ * returns the requests the trace could not answer (the replay stopped there: the informers asked for something
+ * else, e.g. after a timer of theirs the recorded one did not fire). `pace`: wait for `out`'s reader (the bin's stdout).
+ */
+export function replayCommand(
+  trace: Trace | TraceSource,
+  command: ReplayCommandOptions,
+  out: (line: string) => void,
+  pace?: Pace,
+): Promise<readonly string[]> {
+  const source = asTraceSource(trace);
+  return replayed(source, printer(source, command, out), pace);
 }

@@ -347,12 +347,30 @@ function watchDynamically(
   return watching;
 }
 
-/** `--metrics-port` (and `--metrics-address`): /healthz, /readyz and /metrics for the resources watched now. */
-function serveMetrics(served: ServedInformers, port: number, address: string | undefined, terminal: Terminal): Subscription {
-  return serve(served, { port, host: address }).subscribe({
-    next: (s) =>
-      terminal.err(`serving /healthz, /readyz and /metrics on ${address === undefined ? 'every interface' : s.host}, port ${s.port}`),
-    error: (error: unknown) => terminal.err(`! cannot serve metrics on port ${port}: ${messageOf(error)}`),
+/**
+ * `--metrics-port` (and `--metrics-address`): /healthz, /readyz and /metrics for the resources watched now. Resolves
+ * once the port is bound; a port that cannot be bound (in use, an address not of this host) is an error before
+ * anything is watched: a pod's probes pointed at it would otherwise fail while the watch ran on.
+ */
+function serveMetrics(served: ServedInformers, port: number, address: string | undefined, terminal: Terminal): Promise<Subscription> {
+  return new Promise((resolve, reject) => {
+    const serving = new Subscription();
+    let bound = false;
+    serving.add(
+      serve(served, { port, host: address }).subscribe({
+        next: (s) => {
+          terminal.err(`serving /healthz, /readyz and /metrics on ${address === undefined ? 'every interface' : s.host}, port ${s.port}`);
+          bound = true;
+          resolve(serving);
+        },
+        error: (error: unknown) => {
+          const message = `cannot serve metrics on port ${port}${address === undefined ? '' : ` of ${address}`}: ${messageOf(error)}`;
+          // Once bound, a later failure is one line and the watch goes on.
+          if (bound) terminal.err(`! ${message}`);
+          else reject(new Error(`${message} (choose another --metrics-port or --metrics-address)`));
+        },
+      }),
+    );
   });
 }
 
@@ -395,7 +413,8 @@ export async function watchCommand(kc: KubeConfig, command: WatchCommand, termin
   const shell = new SessionShell(config, view, (scope, name) => followed[scope]?.exclude(name));
 
   const watching = new Subscription();
-  if (command.metricsPort !== undefined) watching.add(serveMetrics(shell.served, command.metricsPort, command.metricsAddress, terminal));
+  if (command.metricsPort !== undefined)
+    watching.add(await serveMetrics(shell.served, command.metricsPort, command.metricsAddress, terminal));
   if (command.all) {
     watching.add(
       watchDynamically(dynamicInformerFactory(kc, { factory, discovery: requests.discovery }), scopes, selectors, shell, followed),

@@ -31,3 +31,4 @@ export { FakeLeaseServer, type FakeClientOptions, type FakeLeaseFault, type Fake
 export { driftingScheduler } from './driftingScheduler.ts';
 export { replayListWatch, type ReplayListWatch, type ReplayMismatch, type ReplayOptions } from './replayListWatch.ts';
 export { readTrace, TraceFormatError, type Trace } from '../1-transport/trace/format.ts';
+export { openTrace, type OpenTraceOptions, type TraceFile, type TraceSource } from '../1-transport/trace/reader.ts';

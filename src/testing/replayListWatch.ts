@@ -15,6 +15,7 @@ import {
   type TraceRequestLine,
   type TraceWatch,
 } from '../1-transport/trace/format.ts';
+import { asTraceSource, traceSource, type TraceSource } from '../1-transport/trace/reader.ts';
 
 export interface ReplayOptions {
   /** The clock frames are played on: the informer's (a `TestScheduler`). Default `asyncScheduler`. */
@@ -52,34 +53,31 @@ export interface ReplayListWatch extends ListWatch {
   readonly finished$: Observable<void>;
 }
 
-/** One recorded request and what came of it, times relative to its start. */
+/** One recorded request and the lines that came of it (their positions in the source, read when played). */
 interface Played {
   readonly request: TraceList | TraceWatch;
   /** 1-based line number of the request in the file. */
   readonly line: number;
-  readonly outcomes: readonly { readonly after: number; readonly line: TraceRequestLine; readonly lineNo: number }[];
+  readonly outcomes: readonly number[];
 }
 
-function requestsOf(trace: Trace, resource: string | undefined): Played[] {
-  const resources = trace.header.resources;
+function requestsOf(source: TraceSource, resource: string | undefined): Played[] {
+  const resources = source.header.resources;
   if (resource === undefined && resources.length > 1)
     throw new Error(`replayListWatch: the trace holds ${resources.join(', ')}: say which with the resource option`);
   if (resource !== undefined && !resources.includes(resource))
     throw new Error(`replayListWatch: the trace holds ${resources.join(', ') || 'no resource'}, not ${resource}`);
-  const byId = new Map<number, { request: TraceList | TraceWatch; line: number; outcomes: Played['outcomes'][number][] }>();
+  const byId = new Map<number, { request: TraceList | TraceWatch; line: number; outcomes: number[] }>();
   const out: Played[] = [];
-  trace.lines.forEach((line, i) => {
-    if (line.type === 'stop') return;
-    if (line.type === 'list' || line.type === 'watch') {
-      if (resource !== undefined && line.resource !== undefined && line.resource !== resource) return;
-      const played = { request: line, line: i + 2, outcomes: [] };
-      byId.set(line.id, played);
+  for (let i = 0; i < source.length; i++) {
+    const request = source.requestAt(i);
+    if (request) {
+      if (resource !== undefined && request.resource !== undefined && request.resource !== resource) continue;
+      const played = { request, line: i + 2, outcomes: [] };
+      byId.set(request.id, played);
       out.push(played);
-      return;
-    }
-    const played = byId.get(line.id);
-    played?.outcomes.push({ after: line.at - played.request.at, line, lineNo: i + 2 });
-  });
+    } else if (source.typeOf(i) !== 'stop') byId.get(source.idOf(i))?.outcomes.push(i);
+  }
   return out;
 }
 
@@ -114,7 +112,7 @@ function frameOf(line: TraceRequestLine): ListPage | WatchFrame | undefined {
     case 'page': {
       const { resourceVersion, items } = line;
       return {
-        items: structuredClone(items),
+        items,
         resourceVersion,
         ...(line.continue === undefined ? {} : { continue: line.continue }),
         ...(line.remainingItemCount === undefined ? {} : { remainingItemCount: line.remainingItemCount }),
@@ -122,7 +120,7 @@ function frameOf(line: TraceRequestLine): ListPage | WatchFrame | undefined {
       };
     }
     case 'event':
-      return { type: line.event.type, object: structuredClone(line.event.object) };
+      return { type: line.event.type, object: line.event.object };
     case 'notice':
       return informerErrorOf(line.error);
     default:
@@ -130,25 +128,47 @@ function frameOf(line: TraceRequestLine): ListPage | WatchFrame | undefined {
   }
 }
 
-/** Plays one recorded request: its lines at their offsets from the subscription, its end as recorded. */
-function play<V>(
-  played: Played,
-  clock: SchedulerLike,
-  origin: number | undefined,
-  done: () => void,
-  aborted: (message: string) => void,
-): Observable<V> {
+/** What a request is played with: the clock, the source, and where to say how it went. */
+interface Stage {
+  readonly clock: SchedulerLike;
+  /** With `timeline: 'recorded'`: the replay's start on the clock. */
+  readonly origin: number | undefined;
+  readonly source: TraceSource;
+  /** The request is over (played to its end, failed, or aborted). */
+  readonly done: () => void;
+  /** The informer aborted it sooner than the recorded client did (`when`: where). */
+  readonly aborted: (when: string) => void;
+  /** A line of it could not be read (the file changed). */
+  readonly broken: (message: string) => void;
+}
+
+/** Plays one recorded request: its lines, read one at a time, at their offsets from the subscription; its end as recorded. */
+function play<V>(played: Played, { clock, origin, source, done, aborted, broken }: Stage): Observable<V> {
   return new Observable<V>((subscriber) => {
     const start = clock.now();
+    const after = (i: number) => source.atOf(i) - played.request.at;
     // 'request': at its offset from the request; 'recorded': not before its recorded time either.
-    const due = (o: Played['outcomes'][number]) => Math.max(start + o.after, origin === undefined ? 0 : origin + o.line.at);
+    const due = (i: number) => Math.max(start + after(i), origin === undefined ? 0 : origin + source.atOf(i));
+    const outcomes = played.outcomes;
     let next = 0;
+    const read = (i: number): TraceRequestLine | undefined => {
+      try {
+        return source.read(i) as TraceRequestLine;
+      } catch (error) {
+        const message = `replay: ${error instanceof Error ? error.message : String(error)}`;
+        next = outcomes.length;
+        broken(message);
+        done();
+        subscriber.error(new InformerError('Config', message, { phase: played.request.type }));
+        return undefined;
+      }
+    };
     const run = (): void => {
-      const outcomes = played.outcomes;
       // Everything recorded at the same offset goes at once, in order.
-      const now = outcomes[next]?.after;
-      while (next < outcomes.length && outcomes[next]!.after === now) {
-        const { line } = outcomes[next++]!;
+      const now = after(outcomes[next]!);
+      while (next < outcomes.length && after(outcomes[next]!) === now) {
+        const line = read(outcomes[next++]!);
+        if (!line) return;
         if (line.type === 'failure') {
           done();
           subscriber.error(informerErrorOf(line.error));
@@ -162,19 +182,21 @@ function play<V>(
         subscriber.next(frameOf(line) as V);
       }
       const following = outcomes[next];
-      if (following) subscription.add(clock.schedule(run, Math.max(0, due(following) - clock.now())));
+      if (following !== undefined) timer = clock.schedule(run, Math.max(0, due(following) - clock.now()));
       else done();
     };
-    const subscription = new Subscription();
-    const first = played.outcomes[0];
-    if (first) subscription.add(clock.schedule(run, due(first) - start));
+    // One timer at a time, the next line's (not one kept per line played: a long watch would keep them all).
+    let timer: Subscription | undefined;
+    const subscription = new Subscription(() => timer?.unsubscribe());
+    const first = outcomes[0];
+    if (first !== undefined) timer = clock.schedule(run, due(first) - start);
     else done();
     // The client aborting it ends it, as a recorded `unsubscribe` does; sooner than the recorded client did is a divergence.
     subscription.add(() => {
-      const left = played.outcomes[next];
-      if (left && left.line.type !== 'end')
+      const left = outcomes[next];
+      if (left !== undefined && source.typeOf(left) !== 'end')
         aborted(
-          `${clock.now() - start} ms after it, before line ${left.lineNo} (its ${left.line.type} ${left.after} ms after it): ` +
+          `${clock.now() - start} ms after it, before line ${left + 2} (its ${source.typeOf(left)} ${after(left)} ms after it): ` +
             'the recorded client did not abort it there',
         );
       done();
@@ -193,12 +215,14 @@ function play<V>(
  *
  * A request the trace cannot answer fails with an error naming it and the nearest recorded request,
  * and is kept in `mismatches`; every later request hangs, so nothing is half-replayed silently.
- * `trace` is a {@link Trace} or the text of a trace file.
+ * `trace` is a {@link Trace}, the text of a trace file, or a trace file opened with `openTrace(path)`, whose pages
+ * and frames are read from the file one line at a time as they are played (a long trace in bounded memory).
  */
-export function replayListWatch(trace: Trace | string, options: ReplayOptions = {}): ReplayListWatch {
+export function replayListWatch(trace: Trace | TraceSource | string, options: ReplayOptions = {}): ReplayListWatch {
   const clock = options.scheduler ?? asyncScheduler;
   const origin = options.timeline === 'recorded' ? clock.now() : undefined;
-  const requests = requestsOf(typeof trace === 'string' ? readTrace(trace) : trace, options.resource);
+  const source = typeof trace === 'string' ? traceSource(readTrace(trace)) : asTraceSource(trace);
+  const requests = requestsOf(source, options.resource);
   const mismatches: ReplayMismatch[] = [];
   const finished = new ReplaySubject<void>(1);
   let cursor = 0;
@@ -208,7 +232,9 @@ export function replayListWatch(trace: Trace | string, options: ReplayOptions = 
     finished.complete();
   }
   const settle = () => {
-    if (--playing === 0 && cursor === requests.length && mismatches.length === 0) {
+    // Nothing playing: the file is closed until the next request.
+    if (--playing === 0) source.release();
+    if (playing === 0 && cursor === requests.length && mismatches.length === 0) {
       finished.next();
       finished.complete();
     }
@@ -223,19 +249,20 @@ export function replayListWatch(trace: Trace | string, options: ReplayOptions = 
       cursor++;
       playing++;
       let settled = false;
-      return play<V>(
-        recorded,
+      return play<V>(recorded, {
         clock,
         origin,
-        () => {
+        source,
+        done: () => {
           if (!settled) ((settled = true), settle());
         },
-        (when) =>
+        aborted: (when) =>
           mismatches.push({
             message: `replay: the informer aborted its request #${index + 1}, ${describe(kind, given)} (line ${recorded.line}), ${when}`,
             index,
           }),
-      );
+        broken: (message) => mismatches.push({ message, index }),
+      });
     }
     const message =
       `replay: the informer's request #${index + 1}, ${describe(kind, given)}, is not in the trace` +

@@ -3,7 +3,7 @@
  * See README.md in this folder.
  */
 export { startApiServer, type ApiServer, type ApiServerOptions } from './server.ts';
-export type { ReplayState } from './replay.ts';
+export type { ReplayState, ReplayTrace } from './replay.ts';
 export type { CustomResourceDefinitionSpec, Gvr, GvrLike, JsonSchema, StoredObject, StoredObjectMeta, WireEventType } from './types.ts';
 export { gvrs } from './resources.ts';
 export {

@@ -12,7 +12,13 @@
  * timeoutSeconds is the client's jitter and is not compared). A request that is not answers 500 with a Status
  * naming it and the recorded one, and every replayed request after it answers the same: nothing is
  * half-replayed silently. Other requests (discovery, writes) are the emulator's as usual.
+ *
+ * A trace given as `{ file }` is read in one pass of 1 MiB chunks that keeps, per line, where it is (offset and
+ * length), its type and time; each page or event is read from the file again when it is played, so a long trace is
+ * served in bounded memory. A line over 64 MiB is refused as it is read; a file changed after it was opened (its
+ * size or mtime) breaks the request that reads it and is a mismatch.
  */
+import { closeSync, fstatSync, openSync, readSync, type Stats } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 interface Line {
@@ -24,12 +30,19 @@ interface Line {
   readonly [key: string]: unknown;
 }
 
+/** A line of a request's answer: where it is, read when it is played. */
+interface Outcome {
+  readonly at: number;
+  readonly offset: number;
+  readonly bytes: number;
+}
+
 interface Recorded {
   readonly kind: 'list' | 'watch';
   readonly options: Record<string, unknown>;
   readonly line: number;
   readonly at: number;
-  readonly outcomes: Line[];
+  readonly outcomes: Outcome[];
 }
 
 /** What a replaying server did: the requests it could not answer, the recorded ones not yet asked for. */
@@ -38,32 +51,99 @@ export interface ReplayState {
   readonly remaining: number;
 }
 
-const COMPARED = ['resourceVersion', 'resourceVersionMatch', 'limit', 'continue', 'allowWatchBookmarks', 'sendInitialEvents'];
+/** A trace: its text, or a file read a line at a time. */
+export type ReplayTrace = string | { readonly file: string };
 
-function parse(text: string): { resources: string[]; requests: Map<string, Recorded[]> } {
-  const rows = text.split('\n');
-  if (rows.pop() !== '') throw new Error('replay: the trace is truncated (its last line has no newline)');
-  const lines = rows.map((row, i) => {
-    try {
-      return JSON.parse(row) as Line;
-    } catch {
-      throw new Error(`replay: trace line ${i + 1} is not JSON`);
+const COMPARED = ['resourceVersion', 'resourceVersionMatch', 'limit', 'continue', 'allowWatchBookmarks', 'sendInitialEvents'];
+const MAX_LINE_BYTES = 64 * 1024 * 1024;
+const CHUNK_BYTES = 1024 * 1024;
+
+/** Where the bytes of a trace are: `read(offset, bytes, into)` fills `into` and says how much it read. */
+interface Bytes {
+  read(offset: number, bytes: number, into: Buffer): number;
+  /** Why it cannot be read as it was (a file changed), or undefined. */
+  changed(): string | undefined;
+  close(): void;
+}
+
+function bytesOf(trace: ReplayTrace): Bytes {
+  if (typeof trace === 'string') {
+    const buffer = Buffer.from(trace, 'utf8');
+    return {
+      read: (offset, bytes, into) => buffer.copy(into, 0, offset, offset + bytes),
+      changed: () => undefined,
+      close: () => undefined,
+    };
+  }
+  const fd = openSync(trace.file, 'r');
+  const opened: Stats = fstatSync(fd);
+  return {
+    read: (offset, bytes, into) => readSync(fd, into, 0, bytes, offset),
+    changed: () => {
+      const now = fstatSync(fd);
+      return now.size === opened.size && now.mtimeMs === opened.mtimeMs
+        ? undefined
+        : `the trace file changed after it was opened (${opened.size} bytes then, ${now.size} now)`;
+    },
+    close: () => closeSync(fd),
+  };
+}
+
+/** Calls `each(text, lineNo, offset, bytes)` for every line, read in chunks; a line over the limit is refused before it is held whole. */
+function eachLine(source: Bytes, each: (text: string, lineNo: number, offset: number, bytes: number) => void): void {
+  const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+  let pieces: Buffer[] = [];
+  let pending = 0;
+  let position = 0;
+  let lineNo = 1;
+  for (let n = source.read(0, chunk.length, chunk); n > 0; n = source.read(position, chunk.length, chunk)) {
+    const view = chunk.subarray(0, n);
+    let from = 0;
+    for (let newline = view.indexOf(10, from); ; newline = view.indexOf(10, from)) {
+      const end = newline < 0 ? n : newline;
+      if (pending + end - from > MAX_LINE_BYTES) throw new Error(`replay: trace line ${lineNo} is longer than ${MAX_LINE_BYTES} bytes`);
+      if (newline < 0) {
+        pieces.push(Buffer.from(view.subarray(from)));
+        pending += n - from;
+        break;
+      }
+      const text = pieces.length ? Buffer.concat([...pieces, view.subarray(from, end)]).toString('utf8') : view.toString('utf8', from, end);
+      each(text, lineNo++, position + from - pending, pending + end - from);
+      pieces = [];
+      pending = 0;
+      from = newline + 1;
     }
-  });
-  const header = lines[0] as { format?: unknown; version?: unknown; resources?: unknown } | undefined;
-  if (header?.format !== 'rx-informer-trace' || header.version !== 1 || !Array.isArray(header.resources))
-    throw new Error('replay: line 1 is not an rx-informer-trace header of version 1');
-  const resources = header.resources.map(String);
-  const requests = new Map<string, Recorded[]>(resources.map((r) => [r, []]));
+    position += n;
+  }
+  if (pending > 0) throw new Error('replay: the trace is truncated (its last line has no newline)');
+}
+
+function parse(source: Bytes): { resources: string[]; requests: Map<string, Recorded[]> } {
+  let resources: string[] | undefined;
+  const requests = new Map<string, Recorded[]>();
   const byId = new Map<number, Recorded>();
-  lines.slice(1).forEach((line, i) => {
-    if (line.type === 'list' || line.type === 'watch') {
-      const resource = line.resource ?? resources[0] ?? '';
-      const recorded: Recorded = { kind: line.type, options: line.options ?? {}, line: i + 2, at: line.at, outcomes: [] };
+  eachLine(source, (text, lineNo, offset, bytes) => {
+    let line: Line;
+    try {
+      line = JSON.parse(text) as Line;
+    } catch {
+      throw new Error(`replay: trace line ${lineNo} is not JSON`);
+    }
+    if (typeof line !== 'object' || line === null) throw new Error(`replay: trace line ${lineNo} is not a JSON object`);
+    if (lineNo === 1) {
+      const header = line as { format?: unknown; version?: unknown; resources?: unknown };
+      if (header.format !== 'rx-informer-trace' || header.version !== 1 || !Array.isArray(header.resources))
+        throw new Error('replay: line 1 is not an rx-informer-trace header of version 1');
+      resources = header.resources.map(String);
+      for (const r of resources) requests.set(r, []);
+    } else if (line.type === 'list' || line.type === 'watch') {
+      const resource = line.resource ?? resources?.[0] ?? '';
+      const recorded: Recorded = { kind: line.type, options: line.options ?? {}, line: lineNo, at: line.at, outcomes: [] };
       requests.get(resource)?.push(recorded);
       byId.set(line.id ?? -1, recorded);
-    } else if (line.id !== undefined) byId.get(line.id)?.outcomes.push(line);
+    } else if (line.id !== undefined) byId.get(line.id)?.outcomes.push({ at: line.at, offset, bytes });
   });
+  if (!resources) throw new Error('replay: line 1 is not an rx-informer-trace header of version 1');
   return { resources, requests };
 }
 
@@ -111,51 +191,94 @@ function fail(res: ServerResponse, error: Record<string, unknown>): void {
   res.end(body);
 }
 
-/** Plays one recorded request on a response, in real time from now. */
-function play(recorded: Recorded, res: ServerResponse, timers: Set<NodeJS.Timeout>): void {
+/** Reads one line of a request's answer; undefined (the response destroyed, the mismatch kept) when it cannot. */
+type ReadLine = (outcome: Outcome) => Line | undefined;
+
+/** Writes one recorded line on a response. */
+function answerLine(line: Line, res: ServerResponse): void {
+  if (line.type === 'page') {
+    const metadata = {
+      resourceVersion: line['resourceVersion'],
+      ...(line['continue'] ? { continue: line['continue'] } : {}),
+      ...(line['remainingItemCount'] !== undefined ? { remainingItemCount: line['remainingItemCount'] } : {}),
+    };
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    res.end(JSON.stringify({ kind: 'List', apiVersion: 'v1', metadata, items: line['items'] }));
+  } else if (line.type === 'event') res.write(`${JSON.stringify(line['event'])}\n`);
+  else if (line.type === 'notice')
+    res.write('{"type":"MODIFIED","object":\n'); // a line the client cannot read
+  else if (line.type === 'failure') fail(res, (line['error'] ?? {}) as Record<string, unknown>);
+  else if (line.type === 'end' && line['how'] === 'complete') res.end();
+  // `end` by `unsubscribe`: the recorded client aborted it; it stays open until this one does.
+}
+
+/** Plays one recorded request on a response, in real time from now: one timer at a time, each line read when it is due. */
+function play(recorded: Recorded, res: ServerResponse, timers: Set<NodeJS.Timeout>, read: ReadLine): void {
   const start = Date.now();
   if (recorded.kind === 'watch') {
     res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' });
     res.flushHeaders();
   }
-  const at = (line: Line, run: () => void) => {
-    const timer = setTimeout(
+  let next = 0;
+  let timer: NodeJS.Timeout | undefined;
+  res.once('close', () => {
+    if (timer) (clearTimeout(timer), timers.delete(timer));
+  });
+  const schedule = () => {
+    const outcome = recorded.outcomes[next];
+    if (!outcome) return;
+    const due = start + (outcome.at - recorded.at);
+    timer = setTimeout(
       () => {
-        timers.delete(timer);
-        if (!res.destroyed) run();
+        timers.delete(timer!);
+        timer = undefined;
+        // Everything due by now goes at once, in order.
+        while (
+          !res.destroyed &&
+          next < recorded.outcomes.length &&
+          start + (recorded.outcomes[next]!.at - recorded.at) <= Math.max(due, Date.now())
+        ) {
+          const line = read(recorded.outcomes[next++]!);
+          if (!line) return void res.destroy();
+          answerLine(line, res);
+        }
+        if (!res.destroyed) schedule();
       },
-      Math.max(0, start + (line.at - recorded.at) - Date.now()),
+      Math.max(0, due - Date.now()),
     );
     timers.add(timer);
-    res.once('close', () => clearTimeout(timer));
   };
-  for (const line of recorded.outcomes) {
-    at(line, () => {
-      if (line.type === 'page') {
-        const metadata = {
-          resourceVersion: line['resourceVersion'],
-          ...(line['continue'] ? { continue: line['continue'] } : {}),
-          ...(line['remainingItemCount'] !== undefined ? { remainingItemCount: line['remainingItemCount'] } : {}),
-        };
-        res.writeHead(200, { 'Content-Type': 'application/json' });
-        res.end(JSON.stringify({ kind: 'List', apiVersion: 'v1', metadata, items: line['items'] }));
-      } else if (line.type === 'event') res.write(`${JSON.stringify(line['event'])}\n`);
-      else if (line.type === 'notice')
-        res.write('{"type":"MODIFIED","object":\n'); // a line the client cannot read
-      else if (line.type === 'failure') fail(res, (line['error'] ?? {}) as Record<string, unknown>);
-      else if (line.type === 'end' && line['how'] === 'complete') res.end();
-      // `end` by `unsubscribe`: the recorded client aborted it; it stays open until this one does.
-    });
-  }
+  schedule();
 }
 
 /** The replaying part of a server: `answer` takes the requests it replays (true) and leaves the rest (false). */
-export function tracePlayer(text: string): {
+export function tracePlayer(trace: ReplayTrace): {
   answer(req: IncomingMessage, res: ServerResponse): boolean;
   state: ReplayState;
   close(): void;
 } {
-  const { resources, requests } = parse(text);
+  const bytes = bytesOf(trace);
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(bytes);
+  } catch (error) {
+    bytes.close();
+    throw error;
+  }
+  const { resources, requests } = parsed;
+  const buffer = Buffer.allocUnsafe(64 * 1024);
+  const read: ReadLine = (outcome) => {
+    const changed = bytes.changed();
+    const into = outcome.bytes <= buffer.length ? buffer : Buffer.allocUnsafe(outcome.bytes);
+    try {
+      if (changed) throw new Error(changed);
+      if (bytes.read(outcome.offset, outcome.bytes, into) !== outcome.bytes) throw new Error('the trace file changed: a line is shorter');
+      return JSON.parse(into.toString('utf8', 0, outcome.bytes)) as Line;
+    } catch (error) {
+      mismatches.push(`replay: ${error instanceof Error ? error.message : String(error)}`);
+      return undefined;
+    }
+  };
   const cursors = new Map<string, number>(resources.map((r) => [r, 0]));
   const mismatches: string[] = [];
   const timers = new Set<NodeJS.Timeout>();
@@ -169,7 +292,7 @@ export function tracePlayer(text: string): {
       const kind = t.watch ? 'watch' : 'list';
       if (!mismatches.length && recorded && recorded.kind === kind && comparable(recorded.options) === comparable(asked)) {
         cursors.set(t.resource, index + 1);
-        play(recorded, res, timers);
+        play(recorded, res, timers, read);
         return true;
       }
       if (!mismatches.length)
@@ -196,6 +319,7 @@ export function tracePlayer(text: string): {
     close() {
       for (const timer of timers) clearTimeout(timer);
       timers.clear();
+      bytes.close();
     },
   };
 }

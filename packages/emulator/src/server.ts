@@ -17,7 +17,7 @@ import { TEST_TLS_CERT, TEST_TLS_KEY } from './tls.ts';
 import type { CustomResourceDefinitionSpec, Gvr, GvrLike, StoredObject } from './types.ts';
 import type { WatchSession } from './watch.ts';
 import { gzipSettings, type GzipOption } from './gzip.ts';
-import { tracePlayer, type ReplayState } from './replay.ts';
+import { tracePlayer, type ReplayState, type ReplayTrace } from './replay.ts';
 
 export interface ApiServerOptions {
   /** Require `Authorization: Bearer <token>` (401 otherwise, like 06d). */
@@ -77,11 +77,11 @@ export interface ApiServerOptions {
    */
   gzip?: GzipOption;
   /**
-   * Answer list and watch requests for the resources of this rx-informer trace (its text) from the trace,
-   * in order and at their recorded offsets (see ./replay.ts); everything else as usual. Replayed requests are
-   * not in `requests`; `replay` says what could not be answered.
+   * Answer list and watch requests for the resources of this rx-informer trace (its text, or `{ file }`: read a
+   * line at a time as it is played) from the trace, in order and at their recorded offsets (see ./replay.ts);
+   * everything else as usual. Replayed requests are not in `requests`; `replay` says what could not be answered.
    */
-  replay?: string;
+  replay?: ReplayTrace;
 }
 
 export interface ApiServer {

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { readTrace, traceText, type Trace } from '../../../src/1-transport/trace/format.ts';
-import { trimTrace } from '../../../src/1-transport/trace/trim.ts';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { readTrace, traceText, type Trace, type TraceHeader, type TraceLine } from '../../../src/1-transport/trace/format.ts';
+import { openTrace, type TraceSource } from '../../../src/1-transport/trace/reader.ts';
+import { trimTrace, writeTrimmedTrace } from '../../../src/1-transport/trace/trim.ts';
 
 const cm = (name: string, rv: string) => ({ metadata: { name, namespace: 'shop', uid: `u-${name}`, resourceVersion: rv } });
 const lines = [
@@ -49,5 +53,25 @@ describe('trimTrace', () => {
 
   it('says why it cannot cut', () => {
     expect(() => trimTrace(TRACE, { fromMs: 2000 })).toThrow(/no watch starts at or after 2000 ms/);
+  });
+
+  it('from a file, a line at a time: the same window, each line written before the next is read', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rx-informer-trim-'));
+    try {
+      const path = join(dir, 'trace.jsonl');
+      writeFileSync(path, traceText(TRACE));
+      const file = openTrace(path);
+      const reads: number[] = [];
+      const counting: TraceSource = { ...file, read: (i) => (reads.push(i), file.read(i)) };
+      const written: (TraceHeader | TraceLine)[] = [];
+      const readBefore: number[] = [];
+      writeTrimmedTrace(counting, { fromMs: 1000, toMs: 2000 }, (line) => (written.push(line), readBefore.push(reads.length)));
+      expect({ header: written[0], lines: written.slice(1) }).toEqual(trimTrace(TRACE, { fromMs: 1000, toMs: 2000 }));
+      // The pages and events before the cut (1, 4, 7, 8) read to know the objects; then each kept line (10, 11) as it is written.
+      expect(reads).toEqual([1, 4, 7, 8, 10, 11]);
+      expect(readBefore).toEqual([4, 4, 4, 4, 5, 6, 6, 6]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -15,6 +15,17 @@ export interface ChainSoFar {
 
 const NOTHING: ChainSoFar = { pages: 0, bytes: 0 };
 
+/** A chain as remembered: what it read, and whether a collection was already made for it (at most one each). */
+interface Chain extends ChainSoFar {
+  readonly collected?: true;
+}
+
+/**
+ * A chain left unfinished this large (a quarter of the budget) is collected for before the next list: the reflector
+ * dropped it (maxListObjects, maxListPages), its continue token expired, or a page failed, and its objects are garbage.
+ */
+const ABANDONED_SHARE = 4;
+
 /** Chains remembered at once: one per list in flight on this ListWatch (a reflector has one), with room to spare. */
 const MAX_CHAINS = 16;
 
@@ -25,7 +36,7 @@ const MAX_CHAINS = 16;
  * forgotten) starts a chain anew; what is kept is bounded ({@link MAX_CHAINS} entries, long tokens hashed).
  */
 export class ListBudget {
-  private readonly chains = new Map<string, ChainSoFar>();
+  private readonly chains = new Map<string, Chain>();
   private readonly maxBytes: number;
   /** A list was dropped on this budget, and no list has started since. */
   private overran = false;
@@ -50,7 +61,8 @@ export class ListBudget {
   /** A page of `bytes` came; `token` (when the list goes on) continues it. */
   record(token: string | undefined, sofar: ChainSoFar, bytes: number): void {
     if (!token) return;
-    this.chains.set(tokenId(token), { pages: sofar.pages + 1, bytes: sofar.bytes + bytes });
+    const collected = (sofar as Chain).collected;
+    this.chains.set(tokenId(token), { pages: sofar.pages + 1, bytes: sofar.bytes + bytes, ...(collected ? { collected } : {}) });
     for (const oldest of this.chains.keys()) {
       if (this.chains.size <= MAX_CHAINS) break;
       this.chains.delete(oldest);
@@ -80,13 +92,28 @@ export class ListBudget {
   }
 
   /**
-   * `open`, the request of a page; for the first page of a list that follows one dropped on this budget, only after a
-   * full collection of the heap has freed the dropped list (see {@link collectGarbage}).
+   * `open`, the request of a page; for the first page of a list that follows one dropped on this budget, or one left
+   * unfinished after reading a quarter of it or more, only after a full collection of the heap has freed the dropped
+   * list (see {@link collectGarbage}). Each such list is collected for once (another list still going on this
+   * ListWatch looks the same, and keeps its count).
    */
   whenRoom<T>(token: string | undefined, open: () => Observable<T>): Observable<T> {
-    if (token || !this.overran) return open();
+    if (token) return open();
+    const abandoned = this.abandoned();
+    if (!this.overran && !abandoned) return open();
     this.overran = false;
     return defer(this.collect).pipe(switchMap(open));
+  }
+
+  /** Marks every unfinished chain of a quarter of the budget or more as collected for; true when there was one. */
+  private abandoned(): boolean {
+    let found = false;
+    for (const [id, chain] of this.chains) {
+      if (chain.collected || chain.bytes * ABANDONED_SHARE < this.maxBytes) continue;
+      this.chains.set(id, { ...chain, collected: true });
+      found = true;
+    }
+    return found;
   }
 }
 

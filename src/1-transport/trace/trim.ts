@@ -1,8 +1,10 @@
 /**
- * `trimTrace(trace, window)`: a window of a trace that still replays into a fresh informer.
+ * `trimTrace(trace, window)`: a window of a trace that still replays into a fresh informer; `writeTrimmedTrace`
+ * the same from a {@link TraceSource}, a line at a time (a trace opened with `openTrace` is never held whole).
  */
 import { rawKey, rawResourceVersion } from '../../0-model/keys.ts';
-import type { Trace, TraceLine, TraceList, TraceWatch } from './format.ts';
+import type { Trace, TraceHeader, TraceLine, TraceList, TraceWatch } from './format.ts';
+import { traceSource, type TraceSource } from './reader.ts';
 
 export interface TrimWindow {
   /** Start here (ms into the recording); the cut moves on to the first watch request at or after it. Default 0. */
@@ -43,57 +45,85 @@ function fold(known: Known, line: TraceLine, requests: ReadonlyMap<number, Trace
   }
 }
 
-/**
- * The lines of `trace` between `fromMs` and `toMs`, as a trace a fresh informer replays: it begins with a
- * list answered by one page holding what the recorded informer knew at the cut (its objects, at the
- * resourceVersion its next watch resumes from), then the recorded lines from that watch on, times moved to
- * the cut. The cut moves on to the first watch request at or after `fromMs`, the one point where the
- * recorded informer had nothing under way. The informer must be made as the recorded one was; a trace of a
- * streaming list (`sendInitialEvents`) is not cut (an error says so).
- */
-export function trimTrace(trace: Trace, window: TrimWindow = {}): Trace {
-  const resources = trace.header.resources;
+/** Where a window starts, found from the index alone (no page or event read). */
+interface Cut {
+  readonly resource: string;
+  /** Positions of the lines of the resource's requests. */
+  readonly mine: readonly number[];
+  readonly requests: ReadonlyMap<number, TraceList | TraceWatch>;
+  readonly firstList: TraceList;
+  /** Index into `mine` of the watch the window starts with. */
+  readonly at: number;
+  readonly watch: TraceWatch;
+}
+
+function findCut(source: TraceSource, window: TrimWindow): Cut {
+  const resources = source.header.resources;
   const resource = window.resource ?? (resources.length === 1 ? resources[0] : undefined);
   if (resource === undefined) throw new Error(`trim: the trace holds ${resources.join(', ')}: say which resource to keep`);
   const requests = new Map<number, TraceList | TraceWatch>();
-  const mine = trace.lines.filter((line) => {
-    if (line.type === 'stop') return false;
-    if (line.type === 'list' || line.type === 'watch') {
-      if ((line.resource ?? resource) !== resource) return false;
-      requests.set(line.id, line);
-      return true;
-    }
-    return requests.has(line.id);
-  });
-  const firstList = mine.find((l): l is TraceList => l.type === 'list');
+  const mine: number[] = [];
+  for (let i = 0; i < source.length; i++) {
+    const request = source.requestAt(i);
+    if (request && (request.resource ?? resource) === resource) requests.set(request.id, request);
+    if (request ? requests.has(request.id) : source.typeOf(i) !== 'stop' && requests.has(source.idOf(i))) mine.push(i);
+  }
+  const firstList = [...requests.values()].find((l): l is TraceList => l.type === 'list');
   if (!firstList) throw new Error(`trim: the trace has no list of ${resource}`);
-  if (mine.some((l) => l.type === 'watch' && l.options.sendInitialEvents))
+  if ([...requests.values()].some((l) => l.type === 'watch' && l.options.sendInitialEvents))
     throw new Error('trim: a trace of streaming lists (sendInitialEvents) cannot be cut yet');
   const from = window.fromMs ?? 0;
-  const cutIndex = mine.findIndex((l) => l.type === 'watch' && l.at >= from);
-  if (cutIndex < 0) throw new Error(`trim: no watch starts at or after ${from} ms: nothing to cut from`);
-  const cut = mine[cutIndex] as TraceWatch;
+  const at = mine.findIndex((i) => source.typeOf(i) === 'watch' && source.atOf(i) >= from);
+  if (at < 0) throw new Error(`trim: no watch starts at or after ${from} ms: nothing to cut from`);
+  return { resource, mine, requests, firstList, at, watch: source.requestAt(mine[at]!) as TraceWatch };
+}
+
+/**
+ * The lines of `source` between `fromMs` and `toMs`, as a trace a fresh informer replays, handed to `write` one at a
+ * time (header first): it begins with a list answered by one page holding what the recorded informer knew at the cut
+ * (its objects, at the resourceVersion its next watch resumes from), then the recorded lines from that watch on,
+ * times moved to the cut. The cut moves on to the first watch request at or after `fromMs`, the one point where the
+ * recorded informer had nothing under way. The informer must be made as the recorded one was; a trace of a
+ * streaming list (`sendInitialEvents`) is not cut (an error says so, before anything is written). What is held:
+ * the objects known at the cut, and one line.
+ */
+export function writeTrimmedTrace(source: TraceSource, window: TrimWindow, write: (line: TraceHeader | TraceLine) => void): void {
+  const { resource, mine, requests, firstList, at: cutIndex, watch: cut } = findCut(source, window);
   const known: Known = { objects: new Map(), resourceVersion: '', pending: undefined };
-  for (const line of mine.slice(0, cutIndex)) fold(known, line, requests);
+  for (const i of mine.slice(0, cutIndex)) {
+    const type = source.typeOf(i);
+    if (type === 'page' || type === 'event') fold(known, source.read(i), requests);
+  }
   const resumeAt = cut.options.resourceVersion ?? known.resourceVersion;
   const to = window.toMs ?? Infinity;
-  const shift = (line: TraceLine): TraceLine => ({ ...line, at: line.at - cut.at });
-  const kept = mine.slice(cutIndex).filter((l) => l.at <= to);
+  const kept = mine.slice(cutIndex).filter((i) => source.atOf(i) <= to);
   const open = new Set<number>();
-  for (const l of kept) {
-    if (l.type === 'list' || l.type === 'watch') open.add(l.id);
-    else if (l.type === 'failure' || l.type === 'end') open.delete(l.id);
+  for (const i of kept) {
+    const type = source.typeOf(i);
+    if (type === 'list' || type === 'watch') open.add(source.idOf(i));
+    else if (type === 'failure' || type === 'end') open.delete(source.idOf(i));
   }
-  const end = Math.min(to, trace.lines.at(-1)?.at ?? 0) - cut.at;
-  const id = Math.max(...requests.keys()) + 1;
-  const head: TraceLine[] = [
-    { type: 'list', at: 0, id, options: firstList.options, ...(firstList.resource ? { resource: firstList.resource } : {}) },
-    { type: 'page', at: 0, id, resourceVersion: resumeAt, items: [...known.objects.values()] },
-    { type: 'end', at: 0, id, how: 'complete' },
-  ];
-  const tail: TraceLine[] = [...open].map((openId) => ({ type: 'end', at: end, id: openId, how: 'unsubscribe' }));
-  return {
-    header: { ...trace.header, resources: [resource], startedAt: new Date(Date.parse(trace.header.startedAt) + cut.at).toISOString() },
-    lines: [...head, ...kept.map(shift), ...tail, { type: 'stop', at: end, why: 'closed' }],
-  };
+  const end = Math.min(to, source.length ? source.atOf(source.length - 1) : 0) - cut.at;
+  const id = [...requests.keys()].reduce((a, b) => Math.max(a, b), 0) + 1;
+  const { header } = source;
+  write({ ...header, resources: [resource], startedAt: new Date(Date.parse(header.startedAt) + cut.at).toISOString() });
+  write({ type: 'list', at: 0, id, options: firstList.options, ...(firstList.resource ? { resource: firstList.resource } : {}) });
+  write({ type: 'page', at: 0, id, resourceVersion: resumeAt, items: [...known.objects.values()] });
+  write({ type: 'end', at: 0, id, how: 'complete' });
+  known.objects.clear();
+  for (const i of kept) write({ ...source.read(i), at: source.atOf(i) - cut.at });
+  for (const openId of open) write({ type: 'end', at: end, id: openId, how: 'unsubscribe' });
+  write({ type: 'stop', at: end, why: 'closed' });
+  source.release();
+}
+
+/** {@link writeTrimmedTrace} of a trace in memory, into a trace in memory. */
+export function trimTrace(trace: Trace, window: TrimWindow = {}): Trace {
+  let header: TraceHeader | undefined;
+  const lines: TraceLine[] = [];
+  writeTrimmedTrace(traceSource(trace), window, (line) => {
+    if (line.type === 'header') header = line;
+    else lines.push(line);
+  });
+  return { header: header!, lines };
 }
