@@ -41,7 +41,7 @@ const nodeFlags = flagsAt >= 0 ? (process.argv[flagsAt + 1] ?? '').split(' ').fi
 
 const server = spawn(
   process.execPath,
-  [join(here, 'workload', 'server.ts'), JSON.stringify({ pods: PODS, events: 0, relist: false, seed: 1 })],
+  [join(here, 'workload', 'server.ts'), JSON.stringify({ pods: PODS, events: 0, relist: false, seed: 1, protobuf: true })],
   {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   },
@@ -90,12 +90,26 @@ const plan: Omit<ShardedRunConfig, 'port'>[] = [
   ...REPLICAS.flatMap((n) =>
     Array.from({ length: n }, (_, replica) => ({ mode: 'shard' as const, lazy: true, shards: SHARDS, replicas: n, replica })),
   ),
+  // Protobuf (issue #36): an unsharded lazy informer decoding every object, a sharded one dropping every object, replicas of N = 3.
+  { mode: 'full', lazy: true, shards: SHARDS, replicas: 1, replica: 0, encoding: 'protobuf' },
+  { mode: 'drop', lazy: true, shards: SHARDS, replicas: 1, replica: 0, encoding: 'protobuf' },
+  ...Array.from({ length: 3 }, (_, replica) => ({
+    mode: 'shard' as const,
+    lazy: true,
+    shards: SHARDS,
+    replicas: 3,
+    replica,
+    encoding: 'protobuf' as const,
+  })),
 ];
 const keyOf = (c: Omit<ShardedRunConfig, 'port'>) =>
-  `${c.mode}${c.lazy ? '' : '-eager'}${c.mode === 'shard' ? ` ${c.replica + 1}/${c.replicas}` : ''}`;
+  `${c.mode}${c.lazy ? '' : '-eager'}${c.encoding === 'protobuf' ? '-pb' : ''}${c.mode === 'shard' ? ` ${c.replica + 1}/${c.replicas}` : ''}`;
+/** `--only` names modes (`full`, `drop`, `shard`), or with `-pb` the protobuf runs of a mode. */
+const wanted = (c: Omit<ShardedRunConfig, 'port'>) =>
+  !only || only.includes(`${c.mode}${c.encoding === 'protobuf' ? '-pb' : ''}`) || (c.encoding !== 'protobuf' && only.includes(c.mode));
 for (let rep = 0; rep < REPS; rep++) {
   for (const config of rep % 2 ? [...plan].reverse() : plan) {
-    if (only && !only.includes(config.mode)) continue;
+    if (!wanted(config)) continue;
     const result = await run(config);
     results.set(keyOf(config), [...(results.get(keyOf(config)) ?? []), result]);
     console.log(
@@ -156,6 +170,30 @@ for (const n of REPLICAS)
       `| ${n} | ${replica + 1} | ${cached} | ${countRatio.toFixed(3)} | ${heap.toFixed(2)} | ${heapRatio.toFixed(3)} | ${(heapRaw / fullHeapRaw).toFixed(3)} | ${pass(ok)} |`,
     );
   }
+// Protobuf (issue #36 step 2): the same lists read as protobuf by the same informers.
+const fullPbCpu = med('full-pb', (r) => r.cpuMs) / PODS;
+const dropPbCpu = med('drop-pb', (r) => r.cpuMs) / PODS;
+const fixedPbMB = med('drop-pb', (r) => r.heapSyncedMB - r.heapBaselineMB);
+const perObjectPbKB = (r: ShardedRunResult) => ((r.heapSyncedMB - r.heapBaselineMB - fixedPbMB) * 1000) / Math.max(1, r.cached);
+lines.push(
+  '',
+  `Protobuf (\`http.encoding: 'protobuf'\`, the workload's lists in protobuf: ${(ready.pbListBytes / PODS).toFixed(0)} B/pod on the wire against ${ready.meanPodBytes} in JSON):`,
+  '',
+  '| | CPU µs/object | main thread µs/object | mark-compacts, scavenges | vs the same over JSON | vs unsharded lazy, protobuf | target |',
+  '|---|---:|---:|---:|---:|---:|---|',
+  `| unsharded, lazy decoding (checked on arrival) | ${(fullPbCpu * 1000).toFixed(1)} | ${collector('full-pb')} | ${(fullPbCpu / fullLazyCpu).toFixed(2)} | 1.00 | |`,
+  `| sharded, every object dropped | ${(dropPbCpu * 1000).toFixed(1)} | ${collector('drop-pb')} | ${(dropPbCpu / dropCpu).toFixed(2)} | ${(dropPbCpu / fullPbCpu).toFixed(2)} | ≤ 0.2 × a decoded one: ${pass(dropPbCpu / fullPbCpu <= 0.2)} |`,
+  '',
+  '| replicas | replica | cached | CPU µs/object (all listed) | vs the same replica over JSON | heap KB/cached object | vs unsharded lazy, protobuf |',
+  '|---:|---:|---:|---:|---:|---:|---:|',
+);
+for (let replica = 0; replica < 3; replica++) {
+  const [pb, json] = [`shard-pb ${replica + 1}/3`, `shard ${replica + 1}/3`];
+  const cpu = med(pb, (r) => r.cpuMs) / PODS;
+  lines.push(
+    `| 3 | ${replica + 1} | ${med(pb, (r) => r.cached)} | ${(cpu * 1000).toFixed(1)} | ${(cpu / (med(json, (r) => r.cpuMs) / PODS)).toFixed(2)} | ${med(pb, perObjectPbKB).toFixed(2)} | ${(med(pb, perObjectPbKB) / med('full-pb', perObjectPbKB)).toFixed(3)} |`,
+  );
+}
 const text = lines.join('\n');
 console.log(`\n${text}`);
 if (only || nodeFlags.length > 0) process.exit(0); // a partial run is not recorded

@@ -28,6 +28,7 @@ export {
   parseRetryAfter,
   parseWatchLine,
   type Compression,
+  type Encoding,
   type Http2Options,
   type HttpProtocol,
   type HttpTransportOptions,

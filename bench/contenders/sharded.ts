@@ -8,6 +8,8 @@
  *   `replicas` gets by capped rendezvous hashing (`assignShards`), fixed for the run;
  * - `drop`: `shardedInformer` holding no shard: every object dropped after its metadata.
  *
+ * With `encoding: 'protobuf'`, each of them reads the workload's protobuf lists (`http.encoding`).
+ *
  * It measures the process CPU (user + system) from subscribing to `synced$` turning true,
  * and the heap after GC before and after; the result goes back over IPC.
  */
@@ -26,6 +28,8 @@ export interface ShardedRunConfig {
   readonly shards: number;
   readonly replicas: number;
   readonly replica: number;
+  /** `http.encoding` (issue #36): protobuf lists from the workload server. Default `json`. */
+  readonly encoding?: 'json' | 'protobuf';
 }
 
 export interface ShardedRunResult {
@@ -66,7 +70,7 @@ const heapMB = () => {
 if (process.argv[1] && import.meta.filename === process.argv[1] && process.send) {
   const config = JSON.parse(process.argv[2] ?? '{}') as ShardedRunConfig;
   const kc = benchKubeConfig(config.port);
-  const http = { lazyDecode: config.lazy };
+  const http = { lazyDecode: config.lazy, encoding: config.encoding ?? 'json' };
   const members = Array.from({ length: config.replicas }, (_, i) => `replica-${i}`);
   const owners = assignShards(config.shards, members, 'pods');
   const held = new Set(config.mode === 'shard' ? owners.flatMap((owner, shard) => (owner === members[config.replica] ? [shard] : [])) : []);

@@ -11,6 +11,8 @@
  *   pb-meta     a sharded informer dropping the object, protobuf: name and namespace only, the rest skipped by length
  *   pb-checked  pb-lazy after a walk checking every nested length and wire type (no member can fail when read)
  *   lazy-json-all, pb-lazy-all   the lazy ones with a handler reading spec, status and managedFields of every event
+ *   rx-pb-kept  step 2's transport (src/1-transport/protobuf, through parseWatchFrame): checked on arrival, decoded lazily
+ *   rx-pb-drop  step 2's transport dropping the object (a KeepObject saying no): name, namespace, resourceVersion only
  * The drop contenders cache nothing per event; their heap holds the lazy cache of their sibling (lazy-json, pb-lazy).
  *
  * CPU time (process.cpuUsage: every thread, the collector's helpers included; and threadCpuUsage: the main thread),
@@ -28,7 +30,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { lazyParseObject, lazyParseWatchLine } from '../../src/1-transport/lazyJson.ts';
 import { decodeBody, decodeWatchEvent, peekNameNamespace, splitFrames } from '../protobuf/decode.ts';
-import { encodeWatchFrame } from '../protobuf/encode.ts';
+import { encodeWatchFrame } from '../../packages/emulator/src/protobuf/encode.ts';
+import { parseWatchFrame } from '../../src/1-transport/http/decode.ts';
+import { decodeWatchFrame } from '../../src/1-transport/protobuf/decode.ts';
 import { makePod, playEvents, podKey } from '../workload/pods.ts';
 
 const CONTENDERS = [
@@ -41,6 +45,8 @@ const CONTENDERS = [
   'lazy-json-all',
   'pb-lazy-all',
   'pb-checked',
+  'rx-pb-kept',
+  'rx-pb-drop',
 ] as const;
 type Contender = (typeof CONTENDERS)[number];
 type Json = Record<string, unknown>;
@@ -116,11 +122,18 @@ function fill(path: string, pb: boolean, cached: number, toCache: (bytes: Buffer
 }
 
 function child(contender: Contender, cached: number, eventCount: number, dir: string): Row {
-  const pb = contender.startsWith('pb');
+  const rx = contender.startsWith('rx-pb');
+  const pb = contender.startsWith('pb') || rx;
   const eager = contender === 'json' || contender === 'pb-eager';
   // The -all and drop contenders fill the cache as their lazy siblings do.
   const toCache = (bytes: Buffer): unknown =>
-    pb ? decodeWatchEvent(bytes, eager ? 'eager' : 'lazy').object : eager ? JSON.parse(bytes.toString('utf8')) : lazyParseObject(bytes);
+    rx
+      ? decodeWatchFrame(bytes, undefined).object
+      : pb
+        ? decodeWatchEvent(bytes, eager ? 'eager' : 'lazy').object
+        : eager
+          ? JSON.parse(bytes.toString('utf8'))
+          : lazyParseObject(bytes);
   const prefix = join(dir, `${pb ? 'pb' : 'json'}-${cached}`);
   gc();
   const before = held();
@@ -176,6 +189,14 @@ function child(contender: Contender, cached: number, eventCount: number, dir: st
     },
     'pb-meta': (e) => {
       names += peekNameNamespace(e.bytes).name.length;
+    },
+    'rx-pb-kept': (e) => {
+      const event = parseWatchFrame(e.bytes) as unknown as { object: { metadata: { name: string } } };
+      names += event.object.metadata.name.length;
+      keep(event, e.key, e.deleted);
+    },
+    'rx-pb-drop': (e) => {
+      parseWatchFrame(e.bytes, never);
     },
   };
   const run = work[contender];

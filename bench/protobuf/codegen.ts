@@ -5,7 +5,7 @@
  * of every message. Any other tag of a known field goes to the generic walker (packed lists, unexpected wire
  * types, which it rejects); an unknown field is skipped by wire type.
  */
-import { K, type Field, type Message } from './schema.ts';
+import { K, type Field, type Message } from '../../src/1-transport/protobuf/schema.ts';
 
 /** What the generated code calls: the decoder's readers over its current buffer and position. */
 export interface Helpers {

@@ -10,7 +10,7 @@
  * does for JSON), and `peekNameNamespace` (metadata.name and .namespace only, everything else skipped by length).
  */
 import { compileDecoders, type MessageDecoder } from './codegen.ts';
-import { K, allMessages, message, hasMessage, type Field, type Message } from './schema.ts';
+import { K, allMessages, message, hasMessage, type Field, type Message } from '../../src/1-transport/protobuf/schema.ts';
 
 export class ProtobufError extends Error {}
 

@@ -24,6 +24,7 @@
  *   once at startup too (counted in `setupMs`), so serving them is as cheap as
  *   serving full objects, and the contenders, not the server, set the pace.
  *
+ * - Protobuf lists (`protobuf`, off by default) to an `Accept` that asks for it first, each pod encoded once at startup.
  * - Compression (`gzip`, off by default), as kube-apiserver: a list whose request sends `Accept-Encoding: gzip` is gzipped
  *   (level 1, streamed; kube-apiserver gzips bodies over 128 KiB, and every page here is larger).
  *   Watches stay plain, as kube-apiserver's do. Bytes written are counted on the wire (compressed).
@@ -38,6 +39,7 @@ import * as http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { createGzip } from 'node:zlib';
 import { makePod, playEvents, type PodState } from './pods.ts';
+import { pageFrame, podEntry } from '../protobuf/listPages.ts';
 
 export interface WorkloadConfig {
   /** Pods in the initial list. */
@@ -62,6 +64,11 @@ export interface WorkloadConfig {
   readonly linkMbit?: number;
   /** Gzip lists for requests that accept it (rx-gzip, and client-node, whose fetch asks for gzip). Default: never. */
   readonly gzip?: boolean;
+  /**
+   * Answer lists in protobuf to requests whose `Accept` asks for it first (issue #36; every pod encoded once at
+   * startup as its list entry, bench/protobuf/listPages.ts). Default: JSON only.
+   */
+  readonly protobuf?: boolean;
 }
 
 export interface ServerReady {
@@ -72,6 +79,8 @@ export interface ServerReady {
   readonly listBytes: number;
   readonly watchBytes: number;
   readonly meanPodBytes: number;
+  /** The initial list's protobuf entries (0 without `protobuf`, or when generated). */
+  readonly pbListBytes: number;
   /** The same, metadata-only (PartialObjectMetadata). */
   readonly metaListBytes: number;
   readonly metaWatchBytes: number;
@@ -118,6 +127,12 @@ function generated(
 
 const metaItem = (state: PodState): Buffer => Buffer.from(partialJson(makePod(state)));
 const initialState = (i: number): PodState => ({ index: i, resourceVersion: i + 1, revision: 0 });
+
+/** A list item in protobuf: its PodList entry. */
+function pbItem(state: PodState): Buffer {
+  const { kind: _kind, apiVersion: _apiVersion, ...item } = makePod(state);
+  return podEntry(item);
+}
 
 /** A list item: like the API server, without `kind`/`apiVersion` (those are on the list). */
 function listItem(state: PodState): Buffer {
@@ -182,6 +197,7 @@ function build(config: WorkloadConfig) {
       metaInitial[i] = meta;
     }
   }
+  const pbInitial = config.protobuf && keep ? Array.from({ length: pods }, (_, i) => pbItem(initialState(i))) : [];
   const full = new EventStream(events);
   const meta = new EventStream(events);
   const play = playEvents(pods, events, config.seed);
@@ -209,6 +225,9 @@ function build(config: WorkloadConfig) {
     metaFinal: keep
       ? held(finalStates.map(metaItem), pods + events, 'f')
       : generated(finalState, finalStates.length, metaItem, pods + events, 'f'),
+    pbInitial: keep ? held(pbInitial, pods, 'i') : generated(initialState, pods, pbItem, pods, 'i'),
+    pbFinal: generated(finalState, finalStates.length, pbItem, pods + events, 'f'),
+    pbListBytes: pbInitial.reduce((sum, entry) => sum + entry.length, 0),
     finalCount: final.length,
     full,
     meta,
@@ -217,6 +236,11 @@ function build(config: WorkloadConfig) {
     metaListBytes,
     metaWatchBytes: meta.bytes,
   };
+}
+
+/** Whether a request's Accept asks for protobuf first (what rx-informer sends with `http.encoding: 'protobuf'`). */
+function wantsProtobuf(request: http.IncomingMessage): boolean {
+  return (request.headers.accept ?? '').trim().startsWith('application/vnd.kubernetes.protobuf');
 }
 
 /** Whether a request's Accept asks for metadata only (what rx-informer and client-go's metadata client send). */
@@ -272,10 +296,15 @@ export async function serve(
    * A list body's sink: `write` and `end` it as it is, or gzipped (level 1, as kube-apiserver) when the
    * request accepts gzip; `wire` counts what went out.
    */
-  const bodyOf = (request: http.IncomingMessage, response: http.ServerResponse, onWire: (bytes: number) => void) => {
+  const bodyOf = (
+    request: http.IncomingMessage,
+    response: http.ServerResponse,
+    onWire: (bytes: number) => void,
+    type = 'application/json',
+  ) => {
     const gzip = config.gzip === true && /\bgzip\b/.test(String(request.headers['accept-encoding'] ?? ''));
     response.writeHead(200, {
-      'Content-Type': 'application/json',
+      'Content-Type': type,
       ...(gzip ? { 'Content-Encoding': 'gzip', Vary: 'Accept-Encoding' } : {}),
     });
     if (!gzip) {
@@ -350,6 +379,20 @@ export async function serve(
       meta.continue = Buffer.from(JSON.stringify({ s: snapshot.tag, o: end })).toString('base64url');
       // kube-apiserver v1.20 does not copy remainingItemCount into a PartialObjectMetadataList (10d).
       if (!metadata) meta.remainingItemCount = total - end;
+    }
+    if (config.protobuf && !metadata && wantsProtobuf(request)) {
+      const pb = snapshot.tag === 'f' ? data.pbFinal : data.pbInitial;
+      const entries = Array.from({ length: end - offset }, (_, k) => pb.item(offset + k));
+      const { head, tail } = pageFrame(
+        meta as { resourceVersion: string },
+        entries.reduce((sum, e) => sum + e.length, 0),
+      );
+      const body = bodyOf(request, response, (bytes) => (counters.listBytesWritten += bytes), 'application/vnd.kubernetes.protobuf');
+      for (let at = 0; at < entries.length || at === 0; at += 400) {
+        if (!(await body.write(Buffer.concat([...(at === 0 ? [head] : []), ...entries.slice(at, at + 400)])))) return;
+      }
+      await body.end(tail);
+      return;
     }
     const body = bodyOf(request, response, (bytes) => (counters.listBytesWritten += bytes));
     const head = Buffer.from(
@@ -457,6 +500,7 @@ export async function serve(
     listBytes: data.listBytes,
     watchBytes: data.watchBytes,
     meanPodBytes: Math.round(n > 0 ? data.listBytes / n : data.watchBytes / Math.max(1, config.events)),
+    pbListBytes: data.pbListBytes,
     metaListBytes: data.metaListBytes,
     metaWatchBytes: data.metaWatchBytes,
     meanMetaPodBytes: Math.round(n > 0 ? data.metaListBytes / n : data.metaWatchBytes / Math.max(1, config.events)),

@@ -100,6 +100,13 @@ const CONFLICTS: readonly {
     agreeing: [{ http: { lazyDecode: false } }, { http: {} }],
   },
   {
+    option: 'the wire encoding',
+    first: {},
+    conflicting: { http: { encoding: 'protobuf' } },
+    message: ["http.encoding left out ('json')", "asks for 'protobuf'"],
+    agreeing: [{ http: { encoding: 'json' } }, { http: {} }],
+  },
+  {
     option: 'a reflector option (backoff)',
     first: { backoff: { initialMs: 800, maxMs: 30_000 } },
     conflicting: { backoff: { maxMs: 5_000 } },

@@ -9,7 +9,7 @@ import {
   ProtobufError,
   splitFrames,
 } from '../../bench/protobuf/decode.ts';
-import { encodeEnvelope, encodeWatchFrame } from '../../bench/protobuf/encode.ts';
+import { encodeEnvelope, encodeWatchFrame } from '../../packages/emulator/src/protobuf/encode.ts';
 import { makePod } from '../../bench/workload/pods.ts';
 
 /**

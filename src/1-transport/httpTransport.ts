@@ -7,7 +7,9 @@ import type { LinedFrame, ListOptions, ListPage, ListWatch, WatchFrame, WatchOpt
 import { hasOtherMembers, isSkipped } from './lazyJson.ts';
 import { collectionPath, queryString, type ListWatchTarget } from './paths.ts';
 import { httpError, limitFor, parseJson, readBody, type BodyLimit } from './http/body.ts';
-import { parseWatchLine, parseWatchLineLazily, shapeFrame, syntaxErrorAt, toListPage } from './http/decode.ts';
+import { parseWatchFrame, parseWatchLine, parseWatchLineLazily, shapeFrame, syntaxErrorAt, toListPage } from './http/decode.ts';
+import { FrameSplitter, type FrameSink } from './protobuf/frames.ts';
+import { isProtobuf, protobufKnows } from './protobuf/decode.ts';
 import {
   byteLimit,
   DEFAULT_LIST_IDLE_TIMEOUT_MS,
@@ -16,7 +18,9 @@ import {
   DEFAULT_MAX_LINE_BYTES,
   defaultMaxListTotalBytes,
   formatBytes,
+  asksProtobuf,
   JSON_ACCEPT,
+  PROTOBUF_ACCEPT,
   requestSettings,
   timerMs,
   type HttpTransportOptions,
@@ -48,7 +52,9 @@ export {
   LIST_HEAP_SHARE,
   METADATA_LIST_ACCEPT,
   METADATA_WATCH_ACCEPT,
+  DEFAULT_ENCODING,
   type Compression,
+  type Encoding,
   type HttpTransportOptions,
 } from './http/options.ts';
 export { transportBytes, type TransportBytes } from './http/encoding.ts';
@@ -148,12 +154,16 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
   };
   const watchLimit: BodyLimit = { maxBytes: settings.maxErrorBodyBytes, what: `watch ${path}`, option: 'maxErrorBodyBytes' };
   const metadataOnly = target.resource.metadataOnly === true;
-  const accept = new MetadataAccept(kc, path, settings, metadataOnly, { list: listLimit, watch: watchLimit });
+  // Protobuf (see HttpTransportOptions.encoding) is asked with JSON as the fallback; the response's Content-Type says which came.
+  const protobuf = !metadataOnly && asksProtobuf(options, protobufKnows(target.resource));
+  const limits = { list: listLimit, watch: watchLimit };
+  const accept = new MetadataAccept(kc, path, settings, metadataOnly, limits, protobuf ? PROTOBUF_ACCEPT : JSON_ACCEPT);
   const reading: Reading = {
     path,
     settings,
     options,
     accept,
+    protobuf,
     // A full object where metadata was asked for (an older server, or after a 406) is cut down on arrival.
     shape: metadataOnly ? toPartialObjectMetadata : undefined,
   };
@@ -257,6 +267,8 @@ interface Reading {
   readonly settings: RequestSettings;
   readonly options: HttpTransportOptions;
   readonly accept: MetadataAccept;
+  /** Whether protobuf was asked for: then a response whose Content-Type says protobuf is read as protobuf. */
+  readonly protobuf: boolean;
   readonly shape: ((object: unknown) => unknown) | undefined;
 }
 
@@ -278,7 +290,8 @@ function readListPage(
     readBody(response, limit, (body) => subscriber.error(httpError(response, body, 'list')), failed, 'list');
     return;
   }
-  const decoder = listBodyDecoder(options.lazyDecode === true, options.keepObject);
+  const protobuf = reading.protobuf && isProtobuf(response.headers['content-type']);
+  const decoder = listBodyDecoder(options.lazyDecode === true, options.keepObject, protobuf);
   let bytes = 0;
   const sink = {
     chunk: (chunk: Buffer) => {
@@ -291,7 +304,9 @@ function readListPage(
       try {
         value = decoder.value();
       } catch (error) {
-        const detail = `list ${path}: the response is not JSON (${bytes} bytes${syntaxErrorAt(error)})`;
+        const detail = protobuf
+          ? `list ${path}: the response is not a protobuf list (${bytes} bytes; ${error instanceof Error ? error.message : String(error)})`
+          : `list ${path}: the response is not JSON (${bytes} bytes${syntaxErrorAt(error)})`;
         return subscriber.error(new InformerError('MalformedLine', detail, { phase: 'list' }));
       }
       const page = toListPage(value, shape);
@@ -314,32 +329,38 @@ function readWatchStream<T>(
   maxLineBytes: number,
   reading: Reading,
   subscriber: Subscriber<T>,
-  { lines, out }: FrameOut<T>,
+  { lines: wantLines, out }: FrameOut<T>,
 ): void {
   const { path, options, shape } = reading;
   const pending = reading.accept.takeNotice();
   if (pending) subscriber.next(out(pending, undefined, 0));
-  const splitter = new LineSplitter(maxLineBytes);
+  const protobuf = reading.protobuf && isProtobuf(response.headers['content-type']);
+  const unit = protobuf ? 'frame' : 'line';
   const oversize = (bytes: number) => {
-    const message = `watch ${path}: a line passed the ${formatBytes(maxLineBytes)} limit (${bytes} bytes; option maxLineBytes); watch ended`;
+    const message = `watch ${path}: a ${unit} passed the ${formatBytes(maxLineBytes)} limit (${bytes} bytes; option maxLineBytes); watch ended`;
     subscriber.next(out(new InformerError('MalformedLine', message, { phase: 'watch' }), undefined, 0));
   };
   const emit = (frame: WatchFrame, line: string | undefined, bytes: number) => {
     const shaped = shape ? shapeFrame(frame, shape) : frame;
-    subscriber.next(out(shaped, lines && shaped === frame ? eventLine(frame, line) : undefined, bytes));
+    subscriber.next(out(shaped, wantLines && shaped === frame ? eventLine(frame, line) : undefined, bytes));
   };
-  const sink: LineSink | LineBytesSink =
+  // Protobuf: length-prefixed frames (no JSON line to write as it came); JSON: lines.
+  const frames = protobuf ? new FrameSplitter(maxLineBytes) : undefined;
+  const lines = frames ? undefined : new LineSplitter(maxLineBytes);
+  const frameSink: FrameSink = { frame: (frame) => emit(parseWatchFrame(frame, options.keepObject), undefined, 0), oversize };
+  const lineSink: LineSink | LineBytesSink =
     options.lazyDecode === true
       ? {
           lineBytes: (line: Buffer) => {
             const frame = parseWatchLineLazily(line, options.keepObject);
-            const whole = lines && !(frame instanceof InformerError) && !hasOtherMembers(frame);
+            const whole = wantLines && !(frame instanceof InformerError) && !hasOtherMembers(frame);
             emit(frame, whole ? line.toString('utf8') : undefined, line.length);
           },
           oversize,
         }
       : { line: (text: string, bytes: number) => emit(parseWatchLine(text), text, bytes), oversize };
-  response.on('data', (chunk: Buffer) => splitter.push(chunk, sink));
+  const splitter = frames ?? lines!;
+  response.on('data', (chunk: Buffer) => (frames ? frames.push(chunk, frameSink) : lines!.push(chunk, lineSink)));
   response.on('error', () => undefined);
   response.on('close', () => {
     if (!response.complete) {
@@ -348,7 +369,7 @@ function readWatchStream<T>(
       return;
     }
     if (splitter.leftoverBytes > 0) {
-      const message = `watch stream ended inside a line (${splitter.leftoverBytes} bytes)`;
+      const message = `watch stream ended inside a ${unit} (${splitter.leftoverBytes} bytes)`;
       subscriber.next(out(new InformerError('MalformedLine', message, { phase: 'watch' }), undefined, 0));
     }
     subscriber.complete();

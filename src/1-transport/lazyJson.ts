@@ -29,6 +29,7 @@
  * a member later can never throw. Positions in errors count bytes.
  */
 
+import { hasUnreadProtobufMembers, protobufWithMetadata } from './protobuf/lazy.ts';
 import { QUOTE, OPEN_BRACE, fail, skipSpace, stringEnd, valueEnd, text, keyAt, valueAt, keyIs, members } from './jsonScanner.ts';
 
 /** A lazy object's unparsed members: per key, its JSON text. */
@@ -193,6 +194,17 @@ export function isSkipped(object: unknown): boolean {
   return typeof object === 'object' && object !== null && skipped.has(object);
 }
 
+/**
+ * The skeleton of an object `keep` rejects (seeing its `metadata` identity), marked {@link isSkipped}, or undefined
+ * when it keeps it: for decoders of other encodings (protobuf) that drop objects the same way.
+ */
+export function droppedSkeleton(keep: KeepObject, metadata: Record<string, unknown>): { metadata: Record<string, unknown> } | undefined {
+  if (keepsObject(keep, metadata)) return undefined;
+  const skeleton = { metadata };
+  skipped.add(skeleton);
+  return skeleton;
+}
+
 /** A predicate that throws keeps the object: it is decoded, and the reader decides. */
 function keepsObject(keep: KeepObject, metadata: Record<string, unknown>): boolean {
   try {
@@ -252,10 +264,12 @@ export function hasOtherMembers(event: unknown): boolean {
 
 /**
  * A shallow copy of `object` with `metadata` replaced. Members of a lazily
- * decoded object that were not read stay unparsed in the copy (spreading would
- * parse them all); any other object is copied by spreading.
+ * decoded object (JSON or protobuf) that were not read stay unparsed in the copy
+ * (spreading would parse them all); any other object is copied by spreading.
  */
 export function withMetadata<T extends { metadata: unknown }>(object: T, metadata: T['metadata']): T {
+  const protobuf = protobufWithMetadata(object, metadata);
+  if (protobuf !== undefined) return protobuf as T;
   const source = sources.get(object);
   if (!source || source.frozen) return { ...object, metadata };
   const copy: Record<string, unknown> = {};
@@ -273,9 +287,9 @@ export function withMetadata<T extends { metadata: unknown }>(object: T, metadat
   return copy as T;
 }
 
-/** True when `object` still has members that have not been parsed. */
+/** True when `object` still has members that have not been parsed (JSON) or decoded (protobuf). */
 export function hasUnparsedMembers(object: object): boolean {
-  return sources.has(object);
+  return sources.has(object) || hasUnreadProtobufMembers(object);
 }
 
 /**

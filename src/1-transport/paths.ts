@@ -2,7 +2,8 @@ import type { Resource } from '../0-model/resources.ts';
 
 /** Where a ListWatch points: a resource, optionally one namespace, and selectors. */
 export interface ListWatchTarget {
-  readonly resource: Pick<Resource, 'group' | 'version' | 'plural' | 'namespaced' | 'metadataOnly'>;
+  /** With its `kind` (optional), protobuf can be asked for it (`HttpTransportOptions.encoding`). */
+  readonly resource: Pick<Resource, 'group' | 'version' | 'plural' | 'namespaced' | 'metadataOnly'> & { readonly kind?: string };
   /** One namespace; omit (or `''`) for all namespaces. Ignored for cluster-scoped resources. */
   readonly namespace?: string;
   readonly labelSelector?: string;

@@ -76,7 +76,9 @@ export interface ShardedInformer<T> extends Informer<T> {
  * - **Dropped on arrival.** An object of another shard is dropped as soon as its key is
  *   read: with lazy decoding (on by default here) only its metadata is parsed, the rest is
  *   scanned for structure; nothing of it is validated, cached or delivered. A dropped watch
- *   event still moves the resourceVersion on (it becomes a bookmark).
+ *   event still moves the resourceVersion on (it becomes a bookmark). With `http.encoding: 'auto'` or
+ *   `'protobuf'`, core/v1 kinds are read in protobuf: a dropped object costs its name, namespace and
+ *   resourceVersion, everything else skipped by length; a kept one is checked whole and decoded lazily.
  * - **A shard arrives:** the informer lists again, keeping the new shard too; once that list
  *   is cached, the shard joins `owned$`, `owns` and `gate` say yes for its keys, and
  *   `acquired$` emits it. A controller never reconciles a key from a cold cache. With a handle

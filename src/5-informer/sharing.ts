@@ -46,7 +46,7 @@ const DEFAULTS: Partial<Record<keyof InformerOptions<KubeObject>, unknown>> = {
   indexers: {},
 };
 
-const HTTP_DEFAULTS: Readonly<Record<string, unknown>> = { lazyDecode: false };
+const HTTP_DEFAULTS: Readonly<Record<string, unknown>> = { lazyDecode: false, encoding: 'json' };
 
 function isPlainObject(value: unknown): value is Readonly<Record<string, unknown>> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;

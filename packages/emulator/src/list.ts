@@ -4,6 +4,7 @@
  * built-in kinds (02c) and custom resources (07e).
  */
 import { decodeContinue, encodeContinue } from './continueToken.ts';
+import { protobufList } from './protobuf/bodies.ts';
 import type { ResourceDef } from './resources.ts';
 import type { FieldSelector, LabelSelector } from './selectors.ts';
 import { badRequest, CONTINUE_TOO_OLD, expired, invalidListOptions, malformedResourceVersion, tooLargeResourceVersion } from './status.ts';
@@ -157,4 +158,12 @@ export function encodeList(def: ResourceDef, r: ListResult, metadataOnly = false
   meta['resourceVersion'] = String(r.rv);
   const items = r.items.map(objectJson).join(',');
   return `{"apiVersion":"${def.apiVersion}","items":[${items}],"kind":"${def.listKind}","metadata":${JSON.stringify(meta)}}\n`;
+}
+
+/** The list body in protobuf (a built-in core/v1 kind, see protobuf/bodies.ts): ListMeta as the JSON list's. */
+export function protobufListOf(def: ResourceDef, r: ListResult): Buffer {
+  const meta: { resourceVersion: string; continue?: string; remainingItemCount?: number } = { resourceVersion: String(r.rv) };
+  if (r.continueToken !== undefined) meta.continue = r.continueToken;
+  if (r.remainingItemCount !== undefined) meta.remainingItemCount = r.remainingItemCount;
+  return protobufList(def, meta, r.items);
 }

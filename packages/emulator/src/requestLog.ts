@@ -30,6 +30,8 @@ export interface RequestRecord {
   readonly userAgent?: string;
   /** The request's `Accept-Encoding` header, as sent (unset when there was none). */
   readonly acceptEncoding?: string;
+  /** The request's `Accept` header, when it sent one. */
+  readonly accept?: string;
   /** Watches: ADDED/MODIFIED/DELETED lines written so far. */
   eventsSent?: number;
   /** Watches: BOOKMARK lines written so far. */

@@ -7,6 +7,7 @@ import type { ResourceDef } from './resources.ts';
 import { ResourceRegistry } from './resources.ts';
 import { expired, LIST_RV_TOO_OLD, tooLargeResourceVersion } from './status.ts';
 import { orderKeys } from './json.ts';
+import { protobufFrame } from './protobuf/bodies.ts';
 import type { StoredObject } from './types.ts';
 
 export type StoredEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
@@ -22,6 +23,7 @@ export class HistoryEvent {
   readonly prev: StoredObject | undefined;
   private line: string | undefined;
   private partialLine: string | undefined;
+  private frame: string | undefined;
 
   constructor(rv: number, type: StoredEventType, key: string, object: StoredObject, prev: StoredObject | undefined) {
     this.rv = rv;
@@ -36,6 +38,11 @@ export class HistoryEvent {
     if (metadataOnly) return (this.partialLine ??= eventLine(this.type, this.object, true));
     this.line ??= eventLine(this.type, this.object);
     return this.line;
+  }
+
+  /** The protobuf watch frame of this event (one byte per character), encoded once for all watchers. */
+  toFrame(): string {
+    return (this.frame ??= protobufFrame(this.type, this.object));
   }
 }
 

@@ -13,6 +13,7 @@ import { type Collection, eventLine, type HistoryEvent } from './store.ts';
 import type { StoredObject } from './types.ts';
 import { resetStream } from './h2.ts';
 import { gzip, type GzipSettings } from './gzip.ts';
+import { garbageFrame, oversizeFrame, PROTOBUF_WATCH_TYPE, protobufFrame } from './protobuf/bodies.ts';
 
 export interface WatchFilter {
   namespace: string | undefined;
@@ -80,6 +81,8 @@ export interface WatchOptions {
   initialEventsEndRv?: number;
   /** Send every object as a PartialObjectMetadata (`Accept: …;as=PartialObjectMetadata;g=meta.k8s.io;v=v1`). */
   metadataOnly?: boolean;
+  /** Send protobuf frames instead of JSON lines (`Accept: application/vnd.kubernetes.protobuf`, a kind it encodes). */
+  protobuf?: boolean;
   /** Periodic and pre-timeout bookmarks (allowWatchBookmarks=true). */
   bookmarks?: { intervalMs: number; beforeTimeoutMs: number };
   timeoutMs?: number;
@@ -138,7 +141,8 @@ export class WatchSession implements OpenWatch {
     this.req.on('error', () => this.finish('client'));
     o.coll.listeners.add(this.listener);
     const encoding: Record<string, string> = o.gzip ? { 'Content-Encoding': 'gzip', Vary: 'Accept-Encoding' } : {};
-    this.res.writeHead(200, { 'Cache-Control': 'no-cache, private', 'Content-Type': 'application/json', ...encoding });
+    const type = o.protobuf ? PROTOBUF_WATCH_TYPE : 'application/json';
+    this.res.writeHead(200, { 'Cache-Control': 'no-cache, private', 'Content-Type': type, ...encoding });
     this.res.flushHeaders();
     o.record.eventsSent = 0;
     o.record.bookmarksSent = 0;
@@ -147,11 +151,11 @@ export class WatchSession implements OpenWatch {
     if (o.backlogKind === 'history') {
       for (const ev of o.backlog as HistoryEvent[]) this.onEvent(ev);
     } else {
-      for (const obj of o.backlog as StoredObject[]) this.sendEvent(eventLine('ADDED', obj, o.metadataOnly));
+      for (const obj of o.backlog as StoredObject[]) this.sendEvent(this.eventText('ADDED', obj));
     }
     if (o.initialEventsEndRv !== undefined && !this.ended) {
       this.progressRv = Math.max(this.progressRv, o.initialEventsEndRv);
-      this.sendBookmark(bookmarkLine(o.def, o.initialEventsEndRv, true, o.metadataOnly));
+      this.sendBookmark(this.bookmarkText(o.initialEventsEndRv, true));
     }
     if (this.ended || this.stalled) return;
     const startedAt = performance.now();
@@ -189,7 +193,7 @@ export class WatchSession implements OpenWatch {
 
   /** Like kube-apiserver: a bookmark only once the resource changed after the watch's start (03c, 03d). */
   private bookmarkIfChanged(): void {
-    if (this.progressRv > this.o.startRv) this.sendBookmark(bookmarkLine(this.o.def, this.progressRv, false, this.o.metadataOnly));
+    if (this.progressRv > this.o.startRv) this.sendBookmark(this.bookmarkText(this.progressRv, false));
   }
 
   get def(): ResourceDef {
@@ -260,21 +264,39 @@ export class WatchSession implements OpenWatch {
     const { def, filter } = this.o;
     const trivial = filter.namespace === undefined && !filter.labels.length && !filter.fields.length;
     if (trivial) {
-      this.sendEvent(ev.toLine(this.o.metadataOnly));
+      this.sendEvent(this.historyText(ev));
       return;
     }
     const cur = ev.type !== 'DELETED' && matchesFilter(def, filter, ev.object);
     const prev = ev.type === 'ADDED' ? false : matchesFilter(def, filter, ev.type === 'DELETED' ? ev.object : ev.prev!);
     if (ev.type === 'DELETED') {
-      if (prev) this.sendEvent(ev.toLine(this.o.metadataOnly));
-    } else if (cur && prev) this.sendEvent(ev.toLine(this.o.metadataOnly));
-    else if (cur) this.sendEvent(eventLine('ADDED', ev.object, this.o.metadataOnly));
+      if (prev) this.sendEvent(this.historyText(ev));
+    } else if (cur && prev) this.sendEvent(this.historyText(ev));
+    else if (cur) this.sendEvent(this.eventText('ADDED', ev.object));
     else if (prev) {
       // The object stopped matching: DELETED with its previous state at the event's revision.
       const old = ev.prev!;
       const obj = { ...old, metadata: { ...old.metadata, resourceVersion: String(ev.rv) } };
-      this.sendEvent(eventLine('DELETED', obj, this.o.metadataOnly));
+      this.sendEvent(this.eventText('DELETED', obj));
     }
+  }
+
+  /** An event of a stored write: its line (or frame), made once for every watcher. */
+  private historyText(ev: HistoryEvent): string {
+    return this.o.protobuf ? ev.toFrame() : ev.toLine(this.o.metadataOnly);
+  }
+
+  private eventText(type: string, obj: StoredObject): string {
+    return this.o.protobuf ? protobufFrame(type, obj) : eventLine(type, obj, this.o.metadataOnly);
+  }
+
+  private bookmarkText(rv: number, initialEventsEnd: boolean): string {
+    const line = bookmarkLine(this.o.def, rv, initialEventsEnd, this.o.metadataOnly);
+    return this.o.protobuf ? protobufFrame('BOOKMARK', (JSON.parse(line) as { object: object }).object) : line;
+  }
+
+  private errorText(status: Status): string {
+    return this.o.protobuf ? protobufFrame('ERROR', status) : errorLine(status);
   }
 
   private sendEvent(line: string): void {
@@ -309,11 +331,14 @@ export class WatchSession implements OpenWatch {
         this.armed = [];
         this.o.coll.listeners.delete(this.listener);
         return;
-      case 'malformedLine':
-        this.write(`${f.line ?? '{"type":"MODIFIED","object":{"kind":"'}\n`);
+      case 'malformedLine': {
+        const line = f.line ?? '{"type":"MODIFIED","object":{"kind":"';
+        this.write(this.o.protobuf ? garbageFrame(line) : `${line}\n`);
         return;
+      }
       case 'oversizeLine': {
         const size = f.bytes ?? 3 * 1024 * 1024;
+        if (this.o.protobuf) return this.write(oversizeFrame(size));
         const head = bookmarkLine(this.o.def, this.progressRv, false, this.o.metadataOnly);
         const pad = 'x'.repeat(Math.max(0, size - head.length - 64));
         const obj = JSON.parse(head) as { object: { metadata: Record<string, unknown> } };
@@ -325,7 +350,7 @@ export class WatchSession implements OpenWatch {
         this.end('fault');
         return;
       case 'expireWatch':
-        this.write(errorLine(watchTooOld(this.o.startRv, this.o.floor())));
+        this.write(this.errorText(watchTooOld(this.o.startRv, this.o.floor())));
         this.end('fault');
         return;
       default: {
@@ -355,9 +380,10 @@ export class WatchSession implements OpenWatch {
     else this.res.write(this.encode(data));
   }
 
-  /** The bytes of `data` on the wire: as they are, or one gzip member. */
+  /** The bytes of `data` on the wire: as they are (protobuf frames: one byte per character), or one gzip member. */
   private encode(data: string): string | Buffer {
-    return this.o.gzip ? gzip(data, this.o.gzip) : data;
+    const bytes = this.o.protobuf ? Buffer.from(data, 'latin1') : data;
+    return this.o.gzip ? gzip(bytes, this.o.gzip) : bytes;
   }
 
   private slowWrite(buf: Buffer, slow: { chunkBytes: number; delayMs: number }): void {

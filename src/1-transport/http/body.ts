@@ -1,6 +1,7 @@
 import { errorFromStatus, InformerError, type ErrorPhase } from '../../0-model/errors.ts';
 import { parseRetryAfter } from '../../0-model/retryAfter.ts';
 import type { HttpResponse } from '../http2/response.ts';
+import { decodeObjectBody, isProtobuf } from '../protobuf/decode.ts';
 import { formatBytes, type HttpTransportOptions, type RequestSettings } from './options.ts';
 
 // Reading a response: a bounded body (lists, documents, error Status), Retry-After, the error a non-2xx answer is.
@@ -96,5 +97,16 @@ export function parseJson(text: string): unknown {
 export function httpError(response: HttpResponse, body: Buffer, phase: ErrorPhase): InformerError {
   const status = response.statusCode ?? 0;
   const retryAfter = status === 429 || status === 503 ? parseRetryAfter(response.headers['retry-after']) : undefined;
-  return errorFromStatus(status, parseJson(body.toString('utf8')), phase, retryAfter);
+  return errorFromStatus(status, statusObject(response, body), phase, retryAfter);
+}
+
+/** An error body's Status: JSON, or protobuf when the response says so (undefined when it is neither). */
+function statusObject(response: HttpResponse, body: Buffer): unknown {
+  if (!isProtobuf(response.headers['content-type'])) return parseJson(body.toString('utf8'));
+  try {
+    return decodeObjectBody(body);
+  } catch {
+    // Not swallowed: the error is the HTTP status's, without a Status to read (as an error body that is not JSON).
+    return undefined;
+  }
 }

@@ -1,6 +1,7 @@
 import { InformerError } from '../../0-model/errors.ts';
 import { isRecord } from '../../util/isRecord.ts';
 import { lazyParseWatchLine, type KeepObject } from '../lazyJson.ts';
+import { decodeWatchFrame } from '../protobuf/decode.ts';
 import type { ListPage, RawWatchEvent, WatchFrame } from '../listWatch.ts';
 
 // Decoding: a list response as a page, a watch line as a frame.
@@ -62,6 +63,23 @@ export function parseWatchLineLazily(line: Buffer, keep?: KeepObject): WatchFram
     value = lazyParseWatchLine(line, keep);
   } catch {
     return parseWatchLine(line.toString('utf8'));
+  }
+  return toWatchFrame(value);
+}
+
+/**
+ * Reads one protobuf watch frame (a WatchEvent, without its length; the bytes may be reused once it returns): the
+ * object dropped by `keep`, or checked whole and decoded lazily; a frame that cannot be read is a `MalformedLine`.
+ */
+export function parseWatchFrame(frame: Buffer, keep?: KeepObject): WatchFrame {
+  let value: unknown;
+  try {
+    value = decodeWatchFrame(frame, keep);
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : String(error);
+    return new InformerError('MalformedLine', `watch frame is not a protobuf WatchEvent (${frame.length} bytes; ${detail})`, {
+      phase: 'watch',
+    });
   }
   return toWatchFrame(value);
 }

@@ -1,6 +1,7 @@
 import { StringDecoder } from 'node:string_decoder';
 import type { KeepObject } from '../lazyJson.ts';
 import { LazyListReader } from '../lazyList.ts';
+import { decodeListBody } from '../protobuf/decode.ts';
 import type { BodySink } from './body.ts';
 
 // A list response decoded in pieces as it arrives (docs/performance.md, "Flat at any size").
@@ -22,9 +23,39 @@ export interface ListBodyDecoder extends BodySink {
   value(): unknown;
 }
 
-/** The list body decoder for the transport's options: lazily (with `keep`, see {@link KeepObject}) or with JSON.parse. */
-export function listBodyDecoder(lazy: boolean, keep?: KeepObject): ListBodyDecoder {
-  return lazy ? new LazyListBody(keep) : new ListText();
+/**
+ * The list body decoder for the transport's options and the response's encoding: protobuf (lazily, with `keep`),
+ * or JSON lazily (with `keep`, see {@link KeepObject}) or with JSON.parse.
+ */
+export function listBodyDecoder(lazy: boolean, keep?: KeepObject, protobuf = false): ListBodyDecoder {
+  return protobuf ? new ProtobufListBody(keep) : lazy ? new LazyListBody(keep) : new ListText();
+}
+
+/**
+ * A protobuf list body: its chunks kept (within the page's byte limit) and decoded at the end (`k8s\0` + a
+ * runtime.Unknown holding the whole list cannot be read before its last byte). Throws a `ProtobufError`.
+ */
+class ProtobufListBody implements ListBodyDecoder {
+  private chunks: Buffer[] = [];
+  private bytes = 0;
+  private readonly keep: KeepObject | undefined;
+
+  constructor(keep: KeepObject | undefined) {
+    this.keep = keep;
+  }
+
+  chunk(bytes: Buffer): void {
+    this.chunks.push(bytes);
+    this.bytes += bytes.length;
+  }
+
+  end(): void {}
+
+  value(): unknown {
+    const body = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.bytes);
+    this.chunks = []; // held no longer than needed, whoever holds the decoder
+    return decodeListBody(body, this.keep);
+  }
 }
 
 /** The body as text, decoded piece by piece, parsed once at the end. */

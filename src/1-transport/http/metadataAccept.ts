@@ -8,7 +8,8 @@ import { get, type Opened } from './request.ts';
 /**
  * What one ListWatch asks for and remembers of a metadata-only resource: PartialObjectMetadata until the
  * server answers 406, plain JSON from then on, and the `NotAcceptable` notice of that 406 until a page or a
- * watch that succeeded carries it (once). A resource that is not metadata-only always asks for plain JSON.
+ * watch that succeeded carries it (once). A resource that is not metadata-only always asks for `plain` (JSON, or
+ * protobuf with JSON as the fallback).
  */
 export class MetadataAccept {
   private plainJson = false;
@@ -18,6 +19,7 @@ export class MetadataAccept {
   private readonly settings: RequestSettings;
   private readonly metadataOnly: boolean;
   private readonly limits: { readonly list: BodyLimit; readonly watch: BodyLimit };
+  private readonly plain: string;
 
   constructor(
     kc: KubeConfig,
@@ -25,7 +27,10 @@ export class MetadataAccept {
     settings: RequestSettings,
     metadataOnly: boolean,
     limits: { readonly list: BodyLimit; readonly watch: BodyLimit },
+    /** What a request that is not metadata-only asks for: JSON, or protobuf with JSON as the fallback. */
+    plain = JSON_ACCEPT,
   ) {
+    this.plain = plain;
     this.kc = kc;
     this.path = path;
     this.settings = settings;
@@ -50,7 +55,13 @@ export class MetadataAccept {
       let current: Subscription | undefined;
       const attempt = () => {
         const asMetadata = this.metadataOnly && !this.plainJson;
-        const accept = !asMetadata ? JSON_ACCEPT : phase === 'list' ? METADATA_LIST_ACCEPT : METADATA_WATCH_ACCEPT;
+        const accept = !asMetadata
+          ? this.metadataOnly
+            ? JSON_ACCEPT
+            : this.plain
+          : phase === 'list'
+            ? METADATA_LIST_ACCEPT
+            : METADATA_WATCH_ACCEPT;
         current?.unsubscribe();
         current = get(this.kc, pathAndQuery, phase, this.settings, accept).subscribe({
           next: (opened) => {

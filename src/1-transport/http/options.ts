@@ -73,6 +73,31 @@ export interface HttpTransportOptions {
    * `false`: no probe; such a wait is the backoff, as any other.
    */
   readonly reachability?: ReachabilityOptions | false;
+  /**
+   * The wire encoding of lists and watches (see docs/api.md, "Protobuf"). `protobuf`: with `lazyDecode`, for the
+   * core/v1 kinds the built-in protobuf schema knows, ask `application/vnd.kubernetes.protobuf, application/json`
+   * and decode whichever the response says it is (custom resources and servers without protobuf answer JSON); eager
+   * decoding, metadata-only resources and other kinds keep JSON. `auto`: `protobuf` where objects are dropped by key
+   * on arrival (a `keepObject`: the sharded and many-namespace informers), else `json`. Default {@link DEFAULT_ENCODING}.
+   */
+  readonly encoding?: Encoding;
+}
+
+/** What {@link HttpTransportOptions.encoding} asks for. */
+export type Encoding = 'json' | 'protobuf' | 'auto';
+/** The default of {@link HttpTransportOptions.encoding}. */
+export const DEFAULT_ENCODING: Encoding = 'json';
+/** What a list or watch asks for in protobuf, with JSON as the fallback (what client-go sends). */
+export const PROTOBUF_ACCEPT = 'application/vnd.kubernetes.protobuf, application/json';
+
+/**
+ * Whether a list and watch with these options ask for protobuf (see {@link HttpTransportOptions.encoding}), given
+ * whether the kind is one the schema knows.
+ */
+export function asksProtobuf(options: Pick<HttpTransportOptions, 'encoding' | 'lazyDecode' | 'keepObject'>, known: boolean): boolean {
+  const encoding = options.encoding ?? DEFAULT_ENCODING;
+  if (!known || options.lazyDecode !== true || encoding === 'json') return false;
+  return encoding === 'protobuf' || options.keepObject !== undefined;
 }
 
 /** What {@link HttpTransportOptions.compression} asks the server for. */

@@ -2,19 +2,19 @@
  * Collection routes (`…/pods`, `…/namespaces/NS/pods`): list (GET), create (POST),
  * deletecollection (DELETE). Watches on a collection go to ./watch.ts.
  */
-import { encodeList, list } from '../list.ts';
+import { encodeList, list, protobufListOf } from '../list.ts';
 import type { ResourceDef } from '../resources.ts';
 import { invalidListOptions, methodNotAllowed } from '../status.ts';
 import { builtinItemJson, objectJson } from '../store.ts';
 import type { StoredObject } from '../types.ts';
 import { matchesFilter, type WatchFilter } from '../watch.ts';
-import { type Ctx, metadataOnly, readBody, selectors } from './request.ts';
-import { send } from './respond.ts';
+import { type Ctx, metadataOnly, protobufAnswer, readBody, selectors } from './request.ts';
+import { send, sendProtobuf } from './respond.ts';
 
 export async function serveCollection(ctx: Ctx, def: ResourceDef, ns: string | undefined): Promise<void> {
   switch (ctx.info.method) {
     case 'GET':
-      return listObjects(ctx, def, ns, metadataOnly(ctx, 'list'));
+      return listObjects(ctx, def, ns, metadataOnly(ctx, 'list'), protobufAnswer(ctx, 'list'));
     case 'POST': {
       if (def.namespaced && ns === undefined) throw methodNotAllowed();
       const body = await readBody(ctx);
@@ -30,7 +30,7 @@ export async function serveCollection(ctx: Ctx, def: ResourceDef, ns: string | u
   }
 }
 
-function listObjects(ctx: Ctx, def: ResourceDef, ns: string | undefined, partial: boolean): void {
+function listObjects(ctx: Ctx, def: ResourceDef, ns: string | undefined, partial: boolean, protobuf: boolean): void {
   const { core } = ctx;
   const query = ctx.info.query;
   if (core.sendInitialEvents && query['sendInitialEvents'] !== undefined) {
@@ -48,6 +48,7 @@ function listObjects(ctx: Ctx, def: ResourceDef, ns: string | undefined, partial
     limit,
     continueToken: query['continue'] || undefined,
   });
+  if (protobuf) return sendProtobuf(ctx, 200, protobufListOf(def, result));
   send(ctx, 200, encodeList(def, result, partial));
 }
 

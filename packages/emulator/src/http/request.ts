@@ -12,7 +12,8 @@ import type { ResourceDef, ResourceRegistry } from '../resources.ts';
 import { type Route, route } from '../routes.ts';
 import { type FieldSelector, type LabelSelector, parseFieldSelector, parseLabelSelector } from '../selectors.ts';
 import { ApiError, badRequest, failure } from '../status.ts';
-import { negotiate, type Target } from '../negotiate.ts';
+import { negotiate, type Shape, type Target } from '../negotiate.ts';
+import { servesProtobuf } from '../protobuf/bodies.ts';
 import type { Store } from '../store.ts';
 import type { WatchSession } from '../watch.ts';
 import type { GzipSettings } from '../gzip.ts';
@@ -141,7 +142,16 @@ export function selectors(def: ResourceDef, query: Record<string, string>): { la
 
 /** True when the Accept header asks for PartialObjectMetadata(List); throws 406 when nothing it accepts can be served (10c). */
 export function metadataOnly(ctx: Ctx, target: Target): boolean {
-  const shape = negotiate(ctx.req.headers['accept'], target, ctx.core.partialObjectMetadata);
+  return shapeOf(ctx, target) === 'metadata';
+}
+
+/** True when the Accept header picks protobuf, for a kind the emulator encodes; throws 406 like {@link metadataOnly}. */
+export function protobufAnswer(ctx: Ctx, target: Target): boolean {
+  return shapeOf(ctx, target) === 'protobuf';
+}
+
+function shapeOf(ctx: Ctx, target: Target): Shape {
+  const shape = negotiate(ctx.req.headers['accept'], target, ctx.core.partialObjectMetadata, servesProtobuf(ctx.route.def));
   if (shape instanceof ApiError) throw shape;
-  return shape === 'metadata';
+  return shape;
 }

@@ -7,7 +7,9 @@ import type { OutgoingHttpHeaders } from 'node:http';
 import type { RequestRecord } from '../requestLog.ts';
 import type { ApiError } from '../status.ts';
 import { errorLine } from '../watch.ts';
-import type { Ctx } from './request.ts';
+import { protobufAnswer, type Ctx } from './request.ts';
+import { errorsInProtobuf } from '../negotiate.ts';
+import { PROTOBUF_MEDIA_TYPE, PROTOBUF_WATCH_TYPE, protobufFrame, protobufStatus, servesProtobuf } from '../protobuf/bodies.ts';
 import { acceptsGzip, gzip } from '../gzip.ts';
 
 /** Go's net/http sends Content-Length when the whole body fits its 2 KiB buffer, else chunked. */
@@ -30,6 +32,7 @@ export function record(ctx: Ctx, status: number): RequestRecord {
     ...(ctx.fault ? { fault: ctx.fault.type, faultId: ctx.faultId } : {}),
     ...(ctx.req.headers['user-agent'] ? { userAgent: ctx.req.headers['user-agent'] } : {}),
     ...(ctx.req.headers['accept-encoding'] !== undefined ? { acceptEncoding: String(ctx.req.headers['accept-encoding']) } : {}),
+    ...(ctx.req.headers['accept'] !== undefined ? { accept: String(ctx.req.headers['accept']) } : {}),
   });
 }
 
@@ -42,13 +45,13 @@ export function headers(ctx: Ctx, extra: Record<string, string> = {}): OutgoingH
   return { ...h, ...extra };
 }
 
-/** Writes a JSON body (`body` already serialized with its trailing newline). */
-export function send(ctx: Ctx, status: number, body: string, extra: Record<string, string> = {}): void {
+/** Writes a JSON body (`body` already serialized with its trailing newline), or protobuf bytes (with their Content-Type in `extra`). */
+export function send(ctx: Ctx, status: number, body: string | Buffer, extra: Record<string, string> = {}): void {
   const { res } = ctx;
   if (res.headersSent || res.destroyed) return;
   record(ctx, status);
   let text = body;
-  if (ctx.pretty) text = JSON.stringify(JSON.parse(body), null, 2);
+  if (ctx.pretty && typeof body === 'string') text = JSON.stringify(JSON.parse(body), null, 2);
   const h = headers(ctx, extra);
   const bytes = Buffer.byteLength(text);
   const gzipped = ctx.core.gzip;
@@ -72,7 +75,14 @@ export function sendJson(ctx: Ctx, status: number, value: unknown): void {
 }
 
 export function sendError(ctx: Ctx, err: ApiError): void {
+  if (errorsInProtobuf(ctx.req.headers['accept'], servesProtobuf(ctx.route.def)))
+    return send(ctx, err.code, protobufStatus(err.status), { ...err.headers, 'Content-Type': PROTOBUF_MEDIA_TYPE });
   send(ctx, err.code, `${JSON.stringify(err.status)}\n`, err.headers);
+}
+
+/** A list or object body in protobuf. */
+export function sendProtobuf(ctx: Ctx, status: number, body: Buffer): void {
+  send(ctx, status, body, { 'Content-Type': PROTOBUF_MEDIA_TYPE });
 }
 
 /** A watch error after the parameters were accepted: HTTP 200 and exactly one ERROR line, then the end (04a). */
@@ -80,6 +90,11 @@ export function sendWatchError(ctx: Ctx, err: ApiError, ended: NonNullable<Reque
   const rec = record(ctx, 200);
   rec.ended = ended;
   if (ended === 'fault') rec.faultFiredAt = rec.at;
+  if (protobufAnswer(ctx, 'object')) {
+    ctx.res.writeHead(200, headers(ctx, { 'Content-Type': PROTOBUF_WATCH_TYPE }));
+    ctx.res.end(Buffer.from(protobufFrame('ERROR', err.status), 'latin1'));
+    return;
+  }
   ctx.res.writeHead(200, headers(ctx));
   ctx.res.end(errorLine(err.status));
 }

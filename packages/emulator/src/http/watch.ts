@@ -10,7 +10,7 @@ import type { ResourceDef } from '../resources.ts';
 import { ApiError, badRequest, invalidListOptions, tooLargeResourceVersion, watchTooOld } from '../status.ts';
 import type { StoredObject } from '../types.ts';
 import { matchesFilter, type WatchFilter, WatchSession } from '../watch.ts';
-import { type Ctx, selectors, truthy } from './request.ts';
+import { type Ctx, protobufAnswer, selectors, truthy } from './request.ts';
 import { record, sendWatchError } from './respond.ts';
 import { acceptsGzip } from '../gzip.ts';
 
@@ -79,6 +79,7 @@ export function serveWatch(ctx: Ctx, def: ResourceDef, ns: string | undefined, n
     ...(timeoutMs !== undefined ? { timeoutMs } : {}),
     ...(fault ? { fault } : {}),
     metadataOnly,
+    ...(protobufAnswer(ctx, 'object') ? { protobuf: true } : {}),
     ...(core.gzip?.watch && acceptsGzip(ctx.req) ? { gzip: core.gzip } : {}),
     floor: () => store.floorOf(coll),
     onEnd: (s: WatchSession) => core.sessions.delete(s),

@@ -5,7 +5,9 @@
  * byte for byte (spec/bench/protobufPrototype.spec.ts); used to turn the bench workload's pods into protobuf.
  */
 import { K, message, type Field, type Message } from './schema.ts';
-import { MAGIC } from './decode.ts';
+
+/** `k8s\0`, the magic of every protobuf body and of a watch event's object. */
+const MAGIC = [0x6b, 0x38, 0x73, 0x00] as const;
 
 type Json = Record<string, unknown>;
 

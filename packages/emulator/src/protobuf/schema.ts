@@ -1,5 +1,5 @@
 /**
- * The compiled schema the prototype decoder and encoder walk: per message, its fields by number, each with what
+ * The compiled protobuf schema (issue #36) the emulator's encoder writes (the library's twin, from the same generated file): per message, its fields by number, each with what
  * encoding/json would emit for it (the JSON shape users get from the API server's JSON today).
  *
  * Presence (from the Go type and `omitempty`): `ptr` (a pointer: emitted exactly when present on the wire, zero
@@ -7,12 +7,11 @@
  * non-empty), `always` (emitted whatever the wire holds: a zero default when absent; every non-pointer struct is
  * `always`, since `omitempty` never drops a struct).
  */
-import { KUBERNETES_VERSION, MESSAGES } from './schema.generated.ts';
+import { KUBERNETES_VERSION, MESSAGES, type SchemaRow } from './schema.generated.ts';
 
-export { KUBERNETES_VERSION };
+export { KUBERNETES_VERSION, type SchemaRow };
 
 export type Presence = 'ptr' | 'omit' | 'always';
-export type SchemaRow = readonly [number, string, string, Presence, '' | 'rep' | 'map', string, boolean];
 
 /** Kinds, as small integers for the decoder's switch. */
 export const K = {

@@ -1,0 +1,104 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { hasUnparsedMembers, isSkipped } from '../../../src/1-transport/lazyJson.ts';
+import { approximateBytes } from '../../../src/metrics/approximateBytes.ts';
+import { stripManagedFields } from '../../../src/index.ts';
+import { decodeListBody, decodeObjectBody, decodeWatchFrame, ProtobufError } from '../../../src/1-transport/protobuf/decode.ts';
+import { FrameSplitter } from '../../../src/1-transport/protobuf/frames.ts';
+
+/**
+ * The transport's protobuf decoder (issue #36 step 2) over the recordings of a real kube-apiserver v1.20.2
+ * (spec/fixtures/protobuf): each list decodes into exactly its JSON twin, lazily, and so does every watch frame;
+ * a keep predicate drops objects to skeletons after reading their identity.
+ */
+const fixtures = join(import.meta.dirname, '../../fixtures/protobuf');
+const bin = (name: string) => readFileSync(join(fixtures, `${name}.bin`));
+const json = (name: string): Record<string, unknown> => JSON.parse(bin(name).toString('utf8')) as Record<string, unknown>;
+const plain = (value: unknown): unknown => JSON.parse(JSON.stringify(value));
+
+function frames(body: Buffer): Buffer[] {
+  const out: Buffer[] = [];
+  new FrameSplitter(1 << 20).push(body, { frame: (f) => out.push(Buffer.from(f)), oversize: () => expect.fail('oversize') });
+  return out;
+}
+
+describe('protobuf decoding over the recordings', () => {
+  it.each([
+    ['10a-list-pods-protobuf', '10b-list-pods-json-same-rv'],
+    ['10a-list-configmaps-protobuf', '10b-list-configmaps-json-same-rv'],
+  ])('decodes %s lazily into exactly its JSON twin %s', (protobuf, twin) => {
+    const list = decodeListBody(bin(protobuf), undefined);
+    // Lazy: data or spec is an accessor until read.
+    const first = (list.items as Record<string, unknown>[])[0]!;
+    expect(Object.getOwnPropertyDescriptor(first, 'data') ?? Object.getOwnPropertyDescriptor(first, 'spec')).toHaveProperty('get');
+    expect(plain(list)).toStrictEqual(json(twin));
+  });
+
+  it("reads a page's ListMeta (continue, remainingItemCount)", () => {
+    expect(decodeListBody(bin('10c-list-configmaps-limit2-page1-protobuf'), undefined).metadata).toMatchObject({
+      continue: expect.any(String),
+      remainingItemCount: 1,
+    });
+  });
+
+  it('decodes a 404 Status body whole', () => {
+    expect(decodeObjectBody(bin('10f-get-missing-protobuf'))).toMatchObject({
+      kind: 'Status',
+      code: 404,
+      reason: 'NotFound',
+      status: 'Failure',
+    });
+  });
+
+  it('drops the items a keep predicate rejects, to skeletons with their identity', () => {
+    const list = decodeListBody(bin('10a-list-configmaps-protobuf'), (s) => s.metadata.name === 'cm-1');
+    const items = list.items as Record<string, unknown>[];
+    expect(items.map(isSkipped)).toEqual(items.map((i) => (i.metadata as { name: string }).name !== 'cm-1'));
+    const dropped = items.find(isSkipped)!;
+    expect(Object.keys(dropped)).toEqual(['metadata']);
+    expect(Object.keys(dropped.metadata as object).sort()).toEqual(['name', 'namespace', 'resourceVersion']);
+  });
+
+  it('decodes every recorded watch frame into its JSON twin; an ERROR frame into its Status', () => {
+    const recorded = frames(bin('11a-watch-configmaps-protobuf')).map((f) => decodeWatchFrame(f, undefined));
+    expect(recorded.map((e) => e.type)).toContain('BOOKMARK');
+    for (const event of recorded) expect(event.object).toMatchObject({ apiVersion: 'v1', kind: 'ConfigMap' });
+    const [error] = frames(bin('11b-watch-rv1-too-old-410-protobuf')).map((f) => decodeWatchFrame(f, undefined));
+    expect(error).toMatchObject({ type: 'ERROR', object: { kind: 'Status', code: 410, reason: 'Expired' } });
+  });
+
+  it('keeps BOOKMARK and ERROR frames whatever the keep predicate says', () => {
+    const events = frames(bin('11a-watch-configmaps-protobuf')).map((f) => decodeWatchFrame(f, () => false));
+    for (const e of events) expect(isSkipped(e.object)).toBe(e.type !== 'BOOKMARK');
+  });
+
+  it('refuses a body without the k8s\\0 magic or of a kind the schema does not know', () => {
+    expect(() => decodeListBody(Buffer.from('{"kind":"PodList"}'), undefined)).toThrow(ProtobufError);
+    const crd = bin('10e-list-crds-protobuf');
+    expect(() => decodeListBody(crd, undefined)).toThrow(/kind the schema does not know/);
+  });
+
+  it('says which members are unread, and measures them without decoding them (about their JSON size)', () => {
+    const pods = decodeListBody(bin('10a-list-pods-protobuf'), undefined).items as Record<string, unknown>[];
+    const twins = json('10b-list-pods-json-same-rv').items as Record<string, unknown>[];
+    const pod = pods[0]!;
+    expect(hasUnparsedMembers(pod)).toBe(true);
+    const measured = approximateBytes(pod);
+    expect(Object.getOwnPropertyDescriptor(pod, 'spec')).toHaveProperty('get'); // still unread
+    expect(measured / approximateBytes(twins[0])).toBeGreaterThan(0.7);
+    expect(measured / approximateBytes(twins[0])).toBeLessThan(1.3);
+    JSON.stringify(pod);
+    expect(hasUnparsedMembers(pod)).toBe(false);
+  });
+
+  it('stripManagedFields keeps unread members unread (the copy shares their bytes) and gives what JSON gives', () => {
+    const pods = decodeListBody(bin('10a-list-pods-protobuf'), undefined).items as never[];
+    const twins = json('10b-list-pods-json-same-rv').items as never[];
+    const stripped = stripManagedFields(pods[0]!) as Record<string, unknown>;
+    expect(Object.getOwnPropertyDescriptor(stripped, 'spec')).toHaveProperty('get');
+    expect(Object.getOwnPropertyDescriptor(pods[0]!, 'spec')).toHaveProperty('get');
+    expect(plain(stripped)).toStrictEqual(plain(stripManagedFields(twins[0]!)));
+    expect(plain(pods[0])).toStrictEqual(twins[0]);
+  });
+});

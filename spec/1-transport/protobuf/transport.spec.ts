@@ -1,0 +1,137 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { firstValueFrom, lastValueFrom, take, toArray } from 'rxjs';
+import { startApiServer, type ApiServer } from 'rx-informer-emulator';
+import { InformerError } from '../../../src/0-model/errors.ts';
+import { ConfigMap } from '../../../src/0-model/resources.ts';
+import { httpListWatch } from '../../../src/1-transport/httpTransport.ts';
+import type { HttpTransportOptions } from '../../../src/1-transport/http/options.ts';
+import { isSkipped } from '../../../src/1-transport/lazyJson.ts';
+import type { ListWatch, RawWatchEvent } from '../../../src/1-transport/listWatch.ts';
+
+/**
+ * The transport with `encoding: 'protobuf'` against the emulator (issue #36 step 2): which requests ask protobuf,
+ * paged lists, error Status bodies that make the same InformerError as JSON's, watch faults (a garbage frame, a
+ * frame over maxLineBytes) as MalformedLine, and the keep predicate dropping objects to skeletons.
+ */
+let api: ApiServer | undefined;
+afterEach(async () => {
+  await api?.close();
+  api = undefined;
+});
+
+const PROTOBUF: HttpTransportOptions = { encoding: 'protobuf', lazyDecode: true };
+
+async function server(): Promise<ApiServer> {
+  const s = await startApiServer({ namespaces: ['ns'] });
+  for (const name of ['cm-1', 'cm-2', 'cm-3']) s.create('configmaps', { metadata: { name, namespace: 'ns' }, data: { key: name } });
+  return s;
+}
+
+const lw = (options: HttpTransportOptions): ListWatch => httpListWatch(api!.kubeConfig, { resource: ConfigMap, namespace: 'ns' }, options);
+const accepts = () => api!.requests.filter((r) => r.resource === 'configmaps').map((r) => r.accept);
+
+describe('http.encoding', () => {
+  it("asks protobuf only with 'protobuf' (or 'auto' with a keepObject) and lazy decoding, for a kind the schema knows", async () => {
+    api = await server();
+    const cases: [HttpTransportOptions, boolean][] = [
+      [{}, false],
+      [{ encoding: 'protobuf' }, false], // eager decoding keeps JSON
+      [PROTOBUF, true],
+      [{ encoding: 'auto', lazyDecode: true }, false],
+      [{ encoding: 'auto', lazyDecode: true, keepObject: () => true }, true],
+      [{ encoding: 'json', lazyDecode: true, keepObject: () => true }, false],
+    ];
+    for (const [options, protobuf] of cases) {
+      const before = accepts().length;
+      const page = await firstValueFrom(lw(options).list({}));
+      expect(page.items.map((i) => (i as ConfigMap).metadata.name)).toEqual(['cm-1', 'cm-2', 'cm-3']);
+      expect([options, accepts().slice(before)]).toEqual([
+        options,
+        [protobuf ? 'application/vnd.kubernetes.protobuf, application/json' : 'application/json'],
+      ]);
+    }
+    // A kind without a schema (a Lease, coordination.k8s.io) keeps JSON.
+    const leases = httpListWatch(
+      api.kubeConfig,
+      { resource: { group: 'coordination.k8s.io', version: 'v1', plural: 'leases', namespaced: true, kind: 'Lease' } },
+      PROTOBUF,
+    );
+    await firstValueFrom(leases.list({}));
+    expect(api.requests.at(-1)!.accept).toBe('application/json');
+  });
+
+  it('pages a protobuf list (continue, remainingItemCount) into the same pages as JSON', async () => {
+    api = await server();
+    const pages = async (options: HttpTransportOptions) => {
+      const first = await firstValueFrom(lw(options).list({ limit: 2 }));
+      const second = await firstValueFrom(lw(options).list({ limit: 2, continue: first.continue }));
+      return JSON.parse(JSON.stringify([first, second])) as unknown;
+    };
+    const [json, protobuf] = [await pages({ lazyDecode: true }), await pages(PROTOBUF)];
+    expect(protobuf).toStrictEqual(json);
+    expect(json).toMatchObject([{ remainingItemCount: 1, continue: expect.any(String) }, { items: [{ metadata: { name: 'cm-3' } }] }]);
+  });
+
+  it('reads a protobuf error Status into the same InformerError as its JSON twin', async () => {
+    api = await server();
+    const failure = async (options: HttpTransportOptions) => {
+      try {
+        await firstValueFrom(lw(options).list({ resourceVersion: '999999', resourceVersionMatch: 'Exact' }));
+      } catch (error) {
+        return error as InformerError;
+      }
+      throw new Error('the list succeeded');
+    };
+    const [json, protobuf] = [await failure({ lazyDecode: true }), await failure(PROTOBUF)];
+    expect(api.requests.at(-1)!.accept).toBe('application/vnd.kubernetes.protobuf, application/json');
+    expect(protobuf).toBeInstanceOf(InformerError);
+    expect({
+      reason: protobuf.reason,
+      status: protobuf.status,
+      message: protobuf.message,
+      statusObject: protobuf.statusObject,
+    }).toStrictEqual({
+      reason: json.reason,
+      status: json.status,
+      message: json.message,
+      statusObject: json.statusObject,
+    });
+  });
+
+  it('watches in frames; a keepObject drops objects to skeletons; BOOKMARK and ERROR frames arrive', async () => {
+    api = await server();
+    const { resourceVersion } = await firstValueFrom(lw(PROTOBUF).list({}));
+    const events = lastValueFrom(
+      lw({ ...PROTOBUF, keepObject: (s) => s.metadata.name !== 'cm-2' })
+        .watch({ resourceVersion })
+        .pipe(take(3), toArray()),
+    );
+    await api.waitForRequest((r) => r.watch && r.resource === 'configmaps');
+    for (const name of ['cm-1', 'cm-2', 'cm-3']) api.patch('configmaps', 'ns', name, { data: { key: `${name}!` } });
+    const frames = (await events) as RawWatchEvent[];
+    expect(frames.map((f) => [f.type, (f.object as ConfigMap).metadata.name, isSkipped(f.object)])).toEqual([
+      ['MODIFIED', 'cm-1', false],
+      ['MODIFIED', 'cm-2', true],
+      ['MODIFIED', 'cm-3', false],
+    ]);
+    expect((frames[2]!.object as ConfigMap).data).toEqual({ key: 'cm-3!' });
+    api.compact();
+    const expired = await firstValueFrom(lw(PROTOBUF).watch({ resourceVersion }));
+    expect(expired).toMatchObject({ type: 'ERROR', object: { kind: 'Status', code: 410, reason: 'Expired' } });
+  });
+
+  it('reports a garbage frame and a frame over maxLineBytes as MalformedLine (the emulator faults, in protobuf)', async () => {
+    api = await server();
+    const { resourceVersion } = await firstValueFrom(lw(PROTOBUF).list({}));
+    api.faults.add({ fault: { type: 'malformedLine' } });
+    const garbage = await firstValueFrom(lw(PROTOBUF).watch({ resourceVersion }));
+    expect(garbage).toBeInstanceOf(InformerError);
+    expect(garbage).toMatchObject({ reason: 'MalformedLine', message: expect.stringMatching(/watch frame is not a protobuf WatchEvent/) });
+    api.faults.add({ fault: { type: 'oversizeLine', bytes: 100_000 } });
+    const oversize = await firstValueFrom(lw({ ...PROTOBUF, maxLineBytes: 65_536 }).watch({ resourceVersion }));
+    expect(oversize).toMatchObject({
+      reason: 'MalformedLine',
+      message: expect.stringMatching(/a frame passed the 64 KiB limit \(100000 bytes; option maxLineBytes\)/),
+    });
+  });
+});

@@ -1,0 +1,204 @@
+/**
+ * Kubernetes' protobuf (`application/vnd.kubernetes.protobuf`, issue #36) for the transport: a body or a watch
+ * event's object is `k8s\0` + runtime.Unknown{typeMeta{apiVersion, kind}, raw: the kind's own message}. Lists and
+ * watch events are decoded for a sharded informer's path: an object its `keep` rejects is dropped after reading
+ * its name, namespace and resourceVersion (a skeleton marked `isSkipped`); a kept one is walked whole on arrival
+ * (`checkMessage`) and decoded lazily (lazy.ts). Error Status objects are decoded whole.
+ *
+ * Every function throws a `ProtobufError` for bytes it cannot read (truncated, garbage, a wrong wire type, a kind
+ * the schema does not know); the transport reports it as `MalformedLine`.
+ */
+import { droppedSkeleton, type KeepObject } from '../lazyJson.ts';
+import { decodeLazyInto } from './lazy.ts';
+import { hasMessage, K, message, type Message } from './schema.ts';
+import { checkMessage, decodeInto } from './values.ts';
+import { begin, fail, hasMagic, lengthEnd, pos, release, seek, skip, stringValue, varint } from './wire.ts';
+
+export { ProtobufError } from './wire.ts';
+
+/** The media type of Kubernetes' protobuf. */
+export const PROTOBUF_MEDIA_TYPE = 'application/vnd.kubernetes.protobuf';
+
+/** Whether a response's Content-Type is Kubernetes' protobuf. */
+export function isProtobuf(contentType: string | string[] | undefined): boolean {
+  const value = Array.isArray(contentType) ? contentType[0] : contentType;
+  return value !== undefined && value.trim().toLowerCase().startsWith(PROTOBUF_MEDIA_TYPE);
+}
+
+/**
+ * Whether the schema (k8s.io/api core/v1 and apimachinery meta/v1, see schema.generated.ts) decodes a resource's
+ * objects and lists: only then is protobuf asked for it.
+ */
+export function protobufKnows(resource: { readonly group: string; readonly version: string; readonly kind?: string }): boolean {
+  const kind = resource.kind;
+  return resource.group === '' && resource.version === 'v1' && kind !== undefined && hasMessage(kind) && hasMessage(`${kind}List`);
+}
+
+interface Envelope {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly rawStart: number;
+  readonly rawEnd: number;
+}
+
+/** The envelope from pos to `end`: `k8s\0`, then runtime.Unknown (typeMeta 1, raw 2; contentEncoding and contentType skipped). */
+function envelope(end: number): Envelope {
+  if (!hasMagic(pos, end)) fail('no k8s\\0 magic');
+  seek(pos + 4);
+  let apiVersion = '';
+  let kind = '';
+  let rawStart = -1;
+  let rawEnd = -1;
+  while (pos < end) {
+    const tag = varint(end);
+    if (tag === 0x0a) {
+      const e = lengthEnd(end);
+      while (pos < e) {
+        const t = varint(e);
+        if (t === 0x0a) apiVersion = stringValue(e);
+        else if (t === 0x12) kind = stringValue(e);
+        else skip(t & 7, e);
+      }
+    } else if (tag === 0x12) {
+      rawEnd = lengthEnd(end);
+      rawStart = pos;
+      seek(rawEnd);
+    } else skip(tag & 7, end);
+  }
+  if (rawStart < 0) fail('an Unknown without raw');
+  if (!hasMessage(kind)) fail(`a kind the schema does not know (${JSON.stringify(kind.slice(0, 64))})`);
+  return { apiVersion, kind, rawStart, rawEnd };
+}
+
+/** A whole body holding one object (an error Status), decoded whole. */
+export function decodeObjectBody(bytes: Buffer): Record<string, unknown> {
+  begin(bytes, 0);
+  try {
+    const { apiVersion, kind, rawStart, rawEnd } = envelope(bytes.length);
+    const object: Record<string, unknown> = { apiVersion, kind };
+    seek(rawStart);
+    decodeInto(object, rawEnd, message(kind));
+    return object;
+  } finally {
+    release(undefined);
+  }
+}
+
+/** A list body (`…List`): its ListMeta decoded, each item dropped by `keep` or checked and decoded lazily. */
+export function decodeListBody(bytes: Buffer, keep: KeepObject | undefined): Record<string, unknown> {
+  begin(bytes, 0);
+  try {
+    const { apiVersion, kind, rawStart, rawEnd } = envelope(bytes.length);
+    const list = message(kind);
+    const itemsField = list.fields.find((f) => f.json === 'items');
+    const metaField = list.fields.find((f) => f.json === 'metadata');
+    if (!itemsField?.rep || itemsField.kind !== K.msg || metaField?.kind !== K.msg) fail(`${kind} is not a list`);
+    const items: unknown[] = [];
+    const value: Record<string, unknown> = { apiVersion, kind, metadata: {}, items };
+    seek(rawStart);
+    while (pos < rawEnd) {
+      const tag = varint(rawEnd);
+      if (tag === ((metaField.n << 3) | 2)) {
+        const e = lengthEnd(rawEnd);
+        const metadata: Record<string, unknown> = {};
+        decodeInto(metadata, e, metaField.msg!);
+        value.metadata = metadata;
+      } else if (tag === ((itemsField.n << 3) | 2)) {
+        const e = lengthEnd(rawEnd);
+        items.push(item({}, e, itemsField.msg!, keep));
+        seek(e);
+      } else skip(tag & 7, rawEnd);
+    }
+    return value;
+  } finally {
+    release(undefined);
+  }
+}
+
+/** One object from pos to `end` into `target`: a skeleton if `keep` rejects it, else checked and decoded lazily. */
+function item(target: Record<string, unknown>, end: number, msg: Message, keep: KeepObject | undefined): object {
+  const start = pos;
+  if (keep !== undefined) {
+    const skeleton = droppedSkeleton(keep, identity(end, msg));
+    if (skeleton !== undefined) return skeleton;
+    seek(start);
+  }
+  checkMessage(end, msg);
+  seek(start);
+  decodeLazyInto(target, end, msg);
+  return target;
+}
+
+const OBJECT_META = message('ObjectMeta');
+const stringTag = (json: string) => (OBJECT_META.fields.find((f) => f.json === json)!.n << 3) | 2;
+const NAME_TAG = stringTag('name');
+const NAMESPACE_TAG = stringTag('namespace');
+const RV_TAG = stringTag('resourceVersion');
+
+/** An object's metadata.name, .namespace and .resourceVersion (those present), everything else skipped by length. */
+function identity(end: number, msg: Message): Record<string, unknown> {
+  const metaField = msg.fields.find((f) => f.json === 'metadata');
+  const metaTag = metaField ? (metaField.n << 3) | 2 : -1;
+  const found: Record<string, unknown> = {};
+  while (pos < end) {
+    const tag = varint(end);
+    if (tag !== metaTag) {
+      skip(tag & 7, end);
+      continue;
+    }
+    const metaEnd = lengthEnd(end);
+    while (pos < metaEnd) {
+      const m = varint(metaEnd);
+      if (m === NAME_TAG) found.name = stringValue(metaEnd);
+      else if (m === NAMESPACE_TAG) found.namespace = stringValue(metaEnd);
+      else if (m === RV_TAG) found.resourceVersion = stringValue(metaEnd);
+      else skip(m & 7, metaEnd);
+    }
+  }
+  return found;
+}
+
+const DROPPABLE = new Set(['ADDED', 'MODIFIED', 'DELETED']);
+
+/**
+ * One watch frame (a WatchEvent without its 4-byte length): `{type, object}`, the object dropped by `keep` (a
+ * change event only), decoded whole (ERROR: a Status), or checked and decoded lazily (with apiVersion and kind).
+ */
+export function decodeWatchFrame(frame: Buffer, keep: KeepObject | undefined): { type: string; object: Record<string, unknown> } {
+  begin(frame, 0);
+  try {
+    const end = frame.length;
+    let type = '';
+    let objectStart = -1;
+    let objectEnd = -1;
+    while (pos < end) {
+      const tag = varint(end);
+      if (tag === 0x0a) type = stringValue(end);
+      else if (tag === 0x12) {
+        const e = lengthEnd(end);
+        // RawExtension: raw (1).
+        while (pos < e) {
+          const t = varint(e);
+          if (t === 0x0a) {
+            objectEnd = lengthEnd(e);
+            objectStart = pos;
+            seek(objectEnd);
+          } else skip(t & 7, e);
+        }
+      } else skip(tag & 7, end);
+    }
+    if (objectStart < 0) fail('a WatchEvent without an object');
+    seek(objectStart);
+    const { apiVersion, kind, rawStart, rawEnd } = envelope(objectEnd);
+    seek(rawStart);
+    if (type === 'ERROR') {
+      const status: Record<string, unknown> = { apiVersion, kind };
+      decodeInto(status, rawEnd, message(kind));
+      return { type, object: status };
+    }
+    const object = item({ apiVersion, kind }, rawEnd, message(kind), DROPPABLE.has(type) ? keep : undefined);
+    return { type, object: object as Record<string, unknown> };
+  } finally {
+    release(undefined);
+  }
+}

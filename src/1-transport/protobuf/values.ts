@@ -1,0 +1,315 @@
+/**
+ * Kubernetes messages decoded into the JSON shape users get from the API server's JSON (issue #36): Quantity and
+ * IntOrString as strings (or numbers), Time as RFC 3339, maps as objects, bytes as base64, FieldsV1 as the JSON
+ * object its raw bytes hold, and what Go's encoding/json emits for absent fields (`creationTimestamp: null`).
+ * Walks the schema of schema.ts; unknown fields are skipped by wire type.
+ *
+ * {@link checkMessage} walks a message without building it, checking everything a decode could trip on: what it
+ * accepts, {@link decodeInto} decodes without an error (the rule that lets lazy members be read later).
+ */
+import { skipSpace, valueEnd } from '../jsonScanner.ts';
+import { K, type Field, type Message } from './schema.ts';
+import { buf, fail, hasMagic, int64, latin1, lengthEnd, pos, seek, skip, str, stringValue, varint } from './wire.ts';
+
+/** Seconds of 0001-01-01T00:00:00Z and of 9999-12-31T23:59:59Z: the times RFC 3339 can write. */
+const MIN_SECONDS = -62_135_596_800;
+const MAX_SECONDS = 253_402_300_799;
+
+const timeText = Buffer.alloc(32);
+function digits(at: number, n: number, width: number): void {
+  for (let i = at + width - 1; i >= at; i--) {
+    timeText[i] = 0x30 + (n % 10);
+    n = Math.floor(n / 10);
+  }
+}
+
+/** A Timestamp-shaped message (seconds 1, nanos 2) as the JSON of metav1.Time or MicroTime. */
+export function timestamp(end: number, micro: boolean): string | null {
+  if (pos === end) return null;
+  let seconds = 0;
+  let nanos = 0;
+  while (pos < end) {
+    const tag = varint(end);
+    if (tag === 0x08) seconds = int64(end);
+    else if (tag === 0x10) nanos = int64(end);
+    else skip(tag & 7, end);
+  }
+  if (seconds < MIN_SECONDS || seconds > MAX_SECONDS || nanos < 0 || nanos > 999_999_999) fail(`a time out of range (${seconds} s)`);
+  const d = new Date(seconds * 1000);
+  digits(0, d.getUTCFullYear(), 4);
+  timeText[4] = 0x2d;
+  digits(5, d.getUTCMonth() + 1, 2);
+  timeText[7] = 0x2d;
+  digits(8, d.getUTCDate(), 2);
+  timeText[10] = 0x54;
+  digits(11, d.getUTCHours(), 2);
+  timeText[13] = 0x3a;
+  digits(14, d.getUTCMinutes(), 2);
+  timeText[16] = 0x3a;
+  digits(17, d.getUTCSeconds(), 2);
+  if (!micro) {
+    timeText[19] = 0x5a;
+    return latin1(timeText, 0, 20);
+  }
+  timeText[19] = 0x2e;
+  digits(20, Math.floor(nanos / 1000), 6);
+  timeText[26] = 0x5a;
+  return latin1(timeText, 0, 27);
+}
+
+function quantity(end: number): string {
+  let s = '';
+  while (pos < end) {
+    const tag = varint(end);
+    if (tag === 0x0a) s = stringValue(end);
+    else skip(tag & 7, end);
+  }
+  return s === '' ? '0' : s;
+}
+
+function intOrString(end: number): string | number {
+  let type = 0;
+  let intVal = 0;
+  let strVal = '';
+  while (pos < end) {
+    const tag = varint(end);
+    if (tag === 0x08) type = varint(end);
+    else if (tag === 0x10) intVal = int64(end);
+    else if (tag === 0x1a) strVal = stringValue(end);
+    else skip(tag & 7, end);
+  }
+  return type === 1 ? strVal : intVal;
+}
+
+/** A message whose field 1 is `raw` JSON bytes (FieldsV1, RawExtension): its value, checked when `check`. */
+function rawField(end: number, check: boolean): unknown {
+  let value: unknown = null;
+  while (pos < end) {
+    const tag = varint(end);
+    if (tag !== 0x0a) {
+      skip(tag & 7, end);
+      continue;
+    }
+    const e = lengthEnd(end);
+    if (check) checkJson(pos, e);
+    else value = e === pos ? null : JSON.parse(buf.toString('utf8', pos, e));
+    seek(e);
+  }
+  return value;
+}
+
+/** Raw bytes that must be one JSON value (never a nested protobuf object: nothing decodes one). */
+function checkJson(start: number, end: number): void {
+  if (start === end) return;
+  if (hasMagic(start, end)) fail('a nested protobuf object where JSON was expected');
+  const bytes = buf.subarray(start, end);
+  let stop: number;
+  try {
+    stop = skipSpace(bytes, valueEnd(bytes, skipSpace(bytes, 0)));
+  } catch {
+    return fail('raw bytes that are not JSON');
+  }
+  if (stop !== bytes.length) fail('raw bytes that are not one JSON value');
+}
+
+function duration(end: number): string {
+  let nanos = 0;
+  while (pos < end) {
+    const tag = varint(end);
+    if (tag === 0x08) nanos = int64(end);
+    else skip(tag & 7, end);
+  }
+  // Go's time.Duration.String for whole seconds.
+  const s = Math.round(nanos / 1e9);
+  if (s === 0) return '0s';
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  return h > 0 ? `${h}h${m}m${s % 60}s` : m > 0 ? `${m}m${s % 60}s` : `${s}s`;
+}
+
+/** One value of a length-delimited field of `f`'s kind ending at `end` (pos at its first byte). */
+function lengthDelimited(f: Field, end: number): unknown {
+  switch (f.kind) {
+    case K.string:
+      return str(pos, end);
+    case K.bytes:
+      return buf.toString('base64', pos, end);
+    case K.msg: {
+      const target: Record<string, unknown> = {};
+      decodeInto(target, end, f.msg!);
+      return target;
+    }
+    case K.time:
+      return timestamp(end, false);
+    case K.microTime:
+      return timestamp(end, true);
+    case K.quantity:
+      return quantity(end);
+    case K.intOrString:
+      return intOrString(end);
+    case K.fieldsV1:
+    case K.raw:
+      return rawField(end, false);
+    case K.duration:
+      return duration(end);
+    default:
+      return fail(`field ${f.json}: a length-delimited value for a scalar`);
+  }
+}
+
+function scalar(f: Field, wireType: number, end: number): unknown {
+  if (wireType === 0) {
+    if (f.kind === K.int32 || f.kind === K.int64) return int64(end);
+    if (f.kind === K.bool) return varint(end) !== 0;
+  } else if (wireType === 1 && f.kind === K.double) {
+    if (end - pos < 8) fail('truncated double');
+    const v = buf.readDoubleLE(pos);
+    seek(pos + 8);
+    return v;
+  }
+  return fail(`field ${f.json}: wire type ${wireType}`);
+}
+
+function one(f: Field, wireType: number, end: number): unknown {
+  if (wireType !== 2) return scalar(f, wireType, end);
+  const e = lengthEnd(end);
+  const value = lengthDelimited(f, e);
+  seek(e);
+  return value;
+}
+
+/** A map entry (key 1, value 2) into `target[f.json]`. */
+function mapEntry(target: Record<string, unknown>, f: Field, end: number): void {
+  let key = '';
+  let value: unknown = undefined;
+  while (pos < end) {
+    const tag = varint(end);
+    if (tag === 0x0a) key = stringValue(end);
+    else if (tag >>> 3 === 2) value = one(f, tag & 7, end);
+    else skip(tag & 7, end);
+  }
+  if (value === undefined) value = defaultOf(f, true);
+  const map = (target[f.json] ??= {}) as Record<string, unknown>;
+  map[key] = value;
+}
+
+/** One occurrence of field `f` (its tag read) into `target`. */
+export function field(target: Record<string, unknown>, f: Field, wireType: number, end: number): void {
+  if (f.map) {
+    if (wireType !== 2) fail(`map ${f.json}: wire type ${wireType}`);
+    mapEntry(target, f, lengthEnd(end));
+  } else if (f.rep) {
+    const list = (target[f.json] ??= []) as unknown[];
+    if (wireType === 2 && f.kind >= K.int32 && f.kind <= K.double) {
+      const e = lengthEnd(end);
+      while (pos < e) list.push(scalar(f, f.kind === K.double ? 1 : 0, e));
+    } else list.push(one(f, wireType, end));
+  } else if (f.inline) {
+    if (wireType !== 2) fail(`inline ${f.json}: wire type ${wireType}`);
+    decodeInto(target, lengthEnd(end), f.msg!);
+  } else {
+    const value = one(f, wireType, end);
+    if (f.presence !== 'omit' || !(value === '' || value === 0 || value === false)) target[f.json] = value;
+  }
+}
+
+/** Decodes the fields of `msg` from pos to `end` into `target` (absent `always` fields get their defaults). */
+export function decodeInto(target: Record<string, unknown>, end: number, msg: Message): void {
+  while (pos < end) {
+    const tag = varint(end);
+    const f = msg.byNumber[tag >>> 3];
+    if (f === undefined) skip(tag & 7, end);
+    else field(target, f, tag & 7, end);
+  }
+  fillAlways(target, msg, undefined);
+}
+
+/** The `always` fields of `msg` that `target` lacks (but `lazy` ones), with their defaults. */
+export function fillAlways(target: Record<string, unknown>, msg: Message, lazy: readonly string[] | undefined): void {
+  for (const f of msg.always) if (target[f.json] === undefined && !lazy?.includes(f.json)) target[f.json] = defaultOf(f, false);
+}
+
+/** What encoding/json emits for an absent value (for a map's value: the Go zero value). */
+export function defaultOf(f: Field, mapValue: boolean): unknown {
+  if ((f.rep || f.map) && !mapValue) return f.json === 'items' ? [] : null;
+  switch (f.kind) {
+    case K.string:
+    case K.bytes:
+      return '';
+    case K.int32:
+    case K.int64:
+    case K.double:
+    case K.intOrString:
+      return 0;
+    case K.bool:
+      return false;
+    case K.msg: {
+      const target: Record<string, unknown> = {};
+      fillAlways(target, f.msg!, undefined);
+      return target;
+    }
+    case K.quantity:
+      return '0';
+    case K.duration:
+      return '0s';
+    default:
+      return null;
+  }
+}
+
+/** The wire type a field's values come in (a packed list aside). */
+function wireTypeOf(f: Field): number {
+  if (f.map) return 2;
+  if (f.kind === K.int32 || f.kind === K.int64 || f.kind === K.bool) return 0;
+  return f.kind === K.double ? 1 : 2;
+}
+
+/**
+ * Walks a message from pos to `end` without building it: every length within its enclosing message, every known
+ * field in its wire type, nested messages (map entries, times, quantities) likewise, times in range, raw JSON
+ * (FieldsV1) one JSON value. What it accepts, {@link decodeInto} decodes without an error.
+ */
+export function checkMessage(end: number, msg: Message | undefined): void {
+  while (pos < end) {
+    const tag = varint(end);
+    const wireType = tag & 7;
+    const f = msg?.byNumber[tag >>> 3];
+    if (f === undefined || (f.rep && wireType === 2 && wireTypeOf(f) !== 2)) {
+      skip(wireType, end);
+      continue;
+    }
+    if (wireType !== wireTypeOf(f)) fail(`field ${f.json}: wire type ${wireType}`);
+    if (wireType !== 2) {
+      skip(wireType, end);
+      continue;
+    }
+    const e = lengthEnd(end);
+    checkValue(f, e);
+    seek(e);
+  }
+}
+
+function checkValue(f: Field, end: number): void {
+  if (f.map) checkMapEntry(f, end);
+  else if (f.kind === K.msg) checkMessage(end, f.msg);
+  else if (f.kind === K.time || f.kind === K.microTime) timestamp(end, f.kind === K.microTime);
+  else if (f.kind === K.fieldsV1 || f.kind === K.raw) rawField(end, true);
+  else if (f.kind >= K.time) checkMessage(end, undefined);
+}
+
+function checkMapEntry(f: Field, end: number): void {
+  while (pos < end) {
+    const tag = varint(end);
+    const wireType = tag & 7;
+    if (tag >>> 3 === 2) {
+      if (wireType !== wireTypeOf({ ...f, map: false })) fail(`map ${f.json}: a value of wire type ${wireType}`);
+      if (wireType !== 2) skip(wireType, end);
+      else {
+        const e = lengthEnd(end);
+        checkValue({ ...f, map: false, rep: false }, e);
+        seek(e);
+      }
+    } else if (tag === 0x0a || tag >>> 3 !== 1) skip(wireType, end);
+    else fail(`map ${f.json}: a key of wire type ${wireType}`);
+  }
+}

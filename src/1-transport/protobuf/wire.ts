@@ -1,0 +1,167 @@
+/**
+ * The protobuf wire format, read from one buffer at a time (issue #36; from the prototype of bench/protobuf):
+ * varints, lengths, skipping by wire type, strings. Every length is checked against the end of its enclosing
+ * message before anything is read or allocated; a truncated or garbage input throws a {@link ProtobufError}.
+ *
+ * The reader's buffer and position are this module's (one decode runs at a time: everything after the
+ * transport is synchronous), set by {@link begin} and let go by {@link release}.
+ */
+
+/** A frame or body that cannot be read as protobuf: the transport reports it as `MalformedLine`. */
+export class ProtobufError extends Error {}
+
+/** `k8s\0`, the magic of every protobuf body and of a watch event's object. */
+export const MAGIC = [0x6b, 0x38, 0x73, 0x00] as const;
+
+export let buf: Buffer = Buffer.alloc(0);
+export let pos = 0;
+
+/** Reads `bytes` from `at` from now on. */
+export function begin(bytes: Buffer, at: number): void {
+  buf = bytes;
+  pos = at;
+}
+
+export function seek(at: number): void {
+  pos = at;
+}
+
+const EMPTY = Buffer.alloc(0);
+/** Lets go of the input (the reader's buffer would keep a frame, a page or a whole chunk alive). */
+export function release<T>(value: T): T {
+  buf = EMPTY;
+  return value;
+}
+
+/** The reader's state, to read something else in between (a lazy member read while another object decodes). */
+export function save(): { readonly buf: Buffer; readonly pos: number } {
+  return { buf, pos };
+}
+
+export function restore(saved: { readonly buf: Buffer; readonly pos: number }): void {
+  buf = saved.buf;
+  pos = saved.pos;
+}
+
+export function fail(what: string): never {
+  throw new ProtobufError(`protobuf: ${what} at byte ${pos}`);
+}
+
+export function hasMagic(start: number, end: number): boolean {
+  return (
+    end - start >= 4 && buf[start] === MAGIC[0] && buf[start + 1] === MAGIC[1] && buf[start + 2] === MAGIC[2] && buf[start + 3] === MAGIC[3]
+  );
+}
+
+export function varint(end: number): number {
+  let result = 0;
+  for (let shift = 0; shift < 28; shift += 7) {
+    if (pos >= end) fail('truncated varint');
+    const b = buf[pos++]!;
+    result |= (b & 0x7f) << shift;
+    if (b < 0x80) return result;
+  }
+  // Over 28 bits: multiply (exact up to 2^53; a 10-byte negative is recomputed by int64).
+  let factor = 2 ** 28;
+  for (let i = 4; i < 10; i++) {
+    if (pos >= end) fail('truncated varint');
+    const b = buf[pos++]!;
+    result += (b & 0x7f) * factor;
+    if (b < 0x80) return result;
+    factor *= 128;
+  }
+  return fail('varint over 10 bytes');
+}
+
+/** A varint as a signed 64-bit integer (two's complement, as int64 and negative int32 are written). */
+export function int64(end: number): number {
+  const start = pos;
+  const v = varint(end);
+  if (pos - start < 10) return v;
+  let lo = 0;
+  let hi = 0;
+  for (let i = 0; i < 10; i++) {
+    const b = buf[start + i]! & 0x7f;
+    if (i < 4) lo |= b << (7 * i);
+    else if (i === 4) {
+      lo |= (b & 0x0f) << 28;
+      hi |= b >> 4;
+    } else hi |= b << (7 * i - 32);
+  }
+  return (hi | 0) * 2 ** 32 + (lo >>> 0);
+}
+
+/** Reads a length and returns where its bytes end, checked against `end` (the enclosing message's end). */
+export function lengthEnd(end: number): number {
+  const length = varint(end);
+  if (length > end - pos) fail(`length ${length} past the end of its message (${end - pos} bytes left)`);
+  return pos + length;
+}
+
+export function skip(wireType: number, end: number): void {
+  switch (wireType) {
+    case 0:
+      varint(end);
+      return;
+    case 1:
+      if (end - pos < 8) fail('truncated fixed64');
+      pos += 8;
+      return;
+    case 2:
+      pos = lengthEnd(end);
+      return;
+    case 5:
+      if (end - pos < 4) fail('truncated fixed32');
+      pos += 4;
+      return;
+    default:
+      fail(`wire type ${wireType}`);
+  }
+}
+
+/** Node's Buffer slicers (untyped in @types/node): flat strings, without toString's argument checks. */
+interface Slicers {
+  utf8Slice(start: number, end: number): string;
+  latin1Slice(start: number, end: number): string;
+}
+
+export function latin1(bytes: Buffer, start: number, end: number): string {
+  return (bytes as unknown as Slicers).latin1Slice(start, end);
+}
+
+/**
+ * UTF-8 bytes as a flat string. Short ASCII strings come from a small cache keyed by a hash of their bytes,
+ * checked byte for byte: most of an object's strings recur (enum values, label keys, images, node names), and one
+ * shared copy is cheaper to make and to hold than one per object.
+ */
+const CACHE_SIZE = 4096;
+const cachedStrings: string[] = new Array<string>(CACHE_SIZE).fill('');
+export function str(start: number, end: number): string {
+  const length = end - start;
+  if (length > 32 || length === 0) return length === 0 ? '' : (buf as unknown as Slicers).utf8Slice(start, end);
+  let hash = length;
+  for (let i = start; i < end; i++) {
+    const c = buf[i]!;
+    if (c >= 0x80) return (buf as unknown as Slicers).utf8Slice(start, end);
+    hash = Math.imul(hash ^ c, 0x01000193);
+  }
+  const slot = (hash ^ (hash >>> 15)) & (CACHE_SIZE - 1);
+  const cached = cachedStrings[slot]!;
+  if (cached.length === length && sameBytes(cached, start)) return cached;
+  const fresh = latin1(buf, start, end);
+  cachedStrings[slot] = fresh;
+  return fresh;
+}
+
+function sameBytes(cached: string, start: number): boolean {
+  for (let i = 0; i < cached.length; i++) if (cached.charCodeAt(i) !== buf[start + i]) return false;
+  return true;
+}
+
+/** A length-delimited string field's value (its tag read). */
+export function stringValue(end: number): string {
+  const e = lengthEnd(end);
+  const s = str(pos, e);
+  pos = e;
+  return s;
+}
