@@ -79,6 +79,19 @@ for (const protocol of ['http1', 'h2'] as const) {
       },
     );
 
+    it('over protobuf (frames, no lines): every event serialized from the parsed one, the trace as over JSON', async () => {
+      api = await start();
+      const events = fill(api);
+      const kc = freshKubeConfig(api);
+      const json = httpListWatch(kc, { resource: ConfigMap as Resource<KubeObject> }, transport(true));
+      const protobuf = httpListWatch(kc, { resource: ConfigMap as Resource<KubeObject> }, { ...transport(true), encoding: 'protobuf' });
+      const framed = await recordRun(protobuf, events);
+      expect(framed.asCame).toBe(0);
+      expect(api.requests.some((r) => r.accept?.includes('protobuf'))).toBe(true);
+      const lines = await recordRun(json, events);
+      expect(withoutAt(readTrace(framed.text).lines)).toEqual(withoutAt(readTrace(lines.text).lines));
+    });
+
     it.each([false, true])("never writes a Secret's values, listed or watched (lazyDecode %s)", async (lazy) => {
       api = await start();
       for (const [i, value] of ['hunter2', 'correct horse'].entries())
