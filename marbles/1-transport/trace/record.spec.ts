@@ -109,6 +109,31 @@ describe('record', () => {
     expect(out.text).not.toContain('hunter2');
   });
 
+  it('redacts list items shaped like Secrets (no kind, as a real server lists them) when not told the resource', () => {
+    testScheduler().run(({ cold, flush }) => {
+      const listed = {
+        metadata: { name: 'db', namespace: 'default', resourceVersion: '3' },
+        type: 'Opaque',
+        data: { password: 'aHVudGVyMg==' },
+      };
+      const config = { metadata: { name: 'settings', namespace: 'default', resourceVersion: '4' }, data: { level: 'info' } };
+      const fake = fakeListWatch({ lists: [cold('(p|)', { p: listPage('4', [listed, config]) })] });
+      const { out, writer } = recorder();
+      record(fake, writer).list({}).subscribe();
+      flush();
+      writer.close();
+      expect(out.text).not.toContain('aHVudGVyMg==');
+      expect(out.text).toContain('"level":"info"');
+      // secret: false says the objects are not Secrets, whatever their shape.
+      const clear = recorder();
+      record(fakeListWatch({ lists: [cold('(p|)', { p: listPage('4', [listed]) })] }), clear.writer, { secret: false })
+        .list({})
+        .subscribe();
+      flush();
+      expect(clear.out.text).toContain('aHVudGVyMg==');
+    });
+  });
+
   it('passes through members of the ListWatch it does not know', () => {
     const inner = Object.assign(fakeListWatch(), { reachable: () => 'yes', flag: 3 });
     const { writer } = recorder();

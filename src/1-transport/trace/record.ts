@@ -16,7 +16,11 @@ type Outcome = WithoutAt<TraceRequestLine>;
 export interface RecordOptions {
   /** The resource's name in the trace (`pods`, `deployments.apps`); needed when a trace holds several. */
   readonly resource?: string;
-  /** Whether the resource's objects are Secrets. Default: when `resource` is `secrets`. */
+  /**
+   * Whether the resource's objects are Secrets. Default: when `resource` is `secrets`; otherwise an object is taken
+   * for a Secret by its `kind`, or, without one (list items), by its shape (a string `type` beside `data` or
+   * `stringData`). `false`: never redact by shape (a resource whose objects look like Secrets and are not).
+   */
   readonly secret?: boolean;
   /**
    * Redact Secret values (`data`, `stringData`, the last-applied annotation) as `rx-informer watch`
@@ -39,12 +43,26 @@ interface Redaction {
   readonly asIs: (event: RawWatchEvent) => boolean;
 }
 
+/**
+ * An object without a `kind` shaped like a Secret: a string `type` beside `data` or `stringData` (a real API server
+ * always sets a Secret's `type`). List items come without their kind: without this, a recorder not told it records
+ * Secrets (`resource: 'secrets'` or `secret: true`) would write their values in clear. A ConfigMap has no `type`; an
+ * object of another resource this shape matches loses its values in the trace, which is the safe side to err on.
+ */
+function shapedLikeSecret(object: object): boolean {
+  const { kind, type, data, stringData } = object as { kind?: unknown; type?: unknown; data?: unknown; stringData?: unknown };
+  const values = (v: unknown) => typeof v === 'object' && v !== null;
+  return kind === undefined && typeof type === 'string' && (values(data) || values(stringData));
+}
+
 function redactionFor(options: RecordOptions): Redaction {
   if (options.redact === false) return { redacts: () => false, redact: (object) => object, asIs: () => true };
   const redactSecret = secretRedactor();
   const secret = options.secret ?? options.resource === 'secrets';
   const redacts = (object: unknown) =>
-    hasMetadata(object) && (secret || (object as { kind?: unknown }).kind === 'Secret') && object.metadata !== null;
+    hasMetadata(object) &&
+    object.metadata !== null &&
+    (secret || (object as { kind?: unknown }).kind === 'Secret' || (options.secret === undefined && shapedLikeSecret(object)));
   return {
     redacts,
     redact: (object) => (redacts(object) ? redactSecret(object as KubeObject) : object),
