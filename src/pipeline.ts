@@ -36,10 +36,11 @@ export {
 } from './1-transport/httpTransport.ts';
 export { hasUnparsedMembers, isSkipped, type KeepObject } from './1-transport/lazyJson.ts';
 export { LineSplitter, type LineBytesSink, type LineSink } from './1-transport/lineSplitter.ts';
-export type { ListOptions, ListPage, ListWatch, RawWatchEvent, WatchFrame, WatchOptions } from './1-transport/listWatch.ts';
+export type { LinedFrame, ListOptions, ListPage, ListWatch, RawWatchEvent, WatchFrame, WatchOptions } from './1-transport/listWatch.ts';
 export { collectionPath, type ListWatchTarget } from './1-transport/paths.ts';
 export { passThrough, record, type RecordOptions } from './1-transport/trace/record.ts';
 export { traceWriter, type TraceWriter, type TraceWriterOptions } from './1-transport/trace/writer.ts';
+export { traceFileSink, type TraceFileSink } from './1-transport/trace/traceFileSink.ts';
 export { trimTrace, writeTrimmedTrace, type TrimWindow } from './1-transport/trace/trim.ts';
 export { openTrace, traceSource, type OpenTraceOptions, type TraceFile, type TraceSource } from './1-transport/trace/reader.ts';
 export {

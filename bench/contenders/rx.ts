@@ -8,14 +8,14 @@
  * Contender (a-gz): (a) asking for gzip (`compression: 'gzip'`), which the workload server then sends.
  *
  * Contender (a-rec): (a) over `record(httpListWatch(…), traceWriter(…))`, redaction at its default,
- * every line written synchronously and whole to a file in os.tmpdir() (as `rx-informer record`
- * writes), the file deleted when the process exits.
+ * writing to a file in os.tmpdir() through `traceFileSink` (as `rx-informer record` writes: whole lines,
+ * one system call per burst), the file deleted when the process exits.
  *
  * Contender (e): the same pipeline on `metadataOnly(Pod)` with
  * `stripManagedFields`: the server sends PartialObjectMetadata (no spec, no
  * status) and the cache keeps metadata without managedFields.
  */
-import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -94,21 +94,16 @@ async function recorded(
   resource: Resource<KubeObject>,
   http: Pipeline.HttpTransportOptions,
 ): Promise<Pipeline.ListWatch> {
-  const { httpListWatch, record, traceWriter } = (await import(
+  const { httpListWatch, record, traceFileSink, traceWriter } = (await import(
     config.src ? pathToFileURL(join(config.src, 'pipeline.ts')).href : '../../src/pipeline.ts'
   )) as typeof Pipeline;
   const dir = mkdtempSync(join(tmpdir(), 'rx-informer-bench-record-'));
-  const fd = openSync(join(dir, 'trace.jsonl'), 'w');
+  // BENCH_RECORD_FILE: another file to write to (e.g. /dev/null: what recording costs but for the file system's share).
+  const file = traceFileSink(process.env['BENCH_RECORD_FILE'] || join(dir, 'trace.jsonl'));
   process.on('exit', () => {
-    closeSync(fd);
+    file.close();
     rmSync(dir, { recursive: true, force: true });
   });
-  const writer = traceWriter({
-    write: (text) => {
-      const bytes = Buffer.from(text, 'utf8');
-      for (let at = 0; at < bytes.length;) at += writeSync(fd, bytes, at, bytes.length - at);
-    },
-    resources: ['pods'],
-  });
+  const writer = traceWriter({ write: (text) => file.write(text), writeParts: (parts) => file.writeParts(parts), resources: ['pods'] });
   return record(httpListWatch(kc, { resource }, http), writer, { resource: 'pods' });
 }

@@ -3,7 +3,8 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { InformerError } from '../0-model/errors.ts';
 import { toPartialObjectMetadata } from '../0-model/metadata.ts';
 import { LineSplitter, type LineBytesSink, type LineSink } from './lineSplitter.ts';
-import type { ListOptions, ListPage, ListWatch, WatchFrame, WatchOptions } from './listWatch.ts';
+import type { LinedFrame, ListOptions, ListPage, ListWatch, WatchFrame, WatchOptions } from './listWatch.ts';
+import { hasOtherMembers, isSkipped } from './lazyJson.ts';
 import { collectionPath, queryString, type ListWatchTarget } from './paths.ts';
 import { httpError, limitFor, parseJson, readBody, type BodyLimit } from './http/body.ts';
 import { parseWatchFrame, parseWatchLine, parseWatchLineLazily, shapeFrame, syntaxErrorAt, toListPage } from './http/decode.ts';
@@ -196,8 +197,8 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
       });
     });
 
-  const watch = (watchOptions: WatchOptions): Observable<WatchFrame> =>
-    new Observable<WatchFrame>((subscriber) => {
+  const watchStream = <T>(watchOptions: WatchOptions, out: FrameOut<T>): Observable<T> =>
+    new Observable<T>((subscriber) => {
       const query = queryString(target, {
         watch: 1,
         resourceVersion: watchOptions.resourceVersion,
@@ -213,15 +214,29 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
             readBody(response, limitFor(response, watchLimit, settings), onBody, (error) => subscriber.error(error), 'watch');
             return;
           }
-          readWatchStream(response, maxLineBytes, reading, subscriber);
+          readWatchStream(response, maxLineBytes, reading, subscriber, out);
         },
         error: (error: unknown) => subscriber.error(error),
       });
     });
+  const watch = (watchOptions: WatchOptions): Observable<WatchFrame> => watchStream(watchOptions, FRAMES);
+  const watchLines = (watchOptions: WatchOptions): Observable<LinedFrame> => watchStream(watchOptions, LINED);
 
   const reachable$ = options.reachability === false ? undefined : serverSignal(kc, options, options.reachability);
-  return reachable$ ? { list, watch, reachable$ } : { list, watch };
+  return reachable$ ? { list, watch, watchLines, reachable$ } : { list, watch, watchLines };
 }
+
+/** What a watch stream emits for a frame and, when the frame is its line's event exactly, the line. */
+interface FrameOut<T> {
+  /** Whether `line` is wanted (else it is never decoded for the lazy reader). */
+  readonly lines: boolean;
+  readonly out: (frame: WatchFrame, line: string | undefined, bytes: number) => T;
+}
+const FRAMES: FrameOut<WatchFrame> = { lines: false, out: (frame) => frame };
+const LINED: FrameOut<LinedFrame> = {
+  lines: true,
+  out: (frame, line, bytes) => (line === undefined ? { frame } : { frame, line, bytes }),
+};
 
 /** Largest `/version` answer a probe reads (kube-apiserver's is about 300 bytes). */
 const PROBE_MAX_BYTES = 64 * 1024;
@@ -305,26 +320,45 @@ function readListPage(
   readBody(response, limit, sink, failed, 'list');
 }
 
-/** Reads a watch stream (a 200) line by line into frames: events, and `MalformedLine` for lines that cannot be read. */
-function readWatchStream(response: HttpResponse, maxLineBytes: number, reading: Reading, subscriber: Subscriber<WatchFrame>): void {
+/**
+ * Reads a watch stream (a 200) line by line into frames: events, and `MalformedLine` for lines that cannot be read;
+ * with `lines`, each event that is its line exactly comes with the line's text ({@link eventLine}).
+ */
+function readWatchStream<T>(
+  response: HttpResponse,
+  maxLineBytes: number,
+  reading: Reading,
+  subscriber: Subscriber<T>,
+  { lines: wantLines, out }: FrameOut<T>,
+): void {
   const { path, options, shape } = reading;
   const pending = reading.accept.takeNotice();
-  if (pending) subscriber.next(pending);
+  if (pending) subscriber.next(out(pending, undefined, 0));
   const protobuf = reading.protobuf && isProtobuf(response.headers['content-type']);
   const unit = protobuf ? 'frame' : 'line';
   const oversize = (bytes: number) => {
     const message = `watch ${path}: a ${unit} passed the ${formatBytes(maxLineBytes)} limit (${bytes} bytes; option maxLineBytes); watch ended`;
-    subscriber.next(new InformerError('MalformedLine', message, { phase: 'watch' }));
+    subscriber.next(out(new InformerError('MalformedLine', message, { phase: 'watch' }), undefined, 0));
   };
-  const emit = shape ? (frame: WatchFrame) => subscriber.next(shapeFrame(frame, shape)) : (frame: WatchFrame) => subscriber.next(frame);
-  // Protobuf: length-prefixed frames; JSON: lines.
+  const emit = (frame: WatchFrame, line: string | undefined, bytes: number) => {
+    const shaped = shape ? shapeFrame(frame, shape) : frame;
+    subscriber.next(out(shaped, wantLines && shaped === frame ? eventLine(frame, line) : undefined, bytes));
+  };
+  // Protobuf: length-prefixed frames (no JSON line to write as it came); JSON: lines.
   const frames = protobuf ? new FrameSplitter(maxLineBytes) : undefined;
   const lines = frames ? undefined : new LineSplitter(maxLineBytes);
-  const frameSink: FrameSink = { frame: (frame) => emit(parseWatchFrame(frame, options.keepObject)), oversize };
+  const frameSink: FrameSink = { frame: (frame) => emit(parseWatchFrame(frame, options.keepObject), undefined, 0), oversize };
   const lineSink: LineSink | LineBytesSink =
     options.lazyDecode === true
-      ? { lineBytes: (line: Buffer) => emit(parseWatchLineLazily(line, options.keepObject)), oversize }
-      : { line: (text: string) => emit(parseWatchLine(text)), oversize };
+      ? {
+          lineBytes: (line: Buffer) => {
+            const frame = parseWatchLineLazily(line, options.keepObject);
+            const whole = wantLines && !(frame instanceof InformerError) && !hasOtherMembers(frame);
+            emit(frame, whole ? line.toString('utf8') : undefined, line.length);
+          },
+          oversize,
+        }
+      : { line: (text: string, bytes: number) => emit(parseWatchLine(text), text, bytes), oversize };
   const splitter = frames ?? lines!;
   response.on('data', (chunk: Buffer) => (frames ? frames.push(chunk, frameSink) : lines!.push(chunk, lineSink)));
   response.on('error', () => undefined);
@@ -335,12 +369,19 @@ function readWatchStream(response: HttpResponse, maxLineBytes: number, reading: 
       return;
     }
     if (splitter.leftoverBytes > 0) {
-      subscriber.next(
-        new InformerError('MalformedLine', `watch stream ended inside a ${unit} (${splitter.leftoverBytes} bytes)`, {
-          phase: 'watch',
-        }),
-      );
+      const message = `watch stream ended inside a ${unit} (${splitter.leftoverBytes} bytes)`;
+      subscriber.next(out(new InformerError('MalformedLine', message, { phase: 'watch' }), undefined, 0));
     }
     subscriber.complete();
   });
+}
+
+/**
+ * `line` when the event parsed from it is the line exactly: an event (not an error frame) of two members
+ * (`type` and `object`: a line with others is not written as it came) whose object is not a skeleton of an
+ * object the lazy reader skipped. Repeated keys are not detected: the line then parses to the same event.
+ */
+function eventLine(frame: WatchFrame, line: string | undefined): string | undefined {
+  if (line === undefined || frame instanceof InformerError || isSkipped(frame.object)) return undefined;
+  return Object.keys(frame).length === 2 ? line : undefined;
 }

@@ -234,7 +234,9 @@ export function lazyParseObject(input: string | Buffer): Record<string, unknown>
 export function lazyParseWatchLine(input: string | Buffer, keep?: KeepObject): { type: unknown; object: unknown } {
   const b = bytesOf(input);
   const event: { type: unknown; object: unknown } = { type: undefined, object: undefined };
+  let count = 0;
   const end = members(b, skipSpace(b, 0), (keyStart, keyEnd, start) => {
+    count++;
     if (keyIs(b, keyStart, keyEnd, 'object') && b[start] === OPEN_BRACE) {
       const object = lazyObjectAt(b, start, keep);
       event.object = object.value;
@@ -245,7 +247,19 @@ export function lazyParseWatchLine(input: string | Buffer, keep?: KeepObject): {
     return valueStop;
   });
   if (skipSpace(b, end) !== b.length) fail('unexpected text after the event', end);
+  if (count !== 2) otherMembers.add(event);
   return event;
+}
+
+/** Events of lines that had members other than one `type` and one `object` (or repeated them). */
+const otherMembers = new WeakSet<object>();
+
+/**
+ * True for an event {@link lazyParseWatchLine} read from a line with more (or fewer) members than one
+ * `type` and one `object`: the event is not the line exactly (it leaves the others out).
+ */
+export function hasOtherMembers(event: unknown): boolean {
+  return typeof event === 'object' && event !== null && otherMembers.has(event);
 }
 
 /**

@@ -2,8 +2,8 @@ const NEWLINE = 0x0a;
 
 /** What {@link LineSplitter.push} reports for each piece of input: lines as text. */
 export interface LineSink {
-  /** One line, without its newline, decoded as UTF-8. */
-  line(text: string): void;
+  /** One line, without its newline, decoded as UTF-8; `bytes`: its length in bytes. */
+  line(text: string, bytes: number): void;
   /** A line passed the limit (reported once, as it does, even if it never ends); `bytes`: how much of it was seen. */
   oversize(bytes: number): void;
 }
@@ -88,7 +88,7 @@ export class LineSplitter {
       this.pendingBytes = 0;
     }
     if ('lineBytes' in sink) sink.lineBytes(line.subarray(from, to));
-    else sink.line(line.toString('utf8', from, to));
+    else sink.line(line.toString('utf8', from, to), to - from);
   }
 
   private keep(chunk: Buffer, start: number, sink: LineSink | LineBytesSink): void {

@@ -51,6 +51,18 @@ export interface RawWatchEvent {
 export type WatchFrame = RawWatchEvent | InformerError;
 
 /**
+ * A watch frame with the JSON text it was read from: `line` is set only when that text is the
+ * event exactly (one line `{"type": …, "object": …}`, no other member, the object neither cut
+ * down nor skipped), so that writing it is writing the event. See {@link ListWatch.watchLines}.
+ */
+export interface LinedFrame {
+  readonly frame: WatchFrame;
+  readonly line?: string;
+  /** The length of `line` in UTF-8 bytes, when the transport knows it (it read them). */
+  readonly bytes?: number;
+}
+
+/**
  * The I/O boundary. A ListWatch is bound to one resource, namespace and set of
  * selectors; `list` and `watch` are cold: each subscription is one HTTP
  * request, and unsubscribing aborts it.
@@ -74,6 +86,13 @@ export interface ListWatch {
    * user's ListWatch) such a wait is the backoff, as any other.
    */
   readonly reachable$?: Observable<void>;
+  /**
+   * Optional: `watch`, each frame with the JSON text of its line when the transport read it whole
+   * (the HTTP transport does). `record` asks for it, to write a trace line around the text instead
+   * of serializing the parsed object again; nothing else does, and nothing changes for `watch`.
+   * A wrapper that changes frames must not pass it on (`passThrough` and `filtered` do not).
+   */
+  watchLines?(options: WatchOptions): Observable<LinedFrame>;
 }
 
 /** Whether an informer's source is a ListWatch (rather than a KubeConfig). */

@@ -2,12 +2,20 @@
  * `rx-informer record RESOURCE... -o trace.jsonl`: one informer per resource over a recorded
  * ListWatch, every request and what came of it written to one trace (docs/testing.md).
  */
-import { closeSync, openSync, writeSync } from 'node:fs';
 import { firstValueFrom, Subscription } from 'rxjs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { discover, toResource } from '../discovery/index.ts';
 import { informer } from '../index.ts';
-import { httpListWatch, isSecretResource, record, resourceName, traceWriter, type TraceStopReason, type TraceWriter } from '../pipeline.ts';
+import {
+  httpListWatch,
+  isSecretResource,
+  record,
+  resourceName,
+  traceFileSink,
+  traceWriter,
+  type TraceStopReason,
+  type TraceWriter,
+} from '../pipeline.ts';
 import { explain } from './explain.ts';
 import { messageOf } from './format.ts';
 import type { RecordCommandOptions } from './recordArgs.ts';
@@ -28,16 +36,10 @@ export interface Recording {
   readonly writer: TraceWriter;
 }
 
-/** Writes `text` whole (a file descriptor may take less than asked in one call). */
-function writeWhole(fd: number, text: string): void {
-  const bytes = Buffer.from(text, 'utf8');
-  for (let at = 0; at < bytes.length;) at += writeSync(fd, bytes, at, bytes.length - at);
-}
-
 /**
  * Discovers the resources (as `watch` resolves them), opens the trace file and starts one informer
- * per resource whose ListWatch is recorded. Every line is written synchronously and whole, so a
- * signal between two lines leaves a file that reads.
+ * per resource whose ListWatch is recorded. Every line is written whole (`traceFileSink`: the lines of
+ * one burst in one write, at its end, before a signal's handler can run), so a signal leaves a file that reads.
  */
 export async function recordCommand(kc: KubeConfig, command: RecordCommandOptions, terminal: RecordTerminal): Promise<Recording> {
   const server = kc.getCurrentCluster()?.server ?? '(no server)';
@@ -48,9 +50,10 @@ export async function recordCommand(kc: KubeConfig, command: RecordCommandOption
     throw new UsageError(explain(error, server));
   }
   const chosen = resolveResources(found, { resources: command.resources, all: false });
-  const fd = openSync(command.file, 'w');
+  const file = traceFileSink(command.file);
   const writer = traceWriter({
-    write: (text) => writeWhole(fd, text),
+    write: (text) => file.write(text),
+    writeParts: (parts) => file.writeParts(parts),
     resources: chosen.map(resourceName),
     options: {
       ...(command.namespace !== undefined ? { namespace: command.namespace } : {}),
@@ -77,7 +80,7 @@ export async function recordCommand(kc: KubeConfig, command: RecordCommandOption
     closed = true;
     recording.unsubscribe(); // the open requests' `end` lines first
     writer.close();
-    closeSync(fd);
+    file.close();
   };
   return {
     synced: Promise.all(synced).then(() => undefined),

@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { EMPTY, of } from 'rxjs';
 import { testScheduler } from '../../support/testScheduler.ts';
 import { record } from '../../../src/1-transport/trace/record.ts';
-import { traceWriter } from '../../../src/1-transport/trace/writer.ts';
+import { traceWriter, type TraceWriter } from '../../../src/1-transport/trace/writer.ts';
 import { readTrace, type TraceLine } from '../../../src/1-transport/trace/format.ts';
-import type { ListWatch } from '../../../src/1-transport/listWatch.ts';
+import type { LinedFrame, ListWatch, RawWatchEvent } from '../../../src/1-transport/listWatch.ts';
 import { fakeListWatch, httpFailure, listPage, watchBookmark, watchEvent, watchStatus } from '../../../src/testing/index.ts';
 import { InformerError } from '../../../src/0-model/errors.ts';
 
@@ -109,6 +109,31 @@ describe('record', () => {
     expect(out.text).not.toContain('hunter2');
   });
 
+  it('redacts list items shaped like Secrets (no kind, as a real server lists them) when not told the resource', () => {
+    testScheduler().run(({ cold, flush }) => {
+      const listed = {
+        metadata: { name: 'db', namespace: 'default', resourceVersion: '3' },
+        type: 'Opaque',
+        data: { password: 'aHVudGVyMg==' },
+      };
+      const config = { metadata: { name: 'settings', namespace: 'default', resourceVersion: '4' }, data: { level: 'info' } };
+      const fake = fakeListWatch({ lists: [cold('(p|)', { p: listPage('4', [listed, config]) })] });
+      const { out, writer } = recorder();
+      record(fake, writer).list({}).subscribe();
+      flush();
+      writer.close();
+      expect(out.text).not.toContain('aHVudGVyMg==');
+      expect(out.text).toContain('"level":"info"');
+      // secret: false says the objects are not Secrets, whatever their shape.
+      const clear = recorder();
+      record(fakeListWatch({ lists: [cold('(p|)', { p: listPage('4', [listed]) })] }), clear.writer, { secret: false })
+        .list({})
+        .subscribe();
+      flush();
+      expect(clear.out.text).toContain('aHVudGVyMg==');
+    });
+  });
+
   it('passes through members of the ListWatch it does not know', () => {
     const inner = Object.assign(fakeListWatch(), { reachable: () => 'yes', flag: 3 });
     const { writer } = recorder();
@@ -161,5 +186,117 @@ describe('traceWriter', () => {
     expect(pages).toHaveLength(1);
     expect(writer.stopped).toBe('closed');
     expect((writer.error as Error).message).toBe('disk full');
+  });
+});
+
+describe('record over a ListWatch with watchLines (events written as the lines they came in)', () => {
+  /** A ListWatch whose watch lines are `lines` (text as a server would send it), parsed for its frames. */
+  const lined = (lines: readonly string[], frames = lines.map((l) => JSON.parse(l) as RawWatchEvent)): ListWatch => ({
+    list: () => EMPTY,
+    watch: () => of(...frames),
+    watchLines: () => of(...frames.map((frame, i): LinedFrame => ({ frame, line: lines[i]!, bytes: Buffer.byteLength(lines[i]!) }))),
+  });
+  const goLine =
+    '{"type":"ADDED","object":{"metadata":{"name":"a","namespace":"default","resourceVersion":"2"},"data":{"v":"\\u003cb\\u003e"}}}';
+
+  it('writes the line as it came (no second serialization), and the trace reads as one written from the event', () => {
+    const { out, writer } = recorder();
+    const frames: unknown[] = [];
+    record(lined([goLine]), writer)
+      .watch({})
+      .subscribe((f) => frames.push(f));
+    expect(frames).toEqual([JSON.parse(goLine)]); // what passes on is the frame, not the line
+    expect(out.text).toContain(`,"event":${goLine}}\n`);
+    const serialized = recorder();
+    record({ list: () => EMPTY, watch: () => of(JSON.parse(goLine) as RawWatchEvent) }, serialized.writer)
+      .watch({})
+      .subscribe();
+    expect(serialized.out.text).not.toContain(goLine);
+    expect(withoutAt(readTrace(out.text).lines)).toEqual(withoutAt(readTrace(serialized.out.text).lines));
+  });
+
+  it("never writes a Secret's line: by kind in a watch of another resource, or every object of a resource of Secrets", () => {
+    const line = JSON.stringify({ type: 'ADDED', object: secret('s', 'hunter2') });
+    const byKind = recorder();
+    record(lined([line]), byKind.writer, { resource: 'pods' })
+      .watch({})
+      .subscribe();
+    expect(byKind.out.text).not.toContain('hunter2');
+    // Named secrets: even an object without a kind (as list items come).
+    const kindless = JSON.stringify({ type: 'ADDED', object: { ...secret('s', 'hunter2'), kind: undefined } });
+    const byResource = recorder();
+    record(lined([kindless]), byResource.writer, { resource: 'secrets' })
+      .watch({})
+      .subscribe();
+    expect(byResource.out.text).not.toContain('hunter2');
+    expect(readTrace(byResource.out.text).lines[1]).toMatchObject({
+      event: { object: { data: { password: expect.stringMatching(/^<redacted:/) } } },
+    });
+    // redact: false takes the line as it came.
+    const clear = recorder();
+    record(lined([line]), clear.writer, { resource: 'secrets', redact: false })
+      .watch({})
+      .subscribe();
+    expect(clear.out.text).toContain(`,"event":${line}}\n`);
+  });
+
+  it('serializes frames that come without a line, error frames, and for a writer without eventLine', () => {
+    const malformed = new InformerError('MalformedLine', 'bad line', { phase: 'watch' });
+    const event = JSON.parse(goLine) as RawWatchEvent;
+    const noLines: ListWatch = {
+      list: () => EMPTY,
+      watch: () => EMPTY,
+      watchLines: () => of<LinedFrame[]>({ frame: event }, { frame: malformed }),
+    };
+    const { out, writer } = recorder();
+    record(noLines, writer).watch({}).subscribe();
+    expect(withoutAt(readTrace(out.text).lines).slice(1, 3)).toEqual([
+      { type: 'event', id: 0, event },
+      { type: 'notice', id: 0, error: { reason: 'MalformedLine', message: 'bad line', phase: 'watch' } },
+    ]);
+    expect(out.text).not.toContain(goLine);
+    const plain = recorder();
+    const { eventLine: _eventLine, ...withoutEventLine } = plain.writer;
+    record(lined([goLine]), withoutEventLine as TraceWriter)
+      .watch({})
+      .subscribe();
+    expect(plain.out.text).not.toContain(goLine);
+  });
+
+  it('does not pass the inner watchLines on: a recorder of a recorder records through both', () => {
+    const inner = recorder();
+    const outer = recorder();
+    const twice = record(record(lined([goLine]), inner.writer), outer.writer);
+    expect(twice.watchLines).toBeUndefined();
+    twice.watch({}).subscribe();
+    expect(readTrace(inner.out.text).lines.map((l) => l.type)).toEqual(['watch', 'event', 'end']);
+    expect(readTrace(outer.out.text).lines.map((l) => l.type)).toEqual(['watch', 'event', 'end']);
+  });
+});
+
+describe('traceWriter.eventLine', () => {
+  it.each([300, 403, 404, 405, 600])('never passes maxBytes (%i), counting the bytes it is told or measures', (maxBytes) => {
+    const line = '{"type":"ADDED","object":{"metadata":{"name":"żółw"}}}';
+    for (const told of [Buffer.byteLength(line), undefined]) {
+      const { out, writer } = recorder({ maxBytes });
+      const id = writer.nextId();
+      writer.line({ type: 'watch', id, options: {} });
+      for (let i = 0; i < 5 && writer.eventLine(id, line, told); i++);
+      expect(Buffer.byteLength(out.text)).toBeLessThanOrEqual(maxBytes);
+      expect(writer.bytes).toBe(Buffer.byteLength(out.text));
+      expect(readTrace(out.text).lines.at(-1)).toMatchObject({ type: 'stop', why: 'maxBytes' });
+    }
+  });
+
+  it('hands the line in parts to writeParts when given (written as their concatenation), whole to write otherwise', () => {
+    const parts: (readonly string[])[] = [];
+    const whole: string[] = [];
+    const writer = traceWriter({ write: (text) => whole.push(text), writeParts: (p) => parts.push(p), resources: ['pods'] });
+    writer.eventLine(writer.nextId(), '{"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"9"}}}');
+    writer.line({ type: 'end', id: 0, how: 'complete' });
+    expect(parts).toHaveLength(1);
+    expect(JSON.parse(parts[0]!.join(''))).toMatchObject({ type: 'event', id: 0, event: { type: 'BOOKMARK' } });
+    expect(whole.map((t) => JSON.parse(t).type)).toEqual(['header', 'end']);
+    expect(writer.bytes).toBe(Buffer.byteLength(whole.join('') + parts[0]!.join('')));
   });
 });

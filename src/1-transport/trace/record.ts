@@ -6,7 +6,7 @@ import { Observable } from 'rxjs';
 import { InformerError } from '../../0-model/errors.ts';
 import { secretRedactor } from '../../0-model/redact.ts';
 import type { KubeObject } from '../../0-model/objects.ts';
-import type { ListPage, ListWatch, WatchFrame } from '../listWatch.ts';
+import type { LinedFrame, ListPage, ListWatch, RawWatchEvent, WatchFrame } from '../listWatch.ts';
 import { canonicalOptions, recordedError, type TraceRequestLine } from './format.ts';
 import type { TraceWriter } from './writer.ts';
 
@@ -16,7 +16,11 @@ type Outcome = WithoutAt<TraceRequestLine>;
 export interface RecordOptions {
   /** The resource's name in the trace (`pods`, `deployments.apps`); needed when a trace holds several. */
   readonly resource?: string;
-  /** Whether the resource's objects are Secrets. Default: when `resource` is `secrets`. */
+  /**
+   * Whether the resource's objects are Secrets. Default: when `resource` is `secrets`; otherwise an object is taken
+   * for a Secret by its `kind`, or, without one (list items), by its shape (a string `type` beside `data` or
+   * `stringData`). `false`: never redact by shape (a resource whose objects look like Secrets and are not).
+   */
   readonly secret?: boolean;
   /**
    * Redact Secret values (`data`, `stringData`, the last-applied annotation) as `rx-informer watch`
@@ -31,31 +35,60 @@ function hasMetadata(value: unknown): value is KubeObject {
 }
 
 /** The redaction of one recorder: Secrets (by resource, or by `kind` in a watch event) lose their values. */
-function redactorFor(options: RecordOptions): (object: unknown) => unknown {
-  if (options.redact === false) return (object) => object;
-  const redact = secretRedactor();
-  const secret = options.secret ?? options.resource === 'secrets';
-  return (object) =>
-    hasMetadata(object) && (secret || (object as { kind?: unknown }).kind === 'Secret') && object.metadata !== null
-      ? redact(object)
-      : object;
+interface Redaction {
+  /** Whether `redact` changes `object`. */
+  readonly redacts: (object: unknown) => boolean;
+  readonly redact: (object: unknown) => unknown;
+  /** Whether a watch line may be written as it came: its event is not one `redact` changes. */
+  readonly asIs: (event: RawWatchEvent) => boolean;
 }
 
-/** Wraps `source`: every subscription is a request line, what it emits a line each, its end a line. */
-function recorded<V>(
+/**
+ * An object without a `kind` shaped like a Secret: a string `type` beside `data` or `stringData` (a real API server
+ * always sets a Secret's `type`). List items come without their kind: without this, a recorder not told it records
+ * Secrets (`resource: 'secrets'` or `secret: true`) would write their values in clear. A ConfigMap has no `type`; an
+ * object of another resource this shape matches loses its values in the trace, which is the safe side to err on.
+ */
+function shapedLikeSecret(object: object): boolean {
+  const { kind, type, data, stringData } = object as { kind?: unknown; type?: unknown; data?: unknown; stringData?: unknown };
+  const values = (v: unknown) => typeof v === 'object' && v !== null;
+  return kind === undefined && typeof type === 'string' && (values(data) || values(stringData));
+}
+
+function redactionFor(options: RecordOptions): Redaction {
+  if (options.redact === false) return { redacts: () => false, redact: (object) => object, asIs: () => true };
+  const redactSecret = secretRedactor();
+  const secret = options.secret ?? options.resource === 'secrets';
+  const redacts = (object: unknown) =>
+    hasMetadata(object) &&
+    object.metadata !== null &&
+    (secret || (object as { kind?: unknown }).kind === 'Secret' || (options.secret === undefined && shapedLikeSecret(object)));
+  return {
+    redacts,
+    redact: (object) => (redacts(object) ? redactSecret(object as KubeObject) : object),
+    asIs: (event) => !redacts(event.object),
+  };
+}
+
+/**
+ * Wraps `source`: every subscription is a request line, what it emits a line each (`write`) and is passed on
+ * as `value` makes it, its end a line.
+ */
+function recorded<W, V>(
   writer: TraceWriter,
   request: (id: number) => Outcome,
-  source: Observable<V>,
-  outcome: (value: V, id: number) => Outcome,
+  source: Observable<W>,
+  write: (emitted: W, id: number) => void,
+  value: (emitted: W) => V,
 ): Observable<V> {
   return new Observable<V>((subscriber) => {
     const id = writer.nextId();
     writer.line(request(id));
     let ended = false;
     const inner = source.subscribe({
-      next: (value) => {
-        writer.line(outcome(value, id));
-        subscriber.next(value);
+      next: (emitted) => {
+        write(emitted, id);
+        subscriber.next(value(emitted));
       },
       error: (error: unknown) => {
         ended = true;
@@ -75,6 +108,8 @@ function recorded<V>(
   });
 }
 
+const same = <T>(value: T): T => value;
+
 /**
  * A ListWatch that passes every request of `listWatch` through and writes to `writer` what its
  * source saw: each list request and its page, each watch request and its frames, each failure with
@@ -87,34 +122,48 @@ function recorded<V>(
  * ```
  */
 export function record(listWatch: ListWatch, writer: TraceWriter, options: RecordOptions = {}): ListWatch {
-  const redact = redactorFor(options);
+  const { redact, asIs } = redactionFor(options);
   const resource = options.resource === undefined ? {} : { resource: options.resource };
-  const page = (p: ListPage, id: number): Outcome => ({
-    type: 'page',
-    id,
-    resourceVersion: p.resourceVersion,
-    ...(p.continue === undefined ? {} : { continue: p.continue }),
-    ...(p.remainingItemCount === undefined ? {} : { remainingItemCount: p.remainingItemCount }),
-    items: p.items.map(redact),
-    ...(p.notice === undefined ? {} : { notice: recordedError(p.notice) }),
-  });
-  const frame = (f: WatchFrame, id: number): Outcome =>
-    f instanceof InformerError
-      ? { type: 'notice', id, error: recordedError(f) }
-      : { type: 'event', id, event: { type: f.type, object: redact(f.object) } };
+  const page = (p: ListPage, id: number) =>
+    writer.line({
+      type: 'page',
+      id,
+      resourceVersion: p.resourceVersion,
+      ...(p.continue === undefined ? {} : { continue: p.continue }),
+      ...(p.remainingItemCount === undefined ? {} : { remainingItemCount: p.remainingItemCount }),
+      items: p.items.map(redact),
+      ...(p.notice === undefined ? {} : { notice: recordedError(p.notice) }),
+    });
+  const frame = (f: WatchFrame, id: number) =>
+    writer.line(
+      f instanceof InformerError
+        ? { type: 'notice', id, error: recordedError(f) }
+        : { type: 'event', id, event: { type: f.type, object: redact(f.object) } },
+    );
+  // A line the transport read whole is written as it came, unless it must be redacted: no second serialization.
+  const lined = ({ frame: f, line, bytes }: LinedFrame, id: number) =>
+    line !== undefined && writer.eventLine && !(f instanceof InformerError) && asIs(f) ? writer.eventLine(id, line, bytes) : frame(f, id);
   const list: ListWatch['list'] = (o) =>
-    recorded(writer, (id) => ({ type: 'list', id, ...resource, options: canonicalOptions(o) }), listWatch.list(o), page);
-  const watch: ListWatch['watch'] = (o) =>
-    recorded(writer, (id) => ({ type: 'watch', id, ...resource, options: canonicalOptions(o) }), listWatch.watch(o), frame);
+    recorded(writer, (id) => ({ type: 'list', id, ...resource, options: canonicalOptions(o) }), listWatch.list(o), page, same);
+  const watch: ListWatch['watch'] = (o) => {
+    const request = (id: number): Outcome => ({ type: 'watch', id, ...resource, options: canonicalOptions(o) });
+    return listWatch.watchLines
+      ? recorded(writer, request, listWatch.watchLines(o), lined, (l) => l.frame)
+      : recorded(writer, request, listWatch.watch(o), frame, same);
+  };
   return passThrough(listWatch, { list, watch });
 }
 
-/** `inner` with `list` and `watch` replaced: every other member (a later optional one too) is the inner's own. */
+/**
+ * `inner` with `list` and `watch` replaced: every other member (a later optional one too) is the inner's own,
+ * but `watchLines`, which is `replaced`'s (absent unless given: the inner's would bypass the new `watch`).
+ */
 export function passThrough(inner: ListWatch, replaced: ListWatch): ListWatch {
   return new Proxy(inner, {
     get(target, property) {
       if (property === 'list') return replaced.list;
       if (property === 'watch') return replaced.watch;
+      if (property === 'watchLines') return replaced.watchLines;
       const value: unknown = Reflect.get(target, property, target);
       return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
     },

@@ -14,12 +14,21 @@ import {
 /** Room kept for the `stop` line within `maxBytes`, so a stopped trace still ends with one. */
 const STOP_LINE_ROOM = 64;
 
+/** What follows the event of a line `eventLine` writes. */
+const EVENT_LINE_END = '}\n';
+
 /** Distributes `Omit` over the line types. */
 type WithoutAt<T> = T extends unknown ? Omit<T, 'at'> : never;
 
 export interface TraceWriterOptions {
   /** Receives the trace, one whole line (with its newline) per call, in order. */
   readonly write: (text: string) => void;
+  /**
+   * Optional: receives a line in parts, to be written one after the other (the line is their concatenation),
+   * so that an event written as it came is not copied into a line first ({@link TraceFileSink}'s `writeParts`).
+   * Without it, such a line goes to `write` whole.
+   */
+  readonly writeParts?: (parts: readonly string[]) => void;
   /** The resources recorded (for the header). */
   readonly resources: readonly string[];
   /** The server's `gitVersion`, when known (for the header). */
@@ -42,6 +51,14 @@ export interface TraceWriter {
   nextId(): number;
   /** Writes one line stamped with the time now; false when the writer has stopped (nothing was written). */
   line(record: WithoutAt<TraceRequestLine>): boolean;
+  /**
+   * {@link TraceWriter.line} for an `event` line whose event is given as the JSON text it was read from
+   * (`{"type": …, "object": …}`, as a watch line is), written as it is: not parsed, not serialized again.
+   * The caller vouches for the text (see `LinedFrame`), and redacts by taking `line` instead when it must.
+   * `bytes`: the text's length in UTF-8 bytes, when known (else it is measured). Optional (a writer of
+   * another making may lack it: `record` then serializes the event with `line`).
+   */
+  eventLine?(id: number, event: string, bytes?: number): boolean;
   /** Why the writer stopped; undefined while it writes. */
   readonly stopped: TraceStopReason | undefined;
   /** Emits once, when the writer stops (by a limit or `close`), then completes (a late subscriber still hears it). */
@@ -60,7 +77,7 @@ export interface TraceWriter {
  * the stop line instead; after `durationMs` it stops (`duration`). A throwing `write` stops it
  * (`closed`, with {@link TraceWriter.error}); the requests recorded go on unharmed.
  */
-export function traceWriter(options: TraceWriterOptions): TraceWriter {
+export function traceWriter(options: TraceWriterOptions): TraceWriter & Required<Pick<TraceWriter, 'eventLine'>> {
   const clock = options.scheduler ?? asyncScheduler;
   const start = clock.now();
   const maxBytes = options.maxBytes ?? Infinity;
@@ -70,9 +87,9 @@ export function traceWriter(options: TraceWriterOptions): TraceWriter {
   let stopped: TraceStopReason | undefined;
   let timer: Subscription | undefined;
 
-  const put = (text: string) => {
+  const put = (text: string, size = Buffer.byteLength(text, 'utf8')) => {
     options.write(text);
-    bytes += Buffer.byteLength(text, 'utf8');
+    bytes += size;
   };
   let failure: unknown;
   const stop = (why: TraceStopReason) => {
@@ -101,30 +118,49 @@ export function traceWriter(options: TraceWriterOptions): TraceWriter {
   put(traceLineText(header));
   if (options.durationMs !== undefined) timer = clock.schedule(() => stop('duration'), options.durationMs);
 
+  /** The time of a line to write now, or undefined when the writer has stopped (or stops now, at its duration). */
+  const now = (): number | undefined => {
+    if (stopped) return undefined;
+    const at = clock.now() - start;
+    if (options.durationMs === undefined || at < options.durationMs) return at;
+    stop('duration');
+    return undefined;
+  };
+  /** Writes a whole line within the budget, or stops; `size`: its UTF-8 bytes, `parts`: the line in parts, if it was given so. */
+  const whole = (text: () => string, size: number, parts?: readonly string[]): boolean => {
+    if (bytes + size + STOP_LINE_ROOM > maxBytes) {
+      stop('maxBytes');
+      return false;
+    }
+    try {
+      if (parts && options.writeParts) options.writeParts(parts);
+      else options.write(text());
+      bytes += size;
+      return true;
+    } catch (e) {
+      failure = e;
+      stop('closed');
+      return false;
+    }
+  };
+
   return {
     nextId: () => ids++,
     line(record) {
-      if (stopped) return false;
-      const at = clock.now() - start;
-      if (options.durationMs !== undefined && at >= options.durationMs) {
-        stop('duration');
-        return false;
-      }
+      const at = now();
+      if (at === undefined) return false;
       // `type` and `at` first: a trace reads well by eye.
       const { type, ...rest } = record;
       const text = traceLineText({ type, at, ...rest } as TraceRequestLine);
-      if (bytes + Buffer.byteLength(text, 'utf8') + STOP_LINE_ROOM > maxBytes) {
-        stop('maxBytes');
-        return false;
-      }
-      try {
-        put(text);
-        return true;
-      } catch (e) {
-        failure = e;
-        stop('closed');
-        return false;
-      }
+      return whole(() => text, Buffer.byteLength(text, 'utf8'));
+    },
+    eventLine(id, event, eventBytes = Buffer.byteLength(event, 'utf8')) {
+      const at = now();
+      if (at === undefined) return false;
+      // The members as `line` writes them, `event` last: {"type":"event","at":…,"id":…,"event":…}.
+      const head = `{"type":"event","at":${JSON.stringify(at)},"id":${JSON.stringify(id)},"event":`;
+      const parts = [head, event, EVENT_LINE_END];
+      return whole(() => parts.join(''), head.length + eventBytes + EVENT_LINE_END.length, parts);
     },
     get stopped() {
       return stopped;

@@ -1,0 +1,98 @@
+/**
+ * What `record` costs per watch event by itself, in one process, without a server or an informer: the bench's
+ * ≈ 4.7 KB pod events (2,000 lines, cycled), parsed as the transport parses them, pushed through `record` into a
+ * trace file, in bursts of 14 events (a 64 KiB socket chunk) with a microtask between bursts, as a watch
+ * stream delivers them. CPU time (user + system) of this process per event, for each way:
+ *
+ *   parse         JSON.parse of each line alone (what the informer's transport does anyway, for scale)
+ *   pass          frames through a ListWatch not recorded (the baseline of the three below)
+ *   stringify     record over `watch`: each event serialized again (JSON.stringify), the line to `write` whole
+ *   lines         record over `watchLines`: each event written as its line came, through `writeParts`
+ *   lines-null    the same to /dev/null: what is left when the file system costs nothing
+ *   lazy-…        pass, stringify and lines with the events decoded lazily (`lazyDecode`) from the lines' bytes:
+ *                 serialized again, a lazy event is parsed whole; written as it came, its line is decoded to text
+ *
+ *   node bench/micro/recordWatch.ts [events=100000] [rounds=3] [ways=parse,pass,stringify,lines,lines-null,lazy-pass,lazy-stringify,lazy-lines]
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Subject, type Observable } from 'rxjs';
+import type { LinedFrame, ListWatch, WatchFrame } from '../../src/1-transport/listWatch.ts';
+import { parseWatchLineLazily } from '../../src/1-transport/http/decode.ts';
+import { record } from '../../src/1-transport/trace/record.ts';
+import { traceFileSink } from '../../src/1-transport/trace/traceFileSink.ts';
+import { traceWriter } from '../../src/1-transport/trace/writer.ts';
+import { makePod, playEvents } from '../workload/pods.ts';
+
+const EVENTS = Number(process.argv[2] ?? 100_000);
+const ROUNDS = Number(process.argv[3] ?? 3);
+const WAYS = (process.argv[4] ?? 'parse,pass,stringify,lines,lines-null,lazy-pass,lazy-stringify,lazy-lines').split(',');
+const BURST = 14;
+
+const lines: string[] = [];
+for (const event of playEvents(1000, 2000, 1)) lines.push(JSON.stringify({ type: event.type, object: makePod(event.pod) }));
+const bytes = lines.map((line) => Buffer.byteLength(line));
+const buffers = lines.map((line) => Buffer.from(line));
+const dir = mkdtempSync(join(tmpdir(), 'rx-informer-record-micro-'));
+
+/** Pushes EVENTS lines through `emit`, a microtask after every burst; CPU µs per event. */
+async function timed(emit: (line: string, bytes: number, buffer: Buffer) => void): Promise<number> {
+  const start = process.cpuUsage();
+  for (let i = 0; i < EVENTS; i++) {
+    emit(lines[i % lines.length]!, bytes[i % bytes.length]!, buffers[i % buffers.length]!);
+    if (i % BURST === BURST - 1) await Promise.resolve();
+  }
+  await Promise.resolve();
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) / EVENTS;
+}
+
+/** A ListWatch whose watch is `frames` (and `watchLines` is `lined`), subscribed through `record` (or not). */
+async function through(way: string): Promise<number> {
+  if (way === 'parse') return timed((line) => JSON.parse(line));
+  const frames = new Subject<WatchFrame>();
+  const lined = new Subject<LinedFrame>();
+  const base: ListWatch = { list: () => frames as unknown as Observable<never>, watch: () => frames };
+  const kind = way.replace(/^lazy-/, '');
+  const source: ListWatch = kind.startsWith('lines') ? { ...base, watchLines: () => lined } : base;
+  const file = traceFileSink(way === 'lines-null' ? '/dev/null' : join(dir, `${way}.jsonl`));
+  const writer = traceWriter({ write: (t) => file.write(t), writeParts: (p) => file.writeParts(p), resources: ['pods'] });
+  const listWatch = kind === 'pass' ? source : record(source, writer, { resource: 'pods' });
+  let seen = 0;
+  const subscription = listWatch.watch({}).subscribe(() => seen++);
+  const lazy = kind !== way;
+  const cpu = await timed(
+    lazy
+      ? kind.startsWith('lines')
+        ? (_line, n, buffer) => lined.next({ frame: parseWatchLineLazily(buffer), line: buffer.toString('utf8'), bytes: n })
+        : (_line, _n, buffer) => frames.next(parseWatchLineLazily(buffer))
+      : kind.startsWith('lines')
+        ? (line, n) => lined.next({ frame: JSON.parse(line) as WatchFrame, line, bytes: n })
+        : (line) => frames.next(JSON.parse(line) as WatchFrame),
+  );
+  subscription.unsubscribe();
+  writer.close();
+  file.close();
+  if (seen !== EVENTS) throw new Error(`${way}: ${seen} of ${EVENTS} events`);
+  return cpu;
+}
+
+const results = new Map<string, number[]>();
+for (let round = 0; round < ROUNDS; round++)
+  for (const way of WAYS) {
+    const cpu = await through(way);
+    results.set(way, [...(results.get(way) ?? []), cpu]);
+  }
+rmSync(dir, { recursive: true, force: true });
+
+const median = (values: readonly number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+const passOf = (way: string) => (results.has(way) ? median(results.get(way)!) : undefined);
+console.log(`${EVENTS} events of ≈ ${Math.round(bytes.reduce((a, b) => a + b, 0) / bytes.length)} B, ${ROUNDS} rounds, medians`);
+for (const [way, values] of results) {
+  const m = median(values);
+  const base = way.startsWith('lazy-') ? 'lazy-pass' : 'pass';
+  const pass = passOf(base);
+  const extra = pass !== undefined && way !== 'parse' && way !== base ? `  (+${(m - pass).toFixed(2)} µs over ${base})` : '';
+  console.log(`${way.padEnd(12)} ${m.toFixed(2)} µs CPU/event${extra}   [${values.map((v) => v.toFixed(2)).join(', ')}]`);
+}

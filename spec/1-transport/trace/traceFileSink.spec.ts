@@ -1,0 +1,88 @@
+/**
+ * traceFileSink: a trace writer's sink to a file. Lines go out whole, one burst (a synchronous run) per write,
+ * at the end of the run; close writes what is pending; a failed write is thrown by the next call, never lost.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { traceFileSink } from '../../../src/1-transport/trace/traceFileSink.ts';
+import { traceWriter } from '../../../src/1-transport/trace/writer.ts';
+import { readTrace } from '../../../src/1-transport/trace/format.ts';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+function tempPath(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'rx-informer-trace-file-'));
+  dirs.push(dir);
+  return join(dir, 'trace.jsonl');
+}
+/** Lets the microtasks queued so far run. */
+const endOfRun = () => new Promise<void>((resolve) => queueMicrotask(resolve));
+
+describe('traceFileSink', () => {
+  it('writes the lines of one synchronous run together when it ends, whole and in order, parts as their concatenation', async () => {
+    const path = tempPath();
+    const file = traceFileSink(path);
+    file.write('{"a":1}\n');
+    file.writeParts(['{"b":', '"żółw 🐢"', '}\n']);
+    expect(readFileSync(path, 'utf8')).toBe(''); // not yet: the run goes on
+    await endOfRun();
+    expect(readFileSync(path, 'utf8')).toBe('{"a":1}\n{"b":"żółw 🐢"}\n');
+    file.write('{"c":3}\n');
+    file.close();
+    expect(readFileSync(path, 'utf8')).toBe('{"a":1}\n{"b":"żółw 🐢"}\n{"c":3}\n');
+    expect(() => file.write('{"d":4}\n')).toThrow(/closed/);
+    file.close(); // idempotent
+  });
+
+  it('keeps the order of lines longer than its buffer, and of bursts longer than it', async () => {
+    const path = tempPath();
+    const file = traceFileSink(path);
+    const lines = [`${'x'.repeat(10)}\n`, `${'é'.repeat(300_000)}\n`, `${'y'.repeat(100_000)}\n`];
+    for (let i = 0; i < 3; i++) for (const line of lines) i % 2 ? file.writeParts([line.slice(0, 5), line.slice(5)]) : file.write(line);
+    file.flush();
+    expect(readFileSync(path, 'utf8')).toBe(lines.join('').repeat(3));
+    await endOfRun();
+    file.close();
+    expect(readFileSync(path, 'utf8')).toBe(lines.join('').repeat(3));
+  });
+
+  it('never cuts a line whose characters take more bytes than its length says (a buffer nearly full)', () => {
+    const path = tempPath();
+    const file = traceFileSink(path);
+    const ascii = `${'a'.repeat(1023)}\n`;
+    const wide = `${'é'.repeat(999)}🐢\n`;
+    const expected: string[] = [];
+    for (let i = 0; i < 255; i++) expected.push(ascii);
+    expected.push(wide, ascii, wide);
+    for (const line of expected) file.write(line);
+    file.close();
+    expect(readFileSync(path, 'utf8')).toBe(expected.join(''));
+  });
+
+  it('a write that fails (a full disk) is thrown by the next call: a trace writer over it stops, closed, with the error', async () => {
+    const file = traceFileSink('/dev/full');
+    const writer = traceWriter({ write: (t) => file.write(t), writeParts: (p) => file.writeParts(p), resources: ['pods'] });
+    expect(writer.stopped).toBeUndefined(); // the header is taken; it is written at the end of the run
+    await endOfRun();
+    expect(writer.line({ type: 'watch', id: writer.nextId(), options: {} })).toBe(false);
+    expect(writer.stopped).toBe('closed');
+    expect((writer.error as NodeJS.ErrnoException).code).toBe('ENOSPC');
+    expect(() => file.close()).toThrow(/ENOSPC/);
+  });
+
+  it('is the sink rx-informer record writes through: a trace it wrote reads', () => {
+    const path = tempPath();
+    const file = traceFileSink(path);
+    const writer = traceWriter({ write: (t) => file.write(t), writeParts: (p) => file.writeParts(p), resources: ['pods'] });
+    const id = writer.nextId();
+    writer.line({ type: 'watch', id, options: {} });
+    writer.eventLine(id, '{"type":"ADDED","object":{"metadata":{"name":"a"}}}');
+    writer.close();
+    file.close();
+    expect(readTrace(readFileSync(path, 'utf8')).lines.map((l) => l.type)).toEqual(['watch', 'event', 'stop']);
+  });
+});

@@ -1,0 +1,107 @@
+/**
+ * A trace writer's sink to a file: whole lines, encoded once into one buffer, one system call per burst.
+ */
+import { closeSync, openSync, writeSync } from 'node:fs';
+
+/** A file a {@link traceWriter} writes to: its `write` and `writeParts` are the writer's options of those names. */
+export interface TraceFileSink {
+  /**
+   * Takes one whole line. The lines taken within one synchronous run (e.g. the events of one chunk of a watch
+   * stream) are written together, whole, when it ends (a microtask), before any timer or I/O callback runs.
+   * Throws what a previous write threw (the writer then stops, `closed`).
+   */
+  write(text: string): void;
+  /** {@link TraceFileSink.write} for a line in parts (the line is their concatenation), not joined first. */
+  writeParts(parts: readonly string[]): void;
+  /** Writes the lines taken so far, now. Throws what writing them (or a previous write) threw. */
+  flush(): void;
+  /** Flushes and closes the file. Idempotent; throws what the last writes threw. */
+  close(): void;
+}
+
+/** The buffer lines are encoded into; fuller than this less a line, it is written out. */
+const BUFFER_BYTES = 256 * 1024;
+
+/**
+ * Opens `path` for a trace (`w`: created or emptied) and returns its sink: every line is written whole, so
+ * a process that ends between two bursts (a signal, a crash) leaves a file that reads; one that ends within
+ * a burst loses that burst's lines, never a part of one. `close()` writes what is pending first.
+ *
+ * ```ts
+ * const file = traceFileSink('trace.jsonl');
+ * const writer = traceWriter({ write: (line) => file.write(line), writeParts: (parts) => file.writeParts(parts), resources: ['pods'] });
+ * // … later: writer.close(); file.close();
+ * ```
+ */
+export function traceFileSink(path: string): TraceFileSink {
+  const fd = openSync(path, 'w');
+  const buffer = Buffer.allocUnsafe(BUFFER_BYTES);
+  let used = 0;
+  let failure: unknown;
+  let open = true;
+  let scheduled = false;
+
+  const out = (bytes: Uint8Array, length: number) => {
+    try {
+      // A file descriptor may take less than asked in one call.
+      for (let at = 0; at < length;) at += writeSync(fd, bytes, at, length - at);
+    } catch (error) {
+      failure = error;
+      throw error;
+    }
+  };
+  const flush = () => {
+    if (failure !== undefined) throw failure;
+    const length = used;
+    used = 0;
+    if (length > 0) out(buffer, length);
+  };
+  const later = () => {
+    scheduled = false;
+    try {
+      flush();
+    } catch {
+      // Kept in `failure`: the next write, flush or close throws it.
+    }
+  };
+  /** Room for a line of `units` UTF-16 units (at most 3 bytes each), or false when it may not fit the buffer. */
+  const room = (units: number): boolean => {
+    if (failure !== undefined) throw failure;
+    if (!open) throw new Error(`trace file ${path} is closed`);
+    if (!scheduled) {
+      scheduled = true;
+      queueMicrotask(later);
+    }
+    if (used + 3 * units <= BUFFER_BYTES) return true;
+    flush();
+    return 3 * units <= BUFFER_BYTES;
+  };
+  const take = (text: string) => {
+    if (room(text.length)) used += buffer.write(text, used, 'utf8');
+    else {
+      const bytes = Buffer.from(text, 'utf8');
+      out(bytes, bytes.length);
+    }
+  };
+
+  return {
+    write: take,
+    writeParts(parts) {
+      // Encoded one after the other into the buffer when the whole line fits, else written joined.
+      let units = 0;
+      for (const part of parts) units += part.length;
+      if (!room(units)) return take(parts.join(''));
+      for (const part of parts) used += buffer.write(part, used, 'utf8');
+    },
+    flush,
+    close() {
+      if (!open) return;
+      open = false;
+      try {
+        flush();
+      } finally {
+        closeSync(fd);
+      }
+    },
+  };
+}
