@@ -42,7 +42,7 @@ interface Envelope {
 }
 
 /** The envelope from pos to `end`: `k8s\0`, then runtime.Unknown (typeMeta 1, raw 2; contentEncoding and contentType skipped). */
-function envelope(end: number): Envelope {
+export function envelope(end: number): Envelope {
   if (!hasMagic(pos, end)) fail('no k8s\\0 magic');
   seek(pos + 4);
   let apiVersion = '';
@@ -255,7 +255,7 @@ const NAMESPACE_TAG = stringTag('namespace');
 const RV_TAG = stringTag('resourceVersion');
 
 /** An object's metadata.name, .namespace and .resourceVersion (those present), everything else skipped by length. */
-function identity(end: number, msg: Message): Record<string, unknown> {
+export function identity(end: number, msg: Message): Record<string, unknown> {
   const metaField = msg.fields.find((f) => f.json === 'metadata');
   const metaTag = metaField ? (metaField.n << 3) | 2 : -1;
   const found: Record<string, unknown> = {};

@@ -128,7 +128,7 @@ function duration(end: number): string {
 }
 
 /** One value of a length-delimited field of `f`'s kind ending at `end` (pos at its first byte). */
-function lengthDelimited(f: Field, end: number): unknown {
+export function lengthDelimited(f: Field, end: number): unknown {
   switch (f.kind) {
     case K.string:
       return str(pos, end);
