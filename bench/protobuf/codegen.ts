@@ -14,12 +14,8 @@ export interface Helpers {
   lengthEnd(end: number): number;
   skip(wireType: number, end: number): void;
   str(start: number, end: number): string;
-  base64(start: number, end: number): string;
-  timestamp(end: number, micro: boolean): string | null;
-  quantity(end: number): string;
-  intOrString(end: number): string | number;
-  rawField(end: number): unknown;
-  duration(end: number): string;
+  /** A length-delimited value of a kind other than a string or a message (bytes, times, quantities, …), pos at its first byte. */
+  value(kind: number, end: number): unknown;
   getPos(): number;
   setPos(pos: number): void;
   /** The schema walker, for one field occurrence (tag read). */
@@ -36,8 +32,6 @@ function valueCode(f: Field): { wireType: number; code: string } {
   switch (f.kind) {
     case K.string:
       return delimited('h.str(h.getPos(), e)');
-    case K.bytes:
-      return delimited('h.base64(h.getPos(), e)');
     case K.int32:
     case K.int64:
       return { wireType: 0, code: 'h.int64(end)' };
@@ -45,19 +39,15 @@ function valueCode(f: Field): { wireType: number; code: string } {
       return { wireType: 0, code: 'h.varint(end) !== 0' };
     case K.msg:
       return delimited(`(v = {}, ${id(f.msg!.name)}(v, e), v)`);
+    case K.bytes:
     case K.time:
-      return delimited('h.timestamp(e, false)');
     case K.microTime:
-      return delimited('h.timestamp(e, true)');
     case K.quantity:
-      return delimited('h.quantity(e)');
     case K.intOrString:
-      return delimited('h.intOrString(e)');
     case K.fieldsV1:
     case K.raw:
-      return delimited('h.rawField(e)');
     case K.duration:
-      return delimited('h.duration(e)');
+      return delimited(`h.value(${f.kind}, e)`);
     default:
       // double and anything else: the generic walker.
       return { wireType: -1, code: '' };

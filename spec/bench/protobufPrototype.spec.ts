@@ -188,24 +188,36 @@ describe('the protobuf prototype over hostile bytes', () => {
     expect(decodeBody(body)).toStrictEqual(zero);
   });
 
+  /** An ADDED frame (without its length) of a Pod whose message holds `metadata` (ObjectMeta's bytes) and `spec`. */
+  const podEvent = (metadata: number[], spec: number[]) => {
+    const pod = [0x0a, metadata.length, ...metadata, 0x12, spec.length, ...spec];
+    const typeMeta = [0x0a, 0x02, ...Buffer.from('v1'), 0x12, 0x03, ...Buffer.from('Pod')];
+    const unknown = [0x0a, typeMeta.length, ...typeMeta, 0x12, pod.length, ...pod];
+    const raw = [0x6b, 0x38, 0x73, 0x00, ...unknown];
+    return Buffer.from([0x0a, 0x05, ...Buffer.from('ADDED'), 0x12, raw.length + 2, 0x0a, raw.length, ...raw]);
+  };
+  const nameX = [0x0a, 0x01, 0x78]; // name "x"
+
   it('lazily, finds a bad member when it is read; checked, on arrival (the never-a-wrong-object rule of step 2)', () => {
-    const metadata = [0x0a, 0x01, 0x78]; // name "x"
     const badSpecs = [
       [0x0a, 0x05, 0x01], // volumes: 5 bytes announced, 1 there
       [0x08, 0x01], // volumes as a varint
     ];
     for (const spec of badSpecs) {
-      const pod = [0x0a, metadata.length, ...metadata, 0x12, spec.length, ...spec];
-      const typeMeta = [0x0a, 0x02, ...Buffer.from('v1'), 0x12, 0x03, ...Buffer.from('Pod')];
-      const unknown = [0x0a, typeMeta.length, ...typeMeta, 0x12, pod.length, ...pod];
-      const raw = [0x6b, 0x38, 0x73, 0x00, ...unknown];
-      const event = Buffer.from([0x0a, 0x05, ...Buffer.from('ADDED'), 0x12, raw.length + 2, 0x0a, raw.length, ...raw]);
+      const event = podEvent(nameX, spec);
       const lazy = decodeWatchEvent(event, 'lazy').object;
       expect((lazy.metadata as { name: string }).name).toBe('x');
       expect(() => lazy.spec).toThrow(ProtobufError);
       expect(() => decodeWatchEvent(event, 'checked')).toThrow(ProtobufError);
       expect(() => decodeWatchEvent(event)).toThrow(ProtobufError);
     }
+  });
+
+  it("reads values by the transport's rules: a time RFC 3339 cannot write is a ProtobufError in every mode", () => {
+    // metadata.creationTimestamp (field 8) of 2^40 seconds, past 9999-12-31.
+    const event = podEvent([...nameX, 0x42, 0x07, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x20], []);
+    for (const mode of ['eager', 'lazy', 'checked'] as const)
+      expect(() => decodeWatchEvent(event, mode)).toThrow(/a time out of range \(1099511627776 s\)/);
   });
 
   it('checks a frame length before allocating it, and a kind it has no schema for', () => {
