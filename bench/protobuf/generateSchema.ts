@@ -133,7 +133,8 @@ for (const { name: packageName, apiVersion } of packages) {
     const items = messages[`${name}List`]?.find((r) => r[1] === 'items');
     if (!structs.get(packageName)!.has(`${name}List`) || items?.[4] !== 'rep' || items[5] !== name) continue;
     // The decoders find a kind's message by the kind named in the envelope: a kind's name must be its message's.
-    if (messageName(packageName, name) !== name || kinds[name] !== undefined) throw new Error(`kind ${name} is defined twice`);
+    if (messageName(packageName, name) !== name || kinds[name] !== undefined)
+      throw new Error(`kind ${name}: another package defines the name too`);
     kinds[name] = apiVersion;
   }
 }
