@@ -13,6 +13,17 @@
  *   lazy-json-all, pb-lazy-all   the lazy ones with a handler reading spec, status and managedFields of every event
  *   rx-pb-kept  step 2's transport (src/1-transport/protobuf, through parseWatchFrame): checked on arrival, decoded lazily
  *   rx-pb-drop  step 2's transport dropping the object (a KeepObject saying no): name, namespace, resourceVersion only
+ * Metadata-only (issue #36, after step 2): the events' objects are PartialObjectMetadata (what a server answers
+ * `as=PartialObjectMetadata`), cached after the bench's rx-meta transform, stripManagedFields:
+ *   meta-json       the JSON path of rx-meta today: parseWatchLine (JSON.parse), then stripManagedFields
+ *   meta-json-lazy  the same with lazyDecode (parseWatchLineLazily): managedFields never parsed
+ *   meta-pb         the transport's protobuf path (parseWatchFrame): checked whole on arrival (FieldsV1's JSON scanned),
+ *                   metadata decoded now but managedFields, kept as bytes and never decoded; then stripManagedFields
+ *   meta-json-mf, meta-pb-mf   the same as meta-json and meta-pb without stripManagedFields (managedFields cached;
+ *                   protobuf: as bytes until first read)
+ *   meta-pb-unchecked  a bound, not a path anyone may ship: the prototype's lazy decode (bench/protobuf) with no walk,
+ *                   managedFields copied as bytes unchecked; then stripManagedFields
+ *   meta-pb-eager   the prototype's eager decode (FieldsV1 parsed), managedFields kept: against meta-json-mf
  * The drop contenders cache nothing per event; their heap holds the lazy cache of their sibling (lazy-json, pb-lazy).
  *
  * CPU time (process.cpuUsage: every thread, the collector's helpers included; and threadCpuUsage: the main thread),
@@ -27,12 +38,16 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { lazyParseObject, lazyParseWatchLine } from '../../src/1-transport/lazyJson.ts';
 import { decodeBody, decodeWatchEvent, peekNameNamespace, splitFrames } from '../protobuf/decode.ts';
-import { encodeWatchFrame } from '../../packages/emulator/src/protobuf/encode.ts';
-import { parseWatchFrame } from '../../src/1-transport/http/decode.ts';
-import { decodeWatchFrame } from '../../src/1-transport/protobuf/decode.ts';
+import { encodeEnvelope, encodeWatchFrame } from '../../packages/emulator/src/protobuf/encode.ts';
+import { parseWatchFrame, parseWatchLine, parseWatchLineLazily } from '../../src/1-transport/http/decode.ts';
+import { stripManagedFields } from '../../src/5-informer/transforms.ts';
+import type { KubeObject } from '../../src/0-model/objects.ts';
+import type { WatchFrame } from '../../src/1-transport/listWatch.ts';
+import { decodeListBody, decodeWatchFrame } from '../../src/1-transport/protobuf/decode.ts';
 import { makePod, playEvents, podKey } from '../workload/pods.ts';
 
 const CONTENDERS = [
@@ -47,6 +62,13 @@ const CONTENDERS = [
   'pb-checked',
   'rx-pb-kept',
   'rx-pb-drop',
+  'meta-json',
+  'meta-json-lazy',
+  'meta-pb',
+  'meta-json-mf',
+  'meta-pb-mf',
+  'meta-pb-unchecked',
+  'meta-pb-eager',
 ] as const;
 type Contender = (typeof CONTENDERS)[number];
 type Json = Record<string, unknown>;
@@ -98,6 +120,24 @@ function prepare(dir: string, cached: number, eventCount: number): void {
   }
   write(`pb-${cached}-events.bin`, events[0], false);
   write(`json-${cached}-events.jsonl`, events[1], true);
+  // The same, metadata-only: a PartialObjectMetadata of each pod, as kube-apiserver writes it.
+  const meta = (pod: Json) => ({ apiVersion: 'meta.k8s.io/v1', kind: 'PartialObjectMetadata', metadata: pod['metadata'] });
+  const mcache: [Buffer[], Buffer[]] = [[], []];
+  for (let i = 0; i < cached; i++) {
+    const pod = meta(makePod({ index: i, resourceVersion: i + 1, revision: 0 }));
+    mcache[0].push(encodeWatchFrame('ADDED', pod));
+    mcache[1].push(Buffer.from(JSON.stringify({ type: 'ADDED', object: pod }))); // events, as the frames are
+  }
+  write(`pbm-${cached}-cache.bin`, mcache[0], false);
+  write(`jsonm-${cached}-cache.jsonl`, mcache[1], true);
+  const mevents: [Buffer[], Buffer[]] = [[], []];
+  for (const e of playEvents(cached, eventCount, 7)) {
+    const pod = meta(makePod(e.pod));
+    mevents[0].push(encodeWatchFrame(e.type, pod));
+    mevents[1].push(Buffer.from(JSON.stringify({ type: e.type, object: pod })));
+  }
+  write(`pbm-${cached}-events.bin`, mevents[0], false);
+  write(`jsonm-${cached}-events.jsonl`, mevents[1], true);
 }
 const NEWLINE = Buffer.from('\n');
 
@@ -122,19 +162,35 @@ function fill(path: string, pb: boolean, cached: number, toCache: (bytes: Buffer
 }
 
 function child(contender: Contender, cached: number, eventCount: number, dir: string): Row {
+  const metaOnly = contender.startsWith('meta-');
   const rx = contender.startsWith('rx-pb');
-  const pb = contender.startsWith('pb') || rx;
+  const pb = contender.startsWith('pb') || rx || contender.startsWith('meta-pb');
   const eager = contender === 'json' || contender === 'pb-eager';
-  // The -all and drop contenders fill the cache as their lazy siblings do.
+  const strip = metaOnly && !contender.endsWith('-mf') && contender !== 'meta-pb-eager';
+  // The -all and drop contenders fill the cache as their lazy siblings do; the metadata-only ones as they decode.
+  const metaFrame = (bytes: Buffer) => {
+    const frame =
+      contender === 'meta-json' || contender === 'meta-json-mf'
+        ? parseWatchLine(bytes.toString('utf8'))
+        : contender === 'meta-json-lazy'
+          ? parseWatchLineLazily(bytes)
+          : contender === 'meta-pb-unchecked' || contender === 'meta-pb-eager'
+            ? (decodeWatchEvent(bytes, contender === 'meta-pb-eager' ? 'eager' : 'lazy') as WatchFrame)
+            : parseWatchFrame(bytes);
+    if (frame instanceof Error) throw frame;
+    return strip ? { type: frame.type, object: stripManagedFields(frame.object as KubeObject) } : frame;
+  };
   const toCache = (bytes: Buffer): unknown =>
-    rx
-      ? decodeWatchFrame(bytes, undefined).object
-      : pb
-        ? decodeWatchEvent(bytes, eager ? 'eager' : 'lazy').object
-        : eager
-          ? JSON.parse(bytes.toString('utf8'))
-          : lazyParseObject(bytes);
-  const prefix = join(dir, `${pb ? 'pb' : 'json'}-${cached}`);
+    metaOnly
+      ? metaFrame(bytes).object
+      : rx
+        ? decodeWatchFrame(bytes, undefined).object
+        : pb
+          ? decodeWatchEvent(bytes, eager ? 'eager' : 'lazy').object
+          : eager
+            ? JSON.parse(bytes.toString('utf8'))
+            : lazyParseObject(bytes);
+  const prefix = join(dir, `${pb ? 'pb' : 'json'}${metaOnly ? 'm' : ''}-${cached}`);
   gc();
   const before = held();
   const cache = fill(`${prefix}-cache.${pb ? 'bin' : 'jsonl'}`, pb, cached, toCache);
@@ -156,6 +212,11 @@ function child(contender: Contender, cached: number, eventCount: number, dir: st
   const never = () => false;
   const readAll = (o: Json & { metadata: Json }) => (o.spec && o.status && o.metadata.managedFields ? 1 : 0);
   let names = 0;
+  const keepMeta = (e: (typeof events)[number]) => {
+    const event = metaFrame(e.bytes) as { object: { metadata: { name: string } } };
+    names += event.object.metadata.name.length;
+    keep(event, e.key, e.deleted);
+  };
   const work: Record<Contender, (e: (typeof events)[number]) => void> = {
     json: (e) => keep(JSON.parse(e.bytes.toString('utf8')) as { object: unknown }, e.key, e.deleted),
     'lazy-json': (e) => {
@@ -198,6 +259,13 @@ function child(contender: Contender, cached: number, eventCount: number, dir: st
     'rx-pb-drop': (e) => {
       parseWatchFrame(e.bytes, never);
     },
+    'meta-json': (e) => keepMeta(e),
+    'meta-json-lazy': (e) => keepMeta(e),
+    'meta-pb': (e) => keepMeta(e),
+    'meta-json-mf': (e) => keepMeta(e),
+    'meta-pb-mf': (e) => keepMeta(e),
+    'meta-pb-unchecked': (e) => keepMeta(e),
+    'meta-pb-eager': (e) => keepMeta(e),
   };
   const run = work[contender];
   gc();
@@ -257,6 +325,63 @@ function recorded(reps: number): string[] {
   return [...samples].map(([name, xs]) => `| ${name} | ${median(xs).toFixed(2)} |`);
 }
 
+/**
+ * Metadata-only, in process: (1) never a wrong object: every metadata-only event of the workload decodes to the same
+ * object in protobuf (the transport's parseWatchFrame, every member read) as in JSON (parseWatchLine); (2) a list
+ * page of 500 PartialObjectMetadata items, main-thread CPU µs per item, JSON (JSON.parse + toListPage's items, then
+ * stripManagedFields) against protobuf (decodeListBody: each item checked and decoded lazily, then stripManagedFields).
+ */
+function metadataOnlyChecks(dir: string, cached: number, reps: number): string[] {
+  const frames = splitFrames(readFileSync(join(dir, `pbm-${cached}-events.bin`)), 1 << 20);
+  const lines = pieces(readFileSync(join(dir, `jsonm-${cached}-events.jsonl`)), false);
+  const plain = (x: unknown) => JSON.parse(JSON.stringify(x)) as unknown;
+  for (let i = 0; i < frames.length; i++) {
+    const pb = parseWatchFrame(frames[i]!);
+    const json = parseWatchLine(lines[i]!.toString('utf8'));
+    if (!isDeepStrictEqual(plain(pb), json)) throw new Error(`metadata-only event ${i}: protobuf and JSON differ`);
+  }
+  const items = Array.from({ length: 500 }, (_, i) => ({
+    metadata: makePod({ index: i, resourceVersion: i + 1, revision: 0 })['metadata'],
+  }));
+  const list = { apiVersion: 'meta.k8s.io/v1', kind: 'PartialObjectMetadataList', metadata: { resourceVersion: '501' }, items };
+  const pbList = encodeEnvelope(list as unknown as Json);
+  const jsonList = Buffer.from(
+    JSON.stringify({ ...list, items: items.map((o) => ({ kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', ...o })) }),
+  );
+  const decodedPb = decodeListBody(pbList, undefined).items as unknown[];
+  const decodedJson = (JSON.parse(jsonList.toString('utf8')) as { items: Json[] }).items;
+  for (let i = 0; i < items.length; i++) {
+    // Protobuf items carry no apiVersion and kind (PartialObjectMetadata's message has metadata only): compared without.
+    const { apiVersion: _a, kind: _k, ...rest } = decodedJson[i]!;
+    if (!isDeepStrictEqual(plain(decodedPb[i]), rest)) throw new Error(`metadata-only list item ${i}: protobuf and JSON differ`);
+  }
+  const strip = (xs: unknown[]) => xs.map((o) => stripManagedFields(o as KubeObject));
+  const cases: [string, () => unknown][] = [
+    [
+      'PartialObjectMetadataList item, JSON.parse + stripManagedFields',
+      () => strip((JSON.parse(jsonList.toString('utf8')) as { items: unknown[] }).items),
+    ],
+    [
+      'PartialObjectMetadataList item, protobuf decodeListBody + stripManagedFields',
+      () => strip(decodeListBody(pbList, undefined).items as unknown[]),
+    ],
+  ];
+  const samples = new Map<string, number[]>();
+  for (let rep = 0; rep < reps + 1; rep++) {
+    for (const [name, f] of cases) {
+      const t0 = process.threadCpuUsage();
+      for (let n = 0; n < 40; n++) f();
+      const us = cpu(process.threadCpuUsage(t0)) / 40 / items.length;
+      if (rep > 0) samples.set(name, [...(samples.get(name) ?? []), us]);
+    }
+  }
+  return [
+    `every one of ${frames.length} metadata-only events and ${items.length} list items: protobuf = JSON`,
+    `list bytes per item: JSON ${Math.round(jsonList.length / items.length)}, protobuf ${Math.round(pbList.length / items.length)}`,
+    ...[...samples].map(([name, xs]) => `| ${name} | ${median(xs).toFixed(2)} |`),
+  ];
+}
+
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
@@ -289,6 +414,7 @@ if (process.argv[2] === '--child') {
       console.error(`rep ${rep + 1}/${reps}: ${JSON.stringify(row)}`);
     }
   }
+  const metaLines = contenders.some((c) => c.startsWith('meta-')) ? metadataOnlyChecks(dir, sizes[0]!, reps) : [];
   rmSync(dir, { recursive: true, force: true });
   console.log(`| contender | cached | CPU µs/event (all threads) | main thread | heap B/cached object | wire B/event |`);
   console.log(`|---|---:|---:|---:|---:|---:|`);
@@ -302,5 +428,6 @@ if (process.argv[2] === '--child') {
   console.log(`\nRecorded bytes (kube-apiserver v1.20.2), in process, main-thread CPU µs per object, median of ${reps}:\n`);
   console.log('| case | µs/object |\n|---|---:|');
   for (const line of recorded(reps)) console.log(line);
+  if (metaLines.length > 0) console.log(`\nMetadata-only, in process (main thread, medians of ${reps}):\n\n${metaLines.join('\n')}`);
   console.log(`\nruns: ${JSON.stringify(runs)}`);
 }
