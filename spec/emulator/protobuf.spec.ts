@@ -9,7 +9,8 @@ import { decodeListBody, decodeObjectBody, decodeWatchFrame } from '../../src/1-
 import { FrameSplitter } from '../../src/1-transport/protobuf/frames.ts';
 
 /**
- * The emulator speaks Kubernetes' protobuf (issue #36) for the built-in core/v1 kinds its schema knows: its bodies
+ * The emulator speaks Kubernetes' protobuf (issue #36) for the built-in kinds its schema knows (core/v1, apps/v1,
+ * coordination.k8s.io/v1): its bodies
  * are a real kube-apiserver v1.20.2's byte for byte where the recordings (spec/fixtures/protobuf) overlap, and over
  * HTTP it answers protobuf to `Accept: application/vnd.kubernetes.protobuf` (lists, watches, errors), 406 to a custom
  * resource asked protobuf only, JSON to a custom resource asked `protobuf, application/json`.
@@ -144,5 +145,65 @@ describe('the emulator over HTTP, asked protobuf', () => {
     expect(frames(expired.body).map((f) => decodeWatchFrame(f, undefined))).toMatchObject([
       { type: 'ERROR', object: { kind: 'Status', code: 410, reason: 'Expired' } },
     ]);
+  });
+
+  it.each([
+    ['/apis/apps/v1/namespaces/ns/deployments', 'DeploymentList'],
+    ['/apis/apps/v1/namespaces/ns/replicasets', 'ReplicaSetList'],
+    ['/apis/coordination.k8s.io/v1/namespaces/ns/leases', 'LeaseList'],
+  ])('lists and watches %s in protobuf that decodes to its JSON', async (path, listKind) => {
+    api = await server();
+    // Objects as a real server stores them (encoding/json's shape: always-written fields present), so its JSON and protobuf agree.
+    const template = {
+      metadata: { creationTimestamp: null, labels: { app: 'd' } },
+      spec: {
+        containers: [
+          { name: 'c', image: 'nginx', ports: [{ containerPort: 80, protocol: 'TCP' }], resources: { limits: { cpu: '500m' } } },
+        ],
+      },
+    };
+    api.create('deployments', {
+      metadata: { name: 'd', namespace: 'ns', labels: { app: 'd' } },
+      spec: {
+        replicas: 2,
+        selector: { matchLabels: { app: 'd' } },
+        template,
+        strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: 1 } },
+        revisionHistoryLimit: 10,
+      },
+      status: {
+        observedGeneration: 1,
+        replicas: 2,
+        conditions: [
+          { type: 'Available', status: 'True', lastUpdateTime: '2026-11-27T06:00:00Z', lastTransitionTime: '2026-11-27T06:00:00Z' },
+        ],
+      },
+    });
+    api.create('replicasets', {
+      metadata: {
+        name: 'r',
+        namespace: 'ns',
+        ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'd', uid: 'u-1', controller: true }],
+      },
+      spec: { replicas: 1, selector: { matchLabels: { app: 'd' } }, template },
+      status: { replicas: 0 },
+    });
+    api.create('leases', {
+      metadata: { name: 'l', namespace: 'ns' },
+      spec: { holderIdentity: 'me', leaseDurationSeconds: 15, renewTime: '2026-11-27T06:00:00.123456Z', leaseTransitions: 3 },
+    });
+    const asJson = JSON.parse((await get(path, { Accept: 'application/json' })).body.toString());
+    const pb = await get(path, { Accept: `${PROTOBUF}, application/json` });
+    expect([pb.status, pb.type]).toEqual([200, PROTOBUF]);
+    const list = JSON.parse(JSON.stringify(decodeListBody(pb.body, undefined)));
+    expect(list).toStrictEqual(asJson);
+    expect(list).toMatchObject({ kind: listKind, items: [{ metadata: { namespace: 'ns' } }] });
+    const watch = await get(`${path}?watch=1&timeoutSeconds=1`, { Accept: PROTOBUF });
+    expect(watch.type).toBe(`${PROTOBUF};stream=watch`);
+    const events = frames(watch.body).map((f) => decodeWatchFrame(f, undefined));
+    const [apiVersion, kind] = [asJson.apiVersion, listKind.replace(/List$/, '')];
+    expect(JSON.parse(JSON.stringify(events.map((e) => e.object)))).toStrictEqual(
+      asJson.items.map((item: object) => ({ kind, apiVersion, ...item })),
+    );
   });
 });

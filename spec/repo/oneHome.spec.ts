@@ -100,3 +100,19 @@ describe('one home per concept in src/', () => {
     expect(sources.find((s) => s.path === 'src/leaderelection/httpLeaseClient.ts')?.text).toMatch(/requestJson\(/);
   });
 });
+
+describe('twins across packages (the emulator imports nothing of the library, so it keeps a copy)', () => {
+  const read = (path: string) => readFileSync(join(root, path), 'utf8');
+  /** The text after the leading comment block, which says whose copy it is. */
+  const body = (text: string) => text.slice(text.indexOf('*/') + 2);
+
+  it('the protobuf schema: the generated file is the same in both, byte for byte', () => {
+    expect(read('packages/emulator/src/protobuf/schema.generated.ts')).toBe(read('src/1-transport/protobuf/schema.generated.ts'));
+  });
+
+  it('the protobuf schema: its compiled form differs only in its leading comment', () => {
+    const library = body(read('src/1-transport/protobuf/schema.ts'));
+    expect(library.length).toBeGreaterThan(1000);
+    expect(body(read('packages/emulator/src/protobuf/schema.ts'))).toBe(library);
+  });
+});

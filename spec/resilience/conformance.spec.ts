@@ -166,7 +166,15 @@ describe('the conformance checks catch a broken informer', () => {
         return inner.watch(o);
       },
     });
-    const result = await runSchedule(fixed([{ op: 'sleep', ms: 50 }]), { sabotage });
+    // A write the informer must see before the run converges: the watch that brings it is open by then, and the leaked
+    // one, opened just before it, too (a plain 50 ms sleep could end the run first on a loaded machine).
+    const result = await runSchedule(
+      fixed([
+        { op: 'write', ns: 'default', name: 'a' },
+        { op: 'sleep', ms: 50 },
+      ]),
+      { sabotage },
+    );
     divergent(result, /the server had requests open at once/);
   });
 });

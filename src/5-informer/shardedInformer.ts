@@ -77,7 +77,7 @@ export interface ShardedInformer<T> extends Informer<T> {
  *   read: with lazy decoding (on by default here) only its metadata is parsed, the rest is
  *   scanned for structure; nothing of it is validated, cached or delivered. A dropped watch
  *   event still moves the resourceVersion on (it becomes a bookmark). With `http.encoding: 'auto'` or
- *   `'protobuf'`, core/v1 kinds are read in protobuf: a dropped object costs its name, namespace and
+ *   `'protobuf'`, the kinds of core/v1, apps/v1 and coordination.k8s.io/v1 are read in protobuf: a dropped object costs its name, namespace and
  *   resourceVersion, everything else skipped by length; a kept one is checked whole and decoded lazily.
  * - **A shard arrives:** the informer lists again, keeping the new shard too; once that list
  *   is cached, the shard joins `owned$`, `owns` and `gate` say yes for its keys, and

@@ -160,7 +160,7 @@ export function encodeList(def: ResourceDef, r: ListResult, metadataOnly = false
   return `{"apiVersion":"${def.apiVersion}","items":[${items}],"kind":"${def.listKind}","metadata":${JSON.stringify(meta)}}\n`;
 }
 
-/** The list body in protobuf (a built-in core/v1 kind, see protobuf/bodies.ts): ListMeta as the JSON list's. */
+/** The list body in protobuf (a built-in kind the schema knows, see protobuf/bodies.ts): ListMeta as the JSON list's. */
 export function protobufListOf(def: ResourceDef, r: ListResult): Buffer {
   const meta: { resourceVersion: string; continue?: string; remainingItemCount?: number } = { resourceVersion: String(r.rv) };
   if (r.continueToken !== undefined) meta.continue = r.continueToken;

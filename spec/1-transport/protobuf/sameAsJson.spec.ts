@@ -5,19 +5,34 @@ import { parseWatchFrame, parseWatchLineLazily } from '../../../src/1-transport/
 import { isSkipped } from '../../../src/1-transport/lazyJson.ts';
 import { decodeListBody } from '../../../src/1-transport/protobuf/decode.ts';
 import { K, message, type Field, type Message } from '../../../src/1-transport/protobuf/schema.ts';
+import { KINDS as SCHEMA_KINDS } from '../../../src/1-transport/protobuf/schema.generated.ts';
 import { seededRandom } from '../../../src/util/seededRandom.ts';
 import { encodeEnvelope, encodeWatchFrame } from '../../../packages/emulator/src/protobuf/encode.ts';
 
 /**
- * Property (issue #36 step 2): objects read through protobuf deep-equal what the JSON path gives for the same object,
- * over generated objects of every built-in kind the library has a resource for that the schema (k8s.io/api core/v1,
- * v0.20.2) covers: Pod, ConfigMap, Secret, Service, Namespace, Node and Event (Deployment, ReplicaSet and Lease are in
- * other API groups, which the schema does not hold: they stay JSON). An object is generated from the schema as Go's
+ * Property (issue #36): objects read through protobuf deep-equal what the JSON path gives for the same object,
+ * over generated objects of every built-in kind the library has a resource for (Pod, ConfigMap, Secret, Service,
+ * Namespace, Node and Event of core/v1; Deployment and ReplicaSet of apps/v1; Lease of coordination.k8s.io/v1) and
+ * apps/v1's other kinds (StatefulSet, DaemonSet, ControllerRevision), and, with fewer runs, every other kind the schema
+ * (k8s.io/api v0.20.2) knows. An object is generated from the schema as Go's
  * encoding/json writes a value (fields that are always written present, `omitempty` ones absent or non-zero,
  * pointers absent or any value, nil lists and maps `null`), then sent both ways: as JSON text, and encoded as
  * kube-apiserver encodes it (the emulator's encoder, checked byte for byte against a real server's recordings).
  */
-const KINDS = ['Pod', 'ConfigMap', 'Secret', 'Service', 'Namespace', 'Node', 'Event'] as const;
+const RESOURCE_KINDS = [
+  'Pod',
+  'ConfigMap',
+  'Secret',
+  'Service',
+  'Namespace',
+  'Node',
+  'Event',
+  'Deployment',
+  'ReplicaSet',
+  'Lease',
+] as const;
+const KINDS = [...RESOURCE_KINDS, 'StatefulSet', 'DaemonSet', 'ControllerRevision'] as const;
+const OTHER_KINDS = Object.keys(SCHEMA_KINDS).filter((kind) => !(KINDS as readonly string[]).includes(kind));
 const MAX_DEPTH = 6;
 type Json = Record<string, unknown>;
 
@@ -77,6 +92,9 @@ class Generator {
         return this.chance(0.5) ? this.int(65536) : this.pick(['http', '50%', '8080a']);
       case K.fieldsV1:
         return this.pick([{}, { 'f:metadata': { 'f:labels': { '.': {} } } }, { 'k:{"name":"c"}': { 'f:x': {} } }]);
+      case K.raw:
+        // A RawExtension (ControllerRevision.data): any JSON value, `null` when empty.
+        return this.pick([null, {}, { spec: { template: { metadata: { labels: { app: 'a' } } } } }, [1, 'x'], 'text', 2.5]);
       case K.msg:
         return this.message(f.msg!, depth + 1);
       default:
@@ -119,48 +137,63 @@ class Generator {
 function object(kind: string, seed: number): Json {
   const generated = new Generator(seed).message(message(kind), 0);
   const metadata = { ...(generated.metadata as Json), name: `obj-${seed}`, namespace: `ns-${seed % 3}`, resourceVersion: String(seed) };
-  return { apiVersion: 'v1', kind, ...generated, metadata };
+  return { apiVersion: SCHEMA_KINDS[kind]!, kind, ...generated, metadata };
 }
 
 const same = (a: unknown, b: unknown) => isDeepStrictEqual(a, b) && isDeepStrictEqual(JSON.parse(JSON.stringify(a)), b);
 
+/** A watch event of a generated `kind`, as protobuf, gives the JSON path's object (eager and lazy JSON alike). */
+function eventSame(kind: string, seed: number): boolean {
+  const value = object(kind, seed);
+  const line = JSON.stringify({ type: 'MODIFIED', object: value });
+  const fromJson = JSON.parse(line) as { object: unknown };
+  const fromProtobuf = parseWatchFrame(encodeWatchFrame('MODIFIED', value).subarray(4));
+  const lazyJson = parseWatchLineLazily(Buffer.from(line));
+  return same(fromProtobuf, fromJson) && same(lazyJson, fromJson);
+}
+
+/** A list of `n` generated `kind`s, as protobuf, gives the JSON list; with a keep predicate, dropped items are skeletons. */
+function listSame(kind: string, seed: number, n: number): boolean {
+  const items = Array.from({ length: n }, (_, i) => {
+    const { apiVersion: _a, kind: _k, ...item } = object(kind, seed + i);
+    return item;
+  });
+  const list = { apiVersion: SCHEMA_KINDS[kind]!, kind: `${kind}List`, metadata: { resourceVersion: String(seed), continue: 'c' }, items };
+  const body = encodeEnvelope(list);
+  const fromJson = JSON.parse(JSON.stringify(list)) as { items: Json[] };
+  if (!same(decodeListBody(body, undefined), fromJson)) return false;
+  const kept = decodeListBody(body, (s) => (s.metadata.name as string).endsWith('0')).items as Json[];
+  return kept.every((item, i) => {
+    const expected = fromJson.items[i]!;
+    const meta = expected.metadata as Json;
+    return isSkipped(item)
+      ? isDeepStrictEqual(item, { metadata: { name: meta.name, namespace: meta.namespace, resourceVersion: meta.resourceVersion } })
+      : same(item, expected);
+  });
+}
+
+const seeds = fc.integer({ min: 1, max: 2 ** 30 });
+
 describe('protobuf and JSON give the same objects', () => {
   it.each(KINDS)('property: a watch event of a %s, as protobuf, deep-equals the JSON path (eager and lazy)', (kind) => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 2 ** 30 }), (seed) => {
-        const value = object(kind, seed);
-        const line = JSON.stringify({ type: 'MODIFIED', object: value });
-        const fromJson = JSON.parse(line) as { object: unknown };
-        const fromProtobuf = parseWatchFrame(encodeWatchFrame('MODIFIED', value).subarray(4));
-        const lazyJson = parseWatchLineLazily(Buffer.from(line));
-        return same(fromProtobuf, fromJson) && same(lazyJson, fromJson);
-      }),
+      fc.property(seeds, (seed) => eventSame(kind, seed)),
       { numRuns: 150 },
     );
   });
 
   it.each(KINDS)('property: a list of %s, as protobuf, deep-equals the JSON list; kept and dropped items alike', (kind) => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 2 ** 30 }), fc.integer({ min: 0, max: 4 }), (seed, n) => {
-        const items = Array.from({ length: n }, (_, i) => {
-          const { apiVersion: _a, kind: _k, ...item } = object(kind, seed + i);
-          return item;
-        });
-        const list = { apiVersion: 'v1', kind: `${kind}List`, metadata: { resourceVersion: String(seed), continue: 'c' }, items };
-        const body = encodeEnvelope(list);
-        const fromJson = JSON.parse(JSON.stringify(list)) as { items: Json[] };
-        if (!same(decodeListBody(body, undefined), fromJson)) return false;
-        // A keep predicate: kept items the same, dropped ones skeletons of their identity.
-        const kept = decodeListBody(body, (s) => (s.metadata.name as string).endsWith('0')).items as Json[];
-        return kept.every((item, i) => {
-          const expected = fromJson.items[i]!;
-          const meta = expected.metadata as Json;
-          return isSkipped(item)
-            ? isDeepStrictEqual(item, { metadata: { name: meta.name, namespace: meta.namespace, resourceVersion: meta.resourceVersion } })
-            : same(item, expected);
-        });
-      }),
+      fc.property(seeds, fc.integer({ min: 0, max: 4 }), (seed, n) => listSame(kind, seed, n)),
       { numRuns: 60 },
+    );
+  });
+
+  it('property: every other kind the schema knows, as protobuf, deep-equals the JSON path (events and lists)', () => {
+    expect(OTHER_KINDS.length).toBeGreaterThan(5);
+    fc.assert(
+      fc.property(fc.constantFrom(...OTHER_KINDS), seeds, (kind, seed) => eventSame(kind, seed) && listSame(kind, seed, 2)),
+      { numRuns: 200 },
     );
   });
 
@@ -168,5 +201,9 @@ describe('protobuf and JSON give the same objects', () => {
     const pod = object('Pod', 12345);
     expect(JSON.stringify(pod).length).toBeGreaterThan(500);
     expect(pod.spec).toEqual(expect.objectContaining({ containers: expect.anything() }));
+    const deployment = object('Deployment', 12345);
+    expect(deployment.apiVersion).toBe('apps/v1');
+    expect(deployment.spec).toEqual(expect.objectContaining({ template: expect.objectContaining({ spec: expect.anything() }) }));
+    expect(object('Lease', 1).apiVersion).toBe('coordination.k8s.io/v1');
   });
 });

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { firstValueFrom, lastValueFrom, take, toArray } from 'rxjs';
-import { startApiServer, type ApiServer } from 'rx-informer-emulator';
+import { startApiServer, type ApiServer, type CustomResourceDefinitionSpec } from 'rx-informer-emulator';
 import { InformerError } from '../../../src/0-model/errors.ts';
 import { ConfigMap } from '../../../src/0-model/resources.ts';
 import { httpListWatch } from '../../../src/1-transport/httpTransport.ts';
@@ -21,8 +21,17 @@ afterEach(async () => {
 
 const PROTOBUF: HttpTransportOptions = { encoding: 'protobuf', lazyDecode: true };
 
+/** A custom resource whose kind is a built-in's (Lease): its group says it is not the schema's. */
+const CUSTOM_LEASES: CustomResourceDefinitionSpec = {
+  group: 'pb.example.com',
+  version: 'v1',
+  plural: 'leases',
+  kind: 'Lease',
+  namespaced: true,
+};
+
 async function server(): Promise<ApiServer> {
-  const s = await startApiServer({ namespaces: ['ns'] });
+  const s = await startApiServer({ namespaces: ['ns'], resources: [CUSTOM_LEASES] });
   for (const name of ['cm-1', 'cm-2', 'cm-3']) s.create('configmaps', { metadata: { name, namespace: 'ns' }, data: { key: name } });
   return s;
 }
@@ -50,14 +59,17 @@ describe('http.encoding', () => {
         [protobuf ? 'application/vnd.kubernetes.protobuf, application/json' : 'application/json'],
       ]);
     }
-    // A kind without a schema (a Lease, coordination.k8s.io) keeps JSON.
-    const leases = httpListWatch(
-      api.kubeConfig,
-      { resource: { group: 'coordination.k8s.io', version: 'v1', plural: 'leases', namespaced: true, kind: 'Lease' } },
-      PROTOBUF,
-    );
-    await firstValueFrom(leases.list({}));
-    expect(api.requests.at(-1)!.accept).toBe('application/json');
+    // The kinds of apps/v1 and coordination.k8s.io/v1 are in the schema; a custom resource of the same kind name is not.
+    const accept = async (group: string, plural: string, kind: string) => {
+      await firstValueFrom(
+        httpListWatch(api!.kubeConfig, { resource: { group, version: 'v1', plural, namespaced: true, kind } }, PROTOBUF).list({}),
+      );
+      return api!.requests.at(-1)!.accept;
+    };
+    expect(await accept('apps', 'deployments', 'Deployment')).toBe('application/vnd.kubernetes.protobuf, application/json');
+    expect(await accept('apps', 'replicasets', 'ReplicaSet')).toBe('application/vnd.kubernetes.protobuf, application/json');
+    expect(await accept('coordination.k8s.io', 'leases', 'Lease')).toBe('application/vnd.kubernetes.protobuf, application/json');
+    expect(await accept('pb.example.com', 'leases', 'Lease')).toBe('application/json');
   });
 
   it('pages a protobuf list (continue, remainingItemCount) into the same pages as JSON', async () => {

@@ -10,7 +10,7 @@
  */
 import { droppedSkeleton, type KeepObject } from '../lazyJson.ts';
 import { decodeLazyInto } from './lazy.ts';
-import { hasMessage, K, message, type Message } from './schema.ts';
+import { hasMessage, K, knowsKind, message, type Message } from './schema.ts';
 import { checkMessage, decodeInto } from './values.ts';
 import { begin, fail, hasMagic, lengthEnd, pos, ProtobufError, release, seek, skip, stringValue, varint } from './wire.ts';
 
@@ -26,12 +26,12 @@ export function isProtobuf(contentType: string | string[] | undefined): boolean 
 }
 
 /**
- * Whether the schema (k8s.io/api core/v1 and apimachinery meta/v1, see schema.generated.ts) decodes a resource's
- * objects and lists: only then is protobuf asked for it.
+ * Whether the schema (k8s.io/api core/v1, apps/v1 and coordination/v1, see schema.generated.ts) decodes a
+ * resource's objects and lists: only then is protobuf asked for it.
  */
 export function protobufKnows(resource: { readonly group: string; readonly version: string; readonly kind?: string }): boolean {
-  const kind = resource.kind;
-  return resource.group === '' && resource.version === 'v1' && kind !== undefined && hasMessage(kind) && hasMessage(`${kind}List`);
+  const apiVersion = resource.group === '' ? resource.version : `${resource.group}/${resource.version}`;
+  return resource.kind !== undefined && knowsKind(apiVersion, resource.kind);
 }
 
 interface Envelope {

@@ -1,6 +1,6 @@
 /**
  * What the emulator answers in Kubernetes' protobuf (`application/vnd.kubernetes.protobuf`, issue #36), for the
- * built-in core/v1 kinds the schema knows (schema.generated.ts, from k8s.io/api v0.20.2): list bodies, watch frames
+ * built-in kinds the schema knows (schema.generated.ts, from k8s.io/api v0.20.2: core/v1, apps/v1, coordination/v1): list bodies, watch frames
  * and Status bodies, written by encode.ts as kube-apiserver writes them (checked byte for byte against the
  * recordings of spec/fixtures/protobuf). Custom resources are JSON only, as on a real server.
  *
@@ -10,15 +10,15 @@
 import type { ResourceDef } from '../resources.ts';
 import type { Status } from '../status.ts';
 import { encodeEnvelope, encodeWatchFrame } from './encode.ts';
-import { hasMessage } from './schema.ts';
+import { knowsKind } from './schema.ts';
 
 export const PROTOBUF_MEDIA_TYPE = 'application/vnd.kubernetes.protobuf';
 /** A protobuf watch's Content-Type (11a). */
 export const PROTOBUF_WATCH_TYPE = 'application/vnd.kubernetes.protobuf;stream=watch';
 
-/** Whether the emulator answers `def` in protobuf when asked: a built-in core/v1 kind the schema knows. */
+/** Whether the emulator answers `def` in protobuf when asked: a built-in kind the schema knows (core/v1, apps/v1, coordination.k8s.io/v1). */
 export function servesProtobuf(def: ResourceDef | undefined): boolean {
-  return def !== undefined && def.builtin && def.apiVersion === 'v1' && hasMessage(def.kind) && hasMessage(def.listKind);
+  return def !== undefined && def.builtin && knowsKind(def.apiVersion, def.kind) && def.listKind === `${def.kind}List`;
 }
 
 /** A list body: `k8s\0` + Unknown{typeMeta{v1, …List}, raw: the list (ListMeta, items)}. */

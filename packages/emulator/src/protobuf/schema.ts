@@ -7,7 +7,7 @@
  * non-empty), `always` (emitted whatever the wire holds: a zero default when absent; every non-pointer struct is
  * `always`, since `omitempty` never drops a struct).
  */
-import { KUBERNETES_VERSION, MESSAGES, type SchemaRow } from './schema.generated.ts';
+import { KINDS, KUBERNETES_VERSION, MESSAGES, type SchemaRow } from './schema.generated.ts';
 
 export { KUBERNETES_VERSION, type SchemaRow };
 
@@ -101,6 +101,15 @@ export function message(name: string): Message {
 
 export function hasMessage(name: string): boolean {
   return compiled.has(name);
+}
+
+/**
+ * Whether the schema decodes the objects and lists of `kind` as served at `apiVersion` (`v1`, `apps/v1`,
+ * `coordination.k8s.io/v1`: the packages generateSchema.ts read): a custom resource of the same kind name in
+ * another group is not one.
+ */
+export function knowsKind(apiVersion: string, kind: string): boolean {
+  return Object.hasOwn(KINDS, kind) && KINDS[kind] === apiVersion;
 }
 
 export function allMessages(): Message[] {
