@@ -154,7 +154,8 @@ const out = [
       .join(', ') +
     ') and k8s.io/apimachinery ' +
     tag +
-    ' (meta/v1), their types.go struct tags:',
+    ' (meta/v1),',
+  '// read from their types.go struct tags:',
   '// node bench/protobuf/generateSchema.ts <kubernetes/api git dir> <kubernetes/apimachinery git dir> ' +
     tag +
     ' (git dirs from `fetch`).',

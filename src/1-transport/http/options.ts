@@ -75,9 +75,10 @@ export interface HttpTransportOptions {
   readonly reachability?: ReachabilityOptions | false;
   /**
    * The wire encoding of lists and watches (see docs/api.md, "Protobuf"). `protobuf`: with `lazyDecode`, for the
-   * kinds the built-in protobuf schema knows (core/v1, apps/v1 and coordination.k8s.io/v1 at k8s.io/api v0.20.2), ask `application/vnd.kubernetes.protobuf, application/json`
-   * and decode whichever the response says it is (custom resources and servers without protobuf answer JSON); eager
-   * decoding, metadata-only resources and other kinds keep JSON. `auto`: `protobuf` where objects are dropped by key
+   * kinds the built-in protobuf schema knows (core/v1, apps/v1 and coordination.k8s.io/v1 at k8s.io/api v0.20.2),
+   * ask `application/vnd.kubernetes.protobuf, application/json` and decode whichever the response says it is
+   * (custom resources and servers without protobuf answer JSON); eager decoding, metadata-only resources and other
+   * kinds keep JSON. `auto`: `protobuf` where objects are dropped by key
    * on arrival (a `keepObject`: the sharded and many-namespace informers), else `json`. Default {@link DEFAULT_ENCODING}.
    */
   readonly encoding?: Encoding;
