@@ -12,7 +12,7 @@
  * - `peekNameNamespace`: a sharded informer's drop decision, metadata.name and .namespace, the rest skipped by length.
  */
 import { compileDecoders, type MessageDecoder } from './codegen.ts';
-import { envelope, identity } from '../../src/1-transport/protobuf/decode.ts';
+import { envelope, identity, watchEvent } from '../../src/1-transport/protobuf/decode.ts';
 import { FrameSplitter } from '../../src/1-transport/protobuf/frames.ts';
 import { decodeLazyInto } from '../../src/1-transport/protobuf/lazy.ts';
 import { K, allMessages, message, type Field } from '../../src/1-transport/protobuf/schema.ts';
@@ -69,31 +69,6 @@ export function decodeBody(bytes: Buffer): Record<string, unknown> {
 /** A whole protobuf body whose object is decoded lazily (metadata now, the rest on first access). */
 export function decodeBodyLazy(bytes: Buffer): Record<string, unknown> {
   return reading(bytes, (end) => decodeObject(end, 'lazy'));
-}
-
-/** A WatchEvent from pos to `end`: its type, and where its object (the RawExtension's raw, field 1) starts and ends. */
-function watchEvent(end: number): { type: string; objectStart: number; objectEnd: number } {
-  let type = '';
-  let objectStart = -1;
-  let objectEnd = -1;
-  while (pos < end) {
-    const tag = varint(end);
-    if (tag === 0x0a) type = stringValue(end);
-    else if (tag === 0x12) {
-      const e = lengthEnd(end);
-      while (pos < e) {
-        const t = varint(e);
-        if (t === 0x0a) {
-          objectEnd = lengthEnd(e);
-          objectStart = pos;
-          seek(objectEnd);
-        } else skip(t & 7, e);
-      }
-    } else skip(tag & 7, end);
-  }
-  if (objectStart < 0) fail('a WatchEvent without an object');
-  seek(objectStart);
-  return { type, objectStart, objectEnd };
 }
 
 /** One watch frame's WatchEvent (without its 4-byte length), the object decoded by `mode`. */

@@ -31,6 +31,7 @@
 
 import { hasUnreadProtobufMembers, protobufWithMetadata } from './protobuf/lazy.ts';
 import { QUOTE, OPEN_BRACE, fail, skipSpace, stringEnd, valueEnd, text, keyAt, valueAt, keyIs, members } from './jsonScanner.ts';
+import { lazyAccessors } from '../util/lazyAccessors.ts';
 
 /** A lazy object's unparsed members: per key, its JSON text. */
 interface Source {
@@ -68,25 +69,7 @@ function settle(target: object, key: string, value: unknown, source: Source | un
 }
 
 /** One accessor pair per member name, shared by every lazy object. */
-const accessors = new Map<string, PropertyDescriptor>();
-
-function accessorFor(key: string): PropertyDescriptor {
-  let descriptor = accessors.get(key);
-  if (!descriptor) {
-    descriptor = {
-      get(this: object) {
-        return materialize(this, key);
-      },
-      set(this: object, value: unknown) {
-        settle(this, key, value, sources.get(this));
-      },
-      enumerable: true,
-      configurable: true,
-    };
-    accessors.set(key, descriptor);
-  }
-  return descriptor;
-}
+const accessorFor = lazyAccessors(materialize, (target, key, value) => settle(target, key, value, sources.get(target)));
 
 function defineLazy(target: Record<string, unknown>, key: string, json: string, source: Source): void {
   // A repeated key: the last one wins, as with JSON.parse.

@@ -277,6 +277,35 @@ export function identity(end: number, msg: Message): Record<string, unknown> {
   return found;
 }
 
+/**
+ * A WatchEvent from the reader's position to `end`: its type, and where its object (the RawExtension's raw, field 1)
+ * starts and ends; the reader is left at the object's start.
+ */
+export function watchEvent(end: number): { type: string; objectStart: number; objectEnd: number } {
+  let type = '';
+  let objectStart = -1;
+  let objectEnd = -1;
+  while (pos < end) {
+    const tag = varint(end);
+    if (tag === 0x0a) type = stringValue(end);
+    else if (tag === 0x12) {
+      const e = lengthEnd(end);
+      // RawExtension: raw (1).
+      while (pos < e) {
+        const t = varint(e);
+        if (t === 0x0a) {
+          objectEnd = lengthEnd(e);
+          objectStart = pos;
+          seek(objectEnd);
+        } else skip(t & 7, e);
+      }
+    } else skip(tag & 7, end);
+  }
+  if (objectStart < 0) fail('a WatchEvent without an object');
+  seek(objectStart);
+  return { type, objectStart, objectEnd };
+}
+
 const DROPPABLE = new Set(['ADDED', 'MODIFIED', 'DELETED']);
 
 /**
@@ -286,28 +315,7 @@ const DROPPABLE = new Set(['ADDED', 'MODIFIED', 'DELETED']);
 export function decodeWatchFrame(frame: Buffer, keep: KeepObject | undefined): { type: string; object: Record<string, unknown> } {
   begin(frame, 0);
   try {
-    const end = frame.length;
-    let type = '';
-    let objectStart = -1;
-    let objectEnd = -1;
-    while (pos < end) {
-      const tag = varint(end);
-      if (tag === 0x0a) type = stringValue(end);
-      else if (tag === 0x12) {
-        const e = lengthEnd(end);
-        // RawExtension: raw (1).
-        while (pos < e) {
-          const t = varint(e);
-          if (t === 0x0a) {
-            objectEnd = lengthEnd(e);
-            objectStart = pos;
-            seek(objectEnd);
-          } else skip(t & 7, e);
-        }
-      } else skip(tag & 7, end);
-    }
-    if (objectStart < 0) fail('a WatchEvent without an object');
-    seek(objectStart);
+    const { type, objectEnd } = watchEvent(frame.length);
     const { apiVersion, kind, rawStart, rawEnd } = envelope(objectEnd);
     seek(rawStart);
     if (type === 'ERROR') {

@@ -10,6 +10,7 @@
 import { K, type Field, type Message } from './schema.ts';
 import { decodeInto, field, fillAlways } from './values.ts';
 import { begin, buf, latin1, lengthEnd, pos, restore, save, seek, skip, varint } from './wire.ts';
+import { lazyAccessors } from '../../util/lazyAccessors.ts';
 
 interface LazySource {
   readonly msg: Message;
@@ -22,7 +23,6 @@ interface LazySource {
 }
 
 const sources = new WeakMap<object, LazySource>();
-const accessors = new Map<string, PropertyDescriptor>();
 
 function materialize(target: object, key: string): unknown {
   const source = sources.get(target);
@@ -68,23 +68,7 @@ export function hasUnreadProtobufMembers(object: object): boolean {
   return (sources.get(object)?.unread.size ?? 0) > 0;
 }
 
-function accessorFor(key: string): PropertyDescriptor {
-  let descriptor = accessors.get(key);
-  if (!descriptor) {
-    descriptor = {
-      get(this: object) {
-        return materialize(this, key);
-      },
-      set(this: object, value: unknown) {
-        settle(this, key, value, sources.get(this));
-      },
-      enumerable: true,
-      configurable: true,
-    };
-    accessors.set(key, descriptor);
-  }
-  return descriptor;
-}
+const accessorFor = lazyAccessors(materialize, (target, key, value) => settle(target, key, value, sources.get(target)));
 
 /**
  * A shallow copy of a lazily decoded protobuf object with `metadata` replaced, its unread members still unread (they
