@@ -283,3 +283,45 @@ export function unparsedText(object: object, key: string): string | undefined {
   const source = sources.get(object);
   return source?.frozen?.has(key) ? undefined : source?.texts.get(key);
 }
+
+/** Deeper than this, {@link jsonText} leaves the rest to `JSON.stringify` (which names a cycle). */
+const SPLICE_DEPTH = 32;
+
+/**
+ * `JSON.stringify(value)`, but a lazily decoded object's members not yet parsed are written as the JSON text they were
+ * read from, not parsed: the same values once parsed, in the server's spelling (its escapes, its number forms; text
+ * holding a line break, whitespace a server may put between tokens, is written again so that the result is one line).
+ * The objects are left as they were: what `record` writes a listed object with, so that recording does not decode it.
+ * Anything else, and an object with a `toJSON`, is `JSON.stringify`'s; undefined where that gives undefined.
+ */
+export function jsonText(value: unknown): string | undefined {
+  return spliced(value, 0);
+}
+
+function spliced(value: unknown, depth: number): string | undefined {
+  if (typeof value !== 'object' || value === null || depth > SPLICE_DEPTH) return JSON.stringify(value);
+  const source = sources.get(value);
+  // An object whose members are all parsed may still hold a lazy metadata (its managedFields).
+  if (source === undefined && !hasLazyMetadata(value)) return JSON.stringify(value);
+  if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return JSON.stringify(value);
+  const object = value as Record<string, unknown>;
+  let out = '';
+  for (const key of Object.keys(object)) {
+    const json = source === undefined || source.frozen?.has(key) ? undefined : source.texts.get(key);
+    // The text stands for the member only while the member is still the accessor that would parse it.
+    const unread = json !== undefined && Object.getOwnPropertyDescriptor(object, key)?.get === accessorFor(key).get;
+    const member = unread ? oneLine(json) : spliced(object[key], depth + 1);
+    if (member !== undefined) out += `${out === '' ? '{' : ','}${JSON.stringify(key)}:${member}`;
+  }
+  return out === '' ? '{}' : `${out}}`;
+}
+
+function hasLazyMetadata(object: object): boolean {
+  const metadata = Object.getOwnPropertyDescriptor(object, 'metadata')?.value as unknown;
+  return typeof metadata === 'object' && metadata !== null && sources.has(metadata);
+}
+
+/** A member's text without line breaks: whitespace outside its strings (within them, JSON has only escapes). */
+function oneLine(json: string): string {
+  return json.includes('\n') || json.includes('\r') ? JSON.stringify(JSON.parse(json)) : json;
+}

@@ -18,6 +18,7 @@
 import { z } from 'zod';
 import { InformerError, REASON_CLASSES, type ErrorReason } from '../../0-model/errors.ts';
 import type { ListOptions, WatchOptions } from '../listWatch.ts';
+import { jsonText } from '../lazyJson.ts';
 
 export const TRACE_FORMAT = 'rx-informer-trace';
 export const TRACE_FORMAT_VERSION = 1;
@@ -300,6 +301,32 @@ export function readTrace(text: string, options: ReadTraceOptions = {}): Trace {
 /** One line of JSON Lines: the record and its newline. */
 export function traceLineText(record: TraceHeader | TraceLine): string {
   return `${JSON.stringify(record)}\n`;
+}
+
+/**
+ * {@link traceLineText} in parts (the line is their concatenation), for a writer: a page's items are a part each, and a
+ * lazily decoded object (a listed item, an event's object) is written by `jsonText`, its unread members as the text
+ * they were read from, not parsed (the line reads as {@link traceLineText}'s once parsed; the object stays lazy).
+ */
+export function traceLineParts(record: TraceLine): string[] {
+  if (record.type === 'page') {
+    const { items, notice, ...head } = record;
+    const parts = [`${JSON.stringify(head).slice(0, -1)},"items":[`];
+    for (let i = 0; i < items.length; i++) parts.push(`${i === 0 ? '' : ','}${jsonText(items[i]) ?? 'null'}`);
+    parts.push(notice === undefined ? ']}\n' : `],"notice":${JSON.stringify(notice)}}\n`);
+    return parts;
+  }
+  if (record.type === 'event' && typeof record.event.object === 'object' && record.event.object !== null) {
+    const {
+      event: { object, ...event },
+      ...head
+    } = record;
+    const text = jsonText(object);
+    const events = JSON.stringify(event);
+    const members = text === undefined ? events : `${events.slice(0, -1)}${events === '{}' ? '' : ','}"object":${text}}`;
+    return [`${JSON.stringify(head).slice(0, -1)},"event":${members}}\n`];
+  }
+  return [traceLineText(record)];
 }
 
 /** A trace as the text of its file. */

@@ -50,9 +50,11 @@ interface Redaction {
  * object of another resource this shape matches loses its values in the trace, which is the safe side to err on.
  */
 function shapedLikeSecret(object: object): boolean {
-  const { kind, type, data, stringData } = object as { kind?: unknown; type?: unknown; data?: unknown; stringData?: unknown };
+  const shape = object as { kind?: unknown; type?: unknown; data?: unknown; stringData?: unknown };
+  // `kind` and `type` first: a lazily decoded object's `data` (a ConfigMap's) is parsed only when it may be a Secret's.
+  if (shape.kind !== undefined || typeof shape.type !== 'string') return false;
   const values = (v: unknown) => typeof v === 'object' && v !== null;
-  return kind === undefined && typeof type === 'string' && (values(data) || values(stringData));
+  return values(shape.data) || values(shape.stringData);
 }
 
 function redactionFor(options: RecordOptions): Redaction {

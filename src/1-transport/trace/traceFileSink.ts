@@ -87,11 +87,20 @@ export function traceFileSink(path: string): TraceFileSink {
   return {
     write: take,
     writeParts(parts) {
-      // Encoded one after the other into the buffer when the whole line fits, else written joined.
+      // Encoded one after the other into the buffer when the whole line fits, else into one of the line's size (a
+      // list page's line): never joined into one string first.
       let units = 0;
       for (const part of parts) units += part.length;
-      if (!room(units)) return take(parts.join(''));
-      for (const part of parts) used += buffer.write(part, used, 'utf8');
+      if (room(units)) {
+        for (const part of parts) used += buffer.write(part, used, 'utf8');
+        return;
+      }
+      let size = 0;
+      for (const part of parts) size += Buffer.byteLength(part, 'utf8');
+      const line = Buffer.allocUnsafe(size);
+      let at = 0;
+      for (const part of parts) at += line.write(part, at, 'utf8');
+      out(line, at);
     },
     flush,
     close() {

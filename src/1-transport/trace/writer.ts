@@ -5,6 +5,7 @@ import { ReplaySubject, asyncScheduler, type Observable, type SchedulerLike, typ
 import {
   TRACE_FORMAT,
   TRACE_FORMAT_VERSION,
+  traceLineParts,
   traceLineText,
   type TraceHeader,
   type TraceRequestLine,
@@ -151,8 +152,14 @@ export function traceWriter(options: TraceWriterOptions): TraceWriter & Required
       if (at === undefined) return false;
       // `type` and `at` first: a trace reads well by eye.
       const { type, ...rest } = record;
-      const text = traceLineText({ type, at, ...rest } as TraceRequestLine);
-      return whole(() => text, Buffer.byteLength(text, 'utf8'));
+      const parts = traceLineParts({ type, at, ...rest } as TraceRequestLine);
+      if (parts.length === 1) {
+        const text = parts[0]!;
+        return whole(() => text, Buffer.byteLength(text, 'utf8'));
+      }
+      let size = 0;
+      for (const part of parts) size += Buffer.byteLength(part, 'utf8');
+      return whole(() => parts.join(''), size, parts);
     },
     eventLine(id, event, eventBytes = Buffer.byteLength(event, 'utf8')) {
       const at = now();
