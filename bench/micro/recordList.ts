@@ -10,10 +10,10 @@
  *   lazy-record   the same, recorded to a file
  *   lazy-null     the same, recorded to /dev/null: what is left when the file system costs nothing
  *
- * Then `lazy-read`: of the lazy-record run's cached items, how many still have unparsed members (an item serialized
- * by `JSON.stringify` is parsed whole, and stays so in the cache).
+ * Then, of the lazy-record run's cached items, how many still have unparsed members (an item serialized by
+ * `JSON.stringify` is parsed whole, and stays so in the cache); with `--expose-gc`, the heap the cache holds per object.
  *
- *   node bench/micro/recordList.ts [pods=50000] [pageSize=500] [rounds=3] [ways=eager-pass,eager-record,lazy-pass,lazy-record,lazy-null]
+ *   node [--expose-gc] bench/micro/recordList.ts [pods=50000] [pageSize=500] [rounds=3] [ways=eager-pass,eager-record,lazy-pass,lazy-record,lazy-null]
  */
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -60,6 +60,7 @@ function decoded(chunks: readonly Buffer[], lazy: boolean): ListPage {
 }
 
 let unparsed = 0;
+const heaps = new Map<string, number[]>();
 /** One sync through `way`: CPU µs per listed object. */
 async function sync(way: string): Promise<number> {
   const lazy = way.startsWith('lazy');
@@ -70,6 +71,9 @@ async function sync(way: string): Promise<number> {
   const writer = traceWriter({ write: (t) => file.write(t), writeParts: (p) => file.writeParts(p), resources: ['pods'] });
   const listWatch = recorded ? record(source, writer, { resource: 'pods' }) : source;
   const cache = new Map<string, unknown>();
+  const gc = (globalThis as { gc?: () => void }).gc;
+  gc?.();
+  const heap = process.memoryUsage().heapUsed;
   const start = process.cpuUsage();
   for (let page = 0; page < PAGES; page++) {
     current = decoded(pages[page]!, lazy);
@@ -80,6 +84,10 @@ async function sync(way: string): Promise<number> {
     await Promise.resolve();
   }
   const used = process.cpuUsage(start);
+  if (gc) {
+    gc();
+    heaps.set(way, [...(heaps.get(way) ?? []), (process.memoryUsage().heapUsed - heap) / PODS / 1024]);
+  }
   writer.close();
   file.close();
   if (cache.size !== PODS) throw new Error(`${way}: ${cache.size} of ${PODS} cached`);
@@ -108,6 +116,7 @@ for (const [way, values] of results) {
   const base = way.startsWith('lazy') ? 'lazy-pass' : 'eager-pass';
   const pass = results.has(base) ? median(results.get(base)!) : undefined;
   const extra = pass !== undefined && way !== base ? `  (+${(m - pass).toFixed(1)} µs over ${base})` : '';
-  console.log(`${way.padEnd(13)} ${m.toFixed(1)} µs CPU/object${extra}   [${values.map((v) => v.toFixed(1)).join(', ')}]`);
+  const heap = heaps.has(way) ? `, heap ${median(heaps.get(way)!).toFixed(2)} KB/object` : '';
+  console.log(`${way.padEnd(13)} ${m.toFixed(1)} µs CPU/object${extra}${heap}   [${values.map((v) => v.toFixed(1)).join(', ')}]`);
 }
 if (results.has('lazy-record')) console.log(`lazy-record: ${unparsed} of ${PODS} cached items still have unparsed members`);

@@ -18,7 +18,7 @@
 import { z } from 'zod';
 import { InformerError, REASON_CLASSES, type ErrorReason } from '../../0-model/errors.ts';
 import type { ListOptions, WatchOptions } from '../listWatch.ts';
-import { jsonText } from '../lazyJson.ts';
+import { hasUnparsedMembers, jsonText } from '../lazyJson.ts';
 
 export const TRACE_FORMAT = 'rx-informer-trace';
 export const TRACE_FORMAT_VERSION = 1;
@@ -316,7 +316,12 @@ export function traceLineParts(record: TraceLine): string[] {
     parts.push(notice === undefined ? ']}\n' : `],"notice":${JSON.stringify(notice)}}\n`);
     return parts;
   }
-  if (record.type === 'event' && typeof record.event.object === 'object' && record.event.object !== null) {
+  if (
+    record.type === 'event' &&
+    typeof record.event.object === 'object' &&
+    record.event.object !== null &&
+    hasUnparsedMembers(record.event.object)
+  ) {
     const {
       event: { object, ...event },
       ...head
