@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Compression } from '../pipeline.ts';
 import { HELP, parseCommandLine, type CliOptions } from './args.ts';
+import { commandHelp } from './commandHelp.ts';
 import type { DemoEmulator } from './demo.ts';
 import { messageOf, printable } from './format.ts';
 import { isRecordCommand, parseRecordLine } from './recordArgs.ts';
@@ -42,6 +43,11 @@ const err = (line: string) => void process.stderr.write(`${printable(scrubber.sc
  * retry past (1). SIGHUP (129) flushes the sinks as SIGTERM does.
  */
 export async function run(argv: readonly string[]): Promise<number> {
+  const help = commandHelp(argv);
+  if (help !== undefined) {
+    process.stdout.write(help);
+    return EXIT.ok;
+  }
   if (isRecordCommand(argv)) return recordRun(argv);
   if (isReplayCommand(argv)) return replayRun(argv);
   if (isTrimCommand(argv)) return trimRun(argv);
