@@ -10,6 +10,7 @@ import {
   type TraceRequestLine,
   type TraceStopReason,
 } from './format.ts';
+import { scheduleAfter } from '../../util/scheduleAfter.ts';
 
 /** Room kept for the `stop` line within `maxBytes`, so a stopped trace still ends with one. */
 const STOP_LINE_ROOM = 64;
@@ -116,7 +117,7 @@ export function traceWriter(options: TraceWriterOptions): TraceWriter & Required
     redacted: options.redacted ?? true,
   };
   put(traceLineText(header));
-  if (options.durationMs !== undefined) timer = clock.schedule(() => stop('duration'), options.durationMs);
+  if (options.durationMs !== undefined) timer = scheduleAfter(clock, () => stop('duration'), options.durationMs);
 
   /** The time of a line to write now, or undefined when the writer has stopped (or stops now, at its duration). */
   const now = (): number | undefined => {
