@@ -11,7 +11,7 @@ import { trimToFile } from '../../src/cli/trimFile.ts';
 import { shapeOf, writeBigTrace } from '../../bench/workload/bigTrace.ts';
 import { parseReplayLine, type ReplayCommandOptions } from '../../src/cli/replayArgs.ts';
 import { replayCommand } from '../../src/cli/replayCommand.ts';
-import { cli } from './support.ts';
+import { cli, cliRuns } from './support.ts';
 
 const cm = (rv: string, data: Record<string, string>, uid = 'u1') => ({
   kind: 'ConfigMap',
@@ -218,6 +218,29 @@ describe('rx-informer replay', () => {
     const window = cli(['replay', join(dir, 'window.jsonl'), '--utc']);
     expect((await window.exit).code).toBe(0);
     expect(window.out.filter(Boolean)).toEqual(good.out.filter(Boolean));
+  }, 30_000);
+
+  it('the bin: trim refuses a window that ends before it starts or before its cut (exit 2, one line), writing nothing', async () => {
+    const dir = tempDir('rx-informer-trim-');
+    const trace = join(dir, 'good.jsonl');
+    writeFileSync(trace, TEXT);
+    const out = join(dir, 'window.jsonl');
+    // The trace's one watch starts at 11 ms: the cut of any --from up to 11 ms.
+    const [backwards, beforeCut] = await cliRuns([
+      ['trim', trace, '--from', '2s', '--to', '1s', '-o', out],
+      ['trim', trace, '--from', '5ms', '--to', '8ms', '-o', out],
+    ]);
+    expect(backwards!.code).toBe(2);
+    expect(backwards!.err).toEqual([
+      'error: trim: the window ends (--to 1000 ms) before it starts (--from 2000 ms)',
+      'run `rx-informer --help` for usage',
+    ]);
+    expect(beforeCut!.code).toBe(2);
+    expect(beforeCut!.err).toEqual([
+      'error: trim: the window ends (--to 8 ms) before its cut, the first watch at or after --from (5 ms), which starts at 11 ms: nothing to keep',
+      'run `rx-informer --help` for usage',
+    ]);
+    expect(readdirSync(dir)).toEqual(['good.jsonl']);
   }, 30_000);
 
   it('the bin through a pipe: every change printed, however many (stdout flushed before it exits)', async () => {

@@ -344,9 +344,21 @@ async function trimRun(argv: readonly string[]): Promise<number> {
     err(usageHint());
     return EXIT.usage;
   }
-  const [{ openTrace }, { trimToFile }] = await Promise.all([import('../pipeline.ts'), import('./trimFile.ts')]);
+  const [{ openTrace }, { trimWindowProblem }, { trimToFile }] = await Promise.all([
+    import('../pipeline.ts'),
+    import('../internal.ts'),
+    import('./trimFile.ts'),
+  ]);
   try {
-    const { lines, lastAt, startedAt } = trimToFile(openTrace(options.file), options, options.out);
+    const source = openTrace(options.file);
+    // A window that ends before it starts (or before its cut) is the command line's fault: nothing is written.
+    const problem = trimWindowProblem(source, options);
+    if (problem !== undefined) {
+      err(`error: ${problem}`);
+      err(usageHint());
+      return EXIT.usage;
+    }
+    const { lines, lastAt, startedAt } = trimToFile(source, options, options.out);
     err(`wrote ${options.out}: ${lines} lines, ${lastAt} ms from ${startedAt}`);
     return EXIT.ok;
   } catch (error) {
