@@ -38,7 +38,10 @@ export interface TraceWriterOptions {
   readonly options?: Readonly<Record<string, unknown>>;
   /** Whether Secret values are redacted (for the header; the recorders do the redacting). Default true. */
   readonly redacted?: boolean;
-  /** The most bytes written, the header and the stop line included. Default: no limit. */
+  /**
+   * The most bytes written, the header and the stop line included. Default: no limit. One that cannot hold the
+   * header and the stop line is refused: `traceWriter` throws a `RangeError`, before it writes anything.
+   */
   readonly maxBytes?: number;
   /** Stop this long after the start (a timer on `scheduler`). Default: no limit. */
   readonly durationMs?: number;
@@ -116,7 +119,14 @@ export function traceWriter(options: TraceWriterOptions): TraceWriter & Required
     ...(options.options === undefined ? {} : { options: { ...options.options } }),
     redacted: options.redacted ?? true,
   };
-  put(traceLineText(header));
+  const headerText = traceLineText(header);
+  const headerBytes = Buffer.byteLength(headerText, 'utf8');
+  if (headerBytes + STOP_LINE_ROOM > maxBytes)
+    throw new RangeError(
+      `a trace of at most ${maxBytes} bytes cannot hold its header (${headerBytes} bytes) and its stop line ` +
+        `(up to ${STOP_LINE_ROOM}): give at least ${headerBytes + STOP_LINE_ROOM} bytes`,
+    );
+  put(headerText, headerBytes);
   if (options.durationMs !== undefined) timer = scheduleAfter(clock, () => stop('duration'), options.durationMs);
 
   /** The time of a line to write now, or undefined when the writer has stopped (or stops now, at its duration). */
