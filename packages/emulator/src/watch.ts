@@ -142,6 +142,7 @@ export class WatchSession implements OpenWatch {
     o.coll.listeners.add(this.listener);
     const encoding: Record<string, string> = o.gzip ? { 'Content-Encoding': 'gzip', Vary: 'Accept-Encoding' } : {};
     const type = o.protobuf ? PROTOBUF_WATCH_TYPE : 'application/json';
+    o.record.contentType = type;
     this.res.writeHead(200, { 'Cache-Control': 'no-cache, private', 'Content-Type': type, ...encoding });
     this.res.flushHeaders();
     o.record.eventsSent = 0;
