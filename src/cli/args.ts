@@ -299,12 +299,8 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
       };
     byteLimits[option] = bytes;
   }
-  const compression = values.compression;
-  if (compression !== undefined && compression !== 'gzip' && compression !== 'none')
-    return { kind: 'usage', message: `--compression must be gzip or none, not "${printable(compression)}"` };
-  const encoding = parseEncoding(values.encoding);
-  if (encoding === null)
-    return { kind: 'usage', message: `--encoding must be json, protobuf or auto, not "${printable(values.encoding!)}"` };
+  const wire = wireFlags(values.compression, values.encoding);
+  if (typeof wire === 'string') return { kind: 'usage', message: wire };
   let churnIntervalMs: number | undefined;
   if (values['churn-interval'] !== undefined) {
     churnIntervalMs = Number(values['churn-interval']);
@@ -333,10 +329,21 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
       ...(metricsPort !== undefined ? { metricsPort } : {}),
       ...(metricsAddress !== undefined ? { metricsAddress } : {}),
       ...(Object.keys(byteLimits).length > 0 ? { byteLimits } : {}),
-      ...(compression !== undefined ? { compression } : {}),
-      ...(encoding !== undefined ? { encoding } : {}),
+      ...wire,
     },
   };
+}
+
+/** `--compression` and `--encoding`, checked (as given: absent when not), or what is wrong with them. */
+function wireFlags(
+  compression: string | undefined,
+  encoding: string | undefined,
+): { readonly compression?: Compression; readonly encoding?: Encoding } | string {
+  if (compression !== undefined && compression !== 'gzip' && compression !== 'none')
+    return `--compression must be gzip or none, not "${printable(compression)}"`;
+  const parsed = parseEncoding(encoding);
+  if (parsed === null) return `--encoding must be json, protobuf or auto, not "${printable(encoding!)}"`;
+  return { ...(compression !== undefined ? { compression } : {}), ...(parsed !== undefined ? { encoding: parsed } : {}) };
 }
 
 const ENCODINGS: readonly Encoding[] = ['json', 'protobuf', 'auto'];
