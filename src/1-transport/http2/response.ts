@@ -124,8 +124,17 @@ export class Http2Response extends StreamResponse {
   /** The HTTP/2 failure that ended the body early (a GOAWAY with an error code, a protocol error, a reset), in words. */
   failure: InformerError | undefined;
 
-  /** `asFailure`: how the request reports an HTTP/2 failure after the headers (its phase and path). */
-  constructor(stream: ClientHttp2Stream, headers: Http2Headers, onRead: () => void, asFailure?: (error: Http2Error) => InformerError) {
+  /**
+   * `flags`: the response HEADERS frame's (the 'response' event's second argument: END_STREAM there is an empty body).
+   * `asFailure`: how the request reports an HTTP/2 failure after the headers (its phase and path).
+   */
+  constructor(
+    stream: ClientHttp2Stream,
+    headers: Http2Headers,
+    onRead: () => void,
+    asFailure?: (error: Http2Error) => InformerError,
+    flags?: number,
+  ) {
     const status = headers[':status'];
     const plain: IncomingHttpHeaders = {};
     for (const [name, value] of Object.entries(headers)) if (!name.startsWith(':')) (plain as Record<string, unknown>)[name] = value;
@@ -134,7 +143,9 @@ export class Http2Response extends StreamResponse {
     this.onRead = onRead;
     // Node ends the body (push(null)) when the server's END_STREAM arrives, the stream still open; and, closing a
     // stream the server reset with NO_ERROR before END_STREAM, ends its body too, the stream closed by then, with
-    // rstCode 0 as after a clean end, and no 'error'. Only the moment of that end tells the two apart.
+    // rstCode 0 as after a clean end, and no 'error'. Only the moment of that end tells the two apart. (END_STREAM on
+    // the HEADERS, an empty body, ended it before the 'response' event: its `flags` say so.)
+    this.endStream = ((flags ?? 0) & NGHTTP2_FLAG_END_STREAM) !== 0;
     const push = stream.push.bind(stream);
     stream.push = (chunk: unknown, encoding?: BufferEncoding): boolean => {
       if (chunk === null && !this.endStream && !stream.closed) this.endStream = true;
@@ -179,7 +190,7 @@ function resetBeforeEnd(): Http2Error {
   );
 }
 
-const { NGHTTP2_NO_ERROR } = constants;
+const { NGHTTP2_NO_ERROR, NGHTTP2_FLAG_END_STREAM } = constants;
 
 /** HTTP/2 error codes by number (RFC 9113, section 7). */
 const ERROR_CODES = [
