@@ -155,6 +155,7 @@ function watchOptions(options: CliOptions, sinks: readonly EventSink[], compress
     ...(options.metricsAddress !== undefined ? { metricsAddress: options.metricsAddress } : {}),
     ...(options.byteLimits ? { byteLimits: options.byteLimits } : {}),
     ...(compression !== undefined ? { compression } : {}),
+    ...(options.encoding !== undefined ? { encoding: options.encoding } : {}),
   };
 }
 

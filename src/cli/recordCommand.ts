@@ -18,6 +18,7 @@ import {
   type TraceStopReason,
   type TraceWriter,
 } from '../pipeline.ts';
+import { encodingOptions } from './args.ts';
 import { explain } from './explain.ts';
 import { messageOf } from './format.ts';
 import type { RecordCommandOptions } from './recordArgs.ts';
@@ -84,7 +85,11 @@ export async function recordCommand(kc: KubeConfig, command: RecordCommandOption
     const resource = toResource(d);
     const target = { resource, namespace: command.namespace, labelSelector: command.labelSelector, fieldSelector: command.fieldSelector };
     const name = resourceName(d);
-    const listWatch = record(httpListWatch(kc, target), writer, { resource: name, secret: isSecretResource(d), redact: command.redact });
+    const listWatch = record(httpListWatch(kc, target, encodingOptions(command.encoding)), writer, {
+      resource: name,
+      secret: isSecretResource(d),
+      redact: command.redact,
+    });
     const cache = informer(listWatch, resource, { namespace: command.namespace });
     recording.add(cache.errors$.subscribe((error) => terminal.err(`! ${name}: ${error.reason}: ${messageOf(error)}`)));
     return new Promise<void>((resolve) => recording.add(cache.synced$.subscribe((s) => s && resolve())));
