@@ -146,6 +146,23 @@ describe('PersistentMap', () => {
     expect(second.get('k1')).toBe(-1);
   });
 
+  it('getIn(text, start, end) reads the key text.slice(start, end) in place: as get, colliding hashes included', () => {
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 30 }), fc.string({ maxLength: 3 }), fc.string({ maxLength: 3 }), (ops, before, after) => {
+        let map = PersistentMap.empty<number>();
+        for (const { key, value } of ops) map = value === undefined ? map.delete(key) : map.set(key, value);
+        for (const key of [...KEYS, 'team-0', 'web']) {
+          const text = `${before}${key}${after}`;
+          expect(map.getIn(text, before.length, before.length + key.length)).toBe(map.get(key));
+          // A range that is a stored key's prefix (or holds one) is another key.
+          const shorter = Math.max(0, key.length - 1);
+          expect(map.getIn(text, before.length, before.length + shorter)).toBe(map.get(key.slice(0, shorter)));
+          expect(map.getIn(text, 0, text.length)).toBe(map.get(text));
+        }
+      }),
+    );
+  });
+
   it('iterates every entry once: forEach, entries, keys, values', () => {
     let map = PersistentMap.empty<number>();
     for (let i = 0; i < 5000; i++) map = map.set(`k${i}`, i);

@@ -69,11 +69,16 @@ export class PersistentMap<V> {
   }
 
   get(key: string): V | undefined {
-    return lookup(this.root, key, hashString(key)) as V | undefined;
+    return lookup(this.root, key, 0, key.length, hashString(key)) as V | undefined;
+  }
+
+  /** `get(text.slice(start, end))`, without making that string. */
+  getIn(text: string, start: number, end: number): V | undefined {
+    return lookup(this.root, text, start, end, hashRange(text, start, end)) as V | undefined;
   }
 
   has(key: string): boolean {
-    return lookup(this.root, key, hashString(key)) !== undefined;
+    return lookup(this.root, key, 0, key.length, hashString(key)) !== undefined;
   }
 
   /** A map with `key` set to `value` (this one, when it already was). `value` must not be `undefined`. */
@@ -139,7 +144,7 @@ export class MapBuilder<V> {
   }
 
   get(key: string): V | undefined {
-    return lookup(this.root, key, hashString(key)) as V | undefined;
+    return lookup(this.root, key, 0, key.length, hashString(key)) as V | undefined;
   }
 
   set(key: string, value: V): this {
@@ -182,9 +187,14 @@ const SEED = crypto.getRandomValues(new Uint32Array(1))[0]! | 0;
 
 /** A seeded 32-bit hash (a multiply-xorshift per code unit, murmur3's finalizer), for keys whose {@link hashString} collides. */
 export function seededHash(key: string): number {
-  let h = SEED ^ key.length;
-  for (let i = 0; i < key.length; i++) {
-    h = Math.imul(h ^ key.charCodeAt(i), 0x5bd1e995);
+  return seededHashRange(key, 0, key.length);
+}
+
+/** {@link seededHash} of `text.slice(start, end)`. */
+function seededHashRange(text: string, start: number, end: number): number {
+  let h = SEED ^ (end - start);
+  for (let i = start; i < end; i++) {
+    h = Math.imul(h ^ text.charCodeAt(i), 0x5bd1e995);
     h ^= h >>> 15;
   }
   h ^= h >>> 16;
@@ -201,8 +211,13 @@ function hashFor(key: string, deep: boolean): number {
 
 /** 32-bit FNV-1a over UTF-16 code units, then murmur3's finalizer so every bit depends on every character. */
 export function hashString(key: string): number {
+  return hashRange(key, 0, key.length);
+}
+
+/** {@link hashString} of `text.slice(start, end)`. */
+function hashRange(text: string, start: number, end: number): number {
   let h = 0x811c9dc5;
-  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
+  for (let i = start; i < end; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);
   h ^= h >>> 13;
@@ -230,30 +245,37 @@ function nodeSlot(node: Node, bit: number): number {
   return 2 * bitCount(node.dataMap) + bitCount(node.nodeMap & (bit - 1));
 }
 
-function lookup(root: Node, key: string, hash: number): unknown {
+/** Whether the stored key `slot` is `text.slice(start, end)`. */
+function keyIs(slot: unknown, text: string, start: number, end: number): boolean {
+  if (slot === text) return start === 0 && end === text.length;
+  return typeof slot === 'string' && slot.length === end - start && text.startsWith(slot, start);
+}
+
+/** The value of the key `text.slice(start, end)` (whose hash is `hash`), without making that string. */
+function lookup(root: Node, text: string, start: number, end: number, hash: number): unknown {
   let node = root;
   let deep = false;
   for (let shift = 0; ; shift += BITS) {
     if (shift > LAST_SHIFT) {
-      if (deep) return collisionGet(node, key);
+      if (deep) return collisionGet(node, text, start, end);
       // Every bit of the fixed hash agreed: go on in the collision trie.
       deep = true;
-      hash = seededHash(key);
+      hash = seededHashRange(text, start, end);
       shift = 0;
     }
     const bit = bitOf(hash, shift);
     if (node.dataMap & bit) {
       const i = dataSlot(node, bit);
-      return node.slots[i] === key ? node.slots[i + 1] : undefined;
+      return keyIs(node.slots[i], text, start, end) ? node.slots[i + 1] : undefined;
     }
     if ((node.nodeMap & bit) === 0) return undefined;
     node = node.slots[nodeSlot(node, bit)] as Node;
   }
 }
 
-function collisionGet(node: Node, key: string): unknown {
+function collisionGet(node: Node, text: string, start: number, end: number): unknown {
   const slots = node.slots;
-  for (let i = 0; i < slots.length; i += 2) if (slots[i] === key) return slots[i + 1];
+  for (let i = 0; i < slots.length; i += 2) if (keyIs(slots[i], text, start, end)) return slots[i + 1];
   return undefined;
 }
 
