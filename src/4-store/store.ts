@@ -1,4 +1,4 @@
-import { joinKey, nameInNamespace, namespaceOfObjectKey } from '../0-model/keys.ts';
+import { joinKey, nameInNamespace, namespaceEnd, namespaceOfObjectKey } from '../0-model/keys.ts';
 import { InformerError } from '../0-model/errors.ts';
 import { PersistentMap, type MapBuilder } from './persistentMap.ts';
 import {
@@ -105,7 +105,7 @@ export class Store<T> {
   get(key: string): T | undefined {
     if (key === this.lastKey) return this.lastFound;
     // The namespace (before the first "/") and the name, read in place: no slice of the key is made.
-    const slash = key.indexOf('/');
+    const slash = namespaceEnd(key);
     let found = slash < 0 ? this.spaces.get('')?.get(key) : this.spaces.getIn(key, 0, slash)?.getIn(key, slash + 1, key.length);
     // A cluster-scoped name holding a "/" is filed under "" whole.
     if (found === undefined && slash >= 0) found = this.spaces.get('')?.get(key);
