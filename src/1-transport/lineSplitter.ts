@@ -1,3 +1,5 @@
+import { PendingBytes } from './chunks.ts';
+
 const NEWLINE = 0x0a;
 
 /** What {@link LineSplitter.push} reports for each piece of input: lines as text. */
@@ -27,16 +29,19 @@ export interface LineBytesSink {
  * chunks, both come out whole. A line longer than `maxLineBytes` is not kept:
  * it is reported once through `oversize` as soon as it passes the limit (a
  * line that never ends is reported too), and its bytes are dropped as they
- * arrive, up to its newline (memory stays bounded).
+ * arrive, up to its newline (memory stays bounded). The bytes of a line that spans chunks are copied into one
+ * buffer as they arrive ({@link PendingBytes}), so a peer that sends one byte per chunk costs its bytes only.
  */
 export class LineSplitter {
   private readonly maxLineBytes: number;
-  private pending: Buffer[] = [];
+  private readonly pending: PendingBytes;
+  /** Bytes of the unfinished line: those in `pending`, or, while dropping, those seen. */
   private pendingBytes = 0;
   private dropping = false;
 
   constructor(maxLineBytes: number = 16 * 1024 * 1024) {
     this.maxLineBytes = maxLineBytes;
+    this.pending = new PendingBytes(maxLineBytes);
   }
 
   push(chunk: Buffer, sink: LineSink | LineBytesSink): void {
@@ -57,7 +62,7 @@ export class LineSplitter {
 
   /** Forgets any partial line. */
   reset(): void {
-    this.pending = [];
+    this.pending.clear();
     this.pendingBytes = 0;
     this.dropping = false;
   }
@@ -80,12 +85,11 @@ export class LineSplitter {
     let from = start;
     let to = end;
     if (this.pending.length > 0) {
-      this.pending.push(chunk.subarray(start, end));
-      line = Buffer.concat(this.pending, total);
+      this.pending.append(chunk, start, end);
+      line = this.pending.view(); // readable during the sink's call, as a view of the chunk would be
       from = 0;
       to = total;
-      this.pending = [];
-      this.pendingBytes = 0;
+      this.reset();
     }
     if ('lineBytes' in sink) sink.lineBytes(line.subarray(from, to));
     else sink.line(line.toString('utf8', from, to), to - from);
@@ -98,14 +102,13 @@ export class LineSplitter {
       return;
     }
     if (this.pendingBytes + bytes > this.maxLineBytes) {
-      this.pending = [];
+      this.pending.clear();
       this.dropping = true;
       this.pendingBytes += bytes;
       sink.oversize(this.pendingBytes);
       return;
     }
-    // Copy: the chunk's memory may be reused by the stream after this call.
-    this.pending.push(Buffer.from(chunk.subarray(start)));
+    this.pending.append(chunk, start);
     this.pendingBytes += bytes;
   }
 }

@@ -1,11 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { hasUnparsedMembers, isSkipped } from '../../../src/1-transport/lazyJson.ts';
 import { approximateBytes } from '../../../src/metrics/approximateBytes.ts';
 import { stripManagedFields } from '../../../src/index.ts';
 import { decodeListBody, decodeObjectBody, decodeWatchFrame, ProtobufError } from '../../../src/1-transport/protobuf/decode.ts';
 import { FrameSplitter } from '../../../src/1-transport/protobuf/frames.ts';
+import { begin, int64, release } from '../../../src/1-transport/protobuf/wire.ts';
 
 /**
  * The transport's protobuf decoder (issue #36 step 2) over the recordings of a real kube-apiserver v1.20.2
@@ -100,5 +102,40 @@ describe('protobuf decoding over the recordings', () => {
     expect(Object.getOwnPropertyDescriptor(pods[0]!, 'spec')).toHaveProperty('get');
     expect(plain(stripped)).toStrictEqual(plain(stripManagedFields(twins[0]!)));
     expect(plain(pods[0])).toStrictEqual(twins[0]);
+  });
+});
+
+describe('int64 values as JSON.parse reads them', () => {
+  /** A varint of `n` as Go writes an int64 (two's complement in 10 bytes when negative). */
+  function varintOf(n: bigint): Buffer {
+    let u = n < 0n ? n + (1n << 64n) : n;
+    const out: number[] = [];
+    while (u >= 0x80n) {
+      out.push(Number(u & 0x7fn) | 0x80);
+      u >>= 7n;
+    }
+    out.push(Number(u));
+    return Buffer.from(out);
+  }
+
+  it('property: any int64 (past 2^53 too) reads as the double JSON.parse gives for its decimal', () => {
+    const int64s = fc.oneof(
+      fc.bigInt({ min: -(1n << 63n), max: (1n << 63n) - 1n }),
+      fc.bigInt({ min: 1n << 53n, max: 1n << 60n }),
+      fc.bigInt({ min: -(1n << 53n), max: 1n << 53n }),
+    );
+    fc.assert(
+      fc.property(int64s, (n) => {
+        const bytes = varintOf(n);
+        begin(bytes, 0);
+        const value = release(int64(bytes.length));
+        expect(value).toBe(JSON.parse(n.toString()));
+      }),
+      { numRuns: 5000 },
+    );
+    // One the running sum rounded otherwise (found by review): 3633440590173559042.
+    const n = 3633440590173559042n;
+    begin(varintOf(n), 0);
+    expect(release(int64(varintOf(n).length))).toBe(JSON.parse(n.toString()));
   });
 });

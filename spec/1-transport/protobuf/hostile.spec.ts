@@ -135,6 +135,24 @@ describe('hostile frames, each a clear MalformedLine and no object', () => {
     expect(malformed(frame)).toMatch(/not JSON|not one JSON value/);
   });
 
+  it('a packed list whose varint never ends is refused on arrival, not when its member is read', () => {
+    const pod = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'p', namespace: 'ns', resourceVersion: '1' },
+      spec: { containers: [{ name: 'c', image: 'i' }], securityContext: { supplementalGroups: [5, 6] } },
+    };
+    const frame = Buffer.from(frameOf('ADDED', pod));
+    expect(parseWatchFrame(frame)).not.toBeInstanceOf(InformerError);
+    const at = frame.indexOf(Buffer.from([0x20, 0x05, 0x20, 0x06])); // supplementalGroups (4), unpacked
+    expect(at).toBeGreaterThan(0);
+    Buffer.from([0x22, 0x02, 0x80, 0x80]).copy(frame, at); // packed, 2 bytes: a varint that never ends
+    expect(malformed(frame)).toMatch(/truncated varint/);
+    Buffer.from([0x22, 0x02, 0x05, 0x06]).copy(frame, at); // packed, two whole varints: read as the list it is
+    const parsed = parseWatchFrame(frame) as { object: { spec: { securityContext: { supplementalGroups: number[] } } } };
+    expect(parsed.object.spec.securityContext.supplementalGroups).toEqual([5, 6]);
+  });
+
   it('property: any frame, mutated anywhere, is a MalformedLine or an object whose every lazy member reads without error', () => {
     const frames = [frameOf('ADDED', configMap), ...recordedFrames.slice(0, 3)];
     fc.assert(

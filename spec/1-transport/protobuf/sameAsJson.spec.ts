@@ -197,6 +197,19 @@ describe('protobuf and JSON give the same objects', () => {
     );
   });
 
+  it('a `__proto__` map key (a ConfigMap data key, a label) is an own member, as JSON.parse makes it', () => {
+    const line =
+      '{"type":"ADDED","object":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm","namespace":"ns",' +
+      '"resourceVersion":"1","creationTimestamp":null,"labels":{"__proto__":"l"}},"data":{"__proto__":"x","a":"1"}}}';
+    const fromJson = JSON.parse(line) as { object: Json };
+    const fromProtobuf = parseWatchFrame(encodeWatchFrame('ADDED', fromJson.object).subarray(4)) as { object: Json };
+    const data = fromProtobuf.object.data as Json;
+    expect(Object.getOwnPropertyDescriptor(data, '__proto__')?.value).toBe('x');
+    expect(Object.getPrototypeOf(data)).toBe(Object.prototype);
+    expect(Object.keys((fromProtobuf.object.metadata as Json).labels as Json)).toEqual(['__proto__']);
+    expect(same(fromProtobuf, fromJson)).toBe(true);
+  });
+
   it('generates objects with something in them (the property is not vacuous)', () => {
     const pod = object('Pod', 12345);
     expect(JSON.stringify(pod).length).toBeGreaterThan(500);

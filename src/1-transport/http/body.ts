@@ -1,6 +1,7 @@
 import { errorFromStatus, InformerError, type ErrorPhase } from '../../0-model/errors.ts';
 import { parseRetryAfter } from '../../0-model/retryAfter.ts';
 import type { HttpResponse } from '../http2/response.ts';
+import { ChunkGatherer, PendingBytes } from '../chunks.ts';
 import { decodeObjectBody, isProtobuf } from '../protobuf/decode.ts';
 import { formatBytes, type HttpTransportOptions, type RequestSettings } from './options.ts';
 
@@ -39,7 +40,8 @@ export interface BodySink {
  * Reads a whole response body, then hands it over (used for documents and error Status bodies),
  * or hands it to a {@link BodySink} as it arrives (list pages). A body past its limit (declared in
  * Content-Length, or counted as it arrives) is not read further: the response is destroyed (the
- * request aborted) and `ResponseTooLarge` reported.
+ * request aborted) and `ResponseTooLarge` reported. However the peer cuts the body, what is kept costs about its
+ * bytes: a whole body is copied into one buffer, and a sink is handed small chunks gathered (`./chunks.ts`).
  */
 export function readBody(
   response: HttpResponse,
@@ -48,12 +50,13 @@ export function readBody(
   onError: (error: InformerError) => void,
   phase: ErrorPhase,
 ): void {
-  const chunks: Buffer[] = [];
+  const whole = typeof onBody === 'function' ? new PendingBytes(limit.maxBytes) : undefined;
+  const gathered = typeof onBody === 'function' ? undefined : new ChunkGatherer((bytes) => onBody.chunk(bytes));
   let bytes = 0;
   let over = false;
   const tooLarge = (seen: string) => {
     over = true;
-    chunks.length = 0;
+    whole?.clear();
     response.destroy();
     if (limit.tooLarge) return onError(limit.tooLarge(seen));
     const message = `${limit.what}: the response is larger than the ${formatBytes(limit.maxBytes)} limit (${seen}); aborted (option ${limit.option})`;
@@ -66,8 +69,8 @@ export function readBody(
     if (over) return;
     bytes += chunk.length;
     if (bytes > limit.maxBytes) return tooLarge(`${bytes} bytes read`);
-    if (typeof onBody === 'function') chunks.push(chunk);
-    else onBody.chunk(chunk);
+    if (whole) whole.append(chunk);
+    else gathered!.push(chunk);
   });
   response.on('close', () => {
     if (over) return;
@@ -81,8 +84,9 @@ export function readBody(
       );
       return;
     }
-    if (typeof onBody === 'function') onBody(Buffer.concat(chunks, bytes));
-    else onBody.end();
+    if (typeof onBody === 'function') return onBody(whole!.view());
+    gathered!.flush();
+    onBody.end();
   });
 }
 

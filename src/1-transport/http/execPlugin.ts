@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import { Observable } from 'rxjs';
+import { PendingBytes } from '../chunks.ts';
 import type { PluginResult } from './execCredential.ts';
 
 // Running an exec credential plugin: the I/O shell of ./execCredential.ts. The plugin gets a process
@@ -88,28 +89,23 @@ function stopReading(child: ChildProcess): void {
   child.stderr?.destroy();
 }
 
-/** Bytes up to a limit; `add` says false once a chunk would pass it (that chunk is not kept). */
+/** Bytes up to a limit; `add` says false once a chunk would pass it (what of it fits is kept). */
 class BoundedText {
-  private readonly chunks: Buffer[] = [];
-  private bytes = 0;
+  private readonly bytes: PendingBytes;
   readonly limit: number;
   constructor(limit: number) {
     this.limit = limit;
+    this.bytes = new PendingBytes(limit);
   }
 
+  /** Keeps what fits (copied: a plugin writing a byte at a time costs its bytes); false once the limit is passed. */
   add(chunk: Buffer): boolean {
-    if (this.bytes + chunk.length > this.limit) {
-      const room = this.limit - this.bytes;
-      if (room > 0) this.chunks.push(chunk.subarray(0, room));
-      this.bytes = this.limit;
-      return false;
-    }
-    this.chunks.push(chunk);
-    this.bytes += chunk.length;
-    return true;
+    const room = this.limit - this.bytes.length;
+    this.bytes.append(chunk, 0, Math.min(chunk.length, Math.max(room, 0)));
+    return chunk.length <= room;
   }
 
   text(): string {
-    return Buffer.concat(this.chunks).toString('utf8');
+    return this.bytes.view().toString('utf8');
   }
 }

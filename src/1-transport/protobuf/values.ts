@@ -190,7 +190,9 @@ function mapEntry(target: Record<string, unknown>, f: Field, end: number): void 
   }
   if (value === undefined) value = defaultOf(f, true);
   const map = (target[f.json] ??= {}) as Record<string, unknown>;
-  map[key] = value;
+  // An own `__proto__`, as JSON.parse makes (an assignment would set the prototype, or drop a string).
+  if (key === '__proto__') Object.defineProperty(map, key, { value, writable: true, enumerable: true, configurable: true });
+  else map[key] = value;
 }
 
 /** One occurrence of field `f` (its tag read) into `target`. */
@@ -274,8 +276,12 @@ export function checkMessage(end: number, msg: Message | undefined): void {
     const tag = varint(end);
     const wireType = tag & 7;
     const f = msg?.byNumber[tag >>> 3];
-    if (f === undefined || (f.rep && wireType === 2 && wireTypeOf(f) !== 2)) {
+    if (f === undefined) {
       skip(wireType, end);
+      continue;
+    }
+    if (f.rep && wireType === 2 && wireTypeOf(f) !== 2) {
+      checkPacked(wireTypeOf(f), lengthEnd(end));
       continue;
     }
     if (wireType !== wireTypeOf(f)) fail(`field ${f.json}: wire type ${wireType}`);
@@ -287,6 +293,14 @@ export function checkMessage(end: number, msg: Message | undefined): void {
     checkValue(f, e);
     seek(e);
   }
+}
+
+/** A packed list of varints (every one ending within it) or of 8-byte doubles, as {@link field} will read it. */
+function checkPacked(wireType: number, end: number): void {
+  if (wireType === 1) {
+    if ((end - pos) % 8 !== 0) fail(`packed doubles: ${end - pos} bytes`);
+    seek(end);
+  } else while (pos < end) varint(end);
 }
 
 function checkValue(f: Field, end: number): void {

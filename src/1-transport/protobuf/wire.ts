@@ -77,10 +77,13 @@ export function varint(end: number): number {
 export function int64(end: number): number {
   const start = pos;
   const v = varint(end);
-  if (pos - start < 10) return v;
+  const length = pos - start;
+  if (length < 10 && v <= Number.MAX_SAFE_INTEGER) return v;
+  // Negative, or past 2^53: from its exact low and high 32 bits, rounded once, as JSON.parse rounds the decimal
+  // (varint's running sum rounds at each step past 2^53, and can land on another double).
   let lo = 0;
   let hi = 0;
-  for (let i = 0; i < 10; i++) {
+  for (let i = 0; i < length; i++) {
     const b = buf[start + i]! & 0x7f;
     if (i < 4) lo |= b << (7 * i);
     else if (i === 4) {
