@@ -45,7 +45,13 @@ export interface BodySink {
 
 /** Frees the memory behind `buffers` now (detached: every view of it reads as empty). */
 function free(buffers: ReadonlySet<ArrayBuffer>): void {
-  for (const buffer of buffers) (buffer as ArrayBuffer & { transfer?: (length: number) => ArrayBuffer }).transfer?.(0);
+  for (const buffer of buffers) {
+    try {
+      (buffer as ArrayBuffer & { transfer?: (length: number) => ArrayBuffer }).transfer?.(0);
+    } catch {
+      // Not an error of the read: a buffer that cannot be detached is freed by the collector, as any other.
+    }
+  }
 }
 
 /**
