@@ -5,3 +5,4 @@
 export { MAX_DEPTH, TOO_DEEP, jsonEqual, limitDepth, parseFieldPath } from './5-informer/fieldChanges.ts';
 export { asTraceSource } from './1-transport/trace/reader.ts';
 export { traceLineText } from './1-transport/trace/format.ts';
+export { trimWindowProblem } from './1-transport/trace/trim.ts';

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { TestScheduler } from 'rxjs/testing';
 import { testScheduler } from '../support/testScheduler.ts';
-import { map, throwError, timer } from 'rxjs';
+import { Subject, map, take, throwError, timer } from 'rxjs';
+import type { KubeObject } from '../../src/0-model/objects.ts';
+import type { Store } from '../../src/4-store/store.ts';
 import { TerminalError, controller, done, generationChanged, requeueAfter, type ReconcileOutcome } from '../../src/controller/index.ts';
 import { itemExponentialFailureRateLimiter } from '../../src/workqueue/index.ts';
 import { added, deleted, fakeInformer, fakeResource, kubeObj, listed, modified } from '../../src/testing/marbles.ts';
@@ -125,6 +127,78 @@ describe('controller (virtual time)', () => {
         activeWorkers: 0,
         maxConcurrentReconciles: 1,
       });
+    });
+  });
+
+  it('a rateLimiter that throws (or gives no number) is reported on errors$; the key backs off 5 ms, 10 ms, … instead, never dropped', () => {
+    run(({ cold }, scheduler) => {
+      const widgets = fakeInformer(Widgets, cold('l', { l: listed('1', kubeObj('a'), kubeObj('n')) }));
+      const runs: Record<string, number> = {};
+      const ctl = controller({
+        for: widgets,
+        scheduler,
+        rateLimiter: {
+          when: (key) => {
+            if (key === 'default/n') return Number.NaN;
+            throw new Error('limiter broke');
+          },
+          forget: () => {
+            throw new Error('forget broke');
+          },
+          numRequeues: (key) => {
+            if (key === 'default/n') throw new Error('count broke');
+            return 0;
+          },
+        },
+        reconcile: (key) => ((runs[key] = (runs[key] ?? 0) + 1) < 3 ? throwError(() => new Error('not yet')) : done()),
+      });
+      const errors: string[] = [];
+      ctl.errors$.subscribe((e) => errors.push(`${e.reason} ${e.message.replace(/^controller \w+: /, '')}`));
+      const outcomes: string[] = [];
+      ctl.outcomes$.subscribe((o) => outcomes.push(`${brief(o)}@${scheduler.now()}`));
+      scheduler.flush();
+      // Both keys fail at 0 and retry after the fallback's 5 ms, fail again and retry after 10 ms, then succeed.
+      expect(outcomes).toEqual([
+        'default/a:error@0',
+        'default/n:error@0',
+        'default/a:error@5',
+        'default/n:error@5',
+        'default/a:success@15',
+        'default/n:success@15',
+      ]);
+      expect(errors.filter((e) => e.includes('default/a'))).toEqual([
+        'HandlerError rateLimiter.when threw for default/a: limiter broke',
+        'HandlerError rateLimiter.when threw for default/a: limiter broke',
+        'HandlerError rateLimiter.forget threw for default/a: forget broke',
+      ]);
+      expect(new Set(errors.filter((e) => e.includes('default/n')))).toEqual(
+        new Set([
+          'HandlerError rateLimiter.when threw for default/n: returned NaN, not a delay in ms',
+          'HandlerError rateLimiter.numRequeues threw for default/n: count broke',
+          'HandlerError rateLimiter.forget threw for default/n: forget broke',
+        ]),
+      );
+    });
+  });
+
+  it('a fault around a reconcile, outside the user function, is reported on errors$ and the key retried', () => {
+    run(({ cold }, scheduler) => {
+      const widgets = fakeInformer(Widgets, cold('l', { l: listed('1', kubeObj('a')) }));
+      // Its cache is not there when the first reconcile starts (cacheOf throws), then comes.
+      const store$ = new Subject<Store<KubeObject>>();
+      scheduler.schedule(() => widgets.store$.pipe(take(1)).subscribe(store$), 3);
+      const reconciled: string[] = [];
+      const ctl = controller({
+        for: { ...widgets, store$ },
+        scheduler,
+        reconcile: (key) => void reconciled.push(`${key}@${scheduler.now()}`),
+      });
+      const errors: string[] = [];
+      ctl.errors$.subscribe((e) => errors.push(`${e.reason} ${e.key ?? '-'}@${scheduler.now()}`));
+      ctl.outcomes$.subscribe();
+      scheduler.flush();
+      expect(errors).toEqual(['Unknown default/a@0']);
+      expect(reconciled).toEqual(['default/a@5']);
     });
   });
 

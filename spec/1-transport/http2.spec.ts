@@ -209,6 +209,64 @@ describe('HTTP/2: one connection for every request of a process', () => {
     expect(otherErrors).toEqual([]);
   });
 
+  it('RST_STREAM NO_ERROR before END_STREAM is a reset like any other (as Go reads it): a NetworkError naming it, not a clean end', async () => {
+    api = await startApiServer({ http2: true });
+    const kc = freshKubeConfig(api);
+    const lw = httpListWatch(kc, { resource: ConfigMap });
+    api.faults.add({ match: { watch: true }, fault: { type: 'dropWatch', afterEvents: 1, http2Code: 'NO_ERROR' }, times: 1 });
+    const frames: unknown[] = [];
+    const outcome = new Promise<unknown>((resolve) =>
+      lw.watch({ resourceVersion: '1' }).subscribe({ next: (f) => frames.push(f), error: resolve, complete: () => resolve('a clean end') }),
+    );
+    await waitFor('the watch', () => api!.activeWatches === 1);
+    api.create('configmaps', cm('default', 'a'));
+    const error = (await outcome) as InformerError;
+    expect(frames).toMatchObject([{ type: 'ADDED', object: { metadata: { name: 'a' } } }]);
+    expect(error).toMatchObject({ reason: 'NetworkError', phase: 'watch', unreachable: false });
+    expect(error.message).toBe(
+      'watch /api/v1/configmaps: the API server reset the HTTP/2 stream with NO_ERROR (error code 0) before the end of the response',
+    );
+    // Only the stream: the connection carries on.
+    expect(api.acceptedConnections).toBe(1);
+  });
+
+  it('an informer (default options) recovers from RST_STREAM NO_ERROR before END_STREAM exactly as from INTERNAL_ERROR', async () => {
+    /** Three watches reset after their first event each, then none: the requests the informer made, and its errors. */
+    const run = async (http2Code: 'NO_ERROR' | 'INTERNAL_ERROR') => {
+      api = await startApiServer({ http2: true });
+      api.faults.add({ match: { watch: true }, fault: { type: 'dropWatch', afterEvents: 1, http2Code }, times: 3 });
+      const informer = informerFactory(freshKubeConfig(api)).informer(ConfigMap, { namespace: 'default' });
+      const errors: InformerError[] = [];
+      let names: string[] = [];
+      const subscription = informer.errors$.subscribe((e) => errors.push(e));
+      subscription.add(informer.store$.subscribe((store) => (names = [...store.keys()].sort())));
+      try {
+        await waitFor('the first watch', () => api!.activeWatches === 1);
+        for (const name of ['a', 'b', 'c', 'd']) {
+          const watches = api.requests.filter((r) => r.watch).length;
+          api.create('configmaps', cm('default', name));
+          await waitFor(`${name} in the cache`, () => names.includes(`default/${name}`));
+          // The next change once a watch is open again (a reset watch is followed by another).
+          if (name !== 'd')
+            await waitFor('the next watch', () => api!.activeWatches === 1 && api!.requests.filter((r) => r.watch).length > watches);
+        }
+      } finally {
+        subscription.unsubscribe();
+      }
+      const requests = api.requests.filter((r) => r.resource === 'configmaps').map((r) => (r.watch ? 'watch' : 'list'));
+      await api.close();
+      api = undefined;
+      return { requests, errors: errors.map((e) => `${e.reason} ${e.phase}`) };
+    };
+    const reset = await run('INTERNAL_ERROR');
+    // Resumed twice at once (each watch had progressed), then, the third broken resume, a relist.
+    expect(reset).toEqual({
+      requests: ['list', 'watch', 'watch', 'watch', 'list', 'watch'],
+      errors: ['NetworkError watch', 'NetworkError watch', 'NetworkError watch'],
+    });
+    expect(await run('NO_ERROR')).toEqual(reset);
+  });
+
   it('a connection the server drops mid-watch is a NetworkError (as over HTTP/1.1), not a clean end', async () => {
     api = await startApiServer({ http2: true });
     const kc = freshKubeConfig(api);

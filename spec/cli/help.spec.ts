@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { cliRuns } from './support.ts';
 import { HELP, OPTION_NAMES, parseCommandLine } from '../../src/cli/args.ts';
 
 const DOCS = readFileSync(new URL('../../docs/cli.md', import.meta.url), 'utf8');
@@ -18,4 +19,28 @@ describe('every option is documented', () => {
     const line = parseCommandLine(['start', '--churn-interval', '50']);
     expect(line.kind === 'run' && line.options.churnIntervalMs).toBe(50);
   });
+});
+
+describe('record, replay and trim --help', () => {
+  it('print their usage and the options they name, exit 0 (as watch --help does), -h too, wherever it is', async () => {
+    const lines = [
+      ['record', '--help'],
+      ['replay', '-h'],
+      ['trim', 'trace.jsonl', '--from', '5m', '--help'],
+      ['record', 'pods', '-h', '--bogus'],
+      ['--help', 'replay'],
+    ];
+    const results = await cliRuns(lines);
+    const commands = ['record', 'replay', 'trim', 'record', 'replay'];
+    results.forEach(({ code, out, err }, i) => {
+      expect(code, lines[i]!.join(' ')).toBe(0);
+      expect(err).toEqual([]);
+      expect(out[0]).toBe('Usage:');
+      expect(out[1]).toMatch(new RegExp(`^  rx-informer ${commands[i]} `));
+      expect(out.join('\n')).not.toMatch(/rx-informer (watch|start) /);
+      expect(out.at(-1)).toMatch(/`rx-informer --help` lists every command/);
+    });
+    expect(results[0]!.out.join('\n')).toMatch(/--kubeconfig PATH {6}kubeconfig file/);
+    expect(results[1]!.out.join('\n')).toMatch(/--utc {18}times in UTC/);
+  }, 30_000);
 });

@@ -89,4 +89,16 @@ describe('rx-informer record', () => {
     expect(bad.err[0]).toMatch(/--duration: "soon" is not a duration/);
     expect(existsSync(join(dir, 'x.jsonl'))).toBe(false);
   }, 30_000);
+
+  it('a --max-bytes that cannot hold the header and the stop line is refused (1, one line), no file left', async () => {
+    const file = join(dir, 'tiny.jsonl');
+    const run = cli(['record', 'pods', '-o', file, '--max-bytes', '100', '--kubeconfig', kubeconfig]);
+    expect((await run.exit).code).toBe(1);
+    expect(run.err).toEqual([
+      expect.stringMatching(
+        /^error: --max-bytes: a trace of at most 100 bytes cannot hold its header \(\d+ bytes\) and its stop line \(up to 64\): give at least \d+ bytes$/,
+      ),
+    ]);
+    expect(existsSync(file)).toBe(false);
+  }, 30_000);
 });

@@ -3,15 +3,15 @@
  * windows; the bin's wiring (exit codes, a trace that cannot be read) through one child process each.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readTrace, traceSource, traceText, trimTrace, type TraceSource } from '../../src/pipeline.ts';
+import { openTrace, readTrace, traceSource, traceText, trimTrace, type TraceSource } from '../../src/pipeline.ts';
 import { trimToFile } from '../../src/cli/trimFile.ts';
 import { shapeOf, writeBigTrace } from '../../bench/workload/bigTrace.ts';
 import { parseReplayLine, type ReplayCommandOptions } from '../../src/cli/replayArgs.ts';
 import { replayCommand } from '../../src/cli/replayCommand.ts';
-import { cli } from './support.ts';
+import { cli, cliRuns } from './support.ts';
 
 const cm = (rv: string, data: Record<string, string>, uid = 'u1') => ({
   kind: 'ConfigMap',
@@ -149,6 +149,41 @@ describe('rx-informer replay', () => {
     const broken = join(dir, 'broken.jsonl');
     expect(() => trimToFile(failing, { fromMs: 0 }, broken)).toThrow(/trace line 8: the file changed/);
     expect(existsSync(broken)).toBe(false);
+    // A file already there is left as it was, and nothing else is left beside it.
+    writeFileSync(broken, 'before\n');
+    expect(() => trimToFile(failing, { fromMs: 0 }, broken)).toThrow(/trace line 8: the file changed/);
+    expect(readFileSync(broken, 'utf8')).toBe('before\n');
+    expect(readdirSync(dir).sort()).toEqual(['broken.jsonl', 'window.jsonl']);
+  });
+
+  it('trim onto its own input (the same path, a symbolic link to it, a hard link): the window, the trace read whole first', () => {
+    const dir = tempDir('rx-informer-trim-');
+    const original = join(dir, 'original.jsonl');
+    writeFileSync(original, TEXT);
+    trimToFile(openTrace(original), { fromMs: 0 }, join(dir, 'expected.jsonl'));
+    const expected = readFileSync(join(dir, 'expected.jsonl'), 'utf8');
+    const self = join(dir, 'self.jsonl');
+    writeFileSync(self, TEXT);
+    expect(trimToFile(openTrace(self), { fromMs: 0 }, self).lines).toBe(10);
+    expect(readFileSync(self, 'utf8')).toBe(expected);
+
+    const real = join(dir, 'real.jsonl');
+    const link = join(dir, 'link.jsonl');
+    writeFileSync(real, TEXT);
+    symlinkSync(real, link);
+    trimToFile(openTrace(real), { fromMs: 0 }, link);
+    // The link stays a link; the file it names holds the window.
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(readFileSync(real, 'utf8')).toBe(expected);
+
+    const hard = join(dir, 'hard.jsonl');
+    const other = join(dir, 'other.jsonl');
+    writeFileSync(hard, TEXT);
+    linkSync(hard, other);
+    trimToFile(openTrace(other), { fromMs: 0 }, hard);
+    expect(readFileSync(hard, 'utf8')).toBe(expected);
+    expect(readFileSync(other, 'utf8')).toBe(TEXT);
+    expect(readdirSync(dir).filter((name) => name.endsWith('.tmp'))).toEqual([]);
   });
 
   it('usage errors are one line', () => {
@@ -183,6 +218,29 @@ describe('rx-informer replay', () => {
     const window = cli(['replay', join(dir, 'window.jsonl'), '--utc']);
     expect((await window.exit).code).toBe(0);
     expect(window.out.filter(Boolean)).toEqual(good.out.filter(Boolean));
+  }, 30_000);
+
+  it('the bin: trim refuses a window that ends before it starts or before its cut (exit 2, one line), writing nothing', async () => {
+    const dir = tempDir('rx-informer-trim-');
+    const trace = join(dir, 'good.jsonl');
+    writeFileSync(trace, TEXT);
+    const out = join(dir, 'window.jsonl');
+    // The trace's one watch starts at 11 ms: the cut of any --from up to 11 ms.
+    const [backwards, beforeCut] = await cliRuns([
+      ['trim', trace, '--from', '2s', '--to', '1s', '-o', out],
+      ['trim', trace, '--from', '5ms', '--to', '8ms', '-o', out],
+    ]);
+    expect(backwards!.code).toBe(2);
+    expect(backwards!.err).toEqual([
+      'error: trim: the window ends (--to 1000 ms) before it starts (--from 2000 ms)',
+      'run `rx-informer --help` for usage',
+    ]);
+    expect(beforeCut!.code).toBe(2);
+    expect(beforeCut!.err).toEqual([
+      'error: trim: the window ends (--to 8 ms) before its cut, the first watch at or after --from (5 ms), which starts at 11 ms: nothing to keep',
+      'run `rx-informer --help` for usage',
+    ]);
+    expect(readdirSync(dir)).toEqual(['good.jsonl']);
   }, 30_000);
 
   it('the bin through a pipe: every change printed, however many (stdout flushed before it exits)', async () => {

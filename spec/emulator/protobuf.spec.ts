@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startApiServer, type ApiServer, type CustomResourceDefinitionSpec } from 'rx-informer-emulator';
-import { protobufFrame, protobufList, protobufStatus } from '../../packages/emulator/src/protobuf/bodies.ts';
+import { protobufFrame, protobufList, protobufObject, protobufStatus } from '../../packages/emulator/src/protobuf/bodies.ts';
 import { decodeListBody, decodeObjectBody, decodeWatchFrame } from '../../src/1-transport/protobuf/decode.ts';
 import { FrameSplitter } from '../../src/1-transport/protobuf/frames.ts';
 
@@ -77,6 +77,18 @@ describe("the emulator's protobuf bodies against the recordings", () => {
     }
   });
 
+  it("writes one object's body as a real server embeds it in a watch event (11a; no single GET was recorded)", () => {
+    // A GET body and a watch event's object are the same serializer's output (`k8s\0` + Unknown): in 11a, each
+    // frame ends with its object's bytes (RawExtension is WatchEvent's last field, raw its only one).
+    const recorded = frames(bin('11a-watch-configmaps-protobuf'));
+    expect(recorded.length).toBeGreaterThan(3);
+    for (const frame of recorded) {
+      const body = protobufObject(JSON.parse(JSON.stringify(decodeWatchFrame(frame, undefined).object)));
+      expect(body.subarray(0, 4).toString('latin1')).toBe('k8s\0');
+      expect(frame.subarray(frame.length - body.length).equals(body)).toBe(true);
+    }
+  });
+
   it("uses the same generated schema as the library's decoder (the two packages import nothing of each other)", () => {
     const read = (path: string) => readFileSync(join(import.meta.dirname, '../..', path), 'utf8');
     expect(read('packages/emulator/src/protobuf/schema.generated.ts')).toBe(read('src/1-transport/protobuf/schema.generated.ts'));
@@ -121,6 +133,61 @@ describe('the emulator over HTTP, asked protobuf', () => {
     expect(decodeObjectBody(only.body)).toMatchObject({ kind: 'Status', code: 406, reason: 'NotAcceptable' });
     const either = await get('/apis/pb.example.com/v1/namespaces/ns/apples', { Accept: `${PROTOBUF}, application/json` });
     expect([either.status, either.type]).toEqual([200, 'application/json']);
+  });
+
+  it.each([false, true])(
+    'gets one object in protobuf that decodes to its JSON (pods of 10b, a configmap, a deployment, a status subresource; gzip %s)',
+    async (gzip) => {
+      api = await server(gzip);
+      for (const pod of json('10b-list-pods-json-same-rv').items)
+        api.create('pods', { ...pod, metadata: { ...pod.metadata, namespace: 'ns' } });
+      // As a real server stores it (encoding/json's shape: always-written fields present), so its JSON and protobuf agree.
+      api.create('deployments', {
+        metadata: { name: 'd', namespace: 'ns' },
+        spec: {
+          replicas: 2,
+          selector: { matchLabels: { app: 'd' } },
+          template: {
+            metadata: { creationTimestamp: null, labels: { app: 'd' } },
+            spec: { containers: [{ name: 'c', image: 'nginx', resources: { limits: { cpu: '500m' } } }] },
+          },
+          strategy: { type: 'Recreate' },
+        },
+        status: { replicas: 2 },
+      });
+      const paths = [
+        '/api/v1/namespaces/ns/pods/web-1',
+        '/api/v1/namespaces/ns/pods/web-2',
+        '/api/v1/namespaces/ns/pods/web-1/status',
+        '/api/v1/namespaces/ns/configmaps/cm-1',
+        '/apis/apps/v1/namespaces/ns/deployments/d',
+      ];
+      for (const path of paths) {
+        const asJson = await get(path, { Accept: 'application/json', 'Accept-Encoding': 'gzip' });
+        expect([asJson.status, asJson.type], path).toEqual([200, 'application/json']);
+        for (const accept of [PROTOBUF, `${PROTOBUF}, application/json`]) {
+          const pb = await get(path, { Accept: accept, 'Accept-Encoding': 'gzip' });
+          expect([pb.status, pb.type], `${path} ${accept}`).toEqual([200, PROTOBUF]);
+          expect(JSON.parse(JSON.stringify(decodeObjectBody(pb.body))), path).toStrictEqual(JSON.parse(asJson.body.toString()));
+        }
+      }
+      expect(api.requests.filter((r) => r.name !== undefined).map((r) => r.contentType)).toEqual(
+        paths.flatMap(() => ['application/json', PROTOBUF, PROTOBUF]),
+      );
+    },
+  );
+
+  it('gets one custom resource asked protobuf only: 406 with a protobuf Status (as 10g), asked protobuf or JSON: JSON', async () => {
+    api = await server();
+    const path = '/apis/pb.example.com/v1/namespaces/ns/apples/a';
+    const only = await get(path, { Accept: PROTOBUF });
+    expect([only.status, only.type]).toEqual([406, PROTOBUF]);
+    expect(decodeObjectBody(only.body)).toMatchObject({ kind: 'Status', code: 406, reason: 'NotAcceptable' });
+    // Negotiated before the object is read: a missing one is 406 too.
+    expect((await get(`${path}-missing`, { Accept: PROTOBUF })).status).toBe(406);
+    const either = await get(path, { Accept: `${PROTOBUF}, application/json` });
+    expect([either.status, either.type]).toEqual([200, 'application/json']);
+    expect(JSON.parse(either.body.toString())).toMatchObject({ kind: 'Apple', metadata: { name: 'a' } });
   });
 
   it('answers a missing object with a protobuf 404 Status (10f)', async () => {

@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { isIP } from 'node:net';
 import { parseSinkUrl, type SinkTarget } from './sinkUrl.ts';
 import { parseFieldPath } from '../internal.ts';
-import { type Compression } from '../pipeline.ts';
+import { type Compression, type Encoding } from '../pipeline.ts';
 import { printable } from './format.ts';
 import { watchCommand } from './invocation.ts';
 
@@ -32,11 +32,12 @@ Usage:
                     [--fields PATTERN]... [--ignore PATTERN]... [--metrics-port N [--metrics-address ADDR]]
                     [--max-list-bytes SIZE] [--max-list-total-bytes SIZE] [--max-line-bytes SIZE]
                     [--max-error-body-bytes SIZE] [--max-document-bytes SIZE] [--compression gzip|none]
+                    [--encoding json|protobuf|auto]
   rx-informer start [--kubeconfig PATH] [--context NAME] [--churn-interval MS] [watch options]
       With no --kubeconfig/--context: starts the built-in API-server emulator with live churn
       and injected faults, and watches everything on it. With one: \`watch --all\` on that cluster.
   rx-informer record RESOURCE... -o FILE [-n NS] [-l SELECTOR] [--field-selector S] [--kubeconfig PATH]
-                    [--context NAME] [--max-bytes SIZE] [--duration D] [--no-redact]
+                    [--context NAME] [--max-bytes SIZE] [--duration D] [--no-redact] [--encoding E]
       Writes what the informers' list and watch requests saw to FILE (a JSON Lines trace, for
       replayListWatch in rx-informer/testing; docs/testing.md). Secret values redacted unless
       --no-redact. Stops at --max-bytes (e.g. 50Mi), after --duration (90s, 5m), or on Ctrl-C or
@@ -81,6 +82,11 @@ Options:
   --compression gzip|none
                          ask the server for gzip (the default) or for no compression (in the cluster, on a
                          fast network); default: none if the kubeconfig's cluster sets disable-compression
+  --encoding json|protobuf|auto
+                         the wire encoding of lists and watches: json (the default); protobuf, decoded lazily,
+                         for the built-in kinds that have it (core/v1, apps/v1, coordination.k8s.io/v1: pods,
+                         deployments, …; every other resource, custom ones included, stays JSON); auto:
+                         protobuf only for a watch of more than 16 namespaces (read cluster-wide, most dropped)
   --churn-interval MS    the built-in demo's pace: milliseconds between its writes (default 500)
   -w, --watch            accepted for kubectl habits; watching is what this command does
   --version              the version
@@ -116,6 +122,7 @@ const options = {
   'max-error-body-bytes': { type: 'string' },
   'max-document-bytes': { type: 'string' },
   compression: { type: 'string' },
+  encoding: { type: 'string' },
 } as const;
 
 /** Every option the command line takes, long names (`--help` and docs/cli.md describe each: spec/cli/help.spec.ts checks). */
@@ -172,6 +179,8 @@ export interface CliOptions {
   readonly byteLimits?: Readonly<Partial<Record<ByteLimitOption, number>>>;
   /** `--compression`, when given (it wins over the kubeconfig's `disable-compression`). */
   readonly compression?: Compression;
+  /** `--encoding`, when given: the transport's `http.encoding` (see {@link encodingOptions}). */
+  readonly encoding?: Encoding;
   /** The demo's churn period (ms), `--churn-interval`. */
   readonly churnIntervalMs?: number;
 }
@@ -290,9 +299,8 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
       };
     byteLimits[option] = bytes;
   }
-  const compression = values.compression;
-  if (compression !== undefined && compression !== 'gzip' && compression !== 'none')
-    return { kind: 'usage', message: `--compression must be gzip or none, not "${printable(compression)}"` };
+  const wire = wireFlags(values.compression, values.encoding);
+  if (typeof wire === 'string') return { kind: 'usage', message: wire };
   let churnIntervalMs: number | undefined;
   if (values['churn-interval'] !== undefined) {
     churnIntervalMs = Number(values['churn-interval']);
@@ -321,9 +329,40 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
       ...(metricsPort !== undefined ? { metricsPort } : {}),
       ...(metricsAddress !== undefined ? { metricsAddress } : {}),
       ...(Object.keys(byteLimits).length > 0 ? { byteLimits } : {}),
-      ...(compression !== undefined ? { compression } : {}),
+      ...wire,
     },
   };
+}
+
+/** `--compression` and `--encoding`, checked (as given: absent when not), or what is wrong with them. */
+function wireFlags(
+  compression: string | undefined,
+  encoding: string | undefined,
+): { readonly compression?: Compression; readonly encoding?: Encoding } | string {
+  if (compression !== undefined && compression !== 'gzip' && compression !== 'none')
+    return `--compression must be gzip or none, not "${printable(compression)}"`;
+  const parsed = parseEncoding(encoding);
+  if (parsed === null) return `--encoding must be json, protobuf or auto, not "${printable(encoding!)}"`;
+  return { ...(compression !== undefined ? { compression } : {}), ...(parsed !== undefined ? { encoding: parsed } : {}) };
+}
+
+const ENCODINGS: readonly Encoding[] = ['json', 'protobuf', 'auto'];
+
+/** `--encoding`'s value: undefined when not given, null when it is not one of json, protobuf, auto. */
+export function parseEncoding(given: string | undefined): Encoding | undefined | null {
+  if (given === undefined) return undefined;
+  return ENCODINGS.find((e) => e === given) ?? null;
+}
+
+/**
+ * The transport options `--encoding` sets. `protobuf` turns on `lazyDecode` too: the library reads protobuf only
+ * into lazy objects (eager decoding keeps JSON, which measured faster), and lazy objects read, print and diff as
+ * plain ones. `auto` is the library's own (protobuf where objects are dropped by key: the many-namespace watch).
+ * Resources the protobuf schema does not know stay JSON, as in the library: nothing to refuse.
+ */
+export function encodingOptions(encoding: Encoding | undefined): { readonly encoding?: Encoding; readonly lazyDecode?: true } {
+  if (encoding === undefined) return {};
+  return encoding === 'protobuf' ? { encoding, lazyDecode: true } : { encoding };
 }
 
 /** `--metrics-port` and `--metrics-address`, or what is wrong with them. */

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Compression } from '../pipeline.ts';
 import { HELP, parseCommandLine, type CliOptions } from './args.ts';
+import { commandHelp } from './commandHelp.ts';
 import type { DemoEmulator } from './demo.ts';
 import { messageOf, printable } from './format.ts';
 import { isRecordCommand, parseRecordLine } from './recordArgs.ts';
@@ -42,6 +43,11 @@ const err = (line: string) => void process.stderr.write(`${printable(scrubber.sc
  * retry past (1). SIGHUP (129) flushes the sinks as SIGTERM does.
  */
 export async function run(argv: readonly string[]): Promise<number> {
+  const help = commandHelp(argv);
+  if (help !== undefined) {
+    process.stdout.write(help);
+    return EXIT.ok;
+  }
   if (isRecordCommand(argv)) return recordRun(argv);
   if (isReplayCommand(argv)) return replayRun(argv);
   if (isTrimCommand(argv)) return trimRun(argv);
@@ -149,6 +155,7 @@ function watchOptions(options: CliOptions, sinks: readonly EventSink[], compress
     ...(options.metricsAddress !== undefined ? { metricsAddress: options.metricsAddress } : {}),
     ...(options.byteLimits ? { byteLimits: options.byteLimits } : {}),
     ...(compression !== undefined ? { compression } : {}),
+    ...(options.encoding !== undefined ? { encoding: options.encoding } : {}),
   };
 }
 
@@ -338,9 +345,21 @@ async function trimRun(argv: readonly string[]): Promise<number> {
     err(usageHint());
     return EXIT.usage;
   }
-  const [{ openTrace }, { trimToFile }] = await Promise.all([import('../pipeline.ts'), import('./trimFile.ts')]);
+  const [{ openTrace }, { trimWindowProblem }, { trimToFile }] = await Promise.all([
+    import('../pipeline.ts'),
+    import('../internal.ts'),
+    import('./trimFile.ts'),
+  ]);
   try {
-    const { lines, lastAt, startedAt } = trimToFile(openTrace(options.file), options, options.out);
+    const source = openTrace(options.file);
+    // A window that ends before it starts (or before its cut) is the command line's fault: nothing is written.
+    const problem = trimWindowProblem(source, options);
+    if (problem !== undefined) {
+      err(`error: ${problem}`);
+      err(usageHint());
+      return EXIT.usage;
+    }
+    const { lines, lastAt, startedAt } = trimToFile(source, options, options.out);
     err(`wrote ${options.out}: ${lines} lines, ${lastAt} ms from ${startedAt}`);
     return EXIT.ok;
   } catch (error) {

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
-import { parseByteSize } from './args.ts';
+import { parseByteSize, parseEncoding } from './args.ts';
+import type { Encoding } from '../pipeline.ts';
 import { printable } from './format.ts';
 
 /** `rx-informer record`'s options, long names (`--help` and docs/cli.md describe each). */
@@ -13,6 +14,7 @@ const options = {
   'max-bytes': { type: 'string' },
   duration: { type: 'string' },
   'no-redact': { type: 'boolean' },
+  encoding: { type: 'string' },
 } as const;
 
 export const RECORD_OPTION_NAMES: readonly string[] = Object.keys(options);
@@ -31,6 +33,8 @@ export interface RecordCommandOptions {
   readonly durationMs?: number;
   /** `--no-redact`: Secret values in clear. */
   readonly redact: boolean;
+  /** `--encoding`: the wire encoding of the recorded lists and watches (the trace holds the objects, either way). */
+  readonly encoding?: Encoding;
 }
 
 const DURATION_UNITS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
@@ -71,6 +75,8 @@ export function parseRecordLine(argv: readonly string[]): RecordCommandOptions |
   const durationMs = values.duration === undefined ? undefined : parseDuration(values.duration);
   if (values.duration !== undefined && durationMs === undefined)
     return `--duration: "${printable(values.duration)}" is not a duration (a whole number with ms, s, m or h: 90s, 5m)`;
+  const encoding = parseEncoding(values.encoding);
+  if (encoding === null) return `--encoding must be json, protobuf or auto, not "${printable(values.encoding!)}"`;
   return {
     resources,
     file: values.output,
@@ -82,6 +88,7 @@ export function parseRecordLine(argv: readonly string[]): RecordCommandOptions |
     ...(values.context !== undefined ? { context: values.context } : {}),
     ...(maxBytes !== undefined ? { maxBytes } : {}),
     ...(durationMs !== undefined ? { durationMs } : {}),
+    ...(encoding !== undefined ? { encoding } : {}),
   };
 }
 

@@ -2,6 +2,7 @@
  * `rx-informer record RESOURCE... -o trace.jsonl`: one informer per resource over a recorded
  * ListWatch, every request and what came of it written to one trace (docs/testing.md).
  */
+import { rmSync } from 'node:fs';
 import { firstValueFrom, Subscription } from 'rxjs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { discover, toResource } from '../discovery/index.ts';
@@ -13,9 +14,11 @@ import {
   resourceName,
   traceFileSink,
   traceWriter,
+  type TraceFileSink,
   type TraceStopReason,
   type TraceWriter,
 } from '../pipeline.ts';
+import { encodingOptions } from './args.ts';
 import { explain } from './explain.ts';
 import { messageOf } from './format.ts';
 import type { RecordCommandOptions } from './recordArgs.ts';
@@ -36,6 +39,17 @@ export interface Recording {
   readonly writer: TraceWriter;
 }
 
+/** The writer `make` makes, or its error (a `--max-bytes` too small for the header: a RangeError), the file it would have written removed. */
+function writerOr(file: TraceFileSink, path: string, make: () => TraceWriter): TraceWriter {
+  try {
+    return make();
+  } catch (error) {
+    file.close();
+    rmSync(path, { force: true });
+    throw error instanceof RangeError ? new UsageError(`--max-bytes: ${error.message}`) : error;
+  }
+}
+
 /**
  * Discovers the resources (as `watch` resolves them), opens the trace file and starts one informer
  * per resource whose ListWatch is recorded. Every line is written whole (`traceFileSink`: the lines of
@@ -51,25 +65,31 @@ export async function recordCommand(kc: KubeConfig, command: RecordCommandOption
   }
   const chosen = resolveResources(found, { resources: command.resources, all: false });
   const file = traceFileSink(command.file);
-  const writer = traceWriter({
-    write: (text) => file.write(text),
-    writeParts: (parts) => file.writeParts(parts),
-    resources: chosen.map(resourceName),
-    options: {
-      ...(command.namespace !== undefined ? { namespace: command.namespace } : {}),
-      ...(command.labelSelector !== undefined ? { labelSelector: command.labelSelector } : {}),
-      ...(command.fieldSelector !== undefined ? { fieldSelector: command.fieldSelector } : {}),
-    },
-    redacted: command.redact,
-    ...(command.maxBytes !== undefined ? { maxBytes: command.maxBytes } : {}),
-    ...(command.durationMs !== undefined ? { durationMs: command.durationMs } : {}),
-  });
+  const writer = writerOr(file, command.file, () =>
+    traceWriter({
+      write: (text) => file.write(text),
+      writeParts: (parts) => file.writeParts(parts),
+      resources: chosen.map(resourceName),
+      options: {
+        ...(command.namespace !== undefined ? { namespace: command.namespace } : {}),
+        ...(command.labelSelector !== undefined ? { labelSelector: command.labelSelector } : {}),
+        ...(command.fieldSelector !== undefined ? { fieldSelector: command.fieldSelector } : {}),
+      },
+      redacted: command.redact,
+      ...(command.maxBytes !== undefined ? { maxBytes: command.maxBytes } : {}),
+      ...(command.durationMs !== undefined ? { durationMs: command.durationMs } : {}),
+    }),
+  );
   const recording = new Subscription();
   const synced = chosen.map((d) => {
     const resource = toResource(d);
     const target = { resource, namespace: command.namespace, labelSelector: command.labelSelector, fieldSelector: command.fieldSelector };
     const name = resourceName(d);
-    const listWatch = record(httpListWatch(kc, target), writer, { resource: name, secret: isSecretResource(d), redact: command.redact });
+    const listWatch = record(httpListWatch(kc, target, encodingOptions(command.encoding)), writer, {
+      resource: name,
+      secret: isSecretResource(d),
+      redact: command.redact,
+    });
     const cache = informer(listWatch, resource, { namespace: command.namespace });
     recording.add(cache.errors$.subscribe((error) => terminal.err(`! ${name}: ${error.reason}: ${messageOf(error)}`)));
     return new Promise<void>((resolve) => recording.add(cache.synced$.subscribe((s) => s && resolve())));

@@ -37,5 +37,7 @@ export function parseTrimLine(argv: readonly string[]): TrimCommandOptions | str
   if (!values.output) return 'trim: name the file to write with -o FILE';
   const window = parseWindow(values);
   if (typeof window === 'string') return window;
+  if (window.toMs !== undefined && window.toMs < (window.fromMs ?? 0))
+    return `trim: the window ends (--to ${window.toMs} ms) before it starts (--from ${window.fromMs ?? 0} ms)`;
   return { file: positionals[1]!, out: values.output, ...window, ...(values.resource !== undefined ? { resource: values.resource } : {}) };
 }

@@ -1,6 +1,6 @@
 import { firstValueFrom, Subscription } from 'rxjs';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { DEFAULT_MAX_NAMESPACE_WATCHES, resourceName, type Compression } from '../pipeline.ts';
+import { DEFAULT_MAX_NAMESPACE_WATCHES, resourceName, type Compression, type Encoding } from '../pipeline.ts';
 import {
   ResourceNameError,
   discover,
@@ -29,7 +29,7 @@ import {
   type SessionState,
 } from './session.ts';
 import type { EventSink } from './webhook.ts';
-import type { ByteLimitOption } from './args.ts';
+import { encodingOptions, type ByteLimitOption } from './args.ts';
 import { discoveryFailed, explain } from './explain.ts';
 import { ServedInformers } from './served.ts';
 
@@ -64,6 +64,8 @@ export interface WatchCommand {
   readonly byteLimits?: Readonly<Partial<Record<ByteLimitOption, number>>>;
   /** What the informers and discovery ask the server for (`--compression`); the library's default (gzip) otherwise. */
   readonly compression?: Compression;
+  /** The wire encoding of the informers' lists and watches (`--encoding`); the library's default (JSON) otherwise. */
+  readonly encoding?: Encoding;
 }
 
 /** Where the command writes: stdout for events, stderr for progress and problems. */
@@ -138,7 +140,7 @@ function newResource(d: DiscoveredResource, scope: Scope, several: boolean, info
   return { name, label: d.namespaced && several ? `${name} in ${scope.label}` : name, secret: isSecretResource(d), informer };
 }
 
-/** The options of discovery and of the informers' requests: byte limits and compression, when given. */
+/** The options of discovery and of the informers' requests: byte limits, compression and encoding, when given. */
 function requestOptions(command: WatchCommand) {
   const limits = command.byteLimits ?? {};
   const compression = command.compression !== undefined ? { compression: command.compression } : {};
@@ -147,7 +149,7 @@ function requestOptions(command: WatchCommand) {
     ...(limits.maxErrorBodyBytes !== undefined ? { maxErrorBodyBytes: limits.maxErrorBodyBytes } : {}),
     ...compression,
   };
-  return { discovery, http: { ...limits, ...compression } };
+  return { discovery, http: { ...limits, ...compression, ...encodingOptions(command.encoding) } };
 }
 
 /** How changes are shown and sent. */

@@ -28,6 +28,7 @@ import type { Predicate } from './predicates/predicate.ts';
 import type { RateLimiter } from '../workqueue/rateLimiter.ts';
 import { createRateLimitingQueue, type RateLimitingWorkQueue } from '../workqueue/rateLimitingQueue.ts';
 import { DEFAULT_PRIORITY, LOW_PRIORITY } from '../workqueue/workQueue.ts';
+import { guardWith, guardedRateLimiter, type Guard } from './guard.ts';
 import { ownerKeysOf } from './ownerKeys.ts';
 import { TerminalError, type ReconcileOutcome, type ReconcileResult } from './reconcile.ts';
 import { forward } from '../util/forward.ts';
@@ -125,6 +126,9 @@ export interface Controller {
    * `keyFilter`), as `HandlerError`s with the key where known; the controller goes on. A
    * predicate that throws lets its key through (one reconcile too many beats one missed);
    * a key filter that throws keeps its key out (a key of another replica's shard must not run).
+   * So are faults of a given `rateLimiter` (`when`, `forget`, `numRequeues`): the key then waits
+   * client-go's per-key backoff (5 ms doubling, up to 1000 s), never dropped. A fault around a
+   * reconcile, outside the user's function, is an `Unknown` error with the key, retried rate-limited.
    */
   readonly errors$: Observable<InformerError>;
   /** Stops taking events and new work; completes when in-flight reconciles have finished. */
@@ -177,26 +181,6 @@ export function countOutcome(counts: OutcomeCounts, outcome: ReconcileOutcome): 
       count: counts.reconcileTimeSeconds.count + 1,
       sumSeconds: counts.reconcileTimeSeconds.sumSeconds + outcome.durationMs / 1000,
     },
-  };
-}
-
-/** Runs a user function; a throw is reported on `errors$` as a `HandlerError` and `fallback` stands for its answer. */
-type Guard = <R>(what: string, key: string | undefined, fallback: R, run: () => R) => R;
-
-function guardWith(name: string, errors$: Subject<InformerError>): Guard {
-  return (what, key, fallback, run) => {
-    try {
-      return run();
-    } catch (error) {
-      errors$.next(
-        new InformerError('HandlerError', `controller ${name}: ${what} threw${key ? ` for ${key}` : ''}: ${describeThrown(error)}`, {
-          phase: 'handler',
-          key,
-          cause: error,
-        }),
-      );
-      return fallback;
-    }
   };
 }
 
@@ -372,9 +356,10 @@ export function controller<T extends KubeObject>(options: ControllerOptions<T>):
   const scheduler = options.scheduler ?? asyncScheduler;
   const name = options.name ?? options.for.resource.kind.toLowerCase();
   const concurrency = options.concurrency ?? 1;
-  const queue = createRateLimitingQueue<string>({ name, scheduler, ...(options.rateLimiter ? { rateLimiter: options.rateLimiter } : {}) });
   const errors$ = new Subject<InformerError>();
   const guarded = guardWith(name, errors$);
+  const rateLimiter = options.rateLimiter && guardedRateLimiter(options.rateLimiter, guarded);
+  const queue = createRateLimitingQueue<string>({ name, scheduler, ...(rateLimiter ? { rateLimiter } : {}) });
   const stop$ = new Subject<void>();
   let stopped = false;
   let counts = NO_OUTCOMES;
@@ -407,6 +392,12 @@ export function controller<T extends KubeObject>(options: ControllerOptions<T>):
     },
   };
 
+  /** A fault around a reconcile, outside the user's function (which ends as an outcome): reported, the key retried. */
+  const failed = (key: string, cause: unknown): undefined => {
+    errors$.next(new InformerError('Unknown', `controller ${name}: reconciling ${key} failed: ${describeThrown(cause)}`, { key, cause }));
+    queue.addRateLimited(key, queue.priorityOf(key) ?? DEFAULT_PRIORITY);
+    return undefined;
+  };
   const outcomes$ = new Observable<ReconcileOutcome>((subscriber) => {
     const subscription = follow();
     subscription.add(routeEvents(options, guarded, enqueue));
@@ -418,7 +409,11 @@ export function controller<T extends KubeObject>(options: ControllerOptions<T>):
               ? EMPTY
               : queue
                   .process((key) => reconcileOnce(deps, key), concurrency)
-                  .pipe(map((event) => (event.type === 'value' ? event.value : undefined))),
+                  .pipe(
+                    map((event) =>
+                      event.type === 'value' ? event.value : event.type === 'error' ? failed(event.item, event.error.cause) : undefined,
+                    ),
+                  ),
           ),
         )
         .subscribe(

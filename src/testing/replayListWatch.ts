@@ -16,6 +16,7 @@ import {
   type TraceWatch,
 } from '../1-transport/trace/format.ts';
 import { asTraceSource, traceSource, type TraceSource } from '../1-transport/trace/reader.ts';
+import { scheduleAfter } from '../util/scheduleAfter.ts';
 
 export interface ReplayOptions {
   /** The clock frames are played on: the informer's (a `TestScheduler`). Default `asyncScheduler`. */
@@ -182,14 +183,14 @@ function play<V>(played: Played, { clock, origin, source, done, aborted, broken 
         subscriber.next(frameOf(line) as V);
       }
       const following = outcomes[next];
-      if (following !== undefined) timer = clock.schedule(run, Math.max(0, due(following) - clock.now()));
+      if (following !== undefined) timer = scheduleAfter(clock, run, Math.max(0, due(following) - clock.now()));
       else done();
     };
     // One timer at a time, the next line's (not one kept per line played: a long watch would keep them all).
     let timer: Subscription | undefined;
     const subscription = new Subscription(() => timer?.unsubscribe());
     const first = outcomes[0];
-    if (first !== undefined) timer = clock.schedule(run, due(first) - start);
+    if (first !== undefined) timer = scheduleAfter(clock, run, due(first) - start);
     else done();
     // The client aborting it ends it, as a recorded `unsubscribe` does; sooner than the recorded client did is a divergence.
     subscription.add(() => {

@@ -1,9 +1,7 @@
 import type { Subscription } from 'rxjs';
+import { scheduleAfter } from '../util/scheduleAfter.ts';
 import { DeadlineHeap } from './deadlineHeap.ts';
 import { checkPriority, DEFAULT_PRIORITY, WorkQueue, type WorkQueueOptions } from './workQueue.ts';
-
-/** Longest delay handed to a scheduler at once (Node timers overflow past 2^31-1 ms). */
-const MAX_TIMER_DELAY_MS = 2_147_483_647;
 
 /**
  * A {@link WorkQueue} with `addAfter`. Pending items sit in a min-heap keyed by ready time,
@@ -62,13 +60,16 @@ export class DelayingWorkQueue<K> extends WorkQueue<K> {
     const token = {};
     this.timerToken = token;
     this.timerAt = next.readyAt;
-    const delay = Math.min(MAX_TIMER_DELAY_MS, Math.max(0, next.readyAt - this.scheduler.now()));
-    const subscription = this.scheduler.schedule(() => {
-      if (this.timerToken !== token) return;
-      this.timerToken = undefined;
-      this.timer = undefined;
-      this.flushReady();
-    }, delay);
+    const subscription = scheduleAfter(
+      this.scheduler,
+      () => {
+        if (this.timerToken !== token) return;
+        this.timerToken = undefined;
+        this.timer = undefined;
+        this.flushReady();
+      },
+      next.readyAt - this.scheduler.now(),
+    );
     if (this.timerToken === token) this.timer = subscription;
   }
 

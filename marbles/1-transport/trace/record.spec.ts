@@ -158,6 +158,24 @@ describe('traceWriter', () => {
     },
   );
 
+  it('refuses a maxBytes that cannot hold the header and the stop line, writing nothing; the least that can is kept', () => {
+    const headerBytes = Buffer.byteLength(recorder().out.text);
+    const written: string[] = [];
+    const make = (maxBytes: number) => traceWriter({ write: (line) => void written.push(line), resources: ['pods'], maxBytes });
+    expect(() => make(100)).toThrow(
+      new RangeError(
+        `a trace of at most 100 bytes cannot hold its header (${headerBytes} bytes) and its stop line (up to 64): ` +
+          `give at least ${headerBytes + 64} bytes`,
+      ),
+    );
+    expect(() => make(headerBytes + 63)).toThrow(RangeError);
+    expect(written).toEqual([]);
+    const least = make(headerBytes + 64);
+    least.close();
+    expect(Buffer.byteLength(written.join(''))).toBeLessThanOrEqual(headerBytes + 64);
+    expect(readTrace(written.join('')).lines).toEqual([{ type: 'stop', at: expect.any(Number), why: 'closed' }]);
+  });
+
   it('stops after durationMs on its clock, even with no traffic, and frees its timer on close', () => {
     testScheduler().run(({ expectObservable, flush }) => {
       const { out, writer } = recorder({ durationMs: 100 });

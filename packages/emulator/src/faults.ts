@@ -30,8 +30,12 @@ export interface FaultParams {
    * `current` defaults to the server's revision, or N − 1 when that is not below N.
    */
   tooLargeResourceVersion: { current?: number };
-  /** Destroy the socket: no terminating chunk (the client sees an aborted body). */
-  dropWatch: WatchTrigger;
+  /**
+   * Destroy the socket: no terminating chunk (the client sees an aborted body). Over HTTP/2 only the stream is reset,
+   * with RST_STREAM `http2Code` (default `INTERNAL_ERROR`; `NO_ERROR`: a reset before END_STREAM that a client must
+   * not read as the end of the response).
+   */
+  dropWatch: WatchTrigger & { http2Code?: 'INTERNAL_ERROR' | 'NO_ERROR' };
   /** Stop writing (events, bookmarks, timeout) but keep the socket open until the client aborts or the server closes. */
   stallWatch: WatchTrigger;
   /** Write one line that is not JSON, then carry on. */

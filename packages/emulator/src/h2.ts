@@ -178,13 +178,17 @@ export async function listenHttp2(
 /**
  * Resets an HTTP/2 response's stream once `data` went out (the `dropWatch`
  * fault): over HTTP/2 only that request fails, not the connection it shares.
- * Returns false for an HTTP/1.1 response.
+ * `code`: the RST_STREAM's error code. Returns false for an HTTP/1.1 response.
  */
-export function resetStream(res: ServerResponse, data: string | Buffer): boolean {
+export function resetStream(res: ServerResponse, data: string | Buffer, code: 'INTERNAL_ERROR' | 'NO_ERROR' = 'INTERNAL_ERROR'): boolean {
   const stream = (res as unknown as { stream?: http2.ServerHttp2Stream }).stream;
   if (!stream) return false;
   const reset = () => {
-    if (!stream.closed) stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
+    if (stream.closed) return;
+    // NO_ERROR: `close(NGHTTP2_NO_ERROR)` ends the writable side first (END_STREAM, a clean end); destroying an open
+    // stream without an error sends RST_STREAM NO_ERROR alone (Node; spec/1-transport/http2.spec.ts sees it so).
+    if (code === 'NO_ERROR') stream.destroy();
+    else stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
   };
   if (data && !res.destroyed && !res.writableEnded) res.write(data, reset);
   else reset();

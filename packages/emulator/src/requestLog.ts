@@ -32,6 +32,8 @@ export interface RequestRecord {
   readonly acceptEncoding?: string;
   /** The request's `Accept` header, when it sent one. */
   readonly accept?: string;
+  /** The response's `Content-Type` (what the server answered in: JSON, protobuf, a protobuf watch), once its headers are written. */
+  contentType?: string;
   /** Watches: ADDED/MODIFIED/DELETED lines written so far. */
   eventsSent?: number;
   /** Watches: BOOKMARK lines written so far. */

@@ -142,6 +142,7 @@ export class WatchSession implements OpenWatch {
     o.coll.listeners.add(this.listener);
     const encoding: Record<string, string> = o.gzip ? { 'Content-Encoding': 'gzip', Vary: 'Accept-Encoding' } : {};
     const type = o.protobuf ? PROTOBUF_WATCH_TYPE : 'application/json';
+    o.record.contentType = type;
     this.res.writeHead(200, { 'Cache-Control': 'no-cache, private', 'Content-Type': type, ...encoding });
     this.res.flushHeaders();
     o.record.eventsSent = 0;
@@ -322,7 +323,7 @@ export class WatchSession implements OpenWatch {
     this.fired();
     switch (f.type) {
       case 'dropWatch':
-        this.drop();
+        this.drop(f.http2Code);
         return;
       case 'stallWatch':
         this.stalled = true;
@@ -400,12 +401,12 @@ export class WatchSession implements OpenWatch {
   }
 
   /** Flushes what was written, then closes the connection without the terminating chunk. */
-  private drop(): void {
+  private drop(http2Code?: 'INTERNAL_ERROR' | 'NO_ERROR'): void {
     this.cleanup('fault');
     this.dispose();
     const sock = this.res.socket;
     // HTTP/2: only this stream is reset (after what was written), not the connection it shares.
-    if (resetStream(this.res, this.pending.length ? this.encode(this.pending.join('')) : '')) return void (this.pending = []);
+    if (resetStream(this.res, this.pending.length ? this.encode(this.pending.join('')) : '', http2Code)) return void (this.pending = []);
     this.flushNow();
     if (sock) sock.destroySoon();
     else this.res.destroy();

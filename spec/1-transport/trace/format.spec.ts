@@ -9,6 +9,10 @@ import {
   type TraceHeader,
 } from '../../../src/1-transport/trace/format.ts';
 import { InformerError } from '../../../src/0-model/errors.ts';
+import { openTrace } from '../../../src/1-transport/trace/reader.ts';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const header: TraceHeader = {
   type: 'header',
@@ -59,11 +63,28 @@ describe('readTrace', () => {
       /pages do not chain: a list continues from "other", the last page gave "c1"/,
     ],
     ['a line after the stop line', lines(header, { type: 'stop', at: 1, why: 'maxBytes' }, list), 3, /after the `stop` line/],
+    ['a start that is no date', lines({ ...header, startedAt: 'yesterday' }, list), 1, /startedAt: Invalid ISO datetime/],
+    ['a start without its offset', lines({ ...header, startedAt: '2026-01-01T10:00:00' }, list), 1, /startedAt: Invalid ISO datetime/],
+    ['a start on no day', lines({ ...header, startedAt: '2026-02-31T10:00:00Z' }, list), 1, /startedAt: Invalid ISO datetime/],
+    ['a time no date holds', lines(header, { ...list, at: 1e300 }), 2, /at: Too big/],
   ])('%s: an error naming the line', (_name, text, line, message) => {
     const error = failure(text);
     expect(error.line).toBe(line);
     expect(error.message).toMatch(message);
     expect(error.message).toMatch(new RegExp(`^trace line ${line}: `));
+  });
+
+  it('a start with an offset reads; a file read from disk checks its start as a trace in memory does', () => {
+    expect(readTrace(lines({ ...header, startedAt: '2026-01-01T10:00:00+02:00' }, list)).header.startedAt).toBe(
+      '2026-01-01T10:00:00+02:00',
+    );
+    const dir = mkdtempSync(join(tmpdir(), 'rx-informer-format-'));
+    try {
+      writeFileSync(join(dir, 'bad.jsonl'), lines({ ...header, startedAt: 'yesterday' }, list));
+      expect(() => openTrace(join(dir, 'bad.jsonl'))).toThrow(/^trace line 1: startedAt: Invalid ISO datetime$/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('a line over the limit', () => {

@@ -3,8 +3,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readTrace, traceText, type Trace, type TraceHeader, type TraceLine } from '../../../src/1-transport/trace/format.ts';
-import { openTrace, type TraceSource } from '../../../src/1-transport/trace/reader.ts';
-import { trimTrace, writeTrimmedTrace } from '../../../src/1-transport/trace/trim.ts';
+import { openTrace, traceSource, type TraceSource } from '../../../src/1-transport/trace/reader.ts';
+import { trimTrace, trimWindowProblem, writeTrimmedTrace } from '../../../src/1-transport/trace/trim.ts';
 
 const cm = (name: string, rv: string) => ({ metadata: { name, namespace: 'shop', uid: `u-${name}`, resourceVersion: rv } });
 const lines = [
@@ -53,6 +53,30 @@ describe('trimTrace', () => {
 
   it('says why it cannot cut', () => {
     expect(() => trimTrace(TRACE, { fromMs: 2000 })).toThrow(/no watch starts at or after 2000 ms/);
+  });
+
+  it('refuses a window that ends before its cut or before it starts, writing nothing (never a stop line before 0)', () => {
+    const written: unknown[] = [];
+    const write = (line: unknown) => void written.push(line);
+    // The cut from 1000 ms is the watch at 1300 ms.
+    expect(() => writeTrimmedTrace(traceSource(TRACE), { fromMs: 1000, toMs: 1299 }, write)).toThrow(
+      'trim: the window ends (--to 1299 ms) before its cut, the first watch at or after --from (1000 ms), which starts at 1300 ms: nothing to keep',
+    );
+    expect(() => writeTrimmedTrace(traceSource(TRACE), { fromMs: 1000, toMs: 999 }, write)).toThrow(
+      'trim: the window ends (--to 999 ms) before it starts (--from 1000 ms)',
+    );
+    expect(() => trimTrace(TRACE, { toMs: 5 })).toThrow(
+      /before its cut, the first watch at or after --from \(0 ms\), which starts at 10 ms/,
+    );
+    expect(written).toEqual([]);
+    expect(trimWindowProblem(traceSource(TRACE), { fromMs: 1000, toMs: 1300 })).toBeUndefined();
+    // A window that ends at its cut holds the cut's instant, and reads.
+    const window = readTrace(traceText(trimTrace(TRACE, { fromMs: 1000, toMs: 1300 })));
+    expect(window.lines.slice(3).map((l) => [l.type, l.at])).toEqual([
+      ['watch', 0],
+      ['end', 0],
+      ['stop', 0],
+    ]);
   });
 
   it('from a file, a line at a time: the same window, each line written before the next is read', () => {

@@ -5,11 +5,11 @@
  * response headers and in the middle of a body, instead of a generic network fault.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { firstValueFrom } from 'rxjs';
+import { firstValueFrom, lastValueFrom, tap } from 'rxjs';
 import { ConfigMap, type ErrorReason } from '../../../src/index.ts';
 import { getJson, httpListWatch } from '../../../src/1-transport/httpTransport.ts';
 import { explain } from '../../../src/cli/explain.ts';
-import { CODE, FRAME, hostileHttp2Server, type HostileHttp2Server, type Http2Wire } from './http2Server.ts';
+import { CODE, FRAME, OK_JSON_HEADERS, hostileHttp2Server, type HostileHttp2Server, type Http2Wire } from './http2Server.ts';
 import { failure, LIST_BODY_HEAD } from './support.ts';
 
 const H2 = { protocol: 'h2' } as const;
@@ -140,5 +140,48 @@ describe('HTTP/2 protocol errors in the middle of a body', () => {
     expect(error.reason).toBe('ProtocolError');
     expect(error.phase).toBe('list');
     expect(error.message).toMatch(/GOAWAY INTERNAL_ERROR \(error code 2\)$/);
+  });
+  /** The headers and a first piece of the body now; RST_STREAM NO_ERROR (no END_STREAM) once the client had time to read them. */
+  const thenReset = (first: string) => (wire: Http2Wire, stream: number) => {
+    wire.headers(stream);
+    wire.data(stream, first);
+    setTimeout(() => wire.rst(stream, CODE.NO_ERROR), 20);
+  };
+  const RESET = /the API server reset the HTTP\/2 stream with NO_ERROR \(error code 0\) before the end of the response$/;
+
+  it('a list page cut by RST_STREAM NO_ERROR: a NetworkError naming it (as Go reads it), not a clean end that fails to parse', async () => {
+    const server = await serve(thenReset(LIST_BODY_HEAD));
+    const error = await failure(httpListWatch(server.kc, target, H2).list({}));
+    expect([error.reason, error.phase]).toEqual(['NetworkError', 'list']);
+    expect(error.message).toMatch(RESET);
+  });
+
+  it('END_STREAM on the response HEADERS (an empty body) is a clean end, not a reset', async () => {
+    // HEADERS with END_HEADERS | END_STREAM: Node ends the body before the response is handed over.
+    const server = await serve((wire, stream) => wire.raw(FRAME.HEADERS, 0x4 | 0x1, stream, OK_JSON_HEADERS));
+    const frames: unknown[] = [];
+    await expect(
+      lastValueFrom(
+        httpListWatch(server.kc, target, H2)
+          .watch({ resourceVersion: '10' })
+          .pipe(tap((f) => frames.push(f))),
+        { defaultValue: 'a clean end' },
+      ),
+    ).resolves.toBe('a clean end');
+    expect(frames).toEqual([]);
+  });
+
+  it('a watch cut by RST_STREAM NO_ERROR after a whole event: the event, then a NetworkError naming the reset', async () => {
+    const event = { type: 'ADDED', object: { metadata: { name: 'a', namespace: 'default', resourceVersion: '11' } } };
+    const server = await serve(thenReset(`${JSON.stringify(event)}\n`));
+    const frames: unknown[] = [];
+    const error = await failure(
+      httpListWatch(server.kc, target, H2)
+        .watch({ resourceVersion: '10' })
+        .pipe(tap((f) => frames.push(f))),
+    );
+    expect(frames).toMatchObject([event]);
+    expect([error.reason, error.phase]).toEqual(['NetworkError', 'watch']);
+    expect(error.message).toMatch(RESET);
   });
 });

@@ -40,7 +40,7 @@ const u32 = (...values: number[]) => {
 };
 
 /** `:status 200` (static table entry 8) and `content-type: application/json` (literal, name from entry 31), HPACK-encoded. */
-const OK_JSON_HEADERS = Buffer.concat([Buffer.from([0x88, 0x0f, 0x10, 16]), Buffer.from('application/json')]);
+export const OK_JSON_HEADERS = Buffer.concat([Buffer.from([0x88, 0x0f, 0x10, 16]), Buffer.from('application/json')]);
 
 /** What a test may send on one connection. */
 export interface Http2Wire {

@@ -196,10 +196,10 @@ function watchStream(
     reported = true;
     exchange.error(http2Failure(error, stream.rstCode) ?? error);
   };
-  stream.on('response', (headers) => {
+  stream.on('response', (headers, flags) => {
     health.read();
     responded = true;
-    exchange.response(new Http2Response(stream, headers, () => health.read(), exchange.failure?.bind(exchange)));
+    exchange.response(new Http2Response(stream, headers, () => health.read(), exchange.failure?.bind(exchange), flags));
   });
   const refused = () =>
     !responded && again !== undefined && stream.rstCode === http2.constants.NGHTTP2_REFUSED_STREAM && !exchange.signal.aborted;

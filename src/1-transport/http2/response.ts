@@ -117,21 +117,46 @@ export abstract class StreamResponse implements HttpResponse {
  */
 export class Http2Response extends StreamResponse {
   private ended = false;
+  /** Whether the body ended while the stream was open: the server's END_STREAM, not the stream's close. */
+  private endStream = false;
   private readonly stream: ClientHttp2Stream;
   private readonly onRead: () => void;
   /** The HTTP/2 failure that ended the body early (a GOAWAY with an error code, a protocol error, a reset), in words. */
   failure: InformerError | undefined;
 
-  /** `asFailure`: how the request reports an HTTP/2 failure after the headers (its phase and path). */
-  constructor(stream: ClientHttp2Stream, headers: Http2Headers, onRead: () => void, asFailure?: (error: Http2Error) => InformerError) {
+  /**
+   * `flags`: the response HEADERS frame's (the 'response' event's second argument: END_STREAM there is an empty body).
+   * `asFailure`: how the request reports an HTTP/2 failure after the headers (its phase and path).
+   */
+  constructor(
+    stream: ClientHttp2Stream,
+    headers: Http2Headers,
+    onRead: () => void,
+    asFailure?: (error: Http2Error) => InformerError,
+    flags?: number,
+  ) {
     const status = headers[':status'];
     const plain: IncomingHttpHeaders = {};
     for (const [name, value] of Object.entries(headers)) if (!name.startsWith(':')) (plain as Record<string, unknown>)[name] = value;
     super({ statusCode: typeof status === 'number' ? status : undefined, headers: plain }, stream);
     this.stream = stream;
     this.onRead = onRead;
+    // Node ends the body (push(null)) when the server's END_STREAM arrives, the stream still open; and, closing a
+    // stream the server reset with NO_ERROR before END_STREAM, ends its body too, the stream closed by then, with
+    // rstCode 0 as after a clean end, and no 'error'. Only the moment of that end tells the two apart. (END_STREAM on
+    // the HEADERS, an empty body, ended it before the 'response' event: its `flags` say so.)
+    this.endStream = ((flags ?? 0) & NGHTTP2_FLAG_END_STREAM) !== 0;
+    const push = stream.push.bind(stream);
+    stream.push = (chunk: unknown, encoding?: BufferEncoding): boolean => {
+      if (chunk === null && !this.endStream && !stream.closed) this.endStream = true;
+      return push(chunk, encoding);
+    };
     // Not a 'data' listener: that would start the flow before the reader is there.
-    stream.once('end', () => (this.ended = true));
+    stream.once('end', () => {
+      this.ended = true;
+      if (!this.endStream && (stream.rstCode ?? NGHTTP2_NO_ERROR) === NGHTTP2_NO_ERROR && asFailure && !this.failure)
+        this.failure = asFailure(resetBeforeEnd());
+    });
     stream.on('error', (error: NodeJS.ErrnoException) => {
       const failure = http2Failure(error, stream.rstCode);
       if (failure && asFailure && !this.failure) this.failure = asFailure(failure);
@@ -139,13 +164,14 @@ export class Http2Response extends StreamResponse {
   }
 
   /**
-   * The server ended the stream (END_STREAM): its body ended and the stream closed with NO_ERROR. A stream
-   * reset by either side, or lost with its connection (dropped, reset, GOAWAY with an error, failed PING), never
-   * is: Node ends the body of a stream whose connection closed under it too ('end' after the socket's close),
-   * but closes that stream with CANCEL. (A GOAWAY NO_ERROR after which the server ends the stream is complete.)
+   * The server ended the stream (END_STREAM): its body ended while the stream was open, and the stream closed with
+   * NO_ERROR. A stream reset by either side (RST_STREAM NO_ERROR before END_STREAM too, as Go's transport reads it:
+   * an error, not the end of the body), or lost with its connection (dropped, reset, GOAWAY with an error, failed
+   * PING), never is: Node ends the body of a stream whose connection closed under it too ('end' after the socket's
+   * close), but closes that stream with CANCEL. (A GOAWAY NO_ERROR after which the server ends the stream is complete.)
    */
   get complete(): boolean {
-    return this.ended && (this.stream.rstCode ?? NGHTTP2_NO_ERROR) === NGHTTP2_NO_ERROR;
+    return this.ended && this.endStream && (this.stream.rstCode ?? NGHTTP2_NO_ERROR) === NGHTTP2_NO_ERROR;
   }
 
   protected seen(): void {
@@ -153,7 +179,18 @@ export class Http2Response extends StreamResponse {
   }
 }
 
-const { NGHTTP2_NO_ERROR } = constants;
+/** RST_STREAM NO_ERROR before END_STREAM, in words: a reset like any other (a NetworkError), not a protocol error. */
+function resetBeforeEnd(): Http2Error {
+  const code = 'ERR_HTTP2_STREAM_ERROR';
+  return new Http2Error(
+    `the API server reset the HTTP/2 stream with ${codeName(NGHTTP2_NO_ERROR)} before the end of the response`,
+    code,
+    false,
+    Object.assign(new Error('Stream closed with error code NGHTTP2_NO_ERROR before END_STREAM'), { code }),
+  );
+}
+
+const { NGHTTP2_NO_ERROR, NGHTTP2_FLAG_END_STREAM } = constants;
 
 /** HTTP/2 error codes by number (RFC 9113, section 7). */
 const ERROR_CODES = [

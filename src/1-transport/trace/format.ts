@@ -24,7 +24,13 @@ export const TRACE_FORMAT_VERSION = 1;
 /** The longest line a reader accepts by default (a large list page is one line). */
 export const MAX_TRACE_LINE_BYTES = 64 * 1024 * 1024;
 
-const at = z.number().nonnegative();
+/**
+ * The latest `at` a reader accepts: 100 years, in ms. So the start plus any `at` is a time a Date holds (a line at
+ * 1e300 ms would print and cut as an invalid date).
+ */
+export const MAX_TRACE_AT_MS = 100 * 365.25 * 24 * 3_600_000;
+
+const at = z.number().nonnegative().max(MAX_TRACE_AT_MS);
 const id = z.number().int().nonnegative();
 /** The resource a request was for (`pods`, `deployments.apps`); absent when the trace has one. */
 const resource = z.string().min(1).optional();
@@ -33,8 +39,8 @@ export const TraceHeader = z.object({
   type: z.literal('header'),
   format: z.literal(TRACE_FORMAT),
   version: z.number().int(),
-  /** Wall-clock time of the start, ISO 8601. */
-  startedAt: z.string(),
+  /** Wall-clock time of the start, an ISO 8601 date and time with `Z` or an offset (`2026-01-01T10:00:00.000Z`). */
+  startedAt: z.iso.datetime({ offset: true }),
   /** The server's `gitVersion`, when known. */
   server: z.string().optional(),
   resources: z.array(z.string()),

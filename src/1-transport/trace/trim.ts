@@ -78,16 +78,34 @@ function findCut(source: TraceSource, window: TrimWindow): Cut {
   return { resource, mine, requests, firstList, at, watch: source.requestAt(mine[at]!) as TraceWatch };
 }
 
+/** Why `window` is no window of `source` (`toMs` before `fromMs`, or before the cut), or undefined; throws as `writeTrimmedTrace`. */
+export function trimWindowProblem(source: TraceSource, window: TrimWindow): string | undefined {
+  const from = window.fromMs ?? 0;
+  const to = window.toMs;
+  if (to === undefined) return undefined;
+  if (to < from) return `trim: the window ends (--to ${to} ms) before it starts (--from ${from} ms)`;
+  const { watch } = findCut(source, window);
+  if (to < watch.at)
+    return (
+      `trim: the window ends (--to ${to} ms) before its cut, the first watch at or after --from (${from} ms), ` +
+      `which starts at ${watch.at} ms: nothing to keep`
+    );
+  return undefined;
+}
+
 /**
  * The lines of `source` between `fromMs` and `toMs`, as a trace a fresh informer replays, handed to `write` one at a
  * time (header first): it begins with a list answered by one page holding what the recorded informer knew at the cut
  * (its objects, at the resourceVersion its next watch resumes from), then the recorded lines from that watch on,
  * times moved to the cut. The cut moves on to the first watch request at or after `fromMs`, the one point where the
- * recorded informer had nothing under way. The informer must be made as the recorded one was; a trace of a
+ * recorded informer had nothing under way; a `toMs` before the cut (or before `fromMs`) is an error (see
+ * {@link trimWindowProblem}), before anything is written. The informer must be made as the recorded one was; a trace of a
  * streaming list (`sendInitialEvents`) is not cut (an error says so, before anything is written). What is held:
  * the objects known at the cut, and one line.
  */
 export function writeTrimmedTrace(source: TraceSource, window: TrimWindow, write: (line: TraceHeader | TraceLine) => void): void {
+  const problem = trimWindowProblem(source, window);
+  if (problem !== undefined) throw new Error(problem);
   const { resource, mine, requests, firstList, at: cutIndex, watch: cut } = findCut(source, window);
   const known: Known = { objects: new Map(), resourceVersion: '', pending: undefined };
   for (const i of mine.slice(0, cutIndex)) {

@@ -10,6 +10,7 @@ import {
   type TraceRequestLine,
   type TraceStopReason,
 } from './format.ts';
+import { scheduleAfter } from '../../util/scheduleAfter.ts';
 
 /** Room kept for the `stop` line within `maxBytes`, so a stopped trace still ends with one. */
 const STOP_LINE_ROOM = 64;
@@ -37,7 +38,10 @@ export interface TraceWriterOptions {
   readonly options?: Readonly<Record<string, unknown>>;
   /** Whether Secret values are redacted (for the header; the recorders do the redacting). Default true. */
   readonly redacted?: boolean;
-  /** The most bytes written, the header and the stop line included. Default: no limit. */
+  /**
+   * The most bytes written, the header and the stop line included. Default: no limit. One that cannot hold the
+   * header and the stop line is refused: `traceWriter` throws a `RangeError`, before it writes anything.
+   */
   readonly maxBytes?: number;
   /** Stop this long after the start (a timer on `scheduler`). Default: no limit. */
   readonly durationMs?: number;
@@ -115,8 +119,15 @@ export function traceWriter(options: TraceWriterOptions): TraceWriter & Required
     ...(options.options === undefined ? {} : { options: { ...options.options } }),
     redacted: options.redacted ?? true,
   };
-  put(traceLineText(header));
-  if (options.durationMs !== undefined) timer = clock.schedule(() => stop('duration'), options.durationMs);
+  const headerText = traceLineText(header);
+  const headerBytes = Buffer.byteLength(headerText, 'utf8');
+  if (headerBytes + STOP_LINE_ROOM > maxBytes)
+    throw new RangeError(
+      `a trace of at most ${maxBytes} bytes cannot hold its header (${headerBytes} bytes) and its stop line ` +
+        `(up to ${STOP_LINE_ROOM}): give at least ${headerBytes + STOP_LINE_ROOM} bytes`,
+    );
+  put(headerText, headerBytes);
+  if (options.durationMs !== undefined) timer = scheduleAfter(clock, () => stop('duration'), options.durationMs);
 
   /** The time of a line to write now, or undefined when the writer has stopped (or stops now, at its duration). */
   const now = (): number | undefined => {

@@ -15,7 +15,7 @@ export function serveDiscovery(ctx: Ctx, kind: DiscoveryKind): void {
   const { core, route: r } = ctx;
   if (kind === 'health') {
     ctx.res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-cache, private' });
-    record(ctx, 200);
+    record(ctx, 200).contentType = 'text/plain; charset=utf-8';
     ctx.res.end('ok');
     return;
   }

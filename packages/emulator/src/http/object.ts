@@ -1,6 +1,7 @@
 /**
  * Object routes (`…/pods/NAME`, `…/pods/NAME/status`): get, update (PUT), patch,
- * delete. The status subresource writes only the status; 404/405 for the others.
+ * delete. The status subresource writes only the status; 404/405 for the others. A GET answers in protobuf when
+ * Accept asks it, for the kinds the emulator encodes (negotiate.ts).
  * Single-object watches go to ./watch.ts.
  */
 import { isPlainObject } from '../json.ts';
@@ -8,8 +9,9 @@ import { patchTypeOf, ref } from '../objects.ts';
 import type { ResourceDef } from '../resources.ts';
 import { methodNotAllowed, notFound, pathNotFound, successStatus } from '../status.ts';
 import { objectJson, partialJson } from '../store.ts';
-import { type Ctx, metadataOnly, readBody } from './request.ts';
-import { send, sendJson } from './respond.ts';
+import { type Ctx, metadataOnly, protobufAnswer, readBody } from './request.ts';
+import { send, sendJson, sendProtobuf } from './respond.ts';
+import { protobufObject } from '../protobuf/bodies.ts';
 
 /** 404 unless the subresource is a status the resource has (checked before the collection/object split). */
 export function checkSubresource(def: ResourceDef, name: string | undefined, subresource: string | undefined): void {
@@ -26,9 +28,14 @@ export async function serveObject(ctx: Ctx, def: ResourceDef, ns: string | undef
   const subresource = ctx.route.subresource;
   const sub = subresource === 'status' ? ({ subresource: 'status' } as const) : {};
   switch (ctx.info.method) {
-    case 'GET':
-      if (metadataOnly(ctx, 'object')) return send(ctx, 200, `${partialJson(objects.get(def, ns, name))}\n`);
-      return send(ctx, 200, `${objectJson(objects.get(def, ns, name))}\n`);
+    case 'GET': {
+      // The Accept header first (a 406 before a 404, as kube-apiserver negotiates before it reads).
+      const protobuf = protobufAnswer(ctx, 'object');
+      const partial = !protobuf && metadataOnly(ctx, 'object');
+      const object = objects.get(def, ns, name);
+      if (protobuf) return sendProtobuf(ctx, 200, protobufObject(object));
+      return send(ctx, 200, `${partial ? partialJson(object) : objectJson(object)}\n`);
+    }
     case 'PUT': {
       const body = await readBody(ctx);
       const updated = objects.update(def, ns, name, body, sub);

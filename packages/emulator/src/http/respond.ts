@@ -49,10 +49,11 @@ export function headers(ctx: Ctx, extra: Record<string, string> = {}): OutgoingH
 export function send(ctx: Ctx, status: number, body: string | Buffer, extra: Record<string, string> = {}): void {
   const { res } = ctx;
   if (res.headersSent || res.destroyed) return;
-  record(ctx, status);
+  const rec = record(ctx, status);
   let text = body;
   if (ctx.pretty && typeof body === 'string') text = JSON.stringify(JSON.parse(body), null, 2);
   const h = headers(ctx, extra);
+  rec.contentType = String(h['Content-Type']);
   const bytes = Buffer.byteLength(text);
   const gzipped = ctx.core.gzip;
   if (gzipped && bytes > gzipped.minBytes && acceptsGzip(ctx.req)) {
@@ -91,10 +92,12 @@ export function sendWatchError(ctx: Ctx, err: ApiError, ended: NonNullable<Reque
   rec.ended = ended;
   if (ended === 'fault') rec.faultFiredAt = rec.at;
   if (protobufAnswer(ctx, 'object')) {
+    rec.contentType = PROTOBUF_WATCH_TYPE;
     ctx.res.writeHead(200, headers(ctx, { 'Content-Type': PROTOBUF_WATCH_TYPE }));
     ctx.res.end(Buffer.from(protobufFrame('ERROR', err.status), 'latin1'));
     return;
   }
+  rec.contentType = 'application/json';
   ctx.res.writeHead(200, headers(ctx));
   ctx.res.end(errorLine(err.status));
 }

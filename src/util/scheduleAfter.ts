@@ -1,0 +1,28 @@
+/**
+ * `scheduleAfter(scheduler, work, delayMs)`: a timer of any length. Node's timers take at most 2^31−1 ms (about
+ * 24.8 days); a longer delay fires after 1 ms instead, with a `TimeoutOverflowWarning`.
+ */
+import { Subscription, type SchedulerLike } from 'rxjs';
+
+/** The longest delay handed to a scheduler at once: Node's timers overflow past 2^31−1 ms. */
+export const MAX_TIMER_DELAY_MS = 2_147_483_647;
+
+/**
+ * Runs `work` once, `delayMs` from now on `scheduler`: a delay longer than {@link MAX_TIMER_DELAY_MS} is a chain of
+ * timers no longer than it, one at a time. A delay ≤ 0 (or NaN) is 0; `Infinity` never runs. Unsubscribing cancels it.
+ *
+ * ```
+ * delayMs 30 days:  timer 2^31−1 ms → timer 2^31−1 ms → timer the rest (about 10.4 days) → work
+ * ```
+ */
+export function scheduleAfter(scheduler: SchedulerLike, work: () => void, delayMs: number): Subscription {
+  let left = delayMs > 0 ? delayMs : 0;
+  let current: Subscription | undefined;
+  const arm = (): void => {
+    const part = Math.min(left, MAX_TIMER_DELAY_MS);
+    left -= part;
+    current = scheduler.schedule(() => (left > 0 ? arm() : work()), part);
+  };
+  arm();
+  return new Subscription(() => current?.unsubscribe());
+}
