@@ -5,14 +5,14 @@
  * handing it the same lines through the transport's `parseWatchLine`, one `events$` subscriber), over the
  * workload's pods (bench/workload/pods.ts), `cached` of them listed first, then `events` watch events.
  *
- *   node --expose-gc bench/micro/perEvent.ts raw|store|rx [cached=50000] [events=50000] [--src DIR] [--heap-sample FILE [--all]] [--cpu-prof FILE] [--garbage BYTES]
+ *   node --expose-gc bench/micro/perEvent.ts raw|store|rx [cached=50000] [events=50000] [--src DIR] [--heap-sample FILE [--all] [--top N]] [--cpu-prof FILE] [--garbage BYTES]
  *
  * Prints CPU µs per event of the whole process and of the main thread (the rest is V8's helper threads), the
  * scavenges and mark-compacts of the watch phase, and the bytes the old generation grew by per event (what
  * scavenges promoted, when no mark-compact ran). `--heap-sample FILE` samples allocations during the watch
  * phase, keeping the samples of objects no scavenge freed (V8's sampling heap profiler with
  * `includeObjectsCollectedByMajorGC`), and writes them (a .heapprofile for DevTools) and a summary by
- * allocating function (with `--all`, of every object allocated, the short-lived too); `--cpu-prof FILE` writes a CPU profile of the watch phase (read it with bench/profile.ts).
+ * allocating function (with `--all`, of every object allocated, the short-lived too; `--top N` rows, default 15); `--cpu-prof FILE` writes a CPU profile of the watch phase (read it with bench/profile.ts).
  * `--src DIR` runs rx on another copy of src/ (an A/B of two versions, each in its own process).
  */
 import { writeFileSync } from 'node:fs';
@@ -209,7 +209,7 @@ function summarizeHeap(profile: { head?: HeapNode }): void {
   walk(profile.head!, undefined);
   const show = (title: string, m: Map<string, number>) => {
     console.log(`\n${title}`);
-    for (const [k, b] of [...m].sort((a, b) => b[1] - a[1]).slice(0, 15))
+    for (const [k, b] of [...m].sort((a, b) => b[1] - a[1]).slice(0, Number(flag('top') ?? 15)))
       console.log(`${(b / events).toFixed(0).padStart(7)} B/event ${((100 * b) / total).toFixed(1).padStart(5)}%  ${k}`);
   };
   const what = process.argv.includes('--all') ? 'allocated' : 'not freed by a scavenge';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { TestScheduler } from 'rxjs/testing';
-import { NEVER, map, merge, take, timer, type Observable } from 'rxjs';
+import { NEVER, Observable, map, merge, take, timer } from 'rxjs';
 import { z } from 'zod';
 import { errorFromStatus } from '../../src/0-model/errors.ts';
 import { InformerError, KubeObject, kubeObject } from '../../src/index.ts';
@@ -116,6 +116,20 @@ describe('listAndWatch: list then watch', () => {
       expect(fake.lists[0]?.end).toBe('complete');
       expect(fake.watches[0]?.end).toBe('unsubscribe');
       expect(fake.maxActive).toBe(1);
+    });
+  });
+
+  it('frames a watch delivers as it is opened (synchronously, on subscribe) are queued and stepped in order', () => {
+    scenario(({ ts, cold, flush }) => {
+      const sync = new Observable<WatchFrame>((subscriber) => {
+        subscriber.next(added('c', '11'));
+        subscriber.next(modified('c', '12'));
+        subscriber.next(watchBookmark('13'));
+      });
+      const fake = fakeListWatch({ lists: [cold('-(p|)', { p: listPage('10', []) })], watches: [sync] });
+      const { log } = start(ts, fake, 100);
+      flush();
+      expect(log).toEqual(['1 replace@10[]', '1 watch@10', '1 added c@11', '1 modified c@12', '1 bookmark@13']);
     });
   });
 

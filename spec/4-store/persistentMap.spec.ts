@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { hashString, Node, PersistentMap } from '../../src/4-store/persistentMap.ts';
+import { hashString, nodeMaps, nodeSlots, PersistentMap, type Node } from '../../src/4-store/persistentMap.ts';
 
 /** Pairs of distinct keys with equal 32-bit hashes, found by a birthday search (deterministic). */
 function collidingPairs(wanted: number): [string, string][] {
@@ -26,12 +26,21 @@ const KEYS = [...collisions.flat(), ...Array.from({ length: 40 }, (_, i) => `tea
  * that node's pairs are compared sorted.
  */
 function shape(node: Node): unknown {
-  if (node.dataMap === 0 && node.nodeMap === 0 && node.slots.length > 0) {
+  const { dataMap, nodeMap } = nodeMaps(node);
+  const slots = nodeSlots(node);
+  if (dataMap === 0 && nodeMap === 0 && slots.length > 0) {
     const pairs: [unknown, unknown][] = [];
-    for (let i = 0; i < node.slots.length; i += 2) pairs.push([node.slots[i], node.slots[i + 1]]);
+    for (let i = 0; i < slots.length; i += 2) pairs.push([slots[i], slots[i + 1]]);
     return pairs.sort(([a], [b]) => String(a).localeCompare(String(b)));
   }
-  return [node.dataMap, node.nodeMap, node.slots.map((slot) => (slot instanceof Node ? shape(slot) : slot))];
+  const data = 2 * popcount(dataMap);
+  return [dataMap, nodeMap, slots.map((slot, i) => (i >= data ? shape(slot as Node) : slot))];
+}
+
+function popcount(x: number): number {
+  let n = 0;
+  for (let v = x >>> 0; v; v >>>= 1) n += v & 1;
+  return n;
 }
 
 function contents<V>(map: PersistentMap<V>): [string, V][] {
@@ -146,6 +155,23 @@ describe('PersistentMap', () => {
     expect(second.get('k1')).toBe(-1);
   });
 
+  it('getIn(text, start, end) reads the key text.slice(start, end) in place: as get, colliding hashes included', () => {
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 30 }), fc.string({ maxLength: 3 }), fc.string({ maxLength: 3 }), (ops, before, after) => {
+        let map = PersistentMap.empty<number>();
+        for (const { key, value } of ops) map = value === undefined ? map.delete(key) : map.set(key, value);
+        for (const key of [...KEYS, 'team-0', 'web']) {
+          const text = `${before}${key}${after}`;
+          expect(map.getIn(text, before.length, before.length + key.length)).toBe(map.get(key));
+          // A range that is a stored key's prefix (or holds one) is another key.
+          const shorter = Math.max(0, key.length - 1);
+          expect(map.getIn(text, before.length, before.length + shorter)).toBe(map.get(key.slice(0, shorter)));
+          expect(map.getIn(text, 0, text.length)).toBe(map.get(text));
+        }
+      }),
+    );
+  });
+
   it('iterates every entry once: forEach, entries, keys, values', () => {
     let map = PersistentMap.empty<number>();
     for (let i = 0; i < 5000; i++) map = map.set(`k${i}`, i);
@@ -190,21 +216,17 @@ describe('PersistentMap under names made to collide', () => {
   function shape(map: PersistentMap<number>): { bucket: number; depth: number } {
     let bucket = 0;
     let depth = 0;
-    const visit = (node: PersistentMap<number>['root'], level: number) => {
+    const visit = (node: Node, level: number) => {
       depth = Math.max(depth, level);
-      if (node.dataMap === 0 && node.nodeMap === 0) bucket = Math.max(bucket, node.slots.length / 2);
-      const data = node.dataMap === 0 && node.nodeMap === 0 ? node.slots.length : 2 * popcount(node.dataMap);
-      for (let j = data; j < node.slots.length; j++) visit(node.slots[j] as PersistentMap<number>['root'], level + 1);
+      const { dataMap, nodeMap } = nodeMaps(node);
+      const slots = nodeSlots(node);
+      if (dataMap === 0 && nodeMap === 0) bucket = Math.max(bucket, slots.length / 2);
+      const data = dataMap === 0 && nodeMap === 0 ? slots.length : 2 * popcount(dataMap);
+      for (let j = data; j < slots.length; j++) visit(slots[j] as Node, level + 1);
     };
     visit(map.root, 1);
     return { bucket, depth };
   }
-  const popcount = (x: number) => {
-    let n = 0;
-    for (let v = x >>> 0; v; v >>>= 1) n += v & 1;
-    return n;
-  };
-
   it('8,192 names with one FNV-1a hash do not pile into one bucket: every write and read walks a short path', () => {
     const names = collidingNames();
     expect(names).toHaveLength(8192);

@@ -18,15 +18,24 @@ export function keyOf(object: { readonly metadata: { readonly name: string; read
   return joinKey(object.metadata.namespace ?? '', object.metadata.name);
 }
 
+/**
+ * Where a cache key's namespace ends, judged from the key alone: the index of its first `/` (-1 when it has none:
+ * cluster-scoped). The namespace and the name are the ranges before and after it, for a reader that does not
+ * slice them (the store's lookups, `PersistentMap.getIn`).
+ */
+export function namespaceEnd(key: string): number {
+  return key.indexOf('/');
+}
+
 /** The namespace of a cache key, judged from the key alone: what comes before its first `/` ('' when it has none). */
 export function namespaceOfKey(key: string): string {
-  const slash = key.indexOf('/');
+  const slash = namespaceEnd(key);
   return slash < 0 ? '' : key.slice(0, slash);
 }
 
 /** The name of a cache key, judged from the key alone: what comes after its first `/` (the whole key when it has none). */
 export function nameOfKey(key: string): string {
-  const slash = key.indexOf('/');
+  const slash = namespaceEnd(key);
   return slash < 0 ? key : key.slice(slash + 1);
 }
 

@@ -1,5 +1,5 @@
 import { Observable, Subscription, asyncScheduler, type Observer, type SchedulerLike, type Subscriber } from 'rxjs';
-import type { ListPage, ListWatch } from '../1-transport/listWatch.ts';
+import type { ListPage, ListWatch, WatchFrame } from '../1-transport/listWatch.ts';
 import { Backoff, type BackoffOptions } from './backoff.ts';
 import type { Decoder } from './decode.ts';
 import {
@@ -11,7 +11,7 @@ import {
 } from './reflectorState.ts';
 import type { ListProgress, SourceEvent } from './sourceEvent.ts';
 import { InformerError, describeThrown } from '../0-model/errors.ts';
-import { step } from './step.ts';
+import { frameInto, stepInto } from './step.ts';
 
 /** How the source lists, watches and recovers. Every default is client-go's. */
 export interface ListAndWatchOptions<T> {
@@ -129,6 +129,11 @@ export function listAndWatch<T>(listWatch: ListWatch, options: ListAndWatchOptio
   });
 }
 
+/** Empties an array keeping its storage: `length = 0` would drop it, and the next push would allocate it again. */
+function clear(array: unknown[]): void {
+  while (array.length > 0) array.pop();
+}
+
 /**
  * Carries out what `step` asks, and feeds back what happens. Inputs that arrive while
  * an earlier one is being handled (a request that answers synchronously) wait in a
@@ -145,6 +150,8 @@ class ReflectorShell<T> {
   /** The open watch's deadline check. */
   private check: Subscription | undefined;
   private readonly inbox: ReflectorInput[] = [];
+  /** The effects of the step being carried out: one array for every step (see `stepInto`), emptied after each. */
+  private readonly effects: ReflectorEffect<T>[] = [];
   private draining = false;
   private readonly listWatch: ListWatch;
   private readonly options: ListAndWatchOptions<T>;
@@ -162,23 +169,59 @@ class ReflectorShell<T> {
   }
 
   feed(input: ReflectorInput): void {
-    this.inbox.push(input);
-    if (this.draining) return;
+    if (this.draining) {
+      this.inbox.push(input);
+      return;
+    }
     this.draining = true;
     try {
-      // An index, not shift(): a source that answers synchronously can queue a whole watch's frames.
-      for (let i = 0; i < this.inbox.length && !this.subscriber.closed; i++) {
-        const result = step(this.config, this.state, this.inbox[i]!, this.scheduler.now());
-        this.state = result.state;
-        for (const effect of result.effects) {
-          // The subscriber may have left during an emit (take(1), first()): start nothing more.
-          if (this.subscriber.closed) break;
-          this.perform(effect);
-        }
+      if (!this.subscriber.closed) this.run(stepInto(this.config, this.state, input, this.scheduler.now(), this.effects));
+      this.drain();
+    } finally {
+      this.settle();
+    }
+  }
+
+  /** A watch frame: {@link feed} of `{ type: 'frame', id, frame }`, without the input object when nothing is queued. */
+  private feedFrame(id: number, frame: WatchFrame): void {
+    if (this.draining) return this.feed({ type: 'frame', id, frame });
+    this.draining = true;
+    try {
+      if (!this.subscriber.closed) this.run(frameInto(this.config, this.state, id, frame, this.scheduler.now(), this.effects));
+      this.drain();
+    } finally {
+      this.settle();
+    }
+  }
+
+  /** After the inputs, or a throw: nothing queued, no effect left for the next step. */
+  private settle(): void {
+    this.draining = false;
+    this.inbox.length = 0;
+    clear(this.effects);
+  }
+
+  /** The inputs that came while one was handled (a request that answers synchronously), in order. */
+  private drain(): void {
+    const inbox = this.inbox;
+    // An index, not shift(): a source that answers synchronously can queue a whole watch's frames.
+    for (let i = 0; i < inbox.length && !this.subscriber.closed; i++) {
+      this.run(stepInto(this.config, this.state, inbox[i]!, this.scheduler.now(), this.effects));
+    }
+  }
+
+  /** Takes the state a step gave and carries out its effects (in `this.effects`), then empties them. */
+  private run(state: ReflectorState<T>): void {
+    this.state = state;
+    const effects = this.effects;
+    try {
+      for (let i = 0; i < effects.length; i++) {
+        // The subscriber may have left during an emit (take(1), first()): start nothing more.
+        if (this.subscriber.closed) break;
+        this.perform(effects[i]!);
       }
     } finally {
-      this.draining = false;
-      this.inbox.length = 0;
+      clear(effects);
     }
   }
 
@@ -201,7 +244,7 @@ class ReflectorShell<T> {
       case 'watch':
         return this.start(() =>
           this.listWatch.watch(effect.options).subscribe({
-            next: (frame) => this.feed({ type: 'frame', id: effect.id, frame }),
+            next: (frame) => this.feedFrame(effect.id, frame),
             error: (error: unknown) => this.feed({ type: 'watchFailed', id: effect.id, error }),
             complete: () => this.feed({ type: 'watchEnded', id: effect.id }),
           }),

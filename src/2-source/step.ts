@@ -1,4 +1,5 @@
 import { onListFailed, onListed } from './listing.ts';
+import type { WatchFrame } from '../1-transport/listWatch.ts';
 import type { ReflectorConfig, ReflectorInput, ReflectorState, StepResult } from './reflectorState.ts';
 import { afterWait, relist, toInformerError, type Effects } from './transitions.ts';
 import { finishWatch, onCheck, onFrame, onTimeoutPicked, onWatchEnded } from './watching.ts';
@@ -15,7 +16,39 @@ import { finishWatch, onCheck, onFrame, onTimeoutPicked, onWatchEnded } from './
  */
 export function step<T>(config: ReflectorConfig<T>, state: ReflectorState<T>, input: ReflectorInput, now: number): StepResult<T> {
   const effects: Effects<T> = [];
-  return { state: transition(config, state, input, now, effects), effects };
+  return { state: stepInto(config, state, input, now, effects), effects };
+}
+
+/**
+ * {@link step}, appending the effects to `out` instead of returning a new array: the shell's form, which hands
+ * the same array to every step and empties it once the effects are carried out (no array and no result object
+ * an input). The same transition: `step` is this with a fresh array.
+ */
+export function stepInto<T>(
+  config: ReflectorConfig<T>,
+  state: ReflectorState<T>,
+  input: ReflectorInput,
+  now: number,
+  out: Effects<T>,
+): ReflectorState<T> {
+  return input.type === 'frame' ? frameInto(config, state, input.id, input.frame, now, out) : transition(config, state, input, now, out);
+}
+
+/**
+ * The input `{ type: 'frame', id, frame }` given as its parts: the shell's form for a watch frame, which needs
+ * no input object when nothing is queued before it (a frame a watch's request `id` brought).
+ */
+export function frameInto<T>(
+  config: ReflectorConfig<T>,
+  state: ReflectorState<T>,
+  id: number,
+  frame: WatchFrame,
+  now: number,
+  out: Effects<T>,
+): ReflectorState<T> {
+  const { phase } = state;
+  if (id !== state.request || (phase.name !== 'watching' && phase.name !== 'streaming')) return state;
+  return onFrame(config, state, phase, frame, now, out);
 }
 
 function transition<T>(

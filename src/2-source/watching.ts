@@ -150,30 +150,37 @@ export function onFrame<T>(
   now: number,
   out: Effects<T>,
 ): ReflectorState<T> {
-  const w = { ...open, lastFrameAt: now };
-  const seen = { ...state, phase: w };
   if (frame instanceof InformerError) {
-    if (!isNotice(frame)) return finishWatch(seen, w, frame.inPhase('watch'), out);
+    const w = seenAt(open, now);
+    if (!isNotice(frame)) return finishWatch({ ...state, phase: w }, w, frame.inPhase('watch'), out);
     report(out, frame);
-    return seen;
+    return { ...state, phase: w };
   }
   const rv = rawResourceVersion(frame.object);
   switch (frame.type) {
     case 'ADDED':
     case 'MODIFIED':
     case 'DELETED':
-      return onChange(config, seen, w, frame, rv, now, out);
+      // The watch's and the reflector's state are copied once for the event (not once for the frame, then again).
+      return onChange(config, state, open, frame, rv, now, out);
     case 'BOOKMARK':
-      return onBookmark(config, seen, { ...w, progress: true, lastBookmarkAt: now }, frame.object, rv, now, out);
-    case 'ERROR':
-      return finishWatch(seen, w, errorFromStatus(asStatus(frame.object)?.code ?? 500, frame.object, 'watch'), out);
+      return onBookmark(config, state, { ...open, lastFrameAt: now, progress: true, lastBookmarkAt: now }, frame.object, rv, now, out);
+    case 'ERROR': {
+      const w = seenAt(open, now);
+      return finishWatch({ ...state, phase: w }, w, errorFromStatus(asStatus(frame.object)?.code ?? 500, frame.object, 'watch'), out);
+    }
     default:
       report(
         out,
         new InformerError('UnknownEventType', `unknown watch event type ${JSON.stringify(frame.type)}; skipped`, { phase: 'watch' }),
       );
-      return { ...seen, lastRV: rv ?? state.lastRV };
+      return { ...state, phase: seenAt(open, now), lastRV: rv ?? state.lastRV };
   }
+}
+
+/** The open watch, a frame having come at `now`. */
+function seenAt<T>(open: Open<T>, now: number): Open<T> {
+  return { ...open, lastFrameAt: now };
 }
 
 /**
@@ -184,7 +191,7 @@ export function onFrame<T>(
 function onChange<T>(
   config: ReflectorConfig<T>,
   state: ReflectorState<T>,
-  seen: Open<T>,
+  open: Open<T>,
   event: RawWatchEvent,
   rv: string | undefined,
   now: number,
@@ -193,10 +200,10 @@ function onChange<T>(
   const decoded = config.decode(event.object, 'watch');
   if (decoded instanceof InformerError && isOtherKind(decoded)) {
     report(out, decoded);
-    return state;
+    return { ...state, phase: seenAt(open, now) };
   }
   const lastRV = rv ?? state.lastRV;
-  let counted: Open<T> = { ...seen, events: seen.events + 1, progress: true };
+  let counted: Open<T> = { ...open, lastFrameAt: now, events: open.events + 1, progress: true };
   let pace = state.pace;
   if (counted.name === 'watching') {
     pace = paceAfterEvent(state.pace, now, config.idleTimeoutMs);

@@ -1,26 +1,40 @@
 type Owner = object;
 
 /**
- * A trie node. `slots` holds the node's entries as key/value pairs, in the
- * order of their 5-bit hash fragment, then its children in the same order.
- * Below the last level (shift > 30: all 32 hash bits used), keys whose hashes
- * are equal go on in a second trie under a per-process seeded hash; below
- * its last level, a node with both bitmaps 0 holds them as plain pairs.
+ * A trie node, one array: `[dataMap, nodeMap, owner, k0, v0, k1, v1, …, child0, child1, …]`. From
+ * {@link FIRST} on it holds the node's entries as key/value pairs, in the order of their 5-bit hash
+ * fragment, then its children in the same order; `owner` is the builder allowed to change it in place,
+ * if any. Below the last level (shift > 30: all 32 hash bits used), keys whose hashes are equal go on
+ * in a second trie under a per-process seeded hash; below its last level, a node with both bitmaps 0
+ * holds them as plain pairs.
+ *
+ * One array rather than an object holding the bitmaps and an array of slots: a write copies the path
+ * to its entry, and each node copied was two objects (an object of four fields and its slot array,
+ * ~104 bytes besides the slots with Node's 8-byte pointers); it is one now (three slots more, 24 bytes),
+ * and a lookup follows one reference a level fewer. The bitmaps are 32-bit integers (`|`, `^`, `<<`
+ * give int32), stored as small integers.
  * @internal
  */
-export class Node {
-  dataMap: number;
-  nodeMap: number;
-  slots: unknown[];
-  /** The builder allowed to change this node in place, if any. */
-  owner: Owner | undefined;
+export type Node = unknown[];
 
-  constructor(dataMap: number, nodeMap: number, slots: unknown[], owner: Owner | undefined) {
-    this.dataMap = dataMap;
-    this.nodeMap = nodeMap;
-    this.slots = slots;
-    this.owner = owner;
-  }
+/** Where the node's fields sit in its array. */
+const DATA_MAP = 0;
+const NODE_MAP = 1;
+const OWNER = 2;
+/** The first slot of the pairs and children. */
+const FIRST = 3;
+
+const dataMapOf = (node: Node) => node[DATA_MAP] as number;
+const nodeMapOf = (node: Node) => node[NODE_MAP] as number;
+
+/** The node's pairs and children (a copy: for tests and tools). @internal */
+export function nodeSlots(node: Node): unknown[] {
+  return node.slice(FIRST);
+}
+
+/** The node's bitmaps. @internal */
+export function nodeMaps(node: Node): { readonly dataMap: number; readonly nodeMap: number } {
+  return { dataMap: dataMapOf(node), nodeMap: nodeMapOf(node) };
 }
 
 /**
@@ -29,12 +43,14 @@ export class Node {
  *
  * - `set`/`delete` return a new map and leave this one as it was; they copy
  *   only the path to the changed entry (O(log₃₂ n) nodes of ≤ 32 slots).
- * - Entries sit inline in their node's slot array (`[k0, v0, k1, v1, …,
- *   child0, child1, …]`), with no per-entry wrapper: ~50 bytes an entry
- *   at 100,000 entries (heap used, objects and names aside: 52 built by a
- *   builder, 61 by one `set` after another; a `Store` of 100,000 objects in 1,
- *   10 or 1,000 namespaces, 52, 43 and 56), against ~170 for `immutable`'s
- *   Map and ~90 for a `Map` with composed keys (93 measured the same way).
+ * - Entries sit inline in their node's array (`[dataMap, nodeMap, owner, k0,
+ *   v0, k1, v1, …, child0, child1, …]`), with no per-entry wrapper: ~50 bytes
+ *   an entry at 100,000 entries (heap used, objects and names aside: 52 built
+ *   by a builder, 61 by one `set` after another; a `Store` of 100,000 objects
+ *   in 1, 10 or 1,000 namespaces, 52, 43 and 56; measured when a node was an
+ *   object around its slot array, ~10 bytes an entry more than one array),
+ *   against ~170 for `immutable`'s Map and ~90 for a `Map` with composed keys
+ *   (93 measured the same way).
  * - Keys are hashed with FNV-1a plus a final mix, every time: no hash cache
  *   to miss, no per-key allocation. The hash is fixed, so iteration order is
  *   the same in every process; keys whose hashes collide (names made to
@@ -57,7 +73,7 @@ export class PersistentMap<V> {
     this.size = size;
   }
 
-  private static readonly EMPTY = new PersistentMap<never>(new Node(0, 0, [], undefined), 0);
+  private static readonly EMPTY = new PersistentMap<never>(blank(FIRST, 0, 0, undefined), 0);
 
   static empty<V>(): PersistentMap<V> {
     return PersistentMap.EMPTY;
@@ -69,11 +85,16 @@ export class PersistentMap<V> {
   }
 
   get(key: string): V | undefined {
-    return lookup(this.root, key, hashString(key)) as V | undefined;
+    return lookup(this.root, key, 0, key.length, hashString(key)) as V | undefined;
+  }
+
+  /** `get(text.slice(start, end))`, without making that string. */
+  getIn(text: string, start: number, end: number): V | undefined {
+    return lookup(this.root, text, start, end, hashRange(text, start, end)) as V | undefined;
   }
 
   has(key: string): boolean {
-    return lookup(this.root, key, hashString(key)) !== undefined;
+    return lookup(this.root, key, 0, key.length, hashString(key)) !== undefined;
   }
 
   /** A map with `key` set to `value` (this one, when it already was). `value` must not be `undefined`. */
@@ -139,7 +160,7 @@ export class MapBuilder<V> {
   }
 
   get(key: string): V | undefined {
-    return lookup(this.root, key, hashString(key)) as V | undefined;
+    return lookup(this.root, key, 0, key.length, hashString(key)) as V | undefined;
   }
 
   set(key: string, value: V): this {
@@ -182,9 +203,14 @@ const SEED = crypto.getRandomValues(new Uint32Array(1))[0]! | 0;
 
 /** A seeded 32-bit hash (a multiply-xorshift per code unit, murmur3's finalizer), for keys whose {@link hashString} collides. */
 export function seededHash(key: string): number {
-  let h = SEED ^ key.length;
-  for (let i = 0; i < key.length; i++) {
-    h = Math.imul(h ^ key.charCodeAt(i), 0x5bd1e995);
+  return seededHashRange(key, 0, key.length);
+}
+
+/** {@link seededHash} of `text.slice(start, end)`. */
+function seededHashRange(text: string, start: number, end: number): number {
+  let h = SEED ^ (end - start);
+  for (let i = start; i < end; i++) {
+    h = Math.imul(h ^ text.charCodeAt(i), 0x5bd1e995);
     h ^= h >>> 15;
   }
   h ^= h >>> 16;
@@ -201,8 +227,13 @@ function hashFor(key: string, deep: boolean): number {
 
 /** 32-bit FNV-1a over UTF-16 code units, then murmur3's finalizer so every bit depends on every character. */
 export function hashString(key: string): number {
+  return hashRange(key, 0, key.length);
+}
+
+/** {@link hashString} of `text.slice(start, end)`. */
+function hashRange(text: string, start: number, end: number): number {
   let h = 0x811c9dc5;
-  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
+  for (let i = start; i < end; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);
   h ^= h >>> 13;
@@ -222,90 +253,96 @@ function bitOf(hash: number, shift: number): number {
 
 /** Slot of the pair for `bit` (its key; the value follows). */
 function dataSlot(node: Node, bit: number): number {
-  return 2 * bitCount(node.dataMap & (bit - 1));
+  return FIRST + 2 * bitCount(dataMapOf(node) & (bit - 1));
 }
 
 /** Slot of the child for `bit`. */
 function nodeSlot(node: Node, bit: number): number {
-  return 2 * bitCount(node.dataMap) + bitCount(node.nodeMap & (bit - 1));
+  return FIRST + 2 * bitCount(dataMapOf(node)) + bitCount(nodeMapOf(node) & (bit - 1));
 }
 
-function lookup(root: Node, key: string, hash: number): unknown {
+/** Whether the stored key `slot` is `text.slice(start, end)`. */
+function keyIs(slot: unknown, text: string, start: number, end: number): boolean {
+  if (slot === text) return start === 0 && end === text.length;
+  return typeof slot === 'string' && slot.length === end - start && text.startsWith(slot, start);
+}
+
+/** The value of the key `text.slice(start, end)` (whose hash is `hash`), without making that string. */
+function lookup(root: Node, text: string, start: number, end: number, hash: number): unknown {
   let node = root;
   let deep = false;
   for (let shift = 0; ; shift += BITS) {
     if (shift > LAST_SHIFT) {
-      if (deep) return collisionGet(node, key);
+      if (deep) return collisionGet(node, text, start, end);
       // Every bit of the fixed hash agreed: go on in the collision trie.
       deep = true;
-      hash = seededHash(key);
+      hash = seededHashRange(text, start, end);
       shift = 0;
     }
     const bit = bitOf(hash, shift);
-    if (node.dataMap & bit) {
+    if (dataMapOf(node) & bit) {
       const i = dataSlot(node, bit);
-      return node.slots[i] === key ? node.slots[i + 1] : undefined;
+      return keyIs(node[i], text, start, end) ? node[i + 1] : undefined;
     }
-    if ((node.nodeMap & bit) === 0) return undefined;
-    node = node.slots[nodeSlot(node, bit)] as Node;
+    if ((nodeMapOf(node) & bit) === 0) return undefined;
+    node = node[nodeSlot(node, bit)] as Node;
   }
 }
 
-function collisionGet(node: Node, key: string): unknown {
-  const slots = node.slots;
-  for (let i = 0; i < slots.length; i += 2) if (slots[i] === key) return slots[i + 1];
+function collisionGet(node: Node, text: string, start: number, end: number): unknown {
+  for (let i = FIRST; i < node.length; i += 2) if (keyIs(node[i], text, start, end)) return node[i + 1];
   return undefined;
 }
 
 /** `node` itself when `owner` may change it in place, else a copy that `owner` may. */
 function writable(node: Node, owner: Owner | undefined): Node {
-  return owner !== undefined && node.owner === owner ? node : new Node(node.dataMap, node.nodeMap, node.slots.slice(), owner);
+  if (owner !== undefined && node[OWNER] === owner) return node;
+  const copy = node.slice();
+  copy[OWNER] = owner;
+  return copy;
 }
 
 /** Replaces one slot: in place on an owned node, else on a copy. */
 function withSlot(node: Node, slot: number, value: unknown, owner: Owner | undefined): Node {
   const out = writable(node, owner);
-  out.slots[slot] = value;
+  out[slot] = value;
   return out;
 }
 
-/** A node with `slots` and bitmaps: `node` changed in place when owned, else a new one. */
-function reshaped(node: Node, dataMap: number, nodeMap: number, slots: unknown[], owner: Owner | undefined): Node {
-  if (owner !== undefined && node.owner === owner) {
-    node.dataMap = dataMap;
-    node.nodeMap = nodeMap;
-    node.slots = slots;
-    return node;
-  }
-  return new Node(dataMap, nodeMap, slots, owner);
+/** A new node of `length` slots (its header included) with these bitmaps, its pairs and children to be filled in. */
+function blank(length: number, dataMap: number, nodeMap: number, owner: Owner | undefined): Node {
+  const node = new Array<unknown>(length);
+  node[DATA_MAP] = dataMap;
+  node[NODE_MAP] = nodeMap;
+  node[OWNER] = owner;
+  return node;
 }
 
 function insert(node: Node, shift: number, key: string, hash: number, value: unknown, owner: Owner | undefined, deep = false): Node {
   if (shift > LAST_SHIFT) return deep ? collisionSet(node, key, value, owner) : insert(node, 0, key, seededHash(key), value, owner, true);
   const bit = bitOf(hash, shift);
-  if (node.dataMap & bit) {
+  if (dataMapOf(node) & bit) {
     const i = dataSlot(node, bit);
-    const here = node.slots[i] as string;
-    if (here === key) return node.slots[i + 1] === value ? node : withSlot(node, i + 1, value, owner);
+    const here = node[i] as string;
+    if (here === key) return node[i + 1] === value ? node : withSlot(node, i + 1, value, owner);
     edit.added = true;
-    const child = pair(here, hashFor(here, deep), node.slots[i + 1], key, hash, value, shift + BITS, owner, deep);
+    const child = pair(here, hashFor(here, deep), node[i + 1], key, hash, value, shift + BITS, owner, deep);
     return dataToChild(node, bit, i, child, owner);
   }
-  if (node.nodeMap & bit) {
+  if (nodeMapOf(node) & bit) {
     const j = nodeSlot(node, bit);
-    const child = node.slots[j] as Node;
+    const child = node[j] as Node;
     const changed = insert(child, shift + BITS, key, hash, value, owner, deep);
     return changed === child ? node : withSlot(node, j, changed, owner);
   }
   edit.added = true;
   const i = dataSlot(node, bit);
-  const old = node.slots;
-  const slots = new Array<unknown>(old.length + 2);
-  for (let s = 0; s < i; s++) slots[s] = old[s];
-  slots[i] = key;
-  slots[i + 1] = value;
-  for (let s = i; s < old.length; s++) slots[s + 2] = old[s];
-  return reshaped(node, node.dataMap | bit, node.nodeMap, slots, owner);
+  const out = blank(node.length + 2, dataMapOf(node) | bit, nodeMapOf(node), owner);
+  for (let s = FIRST; s < i; s++) out[s] = node[s];
+  out[i] = key;
+  out[i + 1] = value;
+  for (let s = i; s < node.length; s++) out[s + 2] = node[s];
+  return out;
 }
 
 /** A node holding two entries whose hashes agree below `shift`. */
@@ -321,107 +358,129 @@ function pair(
   deep: boolean,
 ): Node {
   if (shift > LAST_SHIFT) {
-    if (deep) return new Node(0, 0, [k1, v1, k2, v2], owner);
+    if (deep) return pairNode(0, 0, owner, k1, v1, k2, v2);
     return pair(k1, seededHash(k1), v1, k2, seededHash(k2), v2, 0, owner, true);
   }
   const b1 = bitOf(h1, shift);
   const b2 = bitOf(h2, shift);
-  if (b1 === b2) return new Node(0, b1, [pair(k1, h1, v1, k2, h2, v2, shift + BITS, owner, deep)], owner);
+  if (b1 === b2) {
+    const node = blank(FIRST + 1, 0, b1, owner);
+    node[FIRST] = pair(k1, h1, v1, k2, h2, v2, shift + BITS, owner, deep);
+    return node;
+  }
   // Pairs are ordered by fragment (unsigned: bit 31 is negative as a number).
-  return new Node(b1 | b2, 0, b1 >>> 0 < b2 >>> 0 ? [k1, v1, k2, v2] : [k2, v2, k1, v1], owner);
+  return b1 >>> 0 < b2 >>> 0 ? pairNode(b1 | b2, 0, owner, k1, v1, k2, v2) : pairNode(b1 | b2, 0, owner, k2, v2, k1, v1);
+}
+
+/** A node of two pairs. (Every node is made by {@link blank}: one kind of array at every site that reads them.) */
+function pairNode(dataMap: number, nodeMap: number, owner: Owner | undefined, k1: string, v1: unknown, k2: string, v2: unknown): Node {
+  const node = blank(FIRST + 4, dataMap, nodeMap, owner);
+  node[FIRST] = k1;
+  node[FIRST + 1] = v1;
+  node[FIRST + 2] = k2;
+  node[FIRST + 3] = v2;
+  return node;
 }
 
 /** Replaces the pair at slot `i` (for `bit`) by a child node. */
 function dataToChild(node: Node, bit: number, i: number, child: Node, owner: Owner | undefined): Node {
-  const old = node.slots;
-  const dataMap = node.dataMap ^ bit;
-  const nodeMap = node.nodeMap | bit;
-  const slots = new Array<unknown>(old.length - 1);
-  const at = 2 * bitCount(dataMap) + bitCount(nodeMap & (bit - 1));
-  let s = 0;
-  for (let o = 0; o < old.length; o++) {
+  const dataMap = dataMapOf(node) ^ bit;
+  const nodeMap = nodeMapOf(node) | bit;
+  const out = blank(node.length - 1, dataMap, nodeMap, owner);
+  const at = FIRST + 2 * bitCount(dataMap) + bitCount(nodeMap & (bit - 1));
+  let s = FIRST;
+  for (let o = FIRST; o < node.length; o++) {
     if (o === i || o === i + 1) continue;
-    if (s === at) slots[s++] = child;
-    slots[s++] = old[o];
+    if (s === at) out[s++] = child;
+    out[s++] = node[o];
   }
-  if (s === at) slots[s] = child;
-  return reshaped(node, dataMap, nodeMap, slots, owner);
+  if (s === at) out[s] = child;
+  return out;
 }
 
 /** Replaces the child at slot `j` (for `bit`) by one pair. */
 function childToData(node: Node, bit: number, j: number, key: unknown, value: unknown, owner: Owner | undefined): Node {
-  const old = node.slots;
-  const dataMap = node.dataMap | bit;
-  const nodeMap = node.nodeMap ^ bit;
-  const slots = new Array<unknown>(old.length + 1);
-  const at = 2 * bitCount(dataMap & (bit - 1));
-  let s = 0;
-  for (let o = 0; o < old.length; o++) {
+  const dataMap = dataMapOf(node) | bit;
+  const nodeMap = nodeMapOf(node) ^ bit;
+  const out = blank(node.length + 1, dataMap, nodeMap, owner);
+  const at = FIRST + 2 * bitCount(dataMap & (bit - 1));
+  let s = FIRST;
+  for (let o = FIRST; o < node.length; o++) {
     if (o === j) continue;
     if (s === at) {
-      slots[s++] = key;
-      slots[s++] = value;
+      out[s++] = key;
+      out[s++] = value;
     }
-    slots[s++] = old[o];
+    out[s++] = node[o];
   }
   if (s === at) {
-    slots[s++] = key;
-    slots[s] = value;
+    out[s++] = key;
+    out[s] = value;
   }
-  return reshaped(node, dataMap, nodeMap, slots, owner);
+  return out;
 }
 
 function collisionSet(node: Node, key: string, value: unknown, owner: Owner | undefined): Node {
-  const slots = node.slots;
-  for (let i = 0; i < slots.length; i += 2) {
-    if (slots[i] === key) return slots[i + 1] === value ? node : withSlot(node, i + 1, value, owner);
+  for (let i = FIRST; i < node.length; i += 2) {
+    if (node[i] === key) return node[i + 1] === value ? node : withSlot(node, i + 1, value, owner);
   }
   edit.added = true;
-  return reshaped(node, 0, 0, [...slots, key, value], owner);
+  const out = blank(node.length + 2, 0, 0, owner);
+  for (let s = FIRST; s < node.length; s++) out[s] = node[s];
+  out[node.length] = key;
+  out[node.length + 1] = value;
+  return out;
+}
+
+/** `node` without the slots `i` and `i + 1` (a pair), with these bitmaps: a new node. */
+function withoutPair(node: Node, i: number, dataMap: number, nodeMap: number, owner: Owner | undefined): Node {
+  const out = blank(node.length - 2, dataMap, nodeMap, owner);
+  for (let s = FIRST, o = FIRST; o < node.length; o++) if (o !== i && o !== i + 1) out[s++] = node[o];
+  return out;
 }
 
 /** `node` without `key`: the same node when it had no such key. A child left with one pair is pulled up. */
 function remove(node: Node, shift: number, key: string, hash: number, owner: Owner | undefined, deep = false): Node {
   if (shift > LAST_SHIFT && !deep) return remove(node, 0, key, seededHash(key), owner, true);
   if (shift > LAST_SHIFT) {
-    const slots = node.slots;
-    for (let i = 0; i < slots.length; i += 2) {
-      if (slots[i] !== key) continue;
+    for (let i = FIRST; i < node.length; i += 2) {
+      if (node[i] !== key) continue;
       edit.removed = true;
-      return reshaped(node, 0, 0, [...slots.slice(0, i), ...slots.slice(i + 2)], owner);
+      return withoutPair(node, i, 0, 0, owner);
     }
     return node;
   }
   const bit = bitOf(hash, shift);
-  if (node.dataMap & bit) {
+  if (dataMapOf(node) & bit) {
     const i = dataSlot(node, bit);
-    if (node.slots[i] !== key) return node;
+    if (node[i] !== key) return node;
     edit.removed = true;
-    const old = node.slots;
-    const slots = new Array<unknown>(old.length - 2);
-    for (let s = 0, o = 0; o < old.length; o++) if (o !== i && o !== i + 1) slots[s++] = old[o];
-    return reshaped(node, node.dataMap ^ bit, node.nodeMap, slots, owner);
+    return withoutPair(node, i, dataMapOf(node) ^ bit, nodeMapOf(node), owner);
   }
-  if ((node.nodeMap & bit) === 0) return node;
+  if ((nodeMapOf(node) & bit) === 0) return node;
   const j = nodeSlot(node, bit);
-  const child = node.slots[j] as Node;
+  const child = node[j] as Node;
   const changed = remove(child, shift + BITS, key, hash, owner, deep);
   if (changed === child) return node;
   // A child never holds fewer than two entries: one left moves up here.
-  if (changed.nodeMap === 0 && changed.slots.length === 2) return childToData(node, bit, j, changed.slots[0], changed.slots[1], owner);
+  if (nodeMapOf(changed) === 0 && changed.length === FIRST + 2) return childToData(node, bit, j, changed[FIRST], changed[FIRST + 1], owner);
   return withSlot(node, j, changed, owner);
 }
 
+/** Where a node's children begin: after its pairs (a collision node, both bitmaps 0, has pairs only). */
+function childrenAt(node: Node): number {
+  const dataMap = dataMapOf(node);
+  return dataMap === 0 && nodeMapOf(node) === 0 ? node.length : FIRST + 2 * bitCount(dataMap);
+}
+
 function walk(node: Node, fn: (value: unknown, key: string) => void): void {
-  const slots = node.slots;
-  const data = node.dataMap === 0 && node.nodeMap === 0 ? slots.length : 2 * bitCount(node.dataMap);
-  for (let i = 0; i < data; i += 2) fn(slots[i + 1], slots[i] as string);
-  for (let j = data; j < slots.length; j++) walk(slots[j] as Node, fn);
+  const data = childrenAt(node);
+  for (let i = FIRST; i < data; i += 2) fn(node[i + 1], node[i] as string);
+  for (let j = data; j < node.length; j++) walk(node[j] as Node, fn);
 }
 
 function* pairs(node: Node): Generator<[string, unknown]> {
-  const slots = node.slots;
-  const data = node.dataMap === 0 && node.nodeMap === 0 ? slots.length : 2 * bitCount(node.dataMap);
-  for (let i = 0; i < data; i += 2) yield [slots[i] as string, slots[i + 1]];
-  for (let j = data; j < slots.length; j++) yield* pairs(slots[j] as Node);
+  const data = childrenAt(node);
+  for (let i = FIRST; i < data; i += 2) yield [node[i] as string, node[i + 1]];
+  for (let j = data; j < node.length; j++) yield* pairs(node[j] as Node);
 }

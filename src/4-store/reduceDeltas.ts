@@ -1,5 +1,5 @@
 import { InformerError } from '../0-model/errors.ts';
-import { isTombstone, type Deltas, type FifoOutput } from '../3-deltas/deltas.ts';
+import { isTombstone, type Delta, type DeltaBatch, type Deltas, type FifoOutput } from '../3-deltas/deltas.ts';
 import type { InformerEvent } from './informerEvent.ts';
 import type { IndexValues } from './indexing.ts';
 import type { Store } from './store.ts';
@@ -53,14 +53,16 @@ export function reduceDeltas<T>(state: InformerState<T>, output: FifoOutput<T>):
     case 'watch':
       return { ...state, events: NONE, errors: NONE, step: 'watch' };
     case 'deltas': {
+      const items = output.items;
+      // One key with one delta (a watch event): no batch, no events array to grow, nothing kept between calls.
+      if (items.length === 1 && items[0]!.deltas.length === 1) return reduceOne(state, output, items[0]!, items[0]!.deltas[0]!);
       const events: InformerEvent<T>[] = [];
       const errors: InformerError[] = [];
-      const items = output.items;
       let store = state.store;
       // The index values of the object replay leaves a key with (see Store.prepare).
       const kept: Kept = { values: undefined };
       if (items.length === 1) {
-        // One key (a watch event): no batch to build.
+        // One key: no batch to build.
         const { key } = items[0]!;
         const before = store.get(key);
         const after = replay(store, before, items[0]!, events, errors, kept);
@@ -74,16 +76,64 @@ export function reduceDeltas<T>(state: InformerState<T>, output: FifoOutput<T>):
         }
         store = batch.done();
       }
-      return {
-        store,
-        synced: state.synced || output.cause === 'replace',
-        resourceVersion: output.resourceVersion ?? state.resourceVersion,
-        events,
-        errors: errors.length === 0 ? NONE : errors,
-        step: output.cause,
-      };
+      return stepped(state, output, store, events, errors);
     }
   }
+}
+
+/** The state after a batch of deltas. */
+function stepped<T>(
+  state: InformerState<T>,
+  output: DeltaBatch<T>,
+  store: Store<T>,
+  events: readonly InformerEvent<T>[],
+  errors: readonly InformerError[],
+): InformerState<T> {
+  return {
+    store,
+    synced: state.synced || output.cause === 'replace',
+    resourceVersion: output.resourceVersion ?? state.resourceVersion,
+    events,
+    errors: errors.length === 0 ? NONE : errors,
+    step: output.cause,
+  };
+}
+
+/** {@link replay} and the write of one key's one delta: the same rules, with arrays of one made once. */
+function reduceOne<T>(state: InformerState<T>, output: DeltaBatch<T>, entry: Deltas<T>, delta: Delta<T>): InformerState<T> {
+  const { key, isInInitialList } = entry;
+  const store = state.store;
+  const before = store.get(key);
+  if (delta.type === 'Deleted') {
+    // Nothing cached (its versions were all rejected): there is nothing to delete or tell.
+    if (before === undefined) return stepped(state, output, store, NONE, NONE);
+    const errors: InformerError[] = [];
+    const after = store.write(key, before, undefined, errors);
+    return stepped(state, output, after, [deletedEvent(delta, before, isInInitialList)], errors);
+  }
+  const object = delta.object as T;
+  const values = store.prepare(key, object);
+  if (values instanceof InformerError) return stepped(state, output, store, NONE, [values]);
+  const event = changeEvent(delta, before, object, isInInitialList);
+  const errors: InformerError[] = [];
+  const after = object === before ? store : store.write(key, before, object, errors, values);
+  return stepped(state, output, after, [event], errors);
+}
+
+/** The event of a Deleted delta for a key holding `current`. */
+function deletedEvent<T>(delta: Delta<T>, current: T, isInInitialList: boolean): InformerEvent<T> {
+  const tombstone = isTombstone(delta.object);
+  const object = isTombstone(delta.object) ? delta.object.object : delta.object;
+  return { type: 'deleted', object: tombstone ? current : object, finalStateUnknown: tombstone, isInInitialList };
+}
+
+/** The event of any other delta bringing `object` to a key holding `current` (undefined: none). */
+function changeEvent<T>(delta: Delta<T>, current: T | undefined, object: T, isInInitialList: boolean): InformerEvent<T> {
+  if (current === undefined) return { type: 'added', object, isInInitialList };
+  const rv = resourceVersionOf(current);
+  // client-go's isSync: any update that did not move the resourceVersion (objects without one never match).
+  const resync = delta.type === 'Sync' || (rv !== undefined && rv === resourceVersionOf(object));
+  return { type: 'updated', oldObject: current, object, isInInitialList, resync };
 }
 
 /** Where {@link replay} leaves the index values of the object it returns (undefined: none computed). */
@@ -111,9 +161,7 @@ function replay<T>(
     if (delta.type === 'Deleted') {
       // Nothing cached (its versions were all rejected): there is nothing to delete or tell.
       if (current === undefined) continue;
-      const tombstone = isTombstone(delta.object);
-      const object = isTombstone(delta.object) ? delta.object.object : delta.object;
-      events.push({ type: 'deleted', object: tombstone ? current : object, finalStateUnknown: tombstone, isInInitialList });
+      events.push(deletedEvent(delta, current, isInInitialList));
       current = undefined;
       kept.values = undefined;
       continue;
@@ -124,14 +172,7 @@ function replay<T>(
       errors.push(values);
       continue;
     }
-    if (current === undefined) {
-      events.push({ type: 'added', object, isInInitialList });
-    } else {
-      const rv = resourceVersionOf(current);
-      // client-go's isSync: any update that did not move the resourceVersion (objects without one never match).
-      const resync = delta.type === 'Sync' || (rv !== undefined && rv === resourceVersionOf(object));
-      events.push({ type: 'updated', oldObject: current, object, isInInitialList, resync });
-    }
+    events.push(changeEvent(delta, current, object, isInInitialList));
     current = object;
     kept.values = values;
   }

@@ -1,4 +1,4 @@
-import { joinKey, nameInNamespace, nameOfKey, namespaceOfKey, namespaceOfObjectKey } from '../0-model/keys.ts';
+import { joinKey, nameInNamespace, namespaceEnd, namespaceOfObjectKey } from '../0-model/keys.ts';
 import { InformerError } from '../0-model/errors.ts';
 import { PersistentMap, type MapBuilder } from './persistentMap.ts';
 import {
@@ -28,14 +28,17 @@ export interface StoreBatch<T> {
 }
 
 /**
- * The name to file `object` under: the object's own `metadata.name` string
- * when it is the key's name (it always is for the informer's keys). A slice
- * of the key would keep the whole `namespace/name` string alive beside the
- * object: ~88 bytes an entry for nothing (measured by a heap-snapshot diff).
+ * The name `key` is filed under in `namespace` (from `namespaceOfObjectKey`): the object's own
+ * `metadata.name` string when it is that name (it always is for the informer's keys), else the rest
+ * of the key. No slice of the key is made: it would be garbage at once for a lookup, and, stored,
+ * would keep the whole `namespace/name` string alive beside the object (~88 bytes an entry,
+ * measured by a heap-snapshot diff).
  */
-function storedName(name: string, object: unknown): string {
-  const own = (object as { metadata?: { name?: unknown } }).metadata?.name;
-  return own === name ? own : name;
+function nameToFile(namespace: string, key: string, object: unknown): string {
+  const own = (object as { metadata?: { name?: unknown } } | null)?.metadata?.name;
+  if (typeof own !== 'string') return nameInNamespace(namespace, key);
+  const matches = namespace === '' ? own === key : own.length === key.length - namespace.length - 1 && key.endsWith(own);
+  return matches ? own : nameInNamespace(namespace, key);
 }
 
 /**
@@ -101,9 +104,11 @@ export class Store<T> {
 
   get(key: string): T | undefined {
     if (key === this.lastKey) return this.lastFound;
-    let found = this.spaces.get(namespaceOfKey(key))?.get(nameOfKey(key));
+    // The namespace (before the first "/") and the name, read in place: no slice of the key is made.
+    const slash = namespaceEnd(key);
+    let found = slash < 0 ? this.spaces.get('')?.get(key) : this.spaces.getIn(key, 0, slash)?.getIn(key, slash + 1, key.length);
     // A cluster-scoped name holding a "/" is filed under "" whole.
-    if (found === undefined && key.includes('/')) found = this.spaces.get('')?.get(key);
+    if (found === undefined && slash >= 0) found = this.spaces.get('')?.get(key);
     this.lastKey = key;
     this.lastFound = found;
     return found;
@@ -247,9 +252,9 @@ export class Store<T> {
         const namespace = namespaceOfObjectKey(key, object ?? old);
         let builder = builders.get(namespace);
         if (!builder) builders.set(namespace, (builder = (this.spaces.get(namespace) ?? PersistentMap.empty<T>()).edit()));
-        const name = nameInNamespace(namespace, key);
+        const name = nameToFile(namespace, key, object ?? old);
         if (object === undefined) builder.delete(name);
-        else builder.set(storedName(name, object), object);
+        else builder.set(name, object);
       },
       done: () => {
         let spaces = this.spaces;
@@ -282,9 +287,9 @@ export class Store<T> {
       return this;
     }
     const namespace = namespaceOfObjectKey(key, object ?? old);
-    const name = nameInNamespace(namespace, key);
+    const name = nameToFile(namespace, key, object ?? old);
     const before = this.spaces.get(namespace) ?? PersistentMap.empty<T>();
-    const after = object === undefined ? before.delete(name) : before.set(storedName(name, object), object);
+    const after = object === undefined ? before.delete(name) : before.set(name, object);
     if (after === before && indices === undefined) return this;
     const spaces = after === before ? this.spaces : after.size === 0 ? this.spaces.delete(namespace) : this.spaces.set(namespace, after);
     const count = this.count + (old === undefined ? 1 : 0) - (object === undefined ? 1 : 0);
