@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
+import { isDeepStrictEqual } from 'node:util';
 import { hasUnparsedMembers, isSkipped, lazyParseObject, lazyParseWatchLine } from '../../src/1-transport/lazyJson.ts';
 import { LazyListReader, lazyParseList } from '../../src/1-transport/lazyList.ts';
 import { parseWatchLine, parseWatchLineLazily } from '../../src/1-transport/httpTransport.ts';
@@ -260,6 +261,22 @@ describe('lazy decoding', () => {
       if (eager instanceof Error) expect(lazy, line).toMatchObject({ name: eager.name, reason: eager.reason, message: eager.message });
       else expect(JSON.parse(JSON.stringify(lazy))).toEqual(eager);
     }
+  });
+});
+
+describe('skeletons of dropped objects', () => {
+  it('are plain { metadata } objects, marked by nothing a user sees, and their copies are not skipped', () => {
+    const line =
+      '{"type":"ADDED","object":{"kind":"Pod","metadata":{"name":"a","namespace":"n","resourceVersion":"7","uid":"u"},"spec":{}}}';
+    const { object } = lazyParseWatchLine(line, () => false);
+    expect(isSkipped(object)).toBe(true);
+    expect(Object.getPrototypeOf(object)).toBe(Object.prototype);
+    expect(Reflect.ownKeys(object as object)).toEqual(['metadata']);
+    expect(isDeepStrictEqual(object, { metadata: { name: 'a', namespace: 'n', resourceVersion: '7' } })).toBe(true);
+    expect(isSkipped({ ...(object as object) })).toBe(false);
+    expect(isSkipped(structuredClone(object))).toBe(false);
+    expect(isSkipped({ metadata: { name: 'a' } })).toBe(false);
+    expect([undefined, null, 'a', 1].map(isSkipped)).toEqual([false, false, false, false]);
   });
 });
 

@@ -194,6 +194,11 @@ describe('rx-informer replay', () => {
     for (const zero of ['0', '0s', '0ms', '00m'])
       expect(parseReplayLine(['replay', 'x.jsonl', '--from', zero, '--to', '90s']), zero).toMatchObject({ fromMs: 0, toMs: 90_000 });
     expect(parseReplayLine(['replay', 'x.jsonl', '--from', '0x'])).toMatch(/is not a time into the recording/);
+    // A window that ends before it starts would print nothing: said, as trim says it.
+    expect(parseReplayLine(['replay', 'x.jsonl', '--from', '2s', '--to', '1s'])).toBe(
+      'replay: the window ends (--to 1000 ms) before it starts (--from 2000 ms)',
+    );
+    expect(parseReplayLine(['replay', 'x.jsonl', '--to', '0s'])).toMatchObject({ toMs: 0 });
   });
 
   it('the bin: 0 and the lines; a trace that cannot be read is 1 with its line number; trim writes a window that replays', async () => {

@@ -70,16 +70,17 @@ const SLAB_BYTES = 64 * 1024;
 export class ChunkGatherer {
   private slab: Buffer | undefined;
   private used = 0;
-  private readonly out: (bytes: Buffer) => void;
+  private readonly out: (bytes: Buffer, slab: boolean) => void;
 
-  constructor(out: (bytes: Buffer) => void) {
+  /** `out` is told whether `bytes` is a slab (memory of the gatherer's own, which nothing else views) or not. */
+  constructor(out: (bytes: Buffer, slab: boolean) => void) {
     this.out = out;
   }
 
   push(chunk: Buffer): void {
     if (chunk.length >= SMALL_BYTES) {
       this.flush();
-      return this.out(chunk);
+      return this.out(chunk, false);
     }
     if (this.slab !== undefined && this.used + chunk.length > this.slab.length) this.flush();
     this.slab ??= Buffer.allocUnsafe(SLAB_BYTES);
@@ -93,8 +94,8 @@ export class ChunkGatherer {
     const used = this.used;
     this.used = 0;
     // A slab mostly empty is handed on as a copy of its bytes (a view would keep all 64 KiB) and gathers again.
-    if (used * 2 < slab.length) return this.out(Buffer.from(slab.subarray(0, used)));
+    if (used * 2 < slab.length) return this.out(Buffer.from(slab.subarray(0, used)), false);
     this.slab = undefined;
-    this.out(slab.subarray(0, used));
+    this.out(slab.subarray(0, used), true);
   }
 }

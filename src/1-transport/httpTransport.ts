@@ -294,6 +294,7 @@ function readListPage(
   const decoder = listBodyDecoder(options.lazyDecode === true, options.keepObject, protobuf);
   let bytes = 0;
   const sink = {
+    keepsNoBytes: protobuf, // the protobuf decoder copies what it keeps (lazy members, strings)
     chunk: (chunk: Buffer) => {
       bytes += chunk.length;
       decoder.chunk(chunk);

@@ -153,10 +153,7 @@ export function lazyObjectAt(b: Buffer, i: number, keep?: KeepObject): { value: 
     } else defineLazy(target, key, text(b, start, valueStop), (source ??= { texts: new Map() }));
     return valueStop;
   });
-  if (skeleton !== undefined) {
-    skipped.add(skeleton);
-    return { value: skeleton, end };
-  }
+  if (skeleton !== undefined) return { value: markSkipped(skeleton), end };
   if (source !== undefined && source.texts.size > 0) sources.set(target, source);
   return { value: target, end };
 }
@@ -169,12 +166,34 @@ export function lazyObjectAt(b: Buffer, i: number, keep?: KeepObject): { value: 
  */
 export type KeepObject = (skeleton: { readonly metadata: Readonly<Record<string, unknown>> }) => boolean;
 
-/** Skeletons of objects a {@link KeepObject} rejected. */
-const skipped = new WeakSet<object>();
+/** Its constructor returns the object it is given, so that a subclass stamps its private fields on that object. */
+class Stamp {
+  constructor(target: object) {
+    return target as Stamp;
+  }
+}
+
+/**
+ * The mark of a skeleton: a private field stamped on it, which no key, descriptor, prototype or deep comparison
+ * shows (the skeleton stays a plain `{ metadata }`), and which costs next to nothing to add and to test. A
+ * `WeakSet` entry per skeleton, the mark before, was a quarter of a dropped protobuf object's decoding
+ * (docs/performance.md, "Where a dropped object's time goes"). Copies are not marked, as before.
+ */
+class SkippedMark extends Stamp {
+  readonly #skipped = true;
+
+  static has(object: object): boolean {
+    return #skipped in object;
+  }
+}
+
+function markSkipped<T extends object>(skeleton: T): T {
+  return new SkippedMark(skeleton) as object as T;
+}
 
 /** True for the `{ metadata }` skeleton of an object a {@link KeepObject} rejected. */
 export function isSkipped(object: unknown): boolean {
-  return typeof object === 'object' && object !== null && skipped.has(object);
+  return typeof object === 'object' && object !== null && SkippedMark.has(object);
 }
 
 /**
@@ -182,10 +201,7 @@ export function isSkipped(object: unknown): boolean {
  * when it keeps it: for decoders of other encodings (protobuf) that drop objects the same way.
  */
 export function droppedSkeleton(keep: KeepObject, metadata: Record<string, unknown>): { metadata: Record<string, unknown> } | undefined {
-  if (keepsObject(keep, metadata)) return undefined;
-  const skeleton = { metadata };
-  skipped.add(skeleton);
-  return skeleton;
+  return keepsObject(keep, metadata) ? undefined : markSkipped({ metadata });
 }
 
 /** A predicate that throws keeps the object: it is decoded, and the reader decides. */

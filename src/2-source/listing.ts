@@ -39,13 +39,14 @@ export function onListed<T>(
 function chainFault<T>(config: ReflectorConfig<T>, listing: Listing<T>, items: number, token: string): InformerError | undefined {
   const pages = listing.pages + 1;
   const objects = listing.objects + items;
-  const sofar = `${pages.toLocaleString('en-US')} pages, ${objects.toLocaleString('en-US')} objects`;
+  // Formatted only for a fault (toLocaleString is not free, and every page of every list passes here).
+  const sofar = () => `${pages.toLocaleString('en-US')} pages, ${objects.toLocaleString('en-US')} objects`;
   let why: string | undefined;
-  if (listing.tokens.has(tokenId(token))) why = `the server repeated a continue token (after ${sofar}); relisting after the backoff`;
+  if (listing.tokens.has(tokenId(token))) why = `the server repeated a continue token (after ${sofar()}); relisting after the backoff`;
   else if (config.maxListPages > 0 && pages >= config.maxListPages)
-    why = `the list went on past maxListPages ${config.maxListPages} (${sofar}); relisting after the backoff (option maxListPages)`;
+    why = `the list went on past maxListPages ${config.maxListPages} (${sofar()}); relisting after the backoff (option maxListPages)`;
   else if (config.maxListObjects > 0 && objects > config.maxListObjects)
-    why = `the list went on past maxListObjects ${config.maxListObjects} (${sofar}); relisting after the backoff (option maxListObjects)`;
+    why = `the list went on past maxListObjects ${config.maxListObjects} (${sofar()}); relisting after the backoff (option maxListObjects)`;
   return why === undefined ? undefined : new InformerError('ListTooLong', why, { phase: 'list' });
 }
 

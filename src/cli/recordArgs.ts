@@ -92,8 +92,14 @@ export function parseRecordLine(argv: readonly string[]): RecordCommandOptions |
   };
 }
 
-/** `--from` / `--to` of `replay` and `trim`: times into the recording (ms), or a one-line usage message. */
-export function parseWindow(values: { readonly from?: string; readonly to?: string }): { fromMs?: number; toMs?: number } | string {
+/**
+ * `--from` / `--to` of `replay` and `trim` (`command`): times into the recording (ms), or a one-line usage message
+ * (a time that does not read, or a window that ends before it starts).
+ */
+export function parseWindow(
+  command: 'replay' | 'trim',
+  values: { readonly from?: string; readonly to?: string },
+): { fromMs?: number; toMs?: number } | string {
   const window: { fromMs?: number; toMs?: number } = {};
   for (const flag of ['from', 'to'] as const) {
     const given = values[flag];
@@ -103,5 +109,7 @@ export function parseWindow(values: { readonly from?: string; readonly to?: stri
     if (ms === undefined) return `--${flag}: "${printable(given)}" is not a time into the recording (0, 90s, 5m, 1h, 500ms)`;
     window[flag === 'from' ? 'fromMs' : 'toMs'] = ms;
   }
+  if (window.toMs !== undefined && window.toMs < (window.fromMs ?? 0))
+    return `${command}: the window ends (--to ${window.toMs} ms) before it starts (--from ${window.fromMs ?? 0} ms)`;
   return window;
 }

@@ -57,7 +57,7 @@ export function parseReplayLine(argv: readonly string[]): ReplayCommandOptions |
   const { values, positionals } = parsed;
   if (positionals.length !== 2) return 'replay: name one trace file (e.g. `rx-informer replay trace.jsonl`)';
   if (values.output !== 'pretty' && values.output !== 'json') return `--output must be pretty or json, not "${printable(values.output)}"`;
-  const window = parseWindow(values);
+  const window = parseWindow('replay', values);
   if (typeof window === 'string') return window;
   const fields = patterns('--fields', values.fields);
   if (typeof fields === 'string') return fields;

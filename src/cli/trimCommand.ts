@@ -35,9 +35,7 @@ export function parseTrimLine(argv: readonly string[]): TrimCommandOptions | str
   const { values, positionals } = parsed;
   if (positionals.length !== 2) return 'trim: name one trace file (e.g. `rx-informer trim trace.jsonl --from 5m -o window.jsonl`)';
   if (!values.output) return 'trim: name the file to write with -o FILE';
-  const window = parseWindow(values);
+  const window = parseWindow('trim', values);
   if (typeof window === 'string') return window;
-  if (window.toMs !== undefined && window.toMs < (window.fromMs ?? 0))
-    return `trim: the window ends (--to ${window.toMs} ms) before it starts (--from ${window.fromMs ?? 0} ms)`;
   return { file: positionals[1]!, out: values.output, ...window, ...(values.resource !== undefined ? { resource: values.resource } : {}) };
 }

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { firstValueFrom, lastValueFrom, take, toArray } from 'rxjs';
 import { startApiServer, type ApiServer, type CustomResourceDefinitionSpec } from 'rx-informer-emulator';
 import { InformerError } from '../../../src/0-model/errors.ts';
@@ -82,6 +82,35 @@ describe('http.encoding', () => {
     const [json, protobuf] = [await pages({ lazyDecode: true }), await pages(PROTOBUF)];
     expect(protobuf).toStrictEqual(json);
     expect(json).toMatchObject([{ remainingItemCount: 1, continue: expect.any(String) }, { items: [{ metadata: { name: 'cm-3' } }] }]);
+  });
+
+  it("frees an HTTP/1.1 protobuf page's socket reads once it is decoded (not a JSON or gzip one's), kept objects whole", async () => {
+    api = await server();
+    const big = 'x'.repeat(4000);
+    for (let i = 0; i < 60; i++) api.create('configmaps', { metadata: { name: `big-${i}`, namespace: 'ns' }, data: { big, i: String(i) } });
+    type Transfer = { transfer(length: number): ArrayBuffer };
+    const transfer = vi.spyOn(ArrayBuffer.prototype as unknown as Transfer, 'transfer');
+    try {
+      const read = async (options: HttpTransportOptions) => {
+        transfer.mockClear();
+        const page = await firstValueFrom(lw(options).list({}));
+        const freed = transfer.mock.contexts as unknown as ArrayBuffer[];
+        // Every member read only now, after the page's memory was freed: kept objects hold copies of their own.
+        return { items: JSON.parse(JSON.stringify(page.items.filter((i) => !isSkipped(i)))) as unknown, freed };
+      };
+      const json = await read({ lazyDecode: true, compression: 'none', keepObject: (s) => !String(s.metadata.name).endsWith('7') });
+      expect(json.freed).toEqual([]);
+      const gzip = await read({ ...PROTOBUF, compression: 'gzip', keepObject: (s) => !String(s.metadata.name).endsWith('7') });
+      expect(gzip.freed).toEqual([]);
+      const protobuf = await read({ ...PROTOBUF, compression: 'none', keepObject: (s) => !String(s.metadata.name).endsWith('7') });
+      expect(protobuf.freed.length).toBeGreaterThan(1); // the page (~250 KB) came in several reads
+      expect(protobuf.freed.every((b) => b.byteLength === 0)).toBe(true);
+      expect(protobuf.items).toStrictEqual(json.items);
+      expect(gzip.items).toStrictEqual(json.items);
+      expect((json.items as unknown[]).length).toBe(63 - 6);
+    } finally {
+      transfer.mockRestore();
+    }
   });
 
   it('reads a protobuf error Status into the same InformerError as its JSON twin', async () => {

@@ -1,3 +1,5 @@
+import { IncomingMessage } from 'node:http';
+import { Socket } from 'node:net';
 import { createGunzip, type Gunzip } from 'node:zlib';
 import { InformerError, type ErrorPhase } from '../../0-model/errors.ts';
 import { StreamResponse, type HttpResponse } from '../http2/response.ts';
@@ -58,6 +60,16 @@ export function decodeResponse(response: HttpResponse, what: string, phase: Erro
   );
 }
 
+/**
+ * Whether the chunks `response` hands over are its socket's reads themselves (HTTP/1.1 over TCP or TLS, identity
+ * encoding): Node reads each into memory of its own, which nothing else views or writes once the HTTP parser has
+ * handed its slices on. Not so for HTTP/2 (DATA frames may be slices of the session's reads) nor an inflated body
+ * (the inflater writes its output buffer on). See `readBody`'s sinks that keep no bytes.
+ */
+export function readsSocketMemory(response: HttpResponse): boolean {
+  return response instanceof CountedResponse && response.readsSocket;
+}
+
 /** An identity response: read as it is, its bytes counted. */
 class CountedResponse extends StreamResponse {
   private readonly inner: HttpResponse;
@@ -69,6 +81,10 @@ class CountedResponse extends StreamResponse {
 
   get complete(): boolean {
     return this.inner.complete;
+  }
+
+  get readsSocket(): boolean {
+    return this.inner instanceof IncomingMessage && this.inner.socket instanceof Socket;
   }
 
   /** Why the body under it ended early, when its wire says (an HTTP/2 GOAWAY with an error code, say). */

@@ -12,7 +12,20 @@ import { droppedSkeleton, type KeepObject } from '../lazyJson.ts';
 import { decodeLazyInto } from './lazy.ts';
 import { hasMessage, K, knowsKind, message, type Message } from './schema.ts';
 import { checkMessage, decodeInto } from './values.ts';
-import { begin, fail, hasMagic, lengthEnd, pos, ProtobufError, release, seek, skip, stringValue, varint } from './wire.ts';
+import {
+  begin,
+  fail,
+  hasMagic,
+  lengthEnd,
+  pos,
+  ProtobufError,
+  release,
+  seek,
+  skip,
+  stringValue,
+  uniqueStringValue,
+  varint,
+} from './wire.ts';
 
 export { ProtobufError } from './wire.ts';
 
@@ -254,10 +267,23 @@ const NAME_TAG = stringTag('name');
 const NAMESPACE_TAG = stringTag('namespace');
 const RV_TAG = stringTag('resourceVersion');
 
-/** An object's metadata.name, .namespace and .resourceVersion (those present), everything else skipped by length. */
+/** Per message, the tag of its `metadata` field (-1 without one). */
+const metadataTags = new Map<Message, number>();
+function metadataTag(msg: Message): number {
+  let tag = metadataTags.get(msg);
+  if (tag === undefined) {
+    const metaField = msg.fields.find((f) => f.json === 'metadata');
+    metadataTags.set(msg, (tag = metaField ? (metaField.n << 3) | 2 : -1));
+  }
+  return tag;
+}
+
+/**
+ * An object's metadata.name, .namespace and .resourceVersion (those present), everything else skipped by length
+ * (ObjectMeta's other fields included: no string is made for labels, annotations or managedFields).
+ */
 export function identity(end: number, msg: Message): Record<string, unknown> {
-  const metaField = msg.fields.find((f) => f.json === 'metadata');
-  const metaTag = metaField ? (metaField.n << 3) | 2 : -1;
+  const metaTag = metadataTag(msg);
   const found: Record<string, unknown> = {};
   while (pos < end) {
     const tag = varint(end);
@@ -268,9 +294,9 @@ export function identity(end: number, msg: Message): Record<string, unknown> {
     const metaEnd = lengthEnd(end);
     while (pos < metaEnd) {
       const m = varint(metaEnd);
-      if (m === NAME_TAG) found.name = stringValue(metaEnd);
+      if (m === NAME_TAG) found.name = uniqueStringValue(metaEnd);
       else if (m === NAMESPACE_TAG) found.namespace = stringValue(metaEnd);
-      else if (m === RV_TAG) found.resourceVersion = stringValue(metaEnd);
+      else if (m === RV_TAG) found.resourceVersion = uniqueStringValue(metaEnd);
       else skip(m & 7, metaEnd);
     }
   }

@@ -168,3 +168,14 @@ export function stringValue(end: number): string {
   pos = e;
   return s;
 }
+
+/**
+ * A length-delimited string field's value (its tag read), sliced fresh, without the cache of {@link str}: for
+ * strings that rarely recur (an object's name, its resourceVersion), which would only evict the ones that do.
+ */
+export function uniqueStringValue(end: number): string {
+  const e = lengthEnd(end);
+  const s = e === pos ? '' : (buf as unknown as Slicers).utf8Slice(pos, e);
+  pos = e;
+  return s;
+}
