@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { cliRuns } from './support.ts';
 import { HELP, OPTION_NAMES, parseCommandLine } from '../../src/cli/args.ts';
+import { commandHelp } from '../../src/cli/commandHelp.ts';
 
 const DOCS = readFileSync(new URL('../../docs/cli.md', import.meta.url), 'utf8');
 
@@ -43,4 +44,19 @@ describe('record, replay and trim --help', () => {
     expect(results[0]!.out.join('\n')).toMatch(/--kubeconfig PATH {6}kubeconfig file/);
     expect(results[1]!.out.join('\n')).toMatch(/--utc {18}times in UTC/);
   }, 30_000);
+
+  it.each(['record', 'replay', 'trim'])("%s --help describes every flag its usage names, and no other command's -o", (command) => {
+    const help = commandHelp([command, '--help'])!;
+    const [usage, options] = help.split('\nOptions:\n');
+    const named = new Set(usage!.match(/(?<=[[ ])--?[a-z][a-z-]*/g));
+    expect(named.size).toBeGreaterThan(2);
+    const heads = options!.split('\n').filter((line) => /^ {2}-/.test(line));
+    for (const flag of named)
+      expect(
+        heads.some((head) => new RegExp(`(^|[ ,])${flag}\\b`).test(head.slice(0, 25))),
+        flag,
+      ).toBe(true);
+    // record and trim write a file with -o; only replay's -o is --output.
+    expect(heads.some((head) => head.startsWith('  -o, --output'))).toBe(command === 'replay');
+  });
 });

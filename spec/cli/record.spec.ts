@@ -100,5 +100,10 @@ describe('rx-informer record', () => {
       ),
     ]);
     expect(existsSync(file)).toBe(false);
+    // A file already there is left as it was (it was opened, so emptied, before the limit was checked).
+    writeFileSync(file, 'keep me\n');
+    const again = cli(['record', 'pods', '-o', file, '--max-bytes', '100', '--kubeconfig', kubeconfig]);
+    expect((await again.exit).code).toBe(1);
+    expect(readFileSync(file, 'utf8')).toBe('keep me\n');
   }, 30_000);
 });

@@ -3,7 +3,18 @@
  * windows; the bin's wiring (exit codes, a trace that cannot be read) through one child process each.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { existsSync, linkSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  linkSync,
+  lstatSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openTrace, readTrace, traceSource, traceText, trimTrace, type TraceSource } from '../../src/pipeline.ts';
@@ -163,9 +174,11 @@ describe('rx-informer replay', () => {
     trimToFile(openTrace(original), { fromMs: 0 }, join(dir, 'expected.jsonl'));
     const expected = readFileSync(join(dir, 'expected.jsonl'), 'utf8');
     const self = join(dir, 'self.jsonl');
-    writeFileSync(self, TEXT);
+    writeFileSync(self, TEXT, { mode: 0o600 });
     expect(trimToFile(openTrace(self), { fromMs: 0 }, self).lines).toBe(10);
     expect(readFileSync(self, 'utf8')).toBe(expected);
+    // A private trace stays private (a --no-redact trace holds Secret values).
+    expect(statSync(self).mode & 0o777).toBe(0o600);
 
     const real = join(dir, 'real.jsonl');
     const link = join(dir, 'link.jsonl');

@@ -92,6 +92,17 @@ Options:
   --version              the version
   -h, --help             this text
 
+Options of record, replay and trim:
+  -o FILE                record, trim: the trace to write (replay's -o is --output)
+  --max-bytes SIZE       record: stop before the trace passes SIZE, e.g. 50Mi (its header and stop line
+                         included: a SIZE that cannot hold them is refused, exit 1)
+  --duration D           record: stop after D (90s, 5m, 1h)
+  --no-redact            record: write Secret values in clear (default: redacted; a warning says so)
+  --from T, --to T       replay, trim: a window, as time into the recording (0, 500ms, 90s, 5m, 1h);
+                         --to before --from is refused (exit 2)
+  --resource R           trim: keep this one resource of a trace that holds several
+  --encoding E           record: auto is JSON here (record reads one namespace, or all at once)
+
 Exit codes: 0 stdout closed (e.g. | head); 1 error; 2 bad usage; 129 SIGHUP; 130 Ctrl-C; 143 SIGTERM.
 `;
 

@@ -2,7 +2,6 @@
  * `rx-informer record RESOURCE... -o trace.jsonl`: one informer per resource over a recorded
  * ListWatch, every request and what came of it written to one trace (docs/testing.md).
  */
-import { rmSync } from 'node:fs';
 import { firstValueFrom, Subscription } from 'rxjs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { discover, toResource } from '../discovery/index.ts';
@@ -39,13 +38,19 @@ export interface Recording {
   readonly writer: TraceWriter;
 }
 
-/** The writer `make` makes, or its error (a `--max-bytes` too small for the header: a RangeError), the file it would have written removed. */
-function writerOr(file: TraceFileSink, path: string, make: () => TraceWriter): TraceWriter {
+/**
+ * The trace file, opened on the writer's first write: a writer refused before it writes (a `--max-bytes` too small
+ * for the header: a RangeError, a usage error here) never opens `path`, so a file already there is left as it was.
+ */
+function lazyFile(path: string): { readonly sink: () => TraceFileSink; close(): void } {
+  let file: TraceFileSink | undefined;
+  return { sink: () => (file ??= traceFileSink(path)), close: () => file?.close() };
+}
+
+function writerOr(make: () => TraceWriter): TraceWriter {
   try {
     return make();
   } catch (error) {
-    file.close();
-    rmSync(path, { force: true });
     throw error instanceof RangeError ? new UsageError(`--max-bytes: ${error.message}`) : error;
   }
 }
@@ -64,11 +69,11 @@ export async function recordCommand(kc: KubeConfig, command: RecordCommandOption
     throw new UsageError(explain(error, server));
   }
   const chosen = resolveResources(found, { resources: command.resources, all: false });
-  const file = traceFileSink(command.file);
-  const writer = writerOr(file, command.file, () =>
+  const file = lazyFile(command.file);
+  const writer = writerOr(() =>
     traceWriter({
-      write: (text) => file.write(text),
-      writeParts: (parts) => file.writeParts(parts),
+      write: (text) => file.sink().write(text),
+      writeParts: (parts) => file.sink().writeParts(parts),
       resources: chosen.map(resourceName),
       options: {
         ...(command.namespace !== undefined ? { namespace: command.namespace } : {}),

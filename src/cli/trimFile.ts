@@ -1,7 +1,7 @@
 /**
  * `rx-informer trim`'s writing: the window of a trace written to a file a line at a time, never half of one.
  */
-import { closeSync, openSync, realpathSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, openSync, realpathSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { writeTrimmedTrace, type TraceSource, type TrimWindow } from '../pipeline.ts';
@@ -27,18 +27,20 @@ function target(out: string): string {
  * Writes the window of `source` to `out` as it is read (see `writeTrimmedTrace`): into a temporary file beside it,
  * renamed onto `out` once whole. So `out` may be the trace itself (or a link to it: the trace is read to the end
  * before the rename), and a cut that fails part way (a line that cannot be read) removes only the temporary file,
- * then throws: `out` is as it was, and no file cut short is left that would still read as a trace.
+ * then throws: `out` is as it was, and no file cut short is left that would still read as a trace. A file replaced
+ * keeps its permissions (a trace recorded with `--no-redact` is often kept private).
  */
 export function trimToFile(source: TraceSource, window: TrimWindow, out: string): Trimmed {
   const path = target(out);
   const temp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
+  const mode = modeOf(path);
   let fd: number | undefined;
   let lines = 0;
   let lastAt = 0;
   let startedAt = '';
   try {
     writeTrimmedTrace(source, window, (line) => {
-      fd ??= openSync(temp, 'wx');
+      fd ??= openSync(temp, 'wx', mode);
       writeSync(fd, traceLineText(line));
       lines++;
       if (line.type === 'header') startedAt = line.startedAt;
@@ -55,4 +57,13 @@ export function trimToFile(source: TraceSource, window: TrimWindow, out: string)
     throw error;
   }
   return { lines, lastAt, startedAt };
+}
+
+/** The permission bits of the file at `path`, or the default for a new file (0o666, less the umask). */
+function modeOf(path: string): number {
+  try {
+    return statSync(path).mode & 0o777;
+  } catch {
+    return 0o666;
+  }
 }
