@@ -278,12 +278,13 @@ describe('rx-informer (the bin, against a TLS emulator)', () => {
   });
 
   it('webhook: a dead endpoint is reported once, not per event; SIGINT flushes what it can and says what was lost', async () => {
-    const gone = await receiver();
-    const dead = gone.url;
-    await gone.close();
     const held: http.ServerResponse[] = [];
     let holding = true;
     const slow = await receiver((_q, s) => (holding ? held.push(s) : s.writeHead(204).end()));
+    // Closed only once the slow receiver has its port: it could otherwise be given the dead one's, just freed.
+    const gone = await receiver();
+    const dead = gone.url;
+    await gone.close();
     const c = cli(['watch', 'configmaps', '-n', 'flush', '--kubeconfig', kubeconfig, '--webhook', dead, '--webhook', slow.url]);
     await c.line('err', SYNCED);
     for (let i = 0; i < 5; i++) api.create('configmaps', { metadata: { name: `cm-${i}`, namespace: 'flush' } });
