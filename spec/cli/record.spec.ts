@@ -74,9 +74,13 @@ describe('rx-informer record', () => {
     expect(readTrace(read(file)).lines.at(-1)).toMatchObject({ type: 'stop', why: 'maxBytes' });
 
     const clear = join(dir, 'clear.jsonl');
+    writeFileSync(clear, '', { mode: 0o644 }); // there already, readable by others: made private
     const secrets = cli(['record', 'secrets', '-n', 'shop', '-o', clear, '--no-redact', '--duration', '1s', '--kubeconfig', kubeconfig]);
     expect((await secrets.exit).code).toBe(0);
     expect(read(clear)).toContain(b64('hunter2'));
+    // Secret values in clear: only the owner may read the file.
+    expect(statSync(clear).mode & 0o777).toBe(0o600);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(readTrace(read(clear)).lines.at(-1)).toMatchObject({ type: 'stop', why: 'duration' });
   }, 60_000);
 

@@ -42,9 +42,9 @@ export interface Recording {
  * The trace file, opened on the writer's first write: a writer refused before it writes (a `--max-bytes` too small
  * for the header: a RangeError, a usage error here) never opens `path`, so a file already there is left as it was.
  */
-function lazyFile(path: string): { readonly sink: () => TraceFileSink; close(): void } {
+function lazyFile(path: string, mode: number | undefined): { readonly sink: () => TraceFileSink; close(): void } {
   let file: TraceFileSink | undefined;
-  return { sink: () => (file ??= traceFileSink(path)), close: () => file?.close() };
+  return { sink: () => (file ??= traceFileSink(path, mode === undefined ? {} : { mode })), close: () => file?.close() };
 }
 
 function writerOr(make: () => TraceWriter): TraceWriter {
@@ -69,7 +69,8 @@ export async function recordCommand(kc: KubeConfig, command: RecordCommandOption
     throw new UsageError(explain(error, server));
   }
   const chosen = resolveResources(found, { resources: command.resources, all: false });
-  const file = lazyFile(command.file);
+  // Secret values in clear (--no-redact): a file only its owner reads.
+  const file = lazyFile(command.file, command.redact ? undefined : 0o600);
   const writer = writerOr(() =>
     traceWriter({
       write: (text) => file.sink().write(text),

@@ -2,7 +2,7 @@
  * traceFileSink: a trace writer's sink to a file. Lines go out whole, one burst (a synchronous run) per write,
  * at the end of the run; close writes what is pending; a failed write is thrown by the next call, never lost.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -23,6 +23,20 @@ function tempPath(): string {
 const endOfRun = () => new Promise<void>((resolve) => queueMicrotask(resolve));
 
 describe('traceFileSink', () => {
+  it('mode: set on a file it creates and on one that was there; without it, an existing file keeps its own', () => {
+    const created = tempPath();
+    traceFileSink(created, { mode: 0o600 }).close();
+    expect(statSync(created).mode & 0o777).toBe(0o600);
+    const existing = `${created}.old`;
+    writeFileSync(existing, 'x', { mode: 0o644 });
+    traceFileSink(existing, { mode: 0o600 }).close();
+    expect(statSync(existing).mode & 0o777).toBe(0o600);
+    const kept = `${created}.kept`;
+    writeFileSync(kept, 'x', { mode: 0o640 });
+    traceFileSink(kept).close();
+    expect(statSync(kept).mode & 0o777).toBe(0o640);
+  });
+
   it('writes the lines of one synchronous run together when it ends, whole and in order, parts as their concatenation', async () => {
     const path = tempPath();
     const file = traceFileSink(path);

@@ -1,7 +1,7 @@
 /**
  * A trace writer's sink to a file: whole lines, encoded once into one buffer, one system call per burst.
  */
-import { closeSync, openSync, writeSync } from 'node:fs';
+import { closeSync, fchmodSync, openSync, writeSync } from 'node:fs';
 
 /** A file a {@link traceWriter} writes to: its `write` and `writeParts` are the writer's options of those names. */
 export interface TraceFileSink {
@@ -22,6 +22,15 @@ export interface TraceFileSink {
 /** The buffer lines are encoded into; fuller than this less a line, it is written out. */
 const BUFFER_BYTES = 256 * 1024;
 
+export interface TraceFileOptions {
+  /**
+   * The file's permission bits, set whether it is created or was there (e.g. `0o600` for a trace holding Secret
+   * values in clear, as `rx-informer record --no-redact` writes). Default: a new file gets 0o666 less the umask, an
+   * existing one keeps its own.
+   */
+  readonly mode?: number;
+}
+
 /**
  * Opens `path` for a trace (`w`: created or emptied) and returns its sink: every line is written whole, so
  * a process that ends between two bursts (a signal, a crash) leaves a file that reads; one that ends within
@@ -33,8 +42,10 @@ const BUFFER_BYTES = 256 * 1024;
  * // … later: writer.close(); file.close();
  * ```
  */
-export function traceFileSink(path: string): TraceFileSink {
-  const fd = openSync(path, 'w');
+export function traceFileSink(path: string, options: TraceFileOptions = {}): TraceFileSink {
+  const fd = openSync(path, 'w', options.mode ?? 0o666);
+  // An existing file keeps its mode when opened: one asked for is set on it too.
+  if (options.mode !== undefined) fchmodSync(fd, options.mode);
   const buffer = Buffer.allocUnsafe(BUFFER_BYTES);
   let used = 0;
   let failure: unknown;
