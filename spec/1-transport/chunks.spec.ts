@@ -9,6 +9,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ChunkGatherer, PendingBytes } from '../../src/1-transport/chunks.ts';
 import { readBody } from '../../src/1-transport/http/body.ts';
+import { BoundedText } from '../../src/1-transport/http/execPlugin.ts';
 import { listBodyDecoder } from '../../src/1-transport/http/listBody.ts';
 import type { HttpResponse } from '../../src/1-transport/http2/response.ts';
 import { LineSplitter } from '../../src/1-transport/lineSplitter.ts';
@@ -73,6 +74,15 @@ describe('one-byte chunks cost their bytes', () => {
     expect(errors).toEqual([]);
     const list = decoder.value() as { items: { metadata: { name: string } }[] };
     expect(list.items.map((item) => item.metadata.name)).toEqual(['a'.repeat(CHUNKS)]);
+  });
+
+  it("an exec plugin's output written a byte at a time, up to its limit", () => {
+    const out = new BoundedText(1 << 20);
+    const before = retainedBytes();
+    for (let i = 0; i < CHUNKS; i++) expect(out.add(Buffer.from(ONE))).toBe(true); // a Buffer a read, as from a pipe
+    expect(retainedBytes() - before).toBeLessThan(BOUND);
+    expect(out.add(Buffer.alloc((1 << 20) - CHUNKS + 1, 0x62))).toBe(false); // one byte past: what fits is kept
+    expect(out.text()).toBe('a'.repeat(CHUNKS) + 'b'.repeat((1 << 20) - CHUNKS));
   });
 });
 

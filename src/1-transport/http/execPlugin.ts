@@ -90,7 +90,7 @@ function stopReading(child: ChildProcess): void {
 }
 
 /** Bytes up to a limit; `add` says false once a chunk would pass it (what of it fits is kept). */
-class BoundedText {
+export class BoundedText {
   private readonly bytes: PendingBytes;
   readonly limit: number;
   constructor(limit: number) {
