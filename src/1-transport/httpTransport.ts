@@ -6,7 +6,7 @@ import { LineSplitter, type LineBytesSink, type LineSink } from './lineSplitter.
 import type { LinedFrame, ListOptions, ListPage, ListWatch, WatchFrame, WatchOptions } from './listWatch.ts';
 import { hasOtherMembers, isSkipped } from './lazyJson.ts';
 import { collectionPath, queryString, type ListWatchTarget } from './paths.ts';
-import { httpError, limitFor, parseJson, readBody, type BodyLimit } from './http/body.ts';
+import { httpError, limitFor, parseJson, readBody, tooLargeError, type BodyLimit } from './http/body.ts';
 import { parseWatchFrame, parseWatchLine, parseWatchLineLazily, shapeFrame, syntaxErrorAt, toListPage } from './http/decode.ts';
 import { FrameSplitter, type FrameSink } from './protobuf/frames.ts';
 import { isProtobuf, protobufKnows } from './protobuf/decode.ts';
@@ -30,7 +30,7 @@ import { get, send, type Opened } from './http/request.ts';
 import { MetadataAccept } from './http/metadataAccept.ts';
 import type { HttpResponse } from './http2/response.ts';
 import { listBodyDecoder } from './http/listBody.ts';
-import { ListBudget } from './http/listBudget.ts';
+import { ListBudget, PageCost } from './http/listBudget.ts';
 import { DEFAULT_PROBE_TIMEOUT_MS, reachable, type ReachabilityOptions } from './reachability.ts';
 
 // The HTTP transport, assembled from ./http: options (limits and defaults), credentials (exec plugins
@@ -274,7 +274,8 @@ interface Reading {
 
 /**
  * Reads one list response within `pageLimit`: an error Status (non-200), or a page decoded as it arrives,
- * never held whole (see ./http/listBody.ts); `received` hears of a page and its inflated bytes before it is emitted.
+ * never held whole (see ./http/listBody.ts); `received` hears of a page and what it is charged (its inflated bytes,
+ * or a JSON page's objects' and arrays' charge when more: {@link PageCost}) before it is emitted.
  */
 function readListPage(
   response: HttpResponse,
@@ -293,10 +294,20 @@ function readListPage(
   const protobuf = reading.protobuf && isProtobuf(response.headers['content-type']);
   const decoder = listBodyDecoder(options.lazyDecode === true, options.keepObject, protobuf);
   let bytes = 0;
+  // A JSON page is charged what its objects and arrays will cost parsed when that is more than its bytes (listBudget.ts).
+  const cost = protobuf ? undefined : new PageCost();
+  let over = false;
   const sink = {
     keepsNoBytes: protobuf, // the protobuf decoder copies what it keeps (lazy members, strings)
     chunk: (chunk: Buffer) => {
+      if (over) return;
       bytes += chunk.length;
+      cost?.add(chunk);
+      if (cost && cost.charged > limit.maxBytes) {
+        over = true;
+        response.destroy();
+        return subscriber.error(tooLargeError(limit, cost.describe(), 'list', response.statusCode));
+      }
       decoder.chunk(chunk);
     },
     end: () => {
@@ -312,7 +323,7 @@ function readListPage(
       }
       const page = toListPage(value, shape);
       if (!page) return subscriber.error(new InformerError('MalformedLine', `list ${path}: the response is not a list`, { phase: 'list' }));
-      received(page, bytes);
+      received(page, cost?.charged ?? bytes);
       const pending = reading.accept.takeNotice();
       subscriber.next(pending ? { ...page, notice: pending } : page);
       subscriber.complete();

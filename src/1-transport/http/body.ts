@@ -85,9 +85,7 @@ export function readBody(
     over = true;
     whole?.clear();
     response.destroy();
-    if (limit.tooLarge) return onError(limit.tooLarge(seen));
-    const message = `${limit.what}: the response is larger than the ${formatBytes(limit.maxBytes)} limit (${seen}); aborted (option ${limit.option})`;
-    onError(new InformerError('ResponseTooLarge', message, { phase, status: response.statusCode }));
+    onError(tooLargeError(limit, seen, phase, response.statusCode));
   };
   const declared = Number(response.headers['content-length'] ?? Number.NaN);
   response.on('error', () => undefined);
@@ -117,6 +115,13 @@ export function readBody(
     onBody.end();
     if (reads) free(reads);
   });
+}
+
+/** The error of a body past `limit`, given what was seen (`123 bytes read`): the limit's own, or `ResponseTooLarge`. */
+export function tooLargeError(limit: BodyLimit, seen: string, phase: ErrorPhase, status: number | undefined): InformerError {
+  if (limit.tooLarge) return limit.tooLarge(seen);
+  const message = `${limit.what}: the response is larger than the ${formatBytes(limit.maxBytes)} limit (${seen}); aborted (option ${limit.option})`;
+  return new InformerError('ResponseTooLarge', message, { phase, status });
 }
 
 export function parseJson(text: string): unknown {
