@@ -31,6 +31,7 @@ import { MetadataAccept } from './http/metadataAccept.ts';
 import type { HttpResponse } from './http2/response.ts';
 import { listBodyDecoder } from './http/listBody.ts';
 import { ListBudget, PageCost } from './http/listBudget.ts';
+import { bodyProgress, type BodyProgress } from './http/progress.ts';
 import { DEFAULT_PROBE_TIMEOUT_MS, reachable, type ReachabilityOptions } from './reachability.ts';
 
 // The HTTP transport, assembled from ./http: options (limits and defaults), credentials (exec plugins
@@ -44,6 +45,7 @@ export {
   DEFAULT_MAX_ERROR_BODY_BYTES,
   DEFAULT_MAX_LINE_BYTES,
   DEFAULT_MAX_LIST_BYTES,
+  DEFAULT_MIN_BODY_BYTES_PER_SECOND,
   DEFAULT_COMPRESSION,
   DEFAULT_PROTOCOL,
   DEFAULT_REQUEST_TIMEOUT_MS,
@@ -71,7 +73,15 @@ export { parseWatchLine, parseWatchLineLazily } from './http/decode.ts';
 /** The options of {@link getJson} and {@link requestJson}. */
 export type JsonRequestOptions = Pick<
   HttpTransportOptions,
-  'userAgent' | 'listIdleTimeoutMs' | 'requestTimeoutMs' | 'maxDocumentBytes' | 'maxErrorBodyBytes' | 'protocol' | 'http2' | 'compression'
+  | 'userAgent'
+  | 'listIdleTimeoutMs'
+  | 'minBodyBytesPerSecond'
+  | 'requestTimeoutMs'
+  | 'maxDocumentBytes'
+  | 'maxErrorBodyBytes'
+  | 'protocol'
+  | 'http2'
+  | 'compression'
 >;
 
 /** A JSON request other than a GET of a document: its method, its body, and how its errors name things. */
@@ -110,7 +120,9 @@ export function requestJson(kc: KubeConfig, path: string, request: JsonRequest, 
   return new Observable<unknown>((subscriber) => {
     const body = request.body === undefined ? undefined : Buffer.from(JSON.stringify(request.body));
     const outgoing = { ...(request.method ? { method: request.method } : {}), ...(body ? { body } : {}) };
-    return send(kc, path, 'list', settings, JSON_ACCEPT, outgoing).subscribe({
+    // A document or an error body must keep coming (./http/progress.ts), as a list page.
+    const progress = bodyProgress(options, `${method} ${path}`, 'list');
+    const sent = send(kc, path, 'list', settings, JSON_ACCEPT, outgoing).subscribe({
       next: ({ response }) => {
         if (idleMs !== undefined) {
           response.setTimeout(idleMs, () =>
@@ -131,10 +143,15 @@ export function requestJson(kc: KubeConfig, path: string, request: JsonRequest, 
           },
           (error) => subscriber.error(error),
           'list',
+          progress,
         );
       },
       error: (error: unknown) => subscriber.error(error),
     });
+    return () => {
+      sent.unsubscribe();
+      progress?.stop();
+    };
   });
 }
 
@@ -182,19 +199,25 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
       const sofar = budget.before(listOptions.continue);
       // After a list dropped on its budget, the next one starts once the heap is collected (listBudget.ts).
       const opened = budget.whenRoom(listOptions.continue, () => accept.open(path + query, 'list'));
-      return opened.subscribe({
+      // A page (or its error body) must keep coming, not only come now and then (./http/progress.ts).
+      const progress = bodyProgress(options, `list ${path}`, 'list');
+      const read = opened.subscribe({
         next: ({ response }) => {
           if (listIdleTimeoutMs !== undefined) {
             response.setTimeout(listIdleTimeoutMs, () => {
               subscriber.error(new InformerError('Timeout', `list ${path}: no bytes for ${listIdleTimeoutMs} ms`, { phase: 'list' }));
             });
           }
-          readListPage(response, budget.limit(sofar, listLimit), reading, subscriber, (page, bytes) =>
+          readListPage(response, budget.limit(sofar, listLimit), reading, subscriber, progress, (page, bytes) =>
             budget.record(page.continue, sofar, bytes),
           );
         },
         error: (error: unknown) => subscriber.error(error),
       });
+      return () => {
+        read.unsubscribe();
+        progress?.stop();
+      };
     });
 
   const watchStream = <T>(watchOptions: WatchOptions, out: FrameOut<T>): Observable<T> =>
@@ -255,6 +278,7 @@ function serverSignal(kc: KubeConfig, options: HttpTransportOptions, reachabilit
       compression: options.compression,
       requestTimeoutMs: timeoutMs,
       listIdleTimeoutMs: timeoutMs,
+      minBodyBytesPerSecond: options.minBodyBytesPerSecond,
       maxDocumentBytes: PROBE_MAX_BYTES,
     },
   );
@@ -282,13 +306,14 @@ function readListPage(
   pageLimit: BodyLimit,
   reading: Reading,
   subscriber: Subscriber<ListPage>,
+  progress: BodyProgress | undefined,
   received: (page: ListPage, bytes: number) => void,
 ): void {
   const { path, settings, options, shape } = reading;
   const limit = limitFor(response, pageLimit, settings);
   const failed = (error: InformerError) => subscriber.error(error);
   if (response.statusCode !== 200) {
-    readBody(response, limit, (body) => subscriber.error(httpError(response, body, 'list')), failed, 'list');
+    readBody(response, limit, (body) => subscriber.error(httpError(response, body, 'list')), failed, 'list', progress);
     return;
   }
   const protobuf = reading.protobuf && isProtobuf(response.headers['content-type']);
@@ -329,7 +354,7 @@ function readListPage(
       subscriber.complete();
     },
   };
-  readBody(response, limit, sink, failed, 'list');
+  readBody(response, limit, sink, failed, 'list', progress);
 }
 
 /**

@@ -5,6 +5,7 @@ import { ChunkGatherer, PendingBytes } from '../chunks.ts';
 import { decodeObjectBody, isProtobuf } from '../protobuf/decode.ts';
 import { readsSocketMemory } from './encoding.ts';
 import { formatBytes, type HttpTransportOptions, type RequestSettings } from './options.ts';
+import type { BodyProgress } from './progress.ts';
 
 // Reading a response: a bounded body (lists, documents, error Status), Retry-After, the error a non-2xx answer is.
 
@@ -58,7 +59,8 @@ function free(buffers: ReadonlySet<ArrayBuffer>): void {
  * Reads a whole response body, then hands it over (used for documents and error Status bodies),
  * or hands it to a {@link BodySink} as it arrives (list pages). A body past its limit (declared in
  * Content-Length, or counted as it arrives) is not read further: the response is destroyed (the
- * request aborted) and `ResponseTooLarge` reported. However the peer cuts the body, what is kept costs about its
+ * request aborted) and `ResponseTooLarge` reported; so is a body that brings less than `progress` asks (`Timeout`,
+ * see ./progress.ts). However the peer cuts the body, what is kept costs about its
  * bytes: a whole body is copied into one buffer, and a sink is handed small chunks gathered (`./chunks.ts`).
  */
 export function readBody(
@@ -67,6 +69,7 @@ export function readBody(
   onBody: ((bytes: Buffer) => void) | BodySink,
   onError: (error: InformerError) => void,
   phase: ErrorPhase,
+  progress?: BodyProgress,
 ): void {
   const whole = typeof onBody === 'function' ? new PendingBytes(limit.maxBytes) : undefined;
   // What holds the body (the socket's reads, the gatherer's slabs), freed once a sink that keeps no bytes has read it all.
@@ -83,6 +86,7 @@ export function readBody(
   let over = false;
   const tooLarge = (seen: string) => {
     over = true;
+    progress?.stop();
     whole?.clear();
     response.destroy();
     onError(tooLargeError(limit, seen, phase, response.statusCode));
@@ -90,6 +94,15 @@ export function readBody(
   const declared = Number(response.headers['content-length'] ?? Number.NaN);
   response.on('error', () => undefined);
   if (declared > limit.maxBytes) return tooLarge(`Content-Length ${declared}`);
+  progress?.start(
+    () => bytes,
+    (slow) => {
+      over = true;
+      whole?.clear();
+      response.destroy();
+      onError(slow);
+    },
+  );
   response.on('data', (chunk: Buffer) => {
     if (over) return;
     bytes += chunk.length;
@@ -99,6 +112,7 @@ export function readBody(
     if (reads && chunk.buffer instanceof ArrayBuffer) reads.add(chunk.buffer);
   });
   response.on('close', () => {
+    progress?.stop();
     if (over) return;
     if (!response.complete) {
       if (response.failure) return onError(response.failure);
