@@ -21,5 +21,11 @@ export function runTrimJob({ file, window, out, temp }: TrimJob): TrimOutcome {
   }
 }
 
-// In the worker only (a test imports runTrimJob on the main thread).
-if (parentPort) parentPort.postMessage(runTrimJob(workerData as TrimJob));
+/** Whether `data` is a trim job (a test's worker thread, vitest's with `pool: 'threads'`, holds other data). */
+function isTrimJob(data: unknown): data is TrimJob {
+  const job = data as Partial<Record<keyof TrimJob, unknown>> | null;
+  return typeof job?.file === 'string' && typeof job.out === 'string' && typeof job.temp === 'string' && typeof job.window === 'object';
+}
+
+// In trimInWorker's worker only (a test imports runTrimJob on its own thread).
+if (parentPort && isTrimJob(workerData)) parentPort.postMessage(runTrimJob(workerData));
