@@ -5,6 +5,7 @@ import { parseFieldPath } from '../internal.ts';
 import { type Compression, type Encoding } from '../pipeline.ts';
 import { printable } from './format.ts';
 import { watchCommand } from './invocation.ts';
+import { didYouMean, unknownOption } from './suggest.ts';
 
 /** `a,b["x,y"]` → `a`, `b["x,y"]`: commas outside brackets separate patterns. */
 export function splitPatterns(text: string): string[] {
@@ -217,7 +218,7 @@ function badOption(argv: readonly string[]): string | undefined {
   for (const token of tokens) {
     if (token.kind !== 'option') continue;
     const known = (options as Record<string, { type: 'string' | 'boolean'; short?: string }>)[token.name];
-    if (!known) return `unknown option ${token.rawName}`;
+    if (!known) return unknownOption(argv, options);
     const shown = token.rawName.startsWith('--') ? token.rawName : `${token.rawName}/--${token.name}`;
     if (known.type === 'boolean' && token.value !== undefined) return `${shown} takes no value`;
     if (known.type === 'string') {
@@ -232,6 +233,9 @@ function badOption(argv: readonly string[]): string | undefined {
 
 /** Parses and checks the command line, sink URLs included, before anything touches the network. */
 export function parseCommandLine(argv: readonly string[]): CommandLine {
+  // A mistyped command is said first: the flags after it may be the other command's (`recrod pods --duration 5m`).
+  const typo = commandTypo(argv);
+  if (typo !== undefined) return { kind: 'usage', message: typo };
   const bad = badOption(argv);
   if (bad !== undefined) return { kind: 'usage', message: bad };
   let parsed;
@@ -249,8 +253,7 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
   if (values.version) return { kind: 'version' };
   const [command, ...resources] = positionals;
   if (!command) return { kind: 'usage', message: 'name a command: watch, start, record, replay or trim' };
-  if (command !== 'watch' && command !== 'start')
-    return { kind: 'usage', message: `unknown command "${command}" (the commands are watch, start, record, replay and trim)` };
+  if (command !== 'watch' && command !== 'start') return { kind: 'usage', message: unknownCommand(command) };
   if (command === 'start' && resources.length > 0) {
     // `npm start -- watch pods` runs `start watch pods`: the names are what follows `watch`.
     const names = (resources[0] === 'watch' ? resources.slice(1) : resources).join(' ') || 'RESOURCE...';
@@ -345,6 +348,28 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
       ...wire,
     },
   };
+}
+
+/** The commands, as `--help` lists them. */
+export const COMMANDS = ['watch', 'start', 'record', 'replay', 'trim'] as const;
+
+function unknownCommand(command: string): string {
+  return `unknown command "${printable(command)}" (the commands are watch, start, record, replay and trim)${didYouMean(
+    command,
+    COMMANDS.map((c) => [c]),
+  )}`;
+}
+
+/** What is wrong with the command line's first word, when it is a typo of a command (`wacth`), else undefined. */
+function commandTypo(argv: readonly string[]): string | undefined {
+  const [command] = parseArgs({ args: [...argv], options, allowPositionals: true, strict: false }).positionals;
+  if (command === undefined || (COMMANDS as readonly string[]).includes(command)) return undefined;
+  return didYouMean(
+    command,
+    COMMANDS.map((c) => [c]),
+  )
+    ? unknownCommand(command)
+    : undefined;
 }
 
 /** `--compression` and `--encoding`, checked (as given: absent when not), or what is wrong with them. */
