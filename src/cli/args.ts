@@ -34,6 +34,8 @@ Usage:
                     [--max-list-bytes SIZE] [--max-list-total-bytes SIZE] [--max-line-bytes SIZE]
                     [--max-error-body-bytes SIZE] [--max-document-bytes SIZE] [--compression gzip|none]
                     [--encoding json|protobuf|auto]
+      Lists the resources named (or --all), then prints one line per change, with a compact diff for
+      updates, and sends each to the sinks; runs until Ctrl-C.
   rx-informer start [--kubeconfig PATH] [--context NAME] [--churn-interval MS] [watch options]
       With no --kubeconfig/--context: starts the built-in API-server emulator with live churn
       and injected faults, and watches everything on it. With one: \`watch --all\` on that cluster.
@@ -109,7 +111,11 @@ Options of record, replay and trim:
 Exit codes: 0 stdout closed (e.g. | head); 1 error; 2 bad usage; 129 SIGHUP; 130 Ctrl-C; 143 SIGTERM.
 `;
 
-const options = {
+/**
+ * `rx-informer watch`'s options, long names (docs/cli.md describes each): `watch --help` (commandHelp.ts) shows the
+ * entries of HELP that name them.
+ */
+export const WATCH_OPTIONS = {
   all: { type: 'boolean' },
   namespace: { type: 'string', short: 'n', multiple: true },
   'all-namespaces': { type: 'boolean', short: 'A' },
@@ -125,7 +131,6 @@ const options = {
   watch: { type: 'boolean', short: 'w' },
   version: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
-  'churn-interval': { type: 'string' },
   fields: { type: 'string', multiple: true },
   ignore: { type: 'string', multiple: true },
   'metrics-port': { type: 'string' },
@@ -138,6 +143,11 @@ const options = {
   compression: { type: 'string' },
   encoding: { type: 'string' },
 } as const;
+
+/** `rx-informer start`'s: watch's, and the built-in demo's pace. */
+export const START_OPTIONS = { ...WATCH_OPTIONS, 'churn-interval': { type: 'string' } } as const;
+/** What the parser of watch and start reads (a flag of start's only is refused after `watch`). */
+const options = START_OPTIONS;
 
 /** Every option the command line takes, long names (`--help` and docs/cli.md describe each: spec/cli/help.spec.ts checks). */
 export const OPTION_NAMES: readonly string[] = Object.keys(options);
@@ -262,6 +272,8 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
       message: `start takes no resource names (it watches everything); to watch some, use \`${watchCommand(names)}\``,
     };
   }
+  if (command === 'watch' && values['churn-interval'] !== undefined)
+    return { kind: 'usage', message: "--churn-interval is an option of start (the built-in demo's pace), not of watch" };
   if (command === 'watch' && resources.length === 0 && !values.all)
     return { kind: 'usage', message: 'name at least one resource (e.g. `pods deployments`) or use --all' };
   if (values.output !== 'pretty' && values.output !== 'json')
