@@ -262,20 +262,10 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
   if (values.help) return { kind: 'help' };
   if (values.version) return { kind: 'version' };
   const [command, ...resources] = positionals;
-  if (!command) return { kind: 'usage', message: 'name a command: watch, start, record, replay or trim' };
-  if (command !== 'watch' && command !== 'start') return { kind: 'usage', message: unknownCommand(command) };
-  if (command === 'start' && resources.length > 0) {
-    // `npm start -- watch pods` runs `start watch pods`: the names are what follows `watch`.
-    const names = (resources[0] === 'watch' ? resources.slice(1) : resources).join(' ') || 'RESOURCE...';
-    return {
-      kind: 'usage',
-      message: `start takes no resource names (it watches everything); to watch some, use \`${watchCommand(names)}\``,
-    };
-  }
-  if (command === 'watch' && values['churn-interval'] !== undefined)
-    return { kind: 'usage', message: "--churn-interval is an option of start (the built-in demo's pace), not of watch" };
-  if (command === 'watch' && resources.length === 0 && !values.all)
-    return { kind: 'usage', message: 'name at least one resource (e.g. `pods deployments`) or use --all' };
+  const wrong = commandProblem(command, resources, values);
+  if (wrong !== undefined) return { kind: 'usage', message: wrong };
+  // commandProblem has said this; it tells TypeScript which command it is.
+  if (command !== 'watch' && command !== 'start') return { kind: 'usage', message: unknownCommand(String(command)) };
   if (values.output !== 'pretty' && values.output !== 'json')
     return { kind: 'usage', message: `--output must be pretty or json, not "${values.output}"` };
   const namespaces = [...new Set((values.namespace ?? []).flatMap((n) => n.split(',')).map((n) => n.trim()))];
@@ -360,6 +350,26 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
       ...wire,
     },
   };
+}
+
+/** What is wrong with the command and its resource names, in words, or undefined. */
+function commandProblem(
+  command: string | undefined,
+  resources: readonly string[],
+  values: { readonly all?: boolean; readonly 'churn-interval'?: string },
+): string | undefined {
+  if (!command) return 'name a command: watch, start, record, replay or trim';
+  if (command !== 'watch' && command !== 'start') return unknownCommand(command);
+  if (command === 'start' && resources.length > 0) {
+    // `npm start -- watch pods` runs `start watch pods`: the names are what follows `watch`.
+    const names = (resources[0] === 'watch' ? resources.slice(1) : resources).join(' ') || 'RESOURCE...';
+    return `start takes no resource names (it watches everything); to watch some, use \`${watchCommand(names)}\``;
+  }
+  if (command === 'watch' && values['churn-interval'] !== undefined)
+    return "--churn-interval is an option of start (the built-in demo's pace), not of watch";
+  if (command === 'watch' && resources.length === 0 && !values.all)
+    return 'name at least one resource (e.g. `pods deployments`) or use --all';
+  return undefined;
 }
 
 /** The commands, as `--help` lists them. */
