@@ -128,6 +128,7 @@ export function serve(informers: Served, options: ServeOptions = {}): Observable
           }
           const snapshots = [...metrics.values()].flatMap((m) => (m.latest ? [m.latest] : []));
           const handlers = [...metrics.keys()].flatMap((i) => {
+            // Every Informer has it; an object cast to one (plain JavaScript) may not, and costs no scrape.
             const m = i.handlerMetrics?.();
             return m ? [{ name: resourceName(i.resource), ...m }] : [];
           });
