@@ -70,15 +70,15 @@ function run(observable: Observable<Discovery>) {
 }
 
 describe('discovery is bounded as a whole (default options)', () => {
-  it('requests at most maxConcurrentRequests (4) group versions at once, and keeps the server order', () => {
+  it('requests at most maxConcurrentRequests (16) group versions at once, and keeps the server order', () => {
     const server = heldServer(groups(300), (path) => ({
       kind: 'APIResourceList',
       resources: [{ name: path.split('/')[2], kind: 'K', verbs: [] }],
     }));
     const outcome = run(discoverWith(server.fetch));
-    expect(server.state.inFlight).toBe(4);
-    while (server.answerNext()) expect(server.state.inFlight).toBeLessThanOrEqual(4);
-    expect(server.state).toEqual({ inFlight: 0, maxInFlight: 4, requested: 300 });
+    expect(server.state.inFlight).toBe(16);
+    while (server.answerNext()) expect(server.state.inFlight).toBeLessThanOrEqual(16);
+    expect(server.state).toEqual({ inFlight: 0, maxInFlight: 16, requested: 300 });
     expect(outcome.value?.all.map((r) => r.plural)).toEqual(Array.from({ length: 300 }, (_, i) => `g${i}.example.com`));
   });
 
@@ -103,7 +103,8 @@ describe('discovery is bounded as a whole (default options)', () => {
     while (outcome.error === undefined && server.answerNext());
     expect((outcome.error as InformerError).reason).toBe('ListTooLong');
     expect((outcome.error as InformerError).message).toContain('maxResources (20000)');
-    expect(server.state).toMatchObject({ inFlight: 0, requested: 24 });
+    // The 21st document answered passes 20,000; 15 more were in flight (all 30 asked by then), each aborted.
+    expect(server.state).toMatchObject({ inFlight: 0, requested: 30 });
   });
 
   it('fails past maxTotalBytes (64 MiB) of documents with ResponseTooLarge naming it, and aborts the requests in flight', () => {
@@ -113,8 +114,8 @@ describe('discovery is bounded as a whole (default options)', () => {
     while (outcome.error === undefined && server.answerNext());
     expect((outcome.error as InformerError).reason).toBe('ResponseTooLarge');
     expect((outcome.error as InformerError).message).toContain('maxTotalBytes (64 MiB)');
-    // 18 documents of 3.5 MiB are 63 MiB: the 19th passes the budget.
-    expect(server.state).toMatchObject({ inFlight: 0, requested: 22 });
+    // 18 documents of 3.5 MiB are 63 MiB: the 19th passes the budget, with 15 more in flight (19 + 15 asked).
+    expect(server.state).toMatchObject({ inFlight: 0, requested: 34 });
   });
 
   it('takes each cap as an option (Infinity turns it off; 0 or less is the default)', () => {

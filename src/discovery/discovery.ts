@@ -124,7 +124,7 @@ function fromResources(all: readonly DiscoveredResource[], failures: readonly Di
  * Past a cap, `discover()` fails with an `InformerError` naming it, and the requests in flight are aborted.
  */
 export interface DiscoveryLimits {
-  /** Group-version documents requested at once (default 4); the others wait for one of them to end. */
+  /** Group-version documents requested at once (default 16); the others wait for one of them to end. */
   readonly maxConcurrentRequests?: number;
   /** Group versions `/api` and `/apis` may list (default 2,000); past it: `ListTooLong`, nothing else is requested. */
   readonly maxGroupVersions?: number;
@@ -136,7 +136,7 @@ export interface DiscoveryLimits {
 
 /** The defaults of {@link DiscoveryLimits}. */
 export const DISCOVERY_LIMITS: Required<DiscoveryLimits> = {
-  maxConcurrentRequests: 4,
+  maxConcurrentRequests: 16,
   maxGroupVersions: 2000,
   maxResources: 20_000,
   maxTotalBytes: 64 * 1024 * 1024,
