@@ -113,6 +113,35 @@ describe('http.encoding', () => {
     }
   });
 
+  it('frees each socket read of a protobuf page as soon as its objects are decoded, before the page ends', async () => {
+    api = await server();
+    const big = 'x'.repeat(4000);
+    for (let i = 0; i < 200; i++)
+      api.create('configmaps', { metadata: { name: `big-${i}`, namespace: 'ns' }, data: { big, i: String(i) } });
+    type Transfer = { transfer(length: number): ArrayBuffer };
+    const transfer = vi.spyOn(ArrayBuffer.prototype as unknown as Transfer, 'transfer');
+    try {
+      // Reads freed so far, seen by the keep predicate as each object is decoded (the last one: before the page ends).
+      const seen: number[] = [];
+      const keepObject = (s: { metadata: { name?: string } }) => {
+        seen.push(transfer.mock.calls.length);
+        return String(s.metadata.name).endsWith('7');
+      };
+      const page = await firstValueFrom(lw({ ...PROTOBUF, compression: 'none', keepObject }).list({}));
+      expect(page.items).toHaveLength(203);
+      expect(seen).toHaveLength(203);
+      // The page (~830 KB) came in many reads: most are freed by the time its last object is decoded.
+      expect(transfer.mock.calls.length).toBeGreaterThan(4);
+      expect(seen.at(-1)!).toBeGreaterThan(transfer.mock.calls.length / 2);
+      expect((transfer.mock.contexts as unknown as ArrayBuffer[]).every((b) => b.byteLength === 0)).toBe(true);
+      const kept = page.items.filter((i) => !isSkipped(i)) as ConfigMap[];
+      expect(kept.map((i) => Number(i.data?.i)).sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, k) => 10 * k + 7));
+      expect(kept.every((i) => i.data?.big === big)).toBe(true);
+    } finally {
+      transfer.mockRestore();
+    }
+  });
+
   it('reads a protobuf error Status into the same InformerError as its JSON twin', async () => {
     api = await server();
     const failure = async (options: HttpTransportOptions) => {

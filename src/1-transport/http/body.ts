@@ -41,16 +41,81 @@ export interface BodySink {
    * (issue #36: the reads of a sync's list pages, ≈ 90 MB for 30,000 pods, were what ran its mark-compacts).
    */
   readonly keepsNoBytes?: boolean;
+  /**
+   * With `keepsNoBytes`: how many of the chunks handed to it so far (the first ones: a sink reads them in order) it
+   * reads no more. Their memory is then freed before the body ends (issue #36: a sync's reads then never pile up).
+   */
+  chunksDone?(): number;
 }
 
-/** Frees the memory behind `buffers` now (detached: every view of it reads as empty). */
-function free(buffers: ReadonlySet<ArrayBuffer>): void {
-  for (const buffer of buffers) {
-    try {
-      (buffer as ArrayBuffer & { transfer?: (length: number) => ArrayBuffer }).transfer?.(0);
-    } catch {
-      // Not an error of the read: a buffer that cannot be detached is freed by the collector, as any other.
+/** Frees the memory behind `buffer` now (detached: every view of it reads as empty). */
+function free(buffer: ArrayBuffer): void {
+  try {
+    (buffer as ArrayBuffer & { transfer?: (length: number) => ArrayBuffer }).transfer?.(0);
+  } catch {
+    // Not an error of the read: a buffer that cannot be detached is freed by the collector, as any other.
+  }
+}
+
+/**
+ * The memory behind a body handed to a sink that keeps no bytes (the socket's reads, the gatherer's slabs), freed as
+ * soon as nothing reads it any more: a read once the sink is done with every chunk of it handed on (`chunksDone`) and
+ * the next read has come (the HTTP parser hands on a read's slices one after another, before the next read), a slab
+ * once the sink is done with it; everything else when the body ends.
+ */
+class Reads {
+  /** Per chunk handed to the sink, in order: the memory behind it when it is a read or a slab (ours to free). */
+  private readonly handed: (ArrayBuffer | undefined)[] = [];
+  private done = 0;
+  /** Chunks handed on and not done with, per memory. */
+  private readonly viewed = new Map<ArrayBuffer, number>();
+  /** The read whose slices are being handed on. */
+  private current: ArrayBuffer | undefined;
+  private readonly unfreed = new Set<ArrayBuffer>();
+
+  /** A read (a slice of it) arrives. */
+  read(chunk: Buffer): void {
+    const buffer = chunk.buffer;
+    if (!(buffer instanceof ArrayBuffer) || buffer === this.current) return;
+    const previous = this.current;
+    this.current = buffer;
+    this.unfreed.add(buffer);
+    if (previous !== undefined && !this.viewed.has(previous)) this.free(previous);
+  }
+
+  /** `bytes` is handed to the sink: a slice of the current read, a slab of the gatherer's, or a copy (not ours). */
+  handedOn(bytes: Buffer, slab: boolean): void {
+    const buffer = bytes.buffer instanceof ArrayBuffer && (slab || bytes.buffer === this.current) ? bytes.buffer : undefined;
+    if (buffer !== undefined) {
+      this.unfreed.add(buffer);
+      this.viewed.set(buffer, (this.viewed.get(buffer) ?? 0) + 1);
     }
+    this.handed.push(buffer);
+  }
+
+  /** The sink is done with its first `count` chunks. */
+  doneWith(count: number): void {
+    while (this.done < count && this.done < this.handed.length) {
+      const buffer = this.handed[this.done];
+      this.handed[this.done++] = undefined;
+      if (buffer === undefined) continue;
+      const left = this.viewed.get(buffer)! - 1;
+      if (left > 0) this.viewed.set(buffer, left);
+      else {
+        this.viewed.delete(buffer);
+        if (buffer !== this.current) this.free(buffer);
+      }
+    }
+  }
+
+  /** The body has ended and the sink keeps none of it. */
+  end(): void {
+    for (const buffer of this.unfreed) free(buffer);
+    this.unfreed.clear();
+  }
+
+  private free(buffer: ArrayBuffer): void {
+    if (this.unfreed.delete(buffer)) free(buffer);
   }
 }
 
@@ -70,14 +135,14 @@ export function readBody(
 ): void {
   const whole = typeof onBody === 'function' ? new PendingBytes(limit.maxBytes) : undefined;
   // What holds the body (the socket's reads, the gatherer's slabs), freed once a sink that keeps no bytes has read it all.
-  const reads =
-    typeof onBody !== 'function' && onBody.keepsNoBytes === true && readsSocketMemory(response) ? new Set<ArrayBuffer>() : undefined;
+  const reads = typeof onBody !== 'function' && onBody.keepsNoBytes === true && readsSocketMemory(response) ? new Reads() : undefined;
   const gathered =
     typeof onBody === 'function'
       ? undefined
       : new ChunkGatherer((bytes, slab) => {
-          if (slab && reads && bytes.buffer instanceof ArrayBuffer) reads.add(bytes.buffer);
+          reads?.handedOn(bytes, slab);
           onBody.chunk(bytes);
+          if (reads && onBody.chunksDone) reads.doneWith(onBody.chunksDone());
         });
   let bytes = 0;
   let over = false;
@@ -96,9 +161,9 @@ export function readBody(
     if (over) return;
     bytes += chunk.length;
     if (bytes > limit.maxBytes) return tooLarge(`${bytes} bytes read`);
+    reads?.read(chunk);
     if (whole) whole.append(chunk);
     else gathered!.push(chunk);
-    if (reads && chunk.buffer instanceof ArrayBuffer) reads.add(chunk.buffer);
   });
   response.on('close', () => {
     if (over) return;
@@ -115,7 +180,7 @@ export function readBody(
     if (typeof onBody === 'function') return onBody(whole!.view());
     gathered!.flush();
     onBody.end();
-    if (reads) free(reads);
+    reads?.end();
   });
 }
 
