@@ -12,6 +12,8 @@ import { encodeEnvelope } from '../../../packages/emulator/src/protobuf/encode.t
  */
 type Keep = (s: { metadata: Record<string, unknown> }) => boolean;
 
+type Detachable = ArrayBuffer & { transfer(length: number): ArrayBuffer };
+
 /** Bytes in a memory of their own (never a slice of Node's pool), so that they can be freed as the transport frees reads. */
 function ownMemory(bytes: Buffer): Buffer {
   const own = Buffer.from(new ArrayBuffer(bytes.length));
@@ -33,7 +35,7 @@ function fed(bytes: Buffer, ends: readonly number[], keep: Keep | undefined): un
     const chunk = ownMemory(bytes.subarray(from, to));
     chunks.push(chunk);
     decoder.chunk(chunk);
-    for (const done = decoder.chunksDone!(); freed < done; freed++) chunks[freed]!.buffer.transfer(0);
+    for (const done = decoder.chunksDone!(); freed < done; freed++) (chunks[freed]!.buffer as Detachable).transfer(0);
     from = to;
   }
   decoder.end();

@@ -1,3 +1,4 @@
+import { Socket } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { firstValueFrom, lastValueFrom, take, toArray } from 'rxjs';
 import { startApiServer, type ApiServer, type CustomResourceDefinitionSpec } from 'rx-informer-emulator';
@@ -120,6 +121,7 @@ describe('http.encoding', () => {
       api.create('configmaps', { metadata: { name: `big-${i}`, namespace: 'ns' }, data: { big, i: String(i) } });
     type Transfer = { transfer(length: number): ArrayBuffer };
     const transfer = vi.spyOn(ArrayBuffer.prototype as unknown as Transfer, 'transfer');
+    const emit = vi.spyOn(Socket.prototype, 'emit');
     try {
       // Reads freed so far, seen by the keep predicate as each object is decoded (the last one: before the page ends).
       const seen: number[] = [];
@@ -137,8 +139,16 @@ describe('http.encoding', () => {
       const kept = page.items.filter((i) => !isSkipped(i)) as ConfigMap[];
       expect(kept.map((i) => Number(i.data?.i)).sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, k) => 10 * k + 7));
       expect(kept.every((i) => i.data?.big === big)).toBe(true);
+      // The socket's reads themselves (the HTTP parser copies each body piece out of them) are freed too.
+      const reads = emit.mock.calls.flatMap(([event, read], i) =>
+        event === 'data' && (emit.mock.contexts[i] as Socket).remotePort === api!.port ? [read as Buffer] : [],
+      );
+      expect(reads.length).toBeGreaterThan(4);
+      // But the first: it carried the response's head, and was read before the body was (left to the collector).
+      expect(reads.slice(1).filter((read) => read.buffer.byteLength > 0)).toEqual([]);
     } finally {
       transfer.mockRestore();
+      emit.mockRestore();
     }
   });
 

@@ -3,7 +3,8 @@ import { parseRetryAfter } from '../../0-model/retryAfter.ts';
 import type { HttpResponse } from '../http2/response.ts';
 import { ChunkGatherer, PendingBytes } from '../chunks.ts';
 import { decodeObjectBody, isProtobuf } from '../protobuf/decode.ts';
-import { readsSocketMemory } from './encoding.ts';
+import type { Socket } from 'node:net';
+import { socketOf } from './encoding.ts';
 import { formatBytes, type HttpTransportOptions, type RequestSettings } from './options.ts';
 
 // Reading a response: a bounded body (lists, documents, error Status), Retry-After, the error a non-2xx answer is.
@@ -57,35 +58,51 @@ function free(buffer: ArrayBuffer): void {
   }
 }
 
+/** Whether `bytes` is all of its memory (not a slice of a larger buffer, such as Node's pool): then ours to free. */
+const ownMemory = (bytes: Buffer): ArrayBuffer | undefined =>
+  bytes.buffer instanceof ArrayBuffer && bytes.byteOffset === 0 && bytes.length === bytes.buffer.byteLength ? bytes.buffer : undefined;
+
 /**
- * The memory behind a body handed to a sink that keeps no bytes (the socket's reads, the gatherer's slabs), freed as
- * soon as nothing reads it any more: a read once the sink is done with every chunk of it handed on (`chunksDone`) and
- * the next read has come (the HTTP parser hands on a read's slices one after another, before the next read), a slab
- * once the sink is done with it; everything else when the body ends.
+ * The memory behind a body handed to a sink that keeps no bytes, freed as soon as nothing reads it any more rather
+ * than by the collector (issue #36: a sync's ≈ 90 MB of reads were what ran its mark-compacts): the socket's reads,
+ * each once the HTTP parser has run over it (a listener after the parser's); the body chunks the parser copied out
+ * of them and the gatherer's slabs, each once the sink is done with every chunk of it it was handed (`chunksDone`) and,
+ * for a chunk, once the next has come (a read's chunks come one after another); the rest when the body ends.
  */
 class Reads {
-  /** Per chunk handed to the sink, in order: the memory behind it when it is a read or a slab (ours to free). */
+  /** Per chunk handed to the sink, in order: the memory behind it when ours to free (a body chunk or a slab). */
   private readonly handed: (ArrayBuffer | undefined)[] = [];
   private done = 0;
   /** Chunks handed on and not done with, per memory. */
   private readonly viewed = new Map<ArrayBuffer, number>();
-  /** The read whose slices are being handed on. */
+  /** The body chunk being handed on (its memory may hold more chunks to come). */
   private current: ArrayBuffer | undefined;
   private readonly unfreed = new Set<ArrayBuffer>();
+  private readonly socket: Socket;
+  private readonly onRead = (read: Buffer) => {
+    const buffer = ownMemory(read);
+    if (buffer !== undefined && buffer !== this.current && !this.viewed.has(buffer)) free(buffer);
+  };
 
-  /** A read (a slice of it) arrives. */
+  constructor(socket: Socket) {
+    this.socket = socket;
+    socket.on('data', this.onRead);
+  }
+
+  /** A body chunk arrives. */
   read(chunk: Buffer): void {
-    const buffer = chunk.buffer;
-    if (!(buffer instanceof ArrayBuffer) || buffer === this.current) return;
+    const buffer = ownMemory(chunk);
+    if (buffer === undefined || buffer === this.current) return;
     const previous = this.current;
     this.current = buffer;
     this.unfreed.add(buffer);
     if (previous !== undefined && !this.viewed.has(previous)) this.free(previous);
   }
 
-  /** `bytes` is handed to the sink: a slice of the current read, a slab of the gatherer's, or a copy (not ours). */
+  /** `bytes` is handed to the sink: a body chunk, a slab of the gatherer's, or a copy (not ours). */
   handedOn(bytes: Buffer, slab: boolean): void {
-    const buffer = bytes.buffer instanceof ArrayBuffer && (slab || bytes.buffer === this.current) ? bytes.buffer : undefined;
+    const own = ownMemory(bytes);
+    const buffer = own !== undefined && (slab || own === this.current) ? own : undefined;
     if (buffer !== undefined) {
       this.unfreed.add(buffer);
       this.viewed.set(buffer, (this.viewed.get(buffer) ?? 0) + 1);
@@ -106,6 +123,11 @@ class Reads {
         if (buffer !== this.current) this.free(buffer);
       }
     }
+  }
+
+  /** The response is over: no more reads of the socket are ours. */
+  stop(): void {
+    this.socket.off('data', this.onRead);
   }
 
   /** The body has ended and the sink keeps none of it. */
@@ -135,7 +157,8 @@ export function readBody(
 ): void {
   const whole = typeof onBody === 'function' ? new PendingBytes(limit.maxBytes) : undefined;
   // What holds the body (the socket's reads, the gatherer's slabs), freed once a sink that keeps no bytes has read it all.
-  const reads = typeof onBody !== 'function' && onBody.keepsNoBytes === true && readsSocketMemory(response) ? new Reads() : undefined;
+  const socket = typeof onBody !== 'function' && onBody.keepsNoBytes === true ? socketOf(response) : undefined;
+  const reads = socket === undefined ? undefined : new Reads(socket);
   const gathered =
     typeof onBody === 'function'
       ? undefined
@@ -148,6 +171,7 @@ export function readBody(
   let over = false;
   const tooLarge = (seen: string) => {
     over = true;
+    reads?.stop();
     whole?.clear();
     response.destroy();
     if (limit.tooLarge) return onError(limit.tooLarge(seen));
@@ -166,6 +190,7 @@ export function readBody(
     else gathered!.push(chunk);
   });
   response.on('close', () => {
+    reads?.stop();
     if (over) return;
     if (!response.complete) {
       if (response.failure) return onError(response.failure);

@@ -61,13 +61,13 @@ export function decodeResponse(response: HttpResponse, what: string, phase: Erro
 }
 
 /**
- * Whether the chunks `response` hands over are its socket's reads themselves (HTTP/1.1 over TCP or TLS, identity
- * encoding): Node reads each into memory of its own, which nothing else views or writes once the HTTP parser has
- * handed its slices on. Not so for HTTP/2 (DATA frames may be slices of the session's reads) nor an inflated body
- * (the inflater writes its output buffer on). See `readBody`'s sinks that keep no bytes.
+ * The socket of an HTTP/1.1 identity response (over TCP or TLS), whose body chunks are memory of their own: Node's
+ * HTTP parser copies each body piece out of the socket's read, itself memory of its own, which nothing views once the
+ * parser has run over it. Undefined for HTTP/2 (DATA frames may be slices of the session's reads) and an inflated
+ * body (the inflater writes its output buffer on). See `readBody`'s sinks that keep no bytes.
  */
-export function readsSocketMemory(response: HttpResponse): boolean {
-  return response instanceof CountedResponse && response.readsSocket;
+export function socketOf(response: HttpResponse): Socket | undefined {
+  return response instanceof CountedResponse ? response.socket : undefined;
 }
 
 /** An identity response: read as it is, its bytes counted. */
@@ -83,8 +83,8 @@ class CountedResponse extends StreamResponse {
     return this.inner.complete;
   }
 
-  get readsSocket(): boolean {
-    return this.inner instanceof IncomingMessage && this.inner.socket instanceof Socket;
+  get socket(): Socket | undefined {
+    return this.inner instanceof IncomingMessage && this.inner.socket instanceof Socket ? this.inner.socket : undefined;
   }
 
   /** Why the body under it ended early, when its wire says (an HTTP/2 GOAWAY with an error code, say). */
