@@ -140,7 +140,7 @@ describe('http.encoding', () => {
       expect(kept.map((i) => Number(i.data?.i)).sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, k) => 10 * k + 7));
       expect(kept.every((i) => i.data?.big === big)).toBe(true);
       // The socket's reads themselves (the HTTP parser copies each body piece out of them) are freed too.
-      const reads = emit.mock.calls.flatMap(([event, read], i) =>
+      const reads = (emit.mock.calls as unknown[][]).flatMap(([event, read], i) =>
         event === 'data' && (emit.mock.contexts[i] as Socket).remotePort === api!.port ? [read as Buffer] : [],
       );
       expect(reads.length).toBeGreaterThan(4);

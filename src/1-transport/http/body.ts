@@ -70,13 +70,13 @@ const ownMemory = (bytes: Buffer): ArrayBuffer | undefined =>
  * for a chunk, once the next has come (a read's chunks come one after another); the rest when the body ends.
  */
 class Reads {
-  /** Per chunk handed to the sink, in order: the memory behind it when ours to free (a body chunk or a slab). */
-  private readonly handed: (ArrayBuffer | undefined)[] = [];
+  /** Per chunk handed to the sink, in order: the memory it views. */
+  private readonly handed: ArrayBufferLike[] = [];
   private done = 0;
-  /** Chunks handed on and not done with, per memory. */
-  private readonly viewed = new Map<ArrayBuffer, number>();
-  /** The body chunk being handed on (its memory may hold more chunks to come). */
-  private current: ArrayBuffer | undefined;
+  /** Chunks handed on and not done with, per memory they view (ours or not: a read is never freed under a view). */
+  private readonly viewed = new Map<ArrayBufferLike, number>();
+  /** The memory of the body chunk being handed on (it may hold more chunks to come). */
+  private current: ArrayBufferLike | undefined;
   private readonly unfreed = new Set<ArrayBuffer>();
   private readonly socket: Socket;
   private readonly onRead = (read: Buffer) => {
@@ -91,31 +91,26 @@ class Reads {
 
   /** A body chunk arrives. */
   read(chunk: Buffer): void {
-    const buffer = ownMemory(chunk);
-    if (buffer === undefined || buffer === this.current) return;
+    if (chunk.buffer === this.current) return;
     const previous = this.current;
-    this.current = buffer;
-    this.unfreed.add(buffer);
+    this.current = chunk.buffer;
+    const own = ownMemory(chunk);
+    if (own !== undefined) this.unfreed.add(own);
     if (previous !== undefined && !this.viewed.has(previous)) this.free(previous);
   }
 
-  /** `bytes` is handed to the sink: a body chunk, a slab of the gatherer's, or a copy (not ours). */
+  /** `bytes` is handed to the sink: a body chunk, a slab of the gatherer's, or a copy of its own (not ours). */
   handedOn(bytes: Buffer, slab: boolean): void {
     const own = ownMemory(bytes);
-    const buffer = own !== undefined && (slab || own === this.current) ? own : undefined;
-    if (buffer !== undefined) {
-      this.unfreed.add(buffer);
-      this.viewed.set(buffer, (this.viewed.get(buffer) ?? 0) + 1);
-    }
-    this.handed.push(buffer);
+    if (own !== undefined && (slab || own === this.current)) this.unfreed.add(own);
+    this.viewed.set(bytes.buffer, (this.viewed.get(bytes.buffer) ?? 0) + 1);
+    this.handed.push(bytes.buffer);
   }
 
   /** The sink is done with its first `count` chunks. */
   doneWith(count: number): void {
     while (this.done < count && this.done < this.handed.length) {
-      const buffer = this.handed[this.done];
-      this.handed[this.done++] = undefined;
-      if (buffer === undefined) continue;
+      const buffer = this.handed[this.done++]!;
       const left = this.viewed.get(buffer)! - 1;
       if (left > 0) this.viewed.set(buffer, left);
       else {
@@ -136,8 +131,9 @@ class Reads {
     this.unfreed.clear();
   }
 
-  private free(buffer: ArrayBuffer): void {
-    if (this.unfreed.delete(buffer)) free(buffer);
+  /** Frees `buffer` if it is ours (in `unfreed`): a body chunk or a slab. */
+  private free(buffer: ArrayBufferLike): void {
+    if (this.unfreed.delete(buffer as ArrayBuffer)) free(buffer as ArrayBuffer);
   }
 }
 
