@@ -85,10 +85,15 @@ describe('http.encoding', () => {
     expect(json).toMatchObject([{ remainingItemCount: 1, continue: expect.any(String) }, { items: [{ metadata: { name: 'cm-3' } }] }]);
   });
 
-  it("frees an HTTP/1.1 protobuf page's socket reads once it is decoded (not a JSON or gzip one's), kept objects whole", async () => {
+  it("frees an HTTP/1.1 protobuf page's socket reads (not a JSON one's, and of a gzip one only the reads), kept objects whole", async () => {
     api = await server();
-    const big = 'x'.repeat(4000);
-    for (let i = 0; i < 60; i++) api.create('configmaps', { metadata: { name: `big-${i}`, namespace: 'ns' }, data: { big, i: String(i) } });
+    // Text that gzip does not shrink much: the gzip page, too, comes in several reads.
+    const noise = (seed: number) => {
+      let x = seed + 1;
+      return Array.from({ length: 4000 }, () => String.fromCharCode(33 + ((x = (x * 1103515245 + 12345) & 0x7fffffff) % 90))).join('');
+    };
+    for (let i = 0; i < 60; i++)
+      api.create('configmaps', { metadata: { name: `big-${i}`, namespace: 'ns' }, data: { big: noise(i), i: String(i) } });
     type Transfer = { transfer(length: number): ArrayBuffer };
     const transfer = vi.spyOn(ArrayBuffer.prototype as unknown as Transfer, 'transfer');
     try {
@@ -101,8 +106,10 @@ describe('http.encoding', () => {
       };
       const json = await read({ lazyDecode: true, compression: 'none', keepObject: (s) => !String(s.metadata.name).endsWith('7') });
       expect(json.freed).toEqual([]);
+      // Of a gzip page, the socket's reads only (the inflater's chunks are slices of Node's shared pool).
       const gzip = await read({ ...PROTOBUF, compression: 'gzip', keepObject: (s) => !String(s.metadata.name).endsWith('7') });
-      expect(gzip.freed).toEqual([]);
+      expect(gzip.freed.length).toBeGreaterThan(0);
+      expect(gzip.freed.every((b) => b.byteLength === 0)).toBe(true);
       const protobuf = await read({ ...PROTOBUF, compression: 'none', keepObject: (s) => !String(s.metadata.name).endsWith('7') });
       expect(protobuf.freed.length).toBeGreaterThan(1); // the page (~250 KB) came in several reads
       expect(protobuf.freed.every((b) => b.byteLength === 0)).toBe(true);

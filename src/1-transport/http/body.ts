@@ -4,7 +4,7 @@ import type { HttpResponse } from '../http2/response.ts';
 import { ChunkGatherer, PendingBytes } from '../chunks.ts';
 import { decodeObjectBody, isProtobuf } from '../protobuf/decode.ts';
 import type { Socket } from 'node:net';
-import { socketOf } from './encoding.ts';
+import { bodyMemory, type BodyMemory } from './encoding.ts';
 import { formatBytes, type HttpTransportOptions, type RequestSettings } from './options.ts';
 
 // Reading a response: a bounded body (lists, documents, error Status), Retry-After, the error a non-2xx answer is.
@@ -67,7 +67,8 @@ const ownMemory = (bytes: Buffer): ArrayBuffer | undefined =>
  * than by the collector (issue #36: a sync's ≈ 90 MB of reads were what ran its mark-compacts): the socket's reads,
  * each once the HTTP parser has run over it (a listener after the parser's); the body chunks the parser copied out
  * of them and the gatherer's slabs, each once the sink is done with every chunk of it it was handed (`chunksDone`) and,
- * for a chunk, once the next has come (a read's chunks come one after another); the rest when the body ends.
+ * for a chunk, once the next has come (a read's chunks come one after another); the rest when the body ends. Of a gzip
+ * body, only the socket's reads and the slabs: the inflater's chunks are never ours ({@link BodyMemory.inflated}).
  */
 class Reads {
   /** Per chunk handed to the sink, in order: the memory it views. */
@@ -79,13 +80,16 @@ class Reads {
   private current: ArrayBufferLike | undefined;
   private readonly unfreed = new Set<ArrayBuffer>();
   private readonly socket: Socket;
+  /** The memory of a body chunk, when ours to free (see {@link BodyMemory}). */
+  private readonly chunkMemory: (chunk: Buffer) => ArrayBuffer | undefined;
   private readonly onRead = (read: Buffer) => {
     const buffer = ownMemory(read);
     if (buffer !== undefined && buffer !== this.current && !this.viewed.has(buffer)) free(buffer);
   };
 
-  constructor(socket: Socket) {
+  constructor({ socket, inflated }: BodyMemory) {
     this.socket = socket;
+    this.chunkMemory = inflated ? () => undefined : ownMemory;
     socket.on('data', this.onRead);
   }
 
@@ -94,14 +98,15 @@ class Reads {
     if (chunk.buffer === this.current) return;
     const previous = this.current;
     this.current = chunk.buffer;
-    const own = ownMemory(chunk);
+    const own = this.chunkMemory(chunk);
     if (own !== undefined) this.unfreed.add(own);
     if (previous !== undefined && !this.viewed.has(previous)) this.free(previous);
   }
 
   /** `bytes` is handed to the sink: a body chunk, a slab of the gatherer's, or a copy of its own (not ours). */
   handedOn(bytes: Buffer, slab: boolean): void {
-    const own = ownMemory(bytes);
+    // A slab is the gatherer's own memory, handed on once (a view of its first bytes).
+    const own = slab ? (bytes.buffer instanceof ArrayBuffer ? bytes.buffer : undefined) : this.chunkMemory(bytes);
     if (own !== undefined && (slab || own === this.current)) this.unfreed.add(own);
     this.viewed.set(bytes.buffer, (this.viewed.get(bytes.buffer) ?? 0) + 1);
     this.handed.push(bytes.buffer);
@@ -153,8 +158,8 @@ export function readBody(
 ): void {
   const whole = typeof onBody === 'function' ? new PendingBytes(limit.maxBytes) : undefined;
   // What holds the body (the socket's reads, the gatherer's slabs), freed once a sink that keeps no bytes has read it all.
-  const socket = typeof onBody !== 'function' && onBody.keepsNoBytes === true ? socketOf(response) : undefined;
-  const reads = socket === undefined ? undefined : new Reads(socket);
+  const memory = typeof onBody !== 'function' && onBody.keepsNoBytes === true ? bodyMemory(response) : undefined;
+  const reads = memory === undefined ? undefined : new Reads(memory);
   const gathered =
     typeof onBody === 'function'
       ? undefined

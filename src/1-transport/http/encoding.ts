@@ -60,14 +60,32 @@ export function decodeResponse(response: HttpResponse, what: string, phase: Erro
   );
 }
 
+/** Where a response's body chunks come from, for a reader that frees them once read ({@link bodyMemory}). */
+export interface BodyMemory {
+  /** The HTTP/1.1 socket: each of its reads is memory of its own, which Node's HTTP parser copies the body out of. */
+  readonly socket: Socket;
+  /**
+   * True when the chunks are the inflater's (gzip): never ours to free, as they are slices of an output buffer it writes
+   * on until full, and in Node 24 (Buffer.poolSize 64 KiB) that buffer is itself a slice of Node's shared pool. False
+   * when each chunk is memory of its own (the HTTP parser's copy of a body piece).
+   */
+  readonly inflated: boolean;
+}
+
 /**
- * The socket of an HTTP/1.1 identity response (over TCP or TLS), whose body chunks are memory of their own: Node's
- * HTTP parser copies each body piece out of the socket's read, itself memory of its own, which nothing views once the
- * parser has run over it. Undefined for HTTP/2 (DATA frames may be slices of the session's reads) and an inflated
- * body (the inflater writes its output buffer on). See `readBody`'s sinks that keep no bytes.
+ * Where the body of an HTTP/1.1 response (over TCP or TLS, identity or gzip) comes from, for readers that free its
+ * memory once read (`readBody`'s sinks that keep no bytes). Undefined for HTTP/2: DATA frames may be slices of the
+ * session's reads.
  */
-export function socketOf(response: HttpResponse): Socket | undefined {
-  return response instanceof CountedResponse ? response.socket : undefined;
+export function bodyMemory(response: HttpResponse): BodyMemory | undefined {
+  if (!(response instanceof CountedResponse || response instanceof GunzipResponse)) return undefined;
+  const socket = response.socket;
+  return socket === undefined ? undefined : { socket, inflated: response instanceof GunzipResponse };
+}
+
+/** The socket of an HTTP/1.1 response (undefined over HTTP/2). */
+function socketUnder(response: HttpResponse): Socket | undefined {
+  return response instanceof IncomingMessage && response.socket instanceof Socket ? response.socket : undefined;
 }
 
 /** An identity response: read as it is, its bytes counted. */
@@ -84,7 +102,7 @@ class CountedResponse extends StreamResponse {
   }
 
   get socket(): Socket | undefined {
-    return this.inner instanceof IncomingMessage && this.inner.socket instanceof Socket ? this.inner.socket : undefined;
+    return socketUnder(this.inner);
   }
 
   /** Why the body under it ended early, when its wire says (an HTTP/2 GOAWAY with an error code, say). */
@@ -160,6 +178,10 @@ class GunzipResponse extends StreamResponse {
   }
 
   /** The body did not inflate, or the response under it failed (an HTTP/2 GOAWAY with an error code, say). */
+  get socket(): Socket | undefined {
+    return socketUnder(this.inner);
+  }
+
   get failure(): InformerError | undefined {
     return this.inflateFailure ?? this.inner.failure;
   }
