@@ -12,7 +12,8 @@
  *
  * CPU is the contender process's user + system time from subscribing to `synced$`; heap is
  * `heapUsed` after GC, minus the process's heap before the informer started. Medians over the
- * repetitions. Writes bench/results/sharded-latest.{md,json}.
+ * repetitions. Writes bench/results/sharded-latest.{md,json}. `--gzip`: the workload server gzips
+ * lists (as kube-apiserver; the contenders ask it by default), a run not recorded.
  */
 import { spawn } from 'node:child_process';
 import { cpus } from 'node:os';
