@@ -83,7 +83,7 @@ class ProtobufListBody implements ListBodyDecoder {
   private parts: Buffer[] = [];
   private offset = 0;
   private available = 0;
-  /** `parts[0]` when it is a copy of ours (a header gathered across chunks), not a chunk handed to us. */
+  /** `parts[0]` when it is a copy of ours (the head gathered across chunks), not a chunk handed to us. */
   private own: Buffer | undefined;
   /** How many of the chunks handed to us (the first ones) we read no more. */
   private finished = 0;
