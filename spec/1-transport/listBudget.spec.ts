@@ -6,7 +6,8 @@
 import { spawnSync } from 'node:child_process';
 import { of, Subject, type Observable } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { ListBudget } from '../../src/1-transport/http/listBudget.ts';
+import { CHARGE_PER_OPEN, ListBudget, PageCost } from '../../src/1-transport/http/listBudget.ts';
+import { makePod } from '../../bench/workload/pods.ts';
 import type { BodyLimit } from '../../src/1-transport/http/body.ts';
 
 const PAGE: BodyLimit = { maxBytes: 1000, what: 'list /api/v1/configmaps', option: 'maxListBytes' };
@@ -138,5 +139,45 @@ describe('collectGarbage', () => {
     expect(result.status).toBe(0);
     expect(result.stderr).not.toMatch(/measureMemory/);
     expect(result.stderr).toMatch(/ExperimentalWarning: still shown/);
+  });
+});
+
+describe('PageCost: a JSON page is charged its bytes, or its objects and arrays once parsed when more', () => {
+  /** The page's cost with the words read drawn as `phase` (0–3: which word of every four). */
+  const costOf = (phase: number, ...chunks: (string | Buffer)[]) => {
+    const cost = new PageCost(() => phase / 4);
+    for (const chunk of chunks) cost.add(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+    return cost;
+  };
+  const phases = [0, 1, 2, 3];
+  /** The estimates of the four draws, averaged: each word is read in exactly one of them. */
+  const averaged = (...chunks: (string | Buffer)[]) => phases.reduce((n, p) => n + costOf(p, ...chunks).objectsAndArrays, 0) / 4;
+
+  it('estimates the count of `{` and `[` without bias: averaged over the draws, exact, at any alignment and across chunks', () => {
+    const text = '[{},[],{"a":[1,2]},"x{y"]'.repeat(50); // 6 each
+    for (let offset = 0; offset < 4; offset++) {
+      const backing = Buffer.alloc(text.length + 8, ' ');
+      backing.write(text, offset);
+      expect(averaged(backing.subarray(offset, offset + text.length))).toBe(300);
+      expect(averaged(backing.subarray(0, offset + 5), backing.subarray(offset + 5))).toBe(300);
+    }
+    // Every byte value in every position of a word: only `{` and `[` count (none borrows from its neighbour).
+    const all = Buffer.from(Array.from({ length: 256 * 4 }, (_, i) => (i * 7 + (i >> 8)) & 0xff));
+    expect(averaged(all)).toBe([...all].filter((b) => b === 0x7b || b === 0x5b).length);
+  });
+
+  it('a page of empty objects is charged over 10 times its bytes, whichever words are read; a long string its bytes', () => {
+    const empties = '[' + '{},'.repeat(9999) + '{}]';
+    for (const phase of phases) {
+      expect(costOf(phase, empties).charged / empties.length).toBeGreaterThan(10);
+      expect(costOf(phase, empties).charged).toBeCloseTo(10_001 * CHARGE_PER_OPEN, -3); // within ±0.5 %
+    }
+    expect(costOf(0, '{"data":"' + 'x'.repeat(10_000) + '"}').charged).toBe(10_011);
+  });
+
+  it('a real pod list is charged its bytes (its objects and arrays charge less), whichever words are read', () => {
+    const items = Array.from({ length: 50 }, (_, index) => makePod({ index, revision: 1, resourceVersion: 5 }));
+    const body = Buffer.from(JSON.stringify({ kind: 'PodList', apiVersion: 'v1', metadata: { resourceVersion: '5' }, items }));
+    for (const phase of phases) expect(costOf(phase, body).charged).toBe(body.length);
   });
 });

@@ -137,6 +137,13 @@ const scenarios: Record<string, () => Machine> = {
     new Machine({ watchList: true }).open().frame(added('11')).send({ type: 'watchEnded' }, 5000),
   'a network error before the initial-events-end bookmark': () =>
     fail(new Machine({ watchList: true }).open().frame(added('11')), network()),
+  'more than `maxListObjects` initial events before the initial-events-end bookmark (`ListTooLong`)': () => {
+    const m = new Machine({ watchList: true, maxListObjects: 2 }).open().frame(added('11')).frame(added('12'));
+    expect(m.state.phase.name).toBe('streaming');
+    m.frame(added('13'));
+    expect(m.effects).toContainEqual({ type: 'emit', event: { type: 'error', error: expect.objectContaining({ reason: 'ListTooLong' }) } });
+    return m;
+  },
   'the first page fails: the connection is refused (no server answered)': () =>
     new Machine().send({ type: 'start' }).send({ type: 'listFailed', error: refused() }),
   'a relist fails with 503 after a refused connection': () =>

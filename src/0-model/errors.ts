@@ -19,8 +19,9 @@ import { isRecord } from '../util/isRecord.ts';
  * - `MalformedLine`: a watch line that is not JSON, not an object, or too long; a response body that cannot be
  *   decoded (not JSON, gzip that does not inflate, a Content-Encoding not asked for).
  * - `ListTooLong`: a list's continue chain repeated a token, or went past `maxListPages` pages,
- *   `maxListObjects` objects or `http.maxListTotalBytes` bytes without completing; the reflector drops it and
- *   relists after the backoff. Discovery past `maxGroupVersions` or `maxResources` fails with it too.
+ *   `maxListObjects` objects or `http.maxListTotalBytes` bytes without completing (a streaming list: more than
+ *   `maxListObjects` initial events); the reflector drops it and relists after the backoff. Discovery past
+ *   `maxGroupVersions` or `maxResources` fails with it too.
  * - `UnknownEventType`: a watch event whose `type` is not one Kubernetes defines.
  * - `ValidationFailed`: an object the resource's zod schema rejects (see `issues`), whose
  *   kind is not the resource's, or whose schema (a refinement) threw. The cache keeps the key's

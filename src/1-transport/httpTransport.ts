@@ -6,7 +6,7 @@ import { LineSplitter, type LineBytesSink, type LineSink } from './lineSplitter.
 import type { LinedFrame, ListOptions, ListPage, ListWatch, WatchFrame, WatchOptions } from './listWatch.ts';
 import { hasOtherMembers, isSkipped } from './lazyJson.ts';
 import { collectionPath, queryString, type ListWatchTarget } from './paths.ts';
-import { httpError, limitFor, parseJson, readBody, type BodyLimit } from './http/body.ts';
+import { httpError, limitFor, parseJson, readBody, tooLargeError, type BodyLimit } from './http/body.ts';
 import { parseWatchFrame, parseWatchLine, parseWatchLineLazily, shapeFrame, syntaxErrorAt, toListPage } from './http/decode.ts';
 import { FrameSplitter, type FrameSink } from './protobuf/frames.ts';
 import { isProtobuf, protobufKnows } from './protobuf/decode.ts';
@@ -30,7 +30,8 @@ import { get, send, type Opened } from './http/request.ts';
 import { MetadataAccept } from './http/metadataAccept.ts';
 import type { HttpResponse } from './http2/response.ts';
 import { listBodyDecoder } from './http/listBody.ts';
-import { ListBudget } from './http/listBudget.ts';
+import { ListBudget, PageCost } from './http/listBudget.ts';
+import { bodyProgress, type BodyProgress } from './http/progress.ts';
 import { DEFAULT_PROBE_TIMEOUT_MS, reachable, type ReachabilityOptions } from './reachability.ts';
 
 // The HTTP transport, assembled from ./http: options (limits and defaults), credentials (exec plugins
@@ -44,6 +45,7 @@ export {
   DEFAULT_MAX_ERROR_BODY_BYTES,
   DEFAULT_MAX_LINE_BYTES,
   DEFAULT_MAX_LIST_BYTES,
+  DEFAULT_MIN_BODY_BYTES_PER_SECOND,
   DEFAULT_COMPRESSION,
   DEFAULT_PROTOCOL,
   DEFAULT_REQUEST_TIMEOUT_MS,
@@ -71,7 +73,15 @@ export { parseWatchLine, parseWatchLineLazily } from './http/decode.ts';
 /** The options of {@link getJson} and {@link requestJson}. */
 export type JsonRequestOptions = Pick<
   HttpTransportOptions,
-  'userAgent' | 'listIdleTimeoutMs' | 'requestTimeoutMs' | 'maxDocumentBytes' | 'maxErrorBodyBytes' | 'protocol' | 'http2' | 'compression'
+  | 'userAgent'
+  | 'listIdleTimeoutMs'
+  | 'minBodyBytesPerSecond'
+  | 'requestTimeoutMs'
+  | 'maxDocumentBytes'
+  | 'maxErrorBodyBytes'
+  | 'protocol'
+  | 'http2'
+  | 'compression'
 >;
 
 /** A JSON request other than a GET of a document: its method, its body, and how its errors name things. */
@@ -110,7 +120,9 @@ export function requestJson(kc: KubeConfig, path: string, request: JsonRequest, 
   return new Observable<unknown>((subscriber) => {
     const body = request.body === undefined ? undefined : Buffer.from(JSON.stringify(request.body));
     const outgoing = { ...(request.method ? { method: request.method } : {}), ...(body ? { body } : {}) };
-    return send(kc, path, 'list', settings, JSON_ACCEPT, outgoing).subscribe({
+    // A document or an error body must keep coming (./http/progress.ts), as a list page.
+    const progress = bodyProgress(options, `${method} ${path}`, 'list');
+    const sent = send(kc, path, 'list', settings, JSON_ACCEPT, outgoing).subscribe({
       next: ({ response }) => {
         if (idleMs !== undefined) {
           response.setTimeout(idleMs, () =>
@@ -131,10 +143,15 @@ export function requestJson(kc: KubeConfig, path: string, request: JsonRequest, 
           },
           (error) => subscriber.error(error),
           'list',
+          progress,
         );
       },
       error: (error: unknown) => subscriber.error(error),
     });
+    return () => {
+      sent.unsubscribe();
+      progress?.stop();
+    };
   });
 }
 
@@ -182,19 +199,25 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
       const sofar = budget.before(listOptions.continue);
       // After a list dropped on its budget, the next one starts once the heap is collected (listBudget.ts).
       const opened = budget.whenRoom(listOptions.continue, () => accept.open(path + query, 'list'));
-      return opened.subscribe({
+      // A page (or its error body) must keep coming, not only come now and then (./http/progress.ts).
+      const progress = bodyProgress(options, `list ${path}`, 'list');
+      const read = opened.subscribe({
         next: ({ response }) => {
           if (listIdleTimeoutMs !== undefined) {
             response.setTimeout(listIdleTimeoutMs, () => {
               subscriber.error(new InformerError('Timeout', `list ${path}: no bytes for ${listIdleTimeoutMs} ms`, { phase: 'list' }));
             });
           }
-          readListPage(response, budget.limit(sofar, listLimit), reading, subscriber, (page, bytes) =>
+          readListPage(response, budget.limit(sofar, listLimit), reading, subscriber, progress, (page, bytes) =>
             budget.record(page.continue, sofar, bytes),
           );
         },
         error: (error: unknown) => subscriber.error(error),
       });
+      return () => {
+        read.unsubscribe();
+        progress?.stop();
+      };
     });
 
   const watchStream = <T>(watchOptions: WatchOptions, out: FrameOut<T>): Observable<T> =>
@@ -255,6 +278,7 @@ function serverSignal(kc: KubeConfig, options: HttpTransportOptions, reachabilit
       compression: options.compression,
       requestTimeoutMs: timeoutMs,
       listIdleTimeoutMs: timeoutMs,
+      minBodyBytesPerSecond: options.minBodyBytesPerSecond,
       maxDocumentBytes: PROBE_MAX_BYTES,
     },
   );
@@ -274,29 +298,41 @@ interface Reading {
 
 /**
  * Reads one list response within `pageLimit`: an error Status (non-200), or a page decoded as it arrives,
- * never held whole (see ./http/listBody.ts); `received` hears of a page and its inflated bytes before it is emitted.
+ * never held whole (see ./http/listBody.ts); `received` hears of a page and what it is charged (its inflated bytes,
+ * or a JSON page's objects' and arrays' charge when more: {@link PageCost}) before it is emitted.
  */
 function readListPage(
   response: HttpResponse,
   pageLimit: BodyLimit,
   reading: Reading,
   subscriber: Subscriber<ListPage>,
+  progress: BodyProgress | undefined,
   received: (page: ListPage, bytes: number) => void,
 ): void {
   const { path, settings, options, shape } = reading;
   const limit = limitFor(response, pageLimit, settings);
   const failed = (error: InformerError) => subscriber.error(error);
   if (response.statusCode !== 200) {
-    readBody(response, limit, (body) => subscriber.error(httpError(response, body, 'list')), failed, 'list');
+    readBody(response, limit, (body) => subscriber.error(httpError(response, body, 'list')), failed, 'list', progress);
     return;
   }
   const protobuf = reading.protobuf && isProtobuf(response.headers['content-type']);
   const decoder = listBodyDecoder(options.lazyDecode === true, options.keepObject, protobuf);
   let bytes = 0;
+  // A JSON page is charged what its objects and arrays will cost parsed when that is more than its bytes (listBudget.ts).
+  const cost = protobuf ? undefined : new PageCost();
+  let over = false;
   const sink = {
     keepsNoBytes: protobuf, // the protobuf decoder copies what it keeps (lazy members, strings)
     chunk: (chunk: Buffer) => {
+      if (over) return;
       bytes += chunk.length;
+      cost?.add(chunk);
+      if (cost && cost.charged > limit.maxBytes) {
+        over = true;
+        response.destroy();
+        return subscriber.error(tooLargeError(limit, cost.describe(), 'list', response.statusCode));
+      }
       decoder.chunk(chunk);
     },
     chunksDone: () => decoder.chunksDone?.() ?? 0, // the protobuf decoder's: its chunks are freed as it goes
@@ -313,13 +349,13 @@ function readListPage(
       }
       const page = toListPage(value, shape);
       if (!page) return subscriber.error(new InformerError('MalformedLine', `list ${path}: the response is not a list`, { phase: 'list' }));
-      received(page, bytes);
+      received(page, cost?.charged ?? bytes);
       const pending = reading.accept.takeNotice();
       subscriber.next(pending ? { ...page, notice: pending } : page);
       subscriber.complete();
     },
   };
-  readBody(response, limit, sink, failed, 'list');
+  readBody(response, limit, sink, failed, 'list', progress);
 }
 
 /**

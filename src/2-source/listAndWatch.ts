@@ -57,8 +57,9 @@ export interface ListAndWatchOptions<T> {
    */
   readonly maxListPages?: number;
   /**
-   * A list whose `continue` chain goes on past this many objects is dropped as `ListTooLong`
-   * and listed again after the backoff. Default 1 000 000. 0: no limit.
+   * A list whose `continue` chain goes on past this many objects (or a streaming list past this many initial
+   * events before its initial-events-end bookmark) is dropped as `ListTooLong` and listed again after the
+   * backoff. Default 1 000 000. 0: no limit.
    */
   readonly maxListObjects?: number;
   /**

@@ -41,7 +41,7 @@ export interface ReflectorConfig<T> {
   readonly bookmarkTimeoutMs: number | undefined;
   /** A list whose continue chain goes on past this many pages is dropped (`ListTooLong`); 0: no limit. */
   readonly maxListPages: number;
-  /** A list whose continue chain goes on past this many objects is dropped (`ListTooLong`); 0: no limit. */
+  /** A list whose continue chain (or a streaming list's initial events) goes on past this many objects is dropped (`ListTooLong`); 0: no limit. */
   readonly maxListObjects: number;
 }
 

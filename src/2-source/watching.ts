@@ -204,6 +204,9 @@ function onChange<T>(
   }
   const lastRV = rv ?? state.lastRV;
   let counted: Open<T> = { ...open, lastFrameAt: now, events: open.events + 1, progress: true };
+  if (counted.name === 'streaming' && config.maxListObjects > 0 && counted.events > config.maxListObjects) {
+    return finishWatch({ ...state, phase: counted }, counted, streamTooLong(config, counted.events), out);
+  }
   let pace = state.pace;
   if (counted.name === 'watching') {
     pace = paceAfterEvent(state.pace, now, config.idleTimeoutMs);
@@ -235,6 +238,18 @@ function onChange<T>(
   const type = event.type === 'ADDED' ? 'added' : event.type === 'MODIFIED' ? 'modified' : 'deleted';
   out.push({ type: 'emit', event: { type, object: decoded, resourceVersion: lastRV } });
   return next;
+}
+
+/**
+ * A streaming list that goes on past `maxListObjects` initial events without its initial-events-end bookmark: dropped
+ * as a paged list past it is (`ListTooLong`; a streaming list that breaks is relisted after the backoff). Every event
+ * counts, a repeated key too: a real server sends each object once before the bookmark.
+ */
+function streamTooLong<T>(config: ReflectorConfig<T>, events: number): InformerError {
+  const why =
+    `the streaming list went on past maxListObjects ${config.maxListObjects} (${events.toLocaleString('en-US')} initial events ` +
+    'without the initial-events-end bookmark); relisting after the backoff (option maxListObjects)';
+  return new InformerError('ListTooLong', why, { phase: 'watch' });
 }
 
 /** A bookmark: the rv moves on; the initial-events-end one completes a streaming list (replace, then a plain watch). */

@@ -58,6 +58,19 @@ function bigPages(): Behaviour {
   };
 }
 
+/** A page whose one item holds about `bytes` of empty objects (`[{},{},…]`), continued by `token` when given. */
+function emptyObjects(bytes: number, token?: string): Behaviour {
+  const empties = '[' + '{},'.repeat(Math.floor(bytes / 3)) + '{}]';
+  const continued = token ? `,"continue":"${token}"` : '';
+  return async (request, response) => {
+    response.writeHead(200, { 'Content-Type': 'application/json' });
+    await request.write(
+      `{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"10"${continued}},"items":[{"metadata":{"name":"a","namespace":"default"},"data":{"k":${empties}}}]}`,
+    );
+    response.end();
+  };
+}
+
 const BUDGET = 16 * MiB;
 /** Beyond the budget: the page in flight and its decoding, socket buffers, the informer's own state. */
 const SLACK = 8 * MiB;
@@ -152,6 +165,30 @@ describe('hostile continue chains of 20 KiB objects: the budget of a whole list'
     await expect(
       new Promise((resolve, reject) => lw.list({ continue: 'elsewhere' }).subscribe({ next: resolve, error: reject })),
     ).resolves.toBeDefined();
+  });
+
+  // A page's bytes understate its heap when it is made of tiny values: `{},` is 3 bytes and 64 of heap once parsed
+  // (a 50 MiB body of them took 460 MB). A JSON page is charged its objects and arrays (listBudget.ts, PageCost) when
+  // that is more than its bytes. The limits here are the defaults scaled by one factor (a page 1/256 of 256 MiB, a list
+  // 2 MiB), and so are the bodies: under each limit in bytes, over it in objects.
+  it('a page of empty objects passes maxListBytes by its objects, not its bytes: ResponseTooLarge', async () => {
+    const s = await serve({ list: emptyObjects(120 * 1024) });
+    const error = await failure(httpListWatch(s.kc, target, { maxListBytes: MiB }).list({}));
+    expect(error.reason).toBe('ResponseTooLarge');
+    expect(error.message).toMatch(
+      /larger than the 1 MiB limit \(\d+ bytes read, about \d+ objects and arrays: charged \d+ bytes\); aborted \(option maxListBytes\)/,
+    );
+  });
+
+  it('a chain of pages of empty objects passes maxListTotalBytes by its objects: ListTooLong', async () => {
+    const s = await serve({ list: emptyObjects(100 * 1024, 't1'), continue: emptyObjects(100 * 1024) });
+    const lw = httpListWatch(s.kc, target, { maxListTotalBytes: 2 * MiB });
+    const first = await new Promise<{ continue?: string }>((resolve, reject) => {
+      subscriptions.push(lw.list({}).subscribe({ next: resolve, error: reject }));
+    });
+    const error = await failure(lw.list({ continue: first.continue! }));
+    expect(error.reason).toBe('ListTooLong');
+    expect(error.message).toMatch(/larger than the 2 MiB limit for a whole list \(1 pages \(\d{7} bytes\), then/);
   });
 
   it('the default budget is an eighth of V8 heap limit', () => {

@@ -6,6 +6,7 @@ import { decodeObjectBody, isProtobuf } from '../protobuf/decode.ts';
 import type { Socket } from 'node:net';
 import { bodyMemory, type BodyMemory } from './encoding.ts';
 import { formatBytes, type HttpTransportOptions, type RequestSettings } from './options.ts';
+import type { BodyProgress } from './progress.ts';
 
 // Reading a response: a bounded body (lists, documents, error Status), Retry-After, the error a non-2xx answer is.
 
@@ -146,7 +147,8 @@ class Reads {
  * Reads a whole response body, then hands it over (used for documents and error Status bodies),
  * or hands it to a {@link BodySink} as it arrives (list pages). A body past its limit (declared in
  * Content-Length, or counted as it arrives) is not read further: the response is destroyed (the
- * request aborted) and `ResponseTooLarge` reported. However the peer cuts the body, what is kept costs about its
+ * request aborted) and `ResponseTooLarge` reported; so is a body that brings less than `progress` asks (`Timeout`,
+ * see ./progress.ts). However the peer cuts the body, what is kept costs about its
  * bytes: a whole body is copied into one buffer, and a sink is handed small chunks gathered (`./chunks.ts`).
  */
 export function readBody(
@@ -155,6 +157,7 @@ export function readBody(
   onBody: ((bytes: Buffer) => void) | BodySink,
   onError: (error: InformerError) => void,
   phase: ErrorPhase,
+  progress?: BodyProgress,
 ): void {
   const whole = typeof onBody === 'function' ? new PendingBytes(limit.maxBytes) : undefined;
   // What holds the body (the socket's reads, the gatherer's slabs), freed once a sink that keeps no bytes has read it all.
@@ -172,16 +175,25 @@ export function readBody(
   let over = false;
   const tooLarge = (seen: string) => {
     over = true;
+    progress?.stop();
     reads?.stop();
     whole?.clear();
     response.destroy();
-    if (limit.tooLarge) return onError(limit.tooLarge(seen));
-    const message = `${limit.what}: the response is larger than the ${formatBytes(limit.maxBytes)} limit (${seen}); aborted (option ${limit.option})`;
-    onError(new InformerError('ResponseTooLarge', message, { phase, status: response.statusCode }));
+    onError(tooLargeError(limit, seen, phase, response.statusCode));
   };
   const declared = Number(response.headers['content-length'] ?? Number.NaN);
   response.on('error', () => undefined);
   if (declared > limit.maxBytes) return tooLarge(`Content-Length ${declared}`);
+  progress?.start(
+    () => bytes,
+    (slow) => {
+      over = true;
+      reads?.stop();
+      whole?.clear();
+      response.destroy();
+      onError(slow);
+    },
+  );
   response.on('data', (chunk: Buffer) => {
     if (over) return;
     bytes += chunk.length;
@@ -191,6 +203,7 @@ export function readBody(
     else gathered!.push(chunk);
   });
   response.on('close', () => {
+    progress?.stop();
     reads?.stop();
     if (over) return;
     if (!response.complete) {
@@ -208,6 +221,13 @@ export function readBody(
     onBody.end();
     reads?.end();
   });
+}
+
+/** The error of a body past `limit`, given what was seen (`123 bytes read`): the limit's own, or `ResponseTooLarge`. */
+export function tooLargeError(limit: BodyLimit, seen: string, phase: ErrorPhase, status: number | undefined): InformerError {
+  if (limit.tooLarge) return limit.tooLarge(seen);
+  const message = `${limit.what}: the response is larger than the ${formatBytes(limit.maxBytes)} limit (${seen}); aborted (option ${limit.option})`;
+  return new InformerError('ResponseTooLarge', message, { phase, status });
 }
 
 export function parseJson(text: string): unknown {

@@ -19,6 +19,12 @@ export interface HttpTransportOptions {
   /** Abort a list request whose response sends no bytes for this long (ms). Default 60 s. */
   readonly listIdleTimeoutMs?: number;
   /**
+   * The progress floor of a list page, an error body or a document (not a watch): every window of `listIdleTimeoutMs`
+   * must bring this many bytes for each of its seconds, until the body ends, else the request is aborted as `Timeout`
+   * (so a body sent a byte at a time ends). Default 4 KiB/s (240 KiB a 60 s window). 0: only the idle rule.
+   */
+  readonly minBodyBytesPerSecond?: number;
+  /**
    * Longest watch line kept; a longer one is reported (`MalformedLine`) as soon as it passes
    * the limit, once, and its bytes are dropped as they arrive. Default 16 MiB.
    */
@@ -109,6 +115,8 @@ export type Compression = 'gzip' | 'none';
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 /** The default of {@link HttpTransportOptions.listIdleTimeoutMs}. */
 export const DEFAULT_LIST_IDLE_TIMEOUT_MS = 60_000;
+/** The default of {@link HttpTransportOptions.minBodyBytesPerSecond}: 4 KiB/s, 32 kbit/s. */
+export const DEFAULT_MIN_BODY_BYTES_PER_SECOND = 4 * 1024;
 /** The default of {@link HttpTransportOptions.maxLineBytes}. */
 export const DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024;
 /** The default of {@link HttpTransportOptions.maxListBytes}. */
