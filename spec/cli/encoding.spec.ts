@@ -11,21 +11,13 @@ import { encodingOptions, parseCommandLine } from '../../src/cli/args.ts';
 import { parseRecordLine } from '../../src/cli/recordArgs.ts';
 import { watchCommand, type Terminal } from '../../src/cli/watch.ts';
 import { readTrace } from '../../src/pipeline.ts';
-import { startApiServer, type ApiServer, type CustomResourceDefinitionSpec, type RequestRecord } from 'rx-informer-emulator';
+import { startApiServer, type ApiServer, type RequestRecord } from 'rx-informer-emulator';
+import { APPLES } from '../emulator/helpers.ts';
 import { cli, cliRuns, expectNoStack, killAll, until } from './support.ts';
 
 const PROTOBUF = 'application/vnd.kubernetes.protobuf';
 const ASKED = `${PROTOBUF}, application/json`;
 const SYNCED = /^synced \d+ resources?, \d+ objects? in \d+ ms/;
-
-const APPLES: CustomResourceDefinitionSpec = {
-  group: 'pb.example.com',
-  version: 'v1',
-  plural: 'apples',
-  singular: 'apple',
-  kind: 'Apple',
-  namespaced: true,
-};
 
 afterAll(() => killAll());
 

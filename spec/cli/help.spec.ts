@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { cliRuns } from './support.ts';
 import { HELP, OPTION_NAMES, parseCommandLine } from '../../src/cli/args.ts';
-import { commandHelp } from '../../src/cli/commandHelp.ts';
+import { commandHelp, headFlags, parserFlags } from '../../src/cli/commandHelp.ts';
 
 const DOCS = readFileSync(new URL('../../docs/cli.md', import.meta.url), 'utf8');
 
@@ -58,5 +58,34 @@ describe('record, replay and trim --help', () => {
       ).toBe(true);
     // record and trim write a file with -o; only replay's -o is --output.
     expect(heads.some((head) => head.startsWith('  -o, --output'))).toBe(command === 'replay');
+  });
+
+  it.each(['record', 'replay', 'trim'] as const)(
+    '%s --help describes every option its parser takes (long name or short), and names no flag it does not take',
+    (command) => {
+      const help = commandHelp([command, '--help'])!;
+      const heads = help
+        .split('\nOptions:\n')[1]!
+        .split('\n')
+        .filter((line) => /^ {2}-/.test(line));
+      const described = new Set(heads.flatMap(headFlags));
+      const options = parserFlags(command);
+      // Each option of the parser by one of its names (record's and trim's -o FILE is --output's short name).
+      for (const names of options)
+        expect(
+          names.some((name) => described.has(name)),
+          `${command}: ${names.join(', ')}`,
+        ).toBe(true);
+      const accepted = options.flat();
+      for (const flag of described) expect(accepted, `${command} --help names ${flag}`).toContain(flag);
+    },
+  );
+
+  it("record --help describes record's --encoding, not watch's (auto's many-namespace rule does not apply to record)", () => {
+    const help = commandHelp(['record', '--help'])!;
+    const encoding = help.split('\n').filter((line) => line.startsWith('  --encoding'));
+    expect(encoding).toEqual([expect.stringMatching(/^ {2}--encoding E {11}record: the wire encoding of its lists and watches/)]);
+    expect(help).toMatch(/auto is JSON here/);
+    expect(help).not.toMatch(/16 namespaces/);
   });
 });

@@ -18,11 +18,13 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openTrace, readTrace, traceSource, traceText, trimTrace, type TraceSource } from '../../src/pipeline.ts';
-import { trimToFile } from '../../src/cli/trimFile.ts';
+import { tempFileFor, trimToFile } from '../../src/cli/trimFile.ts';
+import { runTrimJob } from '../../src/cli/trimWorker.ts';
 import { shapeOf, writeBigTrace } from '../../bench/workload/bigTrace.ts';
 import { parseReplayLine, type ReplayCommandOptions } from '../../src/cli/replayArgs.ts';
 import { replayCommand } from '../../src/cli/replayCommand.ts';
 import { cli, cliRuns } from './support.ts';
+import { until } from '../resilience/harness/probes.ts';
 
 const cm = (rv: string, data: Record<string, string>, uid = 'u1') => ({
   kind: 'ConfigMap',
@@ -167,6 +169,23 @@ describe('rx-informer replay', () => {
     expect(readdirSync(dir).sort()).toEqual(['broken.jsonl', 'window.jsonl']);
   });
 
+  it("trim's worker job: the window written, a window that ends before it starts (usage), a trace that cannot be read (error)", () => {
+    const dir = tempDir('rx-informer-trim-');
+    const trace = join(dir, 'trace.jsonl');
+    writeFileSync(trace, TEXT);
+    const out = join(dir, 'window.jsonl');
+    const job = (file: string, window: { fromMs?: number; toMs?: number }) => runTrimJob({ file, window, out, temp: tempFileFor(out) });
+    expect(job(trace, { fromMs: 0 })).toEqual({
+      kind: 'done',
+      trimmed: { lines: 10, lastAt: 69_989, startedAt: '2026-01-01T10:00:00.011Z' },
+    });
+    expect(readFileSync(out, 'utf8').split('\n')).toHaveLength(11);
+    expect(job(trace, { fromMs: 2000, toMs: 1000 })).toEqual({ kind: 'usage', message: expect.stringMatching(/^trim: the window ends/) });
+    writeFileSync(trace, TEXT.slice(0, -5));
+    expect(job(trace, { fromMs: 0 })).toEqual({ kind: 'error', message: expect.stringMatching(/trace line 9: truncated/) });
+    expect(readdirSync(dir).sort()).toEqual(['trace.jsonl', 'window.jsonl']);
+  });
+
   it('trim onto its own input (the same path, a symbolic link to it, a hard link): the window, the trace read whole first', () => {
     const dir = tempDir('rx-informer-trim-');
     const original = join(dir, 'original.jsonl');
@@ -273,4 +292,23 @@ describe('rx-informer replay', () => {
     expect(printed.join('\n').length).toBeGreaterThan(256 * 1024);
     expect(printed).toHaveLength(shape.events);
   }, 30_000);
+
+  it('the bin: trim stopped by SIGINT or SIGTERM mid-write exits 130 or 143, leaving neither its temporary file nor -o', async () => {
+    const dir = tempDir('rx-informer-trim-');
+    const path = join(dir, 'long.jsonl');
+    writeBigTrace(path, shapeOf(16 * 1024 * 1024, 100, 50));
+    for (const [signal, code] of [
+      ['SIGINT', 130],
+      ['SIGTERM', 143],
+    ] as const) {
+      const run = cli(['trim', path, '--from', '0', '-o', join(dir, 'window.jsonl')]);
+      // The cut (in its worker, trimWorker.ts) has begun writing its temporary file (.window.jsonl.<hex>.tmp) when the signal comes.
+      const writing = () => readdirSync(dir).some((name) => name.endsWith('.tmp'));
+      expect(await until(writing, 20_000)).toBe(true);
+      run.proc.kill(signal);
+      expect(await run.exit).toEqual({ code, signal: null });
+      expect(run.err.join('\n')).toMatch(/stopped: .*window\.jsonl not written/);
+      expect(readdirSync(dir)).toEqual(['long.jsonl']);
+    }
+  }, 60_000);
 });

@@ -1,9 +1,19 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import type { ApiServer } from 'rx-informer-emulator';
+import type { ApiServer, CustomResourceDefinitionSpec } from 'rx-informer-emulator';
 
 const FIXTURES = new URL('../fixtures/kube-apiserver-v1.20/', import.meta.url);
+
+/** A namespaced custom resource (pb.example.com/v1 Apple) for the tests where a resource outside the protobuf schema stays JSON. */
+export const APPLES: CustomResourceDefinitionSpec = {
+  group: 'pb.example.com',
+  version: 'v1',
+  plural: 'apples',
+  singular: 'apple',
+  kind: 'Apple',
+  namespaced: true,
+};
 
 /** A fixture file (`02c` → `02c-….json`), parsed. */
 export function fixture(prefix: string, ext: 'json' | 'ndjson' = 'json'): any {

@@ -3,10 +3,11 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startApiServer, type ApiServer, type CustomResourceDefinitionSpec } from 'rx-informer-emulator';
+import { startApiServer, type ApiServer } from 'rx-informer-emulator';
 import { protobufFrame, protobufList, protobufObject, protobufStatus } from '../../packages/emulator/src/protobuf/bodies.ts';
 import { decodeListBody, decodeObjectBody, decodeWatchFrame } from '../../src/1-transport/protobuf/decode.ts';
 import { FrameSplitter } from '../../src/1-transport/protobuf/frames.ts';
+import { APPLES } from './helpers.ts';
 
 /**
  * The emulator speaks Kubernetes' protobuf (issue #36) for the built-in kinds its schema knows (core/v1, apps/v1,
@@ -97,15 +98,6 @@ describe("the emulator's protobuf bodies against the recordings", () => {
     );
   });
 });
-
-const APPLES: CustomResourceDefinitionSpec = {
-  group: 'pb.example.com',
-  version: 'v1',
-  plural: 'apples',
-  singular: 'apple',
-  kind: 'Apple',
-  namespaced: true,
-};
 
 async function server(gzip = false): Promise<ApiServer> {
   const s = await startApiServer({ namespaces: ['ns'], resources: [APPLES], gzip: gzip ? { minBytes: 0, watch: true } : false });

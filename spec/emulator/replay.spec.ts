@@ -7,12 +7,15 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { EventEmitter } from 'node:events';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { TestScheduler } from 'rxjs/testing';
 import { startApiServer, type ApiServer } from 'rx-informer-emulator';
 import { Pod, informer, type InformerEvent, type Pod as PodObject } from '../../src/index.ts';
 import { replayListWatch } from '../../src/testing/index.ts';
 import { until } from '../resilience/harness/probes.ts';
+import { tracePlayer } from '../../packages/emulator/src/replay.ts';
 
 const FILE = fileURLToPath(new URL('../../examples/replay/incident.jsonl', import.meta.url));
 const TRACE = readFileSync(FILE, 'utf8');
@@ -92,6 +95,79 @@ describe('the emulator replays a trace over HTTP', () => {
       expect(api.replay?.mismatches).toEqual([expect.stringMatching(/^replay: the trace file changed after it was opened/)]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the trace player keeps the recorded gaps', () => {
+  const DAY = 24 * 3600 * 1000;
+  /** A response that only collects what is written on it. */
+  function fakeResponse(): ServerResponse & { written: string[]; ended: boolean } {
+    const res = Object.assign(new EventEmitter(), {
+      written: [] as string[],
+      ended: false,
+      destroyed: false,
+      headersSent: false,
+      writeHead: () => ((res.headersSent = true), res),
+      flushHeaders: () => undefined,
+      write: (chunk: string) => (res.written.push(chunk), true),
+      end: () => ((res.ended = true), res),
+      destroy: () => ((res.destroyed = true), res.emit('close'), res),
+    });
+    return res as unknown as ServerResponse & { written: string[]; ended: boolean };
+  }
+  const event = (name: string) => ({ type: 'ADDED', object: { kind: 'Pod', apiVersion: 'v1', metadata: { name, namespace: 'shop' } } });
+
+  it("a gap over 2^31−1 ms (24.8 days, past Node's timers) between two lines waits it out (fake timers)", () => {
+    vi.useFakeTimers();
+    const lines = [
+      { type: 'header', format: 'rx-informer-trace', version: 1, startedAt: '2026-11-27T00:00:00.000Z', resources: ['pods'], options: {} },
+      { type: 'watch', at: 0, id: 0, options: { resourceVersion: '1' } },
+      { type: 'event', at: 5, id: 0, event: event('a') },
+      { type: 'event', at: 5 + 30 * DAY, id: 0, event: event('b') },
+      { type: 'end', at: 6 + 30 * DAY, id: 0, how: 'complete' },
+    ];
+    const player = tracePlayer(lines.map((l) => `${JSON.stringify(l)}\n`).join(''));
+    try {
+      const res = fakeResponse();
+      const req = { method: 'GET', url: '/api/v1/namespaces/shop/pods?watch=true&resourceVersion=1' } as IncomingMessage;
+      expect(player.answer(req, res)).toBe(true);
+      vi.advanceTimersByTime(5);
+      expect(res.written.map((w) => (JSON.parse(w) as { object: { metadata: { name: string } } }).object.metadata.name)).toEqual(['a']);
+      vi.advanceTimersByTime(30 * DAY - 1);
+      expect(res.written).toHaveLength(1);
+      vi.advanceTimersByTime(1);
+      expect(res.written).toHaveLength(2);
+      expect(res.ended).toBe(false);
+      vi.advanceTimersByTime(1);
+      expect(res.ended).toBe(true);
+      expect(player.state.mismatches).toEqual([]);
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      player.close();
+      vi.useRealTimers();
+    }
+  });
+
+  it('closing the response mid-gap frees the chained timer', () => {
+    vi.useFakeTimers();
+    const lines = [
+      { type: 'header', format: 'rx-informer-trace', version: 1, startedAt: '2026-11-27T00:00:00.000Z', resources: ['pods'], options: {} },
+      { type: 'watch', at: 0, id: 0, options: { resourceVersion: '1' } },
+      { type: 'event', at: 60 * DAY, id: 0, event: event('late') },
+    ];
+    const player = tracePlayer(lines.map((l) => `${JSON.stringify(l)}\n`).join(''));
+    try {
+      const res = fakeResponse();
+      player.answer({ method: 'GET', url: '/api/v1/pods?watch=1&resourceVersion=1' } as IncomingMessage, res);
+      vi.advanceTimersByTime(30 * DAY);
+      expect(vi.getTimerCount()).toBe(1);
+      res.destroy();
+      expect(vi.getTimerCount()).toBe(0);
+      expect(res.written).toEqual([]);
+    } finally {
+      player.close();
+      vi.useRealTimers();
     }
   });
 });

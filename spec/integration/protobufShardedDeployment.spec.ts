@@ -1,10 +1,9 @@
 import { isDeepStrictEqual } from 'node:util';
-import { afterEach, describe, expect, it } from 'vitest';
-import { EMPTY, from, of, Subscription } from 'rxjs';
-import { startApiServer, type ApiServer } from 'rx-informer-emulator';
-import { Deployment, shardedInformer, type Store } from '../../src/index.ts';
-import type { Encoding, ShardSource } from '../../src/pipeline.ts';
+import { describe, expect, it } from 'vitest';
+import { startApiServer } from 'rx-informer-emulator';
+import { Deployment, type Store } from '../../src/index.ts';
 import { shardOf } from '../../src/leaderelection/hash.ts';
+import { protobufPair, snapshot, staticShards, until } from './protobufPair.ts';
 
 /**
  * Issue #36: a sharded informer of Deployments (apps/v1, served from /apis/apps/v1/…) reading protobuf
@@ -18,24 +17,6 @@ const DEPLOYMENTS = 45;
 const HELD = new Set([1]);
 const NAMESPACES = ['shop', 'payments', 'search'];
 
-const staticShards: ShardSource = {
-  shards: SHARDS,
-  shardOf: (key) => shardOf(key, SHARDS),
-  held$: of(HELD),
-  owns: (key) => HELD.has(shardOf(key, SHARDS)),
-  gate: (key, work) => (HELD.has(shardOf(key, SHARDS)) ? from(work()) : EMPTY),
-};
-
-/** Polls `check` until it holds (the assertion is the condition; the deadline only ends a hung test). */
-async function until(check: () => boolean, what: string, deadlineMs = 20_000): Promise<void> {
-  const started = Date.now();
-  while (!check()) {
-    if (Date.now() - started > deadlineMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
-const plain = (value: unknown): unknown => JSON.parse(JSON.stringify(value));
 const namespaceOf = (index: number) => NAMESPACES[index % NAMESPACES.length]!;
 const nameOf = (index: number) => `web-${index}`;
 const keyOf = (index: number) => `${namespaceOf(index)}/${nameOf(index)}`;
@@ -108,42 +89,20 @@ function deployment(index: number, revision = 0) {
   };
 }
 
-let api: ApiServer | undefined;
-let running = new Subscription();
-afterEach(async () => {
-  running.unsubscribe();
-  running = new Subscription();
-  await api?.close();
-  api = undefined;
-});
-
-function follow(encoding: Encoding, server: ApiServer): { store: () => Store<Deployment> | undefined } {
-  let store: Store<Deployment> | undefined;
-  const informer = shardedInformer(server.kubeConfig, Deployment, staticShards, {
-    http: { encoding, protocol: server.http2 ? 'h2' : 'http1', compression: 'gzip' },
-  });
-  running.add(informer.store$.subscribe((s) => (store = s)));
-  return { store: () => store };
-}
-
-function snapshot(store: Store<Deployment> | undefined): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const key of store?.keys() ?? []) out[key] = plain(store!.get(key));
-  return out;
-}
+const pair = protobufPair(staticShards(SHARDS, HELD));
 
 describe('a sharded Deployment informer over protobuf keeps exactly what one over JSON keeps', () => {
   it.each([
     ['HTTP/1.1', false],
     ['HTTP/2', true],
   ])('%s, gzipped', async (_name, h2) => {
-    api = await startApiServer({ namespaces: NAMESPACES, http2: h2, gzip: { minBytes: 0, watch: true } });
+    const api = (pair.api = await startApiServer({ namespaces: NAMESPACES, http2: h2, gzip: { minBytes: 0, watch: true } }));
     for (let i = 0; i < DEPLOYMENTS; i++) api.create('deployments', deployment(i));
     const expected = [...Array(DEPLOYMENTS).keys()].filter(held);
     expect(expected.length).toBeGreaterThan(5);
     expect(expected.length).toBeLessThan(DEPLOYMENTS - 5);
-    const json = follow('json', api);
-    const protobuf = follow('protobuf', api);
+    const json = pair.follow(Deployment, 'json', api);
+    const protobuf = pair.follow(Deployment, 'protobuf', api);
     const same = () => isDeepStrictEqual(snapshot(json.store()), snapshot(protobuf.store()));
     await until(() => json.store()?.size === expected.length && same(), 'both caches to list the same deployments');
     expect(snapshot(protobuf.store())).toStrictEqual(snapshot(json.store()));

@@ -101,7 +101,9 @@ Options of record, replay and trim:
   --from T, --to T       replay, trim: a window, as time into the recording (0, 500ms, 90s, 5m, 1h);
                          --to before --from is refused (exit 2)
   --resource R           trim: keep this one resource of a trace that holds several
-  --encoding E           record: auto is JSON here (record reads one namespace, or all at once)
+  --encoding E           record: the wire encoding of its lists and watches: json (the default); protobuf for
+                         the built-in kinds that have it (others stay JSON), as for watch; auto is JSON here
+                         (record reads one namespace, or all at once). The trace is the same either way.
 
 Exit codes: 0 stdout closed (e.g. | head); 1 error; 2 bad usage; 129 SIGHUP; 130 Ctrl-C; 143 SIGTERM.
 `;

@@ -337,7 +337,11 @@ async function replayRun(argv: readonly string[]): Promise<number> {
   }
 }
 
-/** `rx-informer trim FILE --from T [--to T] -o OUT`: the window, written a line at a time; 1 when the trace cannot be read or cut. */
+/**
+ * `rx-informer trim FILE --from T [--to T] -o OUT`: the window, written a line at a time; 1 when the trace cannot be
+ * read or cut. The cut runs in a worker thread, so that Ctrl-C (130), SIGTERM (143) or SIGHUP (129) stops it at once
+ * and leaves neither its temporary file nor a changed `OUT`.
+ */
 async function trimRun(argv: readonly string[]): Promise<number> {
   const options = parseTrimLine(argv);
   if (typeof options === 'string') {
@@ -345,25 +349,34 @@ async function trimRun(argv: readonly string[]): Promise<number> {
     err(usageHint());
     return EXIT.usage;
   }
-  const [{ openTrace }, { trimWindowProblem }, { trimToFile }] = await Promise.all([
-    import('../pipeline.ts'),
-    import('../internal.ts'),
-    import('./trimFile.ts'),
-  ]);
-  try {
-    const source = openTrace(options.file);
-    // A window that ends before it starts (or before its cut) is the command line's fault: nothing is written.
-    const problem = trimWindowProblem(source, options);
-    if (problem !== undefined) {
-      err(`error: ${problem}`);
+  const { trimInWorker } = await import('./trimFile.ts');
+  const trim = trimInWorker(options.file, options, options.out);
+  let signalled: number | undefined;
+  const handlers = Object.entries(SIGNALS).map(([signal, code]) => {
+    const handler = () => {
+      signalled ??= code;
+      trim.stop();
+    };
+    process.on(signal, handler); // on, not once: a second Ctrl-C must not kill the process before the file is removed
+    return [signal, handler] as const;
+  });
+  const outcome = await trim.outcome;
+  for (const [signal, handler] of handlers) process.off(signal, handler);
+  switch (outcome.kind) {
+    case 'done': {
+      const { lines, lastAt, startedAt } = outcome.trimmed;
+      err(`wrote ${options.out}: ${lines} lines, ${lastAt} ms from ${startedAt}`);
+      return EXIT.ok;
+    }
+    case 'usage':
+      err(`error: ${outcome.message}`);
       err(usageHint());
       return EXIT.usage;
-    }
-    const { lines, lastAt, startedAt } = trimToFile(source, options, options.out);
-    err(`wrote ${options.out}: ${lines} lines, ${lastAt} ms from ${startedAt}`);
-    return EXIT.ok;
-  } catch (error) {
-    err(`error: ${options.file}: ${messageOf(error)}`);
-    return EXIT.error;
+    case 'error':
+      err(`error: ${options.file}: ${outcome.message}`);
+      return EXIT.error;
+    case 'stopped':
+      err(`stopped: ${options.out} not written`);
+      return signalled ?? EXIT.interrupted;
   }
 }

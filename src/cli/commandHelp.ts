@@ -2,22 +2,36 @@
  * `rx-informer record|replay|trim --help` (or `-h`): the command's part of `--help`, and the options it names.
  */
 import { HELP } from './args.ts';
-import { isRecordCommand } from './recordArgs.ts';
-import { isReplayCommand } from './replayArgs.ts';
-import { isTrimCommand } from './trimCommand.ts';
+import { isRecordCommand, RECORD_OPTIONS } from './recordArgs.ts';
+import { isReplayCommand, REPLAY_OPTIONS } from './replayArgs.ts';
+import { isTrimCommand, TRIM_OPTIONS } from './trimCommand.ts';
 
-/**
- * The options each command takes, as HELP names them: its own (HELP's options of record, replay and trim), then the
- * shared ones (HELP's options; `-o` there is `--output`, which record and trim do not take).
- */
-const FLAGS: Record<'record' | 'replay' | 'trim', { readonly own: readonly string[]; readonly shared: readonly string[] }> = {
-  record: {
-    own: ['-o', '--max-bytes', '--duration', '--no-redact', '--encoding'],
-    shared: ['-n', '-l', '--field-selector', '--kubeconfig', '--context', '--encoding'],
-  },
-  replay: { own: ['--from'], shared: ['--output', '--utc', '--fields', '--ignore'] },
-  trim: { own: ['-o', '--from', '--resource'], shared: [] },
+type Command = 'record' | 'replay' | 'trim';
+
+/** Each command's parser options: its help is the entries of HELP that name them (one source: a flag is added once). */
+const PARSERS: Record<Command, Readonly<Record<string, { readonly type: string; readonly short?: string }>>> = {
+  record: RECORD_OPTIONS,
+  replay: REPLAY_OPTIONS,
+  trim: TRIM_OPTIONS,
 };
+
+const OWN = 'Options of record, replay and trim:';
+
+/** The options a parser takes, each by its names: `--name`, and `-x` for a short one. */
+export function parserFlags(command: Command): string[][] {
+  return Object.entries(PARSERS[command]).map(([name, option]) => [`--${name}`, ...(option.short ? [`-${option.short}`] : [])]);
+}
+
+/** The flags an entry's first line names (in its first 25 characters: `-n, --namespace NS`, `--from T, --to T`). */
+export function headFlags(head: string): string[] {
+  return head.slice(0, 25).match(/(?<=^|[ ,])--?[a-z][a-z-]*/g) ?? [];
+}
+
+/** Whether an entry of HELP's options of record, replay and trim is `command`'s: its text starts `record, trim:`. */
+function isOwnEntryOf(head: string, command: Command): boolean {
+  const commands = /^((?:record|replay|trim)(?:, (?:record|replay|trim))*):/.exec(head.slice(25).trim())?.[1];
+  return commands?.split(', ').includes(command) ?? false;
+}
 
 /** The entries (an option's line and the lines continuing it) of HELP's options section under `title`. */
 function entries(lines: readonly string[], title: string): string[][] {
@@ -31,27 +45,27 @@ function entries(lines: readonly string[], title: string): string[][] {
   return out;
 }
 
-/** The command's lines of HELP's usage, then its options: record, replay and trim's own first, then the shared ones. */
-function helpOf(command: 'record' | 'replay' | 'trim'): string {
+/**
+ * The command's lines of HELP's usage, then its options: its own entries of HELP's options of record, replay and
+ * trim (those whose text names it), then the entries of HELP's options that name a flag of its parser and none of
+ * those already shown (`-o` there is `--output`, which record and trim do not take; `--encoding` there is watch's).
+ */
+function helpOf(command: Command): string {
   const lines = HELP.split('\n');
   const start = lines.findIndex((line) => line.startsWith(`  rx-informer ${command} `));
   let end = start + 1;
   while (end < lines.length && lines[end] !== '' && !lines[end]!.startsWith('  rx-informer ')) end++;
   const usage = lines.slice(start, end);
-  const options: string[] = [];
-  const sections = [
-    ['Options of record, replay and trim:', FLAGS[command].own],
-    ['Options:', FLAGS[command].shared],
-  ] as const;
-  for (const [title, flags] of sections) {
-    for (const entry of entries(lines, title)) {
-      const head = entry[0]!.slice(0, 25);
-      if (flags.some((flag) => new RegExp(`(^|[ ,])${flag}\\b`).test(head))) options.push(...entry);
-    }
-  }
+  const own = entries(lines, OWN).filter((entry) => isOwnEntryOf(entry[0]!, command));
+  const shown = new Set(own.flatMap((entry) => headFlags(entry[0]!)));
+  const flags = new Set(parserFlags(command).flat());
+  const shared = entries(lines, 'Options:').filter((entry) => {
+    const named = headFlags(entry[0]!);
+    return named.some((flag) => flags.has(flag)) && !named.some((flag) => shown.has(flag));
+  });
   const blocks = [
     ['Usage:', ...usage],
-    ['Options:', ...options],
+    ['Options:', ...[...own, ...shared].flat()],
   ];
   return `${blocks.map((block) => block.join('\n')).join('\n\n')}\n\n\`rx-informer --help\` lists every command; docs/cli.md describes each option.\n`;
 }

@@ -3,8 +3,11 @@ import { parseByteSize, parseEncoding } from './args.ts';
 import type { Encoding } from '../pipeline.ts';
 import { printable } from './format.ts';
 
-/** `rx-informer record`'s options, long names (`--help` and docs/cli.md describe each). */
-const options = {
+/**
+ * `rx-informer record`'s options, long names (docs/cli.md describes each): `--help` (commandHelp.ts) shows the
+ * entries of HELP that name them.
+ */
+export const RECORD_OPTIONS = {
   namespace: { type: 'string', short: 'n' },
   selector: { type: 'string', short: 'l' },
   'field-selector': { type: 'string' },
@@ -16,8 +19,7 @@ const options = {
   'no-redact': { type: 'boolean' },
   encoding: { type: 'string' },
 } as const;
-
-export const RECORD_OPTION_NAMES: readonly string[] = Object.keys(options);
+const options = RECORD_OPTIONS;
 
 /** What `rx-informer record` is asked for, checked. */
 export interface RecordCommandOptions {

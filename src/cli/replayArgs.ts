@@ -7,7 +7,8 @@ import { splitPatterns } from './args.ts';
 import { printable } from './format.ts';
 import { parseWindow } from './recordArgs.ts';
 
-const options = {
+/** The parser's options: `--help` (commandHelp.ts) shows the entries of HELP that name them. */
+export const REPLAY_OPTIONS = {
   output: { type: 'string', short: 'o', default: 'pretty' },
   utc: { type: 'boolean' },
   fields: { type: 'string', multiple: true },
@@ -15,8 +16,7 @@ const options = {
   from: { type: 'string' },
   to: { type: 'string' },
 } as const;
-
-export const REPLAY_OPTION_NAMES: readonly string[] = Object.keys(options);
+const options = REPLAY_OPTIONS;
 
 export interface ReplayCommandOptions {
   readonly file: string;

@@ -4,12 +4,14 @@
 import { parseArgs } from 'node:util';
 import { parseWindow } from './recordArgs.ts';
 
-const options = {
+/** The parser's options: `--help` (commandHelp.ts) shows the entries of HELP that name them. */
+export const TRIM_OPTIONS = {
   from: { type: 'string' },
   to: { type: 'string' },
   output: { type: 'string', short: 'o' },
   resource: { type: 'string' },
 } as const;
+const options = TRIM_OPTIONS;
 
 export interface TrimCommandOptions {
   readonly file: string;

@@ -1,9 +1,12 @@
 /**
- * `rx-informer trim`'s writing: the window of a trace written to a file a line at a time, never half of one.
+ * `rx-informer trim`'s writing: the window of a trace written to a file a line at a time, never half of one; and
+ * {@link trimInWorker}, the same in a worker thread that a signal can stop.
  */
 import { closeSync, openSync, realpathSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, extname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import { writeTrimmedTrace, type TraceSource, type TrimWindow } from '../pipeline.ts';
 import { traceLineText } from '../internal.ts';
 
@@ -23,16 +26,21 @@ function target(out: string): string {
   }
 }
 
-/**
- * Writes the window of `source` to `out` as it is read (see `writeTrimmedTrace`): into a temporary file beside it,
- * renamed onto `out` once whole. So `out` may be the trace itself (or a link to it: the trace is read to the end
- * before the rename), and a cut that fails part way (a line that cannot be read) removes only the temporary file,
- * then throws: `out` is as it was, and no file cut short is left that would still read as a trace. A file replaced
- * keeps its permissions (a trace recorded with `--no-redact` is often kept private).
- */
-export function trimToFile(source: TraceSource, window: TrimWindow, out: string): Trimmed {
+/** The hidden temporary file {@link trimToFile} writes for `out`: beside the file `out` names. */
+export function tempFileFor(out: string): string {
   const path = target(out);
-  const temp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
+  return join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
+}
+
+/**
+ * Writes the window of `source` to `out` as it is read (see `writeTrimmedTrace`): into a temporary file beside it
+ * (`temp`), renamed onto `out` once whole. So `out` may be the trace itself (or a link to it: the trace is read to
+ * the end before the rename), and a cut that fails part way (a line that cannot be read, a write or a close that
+ * fails) removes the temporary file, then throws: `out` is as it was, and no file cut short is left that would still
+ * read as a trace. A file replaced keeps its permissions (a trace recorded with `--no-redact` is often kept private).
+ */
+export function trimToFile(source: TraceSource, window: TrimWindow, out: string, temp = tempFileFor(out)): Trimmed {
+  const path = target(out);
   const mode = modeOf(path);
   let fd: number | undefined;
   let lines = 0;
@@ -47,16 +55,75 @@ export function trimToFile(source: TraceSource, window: TrimWindow, out: string)
       else lastAt = line.at;
     });
     if (fd !== undefined) {
-      closeSync(fd);
+      const whole = fd;
       fd = undefined;
+      closeSync(whole);
       renameSync(temp, path);
     }
   } catch (error) {
-    if (fd !== undefined) closeSync(fd);
-    rmSync(temp, { force: true });
+    try {
+      if (fd !== undefined) closeSync(fd);
+    } finally {
+      rmSync(temp, { force: true });
+    }
     throw error;
   }
   return { lines, lastAt, startedAt };
+}
+
+/** What a trim in a worker came to. */
+export type TrimOutcome =
+  | { readonly kind: 'done'; readonly trimmed: Trimmed }
+  /** The window is the command line's fault (nothing written): exit 2. */
+  | { readonly kind: 'usage'; readonly message: string }
+  | { readonly kind: 'error'; readonly message: string }
+  /** Stopped by {@link TrimRun.stop}: the temporary file removed, `out` as it was. */
+  | { readonly kind: 'stopped' };
+
+export interface TrimRun {
+  readonly outcome: Promise<TrimOutcome>;
+  /** Stops the cut wherever it is (the worker terminated), then removes the temporary file. */
+  stop(): void;
+}
+
+/** What the worker (trimWorker.ts) is given. */
+export interface TrimJob {
+  readonly file: string;
+  readonly window: TrimWindow;
+  readonly out: string;
+  readonly temp: string;
+}
+
+/**
+ * `rx-informer trim`'s cut, in a worker thread. The cut is synchronous from the first line read to the rename, and a
+ * signal's handler runs only between tasks: on the main thread, Ctrl-C would wait for the whole cut (or, without a
+ * handler, kill the process and leave the temporary file). In a worker, the main thread hears the signal, stops it
+ * and removes the temporary file.
+ */
+export function trimInWorker(file: string, window: TrimWindow, out: string): TrimRun {
+  const job: TrimJob = { file, window, out, temp: tempFileFor(out) };
+  // trimWorker.ts beside this file in src/, trimWorker.js in dist/.
+  const entry = new URL(`./trimWorker${extname(fileURLToPath(import.meta.url))}`, import.meta.url);
+  const worker = new Worker(entry, { workerData: job, stdout: false, stderr: false });
+  let stopped = false;
+  let settled: TrimOutcome | undefined;
+  const outcome = new Promise<TrimOutcome>((resolve) => {
+    worker.once('message', (message: TrimOutcome) => (settled = message));
+    worker.once('error', (error) => (settled ??= { kind: 'error', message: error instanceof Error ? error.message : String(error) }));
+    worker.once('exit', () => {
+      // Whatever ended it, no temporary file stays (a cut that ended whole renamed it).
+      rmSync(job.temp, { force: true });
+      // A cut that ended before the stop took effect is what it came to.
+      resolve(settled ?? (stopped ? { kind: 'stopped' } : { kind: 'error', message: 'the trim worker ended without a word' }));
+    });
+  });
+  return {
+    outcome,
+    stop() {
+      stopped = true;
+      void worker.terminate();
+    },
+  };
 }
 
 /** The permission bits of the file at `path`, or the default for a new file (0o666, less the umask). */

@@ -20,6 +20,7 @@
  */
 import { closeSync, fstatSync, openSync, readSync, type Stats } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { longTimeout, type LongTimeout } from './longTimeout.ts';
 
 interface Line {
   readonly type: string;
@@ -213,39 +214,37 @@ function answerLine(line: Line, res: ServerResponse): void {
 }
 
 /** Plays one recorded request on a response, in real time from now: one timer at a time, each line read when it is due. */
-function play(recorded: Recorded, res: ServerResponse, timers: Set<NodeJS.Timeout>, read: ReadLine): void {
+function play(recorded: Recorded, res: ServerResponse, timers: Set<LongTimeout>, read: ReadLine): void {
   const start = Date.now();
   if (recorded.kind === 'watch') {
     res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' });
     res.flushHeaders();
   }
   let next = 0;
-  let timer: NodeJS.Timeout | undefined;
+  let timer: LongTimeout | undefined;
   res.once('close', () => {
-    if (timer) (clearTimeout(timer), timers.delete(timer));
+    if (timer) (timer.clear(), timers.delete(timer));
   });
   const schedule = () => {
     const outcome = recorded.outcomes[next];
     if (!outcome) return;
     const due = start + (outcome.at - recorded.at);
-    timer = setTimeout(
-      () => {
-        timers.delete(timer!);
-        timer = undefined;
-        // Everything due by now goes at once, in order.
-        while (
-          !res.destroyed &&
-          next < recorded.outcomes.length &&
-          start + (recorded.outcomes[next]!.at - recorded.at) <= Math.max(due, Date.now())
-        ) {
-          const line = read(recorded.outcomes[next++]!);
-          if (!line) return void res.destroy();
-          answerLine(line, res);
-        }
-        if (!res.destroyed) schedule();
-      },
-      Math.max(0, due - Date.now()),
-    );
+    // A gap between two lines may be longer than Node's timers take (24.8 days): longTimeout chains them.
+    timer = longTimeout(() => {
+      timers.delete(timer!);
+      timer = undefined;
+      // Everything due by now goes at once, in order.
+      while (
+        !res.destroyed &&
+        next < recorded.outcomes.length &&
+        start + (recorded.outcomes[next]!.at - recorded.at) <= Math.max(due, Date.now())
+      ) {
+        const line = read(recorded.outcomes[next++]!);
+        if (!line) return void res.destroy();
+        answerLine(line, res);
+      }
+      if (!res.destroyed) schedule();
+    }, due - Date.now());
     timers.add(timer);
   };
   schedule();
@@ -281,7 +280,7 @@ export function tracePlayer(trace: ReplayTrace): {
   };
   const cursors = new Map<string, number>(resources.map((r) => [r, 0]));
   const mismatches: string[] = [];
-  const timers = new Set<NodeJS.Timeout>();
+  const timers = new Set<LongTimeout>();
   return {
     answer(req, res) {
       const t = target(req);
@@ -317,7 +316,7 @@ export function tracePlayer(trace: ReplayTrace): {
       },
     },
     close() {
-      for (const timer of timers) clearTimeout(timer);
+      for (const timer of timers) timer.clear();
       timers.clear();
       bytes.close();
     },

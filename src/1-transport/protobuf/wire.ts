@@ -135,17 +135,17 @@ export function latin1(bytes: Buffer, start: number, end: number): string {
 /**
  * UTF-8 bytes as a flat string. Short ASCII strings come from a small cache keyed by a hash of their bytes,
  * checked byte for byte: most of an object's strings recur (enum values, label keys, images, node names), and one
- * shared copy is cheaper to make and to hold than one per object.
+ * shared copy is cheaper to make and to hold than one per object. Other strings are read by {@link utf8}.
  */
 const CACHE_SIZE = 4096;
 const cachedStrings: string[] = new Array<string>(CACHE_SIZE).fill('');
 export function str(start: number, end: number): string {
   const length = end - start;
-  if (length > 32 || length === 0) return length === 0 ? '' : (buf as unknown as Slicers).utf8Slice(start, end);
+  if (length > 32 || length === 0) return length === 0 ? '' : utf8(start, end);
   let hash = length;
   for (let i = start; i < end; i++) {
     const c = buf[i]!;
-    if (c >= 0x80) return (buf as unknown as Slicers).utf8Slice(start, end);
+    if (c >= 0x80) return utf8(start, end);
     hash = Math.imul(hash ^ c, 0x01000193);
   }
   const slot = (hash ^ (hash >>> 15)) & (CACHE_SIZE - 1);
@@ -154,6 +154,48 @@ export function str(start: number, end: number): string {
   const fresh = latin1(buf, start, end);
   cachedStrings[slot] = fresh;
   return fresh;
+}
+
+/**
+ * The bytes from `start` to `end` as the string a Kubernetes API server's JSON holds for them: Go's encoding/json
+ * writes one U+FFFD for each byte that does not begin a valid UTF-8 sequence (utf8.DecodeRune's size 1), where
+ * Node's decoder writes one per maximal subpart (WHATWG: a truncated 3-byte sequence is one U+FFFD, two in Go).
+ * Valid bytes cost what Node's slice costs, and a length check (every byte one character: nothing to mend, Node and
+ * Go agree) or a search for U+FFFD (absent from valid text but for the character itself, which the slow path keeps).
+ */
+export function utf8(start: number, end: number): string {
+  const s = (buf as unknown as Slicers).utf8Slice(start, end);
+  return s.length === end - start || s.indexOf('\uFFFD') === -1 ? s : goUtf8(start, end);
+}
+
+function goUtf8(start: number, end: number): string {
+  const parts: string[] = [];
+  let run = start;
+  for (let i = start; i < end;) {
+    const n = validSequence(i, end);
+    if (n > 0) i += n;
+    else {
+      parts.push((buf as unknown as Slicers).utf8Slice(run, i), '\uFFFD');
+      run = ++i;
+    }
+  }
+  parts.push((buf as unknown as Slicers).utf8Slice(run, end));
+  return parts.join('');
+}
+
+/** The length of the valid UTF-8 sequence at `i` (before `end`), or 0: Go's first-byte table and accept ranges. */
+function validSequence(i: number, end: number): number {
+  const lead = buf[i]!;
+  if (lead < 0x80) return 1;
+  if (lead < 0xc2 || lead > 0xf4) return 0; // continuation bytes, overlong C0/C1, past U+10FFFF and 5/6-byte leads
+  const n = lead < 0xe0 ? 2 : lead < 0xf0 ? 3 : 4;
+  if (end - i < n) return 0;
+  const second = buf[i + 1]!;
+  const lo = lead === 0xe0 ? 0xa0 : lead === 0xf0 ? 0x90 : 0x80; // overlong 3- and 4-byte forms
+  const hi = lead === 0xed ? 0x9f : lead === 0xf4 ? 0x8f : 0xbf; // surrogates, past U+10FFFF
+  if (second < lo || second > hi) return 0;
+  for (let k = 2; k < n; k++) if ((buf[i + k]! & 0xc0) !== 0x80) return 0;
+  return n;
 }
 
 function sameBytes(cached: string, start: number): boolean {
@@ -175,7 +217,7 @@ export function stringValue(end: number): string {
  */
 export function uniqueStringValue(end: number): string {
   const e = lengthEnd(end);
-  const s = e === pos ? '' : (buf as unknown as Slicers).utf8Slice(pos, e);
+  const s = e === pos ? '' : utf8(pos, e);
   pos = e;
   return s;
 }
