@@ -41,8 +41,8 @@ export interface TraceFileOptions {
  * burst's lines (at most a turn of the event loop's, at most the buffer's), never a part of one. `close()` writes what
  * is pending first: a signal's handler that closes the sink (as `rx-informer record`'s does) loses nothing. A burst is
  * a turn of the event loop rather than a synchronous run so that a watch stream read faster than it arrives (the
- * chunks of a turn: up to 32 reads of 64 KiB) is written in writes of the buffer's size, not one a chunk: the
- * kernel's cost per write and per page of a trace is most of what recording costs (docs/performance.md).
+ * chunks of a turn: up to 32 reads of 64 KiB) is written in writes of the buffer's size, not one a chunk: writing
+ * to the file, the kernel's part, is most of what recording a watch costs (docs/performance.md).
  *
  * ```ts
  * const file = traceFileSink('trace.jsonl');
