@@ -4,9 +4,12 @@
  * module of its own, compiled with the repository's strict compiler options,
  * and run.
  *
- * - `rx-informer`, its subpaths and `rx-informer-emulator` resolve to the
- *   sources (packageEntries.ts): through tsconfig `paths` for the compiler,
- *   through a module resolve hook (readmeExamplesHooks.ts) for Node.
+ * - They are compiled and run as a newcomer would in a clone, where dist/ is
+ *   not built: from a folder of the repository, with its tsconfig as it is,
+ *   and `node --conditions=rx-informer-source`. `rx-informer` (the package
+ *   naming itself), its subpaths and `rx-informer-emulator` then resolve to
+ *   their sources through the packages' `exports` (the `rx-informer-source`
+ *   condition; tsconfig's `customConditions` for the compiler).
  * - Each block must stand alone: no block sees another's declarations.
  * - A run passes when the process exits 0 by itself within the time limit, so
  *   an example must also let go of what it started (unsubscribe, close the
@@ -26,9 +29,8 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
-import { PACKAGE_ENTRIES } from './packageEntries.ts';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -147,10 +149,12 @@ function compile(dir: string, files: readonly string[]): Map<string, string[]> {
   return byFile;
 }
 
+/** How a sample is run in a clone (the README says so). */
+export const SOURCE_CONDITION_FLAG = '--conditions=rx-informer-source';
+
 function run(dir: string, file: string, timeoutMs: number): Promise<string | undefined> {
-  const hooks = pathToFileURL(join(ROOT, 'scripts/readmeExamplesHooks.ts')).href;
   return new Promise((resolveRun) => {
-    const child = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', '--import', hooks, join(dir, file)], {
+    const child = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', SOURCE_CONDITION_FLAG, join(dir, file)], {
       cwd: dir,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -196,7 +200,6 @@ export function writeWorkspace(blocks: readonly Block[]): Workspace {
           noEmit: true,
           // A block without imports is a module all the same: no block sees another's names.
           moduleDetection: 'force',
-          paths: Object.fromEntries(Object.entries(PACKAGE_ENTRIES).map(([name, path]) => [name, [fromDir(path)]])),
         },
         include: ['*.ts'],
       },
@@ -213,6 +216,17 @@ export function writeWorkspace(blocks: readonly Block[]): Workspace {
       modules.set(block, name);
     });
   return { dir, modules, dispose: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** The file the compiler resolves `specifier` to from the workspace, as it compiles the examples (undefined: none). */
+export function resolveFromWorkspace(workspace: Workspace, specifier: string): string | undefined {
+  const parsed = ts.getParsedCommandLineOfConfigFile(
+    join(workspace.dir, 'tsconfig.json'),
+    {},
+    { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => undefined },
+  );
+  if (!parsed) throw new Error(`cannot read ${join(workspace.dir, 'tsconfig.json')}`);
+  return ts.resolveModuleName(specifier, join(workspace.dir, 'example.ts'), parsed.options, ts.sys).resolvedModule?.resolvedFileName;
 }
 
 /** Compiles every module of the workspace as one program; the errors of each block (none: no entry). */

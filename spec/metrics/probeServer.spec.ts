@@ -36,7 +36,7 @@ async function open(server: Server, port: number): Promise<{ client: Socket; acc
 const ok = (_req: unknown, res: import('node:http').ServerResponse) => res.end('ok\n');
 
 describe('the probe server under slow and hostile clients', () => {
-  it('is configured with its limits: headers 10 s (checked by Node every 1 s, not 30 s), 8 KiB, 64 connections', () => {
+  it('is configured with its limits: headers 10 s (checked by Node every 1 s, not 30 s), 8 KiB, 64 connections, answers 10 s, 100 requests a connection', () => {
     // Node sets both from the options; its types do not list them.
     const server = probeServer(ok) as Server & { readonly connectionsCheckingInterval: number; readonly maxHeaderSize: number };
     expect(PROBE_SERVER_LIMITS).toEqual({
@@ -45,12 +45,14 @@ describe('the probe server under slow and hostile clients', () => {
       checkIntervalMs: 1_000,
       maxHeaderBytes: 8_192,
       maxConnections: 64,
+      responseTimeoutMs: 10_000,
+      maxRequestsPerSocket: 100,
     });
     expect(server.headersTimeout).toBe(10_000);
     expect(server.requestTimeout).toBe(10_000);
     expect(server.connectionsCheckingInterval).toBe(1_000);
     expect(server.maxHeaderSize).toBe(8_192);
-    expect(server.maxConnections).toBe(64);
+    expect(server.maxRequestsPerSocket).toBe(100);
   });
 
   it('closes a connection whose headers are not in at 10 s (default), by its own timer: a slowloris lives 10 s, not 30–40', async () => {
@@ -106,19 +108,91 @@ describe('the probe server under slow and hostile clients', () => {
     if (response !== '') expect(response).toMatch(/^HTTP\/1\.1 405 Method Not Allowed\r\n[\s\S]*Connection: close\r\n/i);
   });
 
-  it('closes connections beyond its cap as they arrive', async () => {
-    const server = probeServer(ok, { ...PROBE_SERVER_LIMITS, maxConnections: 2 });
+  it('closes a client that does not read its answer 10 s (default) after its request: the answer is not held for good', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const big = Buffer.alloc(16 * 2 ** 20, 'x'); // more than the socket buffers take
+    let asked!: () => void;
+    const handled = new Promise<void>((resolve) => (asked = resolve));
+    const server = probeServer((_req, res) => {
+      res.writeHead(200, { 'Content-Length': big.length }).end(big);
+      asked();
+    });
     const port = await listening(server);
-    const first = await open(server, port);
-    const second = await open(server, port);
-    const dropped = new Promise<void>((resolve) => server.once('drop', () => resolve()));
-    const third = connect(port, '127.0.0.1');
-    sockets.push(third);
-    third.on('error', () => undefined);
-    await dropped;
-    await new Promise<void>((resolve) => third.once('close', () => resolve()));
-    expect(first.accepted.destroyed).toBe(false);
-    expect(second.accepted.destroyed).toBe(false);
+    const { client, accepted, closed } = await open(server, port);
+    client.pause(); // and never reads
+    client.write('GET /big HTTP/1.1\r\nHost: x\r\n\r\n');
+    await handled;
+    vi.advanceTimersByTime(PROBE_SERVER_LIMITS.responseTimeoutMs - 1);
+    expect(accepted.destroyed).toBe(false);
+    vi.advanceTimersByTime(1);
+    expect(accepted.destroyed).toBe(true);
+    client.destroy();
+    await closed;
+  });
+
+  it('answers a kubelet probe when 64 kept-alive clients (the default cap) hold every connection: the one idle the longest makes room', async () => {
+    const server = probeServer(ok);
+    const port = await listening(server);
+    const held: { client: Socket; accepted: Socket }[] = [];
+    for (let i = 0; i < PROBE_SERVER_LIMITS.maxConnections; i++) {
+      const c = await open(server, port);
+      const answered = new Promise<void>((resolve) => c.client.once('data', () => resolve()));
+      c.client.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+      await answered;
+      held.push(c);
+    }
+    // The first again, so that the second is now the one idle the longest.
+    const again = new Promise<void>((resolve) => held[0]!.client.once('data', () => resolve()));
+    held[0]!.client.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+    await again;
+    const probe = await open(server, port);
+    let answer = '';
+    probe.client.on('data', (d: Buffer) => (answer += d.toString('latin1')));
+    probe.client.write('GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    await probe.closed;
+    expect(answer).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    expect(held[1]!.accepted.destroyed).toBe(true);
+    expect(held.filter((c) => c.accepted.destroyed)).toHaveLength(1);
+  });
+
+  it('closes a connection beyond its cap when every one is being answered', async () => {
+    const pending: import('node:http').ServerResponse[] = [];
+    let asked: () => void = () => undefined;
+    const server = probeServer(
+      (_req, res) => {
+        pending.push(res);
+        asked();
+      },
+      { ...PROBE_SERVER_LIMITS, maxConnections: 2 },
+    );
+    const port = await listening(server);
+    const busy = [await open(server, port), await open(server, port)];
+    for (const c of busy) {
+      const handled = new Promise<void>((resolve) => (asked = resolve));
+      c.client.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+      await handled;
+    }
+    const third = await open(server, port);
+    await third.closed;
+    expect(busy.map((c) => c.accepted.destroyed)).toEqual([false, false]);
+    for (const res of pending) res.end('ok\n');
+  });
+
+  it('answers at most 100 requests (default) on one connection, the last with Connection: close, then closes it', async () => {
+    const server = probeServer(ok);
+    server.keepAliveTimeout = 600_000;
+    const port = await listening(server);
+    const { client, closed } = await open(server, port);
+    let answers = '';
+    client.on('data', (d: Buffer) => (answers += d.toString('latin1')));
+    client.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(150));
+    // Closed once the 100th answer is written: not by a timer (ours are fake here, and Node's idle close is 10 minutes).
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    await closed;
+    const statuses = answers.match(/HTTP\/1\.1 \d+/g) ?? [];
+    expect(statuses).toEqual(Array.from({ length: 100 }, () => 'HTTP/1.1 200'));
+    const last = answers.split('HTTP/1.1 200 OK').at(-1)!;
+    expect(last).toMatch(/\r\nConnection: close\r\n/i);
   });
 
   it('serve() listens on every interface by default, and on the address given', async () => {

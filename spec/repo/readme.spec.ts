@@ -3,6 +3,9 @@
  * docs/*.md compiles under the repository's strict options and, unless marked
  * `no-run`, runs to a clean exit by itself (scripts/readmeExamples.ts).
  *
+ * They are compiled and run as a newcomer would in a clone (no dist/): the
+ * repository's tsconfig, `node --conditions=rx-informer-source`.
+ *
  * A few probe blocks share the compiled program with the real ones, to show
  * that each kind of breakage is caught: a type error, the narrowing that
  * `ofType` must keep, an exception, an example that never ends.
@@ -16,11 +19,13 @@ import {
   compileWorkspace,
   documentationFiles,
   extractBlocks,
+  resolveFromWorkspace,
   runBlock,
   writeWorkspace,
   type Block,
   type Workspace,
 } from '../../scripts/readmeExamples.ts';
+import { PACKAGE_ENTRIES } from '../../scripts/packageEntries.ts';
 
 /** Generous: a run takes a few seconds (loading the sources), and a hang is what this bounds, not speed. */
 const RUN_TIMEOUT_MS = 90_000;
@@ -41,6 +46,17 @@ const probes = {
   ),
   throws: probe(`throw new Error('an example that fails');\n`),
   neverEnds: probe(`setInterval(() => {}, 1_000);\n`),
+  // Node resolves every entry to its sources (not to dist/, which a clone has not built).
+  entries: probe(
+    [
+      `const sources: Record<string, string> = ${JSON.stringify(PACKAGE_ENTRIES)};`,
+      `for (const [name, source] of Object.entries(sources)) {`,
+      `  const url = import.meta.resolve(name);`,
+      `  if (!url.endsWith('/' + source)) throw new Error(name + ' resolves to ' + url);`,
+      `}`,
+      ``,
+    ].join('\n'),
+  ),
 };
 
 let workspace: Workspace;
@@ -61,6 +77,13 @@ describe('the documentation', () => {
 
   it('README.md is a doorway: at most 25 KB', () => {
     expect(statSync(join(ROOT, 'README.md')).size).toBeLessThanOrEqual(25 * 1024);
+  });
+
+  it('resolves each entry to its sources in a clone, for the compiler and for node --conditions=rx-informer-source', async () => {
+    for (const [name, source] of Object.entries(PACKAGE_ENTRIES))
+      expect(resolveFromWorkspace(workspace, name), name).toBe(join(ROOT, source));
+    expect(compileErrors.get(probes.entries) ?? []).toEqual([]);
+    expect(await runBlock(workspace, probes.entries, RUN_TIMEOUT_MS)).toBeUndefined();
   });
 
   it('compiler options are sound (no error outside the examples)', () => {

@@ -20,7 +20,7 @@ import { isRecord } from '../util/isRecord.ts';
  *   decoded (not JSON, gzip that does not inflate, a Content-Encoding not asked for).
  * - `ListTooLong`: a list's continue chain repeated a token, or went past `maxListPages` pages,
  *   `maxListObjects` objects or `http.maxListTotalBytes` bytes without completing; the reflector drops it and
- *   relists after the backoff.
+ *   relists after the backoff. Discovery past `maxGroupVersions` or `maxResources` fails with it too.
  * - `UnknownEventType`: a watch event whose `type` is not one Kubernetes defines.
  * - `ValidationFailed`: an object the resource's zod schema rejects (see `issues`), whose
  *   kind is not the resource's, or whose schema (a refinement) threw. The cache keeps the key's
@@ -35,7 +35,8 @@ import { isRecord } from '../util/isRecord.ts';
  * - `NotAcceptable`: a notice, not a failure (status 406, once per ListWatch): the server does not serve
  *   PartialObjectMetadata, so a metadata-only informer fetches full objects and cuts them down on arrival.
  * - `ResponseTooLarge`: a response body (list page, error Status, discovery document) passed its byte limit
- *   (see docs/reliability.md, "Limits"); the request was aborted. A failed request like a 5xx: backoff, then again.
+ *   (see docs/reliability.md, "Limits"), or discovery's documents together passed `maxTotalBytes`; the request was
+ *   aborted. A failed request like a 5xx: backoff, then again.
  */
 export type ErrorReason =
   | 'Expired'

@@ -123,9 +123,10 @@ export interface Informer<T> {
   on(handler: EventHandler<T>): Subscription;
   /**
    * The `on()` handlers' backlog and how long they take, now (read at scrape time by `serve()`'s
-   * `/metrics`). Every informer of this library has it; an informer made by hand may leave it out.
+   * `/metrics`). Every informer has it (every one is made by `informerFromSource`; the sharded, many-namespace
+   * and dynamic ones spread it).
    */
-  readonly handlerMetrics?: () => HandlerMetrics;
+  readonly handlerMetrics: () => HandlerMetrics;
 }
 
 const shared = { bufferSize: 1, refCount: true } as const;

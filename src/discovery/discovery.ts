@@ -1,8 +1,8 @@
-import { Observable, catchError, forkJoin, map, of, switchMap } from 'rxjs';
+import { Observable, catchError, forkJoin, from, map, mergeMap, of, reduce, switchMap } from 'rxjs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { InformerError } from '../0-model/errors.ts';
 import { customResource, type Resource } from '../0-model/resources.ts';
-import { getJson, type HttpTransportOptions } from '../1-transport/httpTransport.ts';
+import { formatBytes, getJson, type HttpTransportOptions } from '../1-transport/httpTransport.ts';
 import { isRecord } from '../util/isRecord.ts';
 
 /** One resource as discovery describes it. */
@@ -100,7 +100,14 @@ export function assembleDiscovery(
   lists: readonly { readonly groupVersion: GroupVersion; readonly body: unknown }[],
   failures: readonly DiscoveryFailure[] = [],
 ): Discovery {
-  const all = lists.flatMap(({ groupVersion: gv, body }) => parseResourceList(gv.group, gv.version, body, gv.preferred));
+  return fromResources(
+    lists.flatMap(({ groupVersion: gv, body }) => parseResourceList(gv.group, gv.version, body, gv.preferred)),
+    failures,
+  );
+}
+
+/** Discovery from every resource of every group version, in the server's group order. */
+function fromResources(all: readonly DiscoveredResource[], failures: readonly DiscoveryFailure[]): Discovery {
   const chosen = new Map<string, DiscoveredResource>();
   // Preferred versions first, then the others in the server's order: the first one seen wins.
   for (const r of [...all.filter((r) => r.preferred), ...all.filter((r) => !r.preferred)]) {
@@ -113,13 +120,49 @@ export function assembleDiscovery(
 }
 
 /**
+ * The bounds of one discovery round as a whole (each document is bounded by the transport's `maxDocumentBytes`).
+ * Past a cap, `discover()` fails with an `InformerError` naming it, and the requests in flight are aborted.
+ */
+export interface DiscoveryLimits {
+  /** Group-version documents requested at once (default 16); the others wait for one of them to end. */
+  readonly maxConcurrentRequests?: number;
+  /** Group versions `/api` and `/apis` may list (default 2,000); past it: `ListTooLong`, nothing else is requested. */
+  readonly maxGroupVersions?: number;
+  /** Resources (subresources left out) all group versions may list together (default 20,000); past it: `ListTooLong`. */
+  readonly maxResources?: number;
+  /** Bytes of JSON all group-version documents may hold together (default 64 MiB); past it: `ResponseTooLarge`. */
+  readonly maxTotalBytes?: number;
+}
+
+/** The defaults of {@link DiscoveryLimits}. */
+export const DISCOVERY_LIMITS: Required<DiscoveryLimits> = {
+  maxConcurrentRequests: 16,
+  maxGroupVersions: 2000,
+  maxResources: 20_000,
+  maxTotalBytes: 64 * 1024 * 1024,
+};
+
+/**
  * The transport options discovery's requests use (each request is bounded by `requestTimeoutMs`, default 30 s,
- * each document by `maxDocumentBytes`, default 4 MiB, each error body by `maxErrorBodyBytes`, default 1 MiB).
+ * each document by `maxDocumentBytes`, default 4 MiB, each error body by `maxErrorBodyBytes`, default 1 MiB),
+ * and the bounds of the round as a whole ({@link DiscoveryLimits}).
  */
 export type DiscoveryOptions = Pick<
   HttpTransportOptions,
   'userAgent' | 'requestTimeoutMs' | 'listIdleTimeoutMs' | 'maxDocumentBytes' | 'maxErrorBodyBytes' | 'protocol' | 'http2' | 'compression'
->;
+> &
+  DiscoveryLimits;
+
+/** A limit as given, or its default when it is not a positive number (`Infinity` turns a cap off). */
+function limitsOf(options: DiscoveryLimits): Required<DiscoveryLimits> {
+  const pick = (value: number | undefined, fallback: number) => (value !== undefined && value > 0 ? value : fallback);
+  return {
+    maxConcurrentRequests: Math.max(1, Math.floor(pick(options.maxConcurrentRequests, DISCOVERY_LIMITS.maxConcurrentRequests))),
+    maxGroupVersions: pick(options.maxGroupVersions, DISCOVERY_LIMITS.maxGroupVersions),
+    maxResources: pick(options.maxResources, DISCOVERY_LIMITS.maxResources),
+    maxTotalBytes: pick(options.maxTotalBytes, DISCOVERY_LIMITS.maxTotalBytes),
+  };
+}
 
 /** What a JSON value is, for a message (never the value itself: it may be huge). */
 function shapeOf(value: unknown): string {
@@ -141,9 +184,12 @@ function invalidDocument(path: string, body: unknown, kind: string, field: strin
   return new InformerError('MalformedLine', `GET ${path}: the response is not an ${kind} (${wrong})`, { phase: 'list' });
 }
 
+/** Fetches one discovery document: the transport's `getJson` (a fake in the spec). */
+export type FetchDocument = (path: string) => Observable<unknown>;
+
 /** The document at `path`, or an error if it is not the `kind` it should be. */
-function getDocument(kc: KubeConfig, path: string, options: DiscoveryOptions, kind: string, field: string): Observable<unknown> {
-  return getJson(kc, path, options).pipe(
+function getDocument(fetch: FetchDocument, path: string, kind: string, field: string): Observable<unknown> {
+  return fetch(path).pipe(
     map((body) => {
       const invalid = invalidDocument(path, body, kind, field);
       if (invalid) throw invalid;
@@ -156,46 +202,102 @@ function groupVersionName(gv: Pick<GroupVersion, 'group' | 'version'>): string {
   return gv.group ? `${gv.group}/${gv.version}` : gv.version;
 }
 
+/** One group version read: its resources (the document itself is not kept) and its size, or why it could not be. */
+interface GroupVersionRead {
+  readonly index: number;
+  readonly resources: readonly DiscoveredResource[];
+  readonly bytes: number;
+  readonly failure?: DiscoveryFailure;
+}
+
+function readGroupVersion(fetch: FetchDocument, groupVersion: GroupVersion, index: number): Observable<GroupVersionRead> {
+  const path = groupVersion.group ? `/apis/${groupVersion.group}/${groupVersion.version}` : `/api/${groupVersion.version}`;
+  return getDocument(fetch, path, 'APIResourceList', 'resources').pipe(
+    map((body) => ({
+      index,
+      resources: parseResourceList(groupVersion.group, groupVersion.version, body, groupVersion.preferred),
+      // The document's JSON as read (bar whitespace): what it cost, whatever of it discovery keeps.
+      bytes: Buffer.byteLength(JSON.stringify(body)),
+    })),
+    catchError((error: unknown) =>
+      of({
+        index,
+        resources: [],
+        bytes: 0,
+        failure: {
+          groupVersion: groupVersionName(groupVersion),
+          error: error instanceof InformerError ? error : new InformerError('Unknown', String(error)),
+        },
+      }),
+    ),
+  );
+}
+
+/** What the group versions read so far add up to. */
+interface Tally {
+  readonly reads: GroupVersionRead[];
+  resources: number;
+  bytes: number;
+}
+
+/** Adds one group version to the tally; throws past `maxResources` or `maxTotalBytes`. */
+function tallied(tally: Tally, read: GroupVersionRead, limits: Required<DiscoveryLimits>): Tally {
+  tally.reads.push(read);
+  tally.resources += read.resources.length;
+  tally.bytes += read.bytes;
+  if (tally.resources > limits.maxResources)
+    throw new InformerError(
+      'ListTooLong',
+      `discovery: the group versions list more than maxResources (${limits.maxResources}) resources (${tally.resources} in ${tally.reads.length} of them)`,
+      { phase: 'list' },
+    );
+  if (tally.bytes > limits.maxTotalBytes)
+    throw new InformerError(
+      'ResponseTooLarge',
+      `discovery: the group-version documents hold more than maxTotalBytes (${formatBytes(limits.maxTotalBytes)}): ${tally.bytes} bytes in ${tally.reads.length} of them`,
+      { phase: 'list' },
+    );
+  return tally;
+}
+
 /**
  * Discovers the resources a server serves: the core group's versions from
  * `/api`, every named group's versions from `/apis`, then each group version's
  * resource list. A group version that cannot be read is a `failure`, not an
  * error (aggregated APIs are often down); `/api` or `/apis` failing is an error.
+ * Bounded as a whole by {@link DiscoveryLimits}: a few requests at once, and caps
+ * on group versions, resources and bytes, each an error past it.
  */
 export function discover(kc: KubeConfig, options: DiscoveryOptions = {}): Observable<Discovery> {
-  return forkJoin([
-    getDocument(kc, '/api', options, 'APIVersions', 'versions'),
-    getDocument(kc, '/apis', options, 'APIGroupList', 'groups'),
-  ]).pipe(
-    map(([api, apis]) => parseGroupVersions(api, apis)),
+  return discoverWith((path) => getJson(kc, path, options), options);
+}
+
+/** {@link discover} with its requests made by `fetch`. */
+export function discoverWith(fetch: FetchDocument, options: DiscoveryLimits = {}): Observable<Discovery> {
+  const limits = limitsOf(options);
+  return forkJoin([getDocument(fetch, '/api', 'APIVersions', 'versions'), getDocument(fetch, '/apis', 'APIGroupList', 'groups')]).pipe(
+    map(([api, apis]) => {
+      const groupVersions = parseGroupVersions(api, apis);
+      if (groupVersions.length > limits.maxGroupVersions)
+        throw new InformerError(
+          'ListTooLong',
+          `discovery: /api and /apis list ${groupVersions.length} group versions, more than maxGroupVersions (${limits.maxGroupVersions})`,
+          { phase: 'list' },
+        );
+      return groupVersions;
+    }),
     switchMap((groupVersions) =>
-      groupVersions.length === 0
-        ? of(assembleDiscovery([]))
-        : forkJoin(
-            groupVersions.map((groupVersion) => {
-              const path = groupVersion.group ? `/apis/${groupVersion.group}/${groupVersion.version}` : `/api/${groupVersion.version}`;
-              return getDocument(kc, path, options, 'APIResourceList', 'resources').pipe(
-                map((body) => ({ groupVersion, body, failure: undefined })),
-                catchError((error: unknown) =>
-                  of({
-                    groupVersion,
-                    body: undefined,
-                    failure: {
-                      groupVersion: groupVersionName(groupVersion),
-                      error: error instanceof InformerError ? error : new InformerError('Unknown', String(error)),
-                    },
-                  }),
-                ),
-              );
-            }),
-          ).pipe(
-            map((parts) =>
-              assembleDiscovery(
-                parts,
-                parts.flatMap((p) => (p.failure ? [p.failure] : [])),
-              ),
-            ),
-          ),
+      from(groupVersions).pipe(
+        mergeMap((groupVersion, index) => readGroupVersion(fetch, groupVersion, index), limits.maxConcurrentRequests),
+        reduce((tally: Tally, read) => tallied(tally, read, limits), { reads: [], resources: 0, bytes: 0 }),
+        map(({ reads }) => {
+          const inOrder = [...reads].sort((a, b) => a.index - b.index);
+          return fromResources(
+            inOrder.flatMap((r) => r.resources),
+            inOrder.flatMap((r) => (r.failure ? [r.failure] : [])),
+          );
+        }),
+      ),
     ),
   );
 }

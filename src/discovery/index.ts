@@ -14,6 +14,7 @@ export {
   type DiscoveredResource,
   type Discovery,
   type DiscoveryFailure,
+  type DiscoveryLimits,
   type DiscoveryOptions,
   type GroupVersion,
   type ResourceNameReason,

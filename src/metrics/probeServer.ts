@@ -11,8 +11,19 @@ export interface ProbeServerLimits {
   readonly checkIntervalMs: number;
   /** Request headers larger than this (bytes) are answered 431. */
   readonly maxHeaderBytes: number;
-  /** Connections open at once; more are closed as they arrive (kubelet probes and a scraper need a handful). */
+  /**
+   * Connections open at once. One more arriving at the cap closes the connection idle the longest (not being answered:
+   * waiting for its first or next request) to make room, so a kubelet probe gets in however many kept-alive clients
+   * hold the others; when every one is being answered, the newcomer is closed.
+   */
   readonly maxConnections: number;
+  /** From a request's headers until its answer is all written (ms): a client that does not read it is closed. */
+  readonly responseTimeoutMs: number;
+  /**
+   * Requests answered on one connection: the last is answered with `Connection: close` (Node's `maxRequestsPerSocket`;
+   * any request after it, pipelined, 503) and the connection closed once it is written (Node 20 left it open).
+   */
+  readonly maxRequestsPerSocket: number;
 }
 
 export const PROBE_SERVER_LIMITS: ProbeServerLimits = {
@@ -21,6 +32,8 @@ export const PROBE_SERVER_LIMITS: ProbeServerLimits = {
   checkIntervalMs: 1_000,
   maxHeaderBytes: 8_192,
   maxConnections: 64,
+  responseTimeoutMs: 10_000,
+  maxRequestsPerSocket: 100,
 };
 
 /** A request that says it carries a body: a length other than 0, or a transfer encoding (chunked). */
@@ -29,15 +42,25 @@ export function hasBody(req: IncomingMessage): boolean {
   return (length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined;
 }
 
+/** A connection the server holds: the timer running on it, and how many of its requests are being answered. */
+interface Held {
+  timer: ReturnType<typeof setTimeout> | undefined;
+  answering: number;
+  requests: number;
+}
+
 /**
  * A `node:http` server for probes and scrapes, bounded against a slow or hostile client:
  *
  * - Headers within `headersTimeoutMs` of the connection opening (or of the last response on a kept-alive one), by a
  *   timer of our own: Node checks its `headersTimeout` only every `connectionsCheckingInterval`, so a slow client
  *   could hold a connection three or four times as long. Node's check stays as a second line, every `checkIntervalMs`.
+ * - Each answer all written within `responseTimeoutMs` of its request: a client that asks for a large answer and
+ *   never reads it is closed (the answer's bytes freed).
  * - No body is read: a request that carries one is answered with `Connection: close` and the connection closed as
  *   soon as the answer is written (a 405 to a 200 MiB POST does not drain it; the client may see a reset).
- * - At most `maxConnections` connections; more are closed at once.
+ * - At most `maxConnections` connections: one more closes the one idle the longest (or, none idle, itself); at most
+ *   `maxRequestsPerSocket` requests on one, the connection closed after the last.
  *
  * `handle` answers; the timers are `setTimeout`/`clearTimeout` (fake timers in tests).
  */
@@ -45,18 +68,27 @@ export function probeServer(
   handle: (req: IncomingMessage, res: ServerResponse) => void,
   limits: ProbeServerLimits = PROBE_SERVER_LIMITS,
 ): Server {
-  const waiting = new WeakMap<Socket, ReturnType<typeof setTimeout>>();
+  // In the order of their last answer (or of their opening): the first idle one is the one idle the longest.
+  const held = new Map<Socket, Held>();
   const disarm = (socket: Socket) => {
-    const timer = waiting.get(socket);
-    if (timer !== undefined) clearTimeout(timer);
-    waiting.delete(socket);
+    const h = held.get(socket);
+    if (h?.timer !== undefined) clearTimeout(h.timer);
+    if (h) h.timer = undefined;
   };
   const arm = (socket: Socket) => {
     disarm(socket);
-    if (socket.destroyed) return;
+    const h = held.get(socket);
+    if (!h || socket.destroyed) return;
     const timer = setTimeout(() => socket.destroy(), limits.headersTimeoutMs);
     (timer as { unref?: () => void }).unref?.();
-    waiting.set(socket, timer);
+    h.timer = timer;
+  };
+  const answered = (socket: Socket, h: Held) => {
+    h.answering--;
+    if (h.answering > 0 || !held.has(socket)) return;
+    held.delete(socket);
+    held.set(socket, h);
+    arm(socket);
   };
 
   const server = createServer(
@@ -68,21 +100,50 @@ export function probeServer(
     },
     (req, res) => {
       const socket = req.socket;
+      const h = held.get(socket) ?? { timer: undefined, answering: 0, requests: 0 };
       disarm(socket);
-      if (hasBody(req)) {
+      h.answering++;
+      h.requests++;
+      const deadline = setTimeout(() => socket.destroy(), limits.responseTimeoutMs);
+      (deadline as { unref?: () => void }).unref?.();
+      res.once('close', () => clearTimeout(deadline));
+      if (hasBody(req) || h.requests >= limits.maxRequestsPerSocket) {
         res.shouldKeepAlive = false;
         res.setHeader('Connection', 'close');
         res.on('finish', () => socket.destroy());
       } else {
-        res.on('finish', () => arm(socket));
+        res.on('finish', () => {
+          clearTimeout(deadline);
+          answered(socket, h);
+        });
       }
       handle(req, res);
     },
   );
-  server.maxConnections = limits.maxConnections;
+  server.maxRequestsPerSocket = limits.maxRequestsPerSocket;
   server.on('connection', (socket: Socket) => {
+    if (held.size >= limits.maxConnections && !makeRoom(held)) {
+      socket.destroy();
+      return;
+    }
+    held.set(socket, { timer: undefined, answering: 0, requests: 0 });
     arm(socket);
-    socket.once('close', () => disarm(socket));
+    socket.once('close', () => {
+      disarm(socket);
+      held.delete(socket);
+    });
   });
   return server;
+}
+
+/** Closes the connection idle the longest; false when every connection is being answered. */
+function makeRoom(held: Map<Socket, Held>): boolean {
+  for (const [socket, h] of held) {
+    if (h.answering > 0) continue;
+    if (h.timer !== undefined) clearTimeout(h.timer);
+    held.delete(socket);
+    socket.destroy();
+    return true;
+  }
+  return false;
 }

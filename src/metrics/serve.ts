@@ -52,7 +52,8 @@ export type Served =
  *
  * `/metrics` has one series per label set: informers of one resource are summed, or their worst
  * shown. The server is bounded against slow and hostile clients (`PROBE_SERVER_LIMITS`: headers
- * within 10 s, no body read, at most 64 connections).
+ * within 10 s, each answer written within 10 s, no body read, at most 64 connections, the one idle the
+ * longest closed to make room for a new one, at most 100 requests on one).
  *
  * Cold: subscribing starts the server (and the informers: it subscribes their health and
  * metrics) and emits where it listens; unsubscribing closes it. A failure to listen
@@ -127,6 +128,7 @@ export function serve(informers: Served, options: ServeOptions = {}): Observable
           }
           const snapshots = [...metrics.values()].flatMap((m) => (m.latest ? [m.latest] : []));
           const handlers = [...metrics.keys()].flatMap((i) => {
+            // Every Informer has it; an object cast to one (plain JavaScript) may not, and costs no scrape.
             const m = i.handlerMetrics?.();
             return m ? [{ name: resourceName(i.resource), ...m }] : [];
           });
