@@ -3,8 +3,9 @@
  * ≈ 4.7 KB pod events (2,000 lines, cycled), parsed as the transport parses them, pushed through `record` into a
  * trace file, in bursts of 14 events (a 64 KiB socket chunk) with a microtask between bursts, as a watch
  * stream read faster than it arrives delivers them within one turn of the event loop (the file sink writes at the
- * end of a turn or when its 256 KiB buffer is full: here, every ≈ 53 events). CPU time (user + system) of this process per event, for each way, and its system share (the
- * kernel's: writing the trace to the file is most of it, see docs/performance.md "Recording a watch, end to end"):
+ * end of a turn or when its 256 KiB buffer is full: here, every ≈ 53 events). CPU time (user + system) of this
+ * process per event, for each way, and its system share (the kernel's: writing the trace to the file is most of it,
+ * see docs/performance.md "Recording a watch, end to end"):
  *
  *   parse         JSON.parse of each line alone (what the informer's transport does anyway, for scale)
  *   pass          frames through a ListWatch not recorded (the baseline of the three below)
