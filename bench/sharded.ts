@@ -12,7 +12,8 @@
  *
  * CPU is the contender process's user + system time from subscribing to `synced$`; heap is
  * `heapUsed` after GC, minus the process's heap before the informer started. Medians over the
- * repetitions. Writes bench/results/sharded-latest.{md,json}.
+ * repetitions. Writes bench/results/sharded-latest.{md,json}. `--gzip`: the workload server gzips
+ * lists (as kube-apiserver; the contenders ask it by default), a run not recorded.
  */
 import { spawn } from 'node:child_process';
 import { cpus } from 'node:os';
@@ -38,10 +39,12 @@ const only = onlyAt >= 0 ? process.argv[onlyAt + 1]?.split(',') : undefined;
 const flagsAt = process.argv.indexOf('--node-flags');
 /** Extra Node/V8 flags for every contender process (e.g. `--node-flags "--single-threaded-gc"`); a run with them is not recorded. */
 const nodeFlags = flagsAt >= 0 ? (process.argv[flagsAt + 1] ?? '').split(' ').filter(Boolean) : [];
+/** `--gzip`: the workload server gzips lists (level 1, as kube-apiserver over 128 KiB), which the contenders ask for by default; a run with it is not recorded. */
+const gzip = process.argv.includes('--gzip');
 
 const server = spawn(
   process.execPath,
-  [join(here, 'workload', 'server.ts'), JSON.stringify({ pods: PODS, events: 0, relist: false, seed: 1, protobuf: true })],
+  [join(here, 'workload', 'server.ts'), JSON.stringify({ pods: PODS, events: 0, relist: false, seed: 1, protobuf: true, gzip })],
   {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   },
@@ -196,7 +199,7 @@ for (let replica = 0; replica < 3; replica++) {
 }
 const text = lines.join('\n');
 console.log(`\n${text}`);
-if (only || nodeFlags.length > 0) process.exit(0); // a partial run is not recorded
+if (only || nodeFlags.length > 0 || gzip) process.exit(0); // a partial run is not recorded
 mkdirSync(join(here, 'results'), { recursive: true });
 writeFileSync(join(here, 'results', 'sharded-latest.md'), `${text}\n`);
 writeFileSync(

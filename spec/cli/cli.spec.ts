@@ -8,7 +8,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import type * as http from 'node:http';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { startApiServer, type ApiServer } from 'rx-informer-emulator';
 import { MAIN, NODE, cli, cliRuns, expectNoStack, killAll, receiver, until } from './support.ts';
 
@@ -16,12 +16,15 @@ const SYNCED = /^synced \d+ resources?, \d+ objects? in \d+ ms/;
 
 let api: ApiServer;
 let kubeconfig: string;
+/** What the CLI says on stderr once it has read the kubeconfig, before its first request. */
+let CONNECTING: string;
 
 beforeAll(async () => {
   api = await startApiServer({ tls: true, token: 'emulator-token', bookmarkIntervalMs: 200 });
   const dir = mkdtempSync(join(tmpdir(), 'rx-informer-cli-'));
   kubeconfig = join(dir, 'config');
   writeFileSync(kubeconfig, api.kubeConfig.exportConfig());
+  CONNECTING = `connecting to ${new URL(api.url).origin} (context emulator) …`;
 });
 
 afterAll(async () => {
@@ -186,10 +189,13 @@ describe('rx-informer (the bin, against a TLS emulator)', () => {
         cli(['watch', 'pods', '--kubeconfig', `${kubeconfig}-missing`]),
         cli(['watch', 'pods', '--kubeconfig', kubeconfig, '--context', 'nope']),
         cli(['watch', 'pods', '--kubeconfig', noCa]),
+        cli(['watch', 'podz', '--kubeconfig', kubeconfig]),
       ];
       const exits = await Promise.all(runs.map((r) => r.exit));
-      expect(exits.map((e) => e.code)).toEqual([1, 1, 1, 1, 1]);
+      expect(exits.map((e) => e.code)).toEqual([1, 1, 1, 1, 1, 1]);
+      // Once the kubeconfig is read, one line says where the CLI connects; a kubeconfig that does not load has none.
       expect(runs[4]!.err).toEqual([
+        CONNECTING,
         expect.stringMatching(
           /^error: cannot trust the API server at https:\/\/127\.0\.0\.1:\d+ \(TLS certificate\): list \/api: the server's certificate is not trusted by the system CAs \(the kubeconfig names no certificate-authority for this cluster\): DEPTH_ZERO_SELF_SIGNED_CERT$/,
         ),
@@ -198,9 +204,13 @@ describe('rx-informer (the bin, against a TLS emulator)', () => {
       expect(runs[2]!.err).toEqual([expect.stringMatching(/^error: cannot load kubeconfig .*-missing/)]);
       expect(runs[3]!.err).toEqual(['error: the kubeconfig has no context "nope" (it has: emulator)']);
       expect(runs[0]!.err).toEqual([
+        CONNECTING,
         expect.stringMatching(/^error: cannot watch pods: the server rejected the request \(400 Bad Request\): /),
       ]);
+      // An unknown resource: exit 1 as before, with the one name close to it (kubectl gives no hint).
+      expect(runs[5]!.err).toEqual([CONNECTING, `error: the server doesn't have a resource type "podz"; did you mean pods?`]);
       expect(runs[1]!.err).toEqual([
+        CONNECTING,
         'error: cannot watch leases.coordination.k8s.io: forbidden (403): leases.coordination.k8s.io is forbidden: User "ci" cannot list resource "leases"',
       ]);
     } finally {
@@ -226,7 +236,7 @@ describe('rx-informer (the bin, against a TLS emulator)', () => {
     c.proc.stdout.destroy();
     for (let i = 0; i < 3; i++) api.create('configmaps', { metadata: { name: `more-${i}`, namespace: 'ns-a' } });
     expect((await c.exit).code).toBe(0);
-    expect(c.err.filter((l) => !l.startsWith('synced '))).toEqual([]);
+    expect(c.err.filter((l) => !l.startsWith('synced '))).toEqual([CONNECTING]);
   });
 
   it('Ctrl-C before sync exits 130 too', async () => {
@@ -241,9 +251,33 @@ describe('rx-informer (the bin, against a TLS emulator)', () => {
       await until(() => slow.hits > 0);
       c.proc.kill('SIGINT');
       expect((await c.exit).code).toBe(130);
-      expect(c.err).toEqual([]);
+      expect(c.err).toEqual([CONNECTING]);
     } finally {
       slow.remove();
+    }
+  });
+
+  it('a server that does not answer: the first line says where the CLI connects, not silence until the timer gives up', async () => {
+    const never = join(dirname(kubeconfig), 'never.jsonl');
+    const silent = api.faults.add({ match: { path: '/api' }, times: Infinity, fault: { type: 'delay', ms: 600_000 } });
+    try {
+      const runs = [
+        cli(['watch', 'pods', '--kubeconfig', kubeconfig, '-o', 'json']),
+        cli(['record', 'pods', '-o', never, '--kubeconfig', kubeconfig]),
+      ];
+      // Said before the first request's answer (the discovery held by the fault), -o json too (stdout stays JSON only).
+      await Promise.all(runs.map((c) => c.line('err', /^connecting to /)));
+      for (const c of runs) c.proc.kill('SIGINT');
+      for (const c of runs) {
+        expect((await c.exit).code).toBe(130);
+        expect(c.out).toEqual([]);
+      }
+      expect(runs[0]!.err).toEqual([CONNECTING]);
+      // record stopped before discovery answered (it had been waiting for it, deaf to Ctrl-C): no file.
+      expect(runs[1]!.err).toEqual([CONNECTING, `stopped before the server answered: ${never} not written`]);
+      expect(existsSync(never)).toBe(false);
+    } finally {
+      silent.remove();
     }
   });
 

@@ -162,17 +162,22 @@ describe('kubeconfig: no secret in any message', () => {
         expect(all).not.toContain('admin');
       }
       const [userinfo, exec, endless, ca] = runs.map((r) => r.run.err);
+      // Each loads: one line says where the CLI connects (the server's URL without its user info) before it fails.
+      const connecting = 'connecting to https://127.0.0.1:1 (context x) …';
       expect(endless).toEqual([
+        connecting,
         expect.stringMatching(
           /^error: cannot get credentials for https:\/\/127\.0\.0\.1:1: exec plugin \S+: its stderr passed the 1 MiB limit; stopped reading and killed it: …( \| using <redacted>)+/,
         ),
       ]);
-      expect(userinfo).toEqual([expect.stringMatching(/^error: cannot reach the API server at https:\/\/127\.0\.0\.1:1: /)]);
+      expect(userinfo).toEqual([connecting, expect.stringMatching(/^error: cannot reach the API server at https:\/\/127\.0\.0\.1:1: /)]);
       // The plugin's message is still shown, its secrets replaced; a failing plugin is no bad kubeconfig.
       expect(exec).toEqual([
+        connecting,
         `error: cannot get credentials for https://127.0.0.1:1: exec plugin ${NODE}: failed with exit code 3: leaked-<redacted> <redacted>`,
       ]);
       expect(ca).toEqual([
+        connecting,
         `error: bad kubeconfig: cannot read the certificate-authority file ${join(dir, 'no-such-ca.crt')}: no such file`,
       ]);
     },

@@ -22,30 +22,53 @@ describe('every option is documented', () => {
   });
 });
 
-describe('record, replay and trim --help', () => {
-  it('print their usage and the options they name, exit 0 (as watch --help does), -h too, wherever it is', async () => {
+const COMMANDS = ['watch', 'start', 'record', 'replay', 'trim'] as const;
+
+describe('each command --help', () => {
+  it('prints its usage, the options it takes and an example, exit 0, -h too, wherever it is; --help alone all of it', async () => {
     const lines = [
       ['record', '--help'],
       ['replay', '-h'],
       ['trim', 'trace.jsonl', '--from', '5m', '--help'],
       ['record', 'pods', '-h', '--bogus'],
       ['--help', 'replay'],
+      ['watch', '--help'],
+      ['watch', 'pods', '-n', 'shop', '-h'],
+      ['start', '--help'],
+      ['--context', 'kind-dev', '-h', 'start'],
+      ['--help'],
     ];
     const results = await cliRuns(lines);
-    const commands = ['record', 'replay', 'trim', 'record', 'replay'];
+    const commands = ['record', 'replay', 'trim', 'record', 'replay', 'watch', 'watch', 'start', 'start'];
     results.forEach(({ code, out, err }, i) => {
       expect(code, lines[i]!.join(' ')).toBe(0);
       expect(err).toEqual([]);
+      if (i === commands.length) return;
+      const others = COMMANDS.filter((c) => c !== commands[i]).join('|');
       expect(out[0]).toBe('Usage:');
       expect(out[1]).toMatch(new RegExp(`^  rx-informer ${commands[i]} `));
-      expect(out.join('\n')).not.toMatch(/rx-informer (watch|start) /);
+      expect(out.join('\n')).not.toMatch(new RegExp(`rx-informer (${others}) `));
+      const examples = out.slice(out.indexOf('Examples:') + 1, out.lastIndexOf(''));
+      expect(examples.length).toBeGreaterThan(0);
+      for (const example of examples) expect(example).toMatch(new RegExp(`^  rx-informer ${commands[i]} `));
       expect(out.at(-1)).toMatch(/`rx-informer --help` lists every command/);
     });
     expect(results[0]!.out.join('\n')).toMatch(/--kubeconfig PATH {6}kubeconfig file/);
     expect(results[1]!.out.join('\n')).toMatch(/--utc {18}times in UTC/);
+    expect(results[5]!.out.join('\n')).toMatch(/prints one line per change/);
+    expect(results[7]!.out.join('\n')).toMatch(/starts the built-in API-server emulator/);
+    // --help alone: the overview, every command.
+    expect(results[commands.length]!.out.join('\n')).toBe(HELP.trimEnd());
   }, 30_000);
 
-  it.each(['record', 'replay', 'trim'])("%s --help describes every flag its usage names, and no other command's -o", (command) => {
+  it("--churn-interval is start's only (the demo's pace): watch refuses it, as its help does not name it", () => {
+    expect(parseCommandLine(['watch', 'pods', '--churn-interval', '50'])).toEqual({
+      kind: 'usage',
+      message: "--churn-interval is an option of start (the built-in demo's pace), not of watch",
+    });
+  });
+
+  it.each(COMMANDS)("%s --help describes every flag its usage names, and no other command's -o", (command) => {
     const help = commandHelp([command, '--help'])!;
     const [usage, options] = help.split('\nOptions:\n');
     const named = new Set(usage!.match(/(?<=[[ ])--?[a-z][a-z-]*/g));
@@ -57,10 +80,10 @@ describe('record, replay and trim --help', () => {
         flag,
       ).toBe(true);
     // record and trim write a file with -o; only replay's -o is --output.
-    expect(heads.some((head) => head.startsWith('  -o, --output'))).toBe(command === 'replay');
+    expect(heads.some((head) => head.startsWith('  -o, --output'))).toBe(command !== 'record' && command !== 'trim');
   });
 
-  it.each(['record', 'replay', 'trim'] as const)(
+  it.each(COMMANDS)(
     '%s --help describes every option its parser takes (long name or short), and names no flag it does not take',
     (command) => {
       const help = commandHelp([command, '--help'])!;

@@ -99,6 +99,7 @@ describe('rx-informer record', () => {
     const run = cli(['record', 'pods', '-o', file, '--max-bytes', '100', '--kubeconfig', kubeconfig]);
     expect((await run.exit).code).toBe(1);
     expect(run.err).toEqual([
+      expect.stringMatching(/^connecting to http:\/\/127\.0\.0\.1:\d+ \(context emulator\) …$/),
       expect.stringMatching(
         /^error: --max-bytes: a trace of at most 100 bytes cannot hold its header \(\d+ bytes\) and its stop line \(up to 64\): give at least \d+ bytes$/,
       ),

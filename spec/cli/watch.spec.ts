@@ -319,9 +319,21 @@ describe('rx-informer watch against the emulator', () => {
 
   it('says clearly when a resource is unknown or the server unreachable', async () => {
     const t = collector();
-    await expect(watchCommand(api.kubeConfig, { resources: ['nope'], all: false, output: 'pretty' }, t.terminal)).rejects.toThrow(
-      new UsageError(`the server doesn't have a resource type "nope"`),
-    );
+    await expect(
+      watchCommand(api.kubeConfig, { resources: ['nothing-like-it'], all: false, output: 'pretty' }, t.terminal),
+    ).rejects.toThrow(new UsageError(`the server doesn't have a resource type "nothing-like-it"`));
+    // One name close (by plural, singular, kind, short name or plural.group, as discovery gives them): a hint kubectl does not give.
+    const typos: [string, string][] = [
+      ['podz', 'pods'],
+      ['deploymnets', 'deployments'],
+      ['deploymnets.apps', 'deployments.apps'],
+      ['configmpa', 'configmap'],
+      ['ConfigMpa', 'configmap'], // case aside, the singular comes first
+    ];
+    for (const [typo, meant] of typos)
+      await expect(watchCommand(api.kubeConfig, { resources: ['pods', typo], all: false, output: 'pretty' }, t.terminal)).rejects.toThrow(
+        new UsageError(`the server doesn't have a resource type "${typo}"; did you mean ${meant}?`),
+      );
     api.registerCustomResource({ group: 'a.example.com', version: 'v1', plural: 'certificates', kind: 'Certificate' });
     api.registerCustomResource({ group: 'b.example.com', version: 'v1', plural: 'certificates', kind: 'Certificate' });
     await expect(watchCommand(api.kubeConfig, { resources: ['certificates'], all: false, output: 'pretty' }, t.terminal)).rejects.toThrow(

@@ -299,6 +299,7 @@ function readListPage(
       bytes += chunk.length;
       decoder.chunk(chunk);
     },
+    chunksDone: () => decoder.chunksDone?.() ?? 0, // the protobuf decoder's: its chunks are freed as it goes
     end: () => {
       decoder.end();
       let value: unknown;

@@ -5,6 +5,7 @@ import { parseFieldPath } from '../internal.ts';
 import { type Compression, type Encoding } from '../pipeline.ts';
 import { printable } from './format.ts';
 import { watchCommand } from './invocation.ts';
+import { didYouMean, unknownOption } from './suggest.ts';
 
 /** `a,b["x,y"]` → `a`, `b["x,y"]`: commas outside brackets separate patterns. */
 export function splitPatterns(text: string): string[] {
@@ -33,6 +34,8 @@ Usage:
                     [--max-list-bytes SIZE] [--max-list-total-bytes SIZE] [--max-line-bytes SIZE]
                     [--max-error-body-bytes SIZE] [--max-document-bytes SIZE] [--compression gzip|none]
                     [--encoding json|protobuf|auto]
+      Lists the resources named (or --all), then prints one line per change, with a compact diff for
+      updates, and sends each to the sinks; runs until Ctrl-C.
   rx-informer start [--kubeconfig PATH] [--context NAME] [--churn-interval MS] [watch options]
       With no --kubeconfig/--context: starts the built-in API-server emulator with live churn
       and injected faults, and watches everything on it. With one: \`watch --all\` on that cluster.
@@ -108,7 +111,11 @@ Options of record, replay and trim:
 Exit codes: 0 stdout closed (e.g. | head); 1 error; 2 bad usage; 129 SIGHUP; 130 Ctrl-C; 143 SIGTERM.
 `;
 
-const options = {
+/**
+ * `rx-informer watch`'s options, long names (docs/cli.md describes each): `watch --help` (commandHelp.ts) shows the
+ * entries of HELP that name them.
+ */
+export const WATCH_OPTIONS = {
   all: { type: 'boolean' },
   namespace: { type: 'string', short: 'n', multiple: true },
   'all-namespaces': { type: 'boolean', short: 'A' },
@@ -124,7 +131,6 @@ const options = {
   watch: { type: 'boolean', short: 'w' },
   version: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
-  'churn-interval': { type: 'string' },
   fields: { type: 'string', multiple: true },
   ignore: { type: 'string', multiple: true },
   'metrics-port': { type: 'string' },
@@ -137,6 +143,11 @@ const options = {
   compression: { type: 'string' },
   encoding: { type: 'string' },
 } as const;
+
+/** `rx-informer start`'s: watch's, and the built-in demo's pace. */
+export const START_OPTIONS = { ...WATCH_OPTIONS, 'churn-interval': { type: 'string' } } as const;
+/** What the parser of watch and start reads (a flag of start's only is refused after `watch`). */
+const options = START_OPTIONS;
 
 /** Every option the command line takes, long names (`--help` and docs/cli.md describe each: spec/cli/help.spec.ts checks). */
 export const OPTION_NAMES: readonly string[] = Object.keys(options);
@@ -217,7 +228,7 @@ function badOption(argv: readonly string[]): string | undefined {
   for (const token of tokens) {
     if (token.kind !== 'option') continue;
     const known = (options as Record<string, { type: 'string' | 'boolean'; short?: string }>)[token.name];
-    if (!known) return `unknown option ${token.rawName}`;
+    if (!known) return unknownOption(argv, options);
     const shown = token.rawName.startsWith('--') ? token.rawName : `${token.rawName}/--${token.name}`;
     if (known.type === 'boolean' && token.value !== undefined) return `${shown} takes no value`;
     if (known.type === 'string') {
@@ -232,6 +243,9 @@ function badOption(argv: readonly string[]): string | undefined {
 
 /** Parses and checks the command line, sink URLs included, before anything touches the network. */
 export function parseCommandLine(argv: readonly string[]): CommandLine {
+  // A mistyped command is said first: the flags after it may be the other command's (`recrod pods --duration 5m`).
+  const typo = commandTypo(argv);
+  if (typo !== undefined) return { kind: 'usage', message: typo };
   const bad = badOption(argv);
   if (bad !== undefined) return { kind: 'usage', message: bad };
   let parsed;
@@ -248,19 +262,10 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
   if (values.help) return { kind: 'help' };
   if (values.version) return { kind: 'version' };
   const [command, ...resources] = positionals;
-  if (!command) return { kind: 'usage', message: 'name a command: watch, start, record, replay or trim' };
-  if (command !== 'watch' && command !== 'start')
-    return { kind: 'usage', message: `unknown command "${command}" (the commands are watch, start, record, replay and trim)` };
-  if (command === 'start' && resources.length > 0) {
-    // `npm start -- watch pods` runs `start watch pods`: the names are what follows `watch`.
-    const names = (resources[0] === 'watch' ? resources.slice(1) : resources).join(' ') || 'RESOURCE...';
-    return {
-      kind: 'usage',
-      message: `start takes no resource names (it watches everything); to watch some, use \`${watchCommand(names)}\``,
-    };
-  }
-  if (command === 'watch' && resources.length === 0 && !values.all)
-    return { kind: 'usage', message: 'name at least one resource (e.g. `pods deployments`) or use --all' };
+  const wrong = commandProblem(command, resources, values);
+  if (wrong !== undefined) return { kind: 'usage', message: wrong };
+  // commandProblem has said this; it tells TypeScript which command it is.
+  if (command !== 'watch' && command !== 'start') return { kind: 'usage', message: unknownCommand(String(command)) };
   if (values.output !== 'pretty' && values.output !== 'json')
     return { kind: 'usage', message: `--output must be pretty or json, not "${values.output}"` };
   const namespaces = [...new Set((values.namespace ?? []).flatMap((n) => n.split(',')).map((n) => n.trim()))];
@@ -345,6 +350,48 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
       ...wire,
     },
   };
+}
+
+/** What is wrong with the command and its resource names, in words, or undefined. */
+function commandProblem(
+  command: string | undefined,
+  resources: readonly string[],
+  values: { readonly all?: boolean; readonly 'churn-interval'?: string },
+): string | undefined {
+  if (!command) return 'name a command: watch, start, record, replay or trim';
+  if (command !== 'watch' && command !== 'start') return unknownCommand(command);
+  if (command === 'start' && resources.length > 0) {
+    // `npm start -- watch pods` runs `start watch pods`: the names are what follows `watch`.
+    const names = (resources[0] === 'watch' ? resources.slice(1) : resources).join(' ') || 'RESOURCE...';
+    return `start takes no resource names (it watches everything); to watch some, use \`${watchCommand(names)}\``;
+  }
+  if (command === 'watch' && values['churn-interval'] !== undefined)
+    return "--churn-interval is an option of start (the built-in demo's pace), not of watch";
+  if (command === 'watch' && resources.length === 0 && !values.all)
+    return 'name at least one resource (e.g. `pods deployments`) or use --all';
+  return undefined;
+}
+
+/** The commands, as `--help` lists them. */
+export const COMMANDS = ['watch', 'start', 'record', 'replay', 'trim'] as const;
+
+function unknownCommand(command: string): string {
+  return `unknown command "${printable(command)}" (the commands are watch, start, record, replay and trim)${didYouMean(
+    command,
+    COMMANDS.map((c) => [c]),
+  )}`;
+}
+
+/** What is wrong with the command line's first word, when it is a typo of a command (`wacth`), else undefined. */
+function commandTypo(argv: readonly string[]): string | undefined {
+  const [command] = parseArgs({ args: [...argv], options, allowPositionals: true, strict: false }).positionals;
+  if (command === undefined || (COMMANDS as readonly string[]).includes(command)) return undefined;
+  return didYouMean(
+    command,
+    COMMANDS.map((c) => [c]),
+  )
+    ? unknownCommand(command)
+    : undefined;
 }
 
 /** `--compression` and `--encoding`, checked (as given: absent when not), or what is wrong with them. */

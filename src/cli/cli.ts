@@ -183,7 +183,7 @@ async function watchUntilEnd(
   ending: Ending,
   cleanup: (() => Promise<void> | void)[],
 ): Promise<Outcome> {
-  const [{ watchCommand }, { readKubeConfig }] = await Promise.all([import('./watch.ts'), import('./kubeconfig.ts')]);
+  const [{ watchCommand }, { connectingLine, readKubeConfig }] = await Promise.all([import('./watch.ts'), import('./kubeconfig.ts')]);
   const stopped = (code: number) => ({ stopped: code }) as const;
   try {
     let kc;
@@ -200,6 +200,7 @@ async function watchUntilEnd(
       // --compression wins over the cluster's disable-compression.
       if (compression === undefined && loaded.disableCompression) compression = 'none';
     }
+    err(connectingLine(kc));
     const command = watchOptions(options, sinks, compression);
     const started = await Promise.race([watchCommand(kc, command, terminalFor(ending)), ending.code.then(stopped)]);
     if ('stopped' in started) return started;
@@ -264,10 +265,21 @@ async function recordRun(argv: readonly string[]): Promise<number> {
   const ending = new Ending();
   process.stderr.on('error', () => undefined);
   if (!options.redact) err('warning: --no-redact: Secret values will be written to the trace in clear');
-  const [{ recordCommand }, { readKubeConfig }] = await Promise.all([import('./recordCommand.ts'), import('./kubeconfig.ts')]);
+  const [{ recordCommand }, { connectingLine, readKubeConfig }] = await Promise.all([
+    import('./recordCommand.ts'),
+    import('./kubeconfig.ts'),
+  ]);
   let recording;
   try {
-    recording = await recordCommand(readKubeConfig(options.kubeconfig, options.context, scrubber).kubeConfig, options, { err });
+    const { kubeConfig } = readKubeConfig(options.kubeconfig, options.context, scrubber);
+    err(connectingLine(kubeConfig));
+    // Ctrl-C while the server has not answered discovery (nothing is written before it has) ends the run at once.
+    const started = await Promise.race([recordCommand(kubeConfig, options, { err }), ending.code]);
+    if (typeof started === 'number') {
+      err(`stopped before the server answered: ${options.file} not written`);
+      return started;
+    }
+    recording = started;
   } catch (error) {
     err(`error: ${messageOf(error)}`);
     return EXIT.error;

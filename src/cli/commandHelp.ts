@@ -1,21 +1,40 @@
 /**
- * `rx-informer record|replay|trim --help` (or `-h`): the command's part of `--help`, and the options it names.
+ * `rx-informer watch|start|record|replay|trim --help` (or `-h`): the command's part of `--help`, and the options it
+ * names; `rx-informer --help` alone is the whole of it (HELP).
  */
-import { HELP } from './args.ts';
+import { parseArgs } from 'node:util';
+import { HELP, START_OPTIONS, WATCH_OPTIONS } from './args.ts';
 import { isRecordCommand, RECORD_OPTIONS } from './recordArgs.ts';
 import { isReplayCommand, REPLAY_OPTIONS } from './replayArgs.ts';
 import { isTrimCommand, TRIM_OPTIONS } from './trimCommand.ts';
 
-type Command = 'record' | 'replay' | 'trim';
+type Command = 'watch' | 'start' | 'record' | 'replay' | 'trim';
 
 /** Each command's parser options: its help is the entries of HELP that name them (one source: a flag is added once). */
 const PARSERS: Record<Command, Readonly<Record<string, { readonly type: string; readonly short?: string }>>> = {
+  watch: WATCH_OPTIONS,
+  start: START_OPTIONS,
   record: RECORD_OPTIONS,
   replay: REPLAY_OPTIONS,
   trim: TRIM_OPTIONS,
 };
 
 const OWN = 'Options of record, replay and trim:';
+
+/** One command line of each command, as a newcomer would start. */
+const EXAMPLES: Record<Command, readonly string[]> = {
+  watch: [
+    'rx-informer watch pods deployments -n shop,payments     # two namespaces of the current context',
+    'rx-informer watch --all -o json --kubeconfig ~/.kube/config | jq .',
+  ],
+  start: [
+    'rx-informer start                                       # the built-in demo (rx-informer-emulator)',
+    'rx-informer start --context kind-dev                    # watch --all on that cluster',
+  ],
+  record: ['rx-informer record pods -n shop -o incident.jsonl --max-bytes 50Mi --duration 30m'],
+  replay: ['rx-informer replay incident.jsonl --from 10m --to 15m'],
+  trim: ['rx-informer trim incident.jsonl --from 10m --to 15m -o window.jsonl'],
+};
 
 /** The options a parser takes, each by its names: `--name`, and `-x` for a short one. */
 export function parserFlags(command: Command): string[][] {
@@ -66,11 +85,12 @@ function helpOf(command: Command): string {
   const blocks = [
     ['Usage:', ...usage],
     ['Options:', ...[...own, ...shared].flat()],
+    ['Examples:', ...EXAMPLES[command].map((line) => `  ${line}`)],
   ];
   return `${blocks.map((block) => block.join('\n')).join('\n\n')}\n\n\`rx-informer --help\` lists every command; docs/cli.md describes each option.\n`;
 }
 
-/** The help `argv` asks for, when it is `record`, `replay` or `trim` with `--help` or `-h` (before any `--`). */
+/** The help `argv` asks for, when it names a command with `--help` or `-h` (before any `--`); `--help` alone is HELP's. */
 export function commandHelp(argv: readonly string[]): string | undefined {
   const end = argv.indexOf('--');
   const flags = end < 0 ? argv : argv.slice(0, end);
@@ -78,5 +98,6 @@ export function commandHelp(argv: readonly string[]): string | undefined {
   if (isRecordCommand(argv)) return helpOf('record');
   if (isReplayCommand(argv)) return helpOf('replay');
   if (isTrimCommand(argv)) return helpOf('trim');
-  return undefined;
+  const [command] = parseArgs({ args: [...argv], options: START_OPTIONS, allowPositionals: true, strict: false }).positionals;
+  return command === 'watch' || command === 'start' ? helpOf(command) : undefined;
 }

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join } from 'node:path';
 import { KubeConfig, loadYaml } from '@kubernetes/client-node';
+import { displayServer } from './explain.ts';
 import { invocation, startCommand } from './invocation.ts';
 import { kubeConfigSecrets, parseErrorMessage, textSecrets, type SecretScrubber } from './secrets.ts';
 import { UsageError } from './watch.ts';
@@ -35,6 +36,16 @@ export interface LoadedKubeConfig {
   readonly kubeConfig: KubeConfig;
   /** The selected context's cluster sets `disable-compression: true` (client-node 2.x drops the field on load). */
   readonly disableCompression: boolean;
+}
+
+/**
+ * `connecting to https://10.0.0.1:6443 (context kind-dev) …`: said on stderr before the first request, so that a
+ * server that never answers is not silence until the transport's timer gives up. The server as
+ * {@link displayServer} shows it (no user info, no query).
+ */
+export function connectingLine(kc: KubeConfig): string {
+  const context = kc.getCurrentContext();
+  return `connecting to ${displayServer(kc.getCurrentCluster()?.server ?? '(no server)')}${context ? ` (context ${context})` : ''} …`;
 }
 
 /** {@link loadKubeConfig}, and whether the selected cluster disables compression (as client-go's `DisableCompression`). */

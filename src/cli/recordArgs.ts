@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { parseByteSize, parseEncoding } from './args.ts';
 import type { Encoding } from '../pipeline.ts';
 import { printable } from './format.ts';
+import { unknownOption } from './suggest.ts';
 
 /**
  * `rx-informer record`'s options, long names (docs/cli.md describes each): `--help` (commandHelp.ts) shows the
@@ -56,6 +57,8 @@ export function isRecordCommand(argv: readonly string[]): boolean {
 
 /** Parses `rx-informer record RESOURCE... -o FILE [...]`: the options, or a one-line usage message. */
 export function parseRecordLine(argv: readonly string[]): RecordCommandOptions | string {
+  const unknown = unknownOption(argv, options);
+  if (unknown !== undefined) return `record: ${unknown}`;
   let parsed;
   try {
     parsed = parseArgs({ args: [...argv], options, allowPositionals: true, strict: true });

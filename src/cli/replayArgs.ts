@@ -6,6 +6,7 @@ import { parseFieldPath } from '../internal.ts';
 import { splitPatterns } from './args.ts';
 import { printable } from './format.ts';
 import { parseWindow } from './recordArgs.ts';
+import { unknownOption } from './suggest.ts';
 
 /** The parser's options: `--help` (commandHelp.ts) shows the entries of HELP that name them. */
 export const REPLAY_OPTIONS = {
@@ -48,6 +49,8 @@ function patterns(flag: string, given: readonly string[] | undefined): string[] 
 
 /** Parses `rx-informer replay FILE [...]`: the options, or a one-line usage message. */
 export function parseReplayLine(argv: readonly string[]): ReplayCommandOptions | string {
+  const unknown = unknownOption(argv, options);
+  if (unknown !== undefined) return `replay: ${unknown}`;
   let parsed;
   try {
     parsed = parseArgs({ args: [...argv], options, allowPositionals: true, strict: true });

@@ -3,6 +3,7 @@
  */
 import { parseArgs } from 'node:util';
 import { parseWindow } from './recordArgs.ts';
+import { unknownOption } from './suggest.ts';
 
 /** The parser's options: `--help` (commandHelp.ts) shows the entries of HELP that name them. */
 export const TRIM_OPTIONS = {
@@ -28,6 +29,8 @@ export function isTrimCommand(argv: readonly string[]): boolean {
 
 /** Parses `rx-informer trim FILE [...]`: the options, or a one-line usage message. */
 export function parseTrimLine(argv: readonly string[]): TrimCommandOptions | string {
+  const unknown = unknownOption(argv, options);
+  if (unknown !== undefined) return `trim: ${unknown}`;
   let parsed;
   try {
     parsed = parseArgs({ args: [...argv], options, allowPositionals: true, strict: true });

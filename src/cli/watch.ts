@@ -32,6 +32,7 @@ import type { EventSink } from './webhook.ts';
 import { encodingOptions, type ByteLimitOption } from './args.ts';
 import { discoveryFailed, explain } from './explain.ts';
 import { ServedInformers } from './served.ts';
+import { didYouMean } from './suggest.ts';
 
 export type { EventRecord } from './record.ts';
 export { displayServer, explain } from './explain.ts';
@@ -92,6 +93,17 @@ export interface Watching {
   stop(): void;
 }
 
+/**
+ * `; did you mean pods?` for a name no resource has, when one resource's name is close to it (its plural, singular,
+ * kind, short names, or `plural.group`, as discovery gives them; kubectl gives no hint).
+ */
+function resourceHint(found: Discovery, name: string): string {
+  return didYouMean(
+    name,
+    found.resources.map((r) => [r.plural, r.singular, r.kind, ...r.shortNames, ...(r.group ? [`${r.plural}.${r.group}`] : [])]),
+  );
+}
+
 /** Resolves the resources to watch, or says clearly why it cannot (an ambiguous name: which groups serve it). */
 export function resolveResources(found: Discovery, command: Pick<WatchCommand, 'resources' | 'all'>): DiscoveredResource[] {
   if (command.all) return watchableResources(found);
@@ -99,7 +111,8 @@ export function resolveResources(found: Discovery, command: Pick<WatchCommand, '
   const chosen: DiscoveredResource[] = [];
   for (const name of command.resources.flatMap((n) => n.split(',')).filter(Boolean)) {
     const resource = resolveResource(found, name);
-    if (resource instanceof ResourceNameError) throw new UsageError(resource.message);
+    if (resource instanceof ResourceNameError)
+      throw new UsageError(resource.reason === 'Unknown' ? `${resource.message}${resourceHint(found, name)}` : resource.message);
     if (!isWatchable(resource))
       throw new UsageError(`${resourceName(resource)} cannot be listed and watched (verbs: ${resource.verbs.join(', ')})`);
     if (!chosen.includes(resource)) chosen.push(resource);

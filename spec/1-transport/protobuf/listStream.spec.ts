@@ -12,16 +12,51 @@ import { encodeEnvelope } from '../../../packages/emulator/src/protobuf/encode.t
  */
 type Keep = (s: { metadata: Record<string, unknown> }) => boolean;
 
-function inPieces(bytes: Buffer, cuts: readonly number[], keep: Keep | undefined): unknown {
+type Detachable = ArrayBuffer & { transfer(length: number): ArrayBuffer };
+
+/** Bytes in a memory of their own (never a slice of Node's pool), so that they can be freed as the transport frees reads. */
+function ownMemory(bytes: Buffer): Buffer {
+  const own = Buffer.from(new ArrayBuffer(bytes.length));
+  bytes.copy(own);
+  return own;
+}
+
+/**
+ * The body fed to the decoder in pieces ending at `ends` (offsets), each in memory of its own, detached as soon as
+ * the decoder says it is done with it (`chunksDone`), as the transport frees a socket read: a decoder that read a
+ * chunk again afterwards would find it empty.
+ */
+function fed(bytes: Buffer, ends: readonly number[], keep: Keep | undefined): unknown {
   const decoder = listBodyDecoder(true, keep, true);
-  const at = [...new Set(cuts.map((f) => Math.floor(f * bytes.length)))].sort((a, b) => a - b);
+  const chunks: Buffer[] = [];
+  let freed = 0;
   let from = 0;
-  for (const to of [...at, bytes.length]) {
-    decoder.chunk(Buffer.from(bytes.subarray(from, to)));
+  for (const to of [...ends, bytes.length]) {
+    const chunk = ownMemory(bytes.subarray(from, to));
+    chunks.push(chunk);
+    decoder.chunk(chunk);
+    for (const done = decoder.chunksDone!(); freed < done; freed++) (chunks[freed]!.buffer as Detachable).transfer(0);
     from = to;
   }
   decoder.end();
   return decoder.value();
+}
+
+function inPieces(bytes: Buffer, cuts: readonly number[], keep: Keep | undefined): unknown {
+  return fed(
+    bytes,
+    [...new Set(cuts.map((f) => Math.floor(f * bytes.length)))].sort((a, b) => a - b),
+    keep,
+  );
+}
+
+/** The body in reads of `size` bytes. */
+function inReads(bytes: Buffer, size: number, keep: Keep | undefined): unknown {
+  return fed(
+    bytes,
+    Array.from({ length: Math.ceil(bytes.length / size) - 1 }, (_, i) => (i + 1) * size),
+    keep,
+  );
 }
 
 function outcome(f: () => unknown): string {
@@ -44,6 +79,18 @@ const keepOdd: Keep = (s) => Number(String(s.metadata.name).slice(3)) % 2 === 1;
 
 afterEach(() => vi.restoreAllMocks());
 
+/** The bytes after raw in a list body written by the emulator (typeMeta ends at `typeMetaEnd`, raw's length under 2^21). */
+function trailerBytes(bytes: Buffer, typeMetaEnd: number): number {
+  let at = typeMetaEnd + 1;
+  let length = 0;
+  for (let shift = 0; ; shift += 7) {
+    const b = bytes[at++]!;
+    length += (b & 0x7f) * 2 ** shift;
+    if (b < 0x80) break;
+  }
+  return bytes.length - (at + length);
+}
+
 describe('a protobuf list page decoded as it arrives', () => {
   it('property: cut anywhere, with bytes overwritten or cut off anywhere, the outcome is the whole body decoded at once', () => {
     fc.assert(
@@ -65,6 +112,69 @@ describe('a protobuf list page decoded as it arrives', () => {
       ),
       { numRuns: 400 },
     );
+  });
+
+  it('property: in many small reads, each freed once decoded, the outcome is the whole body decoded at once', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 30 }),
+        fc.integer({ min: 0, max: 300 }),
+        fc.integer({ min: 1, max: 300 }),
+        fc.array(fc.tuple(fc.double({ min: 0, max: 1, noNaN: true, maxExcluded: true }), fc.integer({ min: 0, max: 255 })), {
+          maxLength: 3,
+        }),
+        fc.option(fc.double({ min: 0, max: 1, noNaN: true }), { nil: undefined }),
+        fc.constantFrom<Keep | undefined>(undefined, keepOdd, () => false),
+        (count, pad, size, mutations, truncate, keep) => {
+          const body = Buffer.from(listOf(configMaps(count, pad)));
+          for (const [where, byte] of mutations) body[Math.floor(where * body.length)] = byte;
+          const bytes = truncate === undefined ? body : body.subarray(0, Math.floor(truncate * body.length));
+          expect(outcome(() => inReads(bytes, size, keep))).toBe(outcome(() => decodeListBody(Buffer.from(bytes), keep)));
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('a fault at every position (a byte overwritten, the body cut off there), in small reads: the outcome of the whole body', () => {
+    const body = Buffer.from(listOf(configMaps(4, 60)));
+    const streamed = new Set<string>();
+    for (let at = 0; at < body.length; at++) {
+      const cases = [0x00, 0x80, 0xff, (body[at]! + 1) & 0xff].map((byte) => {
+        const mutated = Buffer.from(body);
+        mutated[at] = byte;
+        return mutated;
+      });
+      for (const bytes of [...cases, body.subarray(0, at)])
+        for (const size of [5, 64]) {
+          const got = outcome(() => inReads(bytes, size, keepOdd));
+          expect(got).toBe(outcome(() => decodeListBody(Buffer.from(bytes), keepOdd)));
+          streamed.add(got.slice(0, 5));
+        }
+    }
+    expect(streamed).toEqual(new Set(['ok:{"', 'error']));
+  });
+
+  it("decides a body in a server's order as it arrives: its first reads are done with before it ends", () => {
+    const bytes = listOf(configMaps(50, 200));
+    const decoder = listBodyDecoder(true, keepOdd, true);
+    const reads = Math.ceil(bytes.length / 1000);
+    for (let i = 0; i < reads; i++) decoder.chunk(Buffer.from(bytes.subarray(i * 1000, (i + 1) * 1000)));
+    expect(decoder.chunksDone!()).toBeGreaterThan(reads - 3);
+    // Another order (raw before typeMeta) is kept whole until it ends, and decoded by decodeListBody.
+    const typeMetaEnd = 6 + bytes[5]!;
+    const rawEnd = bytes.length - trailerBytes(bytes, typeMetaEnd);
+    const reordered = Buffer.concat([
+      bytes.subarray(0, 4),
+      bytes.subarray(typeMetaEnd, rawEnd),
+      bytes.subarray(4, typeMetaEnd),
+      bytes.subarray(rawEnd),
+    ]);
+    const other = listBodyDecoder(true, keepOdd, true);
+    for (let i = 0; i < reads; i++) other.chunk(Buffer.from(reordered.subarray(i * 1000, (i + 1) * 1000)));
+    expect(other.chunksDone!()).toBe(0);
+    other.end();
+    expect(outcome(() => other.value())).toBe(outcome(() => decodeListBody(Buffer.from(bytes), keepOdd)));
   });
 
   it('decodes each item in place or from a copy of its own bytes: never the page joined (a 3 MB page in 16 KiB chunks)', () => {

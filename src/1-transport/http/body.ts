@@ -3,7 +3,8 @@ import { parseRetryAfter } from '../../0-model/retryAfter.ts';
 import type { HttpResponse } from '../http2/response.ts';
 import { ChunkGatherer, PendingBytes } from '../chunks.ts';
 import { decodeObjectBody, isProtobuf } from '../protobuf/decode.ts';
-import { readsSocketMemory } from './encoding.ts';
+import type { Socket } from 'node:net';
+import { bodyMemory, type BodyMemory } from './encoding.ts';
 import { formatBytes, type HttpTransportOptions, type RequestSettings } from './options.ts';
 
 // Reading a response: a bounded body (lists, documents, error Status), Retry-After, the error a non-2xx answer is.
@@ -41,16 +42,103 @@ export interface BodySink {
    * (issue #36: the reads of a sync's list pages, ≈ 90 MB for 30,000 pods, were what ran its mark-compacts).
    */
   readonly keepsNoBytes?: boolean;
+  /**
+   * With `keepsNoBytes`: how many of the chunks handed to it so far (the first ones: a sink reads them in order) it
+   * reads no more. Their memory is then freed before the body ends (issue #36: a sync's reads then never pile up).
+   */
+  chunksDone?(): number;
 }
 
-/** Frees the memory behind `buffers` now (detached: every view of it reads as empty). */
-function free(buffers: ReadonlySet<ArrayBuffer>): void {
-  for (const buffer of buffers) {
-    try {
-      (buffer as ArrayBuffer & { transfer?: (length: number) => ArrayBuffer }).transfer?.(0);
-    } catch {
-      // Not an error of the read: a buffer that cannot be detached is freed by the collector, as any other.
+/** Frees the memory behind `buffer` now (detached: every view of it reads as empty). */
+function free(buffer: ArrayBuffer): void {
+  try {
+    (buffer as ArrayBuffer & { transfer?: (length: number) => ArrayBuffer }).transfer?.(0);
+  } catch {
+    // Not an error of the read: a buffer that cannot be detached is freed by the collector, as any other.
+  }
+}
+
+/** Whether `bytes` is all of its memory (not a slice of a larger buffer, such as Node's pool): then ours to free. */
+const ownMemory = (bytes: Buffer): ArrayBuffer | undefined =>
+  bytes.buffer instanceof ArrayBuffer && bytes.byteOffset === 0 && bytes.length === bytes.buffer.byteLength ? bytes.buffer : undefined;
+
+/**
+ * The memory behind a body handed to a sink that keeps no bytes, freed as soon as nothing reads it any more rather
+ * than by the collector (issue #36: a sync's ≈ 90 MB of reads were what ran its mark-compacts): the socket's reads,
+ * each once the HTTP parser has run over it (a listener after the parser's); the body chunks the parser copied out
+ * of them and the gatherer's slabs, each once the sink is done with every chunk of it it was handed (`chunksDone`) and,
+ * for a chunk, once the next has come (a read's chunks come one after another); the rest when the body ends. Of a gzip
+ * body, only the socket's reads and the slabs: the inflater's chunks are never ours ({@link BodyMemory.inflated}).
+ */
+class Reads {
+  /** Per chunk handed to the sink, in order: the memory it views. */
+  private readonly handed: ArrayBufferLike[] = [];
+  private done = 0;
+  /** Chunks handed on and not done with, per memory they view (ours or not: a read is never freed under a view). */
+  private readonly viewed = new Map<ArrayBufferLike, number>();
+  /** The memory of the body chunk being handed on (it may hold more chunks to come). */
+  private current: ArrayBufferLike | undefined;
+  private readonly unfreed = new Set<ArrayBuffer>();
+  private readonly socket: Socket;
+  /** The memory of a body chunk, when ours to free (see {@link BodyMemory}). */
+  private readonly chunkMemory: (chunk: Buffer) => ArrayBuffer | undefined;
+  private readonly onRead = (read: Buffer) => {
+    const buffer = ownMemory(read);
+    if (buffer !== undefined && buffer !== this.current && !this.viewed.has(buffer)) free(buffer);
+  };
+
+  constructor({ socket, inflated }: BodyMemory) {
+    this.socket = socket;
+    this.chunkMemory = inflated ? () => undefined : ownMemory;
+    socket.on('data', this.onRead);
+  }
+
+  /** A body chunk arrives. */
+  read(chunk: Buffer): void {
+    if (chunk.buffer === this.current) return;
+    const previous = this.current;
+    this.current = chunk.buffer;
+    const own = this.chunkMemory(chunk);
+    if (own !== undefined) this.unfreed.add(own);
+    if (previous !== undefined && !this.viewed.has(previous)) this.free(previous);
+  }
+
+  /** `bytes` is handed to the sink: a body chunk, a slab of the gatherer's, or a copy of its own (not ours). */
+  handedOn(bytes: Buffer, slab: boolean): void {
+    // A slab is the gatherer's own memory, handed on once (a view of its first bytes).
+    const own = slab ? (bytes.buffer instanceof ArrayBuffer ? bytes.buffer : undefined) : this.chunkMemory(bytes);
+    if (own !== undefined && (slab || own === this.current)) this.unfreed.add(own);
+    this.viewed.set(bytes.buffer, (this.viewed.get(bytes.buffer) ?? 0) + 1);
+    this.handed.push(bytes.buffer);
+  }
+
+  /** The sink is done with its first `count` chunks. */
+  doneWith(count: number): void {
+    while (this.done < count && this.done < this.handed.length) {
+      const buffer = this.handed[this.done++]!;
+      const left = this.viewed.get(buffer)! - 1;
+      if (left > 0) this.viewed.set(buffer, left);
+      else {
+        this.viewed.delete(buffer);
+        if (buffer !== this.current) this.free(buffer);
+      }
     }
+  }
+
+  /** The response is over: no more reads of the socket are ours. */
+  stop(): void {
+    this.socket.off('data', this.onRead);
+  }
+
+  /** The body has ended and the sink keeps none of it. */
+  end(): void {
+    for (const buffer of this.unfreed) free(buffer);
+    this.unfreed.clear();
+  }
+
+  /** Frees `buffer` if it is ours (in `unfreed`): a body chunk or a slab. */
+  private free(buffer: ArrayBufferLike): void {
+    if (this.unfreed.delete(buffer as ArrayBuffer)) free(buffer as ArrayBuffer);
   }
 }
 
@@ -70,19 +158,21 @@ export function readBody(
 ): void {
   const whole = typeof onBody === 'function' ? new PendingBytes(limit.maxBytes) : undefined;
   // What holds the body (the socket's reads, the gatherer's slabs), freed once a sink that keeps no bytes has read it all.
-  const reads =
-    typeof onBody !== 'function' && onBody.keepsNoBytes === true && readsSocketMemory(response) ? new Set<ArrayBuffer>() : undefined;
+  const memory = typeof onBody !== 'function' && onBody.keepsNoBytes === true ? bodyMemory(response) : undefined;
+  const reads = memory === undefined ? undefined : new Reads(memory);
   const gathered =
     typeof onBody === 'function'
       ? undefined
       : new ChunkGatherer((bytes, slab) => {
-          if (slab && reads && bytes.buffer instanceof ArrayBuffer) reads.add(bytes.buffer);
+          reads?.handedOn(bytes, slab);
           onBody.chunk(bytes);
+          if (reads && onBody.chunksDone) reads.doneWith(onBody.chunksDone());
         });
   let bytes = 0;
   let over = false;
   const tooLarge = (seen: string) => {
     over = true;
+    reads?.stop();
     whole?.clear();
     response.destroy();
     if (limit.tooLarge) return onError(limit.tooLarge(seen));
@@ -96,11 +186,12 @@ export function readBody(
     if (over) return;
     bytes += chunk.length;
     if (bytes > limit.maxBytes) return tooLarge(`${bytes} bytes read`);
+    reads?.read(chunk);
     if (whole) whole.append(chunk);
     else gathered!.push(chunk);
-    if (reads && chunk.buffer instanceof ArrayBuffer) reads.add(chunk.buffer);
   });
   response.on('close', () => {
+    reads?.stop();
     if (over) return;
     if (!response.complete) {
       if (response.failure) return onError(response.failure);
@@ -115,7 +206,7 @@ export function readBody(
     if (typeof onBody === 'function') return onBody(whole!.view());
     gathered!.flush();
     onBody.end();
-    if (reads) free(reads);
+    reads?.end();
   });
 }
 

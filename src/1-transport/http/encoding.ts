@@ -60,14 +60,32 @@ export function decodeResponse(response: HttpResponse, what: string, phase: Erro
   );
 }
 
+/** Where a response's body chunks come from, for a reader that frees them once read ({@link bodyMemory}). */
+export interface BodyMemory {
+  /** The HTTP/1.1 socket: each of its reads is memory of its own, which Node's HTTP parser copies the body out of. */
+  readonly socket: Socket;
+  /**
+   * True when the chunks are the inflater's (gzip): never ours to free, as they are slices of an output buffer it writes
+   * on until full, and in Node 24 (Buffer.poolSize 64 KiB) that buffer is itself a slice of Node's shared pool. False
+   * when each chunk is memory of its own (the HTTP parser's copy of a body piece).
+   */
+  readonly inflated: boolean;
+}
+
 /**
- * Whether the chunks `response` hands over are its socket's reads themselves (HTTP/1.1 over TCP or TLS, identity
- * encoding): Node reads each into memory of its own, which nothing else views or writes once the HTTP parser has
- * handed its slices on. Not so for HTTP/2 (DATA frames may be slices of the session's reads) nor an inflated body
- * (the inflater writes its output buffer on). See `readBody`'s sinks that keep no bytes.
+ * Where the body of an HTTP/1.1 response (over TCP or TLS, identity or gzip) comes from, for readers that free its
+ * memory once read (`readBody`'s sinks that keep no bytes). Undefined for HTTP/2: DATA frames may be slices of the
+ * session's reads.
  */
-export function readsSocketMemory(response: HttpResponse): boolean {
-  return response instanceof CountedResponse && response.readsSocket;
+export function bodyMemory(response: HttpResponse): BodyMemory | undefined {
+  if (!(response instanceof CountedResponse || response instanceof GunzipResponse)) return undefined;
+  const socket = response.socket;
+  return socket === undefined ? undefined : { socket, inflated: response instanceof GunzipResponse };
+}
+
+/** The socket of an HTTP/1.1 response (undefined over HTTP/2). */
+function socketUnder(response: HttpResponse): Socket | undefined {
+  return response instanceof IncomingMessage && response.socket instanceof Socket ? response.socket : undefined;
 }
 
 /** An identity response: read as it is, its bytes counted. */
@@ -83,8 +101,8 @@ class CountedResponse extends StreamResponse {
     return this.inner.complete;
   }
 
-  get readsSocket(): boolean {
-    return this.inner instanceof IncomingMessage && this.inner.socket instanceof Socket;
+  get socket(): Socket | undefined {
+    return socketUnder(this.inner);
   }
 
   /** Why the body under it ended early, when its wire says (an HTTP/2 GOAWAY with an error code, say). */
@@ -160,6 +178,10 @@ class GunzipResponse extends StreamResponse {
   }
 
   /** The body did not inflate, or the response under it failed (an HTTP/2 GOAWAY with an error code, say). */
+  get socket(): Socket | undefined {
+    return socketUnder(this.inner);
+  }
+
   get failure(): InformerError | undefined {
     return this.inflateFailure ?? this.inner.failure;
   }

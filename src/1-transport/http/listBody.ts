@@ -4,12 +4,13 @@ import { LazyListReader } from '../lazyList.ts';
 import {
   decodeListBody,
   decodeListField,
-  fieldHeader,
+  failRawPastEnd,
+  listFieldAt,
   listFields,
   listHead,
+  listTrailer,
   type ListFields,
   type ListHead,
-  trailerFieldsRead,
 } from '../protobuf/decode.ts';
 import type { BodySink } from './body.ts';
 
@@ -45,106 +46,171 @@ const HEADER_BYTES = 20;
 /** Bytes gathered before the list's head (`k8s\0`, typeMeta, raw's tag and length) is read. */
 const HEAD_BYTES = 256;
 
+/** A streaming list's head, and what is decoded of it so far. */
+interface StreamedList {
+  readonly head: ListHead;
+  readonly fields: ListFields;
+  readonly value: Record<string, unknown>;
+  readonly items: unknown[];
+  /** Where raw ends in the body. */
+  readonly rawEnd: number;
+}
+
 /**
- * A protobuf list body (`k8s\0` + runtime.Unknown{typeMeta, raw: the list}) decoded as it arrives: once its head
- * is read, each field of raw (the ListMeta, an item) is decoded from the chunk it arrived in, in place, or from a
- * copy of its own bytes when it straddles chunks, so that no page is ever joined into one buffer (issue #36: a
- * dropped object costs its identity, not a share of a page-sized copy; the copies were most of what drives the
- * collector during a sync, docs/performance.md). The chunks are kept (references, within the page's byte limit)
- * until the end: a body read in an order other than a server's (raw before typeMeta), or with a fault anywhere, is
- * decoded whole at the end by `decodeListBody`, which then decides, exactly as without streaming. Throws a
- * `ProtobufError`.
+ * A protobuf list body (`k8s\0` + runtime.Unknown{typeMeta, raw: the list}) decoded as it arrives: once its head is
+ * read, each field of raw (the ListMeta, an item) is decoded from the chunk it arrived in, in place, or from a copy of
+ * its own bytes when it straddles chunks, so that no page is ever joined into one buffer (issue #36: a dropped object
+ * costs its identity, not a share of a page-sized copy, docs/performance.md). Nor is a chunk kept once every field
+ * it holds is decoded ({@link chunksDone}: the transport then frees its memory at once, rather than the collector).
+ *
+ * Whatever the bytes, the outcome is `decodeListBody`'s for the whole body, value or fault: a body whose first bytes
+ * are a server's head (`k8s\0`, typeMeta, raw's tag and length) of a list kind the schema knows is decided here, a
+ * fault anywhere reported as decodeListBody reports it (the same text, body offsets, and nothing of the page); the
+ * first fault in raw is held until the body ends, as a fault in the envelope around it (raw cut short, the fields
+ * after it) comes first. Any other body (another order, a kind that is not a list) is kept whole until it ends and
+ * decoded by decodeListBody. Throws a `ProtobufError`.
  */
 class ProtobufListBody implements ListBodyDecoder {
-  private chunks: Buffer[] = [];
-  private bytes = 0;
   private readonly keep: KeepObject | undefined;
-  /** Set once the head is read; undefined while it is not, or for good once the body must be decoded whole. */
-  private list: { head: ListHead; fields: ListFields; value: Record<string, unknown>; items: unknown[] } | undefined;
+  /** The chunks, while the body may have to be decoded whole: until its head is read, and for good if not a server's. */
+  private chunks: Buffer[] | undefined = [];
+  private bytes = 0;
+  /** Set once a server's head is read: the body is then decoded as it arrives. */
+  private list: StreamedList | undefined;
+  /** Set once the head is read and is not a server's: the body is decoded whole once it ends. */
   private whole = false;
   /** The bytes not decoded yet: `parts[0]` from `offset`, then the rest of `parts`; `available` of them. */
   private parts: Buffer[] = [];
   private offset = 0;
   private available = 0;
-  /** raw's bytes not yet decoded (those in `parts` included). */
-  private rawLeft = 0;
+  /** `parts[0]` when it is a copy of ours (the head gathered across chunks), not a chunk handed to us. */
+  private own: Buffer | undefined;
+  /** How many of the chunks handed to us (the first ones) we read no more. */
+  private finished = 0;
+  /** The first fault in raw, reported once the body has ended (unless the envelope's comes first). */
+  private fault: { readonly error: unknown } | undefined;
+  /** Copies of the bytes after raw. */
+  private readonly trailer: Buffer[] = [];
 
   constructor(keep: KeepObject | undefined) {
     this.keep = keep;
   }
 
   chunk(bytes: Buffer): void {
-    this.chunks.push(bytes);
     this.bytes += bytes.length;
+    this.chunks?.push(bytes);
     if (this.whole) return;
     this.parts.push(bytes);
     this.available += bytes.length;
-    try {
-      if (this.list === undefined && !this.readHead()) return;
-      this.readFields();
-    } catch {
-      this.whole = true; // decoded whole at the end, which reports the fault as it would have
-    }
+    if (this.list === undefined && !this.readHead()) return;
+    this.readFields();
   }
 
   end(): void {}
 
-  value(): unknown {
-    const chunks = this.chunks;
-    this.chunks = []; // held no longer than needed, whoever holds the decoder
-    const list = this.list;
-    const streamed = !this.whole && list !== undefined && this.rawLeft === 0 && this.trailerReads();
-    this.parts = [];
-    this.list = undefined;
-    if (streamed) {
-      list.value.items = list.items;
-      return list.value;
-    }
-    return decodeListBody(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, this.bytes), this.keep);
+  /** How many of the chunks handed to it (the first ones) it reads no more: their memory may be freed. */
+  chunksDone(): number {
+    return this.list === undefined ? 0 : this.finished;
   }
 
-  /** Reads the head once HEAD_BYTES have arrived: false while waiting; throws when the body is to be decoded whole. */
+  value(): unknown {
+    const { chunks, list } = this;
+    this.chunks = undefined; // held no longer than needed, whoever holds the decoder
+    this.parts = [];
+    this.list = undefined;
+    if (list === undefined) return decodeListBody(chunks!.length === 1 ? chunks![0]! : Buffer.concat(chunks!, this.bytes), this.keep);
+    if (this.bytes < list.rawEnd) failRawPastEnd(list.head, this.bytes);
+    listTrailer(this.trailer.length === 1 ? this.trailer[0]! : Buffer.concat(this.trailer), list.rawEnd);
+    if (this.fault !== undefined) throw this.fault.error;
+    list.value.items = list.items;
+    return list.value;
+  }
+
+  /**
+   * Reads the head once HEAD_BYTES have arrived: false while waiting, or when the body is to be decoded whole (not a
+   * server's head of a list kind: its chunks are then kept, and nothing else is done until it ends).
+   */
   private readHead(): boolean {
     if (this.available < HEAD_BYTES) return false;
     const first = this.parts[0]!.length >= HEAD_BYTES ? this.parts[0]! : this.join(this.available);
     const head = listHead(first);
     const fields = head === undefined ? undefined : listFields(head.kind);
-    if (head === undefined || fields === undefined) throw new Error('decoded whole');
-    this.list = { head, fields, value: { apiVersion: head.apiVersion, kind: head.kind, metadata: {}, items: [] }, items: [] };
-    this.rawLeft = head.rawLength;
-    this.offset = head.rawStart;
-    this.available -= head.rawStart;
+    if (head === undefined || fields === undefined) {
+      this.whole = true;
+      this.parts = [];
+      this.available = 0;
+      return false;
+    }
+    const value = { apiVersion: head.apiVersion, kind: head.kind, metadata: {}, items: [] };
+    this.list = { head, fields, value, items: [], rawEnd: head.rawStart + head.rawLength };
+    this.chunks = undefined; // decided here, never decoded whole
+    this.consume(head.rawStart);
     return true;
   }
 
-  /** Decodes every whole field of raw that has arrived. */
+  /** Decodes every whole field of raw that has arrived (after a fault: counts raw's bytes), then keeps what follows raw. */
   private readFields(): void {
     const list = this.list!;
-    while (this.rawLeft > 0) {
-      if (this.available < Math.min(HEADER_BYTES, this.rawLeft)) return;
-      if (this.parts[0]!.length - this.offset < Math.min(HEADER_BYTES, this.rawLeft)) this.join(this.available); // rare: a header across chunks
-      const head = this.parts[0]!;
-      const header = fieldHeader(head, this.offset);
-      if (header === undefined) throw new Error('decoded whole'); // not a length-delimited field: left to decodeListBody
-      const size = header.end - this.offset;
-      if (size > this.rawLeft) throw new Error('decoded whole');
-      if (size > this.available) return; // its bytes have not all arrived
-      if (header.end <= head.length) {
-        decodeListField(list.value, list.items, list.fields, header.tag, head, header.start, header.end, this.keep);
-        this.consume(size);
-      } else {
-        const start = header.start - this.offset;
-        const own = this.copy(size);
-        decodeListField(list.value, list.items, list.fields, header.tag, own, start, own.length, this.keep);
+    while (this.available > 0) {
+      const at = this.bytes - this.available; // the body offset of the next byte
+      const rawLeft = list.rawEnd - at;
+      if (rawLeft <= 0) {
+        this.trailer.push(this.copy(this.available));
+        return;
       }
-      this.rawLeft -= size;
+      if (this.fault !== undefined) {
+        this.skip(Math.min(rawLeft, this.available));
+        continue;
+      }
+      const need = Math.min(HEADER_BYTES, rawLeft);
+      if (this.available < need) return;
+      if (!this.readField(list, at, rawLeft, need)) return;
     }
   }
 
-  /** Joins the first `length` bytes not decoded into `parts[0]` (from offset 0), the rest after it. */
+  /**
+   * Reads the field at body offset `at` (`parts[0]` from `offset`), its header read in place or, across chunks, from a
+   * copy of its `need` bytes: false when its bytes have not all arrived.
+   */
+  private readField(list: StreamedList, at: number, rawLeft: number, need: number): boolean {
+    const inPlace = this.parts[0]!.length - this.offset >= need;
+    const bytes = inPlace ? this.parts[0]! : this.peek(need);
+    const from = inPlace ? at - this.offset : at;
+    const first = inPlace ? this.offset : 0;
+    try {
+      const { tag, start, end } = listFieldAt(bytes, first, first + rawLeft, list.fields, from);
+      const size = end - first;
+      if (size > this.available) return false;
+      if (tag !== list.fields.metaTag && tag !== list.fields.itemsTag) this.skip(size);
+      else if (inPlace && end <= bytes.length) {
+        decodeListField(list.value, list.items, list.fields, tag, bytes, start, end, this.keep, from);
+        this.consume(size);
+      } else {
+        const own = this.copy(size);
+        decodeListField(list.value, list.items, list.fields, tag, own, start - first, own.length, this.keep, at);
+      }
+    } catch (error) {
+      this.fault = { error }; // reported at the end, unless the envelope's fault comes first (as decodeListBody decides)
+    }
+    return true;
+  }
+
+  /** A copy of the next `size` bytes not decoded, left not decoded. */
+  private peek(size: number): Buffer {
+    const own = Buffer.allocUnsafe(size);
+    let at = 0;
+    for (let i = 0, offset = this.offset; at < size; i++, offset = 0) {
+      const part = this.parts[i]!;
+      at += part.copy(own, at, offset, Math.min(part.length, offset + size - at));
+    }
+    return own;
+  }
+
+  /** Joins the first `length` bytes not decoded into `parts[0]` (a copy of ours, from offset 0), the rest after it. */
   private join(length: number): Buffer {
     const joined = this.copy(length);
     this.parts.unshift(joined);
+    this.own = joined;
     this.offset = 0;
     this.available += length;
     return joined;
@@ -164,18 +230,23 @@ class ProtobufListBody implements ListBodyDecoder {
     return own;
   }
 
-  private consume(n: number): void {
-    this.offset += n;
-    this.available -= n;
-    if (this.offset === this.parts[0]!.length) {
-      this.parts.shift();
-      this.offset = 0;
+  /** Passes over the next `size` bytes not decoded. */
+  private skip(size: number): void {
+    while (size > 0) {
+      const n = Math.min(size, this.parts[0]!.length - this.offset);
+      this.consume(n);
+      size -= n;
     }
   }
 
-  /** Whether what follows raw (the Unknown's contentEncoding and contentType, empty from a server) reads. */
-  private trailerReads(): boolean {
-    return this.available === 0 || trailerFieldsRead(this.copy(this.available));
+  private consume(n: number): void {
+    this.offset += n;
+    this.available -= n;
+    while (this.parts.length > 0 && this.offset === this.parts[0]!.length) {
+      if (this.parts.shift() === this.own) this.own = undefined;
+      else this.finished++;
+      this.offset = 0;
+    }
   }
 }
 

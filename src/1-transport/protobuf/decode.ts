@@ -15,6 +15,7 @@ import { checkMessage, decodeInto } from './values.ts';
 import {
   begin,
   fail,
+  failPastEnd,
   hasMagic,
   lengthEnd,
   pos,
@@ -54,17 +55,24 @@ interface Envelope {
   readonly rawEnd: number;
 }
 
-/** The envelope from pos to `end`: `k8s\0`, then runtime.Unknown (typeMeta 1, raw 2; contentEncoding and contentType skipped). */
-export function envelope(end: number): Envelope {
+/**
+ * The envelope from pos to `end`: `k8s\0`, then runtime.Unknown (typeMeta 1, raw 2; contentEncoding and contentType
+ * skipped). With `once` (a list body), a second typeMeta or raw is a fault: no server writes one, and a list read as it
+ * arrives cannot go back to decode its raw again under another kind (see {@link listTrailer}).
+ */
+export function envelope(end: number, once = false): Envelope {
   if (!hasMagic(pos, end)) fail('no k8s\\0 magic');
   seek(pos + 4);
   let apiVersion = '';
   let kind = '';
+  let typeMeta = false;
   let rawStart = -1;
   let rawEnd = -1;
   while (pos < end) {
     const tag = varint(end);
+    if (once && (tag === 0x0a ? typeMeta : tag === 0x12 && rawStart >= 0)) fail(secondField(tag));
     if (tag === 0x0a) {
+      typeMeta = true;
       const e = lengthEnd(end);
       while (pos < e) {
         const t = varint(e);
@@ -82,6 +90,8 @@ export function envelope(end: number): Envelope {
   if (!hasMessage(kind)) fail(`a kind the schema does not know (${JSON.stringify(kind.slice(0, 64))})`);
   return { apiVersion, kind, rawStart, rawEnd };
 }
+
+const secondField = (tag: number) => `a list body with a second ${tag === 0x0a ? 'typeMeta' : 'raw'}`;
 
 /** A whole body holding one object (an error Status), decoded whole. */
 export function decodeObjectBody(bytes: Buffer): Record<string, unknown> {
@@ -101,7 +111,7 @@ export function decodeObjectBody(bytes: Buffer): Record<string, unknown> {
 export function decodeListBody(bytes: Buffer, keep: KeepObject | undefined): Record<string, unknown> {
   begin(bytes, 0);
   try {
-    const { apiVersion, kind, rawStart, rawEnd } = envelope(bytes.length);
+    const { apiVersion, kind, rawStart, rawEnd } = envelope(bytes.length, true);
     const list = message(kind);
     const itemsField = list.fields.find((f) => f.json === 'items');
     const metaField = list.fields.find((f) => f.json === 'metadata');
@@ -185,24 +195,37 @@ export function listHead(bytes: Buffer): ListHead | undefined {
 }
 
 /**
- * A length-delimited field's header at `at` in `bytes`: its tag, and where its bytes start and end; undefined for
- * another wire type. Throws a `ProtobufError` when the bytes there are not a header (or not all of it).
+ * The field of a list's raw at `at` in `bytes`, read as {@link decodeListBody} reads it: its tag, where its value
+ * starts and where the field ends (for a field other than the list's metadata and items, skipped: both where it ends).
+ * `bytes` starts at byte `from` of the body (faults name body offsets), raw ends at `rawEnd` (in `bytes`' offsets,
+ * maybe past its end), and `bytes` holds at least `min(20, rawEnd - at)` bytes from `at` (a header's most). Throws the
+ * `ProtobufError` decodeListBody throws for the same bytes.
  */
-export function fieldHeader(bytes: Buffer, at: number): { tag: number; start: number; end: number } | undefined {
-  begin(bytes, at);
+export function listFieldAt(
+  bytes: Buffer,
+  at: number,
+  rawEnd: number,
+  fields: ListFields,
+  from: number,
+): { tag: number; start: number; end: number } {
+  begin(bytes, at, from);
   try {
-    const tag = varint(bytes.length);
-    if ((tag & 7) !== 2) return undefined;
-    const length = varint(bytes.length);
-    return { tag, start: pos, end: pos + length };
+    const tag = varint(rawEnd);
+    if (tag === fields.metaTag || tag === fields.itemsTag) {
+      const end = lengthEnd(rawEnd);
+      return { tag, start: pos, end };
+    }
+    skip(tag & 7, rawEnd);
+    return { tag, start: pos, end: pos };
   } finally {
     release(undefined);
   }
 }
 
 /**
- * One field of a list's raw message, its bytes from `start` to `end` in `bytes` (read in place): the list's metadata
- * into `list.metadata`, an item (dropped by `keep`, or checked and decoded lazily) onto `items`, anything else skipped.
+ * One field of a list's raw message, its bytes from `start` to `end` in `bytes` (read in place; `bytes` starts at byte
+ * `from` of the body): the list's metadata into `list.metadata`, an item (dropped by `keep`, or checked and decoded
+ * lazily) onto `items`, anything else skipped.
  */
 export function decodeListField(
   list: Record<string, unknown>,
@@ -213,8 +236,9 @@ export function decodeListField(
   start: number,
   end: number,
   keep: KeepObject | undefined,
+  from = 0,
 ): void {
-  begin(bytes, start);
+  begin(bytes, start, from);
   try {
     if (tag === fields.metaTag) {
       const metadata: Record<string, unknown> = {};
@@ -227,25 +251,37 @@ export function decodeListField(
 }
 
 /**
- * Whether the bytes after a list's raw (the Unknown's contentEncoding and contentType) read, none of them a second
- * typeMeta or raw (which decodeListBody would read instead of the first).
+ * What {@link decodeListBody} says of a body in a server's order ({@link listHead}) whose raw the body does not hold
+ * whole: `total` bytes, raw's length past their end. Throws its `ProtobufError`.
  */
-export function trailerFieldsRead(bytes: Buffer): boolean {
-  begin(bytes, 0);
+export function failRawPastEnd(head: ListHead, total: number): never {
+  begin(EMPTY, head.rawStart);
   try {
-    while (pos < bytes.length) {
-      const tag = varint(bytes.length);
-      if (tag === 0x0a || tag === 0x12) return false;
-      skip(tag & 7, bytes.length);
-    }
-    return true;
-  } catch (error) {
-    if (error instanceof ProtobufError) return false;
-    throw error;
+    return failPastEnd(head.rawLength, total - head.rawStart);
   } finally {
     release(undefined);
   }
 }
+
+/**
+ * The fields after a list's raw (the Unknown's contentEncoding and contentType, empty from a server), starting at byte
+ * `from` of the body, read as {@link decodeListBody} reads them: a second typeMeta or raw is a fault, as any bytes that
+ * do not read. Throws its `ProtobufError`.
+ */
+export function listTrailer(bytes: Buffer, from: number): void {
+  begin(bytes, 0, from);
+  try {
+    while (pos < bytes.length) {
+      const tag = varint(bytes.length);
+      if (tag === 0x0a || tag === 0x12) fail(secondField(tag));
+      skip(tag & 7, bytes.length);
+    }
+  } finally {
+    release(undefined);
+  }
+}
+
+const EMPTY = Buffer.alloc(0);
 
 /** One object from pos to `end` into `target`: a skeleton if `keep` rejects it, else checked and decoded lazily. */
 function item(target: Record<string, unknown>, end: number, msg: Message, keep: KeepObject | undefined): object {

@@ -15,11 +15,14 @@ export const MAGIC = [0x6b, 0x38, 0x73, 0x00] as const;
 
 export let buf: Buffer = Buffer.alloc(0);
 export let pos = 0;
+/** Where `buf`'s first byte is in the body it was cut from (a list page read in pieces): faults name body offsets. */
+let origin = 0;
 
-/** Reads `bytes` from `at` from now on. */
-export function begin(bytes: Buffer, at: number): void {
+/** Reads `bytes` from `at` from now on; `bytes` starts at byte `from` of its body (named by faults). */
+export function begin(bytes: Buffer, at: number, from = 0): void {
   buf = bytes;
   pos = at;
+  origin = from;
 }
 
 export function seek(at: number): void {
@@ -30,21 +33,28 @@ const EMPTY = Buffer.alloc(0);
 /** Lets go of the input (the reader's buffer would keep a frame, a page or a whole chunk alive). */
 export function release<T>(value: T): T {
   buf = EMPTY;
+  origin = 0;
   return value;
 }
 
 /** The reader's state, to read something else in between (a lazy member read while another object decodes). */
-export function save(): { readonly buf: Buffer; readonly pos: number } {
-  return { buf, pos };
+export function save(): { readonly buf: Buffer; readonly pos: number; readonly origin: number } {
+  return { buf, pos, origin };
 }
 
-export function restore(saved: { readonly buf: Buffer; readonly pos: number }): void {
+export function restore(saved: { readonly buf: Buffer; readonly pos: number; readonly origin: number }): void {
   buf = saved.buf;
   pos = saved.pos;
+  origin = saved.origin;
 }
 
 export function fail(what: string): never {
-  throw new ProtobufError(`protobuf: ${what} at byte ${pos}`);
+  throw new ProtobufError(`protobuf: ${what} at byte ${pos + origin}`);
+}
+
+/** The fault of a length past the end of its message, `left` bytes before that end (also for a body cut short). */
+export function failPastEnd(length: number, left: number): never {
+  return fail(`length ${length} past the end of its message (${left} bytes left)`);
 }
 
 export function hasMagic(start: number, end: number): boolean {
@@ -97,7 +107,7 @@ export function int64(end: number): number {
 /** Reads a length and returns where its bytes end, checked against `end` (the enclosing message's end). */
 export function lengthEnd(end: number): number {
   const length = varint(end);
-  if (length > end - pos) fail(`length ${length} past the end of its message (${end - pos} bytes left)`);
+  if (length > end - pos) failPastEnd(length, end - pos);
   return pos + length;
 }
 
