@@ -2,7 +2,10 @@
  * What `record` costs per watch event by itself, in one process, without a server or an informer: the bench's
  * ≈ 4.7 KB pod events (2,000 lines, cycled), parsed as the transport parses them, pushed through `record` into a
  * trace file, in bursts of 14 events (a 64 KiB socket chunk) with a microtask between bursts, as a watch
- * stream delivers them. CPU time (user + system) of this process per event, for each way:
+ * stream read faster than it arrives delivers them within one turn of the event loop (the file sink writes at the
+ * end of a turn or when its 256 KiB buffer is full: here, every ≈ 53 events). CPU time (user + system) of this
+ * process per event, for each way, and its system share (the kernel's: writing the trace to the file is most of it,
+ * see docs/performance.md "Recording a watch, end to end"):
  *
  *   parse         JSON.parse of each line alone (what the informer's transport does anyway, for scale)
  *   pass          frames through a ListWatch not recorded (the baseline of the three below)
@@ -36,8 +39,14 @@ const bytes = lines.map((line) => Buffer.byteLength(line));
 const buffers = lines.map((line) => Buffer.from(line));
 const dir = mkdtempSync(join(tmpdir(), 'rx-informer-record-micro-'));
 
+/** CPU µs per event of one way's run: the whole, and the system (kernel) part of it. */
+interface Cpu {
+  readonly cpu: number;
+  readonly system: number;
+}
+
 /** Pushes EVENTS lines through `emit`, a microtask after every burst; CPU µs per event. */
-async function timed(emit: (line: string, bytes: number, buffer: Buffer) => void): Promise<number> {
+async function timed(emit: (line: string, bytes: number, buffer: Buffer) => void): Promise<Cpu> {
   const start = process.cpuUsage();
   for (let i = 0; i < EVENTS; i++) {
     emit(lines[i % lines.length]!, bytes[i % bytes.length]!, buffers[i % buffers.length]!);
@@ -45,11 +54,11 @@ async function timed(emit: (line: string, bytes: number, buffer: Buffer) => void
   }
   await Promise.resolve();
   const used = process.cpuUsage(start);
-  return (used.user + used.system) / EVENTS;
+  return { cpu: (used.user + used.system) / EVENTS, system: used.system / EVENTS };
 }
 
 /** A ListWatch whose watch is `frames` (and `watchLines` is `lined`), subscribed through `record` (or not). */
-async function through(way: string): Promise<number> {
+async function through(way: string): Promise<Cpu> {
   if (way === 'parse') return timed((line) => JSON.parse(line));
   const frames = new Subject<WatchFrame>();
   const lined = new Subject<LinedFrame>();
@@ -79,10 +88,12 @@ async function through(way: string): Promise<number> {
 }
 
 const results = new Map<string, number[]>();
+const systems = new Map<string, number[]>();
 for (let round = 0; round < ROUNDS; round++)
   for (const way of WAYS) {
-    const cpu = await through(way);
+    const { cpu, system } = await through(way);
     results.set(way, [...(results.get(way) ?? []), cpu]);
+    systems.set(way, [...(systems.get(way) ?? []), system]);
   }
 rmSync(dir, { recursive: true, force: true });
 
@@ -94,5 +105,8 @@ for (const [way, values] of results) {
   const base = way.startsWith('lazy-') ? 'lazy-pass' : 'pass';
   const pass = passOf(base);
   const extra = pass !== undefined && way !== 'parse' && way !== base ? `  (+${(m - pass).toFixed(2)} µs over ${base})` : '';
-  console.log(`${way.padEnd(12)} ${m.toFixed(2)} µs CPU/event${extra}   [${values.map((v) => v.toFixed(2)).join(', ')}]`);
+  const system = median(systems.get(way)!);
+  console.log(
+    `${way.padEnd(12)} ${m.toFixed(2)} µs CPU/event, system ${system.toFixed(2)}${extra}   [${values.map((v) => v.toFixed(2)).join(', ')}]`,
+  );
 }

@@ -1,6 +1,7 @@
 /**
- * traceFileSink: a trace writer's sink to a file. Lines go out whole, one burst (a synchronous run) per write,
- * at the end of the run; close writes what is pending; a failed write is thrown by the next call, never lost.
+ * traceFileSink: a trace writer's sink to a file. Lines go out whole, one burst (a turn of the event loop, or a full
+ * buffer) per write, at the end of the turn; close writes what is pending; a failed write is thrown by the next call,
+ * never lost.
  */
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,6 +22,8 @@ function tempPath(): string {
 }
 /** Lets the microtasks queued so far run. */
 const endOfRun = () => new Promise<void>((resolve) => queueMicrotask(resolve));
+/** Lets this turn of the event loop end (its `setImmediate` callbacks, queued before this one, run). */
+const endOfTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 describe('traceFileSink', () => {
   it('mode: set on a file it creates and on one that was there; without it, an existing file keeps its own', () => {
@@ -37,13 +40,15 @@ describe('traceFileSink', () => {
     expect(statSync(kept).mode & 0o777).toBe(0o640);
   });
 
-  it('writes the lines of one synchronous run together when it ends, whole and in order, parts as their concatenation', async () => {
+  it('writes the lines of one turn of the event loop together when it ends, whole and in order, parts as their concatenation', async () => {
     const path = tempPath();
     const file = traceFileSink(path);
     file.write('{"a":1}\n');
+    await endOfRun(); // another synchronous run of the same turn (the next chunk of a stream read in one go)
     file.writeParts(['{"b":', '"żółw 🐢"', '}\n']);
-    expect(readFileSync(path, 'utf8')).toBe(''); // not yet: the run goes on
     await endOfRun();
+    expect(readFileSync(path, 'utf8')).toBe(''); // not yet: the turn goes on
+    await endOfTurn();
     expect(readFileSync(path, 'utf8')).toBe('{"a":1}\n{"b":"żółw 🐢"}\n');
     file.write('{"c":3}\n');
     file.close();
@@ -59,9 +64,23 @@ describe('traceFileSink', () => {
     for (let i = 0; i < 3; i++) for (const line of lines) i % 2 ? file.writeParts([line.slice(0, 5), line.slice(5)]) : file.write(line);
     file.flush();
     expect(readFileSync(path, 'utf8')).toBe(lines.join('').repeat(3));
-    await endOfRun();
+    await endOfTurn();
     file.close();
     expect(readFileSync(path, 'utf8')).toBe(lines.join('').repeat(3));
+  });
+
+  it('holds at most its buffer: a turn that takes more is written as the buffer fills, the rest at its end', async () => {
+    const path = tempPath();
+    const file = traceFileSink(path);
+    const line = `${'x'.repeat(1023)}\n`;
+    for (let i = 0; i < 400; i++) file.write(line); // 400 KiB in one turn, past the 256 KiB buffer
+    const written = statSync(path).size;
+    expect(written).toBeGreaterThan(0);
+    expect(400 * 1024 - written).toBeLessThanOrEqual(256 * 1024);
+    expect(written % 1024).toBe(0); // whole lines
+    await endOfTurn();
+    expect(statSync(path).size).toBe(400 * 1024);
+    file.close();
   });
 
   it('never cuts a line whose characters take more bytes than its length says (a buffer nearly full)', () => {
@@ -80,8 +99,8 @@ describe('traceFileSink', () => {
   it('a write that fails (a full disk) is thrown by the next call: a trace writer over it stops, closed, with the error', async () => {
     const file = traceFileSink('/dev/full');
     const writer = traceWriter({ write: (t) => file.write(t), writeParts: (p) => file.writeParts(p), resources: ['pods'] });
-    expect(writer.stopped).toBeUndefined(); // the header is taken; it is written at the end of the run
-    await endOfRun();
+    expect(writer.stopped).toBeUndefined(); // the header is taken; it is written at the end of the turn
+    await endOfTurn();
     expect(writer.line({ type: 'watch', id: writer.nextId(), options: {} })).toBe(false);
     expect(writer.stopped).toBe('closed');
     expect((writer.error as NodeJS.ErrnoException).code).toBe('ENOSPC');

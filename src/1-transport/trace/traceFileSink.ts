@@ -1,14 +1,15 @@
 /**
- * A trace writer's sink to a file: whole lines, encoded once into one buffer, one system call per burst.
+ * A trace writer's sink to a file: whole lines, encoded once into one buffer, one system call per burst (a turn of the
+ * event loop, or a full buffer).
  */
 import { closeSync, fchmodSync, openSync, writeSync } from 'node:fs';
 
 /** A file a {@link traceWriter} writes to: its `write` and `writeParts` are the writer's options of those names. */
 export interface TraceFileSink {
   /**
-   * Takes one whole line. The lines taken within one synchronous run (e.g. the events of one chunk of a watch
-   * stream) are written together, whole, when it ends (a microtask), before any timer or I/O callback runs.
-   * Throws what a previous write threw (the writer then stops, `closed`).
+   * Takes one whole line. The lines taken within one turn of the event loop (e.g. the events of every chunk of a watch
+   * stream read in one go) are written together, whole, at its end (`setImmediate`), or as soon as the buffer
+   * (256 KiB) cannot take the next line. Throws what a previous write threw (the writer then stops, `closed`).
    */
   write(text: string): void;
   /** {@link TraceFileSink.write} for a line in parts (the line is their concatenation), not joined first. */
@@ -19,7 +20,10 @@ export interface TraceFileSink {
   close(): void;
 }
 
-/** The buffer lines are encoded into; fuller than this less a line, it is written out. */
+/**
+ * The buffer lines are encoded into: fuller than this less a line, it is written out. It bounds what is held: a slow
+ * disk blocks the taker in `writeSync` (the informer waits), it never queues.
+ */
 const BUFFER_BYTES = 256 * 1024;
 
 export interface TraceFileOptions {
@@ -33,8 +37,12 @@ export interface TraceFileOptions {
 
 /**
  * Opens `path` for a trace (`w`: created or emptied) and returns its sink: every line is written whole, so
- * a process that ends between two bursts (a signal, a crash) leaves a file that reads; one that ends within
- * a burst loses that burst's lines, never a part of one. `close()` writes what is pending first.
+ * a process that ends between two bursts (a crash) leaves a file that reads; one that ends within a burst loses that
+ * burst's lines (at most a turn of the event loop's, at most the buffer's), never a part of one. `close()` writes what
+ * is pending first: a signal's handler that closes the sink (as `rx-informer record`'s does) loses nothing. A burst is
+ * a turn of the event loop rather than a synchronous run so that a watch stream read faster than it arrives (the
+ * chunks of a turn: up to 32 reads of 64 KiB) is written in writes of the buffer's size, not one a chunk: writing
+ * to the file, the kernel's part, is most of what recording a watch costs (docs/performance.md).
  *
  * ```ts
  * const file = traceFileSink('trace.jsonl');
@@ -50,7 +58,7 @@ export function traceFileSink(path: string, options: TraceFileOptions = {}): Tra
   let used = 0;
   let failure: unknown;
   let open = true;
-  let scheduled = false;
+  let scheduled: NodeJS.Immediate | undefined;
 
   const out = (bytes: Uint8Array, length: number) => {
     try {
@@ -68,7 +76,7 @@ export function traceFileSink(path: string, options: TraceFileOptions = {}): Tra
     if (length > 0) out(buffer, length);
   };
   const later = () => {
-    scheduled = false;
+    scheduled = undefined;
     try {
       flush();
     } catch {
@@ -79,10 +87,7 @@ export function traceFileSink(path: string, options: TraceFileOptions = {}): Tra
   const room = (units: number): boolean => {
     if (failure !== undefined) throw failure;
     if (!open) throw new Error(`trace file ${path} is closed`);
-    if (!scheduled) {
-      scheduled = true;
-      queueMicrotask(later);
-    }
+    scheduled ??= setImmediate(later);
     if (used + 3 * units <= BUFFER_BYTES) return true;
     flush();
     return 3 * units <= BUFFER_BYTES;
@@ -117,6 +122,8 @@ export function traceFileSink(path: string, options: TraceFileOptions = {}): Tra
     close() {
       if (!open) return;
       open = false;
+      if (scheduled) clearImmediate(scheduled);
+      scheduled = undefined;
       try {
         flush();
       } finally {
