@@ -57,8 +57,9 @@ function writerOr(make: () => TraceWriter): TraceWriter {
 
 /**
  * Discovers the resources (as `watch` resolves them), opens the trace file and starts one informer
- * per resource whose ListWatch is recorded. Every line is written whole (`traceFileSink`: the lines of
- * one burst in one write, at its end, before a signal's handler can run), so a signal leaves a file that reads.
+ * per resource whose ListWatch is recorded. Every line is written whole (`traceFileSink`: the lines of one
+ * turn of the event loop in one write, whole lines only), and the stop path (a signal, `--max-bytes`, `--duration`)
+ * closes the sink, which writes what it holds: a signal leaves a file that reads, with every line recorded before it.
  */
 export async function recordCommand(kc: KubeConfig, command: RecordCommandOptions, terminal: RecordTerminal): Promise<Recording> {
   const server = kc.getCurrentCluster()?.server ?? '(no server)';
