@@ -28,6 +28,7 @@ export const LABELS: Record<ContenderId, string> = {
   rx: '(a) rx-informer',
   'rx-gzip': '(a-gz) rx-informer, compression gzip',
   'rx-record': '(a-rec) rx-informer, ListWatch recorded to a file',
+  'rx-pb': '(a″-pb) rx-informer, lazyDecode over protobuf',
   'rx-strip': '(a′) rx-informer + stripManagedFields',
   'rx-lazy': '(a″) rx-informer, lazyDecode',
   'rx-lazy-strip': '(a‴) rx-informer, lazyDecode + stripManagedFields',
@@ -167,7 +168,7 @@ export function scenarios(options: Omit<BenchOptions, 'log'>): Scenario[] {
       pods: options.relistPods,
       events: options.relistEvents,
       relist: true,
-      contenders: ['raw', 'rx', 'rx-gzip', 'rx-record', 'rx-strip', 'rx-lazy', 'rx-meta', 'cn'],
+      contenders: ['raw', 'rx', 'rx-gzip', 'rx-record', 'rx-pb', 'rx-strip', 'rx-lazy', 'rx-meta', 'cn'],
     },
     {
       name: `large-${k(options.pods)}`,
@@ -175,7 +176,7 @@ export function scenarios(options: Omit<BenchOptions, 'log'>): Scenario[] {
       pods: options.pods,
       events: options.events,
       relist: false,
-      contenders: ['raw', 'rx', 'rx-gzip', 'rx-record', 'rx-strip', 'rx-lazy', 'rx-lazy-strip', 'rx-meta', 'cn'],
+      contenders: ['raw', 'rx', 'rx-gzip', 'rx-record', 'rx-pb', 'rx-strip', 'rx-lazy', 'rx-lazy-strip', 'rx-meta', 'cn'],
     },
   ];
   // Hundreds of thousands of objects: minutes per run, so only when asked for by name or role.
@@ -188,7 +189,7 @@ export function scenarios(options: Omit<BenchOptions, 'log'>): Scenario[] {
       pods: huge,
       events: options.events,
       relist: false,
-      contenders: ['raw', 'rx', 'rx-lazy', 'rx-meta', 'cn'],
+      contenders: ['raw', 'rx', 'rx-lazy', 'rx-pb', 'rx-meta', 'cn'],
       generate: true,
     },
     {
@@ -210,9 +211,10 @@ export function scenarios(options: Omit<BenchOptions, 'log'>): Scenario[] {
 
 /** The runs of a scenario whose contenders are `available`: all of them, or those of `only` (variants included), in its order. */
 function pick(available: readonly RunName[], only: readonly RunName[] | undefined, everything = false): RunName[] {
-  // rx-gzip (compression) and rx-record (a recorded ListWatch) run only when named (or in the smoke run, which runs
-  // everything): each measures a setting.
-  if (!only) return everything ? [...available] : available.filter((name) => name !== 'rx-gzip' && name !== 'rx-record');
+  // rx-gzip (compression), rx-record (a recorded ListWatch) and rx-pb (protobuf) run only when named (or in the smoke
+  // run, which runs everything): each measures a setting.
+  const named = ['rx-gzip', 'rx-record', 'rx-pb'];
+  if (!only) return everything ? [...available] : available.filter((name) => !named.includes(name));
   return only.filter((name) => available.includes(parseRunName(name).id));
 }
 
@@ -466,6 +468,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         generate: !!scenario.generate,
         ...(options.linkMbit ? { linkMbit: options.linkMbit } : {}),
         ...(options.gzip ? { gzip: true } : {}),
+        // Protobuf answers (encoded once at startup) only when a contender asks for them: other runs cost nothing more.
+        ...(scenario.contenders.some((name) => parseRunName(name).id === 'rx-pb') ? { protobuf: true } : {}),
       },
       pinning?.server,
     );
@@ -525,6 +529,11 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
                     : '') +
                   (result.relistPeakLiveMB !== undefined
                     ? `, relist live peak ${result.relistPeakLiveMB} MB / steady ${result.heapEndMB} MB`
+                    : '') +
+                  `; wire ${wire.wireMB} MB` +
+                  (result.checksum !== undefined ? `, checksum ${result.checksum}` : '') +
+                  (counters.protobufRequests > 0
+                    ? ` (protobuf: ${counters.protobufRequests} requests, ${mb(counters.protobufBytesWritten)} MB)`
                     : '') +
                   (problems.length ? `  ✗ ${problems.join('; ')}` : '')
               : `  ${contender.padEnd(8)} rep ${rep + 1}: ✗ ${error}`,
