@@ -579,7 +579,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 
 // ── targets ────────────────────────────────────────────────────────────────
 
-function targets(reports: readonly ScenarioReport[]): Target[] {
+export function targets(reports: readonly ScenarioReport[]): Target[] {
   const byRole = (role: Role) => reports.find((r) => r.scenario.role === role);
   const get = (role: Role, contender: ContenderId, key: string): number | undefined => {
     const value = byRole(role)?.medians[contender]?.[key];
@@ -660,6 +660,15 @@ function targets(reports: readonly ScenarioReport[]): Target[] {
       0.3,
       `${s.scenario.name}: ms to N synced${syncCpu('rx-meta')}`,
     );
+    // Issue #36: lazy decoding over protobuf (rx-pb, run only when named).
+    ratio(
+      `sync of ${s.scenario.pods} pods, lazyDecode over protobuf (a″-pb) / (d)`,
+      get(role, 'rx-pb', 'syncMs'),
+      get(role, 'raw', 'syncMs'),
+      '≤',
+      0.25,
+      `${s.scenario.name}: ms to N synced${syncCpu('rx-pb')}`,
+    );
   }
   if (large) {
     ratio(
@@ -677,6 +686,22 @@ function targets(reports: readonly ScenarioReport[]): Target[] {
       '≥',
       1.5,
       `${large.scenario.name}: events/s${cpuRatio('large', 'rx-lazy', 'cn')}`,
+    );
+    ratio(
+      `events/s at ${large.scenario.pods} cached, lazyDecode over protobuf (a″-pb) / (c)`,
+      get('large', 'rx-pb', 'eventsPerSec'),
+      get('large', 'cn', 'eventsPerSec'),
+      '≥',
+      2,
+      `${large.scenario.name}: events/s${cpuRatio('large', 'rx-pb', 'cn')}`,
+    );
+    ratio(
+      'bytes on the wire, protobuf (a″-pb) / JSON (a″)',
+      get('large', 'rx-pb', 'wireMB'),
+      get('large', 'rx-lazy', 'wireMB'),
+      '≤',
+      0.7,
+      `${large.scenario.name}: list and watch bytes the server wrote`,
     );
   }
   const heapRole: Role = large ? 'large' : relist ? 'relist' : 'watch';
