@@ -175,6 +175,75 @@ describe('PageCost: a JSON page is charged its bytes, or its objects and arrays 
     expect(costOf(0, '{"data":"' + 'x'.repeat(10_000) + '"}').charged).toBe(10_011);
   });
 
+  // Found by review with CHARGE_PER_OPEN = 32: these real lists were charged 1.8 and 1.5 times their bytes, so a
+  // 133 MiB list of them never synced at the default budget (which already allows for heap ≈ twice the bytes).
+  it('real lists dense in `{`/`[` are charged their bytes: Deployments with env vars and managedFields, dashboards in ConfigMaps', () => {
+    const env = Array.from({ length: 40 }, (_, i) => ({ name: `ENV_VAR_${i}`, value: `v${i}` }));
+    const envFields = Object.fromEntries(env.map((e) => [`k:{"name":"${e.name}"}`, { '.': {}, 'f:name': {}, 'f:value': {} }]));
+    const labelled = { 'f:labels': { '.': {}, 'f:app': {} } };
+    const deployment = (i: number) => ({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: {
+        name: `app-${i}`,
+        namespace: 'default',
+        uid: '6f1c2f0e-1d3b-4a7e-9c55-0b1e2f3a4b5c',
+        resourceVersion: '123456',
+        labels: { app: `app-${i}` },
+        managedFields: [
+          {
+            manager: 'kubectl-client-side-apply',
+            operation: 'Update',
+            fieldsType: 'FieldsV1',
+            fieldsV1: {
+              'f:metadata': labelled,
+              'f:spec': {
+                'f:replicas': {},
+                'f:selector': {},
+                'f:template': {
+                  'f:metadata': labelled,
+                  'f:spec': {
+                    'f:containers': {
+                      'k:{"name":"main"}': { '.': {}, 'f:env': { '.': {}, ...envFields }, 'f:image': {}, 'f:name': {}, 'f:resources': {} },
+                    },
+                    'f:dnsPolicy': {},
+                    'f:restartPolicy': {},
+                  },
+                },
+              },
+            },
+          },
+        ],
+      },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: { app: `app-${i}` } },
+        template: { spec: { containers: [{ name: 'main', image: 'nginx', env }] } },
+      },
+      status: { replicas: 1 },
+    });
+    const panel = (j: number) => ({
+      id: j,
+      type: 'timeseries',
+      gridPos: { h: 8, w: 12, x: 0, y: j },
+      targets: [{ expr: 'rate(x[5m])', refId: 'A' }],
+      fieldConfig: { defaults: {}, overrides: [] },
+      options: { legend: { calcs: [] } },
+    });
+    const dashboard = (i: number) => ({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: `dash-${i}`, namespace: 'monitoring' },
+      data: { 'dash.json': JSON.stringify({ panels: Array.from({ length: 40 }, (_, j) => panel(j)) }) },
+    });
+    for (const make of [deployment, dashboard]) {
+      const body = Buffer.from(
+        JSON.stringify({ kind: 'List', apiVersion: 'v1', metadata: {}, items: Array.from({ length: 100 }, (_, i) => make(i)) }),
+      );
+      for (const phase of phases) expect(costOf(phase, body).charged).toBe(body.length);
+    }
+  });
+
   it('a real pod list is charged its bytes (its objects and arrays charge less), whichever words are read', () => {
     const items = Array.from({ length: 50 }, (_, index) => makePod({ index, revision: 1, resourceVersion: 5 }));
     const body = Buffer.from(JSON.stringify({ kind: 'PodList', apiVersion: 'v1', metadata: { resourceVersion: '5' }, items }));

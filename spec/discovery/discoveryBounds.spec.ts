@@ -1,7 +1,7 @@
 import { Observable, firstValueFrom, of, type Subscriber } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { InformerError } from '../../src/0-model/errors.ts';
-import { DISCOVERY_LIMITS, discover, discoverWith, type Discovery } from '../../src/discovery/discovery.ts';
+import { DISCOVERY_LIMITS, discover, discoverWith, type Discovery, type DiscoveryOptions } from '../../src/discovery/discovery.ts';
 import { startApiServer, type ApiServer } from 'rx-informer-emulator';
 
 // Discovery as a whole is bounded (issue: /apis listing ~20,000 groups of 4 MiB documents ran out of memory):
@@ -116,6 +116,12 @@ describe('discovery is bounded as a whole (default options)', () => {
     expect((outcome.error as InformerError).message).toContain('maxTotalBytes (64 MiB)');
     // 18 documents of 3.5 MiB are 63 MiB: the 19th passes the budget, with 15 more in flight (19 + 15 asked).
     expect(server.state).toMatchObject({ inFlight: 0, requested: 34 });
+  });
+
+  // Found by review: the progress rule bounds discovery's documents (transport.md), but its option was not in the type.
+  it('takes the transport bounds its documents are read under, the progress floor included (a type check)', () => {
+    const options: DiscoveryOptions = { minBodyBytesPerSecond: 1024, listIdleTimeoutMs: 30_000, maxDocumentBytes: 1 << 20 };
+    expect(options.minBodyBytesPerSecond).toBe(1024);
   });
 
   it('takes each cap as an option (Infinity turns it off; 0 or less is the default)', () => {

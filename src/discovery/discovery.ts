@@ -149,7 +149,15 @@ export const DISCOVERY_LIMITS: Required<DiscoveryLimits> = {
  */
 export type DiscoveryOptions = Pick<
   HttpTransportOptions,
-  'userAgent' | 'requestTimeoutMs' | 'listIdleTimeoutMs' | 'maxDocumentBytes' | 'maxErrorBodyBytes' | 'protocol' | 'http2' | 'compression'
+  | 'userAgent'
+  | 'requestTimeoutMs'
+  | 'listIdleTimeoutMs'
+  | 'minBodyBytesPerSecond'
+  | 'maxDocumentBytes'
+  | 'maxErrorBodyBytes'
+  | 'protocol'
+  | 'http2'
+  | 'compression'
 > &
   DiscoveryLimits;
 

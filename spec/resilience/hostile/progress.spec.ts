@@ -11,7 +11,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import type { Observable } from 'rxjs';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ConfigMap, InformerError } from '../../../src/index.ts';
-import { BodyProgress } from '../../../src/1-transport/http/progress.ts';
+import { BodyProgress, bodyProgress } from '../../../src/1-transport/http/progress.ts';
 import { DEFAULT_MIN_BODY_BYTES_PER_SECOND, getJson, httpListWatch } from '../../../src/1-transport/httpTransport.ts';
 
 const realSetTimeout = globalThis.setTimeout;
@@ -172,6 +172,15 @@ describe('BodyProgress: every window must bring its floor', () => {
       `list /x: ${windows[fails - 1]} bytes in 60000 ms, under the floor of 240 KiB a window; aborted (options minBodyBytesPerSecond, listIdleTimeoutMs)`,
     );
     expect(vi.getTimerCount()).toBe(0);
+  });
+
+  // Found by review: Infinity, which turns the other bounds off (transport.md), made a floor no body reaches.
+  it('0 or Infinity turns the rule off, as for the other bounds; a finite rate or the default keeps it', () => {
+    expect(bodyProgress({ minBodyBytesPerSecond: 0 }, 'list /x', 'list')).toBeUndefined();
+    expect(bodyProgress({ minBodyBytesPerSecond: Infinity }, 'list /x', 'list')).toBeUndefined();
+    expect(bodyProgress({ listIdleTimeoutMs: 0 }, 'list /x', 'list')).toBeUndefined();
+    expect(bodyProgress({ minBodyBytesPerSecond: 1024 }, 'list /x', 'list')).toBeInstanceOf(BodyProgress);
+    expect(bodyProgress({}, 'list /x', 'list')).toBeInstanceOf(BodyProgress);
   });
 
   it('stop frees the timer', () => {

@@ -88,10 +88,15 @@ class Reads {
     if (buffer !== undefined && buffer !== this.current && !this.viewed.has(buffer)) free(buffer);
   };
 
-  constructor({ socket, inflated }: BodyMemory) {
+  constructor({ socket, inflated, wire }: BodyMemory) {
     this.socket = socket;
     this.chunkMemory = inflated ? () => undefined : ownMemory;
     socket.on('data', this.onRead);
+    // Once the response on the wire has ended, the socket's reads are the next response's (a keep-alive agent hands
+    // it on then, while a gzip body may still be inflating): never ours to free.
+    const stop = () => this.stop();
+    wire.on('end', stop);
+    wire.on('close', stop);
   }
 
   /** A body chunk arrives. */

@@ -70,6 +70,11 @@ export interface BodyMemory {
    * when each chunk is memory of its own (the HTTP parser's copy of a body piece).
    */
   readonly inflated: boolean;
+  /**
+   * The response on the wire (under the inflater, for gzip): once it has ended, the socket's further reads are the next
+   * response's (a keep-alive agent hands the socket on at that end, while an inflater may still be at work).
+   */
+  readonly wire: HttpResponse;
 }
 
 /**
@@ -80,7 +85,7 @@ export interface BodyMemory {
 export function bodyMemory(response: HttpResponse): BodyMemory | undefined {
   if (!(response instanceof CountedResponse || response instanceof GunzipResponse)) return undefined;
   const socket = response.socket;
-  return socket === undefined ? undefined : { socket, inflated: response instanceof GunzipResponse };
+  return socket === undefined ? undefined : { socket, inflated: response instanceof GunzipResponse, wire: response.wireResponse };
 }
 
 /** The socket of an HTTP/1.1 response (undefined over HTTP/2). */
@@ -103,6 +108,11 @@ class CountedResponse extends StreamResponse {
 
   get socket(): Socket | undefined {
     return socketUnder(this.inner);
+  }
+
+  /** The response it reads. */
+  get wireResponse(): HttpResponse {
+    return this.inner;
   }
 
   /** Why the body under it ended early, when its wire says (an HTTP/2 GOAWAY with an error code, say). */
@@ -177,11 +187,16 @@ class GunzipResponse extends StreamResponse {
     for (const listener of this.closeListeners.splice(0)) listener();
   }
 
-  /** The body did not inflate, or the response under it failed (an HTTP/2 GOAWAY with an error code, say). */
   get socket(): Socket | undefined {
     return socketUnder(this.inner);
   }
 
+  /** The response under the inflater. */
+  get wireResponse(): HttpResponse {
+    return this.inner;
+  }
+
+  /** The body did not inflate, or the response under it failed (an HTTP/2 GOAWAY with an error code, say). */
   get failure(): InformerError | undefined {
     return this.inflateFailure ?? this.inner.failure;
   }

@@ -157,16 +157,26 @@ export function collectGarbage(): Promise<void> {
 }
 
 /**
- * Bytes charged for each `{` or `[` of a JSON list page, when that is more than the page's bytes: half of what V8
- * gives an empty object once parsed (measured with `v8.getHeapStatistics` after `JSON.parse` of a million values,
- * Node 24, 64-bit without pointer compression: an empty object 56 bytes and its slot 8, an empty array 32 + 8; a
- * number, `null` or a repeated short string only its 8-byte slot, a unique short string 24 + 8), as a real list's
- * heap is about twice its bytes. A real pod (4,893 bytes, 128 `{`/`[`: 8,936 bytes of heap parsed) is charged its
- * bytes (32 × 128 = 4,096 is less); `[{},{},…]`, 3 bytes and 64 of heap a value, 32 a value, where bytes alone let
- * it take 21 times its charge (a 50 MiB body, 460 MB of heap). What is left unmodelled is at most about 4.6 times the
- * bytes (arrays of numbers or unique short strings), where a real list takes about 2.
+ * Bytes charged for each `{` or `[` of a JSON list page whose values are tiny (see {@link DENSE_BYTES_PER_OPEN}). V8
+ * gives an empty object 56 bytes parsed and its slot 8, an empty array 32 + 8 (measured with `v8.getHeapStatistics`
+ * after `JSON.parse` of a million values, Node 24, 64-bit without pointer compression); a number, `null` or a repeated
+ * short string only its 8-byte slot, a unique short string 24 + 8. A body of `[{},{},…]` (3 bytes and 64 of heap a
+ * value) is charged 10.7 times its bytes, where bytes alone let it take 21 times its charge (a 50 MiB body, 460 MB of
+ * heap).
  */
 export const CHARGE_PER_OPEN = 32;
+
+/**
+ * Only a page with a `{` or `[` in fewer than this many bytes on average is charged per `{`/`[`; any other is
+ * charged its bytes. The budget's defaults already allow for a real list's heap being about twice its bytes, and `{`
+ * and `[` inside strings count too (the count does not track strings), so the charge must never reach a real list:
+ * bytes per `{`/`[` measured: a pod 38, a Deployment with 40 env vars and client-side-apply managedFields 16–17.6
+ * (charged 32 a `{` with no threshold, it came to 1.8 times its bytes, and a 133 MiB list of such objects never
+ * synced at the default budget: found by review), a ConfigMap holding a minified dashboard 21, a ConfigMap whose
+ * value is a table of number pairs 6.9. What is left unmodelled: bodies of tiny values just above the threshold
+ * (`[{"a":0},…]`, 8 bytes a value) can take about 10 times their bytes of heap, as before this charge.
+ */
+export const DENSE_BYTES_PER_OPEN = 6;
 
 /** {@link PageCost} reads one word of every this many. */
 const SAMPLED_ONE_IN = 4;
@@ -215,7 +225,7 @@ export class PageCost {
 
   /** What the page is charged so far: its bytes, or its objects' and arrays' charge when more. */
   get charged(): number {
-    return Math.max(this.bytes, CHARGE_PER_OPEN * this.opens);
+    return this.opens * DENSE_BYTES_PER_OPEN > this.bytes ? Math.max(this.bytes, CHARGE_PER_OPEN * this.opens) : this.bytes;
   }
 
   /** The charge explained, for an error's message. */

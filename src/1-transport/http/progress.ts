@@ -58,11 +58,13 @@ export class BodyProgress {
 
 /**
  * The progress rule of the transport's options for a body named `what`: windows of `listIdleTimeoutMs`, each
- * bringing `minBodyBytesPerSecond` for each of its seconds (at least 1 byte); undefined when either is off (0).
+ * bringing `minBodyBytesPerSecond` for each of its seconds (at least 1 byte); undefined when either is off (0, or an
+ * infinite rate).
  */
 export function bodyProgress(options: HttpTransportOptions, what: string, phase: ErrorPhase): BodyProgress | undefined {
   const windowMs = timerMs(options.listIdleTimeoutMs, DEFAULT_LIST_IDLE_TIMEOUT_MS);
   const rate = options.minBodyBytesPerSecond ?? DEFAULT_MIN_BODY_BYTES_PER_SECOND;
-  if (windowMs === undefined || !(rate > 0)) return undefined;
+  // 0 or Infinity turns it off, as for the other bounds (transport.md): an infinite floor would fail every body.
+  if (windowMs === undefined || !(rate > 0) || !Number.isFinite(rate)) return undefined;
   return new BodyProgress(windowMs, Math.max(1, Math.floor((rate * windowMs) / 1000)), what, phase);
 }

@@ -1,0 +1,74 @@
+// A sink that keeps no bytes (the protobuf list decoder) has the socket's reads of its body freed as they are read
+// (body.ts `Reads`, a listener on the socket's 'data'). Over HTTP/1.1 with keep-alive, the agent hands the socket on
+// to the next request when the response on the wire ends; a gzip body may still be inflating then. The listener must
+// stop at that end: else it frees (detaches) the next response's reads before its parser sees them, and that request
+// hangs (found by review; the second request never answered before the fix).
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { InformerError } from '../../src/0-model/errors.ts';
+import { readBody, type BodySink } from '../../src/1-transport/http/body.ts';
+import { decodeResponse } from '../../src/1-transport/http/encoding.ts';
+import type { HttpResponse } from '../../src/1-transport/http2/response.ts';
+
+describe('the reads of a body whose sink keeps no bytes', () => {
+  it('are freed only until the response on the wire ends: the next response on the same socket reads whole', async () => {
+    const page = gzipSync(randomBytes(4 << 20)); // incompressible: the inflater makes many chunks
+    const second = 'x'.repeat(100_000);
+    const server = http.createServer((request, response) => {
+      if (request.url === '/page') {
+        response.writeHead(200, { 'content-encoding': 'gzip', 'content-length': page.length });
+        response.end(page);
+      } else {
+        response.writeHead(200, { 'content-length': second.length });
+        response.end(second);
+      }
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      const outcome = await new Promise<{ reused: boolean; bytes: number; pageChunks: number }>((resolve, reject) => {
+        let pageChunks = 0;
+        let firstSocket: unknown;
+        agent.once('free', (socket) => {
+          // The page's response has ended on the wire; its body may still be inflating. The next request reuses the socket.
+          const next = http.get({ host: '127.0.0.1', port, path: '/other', agent }, (response) => {
+            const reused = response.socket === socket && socket === firstSocket;
+            let bytes = 0;
+            response.on('data', (chunk: Buffer) => (bytes += chunk.length));
+            response.on('end', () => resolve({ reused, bytes, pageChunks }));
+          });
+          next.on('error', reject);
+        });
+        http
+          .get({ host: '127.0.0.1', port, path: '/page', agent }, (response) => {
+            firstSocket = response.socket;
+            const decoded = decodeResponse(response as unknown as HttpResponse, 'list /page', 'list');
+            if (decoded instanceof InformerError) return reject(decoded);
+            const sink: BodySink = {
+              keepsNoBytes: true,
+              chunk: () => {
+                pageChunks++;
+                // A sink slower than the wire, so that the inflater is still at work when the wire's response ends.
+                const until = performance.now() + 1;
+                while (performance.now() < until);
+              },
+              chunksDone: () => pageChunks,
+              end: () => undefined,
+            };
+            readBody(decoded, { maxBytes: 64 << 20, what: 'list /page', option: 'maxListBytes' }, sink, reject, 'list');
+          })
+          .on('error', reject);
+      });
+      expect(outcome.reused).toBe(true);
+      expect(outcome.bytes).toBe(second.length);
+      expect(outcome.pageChunks).toBeGreaterThan(1);
+    } finally {
+      agent.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
