@@ -25,6 +25,9 @@ switch (config.contender) {
   case 'rx-record':
     await (await import('./contenders/rx.ts')).runRx(config, probe, { subscribers: 1, strip: false, record: true });
     break;
+  case 'rx-pb':
+    await (await import('./contenders/rx.ts')).runRx(config, probe, { subscribers: 1, strip: false, lazy: true, protobuf: true });
+    break;
   case 'rx-strip':
     await (await import('./contenders/rx.ts')).runRx(config, probe, { subscribers: 1, strip: true });
     break;

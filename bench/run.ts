@@ -15,7 +15,7 @@
  *   --relist-events M   watch events before the 410 in the relist scenario (default 20000)
  *   --fanout-events M   events counted per informer by the 100 client-node informers (default 2000)
  *   --reps K            repetitions per contender (default 3)
- *   --only a,b          contenders: raw, rx, rx-gzip, rx-record (those two only when named), rx-strip, rx-lazy, rx-lazy-strip, rx-meta, rx-100, cn, cn-100;
+ *   --only a,b          contenders: raw, rx, rx-gzip, rx-record, rx-pb (those three only when named), rx-strip, rx-lazy, rx-lazy-strip, rx-meta, rx-100, cn, cn-100;
  *                       rx…@DIR runs that rx contender on another copy of src/ (DIR holds its index.ts),
  *                       NAME:--flag runs it with extra Node/V8 flags (e.g. raw:--minor-ms),
  *                       alternating with the others, e.g. --only rx,rx@/tmp/base/src

@@ -28,6 +28,7 @@ export const LABELS: Record<ContenderId, string> = {
   rx: '(a) rx-informer',
   'rx-gzip': '(a-gz) rx-informer, compression gzip',
   'rx-record': '(a-rec) rx-informer, ListWatch recorded to a file',
+  'rx-pb': '(a″-pb) rx-informer, lazyDecode over protobuf',
   'rx-strip': '(a′) rx-informer + stripManagedFields',
   'rx-lazy': '(a″) rx-informer, lazyDecode',
   'rx-lazy-strip': '(a‴) rx-informer, lazyDecode + stripManagedFields',
@@ -167,7 +168,7 @@ export function scenarios(options: Omit<BenchOptions, 'log'>): Scenario[] {
       pods: options.relistPods,
       events: options.relistEvents,
       relist: true,
-      contenders: ['raw', 'rx', 'rx-gzip', 'rx-record', 'rx-strip', 'rx-lazy', 'rx-meta', 'cn'],
+      contenders: ['raw', 'rx', 'rx-gzip', 'rx-record', 'rx-pb', 'rx-strip', 'rx-lazy', 'rx-meta', 'cn'],
     },
     {
       name: `large-${k(options.pods)}`,
@@ -175,7 +176,7 @@ export function scenarios(options: Omit<BenchOptions, 'log'>): Scenario[] {
       pods: options.pods,
       events: options.events,
       relist: false,
-      contenders: ['raw', 'rx', 'rx-gzip', 'rx-record', 'rx-strip', 'rx-lazy', 'rx-lazy-strip', 'rx-meta', 'cn'],
+      contenders: ['raw', 'rx', 'rx-gzip', 'rx-record', 'rx-pb', 'rx-strip', 'rx-lazy', 'rx-lazy-strip', 'rx-meta', 'cn'],
     },
   ];
   // Hundreds of thousands of objects: minutes per run, so only when asked for by name or role.
@@ -188,7 +189,7 @@ export function scenarios(options: Omit<BenchOptions, 'log'>): Scenario[] {
       pods: huge,
       events: options.events,
       relist: false,
-      contenders: ['raw', 'rx', 'rx-lazy', 'rx-meta', 'cn'],
+      contenders: ['raw', 'rx', 'rx-lazy', 'rx-pb', 'rx-meta', 'cn'],
       generate: true,
     },
     {
@@ -210,9 +211,10 @@ export function scenarios(options: Omit<BenchOptions, 'log'>): Scenario[] {
 
 /** The runs of a scenario whose contenders are `available`: all of them, or those of `only` (variants included), in its order. */
 function pick(available: readonly RunName[], only: readonly RunName[] | undefined, everything = false): RunName[] {
-  // rx-gzip (compression) and rx-record (a recorded ListWatch) run only when named (or in the smoke run, which runs
-  // everything): each measures a setting.
-  if (!only) return everything ? [...available] : available.filter((name) => name !== 'rx-gzip' && name !== 'rx-record');
+  // rx-gzip (compression), rx-record (a recorded ListWatch) and rx-pb (protobuf) run only when named (or in the smoke
+  // run, which runs everything): each measures a setting.
+  const named = ['rx-gzip', 'rx-record', 'rx-pb'];
+  if (!only) return everything ? [...available] : available.filter((name) => !named.includes(name));
   return only.filter((name) => available.includes(parseRunName(name).id));
 }
 
@@ -466,6 +468,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         generate: !!scenario.generate,
         ...(options.linkMbit ? { linkMbit: options.linkMbit } : {}),
         ...(options.gzip ? { gzip: true } : {}),
+        // Protobuf answers (encoded once at startup) only when a contender asks for them: other runs cost nothing more.
+        ...(scenario.contenders.some((name) => parseRunName(name).id === 'rx-pb') ? { protobuf: true } : {}),
       },
       pinning?.server,
     );
@@ -526,6 +530,11 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
                   (result.relistPeakLiveMB !== undefined
                     ? `, relist live peak ${result.relistPeakLiveMB} MB / steady ${result.heapEndMB} MB`
                     : '') +
+                  `; wire ${wire.wireMB} MB` +
+                  (result.checksum !== undefined ? `, checksum ${result.checksum}` : '') +
+                  (counters.protobufRequests > 0
+                    ? ` (protobuf: ${counters.protobufRequests} requests, ${mb(counters.protobufBytesWritten)} MB)`
+                    : '') +
                   (problems.length ? `  ✗ ${problems.join('; ')}` : '')
               : `  ${contender.padEnd(8)} rep ${rep + 1}: ✗ ${error}`,
           );
@@ -570,7 +579,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 
 // ── targets ────────────────────────────────────────────────────────────────
 
-function targets(reports: readonly ScenarioReport[]): Target[] {
+export function targets(reports: readonly ScenarioReport[]): Target[] {
   const byRole = (role: Role) => reports.find((r) => r.scenario.role === role);
   const get = (role: Role, contender: ContenderId, key: string): number | undefined => {
     const value = byRole(role)?.medians[contender]?.[key];
@@ -651,6 +660,15 @@ function targets(reports: readonly ScenarioReport[]): Target[] {
       0.3,
       `${s.scenario.name}: ms to N synced${syncCpu('rx-meta')}`,
     );
+    // Issue #36: lazy decoding over protobuf (rx-pb, run only when named).
+    ratio(
+      `sync of ${s.scenario.pods} pods, lazyDecode over protobuf (a″-pb) / (d)`,
+      get(role, 'rx-pb', 'syncMs'),
+      get(role, 'raw', 'syncMs'),
+      '≤',
+      0.25,
+      `${s.scenario.name}: ms to N synced${syncCpu('rx-pb')}`,
+    );
   }
   if (large) {
     ratio(
@@ -668,6 +686,22 @@ function targets(reports: readonly ScenarioReport[]): Target[] {
       '≥',
       1.5,
       `${large.scenario.name}: events/s${cpuRatio('large', 'rx-lazy', 'cn')}`,
+    );
+    ratio(
+      `events/s at ${large.scenario.pods} cached, lazyDecode over protobuf (a″-pb) / (c)`,
+      get('large', 'rx-pb', 'eventsPerSec'),
+      get('large', 'cn', 'eventsPerSec'),
+      '≥',
+      2,
+      `${large.scenario.name}: events/s${cpuRatio('large', 'rx-pb', 'cn')}`,
+    );
+    ratio(
+      'bytes on the wire, protobuf (a″-pb) / JSON (a″)',
+      get('large', 'rx-pb', 'wireMB'),
+      get('large', 'rx-lazy', 'wireMB'),
+      '≤',
+      0.7,
+      `${large.scenario.name}: list and watch bytes the server wrote`,
     );
   }
   const heapRole: Role = large ? 'large' : relist ? 'relist' : 'watch';

@@ -49,5 +49,5 @@ export async function runClientNode(config: RunConfig, probe: Probe, options: { 
   }
   probe.begin(() => Math.min(...informers.map((i) => i.list().length)));
   await Promise.all(informers.map((i) => i.start()));
-  process.on('exit', () => checksum);
+  probe.checksum = () => checksum;
 }

@@ -18,6 +18,7 @@ export const CONTENDERS = [
   'rx',
   'rx-gzip',
   'rx-record',
+  'rx-pb',
   'rx-strip',
   'rx-lazy',
   'rx-lazy-strip',
@@ -122,6 +123,8 @@ export interface RunResult {
   /** The same for the sync phase, in total: pauses (ms) and mark-compacts. */
   readonly syncGcPauseMs?: number;
   readonly syncMarkCompacts?: number;
+  /** The sum of the names' lengths of every object the contender's subscriber saw (listed, watched, relisted): equal runs saw the same objects. */
+  readonly checksum?: number;
   readonly notes?: string;
 }
 
@@ -216,6 +219,8 @@ export class Probe {
   private sampler: NodeJS.Timeout | undefined;
   private phase: 'start' | 'sync' | 'watch' | 'relist' | 'done' = 'start';
   notes: string[] = [];
+  /** The contender's checksum of what it saw, read when the run finishes (see {@link RunResult.checksum}). */
+  checksum: (() => number) | undefined;
 
   constructor(config: RunConfig) {
     this.config = config;
@@ -358,6 +363,7 @@ export class Probe {
       ...this.gcFigures(),
       ...(this.rssSteady > 0 ? { rssSteadyMB: round(this.rssSteady / MB, 0) } : {}),
       ...relist,
+      ...(this.checksum ? { checksum: this.checksum() } : {}),
       ...(this.notes.length ? { notes: this.notes.join('; ') } : {}),
     };
     process.send?.(result, () => process.exit(0));

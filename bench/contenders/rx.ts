@@ -11,6 +11,9 @@
  * writing to a file in os.tmpdir() through `traceFileSink` (as `rx-informer record` writes: whole lines,
  * one system call per burst), the file deleted when the process exits.
  *
+ * Contender (a″-pb): (a″) over Kubernetes' protobuf (`encoding: 'protobuf'`), which the workload server then answers
+ * (lists and watches, encoded once at startup), its subscriber reading `metadata.name` as (a″)'s does.
+ *
  * Contender (e): the same pipeline on `metadataOnly(Pod)` with
  * `stripManagedFields`: the server sends PartialObjectMetadata (no spec, no
  * status) and the cache keeps metadata without managedFields.
@@ -29,7 +32,15 @@ import type { Probe, RunConfig } from './probe.ts';
 export async function runRx(
   config: RunConfig,
   probe: Probe,
-  options: { subscribers: number; strip: boolean; lazy?: boolean; metadata?: boolean; gzip?: boolean; record?: boolean },
+  options: {
+    subscribers: number;
+    strip: boolean;
+    lazy?: boolean;
+    metadata?: boolean;
+    gzip?: boolean;
+    record?: boolean;
+    protobuf?: boolean;
+  },
 ): Promise<void> {
   const { informer, metadataOnly, Pod, stripManagedFields } = (await import(
     config.src ? pathToFileURL(join(config.src, 'index.ts')).href : '../../src/index.ts'
@@ -38,7 +49,11 @@ export async function runRx(
   const resource: Resource<KubeObject> = options.metadata ? (metadataOnly(Pod) as unknown as Resource<KubeObject>) : Pod;
   // BENCH_PAGE_SIZE: list page size (default: the informer's, 500), to measure its effect.
   const pageSize = Number(process.env['BENCH_PAGE_SIZE']) || undefined;
-  const http = { ...(options.lazy ? { lazyDecode: true } : {}), compression: options.gzip ? ('gzip' as const) : ('none' as const) };
+  const http = {
+    ...(options.lazy ? { lazyDecode: true } : {}),
+    ...(options.protobuf ? { encoding: 'protobuf' as const } : {}),
+    compression: options.gzip ? ('gzip' as const) : ('none' as const),
+  };
   const source = options.record ? await recorded(config, kc, resource, http) : kc;
   const pods = informer(source, resource, {
     ...(options.strip ? { transform: stripManagedFields } : {}),
@@ -84,7 +99,7 @@ export async function runRx(
       error: (error: unknown) => probe.fail(error),
     });
   }
-  process.on('exit', () => checksum);
+  probe.checksum = () => checksum;
 }
 
 /** The HTTP ListWatch of `resource` recorded to a fresh file in os.tmpdir(), deleted when the process exits. */

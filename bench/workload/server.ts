@@ -24,7 +24,10 @@
  *   once at startup too (counted in `setupMs`), so serving them is as cheap as
  *   serving full objects, and the contenders, not the server, set the pace.
  *
- * - Protobuf lists (`protobuf`, off by default) to an `Accept` that asks for it first, each pod encoded once at startup.
+ * - Protobuf (`protobuf`, off by default) to an `Accept` that asks for it first: lists, each pod encoded once at startup,
+ *   and watches, each event encoded once at startup as its frame (a 4-byte big-endian length, then a WatchEvent around
+ *   a `k8s\0` runtime.Unknown envelope; the emulator's encoder), the 410 as an ERROR frame of a Status. Requests and
+ *   bytes answered in protobuf are counted apart (`protobufRequests`, `protobufBytesWritten`).
  * - Compression (`gzip`, off by default), as kube-apiserver: a list whose request sends `Accept-Encoding: gzip` is gzipped
  *   (level 1, streamed; kube-apiserver gzips bodies over 128 KiB, and every page here is larger).
  *   Watches stay plain, as kube-apiserver's do. Bytes written are counted on the wire (compressed).
@@ -40,6 +43,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { createGzip } from 'node:zlib';
 import { makePod, playEvents, type PodState } from './pods.ts';
 import { pageFrame, podEntry } from '../protobuf/listPages.ts';
+import { encodeWatchFrame } from '../../packages/emulator/src/protobuf/encode.ts';
 
 export interface WorkloadConfig {
   /** Pods in the initial list. */
@@ -65,8 +69,9 @@ export interface WorkloadConfig {
   /** Gzip lists for requests that accept it (rx-gzip, and client-node, whose fetch asks for gzip). Default: never. */
   readonly gzip?: boolean;
   /**
-   * Answer lists in protobuf to requests whose `Accept` asks for it first (issue #36; every pod encoded once at
-   * startup as its list entry, bench/protobuf/listPages.ts). Default: JSON only.
+   * Answer lists and watches in protobuf to requests whose `Accept` asks for it first (issue #36; every pod encoded
+   * once at startup as its list entry, bench/protobuf/listPages.ts, and every watch event as its frame). Default:
+   * JSON only, and nothing encoded.
    */
   readonly protobuf?: boolean;
 }
@@ -81,6 +86,8 @@ export interface ServerReady {
   readonly meanPodBytes: number;
   /** The initial list's protobuf entries (0 without `protobuf`, or when generated). */
   readonly pbListBytes: number;
+  /** The watch events' protobuf frames (0 without `protobuf`). */
+  readonly pbWatchBytes: number;
   /** The same, metadata-only (PartialObjectMetadata). */
   readonly metaListBytes: number;
   readonly metaWatchBytes: number;
@@ -97,6 +104,10 @@ export interface ServerCounters {
   listBytesWritten: number;
   /** Requests answered metadata-only. */
   metadataRequests: number;
+  /** Requests (lists and watches) answered in protobuf. */
+  protobufRequests: number;
+  /** Of the bytes written (lists and watches), those of protobuf answers. */
+  protobufBytesWritten: number;
 }
 
 const CHUNK_BYTES = 512 * 1024;
@@ -145,30 +156,34 @@ function partialJson(pod: Record<string, unknown>): string {
   return `{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":${JSON.stringify(pod['metadata'])}}`;
 }
 
-/** Watch lines packed into ~512 KiB chunks, with where each event starts. */
+/** Watch lines (JSON) or frames (protobuf) packed into ~512 KiB chunks, with where each event starts. */
 class EventStream {
   readonly chunks: Buffer[] = [];
   readonly eventChunk: Uint32Array;
   readonly eventOffset: Uint32Array;
   bytes = 0;
-  private parts: string[] = [];
+  private parts: (string | Buffer)[] = [];
   private partBytes = 0;
   private e = 0;
   constructor(events: number) {
     this.eventChunk = new Uint32Array(events);
     this.eventOffset = new Uint32Array(events);
   }
-  push(line: string): void {
+  /** One event: a JSON line (ASCII only: characters are bytes) or a protobuf frame. */
+  push(line: string | Buffer): void {
     if (this.partBytes + line.length > CHUNK_BYTES) this.flush();
     this.eventChunk[this.e] = this.chunks.length;
-    this.eventOffset[this.e] = this.partBytes; // ASCII only: characters are bytes
+    this.eventOffset[this.e] = this.partBytes;
     this.parts.push(line);
     this.partBytes += line.length;
     this.e++;
   }
   flush(): void {
     if (this.parts.length === 0) return;
-    const buffer = Buffer.from(this.parts.join(''));
+    const buffer =
+      typeof this.parts[0] === 'string'
+        ? Buffer.from(this.parts.join(''))
+        : Buffer.concat(this.parts.map((part) => (typeof part === 'string' ? Buffer.from(part) : part)));
     this.chunks.push(buffer);
     this.bytes += buffer.length;
     this.parts = [];
@@ -200,6 +215,7 @@ function build(config: WorkloadConfig) {
   const pbInitial = config.protobuf && keep ? Array.from({ length: pods }, (_, i) => pbItem(initialState(i))) : [];
   const full = new EventStream(events);
   const meta = new EventStream(events);
+  const pb = new EventStream(config.protobuf ? events : 0);
   const play = playEvents(pods, events, config.seed);
   let final: PodState[] = [];
   for (;;) {
@@ -211,9 +227,11 @@ function build(config: WorkloadConfig) {
     const pod = makePod(step.value.pod);
     full.push(`{"type":"${step.value.type}","object":${JSON.stringify(pod)}}\n`);
     meta.push(`{"type":"${step.value.type}","object":${partialJson(pod)}}\n`);
+    if (config.protobuf) pb.push(encodeWatchFrame(step.value.type, pod));
   }
   full.flush();
   meta.flush();
+  pb.flush();
   const finalStates = config.relist ? final : [];
   const finalState = (i: number) => finalStates[i]!;
   return {
@@ -231,10 +249,12 @@ function build(config: WorkloadConfig) {
     finalCount: final.length,
     full,
     meta,
+    pb,
     listBytes,
     watchBytes: full.bytes,
     metaListBytes,
     metaWatchBytes: meta.bytes,
+    pbWatchBytes: pb.bytes,
   };
 }
 
@@ -249,9 +269,17 @@ function wantsMetadata(request: http.IncomingMessage, list: boolean): boolean {
   return accept.includes(list ? 'as=PartialObjectMetadataList;g=meta.k8s.io;v=v1' : 'as=PartialObjectMetadata;g=meta.k8s.io;v=v1');
 }
 
-function status(code: number, reason: string, message: string): string {
-  return JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code });
+function statusObject(code: number, reason: string, message: string) {
+  return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code };
 }
+
+function status(code: number, reason: string, message: string): string {
+  return JSON.stringify(statusObject(code, reason, message));
+}
+
+const PROTOBUF = 'application/vnd.kubernetes.protobuf';
+/** A protobuf watch's Content-Type, as kube-apiserver writes it. */
+const PROTOBUF_WATCH = 'application/vnd.kubernetes.protobuf;stream=watch';
 
 export async function serve(
   config: WorkloadConfig,
@@ -272,6 +300,8 @@ export async function serve(
     watchBytesWritten: 0,
     listBytesWritten: 0,
     metadataRequests: 0,
+    protobufRequests: 0,
+    protobufBytesWritten: 0,
   };
   const sockets = new Set<Socket>();
 
@@ -381,13 +411,18 @@ export async function serve(
       if (!metadata) meta.remainingItemCount = total - end;
     }
     if (config.protobuf && !metadata && wantsProtobuf(request)) {
+      counters.protobufRequests++;
       const pb = snapshot.tag === 'f' ? data.pbFinal : data.pbInitial;
       const entries = Array.from({ length: end - offset }, (_, k) => pb.item(offset + k));
       const { head, tail } = pageFrame(
         meta as { resourceVersion: string },
         entries.reduce((sum, e) => sum + e.length, 0),
       );
-      const body = bodyOf(request, response, (bytes) => (counters.listBytesWritten += bytes), 'application/vnd.kubernetes.protobuf');
+      const onWire = (bytes: number) => {
+        counters.listBytesWritten += bytes;
+        counters.protobufBytesWritten += bytes;
+      };
+      const body = bodyOf(request, response, onWire, PROTOBUF);
       for (let at = 0; at < entries.length || at === 0; at += 400) {
         if (!(await body.write(Buffer.concat([...(at === 0 ? [head] : []), ...entries.slice(at, at + 400)])))) return;
       }
@@ -416,19 +451,24 @@ export async function serve(
     await body.end(Buffer.from(']}\n'));
   };
 
-  const watch = async (url: URL, response: http.ServerResponse, metadata: boolean) => {
+  const watch = async (url: URL, request: http.IncomingMessage, response: http.ServerResponse, metadata: boolean) => {
     counters.watchRequests++;
     if (metadata) counters.metadataRequests++;
-    const stream = metadata ? data.meta : data.full;
+    const protobuf = config.protobuf === true && !metadata && wantsProtobuf(request);
+    if (protobuf) counters.protobufRequests++;
+    const stream = protobuf ? data.pb : metadata ? data.meta : data.full;
     const rvParam = url.searchParams.get('resourceVersion') ?? '';
     const timeoutSeconds = Number(url.searchParams.get('timeoutSeconds') ?? '0');
     const current = expired ? data.final.resourceVersion : data.initial.resourceVersion;
     const from = rvParam === '' || rvParam === '0' ? current : Number(rvParam);
-    response.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache' });
+    response.writeHead(200, { 'Content-Type': protobuf ? PROTOBUF_WATCH : 'application/json', 'Cache-Control': 'no-cache' });
     response.flushHeaders();
     const gone = () => {
       counters.expiredSent++;
-      response.end(`{"type":"ERROR","object":${status(410, 'Expired', `too old resource version: ${from} (${current})`)}}\n`);
+      const message = `too old resource version: ${from} (${current})`;
+      if (!protobuf) return response.end(`{"type":"ERROR","object":${status(410, 'Expired', message)}}\n`);
+      // Not counted in the bytes written, as the JSON line is not.
+      response.end(encodeWatchFrame('ERROR', statusObject(410, 'Expired', message)));
     };
     if (!Number.isFinite(from) || from < config.pods || (expired && from < lastRV)) return gone();
     const end = Math.min(config.events, eventLimit);
@@ -445,6 +485,7 @@ export async function serve(
         );
         if (buffer.length > 0 && !(await write(response, buffer))) return;
         counters.watchBytesWritten += buffer.length;
+        if (protobuf) counters.protobufBytesWritten += buffer.length;
       }
       if (config.relist && end === config.events) {
         expired = true;
@@ -475,7 +516,7 @@ export async function serve(
       const isWatch = url.searchParams.get('watch');
       const watching = isWatch === '1' || isWatch === 'true';
       void (
-        watching ? watch(url, response, wantsMetadata(request, false)) : list(url, request, response, wantsMetadata(request, true))
+        watching ? watch(url, request, response, wantsMetadata(request, false)) : list(url, request, response, wantsMetadata(request, true))
       ).catch((error: unknown) => {
         if (!response.headersSent) response.writeHead(500, { 'Content-Type': 'application/json' });
         response.end(status(500, 'InternalError', String(error)));
@@ -501,6 +542,7 @@ export async function serve(
     watchBytes: data.watchBytes,
     meanPodBytes: Math.round(n > 0 ? data.listBytes / n : data.watchBytes / Math.max(1, config.events)),
     pbListBytes: data.pbListBytes,
+    pbWatchBytes: data.pbWatchBytes,
     metaListBytes: data.metaListBytes,
     metaWatchBytes: data.metaWatchBytes,
     meanMetaPodBytes: Math.round(n > 0 ? data.metaListBytes / n : data.metaWatchBytes / Math.max(1, config.events)),
@@ -525,6 +567,8 @@ export async function serve(
         counters.watchBytesWritten =
         counters.listBytesWritten =
         counters.metadataRequests =
+        counters.protobufRequests =
+        counters.protobufBytesWritten =
           0;
       return previous;
     },

@@ -56,11 +56,24 @@ describe('bench smoke', () => {
       if (contender === 'rx-meta')
         expect(run.server?.metadataRequests, contender).toBe((run.server?.listRequests ?? 0) + (run.server?.watchRequests ?? 0));
       else expect(run.server?.metadataRequests, contender).toBe(0);
+      // Only rx-pb asks for protobuf, and gets it for every list page, relist page and watch (its 410 included).
+      if (contender === 'rx-pb') {
+        expect(run.server?.protobufRequests, contender).toBe((run.server?.listRequests ?? 0) + (run.server?.watchRequests ?? 0));
+        expect(run.server?.protobufBytesWritten, contender).toBe(
+          (run.server?.listBytesWritten ?? 0) + (run.server?.watchBytesWritten ?? 0),
+        );
+      } else expect(run.server?.protobufRequests, contender).toBe(0);
       expect(run.wireMB, contender).toBeGreaterThan(0);
     }
     const wire = (c: string) => scenario!.runs.find((r) => r.contender === c)!.wireMB!;
     // The same lists and events, metadata only: fewer bytes.
     expect(wire('rx-meta')).toBeLessThan(wire('rx'));
+    // The same lists and events in protobuf: fewer bytes, and the same objects seen (names summed over every event).
+    expect(wire('rx-pb')).toBeLessThan(wire('rx-lazy'));
+    const checksum = (c: string) => scenario!.runs.find((r) => r.contender === c)!.checksum;
+    expect(checksum('rx-lazy')).toBeGreaterThan(0);
+    expect(checksum('rx-pb')).toBe(checksum('rx-lazy'));
+    expect(checksum('rx')).toBe(checksum('rx-lazy'));
 
     const written = JSON.parse(readFileSync(join(dir, 'smoke.json'), 'utf8')) as BenchReport;
     expect(written.machine.cores).toBeGreaterThan(0);
