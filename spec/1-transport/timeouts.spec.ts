@@ -15,18 +15,7 @@ import { ConfigMap, InformerError } from '../../src/index.ts';
 import { discover } from '../../src/discovery/discovery.ts';
 import { DEFAULT_REQUEST_TIMEOUT_MS, getJson, httpListWatch, type HttpTransportOptions } from '../../src/1-transport/httpTransport.ts';
 import { startApiServer, type ApiServer } from 'rx-informer-emulator';
-
-const realSetTimeout = globalThis.setTimeout;
-const realSleep = (ms: number) => new Promise<void>((resolve) => realSetTimeout(resolve, ms));
-
-/** Polls with the real clock (the fake one is for the transport's timer only). */
-async function until(what: string, check: () => boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await realSleep(2);
-  }
-}
+import { realSleep, until } from '../resilience/realClock.ts';
 
 /** A TCP server on 127.0.0.1 that accepts connections, reads what is sent, and never answers. */
 class Silent {

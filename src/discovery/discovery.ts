@@ -262,7 +262,8 @@ function tallied(tally: Tally, read: GroupVersionRead, limits: Required<Discover
   if (tally.bytes > limits.maxTotalBytes)
     throw new InformerError(
       'ResponseTooLarge',
-      `discovery: the group-version documents hold more than maxTotalBytes (${formatBytes(limits.maxTotalBytes)}): ${tally.bytes} bytes in ${tally.reads.length} of them`,
+      `discovery: the group-version documents hold more than maxTotalBytes (${formatBytes(limits.maxTotalBytes)}): ` +
+        `${tally.bytes} bytes in ${tally.reads.length} of them`,
       { phase: 'list' },
     );
   return tally;

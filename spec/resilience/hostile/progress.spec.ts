@@ -13,18 +13,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ConfigMap, InformerError } from '../../../src/index.ts';
 import { BodyProgress, bodyProgress } from '../../../src/1-transport/http/progress.ts';
 import { DEFAULT_MIN_BODY_BYTES_PER_SECOND, getJson, httpListWatch } from '../../../src/1-transport/httpTransport.ts';
-
-const realSetTimeout = globalThis.setTimeout;
-const realSleep = (ms: number) => new Promise<void>((resolve) => realSetTimeout(resolve, ms));
-
-/** Polls with the real clock (the fake one is the transport's). */
-async function until(what: string, check: () => boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await realSleep(2);
-  }
-}
+import { realSleep, until } from '../realClock.ts';
 
 /** A TCP server on 127.0.0.1 that answers each request with `head` (status line, headers, the body's start), then only what the test writes. */
 class Dribbler {
