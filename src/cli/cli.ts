@@ -36,6 +36,13 @@ const scrubber = new SecretScrubber();
 /** A one-line message for stderr; never a stack trace, never a secret. */
 const err = (line: string) => void process.stderr.write(`${printable(scrubber.scrub(line))}\n`);
 
+/** A command line at fault: its message and the pointer to `--help` on stderr, exit 2. */
+function usageError(message: string): number {
+  err(`error: ${message}`);
+  err(usageHint());
+  return EXIT.usage;
+}
+
 /**
  * The command line: parses and checks everything first (exit 2, before the
  * Kubernetes client is even loaded), then runs until Ctrl-C (130), SIGTERM
@@ -60,9 +67,7 @@ export async function run(argv: readonly string[]): Promise<number> {
       process.stdout.write(`rx-informer ${version()}\n`);
       return EXIT.ok;
     case 'usage':
-      err(`error: ${line.message}`);
-      err(usageHint());
-      return EXIT.usage;
+      return usageError(line.message);
     case 'run':
       return watch(line.options);
   }
@@ -258,9 +263,7 @@ async function watch(options: CliOptions): Promise<number> {
 async function recordRun(argv: readonly string[]): Promise<number> {
   const options = parseRecordLine(argv);
   if (typeof options === 'string') {
-    err(`error: ${options}`);
-    err(usageHint());
-    return EXIT.usage;
+    return usageError(options);
   }
   const ending = new Ending();
   process.stderr.on('error', () => undefined);
@@ -311,9 +314,7 @@ function drainedOrClosed(stream: NodeJS.WriteStream): Promise<void> {
 async function replayRun(argv: readonly string[]): Promise<number> {
   const options = parseReplayLine(argv);
   if (typeof options === 'string') {
-    err(`error: ${options}`);
-    err(usageHint());
-    return EXIT.usage;
+    return usageError(options);
   }
   const [{ replayCommand }, { openTrace }] = await Promise.all([import('./replayCommand.ts'), import('../pipeline.ts')]);
   try {
@@ -357,9 +358,7 @@ async function replayRun(argv: readonly string[]): Promise<number> {
 async function trimRun(argv: readonly string[]): Promise<number> {
   const options = parseTrimLine(argv);
   if (typeof options === 'string') {
-    err(`error: ${options}`);
-    err(usageHint());
-    return EXIT.usage;
+    return usageError(options);
   }
   const { trimInWorker } = await import('./trimFile.ts');
   const trim = trimInWorker(options.file, options, options.out);
@@ -381,9 +380,7 @@ async function trimRun(argv: readonly string[]): Promise<number> {
       return EXIT.ok;
     }
     case 'usage':
-      err(`error: ${outcome.message}`);
-      err(usageHint());
-      return EXIT.usage;
+      return usageError(outcome.message);
     case 'error':
       err(`error: ${options.file}: ${outcome.message}`);
       return EXIT.error;
