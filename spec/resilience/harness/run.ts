@@ -149,8 +149,8 @@ class Subscribers {
     this.cache = cache;
     this.early = new SubscriberView('events$ subscriber', history, inScope);
     this.late = new SubscriberView('late events$ subscriber', history, inScope);
-    this.slow = new SubscriberView('slow on() handler', history, inScope);
-    this.throwing = new SubscriberView('throwing on() handler', history, inScope);
+    this.slow = new SubscriberView('slow on() handler', history, inScope, { coalesces: true });
+    this.throwing = new SubscriberView('throwing on() handler', history, inScope, { coalesces: true });
     this.subscriptions.push(
       cache.errors$.subscribe((error) => this.errors.push(error)),
       cache.events$.subscribe((event) => this.early.apply(event)),
