@@ -2,7 +2,7 @@
  * The prototype protobuf decoder of issue #36, step 1, kept for the figures of docs/performance.md ("Protobuf, step
  * 1"), measured by bench/micro/protobuf.ts. Everything the transport now has is read from its home,
  * src/1-transport/protobuf: the wire reader (wire.ts), the values in their JSON shape and the checked walk
- * (values.ts), the lazy objects (lazy.ts), the envelope and an object's identity (decode.ts), the frame splitter
+ * (values.ts, check.ts), the lazy objects (lazy.ts), the envelope and an object's identity (decode.ts), the frame splitter
  * (frames.ts). What stays here is what only step 1 measured:
  *
  * - `eager`: the decoders specialised per message (codegen.ts), everything now, into the JSON shape users get today;
@@ -16,7 +16,8 @@ import { envelope, identity, watchEvent } from '../../src/1-transport/protobuf/d
 import { FrameSplitter } from '../../src/1-transport/protobuf/frames.ts';
 import { decodeLazyInto } from '../../src/1-transport/protobuf/lazy.ts';
 import { K, allMessages, message, type Field } from '../../src/1-transport/protobuf/schema.ts';
-import { checkMessage, field, lengthDelimited } from '../../src/1-transport/protobuf/values.ts';
+import { checkMessage } from '../../src/1-transport/protobuf/check.ts';
+import { field, lengthDelimited } from '../../src/1-transport/protobuf/values.ts';
 import {
   begin,
   fail,

@@ -3,7 +3,7 @@
  * event's object is `k8s\0` + runtime.Unknown{typeMeta{apiVersion, kind}, raw: the kind's own message}. Lists and
  * watch events are decoded for a sharded informer's path: an object its `keep` rejects is dropped after reading
  * its name, namespace and resourceVersion (a skeleton marked `isSkipped`); a kept one is walked whole on arrival
- * (`checkMessage`) and decoded lazily (lazy.ts). Error Status objects are decoded whole.
+ * (`checkMessage`, check.ts) and decoded lazily (lazy.ts). Error Status objects are decoded whole.
  *
  * Every function throws a `ProtobufError` for bytes it cannot read (truncated, garbage, a wrong wire type, a kind
  * the schema does not know); the transport reports it as `MalformedLine`.
@@ -11,7 +11,8 @@
 import { droppedSkeleton, type KeepObject } from '../lazyJson.ts';
 import { decodeLazyInto } from './lazy.ts';
 import { hasMessage, K, knowsKind, message, type Message } from './schema.ts';
-import { checkMessage, decodeInto } from './values.ts';
+import { checkMessage } from './check.ts';
+import { decodeInto } from './values.ts';
 import {
   begin,
   fail,

@@ -2,7 +2,7 @@
  * Lazy protobuf objects (issue #36), as lazyJson.ts makes them from JSON: `metadata` (but for `managedFields`) and
  * short scalar members are decoded at once; every other member is an own enumerable accessor that decodes its
  * bytes on first read and then replaces itself with a plain data property (assigning to it does the same). The
- * object was walked by `checkMessage` first, so reading a member never fails and never differs from an eager decode.
+ * object was walked by `checkMessage` (check.ts) first, so reading a member never fails and never differs from an eager decode.
  *
  * A lazy object holds one copy of the bytes of its lazy fields (a one-byte-per-character string), never a view of
  * the frame or the page.

@@ -4,16 +4,30 @@
  * object its raw bytes hold, and what Go's encoding/json emits for absent fields (`creationTimestamp: null`).
  * Walks the schema of schema.ts; unknown fields are skipped by wire type.
  *
- * {@link checkMessage} walks a message without building it, checking everything a decode could trip on: what it
+ * check.ts's `checkMessage` walks a message without building it, checking everything a decode could trip on: what it
  * accepts, {@link decodeInto} decodes without an error (the rule that lets lazy members be read later).
  */
-import { skipSpace, valueEnd } from '../jsonScanner.ts';
 import { K, type Field, type Message } from './schema.ts';
-import { buf, fail, hasMagic, int64, latin1, lengthEnd, pos, seek, skip, str, stringValue, varint } from './wire.ts';
+import { buf, fail, int64, latin1, lengthEnd, pos, seek, skip, str, stringValue, varint } from './wire.ts';
 
 /** Seconds of 0001-01-01T00:00:00Z and of 9999-12-31T23:59:59Z: the times RFC 3339 can write. */
 const MIN_SECONDS = -62_135_596_800;
 const MAX_SECONDS = 253_402_300_799;
+
+let seconds = 0;
+let nanos = 0;
+/** A Timestamp-shaped message's seconds and nanos (into this module's `seconds` and `nanos`), checked in range. */
+export function readTime(end: number): void {
+  seconds = 0;
+  nanos = 0;
+  while (pos < end) {
+    const tag = varint(end);
+    if (tag === 0x08) seconds = int64(end);
+    else if (tag === 0x10) nanos = int64(end);
+    else skip(tag & 7, end);
+  }
+  if (seconds < MIN_SECONDS || seconds > MAX_SECONDS || nanos < 0 || nanos > 999_999_999) fail(`a time out of range (${seconds} s)`);
+}
 
 const timeText = Buffer.alloc(32);
 function digits(at: number, n: number, width: number): void {
@@ -26,15 +40,7 @@ function digits(at: number, n: number, width: number): void {
 /** A Timestamp-shaped message (seconds 1, nanos 2) as the JSON of metav1.Time or MicroTime. */
 export function timestamp(end: number, micro: boolean): string | null {
   if (pos === end) return null;
-  let seconds = 0;
-  let nanos = 0;
-  while (pos < end) {
-    const tag = varint(end);
-    if (tag === 0x08) seconds = int64(end);
-    else if (tag === 0x10) nanos = int64(end);
-    else skip(tag & 7, end);
-  }
-  if (seconds < MIN_SECONDS || seconds > MAX_SECONDS || nanos < 0 || nanos > 999_999_999) fail(`a time out of range (${seconds} s)`);
+  readTime(end);
   const d = new Date(seconds * 1000);
   digits(0, d.getUTCFullYear(), 4);
   timeText[4] = 0x2d;
@@ -81,8 +87,8 @@ function intOrString(end: number): string | number {
   return type === 1 ? strVal : intVal;
 }
 
-/** A message whose field 1 is `raw` JSON bytes (FieldsV1, RawExtension): its value, checked when `check`. */
-function rawField(end: number, check: boolean): unknown {
+/** A message whose field 1 is `raw` JSON bytes (FieldsV1, RawExtension): its value (check.ts checked it). */
+function rawField(end: number): unknown {
   let value: unknown = null;
   while (pos < end) {
     const tag = varint(end);
@@ -91,25 +97,10 @@ function rawField(end: number, check: boolean): unknown {
       continue;
     }
     const e = lengthEnd(end);
-    if (check) checkJson(pos, e);
-    else value = e === pos ? null : JSON.parse(buf.toString('utf8', pos, e));
+    value = e === pos ? null : JSON.parse(buf.toString('utf8', pos, e));
     seek(e);
   }
   return value;
-}
-
-/** Raw bytes that must be one JSON value (never a nested protobuf object: nothing decodes one). */
-function checkJson(start: number, end: number): void {
-  if (start === end) return;
-  if (hasMagic(start, end)) fail('a nested protobuf object where JSON was expected');
-  const bytes = buf.subarray(start, end);
-  let stop: number;
-  try {
-    stop = skipSpace(bytes, valueEnd(bytes, skipSpace(bytes, 0)));
-  } catch {
-    return fail('raw bytes that are not JSON');
-  }
-  if (stop !== bytes.length) fail('raw bytes that are not one JSON value');
 }
 
 function duration(end: number): string {
@@ -149,7 +140,7 @@ export function lengthDelimited(f: Field, end: number): unknown {
       return intOrString(end);
     case K.fieldsV1:
     case K.raw:
-      return rawField(end, false);
+      return rawField(end);
     case K.duration:
       return duration(end);
     default:
@@ -256,74 +247,5 @@ export function defaultOf(f: Field, mapValue: boolean): unknown {
       return '0s';
     default:
       return null;
-  }
-}
-
-/** The wire type a field's values come in (a packed list aside). */
-function wireTypeOf(f: Field): number {
-  if (f.map) return 2;
-  if (f.kind === K.int32 || f.kind === K.int64 || f.kind === K.bool) return 0;
-  return f.kind === K.double ? 1 : 2;
-}
-
-/**
- * Walks a message from pos to `end` without building it: every length within its enclosing message, every known
- * field in its wire type, nested messages (map entries, times, quantities) likewise, times in range, raw JSON
- * (FieldsV1) one JSON value. What it accepts, {@link decodeInto} decodes without an error.
- */
-export function checkMessage(end: number, msg: Message | undefined): void {
-  while (pos < end) {
-    const tag = varint(end);
-    const wireType = tag & 7;
-    const f = msg?.byNumber[tag >>> 3];
-    if (f === undefined) {
-      skip(wireType, end);
-      continue;
-    }
-    if (f.rep && wireType === 2 && wireTypeOf(f) !== 2) {
-      checkPacked(wireTypeOf(f), lengthEnd(end));
-      continue;
-    }
-    if (wireType !== wireTypeOf(f)) fail(`field ${f.json}: wire type ${wireType}`);
-    if (wireType !== 2) {
-      skip(wireType, end);
-      continue;
-    }
-    const e = lengthEnd(end);
-    checkValue(f, e);
-    seek(e);
-  }
-}
-
-/** A packed list of varints (every one ending within it) or of 8-byte doubles, as {@link field} will read it. */
-function checkPacked(wireType: number, end: number): void {
-  if (wireType === 1) {
-    if ((end - pos) % 8 !== 0) fail(`packed doubles: ${end - pos} bytes`);
-    seek(end);
-  } else while (pos < end) varint(end);
-}
-
-function checkValue(f: Field, end: number): void {
-  if (f.map) checkMapEntry(f, end);
-  else if (f.kind === K.msg) checkMessage(end, f.msg);
-  else if (f.kind === K.time || f.kind === K.microTime) timestamp(end, f.kind === K.microTime);
-  else if (f.kind === K.fieldsV1 || f.kind === K.raw) rawField(end, true);
-  else if (f.kind >= K.time) checkMessage(end, undefined);
-}
-
-function checkMapEntry(f: Field, end: number): void {
-  while (pos < end) {
-    const tag = varint(end);
-    const wireType = tag & 7;
-    if (tag >>> 3 === 2) {
-      if (wireType !== wireTypeOf({ ...f, map: false })) fail(`map ${f.json}: a value of wire type ${wireType}`);
-      if (wireType !== 2) skip(wireType, end);
-      else {
-        const e = lengthEnd(end);
-        checkValue({ ...f, map: false, rep: false }, e);
-        seek(e);
-      }
-    } else if (tag === 0x0a || tag >>> 3 !== 1) skip(wireType, end);
-    else fail(`map ${f.json}: a key of wire type ${wireType}`);
   }
 }

@@ -1,0 +1,92 @@
+/**
+ * Issue #36: what the never-a-wrong-object walk costs per watch event, in process, beside the lazy decode and the
+ * whole kept path. The bench workload's watch events (bench/workload/pods.ts, ~3.1 KB of protobuf each) as frames
+ * made once before timing; each part timed alone over every frame, main-thread CPU µs per event, medians of the
+ * rounds (the first round warms up). The decoded objects are cached by key, as a store holds them.
+ *
+ *   walk    the kept object's envelope read, then `checkMessage` over it (the walk alone)
+ *   lazy    the kept object's envelope read, then `decodeLazyInto` (no walk), metadata.name read
+ *   frame   the transport's whole kept path, `decodeWatchFrame` (walk, then lazy decode), metadata.name read
+ *
+ *   node bench/micro/pbCheck.ts [events=20000] [rounds=7] [src=../../src] [parts=walk,lazy,frame]
+ *
+ * `src` is a copy of src/ to measure instead (`git archive <commit> src | tar -x -C /tmp/base`, a node_modules link
+ * beside it); run two copies alternately to compare them.
+ */
+import { isAbsolute, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { encodeWatchFrame } from '../../packages/emulator/src/protobuf/encode.ts';
+import { makePod, playEvents, podKey } from '../workload/pods.ts';
+
+const [eventsArg = '20000', roundsArg = '7', srcArg, partsArg] = process.argv.slice(2);
+const EVENTS = Number(eventsArg);
+const ROUNDS = Number(roundsArg);
+const src =
+  srcArg === undefined || srcArg === 'src'
+    ? new URL('../../src/', import.meta.url)
+    : pathToFileURL(`${isAbsolute(srcArg) ? srcArg : resolve(srcArg)}/`);
+const load = async <T>(path: string) => (await import(new URL(path, src).href)) as T;
+const decode = await load<typeof import('../../src/1-transport/protobuf/decode.ts')>('1-transport/protobuf/decode.ts');
+// The walk's home since it was specialised per message: check.ts (before: values.ts).
+const values = await load<{ checkMessage: (end: number, msg: unknown) => void }>('1-transport/protobuf/check.ts').catch(() =>
+  load<{ checkMessage: (end: number, msg: unknown) => void }>('1-transport/protobuf/values.ts'),
+);
+const lazy = await load<typeof import('../../src/1-transport/protobuf/lazy.ts')>('1-transport/protobuf/lazy.ts');
+const wire = await load<typeof import('../../src/1-transport/protobuf/wire.ts')>('1-transport/protobuf/wire.ts');
+const schema = await load<typeof import('../../src/1-transport/protobuf/schema.ts')>('1-transport/protobuf/schema.ts');
+
+const frames: { key: string; bytes: Buffer }[] = [];
+for (const e of playEvents(1000, EVENTS, 7)) {
+  if (e.type === 'DELETED') continue;
+  frames.push({ key: podKey(e.pod.index), bytes: encodeWatchFrame(e.type, makePod(e.pod)).subarray(4) });
+}
+
+/** Reads a frame's envelope and leaves the reader at its object's start; returns where the object ends and its message. */
+function object(bytes: Buffer): { end: number; kind: string } {
+  wire.begin(bytes, 0);
+  const { objectEnd } = decode.watchEvent(bytes.length);
+  const { kind, rawStart, rawEnd } = decode.envelope(objectEnd);
+  wire.seek(rawStart);
+  return { end: rawEnd, kind };
+}
+
+const cache = new Map<string, unknown>();
+let names = 0;
+const parts: Record<string, (f: (typeof frames)[number]) => void> = {
+  walk: (f) => {
+    const { end, kind } = object(f.bytes);
+    values.checkMessage(end, schema.message(kind));
+    wire.release(undefined);
+  },
+  lazy: (f) => {
+    const { end, kind } = object(f.bytes);
+    const target: Record<string, unknown> = {};
+    lazy.decodeLazyInto(target, end, schema.message(kind));
+    wire.release(undefined);
+    names += ((target.metadata as { name: string }).name ?? '').length;
+    cache.set(f.key, target);
+  },
+  frame: (f) => {
+    const { object: o } = decode.decodeWatchFrame(f.bytes, undefined);
+    names += ((o.metadata as { name: string }).name ?? '').length;
+    cache.set(f.key, o);
+  },
+};
+
+const threadCpu = () => {
+  const t = (process as unknown as { threadCpuUsage(): { user: number; system: number } }).threadCpuUsage();
+  return t.user + t.system;
+};
+const samples = new Map<string, number[]>();
+const chosen = Object.entries(parts).filter(([name]) => partsArg === undefined || partsArg.split(',').includes(name));
+for (let round = 0; round <= ROUNDS; round++) {
+  for (const [name, part] of chosen) {
+    const t0 = threadCpu();
+    for (const f of frames) part(f);
+    const us = (threadCpu() - t0) / frames.length;
+    if (round > 0) samples.set(name, [...(samples.get(name) ?? []), us]);
+  }
+}
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
+const row = Object.fromEntries([...samples].map(([name, xs]) => [name, Number(median(xs).toFixed(2))]));
+console.log(JSON.stringify({ src: srcArg ?? 'src', events: frames.length, ...row, names: names > 0 }));
