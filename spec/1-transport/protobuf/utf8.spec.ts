@@ -106,6 +106,17 @@ describe('protobuf strings: invalid UTF-8 read as Go writes it in JSON (one U+FF
     );
   });
 
+  it('the short-string cache never returns another string of the same slot: same length and ends, other middle bytes', () => {
+    // The cache's slot hashes the length and the first and last four bytes only: these share a slot, and must not
+    // share a string; nor may a non-ASCII string read as a cached ASCII one of its slot.
+    const strings = ['team-0051-prod', 'team-0052-prod', 'team-0\u00e9-prod', 'team-0051-prod', 'team-0\u00e8-prod'];
+    for (const text of strings) expect(readBoth(Buffer.from(text, 'utf8'))).toEqual([text, text]);
+    const invalid = Buffer.from('team-0051-prod');
+    invalid[6] = 0xff;
+    expect(readBoth(invalid)[0]).toBe('team-0\uFFFD51-prod');
+    expect(readBoth(Buffer.from('team-0051-prod'))[0]).toBe('team-0051-prod');
+  });
+
   it('property: valid UTF-8 reads as Node decodes it', () => {
     fc.assert(
       fc.property(

@@ -143,24 +143,35 @@ export function latin1(bytes: Buffer, start: number, end: number): string {
 }
 
 /**
- * UTF-8 bytes as a flat string. Short ASCII strings come from a small cache keyed by a hash of their bytes,
- * checked byte for byte: most of an object's strings recur (enum values, label keys, images, node names), and one
- * shared copy is cheaper to make and to hold than one per object. Other strings are read by {@link utf8}.
+ * UTF-8 bytes as a flat string. Short ASCII strings come from a small cache, checked byte for byte: most of an
+ * object's strings recur (enum values, label keys, images, node names), and one shared copy is cheaper to make and
+ * to hold than one per object. The cache's slot is a hash of the length and of at most eight bytes (the first and
+ * last four), so that a hit reads the bytes once, in the comparison, which also tells they are ASCII (a cached string
+ * is). Other strings are read by {@link utf8}.
  */
 const CACHE_SIZE = 4096;
 const cachedStrings: string[] = new Array<string>(CACHE_SIZE).fill('');
 export function str(start: number, end: number): string {
   const length = end - start;
   if (length > 32 || length === 0) return length === 0 ? '' : utf8(start, end);
-  let hash = length;
-  for (let i = start; i < end; i++) {
-    const c = buf[i]!;
-    if (c >= 0x80) return utf8(start, end);
-    hash = Math.imul(hash ^ c, 0x01000193);
+  let hash = Math.imul(length ^ buf[start]!, 0x01000193);
+  if (length > 1) {
+    hash = Math.imul(hash ^ buf[end - 1]!, 0x01000193);
+    if (length > 2) {
+      hash = Math.imul(hash ^ buf[start + 1]!, 0x01000193);
+      hash = Math.imul(hash ^ buf[end - 2]!, 0x01000193);
+      if (length > 4) {
+        hash = Math.imul(hash ^ buf[start + 2]!, 0x01000193);
+        hash = Math.imul(hash ^ buf[end - 3]!, 0x01000193);
+        hash = Math.imul(hash ^ buf[start + 3]!, 0x01000193);
+        hash = Math.imul(hash ^ buf[end - 4]!, 0x01000193);
+      }
+    }
   }
   const slot = (hash ^ (hash >>> 15)) & (CACHE_SIZE - 1);
   const cached = cachedStrings[slot]!;
   if (cached.length === length && sameBytes(cached, start)) return cached;
+  for (let i = start; i < end; i++) if (buf[i]! >= 0x80) return utf8(start, end);
   const fresh = latin1(buf, start, end);
   cachedStrings[slot] = fresh;
   return fresh;
