@@ -1,4 +1,5 @@
 import { Socket } from 'node:net';
+import { Gunzip } from 'node:zlib';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { firstValueFrom, lastValueFrom, take, toArray } from 'rxjs';
 import { startApiServer, type ApiServer, type CustomResourceDefinitionSpec } from 'rx-informer-emulator';
@@ -85,7 +86,7 @@ describe('http.encoding', () => {
     expect(json).toMatchObject([{ remainingItemCount: 1, continue: expect.any(String) }, { items: [{ metadata: { name: 'cm-3' } }] }]);
   });
 
-  it("frees an HTTP/1.1 protobuf page's socket reads (not a JSON one's, and of a gzip one only the reads), kept objects whole", async () => {
+  it("frees an HTTP/1.1 protobuf page's reads, gzip's inflater buffers too (not a JSON one's), kept objects whole", async () => {
     api = await server();
     // Text that gzip does not shrink much: the gzip page, too, comes in several reads.
     const noise = (seed: number) => {
@@ -96,6 +97,7 @@ describe('http.encoding', () => {
       api.create('configmaps', { metadata: { name: `big-${i}`, namespace: 'ns' }, data: { big: noise(i), i: String(i) } });
     type Transfer = { transfer(length: number): ArrayBuffer };
     const transfer = vi.spyOn(ArrayBuffer.prototype as unknown as Transfer, 'transfer');
+    const push = vi.spyOn(Gunzip.prototype, 'push');
     try {
       const read = async (options: HttpTransportOptions) => {
         transfer.mockClear();
@@ -106,10 +108,23 @@ describe('http.encoding', () => {
       };
       const json = await read({ lazyDecode: true, compression: 'none', keepObject: (s) => !String(s.metadata.name).endsWith('7') });
       expect(json.freed).toEqual([]);
-      // Of a gzip page, the socket's reads only (the inflater's chunks are slices of Node's shared pool).
+      // A JSON page over gzip: its inflated chunks are left alone (lazy objects may view them; only the compressed
+      // pieces, which the inflater alone read, are freed).
+      const inflatedBy = () => new Set(push.mock.calls.flatMap(([chunk]) => (Buffer.isBuffer(chunk) ? [chunk.buffer] : [])));
+      push.mockClear();
+      const jsonGzip = await read({ lazyDecode: true, compression: 'gzip', keepObject: (s) => !String(s.metadata.name).endsWith('7') });
+      expect(inflatedBy().size).toBeGreaterThan(1);
+      expect(jsonGzip.freed.filter((b) => inflatedBy().has(b))).toEqual([]);
+      expect([...inflatedBy()].every((b) => b.byteLength > 0)).toBe(true);
+      expect(jsonGzip.items).toStrictEqual(json.items);
+      // Of a protobuf page over gzip, the inflater's output buffers too, each (64 KiB of its own) once read.
+      push.mockClear();
       const gzip = await read({ ...PROTOBUF, compression: 'gzip', keepObject: (s) => !String(s.metadata.name).endsWith('7') });
+      const inflated = inflatedBy();
       expect(gzip.freed.length).toBeGreaterThan(0);
       expect(gzip.freed.every((b) => b.byteLength === 0)).toBe(true);
+      expect(inflated.size).toBeGreaterThan(1); // the page (~250 KB inflated) filled several
+      expect([...inflated].every((b) => gzip.freed.includes(b as ArrayBuffer))).toBe(true);
       const protobuf = await read({ ...PROTOBUF, compression: 'none', keepObject: (s) => !String(s.metadata.name).endsWith('7') });
       expect(protobuf.freed.length).toBeGreaterThan(1); // the page (~250 KB) came in several reads
       expect(protobuf.freed.every((b) => b.byteLength === 0)).toBe(true);
@@ -118,6 +133,7 @@ describe('http.encoding', () => {
       expect((json.items as unknown[]).length).toBe(63 - 6);
     } finally {
       transfer.mockRestore();
+      push.mockRestore();
     }
   });
 
