@@ -137,6 +137,43 @@ describe('http.encoding', () => {
     }
   });
 
+  it("over HTTP/2, frees a gzip protobuf page's inflater buffers (never the session's reads), kept objects whole", async () => {
+    api = await startApiServer({ namespaces: ['ns'], http2: true });
+    const noise = (seed: number) => {
+      let x = seed + 1;
+      return Array.from({ length: 4000 }, () => String.fromCharCode(33 + ((x = (x * 1103515245 + 12345) & 0x7fffffff) % 90))).join('');
+    };
+    for (let i = 0; i < 60; i++)
+      api.create('configmaps', { metadata: { name: `big-${i}`, namespace: 'ns' }, data: { big: noise(i), i: String(i) } });
+    type Transfer = { transfer(length: number): ArrayBuffer };
+    const transfer = vi.spyOn(ArrayBuffer.prototype as unknown as Transfer, 'transfer');
+    const push = vi.spyOn(Gunzip.prototype, 'push');
+    const keepObject = (s: { metadata: { name?: string } }) => !String(s.metadata.name).endsWith('7');
+    try {
+      const read = async (options: HttpTransportOptions) => {
+        transfer.mockClear();
+        push.mockClear();
+        const page = await firstValueFrom(lw({ ...options, protocol: 'h2', keepObject }).list({}));
+        const inflated = new Set(push.mock.calls.flatMap(([chunk]) => (Buffer.isBuffer(chunk) ? [chunk.buffer] : [])));
+        const freed = [...(transfer.mock.contexts as unknown as ArrayBuffer[])];
+        return { items: JSON.parse(JSON.stringify(page.items.filter((i) => !isSkipped(i)))) as unknown, freed, inflated };
+      };
+      const json = await read({ lazyDecode: true, compression: 'none' });
+      expect(json.freed).toEqual([]);
+      const gzip = await read({ ...PROTOBUF, compression: 'gzip' });
+      expect(gzip.inflated.size).toBeGreaterThan(1); // the page (~250 KB inflated) filled several
+      // The inflater's buffers, and nothing else: DATA frames are the session's.
+      expect(new Set(gzip.freed)).toEqual(gzip.inflated);
+      expect(gzip.freed.every((b) => b.byteLength === 0)).toBe(true);
+      expect(gzip.items).toStrictEqual(json.items);
+      expect((json.items as unknown[]).length).toBe(60 - 6);
+      expect(api.http2!.streams).toBeGreaterThan(0);
+    } finally {
+      transfer.mockRestore();
+      push.mockRestore();
+    }
+  });
+
   it('frees each socket read of a protobuf page as soon as its objects are decoded, before the page ends', async () => {
     api = await server();
     const big = 'x'.repeat(4000);

@@ -68,7 +68,7 @@ class Reads {
   /** The memory of the body chunk being handed on (it may hold more chunks to come). */
   private current: ArrayBufferLike | undefined;
   private readonly unfreed = new Set<ArrayBuffer>();
-  private readonly socket: Socket;
+  private readonly socket: Socket | undefined;
   /** The memory of a body chunk, when ours to free (see {@link BodyMemory}). */
   private readonly chunkMemory: (chunk: Buffer) => ArrayBuffer | undefined;
   private readonly onRead = (read: Buffer) => {
@@ -79,7 +79,7 @@ class Reads {
   constructor({ socket, chunkMemory, wire }: BodyMemory) {
     this.socket = socket;
     this.chunkMemory = chunkMemory;
-    socket.on('data', this.onRead);
+    socket?.on('data', this.onRead);
     // Once the response on the wire has ended, the socket's reads are the next response's (a keep-alive agent hands
     // it on then, while a gzip body may still be inflating): never ours to free.
     const stop = () => this.stop();
@@ -121,7 +121,7 @@ class Reads {
 
   /** The response is over: no more reads of the socket are ours. */
   stop(): void {
-    this.socket.off('data', this.onRead);
+    this.socket?.off('data', this.onRead);
   }
 
   /** The body has ended and the sink keeps none of it. */

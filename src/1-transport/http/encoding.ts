@@ -94,8 +94,12 @@ const inflatedMemory = (chunk: Buffer): ArrayBuffer | undefined =>
 
 /** Where a response's body chunks come from, for a reader that frees them once read ({@link bodyMemory}). */
 export interface BodyMemory {
-  /** The HTTP/1.1 socket: each of its reads is memory of its own, which Node's HTTP parser copies the body out of. */
-  readonly socket: Socket;
+  /**
+   * The HTTP/1.1 socket: each of its reads is memory of its own, which Node's HTTP parser copies the body out of.
+   * Undefined over HTTP/2 (DATA frames may be slices of the session's reads: never ours), where only a gzip body's
+   * inflater buffers are.
+   */
+  readonly socket: Socket | undefined;
   /**
    * The memory behind a body chunk when it is ours to free once nothing reads it (undefined when it is not): the
    * HTTP parser's copy of a body piece (identity), or the inflater's output buffer it is a slice of (gzip), which
@@ -110,15 +114,14 @@ export interface BodyMemory {
 }
 
 /**
- * Where the body of an HTTP/1.1 response (over TCP or TLS, identity or gzip) comes from, for readers that free its
- * memory once read (`readBody`'s sinks that keep no bytes). Undefined for HTTP/2: DATA frames may be slices of the
- * session's reads.
+ * Where the body of a response comes from, for readers that free its memory once read (`readBody`'s sinks that keep
+ * no bytes): over HTTP/1.1 (TCP or TLS) the socket's reads and the body chunks, identity or inflated; over HTTP/2 only
+ * a gzip body's inflater buffers (DATA frames may be slices of the session's reads), else undefined.
  */
 export function bodyMemory(response: HttpResponse): BodyMemory | undefined {
-  if (!(response instanceof CountedResponse || response instanceof GunzipResponse)) return undefined;
-  const socket = response.socket;
-  if (socket === undefined) return undefined;
-  return { socket, chunkMemory: response instanceof GunzipResponse ? inflatedMemory : ownMemory, wire: response.wireResponse };
+  if (response instanceof GunzipResponse) return { socket: response.socket, chunkMemory: inflatedMemory, wire: response.wireResponse };
+  const socket = response instanceof CountedResponse ? response.socket : undefined;
+  return socket === undefined ? undefined : { socket, chunkMemory: ownMemory, wire: (response as CountedResponse).wireResponse };
 }
 
 /** The socket of an HTTP/1.1 response (undefined over HTTP/2). */
