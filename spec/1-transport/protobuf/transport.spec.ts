@@ -108,8 +108,8 @@ describe('http.encoding', () => {
       };
       const json = await read({ lazyDecode: true, compression: 'none', keepObject: (s) => !String(s.metadata.name).endsWith('7') });
       expect(json.freed).toEqual([]);
-      // A JSON page over gzip: its inflated chunks are left alone (lazy objects may view them; only the compressed
-      // pieces, which the inflater alone read, are freed).
+      // A JSON page over gzip: its inflated chunks are left alone (its readers do not say they keep no bytes); only the
+      // compressed pieces, which the inflater alone reads, are freed.
       const inflatedBy = () => new Set(push.mock.calls.flatMap(([chunk]) => (Buffer.isBuffer(chunk) ? [chunk.buffer] : [])));
       push.mockClear();
       const jsonGzip = await read({ lazyDecode: true, compression: 'gzip', keepObject: (s) => !String(s.metadata.name).endsWith('7') });
