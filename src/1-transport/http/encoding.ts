@@ -85,9 +85,11 @@ export const INFLATE_CHUNK = 64 * 1024;
  * The memory of an inflated chunk when it is ours to free: a slice of one of the inflater's output buffers. Node's
  * zlib (lib/zlib.js, `processCallback`) writes each output buffer from its start on, hands each piece on as a slice of
  * it, and once it is full allocates a new one (`Buffer.allocUnsafe(chunkSize)`) and never writes the old one again: a
- * chunk of another output buffer means it is done with the previous one. An ArrayBuffer of exactly
- * {@link INFLATE_CHUNK} bytes holds that output buffer alone (Node's pool, when `Buffer.poolSize` was raised past
- * twice the chunk, is larger, and cannot be detached).
+ * chunk of another output buffer means it is done with the previous one. Each output buffer is an ArrayBuffer of
+ * exactly {@link INFLATE_CHUNK} bytes that it alone views; only if `Buffer.poolSize` was raised past twice the chunk is
+ * it a slice of Node's pool, which is then larger. (A pool of that size, as Node 24's, may pass this test when a reader
+ * asks about a pooled copy: it is then never the chunk being read, so never freed, and Node's pool cannot be
+ * detached anyway.)
  */
 const inflatedMemory = (chunk: Buffer): ArrayBuffer | undefined =>
   chunk.buffer instanceof ArrayBuffer && chunk.buffer.byteLength === INFLATE_CHUNK ? chunk.buffer : undefined;
