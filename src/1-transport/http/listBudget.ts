@@ -92,6 +92,17 @@ export class ListBudget {
   }
 
   /**
+   * The charge of a streaming list (a watch asked with `sendInitialEvents`) until its initial-events-end bookmark,
+   * against the same budget as a paged list's chain: every byte read before the bookmark (for JSON, its objects and
+   * arrays when they cost more: {@link PageCost}). Past it the watch is dropped as `ListTooLong`, and the next list
+   * or streaming list waits for a collection, as after a paged list dropped on its budget.
+   */
+  streamingList(what: string, json: boolean, random?: () => number): StreamingListCharge | undefined {
+    if (!Number.isFinite(this.maxBytes)) return undefined;
+    return new StreamingListCharge(this.maxBytes, what, json ? new PageCost(random) : undefined, () => (this.overran = true));
+  }
+
+  /**
    * `open`, the request of a page; for the first page of a list that follows one dropped on this budget, or one left
    * unfinished after reading a quarter of it or more, only after a full collection of the heap has freed the dropped
    * list (see {@link collectGarbage}). Each such list is collected for once (another list still going on this
@@ -114,6 +125,38 @@ export class ListBudget {
       found = true;
     }
     return found;
+  }
+}
+
+/** What a streaming list has read before its initial-events-end bookmark (see {@link ListBudget.streamingList}). */
+export class StreamingListCharge {
+  private bytes = 0;
+  private readonly maxBytes: number;
+  private readonly what: string;
+  private readonly cost: PageCost | undefined;
+  private readonly overran: () => void;
+
+  constructor(maxBytes: number, what: string, cost: PageCost | undefined, overran: () => void) {
+    this.maxBytes = maxBytes;
+    this.what = what;
+    this.cost = cost;
+    this.overran = overran;
+  }
+
+  /** Charges bytes read before the bookmark: the error that ends the watch once the list is past its budget. */
+  add(chunk: Uint8Array): InformerError | undefined {
+    this.bytes += chunk.length;
+    this.cost?.add(chunk);
+    if ((this.cost?.charged ?? this.bytes) <= this.maxBytes) return undefined;
+    this.overran();
+    const read = this.cost ? this.cost.describe() : `${this.bytes} bytes read`;
+    return new InformerError(
+      'ListTooLong',
+      `${this.what}: the streaming list is larger than the ${formatBytes(this.maxBytes)} limit for a whole list (${read} ` +
+        'before the initial-events-end bookmark); aborted, relisting after the backoff (option maxListTotalBytes; its default ' +
+        'is an eighth of the heap limit)',
+      { phase: 'watch' },
+    );
   }
 }
 
