@@ -8,6 +8,7 @@ import { of, Subject, type Observable } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { CHARGE_PER_OPEN, ListBudget, PageCost } from '../../src/1-transport/http/listBudget.ts';
 import { makePod } from '../../bench/workload/pods.ts';
+import { seededRandom } from '../../src/util/seededRandom.ts';
 import type { BodyLimit } from '../../src/1-transport/http/body.ts';
 
 const PAGE: BodyLimit = { maxBytes: 1000, what: 'list /api/v1/configmaps', option: 'maxListBytes' };
@@ -248,5 +249,22 @@ describe('PageCost: a JSON page is charged its bytes, or its objects and arrays 
     const items = Array.from({ length: 50 }, (_, index) => makePod({ index, revision: 1, resourceVersion: 5 }));
     const body = Buffer.from(JSON.stringify({ kind: 'PodList', apiVersion: 'v1', metadata: { resourceVersion: '5' }, items }));
     for (const phase of phases) expect(costOf(phase, body).charged).toBe(body.length);
+  });
+
+  // Which words are read is drawn per chunk: a page near its limit may pass or fail by the draw. With the informer's
+  // seeded `random` (threaded to the transport: spec/resilience/hostile/listBudget.spec.ts) the same run decides alike.
+  it('the same seed gives the same verdict on a page at its limit; other seeds may not', () => {
+    // 20 aligned chunks of 64 bytes whose `{` are all in one word of four: read in a chunk 1 time in 4, then as 64.
+    const chunk = Buffer.alloc(64, ' ');
+    for (let w = 0; w < 16; w += 4) chunk.write('{{{{', w * 4);
+    const limit = 32 * 64 * 5; // over with 6 chunks or more of the 20 read where the `{` are
+    const verdict = (seed: number) => {
+      const cost = new PageCost(seededRandom(seed));
+      for (let i = 0; i < 20; i++) cost.add(Buffer.from(chunk));
+      return cost.charged > limit;
+    };
+    const verdicts = Array.from({ length: 40 }, (_, seed) => verdict(seed));
+    expect(Array.from({ length: 40 }, (_, seed) => verdict(seed))).toEqual(verdicts);
+    expect(new Set(verdicts)).toEqual(new Set([true, false]));
   });
 });

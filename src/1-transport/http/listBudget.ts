@@ -235,7 +235,8 @@ function opensIn(v: number): number {
 /**
  * What a JSON list page costs as it arrives (see {@link CHARGE_PER_OPEN}): its bytes, or what its objects and
  * arrays will cost once parsed when that is more. To cost under 1 % of a sync, the count reads one 4-byte word of
- * every {@link SAMPLED_ONE_IN}, which of them drawn at random for each chunk, and multiplies what it finds: an estimate
+ * every {@link SAMPLED_ONE_IN}, which of them drawn at random for each chunk (from `random`: the transport's option, an
+ * informer's own `random`, so a seeded run charges alike), and multiplies what it finds: an estimate
  * with no bias that a server cannot aim at (it does not know which words are read), within a per cent over a page of
  * pods (about 0.5 µs a pod counted, against some 70 µs of CPU to sync it); `{` and `[` in strings count too.
  */
