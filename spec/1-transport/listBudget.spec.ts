@@ -167,6 +167,18 @@ describe('PageCost: a JSON page is charged its bytes, or its objects and arrays 
     expect(averaged(all)).toBe([...all].filter((b) => b === 0x7b || b === 0x5b).length);
   });
 
+  // A watch stream's chunks (a streaming list's charge) come as the socket read them, not gathered: one of 1–3 bytes at an
+  // unaligned offset threw (a Uint32Array view at an offset not a multiple of 4) in the data handler.
+  it('counts a chunk of 1 to 3 bytes at any offset', () => {
+    const backing = Buffer.from('xx{[{yyyy');
+    for (let offset = 0; offset < 4; offset++) {
+      for (let length = 1; length <= 3; length++) {
+        const chunk = backing.subarray(offset + 1, offset + 1 + length);
+        expect(costOf(0, chunk).objectsAndArrays).toBe([...chunk].filter((b) => b === 0x7b || b === 0x5b).length);
+      }
+    }
+  });
+
   it('a page of empty objects is charged over 10 times its bytes, whichever words are read; a long string its bytes', () => {
     const empties = '[' + '{},'.repeat(9999) + '{}]';
     for (const phase of phases) {

@@ -223,6 +223,7 @@ export const DENSE_BYTES_PER_OPEN = 6;
 
 /** {@link PageCost} reads one word of every this many. */
 const SAMPLED_ONE_IN = 4;
+const NO_WORDS = new Uint32Array(0);
 
 const LOW7 = 0x7f7f7f7f;
 /** How many bytes of the word `v` are `{` or `[` (`[` is `{` with bit 5 clear; exact: no borrow runs between bytes). */
@@ -255,7 +256,8 @@ export class PageCost {
     let i = 0;
     let exact = 0;
     for (; i < n && ((chunk.byteOffset + i) & 3) !== 0; i++) exact += isOpen(chunk[i]!);
-    const words = new Uint32Array(chunk.buffer, chunk.byteOffset + i, (n - i) >>> 2);
+    // A chunk of under 4 bytes may end before an aligned offset (a view there would throw): it has no word then.
+    const words = i < n ? new Uint32Array(chunk.buffer, chunk.byteOffset + i, (n - i) >>> 2) : NO_WORDS;
     let sampled = 0;
     for (let w = Math.floor(this.random() * SAMPLED_ONE_IN); w < words.length; w += SAMPLED_ONE_IN) sampled += opensIn(words[w]!);
     for (i += words.length * 4; i < n; i++) exact += isOpen(chunk[i]!);
