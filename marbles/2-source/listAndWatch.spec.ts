@@ -826,7 +826,7 @@ describe('listAndWatch: stalled watches', () => {
 
   // The transport ends a streaming list past http.maxListTotalBytes with ListTooLong (spec/resilience/hostile/
   // streamingBudget.spec.ts: over real HTTP); here, at the DEFAULT options, what follows it in virtual time.
-  it('streaming list past the list budget (the transport\'s ListTooLong): reported, then streamed again after the default backoff', () => {
+  it("streaming list past the list budget (the transport's ListTooLong): reported, then streamed again after the default backoff", () => {
     scenario(({ ts, cold, flush }) => {
       const end = watchEvent('BOOKMARK', { metadata: { resourceVersion: '12', annotations: { 'k8s.io/initial-events-end': 'true' } } });
       const tooLong = new InformerError('ListTooLong', 'the streaming list is larger than the 512 MiB limit for a whole list', {
