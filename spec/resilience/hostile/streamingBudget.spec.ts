@@ -2,7 +2,7 @@
  * A streaming list (`watchList`: a watch with `sendInitialEvents=true`) is a list: until its initial-events-end
  * bookmark it is charged against the budget of a whole list (`http.maxListTotalBytes`), as a paged list's continue
  * chain is. Before, only `maxListObjects` bounded it: a million initial events of up to `maxLineBytes` (16 MiB) each,
- * about 16 TiB, before the informer gave up. A watch is never charged after the bookmark.
+ * about 15 TiB, before the informer gave up. A watch is never charged after the bookmark.
  */
 import { filter, firstValueFrom } from 'rxjs';
 import { describe, expect, it } from 'vitest';
