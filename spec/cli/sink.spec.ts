@@ -133,7 +133,7 @@ describe("a receiver's Retry-After (the one parser, capped at 60 s for a sink)",
     [429, '-3', undefined],
     [429, 'Tue, 31 Dec 2024 23:59:00 GMT', undefined],
     [429, 'soon', undefined],
-    [429, '1e300', undefined], // seconds are whole digits (client-go's strconv.Atoi), as the transport reads them since deb6e8d
+    [429, '1e300', undefined], // not whole digits (client-go's strconv.Atoi)
     [429, '9'.repeat(65), undefined],
     [429, null, undefined],
     [500, '5', undefined],
