@@ -97,6 +97,7 @@ Options:
 
 Options of record, replay and trim:
   -o FILE                record, trim: the trace to write (replay's -o is --output)
+  -n, --namespace NS     record: this one namespace (default: all)
   --max-bytes SIZE       record: stop before the trace passes SIZE, e.g. 50Mi (its header and stop line
                          included: a SIZE that cannot hold them is refused, exit 1)
   --duration D           record: stop after D (90s, 5m, 1h)
