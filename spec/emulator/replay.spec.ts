@@ -169,7 +169,7 @@ describe('the trace player keeps the recorded gaps', () => {
     const player = tracePlayer(text);
     try {
       const res = Object.assign(fakeResponse(), { status: 0, body: '' });
-      res.writeHead = ((status: number) => ((res.status = status), (res.headersSent = true), res)) as typeof res.writeHead;
+      res.writeHead = ((status: number) => ((res.status = status), Object.assign(res, { headersSent: true }))) as typeof res.writeHead;
       res.end = ((body: string) => ((res.body = body), (res.ended = true), res)) as typeof res.end;
       player.answer({ method: 'GET', url: '/api/v1/pods?limit=500&resourceVersion=0' } as IncomingMessage, res);
       vi.advanceTimersByTime(1);
