@@ -26,7 +26,8 @@ import { asTraceSource } from '../internal.ts';
 import { replayListWatch } from '../testing/replayListWatch.ts';
 import { jsonLine } from './format.ts';
 import type { ReplayCommandOptions } from './replayArgs.ts';
-import { prettyLine, toRecord } from './record.ts';
+import { prettyLine, secretRedaction, toRecord } from './record.ts';
+import { isSecretResource } from '../pipeline.ts';
 
 /** How long after the trace's last line a replay may run before it is stopped. */
 const REPLAY_HORIZON_MS = 10 * 60_000;
@@ -53,10 +54,11 @@ function resourceFor(trace: TraceSource, name: string): Resource<KubeObject> {
   return customResource({ group: group.join('.'), version: 'v1', plural, kind: kind ?? plural, namespaced: true });
 }
 
-/** A change of a replay: the time into the recording it came at. */
+/** A change of a replay: the time into the recording it came at, and whether its resource is Secrets. */
 interface Change {
   readonly at: number;
   readonly resource: string;
+  readonly secret: boolean;
   readonly event: InformerEvent<KubeObject>;
 }
 
@@ -83,8 +85,10 @@ async function replayed(trace: TraceSource, each: (change: Change) => void, pace
     const replay = replayListWatch(trace, { scheduler, resource: name, timeline: 'recorded' });
     all.add(() => mismatches.push(...replay.mismatches.map((m) => `${name}: ${m.message}`)));
     // No jitter (`random`): a backoff is its base, so what the recording got after one comes at its recorded time.
-    const one = informer(replay, resourceFor(trace, name), { scheduler, random: () => 0 }).events$.subscribe((event) =>
-      each({ at: scheduler.now(), resource: name, event }),
+    const resource = resourceFor(trace, name);
+    const secret = isSecretResource(resource);
+    const one = informer(replay, resource, { scheduler, random: () => 0 }).events$.subscribe((event) =>
+      each({ at: scheduler.now(), resource: name, secret, event }),
     );
     all.add(one);
     // Each informer stops when its part of the trace is played; the clock stops when all have.
@@ -109,11 +113,15 @@ async function replayed(trace: TraceSource, each: (change: Change) => void, pace
 
 function printer(source: TraceSource, command: ReplayCommandOptions, out: (line: string) => void): (change: Change) => void {
   const start = Date.parse(source.header.startedAt);
-  return ({ at, resource, event }) => {
+  // As `watch` shows them: a trace recorded with --no-redact holds Secret values in clear.
+  const redaction = secretRedaction(command.showSecretValues);
+  return ({ at, resource, secret, event }) => {
     if (event.isInInitialList || at < (command.fromMs ?? 0) || at > (command.toMs ?? Infinity)) return;
     const when = new Date(start + at);
+    const redact = redaction(secret);
     const r = toRecord(resource, event, when, {
       utc: command.utc,
+      ...(redact ? { redact } : {}),
       ...(command.fields ? { fields: command.fields } : {}),
       ...(command.ignore ? { ignore: command.ignore } : {}),
     });
