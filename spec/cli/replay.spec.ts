@@ -173,6 +173,29 @@ describe('rx-informer replay', () => {
     );
   });
 
+  it('a divergence stops the replay there, however long the recording goes on after it (virtual time, instants counted)', async () => {
+    const options = parseReplayLine(['replay', 'trace.jsonl']) as ReplayCommandOptions;
+    const YEAR = 365.25 * 24 * 3_600_000;
+    // A watch without bookmarks whose next event is a day, or 99 years, later: the informer's idle rule aborts it
+    // after a minute, a divergence. The informers then asked again and timed out, minute after minute, to the horizon.
+    for (const gap of [24 * 3_600_000, 99 * YEAR]) {
+      const lines = TEXT.split('\n').filter((line) => !line.includes('BOOKMARK') && !line.includes('"DELETED"'));
+      const text = lines
+        .join('\n')
+        .replace('"at":2000,', `"at":${gap},`)
+        .replace('"at":70000,', `"at":${gap + 1},`);
+      let instants = 0;
+      const mismatches = await replayCommand(readTrace(text), options, () => undefined, {
+        backedUp: () => (instants++, false),
+        drained: () => Promise.resolve(),
+        gone: () => false,
+      });
+      expect(mismatches).toEqual([expect.stringMatching(/^configmaps: replay: the informer aborted its request #2, .* 60000 ms after it/)]);
+      // The list, the watch, its idle abort, and the stop: a few instants, not one a minute for the rest of the gap.
+      expect(instants).toBeLessThan(20);
+    }
+  });
+
   it('prints as it goes: each change is out before the lines after it are read', async () => {
     const options = parseReplayLine(['replay', 'trace.jsonl', '--utc']) as ReplayCommandOptions;
     const source = traceSource(readTrace(TEXT));
