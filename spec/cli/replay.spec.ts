@@ -285,6 +285,10 @@ describe('rx-informer replay', () => {
     expect(job(trace, { fromMs: 2000, toMs: 1000 })).toEqual({ kind: 'usage', message: expect.stringMatching(/^trim: the window ends/) });
     writeFileSync(trace, TEXT.slice(0, -5));
     expect(job(trace, { fromMs: 0 })).toEqual({ kind: 'error', message: expect.stringMatching(/trace line 9: truncated/) });
+    // A line nested so deep that writing it again would overflow the stack: refused when opened, naming it.
+    const deep = `${'['.repeat(200_000)}${']'.repeat(200_000)}`;
+    writeFileSync(trace, TEXT.replace('"items":[', `"items":[${deep},`));
+    expect(job(trace, { fromMs: 0 })).toEqual({ kind: 'error', message: 'trace line 3: nested deeper than 1000 levels' });
     expect(readdirSync(dir).sort()).toEqual(['trace.jsonl', 'window.jsonl']);
   });
 
