@@ -38,6 +38,25 @@ describe("a server's Status message where errors are built", () => {
   });
 });
 
+describe('which body speaks for an error response (client-go: rest/request.go, Result.Error)', () => {
+  it.each([
+    // A gateway's JSON is not a Status: its code must not turn a 503 into a permanent 404.
+    [503, { code: 404, message: 'no healthy upstream' }, 'ServerError', 503, 'HTTP 503: no healthy upstream'],
+    [503, { code: 14, message: 'upstream connect error' }, 'ServerError', 503, 'HTTP 503: upstream connect error'],
+    // A Status that says Success does not describe a failure.
+    [500, { kind: 'Status', status: 'Success', code: 200 }, 'ServerError', 500, 'HTTP 500'],
+    // A failure Status does, with or without its `status` field; a Status without kind only with status Failure.
+    [500, { kind: 'Status', status: 'Failure', code: 410, reason: 'Gone', message: 'gone' }, 'Gone', 410, 'gone'],
+    [500, { kind: 'Status', code: 429, message: 'slow down' }, 'TooManyRequests', 429, 'slow down'],
+    [500, { status: 'Failure', code: 404, message: 'nope' }, 'NotFound', 404, 'nope'],
+    [502, 'not json', 'ServerError', 502, 'HTTP 502'],
+  ] as const)('HTTP %i with %j is %s (status %i)', (http, body, reason, status, message) => {
+    const error = errorFromStatus(http, body, 'list');
+    expect([error.reason, error.status, error.message]).toEqual([reason, status, message]);
+    expect(error.statusObject).toBe(body);
+  });
+});
+
 describe('the one status → reason mapping (client-go: k8s.io/apimachinery/pkg/api/errors)', () => {
   it.each([
     [400, undefined, 'BadRequest'],

@@ -105,6 +105,10 @@ describe('parseRetryAfter', () => {
     expect(parseRetryAfter('Infinity', now)).toBeUndefined();
   });
 
+  it('reads delta-seconds as whole digits only, as client-go (strconv.Atoi): not 1e3, 0x10, 1.5 or 5s', () => {
+    for (const value of ['1e3', '0x10', '1.5', '5s', '+5', '0b1', '5 5']) expect(parseRetryAfter(value, now), value).toBeUndefined();
+  });
+
   it('takes the clock and the cap as named options (the CLI sinks cap at 60 s); the default cap is 300 s', () => {
     expect(parseRetryAfter('Wed, 01 Jan 2025 00:00:30 GMT', { now })).toBe(30);
     expect(parseRetryAfter('Wed, 01 Jan 2025 00:02:00 GMT', { now, maxSeconds: 60 })).toBe(60);

@@ -125,8 +125,37 @@ describe('list shapes a real server sends', () => {
     expect(run.state.keys).toEqual(['default/a']);
   });
 
+  // A real server's Status has `metadata: {}`: read as a list it would be an empty page, and empty the cache at a relist.
+  const REAL_STATUS = {
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message: 'etcdserver: request timed out',
+    reason: 'InternalError',
+    code: 500,
+  };
+  for (const lazyDecode of [false, true]) {
+    it(`a failure Status answered 200 is its error (500, ServerError), never an empty list${lazyDecode ? ' (lazy decoding)' : ''}`, async () => {
+      hostile = await hostileServer({ list: raw(JSON.stringify(REAL_STATUS)) });
+      const lw = httpListWatch(hostile.kc, { resource: ConfigMap, namespace: 'default' }, { lazyDecode });
+      const error = await firstValueFrom(lw.list({})).then(
+        () => undefined,
+        (e: unknown) => e as InformerError,
+      );
+      expect([error?.reason, error?.status, error?.message]).toEqual(['ServerError', 500, 'etcdserver: request timed out']);
+    });
+  }
+
   it('what is not a list is still refused (a 200 {} or Status must not empty the cache)', async () => {
-    for (const body of ['{}', '{"kind":"Status","status":"Success"}', '{"kind":"ConfigMapList","items":{}}', 'null', '[]']) {
+    for (const body of [
+      '{}',
+      '{"kind":"Status","status":"Success"}',
+      '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success"}',
+      '{"kind":"ConfigMapList","items":{}}',
+      'null',
+      '[]',
+    ]) {
       hostile = await hostileServer({ list: raw(body) });
       const lw = httpListWatch(hostile.kc, { resource: ConfigMap, namespace: 'default' });
       const error = await firstValueFrom(lw.list({})).then(

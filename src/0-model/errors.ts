@@ -348,11 +348,27 @@ export function asStatus(value: unknown): KubeStatus | undefined {
   return status;
 }
 
-/** An {@link InformerError} from an HTTP status and the Status body the server sent (if any). */
+/**
+ * Whether a body is a Kubernetes Status that reports a failure, whose `code` and `reason` may stand for the HTTP
+ * status: `kind: "Status"` (or no kind, with `status: "Failure"`), and not `status: "Success"`. client-go reads an
+ * error body as a Status only when it decodes as one and says `Failure` (rest/request.go, `Result.Error`); we also
+ * take a `kind: "Status"` without a `status` (older servers and aggregated APIs send them).
+ */
+export function isFailureStatus(status: KubeStatus | undefined): status is KubeStatus {
+  if (status === undefined || status.status === 'Success') return false;
+  return status.kind === 'Status' || (status.kind === undefined && status.status === 'Failure');
+}
+
+/**
+ * An {@link InformerError} from an HTTP status and the body the server sent (if any). Only a failure Status
+ * ({@link isFailureStatus}) speaks for the response: a gateway's `{"code":404,"message":…}` in a 503 stays a 503,
+ * its message shown after the status.
+ */
 export function errorFromStatus(httpStatus: number, body: unknown, phase: ErrorPhase, retryAfterSeconds?: number): InformerError {
-  const status = asStatus(body);
+  const read = asStatus(body);
+  const status = isFailureStatus(read) ? read : undefined;
   const code = status?.code ?? httpStatus;
-  const message = status?.message ?? `HTTP ${httpStatus}`;
+  const message = status?.message ?? (read?.message === undefined ? `HTTP ${httpStatus}` : `HTTP ${httpStatus}: ${read.message}`);
   return new InformerError(reasonForStatus(code, status?.reason), message, {
     status: code,
     phase,

@@ -11,6 +11,9 @@ export const MAX_RETRY_AFTER_SECONDS = 300;
 /** The longest header value read (an HTTP date is 29 characters): a longer one is no `Retry-After`. */
 export const MAX_RETRY_AFTER_CHARS = 64;
 
+const DELTA_SECONDS = /^\s*-?\d+\s*$/;
+const HTTP_DATE_SHAPE = /[A-Za-z]{3}.*\d\d:\d\d:\d\d/;
+
 /** A server's `Retry-After` (seconds) as honoured: at least 0, at most `maxSeconds` ({@link MAX_RETRY_AFTER_SECONDS}). */
 export function clampRetryAfter(seconds: number, maxSeconds: number = MAX_RETRY_AFTER_SECONDS): number {
   return Math.min(maxSeconds, Math.max(0, seconds));
@@ -28,7 +31,8 @@ export interface RetryAfterOptions {
  * Seconds from a `Retry-After` header (delta-seconds or an HTTP date; the first of several values), at least 0 and
  * at most `maxSeconds` (default {@link MAX_RETRY_AFTER_SECONDS}): a larger value (or a far date) would overflow
  * Node's timers, which then fire at once, and nothing should stand still for days on one header. Undefined for a
- * missing, empty, overlong or unreadable value. The second argument may be `now` alone (ms), as before.
+ * missing, empty, overlong or unreadable value (seconds must be whole digits, as client-go reads them; an HTTP date is read too,
+ * which client-go ignores and RFC 9110 allows). The second argument may be `now` alone (ms), as before.
  */
 export function parseRetryAfter(
   header: string | readonly string[] | null | undefined,
@@ -37,8 +41,10 @@ export function parseRetryAfter(
   const { now = Date.now(), maxSeconds = MAX_RETRY_AFTER_SECONDS } = typeof options === 'number' ? { now: options } : options;
   const value = typeof header === 'string' ? header : header?.[0];
   if (typeof value !== 'string' || value.length > MAX_RETRY_AFTER_CHARS || value.trim() === '') return undefined;
-  const seconds = Number(value);
-  if (Number.isFinite(seconds)) return clampRetryAfter(seconds, maxSeconds);
+  // delta-seconds is whole digits (RFC 9110 §10.2.3; client-go reads it with strconv.Atoi): not `1e3`, `0x10` or `1.5`.
+  if (DELTA_SECONDS.test(value)) return clampRetryAfter(Number(value), maxSeconds);
+  // An HTTP date names its day and month and has a time of day: V8's Date.parse would also read `1.5` as a date.
+  if (!HTTP_DATE_SHAPE.test(value)) return undefined;
   const date = Date.parse(value);
   return Number.isNaN(date) ? undefined : clampRetryAfter(Math.ceil((date - now) / 1000), maxSeconds);
 }

@@ -1,6 +1,7 @@
 import { Observable, type Subscriber } from 'rxjs';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { InformerError } from '../0-model/errors.ts';
+import { InformerError, asStatus, errorFromStatus, isFailureStatus } from '../0-model/errors.ts';
+import { isRecord } from '../util/isRecord.ts';
 import { toPartialObjectMetadata } from '../0-model/metadata.ts';
 import { LineSplitter, type LineBytesSink, type LineSink } from './lineSplitter.ts';
 import type { LinedFrame, ListOptions, ListPage, ListWatch, WatchFrame, WatchOptions } from './listWatch.ts';
@@ -197,10 +198,12 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
         resourceVersionMatch: listOptions.resourceVersionMatch,
       });
       const sofar = budget.before(listOptions.continue);
-      // After a list dropped on its budget, the next one starts once the heap is collected (listBudget.ts).
-      const opened = budget.whenRoom(listOptions.continue, () => accept.open(path + query, 'list'));
-      // A page (or its error body) must keep coming, not only come now and then (./http/progress.ts).
+      // A page (or its error body, or a 406's before it) must keep coming, not only come now and then (./http/progress.ts).
       const progress = bodyProgress(options, `list ${path}`, 'list');
+      // After a list dropped on its budget, the next one starts once the heap is collected (listBudget.ts).
+      const opened = budget.whenRoom(listOptions.continue, () =>
+        accept.open(path + query, 'list', { idleMs: listIdleTimeoutMs, progress }),
+      );
       const read = opened.subscribe({
         next: ({ response }) => {
           if (listIdleTimeoutMs !== undefined) {
@@ -347,6 +350,9 @@ function readListPage(
           : `list ${path}: the response is not JSON (${bytes} bytes${syntaxErrorAt(error)})`;
         return subscriber.error(new InformerError('MalformedLine', detail, { phase: 'list' }));
       }
+      // A failure Status answered with 200 (a proxy, a broken aggregated API) is its error, as client-go's Result.Into.
+      const status = isRecord(value) && value.kind === 'Status' ? asStatus(value) : undefined;
+      if (isFailureStatus(status)) return subscriber.error(errorFromStatus(status.code ?? 500, value, 'list'));
       const page = toListPage(value, shape);
       if (!page) return subscriber.error(new InformerError('MalformedLine', `list ${path}: the response is not a list`, { phase: 'list' }));
       received(page, cost?.charged ?? bytes);

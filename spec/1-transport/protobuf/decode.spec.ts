@@ -53,6 +53,10 @@ describe('protobuf decoding over the recordings', () => {
     });
   });
 
+  it('hands a Status read as a list body on whole (a 200 carrying a Status), for the transport to report as its error', () => {
+    expect(decodeListBody(bin('10f-get-missing-protobuf'), undefined)).toMatchObject({ kind: 'Status', code: 404, status: 'Failure' });
+  });
+
   it('drops the items a keep predicate rejects, to skeletons with their identity', () => {
     const list = decodeListBody(bin('10a-list-configmaps-protobuf'), (s) => s.metadata.name === 'cm-1');
     const items = list.items as Record<string, unknown>[];

@@ -10,7 +10,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { Observable } from 'rxjs';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ConfigMap, InformerError } from '../../../src/index.ts';
+import { ConfigMap, InformerError, metadataOnly } from '../../../src/index.ts';
 import { BodyProgress, bodyProgress } from '../../../src/1-transport/http/progress.ts';
 import { DEFAULT_MIN_BODY_BYTES_PER_SECOND, getJson, httpListWatch } from '../../../src/1-transport/httpTransport.ts';
 import { realSleep, until } from '../realClock.ts';
@@ -120,6 +120,15 @@ describe('a body sent a byte at a time, at default options', () => {
     const error = await dripUntilTimeout(seen);
     expect([error.reason, error.phase]).toEqual(['Timeout', 'list']);
     expect(error.message).toMatch(/^list \/api\/v1\/configmaps: \d+ bytes in 60000 ms, under the floor/);
+  });
+
+  it("a metadata-only list's 406 body (read before the list is asked again as JSON): Timeout the same way", async () => {
+    server = await Dribbler.start(406, '{"kind":"Status","message":"');
+    const { seen } = record(httpListWatch(kubeConfig(server.url), { resource: metadataOnly(ConfigMap) }, NO_HEADER_TIMER).list({}));
+    const error = await dripUntilTimeout(seen);
+    expect([error.reason, error.phase]).toEqual(['Timeout', 'list']);
+    expect(error.message).toMatch(/^list \/api\/v1\/configmaps: \d+ bytes in 60000 ms, under the floor/);
+    expect(server.requests).toBe(1);
   });
 
   it('a document (getJson: discovery, /version): Timeout the same way', async () => {

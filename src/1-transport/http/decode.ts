@@ -14,7 +14,8 @@ import type { ListPage, RawWatchEvent, WatchFrame } from '../listWatch.ts';
  * `{}` or a Status answered with 200 must not empty the cache.
  */
 export function toListPage(body: unknown, shape?: (item: unknown) => unknown): ListPage | undefined {
-  if (!isRecord(body)) return undefined;
+  // A Status (even `metadata: {}`, as a real server sends it) is never a list; a failure Status is its error (httpTransport).
+  if (!isRecord(body) || body.kind === 'Status') return undefined;
   const raw = body.items;
   if (raw !== null && raw !== undefined && !Array.isArray(raw)) return undefined;
   if (raw === undefined && !((typeof body.kind === 'string' && body.kind.endsWith('List')) || isRecord(body.metadata))) return undefined;

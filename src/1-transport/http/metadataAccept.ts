@@ -2,6 +2,7 @@ import { Observable, type Subscription } from 'rxjs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { InformerError } from '../../0-model/errors.ts';
 import { limitFor, parseJson, readBody, type BodyLimit } from './body.ts';
+import type { BodyProgress } from './progress.ts';
 import { JSON_ACCEPT, METADATA_LIST_ACCEPT, METADATA_WATCH_ACCEPT, type RequestSettings } from './options.ts';
 import { get, type Opened } from './request.ts';
 
@@ -48,9 +49,11 @@ export class MetadataAccept {
   /**
    * GETs `pathAndQuery`; a metadata-only request answered 406 is read to its
    * end (so the connection is reused) and sent again as plain JSON, and a
-   * `NotAcceptable` notice waits for the next page or watch that succeeds.
+   * `NotAcceptable` notice waits for the next page or watch that succeeds. The 406's body is held to the same
+   * time bounds as the body after it (`idleMs` without a byte, `progress`'s floor): a server that stalls it must
+   * not hang the list.
    */
-  open(pathAndQuery: string, phase: 'list' | 'watch'): Observable<Opened> {
+  open(pathAndQuery: string, phase: 'list' | 'watch', bounds: { idleMs?: number; progress?: BodyProgress } = {}): Observable<Opened> {
     return new Observable<Opened>((subscriber) => {
       let current: Subscription | undefined;
       const attempt = () => {
@@ -69,6 +72,12 @@ export class MetadataAccept {
             // Only the first 406 of this ListWatch makes a notice (two requests in flight may both get one).
             const first = !this.plainJson;
             this.plainJson = true;
+            const { idleMs, progress } = bounds;
+            if (idleMs !== undefined) {
+              opened.response.setTimeout(idleMs, () =>
+                subscriber.error(new InformerError('Timeout', `${phase} ${this.path}: no bytes for ${idleMs} ms`, { phase })),
+              );
+            }
             readBody(
               opened.response,
               limitFor(opened.response, this.limits[phase], this.settings),
@@ -81,6 +90,7 @@ export class MetadataAccept {
                 subscriber.error(error);
               },
               phase,
+              progress,
             );
           },
           error: (error: unknown) => subscriber.error(error),

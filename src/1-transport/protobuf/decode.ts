@@ -112,6 +112,13 @@ export function decodeListBody(bytes: Buffer, keep: KeepObject | undefined): Rec
   begin(bytes, 0);
   try {
     const { apiVersion, kind, rawStart, rawEnd } = envelope(bytes.length, true);
+    // A Status answered with 200 is handed on whole: the transport reports a failure Status as its error (as JSON's).
+    if (kind === 'Status') {
+      const status: Record<string, unknown> = { apiVersion, kind };
+      seek(rawStart);
+      decodeInto(status, rawEnd, message(kind));
+      return status;
+    }
     const list = message(kind);
     const itemsField = list.fields.find((f) => f.json === 'items');
     const metaField = list.fields.find((f) => f.json === 'metadata');
