@@ -1,4 +1,5 @@
 import { Socket } from 'node:net';
+import { Gunzip } from 'node:zlib';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { firstValueFrom, lastValueFrom, take, toArray } from 'rxjs';
 import { startApiServer, type ApiServer, type CustomResourceDefinitionSpec } from 'rx-informer-emulator';
@@ -85,7 +86,7 @@ describe('http.encoding', () => {
     expect(json).toMatchObject([{ remainingItemCount: 1, continue: expect.any(String) }, { items: [{ metadata: { name: 'cm-3' } }] }]);
   });
 
-  it("frees an HTTP/1.1 protobuf page's socket reads (not a JSON one's, and of a gzip one only the reads), kept objects whole", async () => {
+  it("frees an HTTP/1.1 protobuf page's reads, gzip's inflater buffers too (not a JSON one's), kept objects whole", async () => {
     api = await server();
     // Text that gzip does not shrink much: the gzip page, too, comes in several reads.
     const noise = (seed: number) => {
@@ -96,6 +97,7 @@ describe('http.encoding', () => {
       api.create('configmaps', { metadata: { name: `big-${i}`, namespace: 'ns' }, data: { big: noise(i), i: String(i) } });
     type Transfer = { transfer(length: number): ArrayBuffer };
     const transfer = vi.spyOn(ArrayBuffer.prototype as unknown as Transfer, 'transfer');
+    const push = vi.spyOn(Gunzip.prototype, 'push');
     try {
       const read = async (options: HttpTransportOptions) => {
         transfer.mockClear();
@@ -106,10 +108,23 @@ describe('http.encoding', () => {
       };
       const json = await read({ lazyDecode: true, compression: 'none', keepObject: (s) => !String(s.metadata.name).endsWith('7') });
       expect(json.freed).toEqual([]);
-      // Of a gzip page, the socket's reads only (the inflater's chunks are slices of Node's shared pool).
+      // A JSON page over gzip: its inflated chunks are left alone (its readers do not say they keep no bytes); only the
+      // compressed pieces, which the inflater alone reads, are freed.
+      const inflatedBy = () => new Set(push.mock.calls.flatMap(([chunk]) => (Buffer.isBuffer(chunk) ? [chunk.buffer] : [])));
+      push.mockClear();
+      const jsonGzip = await read({ lazyDecode: true, compression: 'gzip', keepObject: (s) => !String(s.metadata.name).endsWith('7') });
+      expect(inflatedBy().size).toBeGreaterThan(1);
+      expect(jsonGzip.freed.filter((b) => inflatedBy().has(b))).toEqual([]);
+      expect([...inflatedBy()].every((b) => b.byteLength > 0)).toBe(true);
+      expect(jsonGzip.items).toStrictEqual(json.items);
+      // Of a protobuf page over gzip, the inflater's output buffers too, each (64 KiB of its own) once read.
+      push.mockClear();
       const gzip = await read({ ...PROTOBUF, compression: 'gzip', keepObject: (s) => !String(s.metadata.name).endsWith('7') });
+      const inflated = inflatedBy();
       expect(gzip.freed.length).toBeGreaterThan(0);
       expect(gzip.freed.every((b) => b.byteLength === 0)).toBe(true);
+      expect(inflated.size).toBeGreaterThan(1); // the page (~250 KB inflated) filled several
+      expect([...inflated].every((b) => gzip.freed.includes(b as ArrayBuffer))).toBe(true);
       const protobuf = await read({ ...PROTOBUF, compression: 'none', keepObject: (s) => !String(s.metadata.name).endsWith('7') });
       expect(protobuf.freed.length).toBeGreaterThan(1); // the page (~250 KB) came in several reads
       expect(protobuf.freed.every((b) => b.byteLength === 0)).toBe(true);
@@ -118,6 +133,44 @@ describe('http.encoding', () => {
       expect((json.items as unknown[]).length).toBe(63 - 6);
     } finally {
       transfer.mockRestore();
+      push.mockRestore();
+    }
+  });
+
+  it("over HTTP/2, frees a gzip protobuf page's inflater buffers (never the session's reads), kept objects whole", async () => {
+    api = await startApiServer({ namespaces: ['ns'], http2: true });
+    const noise = (seed: number) => {
+      let x = seed + 1;
+      return Array.from({ length: 4000 }, () => String.fromCharCode(33 + ((x = (x * 1103515245 + 12345) & 0x7fffffff) % 90))).join('');
+    };
+    for (let i = 0; i < 60; i++)
+      api.create('configmaps', { metadata: { name: `big-${i}`, namespace: 'ns' }, data: { big: noise(i), i: String(i) } });
+    type Transfer = { transfer(length: number): ArrayBuffer };
+    const transfer = vi.spyOn(ArrayBuffer.prototype as unknown as Transfer, 'transfer');
+    const push = vi.spyOn(Gunzip.prototype, 'push');
+    const keepObject = (s: { metadata: { name?: string } }) => !String(s.metadata.name).endsWith('7');
+    try {
+      const read = async (options: HttpTransportOptions) => {
+        transfer.mockClear();
+        push.mockClear();
+        const page = await firstValueFrom(lw({ ...options, protocol: 'h2', keepObject }).list({}));
+        const inflated = new Set(push.mock.calls.flatMap(([chunk]) => (Buffer.isBuffer(chunk) ? [chunk.buffer] : [])));
+        const freed = [...(transfer.mock.contexts as unknown as ArrayBuffer[])];
+        return { items: JSON.parse(JSON.stringify(page.items.filter((i) => !isSkipped(i)))) as unknown, freed, inflated };
+      };
+      const json = await read({ lazyDecode: true, compression: 'none' });
+      expect(json.freed).toEqual([]);
+      const gzip = await read({ ...PROTOBUF, compression: 'gzip' });
+      expect(gzip.inflated.size).toBeGreaterThan(1); // the page (~250 KB inflated) filled several
+      // The inflater's buffers, and nothing else: DATA frames are the session's.
+      expect(new Set(gzip.freed)).toEqual(gzip.inflated);
+      expect(gzip.freed.every((b) => b.byteLength === 0)).toBe(true);
+      expect(gzip.items).toStrictEqual(json.items);
+      expect((json.items as unknown[]).length).toBe(60 - 6);
+      expect(api.http2!.streams).toBeGreaterThan(0);
+    } finally {
+      transfer.mockRestore();
+      push.mockRestore();
     }
   });
 

@@ -4,7 +4,7 @@ import type { HttpResponse } from '../http2/response.ts';
 import { ChunkGatherer, PendingBytes } from '../chunks.ts';
 import { decodeObjectBody, isProtobuf } from '../protobuf/decode.ts';
 import type { Socket } from 'node:net';
-import { bodyMemory, type BodyMemory } from './encoding.ts';
+import { bodyMemory, free, ownMemory, type BodyMemory } from './encoding.ts';
 import { formatBytes, type HttpTransportOptions, type RequestSettings } from './options.ts';
 import type { BodyProgress } from './progress.ts';
 
@@ -50,26 +50,14 @@ export interface BodySink {
   chunksDone?(): number;
 }
 
-/** Frees the memory behind `buffer` now (detached: every view of it reads as empty). */
-function free(buffer: ArrayBuffer): void {
-  try {
-    (buffer as ArrayBuffer & { transfer?: (length: number) => ArrayBuffer }).transfer?.(0);
-  } catch {
-    // Not an error of the read: a buffer that cannot be detached is freed by the collector, as any other.
-  }
-}
-
-/** Whether `bytes` is all of its memory (not a slice of a larger buffer, such as Node's pool): then ours to free. */
-const ownMemory = (bytes: Buffer): ArrayBuffer | undefined =>
-  bytes.buffer instanceof ArrayBuffer && bytes.byteOffset === 0 && bytes.length === bytes.buffer.byteLength ? bytes.buffer : undefined;
-
 /**
  * The memory behind a body handed to a sink that keeps no bytes, freed as soon as nothing reads it any more rather
  * than by the collector (issue #36: a sync's ≈ 90 MB of reads were what ran its mark-compacts): the socket's reads,
  * each once the HTTP parser has run over it (a listener after the parser's); the body chunks the parser copied out
  * of them and the gatherer's slabs, each once the sink is done with every chunk of it it was handed (`chunksDone`) and,
- * for a chunk, once the next has come (a read's chunks come one after another); the rest when the body ends. Of a gzip
- * body, only the socket's reads and the slabs: the inflater's chunks are never ours ({@link BodyMemory.inflated}).
+ * for a chunk, once a chunk of other memory has come (a read's chunks come one after another); the rest when the body
+ * ends. Of a gzip body, the chunks' memory is the inflater's output buffers ({@link BodyMemory.chunkMemory}): one is
+ * let go once a chunk of the next has come (zlib writes no more into it then).
  */
 class Reads {
   /** Per chunk handed to the sink, in order: the memory it views. */
@@ -80,7 +68,7 @@ class Reads {
   /** The memory of the body chunk being handed on (it may hold more chunks to come). */
   private current: ArrayBufferLike | undefined;
   private readonly unfreed = new Set<ArrayBuffer>();
-  private readonly socket: Socket;
+  private readonly socket: Socket | undefined;
   /** The memory of a body chunk, when ours to free (see {@link BodyMemory}). */
   private readonly chunkMemory: (chunk: Buffer) => ArrayBuffer | undefined;
   private readonly onRead = (read: Buffer) => {
@@ -88,10 +76,10 @@ class Reads {
     if (buffer !== undefined && buffer !== this.current && !this.viewed.has(buffer)) free(buffer);
   };
 
-  constructor({ socket, inflated, wire }: BodyMemory) {
+  constructor({ socket, chunkMemory, wire }: BodyMemory) {
     this.socket = socket;
-    this.chunkMemory = inflated ? () => undefined : ownMemory;
-    socket.on('data', this.onRead);
+    this.chunkMemory = chunkMemory;
+    socket?.on('data', this.onRead);
     // Once the response on the wire has ended, the socket's reads are the next response's (a keep-alive agent hands
     // it on then, while a gzip body may still be inflating): never ours to free.
     const stop = () => this.stop();
@@ -133,7 +121,7 @@ class Reads {
 
   /** The response is over: no more reads of the socket are ours. */
   stop(): void {
-    this.socket.off('data', this.onRead);
+    this.socket?.off('data', this.onRead);
   }
 
   /** The body has ended and the sink keeps none of it. */

@@ -60,16 +60,54 @@ export function decodeResponse(response: HttpResponse, what: string, phase: Erro
   );
 }
 
+/** Frees the memory behind `buffer` now (detached: every view of it reads as empty). */
+export function free(buffer: ArrayBuffer): void {
+  try {
+    (buffer as ArrayBuffer & { transfer?: (length: number) => ArrayBuffer }).transfer?.(0);
+  } catch {
+    // Not an error of the read: a buffer that cannot be detached (Node's pool) is freed by the collector, as any other.
+  }
+}
+
+/** Whether `bytes` is all of its memory (not a slice of a larger buffer, such as Node's pool): then ours to free. */
+export const ownMemory = (bytes: Buffer): ArrayBuffer | undefined =>
+  bytes.buffer instanceof ArrayBuffer && bytes.byteOffset === 0 && bytes.length === bytes.buffer.byteLength ? bytes.buffer : undefined;
+
+/**
+ * The inflater's output buffer (zlib's `chunkSize`). At least half of Node's `Buffer.poolSize` (64 KiB in Node 24),
+ * `Buffer.allocUnsafe` gives each one memory of its own rather than a slice of the shared pool, so that a reader may
+ * free it (issue #36: the pool's 16 KiB slices were what a gzip sync's mark-compacts collected); and 4× fewer round
+ * trips to the thread pool than the default 16 KiB (a gzip sync's inflating: 0.4× the CPU, measured).
+ */
+export const INFLATE_CHUNK = 64 * 1024;
+
+/**
+ * The memory of an inflated chunk when it is ours to free: a slice of one of the inflater's output buffers. Node's
+ * zlib (lib/zlib.js, `processCallback`) writes each output buffer from its start on, hands each piece on as a slice of
+ * it, and once it is full allocates a new one (`Buffer.allocUnsafe(chunkSize)`) and never writes the old one again: a
+ * chunk of another output buffer means it is done with the previous one. Each output buffer is an ArrayBuffer of
+ * exactly {@link INFLATE_CHUNK} bytes that it alone views; only if `Buffer.poolSize` was raised past twice the chunk is
+ * it a slice of Node's pool, which is then larger. (A pool of that size, as Node 24's, may pass this test when a reader
+ * asks about a pooled copy: it is then never the chunk being read, so never freed, and Node's pool cannot be
+ * detached anyway.)
+ */
+const inflatedMemory = (chunk: Buffer): ArrayBuffer | undefined =>
+  chunk.buffer instanceof ArrayBuffer && chunk.buffer.byteLength === INFLATE_CHUNK ? chunk.buffer : undefined;
+
 /** Where a response's body chunks come from, for a reader that frees them once read ({@link bodyMemory}). */
 export interface BodyMemory {
-  /** The HTTP/1.1 socket: each of its reads is memory of its own, which Node's HTTP parser copies the body out of. */
-  readonly socket: Socket;
   /**
-   * True when the chunks are the inflater's (gzip): never ours to free, as they are slices of an output buffer it writes
-   * on until full, and in Node 24 (Buffer.poolSize 64 KiB) that buffer is itself a slice of Node's shared pool. False
-   * when each chunk is memory of its own (the HTTP parser's copy of a body piece).
+   * The HTTP/1.1 socket: each of its reads is memory of its own, which Node's HTTP parser copies the body out of.
+   * Undefined over HTTP/2 (DATA frames may be slices of the session's reads: never ours), where only a gzip body's
+   * inflater buffers are.
    */
-  readonly inflated: boolean;
+  readonly socket: Socket | undefined;
+  /**
+   * The memory behind a body chunk when it is ours to free once nothing reads it (undefined when it is not): the
+   * HTTP parser's copy of a body piece (identity), or the inflater's output buffer it is a slice of (gzip), which
+   * is done with once a chunk of another memory has come (the chunks of one memory come one after another).
+   */
+  readonly chunkMemory: (chunk: Buffer) => ArrayBuffer | undefined;
   /**
    * The response on the wire (under the inflater, for gzip): once it has ended, the socket's further reads are the next
    * response's (a keep-alive agent hands the socket on at that end, while an inflater may still be at work).
@@ -78,14 +116,14 @@ export interface BodyMemory {
 }
 
 /**
- * Where the body of an HTTP/1.1 response (over TCP or TLS, identity or gzip) comes from, for readers that free its
- * memory once read (`readBody`'s sinks that keep no bytes). Undefined for HTTP/2: DATA frames may be slices of the
- * session's reads.
+ * Where the body of a response comes from, for readers that free its memory once read (`readBody`'s sinks that keep
+ * no bytes): over HTTP/1.1 (TCP or TLS) the socket's reads and the body chunks, identity or inflated; over HTTP/2 only
+ * a gzip body's inflater buffers (DATA frames may be slices of the session's reads), else undefined.
  */
 export function bodyMemory(response: HttpResponse): BodyMemory | undefined {
-  if (!(response instanceof CountedResponse || response instanceof GunzipResponse)) return undefined;
-  const socket = response.socket;
-  return socket === undefined ? undefined : { socket, inflated: response instanceof GunzipResponse, wire: response.wireResponse };
+  if (response instanceof GunzipResponse) return { socket: response.socket, chunkMemory: inflatedMemory, wire: response.wireResponse };
+  const socket = response instanceof CountedResponse ? response.socket : undefined;
+  return socket === undefined ? undefined : { socket, chunkMemory: ownMemory, wire: (response as CountedResponse).wireResponse };
 }
 
 /** The socket of an HTTP/1.1 response (undefined over HTTP/2). */
@@ -128,7 +166,7 @@ class CountedResponse extends StreamResponse {
 /**
  * A gzip response, inflated as it streams in. Reading stops where the reader stops: a reader that
  * destroys it at its byte limit (a compression bomb) destroys the inflater with the request, so no more
- * than one inflated chunk (16 KiB) past the limit is ever made. The wire is paused while the inflater is
+ * than one inflated chunk ({@link INFLATE_CHUNK}) past the limit is ever made. The wire is paused while the inflater is
  * behind. A body that does not inflate (corrupt, or cut short inside a response that ended cleanly) is
  * `MalformedLine` ({@link HttpResponse.failure}); `complete` only once the inflater has ended too.
  */
@@ -141,16 +179,21 @@ class GunzipResponse extends StreamResponse {
   private inflateFailure: InformerError | undefined;
 
   constructor(inner: HttpResponse, what: string, phase: ErrorPhase) {
-    const gunzip = createGunzip();
+    const gunzip = createGunzip({ chunkSize: INFLATE_CHUNK });
     super(inner, inner, gunzip);
     this.inner = inner;
     this.gunzip = gunzip;
+    // Over HTTP/1.1 each compressed piece is the HTTP parser's copy, memory of its own that only the inflater reads:
+    // freed once it has read it all (its write's callback: zlib lets go of the input then), not by the collector.
+    const http1 = socketUnder(inner) !== undefined;
     let wire = 0;
     inner.on('data', (chunk: Buffer) => {
       wire += chunk.length;
       counts.gzipWireBytes += chunk.length;
       if (gunzip.destroyed) return;
-      if (!gunzip.write(chunk)) inner.pause();
+      const own = http1 ? ownMemory(chunk) : undefined;
+      const written = own === undefined ? gunzip.write(chunk) : gunzip.write(chunk, (error) => void (error ?? free(own)));
+      if (!written) inner.pause();
     });
     gunzip.on('drain', () => inner.resume());
     inner.on('end', () => {
