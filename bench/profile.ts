@@ -4,7 +4,7 @@
  *
  *   node bench/profile.ts DIR/large-100k-rx-watch.cpuprofile [--top 25]
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
 import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -93,11 +93,23 @@ export function summarize(profile: CpuProfile) {
   return { total, self: sorted(self), inclusive: sorted(inclusive), packages: sorted(packages) };
 }
 
-if (process.argv[1] && import.meta.filename === process.argv[1]) {
+/** Whether this file is the one node was asked to run: by its real path (node runs a symlink's target, argv keeps the link). */
+function isMain(): boolean {
+  const script = process.argv[1];
+  if (!script) return false;
+  try {
+    return realpathSync(script) === import.meta.filename;
+  } catch {
+    return false;
+  }
+}
+
+if (isMain()) {
   const args = process.argv.slice(2);
   const topAt = args.indexOf('--top');
   const top = topAt >= 0 ? Number(args[topAt + 1]) : 25;
-  const files = args.filter((a, i) => !a.startsWith('--') && i !== topAt + 1);
+  // The files: every argument but the options (`--top` and its value; without `--top`, the first file was taken for it).
+  const files = args.filter((a, i) => !a.startsWith('--') && (topAt < 0 || i !== topAt + 1));
   for (const file of files) {
     const s = summarize(JSON.parse(readFileSync(file, 'utf8')) as CpuProfile);
     const pct = (ms: number) => `${ms.toFixed(0).padStart(7)} ms ${((100 * ms) / s.total).toFixed(1).padStart(5)}%`;

@@ -2,7 +2,9 @@
  * Contender (d), the physical limit: `node:http`, line splitting on raw
  * buffers, `JSON.parse`, `Map.set`/`Map.delete`. No validation, no events, no
  * copies; lists paged 500 at a time like the informers; a relist writes into
- * the live map and then drops what the list no longer has.
+ * the live map and then drops what the list no longer has. Its checksum sums the names of the same objects as an
+ * informer's subscriber sees: every listed object (the sync and the relist), every watch event, and what a relist
+ * drops.
  */
 import * as http from 'node:http';
 import type { Probe, RunConfig } from './probe.ts';
@@ -41,13 +43,18 @@ export function runRaw(config: RunConfig, probe: Probe): void {
         };
         for (const item of body.items) {
           const key = keyOf(item);
+          checksum += item.metadata.name.length;
           cache.set(key, item);
           seen?.add(key);
         }
         if (body.metadata.continue) return list(body.metadata.continue, seen);
         if (seen) {
           probe.relistHighWater();
-          for (const key of cache.keys()) if (!seen.has(key)) cache.delete(key);
+          for (const [key, gone] of cache) {
+            if (seen.has(key)) continue;
+            checksum += gone.metadata.name.length;
+            cache.delete(key);
+          }
           probe.relistDone(seen.size);
         } else if (lists === 1) probe.synced();
         watch(body.metadata.resourceVersion);

@@ -824,6 +824,29 @@ describe('listAndWatch: stalled watches', () => {
     });
   });
 
+  // The transport ends a streaming list past http.maxListTotalBytes with ListTooLong (spec/resilience/hostile/
+  // streamingBudget.spec.ts: over real HTTP); here, at the DEFAULT options, what follows it in virtual time.
+  it("streaming list past the list budget (the transport's ListTooLong): reported, then streamed again after the default backoff", () => {
+    scenario(({ ts, cold, flush }) => {
+      const end = watchEvent('BOOKMARK', { metadata: { resourceVersion: '12', annotations: { 'k8s.io/initial-events-end': 'true' } } });
+      const tooLong = new InformerError('ListTooLong', 'the streaming list is larger than the 512 MiB limit for a whole list', {
+        phase: 'watch',
+      });
+      const fake = fakeListWatch({
+        watches: [
+          cold<WatchFrame>('-a-#', { a: added('a', '11') }, tooLong),
+          cold<WatchFrame>('-a-e', { a: added('a', '11'), e: end }),
+          cold<WatchFrame>('-'),
+        ],
+      });
+      const { log } = start(ts, fake, 10_000, { watchList: true });
+      flush();
+      expect(log).toEqual(['0 watch@', '3 error ListTooLong', '803 watch@11', '806 replace@12[a]']);
+      expect(fake.watches[1]?.options).toMatchObject({ sendInitialEvents: true });
+      expect(fake.lists).toHaveLength(0);
+    });
+  });
+
   it('with the DEFAULT options any frame restarts the 60 s idle clock; a stall after events is noticed 60 s after the last frame', () => {
     scenario(({ ts, cold, flush }) => {
       const fake = fakeListWatch({

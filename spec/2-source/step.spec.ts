@@ -144,6 +144,12 @@ const scenarios: Record<string, () => Machine> = {
     expect(m.effects).toContainEqual({ type: 'emit', event: { type: 'error', error: expect.objectContaining({ reason: 'ListTooLong' }) } });
     return m;
   },
+  // The transport's rule (httpTransport.ts, listBudget.ts: spec/resilience/hostile/streamingBudget.spec.ts); here what follows it.
+  "the initial events pass `http.maxListTotalBytes` before the initial-events-end bookmark (the transport's `ListTooLong`)": () =>
+    fail(
+      new Machine({ watchList: true }).open().frame(added('11')),
+      new InformerError('ListTooLong', 'the streaming list is larger than the 512 MiB limit for a whole list', { phase: 'watch' }),
+    ),
   'the first page fails: the connection is refused (no server answered)': () =>
     new Machine().send({ type: 'start' }).send({ type: 'listFailed', error: refused() }),
   'a relist fails with 503 after a refused connection': () =>

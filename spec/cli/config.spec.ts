@@ -162,7 +162,8 @@ describe('kubeconfig: no secret in any message', () => {
         expect(all).not.toContain('admin');
       }
       const [userinfo, exec, endless, ca] = runs.map((r) => r.run.err);
-      // Each loads: one line says where the CLI connects (the server's URL without its user info) before it fails.
+      // All but the missing CA load: one line says where the CLI connects (the server's URL without its user info)
+      // before it fails. A kubeconfig that cannot be used at all says so, and no connecting line (below).
       const connecting = 'connecting to https://127.0.0.1:1 (context x) …';
       expect(endless).toEqual([
         connecting,
@@ -177,11 +178,52 @@ describe('kubeconfig: no secret in any message', () => {
         `error: cannot get credentials for https://127.0.0.1:1: exec plugin ${NODE}: failed with exit code 3: leaked-<redacted> <redacted>`,
       ]);
       expect(ca).toEqual([
-        connecting,
         `error: bad kubeconfig: cannot read the certificate-authority file ${join(dir, 'no-such-ca.crt')}: no such file`,
       ]);
     },
   );
+
+  // The connecting line comes once the kubeconfig is loaded and its server resolved: a kubeconfig the transport would
+  // refuse on its first request ("bad kubeconfig") is said to be bad, with no line saying the CLI connects.
+  it('a bad kubeconfig (its server no http(s) URL, plain http:// refused, a TLS file missing) has no connecting line', async () => {
+    const token = { token: 'tok-AAAA-1111' };
+    const missing = (name: string) => join(dir, name);
+    const BAD: Record<string, [string, string]> = {
+      'bad-url.json': [valid({ server: 'https://admin:srvpw-RRRR-1717@[not a host' }, token), "the cluster's server is not a valid URL"],
+      'ftp.json': [valid({ server: 'ftp://127.0.0.1:1' }, token), 'the server ftp://127.0.0.1:1 is not an https:// (or http://) URL'],
+      'plain-http.json': [
+        valid({ server: 'http://127.0.0.1:1' }, token),
+        'the server http://127.0.0.1:1 is plain http://, which the Kubernetes client refuses unless the cluster sets insecure-skip-tls-verify: true',
+      ],
+      'no-client-cert.json': [
+        valid({ server: 'https://127.0.0.1:1' }, { 'client-certificate': missing('no.crt'), 'client-key': missing('no.key') }),
+        `cannot read the client-certificate file ${missing('no.crt')}: no such file`,
+      ],
+      'no-ca.json': [
+        valid({ server: 'https://127.0.0.1:1', 'certificate-authority': missing('no-such-ca.crt') }, token),
+        `cannot read the certificate-authority file ${missing('no-such-ca.crt')}: no such file`,
+      ],
+    };
+    const files = Object.entries(BAD).map(([name, [text]]) => {
+      writeFileSync(join(dir, name), text);
+      return join(dir, name);
+    });
+    const runs = await cliRuns(
+      files.flatMap((file) => [
+        ['watch', 'pods', '--kubeconfig', file],
+        ['record', 'pods', '--kubeconfig', file, '-o', join(dir, 'never.trace')],
+      ]),
+    );
+    for (const [i, [name, [, why]]] of Object.entries(BAD).entries()) {
+      for (const run of [runs[2 * i]!, runs[2 * i + 1]!]) {
+        expect(run.code, name).toBe(1);
+        expect(run.err, name).toEqual([
+          expect.stringMatching(new RegExp(`^(record: )?error: bad kubeconfig: ${why.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`)),
+        ]);
+        expect(run.raw(), name).not.toContain('srvpw');
+      }
+    }
+  });
 
   it('a parse error keeps what is wrong and where, and drops every word of the file but a kubeconfig own keys', () => {
     const text = 'users:\n- name: u\n  user:\n    password: *hunter22\n';

@@ -4,7 +4,15 @@ import { InformerError, asStatus, errorFromStatus, isFailureStatus } from '../0-
 import { isRecord } from '../util/isRecord.ts';
 import { toPartialObjectMetadata } from '../0-model/metadata.ts';
 import { LineSplitter, type LineBytesSink, type LineSink } from './lineSplitter.ts';
-import type { LinedFrame, ListOptions, ListPage, ListWatch, WatchFrame, WatchOptions } from './listWatch.ts';
+import {
+  isInitialEventsEnd,
+  type LinedFrame,
+  type ListOptions,
+  type ListPage,
+  type ListWatch,
+  type WatchFrame,
+  type WatchOptions,
+} from './listWatch.ts';
 import { hasOtherMembers, isSkipped } from './lazyJson.ts';
 import { collectionPath, queryString, type ListWatchTarget } from './paths.ts';
 import { httpError, limitFor, parseJson, readBody, tooLargeError, type BodyLimit } from './http/body.ts';
@@ -31,7 +39,7 @@ import { get, send, type Opened } from './http/request.ts';
 import { MetadataAccept } from './http/metadataAccept.ts';
 import type { HttpResponse } from './http2/response.ts';
 import { listBodyDecoder } from './http/listBody.ts';
-import { ListBudget, PageCost } from './http/listBudget.ts';
+import { ListBudget, PageCost, type StreamingListCharge } from './http/listBudget.ts';
 import { bodyProgress, type BodyProgress } from './http/progress.ts';
 import { DEFAULT_PROBE_TIMEOUT_MS, reachable, type ReachabilityOptions } from './reachability.ts';
 
@@ -233,14 +241,19 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
         sendInitialEvents: watchOptions.sendInitialEvents,
         timeoutSeconds: watchOptions.timeoutSeconds,
       });
-      return accept.open(path + query, 'watch').subscribe({
+      const open = () => accept.open(path + query, 'watch');
+      // A streaming list is a list: charged against the list budget until its initial-events-end bookmark (and, after
+      // one dropped on the budget, started once the heap is collected), as a paged list's chain is.
+      const streaming = watchOptions.sendInitialEvents === true;
+      return (streaming ? budget.whenRoom(undefined, open) : open()).subscribe({
         next: ({ response }) => {
           if (response.statusCode !== 200) {
             const onBody = (body: Buffer) => subscriber.error(httpError(response, body, 'watch'));
             readBody(response, limitFor(response, watchLimit, settings), onBody, (error) => subscriber.error(error), 'watch');
             return;
           }
-          readWatchStream(response, maxLineBytes, reading, subscriber, out);
+          const initial = streaming ? (json: boolean) => budget.streamingList(`watch ${path}`, json, options.random) : undefined;
+          readWatchStream(response, maxLineBytes, reading, subscriber, out, initial);
         },
         error: (error: unknown) => subscriber.error(error),
       });
@@ -323,7 +336,7 @@ function readListPage(
   const decoder = listBodyDecoder(options.lazyDecode === true, options.keepObject, protobuf);
   let bytes = 0;
   // A JSON page is charged what its objects and arrays will cost parsed when that is more than its bytes (listBudget.ts).
-  const cost = protobuf ? undefined : new PageCost();
+  const cost = protobuf ? undefined : new PageCost(options.random);
   let over = false;
   const sink = {
     keepsNoBytes: protobuf, // the protobuf decoder copies what it keeps (lazy members, strings)
@@ -366,7 +379,9 @@ function readListPage(
 
 /**
  * Reads a watch stream (a 200) line by line into frames: events, and `MalformedLine` for lines that cannot be read;
- * with `lines`, each event that is its line exactly comes with the line's text ({@link eventLine}).
+ * with `lines`, each event that is its line exactly comes with the line's text ({@link eventLine}). A streaming list
+ * (`initial`, given whether the stream is JSON) is charged every byte read until its initial-events-end bookmark;
+ * past its budget the watch ends with that error. A watch is never charged after the bookmark.
  */
 function readWatchStream<T>(
   response: HttpResponse,
@@ -374,6 +389,7 @@ function readWatchStream<T>(
   reading: Reading,
   subscriber: Subscriber<T>,
   { lines: wantLines, out }: FrameOut<T>,
+  initial?: (json: boolean) => StreamingListCharge | undefined,
 ): void {
   const { path, options, shape } = reading;
   const pending = reading.accept.takeNotice();
@@ -384,7 +400,10 @@ function readWatchStream<T>(
     const message = `watch ${path}: a ${unit} passed the ${formatBytes(maxLineBytes)} limit (${bytes} bytes; option maxLineBytes); watch ended`;
     subscriber.next(out(new InformerError('MalformedLine', message, { phase: 'watch' }), undefined, 0));
   };
+  let charge = initial?.(!protobuf);
+  let over = false;
   const emit = (frame: WatchFrame, line: string | undefined, bytes: number) => {
+    if (charge && !(frame instanceof InformerError) && frame.type === 'BOOKMARK' && isInitialEventsEnd(frame.object)) charge = undefined;
     const shaped = shape ? shapeFrame(frame, shape) : frame;
     subscriber.next(out(shaped, wantLines && shaped === frame ? eventLine(frame, line) : undefined, bytes));
   };
@@ -404,7 +423,18 @@ function readWatchStream<T>(
         }
       : { line: (text: string, bytes: number) => emit(parseWatchLine(text), text, bytes), oversize };
   const splitter = frames ?? lines!;
-  response.on('data', (chunk: Buffer) => (frames ? frames.push(chunk, frameSink) : lines!.push(chunk, lineSink)));
+  response.on('data', (chunk: Buffer) => {
+    if (over) return;
+    // The chunk's frames first: one that brings the bookmark ends the list (the bytes after it in the chunk are the watch's).
+    const charged = charge;
+    if (frames) frames.push(chunk, frameSink);
+    else lines!.push(chunk, lineSink);
+    const tooLong = charged && charge ? charged.add(chunk) : undefined;
+    if (!tooLong) return;
+    over = true;
+    response.destroy();
+    subscriber.error(tooLong);
+  });
   response.on('error', () => undefined);
   response.on('close', () => {
     if (!response.complete) {

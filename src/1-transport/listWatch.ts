@@ -3,6 +3,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { InformerError } from '../0-model/errors.ts';
 import { rawKey, rawResourceVersion } from '../0-model/keys.ts';
 import { isSkipped } from './lazyJson.ts';
+import { isRecord } from '../util/isRecord.ts';
 
 /** Options of one list request (the source sets them; selectors are bound in the {@link ListWatch}). */
 export interface ListOptions {
@@ -35,6 +36,16 @@ export interface ListPage {
    * first page (or watch) that succeeded after it; not a failure.
    */
   readonly notice?: InformerError;
+}
+
+/** The annotation of the bookmark that ends a streaming list's initial events (`sendInitialEvents`). */
+export const INITIAL_EVENTS_END = 'k8s.io/initial-events-end';
+
+/** Whether a BOOKMARK's object is the one that ends a streaming list's initial events (annotated initial-events-end). */
+export function isInitialEventsEnd(object: unknown): boolean {
+  if (!isRecord(object) || !isRecord(object.metadata)) return false;
+  const annotations = object.metadata.annotations;
+  return isRecord(annotations) && annotations[INITIAL_EVENTS_END] === 'true';
 }
 
 /** One line of a watch stream, parsed once, not yet validated. */

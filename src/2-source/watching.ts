@@ -1,13 +1,11 @@
 import { InformerError, asStatus, errorFromStatus, isExpired, isNotice } from '../0-model/errors.ts';
-import type { RawWatchEvent, WatchFrame, WatchOptions } from '../1-transport/listWatch.ts';
-import { isRecord } from '../util/isRecord.ts';
+import { isInitialEventsEnd, type RawWatchEvent, type WatchFrame, type WatchOptions } from '../1-transport/listWatch.ts';
 import { rawKey, rawResourceVersion } from '../0-model/keys.ts';
 import { isOtherKind } from './decode.ts';
 import { NO_FAILURES, afterWatch, idleAfterMs, paceAfterEvent, paceAfterIdle, type Pace, type WatchEnd } from './recovery.ts';
 import type { Opening, ReflectorConfig, ReflectorState, Streaming, Watching } from './reflectorState.ts';
 import { proceed, replaceEvent, report, type Effects } from './transitions.ts';
 
-const INITIAL_EVENTS_END = 'k8s.io/initial-events-end';
 const VERY_SHORT_WATCH_MS = 1000;
 
 /** An open watch: plain, or a streaming list before its initial events are in. */
@@ -20,12 +18,6 @@ export type Open<T> = Watching | Streaming<T>;
  */
 function veryShortWatchMs(timeoutSeconds: number): number {
   return timeoutSeconds > 0 ? Math.min(VERY_SHORT_WATCH_MS, timeoutSeconds * 500) : VERY_SHORT_WATCH_MS;
-}
-
-function isInitialEventsEnd(object: unknown): boolean {
-  if (!isRecord(object) || !isRecord(object.metadata)) return false;
-  const annotations = object.metadata.annotations;
-  return isRecord(annotations) && annotations[INITIAL_EVENTS_END] === 'true';
 }
 
 // Deadlines are absolute times, and the next check is at least 1 ms away: with

@@ -30,6 +30,7 @@ export function informer<T extends KubeObject>(
     source,
     { resource, namespace: options.namespace, labelSelector: options.labelSelector, fieldSelector: options.fieldSelector },
     options.http,
+    options.random,
   );
   return informerFromSource(resource, reflectorFor(listWatch, resource, options), options);
 }

@@ -131,9 +131,22 @@ export interface Informer<T> {
 
 const shared = { bufferSize: 1, refCount: true } as const;
 
-/** The ListWatch an informer reads: the one given, or HTTP through a KubeConfig (with the transport's options). */
-export function toListWatch(source: KubeConfig | ListWatch, target: ListWatchTarget, http?: HttpTransportOptions): ListWatch {
-  return isListWatch(source) ? source : httpListWatch(source, target, http);
+/**
+ * The ListWatch an informer reads: the one given, or HTTP through a KubeConfig (with the transport's options, and the
+ * informer's `random` where they name none).
+ */
+export function toListWatch(
+  source: KubeConfig | ListWatch,
+  target: ListWatchTarget,
+  http?: HttpTransportOptions,
+  random?: () => number,
+): ListWatch {
+  return isListWatch(source) ? source : httpListWatch(source, target, withRandom(http, random));
+}
+
+/** The transport's options with the informer's `random` where they name none (it draws the words a list page's charge reads). */
+export function withRandom(http: HttpTransportOptions | undefined, random: (() => number) | undefined): HttpTransportOptions | undefined {
+  return random === undefined || http?.random !== undefined ? http : { ...http, random };
 }
 
 /** The list/watch source of an informer over `listWatch`, given read access to its cache. */

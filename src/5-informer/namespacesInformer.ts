@@ -10,7 +10,7 @@ import { namespaceOfKey, rawKey } from '../0-model/keys.ts';
 import type { SourceEvent } from '../2-source/sourceEvent.ts';
 import type { InformerState } from '../4-store/reduceDeltas.ts';
 import type { Store } from '../4-store/store.ts';
-import { informerFromSource, reflectorFor, toListWatch, type Informer, type InformerOptions } from './informerFromSource.ts';
+import { informerFromSource, reflectorFor, toListWatch, withRandom, type Informer, type InformerOptions } from './informerFromSource.ts';
 import { forward } from '../util/forward.ts';
 import { ConnectionTurns, isOutOfDescriptors, takingTurns } from './connectionTurns.ts';
 import { InformerError } from '../0-model/errors.ts';
@@ -80,7 +80,7 @@ export function namespacesInformer<T extends KubeObject>(
     // What has no key (a Status in an ERROR line) is kept: it is not an object of another namespace.
     const keepObject: KeepObject = (skeleton) => wants(rawKey(skeleton));
     return filtered(
-      toListWatch(source, target(undefined), { ...options.http, lazyDecode: options.http?.lazyDecode ?? true, keepObject }),
+      toListWatch(source, target(undefined), { ...options.http, lazyDecode: options.http?.lazyDecode ?? true, keepObject }, options.random),
       wants,
     );
   };
@@ -149,7 +149,7 @@ function mergedNamespaces<T extends KubeObject>(
     // Unless the server is known to speak HTTP/2 (streams are cheap there), every request takes a turn.
     const gated = () => knownProtocol(kc, options.http?.protocol) !== 'h2';
     const informers = [...new Set(namespaces)].map((namespace) => {
-      const listWatch = takingTurns(httpListWatch(kc, target(namespace), options.http), turns, gated);
+      const listWatch = takingTurns(httpListWatch(kc, target(namespace), withRandom(options.http, options.random)), turns, gated);
       return informerFromSource(resource, reflectorFor(listWatch, resource, own), own);
     });
     const latest: (InformerState<T> | undefined)[] = informers.map(() => undefined);

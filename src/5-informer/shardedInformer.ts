@@ -126,6 +126,7 @@ export function shardedInformer<T extends KubeObject>(
       source,
       { resource, namespace, labelSelector: options.labelSelector, fieldSelector: options.fieldSelector },
       { ...options.http, lazyDecode: options.http?.lazyDecode ?? true, keepObject },
+      options.random,
     ),
     wants,
   );

@@ -1,7 +1,7 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join } from 'node:path';
-import { KubeConfig, loadYaml } from '@kubernetes/client-node';
+import { KubeConfig, loadYaml, type Cluster, type User } from '@kubernetes/client-node';
 import { displayServer } from './explain.ts';
 import { invocation, startCommand } from './invocation.ts';
 import { kubeConfigSecrets, parseErrorMessage, textSecrets, type SecretScrubber } from './secrets.ts';
@@ -99,8 +99,47 @@ export function readKubeConfig(
   }
   const cluster = kc.getCurrentCluster();
   if (!cluster) throw new UsageError('the kubeconfig names no current cluster (set a current-context or pass --context)');
+  const problem = clusterProblem(cluster, kc.getCurrentUser());
+  if (problem !== undefined) throw new UsageError(`bad kubeconfig: ${problem}`);
   useTokenFiles(kc, tokenFiles(files, texts));
   return { kubeConfig: kc, disableCompression: disablesCompression(texts, cluster.name) };
+}
+
+/**
+ * What makes the selected cluster unusable before any request, in the transport's words (it would fail its first
+ * request so, as `bad kubeconfig`, after the CLI had said where it connects): a server that is no http(s) URL, plain
+ * http:// that client-node refuses (unless insecure-skip-tls-verify or a proxy), a TLS file (certificate-authority,
+ * client-certificate, client-key) it cannot read. The server is named as {@link displayServer} shows it. Nothing is
+ * run (no exec plugin): a credential plugin that fails is not a bad kubeconfig.
+ */
+export function clusterProblem(cluster: Cluster, user: User | null): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(cluster.server);
+  } catch {
+    return `the cluster's server is not a valid URL`;
+  }
+  const server = displayServer(cluster.server);
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return `the server ${server} is not an https:// (or http://) URL`;
+  if (url.protocol === 'http:' && !cluster.skipTLSVerify && !cluster.proxyUrl) {
+    return `the server ${server} is plain http://, which the Kubernetes client refuses unless the cluster sets insecure-skip-tls-verify: true`;
+  }
+  const files: [string, string | undefined][] = [
+    ['certificate-authority', cluster.caFile],
+    ['client-certificate', user?.certFile],
+    ['client-key', user?.keyFile],
+  ];
+  for (const [field, path] of files) {
+    if (!path) continue;
+    try {
+      accessSync(path, constants.R_OK);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : (code ?? 'unreadable');
+      return `cannot read the ${field} file ${path}: ${why}`;
+    }
+  }
+  return undefined;
 }
 
 /**

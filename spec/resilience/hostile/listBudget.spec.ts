@@ -191,6 +191,31 @@ describe('hostile continue chains of 20 KiB objects: the budget of a whole list'
     expect(error.message).toMatch(/larger than the 2 MiB limit for a whole list \(1 pages \(\d{7} bytes\), then/);
   });
 
+  // PageCost draws which words it reads (listBudget.ts): from the transport's `random`, the informer's unless
+  // `http.random` is given, so a seeded run charges a page the same way each time (it was always Math.random).
+  it("the page's charge draws from the transport's random, and from the informer's", async () => {
+    const s = await serve({ list: emptyObjects(64 * 1024) });
+    let drawn = 0;
+    const random = () => (drawn++, 0.5);
+    await new Promise((resolve, reject) => {
+      subscriptions.push(httpListWatch(s.kc, target, { random }).list({}).subscribe({ next: resolve, error: reject }));
+    });
+    expect(drawn, 'draws while the page was read').toBeGreaterThan(0);
+
+    drawn = 0;
+    const watched = new Promise<number>((resolve) => {
+      s.on('watch', (_request, response) => {
+        resolve(drawn);
+        response.writeHead(200, { 'Content-Type': 'application/json' });
+      });
+    });
+    const cache = informer(s.kc, ConfigMap, { namespace: 'default', random });
+    subscriptions.push(cache.synced$.subscribe());
+    const drawnAtWatch = await watched;
+    // One draw is the watch's timeout; the others read the page.
+    expect(drawnAtWatch).toBeGreaterThan(1);
+  });
+
   it('the default budget is an eighth of V8 heap limit', () => {
     expect(defaultMaxListTotalBytes()).toBe(Math.floor(getHeapStatistics().heap_size_limit / 8));
   });

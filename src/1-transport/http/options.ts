@@ -42,6 +42,12 @@ export interface HttpTransportOptions {
    * limit (about 0.5 GiB at Node's default heap limit of about 4 GiB; `node --max-old-space-size` moves both). `Infinity`: no limit.
    */
   readonly maxListTotalBytes?: number;
+  /**
+   * Random numbers in [0, 1): which words of a JSON list page the count of its objects and arrays reads, for its charge
+   * against `maxListBytes` and `maxListTotalBytes` (docs/reliability.md, "Limits"). Default `Math.random`; an informer passes its own `random` (so a seeded one makes a
+   * page at its limit pass or fail the same way every run).
+   */
+  readonly random?: () => number;
   /** Largest error body (the Status of a non-2xx answer to any request) read, as `maxListBytes`. Default 1 MiB. */
   readonly maxErrorBodyBytes?: number;
   /** Largest JSON document read by `getJson` (discovery: `/api`, `/apis`, each group version), as `maxListBytes`. Default 4 MiB. */
