@@ -117,7 +117,10 @@ export interface Controller {
   /**
    * Running the controller: subscribing starts it (and the informers it needs),
    * and it emits how each reconcile ended. Reconciles begin only once every
-   * input informer has synced. Shared: many subscribers, one controller.
+   * input informer has synced. Shared: many subscribers, one controller. Unsubscribing the last
+   * subscriber stops the informers it started and leaves no timer armed: keys waiting a `requeueAfter` or
+   * their backoff keep their place in the queue and wait again from the next subscription (one already
+   * due then is queued at once).
    * Completes after `stop()` once in-flight reconciles are done.
    */
   readonly outcomes$: Observable<ReconcileOutcome>;
@@ -422,7 +425,10 @@ export function controller<T extends KubeObject>(options: ControllerOptions<T>):
     queue.addRateLimited(key, queue.priorityOf(key) ?? DEFAULT_PRIORITY);
     return undefined;
   };
+  // While nobody subscribes to the outcomes, the queue's delayed keys (requeueAfter, backoff) wait without a timer.
+  queue.pauseDelays();
   const outcomes$ = new Observable<ReconcileOutcome>((subscriber) => {
+    queue.resumeDelays();
     const subscription = follow();
     subscription.add(routeEvents(options, guarded, enqueue));
     subscription.add(
@@ -446,6 +452,7 @@ export function controller<T extends KubeObject>(options: ControllerOptions<T>):
           }),
         ),
     );
+    subscription.add(() => queue.pauseDelays());
     return subscription;
   }).pipe(share());
 
