@@ -1,7 +1,8 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { NEVER, concat, firstValueFrom, of } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { InformerError, informerFactory, waitForCacheSync, type Syncable } from '../../src/index.ts';
+import { InformerError, informerFactory, waitForCacheSync } from '../../src/index.ts';
+import type { Syncable } from '../../src/5-informer/factory.ts';
 import { fakeInformer, fakeResource, kubeObj, listed } from '../../src/testing/marbles.ts';
 
 /** A KubeConfig nothing connects to: the calls below are rejected before anything is subscribed. */
