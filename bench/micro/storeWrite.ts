@@ -10,7 +10,11 @@
  * the events; the objects the writes replaced included: `--map` gives that
  * baseline), which in an informer the concurrent marker and sweeper pay for.
  *
- *   node [--expose-gc] bench/micro/storeWrite.ts [pods=1000] [src dir, default ../../src] [--map]
+ * `--reads N` (default 2) sets the reads before each write (0 and 1: the reducer's watch update
+ * since and before `Store.put`, with no DeltaFIFO read); `--put` writes with `Store.put` (one walk that
+ * finds the old object), after `--reads` reads (default then 0).
+ *
+ *   node [--expose-gc] bench/micro/storeWrite.ts [pods=1000] [src dir, default ../../src] [--map] [--reads N] [--put]
  */
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -22,6 +26,9 @@ type Pod = { readonly metadata: { readonly name: string; readonly namespace: str
 
 const pods = Number(process.argv[2] ?? 1000);
 const dir = resolve(process.argv[3]?.startsWith('--') === false ? process.argv[3] : join(import.meta.dirname, '..', '..', 'src'));
+const usePut = process.argv.includes('--put');
+const readsAt = process.argv.indexOf('--reads');
+const reads = readsAt < 0 ? (usePut ? 0 : 2) : Number(process.argv[readsAt + 1]);
 const { Store } = (await import(pathToFileURL(join(dir, '4-store', 'store.ts')).href)) as typeof StoreModule;
 const EVENTS = 100_000;
 const namespace = (i: number) => `team-${String(i % 100).padStart(3, '0')}`;
@@ -64,10 +71,16 @@ if (useMap) {
     map.set(key, object);
   }
 } else {
+  const replaced: { previous: Pod | undefined } = { previous: undefined };
+  let found = 0;
   for (const { key, object } of events) {
-    store.get(key);
-    store = store.write(key, store.get(key), object);
+    let old: Pod | undefined;
+    for (let r = 0; r < reads; r++) old = store.get(key);
+    if (usePut) store = store.put(key, object, replaced);
+    else store = store.write(key, old ?? store.get(key), object);
+    if ((usePut ? replaced.previous : old) !== undefined) found++;
   }
+  if (found !== EVENTS) throw new Error(`${found} of ${EVENTS} writes found their key`);
 }
 const spent = cpu() - start;
 await new Promise((resolve) => setTimeout(resolve, 50));
@@ -82,5 +95,5 @@ const gcText = gc
       : `${collections.major} major collections ran`)
   : '';
 console.log(
-  `${useMap ? 'Map' : dir}: ${pods} cached, ${(spent / EVENTS).toFixed(2)} µs CPU per event${gcText} (old space ${(oldBefore / 1e6) | 0} MB before)`,
+  `${useMap ? 'Map' : `${dir} (${reads} reads, ${usePut ? 'put' : 'write'})`}: ${pods} cached, ${(spent / EVENTS).toFixed(2)} µs CPU per event${gcText} (old space ${(oldBefore / 1e6) | 0} MB before)`,
 );

@@ -172,6 +172,34 @@ describe('PersistentMap', () => {
     );
   });
 
+  it('put(key, value, replaced) is set(key, value) that also tells what the key held (get before the write), colliding hashes included', () => {
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 40 }), (ops) => {
+        let viaPut = PersistentMap.empty<number>();
+        let viaSet = PersistentMap.empty<number>();
+        const replaced: { previous: number | undefined } = { previous: -1 };
+        for (const { key, value } of ops) {
+          if (value === undefined) {
+            viaPut = viaPut.delete(key);
+            viaSet = viaSet.delete(key);
+            continue;
+          }
+          const before = viaPut;
+          const was = before.get(key);
+          viaPut = viaPut.put(key, value, replaced);
+          viaSet = viaSet.set(key, value);
+          expect(replaced.previous).toBe(was);
+          // Nothing changed (the same value again): the same map, as set.
+          expect(viaPut === before).toBe(was === value);
+          expect(before.get(key)).toBe(was);
+          expect(viaPut.size).toBe(viaSet.size);
+          expect(shape(viaPut.root)).toEqual(shape(viaSet.root));
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it('iterates every entry once: forEach, entries, keys, values', () => {
     let map = PersistentMap.empty<number>();
     for (let i = 0; i < 5000; i++) map = map.set(`k${i}`, i);

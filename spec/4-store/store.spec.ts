@@ -53,6 +53,17 @@ function model(items: ReadonlyMap<string, Obj>) {
 
 const byKey = (objects: readonly Obj[]) => [...objects].sort((x, y) => keyOf(x).localeCompare(keyOf(y)));
 
+/** {@link expectMatches} for a store without custom indexes: its contents and its namespace index. */
+function expectMatchesWithout(store: Store<Obj>, items: ReadonlyMap<string, Obj>): void {
+  expect(store.size).toBe(items.size);
+  expect(new Map(store.entries())).toEqual(new Map(items));
+  for (const key of KEYS) expect(store.get(key)).toBe(items.get(key));
+  for (const namespace of NAMESPACES)
+    expect(byKey(store.byIndex('namespace', namespace))).toEqual(
+      byKey([...items.values()].filter((o) => (o.metadata.namespace ?? '') === namespace)),
+    );
+}
+
 function expectMatches(store: Store<Obj>, items: ReadonlyMap<string, Obj>): void {
   const m = model(items);
   expect(store.size).toBe(items.size);
@@ -223,6 +234,53 @@ describe('Store', () => {
     expect(s2.get('ns1/a')).toBe(a2);
     expect(s3.has('ns1/a')).toBe(false);
     expect(s2.has('ns1/a')).toBe(true);
+  });
+
+  it('property: put(key, object, replaced) gives what get(key) then write(key, old, object) give, and leaves the old object in replaced (with indexers and without)', () => {
+    const upserts = fc.array(
+      fc.oneof({ weight: 3, arbitrary: objArb.map((o) => keyOf(o)) }, { weight: 1, arbitrary: fc.constantFrom(...KEYS) }),
+      {
+        maxLength: 30,
+      },
+    );
+    fc.assert(
+      fc.property(fc.boolean(), upserts, fc.array(objArb, { maxLength: 30 }), (indexed, deletes, objects) => {
+        let viaPut = Store.empty<Obj>(indexed ? indexers : {});
+        let viaWrite = viaPut;
+        const replaced: { previous: Obj | undefined } = { previous: undefined };
+        const all = [...objects, ...deletes.slice(0, 5).map((key) => ({ key, object: undefined }))];
+        for (const item of all) {
+          if ('key' in item) {
+            viaPut = viaPut.write(item.key, viaPut.get(item.key), undefined);
+            viaWrite = viaWrite.write(item.key, viaWrite.get(item.key), undefined);
+            continue;
+          }
+          const key = keyOf(item);
+          const old = viaWrite.get(key);
+          const before = viaPut;
+          viaPut = viaPut.put(key, item, replaced);
+          viaWrite = viaWrite.write(key, old, item);
+          expect(replaced.previous).toBe(old);
+          expect(before.get(key)).toBe(old);
+          if (!indexed) expectMatchesWithout(viaPut, new Map(viaWrite.entries()));
+          else expectMatches(viaPut, new Map(viaWrite.entries()));
+        }
+        // The same object again: nothing changes.
+        const last = objects.at(-1);
+        if (last !== undefined && viaPut.get(keyOf(last)) === last) expect(viaPut.put(keyOf(last), last, replaced)).toBe(viaPut);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('put of a cluster-scoped name holding "/" finds what get finds (the key read as namespace/name first)', () => {
+    const inTeam: Obj = { metadata: { name: 'x', namespace: 'team' }, v: 1 };
+    const odd: Obj = { metadata: { name: 'team/x' }, v: 2 };
+    const replaced: { previous: Obj | undefined } = { previous: undefined };
+    const store = Store.empty<Obj>().update([['team/x', inTeam]]);
+    const after = store.put('team/x', odd, replaced);
+    expect(replaced.previous).toBe(store.get('team/x'));
+    expect(after.get('team/x')).toBe(store.write('team/x', store.get('team/x'), odd).get('team/x'));
   });
 
   it('an unknown index name throws UnknownIndexError (naming the index)', () => {

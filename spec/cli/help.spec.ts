@@ -104,6 +104,15 @@ describe('each command --help', () => {
     },
   );
 
+  it("record --help describes record's -n (one namespace), not watch's (several, comma-separated or repeated)", () => {
+    const help = commandHelp(['record', '--help'])!;
+    expect(help.split('\n').filter((line) => line.startsWith('  -n, --namespace'))).toEqual([
+      expect.stringMatching(/^ {2}-n, --namespace NS {5}record: this one namespace \(default: all\)$/),
+    ]);
+    expect(help).not.toMatch(/comma-separated or repeated/);
+    expect(commandHelp(['watch', '--help'])).toMatch(/-n, --namespace NS {5}these namespaces only \(comma-separated or repeated\)/);
+  });
+
   it("record --help describes record's --encoding, not watch's (auto's many-namespace rule does not apply to record)", () => {
     const help = commandHelp(['record', '--help'])!;
     const encoding = help.split('\n').filter((line) => line.startsWith('  --encoding'));

@@ -4,6 +4,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import {
+  chmodSync,
   existsSync,
   linkSync,
   lstatSync,
@@ -102,6 +103,64 @@ describe('rx-informer replay', () => {
     expect(json).toMatchObject({ time: '2026-01-01T10:00:02.000Z', type: 'UPDATED', resource: 'configmaps' });
   });
 
+  it('Secret values are redacted as watch redacts them, unless --show-secret-values (a trace recorded with --no-redact holds them)', async () => {
+    const secret = (rv: string, password: string) => ({
+      kind: 'Secret',
+      apiVersion: 'v1',
+      metadata: { name: 'db', namespace: 'a', uid: 's1', resourceVersion: rv },
+      type: 'Opaque',
+      data: { password },
+    });
+    const clear = [
+      {
+        type: 'header',
+        format: 'rx-informer-trace',
+        version: 1,
+        startedAt: '2026-01-01T00:00:00Z',
+        resources: ['secrets'],
+        redacted: false,
+      },
+      { type: 'list', at: 0, id: 0, resource: 'secrets', options: { limit: 500, resourceVersion: '0' } },
+      { type: 'page', at: 1, id: 0, resourceVersion: '5', items: [secret('4', 'aHVudGVyMg==')] },
+      { type: 'end', at: 1, id: 0, how: 'complete' },
+      {
+        type: 'watch',
+        at: 2,
+        id: 1,
+        resource: 'secrets',
+        options: { allowWatchBookmarks: true, resourceVersion: '5', timeoutSeconds: 300 },
+      },
+      { type: 'event', at: 3, id: 1, event: { type: 'MODIFIED', object: secret('6', 'Y29ycmVjdC1ob3JzZQ==') } },
+      {
+        type: 'event',
+        at: 4,
+        id: 1,
+        event: {
+          type: 'ADDED',
+          object: { ...secret('7', 'c3dvcmRmaXNo'), metadata: { name: 'new', namespace: 'a', uid: 's2', resourceVersion: '7' } },
+        },
+      },
+      { type: 'end', at: 10, id: 1, how: 'unsubscribe' },
+    ]
+      .map((l) => `${JSON.stringify(l)}\n`)
+      .join('');
+    const run = async (...argv: string[]) => {
+      const out: string[] = [];
+      const options = parseReplayLine(['replay', 'trace.jsonl', '--utc', ...argv]) as ReplayCommandOptions;
+      expect(await replayCommand(readTrace(clear), options, (line) => out.push(line))).toEqual([]);
+      return out;
+    };
+    const values = /aHVudGVyMg|Y29ycmVjdC1ob3JzZQ|c3dvcmRmaXNo/;
+    expect(await run()).toEqual(['00:00:00 UPDATED secrets a/db  data.password: <changed>', '00:00:00 ADDED   secrets a/new']);
+    const json = await run('-o', 'json');
+    expect(json.join('\n')).not.toMatch(values);
+    expect(json[1]).toMatch(/"password":"<redacted:[0-9a-f]{12}>"/);
+    expect((await run('--show-secret-values'))[0]).toBe(
+      '00:00:00 UPDATED secrets a/db  data.password: "aHVudGVyMg==" → "Y29ycmVjdC1ob3JzZQ=="',
+    );
+    expect((await run('--show-secret-values', '-o', 'json'))[1]).toMatch(/"password":"c3dvcmRmaXNo"/);
+  });
+
   it('a divergence is reported: without the recorded bookmarks the idle rule aborts the watch before its last event', async () => {
     const options = parseReplayLine(['replay', 'trace.jsonl']) as ReplayCommandOptions;
     const silent = TEXT.split('\n')
@@ -112,6 +171,29 @@ describe('rx-informer replay', () => {
     expect(mismatches[0]).toMatch(
       /^configmaps: replay: the informer aborted its request #2, watch .* \(line 5\), \d+ ms after it, before line 7 \(its event 64989 ms after it\): the recorded client did not abort it there$/,
     );
+  });
+
+  it('a divergence stops the replay there, however long the recording goes on after it (virtual time, instants counted)', async () => {
+    const options = parseReplayLine(['replay', 'trace.jsonl']) as ReplayCommandOptions;
+    const YEAR = 365.25 * 24 * 3_600_000;
+    // A watch without bookmarks whose next event is a day, or 99 years, later: the informer's idle rule aborts it
+    // after a minute, a divergence. The informers then asked again and timed out, minute after minute, to the horizon.
+    for (const gap of [24 * 3_600_000, 99 * YEAR]) {
+      const lines = TEXT.split('\n').filter((line) => !line.includes('BOOKMARK') && !line.includes('"DELETED"'));
+      const text = lines
+        .join('\n')
+        .replace('"at":2000,', `"at":${gap},`)
+        .replace('"at":70000,', `"at":${gap + 1},`);
+      let instants = 0;
+      const mismatches = await replayCommand(readTrace(text), options, () => undefined, {
+        backedUp: () => (instants++, false),
+        drained: () => Promise.resolve(),
+        gone: () => false,
+      });
+      expect(mismatches).toEqual([expect.stringMatching(/^configmaps: replay: the informer aborted its request #2, .* 60000 ms after it/)]);
+      // The list, the watch, its idle abort, and the stop: a few instants, not one a minute for the rest of the gap.
+      expect(instants).toBeLessThan(20);
+    }
   });
 
   it('prints as it goes: each change is out before the lines after it are read', async () => {
@@ -169,6 +251,26 @@ describe('rx-informer replay', () => {
     expect(readdirSync(dir).sort()).toEqual(['broken.jsonl', 'window.jsonl']);
   });
 
+  it('trim of a trace recorded with --no-redact writes a file only its owner reads (mode 0600), a file replaced too', () => {
+    const dir = tempDir('rx-informer-trim-');
+    const clear = TEXT.replace('"redacted":true', '"redacted":false');
+    const out = join(dir, 'window.jsonl');
+    trimToFile(traceSource(readTrace(clear)), { fromMs: 0 }, out);
+    expect(statSync(out).mode & 0o777).toBe(0o600);
+    const shared = join(dir, 'shared.jsonl');
+    writeFileSync(shared, 'before\n', { mode: 0o644 });
+    trimToFile(traceSource(readTrace(clear)), { fromMs: 0 }, shared);
+    expect(statSync(shared).mode & 0o777).toBe(0o600);
+    // A redacted trace: a new file as any other (the umask's), a file replaced keeps its bits.
+    const umask = process.umask();
+    trimToFile(traceSource(readTrace(TEXT)), { fromMs: 0 }, join(dir, 'redacted.jsonl'));
+    expect(statSync(join(dir, 'redacted.jsonl')).mode & 0o777).toBe(0o666 & ~umask);
+    writeFileSync(shared, 'before\n');
+    chmodSync(shared, 0o640);
+    trimToFile(traceSource(readTrace(TEXT)), { fromMs: 0 }, shared);
+    expect(statSync(shared).mode & 0o777).toBe(0o640);
+  });
+
   it("trim's worker job: the window written, a window that ends before it starts (usage), a trace that cannot be read (error)", () => {
     const dir = tempDir('rx-informer-trim-');
     const trace = join(dir, 'trace.jsonl');
@@ -183,6 +285,10 @@ describe('rx-informer replay', () => {
     expect(job(trace, { fromMs: 2000, toMs: 1000 })).toEqual({ kind: 'usage', message: expect.stringMatching(/^trim: the window ends/) });
     writeFileSync(trace, TEXT.slice(0, -5));
     expect(job(trace, { fromMs: 0 })).toEqual({ kind: 'error', message: expect.stringMatching(/trace line 9: truncated/) });
+    // A line nested so deep that writing it again would overflow the stack: refused when opened, naming it.
+    const deep = `${'['.repeat(200_000)}${']'.repeat(200_000)}`;
+    writeFileSync(trace, TEXT.replace('"items":[', `"items":[${deep},`));
+    expect(job(trace, { fromMs: 0 })).toEqual({ kind: 'error', message: 'trace line 3: nested deeper than 1000 levels' });
     expect(readdirSync(dir).sort()).toEqual(['trace.jsonl', 'window.jsonl']);
   });
 

@@ -149,6 +149,44 @@ describe('the trace player keeps the recorded gaps', () => {
     }
   });
 
+  it('a line it cannot write again (nested 200,000 deep) is a 500 naming it and a mismatch, not a crash (fake timers)', () => {
+    vi.useFakeTimers();
+    const deep = `${'['.repeat(200_000)}${']'.repeat(200_000)}`;
+    const text = [
+      {
+        type: 'header',
+        format: 'rx-informer-trace',
+        version: 1,
+        startedAt: '2026-11-27T00:00:00.000Z',
+        resources: ['pods'],
+        redacted: true,
+      },
+      { type: 'list', at: 0, id: 0, options: { limit: 500, resourceVersion: '0' } },
+    ]
+      .map((l) => `${JSON.stringify(l)}\n`)
+      .join('')
+      .concat(`{"type":"page","at":1,"id":0,"resourceVersion":"5","items":[{"metadata":{"name":"d"},"spec":${deep}}]}\n`);
+    const player = tracePlayer(text);
+    try {
+      const res = Object.assign(fakeResponse(), { status: 0, body: '' });
+      res.writeHead = ((status: number) => ((res.status = status), Object.assign(res, { headersSent: true }))) as typeof res.writeHead;
+      res.end = ((body: string) => ((res.body = body), (res.ended = true), res)) as typeof res.end;
+      player.answer({ method: 'GET', url: '/api/v1/pods?limit=500&resourceVersion=0' } as IncomingMessage, res);
+      vi.advanceTimersByTime(1);
+      const message = 'replay: trace line 3 cannot be answered: Maximum call stack size exceeded';
+      expect([res.status, (JSON.parse(res.body) as { message: string }).message]).toEqual([500, message]);
+      expect(player.state.mismatches).toEqual([message]);
+      // As after any mismatch, the next replayed request answers the same.
+      const next = Object.assign(fakeResponse(), { body: '' });
+      next.end = ((body: string) => ((next.body = body), next)) as typeof next.end;
+      player.answer({ method: 'GET', url: '/api/v1/pods?limit=500&resourceVersion=0' } as IncomingMessage, next);
+      expect((JSON.parse(next.body) as { message: string }).message).toBe(message);
+    } finally {
+      player.close();
+      vi.useRealTimers();
+    }
+  });
+
   it('closing the response mid-gap frees the chained timer', () => {
     vi.useFakeTimers();
     const lines = [

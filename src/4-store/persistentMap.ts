@@ -37,6 +37,11 @@ export function nodeMaps(node: Node): { readonly dataMap: number; readonly nodeM
   return { dataMap: dataMapOf(node), nodeMap: nodeMapOf(node) };
 }
 
+/** Where {@link PersistentMap.put} leaves the value its write replaced: written by the call, read right after it. */
+export interface Replaced<V> {
+  previous: V | undefined;
+}
+
 /**
  * A persistent (immutable) map from strings to values: a compressed hash array
  * mapped prefix tree (CHAMP, Steindorfer & Vinju 2015), built for the store.
@@ -101,6 +106,20 @@ export class PersistentMap<V> {
   set(key: string, value: V): PersistentMap<V> {
     edit.added = false;
     const root = insert(this.root, 0, key, hashString(key), value, undefined);
+    edit.previous = undefined;
+    return root === this.root ? this : new PersistentMap<V>(root, this.size + (edit.added ? 1 : 0));
+  }
+
+  /**
+   * {@link set}, also telling what `key` held before (`replaced.previous`, undefined when nothing): one
+   * walk down the trie where `get` then `set` would make two.
+   */
+  put(key: string, value: V, replaced: Replaced<V>): PersistentMap<V> {
+    edit.added = false;
+    edit.previous = undefined;
+    const root = insert(this.root, 0, key, hashString(key), value, undefined);
+    replaced.previous = edit.previous as V | undefined;
+    edit.previous = undefined;
     return root === this.root ? this : new PersistentMap<V>(root, this.size + (edit.added ? 1 : 0));
   }
 
@@ -166,6 +185,7 @@ export class MapBuilder<V> {
   set(key: string, value: V): this {
     edit.added = false;
     this.root = insert(this.root, 0, key, hashString(key), value, this.owner);
+    edit.previous = undefined;
     if (edit.added) this.count++;
     return this;
   }
@@ -193,10 +213,11 @@ const LAST_SHIFT = 30;
 
 /**
  * What the last `insert` or `remove` did: added a key (rather than replacing
- * a value), removed one. Read right after the call: a builder's in-place
- * writes keep the root's identity, so the root cannot tell.
+ * a value), removed one, and the value an insert replaced (for `put`). Read right
+ * after the call: a builder's in-place writes keep the root's identity, so the root cannot tell.
  */
-const edit = { added: false, removed: false };
+const edit: { added: boolean; removed: boolean; previous: unknown } = { added: false, removed: false, previous: undefined };
+// (`previous` is cleared after every insert, so that no replaced value stays reachable from here.)
 
 /** The second hash's seed: random per process, so collisions cannot be prepared for it. */
 const SEED = crypto.getRandomValues(new Uint32Array(1))[0]! | 0;
@@ -324,7 +345,10 @@ function insert(node: Node, shift: number, key: string, hash: number, value: unk
   if (dataMapOf(node) & bit) {
     const i = dataSlot(node, bit);
     const here = node[i] as string;
-    if (here === key) return node[i + 1] === value ? node : withSlot(node, i + 1, value, owner);
+    if (here === key) {
+      edit.previous = node[i + 1];
+      return node[i + 1] === value ? node : withSlot(node, i + 1, value, owner);
+    }
     edit.added = true;
     const child = pair(here, hashFor(here, deep), node[i + 1], key, hash, value, shift + BITS, owner, deep);
     return dataToChild(node, bit, i, child, owner);
@@ -422,7 +446,9 @@ function childToData(node: Node, bit: number, j: number, key: unknown, value: un
 
 function collisionSet(node: Node, key: string, value: unknown, owner: Owner | undefined): Node {
   for (let i = FIRST; i < node.length; i += 2) {
-    if (node[i] === key) return node[i + 1] === value ? node : withSlot(node, i + 1, value, owner);
+    if (node[i] !== key) continue;
+    edit.previous = node[i + 1];
+    return node[i + 1] === value ? node : withSlot(node, i + 1, value, owner);
   }
   edit.added = true;
   const out = blank(node.length + 2, 0, 0, owner);

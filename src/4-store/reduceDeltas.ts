@@ -2,7 +2,7 @@ import { InformerError } from '../0-model/errors.ts';
 import { isTombstone, type Delta, type DeltaBatch, type Deltas, type FifoOutput } from '../3-deltas/deltas.ts';
 import type { InformerEvent } from './informerEvent.ts';
 import type { IndexValues } from './indexing.ts';
-import type { Store } from './store.ts';
+import type { Replaced, Store } from './store.ts';
 
 /** Everything an informer knows after a step: the cache, and what the step changed. */
 export interface InformerState<T> {
@@ -103,8 +103,8 @@ function stepped<T>(
 function reduceOne<T>(state: InformerState<T>, output: DeltaBatch<T>, entry: Deltas<T>, delta: Delta<T>): InformerState<T> {
   const { key, isInInitialList } = entry;
   const store = state.store;
-  const before = store.get(key);
   if (delta.type === 'Deleted') {
+    const before = store.get(key);
     // Nothing cached (its versions were all rejected): there is nothing to delete or tell.
     if (before === undefined) return stepped(state, output, store, NONE, NONE);
     const errors: InformerError[] = [];
@@ -114,11 +114,19 @@ function reduceOne<T>(state: InformerState<T>, output: DeltaBatch<T>, entry: Del
   const object = delta.object as T;
   const values = store.prepare(key, object);
   if (values instanceof InformerError) return stepped(state, output, store, NONE, [values]);
-  const event = changeEvent(delta, before, object, isInInitialList);
   const errors: InformerError[] = [];
-  const after = object === before ? store : store.write(key, before, object, errors, values);
-  return stepped(state, output, after, [event], errors);
+  // The write finds the cached object on its way (one walk of the trie, not a get and then a write's walk).
+  const after = store.put(key, object, replaced as Replaced<T>, errors, values);
+  const before = replaced.previous as T | undefined;
+  replaced.previous = undefined;
+  return stepped(state, output, after, [changeEvent(delta, before, object, isInInitialList)], errors);
 }
+
+/**
+ * Where `Store.put` leaves the object its write replaced, read (and cleared) right after the call: one
+ * object for every reducer, not one an event (`put` writes it last, after any index function has run).
+ */
+const replaced: Replaced<unknown> = { previous: undefined };
 
 /** The event of a Deleted delta for a key holding `current`. */
 function deletedEvent<T>(delta: Delta<T>, current: T, isInInitialList: boolean): InformerEvent<T> {

@@ -1,6 +1,6 @@
 import { joinKey, nameInNamespace, namespaceEnd, namespaceOfObjectKey } from '../0-model/keys.ts';
 import { InformerError } from '../0-model/errors.ts';
-import { PersistentMap, type MapBuilder } from './persistentMap.ts';
+import { PersistentMap, type MapBuilder, type Replaced } from './persistentMap.ts';
 import {
   IndexerFault,
   NAMESPACE,
@@ -15,6 +15,7 @@ import {
 } from './indexing.ts';
 
 export { namespaceIndex, UnknownIndexError, type IndexFunc, type Indexers } from './indexing.ts';
+export type { Replaced } from './persistentMap.ts';
 
 type Names<T> = PersistentMap<T>;
 
@@ -294,6 +295,29 @@ export class Store<T> {
     const spaces = after === before ? this.spaces : after.size === 0 ? this.spaces.delete(namespace) : this.spaces.set(namespace, after);
     const count = this.count + (old === undefined ? 1 : 0) - (object === undefined ? 1 : 0);
     return new Store<T>(spaces, count, this.indexers, indices ?? this.indices, this.layoutIndex);
+  }
+
+  /**
+   * {@link write} of `object` at `key` from whatever the key holds, which it leaves in
+   * `replaced.previous` (undefined: nothing): the key's object is found on the write's own way
+   * down the trie, where {@link get} then {@link write} walk it twice (and the first walk, through
+   * memory the processor's caches no longer hold at large sizes, is the costly one). With index
+   * functions other than the built-in namespace index (they need the old object first), and for a
+   * cluster-scoped key holding a "/" (which {@link get} may read elsewhere), it is `get` then `write`.
+   */
+  put(key: string, object: T, replaced: Replaced<T>, errors?: InformerError[], values?: IndexValues): Store<T> {
+    const namespace = namespaceOfObjectKey(key, object);
+    if (this.indexers.size > 0 || (namespace === '' && namespaceEnd(key) >= 0)) {
+      const old = this.get(key);
+      const after = old === object ? this : this.write(key, old, object, errors, values);
+      replaced.previous = old;
+      return after;
+    }
+    const before = this.spaces.get(namespace) ?? PersistentMap.empty<T>();
+    const after = before.put(nameToFile(namespace, key, object), object, replaced);
+    if (after === before) return this;
+    const count = this.count + (replaced.previous === undefined ? 1 : 0);
+    return new Store<T>(this.spaces.set(namespace, after), count, this.indexers, this.indices, this.layoutIndex);
   }
 
   /** The indices after `key` goes from `old` to `object` (see `reindexed` in indexing.ts); `values` from another store are ignored. */

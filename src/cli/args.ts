@@ -46,9 +46,9 @@ Usage:
       --no-redact. Stops at --max-bytes (e.g. 50Mi), after --duration (90s, 5m), or on Ctrl-C or
       SIGTERM: the file always ends with a whole line.
   rx-informer replay FILE [-o pretty|json] [--utc] [--fields PATTERN]... [--ignore PATTERN]...
-                    [--from T] [--to T]
-      Prints the changes a trace recorded as \`watch\` would have, at their recorded times; --from and
-      --to (90s, 5m: time into the recording) print a window.
+                    [--from T] [--to T] [--show-secret-values]
+      Prints the changes a trace recorded as \`watch\` would have, at their recorded times, Secret values
+      redacted; --from and --to (90s, 5m: time into the recording) print a window.
   rx-informer trim FILE --from T [--to T] [--resource R] -o OUT
       Writes the window of a trace that still replays: it starts with a list holding what the
       informer knew at the first watch at or after --from.
@@ -97,6 +97,7 @@ Options:
 
 Options of record, replay and trim:
   -o FILE                record, trim: the trace to write (replay's -o is --output)
+  -n, --namespace NS     record: this one namespace (default: all)
   --max-bytes SIZE       record: stop before the trace passes SIZE, e.g. 50Mi (its header and stop line
                          included: a SIZE that cannot hold them is refused, exit 1)
   --duration D           record: stop after D (90s, 5m, 1h)
@@ -104,6 +105,7 @@ Options of record, replay and trim:
   --from T, --to T       replay, trim: a window, as time into the recording (0, 500ms, 90s, 5m, 1h);
                          --to before --from is refused (exit 2)
   --resource R           trim: keep this one resource of a trace that holds several
+  --show-secret-values   replay: print Secret values in clear (default: redacted, as watch does)
   --encoding E           record: the wire encoding of its lists and watches: json (the default); protobuf for
                          the built-in kinds that have it (others stay JSON), as for watch; auto is JSON here
                          (record reads one namespace, or all at once). The trace is the same either way.

@@ -320,6 +320,7 @@ async function replayRun(argv: readonly string[]): Promise<number> {
   try {
     // Checked whole first (nothing printed from a trace that is not valid), then read a line at a time as it plays.
     const trace = openTrace(options.file);
+    if (options.showSecretValues) err('warning: --show-secret-values: Secret values will be printed in clear');
     const end = trace.length ? trace.atOf(trace.length - 1) : 0;
     // A window past the end prints nothing: say so, rather than an empty success that looks like a quiet cluster.
     if ((options.fromMs ?? 0) > end) err(`! --from is past the end of the recording (${(end / 1000).toFixed(1)} s): nothing to show`);

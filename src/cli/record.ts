@@ -1,5 +1,6 @@
 import { DIFF_NOISE } from '../diff.ts';
 import { type InformerEvent, type KubeObject } from '../index.ts';
+import { secretRedactor } from '../pipeline.ts';
 import { joinKey } from '../0-model/keys.ts';
 import { MAX_DEPTH, diffObjects, formatChanges, limitDepth, type Change } from './diff.ts';
 import { clock, printable, timestamp } from './format.ts';
@@ -25,6 +26,18 @@ export interface RecordOptions {
   /** Field patterns: diff only these (`--fields`), and leave these out besides the noise (`--ignore`). */
   readonly fields?: readonly string[];
   readonly ignore?: readonly string[];
+}
+
+/** What shows an object: the redactor for a Secret's (`secret`), undefined when values are shown as they are. */
+export type SecretRedaction = (secret: boolean) => ((object: KubeObject) => KubeObject) | undefined;
+
+/**
+ * The one home of "print a Secret", for `watch` and `replay`: a Secret's values redacted (`<redacted:HASH>`, a keyed
+ * hash under a key drawn here, one per run: equal values, equal hashes) unless `showSecretValues` (`--show-secret-values`).
+ */
+export function secretRedaction(showSecretValues: boolean | undefined): SecretRedaction {
+  const redact = showSecretValues ? undefined : secretRedactor();
+  return (secret) => (secret ? redact : undefined);
 }
 
 /** The record for an event, or undefined when there is nothing to show (a resync, an update that changed only noise). */

@@ -16,6 +16,7 @@ export const REPLAY_OPTIONS = {
   ignore: { type: 'string', multiple: true },
   from: { type: 'string' },
   to: { type: 'string' },
+  'show-secret-values': { type: 'boolean' },
 } as const;
 const options = REPLAY_OPTIONS;
 
@@ -28,6 +29,8 @@ export interface ReplayCommandOptions {
   /** Print the changes from this far into the recording (ms), up to `toMs`. */
   readonly fromMs?: number;
   readonly toMs?: number;
+  /** `--show-secret-values`: print Secret values in clear (default: redacted, as `watch` does). */
+  readonly showSecretValues?: boolean;
 }
 
 /** Whether the command line is `rx-informer replay …`. */
@@ -73,5 +76,6 @@ export function parseReplayLine(argv: readonly string[]): ReplayCommandOptions |
     ...(fields.length ? { fields } : {}),
     ...(ignore.length ? { ignore } : {}),
     ...window,
+    ...(values['show-secret-values'] === true ? { showSecretValues: true } : {}),
   };
 }

@@ -3,7 +3,7 @@
  * prints the changes as `watch` would (pretty or `-o json`, field diffs, `--fields`/`--ignore`), stamped with
  * the recorded times; `--from`/`--to` print a window (the informers still replay the whole trace before it).
  */
-import { VirtualAction, VirtualTimeScheduler, Subscription } from 'rxjs';
+import { VirtualAction, VirtualTimeScheduler, Subscription, finalize, type Observable, type SchedulerLike } from 'rxjs';
 import {
   ConfigMap,
   Deployment,
@@ -21,12 +21,13 @@ import {
   type KubeObject,
   type Resource,
 } from '../index.ts';
-import type { Trace, TraceSource } from '../pipeline.ts';
+import type { ListWatch, Trace, TraceSource } from '../pipeline.ts';
 import { asTraceSource } from '../internal.ts';
-import { replayListWatch } from '../testing/replayListWatch.ts';
+import { replayListWatch, type ReplayListWatch } from '../testing/replayListWatch.ts';
 import { jsonLine } from './format.ts';
 import type { ReplayCommandOptions } from './replayArgs.ts';
-import { prettyLine, toRecord } from './record.ts';
+import { prettyLine, secretRedaction, toRecord } from './record.ts';
+import { isSecretResource } from '../pipeline.ts';
 
 /** How long after the trace's last line a replay may run before it is stopped. */
 const REPLAY_HORIZON_MS = 10 * 60_000;
@@ -53,10 +54,11 @@ function resourceFor(trace: TraceSource, name: string): Resource<KubeObject> {
   return customResource({ group: group.join('.'), version: 'v1', plural, kind: kind ?? plural, namespaced: true });
 }
 
-/** A change of a replay: the time into the recording it came at. */
+/** A change of a replay: the time into the recording it came at, and whether its resource is Secrets. */
 interface Change {
   readonly at: number;
   readonly resource: string;
+  readonly secret: boolean;
   readonly event: InformerEvent<KubeObject>;
 }
 
@@ -66,6 +68,27 @@ export interface Pace {
   readonly drained: () => Promise<void>;
   /** The reader is gone (a closed pipe): the replay stops there. */
   readonly gone: () => boolean;
+}
+
+/**
+ * `replay` as it is, and `diverged` called (on the clock, once its informer is through with the request) when it has
+ * a mismatch: seen when a request is asked for (one the trace has not) and when one ends (one the informer aborted).
+ */
+function divergence(replay: ReplayListWatch, scheduler: SchedulerLike, diverged: () => void): ListWatch {
+  let seen = false;
+  const check = () => {
+    if (seen || replay.mismatches.length === 0) return;
+    seen = true;
+    scheduler.schedule(diverged);
+  };
+  function watched<O, T>(request: (options: O) => Observable<T>): (options: O) => Observable<T> {
+    return (options) => {
+      const answer = request(options);
+      check();
+      return answer.pipe(finalize(check));
+    };
+  }
+  return { list: watched(replay.list), watch: watched(replay.watch) };
 }
 
 /**
@@ -82,13 +105,22 @@ async function replayed(trace: TraceSource, each: (change: Change) => void, pace
   for (const name of trace.header.resources) {
     const replay = replayListWatch(trace, { scheduler, resource: name, timeline: 'recorded' });
     all.add(() => mismatches.push(...replay.mismatches.map((m) => `${name}: ${m.message}`)));
+    const resource = resourceFor(trace, name);
+    const secret = isSecretResource(resource);
+    let one: Subscription | undefined;
+    // Each informer stops when its part of the trace is played, or once it diverged (after a mismatch the replay
+    // answers nothing: its informer would only time out and ask again, to the horizon); the clock stops when all have.
+    const stop = () => {
+      if (one?.closed !== false) return;
+      one.unsubscribe();
+      if (--running === 0) all.unsubscribe();
+    };
     // No jitter (`random`): a backoff is its base, so what the recording got after one comes at its recorded time.
-    const one = informer(replay, resourceFor(trace, name), { scheduler, random: () => 0 }).events$.subscribe((event) =>
-      each({ at: scheduler.now(), resource: name, event }),
+    one = informer(divergence(replay, scheduler, stop), resource, { scheduler, random: () => 0 }).events$.subscribe((event) =>
+      each({ at: scheduler.now(), resource: name, secret, event }),
     );
     all.add(one);
-    // Each informer stops when its part of the trace is played; the clock stops when all have.
-    all.add(replay.finished$.subscribe(() => (one.unsubscribe(), --running === 0 && all.unsubscribe())));
+    all.add(replay.finished$.subscribe(stop));
   }
   // A replay that went astray (its informers wait for answers the trace does not have) stops at the horizon.
   all.add(scheduler.schedule(() => all.unsubscribe(), (trace.length ? trace.atOf(trace.length - 1) : 0) + REPLAY_HORIZON_MS));
@@ -109,11 +141,15 @@ async function replayed(trace: TraceSource, each: (change: Change) => void, pace
 
 function printer(source: TraceSource, command: ReplayCommandOptions, out: (line: string) => void): (change: Change) => void {
   const start = Date.parse(source.header.startedAt);
-  return ({ at, resource, event }) => {
+  // As `watch` shows them: a trace recorded with --no-redact holds Secret values in clear.
+  const redaction = secretRedaction(command.showSecretValues);
+  return ({ at, resource, secret, event }) => {
     if (event.isInInitialList || at < (command.fromMs ?? 0) || at > (command.toMs ?? Infinity)) return;
     const when = new Date(start + at);
+    const redact = redaction(secret);
     const r = toRecord(resource, event, when, {
       utc: command.utc,
+      ...(redact ? { redact } : {}),
       ...(command.fields ? { fields: command.fields } : {}),
       ...(command.ignore ? { ignore: command.ignore } : {}),
     });

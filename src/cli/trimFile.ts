@@ -37,11 +37,13 @@ export function tempFileFor(out: string): string {
  * (`temp`), renamed onto `out` once whole. So `out` may be the trace itself (or a link to it: the trace is read to
  * the end before the rename), and a cut that fails part way (a line that cannot be read, a write or a close that
  * fails) removes the temporary file, then throws: `out` is as it was, and no file cut short is left that would still
- * read as a trace. A file replaced keeps its permissions (a trace recorded with `--no-redact` is often kept private).
+ * read as a trace. A file replaced keeps its permissions; a trace whose header says `redacted: false` (recorded with
+ * `--no-redact`: Secret values in clear) is written readable by its owner only (mode 0600, as `record` writes it), a
+ * file replaced losing its group's and others' bits.
  */
 export function trimToFile(source: TraceSource, window: TrimWindow, out: string, temp = tempFileFor(out)): Trimmed {
   const path = target(out);
-  const mode = modeOf(path);
+  const mode = source.header.redacted ? modeOf(path) : modeOf(path, 0o600) & 0o700;
   let fd: number | undefined;
   let lines = 0;
   let lastAt = 0;
@@ -126,11 +128,11 @@ export function trimInWorker(file: string, window: TrimWindow, out: string): Tri
   };
 }
 
-/** The permission bits of the file at `path`, or the default for a new file (0o666, less the umask). */
-function modeOf(path: string): number {
+/** The permission bits of the file at `path`, or those of a new file (`fresh`: 0o666 by default, less the umask). */
+function modeOf(path: string, fresh = 0o666): number {
   try {
     return statSync(path).mode & 0o777;
   } catch {
-    return 0o666;
+    return fresh;
   }
 }

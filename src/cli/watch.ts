@@ -17,8 +17,8 @@ import {
 import { informerFactory, keyOf, type Informer, type InformerEvent, type KubeObject } from '../index.ts';
 import { serve } from '../metrics/index.ts';
 import { jsonLine, messageOf } from './format.ts';
-import { prettyLine, toRecord } from './record.ts';
-import { isSecretResource, secretRedactor } from '../pipeline.ts';
+import { prettyLine, secretRedaction, toRecord, type SecretRedaction } from './record.ts';
+import { isSecretResource } from '../pipeline.ts';
 import {
   initialSession,
   step,
@@ -169,13 +169,14 @@ function requestOptions(command: WatchCommand) {
 interface ChangeView {
   readonly terminal: Terminal;
   readonly command: WatchCommand;
-  readonly redact: ((object: KubeObject) => KubeObject) | undefined;
+  readonly redact: SecretRedaction;
 }
 
 /** One line per change on stdout, and to every sink. A change that cannot be shown or sent costs one line on stderr, nothing more. */
 function showChange(view: ChangeView, w: { readonly name: string; readonly secret: boolean }, event: InformerEvent<KubeObject>): void {
   if (event.isInInitialList) return;
-  const { terminal, command, redact } = view;
+  const { terminal, command } = view;
+  const redact = view.redact(w.secret);
   try {
     const at = terminal.now?.() ?? new Date();
     const utc = command.utc === true;
@@ -183,7 +184,7 @@ function showChange(view: ChangeView, w: { readonly name: string; readonly secre
       utc,
       fields: command.fields,
       ignore: command.ignore,
-      ...(redact && w.secret ? { redact } : {}),
+      ...(redact ? { redact } : {}),
     });
     if (!r) return;
     const line = prettyLine(r, at, utc);
@@ -422,7 +423,7 @@ export async function watchCommand(kc: KubeConfig, command: WatchCommand, termin
   const factory = informerFactory(kc, Object.keys(requests.http).length > 0 ? { http: requests.http } : {});
   const scopes = scopesOf(command.namespaces);
   const selectors = { labelSelector: command.labelSelector, fieldSelector: command.fieldSelector };
-  const view = { terminal, command, redact: command.showSecretValues ? undefined : secretRedactor() };
+  const view = { terminal, command, redact: secretRedaction(command.showSecretValues) };
   const followed: DynamicScope[] = [];
   const config = { server, tty: terminal.status !== undefined, startedAt: Date.now(), namespaces: scopes.asked };
   const shell = new SessionShell(config, view, (scope, name) => followed[scope]?.exclude(name));

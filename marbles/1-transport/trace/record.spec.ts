@@ -87,7 +87,7 @@ describe('record', () => {
   });
 
   it('redacts Secret values by default, keyed (equal values hash equal), and keeps them with redact: false', () => {
-    const { out, writer } = recorder();
+    const { out, writer } = recorder({ resources: ['secrets'] });
     const fake = { list: () => of(listPage('3', [secret('a', 'hunter2'), secret('b', 'hunter2')])), watch: () => EMPTY };
     record(fake, writer, { resource: 'secrets' }).list({}).subscribe();
     const [, page] = readTrace(out.text).lines;
@@ -96,7 +96,7 @@ describe('record', () => {
     expect(items[0]!.data.password).toMatch(/^<redacted:[0-9a-f]{12}>$/);
     expect(items[1]!.data.password).toBe(items[0]!.data.password);
 
-    const clear = recorder({ redacted: false });
+    const clear = recorder({ resources: ['secrets'], redacted: false });
     record(fake, clear.writer, { resource: 'secrets', redact: false }).list({}).subscribe();
     expect(clear.out.text).toContain('hunter2');
     expect(readTrace(clear.out.text).header.redacted).toBe(false);
@@ -242,7 +242,7 @@ describe('record over a ListWatch with watchLines (events written as the lines t
     expect(byKind.out.text).not.toContain('hunter2');
     // Named secrets: even an object without a kind (as list items come).
     const kindless = JSON.stringify({ type: 'ADDED', object: { ...secret('s', 'hunter2'), kind: undefined } });
-    const byResource = recorder();
+    const byResource = recorder({ resources: ['secrets'] });
     record(lined([kindless]), byResource.writer, { resource: 'secrets' })
       .watch({})
       .subscribe();

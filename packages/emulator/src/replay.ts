@@ -11,7 +11,8 @@
  * resourceVersion, resourceVersionMatch, limit, continue, allowWatchBookmarks and sendInitialEvents; a watch's
  * timeoutSeconds is the client's jitter and is not compared). A request that is not answers 500 with a Status
  * naming it and the recorded one, and every replayed request after it answers the same: nothing is
- * half-replayed silently. Other requests (discovery, writes) are the emulator's as usual.
+ * half-replayed silently. A recorded line that cannot be written again (nested so deep that `JSON.stringify`
+ * overflows the stack) is a mismatch too, naming the line: a 500, or a watch broken off. Other requests (discovery, writes) are the emulator's as usual.
  *
  * A trace given as `{ file }` is read in one pass of 1 MiB chunks that keeps, per line, where it is (offset and
  * length), its type and time; each page or event is read from the file again when it is played, so a long trace is
@@ -31,8 +32,9 @@ interface Line {
   readonly [key: string]: unknown;
 }
 
-/** A line of a request's answer: where it is, read when it is played. */
+/** A line of a request's answer: where it is (and its number, 1-based), read when it is played. */
 interface Outcome {
+  readonly line: number;
   readonly at: number;
   readonly offset: number;
   readonly bytes: number;
@@ -142,7 +144,7 @@ function parse(source: Bytes): { resources: string[]; requests: Map<string, Reco
       const recorded: Recorded = { kind: line.type, options: line.options ?? {}, line: lineNo, at: line.at, outcomes: [] };
       requests.get(resource)?.push(recorded);
       byId.set(line.id ?? -1, recorded);
-    } else if (line.id !== undefined) byId.get(line.id)?.outcomes.push({ at: line.at, offset, bytes });
+    } else if (line.id !== undefined) byId.get(line.id)?.outcomes.push({ line: lineNo, at: line.at, offset, bytes });
   });
   if (!resources) throw new Error('replay: line 1 is not an rx-informer-trace header of version 1');
   return { resources, requests };
@@ -203,8 +205,10 @@ function answerLine(line: Line, res: ServerResponse): void {
       ...(line['continue'] ? { continue: line['continue'] } : {}),
       ...(line['remainingItemCount'] !== undefined ? { remainingItemCount: line['remainingItemCount'] } : {}),
     };
+    // The body first: a line that cannot be written leaves the response unanswered (see answerOrReport).
+    const body = JSON.stringify({ kind: 'List', apiVersion: 'v1', metadata, items: line['items'] });
     res.writeHead(200, { 'Content-Type': 'application/json' });
-    res.end(JSON.stringify({ kind: 'List', apiVersion: 'v1', metadata, items: line['items'] }));
+    res.end(body);
   } else if (line.type === 'event') res.write(`${JSON.stringify(line['event'])}\n`);
   else if (line.type === 'notice')
     res.write('{"type":"MODIFIED","object":\n'); // a line the client cannot read
@@ -213,8 +217,29 @@ function answerLine(line: Line, res: ServerResponse): void {
   // `end` by `unsubscribe`: the recorded client aborted it; it stays open until this one does.
 }
 
+/**
+ * Writes one recorded line on a response; a line that cannot be written (one nested so deep that `JSON.stringify`
+ * overflows the stack) is a mismatch: a 500 naming it when nothing was sent yet, else the response destroyed.
+ */
+function answerOrReport(line: Line, lineNo: number, res: ServerResponse, report: (message: string) => string): void {
+  try {
+    answerLine(line, res);
+  } catch (error) {
+    const message = report(`replay: trace line ${lineNo} cannot be answered: ${error instanceof Error ? error.message : String(error)}`);
+    if (res.headersSent) return void res.destroy();
+    res.writeHead(500, { 'Content-Type': 'application/json' });
+    res.end(statusBody(500, message));
+  }
+}
+
 /** Plays one recorded request on a response, in real time from now: one timer at a time, each line read when it is due. */
-function play(recorded: Recorded, res: ServerResponse, timers: Set<LongTimeout>, read: ReadLine): void {
+function play(
+  recorded: Recorded,
+  res: ServerResponse,
+  timers: Set<LongTimeout>,
+  read: ReadLine,
+  report: (message: string) => string,
+): void {
   const start = Date.now();
   if (recorded.kind === 'watch') {
     res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' });
@@ -239,9 +264,10 @@ function play(recorded: Recorded, res: ServerResponse, timers: Set<LongTimeout>,
         next < recorded.outcomes.length &&
         start + (recorded.outcomes[next]!.at - recorded.at) <= Math.max(due, Date.now())
       ) {
-        const line = read(recorded.outcomes[next++]!);
+        const outcome = recorded.outcomes[next++]!;
+        const line = read(outcome);
         if (!line) return void res.destroy();
-        answerLine(line, res);
+        answerOrReport(line, outcome.line, res, report);
       }
       if (!res.destroyed) schedule();
     }, due - Date.now());
@@ -291,7 +317,7 @@ export function tracePlayer(trace: ReplayTrace): {
       const kind = t.watch ? 'watch' : 'list';
       if (!mismatches.length && recorded && recorded.kind === kind && comparable(recorded.options) === comparable(asked)) {
         cursors.set(t.resource, index + 1);
-        play(recorded, res, timers, read);
+        play(recorded, res, timers, read, (message) => (mismatches.push(message), message));
         return true;
       }
       if (!mismatches.length)

@@ -67,6 +67,40 @@ describe('readTrace', () => {
     ['a start without its offset', lines({ ...header, startedAt: '2026-01-01T10:00:00' }, list), 1, /startedAt: Invalid ISO datetime/],
     ['a start on no day', lines({ ...header, startedAt: '2026-02-31T10:00:00Z' }, list), 1, /startedAt: Invalid ISO datetime/],
     ['a time no date holds', lines(header, { ...list, at: 1e300 }), 2, /at: Too big/],
+    // What a reader keeps of a request line is bounded: its options are the writer's fixed set, the line short.
+    ['an option no request has', lines(header, { ...list, options: { limit: 1, pad: 'x' } }), 2, /options: Unrecognized key: "pad"/],
+    [
+      'a request line over 64 KiB',
+      lines(header, { ...list, options: { continue: 'x'.repeat(70_000) } }),
+      2,
+      /a list request line longer than 65536 bytes/,
+    ],
+    // Writing such a line again (trim, the emulator) or copying it would overflow the stack.
+    [
+      'a line nested 200,000 levels deep',
+      `${lines(header, list)}{"type":"page","at":1,"id":0,"resourceVersion":"1","items":[${'['.repeat(200_000)}${']'.repeat(200_000)}]}\n`,
+      3,
+      /nested deeper than 1000 levels/,
+    ],
+    // A request for a resource the header does not list would be replayed by nothing, silently.
+    [
+      'a request for a resource the header does not list',
+      lines({ ...header, resources: [] }, { ...list, resource: 'secrets' }),
+      2,
+      /a list request for secrets the header does not list \(it lists none\)/,
+    ],
+    [
+      'a request naming no resource, the header none',
+      lines({ ...header, resources: [] }, list),
+      2,
+      /a list request for a resource the header/,
+    ],
+    [
+      'a request for another resource',
+      lines(header, { ...list, resource: 'secrets' }),
+      2,
+      /for secrets the header does not list \(it lists pods\)/,
+    ],
   ])('%s: an error naming the line', (_name, text, line, message) => {
     const error = failure(text);
     expect(error.line).toBe(line);
@@ -90,6 +124,14 @@ describe('readTrace', () => {
   it('a line over the limit', () => {
     const big = { ...page, items: [{ metadata: { name: 'x'.repeat(2000) } }] };
     expect(() => readTrace(lines(header, list, big), { maxLineBytes: 1000 })).toThrow(/trace line 3: longer than 1000 bytes/);
+  });
+
+  it('a line nested as deep as the limit reads; strings full of brackets do not count', () => {
+    // The page and its items are 2 levels: 998 more is 1000.
+    const nested = (n: number) =>
+      `${lines(header, list)}{"type":"page","at":1,"id":0,"resourceVersion":"1","items":[${'['.repeat(n)}"[[[[{{{{\\""${']'.repeat(n)}]}\n`;
+    expect(readTrace(nested(998)).lines).toHaveLength(2);
+    expect(() => readTrace(nested(999))).toThrow(/^trace line 3: nested deeper than 1000 levels$/);
   });
 
   it('zod issues come with the error', () => {

@@ -96,6 +96,13 @@ describe('openTrace', () => {
     ['a page of no open request', lines(header, page)],
     ['pages that do not chain', lines(header, list, page, end(6), { type: 'list', at: 8, id: 1, options: { continue: 'other' } })],
     ['a line after the stop line', lines(header, { type: 'stop', at: 1, why: 'maxBytes' }, list)],
+    ['a request line over 64 KiB', lines(header, { ...list, options: { continue: 'x'.repeat(70_000) } })],
+    ['an option no request has', lines(header, { ...list, options: { limit: 1, pad: 'x' } })],
+    ['a request for a resource the header does not list', lines({ ...header, resources: [] }, { ...list, resource: 'secrets' })],
+    [
+      'a line nested 200,000 levels deep',
+      `${lines(header, list)}{"type":"page","at":1,"id":0,"resourceVersion":"1","items":[${'['.repeat(200_000)}${']'.repeat(200_000)}]}\n`,
+    ],
   ])('%s: the error readTrace gives, with its line', (_name, text) => {
     const expected = failure(() => readTrace(text));
     for (const chunkBytes of [3, 1 << 20]) expect(failure(() => openTrace(file(text), { chunkBytes })).message).toBe(expected.message);

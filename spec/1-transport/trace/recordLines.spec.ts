@@ -35,7 +35,7 @@ const parsedOnly = (listWatch: ListWatch): ListWatch => ({ list: (o) => listWatc
  */
 async function recordRun(listWatch: ListWatch, events: number, options: RecordOptions = {}, list = true) {
   let text = '';
-  const writer = traceWriter({ write: (line) => (text += line), resources: ['x'] });
+  const writer = traceWriter({ write: (line) => (text += line), resources: [options.resource ?? 'x'] });
   const asCame = vi.spyOn(writer, 'eventLine');
   const recorded = record(listWatch, writer, options);
   if (list) await firstValueFrom(recorded.list({}));

@@ -24,6 +24,17 @@ export const TRACE_FORMAT = 'rx-informer-trace';
 export const TRACE_FORMAT_VERSION = 1;
 /** The longest line a reader accepts by default (a large list page is one line). */
 export const MAX_TRACE_LINE_BYTES = 64 * 1024 * 1024;
+/**
+ * The longest `list` or `watch` line a reader accepts: a reader keeps these lines whole (the requests of a replay), and
+ * what they hold (options, a continue token, a resource name) is a few hundred bytes.
+ */
+export const MAX_TRACE_REQUEST_LINE_BYTES = 64 * 1024;
+/**
+ * The deepest nesting of arrays and objects a reader accepts in a line. A Kubernetes object is a few dozen levels deep;
+ * a line nested some thousands deep parses, but writing it again (a trim, a replay over HTTP) or copying it overflows
+ * the stack.
+ */
+export const MAX_TRACE_DEPTH = 1000;
 
 /**
  * The latest `at` a reader accepts: 100 years, in ms. So the start plus any `at` is a time a Date holds (a line at
@@ -70,8 +81,11 @@ export const RecordedError = z.object({
 });
 export type RecordedError = z.infer<typeof RecordedError>;
 
-/** Loose: an option a later version adds is kept (and compared by a replay). */
-export const TraceListOptions = z.looseObject({
+/**
+ * Strict, as the writer writes them (`canonicalOptions` of a ListOptions or WatchOptions): a key of no request option
+ * is an error, so what a reader keeps of a request line is these few short fields (a later option is a new version).
+ */
+export const TraceListOptions = z.strictObject({
   resourceVersion: z.string().optional(),
   resourceVersionMatch: z.enum(['NotOlderThan', 'Exact']).optional(),
   limit: z.number().int().optional(),
@@ -79,7 +93,7 @@ export const TraceListOptions = z.looseObject({
 });
 export type TraceListOptions = z.infer<typeof TraceListOptions>;
 
-export const TraceWatchOptions = z.looseObject({
+export const TraceWatchOptions = z.strictObject({
   resourceVersion: z.string().optional(),
   resourceVersionMatch: z.literal('NotOlderThan').optional(),
   allowWatchBookmarks: z.boolean().optional(),
@@ -203,6 +217,26 @@ function issueText(issues: readonly z.core.$ZodIssue[]): string {
   return issues.map((i) => `${i.path.length ? i.path.join('.') : '(line)'}: ${i.message}`).join('; ');
 }
 
+/** Whether the JSON `text` nests arrays and objects deeper than `max` (a scan of its brackets outside strings). */
+function nestedDeeperThan(text: string, max: number): boolean {
+  if (text.length <= 2 * max) return false;
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      // A string: on to its closing quote, past escapes.
+      for (i++; i < text.length; i++) {
+        const s = text.charCodeAt(i);
+        if (s === 0x5c) i++;
+        else if (s === 0x22) break;
+      }
+    } else if (c === 0x7b || c === 0x5b) {
+      if (++depth > max) return true;
+    } else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return false;
+}
+
 function parseLine(text: string, line: number, maxLineBytes: number): unknown {
   if (Buffer.byteLength(text, 'utf8') > maxLineBytes) throw new TraceFormatError(line, `longer than ${maxLineBytes} bytes`);
   try {
@@ -238,8 +272,11 @@ export class TraceChecker {
   /** The last page's continue token, by resource. */
   private readonly nextToken = new Map<string, string>();
   private readonly maxLineBytes: number;
+  private readonly header: TraceHeader;
 
-  constructor(options: ReadTraceOptions = {}) {
+  /** `header`: the trace's, read by {@link readTraceHeader} (a request must be for a resource it lists). */
+  constructor(header: TraceHeader, options: ReadTraceOptions = {}) {
+    this.header = header;
     this.maxLineBytes = options.maxLineBytes ?? MAX_TRACE_LINE_BYTES;
   }
 
@@ -248,6 +285,9 @@ export class TraceChecker {
     const parsed = TraceLine.safeParse(parseLine(text, line, this.maxLineBytes));
     if (!parsed.success) throw new TraceFormatError(line, issueText(parsed.error.issues), parsed.error.issues);
     const record = parsed.data;
+    if (nestedDeeperThan(text, MAX_TRACE_DEPTH)) throw new TraceFormatError(line, `nested deeper than ${MAX_TRACE_DEPTH} levels`);
+    if ((record.type === 'list' || record.type === 'watch') && Buffer.byteLength(text, 'utf8') > MAX_TRACE_REQUEST_LINE_BYTES)
+      throw new TraceFormatError(line, `a ${record.type} request line longer than ${MAX_TRACE_REQUEST_LINE_BYTES} bytes`);
     if (this.stopped) throw new TraceFormatError(line, 'a line after the `stop` line');
     if (record.at < this.lastAt) throw new TraceFormatError(line, `time goes backwards (${record.at} ms after ${this.lastAt} ms)`);
     this.lastAt = record.at;
@@ -258,6 +298,7 @@ export class TraceChecker {
 
   private request(record: TraceRequestLine, line: number): void {
     if (record.type === 'list' || record.type === 'watch') {
+      this.listed(record, line);
       if (this.seen.has(record.id)) throw new TraceFormatError(line, `request id ${record.id} used twice`);
       this.seen.add(record.id);
       this.open.set(record.id, record);
@@ -275,6 +316,16 @@ export class TraceChecker {
     if (record.type === 'event' && request.type !== 'watch')
       throw new TraceFormatError(line, `a watch event of request ${record.id}, a list`);
     if (record.type === 'failure' || record.type === 'end') this.open.delete(record.id);
+  }
+
+  /** A request is for a resource the header lists: the one it names, or (naming none) the header's one. */
+  private listed(record: TraceList | TraceWatch, line: number): void {
+    const { resources } = this.header;
+    if (record.resource !== undefined ? resources.includes(record.resource) : resources.length > 0) return;
+    throw new TraceFormatError(
+      line,
+      `a ${record.type} request for ${record.resource ?? 'a resource'} the header does not list (it lists ${resources.join(', ') || 'none'})`,
+    );
   }
 
   private chains(record: TraceList, line: number): void {
@@ -299,7 +350,7 @@ export function readTrace(text: string, options: ReadTraceOptions = {}): Trace {
   const last = rows.pop();
   if (last !== '') throw new TraceFormatError(rows.length + 1, 'truncated: the last line has no newline');
   const header = readTraceHeader(rows[0] ?? '', options);
-  const checker = new TraceChecker(options);
+  const checker = new TraceChecker(header, options);
   const lines = rows.slice(1).map((row, i) => checker.check(row, i + 2));
   return { header, lines };
 }

@@ -132,7 +132,7 @@ class LineIndex {
 function indexLines(fd: number, options: OpenTraceOptions): { header: TraceHeader; index: LineIndex } {
   const max = options.maxLineBytes ?? MAX_TRACE_LINE_BYTES;
   const chunk = Buffer.allocUnsafe(options.chunkBytes ?? 1024 * 1024);
-  const checker = new TraceChecker(options);
+  let checker: TraceChecker | undefined;
   const index = new LineIndex();
   let header: TraceHeader | undefined;
   let pieces: Buffer[] = [];
@@ -154,8 +154,8 @@ function indexLines(fd: number, options: OpenTraceOptions): { header: TraceHeade
         break;
       }
       const text = pieces.length ? Buffer.concat([...pieces, view.subarray(from, end)]).toString('utf8') : view.toString('utf8', from, end);
-      if (lineNo === 1) header = readTraceHeader(text, options);
-      else index.add(checker.check(text, lineNo), lineStart, pending + end - from);
+      if (lineNo === 1) checker = new TraceChecker((header = readTraceHeader(text, options)), options);
+      else index.add(checker!.check(text, lineNo), lineStart, pending + end - from);
       lineNo++;
       lineStart = position + newline + 1;
       pieces = [];

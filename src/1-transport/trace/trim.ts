@@ -26,7 +26,7 @@ interface Known {
 function fold(known: Known, line: TraceLine, requests: ReadonlyMap<number, TraceList | TraceWatch>): void {
   if (line.type === 'page') {
     const request = requests.get(line.id);
-    if (!request?.options.continue) known.pending = new Map();
+    if (request?.type !== 'list' || !request.options.continue) known.pending = new Map();
     for (const item of line.items) known.pending?.set(rawKey(item) ?? '', item);
     if (line.continue) return;
     known.objects.clear();
