@@ -4,7 +4,16 @@ import { testScheduler } from '../support/testScheduler.ts';
 import { Subject, map, take, throwError, timer } from 'rxjs';
 import type { KubeObject } from '../../src/0-model/objects.ts';
 import type { Store } from '../../src/4-store/store.ts';
-import { TerminalError, controller, done, generationChanged, requeueAfter, type ReconcileOutcome } from '../../src/controller/index.ts';
+import {
+  TerminalError,
+  controller,
+  done,
+  generationChanged,
+  requeueAfter,
+  type ReconcileOutcome,
+  type ReconcileResult,
+} from '../../src/controller/index.ts';
+import { InformerError } from '../../src/0-model/errors.ts';
 import { itemExponentialFailureRateLimiter } from '../../src/workqueue/index.ts';
 import { added, deleted, fakeInformer, fakeResource, kubeObj, listed, modified } from '../../src/testing/marbles.ts';
 
@@ -219,6 +228,63 @@ describe('controller (virtual time)', () => {
         t: 'default/t:terminal',
         b: 'default/a:success',
       });
+    });
+  });
+
+  it('requeueAfter with a delay ≤ 0 is a rate-limited requeue, and one that is not a finite number an error outcome, retried rate-limited (no spin)', () => {
+    const results: Record<string, ReconcileResult> = {
+      zero: requeueAfter(0),
+      negative: requeueAfter(-5),
+      nan: requeueAfter(Number.NaN),
+      infinite: requeueAfter(Number.POSITIVE_INFINITY),
+      missing: { type: 'requeueAfter' } as unknown as ReconcileResult,
+    };
+    const seen: Record<string, string[]> = {};
+    for (const [name, result] of Object.entries(results)) {
+      run(({ cold }, scheduler) => {
+        const widgets = fakeInformer(Widgets, cold('l', { l: listed('1', kubeObj('a')) }));
+        const ctl = controller({ for: widgets, scheduler, reconcile: () => result });
+        const outcomes: string[] = [];
+        ctl.outcomes$.pipe(take(4)).subscribe((o) => {
+          const error = o.result === 'error' && o.error instanceof InformerError ? ` ${o.error.reason}: ${o.error.message}` : '';
+          outcomes.push(`${scheduler.now()} ${o.result}${error}`);
+        });
+        scheduler.flush();
+        seen[name] = outcomes;
+        expect(ctl.metrics().reconcileTotal.requeue_after).toBe(0);
+      });
+    }
+    // The default limiter's per-key backoff: 5 ms, 10 ms, 20 ms.
+    const requeues = ['0 requeue', '5 requeue', '15 requeue', '35 requeue'];
+    const errors = (shown: string) =>
+      [0, 5, 15, 35].map(
+        (at) =>
+          `${at} error HandlerError: controller widget: reconcile of default/a returned requeueAfter(${shown}): the delay must be a finite number of milliseconds`,
+      );
+    expect(seen).toEqual({
+      zero: requeues,
+      negative: requeues,
+      nan: errors('NaN'),
+      infinite: errors('Infinity'),
+      missing: errors('undefined'),
+    });
+  });
+
+  it('a requeueAfter(0) or failing reconcile ends when stopped: the run finishes', () => {
+    run(({ cold }, scheduler) => {
+      const widgets = fakeInformer(Widgets, cold('l', { l: listed('1', kubeObj('a'), kubeObj('b')) }));
+      let runs = 0;
+      // A safety valve, so that a spin fails this test instead of hanging the run: after 50 runs, done.
+      const reconcile = (key: string) => (++runs > 50 ? done() : key === 'default/a' ? requeueAfter(0) : requeueAfter(Number.NaN));
+      const ctl = controller({ for: widgets, scheduler, reconcile });
+      let outcomes = 0;
+      let completed = false;
+      ctl.outcomes$.subscribe({ next: () => outcomes++, complete: () => (completed = true) });
+      scheduler.schedule(() => void ctl.stop().subscribe(), 100);
+      scheduler.flush();
+      expect(completed).toBe(true);
+      // a and b at 0, 5, 15, 35, 75 (the next, at 155, is after the stop).
+      expect(outcomes).toBe(10);
     });
   });
 

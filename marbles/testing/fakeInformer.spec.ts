@@ -2,7 +2,7 @@ import { describe, it } from 'vitest';
 import { map } from 'rxjs';
 import { testScheduler } from '../support/testScheduler.ts';
 import { added, deleted, fakeInformer, fakeResource, kubeObj, listed } from '../../src/testing/marbles.ts';
-import type { InformerEvent, KubeObject } from '../../src/index.ts';
+import { Node, keyOf, type InformerEvent, type KubeObject } from '../../src/index.ts';
 
 const Widgets = fakeResource();
 const brief = (e: InformerEvent<KubeObject>) => `${e.type} ${e.object.metadata.name}`;
@@ -49,6 +49,31 @@ describe('fakeInformer delivery (virtual time)', () => {
       const widgets = fakeInformer(Widgets, events, { delivery: 'in-order' });
       expectObservable(widgets.events$.pipe(map(brief)), '^-------!').toBe('x----z--', { x: 'added a', z: 'deleted a' });
       expectObservable(widgets.store$.pipe(map((store) => store.size)), '^-------!').toBe('(01)-0--', { 0: 0, 1: 1 });
+    });
+  });
+});
+
+describe('fakeInformer keys as a real informer does', () => {
+  it('a cluster-scoped resource (Node, Namespace): objects lose their namespace, keyed by name alone', () => {
+    testScheduler().run(({ cold, expectObservable }) => {
+      const nodes = fakeInformer(
+        Node,
+        cold('l 4ms m 1ms d', {
+          l: listed('1', kubeObj<Node>('n1')),
+          m: added(kubeObj<Node>('n2', { resourceVersion: '2' })),
+          d: deleted(kubeObj<Node>('n1')),
+        }),
+      );
+      const keyed = (e: InformerEvent<Node>) => `${e.type} ${keyOf(e.object)} ${e.object.metadata?.namespace ?? '-'}`;
+      expectObservable(nodes.events$.pipe(map(keyed))).toBe('a 4ms b 1ms c', { a: 'added n1 -', b: 'added n2 -', c: 'deleted n1 -' });
+      expectObservable(nodes.store$.pipe(map((store) => store.keys().join(',')))).toBe('(ea)-b-c', { e: '', a: 'n1', b: 'n1,n2', c: 'n2' });
+    });
+  });
+
+  it('a namespaced resource keeps kubeObj’s default namespace', () => {
+    testScheduler().run(({ cold, expectObservable }) => {
+      const widgets = fakeInformer(Widgets, cold('l', { l: listed('1', kubeObj('a'), kubeObj('b', { namespace: 'shop' })) }));
+      expectObservable(widgets.store$.pipe(map((store) => store.keys().sort().join(',')))).toBe('(ea)', { e: '', a: 'default/a,shop/b' });
     });
   });
 });

@@ -106,6 +106,23 @@ describe('DelayingWorkQueue.addAfter', () => {
     expect(q.metrics().retriesTotal).toBe(1);
   });
 
+  it('pauseDelays keeps waiting items with no timer armed; resumeDelays adds the due ones and re-arms for the rest', () => {
+    const scheduler = new VirtualTimeScheduler();
+    const q = createDelayingQueue<string>({ scheduler });
+    q.addAfter('a', 10);
+    q.pauseDelays();
+    q.addAfter('b', 30);
+    expect(scheduler.actions.filter((a) => !a.closed)).toHaveLength(0);
+    advanceTo(scheduler, 20);
+    expect(q.length).toBe(0);
+    expect(q.sizes().delayed).toBe(2);
+    q.resumeDelays();
+    expect(take(q)).toBe('a');
+    expect(scheduler.actions.filter((a) => !a.closed)).toHaveLength(1);
+    advanceTo(scheduler, 30);
+    expect(take(q)).toBe('b');
+  });
+
   it('counts every addAfter as a retry, as client-go does', () => {
     const scheduler = new VirtualTimeScheduler();
     const q = createDelayingQueue<string>({ scheduler });

@@ -27,10 +27,23 @@ export function cacheSynced$(...informers: readonly Syncable[]): Observable<true
 
 /**
  * Resolves once every informer has synced; rejects with a `Timeout`
- * `InformerError` after `timeoutMs` (default: wait forever). While waiting it
- * keeps the informers running; subscribe to them before awaiting so they stay up.
+ * `InformerError` after `timeoutMs` (default: wait forever), and with a `Config` one when `informers` is
+ * not an array of informers (`waitForCacheSync([pods, deployments])`; `cacheSynced$` is the variadic one).
+ *
+ * An informer runs while something subscribes to it, and only then: this subscribes while it waits, and
+ * when it resolves the informers stop and drop their caches, unless something else keeps them running.
+ * So, as client-go's start → wait → read, subscribe first and keep the subscription while you read:
+ *
+ * ```ts
+ * const running = merge(pods.store$, deployments.store$).subscribe();   // or on(), events$, a controller
+ * await waitForCacheSync([pods, deployments]);
+ * const store = await firstValueFrom(pods.store$);                     // the synced cache
+ * // … later: running.unsubscribe() stops them
+ * ```
  */
 export function waitForCacheSync(informers: readonly Syncable[], options: { readonly timeoutMs?: number } = {}): Promise<true> {
+  const misuse = checkSyncables(informers);
+  if (misuse) return Promise.reject(misuse);
   const synced = cacheSynced$(...informers);
   const bounded =
     options.timeoutMs === undefined
@@ -44,6 +57,16 @@ export function waitForCacheSync(informers: readonly Syncable[], options: { read
           }),
         );
   return firstValueFrom(bounded);
+}
+
+/** The `Config` error for an argument of `waitForCacheSync` that is not an array of informers; undefined when it is. */
+function checkSyncables(informers: unknown): InformerError | undefined {
+  const expected =
+    'expected an array of informers, as in waitForCacheSync([pods, deployments]) (cacheSynced$(pods, deployments) takes them one by one)';
+  if (!Array.isArray(informers))
+    return new InformerError('Config', `waitForCacheSync: ${expected}; got ${informers === null ? 'null' : typeof informers}`);
+  const bad = informers.findIndex((each: unknown) => typeof each !== 'object' || each === null || !('synced$' in each));
+  return bad === -1 ? undefined : new InformerError('Config', `waitForCacheSync: ${expected}; item ${bad} has no synced$`);
 }
 
 /** Options shared by every informer of a factory. */
@@ -82,7 +105,11 @@ export interface InformerFactory {
    * changes (and as informers are made or forgotten). Subscribing starts them.
    */
   readonly health$: Observable<readonly InformerHealth[]>;
-  /** Resolves when every informer made so far and not forgotten (or the ones given) has synced. */
+  /**
+   * Resolves when every informer made so far and not forgotten (or the ones given, as an array) has synced.
+   * It keeps them running only while it waits: subscribe to them first (their `store$`, `on()`, a
+   * controller) and keep that subscription to read the synced caches afterwards; see the root `waitForCacheSync`.
+   */
   waitForCacheSync(informers?: readonly Syncable[], options?: { readonly timeoutMs?: number }): Promise<true>;
 }
 

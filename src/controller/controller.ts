@@ -117,7 +117,10 @@ export interface Controller {
   /**
    * Running the controller: subscribing starts it (and the informers it needs),
    * and it emits how each reconcile ended. Reconciles begin only once every
-   * input informer has synced. Shared: many subscribers, one controller.
+   * input informer has synced. Shared: many subscribers, one controller. Unsubscribing the last
+   * subscriber stops the informers it started and leaves no timer armed: keys waiting a `requeueAfter` or
+   * their backoff keep their place in the queue and wait again from the next subscription (one already
+   * due then is queued at once).
    * Completes after `stop()` once in-flight reconciles are done.
    */
   readonly outcomes$: Observable<ReconcileOutcome>;
@@ -245,16 +248,36 @@ interface ReconcileDeps<T extends KubeObject> {
   /** Called once when the reconcile starts, and its result once when it ends or is abandoned. */
   readonly started: () => () => void;
   readonly record: (outcome: ReconcileOutcome) => void;
+  /** The controller's name, for messages. */
+  readonly name: string;
 }
 
-/** The outcome of a reconcile's result, with the queue told what comes next for the key. */
+/**
+ * The outcome of a reconcile's result, with the queue told what comes next for the key.
+ * `requeueAfter` waits only for a delay > 0 (controller-runtime's `RequeueAfter > 0`); a delay ≤ 0
+ * is a rate-limited `requeue` (put back at once, an async reconcile would spin on microtasks), and a
+ * delay that is not a finite number an error outcome (`HandlerError`), retried rate-limited.
+ */
 function settle(
   queue: RateLimitingWorkQueue<string>,
   key: string,
   priority: number,
   result: ReconcileResult,
   durationMs: number,
+  name: string,
 ): ReconcileOutcome {
+  if (result && result.type === 'requeueAfter') {
+    const delayMs: unknown = result.delayMs;
+    if (typeof delayMs !== 'number' || !Number.isFinite(delayMs)) {
+      const error = new InformerError(
+        'HandlerError',
+        `controller ${name}: reconcile of ${key} returned requeueAfter(${describeDelay(delayMs)}): the delay must be a finite number of milliseconds`,
+        { key },
+      );
+      return settleError(queue, key, priority, error, durationMs);
+    }
+    if (delayMs <= 0) return settle(queue, key, priority, { type: 'requeue' }, durationMs, name);
+  }
   if (result && result.type === 'requeue') {
     queue.addRateLimited(key, priority);
     return { key, result: 'requeue', durationMs };
@@ -266,6 +289,9 @@ function settle(
   }
   return { key, result: 'success', durationMs };
 }
+
+/** A bad delay as a message shows it: a number (NaN, Infinity) or undefined as such, anything else by its type. */
+const describeDelay = (delay: unknown): string => (typeof delay === 'number' || delay === undefined ? String(delay) : `a ${typeof delay}`);
 
 /** The outcome of a reconcile that threw or errored: terminal (forgotten) or retried with the key's backoff. */
 function settleError(
@@ -306,7 +332,7 @@ function reconcileOnce<T extends KubeObject>(deps: ReconcileDeps<T>, key: string
     const elapsed = () => scheduler.now() - started;
     return defer(() => toObservable(options.reconcile(key, context))).pipe(
       last(undefined, undefined as ReconcileResult),
-      map((result) => settle(queue, key, priority, result, elapsed())),
+      map((result) => settle(queue, key, priority, result, elapsed(), deps.name)),
       catchError((error: unknown) => of(settleError(queue, key, priority, error, elapsed()))),
       map((outcome) => {
         finished();
@@ -373,6 +399,7 @@ export function controller<T extends KubeObject>(options: ControllerOptions<T>):
   const inputs = [options.for, ...(options.owns ?? []), ...(options.watches ?? []).map((w) => w.informer)] as Informer<KubeObject>[];
   const { cacheOf, follow } = cachesOf(inputs);
   const deps: ReconcileDeps<T> = {
+    name,
     options,
     queue,
     scheduler,
@@ -398,7 +425,10 @@ export function controller<T extends KubeObject>(options: ControllerOptions<T>):
     queue.addRateLimited(key, queue.priorityOf(key) ?? DEFAULT_PRIORITY);
     return undefined;
   };
+  // While nobody subscribes to the outcomes, the queue's delayed keys (requeueAfter, backoff) wait without a timer.
+  queue.pauseDelays();
   const outcomes$ = new Observable<ReconcileOutcome>((subscriber) => {
+    queue.resumeDelays();
     const subscription = follow();
     subscription.add(routeEvents(options, guarded, enqueue));
     subscription.add(
@@ -422,6 +452,7 @@ export function controller<T extends KubeObject>(options: ControllerOptions<T>):
           }),
         ),
     );
+    subscription.add(() => queue.pauseDelays());
     return subscription;
   }).pipe(share());
 

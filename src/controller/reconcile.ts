@@ -8,7 +8,10 @@ export type ReconcileResult =
   | { readonly type: 'done' }
   /** Try again, rate-limited (per-key exponential backoff). */
   | { readonly type: 'requeue' }
-  /** Look again after this long, whatever happens meanwhile (the backoff is reset). */
+  /**
+   * Look again after this long, whatever happens meanwhile (the backoff is reset). Only a delay > 0 waits:
+   * ≤ 0 is a `requeue`; a delay that is not a finite number is an `error` outcome (`HandlerError`), retried rate-limited.
+   */
   | { readonly type: 'requeueAfter'; readonly delayMs: number };
 
 export const done = (): ReconcileResult => ({ type: 'done' });

@@ -1,4 +1,4 @@
-import type { Observable } from 'rxjs';
+import { map, type Observable } from 'rxjs';
 import { InformerError, type ErrorReason, type InformerErrorDetails } from '../0-model/errors.ts';
 import { customResource, type Resource } from '../0-model/resources.ts';
 import type { KubeObject, OwnerReference } from '../0-model/objects.ts';
@@ -23,13 +23,32 @@ import { informerFromSource, type Informer, type InformerOptions } from '../5-in
  * `delivery: 'in-order'` swaps in client-go's RealFIFO as on a real informer (docs/semantics.md,
  * "Delivery modes"), so a controller built on in-order delivery is tested with the order it will see.
  * The README's "Testing a controller" has a whole example, checked in `npm test`.
+ *
+ * For a cluster-scoped resource (`namespaced: false`: `Node`, `Namespace`, …) the objects lose their
+ * `metadata.namespace` on the way in, as the API server sends them, so `kubeObj('n1')` (namespace `default`
+ * by default) is keyed `n1`, as a real informer keys it.
  */
 export function fakeInformer<T extends KubeObject = KubeObject>(
   resource: Resource<T>,
   events$: Observable<SourceEvent<T>>,
   options: Pick<InformerOptions<T>, 'indexers' | 'resyncPeriod' | 'scheduler' | 'delivery'> = {},
 ): Informer<T> {
-  return informerFromSource(resource, events$, options);
+  return informerFromSource(resource, resource.namespaced ? events$ : events$.pipe(map(clusterScoped)), options);
+}
+
+/** A source event of a cluster-scoped resource: its objects without a namespace. */
+function clusterScoped<T extends KubeObject>(event: SourceEvent<T>): SourceEvent<T> {
+  if (event.type === 'replace') return { ...event, items: event.items.map(withoutNamespace) };
+  if (event.type === 'added' || event.type === 'modified' || event.type === 'deleted')
+    return { ...event, object: withoutNamespace(event.object) };
+  return event;
+}
+
+function withoutNamespace<T extends KubeObject>(object: T): T {
+  if (object?.metadata?.namespace === undefined) return object;
+  const metadata = { ...object.metadata };
+  delete metadata.namespace;
+  return { ...object, metadata };
 }
 
 /** An unstructured resource for tests (namespaced `widgets` in `example.com/v1`, unless told otherwise). */
@@ -51,7 +70,7 @@ export interface ObjectParts {
   readonly generation?: number;
   readonly labels?: Record<string, string>;
   readonly annotations?: Record<string, string>;
-  /** Controller owner: `{ kind, name, apiVersion? }` (uid and controller: true are filled in). */
+  /** Controller owner: `{ kind, name, apiVersion? }` (uid and controller: true are filled in; apiVersion defaults to `v1`). */
   readonly owner?: { readonly kind: string; readonly name: string; readonly apiVersion?: string };
   readonly apiVersion?: string;
   readonly kind?: string;
@@ -63,9 +82,12 @@ export interface ObjectParts {
 const META_FIELDS = new Set(['namespace', 'resourceVersion', 'uid', 'generation', 'labels', 'annotations', 'owner', 'apiVersion', 'kind']);
 
 /**
- * Makes an object for a test. Defaults: namespace `default`, resourceVersion
- * `1`, uid `uid-<name>`, generation 1; other parts (spec, status, data, …)
- * are copied as they are.
+ * Makes an object for a test. Defaults: namespace `default` (dropped by `fakeInformer` of a
+ * cluster-scoped resource), resourceVersion `1`, uid `uid-<name>`, generation 1; `owner`'s
+ * `apiVersion` defaults to `v1` (the core group), so the owner of an object owned by a custom
+ * resource needs its `apiVersion` (`owner: { apiVersion: 'example.com/v1', kind: 'Widget', name }`)
+ * for `controller({ owns })` to map it to its owner; other parts (spec, status, data, …) are copied
+ * as they are.
  */
 export function kubeObj<T extends KubeObject = KubeObject>(name: string, parts: ObjectParts = {}): T {
   const ownerReferences: OwnerReference[] | undefined = parts.owner

@@ -12,6 +12,7 @@ export class DelayingWorkQueue<K> extends WorkQueue<K> {
   private timer: Subscription | undefined;
   private timerAt = Number.NaN;
   private timerToken: object | undefined;
+  private paused = false;
 
   /**
    * Adds the item once `delayMs` has passed on the queue's scheduler. A delay `<= 0` (or NaN)
@@ -39,6 +40,23 @@ export class DelayingWorkQueue<K> extends WorkQueue<K> {
     this.arm();
   }
 
+  /**
+   * Holds the delayed items without a timer: they stay waiting, and no scheduled action is left armed
+   * (so a process with nothing else to do can exit). `addAfter` meanwhile only records the item. Used by
+   * `controller()` while nobody subscribes to its outcomes. Undone by {@link resumeDelays}.
+   */
+  pauseDelays(): void {
+    this.paused = true;
+    this.cancelTimer();
+  }
+
+  /** Arms the timer again for the earliest waiting item; an item whose time passed while paused is added now. */
+  resumeDelays(): void {
+    if (!this.paused) return;
+    this.paused = false;
+    this.flushReady();
+  }
+
   protected override onShutDown(): void {
     this.cancelTimer();
     this.waiting.clear();
@@ -51,7 +69,7 @@ export class DelayingWorkQueue<K> extends WorkQueue<K> {
   /** Keeps exactly one scheduled action, for the earliest deadline (none if nothing waits). */
   private arm(): void {
     const next = this.waiting.peek();
-    if (next === undefined || !Number.isFinite(next.readyAt)) {
+    if (this.paused || next === undefined || !Number.isFinite(next.readyAt)) {
       this.cancelTimer();
       return;
     }

@@ -1,0 +1,51 @@
+import { KubeConfig } from '@kubernetes/client-node';
+import { NEVER, concat, firstValueFrom, of } from 'rxjs';
+import { describe, expect, it } from 'vitest';
+import { InformerError, informerFactory, waitForCacheSync } from '../../src/index.ts';
+import type { Syncable } from '../../src/5-informer/factory.ts';
+import { fakeInformer, fakeResource, kubeObj, listed } from '../../src/testing/marbles.ts';
+
+/** A KubeConfig nothing connects to: the calls below are rejected before anything is subscribed. */
+function kubeConfig(): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'c', server: 'http://127.0.0.1:9' }],
+    users: [{ name: 'u' }],
+    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+    currentContext: 'x',
+  });
+  return kc;
+}
+
+const widgets = () => fakeInformer(fakeResource(), concat(of(listed('1', kubeObj('a'), kubeObj('b'))), NEVER));
+
+async function rejection(promise: Promise<unknown>): Promise<string> {
+  const error: unknown = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  return error instanceof InformerError ? `${error.reason}: ${error.message}` : `not an InformerError: ${String(error)}`;
+}
+
+describe('waitForCacheSync', () => {
+  it('rejects with a Config error naming the expected array when given informers one by one (cacheSynced$ style)', async () => {
+    const one = widgets();
+    const expected =
+      'expected an array of informers, as in waitForCacheSync([pods, deployments]) (cacheSynced$(pods, deployments) takes them one by one)';
+    expect(await rejection(waitForCacheSync(one as unknown as Syncable[]))).toBe(`Config: waitForCacheSync: ${expected}; got object`);
+    expect(await rejection(informerFactory(kubeConfig()).waitForCacheSync(one as unknown as Syncable[]))).toBe(
+      `Config: waitForCacheSync: ${expected}; got object`,
+    );
+    expect(await rejection(waitForCacheSync([one, undefined as unknown as Syncable]))).toBe(
+      `Config: waitForCacheSync: ${expected}; item 1 has no synced$`,
+    );
+  });
+
+  it('start → wait → read: subscribed first, the synced cache is there after the wait', async () => {
+    const pods = widgets();
+    const running = pods.store$.subscribe();
+    await expect(waitForCacheSync([pods])).resolves.toBe(true);
+    expect((await firstValueFrom(pods.store$)).size).toBe(2);
+    running.unsubscribe();
+  });
+});
