@@ -91,6 +91,8 @@ export interface InformerErrorDetails {
   readonly cause?: unknown;
   /** No server answered: see {@link InformerError.unreachable}. */
   readonly unreachable?: boolean;
+  /** The request that failed: see {@link InformerError.request}. */
+  readonly request?: string;
 }
 
 /**
@@ -114,6 +116,14 @@ export class InformerError extends Error {
    * failure ends then (docs/reliability.md, "Back after a control-plane restart").
    */
   readonly unreachable: boolean;
+  /**
+   * The HTTP request that failed, as its verb and path without the query (`list /apis/stable.example.com/v1/myapples`,
+   * `watch /api/v1/namespaces/shop/pods`, `GET /apis`): set by the transport on every failure of a request it made
+   * (an error Status, a timeout, a body past its limit, a broken connection), undefined for the rest (a decode, a
+   * handler). Not in `message` (the CLI and most reports already name the resource); a report that names nothing
+   * else shows it (see docs/api.md, "errors$").
+   */
+  readonly request: string | undefined;
 
   constructor(reason: ErrorReason, message: string, details: InformerErrorDetails = {}) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });
@@ -127,6 +137,13 @@ export class InformerError extends Error {
     this.issues = details.issues;
     this.statusObject = details.statusObject;
     this.unreachable = details.unreachable === true;
+    this.request = details.request;
+  }
+
+  /** The same error, naming the request that failed (`list /api/v1/pods`); one that names a request already is kept. */
+  forRequest(request: string): InformerError {
+    if (this.request !== undefined) return this;
+    return new InformerError(this.reason, this.message, { ...this.details(), request });
   }
 
   /** The same error, seen from another phase. */
@@ -146,6 +163,7 @@ export class InformerError extends Error {
       statusObject: this.statusObject,
       cause: this.cause,
       unreachable: this.unreachable,
+      request: this.request,
     };
   }
 }

@@ -1,4 +1,4 @@
-import { Observable, type Subscriber } from 'rxjs';
+import { Observable, catchError, throwError, type MonoTypeOperatorFunction, type Subscriber } from 'rxjs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { InformerError, asStatus, errorFromStatus, isFailureStatus } from '../0-model/errors.ts';
 import { isRecord } from '../util/isRecord.ts';
@@ -126,6 +126,7 @@ export function requestJson(kc: KubeConfig, path: string, request: JsonRequest, 
     option: request.limitOption ?? 'maxDocumentBytes',
   };
   const succeeded = (status: number | undefined) => status === 200 || (method !== 'GET' && status === 201);
+  const named = namingRequest<unknown>(`${method} ${path.split('?')[0]}`);
   return new Observable<unknown>((subscriber) => {
     const body = request.body === undefined ? undefined : Buffer.from(JSON.stringify(request.body));
     const outgoing = { ...(request.method ? { method: request.method } : {}), ...(body ? { body } : {}) };
@@ -161,7 +162,15 @@ export function requestJson(kc: KubeConfig, path: string, request: JsonRequest, 
       sent.unsubscribe();
       progress?.stop();
     };
-  });
+  }).pipe(named);
+}
+
+/**
+ * Every `InformerError` a request fails with names the request (`list /api/v1/pods`: its verb and path, never the
+ * query, whose continue tokens and selectors are not for logs; {@link InformerError.request}).
+ */
+function namingRequest<T>(request: string): MonoTypeOperatorFunction<T> {
+  return catchError((error: unknown) => throwError(() => (error instanceof InformerError ? error.forRequest(request) : error)));
 }
 
 /**
@@ -196,6 +205,7 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
   const listIdleTimeoutMs = timerMs(options.listIdleTimeoutMs, DEFAULT_LIST_IDLE_TIMEOUT_MS);
   const maxLineBytes = byteLimit(options.maxLineBytes, DEFAULT_MAX_LINE_BYTES);
   const budget = new ListBudget(byteLimit(options.maxListTotalBytes, defaultMaxListTotalBytes()));
+  const listing = namingRequest<ListPage>(`list ${path}`);
 
   const list = (listOptions: ListOptions): Observable<ListPage> =>
     new Observable<ListPage>((subscriber) => {
@@ -229,7 +239,7 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
         read.unsubscribe();
         progress?.stop();
       };
-    });
+    }).pipe(listing);
 
   const watchStream = <T>(watchOptions: WatchOptions, out: FrameOut<T>): Observable<T> =>
     new Observable<T>((subscriber) => {
@@ -257,7 +267,7 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
         },
         error: (error: unknown) => subscriber.error(error),
       });
-    });
+    }).pipe(namingRequest<T>(`watch ${path}`));
   const watch = (watchOptions: WatchOptions): Observable<WatchFrame> => watchStream(watchOptions, FRAMES);
   const watchLines = (watchOptions: WatchOptions): Observable<LinedFrame> => watchStream(watchOptions, LINED);
 
