@@ -38,6 +38,8 @@ const seen = {
   reflectors: [] as ListAndWatchOptions<unknown>[],
   resyncs: [] as { periodMs: number; scheduler: SchedulerLike | undefined }[],
   inOrder: 0,
+  /** The options (type, code) of the warnings emitted: process.emitWarning is spied on around each probe. */
+  warnings: [] as unknown[],
 };
 
 const OBJECTS = ['a', 'b', 'c'].flatMap((namespace) =>
@@ -141,6 +143,9 @@ const scheduler: SchedulerLike = {
 const random = () => 0.25;
 const byApp = (o: KubeObject) => [o.metadata.labels?.['app'] ?? ''];
 const shout = (o: KubeObject): KubeObject => ({ ...o, data: { k: 'V' } });
+const thrower = (): never => {
+  throw new Error('no y');
+};
 
 const PROBES: { readonly [K in keyof InformerOptions<KubeObject>]-?: Probe } = {
   namespace: {
@@ -211,6 +216,11 @@ const PROBES: { readonly [K in keyof InformerOptions<KubeObject>]-?: Probe } = {
     },
   },
   random: reflectorProbe('random', random),
+  reportUnobservedErrors: {
+    // A transform that throws for y: a TransformError nobody listens to, which would be reported by default.
+    options: { reportUnobservedErrors: false, transform: (o) => (o.metadata.name === 'y' ? thrower() : o) },
+    check: () => expect(seen.warnings).toEqual([]),
+  },
 };
 
 let latestStore: Store<KubeObject> | undefined;
@@ -258,7 +268,12 @@ beforeEach(() => {
   seen.reflectors = [];
   seen.resyncs = [];
   seen.inOrder = 0;
+  seen.warnings = [];
   latestStore = undefined;
+  const warn = vi.spyOn(process, 'emitWarning').mockImplementation((...args: unknown[]) => {
+    seen.warnings.push(args[1]);
+  });
+  return () => warn.mockRestore();
 });
 
 /** Builds the informer a target makes with these options, and resolves once it has synced (the subscription kept in `running`). */

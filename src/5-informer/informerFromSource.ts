@@ -29,6 +29,7 @@ import { HandlerMetricsRecorder, measuredHandleEvents, type EventHandler, type H
 import { informerHealth, type InformerHealth } from './health.ts';
 import { sharedEvents } from './sharedEvents.ts';
 import { forward } from '../util/forward.ts';
+import { unobservedReporter } from './unobservedErrors.ts';
 
 /** The reflector's options an informer passes through unchanged (documented on {@link ListAndWatchOptions}). */
 const REFLECTOR_OPTIONS = [
@@ -76,6 +77,11 @@ export interface InformerOptions<T> extends Pick<ListAndWatchOptions<T>, (typeof
    * relist as one batch, tombstones first. See docs/semantics.md, "Delivery modes".
    */
   readonly delivery?: 'delta-fifo' | 'in-order';
+  /**
+   * While nothing subscribes to `errors$`, report its faults with `process.emitWarning` (type `RxInformerWarning`,
+   * the reason as `code`; per reason the first, then at most one each 5 minutes). Default true. See docs/api.md, "errors$".
+   */
+  readonly reportUnobservedErrors?: boolean;
 }
 
 /**
@@ -226,11 +232,13 @@ export function informerFromSource<T extends KubeObject>(
   resource: Resource<T>,
   source:
     Observable<SourceEvent<T>> | ((cache: () => Store<T>, onListProgress: (progress: ListProgress) => void) => Observable<SourceEvent<T>>),
-  options: Pick<InformerOptions<T>, 'indexers' | 'resyncPeriod' | 'scheduler' | 'delivery'> = {},
+  options: Pick<InformerOptions<T>, 'indexers' | 'resyncPeriod' | 'scheduler' | 'delivery' | 'reportUnobservedErrors'> = {},
   /** Rewrites each step before it is cached and delivered (the sharded informer marks shard moves with it). */
   afterStep: (state: InformerState<T>) => InformerState<T> = (state) => state,
 ): Informer<T> {
   const listProgress = new Subject<ListProgress>();
+  const scheduler = options.scheduler ?? asyncScheduler;
+  const unobserved = unobservedReporter(resourceName(resource), () => scheduler.now(), options.reportUnobservedErrors !== false);
   const state$ = defer(() => {
     // deltaFifo's knownObjects is the cache itself, as of the last step (the pipeline is synchronous).
     // The one reference to the latest state: no operator keeps the first one (a `scan` seed, a `startWith`
@@ -248,7 +256,11 @@ export function informerFromSource<T extends KubeObject>(
       options.delivery === 'in-order'
         ? realFifo<T>({ knownObjects: () => current.store })
         : deltaFifo<T>({ knownObjects: () => current.store }),
-      map((output: FifoOutput<T>) => (current = afterStep(reduceDeltas(current, output)))),
+      map((output: FifoOutput<T>) => {
+        current = afterStep(reduceDeltas(current, output));
+        for (const error of current.errors) unobserved.report(error);
+        return current;
+      }),
     );
     return new Observable<InformerState<T>>((subscriber) => {
       subscriber.next(current);
@@ -284,11 +296,17 @@ export function informerFromSource<T extends KubeObject>(
     );
   });
 
-  const errors$ = merge(sourceErrors$, handlerErrors);
-  const scheduler = options.scheduler ?? asyncScheduler;
+  const merged$ = merge(sourceErrors$, handlerErrors);
+  const errors$ = new Observable<InformerError>((subscriber) => {
+    subscriber.add(unobserved.observed());
+    return merged$.subscribe(subscriber);
+  });
   const handlerMetrics = new HandlerMetricsRecorder(() => scheduler.now());
   const on = (handler: EventHandler<T>): Subscription =>
-    events$.pipe(measuredHandleEvents(handler, handlerMetrics)).subscribe((error) => handlerErrors.next(error));
+    events$.pipe(measuredHandleEvents(handler, handlerMetrics)).subscribe((error) => {
+      unobserved.report(error);
+      handlerErrors.next(error);
+    });
 
   const health$ = informerHealth(resourceName(resource), state$, { scheduler: options.scheduler }).pipe(shareReplay(shared));
   const listProgress$ = listProgress.asObservable();

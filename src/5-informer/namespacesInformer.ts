@@ -144,7 +144,8 @@ function mergedNamespaces<T extends KubeObject>(
 ): Observable<SourceEvent<T>> {
   return new Observable<SourceEvent<T>>((subscriber) => {
     const subscription = new Subscription();
-    const own: InformerOptions<T> = { ...options, resyncPeriod: 0, indexers: {}, delivery: undefined };
+    // Their faults reach the outer informer's errors$ (and its report while nobody listens), not their own.
+    const own: InformerOptions<T> = { ...options, resyncPeriod: 0, indexers: {}, delivery: undefined, reportUnobservedErrors: false };
     const turns = turnsFor(kc, options.scheduler);
     // Unless the server is known to speak HTTP/2 (streams are cheap there), every request takes a turn.
     const gated = () => knownProtocol(kc, options.http?.protocol) !== 'h2';
