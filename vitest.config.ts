@@ -36,6 +36,8 @@ export default defineConfig({
     // Many suites wait on sockets, child processes and timers rather than compute, so three workers keep both
     // cores busy.
     maxWorkers: 3,
+    // Drops the informers' RxInformerWarnings (faults nobody subscribes to, on purpose in many specs); see the file.
+    setupFiles: ['spec/support/quietInformerWarnings.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     projects: [

@@ -45,6 +45,7 @@ const DEFAULTS: Partial<Record<keyof InformerOptions<KubeObject>, unknown>> = {
   resyncPeriod: 0,
   delivery: 'delta-fifo',
   indexers: {},
+  reportUnobservedErrors: true,
 };
 
 const HTTP_DEFAULTS: Readonly<Record<string, unknown>> = { lazyDecode: false, encoding: 'json' };
