@@ -69,3 +69,10 @@ describe('InformerError.request', () => {
     expect(new InformerError('NotFound', 'x').forRequest('watch /b').request).toBe('watch /b');
   });
 });
+
+describe('InformerError.forRequest', () => {
+  it('keeps the stack of where the error was made', () => {
+    const error = new InformerError('Timeout', 'stalled');
+    expect(error.forRequest('list /a').stack).toBe(error.stack);
+  });
+});

@@ -143,7 +143,9 @@ export class InformerError extends Error {
   /** The same error, naming the request that failed (`list /api/v1/pods`); one that names a request already is kept. */
   forRequest(request: string): InformerError {
     if (this.request !== undefined) return this;
-    return new InformerError(this.reason, this.message, { ...this.details(), request });
+    const named = new InformerError(this.reason, this.message, { ...this.details(), request });
+    named.stack = this.stack; // where it was made, not where it was named
+    return named;
   }
 
   /** The same error, seen from another phase. */
