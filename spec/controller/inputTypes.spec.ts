@@ -76,6 +76,12 @@ function compileOnly(kc: KubeConfig, notKube: Informer<{ readonly metadata: { re
   };
   controller(options);
   const input: ControllerInput = apples;
+  // Entries of two kinds built ahead: a tuple (`as const`), so that each keeps its kind
+  const entries = [
+    { informer: configMaps, map: (cm: ConfigMap) => Object.keys(cm.data ?? {}) },
+    { informer: apples, map: (apple: MyApple) => [apple.spec.color] },
+  ] as const;
+  controller({ for: pods, watches: entries, reconcile: () => done() });
 
   // Still refused:
   // @ts-expect-error an informer of objects that are no KubeObject (metadata.name a number)
