@@ -375,12 +375,12 @@ function reconcileOnce<T extends KubeObject>(deps: ReconcileDeps<T>, key: string
 
 /** The latest cache of every input informer, kept while the controller runs. */
 function cachesOf(inputs: readonly ControllerInput[]) {
-  // Each value is the `Store` its key's `store$` emitted (an informer's), kept as the read-only view the inputs type.
-  const caches = new Map<ControllerInput, ControllerInput['store$'] extends Observable<infer V> ? V : never>();
+  // Each value is what its key's `store$` last emitted: for an `Informer<U>`, a `Store<U>`.
+  const caches = new Map<ControllerInput, unknown>();
   const cacheOf = <U extends KubeObject>(informer: Informer<U>): Store<U> => {
     const store = caches.get(informer);
     if (!store) throw new TypeError('cacheOf: that informer is not an input of this controller (pass it in `for`, `owns` or `watches`)');
-    return store as unknown as Store<U>;
+    return store as Store<U>;
   };
   const follow = (): Subscription => {
     const subscription = new Subscription();
