@@ -1,7 +1,7 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { NEVER, concat, firstValueFrom, of } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { InformerError, informerFactory, waitForCacheSync } from '../../src/index.ts';
+import { InformerError, cacheSynced$, informerFactory, waitForCacheSync } from '../../src/index.ts';
 import type { Syncable } from '../../src/5-informer/factory.ts';
 import { fakeInformer, fakeResource, kubeObj, listed } from '../../src/testing/marbles.ts';
 
@@ -47,5 +47,27 @@ describe('waitForCacheSync', () => {
     await expect(waitForCacheSync([pods])).resolves.toBe(true);
     expect((await firstValueFrom(pods.store$)).size).toBe(2);
     running.unsubscribe();
+  });
+});
+
+describe('cacheSynced$', () => {
+  it('takes the informers one by one or as an array (as waitForCacheSync)', async () => {
+    const pods = widgets();
+    const deployments = widgets();
+    await expect(firstValueFrom(cacheSynced$(pods, deployments))).resolves.toBe(true);
+    await expect(firstValueFrom(cacheSynced$([pods, deployments]))).resolves.toBe(true);
+    await expect(firstValueFrom(cacheSynced$([pods]))).resolves.toBe(true);
+    await expect(firstValueFrom(cacheSynced$([]))).resolves.toBe(true);
+  });
+
+  it('errors with a Config error, not a TypeError, when an item is no informer', async () => {
+    const expected = 'expected informers, as in cacheSynced$(pods, deployments) or cacheSynced$([pods, deployments])';
+    const pods = widgets();
+    expect(await rejection(firstValueFrom(cacheSynced$(pods, undefined as unknown as Syncable)))).toBe(
+      `Config: cacheSynced$: ${expected}; item 1 has no synced$`,
+    );
+    expect(await rejection(firstValueFrom(cacheSynced$([pods, [pods]] as unknown as Syncable[])))).toBe(
+      `Config: cacheSynced$: ${expected}; item 1 has no synced$`,
+    );
   });
 });

@@ -1,4 +1,4 @@
-import { BehaviorSubject, Observable, combineLatest, filter, firstValueFrom, map, of, switchMap, take, timeout } from 'rxjs';
+import { BehaviorSubject, Observable, combineLatest, filter, firstValueFrom, map, of, switchMap, take, throwError, timeout } from 'rxjs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { InformerError } from '../0-model/errors.ts';
 import type { KubeObject } from '../0-model/objects.ts';
@@ -12,11 +12,29 @@ export interface Syncable {
   readonly synced$: Observable<boolean>;
 }
 
+/** Whether `each` has a `synced$`, as every informer has. */
+const isSyncable = (each: unknown): each is Syncable => typeof each === 'object' && each !== null && 'synced$' in each;
+
 /**
  * Emits `true` once every informer has synced, then completes. Subscribing
- * starts the informers (and keeps them running while subscribed).
+ * starts the informers (and keeps them running while subscribed). Takes them one by one,
+ * `cacheSynced$(pods, deployments)`, or as an array, `cacheSynced$([pods, deployments])` (as `waitForCacheSync`);
+ * anything else that is no informer errors it with a `Config` `InformerError`.
  */
-export function cacheSynced$(...informers: readonly Syncable[]): Observable<true> {
+export function cacheSynced$(informers: readonly Syncable[]): Observable<true>;
+export function cacheSynced$(...informers: readonly Syncable[]): Observable<true>;
+export function cacheSynced$(...given: readonly (Syncable | readonly Syncable[])[]): Observable<true> {
+  const first: unknown = given[0];
+  const informers: readonly unknown[] = given.length === 1 && Array.isArray(first) ? first : given;
+  const bad = informers.findIndex((each) => !isSyncable(each));
+  if (bad !== -1) {
+    const expected = 'expected informers, as in cacheSynced$(pods, deployments) or cacheSynced$([pods, deployments])';
+    return throwError(() => new InformerError('Config', `cacheSynced$: ${expected}; item ${bad} has no synced$`));
+  }
+  return allSynced(informers as readonly Syncable[]);
+}
+
+function allSynced(informers: readonly Syncable[]): Observable<true> {
   if (informers.length === 0) return new Observable<true>((subscriber) => (subscriber.next(true), subscriber.complete()));
   return combineLatest(informers.map((i) => i.synced$)).pipe(
     filter((all) => all.every(Boolean)),
@@ -65,7 +83,7 @@ function checkSyncables(informers: unknown): InformerError | undefined {
     'expected an array of informers, as in waitForCacheSync([pods, deployments]) (cacheSynced$(pods, deployments) takes them one by one)';
   if (!Array.isArray(informers))
     return new InformerError('Config', `waitForCacheSync: ${expected}; got ${informers === null ? 'null' : typeof informers}`);
-  const bad = informers.findIndex((each: unknown) => typeof each !== 'object' || each === null || !('synced$' in each));
+  const bad = informers.findIndex((each: unknown) => !isSyncable(each));
   return bad === -1 ? undefined : new InformerError('Config', `waitForCacheSync: ${expected}; item ${bad} has no synced$`);
 }
 

@@ -50,15 +50,44 @@ export interface ReconcileContext<T> {
   cacheOf<U extends KubeObject>(informer: Informer<U>): Store<U>;
 }
 
-export interface ControllerOptions<T extends KubeObject> {
+/**
+ * What a controller reads of an input in `owns` and `watches`: its events, its cache and whether it has synced.
+ * Every `Informer<T>` is one, whatever its `T` (a typed custom resource, `metadataOnly`'s objects): read-only, so
+ * an `Informer<MyApple>` is a `ControllerInput<KubeObject>`, where it is no `Informer<KubeObject>` (its cache's
+ * write API takes a `T`).
+ */
+export interface ControllerInput<T extends KubeObject = KubeObject> {
+  readonly events$: Observable<InformerEvent<T>>;
+  /** The cache, read in a reconcile through `cacheOf`. */
+  readonly store$: Observable<Pick<Store<T>, 'get' | 'has' | 'list' | 'keys' | 'byIndex' | 'indexKeys' | 'indexValues' | 'indexNames'>>;
+  readonly synced$: Observable<boolean>;
+}
+
+/** An entry of `watches`: an input and the keys of the primary resource each of its objects maps to. */
+export interface WatchInput<U extends KubeObject = KubeObject> {
+  readonly informer: ControllerInput<U>;
+  readonly map: (object: U) => readonly string[];
+}
+
+/**
+ * A controller's options. `W` is the object type of each `watches` entry, inferred from its informer
+ * (leave it out: `ControllerOptions<Pod>` takes entries of any kind whose `map` reads a `KubeObject`).
+ */
+export interface ControllerOptions<T extends KubeObject, W extends readonly KubeObject[] = readonly KubeObject[]> {
   /** Names the controller in metrics. Default: the primary resource's kind, lower-cased. */
   readonly name?: string;
   /** The primary resource: its events enqueue their own key. */
   readonly for: Informer<T>;
-  /** Owned resources: an event enqueues the key of the object's controller owner of the primary kind. */
-  readonly owns?: readonly Informer<KubeObject>[];
-  /** Other inputs: an event enqueues the keys `map` returns. */
-  readonly watches?: readonly { readonly informer: Informer<KubeObject>; readonly map: (object: KubeObject) => readonly string[] }[];
+  /**
+   * Owned resources: an event enqueues the key of the object's controller owner of the primary kind.
+   * Informers of any kind (a typed custom resource, `metadataOnly`).
+   */
+  readonly owns?: readonly ControllerInput[];
+  /**
+   * Other inputs: an event enqueues the keys `map` returns. Each entry's `map` is given its own informer's
+   * objects (`{ informer: configMaps, map: (cm) => … }`: `cm` is a ConfigMap).
+   */
+  readonly watches?: { readonly [K in keyof W]: WatchInput<W[K]> };
   /** Filters the primary resource's events (see predicates). Default: all pass. */
   readonly predicate?: Predicate<T>;
   /**
@@ -198,8 +227,8 @@ function priorityOf(lowWhenUnchanged: boolean, event: InformerEvent<unknown>): n
 const movedAway = (event: InformerEvent<unknown>): boolean => event.type === 'deleted' && event.shardMoved === true;
 
 /** Subscribes to every input and turns its events into queued keys (`enqueue` applies the key filter). */
-function routeEvents<T extends KubeObject>(
-  options: ControllerOptions<T>,
+function routeEvents<T extends KubeObject, W extends readonly KubeObject[]>(
+  options: ControllerOptions<T, W>,
   guarded: Guard,
   enqueue: (keys: Iterable<string>, priority: number) => void,
 ): Subscription {
@@ -222,7 +251,7 @@ function routeEvents<T extends KubeObject>(
     );
   }
   for (const watch of options.watches ?? []) {
-    const mapped = (object: KubeObject) =>
+    const mapped = (object: W[number]) =>
       guarded('a watches map', keyOf(object), [] as readonly string[], () => {
         const keys = watch.map(object);
         if (!Array.isArray(keys)) throw new TypeError(`returned ${typeof keys}, not an array of keys`);
@@ -241,7 +270,7 @@ function routeEvents<T extends KubeObject>(
 
 /** What one reconcile needs from the controller around it. */
 interface ReconcileDeps<T extends KubeObject> {
-  readonly options: ControllerOptions<T>;
+  readonly options: Pick<ControllerOptions<T>, 'for' | 'reconcile'>;
   readonly queue: RateLimitingWorkQueue<string>;
   readonly scheduler: SchedulerLike;
   readonly cacheOf: ReconcileContext<T>['cacheOf'];
@@ -345,12 +374,13 @@ function reconcileOnce<T extends KubeObject>(deps: ReconcileDeps<T>, key: string
 }
 
 /** The latest cache of every input informer, kept while the controller runs. */
-function cachesOf(inputs: readonly Informer<KubeObject>[]) {
-  const caches = new Map<Informer<KubeObject>, Store<KubeObject>>();
+function cachesOf(inputs: readonly ControllerInput[]) {
+  // Each value is what its key's `store$` last emitted: for an `Informer<U>`, a `Store<U>`.
+  const caches = new Map<ControllerInput, unknown>();
   const cacheOf = <U extends KubeObject>(informer: Informer<U>): Store<U> => {
-    const store = caches.get(informer as unknown as Informer<KubeObject>);
+    const store = caches.get(informer);
     if (!store) throw new TypeError('cacheOf: that informer is not an input of this controller (pass it in `for`, `owns` or `watches`)');
-    return store as unknown as Store<U>;
+    return store as Store<U>;
   };
   const follow = (): Subscription => {
     const subscription = new Subscription();
@@ -378,7 +408,9 @@ function cachesOf(inputs: readonly Informer<KubeObject>[]) {
  * reconciles:  [a][q][b][c]…[z]   q overtakes the backlog of unchanged objects
  * ```
  */
-export function controller<T extends KubeObject>(options: ControllerOptions<T>): Controller {
+export function controller<T extends KubeObject, W extends readonly KubeObject[] = readonly KubeObject[]>(
+  options: ControllerOptions<T, W>,
+): Controller {
   const scheduler = options.scheduler ?? asyncScheduler;
   const name = options.name ?? options.for.resource.kind.toLowerCase();
   const concurrency = options.concurrency ?? 1;
@@ -396,7 +428,8 @@ export function controller<T extends KubeObject>(options: ControllerOptions<T>):
     if (stopped) return;
     for (const key of keys) if (!keyFilter || guarded('keyFilter', key, false, () => keyFilter(key) === true)) queue.add(key, priority);
   };
-  const inputs = [options.for, ...(options.owns ?? []), ...(options.watches ?? []).map((w) => w.informer)] as Informer<KubeObject>[];
+  const watched: readonly WatchInput<W[number]>[] = options.watches ?? [];
+  const inputs: readonly ControllerInput[] = [options.for, ...(options.owns ?? []), ...watched.map((w) => w.informer)];
   const { cacheOf, follow } = cachesOf(inputs);
   const deps: ReconcileDeps<T> = {
     name,

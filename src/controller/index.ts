@@ -3,7 +3,15 @@
  * queue and controller-runtime's controller, as Observables), with predicates
  * that decide which events reach it.
  */
-export { controller, type Controller, type ControllerMetrics, type ControllerOptions, type ReconcileContext } from './controller.ts';
+export {
+  controller,
+  type Controller,
+  type ControllerInput,
+  type ControllerMetrics,
+  type ControllerOptions,
+  type ReconcileContext,
+  type WatchInput,
+} from './controller.ts';
 export { controllerOwnerKey, ownerKeysOf } from './ownerKeys.ts';
 export { TerminalError, done, requeue, requeueAfter, type ReconcileOutcome, type ReconcileResult } from './reconcile.ts';
 export * from './predicates/index.ts';
