@@ -116,9 +116,11 @@ async function replayed(trace: TraceSource, each: (change: Change) => void, pace
       if (--running === 0) all.unsubscribe();
     };
     // No jitter (`random`): a backoff is its base, so what the recording got after one comes at its recorded time.
-    one = informer(divergence(replay, scheduler, stop), resource, { scheduler, random: () => 0 }).events$.subscribe((event) =>
-      each({ at: scheduler.now(), resource: name, secret, event }),
-    );
+    one = informer(divergence(replay, scheduler, stop), resource, {
+      scheduler,
+      random: () => 0,
+      reportUnobservedErrors: false,
+    }).events$.subscribe((event) => each({ at: scheduler.now(), resource: name, secret, event }));
     all.add(one);
     all.add(replay.finished$.subscribe(stop));
   }
