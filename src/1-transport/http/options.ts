@@ -44,8 +44,8 @@ export interface HttpTransportOptions {
   readonly maxListTotalBytes?: number;
   /**
    * Random numbers in [0, 1): which words of a JSON list page the count of its objects and arrays reads, for its charge
-   * against `maxListBytes` and `maxListTotalBytes` (docs/reliability.md, "Limits"). Default `Math.random`; an informer passes its own `random` (so a seeded one makes a
-   * page at its limit pass or fail the same way every run).
+   * against `maxListBytes` and `maxListTotalBytes` (docs/reliability.md, "Limits"). Default `Math.random`; an informer
+   * passes its own `random` (so a seeded one makes a page at its limit pass or fail the same way every run).
    */
   readonly random?: () => number;
   /** Largest error body (the Status of a non-2xx answer to any request) read, as `maxListBytes`. Default 1 MiB. */
