@@ -38,7 +38,10 @@ export interface RealFifoStep<T> {
   readonly outputs: readonly FifoOutput<T>[];
 }
 
-/** One key's deltas in a step, before they are cut into batches: the key, then its deltas (one, or a recreated key's two). */
+/**
+ * One key's deltas in a step, before they are cut into batches: the key, then its deltas
+ * (one, or a recreated key's two).
+ */
 type Entry<T> = readonly [string, ...Delta<T>[]];
 
 const NOTHING: readonly never[] = [];
@@ -110,7 +113,10 @@ function replaced<T>(
   return entries;
 }
 
-/** A step's entries as batches, split before a key a batch already holds; an empty one only as the end of the initial list. */
+/**
+ * A step's entries as batches, split before a key a batch already holds; an empty one only as the
+ * end of the initial list.
+ */
 function batches<T>(
   state: RealFifoState,
   cause: BatchCause,
