@@ -93,22 +93,25 @@ export function traceWriter(options: TraceWriterOptions): TraceWriter & Required
   let failure: unknown;
   let timer: Subscription | undefined;
 
-  /** Steps the machine and carries out its effects; `write`: the line offered, if any. True when it was written. */
-  const step = (input: WriterInput, write?: () => void): boolean => {
+  /**
+   * Steps the machine and carries out its effects; `line`: the line offered, if any (its text, or
+   * its parts). True when it was written.
+   */
+  const step = (input: WriterInput, line?: string | readonly string[]): boolean => {
     const next = writerStep(state, input, limits);
     state = next.state;
     let wrote = false;
     for (const effect of next.effects) {
       switch (effect.type) {
         case 'write':
-          wrote = attempt(write!, input.type === 'line' ? input.size : 0);
+          wrote = attempt(line!, (input as { readonly size: number }).size);
           break;
         case 'freeTimer':
           timer?.unsubscribe();
           break;
         case 'stopLine': {
           const text = traceLineText({ type: 'stop', at: effect.at, why: effect.why });
-          attempt(() => options.write(text), Buffer.byteLength(text, 'utf8'));
+          attempt(text, Buffer.byteLength(text, 'utf8'));
           break;
         }
         case 'stopped':
@@ -119,10 +122,15 @@ export function traceWriter(options: TraceWriterOptions): TraceWriter & Required
     }
     return wrote;
   };
-  /** Writes; a write that throws is the writer's failure. */
-  const attempt = (write: () => void, size: number): boolean => {
+  /**
+   * Writes a line (given in parts: through `writeParts`, if there is one); a write that throws is
+   * the writer's failure.
+   */
+  const attempt = (line: string | readonly string[], size: number): boolean => {
     try {
-      write();
+      if (typeof line === 'string') options.write(line);
+      else if (options.writeParts) options.writeParts(line);
+      else options.write(line.join(''));
     } catch (e) {
       failure = e;
       step({ type: 'failed' });
@@ -135,13 +143,6 @@ export function traceWriter(options: TraceWriterOptions): TraceWriter & Required
   const { durationMs } = limits;
   if (durationMs !== undefined) timer = scheduleAfter(clock, () => step({ type: 'due', at: at() }), durationMs);
 
-  /** Offers a whole line of `size` UTF-8 bytes; `parts`: the line in parts, if it was given so. */
-  const offer = (time: number, text: () => string, size: number, parts?: readonly string[]): boolean =>
-    step({ type: 'line', at: time, size }, () => {
-      if (parts && options.writeParts) options.writeParts(parts);
-      else options.write(text());
-    });
-
   return {
     nextId: () => ids++,
     line(record) {
@@ -152,11 +153,11 @@ export function traceWriter(options: TraceWriterOptions): TraceWriter & Required
       const parts = traceLineParts({ type, at: time, ...rest } as TraceRequestLine);
       if (parts.length === 1) {
         const text = parts[0]!;
-        return offer(time, () => text, Buffer.byteLength(text, 'utf8'));
+        return step({ type: 'line', at: time, size: Buffer.byteLength(text, 'utf8') }, text);
       }
       let size = 0;
       for (const part of parts) size += Buffer.byteLength(part, 'utf8');
-      return offer(time, () => parts.join(''), size, parts);
+      return step({ type: 'line', at: time, size }, parts);
     },
     eventLine(id, event, eventBytes) {
       if (state.stopped) return false;
@@ -165,7 +166,7 @@ export function traceWriter(options: TraceWriterOptions): TraceWriter & Required
       const head = `{"type":"event","at":${JSON.stringify(time)},"id":${JSON.stringify(id)},"event":`;
       const parts = [head, event, EVENT_LINE_END];
       const size = head.length + (eventBytes ?? Buffer.byteLength(event, 'utf8')) + EVENT_LINE_END.length;
-      return offer(time, () => parts.join(''), size, parts);
+      return step({ type: 'line', at: time, size }, parts);
     },
     get stopped() {
       return state.stopped;

@@ -72,7 +72,7 @@ export function writerStep(
       if (state.bytes + input.size + STOP_LINE_ROOM > limits.maxBytes) return stop(state, 'maxBytes', input.at);
       return { state, effects: WRITE };
     case 'written':
-      return { state: { ...state, bytes: state.bytes + input.size }, effects: NONE };
+      return { state: { bytes: state.bytes + input.size, stopped: state.stopped, failed: state.failed }, effects: NONE };
     case 'failed':
       // No stop line follows a failed write: its time does not matter.
       return stop({ ...state, failed: true }, 'closed', 0);
