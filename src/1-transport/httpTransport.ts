@@ -1,7 +1,6 @@
 import { Observable, catchError, throwError, type MonoTypeOperatorFunction, type Subscriber } from 'rxjs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { InformerError, asStatus, errorFromStatus, isFailureStatus } from '../0-model/errors.ts';
-import { isRecord } from '../util/isRecord.ts';
 import { toPartialObjectMetadata } from '../0-model/metadata.ts';
 import { LineSplitter, type LineBytesSink, type LineSink } from './lineSplitter.ts';
 import {
@@ -374,7 +373,7 @@ function readListPage(
         return subscriber.error(new InformerError('MalformedLine', detail, { phase: 'list' }));
       }
       // A failure Status answered with 200 (a proxy, a broken aggregated API) is its error, as client-go's Result.Into.
-      const status = isRecord(value) && value.kind === 'Status' ? asStatus(value) : undefined;
+      const status = asStatus(value);
       if (isFailureStatus(status)) return subscriber.error(errorFromStatus(status.code ?? 500, value, 'list'));
       const page = toListPage(value, shape);
       if (!page) return subscriber.error(new InformerError('MalformedLine', `list ${path}: the response is not a list`, { phase: 'list' }));
