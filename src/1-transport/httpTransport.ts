@@ -30,10 +30,10 @@ import {
   JSON_ACCEPT,
   PROTOBUF_ACCEPT,
   requestSettings,
-  timerMs,
   type HttpTransportOptions,
   type RequestSettings,
 } from './http/options.ts';
+import { timerMs } from '../util/scheduleAfter.ts';
 import { get, send, type Opened } from './http/request.ts';
 import { MetadataAccept } from './http/metadataAccept.ts';
 import type { HttpResponse } from './http2/response.ts';
