@@ -7,6 +7,14 @@ export const DEFAULT_READ_IDLE_MS = 5_000;
 /** The default of {@link Http2Options.pingTimeoutMs}. */
 export const DEFAULT_PING_TIMEOUT_MS = 5_000;
 /**
+ * The default of {@link Http2Options.idleTimeoutMs}: client-go's `IdleConnTimeout`. client-go/transport/cache.go
+ * builds its transport through apimachinery's `utilnet.SetTransportDefaults`, which (pkg/util/net/http.go) sets
+ * `IdleConnTimeout` to Go's `http.DefaultTransport`'s, 90 s; its HTTP/2 connections are closed after it too.
+ */
+export const DEFAULT_IDLE_CONNECTION_MS = 90_000;
+/** The default of {@link Http2Options.maxConnections}. */
+export const DEFAULT_MAX_CONNECTIONS = 8;
+/**
  * A PING timeout that fires later than this (ms) after it was due was delayed by a blocked event loop: the answer
  * may be waiting unread, so a fresh PING is sent instead of declaring the connection dead.
  */
@@ -31,6 +39,18 @@ export interface Http2Options {
    * `0` or `Infinity`: no timeout (a PING unanswered leaves the connection as it is); past Node's timer limit, that limit.
    */
   readonly pingTimeoutMs?: number;
+  /**
+   * A connection that carries no request for this long (ms) is closed, as client-go's transport closes an idle
+   * one (`IdleConnTimeout`, 90 s). Default {@link DEFAULT_IDLE_CONNECTION_MS}; `0` or `Infinity`: kept until
+   * the server closes it (an idle connection keeps no process alive either way).
+   */
+  readonly idleTimeoutMs?: number;
+  /**
+   * Most connections open at once to one server with one KubeConfig, user and TLS material (a pool slot). A
+   * request that finds every one full (the server's `SETTINGS_MAX_CONCURRENT_STREAMS`) fails with a
+   * `ProtocolError` (backed off and retried as any) instead of dialing another. Default {@link DEFAULT_MAX_CONNECTIONS}.
+   */
+  readonly maxConnections?: number;
   /**
    * Runs the PING timers, and its `now()` is their clock (tests pass a virtual-time scheduler). Default
    * `asyncScheduler`, with `performance.now()` (monotonic) as the clock.
