@@ -165,7 +165,7 @@ describe('hostile exec plugins: output bounded, process group killed, no credent
     const { pgid } = await pluginStarted();
     expect(error.reason).toBe('CredentialPlugin');
     expect(error.message).toMatch(
-      /^exec plugin \S+: its stderr passed the 1 MiB limit; stopped reading and killed it: …( \| debug: using token <redacted> \(Authorization: Bearer <redacted>\) and <redacted>)+$/,
+      /^exec plugin \S+: its stderr passed the 1 MiB limit; stopped reading and killed it: …( \| debug: using token <redacted> \(Authorization: <redacted>\) and <redacted>)+$/,
     );
     expect(error.message.length).toBeLessThan(1200);
     expectNoSecret(error.message);

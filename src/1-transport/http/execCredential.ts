@@ -233,10 +233,14 @@ const CREDENTIAL_LIKE = [
   /\b(Bearer|Basic)[ \t]{1,16}[A-Za-z0-9._~+/=-]{1,8192}/gi,
 ];
 /**
- * A header whose whole value is a credential, whatever its scheme (`Authorization: Token …`, `Bearer`, `Negotiate`,
- * `Proxy-Authorization`, `Cookie: a=1; b=2`): group 1 up to the value, the rest of the line redacted.
+ * Headers whose value is a credential whatever its scheme: `Authorization: Token …` (`Bearer`, `Negotiate`,
+ * `Proxy-Authorization`), its scheme and credential (group 1 up to them); a `Cookie:` (or `Set-Cookie:`) to the end
+ * of its line (`a=1; b=2`).
  */
-const SECRET_HEADER = /(\b[A-Za-z-]{0,20}(?:authorization|cookie)["']?[ \t]{0,16}[:=][ \t]{0,16})[^\r\n]{1,8192}/gi;
+const SECRET_HEADERS = [
+  /(\b[A-Za-z-]{0,20}authorization["']?[ \t]{0,16}[:=][ \t]{0,16})(?:[A-Za-z0-9-]{1,32}[ \t]{1,16})?[^\s"',;)}]{1,8192}/gi,
+  /(\b[A-Za-z-]{0,20}cookie["']?[ \t]{0,16}[:=][ \t]{0,16})[^\r\n]{1,8192}/gi,
+];
 /**
  * `name: value` or `name=value`, quoted or not, where the name holds a word of {@link SECRET_NAME_WORDS} anywhere
  * (`aws_secret_access_key=…`, `client_secret: …`, `x-auth=…`): group 1 up to the value, group 2 the value.
@@ -268,7 +272,7 @@ export function scrubStderr(stderr: string, secrets: readonly string[], cut = fa
     if (piece.length >= 4 && text.includes(piece)) text = text.split(piece).join('<redacted>');
   for (const pattern of CREDENTIAL_LIKE)
     text = text.replace(pattern, (_m, scheme?: unknown) => (typeof scheme === 'string' ? `${scheme} <redacted>` : '<redacted>'));
-  text = text.replace(SECRET_HEADER, (_m, key: string) => `${key}<redacted>`);
+  for (const header of SECRET_HEADERS) text = text.replace(header, (_m, key: string) => `${key}<redacted>`);
   text = text.replace(SECRET_ASSIGNMENT, (_m, key: string) => `${key}<redacted>`);
   const lines = text
     .split(/\r?\n/)
