@@ -238,7 +238,11 @@ export function informerFromSource<T extends KubeObject>(
 ): Informer<T> {
   const listProgress = new Subject<ListProgress>();
   const scheduler = options.scheduler ?? asyncScheduler;
-  const unobserved = unobservedReporter(`informer ${resourceName(resource)}`, () => scheduler.now(), options.reportUnobservedErrors !== false);
+  const unobserved = unobservedReporter(
+    `informer ${resourceName(resource)}`,
+    () => scheduler.now(),
+    options.reportUnobservedErrors !== false,
+  );
   const state$ = defer(() => {
     // deltaFifo's knownObjects is the cache itself, as of the last step (the pipeline is synchronous).
     // The one reference to the latest state: no operator keeps the first one (a `scan` seed, a `startWith`
