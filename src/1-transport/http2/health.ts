@@ -1,5 +1,6 @@
 import type { ClientHttp2Session } from 'node:http2';
 import { asyncScheduler, type SchedulerLike, type Subscription } from 'rxjs';
+import { monotonicNow } from '../../util/monotonicNow.ts';
 
 /** The default of {@link Http2Options.readIdleMs}. */
 export const DEFAULT_READ_IDLE_MS = 5_000;
@@ -28,7 +29,7 @@ export interface Http2Options {
   readonly pingTimeoutMs?: number;
   /**
    * Runs the PING timers, and its `now()` is their clock (tests pass a virtual-time scheduler). Default
-   * `asyncScheduler`, with `performance.now()` (monotonic) as the clock.
+   * `asyncScheduler`, with `monotonicNow()` (src/util/monotonicNow.ts) as the clock.
    */
   readonly scheduler?: SchedulerLike;
 }
@@ -103,7 +104,7 @@ export class PingHealth {
     this.onDead = onDead;
     const scheduler = options.scheduler;
     this.scheduler = scheduler ?? asyncScheduler;
-    this.now = scheduler ? () => scheduler.now() : () => performance.now();
+    this.now = scheduler ? () => scheduler.now() : monotonicNow;
     const idle = options.readIdleMs ?? DEFAULT_READ_IDLE_MS;
     this.readIdleMs = idle > 0 && idle !== Infinity ? idle : undefined;
     this.pingTimeoutMs = options.pingTimeoutMs ?? DEFAULT_PING_TIMEOUT_MS;
