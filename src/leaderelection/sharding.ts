@@ -4,7 +4,6 @@ import {
   Observable,
   Subject,
   Subscription,
-  asyncScheduler,
   defer,
   distinctUntilChanged,
   filter,
@@ -22,7 +21,7 @@ import {
 } from 'rxjs';
 import { LeaseError, isConflict } from './errors.ts';
 import { shardOf } from './hash.ts';
-import { leaderElection, type LeaderElectionOptions } from './leaderElection.ts';
+import { electionClocks, leaderElection, type LeaderElectionOptions } from './leaderElection.ts';
 import type { LeaseClients } from './leaseClient.ts';
 import { DEFAULT_TIMING, type ElectionTiming } from './machine.ts';
 import {
@@ -47,6 +46,7 @@ export interface ShardingOptions extends Partial<ElectionTiming> {
    * `httpLeaseClients(kc, { requestTimeoutMs })`, default 5 s) bound each request too: the shorter wins.
    */
   readonly requestTimeoutMs?: number;
+  /** Clock and timers, as {@link LeaderElectionOptions.scheduler}: default timed by a monotonic clock, one given used as is. */
   readonly scheduler?: SchedulerLike;
   readonly random?: () => number;
 }
@@ -120,7 +120,7 @@ const LABEL = 'rx-informer.io/sharding';
 export function sharding(clients: LeaseClients, options: ShardingOptions): Sharding {
   if (!Number.isInteger(options.shards) || options.shards < 1)
     throw new TypeError(`sharding: shards must be a positive integer, got ${options.shards}`);
-  const scheduler = options.scheduler ?? asyncScheduler;
+  const { scheduler, wall } = electionClocks(options.scheduler);
   const timing: ElectionTiming = {
     leaseDurationMs: options.leaseDurationMs ?? DEFAULT_TIMING.leaseDurationMs,
     renewDeadlineMs: options.renewDeadlineMs ?? DEFAULT_TIMING.renewDeadlineMs,
@@ -137,11 +137,12 @@ export function sharding(clients: LeaseClients, options: ShardingOptions): Shard
     config,
     labels: { [LABEL]: options.name },
     scheduler,
+    wall,
     requestTimeoutMs: options.requestTimeoutMs ?? timing.renewDeadlineMs / 2,
     election: {
       identity: options.identity,
       ...timing,
-      scheduler,
+      ...(options.scheduler ? { scheduler: options.scheduler } : {}),
       ...(options.random ? { random: options.random } : {}),
       ...(options.requestTimeoutMs ? { requestTimeoutMs: options.requestTimeoutMs } : {}),
     },
@@ -202,6 +203,8 @@ interface Shell {
   readonly config: ShardingConfig;
   readonly labels: Readonly<Record<string, string>>;
   readonly scheduler: SchedulerLike;
+  /** The wall time written into Leases (see `electionClocks`). */
+  readonly wall: () => number;
   readonly requestTimeoutMs: number;
   /** Options of every election (the member Lease's and each shard's). */
   readonly election: LeaderElectionOptions;
@@ -252,7 +255,7 @@ function run(shell: Shell, subscriber: Subscriber<ShardingEvent>): TeardownLogic
     stepping = true;
     // Stops when the run ends meanwhile (its last subscriber left while an effect was carried out).
     for (let next = queue.shift(); next !== undefined && !subscriber.closed; next = queue.shift()) {
-      const step = stepSharding(config, state, next, scheduler.now(), new Set(shell.inflight.keys()));
+      const step = stepSharding(config, state, next, scheduler.now(), new Set(shell.inflight.keys()), shell.wall());
       state = step.state;
       shell.active = state.held;
       for (const effect of step.effects) if (!subscriber.closed) carryOut(effect);

@@ -135,7 +135,8 @@ export function initialSharding(config: ShardingConfig): ShardingState {
 }
 
 /**
- * The one transition: `now` is our clock, `busy` the shards with work in flight (see `gate`). Pure: the state given is
+ * The one transition: `now` is our clock (monotonic by default, see machine.ts), `busy` the shards with work in flight
+ * (see `gate`), `wall` the wall time written into a released member Lease (default `now`). Pure: the state given is
  * not changed, the effects are for the shell to carry out in order.
  */
 export function stepSharding(
@@ -144,15 +145,16 @@ export function stepSharding(
   input: ShardingInput,
   now: number,
   busy: ReadonlySet<number>,
+  wall = now,
 ): ShardingStep {
   const out: ShardingEffect[] = [];
   switch (input.type) {
     case 'listed':
-      return done(recount(config, { ...listed(config, state, input.leases, now), listed: true }, now, busy, out), out);
+      return done(recount(config, { ...listed(config, state, input.leases, now), listed: true }, now, wall, busy, out), out);
     case 'renewing': {
       const regained = input.lead && !state.renewing;
       const next = { ...state, renewing: input.lead };
-      return done(regained && state.listed ? recount(config, refreshed(next, now), now, busy, out) : next, out);
+      return done(regained && state.listed ? recount(config, refreshed(next, now), now, wall, busy, out) : next, out);
     }
     case 'leading': {
       if (state.leading[input.shard] && !input.lead) out.push({ type: 'lost', shard: input.shard });
@@ -162,7 +164,7 @@ export function stepSharding(
     case 'drained':
       return done(update(config, state, busy, out), out);
     case 'recheck':
-      return done(recount(config, state, now, busy, out), out);
+      return done(recount(config, state, now, wall, busy, out), out);
     case 'memberReleased': {
       const before = state.seen.get(input.lease);
       if (before?.resourceVersion !== input.resourceVersion) return done(state, out);
@@ -207,6 +209,7 @@ function recount(
   config: ShardingConfig,
   state: ShardingState,
   now: number,
+  wall: number,
   busy: ReadonlySet<number>,
   out: ShardingEffect[],
 ): ShardingState {
@@ -227,7 +230,7 @@ function recount(
       const key = `${lease}@${sighting.resourceVersion}`;
       if (holderIdentity === '' || holderIdentity === config.identity || until(sighting) > now || releasing.has(key)) continue;
       releasing = new Set(releasing).add(key);
-      out.push({ type: 'releaseMember', lease, resourceVersion: sighting.resourceVersion, record: released(sighting.record, now) });
+      out.push({ type: 'releaseMember', lease, resourceVersion: sighting.resourceVersion, record: released(sighting.record, wall) });
     }
   const counted = { ...state, members, owners: assignShards(config.shards, members, config.name), releasing };
   const result = update(config, counted, busy, out);
@@ -240,8 +243,8 @@ function recount(
 }
 
 /** The record that releases a member Lease (as client-go's ReleaseOnCancel: holder "", lease duration 1 s). */
-function released(record: LeaderElectionRecord, now: number): LeaderElectionRecord {
-  const time = microTime(now);
+function released(record: LeaderElectionRecord, wall: number): LeaderElectionRecord {
+  const time = microTime(wall);
   return { holderIdentity: '', leaseDurationSeconds: 1, acquireTime: time, renewTime: time, leaseTransitions: record.leaseTransitions };
 }
 
