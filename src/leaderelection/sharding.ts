@@ -278,6 +278,8 @@ function run(shell: Shell, subscriber: Subscriber<ShardingEvent>): TeardownLogic
         return;
       case 'releaseMember':
         return subscription.add(releaseMember(shell, effect, feed, report));
+      case 'invalid':
+        return report(new LeaseError('ValidationFailed', 'list', effect.lease, effect.message));
     }
   };
 
