@@ -34,4 +34,11 @@ describe('sharding() and a hostile member Lease', () => {
     expect(errors.map((e) => [e.reason, e.operation, e.lease])).toEqual([['ValidationFailed', 'list', 'g-member-evil']]);
     expect(errors[0]!.message).toContain('holderIdentity of 1048576 characters');
   });
+
+  it('refuses an identity the other members would ignore (longer than 253 characters) or an empty one', () => {
+    const clients = new FakeLeaseServer().clients({ client: 'a' });
+    expect(() => sharding(clients, { name: 'g', shards: 4, identity: 'x'.repeat(254) })).toThrow(/at most 253 characters/);
+    expect(() => sharding(clients, { name: 'g', shards: 4, identity: '' })).toThrow(TypeError);
+    expect(() => sharding(clients, { name: 'g', shards: 4, identity: 'x'.repeat(253) })).not.toThrow();
+  });
 });

@@ -42,7 +42,11 @@ export interface LeaderElectionOptions {
   readonly namespace?: string;
   /** The Lease's name (with a KubeConfig). */
   readonly name?: string;
-  /** Who we are; unique per process (e.g. the pod name plus a random suffix). */
+  /**
+   * Who we are; unique per process: client-go's convention is the host name plus a random suffix,
+   * `${os.hostname()}_${crypto.randomUUID()}` (not the pid: in a container it is often 1 in every pod, and two
+   * candidates of one identity both lead). Must not be empty (`""` is a released Lease).
+   */
   readonly identity: string;
   /** Default 15 000. */
   readonly leaseDurationMs?: number;
@@ -132,13 +136,14 @@ function send(client: LeaseClient, request: LeaseRequest): Observable<LeaseSnaps
  *
  * ## Example
  * ```ts
- * const election = leaderElection(kc, { namespace: 'ops', name: 'my-controller', identity: `${os.hostname()}-${process.pid}` });
+ * const election = leaderElection(kc, { namespace: 'ops', name: 'my-controller', identity: `${os.hostname()}_${randomUUID()}` });
  * election.leader$.pipe(switchMap((lead) => (lead ? controller.outcomes$ : EMPTY))).subscribe();
  * ```
  *
  * @param source A KubeConfig (the Lease `options.namespace`/`options.name` over HTTP) or any {@link LeaseClient}.
  * @return leader$, status$ and errors$, sharing one campaign.
- * @throws TypeError when the timing breaks client-go's rules (leaseDuration > renewDeadline > 1.2 × retryPeriod).
+ * @throws TypeError when the timing breaks client-go's rules (leaseDuration > renewDeadline > 1.2 × retryPeriod), or
+ *   `identity` is empty (a Lease held by `""` reads as released: every such candidate would take it, and lead).
  */
 export function leaderElection(source: KubeConfig | LeaseClient, options: LeaderElectionOptions): LeaderElection {
   const timing = {
@@ -148,6 +153,8 @@ export function leaderElection(source: KubeConfig | LeaseClient, options: Leader
   };
   const problem = timingProblem(timing);
   if (problem) throw new TypeError(`leaderElection: ${problem}`);
+  if (typeof options.identity !== 'string' || options.identity === '')
+    throw new TypeError('leaderElection: `identity` must be a non-empty string, unique per process');
   let client: LeaseClient;
   if (isLeaseClient(source)) client = source;
   else {

@@ -26,6 +26,7 @@ import type { LeaseClients } from './leaseClient.ts';
 import { DEFAULT_TIMING, type ElectionTiming } from './machine.ts';
 import {
   initialSharding,
+  MAX_IDENTITY_LENGTH,
   stepSharding,
   type ShardingConfig,
   type ShardingEffect,
@@ -39,7 +40,11 @@ export interface ShardingOptions extends Partial<ElectionTiming> {
   readonly name: string;
   /** How many shards the keys are spread over (fixed for the life of the deployment). */
   readonly shards: number;
-  /** Unique per process. */
+  /**
+   * Unique per process (not the pid: in a container it is often 1 in every pod), e.g.
+   * `${os.hostname()}-${crypto.randomUUID()}`. It names the member Lease, `<name>-member-<identity>`: a Kubernetes
+   * object name's characters (lowercase letters, digits, `-`, `.`), 253 at most in all. Not empty.
+   */
   readonly identity: string;
   /**
    * Each Lease request gives up after this long. Default renewDeadline / 2. The clients' own timers (set by
@@ -116,10 +121,15 @@ const LABEL = 'rx-informer.io/sharding';
  * const apples = controller({ for: informer, reconcile: (key, ctx) => shards.gate(key, () => reconcileApple(key, ctx)) });
  * merge(apples.outcomes$, shards.acquired$.pipe(tap((s) => requeueShard(s)))).subscribe();
  * ```
+ *
+ * @throws TypeError when `shards` is not a positive integer, or `identity` is empty or longer than 253 characters.
  */
 export function sharding(clients: LeaseClients, options: ShardingOptions): Sharding {
   if (!Number.isInteger(options.shards) || options.shards < 1)
     throw new TypeError(`sharding: shards must be a positive integer, got ${options.shards}`);
+  // Every other member ignores a longer one (MAX_IDENTITY_LENGTH): we would hold shards nobody else counts.
+  if (typeof options.identity !== 'string' || options.identity === '' || options.identity.length > MAX_IDENTITY_LENGTH)
+    throw new TypeError(`sharding: identity must be a non-empty string of at most ${MAX_IDENTITY_LENGTH} characters`);
   const { scheduler, wall } = electionClocks(options.scheduler);
   const timing: ElectionTiming = {
     leaseDurationMs: options.leaseDurationMs ?? DEFAULT_TIMING.leaseDurationMs,
