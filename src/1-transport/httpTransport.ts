@@ -402,20 +402,21 @@ function readWatchStream<T>(
   initial?: (json: boolean) => StreamingListCharge | undefined,
 ): void {
   const { path, options, shape } = reading;
+  const request = `watch ${path}`;
   const pending = reading.accept.takeNotice();
   if (pending) subscriber.next(out(pending, undefined, 0));
   const protobuf = reading.protobuf && isProtobuf(response.headers['content-type']);
   const unit = protobuf ? 'frame' : 'line';
   const oversize = (bytes: number) => {
     const message = `watch ${path}: a ${unit} passed the ${formatBytes(maxLineBytes)} limit (${bytes} bytes; option maxLineBytes); watch ended`;
-    subscriber.next(out(new InformerError('MalformedLine', message, { phase: 'watch' }), undefined, 0));
+    subscriber.next(out(new InformerError('MalformedLine', message, { phase: 'watch', request }), undefined, 0));
   };
   let charge = initial?.(!protobuf);
   let over = false;
   const emit = (frame: WatchFrame, line: string | undefined, bytes: number) => {
     if (charge && !(frame instanceof InformerError) && frame.type === 'BOOKMARK' && isInitialEventsEnd(frame.object)) charge = undefined;
     const shaped = shape ? shapeFrame(frame, shape) : frame;
-    subscriber.next(out(shaped, wantLines && shaped === frame ? eventLine(frame, line) : undefined, bytes));
+    subscriber.next(out(namedFrame(shaped, request), wantLines && shaped === frame ? eventLine(frame, line) : undefined, bytes));
   };
   // Protobuf: length-prefixed frames (no JSON line to write as it came); JSON: lines.
   const frames = protobuf ? new FrameSplitter(maxLineBytes) : undefined;
@@ -454,10 +455,19 @@ function readWatchStream<T>(
     }
     if (splitter.leftoverBytes > 0) {
       const message = `watch stream ended inside a ${unit} (${splitter.leftoverBytes} bytes)`;
-      subscriber.next(out(new InformerError('MalformedLine', message, { phase: 'watch' }), undefined, 0));
+      subscriber.next(out(new InformerError('MalformedLine', message, { phase: 'watch', request }), undefined, 0));
     }
     subscriber.complete();
   });
+}
+
+/**
+ * A frame of the watch `request` (`watch /api/v1/pods`) naming it where it is a failure: a line that could not be read
+ * (`MalformedLine`), an `ERROR` event (its Status becomes the reflector's error, {@link RawWatchEvent.request}).
+ */
+function namedFrame(frame: WatchFrame, request: string): WatchFrame {
+  if (frame instanceof InformerError) return frame.forRequest(request);
+  return frame.type === 'ERROR' ? { type: frame.type, object: frame.object, request } : frame;
 }
 
 /**

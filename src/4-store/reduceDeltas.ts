@@ -2,7 +2,7 @@ import { InformerError } from '../0-model/errors.ts';
 import { isTombstone, type Delta, type DeltaBatch, type Deltas, type FifoOutput } from '../3-deltas/deltas.ts';
 import type { InformerEvent } from './informerEvent.ts';
 import type { IndexValues } from './indexing.ts';
-import type { Replaced, Store } from './store.ts';
+import { putInStore, type Replaced, type Store } from './store.ts';
 
 /** Everything an informer knows after a step: the cache, and what the step changed. */
 export interface InformerState<T> {
@@ -114,7 +114,7 @@ function reduceOne<T>(state: InformerState<T>, output: DeltaBatch<T>, entry: Del
   const values = store.prepare(key, object);
   if (values instanceof InformerError) return stepped(state, output, store, NONE, [values]);
   // The write finds the cached object on its way (one walk of the trie, not a get and then a write's walk).
-  const after = store.put(key, object, replaced as Replaced<T>, writeErrors, values);
+  const after = putInStore(store, key, object, replaced as Replaced<T>, writeErrors, values);
   const before = replaced.previous as T | undefined;
   replaced.previous = undefined;
   return stepped(state, output, after, [changeEvent(delta, before, object, isInInitialList)], takeWriteErrors());
@@ -137,7 +137,7 @@ function takeWriteErrors(): readonly InformerError[] {
 }
 
 /**
- * Where `Store.put` leaves the object its write replaced, read (and cleared) right after the call: one
+ * Where `putInStore` leaves the object its write replaced, read (and cleared) right after the call: one
  * object for every reducer, not one an event (`put` writes it last, after any index function has run).
  */
 const replaced: Replaced<unknown> = { previous: undefined };
