@@ -107,19 +107,33 @@ function reduceOne<T>(state: InformerState<T>, output: DeltaBatch<T>, entry: Del
     const before = store.get(key);
     // Nothing cached (its versions were all rejected): there is nothing to delete or tell.
     if (before === undefined) return stepped(state, output, store, NONE, NONE);
-    const errors: InformerError[] = [];
-    const after = store.write(key, before, undefined, errors);
-    return stepped(state, output, after, [deletedEvent(delta, before, isInInitialList)], errors);
+    const after = store.write(key, before, undefined, writeErrors);
+    return stepped(state, output, after, [deletedEvent(delta, before, isInInitialList)], takeWriteErrors());
   }
   const object = delta.object as T;
   const values = store.prepare(key, object);
   if (values instanceof InformerError) return stepped(state, output, store, NONE, [values]);
-  const errors: InformerError[] = [];
   // The write finds the cached object on its way (one walk of the trie, not a get and then a write's walk).
-  const after = putInStore(store, key, object, replaced as Replaced<T>, errors, values);
+  const after = putInStore(store, key, object, replaced as Replaced<T>, writeErrors, values);
   const before = replaced.previous as T | undefined;
   replaced.previous = undefined;
-  return stepped(state, output, after, [changeEvent(delta, before, object, isInInitialList)], errors);
+  return stepped(state, output, after, [changeEvent(delta, before, object, isInInitialList)], takeWriteErrors());
+}
+
+/**
+ * Where a one-key write leaves its `IndexerError`s (an index function that threw for the object it replaces),
+ * taken right after the call by {@link takeWriteErrors}: one array for every reducer, not an empty one an event.
+ * A write pushes at most one error, after its index functions have run, so a reducer run from inside an index
+ * function takes only its own.
+ */
+const writeErrors: InformerError[] = [];
+
+/** The errors the last write left in {@link writeErrors}, as an array of their own (NONE when none); empties it. */
+function takeWriteErrors(): readonly InformerError[] {
+  if (writeErrors.length === 0) return NONE;
+  const taken = writeErrors.slice();
+  writeErrors.length = 0;
+  return taken;
 }
 
 /**

@@ -262,7 +262,8 @@ export function informerFromSource<T extends KubeObject>(
         : deltaFifo<T>({ knownObjects: () => current.store }),
       map((output: FifoOutput<T>) => {
         current = afterStep(reduceDeltas(current, output));
-        for (const error of current.errors) unobserved.report(error);
+        const errors = current.errors;
+        for (let i = 0; i < errors.length; i++) unobserved.report(errors[i]!);
         return current;
       }),
     );

@@ -1,5 +1,6 @@
 import type { ClientHttp2Session } from 'node:http2';
 import { asyncScheduler, type SchedulerLike, type Subscription } from 'rxjs';
+import { monotonicNow } from '../../util/monotonicNow.ts';
 import { timerMs } from '../../util/scheduleAfter.ts';
 
 /** The default of {@link Http2Options.readIdleMs}. */
@@ -53,7 +54,7 @@ export interface Http2Options {
   readonly maxConnections?: number;
   /**
    * Runs the PING timers, and its `now()` is their clock (tests pass a virtual-time scheduler). Default
-   * `asyncScheduler`, with `performance.now()` (monotonic) as the clock.
+   * `asyncScheduler`, with `monotonicNow()` (src/util/monotonicNow.ts) as the clock.
    */
   readonly scheduler?: SchedulerLike;
 }
@@ -129,7 +130,7 @@ export class PingHealth {
     this.onDead = onDead;
     const scheduler = options.scheduler;
     this.scheduler = scheduler ?? asyncScheduler;
-    this.now = scheduler ? () => scheduler.now() : () => performance.now();
+    this.now = scheduler ? () => scheduler.now() : monotonicNow;
     // Through the one cap of user-supplied durations: a delay past Node's limit would fire every 1 ms.
     this.readIdleMs = timerMs(options.readIdleMs, DEFAULT_READ_IDLE_MS);
     this.pingTimeoutMs = timerMs(options.pingTimeoutMs, DEFAULT_PING_TIMEOUT_MS);
