@@ -161,7 +161,8 @@ function scalar(f: Field, wireType: number, end: number): unknown {
   return fail(`field ${f.json}: wire type ${wireType}`);
 }
 
-function one(f: Field, wireType: number, end: number): unknown {
+/** One value of field `f` in wire type `wireType` (its tag read). */
+export function one(f: Field, wireType: number, end: number): unknown {
   if (wireType !== 2) return scalar(f, wireType, end);
   const e = lengthEnd(end);
   const value = lengthDelimited(f, e);
