@@ -22,8 +22,12 @@ interface LazySource {
   readonly bytes: string;
   /** Values read from a frozen object, which cannot take them as data properties. */
   frozen?: Map<string, unknown>;
-  /** The bytes of each member not read yet (what a measure of size reads instead of decoding it). */
-  readonly unread: Map<string, number>;
+  /** The lazy members, in the order they were defined (often the plan's own array, shared). */
+  readonly keys: readonly string[];
+  /** By index in `keys`: the bytes of the member while unread (what a measure of size reads instead of decoding it), -1 once read. */
+  readonly sizes: number[];
+  /** How many members are unread. */
+  unread: number;
 }
 
 /** A base whose constructor returns the object it is handed, so that a subclass's private field can be given to any object. */
@@ -83,19 +87,25 @@ function materialize(target: object, key: string): unknown {
 }
 
 function settle(target: object, key: string, value: unknown, source: LazySource | undefined): void {
-  source?.unread.delete(key);
+  const i = source === undefined ? -1 : source.keys.indexOf(key);
+  if (i >= 0 && source!.sizes[i]! >= 0) {
+    source!.sizes[i] = -1;
+    source!.unread--;
+  }
   if (!Reflect.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true }) && source)
     (source.frozen ??= new Map()).set(key, value);
 }
 
 /** The protobuf bytes of `object`'s member `key` while it is unread, else undefined (see `unparsedText` for JSON). */
 export function unreadProtobufBytes(object: object, key: string): number | undefined {
-  return sources.get(object)?.unread.get(key);
+  const source = sources.get(object);
+  const i = source === undefined ? -1 : source.keys.indexOf(key);
+  return i < 0 || source!.sizes[i]! < 0 ? undefined : source!.sizes[i];
 }
 
 /** True when `object` is a lazily decoded protobuf object with members not read yet. */
 export function hasUnreadProtobufMembers(object: object): boolean {
-  return (sources.get(object)?.unread.size ?? 0) > 0;
+  return (sources.get(object)?.unread ?? 0) > 0;
 }
 
 const accessorFor = lazyAccessors(materialize, (target, key, value) => settle(target, key, value, sources.get(target)));
@@ -108,16 +118,18 @@ export function protobufWithMetadata(object: object, metadata: unknown): Record<
   const source = sources.get(object);
   if (!source || source.frozen) return undefined;
   const copy: Record<string, unknown> = {};
-  const unread = new Map<string, number>();
+  const keys: string[] = [];
+  const sizes: number[] = [];
   for (const key of Object.keys(object)) {
-    const bytes = source.unread.get(key);
+    const bytes = unreadProtobufBytes(object, key);
     if (bytes !== undefined && Object.getOwnPropertyDescriptor(object, key)!.get) {
-      unread.set(key, bytes);
+      keys.push(key);
+      sizes.push(bytes);
       Object.defineProperty(copy, key, accessorFor(key));
     } else copy[key] = key === 'metadata' ? metadata : (object as Record<string, unknown>)[key];
   }
   if (!Object.prototype.hasOwnProperty.call(copy, 'metadata')) copy.metadata = metadata;
-  if (unread.size > 0) sources.set(copy, { msg: source.msg, bytes: source.bytes, unread });
+  if (keys.length > 0) sources.set(copy, { msg: source.msg, bytes: source.bytes, keys, sizes, unread: keys.length });
   return copy;
 }
 
@@ -210,9 +222,11 @@ export function decodeLazyInto(target: Record<string, unknown>, end: number, msg
 function decodePlanned(target: Record<string, unknown>, end: number, plan: Plan): void {
   const actions = plan.actions;
   let spans: number[] | undefined;
+  /** By index in `plan.keys`: a member's bytes so far (0: not seen). */
   let sizes: number[] | undefined;
-  /** The lazy members seen, in the order of their first occurrence (indices in `plan.keys`). */
+  /** The members' first occurrences, when not in `plan.keys`' order (indices in it); until then, the last one's index. */
   let order: number[] | undefined;
+  let last = -1;
   while (pos < end) {
     const tagStart = pos;
     const whole = varint(end);
@@ -225,11 +239,14 @@ function decodePlanned(target: Record<string, unknown>, end: number, plan: Plan)
       if (spans === undefined) {
         spans = [tagStart, pos];
         sizes = new Array<number>(plan.keys.length).fill(0);
-        order = [];
       } else if (spans[spans.length - 1] === tagStart) spans[spans.length - 1] = pos;
       else spans.push(tagStart, pos);
+      if (sizes![i] === 0) {
+        if (order !== undefined) order.push(i);
+        else if (i < last) order = [...seenIndices(sizes!), i];
+        last = i;
+      }
       sizes![i]! += pos - tagStart;
-      if (!order!.includes(i)) order!.push(i);
     } else if (action === Do.Field) {
       const f = plan.msg.byNumber[tag >>> 3];
       if (f === undefined) skip(tag & 7, end);
@@ -241,12 +258,23 @@ function decodePlanned(target: Record<string, unknown>, end: number, plan: Plan)
     }
   }
   if (spans === undefined) return fillAlways(target, plan.msg, undefined);
-  const keys = order!.map((i) => plan.keys[i]!);
+  let keys: readonly string[] = plan.keys;
+  // Every member, in the plan's order (the server's): the plan's array of names shared, the sizes as they are.
+  if (order !== undefined || sizes!.includes(0)) {
+    const seen = order ?? seenIndices(sizes!);
+    keys = seen.map((i) => plan.keys[i]!);
+    sizes = seen.map((i) => sizes![i]!);
+  }
   fillAlways(target, plan.msg, keys);
-  const unread = new Map<string, number>();
-  for (const i of order!) unread.set(plan.keys[i]!, sizes![i]!);
-  sources.set(target, { msg: plan.msg, bytes: copyOf(spans), unread });
+  sources.set(target, { msg: plan.msg, bytes: copyOf(spans), keys, sizes: sizes!, unread: keys.length });
   for (const key of keys) Object.defineProperty(target, key, accessorFor(key));
+}
+
+/** The indices of the members seen (a size over 0), in order. */
+function seenIndices(sizes: readonly number[]): number[] {
+  const seen: number[] = [];
+  for (let i = 0; i < sizes.length; i++) if (sizes[i]! > 0) seen.push(i);
+  return seen;
 }
 
 /** A length-delimited value from pos to `e` (its length read) into `target`, by the plan's action for its tag. */
