@@ -5,7 +5,7 @@
  * handing it the same lines through the transport's `parseWatchLine`, one `events$` subscriber), over the
  * workload's pods (bench/workload/pods.ts), `cached` of them listed first, then `events` watch events.
  *
- *   node --expose-gc bench/micro/perEvent.ts raw|store|rx [cached=50000] [events=50000] [--src DIR] [--heap-sample FILE [--all] [--top N]] [--cpu-prof FILE] [--garbage BYTES]
+ *   node --expose-gc bench/micro/perEvent.ts raw|store|rx [cached=50000] [events=50000] [--src DIR] [--heap-sample FILE [--all] [--top N]] [--cpu-prof FILE] [--garbage BYTES] [--parsed ROUNDS]
  *
  * Prints CPU µs per event of the whole process and of the main thread (the rest is V8's helper threads), the
  * scavenges and mark-compacts of the watch phase, and the bytes the old generation grew by per event (what
@@ -13,7 +13,8 @@
  * phase, keeping the samples of objects no scavenge freed (V8's sampling heap profiler with
  * `includeObjectsCollectedByMajorGC`), and writes them (a .heapprofile for DevTools) and a summary by
  * allocating function (with `--all`, of every object allocated, the short-lived too; `--top N` rows, default 15); `--cpu-prof FILE` writes a CPU profile of the watch phase (read it with bench/profile.ts).
- * `--src DIR` runs rx on another copy of src/ (an A/B of two versions, each in its own process).
+ * `--src DIR` runs rx on another copy of src/ (an A/B of two versions, each in its own process). `--parsed R`: the
+ * per-event path alone, the lines parsed beforehand, R rounds (see below).
  */
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
@@ -112,6 +113,82 @@ if (mode === 'raw') {
   play = () => {
     feed!();
     if (seen !== cached + events) throw new Error(`rx delivered ${seen - cached} of ${events} events`);
+  };
+}
+
+/**
+ * `--parsed R`: the pipeline alone, without JSON.parse. The watch lines are parsed once beforehand and the same
+ * frames are handed, in R rounds, to R fresh informers (rx) or Maps (raw), each listed anew (untimed); prints the
+ * main thread's CPU µs an event of each round and their median. What a change of the per-event path saves shows
+ * here without the parse's ~30 µs and its spread around it.
+ */
+const parsedRounds = Number(flag('parsed') ?? 0);
+if (parsedRounds > 0) {
+  if (mode === 'store') throw new Error('--parsed: raw or rx');
+  const frames = lines.map((line) => JSON.parse(line) as { type: string; object: Meta });
+  lines.length = 0;
+  const round = await parsedRound(frames);
+  const perRound: number[] = [];
+  for (let r = 0; r < parsedRounds; r++) {
+    const run = round();
+    gc();
+    const t0 = process.threadCpuUsage();
+    run();
+    const t = process.threadCpuUsage(t0);
+    perRound.push((t.user + t.system) / events);
+  }
+  const sorted = [...perRound].sort((a, b) => a - b);
+  console.log(
+    `${mode}${flag('src') ? `@${flag('src')}` : ''} parsed cached=${cached} events=${events}: median ${sorted[sorted.length >> 1]!.toFixed(2)} µs main-thread CPU/event ` +
+      `(rounds ${perRound.map((x) => x.toFixed(2)).join(' ')})`,
+  );
+  if (checksum < 0) console.log(checksum);
+  process.exit(0);
+}
+
+/** One round of `--parsed`: a fresh cache listed, then the function that plays the frames into it. */
+async function parsedRound(frames: readonly { type: string; object: Meta }[]): Promise<() => () => void> {
+  if (mode === 'raw') {
+    return () => {
+      const cache = new Map<string, Meta>();
+      for (const o of JSON.parse(listText) as Meta[]) cache.set(`${o.metadata.namespace}/${o.metadata.name}`, o);
+      return () => {
+        for (const event of frames) {
+          checksum += event.object.metadata.name.length;
+          const key = `${event.object.metadata.namespace}/${event.object.metadata.name}`;
+          if (event.type === 'DELETED') cache.delete(key);
+          else cache.set(key, event.object);
+        }
+      };
+    };
+  }
+  const { informer, Pod } = (await import(pathToFileURL(join(src, 'index.ts')).href)) as typeof Library;
+  let subscription: { unsubscribe(): void } | undefined;
+  return () => {
+    subscription?.unsubscribe();
+    let feed: (() => void) | undefined;
+    const pods = informer(
+      {
+        list: () => of({ items: JSON.parse(listText) as unknown[], resourceVersion: String(cached) }),
+        watch: () =>
+          new Observable((subscriber) => {
+            feed = () => {
+              for (const frame of frames) subscriber.next(frame);
+            };
+          }),
+      },
+      Pod,
+    );
+    let seen = 0;
+    subscription = pods.events$.subscribe((event) => {
+      seen++;
+      checksum += event.object.metadata.name.length;
+    });
+    if (seen !== cached || !feed) throw new Error(`the informer synced ${seen} of ${cached}`);
+    return () => {
+      feed!();
+      if (seen !== cached + events) throw new Error(`rx delivered ${seen - cached} of ${events} events`);
+    };
   };
 }
 

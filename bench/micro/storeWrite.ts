@@ -29,7 +29,7 @@ const dir = resolve(process.argv[3]?.startsWith('--') === false ? process.argv[3
 const usePut = process.argv.includes('--put');
 const readsAt = process.argv.indexOf('--reads');
 const reads = readsAt < 0 ? (usePut ? 0 : 2) : Number(process.argv[readsAt + 1]);
-const { Store } = (await import(pathToFileURL(join(dir, '4-store', 'store.ts')).href)) as typeof StoreModule;
+const { Store, putInStore } = (await import(pathToFileURL(join(dir, '4-store', 'store.ts')).href)) as typeof StoreModule;
 const EVENTS = 100_000;
 const namespace = (i: number) => `team-${String(i % 100).padStart(3, '0')}`;
 const name = (i: number) => `checkout-abcdefghij-${i}`;
@@ -76,7 +76,7 @@ if (useMap) {
   for (const { key, object } of events) {
     let old: Pod | undefined;
     for (let r = 0; r < reads; r++) old = store.get(key);
-    if (usePut) store = store.put(key, object, replaced);
+    if (usePut) store = putInStore(store, key, object, replaced);
     else store = store.write(key, old ?? store.get(key), object);
     if ((usePut ? replaced.previous : old) !== undefined) found++;
   }

@@ -3,6 +3,8 @@
  * leads. Prints one JSON line per change of leadership and per reconcile.
  * Usage: node examples/ha/replica.ts <kubeconfig> <identity>
  */
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import { KubeConfig } from '@kubernetes/client-node';
 import { EMPTY, Subscription, switchMap } from 'rxjs';
 import { ConfigMap, informer } from '../../src/index.ts';
@@ -11,7 +13,8 @@ import { leaderElection } from '../../src/leaderelection/index.ts';
 import { controllerFamilies, serve } from '../../src/metrics/index.ts';
 import { timing } from './timing.ts';
 
-const [file, identity = `replica-${process.pid}`] = process.argv.slice(2);
+// Unique per process: the pid is often 1 in every container.
+const [file, identity = `${hostname()}-${randomUUID()}`] = process.argv.slice(2);
 const kc = new KubeConfig();
 kc.loadFromFile(file ?? '');
 const say = (event: Record<string, unknown>) => process.stdout.write(`${JSON.stringify({ at: Date.now(), identity, ...event })}\n`);

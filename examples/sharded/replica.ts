@@ -6,12 +6,15 @@
  * instead, for comparison.
  * Usage: node --expose-gc examples/sharded/replica.ts <kubeconfig> <identity> [--unsharded]
  */
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Subscription } from 'rxjs';
 import { Pod, informer, shardedInformer, type Store } from '../../src/index.ts';
 import { httpLeaseClients, sharding } from '../../src/leaderelection/index.ts';
 
-const [file, identity = `replica-${process.pid}`] = process.argv.slice(2);
+// Unique per process: the pid is often 1 in every container.
+const [file, identity = `${hostname()}-${randomUUID()}`] = process.argv.slice(2);
 const unsharded = process.argv.includes('--unsharded');
 const kc = new KubeConfig();
 kc.loadFromFile(file ?? '');

@@ -1,4 +1,4 @@
-import { describe, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { map } from 'rxjs';
 import { testScheduler } from '../support/testScheduler.ts';
 import { added, deleted, fakeInformer, fakeResource, kubeObj, listed } from '../../src/testing/marbles.ts';
@@ -74,6 +74,42 @@ describe('fakeInformer keys as a real informer does', () => {
     testScheduler().run(({ cold, expectObservable }) => {
       const widgets = fakeInformer(Widgets, cold('l', { l: listed('1', kubeObj('a'), kubeObj('b', { namespace: 'shop' })) }));
       expectObservable(widgets.store$.pipe(map((store) => store.keys().sort().join(',')))).toBe('(ea)', { e: '', a: 'default/a,shop/b' });
+    });
+  });
+});
+
+describe('kubeObj(resource, name): an object of that resource', () => {
+  it('cluster-scoped (Node, a CRD with scope Cluster): no namespace, even one given; apiVersion and kind from the resource', () => {
+    const Gizmos = fakeResource({ plural: 'gizmos', kind: 'Gizmo', namespaced: false });
+    expect(kubeObj(Node, 'n1')).toEqual({
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: { name: 'n1', uid: 'uid-n1', resourceVersion: '1', generation: 1 },
+    });
+    expect(kubeObj(Gizmos, 'g1', { namespace: 'shop', labels: { a: 'b' } }).metadata).toEqual({
+      name: 'g1',
+      uid: 'uid-g1',
+      resourceVersion: '1',
+      generation: 1,
+      labels: { a: 'b' },
+    });
+    expect(keyOf(kubeObj(Gizmos, 'g1'))).toBe('g1');
+  });
+
+  it('namespaced: namespace default unless given, as kubeObj(name); the kind given wins', () => {
+    expect(kubeObj(Widgets, 'a', { kind: 'Other' })).toMatchObject({
+      apiVersion: 'example.com/v1',
+      kind: 'Other',
+      metadata: { namespace: 'default' },
+    });
+    expect(kubeObj(Widgets, 'a', { namespace: 'shop' }).metadata.namespace).toBe('shop');
+  });
+
+  it('what a Node controller test compares: the cached node equals the node it listed', () => {
+    testScheduler().run(({ cold, expectObservable }) => {
+      const nodes = fakeInformer(Node, cold('l', { l: listed('1', kubeObj(Node, 'n1')) }));
+      const cached = nodes.store$.pipe(map((store) => store.get('n1')));
+      expectObservable(cached).toBe('(ua)', { u: undefined, a: kubeObj(Node, 'n1') });
     });
   });
 });

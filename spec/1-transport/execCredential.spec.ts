@@ -257,8 +257,30 @@ describe('scrubStderr: what of a plugin’s stderr may be printed', () => {
         [],
       ),
     ).toBe(
-      'got <redacted> | <redacted> | Authorization: Bearer <redacted> | access_token=<redacted> password: "<redacted>" | client-key-data: <redacted>',
+      'got <redacted> | <redacted> | Authorization: <redacted> | access_token=<redacted> password: "<redacted>" | client-key-data: <redacted>',
     );
+  });
+
+  it.each([
+    // A secret word anywhere in the name: `\b` does not match after `_`, so these escaped a `\bsecret\b`.
+    ['aws_secret_access_key=wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY', 'aws_secret_access_key=<redacted>'],
+    ['client_secret: GOCSPX-abcdefghijkl', 'client_secret: <redacted>'],
+    ['refresh_token=1//0gLr8p9xHhVZ', 'refresh_token=<redacted>'],
+    ['credential: hunter2-very-secret', 'credential: <redacted>'],
+    ['x-auth=c2VjcmV0LXRva2VuLXZhbHVl', 'x-auth=<redacted>'],
+    ['"privateKey": "MIIEvQIBADANBg"', '"privateKey": "<redacted>"'],
+    // Authorization and Cookie headers: the whole value, whatever the scheme.
+    ['Authorization: Token 9f8e7d6c5b4a39281706', 'Authorization: <redacted>'],
+    ['proxy-authorization: Negotiate YIIGhgYJKoZIhvcSAQICAQBuggZ1', 'proxy-authorization: <redacted>'],
+    ['session cookie: sid=Zm9vYmFyYmF6cXV1eA; csrf=abcdef123456', 'session cookie: <redacted>'],
+    // Not secrets: an error's words stay readable.
+    [
+      'Unauthorized: the server has asked for the client to provide credentials',
+      'Unauthorized: the server has asked for the client to provide credentials',
+    ],
+    ['error: you must be logged in to the server (author: ops)', 'error: you must be logged in to the server (author: ops)'],
+  ])('a credential under any secret name is replaced: %s', (line, shown) => {
+    expect(scrubStderr(line, [])).toBe(shown);
   });
 
   it('cut at the read limit: the incomplete last line (maybe half a secret) is dropped', () => {

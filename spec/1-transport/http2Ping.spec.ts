@@ -130,6 +130,52 @@ describe('PingHealth at its defaults', () => {
   });
 });
 
+describe("PingHealth's durations past Node's timer limit (2^31−1 ms, about 24.8 days)", () => {
+  const DAY = 86_400_000;
+  afterEach(() => vi.useRealTimers());
+
+  // Node (and vi's fake timers, as Node) runs a longer timer after 1 ms: readIdleMs of 30 days pinged every
+  // millisecond, and pingTimeoutMs of 30 days declared every connection dead 1 ms after its first PING.
+  it('readIdleMs of 30 days neither loops nor throws: no PING in an hour, one timer pending', () => {
+    vi.useFakeTimers();
+    const { session, pings } = fakeSession();
+    const health = new PingHealth(session, { readIdleMs: 30 * DAY }, () => undefined);
+    expect(() => health.streams(1)).not.toThrow();
+    vi.advanceTimersByTime(3_600_000);
+    expect(pings).toHaveLength(0);
+    expect(vi.getTimerCount()).toBe(1);
+    health.stop();
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('pingTimeoutMs of 30 days: the PING at the default 5 s, and no verdict within an hour', () => {
+    vi.useFakeTimers();
+    const { session, pings } = fakeSession();
+    let dead = false;
+    const health = new PingHealth(session, { pingTimeoutMs: 30 * DAY }, () => (dead = true));
+    health.streams(1);
+    vi.advanceTimersByTime(3_600_000);
+    expect([pings.length, dead, health.pinging]).toEqual([1, false, true]);
+    health.stop();
+  });
+
+  it('pingTimeoutMs Infinity (or 0) is no timeout: an unanswered PING leaves the connection be, no timer', () => {
+    vi.useFakeTimers();
+    for (const pingTimeoutMs of [Infinity, 0]) {
+      const { session, pings, answer } = fakeSession();
+      let dead = false;
+      const health = new PingHealth(session, { pingTimeoutMs }, () => (dead = true));
+      health.streams(1);
+      vi.advanceTimersByTime(3_600_000);
+      expect([pings.length, dead, vi.getTimerCount()]).toEqual([1, false, 0]);
+      answer(); // an answer at last: the idle rule goes on
+      vi.advanceTimersByTime(DEFAULT_READ_IDLE_MS);
+      expect(pings).toHaveLength(1);
+      health.stop();
+    }
+  });
+});
+
 const NAMESPACES = Array.from({ length: 10 }, (_, i) => `ns${i}`);
 let api: ApiServer | undefined;
 const stops: (() => void)[] = [];

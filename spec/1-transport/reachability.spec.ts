@@ -18,6 +18,7 @@ import {
   reachable,
   type ProbePace,
 } from '../../src/1-transport/reachability.ts';
+import { MAX_TIMER_DELAY_MS } from '../../src/util/scheduleAfter.ts';
 import { startApiServer, type ApiServer } from 'rx-informer-emulator';
 
 describe('nextProbe: the wait before each probe', () => {
@@ -51,6 +52,16 @@ describe('nextProbe: the wait before each probe', () => {
     const { pace, now } = waits(4, 0);
     expect(nextProbe(pace, now + 1_000, {}, () => 0).waitMs).toBe(2_000); // soon after: the pace goes on
     expect(nextProbe(pace, now + 120_001, {}, () => 0).waitMs).toBe(500); // two quiet minutes: from the start
+  });
+
+  it("never waits past Node's timer limit (a longer timer would fire after 1 ms: a probe each millisecond)", () => {
+    for (const options of [
+      { initialMs: 30 * 86_400_000, maxMs: 40 * 86_400_000 },
+      { maxMs: Infinity, initialMs: Infinity },
+    ]) {
+      const next = nextProbe(NO_PROBES, 0, options, () => 0.5);
+      expect(next.waitMs).toBe(MAX_TIMER_DELAY_MS);
+    }
   });
 
   it('honours its options', () => {

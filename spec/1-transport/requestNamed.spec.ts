@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApiServer, type ApiServer } from 'rx-informer-emulator';
 import { InformerError } from '../../src/0-model/errors.ts';
 import { ConfigMap, customResource } from '../../src/0-model/resources.ts';
+import type { HttpTransportOptions } from '../../src/1-transport/http/options.ts';
 import { getJson, httpListWatch } from '../../src/1-transport/httpTransport.ts';
 import { informer } from '../../src/5-informer/informer.ts';
 import { hostileServer, huge, status, type HostileServer } from '../resilience/hostile/server.ts';
@@ -67,6 +68,32 @@ describe('InformerError.request', () => {
     expect(error.inPhase('watch').request).toBe('list /a');
     expect(error.forRequest('watch /b').request).toBe('list /a');
     expect(new InformerError('NotFound', 'x').forRequest('watch /b').request).toBe('watch /b');
+  });
+});
+
+describe('an error read from an open watch names the watch', () => {
+  const paths: [string, HttpTransportOptions][] = [
+    ['JSON', {}],
+    ['lazy JSON', { lazyDecode: true }],
+    ['protobuf', { encoding: 'protobuf', lazyDecode: true }],
+  ];
+  it.each(paths)('%s: an ERROR event (410 Expired) and a line that cannot be read', async (_, http) => {
+    const emulator = await startApiServer({ namespaces: ['shop'] });
+    try {
+      emulator.create('configmaps', { metadata: { name: 'cm', namespace: 'shop' } });
+      emulator.faults.add({ match: { resource: 'configmaps', watch: true }, fault: { type: 'malformedLine' } });
+      emulator.faults.add({ match: { resource: 'configmaps', watch: true }, fault: { type: 'expireWatch' } });
+      const configMaps = informer(emulator.kubeConfig, ConfigMap, { namespace: 'shop', http });
+      const seen = firstValueFrom(configMaps.errors$.pipe(filter((e) => e.reason === 'Expired')));
+      const malformed = firstValueFrom(configMaps.errors$.pipe(filter((e) => e.reason === 'MalformedLine')));
+      const [expired, unreadable] = await Promise.all([seen, malformed]);
+      expect([expired.status, expired.phase, expired.request]).toEqual([410, 'watch', 'watch /api/v1/namespaces/shop/configmaps']);
+      expect([unreadable.phase, unreadable.request]).toEqual(['watch', 'watch /api/v1/namespaces/shop/configmaps']);
+      const protobuf = emulator.requests.some((r) => r.watch && (r.accept ?? '').includes('protobuf'));
+      expect(protobuf).toBe(http.encoding === 'protobuf');
+    } finally {
+      await emulator.close();
+    }
   });
 });
 

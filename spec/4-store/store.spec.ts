@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { InformerError, Store, UnknownIndexError, keyOf, type Indexers } from '../../src/index.ts';
+import { putInStore } from '../../src/4-store/store.ts';
 import { namespaceIndex } from '../../src/pipeline.ts';
 
 type Obj = {
@@ -258,7 +259,7 @@ describe('Store', () => {
           const key = keyOf(item);
           const old = viaWrite.get(key);
           const before = viaPut;
-          viaPut = viaPut.put(key, item, replaced);
+          viaPut = putInStore(viaPut, key, item, replaced);
           viaWrite = viaWrite.write(key, old, item);
           expect(replaced.previous).toBe(old);
           expect(before.get(key)).toBe(old);
@@ -267,10 +268,17 @@ describe('Store', () => {
         }
         // The same object again: nothing changes.
         const last = objects.at(-1);
-        if (last !== undefined && viaPut.get(keyOf(last)) === last) expect(viaPut.put(keyOf(last), last, replaced)).toBe(viaPut);
+        if (last !== undefined && viaPut.get(keyOf(last)) === last) expect(putInStore(viaPut, keyOf(last), last, replaced)).toBe(viaPut);
       }),
       { numRuns: 200 },
     );
+  });
+
+  it("put is not Store's API (private; the reducer's fast path is putInStore, exported by no entry)", () => {
+    const store = Store.empty<Obj>();
+    // @ts-expect-error put is private: `replaced` is an out-parameter, no API (typecheck fails if it is public again)
+    const put = store.put;
+    expect(typeof put).toBe('function');
   });
 
   it('put of a cluster-scoped name holding "/" finds what get finds (the key read as namespace/name first)', () => {
@@ -278,7 +286,7 @@ describe('Store', () => {
     const odd: Obj = { metadata: { name: 'team/x' }, v: 2 };
     const replaced: { previous: Obj | undefined } = { previous: undefined };
     const store = Store.empty<Obj>().update([['team/x', inTeam]]);
-    const after = store.put('team/x', odd, replaced);
+    const after = putInStore(store, 'team/x', odd, replaced);
     expect(replaced.previous).toBe(store.get('team/x'));
     expect(after.get('team/x')).toBe(store.write('team/x', store.get('team/x'), odd).get('team/x'));
   });

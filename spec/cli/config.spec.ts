@@ -233,6 +233,10 @@ describe('kubeconfig: no secret in any message', () => {
     expect(textSecrets('{"token":"abc-123","name":"n"}\n  password: p4ss w0rd\n  value: "q u o"\n  client-key-data: QUJD\n')).toEqual(
       expect.arrayContaining(['abc-123', 'p4ss', 'q u o', 'QUJD']),
     );
+    // The names the exec plugin's stderr scrubber knows (one list): anywhere in a key, `_` or not.
+    expect(
+      textSecrets('client_secret: GOCSPX-abcdefgh\naws_secret_access_key: wJalrXUtnFEMI\nx-auth: c2VjcmV0LXRv\nid_token: eyJzdWIi\n'),
+    ).toEqual(expect.arrayContaining(['GOCSPX-abcdefgh', 'wJalrXUtnFEMI', 'c2VjcmV0LXRv', 'eyJzdWIi']));
     const scrubber = new SecretScrubber();
     for (const s of ['abcd', 'abcdef', 'ab']) scrubber.add(s);
     expect(scrubber.scrub('x abcdef y abcd z ab')).toBe('x <redacted> y <redacted> z ab');

@@ -1,5 +1,5 @@
 import { VirtualTimeScheduler, filter, firstValueFrom, type Subscription } from 'rxjs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DiscoveryError, dynamicInformerFactory, type DynamicEvent } from '../../src/discovery/index.ts';
 import { Pod, customResource, informerFactory, type InformerEvent, type KubeObject } from '../../src/index.ts';
 import { resourceName } from '../../src/pipeline.ts';
@@ -389,5 +389,69 @@ describe('InformerFactory.forget', () => {
     const kept = first.synced$.subscribe();
     subscriptions.push(kept);
     await firstValueFrom(first.synced$.pipe(filter(Boolean)));
+  });
+});
+
+describe("a dynamic watch's informers report the faults nobody observes", () => {
+  /** A watch of configmaps whose handler throws for `a`, then hears `b`; what was warned by then. */
+  async function handled(options: Parameters<typeof dynamicInformerFactory>[1] = {}): Promise<string[]> {
+    const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+    try {
+      api = await startApiServer({ namespaces: ['shop'] });
+      for (const name of ['a', 'b']) api.create('configmaps', { metadata: { name, namespace: 'shop' } });
+      const dynamic = dynamicInformerFactory(api.kubeConfig, options);
+      let heard!: () => void;
+      const b = new Promise<void>((resolve) => (heard = resolve));
+      subscriptions.push(
+        dynamic.watch(['configmaps'], { namespace: 'shop' }).subscribe((e) => {
+          if (e.type !== 'started') return;
+          subscriptions.push(
+            e.informer.on((event) => {
+              if (event.object.metadata.name === 'a') throw new Error('handler bug');
+              heard();
+            }),
+          );
+        }),
+      );
+      await b;
+      return warn.mock.calls.filter(([, o]) => (o as { type?: string }).type === 'RxInformerWarning').map(([message]) => String(message));
+    } finally {
+      warn.mockRestore();
+    }
+  }
+
+  it('a handler that throws, errors$ unobserved: warned as a typed informer is', async () => {
+    expect(await handled()).toEqual(['informer configmaps: HandlerError: the added handler threw for shop/a: handler bug']);
+  });
+
+  it("none with the factory's reportUnobservedErrors: false", async () => {
+    expect(await handled({ factoryOptions: { reportUnobservedErrors: false } })).toEqual([]);
+  });
+});
+
+describe("a dynamic factory's discovery faults nobody observes", () => {
+  /** Discovery with the group version of MyApples failing (503); what was warned once it emitted. */
+  async function discovered(options: Parameters<typeof dynamicInformerFactory>[1] = {}, observe = false): Promise<string[]> {
+    const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+    try {
+      api = await startApiServer({ resources: [MyApples] });
+      api.faults.add({ match: { path: '/apis/stable.example.com/v1' }, fault: { type: 'status', code: 503 }, times: 1000 });
+      const dynamic = dynamicInformerFactory(api.kubeConfig, options);
+      if (observe) subscriptions.push(dynamic.errors$.subscribe());
+      await firstValueFrom(dynamic.discovery$);
+      return warn.mock.calls.filter(([, o]) => (o as { type?: string }).type === 'RxInformerWarning').map(([message]) => String(message));
+    } finally {
+      warn.mockRestore();
+    }
+  }
+
+  it('are warned, naming the request; none while errors$ has a subscriber, none with reportUnobservedErrors: false', async () => {
+    expect(await discovered()).toEqual([
+      'discovery: ServerError: the server is currently unable to handle the request (GET /apis/stable.example.com/v1)',
+    ]);
+    await api!.close();
+    expect(await discovered({}, true)).toEqual([]);
+    await api!.close();
+    expect(await discovered({ reportUnobservedErrors: false })).toEqual([]);
   });
 });

@@ -104,4 +104,10 @@ describe('leaderElection', () => {
       leaderElection(server.clients({ client: 'a' }).lease('x'), { identity: 'a', leaseDurationMs: 10_000, renewDeadlineMs: 10_000 }),
     ).toThrow(/leaseDurationMs must be greater/);
   });
+
+  it('refuses an empty identity: a Lease held by "" reads as released, so two such candidates both lead', () => {
+    const { server } = setup();
+    expect(() => leaderElection(server.clients({ client: 'a' }).lease('x'), { identity: '' })).toThrow(TypeError);
+    expect(() => leaderElection(server.clients({ client: 'a' }).lease('x'), {} as { identity: string })).toThrow(/identity/);
+  });
 });

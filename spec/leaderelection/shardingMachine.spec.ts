@@ -9,6 +9,8 @@ import { assignShards } from '../../src/leaderelection/hash.ts';
 import type { LeaseSnapshot } from '../../src/leaderelection/record.ts';
 import {
   initialSharding,
+  MAX_IDENTITY_LENGTH,
+  MAX_MEMBERS,
   stepSharding,
   type ShardingConfig,
   type ShardingEffect,
@@ -258,6 +260,70 @@ const rows: readonly Row[] = [
       [listed(member('o', 2)), 2_000],
     ],
     then: ({ effects }) => expect(of(effects, 'status')).toEqual([]),
+  },
+  {
+    rule: 'a member Lease whose identity is longer than 253 characters is not a member, and is reported once while listed',
+    history: [
+      [listed(member('o', 1), member('x'.repeat(MAX_IDENTITY_LENGTH + 1), 1, 'x')), 0],
+      [listed(member('o', 2), member('x'.repeat(MAX_IDENTITY_LENGTH + 1), 2, 'x')), 2_000],
+    ],
+    then: ({ state, effects }) => {
+      expect(MAX_IDENTITY_LENGTH).toBe(253);
+      expect(state.members).toEqual(['me', 'o']);
+      expect(state.seen.has('g-member-x')).toBe(false);
+      expect(of(effects, 'invalid')).toEqual([]);
+      const first = run([[listed(member('x'.repeat(1024 * 1024), 1, 'x')), 0]]).effects;
+      expect(of(first, 'invalid')).toEqual([
+        { type: 'invalid', lease: 'g-member-x', message: expect.stringContaining('holderIdentity of 1048576 characters') },
+      ]);
+    },
+  },
+  {
+    rule: 'an identity of 253 characters is a member',
+    history: [[listed(member('y'.repeat(MAX_IDENTITY_LENGTH), 1, 'y')), 0]],
+    then: ({ state, effects }) => {
+      expect(state.members).toEqual(['me', 'y'.repeat(MAX_IDENTITY_LENGTH)]);
+      expect(of(effects, 'invalid')).toEqual([]);
+    },
+  },
+  {
+    rule: 'at most 1 024 members count: the first by identity, us among them; reported once as the view grows past it',
+    history: [
+      [listed(...Array.from({ length: MAX_MEMBERS + 50 }, (_, i) => member(`m${String(i).padStart(4, '0')}`, 1))), 0],
+      [listed(...Array.from({ length: MAX_MEMBERS + 60 }, (_, i) => member(`m${String(i).padStart(4, '0')}`, 1))), 2_000],
+    ],
+    then: ({ state, effects }) => {
+      expect(MAX_MEMBERS).toBe(1_024);
+      expect(state.members).toHaveLength(MAX_MEMBERS);
+      expect(state.members).toContain('me');
+      expect(state.members.at(-2)).toBe('m1022');
+      expect(state.crowded).toBe(true);
+      expect(of(effects, 'invalid')).toEqual([]);
+      const first = run([[listed(...Array.from({ length: MAX_MEMBERS + 50 }, (_, i) => member(`m${i}`, 1))), 0]]).effects;
+      expect(of(first, 'invalid')).toEqual([
+        { type: 'invalid', lease: 'g-member-*', message: expect.stringContaining('1075 live members') },
+      ]);
+    },
+  },
+  {
+    rule: 'the assignment is computed again only when the members change (the same list keeps the same owners)',
+    history: [...withO, [listed(member('o', 2)), 2_000]],
+    then: ({ state }) => {
+      const before = run(withO).state;
+      expect(stepSharding(config, before, listed(member('o', 2)), 2_000, new Set()).state.owners).toBe(before.owners);
+      expect(state.owners).toEqual(assignShards(config.shards, ['me', 'o'], config.name));
+    },
+  },
+  {
+    rule: 'a member Lease no longer listed counts until it lapses, then is forgotten: a deleted Lease is not released',
+    history: [...withO, [listed(), 10_000], [recheck, 14_999]],
+    then: ({ state }) => {
+      expect(state.members).toEqual(['me', 'o']);
+      const later = run([...withO, [listed(), 10_000], [listed(), 16_000]]);
+      expect(later.state.members).toEqual(['me']);
+      expect(later.state.seen.size).toBe(0);
+      expect(of(later.effects, 'releaseMember')).toEqual([]);
+    },
   },
 ];
 

@@ -147,9 +147,28 @@ describe('list shapes a real server sends', () => {
     });
   }
 
+  // isFailureStatus' other shape: no kind, `status: "Failure"` (a proxy's or an aggregated API's). Read as a list, its
+  // `metadata: {}` made an empty page, and a relist answered with it deleted every cached object.
+  const KINDLESS_FAILURE = '{"metadata":{},"status":"Failure","message":"upstream broken","reason":"ServiceUnavailable","code":503}';
+  for (const lazyDecode of [false, true]) {
+    it(`a failure Status without kind answered 200 is its error (503), never an empty list${lazyDecode ? ' (lazy decoding)' : ''}`, async () => {
+      hostile = await hostileServer({ list: raw(KINDLESS_FAILURE) });
+      const lw = httpListWatch(hostile.kc, { resource: ConfigMap, namespace: 'default' }, { lazyDecode });
+      const error = await firstValueFrom(lw.list({})).then(
+        () => undefined,
+        (e: unknown) => e as InformerError,
+      );
+      expect([error?.reason, error?.status, error?.message]).toEqual(['ServerError', 503, 'upstream broken']);
+    });
+  }
+
   it('what is not a list is still refused (a 200 {} or Status must not empty the cache)', async () => {
     for (const body of [
       '{}',
+      // no kind: not a list, as apimachinery's "Object 'Kind' is missing" (every list a real server sends names its kind)
+      '{"metadata":{}}',
+      '{"metadata":{"resourceVersion":"7"},"items":[]}',
+      '{"kind":"","metadata":{},"items":null}',
       '{"kind":"Status","status":"Success"}',
       '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success"}',
       '{"kind":"ConfigMapList","items":{}}',

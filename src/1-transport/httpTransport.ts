@@ -1,7 +1,6 @@
 import { Observable, catchError, throwError, type MonoTypeOperatorFunction, type Subscriber } from 'rxjs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { InformerError, asStatus, errorFromStatus, isFailureStatus } from '../0-model/errors.ts';
-import { isRecord } from '../util/isRecord.ts';
 import { toPartialObjectMetadata } from '../0-model/metadata.ts';
 import { LineSplitter, type LineBytesSink, type LineSink } from './lineSplitter.ts';
 import {
@@ -31,10 +30,10 @@ import {
   JSON_ACCEPT,
   PROTOBUF_ACCEPT,
   requestSettings,
-  timerMs,
   type HttpTransportOptions,
   type RequestSettings,
 } from './http/options.ts';
+import { timerMs } from '../util/scheduleAfter.ts';
 import { get, send, type Opened } from './http/request.ts';
 import { MetadataAccept } from './http/metadataAccept.ts';
 import type { HttpResponse } from './http2/response.ts';
@@ -374,7 +373,7 @@ function readListPage(
         return subscriber.error(new InformerError('MalformedLine', detail, { phase: 'list' }));
       }
       // A failure Status answered with 200 (a proxy, a broken aggregated API) is its error, as client-go's Result.Into.
-      const status = isRecord(value) && value.kind === 'Status' ? asStatus(value) : undefined;
+      const status = asStatus(value);
       if (isFailureStatus(status)) return subscriber.error(errorFromStatus(status.code ?? 500, value, 'list'));
       const page = toListPage(value, shape);
       if (!page) return subscriber.error(new InformerError('MalformedLine', `list ${path}: the response is not a list`, { phase: 'list' }));
@@ -402,20 +401,21 @@ function readWatchStream<T>(
   initial?: (json: boolean) => StreamingListCharge | undefined,
 ): void {
   const { path, options, shape } = reading;
+  const request = `watch ${path}`;
   const pending = reading.accept.takeNotice();
   if (pending) subscriber.next(out(pending, undefined, 0));
   const protobuf = reading.protobuf && isProtobuf(response.headers['content-type']);
   const unit = protobuf ? 'frame' : 'line';
   const oversize = (bytes: number) => {
     const message = `watch ${path}: a ${unit} passed the ${formatBytes(maxLineBytes)} limit (${bytes} bytes; option maxLineBytes); watch ended`;
-    subscriber.next(out(new InformerError('MalformedLine', message, { phase: 'watch' }), undefined, 0));
+    subscriber.next(out(new InformerError('MalformedLine', message, { phase: 'watch', request }), undefined, 0));
   };
   let charge = initial?.(!protobuf);
   let over = false;
   const emit = (frame: WatchFrame, line: string | undefined, bytes: number) => {
     if (charge && !(frame instanceof InformerError) && frame.type === 'BOOKMARK' && isInitialEventsEnd(frame.object)) charge = undefined;
     const shaped = shape ? shapeFrame(frame, shape) : frame;
-    subscriber.next(out(shaped, wantLines && shaped === frame ? eventLine(frame, line) : undefined, bytes));
+    subscriber.next(out(namedFrame(shaped, request), wantLines && shaped === frame ? eventLine(frame, line) : undefined, bytes));
   };
   // Protobuf: length-prefixed frames (no JSON line to write as it came); JSON: lines.
   const frames = protobuf ? new FrameSplitter(maxLineBytes) : undefined;
@@ -454,10 +454,19 @@ function readWatchStream<T>(
     }
     if (splitter.leftoverBytes > 0) {
       const message = `watch stream ended inside a ${unit} (${splitter.leftoverBytes} bytes)`;
-      subscriber.next(out(new InformerError('MalformedLine', message, { phase: 'watch' }), undefined, 0));
+      subscriber.next(out(new InformerError('MalformedLine', message, { phase: 'watch', request }), undefined, 0));
     }
     subscriber.complete();
   });
+}
+
+/**
+ * A frame of the watch `request` (`watch /api/v1/pods`) naming it where it is a failure: a line that could not be read
+ * (`MalformedLine`), an `ERROR` event (its Status becomes the reflector's error, {@link RawWatchEvent.request}).
+ */
+function namedFrame(frame: WatchFrame, request: string): WatchFrame {
+  if (frame instanceof InformerError) return frame.forRequest(request);
+  return frame.type === 'ERROR' ? { type: frame.type, object: frame.object, request } : frame;
 }
 
 /**

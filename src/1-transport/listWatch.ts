@@ -52,6 +52,11 @@ export function isInitialEventsEnd(object: unknown): boolean {
 export interface RawWatchEvent {
   readonly type: string;
   readonly object: unknown;
+  /**
+   * On an `ERROR` event, the request it was read from (`watch /api/v1/pods`), set by the HTTP transport: the
+   * reflector's error names it ({@link InformerError.request}). Never written to a trace.
+   */
+  readonly request?: string;
 }
 
 /**

@@ -15,6 +15,7 @@ import {
 } from 'rxjs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { InformerError } from '../0-model/errors.ts';
+import { capDelay } from '../util/scheduleAfter.ts';
 
 // One probe per server: while some informer waits after a failure no server answered (a refused connection, a
 // reset, DNS, a connect timeout: a restarting API server), one cheap request (`GET /version`) asks, backed off and
@@ -72,7 +73,7 @@ export function nextProbe(
   const reset = pace.lastAt === undefined || now - pace.lastAt > (options.resetAfterMs ?? DEFAULT_PROBE_RESET_AFTER_MS);
   const probes = reset ? 0 : pace.probes;
   const base = Math.min(initial * 2 ** probes, max);
-  const waitMs = base + random() * jitter * base;
+  const waitMs = capDelay(base + random() * jitter * base); // `maxMs: Infinity` or 30 days: at most Node's timer limit
   return { waitMs, pace: { probes: Math.min(probes + 1, 32), lastAt: now + waitMs } };
 }
 

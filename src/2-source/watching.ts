@@ -159,7 +159,8 @@ export function onFrame<T>(
       return onBookmark(config, state, { ...open, lastFrameAt: now, progress: true, lastBookmarkAt: now }, frame.object, rv, now, out);
     case 'ERROR': {
       const w = seenAt(open, now);
-      return finishWatch({ ...state, phase: w }, w, errorFromStatus(asStatus(frame.object)?.code ?? 500, frame.object, 'watch'), out);
+      const error = errorFromStatus(asStatus(frame.object)?.code ?? 500, frame.object, 'watch');
+      return finishWatch({ ...state, phase: w }, w, frame.request === undefined ? error : error.forRequest(frame.request), out);
     }
     default:
       report(

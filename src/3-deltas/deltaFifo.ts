@@ -251,7 +251,8 @@ class DeltaFifo<T> {
 
   /** A DELETED event; `object` undefined when it failed validation (the last state we have stands for it). */
   deleted(key: string, object: T | undefined, resourceVersion: string): void {
-    const queued = this.queue.peek(key);
+    // An empty queue (a watch event, as a rule) has nothing for the key: no lookup of it.
+    const queued = this.queue.size > 0 ? this.queue.peek(key) : undefined;
     const last = queued ? newestObject(queued) : this.known().get(key);
     if (last !== undefined) return this.watchEvent(key, { type: 'Deleted', object: object ?? last }, resourceVersion);
     const tombstone = this.tombstoned?.get(key);

@@ -2,7 +2,7 @@ import { InformerError } from '../0-model/errors.ts';
 import { isTombstone, type Delta, type DeltaBatch, type Deltas, type FifoOutput } from '../3-deltas/deltas.ts';
 import type { InformerEvent } from './informerEvent.ts';
 import type { IndexValues } from './indexing.ts';
-import type { Replaced, Store } from './store.ts';
+import { putInStore, type Replaced, type Store } from './store.ts';
 
 /** Everything an informer knows after a step: the cache, and what the step changed. */
 export interface InformerState<T> {
@@ -107,23 +107,37 @@ function reduceOne<T>(state: InformerState<T>, output: DeltaBatch<T>, entry: Del
     const before = store.get(key);
     // Nothing cached (its versions were all rejected): there is nothing to delete or tell.
     if (before === undefined) return stepped(state, output, store, NONE, NONE);
-    const errors: InformerError[] = [];
-    const after = store.write(key, before, undefined, errors);
-    return stepped(state, output, after, [deletedEvent(delta, before, isInInitialList)], errors);
+    const after = store.write(key, before, undefined, writeErrors);
+    return stepped(state, output, after, [deletedEvent(delta, before, isInInitialList)], takeWriteErrors());
   }
   const object = delta.object as T;
   const values = store.prepare(key, object);
   if (values instanceof InformerError) return stepped(state, output, store, NONE, [values]);
-  const errors: InformerError[] = [];
   // The write finds the cached object on its way (one walk of the trie, not a get and then a write's walk).
-  const after = store.put(key, object, replaced as Replaced<T>, errors, values);
+  const after = putInStore(store, key, object, replaced as Replaced<T>, writeErrors, values);
   const before = replaced.previous as T | undefined;
   replaced.previous = undefined;
-  return stepped(state, output, after, [changeEvent(delta, before, object, isInInitialList)], errors);
+  return stepped(state, output, after, [changeEvent(delta, before, object, isInInitialList)], takeWriteErrors());
 }
 
 /**
- * Where `Store.put` leaves the object its write replaced, read (and cleared) right after the call: one
+ * Where a one-key write leaves its `IndexerError`s (an index function that threw for the object it replaces),
+ * taken right after the call by {@link takeWriteErrors}: one array for every reducer, not an empty one an event.
+ * A write pushes at most one error, after its index functions have run, so a reducer run from inside an index
+ * function takes only its own.
+ */
+const writeErrors: InformerError[] = [];
+
+/** The errors the last write left in {@link writeErrors}, as an array of their own (NONE when none); empties it. */
+function takeWriteErrors(): readonly InformerError[] {
+  if (writeErrors.length === 0) return NONE;
+  const taken = writeErrors.slice();
+  writeErrors.length = 0;
+  return taken;
+}
+
+/**
+ * Where `putInStore` leaves the object its write replaced, read (and cleared) right after the call: one
  * object for every reducer, not one an event (`put` writes it last, after any index function has run).
  */
 const replaced: Replaced<unknown> = { previous: undefined };

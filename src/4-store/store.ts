@@ -304,8 +304,9 @@ export class Store<T> {
    * memory the processor's caches no longer hold at large sizes, is the costly one). With index
    * functions other than the built-in namespace index (they need the old object first), and for a
    * cluster-scoped key holding a "/" (which {@link get} may read elsewhere), it is `get` then `write`.
+   * Private: the reducer's fast path, through {@link putInStore} (`replaced` is an out-parameter, no API).
    */
-  put(key: string, object: T, replaced: Replaced<T>, errors?: InformerError[], values?: IndexValues): Store<T> {
+  private put(key: string, object: T, replaced: Replaced<T>, errors?: InformerError[], values?: IndexValues): Store<T> {
     const namespace = namespaceOfObjectKey(key, object);
     if (this.indexers.size > 0 || (namespace === '' && namespaceEnd(key) >= 0)) {
       const old = this.get(key);
@@ -343,4 +344,20 @@ export class Store<T> {
     if (!index) throw new UnknownIndexError(name, this.indexNames());
     return index;
   }
+}
+
+/**
+ * `store.put(key, object, replaced, errors, values)`: a write that finds the key's old object on its own way down
+ * (left in `replaced.previous`). Not API (`Store` keeps it private; neither `rx-informer` nor `rx-informer/pipeline`
+ * exports this): the reducer's watch update, its property tests and the store's micro-benchmark use it.
+ */
+export function putInStore<T>(
+  store: Store<T>,
+  key: string,
+  object: T,
+  replaced: Replaced<T>,
+  errors?: InformerError[],
+  values?: IndexValues,
+): Store<T> {
+  return store['put'](key, object, replaced, errors, values);
 }

@@ -29,7 +29,7 @@ import { HandlerMetricsRecorder, measuredHandleEvents, type EventHandler, type H
 import { informerHealth, type InformerHealth } from './health.ts';
 import { sharedEvents } from './sharedEvents.ts';
 import { forward } from '../util/forward.ts';
-import { unobservedReporter } from './unobservedErrors.ts';
+import { observedErrors, unobservedReporter } from './unobservedErrors.ts';
 
 /** The reflector's options an informer passes through unchanged (documented on {@link ListAndWatchOptions}). */
 const REFLECTOR_OPTIONS = [
@@ -238,7 +238,11 @@ export function informerFromSource<T extends KubeObject>(
 ): Informer<T> {
   const listProgress = new Subject<ListProgress>();
   const scheduler = options.scheduler ?? asyncScheduler;
-  const unobserved = unobservedReporter(resourceName(resource), () => scheduler.now(), options.reportUnobservedErrors !== false);
+  const unobserved = unobservedReporter(
+    `informer ${resourceName(resource)}`,
+    () => scheduler.now(),
+    options.reportUnobservedErrors !== false,
+  );
   const state$ = defer(() => {
     // deltaFifo's knownObjects is the cache itself, as of the last step (the pipeline is synchronous).
     // The one reference to the latest state: no operator keeps the first one (a `scan` seed, a `startWith`
@@ -258,7 +262,8 @@ export function informerFromSource<T extends KubeObject>(
         : deltaFifo<T>({ knownObjects: () => current.store }),
       map((output: FifoOutput<T>) => {
         current = afterStep(reduceDeltas(current, output));
-        for (const error of current.errors) unobserved.report(error);
+        const errors = current.errors;
+        for (let i = 0; i < errors.length; i++) unobserved.report(errors[i]!);
         return current;
       }),
     );
@@ -296,11 +301,7 @@ export function informerFromSource<T extends KubeObject>(
     );
   });
 
-  const merged$ = merge(sourceErrors$, handlerErrors);
-  const errors$ = new Observable<InformerError>((subscriber) => {
-    subscriber.add(unobserved.observed());
-    return merged$.subscribe(subscriber);
-  });
+  const errors$ = observedErrors(merge(sourceErrors$, handlerErrors), unobserved);
   const handlerMetrics = new HandlerMetricsRecorder(() => scheduler.now());
   const on = (handler: EventHandler<T>): Subscription =>
     events$.pipe(measuredHandleEvents(handler, handlerMetrics)).subscribe((error) => {

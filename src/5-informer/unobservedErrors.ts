@@ -1,10 +1,13 @@
 /**
- * The default report of an informer's faults while nothing subscribes to its `errors$` (client-go logs every such
- * failure; Node's idiom is `process.emitWarning`): a warning of type `RxInformerWarning` whose `code` is the reason.
- * Rate limited per reason: the first at once, then at most one per {@link UNOBSERVED_REPORT_INTERVAL_MS}, saying
- * how many like it were left out since. Never while `errors$` has a subscriber; off with
- * `reportUnobservedErrors: false`. The rules are {@link reportStep}'s (pure); {@link unobservedReporter} is the shell.
+ * The default report of the faults of an informer (or a controller) while nothing subscribes to its `errors$`
+ * (client-go logs every such failure; Node's idiom is `process.emitWarning`): a warning of type `RxInformerWarning`
+ * whose `code` is the reason. Rate limited per reason: the first at once, then at most one per
+ * {@link UNOBSERVED_REPORT_INTERVAL_MS}, saying how many like it were left out since. Never while `errors$` has a
+ * subscriber; off with `reportUnobservedErrors: false`. The rules are {@link reportStep}'s (pure);
+ * {@link unobservedReporter} is the shell, and {@link observedErrors} the `errors$` whose subscribers it counts. The one
+ * home of this report: the informers (every kind, the dynamic factory's too) and `controller()` use it.
  */
+import { Observable } from 'rxjs';
 import { capMessage, isNotice, type ErrorReason, type InformerError } from '../0-model/errors.ts';
 
 /** At most one warning per reason per informer this often (ms), after the first. */
@@ -44,14 +47,19 @@ export function reportStep(
   return { state: next, decision: { report: false } };
 }
 
-/** The warning's text: which informer, the reason, the message, the request that failed, what was left out. */
-export function unobservedMessage(informer: string, error: InformerError, leftOut: number): string {
+/**
+ * The warning's text: whose fault (`informer pods`, `controller pod`), the reason, the message (without its own
+ * leading `controller pod: `, when it names its subject already), the request that failed, what was left out.
+ */
+export function unobservedMessage(subject: string, error: InformerError, leftOut: number): string {
   const request = error.request === undefined ? '' : ` (${error.request})`;
   const more = leftOut === 0 ? '' : `; ${leftOut} more ${error.reason} since the last report`;
-  return `informer ${informer}: ${error.reason}: ${capMessage(error.message)}${request}${more}`;
+  const own = `${subject}: `;
+  const message = error.message.startsWith(own) ? error.message.slice(own.length) : error.message;
+  return `${subject}: ${error.reason}: ${capMessage(message)}${request}${more}`;
 }
 
-/** What an informer's shell holds: count `errors$` subscribers, and report a fault nobody observes. */
+/** What an informer's (or a controller's) shell holds: count `errors$` subscribers, and report a fault nobody observes. */
 export interface UnobservedReporter {
   /** One more `errors$` subscriber; the function returned ends it. */
   observed(): () => void;
@@ -59,8 +67,11 @@ export interface UnobservedReporter {
   report(error: InformerError): void;
 }
 
-/** The shell of {@link reportStep}: `now` is the informer's scheduler's clock. `enabled: false` reports nothing. */
-export function unobservedReporter(informer: string, now: () => number, enabled: boolean): UnobservedReporter {
+/**
+ * The shell of {@link reportStep} for `subject` (`informer pods`, `controller pod`: the warning's first words): `now` is
+ * its scheduler's clock. `enabled: false` reports nothing.
+ */
+export function unobservedReporter(subject: string, now: () => number, enabled: boolean): UnobservedReporter {
   let observers = 0;
   let state: ReportState = new Map();
   return {
@@ -78,7 +89,7 @@ export function unobservedReporter(informer: string, now: () => number, enabled:
       state = step.state;
       if (!step.decision.report) return;
       try {
-        process.emitWarning(unobservedMessage(informer, error, step.decision.leftOut), {
+        process.emitWarning(unobservedMessage(subject, error, step.decision.leftOut), {
           type: UNOBSERVED_WARNING_TYPE,
           code: error.reason,
           detail: 'Subscribe to its errors$ to handle faults, or pass reportUnobservedErrors: false.',
@@ -88,4 +99,12 @@ export function unobservedReporter(informer: string, now: () => number, enabled:
       }
     },
   };
+}
+
+/** `faults$` as an `errors$`: while it has a subscriber, `reporter` reports nothing (each one counts as an observer). */
+export function observedErrors(faults$: Observable<InformerError>, reporter: UnobservedReporter): Observable<InformerError> {
+  return new Observable<InformerError>((subscriber) => {
+    subscriber.add(reporter.observed());
+    return faults$.subscribe(subscriber);
+  });
 }

@@ -1,4 +1,5 @@
 import type { KubeConfig } from '@kubernetes/client-node';
+import { SECRET_NAME_WORDS } from '../internal.ts';
 
 /** Shorter values are not scrubbed: replacing every `ab` in a message would garble it and hide nothing. */
 const MIN_SECRET_LENGTH = 4;
@@ -63,8 +64,12 @@ export function kubeConfigSecrets(kc: KubeConfig): string[] {
   return out.filter((v) => v.length >= MIN_SECRET_LENGTH);
 }
 
-/** Keys whose values a kubeconfig holds secrets in (user entries, auth-provider config, exec env). */
-const SECRET_KEY = /token|secret|password|passwd|key-data|certificate-data|credential|cookie|value|auth/i;
+/**
+ * Keys whose values a kubeconfig holds secrets in (user entries, auth-provider config, exec env): the names the exec
+ * plugin's stderr scrubber redacts too (one list, `SECRET_NAME_WORDS`), and, in a kubeconfig, an exec env's `value`
+ * and certificate data.
+ */
+const SECRET_KEY = new RegExp(`${SECRET_NAME_WORDS}|certificate-data|value`, 'i');
 /** Keys that name a file: a path is no secret (the file's contents may be), and a message about the file must say which. */
 const PATH_KEY = /^(certificate-authority|client-certificate|client-key|tokenFile|token-file)$/;
 

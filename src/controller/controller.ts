@@ -24,6 +24,7 @@ import type { InformerEvent } from '../4-store/informerEvent.ts';
 import type { Store } from '../4-store/store.ts';
 import { cacheSynced$ } from '../5-informer/factory.ts';
 import type { Informer } from '../5-informer/informer.ts';
+import { observedErrors, unobservedReporter } from '../5-informer/unobservedErrors.ts';
 import type { Predicate } from './predicates/predicate.ts';
 import type { RateLimiter } from '../workqueue/rateLimiter.ts';
 import { createRateLimitingQueue, type RateLimitingWorkQueue } from '../workqueue/rateLimitingQueue.ts';
@@ -121,6 +122,12 @@ export interface ControllerOptions<T extends KubeObject, W extends readonly Kube
   readonly rateLimiter?: RateLimiter<string>;
   /** All timing (queue delays, backoff, metrics). Default `asyncScheduler`. */
   readonly scheduler?: SchedulerLike;
+  /**
+   * While nothing subscribes to the controller's `errors$`, report its faults with `process.emitWarning` (type
+   * `RxInformerWarning`, `code` the reason; per reason the first at once, then at most one each 5 minutes), as an
+   * informer does. Default true; `false`: not. Its informers report their own faults by their own option.
+   */
+  readonly reportUnobservedErrors?: boolean;
 }
 
 /** Counters in controller-runtime's terms. */
@@ -161,6 +168,8 @@ export interface Controller {
    * So are faults of a given `rateLimiter` (`when`, `forget`, `numRequeues`): the key then waits
    * client-go's per-key backoff (5 ms doubling, up to 1000 s), never dropped. A fault around a
    * reconcile, outside the user's function, is an `Unknown` error with the key, retried rate-limited.
+   * While nothing subscribes, each is reported with `process.emitWarning` (see
+   * {@link ControllerOptions.reportUnobservedErrors}). A reconcile's error is not here: it is an outcome.
    */
   readonly errors$: Observable<InformerError>;
   /** Stops taking events and new work; completes when in-flight reconciles have finished. */
@@ -415,6 +424,9 @@ export function controller<T extends KubeObject, W extends readonly KubeObject[]
   const name = options.name ?? options.for.resource.kind.toLowerCase();
   const concurrency = options.concurrency ?? 1;
   const errors$ = new Subject<InformerError>();
+  // The first subscriber of the faults: reports one while nothing observes `errors$` (the one that is returned).
+  const unobserved = unobservedReporter(`controller ${name}`, () => scheduler.now(), options.reportUnobservedErrors !== false);
+  errors$.subscribe((error) => unobserved.report(error));
   const guarded = guardWith(name, errors$);
   const rateLimiter = options.rateLimiter && guardedRateLimiter(options.rateLimiter, guarded);
   const queue = createRateLimitingQueue<string>({ name, scheduler, ...(rateLimiter ? { rateLimiter } : {}) });
@@ -495,7 +507,7 @@ export function controller<T extends KubeObject, W extends readonly KubeObject[]
     name,
     queue,
     outcomes$,
-    errors$: errors$.asObservable(),
+    errors$: observedErrors(errors$, unobserved),
     metrics$: outcomes$.pipe(map(metrics)),
     stop: () => {
       stopped = true;

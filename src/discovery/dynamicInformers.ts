@@ -37,6 +37,7 @@ import {
 } from './discovery.ts';
 import { informerFactory, type FactoryOptions, type InformerFactory } from '../5-informer/factory.ts';
 import type { Informer, InformerOptions } from '../5-informer/informer.ts';
+import { observedErrors, unobservedReporter } from '../5-informer/unobservedErrors.ts';
 
 /** CustomResourceDefinitions, watched metadata-only: a CRD's name is `<plural>.<group>`, which is all discovery needs to hear. */
 const CustomResourceDefinitions = metadataOnly(
@@ -100,6 +101,12 @@ export interface DynamicInformerFactoryOptions {
   /** Discover again this long after the last CRD change (ms). Default 250. */
   readonly debounceMs?: number;
   readonly scheduler?: SchedulerLike;
+  /**
+   * While nothing subscribes to `errors$`, report discovery's faults with `process.emitWarning` (type
+   * `RxInformerWarning`, as an informer's; `discovery: ServiceUnavailable: … (GET /apis/x.io/v1)`). Default true;
+   * `false`: not. The informers report their own faults by the factory's option (`factoryOptions`).
+   */
+  readonly reportUnobservedErrors?: boolean;
 }
 
 export interface DynamicInformerFactory {
@@ -116,7 +123,8 @@ export interface DynamicInformerFactory {
    * resources it adds wait for a discovery that reads it) or of `/api`/`/apis` (no `groupVersion`; nothing
    * changes until a discovery succeeds). Each is reported once when it appears and again only when its reason
    * changes or it comes back after a discovery that read that group version (or all of discovery) fine:
-   * a discovery repeated after each CRD change does not repeat a fault that lasts.
+   * a discovery repeated after each CRD change does not repeat a fault that lasts. While nothing subscribes, a
+   * discovery fault is reported with `process.emitWarning` (see {@link DynamicInformerFactoryOptions.reportUnobservedErrors}).
    */
   readonly errors$: Observable<InformerError>;
   /** The shared factory. An informer a watch ends is dropped from it (`factory.forget`). */
@@ -153,6 +161,7 @@ export class DiscoveryError extends InformerError {
       retryAfterSeconds: error.retryAfterSeconds,
       statusObject: error.statusObject,
       cause: error.cause ?? error,
+      request: error.request,
     });
     this.name = 'DiscoveryError';
     this.groupVersion = groupVersion;
@@ -220,9 +229,14 @@ export function dynamicInformerFactory(kc: KubeConfig, options: DynamicInformerF
   const crds = factory.informer(CustomResourceDefinitions);
   const pokes = new Subject<void>();
   const discoveryErrors = new Subject<InformerError>();
-  const faults = faultReporter((error) => discoveryErrors.next(error));
+  const scheduler = options.scheduler ?? asyncScheduler;
+  const unobserved = unobservedReporter('discovery', () => scheduler.now(), options.reportUnobservedErrors !== false);
+  const faults = faultReporter((error) => {
+    unobserved.report(error);
+    discoveryErrors.next(error);
+  });
   const discovery$ = followedDiscovery(kc, crds, pokes, faults, options);
-  const errors$ = merge(discoveryErrors, crds.errors$);
+  const errors$ = observedErrors(merge(discoveryErrors, crds.errors$), unobserved);
   const context: WatchContext = { factory, crds, discovery$, pokes, holders: holdersOf(factory) };
   // Typed per mode by the overloads; inside, both kinds of informer are handled alike.
   const watch = (selection: Selection, watchOptions: DynamicWatchOptions = {}) => dynamicWatch(context, selection, watchOptions);
@@ -363,9 +377,11 @@ function dynamicWatch(
       }
       holders.hold(inner);
       const ended = new ReplaySubject<void>(1);
-      // Runs the informer while the watch lasts; a 404 means the resource may be gone: ask discovery now.
-      const keepAlive = inner.errors$.subscribe((error) => {
-        if (error.reason === 'NotFound') pokes.next();
+      // Runs the informer while the watch lasts; a 404 means the resource may be gone: ask discovery now. Read from
+      // its steps, not `errors$`: a subscriber there counts as one who handles its faults, and then no fault nobody
+      // else hears would be reported (src/5-informer/unobservedErrors.ts).
+      const keepAlive = inner.state$.subscribe((state) => {
+        if (state.errors.some((error) => error.reason === 'NotFound')) pokes.next();
       });
       const r: Running = { resource: d, inner, informer: endingWith(inner, ended), ended, keepAlive };
       running.set(key, r);

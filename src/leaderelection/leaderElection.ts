@@ -2,7 +2,6 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import {
   Observable,
   Subscription,
-  asyncScheduler,
   distinctUntilChanged,
   filter,
   map,
@@ -36,13 +35,18 @@ import {
   type LeaseRequest,
 } from './machine.ts';
 import type { LeaseSnapshot } from './record.ts';
+import { monotonicScheduler } from '../util/monotonicNow.ts';
 
 export interface LeaderElectionOptions {
   /** Namespace of the Lease (with a KubeConfig). Default: the KubeConfig context's namespace, else `default`. */
   readonly namespace?: string;
   /** The Lease's name (with a KubeConfig). */
   readonly name?: string;
-  /** Who we are; unique per process (e.g. the pod name plus a random suffix). */
+  /**
+   * Who we are; unique per process: client-go's convention is the host name plus a random suffix,
+   * `${os.hostname()}_${crypto.randomUUID()}` (not the pid: in a container it is often 1 in every pod, and two
+   * candidates of one identity both lead). Must not be empty (`""` is a released Lease).
+   */
   readonly identity: string;
   /** Default 15 000. */
   readonly leaseDurationMs?: number;
@@ -59,7 +63,11 @@ export interface LeaderElectionOptions {
    * the Lease; turning false while leading steps down at once and releases it.
    */
   readonly want$?: Observable<boolean>;
-  /** Clock and timers. Default `asyncScheduler`. */
+  /**
+   * Clock and timers, used as is (a TestScheduler: virtual time for both). Default `asyncScheduler`'s timers timed by
+   * a monotonic clock (`performance.timeOrigin + performance.now()`): a step of the wall clock moves no deadline;
+   * `Date.now()` is only written into the Lease (`acquireTime`, `renewTime`).
+   */
   readonly scheduler?: SchedulerLike;
   /** Source of jitter, in [0, 1). Default Math.random. */
   readonly random?: () => number;
@@ -128,13 +136,14 @@ function send(client: LeaseClient, request: LeaseRequest): Observable<LeaseSnaps
  *
  * ## Example
  * ```ts
- * const election = leaderElection(kc, { namespace: 'ops', name: 'my-controller', identity: `${os.hostname()}-${process.pid}` });
+ * const election = leaderElection(kc, { namespace: 'ops', name: 'my-controller', identity: `${os.hostname()}_${randomUUID()}` });
  * election.leader$.pipe(switchMap((lead) => (lead ? controller.outcomes$ : EMPTY))).subscribe();
  * ```
  *
  * @param source A KubeConfig (the Lease `options.namespace`/`options.name` over HTTP) or any {@link LeaseClient}.
  * @return leader$, status$ and errors$, sharing one campaign.
- * @throws TypeError when the timing breaks client-go's rules (leaseDuration > renewDeadline > 1.2 × retryPeriod).
+ * @throws TypeError when the timing breaks client-go's rules (leaseDuration > renewDeadline > 1.2 × retryPeriod), or
+ *   `identity` is empty (a Lease held by `""` reads as released: every such candidate would take it, and lead).
  */
 export function leaderElection(source: KubeConfig | LeaseClient, options: LeaderElectionOptions): LeaderElection {
   const timing = {
@@ -144,6 +153,8 @@ export function leaderElection(source: KubeConfig | LeaseClient, options: Leader
   };
   const problem = timingProblem(timing);
   if (problem) throw new TypeError(`leaderElection: ${problem}`);
+  if (typeof options.identity !== 'string' || options.identity === '')
+    throw new TypeError('leaderElection: `identity` must be a non-empty string, unique per process');
   let client: LeaseClient;
   if (isLeaseClient(source)) client = source;
   else {
@@ -182,11 +193,21 @@ export function leaderElection(source: KubeConfig | LeaseClient, options: Leader
   };
 }
 
+/**
+ * The clocks of an election (and of `sharding()`): a scheduler given is used as is, for durations and for the times
+ * written into Leases; by default durations are monotonic (see machine.ts) and written times `Date.now()`.
+ */
+export function electionClocks(scheduler: SchedulerLike | undefined): { readonly scheduler: SchedulerLike; readonly wall: () => number } {
+  return scheduler ? { scheduler, wall: () => scheduler.now() } : { scheduler: monotonicScheduler, wall: () => Date.now() };
+}
+
 /** One campaign's shell: the machine's state, and the requests and timers carrying out its decisions. */
 interface Campaign {
   readonly client: LeaseClient;
   readonly candidate: Candidate;
   readonly scheduler: SchedulerLike;
+  /** The wall time written into the Lease. */
+  readonly wall: () => number;
   readonly random: () => number;
   readonly jitterFactor: number;
   readonly requestTimeoutMs: number;
@@ -213,7 +234,7 @@ function campaign(client: LeaseClient, candidate: Candidate, options: LeaderElec
     const c: Campaign = {
       client,
       candidate,
-      scheduler: options.scheduler ?? asyncScheduler,
+      ...electionClocks(options.scheduler),
       random: options.random ?? Math.random,
       jitterFactor: options.jitterFactor ?? 0,
       requestTimeoutMs: options.requestTimeoutMs ?? candidate.timing.renewDeadlineMs / 2,
@@ -299,7 +320,7 @@ function attempt(c: Campaign): void {
   if (c.busy) return;
   c.busy = true;
   c.wake?.unsubscribe();
-  const request = begin(c.state, c.scheduler.now(), c.candidate, c.want);
+  const request = begin(c.state, c.scheduler.now(), c.candidate, c.want, c.wall());
   if (request.type === 'get') read(c);
   else write(c, request);
 }
@@ -309,7 +330,7 @@ function read(c: Campaign): void {
     c,
     { type: 'get' },
     (got) => {
-      const step = afterRead(c.state, got, c.scheduler.now(), c.candidate, c.want);
+      const step = afterRead(c.state, got, c.scheduler.now(), c.candidate, c.want, c.wall());
       c.state = step.state;
       report(c);
       if (step.next) write(c, step.next);
@@ -360,7 +381,7 @@ function finish(c: Campaign): void {
  * have landed meanwhile) reads and releases what is still ours, twice at most. Added to `onto` when given.
  */
 function giveBack(c: Campaign, onto: Subscription | undefined): void {
-  const request = release(c.state, c.scheduler.now(), c.candidate.identity);
+  const request = release(c.state, c.wall(), c.candidate.identity);
   if (!request || c.releasing) return;
   c.releasing = true;
   const go = (r: LeaseRequest, retries: number): Subscription =>
@@ -378,7 +399,7 @@ function giveBack(c: Campaign, onto: Subscription | undefined): void {
             send(c.client, { type: 'get' }).subscribe({
               next: (got) => {
                 c.state = observe(c.state, got, c.scheduler.now());
-                const again = release(c.state, c.scheduler.now(), c.candidate.identity);
+                const again = release(c.state, c.wall(), c.candidate.identity);
                 if (again && !c.releasing) {
                   c.releasing = true;
                   const retry = go(again, retries - 1); // not inside `onto?.add(…)`: it must run without `onto` too

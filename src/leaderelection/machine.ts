@@ -3,6 +3,11 @@
  * observed and when (by the candidate's own clock), and answers which request
  * to send next. No timers, no I/O: `leaderElection.ts` does those.
  *
+ * Two clocks: `now` (every duration, deadline and expiry) is a monotonic one by default (`monotonicNow`, as client-go
+ * compares Go's monotonic readings), so a step of the wall clock (NTP, a VM resumed) neither keeps a leader past its
+ * renew deadline nor lets a candidate take over early; `wall` (`Date.now()`) is only written into the Lease
+ * (`acquireTime`, `renewTime`), where nobody compares it. A scheduler passed in is both.
+ *
  * The rules are client-go's (tools/leaderelection):
  * - A candidate may take a Lease held by someone else only once it has seen
  *   the same record for a whole lease duration by its own clock, counted from
@@ -76,9 +81,9 @@ export const leading = (state: ElectionState, now: number): boolean => now < sta
 
 const holder = (state: ElectionState): string | undefined => state.observed?.record.holderIdentity;
 
-/** The record we write to hold the Lease at `now` (wall time in `acquireTime`/`renewTime`). */
-function holding(candidate: Candidate, previous: LeaderElectionRecord | undefined, now: number): LeaderElectionRecord {
-  const time = microTime(now);
+/** The record we write to hold the Lease at wall time `wall` (in `acquireTime`/`renewTime`). */
+function holding(candidate: Candidate, previous: LeaderElectionRecord | undefined, wall: number): LeaderElectionRecord {
+  const time = microTime(wall);
   const keep = previous !== undefined && previous.holderIdentity === candidate.identity;
   return {
     holderIdentity: candidate.identity,
@@ -91,16 +96,17 @@ function holding(candidate: Candidate, previous: LeaderElectionRecord | undefine
 
 /**
  * The first request of an attempt at `now`: the leader renews straight away
- * with the resourceVersion it wrote last (client-go's fast path); anyone else reads first.
+ * with the resourceVersion it wrote last (client-go's fast path); anyone else reads first. `wall`: the wall time
+ * written into the record (default `now`).
  */
-export function begin(state: ElectionState, now: number, candidate: Candidate, want: boolean): LeaseRequest {
+export function begin(state: ElectionState, now: number, candidate: Candidate, want: boolean, wall = now): LeaseRequest {
   const observed = state.observed;
   if (want && observed && leading(state, now) && observed.record.holderIdentity === candidate.identity) {
     return {
       type: 'update',
       purpose: 'renew',
       resourceVersion: observed.resourceVersion,
-      record: holding(candidate, observed.record, now),
+      record: holding(candidate, observed.record, wall),
     };
   }
   return { type: 'get' };
@@ -120,22 +126,23 @@ export function expiresAt(state: ElectionState, identity: string): number {
   return state.observedAt + observed.record.leaseDurationSeconds * 1000;
 }
 
-/** After a successful read at `now`: the new state and the write to send, if any. */
+/** After a successful read at `now` (wall time `wall`, written into the record): the new state and the write to send, if any. */
 export function afterRead(
   state: ElectionState,
   read: LeaseSnapshot | null,
   now: number,
   candidate: Candidate,
   want: boolean,
+  wall = now,
 ): { readonly state: ElectionState; readonly next: LeaseRequest | undefined } {
   const next = observe(state, read, now);
   if (!want) return { state: next, next: undefined };
-  if (read === null) return { state: next, next: { type: 'create', record: holding(candidate, undefined, now) } };
+  if (read === null) return { state: next, next: { type: 'create', record: holding(candidate, undefined, wall) } };
   if (expiresAt(next, candidate.identity) > now) return { state: next, next: undefined };
   const purpose = read.record.holderIdentity === candidate.identity ? 'renew' : 'acquire';
   return {
     state: next,
-    next: { type: 'update', purpose, resourceVersion: read.resourceVersion, record: holding(candidate, read.record, now) },
+    next: { type: 'update', purpose, resourceVersion: read.resourceVersion, record: holding(candidate, read.record, wall) },
   };
 }
 
@@ -162,12 +169,12 @@ export function stepDown(state: ElectionState): ElectionState {
 
 /**
  * The write that hands the Lease back (client-go's ReleaseOnCancel: holder
- * emptied, leaseDurationSeconds 1), when the Lease as we know it is ours.
+ * emptied, leaseDurationSeconds 1), when the Lease as we know it is ours. `wall`: the wall time written into it.
  */
-export function release(state: ElectionState, now: number, identity: string): LeaseRequest | undefined {
+export function release(state: ElectionState, wall: number, identity: string): LeaseRequest | undefined {
   const observed = state.observed;
   if (!observed || holder(state) !== identity) return undefined;
-  const time = microTime(now);
+  const time = microTime(wall);
   return {
     type: 'update',
     purpose: 'release',

@@ -4,7 +4,6 @@ import {
   Observable,
   Subject,
   Subscription,
-  asyncScheduler,
   defer,
   distinctUntilChanged,
   filter,
@@ -22,11 +21,12 @@ import {
 } from 'rxjs';
 import { LeaseError, isConflict } from './errors.ts';
 import { shardOf } from './hash.ts';
-import { leaderElection, type LeaderElectionOptions } from './leaderElection.ts';
+import { electionClocks, leaderElection, type LeaderElectionOptions } from './leaderElection.ts';
 import type { LeaseClients } from './leaseClient.ts';
 import { DEFAULT_TIMING, type ElectionTiming } from './machine.ts';
 import {
   initialSharding,
+  MAX_IDENTITY_LENGTH,
   stepSharding,
   type ShardingConfig,
   type ShardingEffect,
@@ -40,13 +40,18 @@ export interface ShardingOptions extends Partial<ElectionTiming> {
   readonly name: string;
   /** How many shards the keys are spread over (fixed for the life of the deployment). */
   readonly shards: number;
-  /** Unique per process. */
+  /**
+   * Unique per process (not the pid: in a container it is often 1 in every pod), e.g.
+   * `${os.hostname()}-${crypto.randomUUID()}`. It names the member Lease, `<name>-member-<identity>`: a Kubernetes
+   * object name's characters (lowercase letters, digits, `-`, `.`), 253 at most in all. Not empty.
+   */
   readonly identity: string;
   /**
    * Each Lease request gives up after this long. Default renewDeadline / 2. The clients' own timers (set by
    * `httpLeaseClients(kc, { requestTimeoutMs })`, default 5 s) bound each request too: the shorter wins.
    */
   readonly requestTimeoutMs?: number;
+  /** Clock and timers, as {@link LeaderElectionOptions.scheduler}: default timed by a monotonic clock, one given used as is. */
   readonly scheduler?: SchedulerLike;
   readonly random?: () => number;
 }
@@ -116,11 +121,16 @@ const LABEL = 'rx-informer.io/sharding';
  * const apples = controller({ for: informer, reconcile: (key, ctx) => shards.gate(key, () => reconcileApple(key, ctx)) });
  * merge(apples.outcomes$, shards.acquired$.pipe(tap((s) => requeueShard(s)))).subscribe();
  * ```
+ *
+ * @throws TypeError when `shards` is not a positive integer, or `identity` is empty or longer than 253 characters.
  */
 export function sharding(clients: LeaseClients, options: ShardingOptions): Sharding {
   if (!Number.isInteger(options.shards) || options.shards < 1)
     throw new TypeError(`sharding: shards must be a positive integer, got ${options.shards}`);
-  const scheduler = options.scheduler ?? asyncScheduler;
+  // Every other member ignores a longer one (MAX_IDENTITY_LENGTH): we would hold shards nobody else counts.
+  if (typeof options.identity !== 'string' || options.identity === '' || options.identity.length > MAX_IDENTITY_LENGTH)
+    throw new TypeError(`sharding: identity must be a non-empty string of at most ${MAX_IDENTITY_LENGTH} characters`);
+  const { scheduler, wall } = electionClocks(options.scheduler);
   const timing: ElectionTiming = {
     leaseDurationMs: options.leaseDurationMs ?? DEFAULT_TIMING.leaseDurationMs,
     renewDeadlineMs: options.renewDeadlineMs ?? DEFAULT_TIMING.renewDeadlineMs,
@@ -137,11 +147,12 @@ export function sharding(clients: LeaseClients, options: ShardingOptions): Shard
     config,
     labels: { [LABEL]: options.name },
     scheduler,
+    wall,
     requestTimeoutMs: options.requestTimeoutMs ?? timing.renewDeadlineMs / 2,
     election: {
       identity: options.identity,
       ...timing,
-      scheduler,
+      ...(options.scheduler ? { scheduler: options.scheduler } : {}),
       ...(options.random ? { random: options.random } : {}),
       ...(options.requestTimeoutMs ? { requestTimeoutMs: options.requestTimeoutMs } : {}),
     },
@@ -202,6 +213,8 @@ interface Shell {
   readonly config: ShardingConfig;
   readonly labels: Readonly<Record<string, string>>;
   readonly scheduler: SchedulerLike;
+  /** The wall time written into Leases (see `electionClocks`). */
+  readonly wall: () => number;
   readonly requestTimeoutMs: number;
   /** Options of every election (the member Lease's and each shard's). */
   readonly election: LeaderElectionOptions;
@@ -252,7 +265,7 @@ function run(shell: Shell, subscriber: Subscriber<ShardingEvent>): TeardownLogic
     stepping = true;
     // Stops when the run ends meanwhile (its last subscriber left while an effect was carried out).
     for (let next = queue.shift(); next !== undefined && !subscriber.closed; next = queue.shift()) {
-      const step = stepSharding(config, state, next, scheduler.now(), new Set(shell.inflight.keys()));
+      const step = stepSharding(config, state, next, scheduler.now(), new Set(shell.inflight.keys()), shell.wall());
       state = step.state;
       shell.active = state.held;
       for (const effect of step.effects) if (!subscriber.closed) carryOut(effect);
@@ -275,6 +288,8 @@ function run(shell: Shell, subscriber: Subscriber<ShardingEvent>): TeardownLogic
         return;
       case 'releaseMember':
         return subscription.add(releaseMember(shell, effect, feed, report));
+      case 'invalid':
+        return report(new LeaseError('ValidationFailed', 'list', effect.lease, effect.message));
     }
   };
 

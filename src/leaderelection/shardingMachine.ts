@@ -19,11 +19,29 @@
  *   resourceVersion we saw unchanged for that lease duration, so a replica seeing the record for the first time does
  *   not count a dead member alive for a lease duration of its own. After a 409 that resourceVersion is not tried again.
  * - A member's lapse is found the moment it happens (a recheck timer), when that comes before the next listing.
+ * - Bounded, whatever the Leases say: a member Lease whose `holderIdentity` is longer than {@link MAX_IDENTITY_LENGTH}
+ *   is ignored (reported once while it is listed); at most {@link MAX_MEMBERS} members count, the first by identity
+ *   (us always among them; reported once each time the view grows past it); the assignment is computed again only when
+ *   the members change; a member Lease no longer listed is forgotten once it lapsed (a deleted one: nobody).
  */
 import { assignShards } from './hash.ts';
 import { MIN_WAKE_MS } from './machine.ts';
 import { microTime, sameRecord, type LeaderElectionRecord, type LeaseSnapshot } from './record.ts';
 import { sameSet } from '../util/keeping.ts';
+
+/**
+ * The longest `holderIdentity` counted as a member: a member's own Lease is named `<name>-member-<identity>`, a
+ * Kubernetes object name (a DNS subdomain, at most 253 characters), so no member that can name its Lease has a longer
+ * one. (The API server does not bound `holderIdentity` itself: a hostile Lease could carry a megabyte, hashed for
+ * every shard at every recount.)
+ */
+export const MAX_IDENTITY_LENGTH = 253;
+
+/**
+ * The most members counted: the first by identity (sorted, us always kept). Assigning costs shards × members hashes
+ * (about 100 ms at 256 shards and this many), paid only when the members change.
+ */
+export const MAX_MEMBERS = 1_024;
 
 /** What one replica holds, for metrics. */
 export interface ShardStatus {
@@ -63,8 +81,12 @@ export interface Sighting {
 }
 
 export interface ShardingState {
-  /** Member Lease name → its record as last seen changing. */
+  /** Member Lease name → its record as last seen changing (listed, or not yet lapsed). */
   readonly seen: ReadonlyMap<string, Sighting>;
+  /** Member Leases of the last listing ignored for an identity past {@link MAX_IDENTITY_LENGTH} (each reported once). */
+  readonly ignored: ReadonlySet<string>;
+  /** Whether the live members were more than {@link MAX_MEMBERS} at the last recount (reported when it turns true). */
+  readonly crowded: boolean;
   /** The live members as we see them (sorted, us included). */
   readonly members: readonly string[];
   /** Who should hold each shard, by `members`. */
@@ -111,7 +133,9 @@ export type ShardingEffect =
   /** Fire `recheck` in `inMs` (replacing any timer armed before); undefined: none. */
   | { readonly type: 'recheck'; readonly inMs: number | undefined }
   /** Write this record on the member Lease, quoting `resourceVersion`. */
-  | { readonly type: 'releaseMember'; readonly lease: string; readonly resourceVersion: string; readonly record: LeaderElectionRecord };
+  | { readonly type: 'releaseMember'; readonly lease: string; readonly resourceVersion: string; readonly record: LeaderElectionRecord }
+  /** A listing broke a bound (see {@link MAX_IDENTITY_LENGTH}, {@link MAX_MEMBERS}): report it (`ValidationFailed`). */
+  | { readonly type: 'invalid'; readonly lease: string; readonly message: string };
 
 export interface ShardingStep {
   readonly state: ShardingState;
@@ -122,6 +146,8 @@ export function initialSharding(config: ShardingConfig): ShardingState {
   const members = [config.identity];
   return {
     seen: new Map(),
+    ignored: new Set(),
+    crowded: false,
     members,
     owners: assignShards(config.shards, members, config.name),
     listed: false,
@@ -135,7 +161,8 @@ export function initialSharding(config: ShardingConfig): ShardingState {
 }
 
 /**
- * The one transition: `now` is our clock, `busy` the shards with work in flight (see `gate`). Pure: the state given is
+ * The one transition: `now` is our clock (monotonic by default, see machine.ts), `busy` the shards with work in flight
+ * (see `gate`), `wall` the wall time written into a released member Lease (default `now`). Pure: the state given is
  * not changed, the effects are for the shell to carry out in order.
  */
 export function stepSharding(
@@ -144,15 +171,16 @@ export function stepSharding(
   input: ShardingInput,
   now: number,
   busy: ReadonlySet<number>,
+  wall = now,
 ): ShardingStep {
   const out: ShardingEffect[] = [];
   switch (input.type) {
     case 'listed':
-      return done(recount(config, { ...listed(config, state, input.leases, now), listed: true }, now, busy, out), out);
+      return done(recount(config, { ...listed(config, state, input.leases, now, out), listed: true }, now, wall, busy, out), out);
     case 'renewing': {
       const regained = input.lead && !state.renewing;
       const next = { ...state, renewing: input.lead };
-      return done(regained && state.listed ? recount(config, refreshed(next, now), now, busy, out) : next, out);
+      return done(regained && state.listed ? recount(config, refreshed(next, now), now, wall, busy, out) : next, out);
     }
     case 'leading': {
       if (state.leading[input.shard] && !input.lead) out.push({ type: 'lost', shard: input.shard });
@@ -162,7 +190,7 @@ export function stepSharding(
     case 'drained':
       return done(update(config, state, busy, out), out);
     case 'recheck':
-      return done(recount(config, state, now, busy, out), out);
+      return done(recount(config, state, now, wall, busy, out), out);
     case 'memberReleased': {
       const before = state.seen.get(input.lease);
       if (before?.resourceVersion !== input.resourceVersion) return done(state, out);
@@ -180,16 +208,39 @@ export function stepSharding(
 
 const done = (state: ShardingState, effects: readonly ShardingEffect[]): ShardingStep => ({ state, effects });
 
-/** A listing's member Leases: a record not seen before is seen from now (the same one keeps its time). */
-function listed(config: ShardingConfig, state: ShardingState, leases: readonly LeaseSnapshot[], now: number): ShardingState {
-  const seen = new Map(state.seen);
+/**
+ * A listing's member Leases: a record not seen before is seen from now (the same one keeps its time); one with an
+ * identity too long is ignored (reported the first listing it is in); one no longer listed is forgotten once lapsed.
+ */
+function listed(
+  config: ShardingConfig,
+  state: ShardingState,
+  leases: readonly LeaseSnapshot[],
+  now: number,
+  out: ShardingEffect[],
+): ShardingState {
+  const seen = new Map<string, Sighting>();
+  const ignored = new Set<string>();
   for (const lease of leases) {
     if (!lease.name.startsWith(`${config.name}-member-`)) continue;
-    const before = seen.get(lease.name);
+    const { holderIdentity } = lease.record;
+    if (holderIdentity.length > MAX_IDENTITY_LENGTH) {
+      ignored.add(lease.name);
+      if (!state.ignored.has(lease.name))
+        out.push({
+          type: 'invalid',
+          lease: lease.name,
+          message: `holderIdentity of ${holderIdentity.length} characters (more than ${MAX_IDENTITY_LENGTH}): not counted as a member`,
+        });
+      continue;
+    }
+    const before = state.seen.get(lease.name);
     const same = before !== undefined && sameRecord(before.record, lease.record);
     seen.set(lease.name, { record: lease.record, resourceVersion: lease.resourceVersion, at: same ? before.at : now });
   }
-  return { ...state, seen };
+  for (const [name, sighting] of state.seen) if (!seen.has(name) && !ignored.has(name) && until(sighting) > now) seen.set(name, sighting);
+  const releasing = new Set([...state.releasing].filter((key) => seen.has(key.slice(0, key.indexOf('@')))));
+  return { ...state, seen, ignored, releasing };
 }
 
 /** Renewed again after a freeze: every member still in the view gets a lease duration from now (a dropped one stays dropped). */
@@ -207,6 +258,7 @@ function recount(
   config: ShardingConfig,
   state: ShardingState,
   now: number,
+  wall: number,
   busy: ReadonlySet<number>,
   out: ShardingEffect[],
 ): ShardingState {
@@ -219,7 +271,14 @@ function recount(
     alive.add(sighting.record.holderIdentity);
     if (!frozen) next = Math.min(next, until(sighting));
   }
-  const members = [...alive].sort();
+  const members = bounded([...alive].sort(), config.identity);
+  const crowded = members.length < alive.size;
+  if (crowded && !state.crowded)
+    out.push({
+      type: 'invalid',
+      lease: `${config.name}-member-*`,
+      message: `${alive.size} live members (more than ${MAX_MEMBERS}): only the first ${MAX_MEMBERS} by identity are counted`,
+    });
   let releasing = state.releasing;
   if (!frozen)
     for (const [lease, sighting] of state.seen) {
@@ -227,9 +286,11 @@ function recount(
       const key = `${lease}@${sighting.resourceVersion}`;
       if (holderIdentity === '' || holderIdentity === config.identity || until(sighting) > now || releasing.has(key)) continue;
       releasing = new Set(releasing).add(key);
-      out.push({ type: 'releaseMember', lease, resourceVersion: sighting.resourceVersion, record: released(sighting.record, now) });
+      out.push({ type: 'releaseMember', lease, resourceVersion: sighting.resourceVersion, record: released(sighting.record, wall) });
     }
-  const counted = { ...state, members, owners: assignShards(config.shards, members, config.name), releasing };
+  // The assignment is a function of the members alone: computed again only when they change.
+  const owners = sameList(members, state.members) ? state.owners : assignShards(config.shards, members, config.name);
+  const counted = { ...state, members, owners, releasing, crowded };
   const result = update(config, counted, busy, out);
   // Drop a member the moment its Lease lapses for us, not at the next listing.
   out.push({
@@ -239,9 +300,18 @@ function recount(
   return result;
 }
 
+/** The first {@link MAX_MEMBERS} of `sorted`, `us` among them. */
+function bounded(sorted: readonly string[], us: string): readonly string[] {
+  if (sorted.length <= MAX_MEMBERS) return sorted;
+  const first = sorted.slice(0, MAX_MEMBERS);
+  return first.includes(us) ? first : [...first.slice(0, MAX_MEMBERS - 1), us].sort();
+}
+
+const sameList = (a: readonly string[], b: readonly string[]): boolean => a.length === b.length && a.every((x, i) => x === b[i]);
+
 /** The record that releases a member Lease (as client-go's ReleaseOnCancel: holder "", lease duration 1 s). */
-function released(record: LeaderElectionRecord, now: number): LeaderElectionRecord {
-  const time = microTime(now);
+function released(record: LeaderElectionRecord, wall: number): LeaderElectionRecord {
+  const time = microTime(wall);
   return { holderIdentity: '', leaseDurationSeconds: 1, acquireTime: time, renewTime: time, leaseTransitions: record.leaseTransitions };
 }
 

@@ -1,6 +1,6 @@
 import { map, type Observable } from 'rxjs';
 import { InformerError, type ErrorReason, type InformerErrorDetails } from '../0-model/errors.ts';
-import { customResource, type Resource } from '../0-model/resources.ts';
+import { apiVersionOf, customResource, type Resource } from '../0-model/resources.ts';
 import type { KubeObject, OwnerReference } from '../0-model/objects.ts';
 import type { SourceEvent } from '../2-source/sourceEvent.ts';
 import { informerFromSource, type Informer, type InformerOptions } from '../5-informer/informer.ts';
@@ -88,8 +88,27 @@ const META_FIELDS = new Set(['namespace', 'resourceVersion', 'uid', 'generation'
  * resource needs its `apiVersion` (`owner: { apiVersion: 'example.com/v1', kind: 'Widget', name }`)
  * for `controller({ owns })` to map it to its owner; other parts (spec, status, data, …) are copied
  * as they are.
+ *
+ * `kubeObj(resource, name, parts?)` makes an object of that resource, typed by it: its `apiVersion` and `kind`
+ * (unless given), and, for a cluster-scoped one (`Node`, `Namespace`, a CRD with scope Cluster), no namespace,
+ * even one given (as the API server stores it, and as a real informer caches it): `kubeObj(Node, 'n1')` is the
+ * node `n1` a `fakeInformer(Node, …)` caches, equal to it.
  */
-export function kubeObj<T extends KubeObject = KubeObject>(name: string, parts: ObjectParts = {}): T {
+export function kubeObj<T extends KubeObject = KubeObject>(name: string, parts?: ObjectParts): T;
+export function kubeObj<T extends KubeObject>(resource: Resource<T>, name: string, parts?: ObjectParts): T;
+export function kubeObj(first: string | Resource, second?: string | ObjectParts, third?: ObjectParts): KubeObject {
+  if (typeof first === 'string') return testObject(first, typeof second === 'object' ? second : {});
+  const parts = third ?? {};
+  const partial = first.metadataOnly === true;
+  const object = testObject(typeof second === 'string' ? second : '', {
+    ...parts,
+    apiVersion: parts.apiVersion ?? (partial ? 'meta.k8s.io/v1' : apiVersionOf(first)),
+    kind: parts.kind ?? (partial ? 'PartialObjectMetadata' : first.kind),
+  });
+  return first.namespaced ? object : withoutNamespace(object);
+}
+
+function testObject(name: string, parts: ObjectParts): KubeObject {
   const ownerReferences: OwnerReference[] | undefined = parts.owner
     ? [
         {
@@ -116,7 +135,7 @@ export function kubeObj<T extends KubeObject = KubeObject>(name: string, parts: 
       ...(ownerReferences ? { ownerReferences } : {}),
     },
     ...rest,
-  } as unknown as T;
+  } as unknown as KubeObject;
 }
 
 function rv(object: KubeObject): string {

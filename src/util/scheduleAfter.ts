@@ -26,3 +26,18 @@ export function scheduleAfter(scheduler: SchedulerLike, work: () => void, delayM
   arm();
   return new Subscription(() => current?.unsubscribe());
 }
+
+/**
+ * A duration as a timer length Node can hold: at most {@link MAX_TIMER_DELAY_MS} (a longer one would fire after
+ * 1 ms, again and again), at least 0 (NaN too). The one cap every user-supplied duration goes through.
+ */
+export function capDelay(ms: number): number {
+  return ms > 0 ? Math.min(ms, MAX_TIMER_DELAY_MS) : 0;
+}
+
+/** A timeout option (`value`, else `fallback`) as a timer length ({@link capDelay}), or undefined for none (0, negative, NaN or Infinity). */
+export function timerMs(value: number | undefined, fallback: number): number | undefined {
+  const ms = value ?? fallback;
+  if (!(ms > 0) || ms === Infinity) return undefined;
+  return capDelay(ms);
+}

@@ -5,14 +5,17 @@
  * The trace format is rx-informer's (JSON Lines, docs/testing.md in the rx-informer repository), read here on
  * its own: the emulator imports nothing of the library. Line 1 is a header (`format: "rx-informer-trace"`,
  * `version: 1`, `resources`); then `list`/`watch` request lines (`id`, `at`, `options`, optional `resource`) and
- * the lines of each request: `page`, `event`, `notice`, `failure`, `end`; a `stop` line may end it.
+ * the lines of each request: `page`, `event`, `notice`, `failure`, `end`; a `stop` line may end it. Every line is
+ * checked as it is read, by the library's reader's rules (./traceCheck.ts): a trace it refuses is refused here,
+ * with its words.
  *
  * The n-th list or watch request for a recorded resource must be the n-th recorded one (same kind; the same
  * resourceVersion, resourceVersionMatch, limit, continue, allowWatchBookmarks and sendInitialEvents; a watch's
  * timeoutSeconds is the client's jitter and is not compared). A request that is not answers 500 with a Status
  * naming it and the recorded one, and every replayed request after it answers the same: nothing is
- * half-replayed silently. A recorded line that cannot be written again (nested so deep that `JSON.stringify`
- * overflows the stack) is a mismatch too, naming the line: a 500, or a watch broken off. Other requests (discovery, writes) are the emulator's as usual.
+ * half-replayed silently. A recorded line that cannot be written again is a mismatch too, naming the line: a 500, or
+ * a watch broken off (a guard: a line nested deep enough to overflow `JSON.stringify` is refused when read). Other
+ * requests (discovery, writes) are the emulator's as usual.
  *
  * A trace given as `{ file }` is read in one pass of 1 MiB chunks that keeps, per line, where it is (offset and
  * length), its type and time; each page or event is read from the file again when it is played, so a long trace is
@@ -22,6 +25,7 @@
 import { closeSync, fstatSync, openSync, readSync, type Stats } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { longTimeout, type LongTimeout } from './longTimeout.ts';
+import { checkTraceHeader, MAX_TRACE_LINE_BYTES, parseTraceLine, TraceLineChecker, TraceLineError } from './traceCheck.ts';
 
 interface Line {
   readonly type: string;
@@ -58,7 +62,6 @@ export interface ReplayState {
 export type ReplayTrace = string | { readonly file: string };
 
 const COMPARED = ['resourceVersion', 'resourceVersionMatch', 'limit', 'continue', 'allowWatchBookmarks', 'sendInitialEvents'];
-const MAX_LINE_BYTES = 64 * 1024 * 1024;
 const CHUNK_BYTES = 1024 * 1024;
 
 /** Where the bytes of a trace are: `read(offset, bytes, into)` fills `into` and says how much it read. */
@@ -104,7 +107,7 @@ function eachLine(source: Bytes, each: (text: string, lineNo: number, offset: nu
     let from = 0;
     for (let newline = view.indexOf(10, from); ; newline = view.indexOf(10, from)) {
       const end = newline < 0 ? n : newline;
-      if (pending + end - from > MAX_LINE_BYTES) throw new Error(`replay: trace line ${lineNo} is longer than ${MAX_LINE_BYTES} bytes`);
+      if (pending + end - from > MAX_TRACE_LINE_BYTES) throw new TraceLineError(lineNo, `longer than ${MAX_TRACE_LINE_BYTES} bytes`);
       if (newline < 0) {
         pieces.push(Buffer.from(view.subarray(from)));
         pending += n - from;
@@ -118,35 +121,32 @@ function eachLine(source: Bytes, each: (text: string, lineNo: number, offset: nu
     }
     position += n;
   }
-  if (pending > 0) throw new Error('replay: the trace is truncated (its last line has no newline)');
+  if (pending > 0) throw new TraceLineError(lineNo, 'truncated: the last line has no newline');
 }
 
-function parse(source: Bytes): { resources: string[]; requests: Map<string, Recorded[]> } {
-  let resources: string[] | undefined;
+/** Reads the trace once, every line checked as the library's reader checks it (./traceCheck.ts): what to replay. */
+function parse(source: Bytes): { resources: readonly string[]; requests: Map<string, Recorded[]> } {
+  let resources: readonly string[] | undefined;
+  let checker: TraceLineChecker | undefined;
   const requests = new Map<string, Recorded[]>();
   const byId = new Map<number, Recorded>();
   eachLine(source, (text, lineNo, offset, bytes) => {
-    let line: Line;
-    try {
-      line = JSON.parse(text) as Line;
-    } catch {
-      throw new Error(`replay: trace line ${lineNo} is not JSON`);
-    }
-    if (typeof line !== 'object' || line === null) throw new Error(`replay: trace line ${lineNo} is not a JSON object`);
+    const json = parseTraceLine(text, lineNo);
     if (lineNo === 1) {
-      const header = line as { format?: unknown; version?: unknown; resources?: unknown };
-      if (header.format !== 'rx-informer-trace' || header.version !== 1 || !Array.isArray(header.resources))
-        throw new Error('replay: line 1 is not an rx-informer-trace header of version 1');
-      resources = header.resources.map(String);
+      resources = checkTraceHeader(json);
+      checker = new TraceLineChecker(resources);
       for (const r of resources) requests.set(r, []);
-    } else if (line.type === 'list' || line.type === 'watch') {
-      const resource = line.resource ?? resources?.[0] ?? '';
+      return;
+    }
+    const line = checker!.check(json, text, bytes, lineNo);
+    if (line.type === 'list' || line.type === 'watch') {
+      const resource = line.resource ?? resources![0]!;
       const recorded: Recorded = { kind: line.type, options: line.options ?? {}, line: lineNo, at: line.at, outcomes: [] };
       requests.get(resource)?.push(recorded);
-      byId.set(line.id ?? -1, recorded);
+      byId.set(line.id!, recorded);
     } else if (line.id !== undefined) byId.get(line.id)?.outcomes.push({ line: lineNo, at: line.at, offset, bytes });
   });
-  if (!resources) throw new Error('replay: line 1 is not an rx-informer-trace header of version 1');
+  if (!resources) throw new TraceLineError(1, 'empty: no header');
   return { resources, requests };
 }
 

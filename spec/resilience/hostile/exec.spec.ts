@@ -15,6 +15,7 @@ import { InformerError } from '../../../src/index.ts';
 import { httpListWatch } from '../../../src/pipeline.ts';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from '../../../src/1-transport/httpTransport.ts';
 import { EXEC_MAX_STDERR_BYTES, EXEC_MAX_STDOUT_BYTES } from '../../../src/1-transport/http/execCredential.ts';
+import { EXEC_EXIT_GRACE_MS } from '../../../src/1-transport/http/execPlugin.ts';
 import { MiB, retainedBytes } from './memory.ts';
 import { BUDGET, failure, target } from './support.ts';
 
@@ -165,7 +166,7 @@ describe('hostile exec plugins: output bounded, process group killed, no credent
     const { pgid } = await pluginStarted();
     expect(error.reason).toBe('CredentialPlugin');
     expect(error.message).toMatch(
-      /^exec plugin \S+: its stderr passed the 1 MiB limit; stopped reading and killed it: …( \| debug: using token <redacted> \(Authorization: Bearer <redacted>\) and <redacted>)+$/,
+      /^exec plugin \S+: its stderr passed the 1 MiB limit; stopped reading and killed it: …( \| debug: using token <redacted> \(Authorization: <redacted>\) and <redacted>)+$/,
     );
     expect(error.message.length).toBeLessThan(1200);
     expectNoSecret(error.message);
@@ -210,6 +211,32 @@ describe('hostile exec plugins: output bounded, process group killed, no credent
     expect(error?.reason).toBe('Timeout');
     await waitFor('the shell’s child to be killed', () => processGone(sleepPid));
     await waitFor('the group to be gone', () => groupGone(pgid));
+  });
+
+  it(`a plugin that exits 0 leaving a child of its own session on stdout (setsid sleep &): its credential is used ${EXEC_EXIT_GRACE_MS} ms after it exits`, async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const script = join(tempDir(), 'plugin.sh');
+    // The child escapes the group kill (a session of its own) and keeps the plugin's stdout open for 40 s.
+    // It names itself once in its session (so that the group kill at the plugin's exit cannot reach it).
+    writeFileSync(
+      script,
+      `echo '${CREDENTIAL}'\nsetsid sh -c 'echo $$ > "$PLUGIN_DIR/orphan"; exec sleep 40' &\n` +
+        `while [ ! -s "$PLUGIN_DIR/orphan" ]; do :; done\necho "$$ $$ $(cat "$PLUGIN_DIR/orphan")" > "$PLUGIN_DIR/pid"\nexit 0\n`,
+    );
+    let error: InformerError | undefined;
+    httpListWatch(pluginKubeConfig('sh', [script]), target)
+      .list({})
+      .subscribe({ error: (e: InformerError) => (error = e) });
+    const { pid, child: orphan } = await pluginStarted();
+    await waitFor('the plugin to exit', () => processGone(pid));
+    expect(processGone(orphan)).toBe(false);
+    await waitFor('its exit to be seen', () => vi.getTimerCount() === 2, 5_000); // the request's timer and the grace
+    vi.advanceTimersByTime(EXEC_EXIT_GRACE_MS - 1);
+    expect(error).toBeUndefined();
+    vi.advanceTimersByTime(1);
+    // The credential read: the request goes on to the server (nobody listens there), not a Timeout on credentials.
+    await waitFor('the request to fail', () => error !== undefined, 5_000);
+    expect(error?.reason).toBe('NetworkError');
   });
 
   it('unsubscribing while a plugin hangs in a shell’s child kills the whole group', async () => {

@@ -9,16 +9,16 @@ import type { ListPage, RawWatchEvent, WatchFrame } from '../listWatch.ts';
 /**
  * A list response as a page. As Kubernetes' decoders do, `"items": null` (kube-apiserver's
  * empty PartialObjectMetadataList) and a missing `items` are an empty list, and a missing
- * or empty `metadata` means no resourceVersion. A missing `items` is taken for an empty
- * list only on something that says it is a list (a `…List` kind or a `metadata` object):
- * `{}` or a Status answered with 200 must not empty the cache.
+ * or empty `metadata` means no resourceVersion. A body without a `kind` is no list (as
+ * apimachinery's unstructured decoder: "Object 'Kind' is missing"; every list a real server
+ * sends names its kind, `PartialObjectMetadataList` too), nor is a Status, answered with 200:
+ * `{}`, `{"metadata":{}}` or a failure Status must not empty the cache.
  */
 export function toListPage(body: unknown, shape?: (item: unknown) => unknown): ListPage | undefined {
   // A Status (even `metadata: {}`, as a real server sends it) is never a list; a failure Status is its error (httpTransport).
-  if (!isRecord(body) || body.kind === 'Status') return undefined;
+  if (!isRecord(body) || typeof body.kind !== 'string' || body.kind === '' || body.kind === 'Status') return undefined;
   const raw = body.items;
   if (raw !== null && raw !== undefined && !Array.isArray(raw)) return undefined;
-  if (raw === undefined && !((typeof body.kind === 'string' && body.kind.endsWith('List')) || isRecord(body.metadata))) return undefined;
   const listed: readonly unknown[] = Array.isArray(raw) ? raw : [];
   const metadata = isRecord(body.metadata) ? body.metadata : {};
   const resourceVersion = typeof metadata.resourceVersion === 'string' ? metadata.resourceVersion : '';

@@ -2,6 +2,7 @@ import type { Cluster, User } from '@kubernetes/client-node';
 import { InformerError } from '../../0-model/errors.ts';
 import { isRecord } from '../../util/isRecord.ts';
 import { formatBytes } from './options.ts';
+import { SECRET_NAME_WORDS } from './secretNames.ts';
 
 // The exec credential protocol (client.authentication.k8s.io v1 and v1beta1), as client-go's
 // plugin/pkg/client/auth/exec speaks it: what a kubeconfig's `exec` asks for, what the plugin is
@@ -231,11 +232,21 @@ const CREDENTIAL_LIKE = [
   /^[A-Za-z0-9+/=]{40,}$/gm,
   /\b(Bearer|Basic)[ \t]{1,16}[A-Za-z0-9._~+/=-]{1,8192}/gi,
 ];
-/** A name that says its value is a secret (`token`, `id_token`, `password`, `client-key-data`, …). */
-const SECRET_NAME = String.raw`[A-Za-z_-]{0,40}token|password|passwd|secret|clientKeyData|client-key-data|api[_-]?key`;
-/** `name: value` or `name=value`, quoted or not: group 1 up to the value, group 2 the value. */
+/**
+ * Headers whose value is a credential whatever its scheme: `Authorization: Token …` (`Bearer`, `Negotiate`,
+ * `Proxy-Authorization`), its scheme and credential (group 1 up to them); a `Cookie:` (or `Set-Cookie:`) to the end
+ * of its line (`a=1; b=2`).
+ */
+const SECRET_HEADERS = [
+  /(\b[A-Za-z-]{0,20}authorization["']?[ \t]{0,16}[:=][ \t]{0,16})(?:[A-Za-z0-9-]{1,32}[ \t]{1,16})?[^\s"',;)}]{1,8192}/gi,
+  /(\b[A-Za-z-]{0,20}cookie["']?[ \t]{0,16}[:=][ \t]{0,16})[^\r\n]{1,8192}/gi,
+];
+/**
+ * `name: value` or `name=value`, quoted or not, where the name holds a word of {@link SECRET_NAME_WORDS} anywhere
+ * (`aws_secret_access_key=…`, `client_secret: …`, `x-auth=…`): group 1 up to the value, group 2 the value.
+ */
 const SECRET_ASSIGNMENT = new RegExp(
-  String.raw`(["']?\b(?:${SECRET_NAME})\b["']?[ \t]{0,16}[:=][ \t]{0,16}["']?)([^\s"',}]{1,8192})`,
+  String.raw`(["']?[A-Za-z0-9_.-]{0,40}(?:${SECRET_NAME_WORDS})[A-Za-z0-9_.-]{0,40}["']?[ 	]{0,16}[:=][ 	]{0,16}["']?)([^\s"',}]{1,8192})`,
   'gi',
 );
 
@@ -261,6 +272,7 @@ export function scrubStderr(stderr: string, secrets: readonly string[], cut = fa
     if (piece.length >= 4 && text.includes(piece)) text = text.split(piece).join('<redacted>');
   for (const pattern of CREDENTIAL_LIKE)
     text = text.replace(pattern, (_m, scheme?: unknown) => (typeof scheme === 'string' ? `${scheme} <redacted>` : '<redacted>'));
+  for (const header of SECRET_HEADERS) text = text.replace(header, (_m, key: string) => `${key}<redacted>`);
   text = text.replace(SECRET_ASSIGNMENT, (_m, key: string) => `${key}<redacted>`);
   const lines = text
     .split(/\r?\n/)

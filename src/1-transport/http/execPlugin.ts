@@ -19,13 +19,22 @@ export interface PluginRun {
   readonly maxStderrBytes: number;
 }
 
+/**
+ * How long after the plugin exits its outputs may stay open (ms): then they are closed and what was read is its
+ * output. A plugin that leaves a child of its own session (`setsid … &`, out of reach of the group kill) holding
+ * stdout would otherwise keep the request waiting until its timeout. client-go waits for the outputs to close
+ * (`cmd.Run`), and hangs there; we do not.
+ */
+export const EXEC_EXIT_GRACE_MS = 1_000;
+
 /** Process groups are POSIX: on Windows only the plugin itself is killed. */
 const GROUPS = process.platform !== 'win32';
 
 /**
  * Runs the plugin once: emits how it ended (then completes), never errors. stdin is closed (no
  * terminal is offered); stdout and stderr are read up to their limits, and at a limit reading stops
- * and the group is killed. Unsubscribing before the end kills the group.
+ * and the group is killed. Unsubscribing before the end kills the group. Once the plugin exited, its outputs
+ * are read until they close, at most {@link EXEC_EXIT_GRACE_MS} more.
  */
 export function runPlugin(run: PluginRun): Observable<PluginResult> {
   return new Observable<PluginResult>((subscriber) => {
@@ -38,11 +47,13 @@ export function runPlugin(run: PluginRun): Observable<PluginResult> {
       return;
     }
     let ended = false;
+    let grace: ReturnType<typeof setTimeout> | undefined;
     const stdout = new BoundedText(run.maxStdoutBytes);
     const stderr = new BoundedText(run.maxStderrBytes);
     const end = (result: PluginResult) => {
       if (ended) return;
       ended = true;
+      clearTimeout(grace);
       stopReading(child);
       subscriber.next(result);
       subscriber.complete();
@@ -59,14 +70,19 @@ export function runPlugin(run: PluginRun): Observable<PluginResult> {
       killGroup(child);
       end({ outcome: 'not-started', code: error.code });
     });
-    // The plugin is done: what is left of its group is killed, so its output closes.
-    child.on('exit', () => killGroup(child));
+    // The plugin is done: what is left of its group is killed, so its output closes; what escaped the group (a
+    // child in a session of its own) and holds it open has a grace, then its pipes are closed under it.
+    child.on('exit', (code: number | null, signal: NodeJS.Signals | null) => {
+      killGroup(child);
+      grace = setTimeout(() => end({ outcome: 'exited', code, signal, stdout: stdout.text(), stderr: stderr.text() }), EXEC_EXIT_GRACE_MS);
+    });
     child.on('close', (code: number | null, signal: NodeJS.Signals | null) =>
       end({ outcome: 'exited', code, signal, stdout: stdout.text(), stderr: stderr.text() }),
     );
     return () => {
       if (ended) return;
       ended = true;
+      clearTimeout(grace);
       killGroup(child);
       stopReading(child);
     };

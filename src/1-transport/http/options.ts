@@ -3,7 +3,7 @@ import type { KeepObject } from '../lazyJson.ts';
 import type { Http2Options } from '../http2/health.ts';
 import type { ReachabilityOptions } from '../reachability.ts';
 import type { HttpProtocol } from '../http2/request.ts';
-import { MAX_TIMER_DELAY_MS } from '../../util/scheduleAfter.ts';
+import { timerMs } from '../../util/scheduleAfter.ts';
 
 // The HTTP transport's options: limits, timeouts, their defaults, and the settings every request shares.
 
@@ -154,13 +154,6 @@ export const JSON_ACCEPT = 'application/json';
 export const METADATA_LIST_ACCEPT = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
 /** What a metadata-only watch asks for (10e). */
 export const METADATA_WATCH_ACCEPT = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
-
-/** A timeout option as a timer length, or undefined for none (0 or Infinity). */
-export function timerMs(value: number | undefined, fallback: number): number | undefined {
-  const ms = value ?? fallback;
-  if (!(ms > 0) || ms === Infinity) return undefined;
-  return Math.min(ms, MAX_TIMER_DELAY_MS);
-}
 
 export interface RequestSettings {
   readonly userAgent: string;

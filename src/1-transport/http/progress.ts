@@ -1,11 +1,6 @@
 import { InformerError, type ErrorPhase } from '../../0-model/errors.ts';
-import {
-  DEFAULT_LIST_IDLE_TIMEOUT_MS,
-  DEFAULT_MIN_BODY_BYTES_PER_SECOND,
-  formatBytes,
-  timerMs,
-  type HttpTransportOptions,
-} from './options.ts';
+import { DEFAULT_LIST_IDLE_TIMEOUT_MS, DEFAULT_MIN_BODY_BYTES_PER_SECOND, formatBytes, type HttpTransportOptions } from './options.ts';
+import { timerMs } from '../../util/scheduleAfter.ts';
 
 // The progress rule of a body read to its end: a list page, an error Status, a document. Not a watch: a quiet watch
 // is legitimate, and the reflector's deadlines (and HTTP/2 PINGs) bound it.

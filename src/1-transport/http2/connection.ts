@@ -1,7 +1,9 @@
 import * as http2 from 'node:http2';
 import * as net from 'node:net';
 import * as tls from 'node:tls';
-import { PingHealth, type Http2Options } from './health.ts';
+import { DEFAULT_IDLE_CONNECTION_MS, PingHealth, type Http2Options } from './health.ts';
+import { timerMs } from '../../util/scheduleAfter.ts';
+import { Http2Error } from './response.ts';
 
 /** What a request waits for before its response headers (as http/request.ts's `AwaitingStage`). */
 export type ConnectStage = 'connection' | 'TLS handshake' | 'response headers';
@@ -15,6 +17,18 @@ const CONNECTION_WINDOW = 16 * 1024 * 1024;
 const notOffered = () =>
   Object.assign(new Error('the server does not offer HTTP/2 (ALPN h2); protocol h2 was forced'), { code: 'ERR_HTTP2_NOT_OFFERED' });
 
+/**
+ * A server whose first SETTINGS allow no stream at all: a fault of this connection (reported as a `ProtocolError`,
+ * backed off and retried), not a reason to dial another (that server would allow none on it either).
+ */
+const noStreams = () =>
+  new Http2Error(
+    'the API server allows no HTTP/2 stream on a new connection (SETTINGS_MAX_CONCURRENT_STREAMS 0); the connection was closed',
+    'ERR_HTTP2_NO_STREAMS',
+    true,
+    undefined,
+  );
+
 /** How a connection attempt ended: an HTTP/2 session, or a TLS socket whose server chose HTTP/1.1 (ALPN). */
 export type Negotiated = { readonly h2: true } | { readonly h2: false; readonly socket: tls.TLSSocket };
 
@@ -23,7 +37,8 @@ export type Negotiated = { readonly h2: true } | { readonly h2: false; readonly 
  * a process to one server with one set of TLS material. Counts the streams
  * it carries (`reserved`, for the server's concurrency limit), runs the PING
  * rule ({@link PingHealth}) while it carries one, and takes no new stream
- * once the server sent GOAWAY or it closed.
+ * once the server sent GOAWAY or it closed. Once it carries none for
+ * `idleTimeoutMs` (90 s, client-go's `IdleConnTimeout`), it is closed.
  */
 export class Http2Connection {
   session: http2.ClientHttp2Session | undefined;
@@ -41,6 +56,8 @@ export class Http2Connection {
   private fallbackTaken = false;
   private socket: net.Socket | undefined;
   private opened = false;
+  /** Cancels the idle timer, while one runs. */
+  private cancelIdle: (() => void) | undefined;
 
   private readonly options: Http2Options;
   private readonly onClosed: (connection: Http2Connection) => void;
@@ -78,6 +95,13 @@ export class Http2Connection {
     return negotiated.socket;
   }
 
+  /** A stream is handed out on this connection: it is no longer idle. */
+  reserve(): void {
+    this.reserved++;
+    this.cancelIdle?.();
+    this.cancelIdle = undefined;
+  }
+
   /** A stream of this connection opened or closed. */
   streamOpened(): void {
     this.active++;
@@ -96,6 +120,30 @@ export class Http2Connection {
     this.reserved = Math.max(0, this.reserved - 1);
     // An idle connection keeps no process alive (as an idle keep-alive socket of an HTTP/1.1 agent).
     if (this.reserved === 0) this.session?.unref();
+    this.armIdle();
+  }
+
+  /**
+   * With no stream and an open session: closes it after `idleTimeoutMs` unless a stream is reserved first. The timer
+   * runs on `options.scheduler` when one is given, else on an unref'd Node timer (it keeps no process alive).
+   */
+  private armIdle(): void {
+    if (this.reserved > 0 || this.closed || !this.opened || !this.session || this.cancelIdle) return;
+    const ms = timerMs(this.options.idleTimeoutMs, DEFAULT_IDLE_CONNECTION_MS);
+    if (ms === undefined) return;
+    const close = () => {
+      this.cancelIdle = undefined;
+      if (this.reserved === 0) this.retire();
+    };
+    const scheduler = this.options.scheduler;
+    if (scheduler) {
+      const action = scheduler.schedule(close, ms);
+      this.cancelIdle = () => action.unsubscribe();
+    } else {
+      const timer = setTimeout(close, ms);
+      timer.unref();
+      this.cancelIdle = () => clearTimeout(timer);
+    }
   }
 
   /** Every request waiting for this connection to open gave up: stop opening it. */
@@ -117,6 +165,8 @@ export class Http2Connection {
   }
 
   private markClosed(): void {
+    this.cancelIdle?.();
+    this.cancelIdle = undefined;
     if (this.closed) return;
     this.closed = true;
     this.onClosed(this);
@@ -172,8 +222,15 @@ export class Http2Connection {
           this.markClosed();
         });
         // Ready once the server's SETTINGS arrived: requests then know its concurrency limit.
-        session.once('remoteSettings', () => {
+        session.once('remoteSettings', (settings) => {
           socket.off('error', failed);
+          // Its first SETTINGS allow no stream: nothing can be sent on it, and dialing again would meet the same.
+          if (settings.maxConcurrentStreams === 0) {
+            this.markClosed();
+            health.stop();
+            session.destroy();
+            return reject(noStreams());
+          }
           try {
             session.setLocalWindowSize(CONNECTION_WINDOW);
           } catch {
@@ -181,6 +238,7 @@ export class Http2Connection {
           }
           if (this.reserved === 0) session.unref();
           this.opened = true;
+          this.armIdle();
           resolve({ h2: true });
         });
         session.once('close', () => reject(Object.assign(new Error('the HTTP/2 connection closed while opening'), { code: 'ECONNRESET' })));

@@ -1,10 +1,20 @@
 import type { ClientHttp2Session } from 'node:http2';
 import { asyncScheduler, type SchedulerLike, type Subscription } from 'rxjs';
+import { monotonicNow } from '../../util/monotonicNow.ts';
+import { timerMs } from '../../util/scheduleAfter.ts';
 
 /** The default of {@link Http2Options.readIdleMs}. */
 export const DEFAULT_READ_IDLE_MS = 5_000;
 /** The default of {@link Http2Options.pingTimeoutMs}. */
 export const DEFAULT_PING_TIMEOUT_MS = 5_000;
+/**
+ * The default of {@link Http2Options.idleTimeoutMs}: client-go's `IdleConnTimeout`. client-go/transport/cache.go
+ * builds its transport through apimachinery's `utilnet.SetTransportDefaults`, which (pkg/util/net/http.go) sets
+ * `IdleConnTimeout` to Go's `http.DefaultTransport`'s, 90 s; its HTTP/2 connections are closed after it too.
+ */
+export const DEFAULT_IDLE_CONNECTION_MS = 90_000;
+/** The default of {@link Http2Options.maxConnections}. */
+export const DEFAULT_MAX_CONNECTIONS = 8;
 /**
  * A PING timeout that fires later than this (ms) after it was due was delayed by a blocked event loop: the answer
  * may be waiting unread, so a fresh PING is sent instead of declaring the connection dead.
@@ -21,14 +31,30 @@ export const MAX_LATE_PINGS = 2;
 export interface Http2Options {
   /**
    * After this long (ms) without a frame read on a connection that carries a
-   * request, the client sends a PING. Default 5 s; `0` or `Infinity` sends none.
+   * request, the client sends a PING. Default 5 s; `0` or `Infinity` sends none;
+   * past Node's timer limit (2^31−1 ms, about 24.8 days) it is that limit.
    */
   readonly readIdleMs?: number;
-  /** A PING not answered within this long (ms) closes the connection, failing every request on it. Default 5 s. */
+  /**
+   * A PING not answered within this long (ms) closes the connection, failing every request on it. Default 5 s;
+   * `0` or `Infinity`: no timeout (a PING unanswered leaves the connection as it is); past Node's timer limit, that limit.
+   */
   readonly pingTimeoutMs?: number;
   /**
+   * A connection that carries no request for this long (ms) is closed, as client-go's transport closes an idle
+   * one (`IdleConnTimeout`, 90 s). Default {@link DEFAULT_IDLE_CONNECTION_MS}; `0` or `Infinity`: kept until
+   * the server closes it (an idle connection keeps no process alive either way).
+   */
+  readonly idleTimeoutMs?: number;
+  /**
+   * Most connections open at once to one server with one KubeConfig, user and TLS material (a pool slot). A
+   * request that finds every one full (the server's `SETTINGS_MAX_CONCURRENT_STREAMS`) fails with a
+   * `ProtocolError` (backed off and retried as any) instead of dialing another. Default {@link DEFAULT_MAX_CONNECTIONS}.
+   */
+  readonly maxConnections?: number;
+  /**
    * Runs the PING timers, and its `now()` is their clock (tests pass a virtual-time scheduler). Default
-   * `asyncScheduler`, with `performance.now()` (monotonic) as the clock.
+   * `asyncScheduler`, with `monotonicNow()` (src/util/monotonicNow.ts) as the clock.
    */
   readonly scheduler?: SchedulerLike;
 }
@@ -93,7 +119,8 @@ export class PingHealth {
   private readonly scheduler: SchedulerLike;
   private readonly now: () => number;
   private readonly readIdleMs: number | undefined;
-  private readonly pingTimeoutMs: number;
+  /** Undefined: none. */
+  private readonly pingTimeoutMs: number | undefined;
 
   private readonly session: ClientHttp2Session;
   private readonly onDead: (error: Error) => void;
@@ -103,10 +130,10 @@ export class PingHealth {
     this.onDead = onDead;
     const scheduler = options.scheduler;
     this.scheduler = scheduler ?? asyncScheduler;
-    this.now = scheduler ? () => scheduler.now() : () => performance.now();
-    const idle = options.readIdleMs ?? DEFAULT_READ_IDLE_MS;
-    this.readIdleMs = idle > 0 && idle !== Infinity ? idle : undefined;
-    this.pingTimeoutMs = options.pingTimeoutMs ?? DEFAULT_PING_TIMEOUT_MS;
+    this.now = scheduler ? () => scheduler.now() : monotonicNow;
+    // Through the one cap of user-supplied durations: a delay past Node's limit would fire every 1 ms.
+    this.readIdleMs = timerMs(options.readIdleMs, DEFAULT_READ_IDLE_MS);
+    this.pingTimeoutMs = timerMs(options.pingTimeoutMs, DEFAULT_PING_TIMEOUT_MS);
     this.lastRead = this.now();
   }
 
@@ -183,7 +210,7 @@ export class PingHealth {
       return this.ping();
     }
     const error = new Error(
-      `the HTTP/2 connection answered no PING within ${this.pingTimeoutMs} ms (nothing read for ${Math.round(this.now() - this.lastRead)} ms)`,
+      `the HTTP/2 connection answered no PING within ${this.pingTimeoutMs ?? 0} ms (nothing read for ${Math.round(this.now() - this.lastRead)} ms)`,
     );
     (error as NodeJS.ErrnoException).code = 'ERR_HTTP2_PING_TIMEOUT';
     this.stop();
@@ -193,12 +220,16 @@ export class PingHealth {
   /** Sends a PING and arms its timeout (a fresh one, replacing any pending). */
   private ping(): void {
     this.pingTimer?.unsubscribe();
+    this.pingTimer = undefined;
     const sentAt = this.now();
-    const dueAt = sentAt + this.pingTimeoutMs;
-    this.pingTimer = this.scheduler.schedule(() => {
-      this.pingTimer = undefined;
-      this.decide(pingDecision(this.fired('timeout', dueAt, sentAt)));
-    }, this.pingTimeoutMs);
+    const timeoutMs = this.pingTimeoutMs;
+    if (timeoutMs !== undefined) {
+      const dueAt = sentAt + timeoutMs;
+      this.pingTimer = this.scheduler.schedule(() => {
+        this.pingTimer = undefined;
+        this.decide(pingDecision(this.fired('timeout', dueAt, sentAt)));
+      }, timeoutMs);
+    }
     try {
       this.session.ping((error) => {
         if (error || this.stopped) return;

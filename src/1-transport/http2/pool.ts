@@ -1,6 +1,6 @@
 import type * as tls from 'node:tls';
 import { Http2Connection } from './connection.ts';
-import type { Http2Options } from './health.ts';
+import { DEFAULT_MAX_CONNECTIONS, type Http2Options } from './health.ts';
 
 interface Slot {
   /** Digest of the TLS material these connections were opened with. */
@@ -15,14 +15,27 @@ interface Slot {
 /** Per KubeConfig (any object), per cluster and user: the HTTP/2 connections for the TLS material seen last. */
 const slots = new WeakMap<object, Map<string, Slot>>();
 
-/** Where a request goes: the HTTP/2 connection it reserved a stream on, or HTTP/1.1. */
-export type Route = { readonly connection: Http2Connection } | { readonly connection?: undefined };
+/**
+ * Where a request goes: the HTTP/2 connection it reserved a stream on, HTTP/1.1, or nowhere (`full`: every connection
+ * this slot may open is open and has no room; the request fails rather than dial another).
+ */
+export type Route =
+  | { readonly connection: Http2Connection; readonly full?: undefined }
+  | { readonly connection?: undefined; readonly full?: undefined }
+  | { readonly connection?: undefined; readonly full: { readonly open: number } };
+
+/** `http2.maxConnections` as a count: a positive integer, else the default. */
+function maxConnections(options: Http2Options): number {
+  const max = options.maxConnections;
+  return max !== undefined && max >= 1 ? Math.floor(max) : DEFAULT_MAX_CONNECTIONS;
+}
 
 /**
  * Reserves a stream on a connection to this server with this TLS material,
  * as the keep-alive agents of HTTP/1.1 do (same key, same digest rule): an
  * open connection with room under the server's `SETTINGS_MAX_CONCURRENT_STREAMS`,
- * else a new one (requests that start together share the one being opened).
+ * else a new one (requests that start together share the one being opened), at most
+ * `http2.maxConnections` of them open at once (past it: `full`).
  * When the material changed, the previous connections are retired: streams
  * in flight finish on them, new ones go to a new connection. `avoid`: connections
  * not to use (they refused this request's stream).
@@ -49,6 +62,8 @@ export function reserveStream(
   let connection = [...slot.connections].find((candidate) => candidate.usable && !avoid.has(candidate));
   if (!connection) {
     const connections = slot.connections;
+    // Retired, GOAWAY'd and closed connections are out of the set: those left are open (or opening).
+    if (connections.size >= maxConnections(options)) return { full: { open: connections.size } };
     connection = new Http2Connection(url, tlsOptions, forceH2, options, (closed) => connections.delete(closed));
     connections.add(connection);
     const opened = connection;
@@ -61,7 +76,7 @@ export function reserveStream(
       () => undefined,
     );
   }
-  connection.reserved++;
+  connection.reserve();
   return { connection };
 }
 

@@ -5,7 +5,7 @@ import type { ConnectStage } from './connection.ts';
 import type { Http2Options } from './health.ts';
 import { reserveStream } from './pool.ts';
 import type { Http2Connection } from './connection.ts';
-import { Http2Response, http2Failure, type Http2Error, type HttpResponse } from './response.ts';
+import { Http2Error, Http2Response, http2Failure, type HttpResponse } from './response.ts';
 import type { InformerError } from '../../0-model/errors.ts';
 
 /**
@@ -37,6 +37,15 @@ const MAX_REFUSED = 2;
 
 /** What an aborted request resolves to: nothing to cancel. */
 const NOTHING_SENT: Http2Outcome = { sent: { destroy: () => undefined } };
+
+/** Every connection a pool slot may open is open and full: the request fails (a `ProtocolError`, backed off) rather than dial another. */
+const tooManyConnections = (open: number) =>
+  new Http2Error(
+    `every HTTP/2 connection to the API server is full (${open} open, the most http2.maxConnections allows; the server's SETTINGS_MAX_CONCURRENT_STREAMS reached on each)`,
+    'ERR_HTTP2_TOO_MANY_CONNECTIONS',
+    true,
+    undefined,
+  );
 
 /** Headers HTTP/2 forbids (RFC 9113, 8.2.2); Node throws on them. */
 const CONNECTION_HEADERS = new Set(['connection', 'host', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade']);
@@ -88,16 +97,12 @@ async function send(
     throw Object.assign(new Error('HTTP/2 through a proxy is not supported; use protocol "auto" or "http1"'), { code: 'ERR_HTTP2_PROXY' });
   }
   for (let attempt = 0; ; attempt++) {
-    const { connection } = reserveStream(
-      route.owner,
-      route.slotKey,
-      route.digest,
-      url,
-      route.tlsOptions,
-      forceH2,
-      route.options,
-      refusedBy,
-    );
+    const reserved = reserveStream(route.owner, route.slotKey, route.digest, url, route.tlsOptions, forceH2, route.options, refusedBy);
+    const { connection } = reserved;
+    if (reserved.full) {
+      exchange.error(tooManyConnections(reserved.full.open));
+      return NOTHING_SENT;
+    }
     if (!connection) return {};
     const stopStages = connection.onStage((stage) => exchange.stage(stage));
     let released = false;
