@@ -32,6 +32,7 @@
 import { hasUnreadProtobufMembers, protobufWithMetadata } from './protobuf/lazy.ts';
 import { QUOTE, OPEN_BRACE, fail, skipSpace, stringEnd, valueEnd, text, keyAt, valueAt, keyIs, members } from './jsonScanner.ts';
 import { lazyAccessors } from '../util/lazyAccessors.ts';
+import { Stamp } from '../util/privateSlot.ts';
 
 /** A lazy object's unparsed members: per key, its JSON text. */
 interface Source {
@@ -165,13 +166,6 @@ export function lazyObjectAt(b: Buffer, i: number, keep?: KeepObject): { value: 
  * the objects of shards it does not hold without decoding them.
  */
 export type KeepObject = (skeleton: { readonly metadata: Readonly<Record<string, unknown>> }) => boolean;
-
-/** Its constructor returns the object it is given, so that a subclass stamps its private fields on that object. */
-class Stamp {
-  constructor(target: object) {
-    return target as Stamp;
-  }
-}
 
 /**
  * The mark of a skeleton: a private field stamped on it, which no key, descriptor, prototype or deep comparison

@@ -15,6 +15,7 @@ import { K, type Field, type Message } from './schema.ts';
 import { decodeInto, field, fillAlways, one, timestamp } from './values.ts';
 import { begin, buf, latin1, lengthEnd, pos, restore, save, seek, skip, str, stringValue, utf8, varint } from './wire.ts';
 import { lazyAccessors } from '../../util/lazyAccessors.ts';
+import { Stamp } from '../../util/privateSlot.ts';
 
 interface LazySource {
   readonly msg: Message;
@@ -28,13 +29,6 @@ interface LazySource {
   readonly sizes: number[];
   /** How many members are unread. */
   unread: number;
-}
-
-/** A base whose constructor returns the object it is handed, so that a subclass's private field can be given to any object. */
-class Stamp {
-  constructor(object: object) {
-    return object;
-  }
 }
 
 /**
