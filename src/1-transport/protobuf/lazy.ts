@@ -15,7 +15,7 @@ import { K, type Field, type Message } from './schema.ts';
 import { decodeInto, field, fillAlways, one, timestamp } from './values.ts';
 import { begin, buf, latin1, lengthEnd, pos, restore, save, seek, skip, str, stringValue, utf8, varint } from './wire.ts';
 import { lazyAccessors } from '../../util/lazyAccessors.ts';
-import { Stamp } from '../../util/privateSlot.ts';
+import { privateSlot } from '../../util/privateSlot.ts';
 
 interface LazySource {
   readonly msg: Message;
@@ -36,21 +36,7 @@ interface LazySource {
  * its keys, symbols, spreading, `structuredClone` and deep equality, as a `WeakMap` entry is, but nothing for the
  * collector to trace as an ephemeron (a `WeakMap` of two entries per cached object cost ~4 µs an event in process).
  */
-class Sources extends Stamp {
-  #source: LazySource;
-  private constructor(object: object, source: LazySource) {
-    super(object);
-    this.#source = source;
-  }
-  /** Gives `object` (a fresh one, never given one before) its source. */
-  static set(object: object, source: LazySource): void {
-    new Sources(object, source);
-  }
-  static get(object: object): LazySource | undefined {
-    return #source in object ? (object as Sources).#source : undefined;
-  }
-}
-const sources = Sources;
+const sources = privateSlot<LazySource>();
 
 function materialize(target: object, key: string): unknown {
   const source = sources.get(target);
@@ -123,7 +109,7 @@ export function protobufWithMetadata(object: object, metadata: unknown): Record<
     } else copy[key] = key === 'metadata' ? metadata : (object as Record<string, unknown>)[key];
   }
   if (!Object.prototype.hasOwnProperty.call(copy, 'metadata')) copy.metadata = metadata;
-  if (keys.length > 0) sources.set(copy, { msg: source.msg, bytes: source.bytes, keys, sizes, unread: keys.length });
+  if (keys.length > 0) sources.stamp(copy, { msg: source.msg, bytes: source.bytes, keys, sizes, unread: keys.length });
   return copy;
 }
 
@@ -260,7 +246,7 @@ function decodePlanned(target: Record<string, unknown>, end: number, plan: Plan)
     sizes = seen.map((i) => sizes![i]!);
   }
   fillAlways(target, plan.msg, keys);
-  sources.set(target, { msg: plan.msg, bytes: copyOf(spans), keys, sizes: sizes!, unread: keys.length });
+  sources.stamp(target, { msg: plan.msg, bytes: copyOf(spans), keys, sizes: sizes!, unread: keys.length });
   for (const key of keys) Object.defineProperty(target, key, accessorFor(key));
 }
 
