@@ -91,6 +91,30 @@ describe('lazy decoding', () => {
     );
   });
 
+  it('keeps what it has not parsed where no key, symbol, prototype or copy shows it', () => {
+    const pod = {
+      kind: 'Pod',
+      metadata: { name: 'web-1', managedFields: [{ manager: 'kubectl', fieldsV1: { 'f:spec': {} } }] },
+      spec: { containers: [{ name: 'app', image: 'nginx:1.27' }] },
+      status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] },
+    };
+    const lazy = lazyParseObject(JSON.stringify(pod)) as typeof pod;
+    expect(hasUnparsedMembers(lazy)).toBe(true);
+    expect(hasUnparsedMembers(lazy.metadata)).toBe(true);
+    for (const object of [lazy, lazy.metadata]) {
+      expect(Object.getPrototypeOf(object)).toBe(Object.prototype);
+      expect(Object.getOwnPropertySymbols(object)).toEqual([]);
+    }
+    expect(Reflect.ownKeys(lazy)).toEqual(['kind', 'metadata', 'spec', 'status']);
+    expect(Reflect.ownKeys(lazy.metadata)).toEqual(['name', 'managedFields']);
+    // Copies hold parsed values only, nothing unparsed.
+    for (const copy of [{ ...lazy }, structuredClone(lazy), Object.assign({}, lazy)]) expect(hasUnparsedMembers(copy)).toBe(false);
+    expect(hasUnparsedMembers(lazy)).toBe(false);
+    expect(hasUnparsedMembers(lazy.metadata)).toBe(false);
+    expect(isDeepStrictEqual(lazy, pod)).toBe(true);
+    expect(Reflect.ownKeys(lazy)).toEqual(['kind', 'metadata', 'spec', 'status']);
+  });
+
   it('says so when a member is read on a copy of its property descriptors (which holds no text), and the original stays whole', () => {
     const pod = {
       apiVersion: 'v1',

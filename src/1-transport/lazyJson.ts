@@ -32,7 +32,7 @@
 import { hasUnreadProtobufMembers, protobufWithMetadata } from './protobuf/lazy.ts';
 import { QUOTE, OPEN_BRACE, fail, skipSpace, stringEnd, valueEnd, text, keyAt, valueAt, keyIs, members } from './jsonScanner.ts';
 import { lazyAccessors } from '../util/lazyAccessors.ts';
-import { Stamp } from '../util/privateSlot.ts';
+import { Stamp, privateSlot } from '../util/privateSlot.ts';
 
 /** A lazy object's unparsed members: per key, its JSON text. */
 interface Source {
@@ -41,8 +41,11 @@ interface Source {
   frozen?: Map<string, unknown>;
 }
 
-/** The lazy members' sources, keyed by the object holding them. */
-const sources = new WeakMap<object, Source>();
+/**
+ * Each lazy object's source, in a private field of the object itself (cleared once every member is parsed), not in a
+ * `WeakMap`: as invisible to its keys, spreading, `structuredClone` and deep equality, with no ephemeron to trace.
+ */
+const sources = privateSlot<Source>();
 
 /** Reads a lazy member: parses its text, keeps the value as a data property. */
 function materialize(target: object, key: string): unknown {
@@ -66,7 +69,7 @@ function settle(target: object, key: string, value: unknown, source: Source | un
     if (source) (source.frozen ??= new Map()).set(key, value);
     return;
   }
-  if (source && source.texts.delete(key) && source.texts.size === 0) sources.delete(target);
+  if (source && source.texts.delete(key) && source.texts.size === 0) sources.clear(target);
 }
 
 /** One accessor pair per member name, shared by every lazy object. */
@@ -103,7 +106,7 @@ function metadataAt(b: Buffer, i: number): { value: Record<string, unknown>; end
   if (cutEnd - cutStart >= EAGER_BYTES) {
     const source: Source = { texts: new Map() };
     defineLazy(value, 'managedFields', text(b, cutStart, cutEnd), source);
-    sources.set(value, source);
+    sources.stamp(value, source);
   } else value.managedFields = JSON.parse(text(b, cutStart, cutEnd));
   return { value, end };
 }
@@ -155,7 +158,7 @@ export function lazyObjectAt(b: Buffer, i: number, keep?: KeepObject): { value: 
     return valueStop;
   });
   if (skeleton !== undefined) return { value: markSkipped(skeleton), end };
-  if (source !== undefined && source.texts.size > 0) sources.set(target, source);
+  if (source !== undefined && source.texts.size > 0) sources.stamp(target, source);
   return { value: target, end };
 }
 
@@ -276,13 +279,13 @@ export function withMetadata<T extends { metadata: unknown }>(object: T, metadat
     } else defineEager(copy, key, key === 'metadata' ? metadata : (object as Record<string, unknown>)[key], undefined);
   }
   if (!Object.prototype.hasOwnProperty.call(copy, 'metadata')) copy.metadata = metadata;
-  if (texts.size > 0) sources.set(copy, { texts });
+  if (texts.size > 0) sources.stamp(copy, { texts });
   return copy as T;
 }
 
 /** True when `object` still has members that have not been parsed (JSON) or decoded (protobuf). */
 export function hasUnparsedMembers(object: object): boolean {
-  return sources.has(object) || hasUnreadProtobufMembers(object);
+  return sources.get(object) !== undefined || hasUnreadProtobufMembers(object);
 }
 
 /**
@@ -328,7 +331,7 @@ function spliced(value: unknown, depth: number): string | undefined {
 
 function hasLazyMetadata(object: object): boolean {
   const metadata = Object.getOwnPropertyDescriptor(object, 'metadata')?.value as unknown;
-  return typeof metadata === 'object' && metadata !== null && sources.has(metadata);
+  return typeof metadata === 'object' && metadata !== null && sources.get(metadata) !== undefined;
 }
 
 /** A member's text without line breaks: whitespace outside its strings (within them, JSON has only escapes). */
