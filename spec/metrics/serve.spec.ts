@@ -157,6 +157,25 @@ describe('serve()', () => {
     await expect(fetch(`${url}/healthz`)).rejects.toThrow();
   });
 
+  it('answers /livez as /healthz; a throwing families() is a one-line comment in /metrics, the rest still served', async () => {
+    const { scheduler } = virtualClock();
+    const serving = serve([], {
+      host: '127.0.0.1',
+      scheduler,
+      families: () => {
+        throw new Error('mine\nbroke');
+      },
+    });
+    let url = '';
+    subscriptions.push(serving.subscribe((s) => (url = s.url)));
+    while (url === '') await new Promise((r) => setTimeout(r, 5));
+    expect(await get(`${url}/livez`)).toMatchObject({ status: 200, body: 'ok\n' });
+    const metrics = await get(`${url}/metrics`);
+    expect(metrics.status).toBe(200);
+    expect(metrics.body.startsWith('# families() failed: mine broke\n')).toBe(true);
+    expect(metrics.body).toContain('# TYPE informer_transport_responses_total counter');
+  });
+
   it('/readyz escapes a resource name from discovery: a newline in it forges no line', async () => {
     const { scheduler, advanceTo } = virtualClock();
     const plural = 'evil\n[+]forged ok\nok';

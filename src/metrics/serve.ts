@@ -67,88 +67,19 @@ export function serve(informers: Served, options: ServeOptions = {}): Observable
   return new Observable<Serving>((subscriber) => {
     const scheduler = options.scheduler ?? asyncScheduler;
     const subscription = new Subscription();
-    const metrics = new Map<Informer<KubeObject>, { latest?: InformerMetrics; subscription: Subscription }>();
+    const metrics = new LatestMetrics(scheduler);
     let healths: readonly InformerHealth[] = [];
-
-    const current = () => (Array.isArray(informers) ? informers : (informers as Exclude<Served, readonly unknown[]>).informers());
-    const track = () => {
-      const now = new Set(current());
-      for (const [i, m] of metrics) {
-        if (now.has(i)) continue;
-        m.subscription.unsubscribe();
-        metrics.delete(i);
-      }
-      for (const i of now) {
-        if (metrics.has(i)) continue;
-        const entry: { latest?: InformerMetrics; subscription: Subscription } = { subscription: new Subscription() };
-        metrics.set(i, entry);
-        entry.subscription.add(informerMetrics$(i, scheduler).subscribe((m) => (entry.latest = m)));
-      }
-    };
-    const health$ = Array.isArray(informers)
-      ? informers.length === 0
-        ? of([])
-        : combineHealth(informers)
-      : (informers as Exclude<Served, readonly unknown[]>).health$;
     subscription.add(
-      health$.subscribe((h) => {
+      servedHealth$(informers).subscribe((h) => {
         healths = h;
-        track();
+        metrics.track(Array.isArray(informers) ? informers : (informers as Exclude<Served, readonly unknown[]>).informers());
       }),
     );
-    subscription.add(() => {
-      for (const m of metrics.values()) m.subscription.unsubscribe();
-      metrics.clear();
-    });
-
-    const respond = (res: ServerResponse, status: number, body: string, type = 'text/plain; charset=utf-8') => {
-      res.writeHead(status, { 'Content-Type': type, 'Cache-Control': 'no-store', 'Content-Length': Buffer.byteLength(body) });
-      res.end(body);
-    };
-    const handle = (req: IncomingMessage, res: ServerResponse) => {
-      // No route reads a body: one a client sends is left unread and the connection closed with the answer (probeServer).
-      const path = (req.url ?? '/').split('?')[0];
-      if (req.method !== 'GET' && req.method !== 'HEAD') return respond(res, 405, 'method not allowed\n');
-      const now = scheduler.now();
-      switch (path) {
-        case '/healthz':
-        case '/livez':
-          return respond(res, 200, 'ok\n');
-        case '/readyz': {
-          const { ready, lines } = readyzLines(healths, now, options);
-          return respond(res, ready ? 200 : 503, `${[...lines, ready ? 'ok' : 'not ready'].join('\n')}\n`);
-        }
-        case '/metrics': {
-          let extra: readonly MetricFamily[] = [];
-          let failure = '';
-          try {
-            extra = options.families?.() ?? [];
-          } catch (error) {
-            failure = `# families() failed: ${(error instanceof Error ? error.message : String(error)).replace(/[\r\n]/g, ' ')}\n`;
-          }
-          const snapshots = [...metrics.values()].flatMap((m) => (m.latest ? [m.latest] : []));
-          const handlers = [...metrics.keys()].flatMap((i) => {
-            // Every Informer has it; an object cast to one (plain JavaScript) may not, and costs no scrape.
-            const m = i.handlerMetrics?.();
-            return m ? [{ name: resourceName(i.resource), ...m }] : [];
-          });
-          const text = toPrometheusText([
-            ...informerFamilies(snapshots),
-            ...handlerFamilies(handlers),
-            ...healthFamilies(healths, now),
-            ...transportFamilies(transportBytes()),
-            ...extra,
-          ]);
-          return respond(res, 200, failure + text, 'text/plain; version=0.0.4; charset=utf-8');
-        }
-        default:
-          return respond(res, 404, 'not found: /healthz, /readyz, /metrics\n');
-      }
-    };
+    subscription.add(() => metrics.close());
 
     const server = probeServer((req, res) => {
       try {
-        handle(req, res);
+        route(req, res, { healths, metrics, now: scheduler.now(), options });
       } catch (error) {
         if (!res.headersSent) respond(res, 500, `${error instanceof Error ? error.message : String(error)}\n`.replace(/[\r]/g, ''));
         else res.destroy();
@@ -168,6 +99,109 @@ export function serve(informers: Served, options: ServeOptions = {}): Observable
     });
     return subscription;
   });
+}
+
+/** The health of what is served: a factory's own, or the list's combined (once each has one). */
+function servedHealth$(informers: Served): Observable<readonly InformerHealth[]> {
+  if (!Array.isArray(informers)) return (informers as Exclude<Served, readonly unknown[]>).health$;
+  return informers.length === 0 ? of([]) : combineHealth(informers);
+}
+
+/** The latest metrics of each informer served, one subscription each, following the informers as they come and go. */
+class LatestMetrics {
+  private readonly scheduler: SchedulerLike;
+  private readonly entries = new Map<Informer<KubeObject>, { latest?: InformerMetrics; subscription: Subscription }>();
+
+  constructor(scheduler: SchedulerLike) {
+    this.scheduler = scheduler;
+  }
+
+  /** Follows these informers: drops those gone, subscribes to those new. */
+  track(informers: readonly Informer<KubeObject>[]): void {
+    const now = new Set(informers);
+    for (const [i, m] of this.entries) {
+      if (now.has(i)) continue;
+      m.subscription.unsubscribe();
+      this.entries.delete(i);
+    }
+    for (const i of now) {
+      if (this.entries.has(i)) continue;
+      const entry: { latest?: InformerMetrics; subscription: Subscription } = { subscription: new Subscription() };
+      this.entries.set(i, entry);
+      entry.subscription.add(informerMetrics$(i, this.scheduler).subscribe((m) => (entry.latest = m)));
+    }
+  }
+
+  informers(): IterableIterator<Informer<KubeObject>> {
+    return this.entries.keys();
+  }
+
+  /** The latest metrics of each informer that has some. */
+  snapshots(): InformerMetrics[] {
+    return [...this.entries.values()].flatMap((m) => (m.latest ? [m.latest] : []));
+  }
+
+  close(): void {
+    for (const m of this.entries.values()) m.subscription.unsubscribe();
+    this.entries.clear();
+  }
+}
+
+function respond(res: ServerResponse, status: number, body: string, type = 'text/plain; charset=utf-8'): void {
+  res.writeHead(status, { 'Content-Type': type, 'Cache-Control': 'no-store', 'Content-Length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+/** What a request is answered from: the health and metrics as they stand, at `now` on the health's clock. */
+interface Answering {
+  readonly healths: readonly InformerHealth[];
+  readonly metrics: LatestMetrics;
+  readonly now: number;
+  readonly options: ServeOptions;
+}
+
+/** Answers one request (see {@link serve}'s routes). */
+function route(req: IncomingMessage, res: ServerResponse, from: Answering): void {
+  // No route reads a body: one a client sends is left unread and the connection closed with the answer (probeServer).
+  const path = (req.url ?? '/').split('?')[0];
+  if (req.method !== 'GET' && req.method !== 'HEAD') return respond(res, 405, 'method not allowed\n');
+  switch (path) {
+    case '/healthz':
+    case '/livez':
+      return respond(res, 200, 'ok\n');
+    case '/readyz': {
+      const { ready, lines } = readyzLines(from.healths, from.now, from.options);
+      return respond(res, ready ? 200 : 503, `${[...lines, ready ? 'ok' : 'not ready'].join('\n')}\n`);
+    }
+    case '/metrics':
+      return respond(res, 200, metricsText(from), 'text/plain; version=0.0.4; charset=utf-8');
+    default:
+      return respond(res, 404, 'not found: /healthz, /readyz, /metrics\n');
+  }
+}
+
+/** `/metrics`' body: every family, `families()`' last (a comment in its place when it throws). */
+function metricsText({ healths, metrics, now, options }: Answering): string {
+  let extra: readonly MetricFamily[] = [];
+  let failure = '';
+  try {
+    extra = options.families?.() ?? [];
+  } catch (error) {
+    failure = `# families() failed: ${(error instanceof Error ? error.message : String(error)).replace(/[\r\n]/g, ' ')}\n`;
+  }
+  const handlers = [...metrics.informers()].flatMap((i) => {
+    // Every Informer has it; an object cast to one (plain JavaScript) may not, and costs no scrape.
+    const m = i.handlerMetrics?.();
+    return m ? [{ name: resourceName(i.resource), ...m }] : [];
+  });
+  const text = toPrometheusText([
+    ...informerFamilies(metrics.snapshots()),
+    ...handlerFamilies(handlers),
+    ...healthFamilies(healths, now),
+    ...transportFamilies(transportBytes()),
+    ...extra,
+  ]);
+  return failure + text;
 }
 
 function combineHealth(informers: readonly Informer<KubeObject>[]): Observable<readonly InformerHealth[]> {

@@ -1,11 +1,18 @@
-import { defer, finalize, Observable, Subscription, type ObservableInput } from 'rxjs';
-import { WorkQueueError, type WorkerFailed } from './errors.ts';
+import { defer, finalize, Observable, Subscription, type ObservableInput, type Subscriber } from 'rxjs';
+import { WorkQueueError } from './errors.ts';
+import {
+  initialSlots,
+  runStep,
+  slotStep,
+  startRun,
+  type RunEffect,
+  type RunInput,
+  type SlotInput,
+  type SlotState,
+  type WorkEvent,
+} from './processItemsStep.ts';
 
-/** What `process` reports, per item. Exactly one `done` or `error` ends each run of an item. */
-export type WorkEvent<K, R> =
-  | { readonly type: 'value'; readonly item: K; readonly value: R }
-  | { readonly type: 'done'; readonly item: K }
-  | { readonly type: 'error'; readonly item: K; readonly error: WorkerFailed };
+export type { WorkEvent } from './processItemsStep.ts';
 
 /** The calls `processItems` needs from a queue. */
 export interface WorkSource<K> {
@@ -25,7 +32,8 @@ export interface WorkSource<K> {
  * Worker failures are data (`{ type: 'error', error: { reason: 'WorkerFailed', cause } }`);
  * the stream itself never errors. It completes when the queue is shut down and drained.
  * Unsubscribing cancels in-flight workers and re-adds their items at the priority they were
- * taken at (ignored after shutdown), then marks them done, so no work is lost.
+ * taken at (ignored after shutdown), then marks them done, so no work is lost. (The rules are two
+ * pure machines, `slotStep` and `runStep` in processItemsStep.ts; this function is their shell.)
  *
  * ```
  * queue:       a-b-c----------      (each worker takes 4 frames, concurrency 2)
@@ -43,96 +51,129 @@ export function processItems<K, R>(
     throw new WorkQueueError('InvalidArgument', `concurrency must be a positive integer, got ${concurrency}`);
   }
   return new Observable<WorkEvent<K, R>>((subscriber) => {
-    const getting = new Set<Subscription>();
-    const working = new Set<Subscription>();
-    let free = concurrency;
-    let ended = 0;
-    let pumping = false;
-
-    const run = (item: K): void => {
-      const slot = new Subscription();
-      let held = true;
-      const priority = queue.priorityOf?.(item);
-      working.add(slot);
-      // Teardown while in flight: the work is abandoned, so queue the item again.
-      slot.add(() => {
-        if (!held) return;
-        held = false;
-        queue.add(item, priority);
-        queue.done(item);
-      });
-      let outcome: WorkEvent<K, R> | undefined;
-      // Settle only after the worker's own teardown (e.g. its finalize) has run, so a re-added
-      // item cannot start again while the previous run is still cleaning up.
-      const settle = (): void => {
-        if (outcome === undefined) return; // cancelled: the slot teardown above re-queues
-        working.delete(slot); // finished work: an unsubscribe from inside next() must not re-queue it
-        subscriber.next(outcome);
-        if (held) {
-          held = false;
-          queue.done(item);
-        }
-        free += 1;
-        pump();
-      };
-      slot.add(
-        defer(() => worker(item))
-          .pipe(finalize(settle))
-          .subscribe({
-            next: (value) => subscriber.next({ type: 'value', item, value }),
-            error: (cause: unknown) => {
-              outcome = { type: 'error', item, error: { reason: 'WorkerFailed', cause } };
-            },
-            complete: () => {
-              outcome = { type: 'done', item };
-            },
-          }),
-      );
-    };
-
-    const take = (): void => {
-      const slot = new Subscription();
-      let taken = false;
-      getting.add(slot);
-      slot.add(
-        queue.get().subscribe({
-          next: (item) => {
-            taken = true;
-            getting.delete(slot);
-            run(item);
-          },
-          complete: () => {
-            if (taken) return;
-            getting.delete(slot);
-            ended += 1;
-            if (ended === concurrency) subscriber.complete();
-          },
-        }),
-      );
-    };
-
-    // Iterative so that synchronous workers do not grow the stack.
-    const pump = (): void => {
-      if (pumping) return;
-      pumping = true;
-      try {
-        while (free > 0 && !subscriber.closed) {
-          free -= 1;
-          take();
-        }
-      } finally {
-        pumping = false;
-      }
-    };
-
-    pump();
-
-    return () => {
-      // Stop waiting first, so items released below are not handed back to this closing stream.
-      for (const slot of [...getting]) slot.unsubscribe();
-      getting.clear();
-      for (const slot of [...working]) slot.unsubscribe();
-      working.clear();
-    };
+    const slots = new Slots(queue, worker, concurrency, subscriber);
+    slots.pump();
+    return () => slots.close();
   });
+}
+
+/** One subscription's slots: the shell of {@link slotStep} and {@link runStep}, carrying out their effects. */
+class Slots<K, R> {
+  private readonly queue: WorkSource<K>;
+  private readonly worker: (item: K) => ObservableInput<R>;
+  private readonly concurrency: number;
+  private readonly subscriber: Subscriber<WorkEvent<K, R>>;
+  /** Slots waiting on `queue.get()`. */
+  private readonly getting = new Set<Subscription>();
+  /** Slots running a worker. */
+  private readonly working = new Set<Subscription>();
+  private state: SlotState;
+  private pumping = false;
+
+  constructor(queue: WorkSource<K>, worker: (item: K) => ObservableInput<R>, concurrency: number, subscriber: Subscriber<WorkEvent<K, R>>) {
+    this.queue = queue;
+    this.worker = worker;
+    this.concurrency = concurrency;
+    this.subscriber = subscriber;
+    this.state = initialSlots(concurrency);
+  }
+
+  /**
+   * Fills the free slots. Iterative, so that synchronous workers do not grow the stack: a slot
+   * released meanwhile is taken by this loop.
+   */
+  pump(): void {
+    if (this.pumping) return;
+    this.pumping = true;
+    try {
+      while (!this.subscriber.closed && this.step({ type: 'pump' }) > 0);
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  /** Unsubscribed: stops waiting first, so that items released below are not handed back to this closing stream. */
+  close(): void {
+    for (const slot of [...this.getting]) slot.unsubscribe();
+    this.getting.clear();
+    for (const slot of [...this.working]) slot.unsubscribe();
+    this.working.clear();
+  }
+
+  /** Steps the slots and carries out the effects; returns how many there were. */
+  private step(input: SlotInput): number {
+    const step = slotStep(this.state, input, this.concurrency);
+    this.state = step.state;
+    for (const effect of step.effects) {
+      switch (effect.type) {
+        case 'take':
+          this.take();
+          break;
+        case 'pump':
+          this.pump();
+          break;
+        case 'complete':
+          this.subscriber.complete();
+          break;
+      }
+    }
+    return step.effects.length;
+  }
+
+  private take(): void {
+    const slot = new Subscription();
+    let taken = false;
+    this.getting.add(slot);
+    slot.add(
+      this.queue.get().subscribe({
+        next: (item) => {
+          taken = true;
+          this.getting.delete(slot);
+          this.run(item);
+        },
+        complete: () => {
+          if (taken) return;
+          this.getting.delete(slot);
+          this.step({ type: 'empty' });
+        },
+      }),
+    );
+  }
+
+  private run(item: K): void {
+    const slot = new Subscription();
+    let run = startRun(item, this.queue.priorityOf?.(item));
+    const step = (input: RunInput<R>): void => {
+      const next = runStep<K, R>(run, input);
+      run = next.run;
+      for (const effect of next.effects) this.carryOut(slot, effect);
+    };
+    this.working.add(slot);
+    slot.add(() => step({ type: 'cancelled' }));
+    slot.add(
+      defer(() => this.worker(item))
+        .pipe(finalize(() => step({ type: 'settled' })))
+        .subscribe({
+          next: (value) => step({ type: 'value', value }),
+          error: (cause: unknown) => step({ type: 'errored', cause }),
+          complete: () => step({ type: 'completed' }),
+        }),
+    );
+  }
+
+  private carryOut(slot: Subscription, effect: RunEffect<K, R>): void {
+    switch (effect.type) {
+      case 'emit':
+        // Finished work: an unsubscribe from inside next() must not cancel it.
+        if (effect.event.type !== 'value') this.working.delete(slot);
+        return this.subscriber.next(effect.event);
+      case 'add':
+        return this.queue.add(effect.item, effect.priority);
+      case 'done':
+        return this.queue.done(effect.item);
+      case 'release':
+        this.step({ type: 'released' });
+        return;
+    }
+  }
 }

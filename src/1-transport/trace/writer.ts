@@ -12,9 +12,7 @@ import {
   type TraceStopReason,
 } from './format.ts';
 import { scheduleAfter } from '../../util/scheduleAfter.ts';
-
-/** Room kept for the `stop` line within `maxBytes`, so a stopped trace still ends with one. */
-const STOP_LINE_ROOM = 64;
+import { initialWriter, STOP_LINE_ROOM, writerStep, type WriterInput, type WriterLimits } from './writerStep.ts';
 
 /** What follows the event of a line `eventLine` writes. */
 const EVENT_LINE_END = '}\n';
@@ -80,37 +78,128 @@ export interface TraceWriter {
  * A trace writer: writes the header at once, then the lines the recorders hand it. Every line is
  * whole: one that would pass `maxBytes` is not written, the writer stops (`maxBytes`) and writes
  * the stop line instead; after `durationMs` it stops (`duration`). A throwing `write` stops it
- * (`closed`, with {@link TraceWriter.error}); the requests recorded go on unharmed.
+ * (`closed`, with {@link TraceWriter.error}); the requests recorded go on unharmed. (The rules are a
+ * pure step, `writerStep` in writerStep.ts; this function is its shell.)
  */
 export function traceWriter(options: TraceWriterOptions): TraceWriter & Required<Pick<TraceWriter, 'eventLine'>> {
   const clock = options.scheduler ?? asyncScheduler;
   const start = clock.now();
-  const maxBytes = options.maxBytes ?? Infinity;
+  const limits: WriterLimits = { maxBytes: options.maxBytes ?? Infinity, durationMs: options.durationMs };
   const stops = new ReplaySubject<TraceStopReason>(1);
-  let bytes = 0;
+  const { text: headerText, bytes: headerBytes } = headerLine(options, limits.maxBytes);
+  options.write(headerText);
+  let state = initialWriter(headerBytes);
   let ids = 0;
-  let stopped: TraceStopReason | undefined;
+  let failure: unknown;
   let timer: Subscription | undefined;
 
-  const put = (text: string, size = Buffer.byteLength(text, 'utf8')) => {
-    options.write(text);
-    bytes += size;
+  /**
+   * Steps the machine and carries out its effects; `line`: the line offered, if any (its text, or
+   * its parts). True when it was written.
+   */
+  const step = (input: WriterInput, line?: string | readonly string[]): boolean => {
+    const next = writerStep(state, input, limits);
+    state = next.state;
+    let wrote = false;
+    for (const effect of next.effects) {
+      switch (effect.type) {
+        case 'write':
+          wrote = attempt(line!, (input as { readonly size: number }).size);
+          break;
+        case 'freeTimer':
+          timer?.unsubscribe();
+          break;
+        case 'stopLine': {
+          const text = traceLineText({ type: 'stop', at: effect.at, why: effect.why });
+          attempt(text, Buffer.byteLength(text, 'utf8'));
+          break;
+        }
+        case 'stopped':
+          stops.next(effect.why);
+          stops.complete();
+          break;
+      }
+    }
+    return wrote;
   };
-  let failure: unknown;
-  const stop = (why: TraceStopReason) => {
-    if (stopped) return;
-    stopped = why;
-    timer?.unsubscribe();
+  /**
+   * Writes a line (given in parts: through `writeParts`, if there is one); a write that throws is
+   * the writer's failure.
+   */
+  const attempt = (line: string | readonly string[], size: number): boolean => {
     try {
-      if (failure === undefined) put(traceLineText({ type: 'stop', at: clock.now() - start, why }));
+      if (typeof line === 'string') options.write(line);
+      else if (options.writeParts) options.writeParts(line);
+      else options.write(line.join(''));
     } catch (e) {
       failure = e;
+      step({ type: 'failed' });
+      return false;
     }
-    stops.next(why);
-    stops.complete();
+    step({ type: 'written', size });
+    return true;
   };
+  const at = () => clock.now() - start;
+  const { durationMs } = limits;
+  if (durationMs !== undefined) timer = scheduleAfter(clock, () => step({ type: 'due', at: at() }), durationMs);
 
-  const header: TraceHeader = {
+  return {
+    nextId: () => ids++,
+    line(record) {
+      if (state.stopped) return false;
+      const time = at();
+      // `type` and `at` first: a trace reads well by eye.
+      const { type, ...rest } = record;
+      const parts = traceLineParts({ type, at: time, ...rest } as TraceRequestLine);
+      if (parts.length === 1) {
+        const text = parts[0]!;
+        return step({ type: 'line', at: time, size: Buffer.byteLength(text, 'utf8') }, text);
+      }
+      let size = 0;
+      for (const part of parts) size += Buffer.byteLength(part, 'utf8');
+      return step({ type: 'line', at: time, size }, parts);
+    },
+    eventLine(id, event, eventBytes) {
+      if (state.stopped) return false;
+      const time = at();
+      // The members as `line` writes them, `event` last: {"type":"event","at":…,"id":…,"event":…}.
+      const head = `{"type":"event","at":${JSON.stringify(time)},"id":${JSON.stringify(id)},"event":`;
+      const parts = [head, event, EVENT_LINE_END];
+      const size = head.length + (eventBytes ?? Buffer.byteLength(event, 'utf8')) + EVENT_LINE_END.length;
+      return step({ type: 'line', at: time, size }, parts);
+    },
+    get stopped() {
+      return state.stopped;
+    },
+    stopped$: stops.asObservable(),
+    get bytes() {
+      return state.bytes;
+    },
+    get error() {
+      return failure;
+    },
+    close: () => void step({ type: 'close', at: at() }),
+  };
+}
+
+/**
+ * The header line of a trace written with these options, and its UTF-8 bytes; a RangeError when
+ * `maxBytes` cannot hold it and the stop line.
+ */
+function headerLine(options: TraceWriterOptions, maxBytes: number): { readonly text: string; readonly bytes: number } {
+  const text = traceLineText(header(options));
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (bytes + STOP_LINE_ROOM > maxBytes)
+    throw new RangeError(
+      `a trace of at most ${maxBytes} bytes cannot hold its header (${bytes} bytes) and its stop line ` +
+        `(up to ${STOP_LINE_ROOM}): give at least ${bytes + STOP_LINE_ROOM} bytes`,
+    );
+  return { text, bytes };
+}
+
+/** The header of a trace written with these options. */
+function header(options: TraceWriterOptions): TraceHeader {
+  return {
     type: 'header',
     format: TRACE_FORMAT,
     version: TRACE_FORMAT_VERSION,
@@ -119,77 +208,5 @@ export function traceWriter(options: TraceWriterOptions): TraceWriter & Required
     resources: [...options.resources],
     ...(options.options === undefined ? {} : { options: { ...options.options } }),
     redacted: options.redacted ?? true,
-  };
-  const headerText = traceLineText(header);
-  const headerBytes = Buffer.byteLength(headerText, 'utf8');
-  if (headerBytes + STOP_LINE_ROOM > maxBytes)
-    throw new RangeError(
-      `a trace of at most ${maxBytes} bytes cannot hold its header (${headerBytes} bytes) and its stop line ` +
-        `(up to ${STOP_LINE_ROOM}): give at least ${headerBytes + STOP_LINE_ROOM} bytes`,
-    );
-  put(headerText, headerBytes);
-  if (options.durationMs !== undefined) timer = scheduleAfter(clock, () => stop('duration'), options.durationMs);
-
-  /** The time of a line to write now, or undefined when the writer has stopped (or stops now, at its duration). */
-  const now = (): number | undefined => {
-    if (stopped) return undefined;
-    const at = clock.now() - start;
-    if (options.durationMs === undefined || at < options.durationMs) return at;
-    stop('duration');
-    return undefined;
-  };
-  /** Writes a whole line within the budget, or stops; `size`: its UTF-8 bytes, `parts`: the line in parts, if it was given so. */
-  const whole = (text: () => string, size: number, parts?: readonly string[]): boolean => {
-    if (bytes + size + STOP_LINE_ROOM > maxBytes) {
-      stop('maxBytes');
-      return false;
-    }
-    try {
-      if (parts && options.writeParts) options.writeParts(parts);
-      else options.write(text());
-      bytes += size;
-      return true;
-    } catch (e) {
-      failure = e;
-      stop('closed');
-      return false;
-    }
-  };
-
-  return {
-    nextId: () => ids++,
-    line(record) {
-      const at = now();
-      if (at === undefined) return false;
-      // `type` and `at` first: a trace reads well by eye.
-      const { type, ...rest } = record;
-      const parts = traceLineParts({ type, at, ...rest } as TraceRequestLine);
-      if (parts.length === 1) {
-        const text = parts[0]!;
-        return whole(() => text, Buffer.byteLength(text, 'utf8'));
-      }
-      let size = 0;
-      for (const part of parts) size += Buffer.byteLength(part, 'utf8');
-      return whole(() => parts.join(''), size, parts);
-    },
-    eventLine(id, event, eventBytes = Buffer.byteLength(event, 'utf8')) {
-      const at = now();
-      if (at === undefined) return false;
-      // The members as `line` writes them, `event` last: {"type":"event","at":…,"id":…,"event":…}.
-      const head = `{"type":"event","at":${JSON.stringify(at)},"id":${JSON.stringify(id)},"event":`;
-      const parts = [head, event, EVENT_LINE_END];
-      return whole(() => parts.join(''), head.length + eventBytes + EVENT_LINE_END.length, parts);
-    },
-    get stopped() {
-      return stopped;
-    },
-    stopped$: stops.asObservable(),
-    get bytes() {
-      return bytes;
-    },
-    get error() {
-      return failure;
-    },
-    close: () => stop('closed'),
   };
 }
