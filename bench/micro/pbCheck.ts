@@ -7,8 +7,10 @@
  *   walk    the kept object's envelope read, then `checkMessage` over it (the walk alone)
  *   lazy    the kept object's envelope read, then `decodeLazyInto` (no walk), metadata.name read
  *   frame   the transport's whole kept path, `decodeWatchFrame` (walk, then lazy decode), metadata.name read
+ *   read    `frame`, then every lazy member read (each top-level member and metadata.managedFields): what a handler
+ *           reading the whole object pays (not run unless named)
  *
- *   node bench/micro/pbCheck.ts [events=20000] [rounds=7] [src=../../src] [parts=walk,lazy,frame]
+ *   node bench/micro/pbCheck.ts [events=20000] [rounds=7] [src=../../src] [parts=walk,lazy,frame]   (or read)
  *
  * `src` is a copy of src/ to measure instead (`git archive <commit> src | tar -x -C /tmp/base`, a node_modules link
  * beside it); run two copies alternately to compare them.
@@ -71,6 +73,12 @@ const parts: Record<string, (f: (typeof frames)[number]) => void> = {
     names += ((o.metadata as { name: string }).name ?? '').length;
     cache.set(f.key, o);
   },
+  read: (f) => {
+    const { object: o } = decode.decodeWatchFrame(f.bytes, undefined);
+    for (const key of Object.keys(o)) void o[key];
+    names += ((o.metadata as { managedFields: unknown[] }).managedFields ?? []).length;
+    cache.set(f.key, o);
+  },
 };
 
 const threadCpu = () => {
@@ -78,7 +86,7 @@ const threadCpu = () => {
   return t.user + t.system;
 };
 const samples = new Map<string, number[]>();
-const chosen = Object.entries(parts).filter(([name]) => partsArg === undefined || partsArg.split(',').includes(name));
+const chosen = Object.entries(parts).filter(([name]) => (partsArg === undefined ? name !== 'read' : partsArg.split(',').includes(name)));
 for (let round = 0; round <= ROUNDS; round++) {
   for (const [name, part] of chosen) {
     const t0 = threadCpu();

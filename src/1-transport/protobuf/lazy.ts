@@ -4,12 +4,16 @@
  * bytes on first read and then replaces itself with a plain data property (assigning to it does the same). The
  * object was walked by `checkMessage` (check.ts) first, so reading a member never fails and never differs from an eager decode.
  *
+ * The decode is planned per message, once, from the schema (as check.ts's walk): a table by tag of what to do, so that
+ * metadata's strings, times and maps of strings cost one varint and one table read each, and a lazy member's bytes
+ * are noted without a lookup by name. Anything the plan does not name goes through values.ts's `field`, as before.
+ *
  * A lazy object holds one copy of the bytes of its lazy fields (a one-byte-per-character string), never a view of
- * the frame or the page.
+ * the frame or the page: a frame is a view of the socket's chunk or of the splitter's buffer, which is reused.
  */
 import { K, type Field, type Message } from './schema.ts';
-import { decodeInto, field, fillAlways } from './values.ts';
-import { begin, buf, latin1, lengthEnd, pos, restore, save, seek, skip, varint } from './wire.ts';
+import { decodeInto, field, fillAlways, one, timestamp } from './values.ts';
+import { begin, buf, latin1, lengthEnd, pos, restore, save, seek, skip, str, stringValue, utf8, varint } from './wire.ts';
 import { lazyAccessors } from '../../util/lazyAccessors.ts';
 
 interface LazySource {
@@ -18,11 +22,41 @@ interface LazySource {
   readonly bytes: string;
   /** Values read from a frozen object, which cannot take them as data properties. */
   frozen?: Map<string, unknown>;
-  /** The bytes of each member not read yet (what a measure of size reads instead of decoding it). */
-  readonly unread: Map<string, number>;
+  /** The lazy members, in the order they were defined (often the plan's own array, shared). */
+  readonly keys: readonly string[];
+  /** By index in `keys`: the bytes of the member while unread (what a measure of size reads instead of decoding it), -1 once read. */
+  readonly sizes: number[];
+  /** How many members are unread. */
+  unread: number;
 }
 
-const sources = new WeakMap<object, LazySource>();
+/** A base whose constructor returns the object it is handed, so that a subclass's private field can be given to any object. */
+class Stamp {
+  constructor(object: object) {
+    return object;
+  }
+}
+
+/**
+ * Each lazy object's source, in a private field of the plain object itself rather than in a `WeakMap`: invisible to
+ * its keys, symbols, spreading, `structuredClone` and deep equality, as a `WeakMap` entry is, but nothing for the
+ * collector to trace as an ephemeron (a `WeakMap` of two entries per cached object cost ~4 µs an event in process).
+ */
+class Sources extends Stamp {
+  #source: LazySource;
+  private constructor(object: object, source: LazySource) {
+    super(object);
+    this.#source = source;
+  }
+  /** Gives `object` (a fresh one, never given one before) its source. */
+  static set(object: object, source: LazySource): void {
+    new Sources(object, source);
+  }
+  static get(object: object): LazySource | undefined {
+    return #source in object ? (object as Sources).#source : undefined;
+  }
+}
+const sources = Sources;
 
 function materialize(target: object, key: string): unknown {
   const source = sources.get(target);
@@ -53,19 +87,25 @@ function materialize(target: object, key: string): unknown {
 }
 
 function settle(target: object, key: string, value: unknown, source: LazySource | undefined): void {
-  source?.unread.delete(key);
+  const i = source === undefined ? -1 : source.keys.indexOf(key);
+  if (i >= 0 && source!.sizes[i]! >= 0) {
+    source!.sizes[i] = -1;
+    source!.unread--;
+  }
   if (!Reflect.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true }) && source)
     (source.frozen ??= new Map()).set(key, value);
 }
 
 /** The protobuf bytes of `object`'s member `key` while it is unread, else undefined (see `unparsedText` for JSON). */
 export function unreadProtobufBytes(object: object, key: string): number | undefined {
-  return sources.get(object)?.unread.get(key);
+  const source = sources.get(object);
+  const i = source === undefined ? -1 : source.keys.indexOf(key);
+  return i < 0 || source!.sizes[i]! < 0 ? undefined : source!.sizes[i];
 }
 
 /** True when `object` is a lazily decoded protobuf object with members not read yet. */
 export function hasUnreadProtobufMembers(object: object): boolean {
-  return (sources.get(object)?.unread.size ?? 0) > 0;
+  return (sources.get(object)?.unread ?? 0) > 0;
 }
 
 const accessorFor = lazyAccessors(materialize, (target, key, value) => settle(target, key, value, sources.get(target)));
@@ -78,16 +118,18 @@ export function protobufWithMetadata(object: object, metadata: unknown): Record<
   const source = sources.get(object);
   if (!source || source.frozen) return undefined;
   const copy: Record<string, unknown> = {};
-  const unread = new Map<string, number>();
+  const keys: string[] = [];
+  const sizes: number[] = [];
   for (const key of Object.keys(object)) {
-    const bytes = source.unread.get(key);
+    const bytes = unreadProtobufBytes(object, key);
     if (bytes !== undefined && Object.getOwnPropertyDescriptor(object, key)!.get) {
-      unread.set(key, bytes);
+      keys.push(key);
+      sizes.push(bytes);
       Object.defineProperty(copy, key, accessorFor(key));
     } else copy[key] = key === 'metadata' ? metadata : (object as Record<string, unknown>)[key];
   }
   if (!Object.prototype.hasOwnProperty.call(copy, 'metadata')) copy.metadata = metadata;
-  if (unread.size > 0) sources.set(copy, { msg: source.msg, bytes: source.bytes, unread });
+  if (keys.length > 0) sources.set(copy, { msg: source.msg, bytes: source.bytes, keys, sizes, unread: keys.length });
   return copy;
 }
 
@@ -96,33 +138,188 @@ function isLazy(f: Field, top: boolean): boolean {
   return (top ? f.json !== 'metadata' : f.json === 'managedFields') && (f.kind === K.msg || f.rep || f.map);
 }
 
+/** What the lazy decode does with a tag (field number and wire type). */
+const Do = {
+  /** Anything the plan does not name (an unknown field, a rarer kind, a wire type the check walk refused): `field`. */
+  Field: 0,
+  /** A lazy member: its bytes kept. */
+  Lazy: 1,
+  /** The top's metadata, decoded now by its own plan. */
+  Metadata: 2,
+  /** A string that is written when not empty (`omitempty`), through the short-string cache. */
+  StringOmit: 3,
+  /** The same for a string that rarely recurs (name, uid, resourceVersion): sliced fresh, past the cache. */
+  UniqueOmit: 4,
+  /** A Time or MicroTime, written whatever it holds. */
+  Time: 5,
+  MicroTime: 6,
+  /** An entry of a map of strings. */
+  StringEntry: 7,
+} as const;
+type Do = (typeof Do)[keyof typeof Do];
+
+/** ObjectMeta's strings that are one per object: a cache slot would only evict the strings that do recur. */
+const UNIQUE = new Set(['name', 'uid', 'resourceVersion']);
+
+/** Per message and level, once, from the schema: what to do by tag, the field by tag, the lazy members in field order. */
+interface Plan {
+  readonly msg: Message;
+  readonly actions: Uint8Array;
+  readonly fields: (Field | undefined)[];
+  /** By tag of a lazy field: its index in `keys`. */
+  readonly lazyIndex: Int8Array;
+  /** The lazy members' names, in field number order. */
+  readonly keys: readonly string[];
+  /** By tag of the top's metadata: its plan. */
+  readonly metadata: Plan | undefined;
+}
+
+const plans = [new Map<Message, Plan>(), new Map<Message, Plan>()];
+function planOf(msg: Message, top: boolean): Plan {
+  let plan = plans[top ? 1 : 0]!.get(msg);
+  if (plan !== undefined) return plan;
+  const size = 8 * (msg.byNumber.length + 1);
+  const actions = new Uint8Array(size);
+  const fields = new Array<Field | undefined>(size);
+  const lazyIndex = new Int8Array(size).fill(-1);
+  const keys: string[] = [];
+  let metadata: Plan | undefined;
+  for (const f of msg.fields) {
+    const tag = f.n * 8 + 2;
+    fields[tag] = f;
+    if (isLazy(f, top)) {
+      for (let wireType = 0; wireType < 8; wireType++) {
+        actions[f.n * 8 + wireType] = Do.Lazy;
+        lazyIndex[f.n * 8 + wireType] = keys.length;
+      }
+      keys.push(f.json);
+    } else if (top && f.json === 'metadata' && f.kind === K.msg) {
+      actions[tag] = Do.Metadata;
+      metadata = planOf(f.msg!, false);
+    } else actions[tag] = valueAction(f);
+  }
+  plan = { msg, actions, fields, lazyIndex, keys, metadata };
+  plans[top ? 1 : 0]!.set(msg, plan);
+  return plan;
+}
+
+/** A length-delimited field's action when it is neither lazy nor metadata. */
+function valueAction(f: Field): Do {
+  if (f.inline) return Do.Field;
+  if (f.map) return f.kind === K.string ? Do.StringEntry : Do.Field;
+  if (f.rep) return Do.Field;
+  if (f.kind === K.string && f.presence === 'omit') return UNIQUE.has(f.json) ? Do.UniqueOmit : Do.StringOmit;
+  if (f.kind === K.time) return Do.Time;
+  if (f.kind === K.microTime) return Do.MicroTime;
+  return Do.Field;
+}
+
 /** The object's fields from pos to `end` into `target`, lazily (the object was checked). */
 export function decodeLazyInto(target: Record<string, unknown>, end: number, msg: Message, top = true): void {
-  const spans: number[] = [];
-  const keys: string[] = [];
-  const unread = new Map<string, number>();
+  decodePlanned(target, end, planOf(msg, top));
+}
+
+function decodePlanned(target: Record<string, unknown>, end: number, plan: Plan): void {
+  const actions = plan.actions;
+  let spans: number[] | undefined;
+  /** By index in `plan.keys`: a member's bytes so far (0: not seen). */
+  let sizes: number[] | undefined;
+  /** The members' first occurrences, when not in `plan.keys`' order (indices in it); until then, the last one's index. */
+  let order: number[] | undefined;
+  let last = -1;
   while (pos < end) {
     const tagStart = pos;
-    const tag = varint(end);
-    const f = msg.byNumber[tag >>> 3];
-    if (f === undefined) skip(tag & 7, end);
-    else if (isLazy(f, top)) {
+    const whole = varint(end);
+    // A tag over 32 bits is read by its low 32 bits, as `tag >>> 3` and `tag & 7` read it (and the check walk).
+    const tag = whole >>> 0;
+    const action = tag < actions.length ? (actions[tag]! as Do) : Do.Field;
+    if (action === Do.Lazy) {
       skip(tag & 7, end);
-      spans.push(tagStart, pos);
-      unread.set(f.json, (unread.get(f.json) ?? 0) + pos - tagStart);
-      if (!keys.includes(f.json)) keys.push(f.json);
-    } else if (top && f.json === 'metadata' && (tag & 7) === 2) {
+      const i = plan.lazyIndex[tag]!;
+      if (spans === undefined) {
+        spans = [tagStart, pos];
+        sizes = new Array<number>(plan.keys.length).fill(0);
+      } else if (spans[spans.length - 1] === tagStart) spans[spans.length - 1] = pos;
+      else spans.push(tagStart, pos);
+      if (sizes![i] === 0) {
+        if (order !== undefined) order.push(i);
+        else if (i < last) order = [...seenIndices(sizes!), i];
+        last = i;
+      }
+      sizes![i]! += pos - tagStart;
+    } else if (action === Do.Field) {
+      const f = plan.msg.byNumber[tag >>> 3];
+      if (f === undefined) skip(tag & 7, end);
+      else field(target, f, tag & 7, end);
+    } else {
       const e = lengthEnd(end);
-      const meta: Record<string, unknown> = {};
-      decodeLazyInto(meta, e, f.msg!, false);
-      target.metadata = meta;
+      value(target, plan, tag, action, e);
       seek(e);
-    } else field(target, f, tag & 7, end);
+    }
   }
-  fillAlways(target, msg, keys);
-  if (keys.length === 0) return;
-  sources.set(target, { msg, bytes: copyOf(spans), unread });
+  if (spans === undefined) return fillAlways(target, plan.msg, undefined);
+  let keys: readonly string[] = plan.keys;
+  // Every member, in the plan's order (the server's): the plan's array of names shared, the sizes as they are.
+  if (order !== undefined || sizes!.includes(0)) {
+    const seen = order ?? seenIndices(sizes!);
+    keys = seen.map((i) => plan.keys[i]!);
+    sizes = seen.map((i) => sizes![i]!);
+  }
+  fillAlways(target, plan.msg, keys);
+  sources.set(target, { msg: plan.msg, bytes: copyOf(spans), keys, sizes: sizes!, unread: keys.length });
   for (const key of keys) Object.defineProperty(target, key, accessorFor(key));
+}
+
+/** The indices of the members seen (a size over 0), in order. */
+function seenIndices(sizes: readonly number[]): number[] {
+  const seen: number[] = [];
+  for (let i = 0; i < sizes.length; i++) if (sizes[i]! > 0) seen.push(i);
+  return seen;
+}
+
+/** A length-delimited value from pos to `e` (its length read) into `target`, by the plan's action for its tag. */
+function value(target: Record<string, unknown>, plan: Plan, tag: number, action: Do, e: number): void {
+  const f = plan.fields[tag]!;
+  switch (action) {
+    case Do.Metadata: {
+      const meta: Record<string, unknown> = {};
+      decodePlanned(meta, e, plan.metadata!);
+      target[f.json] = meta;
+      return;
+    }
+    case Do.StringOmit: {
+      const s = str(pos, e);
+      if (s !== '') target[f.json] = s;
+      return;
+    }
+    case Do.UniqueOmit:
+      if (e !== pos) target[f.json] = utf8(pos, e);
+      return;
+    case Do.Time:
+      target[f.json] = timestamp(e, false);
+      return;
+    case Do.MicroTime:
+      target[f.json] = timestamp(e, true);
+      return;
+    default:
+      return stringEntry(target, f, e);
+  }
+}
+
+/** A map entry of strings (key 1, value 2) into `target[f.json]`, as values.ts's `mapEntry` reads it. */
+function stringEntry(target: Record<string, unknown>, f: Field, end: number): void {
+  let key = '';
+  let value: unknown = '';
+  while (pos < end) {
+    const tag = varint(end);
+    if (tag === 0x0a) key = stringValue(end);
+    else if (tag === 0x12) value = stringValue(end);
+    else if (tag >>> 3 === 2) value = one(f, tag & 7, end);
+    else skip(tag & 7, end);
+  }
+  const map = (target[f.json] ??= {}) as Record<string, unknown>;
+  if (key === '__proto__') Object.defineProperty(map, key, { value, writable: true, enumerable: true, configurable: true });
+  else map[key] = value;
 }
 
 /** The bytes of `spans` (start, end pairs), joined, as a one-byte string. */

@@ -1,0 +1,288 @@
+import fc from 'fast-check';
+import { isDeepStrictEqual } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { checkMessage } from '../../../src/1-transport/protobuf/check.ts';
+import { decodeWatchFrame } from '../../../src/1-transport/protobuf/decode.ts';
+import { decodeLazyInto, unreadProtobufBytes } from '../../../src/1-transport/protobuf/lazy.ts';
+import { KINDS as SCHEMA_KINDS } from '../../../src/1-transport/protobuf/schema.generated.ts';
+import { message } from '../../../src/1-transport/protobuf/schema.ts';
+import { decodeInto } from '../../../src/1-transport/protobuf/values.ts';
+import { begin, release, seek } from '../../../src/1-transport/protobuf/wire.ts';
+import { encodeMessage, encodeWatchFrame } from '../../../packages/emulator/src/protobuf/encode.ts';
+import { message as emulatorMessage } from '../../../packages/emulator/src/protobuf/schema.ts';
+import { makePod } from '../../../bench/workload/pods.ts';
+import { Generator, type Json } from './generated.ts';
+
+/**
+ * Issue #36: the lazy decode planned per message (lazy.ts: a table by tag, metadata's strings, times and maps of
+ * strings read directly, each lazy object's source in a private field) gives, once every member is read, exactly what
+ * the eager decode (values.ts's `decodeInto`) gives for the same bytes: over generated and mutated messages of every
+ * kind and of ObjectMeta, and by example for every path of the plan (fields out of order or repeated, unknown fields,
+ * tags over 32 bits, map entries without a key or a value, times at the edges of RFC 3339).
+ */
+const encode = (name: string, value: Json) => encodeMessage(emulatorMessage(name), value).done();
+
+/** `bytes` decoded lazily as `name` (at the top, or as metadata with `top` false), or undefined if the walk refuses them. */
+function lazily(bytes: Buffer, name: string, top = true): Record<string, unknown> | undefined {
+  begin(bytes, 0);
+  try {
+    checkMessage(bytes.length, message(name));
+  } catch {
+    return undefined;
+  } finally {
+    release(undefined);
+  }
+  begin(bytes, 0);
+  try {
+    const target: Record<string, unknown> = {};
+    decodeLazyInto(target, bytes.length, message(name), top);
+    return target;
+  } finally {
+    release(undefined);
+  }
+}
+
+function eagerly(bytes: Buffer, name: string): Record<string, unknown> {
+  begin(bytes, 0);
+  try {
+    const target: Record<string, unknown> = {};
+    decodeInto(target, bytes.length, message(name));
+    return target;
+  } finally {
+    release(undefined);
+  }
+}
+
+/** Lazy and eager agree (or the walk refused the bytes); throws with both when they do not. */
+function agrees(bytes: Buffer, name: string, top = true): boolean {
+  const lazy = lazily(bytes, name, top);
+  if (lazy === undefined) return true;
+  const eager = eagerly(bytes, name);
+  // Deep equality reads every member (the lazy ones through their accessors). Not the order of keys: a lazy object's
+  // lazy members come after its others (as before the plan), an eager one's in the order of the wire.
+  if (isDeepStrictEqual(lazy, eager)) return true;
+  throw new Error(`${name}: lazy ${JSON.stringify(lazy)}\neager ${JSON.stringify(eager)}\n(bytes ${bytes.toString('hex')})`);
+}
+
+const mutations = fc.oneof(
+  fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 3 }).map((edits) => (bytes: Buffer) => {
+    const out = Buffer.from(bytes);
+    if (out.length > 0) for (const [at, byte] of edits) out[at % out.length] = byte;
+    return out;
+  }),
+  fc.tuple(fc.nat(), fc.uint8Array({ minLength: 1, maxLength: 6 })).map(([at, inserted]) => (bytes: Buffer) => {
+    const cut = bytes.length === 0 ? 0 : at % bytes.length;
+    return Buffer.concat([bytes.subarray(0, cut), inserted, bytes.subarray(cut)]);
+  }),
+  // Two messages one after the other: every field repeated (a later scalar wins, lists and maps grow).
+  fc.constant((bytes: Buffer) => Buffer.concat([bytes, bytes])),
+);
+const seeds = fc.integer({ min: 1, max: 2 ** 30 });
+const KINDS = Object.keys(SCHEMA_KINDS);
+
+/** Protobuf by hand: a tag (any varint, over 32 bits too) and a length-delimited or varint payload. */
+function varint(n: number | bigint): number[] {
+  let v = BigInt(n);
+  const out: number[] = [];
+  while (v >= 0x80n) {
+    out.push(Number(v & 0x7fn) | 0x80);
+    v >>= 7n;
+  }
+  out.push(Number(v));
+  return out;
+}
+const bytesField = (tag: number | bigint, payload: number[] | string) => {
+  const body = typeof payload === 'string' ? [...Buffer.from(payload)] : payload;
+  return [...varint(tag), ...varint(body.length), ...body];
+};
+const varintField = (tag: number, value: number | bigint) => [...varint(tag), ...varint(value)];
+const time = (seconds: number | bigint, nanos = 0) => [
+  ...varintField(0x08, BigInt.asUintN(64, BigInt(seconds))),
+  ...(nanos ? varintField(0x10, nanos) : []),
+];
+/** ObjectMeta's tags (field number × 8 + wire type). */
+const T = { name: 0x0a, namespace: 0x1a, uid: 0x2a, resourceVersion: 0x32, generation: 0x38, creation: 0x42, deletion: 0x4a, grace: 0x50 };
+const T2 = { labels: 0x5a, annotations: 0x62, ownerReferences: 0x6a, finalizers: 0x72, managedFields: 0x8a01 };
+
+describe('the planned lazy decode gives what the eager decode gives', () => {
+  it('property: a generated message of every kind, at the top, all members read', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...KINDS), seeds, (kind, seed) =>
+        agrees(encode(kind, new Generator(seed).message(message(kind), 0)), kind),
+      ),
+      { numRuns: 400 },
+    );
+  });
+
+  it('property: the same mutated (bytes overwritten, inserted, or the message twice), whatever the walk accepts', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...KINDS), seeds, mutations, (kind, seed, mutate) =>
+        agrees(mutate(encode(kind, new Generator(seed).message(message(kind), 0))), kind),
+      ),
+      { numRuns: 400 },
+    );
+  });
+
+  it('property: ObjectMeta, generated and mutated, as metadata (every field, managedFields lazy)', () => {
+    fc.assert(
+      fc.property(seeds, fc.option(mutations), (seed, mutate) => {
+        const bytes = encode('ObjectMeta', new Generator(seed).message(message('ObjectMeta'), 0));
+        return agrees(mutate ? mutate(bytes) : bytes, 'ObjectMeta', false);
+      }),
+      { numRuns: 1500 },
+    );
+  });
+
+  it('property: the bench workload’s pods, mutated', () => {
+    fc.assert(
+      fc.property(fc.nat({ max: 999 }), fc.nat({ max: 3 }), mutations, (index, revision, mutate) =>
+        agrees(mutate(encode('Pod', makePod({ index, resourceVersion: index + 1, revision }) as Json)), 'Pod'),
+      ),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('every path of ObjectMeta’s plan, by example', () => {
+    const cases: [string, number[]][] = [
+      ['fields out of order', [...bytesField(T.uid, 'u-1'), ...bytesField(T.name, 'b'), ...bytesField(T.namespace, 'ns')]],
+      ['a name, then an empty one (omitempty: the first stays)', [...bytesField(T.name, 'first'), ...bytesField(T.name, '')]],
+      ['an empty name and resourceVersion alone', [...bytesField(T.name, ''), ...bytesField(T.resourceVersion, '')]],
+      ['a name of 40 bytes, and one not UTF-8', [...bytesField(T.name, 'n'.repeat(40)), ...bytesField(T.uid, [0x61, 0xff, 0xe2, 0x82])]],
+      ['a name tag over 32 bits (its low 32 bits are the name’s)', bytesField(0x1_0000_000an, 'long')],
+      [
+        'generation 0 (omitted) and a deletion grace of 0 (a pointer: written)',
+        [...varintField(T.generation, 0), ...varintField(T.grace, 0)],
+      ],
+      [
+        'unknown fields (16, a varint; 99, bytes) around a name',
+        [...varintField(16 << 3, 5), ...bytesField(T.name, 'a'), ...bytesField((99 << 3) | 2, 'x')],
+      ],
+      ['a fixed64 and a fixed32 unknown field', [0xa1, 0x08, 1, 2, 3, 4, 5, 6, 7, 8, 0xa5, 0x08, 1, 2, 3, 4, ...bytesField(T.name, 'a')]],
+      ['no creationTimestamp (null), and an empty one (null)', bytesField(T.creation, [])],
+      ['times at the edges', [...bytesField(T.creation, time(-62_135_596_800)), ...bytesField(T.deletion, time(253_402_300_799))]],
+      ['the epoch and before it', [...bytesField(T.creation, time(0)), ...bytesField(T.deletion, time(-1, 999_999_999))]],
+      ['a time with an unknown field', bytesField(T.creation, [...time(1_700_000_000), ...varintField(3 << 3, 7)])],
+      [
+        'labels: an empty entry, one without a value, one without a key',
+        [...bytesField(T2.labels, []), ...bytesField(T2.labels, bytesField(0x0a, 'k')), ...bytesField(T2.labels, bytesField(0x12, 'v'))],
+      ],
+      [
+        'labels: a key given twice, a __proto__ key',
+        [
+          ...bytesField(T2.labels, [...bytesField(0x0a, 'a'), ...bytesField(0x12, '1')]),
+          ...bytesField(T2.labels, [...bytesField(0x0a, 'a'), ...bytesField(0x12, '2')]),
+          ...bytesField(T2.annotations, [...bytesField(0x0a, '__proto__'), ...bytesField(0x12, 'p')]),
+        ],
+      ],
+      [
+        'an entry’s tags over 32 bits, and an unknown field in it',
+        bytesField(T2.labels, [
+          ...bytesField(0x1_0000_000an, 'notkey'),
+          ...bytesField(0x1_0000_0012n, 'value'),
+          ...varintField(3 << 3, 1),
+          ...bytesField(0x0a, 'key'),
+        ]),
+      ],
+      [
+        'ownerReferences and finalizers, twice each',
+        [
+          ...bytesField(T2.ownerReferences, [...bytesField(0x0a, 'ReplicaSet'), ...varintField(0x30, 1)]),
+          ...bytesField(T2.finalizers, 'f/1'),
+          ...bytesField(T2.ownerReferences, bytesField(0x1a, 'rs')),
+          ...bytesField(T2.finalizers, ''),
+        ],
+      ],
+      [
+        'managedFields split by another field (two spans of lazy bytes)',
+        [
+          ...bytesField(T2.managedFields, bytesField(0x0a, 'kubectl')),
+          ...bytesField(T.name, 'x'),
+          ...bytesField(T2.managedFields, [...bytesField(0x12, 'Update'), ...bytesField(0x22, time(5))]),
+        ],
+      ],
+      [
+        'an empty managedFields entry, and managedFields as a tag over 32 bits',
+        [...bytesField(T2.managedFields, []), ...bytesField(0x1_0000_008an, bytesField(0x0a, 'm'))],
+      ],
+    ];
+    for (const [what, bytes] of cases) expect(agrees(Buffer.from(bytes), 'ObjectMeta', false), what).toBe(true);
+    const decoded = lazily(
+      Buffer.from([...bytesField(T.creation, time(-62_135_596_800)), ...bytesField(T.deletion, time(-1, 999_999_999))]),
+      'ObjectMeta',
+      false,
+    )!;
+    expect(decoded).toEqual({ creationTimestamp: '0001-01-01T00:00:00Z', deletionTimestamp: '1969-12-31T23:59:59Z' });
+  });
+
+  it('a top-level message by example: members out of order or repeated, metadata twice, an unknown field between', () => {
+    const meta = (name: string) => bytesField(0x0a, bytesField(T.name, name));
+    const spec = (node: string) => bytesField(0x12, bytesField((10 << 3) | 2, node));
+    const cases: [string, number[]][] = [
+      ['status, spec, then metadata', [...bytesField(0x1a, bytesField(0x0a, 'Running')), ...spec('n1'), ...meta('p')]],
+      ['spec twice, apart (the last one wins)', [...spec('n1'), ...meta('p'), ...varintField(99 << 3, 1), ...spec('n2')]],
+      ['metadata twice (the last one wins)', [...meta('a'), ...meta('b')]],
+      ['no member at all', []],
+      ['spec as a tag over 32 bits', bytesField(0x1_0000_0012n, bytesField((10 << 3) | 2, 'n3'))],
+      [
+        'spec, then spec as a tag over 32 bits (the last one wins)',
+        [...spec('n1'), ...bytesField(0x1_0000_0012n, bytesField((10 << 3) | 2, 'n3'))],
+      ],
+    ];
+    for (const [what, bytes] of cases) expect(agrees(Buffer.from(bytes), 'Pod'), what).toBe(true);
+  });
+});
+
+describe("MicroTime and Time text, cached by the seconds' slot", () => {
+  it('property: any seconds in range, with slots shared (s and s + 1,024 alternately), as the Date gives it', () => {
+    const rfc = (s: number) => new Date(s * 1000).toISOString().slice(0, 19);
+    fc.assert(
+      fc.property(fc.integer({ min: -62_135_596_800, max: 253_402_300_799 - 2048 }), fc.nat({ max: 999_999_999 }), (s, nanos) => {
+        for (const seconds of [s, s + 1024, s, s + 2048]) {
+          const meta = lazily(Buffer.from(bytesField(T.creation, time(seconds, nanos))), 'ObjectMeta', false)!;
+          expect(meta.creationTimestamp).toBe(`${rfc(seconds)}Z`);
+          // An Event's eventTime is a MicroTime (field 10), read through the same cache.
+          const event = eagerly(Buffer.from(bytesField((10 << 3) | 2, time(seconds, nanos))), 'Event');
+          expect(event.eventTime).toBe(`${rfc(seconds)}.${String(Math.floor(nanos / 1000)).padStart(6, '0')}Z`);
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
+
+describe("a lazy object's source is its own, and out of sight", () => {
+  const frame = () => encodeWatchFrame('MODIFIED', makePod({ index: 7, resourceVersion: 8, revision: 1 })).subarray(4);
+
+  it('has no key or symbol of its own beyond its members, and copies by spreading, structuredClone or JSON', () => {
+    const { object } = decodeWatchFrame(frame(), undefined);
+    const metadata = object.metadata as Record<string, unknown>;
+    expect(Reflect.ownKeys(object)).toEqual(['apiVersion', 'kind', 'metadata', 'spec', 'status']);
+    expect(Reflect.ownKeys(metadata)).toEqual(Object.keys(metadata));
+    expect(Object.getOwnPropertySymbols(object)).toEqual([]);
+    const expected = JSON.parse(JSON.stringify(makePod({ index: 7, resourceVersion: 8, revision: 1 }))) as unknown;
+    expect(structuredClone(decodeWatchFrame(frame(), undefined).object)).toEqual(expected);
+    expect({ ...decodeWatchFrame(frame(), undefined).object }).toEqual(expected);
+  });
+
+  it('measures its unread members until read, then not; a copy of its descriptors says what it lacks', () => {
+    const { object } = decodeWatchFrame(frame(), undefined);
+    const metadata = object.metadata as Record<string, unknown>;
+    expect(unreadProtobufBytes(object, 'spec')).toBeGreaterThan(100);
+    expect(unreadProtobufBytes(metadata, 'managedFields')).toBeGreaterThan(100);
+    expect(unreadProtobufBytes(object, 'metadata')).toBeUndefined();
+    void object.spec;
+    expect(unreadProtobufBytes(object, 'spec')).toBeUndefined();
+    expect(unreadProtobufBytes(object, 'status')).toBeGreaterThan(100);
+    const copy = Object.defineProperties({}, Object.getOwnPropertyDescriptors(object)) as Record<string, unknown>;
+    expect(() => copy.status).toThrow(/read on a copy of its property descriptors/);
+    expect(unreadProtobufBytes(copy, 'status')).toBeUndefined();
+  });
+
+  it('reads its members when frozen (kept aside, the same value on every read)', () => {
+    const { object } = decodeWatchFrame(frame(), undefined);
+    Object.freeze(object);
+    const status = object.status;
+    expect(status).toMatchObject({ phase: 'Running' });
+    expect(object.status).toBe(status);
+  });
+});
