@@ -1,9 +1,10 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { HttpSink, MAX_SINK_RETRY_AFTER_SECONDS, sinkRetryAfterMs } from '../../src/cli/sink.ts';
 import { parseSinkUrl, type SinkTarget } from '../../src/cli/sinkUrl.ts';
 import { slackEscape, slackSink } from '../../src/cli/slack.ts';
+import { MAX_TIMER_DELAY_MS } from '../../src/util/scheduleAfter.ts';
 
 /** A receiver on 127.0.0.1 that holds every response until released (or answers with `status`). */
 async function holdingReceiver() {
@@ -94,6 +95,48 @@ describe('HttpSink', () => {
     sink.send('c');
     await third;
     expect(await sink.close(Date.now() + 50)).toEqual({ delivered: 0, dropped: 0, rejected: 2, unsent: 1 });
+  });
+
+  it("a backoff past Node's timer limit waits that limit (the one cap), not 1 ms again and again", async () => {
+    const rx = await holdingReceiver();
+    cleanups.push(rx.close);
+    rx.answer(500);
+    const day = 24 * 3600 * 1000;
+    // Records the long delays handed to setTimeout (the sink's wait after a failure); runs each capped, so that
+    // without the cap the test fails on the delay recorded, not on a flood of retries.
+    const realSetTimeout = globalThis.setTimeout;
+    let longDelay: (ms: number) => void = () => undefined;
+    const waited = new Promise<number>((resolve) => (longDelay = resolve));
+    const spy = vi.spyOn(globalThis, 'setTimeout').mockImplementation(((work: () => void, ms?: number) => {
+      if ((ms ?? 0) > 1_000_000) longDelay(ms ?? 0);
+      return realSetTimeout(work, Math.min(ms ?? 0, MAX_TIMER_DELAY_MS));
+    }) as typeof setTimeout);
+    try {
+      const sink = new HttpSink({
+        ...{ kind: 'webhook', target: rx.target, maxBatch: 1, encode: ([i]) => i ?? '', report: () => undefined },
+        backoff: { initialMs: 60 * day, maxMs: 60 * day },
+      });
+      sink.send('a');
+      expect(await waited).toBe(MAX_TIMER_DELAY_MS);
+      expect(rx.bodies).toEqual(['a']);
+      expect(await sink.close(Date.now() + 50)).toEqual({ delivered: 0, dropped: 0, rejected: 0, unsent: 1 });
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it('timeoutMs: Infinity is no timeout (it failed every request, as AbortSignal.timeout refuses it)', async () => {
+    const rx = await holdingReceiver();
+    cleanups.push(rx.close);
+    rx.answer(204);
+    const lines: string[] = [];
+    const sink = new HttpSink({
+      ...{ kind: 'webhook', target: rx.target, maxBatch: 1, encode: ([i]) => i ?? '', report: (l) => lines.push(l) },
+      timeoutMs: Infinity,
+    });
+    sink.send('a');
+    expect(await sink.close(Date.now() + 5_000)).toEqual({ delivered: 1, dropped: 0, rejected: 0, unsent: 0 });
+    expect(lines).toEqual([]);
   });
 
   it('slack: one escaped line per change, what waits behind a message goes in the next one', async () => {

@@ -120,8 +120,8 @@ export class InformerError extends Error {
    * The HTTP request that failed, as its verb and path without the query (`list /apis/stable.example.com/v1/myapples`,
    * `watch /api/v1/namespaces/shop/pods`, `GET /apis`): set by the transport on every failure of a request it made
    * (an error Status, a timeout, a body past its limit, a broken connection, a fault read from an open watch: an
-   * `ERROR` event's Status, a line that cannot be read), undefined for the rest (a decode, a handler). Not in `message` (the CLI and most reports already name the resource); a report that names nothing
-   * else shows it (see docs/api.md, "errors$").
+   * `ERROR` event's Status, a line that cannot be read), undefined for the rest (a decode, a handler). Not in
+   * `message` (the CLI and most reports already name the resource); a report that names nothing else shows it (see docs/api.md, "errors$").
    */
   readonly request: string | undefined;
 

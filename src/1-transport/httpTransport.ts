@@ -89,6 +89,7 @@ export type JsonRequestOptions = Pick<
   | 'maxErrorBodyBytes'
   | 'protocol'
   | 'http2'
+  | 'http1IdleTimeoutMs'
   | 'compression'
 >;
 

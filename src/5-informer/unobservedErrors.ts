@@ -5,7 +5,7 @@
  * {@link UNOBSERVED_REPORT_INTERVAL_MS}, saying how many like it were left out since. Never while `errors$` has a
  * subscriber; off with `reportUnobservedErrors: false`. The rules are {@link reportStep}'s (pure);
  * {@link unobservedReporter} is the shell, and {@link observedErrors} the `errors$` whose subscribers it counts. The one
- * home of this report: the informers (every kind, the dynamic factory's too) and `controller()` use it.
+ * home of this report: the informers (every kind, the dynamic factory's too), `controller()`, `leaderElection()` and `sharding()` use it.
  */
 import { Observable } from 'rxjs';
 import { capMessage, isNotice, type ErrorReason, type InformerError } from '../0-model/errors.ts';

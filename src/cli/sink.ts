@@ -1,5 +1,6 @@
 import { Backoff } from '../pipeline.ts';
 import { parseRetryAfter } from '../0-model/retryAfter.ts';
+import { capDelay, timerMs } from '../util/scheduleAfter.ts';
 import { count, messageOf } from './format.ts';
 import type { SinkTarget } from './sinkUrl.ts';
 
@@ -19,9 +20,12 @@ export interface HttpSinkOptions {
   readonly maxQueueBytes?: number;
   /** After the first problem is reported at once, further ones are summed up once per interval. Default 10 s. */
   readonly reportIntervalMs?: number;
-  /** Per-request timeout (ms). Default 10 s. */
+  /**
+   * Per-request timeout (ms). Default 10 s; `0` or `Infinity`: none; past Node's timer limit (2^31−1 ms, about
+   * 24.8 days) it is that limit (the one cap, `timerMs` in src/util/scheduleAfter.ts).
+   */
   readonly timeoutMs?: number;
-  /** Between failed attempts. Default 500 ms doubling to 30 s. */
+  /** Between failed attempts. Default 500 ms doubling to 30 s; a wait past Node's timer limit is that limit. */
   readonly backoff?: { readonly initialMs?: number; readonly maxMs?: number };
 }
 
@@ -105,7 +109,7 @@ export class HttpSink {
     this.closing = true;
     const left = Math.max(0, deadline - Date.now());
     if (this.running) {
-      const cut = setTimeout(() => this.abort.abort(), left);
+      const cut = setTimeout(() => this.abort.abort(), capDelay(left));
       while (this.running) await new Promise((resolve) => setTimeout(resolve, 10));
       clearTimeout(cut);
     }
@@ -171,7 +175,8 @@ export class HttpSink {
           continue;
         }
         this.fail(outcome.problem);
-        const wait = outcome.retryAfterMs ?? backoff.next(Date.now());
+        // The one cap: a wait past Node's timer limit would fire after 1 ms, a retry every millisecond.
+        const wait = capDelay(outcome.retryAfterMs ?? backoff.next(Date.now()));
         await new Promise<void>((resolve) => {
           const timer = setTimeout(done, wait);
           function done() {
@@ -194,7 +199,7 @@ export class HttpSink {
         headers: { 'content-type': 'application/json', ...target.headers },
         body,
         redirect: 'manual',
-        signal: AbortSignal.any([this.abort.signal, AbortSignal.timeout(this.options.timeoutMs ?? 10_000)]),
+        signal: this.requestSignal(),
       });
       // The status is the answer; the body is never read (not ours to print, and it may never end): cancelled at once,
       // so a receiver cannot grow our memory or hold up the next delivery. A body that was complete keeps its connection.
@@ -214,6 +219,12 @@ export class HttpSink {
       const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
       return { ok: false, permanent: false, problem: this.scrub(messageOf(cause)) };
     }
+  }
+
+  /** Aborts a request when the sink closes or its `timeoutMs` (through the one cap) runs out. */
+  private requestSignal(): AbortSignal {
+    const timeoutMs = timerMs(this.options.timeoutMs, DEFAULT_SINK_TIMEOUT_MS);
+    return timeoutMs === undefined ? this.abort.signal : AbortSignal.any([this.abort.signal, AbortSignal.timeout(timeoutMs)]);
   }
 
   /** Error texts may quote the URL: only its origin may be shown. */
@@ -246,6 +257,9 @@ export class HttpSink {
     this.quietUntil = Date.now() + (this.options.reportIntervalMs ?? 10_000);
   }
 }
+
+/** The default of {@link HttpSinkOptions.timeoutMs}. */
+export const DEFAULT_SINK_TIMEOUT_MS = 10_000;
 
 /** The longest wait a receiver's `Retry-After` buys (s): a webhook is not worth a queue standing still for longer. */
 export const MAX_SINK_RETRY_AFTER_SECONDS = 60;

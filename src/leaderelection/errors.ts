@@ -1,4 +1,5 @@
-import type { ErrorReason } from '../0-model/errors.ts';
+import { InformerError, type ErrorReason } from '../0-model/errors.ts';
+import type { UnobservedReporter } from '../5-informer/unobservedErrors.ts';
 
 /** The Lease request that failed. */
 export type LeaseOperation = 'get' | 'create' | 'update' | 'list' | 'release';
@@ -29,4 +30,14 @@ export class LeaseError extends Error {
 
 export function isConflict(error: unknown): boolean {
   return error instanceof LeaseError && error.reason === 'Conflict';
+}
+
+/**
+ * Hands a failed Lease request to the one report of faults nobody subscribes to (src/5-informer/unobservedErrors.ts):
+ * a warning while nothing observes `errors$` (a Lease API denied by RBAC: nobody ever leads, else silently). A
+ * `Conflict` is not reported: it is the protocol's own race (two candidates wrote at once; the loser reads again).
+ */
+export function reportUnobserved(reporter: UnobservedReporter, error: LeaseError): void {
+  if (isConflict(error)) return;
+  reporter.report(new InformerError(error.reason, error.message, { status: error.status, cause: error }));
 }

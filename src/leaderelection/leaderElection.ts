@@ -8,13 +8,14 @@ import {
   of,
   share,
   shareReplay,
+  tap,
   throwError,
   timeout,
   timer,
   type SchedulerLike,
   type Subscriber,
 } from 'rxjs';
-import { LeaseError, isConflict } from './errors.ts';
+import { LeaseError, isConflict, reportUnobserved } from './errors.ts';
 import { httpLeaseClients } from './httpLeaseClient.ts';
 import type { LeaseClient } from './leaseClient.ts';
 import {
@@ -36,6 +37,7 @@ import {
 } from './machine.ts';
 import type { LeaseSnapshot } from './record.ts';
 import { monotonicScheduler } from '../util/monotonicNow.ts';
+import { unobservedReporter } from '../5-informer/unobservedErrors.ts';
 
 export interface LeaderElectionOptions {
   /** Namespace of the Lease (with a KubeConfig). Default: the KubeConfig context's namespace, else `default`. */
@@ -71,6 +73,13 @@ export interface LeaderElectionOptions {
   readonly scheduler?: SchedulerLike;
   /** Source of jitter, in [0, 1). Default Math.random. */
   readonly random?: () => number;
+  /**
+   * A failed Lease request (a `Conflict` aside) while nothing subscribes to `errors$` is reported with
+   * `process.emitWarning` (type `RxInformerWarning`, the reason as `code`, rate limited per reason), as an informer's
+   * fault is: a Lease API denied by RBAC would otherwise leave every replica a follower, silently. `false`: none.
+   * Default true.
+   */
+  readonly reportUnobservedErrors?: boolean;
 }
 
 /** What we know, after every change. */
@@ -163,7 +172,12 @@ export function leaderElection(source: KubeConfig | LeaseClient, options: Leader
     const requestTimeoutMs = options.requestTimeoutMs ?? timing.renewDeadlineMs / 2;
     client = httpLeaseClients(source, { namespace: options.namespace, requestTimeoutMs }).lease(options.name);
   }
-  const events$ = campaign(client, { identity: options.identity, timing }, options).pipe(share());
+  const { scheduler } = electionClocks(options.scheduler);
+  const unobserved = unobservedReporter(`leader election ${client.name}`, () => scheduler.now(), options.reportUnobservedErrors !== false);
+  const events$ = campaign(client, { identity: options.identity, timing }, options).pipe(
+    tap((e) => e.type === 'error' && reportUnobserved(unobserved, e.error)),
+    share(),
+  );
   const status$ = events$.pipe(
     filter((e): e is Extract<ElectionEvent, { type: 'status' }> => e.type === 'status'),
     map((e) => e.status),
@@ -178,7 +192,9 @@ export function leaderElection(source: KubeConfig | LeaseClient, options: Leader
       distinctUntilChanged(),
     ),
     // Holds status$ too, so that the latest status is kept for a leader$ subscriber who comes later.
+    // Each subscriber counts as an observer: while there is one, no fault is reported as unobserved.
     errors$: new Observable<LeaseError>((subscriber) => {
+      subscriber.add(unobserved.observed()); // first: a fault of the campaign this starts is observed
       const keep = status$.subscribe();
       keep.add(
         events$

@@ -19,7 +19,7 @@ import {
   type Subscriber,
   type TeardownLogic,
 } from 'rxjs';
-import { LeaseError, isConflict } from './errors.ts';
+import { LeaseError, isConflict, reportUnobserved } from './errors.ts';
 import { shardOf } from './hash.ts';
 import { electionClocks, leaderElection, type LeaderElectionOptions } from './leaderElection.ts';
 import type { LeaseClients } from './leaseClient.ts';
@@ -34,6 +34,7 @@ import {
   type ShardStatus,
 } from './shardingMachine.ts';
 import { keeping, sameSet } from '../util/keeping.ts';
+import { unobservedReporter, type UnobservedReporter } from '../5-informer/unobservedErrors.ts';
 
 export interface ShardingOptions extends Partial<ElectionTiming> {
   /** Names the Leases: `<name>-shard-<i>` and `<name>-member-<identity>`. */
@@ -54,6 +55,12 @@ export interface ShardingOptions extends Partial<ElectionTiming> {
   /** Clock and timers, as {@link LeaderElectionOptions.scheduler}: default timed by a monotonic clock, one given used as is. */
   readonly scheduler?: SchedulerLike;
   readonly random?: () => number;
+  /**
+   * A failed Lease request (a `Conflict` aside) while nothing subscribes to `errors$` is reported with
+   * `process.emitWarning`, as {@link LeaderElectionOptions.reportUnobservedErrors}: a Lease API denied by RBAC would
+   * otherwise leave every shard unheld, silently. `false`: none. Default true.
+   */
+  readonly reportUnobservedErrors?: boolean;
 }
 
 export type { ShardStatus } from './shardingMachine.ts';
@@ -149,8 +156,11 @@ export function sharding(clients: LeaseClients, options: ShardingOptions): Shard
     scheduler,
     wall,
     requestTimeoutMs: options.requestTimeoutMs ?? timing.renewDeadlineMs / 2,
+    unobserved: unobservedReporter(`sharding ${options.name}`, () => scheduler.now(), options.reportUnobservedErrors !== false),
     election: {
       identity: options.identity,
+      // Their faults are this sharding's, reported (or not) by it.
+      reportUnobservedErrors: false,
       ...timing,
       ...(options.scheduler ? { scheduler: options.scheduler } : {}),
       ...(options.random ? { random: options.random } : {}),
@@ -189,13 +199,17 @@ export function sharding(clients: LeaseClients, options: ShardingOptions): Shard
         map((e) => e.shard),
       ),
     ),
-    errors$: keeping(
-      status$,
-      run$.pipe(
-        filter((e): e is Extract<ShardingEvent, { type: 'error' }> => e.type === 'error'),
-        map((e) => e.error),
-      ),
-    ),
+    // Each subscriber counts as an observer (before the run it starts): while there is one, no fault is reported as unobserved.
+    errors$: new Observable<LeaseError>((subscriber) => {
+      subscriber.add(shell.unobserved.observed());
+      return keeping(
+        status$,
+        run$.pipe(
+          filter((e): e is Extract<ShardingEvent, { type: 'error' }> => e.type === 'error'),
+          map((e) => e.error),
+        ),
+      ).subscribe(subscriber);
+    }),
     shardOf: shardOfKey,
     owns: (key) => shell.active.has(shardOfKey(key)),
     gate: <R>(key: string, work: () => ObservableInput<R>) => gated(shell, shardOfKey(key), work),
@@ -216,6 +230,8 @@ interface Shell {
   /** The wall time written into Leases (see `electionClocks`). */
   readonly wall: () => number;
   readonly requestTimeoutMs: number;
+  /** The report of the faults nobody observes on `errors$`. */
+  readonly unobserved: UnobservedReporter;
   /** Options of every election (the member Lease's and each shard's). */
   readonly election: LeaderElectionOptions;
   /** The shards held now (the machine's `held`), empty while not running. */
@@ -253,7 +269,10 @@ function gated<R>(shell: Shell, shard: number, work: () => ObservableInput<R>): 
 function run(shell: Shell, subscriber: Subscriber<ShardingEvent>): TeardownLogic {
   const { clients, config, labels, scheduler } = shell;
   const subscription = new Subscription();
-  const report = (error: LeaseError) => subscriber.next({ type: 'error', error });
+  const report = (error: LeaseError) => {
+    reportUnobserved(shell.unobserved, error);
+    subscriber.next({ type: 'error', error });
+  };
   const wants = Array.from({ length: config.shards }, () => new BehaviorSubject(false));
   let state = initialSharding(config);
   let recheck: Subscription | undefined;

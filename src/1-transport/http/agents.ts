@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as http from 'node:http';
 import * as https from 'node:https';
+import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import type { Cluster, KubeConfig } from '@kubernetes/client-node';
 import { negotiatedProtocol } from '../http2/pool.ts';
@@ -58,7 +59,13 @@ function tlsDigest(protocol: string, options: https.RequestOptions): { digest: s
  * changed, the previous agent is retired: its idle connections close now, the
  * ones in use (an open watch) when their request ends.
  */
-function agentFor(kc: KubeConfig, cluster: Cluster, url: URL, options: https.RequestOptions): http.Agent | undefined {
+function agentFor(
+  kc: KubeConfig,
+  cluster: Cluster,
+  url: URL,
+  options: https.RequestOptions,
+  idleMs: number | undefined,
+): http.Agent | undefined {
   // Proxy agents come from client-node as they are (their TLS material is read once; see docs/transport.md).
   if (cluster.proxyUrl) return options.agent instanceof http.Agent ? options.agent : undefined;
   const { digest, agentOptions } = tlsDigest(url.protocol, options);
@@ -69,6 +76,7 @@ function agentFor(kc: KubeConfig, cluster: Cluster, url: URL, options: https.Req
   if (slot?.digest === digest) return slot.agent;
   if (slot) retire(slot.agent);
   const agent = url.protocol === 'http:' ? new http.Agent({ keepAlive: true }) : new https.Agent({ ...agentOptions, keepAlive: true });
+  if (idleMs !== undefined) closeWhenIdle(agent, idleMs);
   slots.set(slotKey, { digest, agent });
   return agent;
 }
@@ -125,13 +133,47 @@ export function knownProtocol(kc: KubeConfig, protocol: HttpProtocol = 'auto'): 
   return negotiatedProtocol(kc, slotKeyOf(kc, cluster));
 }
 
-/** Puts this request's keep-alive agent on `options` (HTTP/1.1), handing it the socket ALPN left, if any. */
-export function useAgent(kc: KubeConfig, cluster: Cluster, url: URL, options: https.RequestOptions, socket?: TLSSocket): void {
-  options.agent = agentFor(kc, cluster, url, options);
+/**
+ * Puts this request's keep-alive agent on `options` (HTTP/1.1), handing it the socket ALPN left, if any. A new
+ * agent closes a pooled connection idle for `idleMs` (undefined: never).
+ */
+export function useAgent(
+  kc: KubeConfig,
+  cluster: Cluster,
+  url: URL,
+  options: https.RequestOptions,
+  idleMs: number | undefined,
+  socket?: TLSSocket,
+): void {
+  options.agent = agentFor(kc, cluster, url, options, idleMs);
   if (socket && options.agent) adopt(options.agent, socket);
 }
 
 function retire(agent: http.Agent): void {
   agent.maxFreeSockets = 0; // a socket freed from now on is closed, not pooled
   for (const sockets of Object.values(agent.freeSockets)) for (const socket of sockets ?? []) socket.destroy();
+}
+
+/**
+ * Closes each pooled socket of `agent` that stays unused for `idleMs` (client-go's `IdleConnTimeout`), so a KubeConfig
+ * made per call holds its connections that long after its last request, not for good. Node's agent pools a freed
+ * socket (unref'd) until the server closes it; its `timeout` option would put the same bound on sockets in use (a
+ * quiet watch) and runs on timers no test can move. The timer is an unref'd Node timer, started when the socket is
+ * pooled, restarted when it is pooled again, cleared when it closes; a socket taken for a request meanwhile is kept.
+ */
+function closeWhenIdle(agent: http.Agent, idleMs: number): void {
+  const timers = new WeakMap<Socket, ReturnType<typeof setTimeout> | undefined>();
+  const pooled = (socket: Socket) => Object.values(agent.freeSockets).some((sockets) => sockets?.includes(socket));
+  // Node's own 'free' listener (added by the constructor, so it runs first) has pooled the socket or destroyed it.
+  agent.on('free', (socket: Socket) => {
+    if (!timers.has(socket)) socket.once('close', () => clearTimeout(timers.get(socket)));
+    clearTimeout(timers.get(socket));
+    timers.set(socket, undefined);
+    if (socket.destroyed || !pooled(socket)) return;
+    const timer = setTimeout(() => {
+      if (pooled(socket)) socket.destroy();
+    }, idleMs);
+    timer.unref();
+    timers.set(socket, timer);
+  });
 }

@@ -1,6 +1,6 @@
 import { getHeapStatistics } from 'node:v8';
 import type { KeepObject } from '../lazyJson.ts';
-import type { Http2Options } from '../http2/health.ts';
+import { DEFAULT_IDLE_CONNECTION_MS, type Http2Options } from '../http2/health.ts';
 import type { ReachabilityOptions } from '../reachability.ts';
 import type { HttpProtocol } from '../http2/request.ts';
 import { timerMs } from '../../util/scheduleAfter.ts';
@@ -68,6 +68,13 @@ export interface HttpTransportOptions {
   readonly protocol?: HttpProtocol;
   /** HTTP/2 PING health checks: read-idle 5 s, ping timeout 5 s by default (a late timeout re-pings). */
   readonly http2?: Http2Options;
+  /**
+   * An HTTP/1.1 keep-alive connection that carries no request for this long (ms) is closed, as client-go's
+   * transport closes an idle one (`IdleConnTimeout`, 90 s; `http2.idleTimeoutMs` is the same bound for HTTP/2).
+   * Default {@link DEFAULT_IDLE_CONNECTION_MS}; `0` or `Infinity`: kept until the server closes it (an idle
+   * connection keeps no process alive either way). The request that opens a connection pool sets it for the pool.
+   */
+  readonly http1IdleTimeoutMs?: number;
   /**
    * With `lazyDecode`: objects this rejects (seeing only their metadata) are not decoded further and
    * arrive as `{ metadata }` skeletons marked `isSkipped` (a sharded informer drops them). Default: keep all.
@@ -163,11 +170,16 @@ export interface RequestSettings {
   readonly maxErrorBodyBytes: number;
   readonly protocol: HttpProtocol;
   readonly http2: Http2Options;
+  /** How long an idle HTTP/1.1 keep-alive connection stays open; undefined: until the server closes it. */
+  readonly http1IdleTimeoutMs: number | undefined;
   readonly compression: Compression;
 }
 
 export function requestSettings(
-  options: Pick<HttpTransportOptions, 'userAgent' | 'requestTimeoutMs' | 'maxErrorBodyBytes' | 'protocol' | 'http2' | 'compression'>,
+  options: Pick<
+    HttpTransportOptions,
+    'userAgent' | 'requestTimeoutMs' | 'maxErrorBodyBytes' | 'protocol' | 'http2' | 'http1IdleTimeoutMs' | 'compression'
+  >,
 ): RequestSettings {
   return {
     userAgent: options.userAgent ?? DEFAULT_USER_AGENT,
@@ -175,6 +187,7 @@ export function requestSettings(
     maxErrorBodyBytes: byteLimit(options.maxErrorBodyBytes, DEFAULT_MAX_ERROR_BODY_BYTES),
     protocol: options.protocol ?? DEFAULT_PROTOCOL,
     http2: options.http2 ?? {},
+    http1IdleTimeoutMs: timerMs(options.http1IdleTimeoutMs, DEFAULT_IDLE_CONNECTION_MS),
     compression: options.compression ?? DEFAULT_COMPRESSION,
   };
 }

@@ -120,7 +120,7 @@ export function send(
         : {};
       if (h2.sent) return void (request = h2.sent);
       if (abort.signal.aborted) return;
-      useAgent(kc, cluster, url, options, h2.socket);
+      useAgent(kc, cluster, url, options, settings.http1IdleTimeoutMs, h2.socket);
       const send = url.protocol === 'http:' ? http.request : https.request;
       const sent = send(url, { ...options, signal: abort.signal }, onResponse);
       request = sent;

@@ -41,7 +41,8 @@ const NOTHING_SENT: Http2Outcome = { sent: { destroy: () => undefined } };
 /** Every connection a pool slot may open is open and full: the request fails (a `ProtocolError`, backed off) rather than dial another. */
 const tooManyConnections = (open: number) =>
   new Http2Error(
-    `every HTTP/2 connection to the API server is full (${open} open, the most http2.maxConnections allows; the server's SETTINGS_MAX_CONCURRENT_STREAMS reached on each)`,
+    `every HTTP/2 connection to the API server is full (${open} open, the most http2.maxConnections allows; ` +
+      `the server's SETTINGS_MAX_CONCURRENT_STREAMS reached on each)`,
     'ERR_HTTP2_TOO_MANY_CONNECTIONS',
     true,
     undefined,
