@@ -193,6 +193,8 @@ describe('hostile exec plugins: output bounded, process group killed, no credent
       'list /api/v1/namespaces/default/configmaps: no response headers within 30000 ms (waiting for: credentials)',
     ]);
     await waitFor('the group to be gone', () => groupGone(pgid));
+    // Reaped, so its exit was seen: the request ended before it, so no grace timer is left behind.
+    expect(vi.getTimerCount()).toBe(0);
   });
 
   it('a plugin hung in a shell’s child (sh -c "sleep 1000"): the shell and its child are killed at the timeout', async () => {

@@ -74,6 +74,7 @@ export function runPlugin(run: PluginRun): Observable<PluginResult> {
     // child in a session of its own) and holds it open has a grace, then its pipes are closed under it.
     child.on('exit', (code: number | null, signal: NodeJS.Signals | null) => {
       killGroup(child);
+      if (ended) return; // already ended (unsubscribed, output over its limit): no grace to arm, nothing to clear it
       grace = setTimeout(() => end({ outcome: 'exited', code, signal, stdout: stdout.text(), stderr: stderr.text() }), EXEC_EXIT_GRACE_MS);
     });
     child.on('close', (code: number | null, signal: NodeJS.Signals | null) =>
