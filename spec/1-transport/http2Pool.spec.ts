@@ -10,7 +10,7 @@
  * - at most `http2.maxConnections` (8) are open per pool slot: a request that finds all full fails as a
  *   `ProtocolError` instead of dialing a 9th.
  */
-import { firstValueFrom, type Subscription } from 'rxjs';
+import { asyncScheduler, firstValueFrom, type Subscription } from 'rxjs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { KubeConfig } from '@kubernetes/client-node';
 import { ConfigMap, type InformerError } from '../../src/index.ts';
@@ -128,5 +128,35 @@ describe('a server that allows too few streams', () => {
     await waitReal('the watch to end', () => api.activeWatches === DEFAULT_MAX_CONNECTIONS - 1);
     expect(await listOnce(kc)).toBeUndefined();
     expect(h2.acceptedConnections).toBe(DEFAULT_MAX_CONNECTIONS);
+  });
+});
+
+describe('the idle close keeps no process alive', () => {
+  it("also when asyncScheduler is given as http2.scheduler (the default clock): an unref'd Node timer, not a scheduled action", async () => {
+    api = await startApiServer({ http2: true });
+    const kc = new KubeConfig();
+    kc.loadFromString(api.kubeConfig.exportConfig());
+    const timers: { ms: number | undefined; timer: NodeJS.Timeout }[] = [];
+    const real = globalThis.setTimeout;
+    const spy = vi.spyOn(globalThis, 'setTimeout').mockImplementation(((fn: () => void, ms?: number) => {
+      const timer = real(fn, ms);
+      timers.push({ ms, timer });
+      return timer;
+    }) as typeof setTimeout);
+    try {
+      const error = await firstValueFrom(
+        httpListWatch(kc, { resource: ConfigMap, namespace: 'default' }, { protocol: 'h2', http2: { scheduler: asyncScheduler } }).list({}),
+      ).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toBeUndefined();
+      await waitReal('the connection to be idle', () => timers.some((t) => t.ms === DEFAULT_IDLE_CONNECTION_MS));
+      const idle = timers.filter((t) => t.ms === DEFAULT_IDLE_CONNECTION_MS);
+      expect(idle.map((t) => t.timer.hasRef())).toEqual([false]);
+    } finally {
+      spy.mockRestore();
+      for (const connection of http2Connections(kc)) connection.retire();
+    }
   });
 });

@@ -1,6 +1,7 @@
 import * as http2 from 'node:http2';
 import * as net from 'node:net';
 import * as tls from 'node:tls';
+import { asyncScheduler } from 'rxjs';
 import { DEFAULT_IDLE_CONNECTION_MS, PingHealth, type Http2Options } from './health.ts';
 import { timerMs } from '../../util/scheduleAfter.ts';
 import { Http2Error } from './response.ts';
@@ -125,7 +126,8 @@ export class Http2Connection {
 
   /**
    * With no stream and an open session: closes it after `idleTimeoutMs` unless a stream is reserved first. The timer
-   * runs on `options.scheduler` when one is given, else on an unref'd Node timer (it keeps no process alive).
+   * runs on `options.scheduler` when one other than `asyncScheduler` is given (a virtual-time one: tests), else on an
+   * unref'd Node timer (it keeps no process alive).
    */
   private armIdle(): void {
     if (this.reserved > 0 || this.closed || !this.opened || !this.session || this.cancelIdle) return;
@@ -136,7 +138,8 @@ export class Http2Connection {
       if (this.reserved === 0) this.retire();
     };
     const scheduler = this.options.scheduler;
-    if (scheduler) {
+    // asyncScheduler given as such is the default's clock: an unref'd Node timer still (its own timers hold the process).
+    if (scheduler && scheduler !== asyncScheduler) {
       const action = scheduler.schedule(close, ms);
       this.cancelIdle = () => action.unsubscribe();
     } else {
