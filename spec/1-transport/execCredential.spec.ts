@@ -281,10 +281,7 @@ describe('scrubStderr: what of a plugin’s stderr may be printed', () => {
     ['error: you must be logged in to the server (author: ops)', 'error: you must be logged in to the server (author: ops)'],
     ['basicAuth: dXNlcjpwYXNzd29yZA==', 'basicAuth: <redacted>'],
     // Go's oauth2 error (gcloud-, kubelogin-style plugins): `oauth` is no secret name.
-    [
-      'oauth2: "invalid_grant" "Token has been expired or revoked."',
-      'oauth2: "invalid_grant" "Token has been expired or revoked."',
-    ],
+    ['oauth2: "invalid_grant" "Token has been expired or revoked."', 'oauth2: "invalid_grant" "Token has been expired or revoked."'],
   ])('a credential under any secret name is replaced: %s', (line, shown) => {
     expect(scrubStderr(line, [])).toBe(shown);
   });
