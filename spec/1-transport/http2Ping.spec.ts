@@ -13,6 +13,7 @@ import { ConfigMap, informerFactory, type InformerError } from '../../src/index.
 import { DEFAULT_PING_TIMEOUT_MS, DEFAULT_READ_IDLE_MS, MAX_LATE_PINGS, PingHealth } from '../../src/1-transport/http2/health.ts';
 import { http2Connections } from '../../src/1-transport/http2/pool.ts';
 import { startApiServer, type ApiServer } from 'rx-informer-emulator';
+import { io, realNow, waitReal } from '../support/realIo.ts';
 
 /** A session whose PINGs are answered (`answer`) or not. */
 function fakeSession() {
@@ -188,23 +189,6 @@ afterEach(async () => {
 
 /** The timers vi fakes: the PING timers run on setInterval (rxjs) and read the monotonic clock (performance). */
 const FAKE = ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date', 'performance'] as const;
-/** Real time, for the real-time deadlines of the helpers below (performance.now is faked in the tests). */
-const realNow = performance.now.bind(performance);
-
-/** Lets real I/O run (setImmediate is not faked) without moving virtual time. */
-async function io(turns = 20): Promise<void> {
-  for (let i = 0; i < turns; i++) await new Promise((resolve) => setImmediate(resolve));
-}
-
-/** Waits in real time (real I/O, virtual time standing still) for `check`; fails after `realMs`. */
-async function waitReal(what: string, check: () => boolean, realMs = 5_000): Promise<void> {
-  const deadline = realNow() + realMs;
-  while (!check()) {
-    if (realNow() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await io(1);
-  }
-}
-
 /** Waits for `check`, moving virtual time 10 ms per round of real I/O; fails after `realMs` of real time. */
 async function settle(what: string, check: () => boolean | Promise<boolean>, realMs = 15_000): Promise<void> {
   const deadline = realNow() + realMs;

@@ -18,6 +18,7 @@ import { httpListWatch } from '../../src/1-transport/httpTransport.ts';
 import { DEFAULT_IDLE_CONNECTION_MS, DEFAULT_MAX_CONNECTIONS } from '../../src/1-transport/http2/health.ts';
 import { http2Connections } from '../../src/1-transport/http2/pool.ts';
 import { startApiServer, type ApiServer } from 'rx-informer-emulator';
+import { waitReal } from '../support/realIo.ts';
 
 let api: ApiServer | undefined;
 const subscriptions: Subscription[] = [];
@@ -27,23 +28,6 @@ afterEach(async () => {
   await api?.close();
   api = undefined;
 });
-
-/** Real time, for the real-time deadlines of the helpers below (performance.now is faked in the tests). */
-const realNow = performance.now.bind(performance);
-
-/** Lets real I/O run (setImmediate is not faked) without moving virtual time. */
-async function io(turns = 20): Promise<void> {
-  for (let i = 0; i < turns; i++) await new Promise((resolve) => setImmediate(resolve));
-}
-
-/** Waits in real time (real I/O, virtual time standing still) for `check`; fails after `realMs`. */
-async function waitReal(what: string, check: () => boolean, realMs = 10_000): Promise<void> {
-  const deadline = realNow() + realMs;
-  while (!check()) {
-    if (realNow() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await io(1);
-  }
-}
 
 /** One list of ConfigMaps with `kc`, awaited with real I/O while virtual time stands still: its error, if any. */
 async function listOnce(kc: KubeConfig): Promise<InformerError | undefined> {

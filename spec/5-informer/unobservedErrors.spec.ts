@@ -12,6 +12,7 @@ import type { KubeObject } from '../../src/0-model/objects.ts';
 import type { SourceEvent } from '../../src/2-source/sourceEvent.ts';
 import { informerFromSource } from '../../src/5-informer/informerFromSource.ts';
 import { reportStep, UNOBSERVED_REPORT_INTERVAL_MS, type ReportState } from '../../src/5-informer/unobservedErrors.ts';
+import { warningsOf } from '../support/warnings.ts';
 
 const MINUTE = 60_000;
 
@@ -54,8 +55,7 @@ describe('an informer reports the faults nobody observes', () => {
     metadata: { name, namespace: 'shop', resourceVersion },
   });
   /** What was warned: [message, type, code]. */
-  const warnings = () =>
-    warn.mock.calls.map(([message, options]) => [message, (options as { type?: string }).type, (options as { code?: string }).code]);
+  const warnings = () => warningsOf(warn);
 
   function running(options: { reportUnobservedErrors?: boolean } = {}) {
     const scheduler = new VirtualTimeScheduler();

@@ -10,6 +10,7 @@ import { testScheduler } from '../../marbles/support/testScheduler.ts';
 import { controller, type ControllerOptions } from '../../src/controller/index.ts';
 import { fakeInformer, fakeResource, kubeObj, listed, modified } from '../../src/testing/marbles.ts';
 import type { KubeObject } from '../../src/0-model/objects.ts';
+import { warningsOf } from '../support/warnings.ts';
 
 const Widgets = fakeResource();
 const MINUTE = 60_000;
@@ -21,8 +22,7 @@ describe('a controller reports the faults nobody observes on its errors$', () =>
   });
   afterEach(() => warn.mockRestore());
   /** What was warned: [message, type, code]. */
-  const warnings = () =>
-    warn.mock.calls.map(([message, options]) => [message, (options as { type?: string }).type, (options as { code?: string }).code]);
+  const warnings = () => warningsOf(warn);
 
   /**
    * A widget controller whose predicate throws for every `boom` (listed at 0, modified at 4 and 6 minutes), whose

@@ -16,6 +16,7 @@ import {
   type LeaseClients,
   type LeaseOperation,
 } from '../../src/leaderelection/index.ts';
+import { warningsOf } from '../support/warnings.ts';
 
 const MINUTE = 60_000;
 const FORBIDDEN = 'leases.coordination.k8s.io is forbidden: User "system:serviceaccount:ops:ctl" cannot get resource "leases"';
@@ -48,8 +49,7 @@ describe('leader election and sharding report the faults nobody observes on thei
   });
   afterEach(() => warn.mockRestore());
   /** What was warned: [message, type, code]. */
-  const warnings = () =>
-    warn.mock.calls.map(([message, options]) => [message, (options as { type?: string }).type, (options as { code?: string }).code]);
+  const warnings = () => warningsOf(warn);
 
   /** Runs `leader$` (and, with `observe`, `errors$`) for 6 minutes of virtual time; the reasons errors$ saw. */
   function runs(
