@@ -3,7 +3,8 @@
  * buffer) per write, at the end of the turn; close writes what is pending; a failed write is thrown by the next call,
  * never lost.
  */
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { closeSync, constants, mkdtempSync, openSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -38,6 +39,24 @@ describe('traceFileSink', () => {
     writeFileSync(kept, 'x', { mode: 0o640 });
     traceFileSink(kept).close();
     expect(statSync(kept).mode & 0o777).toBe(0o640);
+  });
+
+  it('mode: never set on what is not a regular file (a FIFO here, /dev/null for a user): written to, its mode left alone', () => {
+    const fifo = `${tempPath()}.fifo`;
+    execFileSync('mkfifo', ['-m', '644', fifo]);
+    // A reader first (not blocking), so that opening the FIFO to write does not wait for one.
+    const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+    try {
+      const file = traceFileSink(fifo, { mode: 0o600 });
+      file.write('{"a":1}\n');
+      file.close();
+      expect(statSync(fifo).isFIFO()).toBe(true);
+      expect(statSync(fifo).mode & 0o777).toBe(0o644);
+      const got = Buffer.alloc(64);
+      expect(got.toString('utf8', 0, readSync(reader, got))).toBe('{"a":1}\n');
+    } finally {
+      closeSync(reader);
+    }
   });
 
   it('writes the lines of one turn of the event loop together when it ends, whole and in order, parts as their concatenation', async () => {

@@ -2,7 +2,7 @@
  * A trace writer's sink to a file: whole lines, encoded once into one buffer, one system call per burst (a turn of the
  * event loop, or a full buffer).
  */
-import { closeSync, fchmodSync, openSync, writeSync } from 'node:fs';
+import { closeSync, fchmodSync, fstatSync, openSync, writeSync } from 'node:fs';
 
 /** A file a {@link traceWriter} writes to: its `write` and `writeParts` are the writer's options of those names. */
 export interface TraceFileSink {
@@ -30,7 +30,8 @@ export interface TraceFileOptions {
   /**
    * The file's permission bits, set whether it is created or was there (e.g. `0o600` for a trace holding Secret
    * values in clear, as `rx-informer record --no-redact` writes). Default: a new file gets 0o666 less the umask, an
-   * existing one keeps its own.
+   * existing one keeps its own. Set on a regular file only: a device or a FIFO (`/dev/null`, a pipe) is written to
+   * as it is, its mode left alone (it is not ours: `/dev/null` made 0600 would be the whole machine's).
    */
   readonly mode?: number;
 }
@@ -52,8 +53,9 @@ export interface TraceFileOptions {
  */
 export function traceFileSink(path: string, options: TraceFileOptions = {}): TraceFileSink {
   const fd = openSync(path, 'w', options.mode ?? 0o666);
-  // An existing file keeps its mode when opened: one asked for is set on it too.
-  if (options.mode !== undefined) fchmodSync(fd, options.mode);
+  const regular = fstatSync(fd).isFile();
+  // An existing file keeps its mode when opened: one asked for is set on it too (on a file: never on a device).
+  if (options.mode !== undefined && regular) fchmodSync(fd, options.mode);
   const buffer = Buffer.allocUnsafe(BUFFER_BYTES);
   let used = 0;
   let failure: unknown;
