@@ -3,14 +3,20 @@
  * windows; the bin's wiring (exit codes, a trace that cannot be read) through one child process each.
  */
 import { afterAll, describe, expect, it } from 'vitest';
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import {
   chmodSync,
+  closeSync,
+  constants,
   existsSync,
   linkSync,
   lstatSync,
   mkdtempSync,
+  openSync,
   readdirSync,
   readFileSync,
+  readSync,
   rmSync,
   statSync,
   symlinkSync,
@@ -24,7 +30,9 @@ import { runTrimJob } from '../../src/cli/trimWorker.ts';
 import { shapeOf, writeBigTrace } from '../../bench/workload/bigTrace.ts';
 import { parseReplayLine, type ReplayCommandOptions } from '../../src/cli/replayArgs.ts';
 import { replayCommand } from '../../src/cli/replayCommand.ts';
-import { cli, cliRuns } from './support.ts';
+import { cli, cliRuns, MAIN, NODE } from './support.ts';
+
+const execFilePromise = promisify(execFile);
 import { until } from '../resilience/harness/probes.ts';
 
 const cm = (rv: string, data: Record<string, string>, uid = 'u1') => ({
@@ -292,6 +300,26 @@ describe('rx-informer replay', () => {
     expect(readdirSync(dir).sort()).toEqual(['trace.jsonl', 'window.jsonl']);
   });
 
+  it('trim onto a FIFO (or a device, /dev/stdout): written to as it is, a line at a time, never replaced by a file', () => {
+    const dir = tempDir('rx-informer-trim-');
+    const fifo = join(dir, 'fifo');
+    execFileSync('mkfifo', ['-m', '644', fifo]);
+    // A reader first (not blocking), so that opening the FIFO to write does not wait for one; the window fits its buffer.
+    const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+    try {
+      const clear = TEXT.replace('"redacted":true', '"redacted":false');
+      expect(trimToFile(traceSource(readTrace(clear)), { fromMs: 0 }, fifo).lines).toBe(10);
+      const got = Buffer.alloc(64 * 1024);
+      expect(got.toString('utf8', 0, readSync(reader, got))).toBe(traceText(trimTrace(readTrace(clear), { fromMs: 0 })));
+    } finally {
+      closeSync(reader);
+    }
+    // Still the FIFO, its mode as it was (not made 0600 for a --no-redact trace: not ours), and no temporary file.
+    expect(lstatSync(fifo).isFIFO()).toBe(true);
+    expect(statSync(fifo).mode & 0o777).toBe(0o644);
+    expect(readdirSync(dir)).toEqual(['fifo']);
+  });
+
   it('trim onto its own input (the same path, a symbolic link to it, a hard link): the window, the trace read whole first', () => {
     const dir = tempDir('rx-informer-trim-');
     const original = join(dir, 'original.jsonl');
@@ -358,6 +386,21 @@ describe('rx-informer replay', () => {
 
     const trim = cli(['trim', join(dir, 'good.jsonl'), '--from', '0', '-o', join(dir, 'window.jsonl')]);
     expect((await trim.exit).code).toBe(0);
+    // -o /dev/stdout into a shell's pipe (a child's stdio is a socket, which /dev/stdout cannot open): the window on
+    // stdout, as the file has it.
+    const piped = await execFilePromise('bash', [
+      '-c',
+      'set -o pipefail; "$0" "$@" | cat',
+      NODE,
+      MAIN,
+      'trim',
+      join(dir, 'good.jsonl'),
+      '--from',
+      '0',
+      '-o',
+      '/dev/stdout',
+    ]);
+    expect(piped.stdout).toBe(readFileSync(join(dir, 'window.jsonl'), 'utf8'));
     const window = cli(['replay', join(dir, 'window.jsonl'), '--utc']);
     expect((await window.exit).code).toBe(0);
     expect(window.out.filter(Boolean)).toEqual(good.out.filter(Boolean));

@@ -32,6 +32,15 @@ export function tempFileFor(out: string): string {
   return join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
 }
 
+/** Whether `out` names something there that is not a regular file (a device, a FIFO, `/dev/stdout` into a pipe). */
+export function isSpecialFile(out: string): boolean {
+  try {
+    return !statSync(out).isFile();
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Writes the window of `source` to `out` as it is read (see `writeTrimmedTrace`): into a temporary file beside it
  * (`temp`), renamed onto `out` once whole. So `out` may be the trace itself (or a link to it: the trace is read to
@@ -39,36 +48,42 @@ export function tempFileFor(out: string): string {
  * fails) removes the temporary file, then throws: `out` is as it was, and no file cut short is left that would still
  * read as a trace. A file replaced keeps its permissions; a trace whose header says `redacted: false` (recorded with
  * `--no-redact`: Secret values in clear) is written readable by its owner only (mode 0600, as `record` writes it), a
- * file replaced losing its group's and others' bits.
+ * file replaced losing its group's and others' bits. An `out` that is there and not a regular file (`/dev/stdout`,
+ * a FIFO, a device) is written to as it is, a line at a time: no temporary file, its mode left alone.
  */
 export function trimToFile(source: TraceSource, window: TrimWindow, out: string, temp = tempFileFor(out)): Trimmed {
+  if (isSpecialFile(out)) return trimInto(source, window, () => openSync(out, 'w'));
   const path = target(out);
   const mode = source.header.redacted ? modeOf(path) : modeOf(path, 0o600) & 0o700;
+  try {
+    const trimmed = trimInto(source, window, () => openSync(temp, 'wx', mode));
+    // Nothing written, nothing opened: `out` as it was.
+    if (trimmed.lines > 0) renameSync(temp, path);
+    return trimmed;
+  } catch (error) {
+    rmSync(temp, { force: true });
+    throw error;
+  }
+}
+
+/** Writes the window into the file `open` opens for its first line, and closes it, whether the cut ends whole or not. */
+function trimInto(source: TraceSource, window: TrimWindow, open: () => number): Trimmed {
   let fd: number | undefined;
   let lines = 0;
   let lastAt = 0;
   let startedAt = '';
   try {
     writeTrimmedTrace(source, window, (line) => {
-      fd ??= openSync(temp, 'wx', mode);
-      writeSync(fd, traceLineText(line));
+      fd ??= open();
+      // A pipe may take less than asked in one call.
+      const bytes = Buffer.from(traceLineText(line), 'utf8');
+      for (let at = 0; at < bytes.length;) at += writeSync(fd, bytes, at);
       lines++;
       if (line.type === 'header') startedAt = line.startedAt;
       else lastAt = line.at;
     });
-    if (fd !== undefined) {
-      const whole = fd;
-      fd = undefined;
-      closeSync(whole);
-      renameSync(temp, path);
-    }
-  } catch (error) {
-    try {
-      if (fd !== undefined) closeSync(fd);
-    } finally {
-      rmSync(temp, { force: true });
-    }
-    throw error;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
   return { lines, lastAt, startedAt };
 }
