@@ -8,10 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TestScheduler } from 'rxjs/testing';
 import { startApiServer, type ApiServer } from 'rx-informer-emulator';
-import { Pod, informer, type KubeObject, type Store } from '../../src/index.ts';
+import { ConfigMap, Pod, informer, type KubeObject, type Store } from '../../src/index.ts';
 import { readTrace } from '../../src/pipeline.ts';
 import { replayListWatch } from '../../src/testing/index.ts';
-import { cli, killAll, until } from './support.ts';
+import { cli, expectNoStack, killAll, until } from './support.ts';
 
 let api: ApiServer;
 let dir: string;
@@ -82,6 +82,36 @@ describe('rx-informer record', () => {
     expect(statSync(clear).mode & 0o777).toBe(0o600);
     expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(readTrace(read(clear)).lines.at(-1)).toMatchObject({ type: 'stop', why: 'duration' });
+  }, 60_000);
+
+  it('a disk that fills (EFBIG under ulimit -f, as ENOSPC): exit 1, one line naming the file, a trace of whole lines that replays', async () => {
+    const file = join(dir, 'full.jsonl');
+    // 16 KiB: the header, the empty list and the watch fit; the changes below do not.
+    const run = cli(['record', 'configmaps', '-n', 'disk', '-o', file, '--kubeconfig', kubeconfig], {}, { maxFileKiB: 16 });
+    await run.line('err', /^synced; recording to /);
+    // 40 KB of changes: the write that takes them fails part way; the writer hears of it with its next line (this
+    // one, or the next bookmark: the emulator sends one every 200 ms) and stops.
+    for (let i = 0; i < 20; i++)
+      api.create('configmaps', { metadata: { name: `big-${i}`, namespace: 'disk' }, data: { v: 'x'.repeat(2000) } });
+    expect((await run.exit).code).toBe(1);
+    const said = run.err.join('\n');
+    expect(said).toMatch(new RegExp(`error: cannot write ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: EFBIG: file too large, write`));
+    expectNoStack(said);
+    const text = read(file);
+    expect(text.endsWith('\n')).toBe(true);
+    expect(said).toContain(`stopped (closed): ${Buffer.byteLength(text)} bytes written to ${file}`);
+    // Whole lines, no stop line (it did not fit): the trace reads and replays.
+    const trace = readTrace(text);
+    expect(trace.lines.some((l) => l.type === 'stop')).toBe(false);
+    expect(trace.lines.some((l) => l.type === 'event')).toBe(true);
+    const scheduler = new TestScheduler((a, b) => expect(a).toEqual(b));
+    let store: Store<KubeObject> | undefined;
+    scheduler.run(() => {
+      const replay = replayListWatch(trace, { scheduler, resource: 'configmaps' });
+      const subscription = informer(replay, ConfigMap, { scheduler }).store$.subscribe((s) => (store = s));
+      subscription.add(replay.finished$.subscribe(() => subscription.unsubscribe()));
+    });
+    expect(store?.get('disk/big-0')).toBeDefined();
   }, 60_000);
 
   it('usage errors exit 2 before anything is written', async () => {

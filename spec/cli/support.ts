@@ -42,14 +42,23 @@ function installedEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 
 /**
  * `env`: added to the environment (run as installed: npm's variables taken out). `maxOpenFiles`: run under
- * `ulimit -n` (through bash), as a user with a low file-descriptor limit would.
+ * `ulimit -n` (through bash), as a user with a low file-descriptor limit would. `maxFileKiB`: under `ulimit -f`, a
+ * file written past that many KiB failing with EFBIG, as a full disk fails with ENOSPC (Node ignores SIGXFSZ).
  */
-export function cli(args: string[], env: NodeJS.ProcessEnv = {}, options: { readonly maxOpenFiles?: number } = {}): Cli {
+export function cli(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+  options: { readonly maxOpenFiles?: number; readonly maxFileKiB?: number } = {},
+): Cli {
   const childEnv = installedEnv(env);
+  const limits = [
+    ...(options.maxOpenFiles === undefined ? [] : [`ulimit -n ${options.maxOpenFiles}`]),
+    ...(options.maxFileKiB === undefined ? [] : [`ulimit -f ${options.maxFileKiB}`]),
+  ];
   const proc =
-    options.maxOpenFiles === undefined
+    limits.length === 0
       ? spawn(NODE, [MAIN, ...args], { env: childEnv, stdio: 'pipe' })
-      : spawn('bash', ['-c', `ulimit -n ${options.maxOpenFiles} && exec "$0" "$@"`, NODE, MAIN, ...args], {
+      : spawn('bash', ['-c', `${limits.join(' && ')} && exec "$0" "$@"`, NODE, MAIN, ...args], {
           env: childEnv,
           stdio: 'pipe',
         });

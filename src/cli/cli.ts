@@ -290,10 +290,11 @@ async function recordRun(argv: readonly string[]): Promise<number> {
   void recording.synced.then(() => err(`synced; recording to ${options.file} (Ctrl-C to stop)`));
   const end = await Promise.race([ending.code, recording.stopped.then(() => EXIT.ok)]);
   recording.stop();
-  const { writer } = recording;
-  err(`stopped (${writer.stopped ?? 'closed'}): ${writer.bytes} bytes written to ${options.file}`);
-  if (writer.error === undefined) return end;
-  err(`error: cannot write ${options.file}: ${messageOf(writer.error)}`);
+  const { writer, error } = recording;
+  err(`stopped (${writer.stopped ?? 'closed'}): ${recording.bytes} bytes written to ${options.file}`);
+  if (error === undefined) return end;
+  // A full disk: the file ends with the last whole line written (no stop line), and replays.
+  err(`error: cannot write ${options.file}: ${messageOf(error)}`);
   return EXIT.error;
 }
 

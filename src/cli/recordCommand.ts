@@ -33,18 +33,29 @@ export interface Recording {
   readonly synced: Promise<void>;
   /** Resolves when the writer stops by itself (`maxBytes`, `duration`, or `closed` after a failed write). */
   readonly stopped: Promise<TraceStopReason>;
-  /** Stops the informers, then writes the stop line (`closed`) and closes the file. Idempotent. */
+  /** Stops the informers, then writes the stop line (`closed`) and closes the file. Idempotent; never throws. */
   stop(): void;
   readonly writer: TraceWriter;
+  /**
+   * Why the file could not be written (a full disk: `ENOSPC`, `EFBIG`), once it could not: it then ends with the last
+   * whole line written (see `traceFileSink`), with no stop line.
+   */
+  readonly error: unknown;
+  /** Bytes in the file: whole lines written. */
+  readonly bytes: number;
 }
 
 /**
  * The trace file, opened on the writer's first write: a writer refused before it writes (a `--max-bytes` too small
  * for the header: a RangeError, a usage error here) never opens `path`, so a file already there is left as it was.
  */
-function lazyFile(path: string, mode: number | undefined): { readonly sink: () => TraceFileSink; close(): void } {
+function lazyFile(path: string, mode: number | undefined): { readonly sink: () => TraceFileSink; close(): void; bytes(): number } {
   let file: TraceFileSink | undefined;
-  return { sink: () => (file ??= traceFileSink(path, mode === undefined ? {} : { mode })), close: () => file?.close() };
+  return {
+    sink: () => (file ??= traceFileSink(path, mode === undefined ? {} : { mode })),
+    close: () => file?.close(),
+    bytes: () => file?.bytes ?? 0,
+  };
 }
 
 function writerOr(make: () => TraceWriter): TraceWriter {
@@ -102,17 +113,29 @@ export async function recordCommand(kc: KubeConfig, command: RecordCommandOption
     return new Promise<void>((resolve) => recording.add(cache.synced$.subscribe((s) => s && resolve())));
   });
   let closed = false;
+  let closeError: unknown;
   const stop = () => {
     if (closed) return;
     closed = true;
     recording.unsubscribe(); // the open requests' `end` lines first
     writer.close();
-    file.close();
+    try {
+      file.close();
+    } catch (error) {
+      // What the writer already met, or the last lines' write (the stop line's) failing: `error` says it.
+      closeError = error;
+    }
   };
   return {
     synced: Promise.all(synced).then(() => undefined),
     stopped: firstValueFrom(writer.stopped$),
     stop,
     writer,
+    get error() {
+      return writer.error ?? closeError;
+    },
+    get bytes() {
+      return file.bytes();
+    },
   };
 }

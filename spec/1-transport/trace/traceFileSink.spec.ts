@@ -126,6 +126,29 @@ describe('traceFileSink', () => {
     expect(() => file.close()).toThrow(/ENOSPC/);
   });
 
+  it('a disk that fills part way through a write: the file cut back to its last whole line, `bytes` its length', () => {
+    // A real partial write, then EFBIG: a child under `ulimit -f 1` (1 KiB; Node ignores SIGXFSZ) writes 30 lines of
+    // 100 bytes, one burst. No device is written to.
+    const path = tempPath();
+    const sink = new URL('../../../src/1-transport/trace/traceFileSink.ts', import.meta.url).pathname;
+    const script = `
+      const { traceFileSink } = await import(${JSON.stringify(sink)});
+      const file = traceFileSink(${JSON.stringify(path)});
+      for (let i = 0; i < 30; i++) file.write(String(i).padStart(99, '.') + '\\n');
+      let code;
+      try { file.close(); } catch (error) { code = error.code; }
+      process.stdout.write(JSON.stringify({ code, bytes: file.bytes }));`;
+    const node = new URL('../../../node_modules/.bin/node', import.meta.url).pathname;
+    const said = execFileSync('bash', ['-c', 'ulimit -f 1 && exec "$0" "$@"', node, '--input-type=module', '-e', script], {
+      encoding: 'utf8',
+    });
+    const text = readFileSync(path, 'utf8');
+    // 10 whole lines fit in 1 KiB; the 11th was taken in part, then cut off.
+    expect(JSON.parse(said)).toEqual({ code: 'EFBIG', bytes: 1000 });
+    expect(text).toHaveLength(1000);
+    expect(text.split('\n').slice(0, -1)).toEqual(Array.from({ length: 10 }, (_, i) => String(i).padStart(99, '.')));
+  });
+
   it('is the sink rx-informer record writes through: a trace it wrote reads', () => {
     const path = tempPath();
     const file = traceFileSink(path);

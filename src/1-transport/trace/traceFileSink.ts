@@ -2,7 +2,8 @@
  * A trace writer's sink to a file: whole lines, encoded once into one buffer, one system call per burst (a turn of the
  * event loop, or a full buffer).
  */
-import { closeSync, fchmodSync, fstatSync, openSync, writeSync } from 'node:fs';
+import { closeSync, fchmodSync, fstatSync, ftruncateSync, openSync, writeSync } from 'node:fs';
+import { describeThrown } from '../../0-model/errors.ts';
 
 /** A file a {@link traceWriter} writes to: its `write` and `writeParts` are the writer's options of those names. */
 export interface TraceFileSink {
@@ -18,6 +19,11 @@ export interface TraceFileSink {
   flush(): void;
   /** Flushes and closes the file. Idempotent; throws what the last writes threw. */
   close(): void;
+  /**
+   * Bytes in the file: whole lines, written. After a failed write (a full disk: `ENOSPC`, `EFBIG`), the file is cut
+   * back to the last whole line written (a regular file: a pipe keeps what it took), and this is its length.
+   */
+  readonly bytes: number;
 }
 
 /**
@@ -40,7 +46,9 @@ export interface TraceFileOptions {
  * Opens `path` for a trace (`w`: created or emptied) and returns its sink: every line is written whole, so
  * a process that ends between two bursts (a crash) leaves a file that reads; one that ends within a burst loses that
  * burst's lines (at most a turn of the event loop's, at most the buffer's), never a part of one. `close()` writes what
- * is pending first: a signal's handler that closes the sink (as `rx-informer record`'s does) loses nothing. A burst is
+ * is pending first: a signal's handler that closes the sink (as `rx-informer record`'s does) loses nothing. A write
+ * that fails part way (a full disk: `ENOSPC`, `EFBIG`) cuts the file back to the last whole line it took: the file
+ * reads, without a stop line, and every later call throws the failure. A burst is
  * a turn of the event loop rather than a synchronous run so that a watch stream read faster than it arrives (the
  * chunks of a turn: up to 32 reads of 64 KiB) is written in writes of the buffer's size, not one a chunk: writing
  * to the file, the kernel's part, is most of what recording a watch costs (docs/performance.md).
@@ -58,17 +66,35 @@ export function traceFileSink(path: string, options: TraceFileOptions = {}): Tra
   if (options.mode !== undefined && regular) fchmodSync(fd, options.mode);
   const buffer = Buffer.allocUnsafe(BUFFER_BYTES);
   let used = 0;
+  let whole = 0;
   let failure: unknown;
   let open = true;
   let scheduled: NodeJS.Immediate | undefined;
 
+  /** Writes `length` bytes of whole lines; on a failure, cuts the file back to the last whole line it took. */
   const out = (bytes: Uint8Array, length: number) => {
+    let at = 0;
     try {
-      // A file descriptor may take less than asked in one call.
-      for (let at = 0; at < length;) at += writeSync(fd, bytes, at, length - at);
+      // A file descriptor may take less than asked in one call (a disk filling up takes part, then fails).
+      while (at < length) at += writeSync(fd, bytes, at, length - at);
+      whole += length;
     } catch (error) {
       failure = error;
-      throw error;
+      if (regular) cutBack(at > 0 ? whole + bytes.lastIndexOf(0x0a, at - 1) + 1 : whole);
+      throw failure;
+    }
+  };
+  /** The file ends at `length`, after a whole line (or is empty): a trace that reads, however the write failed. */
+  const cutBack = (length: number) => {
+    try {
+      ftruncateSync(fd, length);
+      whole = length;
+    } catch (error) {
+      // The file keeps a line cut short: said with the write's failure, which is what is thrown.
+      failure = new AggregateError(
+        [failure, error],
+        `${describeThrown(failure)}; and cutting ${path} back to its last whole line failed: ${describeThrown(error)}`,
+      );
     }
   };
   const flush = () => {
@@ -121,6 +147,9 @@ export function traceFileSink(path: string, options: TraceFileOptions = {}): Tra
       out(line, at);
     },
     flush,
+    get bytes() {
+      return whole;
+    },
     close() {
       if (!open) return;
       open = false;
