@@ -442,6 +442,24 @@ describe('rx-informer replay', () => {
     expect(printed).toHaveLength(shape.events);
   }, 30_000);
 
+  it('the bin: stdout on a full disk (EFBIG under ulimit -f, as ENOSPC) is 1 and says so, as watch does', async () => {
+    const dir = tempDir('rx-informer-replay-');
+    const path = join(dir, 'trace.jsonl');
+    // About 200 changes, a line of field diffs each: far more than the 8 KiB the output may take.
+    writeBigTrace(path, shapeOf(1024 * 1024, 20, 20));
+    const out = join(dir, 'out.txt');
+    const run = execFilePromise('bash', ['-c', 'ulimit -f 8 && exec "$0" "$@" > "$OUT"', NODE, MAIN, 'replay', path], {
+      env: { ...process.env, OUT: out },
+    });
+    const failed = (await run.then(
+      () => undefined,
+      (error: unknown) => error,
+    )) as { code?: number; stderr?: string } | undefined;
+    expect(failed?.code).toBe(1);
+    expect(failed?.stderr).toBe('error: cannot write to stdout: EFBIG: file too large, write\n');
+    expect(statSync(out).size).toBe(8 * 1024);
+  }, 30_000);
+
   it('the bin: trim stopped by SIGINT or SIGTERM mid-write exits 130 or 143, leaving neither its temporary file nor -o', async () => {
     const dir = tempDir('rx-informer-trim-');
     const path = join(dir, 'long.jsonl');

@@ -77,6 +77,15 @@ export async function run(argv: readonly string[]): Promise<number> {
 const SIGNALS = { SIGINT: EXIT.interrupted, SIGTERM: EXIT.terminated, SIGHUP: EXIT.hangup } as const;
 
 /**
+ * What a write error of stdout means, for `watch` and `replay` alike: nothing for a reader that went away (`EPIPE`,
+ * `| head`: the run ends quietly, 0, as kubectl's does), else the line to say (the run fails, 1: a full disk).
+ */
+function stdoutFailure(error: NodeJS.ErrnoException | null | undefined): string | undefined {
+  if (error === null || error === undefined || error.code === 'EPIPE') return undefined;
+  return `error: cannot write to stdout: ${error.message}`;
+}
+
+/**
  * How a run ends from outside: Ctrl-C, SIGTERM, SIGHUP (the terminal went away: the sinks are flushed as for
  * SIGTERM), or stdout closed (0, quietly, like kubectl) or failing (1). Listening starts at once, so that
  * Ctrl-C means 130 at every stage.
@@ -93,8 +102,9 @@ class Ending {
       };
       for (const [signal, code] of Object.entries(SIGNALS)) process.once(signal, () => end(code));
       process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-        if (error.code === 'EPIPE') return end(EXIT.ok);
-        err(`error: cannot write to stdout: ${error.message}`);
+        const failure = stdoutFailure(error);
+        if (failure === undefined) return end(EXIT.ok);
+        err(failure);
         end(EXIT.error);
       });
     });
@@ -326,24 +336,24 @@ async function replayRun(argv: readonly string[]): Promise<number> {
     // A window past the end prints nothing: say so, rather than an empty success that looks like a quiet cluster.
     if ((options.fromMs ?? 0) > end) err(`! --from is past the end of the recording (${(end / 1000).toFixed(1)} s): nothing to show`);
     const { stdout } = process;
+    // Any write error ends the replay; which it was is read from `stdout.errored` at the end (not here: without a
+    // listener the error would end the process).
     const gone = () => stdout.destroyed || stdout.errored !== null;
-    // A reader that goes away (`| head`) ends the replay quietly, as it ends `watch`; another write error is 1.
-    let failed: Error | undefined;
-    stdout.on('error', (error: NodeJS.ErrnoException) => {
-      if (error.code !== 'EPIPE') failed ??= error;
-    });
+    stdout.on('error', () => undefined);
     const mismatches = await replayCommand(trace, options, (line) => void (gone() || stdout.write(`${line}\n`)), {
       // A pipe takes what it can and Node queues the rest: the replay waits while the queue is full.
       backedUp: () => stdout.writableNeedDrain && !gone(),
       drained: () => drainedOrClosed(stdout),
       gone,
     });
-    if (failed) {
-      err(`error: cannot write to stdout: ${failed.message}`);
-      return EXIT.error;
-    }
     // What is still queued goes out before exit(), which would cut it short.
     if (!gone()) await new Promise<void>((resolve) => stdout.write('', () => resolve()));
+    // A reader that goes away (`| head`) ends the replay quietly, as it ends `watch`; another write error is 1.
+    const failure = stdoutFailure(stdout.errored);
+    if (failure !== undefined) {
+      err(failure);
+      return EXIT.error;
+    }
     for (const mismatch of mismatches) err(`error: ${mismatch}`);
     return mismatches.length ? EXIT.error : EXIT.ok;
   } catch (error) {
