@@ -114,6 +114,25 @@ describe('rx-informer record', () => {
     expect(store?.get('disk/big-0')).toBeDefined();
   }, 60_000);
 
+  it('a list retrying cannot fix, as watch: a 400 (bad selector) is 1 at once; a 403 leaves that resource out', async () => {
+    const bad = join(dir, 'bad.jsonl');
+    // No --duration: before, it retried for good.
+    const run = cli(['record', 'configmaps', '-n', 'shop', '-l', 'a in (', '-o', bad, '--kubeconfig', kubeconfig]);
+    expect((await run.exit).code).toBe(1);
+    expect(run.err.at(-1)).toMatch(/^error: cannot record configmaps: the server rejected the request \(400 Bad Request\)/);
+    expect(run.err.join('\n')).not.toMatch(/synced/);
+    expect(readTrace(read(bad)).lines.at(-1)).toMatchObject({ type: 'stop', why: 'closed' });
+
+    api.faults.add({ match: { resource: 'secrets', namespace: 'locked' }, fault: { type: 'status', code: 403 }, times: 1000 });
+    const some = join(dir, 'some.jsonl');
+    const rest = cli(['record', 'configmaps,secrets', '-n', 'locked', '-o', some, '--duration', '1s', '--kubeconfig', kubeconfig]);
+    expect((await rest.exit).code).toBe(0);
+    expect(rest.err.join('\n')).toMatch(/! not recording secrets: .*\n(.*\n)?synced; recording to /);
+    const only = cli(['record', 'secrets', '-n', 'locked', '-o', join(dir, 'none.jsonl'), '--kubeconfig', kubeconfig]);
+    expect((await only.exit).code).toBe(1);
+    expect(only.err.at(-1)).toMatch(/^error: cannot record secrets: /);
+  }, 60_000);
+
   it('usage errors exit 2 before anything is written', async () => {
     const run = cli(['record', 'pods', '--kubeconfig', kubeconfig]);
     expect((await run.exit).code).toBe(2);

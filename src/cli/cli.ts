@@ -298,14 +298,15 @@ async function recordRun(argv: readonly string[]): Promise<number> {
     return EXIT.error;
   }
   void recording.synced.then(() => err(`synced; recording to ${options.file} (Ctrl-C to stop)`));
-  const end = await Promise.race([ending.code, recording.stopped.then(() => EXIT.ok)]);
+  // A resource that cannot be recorded (a bad selector: 400) fails the run, as it fails `watch`: 1, its sentence.
+  const end = await Promise.race([ending.code, recording.stopped.then(() => EXIT.ok), recording.failed]);
   recording.stop();
   const { writer, error } = recording;
   err(`stopped (${writer.stopped ?? 'closed'}): ${recording.bytes} bytes written to ${options.file}`);
-  if (error === undefined) return end;
+  if (typeof end === 'string') err(`error: ${end}`);
   // A full disk: the file ends with the last whole line written (no stop line), and replays.
-  err(`error: cannot write ${options.file}: ${messageOf(error)}`);
-  return EXIT.error;
+  if (error !== undefined) err(`error: cannot write ${options.file}: ${messageOf(error)}`);
+  return typeof end === 'string' || error !== undefined ? EXIT.error : end;
 }
 
 /** Resolves when `stream` has drained, or is closed (a reader gone: nothing more will drain). */

@@ -19,7 +19,8 @@ import {
 } from '../pipeline.ts';
 import { encodingOptions } from './args.ts';
 import { explain } from './explain.ts';
-import { messageOf } from './format.ts';
+import { count, messageOf } from './format.ts';
+import { givesUp } from './session.ts';
 import type { RecordCommandOptions } from './recordArgs.ts';
 import { resolveResources, UsageError } from './watch.ts';
 
@@ -33,6 +34,11 @@ export interface Recording {
   readonly synced: Promise<void>;
   /** Resolves when the writer stops by itself (`maxBytes`, `duration`, or `closed` after a failed write). */
   readonly stopped: Promise<TraceStopReason>;
+  /**
+   * Resolves, with the sentence saying why, when the recording cannot go on as asked: a resource's list refused before
+   * it synced with a 400 (a bad selector), or every resource's with a 400, 403 or 404 (as `watch` gives up).
+   */
+  readonly failed: Promise<string>;
   /** Stops the informers, then writes the stop line (`closed`) and closes the file. Idempotent; never throws. */
   stop(): void;
   readonly writer: TraceWriter;
@@ -55,6 +61,35 @@ function lazyFile(path: string, mode: number | undefined): { readonly sink: () =
     sink: () => (file ??= traceFileSink(path, mode === undefined ? {} : { mode })),
     close: () => file?.close(),
     bytes: () => file?.bytes ?? 0,
+  };
+}
+
+/**
+ * `watch`'s rule for a resource retrying cannot list (see `givesUp`): it is left out (a line says so) and the recording
+ * goes on with the others; it fails (`failed`, the sentence) on a 400 (the command itself is wrong: a bad selector),
+ * or when none is left.
+ */
+function givingUp(
+  resources: number,
+  terminal: RecordTerminal,
+): { readonly failed: Promise<string>; up(name: string, reason: string, why: string): boolean } {
+  let left = resources;
+  let fail: (sentence: string) => void = () => undefined;
+  const failed = new Promise<string>((resolve) => (fail = resolve));
+  return {
+    failed,
+    /** True when the recording goes on without the resource. */
+    up(name, reason, why) {
+      left--;
+      if (reason === 'BadRequest' || resources === 1) {
+        fail(`cannot record ${name}: ${why}`);
+        return false;
+      }
+      terminal.err(`! not recording ${name}: ${why}`);
+      if (left > 0) return true;
+      fail(`none of the ${count(resources, 'resource')} can be recorded`);
+      return false;
+    },
   };
 }
 
@@ -99,18 +134,32 @@ export async function recordCommand(kc: KubeConfig, command: RecordCommandOption
     }),
   );
   const recording = new Subscription();
+  const giving = givingUp(chosen.length, terminal);
   const synced = chosen.map((d) => {
     const resource = toResource(d);
     const target = { resource, namespace: command.namespace, labelSelector: command.labelSelector, fieldSelector: command.fieldSelector };
     const name = resourceName(d);
+    const secret = isSecretResource(d);
     const listWatch = record(httpListWatch(kc, target, encodingOptions(command.encoding)), writer, {
       resource: name,
-      secret: isSecretResource(d),
+      secret,
       redact: command.redact,
     });
     const cache = informer(listWatch, resource, { namespace: command.namespace });
-    recording.add(cache.errors$.subscribe((error) => terminal.err(`! ${name}: ${error.reason}: ${messageOf(error)}`)));
-    return new Promise<void>((resolve) => recording.add(cache.synced$.subscribe((s) => s && resolve())));
+    const one = new Subscription();
+    recording.add(one);
+    let hasSynced = false;
+    return new Promise<void>((resolve) => {
+      one.add(
+        cache.errors$.subscribe((error) => {
+          if (!givesUp(hasSynced, error)) return terminal.err(`! ${name}: ${error.reason}: ${messageOf(error)}`);
+          // Left out, as `watch` leaves it out: its informer stopped, the others not waiting for it to sync.
+          one.unsubscribe();
+          if (giving.up(name, error.reason, explain(error, server, secret))) resolve();
+        }),
+      );
+      one.add(cache.synced$.subscribe((s) => s && ((hasSynced = true), resolve())));
+    });
   });
   let closed = false;
   let closeError: unknown;
@@ -129,6 +178,7 @@ export async function recordCommand(kc: KubeConfig, command: RecordCommandOption
   return {
     synced: Promise.all(synced).then(() => undefined),
     stopped: firstValueFrom(writer.stopped$),
+    failed: giving.failed,
     stop,
     writer,
     get error() {

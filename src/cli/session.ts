@@ -232,6 +232,14 @@ function onListProgress<I>(
   return update(state, w, { listShownAt: at });
 }
 
+/**
+ * Whether a resource is given up on for `error` (`watch` leaves it out, `record` too): a list that fails before the
+ * resource has synced with a status retrying cannot fix (400, 403, 404; kubectl gives up on it too).
+ */
+export function givesUp(synced: boolean, error: InformerError): boolean {
+  return !synced && error.phase === 'list' && isPermanent(error);
+}
+
 function onError<I>(
   config: SessionConfig,
   state: SessionState<I>,
@@ -240,7 +248,7 @@ function onError<I>(
   now: number,
   out: Out<I>,
 ): SessionState<I> {
-  if (!w.synced && error.phase === 'list' && isPermanent(error)) return giveUp(config, state, w, error, now, out);
+  if (givesUp(w.synced, error)) return giveUp(config, state, w, error, now, out);
   const removal = error.reason === 'NotFound' || error.reason === 'VeryShortWatch';
   if (w.scope !== undefined && removal && !w.hints.includes(error.reason)) return update(state, w, { hints: [...w.hints, error.reason] });
   out.push({ type: 'err', line: `! ${w.label}: ${explain(error, config.server, w.secret)}` });
