@@ -12,6 +12,7 @@ import {
   existsSync,
   linkSync,
   lstatSync,
+  mkdirSync,
   mkdtempSync,
   openSync,
   readdirSync,
@@ -292,12 +293,27 @@ describe('rx-informer replay', () => {
     expect(readFileSync(out, 'utf8').split('\n')).toHaveLength(11);
     expect(job(trace, { fromMs: 2000, toMs: 1000 })).toEqual({ kind: 'usage', message: expect.stringMatching(/^trim: the window ends/) });
     writeFileSync(trace, TEXT.slice(0, -5));
-    expect(job(trace, { fromMs: 0 })).toEqual({ kind: 'error', message: expect.stringMatching(/trace line 9: truncated/) });
+    expect(job(trace, { fromMs: 0 })).toEqual({ kind: 'error', file: trace, message: expect.stringMatching(/trace line 9: truncated/) });
     // A line nested so deep that writing it again would overflow the stack: refused when opened, naming it.
     const deep = `${'['.repeat(200_000)}${']'.repeat(200_000)}`;
     writeFileSync(trace, TEXT.replace('"items":[', `"items":[${deep},`));
-    expect(job(trace, { fromMs: 0 })).toEqual({ kind: 'error', message: 'trace line 3: nested deeper than 1000 levels' });
+    expect(job(trace, { fromMs: 0 })).toEqual({ kind: 'error', file: trace, message: 'trace line 3: nested deeper than 1000 levels' });
     expect(readdirSync(dir).sort()).toEqual(['trace.jsonl', 'window.jsonl']);
+    // A failure to write -o's file names it, not the trace.
+    writeFileSync(trace, TEXT);
+    const nested = join(dir, 'nested');
+    mkdirSync(nested);
+    expect(runTrimJob({ file: trace, window: { fromMs: 0 }, out: nested, temp: tempFileFor(nested) })).toEqual({
+      kind: 'error',
+      file: nested,
+      message: expect.stringMatching(/^EISDIR: /),
+    });
+    const nowhere = join(dir, 'no', 'window.jsonl');
+    expect(runTrimJob({ file: trace, window: { fromMs: 0 }, out: nowhere, temp: tempFileFor(nowhere) })).toEqual({
+      kind: 'error',
+      file: nowhere,
+      message: expect.stringMatching(/^ENOENT: /),
+    });
   });
 
   it('trim onto a FIFO (or a device, /dev/stdout): written to as it is, a line at a time, never replaced by a file', () => {
@@ -458,6 +474,17 @@ describe('rx-informer replay', () => {
     expect(failed?.code).toBe(1);
     expect(failed?.stderr).toBe('error: cannot write to stdout: EFBIG: file too large, write\n');
     expect(statSync(out).size).toBe(8 * 1024);
+  }, 30_000);
+
+  it('the bin: trim to a full disk (EFBIG under ulimit -f, as ENOSPC) is 1, naming -o, leaving nothing', async () => {
+    const dir = tempDir('rx-informer-trim-');
+    const path = join(dir, 'trace.jsonl');
+    writeBigTrace(path, shapeOf(1024 * 1024, 20, 20));
+    const out = join(dir, 'window.jsonl');
+    const run = cli(['trim', path, '--from', '0', '-o', out], {}, { maxFileKiB: 8 });
+    expect((await run.exit).code).toBe(1);
+    expect(run.err).toEqual([`error: ${out}: EFBIG: file too large, write`]);
+    expect(readdirSync(dir)).toEqual(['trace.jsonl']);
   }, 30_000);
 
   it('the bin: trim stopped by SIGINT or SIGTERM mid-write exits 130 or 143, leaving neither its temporary file nor -o', async () => {

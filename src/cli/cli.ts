@@ -395,7 +395,7 @@ async function trimRun(argv: readonly string[]): Promise<number> {
     case 'usage':
       return usageError(outcome.message);
     case 'error':
-      err(`error: ${options.file}: ${outcome.message}`);
+      err(`error: ${outcome.file}: ${outcome.message}`);
       return EXIT.error;
     case 'stopped':
       err(`stopped: ${options.out} not written`);

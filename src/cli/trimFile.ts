@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { writeTrimmedTrace, type TraceSource, type TrimWindow } from '../pipeline.ts';
 import { traceLineText } from '../internal.ts';
+import { messageOf } from './format.ts';
 
 export interface Trimmed {
   readonly lines: number;
@@ -52,13 +53,13 @@ export function isSpecialFile(out: string): boolean {
  * a FIFO, a device) is written to as it is, a line at a time: no temporary file, its mode left alone.
  */
 export function trimToFile(source: TraceSource, window: TrimWindow, out: string, temp = tempFileFor(out)): Trimmed {
-  if (isSpecialFile(out)) return trimInto(source, window, () => openSync(out, 'w'));
+  if (isSpecialFile(out)) return trimInto(source, window, out, () => openSync(out, 'w'));
   const path = target(out);
   const mode = source.header.redacted ? modeOf(path) : modeOf(path, 0o600) & 0o700;
   try {
-    const trimmed = trimInto(source, window, () => openSync(temp, 'wx', mode));
+    const trimmed = trimInto(source, window, out, () => openSync(temp, 'wx', mode));
     // Nothing written, nothing opened: `out` as it was.
-    if (trimmed.lines > 0) renameSync(temp, path);
+    if (trimmed.lines > 0) writing(out, () => renameSync(temp, path));
     return trimmed;
   } catch (error) {
     rmSync(temp, { force: true });
@@ -66,24 +67,48 @@ export function trimToFile(source: TraceSource, window: TrimWindow, out: string,
   }
 }
 
-/** Writes the window into the file `open` opens for its first line, and closes it, whether the cut ends whole or not. */
-function trimInto(source: TraceSource, window: TrimWindow, open: () => number): Trimmed {
+/** A failure of writing `-o`'s file (a full disk, a directory), not of reading the trace: `file` names it. */
+export class OutputError extends Error {
+  readonly file: string;
+  constructor(file: string, cause: unknown) {
+    super(messageOf(cause), { cause });
+    this.file = file;
+  }
+}
+
+/** `run`, a step of writing `out`: what it throws is an {@link OutputError}. */
+function writing<T>(out: string, run: () => T): T {
+  try {
+    return run();
+  } catch (error) {
+    throw new OutputError(out, error);
+  }
+}
+
+/**
+ * Writes the window into the file `open` opens for its first line, and closes it, whether the cut ends whole or not.
+ * `out`: the file named on the command line, which a failure to open, write or close is about.
+ */
+function trimInto(source: TraceSource, window: TrimWindow, out: string, open: () => number): Trimmed {
   let fd: number | undefined;
   let lines = 0;
   let lastAt = 0;
   let startedAt = '';
   try {
     writeTrimmedTrace(source, window, (line) => {
-      fd ??= open();
+      const to = (fd ??= writing(out, open));
       // A pipe may take less than asked in one call.
       const bytes = Buffer.from(traceLineText(line), 'utf8');
-      for (let at = 0; at < bytes.length;) at += writeSync(fd, bytes, at);
+      writing(out, () => {
+        for (let at = 0; at < bytes.length;) at += writeSync(to, bytes, at);
+      });
       lines++;
       if (line.type === 'header') startedAt = line.startedAt;
       else lastAt = line.at;
     });
   } finally {
-    if (fd !== undefined) closeSync(fd);
+    const opened = fd;
+    if (opened !== undefined) writing(out, () => closeSync(opened));
   }
   return { lines, lastAt, startedAt };
 }
@@ -93,7 +118,8 @@ export type TrimOutcome =
   | { readonly kind: 'done'; readonly trimmed: Trimmed }
   /** The window is the command line's fault (nothing written): exit 2. */
   | { readonly kind: 'usage'; readonly message: string }
-  | { readonly kind: 'error'; readonly message: string }
+  /** `file`: the file it is about, the trace or `-o`'s. */
+  | { readonly kind: 'error'; readonly file: string; readonly message: string }
   /** Stopped by {@link TrimRun.stop}: the temporary file removed, `out` as it was. */
   | { readonly kind: 'stopped' };
 
@@ -126,12 +152,12 @@ export function trimInWorker(file: string, window: TrimWindow, out: string): Tri
   let settled: TrimOutcome | undefined;
   const outcome = new Promise<TrimOutcome>((resolve) => {
     worker.once('message', (message: TrimOutcome) => (settled = message));
-    worker.once('error', (error) => (settled ??= { kind: 'error', message: error instanceof Error ? error.message : String(error) }));
+    worker.once('error', (error) => (settled ??= { kind: 'error', file, message: messageOf(error) }));
     worker.once('exit', () => {
       // Whatever ended it, no temporary file stays (a cut that ended whole renamed it).
       rmSync(job.temp, { force: true });
       // A cut that ended before the stop took effect is what it came to.
-      resolve(settled ?? (stopped ? { kind: 'stopped' } : { kind: 'error', message: 'the trim worker ended without a word' }));
+      resolve(settled ?? (stopped ? { kind: 'stopped' } : { kind: 'error', file, message: 'the trim worker ended without a word' }));
     });
   });
   return {

@@ -6,7 +6,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { openTrace } from '../pipeline.ts';
 import { trimWindowProblem } from '../internal.ts';
 import { messageOf } from './format.ts';
-import { trimToFile, type TrimJob, type TrimOutcome } from './trimFile.ts';
+import { OutputError, trimToFile, type TrimJob, type TrimOutcome } from './trimFile.ts';
 
 /** The job, done: what it came to (never a throw). */
 export function runTrimJob({ file, window, out, temp }: TrimJob): TrimOutcome {
@@ -17,7 +17,10 @@ export function runTrimJob({ file, window, out, temp }: TrimJob): TrimOutcome {
     if (problem !== undefined) return { kind: 'usage', message: problem };
     return { kind: 'done', trimmed: trimToFile(source, window, out, temp) };
   } catch (error) {
-    return { kind: 'error', message: messageOf(error) };
+    // A failure to write `out` names it (a full disk there is not the trace's fault).
+    return error instanceof OutputError
+      ? { kind: 'error', file: out, message: error.message }
+      : { kind: 'error', file, message: messageOf(error) };
   }
 }
 
