@@ -445,6 +445,24 @@ describe('rx-informer replay', () => {
     expect(readdirSync(dir)).toEqual(['good.jsonl']);
   }, 30_000);
 
+  it('the bin: a trace that is not a regular file (a pipe, <(zcat t.gz), a directory) is refused, exit 2, one line', async () => {
+    const dir = tempDir('rx-informer-replay-');
+    const fifo = join(dir, 'fifo');
+    // No writer ever opens it: a replay that opened it would wait for good.
+    execFileSync('mkfifo', [fifo]);
+    const runs = await cliRuns([
+      ['replay', fifo],
+      ['trim', fifo, '--from', '0', '-o', join(dir, 'window.jsonl')],
+      ['replay', dir],
+    ]);
+    expect(runs.map((r) => [r.code, r.err[0]])).toEqual([
+      [2, `error: ${fifo} is not a regular file: replay reads it twice; save it to a file first`],
+      [2, `error: ${fifo} is not a regular file: trim reads it twice; save it to a file first`],
+      [2, `error: ${dir} is not a regular file: replay reads it twice; save it to a file first`],
+    ]);
+    expect(readdirSync(dir)).toEqual(['fifo']);
+  }, 30_000);
+
   it('the bin through a pipe: every change printed, however many (stdout flushed before it exits)', async () => {
     const dir = tempDir('rx-informer-replay-');
     const path = join(dir, 'long.jsonl');

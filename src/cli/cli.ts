@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import type { Compression } from '../pipeline.ts';
 import { HELP, parseCommandLine, type CliOptions } from './args.ts';
 import { commandHelp } from './commandHelp.ts';
@@ -322,12 +322,29 @@ function drainedOrClosed(stream: NodeJS.WriteStream): Promise<void> {
   });
 }
 
+/**
+ * A trace that is there but not a regular file (`<(zcat t.gz)`, a FIFO, a directory): a usage error, said before it is
+ * opened (a FIFO's open would wait for a writer). `replay` and `trim` read a trace twice (checked whole, then read a
+ * line at a time where the index says), which a pipe cannot give.
+ */
+function notRegularTrace(file: string, command: 'replay' | 'trim'): string | undefined {
+  let regular;
+  try {
+    regular = statSync(file).isFile();
+  } catch {
+    return undefined; // not there, or not for us to see: opening it says why
+  }
+  return regular ? undefined : `${file} is not a regular file: ${command} reads it twice; save it to a file first`;
+}
+
 /** `rx-informer replay FILE`: the trace's changes on stdout as `watch` prints them; a trace that cannot be read is 1. */
 async function replayRun(argv: readonly string[]): Promise<number> {
   const options = parseReplayLine(argv);
   if (typeof options === 'string') {
     return usageError(options);
   }
+  const special = notRegularTrace(options.file, 'replay');
+  if (special !== undefined) return usageError(special);
   const [{ replayCommand }, { openTrace }] = await Promise.all([import('./replayCommand.ts'), import('../pipeline.ts')]);
   try {
     // Checked whole first (nothing printed from a trace that is not valid), then read a line at a time as it plays.
@@ -373,6 +390,8 @@ async function trimRun(argv: readonly string[]): Promise<number> {
   if (typeof options === 'string') {
     return usageError(options);
   }
+  const special = notRegularTrace(options.file, 'trim');
+  if (special !== undefined) return usageError(special);
   const { trimInWorker } = await import('./trimFile.ts');
   const trim = trimInWorker(options.file, options, options.out);
   let signalled: number | undefined;
