@@ -142,7 +142,7 @@ describe('the walk specialised per message gives the reference walk’s verdicts
     }
   });
 
-  // The walk reads one-byte tags, varints and lengths in place: at a message's end (the buffer's, or a nested
+  // The walk reads one-byte tags, varints and lengths (of strings and nested messages) in place: at a message's end (the buffer's, or a nested
   // message's with bytes after it), exactly where the reference reads past it or does not.
   it('the in-place reads at a message’s end, by example: the reference’s verdict, fault or none', () => {
     const meta = message('ObjectMeta');
@@ -164,6 +164,9 @@ describe('the walk specialised per message gives the reference walk’s verdicts
       ['a nested varint past the nested end, within the outer', [0x6a, 0x01, 0x30, 0x01, 0x0a, 0x01, 0x62], false],
       ['a nested varint filling the nested message', [0x6a, 0x02, 0x30, 0x01, 0x0a, 0x01, 0x62], true],
       ['a nested tag’s length at the nested end', [0x6a, 0x01, 0x1a, 0x00, 0x0a, 0x01, 0x62], false],
+      ['a nested message filling the message', [0x6a, 0x02, 0x1a, 0x00], true],
+      ['a nested message one byte past the end', [0x6a, 0x03, 0x1a, 0x00], false],
+      ['a nested message’s length missing', [0x6a], false],
     ];
     for (const [what, bytes, valid] of cases) {
       const reference = verdict(referenceCheckMessage, Buffer.from(bytes), meta);

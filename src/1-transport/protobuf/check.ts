@@ -162,7 +162,12 @@ function walk(w: Walk, end: number): void {
         p = lengthEnd(end);
       }
     } else if (action === Do.Varint && p < end && b[p]! < 0x80) p++;
-    else {
+    else if (action === Do.Message && p < end && b[p]! < 0x80 && b[p]! < end - p) {
+      const e = p + 1 + b[p]!;
+      seek(p + 1);
+      walk(w.next[tag]!, e);
+      p = e;
+    } else {
       seek(p);
       if (action === Do.Varint) varint(end);
       else if (action === Do.Skip) skip(tag & 7, end);
