@@ -391,7 +391,8 @@ function insert(
   owner: Owner | undefined,
   deep = false,
 ): Node {
-  if (shift > LAST_SHIFT) return deep ? collisionSet(node, key, value, tag, owner) : insert(node, 0, key, seededHash(key), value, tag, owner, true);
+  if (shift > LAST_SHIFT)
+    return deep ? collisionSet(node, key, value, tag, owner) : insert(node, 0, key, seededHash(key), value, tag, owner, true);
   const bit = bitOf(hash, shift);
   if (dataMapOf(node) & bit) {
     const i = dataSlot(node, bit);
