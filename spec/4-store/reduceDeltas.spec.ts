@@ -4,6 +4,7 @@ import { Subject, scan, tap, type OperatorFunction } from 'rxjs';
 import { InformerError, Store, keyOf, type InformerEvent, type KubeObject } from '../../src/index.ts';
 import { type InformerState } from '../../src/pipeline.ts';
 import { deltaFifo, initialState, reduceDeltas, type FifoOutput, type SourceEvent } from '../../src/pipeline.ts';
+import { versionTag } from '../../src/4-store/store.ts';
 
 type Obj = KubeObject;
 const NAMES = ['a', 'b', 'c', 'd', 'e'];
@@ -208,5 +209,94 @@ describe('reduceDeltas over deltaFifo', () => {
     step({ type: 'error', error });
     expect(state).toMatchObject({ resourceVersion: '9', events: [], errors: [error] });
     expect(state.store).toBe(before);
+  });
+});
+
+describe('a watch update tells resync from the tag the store kept beside the cached object', () => {
+  /** An object whose metadata.resourceVersion counts its reads (`reads.n`). */
+  const counted = (name: string, rv: string, reads: { n: number }): Obj =>
+    ({
+      metadata: {
+        name,
+        namespace: 'ns',
+        get resourceVersion() {
+          reads.n++;
+          return rv;
+        },
+      },
+    }) as Obj;
+  const event = (object: Obj, type: 'Added' | 'Updated' | 'Sync' = 'Updated'): FifoOutput<Obj> => ({
+    type: 'deltas',
+    cause: 'event',
+    resourceVersion: object.metadata.resourceVersion!,
+    items: [{ key: 'ns/a', deltas: [{ type, object }], isInInitialList: false }],
+  });
+  /** Two distinct strings whose 32-bit hashes (the tags) are equal, found by a birthday search (deterministic). */
+  function collidingVersions(): [string, string] {
+    const seen = new Map<number, string>();
+    for (let i = 0; ; i++) {
+      const rv = String(1_000_000 + i);
+      const tag = versionTag({ metadata: { resourceVersion: rv } })!;
+      const other = seen.get(tag);
+      if (other !== undefined) return [other, rv];
+      seen.set(tag, rv);
+    }
+  }
+
+  it('an update to another resourceVersion reads nothing of the cached object (cold memory in a big cache)', () => {
+    const reads = { n: 0 };
+    const cached = counted('a', '10', reads);
+    let state = reduceDeltas(initialState(Store.empty<Obj>()), event(cached, 'Added'));
+    reads.n = 0;
+    state = reduceDeltas(state, event(obj('a', 11)));
+    expect(reads.n).toBe(0);
+    expect(state.events).toEqual([{ type: 'updated', oldObject: cached, object: obj('a', 11), isInInitialList: false, resync: false }]);
+  });
+
+  it('so does one after a relist (a batch write) and after a write of one key', () => {
+    const reads = { n: 0 };
+    const cached = counted('a', '10', reads);
+    let state = reduceDeltas(initialState(Store.empty<Obj>()), {
+      type: 'deltas',
+      cause: 'replace',
+      resourceVersion: '10',
+      items: [
+        { key: 'ns/a', deltas: [{ type: 'Replaced', object: cached }], isInInitialList: true },
+        { key: 'ns/b', deltas: [{ type: 'Replaced', object: obj('b', 9) }], isInInitialList: true },
+      ],
+    });
+    reads.n = 0;
+    state = reduceDeltas(state, event(obj('a', 11)));
+    expect(reads.n).toBe(0); // (before any expect on the events: comparing them reads the getter)
+    expect(state.events).toMatchObject([{ type: 'updated', oldObject: cached, resync: false }]);
+    const written = counted('a', '12', reads);
+    state = { ...state, store: state.store.write('ns/a', state.store.get('ns/a'), written) };
+    reads.n = 0;
+    state = reduceDeltas(state, event(obj('a', 13)));
+    expect(reads.n).toBe(0);
+    expect(state.events).toMatchObject([{ type: 'updated', oldObject: written, resync: false }]);
+  });
+
+  it('the same resourceVersion again is a resync; a Sync always is; versions whose tags collide are compared in full', () => {
+    const a10 = obj('a', 10);
+    let state = reduceDeltas(initialState(Store.empty<Obj>()), event(a10, 'Added'));
+    const again = obj('a', 10);
+    state = reduceDeltas(state, event(again));
+    expect(state.events).toEqual([{ type: 'updated', oldObject: a10, object: again, isInInitialList: false, resync: true }]);
+    const a11 = obj('a', 11);
+    state = reduceDeltas(state, event(a11, 'Sync'));
+    expect(state.events).toMatchObject([{ type: 'updated', oldObject: again, object: a11, resync: true }]);
+    const [first, second] = collidingVersions();
+    expect(first).not.toBe(second);
+    const v1: Obj = { metadata: { name: 'a', namespace: 'ns', resourceVersion: first } };
+    const v2: Obj = { metadata: { name: 'a', namespace: 'ns', resourceVersion: second } };
+    state = reduceDeltas(state, event(v1));
+    state = reduceDeltas(state, event(v2));
+    expect(state.events).toEqual([{ type: 'updated', oldObject: v1, object: v2, isInInitialList: false, resync: false }]);
+    // An object without a resourceVersion never matches (client-go's isSync), tag or none.
+    const bare: Obj = { metadata: { name: 'a', namespace: 'ns' } };
+    state = reduceDeltas(state, event(bare));
+    state = reduceDeltas(state, event({ metadata: { name: 'a', namespace: 'ns' } }));
+    expect(state.events).toMatchObject([{ type: 'updated', oldObject: bare, resync: false }]);
   });
 });

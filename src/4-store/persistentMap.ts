@@ -1,9 +1,10 @@
 type Owner = object;
 
 /**
- * A trie node, one array: `[dataMap, nodeMap, owner, k0, v0, k1, v1, …, child0, child1, …]`. From
- * {@link FIRST} on it holds the node's entries as key/value pairs, in the order of their 5-bit hash
- * fragment, then its children in the same order; `owner` is the builder allowed to change it in place,
+ * A trie node, one array: `[dataMap, nodeMap, owner, k0, v0, t0, k1, v1, t1, …, child0, child1, …]`. From
+ * {@link FIRST} on it holds the node's entries as key/value/tag triples, in the order of their 5-bit hash
+ * fragment, then its children in the same order (a tag is what the writer gave with the value, or undefined:
+ * the store's is a hash of the object's resourceVersion, read with the value where the object itself is cold); `owner` is the builder allowed to change it in place,
  * if any. Below the last level (shift > 30: all 32 hash bits used), keys whose hashes are equal go on
  * in a second trie under a per-process seeded hash; below its last level, a node with both bitmaps 0
  * holds them as plain pairs.
@@ -23,13 +24,26 @@ const NODE_MAP = 1;
 const OWNER = 2;
 /** The first slot of the pairs and children. */
 const FIRST = 3;
+/** Slots an entry takes: its key, its value, its tag. */
+const PAIR = 3;
 
 const dataMapOf = (node: Node) => node[DATA_MAP] as number;
 const nodeMapOf = (node: Node) => node[NODE_MAP] as number;
 
-/** The node's pairs and children (a copy: for tests and tools). @internal */
+/** The node's keys and values, pairwise, then its children, without the tags (a copy: for tests and tools). @internal */
 export function nodeSlots(node: Node): unknown[] {
-  return node.slice(FIRST);
+  const out: unknown[] = [];
+  const data = childrenAt(node);
+  for (let i = FIRST; i < data; i += PAIR) out.push(node[i], node[i + 1]);
+  for (let j = data; j < node.length; j++) out.push(node[j]);
+  return out;
+}
+
+/** The node's tags, in the order of its entries (for tests). @internal */
+export function nodeTags(node: Node): unknown[] {
+  const out: unknown[] = [];
+  for (let i = FIRST; i < childrenAt(node); i += PAIR) out.push(node[i + 2]);
+  return out;
 }
 
 /** The node's bitmaps. @internal */
@@ -40,6 +54,8 @@ export function nodeMaps(node: Node): { readonly dataMap: number; readonly nodeM
 /** Where {@link PersistentMap.put} leaves the value its write replaced: written by the call, read right after it. */
 export interface Replaced<V> {
   previous: V | undefined;
+  /** The tag written with `previous` (undefined when none was, or when nothing was replaced). */
+  previousTag?: unknown;
 }
 
 /**
@@ -49,7 +65,8 @@ export interface Replaced<V> {
  * - `set`/`delete` return a new map and leave this one as it was; they copy
  *   only the path to the changed entry (O(log₃₂ n) nodes of ≤ 32 slots).
  * - Entries sit inline in their node's array (`[dataMap, nodeMap, owner, k0,
- *   v0, k1, v1, …, child0, child1, …]`), with no per-entry wrapper: ~50 bytes
+ *   v0, t0, k1, v1, t1, …, child0, child1, …]`, `t` a tag the writer may give
+ *   with the value), with no per-entry wrapper: ~50 bytes
  *   an entry at 100,000 entries (heap used, objects and names aside: 52 built
  *   by a builder, 61 by one `set` after another; a `Store` of 100,000 objects
  *   in 1, 10 or 1,000 namespaces, 52, 43 and 56; measured when a node was an
@@ -102,24 +119,32 @@ export class PersistentMap<V> {
     return lookup(this.root, key, 0, key.length, hashString(key)) !== undefined;
   }
 
-  /** A map with `key` set to `value` (this one, when it already was). `value` must not be `undefined`. */
-  set(key: string, value: V): PersistentMap<V> {
+  /**
+   * A map with `key` set to `value` (this one, when it already was, with the same `tag`). `value` must not be
+   * `undefined`. `tag` is kept beside the value (see {@link put}).
+   */
+  set(key: string, value: V, tag?: unknown): PersistentMap<V> {
     edit.added = false;
-    const root = insert(this.root, 0, key, hashString(key), value, undefined);
+    const root = insert(this.root, 0, key, hashString(key), value, tag, undefined);
     edit.previous = undefined;
+    edit.previousTag = undefined;
     return root === this.root ? this : new PersistentMap<V>(root, this.size + (edit.added ? 1 : 0));
   }
 
   /**
-   * {@link set}, also telling what `key` held before (`replaced.previous`, undefined when nothing): one
-   * walk down the trie where `get` then `set` would make two.
+   * {@link set}, also telling what `key` held before (`replaced.previous`, undefined when nothing) and the tag
+   * written with it (`replaced.previousTag`): one walk down the trie where `get` then `set` would make two, and
+   * the tag is read from the trie's node, which the walk has just read, not from the old value.
    */
-  put(key: string, value: V, replaced: Replaced<V>): PersistentMap<V> {
+  put(key: string, value: V, replaced: Replaced<V>, tag?: unknown): PersistentMap<V> {
     edit.added = false;
     edit.previous = undefined;
-    const root = insert(this.root, 0, key, hashString(key), value, undefined);
+    edit.previousTag = undefined;
+    const root = insert(this.root, 0, key, hashString(key), value, tag, undefined);
     replaced.previous = edit.previous as V | undefined;
+    replaced.previousTag = edit.previousTag;
     edit.previous = undefined;
+    edit.previousTag = undefined;
     return root === this.root ? this : new PersistentMap<V>(root, this.size + (edit.added ? 1 : 0));
   }
 
@@ -182,10 +207,11 @@ export class MapBuilder<V> {
     return lookup(this.root, key, 0, key.length, hashString(key)) as V | undefined;
   }
 
-  set(key: string, value: V): this {
+  set(key: string, value: V, tag?: unknown): this {
     edit.added = false;
-    this.root = insert(this.root, 0, key, hashString(key), value, this.owner);
+    this.root = insert(this.root, 0, key, hashString(key), value, tag, this.owner);
     edit.previous = undefined;
+    edit.previousTag = undefined;
     if (edit.added) this.count++;
     return this;
   }
@@ -216,7 +242,12 @@ const LAST_SHIFT = 30;
  * a value), removed one, and the value an insert replaced (for `put`). Read right
  * after the call: a builder's in-place writes keep the root's identity, so the root cannot tell.
  */
-const edit: { added: boolean; removed: boolean; previous: unknown } = { added: false, removed: false, previous: undefined };
+const edit: { added: boolean; removed: boolean; previous: unknown; previousTag: unknown } = {
+  added: false,
+  removed: false,
+  previous: undefined,
+  previousTag: undefined,
+};
 // (`previous` is cleared after every insert, so that no replaced value stays reachable from here.)
 
 /** The second hash's seed: random per process, so collisions cannot be prepared for it. */
@@ -274,12 +305,12 @@ function bitOf(hash: number, shift: number): number {
 
 /** Slot of the pair for `bit` (its key; the value follows). */
 function dataSlot(node: Node, bit: number): number {
-  return FIRST + 2 * bitCount(dataMapOf(node) & (bit - 1));
+  return FIRST + PAIR * bitCount(dataMapOf(node) & (bit - 1));
 }
 
 /** Slot of the child for `bit`. */
 function nodeSlot(node: Node, bit: number): number {
-  return FIRST + 2 * bitCount(dataMapOf(node)) + bitCount(nodeMapOf(node) & (bit - 1));
+  return FIRST + PAIR * bitCount(dataMapOf(node)) + bitCount(nodeMapOf(node) & (bit - 1));
 }
 
 /** Whether the stored key `slot` is `text.slice(start, end)`. */
@@ -311,7 +342,7 @@ function lookup(root: Node, text: string, start: number, end: number, hash: numb
 }
 
 function collisionGet(node: Node, text: string, start: number, end: number): unknown {
-  for (let i = FIRST; i < node.length; i += 2) if (keyIs(node[i], text, start, end)) return node[i + 1];
+  for (let i = FIRST; i < node.length; i += PAIR) if (keyIs(node[i], text, start, end)) return node[i + 1];
   return undefined;
 }
 
@@ -330,6 +361,17 @@ function withSlot(node: Node, slot: number, value: unknown, owner: Owner | undef
   return out;
 }
 
+/** The entry whose key is at slot `i` with a new value and tag: `node` itself when both are the same. */
+function withEntry(node: Node, i: number, value: unknown, tag: unknown, owner: Owner | undefined): Node {
+  edit.previous = node[i + 1];
+  edit.previousTag = node[i + 2];
+  if (node[i + 1] === value && node[i + 2] === tag) return node;
+  const out = writable(node, owner);
+  out[i + 1] = value;
+  out[i + 2] = tag;
+  return out;
+}
+
 /** A new node of `length` slots (its header included) with these bitmaps, its pairs and children to be filled in. */
 function blank(length: number, dataMap: number, nodeMap: number, owner: Owner | undefined): Node {
   const node = new Array<unknown>(length);
@@ -339,33 +381,41 @@ function blank(length: number, dataMap: number, nodeMap: number, owner: Owner | 
   return node;
 }
 
-function insert(node: Node, shift: number, key: string, hash: number, value: unknown, owner: Owner | undefined, deep = false): Node {
-  if (shift > LAST_SHIFT) return deep ? collisionSet(node, key, value, owner) : insert(node, 0, key, seededHash(key), value, owner, true);
+function insert(
+  node: Node,
+  shift: number,
+  key: string,
+  hash: number,
+  value: unknown,
+  tag: unknown,
+  owner: Owner | undefined,
+  deep = false,
+): Node {
+  if (shift > LAST_SHIFT)
+    return deep ? collisionSet(node, key, value, tag, owner) : insert(node, 0, key, seededHash(key), value, tag, owner, true);
   const bit = bitOf(hash, shift);
   if (dataMapOf(node) & bit) {
     const i = dataSlot(node, bit);
     const here = node[i] as string;
-    if (here === key) {
-      edit.previous = node[i + 1];
-      return node[i + 1] === value ? node : withSlot(node, i + 1, value, owner);
-    }
+    if (here === key) return withEntry(node, i, value, tag, owner);
     edit.added = true;
-    const child = pair(here, hashFor(here, deep), node[i + 1], key, hash, value, shift + BITS, owner, deep);
+    const child = pair(here, hashFor(here, deep), node[i + 1], node[i + 2], key, hash, value, tag, shift + BITS, owner, deep);
     return dataToChild(node, bit, i, child, owner);
   }
   if (nodeMapOf(node) & bit) {
     const j = nodeSlot(node, bit);
     const child = node[j] as Node;
-    const changed = insert(child, shift + BITS, key, hash, value, owner, deep);
+    const changed = insert(child, shift + BITS, key, hash, value, tag, owner, deep);
     return changed === child ? node : withSlot(node, j, changed, owner);
   }
   edit.added = true;
   const i = dataSlot(node, bit);
-  const out = blank(node.length + 2, dataMapOf(node) | bit, nodeMapOf(node), owner);
+  const out = blank(node.length + PAIR, dataMapOf(node) | bit, nodeMapOf(node), owner);
   for (let s = FIRST; s < i; s++) out[s] = node[s];
   out[i] = key;
   out[i + 1] = value;
-  for (let s = i; s < node.length; s++) out[s + 2] = node[s];
+  out[i + 2] = tag;
+  for (let s = i; s < node.length; s++) out[s + PAIR] = node[s];
   return out;
 }
 
@@ -374,47 +424,61 @@ function pair(
   k1: string,
   h1: number,
   v1: unknown,
+  t1: unknown,
   k2: string,
   h2: number,
   v2: unknown,
+  t2: unknown,
   shift: number,
   owner: Owner | undefined,
   deep: boolean,
 ): Node {
   if (shift > LAST_SHIFT) {
-    if (deep) return pairNode(0, 0, owner, k1, v1, k2, v2);
-    return pair(k1, seededHash(k1), v1, k2, seededHash(k2), v2, 0, owner, true);
+    if (deep) return pairNode(0, 0, owner, k1, v1, t1, k2, v2, t2);
+    return pair(k1, seededHash(k1), v1, t1, k2, seededHash(k2), v2, t2, 0, owner, true);
   }
   const b1 = bitOf(h1, shift);
   const b2 = bitOf(h2, shift);
   if (b1 === b2) {
     const node = blank(FIRST + 1, 0, b1, owner);
-    node[FIRST] = pair(k1, h1, v1, k2, h2, v2, shift + BITS, owner, deep);
+    node[FIRST] = pair(k1, h1, v1, t1, k2, h2, v2, t2, shift + BITS, owner, deep);
     return node;
   }
   // Pairs are ordered by fragment (unsigned: bit 31 is negative as a number).
-  return b1 >>> 0 < b2 >>> 0 ? pairNode(b1 | b2, 0, owner, k1, v1, k2, v2) : pairNode(b1 | b2, 0, owner, k2, v2, k1, v1);
+  return b1 >>> 0 < b2 >>> 0 ? pairNode(b1 | b2, 0, owner, k1, v1, t1, k2, v2, t2) : pairNode(b1 | b2, 0, owner, k2, v2, t2, k1, v1, t1);
 }
 
-/** A node of two pairs. (Every node is made by {@link blank}: one kind of array at every site that reads them.) */
-function pairNode(dataMap: number, nodeMap: number, owner: Owner | undefined, k1: string, v1: unknown, k2: string, v2: unknown): Node {
-  const node = blank(FIRST + 4, dataMap, nodeMap, owner);
+/** A node of two entries. (Every node is made by {@link blank}: one kind of array at every site that reads them.) */
+function pairNode(
+  dataMap: number,
+  nodeMap: number,
+  owner: Owner | undefined,
+  k1: string,
+  v1: unknown,
+  t1: unknown,
+  k2: string,
+  v2: unknown,
+  t2: unknown,
+): Node {
+  const node = blank(FIRST + 2 * PAIR, dataMap, nodeMap, owner);
   node[FIRST] = k1;
   node[FIRST + 1] = v1;
-  node[FIRST + 2] = k2;
-  node[FIRST + 3] = v2;
+  node[FIRST + 2] = t1;
+  node[FIRST + 3] = k2;
+  node[FIRST + 4] = v2;
+  node[FIRST + 5] = t2;
   return node;
 }
 
-/** Replaces the pair at slot `i` (for `bit`) by a child node. */
+/** Replaces the entry at slot `i` (for `bit`) by a child node. */
 function dataToChild(node: Node, bit: number, i: number, child: Node, owner: Owner | undefined): Node {
   const dataMap = dataMapOf(node) ^ bit;
   const nodeMap = nodeMapOf(node) | bit;
-  const out = blank(node.length - 1, dataMap, nodeMap, owner);
-  const at = FIRST + 2 * bitCount(dataMap) + bitCount(nodeMap & (bit - 1));
+  const out = blank(node.length - PAIR + 1, dataMap, nodeMap, owner);
+  const at = FIRST + PAIR * bitCount(dataMap) + bitCount(nodeMap & (bit - 1));
   let s = FIRST;
   for (let o = FIRST; o < node.length; o++) {
-    if (o === i || o === i + 1) continue;
+    if (o >= i && o < i + PAIR) continue;
     if (s === at) out[s++] = child;
     out[s++] = node[o];
   }
@@ -422,46 +486,45 @@ function dataToChild(node: Node, bit: number, i: number, child: Node, owner: Own
   return out;
 }
 
-/** Replaces the child at slot `j` (for `bit`) by one pair. */
-function childToData(node: Node, bit: number, j: number, key: unknown, value: unknown, owner: Owner | undefined): Node {
+/** Replaces the child at slot `j` (for `bit`) by one entry. */
+function childToData(node: Node, bit: number, j: number, key: unknown, value: unknown, tag: unknown, owner: Owner | undefined): Node {
   const dataMap = dataMapOf(node) | bit;
   const nodeMap = nodeMapOf(node) ^ bit;
-  const out = blank(node.length + 1, dataMap, nodeMap, owner);
-  const at = FIRST + 2 * bitCount(dataMap & (bit - 1));
+  const out = blank(node.length - 1 + PAIR, dataMap, nodeMap, owner);
+  const at = FIRST + PAIR * bitCount(dataMap & (bit - 1));
   let s = FIRST;
   for (let o = FIRST; o < node.length; o++) {
     if (o === j) continue;
     if (s === at) {
       out[s++] = key;
       out[s++] = value;
+      out[s++] = tag;
     }
     out[s++] = node[o];
   }
   if (s === at) {
     out[s++] = key;
-    out[s] = value;
+    out[s++] = value;
+    out[s] = tag;
   }
   return out;
 }
 
-function collisionSet(node: Node, key: string, value: unknown, owner: Owner | undefined): Node {
-  for (let i = FIRST; i < node.length; i += 2) {
-    if (node[i] !== key) continue;
-    edit.previous = node[i + 1];
-    return node[i + 1] === value ? node : withSlot(node, i + 1, value, owner);
-  }
+function collisionSet(node: Node, key: string, value: unknown, tag: unknown, owner: Owner | undefined): Node {
+  for (let i = FIRST; i < node.length; i += PAIR) if (node[i] === key) return withEntry(node, i, value, tag, owner);
   edit.added = true;
-  const out = blank(node.length + 2, 0, 0, owner);
+  const out = blank(node.length + PAIR, 0, 0, owner);
   for (let s = FIRST; s < node.length; s++) out[s] = node[s];
   out[node.length] = key;
   out[node.length + 1] = value;
+  out[node.length + 2] = tag;
   return out;
 }
 
-/** `node` without the slots `i` and `i + 1` (a pair), with these bitmaps: a new node. */
+/** `node` without the entry at slot `i` (its key, value and tag), with these bitmaps: a new node. */
 function withoutPair(node: Node, i: number, dataMap: number, nodeMap: number, owner: Owner | undefined): Node {
-  const out = blank(node.length - 2, dataMap, nodeMap, owner);
-  for (let s = FIRST, o = FIRST; o < node.length; o++) if (o !== i && o !== i + 1) out[s++] = node[o];
+  const out = blank(node.length - PAIR, dataMap, nodeMap, owner);
+  for (let s = FIRST, o = FIRST; o < node.length; o++) if (o < i || o >= i + PAIR) out[s++] = node[o];
   return out;
 }
 
@@ -469,7 +532,7 @@ function withoutPair(node: Node, i: number, dataMap: number, nodeMap: number, ow
 function remove(node: Node, shift: number, key: string, hash: number, owner: Owner | undefined, deep = false): Node {
   if (shift > LAST_SHIFT && !deep) return remove(node, 0, key, seededHash(key), owner, true);
   if (shift > LAST_SHIFT) {
-    for (let i = FIRST; i < node.length; i += 2) {
+    for (let i = FIRST; i < node.length; i += PAIR) {
       if (node[i] !== key) continue;
       edit.removed = true;
       return withoutPair(node, i, 0, 0, owner);
@@ -489,24 +552,26 @@ function remove(node: Node, shift: number, key: string, hash: number, owner: Own
   const changed = remove(child, shift + BITS, key, hash, owner, deep);
   if (changed === child) return node;
   // A child never holds fewer than two entries: one left moves up here.
-  if (nodeMapOf(changed) === 0 && changed.length === FIRST + 2) return childToData(node, bit, j, changed[FIRST], changed[FIRST + 1], owner);
+  if (nodeMapOf(changed) === 0 && changed.length === FIRST + PAIR) {
+    return childToData(node, bit, j, changed[FIRST], changed[FIRST + 1], changed[FIRST + 2], owner);
+  }
   return withSlot(node, j, changed, owner);
 }
 
 /** Where a node's children begin: after its pairs (a collision node, both bitmaps 0, has pairs only). */
 function childrenAt(node: Node): number {
   const dataMap = dataMapOf(node);
-  return dataMap === 0 && nodeMapOf(node) === 0 ? node.length : FIRST + 2 * bitCount(dataMap);
+  return dataMap === 0 && nodeMapOf(node) === 0 ? node.length : FIRST + PAIR * bitCount(dataMap);
 }
 
 function walk(node: Node, fn: (value: unknown, key: string) => void): void {
   const data = childrenAt(node);
-  for (let i = FIRST; i < data; i += 2) fn(node[i + 1], node[i] as string);
+  for (let i = FIRST; i < data; i += PAIR) fn(node[i + 1], node[i] as string);
   for (let j = data; j < node.length; j++) walk(node[j] as Node, fn);
 }
 
 function* pairs(node: Node): Generator<[string, unknown]> {
   const data = childrenAt(node);
-  for (let i = FIRST; i < data; i += 2) yield [node[i] as string, node[i + 1]];
+  for (let i = FIRST; i < data; i += PAIR) yield [node[i] as string, node[i + 1]];
   for (let j = data; j < node.length; j++) yield* pairs(node[j] as Node);
 }

@@ -2,7 +2,7 @@ import { InformerError } from '../0-model/errors.ts';
 import { isTombstone, type Delta, type DeltaBatch, type Deltas, type FifoOutput } from '../3-deltas/deltas.ts';
 import type { InformerEvent } from './informerEvent.ts';
 import type { IndexValues } from './indexing.ts';
-import { putInStore, type Replaced, type Store } from './store.ts';
+import { putInStore, versionTag, type Replaced, type Store } from './store.ts';
 
 /** Everything an informer knows after a step: the cache, and what the step changed. */
 export interface InformerState<T> {
@@ -113,11 +113,20 @@ function reduceOne<T>(state: InformerState<T>, output: DeltaBatch<T>, entry: Del
   const object = delta.object as T;
   const values = store.prepare(key, object);
   if (values instanceof InformerError) return stepped(state, output, store, NONE, [values]);
-  // The write finds the cached object on its way (one walk of the trie, not a get and then a write's walk).
-  const after = putInStore(store, key, object, replaced as Replaced<T>, writeErrors, values);
+  // The write finds the cached object on its way (one walk of the trie, not a get and then a write's walk), and
+  // the tag the store kept beside it: resourceVersions whose hashes differ differ, and the cached object (cold
+  // memory in a big cache) is not read for them.
+  const tag = versionTag(object);
+  const after = putInStore(store, key, object, replaced as Replaced<T>, writeErrors, values, tag);
   const before = replaced.previous as T | undefined;
+  const moved = replaced.previousTag !== undefined && tag !== undefined && replaced.previousTag !== tag;
   replaced.previous = undefined;
-  return stepped(state, output, after, [changeEvent(delta, before, object, isInInitialList)], takeWriteErrors());
+  replaced.previousTag = undefined;
+  const event =
+    moved && before !== undefined
+      ? updatedEvent(delta, before, object, isInInitialList)
+      : changeEvent(delta, before, object, isInInitialList);
+  return stepped(state, output, after, [event], takeWriteErrors());
 }
 
 /**
@@ -140,13 +149,18 @@ function takeWriteErrors(): readonly InformerError[] {
  * Where `putInStore` leaves the object its write replaced, read (and cleared) right after the call: one
  * object for every reducer, not one an event (`put` writes it last, after any index function has run).
  */
-const replaced: Replaced<unknown> = { previous: undefined };
+const replaced: Replaced<unknown> = { previous: undefined, previousTag: undefined };
 
 /** The event of a Deleted delta for a key holding `current`. */
 function deletedEvent<T>(delta: Delta<T>, current: T, isInInitialList: boolean): InformerEvent<T> {
   const tombstone = isTombstone(delta.object);
   const object = isTombstone(delta.object) ? delta.object.object : delta.object;
   return { type: 'deleted', object: tombstone ? current : object, finalStateUnknown: tombstone, isInInitialList };
+}
+
+/** {@link changeEvent} for a `current` whose resourceVersion is known to differ from `object`'s: a resync only as a Sync. */
+function updatedEvent<T>(delta: Delta<T>, current: T, object: T, isInInitialList: boolean): InformerEvent<T> {
+  return { type: 'updated', oldObject: current, object, isInInitialList, resync: delta.type === 'Sync' };
 }
 
 /** The event of any other delta bringing `object` to a key holding `current` (undefined: none). */

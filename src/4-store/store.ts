@@ -1,6 +1,6 @@
 import { joinKey, nameInNamespace, namespaceEnd, namespaceOfObjectKey } from '../0-model/keys.ts';
 import { InformerError } from '../0-model/errors.ts';
-import { PersistentMap, type MapBuilder, type Replaced } from './persistentMap.ts';
+import { hashString, PersistentMap, type MapBuilder, type Replaced } from './persistentMap.ts';
 import {
   IndexerFault,
   NAMESPACE,
@@ -40,6 +40,17 @@ function nameToFile(namespace: string, key: string, object: unknown): string {
   if (typeof own !== 'string') return nameInNamespace(namespace, key);
   const matches = namespace === '' ? own === key : own.length === key.length - namespace.length - 1 && key.endsWith(own);
   return matches ? own : nameInNamespace(namespace, key);
+}
+
+/**
+ * The tag the store keeps beside an object: a hash of its `metadata.resourceVersion` (undefined when it has none).
+ * The reducer tells an update from a resync by comparing resourceVersions; with the old object's tag read from the
+ * trie node the write has just walked, an update whose hashes differ (nearly every one) never reads the old object,
+ * whose memory (the object, its metadata, the string) the processor's caches no longer hold in a big cache.
+ */
+export function versionTag(object: unknown): number | undefined {
+  const rv = (object as { metadata?: { resourceVersion?: unknown } } | null)?.metadata?.resourceVersion;
+  return typeof rv === 'string' ? hashString(rv) : undefined;
 }
 
 /**
@@ -255,7 +266,7 @@ export class Store<T> {
         if (!builder) builders.set(namespace, (builder = (this.spaces.get(namespace) ?? PersistentMap.empty<T>()).edit()));
         const name = nameToFile(namespace, key, object ?? old);
         if (object === undefined) builder.delete(name);
-        else builder.set(name, object);
+        else builder.set(name, object, versionTag(object));
       },
       done: () => {
         let spaces = this.spaces;
@@ -290,7 +301,7 @@ export class Store<T> {
     const namespace = namespaceOfObjectKey(key, object ?? old);
     const name = nameToFile(namespace, key, object ?? old);
     const before = this.spaces.get(namespace) ?? PersistentMap.empty<T>();
-    const after = object === undefined ? before.delete(name) : before.set(name, object);
+    const after = object === undefined ? before.delete(name) : before.set(name, object, versionTag(object));
     if (after === before && indices === undefined) return this;
     const spaces = after === before ? this.spaces : after.size === 0 ? this.spaces.delete(namespace) : this.spaces.set(namespace, after);
     const count = this.count + (old === undefined ? 1 : 0) - (object === undefined ? 1 : 0);
@@ -304,18 +315,28 @@ export class Store<T> {
    * memory the processor's caches no longer hold at large sizes, is the costly one). With index
    * functions other than the built-in namespace index (they need the old object first), and for a
    * cluster-scoped key holding a "/" (which {@link get} may read elsewhere), it is `get` then `write`.
+   * `replaced.previousTag` is the old object's {@link versionTag} as the store kept it (undefined: not known, e.g.
+   * on that path). `tag`, when given, is `versionTag(object)` (the caller's word).
    * Private: the reducer's fast path, through {@link putInStore} (`replaced` is an out-parameter, no API).
    */
-  private put(key: string, object: T, replaced: Replaced<T>, errors?: InformerError[], values?: IndexValues): Store<T> {
+  private put(
+    key: string,
+    object: T,
+    replaced: Replaced<T>,
+    errors?: InformerError[],
+    values?: IndexValues,
+    tag: number | undefined = versionTag(object),
+  ): Store<T> {
     const namespace = namespaceOfObjectKey(key, object);
     if (this.indexers.size > 0 || (namespace === '' && namespaceEnd(key) >= 0)) {
       const old = this.get(key);
       const after = old === object ? this : this.write(key, old, object, errors, values);
       replaced.previous = old;
+      replaced.previousTag = undefined;
       return after;
     }
     const before = this.spaces.get(namespace) ?? PersistentMap.empty<T>();
-    const after = before.put(nameToFile(namespace, key, object), object, replaced);
+    const after = before.put(nameToFile(namespace, key, object), object, replaced, tag);
     if (after === before) return this;
     const count = this.count + (replaced.previous === undefined ? 1 : 0);
     return new Store<T>(this.spaces.set(namespace, after), count, this.indexers, this.indices, this.layoutIndex);
@@ -347,8 +368,8 @@ export class Store<T> {
 }
 
 /**
- * `store.put(key, object, replaced, errors, values)`: a write that finds the key's old object on its own way down
- * (left in `replaced.previous`). Not API (`Store` keeps it private; neither `rx-informer` nor `rx-informer/pipeline`
+ * `store.put(key, object, replaced, errors, values, tag)`: a write that finds the key's old object on its own way down
+ * (left in `replaced.previous`, its {@link versionTag} in `replaced.previousTag` when the store knows it). Not API (`Store` keeps it private; neither `rx-informer` nor `rx-informer/pipeline`
  * exports this): the reducer's watch update, its property tests and the store's micro-benchmark use it.
  */
 export function putInStore<T>(
@@ -358,6 +379,7 @@ export function putInStore<T>(
   replaced: Replaced<T>,
   errors?: InformerError[],
   values?: IndexValues,
+  tag?: number,
 ): Store<T> {
-  return store['put'](key, object, replaced, errors, values);
+  return tag === undefined ? store['put'](key, object, replaced, errors, values) : store['put'](key, object, replaced, errors, values, tag);
 }
