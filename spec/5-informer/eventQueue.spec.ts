@@ -88,4 +88,13 @@ describe('EventQueue', () => {
     expect(backlog.held).toBeLessThanOrEqual(2 * 1 + 1024);
     expect(q.shift()?.object.metadata.name).toBe('head');
   });
+
+  it('an added of the initial list and an updated after it: one added, not of the initial list (client-go delivers both)', () => {
+    const q = new EventQueue<Obj>();
+    const v1: Obj = { metadata: { name: 'x', uid: '1', resourceVersion: '1' } };
+    const v2: Obj = { metadata: { name: 'x', uid: '1', resourceVersion: '2' } };
+    q.push({ type: 'added', object: v1, isInInitialList: true });
+    q.push({ type: 'updated', oldObject: v1, object: v2, isInInitialList: false, resync: false });
+    expect([q.shift(), q.shift()]).toEqual([{ type: 'added', object: v2, isInInitialList: false }, undefined]);
+  });
 });
