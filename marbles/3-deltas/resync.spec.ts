@@ -28,8 +28,8 @@ function testScheduler(): TestScheduler {
 
 /**
  * The test scheduler, noting the frame of every timer callback it runs: a timer
- * leaked past unsubscription keeps adding frames. (The tick reschedules itself
- * through `this.schedule`, so every later run goes through here too.)
+ * leaked past unsubscription keeps adding frames. (Every tick arms the next one
+ * through the scheduler, so every later run goes through here too.)
  */
 function noting(ts: TestScheduler): { scheduler: SchedulerLike; runs: number[] } {
   const runs: number[] = [];
@@ -136,9 +136,11 @@ describe('resync', () => {
     });
   });
 
-  it('a period of 0 (or less) disables it', () => {
+  it('a period of 0 (or less), NaN or Infinity disables it', () => {
     expect(resync(0)).toBe(identity);
     expect(resync(-5)).toBe(identity);
+    expect(resync(Number.NaN)).toBe(identity);
+    expect(resync(Infinity)).toBe(identity);
     const ts = testScheduler();
     ts.run(({ cold, expectObservable, expectSubscriptions }) => {
       const source = cold('R-----a-|', events);

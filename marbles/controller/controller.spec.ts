@@ -349,6 +349,32 @@ describe('controller (virtual time)', () => {
     });
   });
 
+  it('stop() takes no queued key: the queued keys never start, stop() and the outcomes end with the in-flight one', () => {
+    run(({ cold }, scheduler) => {
+      const widgets = fakeInformer(Widgets, cold('l', { l: listed('1', kubeObj('a'), kubeObj('b'), kubeObj('c')) }));
+      const started: string[] = [];
+      const ctl = controller({
+        for: widgets,
+        scheduler,
+        reconcile: (key) => {
+          started.push(`${key}@${scheduler.now()}`);
+          return timer(10).pipe(map(() => done()));
+        },
+      });
+      let completedAt: number | undefined;
+      ctl.outcomes$.subscribe({ complete: () => (completedAt = scheduler.now()) });
+      let stoppedAt: number | undefined;
+      scheduler.schedule(() => void ctl.stop().subscribe(() => (stoppedAt = scheduler.now())), 5);
+      scheduler.flush();
+      // a runs 0–10; b and c, queued behind it, never start (not after stop() said it had drained, either)
+      expect(started).toEqual(['default/a@0']);
+      expect(stoppedAt).toBe(10);
+      expect(completedAt).toBe(10);
+      // they are left in the shut-down queue, not reconciled
+      expect(ctl.queue.length).toBe(2);
+    });
+  });
+
   it('the active-worker gauge returns to 0 when outcomes$ is unsubscribed mid-reconcile', () => {
     run((_, scheduler) => {
       const widgets = fakeInformer(Widgets, cold0(scheduler));

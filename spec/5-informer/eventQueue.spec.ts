@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { type InformerEvent } from '../../src/index.ts';
 import { EventQueue } from '../../src/pipeline.ts';
+import type { KeyedBacklog } from '../../src/util/keyedBacklog.ts';
 
 type Obj = { metadata: { name: string; namespace?: string; uid: string; resourceVersion: string } };
 
@@ -71,5 +72,29 @@ describe('EventQueue', () => {
     q.push({ type: 'deleted', object: v1, finalStateUnknown: false, isInInitialList: false });
     q.push({ type: 'added', object: v2, isInInitialList: false });
     expect([q.shift()?.type, q.shift()?.type, q.shift()]).toEqual(['deleted', 'added', undefined]);
+  });
+
+  it('a stalled handler and names created and deleted without end: the keys whose events cancelled out take no room past 1,024', () => {
+    const q = new EventQueue<Obj>();
+    const obj = (name: string, rv: number): Obj => ({ metadata: { name, namespace: 'ns', uid: name, resourceVersion: String(rv) } });
+    q.push({ type: 'added', object: obj('head', 1), isInInitialList: false }); // the handler is stuck before it
+    for (let i = 0; i < 20_000; i++) {
+      const o = obj(`job-${i}`, i + 2);
+      q.push({ type: 'added', object: o, isInInitialList: false });
+      q.push({ type: 'deleted', object: o, finalStateUnknown: false, isInInitialList: false });
+    }
+    expect([q.size, q.keys]).toEqual([1, 1]);
+    const backlog = (q as unknown as { items: KeyedBacklog<unknown> }).items; // private: what it holds
+    expect(backlog.held).toBeLessThanOrEqual(2 * 1 + 1024);
+    expect(q.shift()?.object.metadata.name).toBe('head');
+  });
+
+  it('an added of the initial list and an updated after it: one added, not of the initial list (client-go delivers both)', () => {
+    const q = new EventQueue<Obj>();
+    const v1: Obj = { metadata: { name: 'x', uid: '1', resourceVersion: '1' } };
+    const v2: Obj = { metadata: { name: 'x', uid: '1', resourceVersion: '2' } };
+    q.push({ type: 'added', object: v1, isInInitialList: true });
+    q.push({ type: 'updated', oldObject: v1, object: v2, isInInitialList: false, resync: false });
+    expect([q.shift(), q.shift()]).toEqual([{ type: 'added', object: v2, isInInitialList: false }, undefined]);
   });
 });

@@ -2,11 +2,14 @@
  * scheduleAfter: timers past Node's 2^31−1 ms are chained, never fired at once (fake timers emulate the overflow).
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { asyncScheduler } from 'rxjs';
+import { Subject, asyncScheduler } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { MAX_TIMER_DELAY_MS, scheduleAfter } from '../../src/util/scheduleAfter.ts';
 import { traceWriter } from '../../src/1-transport/trace/writer.ts';
 import { replayListWatch } from '../../src/testing/replayListWatch.ts';
+import { resync } from '../../src/3-deltas/resync.ts';
+import type { SourceEvent } from '../../src/2-source/sourceEvent.ts';
+import type { KubeObject } from '../../src/0-model/objects.ts';
 
 const DAY = 24 * 3_600_000;
 
@@ -65,6 +68,23 @@ describe('its users, at their default clock (asyncScheduler) under fake timers',
     expect(writer.stopped).toBeUndefined();
     vi.advanceTimersByTime(DAY);
     expect(writer.stopped).toBe('duration');
+  });
+
+  it('resync: a resyncPeriod of 30 days ticks every 30 days, not every millisecond', () => {
+    vi.useFakeTimers();
+    const source = new Subject<SourceEvent<KubeObject>>();
+    const ticks: number[] = [];
+    const start = Date.now();
+    const sub = source.pipe(resync<KubeObject>(30 * DAY)).subscribe((e) => void (e.type === 'resync' && ticks.push(Date.now() - start)));
+    source.next({ type: 'replace', items: [], resourceVersion: '1' });
+    vi.advanceTimersByTime(1000); // (a timer Node overflows would have ticked 1000 times by now)
+    expect(ticks).toEqual([]);
+    vi.advanceTimersByTime(30 * DAY - 1001);
+    expect(ticks).toEqual([]);
+    vi.advanceTimersByTime(30 * DAY + 1);
+    expect(ticks).toEqual([30 * DAY, 60 * DAY]);
+    sub.unsubscribe();
+    expect(vi.getTimerCount()).toBe(0);
   });
 
   it('replayListWatch: a line 30 days after the one before it comes 30 days later, not at once', () => {

@@ -2,13 +2,17 @@ import { Observable, asyncScheduler, identity, type MonoTypeOperatorFunction, ty
 import { isObjectFault } from '../0-model/errors.ts';
 import type { SourceEvent } from '../2-source/sourceEvent.ts';
 import { forward } from '../util/forward.ts';
+import { scheduleAfter } from '../util/scheduleAfter.ts';
 
 /**
  * Inserts a `resync` tick into the source stream every `periodMs` while the
  * watch is established, as client-go's reflector does (its resync timer runs
  * only inside ListAndWatch); `deltaFifo` turns each tick into Sync deltas for
- * every known object that has nothing queued. A period of 0 (or less)
- * disables it.
+ * every known object that has nothing queued. A period of 0 (or less), NaN
+ * or `Infinity` disables it. Any other period is kept, however long (a
+ * period past Node's 2^31−1 ms timer limit is a chain of timers,
+ * `scheduleAfter`) or short (client-go raises one under 1 s to 1 s; see
+ * docs/semantics.md).
  *
  * - A `replace` (a list) arms it: the first tick comes `periodMs` later.
  * - An `error` that is a transport or server fault (the list or watch failed)
@@ -28,7 +32,7 @@ import { forward } from '../util/forward.ts';
  * ```
  */
 export function resync<T>(periodMs: number, scheduler: SchedulerLike = asyncScheduler): MonoTypeOperatorFunction<SourceEvent<T>> {
-  if (!(periodMs > 0)) return identity;
+  if (!(periodMs > 0) || periodMs === Infinity) return identity;
   return (source) =>
     new Observable<SourceEvent<T>>((subscriber) => {
       let timer: Subscription | undefined;
@@ -40,10 +44,12 @@ export function resync<T>(periodMs: number, scheduler: SchedulerLike = asyncSche
       };
       const arm = () => {
         if (timer) return;
-        timer = scheduler.schedule(function () {
+        // Re-armed before the emit, so that a disarm (or unsubscribe) during it cancels the next tick.
+        const tick = (): void => {
+          timer = scheduleAfter(scheduler, tick, periodMs);
           subscriber.next({ type: 'resync' });
-          this.schedule(undefined, periodMs);
-        }, periodMs);
+        };
+        timer = scheduleAfter(scheduler, tick, periodMs);
       };
       const subscription = source.subscribe(
         forward(subscriber, (event) => {

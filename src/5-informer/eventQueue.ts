@@ -12,9 +12,11 @@ type Meta = { readonly metadata: { readonly name: string; readonly namespace?: s
  * - added + deleted → nothing (the consumer never saw it); updated + deleted → deleted
  * - deleted + added → both kept, in order (a recreate is never lost)
  *
- * So a key holds at most two events and the queue at most two entries per
- * distinct key, however far the consumer falls behind; keys leave in the order
- * they first arrived, and the consumer always ends at the informer's state.
+ * So a key holds at most two events, however far the consumer falls behind;
+ * keys leave in the order they first arrived, and the consumer always ends at
+ * the informer's state. A key whose events cancelled out keeps its place
+ * while such keys are at most 1,024 more than the keys waiting (`KeyedBacklog`):
+ * a stalled consumer under churn of new names holds no more than that.
  */
 export class EventQueue<T extends Meta> {
   /** A key whose events cancelled out keeps its place (see `KeyedBacklog`). */

@@ -29,6 +29,7 @@ import type { Predicate } from './predicates/predicate.ts';
 import type { RateLimiter } from '../workqueue/rateLimiter.ts';
 import { createRateLimitingQueue, type RateLimitingWorkQueue } from '../workqueue/rateLimitingQueue.ts';
 import { DEFAULT_PRIORITY, LOW_PRIORITY } from '../workqueue/workQueue.ts';
+import { processItems, type WorkSource } from '../workqueue/processItems.ts';
 import { guardWith, guardedRateLimiter, type Guard } from './guard.ts';
 import { ownerKeysOf } from './ownerKeys.ts';
 import { TerminalError, type ReconcileOutcome, type ReconcileResult } from './reconcile.ts';
@@ -172,7 +173,10 @@ export interface Controller {
    * {@link ControllerOptions.reportUnobservedErrors}). A reconcile's error is not here: it is an outcome.
    */
   readonly errors$: Observable<InformerError>;
-  /** Stops taking events and new work; completes when in-flight reconciles have finished. */
+  /**
+   * Stops taking events and new work: no queued key starts after it (those still queued are not reconciled; they stay
+   * in the shut-down `queue`). Emits once and completes when the in-flight reconciles have finished.
+   */
   stop(): Observable<void>;
   /** The metrics now. */
   metrics(): ControllerMetrics;
@@ -401,6 +405,21 @@ function cachesOf(inputs: readonly ControllerInput[]) {
 }
 
 /**
+ * The queue as the controller's slots see it: once `stopped()`, `get()` hands out nothing. A shut-down queue's own
+ * `get()` still drains what is queued (client-go's), so without this a slot freed after `stop()` would start the
+ * queued keys, after `stop()` had said it had drained. The keys left queued are not reconciled: they stay in the
+ * shut-down queue (a controller started again lists, and queues, every object anyway).
+ */
+function untilStopped(queue: RateLimitingWorkQueue<string>, stopped: () => boolean): WorkSource<string> {
+  return {
+    get: () => (stopped() ? EMPTY : queue.get()),
+    add: (key, priority) => queue.add(key, priority),
+    done: (key) => queue.done(key),
+    priorityOf: (key) => queue.priorityOf(key),
+  };
+}
+
+/**
  * A controller in the client-go/controller-runtime mould, as Observables:
  * events become keys, keys go through a rate-limited work queue, and
  * `reconcile(key)` runs with at most `concurrency` keys at once and never the
@@ -482,13 +501,15 @@ export function controller<T extends KubeObject, W extends readonly KubeObject[]
           switchMap(() =>
             stopped
               ? EMPTY
-              : queue
-                  .process((key) => reconcileOnce(deps, key), concurrency)
-                  .pipe(
-                    map((event) =>
-                      event.type === 'value' ? event.value : event.type === 'error' ? failed(event.item, event.error.cause) : undefined,
-                    ),
+              : processItems(
+                  untilStopped(queue, () => stopped),
+                  (key) => reconcileOnce(deps, key),
+                  concurrency,
+                ).pipe(
+                  map((event) =>
+                    event.type === 'value' ? event.value : event.type === 'error' ? failed(event.item, event.error.cause) : undefined,
                   ),
+                ),
           ),
         )
         .subscribe(
