@@ -375,6 +375,23 @@ describe('controller (virtual time)', () => {
     });
   });
 
+  it('stop() before the inputs have synced: nothing is reconciled, and stop() and the outcomes end at once', () => {
+    run(({ cold }, scheduler) => {
+      // the list comes at frame 20, after stop() at 5: the cache never synced while the controller ran
+      const widgets = fakeInformer(Widgets, cold('20ms l', { l: listed('1', kubeObj('a')) }));
+      const started: string[] = [];
+      const ctl = controller({ for: widgets, scheduler, reconcile: (key) => void started.push(key) });
+      let completedAt: number | undefined;
+      ctl.outcomes$.subscribe({ complete: () => (completedAt = scheduler.now()) });
+      let stoppedAt: number | undefined;
+      scheduler.schedule(() => void ctl.stop().subscribe(() => (stoppedAt = scheduler.now())), 5);
+      scheduler.flush();
+      expect(started).toEqual([]);
+      expect(stoppedAt).toBe(5);
+      expect(completedAt).toBe(5);
+    });
+  });
+
   it('the active-worker gauge returns to 0 when outcomes$ is unsubscribed mid-reconcile', () => {
     run((_, scheduler) => {
       const widgets = fakeInformer(Widgets, cold0(scheduler));

@@ -15,6 +15,7 @@ import {
   race,
   share,
   switchMap,
+  take,
   type ObservableInput,
   type SchedulerLike,
 } from 'rxjs';
@@ -498,6 +499,7 @@ export function controller<T extends KubeObject, W extends readonly KubeObject[]
     subscription.add(
       race(cacheSynced$(...inputs), stop$)
         .pipe(
+          take(1), // stop() before the sync: stop$ wins and never completes; the outcomes end with it
           switchMap(() =>
             stopped
               ? EMPTY
