@@ -69,7 +69,14 @@ const CONFLICTS: readonly {
     first: {},
     conflicting: { resyncPeriod: 1_000 },
     message: ['resyncPeriod left out (0)', 'asks for 1000'],
-    agreeing: [{ resyncPeriod: 0 }],
+    agreeing: [{ resyncPeriod: 0 }, { resyncPeriod: Infinity }],
+  },
+  {
+    option: 'resyncPeriod (Infinity first: off, as 0)',
+    first: { resyncPeriod: Infinity },
+    conflicting: { resyncPeriod: 1_000 },
+    message: ['resyncPeriod Infinity', 'asks for 1000'],
+    agreeing: [{ resyncPeriod: 0 }, { resyncPeriod: Infinity }, {}],
   },
   {
     option: 'transform',

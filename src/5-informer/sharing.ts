@@ -107,6 +107,11 @@ function describe(value: unknown, fallback: unknown): string {
   }
 }
 
+/** A resync period that means no resync (0, negative, NaN, Infinity: see `resync`) as 0, so that any two of them match. */
+function resyncOff(period: unknown): unknown {
+  return typeof period === 'number' && !(period > 0 && period !== Infinity) ? 0 : period;
+}
+
 /**
  * Throws a `Config` {@link InformerError} when `asked` (a later request for the informer `held`
  * was made with) states a `'match'` option otherwise than `held` does: the message names the
@@ -116,7 +121,9 @@ export function checkSharedOptions(what: string, held: InformerOptions<KubeObjec
   for (const [option, sharing] of Object.entries(OPTION_SHARING) as [keyof InformerOptions<KubeObject>, 'identity' | 'match'][]) {
     if (sharing !== 'match') continue;
     const defaultValue = DEFAULTS[option];
-    const path = firstDifference(held[option] ?? defaultValue, asked[option], option, option === 'http' ? HTTP_DEFAULTS : {});
+    const [heldValue, askedValue] =
+      option === 'resyncPeriod' ? [resyncOff(held[option]), resyncOff(asked[option])] : [held[option], asked[option]];
+    const path = firstDifference(heldValue ?? defaultValue, askedValue, option, option === 'http' ? HTTP_DEFAULTS : {});
     if (path === undefined) continue;
     const fallback = option === 'http' ? HTTP_DEFAULTS[path.slice('http.'.length)] : path === option ? defaultValue : undefined;
     const [before, after] = [valueAt(held, path), valueAt(asked, path)];
