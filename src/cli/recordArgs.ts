@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { parseByteSize, parseEncoding } from './args.ts';
+import { parseArgsError, parseByteSize, parseEncoding } from './args.ts';
 import type { Encoding } from '../pipeline.ts';
 import { printable } from './format.ts';
 import { unknownOption } from './suggest.ts';
@@ -73,7 +73,7 @@ export function parseRecordLine(argv: readonly string[]): RecordCommandOptions |
   try {
     parsed = parseArgs({ args: [...argv], options, allowPositionals: true, strict: true });
   } catch (error) {
-    return `record: ${error instanceof Error ? (error.message.split('\n')[0] ?? '') : String(error)}`;
+    return `record: ${parseArgsError(argv, options, error)}`;
   }
   const { values, positionals } = parsed;
   const resources = positionals
