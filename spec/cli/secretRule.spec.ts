@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { isSecretObject } from '../../src/0-model/redact.ts';
-import { readTrace, type KubeObject } from '../../src/pipeline.ts';
+import { readTrace } from '../../src/pipeline.ts';
+import type { KubeObject } from '../../src/index.ts';
 import { secretRedaction, toRecord } from '../../src/cli/record.ts';
 import { parseReplayLine, type ReplayCommandOptions } from '../../src/cli/replayArgs.ts';
 import { replayCommand } from '../../src/cli/replayCommand.ts';
