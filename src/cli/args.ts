@@ -49,7 +49,7 @@ Usage:
                     [--from T] [--to T] [--show-secret-values]
       Prints the changes a trace recorded as \`watch\` would have, at their recorded times, Secret values
       redacted; --from and --to (90s, 5m: time into the recording) print a window.
-  rx-informer trim FILE --from T [--to T] [--resource R] -o OUT
+  rx-informer trim FILE [--from T] [--to T] [--resource R] -o OUT
       Writes the window of a trace that still replays: it starts with a list holding what the
       informer knew at the first watch at or after --from.
 
@@ -273,7 +273,8 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
     return { kind: 'usage', message: parseArgsError(argv, options, error) };
   }
   const { values, positionals } = parsed;
-  if (values.help) return { kind: 'help' };
+  // `rx-informer help` is `--help`, as kubectl's and git's `help` are.
+  if (values.help || positionals[0] === 'help') return { kind: 'help' };
   if (values.version) return { kind: 'version' };
   const [command, ...resources] = positionals;
   const wrong = commandProblem(command, resources, values);
@@ -399,7 +400,7 @@ function unknownCommand(command: string): string {
 /** What is wrong with the command line's first word, when it is a typo of a command (`wacth`), else undefined. */
 function commandTypo(argv: readonly string[]): string | undefined {
   const [command] = parseArgs({ args: [...argv], options, allowPositionals: true, strict: false }).positionals;
-  if (command === undefined || (COMMANDS as readonly string[]).includes(command)) return undefined;
+  if (command === undefined || command === 'help' || (COMMANDS as readonly string[]).includes(command)) return undefined;
   return didYouMean(
     command,
     COMMANDS.map((c) => [c]),
