@@ -4,6 +4,7 @@ import { replayListWatch } from '../../src/testing/replayListWatch.ts';
 import { TRACE_FORMAT_VERSION } from '../../src/1-transport/trace/format.ts';
 import { InformerError } from '../../src/0-model/errors.ts';
 import { httpFailure, listPage, watchEvent } from '../../src/testing/index.ts';
+import { Pod, informer } from '../../src/index.ts';
 
 const pod = (name: string, rv: string) => ({ metadata: { name, namespace: 'default', resourceVersion: rv } });
 const header = {
@@ -34,12 +35,14 @@ describe('replayListWatch', () => {
     testScheduler().run(({ expectObservable, flush }) => {
       const replay = replayListWatch(TRACE);
       expectObservable(replay.list({ resourceVersion: '0', limit: 500 })).toBe('20ms (p|)', { p: listPage('10', [pod('a', '9')]) });
-      const malformed = new InformerError('MalformedLine', 'bad line', { phase: 'watch' });
+      // Its faults name the replayed request, as the live transport's name theirs (`watch /api/v1/pods`).
+      const request = 'watch pods (trace line 5)';
+      const malformed = new InformerError('MalformedLine', 'bad line', { phase: 'watch', request });
       // Subscribed at 50 ms: its lines at 50 + 30, 50 + 50 and 50 + 90 ms.
       expectObservable(replay.watch({ allowWatchBookmarks: true, resourceVersion: '10' }), '50ms ^').toBe(
         '80ms (am) 16ms n 39ms #',
         { a: watchEvent('ADDED', pod('b', '11')), m: watchEvent('MODIFIED', pod('b', '12')), n: malformed },
-        httpFailure(500),
+        httpFailure(500).forRequest(request),
       );
       expectObservable(replay.finished$).toBe('140ms (f|)', { f: undefined });
       flush();
@@ -107,6 +110,38 @@ describe('replayListWatch', () => {
       // Asked at 0 ms (recorded at 100): the page at its recorded 120 ms, not at 20.
       expectObservable(replay.list({ resourceVersion: '0', limit: 500 })).toBe('120ms (p|)', { p: listPage('10', [pod('a', '9')]) });
     });
+  });
+
+  it('an ERROR event carries the replayed request, so the informer’s error names it as in production', () => {
+    const expired = { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Expired', code: 410, message: 'too old' };
+    const trace = text(
+      { type: 'list', at: 0, id: 0, options: { resourceVersion: '0', limit: 500 } },
+      { type: 'page', at: 10, id: 0, resourceVersion: '10', items: [] },
+      { type: 'end', at: 10, id: 0, how: 'complete' },
+      { type: 'watch', at: 20, id: 1, options: { resourceVersion: '10', allowWatchBookmarks: true } },
+      { type: 'event', at: 30, id: 1, event: { type: 'ERROR', object: expired } },
+      { type: 'end', at: 30, id: 1, how: 'complete' },
+      { type: 'stop', at: 40, why: 'closed' },
+    );
+    testScheduler().run(({ expectObservable, flush }) => {
+      const replay = replayListWatch(trace);
+      replay.list({ resourceVersion: '0', limit: 500 }).subscribe();
+      flush();
+      // The watch asked at 10 ms (after the list), its ERROR 10 ms after it, as recorded.
+      expectObservable(replay.watch({ resourceVersion: '10', allowWatchBookmarks: true })).toBe('20ms (e|)', {
+        e: { type: 'ERROR', object: expired, request: 'watch pods (trace line 5)' },
+      });
+    });
+    const scheduler = testScheduler();
+    const errors: InformerError[] = [];
+    scheduler.run(() => {
+      const replay = replayListWatch(trace, { scheduler });
+      const pods = informer(replay, Pod, { scheduler });
+      const subscription = pods.errors$.subscribe((e) => errors.push(e));
+      subscription.add(pods.events$.subscribe());
+      scheduler.schedule(() => subscription.unsubscribe(), 35);
+    });
+    expect(errors.map((e) => [e.reason, e.request])).toEqual([['Expired', 'watch pods (trace line 5)']]);
   });
 
   it('a trace of several resources needs the resource option', () => {

@@ -59,8 +59,10 @@ describe('nextProbe: the wait before each probe', () => {
       { initialMs: 30 * 86_400_000, maxMs: 40 * 86_400_000 },
       { maxMs: Infinity, initialMs: Infinity },
     ]) {
-      const next = nextProbe(NO_PROBES, 0, options, () => 0.5);
-      expect(next.waitMs).toBe(MAX_TIMER_DELAY_MS);
+      for (const random of [0.5, 0]) {
+        const next = nextProbe(NO_PROBES, 0, options, () => random);
+        expect(next.waitMs).toBe(MAX_TIMER_DELAY_MS); // random 0 and Infinity: no jitter, not NaN (a wait of 0)
+      }
     }
   });
 

@@ -15,7 +15,7 @@ import {
 } from 'rxjs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { InformerError } from '../0-model/errors.ts';
-import { capDelay } from '../util/scheduleAfter.ts';
+import { BACKOFF_START, backoffStep, type BackoffState } from '../util/backoff.ts';
 
 // One probe per server: while some informer waits after a failure no server answered (a refused connection, a
 // reset, DNS, a connect timeout: a restarting API server), one cheap request (`GET /version`) asks, backed off and
@@ -45,21 +45,18 @@ export const DEFAULT_PROBE_MAX_MS = 2_000;
 export const DEFAULT_PROBE_TIMEOUT_MS = 5_000;
 const DEFAULT_PROBE_RESET_AFTER_MS = 120_000;
 
-/** What the waits between probes remember. */
-export interface ProbePace {
-  /** Probes in a row that went unanswered, or that started a wait soon after an answer. */
-  readonly probes: number;
-  /** When the last probe was sent; undefined: none yet. */
-  readonly lastAt: number | undefined;
-}
+/** What the waits between probes remember: the state of the backoff rule they share with the reflector. */
+export type ProbePace = BackoffState;
 
-export const NO_PROBES: ProbePace = { probes: 0, lastAt: undefined };
+export const NO_PROBES: ProbePace = BACKOFF_START;
 
 /**
  * The wait before the next probe, sent at `now`, and the pace after it: `initialMs` doubling to `maxMs`, jittered
- * upwards; from `initialMs` again once `resetAfterMs` passed without a probe. An answer does not start the
- * waits over: a server that answers the probe while the informers' own requests still go unanswered is probed
- * (and so retried) at most once per `maxMs`, not in a tight loop. Pure: `now` and `random` are given.
+ * upwards, at most Node's timer limit; from `initialMs` again once `resetAfterMs` passed without a probe (measured
+ * from the last probe sent, not from the start of its wait). An answer does not start the waits over: a server that
+ * answers the probe while the informers' own requests still go unanswered is probed (and so retried) at most once
+ * per `maxMs`, not in a tight loop. Pure: `now` and `random` are given. The rule is the reflector's
+ * (`backoffStep`, src/util/backoff.ts) with the probe's defaults.
  */
 export function nextProbe(
   pace: ProbePace,
@@ -67,14 +64,16 @@ export function nextProbe(
   options: ReachabilityOptions,
   random: () => number,
 ): { waitMs: number; pace: ProbePace } {
-  const initial = options.initialMs ?? DEFAULT_PROBE_INITIAL_MS;
-  const max = options.maxMs ?? DEFAULT_PROBE_MAX_MS;
-  const jitter = options.jitter ?? 1;
-  const reset = pace.lastAt === undefined || now - pace.lastAt > (options.resetAfterMs ?? DEFAULT_PROBE_RESET_AFTER_MS);
-  const probes = reset ? 0 : pace.probes;
-  const base = Math.min(initial * 2 ** probes, max);
-  const waitMs = capDelay(base + random() * jitter * base); // `maxMs: Infinity` or 30 days: at most Node's timer limit
-  return { waitMs, pace: { probes: Math.min(probes + 1, 32), lastAt: now + waitMs } };
+  const rule = {
+    initialMs: options.initialMs ?? DEFAULT_PROBE_INITIAL_MS,
+    maxMs: options.maxMs ?? DEFAULT_PROBE_MAX_MS,
+    factor: 2,
+    jitter: options.jitter ?? 1,
+    resetAfterMs: options.resetAfterMs ?? DEFAULT_PROBE_RESET_AFTER_MS,
+    quietFrom: 'retry',
+  } as const;
+  const { waitMs, state } = backoffStep(pace, now, rule, random);
+  return { waitMs, pace: state };
 }
 
 /**

@@ -1,3 +1,5 @@
+import { BACKOFF_START, backoffStep, type BackoffRule, type BackoffState } from '../util/backoff.ts';
+
 /** The shape of a reconnect backoff (defaults are client-go's reflector backoff). */
 export interface BackoffOptions {
   /** First wait before jitter. Default 800 ms. */
@@ -16,42 +18,39 @@ export interface BackoffOptions {
  * Exponential backoff with jitter and a reset after a quiet period, as
  * client-go's `NewExponentialBackoffManager(800ms, 30s, 2m, 2.0, 1.0)`:
  * waits fall in [0.8, 1.6), [1.6, 3.2), … up to [30, 60) seconds, and a
- * failure more than two minutes after the previous one starts over.
+ * failure more than two minutes after the previous one starts over. Every
+ * wait is at most Node's timer limit (about 24.8 days).
  *
- * Pure: the caller passes the current time, so it runs in virtual time.
+ * A thin shell over the pure `backoffStep` (src/util/backoff.ts), the rule it
+ * shares with the reachability probe; the caller passes the current time, so
+ * it runs in virtual time.
  */
 export class Backoff {
-  private readonly initialMs: number;
-  private readonly maxMs: number;
-  private readonly factor: number;
-  private readonly jitter: number;
-  private readonly resetAfterMs: number;
+  private readonly rule: BackoffRule;
   private readonly random: () => number;
-  private currentMs: number;
-  private lastAt: number | undefined;
+  private state: BackoffState = BACKOFF_START;
 
   constructor(options: BackoffOptions = {}, random: () => number = Math.random) {
-    this.initialMs = options.initialMs ?? 800;
-    this.maxMs = options.maxMs ?? 30_000;
-    this.factor = options.factor ?? 2;
-    this.jitter = options.jitter ?? 1;
-    this.resetAfterMs = options.resetAfterMs ?? 120_000;
+    this.rule = {
+      initialMs: options.initialMs ?? 800,
+      maxMs: options.maxMs ?? 30_000,
+      factor: options.factor ?? 2,
+      jitter: options.jitter ?? 1,
+      resetAfterMs: options.resetAfterMs ?? 120_000,
+      quietFrom: 'failure',
+    };
     this.random = random;
-    this.currentMs = this.initialMs;
   }
 
   /** Starts over from `initialMs` (the source made progress since the last failure). */
   reset(): void {
-    this.currentMs = this.initialMs;
-    this.lastAt = undefined;
+    this.state = BACKOFF_START;
   }
 
   /** How long to wait after a failure that happens at `now`. */
   next(now: number): number {
-    if (this.lastAt !== undefined && now - this.lastAt > this.resetAfterMs) this.currentMs = this.initialMs;
-    this.lastAt = now;
-    const base = this.currentMs;
-    this.currentMs = Math.min(base * this.factor, this.maxMs);
-    return base + this.random() * this.jitter * base;
+    const { waitMs, state } = backoffStep(this.state, now, this.rule, this.random);
+    this.state = state;
+    return waitMs;
   }
 }

@@ -2,7 +2,7 @@ import { Observable, catchError, forkJoin, from, map, mergeMap, of, reduce, swit
 import type { KubeConfig } from '@kubernetes/client-node';
 import { InformerError } from '../0-model/errors.ts';
 import { customResource, type Resource } from '../0-model/resources.ts';
-import { formatBytes, getJson, type HttpTransportOptions } from '../1-transport/httpTransport.ts';
+import { formatBytes, getJson, type HttpTransportOptions, type JsonRequestOptions } from '../1-transport/httpTransport.ts';
 import { isRecord } from '../util/isRecord.ts';
 
 /** One resource as discovery describes it. */
@@ -144,22 +144,38 @@ export const DISCOVERY_LIMITS: Required<DiscoveryLimits> = {
 
 /**
  * The transport options discovery's requests use (each request is bounded by `requestTimeoutMs`, default 30 s,
- * each document by `maxDocumentBytes`, default 4 MiB, each error body by `maxErrorBodyBytes`, default 1 MiB),
- * and the bounds of the round as a whole ({@link DiscoveryLimits}).
+ * each document by `maxDocumentBytes`, default 4 MiB, each error body by `maxErrorBodyBytes`, default 1 MiB): every
+ * option of a JSON request (`getJson`'s: timeouts, byte limits, `protocol`, `http2`, `http1IdleTimeoutMs`,
+ * `compression`, `userAgent`), and the bounds of the round as a whole ({@link DiscoveryLimits}).
  */
-export type DiscoveryOptions = Pick<
-  HttpTransportOptions,
-  | 'userAgent'
-  | 'requestTimeoutMs'
-  | 'listIdleTimeoutMs'
-  | 'minBodyBytesPerSecond'
-  | 'maxDocumentBytes'
-  | 'maxErrorBodyBytes'
-  | 'protocol'
-  | 'http2'
-  | 'compression'
-> &
-  DiscoveryLimits;
+export type DiscoveryOptions = JsonRequestOptions & DiscoveryLimits;
+
+/** Every option of a JSON request, once: what discovery takes of an informer's transport options. */
+const JSON_REQUEST_OPTIONS = [
+  'userAgent',
+  'requestTimeoutMs',
+  'listIdleTimeoutMs',
+  'minBodyBytesPerSecond',
+  'maxDocumentBytes',
+  'maxErrorBodyBytes',
+  'protocol',
+  'http2',
+  'http1IdleTimeoutMs',
+  'compression',
+] as const satisfies readonly (keyof JsonRequestOptions)[];
+// A JSON request option missing from the list above is a type error here.
+const listsEveryOption: Exclude<keyof JsonRequestOptions, (typeof JSON_REQUEST_OPTIONS)[number]> extends never ? true : never = true;
+void listsEveryOption;
+
+/**
+ * The options of discovery's requests taken from an informer's transport options (`http`): the same timeouts,
+ * limits, protocol, HTTP/2 and HTTP/1.1 connection options as the informers' requests. Options not given stay unset.
+ */
+export function discoveryRequestOptions(http: HttpTransportOptions | undefined): JsonRequestOptions {
+  const out: Record<string, unknown> = {};
+  for (const key of JSON_REQUEST_OPTIONS) if (http?.[key] !== undefined) out[key] = http[key];
+  return out as JsonRequestOptions;
+}
 
 /** A limit as given, or its default when it is not a positive number (`Infinity` turns a cap off). */
 function limitsOf(options: DiscoveryLimits): Required<DiscoveryLimits> {

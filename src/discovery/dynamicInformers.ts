@@ -27,6 +27,7 @@ import { customResource, resourceName } from '../0-model/resources.ts';
 import {
   ResourceNameError,
   discover,
+  discoveryRequestOptions,
   isWatchable,
   resolveResource,
   toResource,
@@ -97,6 +98,11 @@ export interface DynamicInformerFactoryOptions {
   readonly factory?: InformerFactory;
   /** Options of the default factory. */
   readonly factoryOptions?: FactoryOptions;
+  /**
+   * Discovery's requests and bounds. Its request options (timeouts, byte limits, `protocol`, `http2`,
+   * `http1IdleTimeoutMs`, `compression`, `userAgent`) default to those of `factoryOptions.http`, so that discovery
+   * talks to the server as the default factory's informers do; those given here win.
+   */
   readonly discovery?: DiscoveryOptions;
   /** Discover again this long after the last CRD change (ms). Default 250. */
   readonly debounceMs?: number;
@@ -235,7 +241,8 @@ export function dynamicInformerFactory(kc: KubeConfig, options: DynamicInformerF
     unobserved.report(error);
     discoveryErrors.next(error);
   });
-  const discovery$ = followedDiscovery(kc, crds, pokes, faults, options);
+  const discovery = { ...discoveryRequestOptions(options.factory ? undefined : options.factoryOptions?.http), ...options.discovery };
+  const discovery$ = followedDiscovery(kc, crds, pokes, faults, { ...options, discovery });
   const errors$ = observedErrors(merge(discoveryErrors, crds.errors$), unobserved);
   const context: WatchContext = { factory, crds, discovery$, pokes, holders: holdersOf(factory) };
   // Typed per mode by the overloads; inside, both kinds of informer are handled alike.

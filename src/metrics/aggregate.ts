@@ -18,6 +18,34 @@ export function groupByName<T extends { readonly name: string }>(entries: readon
   return [...byName.values()];
 }
 
+/** The default of `ServeOptions.maxResourceSeries`: resources with series of their own on `/metrics`. */
+export const DEFAULT_MAX_RESOURCE_SERIES = 200;
+
+/** The `name` label value of the resources past the cap, summed (or their worst shown) as one. */
+export const OTHER_RESOURCES = 'other';
+
+/**
+ * The `name` label of each resource when at most `max` may have series of their own: the first `max` distinct names
+ * in the order given keep theirs (the informers served first: a resource keeps its series while it is served), the
+ * rest are {@link OTHER_RESOURCES}. The number of resources a cluster can make `/metrics` show a series for (one per
+ * CustomResourceDefinition with `--all` or the dynamic factory) is so bounded. `max` not a positive number: the default;
+ * `Infinity`: no cap.
+ */
+export function resourceLabels(
+  names: Iterable<string>,
+  max: number | undefined,
+): { readonly label: (name: string) => string; readonly others: number; readonly max: number } {
+  const cap = max !== undefined && max > 0 ? max : DEFAULT_MAX_RESOURCE_SERIES;
+  const own = new Set<string>();
+  const past = new Set<string>();
+  for (const name of names) {
+    if (own.has(name) || past.has(name)) continue;
+    if (own.size < cap) own.add(name);
+    else past.add(name);
+  }
+  return { label: (name) => (own.has(name) ? name : OTHER_RESOURCES), others: past.size, max: cap };
+}
+
 const definedMax = (a: number | undefined, b: number | undefined) => (a === undefined ? b : b === undefined ? a : Math.max(a, b));
 const definedMin = (a: number | undefined, b: number | undefined) => (a === undefined ? b : b === undefined ? a : Math.min(a, b));
 /** The later of two resourceVersions when both are numbers (as every kube-apiserver's are), else the first. */

@@ -5,6 +5,7 @@ import type { KubeObject } from '../0-model/objects.ts';
 import type { Informer } from '../5-informer/informer.ts';
 import { readiness, type InformerHealth, type StalenessOptions } from '../5-informer/health.ts';
 import { informerMetrics$, type InformerMetrics } from './informerMetrics.ts';
+import { OTHER_RESOURCES, resourceLabels } from './aggregate.ts';
 import { resourceName } from '../0-model/resources.ts';
 import { handlerFamilies, healthFamilies, informerFamilies, toPrometheusText, transportFamilies, type MetricFamily } from './prometheus.ts';
 import { transportBytes } from '../1-transport/httpTransport.ts';
@@ -20,6 +21,13 @@ export interface ServeOptions extends StalenessOptions {
   readonly host?: string;
   /** More families for `/metrics`, read at each scrape (work queues, controllers, your own). */
   readonly families?: () => readonly MetricFamily[];
+  /**
+   * Resources with series of their own on `/metrics` (the `name` label): the first this many served keep theirs,
+   * the rest are summed, or their worst shown, under `name="other"`, with a `#` comment saying how many. Default
+   * 200 (`DEFAULT_MAX_RESOURCE_SERIES`): a cluster's CustomResourceDefinitions (`--all`, the dynamic factory)
+   * must not grow the series without bound. `Infinity`: no cap.
+   */
+  readonly maxResourceSeries?: number;
   /** The clock that ages health (default `asyncScheduler`); the informers' own scheduler in tests. */
   readonly scheduler?: SchedulerLike;
 }
@@ -189,19 +197,28 @@ function metricsText({ healths, metrics, now, options }: Answering): string {
   } catch (error) {
     failure = `# families() failed: ${(error instanceof Error ? error.message : String(error)).replace(/[\r\n]/g, ' ')}\n`;
   }
+  const snapshots = metrics.snapshots();
   const handlers = [...metrics.informers()].flatMap((i) => {
     // Every Informer has it; an object cast to one (plain JavaScript) may not, and costs no scrape.
     const m = i.handlerMetrics?.();
     return m ? [{ name: resourceName(i.resource), ...m }] : [];
   });
+  // At most maxResourceSeries names of their own, the same in every family; the rest are one, `other`.
+  const names = [...snapshots, ...healths, ...handlers].map((m) => m.name);
+  const { label, others, max } = resourceLabels(names, options.maxResourceSeries);
+  const relabel = <T extends { readonly name: string }>(m: T): T => (label(m.name) === m.name ? m : { ...m, name: OTHER_RESOURCES });
   const text = toPrometheusText([
-    ...informerFamilies(metrics.snapshots()),
-    ...handlerFamilies(handlers),
-    ...healthFamilies(healths, now),
+    ...informerFamilies(snapshots.map(relabel)),
+    ...handlerFamilies(handlers.map(relabel)),
+    ...healthFamilies(healths.map(relabel), now),
     ...transportFamilies(transportBytes()),
     ...extra,
   ]);
-  return failure + text;
+  const capped =
+    others > 0
+      ? `# ${others} resources past maxResourceSeries (${max}) are summed, or their worst shown, under name="${OTHER_RESOURCES}"\n`
+      : '';
+  return failure + capped + text;
 }
 
 function combineHealth(informers: readonly Informer<KubeObject>[]): Observable<readonly InformerHealth[]> {

@@ -108,6 +108,26 @@ function nearest(requests: readonly Played[], from: number, kind: string, option
   );
 }
 
+/**
+ * What names a replayed request in its faults (`InformerError.request`, an `ERROR` event's `request`), as the HTTP
+ * transport names a live one (`watch /api/v1/pods`): the verb and what the trace knows of the target, its resource,
+ * and where it is recorded (`watch pods (trace line 5)`; a trace holds no paths).
+ */
+function requestName(played: Played, header: TraceSource['header']): string {
+  const resource = played.request.resource ?? header.resources[0] ?? 'the resource';
+  return `${played.request.type} ${resource} (trace line ${played.line})`;
+}
+
+/**
+ * A recorded line as the live transport would have given it, its faults named by `request`: a failure, an `ERROR`
+ * event and a watch's error frame carry it; a `NotAcceptable` notice does not (the transport's does not either).
+ */
+function named(frame: ListPage | WatchFrame | undefined, request: string): ListPage | WatchFrame | undefined {
+  if (frame instanceof InformerError) return frame.reason === 'NotAcceptable' ? frame : frame.forRequest(request);
+  if (frame && 'type' in frame && frame.type === 'ERROR') return { type: frame.type, object: frame.object, request };
+  return frame;
+}
+
 function frameOf(line: TraceRequestLine): ListPage | WatchFrame | undefined {
   switch (line.type) {
     case 'page': {
@@ -147,6 +167,7 @@ interface Stage {
 function play<V>(played: Played, { clock, origin, source, done, aborted, broken }: Stage): Observable<V> {
   return new Observable<V>((subscriber) => {
     const start = clock.now();
+    const request = requestName(played, source.header);
     const after = (i: number) => source.atOf(i) - played.request.at;
     // 'request': at its offset from the request; 'recorded': not before its recorded time either.
     const due = (i: number) => Math.max(start + after(i), origin === undefined ? 0 : origin + source.atOf(i));
@@ -172,7 +193,7 @@ function play<V>(played: Played, { clock, origin, source, done, aborted, broken 
         if (!line) return;
         if (line.type === 'failure') {
           done();
-          subscriber.error(informerErrorOf(line.error));
+          subscriber.error(informerErrorOf(line.error).forRequest(request));
           return;
         }
         if (line.type === 'end') {
@@ -180,7 +201,7 @@ function play<V>(played: Played, { clock, origin, source, done, aborted, broken 
           if (line.how === 'complete') subscriber.complete();
           return; // 'unsubscribe': the client aborted it; it stays open until the client does so again
         }
-        subscriber.next(frameOf(line) as V);
+        subscriber.next(named(frameOf(line), request) as V);
       }
       const following = outcomes[next];
       if (following !== undefined) timer = scheduleAfter(clock, run, Math.max(0, due(following) - clock.now()));

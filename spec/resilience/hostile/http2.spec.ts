@@ -43,6 +43,16 @@ describe('REFUSED_STREAM: the server did not process the stream', () => {
     expect(error.message).toMatch(/REFUSED_STREAM/);
     expect(server.streams).toEqual(['0:1', '1:1', '2:1']);
   });
+
+  it('refused at the connection cap: the error says the stream was refused, not that every connection is full', async () => {
+    const server = await serve((wire, stream) => wire.rst(stream, CODE.REFUSED_STREAM));
+    const error = await failure(getJson(server.kc, '/api', { ...H2, http2: { maxConnections: 1 } }));
+    expect([error.reason, error.message]).toEqual([
+      'ProtocolError',
+      'list /api: the API server refused the HTTP/2 stream (REFUSED_STREAM) on 1 connection, and no other may be opened (1 open, the most http2.maxConnections allows)',
+    ]);
+    expect([server.streams, server.connections]).toEqual([['0:1'], 1]);
+  });
 });
 
 describe('HTTP/2 protocol errors before the response headers', () => {

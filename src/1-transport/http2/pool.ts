@@ -17,12 +17,13 @@ const slots = new WeakMap<object, Map<string, Slot>>();
 
 /**
  * Where a request goes: the HTTP/2 connection it reserved a stream on, HTTP/1.1, or nowhere (`full`: every connection
- * this slot may open is open and has no room; the request fails rather than dial another).
+ * this slot may open is open and none may take this request: `refused` of them refused its stream (`avoid`), the
+ * others have no room; the request fails rather than dial another).
  */
 export type Route =
   | { readonly connection: Http2Connection; readonly full?: undefined }
   | { readonly connection?: undefined; readonly full?: undefined }
-  | { readonly connection?: undefined; readonly full: { readonly open: number } };
+  | { readonly connection?: undefined; readonly full: { readonly open: number; readonly refused: number } };
 
 /** `http2.maxConnections` as a count: a positive integer, else the default. */
 function maxConnections(options: Http2Options): number {
@@ -63,7 +64,11 @@ export function reserveStream(
   if (!connection) {
     const connections = slot.connections;
     // Retired, GOAWAY'd and closed connections are out of the set: those left are open (or opening).
-    if (connections.size >= maxConnections(options)) return { full: { open: connections.size } };
+    if (connections.size >= maxConnections(options)) {
+      let refused = 0;
+      for (const open of connections) if (avoid.has(open)) refused++;
+      return { full: { open: connections.size, refused } };
+    }
     connection = new Http2Connection(url, tlsOptions, forceH2, options, (closed) => connections.delete(closed));
     connections.add(connection);
     const opened = connection;

@@ -38,11 +38,18 @@ const MAX_REFUSED = 2;
 /** What an aborted request resolves to: nothing to cancel. */
 const NOTHING_SENT: Http2Outcome = { sent: { destroy: () => undefined } };
 
-/** Every connection a pool slot may open is open and full: the request fails (a `ProtocolError`, backed off) rather than dial another. */
-const tooManyConnections = (open: number) =>
+/**
+ * Every connection a pool slot may open is open, and each is full or refused this request's stream: the request fails
+ * (a `ProtocolError`, backed off) rather than dial another. The message says which.
+ */
+const tooManyConnections = ({ open, refused }: { readonly open: number; readonly refused: number }) =>
   new Http2Error(
-    `every HTTP/2 connection to the API server is full (${open} open, the most http2.maxConnections allows; ` +
-      `the server's SETTINGS_MAX_CONCURRENT_STREAMS reached on each)`,
+    refused === 0
+      ? `every HTTP/2 connection to the API server is full (${open} open, the most http2.maxConnections allows; ` +
+          `the server's SETTINGS_MAX_CONCURRENT_STREAMS reached on each)`
+      : `the API server refused the HTTP/2 stream (REFUSED_STREAM) on ${refused === 1 ? '1 connection' : `${refused} connections`}, ` +
+          `and no other may be opened (${open} open, the most http2.maxConnections allows` +
+          (open > refused ? `; the server's SETTINGS_MAX_CONCURRENT_STREAMS reached on the other ${open - refused})` : ')'),
     'ERR_HTTP2_TOO_MANY_CONNECTIONS',
     true,
     undefined,
@@ -101,7 +108,7 @@ async function send(
     const reserved = reserveStream(route.owner, route.slotKey, route.digest, url, route.tlsOptions, forceH2, route.options, refusedBy);
     const { connection } = reserved;
     if (reserved.full) {
-      exchange.error(tooManyConnections(reserved.full.open));
+      exchange.error(tooManyConnections(reserved.full));
       return NOTHING_SENT;
     }
     if (!connection) return {};
