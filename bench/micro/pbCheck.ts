@@ -13,7 +13,8 @@
  *   node bench/micro/pbCheck.ts [events=20000] [rounds=7] [src=../../src] [parts=walk,lazy,frame]   (or read)
  *
  * `src` is a copy of src/ to measure instead (`git archive <commit> src | tar -x -C /tmp/base`, a node_modules link
- * beside it); run two copies alternately to compare them.
+ * beside it), or several separated by commas (`src,/tmp/base/src`): each is loaded with its own modules and each part
+ * runs on each copy in turn, round after round (the copies' order reversed every other round), a median per copy.
  */
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -23,77 +24,88 @@ import { makePod, playEvents, podKey } from '../workload/pods.ts';
 const [eventsArg = '20000', roundsArg = '7', srcArg, partsArg] = process.argv.slice(2);
 const EVENTS = Number(eventsArg);
 const ROUNDS = Number(roundsArg);
-const src =
-  srcArg === undefined || srcArg === 'src'
-    ? new URL('../../src/', import.meta.url)
-    : pathToFileURL(`${isAbsolute(srcArg) ? srcArg : resolve(srcArg)}/`);
-const load = async <T>(path: string) => (await import(new URL(path, src).href)) as T;
-const decode = await load<typeof import('../../src/1-transport/protobuf/decode.ts')>('1-transport/protobuf/decode.ts');
-// The walk's home since it was specialised per message: check.ts (before: values.ts).
-const values = await load<{ checkMessage: (end: number, msg: unknown) => void }>('1-transport/protobuf/check.ts').catch(() =>
-  load<{ checkMessage: (end: number, msg: unknown) => void }>('1-transport/protobuf/values.ts'),
-);
-const lazy = await load<typeof import('../../src/1-transport/protobuf/lazy.ts')>('1-transport/protobuf/lazy.ts');
-const wire = await load<typeof import('../../src/1-transport/protobuf/wire.ts')>('1-transport/protobuf/wire.ts');
-const schema = await load<typeof import('../../src/1-transport/protobuf/schema.ts')>('1-transport/protobuf/schema.ts');
+const srcs = (srcArg ?? 'src').split(',');
+
+type Part = (f: (typeof frames)[number]) => void;
+/** The parts of one copy of src/, each with its own modules (and so its own caches). */
+async function partsOf(dir: string): Promise<Record<string, Part>> {
+  const src = dir === 'src' ? new URL('../../src/', import.meta.url) : pathToFileURL(`${isAbsolute(dir) ? dir : resolve(dir)}/`);
+  const load = async <T>(path: string) => (await import(new URL(path, src).href)) as T;
+  const decode = await load<typeof import('../../src/1-transport/protobuf/decode.ts')>('1-transport/protobuf/decode.ts');
+  // The walk's home since it was specialised per message: check.ts (before: values.ts).
+  const values = await load<{ checkMessage: (end: number, msg: unknown) => void }>('1-transport/protobuf/check.ts').catch(() =>
+    load<{ checkMessage: (end: number, msg: unknown) => void }>('1-transport/protobuf/values.ts'),
+  );
+  const lazy = await load<typeof import('../../src/1-transport/protobuf/lazy.ts')>('1-transport/protobuf/lazy.ts');
+  const wire = await load<typeof import('../../src/1-transport/protobuf/wire.ts')>('1-transport/protobuf/wire.ts');
+  const schema = await load<typeof import('../../src/1-transport/protobuf/schema.ts')>('1-transport/protobuf/schema.ts');
+
+  /** Reads a frame's envelope and leaves the reader at its object's start; returns where the object ends and its message. */
+  function object(bytes: Buffer): { end: number; kind: string } {
+    wire.begin(bytes, 0);
+    const { objectEnd } = decode.watchEvent(bytes.length);
+    const { kind, rawStart, rawEnd } = decode.envelope(objectEnd);
+    wire.seek(rawStart);
+    return { end: rawEnd, kind };
+  }
+
+  const cache = new Map<string, unknown>();
+  return {
+    walk: (f) => {
+      const { end, kind } = object(f.bytes);
+      values.checkMessage(end, schema.message(kind));
+      wire.release(undefined);
+    },
+    lazy: (f) => {
+      const { end, kind } = object(f.bytes);
+      const target: Record<string, unknown> = {};
+      lazy.decodeLazyInto(target, end, schema.message(kind));
+      wire.release(undefined);
+      names += ((target.metadata as { name: string }).name ?? '').length;
+      cache.set(f.key, target);
+    },
+    frame: (f) => {
+      const { object: o } = decode.decodeWatchFrame(f.bytes, undefined);
+      names += ((o.metadata as { name: string }).name ?? '').length;
+      cache.set(f.key, o);
+    },
+    read: (f) => {
+      const { object: o } = decode.decodeWatchFrame(f.bytes, undefined);
+      for (const key of Object.keys(o)) void o[key];
+      names += ((o.metadata as { managedFields: unknown[] }).managedFields ?? []).length;
+      cache.set(f.key, o);
+    },
+  };
+}
 
 const frames: { key: string; bytes: Buffer }[] = [];
 for (const e of playEvents(1000, EVENTS, 7)) {
   if (e.type === 'DELETED') continue;
   frames.push({ key: podKey(e.pod.index), bytes: encodeWatchFrame(e.type, makePod(e.pod)).subarray(4) });
 }
-
-/** Reads a frame's envelope and leaves the reader at its object's start; returns where the object ends and its message. */
-function object(bytes: Buffer): { end: number; kind: string } {
-  wire.begin(bytes, 0);
-  const { objectEnd } = decode.watchEvent(bytes.length);
-  const { kind, rawStart, rawEnd } = decode.envelope(objectEnd);
-  wire.seek(rawStart);
-  return { end: rawEnd, kind };
-}
-
-const cache = new Map<string, unknown>();
 let names = 0;
-const parts: Record<string, (f: (typeof frames)[number]) => void> = {
-  walk: (f) => {
-    const { end, kind } = object(f.bytes);
-    values.checkMessage(end, schema.message(kind));
-    wire.release(undefined);
-  },
-  lazy: (f) => {
-    const { end, kind } = object(f.bytes);
-    const target: Record<string, unknown> = {};
-    lazy.decodeLazyInto(target, end, schema.message(kind));
-    wire.release(undefined);
-    names += ((target.metadata as { name: string }).name ?? '').length;
-    cache.set(f.key, target);
-  },
-  frame: (f) => {
-    const { object: o } = decode.decodeWatchFrame(f.bytes, undefined);
-    names += ((o.metadata as { name: string }).name ?? '').length;
-    cache.set(f.key, o);
-  },
-  read: (f) => {
-    const { object: o } = decode.decodeWatchFrame(f.bytes, undefined);
-    for (const key of Object.keys(o)) void o[key];
-    names += ((o.metadata as { managedFields: unknown[] }).managedFields ?? []).length;
-    cache.set(f.key, o);
-  },
-};
+const copies = await Promise.all(srcs.map(async (dir) => ({ dir, parts: await partsOf(dir) })));
 
 const threadCpu = () => {
   const t = (process as unknown as { threadCpuUsage(): { user: number; system: number } }).threadCpuUsage();
   return t.user + t.system;
 };
 const samples = new Map<string, number[]>();
-const chosen = Object.entries(parts).filter(([name]) => (partsArg === undefined ? name !== 'read' : partsArg.split(',').includes(name)));
+const chosenNames = Object.keys(copies[0]!.parts).filter((name) =>
+  partsArg === undefined ? name !== 'read' : partsArg.split(',').includes(name),
+);
 for (let round = 0; round <= ROUNDS; round++) {
-  for (const [name, part] of chosen) {
-    const t0 = threadCpu();
-    for (const f of frames) part(f);
-    const us = (threadCpu() - t0) / frames.length;
-    if (round > 0) samples.set(name, [...(samples.get(name) ?? []), us]);
-  }
+  // With several copies, each part runs on each copy in turn, the copies' order reversed every other round.
+  const order = round % 2 === 0 ? copies : [...copies].reverse();
+  for (const name of chosenNames)
+    for (const { dir, parts } of order) {
+      const part = parts[name]!;
+      const t0 = threadCpu();
+      for (const f of frames) part(f);
+      const us = (threadCpu() - t0) / frames.length;
+      const label = copies.length > 1 ? `${name}@${dir}` : name;
+      if (round > 0) samples.set(label, [...(samples.get(label) ?? []), us]);
+    }
 }
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 const row = Object.fromEntries([...samples].map(([name, xs]) => [name, Number(median(xs).toFixed(2))]));

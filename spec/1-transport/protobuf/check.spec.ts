@@ -141,4 +141,37 @@ describe('the walk specialised per message gives the reference walk’s verdicts
       if (expected !== '') expect(reference, what).toBe(`ProtobufError: protobuf: ${expected}`);
     }
   });
+
+  // The walk reads one-byte tags, varints and lengths (of strings and nested messages) in place: at a message's end (the buffer's, or a nested
+  // message's with bytes after it), exactly where the reference reads past it or does not.
+  it('the in-place reads at a message’s end, by example: the reference’s verdict, fault or none', () => {
+    const meta = message('ObjectMeta');
+    // name (1, a string), generation (7, a varint), ownerReferences (13, a message: name 3, controller 6).
+    const cases: [string, number[], boolean][] = [
+      ['a string filling the message', [0x0a, 0x02, 0x61, 0x62], true],
+      ['a string one byte past the end', [0x0a, 0x03, 0x61, 0x62], false],
+      ['a string’s length missing', [0x0a], false],
+      ['a string of length 0 at the end', [0x0a, 0x00], true],
+      ['a string of 128 bytes (a two-byte length)', [0x0a, 0x80, 0x01, ...Buffer.alloc(128, 0x61)], true],
+      ['a two-byte length one past the end', [0x0a, 0x80, 0x01, ...Buffer.alloc(127, 0x61)], false],
+      ['a one-byte varint at the end', [0x38, 0x05], true],
+      ['a varint missing', [0x38], false],
+      ['a varint cut after its first byte', [0x38, 0x85], false],
+      ['a two-byte varint', [0x38, 0x85, 0x01], true],
+      ['a tag cut after its first byte', [0x0a, 0x01, 0x61, 0x80], false],
+      ['a nested string filling the nested message', [0x6a, 0x03, 0x1a, 0x01, 0x61, 0x0a, 0x01, 0x62], true],
+      ['a nested string past the nested end, within the outer', [0x6a, 0x03, 0x1a, 0x02, 0x61, 0x0a, 0x01, 0x62], false],
+      ['a nested varint past the nested end, within the outer', [0x6a, 0x01, 0x30, 0x01, 0x0a, 0x01, 0x62], false],
+      ['a nested varint filling the nested message', [0x6a, 0x02, 0x30, 0x01, 0x0a, 0x01, 0x62], true],
+      ['a nested tag’s length at the nested end', [0x6a, 0x01, 0x1a, 0x00, 0x0a, 0x01, 0x62], false],
+      ['a nested message filling the message', [0x6a, 0x02, 0x1a, 0x00], true],
+      ['a nested message one byte past the end', [0x6a, 0x03, 0x1a, 0x00], false],
+      ['a nested message’s length missing', [0x6a], false],
+    ];
+    for (const [what, bytes, valid] of cases) {
+      const reference = verdict(referenceCheckMessage, Buffer.from(bytes), meta);
+      expect(reference === 'ok', what).toBe(valid);
+      expect(verdict(checkMessage, Buffer.from(bytes), meta), what).toBe(reference);
+    }
+  });
 });
