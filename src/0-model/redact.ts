@@ -10,6 +10,33 @@ export function isSecretResource(resource: { readonly group: string; readonly pl
 }
 
 /**
+ * An object without a `kind` shaped like a Secret: a string `type` beside `data` or `stringData` (a real API server
+ * always sets a Secret's `type`). List items come without their kind: without this, a Secret listed under another
+ * resource name would show its values in clear. A ConfigMap has no `type`; an object of another resource this shape
+ * matches loses its values, which is the safe side to err on.
+ */
+export function shapedLikeSecret(object: object): boolean {
+  const shape = object as { kind?: unknown; type?: unknown; data?: unknown; stringData?: unknown };
+  // `kind` and `type` first: a lazily decoded object's `data` (a ConfigMap's) is parsed only when it may be a Secret's.
+  if (shape.kind !== undefined || typeof shape.type !== 'string') return false;
+  const values = (v: unknown) => typeof v === 'object' && v !== null;
+  return values(shape.data) || values(shape.stringData);
+}
+
+/**
+ * The one rule of "is this object a Secret's, whose values are hidden", for `record` (the trace), `watch` and
+ * `replay`: an object (with metadata) of a resource whose values are secret (`secret: true`, {@link isSecretResource}),
+ * one with `kind: Secret`, or one {@link shapedLikeSecret} unless the caller knows its resource holds none
+ * (`secret: false`; `undefined`, not known, is the default).
+ */
+export function isSecretObject(object: unknown, secret?: boolean): boolean {
+  if (typeof object !== 'object' || object === null) return false;
+  const metadata = (object as { metadata?: unknown }).metadata;
+  if (typeof metadata !== 'object' || metadata === null) return false;
+  return secret === true || (object as { kind?: unknown }).kind === 'Secret' || (secret === undefined && shapedLikeSecret(object));
+}
+
+/**
  * Replaces secret values by `<redacted:HASH>`, where HASH is a keyed hash
  * (HMAC-SHA-256, 12 hex digits) under a key drawn at start and never shown:
  * equal values hash equal within one run, so a change, a rotation back, or two

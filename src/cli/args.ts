@@ -49,7 +49,7 @@ Usage:
                     [--from T] [--to T] [--show-secret-values]
       Prints the changes a trace recorded as \`watch\` would have, at their recorded times, Secret values
       redacted; --from and --to (90s, 5m: time into the recording) print a window.
-  rx-informer trim FILE --from T [--to T] [--resource R] -o OUT
+  rx-informer trim FILE [--from T] [--to T] [--resource R] -o OUT
       Writes the window of a trace that still replays: it starts with a list holding what the
       informer knew at the first watch at or after --from.
 
@@ -221,16 +221,20 @@ export type CommandLine =
 /** A namespace name as the API server accepts it (RFC 1123 label): also keeps the name out of harm's way in URLs. */
 const NAMESPACE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
+/** A parser's options, as parseArgs takes them: each command's (WATCH_OPTIONS, RECORD_OPTIONS, …). */
+type ParserOptions = Readonly<Record<string, { readonly type: 'string' | 'boolean'; readonly short?: string }>>;
+
 /**
- * What is wrong with the options, in our words (not parseArgs' own text): an
- * unknown option, a value missing or given to a flag that takes none.
+ * What is wrong with the options of a command line for the `parser` of its command, in our words (not parseArgs'
+ * own text): an unknown option (with its did-you-mean), a value missing or given to a flag that takes none, a value
+ * that starts with "-" (parseArgs' "argument is ambiguous"), with how to give one: `--duration=-5s`.
  */
-function badOption(argv: readonly string[]): string | undefined {
-  const { tokens } = parseArgs({ args: [...argv], options, allowPositionals: true, strict: false, tokens: true });
+export function badOption(argv: readonly string[], parser: ParserOptions = options): string | undefined {
+  const { tokens } = parseArgs({ args: [...argv], options: parser, allowPositionals: true, strict: false, tokens: true });
   for (const token of tokens) {
     if (token.kind !== 'option') continue;
-    const known = (options as Record<string, { type: 'string' | 'boolean'; short?: string }>)[token.name];
-    if (!known) return unknownOption(argv, options);
+    const known = parser[token.name];
+    if (!known) return unknownOption(argv, parser);
     const shown = token.rawName.startsWith('--') ? token.rawName : `${token.rawName}/--${token.name}`;
     if (known.type === 'boolean' && token.value !== undefined) return `${shown} takes no value`;
     if (known.type === 'string') {
@@ -241,6 +245,17 @@ function badOption(argv: readonly string[]): string | undefined {
     }
   }
   return undefined;
+}
+
+/**
+ * The one message for what parseArgs threw when it parsed `argv` strictly with `parser` (watch, start, record, replay,
+ * trim): {@link badOption}'s words, or, for anything it does not know, the first line of parseArgs' own.
+ */
+export function parseArgsError(argv: readonly string[], parser: ParserOptions, error: unknown): string {
+  return (
+    badOption(argv, parser) ??
+    `cannot read the command line: ${error instanceof Error ? (error.message.split('\n')[0] ?? '') : String(error)}`
+  );
 }
 
 /** Parses and checks the command line, sink URLs included, before anything touches the network. */
@@ -255,13 +270,11 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
     parsed = parseArgs({ args: [...argv], options, allowPositionals: true, strict: true });
   } catch (error) {
     // badOption has said everything parseArgs can object to; this is a net, in our words all the same.
-    return {
-      kind: 'usage',
-      message: `cannot read the command line: ${error instanceof Error ? (error.message.split('\n')[0] ?? '') : String(error)}`,
-    };
+    return { kind: 'usage', message: parseArgsError(argv, options, error) };
   }
   const { values, positionals } = parsed;
-  if (values.help) return { kind: 'help' };
+  // `rx-informer help` is `--help`, as kubectl's and git's `help` are.
+  if (values.help || positionals[0] === 'help') return { kind: 'help' };
   if (values.version) return { kind: 'version' };
   const [command, ...resources] = positionals;
   const wrong = commandProblem(command, resources, values);
@@ -387,7 +400,7 @@ function unknownCommand(command: string): string {
 /** What is wrong with the command line's first word, when it is a typo of a command (`wacth`), else undefined. */
 function commandTypo(argv: readonly string[]): string | undefined {
   const [command] = parseArgs({ args: [...argv], options, allowPositionals: true, strict: false }).positionals;
-  if (command === undefined || (COMMANDS as readonly string[]).includes(command)) return undefined;
+  if (command === undefined || command === 'help' || (COMMANDS as readonly string[]).includes(command)) return undefined;
   return didYouMean(
     command,
     COMMANDS.map((c) => [c]),

@@ -54,3 +54,32 @@ export function usageHint(how: Invocation = invocation()): string {
   }[how];
   return `run \`${help}\` for usage`;
 }
+
+/** What {@link outputWatch} needs of the bin's stdout. */
+export interface WatchedOutput {
+  on(event: 'error', listener: (error: NodeJS.ErrnoException) => void): unknown;
+  write(chunk: string, callback: (error?: Error | null) => void): boolean;
+  readonly destroyed: boolean;
+}
+
+/**
+ * Watches `stream` (the bin's stdout) from the start of a run for a failed write; the function it returns is the
+ * run's exit code once what was written is out: `code`, or 1 when a write failed (`--help > /dev/full`: ENOSPC),
+ * said on stderr (`say`) in one line. A reader gone (EPIPE) is no failure, as for `watch`; a run that already failed
+ * keeps its code (and said why itself).
+ */
+export function outputWatch(stream: WatchedOutput, say: (line: string) => void): (code: number) => Promise<number> {
+  let failure: NodeJS.ErrnoException | undefined;
+  stream.on('error', (error) => (failure ??= error));
+  return (code) =>
+    new Promise<number>((resolve) => {
+      const done = (error?: Error | null) => {
+        const failed = failure ?? (error as NodeJS.ErrnoException | null | undefined);
+        if (code !== 0 || !failed || failed.code === 'EPIPE') return resolve(code);
+        say(`error: cannot write to stdout: ${failed.message.split('\n')[0] ?? ''}`);
+        resolve(1);
+      };
+      if (code !== 0 || failure !== undefined || stream.destroyed) done();
+      else stream.write('', done);
+    });
+}

@@ -1,4 +1,4 @@
-import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
+import { accessSync, closeSync, constants, existsSync, fstatSync, openSync, readSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join } from 'node:path';
 import { KubeConfig, loadYaml, type Cluster, type User } from '@kubernetes/client-node';
@@ -66,19 +66,21 @@ export function readKubeConfig(
         `pass --kubeconfig FILE, or run \`${startCommand('', invocation(env))}\` without options for the built-in emulator`,
     );
   }
-  // The files' text, for what a parse error could quote (read again here: the client reads them itself).
-  const texts = files.map((file) => {
+  // Each file is read once, bounded, and client-node parses the text: a file read twice (as client-node's
+  // loadFromFile would) is empty the second time when it is a pipe (`--kubeconfig <(kubectl config view --raw)`).
+  const texts: string[] = [];
+  for (const file of files) {
     try {
-      return readFileSync(file, 'utf8');
-    } catch {
-      return '';
+      texts.push(readKubeConfigFile(file));
+    } catch (error) {
+      throw new UsageError(`cannot load kubeconfig ${file}: ${loadErrorMessage(error, '')}`);
     }
-  });
+  }
   for (const text of texts) for (const secret of textSecrets(text)) scrubber?.add(secret);
 
   const kc = new KubeConfig();
   try {
-    if (path) kc.loadFromFile(path);
+    if (files.length > 0) loadTexts(kc, files, texts);
     else kc.loadFromDefault();
   } catch (error) {
     const where = path ? ` ${path}` : fromEnv.length > 0 ? ` (from $KUBECONFIG)` : files.length > 0 ? ` ${files[0]}` : '';
@@ -103,6 +105,68 @@ export function readKubeConfig(
   if (problem !== undefined) throw new UsageError(`bad kubeconfig: ${problem}`);
   useTokenFiles(kc, tokenFiles(files, texts));
   return { kubeConfig: kc, disableCompression: disablesCompression(texts, cluster.name) };
+}
+
+/** The most a kubeconfig file may hold (docs/cli.md): a larger regular file is refused unread, a pipe or device is cut there. */
+export const KUBECONFIG_MAX_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The text of one kubeconfig file, read once through one descriptor and never past `maxBytes`: a regular file
+ * larger than that is refused by its size (fstat), anything else (a FIFO such as `<(kubectl config view --raw)`, a
+ * character device such as /dev/zero) is read in chunks until its end or until it passes `maxBytes`, which is an
+ * error (code EFBIG) that says so. Errors of the file system keep their code (ENOENT, EACCES, EISDIR).
+ */
+export function readKubeConfigFile(file: string, maxBytes: number = KUBECONFIG_MAX_BYTES): string {
+  const tooLarge = (): Error =>
+    Object.assign(new Error(`larger than ${byteSize(maxBytes)}, the most a kubeconfig may hold (docs/cli.md)`), { code: 'EFBIG' });
+  const fd = openSync(file, 'r');
+  try {
+    const stat = fstatSync(fd);
+    if (stat.isFile() && stat.size > maxBytes) throw tooLarge();
+    const chunks: Buffer[] = [];
+    const buffer = Buffer.alloc(64 * 1024);
+    let total = 0;
+    for (;;) {
+      const n = readChunk(fd, buffer, Math.min(buffer.length, maxBytes + 1 - total));
+      if (n === 0) break;
+      chunks.push(Buffer.from(buffer.subarray(0, n)));
+      total += n;
+      if (total > maxBytes) throw tooLarge();
+    }
+    return Buffer.concat(chunks).toString('utf8');
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** One read; a descriptor left non-blocking by another process (a shared /dev/stdin) is waited for, 10 ms at a time. */
+function readChunk(fd: number, buffer: Buffer, length: number): number {
+  for (;;) {
+    try {
+      return readSync(fd, buffer, 0, length, null);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') throw error;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+    }
+  }
+}
+
+function byteSize(bytes: number): string {
+  return bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MiB` : `${bytes} bytes`;
+}
+
+/**
+ * The files' texts into `kc` as client-node's loadFromFile and loadFromDefault would load the files: each text parsed,
+ * its relative certificate and key paths resolved against its file's directory, the second and later ones merged in
+ * (a later file's current-context wins, a name defined twice is refused: client-node's `mergeConfig`).
+ */
+function loadTexts(kc: KubeConfig, files: readonly string[], texts: readonly string[]): void {
+  texts.forEach((text, i) => {
+    const one = i === 0 ? kc : new KubeConfig();
+    one.loadFromString(text);
+    one.makePathsAbsolute(dirname(files[i] ?? '.'));
+    if (one !== kc) kc.mergeConfig(one);
+  });
 }
 
 /**

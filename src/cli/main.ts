@@ -16,7 +16,9 @@ if (major < MINIMUM[0] || (major === MINIMUM[0] && minor < MINIMUM[1])) {
   // Most of a start is compiling the Kubernetes client; Node caches that (in the OS temp dir) from the second run on.
   const { enableCompileCache } = await import('node:module');
   enableCompileCache();
-  const { run } = await import('./cli.ts');
+  const [{ run }, { outputWatch }] = await Promise.all([import('./cli.ts'), import('./invocation.ts')]);
+  // A write to stdout that failed (`--help > /dev/full`) is exit 1, not 0, once what was written is out.
+  const settled = outputWatch(process.stdout, (line) => void process.stderr.write(`${line}\n`));
   // exit, not exitCode: informers, sockets and timers may still hold the loop open.
-  process.exit(await run(process.argv.slice(2)));
+  process.exit(await settled(await run(process.argv.slice(2))));
 }

@@ -2,6 +2,7 @@ import { DIFF_NOISE } from '../diff.ts';
 import { type InformerEvent, type KubeObject } from '../index.ts';
 import { secretRedactor } from '../pipeline.ts';
 import { joinKey } from '../0-model/keys.ts';
+import { isSecretObject } from '../0-model/redact.ts';
 import { MAX_DEPTH, diffObjects, formatChanges, limitDepth, type Change } from './diff.ts';
 import { clock, printable, timestamp } from './format.ts';
 
@@ -28,7 +29,11 @@ export interface RecordOptions {
   readonly ignore?: readonly string[];
 }
 
-/** What shows an object: the redactor for a Secret's (`secret`), undefined when values are shown as they are. */
+/**
+ * What shows the objects of a resource: the redactor of its Secrets' objects (all of them when `secret`, its resource's
+ * values are secret; else those with `kind: Secret` or shaped like one: isSecretObject, 0-model/redact.ts), undefined
+ * when values are shown as they are.
+ */
 export type SecretRedaction = (secret: boolean) => ((object: KubeObject) => KubeObject) | undefined;
 
 /**
@@ -36,8 +41,12 @@ export type SecretRedaction = (secret: boolean) => ((object: KubeObject) => Kube
  * hash under a key drawn here, one per run: equal values, equal hashes) unless `showSecretValues` (`--show-secret-values`).
  */
 export function secretRedaction(showSecretValues: boolean | undefined): SecretRedaction {
-  const redact = showSecretValues ? undefined : secretRedactor();
-  return (secret) => (secret ? redact : undefined);
+  if (showSecretValues) return () => undefined;
+  const redact = secretRedactor();
+  const all = (object: KubeObject) => redact(object);
+  // A resource not known to hold Secrets may still show one (a trace's Secret under another name): each object decides.
+  const some = (object: KubeObject) => (isSecretObject(object) ? redact(object) : object);
+  return (secret) => (secret ? all : some);
 }
 
 /** The record for an event, or undefined when there is nothing to show (a resync, an update that changed only noise). */

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { parseByteSize, parseEncoding } from './args.ts';
+import { parseArgsError, parseByteSize, parseEncoding } from './args.ts';
 import type { Encoding } from '../pipeline.ts';
 import { printable } from './format.ts';
 import { unknownOption } from './suggest.ts';
@@ -9,7 +9,8 @@ import { unknownOption } from './suggest.ts';
  * entries of HELP that name them.
  */
 export const RECORD_OPTIONS = {
-  namespace: { type: 'string', short: 'n' },
+  // Several are read so as to be refused (`-n a -n b` is `-n a,b`): one namespace, or all.
+  namespace: { type: 'string', short: 'n', multiple: true },
   selector: { type: 'string', short: 'l' },
   'field-selector': { type: 'string' },
   kubeconfig: { type: 'string' },
@@ -55,6 +56,15 @@ export function isRecordCommand(argv: readonly string[]): boolean {
   return positionals[0] === 'record';
 }
 
+/**
+ * `-n a,b` and `-n a -n b` alike (record reads one namespace, or all at once): said as one namespace would be, with
+ * what record takes when the names are several.
+ */
+function badNamespace(given: string): string {
+  const several = given.includes(',') ? ' (record takes one namespace, or none for all of them)' : '';
+  return `-n: "${printable(given)}" is not a namespace name (lower-case letters, digits and "-")${several}`;
+}
+
 /** Parses `rx-informer record RESOURCE... -o FILE [...]`: the options, or a one-line usage message. */
 export function parseRecordLine(argv: readonly string[]): RecordCommandOptions | string {
   const unknown = unknownOption(argv, options);
@@ -63,7 +73,7 @@ export function parseRecordLine(argv: readonly string[]): RecordCommandOptions |
   try {
     parsed = parseArgs({ args: [...argv], options, allowPositionals: true, strict: true });
   } catch (error) {
-    return `record: ${error instanceof Error ? (error.message.split('\n')[0] ?? '') : String(error)}`;
+    return `record: ${parseArgsError(argv, options, error)}`;
   }
   const { values, positionals } = parsed;
   const resources = positionals
@@ -72,8 +82,8 @@ export function parseRecordLine(argv: readonly string[]): RecordCommandOptions |
     .filter(Boolean);
   if (resources.length === 0) return 'record: name at least one resource (e.g. `rx-informer record pods -o trace.jsonl`)';
   if (!values.output) return 'record: name the trace file with -o FILE';
-  if (values.namespace !== undefined && !/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(values.namespace))
-    return `-n: "${printable(values.namespace)}" is not a namespace name (lower-case letters, digits and "-")`;
+  const namespace = values.namespace?.join(',');
+  if (namespace !== undefined && !/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(namespace)) return badNamespace(namespace);
   const maxBytes = values['max-bytes'] === undefined ? undefined : parseByteSize(values['max-bytes']);
   if (values['max-bytes'] !== undefined && maxBytes === undefined)
     return `--max-bytes: "${printable(values['max-bytes'])}" is not a size (a whole number of bytes, or with Ki, Mi or Gi: 50Mi)`;
@@ -86,7 +96,7 @@ export function parseRecordLine(argv: readonly string[]): RecordCommandOptions |
     resources,
     file: values.output,
     redact: values['no-redact'] !== true,
-    ...(values.namespace !== undefined ? { namespace: values.namespace } : {}),
+    ...(namespace !== undefined ? { namespace } : {}),
     ...(values.selector !== undefined ? { labelSelector: values.selector } : {}),
     ...(values['field-selector'] !== undefined ? { fieldSelector: values['field-selector'] } : {}),
     ...(values.kubeconfig !== undefined ? { kubeconfig: values.kubeconfig } : {}),

@@ -3,7 +3,7 @@
  */
 import { parseArgs } from 'node:util';
 import { parseFieldPath } from '../internal.ts';
-import { splitPatterns } from './args.ts';
+import { parseArgsError, splitPatterns } from './args.ts';
 import { printable } from './format.ts';
 import { parseWindow } from './recordArgs.ts';
 import { unknownOption } from './suggest.ts';
@@ -58,7 +58,7 @@ export function parseReplayLine(argv: readonly string[]): ReplayCommandOptions |
   try {
     parsed = parseArgs({ args: [...argv], options, allowPositionals: true, strict: true });
   } catch (error) {
-    return `replay: ${error instanceof Error ? (error.message.split('\n')[0] ?? '') : String(error)}`;
+    return `replay: ${parseArgsError(argv, options, error)}`;
   }
   const { values, positionals } = parsed;
   if (positionals.length !== 2) return 'replay: name one trace file (e.g. `rx-informer replay trace.jsonl`)';

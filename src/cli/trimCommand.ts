@@ -2,6 +2,7 @@
  * `rx-informer trim FILE --from T [--to T] -o OUT`: a window of a trace that still replays (see `trimTrace`).
  */
 import { parseArgs } from 'node:util';
+import { parseArgsError } from './args.ts';
 import { parseWindow } from './recordArgs.ts';
 import { unknownOption } from './suggest.ts';
 
@@ -35,7 +36,7 @@ export function parseTrimLine(argv: readonly string[]): TrimCommandOptions | str
   try {
     parsed = parseArgs({ args: [...argv], options, allowPositionals: true, strict: true });
   } catch (error) {
-    return `trim: ${error instanceof Error ? (error.message.split('\n')[0] ?? '') : String(error)}`;
+    return `trim: ${parseArgsError(argv, options, error)}`;
   }
   const { values, positionals } = parsed;
   if (positionals.length !== 2) return 'trim: name one trace file (e.g. `rx-informer trim trace.jsonl --from 5m -o window.jsonl`)';

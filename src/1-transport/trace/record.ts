@@ -4,7 +4,7 @@
  */
 import { Observable } from 'rxjs';
 import { InformerError } from '../../0-model/errors.ts';
-import { secretRedactor } from '../../0-model/redact.ts';
+import { isSecretObject, secretRedactor } from '../../0-model/redact.ts';
 import type { KubeObject } from '../../0-model/objects.ts';
 import type { LinedFrame, ListPage, ListWatch, RawWatchEvent, WatchFrame } from '../listWatch.ts';
 import { canonicalOptions, recordedError, type TraceRequestLine } from './format.ts';
@@ -30,10 +30,6 @@ export interface RecordOptions {
   readonly redact?: boolean;
 }
 
-function hasMetadata(value: unknown): value is KubeObject {
-  return typeof value === 'object' && value !== null && typeof (value as { metadata?: unknown }).metadata === 'object';
-}
-
 /** The redaction of one recorder: Secrets (by resource, or by `kind` in a watch event) lose their values. */
 interface Redaction {
   /** Whether `redact` changes `object`. */
@@ -43,28 +39,12 @@ interface Redaction {
   readonly asIs: (event: RawWatchEvent) => boolean;
 }
 
-/**
- * An object without a `kind` shaped like a Secret: a string `type` beside `data` or `stringData` (a real API server
- * always sets a Secret's `type`). List items come without their kind: without this, a recorder not told it records
- * Secrets (`resource: 'secrets'` or `secret: true`) would write their values in clear. A ConfigMap has no `type`; an
- * object of another resource this shape matches loses its values in the trace, which is the safe side to err on.
- */
-function shapedLikeSecret(object: object): boolean {
-  const shape = object as { kind?: unknown; type?: unknown; data?: unknown; stringData?: unknown };
-  // `kind` and `type` first: a lazily decoded object's `data` (a ConfigMap's) is parsed only when it may be a Secret's.
-  if (shape.kind !== undefined || typeof shape.type !== 'string') return false;
-  const values = (v: unknown) => typeof v === 'object' && v !== null;
-  return values(shape.data) || values(shape.stringData);
-}
-
 function redactionFor(options: RecordOptions): Redaction {
   if (options.redact === false) return { redacts: () => false, redact: (object) => object, asIs: () => true };
   const redactSecret = secretRedactor();
-  const secret = options.secret ?? options.resource === 'secrets';
-  const redacts = (object: unknown) =>
-    hasMetadata(object) &&
-    object.metadata !== null &&
-    (secret || (object as { kind?: unknown }).kind === 'Secret' || (options.secret === undefined && shapedLikeSecret(object)));
+  // Told it records Secrets or not (`secret`), or else by the resource's name: `secrets` are, anything else may be.
+  const secret = options.secret ?? (options.resource === 'secrets' || undefined);
+  const redacts = (object: unknown) => isSecretObject(object, secret);
   return {
     redacts,
     redact: (object) => (redacts(object) ? redactSecret(object as KubeObject) : object),
