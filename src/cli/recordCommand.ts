@@ -140,9 +140,10 @@ export async function recordCommand(kc: KubeConfig, command: RecordCommandOption
     const target = { resource, namespace: command.namespace, labelSelector: command.labelSelector, fieldSelector: command.fieldSelector };
     const name = resourceName(d);
     const secret = isSecretResource(d);
+    // Not `secret: false` for other resources: that would turn off the rule's kind and shape checks (isSecretObject).
     const listWatch = record(httpListWatch(kc, target, encodingOptions(command.encoding)), writer, {
       resource: name,
-      secret,
+      ...(secret ? { secret } : {}),
       redact: command.redact,
     });
     const cache = informer(listWatch, resource, { namespace: command.namespace });
