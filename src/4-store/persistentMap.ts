@@ -4,8 +4,8 @@ type Owner = object;
  * A trie node, one array: `[dataMap, nodeMap, owner, k0, v0, t0, k1, v1, t1, …, child0, child1, …]`. From
  * {@link FIRST} on it holds the node's entries as key/value/tag triples, in the order of their 5-bit hash
  * fragment, then its children in the same order (a tag is what the writer gave with the value, or undefined:
- * the store's is a hash of the object's resourceVersion, read with the value where the object itself is cold); `owner` is the builder allowed to change it in place,
- * if any. Below the last level (shift > 30: all 32 hash bits used), keys whose hashes are equal go on
+ * the store's is a hash of the object's resourceVersion, read with the value where the object itself is cold);
+ * `owner` is the builder allowed to change it in place, if any. Below the last level (shift > 30: all 32 hash bits used), keys whose hashes are equal go on
  * in a second trie under a per-process seeded hash; below its last level, a node with both bitmaps 0
  * holds them as plain pairs.
  *

@@ -369,8 +369,9 @@ export class Store<T> {
 
 /**
  * `store.put(key, object, replaced, errors, values, tag)`: a write that finds the key's old object on its own way down
- * (left in `replaced.previous`, its {@link versionTag} in `replaced.previousTag` when the store knows it). Not API (`Store` keeps it private; neither `rx-informer` nor `rx-informer/pipeline`
- * exports this): the reducer's watch update, its property tests and the store's micro-benchmark use it.
+ * (left in `replaced.previous`, its {@link versionTag} in `replaced.previousTag` when the store knows it). Not API
+ * (`Store` keeps it private; neither `rx-informer` nor `rx-informer/pipeline` exports this): the reducer's watch
+ * update, its property tests and the store's micro-benchmark use it.
  */
 export function putInStore<T>(
   store: Store<T>,
