@@ -38,20 +38,31 @@ const BUILTIN: readonly Resource<KubeObject>[] = [Pod, ConfigMap, Secret, Servic
 function resourceFor(trace: TraceSource, name: string): Resource<KubeObject> {
   const builtin = BUILTIN.find((r) => (r.group ? `${r.plural}.${r.group}` : r.plural) === name);
   if (builtin) return builtin;
-  const [plural = name, ...group] = name.split('.');
+  const [plural = name, ...groupParts] = name.split('.');
+  const group = groupParts.join('.');
   const watches = new Set<number>();
   let kind: string | undefined;
-  // The first event of a watch of it that names a kind (read one at a time: the trace may be long).
+  let version: string | undefined;
+  // The first event of a watch of it that names a kind, and its apiVersion's version (read one at a time: the trace
+  // may be long). The version is the objects' own: a guessed one (`v1` for a CRD served as `v1beta1`) would make
+  // every recorded object fail the resource's apiVersion check, and the replay print nothing.
   for (let i = 0; i < trace.length && kind === undefined; i++) {
     const request = trace.requestAt(i);
     if (request?.type === 'watch' && (request.resource ?? name) === name) watches.add(request.id);
     if (trace.typeOf(i) !== 'event' || !watches.has(trace.idOf(i))) continue;
     const line = trace.read(i);
-    const found = line.type === 'event' && line.event.type !== 'ERROR' ? (line.event.object as { kind?: unknown } | null)?.kind : undefined;
-    if (typeof found === 'string' && found !== 'Bookmark') kind = found;
+    const object =
+      line.type === 'event' && line.event.type !== 'ERROR'
+        ? (line.event.object as { kind?: unknown; apiVersion?: unknown } | null)
+        : undefined;
+    if (typeof object?.kind !== 'string' || object.kind === 'Bookmark') continue;
+    kind = object.kind;
+    const apiVersion = typeof object.apiVersion === 'string' ? object.apiVersion : '';
+    const slash = apiVersion.lastIndexOf('/');
+    if (apiVersion.slice(0, Math.max(slash, 0)) === group && apiVersion.length > slash + 1) version = apiVersion.slice(slash + 1);
   }
   trace.release();
-  return customResource({ group: group.join('.'), version: 'v1', plural, kind: kind ?? plural, namespaced: true });
+  return customResource({ group, version: version ?? 'v1', plural, kind: kind ?? plural, namespaced: true });
 }
 
 /** A change of a replay: the time into the recording it came at, and whether its resource is Secrets. */
