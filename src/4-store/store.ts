@@ -382,5 +382,5 @@ export function putInStore<T>(
   values?: IndexValues,
   tag?: number,
 ): Store<T> {
-  return tag === undefined ? store['put'](key, object, replaced, errors, values) : store['put'](key, object, replaced, errors, values, tag);
+  return store['put'](key, object, replaced, errors, values, tag); // tag undefined: put's default, versionTag(object)
 }
