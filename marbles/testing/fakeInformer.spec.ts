@@ -1,8 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import { map } from 'rxjs';
+import { z } from 'zod';
 import { testScheduler } from '../support/testScheduler.ts';
-import { added, deleted, fakeInformer, fakeResource, kubeObj, listed } from '../../src/testing/marbles.ts';
-import { Node, keyOf, type InformerEvent, type KubeObject } from '../../src/index.ts';
+import { added, deleted, fakeInformer, fakeResource, kubeObj, listed, modified } from '../../src/testing/marbles.ts';
+import {
+  ConfigMap,
+  Deployment,
+  Node,
+  customResource,
+  keyOf,
+  kubeObject,
+  type InformerError,
+  type InformerEvent,
+  type KubeObject,
+} from '../../src/index.ts';
 
 const Widgets = fakeResource();
 const brief = (e: InformerEvent<KubeObject>) => `${e.type} ${e.object.metadata.name}`;
@@ -110,6 +121,69 @@ describe('kubeObj(resource, name): an object of that resource', () => {
       const nodes = fakeInformer(Node, cold('l', { l: listed('1', kubeObj(Node, 'n1')) }));
       const cached = nodes.store$.pipe(map((store) => store.get('n1')));
       expectObservable(cached).toBe('(ua)', { u: undefined, a: kubeObj(Node, 'n1') });
+    });
+  });
+});
+
+describe('fakeInformer decodes as a real informer (the same decoder)', () => {
+  const Apple = kubeObject({ spec: z.looseObject({ color: z.string() }) });
+  type Apple = z.infer<typeof Apple>;
+  const Apples = customResource<Apple>({
+    group: 'example.com',
+    version: 'v1',
+    plural: 'apples',
+    kind: 'Apple',
+    namespaced: true,
+    schema: Apple,
+  });
+  const keys = (store: { keys(): string[] }) => store.keys().sort().join(',');
+  const reported = (error: InformerError) => `${error.reason} ${error.message}`;
+
+  it('an object of another kind is reported on errors$ and not cached, in a list and in a watch event', () => {
+    testScheduler().run(({ cold, expectObservable }) => {
+      const configMaps = fakeInformer(
+        ConfigMap,
+        cold('l-a', {
+          l: listed('1', kubeObj<ConfigMap>('x'), kubeObj(Deployment, 'web') as unknown as ConfigMap),
+          a: added(kubeObj(Deployment, 'api', { resourceVersion: '2' }) as unknown as ConfigMap),
+        }),
+      );
+      expectObservable(configMaps.errors$.pipe(map(reported))).toBe('e-f', {
+        e: 'ValidationFailed default/web is an apps/v1 Deployment, not a v1 ConfigMap; skipped',
+        f: 'ValidationFailed default/api is an apps/v1 Deployment, not a v1 ConfigMap; skipped',
+      });
+      expectObservable(configMaps.store$.pipe(map(keys))).toBe('(ex)', { e: '', x: 'default/x' });
+      expectObservable(configMaps.synced$).toBe('(ft)', { f: false, t: true });
+    });
+  });
+
+  it("an object failing the resource's schema is reported and not cached; the cache keeps its last valid one", () => {
+    testScheduler().run(({ cold, expectObservable }) => {
+      const red = kubeObj(Apples, 'a', { spec: { color: 'red' } });
+      const bad = kubeObj(Apples, 'a', { resourceVersion: '2', spec: { color: 3 } });
+      const apples = fakeInformer(Apples, cold('l-m', { l: listed('1', red, kubeObj(Apples, 'b', { spec: {} })), m: modified(bad) }));
+      expectObservable(apples.errors$.pipe(map((error) => `${error.reason} ${error.key}`))).toBe('e-f', {
+        e: 'ValidationFailed default/b',
+        f: 'ValidationFailed default/a',
+      });
+      expectObservable(apples.store$.pipe(map((store) => store.get('default/a')?.spec.color))).toBe('(ur)', { u: undefined, r: 'red' });
+    });
+  });
+
+  it('a DELETED whose object fails the schema deletes its key all the same', () => {
+    testScheduler().run(({ cold, expectObservable }) => {
+      const red = kubeObj(Apples, 'a', { spec: { color: 'red' } });
+      const apples = fakeInformer(Apples, cold('l----d', { l: listed('1', red), d: deleted(kubeObj(Apples, 'a', { spec: { color: 3 } })) }));
+      expectObservable(apples.store$.pipe(map(keys))).toBe('(ea)-e', { e: '', a: 'default/a' });
+    });
+  });
+
+  it("the test's objects are cached as they are: kubeObj(name), without apiVersion and kind, is the resource's", () => {
+    testScheduler().run(({ cold, expectObservable }) => {
+      const x = kubeObj<ConfigMap>('x');
+      const configMaps = fakeInformer(ConfigMap, cold('l', { l: listed('1', x) }));
+      expectObservable(configMaps.store$.pipe(map((store) => store.get('default/x')))).toBe('(ux)', { u: undefined, x });
+      expect(x).not.toHaveProperty('kind');
     });
   });
 });

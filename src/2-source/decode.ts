@@ -119,11 +119,16 @@ function completeTypeMeta(
   const path = raw.apiVersion !== typeMeta.apiVersion ? 'apiVersion' : 'kind';
   const expected = `${typeMeta.apiVersion} ${typeMeta.kind}`;
   const got = `${String(raw.apiVersion)} ${String(raw.kind)}`;
-  const error = rejected(raw, phase, `is a ${got}, not a ${expected}; skipped`, [
+  const error = rejected(raw, phase, `is ${article(got)} ${got}, not ${article(expected)} ${expected}; skipped`, [
     issue([path], `expected ${expected}, got ${got}`, raw[path]),
   ]);
   otherKind.add(error);
   return error;
+}
+
+/** "an" before a vowel ("an apps/v1 Deployment"), else "a" ("a v1 ConfigMap"). */
+function article(word: string): string {
+  return /^[aeiou]/i.test(word) ? 'an' : 'a';
 }
 
 function hasOwnProto(value: unknown): boolean {

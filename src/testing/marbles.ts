@@ -1,9 +1,10 @@
-import { map, type Observable } from 'rxjs';
+import { concatMap, type Observable } from 'rxjs';
 import { InformerError, type ErrorReason, type InformerErrorDetails } from '../0-model/errors.ts';
 import { apiVersionOf, customResource, type Resource } from '../0-model/resources.ts';
 import type { KubeObject, OwnerReference } from '../0-model/objects.ts';
 import type { SourceEvent } from '../2-source/sourceEvent.ts';
 import { informerFromSource, type Informer, type InformerOptions } from '../5-informer/informer.ts';
+import { decodedSourceEvents, fakeDecoder } from './fakeSource.ts';
 
 /**
  * An informer driven by a marble Observable of source events instead of a
@@ -24,6 +25,11 @@ import { informerFromSource, type Informer, type InformerOptions } from '../5-in
  * "Delivery modes"), so a controller built on in-order delivery is tested with the order it will see.
  * The README's "Testing a controller" has a whole example, checked in `npm test`.
  *
+ * Each object is decoded as a real informer decodes it (the same decoder): one that fails the resource's schema,
+ * or of another kind (a Deployment given to `fakeInformer(ConfigMap, …)`), is reported on `errors$`
+ * (`ValidationFailed`) and not cached; a rejected DELETED still deletes its key. An object without `apiVersion`
+ * and `kind` (`kubeObj('x')`) is taken as the resource's, as a list item is, and cached as it is.
+ *
  * For a cluster-scoped resource (`namespaced: false`: `Node`, `Namespace`, …) the objects lose their
  * `metadata.namespace` on the way in, as the API server sends them, so `kubeObj('n1')` (namespace `default`
  * by default) is keyed `n1`, as a real informer keys it.
@@ -33,7 +39,9 @@ export function fakeInformer<T extends KubeObject = KubeObject>(
   events$: Observable<SourceEvent<T>>,
   options: Pick<InformerOptions<T>, 'indexers' | 'resyncPeriod' | 'scheduler' | 'delivery'> = {},
 ): Informer<T> {
-  return informerFromSource(resource, resource.namespaced ? events$ : events$.pipe(map(clusterScoped)), options);
+  const decode = fakeDecoder(resource);
+  const decoded$ = events$.pipe(concatMap((event) => decodedSourceEvents(decode, resource.namespaced ? event : clusterScoped(event))));
+  return informerFromSource(resource, decoded$, options);
 }
 
 /** A source event of a cluster-scoped resource: its objects without a namespace. */
