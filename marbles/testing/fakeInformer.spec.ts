@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { map } from 'rxjs';
+import { map, type Observable } from 'rxjs';
 import { z } from 'zod';
 import { testScheduler } from '../support/testScheduler.ts';
 import { added, deleted, fakeInformer, fakeResource, kubeObj, listed, modified } from '../../src/testing/marbles.ts';
@@ -10,10 +10,11 @@ import {
   customResource,
   keyOf,
   kubeObject,
-  type InformerError,
+  InformerError,
   type InformerEvent,
   type KubeObject,
 } from '../../src/index.ts';
+import type { SourceEvent } from '../../src/pipeline.ts';
 
 const Widgets = fakeResource();
 const brief = (e: InformerEvent<KubeObject>) => `${e.type} ${e.object.metadata.name}`;
@@ -173,7 +174,10 @@ describe('fakeInformer decodes as a real informer (the same decoder)', () => {
   it('a DELETED whose object fails the schema deletes its key all the same', () => {
     testScheduler().run(({ cold, expectObservable }) => {
       const red = kubeObj(Apples, 'a', { spec: { color: 'red' } });
-      const apples = fakeInformer(Apples, cold('l----d', { l: listed('1', red), d: deleted(kubeObj(Apples, 'a', { spec: { color: 3 } })) }));
+      const apples = fakeInformer(
+        Apples,
+        cold('l----d', { l: listed('1', red), d: deleted(kubeObj(Apples, 'a', { spec: { color: 3 } })) }),
+      );
       expectObservable(apples.store$.pipe(map(keys))).toBe('(ea)-e', { e: '', a: 'default/a' });
     });
   });
@@ -184,6 +188,52 @@ describe('fakeInformer decodes as a real informer (the same decoder)', () => {
       const configMaps = fakeInformer(ConfigMap, cold('l', { l: listed('1', x) }));
       expectObservable(configMaps.store$.pipe(map((store) => store.get('default/x')))).toBe('(ux)', { u: undefined, x });
       expect(x).not.toHaveProperty('kind');
+    });
+  });
+});
+
+describe('fakeInformer checks each marble value at its boundary', () => {
+  /** The error the informer's streams end with, as a line. */
+  const failed = (values: Record<string, unknown>, marble = 'l') => {
+    let message = '';
+    testScheduler().run(({ cold }) => {
+      fakeInformer(ConfigMap, cold(marble, values) as Observable<SourceEvent<ConfigMap>>).store$.subscribe({
+        error: (error: unknown) =>
+          (message = error instanceof InformerError ? `${error.reason}: ${error.message}` : `not typed: ${String(error)}`),
+      });
+    });
+    return message;
+  };
+
+  it('a letter missing from the values map: a Config error naming the time, the value and the helpers', () => {
+    expect(failed({}, '--l')).toBe(
+      'Config: fakeInformer(configmaps): the marble value at 2 ms is not a source event: undefined (is its letter missing from the values map?); ' +
+        'make each value with listed(), added(), modified(), deleted(), bookmark() or failure() from rx-informer/testing',
+    );
+  });
+
+  it('an object instead of added(object) or listed(rv, object)', () => {
+    expect(failed({ l: kubeObj<ConfigMap>('x') })).toMatch(
+      /^Config: fakeInformer\(configmaps\): the marble value at 0 ms is not a source event \(an object itself, or a value without a known type\): \{"metadata":\{"name":"x".*; make each value with listed\(\)/,
+    );
+  });
+
+  it('a list without its resourceVersion, an item that is no object, an event without its object', () => {
+    expect(failed({ l: { type: 'replace', items: [kubeObj('x')] } })).toMatch(
+      /is a list without a resourceVersion \(listed\(resourceVersion, \.\.\.objects\)\)/,
+    );
+    expect(failed({ l: listed('1', null as unknown as ConfigMap) })).toMatch(
+      /is a list whose item 0 is not an object: \{"type":"replace","items":\[null\]/,
+    );
+    expect(failed({ l: { type: 'added', resourceVersion: '1' } })).toMatch(/is an added event without an object/);
+  });
+
+  it('an object without a name is what a real informer reports: ValidationFailed on errors$, nothing cached, synced', () => {
+    testScheduler().run(({ cold, expectObservable }) => {
+      const configMaps = fakeInformer(ConfigMap, cold('l', { l: listed('1', { metadata: {} } as ConfigMap) }));
+      expectObservable(configMaps.errors$.pipe(map((error) => error.reason))).toBe('v', { v: 'ValidationFailed' });
+      expectObservable(configMaps.synced$).toBe('(ft)', { f: false, t: true });
+      expectObservable(configMaps.store$.pipe(map((store) => store.size))).toBe('0', { 0: 0 });
     });
   });
 });

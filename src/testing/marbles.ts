@@ -1,10 +1,10 @@
-import { concatMap, type Observable } from 'rxjs';
+import { asyncScheduler, concatMap, type Observable } from 'rxjs';
 import { InformerError, type ErrorReason, type InformerErrorDetails } from '../0-model/errors.ts';
 import { apiVersionOf, customResource, type Resource } from '../0-model/resources.ts';
 import type { KubeObject, OwnerReference } from '../0-model/objects.ts';
 import type { SourceEvent } from '../2-source/sourceEvent.ts';
 import { informerFromSource, type Informer, type InformerOptions } from '../5-informer/informer.ts';
-import { decodedSourceEvents, fakeDecoder } from './fakeSource.ts';
+import { checkedSourceEvent, decodedSourceEvents, fakeDecoder } from './fakeSource.ts';
 
 /**
  * An informer driven by a marble Observable of source events instead of a
@@ -28,7 +28,9 @@ import { decodedSourceEvents, fakeDecoder } from './fakeSource.ts';
  * Each object is decoded as a real informer decodes it (the same decoder): one that fails the resource's schema,
  * or of another kind (a Deployment given to `fakeInformer(ConfigMap, …)`), is reported on `errors$`
  * (`ValidationFailed`) and not cached; a rejected DELETED still deletes its key. An object without `apiVersion`
- * and `kind` (`kubeObj('x')`) is taken as the resource's, as a list item is, and cached as it is.
+ * and `kind` (`kubeObj('x')`) is taken as the resource's, as a list item is, and cached as it is. A marble value
+ * that is not a source event (a letter missing from the values map, an object instead of `added(object)`) fails
+ * the test with a `Config` InformerError naming the value and the helpers that make source events.
  *
  * For a cluster-scoped resource (`namespaced: false`: `Node`, `Namespace`, …) the objects lose their
  * `metadata.namespace` on the way in, as the API server sends them, so `kubeObj('n1')` (namespace `default`
@@ -40,7 +42,13 @@ export function fakeInformer<T extends KubeObject = KubeObject>(
   options: Pick<InformerOptions<T>, 'indexers' | 'resyncPeriod' | 'scheduler' | 'delivery'> = {},
 ): Informer<T> {
   const decode = fakeDecoder(resource);
-  const decoded$ = events$.pipe(concatMap((event) => decodedSourceEvents(decode, resource.namespaced ? event : clusterScoped(event))));
+  const scheduler = options.scheduler ?? asyncScheduler;
+  const decoded$ = events$.pipe(
+    concatMap((value: unknown) => {
+      const event = checkedSourceEvent<T>(resource, value, scheduler.now());
+      return decodedSourceEvents(decode, resource.namespaced ? event : clusterScoped(event));
+    }),
+  );
   return informerFromSource(resource, decoded$, options);
 }
 
