@@ -91,6 +91,20 @@ describe('fakeInformer keys as a real informer does', () => {
 });
 
 describe('kubeObj(resource, name): an object of that resource', () => {
+  it("its parts are typed from the object's type, in part: spec, status and data", () => {
+    // @ts-expect-error -- replicas is a number
+    kubeObj<Deployment>('web', { spec: { replicas: 'three' } });
+    // @ts-expect-error -- and so through the resource
+    kubeObj(Deployment, 'web', { spec: { replicas: 'three' } });
+    // @ts-expect-error -- a ConfigMap's data holds strings
+    kubeObj(ConfigMap, 'settings', { data: { level: 3 } });
+    // Any field may be left out, at any depth; an unstructured object's parts are anything.
+    expect(
+      kubeObj(Deployment, 'web', { spec: { replicas: 3, template: { spec: { containers: [{ name: 'app' }] } } } }).spec?.replicas,
+    ).toBe(3);
+    expect(kubeObj('w', { spec: { anything: ['goes'] } }).spec).toEqual({ anything: ['goes'] });
+  });
+
   it('cluster-scoped (Node, a CRD with scope Cluster): no namespace, even one given; apiVersion and kind from the resource', () => {
     const Gizmos = fakeResource({ plural: 'gizmos', kind: 'Gizmo', namespaced: false });
     expect(kubeObj(Node, 'n1')).toEqual({
@@ -138,6 +152,8 @@ describe('fakeInformer decodes as a real informer (the same decoder)', () => {
     schema: Apple,
   });
   const keys = (store: { keys(): string[] }) => store.keys().sort().join(',');
+  /** What a server may send all the same: kubeObj's parts are typed, so a wrong one needs a cast. */
+  const NOT_A_STRING = 3 as unknown as string;
   const reported = (error: InformerError) => `${error.reason} ${error.message}`;
 
   it('an object of another kind is reported on errors$ and not cached, in a list and in a watch event', () => {
@@ -161,7 +177,7 @@ describe('fakeInformer decodes as a real informer (the same decoder)', () => {
   it("an object failing the resource's schema is reported and not cached; the cache keeps its last valid one", () => {
     testScheduler().run(({ cold, expectObservable }) => {
       const red = kubeObj(Apples, 'a', { spec: { color: 'red' } });
-      const bad = kubeObj(Apples, 'a', { resourceVersion: '2', spec: { color: 3 } });
+      const bad = kubeObj(Apples, 'a', { resourceVersion: '2', spec: { color: NOT_A_STRING } });
       const apples = fakeInformer(Apples, cold('l-m', { l: listed('1', red, kubeObj(Apples, 'b', { spec: {} })), m: modified(bad) }));
       expectObservable(apples.errors$.pipe(map((error) => `${error.reason} ${error.key}`))).toBe('e-f', {
         e: 'ValidationFailed default/b',
@@ -176,7 +192,7 @@ describe('fakeInformer decodes as a real informer (the same decoder)', () => {
       const red = kubeObj(Apples, 'a', { spec: { color: 'red' } });
       const apples = fakeInformer(
         Apples,
-        cold('l----d', { l: listed('1', red), d: deleted(kubeObj(Apples, 'a', { spec: { color: 3 } })) }),
+        cold('l----d', { l: listed('1', red), d: deleted(kubeObj(Apples, 'a', { spec: { color: NOT_A_STRING } })) }),
       );
       expectObservable(apples.store$.pipe(map(keys))).toBe('(ea)-e', { e: '', a: 'default/a' });
     });

@@ -78,8 +78,18 @@ export function fakeResource(description: Partial<Pick<Resource, 'group' | 'vers
   });
 }
 
-/** What to put in a test object. */
-export interface ObjectParts {
+/** Any part of a value: every field optional, at every depth (a test's spec names only what it needs). */
+type PartOf<V> = V extends readonly (infer E)[] ? readonly PartOf<E>[] : V extends object ? { readonly [K in keyof V]?: PartOf<V[K]> } : V;
+
+/** The type of `T`'s field `K`, in part; `unknown` where `T` does not declare it. */
+type FieldOf<T, K extends string> = T extends { readonly [P in K]?: infer V } ? (unknown extends V ? unknown : PartOf<V>) : unknown;
+
+/**
+ * What to put in a test object. `spec`, `status` and `data` are typed from the object's type `T`, in part (any field
+ * may be left out, none may have the wrong type): `kubeObj<Deployment>('web', { spec: { replicas: 'three' } })` does
+ * not compile.
+ */
+export interface ObjectParts<T = KubeObject> {
   readonly namespace?: string;
   readonly resourceVersion?: string;
   readonly uid?: string;
@@ -90,8 +100,9 @@ export interface ObjectParts {
   readonly owner?: { readonly kind: string; readonly name: string; readonly apiVersion?: string };
   readonly apiVersion?: string;
   readonly kind?: string;
-  readonly spec?: unknown;
-  readonly status?: unknown;
+  readonly spec?: FieldOf<T, 'spec'>;
+  readonly status?: FieldOf<T, 'status'>;
+  readonly data?: FieldOf<T, 'data'>;
   readonly [field: string]: unknown;
 }
 
@@ -110,8 +121,8 @@ const META_FIELDS = new Set(['namespace', 'resourceVersion', 'uid', 'generation'
  * even one given (as the API server stores it, and as a real informer caches it): `kubeObj(Node, 'n1')` is the
  * node `n1` a `fakeInformer(Node, …)` caches, equal to it.
  */
-export function kubeObj<T extends KubeObject = KubeObject>(name: string, parts?: ObjectParts): T;
-export function kubeObj<T extends KubeObject>(resource: Resource<T>, name: string, parts?: ObjectParts): T;
+export function kubeObj<T extends KubeObject = KubeObject>(name: string, parts?: ObjectParts<T>): T;
+export function kubeObj<T extends KubeObject>(resource: Resource<T>, name: string, parts?: ObjectParts<T>): T;
 export function kubeObj(first: string | Resource, second?: string | ObjectParts, third?: ObjectParts): KubeObject {
   if (typeof first === 'string') return testObject(first, typeof second === 'object' ? second : {});
   const parts = third ?? {};
