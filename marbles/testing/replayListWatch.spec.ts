@@ -4,7 +4,7 @@ import { replayListWatch } from '../../src/testing/replayListWatch.ts';
 import { TRACE_FORMAT_VERSION } from '../../src/1-transport/trace/format.ts';
 import { InformerError } from '../../src/0-model/errors.ts';
 import { httpFailure, listPage, watchEvent } from '../../src/testing/index.ts';
-import { Pod, informer } from '../../src/index.ts';
+import { ConfigMap, Deployment, Pod, informer, type KubeObject, type Resource } from '../../src/index.ts';
 
 const pod = (name: string, rv: string) => ({ metadata: { name, namespace: 'default', resourceVersion: rv } });
 const header = {
@@ -148,5 +148,47 @@ describe('replayListWatch', () => {
     const two = text().replace('["pods"]', '["pods","secrets"]');
     expect(() => replayListWatch(two)).toThrow(/holds pods, secrets: say which with the resource option/);
     expect(() => replayListWatch(two, { resource: 'nodes' })).toThrow(/not nodes/);
+  });
+
+  describe("another resource's trace", () => {
+    const configMap = (name: string, rv: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', ...pod(name, rv) });
+    /** A ConfigMaps trace: its list items carry no kind (as the server sends them), its watch events do. */
+    const CONFIGMAPS = text(
+      { type: 'list', at: 0, id: 0, options: { resourceVersion: '0', limit: 500 } },
+      { type: 'page', at: 5, id: 0, resourceVersion: '10', items: [pod('settings', '9'), pod('flags', '8')] },
+      { type: 'end', at: 5, id: 0, how: 'complete' },
+      { type: 'watch', at: 10, id: 1, options: { resourceVersion: '10', allowWatchBookmarks: true } },
+      { type: 'event', at: 20, id: 1, event: { type: 'ADDED', object: configMap('more', '11') } },
+    ).replace('["pods"]', '["configmaps"]');
+
+    /** What an informer of `resource` over the replayed trace reports and caches in its first 50 ms. */
+    function replayed<T extends KubeObject>(resource: Resource<T>): { errors: string[]; keys: string[] } {
+      const scheduler = testScheduler();
+      const errors: string[] = [];
+      let keys: string[] = [];
+      scheduler.run(() => {
+        const replay = replayListWatch(CONFIGMAPS, { scheduler });
+        const watched = informer(replay, resource, { scheduler });
+        const subscription = watched.errors$.subscribe((e) => errors.push(`${e.reason} ${e.message}`));
+        subscription.add(watched.store$.subscribe((store) => (keys = store.keys().sort())));
+        scheduler.schedule(() => subscription.unsubscribe(), 50);
+      });
+      return { errors, keys };
+    }
+
+    it('into an informer of another resource: each listed object is reported as of the recorded kind, and not cached', () => {
+      expect(replayed(Deployment)).toEqual({
+        errors: [
+          'ValidationFailed default/settings is a v1 ConfigMap, not an apps/v1 Deployment; skipped',
+          'ValidationFailed default/flags is a v1 ConfigMap, not an apps/v1 Deployment; skipped',
+          'ValidationFailed default/more is a v1 ConfigMap, not an apps/v1 Deployment; skipped',
+        ],
+        keys: [],
+      });
+    });
+
+    it("into an informer of the trace's resource: everything cached, nothing reported", () => {
+      expect(replayed(ConfigMap)).toEqual({ errors: [], keys: ['default/flags', 'default/more', 'default/settings'] });
+    });
   });
 });

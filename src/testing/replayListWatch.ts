@@ -149,6 +149,51 @@ function frameOf(line: TraceRequestLine): ListPage | WatchFrame | undefined {
   }
 }
 
+interface TypeMeta {
+  readonly apiVersion: string;
+  readonly kind: string;
+}
+
+/** How many watch events {@link recordedTypeMeta} reads at most: a trace of ERROR events only is not read whole. */
+const TYPE_META_EVENTS = 64;
+
+/**
+ * The apiVersion and kind of the recorded objects: those of the first watch event of the replayed requests that has
+ * them (a list's items carry none, the server's watch events do), or undefined when none does.
+ */
+function recordedTypeMeta(source: TraceSource, requests: readonly Played[]): TypeMeta | undefined {
+  let read = 0;
+  for (const played of requests) {
+    if (played.request.type !== 'watch') continue;
+    for (const i of played.outcomes) {
+      if (source.typeOf(i) !== 'event') continue;
+      if (++read > TYPE_META_EVENTS) return undefined;
+      const line = source.read(i) as TraceRequestLine;
+      if (line.type !== 'event' || line.event.type === 'ERROR') continue;
+      const object = line.event.object as { apiVersion?: unknown; kind?: unknown } | null;
+      if (typeof object?.apiVersion === 'string' && typeof object.kind === 'string')
+        return { apiVersion: object.apiVersion, kind: object.kind };
+    }
+  }
+  return undefined;
+}
+
+/**
+ * A list's items with the recorded objects' apiVersion and kind where they have none (completed in place, as the
+ * informer's decoder completes them): so an informer of another resource than the trace's reports each of them
+ * (`ValidationFailed`: "is a v1 ConfigMap, not an apps/v1 Deployment; skipped"), as it does the watch events,
+ * instead of caching them as its own.
+ */
+function typed(items: readonly unknown[], typeMeta: TypeMeta | undefined): void {
+  if (typeMeta === undefined) return;
+  for (const item of items) {
+    if (typeof item !== 'object' || item === null || Array.isArray(item)) continue;
+    const o = item as { apiVersion?: unknown; kind?: unknown };
+    if (o.apiVersion === undefined) o.apiVersion = typeMeta.apiVersion;
+    if (o.kind === undefined) o.kind = typeMeta.kind;
+  }
+}
+
 /** What a request is played with: the clock, the source, and where to say how it went. */
 interface Stage {
   readonly clock: SchedulerLike;
@@ -161,10 +206,12 @@ interface Stage {
   readonly aborted: (when: string) => void;
   /** A line of it could not be read (the file changed). */
   readonly broken: (message: string) => void;
+  /** The recorded objects' apiVersion and kind, for list items that lack them (see {@link recordedTypeMeta}). */
+  readonly typeMeta: () => TypeMeta | undefined;
 }
 
 /** Plays one recorded request: its lines, read one at a time, at their offsets from the subscription; its end as recorded. */
-function play<V>(played: Played, { clock, origin, source, done, aborted, broken }: Stage): Observable<V> {
+function play<V>(played: Played, { clock, origin, source, done, aborted, broken, typeMeta }: Stage): Observable<V> {
   return new Observable<V>((subscriber) => {
     const start = clock.now();
     const request = requestName(played, source.header);
@@ -201,6 +248,7 @@ function play<V>(played: Played, { clock, origin, source, done, aborted, broken 
           if (line.how === 'complete') subscriber.complete();
           return; // 'unsubscribe': the client aborted it; it stays open until the client does so again
         }
+        if (line.type === 'page') typed(line.items, typeMeta());
         subscriber.next(named(frameOf(line), request) as V);
       }
       const following = outcomes[next];
@@ -247,6 +295,7 @@ export function replayListWatch(trace: Trace | TraceSource | string, options: Re
   const requests = requestsOf(source, options.resource);
   const mismatches: ReplayMismatch[] = [];
   const finished = new ReplaySubject<void>(1);
+  let typeMeta: { readonly found: TypeMeta | undefined } | undefined;
   let cursor = 0;
   let playing = 0;
   if (requests.length === 0) {
@@ -284,6 +333,7 @@ export function replayListWatch(trace: Trace | TraceSource | string, options: Re
             index,
           }),
         broken: (message) => mismatches.push({ message, index }),
+        typeMeta: () => (typeMeta ??= { found: recordedTypeMeta(source, requests) }).found,
       });
     }
     const message =
