@@ -7,6 +7,8 @@ import { httpFailure, listPage, watchEvent } from '../../src/testing/index.ts';
 import { ConfigMap, Deployment, Pod, informer, type KubeObject, type Resource } from '../../src/index.ts';
 
 const pod = (name: string, rv: string) => ({ metadata: { name, namespace: 'default', resourceVersion: rv } });
+/** A listed pod as the replay gives it: a built-in list's items get their apiVersion and kind, as the informer gives them. */
+const listedPod = (name: string, rv: string) => ({ apiVersion: 'v1', kind: 'Pod', ...pod(name, rv) });
 const header = {
   type: 'header',
   format: 'rx-informer-trace',
@@ -34,7 +36,7 @@ describe('replayListWatch', () => {
   it('answers each request with what was recorded, at its offsets from the request', () => {
     testScheduler().run(({ expectObservable, flush }) => {
       const replay = replayListWatch(TRACE);
-      expectObservable(replay.list({ resourceVersion: '0', limit: 500 })).toBe('20ms (p|)', { p: listPage('10', [pod('a', '9')]) });
+      expectObservable(replay.list({ resourceVersion: '0', limit: 500 })).toBe('20ms (p|)', { p: listPage('10', [listedPod('a', '9')]) });
       // Its faults name the replayed request, as the live transport's name theirs (`watch /api/v1/pods`).
       const request = 'watch pods (trace line 5)';
       const malformed = new InformerError('MalformedLine', 'bad line', { phase: 'watch', request });
@@ -108,7 +110,7 @@ describe('replayListWatch', () => {
     testScheduler().run(({ expectObservable }) => {
       const replay = replayListWatch(TRACE, { timeline: 'recorded' });
       // Asked at 0 ms (recorded at 100): the page at its recorded 120 ms, not at 20.
-      expectObservable(replay.list({ resourceVersion: '0', limit: 500 })).toBe('120ms (p|)', { p: listPage('10', [pod('a', '9')]) });
+      expectObservable(replay.list({ resourceVersion: '0', limit: 500 })).toBe('120ms (p|)', { p: listPage('10', [listedPod('a', '9')]) });
     });
   });
 

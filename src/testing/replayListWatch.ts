@@ -5,6 +5,20 @@
 import { NEVER, Observable, ReplaySubject, Subscription, asyncScheduler, throwError, type SchedulerLike } from 'rxjs';
 import { isDeepStrictEqual } from 'node:util';
 import { InformerError } from '../0-model/errors.ts';
+import { typeMetaOf } from '../0-model/metadata.ts';
+import {
+  ConfigMap,
+  Deployment,
+  Event,
+  Lease,
+  Namespace,
+  Node,
+  Pod,
+  ReplicaSet,
+  Secret,
+  Service,
+  resourceName,
+} from '../0-model/resources.ts';
 import type { ListOptions, ListPage, ListWatch, WatchFrame, WatchOptions } from '../1-transport/listWatch.ts';
 import {
   canonicalOptions,
@@ -154,32 +168,22 @@ interface TypeMeta {
   readonly kind: string;
 }
 
-/** How many watch events {@link recordedTypeMeta} reads at most: a trace of ERROR events only is not read whole. */
-const TYPE_META_EVENTS = 64;
-
 /**
- * The apiVersion and kind of the recorded objects: those of the first watch event of the replayed requests that has
- * them (a list's items carry none, the server's watch events do), or undefined when none does.
+ * The apiVersion and kind of the built-in resources' objects, by the name a trace gives the resource (`configmaps`,
+ * `deployments.apps`): a built-in list's items carry none (a custom resource's and a metadata-only list's carry theirs).
  */
-function recordedTypeMeta(source: TraceSource, requests: readonly Played[]): TypeMeta | undefined {
-  let read = 0;
-  for (const played of requests) {
-    if (played.request.type !== 'watch') continue;
-    for (const i of played.outcomes) {
-      if (source.typeOf(i) !== 'event') continue;
-      if (++read > TYPE_META_EVENTS) return undefined;
-      const line = source.read(i) as TraceRequestLine;
-      if (line.type !== 'event' || line.event.type === 'ERROR') continue;
-      const object = line.event.object as { apiVersion?: unknown; kind?: unknown } | null;
-      if (typeof object?.apiVersion === 'string' && typeof object.kind === 'string')
-        return { apiVersion: object.apiVersion, kind: object.kind };
-    }
-  }
-  return undefined;
+const BUILTIN_TYPE_META: ReadonlyMap<string, TypeMeta> = new Map(
+  [Pod, ConfigMap, Secret, Service, Namespace, Node, Event, Deployment, ReplicaSet, Lease].map((r) => [resourceName(r), typeMetaOf(r)]),
+);
+
+/** The apiVersion and kind of a replayed request's objects, when its resource is a built-in one. */
+function recordedTypeMeta(played: Played, header: TraceSource['header']): TypeMeta | undefined {
+  const resource = played.request.resource ?? header.resources[0];
+  return resource === undefined ? undefined : BUILTIN_TYPE_META.get(resource);
 }
 
 /**
- * A list's items with the recorded objects' apiVersion and kind where they have none (completed in place, as the
+ * A list's items with the trace's resource's apiVersion and kind where they have none (completed in place, as the
  * informer's decoder completes them): so an informer of another resource than the trace's reports each of them
  * (`ValidationFailed`: "is a v1 ConfigMap, not an apps/v1 Deployment; skipped"), as it does the watch events,
  * instead of caching them as its own.
@@ -206,15 +210,14 @@ interface Stage {
   readonly aborted: (when: string) => void;
   /** A line of it could not be read (the file changed). */
   readonly broken: (message: string) => void;
-  /** The recorded objects' apiVersion and kind, for list items that lack them (see {@link recordedTypeMeta}). */
-  readonly typeMeta: () => TypeMeta | undefined;
 }
 
 /** Plays one recorded request: its lines, read one at a time, at their offsets from the subscription; its end as recorded. */
-function play<V>(played: Played, { clock, origin, source, done, aborted, broken, typeMeta }: Stage): Observable<V> {
+function play<V>(played: Played, { clock, origin, source, done, aborted, broken }: Stage): Observable<V> {
   return new Observable<V>((subscriber) => {
     const start = clock.now();
     const request = requestName(played, source.header);
+    const typeMeta = recordedTypeMeta(played, source.header);
     const after = (i: number) => source.atOf(i) - played.request.at;
     // 'request': at its offset from the request; 'recorded': not before its recorded time either.
     const due = (i: number) => Math.max(start + after(i), origin === undefined ? 0 : origin + source.atOf(i));
@@ -248,7 +251,7 @@ function play<V>(played: Played, { clock, origin, source, done, aborted, broken,
           if (line.how === 'complete') subscriber.complete();
           return; // 'unsubscribe': the client aborted it; it stays open until the client does so again
         }
-        if (line.type === 'page') typed(line.items, typeMeta());
+        if (line.type === 'page') typed(line.items, typeMeta);
         subscriber.next(named(frameOf(line), request) as V);
       }
       const following = outcomes[next];
@@ -295,7 +298,6 @@ export function replayListWatch(trace: Trace | TraceSource | string, options: Re
   const requests = requestsOf(source, options.resource);
   const mismatches: ReplayMismatch[] = [];
   const finished = new ReplaySubject<void>(1);
-  let typeMeta: { readonly found: TypeMeta | undefined } | undefined;
   let cursor = 0;
   let playing = 0;
   if (requests.length === 0) {
@@ -333,7 +335,6 @@ export function replayListWatch(trace: Trace | TraceSource | string, options: Re
             index,
           }),
         broken: (message) => mismatches.push({ message, index }),
-        typeMeta: () => (typeMeta ??= { found: recordedTypeMeta(source, requests) }).found,
       });
     }
     const message =
