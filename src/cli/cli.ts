@@ -359,10 +359,14 @@ async function replayRun(argv: readonly string[]): Promise<number> {
     const gone = () => stdout.destroyed || stdout.errored !== null;
     stdout.on('error', () => undefined);
     const mismatches = await replayCommand(trace, options, (line) => void (gone() || stdout.write(`${line}\n`)), {
+      // What the recorded informers met (an object failing its schema): said as `watch` says it, and the replay goes on.
+      err,
       // A pipe takes what it can and Node queues the rest: the replay waits while the queue is full.
-      backedUp: () => stdout.writableNeedDrain && !gone(),
-      drained: () => drainedOrClosed(stdout),
-      gone,
+      pace: {
+        backedUp: () => stdout.writableNeedDrain && !gone(),
+        drained: () => drainedOrClosed(stdout),
+        gone,
+      },
     });
     // What is still queued goes out before exit(), which would cut it short.
     if (!gone()) await new Promise<void>((resolve) => stdout.write('', () => resolve()));
