@@ -18,6 +18,15 @@ export interface Trimmed {
   readonly startedAt: string;
 }
 
+/** The file calls a cut writes with (Node's; a test injects failing ones). */
+export interface TrimIo {
+  /** Writes `bytes` from `at` on; returns how many it took (a pipe may take less than asked). */
+  readonly write: (fd: number, bytes: Buffer, at: number) => number;
+  readonly close: (fd: number) => void;
+}
+
+const NODE_IO: TrimIo = { write: (fd, bytes, at) => writeSync(fd, bytes, at), close: closeSync };
+
 /** The file `out` names: through a symbolic link (the link stays, its target is written), else `out` itself. */
 function target(out: string): string {
   try {
@@ -52,12 +61,12 @@ export function isSpecialFile(out: string): boolean {
  * file replaced losing its group's and others' bits. An `out` that is there and not a regular file (`/dev/stdout`,
  * a FIFO, a device) is written to as it is, a line at a time: no temporary file, its mode left alone.
  */
-export function trimToFile(source: TraceSource, window: TrimWindow, out: string, temp = tempFileFor(out)): Trimmed {
-  if (isSpecialFile(out)) return trimInto(source, window, out, () => openSync(out, 'w'));
+export function trimToFile(source: TraceSource, window: TrimWindow, out: string, temp = tempFileFor(out), io = NODE_IO): Trimmed {
+  if (isSpecialFile(out)) return trimInto(source, window, out, () => openSync(out, 'w'), io);
   const path = target(out);
   const mode = source.header.redacted ? modeOf(path) : modeOf(path, 0o600) & 0o700;
   try {
-    const trimmed = trimInto(source, window, out, () => openSync(temp, 'wx', mode));
+    const trimmed = trimInto(source, window, out, () => openSync(temp, 'wx', mode), io);
     // Nothing written, nothing opened: `out` as it was.
     if (trimmed.lines > 0) writing(out, () => renameSync(temp, path));
     return trimmed;
@@ -87,29 +96,39 @@ function writing<T>(out: string, run: () => T): T {
 
 /**
  * Writes the window into the file `open` opens for its first line, and closes it, whether the cut ends whole or not.
- * `out`: the file named on the command line, which a failure to open, write or close is about.
+ * `out`: the file named on the command line, which a failure to open, write or close is about. The first failure is
+ * the one thrown: a close that fails after a write (or a read of the trace) failed is not what went wrong.
  */
-function trimInto(source: TraceSource, window: TrimWindow, out: string, open: () => number): Trimmed {
+function trimInto(source: TraceSource, window: TrimWindow, out: string, open: () => number, io: TrimIo): Trimmed {
   let fd: number | undefined;
   let lines = 0;
   let lastAt = 0;
   let startedAt = '';
+  const close = () => {
+    const opened = fd;
+    fd = undefined;
+    if (opened !== undefined) writing(out, () => io.close(opened));
+  };
   try {
     writeTrimmedTrace(source, window, (line) => {
       const to = (fd ??= writing(out, open));
-      // A pipe may take less than asked in one call.
       const bytes = Buffer.from(traceLineText(line), 'utf8');
       writing(out, () => {
-        for (let at = 0; at < bytes.length;) at += writeSync(to, bytes, at);
+        for (let at = 0; at < bytes.length;) at += io.write(to, bytes, at);
       });
       lines++;
       if (line.type === 'header') startedAt = line.startedAt;
       else lastAt = line.at;
     });
-  } finally {
-    const opened = fd;
-    if (opened !== undefined) writing(out, () => closeSync(opened));
+  } catch (error) {
+    try {
+      close();
+    } catch {
+      // The descriptor is released either way; the error that ended the cut is the one to tell.
+    }
+    throw error;
   }
+  close();
   return { lines, lastAt, startedAt };
 }
 
