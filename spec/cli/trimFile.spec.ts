@@ -3,11 +3,24 @@
  * file; the temporary file is removed and `-o` left as it was. Failures are injected (TrimIo) into writes to a temp dir.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { closeSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import {
+  closeSync,
+  constants,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readTrace, traceSource } from '../../src/pipeline.ts';
+import { openTrace, readTrace, traceSource } from '../../src/pipeline.ts';
 import { OutputError, trimToFile, type TrimIo } from '../../src/cli/trimFile.ts';
+import { cli, killAll } from './support.ts';
 
 const TEXT = [
   {
@@ -29,8 +42,29 @@ const TEXT = [
 
 const dirs: string[] = [];
 afterAll(() => {
+  killAll();
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'rx-informer-trimfile-'));
+  dirs.push(dir);
+  return dir;
+}
+
+/** A FIFO in a temp dir (never under /dev). */
+function fifoIn(dir: string): string {
+  const fifo = join(dir, 'fifo');
+  execFileSync('mkfifo', [fifo]);
+  return fifo;
+}
+
+/** What the window is, as written to a regular file (from the trace file `file`, as the bin reads it). */
+function window(file?: string): string {
+  const out = join(tempDir(), 'expected.jsonl');
+  trimToFile(file === undefined ? traceSource(readTrace(TEXT)) : openTrace(file), { fromMs: 0 }, out);
+  return readFileSync(out, 'utf8');
+}
 
 const fault = (code: string) => Object.assign(new Error(`${code}: injected`), { code });
 
@@ -50,12 +84,11 @@ function failing(failAt: number, closeFails: boolean): TrimIo {
 }
 
 function cut(io: TrimIo): { error: unknown; dir: string; out: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'rx-informer-trimfile-'));
-  dirs.push(dir);
+  const dir = tempDir();
   const out = join(dir, 'window.jsonl');
   writeFileSync(out, 'before\n');
   try {
-    trimToFile(traceSource(readTrace(TEXT)), { fromMs: 0 }, out, undefined, io);
+    trimToFile(traceSource(readTrace(TEXT)), { fromMs: 0 }, out, { io });
     return { error: undefined, dir, out };
   } catch (error) {
     return { error, dir, out };
@@ -85,4 +118,51 @@ describe('trimToFile: which failure is told', () => {
     expect(error).toBeUndefined();
     expect(readTrace(readFileSync(out, 'utf8')).header.startedAt).toBe('2026-01-01T10:00:00.011Z');
   });
+});
+
+// Without a reader, the cut in-process would hold this thread in open(2) if it regressed: the bin's tests below
+// show the wait (a child process, killed by afterAll whatever happens).
+describe('trimToFile onto a FIFO: never blocked in open or in a write', () => {
+  it('a full pipe (EAGAIN on the non-blocking descriptor) is written again, not a failure', () => {
+    let full = 3;
+    const io: TrimIo = {
+      write: (fd, bytes, at) => {
+        if (full-- > 0) throw fault('EAGAIN');
+        return writeSync(fd, bytes, at);
+      },
+      close: closeSync,
+    };
+    const { error, out } = cut(io);
+    expect(error).toBeUndefined();
+    expect(readFileSync(out, 'utf8')).toBe(window());
+  });
+
+  it('the bin: waiting for a reader is said, and Ctrl-C ends the wait (130, nothing written)', async () => {
+    const dir = tempDir();
+    const trace = join(dir, 'trace.jsonl');
+    writeFileSync(trace, TEXT);
+    const fifo = fifoIn(dir);
+    const run = cli(['trim', trace, '--from', '0', '-o', fifo]);
+    await run.line('err', /^waiting for a reader/);
+    run.proc.kill('SIGINT');
+    expect(await run.exit).toEqual({ code: 130, signal: null });
+    expect(run.err).toEqual([`waiting for a reader of ${fifo} (a FIFO; Ctrl-C to stop)`, `stopped: ${fifo} not written`]);
+    expect(readdirSync(dir).sort()).toEqual(['fifo', 'trace.jsonl']);
+  }, 30_000);
+
+  it('the bin: a reader that comes while it waits gets the window (0)', async () => {
+    const dir = tempDir();
+    const trace = join(dir, 'trace.jsonl');
+    writeFileSync(trace, TEXT);
+    const fifo = fifoIn(dir);
+    const run = cli(['trim', trace, '--from', '0', '-o', fifo]);
+    await run.line('err', /^waiting for a reader/);
+    const cat = spawn('cat', [fifo], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let read = '';
+    cat.stdout.on('data', (chunk: Buffer) => (read += chunk.toString('utf8')));
+    const catExit = new Promise((resolve) => cat.on('close', resolve));
+    expect((await run.exit).code).toBe(0);
+    expect(await catExit).toBe(0);
+    expect(read).toBe(window(trace));
+  }, 30_000);
 });

@@ -397,7 +397,10 @@ async function trimRun(argv: readonly string[]): Promise<number> {
   const special = notRegularTrace(options.file, 'trim');
   if (special !== undefined) return usageError(special);
   const { trimInWorker } = await import('./trimFile.ts');
-  const trim = trimInWorker(options.file, options, options.out);
+  // A FIFO without a reader is waited for (a signal ends the wait): said, so that the wait is not silence.
+  const trim = trimInWorker(options.file, options, options.out, () =>
+    err(`waiting for a reader of ${options.out} (a FIFO; Ctrl-C to stop)`),
+  );
   let signalled: number | undefined;
   const handlers = Object.entries(SIGNALS).map(([signal, code]) => {
     const handler = () => {
