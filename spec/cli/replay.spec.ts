@@ -440,7 +440,7 @@ describe('rx-informer replay', () => {
     const window = cli(['replay', join(dir, 'window.jsonl'), '--utc']);
     expect((await window.exit).code).toBe(0);
     expect(window.out.filter(Boolean)).toEqual(good.out.filter(Boolean));
-  }, 30_000);
+  }, 60_000);
 
   it('the bin: trim -o /dev/stdout into a pipe writes the window there', async () => {
     const dir = tempDir('rx-informer-trim-');
