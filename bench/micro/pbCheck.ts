@@ -7,10 +7,12 @@
  *   walk    the kept object's envelope read, then `checkMessage` over it (the walk alone)
  *   lazy    the kept object's envelope read, then `decodeLazyInto` (no walk), metadata.name read
  *   frame   the transport's whole kept path, `decodeWatchFrame` (walk, then lazy decode), metadata.name read
+ *   kube    `frame`, then the decoder's check of every built-in object (`isKubeObject`, 2-source/decode.ts: metadata's
+ *           labels, annotations and ownerReferences read), what the pipeline does next with every kept object
  *   read    `frame`, then every lazy member read (each top-level member and metadata.managedFields): what a handler
  *           reading the whole object pays (not run unless named)
  *
- *   node bench/micro/pbCheck.ts [events=20000] [rounds=7] [src=../../src] [parts=walk,lazy,frame]   (or read)
+ *   node bench/micro/pbCheck.ts [events=20000] [rounds=7] [src=../../src] [parts=walk,lazy,frame,kube]   (or read)
  *
  * `src` is a copy of src/ to measure instead (`git archive <commit> src | tar -x -C /tmp/base`, a node_modules link
  * beside it), or several separated by commas (`src,/tmp/base/src`): each is loaded with its own modules and each part
@@ -39,6 +41,7 @@ async function partsOf(dir: string): Promise<Record<string, Part>> {
   const lazy = await load<typeof import('../../src/1-transport/protobuf/lazy.ts')>('1-transport/protobuf/lazy.ts');
   const wire = await load<typeof import('../../src/1-transport/protobuf/wire.ts')>('1-transport/protobuf/wire.ts');
   const schema = await load<typeof import('../../src/1-transport/protobuf/schema.ts')>('1-transport/protobuf/schema.ts');
+  const kube = await load<typeof import('../../src/0-model/isKubeObject.ts')>('0-model/isKubeObject.ts');
 
   /** Reads a frame's envelope and leaves the reader at its object's start; returns where the object ends and its message. */
   function object(bytes: Buffer): { end: number; kind: string } {
@@ -66,6 +69,12 @@ async function partsOf(dir: string): Promise<Record<string, Part>> {
     },
     frame: (f) => {
       const { object: o } = decode.decodeWatchFrame(f.bytes, undefined);
+      names += ((o.metadata as { name: string }).name ?? '').length;
+      cache.set(f.key, o);
+    },
+    kube: (f) => {
+      const { object: o } = decode.decodeWatchFrame(f.bytes, undefined);
+      if (!kube.isKubeObject(o)) throw new Error('not a KubeObject');
       names += ((o.metadata as { name: string }).name ?? '').length;
       cache.set(f.key, o);
     },
