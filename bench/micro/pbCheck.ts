@@ -12,7 +12,11 @@
  *   read    `frame`, then every lazy member read (each top-level member and metadata.managedFields): what a handler
  *           reading the whole object pays (not run unless named)
  *
- *   node bench/micro/pbCheck.ts [events=20000] [rounds=7] [src=../../src] [parts=walk,lazy,frame,kube]   (or read)
+ *   node bench/micro/pbCheck.ts [events=20000] [rounds=7] [src=../../src] [parts=walk,lazy,frame,kube] [pods=1000] [thread|process]
+ *
+ * `pods`: how many distinct pods the events touch (each part's cache holds up to that many, as a store of that size);
+ * `process`: the whole process's CPU (V8's helper threads too: parallel scavenging, concurrent marking) instead of the
+ * main thread's.
  *
  * `src` is a copy of src/ to measure instead (`git archive <commit> src | tar -x -C /tmp/base`, a node_modules link
  * beside it), or several separated by commas (`src,/tmp/base/src`): each is loaded with its own modules and each part
@@ -23,7 +27,7 @@ import { pathToFileURL } from 'node:url';
 import { encodeWatchFrame } from '../../packages/emulator/src/protobuf/encode.ts';
 import { makePod, playEvents, podKey } from '../workload/pods.ts';
 
-const [eventsArg = '20000', roundsArg = '7', srcArg, partsArg] = process.argv.slice(2);
+const [eventsArg = '20000', roundsArg = '7', srcArg, partsArg, podsArg = '1000', clock = 'thread'] = process.argv.slice(2);
 const EVENTS = Number(eventsArg);
 const ROUNDS = Number(roundsArg);
 const srcs = (srcArg ?? 'src').split(',');
@@ -88,7 +92,7 @@ async function partsOf(dir: string): Promise<Record<string, Part>> {
 }
 
 const frames: { key: string; bytes: Buffer }[] = [];
-for (const e of playEvents(1000, EVENTS, 7)) {
+for (const e of playEvents(Number(podsArg), EVENTS, 7)) {
   if (e.type === 'DELETED') continue;
   frames.push({ key: podKey(e.pod.index), bytes: encodeWatchFrame(e.type, makePod(e.pod)).subarray(4) });
 }
@@ -96,12 +100,15 @@ let names = 0;
 const copies = await Promise.all(srcs.map(async (dir) => ({ dir, parts: await partsOf(dir) })));
 
 const threadCpu = () => {
-  const t = (process as unknown as { threadCpuUsage(): { user: number; system: number } }).threadCpuUsage();
+  const t =
+    clock === 'process'
+      ? process.cpuUsage()
+      : (process as unknown as { threadCpuUsage(): { user: number; system: number } }).threadCpuUsage();
   return t.user + t.system;
 };
 const samples = new Map<string, number[]>();
 const chosenNames = Object.keys(copies[0]!.parts).filter((name) =>
-  partsArg === undefined ? name !== 'read' : partsArg.split(',').includes(name),
+  partsArg === undefined || partsArg === '' ? name !== 'read' : partsArg.split(',').includes(name),
 );
 for (let round = 0; round <= ROUNDS; round++) {
   // With several copies, each part runs on each copy in turn, the copies' order reversed every other round.
