@@ -9,7 +9,7 @@
  * the schema does not know); the transport reports it as `MalformedLine`.
  */
 import { droppedSkeleton, type KeepObject } from '../lazyJson.ts';
-import { decodeLazyInto, lazyObject } from './lazy.ts';
+import { decodeLazyInto } from './lazy.ts';
 import { hasMessage, K, knowsKind, message, type Message } from './schema.ts';
 import { checkMessage } from './check.ts';
 import { decodeInto } from './values.ts';
@@ -136,7 +136,7 @@ export function decodeListBody(bytes: Buffer, keep: KeepObject | undefined): Rec
         value.metadata = metadata;
       } else if (tag === ((itemsField.n << 3) | 2)) {
         const e = lengthEnd(rawEnd);
-        items.push(item(e, itemsField.msg!, keep, undefined, undefined));
+        items.push(item({}, e, itemsField.msg!, keep));
         seek(e);
       } else skip(tag & 7, rawEnd);
     }
@@ -252,7 +252,7 @@ export function decodeListField(
       const metadata: Record<string, unknown> = {};
       decodeInto(metadata, end, fields.meta);
       list.metadata = metadata;
-    } else if (tag === fields.itemsTag) items.push(item(end, fields.items, keep, undefined, undefined));
+    } else if (tag === fields.itemsTag) items.push(item({}, end, fields.items, keep));
   } finally {
     release(undefined);
   }
@@ -291,11 +291,8 @@ export function listTrailer(bytes: Buffer, from: number): void {
 
 const EMPTY = Buffer.alloc(0);
 
-/**
- * One object from pos to `end`: a skeleton if `keep` rejects it, else checked and decoded lazily (after `apiVersion` and
- * `kind` when given: a watch event's object has them, a list's items do not).
- */
-function item(end: number, msg: Message, keep: KeepObject | undefined, apiVersion: string | undefined, kind: string | undefined): object {
+/** One object from pos to `end` into `target`: a skeleton if `keep` rejects it, else checked and decoded lazily. */
+function item(target: Record<string, unknown>, end: number, msg: Message, keep: KeepObject | undefined): object {
   const start = pos;
   if (keep !== undefined) {
     const skeleton = droppedSkeleton(keep, identity(end, msg));
@@ -304,11 +301,6 @@ function item(end: number, msg: Message, keep: KeepObject | undefined, apiVersio
   }
   checkMessage(end, msg);
   seek(start);
-  const target = lazyObject(msg);
-  if (apiVersion !== undefined) {
-    target.apiVersion = apiVersion;
-    target.kind = kind;
-  }
   decodeLazyInto(target, end, msg);
   return target;
 }
@@ -401,7 +393,7 @@ export function decodeWatchFrame(frame: Buffer, keep: KeepObject | undefined): {
       decodeInto(status, rawEnd, message(kind));
       return { type, object: status };
     }
-    const object = item(rawEnd, message(kind), DROPPABLE.has(type) ? keep : undefined, apiVersion, kind);
+    const object = item({ apiVersion, kind }, rawEnd, message(kind), DROPPABLE.has(type) ? keep : undefined);
     return { type, object: object as Record<string, unknown> };
   } finally {
     release(undefined);

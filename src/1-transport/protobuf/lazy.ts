@@ -178,7 +178,11 @@ interface Plan {
   readonly keys: readonly string[];
   /** By tag of the top's metadata: its plan. */
   readonly metadata: Plan | undefined;
-  /** This message's objects (see {@link plainObjects}). */
+  /**
+   * This message's objects, when its plan makes them (metadata: see {@link plainObjects}). Not the top's: a list's items
+   * get `apiVersion` and `kind` after their decode (2-source's decoder), so a constructor would be sized without them
+   * by its first objects, and every later object would grow a property array for them (measured: the sync's CPU up).
+   */
   readonly Make: PlainObjects;
   /** By tag of a map of strings: its objects' constructor. */
   readonly maps: (PlainObjects | undefined)[];
@@ -192,6 +196,7 @@ type PlainObjects = new () => Record<string, unknown>;
  * V8's layout: `{}` has room for 4 properties and grows a property array 3 at a time (metadata's 10 properties and the
  * private field: 3 arrays, each a copy of the last), where a constructor's objects get room for 10, trimmed after its
  * first objects to what they held (slack tracking). One per message, level and map, so that each is sized by its own.
+ * Only for objects whose every property is written by the decode itself (slack tracking ends after a few objects).
  */
 function plainObjects(): PlainObjects {
   const Make = function () {} as unknown as PlainObjects;
@@ -238,11 +243,6 @@ function valueAction(f: Field): Do {
   if (f.kind === K.time) return Do.Time;
   if (f.kind === K.microTime) return Do.MicroTime;
   return Do.Field;
-}
-
-/** A new object for {@link decodeLazyInto} to decode an object of `msg` into (a plain object, sized for its kind). */
-export function lazyObject(msg: Message): Record<string, unknown> {
-  return new (planOf(msg, true).Make)();
 }
 
 /** The object's fields from pos to `end` into `target`, lazily (the object was checked). */
