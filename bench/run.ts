@@ -20,8 +20,9 @@
  *                       NAME:--flag runs it with extra Node/V8 flags (e.g. raw:--minor-ms),
  *                       alternating with the others, e.g. --only rx,rx@/tmp/base/src
  *   --scenario s,t      scenarios by name or role: watch, relist, large
- *   --json FILE         JSON output (default bench/results/latest.json)
- *   --md FILE           markdown output (default bench/results/latest.md)
+ *   --json FILE         JSON output (default bench/results/latest.json for a full run with the preset's
+ *                       sizes and every contender and scenario; bench/results/partial.json, untracked, otherwise)
+ *   --md FILE           markdown output (default bench/results/latest.md, or partial.md, as --json)
  *   --cpu-prof DIR      write a CPU profile of each phase (sync, watch, relist) of each run
  *   --timeout SEC       per-run time limit
  *   --node-flags "…"    extra Node/V8 flags for the contender processes (e.g. "--max-semi-space-size=64")
@@ -75,6 +76,11 @@ function parse(argv: readonly string[]): BenchOptions {
     .map((s) => s.trim()) as RunName[] | undefined;
   for (const c of only ?? []) parseRunName(c);
   const results = join(here, 'results');
+  // latest.* are tracked and are what the README's table comes from: only a whole run (the full preset, every
+  // contender and scenario, its sizes) writes them by default; any other run writes the untracked partial.*.
+  const neutral = new Set(['json', 'md', 'cpu-prof', 'timeout']);
+  const partial = preset !== FULL || switches.has('gzip') || [...flags.keys()].some((name) => !neutral.has(name));
+  const stem = partial ? 'partial' : 'latest';
   const cpuProf = flags.get('cpu-prof');
   const scenarioNames = flags
     .get('scenario')
@@ -96,8 +102,8 @@ function parse(argv: readonly string[]): BenchOptions {
     runTimeoutMs: int('timeout', preset.runTimeoutMs / 1000) * 1000,
     ...(only ? { only } : {}),
     ...(scenarioNames ? { scenarios: scenarioNames } : {}),
-    jsonPath: resolve(flags.get('json') ?? join(results, 'latest.json')),
-    mdPath: resolve(flags.get('md') ?? join(results, 'latest.md')),
+    jsonPath: resolve(flags.get('json') ?? join(results, `${stem}.json`)),
+    mdPath: resolve(flags.get('md') ?? join(results, `${stem}.md`)),
     ...(cpuProf ? { cpuProfileDir: resolve(cpuProf) } : {}),
     ...(switches.has('no-pin') ? { pin: false } : {}),
     ...(flags.has('node-flags') ? { nodeFlags: flags.get('node-flags')!.split(/\s+/).filter(Boolean) } : {}),
