@@ -5,14 +5,23 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, mkdtempSync, openSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { KUBECONFIG_MAX_BYTES, readKubeConfig, readKubeConfigFile } from '../../src/cli/kubeconfig.ts';
+import {
+  KUBECONFIG_MAX_BYTES,
+  readKubeConfig,
+  readKubeConfigFifo,
+  readKubeConfigFile,
+  readKubeConfigInterruptibly,
+} from '../../src/cli/kubeconfig.ts';
+import { until } from '../resilience/harness/probes.ts';
+import { cli, killAll } from './support.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'rx-kubeconfig-file-'));
 const writers: ChildProcess[] = [];
 afterAll(() => {
+  killAll();
   for (const w of writers) w.kill();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -101,4 +110,71 @@ describe('the kubeconfig file, read once and bounded', () => {
     const one = readKubeConfig(withCa, undefined).kubeConfig;
     expect(one.getCurrentCluster()?.caFile).toBe(join(dir, 'ca.crt'));
   });
+});
+
+/** Opens `fifo` to write once a reader has it open (ENXIO until then), and never writes: a writer that never writes. */
+async function silentWriter(fifo: string): Promise<number> {
+  let fd: number | undefined;
+  const opened = await until(
+    () => {
+      try {
+        fd = openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK);
+        return true;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENXIO') throw error;
+        return false;
+      }
+    },
+    20_000,
+    20,
+  );
+  expect(opened).toBe(true);
+  return fd!;
+}
+
+describe('a kubeconfig FIFO read without blocking the thread (the bin: a signal ends the wait for its writer)', () => {
+  it('loads as readKubeConfig loads it; over the cap, cut there with the same line', async () => {
+    const source = join(dir, 'async.yaml');
+    writeFileSync(source, kubeconfig('async'));
+    const { kubeConfig } = await readKubeConfigInterruptibly(fifoOf('async.fifo', source), undefined);
+    expect(kubeConfig.getCurrentUser()?.token).toBe('t-async');
+    const sparse = join(dir, 'huge-async.yaml');
+    writeFileSync(sparse, '');
+    truncateSync(sparse, KUBECONFIG_MAX_BYTES + 1);
+    const huge = fifoOf('huge-async.fifo', sparse);
+    await expect(readKubeConfigInterruptibly(huge, undefined)).rejects.toThrow(
+      `cannot load kubeconfig ${huge}: larger than 16 MiB, the most a kubeconfig may hold (docs/cli.md)`,
+    );
+    const small = join(dir, 'small-async.yaml');
+    writeFileSync(small, 'x'.repeat(4096));
+    expect(await readKubeConfigFifo(fifoOf('small-async.fifo', small), 4096)).toHaveLength(4096);
+    await expect(readKubeConfigFifo(fifoOf('small-async-over.fifo', small), 4095)).rejects.toThrow('larger than 4095 bytes');
+  });
+
+  it.each([
+    { command: ['watch', 'pods'], signal: 'SIGINT' as const, code: 130, said: [] as string[] },
+    {
+      command: ['record', 'pods', '-o', 'never.jsonl'],
+      signal: 'SIGTERM' as const,
+      code: 143,
+      said: ['stopped before the kubeconfig was read'],
+    },
+  ])(
+    'the bin ($command.0): a writer that never writes, then $signal: exit $code',
+    async ({ command, signal, code, said }) => {
+      const fifo = join(dir, `${command[0]}-silent.fifo`);
+      expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
+      const run = cli([...command, '--kubeconfig', fifo]);
+      // Once the bin has the FIFO open, a writer that writes nothing: before, the bin was held in read(2) for good.
+      const writer = await silentWriter(fifo);
+      try {
+        run.proc.kill(signal);
+        expect(await run.exit).toEqual({ code, signal: null });
+        for (const words of said) expect(run.err.join('\n')).toContain(words);
+      } finally {
+        closeSync(writer);
+      }
+    },
+    30_000,
+  );
 });

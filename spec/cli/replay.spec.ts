@@ -64,6 +64,10 @@ const TEXT = [
   .map((l) => `${JSON.stringify(l)}\n`)
   .join('');
 
+/** TEXT with an object that fails its schema (labels that are not a map) listed beside the one that prints. */
+const BROKEN = { ...cm('4', {}, 'u2'), metadata: { name: 'broken', namespace: 'shop', uid: 'u2', resourceVersion: '4', labels: 'x' } };
+const INVALID = TEXT.replace('"items":[', `"items":[${JSON.stringify(BROKEN)},`);
+
 const dirs: string[] = [];
 afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
@@ -170,6 +174,23 @@ describe('rx-informer replay', () => {
     expect((await run('--show-secret-values', '-o', 'json'))[1]).toMatch(/"password":"c3dvcmRmaXNo"/);
   });
 
+  it('what the replayed informer reports (an object that fails its schema) is said as watch says it; the other objects still print', async () => {
+    const options = parseReplayLine(['replay', 'trace.jsonl', '--utc']) as ReplayCommandOptions;
+    const out: string[] = [];
+    const err: string[] = [];
+    const mismatches = await replayCommand(readTrace(INVALID), options, (line) => out.push(line), { err: (line) => err.push(line) });
+    expect(mismatches).toEqual([]);
+    expect(out).toEqual(await printed([]));
+    expect(err).toEqual([
+      '! configmaps: ValidationFailed: shop/broken failed validation: metadata.labels: Invalid input: expected record, received string',
+    ]);
+    // In a window as the changes are: the list's fault came before 1s.
+    const windowed: string[] = [];
+    const from = parseReplayLine(['replay', 'trace.jsonl', '--from', '1s']) as ReplayCommandOptions;
+    await replayCommand(readTrace(INVALID), from, () => undefined, { err: (line) => windowed.push(line) });
+    expect(windowed).toEqual([]);
+  });
+
   it('a divergence is reported: without the recorded bookmarks the idle rule aborts the watch before its last event', async () => {
     const options = parseReplayLine(['replay', 'trace.jsonl']) as ReplayCommandOptions;
     const silent = TEXT.split('\n')
@@ -180,6 +201,16 @@ describe('rx-informer replay', () => {
     expect(mismatches[0]).toMatch(
       /^configmaps: replay: the informer aborted its request #2, watch .* \(line 5\), \d+ ms after it, before line 7 \(its event 64989 ms after it\): the recorded client did not abort it there$/,
     );
+  });
+
+  it('a request the trace cannot answer is a mismatch, named once at the end, not also a fault on stderr', async () => {
+    const options = parseReplayLine(['replay', 'trace.jsonl']) as ReplayCommandOptions;
+    const err: string[] = [];
+    const mismatches = await replayCommand(readTrace(TEXT.replace('"limit":500', '"limit":100')), options, () => undefined, {
+      err: (line) => err.push(line),
+    });
+    expect(mismatches).toEqual([expect.stringMatching(/^configmaps: replay: the informer's request #1, list .* is not in the trace/)]);
+    expect(err).toEqual([]);
   });
 
   it('a divergence stops the replay there, however long the recording goes on after it (virtual time, instants counted)', async () => {
@@ -195,9 +226,11 @@ describe('rx-informer replay', () => {
         .replace('"at":70000,', `"at":${gap + 1},`);
       let instants = 0;
       const mismatches = await replayCommand(readTrace(text), options, () => undefined, {
-        backedUp: () => (instants++, false),
-        drained: () => Promise.resolve(),
-        gone: () => false,
+        pace: {
+          backedUp: () => (instants++, false),
+          drained: () => Promise.resolve(),
+          gone: () => false,
+        },
       });
       expect(mismatches).toEqual([expect.stringMatching(/^configmaps: replay: the informer aborted its request #2, .* 60000 ms after it/)]);
       // The list, the watch, its idle abort, and the stop: a few instants, not one a minute for the rest of the gap.
@@ -223,12 +256,14 @@ describe('rx-informer replay', () => {
     const lines: string[] = [];
     let drains = 0;
     const mismatches = await replayCommand(readTrace(TEXT), options, (line) => lines.push(line), {
-      backedUp: () => lines.length > drains,
-      drained: async () => {
-        await Promise.resolve();
-        drains++;
+      pace: {
+        backedUp: () => lines.length > drains,
+        drained: async () => {
+          await Promise.resolve();
+          drains++;
+        },
+        gone: () => false,
       },
-      gone: () => false,
     });
     expect(mismatches).toEqual([]);
     expect(lines).toEqual(await printed([]));
@@ -405,7 +440,7 @@ describe('rx-informer replay', () => {
     const window = cli(['replay', join(dir, 'window.jsonl'), '--utc']);
     expect((await window.exit).code).toBe(0);
     expect(window.out.filter(Boolean)).toEqual(good.out.filter(Boolean));
-  }, 30_000);
+  }, 60_000);
 
   it('the bin: trim -o /dev/stdout into a pipe writes the window there', async () => {
     const dir = tempDir('rx-informer-trim-');
@@ -469,6 +504,18 @@ describe('rx-informer replay', () => {
     ]);
     expect(readdirSync(dir)).toEqual(['fifo']);
   }, 60_000);
+
+  it('the bin: what the replayed informer reports is on stderr, in the words of watch; the replay goes on, exit 0 (as watch goes on)', async () => {
+    const dir = tempDir('rx-informer-replay-');
+    const path = join(dir, 'invalid.jsonl');
+    writeFileSync(path, INVALID);
+    const [run] = await cliRuns([['replay', path, '--utc']]);
+    expect(run!.code).toBe(0);
+    expect(run!.out).toEqual(await printed([]));
+    expect(run!.err).toEqual([
+      '! configmaps: ValidationFailed: shop/broken failed validation: metadata.labels: Invalid input: expected record, received string',
+    ]);
+  }, 30_000);
 
   it('the bin through a pipe: every change printed, however many (stdout flushed before it exits)', async () => {
     const dir = tempDir('rx-informer-replay-');

@@ -1,12 +1,12 @@
 /**
  * `/metrics` has series for at most `maxResourceSeries` (200) resources (src/metrics/aggregate.ts, `resourceLabels`;
  * serve.ts): a cluster's CustomResourceDefinitions (`--all`, the dynamic factory) must not grow the series without
- * bound. Past the cap, resources are one `name="other"`, summed (or their worst shown), with a `#` comment. The other
+ * bound. Past the cap, resources are one `name="_other"`, summed (or their worst shown), with a `#` comment. The other
  * labels are the library's own: `type` (3), `reason` (the `ErrorReason`s), `encoding` and `stage`.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { NEVER, VirtualAction, VirtualTimeScheduler, firstValueFrom, of, type Subscription } from 'rxjs';
-import { informer, type KubeObject } from '../../src/index.ts';
+import { customResource, informer, type KubeObject } from '../../src/index.ts';
 import { serve } from '../../src/metrics/index.ts';
 import { DEFAULT_MAX_RESOURCE_SERIES, OTHER_RESOURCES, resourceLabels } from '../../src/metrics/aggregate.ts';
 import { toResource, watchableResources } from '../../src/discovery/index.ts';
@@ -48,10 +48,12 @@ function fakeDiscovery() {
 
 describe('resourceLabels', () => {
   it.each([
-    { names: ['a', 'b', 'a', 'c'], max: 2, labels: ['a', 'b', 'a', 'other'], others: 1 },
+    { names: ['a', 'b', 'a', 'c'], max: 2, labels: ['a', 'b', 'a', '_other'], others: 1 },
     { names: ['a', 'b', 'c'], max: 5, labels: ['a', 'b', 'c'], others: 0 },
     { names: ['a', 'b', 'c'], max: Infinity, labels: ['a', 'b', 'c'], others: 0 },
-    { names: ['c', 'b', 'a'], max: 1, labels: ['c', 'other', 'other'], others: 2 },
+    { names: ['c', 'b', 'a'], max: 1, labels: ['c', '_other', '_other'], others: 2 },
+    // A resource named `other` keeps its own series, distinct from the overflow's.
+    { names: ['other', 'b', 'c'], max: 2, labels: ['other', 'b', '_other'], others: 1 },
   ])('$names, at most $max: $labels', ({ names, max, labels, others }) => {
     const capped = resourceLabels(names, max);
     expect([names.map(capped.label), capped.others]).toEqual([labels, others]);
@@ -87,10 +89,10 @@ describe(`serve(): ${CRDS} discovered CustomResourceDefinitions`, () => {
     return (await fetch(`${url}/metrics`)).text();
   }
 
-  it(`at the default, ${DEFAULT_MAX_RESOURCE_SERIES} resources have series of their own; the other ${CRDS - DEFAULT_MAX_RESOURCE_SERIES} are one, "other", summed`, async () => {
+  it(`at the default, ${DEFAULT_MAX_RESOURCE_SERIES} resources have series of their own; the other ${CRDS - DEFAULT_MAX_RESOURCE_SERIES} are one, "_other", summed`, async () => {
     const text = await scrape();
     expect(text).toContain(
-      `# ${CRDS - DEFAULT_MAX_RESOURCE_SERIES} resources past maxResourceSeries (200) are summed, or their worst shown, under name="other"\n`,
+      `# ${CRDS - DEFAULT_MAX_RESOURCE_SERIES} resources past maxResourceSeries (200) are summed, or their worst shown, under name="_other"\n`,
     );
     const families = parseExposition(text);
     const perResource = families.filter((f) => f.samples.some((s) => s.labels['name'] !== undefined));
@@ -113,5 +115,34 @@ describe(`serve(): ${CRDS} discovered CustomResourceDefinitions`, () => {
     const objects = parseExposition(text).find((f) => f.name === 'informer_store_objects')!.samples;
     expect(objects).toHaveLength(CRDS);
     expect(objects.some((s) => s.labels['name'] === OTHER_RESOURCES)).toBe(false);
+  });
+});
+
+describe('serve(): a resource named other', () => {
+  it('keeps its own series below the cap, distinct from the overflow of the resources past it', async () => {
+    const scheduler = new VirtualTimeScheduler(VirtualAction, 0);
+    const informers = ['other', 'b', 'c'].map((plural) => {
+      const resource = customResource({ group: '', version: 'v1', plural, kind: plural.toUpperCase(), namespaced: true });
+      const objects = ['x', 'y']
+        .slice(0, plural === 'other' ? 2 : 1)
+        .map((name) => kubeObj(name, { kind: resource.kind, resourceVersion: '5' }));
+      return informer<KubeObject>({ list: () => of(listPage('5', objects)), watch: () => NEVER }, resource, { scheduler });
+    });
+    let url = '';
+    const subscription = serve(informers, { host: '127.0.0.1', scheduler, maxResourceSeries: 2 }).subscribe((s) => (url = s.url));
+    try {
+      while (url === '') await new Promise((r) => setTimeout(r, 5));
+      scheduler.flush();
+      const text = await (await fetch(`${url}/metrics`)).text();
+      const objects = parseExposition(text).find((f) => f.name === 'informer_store_objects')!.samples;
+      expect(objects.map((o) => [o.labels['name'], o.value])).toEqual([
+        ['other', 2],
+        ['b', 1],
+        [OTHER_RESOURCES, 1],
+      ]);
+      expect(text).not.toMatch(/# .*repeated|# .*left out/);
+    } finally {
+      subscription.unsubscribe();
+    }
   });
 });

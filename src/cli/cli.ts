@@ -198,7 +198,10 @@ async function watchUntilEnd(
   ending: Ending,
   cleanup: (() => Promise<void> | void)[],
 ): Promise<Outcome> {
-  const [{ watchCommand }, { connectingLine, readKubeConfig }] = await Promise.all([import('./watch.ts'), import('./kubeconfig.ts')]);
+  const [{ watchCommand }, { connectingLine, readKubeConfigInterruptibly }] = await Promise.all([
+    import('./watch.ts'),
+    import('./kubeconfig.ts'),
+  ]);
   const stopped = (code: number) => ({ stopped: code }) as const;
   try {
     let kc;
@@ -210,7 +213,12 @@ async function watchUntilEnd(
       cleanup.push(running.close);
       kc = running.kubeConfig;
     } else {
-      const loaded = readKubeConfig(options.kubeconfig, options.context, scrubber);
+      // A FIFO's writer may never write: Ctrl-C ends the wait.
+      const loaded = await Promise.race([
+        readKubeConfigInterruptibly(options.kubeconfig, options.context, scrubber),
+        ending.code.then(stopped),
+      ]);
+      if ('stopped' in loaded) return loaded;
       kc = loaded.kubeConfig;
       // --compression wins over the cluster's disable-compression.
       if (compression === undefined && loaded.disableCompression) compression = 'none';
@@ -278,13 +286,19 @@ async function recordRun(argv: readonly string[]): Promise<number> {
   const ending = new Ending();
   process.stderr.on('error', () => undefined);
   if (!options.redact) err('warning: --no-redact: Secret values will be written to the trace in clear');
-  const [{ recordCommand }, { connectingLine, readKubeConfig }] = await Promise.all([
+  const [{ recordCommand }, { connectingLine, readKubeConfigInterruptibly }] = await Promise.all([
     import('./recordCommand.ts'),
     import('./kubeconfig.ts'),
   ]);
   let recording;
   try {
-    const { kubeConfig } = readKubeConfig(options.kubeconfig, options.context, scrubber);
+    // A FIFO's writer may never write: Ctrl-C ends the wait.
+    const loaded = await Promise.race([readKubeConfigInterruptibly(options.kubeconfig, options.context, scrubber), ending.code]);
+    if (typeof loaded === 'number') {
+      err(`stopped before the kubeconfig was read: ${options.file} not written`);
+      return loaded;
+    }
+    const { kubeConfig } = loaded;
     err(connectingLine(kubeConfig));
     // Ctrl-C while the server has not answered discovery (nothing is written before it has) ends the run at once.
     const started = await Promise.race([recordCommand(kubeConfig, options, { err }), ending.code]);
@@ -359,10 +373,14 @@ async function replayRun(argv: readonly string[]): Promise<number> {
     const gone = () => stdout.destroyed || stdout.errored !== null;
     stdout.on('error', () => undefined);
     const mismatches = await replayCommand(trace, options, (line) => void (gone() || stdout.write(`${line}\n`)), {
+      // What the recorded informers met (an object failing its schema): said as `watch` says it, and the replay goes on.
+      err,
       // A pipe takes what it can and Node queues the rest: the replay waits while the queue is full.
-      backedUp: () => stdout.writableNeedDrain && !gone(),
-      drained: () => drainedOrClosed(stdout),
-      gone,
+      pace: {
+        backedUp: () => stdout.writableNeedDrain && !gone(),
+        drained: () => drainedOrClosed(stdout),
+        gone,
+      },
     });
     // What is still queued goes out before exit(), which would cut it short.
     if (!gone()) await new Promise<void>((resolve) => stdout.write('', () => resolve()));
@@ -393,7 +411,10 @@ async function trimRun(argv: readonly string[]): Promise<number> {
   const special = notRegularTrace(options.file, 'trim');
   if (special !== undefined) return usageError(special);
   const { trimInWorker } = await import('./trimFile.ts');
-  const trim = trimInWorker(options.file, options, options.out);
+  // A FIFO without a reader is waited for (a signal ends the wait): said, so that the wait is not silence.
+  const trim = trimInWorker(options.file, options, options.out, () =>
+    err(`waiting for a reader of ${options.out} (a FIFO; Ctrl-C to stop)`),
+  );
   let signalled: number | undefined;
   const handlers = Object.entries(SIGNALS).map(([signal, code]) => {
     const handler = () => {

@@ -15,6 +15,14 @@ export function explain(error: unknown, server: string, secret = false): string 
   return wait !== undefined && wait > 0 ? `${sentence} (the server asked to wait ${Math.ceil(wait)} s before retrying)` : sentence;
 }
 
+/**
+ * A fault an informer met and goes on from, as `watch` and `replay` print it on stderr: `! LABEL: what it means`
+ * (`secret`: parser messages that may quote Secret data are withheld).
+ */
+export function problemLine(label: string, error: unknown, server: string, secret = false): string {
+  return `! ${label}: ${explain(error, server, secret)}`;
+}
+
 function explainReason(error: unknown, server: string, secret: boolean): string {
   if (error instanceof InformerError) {
     // A parser's message may quote the text it choked on: for Secrets, that is Secret data.

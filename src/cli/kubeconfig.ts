@@ -1,4 +1,5 @@
-import { accessSync, closeSync, constants, existsSync, fstatSync, openSync, readSync } from 'node:fs';
+import { accessSync, closeSync, constants, existsSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
+import { Socket } from 'node:net';
 import { homedir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join } from 'node:path';
 import { KubeConfig, loadYaml, type Cluster, type User } from '@kubernetes/client-node';
@@ -15,6 +16,8 @@ export interface KubeConfigSources {
   readonly env?: NodeJS.ProcessEnv;
   /** The in-cluster token file; default {@link SERVICE_ACCOUNT_TOKEN}. */
   readonly serviceAccountToken?: string;
+  /** Texts of kubeconfig files already read, by file (the FIFOs {@link readKubeConfigInterruptibly} read): not read again. */
+  readonly texts?: ReadonlyMap<string, string>;
 }
 
 /**
@@ -48,6 +51,70 @@ export function connectingLine(kc: KubeConfig): string {
   return `connecting to ${displayServer(kc.getCurrentCluster()?.server ?? '(no server)')}${context ? ` (context ${context})` : ''} …`;
 }
 
+/** The kubeconfig files to read: `path`, else those of $KUBECONFIG, else ~/.kube/config if it is there (else none). */
+function kubeConfigFiles(path: string | undefined, env: NodeJS.ProcessEnv): { readonly files: string[]; readonly fromEnv: string[] } {
+  const fromEnv = (env['KUBECONFIG'] ?? '').split(delimiter).filter(Boolean);
+  const defaultFile = join(env['HOME'] || homedir(), '.kube', 'config');
+  return { files: path ? [path] : fromEnv.length > 0 ? fromEnv : existsSync(defaultFile) ? [defaultFile] : [], fromEnv };
+}
+
+/**
+ * {@link readKubeConfig}, the FIFOs among its files (`--kubeconfig <(kubectl config view --raw)`, a named pipe) read
+ * first without blocking the thread ({@link readKubeConfigFifo}): the bin's, so that Ctrl-C or SIGTERM ends a wait for
+ * a writer that never writes. Regular files are read as {@link readKubeConfig} reads them.
+ */
+export async function readKubeConfigInterruptibly(
+  path: string | undefined,
+  context: string | undefined,
+  scrubber?: SecretScrubber,
+  sources: KubeConfigSources = {},
+): Promise<LoadedKubeConfig> {
+  const texts = new Map(sources.texts);
+  for (const file of kubeConfigFiles(path, sources.env ?? process.env).files) {
+    if (texts.has(file) || !isFifo(file)) continue;
+    try {
+      texts.set(file, await readKubeConfigFifo(file));
+    } catch (error) {
+      throw new UsageError(`cannot load kubeconfig ${file}: ${loadErrorMessage(error, '')}`);
+    }
+  }
+  return readKubeConfig(path, context, scrubber, { ...sources, texts });
+}
+
+function isFifo(file: string): boolean {
+  try {
+    return statSync(file).isFIFO();
+  } catch {
+    return false; // not there, or not for us to see: reading it says why
+  }
+}
+
+/**
+ * The text of a kubeconfig that is a FIFO, read on the event loop: opened non-blocking (an open for reading would
+ * wait in the kernel for a writer), then read as a pipe until its writer closes it, never past `maxBytes` (an
+ * error, code EFBIG, as {@link readKubeConfigFile} says it). Nothing holds the thread, so a signal's handler runs
+ * while it waits for a writer, or for a writer's bytes.
+ */
+export function readKubeConfigFifo(file: string, maxBytes: number = KUBECONFIG_MAX_BYTES): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    const pipe = new Socket({ fd: openSync(file, constants.O_RDONLY | constants.O_NONBLOCK), readable: true, writable: false });
+    const chunks: Buffer[] = [];
+    let total = 0;
+    pipe.on('data', (chunk: Buffer) => {
+      total += chunk.length;
+      if (total > maxBytes) {
+        pipe.destroy();
+        reject(tooLarge(maxBytes));
+      } else chunks.push(chunk);
+    });
+    pipe.once('end', () => {
+      pipe.destroy();
+      resolve(Buffer.concat(chunks).toString('utf8'));
+    });
+    pipe.once('error', reject);
+  });
+}
+
 /** {@link loadKubeConfig}, and whether the selected cluster disables compression (as client-go's `DisableCompression`). */
 export function readKubeConfig(
   path: string | undefined,
@@ -56,10 +123,7 @@ export function readKubeConfig(
   sources: KubeConfigSources = {},
 ): LoadedKubeConfig {
   const env = sources.env ?? process.env;
-  const fromEnv = (env['KUBECONFIG'] ?? '').split(delimiter).filter(Boolean);
-  const home = env['HOME'] || homedir();
-  const defaultFile = join(home, '.kube', 'config');
-  const files = path ? [path] : fromEnv.length > 0 ? fromEnv : existsSync(defaultFile) ? [defaultFile] : [];
+  const { files, fromEnv } = kubeConfigFiles(path, env);
   if (!path && files.length === 0 && !existsSync(sources.serviceAccountToken ?? SERVICE_ACCOUNT_TOKEN) && process.platform !== 'win32') {
     throw new UsageError(
       'no kubeconfig found: looked at $KUBECONFIG (not set), ~/.kube/config (no such file) and the in-cluster service account (not in a pod); ' +
@@ -71,7 +135,7 @@ export function readKubeConfig(
   const texts: string[] = [];
   for (const file of files) {
     try {
-      texts.push(readKubeConfigFile(file));
+      texts.push(sources.texts?.get(file) ?? readKubeConfigFile(file));
     } catch (error) {
       throw new UsageError(`cannot load kubeconfig ${file}: ${loadErrorMessage(error, '')}`);
     }
@@ -117,12 +181,10 @@ export const KUBECONFIG_MAX_BYTES = 16 * 1024 * 1024;
  * error (code EFBIG) that says so. Errors of the file system keep their code (ENOENT, EACCES, EISDIR).
  */
 export function readKubeConfigFile(file: string, maxBytes: number = KUBECONFIG_MAX_BYTES): string {
-  const tooLarge = (): Error =>
-    Object.assign(new Error(`larger than ${byteSize(maxBytes)}, the most a kubeconfig may hold (docs/cli.md)`), { code: 'EFBIG' });
   const fd = openSync(file, 'r');
   try {
     const stat = fstatSync(fd);
-    if (stat.isFile() && stat.size > maxBytes) throw tooLarge();
+    if (stat.isFile() && stat.size > maxBytes) throw tooLarge(maxBytes);
     const chunks: Buffer[] = [];
     const buffer = Buffer.alloc(64 * 1024);
     let total = 0;
@@ -131,12 +193,17 @@ export function readKubeConfigFile(file: string, maxBytes: number = KUBECONFIG_M
       if (n === 0) break;
       chunks.push(Buffer.from(buffer.subarray(0, n)));
       total += n;
-      if (total > maxBytes) throw tooLarge();
+      if (total > maxBytes) throw tooLarge(maxBytes);
     }
     return Buffer.concat(chunks).toString('utf8');
   } finally {
     closeSync(fd);
   }
+}
+
+/** A kubeconfig file past the cap: one line (code EFBIG). */
+function tooLarge(maxBytes: number): Error {
+  return Object.assign(new Error(`larger than ${byteSize(maxBytes)}, the most a kubeconfig may hold (docs/cli.md)`), { code: 'EFBIG' });
 }
 
 /** One read; a descriptor left non-blocking by another process (a shared /dev/stdin) is waited for, 10 ms at a time. */

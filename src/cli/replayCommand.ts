@@ -17,6 +17,7 @@ import {
   Service,
   customResource,
   informer,
+  type InformerError,
   type InformerEvent,
   type KubeObject,
   type Resource,
@@ -25,6 +26,7 @@ import type { ListWatch, Trace, TraceSource } from '../pipeline.ts';
 import { asTraceSource } from '../internal.ts';
 import { replayListWatch, type ReplayListWatch } from '../testing/replayListWatch.ts';
 import { jsonLine } from './format.ts';
+import { problemLine } from './explain.ts';
 import type { ReplayCommandOptions } from './replayArgs.ts';
 import { prettyLine, secretRedaction, toRecord } from './record.ts';
 import { isSecretResource } from '../pipeline.ts';
@@ -73,6 +75,12 @@ interface Change {
   readonly event: InformerEvent<KubeObject>;
 }
 
+/** What a replay hands on as it plays: each change, and each fault an informer reports (a resource's name with it). */
+interface Played {
+  readonly change: (change: Change) => void;
+  readonly fault: (at: number, resource: string, secret: boolean, error: InformerError) => void;
+}
+
 /** How a paced replay waits for its output: whether the output is backed up, and a promise of its draining. */
 export interface Pace {
   readonly backedUp: () => boolean;
@@ -108,7 +116,7 @@ function divergence(replay: ReplayListWatch, scheduler: SchedulerLike, diverged:
  * it, one instant at a time, waiting for the output to drain whenever it is backed up (so what waits to be written
  * stays bounded however slow the reader).
  */
-async function replayed(trace: TraceSource, each: (change: Change) => void, pace?: Pace): Promise<readonly string[]> {
+async function replayed(trace: TraceSource, played: Played, pace?: Pace): Promise<readonly string[]> {
   const scheduler = new VirtualTimeScheduler(VirtualAction, Infinity);
   const mismatches: string[] = [];
   const all = new Subscription();
@@ -127,11 +135,20 @@ async function replayed(trace: TraceSource, each: (change: Change) => void, pace
       if (--running === 0) all.unsubscribe();
     };
     // No jitter (`random`): a backoff is its base, so what the recording got after one comes at its recorded time.
-    one = informer(divergence(replay, scheduler, stop), resource, {
+    const replaying = informer(divergence(replay, scheduler, stop), resource, {
       scheduler,
       random: () => 0,
       reportUnobservedErrors: false,
-    }).events$.subscribe((event) => each({ at: scheduler.now(), resource: name, secret, event }));
+    });
+    one = new Subscription();
+    // What the recorded informer met (an object that fails its schema, a line that does not decode, a recorded 500)
+    // is said as `watch` says it; a request the trace cannot answer is not: it is a mismatch, named at the end.
+    one.add(
+      replaying.errors$.subscribe((error) => {
+        if (!replay.mismatches.some((m) => m.message === error.message)) played.fault(scheduler.now(), name, secret, error);
+      }),
+    );
+    one.add(replaying.events$.subscribe((event) => played.change({ at: scheduler.now(), resource: name, secret, event })));
     all.add(one);
     all.add(replay.finished$.subscribe(stop));
   }
@@ -152,12 +169,17 @@ async function replayed(trace: TraceSource, each: (change: Change) => void, pace
   return mismatches;
 }
 
-function printer(source: TraceSource, command: ReplayCommandOptions, out: (line: string) => void): (change: Change) => void {
+/** Whether a time into the recording is in the window `--from`/`--to` print. */
+function inWindow(command: ReplayCommandOptions, at: number): boolean {
+  return at >= (command.fromMs ?? 0) && at <= (command.toMs ?? Infinity);
+}
+
+function printer(source: TraceSource, command: ReplayCommandOptions, out: (line: string) => void): Played['change'] {
   const start = Date.parse(source.header.startedAt);
   // As `watch` shows them: a trace recorded with --no-redact holds Secret values in clear.
   const redaction = secretRedaction(command.showSecretValues);
   return ({ at, resource, secret, event }) => {
-    if (event.isInInitialList || at < (command.fromMs ?? 0) || at > (command.toMs ?? Infinity)) return;
+    if (event.isInInitialList || !inWindow(command, at)) return;
     const when = new Date(start + at);
     const redact = redaction(secret);
     const r = toRecord(resource, event, when, {
@@ -170,17 +192,35 @@ function printer(source: TraceSource, command: ReplayCommandOptions, out: (line:
   };
 }
 
+/** Where a replay's lines go besides its changes, and how it waits for their reader. */
+export interface ReplayIo {
+  /**
+   * A line for stderr: a fault an informer met in the window, in `watch`'s words (`! configmaps: ValidationFailed: …`).
+   * Default: none.
+   */
+  readonly err?: (line: string) => void;
+  /** Wait for `out`'s reader (the bin's stdout). */
+  readonly pace?: Pace;
+}
+
+/** What names the server in a replayed fault's words: a trace holds no address. */
+const RECORDED_SERVER = '(the recorded server)';
+
 /**
- * Prints a trace's changes as they are replayed (a trace opened with `openTrace` is read a line at a time);
- * returns the requests the trace could not answer (the replay stopped there: the informers asked for something
- * else, e.g. after a timer of theirs the recorded one did not fire). `pace`: wait for `out`'s reader (the bin's stdout).
+ * Prints a trace's changes as they are replayed (a trace opened with `openTrace` is read a line at a time), and
+ * the faults its informers meet to `io.err`; returns the requests the trace could not answer (the replay stopped
+ * there: the informers asked for something else, e.g. after a timer of theirs the recorded one did not fire).
  */
 export function replayCommand(
   trace: Trace | TraceSource,
   command: ReplayCommandOptions,
   out: (line: string) => void,
-  pace?: Pace,
+  io: ReplayIo = {},
 ): Promise<readonly string[]> {
   const source = asTraceSource(trace);
-  return replayed(source, printer(source, command, out), pace);
+  const { err = () => undefined } = io;
+  const fault: Played['fault'] = (at, resource, secret, error) => {
+    if (inWindow(command, at)) err(problemLine(resource, error, RECORDED_SERVER, secret));
+  };
+  return replayed(source, { change: printer(source, command, out), fault }, io.pace);
 }

@@ -2,7 +2,7 @@ import { DiscoveryError } from '../discovery/index.ts';
 import { type ErrorReason, type InformerError } from '../index.ts';
 // Before a resource has synced, a 400, 403 or 404 means retrying cannot help (kubectl gives up too): the one classification.
 import { isPermanent } from '../0-model/errors.ts';
-import { discoveryFailed, explain } from './explain.ts';
+import { discoveryFailed, explain, problemLine } from './explain.ts';
 import { count } from './format.ts';
 
 /**
@@ -251,7 +251,7 @@ function onError<I>(
   if (givesUp(w.synced, error)) return giveUp(config, state, w, error, now, out);
   const removal = error.reason === 'NotFound' || error.reason === 'VeryShortWatch';
   if (w.scope !== undefined && removal && !w.hints.includes(error.reason)) return update(state, w, { hints: [...w.hints, error.reason] });
-  out.push({ type: 'err', line: `! ${w.label}: ${explain(error, config.server, w.secret)}` });
+  out.push({ type: 'err', line: problemLine(w.label, error, config.server, w.secret) });
   return state;
 }
 

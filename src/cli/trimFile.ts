@@ -2,7 +2,7 @@
  * `rx-informer trim`'s writing: the window of a trace written to a file a line at a time, never half of one; and
  * {@link trimInWorker}, the same in a worker thread that a signal can stop.
  */
-import { closeSync, openSync, realpathSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, constants, openSync, realpathSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
@@ -17,6 +17,15 @@ export interface Trimmed {
   readonly lastAt: number;
   readonly startedAt: string;
 }
+
+/** The file calls a cut writes with (Node's; a test injects failing ones). */
+export interface TrimIo {
+  /** Writes `bytes` from `at` on; returns how many it took (a pipe may take less than asked). */
+  readonly write: (fd: number, bytes: Buffer, at: number) => number;
+  readonly close: (fd: number) => void;
+}
+
+const NODE_IO: TrimIo = { write: (fd, bytes, at) => writeSync(fd, bytes, at), close: closeSync };
 
 /** The file `out` names: through a symbolic link (the link stays, its target is written), else `out` itself. */
 function target(out: string): string {
@@ -33,13 +42,51 @@ export function tempFileFor(out: string): string {
   return join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
 }
 
-/** Whether `out` names something there that is not a regular file (a device, a FIFO, `/dev/stdout` into a pipe). */
-export function isSpecialFile(out: string): boolean {
+/** What `out` names, when it is there and not a regular file: a FIFO (`/dev/stdout` into a pipe too), or another (a device). */
+function specialFile(out: string): 'fifo' | 'other' | undefined {
   try {
-    return !statSync(out).isFile();
+    const stat = statSync(out);
+    return stat.isFile() ? undefined : stat.isFIFO() ? 'fifo' : 'other';
   } catch {
-    return false;
+    return undefined;
   }
+}
+
+/** How often a FIFO is tried again while it has no reader, or while its reader's pipe is full (ms). */
+const FIFO_RETRY_MS = 50;
+
+/** Waits `ms` on this thread (a worker's: its termination ends the wait). */
+function pause(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+const code = (error: unknown) => (error as NodeJS.ErrnoException).code;
+
+/**
+ * Opens a FIFO to write without blocking in `open`, where a FIFO without a reader would hold the thread for good
+ * and a stop could not end it: while it has none (ENXIO), `waiting` is told once and the open is tried again every
+ * {@link FIFO_RETRY_MS}. The descriptor stays non-blocking: a write to a full pipe is tried again likewise ({@link trimInto}).
+ */
+function openFifo(out: string, waiting: () => void): number {
+  for (let told = false; ; pause(FIFO_RETRY_MS)) {
+    try {
+      return openSync(out, constants.O_WRONLY | constants.O_NONBLOCK);
+    } catch (error) {
+      if (code(error) !== 'ENXIO') throw error;
+      if (!told) waiting();
+      told = true;
+    }
+  }
+}
+
+/** How {@link trimToFile} writes, besides the window: all optional. */
+export interface TrimToFileOptions {
+  /** The temporary file written, then renamed onto `out`; default {@link tempFileFor}'s. */
+  readonly temp?: string;
+  /** The write and close calls (a test injects failing ones); default Node's. */
+  readonly io?: TrimIo;
+  /** Told once when `out` is a FIFO without a reader: the cut waits for one (and a stop ends the wait). */
+  readonly waiting?: () => void;
 }
 
 /**
@@ -50,14 +97,18 @@ export function isSpecialFile(out: string): boolean {
  * read as a trace. A file replaced keeps its permissions; a trace whose header says `redacted: false` (recorded with
  * `--no-redact`: Secret values in clear) is written readable by its owner only (mode 0600, as `record` writes it), a
  * file replaced losing its group's and others' bits. An `out` that is there and not a regular file (`/dev/stdout`,
- * a FIFO, a device) is written to as it is, a line at a time: no temporary file, its mode left alone.
+ * a FIFO, a device) is written to as it is, a line at a time: no temporary file, its mode left alone; a FIFO without
+ * a reader is waited for (`options.waiting` is told), without blocking the thread in `open` or in a write.
  */
-export function trimToFile(source: TraceSource, window: TrimWindow, out: string, temp = tempFileFor(out)): Trimmed {
-  if (isSpecialFile(out)) return trimInto(source, window, out, () => openSync(out, 'w'));
+export function trimToFile(source: TraceSource, window: TrimWindow, out: string, options: TrimToFileOptions = {}): Trimmed {
+  const { temp = tempFileFor(out), io = NODE_IO, waiting = () => undefined } = options;
+  const special = specialFile(out);
+  if (special === 'fifo') return trimInto(source, window, out, () => openFifo(out, waiting), io);
+  if (special === 'other') return trimInto(source, window, out, () => openSync(out, 'w'), io);
   const path = target(out);
   const mode = source.header.redacted ? modeOf(path) : modeOf(path, 0o600) & 0o700;
   try {
-    const trimmed = trimInto(source, window, out, () => openSync(temp, 'wx', mode));
+    const trimmed = trimInto(source, window, out, () => openSync(temp, 'wx', mode), io);
     // Nothing written, nothing opened: `out` as it was.
     if (trimmed.lines > 0) writing(out, () => renameSync(temp, path));
     return trimmed;
@@ -87,30 +138,52 @@ function writing<T>(out: string, run: () => T): T {
 
 /**
  * Writes the window into the file `open` opens for its first line, and closes it, whether the cut ends whole or not.
- * `out`: the file named on the command line, which a failure to open, write or close is about.
+ * `out`: the file named on the command line, which a failure to open, write or close is about. The first failure is
+ * the one thrown: a close that fails after a write (or a read of the trace) failed is not what went wrong.
  */
-function trimInto(source: TraceSource, window: TrimWindow, out: string, open: () => number): Trimmed {
+function trimInto(source: TraceSource, window: TrimWindow, out: string, open: () => number, io: TrimIo): Trimmed {
   let fd: number | undefined;
   let lines = 0;
   let lastAt = 0;
   let startedAt = '';
+  const close = () => {
+    const opened = fd;
+    fd = undefined;
+    if (opened !== undefined) writing(out, () => io.close(opened));
+  };
   try {
     writeTrimmedTrace(source, window, (line) => {
       const to = (fd ??= writing(out, open));
-      // A pipe may take less than asked in one call.
       const bytes = Buffer.from(traceLineText(line), 'utf8');
       writing(out, () => {
-        for (let at = 0; at < bytes.length;) at += writeSync(to, bytes, at);
+        for (let at = 0; at < bytes.length;) at += writeSome(io, to, bytes, at);
       });
       lines++;
       if (line.type === 'header') startedAt = line.startedAt;
       else lastAt = line.at;
     });
-  } finally {
-    const opened = fd;
-    if (opened !== undefined) writing(out, () => closeSync(opened));
+  } catch (error) {
+    try {
+      close();
+    } catch {
+      // The descriptor is released either way; the error that ended the cut is the one to tell.
+    }
+    throw error;
   }
+  close();
   return { lines, lastAt, startedAt };
+}
+
+/** One write; a FIFO's pipe that is full (EAGAIN: its descriptor is non-blocking) is tried again until it takes some. */
+function writeSome(io: TrimIo, fd: number, bytes: Buffer, at: number): number {
+  for (;;) {
+    try {
+      return io.write(fd, bytes, at);
+    } catch (error) {
+      if (code(error) !== 'EAGAIN') throw error;
+      pause(FIFO_RETRY_MS);
+    }
+  }
 }
 
 /** What a trim in a worker came to. */
@@ -122,6 +195,11 @@ export type TrimOutcome =
   | { readonly kind: 'error'; readonly file: string; readonly message: string }
   /** Stopped by {@link TrimRun.stop}: the temporary file removed, `out` as it was. */
   | { readonly kind: 'stopped' };
+
+/** What the worker posts before its outcome: `-o` is a FIFO without a reader, and the cut waits for one. */
+export interface TrimWaiting {
+  readonly kind: 'waiting';
+}
 
 export interface TrimRun {
   readonly outcome: Promise<TrimOutcome>;
@@ -141,9 +219,9 @@ export interface TrimJob {
  * `rx-informer trim`'s cut, in a worker thread. The cut is synchronous from the first line read to the rename, and a
  * signal's handler runs only between tasks: on the main thread, Ctrl-C would wait for the whole cut (or, without a
  * handler, kill the process and leave the temporary file). In a worker, the main thread hears the signal, stops it
- * and removes the temporary file.
+ * and removes the temporary file. `waiting`: told when `-o` is a FIFO without a reader (the cut waits for one).
  */
-export function trimInWorker(file: string, window: TrimWindow, out: string): TrimRun {
+export function trimInWorker(file: string, window: TrimWindow, out: string, waiting: () => void = () => undefined): TrimRun {
   const job: TrimJob = { file, window, out, temp: tempFileFor(out) };
   // trimWorker.ts beside this file in src/, trimWorker.js in dist/.
   const entry = new URL(`./trimWorker${extname(fileURLToPath(import.meta.url))}`, import.meta.url);
@@ -151,7 +229,7 @@ export function trimInWorker(file: string, window: TrimWindow, out: string): Tri
   let stopped = false;
   let settled: TrimOutcome | undefined;
   const outcome = new Promise<TrimOutcome>((resolve) => {
-    worker.once('message', (message: TrimOutcome) => (settled = message));
+    worker.on('message', (message: TrimOutcome | TrimWaiting) => (message.kind === 'waiting' ? waiting() : (settled = message)));
     worker.once('error', (error) => (settled ??= { kind: 'error', file, message: messageOf(error) }));
     worker.once('exit', () => {
       // Whatever ended it, no temporary file stays (a cut that ended whole renamed it).

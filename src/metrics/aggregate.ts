@@ -21,8 +21,12 @@ export function groupByName<T extends { readonly name: string }>(entries: readon
 /** The default of `ServeOptions.maxResourceSeries`: resources with series of their own on `/metrics`. */
 export const DEFAULT_MAX_RESOURCE_SERIES = 200;
 
-/** The `name` label value of the resources past the cap, summed (or their worst shown) as one. */
-export const OTHER_RESOURCES = 'other';
+/**
+ * The `name` label value of the resources past the cap, summed (or their worst shown) as one: a value no resource's
+ * name can take (a plural is a DNS-1035 label, lowercase letters, digits and `-`; a group, a DNS subdomain), so a
+ * resource called `other` keeps a series of its own beside it.
+ */
+export const OTHER_RESOURCES = '_other';
 
 /**
  * The `name` label of each resource when at most `max` may have series of their own: the first `max` distinct names

@@ -23,7 +23,7 @@ export interface ServeOptions extends StalenessOptions {
   readonly families?: () => readonly MetricFamily[];
   /**
    * Resources with series of their own on `/metrics` (the `name` label): the first this many served keep theirs,
-   * the rest are summed, or their worst shown, under `name="other"`, with a `#` comment saying how many. Default
+   * the rest are summed, or their worst shown, under `name="_other"`, with a `#` comment saying how many. Default
    * 200 (`DEFAULT_MAX_RESOURCE_SERIES`): a cluster's CustomResourceDefinitions (`--all`, the dynamic factory)
    * must not grow the series without bound. `Infinity`: no cap.
    */
@@ -203,7 +203,7 @@ function metricsText({ healths, metrics, now, options }: Answering): string {
     const m = i.handlerMetrics?.();
     return m ? [{ name: resourceName(i.resource), ...m }] : [];
   });
-  // At most maxResourceSeries names of their own, the same in every family; the rest are one, `other`.
+  // At most maxResourceSeries names of their own, the same in every family; the rest are one, `_other`.
   const names = [...snapshots, ...healths, ...handlers].map((m) => m.name);
   const { label, others, max } = resourceLabels(names, options.maxResourceSeries);
   const relabel = <T extends { readonly name: string }>(m: T): T => (label(m.name) === m.name ? m : { ...m, name: OTHER_RESOURCES });
