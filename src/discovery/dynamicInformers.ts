@@ -1,6 +1,8 @@
 import {
   EMPTY,
   Observable,
+  concat,
+  defer,
   ReplaySubject,
   Subject,
   Subscription,
@@ -11,12 +13,14 @@ import {
   filter,
   map,
   merge,
+  mergeMap,
   of,
   shareReplay,
   switchMap,
   take,
   takeUntil,
   tap,
+  timer,
   type SchedulerLike,
 } from 'rxjs';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -39,6 +43,8 @@ import {
 import { informerFactory, type FactoryOptions, type InformerFactory } from '../5-informer/factory.ts';
 import type { Informer, InformerOptions } from '../5-informer/informer.ts';
 import { observedErrors, unobservedReporter } from '../5-informer/unobservedErrors.ts';
+import { BACKOFF_START } from '../util/backoff.ts';
+import { discoveryRetryStep } from './discoveryRetry.ts';
 
 /** CustomResourceDefinitions, watched metadata-only: a CRD's name is `<plural>.<group>`, which is all discovery needs to hear. */
 const CustomResourceDefinitions = metadataOnly(
@@ -118,16 +124,18 @@ export interface DynamicInformerFactoryOptions {
 export interface DynamicInformerFactory {
   /**
    * Discovery now, and again after every CustomResourceDefinition change
-   * (and after an informer meets a 404); emits when what is served
-   * changed, and after a CRD was created or deleted. Replays the latest.
-   * While subscribed, it watches CRDs.
+   * (and after an informer meets a 404), and after a discovery that failed
+   * or could not read a group version, with the reflector's backoff (at
+   * least its Retry-After) until one reads everything; emits when what is
+   * served changed, and after a CRD was created or deleted. Replays the
+   * latest. While subscribed, it watches CRDs.
    */
   readonly discovery$: Observable<Discovery>;
   /**
    * Faults of discovery and of the CRD watch, as values (discovery keeps its last good answer). A discovery
    * fault is a {@link DiscoveryError}: of one group version (`groupVersion`; its running informers go on,
-   * resources it adds wait for a discovery that reads it) or of `/api`/`/apis` (no `groupVersion`; nothing
-   * changes until a discovery succeeds). Each is reported once when it appears and again only when its reason
+   * resources it adds wait for a discovery that reads it: one runs after the backoff) or of `/api`/`/apis` (no
+   * `groupVersion`; nothing changes until a discovery succeeds, tried again after the backoff). Each is reported once when it appears and again only when its reason
    * changes or it comes back after a discovery that read that group version (or all of discovery) fine:
    * a discovery repeated after each CRD change does not repeat a fault that lasts. While nothing subscribes, a
    * discovery fault is reported with `process.emitWarning` (see {@link DynamicInformerFactoryOptions.reportUnobservedErrors}).
@@ -252,8 +260,9 @@ export function dynamicInformerFactory(kc: KubeConfig, options: DynamicInformerF
 
 /**
  * Discovery now, once more when the CRD watch has its list (a CRD created in between is then
- * seen), then after every CRD change or poke (debounced): emitted when what is served changed,
- * or after a CRD was created or deleted. Faults go to `faults`; the last good answer stays.
+ * seen), then after every CRD change or poke (debounced), and after a discovery with a fault once
+ * the backoff has passed (`discoveryRetryStep`): emitted when what is served changed, or after a
+ * CRD was created or deleted. Faults go to `faults`; the last good answer stays.
  */
 function followedDiscovery(
   kc: KubeConfig,
@@ -276,18 +285,31 @@ function followedDiscovery(
     }),
   );
   const changes$ = merge(crdChanges$, pokes).pipe(debounceTime(options.debounceMs ?? 250, scheduler));
-  return merge(of(undefined), crds.synced$.pipe(filter(Boolean), take(1)), changes$).pipe(
-    switchMap(() => {
-      const turnover = crdTurnover;
-      return discover(kc, options.discovery).pipe(
-        tap((found) => faults.found(found)),
-        map((found) => ({ found, turnover })),
-        catchError((error: unknown) => {
-          faults.failed(asInformerError(error));
-          return EMPTY;
-        }),
-      );
-    }),
+  return defer(() => {
+    /** The retry's backoff (see `discoveryRetryStep`), for this subscription: it goes on across CRD changes. */
+    let backoff = BACKOFF_START;
+    /** One discovery; after a fault, another once the backoff has passed (unless a CRD change or a poke comes first). */
+    const attempt = (): Observable<{ found: Discovery; turnover: number }> =>
+      defer(() => {
+        const turnover = crdTurnover;
+        return discover(kc, options.discovery).pipe(
+          tap((found) => faults.found(found)),
+          map((found) => ({ found, turnover, errors: found.failures.map((f) => f.error) })),
+          catchError((error: unknown) => {
+            const failed = asInformerError(error);
+            faults.failed(failed);
+            return of({ found: undefined, turnover, errors: [failed] });
+          }),
+          mergeMap(({ found, errors }) => {
+            const retry = discoveryRetryStep(backoff, errors, scheduler.now(), Math.random);
+            backoff = retry.state;
+            const emitted = found ? of({ found, turnover }) : EMPTY;
+            return retry.retryInMs === undefined ? emitted : concat(emitted, timer(retry.retryInMs, scheduler).pipe(switchMap(attempt)));
+          }),
+        );
+      });
+    return merge(of(undefined), crds.synced$.pipe(filter(Boolean), take(1)), changes$).pipe(switchMap(attempt));
+  }).pipe(
     distinctUntilChanged((a, b) => a.turnover === b.turnover && signature(a.found) === signature(b.found)),
     map(({ found }) => found),
     shareReplay({ bufferSize: 1, refCount: true }),
