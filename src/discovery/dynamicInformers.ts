@@ -488,7 +488,9 @@ function selected(
 /**
  * The running informers discovery `d` ends as `NotServed`, with why: not wanted any more, or
  * served in another version or scope. A group version discovery could not read (a 503, a document
- * of the wrong shape) is not "no longer served": its informers go on.
+ * of the wrong shape) is not "no longer served": its informers go on, whatever `want` says, and
+ * the other version `d` falls back to meanwhile (`Discovery.resources`) is not started (it has
+ * the same key, which stays running).
  */
 function noLongerServed(
   d: Discovery,
@@ -498,8 +500,8 @@ function noLongerServed(
   const unread = new Set(d.failures.map((f) => f.groupVersion));
   const ends: [string, string][] = [];
   for (const [key, r] of running) {
+    if (unread.has(r.resource.group ? `${r.resource.group}/${r.resource.version}` : r.resource.version)) continue;
     const w = want.get(key);
-    if (!w && unread.has(r.resource.group ? `${r.resource.group}/${r.resource.version}` : r.resource.version)) continue;
     if (!w) ends.push([key, `${key} is no longer served`]);
     else if (w.version !== r.resource.version || w.namespaced !== r.resource.namespaced) {
       ends.push([key, `${key} is now served as ${w.group}/${w.version}`]);
