@@ -92,4 +92,44 @@ describe('dynamicInformerFactory: a group version discovery cannot read', () => 
       expect(apples()).toEqual(['started myapples.stable.example.com v1']);
     });
   }
+
+  it('by name: a running resource whose group version 503s is not reported unresolved; a name not running is GroupDiscoveryFailed, not Unknown', async () => {
+    api = await startApiServer({ resources: [V1] });
+    const clock = new VirtualTimeScheduler();
+    const dynamic = dynamicInformerFactory(api.kubeConfig, { scheduler: clock });
+    subscriptions.push(dynamic.errors$.subscribe());
+    const running = follow(dynamic.watch(['myapples']));
+    await until(() => running.length === 1, 'myapples to start');
+
+    const fault = api.faults.add({ match: { path: '/apis/stable.example.com/v1' }, fault: { type: 'status', code: 503 }, times: Infinity });
+    const during = await rediscover(dynamic, clock, () => api!.registerCustomResource(Pears));
+    expect(during.failures.map((f) => f.groupVersion)).toEqual(['stable.example.com/v1']);
+    // Its informer runs on, and the watch says nothing to the contrary.
+    expect(running).toEqual(['started myapples.stable.example.com v1']);
+
+    // A watch that starts now: the names the failed group version may serve are not "unknown"; the others are.
+    const errors: DynamicEvent<KubeObject>[] = [];
+    subscriptions.push(
+      dynamic.watch(['myapples', 'ma.stable.example.com', 'pears', 'nosuch.other.example.com']).subscribe((e) => errors.push(e)),
+    );
+    await until(() => errors.length === 4, 'the new watch to hear the discovery');
+    const unresolved = errors.flatMap((e) => (e.type === 'unresolved' ? [[e.name, e.error.reason, e.error.message]] : []));
+    expect(unresolved).toEqual([
+      [
+        'myapples',
+        'GroupDiscoveryFailed',
+        '"myapples" is not among the resources discovery read; it could not read stable.example.com/v1 (ServerError), which may serve it',
+      ],
+      ['ma.stable.example.com', 'GroupDiscoveryFailed', expect.stringContaining('stable.example.com/v1 (ServerError)')],
+      ['nosuch.other.example.com', 'Unknown', 'the server doesn\'t have a resource type "nosuch.other.example.com"'],
+    ]);
+    expect(errors.find((e) => e.type === 'unresolved')).toMatchObject({ error: { name: 'GroupDiscoveryFailedError' } });
+
+    // Read again (the retry): the new watch starts it, the first one still runs its one informer.
+    fault.remove();
+    await until(() => clock.actions.length > 0, 'the retry');
+    clock.flush();
+    await until(() => errors.some((e) => e.type === 'started' && e.resource.plural === 'myapples'), 'myapples to start in the new watch');
+    expect(running).toEqual(['started myapples.stable.example.com v1']);
+  });
 });

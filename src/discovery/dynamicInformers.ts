@@ -29,7 +29,9 @@ import { metadataOnly, type PartialObjectMetadata } from '../0-model/metadata.ts
 import type { KubeObject } from '../0-model/objects.ts';
 import { customResource, resourceName } from '../0-model/resources.ts';
 import {
+  GroupDiscoveryFailedError,
   ResourceNameError,
+  UnknownResourceError,
   discover,
   discoveryRequestOptions,
   isWatchable,
@@ -38,6 +40,7 @@ import {
   watchableResources,
   type DiscoveredResource,
   type Discovery,
+  type DiscoveryFailure,
   type DiscoveryOptions,
 } from './discovery.ts';
 import { informerFactory, type FactoryOptions, type InformerFactory } from '../5-informer/factory.ts';
@@ -79,7 +82,16 @@ export type DynamicEvent<T> =
       readonly reason: EndReason;
       readonly message: string;
     }
-  | { readonly type: 'unresolved'; readonly name: string; readonly error: ResourceNameError };
+  | {
+      /**
+       * A name discovery cannot resolve (once per reason): `Unknown`, `Ambiguous`, or `GroupDiscoveryFailed` (not
+       * among what discovery read while a group version that may serve it could not be read; never reported for a
+       * name whose informer runs: that goes on).
+       */
+      readonly type: 'unresolved';
+      readonly name: string;
+      readonly error: ResourceNameError;
+    };
 
 /** Which resources a dynamic watch follows. */
 export type Selection =
@@ -432,7 +444,7 @@ function dynamicWatch(
     );
     subscriptions.add(
       discovery$.subscribe((d) => {
-        const want = selected(d, selection, report, (name) => unresolved.delete(name));
+        const want = selected(d, selection, running, report, (name) => unresolved.delete(name));
         for (const [key, why] of noLongerServed(d, running, want)) end(key, 'NotServed', why);
         for (const [key, w] of want) if (!subscriber.closed && !running.has(key) && !deleted.has(key)) start(key, w);
       }),
@@ -451,10 +463,13 @@ function dynamicWatch(
 /**
  * The watchable resources `selection` names in discovery `d`, by name. A name it cannot resolve
  * (or that cannot be listed and watched) goes to `unresolved`; one it resolves, to `resolved`.
+ * A name not among what `d` read while a group version that may serve it failed is not "unknown":
+ * a `GroupDiscoveryFailedError`, or nothing at all when its informer runs (`running`: it goes on).
  */
 function selected(
   d: Discovery,
   selection: Selection,
+  running: ReadonlyMap<string, Running>,
   unresolved: (name: string, error: ResourceNameError) => void,
   resolved: (name: string) => void,
 ): Map<string, DiscoveredResource> {
@@ -466,23 +481,50 @@ function selected(
   }
   for (const name of selection as readonly string[]) {
     const found = resolveResource(d, name);
-    const error =
-      found instanceof ResourceNameError
-        ? found
-        : isWatchable(found)
-          ? undefined
-          : new ResourceNameError(
-              'Unknown',
-              name,
-              `${resourceName(found)} cannot be listed and watched (verbs: ${found.verbs.join(', ')})`,
-            );
-    if (error) unresolved(name, error);
+    if (found instanceof UnknownResourceError) {
+      const hiding = d.failures.filter((f) => mayServe(f.groupVersion, name));
+      if (hiding.length === 0) unresolved(name, found);
+      else if (!runsHidden(name, running, hiding)) unresolved(name, new GroupDiscoveryFailedError(name, hiding));
+    } else if (found instanceof ResourceNameError) unresolved(name, found);
+    else if (!isWatchable(found))
+      unresolved(
+        name,
+        new ResourceNameError('Unknown', name, `${resourceName(found)} cannot be listed and watched (verbs: ${found.verbs.join(', ')})`),
+      );
     else {
       resolved(name);
-      out.set(resourceName(found as DiscoveredResource), found as DiscoveredResource);
+      out.set(resourceName(found), found);
     }
   }
   return out;
+}
+
+/**
+ * Whether group version `groupVersion` (`apps/v1`, `v1`) may serve the resource `name` names: any may serve a bare
+ * name (`myapples`); a name with a group (`myapples.stable.example.com`), only that group's, and with a version too
+ * (`myapples.v1.stable.example.com`), only that one.
+ */
+function mayServe(groupVersion: string, name: string): boolean {
+  const wanted = name.trim().toLowerCase();
+  if (!wanted.includes('.')) return true;
+  const slash = groupVersion.indexOf('/');
+  if (slash < 0) return false; // the core group's resources have no group to name
+  const group = groupVersion.slice(0, slash).toLowerCase();
+  const version = groupVersion.slice(slash + 1).toLowerCase();
+  if (!wanted.endsWith(`.${group}`)) return false;
+  const rest = wanted.slice(0, -group.length - 1);
+  return !rest.includes('.') || rest.endsWith(`.${version}`);
+}
+
+/** Whether `name` is a resource this watch runs, of a group version in `failures` (one discovery could not read). */
+function runsHidden(name: string, running: ReadonlyMap<string, Running>, failures: readonly DiscoveryFailure[]): boolean {
+  const unread = new Set(failures.map((f) => f.groupVersion));
+  const hidden = [...running.values()].map((r) => r.resource).filter((r) => unread.has(groupVersionOf(r)));
+  return hidden.length > 0 && !(resolveResource({ all: hidden }, name) instanceof ResourceNameError);
+}
+
+function groupVersionOf(r: Pick<DiscoveredResource, 'group' | 'version'>): string {
+  return r.group ? `${r.group}/${r.version}` : r.version;
 }
 
 /**
@@ -500,7 +542,7 @@ function noLongerServed(
   const unread = new Set(d.failures.map((f) => f.groupVersion));
   const ends: [string, string][] = [];
   for (const [key, r] of running) {
-    if (unread.has(r.resource.group ? `${r.resource.group}/${r.resource.version}` : r.resource.version)) continue;
+    if (unread.has(groupVersionOf(r.resource))) continue;
     const w = want.get(key);
     if (!w) ends.push([key, `${key} is no longer served`]);
     else if (w.version !== r.resource.version || w.namespaced !== r.resource.namespaced) {
