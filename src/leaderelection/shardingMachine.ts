@@ -19,6 +19,8 @@
  *   resourceVersion we saw unchanged for that lease duration, so a replica seeing the record for the first time does
  *   not count a dead member alive for a lease duration of its own. After a 409 that resourceVersion is not tried again.
  * - A member's lapse is found the moment it happens (a recheck timer), when that comes before the next listing.
+ * - A listing sent before a member Lease's record was first seen does not replace it (an answer out of order, or
+ *   read before our release of that Lease was written: it would bring a dead member back).
  * - Bounded, whatever the Leases say: a member Lease whose `holderIdentity` is longer than {@link MAX_IDENTITY_LENGTH}
  *   is ignored (reported once while it is listed); at most {@link MAX_MEMBERS} members count, the first by identity
  *   (us always among them; reported once each time the view grows past it); the assignment is computed again only when
@@ -108,8 +110,11 @@ export interface ShardingState {
 }
 
 export type ShardingInput =
-  /** A listing of the group's Leases answered. */
-  | { readonly type: 'listed'; readonly leases: readonly LeaseSnapshot[] }
+  /**
+   * A listing of the group's Leases answered. `startedAt`: when it was sent, by our clock (undefined: it is not
+   * older than anything seen; at or before a record's sighting, it does not replace that record).
+   */
+  | { readonly type: 'listed'; readonly leases: readonly LeaseSnapshot[]; readonly startedAt?: number }
   /** Our own member Lease: led (renewed) or not. */
   | { readonly type: 'renewing'; readonly lead: boolean }
   /** A shard's election: we lead its Lease or not. */
@@ -176,7 +181,10 @@ export function stepSharding(
   const out: ShardingEffect[] = [];
   switch (input.type) {
     case 'listed':
-      return done(recount(config, { ...listed(config, state, input.leases, now, out), listed: true }, now, wall, busy, out), out);
+      return done(
+        recount(config, { ...listed(config, state, input.leases, input.startedAt, now, out), listed: true }, now, wall, busy, out),
+        out,
+      );
     case 'renewing': {
       const regained = input.lead && !state.renewing;
       const next = { ...state, renewing: input.lead };
@@ -211,11 +219,15 @@ const done = (state: ShardingState, effects: readonly ShardingEffect[]): Shardin
 /**
  * A listing's member Leases: a record not seen before is seen from now (the same one keeps its time); one with an
  * identity too long is ignored (reported the first listing it is in); one no longer listed is forgotten once lapsed.
+ * A listing sent before a Lease's record was first seen (`startedAt` ≤ its sighting) does not replace that record: it
+ * may have been read before it (our release of a lapsed member's Lease, written while the listing was on its way),
+ * and would bring a dead member back until the next listing.
  */
 function listed(
   config: ShardingConfig,
   state: ShardingState,
   leases: readonly LeaseSnapshot[],
+  startedAt: number | undefined,
   now: number,
   out: ShardingEffect[],
 ): ShardingState {
@@ -236,6 +248,11 @@ function listed(
     }
     const before = state.seen.get(lease.name);
     const same = before !== undefined && sameRecord(before.record, lease.record);
+    // Sent no later than the record we know was seen (in the same millisecond too: which came first is unknown).
+    if (before !== undefined && !same && startedAt !== undefined && startedAt <= before.at) {
+      seen.set(lease.name, before); // an answer maybe older than what we know
+      continue;
+    }
     seen.set(lease.name, { record: lease.record, resourceVersion: lease.resourceVersion, at: same ? before.at : now });
   }
   for (const [name, sighting] of state.seen) if (!seen.has(name) && !ignored.has(name) && until(sighting) > now) seen.set(name, sighting);
