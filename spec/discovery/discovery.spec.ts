@@ -269,7 +269,8 @@ describe('GroupDiscoveryFailedError', () => {
     const error = new GroupDiscoveryFailedError('pears', failures);
     expect(error).toMatchObject({ reason: 'GroupDiscoveryFailed', resourceName: 'pears', name: 'GroupDiscoveryFailedError', failures });
     expect(error.message).toBe(
-      '"pears" is not among the resources discovery read; it could not read a.io/v1 (ServerError), b.io/v1 (ServerError), c.io/v1 (ServerError) and 2 more, which may serve it',
+      '"pears" is not among the resources discovery read; it could not read ' +
+        'a.io/v1 (ServerError), b.io/v1 (ServerError), c.io/v1 (ServerError) and 2 more, which may serve it',
     );
   });
 });

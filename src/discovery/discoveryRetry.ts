@@ -6,10 +6,10 @@
  * of a group version that 503'd once would never start. client-go refetches a group version cached with a
  * transient error on its next use (memcache.go) and its garbage collector re-discovers every 30 s.
  *
- * | the discovery that ended | then |
- * |---|---|
- * | read everything | no retry; the backoff starts over |
- * | failed, or has `failures` | another discovery after the next backoff step (the reflector's rule: 800 ms doubling to 30 s, jitter 1, from the start again after 2 min without a fault), and at least the longest `Retry-After` of its faults |
+ * - a discovery that read everything: no retry, and the backoff starts over;
+ * - one that failed, or has `failures`: another discovery after the next backoff step (the reflector's rule: 800 ms
+ *   doubling to 30 s, jitter 1, from the start again after 2 min without a fault), and at least the longest
+ *   `Retry-After` of its faults (at most 300 s).
  *
  * Any fault counts, a lasting one too (a 403 on an aggregated API): past the first minutes that is one discovery
  * every 30–60 s, as client-go's garbage collector does. A discovery started meanwhile (a CRD change, a 404) takes

@@ -147,8 +147,9 @@ export interface DynamicInformerFactory {
    * Faults of discovery and of the CRD watch, as values (discovery keeps its last good answer). A discovery
    * fault is a {@link DiscoveryError}: of one group version (`groupVersion`; its running informers go on,
    * resources it adds wait for a discovery that reads it: one runs after the backoff) or of `/api`/`/apis` (no
-   * `groupVersion`; nothing changes until a discovery succeeds, tried again after the backoff). Each is reported once when it appears and again only when its reason
-   * changes or it comes back after a discovery that read that group version (or all of discovery) fine:
+   * `groupVersion`; nothing changes until a discovery succeeds, tried again after the backoff). Each is reported
+   * once when it appears and again only when its reason changes or it comes back after a discovery that read that
+   * group version (or all of discovery) fine:
    * a discovery repeated after each CRD change does not repeat a fault that lasts. While nothing subscribes, a
    * discovery fault is reported with `process.emitWarning` (see {@link DynamicInformerFactoryOptions.reportUnobservedErrors}).
    */
