@@ -19,6 +19,8 @@
  *                       rx…@DIR runs that rx contender on another copy of src/ (DIR holds its index.ts),
  *                       NAME:--flag runs it with extra Node/V8 flags (e.g. raw:--minor-ms),
  *                       alternating with the others, e.g. --only rx,rx@/tmp/base/src
+ *                       rx-record=PATH writes its trace to a file in the directory PATH (default os.tmpdir()) or to
+ *                       the file PATH, e.g. --only rx,rx-record,rx-record=/dev/shm,rx-record=/dev/null
  *   --scenario s,t      scenarios by name or role: watch, relist, large
  *   --json FILE         JSON output (default bench/results/latest.json for a full run with the preset's
  *                       sizes and every contender and scenario; bench/results/partial.json, untracked, otherwise)

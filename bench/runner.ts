@@ -40,8 +40,8 @@ export const LABELS: Record<ContenderId, string> = {
 
 /** A run name's label: the contender's, and the other src/ it runs on. */
 export function label(name: RunName): string {
-  const { id, src, flags } = parseRunName(name);
-  return `${LABELS[id]}${src ? ` on ${src}` : ''}${flags.length ? ` with ${flags.join(' ')}` : ''}`;
+  const { id, src, flags, recordTo } = parseRunName(name);
+  return `${LABELS[id]}${recordTo ? ` (${recordTo})` : ''}${src ? ` on ${src}` : ''}${flags.length ? ` with ${flags.join(' ')}` : ''}`;
 }
 
 /** What a scenario is for, so targets can find it whatever its size. */
@@ -486,11 +486,12 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
           const events =
             parseRunName(contender).id === 'cn-100' ? Math.min(scenario.events, scenario.fanOutEvents ?? scenario.events) : scenario.events;
           await server.reset(events);
-          const { id, src, flags } = parseRunName(contender);
+          const { id, src, flags, recordTo } = parseRunName(contender);
           const config: RunConfig = {
             contender: id,
             runName: contender,
             ...(src ? { src: resolve(src) } : {}),
+            ...(recordTo ? { recordTo } : {}),
             scenario: scenario.name,
             port,
             pods: scenario.pods,
@@ -522,7 +523,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
             result
               ? `  ${contender.padEnd(8)} rep ${rep + 1}: sync ${result.syncMs} ms (CPU ${result.syncCpuMs}), ${result.eventsPerSec} ev/s, ${result.cpuUsPerEvent} µs CPU/ev, ${result.heapPerObjectKB} KB/obj, RSS ${result.peakRssMB} MB` +
                   (result.mainCpuUsPerEvent !== undefined
-                    ? ` (main ${result.mainCpuUsPerEvent}, helpers ${result.helperCpuUsPerEvent})`
+                    ? ` (main ${result.mainCpuUsPerEvent}, helpers ${result.helperCpuUsPerEvent}; system ${result.systemUsPerEvent})`
                     : '') +
                   (result.scavengesPer1k !== undefined
                     ? `; per 1k events: ${result.scavengesPer1k} scavenges ${result.scavengeMsPer1k} ms, ${result.markCompactsPer1k} mark-compacts ${result.markCompactMsPer1k} ms, incremental ${result.incrementalMsPer1k} ms`

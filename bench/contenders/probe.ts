@@ -31,24 +31,34 @@ export type ContenderId = (typeof CONTENDERS)[number];
 /**
  * A contender as the runner names it: an id, or for the rx-informer contenders
  * an id with `@DIR`, which runs the same contender on another copy of `src/`
- * (DIR holds its `index.ts`), for comparisons within one run.
+ * (DIR holds its `index.ts`), for comparisons within one run; for rx-record,
+ * `=PATH` after the id: where it writes its trace (see {@link parseRunName}).
  */
-export type RunName = ContenderId | `${ContenderId}@${string}` | `${ContenderId}:${string}`;
+export type RunName = ContenderId | `${ContenderId}@${string}` | `${ContenderId}:${string}` | `rx-record=${string}`;
 
 /**
- * The contender id, the other `src/` directory and the extra Node/V8 flags of
- * a run name: `id[@DIR][:flag[:flag…]]`, e.g. `rx@/tmp/base/src` or
- * `raw:--minor-ms` (flags for that run only, to compare V8 settings within one run).
+ * The contender id, the other `src/` directory, the extra Node/V8 flags and
+ * (rx-record) the trace's place of a run name: `id[=PATH][@DIR][:flag[:flag…]]`,
+ * e.g. `rx@/tmp/base/src`, `raw:--minor-ms` (flags for that run only, to compare
+ * V8 settings within one run) or `rx-record=/dev/shm` (PATH a directory: the trace
+ * goes to a fresh file in it; anything else, e.g. `/dev/null`, is written to as it is).
  */
-export function parseRunName(name: string): { readonly id: ContenderId; readonly src?: string; readonly flags: readonly string[] } {
+export function parseRunName(name: string): {
+  readonly id: ContenderId;
+  readonly src?: string;
+  readonly flags: readonly string[];
+  readonly recordTo?: string;
+} {
   const [head, ...flags] = name.split(':');
   const at = head!.indexOf('@');
-  const id = (at < 0 ? head : head!.slice(0, at)) as ContenderId;
+  const [id, recordTo] = (at < 0 ? head! : head!.slice(0, at)).split('=') as [ContenderId, string | undefined];
   if (!CONTENDERS.includes(id)) throw new Error(`unknown contender ${id}; one of ${CONTENDERS.join(', ')}`);
   for (const flag of flags) if (!flag.startsWith('--')) throw new Error(`${name}: ${flag} is not a Node/V8 flag`);
-  if (at < 0) return { id, flags };
+  if (recordTo !== undefined && (id !== 'rx-record' || recordTo === '')) throw new Error(`${name}: only rx-record=PATH takes a path`);
+  const to = recordTo === undefined ? {} : { recordTo };
+  if (at < 0) return { id, flags, ...to };
   if (!id.startsWith('rx')) throw new Error(`${name}: only rx-informer contenders run on another src/`);
-  return { id, src: head!.slice(at + 1), flags };
+  return { id, src: head!.slice(at + 1), flags, ...to };
 }
 
 export interface RunConfig {
@@ -57,6 +67,8 @@ export interface RunConfig {
   readonly runName?: string;
   /** Another copy of `src/` to run (an absolute directory holding `index.ts`), for rx-informer contenders. */
   readonly src?: string;
+  /** rx-record: where the trace goes (a directory: a fresh file in it; else that file, e.g. `/dev/null`). Default os.tmpdir(). */
+  readonly recordTo?: string;
   readonly scenario: string;
   readonly port: number;
   /** Pods in the initial list. */
@@ -114,6 +126,8 @@ export interface RunResult {
    */
   readonly mainCpuUsPerEvent?: number;
   readonly helperCpuUsPerEvent?: number;
+  /** The watch phase's system (kernel) CPU time per event in µs, every thread: e.g. what writing a trace costs in the kernel. */
+  readonly systemUsPerEvent?: number;
   /** The collector during the watch phase, per 1,000 events: scavenges and their pauses, mark-compacts and theirs, incremental marking steps' time. */
   readonly scavengesPer1k?: number;
   readonly scavengeMsPer1k?: number;
@@ -200,6 +214,8 @@ export class Probe {
   private heapSynced = 0;
   private watch0 = 0;
   private watchCpu0 = 0;
+  private watchSystem0 = 0;
+  private watchSystemMs = 0;
   private watchMs = 0;
   private watchCpuMs = 0;
   private watchIdleMs = 0;
@@ -258,6 +274,7 @@ export class Probe {
       this.watchGc = new GcTally();
       this.watchMain0 = mainCpuMs();
       this.watchCpu0 = cpuMs();
+      this.watchSystem0 = process.cpuUsage().system / 1000;
       this.watchElu0 = performance.eventLoopUtilization();
       this.watch0 = performance.now();
       // Open the server's gate: the watch stream starts now.
@@ -272,6 +289,7 @@ export class Probe {
     if (this.phase !== 'watch') return;
     this.watchMs = performance.now() - this.watch0;
     this.watchCpuMs = cpuMs() - this.watchCpu0;
+    this.watchSystemMs = process.cpuUsage().system / 1000 - this.watchSystem0;
     const main = mainCpuMs();
     if (main !== undefined && this.watchMain0 !== undefined) this.watchMainMs = main - this.watchMain0;
     this.watchGc?.stop();
@@ -380,6 +398,7 @@ export class Probe {
       out.mainCpuUsPerEvent = round((this.watchMainMs * 1000) / events);
       out.helperCpuUsPerEvent = round(((this.watchCpuMs - this.watchMainMs) * 1000) / events);
     }
+    if (events > 0) out.systemUsPerEvent = round((this.watchSystemMs * 1000) / events, 2);
     const w = this.watchGc;
     if (events > 0 && w) {
       const per1k = 1000 / events;

@@ -9,7 +9,8 @@
  *
  * Contender (a-rec): (a) over `record(httpListWatch(…), traceWriter(…))`, redaction at its default,
  * writing to a file in os.tmpdir() through `traceFileSink` (as `rx-informer record` writes: whole lines,
- * one system call per burst), the file deleted when the process exits.
+ * one system call per burst), the file deleted when the process exits; `rx-record=PATH` writes to a file in the
+ * directory PATH (e.g. /dev/shm, a tmpfs) or to the file PATH (e.g. /dev/null) instead.
  *
  * Contender (a″-pb): (a″) over Kubernetes' protobuf (`encoding: 'protobuf'`), which the workload server then answers
  * (lists and watches, encoded once at startup), its subscriber reading `metadata.name` as (a″)'s does.
@@ -18,7 +19,7 @@
  * `stripManagedFields`: the server sends PartialObjectMetadata (no spec, no
  * status) and the cache keeps metadata without managedFields.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -112,12 +113,14 @@ async function recorded(
   const { httpListWatch, record, traceFileSink, traceWriter } = (await import(
     config.src ? pathToFileURL(join(config.src, 'pipeline.ts')).href : '../../src/pipeline.ts'
   )) as typeof Pipeline;
-  const dir = mkdtempSync(join(tmpdir(), 'rx-informer-bench-record-'));
-  // BENCH_RECORD_FILE: another file to write to (e.g. /dev/null: what recording costs but for the file system's share).
-  const file = traceFileSink(process.env['BENCH_RECORD_FILE'] || join(dir, 'trace.jsonl'));
+  // Where: the run name's `=PATH` (rx-record=/dev/shm), else BENCH_RECORD_FILE (e.g. /dev/null: what recording costs
+  // but for the file system's share), else os.tmpdir(). A directory gets a fresh file, anything else is written to.
+  const to = config.recordTo ?? (process.env['BENCH_RECORD_FILE'] || tmpdir());
+  const dir = statSync(to, { throwIfNoEntry: false })?.isDirectory() ? mkdtempSync(join(to, 'rx-informer-bench-record-')) : undefined;
+  const file = traceFileSink(dir === undefined ? to : join(dir, 'trace.jsonl'));
   process.on('exit', () => {
     file.close();
-    rmSync(dir, { recursive: true, force: true });
+    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
   });
   const writer = traceWriter({ write: (text) => file.write(text), writeParts: (parts) => file.writeParts(parts), resources: ['pods'] });
   return record(httpListWatch(kc, { resource }, http), writer, { resource: 'pods' });

@@ -11,13 +11,19 @@
  *   pass          frames through a ListWatch not recorded (the baseline of the three below)
  *   stringify     record over `watch`: each event serialized again (JSON.stringify), the line to `write` whole
  *   lines         record over `watchLines`: each event written as its line came, through `writeParts`
+ *   lines-shm     the same to a file in /dev/shm (a tmpfs: the page cache without a disk behind it)
  *   lines-null    the same to /dev/null: what is left when the file system costs nothing
+ *   writes        no informer, no record: the bytes `lines` writes (each event's trace line), written with
+ *                 `writeSync` in 256 KiB calls in a tight loop to a fresh file beside `lines`' (writes-shm: in
+ *                 /dev/shm; writes-null: to /dev/null): what the file system alone costs an event
+ *   pre-…         pass, lines, lines-shm, lines-null with each line parsed once before the run (not in the timing):
+ *                 what record's own path costs, without JSON.parse's time and its noise
  *   lazy-…        pass, stringify and lines with the events decoded lazily (`lazyDecode`) from the lines' bytes:
  *                 serialized again, a lazy event is parsed whole; written as it came, its line is decoded to text
  *
  *   node bench/micro/recordWatch.ts [events=100000] [rounds=3] [ways=parse,pass,stringify,lines,lines-null,lazy-pass,lazy-stringify,lazy-lines]
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Subject, type Observable } from 'rxjs';
@@ -36,8 +42,15 @@ const BURST = 14;
 const lines: string[] = [];
 for (const event of playEvents(1000, 2000, 1)) lines.push(JSON.stringify({ type: event.type, object: makePod(event.pod) }));
 const bytes = lines.map((line) => Buffer.byteLength(line));
+/** The lines parsed once, for the `pre-` ways. */
+const parsed = lines.map((line) => JSON.parse(line) as WatchFrame);
 const buffers = lines.map((line) => Buffer.from(line));
 const dir = mkdtempSync(join(tmpdir(), 'rx-informer-record-micro-'));
+const shm = mkdtempSync('/dev/shm/rx-informer-record-micro-');
+/** Where a way writes its trace: `…-shm` in /dev/shm, `…-null` to /dev/null, else in os.tmpdir(). */
+const target = (way: string) => (way.endsWith('-null') ? '/dev/null' : join(way.endsWith('-shm') ? shm : dir, `${way}.jsonl`));
+/** The trace lines `lines` writes, back to back (`at` and `id` as the first event's), for `writes`. */
+const traceBytes = Buffer.from(lines.map((line) => `{"type":"event","at":0,"id":0,"event":${line}}\n`).join(''));
 
 /** CPU µs per event of one way's run: the whole, and the system (kernel) part of it. */
 interface Cpu {
@@ -46,10 +59,10 @@ interface Cpu {
 }
 
 /** Pushes EVENTS lines through `emit`, a microtask after every burst; CPU µs per event. */
-async function timed(emit: (line: string, bytes: number, buffer: Buffer) => void): Promise<Cpu> {
+async function timed(emit: (line: string, bytes: number, buffer: Buffer, index: number) => void): Promise<Cpu> {
   const start = process.cpuUsage();
   for (let i = 0; i < EVENTS; i++) {
-    emit(lines[i % lines.length]!, bytes[i % bytes.length]!, buffers[i % buffers.length]!);
+    emit(lines[i % lines.length]!, bytes[i % bytes.length]!, buffers[i % buffers.length]!, i % lines.length);
     if (i % BURST === BURST - 1) await Promise.resolve();
   }
   await Promise.resolve();
@@ -60,31 +73,54 @@ async function timed(emit: (line: string, bytes: number, buffer: Buffer) => void
 /** A ListWatch whose watch is `frames` (and `watchLines` is `lined`), subscribed through `record` (or not). */
 async function through(way: string): Promise<Cpu> {
   if (way === 'parse') return timed((line) => JSON.parse(line));
+  if (way.startsWith('writes')) return writes(target(way));
   const frames = new Subject<WatchFrame>();
   const lined = new Subject<LinedFrame>();
   const base: ListWatch = { list: () => frames as unknown as Observable<never>, watch: () => frames };
-  const kind = way.replace(/^lazy-/, '');
+  const kind = way.replace(/^(lazy|pre)-/, '');
   const source: ListWatch = kind.startsWith('lines') ? { ...base, watchLines: () => lined } : base;
-  const file = traceFileSink(way === 'lines-null' ? '/dev/null' : join(dir, `${way}.jsonl`));
+  const file = traceFileSink(target(way));
   const writer = traceWriter({ write: (t) => file.write(t), writeParts: (p) => file.writeParts(p), resources: ['pods'] });
   const listWatch = kind === 'pass' ? source : record(source, writer, { resource: 'pods' });
   let seen = 0;
   const subscription = listWatch.watch({}).subscribe(() => seen++);
-  const lazy = kind !== way;
+  const lazy = way.startsWith('lazy-');
   const cpu = await timed(
-    lazy
+    way.startsWith('pre-')
       ? kind.startsWith('lines')
-        ? (_line, n, buffer) => lined.next({ frame: parseWatchLineLazily(buffer), line: buffer.toString('utf8'), bytes: n })
-        : (_line, _n, buffer) => frames.next(parseWatchLineLazily(buffer))
-      : kind.startsWith('lines')
-        ? (line, n) => lined.next({ frame: JSON.parse(line) as WatchFrame, line, bytes: n })
-        : (line) => frames.next(JSON.parse(line) as WatchFrame),
+        ? (line, n, _buffer, i) => lined.next({ frame: parsed[i]!, line, bytes: n })
+        : (_line, _n, _buffer, i) => frames.next(parsed[i]!)
+      : lazy
+        ? kind.startsWith('lines')
+          ? (_line, n, buffer) => lined.next({ frame: parseWatchLineLazily(buffer), line: buffer.toString('utf8'), bytes: n })
+          : (_line, _n, buffer) => frames.next(parseWatchLineLazily(buffer))
+        : kind.startsWith('lines')
+          ? (line, n) => lined.next({ frame: JSON.parse(line) as WatchFrame, line, bytes: n })
+          : (line) => frames.next(JSON.parse(line) as WatchFrame),
   );
   subscription.unsubscribe();
   writer.close();
   file.close();
   if (seen !== EVENTS) throw new Error(`${way}: ${seen} of ${EVENTS} events`);
   return cpu;
+}
+
+/** EVENTS events' trace bytes (cycling the 2,000 lines') written to `path` in 256 KiB `writeSync` calls; CPU µs per event. */
+function writes(path: string): Cpu {
+  const fd = openSync(path, 'w');
+  const chunk = 256 * 1024;
+  let left = Math.round((traceBytes.length / lines.length) * EVENTS);
+  let at = 0;
+  const start = process.cpuUsage();
+  while (left > 0) {
+    const length = Math.min(chunk, left, traceBytes.length - at);
+    writeSync(fd, traceBytes, at, length);
+    left -= length;
+    at = (at + length) % traceBytes.length;
+  }
+  const used = process.cpuUsage(start);
+  closeSync(fd);
+  return { cpu: (used.user + used.system) / EVENTS, system: used.system / EVENTS };
 }
 
 const results = new Map<string, number[]>();
@@ -96,15 +132,19 @@ for (let round = 0; round < ROUNDS; round++)
     systems.set(way, [...(systems.get(way) ?? []), system]);
   }
 rmSync(dir, { recursive: true, force: true });
+rmSync(shm, { recursive: true, force: true });
 
 const median = (values: readonly number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const passOf = (way: string) => (results.has(way) ? median(results.get(way)!) : undefined);
 console.log(`${EVENTS} events of ≈ ${Math.round(bytes.reduce((a, b) => a + b, 0) / bytes.length)} B, ${ROUNDS} rounds, medians`);
 for (const [way, values] of results) {
   const m = median(values);
-  const base = way.startsWith('lazy-') ? 'lazy-pass' : 'pass';
+  const base = way.startsWith('lazy-') ? 'lazy-pass' : way.startsWith('pre-') ? 'pre-pass' : 'pass';
   const pass = passOf(base);
-  const extra = pass !== undefined && way !== 'parse' && way !== base ? `  (+${(m - pass).toFixed(2)} µs over ${base})` : '';
+  const extra =
+    pass !== undefined && way !== 'parse' && !way.startsWith('writes') && way !== base
+      ? `  (+${(m - pass).toFixed(2)} µs over ${base})`
+      : '';
   const system = median(systems.get(way)!);
   console.log(
     `${way.padEnd(12)} ${m.toFixed(2)} µs CPU/event, system ${system.toFixed(2)}${extra}   [${values.map((v) => v.toFixed(2)).join(', ')}]`,

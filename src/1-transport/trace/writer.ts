@@ -17,6 +17,15 @@ import { initialWriter, STOP_LINE_ROOM, writerStep, type WriterInput, type Write
 /** What follows the event of a line `eventLine` writes. */
 const EVENT_LINE_END = '}\n';
 
+/**
+ * `JSON.stringify(value)` of a number, ten times cheaper (a template's conversion instead of a call into the
+ * serializer, on every event's line): both spell a finite number as `Number.prototype.toString` does (-0 as `0`),
+ * and JSON has no other numbers (`null` for the rest, as `JSON.stringify` writes them).
+ */
+export function jsonNumber(value: number): string {
+  return Number.isFinite(value) ? `${value}` : 'null';
+}
+
 /** Distributes `Omit` over the line types. */
 type WithoutAt<T> = T extends unknown ? Omit<T, 'at'> : never;
 
@@ -163,7 +172,7 @@ export function traceWriter(options: TraceWriterOptions): TraceWriter & Required
       if (state.stopped) return false;
       const time = at();
       // The members as `line` writes them, `event` last: {"type":"event","at":…,"id":…,"event":…}.
-      const head = `{"type":"event","at":${JSON.stringify(time)},"id":${JSON.stringify(id)},"event":`;
+      const head = `{"type":"event","at":${jsonNumber(time)},"id":${jsonNumber(id)},"event":`;
       const parts = [head, event, EVENT_LINE_END];
       const size = head.length + (eventBytes ?? Buffer.byteLength(event, 'utf8')) + EVENT_LINE_END.length;
       return step({ type: 'line', at: time, size }, parts);
