@@ -7,10 +7,16 @@
  *   walk    the kept object's envelope read, then `checkMessage` over it (the walk alone)
  *   lazy    the kept object's envelope read, then `decodeLazyInto` (no walk), metadata.name read
  *   frame   the transport's whole kept path, `decodeWatchFrame` (walk, then lazy decode), metadata.name read
+ *   kube    `frame`, then the decoder's check of every built-in object (`isKubeObject`, 2-source/decode.ts: metadata's
+ *           labels, annotations and ownerReferences read), what the pipeline does next with every kept object
  *   read    `frame`, then every lazy member read (each top-level member and metadata.managedFields): what a handler
  *           reading the whole object pays (not run unless named)
  *
- *   node bench/micro/pbCheck.ts [events=20000] [rounds=7] [src=../../src] [parts=walk,lazy,frame]   (or read)
+ *   node bench/micro/pbCheck.ts [events=20000] [rounds=7] [src=../../src] [parts=walk,lazy,frame,kube] [pods=1000] [thread|process]
+ *
+ * `pods`: how many distinct pods the events touch (each part's cache holds up to that many, as a store of that size);
+ * `process`: the whole process's CPU (V8's helper threads too: parallel scavenging, concurrent marking) instead of the
+ * main thread's.
  *
  * `src` is a copy of src/ to measure instead (`git archive <commit> src | tar -x -C /tmp/base`, a node_modules link
  * beside it), or several separated by commas (`src,/tmp/base/src`): each is loaded with its own modules and each part
@@ -21,7 +27,7 @@ import { pathToFileURL } from 'node:url';
 import { encodeWatchFrame } from '../../packages/emulator/src/protobuf/encode.ts';
 import { makePod, playEvents, podKey } from '../workload/pods.ts';
 
-const [eventsArg = '20000', roundsArg = '7', srcArg, partsArg] = process.argv.slice(2);
+const [eventsArg = '20000', roundsArg = '7', srcArg, partsArg, podsArg = '1000', clock = 'thread'] = process.argv.slice(2);
 const EVENTS = Number(eventsArg);
 const ROUNDS = Number(roundsArg);
 const srcs = (srcArg ?? 'src').split(',');
@@ -39,6 +45,7 @@ async function partsOf(dir: string): Promise<Record<string, Part>> {
   const lazy = await load<typeof import('../../src/1-transport/protobuf/lazy.ts')>('1-transport/protobuf/lazy.ts');
   const wire = await load<typeof import('../../src/1-transport/protobuf/wire.ts')>('1-transport/protobuf/wire.ts');
   const schema = await load<typeof import('../../src/1-transport/protobuf/schema.ts')>('1-transport/protobuf/schema.ts');
+  const kube = await load<typeof import('../../src/0-model/isKubeObject.ts')>('0-model/isKubeObject.ts');
 
   /** Reads a frame's envelope and leaves the reader at its object's start; returns where the object ends and its message. */
   function object(bytes: Buffer): { end: number; kind: string } {
@@ -69,6 +76,12 @@ async function partsOf(dir: string): Promise<Record<string, Part>> {
       names += ((o.metadata as { name: string }).name ?? '').length;
       cache.set(f.key, o);
     },
+    kube: (f) => {
+      const { object: o } = decode.decodeWatchFrame(f.bytes, undefined);
+      if (!kube.isKubeObject(o)) throw new Error('not a KubeObject');
+      names += ((o.metadata as { name: string }).name ?? '').length;
+      cache.set(f.key, o);
+    },
     read: (f) => {
       const { object: o } = decode.decodeWatchFrame(f.bytes, undefined);
       for (const key of Object.keys(o)) void o[key];
@@ -79,7 +92,7 @@ async function partsOf(dir: string): Promise<Record<string, Part>> {
 }
 
 const frames: { key: string; bytes: Buffer }[] = [];
-for (const e of playEvents(1000, EVENTS, 7)) {
+for (const e of playEvents(Number(podsArg), EVENTS, 7)) {
   if (e.type === 'DELETED') continue;
   frames.push({ key: podKey(e.pod.index), bytes: encodeWatchFrame(e.type, makePod(e.pod)).subarray(4) });
 }
@@ -87,12 +100,15 @@ let names = 0;
 const copies = await Promise.all(srcs.map(async (dir) => ({ dir, parts: await partsOf(dir) })));
 
 const threadCpu = () => {
-  const t = (process as unknown as { threadCpuUsage(): { user: number; system: number } }).threadCpuUsage();
+  const t =
+    clock === 'process'
+      ? process.cpuUsage()
+      : (process as unknown as { threadCpuUsage(): { user: number; system: number } }).threadCpuUsage();
   return t.user + t.system;
 };
 const samples = new Map<string, number[]>();
 const chosenNames = Object.keys(copies[0]!.parts).filter((name) =>
-  partsArg === undefined ? name !== 'read' : partsArg.split(',').includes(name),
+  partsArg === undefined || partsArg === '' ? name !== 'read' : partsArg.split(',').includes(name),
 );
 for (let round = 0; round <= ROUNDS; round++) {
   // With several copies, each part runs on each copy in turn, the copies' order reversed every other round.

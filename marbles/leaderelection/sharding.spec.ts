@@ -1,4 +1,4 @@
-import type { Subscription } from 'rxjs';
+import { delay, type Subscription } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { leakCheckingScheduler } from '../support/leakCheckingScheduler.ts';
 import { describe, expect, it } from 'vitest';
@@ -253,5 +253,38 @@ describe('sharding held$ and gate (marbles, default timing)', () => {
         .slice(0, 3),
     ).toEqual(['31000 b shard-4 b', '32000 b shard-4 ∅', '34000 c shard-4 c']);
     expect(writes(0).filter((w) => w.includes('member-d ∅'))).toHaveLength(1);
+  });
+
+  it("a listing read before our release of a dead member's Lease, answered after it, does not bring the member back", () => {
+    const ts = leakCheckingScheduler(BOUND);
+    const server = new FakeLeaseServer(ts);
+    // a's listings are read by the server when sent and answered 3 s later: longer than the retry period (2 s), so they
+    // overlap, and within the request timeout (5 s). b is cut off at 10 500; its last renewal, of 10 000, is first shown
+    // by the listing answered at 15 000, so b lapses for a at 30 000, when a releases its member Lease; the listings sent
+    // at 28 000 and 30 000 (the same millisecond as the release) still show b's last renewal when they answer, at 31 000
+    // and 33 000.
+    const direct = server.clients({ client: 'a' });
+    const slow = {
+      lease: direct.lease.bind(direct),
+      list: (labels: Readonly<Record<string, string>>) => direct.list(labels).pipe(delay(3_000, ts)),
+    };
+    const a = sharding(slow, { name: 'apples', shards: SHARDS, identity: 'a', scheduler: ts, random: () => 0 });
+    let partitioned = false;
+    const b = sharding(server.clients({ client: 'b', partitioned: () => partitioned }), {
+      name: 'apples',
+      shards: SHARDS,
+      identity: 'b',
+      scheduler: ts,
+      random: () => 0,
+    });
+    const assigned: string[] = [];
+    ts.run(() => {
+      const subscriptions = [a.assigned$.subscribe((s) => assigned.push(`${ts.now()} ${[...s].sort().join('')}`)), b.held$.subscribe()];
+      ts.schedule(() => (partitioned = true), 10_500);
+      ts.schedule(() => subscriptions.forEach((s) => s.unsubscribe()), 45_000);
+    });
+    expect(server.writes.filter((w) => w.lease === 'apples-member-b' && w.client === 'a').map((w) => w.at)).toEqual([30_000]);
+    // b leaves a's view once, for good (before: back at 31 000, until a listing sent after the release answered).
+    expect(assigned).toEqual(['3000 0123', '5000 23', '30000 0123']);
   });
 });

@@ -403,7 +403,7 @@ describe('rx-informer (the bin, against a TLS emulator)', () => {
     }
   });
 
-  it('on Node.js older than 22.19 the bin says so in one line, before importing anything (even for --help)', async () => {
+  it('on Node.js older than 22.19 the bin says so in one line and how to get a newer one, before importing anything (even for --help)', async () => {
     // The bin as built: main.ts alone, transpiled (cli.js is never reached on an old Node).
     const ts = (await import('typescript')).default;
     const dir = mkdtempSync(join(tmpdir(), 'rx-informer-bin-'));
@@ -434,7 +434,9 @@ describe('rx-informer (the bin, against a TLS emulator)', () => {
       expect({ code, out, err }).toEqual({
         code: 1,
         out: '',
-        err: `rx-informer needs Node.js 22.19 or newer; this is Node.js ${version}.\n`,
+        err:
+          `rx-informer needs Node.js 22.19 or newer; this is Node.js ${version}.\n` +
+          'Install Node.js 24 LTS (https://nodejs.org, or `nvm install 24` / `fnm install 24`) and run it again.\n',
       });
     }
   });

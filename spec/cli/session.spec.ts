@@ -309,7 +309,7 @@ const rows: readonly Row[] = [
   {
     rule: '--all: discovery failed as a whole',
     input: { type: 'factoryError', error: new DiscoveryError(new InformerError('ServerError', 'boom')) },
-    effects: ['err: ! discovery failed; resources installed or removed from now on may go unnoticed: ServerError: boom'],
+    effects: ['err: ! discovery failed (tried again with backoff; what it adds or removes is seen once it reads): ServerError: boom'],
   },
   {
     rule: '--all: a fault of the CRD watch, the first of its kind',

@@ -321,7 +321,11 @@ describe('rx-informer watch against the emulator', () => {
     const t = collector();
     await expect(
       watchCommand(api.kubeConfig, { resources: ['nothing-like-it'], all: false, output: 'pretty' }, t.terminal),
-    ).rejects.toThrow(new UsageError(`the server doesn't have a resource type "nothing-like-it"`));
+    ).rejects.toThrow(
+      new UsageError(
+        `the server doesn't have a resource type "nothing-like-it" (a custom resource is served once its CRD is installed; \`kubectl api-resources\` lists what the server has)`,
+      ),
+    );
     // One name close (by plural, singular, kind, short name or plural.group, as discovery gives them): a hint kubectl does not give.
     const typos: [string, string][] = [
       ['podz', 'pods'],

@@ -1,6 +1,7 @@
 import { firstValueFrom } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
+  GroupDiscoveryFailedError,
   AmbiguousResourceError,
   ResourceNameError,
   UnknownResourceError,
@@ -10,6 +11,7 @@ import {
   type DiscoveredResource,
   type Discovery,
 } from '../../src/discovery/index.ts';
+import { InformerError } from '../../src/index.ts';
 import { resourceName } from '../../src/pipeline.ts';
 import { assembleDiscovery, parseGroupVersions } from '../../src/pipeline.ts';
 import { startApiServer, type ApiServer } from 'rx-informer-emulator';
@@ -257,3 +259,18 @@ describe('discover (against the emulator)', () => {
 
 // The type of a resolved value is the resource, or the error as a value.
 export type _Resolved = ReturnType<typeof resolveResource> extends DiscoveredResource | ResourceNameError ? true : never;
+
+describe('GroupDiscoveryFailedError', () => {
+  it('names at most three group versions, and counts the others (a message stays bounded whatever discovery failed)', () => {
+    const failures = ['a.io/v1', 'b.io/v1', 'c.io/v1', 'd.io/v1', 'e.io/v1'].map((groupVersion) => ({
+      groupVersion,
+      error: new InformerError('ServerError', 'unavailable', { status: 503 }),
+    }));
+    const error = new GroupDiscoveryFailedError('pears', failures);
+    expect(error).toMatchObject({ reason: 'GroupDiscoveryFailed', resourceName: 'pears', name: 'GroupDiscoveryFailedError', failures });
+    expect(error.message).toBe(
+      '"pears" is not among the resources discovery read; it could not read ' +
+        'a.io/v1 (ServerError), b.io/v1 (ServerError), c.io/v1 (ServerError) and 2 more, which may serve it',
+    );
+  });
+});

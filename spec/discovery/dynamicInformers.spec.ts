@@ -174,7 +174,8 @@ describe('dynamicInformerFactory', () => {
     api = await startApiServer();
     const tracker = new ServerRequestTracker(api.port);
     trackers.push(tracker);
-    // The discoveries after a CRD change start when the test flushes this scheduler (their debounce): none cancels another.
+    // The discoveries after a CRD change start when the test flushes this scheduler (their debounce), and so does the
+    // retry after a failed one: each flush starts one discovery (a CRD change's, or the retry it would have replaced).
     const debounce = new VirtualTimeScheduler();
     const dynamic = dynamicInformerFactory(api.kubeConfig, { ...fast, scheduler: debounce });
     const errors: unknown[] = [];

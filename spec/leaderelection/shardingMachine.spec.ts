@@ -209,7 +209,48 @@ const rows: readonly Row[] = [
       [{ type: 'memberReleased', lease: 'g-member-o', resourceVersion: '1', written: member('', 7, 'o') }, 15_100],
     ],
     then: ({ state }) =>
-      expect(state.seen.get('g-member-o')).toEqual({ record: member('', 7, 'o').record, resourceVersion: '7', at: 15_100 }),
+      expect(state.seen.get('g-member-o')).toEqual({ record: member('', 7, 'o').record, resourceVersion: '7', at: 15_100, asOf: 15_100 }),
+  },
+  {
+    rule: "a listing sent before our release of a lapsed member's Lease was written does not bring the member back",
+    history: [
+      ...withO,
+      [recheck, 15_000],
+      [{ type: 'memberReleased', lease: 'g-member-o', resourceVersion: '1', written: member('', 7, 'o') }, 15_100],
+      [{ type: 'listed', leases: [member('o', 1)], startedAt: 14_000 }, 16_000],
+    ],
+    then: ({ state }) => {
+      expect(state.seen.get('g-member-o')).toEqual({ record: member('', 7, 'o').record, resourceVersion: '7', at: 15_100, asOf: 15_100 });
+      expect(state.members).toEqual(['me']);
+    },
+  },
+  {
+    rule: 'of two listings answered out of order, the one sent later wins',
+    history: [
+      ...withO,
+      [{ type: 'listed', leases: [member('o', 3)], startedAt: 4_000 }, 6_000],
+      [{ type: 'listed', leases: [member('o', 2)], startedAt: 2_000 }, 6_500],
+    ],
+    then: ({ state }) => expect(state.seen.get('g-member-o')).toMatchObject({ resourceVersion: '3', at: 6_000, asOf: 4_000 }),
+  },
+  {
+    rule: 'listings that overlap are read in turn: one sent after the one that showed a record, answered after it, replaces it',
+    history: [
+      ...withO,
+      [{ type: 'listed', leases: [member('o', 2)], startedAt: 2_000 }, 5_000],
+      [{ type: 'listed', leases: [member('o', 3)], startedAt: 4_000 }, 7_000],
+    ],
+    then: ({ state }) => expect(state.seen.get('g-member-o')).toMatchObject({ resourceVersion: '3', at: 7_000, asOf: 4_000 }),
+  },
+  {
+    rule: 'a listing sent after it is read as it is (the member came back: a new record)',
+    history: [
+      ...withO,
+      [recheck, 15_000],
+      [{ type: 'memberReleased', lease: 'g-member-o', resourceVersion: '1', written: member('', 7, 'o') }, 15_100],
+      [{ type: 'listed', leases: [member('o', 8)], startedAt: 15_200 }, 16_000],
+    ],
+    then: ({ state }) => expect(state.members).toEqual(['me', 'o']),
   },
   {
     rule: 'a shard whose Lease we take while it is ours is held, and acquired once',

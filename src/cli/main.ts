@@ -10,7 +10,10 @@ const MINIMUM = [22, 19] as const;
 const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
 
 if (major < MINIMUM[0] || (major === MINIMUM[0] && minor < MINIMUM[1])) {
-  process.stderr.write(`rx-informer needs Node.js ${MINIMUM.join('.')} or newer; this is Node.js ${process.versions.node}.\n`);
+  process.stderr.write(
+    `rx-informer needs Node.js ${MINIMUM.join('.')} or newer; this is Node.js ${process.versions.node}.\n` +
+      'Install Node.js 24 LTS (https://nodejs.org, or `nvm install 24` / `fnm install 24`) and run it again.\n',
+  );
   process.exitCode = 1;
 } else {
   // Most of a start is compiling the Kubernetes client; Node caches that (in the OS temp dir) from the second run on.

@@ -325,7 +325,7 @@ function onFactoryError<I>(config: SessionConfig, state: SessionState<I>, error:
     const line =
       error.groupVersion !== undefined
         ? discoveryFailed(error.groupVersion, error, config.server, true)
-        : `! discovery failed; ${unnoticed}: ${explain(error, config.server)}`;
+        : `! discovery failed (tried again with backoff; what it adds or removes is seen once it reads): ${explain(error, config.server)}`;
     out.push({ type: 'err', line });
     return state;
   }

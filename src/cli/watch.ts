@@ -95,14 +95,18 @@ export interface Watching {
 
 /**
  * `; did you mean pods?` for a name no resource has, when one resource's name is close to it (its plural, singular,
- * kind, short names, or `plural.group`, as discovery gives them; kubectl gives no hint).
+ * kind, short names, or `plural.group`, as discovery gives them; kubectl gives no hint); else where to look.
  */
 function resourceHint(found: Discovery, name: string): string {
-  return didYouMean(
+  const meant = didYouMean(
     name,
     found.resources.map((r) => [r.plural, r.singular, r.kind, ...r.shortNames, ...(r.group ? [`${r.plural}.${r.group}`] : [])]),
   );
+  return meant || NOT_SERVED_HINT;
 }
+
+/** The next step when no served name is close: a custom resource is served once its CRD is installed. */
+const NOT_SERVED_HINT = ' (a custom resource is served once its CRD is installed; `kubectl api-resources` lists what the server has)';
 
 /** Resolves the resources to watch, or says clearly why it cannot (an ambiguous name: which groups serve it). */
 export function resolveResources(found: Discovery, command: Pick<WatchCommand, 'resources' | 'all'>): DiscoveredResource[] {

@@ -340,8 +340,11 @@ export function watchableResources(discovery: Pick<Discovery, 'resources'>): Dis
 // ---------------------------------------------------------------------------
 // Resolving names
 
-/** Why a name could not be resolved. */
-export type ResourceNameReason = 'Unknown' | 'Ambiguous';
+/**
+ * Why a name could not be resolved: no resource by that name, several equally good ones, or none among what
+ * discovery read while a group version that may serve it could not be read (client-go's `ErrGroupDiscoveryFailed`).
+ */
+export type ResourceNameReason = 'Unknown' | 'Ambiguous' | 'GroupDiscoveryFailed';
 
 /** A resource name discovery cannot resolve: no resource by that name, or several equally good ones. */
 export class ResourceNameError extends Error {
@@ -378,6 +381,28 @@ export class AmbiguousResourceError extends ResourceNameError {
       `"${resourceName}" is ambiguous: it could be ${names}; name the group (e.g. ${candidates[0]?.plural}.${candidates[0]?.group})`,
       candidates,
     );
+  }
+}
+
+/** The group versions named in a message at most; the others are counted. */
+const MAX_NAMED_FAILURES = 3;
+
+/**
+ * No resource of that name among what discovery read, and a group version that may serve it could not be read
+ * (a 503 on an aggregated API, a flaky webhook): not known to be absent. `failures`: those group versions.
+ */
+export class GroupDiscoveryFailedError extends ResourceNameError {
+  override readonly name = 'GroupDiscoveryFailedError';
+  readonly failures: readonly DiscoveryFailure[];
+  constructor(resourceName: string, failures: readonly DiscoveryFailure[]) {
+    const named = failures.slice(0, MAX_NAMED_FAILURES).map((f) => `${f.groupVersion} (${f.error.reason})`);
+    const more = failures.length > MAX_NAMED_FAILURES ? ` and ${failures.length - MAX_NAMED_FAILURES} more` : '';
+    super(
+      'GroupDiscoveryFailed',
+      resourceName,
+      `"${resourceName}" is not among the resources discovery read; it could not read ${named.join(', ')}${more}, which may serve it`,
+    );
+    this.failures = failures;
   }
 }
 

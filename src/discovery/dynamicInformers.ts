@@ -1,6 +1,8 @@
 import {
   EMPTY,
   Observable,
+  concat,
+  defer,
   ReplaySubject,
   Subject,
   Subscription,
@@ -11,12 +13,14 @@ import {
   filter,
   map,
   merge,
+  mergeMap,
   of,
   shareReplay,
   switchMap,
   take,
   takeUntil,
   tap,
+  timer,
   type SchedulerLike,
 } from 'rxjs';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -25,7 +29,9 @@ import { metadataOnly, type PartialObjectMetadata } from '../0-model/metadata.ts
 import type { KubeObject } from '../0-model/objects.ts';
 import { customResource, resourceName } from '../0-model/resources.ts';
 import {
+  GroupDiscoveryFailedError,
   ResourceNameError,
+  UnknownResourceError,
   discover,
   discoveryRequestOptions,
   isWatchable,
@@ -34,11 +40,14 @@ import {
   watchableResources,
   type DiscoveredResource,
   type Discovery,
+  type DiscoveryFailure,
   type DiscoveryOptions,
 } from './discovery.ts';
 import { informerFactory, type FactoryOptions, type InformerFactory } from '../5-informer/factory.ts';
 import type { Informer, InformerOptions } from '../5-informer/informer.ts';
 import { observedErrors, unobservedReporter } from '../5-informer/unobservedErrors.ts';
+import { BACKOFF_START } from '../util/backoff.ts';
+import { discoveryRetryStep } from './discoveryRetry.ts';
 
 /** CustomResourceDefinitions, watched metadata-only: a CRD's name is `<plural>.<group>`, which is all discovery needs to hear. */
 const CustomResourceDefinitions = metadataOnly(
@@ -73,7 +82,16 @@ export type DynamicEvent<T> =
       readonly reason: EndReason;
       readonly message: string;
     }
-  | { readonly type: 'unresolved'; readonly name: string; readonly error: ResourceNameError };
+  | {
+      /**
+       * A name discovery cannot resolve (once per reason): `Unknown`, `Ambiguous`, or `GroupDiscoveryFailed` (not
+       * among what discovery read while a group version that may serve it could not be read; never reported for a
+       * name whose informer runs: that goes on).
+       */
+      readonly type: 'unresolved';
+      readonly name: string;
+      readonly error: ResourceNameError;
+    };
 
 /** Which resources a dynamic watch follows. */
 export type Selection =
@@ -118,17 +136,20 @@ export interface DynamicInformerFactoryOptions {
 export interface DynamicInformerFactory {
   /**
    * Discovery now, and again after every CustomResourceDefinition change
-   * (and after an informer meets a 404); emits when what is served
-   * changed, and after a CRD was created or deleted. Replays the latest.
-   * While subscribed, it watches CRDs.
+   * (and after an informer meets a 404), and after a discovery that failed
+   * or could not read a group version, with the reflector's backoff (at
+   * least its Retry-After) until one reads everything; emits when what is
+   * served changed, and after a CRD was created or deleted. Replays the
+   * latest. While subscribed, it watches CRDs.
    */
   readonly discovery$: Observable<Discovery>;
   /**
    * Faults of discovery and of the CRD watch, as values (discovery keeps its last good answer). A discovery
    * fault is a {@link DiscoveryError}: of one group version (`groupVersion`; its running informers go on,
-   * resources it adds wait for a discovery that reads it) or of `/api`/`/apis` (no `groupVersion`; nothing
-   * changes until a discovery succeeds). Each is reported once when it appears and again only when its reason
-   * changes or it comes back after a discovery that read that group version (or all of discovery) fine:
+   * resources it adds wait for a discovery that reads it: one runs after the backoff) or of `/api`/`/apis` (no
+   * `groupVersion`; nothing changes until a discovery succeeds, tried again after the backoff). Each is reported
+   * once when it appears and again only when its reason changes or it comes back after a discovery that read that
+   * group version (or all of discovery) fine:
    * a discovery repeated after each CRD change does not repeat a fault that lasts. While nothing subscribes, a
    * discovery fault is reported with `process.emitWarning` (see {@link DynamicInformerFactoryOptions.reportUnobservedErrors}).
    */
@@ -252,8 +273,9 @@ export function dynamicInformerFactory(kc: KubeConfig, options: DynamicInformerF
 
 /**
  * Discovery now, once more when the CRD watch has its list (a CRD created in between is then
- * seen), then after every CRD change or poke (debounced): emitted when what is served changed,
- * or after a CRD was created or deleted. Faults go to `faults`; the last good answer stays.
+ * seen), then after every CRD change or poke (debounced), and after a discovery with a fault once
+ * the backoff has passed (`discoveryRetryStep`): emitted when what is served changed, or after a
+ * CRD was created or deleted. Faults go to `faults`; the last good answer stays.
  */
 function followedDiscovery(
   kc: KubeConfig,
@@ -276,18 +298,31 @@ function followedDiscovery(
     }),
   );
   const changes$ = merge(crdChanges$, pokes).pipe(debounceTime(options.debounceMs ?? 250, scheduler));
-  return merge(of(undefined), crds.synced$.pipe(filter(Boolean), take(1)), changes$).pipe(
-    switchMap(() => {
-      const turnover = crdTurnover;
-      return discover(kc, options.discovery).pipe(
-        tap((found) => faults.found(found)),
-        map((found) => ({ found, turnover })),
-        catchError((error: unknown) => {
-          faults.failed(asInformerError(error));
-          return EMPTY;
-        }),
-      );
-    }),
+  return defer(() => {
+    /** The retry's backoff (see `discoveryRetryStep`), for this subscription: it goes on across CRD changes. */
+    let backoff = BACKOFF_START;
+    /** One discovery; after a fault, another once the backoff has passed (unless a CRD change or a poke comes first). */
+    const attempt = (): Observable<{ found: Discovery; turnover: number }> =>
+      defer(() => {
+        const turnover = crdTurnover;
+        return discover(kc, options.discovery).pipe(
+          tap((found) => faults.found(found)),
+          map((found) => ({ found, turnover, errors: found.failures.map((f) => f.error) })),
+          catchError((error: unknown) => {
+            const failed = asInformerError(error);
+            faults.failed(failed);
+            return of({ found: undefined, turnover, errors: [failed] });
+          }),
+          mergeMap(({ found, errors }) => {
+            const retry = discoveryRetryStep(backoff, errors, scheduler.now(), Math.random);
+            backoff = retry.state;
+            const emitted = found ? of({ found, turnover }) : EMPTY;
+            return retry.retryInMs === undefined ? emitted : concat(emitted, timer(retry.retryInMs, scheduler).pipe(switchMap(attempt)));
+          }),
+        );
+      });
+    return merge(of(undefined), crds.synced$.pipe(filter(Boolean), take(1)), changes$).pipe(switchMap(attempt));
+  }).pipe(
     distinctUntilChanged((a, b) => a.turnover === b.turnover && signature(a.found) === signature(b.found)),
     map(({ found }) => found),
     shareReplay({ bufferSize: 1, refCount: true }),
@@ -410,7 +445,7 @@ function dynamicWatch(
     );
     subscriptions.add(
       discovery$.subscribe((d) => {
-        const want = selected(d, selection, report, (name) => unresolved.delete(name));
+        const want = selected(d, selection, running, report, (name) => unresolved.delete(name));
         for (const [key, why] of noLongerServed(d, running, want)) end(key, 'NotServed', why);
         for (const [key, w] of want) if (!subscriber.closed && !running.has(key) && !deleted.has(key)) start(key, w);
       }),
@@ -429,10 +464,13 @@ function dynamicWatch(
 /**
  * The watchable resources `selection` names in discovery `d`, by name. A name it cannot resolve
  * (or that cannot be listed and watched) goes to `unresolved`; one it resolves, to `resolved`.
+ * A name not among what `d` read while a group version that may serve it failed is not "unknown":
+ * a `GroupDiscoveryFailedError`, or nothing at all when its informer runs (`running`: it goes on).
  */
 function selected(
   d: Discovery,
   selection: Selection,
+  running: ReadonlyMap<string, Running>,
   unresolved: (name: string, error: ResourceNameError) => void,
   resolved: (name: string) => void,
 ): Map<string, DiscoveredResource> {
@@ -444,29 +482,58 @@ function selected(
   }
   for (const name of selection as readonly string[]) {
     const found = resolveResource(d, name);
-    const error =
-      found instanceof ResourceNameError
-        ? found
-        : isWatchable(found)
-          ? undefined
-          : new ResourceNameError(
-              'Unknown',
-              name,
-              `${resourceName(found)} cannot be listed and watched (verbs: ${found.verbs.join(', ')})`,
-            );
-    if (error) unresolved(name, error);
+    if (found instanceof UnknownResourceError) {
+      const hiding = d.failures.filter((f) => mayServe(f.groupVersion, name));
+      if (hiding.length === 0) unresolved(name, found);
+      else if (!runsHidden(name, running, hiding)) unresolved(name, new GroupDiscoveryFailedError(name, hiding));
+    } else if (found instanceof ResourceNameError) unresolved(name, found);
+    else if (!isWatchable(found))
+      unresolved(
+        name,
+        new ResourceNameError('Unknown', name, `${resourceName(found)} cannot be listed and watched (verbs: ${found.verbs.join(', ')})`),
+      );
     else {
       resolved(name);
-      out.set(resourceName(found as DiscoveredResource), found as DiscoveredResource);
+      out.set(resourceName(found), found);
     }
   }
   return out;
 }
 
 /**
+ * Whether group version `groupVersion` (`apps/v1`, `v1`) may serve the resource `name` names: any may serve a bare
+ * name (`myapples`); a name with a group (`myapples.stable.example.com`), only that group's, and with a version too
+ * (`myapples.v1.stable.example.com`), only that one.
+ */
+function mayServe(groupVersion: string, name: string): boolean {
+  const wanted = name.trim().toLowerCase();
+  if (!wanted.includes('.')) return true;
+  const slash = groupVersion.indexOf('/');
+  if (slash < 0) return false; // the core group's resources have no group to name
+  const group = groupVersion.slice(0, slash).toLowerCase();
+  const version = groupVersion.slice(slash + 1).toLowerCase();
+  if (!wanted.endsWith(`.${group}`)) return false;
+  const rest = wanted.slice(0, -group.length - 1);
+  return !rest.includes('.') || rest.endsWith(`.${version}`);
+}
+
+/** Whether `name` is a resource this watch runs, of a group version in `failures` (one discovery could not read). */
+function runsHidden(name: string, running: ReadonlyMap<string, Running>, failures: readonly DiscoveryFailure[]): boolean {
+  const unread = new Set(failures.map((f) => f.groupVersion));
+  const hidden = [...running.values()].map((r) => r.resource).filter((r) => unread.has(groupVersionOf(r)));
+  return hidden.length > 0 && !(resolveResource({ all: hidden }, name) instanceof ResourceNameError);
+}
+
+function groupVersionOf(r: Pick<DiscoveredResource, 'group' | 'version'>): string {
+  return r.group ? `${r.group}/${r.version}` : r.version;
+}
+
+/**
  * The running informers discovery `d` ends as `NotServed`, with why: not wanted any more, or
  * served in another version or scope. A group version discovery could not read (a 503, a document
- * of the wrong shape) is not "no longer served": its informers go on.
+ * of the wrong shape) is not "no longer served": its informers go on, whatever `want` says, and
+ * the other version `d` falls back to meanwhile (`Discovery.resources`) is not started (it has
+ * the same key, which stays running).
  */
 function noLongerServed(
   d: Discovery,
@@ -476,8 +543,8 @@ function noLongerServed(
   const unread = new Set(d.failures.map((f) => f.groupVersion));
   const ends: [string, string][] = [];
   for (const [key, r] of running) {
+    if (unread.has(groupVersionOf(r.resource))) continue;
     const w = want.get(key);
-    if (!w && unread.has(r.resource.group ? `${r.resource.group}/${r.resource.version}` : r.resource.version)) continue;
     if (!w) ends.push([key, `${key} is no longer served`]);
     else if (w.version !== r.resource.version || w.namespaced !== r.resource.namespaced) {
       ends.push([key, `${key} is now served as ${w.group}/${w.version}`]);

@@ -4,6 +4,7 @@
  */
 export {
   AmbiguousResourceError,
+  GroupDiscoveryFailedError,
   ResourceNameError,
   UnknownResourceError,
   discover,

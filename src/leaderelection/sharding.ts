@@ -316,15 +316,20 @@ function run(shell: Shell, subscriber: Subscriber<ShardingEvent>): TeardownLogic
   const member = leaderElection(clients.lease(`${config.name}-member-${config.identity}`, labels), shell.election);
   subscription.add(member.errors$.subscribe(report));
   subscription.add(member.leader$.subscribe((lead) => feed({ type: 'renewing', lead })));
-  const list = () =>
-    clients
+  // Each listing says when it was sent: one answered after a newer record was seen (listings overlap on a server
+  // slower than the retry period; our release of a lapsed member's Lease may be written while one is on its way)
+  // does not bring that record back (see `listed` in shardingMachine.ts).
+  const list = () => {
+    const startedAt = scheduler.now();
+    return clients
       .list(labels)
       .pipe(timeout({ first: shell.requestTimeoutMs, scheduler }))
       .subscribe({
-        next: (leases) => feed({ type: 'listed', leases }),
+        next: (leases) => feed({ type: 'listed', leases, startedAt }),
         error: (error: unknown) =>
           report(error instanceof LeaseError ? error : new LeaseError('Timeout', 'list', `${config.name}-member-*`, String(error))),
       });
+  };
   subscription.add(timer(0, config.retryPeriodMs, scheduler).subscribe(() => subscription.add(list())));
   subscription.add(() => recheck?.unsubscribe());
 

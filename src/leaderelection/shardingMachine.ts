@@ -19,6 +19,9 @@
  *   resourceVersion we saw unchanged for that lease duration, so a replica seeing the record for the first time does
  *   not count a dead member alive for a lease duration of its own. After a 409 that resourceVersion is not tried again.
  * - A member's lapse is found the moment it happens (a recheck timer), when that comes before the next listing.
+ * - A listing sent no later than the listing that showed a member Lease's record (or than our release of it was
+ *   written) does not replace it: an answer out of order, or one read before our release (it would bring a dead
+ *   member back).
  * - Bounded, whatever the Leases say: a member Lease whose `holderIdentity` is longer than {@link MAX_IDENTITY_LENGTH}
  *   is ignored (reported once while it is listed); at most {@link MAX_MEMBERS} members count, the first by identity
  *   (us always among them; reported once each time the view grows past it); the assignment is computed again only when
@@ -78,6 +81,11 @@ export interface Sighting {
   readonly resourceVersion: string;
   /** Our clock when a listing first showed this record. */
   readonly at: number;
+  /**
+   * What a listing must have been sent after to replace this record: when the listing that showed it was sent, or
+   * when our release was written (a listing sent no later may have been read before it).
+   */
+  readonly asOf: number;
 }
 
 export interface ShardingState {
@@ -108,8 +116,11 @@ export interface ShardingState {
 }
 
 export type ShardingInput =
-  /** A listing of the group's Leases answered. */
-  | { readonly type: 'listed'; readonly leases: readonly LeaseSnapshot[] }
+  /**
+   * A listing of the group's Leases answered. `startedAt`: when it was sent, by our clock (undefined: it is not
+   * older than anything seen; see `Sighting.asOf`).
+   */
+  | { readonly type: 'listed'; readonly leases: readonly LeaseSnapshot[]; readonly startedAt?: number }
   /** Our own member Lease: led (renewed) or not. */
   | { readonly type: 'renewing'; readonly lead: boolean }
   /** A shard's election: we lead its Lease or not. */
@@ -176,7 +187,10 @@ export function stepSharding(
   const out: ShardingEffect[] = [];
   switch (input.type) {
     case 'listed':
-      return done(recount(config, { ...listed(config, state, input.leases, now, out), listed: true }, now, wall, busy, out), out);
+      return done(
+        recount(config, { ...listed(config, state, input.leases, input.startedAt, now, out), listed: true }, now, wall, busy, out),
+        out,
+      );
     case 'renewing': {
       const regained = input.lead && !state.renewing;
       const next = { ...state, renewing: input.lead };
@@ -194,7 +208,7 @@ export function stepSharding(
     case 'memberReleased': {
       const before = state.seen.get(input.lease);
       if (before?.resourceVersion !== input.resourceVersion) return done(state, out);
-      const sighting = { record: input.written.record, resourceVersion: input.written.resourceVersion, at: now };
+      const sighting = { record: input.written.record, resourceVersion: input.written.resourceVersion, at: now, asOf: now };
       return done({ ...state, seen: new Map(state.seen).set(input.lease, sighting) }, out);
     }
     case 'memberReleaseFailed': {
@@ -211,11 +225,16 @@ const done = (state: ShardingState, effects: readonly ShardingEffect[]): Shardin
 /**
  * A listing's member Leases: a record not seen before is seen from now (the same one keeps its time); one with an
  * identity too long is ignored (reported the first listing it is in); one no longer listed is forgotten once lapsed.
+ * A listing sent no later than the listing that showed a Lease's record, or than our release of it was written
+ * (`startedAt` ≤ its `asOf`), does not replace that record: it may have been read before it (an answer out of order,
+ * or our release of a lapsed member's Lease written while the listing was on its way), and would bring a dead member
+ * back until the next listing.
  */
 function listed(
   config: ShardingConfig,
   state: ShardingState,
   leases: readonly LeaseSnapshot[],
+  startedAt: number | undefined,
   now: number,
   out: ShardingEffect[],
 ): ShardingState {
@@ -236,7 +255,13 @@ function listed(
     }
     const before = state.seen.get(lease.name);
     const same = before !== undefined && sameRecord(before.record, lease.record);
-    seen.set(lease.name, { record: lease.record, resourceVersion: lease.resourceVersion, at: same ? before.at : now });
+    // Sent no later than what showed the record we know (in the same millisecond too: which came first is unknown).
+    if (before !== undefined && !same && startedAt !== undefined && startedAt <= before.asOf) {
+      seen.set(lease.name, before); // an answer maybe older than what we know
+      continue;
+    }
+    const asOf = Math.max(startedAt ?? now, same ? before.asOf : Number.NEGATIVE_INFINITY);
+    seen.set(lease.name, { record: lease.record, resourceVersion: lease.resourceVersion, at: same ? before.at : now, asOf });
   }
   for (const [name, sighting] of state.seen) if (!seen.has(name) && !ignored.has(name) && until(sighting) > now) seen.set(name, sighting);
   const releasing = new Set([...state.releasing].filter((key) => seen.has(key.slice(0, key.indexOf('@')))));

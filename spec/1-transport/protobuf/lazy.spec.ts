@@ -1,11 +1,11 @@
 import fc from 'fast-check';
-import { isDeepStrictEqual } from 'node:util';
+import { inspect, isDeepStrictEqual } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { checkMessage } from '../../../src/1-transport/protobuf/check.ts';
 import { decodeWatchFrame } from '../../../src/1-transport/protobuf/decode.ts';
-import { decodeLazyInto, unreadProtobufBytes } from '../../../src/1-transport/protobuf/lazy.ts';
+import { decodeLazyInto, protobufWithMetadata, unreadProtobufBytes } from '../../../src/1-transport/protobuf/lazy.ts';
 import { KINDS as SCHEMA_KINDS } from '../../../src/1-transport/protobuf/schema.generated.ts';
-import { message } from '../../../src/1-transport/protobuf/schema.ts';
+import { K, message, type Field, type Message } from '../../../src/1-transport/protobuf/schema.ts';
 import { decodeInto } from '../../../src/1-transport/protobuf/values.ts';
 import { begin, release, seek } from '../../../src/1-transport/protobuf/wire.ts';
 import { encodeMessage, encodeWatchFrame } from '../../../packages/emulator/src/protobuf/encode.ts';
@@ -284,5 +284,181 @@ describe("a lazy object's source is its own, and out of sight", () => {
     const status = object.status;
     expect(status).toMatchObject({ phase: 'Running' });
     expect(object.status).toBe(status);
+  });
+});
+
+/**
+ * Fewer objects an event (docs/performance.md, "Protobuf: fewer objects an event"): metadata, the top object and maps of
+ * strings made by a constructor of their own (room for their properties, no property array grown 3 at a time), a
+ * list's first element as a literal (room for one, not 17), the members' sizes counted when first measured, not kept
+ * per object. None of it may show: each object is a plain object, read the same, copied the same.
+ */
+describe('fewer objects an event, nothing to see', () => {
+  const pod = () => makePod({ index: 11, resourceVersion: 12, revision: 2 });
+  const frame = (object: Record<string, unknown> = pod()) => encodeWatchFrame('MODIFIED', object).subarray(4);
+  const json = (value: unknown) => JSON.parse(JSON.stringify(value)) as unknown;
+
+  it('the top object, its metadata and its maps are plain objects: prototype, constructor, inspect, copies, keys in order', () => {
+    const { object } = decodeWatchFrame(frame(), undefined);
+    const metadata = object.metadata as Record<string, Record<string, unknown>>;
+    const expected = json(pod()) as Record<string, Record<string, unknown>>;
+    for (const [what, value, plain] of [
+      ['the object', object, expected],
+      ['metadata', metadata, expected.metadata],
+      ['labels', metadata.labels, expected.metadata!.labels],
+      ['annotations', metadata.annotations, expected.metadata!.annotations],
+    ] as const) {
+      expect(Object.getPrototypeOf(value), what).toBe(Object.prototype);
+      expect(value!.constructor, what).toBe(Object);
+      expect(Object.prototype.toString.call(value), what).toBe('[object Object]');
+      expect(Object.keys(value!), what).toEqual(
+        // The wire's order: the top's fields by number, metadata's likewise, a map's by key (as Go writes them).
+        what === 'the object'
+          ? ['apiVersion', 'kind', 'metadata', 'spec', 'status']
+          : what === 'metadata'
+            ? Object.keys(plain!)
+            : Object.keys(plain!).sort(),
+      );
+      expect(inspect(value, { depth: 0 }), what).toMatch(/^\{/);
+      expect(value, what).toStrictEqual(plain);
+      expect(structuredClone(value), what).toStrictEqual(plain);
+      expect({ ...(value as object) }, what).toStrictEqual({ ...(plain as object) });
+      expect(json(value), what).toStrictEqual(plain);
+    }
+    // Read twice: the same value, the same object.
+    expect(metadata.labels).toBe(metadata.labels);
+    // What Node prints: a plain object's braces, no constructor's name.
+    expect(inspect(metadata.labels)).toBe(inspect({ ...metadata.labels }));
+    expect(inspect(metadata.annotations)).toBe(inspect({ ...metadata.annotations }));
+    expect(inspect(metadata.labels)).not.toMatch(/^\w/);
+  });
+
+  it('maps of strings with escapes, UTF-8 and a __proto__ key, an empty map, and many keys, as JSON gives them', () => {
+    const labels = { 'a"b': 'line\nbreak\t"quoted"\\', 'é/日本': 'ünï €𝄞', '': 'empty key', e: '' };
+    const annotations = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`k${i}`, `v${i}`]));
+    for (const metadata of [
+      { name: 'p', labels, annotations },
+      { name: 'p', labels: {}, annotations: {} },
+      { name: 'p', annotations: JSON.parse('{"__proto__":"x","b":"y"}') as Record<string, string> },
+    ]) {
+      const object = { apiVersion: 'v1', kind: 'Pod', metadata };
+      const decoded = decodeWatchFrame(frame(object), undefined).object;
+      // As a server writes it: creationTimestamp always (null), maps by key (Go sorts them), empty ones dropped (omitempty).
+      const { name, ...rest } = metadata;
+      const expected = json({ name, creationTimestamp: null, ...rest }) as Record<string, unknown>;
+      for (const map of ['labels', 'annotations']) {
+        const entries = Object.entries((expected[map] as Record<string, string> | undefined) ?? {}).sort(([a], [b]) => (a < b ? -1 : 1));
+        if (entries.length === 0) delete expected[map];
+        else expected[map] = json(Object.fromEntries(entries));
+      }
+      expect(JSON.stringify(decoded.metadata)).toBe(JSON.stringify(expected));
+      expect(decoded.metadata).toStrictEqual(expected);
+      const maps = decoded.metadata as Record<string, object | undefined>;
+      expect(Object.keys(maps.annotations ?? {})).toEqual(Object.keys((expected.annotations as object | undefined) ?? {}));
+      if (maps.annotations) expect(Object.getPrototypeOf(maps.annotations)).toBe(Object.prototype);
+    }
+  });
+
+  it('a list holds its elements, one or several, given apart or packed', () => {
+    const refs = (n: number) => Array.from({ length: n }, (_, i) => ({ apiVersion: 'v1', kind: 'K', name: `o${i}`, uid: `u${i}` }));
+    for (const n of [1, 2, 3, 20]) {
+      const object = {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'p', ownerReferences: refs(n), finalizers: refs(n).map((r) => r.name) },
+      };
+      const { metadata } = decodeWatchFrame(frame(object), undefined).object as { metadata: Record<string, unknown[]> };
+      expect(metadata.ownerReferences, `${n}`).toStrictEqual(refs(n));
+      expect(metadata.finalizers, `${n}`).toStrictEqual(refs(n).map((r) => r.name));
+      metadata.finalizers!.push('more');
+      expect(metadata.finalizers).toHaveLength(n + 1);
+    }
+    // Scalars one by one, then packed, then one more: one list.
+    const f: Field = { n: 1, json: 'xs', kind: K.int64, presence: 'omit', rep: true, map: false, inline: false, msg: undefined };
+    const ints: Message = { name: 'Ints', byNumber: [undefined, f], fields: [f], always: [], lists: ['xs'] };
+    for (const [given, xs] of [
+      [[...varintField(0x08, 1)], [1]],
+      [
+        [...varintField(0x08, 1), ...bytesField(0x0a, [2, 3]), ...varintField(0x08, 4)],
+        [1, 2, 3, 4],
+      ],
+      [
+        [...bytesField(0x0a, [5, 6]), ...varintField(0x08, 7)],
+        [5, 6, 7],
+      ],
+    ] as const) {
+      const bytes = Buffer.from(given);
+      begin(bytes, 0);
+      const target: Record<string, unknown> = {};
+      try {
+        decodeInto(target, bytes.length, ints);
+      } finally {
+        release(undefined);
+      }
+      expect(target).toStrictEqual({ xs });
+    }
+  });
+
+  it('measures each unread member by its bytes (every occurrence, tag included), until read, written or copied away', () => {
+    const spec = (node: string) => bytesField(0x12, bytesField((10 << 3) | 2, node));
+    const status = bytesField(0x1a, bytesField(0x0a, 'Running'));
+    const bytes = Buffer.from([...spec('n1'), ...bytesField(0x0a, bytesField(T.name, 'p')), ...status, ...spec('node-2')]);
+    const decoded = () => lazily(bytes, 'Pod')!;
+    const object = decoded();
+    expect(unreadProtobufBytes(object, 'spec')).toBe(spec('n1').length + spec('node-2').length);
+    expect(unreadProtobufBytes(object, 'status')).toBe(status.length);
+    expect(unreadProtobufBytes(object, 'metadata')).toBeUndefined();
+    // A copy with other metadata: its unread members the same sizes.
+    const copy = protobufWithMetadata(object, { name: 'q' })!;
+    expect(unreadProtobufBytes(copy, 'spec')).toBe(spec('n1').length + spec('node-2').length);
+    expect(copy.status).toEqual({ phase: 'Running' });
+    expect(unreadProtobufBytes(copy, 'status')).toBeUndefined();
+    expect(unreadProtobufBytes(object, 'status')).toBe(status.length);
+    // Read: not measured again; written: likewise; frozen and read: likewise.
+    expect(object.spec).toMatchObject({ nodeName: 'node-2' });
+    expect(unreadProtobufBytes(object, 'spec')).toBeUndefined();
+    object.status = { phase: 'Gone' };
+    expect(unreadProtobufBytes(object, 'status')).toBeUndefined();
+    expect(protobufWithMetadata(object, {})).toEqual({ spec: object.spec, status: { phase: 'Gone' }, metadata: {} });
+    const frozen = Object.freeze(decoded());
+    expect(frozen.status).toEqual({ phase: 'Running' });
+    expect(unreadProtobufBytes(frozen, 'status')).toBeUndefined();
+    expect(unreadProtobufBytes(frozen, 'spec')).toBe(spec('n1').length + spec('node-2').length);
+  });
+
+  it('a message with more members than the bits kept: those past the 31st decoded at once, every one the same', () => {
+    const fields: Field[] = Array.from({ length: 34 }, (_, i) => ({
+      n: i + 1,
+      json: `m${i + 1}`,
+      kind: K.string,
+      presence: 'omit',
+      rep: true,
+      map: false,
+      inline: false,
+      msg: undefined,
+    }));
+    const byNumber: (Field | undefined)[] = [];
+    for (const f of fields) byNumber[f.n] = f;
+    const wide: Message = { name: 'Wide', byNumber, fields, always: [], lists: fields.map((f) => f.json) };
+    const bytes = Buffer.from(fields.flatMap((f) => [...bytesField((f.n << 3) | 2, `v${f.n}`), ...bytesField((f.n << 3) | 2, 'w')]));
+    begin(bytes, 0);
+    const object: Record<string, unknown> = {};
+    try {
+      decodeLazyInto(object, bytes.length, wide);
+    } finally {
+      release(undefined);
+    }
+    for (const f of fields) {
+      const unread = unreadProtobufBytes(object, f.json);
+      const size = bytesField((f.n << 3) | 2, `v${f.n}`).length + bytesField((f.n << 3) | 2, 'w').length;
+      if (f.n <= 31) expect(unread, f.json).toBe(size);
+      else expect(unread, f.json).toBeUndefined();
+    }
+    // Read one by one: each read marks its own member only.
+    for (const f of fields) {
+      expect(object[f.json], f.json).toEqual([`v${f.n}`, 'w']);
+      for (const g of fields.filter((g) => g.n > f.n && g.n <= 31)) expect(unreadProtobufBytes(object, g.json), g.json).toBeDefined();
+    }
+    expect(Object.keys(object)).toHaveLength(34);
   });
 });

@@ -25,11 +25,19 @@ interface LazySource {
   frozen?: Map<string, unknown>;
   /** The lazy members, in the order they were defined (often the plan's own array, shared). */
   readonly keys: readonly string[];
-  /** By index in `keys`: the bytes of the member while unread (what a measure of size reads instead of decoding it), -1 once read. */
-  readonly sizes: number[];
+  /** Bit i set once `keys[i]` is read (a plan has at most {@link MAX_LAZY} lazy members). */
+  read: number;
   /** How many members are unread. */
   unread: number;
+  /**
+   * By index in `keys`: each member's bytes, what a measure of size reads instead of decoding it; counted from `bytes`
+   * on the first such measure (`memberSizes`), not per object on arrival: few objects are ever measured.
+   */
+  sizes?: readonly number[];
 }
+
+/** The most lazy members a plan keeps, one bit each in {@link LazySource.read}; the fields past them are decoded now. */
+const MAX_LAZY = 31;
 
 /**
  * Each lazy object's source, in a private field of the plain object itself rather than in a `WeakMap`: invisible to
@@ -68,8 +76,8 @@ function materialize(target: object, key: string): unknown {
 
 function settle(target: object, key: string, value: unknown, source: LazySource | undefined): void {
   const i = source === undefined ? -1 : source.keys.indexOf(key);
-  if (i >= 0 && source!.sizes[i]! >= 0) {
-    source!.sizes[i] = -1;
+  if (i >= 0 && (source!.read & (1 << i)) === 0) {
+    source!.read |= 1 << i;
     source!.unread--;
   }
   if (!Reflect.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true }) && source)
@@ -80,7 +88,27 @@ function settle(target: object, key: string, value: unknown, source: LazySource 
 export function unreadProtobufBytes(object: object, key: string): number | undefined {
   const source = sources.get(object);
   const i = source === undefined ? -1 : source.keys.indexOf(key);
-  return i < 0 || source!.sizes[i]! < 0 ? undefined : source!.sizes[i];
+  return i < 0 || (source!.read & (1 << i)) !== 0 ? undefined : (source!.sizes ??= memberSizes(source!))[i];
+}
+
+/** Each member's bytes in `source.bytes` (tag included, every occurrence), by index in its keys. */
+function memberSizes(source: LazySource): number[] {
+  const sizes = new Array<number>(source.keys.length).fill(0);
+  const saved = save();
+  const bytes = Buffer.from(source.bytes, 'latin1');
+  begin(bytes, 0);
+  try {
+    while (pos < bytes.length) {
+      const start = pos;
+      const tag = varint(bytes.length);
+      skip(tag & 7, bytes.length);
+      const i = source.keys.indexOf(source.msg.byNumber[tag >>> 3]?.json ?? '');
+      if (i >= 0) sizes[i]! += pos - start;
+    }
+  } finally {
+    restore(saved);
+  }
+  return sizes;
 }
 
 /** True when `object` is a lazily decoded protobuf object with members not read yet. */
@@ -99,17 +127,15 @@ export function protobufWithMetadata(object: object, metadata: unknown): Record<
   if (!source || source.frozen) return undefined;
   const copy: Record<string, unknown> = {};
   const keys: string[] = [];
-  const sizes: number[] = [];
   for (const key of Object.keys(object)) {
-    const bytes = unreadProtobufBytes(object, key);
-    if (bytes !== undefined && Object.getOwnPropertyDescriptor(object, key)!.get) {
+    const i = source.keys.indexOf(key);
+    if (i >= 0 && (source.read & (1 << i)) === 0 && Object.getOwnPropertyDescriptor(object, key)!.get) {
       keys.push(key);
-      sizes.push(bytes);
       Object.defineProperty(copy, key, accessorFor(key));
     } else copy[key] = key === 'metadata' ? metadata : (object as Record<string, unknown>)[key];
   }
   if (!Object.prototype.hasOwnProperty.call(copy, 'metadata')) copy.metadata = metadata;
-  if (keys.length > 0) sources.stamp(copy, { msg: source.msg, bytes: source.bytes, keys, sizes, unread: keys.length });
+  if (keys.length > 0) sources.stamp(copy, { msg: source.msg, bytes: source.bytes, keys, read: 0, unread: keys.length });
   return copy;
 }
 
@@ -152,6 +178,30 @@ interface Plan {
   readonly keys: readonly string[];
   /** By tag of the top's metadata: its plan. */
   readonly metadata: Plan | undefined;
+  /**
+   * This message's objects, when its plan makes them (metadata: see {@link plainObjects}). Not the top's: a list's items
+   * get `apiVersion` and `kind` after their decode (2-source's decoder), so a constructor would be sized without them
+   * by its first objects, and every later object would grow a property array for them (measured: the sync's CPU up).
+   */
+  readonly Make: PlainObjects;
+  /** By tag of a map of strings: its objects' constructor. */
+  readonly maps: (PlainObjects | undefined)[];
+}
+
+type PlainObjects = new () => Record<string, unknown>;
+
+/**
+ * A constructor of plain objects of its own: `Object.prototype` their prototype, nothing in them, nothing to tell them
+ * from `{}` (keys, descriptors, prototype, `constructor`, spreading, `structuredClone`, deep equality). What differs is
+ * V8's layout: `{}` has room for 4 properties and grows a property array 3 at a time (metadata's 10 properties and the
+ * private field: 3 arrays, each a copy of the last), where a constructor's objects get room for 10, trimmed after its
+ * first objects to what they held (slack tracking). One per message, level and map, so that each is sized by its own.
+ * Only for objects whose every property is written by the decode itself (slack tracking ends after a few objects).
+ */
+function plainObjects(): PlainObjects {
+  const Make = function () {} as unknown as PlainObjects;
+  Make.prototype = Object.prototype;
+  return Make;
 }
 
 const plans = [new Map<Message, Plan>(), new Map<Message, Plan>()];
@@ -163,11 +213,12 @@ function planOf(msg: Message, top: boolean): Plan {
   const fields = new Array<Field | undefined>(size);
   const lazyIndex = new Int8Array(size).fill(-1);
   const keys: string[] = [];
+  const maps = new Array<PlainObjects | undefined>(size);
   let metadata: Plan | undefined;
   for (const f of msg.fields) {
     const tag = f.n * 8 + 2;
     fields[tag] = f;
-    if (isLazy(f, top)) {
+    if (isLazy(f, top) && keys.length < MAX_LAZY) {
       for (let wireType = 0; wireType < 8; wireType++) {
         actions[f.n * 8 + wireType] = Do.Lazy;
         lazyIndex[f.n * 8 + wireType] = keys.length;
@@ -176,9 +227,9 @@ function planOf(msg: Message, top: boolean): Plan {
     } else if (top && f.json === 'metadata' && f.kind === K.msg) {
       actions[tag] = Do.Metadata;
       metadata = planOf(f.msg!, false);
-    } else actions[tag] = valueAction(f);
+    } else if ((actions[tag] = valueAction(f)) === Do.StringEntry) maps[tag] = plainObjects();
   }
-  plan = { msg, actions, fields, lazyIndex, keys, metadata };
+  plan = { msg, actions, fields, lazyIndex, keys, metadata, Make: plainObjects(), maps };
   plans[top ? 1 : 0]!.set(msg, plan);
   return plan;
 }
@@ -201,9 +252,12 @@ export function decodeLazyInto(target: Record<string, unknown>, end: number, msg
 
 function decodePlanned(target: Record<string, unknown>, end: number, plan: Plan): void {
   const actions = plan.actions;
+  /** The lazy members' bytes: from `first` to `upTo` while they are contiguous, else `spans` (start, end pairs). */
+  let first = -1;
+  let upTo = -1;
   let spans: number[] | undefined;
-  /** By index in `plan.keys`: a member's bytes so far (0: not seen). */
-  let sizes: number[] | undefined;
+  /** Bit i set once `plan.keys[i]` is seen. */
+  let seen = 0;
   /** The members' first occurrences, when not in `plan.keys`' order (indices in it); until then, the last one's index. */
   let order: number[] | undefined;
   let last = -1;
@@ -216,17 +270,16 @@ function decodePlanned(target: Record<string, unknown>, end: number, plan: Plan)
     if (action === Do.Lazy) {
       skip(tag & 7, end);
       const i = plan.lazyIndex[tag]!;
-      if (spans === undefined) {
-        spans = [tagStart, pos];
-        sizes = new Array<number>(plan.keys.length).fill(0);
-      } else if (spans[spans.length - 1] === tagStart) spans[spans.length - 1] = pos;
-      else spans.push(tagStart, pos);
-      if (sizes![i] === 0) {
+      if (first < 0) first = tagStart;
+      else if (upTo !== tagStart) (spans ??= [first, upTo]).push(tagStart, pos);
+      else if (spans !== undefined) spans[spans.length - 1] = pos;
+      upTo = pos;
+      if ((seen & (1 << i)) === 0) {
         if (order !== undefined) order.push(i);
-        else if (i < last) order = [...seenIndices(sizes!), i];
+        else if (i < last) order = [...seenIndices(seen, plan.keys.length), i];
         last = i;
+        seen |= 1 << i;
       }
-      sizes![i]! += pos - tagStart;
     } else if (action === Do.Field) {
       const f = plan.msg.byNumber[tag >>> 3];
       if (f === undefined) skip(tag & 7, end);
@@ -237,24 +290,22 @@ function decodePlanned(target: Record<string, unknown>, end: number, plan: Plan)
       seek(e);
     }
   }
-  if (spans === undefined) return fillAlways(target, plan.msg, undefined);
+  if (first < 0) return fillAlways(target, plan.msg, undefined);
   let keys: readonly string[] = plan.keys;
-  // Every member, in the plan's order (the server's): the plan's array of names shared, the sizes as they are.
-  if (order !== undefined || sizes!.includes(0)) {
-    const seen = order ?? seenIndices(sizes!);
-    keys = seen.map((i) => plan.keys[i]!);
-    sizes = seen.map((i) => sizes![i]!);
-  }
+  // Every member, in the plan's order (the server's): the plan's array of names shared.
+  if (order !== undefined || seen !== 2 ** plan.keys.length - 1)
+    keys = (order ?? seenIndices(seen, plan.keys.length)).map((i) => plan.keys[i]!);
   fillAlways(target, plan.msg, keys);
-  sources.stamp(target, { msg: plan.msg, bytes: copyOf(spans), keys, sizes: sizes!, unread: keys.length });
+  const bytes = spans === undefined ? latin1(buf, first, upTo) : copyOf(spans);
+  sources.stamp(target, { msg: plan.msg, bytes, keys, read: 0, unread: keys.length });
   for (const key of keys) Object.defineProperty(target, key, accessorFor(key));
 }
 
-/** The indices of the members seen (a size over 0), in order. */
-function seenIndices(sizes: readonly number[]): number[] {
-  const seen: number[] = [];
-  for (let i = 0; i < sizes.length; i++) if (sizes[i]! > 0) seen.push(i);
-  return seen;
+/** The indices of the members seen (their bits set in `seen`), in order. */
+function seenIndices(seen: number, count: number): number[] {
+  const indices: number[] = [];
+  for (let i = 0; i < count; i++) if ((seen & (1 << i)) !== 0) indices.push(i);
+  return indices;
 }
 
 /** A length-delimited value from pos to `e` (its length read) into `target`, by the plan's action for its tag. */
@@ -262,7 +313,7 @@ function value(target: Record<string, unknown>, plan: Plan, tag: number, action:
   const f = plan.fields[tag]!;
   switch (action) {
     case Do.Metadata: {
-      const meta: Record<string, unknown> = {};
+      const meta = new plan.metadata!.Make();
       decodePlanned(meta, e, plan.metadata!);
       target[f.json] = meta;
       return;
@@ -282,12 +333,12 @@ function value(target: Record<string, unknown>, plan: Plan, tag: number, action:
       target[f.json] = timestamp(e, true);
       return;
     default:
-      return stringEntry(target, f, e);
+      return stringEntry(target, f, e, plan.maps[tag]!);
   }
 }
 
-/** A map entry of strings (key 1, value 2) into `target[f.json]`, as values.ts's `mapEntry` reads it. */
-function stringEntry(target: Record<string, unknown>, f: Field, end: number): void {
+/** A map entry of strings (key 1, value 2) into `target[f.json]` (a new map made by `Make`), as values.ts's `mapEntry` reads it. */
+function stringEntry(target: Record<string, unknown>, f: Field, end: number, Make: PlainObjects): void {
   let key = '';
   let value: unknown = '';
   while (pos < end) {
@@ -297,7 +348,7 @@ function stringEntry(target: Record<string, unknown>, f: Field, end: number): vo
     else if (tag >>> 3 === 2) value = one(f, tag & 7, end);
     else skip(tag & 7, end);
   }
-  const map = (target[f.json] ??= {}) as Record<string, unknown>;
+  const map = (target[f.json] ??= new Make()) as Record<string, unknown>;
   if (key === '__proto__') Object.defineProperty(map, key, { value, writable: true, enumerable: true, configurable: true });
   else map[key] = value;
 }

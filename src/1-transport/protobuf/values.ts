@@ -213,10 +213,16 @@ export function field(target: Record<string, unknown>, f: Field, wireType: numbe
     if (wireType !== 2) fail(`map ${f.json}: wire type ${wireType}`);
     mapEntry(target, f, lengthEnd(end));
   } else if (f.rep) {
-    const list = (target[f.json] ??= []) as unknown[];
+    const list = target[f.json] as unknown[] | undefined;
     if (wireType === 2 && f.kind >= K.int32 && f.kind <= K.double) {
       const e = lengthEnd(end);
-      while (pos < e) list.push(scalar(f, f.kind === K.double ? 1 : 0, e));
+      const into = list ?? (target[f.json] = []);
+      while (pos < e) into.push(scalar(f, f.kind === K.double ? 1 : 0, e));
+    } else if (list === undefined) {
+      // A list's first element as a literal: room for one, where `[]` and a push make room for 17 (most lists of an
+      // object hold one to three: ownerReferences, containers, ports), 128 bytes each object keeps.
+      const value = one(f, wireType, end);
+      target[f.json] = [value];
     } else list.push(one(f, wireType, end));
   } else if (f.inline) {
     if (wireType !== 2) fail(`inline ${f.json}: wire type ${wireType}`);

@@ -74,7 +74,12 @@ function findCut(source: TraceSource, window: TrimWindow): Cut {
     throw new Error('trim: a trace of streaming lists (sendInitialEvents) cannot be cut yet');
   const from = window.fromMs ?? 0;
   const at = mine.findIndex((i) => source.typeOf(i) === 'watch' && source.atOf(i) >= from);
-  if (at < 0) throw new Error(`trim: no watch starts at or after ${from} ms: nothing to cut from`);
+  if (at < 0) {
+    const starts = mine.filter((i) => source.typeOf(i) === 'watch').map((i) => `${source.atOf(i)} ms`);
+    const known =
+      starts.length === 0 ? 'it has none' : `its watches start at ${starts.slice(0, 5).join(', ')}${starts.length > 5 ? ', …' : ''}`;
+    throw new Error(`trim: no watch of ${resource} starts at or after ${from} ms (${known}): nothing to cut from`);
+  }
   return { resource, mine, requests, firstList, at, watch: source.requestAt(mine[at]!) as TraceWatch };
 }
 

@@ -1,0 +1,74 @@
+/**
+ * Issue #36: a sync's list pages over protobuf, in process: P pods of the bench workload as list bodies of S items
+ * (made once before timing), each decoded whole by `decodeListBody` (every item walked and decoded lazily), every item
+ * kept, as a store keeps a sync's objects. The whole process's CPU per item (V8's helper threads too), the main
+ * thread's, and the heap kept per item; one copy of src/ per process, medians of the rounds (each a fresh store).
+ *
+ *   node --expose-gc bench/micro/pbSync.ts [pods=50000] [pageSize=500] [rounds=3] [src=../../src]
+ */
+import { isAbsolute, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { encodeEnvelope } from '../../packages/emulator/src/protobuf/encode.ts';
+import { makePod } from '../workload/pods.ts';
+
+const [podsArg = '50000', pageArg = '500', roundsArg = '3', srcArg] = process.argv.slice(2);
+const src =
+  srcArg === undefined || srcArg === 'src'
+    ? new URL('../../src/', import.meta.url)
+    : pathToFileURL(`${isAbsolute(srcArg) ? srcArg : resolve(srcArg)}/`);
+const decode = (await import(
+  new URL('1-transport/protobuf/decode.ts', src).href
+)) as typeof import('../../src/1-transport/protobuf/decode.ts');
+const gc = (globalThis as { gc?: () => void }).gc;
+if (gc === undefined) throw new Error('run with --expose-gc');
+
+const PODS = Number(podsArg);
+const PAGE = Number(pageArg);
+const pages: Buffer[] = [];
+for (let start = 0; start < PODS; start += PAGE)
+  pages.push(
+    encodeEnvelope({
+      apiVersion: 'v1',
+      kind: 'PodList',
+      metadata: { resourceVersion: String(PODS) },
+      items: Array.from({ length: Math.min(PAGE, PODS - start) }, (_, i) => {
+        const { apiVersion: _a, kind: _k, ...item } = makePod({ index: start + i, resourceVersion: start + i + 1, revision: 1 });
+        return item;
+      }),
+    }),
+  );
+const thread = () => {
+  const t = (process as unknown as { threadCpuUsage(): { user: number; system: number } }).threadCpuUsage();
+  return t.user + t.system;
+};
+const total = () => {
+  const t = process.cpuUsage();
+  return t.user + t.system;
+};
+const heap = () => {
+  gc();
+  gc();
+  return process.memoryUsage().heapUsed;
+};
+const rows: { cpu: number; main: number; heap: number }[] = [];
+for (let round = 0; round <= Number(roundsArg); round++) {
+  const before = heap();
+  const store: unknown[] = [];
+  const t0 = total();
+  const m0 = thread();
+  for (const page of pages) for (const item of decode.decodeListBody(page, undefined).items as unknown[]) store.push(item);
+  const cpu = (total() - t0) / store.length;
+  const main = (thread() - m0) / store.length;
+  if (round > 0) rows.push({ cpu, main, heap: (heap() - before) / store.length });
+  store.length = 0;
+}
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
+console.log(
+  JSON.stringify({
+    src: srcArg ?? 'src',
+    pods: PODS,
+    cpuUsPerItem: Number(median(rows.map((r) => r.cpu)).toFixed(2)),
+    mainUsPerItem: Number(median(rows.map((r) => r.main)).toFixed(2)),
+    heapPerItem: Math.round(median(rows.map((r) => r.heap))),
+  }),
+);

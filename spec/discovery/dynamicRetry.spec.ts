@@ -1,0 +1,123 @@
+/**
+ * A dynamic factory discovers again after a discovery that failed or could not read a group version, with the
+ * reflector's backoff (default options), on its scheduler: here a VirtualTimeScheduler that the test flushes, so the
+ * waits are read from its pending action and nothing waits on the wall clock for them. The informers and HTTP run in
+ * real time against the emulator.
+ */
+import { VirtualTimeScheduler, type Observable, type Subscription } from 'rxjs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { dynamicInformerFactory, type DynamicEvent } from '../../src/discovery/index.ts';
+import type { KubeObject } from '../../src/index.ts';
+import { resourceName } from '../../src/pipeline.ts';
+import { startApiServer, type ApiServer } from 'rx-informer-emulator';
+
+let api: ApiServer | undefined;
+const subscriptions: Subscription[] = [];
+afterEach(async () => {
+  for (const s of subscriptions.splice(0)) s.unsubscribe();
+  await api?.close();
+  api = undefined;
+});
+
+const MyApples = { group: 'stable.example.com', version: 'v1', plural: 'myapples', kind: 'MyApple' };
+
+async function until(check: () => boolean, what: string, ms = 20_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+function follow(events$: Observable<DynamicEvent<KubeObject>>) {
+  const lifecycle: DynamicEvent<KubeObject>[] = [];
+  subscriptions.push(events$.subscribe((e) => lifecycle.push(e)));
+  return { started: (name: string) => lifecycle.some((e) => e.type === 'started' && resourceName(e.resource) === name) };
+}
+
+/** A factory at default options but its scheduler, once its CRD watch has listed (both early discoveries have started). */
+async function factoryOn(clock: VirtualTimeScheduler) {
+  const dynamic = dynamicInformerFactory(api!.kubeConfig, { scheduler: clock });
+  subscriptions.push(dynamic.errors$.subscribe());
+  subscriptions.push(dynamic.discovery$.subscribe());
+  const crds = dynamic.factory.informers()[0]!;
+  await new Promise<void>((resolve) => subscriptions.push(crds.synced$.subscribe((synced) => synced && resolve())));
+  return dynamic;
+}
+
+/** The one retry pending (once the discovery that failed has ended): how long until it runs. */
+async function pendingRetry(clock: VirtualTimeScheduler): Promise<number> {
+  await until(() => clock.actions.length > 0, 'a retry to be scheduled');
+  expect(clock.actions).toHaveLength(1);
+  return clock.actions[0]!.delay - clock.now();
+}
+
+describe('dynamicInformerFactory: discovery is tried again after a fault', () => {
+  for (const selection of ['all', ['myapples']] as const) {
+    it(`a group version that fails discovery at start-up is discovered again, and its resources start (${JSON.stringify(selection)})`, async () => {
+      api = await startApiServer({ resources: [MyApples] });
+      const fault = api.faults.add({
+        match: { path: '/apis/stable.example.com/v1' },
+        fault: { type: 'status', code: 503 },
+        times: Infinity,
+      });
+      const clock = new VirtualTimeScheduler();
+      const dynamic = await factoryOn(clock);
+      const seen = follow(dynamic.watch(selection as never));
+      const first = await pendingRetry(clock);
+      expect(first).toBeGreaterThanOrEqual(800);
+      expect(first).toBeLessThan(1600);
+      expect(seen.started('myapples.stable.example.com')).toBe(false);
+      // Still failing: the next wait doubles.
+      clock.flush();
+      const second = await pendingRetry(clock);
+      expect(second).toBeGreaterThanOrEqual(1600);
+      expect(second).toBeLessThan(3200);
+
+      fault.remove();
+      clock.flush();
+      await until(() => seen.started('myapples.stable.example.com'), 'myapples to start');
+      // A clean read schedules nothing more.
+      expect(clock.actions).toEqual([]);
+    });
+  }
+
+  it('discovery failing as a whole (/apis) on both early discoveries is tried again until it reads', async () => {
+    api = await startApiServer();
+    const fault = api.faults.add({ match: { path: '/apis' }, fault: { type: 'status', code: 503 }, times: Infinity });
+    const clock = new VirtualTimeScheduler();
+    const dynamic = await factoryOn(clock);
+    const seen = follow(dynamic.watch('all'));
+    const first = await pendingRetry(clock);
+    expect(first).toBeGreaterThanOrEqual(800);
+    expect(first).toBeLessThan(1600);
+    fault.remove();
+    clock.flush();
+    await until(() => seen.started('pods'), 'pods to start');
+    expect(clock.actions).toEqual([]);
+    expect(api.requests.filter((r) => r.path === '/apis' && r.status === 503).length).toBeGreaterThanOrEqual(2);
+  });
+
+  it("a 503's Retry-After longer than the backoff is the wait", async () => {
+    api = await startApiServer({ resources: [MyApples] });
+    api.faults.add({
+      match: { path: '/apis/stable.example.com/v1' },
+      fault: { type: 'status', code: 503, retryAfterSeconds: 7 },
+      times: Infinity,
+    });
+    const clock = new VirtualTimeScheduler();
+    await factoryOn(clock);
+    expect(await pendingRetry(clock)).toBe(7000);
+  });
+
+  it('unsubscribing leaves no retry pending', async () => {
+    api = await startApiServer({ resources: [MyApples] });
+    api.faults.add({ match: { path: '/apis/stable.example.com/v1' }, fault: { type: 'status', code: 503 }, times: Infinity });
+    const clock = new VirtualTimeScheduler();
+    const dynamic = await factoryOn(clock);
+    follow(dynamic.watch('all'));
+    await pendingRetry(clock);
+    for (const s of subscriptions.splice(0)) s.unsubscribe();
+    expect(clock.actions).toEqual([]);
+  });
+});
