@@ -110,6 +110,39 @@ describe('dynamicInformerFactory: discovery is tried again after a fault', () =>
     expect(await pendingRetry(clock)).toBe(7000);
   });
 
+  it('retries do not nest: what a discovery emits after many retries takes no deeper a stack than after a few', async () => {
+    // A group version that keeps failing (an aggregated API down for days) means a retry every 30-60 s for good: each
+    // must not run inside the last one's operators, or every emission climbs one level more per retry (memory, then
+    // the stack). Two groups fail in turn, so each discovery serves something else and is emitted.
+    const MyPears = { group: 'other.example.com', version: 'v1', plural: 'mypears', kind: 'MyPear' };
+    api = await startApiServer({ resources: [MyApples, MyPears] });
+    const paths = ['/apis/stable.example.com/v1', '/apis/other.example.com/v1'];
+    api.faults.add({ match: { path: paths[0]! }, fault: { type: 'status', code: 503 }, times: Infinity });
+    const clock = new VirtualTimeScheduler();
+    const dynamic = await factoryOn(clock);
+    const depths: number[] = [];
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = Infinity;
+    try {
+      subscriptions.push(dynamic.discovery$.subscribe(() => depths.push(new Error().stack!.split('\n').length)));
+      await pendingRetry(clock);
+      api.faults.clear();
+      for (let i = 1; i <= 40; i++) {
+        api.faults.add({ match: { path: paths[i % 2]! }, fault: { type: 'status', code: 503 }, times: 1 });
+        const before = depths.length;
+        clock.flush();
+        await until(() => depths.length > before, `emission ${i}`);
+        await pendingRetry(clock);
+      }
+    } finally {
+      Error.stackTraceLimit = limit;
+    }
+    expect(depths.length).toBeGreaterThan(40);
+    // Frames vary a little with which response came last; nested retries added ~8 a retry (~300 here).
+    const early = Math.max(...depths.slice(0, 10));
+    expect(Math.max(...depths.slice(-10))).toBeLessThan(early + 50);
+  });
+
   it('unsubscribing leaves no retry pending', async () => {
     api = await startApiServer({ resources: [MyApples] });
     api.faults.add({ match: { path: '/apis/stable.example.com/v1' }, fault: { type: 'status', code: 503 }, times: Infinity });

@@ -1,7 +1,7 @@
 import {
   EMPTY,
   Observable,
-  concat,
+  expand,
   defer,
   ReplaySubject,
   Subject,
@@ -301,8 +301,8 @@ function followedDiscovery(
   return defer(() => {
     /** The retry's backoff (see `discoveryRetryStep`), for this subscription: it goes on across CRD changes. */
     let backoff = BACKOFF_START;
-    /** One discovery; after a fault, another once the backoff has passed (unless a CRD change or a poke comes first). */
-    const attempt = (): Observable<{ found: Discovery; turnover: number }> =>
+    /** One discovery: what it found (undefined: it failed) and its faults. */
+    const once = (): Observable<{ found: Discovery | undefined; turnover: number; errors: readonly InformerError[] }> =>
       defer(() => {
         const turnover = crdTurnover;
         return discover(kc, options.discovery).pipe(
@@ -313,14 +313,22 @@ function followedDiscovery(
             faults.failed(failed);
             return of({ found: undefined, turnover, errors: [failed] });
           }),
-          mergeMap(({ found, errors }) => {
-            const retry = discoveryRetryStep(backoff, errors, scheduler.now(), Math.random);
-            backoff = retry.state;
-            const emitted = found ? of({ found, turnover }) : EMPTY;
-            return retry.retryInMs === undefined ? emitted : concat(emitted, timer(retry.retryInMs, scheduler).pipe(switchMap(attempt)));
-          }),
         );
       });
+    /**
+     * One discovery; after a fault, another once the backoff has passed (unless a CRD change or a poke comes first).
+     * `expand`, not a retry nested in the last one's operators: a group version that keeps failing retries for good,
+     * and each retry must not take its emissions one level deeper (memory, then the stack).
+     */
+    const attempt = (): Observable<{ found: Discovery; turnover: number }> =>
+      once().pipe(
+        expand(({ errors }) => {
+          const retry = discoveryRetryStep(backoff, errors, scheduler.now(), Math.random);
+          backoff = retry.state;
+          return retry.retryInMs === undefined ? EMPTY : timer(retry.retryInMs, scheduler).pipe(switchMap(once));
+        }),
+        mergeMap(({ found, turnover }) => (found ? of({ found, turnover }) : EMPTY)),
+      );
     return merge(of(undefined), crds.synced$.pipe(filter(Boolean), take(1)), changes$).pipe(switchMap(attempt));
   }).pipe(
     distinctUntilChanged((a, b) => a.turnover === b.turnover && signature(a.found) === signature(b.found)),
