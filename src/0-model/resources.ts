@@ -107,5 +107,15 @@ export const ReplicaSet = builtin<ReplicaSet>('apps', 'v1', 'replicasets', 'Repl
 export type Lease = Typed<V1Lease>;
 export const Lease = builtin<Lease>('coordination.k8s.io', 'v1', 'leases', 'Lease', true);
 
+/** The built-in resources above, by their {@link resourceName} (`pods`, `deployments.apps`), as a trace or a CLI names them. */
+const BUILTIN_BY_NAME: ReadonlyMap<string, Resource> = new Map(
+  [Pod, ConfigMap, Secret, Service, Namespace, Node, Event, Deployment, ReplicaSet, Lease].map((r) => [resourceName(r), r as Resource]),
+);
+
+/** The built-in resource named `name` (its {@link resourceName}), or undefined. */
+export function builtinResource(name: string): Resource | undefined {
+  return BUILTIN_BY_NAME.get(name);
+}
+
 /** The object type a resource descriptor caches. */
 export type ObjectOf<R> = R extends Resource<infer T> ? T : never;

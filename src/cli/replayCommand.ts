@@ -4,24 +4,7 @@
  * the recorded times; `--from`/`--to` print a window (the informers still replay the whole trace before it).
  */
 import { VirtualAction, VirtualTimeScheduler, Subscription, finalize, type Observable, type SchedulerLike } from 'rxjs';
-import {
-  ConfigMap,
-  Deployment,
-  Event,
-  Lease,
-  Namespace,
-  Node,
-  Pod,
-  ReplicaSet,
-  Secret,
-  Service,
-  customResource,
-  informer,
-  type InformerError,
-  type InformerEvent,
-  type KubeObject,
-  type Resource,
-} from '../index.ts';
+import { customResource, informer, type InformerError, type InformerEvent, type KubeObject, type Resource } from '../index.ts';
 import type { ListWatch, Trace, TraceSource } from '../pipeline.ts';
 import { asTraceSource } from '../internal.ts';
 import { replayListWatch, type ReplayListWatch } from '../testing/replayListWatch.ts';
@@ -30,15 +13,14 @@ import { problemLine } from './explain.ts';
 import type { ReplayCommandOptions } from './replayArgs.ts';
 import { prettyLine, secretRedaction, toRecord } from './record.ts';
 import { isSecretResource } from '../pipeline.ts';
+import { builtinResource } from '../0-model/resources.ts';
 
 /** How long after the trace's last line a replay may run before it is stopped. */
 const REPLAY_HORIZON_MS = 10 * 60_000;
 
-const BUILTIN: readonly Resource<KubeObject>[] = [Pod, ConfigMap, Secret, Service, Namespace, Node, Event, Deployment, ReplicaSet, Lease];
-
 /** A resource for a name in a trace's header: unstructured (objects kept as recorded), its kind from the watch events. */
 function resourceFor(trace: TraceSource, name: string): Resource<KubeObject> {
-  const builtin = BUILTIN.find((r) => (r.group ? `${r.plural}.${r.group}` : r.plural) === name);
+  const builtin = builtinResource(name);
   if (builtin) return builtin;
   const [plural = name, ...groupParts] = name.split('.');
   const group = groupParts.join('.');

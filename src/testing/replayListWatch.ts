@@ -6,19 +6,7 @@ import { NEVER, Observable, ReplaySubject, Subscription, asyncScheduler, throwEr
 import { isDeepStrictEqual } from 'node:util';
 import { InformerError } from '../0-model/errors.ts';
 import { typeMetaOf } from '../0-model/metadata.ts';
-import {
-  ConfigMap,
-  Deployment,
-  Event,
-  Lease,
-  Namespace,
-  Node,
-  Pod,
-  ReplicaSet,
-  Secret,
-  Service,
-  resourceName,
-} from '../0-model/resources.ts';
+import { builtinResource } from '../0-model/resources.ts';
 import type { ListOptions, ListPage, ListWatch, WatchFrame, WatchOptions } from '../1-transport/listWatch.ts';
 import {
   canonicalOptions,
@@ -168,18 +156,12 @@ interface TypeMeta {
   readonly kind: string;
 }
 
-/**
- * The apiVersion and kind of the built-in resources' objects, by the name a trace gives the resource (`configmaps`,
- * `deployments.apps`): a built-in list's items carry none (a custom resource's and a metadata-only list's carry theirs).
- */
-const BUILTIN_TYPE_META: ReadonlyMap<string, TypeMeta> = new Map(
-  [Pod, ConfigMap, Secret, Service, Namespace, Node, Event, Deployment, ReplicaSet, Lease].map((r) => [resourceName(r), typeMetaOf(r)]),
-);
-
 /** The apiVersion and kind of a replayed request's objects, when its resource is a built-in one. */
 function recordedTypeMeta(played: Played, header: TraceSource['header']): TypeMeta | undefined {
   const resource = played.request.resource ?? header.resources[0];
-  return resource === undefined ? undefined : BUILTIN_TYPE_META.get(resource);
+  // A built-in list's items carry no apiVersion or kind (a custom resource's and a metadata-only list's carry theirs).
+  const builtin = resource === undefined ? undefined : builtinResource(resource);
+  return builtin && typeMetaOf(builtin);
 }
 
 /**
