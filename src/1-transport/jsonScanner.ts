@@ -110,8 +110,16 @@ function scalarEnd(b: Buffer, i: number): number {
  */
 export const MAX_DEPTH = 10_000;
 
+/** The text nests past {@link MAX_DEPTH}: refused whatever follows (JSON.parse would take it). */
+class NestingError extends LazyJsonError {}
+
 function failDepth(at: number): never {
-  return fail(`nesting deeper than ${MAX_DEPTH}`, at);
+  throw new NestingError(`nesting deeper than ${MAX_DEPTH} at position ${at}`);
+}
+
+/** Whether `error` is the scanner's refusal of a text nested past {@link MAX_DEPTH}. */
+export function isNestingError(error: unknown): boolean {
+  return error instanceof NestingError;
 }
 
 /** The open containers of the value being scanned, innermost last: 1 for an object, 0 for an array (grows as needed, to MAX_DEPTH). */
