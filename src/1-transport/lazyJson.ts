@@ -26,7 +26,9 @@
  * The scan checks the whole JSON syntax up front, every member it keeps
  * included (brackets, strings and their escapes, numbers, literals), so a line
  * is rejected at arrival exactly when `JSON.parse` would reject it, and reading
- * a member later can never throw. Positions in errors count bytes.
+ * a member later can never throw; it refuses nesting past `MAX_DEPTH`, as Go
+ * does. An object a `KeepObject` drops is followed for its structure only
+ * (docs/transport.md, "Hostile answers"). Positions in errors count bytes.
  */
 
 import { hasUnreadProtobufMembers, protobufWithMetadata } from './protobuf/lazy.ts';
