@@ -7,8 +7,9 @@
  *   walk    the kept object's envelope read, then `checkMessage` over it (the walk alone)
  *   lazy    the kept object's envelope read, then `decodeLazyInto` (no walk), metadata.name read
  *   frame   the transport's whole kept path, `decodeWatchFrame` (walk, then lazy decode), metadata.name read
- *   kube    `frame`, then the decoder's check of every built-in object (`isKubeObject`, 2-source/decode.ts: metadata's
- *           labels, annotations and ownerReferences read), what the pipeline does next with every kept object
+ *   kube    `frame`, then 2-source's decoder of built-in objects (`decoder(KubeObject, …)`, 2-source/decode.ts: its
+ *           `isKubeObject`, which reads metadata's labels, annotations and ownerReferences unless the transport vouches
+ *           for them), what the pipeline does next with every kept object
  *   read    `frame`, then every lazy member read (each top-level member and metadata.managedFields): what a handler
  *           reading the whole object pays (not run unless named)
  *
@@ -45,7 +46,9 @@ async function partsOf(dir: string): Promise<Record<string, Part>> {
   const lazy = await load<typeof import('../../src/1-transport/protobuf/lazy.ts')>('1-transport/protobuf/lazy.ts');
   const wire = await load<typeof import('../../src/1-transport/protobuf/wire.ts')>('1-transport/protobuf/wire.ts');
   const schema = await load<typeof import('../../src/1-transport/protobuf/schema.ts')>('1-transport/protobuf/schema.ts');
-  const kube = await load<typeof import('../../src/0-model/isKubeObject.ts')>('0-model/isKubeObject.ts');
+  const source = await load<typeof import('../../src/2-source/decode.ts')>('2-source/decode.ts');
+  const objects = await load<typeof import('../../src/0-model/objects.ts')>('0-model/objects.ts');
+  const decodePod = source.decoder(objects.KubeObject, undefined, { apiVersion: 'v1', kind: 'Pod' });
 
   /** Reads a frame's envelope and leaves the reader at its object's start; returns where the object ends and its message. */
   function object(bytes: Buffer): { end: number; kind: string } {
@@ -78,7 +81,7 @@ async function partsOf(dir: string): Promise<Record<string, Part>> {
     },
     kube: (f) => {
       const { object: o } = decode.decodeWatchFrame(f.bytes, undefined);
-      if (!kube.isKubeObject(o)) throw new Error('not a KubeObject');
+      if (decodePod(o, 'watch') !== o) throw new Error('not a KubeObject');
       names += ((o.metadata as { name: string }).name ?? '').length;
       cache.set(f.key, o);
     },

@@ -123,7 +123,7 @@ describe('the planned lazy decode gives what the eager decode gives', () => {
     );
   });
 
-  it('property: ObjectMeta, generated and mutated, as metadata (every field, managedFields lazy)', () => {
+  it('property: ObjectMeta, generated and mutated, as metadata (every field, its lists and maps lazy)', () => {
     fc.assert(
       fc.property(seeds, fc.option(mutations), (seed, mutate) => {
         const bytes = encode('ObjectMeta', new Generator(seed).message(message('ObjectMeta'), 0));
