@@ -130,6 +130,20 @@ describe('protobuf decoding over the recordings', () => {
       expect(object.spec.replicas, `${written}`).toBe(read);
       expect(object.metadata.generation, `${written}`).toBe(written);
     }
+    // An IntOrString's intVal is an int32 too.
+    const surge = (maxSurge: number) =>
+      (
+        decodeWatchFrame(
+          encodeWatchFrame('ADDED', {
+            apiVersion: 'apps/v1',
+            kind: 'Deployment',
+            metadata: { name: 'd' },
+            spec: { strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge } } },
+          }).subarray(4),
+          undefined,
+        ).object as { spec: { strategy: { rollingUpdate: { maxSurge: unknown } } } }
+      ).spec.strategy.rollingUpdate.maxSurge;
+    expect([surge(2), surge(-3), surge(2 ** 32 + 3), surge('25%' as unknown as number)]).toEqual([2, -3, 3, '25%']);
   });
 
   it('refuses a body without the k8s\\0 magic or of a kind the schema does not know', () => {

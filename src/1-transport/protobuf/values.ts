@@ -93,6 +93,7 @@ function quantity(end: number): string {
   return s === '' ? '0' : s;
 }
 
+/** An IntOrString: its intVal an int32, as Go reads it. */
 function intOrString(end: number): string | number {
   let type = 0;
   let intVal = 0;
@@ -100,7 +101,7 @@ function intOrString(end: number): string | number {
   while (pos < end) {
     const tag = varint(end);
     if (tag === 0x08) type = varint(end);
-    else if (tag === 0x10) intVal = int64(end);
+    else if (tag === 0x10) intVal = int32(end);
     else if (tag === 0x1a) strVal = stringValue(end);
     else skip(tag & 7, end);
   }
