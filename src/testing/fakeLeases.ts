@@ -55,6 +55,7 @@ interface Stored {
  */
 export class FakeLeaseServer {
   readonly scheduler: SchedulerLike;
+  /** Every create and update applied (a delete is not a write: `names()` and `get()` tell what is left). */
   readonly writes: FakeLeaseWrite[] = [];
   private readonly leases = new Map<string, Stored>();
   private revision = 100;
