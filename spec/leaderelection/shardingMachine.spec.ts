@@ -501,6 +501,19 @@ describe('sharding machine: stale member Leases, one rule a row', () => {
       },
     },
     {
+      rule: 'a Forbidden (no `delete` on leases in the Role) stops the deletions for good: none is sent a day later',
+      history: [
+        ...base,
+        [listed(gone), STALE],
+        [{ type: 'memberDeleteFailed', lease: 'g-member-o', resourceVersion: '5', lostRace: false, forbidden: true }, STALE + 10],
+        [listed(gone), STALE + 86_400_000],
+      ],
+      then: ({ state, effects }) => {
+        expect(deletes(effects)).toEqual([]);
+        expect(state.deletePausedUntil).toBe(Number.POSITIVE_INFINITY);
+      },
+    },
+    {
       rule: 'a Lease no longer listed leaves the deletions (the map holds only what the last listing had)',
       history: [
         ...base,

@@ -396,8 +396,20 @@ function deleteMember(
       next: () => feed({ type: 'memberDeleted', lease, resourceVersion }),
       error: (error: unknown) => {
         const lostRace = error instanceof LeaseError && (error.reason === 'Conflict' || error.reason === 'NotFound');
-        feed({ type: 'memberDeleteFailed', lease, resourceVersion, lostRace });
-        if (!lostRace) report(error instanceof LeaseError ? error : new LeaseError('Timeout', 'delete', lease, String(error)));
+        const forbidden = error instanceof LeaseError && error.reason === 'Forbidden';
+        feed({ type: 'memberDeleteFailed', lease, resourceVersion, lostRace, forbidden });
+        if (lostRace) return;
+        if (forbidden)
+          return report(
+            new LeaseError(
+              'Forbidden',
+              'delete',
+              lease,
+              `${error.message}; stale member Leases are not deleted by this replica from now on (grant \`delete\` on leases to its Role, or delete released ones with kubectl: docs/replicas.md)`,
+              error.status,
+            ),
+          );
+        report(error instanceof LeaseError ? error : new LeaseError('Timeout', 'delete', lease, String(error)));
       },
     });
 }

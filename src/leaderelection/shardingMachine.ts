@@ -162,7 +162,14 @@ export type ShardingInput =
   /** Our deletion of a stale member Lease (quoting `resourceVersion`) was done. */
   | { readonly type: 'memberDeleted'; readonly lease: string; readonly resourceVersion: string }
   /** It failed; `lostRace`: a 409 or 404 (renewed, taken or deleted meanwhile), not tried again for that resourceVersion. */
-  | { readonly type: 'memberDeleteFailed'; readonly lease: string; readonly resourceVersion: string; readonly lostRace: boolean };
+  /** `lostRace`: a 409 or 404 (renewed, re-taken or deleted meanwhile); `forbidden`: a 403 (no `delete` on leases: none sent again). */
+  | {
+      readonly type: 'memberDeleteFailed';
+      readonly lease: string;
+      readonly resourceVersion: string;
+      readonly lostRace: boolean;
+      readonly forbidden?: boolean;
+    };
 
 export type ShardingEffect =
   /** Campaign for the shard's Lease, or stop (stepping down and releasing it if held). */
@@ -264,7 +271,9 @@ export function stepSharding(
       const deleting = new Map(state.deleting);
       if (input.lostRace) return done({ ...state, deleting: deleting.set(key, 'lost') }, out);
       deleting.delete(key);
-      return done({ ...state, deleting, deletePausedUntil: now + MEMBER_DELETE_RETRY_MS }, out);
+      // Forbidden is the Role's answer (no `delete` on leases), not a fault that passes: not asked again.
+      const deletePausedUntil = input.forbidden === true ? Number.POSITIVE_INFINITY : now + MEMBER_DELETE_RETRY_MS;
+      return done({ ...state, deleting, deletePausedUntil }, out);
     }
   }
 }
