@@ -122,14 +122,18 @@ describe('sharding() and the member Leases of departed replicas', () => {
     expect(left).toEqual(['g-member-a']);
   });
 
-  it('500 members come and go (half of them crash): the member Leases on the server stay under a bound', () => {
+  // 150, not more: rxjs's VirtualTimeScheduler chains each reschedule of a periodic action onto the one before (a
+  // VirtualAction adds its successor to itself), so tearing down replica a's 2 s timers at the end unsubscribes a chain
+  // as long as the run has periods (500 members: ~4,000 deep, a RangeError in a worker with less stack left). An
+  // AsyncAction (real time) reschedules itself: no chain outside virtual time.
+  it('150 members come and go (half of them crash): the member Leases on the server stay under a bound', () => {
     const { scheduler, server, subscription, memberErrors, replica, at, members } = world(10_000_000);
     replica('a');
     let most = 0;
     let cut = false;
     // One after the other (each schedules the next: the clock's queue stays short).
     const cycle = (i: number) => {
-      if (i === 500) return;
+      if (i === 150) return;
       const partitioned = i % 2 === 1 ? () => cut : () => false;
       cut = false;
       const b = replica(`b${i}`, { partitioned });
@@ -144,9 +148,9 @@ describe('sharding() and the member Leases of departed replicas', () => {
       });
     };
     at(1_000, () => cycle(0));
-    at(1_000 + 500 * 15_000 + 400_000, () => subscription.unsubscribe());
+    at(1_000 + 150 * 15_000 + 400_000, () => subscription.unsubscribe());
     scheduler.flush();
-    // 5 min (and a lease duration for a crashed one) of departures, one every 15 s, and a: under 30 (500 without deletion).
+    // 5 min (and a lease duration for a crashed one) of departures, one every 15 s, and a: under 30 (150 without deletion).
     expect(most).toBeLessThan(30);
     expect(server.names().filter((n) => n.startsWith('g-member-b'))).toEqual([]);
     expect(memberErrors().filter((e) => e.operation === 'delete')).toEqual([]);
