@@ -23,21 +23,25 @@ import { InformerError } from '../0-model/errors.ts';
 export const DEFAULT_MAX_NAMESPACE_WATCHES = 16;
 
 /**
- * Per KubeConfig: the connections (over HTTP/1.1) or streams (over HTTP/2) its per-namespace lists and watches
+ * Per KubeConfig and `http.protocol` option (informers that ask for HTTP/1.1 and informers that may use HTTP/2 do not
+ * share a transport): the connections (over HTTP/1.1) or streams (over HTTP/2) its per-namespace lists and watches
  * take turns at (see ./connectionTurns.ts). The first informer's scheduler runs its timer, and its `http` options
  * say how many: over HTTP/1.1, and over TLS until the server has answered, 64 connections; over HTTP/2, the
  * fallback's share of what the pool carries (`http2.maxConnections` × the server's `SETTINGS_MAX_CONCURRENT_STREAMS`),
- * asked again at each request, so that it follows the server's SETTINGS.
+ * asked again at each input, so that it follows the server's SETTINGS.
  */
-const turnsOf = new WeakMap<KubeConfig, ConnectionTurns>();
+const turnsOf = new WeakMap<KubeConfig, Map<string, ConnectionTurns>>();
 
 function turnsFor(kc: KubeConfig, options: Pick<InformerOptions<KubeObject>, 'http' | 'scheduler'>): ConnectionTurns {
-  let turns = turnsOf.get(kc);
+  let byProtocol = turnsOf.get(kc);
+  if (!byProtocol) turnsOf.set(kc, (byProtocol = new Map()));
+  const http = options.http;
+  const protocol = http?.protocol ?? 'auto';
+  let turns = byProtocol.get(protocol);
   if (!turns) {
-    const http = options.http;
     const capacity = () =>
-      knownProtocol(kc, http?.protocol) === 'h2' ? http2Turns(http2StreamCapacity(kc, http?.http2)) : DEFAULT_HTTP1_CONNECTIONS;
-    turnsOf.set(kc, (turns = new ConnectionTurns({ capacity }, options.scheduler)));
+      knownProtocol(kc, protocol) === 'h2' ? http2Turns(http2StreamCapacity(kc, http?.http2)) : DEFAULT_HTTP1_CONNECTIONS;
+    byProtocol.set(protocol, (turns = new ConnectionTurns({ capacity }, options.scheduler)));
   }
   return turns;
 }
