@@ -30,6 +30,7 @@ export const HTTP2_STREAM_SHARE = 0.75;
 export function http2Turns(streams: number): number {
   return Math.max(1, Math.floor(streams * HTTP2_STREAM_SHARE));
 }
+
 /** How long a watch holds its connection while other requests wait. At least 1 s: a watch ended sooner with no event is a `VeryShortWatch`. */
 export const DEFAULT_TURN_MS = 2_000;
 

@@ -60,8 +60,8 @@ type Mode = 'cluster-wide' | 'per-namespace';
  *   namespace (streams of one HTTP/2 connection), merged into one view. Over HTTP/1.1, where a watch
  *   holds a connection for its life, they take turns at 64 connections of the KubeConfig (lists first;
  *   a watch resumes from its resourceVersion in its turn; docs/transport.md); over HTTP/2 too, at three
- *   quarters of the streams its pool carries, when they need more (else every namespace keeps its watch). The view syncs once every
- *   namespace has listed (its first list is all of them at once); afterwards each namespace's
+ *   quarters of the streams its pool carries, when they need more (else every namespace keeps its watch).
+ *   The view syncs once every namespace has listed (its first list is all of them at once); afterwards each namespace's
  *   changes (relists included) are its events. Every namespace's faults reach `errors$`
  *   (but for `EMFILE`, which is said once for all of them until they sync).
  *   The 403 that sent it there is not reported (it is what the fallback is for).
