@@ -406,6 +406,24 @@ describe('takingTurns: namespaces taking turns, in virtual time at the default t
     });
   });
 
+  it("a capacity given as a function (HTTP/2 known, the server's SETTINGS) is asked at each input: a change lets the waiting in", () => {
+    const scheduler = leakCheckingScheduler(60_000);
+    scheduler.run(({ cold }) => {
+      let capacity = 1;
+      const turns = new ConnectionTurns({ capacity: () => capacity }, scheduler);
+      const namespaces = [0, 1, 2].map(() => fakeListWatch({ lists: [cold('10ms (p|)', { p: listPage('7', []) })] }, { scheduler }));
+      const subs = namespaces.map((lw) => takingTurns(lw, turns).list({}).subscribe());
+      expect(turns.counts).toEqual({ held: 1, waiting: 2, capacity: 1 });
+      // The server turned out to allow more: said with the next input (the first list's end), both waiting go at once.
+      capacity = 3;
+      scheduler.schedule(() => {
+        expect(namespaces.map((lw) => lw.lists[0]!.calledAt)).toEqual([0, 10, 10]);
+        expect(turns.counts).toEqual({ held: 0, waiting: 0, capacity: 3 });
+        for (const s of subs) s.unsubscribe();
+      }, 100);
+    });
+  });
+
   it('EMFILE on a request: it fails as it did (the reflector reports it), and the bound drops', () => {
     const scheduler = leakCheckingScheduler(60_000);
     scheduler.run(({ cold }) => {
