@@ -9,6 +9,7 @@ import { InformerError } from '../../src/0-model/errors.ts';
 import {
   ConnectionTurns,
   DEFAULT_TURN_MS,
+  http2Turns,
   initialTurns,
   isOutOfDescriptors,
   takingTurns,
@@ -445,6 +446,14 @@ describe('takingTurns: namespaces taking turns, in virtual time at the default t
         held.unsubscribe();
       }, 1);
     });
+  });
+});
+
+describe("http2Turns: the fallback's share of the HTTP/2 pool", () => {
+  it("three quarters of maxConnections × the server's streams, at least one; the rest is left to other requests", () => {
+    expect([http2Turns(8 * 100), http2Turns(8 * 250), http2Turns(8 * 1000), http2Turns(8 * 1), http2Turns(1), http2Turns(0)]).toEqual([
+      600, 1500, 6000, 6, 1, 1,
+    ]);
   });
 });
 
