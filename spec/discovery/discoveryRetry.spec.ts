@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { InformerError } from '../../src/0-model/errors.ts';
-import { DISCOVERY_RETRY, discoveryRetryStep } from '../../src/discovery/discoveryRetry.ts';
+import { REFLECTOR_BACKOFF } from '../../src/2-source/backoff.ts';
+import { discoveryRetryStep } from '../../src/discovery/discoveryRetry.ts';
 import { BACKOFF_START, type BackoffState } from '../../src/util/backoff.ts';
 
 const unavailable = (retryAfterSeconds?: number) =>
@@ -119,7 +120,16 @@ describe('discoveryRetryStep', () => {
     expect(out.state).toEqual(after);
   });
 
-  it("is the reflector's rule", () => {
-    expect(DISCOVERY_RETRY).toEqual({ initialMs: 800, maxMs: 30_000, factor: 2, jitter: 1, resetAfterMs: 120_000, quietFrom: 'failure' });
+  it("is the reflector's rule, from its one home (REFLECTOR_BACKOFF in src/2-source/backoff.ts)", () => {
+    expect(REFLECTOR_BACKOFF).toEqual({ initialMs: 800, maxMs: 30_000, factor: 2, jitter: 1, resetAfterMs: 120_000, quietFrom: 'failure' });
+    // The default rule is that very one: the same steps as with REFLECTOR_BACKOFF given, whatever it holds.
+    const faults = [unavailable()];
+    let [byDefault, given] = [BACKOFF_START, BACKOFF_START];
+    for (let now = 0; now < 400_000; now += 50_000) {
+      const a = discoveryRetryStep(byDefault, faults, now, low);
+      const b = discoveryRetryStep(given, faults, now, low, REFLECTOR_BACKOFF);
+      expect(a).toEqual(b);
+      [byDefault, given] = [a.state, b.state];
+    }
   });
 });

@@ -6,6 +6,7 @@ import { BehaviorSubject, defer, filter, firstValueFrom } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigMap, InformerError, informer, shardedInformer, type InformerOptions } from '../../src/index.ts';
 import { type ShardSource } from '../../src/pipeline.ts';
+import { fakeListWatch } from '../../src/testing/index.ts';
 import { startApiServer, type ApiServer } from 'rx-informer-emulator';
 
 let api: ApiServer | undefined;
@@ -67,5 +68,14 @@ describe('shardedInformer with namespaces', () => {
     expect(() => shardedInformer(kc, ConfigMap, everything, { namespaces: ['a', 'b'], maxNamespaceWatches: 1 })).toThrow(InformerError);
     const options: InformerOptions<ConfigMap> = { namespaces: ['a', 'b'], maxNamespaceWatches: 1 };
     expect(() => shardedInformer(kc, ConfigMap, everything, options)).toThrow(/maxNamespaceWatches \(1\) does not apply/);
+  });
+
+  it('http.keepObject is a Config error: the informer drops the objects of shards it does not hold with its own, which would replace it', () => {
+    const source = fakeListWatch();
+    const keepObject = () => true;
+    expect(() => shardedInformer(source, ConfigMap, everything, { http: { keepObject } })).toThrow(
+      expect.objectContaining({ reason: 'Config', message: expect.stringContaining('http.keepObject does not apply') }),
+    );
+    expect(() => shardedInformer(source, ConfigMap, everything, { http: { lazyDecode: true } })).not.toThrow();
   });
 });

@@ -74,6 +74,15 @@ describe('one home per concept in src/', () => {
     expect(definition.test('function clampRetryAfter(seconds: number | undefined): { retryAfterSeconds?: number } {')).toBe(true);
   });
 
+  it("the reflector's backoff: one rule, REFLECTOR_BACKOFF (src/2-source/backoff.ts); discovery's retry uses it", () => {
+    const rule = /initialMs:\s*800\b/;
+    expect(copies(rule, 'src/2-source/backoff.ts')).toEqual([]);
+    expect(sources.find((s) => s.path === 'src/2-source/backoff.ts')?.text).toMatch(rule);
+    expect(sources.find((s) => s.path === 'src/discovery/discoveryRetry.ts')?.text).toMatch(/REFLECTOR_BACKOFF/);
+    // The check finds the copy this replaced.
+    expect(rule.test('export const DISCOVERY_RETRY: BackoffRule = { initialMs: 800, maxMs: 30_000, factor: 2, jitter: 1 };')).toBe(true);
+  });
+
   it('keys: one builder of `namespace/name`, src/0-model/keys.ts; nothing else builds or splits a key', () => {
     const home = 'src/0-model/keys.ts';
     // `${r.namespace}/${r.name}`, `${object.metadata.namespace}/${ref.name}`

@@ -6,7 +6,8 @@ import { isRecord } from '../util/isRecord.ts';
  * {@link InformerError} carrying one of these reasons; none is swallowed.
  *
  * - `Expired`/`Gone`: the resourceVersion asked for is too old (HTTP 410); the informer relists.
- * - `TooManyRequests`: HTTP 429; the informer waits for `Retry-After` (or its backoff) and tries again.
+ * - `TooManyRequests`: HTTP 429; the informer waits the longer of its next backoff step and the server's
+ *   `Retry-After` (taken as at most 300 s), then tries again.
  * - `ServerError`: HTTP 5xx but 504.
  * - `Unauthorized`/`Forbidden`/`NotFound`/`BadRequest`/`Invalid`/`Conflict`: the matching HTTP status.
  * - `NetworkError`: connection refused or reset, DNS, TLS.
@@ -28,7 +29,11 @@ import { isRecord } from '../util/isRecord.ts';
  *   last valid object (see docs/invalid-objects.md).
  * - `TransformError`: the informer's `transform` threw for an object (handled like `ValidationFailed`).
  * - `IndexerError`: an index function threw for an object; the cache keeps the key's last version.
- * - `WatchError`: an ERROR event in a watch stream other than 410.
+ * - `WatchError`: the server ended a streaming list (`watchList`) before its initial-events-end bookmark; the
+ *   informer makes a plain list instead, after the backoff. An `ERROR` event in a watch is not a `WatchError`: its
+ *   Status is read as an HTTP error is, through {@link reasonForStatus} (a 410 is `Expired` or `Gone`, a 500
+ *   `ServerError`, a 403 `Forbidden`, a 504 `Timeout`, a code no row names `Unknown`; a Status without a `code`
+ *   counts as 500), as client-go reads it (`apierrors.FromObject`).
  * - `HandlerError`: a subscriber's handler threw; other subscribers are unaffected.
  * - `Config`: the KubeConfig could not be applied (no cluster, a file it names cannot be read, an exec section that is not valid).
  * - `CredentialPlugin`: an exec credential plugin failed (not found, non-zero exit, output too large or not an
@@ -77,7 +82,10 @@ export interface InformerErrorDetails {
   readonly status?: number;
   /** Where it happened. */
   readonly phase?: ErrorPhase;
-  /** Seconds the server asked us to wait (429 `Retry-After`). */
+  /**
+   * Seconds the server asked us to wait: its `Retry-After` on a 429 or a 503. The informer's wait is the longer of
+   * this (at most 300 s) and its next backoff step.
+   */
   readonly retryAfterSeconds?: number;
   /** The object's cache key, for decode errors. */
   readonly key?: string;

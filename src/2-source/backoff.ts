@@ -1,6 +1,20 @@
 import { BACKOFF_START, backoffStep, type BackoffRule, type BackoffState } from '../util/backoff.ts';
 
-/** The shape of a reconnect backoff (defaults are client-go's reflector backoff). */
+/**
+ * client-go's reflector backoff (`NewExponentialBackoffManager(800ms, 30s, 2m, 2.0, 1.0)`): the defaults of
+ * {@link BackoffOptions}, and the rule of every retry that is the reflector's (a dynamic factory's rediscovery too).
+ * The one home of these numbers.
+ */
+export const REFLECTOR_BACKOFF: BackoffRule = {
+  initialMs: 800,
+  maxMs: 30_000,
+  factor: 2,
+  jitter: 1,
+  resetAfterMs: 120_000,
+  quietFrom: 'failure',
+};
+
+/** The shape of a reconnect backoff (defaults are client-go's reflector backoff, {@link REFLECTOR_BACKOFF}). */
 export interface BackoffOptions {
   /** First wait before jitter. Default 800 ms. */
   readonly initialMs?: number;
@@ -32,12 +46,12 @@ export class Backoff {
 
   constructor(options: BackoffOptions = {}, random: () => number = Math.random) {
     this.rule = {
-      initialMs: options.initialMs ?? 800,
-      maxMs: options.maxMs ?? 30_000,
-      factor: options.factor ?? 2,
-      jitter: options.jitter ?? 1,
-      resetAfterMs: options.resetAfterMs ?? 120_000,
-      quietFrom: 'failure',
+      initialMs: options.initialMs ?? REFLECTOR_BACKOFF.initialMs,
+      maxMs: options.maxMs ?? REFLECTOR_BACKOFF.maxMs,
+      factor: options.factor ?? REFLECTOR_BACKOFF.factor,
+      jitter: options.jitter ?? REFLECTOR_BACKOFF.jitter,
+      resetAfterMs: options.resetAfterMs ?? REFLECTOR_BACKOFF.resetAfterMs,
+      quietFrom: REFLECTOR_BACKOFF.quietFrom,
     };
     this.random = random;
   }

@@ -6,9 +6,19 @@ import { scheduleAfter } from '../util/scheduleAfter.ts';
 
 /**
  * Inserts a `resync` tick into the source stream every `periodMs` while the
- * watch is established, as client-go's reflector does (its resync timer runs
- * only inside ListAndWatch); `deltaFifo` turns each tick into Sync deltas for
- * every known object that has nothing queued. A period of 0 (or less), NaN
+ * watch is established; `deltaFifo` turns each tick into Sync deltas for
+ * every known object that has nothing queued.
+ *
+ * Not quite client-go: its reflector's resync timer starts when a list has
+ * succeeded and runs until that ListAndWatch returns (reflector.go,
+ * `watchWithResync`), through every re-watch and the backoff waits before
+ * them (a refused connection, a 429); only a relist stops it. Here any failed
+ * list or watch pauses it, until the next watch request or sign of a live
+ * watch. Why: a resync re-delivers the cache as if it were current, and
+ * handlers act on it (a controller reconciles every object, often writing to
+ * the API server); while the list or watch is failing nothing confirms the
+ * cache, and the server that is refusing or failing requests is the one the
+ * reconciles would load (docs/semantics.md, "Different, and why"). A period of 0 (or less), NaN
  * or `Infinity` disables it. Any other period is kept, however long (a
  * period past Node's 2^31−1 ms timer limit is a chain of timers,
  * `scheduleAfter`) or short (client-go raises one under 1 s to 1 s; see
@@ -20,7 +30,7 @@ import { scheduleAfter } from '../util/scheduleAfter.ts';
  *   IndexerError, UnknownEventType, HandlerError) does not: the watch goes on.
  * - The next watch being opened, or sign of a live watch (added, modified,
  *   deleted, deletedKey, bookmark), or list re-arms it, with a full period
- *   (client-go restarts its timer with every ListAndWatch; a quiet type sends
+ *   (client-go starts a new timer with every ListAndWatch; a quiet type sends
  *   no event to re-arm it with). A watch that fails again disarms it again.
  *
  * ```

@@ -109,6 +109,9 @@ export interface ShardedInformer<T> extends Informer<T> {
  * const pods = shardedInformer(kc, Pod, shards);
  * const c = controller({ for: pods, keyFilter: pods.owns, reconcile: (key) => pods.gate(key, () => work(key)) });
  * ```
+ *
+ * @throws InformerError (`Config`) when `options` has an `http.keepObject` (the informer drops other shards' objects
+ *   with its own, and would replace it), or `maxNamespaceWatches` with several `namespaces`.
  */
 export function shardedInformer<T extends KubeObject>(
   source: KubeConfig | ListWatch,
@@ -117,6 +120,12 @@ export function shardedInformer<T extends KubeObject>(
   /** `informer()`'s, but `maxNamespaceWatches`: several `namespaces` are read with one cluster-wide list and watch here. */
   options: Omit<InformerOptions<T>, 'maxNamespaceWatches'> = {},
 ): ShardedInformer<T> {
+  if (options.http?.keepObject !== undefined)
+    throw new InformerError(
+      'Config',
+      'shardedInformer drops the objects of shards it does not hold with a keepObject of its own: http.keepObject does not apply',
+      { phase: 'config' },
+    );
   const view = new ShardView(shards);
   const { namespace, inNamespaces } = shardedNamespaces(resource, options);
   const wants = (key: string | undefined): boolean => key === undefined || (inNamespaces(key) && view.wants(key));

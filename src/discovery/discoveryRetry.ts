@@ -7,9 +7,9 @@
  * transient error on its next use (memcache.go) and its garbage collector re-discovers every 30 s.
  *
  * - a discovery that read everything: no retry, and the backoff starts over;
- * - one that failed, or has `failures`: another discovery after the next backoff step (the reflector's rule: 800 ms
- *   doubling to 30 s, jitter 1, from the start again after 2 min without a fault), and at least the longest
- *   `Retry-After` of its faults (at most 300 s).
+ * - one that failed, or has `failures`: another discovery after the next backoff step (the reflector's rule,
+ *   `REFLECTOR_BACKOFF` in src/2-source/backoff.ts: 800 ms doubling to 30 s, jitter 1, from the start again after
+ *   2 min without a fault), and at least the longest `Retry-After` of its faults (at most 300 s).
  *
  * Any fault counts, a lasting one too (a 403 on an aggregated API): past the first minutes that is one discovery
  * every 30–60 s, as client-go's garbage collector does. A discovery started meanwhile (a CRD change, a 404) takes
@@ -17,17 +17,8 @@
  */
 import type { InformerError } from '../0-model/errors.ts';
 import { clampRetryAfter } from '../0-model/retryAfter.ts';
+import { REFLECTOR_BACKOFF } from '../2-source/backoff.ts';
 import { BACKOFF_START, backoffStep, type BackoffRule, type BackoffState } from '../util/backoff.ts';
-
-/** The reflector's backoff (client-go's `NewExponentialBackoffManager(800ms, 30s, 2m, 2.0, 1.0)`). */
-export const DISCOVERY_RETRY: BackoffRule = {
-  initialMs: 800,
-  maxMs: 30_000,
-  factor: 2,
-  jitter: 1,
-  resetAfterMs: 120_000,
-  quietFrom: 'failure',
-};
 
 /** What the step decides: the backoff after it, and when to discover again (undefined: not by itself). */
 export interface DiscoveryRetry {
@@ -44,7 +35,7 @@ export function discoveryRetryStep(
   faults: readonly InformerError[],
   now: number,
   random: () => number,
-  rule: BackoffRule = DISCOVERY_RETRY,
+  rule: BackoffRule = REFLECTOR_BACKOFF,
 ): DiscoveryRetry {
   if (faults.length === 0) return { state: BACKOFF_START, retryInMs: undefined };
   const step = backoffStep(state, now, rule, random);

@@ -50,11 +50,14 @@ export interface LeaderElectionOptions {
    * candidates of one identity both lead). Must not be empty (`""` is a released Lease).
    */
   readonly identity: string;
-  /** Default 15 000. */
+  /**
+   * How long a candidate waits, after seeing the same record, before it takes a held Lease (ms; client-go's
+   * `LeaseDuration`, here with `Ms` in the name: a `leaseDuration` is no option). Default 15 000.
+   */
   readonly leaseDurationMs?: number;
-  /** Default 10 000. */
+  /** How long a leader keeps leading after its last successful renewal began (ms; client-go's `RenewDeadline`). Default 10 000. */
   readonly renewDeadlineMs?: number;
-  /** Default 2 000. */
+  /** How often a candidate tries and a leader renews (ms; client-go's `RetryPeriod`). Default 2 000. */
   readonly retryPeriodMs?: number;
   /** A candidate's wait is stretched by up to this × retryPeriod at random. Default 0 (see docs/replicas.md). */
   readonly jitterFactor?: number;

@@ -20,8 +20,9 @@ export interface ProbeServerLimits {
   /** From a request's headers until its answer is all written (ms): a client that does not read it is closed. */
   readonly responseTimeoutMs: number;
   /**
-   * Requests answered on one connection: the last is answered with `Connection: close` (Node's `maxRequestsPerSocket`;
-   * any request after it, pipelined, 503) and the connection closed once it is written (Node 20 left it open).
+   * Requests answered on one connection: the last is answered with `Connection: close` (Node's `maxRequestsPerSocket`)
+   * and the connection closed once it is written (Node 20 left it open), so a request pipelined after it is not
+   * answered at all (no 503).
    */
   readonly maxRequestsPerSocket: number;
 }
