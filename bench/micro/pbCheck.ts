@@ -7,9 +7,13 @@
  *   walk    the kept object's envelope read, then `checkMessage` over it (the walk alone)
  *   lazy    the kept object's envelope read, then `decodeLazyInto` (no walk), metadata.name read
  *   frame   the transport's whole kept path, `decodeWatchFrame` (walk, then lazy decode), metadata.name read
- *   kube    `frame`, then the decoder's check of every built-in object (`isKubeObject`, 2-source/decode.ts: metadata's
- *           labels, annotations and ownerReferences read), what the pipeline does next with every kept object
- *   read    `frame`, then every lazy member read (each top-level member and metadata.managedFields): what a handler
+ *   kube    `frame`, then 2-source's decoder of built-in objects (`decoder(KubeObject, …)`, 2-source/decode.ts: its
+ *           `isKubeObject`, which reads metadata's labels, annotations and ownerReferences unless the transport vouches
+ *           for them), what the pipeline does next with every kept object
+ *   labels  `kube`, then metadata.labels read: a handler that filters on labels (not run unless named)
+ *   strip   `kube` with `stripManagedFields` as the transform (metadata copied key by key, its members read; not run
+ *           unless named)
+ *   read    `frame`, then every lazy member read (each top-level member and each of metadata's): what a handler
  *           reading the whole object pays (not run unless named)
  *
  *   node bench/micro/pbCheck.ts [events=20000] [rounds=7] [src=../../src] [parts=walk,lazy,frame,kube] [pods=1000] [thread|process]
@@ -45,7 +49,11 @@ async function partsOf(dir: string): Promise<Record<string, Part>> {
   const lazy = await load<typeof import('../../src/1-transport/protobuf/lazy.ts')>('1-transport/protobuf/lazy.ts');
   const wire = await load<typeof import('../../src/1-transport/protobuf/wire.ts')>('1-transport/protobuf/wire.ts');
   const schema = await load<typeof import('../../src/1-transport/protobuf/schema.ts')>('1-transport/protobuf/schema.ts');
-  const kube = await load<typeof import('../../src/0-model/isKubeObject.ts')>('0-model/isKubeObject.ts');
+  const source = await load<typeof import('../../src/2-source/decode.ts')>('2-source/decode.ts');
+  const objects = await load<typeof import('../../src/0-model/objects.ts')>('0-model/objects.ts');
+  const decodePod = source.decoder(objects.KubeObject, undefined, { apiVersion: 'v1', kind: 'Pod' });
+  const transforms = await load<typeof import('../../src/5-informer/transforms.ts')>('5-informer/transforms.ts');
+  const decodeStripped = source.decoder(objects.KubeObject, transforms.stripManagedFields, { apiVersion: 'v1', kind: 'Pod' });
 
   /** Reads a frame's envelope and leaves the reader at its object's start; returns where the object ends and its message. */
   function object(bytes: Buffer): { end: number; kind: string } {
@@ -78,13 +86,27 @@ async function partsOf(dir: string): Promise<Record<string, Part>> {
     },
     kube: (f) => {
       const { object: o } = decode.decodeWatchFrame(f.bytes, undefined);
-      if (!kube.isKubeObject(o)) throw new Error('not a KubeObject');
+      if (decodePod(o, 'watch') !== o) throw new Error('not a KubeObject');
       names += ((o.metadata as { name: string }).name ?? '').length;
       cache.set(f.key, o);
+    },
+    labels: (f) => {
+      const { object: o } = decode.decodeWatchFrame(f.bytes, undefined);
+      if (decodePod(o, 'watch') !== o) throw new Error('not a KubeObject');
+      names += Object.keys((o.metadata as { labels?: object }).labels ?? {}).length;
+      cache.set(f.key, o);
+    },
+    strip: (f) => {
+      const { object: o } = decode.decodeWatchFrame(f.bytes, undefined);
+      const stripped = decodeStripped(o, 'watch') as { metadata: { name: string } };
+      names += stripped.metadata.name.length;
+      cache.set(f.key, stripped);
     },
     read: (f) => {
       const { object: o } = decode.decodeWatchFrame(f.bytes, undefined);
       for (const key of Object.keys(o)) void o[key];
+      const metadata = o.metadata as Record<string, unknown>;
+      for (const key of Object.keys(metadata)) void metadata[key];
       names += ((o.metadata as { managedFields: unknown[] }).managedFields ?? []).length;
       cache.set(f.key, o);
     },
@@ -108,7 +130,7 @@ const threadCpu = () => {
 };
 const samples = new Map<string, number[]>();
 const chosenNames = Object.keys(copies[0]!.parts).filter((name) =>
-  partsArg === undefined || partsArg === '' ? name !== 'read' : partsArg.split(',').includes(name),
+  partsArg === undefined || partsArg === '' ? !['read', 'labels', 'strip'].includes(name) : partsArg.split(',').includes(name),
 );
 for (let round = 0; round <= ROUNDS; round++) {
   // With several copies, each part runs on each copy in turn, the copies' order reversed every other round.

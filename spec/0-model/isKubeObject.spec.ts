@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { isKubeObject } from '../../src/0-model/isKubeObject.ts';
+import { isKubeObject, VOUCHED_ANNOTATIONS, VOUCHED_LABELS, VOUCHED_OWNER_REFERENCES } from '../../src/0-model/isKubeObject.ts';
 import { KubeObject, Pod } from '../../src/index.ts';
 import { decoder } from '../../src/pipeline.ts';
 
@@ -119,5 +119,39 @@ describe('the copy-free KubeObject check', () => {
     // Still rejected: a map of the wrong shape.
     expect(isKubeObject(JSON.parse('{"metadata":{"name":"a","labels":[]}}'))).toBe(false);
     expect(isKubeObject(JSON.parse('{"metadata":{"name":"a","labels":{"a":null}}}'))).toBe(false);
+  });
+
+  it('with a vouch: the members it vouches for are not read, every other check is made; with none, the same verdict', () => {
+    const BITS = { labels: VOUCHED_LABELS, annotations: VOUCHED_ANNOTATIONS, ownerReferences: VOUCHED_OWNER_REFERENCES } as const;
+    const wrong = { labels: { a: 1 }, annotations: [], ownerReferences: [{}] } as const;
+    for (const [member, bit] of Object.entries(BITS) as [keyof typeof BITS, number][]) {
+      const raw = { metadata: { name: 'a', ...wrong } as Record<string, unknown> };
+      let read = 0;
+      Object.defineProperty(raw.metadata, member, { get: () => (read++, wrong[member]), enumerable: true });
+      const seen: unknown[] = [];
+      const vouch = (metadata: Record<string, unknown>) => (seen.push(metadata), bit);
+      // The other two members are wrong and not vouched for: still refused, each of them checked.
+      expect(isKubeObject(raw, vouch), member).toBe(false);
+      for (const other of Object.keys(BITS).filter((m) => m !== member)) delete raw.metadata[other];
+      expect(isKubeObject(raw, vouch), member).toBe(true);
+      expect(read, member).toBe(0);
+      expect(seen.every((m) => m === raw.metadata)).toBe(true);
+      expect(isKubeObject(raw), member).toBe(false);
+      expect(
+        isKubeObject(raw, () => 0),
+        member,
+      ).toBe(false);
+    }
+    // The rest of metadata is checked whatever is vouched for.
+    expect(isKubeObject({ metadata: { name: '', labels: {} } }, () => 7)).toBe(false);
+    expect(isKubeObject({ metadata: { name: 'a', resourceVersion: 1 } }, () => 7)).toBe(false);
+    expect(isKubeObject(JSON.parse('{"metadata":{"name":"a","__proto__":{}}}'), () => 7)).toBe(false);
+    fc.assert(
+      fc.property(objects, (value) => {
+        const raw: unknown = JSON.parse(JSON.stringify(value) ?? 'null');
+        expect(isKubeObject(raw, () => 0)).toBe(isKubeObject(raw));
+      }),
+      { numRuns: 500 },
+    );
   });
 });

@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { InformerError } from '../../src/index.ts';
 import { parseRetryAfter, parseWatchLine } from '../../src/pipeline.ts';
+import { toListPage } from '../../src/1-transport/http/decode.ts';
+import { TracePage } from '../../src/1-transport/trace/format.ts';
 
 describe('parseWatchLine', () => {
   it('reads an event {type, object}', () => {
@@ -73,6 +75,31 @@ describe('parseWatchLine', () => {
       ),
       { numRuns: 300 },
     );
+  });
+});
+
+describe('toListPage', () => {
+  it("passes on a remainingItemCount only when it is a count (a whole number from 0 to 2^53), so that record()'s page line is one the trace format takes", () => {
+    const page = (n: string) =>
+      toListPage(JSON.parse(`{"kind":"PodList","metadata":{"resourceVersion":"5","continue":"c","remainingItemCount":${n}},"items":[]}`));
+    for (const [n, count] of [
+      ['0', 0],
+      ['42', 42],
+      ['9007199254740991', 9007199254740991],
+      ['1e400', undefined],
+      ['1.5', undefined],
+      ['-1', undefined],
+      ['9007199254740993', undefined],
+      ['"7"', undefined],
+      ['null', undefined],
+    ] as const) {
+      const { remainingItemCount } = page(n)!;
+      expect(remainingItemCount, n).toBe(count);
+      const line = JSON.parse(
+        JSON.stringify({ type: 'page', at: 0, id: 1, resourceVersion: '5', continue: 'c', remainingItemCount, items: [] }),
+      ) as unknown;
+      expect(TracePage.safeParse(line).success, n).toBe(true);
+    }
   });
 });
 

@@ -444,3 +444,127 @@ describe('lazy objects hold texts of their own', () => {
     expect(JSON.parse(JSON.stringify(event.object))).toEqual(items[0]);
   });
 });
+
+describe('hostile lines give what the eager decode gives, never another object (audit14)', () => {
+  type Skeleton = { metadata: Record<string, unknown> };
+  const keepNamespaceA = (s: Skeleton) => s.metadata.namespace === 'a';
+  const objectOf = (frame: unknown) => (frame as { object: Record<string, unknown> }).object;
+  const show = (frame: unknown) => (frame instanceof Error ? `error: ${(frame as { reason?: string }).reason}` : JSON.stringify(frame));
+
+  it('"object" repeated: the last one wins, a last one that is no object is a MalformedLine (as eagerly)', () => {
+    for (const last of ['null', '5', '"x"', '[]', '{"metadata":{"name":"last"}}']) {
+      const line = `{"type":"ADDED","object":{"metadata":{"name":"first","namespace":"a"}},"object":${last}}`;
+      for (const keep of [undefined, keepNamespaceA])
+        expect(show(parseWatchLineLazily(Buffer.from(line), keep)), last).toBe(show(parseWatchLine(line)));
+    }
+  });
+
+  it('keep sees ADDED, MODIFIED and DELETED objects only: an ERROR Status and a BOOKMARK are decoded whole, the type before or after the object', () => {
+    const error = '"object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","reason":"Expired","code":410}';
+    const bookmark =
+      '"object":{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"12","annotations":{"k8s.io/initial-events-end":"true"}}}';
+    for (const line of [
+      `{"type":"ERROR",${error}}`,
+      `{${error},"type":"ERROR"}`,
+      `{"type":"ADDED",${error},"type":"ERROR"}`,
+      `{"type":"BOOKMARK",${bookmark}}`,
+      `{${bookmark},"type":"BOOKMARK"}`,
+    ]) {
+      const lazy = parseWatchLineLazily(Buffer.from(line), keepNamespaceA);
+      expect(isSkipped(objectOf(lazy)), line).toBe(false);
+      expect(JSON.stringify(objectOf(lazy)), line).toBe(JSON.stringify(objectOf(parseWatchLine(line))));
+    }
+    // A change event is dropped whichever comes first; a type that becomes a change after the object is dropped too.
+    const added = '"object":{"metadata":{"name":"x","namespace":"b"},"spec":{"pad":"xxxxxxxxxxxxxxxxxxxxxxxx"}}';
+    for (const line of [`{"type":"ADDED",${added}}`, `{${added},"type":"MODIFIED"}`, `{"type":"ERROR",${added},"type":"DELETED"}`])
+      expect(isSkipped(objectOf(parseWatchLineLazily(Buffer.from(line), keepNamespaceA))), line).toBe(true);
+  });
+
+  it('"metadata" repeated: keep decides on the last one, the one JSON.parse keeps', () => {
+    const keptAtLast = '{"metadata":{"name":"x","namespace":"b"},"spec":{},"metadata":{"name":"x","namespace":"a"}}';
+    const kept = lazyParseWatchLine(`{"type":"ADDED","object":${keptAtLast}}`, keepNamespaceA).object;
+    expect(isSkipped(kept)).toBe(false);
+    expect(JSON.stringify(kept)).toBe(JSON.stringify(JSON.parse(keptAtLast)));
+    const droppedAtLast = '{"metadata":{"name":"x","namespace":"a"},"spec":{},"metadata":{"name":"y","namespace":"b"},"status":{}}';
+    const dropped = lazyParseWatchLine(`{"type":"ADDED","object":${droppedAtLast}}`, keepNamespaceA).object;
+    expect(isSkipped(dropped)).toBe(true);
+    expect(dropped).toEqual({ metadata: { name: 'y', namespace: 'b' } });
+    // Three times, and a last one that is no object (kept: keep sees only an object's metadata).
+    const third = '{"metadata":{"namespace":"b"},"metadata":{"namespace":"a"},"metadata":{"namespace":"b"}}';
+    expect(isSkipped(lazyParseWatchLine(`{"type":"ADDED","object":${third}}`, keepNamespaceA).object)).toBe(true);
+    const notObject = '{"metadata":{"namespace":"b"},"metadata":5}';
+    expect(lazyParseWatchLine(`{"type":"ADDED","object":${notObject}}`, keepNamespaceA).object).toEqual({ metadata: 5 });
+  });
+
+  it('an identity member repeated: the last one counts, left out when it is no string', () => {
+    const seen: Skeleton['metadata'][] = [];
+    const keep = (s: Skeleton) => (seen.push(s.metadata), keepNamespaceA(s));
+    const line =
+      '{"type":"ADDED","object":{"metadata":{"name":"x","namespace":"a","namespace":["b"],"name":"y","resourceVersion":"1","resourceVersion":2}}}';
+    const dropped = lazyParseWatchLine(line, keep).object;
+    expect(seen).toEqual([{ name: 'y' }]);
+    expect(isSkipped(dropped)).toBe(true);
+    const eager = (JSON.parse(line) as { object: Skeleton }).object;
+    expect(keepNamespaceA(eager)).toBe(false);
+  });
+
+  it('follows a dropped object for its structure only: a syntax error in it never reaches a user, the object is dropped (docs/transport.md)', () => {
+    // Checking it would cost about a fifth of a dropped line (docs/transport.md, "Lazy decoding").
+    for (const rest of ['"spec":{"a":tru}', '"spec":{"a":[1,2,]}', '"spec":{"a":01}']) {
+      for (const metadata of ['{"name":"x","namespace":"b"}', '{"name":"x","namespace":"b","labels":{"a":tru}}']) {
+        const line = `{"type":"ADDED","object":{"metadata":${metadata},${rest}}}`;
+        expect(parseWatchLine(line), line).toBeInstanceOf(Error);
+        const dropped = objectOf(parseWatchLineLazily(Buffer.from(line), keepNamespaceA));
+        expect(isSkipped(dropped), line).toBe(true);
+        expect(dropped, line).toEqual({ metadata: { name: 'x', namespace: 'b' } });
+        // Kept, it is refused as eagerly.
+        expect(parseWatchLineLazily(Buffer.from(line.replace('"namespace":"b"', '"namespace":"a"')), keepNamespaceA), line).toMatchObject({
+          reason: 'MalformedLine',
+        });
+      }
+    }
+    // A string that does not end, brackets that do not close, a member's own scalar are refused dropped or not.
+    for (const rest of ['"spec":{"a":"x}}', '"spec":{"a":[1}', '"spec":{"a":1},"x":nul']) {
+      const line = `{"type":"ADDED","object":{"metadata":{"name":"x","namespace":"b"},${rest}}}`;
+      expect(parseWatchLineLazily(Buffer.from(line), keepNamespaceA), line).toMatchObject({ reason: 'MalformedLine' });
+    }
+  });
+
+  it('refuses nesting deeper than 10,000 containers in all, as Go (client-go) does, eagerly and lazily alike', () => {
+    const nested = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
+    // The line's braces and the object's are two levels: spec may nest 9,998 deep.
+    for (const [depth, ok] of [
+      [9_998, true],
+      [9_999, false],
+      [1_000_000, false],
+    ] as const) {
+      for (const spec of [nested(depth), `{"a":${nested(depth - 1)}}`]) {
+        const line = `{"type":"ADDED","object":{"metadata":{"name":"a"},"spec":${spec}}}`;
+        const lazy = parseWatchLineLazily(Buffer.from(line));
+        const dropped = parseWatchLineLazily(Buffer.from(line), () => false);
+        const eager = parseWatchLine(line);
+        // (Nothing that deep is printed: JSON.stringify itself runs out of stack near 10,000.)
+        for (const frame of [lazy, dropped, eager]) {
+          expect(frame instanceof Error, `${depth}`).toBe(!ok);
+          if (!ok) expect((frame as Error).message).toMatch(/deeper than 10000/);
+        }
+        if (ok) expect(isSkipped(objectOf(dropped))).toBe(true);
+      }
+    }
+    // In the metadata (parsed at once) and its managedFields (kept as text) too.
+    for (const metadata of [`{"name":"a","labels":${nested(10_000)}}`, `{"name":"a","managedFields":${nested(10_000)}}`]) {
+      const line = `{"type":"ADDED","object":{"metadata":${metadata}}}`;
+      for (const keep of [undefined, () => false, () => true])
+        expect(parseWatchLineLazily(Buffer.from(line), keep)).toMatchObject({ reason: 'MalformedLine' });
+      expect(parseWatchLine(line)).toMatchObject({ reason: 'MalformedLine' });
+    }
+    // A list's items are three levels in.
+    const page = (depth: number) => `{"kind":"PodList","items":[{"metadata":{"name":"a"},"spec":${nested(depth)}}]}`;
+    expect(() => lazyParseList(page(9_997))).not.toThrow();
+    expect(() => lazyParseList(page(9_998))).toThrow(/deeper than 10000/);
+    // A string full of brackets is no nesting.
+    const text = `{"type":"ADDED","object":{"metadata":{"name":"a"},"spec":{"s":"${'[{\\"'.repeat(20_000)}"}}}`;
+    expect(parseWatchLine(text)).not.toBeInstanceOf(Error);
+    expect(JSON.stringify(parseWatchLineLazily(Buffer.from(text)))).toBe(JSON.stringify(parseWatchLine(text)));
+  });
+});

@@ -97,6 +97,20 @@ describe('list bodies decoded as they arrive', () => {
     );
   });
 
+  it('lazily refuses an item nested past 10,000 containers in all (Go refuses the page), cut anywhere, kept or dropped; eagerly JSON.parse takes it (not counted)', () => {
+    const nested = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
+    // The list, its items and the item: three levels; spec may nest 9,997 deep.
+    const page = (depth: number) =>
+      Buffer.from(`{"kind":"PodList","metadata":{},"items":[{"metadata":{"name":"a","namespace":"b"},"spec":${nested(depth)}}]}`);
+    for (const cuts of [[], [0.3, 0.7]]) {
+      for (const keep of [undefined, () => false]) {
+        expect(isSkipped((decodeInPieces(page(9_997), cuts, true, keep) as { items: unknown[] }).items[0])).toBe(keep !== undefined);
+        expect(() => decodeInPieces(page(9_998), cuts, true, keep)).toThrow(/deeper than 10000/);
+      }
+    }
+    expect(decodeInPieces(page(9_998), [0.5], false)).toMatchObject({ kind: 'PodList' });
+  });
+
   it('never decodes more than 64 KiB of a page to text at once, nor joins its bytes into one buffer (a 3 MB page in 16 KiB chunks)', () => {
     const items = Array.from({ length: 600 }, (_, i) => ({ metadata: { name: `pod-${i}` }, spec: { pad: 'é'.repeat(2500) } }));
     const bytes = Buffer.from(JSON.stringify({ metadata: { resourceVersion: '3' }, items }));

@@ -70,6 +70,26 @@ describe('leader election over HTTP against the emulator', () => {
   });
 });
 
+describe('deleting a Lease over HTTP against the emulator', () => {
+  it('sends DELETE with preconditions.resourceVersion: a stale one is 409 Conflict (kept), the one read deletes, then 404 NotFound', async () => {
+    api = await startApiServer({ namespaces: ['ops'] });
+    const lease = httpLeaseClients(api.kubeConfig, { namespace: 'ops' }).lease('gone', { 'rx-informer.io/sharding': 'g' });
+    const created = await firstValueFrom(lease.create({ holderIdentity: '', leaseDurationSeconds: 1, leaseTransitions: 0 }));
+    const failed = (rv: string) =>
+      firstValueFrom(lease.delete!(rv)).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(await failed('1')).toMatchObject({ name: 'LeaseError', reason: 'Conflict', status: 409, operation: 'delete', lease: 'gone' });
+    expect(api.get('leases.coordination.k8s.io', 'ops', 'gone')).toBeDefined();
+    expect(await failed(created.resourceVersion)).toBeUndefined();
+    expect(api.get('leases.coordination.k8s.io', 'ops', 'gone')).toBeUndefined();
+    expect(await failed(created.resourceVersion)).toMatchObject({ reason: 'NotFound', status: 404, operation: 'delete' });
+    const deletes = api.requests.filter((r) => r.resource === 'leases' && r.method === 'DELETE').map((r) => r.status);
+    expect(deletes).toEqual([409, 200, 404]);
+  });
+});
+
 describe('Lease requests to a hostile server', () => {
   it('an endless body is cut at maxBodyBytes (ResponseTooLarge), and a huge Status message is capped', async () => {
     const server = await hostileServer({ list: endless(200, { head: '{"kind":"Lease","metadata":{"name":"ctrl"' }) });

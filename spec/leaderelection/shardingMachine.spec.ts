@@ -10,7 +10,9 @@ import type { LeaseSnapshot } from '../../src/leaderelection/record.ts';
 import {
   initialSharding,
   MAX_IDENTITY_LENGTH,
+  MAX_MEMBER_DELETES,
   MAX_MEMBERS,
+  MEMBER_DELETE_RETRY_MS,
   stepSharding,
   type ShardingConfig,
   type ShardingEffect,
@@ -377,4 +379,167 @@ describe('sharding machine: one rule a row', () => {
     stepSharding(config, before, recheck, 15_000, new Set());
     expect(before).toEqual(copy);
   });
+});
+
+/** The rule of stale member Leases (deleted when the clients can): `sharding()` sets `staleMemberMs` to 10 lease durations, at least 5 min. */
+describe('sharding machine: stale member Leases, one rule a row', () => {
+  const STALE = 300_000;
+  const deleting: ShardingConfig = { ...config, staleMemberMs: STALE };
+  const runDeleting = (history: readonly At[]) => {
+    let state = initialSharding(deleting);
+    let effects: readonly ShardingEffect[] = [];
+    for (const [input, now, busy = []] of history) ({ state, effects } = stepSharding(deleting, state, input, now, new Set(busy)));
+    return { state, effects };
+  };
+  /** `o`'s member Lease, released (holder "") at version 5. */
+  const gone = member('', 5, 'o');
+  const base: readonly At[] = [
+    [renewing(true), 0],
+    [listed(gone), 0],
+  ];
+  const deletes = (effects: readonly ShardingEffect[]) => of(effects, 'deleteMember');
+  const deleteRows: readonly Row[] = [
+    {
+      rule: 'a released member Lease unchanged for staleMemberMs since first seen is deleted, quoting its resourceVersion',
+      history: [...base, [listed(gone), STALE]],
+      then: ({ state, effects }) => {
+        expect(deletes(effects)).toEqual([{ type: 'deleteMember', lease: 'g-member-o', resourceVersion: '5' }]);
+        expect(state.deleting).toEqual(new Map([['g-member-o@5', 'sent']]));
+      },
+    },
+    {
+      rule: 'not before',
+      history: [...base, [listed(gone), STALE - 1]],
+      then: ({ effects }) => expect(deletes(effects)).toEqual([]),
+    },
+    {
+      rule: 'a record that changed in between (renewed, re-taken and released again) is counted from its new sight',
+      history: [
+        ...base,
+        [listed(member('o', 6)), 100_000],
+        [listed(member('', 7, 'o')), 200_000],
+        [listed(member('', 7, 'o')), STALE + 199_999],
+      ],
+      then: ({ effects }) => expect(deletes(effects)).toEqual([]),
+    },
+    {
+      rule: 'a live member Lease is never deleted, however old',
+      history: [
+        [renewing(true), 0],
+        [listed(member('o', 1)), 0],
+        [listed(member('o', 1)), STALE * 3],
+      ],
+      then: ({ effects }) => expect(deletes(effects)).toEqual([]),
+    },
+    {
+      rule: 'our own member Lease is never deleted, even released',
+      history: [...base, [listed(gone, member('', 3, 'me')), 0], [listed(gone, member('', 3, 'me')), STALE]],
+      then: ({ effects }) => expect(deletes(effects).map((e) => e.lease)).toEqual(['g-member-o']),
+    },
+    {
+      rule: 'only the replica whose identity sorts first among the live members deletes',
+      history: [
+        [renewing(true), 0],
+        [listed(gone, member('a', 1)), 0],
+        [listed(gone, member('a', 2)), STALE],
+      ],
+      then: ({ effects }) => expect(deletes(effects)).toEqual([]),
+    },
+    {
+      rule: 'frozen (our own member Lease not renewed): nothing is deleted',
+      history: [...base, [renewing(false), 1_000], [listed(gone), STALE]],
+      then: ({ effects }) => expect(deletes(effects)).toEqual([]),
+    },
+    {
+      rule: 'without staleMemberMs (clients that cannot delete) nothing is deleted',
+      history: [...base, [listed(gone), STALE * 3]],
+      then: () => expect(deletes(run([...base, [listed(gone), STALE * 3]]).effects)).toEqual([]),
+    },
+    {
+      rule: 'a deletion in flight is not sent again at the next listing',
+      history: [...base, [listed(gone), STALE], [listed(gone), STALE + 2_000]],
+      then: ({ effects }) => expect(deletes(effects)).toEqual([]),
+    },
+    {
+      rule: 'a deleted Lease is forgotten at once (the seen map holds only what a rule needs)',
+      history: [...base, [listed(gone), STALE], [{ type: 'memberDeleted', lease: 'g-member-o', resourceVersion: '5' }, STALE + 10]],
+      then: ({ state }) => {
+        expect(state.seen.size).toBe(0);
+        expect(state.deleting.size).toBe(0);
+      },
+    },
+    {
+      rule: 'a lost race (409: renewed or taken meanwhile; 404: gone) is not tried again for that resourceVersion',
+      history: [
+        ...base,
+        [listed(gone), STALE],
+        [{ type: 'memberDeleteFailed', lease: 'g-member-o', resourceVersion: '5', lostRace: true }, STALE + 10],
+        [listed(gone), STALE + 2_000],
+      ],
+      then: ({ state, effects }) => {
+        expect(deletes(effects)).toEqual([]);
+        expect(state.deleting).toEqual(new Map([['g-member-o@5', 'lost']]));
+      },
+    },
+    {
+      rule: 'another failure stops every deletion for MEMBER_DELETE_RETRY_MS, then it is tried again',
+      history: [
+        ...base,
+        [listed(gone), STALE],
+        [{ type: 'memberDeleteFailed', lease: 'g-member-o', resourceVersion: '5', lostRace: false }, STALE + 10],
+        [listed(gone), STALE + 10 + MEMBER_DELETE_RETRY_MS - 1],
+      ],
+      then: ({ effects }) => {
+        expect(deletes(effects)).toEqual([]);
+        const later = runDeleting([
+          ...base,
+          [listed(gone), STALE],
+          [{ type: 'memberDeleteFailed', lease: 'g-member-o', resourceVersion: '5', lostRace: false }, STALE + 10],
+          [listed(gone), STALE + 10 + MEMBER_DELETE_RETRY_MS],
+        ]);
+        expect(deletes(later.effects)).toEqual([{ type: 'deleteMember', lease: 'g-member-o', resourceVersion: '5' }]);
+      },
+    },
+    {
+      rule: 'a Forbidden (no `delete` on leases in the Role) stops the deletions for good: none is sent a day later',
+      history: [
+        ...base,
+        [listed(gone), STALE],
+        [{ type: 'memberDeleteFailed', lease: 'g-member-o', resourceVersion: '5', lostRace: false, forbidden: true }, STALE + 10],
+        [listed(gone), STALE + 86_400_000],
+      ],
+      then: ({ state, effects }) => {
+        expect(deletes(effects)).toEqual([]);
+        expect(state.deletePausedUntil).toBe(Number.POSITIVE_INFINITY);
+      },
+    },
+    {
+      rule: 'a Lease no longer listed leaves the deletions (the map holds only what the last listing had)',
+      history: [
+        ...base,
+        [listed(gone), STALE],
+        [{ type: 'memberDeleteFailed', lease: 'g-member-o', resourceVersion: '5', lostRace: true }, STALE + 10],
+        [listed(), STALE + 2_000],
+      ],
+      then: ({ state }) => {
+        expect(state.seen.size).toBe(0);
+        expect(state.deleting.size).toBe(0);
+      },
+    },
+    {
+      rule: `at most ${MAX_MEMBER_DELETES} deletions in flight; the rest at later listings as they finish`,
+      history: (() => {
+        const many = Array.from({ length: MAX_MEMBER_DELETES + 8 }, (_, i) => member('', 10 + i, `old${i}`));
+        return [
+          [renewing(true), 0],
+          [listed(...many), 0],
+          [listed(...many), STALE],
+        ] as const;
+      })(),
+      then: ({ effects }) => {
+        expect(deletes(effects)).toHaveLength(MAX_MEMBER_DELETES);
+      },
+    },
+  ];
+  for (const row of deleteRows) it(row.rule, () => row.then(runDeleting(row.history)));
 });

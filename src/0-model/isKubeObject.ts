@@ -43,8 +43,26 @@ function ownerReferences(value: unknown): boolean {
   return true;
 }
 
-/** True when `value` is a valid `KubeObject` (see `src/0-model/objects.ts`). */
-export function isKubeObject(value: unknown): boolean {
+/**
+ * Members of metadata whose check a decoder may vouch for (bits of what a {@link Vouch} answers): a map of strings with
+ * no own `__proto__` key (labels, annotations), a list of owner references each with its four strings.
+ */
+export const VOUCHED_LABELS = 1;
+export const VOUCHED_ANNOTATIONS = 2;
+export const VOUCHED_OWNER_REFERENCES = 4;
+
+/**
+ * Which of metadata's members (the `VOUCHED_*` bits) are known to pass their check as `metadata` is now, without reading
+ * them: the protobuf transport's lazy objects, whose shape its walk and schema guarantee (1-transport/protobuf/lazy.ts's
+ * `vouchedMembers`). Asked of the same metadata object the check reads; 0 for anything it did not build.
+ */
+export type Vouch = (metadata: Record<string, unknown>) => number;
+
+/**
+ * True when `value` is a valid `KubeObject` (see `src/0-model/objects.ts`). With `vouch`, the members of metadata it
+ * vouches for are not read (a lazy member read here would be decoded for nothing); every other check is made.
+ */
+export function isKubeObject(value: unknown, vouch?: Vouch): boolean {
   if (!isRecord(value) || hasOwn.call(value, '__proto__')) return false;
   if (!optionalString(value.apiVersion) || !optionalString(value.kind)) return false;
   const m = value.metadata;
@@ -53,5 +71,10 @@ export function isKubeObject(value: unknown): boolean {
   if (!optionalString(m.namespace) || !optionalString(m.uid) || !optionalString(m.resourceVersion)) return false;
   if (m.generation !== undefined && (typeof m.generation !== 'number' || Number.isNaN(m.generation))) return false;
   if (!optionalNullableString(m.creationTimestamp) || !optionalNullableString(m.deletionTimestamp)) return false;
-  return stringRecord(m.labels) && stringRecord(m.annotations) && ownerReferences(m.ownerReferences);
+  const known = vouch === undefined ? 0 : vouch(m);
+  return (
+    ((known & VOUCHED_LABELS) !== 0 || stringRecord(m.labels)) &&
+    ((known & VOUCHED_ANNOTATIONS) !== 0 || stringRecord(m.annotations)) &&
+    ((known & VOUCHED_OWNER_REFERENCES) !== 0 || ownerReferences(m.ownerReferences))
+  );
 }

@@ -103,18 +103,39 @@ function scalarEnd(b: Buffer, i: number): number {
   return c === undefined ? fail('missing value', i) : fail('unexpected character', i);
 }
 
-/** The open containers of the value being scanned, innermost last: 1 for an object, 0 for an array (grows as needed). */
+/**
+ * The deepest nesting taken: Go's encoding/json (and so client-go) refuses a text nested deeper than 10,000
+ * containers, and an object nested that deep is one `JSON.stringify` or `structuredClone` cannot take (a RangeError).
+ * Counted from the outermost container of the text (the watch line's, the list's), as Go counts it.
+ */
+export const MAX_DEPTH = 10_000;
+
+/** The text nests past {@link MAX_DEPTH}: refused whatever follows (JSON.parse would take it). */
+class NestingError extends LazyJsonError {}
+
+function failDepth(at: number): never {
+  throw new NestingError(`nesting deeper than ${MAX_DEPTH} at position ${at}`);
+}
+
+/** Whether `error` is the scanner's refusal of a text nested past {@link MAX_DEPTH}. */
+export function isNestingError(error: unknown): boolean {
+  return error instanceof NestingError;
+}
+
+/** The open containers of the value being scanned, innermost last: 1 for an object, 0 for an array (grows as needed, to MAX_DEPTH). */
 let containers = new Uint8Array(256);
 
 /**
  * The index after the JSON value that starts at `i` (no leading space),
  * checking its whole syntax. Nesting is followed with an explicit stack, so
- * depth costs no recursion (JSON.parse takes deep nesting too).
+ * depth costs no recursion; `outer` containers hold the value, and a value nesting
+ * past {@link MAX_DEPTH} in all is refused.
  */
-export function valueEnd(b: Buffer, i: number): number {
+export function valueEnd(b: Buffer, i: number, outer = 0): number {
   let d = b[i];
   if (d !== OPEN_BRACE && d !== OPEN_BRACKET) return scalarEnd(b, i);
   let depth = 0;
+  const room = MAX_DEPTH - outer;
   let j = i;
   for (;;) {
     // A value starts at j.
@@ -122,6 +143,7 @@ export function valueEnd(b: Buffer, i: number): number {
     if (d === QUOTE) {
       j = stringEnd(b, j);
     } else if (d === OPEN_BRACE || d === OPEN_BRACKET) {
+      if (depth >= room) failDepth(j);
       const isObject = d === OPEN_BRACE;
       j++;
       while (isSpace(b[j])) j++;
@@ -160,15 +182,15 @@ export function valueEnd(b: Buffer, i: number): number {
 }
 
 /**
- * The index after the value at `i`, following its structure only (nesting and
- * strings): for text that JSON.parse reads whole right away (the metadata), so
- * its syntax is checked there, once.
+ * The index after the value at `i` (held by `outer` containers), following its structure only (nesting and
+ * strings; nesting past {@link MAX_DEPTH} refused): for text that JSON.parse reads whole right away (the
+ * metadata), so its syntax is checked there, once.
  */
-function skipValue(b: Buffer, i: number): number {
+function skipValue(b: Buffer, i: number, outer: number): number {
   const length = b.length;
   const c = b[i];
   if (c !== OPEN_BRACE && c !== OPEN_BRACKET) return scalarEnd(b, i);
-  let depth = 0;
+  let depth = outer;
   let j = i;
   while (j < length) {
     const d = b[j];
@@ -176,8 +198,9 @@ function skipValue(b: Buffer, i: number): number {
       j = stringEnd(b, j);
       continue;
     }
-    if (d === OPEN_BRACE || d === OPEN_BRACKET) depth++;
-    else if ((d === CLOSE_BRACE || d === CLOSE_BRACKET) && --depth === 0) return j + 1;
+    if (d === OPEN_BRACE || d === OPEN_BRACKET) {
+      if (++depth > MAX_DEPTH) failDepth(j);
+    } else if ((d === CLOSE_BRACE || d === CLOSE_BRACKET) && --depth === outer) return j + 1;
     j++;
   }
   return fail('unterminated value', i);
@@ -245,20 +268,27 @@ export function valueAt(b: Buffer, start: number, end: number): unknown {
 
 /** Whether the key whose quotes are at `start` and `end - 1` is `name` (an ASCII name). */
 export function keyIs(b: Buffer, start: number, end: number, name: string): boolean {
+  const length = end - start - 2;
+  if (length === name.length) {
+    let k = 0;
+    while (k < length && b[start + 1 + k] === name.charCodeAt(k)) k++;
+    if (k === length) return true;
+  }
+  // An escape takes two bytes or more for one character: only a longer key may spell `name` with escapes.
+  if (length <= name.length) return false;
   for (let j = start + 1; j < end - 1; j++) if (b[j] === BACKSLASH) return keyAt(b, start, end) === name;
-  if (end - start - 2 !== name.length) return false;
-  for (let k = 0; k < name.length; k++) if (b[start + 1 + k] !== name.charCodeAt(k)) return false;
-  return true;
+  return false;
 }
 
 /**
- * Walks the members of the object at `i`: `visit(keyStart, keyEnd, valueStart)`
+ * Walks the members of the object at `i`, held by `outer` containers: `visit(keyStart, keyEnd, valueStart)`
  * returns the index after the value it consumed, or -1 to have it skipped
  * (structure only: the caller parses the skipped text itself).
  * Returns the index after the closing brace.
  */
-export function members(b: Buffer, i: number, visit: (keyStart: number, keyEnd: number, start: number) => number): number {
+export function members(b: Buffer, i: number, outer: number, visit: (keyStart: number, keyEnd: number, start: number) => number): number {
   if (b[i] !== OPEN_BRACE) fail('expected an object', i);
+  if (outer >= MAX_DEPTH) failDepth(i);
   let j = skipSpace(b, i + 1);
   if (b[j] === CLOSE_BRACE) return j + 1;
   for (;;) {
@@ -269,11 +299,73 @@ export function members(b: Buffer, i: number, visit: (keyStart: number, keyEnd: 
     if (b[j] !== COLON) fail('expected ":"', j);
     const start = skipSpace(b, j + 1);
     let end = visit(keyStart, keyEnd, start);
-    if (end < 0) end = skipValue(b, start);
+    if (end < 0) end = skipValue(b, start, outer + 1);
     j = skipSpace(b, end);
     const c = b[j];
     if (c === CLOSE_BRACE) return j + 1;
     if (c !== COMMA) fail('expected "," or "}"', j);
     j = skipSpace(b, j + 1);
   }
+}
+
+/**
+ * The deepest nesting of a JSON text read in pieces, following strings and brackets only (no syntax check):
+ * what keeps `JSON.parse` from taking a text nested past {@link MAX_DEPTH}. A text nested that deep is at least
+ * twice as long, so a single text shorter than `2 * MAX_DEPTH` bytes needs no count ({@link mayNestTooDeep}).
+ */
+export class NestingGauge {
+  private depth = 0;
+  /** Whether the bytes so far end in a string, and in it after a backslash (the next byte is escaped). */
+  private inString = false;
+  private escaped = false;
+  /** Whether the text so far nests past {@link MAX_DEPTH}. */
+  tooDeep = false;
+
+  /** The next bytes of the text. */
+  push(b: Buffer): void {
+    if (b.length === 0) return;
+    let depth = this.depth;
+    let j = 0;
+    if (this.inString) j = this.stringEnd(b, this.escaped ? 1 : 0);
+    const length = b.length;
+    while (j < length) {
+      const c = b[j++]!;
+      if (c === QUOTE) j = this.stringEnd(b, j);
+      else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
+        if (++depth > MAX_DEPTH) this.tooDeep = true;
+      } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) depth--;
+    }
+    this.depth = depth;
+  }
+
+  /** The index after the closing quote of the string going on at `j` (`b.length` when it goes on past `b`). */
+  private stringEnd(b: Buffer, j: number): number {
+    for (;;) {
+      const quote = b.indexOf(QUOTE, j);
+      if (quote < 0) {
+        this.inString = true;
+        this.escaped = backslashesBefore(b, b.length, j) % 2 === 1;
+        return b.length;
+      }
+      // A quote after an odd number of backslashes is escaped.
+      if (backslashesBefore(b, quote, j) % 2 === 0) {
+        this.inString = false;
+        this.escaped = false;
+        return quote + 1;
+      }
+      j = quote + 1;
+    }
+  }
+}
+
+/** How many backslashes end `b[from, at)`. */
+function backslashesBefore(b: Buffer, at: number, from: number): number {
+  let k = at;
+  while (k > from && b[k - 1] === BACKSLASH) k--;
+  return at - k;
+}
+
+/** Whether a text of `length` characters or bytes can nest past {@link MAX_DEPTH} (each level takes two). */
+export function mayNestTooDeep(length: number): boolean {
+  return length > 2 * MAX_DEPTH;
 }

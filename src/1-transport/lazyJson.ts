@@ -26,7 +26,9 @@
  * The scan checks the whole JSON syntax up front, every member it keeps
  * included (brackets, strings and their escapes, numbers, literals), so a line
  * is rejected at arrival exactly when `JSON.parse` would reject it, and reading
- * a member later can never throw. Positions in errors count bytes.
+ * a member later can never throw; it refuses nesting past `MAX_DEPTH`, as Go
+ * does. An object a `KeepObject` drops is followed for its structure only
+ * (docs/transport.md, "Hostile answers"). Positions in errors count bytes.
  */
 
 import { hasUnreadProtobufMembers, protobufWithMetadata } from './protobuf/lazy.ts';
@@ -89,14 +91,14 @@ export function defineEager(target: Record<string, unknown>, key: string, value:
 /** Members shorter than this are parsed at once (a lazy member costs about that much). */
 const EAGER_BYTES = 24;
 
-/** Parses the metadata object at `i`, all but `managedFields`, which stays lazy. */
-function metadataAt(b: Buffer, i: number): { value: Record<string, unknown>; end: number } {
+/** Parses the metadata object at `i` (held by `outer` containers), all but `managedFields`, which stays lazy. */
+function metadataAt(b: Buffer, i: number, outer: number): { value: Record<string, unknown>; end: number } {
   let cutStart = -1;
   let cutEnd = -1;
-  const end = members(b, i, (keyStart, keyEnd, start) => {
+  const end = members(b, i, outer, (keyStart, keyEnd, start) => {
     if (!keyIs(b, keyStart, keyEnd, 'managedFields')) return -1;
     cutStart = start;
-    cutEnd = valueEnd(b, start);
+    cutEnd = valueEnd(b, start, outer + 1);
     return cutEnd;
   });
   if (cutStart < 0) return { value: JSON.parse(text(b, i, end)) as Record<string, unknown>, end };
@@ -111,13 +113,21 @@ function metadataAt(b: Buffer, i: number): { value: Record<string, unknown>; end
   return { value, end };
 }
 
-/** The members of the metadata object at `i` that say which object it is; the others are skipped unparsed. */
-function identityAt(b: Buffer, i: number): { value: Record<string, unknown>; end: number } {
+/**
+ * The members of the metadata object at `i` (held by `outer` containers) that say which object it is, the last of
+ * each name as JSON.parse keeps it (one whose last value is not a string is left out); the others are skipped
+ * unparsed (their structure followed: a kept object's metadata is then parsed whole).
+ */
+function identityAt(b: Buffer, i: number, outer: number): { value: Record<string, unknown>; end: number } {
   const value: Record<string, unknown> = {};
-  const end = members(b, i, (keyStart, keyEnd, start) => {
+  const end = members(b, i, outer, (keyStart, keyEnd, start) => {
     const wanted =
       keyIs(b, keyStart, keyEnd, 'name') || keyIs(b, keyStart, keyEnd, 'namespace') || keyIs(b, keyStart, keyEnd, 'resourceVersion');
-    if (b[start] !== QUOTE || !wanted) return -1;
+    if (!wanted) return -1;
+    if (b[start] !== QUOTE) {
+      delete value[keyAt(b, keyStart, keyEnd)];
+      return -1;
+    }
     const stop = stringEnd(b, start);
     value[keyAt(b, keyStart, keyEnd)] = keyAt(b, start, stop);
     return stop;
@@ -125,41 +135,64 @@ function identityAt(b: Buffer, i: number): { value: Record<string, unknown>; end
   return { value, end };
 }
 
+/** The identity {@link identityAt} reads, from a parsed metadata: its name, namespace and resourceVersion that are strings. */
+function identityOf(metadata: Record<string, unknown>): Record<string, unknown> {
+  const value: Record<string, unknown> = {};
+  for (const key of ['name', 'namespace', 'resourceVersion']) if (typeof metadata[key] === 'string') value[key] = metadata[key];
+  return value;
+}
+
 /**
- * The object whose `{` is at `i` of `b`, decoded lazily, and the index after it.
- * `apiVersion`, `kind`, `metadata` and short members are parsed at once; the
+ * The object whose `{` is at `i` of `b` (held by `outer` containers: the line's, the list's), decoded lazily, and
+ * the index after it. `apiVersion`, `kind`, `metadata` and short members are parsed at once; the
  * others keep a decoded copy of their text (`b` may be reused afterwards).
  */
-export function lazyObjectAt(b: Buffer, i: number, keep?: KeepObject): { value: Record<string, unknown>; end: number } {
+export function lazyObjectAt(b: Buffer, i: number, keep?: KeepObject, outer = 0): { value: Record<string, unknown>; end: number } {
   const target: Record<string, unknown> = {};
   let source: Source | undefined;
   let skeleton: { metadata: Record<string, unknown> } | undefined;
-  const end = members(b, i, (keyStart, keyEnd, start) => {
-    // Dropped: the rest is followed for its structure only, nothing is decoded.
-    if (skeleton !== undefined) return -1;
+  let metadatas = 0;
+  const inner = outer + 1;
+  const end = members(b, i, outer, (keyStart, keyEnd, start) => {
+    // Dropped: the rest is followed for its structure only (docs/transport.md, "Lazy decoding"), nothing is decoded.
+    if (skeleton !== undefined) {
+      if (keyIs(b, keyStart, keyEnd, 'metadata')) metadatas++;
+      return -1;
+    }
     const key = keyAt(b, keyStart, keyEnd);
+    if (key === 'metadata') metadatas++;
     if (key === 'metadata' && b[start] === OPEN_BRACE) {
       if (keep !== undefined) {
         // Name, namespace and resourceVersion alone first: a dropped object costs no more.
-        const head = identityAt(b, start);
+        const head = identityAt(b, start, inner);
         if (!keepsObject(keep, head.value)) {
           skeleton = { metadata: head.value };
           return head.end;
         }
       }
-      const metadata = metadataAt(b, start);
+      const metadata = metadataAt(b, start, inner);
       defineEager(target, key, metadata.value, source);
       return metadata.end;
     }
-    const valueStop = valueEnd(b, start);
+    const valueStop = valueEnd(b, start, inner);
     if (valueStop - start < EAGER_BYTES || key === 'apiVersion' || key === 'kind') {
       defineEager(target, key, valueAt(b, start, valueStop), source);
     } else defineLazy(target, key, text(b, start, valueStop), (source ??= { texts: new Map() }));
     return valueStop;
   });
+  // `metadata` more than once (no server sends it): the last one decides, as it is the one JSON.parse keeps.
+  if (metadatas > 1 && keep !== undefined) return { value: lastMetadataDecides(b, i, keep, outer), end };
   if (skeleton !== undefined) return { value: markSkipped(skeleton), end };
   if (source !== undefined && source.texts.size > 0) sources.stamp(target, source);
   return { value: target, end };
+}
+
+/** The object at `i` decoded whole, then dropped or not by `keep` from its (last) metadata: the rare path. */
+function lastMetadataDecides(b: Buffer, i: number, keep: KeepObject, outer: number): Record<string, unknown> {
+  const whole = lazyObjectAt(b, i, undefined, outer).value;
+  const metadata = whole.metadata;
+  if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)) return whole;
+  return droppedSkeleton(keep, identityOf(metadata as Record<string, unknown>)) ?? whole;
 }
 
 /**
@@ -217,33 +250,54 @@ export function bytesOf(input: string | Buffer): Buffer {
 /** A whole text (or its UTF-8 bytes) holding one object, decoded lazily. */
 export function lazyParseObject(input: string | Buffer): Record<string, unknown> {
   const b = bytesOf(input);
-  const { value, end } = lazyObjectAt(b, skipSpace(b, 0));
+  const { value, end } = lazyObjectAt(b, skipSpace(b, 0), undefined, 0);
   if (skipSpace(b, end) !== b.length) fail('unexpected text after the object', end);
   return value;
+}
+
+/** Whether a {@link KeepObject} may drop the object of an event of this type: an ERROR's Status and a BOOKMARK are read whole (as in protobuf). */
+function isDroppable(type: unknown): boolean {
+  return type === 'ADDED' || type === 'MODIFIED' || type === 'DELETED';
 }
 
 /**
  * A watch line `{"type": …, "object": {…}}` (its text or UTF-8 bytes; the
  * bytes may be reused once this returns) with a lazily decoded object; other
- * members of the line (there are none in practice) are parsed.
+ * members of the line (there are none in practice) are parsed. A repeated
+ * member: the last one wins, as with JSON.parse. `keep` sees the objects of
+ * ADDED, MODIFIED and DELETED events only.
  */
 export function lazyParseWatchLine(input: string | Buffer, keep?: KeepObject): { type: unknown; object: unknown } {
   const b = bytesOf(input);
   const event: { type: unknown; object: unknown } = { type: undefined, object: undefined };
   let count = 0;
-  const end = members(b, skipSpace(b, 0), (keyStart, keyEnd, start) => {
+  let objectAt = -1;
+  let keptBy: KeepObject | undefined;
+  const end = members(b, skipSpace(b, 0), 0, (keyStart, keyEnd, start) => {
     count++;
-    if (keyIs(b, keyStart, keyEnd, 'object') && b[start] === OPEN_BRACE) {
-      const object = lazyObjectAt(b, start, keep);
+    const isObject = keyIs(b, keyStart, keyEnd, 'object');
+    if (isObject && b[start] === OPEN_BRACE) {
+      // The type read so far (none yet: the object may be dropped, and then decoded again below if it is no change).
+      keptBy = event.type === undefined || isDroppable(event.type) ? keep : undefined;
+      const object = lazyObjectAt(b, start, keptBy, 1);
       event.object = object.value;
+      objectAt = start;
       return object.end;
     }
-    const valueStop = valueEnd(b, start);
-    if (keyIs(b, keyStart, keyEnd, 'type')) event.type = valueAt(b, start, valueStop);
+    const valueStop = valueEnd(b, start, 1);
+    if (isObject) {
+      event.object = valueAt(b, start, valueStop);
+      objectAt = -1;
+    } else if (keyIs(b, keyStart, keyEnd, 'type')) event.type = valueAt(b, start, valueStop);
     return valueStop;
   });
   if (skipSpace(b, end) !== b.length) fail('unexpected text after the event', end);
   if (count !== 2) otherMembers.add(event);
+  // The rare path: the type came after the object, or more than once.
+  if (objectAt >= 0 && keep !== undefined) {
+    const wanted = isDroppable(event.type) ? keep : undefined;
+    if (wanted !== keptBy && (wanted !== undefined || isSkipped(event.object))) event.object = lazyObjectAt(b, objectAt, wanted, 1).value;
+  }
   return event;
 }
 

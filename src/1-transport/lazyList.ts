@@ -219,7 +219,7 @@ export class LazyListReader {
       this.next = ListAt.FirstItem;
       return k + 1;
     }
-    const stop = valueEnd(b, k);
+    const stop = valueEnd(b, k, 1);
     this.key = key;
     this.value = JSON.parse(text(b, k, stop));
     this.next = ListAt.AfterMember;
@@ -231,11 +231,11 @@ export class LazyListReader {
     this.next = ListAt.AfterItem;
     this.isItem = true;
     if (b[j] === OPEN_BRACE) {
-      const item = lazyObjectAt(b, j, this.keep);
+      const item = lazyObjectAt(b, j, this.keep, 2);
       this.value = item.value;
       return item.end;
     }
-    const stop = valueEnd(b, j);
+    const stop = valueEnd(b, j, 2);
     this.value = JSON.parse(text(b, j, stop));
     return stop;
   }

@@ -3,6 +3,7 @@ import { InformerError, describeThrown, type ErrorPhase } from '../0-model/error
 import { isKubeObject } from '../0-model/isKubeObject.ts';
 import { KubeObject } from '../0-model/objects.ts';
 import { isRecord } from '../util/isRecord.ts';
+import { vouchedMembers } from '../1-transport/protobuf/lazy.ts';
 import { rawKey, rawResourceVersion } from '../0-model/keys.ts';
 
 export { rawKey, rawResourceVersion };
@@ -79,7 +80,9 @@ export function decoder<T extends KubeObject>(
     if (wrongKind) return wrongKind;
     // isKubeObject accepts no own "__proto__" key where protoKeyPath looks (the object, its metadata, labels and
     // annotations), so an object it accepts needs no search for one: the search is for the objects it refuses.
-    if (fast && isKubeObject(raw)) return accept(raw as T, raw, phase);
+    // Metadata's members the protobuf decode vouches for as they are now (unread lazy labels, annotations and owner
+    // references whose bytes it looked at) are not read: any other object, a JSON one included, is checked whole.
+    if (fast && isKubeObject(raw, vouchedMembers)) return accept(raw as T, raw, phase);
     const path = protoKeyPath(raw);
     if (path) {
       return rejected(raw, phase, 'has a "__proto__" key; skipped', [issue(path, 'a "__proto__" key', undefined)]);

@@ -394,8 +394,7 @@ function dynamicWatch(
   const { metadataOnly: metadata, ...informerOptions } = watchOptions;
   return new Observable<DynamicEvent<KubeObject>>((subscriber) => {
     const running = new Map<string, Running>();
-    /** CRDs deleted and not created again: a discovery that raced the deletion does not start them anew. */
-    const deleted = new Set<string>();
+    const deleted = deletedCrds();
     const unresolved = new Map<string, string>();
     const subscriptions = new Subscription();
 
@@ -446,16 +445,17 @@ function dynamicWatch(
       crds.events$.subscribe((e) => {
         const name = e.object.metadata.name;
         if (e.type === 'deleted') {
-          deleted.add(name);
+          deleted.deleted(name);
           end(name, 'CRDDeleted', `customresourcedefinition ${name} was deleted`);
-        } else deleted.delete(name);
+        } else deleted.created(name);
       }),
     );
     subscriptions.add(
       discovery$.subscribe((d) => {
         const want = selected(d, selection, running, report, (name) => unresolved.delete(name));
         for (const [key, why] of noLongerServed(d, running, want)) end(key, 'NotServed', why);
-        for (const [key, w] of want) if (!subscriber.closed && !running.has(key) && !deleted.has(key)) start(key, w);
+        for (const [key, w] of want) if (!subscriber.closed && !running.has(key) && !deleted.racing(key)) start(key, w);
+        deleted.discovered(d);
       }),
     );
     return () => {
@@ -534,6 +534,34 @@ function runsHidden(name: string, running: ReadonlyMap<string, Running>, failure
 
 function groupVersionOf(r: Pick<DiscoveredResource, 'group' | 'version'>): string {
   return r.group ? `${r.group}/${r.version}` : r.version;
+}
+
+/**
+ * The CRDs one watch saw deleted (by name, `<plural>.<group>`, a resource's {@link resourceName}) that a discovery may
+ * still list: one that raced the deletion (started before it) must not start them anew. A name leaves when its CRD is
+ * created again, or when a discovery no longer lists it having read its group (none of `failures` may serve it):
+ * discoveries are emitted in the order they were started (`switchMap`, retries one after the other), so every later
+ * one started after that one read the group without it, and cannot list it unless the CRD is created again (an event
+ * that starts it anyway). So the set holds only names the last discovery still served (or could not read): before,
+ * every CRD name deleted and never created again stayed for the life of the watch.
+ */
+export function deletedCrds() {
+  const names = new Set<string>();
+  return {
+    deleted: (name: string) => void names.add(name),
+    created: (name: string) => void names.delete(name),
+    /** Whether discovery listing `name` may have raced its deletion: not to be started. */
+    racing: (name: string) => names.has(name),
+    /** After discovery `d`: forget the names it read the group of and did not list. */
+    discovered(d: Pick<Discovery, 'all' | 'failures'>) {
+      if (names.size === 0) return;
+      const served = new Set(d.all.map((r) => resourceName(r)));
+      for (const name of names) if (!served.has(name) && !d.failures.some((f) => mayServe(f.groupVersion, name))) names.delete(name);
+    },
+    get size() {
+      return names.size;
+    },
+  };
 }
 
 /**

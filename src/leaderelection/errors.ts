@@ -2,7 +2,7 @@ import { InformerError, type ErrorReason } from '../0-model/errors.ts';
 import type { UnobservedReporter } from '../5-informer/unobservedErrors.ts';
 
 /** The Lease request that failed. */
-export type LeaseOperation = 'get' | 'create' | 'update' | 'list' | 'release';
+export type LeaseOperation = 'get' | 'create' | 'update' | 'list' | 'release' | 'delete';
 
 /**
  * A failed Lease request, as data: reported on `errors$`, never ending a stream.

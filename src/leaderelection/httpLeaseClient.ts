@@ -6,7 +6,7 @@ import { LeaseError, type LeaseOperation } from './errors.ts';
 import type { LeaseClient, LeaseClients } from './leaseClient.ts';
 import { leaseSpec, recordOf, type LeaderElectionRecord, type LeaseSnapshot } from './record.ts';
 
-// The Lease client sends its GET, POST and PUT through the HTTP transport's one request path (requestJson):
+// The Lease client sends its GET, POST, PUT and DELETE through the HTTP transport's one request path (requestJson):
 // the KubeConfig's credentials and exec plugins, TLS, HTTP/2 on the informers' connection, the request timer,
 // byte limits, and the one status → reason mapping are the transport's.
 
@@ -91,7 +91,8 @@ function snapshotOf(name: string, body: unknown): LeaseSnapshot {
 
 /**
  * Leases of one namespace over HTTP (coordination.k8s.io/v1), through a
- * KubeConfig and the HTTP transport: GET, POST, PUT with the resourceVersion read, list by label.
+ * KubeConfig and the HTTP transport: GET, POST, PUT with the resourceVersion read, DELETE with it as a precondition,
+ * list by label.
  */
 export function httpLeaseClients(kc: KubeConfig, options: HttpLeaseOptions = {}): LeaseClients {
   const namespace = options.namespace ?? (kc.getContextObject(kc.getCurrentContext())?.namespace || 'default');
@@ -131,6 +132,10 @@ export function httpLeaseClients(kc: KubeConfig, options: HttpLeaseOptions = {})
           return leaseRequest(kc, path, { method: 'PUT', body }, { operation, lease: name }, http).pipe(
             map((answer) => snapshotOf(name, answer)),
           );
+        },
+        delete: (resourceVersion) => {
+          const body = { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { resourceVersion } };
+          return leaseRequest(kc, path, { method: 'DELETE', body }, { operation: 'delete', lease: name }, http).pipe(map(() => undefined));
         },
       };
     },

@@ -14,6 +14,12 @@ export interface LeaseClient {
   create(record: LeaderElectionRecord): Observable<LeaseSnapshot>;
   /** PUT quoting `resourceVersion`; 409 `Conflict` when the Lease has changed since. */
   update(resourceVersion: string, record: LeaderElectionRecord): Observable<LeaseSnapshot>;
+  /**
+   * DELETE with `preconditions.resourceVersion`: emits once the Lease is deleted; 409 `Conflict` when it has changed
+   * since, 404 `NotFound` when it is gone. Optional (a client written before it still compiles): without it
+   * `sharding()` never deletes a stale member Lease (see docs/replicas.md).
+   */
+  delete?(resourceVersion: string): Observable<void>;
 }
 
 /** The Leases of one namespace: one client per name, and a list by label (for membership). */

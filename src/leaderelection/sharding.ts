@@ -27,6 +27,7 @@ import { DEFAULT_TIMING, type ElectionTiming } from './machine.ts';
 import {
   initialSharding,
   MAX_IDENTITY_LENGTH,
+  STALE_MEMBER_MS,
   stepSharding,
   type ShardingConfig,
   type ShardingEffect,
@@ -148,6 +149,11 @@ export function sharding(clients: LeaseClients, options: ShardingOptions): Shard
     identity: options.identity,
     shards: options.shards,
     retryPeriodMs: timing.retryPeriodMs,
+    // Stale member Leases are deleted only by clients that can (LeaseClient.delete is optional).
+    staleMemberMs:
+      typeof clients.lease(`${options.name}-member-${options.identity}`).delete === 'function'
+        ? Math.max(10 * timing.leaseDurationMs, STALE_MEMBER_MS)
+        : undefined,
   };
   const shell: Shell = {
     clients,
@@ -307,6 +313,8 @@ function run(shell: Shell, subscriber: Subscriber<ShardingEvent>): TeardownLogic
         return;
       case 'releaseMember':
         return subscription.add(releaseMember(shell, effect, feed, report));
+      case 'deleteMember':
+        return subscription.add(deleteMember(shell, effect, feed, report));
       case 'invalid':
         return report(new LeaseError('ValidationFailed', 'list', effect.lease, effect.message));
     }
@@ -364,6 +372,44 @@ function releaseMember(
       error: (error: unknown) => {
         feed({ type: 'memberReleaseFailed', lease, resourceVersion, conflict: isConflict(error) });
         report(error instanceof LeaseError ? error : new LeaseError('Timeout', 'release', lease, String(error)));
+      },
+    });
+}
+
+/**
+ * Deletes a stale member Lease quoting the resourceVersion seen, and tells the machine how it went: a 409 or 404 is
+ * a lost race (renewed, taken or deleted meanwhile), not reported; any other failure is.
+ */
+function deleteMember(
+  shell: Shell,
+  effect: Extract<ShardingEffect, { type: 'deleteMember' }>,
+  feed: (input: ShardingInput) => void,
+  report: (error: LeaseError) => void,
+): Subscription {
+  const { lease, resourceVersion } = effect;
+  const client = shell.clients.lease(lease, shell.labels);
+  if (!client.delete) return Subscription.EMPTY;
+  return client
+    .delete(resourceVersion)
+    .pipe(timeout({ first: shell.requestTimeoutMs, scheduler: shell.scheduler }))
+    .subscribe({
+      next: () => feed({ type: 'memberDeleted', lease, resourceVersion }),
+      error: (error: unknown) => {
+        const lostRace = error instanceof LeaseError && (error.reason === 'Conflict' || error.reason === 'NotFound');
+        const forbidden = error instanceof LeaseError && error.reason === 'Forbidden';
+        feed({ type: 'memberDeleteFailed', lease, resourceVersion, lostRace, forbidden });
+        if (lostRace) return;
+        if (forbidden)
+          return report(
+            new LeaseError(
+              'Forbidden',
+              'delete',
+              lease,
+              `${error.message}; stale member Leases are not deleted by this replica from now on (grant \`delete\` on leases to its Role, or delete released ones with kubectl: docs/replicas.md)`,
+              error.status,
+            ),
+          );
+        report(error instanceof LeaseError ? error : new LeaseError('Timeout', 'delete', lease, String(error)));
       },
     });
 }

@@ -26,6 +26,12 @@
  *   is ignored (reported once while it is listed); at most {@link MAX_MEMBERS} members count, the first by identity
  *   (us always among them; reported once each time the view grows past it); the assignment is computed again only when
  *   the members change; a member Lease no longer listed is forgotten once it lapsed (a deleted one: nobody).
+ * - A stale member Lease is deleted (when `staleMemberMs` is set: the clients can delete): released (holder "") and its
+ *   record unchanged for `staleMemberMs` by our clock since a listing first showed it, never our own, by the replica
+ *   whose identity sorts first among the live members (one replica sends the requests), not frozen, quoting the
+ *   resourceVersion seen (a Lease renewed or taken meanwhile is not deleted). At most {@link MAX_MEMBER_DELETES} in
+ *   flight; a 409 or 404 (a lost race) is not tried again for that resourceVersion, another failure stops every
+ *   deletion for {@link MEMBER_DELETE_RETRY_MS} (then tried again). A deleted Lease is forgotten at once.
  */
 import { assignShards } from './hash.ts';
 import { MIN_WAKE_MS } from './machine.ts';
@@ -45,6 +51,20 @@ export const MAX_IDENTITY_LENGTH = 253;
  * (about 100 ms at 256 shards and this many), paid only when the members change.
  */
 export const MAX_MEMBERS = 1_024;
+
+/**
+ * The least time a member Lease stays released and unchanged before it is deleted (`sharding()` waits 10 lease
+ * durations, at least this): well past a replica's restart under its old identity (which takes its released Lease
+ * back within a retry period) and a crash-looping pod's back-off (at most 5 minutes), while a pod that comes back
+ * after its Lease is gone creates it again.
+ */
+export const STALE_MEMBER_MS = 5 * 60_000;
+
+/** The most member Lease deletions in flight at once (a backlog of thousands is deleted over some listings). */
+export const MAX_MEMBER_DELETES = 32;
+
+/** After a deletion failed otherwise than by a lost race (a 5xx, a timeout, a Forbidden), none is sent for this long. */
+export const MEMBER_DELETE_RETRY_MS = 60_000;
 
 /** What one replica holds, for metrics. */
 export interface ShardStatus {
@@ -73,6 +93,8 @@ export interface ShardingConfig {
   readonly identity: string;
   readonly shards: number;
   readonly retryPeriodMs: number;
+  /** How long a member Lease stays released and unchanged before it is deleted; undefined: never (the clients cannot delete). */
+  readonly staleMemberMs?: number | undefined;
 }
 
 /** A member Lease as last seen changing. */
@@ -111,6 +133,10 @@ export interface ShardingState {
   readonly held: ReadonlySet<number>;
   /** `<lease>@<resourceVersion>` of the member Leases we released or are releasing. */
   readonly releasing: ReadonlySet<string>;
+  /** `<lease>@<resourceVersion>` of the member Leases we are deleting (`sent`) or lost the race to delete (`lost`). */
+  readonly deleting: ReadonlyMap<string, 'sent' | 'lost'>;
+  /** No deletion is sent before this time (after one failed). */
+  readonly deletePausedUntil: number;
   /** The status last reported. */
   readonly reported: ShardStatus | undefined;
 }
@@ -132,7 +158,18 @@ export type ShardingInput =
   /** Our release of a lapsed member's Lease (quoting `resourceVersion`) was written. */
   | { readonly type: 'memberReleased'; readonly lease: string; readonly resourceVersion: string; readonly written: LeaseSnapshot }
   /** It failed; after a Conflict it is not tried again for that resourceVersion. */
-  | { readonly type: 'memberReleaseFailed'; readonly lease: string; readonly resourceVersion: string; readonly conflict: boolean };
+  | { readonly type: 'memberReleaseFailed'; readonly lease: string; readonly resourceVersion: string; readonly conflict: boolean }
+  /** Our deletion of a stale member Lease (quoting `resourceVersion`) was done. */
+  | { readonly type: 'memberDeleted'; readonly lease: string; readonly resourceVersion: string }
+  /** It failed; `lostRace`: a 409 or 404 (renewed, taken or deleted meanwhile), not tried again for that resourceVersion. */
+  /** `lostRace`: a 409 or 404 (renewed, re-taken or deleted meanwhile); `forbidden`: a 403 (no `delete` on leases: none sent again). */
+  | {
+      readonly type: 'memberDeleteFailed';
+      readonly lease: string;
+      readonly resourceVersion: string;
+      readonly lostRace: boolean;
+      readonly forbidden?: boolean;
+    };
 
 export type ShardingEffect =
   /** Campaign for the shard's Lease, or stop (stepping down and releasing it if held). */
@@ -145,6 +182,8 @@ export type ShardingEffect =
   | { readonly type: 'recheck'; readonly inMs: number | undefined }
   /** Write this record on the member Lease, quoting `resourceVersion`. */
   | { readonly type: 'releaseMember'; readonly lease: string; readonly resourceVersion: string; readonly record: LeaderElectionRecord }
+  /** Delete the member Lease, quoting `resourceVersion` as a precondition. */
+  | { readonly type: 'deleteMember'; readonly lease: string; readonly resourceVersion: string }
   /** A listing broke a bound (see {@link MAX_IDENTITY_LENGTH}, {@link MAX_MEMBERS}): report it (`ValidationFailed`). */
   | { readonly type: 'invalid'; readonly lease: string; readonly message: string };
 
@@ -167,6 +206,8 @@ export function initialSharding(config: ShardingConfig): ShardingState {
     wanted: new Array<boolean>(config.shards).fill(false),
     held: new Set(),
     releasing: new Set(),
+    deleting: new Map(),
+    deletePausedUntil: Number.NEGATIVE_INFINITY,
     reported: undefined,
   };
 }
@@ -217,6 +258,23 @@ export function stepSharding(
       releasing.delete(`${input.lease}@${input.resourceVersion}`); // tried again at the next recount
       return done({ ...state, releasing }, out);
     }
+    case 'memberDeleted': {
+      const deleting = new Map(state.deleting);
+      deleting.delete(`${input.lease}@${input.resourceVersion}`);
+      if (state.seen.get(input.lease)?.resourceVersion !== input.resourceVersion) return done({ ...state, deleting }, out);
+      const seen = new Map(state.seen);
+      seen.delete(input.lease);
+      return done({ ...state, seen, deleting }, out);
+    }
+    case 'memberDeleteFailed': {
+      const key = `${input.lease}@${input.resourceVersion}`;
+      const deleting = new Map(state.deleting);
+      if (input.lostRace) return done({ ...state, deleting: deleting.set(key, 'lost') }, out);
+      deleting.delete(key);
+      // Forbidden is the Role's answer (no `delete` on leases), not a fault that passes: not asked again.
+      const deletePausedUntil = input.forbidden === true ? Number.POSITIVE_INFINITY : now + MEMBER_DELETE_RETRY_MS;
+      return done({ ...state, deleting, deletePausedUntil }, out);
+    }
   }
 }
 
@@ -264,8 +322,10 @@ function listed(
     seen.set(lease.name, { record: lease.record, resourceVersion: lease.resourceVersion, at: same ? before.at : now, asOf });
   }
   for (const [name, sighting] of state.seen) if (!seen.has(name) && !ignored.has(name) && until(sighting) > now) seen.set(name, sighting);
-  const releasing = new Set([...state.releasing].filter((key) => seen.has(key.slice(0, key.indexOf('@')))));
-  return { ...state, seen, ignored, releasing };
+  const leaseOf = (key: string) => key.slice(0, key.lastIndexOf('@'));
+  const releasing = new Set([...state.releasing].filter((key) => seen.has(leaseOf(key))));
+  const deleting = new Map([...state.deleting].filter(([key]) => seen.has(leaseOf(key))));
+  return { ...state, seen, ignored, releasing, deleting };
 }
 
 /** Renewed again after a freeze: every member still in the view gets a lease duration from now (a dropped one stays dropped). */
@@ -313,9 +373,10 @@ function recount(
       releasing = new Set(releasing).add(key);
       out.push({ type: 'releaseMember', lease, resourceVersion: sighting.resourceVersion, record: released(sighting.record, wall) });
     }
+  const deleting = frozen || members[0] !== config.identity ? state.deleting : stale(config, state, now, out);
   // The assignment is a function of the members alone: computed again only when they change.
   const owners = sameList(members, state.members) ? state.owners : assignShards(config.shards, members, config.name);
-  const counted = { ...state, members, owners, releasing, crowded };
+  const counted = { ...state, members, owners, releasing, deleting, crowded };
   const result = update(config, counted, busy, out);
   // Drop a member the moment its Lease lapses for us, not at the next listing.
   out.push({
@@ -323,6 +384,28 @@ function recount(
     inMs: Number.isFinite(next) && next - now < config.retryPeriodMs ? Math.max(next - now, MIN_WAKE_MS) : undefined,
   });
   return result;
+}
+
+/**
+ * The deletions of stale member Leases to send now (we are first among the live members, not frozen): released,
+ * unchanged for `staleMemberMs` since first seen, not ours, not already sent or lost for that resourceVersion.
+ */
+function stale(config: ShardingConfig, state: ShardingState, now: number, out: ShardingEffect[]): ShardingState['deleting'] {
+  const { staleMemberMs } = config;
+  if (staleMemberMs === undefined || !state.listed || now < state.deletePausedUntil) return state.deleting;
+  let inFlight = 0;
+  for (const status of state.deleting.values()) if (status === 'sent') inFlight++;
+  const deleting = new Map(state.deleting);
+  const ours = `${config.name}-member-${config.identity}`;
+  for (const [lease, sighting] of state.seen) {
+    if (inFlight >= MAX_MEMBER_DELETES) break;
+    const key = `${lease}@${sighting.resourceVersion}`;
+    if (sighting.record.holderIdentity !== '' || lease === ours || now - sighting.at < staleMemberMs || deleting.has(key)) continue;
+    deleting.set(key, 'sent');
+    inFlight++;
+    out.push({ type: 'deleteMember', lease, resourceVersion: sighting.resourceVersion });
+  }
+  return deleting;
 }
 
 /** The first {@link MAX_MEMBERS} of `sorted`, `us` among them. */

@@ -48,19 +48,25 @@ interface Stored {
 /**
  * An in-memory Lease API with kube-apiserver's optimistic concurrency (a PUT
  * quoting a stale resourceVersion gets 409 Conflict, a second create gets 409
- * AlreadyExists), one global revision counter, and per-client latencies,
+ * AlreadyExists, a DELETE whose resourceVersion precondition fails 409, of a Lease gone 404), one global revision counter, and per-client latencies,
  * faults and partitions, all timed on `scheduler` (a TestScheduler in
  * property tests). A request, once sent, reaches the server even if the
  * client stops waiting, as over a real network.
  */
 export class FakeLeaseServer {
   readonly scheduler: SchedulerLike;
+  /** Every create and update applied (a delete is not a write: `names()` and `get()` tell what is left). */
   readonly writes: FakeLeaseWrite[] = [];
   private readonly leases = new Map<string, Stored>();
   private revision = 100;
 
   constructor(scheduler: SchedulerLike = asyncScheduler) {
     this.scheduler = scheduler;
+  }
+
+  /** The names of the Leases stored now. */
+  names(): string[] {
+    return [...this.leases.keys()];
   }
 
   /** The Lease as stored now. */
@@ -87,6 +93,16 @@ export class FakeLeaseServer {
               `modified; please apply your changes to the latest version and try again`,
           );
         return this.store(client, request.name, request.record, request.labels ?? stored.labels);
+      case 'delete':
+        if (!stored)
+          return new LeaseError('NotFound', request.operation, request.name, `leases.coordination.k8s.io "${request.name}" not found`, 404);
+        if (stored.resourceVersion !== request.resourceVersion)
+          return conflict(
+            `Operation cannot be fulfilled on leases.coordination.k8s.io "${request.name}": Precondition failed: ` +
+              `ResourceVersion in precondition: ${request.resourceVersion}, ResourceVersion in object meta: ${stored.resourceVersion}`,
+          );
+        this.leases.delete(request.name);
+        return { name: request.name, resourceVersion: stored.resourceVersion, record: stored.record };
     }
   }
 
@@ -171,6 +187,11 @@ export class FakeLeaseServer {
             () => this.apply(client, { type: 'update', operation, name, resourceVersion, record, labels }) as LeaseSnapshot | LeaseError,
           );
         },
+        delete: (resourceVersion) =>
+          roundTrip('delete', name, () => {
+            const result = this.apply(client, { type: 'delete', operation: 'delete', name, resourceVersion });
+            return result instanceof LeaseError ? result : undefined;
+          }),
       }),
       list: (labels) => roundTrip('list', '*', () => this.listed(labels)),
     };
@@ -186,6 +207,7 @@ type Apply =
       readonly record: LeaderElectionRecord;
       readonly labels: Readonly<Record<string, string>> | undefined;
     }
+  | { readonly type: 'delete'; readonly operation: LeaseOperation; readonly name: string; readonly resourceVersion: string }
   | {
       readonly type: 'update';
       readonly operation: LeaseOperation;

@@ -8,6 +8,7 @@ import { stripManagedFields } from '../../../src/index.ts';
 import { decodeListBody, decodeObjectBody, decodeWatchFrame, ProtobufError } from '../../../src/1-transport/protobuf/decode.ts';
 import { FrameSplitter } from '../../../src/1-transport/protobuf/frames.ts';
 import { begin, int64, release } from '../../../src/1-transport/protobuf/wire.ts';
+import { encodeWatchFrame } from '../../../packages/emulator/src/protobuf/encode.ts';
 
 /**
  * The transport's protobuf decoder (issue #36 step 2) over the recordings of a real kube-apiserver v1.20.2
@@ -77,6 +78,72 @@ describe('protobuf decoding over the recordings', () => {
   it('keeps BOOKMARK and ERROR frames whatever the keep predicate says', () => {
     const events = frames(bin('11a-watch-configmaps-protobuf')).map((f) => decodeWatchFrame(f, () => false));
     for (const e of events) expect(isSkipped(e.object)).toBe(e.type !== 'BOOKMARK');
+  });
+
+  it('reads the last metadata where a frame has two, for keep as for the object (the decode keeps the last one)', () => {
+    const field = (tag: number, body: number[] | string) => {
+      const bytes = typeof body === 'string' ? [...Buffer.from(body)] : body;
+      return [tag, bytes.length, ...bytes];
+    };
+    const meta = (name: string, namespace?: string) => [...field(0x0a, name), ...(namespace ? field(0x1a, namespace) : [])];
+    const envelope = (raw: number[]) => [
+      ...Buffer.from('k8s\0', 'latin1'),
+      ...field(0x0a, [...field(0x0a, 'v1'), ...field(0x12, 'ConfigMap')]),
+      ...field(0x12, raw),
+    ];
+    const frame = (raw: number[]) => Buffer.from([...field(0x0a, 'ADDED'), ...field(0x12, field(0x0a, envelope(raw)))]);
+    const seen: unknown[] = [];
+    const keep = (s: { metadata: Record<string, unknown> }) => (seen.push(s.metadata), s.metadata.namespace === 'a');
+    const dropped = decodeWatchFrame(frame([...field(0x0a, meta('x', 'a')), ...field(0x0a, meta('y'))]), keep).object;
+    expect(seen).toEqual([{ name: 'y' }]);
+    expect(isSkipped(dropped)).toBe(true);
+    const whole = decodeWatchFrame(frame([...field(0x0a, meta('x', 'a')), ...field(0x0a, meta('y'))]), undefined).object;
+    expect([(whole.metadata as Record<string, unknown>).name, (whole.metadata as Record<string, unknown>).namespace]).toEqual([
+      'y',
+      undefined,
+    ]);
+    const kept = decodeWatchFrame(frame([...field(0x0a, meta('x', 'b')), ...field(0x0a, meta('y', 'a'))]), keep).object;
+    expect(isSkipped(kept)).toBe(false);
+    expect(kept.metadata).toMatchObject({ name: 'y', namespace: 'a' });
+  });
+
+  it('reads an int32 field as Go does, its low 32 bits signed (int32(x)); an int64 whole', () => {
+    const deployment = (replicas: number, generation: number) =>
+      decodeWatchFrame(
+        encodeWatchFrame('ADDED', {
+          apiVersion: 'apps/v1',
+          kind: 'Deployment',
+          metadata: { name: 'd', generation },
+          spec: { replicas },
+        }).subarray(4),
+        undefined,
+      ).object as { metadata: { generation: number }; spec: { replicas: number } };
+    for (const [written, read] of [
+      [3, 3],
+      [-2, -2],
+      [2 ** 31 - 1, 2 ** 31 - 1],
+      [2 ** 31, -(2 ** 31)],
+      [2 ** 32 + 5, 5],
+      [2 ** 40 + 2 ** 31 + 7, -(2 ** 31) + 7],
+    ]) {
+      const object = deployment(written!, written!);
+      expect(object.spec.replicas, `${written}`).toBe(read);
+      expect(object.metadata.generation, `${written}`).toBe(written);
+    }
+    // An IntOrString's intVal is an int32 too.
+    const surge = (maxSurge: number) =>
+      (
+        decodeWatchFrame(
+          encodeWatchFrame('ADDED', {
+            apiVersion: 'apps/v1',
+            kind: 'Deployment',
+            metadata: { name: 'd' },
+            spec: { strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge } } },
+          }).subarray(4),
+          undefined,
+        ).object as { spec: { strategy: { rollingUpdate: { maxSurge: unknown } } } }
+      ).spec.strategy.rollingUpdate.maxSurge;
+    expect([surge(2), surge(-3), surge(2 ** 32 + 3), surge('25%' as unknown as number)]).toEqual([2, -3, 3, '25%']);
   });
 
   it('refuses a body without the k8s\\0 magic or of a kind the schema does not know', () => {

@@ -89,6 +89,36 @@ describe('hostile frames, each a clear MalformedLine and no object', () => {
     expect(malformed(Buffer.from([0x0a, 0x05, ...Buffer.from('ADDED')]))).toMatch(/without an object/);
   });
 
+  /** A watch frame built by hand (short fields: one-byte lengths): a ConfigMap whose raw is `raw`, its Unknown's other fields `after`. */
+  const field = (tag: number, body: number[] | string) => {
+    const bytes = typeof body === 'string' ? [...Buffer.from(body)] : body;
+    return [tag, bytes.length, ...bytes];
+  };
+  const handFrame = (raw: number[], after: number[] = []) => {
+    const envelope = [
+      ...Buffer.from('k8s\0', 'latin1'),
+      ...field(0x0a, [...field(0x0a, 'v1'), ...field(0x12, 'ConfigMap')]),
+      ...field(0x12, raw),
+      ...after,
+    ];
+    return Buffer.from([...field(0x0a, 'ADDED'), ...field(0x12, field(0x0a, envelope))]);
+  };
+
+  it('a varint past 64 bits (a 10th byte over 1, as Go refuses it); 64 bits are read', () => {
+    // ObjectMeta.generation (field 7, a varint) in ten bytes.
+    const generation = (last: number) => handFrame(field(0x0a, [...field(0x0a, 'x'), 0x38, ...Array<number>(9).fill(0xff), last]));
+    for (const last of [0x02, 0x7f]) expect(malformed(generation(last))).toMatch(/varint overflows 64 bits/);
+    // 2^64 - 1: -1 as an int64.
+    expect(parseWatchFrame(generation(0x01))).toMatchObject({ object: { metadata: { name: 'x', generation: -1 } } });
+  });
+
+  it("an Unknown whose contentType is not protobuf's (a JSON raw read as protobuf), said so", () => {
+    const raw = field(0x0a, field(0x0a, 'x'));
+    expect(malformed(handFrame(raw, field(0x22, 'application/json')))).toMatch(/content type "application\/json", not protobuf/);
+    for (const after of [[], field(0x22, ''), field(0x22, 'application/vnd.kubernetes.protobuf'), [...field(0x1a, ''), ...field(0x22, '')]])
+      expect(parseWatchFrame(handFrame(raw, after))).toMatchObject({ type: 'ADDED', object: { metadata: { name: 'x' } } });
+  });
+
   it('a wrong wire type for a known field, a length past its message, a varint over 10 bytes', () => {
     const frame = Buffer.from(frameOf('ADDED', configMap));
     // ConfigMap.data (field 2, a map): its tag 0x12 made a varint (0x10).
@@ -99,7 +129,7 @@ describe('hostile frames, each a clear MalformedLine and no object', () => {
     const long = Buffer.from(frame);
     long[1] = 0x7f; // the type's length
     expect(malformed(long)).toMatch(/past the end/);
-    expect(malformed(Buffer.from([0x08, ...Array<number>(11).fill(0xff)]))).toMatch(/varint over 10 bytes|truncated/);
+    expect(malformed(Buffer.from([0x08, ...Array<number>(11).fill(0xff)]))).toMatch(/varint overflows 64 bits|truncated/);
   });
 
   it('a time out of range and FieldsV1 that is not JSON are refused on arrival, not when read', () => {

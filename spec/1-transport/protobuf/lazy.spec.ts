@@ -123,7 +123,7 @@ describe('the planned lazy decode gives what the eager decode gives', () => {
     );
   });
 
-  it('property: ObjectMeta, generated and mutated, as metadata (every field, managedFields lazy)', () => {
+  it('property: ObjectMeta, generated and mutated, as metadata (every field, its lists and maps lazy)', () => {
     fc.assert(
       fc.property(seeds, fc.option(mutations), (seed, mutate) => {
         const bytes = encode('ObjectMeta', new Generator(seed).message(message('ObjectMeta'), 0));
@@ -357,6 +357,34 @@ describe('fewer objects an event, nothing to see', () => {
       expect(Object.keys(maps.annotations ?? {})).toEqual(Object.keys((expected.annotations as object | undefined) ?? {}));
       if (maps.annotations) expect(Object.getPrototypeOf(maps.annotations)).toBe(Object.prototype);
     }
+  });
+
+  it("metadata's small members are decoded together on the first read of one; one replaced meanwhile is left alone", () => {
+    const object = () => decodeWatchFrame(frame(pod()), undefined).object as { metadata: Record<string, unknown> };
+    const expected = json(pod()) as { metadata: Record<string, unknown> };
+    const { metadata } = object();
+    for (const member of ['annotations', 'ownerReferences', 'managedFields'])
+      expect(unreadProtobufBytes(metadata, member), member).toBeGreaterThan(0);
+    expect(metadata.annotations).toStrictEqual(expected.metadata.annotations);
+    // Read with it: ownerReferences (a data property now, the same value on every read); not managedFields.
+    expect(unreadProtobufBytes(metadata, 'ownerReferences')).toBeUndefined();
+    expect(Object.getOwnPropertyDescriptor(metadata, 'ownerReferences')).toHaveProperty('value', expected.metadata.ownerReferences);
+    expect(unreadProtobufBytes(metadata, 'managedFields')).toBeGreaterThan(0);
+    // A member defined anew, written, or read first: never written over by a later read of another.
+    for (const replace of [
+      (m: Record<string, unknown>) => Object.defineProperty(m, 'ownerReferences', { value: 'mine', enumerable: true, configurable: true }),
+      (m: Record<string, unknown>) => (m.ownerReferences = 'mine'),
+    ]) {
+      const { metadata: m } = object();
+      replace(m);
+      expect(m.annotations).toStrictEqual(expected.metadata.annotations);
+      expect(m.ownerReferences).toBe('mine');
+    }
+    const frozen = Object.freeze(object().metadata);
+    expect(frozen.ownerReferences).toStrictEqual(expected.metadata.ownerReferences);
+    expect(frozen.annotations).toStrictEqual(expected.metadata.annotations);
+    expect(frozen.ownerReferences).toBe(frozen.ownerReferences);
+    expect(frozen).toStrictEqual(expected.metadata);
   });
 
   it('a list holds its elements, one or several, given apart or packed', () => {

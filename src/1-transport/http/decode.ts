@@ -1,5 +1,6 @@
 import { InformerError } from '../../0-model/errors.ts';
 import { isRecord } from '../../util/isRecord.ts';
+import { MAX_DEPTH, mayNestTooDeep, NestingGauge } from '../jsonScanner.ts';
 import { lazyParseWatchLine, type KeepObject } from '../lazyJson.ts';
 import { decodeWatchFrame } from '../protobuf/decode.ts';
 import type { ListPage, RawWatchEvent, WatchFrame } from '../listWatch.ts';
@@ -25,7 +26,9 @@ export function toListPage(body: unknown, shape?: (item: unknown) => unknown): L
   const items = shape && body.kind !== 'PartialObjectMetadataList' ? listed.map(shape) : listed;
   const page: { -readonly [K in keyof ListPage]: ListPage[K] } = { items, resourceVersion };
   if (typeof metadata.continue === 'string' && metadata.continue !== '') page.continue = metadata.continue;
-  if (typeof metadata.remainingItemCount === 'number') page.remainingItemCount = metadata.remainingItemCount;
+  // A count (Go's *int64): 1.5, 1e400 (Infinity) or a negative one is no count; past 2^53 it cannot be exact.
+  const remaining = metadata.remainingItemCount;
+  if (typeof remaining === 'number' && Number.isSafeInteger(remaining) && remaining >= 0) page.remainingItemCount = remaining;
   return page;
 }
 
@@ -43,6 +46,11 @@ export function syntaxErrorAt(error: unknown): string {
  * object, or a `MalformedLine` error describing what was wrong with it.
  */
 export function parseWatchLine(line: string): WatchFrame {
+  // Only a line longer than twice the limit can nest past it: the bench's ~4.9 KB pods are never counted.
+  if (mayNestTooDeep(line.length) && nestsTooDeep(Buffer.from(line, 'utf8'))) {
+    const message = `watch line nests deeper than ${MAX_DEPTH} (${line.length} chars), as client-go refuses it`;
+    return new InformerError('MalformedLine', message, { phase: 'watch' });
+  }
   let value: unknown;
   try {
     value = JSON.parse(line);
@@ -83,6 +91,12 @@ export function parseWatchFrame(frame: Buffer, keep?: KeepObject): WatchFrame {
     });
   }
   return toWatchFrame(value);
+}
+
+function nestsTooDeep(bytes: Buffer): boolean {
+  const gauge = new NestingGauge();
+  gauge.push(bytes);
+  return gauge.tooDeep;
 }
 
 function toWatchFrame(value: unknown): WatchFrame {

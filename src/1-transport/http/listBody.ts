@@ -1,4 +1,5 @@
 import { StringDecoder } from 'node:string_decoder';
+import { isNestingError } from '../jsonScanner.ts';
 import type { KeepObject } from '../lazyJson.ts';
 import { LazyListReader } from '../lazyList.ts';
 import {
@@ -312,7 +313,9 @@ class LazyListBody implements ListBodyDecoder {
     this.reader = new LazyListReader();
     try {
       return reader.end();
-    } catch {
+    } catch (error) {
+      // Nested past what Go takes: refused (JSON.parse would take it; an eager page is not counted, docs/transport.md).
+      if (isNestingError(error)) throw error;
       // Not swallowed: parsed again, so it is reported exactly as without lazy decoding.
       const text = new ListText();
       for (const chunk of chunks) text.chunk(chunk);

@@ -128,6 +128,8 @@ export class Http2Connection {
     this.reserved = Math.max(0, this.reserved - 1);
     // An idle connection keeps no process alive (as an idle keep-alive socket of an HTTP/1.1 agent).
     if (this.reserved === 0) this.session?.unref();
+    // Retired while it opened (no session to close then): closed once the streams it was opened for are done.
+    if (this.reserved === 0 && this.closed) this.session?.close();
     this.armIdle();
   }
 

@@ -85,11 +85,25 @@ export function envelope(end: number, once = false): Envelope {
       rawEnd = lengthEnd(end);
       rawStart = pos;
       seek(rawEnd);
-    } else skip(tag & 7, end);
+    } else if (tag === CONTENT_TYPE_TAG) contentType(end);
+    else skip(tag & 7, end);
   }
   if (rawStart < 0) fail('an Unknown without raw');
   if (!hasMessage(kind)) fail(`a kind the schema does not know (${JSON.stringify(kind.slice(0, 64))})`);
   return { apiVersion, kind, rawStart, rawEnd };
+}
+
+/** runtime.Unknown's contentType (4): empty from a server, or protobuf's; a JSON raw (say) is not read as protobuf. */
+const CONTENT_TYPE_TAG = 0x22;
+const PROTOBUF_TYPE = 'application/vnd.kubernetes.protobuf';
+
+function contentType(end: number): void {
+  const at = pos;
+  const e = lengthEnd(end);
+  if (e === pos) return; // empty, as a server writes it
+  seek(at);
+  const type = stringValue(end);
+  if (type !== PROTOBUF_TYPE) fail(`an Unknown of content type ${JSON.stringify(type.slice(0, 64))}, not protobuf`);
 }
 
 const secondField = (tag: number) => `a list body with a second ${tag === 0x0a ? 'typeMeta' : 'raw'}`;
@@ -282,7 +296,8 @@ export function listTrailer(bytes: Buffer, from: number): void {
     while (pos < bytes.length) {
       const tag = varint(bytes.length);
       if (tag === 0x0a || tag === 0x12) fail(secondField(tag));
-      skip(tag & 7, bytes.length);
+      if (tag === CONTENT_TYPE_TAG) contentType(bytes.length);
+      else skip(tag & 7, bytes.length);
     }
   } finally {
     release(undefined);
@@ -328,13 +343,15 @@ function metadataTag(msg: Message): number {
  */
 export function identity(end: number, msg: Message): Record<string, unknown> {
   const metaTag = metadataTag(msg);
-  const found: Record<string, unknown> = {};
+  let found: Record<string, unknown> | undefined;
   while (pos < end) {
     const tag = varint(end);
     if (tag !== metaTag) {
       skip(tag & 7, end);
       continue;
     }
+    // A second metadata replaces the first, as it does in the decoded object.
+    found = {};
     const metaEnd = lengthEnd(end);
     while (pos < metaEnd) {
       const m = varint(metaEnd);
@@ -344,7 +361,7 @@ export function identity(end: number, msg: Message): Record<string, unknown> {
       else skip(m & 7, metaEnd);
     }
   }
-  return found;
+  return found ?? {};
 }
 
 /**

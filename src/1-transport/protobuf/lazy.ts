@@ -11,7 +11,8 @@
  * A lazy object holds one copy of the bytes of its lazy fields (a one-byte-per-character string), never a view of
  * the frame or the page: a frame is a view of the socket's chunk or of the splitter's buffer, which is reused.
  */
-import { K, type Field, type Message } from './schema.ts';
+import { VOUCHED_ANNOTATIONS, VOUCHED_LABELS, VOUCHED_OWNER_REFERENCES } from '../../0-model/isKubeObject.ts';
+import { K, message, type Field, type Message } from './schema.ts';
 import { decodeInto, field, fillAlways, one, timestamp } from './values.ts';
 import { begin, buf, latin1, lengthEnd, pos, restore, save, seek, skip, str, stringValue, utf8, varint } from './wire.ts';
 import { lazyAccessors } from '../../util/lazyAccessors.ts';
@@ -34,6 +35,11 @@ interface LazySource {
    * on the first such measure (`memberSizes`), not per object on arrival: few objects are ever measured.
    */
   sizes?: readonly number[];
+  /**
+   * Metadata's members whose check the decode vouches for, as 2-source's decoder asks it (`VOUCHED_*` bits of
+   * 0-model/isKubeObject.ts): present, lazy, and by their bytes well-formed when read (see {@link vouchedMembers}).
+   */
+  readonly vouched: number;
 }
 
 /** The most lazy members a plan keeps, one bit each in {@link LazySource.read}; the fields past them are decoded now. */
@@ -55,23 +61,54 @@ function materialize(target: object, key: string): unknown {
     );
   if (source.frozen?.has(key)) return source.frozen.get(key);
   const saved = save();
-  const bytes = Buffer.from(source.bytes, 'latin1');
+  const bytes = bytesOf(source);
   begin(bytes, 0);
   const scratch: Record<string, unknown> = {};
   const end = bytes.length;
+  // Metadata's small members are decoded together, on the first read of one (see TOGETHER).
+  const together = source.msg === OBJECT_META && TOGETHER.has(key);
+  let others: string[] | undefined;
   try {
     while (pos < end) {
       const tag = varint(end);
       const f = source.msg.byNumber[tag >>> 3];
-      if (f?.json === key) field(scratch, f, tag & 7, end);
-      else skip(tag & 7, end);
+      if (f === undefined) skip(tag & 7, end);
+      else if (f.json === key) field(scratch, f, tag & 7, end);
+      else if (together && TOGETHER.has(f.json) && untouched(target, source, f.json, accessorFor(f.json).get)) {
+        if (!Object.hasOwn(scratch, f.json)) (others ??= []).push(f.json);
+        field(scratch, f, tag & 7, end);
+      } else skip(tag & 7, end);
     }
   } finally {
     restore(saved);
   }
   const value = scratch[key] ?? null;
   settle(target, key, value, source);
+  if (others !== undefined) for (const other of others) settle(target, other, scratch[other] ?? null, source);
   return value;
+}
+
+const OBJECT_META = message('ObjectMeta');
+/**
+ * Metadata's members kept as bytes that are small (all but managedFields): the first read of one decodes the others
+ * still unread in the same pass, so that a handler or a copy reading several (`stripManagedFields` copies metadata key
+ * by key) pays one pass over the bytes, not one each.
+ */
+const TOGETHER = new Set(['labels', 'annotations', 'ownerReferences', 'finalizers']);
+
+/**
+ * The last source read and its bytes as a Buffer: an object's members are often read one after another (a copy of
+ * metadata key by key, as `stripManagedFields` makes; a handler reading labels, then annotations), each read decoding
+ * from the same bytes. One entry: what it keeps alive is one object's bytes.
+ */
+let lastSource: LazySource | undefined;
+let lastBytes = Buffer.alloc(0);
+function bytesOf(source: LazySource): Buffer {
+  if (source !== lastSource) {
+    lastBytes = Buffer.from(source.bytes, 'latin1');
+    lastSource = source;
+  }
+  return lastBytes;
 }
 
 function settle(target: object, key: string, value: unknown, source: LazySource | undefined): void {
@@ -117,6 +154,10 @@ export function hasUnreadProtobufMembers(object: object): boolean {
 }
 
 const accessorFor = lazyAccessors(materialize, (target, key, value) => settle(target, key, value, sources.get(target)));
+/** The getters of the members {@link vouchedMembers} answers for. */
+const LABELS = accessorFor('labels').get;
+const ANNOTATIONS = accessorFor('annotations').get;
+const OWNER_REFERENCES = accessorFor('ownerReferences').get;
 
 /**
  * A shallow copy of a lazily decoded protobuf object with `metadata` replaced, its unread members still unread (they
@@ -135,13 +176,39 @@ export function protobufWithMetadata(object: object, metadata: unknown): Record<
     } else copy[key] = key === 'metadata' ? metadata : (object as Record<string, unknown>)[key];
   }
   if (!Object.prototype.hasOwnProperty.call(copy, 'metadata')) copy.metadata = metadata;
-  if (keys.length > 0) sources.stamp(copy, { msg: source.msg, bytes: source.bytes, keys, read: 0, unread: keys.length });
+  if (keys.length > 0) sources.stamp(copy, { msg: source.msg, bytes: source.bytes, keys, read: 0, unread: keys.length, vouched: 0 });
   return copy;
 }
 
-/** Whether a field is kept as bytes: at the top, every message, list or map but metadata; in metadata, managedFields. */
+/**
+ * Whether a field is kept as bytes: at the top, every message, list or map but metadata; in metadata, every list and map
+ * but labels (annotations, ownerReferences, finalizers, managedFields). Its scalars (the store's key, resourceVersion,
+ * the namespace index) are decoded on arrival, and so are its labels: their keys and values recur from object to object
+ * (strings shared through wire.ts's cache), so decoded they hold less heap than their bytes would (measured: kept as
+ * bytes too, a cached pod of the bench held 68 bytes more than before, without them 37 fewer).
+ */
 function isLazy(f: Field, top: boolean): boolean {
-  return (top ? f.json !== 'metadata' : f.json === 'managedFields') && (f.kind === K.msg || f.rep || f.map);
+  return top ? f.json !== 'metadata' && (f.kind === K.msg || f.rep || f.map) : f.rep || (f.map && f.json !== 'labels');
+}
+
+/**
+ * The members of metadata the decode can vouch for (0-model's `VOUCHED_*` bit by name), what 2-source's decoder would
+ * otherwise read of every object: a map of strings (its values strings by the schema and the walk; a `__proto__` key,
+ * which its decode defines as an own property, seen in its entries) and the owner references (their four strings are
+ * `always` fields, written even when absent, their booleans booleans).
+ */
+const VOUCHABLE: Readonly<Record<string, { bit: number; map: boolean }>> = {
+  labels: { bit: VOUCHED_LABELS, map: true },
+  annotations: { bit: VOUCHED_ANNOTATIONS, map: true },
+  ownerReferences: { bit: VOUCHED_OWNER_REFERENCES, map: false },
+};
+
+/** The bit of a lazy member of metadata the decode vouches for, by its field (0 for others). */
+function vouchBit(f: Field): number {
+  const known = Object.hasOwn(VOUCHABLE, f.json) ? VOUCHABLE[f.json] : undefined;
+  if (known === undefined) return 0;
+  if (known.map) return f.map && f.kind === K.string ? known.bit : 0;
+  return f.rep && f.kind === K.msg && f.msg?.name === 'OwnerReference' ? known.bit : 0;
 }
 
 /** What the lazy decode does with a tag (field number and wire type). */
@@ -186,6 +253,8 @@ interface Plan {
   readonly Make: PlainObjects;
   /** By tag of a map of strings: its objects' constructor. */
   readonly maps: (PlainObjects | undefined)[];
+  /** By tag (wire type 2) of a lazy member the decode vouches for: its `VOUCHED_*` bit; a map's entries are looked at. */
+  readonly vouches: Uint8Array;
 }
 
 type PlainObjects = new () => Record<string, unknown>;
@@ -214,6 +283,7 @@ function planOf(msg: Message, top: boolean): Plan {
   const lazyIndex = new Int8Array(size).fill(-1);
   const keys: string[] = [];
   const maps = new Array<PlainObjects | undefined>(size);
+  const vouches = new Uint8Array(size);
   let metadata: Plan | undefined;
   for (const f of msg.fields) {
     const tag = f.n * 8 + 2;
@@ -224,12 +294,13 @@ function planOf(msg: Message, top: boolean): Plan {
         lazyIndex[f.n * 8 + wireType] = keys.length;
       }
       keys.push(f.json);
+      if (!top) vouches[tag] = vouchBit(f);
     } else if (top && f.json === 'metadata' && f.kind === K.msg) {
       actions[tag] = Do.Metadata;
       metadata = planOf(f.msg!, false);
     } else if ((actions[tag] = valueAction(f)) === Do.StringEntry) maps[tag] = plainObjects();
   }
-  plan = { msg, actions, fields, lazyIndex, keys, metadata, Make: plainObjects(), maps };
+  plan = { msg, actions, fields, lazyIndex, keys, metadata, Make: plainObjects(), maps, vouches };
   plans[top ? 1 : 0]!.set(msg, plan);
   return plan;
 }
@@ -261,6 +332,9 @@ function decodePlanned(target: Record<string, unknown>, end: number, plan: Plan)
   /** The members' first occurrences, when not in `plan.keys`' order (indices in it); until then, the last one's index. */
   let order: number[] | undefined;
   let last = -1;
+  /** The `VOUCHED_*` bits of the members seen, and of those whose bytes the decode cannot vouch for. */
+  let vouched = 0;
+  let doubted = 0;
   while (pos < end) {
     const tagStart = pos;
     const whole = varint(end);
@@ -268,6 +342,11 @@ function decodePlanned(target: Record<string, unknown>, end: number, plan: Plan)
     const tag = whole >>> 0;
     const action = tag < actions.length ? (actions[tag]! as Do) : Do.Field;
     if (action === Do.Lazy) {
+      const bit = plan.vouches[tag]!;
+      if (bit !== 0) {
+        if (bit === VOUCHED_OWNER_REFERENCES || plainEntry(end)) vouched |= bit;
+        else doubted |= bit;
+      }
       skip(tag & 7, end);
       const i = plan.lazyIndex[tag]!;
       if (first < 0) first = tagStart;
@@ -297,8 +376,77 @@ function decodePlanned(target: Record<string, unknown>, end: number, plan: Plan)
     keys = (order ?? seenIndices(seen, plan.keys.length)).map((i) => plan.keys[i]!);
   fillAlways(target, plan.msg, keys);
   const bytes = spans === undefined ? latin1(buf, first, upTo) : copyOf(spans);
-  sources.stamp(target, { msg: plan.msg, bytes, keys, read: 0, unread: keys.length });
+  sources.stamp(target, { msg: plan.msg, bytes, keys, read: 0, unread: keys.length, vouched: vouched & ~doubted });
   for (const key of keys) Object.defineProperty(target, key, accessorFor(key));
+}
+
+/** The value of the varint at `p` (at most 4 bytes, ending before `end`) and where it ends (`afterVarint`), else -1. */
+let afterVarint = 0;
+function shortVarint(b: Buffer, p: number, end: number): number {
+  let value = 0;
+  for (let shift = 0; shift < 28 && p < end; shift += 7) {
+    const byte = b[p++]!;
+    value |= (byte & 0x7f) << shift;
+    if (byte < 0x80) {
+      afterVarint = p;
+      return value;
+    }
+  }
+  return -1;
+}
+
+/** `__proto__`'s bytes. */
+const PROTO_KEY = Buffer.from('__proto__', 'latin1');
+
+/**
+ * Whether the map entry at pos (its length, then its fields; the walk checked it) is as a server writes it, its key (1)
+ * and then its value (2) or nothing, and its key is not `__proto__`: its decode is then an ordinary key with a string
+ * value. Anything else (a `__proto__` key, fields in another order or repeated, a tag or length of more bytes than a
+ * server writes) is not vouched for, and 2-source's decoder reads the map to check it, as it reads a JSON object's.
+ */
+function plainEntry(end: number): boolean {
+  const b = buf;
+  const length = shortVarint(b, pos, end);
+  if (length <= 0) return false;
+  const e = afterVarint + length;
+  let p = afterVarint;
+  if (e > end || b[p] !== 0x0a) return false;
+  const k = shortVarint(b, p + 1, e);
+  if (k < 0 || afterVarint + k > e) return false;
+  p = afterVarint;
+  if (k === PROTO_KEY.length && b.compare(PROTO_KEY, 0, k, p, p + k) === 0) return false;
+  p += k;
+  if (p === e) return true;
+  if (b[p] !== 0x12) return false;
+  const v = shortVarint(b, p + 1, e);
+  return v >= 0 && afterVarint + v === e;
+}
+
+/**
+ * Which of `metadata`'s members (0-model's `VOUCHED_*` bits) pass 2-source's check without being read, as `metadata` is
+ * now: those its decode vouched for that are still unread and still its own accessors (a member read, written, or
+ * defined anew by any means is the decoder's to read, as any other object's). 0 for an object the decode did not make.
+ */
+export function vouchedMembers(metadata: Record<string, unknown>): number {
+  const source = sources.get(metadata);
+  const vouched = source === undefined ? 0 : source.vouched;
+  if (vouched === 0) return 0;
+  return (
+    ((vouched & VOUCHED_LABELS) !== 0 && untouched(metadata, source!, 'labels', LABELS) ? VOUCHED_LABELS : 0) |
+    ((vouched & VOUCHED_ANNOTATIONS) !== 0 && untouched(metadata, source!, 'annotations', ANNOTATIONS) ? VOUCHED_ANNOTATIONS : 0) |
+    ((vouched & VOUCHED_OWNER_REFERENCES) !== 0 && untouched(metadata, source!, 'ownerReferences', OWNER_REFERENCES)
+      ? VOUCHED_OWNER_REFERENCES
+      : 0)
+  );
+}
+
+/**
+ * Whether member `key` was never read (a read hands out its value, which may then be changed: on a frozen object the
+ * accessor stays) and is its own accessor still (a write, `defineProperty` or `delete` replaces it).
+ */
+function untouched(metadata: object, source: LazySource, key: string, getter: unknown): boolean {
+  const i = source.keys.indexOf(key);
+  return i >= 0 && (source.read & (1 << i)) === 0 && Reflect.getOwnPropertyDescriptor(metadata, key)?.get === getter;
 }
 
 /** The indices of the members seen (their bits set in `seen`), in order. */

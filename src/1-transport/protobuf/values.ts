@@ -8,7 +8,7 @@
  * accepts, {@link decodeInto} decodes without an error (the rule that lets lazy members be read later).
  */
 import { K, type Field, type Message } from './schema.ts';
-import { buf, fail, int64, latin1, lengthEnd, pos, seek, skip, str, stringValue, varint } from './wire.ts';
+import { buf, fail, int32, int64, latin1, lengthEnd, pos, seek, skip, str, stringValue, varint } from './wire.ts';
 
 /** Seconds of 0001-01-01T00:00:00Z and of 9999-12-31T23:59:59Z: the times RFC 3339 can write. */
 const MIN_SECONDS = -62_135_596_800;
@@ -93,6 +93,7 @@ function quantity(end: number): string {
   return s === '' ? '0' : s;
 }
 
+/** An IntOrString: its intVal an int32, as Go reads it. */
 function intOrString(end: number): string | number {
   let type = 0;
   let intVal = 0;
@@ -100,7 +101,7 @@ function intOrString(end: number): string | number {
   while (pos < end) {
     const tag = varint(end);
     if (tag === 0x08) type = varint(end);
-    else if (tag === 0x10) intVal = int64(end);
+    else if (tag === 0x10) intVal = int32(end);
     else if (tag === 0x1a) strVal = stringValue(end);
     else skip(tag & 7, end);
   }
@@ -170,7 +171,8 @@ export function lengthDelimited(f: Field, end: number): unknown {
 
 function scalar(f: Field, wireType: number, end: number): unknown {
   if (wireType === 0) {
-    if (f.kind === K.int32 || f.kind === K.int64) return int64(end);
+    if (f.kind === K.int64) return int64(end);
+    if (f.kind === K.int32) return int32(end);
     if (f.kind === K.bool) return varint(end) !== 0;
   } else if (wireType === 1 && f.kind === K.double) {
     if (end - pos < 8) fail('truncated double');

@@ -76,6 +76,8 @@ export function varint(end: number): number {
   for (let i = 4; i < 10; i++) {
     if (pos >= end) fail('truncated varint');
     const b = buf[pos++]!;
+    // The 10th byte holds bit 63 alone: more is past 64 bits (Go's protowire: an overflow).
+    if (i === 9 && b > 1) fail('varint overflows 64 bits');
     result += (b & 0x7f) * factor;
     if (b < 0x80) return result;
     factor *= 128;
@@ -102,6 +104,16 @@ export function int64(end: number): number {
     } else hi |= b << (7 * i - 32);
   }
   return (hi | 0) * 2 ** 32 + (lo >>> 0);
+}
+
+/** A varint as int32 as Go reads it (`int32(x)`): its low 32 bits, signed. */
+export function int32(end: number): number {
+  const start = pos;
+  const v = varint(end);
+  if (pos - start < 10 && v <= Number.MAX_SAFE_INTEGER) return v | 0;
+  let lo = 0;
+  for (let i = 0; i < 5; i++) lo |= (buf[start + i]! & 0x7f) << (7 * i);
+  return lo | 0;
 }
 
 /** Reads a length and returns where its bytes end, checked against `end` (the enclosing message's end). */
