@@ -17,6 +17,7 @@ import { ConfigMap, type InformerError } from '../../src/index.ts';
 import { httpListWatch } from '../../src/1-transport/httpTransport.ts';
 import { DEFAULT_IDLE_CONNECTION_MS, DEFAULT_MAX_CONNECTIONS } from '../../src/1-transport/http2/health.ts';
 import { http2Connections } from '../../src/1-transport/http2/pool.ts';
+import { http2StreamCapacity } from '../../src/1-transport/http/agents.ts';
 import { startApiServer, type ApiServer } from 'rx-informer-emulator';
 import { waitReal } from '../support/realIo.ts';
 
@@ -112,6 +113,20 @@ describe('a server that allows too few streams', () => {
     await waitReal('the watch to end', () => api.activeWatches === DEFAULT_MAX_CONNECTIONS - 1);
     expect(await listOnce(kc)).toBeUndefined();
     expect(h2.acceptedConnections).toBe(DEFAULT_MAX_CONNECTIONS);
+  });
+});
+
+describe('the streams a pool slot carries (what the per-namespace fallback takes turns within)', () => {
+  it("http2.maxConnections × the server's SETTINGS_MAX_CONCURRENT_STREAMS: 100 assumed until it says, then what it said", async () => {
+    const { kc } = await start({ maxConcurrentStreams: 3 });
+    expect(http2StreamCapacity(kc)).toBe(DEFAULT_MAX_CONNECTIONS * 100);
+    expect(await listOnce(kc)).toBeUndefined();
+    expect(http2StreamCapacity(kc)).toBe(DEFAULT_MAX_CONNECTIONS * 3);
+    expect(http2StreamCapacity(kc, { maxConnections: 2 })).toBe(6);
+    // Its connection closed (idle): what the server said last still counts.
+    await vi.advanceTimersByTimeAsync(DEFAULT_IDLE_CONNECTION_MS);
+    expect(http2Connections(kc)).toEqual([]);
+    expect(http2StreamCapacity(kc)).toBe(DEFAULT_MAX_CONNECTIONS * 3);
   });
 });
 

@@ -9,6 +9,7 @@ import { InformerError } from '../../src/0-model/errors.ts';
 import {
   ConnectionTurns,
   DEFAULT_TURN_MS,
+  http2Turns,
   initialTurns,
   isOutOfDescriptors,
   takingTurns,
@@ -220,6 +221,45 @@ describe('turnsStep: the rules', () => {
       capacity: 1,
     },
     {
+      rule: "a new capacity (HTTP/2 known, the server's SETTINGS): the waiting are granted up to it, not shortened once nobody waits",
+      steps: [
+        [watch(1), 0],
+        [watch(2), 0],
+        [watch(3), 0],
+        [watch(4), 0],
+        [{ type: 'capacity', capacity: 600 }, 5],
+      ],
+      effects: [grant(3, 3), grant(4, 4), { type: 'disarm' }],
+      held: [1, 2, 3, 4],
+      waiting: [],
+      capacity: 600,
+    },
+    {
+      rule: 'a lower capacity ends nothing held: nobody more is granted until fewer are held, and the watches take turns',
+      steps: [
+        [watch(1), 0],
+        [watch(2), 0],
+        [{ type: 'capacity', capacity: 1 }, 0],
+        [watch(3), 1],
+        [check, T],
+      ],
+      effects: [{ type: 'yield', id: 1 }],
+      held: [1, 2],
+      waiting: [3],
+      capacity: 1,
+    },
+    {
+      rule: 'a capacity replaces the bound EMFILE lowered',
+      steps: [
+        [watch(1), 0],
+        [watch(2), 0],
+        [done(2, true), 1],
+        [{ type: 'capacity', capacity: 8 }, 2],
+      ],
+      effects: [],
+      capacity: 8,
+    },
+    {
       rule: 'the bound never drops below one connection',
       steps: [
         [watch(1), 0],
@@ -240,8 +280,6 @@ describe('turnsStep: the rules', () => {
 });
 
 describe('takingTurns: namespaces taking turns, in virtual time at the default turn', () => {
-  const gated = () => true;
-
   it('three namespaces, one connection: each watch gives way after its turn (two when it asked the server for one), as asked when nobody waits', () => {
     const scheduler = leakCheckingScheduler(60_000);
     scheduler.run(({ cold }) => {
@@ -257,7 +295,7 @@ describe('takingTurns: namespaces taking turns, in virtual time at the default t
         ['c', c],
       ] as const) {
         subs.push(
-          takingTurns(lw, turns, gated)
+          takingTurns(lw, turns)
             .watch({ resourceVersion: '5', timeoutSeconds: 300 })
             .subscribe({ complete: () => ends.push(`${name}@${scheduler.now()}`) }),
         );
@@ -286,9 +324,9 @@ describe('takingTurns: namespaces taking turns, in virtual time at the default t
       const turns = new ConnectionTurns({ capacity: 1 }, scheduler);
       const a = fakeListWatch({ watches: [cold('500ms |')] }, { scheduler });
       const b = fakeListWatch({ lists: [cold('10ms (p|)', { p: listPage('7', []) })], watches: [cold('-')] }, { scheduler });
-      const sa = takingTurns(a, turns, gated).watch({ resourceVersion: '5', timeoutSeconds: 300 }).subscribe();
-      const sb = takingTurns(b, turns, gated).list({ resourceVersion: '0' }).subscribe();
-      const sc = takingTurns(b, turns, gated).watch({ resourceVersion: '7', timeoutSeconds: 300 }).subscribe();
+      const sa = takingTurns(a, turns).watch({ resourceVersion: '5', timeoutSeconds: 300 }).subscribe();
+      const sb = takingTurns(b, turns).list({ resourceVersion: '0' }).subscribe();
+      const sc = takingTurns(b, turns).watch({ resourceVersion: '7', timeoutSeconds: 300 }).subscribe();
       scheduler.schedule(() => {
         expect(b.lists[0]!.calledAt).toBe(500);
         expect(b.watches[0]!.calledAt).toBe(510);
@@ -306,9 +344,9 @@ describe('takingTurns: namespaces taking turns, in virtual time at the default t
       const a = fakeListWatch({ watches: watches(5) }, { scheduler });
       const b = fakeListWatch({ watches: watches(5) }, { scheduler });
       const c = fakeListWatch({ watches: watches(5) }, { scheduler });
-      const ta = takingTurns(a, turns, gated);
-      const tb = takingTurns(b, turns, gated);
-      const tc = takingTurns(c, turns, gated);
+      const ta = takingTurns(a, turns);
+      const tb = takingTurns(b, turns);
+      const tc = takingTurns(c, turns);
       const opts = { resourceVersion: '1', timeoutSeconds: 300 };
       ta.watch(opts).subscribe(); // turn 1 at 0, ends at 100
       const waitingB = tb.watch(opts).subscribe(); // waits
@@ -335,10 +373,10 @@ describe('takingTurns: namespaces taking turns, in virtual time at the default t
       const a = fakeListWatch({ watches: [cold<WatchFrame>('5s e', { e: end })] }, { scheduler });
       const b = fakeListWatch({ watches: [cold('-')] }, { scheduler });
       const ends: number[] = [];
-      const sa = takingTurns(a, turns, gated)
+      const sa = takingTurns(a, turns)
         .watch({ resourceVersion: '', sendInitialEvents: true, timeoutSeconds: 300 })
         .subscribe({ complete: () => ends.push(scheduler.now()) });
-      const sb = takingTurns(b, turns, gated).watch({ resourceVersion: '9', timeoutSeconds: 300 }).subscribe();
+      const sb = takingTurns(b, turns).watch({ resourceVersion: '9', timeoutSeconds: 300 }).subscribe();
       scheduler.schedule(() => {
         // Not shortened though b waited; not told to give way during its 5 s of initial events.
         expect(a.watches[0]!.options.timeoutSeconds).toBe(300);
@@ -350,19 +388,40 @@ describe('takingTurns: namespaces taking turns, in virtual time at the default t
     });
   });
 
-  it('not gated (the server speaks HTTP/2): no turn taken, the request goes at once as asked', () => {
+  it('room for every request (HTTP/2, streams to spare): nobody waits, each goes at once as asked and runs on', () => {
     const scheduler = leakCheckingScheduler(60_000);
     scheduler.run(({ cold }) => {
-      const turns = new ConnectionTurns({ capacity: 1 }, scheduler);
+      const turns = new ConnectionTurns({ capacity: 600 }, scheduler);
       const a = fakeListWatch({ watches: [cold('-'), cold('-')] }, { scheduler });
-      const open = takingTurns(a, turns, () => false);
+      const open = takingTurns(a, turns);
       const subs = [open.watch({ timeoutSeconds: 300 }).subscribe(), open.watch({ timeoutSeconds: 300 }).subscribe()];
-      expect(a.watches.map((w) => [w.calledAt, w.options.timeoutSeconds])).toEqual([
-        [0, 300],
-        [0, 300],
-      ]);
-      expect(turns.counts.held).toBe(0);
-      for (const s of subs) s.unsubscribe();
+      scheduler.schedule(() => {
+        expect(a.watches.map((w) => [w.calledAt, w.options.timeoutSeconds, w.end])).toEqual([
+          [0, 300, undefined],
+          [0, 300, undefined],
+        ]);
+        expect(turns.counts).toEqual({ held: 2, waiting: 0, capacity: 600 });
+        for (const s of subs) s.unsubscribe();
+        expect(turns.counts.held).toBe(0);
+      }, 10 * T);
+    });
+  });
+
+  it("a capacity given as a function (HTTP/2 known, the server's SETTINGS) is asked at each input: a change lets the waiting in", () => {
+    const scheduler = leakCheckingScheduler(60_000);
+    scheduler.run(({ cold }) => {
+      let capacity = 1;
+      const turns = new ConnectionTurns({ capacity: () => capacity }, scheduler);
+      const namespaces = [0, 1, 2].map(() => fakeListWatch({ lists: [cold('10ms (p|)', { p: listPage('7', []) })] }, { scheduler }));
+      const subs = namespaces.map((lw) => takingTurns(lw, turns).list({}).subscribe());
+      expect(turns.counts).toEqual({ held: 1, waiting: 2, capacity: 1 });
+      // The server turned out to allow more: said with the next input (the first list's end), both waiting go at once.
+      capacity = 3;
+      scheduler.schedule(() => {
+        expect(namespaces.map((lw) => lw.lists[0]!.calledAt)).toEqual([0, 10, 10]);
+        expect(turns.counts).toEqual({ held: 0, waiting: 0, capacity: 3 });
+        for (const s of subs) s.unsubscribe();
+      }, 100);
     });
   });
 
@@ -376,9 +435,9 @@ describe('takingTurns: namespaces taking turns, in virtual time at the default t
       });
       const ok = fakeListWatch({ lists: [cold('-')] }, { scheduler });
       const bad = fakeListWatch({ lists: [cold('#', undefined, emfile)] }, { scheduler });
-      const held = takingTurns(ok, turns, gated).list({}).subscribe();
+      const held = takingTurns(ok, turns).list({}).subscribe();
       let failed: unknown;
-      takingTurns(bad, turns, gated)
+      takingTurns(bad, turns)
         .list({})
         .subscribe({ error: (e: unknown) => (failed = e) });
       scheduler.schedule(() => {
@@ -387,6 +446,14 @@ describe('takingTurns: namespaces taking turns, in virtual time at the default t
         held.unsubscribe();
       }, 1);
     });
+  });
+});
+
+describe("http2Turns: the fallback's share of the HTTP/2 pool", () => {
+  it("three quarters of maxConnections × the server's streams, at least one; the rest is left to other requests", () => {
+    expect([http2Turns(8 * 100), http2Turns(8 * 250), http2Turns(8 * 1000), http2Turns(8 * 1), http2Turns(1), http2Turns(0)]).toEqual([
+      600, 1500, 6000, 6, 1, 1,
+    ]);
   });
 });
 

@@ -2,19 +2,35 @@ import { Observable, asyncScheduler, type SchedulerLike, type Subscription } fro
 import type { ListWatch, WatchOptions } from '../1-transport/listWatch.ts';
 import { isRecord } from '../util/isRecord.ts';
 
-// Turns at a bounded set of HTTP/1.1 connections, for the per-namespace fallback of an informer over many
-// namespaces (docs/transport.md › Many namespaces). Over HTTP/1.1 a request holds a connection (a socket, a
-// file descriptor) until it ends, and a watch never ends on its own: 2,000 namespaces would be 2,000 sockets.
-// Here every list and watch of those namespaces takes a turn at one of `capacity` connections: lists first
-// (they end soon), then watches, the namespace whose watch ran longest ago first. While others wait, a watch
+// Turns at a bounded set of connections (HTTP/1.1) or streams (HTTP/2), for the per-namespace fallback of an
+// informer over many namespaces (docs/transport.md › Many namespaces). Over HTTP/1.1 a request holds a connection
+// (a socket, a file descriptor) until it ends, and a watch never ends on its own: 2,000 namespaces would be 2,000
+// sockets. Over HTTP/2 a request holds a stream, and the pool carries `http2.maxConnections` × the server's
+// `SETTINGS_MAX_CONCURRENT_STREAMS` of them (8 × 100 on a current kube-apiserver): past that a request would fail.
+// Here every list and watch of those namespaces takes a turn at one of `capacity` connections or streams: lists
+// first (they end soon), then watches, the namespace whose watch ran longest ago first. While others wait, a watch
 // asks the server to end it after `turnMs` (its `timeoutSeconds`), so the connection goes back to the pool
 // kept alive, and the next namespace's watch resumes from its own resourceVersion with what it missed. A watch
-// that does not end by then is ended by the pool (after twice that) and resumed in its next turn.
+// that does not end by then is ended by the pool (after twice that) and resumed in its next turn. While everything
+// fits (HTTP/2 and a server that allows enough streams, the common case) nobody waits, and nothing takes turns:
+// every namespace keeps its watch open.
 //
 // The rules are a pure `turnsStep` (state, input, now) → effects; `ConnectionTurns` is its shell (timers, callbacks).
 
 /** Connections the per-namespace fallback of one KubeConfig may hold at once over HTTP/1.1. */
 export const DEFAULT_HTTP1_CONNECTIONS = 64;
+/**
+ * The share of the HTTP/2 pool's streams (`http2.maxConnections` × the server's `SETTINGS_MAX_CONCURRENT_STREAMS`)
+ * the per-namespace fallback of one KubeConfig may hold at once; the rest is left to every other request of it
+ * (discovery, informers that are not per namespace, leases), so the fallback does not starve them.
+ */
+export const HTTP2_STREAM_SHARE = 0.75;
+
+/** The streams the per-namespace fallback may hold over HTTP/2, of the `streams` its pool carries: its share, at least 1. */
+export function http2Turns(streams: number): number {
+  return Math.max(1, Math.floor(streams * HTTP2_STREAM_SHARE));
+}
+
 /** How long a watch holds its connection while other requests wait. At least 1 s: a watch ended sooner with no event is a `VeryShortWatch`. */
 export const DEFAULT_TURN_MS = 2_000;
 
@@ -50,7 +66,7 @@ interface Waiting {
 }
 
 export interface TurnsState {
-  /** Connections that may be held at once: the configured capacity, lowered at each `EMFILE`. */
+  /** Connections (streams) that may be held at once: the configured capacity or the last `capacity` input, lowered at each `EMFILE`. */
   readonly capacity: number;
   readonly held: readonly Held[];
   readonly waiting: readonly Waiting[];
@@ -69,6 +85,11 @@ export type TurnsInput =
    * (`EMFILE`/`ENFILE`), so fewer connections are held from now on.
    */
   | { readonly type: 'done'; readonly id: number; readonly exhausted?: boolean }
+  /**
+   * What may be held at once now (the protocol became known, or the server's SETTINGS changed): replaces the
+   * bound, `EMFILE`'s lowering included. Nothing held is ended for it: while it is over, nobody more is granted.
+   */
+  | { readonly type: 'capacity'; readonly capacity: number }
   | { readonly type: 'check' };
 
 export type TurnsEffect =
@@ -113,18 +134,23 @@ export function turnsStep(
     waiting = waiting.filter((w) => w.id !== input.id);
     // Out of descriptors: at most as many as the others hold now, and one fewer than before each time.
     if (input.exhausted) capacity = Math.max(1, Math.min(capacity - 1, held.length));
+  } else if (input.type === 'capacity') {
+    capacity = Math.max(1, Math.floor(input.capacity));
   } else if (input.type === 'settled') {
     held = held.map((h) => (h.id === input.id && h.kind === 'stream' && !h.yieldable ? { ...h, yieldable: true, since: now } : h));
   } else checkAt = Infinity;
-  while (held.length < capacity && waiting.length > 0) {
-    const [next] = waiting.splice(nextWaiting(waiting), 1);
-    const shorten = next!.kind === 'watch' && waiting.length > 0;
-    held.push({ id: next!.id, kind: next!.kind, since: now, shortened: shorten, yieldable: next!.kind === 'watch', yielding: false });
-    effects.push({ type: 'grant', id: next!.id, turn: ++turns, shorten });
+  const granted: Waiting[] = [];
+  while (held.length + granted.length < capacity && waiting.length > 0) granted.push(...waiting.splice(nextWaiting(waiting), 1));
+  // A watch granted while others still wait (after this step's grants) asks the server to end it after one turn.
+  for (const next of granted) {
+    const shorten = next.kind === 'watch' && waiting.length > 0;
+    held.push({ id: next.id, kind: next.kind, since: now, shortened: shorten, yieldable: next.kind === 'watch', yielding: false });
+    effects.push({ type: 'grant', id: next.id, turn: ++turns, shorten });
   }
   // Others wait: the watches past their turn give their connection up, oldest first, one per waiter.
-  let owed = waiting.length - held.filter((h) => h.yielding).length;
-  const watches = held.filter((h) => h.yieldable && !h.yielding).sort((a, b) => dueAt(config, a) - dueAt(config, b));
+  let owed = waiting.length === 0 ? 0 : waiting.length - held.filter((h) => h.yielding).length;
+  // Nobody waits (everything fits): nothing to sort (over HTTP/2 thousands may be held).
+  const watches = owed <= 0 ? [] : held.filter((h) => h.yieldable && !h.yielding).sort((a, b) => dueAt(config, a) - dueAt(config, b));
   for (const h of watches) {
     if (owed <= 0 || dueAt(config, h) > now) break;
     owed--;
@@ -154,8 +180,14 @@ export interface Turn {
   settle(): void;
 }
 
+/** The shell's settings: `capacity` a number, or what may be held now (asked at each input; a change is fed as `capacity`). */
+export interface TurnsSettings {
+  readonly capacity?: number | (() => number);
+  readonly turnMs?: number;
+}
+
 /**
- * The shell of {@link turnsStep}: hands out turns at `capacity` connections, and runs the one timer
+ * The shell of {@link turnsStep}: hands out turns at `capacity` connections (or streams), and runs the one timer
  * (a watch's turn coming due while others wait; none while nobody waits).
  */
 export class ConnectionTurns {
@@ -167,9 +199,15 @@ export class ConnectionTurns {
   private timer: Subscription | undefined;
   private readonly config: TurnsConfig;
   private readonly scheduler: SchedulerLike;
+  private readonly bound: () => number;
+  /** What `bound` said last. */
+  private bounded: number;
 
-  constructor(config: Partial<TurnsConfig> = {}, scheduler: SchedulerLike = asyncScheduler) {
-    this.config = { capacity: config.capacity ?? DEFAULT_HTTP1_CONNECTIONS, turnMs: config.turnMs ?? DEFAULT_TURN_MS };
+  constructor(settings: TurnsSettings = {}, scheduler: SchedulerLike = asyncScheduler) {
+    const capacity = settings.capacity ?? DEFAULT_HTTP1_CONNECTIONS;
+    this.bound = typeof capacity === 'number' ? () => capacity : capacity;
+    this.bounded = this.bound();
+    this.config = { capacity: this.bounded, turnMs: settings.turnMs ?? DEFAULT_TURN_MS };
     this.scheduler = scheduler;
     this.state = initialTurns(this.config);
   }
@@ -204,6 +242,11 @@ export class ConnectionTurns {
   }
 
   private feed(input: TurnsInput): void {
+    const capacity = this.bound();
+    if (capacity !== this.bounded) {
+      this.bounded = capacity;
+      this.inbox.push({ type: 'capacity', capacity });
+    }
     this.inbox.push(input);
     if (this.draining) return;
     this.draining = true;
@@ -241,16 +284,13 @@ export class ConnectionTurns {
 }
 
 /**
- * `listWatch` whose lists and watches take turns at `turns` while `gated()` says so (asked as each request
- * starts, and again when its turn comes: a server found to speak HTTP/2 meanwhile needs no turns). One
- * namespace's ListWatch: it remembers its last watch's turn, so that a watch the reflector ended while it
- * waited (its idle rule) and opened again keeps its place.
+ * `listWatch` whose lists and watches take turns at `turns`. One namespace's ListWatch: it remembers its last
+ * watch's turn, so that a watch the reflector ended while it waited (its idle rule) and opened again keeps its place.
  */
-export function takingTurns(listWatch: ListWatch, turns: ConnectionTurns, gated: () => boolean): ListWatch {
+export function takingTurns(listWatch: ListWatch, turns: ConnectionTurns): ListWatch {
   let lastTurn = -1;
   const through = <F>(kind: TurnKind, open: (shorten: boolean) => Observable<F>) =>
     new Observable<F>((subscriber) => {
-      if (!gated()) return open(false).subscribe(subscriber);
       let inner: Subscription | undefined;
       let ended = false;
       let settled = kind !== 'stream';
@@ -262,12 +302,6 @@ export function takingTurns(listWatch: ListWatch, turns: ConnectionTurns, gated:
         return {
           grant: (turn, shorten) => {
             if (kind !== 'list') lastTurn = turn;
-            if (!gated()) {
-              // HTTP/2 after all: no turn needed.
-              release();
-              inner = open(false).subscribe(subscriber);
-              return;
-            }
             const end = (then: () => void, exhausted = false) => {
               ended = true;
               release(exhausted);

@@ -2,7 +2,7 @@ import { Observable, Subscription } from 'rxjs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { KubeObject } from '../0-model/objects.ts';
 import type { Resource } from '../0-model/resources.ts';
-import { knownProtocol } from '../1-transport/http/agents.ts';
+import { http2StreamCapacity, knownProtocol } from '../1-transport/http/agents.ts';
 import { httpListWatch } from '../1-transport/httpTransport.ts';
 import type { KeepObject } from '../1-transport/lazyJson.ts';
 import { filtered, isListWatch, type ListWatch } from '../1-transport/listWatch.ts';
@@ -12,7 +12,7 @@ import type { InformerState } from '../4-store/reduceDeltas.ts';
 import type { Store } from '../4-store/store.ts';
 import { informerFromSource, reflectorFor, toListWatch, withRandom, type Informer, type InformerOptions } from './informerFromSource.ts';
 import { forward } from '../util/forward.ts';
-import { ConnectionTurns, isOutOfDescriptors, takingTurns } from './connectionTurns.ts';
+import { ConnectionTurns, DEFAULT_HTTP1_CONNECTIONS, http2Turns, isOutOfDescriptors, takingTurns } from './connectionTurns.ts';
 import { InformerError } from '../0-model/errors.ts';
 
 /**
@@ -23,14 +23,26 @@ import { InformerError } from '../0-model/errors.ts';
 export const DEFAULT_MAX_NAMESPACE_WATCHES = 16;
 
 /**
- * Per KubeConfig: the connections its per-namespace lists and watches take turns at, when they go over
- * HTTP/1.1 (see ./connectionTurns.ts). The first informer's scheduler runs its timer.
+ * Per KubeConfig and `http.protocol` option (informers that ask for HTTP/1.1 and informers that may use HTTP/2 do not
+ * share a transport): the connections (over HTTP/1.1) or streams (over HTTP/2) its per-namespace lists and watches
+ * take turns at (see ./connectionTurns.ts). The first informer's scheduler runs its timer, and its `http` options
+ * say how many: over HTTP/1.1, and over TLS until the server has answered, 64 connections; over HTTP/2, the
+ * fallback's share of what the pool carries (`http2.maxConnections` × the server's `SETTINGS_MAX_CONCURRENT_STREAMS`),
+ * asked again at each input, so that it follows the server's SETTINGS.
  */
-const turnsOf = new WeakMap<KubeConfig, ConnectionTurns>();
+const turnsOf = new WeakMap<KubeConfig, Map<string, ConnectionTurns>>();
 
-function turnsFor(kc: KubeConfig, scheduler: InformerOptions<KubeObject>['scheduler']): ConnectionTurns {
-  let turns = turnsOf.get(kc);
-  if (!turns) turnsOf.set(kc, (turns = new ConnectionTurns({}, scheduler)));
+function turnsFor(kc: KubeConfig, options: Pick<InformerOptions<KubeObject>, 'http' | 'scheduler'>): ConnectionTurns {
+  let byProtocol = turnsOf.get(kc);
+  if (!byProtocol) turnsOf.set(kc, (byProtocol = new Map()));
+  const http = options.http;
+  const protocol = http?.protocol ?? 'auto';
+  let turns = byProtocol.get(protocol);
+  if (!turns) {
+    const capacity = () =>
+      knownProtocol(kc, protocol) === 'h2' ? http2Turns(http2StreamCapacity(kc, http?.http2)) : DEFAULT_HTTP1_CONNECTIONS;
+    byProtocol.set(protocol, (turns = new ConnectionTurns({ capacity }, options.scheduler)));
+  }
   return turns;
 }
 
@@ -47,8 +59,9 @@ type Mode = 'cluster-wide' | 'per-namespace';
  * - **At most that many, or when the cluster-wide list is Forbidden (403)**: one list and watch per
  *   namespace (streams of one HTTP/2 connection), merged into one view. Over HTTP/1.1, where a watch
  *   holds a connection for its life, they take turns at 64 connections of the KubeConfig (lists first;
- *   a watch resumes from its resourceVersion in its turn; docs/transport.md). The view syncs once every
- *   namespace has listed (its first list is all of them at once); afterwards each namespace's
+ *   a watch resumes from its resourceVersion in its turn; docs/transport.md); over HTTP/2 too, at three
+ *   quarters of the streams its pool carries, when they need more (else every namespace keeps its watch).
+ *   The view syncs once every namespace has listed (its first list is all of them at once); afterwards each namespace's
  *   changes (relists included) are its events. Every namespace's faults reach `errors$`
  *   (but for `EMFILE`, which is said once for all of them until they sync).
  *   The 403 that sent it there is not reported (it is what the fallback is for).
@@ -146,11 +159,10 @@ function mergedNamespaces<T extends KubeObject>(
     const subscription = new Subscription();
     // Their faults reach the outer informer's errors$ (and its report while nobody listens), not their own.
     const own: InformerOptions<T> = { ...options, resyncPeriod: 0, indexers: {}, delivery: undefined, reportUnobservedErrors: false };
-    const turns = turnsFor(kc, options.scheduler);
-    // Unless the server is known to speak HTTP/2 (streams are cheap there), every request takes a turn.
-    const gated = () => knownProtocol(kc, options.http?.protocol) !== 'h2';
+    // Every request takes a turn: over HTTP/2, while everything fits, it is granted at once and nobody waits.
+    const turns = turnsFor(kc, options);
     const informers = [...new Set(namespaces)].map((namespace) => {
-      const listWatch = takingTurns(httpListWatch(kc, target(namespace), withRandom(options.http, options.random)), turns, gated);
+      const listWatch = takingTurns(httpListWatch(kc, target(namespace), withRandom(options.http, options.random)), turns);
       return informerFromSource(resource, reflectorFor(listWatch, resource, own), own);
     });
     const latest: (InformerState<T> | undefined)[] = informers.map(() => undefined);

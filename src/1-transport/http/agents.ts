@@ -4,7 +4,8 @@ import * as https from 'node:https';
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import type { Cluster, KubeConfig } from '@kubernetes/client-node';
-import { negotiatedProtocol } from '../http2/pool.ts';
+import type { Http2Options } from '../http2/health.ts';
+import { negotiatedProtocol, streamCapacity } from '../http2/pool.ts';
 import type { Http2Route, HttpProtocol } from '../http2/request.ts';
 import type { RequestSettings } from './options.ts';
 
@@ -131,6 +132,15 @@ export function knownProtocol(kc: KubeConfig, protocol: HttpProtocol = 'auto'): 
   if (protocol === 'http1' || cluster.proxyUrl) return 'http1';
   if (!/^https:/i.test(cluster.server)) return 'http1';
   return negotiatedProtocol(kc, slotKeyOf(kc, cluster));
+}
+
+/**
+ * How many HTTP/2 streams requests made with `kc` may hold at once on its current server: `http2.maxConnections` ×
+ * the server's `SETTINGS_MAX_CONCURRENT_STREAMS` (100 until it says; see ../http2/pool.ts). 0 without a cluster.
+ */
+export function http2StreamCapacity(kc: KubeConfig, options: Http2Options = {}): number {
+  const cluster = kc.getCurrentCluster();
+  return cluster ? streamCapacity(kc, slotKeyOf(kc, cluster), options) : 0;
 }
 
 /**

@@ -10,9 +10,14 @@ import { Http2Error } from './response.ts';
 export type ConnectStage = 'connection' | 'TLS handshake' | 'response headers';
 
 /** Streams assumed allowed before the server's SETTINGS say (RFC 9113 recommends at least 100). */
-const ASSUMED_MAX_STREAMS = 100;
-/** Flow-control windows as Go's HTTP/2 client: 4 MiB per stream, so a large list is not bound by round trips. */
+export const ASSUMED_MAX_STREAMS = 100;
+/** The stream's flow-control window, as Go's HTTP/2 client (`transportDefaultStreamFlow`, 4 MiB): a large list is not bound by round trips. */
 const STREAM_WINDOW = 4 * 1024 * 1024;
+/**
+ * The connection's window: our own choice, not Go's (its client's `transportDefaultConnFlow` is 1 GiB). It bounds
+ * what a server may send ahead of the readers of all the streams of one connection: four streams' full windows,
+ * 16 MiB (128 MiB over `http2.maxConnections`' 8), where 1 GiB would let one connection fill a GiB of memory.
+ */
 const CONNECTION_WINDOW = 16 * 1024 * 1024;
 
 const notOffered = () =>
@@ -49,6 +54,8 @@ export class Http2Connection {
   /** Streams open. */
   active = 0;
   maxStreams = ASSUMED_MAX_STREAMS;
+  /** The server's `SETTINGS_MAX_CONCURRENT_STREAMS`, once its SETTINGS came (`maxStreams` assumes 100 until then). */
+  advertised: number | undefined;
   /** No new stream: GOAWAY received, closing, closed, or retired. */
   closed = false;
   stage: ConnectStage = 'connection';
@@ -218,7 +225,7 @@ export class Http2Connection {
         session.on('error', () => undefined); // reported by the streams it fails
         session.on('remoteSettings', (settings) => {
           health.read();
-          this.maxStreams = settings.maxConcurrentStreams ?? 2 ** 32 - 1;
+          this.maxStreams = this.advertised = settings.maxConcurrentStreams ?? 2 ** 32 - 1;
         });
         session.on('ping', () => health.read());
         session.on('goaway', () => this.markClosed());

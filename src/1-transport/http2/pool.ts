@@ -1,5 +1,5 @@
 import type * as tls from 'node:tls';
-import { Http2Connection } from './connection.ts';
+import { ASSUMED_MAX_STREAMS, Http2Connection } from './connection.ts';
 import { DEFAULT_MAX_CONNECTIONS, type Http2Options } from './health.ts';
 
 interface Slot {
@@ -10,6 +10,8 @@ interface Slot {
   http1Only: boolean;
   /** A connection of this slot speaks HTTP/2. */
   h2: boolean;
+  /** The `SETTINGS_MAX_CONCURRENT_STREAMS` the server last sent a connection of this slot as it opened. */
+  advertised: number | undefined;
 }
 
 /** Per KubeConfig (any object), per cluster and user: the HTTP/2 connections for the TLS material seen last. */
@@ -58,7 +60,7 @@ export function reserveStream(
     for (const connection of slot.connections) connection.retire();
     slot = undefined;
   }
-  if (!slot) bySlot.set(slotKey, (slot = { digest, connections: new Set(), http1Only: false, h2: false }));
+  if (!slot) bySlot.set(slotKey, (slot = { digest, connections: new Set(), http1Only: false, h2: false, advertised: undefined }));
   if (slot.http1Only && !forceH2) return {};
   let connection = [...slot.connections].find((candidate) => candidate.usable && !avoid.has(candidate));
   if (!connection) {
@@ -76,7 +78,10 @@ export function reserveStream(
     void opened.ready.then(
       (negotiated) => {
         if (!negotiated.h2) owningSlot.http1Only = true;
-        else owningSlot.h2 = true;
+        else {
+          owningSlot.h2 = true;
+          owningSlot.advertised = opened.advertised;
+        }
       },
       () => undefined,
     );
@@ -93,6 +98,19 @@ export function negotiatedProtocol(owner: object, slotKey: string): 'h2' | 'http
   const slot = slots.get(owner)?.get(slotKey);
   if (slot?.http1Only) return 'http1';
   return slot?.h2 ? 'h2' : undefined;
+}
+
+/**
+ * How many streams this slot's connections may carry at once: `http2.maxConnections` × the server's
+ * `SETTINGS_MAX_CONCURRENT_STREAMS` (the fewest an open connection was told, else what the last one opened was told,
+ * else the 100 assumed before the server says).
+ */
+export function streamCapacity(owner: object, slotKey: string, options: Http2Options): number {
+  const slot = slots.get(owner)?.get(slotKey);
+  let perConnection: number | undefined;
+  for (const connection of slot?.connections ?? [])
+    if (connection.advertised !== undefined) perConnection = Math.min(perConnection ?? Infinity, connection.advertised);
+  return maxConnections(options) * (perConnection ?? slot?.advertised ?? ASSUMED_MAX_STREAMS);
 }
 
 /** Every HTTP/2 connection of `owner` (tests and diagnostics). */
