@@ -14,13 +14,19 @@ afterEach(async () => {
 });
 
 describe('informer() with an http.keepObject', () => {
-  for (const encoding of ['json', 'protobuf'] as const) {
-    it(`caches and delivers only the objects it keeps (${encoding})`, async () => {
+  const cases: readonly { name: string; encoding: 'json' | 'protobuf'; namespaces?: string[] }[] = [
+    { name: 'json', encoding: 'json' },
+    { name: 'protobuf', encoding: 'protobuf' },
+    // Two namespaces read one by one (fewer than `maxNamespaceWatches`): each namespace's read gets the keepObject.
+    { name: 'namespaces, one by one', encoding: 'json', namespaces: ['a', 'b'] },
+  ];
+  for (const { name, encoding, namespaces } of cases) {
+    it(`caches and delivers only the objects it keeps (${name})`, async () => {
       api = await startApiServer({ namespaces: ['a', 'b'] });
       for (const namespace of ['a', 'b'])
         for (const name of ['x', 'y']) api.create('configmaps', { metadata: { name, namespace }, data: { k: name } });
       const keepObject = (skeleton: { metadata: { namespace?: string } }) => skeleton.metadata.namespace === 'a';
-      const configMaps = informer(api.kubeConfig, ConfigMap, { http: { lazyDecode: true, encoding, keepObject } });
+      const configMaps = informer(api.kubeConfig, ConfigMap, { namespaces, http: { lazyDecode: true, encoding, keepObject } });
       const changes = firstValueFrom(configMaps.events$.pipe(take(3), toArray()));
       const running = configMaps.store$.subscribe();
       try {
