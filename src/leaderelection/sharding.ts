@@ -399,16 +399,21 @@ function deleteMember(
         const forbidden = error instanceof LeaseError && error.reason === 'Forbidden';
         feed({ type: 'memberDeleteFailed', lease, resourceVersion, lostRace, forbidden });
         if (lostRace) return;
-        if (forbidden)
+        if (forbidden) {
+          // The answer's words without the prefix the new error's constructor writes again.
+          const prefix = `delete lease ${lease}: `;
+          const said = error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message;
           return report(
             new LeaseError(
               'Forbidden',
               'delete',
               lease,
-              `${error.message}; stale member Leases are not deleted by this replica from now on (grant \`delete\` on leases to its Role, or delete released ones with kubectl: docs/replicas.md)`,
+              `${said}; stale member Leases are not deleted by this replica from now on ` +
+                '(grant `delete` on leases to its Role, or delete released ones with kubectl: docs/replicas.md)',
               error.status,
             ),
           );
+        }
         report(error instanceof LeaseError ? error : new LeaseError('Timeout', 'delete', lease, String(error)));
       },
     });
