@@ -41,4 +41,14 @@ describe('sharding() and a hostile member Lease', () => {
     expect(() => sharding(clients, { name: 'g', shards: 4, identity: '' })).toThrow(TypeError);
     expect(() => sharding(clients, { name: 'g', shards: 4, identity: 'x'.repeat(253) })).not.toThrow();
   });
+
+  it("refuses a timing that breaks client-go's rules when it is made, not when it is first subscribed", () => {
+    const clients = new FakeLeaseServer().clients({ client: 'a' });
+    const make = (timing: { leaseDurationMs?: number; renewDeadlineMs?: number; retryPeriodMs?: number }) => () =>
+      sharding(clients, { name: 'g', shards: 4, identity: 'a', ...timing });
+    expect(make({ leaseDurationMs: 10_000 })).toThrow(/^sharding: leaseDurationMs must be greater than renewDeadlineMs$/);
+    expect(make({ retryPeriodMs: 9_000 })).toThrow(/renewDeadlineMs must be greater than retryPeriodMs × 1.2/);
+    expect(make({ leaseDurationMs: 0, renewDeadlineMs: -1 })).toThrow(/leaseDurationMs must be greater than zero/);
+    expect(make({})).not.toThrow();
+  });
 });

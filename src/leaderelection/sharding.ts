@@ -23,7 +23,7 @@ import { LeaseError, isConflict, reportUnobserved } from './errors.ts';
 import { shardOf } from './hash.ts';
 import { electionClocks, leaderElection, type LeaderElectionOptions } from './leaderElection.ts';
 import type { LeaseClients } from './leaseClient.ts';
-import { DEFAULT_TIMING, type ElectionTiming } from './machine.ts';
+import { DEFAULT_TIMING, timingProblem, type ElectionTiming } from './machine.ts';
 import {
   initialSharding,
   MAX_IDENTITY_LENGTH,
@@ -130,7 +130,8 @@ const LABEL = 'rx-informer.io/sharding';
  * merge(apples.outcomes$, shards.acquired$.pipe(tap((s) => requeueShard(s)))).subscribe();
  * ```
  *
- * @throws TypeError when `shards` is not a positive integer, or `identity` is empty or longer than 253 characters.
+ * @throws TypeError when `shards` is not a positive integer, `identity` is empty or longer than 253 characters, or the
+ *   timing breaks client-go's rules (leaseDuration > renewDeadline > 1.2 × retryPeriod), as {@link leaderElection}.
  */
 export function sharding(clients: LeaseClients, options: ShardingOptions): Sharding {
   if (!Number.isInteger(options.shards) || options.shards < 1)
@@ -144,6 +145,9 @@ export function sharding(clients: LeaseClients, options: ShardingOptions): Shard
     renewDeadlineMs: options.renewDeadlineMs ?? DEFAULT_TIMING.renewDeadlineMs,
     retryPeriodMs: options.retryPeriodMs ?? DEFAULT_TIMING.retryPeriodMs,
   };
+  // Here, as leaderElection() does, not when the first shard's election starts at subscribe.
+  const problem = timingProblem(timing);
+  if (problem) throw new TypeError(`sharding: ${problem}`);
   const config: ShardingConfig = {
     name: options.name,
     identity: options.identity,
