@@ -710,6 +710,20 @@ describe('listAndWatch: frames and objects', () => {
     });
   });
 
+  it("a frame that is a fault of one object (a caller's keepObject threw) is reported and the watch goes on", () => {
+    scenario(({ ts, cold, flush }) => {
+      const thrown = new InformerError('HandlerError', 'http.keepObject threw for b: no; kept', { phase: 'decode', key: 'b' });
+      const fake = fakeListWatch({
+        lists: [cold('-(p|)', { p: listPage('10', []) })],
+        watches: [cold<WatchFrame>('-a-xb-c', { a: added('a', '11'), x: thrown, b: added('b', '12'), c: added('c', '13') })],
+      });
+      const { log } = start(ts, fake, 100);
+      flush();
+      expect(log).toEqual(['1 replace@10[]', '1 watch@10', '2 added a@11', '4 error HandlerError', '5 added b@12', '7 added c@13']);
+      expect(fake.watches).toHaveLength(1);
+    });
+  });
+
   it('the same undecodable line again at the same rv: relist at once; a third time: relist after the backoff', () => {
     scenario(({ ts, cold, flush }) => {
       const bad = new InformerError('MalformedLine', 'not JSON', { phase: 'watch' });

@@ -34,7 +34,8 @@ import { isRecord } from '../util/isRecord.ts';
  *   Status is read as an HTTP error is, through {@link reasonForStatus} (a 410 is `Expired` or `Gone`, a 500
  *   `ServerError`, a 403 `Forbidden`, a 504 `Timeout`, a code no row names `Unknown`; a Status without a `code`
  *   counts as 500), as client-go reads it (`apierrors.FromObject`).
- * - `HandlerError`: a subscriber's handler threw; other subscribers are unaffected.
+ * - `HandlerError`: a subscriber's handler threw (other subscribers are unaffected), or a caller's `http.keepObject`
+ *   did (the object is kept; phase `decode`).
  * - `Config`: the KubeConfig could not be applied (no cluster, a file it names cannot be read, an exec section that is not valid).
  * - `CredentialPlugin`: an exec credential plugin failed (not found, non-zero exit, output too large or not an
  *   ExecCredential); its stderr is quoted cut and scrubbed. A hung plugin is a `Timeout` waiting for credentials.

@@ -61,8 +61,9 @@ export interface RawWatchEvent {
 
 /**
  * What a watch stream yields: events, `MalformedLine` errors for lines that
- * could not be parsed (those do not end the stream), and notices (`isNotice`:
- * `NotAcceptable`, before the first line) that fail nothing.
+ * could not be parsed (those do not end the stream; the reflector ends the watch), notices (`isNotice`:
+ * `NotAcceptable`, before the first line) and faults of one object (`isObjectFault`: a caller's
+ * `keepObject` threw) that fail nothing.
  */
 export type WatchFrame = RawWatchEvent | InformerError;
 

@@ -1,4 +1,4 @@
-import { InformerError, asStatus, errorFromStatus, isExpired, isNotice } from '../0-model/errors.ts';
+import { InformerError, asStatus, errorFromStatus, isExpired, isObjectFault } from '../0-model/errors.ts';
 import { isInitialEventsEnd, type RawWatchEvent, type WatchFrame, type WatchOptions } from '../1-transport/listWatch.ts';
 import { rawKey, rawResourceVersion } from '../0-model/keys.ts';
 import { isOtherKind } from './decode.ts';
@@ -144,7 +144,8 @@ export function onFrame<T>(
 ): ReflectorState<T> {
   if (frame instanceof InformerError) {
     const w = seenAt(open, now);
-    if (!isNotice(frame)) return finishWatch({ ...state, phase: w }, w, frame.inPhase('watch'), out);
+    // A notice, or a fault of one object (a caller's keepObject threw): reported, and the watch goes on.
+    if (!isObjectFault(frame)) return finishWatch({ ...state, phase: w }, w, frame.inPhase('watch'), out);
     report(out, frame);
     return { ...state, phase: w };
   }

@@ -3,6 +3,7 @@ import type { KubeObject } from '../0-model/objects.ts';
 import type { Resource } from '../0-model/resources.ts';
 import { filtered, isListWatch, type ListWatch } from '../1-transport/listWatch.ts';
 import { informerFromSource, reflectorFor, toListWatch, type Informer, type InformerOptions } from './informerFromSource.ts';
+import { keepObjectFaults } from './keepObjectFaults.ts';
 import { namespacesInformer } from './namespacesInformer.ts';
 
 export { informerFromSource, reflectorFor, toListWatch, type Informer, type InformerOptions } from './informerFromSource.ts';
@@ -26,14 +27,16 @@ export function informer<T extends KubeObject>(
     if (namespaces.length !== 1) return namespacesInformer(source, resource, namespaces, options);
     return informer(source, resource, { ...options, namespace: namespaces[0], namespaces: undefined });
   }
+  // An `http.keepObject` of the caller's: the skeletons of the objects it rejects are left out (list items) or become
+  // bookmarks (watch events), as the sharded informer's own are, instead of being cached as `{ metadata }` objects;
+  // what it throws is reported.
+  const faults = options.http?.keepObject !== undefined && !isListWatch(source) ? keepObjectFaults(options.http.keepObject) : undefined;
   const read = toListWatch(
     source,
     { resource, namespace: options.namespace, labelSelector: options.labelSelector, fieldSelector: options.fieldSelector },
-    options.http,
+    faults ? { ...options.http, keepObject: faults.keep } : options.http,
     options.random,
   );
-  // An `http.keepObject` of the caller's: the skeletons of the objects it rejects are left out (list items) or become
-  // bookmarks (watch events), as the sharded informer's own are, instead of being cached as `{ metadata }` objects.
-  const listWatch = options.http?.keepObject !== undefined && !isListWatch(source) ? filtered(read, () => true) : read;
+  const listWatch = faults ? faults.reporting(filtered(read, () => true)) : read;
   return informerFromSource(resource, reflectorFor(listWatch, resource, options), options);
 }

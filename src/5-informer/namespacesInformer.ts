@@ -12,6 +12,7 @@ import type { InformerState } from '../4-store/reduceDeltas.ts';
 import type { Store } from '../4-store/store.ts';
 import { informerFromSource, reflectorFor, toListWatch, withRandom, type Informer, type InformerOptions } from './informerFromSource.ts';
 import { forward } from '../util/forward.ts';
+import { keepObjectFaults } from './keepObjectFaults.ts';
 import { ConnectionTurns, DEFAULT_HTTP1_CONNECTIONS, http2Turns, isOutOfDescriptors, takingTurns } from './connectionTurns.ts';
 import { InformerError } from '../0-model/errors.ts';
 
@@ -91,11 +92,16 @@ export function namespacesInformer<T extends KubeObject>(
   const clusterWide = (): ListWatch => {
     // A ListWatch given instead of a KubeConfig is taken as cluster-wide, and filtered here.
     // What has no key (a Status in an ERROR line) is kept: it is not an object of another namespace.
-    const keepObject: KeepObject = (skeleton) => wants(rawKey(skeleton));
-    return filtered(
+    // A keepObject of the caller's decides too (its throws reported), after the namespace: what it rejects is left out.
+    const faults = options.http?.keepObject !== undefined ? keepObjectFaults(options.http.keepObject) : undefined;
+    const keepObject: KeepObject = faults
+      ? (skeleton) => wants(rawKey(skeleton)) && faults.keep(skeleton)
+      : (skeleton) => wants(rawKey(skeleton));
+    const read = filtered(
       toListWatch(source, target(undefined), { ...options.http, lazyDecode: options.http?.lazyDecode ?? true, keepObject }, options.random),
       wants,
     );
+    return faults ? faults.reporting(read) : read;
   };
   const initialMode: Mode = isListWatch(source) || namespaces.length > threshold ? 'cluster-wide' : 'per-namespace';
   const inner: InformerOptions<T> = { ...options, namespace: undefined, namespaces: undefined };
@@ -162,9 +168,12 @@ function mergedNamespaces<T extends KubeObject>(
     // Every request takes a turn: over HTTP/2, while everything fits, it is granted at once and nobody waits.
     const turns = turnsFor(kc, options);
     const informers = [...new Set(namespaces)].map((namespace) => {
-      const read = httpListWatch(kc, target(namespace), withRandom(options.http, options.random));
-      // A keepObject of the caller's: what it rejects is left out, as informer() does (not cached as a skeleton).
-      const listWatch = takingTurns(options.http?.keepObject === undefined ? read : filtered(read, () => true), turns);
+      // A keepObject of the caller's: what it rejects is left out, as informer() does (not cached as a skeleton);
+      // what it throws is reported.
+      const faults = options.http?.keepObject !== undefined ? keepObjectFaults(options.http.keepObject) : undefined;
+      const http = faults ? { ...options.http, keepObject: faults.keep } : options.http;
+      const read = httpListWatch(kc, target(namespace), withRandom(http, options.random));
+      const listWatch = takingTurns(faults ? faults.reporting(filtered(read, () => true)) : read, turns);
       return informerFromSource(resource, reflectorFor(listWatch, resource, own), own);
     });
     const latest: (InformerState<T> | undefined)[] = informers.map(() => undefined);
