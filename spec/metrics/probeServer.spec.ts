@@ -195,6 +195,96 @@ describe('the probe server under slow and hostile clients', () => {
     expect(last).toMatch(/\r\nConnection: close\r\n/i);
   });
 
+  it('answers one request at a time on a connection: 100 pipelined in one packet by each of 4 clients are 4 handled, the rest wait', async () => {
+    const pending: { socket: Socket; url: string; res: import('node:http').ServerResponse }[] = [];
+    let asked: () => void = () => undefined;
+    const server = probeServer((req, res) => {
+      pending.push({ socket: req.socket, url: req.url ?? '', res });
+      asked();
+    });
+    const port = await listening(server);
+    const handled = (n: number) =>
+      new Promise<void>((resolve) => {
+        asked = () => pending.length >= n && resolve();
+        asked();
+      });
+    const clients = [];
+    for (let c = 0; c < 4; c++) {
+      const client = await open(server, port);
+      client.client.pause(); // reads nothing yet
+      client.client.write(Array.from({ length: 100 }, (_, i) => `GET /${c}/${i} HTTP/1.1\r\nHost: x\r\n\r\n`).join(''));
+      clients.push(client);
+    }
+    await handled(4);
+    // A fifth client's request is read after the four packets (written before it, on this machine's loopback): when it
+    // is handled, every request of theirs has been parsed, and one of each handled.
+    const fifth = await open(server, port);
+    fifth.client.write('GET /fifth HTTP/1.1\r\nHost: x\r\n\r\n');
+    await handled(5);
+    await new Promise((next) => setImmediate(next));
+    expect(pending.map((p) => p.url).sort()).toEqual(['/0/0', '/1/0', '/2/0', '/3/0', '/fifth']);
+    // The first client's answer written: its next request is handled, in order; the others' still wait.
+    const first = pending.find((p) => p.url === '/0/0')!;
+    first.res.end('0\n');
+    await handled(6);
+    expect(pending[5]).toMatchObject({ url: '/0/1', socket: first.socket });
+    for (const p of pending) if (!p.res.writableEnded) p.res.end('ok\n');
+  });
+
+  it('answers pipelined requests in order, each after the one before is written; a reading client gets them all', async () => {
+    let inFlight = 0;
+    let most = 0;
+    const server = probeServer((req, res) => {
+      most = Math.max(most, ++inFlight);
+      res.prependOnceListener('finish', () => inFlight--);
+      setImmediate(() => res.end(`${req.url}\n`));
+    });
+    const port = await listening(server);
+    const { client } = await open(server, port);
+    let answers = '';
+    const all = new Promise<void>((resolve) =>
+      client.on('data', (d: Buffer) => {
+        answers += d.toString('latin1');
+        if ((answers.match(/HTTP\/1\.1 200/g) ?? []).length === 5) resolve();
+      }),
+    );
+    client.write(Array.from({ length: 5 }, (_, i) => `GET /${i} HTTP/1.1\r\nHost: x\r\n\r\n`).join(''));
+    await all;
+    expect(
+      answers
+        .split('\r\n\r\n')
+        .slice(1)
+        .map((body) => body.split('\n')[0]),
+    ).toEqual(['/0', '/1', '/2', '/3', '/4']);
+    expect(most).toBe(1);
+  });
+
+  it('closes a client that pipelines 100 requests for a large answer and reads nothing at 10 s (default): one answer made, none after', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const big = Buffer.alloc(16 * 2 ** 20, 'x'); // more than the socket buffers take
+    let answers = 0;
+    let asked!: () => void;
+    const handled = new Promise<void>((resolve) => (asked = resolve));
+    const server = probeServer((_req, res) => {
+      answers++;
+      res.writeHead(200, { 'Content-Length': big.length }).end(big);
+      asked();
+    });
+    const port = await listening(server);
+    const { client, accepted, closed } = await open(server, port);
+    client.pause();
+    client.write('GET /big HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(100));
+    await handled;
+    vi.advanceTimersByTime(PROBE_SERVER_LIMITS.responseTimeoutMs - 1);
+    expect(accepted.destroyed).toBe(false);
+    vi.advanceTimersByTime(1);
+    expect(accepted.destroyed).toBe(true);
+    client.destroy();
+    await closed;
+    await new Promise((next) => setImmediate(next));
+    expect(answers).toBe(1);
+  });
+
   it('serve() listens on every interface by default, and on the address given', async () => {
     const where = (host?: string) =>
       new Promise<{ host: string; url: string }>((resolve, reject) => {

@@ -3,6 +3,7 @@ import { NEVER, VirtualAction, VirtualTimeScheduler, mergeMap, of, throwError, t
 import { InformerError, informer, type KubeObject } from '../../src/index.ts';
 import { type ListWatch } from '../../src/pipeline.ts';
 import { serve } from '../../src/metrics/index.ts';
+import { METRICS_CACHE_MS } from '../../src/metrics/serve.ts';
 import { fakeResource, kubeObj } from '../../src/testing/index.ts';
 import { listPage } from '../../src/testing/fakeListWatch.ts';
 
@@ -133,6 +134,8 @@ describe('serve()', () => {
     advanceTo(1);
     expect((await get(`${url}/metrics`)).body).toContain('informer_handler_queue_depth{name="widgets.example.com"} 2\n');
     slow.unsubscribe();
+    // Within a second of the last render a scrape gets its text (METRICS_CACHE_MS, spec/metrics/probePipelining.spec.ts).
+    advanceTo(1 + METRICS_CACHE_MS);
     const after = (await get(`${url}/metrics`)).body;
     expect(after).toContain('informer_handler_queue_depth{name="widgets.example.com"} 0\n');
     // Work cut short is not a duration.

@@ -43,10 +43,18 @@ export function hasBody(req: IncomingMessage): boolean {
   return (length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined;
 }
 
-/** A connection the server holds: the timer running on it, and how many of its requests are being answered. */
+/** A request read while another on its connection was being answered: answered once that one is written. */
+interface Waiting {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly last: boolean;
+}
+
+/** A connection the server holds: the timer running on it, the request being answered, those waiting for it. */
 interface Held {
   timer: ReturnType<typeof setTimeout> | undefined;
-  answering: number;
+  answering: boolean;
+  readonly waiting: Waiting[];
   requests: number;
 }
 
@@ -56,8 +64,11 @@ interface Held {
  * - Headers within `headersTimeoutMs` of the connection opening (or of the last response on a kept-alive one), by a
  *   timer of our own: Node checks its `headersTimeout` only every `connectionsCheckingInterval`, so a slow client
  *   could hold a connection three or four times as long. Node's check stays as a second line, every `checkIntervalMs`.
- * - Each answer all written within `responseTimeoutMs` of its request: a client that asks for a large answer and
- *   never reads it is closed (the answer's bytes freed).
+ * - One request answered at a time on a connection: one pipelined behind it waits, unanswered, until that answer is
+ *   all written (Go's net/http reads the next request only then). Node parses a whole packet of pipelined requests
+ *   at once and asks for every answer; 100 `GET /metrics` in one packet were 100 renders held until the close.
+ * - Each answer all written within `responseTimeoutMs` of its start: a client that asks for a large answer and
+ *   never reads it is closed (the answer's bytes, and the requests waiting behind it, freed).
  * - No body is read: a request that carries one is answered with `Connection: close` and the connection closed as
  *   soon as the answer is written (a 405 to a 200 MiB POST does not drain it; the client may see a reset).
  * - At most `maxConnections` connections: one more closes the one idle the longest (or, none idle, itself); at most
@@ -84,9 +95,30 @@ export function probeServer(
     (timer as { unref?: () => void }).unref?.();
     h.timer = timer;
   };
+  const answer = (socket: Socket, h: Held, { req, res, last }: Waiting) => {
+    disarm(socket);
+    h.answering = true;
+    const deadline = setTimeout(() => socket.destroy(), limits.responseTimeoutMs);
+    (deadline as { unref?: () => void }).unref?.();
+    res.once('close', () => clearTimeout(deadline));
+    if (last) {
+      res.shouldKeepAlive = false;
+      res.setHeader('Connection', 'close');
+      res.on('finish', () => socket.destroy());
+    } else {
+      res.on('finish', () => {
+        clearTimeout(deadline);
+        answered(socket, h);
+      });
+    }
+    handle(req, res);
+  };
+  // Node's own 'finish' listener (added before ours) has already given the socket to the next response, if any.
   const answered = (socket: Socket, h: Held) => {
-    h.answering--;
-    if (h.answering > 0 || !held.has(socket)) return;
+    h.answering = false;
+    if (socket.destroyed || !held.has(socket)) return;
+    const next = h.waiting.shift();
+    if (next) return answer(socket, h, next);
     held.delete(socket);
     held.set(socket, h);
     arm(socket);
@@ -101,24 +133,12 @@ export function probeServer(
     },
     (req, res) => {
       const socket = req.socket;
-      const h = held.get(socket) ?? { timer: undefined, answering: 0, requests: 0 };
-      disarm(socket);
-      h.answering++;
+      const h: Held = held.get(socket) ?? { timer: undefined, answering: false, waiting: [], requests: 0 };
       h.requests++;
-      const deadline = setTimeout(() => socket.destroy(), limits.responseTimeoutMs);
-      (deadline as { unref?: () => void }).unref?.();
-      res.once('close', () => clearTimeout(deadline));
-      if (hasBody(req) || h.requests >= limits.maxRequestsPerSocket) {
-        res.shouldKeepAlive = false;
-        res.setHeader('Connection', 'close');
-        res.on('finish', () => socket.destroy());
-      } else {
-        res.on('finish', () => {
-          clearTimeout(deadline);
-          answered(socket, h);
-        });
-      }
-      handle(req, res);
+      const request = { req, res, last: hasBody(req) || h.requests >= limits.maxRequestsPerSocket };
+      // Node answers in order: this response goes out after the one being written anyway.
+      if (h.answering) h.waiting.push(request);
+      else answer(socket, h, request);
     },
   );
   server.maxRequestsPerSocket = limits.maxRequestsPerSocket;
@@ -127,11 +147,13 @@ export function probeServer(
       socket.destroy();
       return;
     }
-    held.set(socket, { timer: undefined, answering: 0, requests: 0 });
+    const h: Held = { timer: undefined, answering: false, waiting: [], requests: 0 };
+    held.set(socket, h);
     arm(socket);
     socket.once('close', () => {
       disarm(socket);
       held.delete(socket);
+      h.waiting.length = 0;
     });
   });
   return server;
@@ -140,7 +162,7 @@ export function probeServer(
 /** Closes the connection idle the longest; false when every connection is being answered. */
 function makeRoom(held: Map<Socket, Held>): boolean {
   for (const [socket, h] of held) {
-    if (h.answering > 0) continue;
+    if (h.answering) continue;
     if (h.timer !== undefined) clearTimeout(h.timer);
     held.delete(socket);
     socket.destroy();

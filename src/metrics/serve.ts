@@ -19,7 +19,7 @@ export interface ServeOptions extends StalenessOptions {
    * IP). `127.0.0.1` serves this machine only (the CLI's `--metrics-address`).
    */
   readonly host?: string;
-  /** More families for `/metrics`, read at each scrape (work queues, controllers, your own). */
+  /** More families for `/metrics`, read at each render of it, at most once a second (work queues, controllers, your own). */
   readonly families?: () => readonly MetricFamily[];
   /**
    * Resources with series of their own on `/metrics` (the `name` label): the first this many served keep theirs,
@@ -40,6 +40,15 @@ export interface Serving {
   readonly url: string;
 }
 
+/**
+ * How long (ms, on the health's clock: `ServeOptions.scheduler`) a rendered `/metrics` is served again: scrapes
+ * within it of a render get that render's text, so 64 scrapers at once cost one render, and a scrape sees a change
+ * made at `t` from `t + METRICS_CACHE_MS` on at the latest. A clock that goes back renders afresh, and so does an
+ * informer served or forgotten (rare: a resource discovered or gone), at once. Prometheus
+ * scrapes every 15–60 s; an age on it (`informer_silent_seconds`, …) may be this much behind.
+ */
+export const METRICS_CACHE_MS = 1_000;
+
 /** Informers to serve: a list, or a factory (whose informers made later are served too). */
 export type Served =
   | readonly Informer<KubeObject>[]
@@ -59,9 +68,9 @@ export type Served =
  *   `families()`.
  *
  * `/metrics` has one series per label set: informers of one resource are summed, or their worst
- * shown. The server is bounded against slow and hostile clients (`PROBE_SERVER_LIMITS`: headers
- * within 10 s, each answer written within 10 s, no body read, at most 64 connections, the one idle the
- * longest closed to make room for a new one, at most 100 requests on one).
+ * shown; it is rendered at most once per `METRICS_CACHE_MS` (1 s). The server is bounded against slow and hostile clients (`PROBE_SERVER_LIMITS`: headers
+ * within 10 s, one answer at a time on a connection, each written within 10 s, no body read, at most 64
+ * connections, the one idle the longest closed to make room for a new one, at most 100 requests on one).
  *
  * Cold: subscribing starts the server (and the informers: it subscribes their health and
  * metrics) and emits where it listens; unsubscribing closes it. A failure to listen
@@ -84,10 +93,18 @@ export function serve(informers: Served, options: ServeOptions = {}): Observable
       }),
     );
     subscription.add(() => metrics.close());
+    let rendered: { readonly text: string; readonly at: number; readonly generation: number } | undefined;
+    const metricsText = (from: Answering): string => {
+      const age = from.now - (rendered?.at ?? Number.NaN);
+      if (rendered && age >= 0 && age < METRICS_CACHE_MS && rendered.generation === metrics.generation) return rendered.text;
+      rendered = { text: renderMetrics(from), at: from.now, generation: metrics.generation };
+      return rendered.text;
+    };
+    subscription.add(() => (rendered = undefined));
 
     const server = probeServer((req, res) => {
       try {
-        route(req, res, { healths, metrics, now: scheduler.now(), options });
+        route(req, res, { healths, metrics, metricsText, now: scheduler.now(), options });
       } catch (error) {
         if (!res.headersSent) respond(res, 500, `${error instanceof Error ? error.message : String(error)}\n`.replace(/[\r]/g, ''));
         else res.destroy();
@@ -119,6 +136,8 @@ function servedHealth$(informers: Served): Observable<readonly InformerHealth[]>
 class LatestMetrics {
   private readonly scheduler: SchedulerLike;
   private readonly entries = new Map<Informer<KubeObject>, { latest?: InformerMetrics; subscription: Subscription }>();
+  /** Counts changes to the informers followed: a `/metrics` rendered before one is not served again. */
+  generation = 0;
 
   constructor(scheduler: SchedulerLike) {
     this.scheduler = scheduler;
@@ -131,11 +150,13 @@ class LatestMetrics {
       if (now.has(i)) continue;
       m.subscription.unsubscribe();
       this.entries.delete(i);
+      this.generation++;
     }
     for (const i of now) {
       if (this.entries.has(i)) continue;
       const entry: { latest?: InformerMetrics; subscription: Subscription } = { subscription: new Subscription() };
       this.entries.set(i, entry);
+      this.generation++;
       entry.subscription.add(informerMetrics$(i, this.scheduler).subscribe((m) => (entry.latest = m)));
     }
   }
@@ -164,6 +185,8 @@ function respond(res: ServerResponse, status: number, body: string, type = 'text
 interface Answering {
   readonly healths: readonly InformerHealth[];
   readonly metrics: LatestMetrics;
+  /** `/metrics`' body: {@link renderMetrics}, or its last render within `METRICS_CACHE_MS`. */
+  readonly metricsText: (from: Answering) => string;
   readonly now: number;
   readonly options: ServeOptions;
 }
@@ -182,14 +205,14 @@ function route(req: IncomingMessage, res: ServerResponse, from: Answering): void
       return respond(res, ready ? 200 : 503, `${[...lines, ready ? 'ok' : 'not ready'].join('\n')}\n`);
     }
     case '/metrics':
-      return respond(res, 200, metricsText(from), 'text/plain; version=0.0.4; charset=utf-8');
+      return respond(res, 200, from.metricsText(from), 'text/plain; version=0.0.4; charset=utf-8');
     default:
       return respond(res, 404, 'not found: /healthz, /readyz, /metrics\n');
   }
 }
 
 /** `/metrics`' body: every family, `families()`' last (a comment in its place when it throws). */
-function metricsText({ healths, metrics, now, options }: Answering): string {
+function renderMetrics({ healths, metrics, now, options }: Answering): string {
   let extra: readonly MetricFamily[] = [];
   let failure = '';
   try {
