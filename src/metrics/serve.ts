@@ -68,9 +68,10 @@ export type Served =
  *   `families()`.
  *
  * `/metrics` has one series per label set: informers of one resource are summed, or their worst
- * shown; it is rendered at most once per `METRICS_CACHE_MS` (1 s). The server is bounded against slow and hostile clients (`PROBE_SERVER_LIMITS`: headers
- * within 10 s, one answer at a time on a connection, each written within 10 s, no body read, at most 64
- * connections, the one idle the longest closed to make room for a new one, at most 100 requests on one).
+ * shown; it is rendered at most once per `METRICS_CACHE_MS` (1 s). The server is bounded against slow
+ * and hostile clients (`PROBE_SERVER_LIMITS`: headers within 10 s, one answer at a time on a connection,
+ * each written within 10 s, no body read, at most 64 connections, the one idle the longest closed to make
+ * room for a new one, at most 100 requests on one).
  *
  * Cold: subscribing starts the server (and the informers: it subscribes their health and
  * metrics) and emits where it listens; unsubscribing closes it. A failure to listen
@@ -93,18 +94,19 @@ export function serve(informers: Served, options: ServeOptions = {}): Observable
       }),
     );
     subscription.add(() => metrics.close());
-    let rendered: { readonly text: string; readonly at: number; readonly generation: number } | undefined;
-    const metricsText = (from: Answering): string => {
+    // Its bytes, encoded once: each answer writes the same Buffer.
+    let rendered: { readonly body: Buffer; readonly at: number; readonly generation: number } | undefined;
+    const metricsBody = (from: Answering): Buffer => {
       const age = from.now - (rendered?.at ?? Number.NaN);
-      if (rendered && age >= 0 && age < METRICS_CACHE_MS && rendered.generation === metrics.generation) return rendered.text;
-      rendered = { text: renderMetrics(from), at: from.now, generation: metrics.generation };
-      return rendered.text;
+      if (rendered && age >= 0 && age < METRICS_CACHE_MS && rendered.generation === metrics.generation) return rendered.body;
+      rendered = { body: Buffer.from(renderMetrics(from)), at: from.now, generation: metrics.generation };
+      return rendered.body;
     };
     subscription.add(() => (rendered = undefined));
 
     const server = probeServer((req, res) => {
       try {
-        route(req, res, { healths, metrics, metricsText, now: scheduler.now(), options });
+        route(req, res, { healths, metrics, metricsBody, now: scheduler.now(), options });
       } catch (error) {
         if (!res.headersSent) respond(res, 500, `${error instanceof Error ? error.message : String(error)}\n`.replace(/[\r]/g, ''));
         else res.destroy();
@@ -176,7 +178,7 @@ class LatestMetrics {
   }
 }
 
-function respond(res: ServerResponse, status: number, body: string, type = 'text/plain; charset=utf-8'): void {
+function respond(res: ServerResponse, status: number, body: string | Buffer, type = 'text/plain; charset=utf-8'): void {
   res.writeHead(status, { 'Content-Type': type, 'Cache-Control': 'no-store', 'Content-Length': Buffer.byteLength(body) });
   res.end(body);
 }
@@ -186,7 +188,7 @@ interface Answering {
   readonly healths: readonly InformerHealth[];
   readonly metrics: LatestMetrics;
   /** `/metrics`' body: {@link renderMetrics}, or its last render within `METRICS_CACHE_MS`. */
-  readonly metricsText: (from: Answering) => string;
+  readonly metricsBody: (from: Answering) => Buffer;
   readonly now: number;
   readonly options: ServeOptions;
 }
@@ -205,7 +207,7 @@ function route(req: IncomingMessage, res: ServerResponse, from: Answering): void
       return respond(res, ready ? 200 : 503, `${[...lines, ready ? 'ok' : 'not ready'].join('\n')}\n`);
     }
     case '/metrics':
-      return respond(res, 200, from.metricsText(from), 'text/plain; version=0.0.4; charset=utf-8');
+      return respond(res, 200, from.metricsBody(from), 'text/plain; version=0.0.4; charset=utf-8');
     default:
       return respond(res, 404, 'not found: /healthz, /readyz, /metrics\n');
   }
