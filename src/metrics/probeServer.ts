@@ -17,7 +17,10 @@ export interface ProbeServerLimits {
    * hold the others; when every one is being answered, the newcomer is closed.
    */
   readonly maxConnections: number;
-  /** From a request's headers until its answer is all written (ms): a client that does not read it is closed. */
+  /**
+   * From the start of an answer (its request's headers, or, pipelined, the previous answer written) until it is all
+   * written (ms): a client that does not read it is closed.
+   */
   readonly responseTimeoutMs: number;
   /**
    * Requests answered on one connection: the last is answered with `Connection: close` (Node's `maxRequestsPerSocket`)
