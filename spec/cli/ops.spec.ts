@@ -125,8 +125,15 @@ describe('watch --fields / --ignore / --metrics-port', () => {
         // One spec change more: events are printed in order, so a line for either change before it would show up before its own.
         api.patch('pods', 'shop', 'web-1', { spec: { containers: [{ name: 'c', image: 'nginx:3' }] } });
         await until(() => out.length >= 2);
-        // Watching: the server has sent events on the watch.
-        expect(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()).toContain('informer_watching{name="pods"} 1');
+        // Watching: the server has sent events on the watch. A scrape within 1 s of the last render gets its text
+        // (METRICS_CACHE_MS, real time here): scraped again until it shows.
+        const watching = 'informer_watching{name="pods"} 1';
+        let latest = '';
+        for (const deadline = Date.now() + 20_000; !latest.includes(watching) && Date.now() < deadline;) {
+          latest = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+          if (!latest.includes(watching)) await new Promise((r) => setTimeout(r, 100));
+        }
+        expect(latest).toContain(watching);
         expect(out).toEqual([
           expect.stringMatching(/UPDATED pods shop\/web-1  spec\.containers\[0\]\.image: "nginx:1" → "nginx:2"$/),
           expect.stringMatching(/UPDATED pods shop\/web-1  spec\.containers\[0\]\.image: "nginx:2" → "nginx:3"$/),
