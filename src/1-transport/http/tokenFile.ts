@@ -7,17 +7,19 @@ import { formatBytes } from './options.ts';
 // token), as client-go's cached file token source does: read again once a minute, and a failed
 // read keeps the last token. Unlike client-go, a 401 also makes the next request read it again.
 // client-go reads under a mutex (one goroutine waits, the rest with it) with no time limit; here one
-// read per file is in flight, shared by every request that needs it, and they wait for it at most
-// TOKEN_FILE_READ_TIMEOUT_MS: a file system call holds one of libuv's four threads, which every fs
-// call, gzip inflate and dns.lookup of the process share.
+// read per file is in flight, shared by every request that needs it, and those with a last token wait
+// for it at most TOKEN_FILE_READ_TIMEOUT_MS: a file system call holds one of libuv's four threads,
+// which every fs call, gzip inflate and dns.lookup of the process share.
 
 /** How long a token read from a file is used before the file is read again (client-go: one minute). */
 export const TOKEN_FILE_PERIOD_MS = 60_000;
 /** Largest token file read. */
 export const MAX_TOKEN_FILE_BYTES = 1024 * 1024;
 /**
- * How long requests wait for a read of the token file (a hung NFS or CSI mount never answers): past it they go on
- * with the last token, or fail with `Timeout` when there is none; the read stays the one in flight until it answers.
+ * How long requests that have a last token wait for a new read of the file (a hung NFS or CSI mount never answers):
+ * past it they go on with that token. With none yet they wait for the read, bounded by their own `requestTimeoutMs`
+ * (a busy thread pool can delay a healthy read by seconds: failing it would turn load into errors). Either way the
+ * read stays the one in flight until it answers.
  */
 export const TOKEN_FILE_READ_TIMEOUT_MS = 5_000;
 
@@ -62,18 +64,19 @@ export async function tokenFromFile(
   if (!slot) byPath.set(path, (slot = { token: undefined, readAt: 0 }));
   if (slot.token !== undefined && now - slot.readAt < TOKEN_FILE_PERIOD_MS) return { token: slot.token, slot };
   const reading = (slot.reading ??= startRead(slot, path, now, read));
-  const result = await within(reading.result, reading.deadline - now);
+  const result = slot.token === undefined ? await reading.result : await within(reading.result, reading.deadline - now);
   if (typeof result === 'string') return { token: result, slot };
-  if (result === undefined) {
-    const waited = `no answer within ${TOKEN_FILE_READ_TIMEOUT_MS / 1000} s (a hung mount?)`;
-    if (slot.token === undefined) throw new InformerError('Timeout', `cannot read the token file ${path}: ${waited}`, { phase: 'config' });
-    if (!reading.reported) warn(`the token file ${path}: ${waited}; the last token read from it stays in use until it answers`);
+  if (result === undefined && slot.token !== undefined) {
+    if (!reading.reported) {
+      const waited = `no answer within ${TOKEN_FILE_READ_TIMEOUT_MS / 1000} s (a hung mount?)`;
+      warn(`the token file ${path}: ${waited}; the last token read from it stays in use until it answers`);
+    }
     reading.reported = true;
     return { token: slot.token, slot };
   }
   // client-go: a token file that cannot be read now leaves the last token in use.
   if (slot.token !== undefined) return { token: slot.token, slot };
-  throw result;
+  throw result ?? new InformerError('Config', `cannot read the token file ${path}`, { phase: 'config' });
 }
 
 /** One read of the file for every request that comes while it runs; what it reads is kept, however late. */
