@@ -74,6 +74,12 @@ export type ErrorReason =
   | 'ResponseTooLarge'
   | 'Unknown';
 
+/**
+ * The `type` of the library's process warnings (`process.on('warning', (w) => w.name === 'RxInformerWarning')`), whose
+ * `code` is an {@link ErrorReason}: faults nobody observes (5-informer/unobservedErrors.ts), a token file that hangs.
+ */
+export const WARNING_TYPE = 'RxInformerWarning';
+
 /** Where in the list/watch cycle an error happened. */
 export type ErrorPhase = 'list' | 'watch' | 'decode' | 'handler' | 'config';
 

@@ -8,13 +8,13 @@
  * home of this report: the informers (every kind, the dynamic factory's too), `controller()`, `leaderElection()` and `sharding()` use it.
  */
 import { Observable } from 'rxjs';
-import { capMessage, isNotice, type ErrorReason, type InformerError } from '../0-model/errors.ts';
+import { WARNING_TYPE, capMessage, isNotice, type ErrorReason, type InformerError } from '../0-model/errors.ts';
 
 /** At most one warning per reason per informer this often (ms), after the first. */
 export const UNOBSERVED_REPORT_INTERVAL_MS = 5 * 60_000;
 
 /** The warnings' `type` (`process.on('warning', (w) => w.name === 'RxInformerWarning')`). */
-export const UNOBSERVED_WARNING_TYPE = 'RxInformerWarning';
+export const UNOBSERVED_WARNING_TYPE = WARNING_TYPE;
 
 /** Per reason: when it was last reported, and how many of it were left out since. */
 export type ReportState = ReadonlyMap<ErrorReason, { readonly reportedAt: number; readonly leftOut: number }>;

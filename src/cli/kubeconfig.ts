@@ -7,6 +7,7 @@ import { displayServer } from './explain.ts';
 import { invocation, startCommand } from './invocation.ts';
 import { kubeConfigSecrets, parseErrorMessage, textSecrets, type SecretScrubber } from './secrets.ts';
 import { UsageError } from './watch.ts';
+import { OPEN_READ_NONBLOCKING } from '../util/openToRead.ts';
 
 /** Where a pod finds its service account's token (client-node's and client-go's in-cluster config). */
 export const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
@@ -97,7 +98,7 @@ function isFifo(file: string): boolean {
  */
 export function readKubeConfigFifo(file: string, maxBytes: number = KUBECONFIG_MAX_BYTES): Promise<string> {
   return new Promise<string>((resolve, reject) => {
-    const pipe = new Socket({ fd: openSync(file, constants.O_RDONLY | constants.O_NONBLOCK), readable: true, writable: false });
+    const pipe = new Socket({ fd: openSync(file, OPEN_READ_NONBLOCKING), readable: true, writable: false });
     const chunks: Buffer[] = [];
     let total = 0;
     pipe.on('data', (chunk: Buffer) => {

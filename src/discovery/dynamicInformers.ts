@@ -8,7 +8,6 @@ import {
   Subscription,
   asyncScheduler,
   catchError,
-  debounceTime,
   distinctUntilChanged,
   filter,
   map,
@@ -48,6 +47,7 @@ import type { Informer, InformerOptions } from '../5-informer/informer.ts';
 import { observedErrors, unobservedReporter } from '../5-informer/unobservedErrors.ts';
 import { BACKOFF_START } from '../util/backoff.ts';
 import { discoveryRetryStep } from './discoveryRetry.ts';
+import { discoveryTriggers } from './discoveryTriggers.ts';
 
 /** CustomResourceDefinitions, watched metadata-only: a CRD's name is `<plural>.<group>`, which is all discovery needs to hear. */
 const CustomResourceDefinitions = metadataOnly(
@@ -122,8 +122,19 @@ export interface DynamicInformerFactoryOptions {
    * talks to the server as the default factory's informers do; those given here win.
    */
   readonly discovery?: DiscoveryOptions;
-  /** Discover again this long after the last CRD change (ms). Default 250. */
+  /** Discover again this long after the last CRD created or deleted, or a 404 an informer met (ms). Default 250. */
   readonly debounceMs?: number;
+  /**
+   * However often CRDs change, discover again at most this long after the first change that waits (ms): a debounce
+   * alone fires only after a quiet spell. Default 4 × `debounceMs` (1 s).
+   */
+  readonly debounceMaxMs?: number;
+  /**
+   * A CRD update that can change discovery (its spec, `metadata.generation`; any update of a CRD discovery does not
+   * serve yet) causes at most one discovery this often (ms); other updates (annotations, labels, status) none.
+   * Default 5,000.
+   */
+  readonly updateIntervalMs?: number;
   readonly scheduler?: SchedulerLike;
   /**
    * While nothing subscribes to `errors$`, report discovery's faults with `process.emitWarning` (type
@@ -135,8 +146,9 @@ export interface DynamicInformerFactoryOptions {
 
 export interface DynamicInformerFactory {
   /**
-   * Discovery now, and again after every CustomResourceDefinition change
-   * (and after an informer meets a 404), and after a discovery that failed
+   * Discovery now, and again after a CustomResourceDefinition is created or
+   * deleted, or updated in a way that can change discovery (at most once per
+   * `updateIntervalMs`), after an informer meets a 404, and after a discovery that failed
    * or could not read a group version, with the reflector's backoff (at
    * least its Retry-After) until one reads everything; emits when what is
    * served changed, and after a CRD was created or deleted. Replays the
@@ -273,7 +285,7 @@ export function dynamicInformerFactory(kc: KubeConfig, options: DynamicInformerF
 
 /**
  * Discovery now, once more when the CRD watch has its list (a CRD created in between is then
- * seen), then after every CRD change or poke (debounced), and after a discovery with a fault once
+ * seen), then after a CRD change or poke as `discoveryTriggers` says, and after a discovery with a fault once
  * the backoff has passed (`discoveryRetryStep`): emitted when what is served changed, or after a
  * CRD was created or deleted. Faults go to `faults`; the last good answer stays.
  */
@@ -291,13 +303,15 @@ function followedDiscovery(
    * discovery without it was emitted must still start again (the watches ended it).
    */
   let crdTurnover = 0;
+  /** The CRD names (`<plural>.<group>`) the last discovery served: a status update of another may be its establishing. */
+  let served: ReadonlySet<string> = new Set();
   const crdChanges$ = crds.events$.pipe(
     filter((e) => !e.isInInitialList),
     tap((e) => {
       if (e.type !== 'updated') crdTurnover++;
     }),
   );
-  const changes$ = merge(crdChanges$, pokes).pipe(debounceTime(options.debounceMs ?? 250, scheduler));
+  const changes$ = discoveryTriggers(crdChanges$, pokes, (name) => served.has(name), options, scheduler);
   return defer(() => {
     /** The retry's backoff (see `discoveryRetryStep`), for this subscription: it goes on across CRD changes. */
     let backoff = BACKOFF_START;
@@ -306,7 +320,10 @@ function followedDiscovery(
       defer(() => {
         const turnover = crdTurnover;
         return discover(kc, options.discovery).pipe(
-          tap((found) => faults.found(found)),
+          tap((found) => {
+            served = new Set(found.all.filter((r) => r.group !== '').map((r) => `${r.plural}.${r.group}`));
+            faults.found(found);
+          }),
           map((found) => ({ found, turnover, errors: found.failures.map((f) => f.error) })),
           catchError((error: unknown) => {
             const failed = asInformerError(error);
