@@ -397,6 +397,7 @@ function readListPage(
       if (token !== '') ahead!(token);
     },
     chunksDone: () => decoder.chunksDone?.() ?? 0, // the protobuf decoder's: its chunks are freed as it goes
+    wantsEachChunk: () => !askedAhead, // the token is looked for in each chunk as it comes, not in 64 KiB slabs
     end: () => {
       decoder.end();
       let value: unknown;

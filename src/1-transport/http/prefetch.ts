@@ -1,4 +1,5 @@
 import { Observable, type Subscriber, type Subscription } from 'rxjs';
+import { closedEarly } from './body.ts';
 import type { BodyProgress } from './progress.ts';
 import type { Opened } from './request.ts';
 
@@ -47,7 +48,14 @@ export class PagePrefetch {
     const slot: Slot = { owner, query, progress, subscription: undefined, outcome: undefined, waiter: undefined };
     this.slot = slot;
     const subscription = request.subscribe({
-      next: (opened) => (slot.waiter ? slot.waiter.next(opened) : (slot.outcome = { opened })),
+      next: (opened) => {
+        if (slot.waiter) return slot.waiter.next(opened);
+        slot.outcome = { opened };
+        // Closed before it was read (a connection cut): its failure, as reading it would have found (body.ts).
+        opened.response.on('close', () => {
+          if (slot.waiter === undefined && !opened.response.complete) slot.outcome = { error: closedEarly(opened.response, 'list') };
+        });
+      },
       error: (error: unknown) => (slot.waiter ? slot.waiter.error(error) : (slot.outcome = { error })),
     });
     // A request that failed at once (before `subscribe` returned) holds its failure; nothing is left to abort.
@@ -68,9 +76,9 @@ export class PagePrefetch {
     }
     const opened = new Observable<Opened>((subscriber) => {
       const { outcome } = slot;
-      if (outcome === undefined) slot.waiter = subscriber;
-      else if ('opened' in outcome) subscriber.next(outcome.opened);
-      else subscriber.error(outcome.error);
+      slot.waiter = subscriber; // what comes from now on is the claimer's
+      if (outcome !== undefined && 'opened' in outcome) subscriber.next(outcome.opened);
+      else if (outcome !== undefined) subscriber.error(outcome.error);
       return () => slot.subscription?.unsubscribe();
     });
     return { opened, progress: slot.progress };
