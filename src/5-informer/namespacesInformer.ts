@@ -162,7 +162,8 @@ function mergedNamespaces<T extends KubeObject>(
     // Every request takes a turn: over HTTP/2, while everything fits, it is granted at once and nobody waits.
     const turns = turnsFor(kc, options);
     const informers = [...new Set(namespaces)].map((namespace) => {
-      const read = httpListWatch(kc, target(namespace), withRandom(options.http, options.random));
+      // No page asked ahead: the turns count each read's connections (HTTP/1.1) or streams (HTTP/2), one at a time.
+      const read = httpListWatch(kc, target(namespace), withRandom({ ...options.http, prefetchPages: false }, options.random));
       // A keepObject of the caller's: what it rejects is left out, as informer() does (not cached as a skeleton).
       const listWatch = takingTurns(options.http?.keepObject === undefined ? read : filtered(read, () => true), turns);
       return informerFromSource(resource, reflectorFor(listWatch, resource, own), own);
