@@ -3,8 +3,9 @@
  * come (`http.prefetchPages`, the default) and without (client-go's pager: once the page has been read), alternating in
  * one process, against a server in a child process (pinned to the last core when taskset exists) that answers each page
  * after `delay` ms (a real apiserver's pages take tens of ms from etcd; 0: the bench's workload server) from bodies
- * encoded once. Per run: wall ms to synced, the process's CPU ms, and the server's view of the wait: per page, the
- * time from the end of page N's body (written) to page N+1's request (negative: asked before page N had been sent).
+ * encoded once. Per run: wall ms to synced, the process's CPU ms, the reflector's mean wait for a page (from its ask
+ * to the page decoded), and the server's view: the mean time from the end of page N's body (written to the socket)
+ * to page N+1's request (negative: asked before page N had been sent). Medians of the repetitions.
  *
  *   node --conditions=rx-informer-source bench/micro/prefetch.ts [pods=50000] [delays=0,20] [reps=3]
  */
@@ -61,6 +62,8 @@ if (process.argv[2] === '--server') {
 } else {
   const [podsArg = '50000', delaysArg = '0,20', repsArg = '3'] = process.argv.slice(2);
   const { informer, Pod } = await import('../../src/index.ts');
+  const { httpListWatch } = await import('../../src/1-transport/httpTransport.ts');
+  const { tap } = await import('rxjs');
   const pin = spawnSync('taskset', ['--version']).status === 0 && cpus().length >= 2;
   const last = String(cpus().length - 1);
   const self = fileURLToPath(import.meta.url);
@@ -79,7 +82,19 @@ if (process.argv[2] === '--server') {
   });
   const pods = Number(podsArg);
   const sync = async (prefetchPages: boolean) => {
-    const pods$ = informer(kc, Pod, { pageSize: PAGE, http: { lazyDecode: true, encoding: 'protobuf', prefetchPages } });
+    // The reflector's wait for each page: from its ask (the list's subscription) to the page (decoded, emitted).
+    const waits: number[] = [];
+    const http = httpListWatch(kc, { resource: Pod }, { lazyDecode: true, encoding: 'protobuf', prefetchPages });
+    const timed = {
+      ...http,
+      list: (options: Parameters<typeof http.list>[0]) => {
+        let asked = 0;
+        return http
+          .list(options)
+          .pipe(tap({ subscribe: () => (asked = performance.now()), next: () => waits.push(performance.now() - asked) }));
+      },
+    };
+    const pods$ = informer(timed, Pod, { pageSize: PAGE });
     const c0 = process.cpuUsage();
     const t0 = performance.now();
     const running = pods$.store$.subscribe();
@@ -89,19 +104,23 @@ if (process.argv[2] === '--server') {
     const count = (await firstValueFrom(pods$.store$)).keys().length;
     running.unsubscribe();
     const log = (await (await fetch(`http://127.0.0.1:${port}/log`)).json()) as { page: number; asked: number; written: number }[];
-    if (process.env.SHOW_LOG) console.log(prefetchPages, log.map((e) => `${e.page}@${Math.round(e.asked)}-${Math.round(e.written)}`).join(' '));
+    if (process.env.SHOW_LOG)
+      console.log(prefetchPages, log.map((e) => `${e.page}@${Math.round(e.asked)}-${Math.round(e.written)}`).join(' '));
     const gaps = log.slice(1).map((entry, i) => entry.asked - log[i]!.written);
     if (count !== pods) throw new Error(`synced ${count} of ${pods}`);
-    return { wall, cpu: (c.user + c.system) / 1000, gap: gaps.reduce((a, b) => a + b, 0) / gaps.length, pages: log.length };
+    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+    return { wall, cpu: (c.user + c.system) / 1000, gap: mean(gaps), ask: mean(waits), pages: log.length };
   };
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const f = (x: number) => Math.round(x).toLocaleString('en-US');
-  console.log(`| delay a page | prefetch | wall ms to synced (reps) | CPU ms | mean gap: page N written → N+1 asked, ms | pages |`);
-  console.log(`|---:|---|---|---:|---:|---:|`);
+  console.log(
+    `| delay a page | prefetch | wall ms to synced (reps) | CPU ms | a page, ask → page, ms | page N sent → N+1 asked, ms | pages |`,
+  );
+  console.log(`|---:|---|---|---:|---:|---:|---:|`);
   for (const delay of delaysArg.split(',').map(Number)) {
     child.send({ delay });
     await sync(true); // warm-up (JIT, connections)
-    const runs: Record<'on' | 'off', { wall: number; cpu: number; gap: number; pages: number }[]> = { on: [], off: [] };
+    const runs: Record<'on' | 'off', { wall: number; cpu: number; gap: number; ask: number; pages: number }[]> = { on: [], off: [] };
     for (let rep = 0; rep < Number(repsArg); rep++) {
       // Alternating, the order rotated each repetition.
       for (const on of rep % 2 === 0 ? [true, false] : [false, true]) {
@@ -116,6 +135,7 @@ if (process.argv[2] === '--server') {
         key,
         `**${f(median(r.map((x) => x.wall)))}** (${r.map((x) => f(x.wall)).join(', ')})`,
         f(median(r.map((x) => x.cpu))),
+        median(r.map((x) => x.ask)).toFixed(1),
         median(r.map((x) => x.gap)).toFixed(1),
         String(r[0]!.pages),
       ];
