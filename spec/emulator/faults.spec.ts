@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { FAULT_KINDS, FAULT_TYPES, isWatchFault, startApiServer, type ApiServer, type Fault } from 'rx-informer-emulator';
 import { call, openWatch, sleep, watchAll } from './helpers.ts';
+import { until } from '../resilience/realClock.ts';
 
 let api: ApiServer | undefined;
 afterEach(async () => {
@@ -73,6 +74,38 @@ describe('request faults', () => {
     const t0 = performance.now();
     expect((await call(api, 'GET', LIST)).status).toBe(200);
     expect(performance.now() - t0).toBeGreaterThanOrEqual(75);
+  });
+
+  it('pauseBody: the first bytes, then the rest once resumed (whole), or a reset; a client that gives up is logged', async () => {
+    api = await seeded();
+    const whole = (await call(api, 'GET', LIST)).raw;
+    let resume!: () => void;
+    api.faults.add({ fault: { type: 'pauseBody', afterBytes: 40, resume: new Promise<void>((r) => (resume = r)) } });
+    const { request } = await import('node:http');
+    const parts: string[] = [];
+    const ended = new Promise<void>((done) =>
+      request(`${api!.url}${LIST}`, (res) => {
+        res.on('data', (chunk: Buffer) => {
+          parts.push(chunk.toString());
+          if (parts.length === 1) resume(); // the first part came alone: nothing more until resumed
+        });
+        res.on('end', done);
+      }).end(),
+    );
+    await ended;
+    expect(parts[0]).toBe(whole.slice(0, 40));
+    expect(parts.join('')).toBe(whole);
+    expect(api.requests.at(-1)).toMatchObject({ status: 200, fault: 'pauseBody' });
+    expect(api.requests.at(-1)!.ended).toBeUndefined();
+
+    api.faults.add({ fault: { type: 'pauseBody', afterBytes: 40, reset: true } });
+    await expect(call(api, 'GET', LIST)).rejects.toThrow(/aborted|ECONNRESET|hang up/);
+    expect(api.requests.at(-1)).toMatchObject({ fault: 'pauseBody', ended: 'fault' });
+
+    api.faults.add({ fault: { type: 'pauseBody', afterBytes: 40 } });
+    const given = request(`${api.url}${LIST}`, (res) => res.once('data', () => given.destroy()));
+    given.on('error', () => undefined).end();
+    await until('the client gave up', () => api!.requests.at(-1)?.ended === 'client');
   });
 
   it('runs a schedule: the n-th matching request gets the n-th fault', async () => {
@@ -232,6 +265,7 @@ describe('watch faults', () => {
         'expireWatch',
         'malformedLine',
         'oversizeLine',
+        'pauseBody',
         'reset',
         'slowWatch',
         'stallWatch',

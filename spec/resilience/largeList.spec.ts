@@ -99,7 +99,12 @@ describe('a list larger than maxListBytes, answered whole at resourceVersion "0"
     expect(fired, 'backoff steps before the sync').toBe(1);
     expect(live.store()?.size).toBe(1500);
     expect(live.errors.map((e) => e.reason)).toEqual(['ResponseTooLarge', 'ResponseTooLarge']);
-    expect(live.lists().map((l) => [l.query['resourceVersion'], l.query['limit'], l.query['continue'] === undefined])).toEqual([
+    const asked = live.lists().map((l) => [l.query['resourceVersion'], l.query['limit'], l.query['continue'] === undefined]);
+    // The page of 500 asked for its page 2 as soon as its token came (http.prefetchPages), given up when the page passed
+    // the limit: at most that one request more (the server may not have seen it before the abort).
+    const ahead = (l: unknown[]) => l[1] === '500' && l[2] === false;
+    expect(asked.filter(ahead).length).toBeLessThanOrEqual(1);
+    expect(asked.filter((l) => !ahead(l))).toEqual([
       ['0', '500', true], // whole: too large
       [undefined, '500', true], // a page of 500: too large
       [undefined, '250', true], // then pages of 250, which fit

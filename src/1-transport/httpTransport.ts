@@ -40,6 +40,7 @@ import type { HttpResponse } from './http2/response.ts';
 import { listBodyDecoder } from './http/listBody.ts';
 import { ListBudget, PageCost, type StreamingListCharge } from './http/listBudget.ts';
 import { bodyProgress, type BodyProgress } from './http/progress.ts';
+import { PagePrefetch } from './http/prefetch.ts';
 import { DEFAULT_PROBE_TIMEOUT_MS, reachable, type ReachabilityOptions } from './reachability.ts';
 
 // The HTTP transport, assembled from ./http: options (limits and defaults), credentials (exec plugins
@@ -207,21 +208,46 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
   const budget = new ListBudget(byteLimit(options.maxListTotalBytes, defaultMaxListTotalBytes()));
   const listing = namingRequest<ListPage>(`list ${path}`);
 
+  // The next page asked for as soon as a page tells its token (./http/prefetch.ts); one slot for this ListWatch.
+  const prefetch = options.prefetchPages === false ? undefined : new PagePrefetch();
+  const listQuery = (listOptions: ListOptions) =>
+    path +
+    queryString(target, {
+      limit: listOptions.limit,
+      continue: listOptions.continue,
+      resourceVersion: listOptions.resourceVersion,
+      resourceVersionMatch: listOptions.resourceVersionMatch,
+    });
+  const openList = (pathAndQuery: string, token: string | undefined, progress: BodyProgress | undefined) =>
+    // After a list dropped on its budget, the next one starts once the heap is collected (listBudget.ts).
+    budget.whenRoom(token, () => accept.open(pathAndQuery, 'list', { idleMs: listIdleTimeoutMs, progress }));
+
   const list = (listOptions: ListOptions): Observable<ListPage> =>
     new Observable<ListPage>((subscriber) => {
-      const query = queryString(target, {
-        limit: listOptions.limit,
-        continue: listOptions.continue,
-        resourceVersion: listOptions.resourceVersion,
-        resourceVersionMatch: listOptions.resourceVersionMatch,
-      });
+      const pathAndQuery = listQuery(listOptions);
+      const claimed = prefetch?.claim(pathAndQuery);
       const sofar = budget.before(listOptions.continue);
       // A page (or its error body, or a 406's before it) must keep coming, not only come now and then (./http/progress.ts).
-      const progress = bodyProgress(options, `list ${path}`, 'list');
-      // After a list dropped on its budget, the next one starts once the heap is collected (listBudget.ts).
-      const opened = budget.whenRoom(listOptions.continue, () =>
-        accept.open(path + query, 'list', { idleMs: listIdleTimeoutMs, progress }),
-      );
+      const progress = claimed ? claimed.progress : bodyProgress(options, `list ${path}`, 'list');
+      const opened = claimed?.opened ?? openList(pathAndQuery, listOptions.continue, progress);
+      // This page's token opens the page the reflector asks next (same limit, no resourceVersion: listing.ts's continueList).
+      const owner = {};
+      const ahead = prefetch
+        ? (token: string) => {
+            const next = listQuery({ limit: listOptions.limit, continue: token });
+            const nextProgress = bodyProgress(options, `list ${path}`, 'list');
+            prefetch.open(owner, next, openList(next, token, nextProgress), nextProgress);
+          }
+        : undefined;
+      let completed = false;
+      const out = {
+        next: (value: ListPage) => subscriber.next(value),
+        error: (error: unknown) => subscriber.error(error),
+        complete: () => {
+          completed = true;
+          subscriber.complete();
+        },
+      };
       const read = opened.subscribe({
         next: ({ response }) => {
           if (listIdleTimeoutMs !== undefined) {
@@ -229,15 +255,15 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
               subscriber.error(new InformerError('Timeout', `list ${path}: no bytes for ${listIdleTimeoutMs} ms`, { phase: 'list' }));
             });
           }
-          readListPage(response, budget.limit(sofar, listLimit), reading, subscriber, progress, (page, bytes) =>
-            budget.record(page.continue, sofar, bytes),
-          );
+          const received = (page: ListPage, bytes: number) => budget.record(page.continue, sofar, bytes);
+          readListPage(response, budget.limit(sofar, listLimit), reading, out, progress, received, ahead);
         },
         error: (error: unknown) => subscriber.error(error),
       });
       return () => {
         read.unsubscribe();
         progress?.stop();
+        prefetch?.release(owner, completed);
       };
     }).pipe(listing);
 
@@ -251,6 +277,7 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
         sendInitialEvents: watchOptions.sendInitialEvents,
         timeoutSeconds: watchOptions.timeoutSeconds,
       });
+      prefetch?.abort(); // the reflector asks something else than the page held
       const open = () => accept.open(path + query, 'watch');
       // A streaming list is a list: charged against the list budget until its initial-events-end bookmark (and, after
       // one dropped on the budget, started once the heap is collected), as a paged list's chain is.
@@ -331,9 +358,10 @@ function readListPage(
   response: HttpResponse,
   pageLimit: BodyLimit,
   reading: Reading,
-  subscriber: Subscriber<ListPage>,
+  subscriber: Pick<Subscriber<ListPage>, 'next' | 'error' | 'complete'>,
   progress: BodyProgress | undefined,
   received: (page: ListPage, bytes: number) => void,
+  ahead?: (token: string) => void,
 ): void {
   const { path, settings, options, shape } = reading;
   const limit = limitFor(response, pageLimit, settings);
@@ -348,6 +376,8 @@ function readListPage(
   // A JSON page is charged what its objects and arrays will cost parsed when that is more than its bytes (listBudget.ts).
   const cost = protobuf ? undefined : new PageCost(options.random);
   let over = false;
+  // Asked once the decoder has read the list's metadata (before the items): a non-empty token opens the next page.
+  let askedAhead = ahead === undefined;
   const sink = {
     keepsNoBytes: protobuf, // the protobuf decoder copies what it keeps (lazy members, strings)
     chunk: (chunk: Buffer) => {
@@ -360,8 +390,14 @@ function readListPage(
         return subscriber.error(tooLargeError(limit, cost.describe(), 'list', response.statusCode));
       }
       decoder.chunk(chunk);
+      if (askedAhead) return;
+      const token = decoder.continueToken();
+      if (token === undefined) return;
+      askedAhead = true;
+      if (token !== '') ahead!(token);
     },
     chunksDone: () => decoder.chunksDone?.() ?? 0, // the protobuf decoder's: its chunks are freed as it goes
+    wantsEachChunk: () => !askedAhead, // the token is looked for in each chunk as it comes, not in 64 KiB slabs
     end: () => {
       decoder.end();
       let value: unknown;

@@ -171,7 +171,8 @@ function mergedNamespaces<T extends KubeObject>(
       // A keepObject of the caller's: what it rejects is left out, as informer() does (not cached as a skeleton);
       // what it throws is reported.
       const faults = options.http?.keepObject !== undefined ? keepObjectFaults(options.http.keepObject) : undefined;
-      const http = faults ? { ...options.http, keepObject: faults.keep } : options.http;
+      // No page asked ahead: the turns count each read's connections (HTTP/1.1) or streams (HTTP/2), one at a time.
+      const http = { ...options.http, prefetchPages: false, ...(faults ? { keepObject: faults.keep } : {}) };
       const read = httpListWatch(kc, target(namespace), withRandom(http, options.random));
       const listWatch = takingTurns(faults ? faults.reporting(filtered(read, () => true)) : read, turns);
       return informerFromSource(resource, reflectorFor(listWatch, resource, own), own);

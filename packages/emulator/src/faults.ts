@@ -25,6 +25,13 @@ export interface FaultParams {
   /** Handle the request normally after a delay. */
   delay: { ms: number };
   /**
+   * Handle the request normally, but write its response body in two parts: the first `afterBytes` bytes (of the body
+   * as sent: gzipped when it is), then the rest once `resume` settles; without `resume`, never (the response stays
+   * open until the client aborts or the server closes). `reset: true` destroys the connection (HTTP/2: resets the
+   * stream) instead of writing the rest (without `resume`: as soon as the first part is written). For a client that acts on a body's first bytes (a list's continue token).
+   */
+  pauseBody: { afterBytes: number; resume?: PromiseLike<unknown>; reset?: boolean };
+  /**
    * Answer a list (or a streaming list) at `resourceVersion=N` as a server that has not reached N:
    * 504 `Timeout: Too large resource version: N, current: C` (a watch-list gets it as an ERROR line).
    * `current` defaults to the server's revision, or N − 1 when that is not below N.
@@ -94,6 +101,7 @@ export const FAULT_KINDS = {
   status: { target: 'request', takes: anyRequest },
   reset: { target: 'request', takes: anyRequest },
   delay: { target: 'request', takes: anyRequest },
+  pauseBody: { target: 'request', takes: anyRequest },
   tooLargeResourceVersion: { target: 'request', takes: readsAtResourceVersion },
   dropWatch: { target: 'watch', takes: watches },
   stallWatch: { target: 'watch', takes: watches },

@@ -39,7 +39,8 @@ export interface RequestRecord {
   /** Watches: BOOKMARK lines written so far. */
   bookmarksSent?: number;
   /**
-   * Watches: how the response ended (`undefined` while open). `expired`: the one ERROR line of a 410;
+   * Watches, and responses under a `pauseBody` fault (`client`: the client closed it before its end; `fault`: the
+   * fault reset it): how the response ended (`undefined` while open or, for a response, once written whole). `expired`: the one ERROR line of a 410;
    * `error`: the one ERROR line of another Status (a streaming list at a resourceVersion not reached: 504).
    */
   ended?: 'timeout' | 'client' | 'fault' | 'expired' | 'error' | 'server-close';

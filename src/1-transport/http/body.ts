@@ -48,6 +48,11 @@ export interface BodySink {
    * reads no more. Their memory is then freed before the body ends (issue #36: a sync's reads then never pile up).
    */
   chunksDone?(): number;
+  /**
+   * True while the sink wants each chunk as it comes rather than gathered into slabs: a list page until its metadata
+   * (the continue token, before the items) has been read, so that the next page can be asked at once (./prefetch.ts).
+   */
+  wantsEachChunk?(): boolean;
 }
 
 /**
@@ -193,27 +198,32 @@ export function readBody(
     if (bytes > limit.maxBytes) return tooLarge(`${bytes} bytes read`);
     reads?.read(chunk);
     if (whole) whole.append(chunk);
-    else gathered!.push(chunk);
+    else {
+      gathered!.push(chunk);
+      if ((onBody as BodySink).wantsEachChunk?.() === true) gathered!.flush();
+    }
   });
   response.on('close', () => {
     progress?.stop();
     reads?.stop();
     if (over) return;
-    if (!response.complete) {
-      if (response.failure) return onError(response.failure);
-      onError(
-        new InformerError('NetworkError', `${phase}: the connection closed before the response was complete`, {
-          phase,
-          status: response.statusCode,
-        }),
-      );
-      return;
-    }
+    if (!response.complete) return onError(closedEarly(response, phase));
     if (typeof onBody === 'function') return onBody(whole!.view());
     gathered!.flush();
     onBody.end();
     reads?.end();
   });
+}
+
+/** The failure of a response that closed before it was complete: its own (HTTP/2, gzip), else a `NetworkError`. */
+export function closedEarly(response: HttpResponse, phase: ErrorPhase): InformerError {
+  return (
+    response.failure ??
+    new InformerError('NetworkError', `${phase}: the connection closed before the response was complete`, {
+      phase,
+      status: response.statusCode,
+    })
+  );
 }
 
 /** The error of a body past `limit`, given what was seen (`123 bytes read`): the limit's own, or `ResponseTooLarge`. */

@@ -253,6 +253,15 @@ class GunzipResponse extends StreamResponse {
     counts.gzipDecodedBytes += chunk.length;
   }
 
+  /**
+   * The wire's idle timer, unless the wire has ended: its socket then carries another response (a keep-alive agent's),
+   * and the inflater holds what is left (a response read later than it arrived: a page asked ahead, ./prefetch.ts).
+   */
+  override setTimeout(ms: number, callback: () => void): this {
+    if (!this.inner.complete) super.setTimeout(ms, callback);
+    return this;
+  }
+
   /** `close` once the inflater is done (or given up), `end` when it ends, `error` from the wire. */
   protected override listen(event: 'error' | 'close' | 'end', listener: () => void): void {
     if (event === 'close') this.closeListeners.push(listener);

@@ -14,6 +14,7 @@ import {
   type ListHead,
 } from '../protobuf/decode.ts';
 import type { BodySink } from './body.ts';
+import { JsonListHead } from './listHead.ts';
 
 // A list response decoded in pieces as it arrives (docs/performance.md, "Flat at any size").
 //
@@ -32,6 +33,11 @@ const PIECE_BYTES = 64 * 1024;
 export interface ListBodyDecoder extends BodySink {
   /** The decoded body; throws (as JSON.parse would) when it is not JSON. */
   value(): unknown;
+  /**
+   * The list's `metadata.continue` once read, before the items (./prefetch.ts): the token, `''` when there is none to
+   * read early, undefined while not known yet. A hint only: {@link value} is what the page is.
+   */
+  continueToken(): string | undefined;
 }
 
 /**
@@ -92,6 +98,8 @@ class ProtobufListBody implements ListBodyDecoder {
   private fault: { readonly error: unknown } | undefined;
   /** Copies of the bytes after raw. */
   private readonly trailer: Buffer[] = [];
+  /** The list's continue token once its ListMeta (field 1 of a List, before the items) is decoded; `''` for none. */
+  private token: string | undefined;
 
   constructor(keep: KeepObject | undefined) {
     this.keep = keep;
@@ -108,6 +116,10 @@ class ProtobufListBody implements ListBodyDecoder {
   }
 
   end(): void {}
+
+  continueToken(): string | undefined {
+    return this.token;
+  }
 
   /** How many of the chunks handed to it (the first ones) it reads no more: their memory may be freed. */
   chunksDone(): number {
@@ -138,6 +150,7 @@ class ProtobufListBody implements ListBodyDecoder {
     const fields = head === undefined ? undefined : listFields(head.kind);
     if (head === undefined || fields === undefined) {
       this.whole = true;
+      this.token = ''; // decoded whole at the end: nothing to read early
       this.parts = [];
       this.available = 0;
       return false;
@@ -190,8 +203,10 @@ class ProtobufListBody implements ListBodyDecoder {
         const own = this.copy(size);
         decodeListField(list.value, list.items, list.fields, tag, own, start - first, own.length, this.keep, at);
       }
+      this.token ??= tag === list.fields.metaTag ? tokenOf(list.value.metadata) : tag === list.fields.itemsTag ? '' : undefined;
     } catch (error) {
       this.fault = { error }; // reported at the end, unless the envelope's fault comes first (as decodeListBody decides)
+      this.token ??= '';
     }
     return true;
   }
@@ -251,14 +266,22 @@ class ProtobufListBody implements ListBodyDecoder {
   }
 }
 
+/** A decoded ListMeta's `continue`, or `''`. */
+function tokenOf(metadata: unknown): string {
+  const token = typeof metadata === 'object' && metadata !== null ? (metadata as { continue?: unknown }).continue : undefined;
+  return typeof token === 'string' ? token : '';
+}
+
 /** The body as text, decoded piece by piece, parsed once at the end. */
 class ListText implements ListBodyDecoder {
   private readonly decoder = new StringDecoder('utf8');
+  private readonly head = new JsonListHead();
   private text = '';
   private waiting: Buffer[] = [];
   private waitingBytes = 0;
 
   chunk(bytes: Buffer): void {
+    this.head.push(bytes);
     this.waiting.push(bytes);
     this.waitingBytes += bytes.length;
     if (this.waitingBytes >= PIECE_BYTES) this.decode();
@@ -267,6 +290,10 @@ class ListText implements ListBodyDecoder {
   end(): void {
     this.decode();
     this.text += this.decoder.end();
+  }
+
+  continueToken(): string | undefined {
+    return this.head.token;
   }
 
   value(): unknown {
@@ -292,6 +319,7 @@ class ListText implements ListBodyDecoder {
  */
 class LazyListBody implements ListBodyDecoder {
   private reader: LazyListReader;
+  private readonly head = new JsonListHead();
   private readonly chunks: Buffer[] = [];
   private bytes = 0;
 
@@ -300,12 +328,17 @@ class LazyListBody implements ListBodyDecoder {
   }
 
   chunk(bytes: Buffer): void {
+    this.head.push(bytes);
     this.chunks.push(bytes);
     this.bytes += bytes.length;
     this.reader.push(bytes);
   }
 
   end(): void {}
+
+  continueToken(): string | undefined {
+    return this.head.token;
+  }
 
   value(): unknown {
     const chunks = this.chunks.splice(0); // held no longer than needed, whoever holds the decoder

@@ -61,6 +61,13 @@ export interface HttpTransportOptions {
    */
   readonly lazyDecode?: boolean;
   /**
+   * Whether a paged list asks for its next page as soon as a page's `continue` token has arrived (it comes before the
+   * items), while the page is still read, instead of once it has been read whole as client-go's pager does (see
+   * docs/transport.md, "Paged lists"): one request ahead, its response unread until the reflector asks for it.
+   * Default true.
+   */
+  readonly prefetchPages?: boolean;
+  /**
    * HTTP version (see docs/transport.md, "HTTP/2"): `auto` asks for HTTP/2 over TLS and
    * falls back to HTTP/1.1 when the server or a proxy does not offer it; `h2` insists;
    * `http1` never asks. Default `auto`.

@@ -38,6 +38,8 @@ export async function applyRequestFault(ctx: Ctx, fault: Fault): Promise<boolean
         core.pendingTimers.add(t);
       });
       return core.isClosing() || ctx.res.destroyed;
+    case 'pauseBody':
+      return false; // applied as the body is written (respond.ts)
     case 'tooLargeResourceVersion': {
       // Only lists and streaming lists at resourceVersion N > 0 take this fault (FAULT_KINDS).
       ctx.req.resume();

@@ -11,6 +11,7 @@ import { protobufAnswer, type Ctx } from './request.ts';
 import { errorsInProtobuf } from '../negotiate.ts';
 import { PROTOBUF_MEDIA_TYPE, PROTOBUF_WATCH_TYPE, protobufFrame, protobufStatus, servesProtobuf } from '../protobuf/bodies.ts';
 import { acceptsGzip, gzip } from '../gzip.ts';
+import { resetStream } from '../h2.ts';
 
 /** Go's net/http sends Content-Length when the whole body fits its 2 KiB buffer, else chunked. */
 const CHUNK_THRESHOLD = 2048;
@@ -56,7 +57,12 @@ export function send(ctx: Ctx, status: number, body: string | Buffer, extra: Rec
   rec.contentType = String(h['Content-Type']);
   const bytes = Buffer.byteLength(text);
   const gzipped = ctx.core.gzip;
-  if (gzipped && bytes > gzipped.minBytes && acceptsGzip(ctx.req)) {
+  const paused = ctx.fault?.type === 'pauseBody' ? ctx.fault : undefined;
+  if (paused) {
+    const zipped = gzipped && bytes > gzipped.minBytes && acceptsGzip(ctx.req);
+    res.writeHead(status, zipped ? { ...h, 'Content-Encoding': 'gzip', Vary: 'Accept-Encoding' } : h);
+    writeInTwo(ctx, zipped ? gzip(text, gzipped) : Buffer.from(text), paused, rec);
+  } else if (gzipped && bytes > gzipped.minBytes && acceptsGzip(ctx.req)) {
     // As kube-apiserver's deferredResponseWriter: Content-Encoding and Vary, then the compressed body, chunked.
     res.writeHead(status, { ...h, 'Content-Encoding': 'gzip', Vary: 'Accept-Encoding' });
     res.end(gzip(text, gzipped));
@@ -69,6 +75,31 @@ export function send(ctx: Ctx, status: number, body: string | Buffer, extra: Rec
     res.write(text);
     res.end();
   }
+}
+
+/** The `pauseBody` fault: the body's first bytes, then the rest (or a reset) once `resume` settles; without it, a reset at once or never the rest. */
+function writeInTwo(
+  ctx: Ctx,
+  body: Buffer,
+  fault: { afterBytes: number; resume?: PromiseLike<unknown>; reset?: boolean },
+  rec: RequestRecord,
+): void {
+  const { res } = ctx;
+  // How it ended, for a test to see that a client gave up on a response it had not read.
+  res.on('close', () => (rec.ended ??= res.writableEnded ? undefined : 'client'));
+  const cut = Math.min(fault.afterBytes, body.length);
+  const rest = () => {
+    if (res.destroyed || res.writableEnded || ctx.core.isClosing()) return;
+    if (!fault.reset) return void res.end(body.subarray(cut));
+    rec.ended = 'fault';
+    // HTTP/2: only this stream, with an error code; HTTP/1.1: the connection.
+    if (!resetStream(res, '')) ctx.req.socket.destroy();
+  };
+  // The rest (or the reset) once the first part is written: a reset must not cut it.
+  res.write(body.subarray(0, cut), () => {
+    if (fault.resume) fault.resume.then(rest, rest);
+    else if (fault.reset) rest();
+  });
 }
 
 export function sendJson(ctx: Ctx, status: number, value: unknown): void {
