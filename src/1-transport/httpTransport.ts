@@ -57,6 +57,7 @@ export {
   DEFAULT_COMPRESSION,
   DEFAULT_PROTOCOL,
   DEFAULT_REQUEST_TIMEOUT_MS,
+  DEFAULT_TLS_HANDSHAKE_TIMEOUT_MS,
   defaultMaxListTotalBytes,
   formatBytes,
   LIST_HEAP_SHARE,
@@ -85,6 +86,7 @@ export type JsonRequestOptions = Pick<
   | 'listIdleTimeoutMs'
   | 'minBodyBytesPerSecond'
   | 'requestTimeoutMs'
+  | 'tlsHandshakeTimeoutMs'
   | 'maxDocumentBytes'
   | 'maxErrorBodyBytes'
   | 'protocol'
@@ -303,6 +305,7 @@ function serverSignal(kc: KubeConfig, options: HttpTransportOptions, reachabilit
       http2: options.http2,
       compression: options.compression,
       requestTimeoutMs: timeoutMs,
+      tlsHandshakeTimeoutMs: options.tlsHandshakeTimeoutMs,
       listIdleTimeoutMs: timeoutMs,
       minBodyBytesPerSecond: options.minBodyBytesPerSecond,
       maxDocumentBytes: PROBE_MAX_BYTES,
