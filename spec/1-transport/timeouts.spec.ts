@@ -5,7 +5,7 @@
  * (127.0.0.1); only `setTimeout` is faked, so no test depends on the machine's speed.
  */
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server, type Socket } from 'node:net';
+import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { firstValueFrom, type Observable } from 'rxjs';
@@ -13,7 +13,14 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { KubeConfig } from '@kubernetes/client-node';
 import { ConfigMap, InformerError } from '../../src/index.ts';
 import { discover } from '../../src/discovery/discovery.ts';
-import { DEFAULT_REQUEST_TIMEOUT_MS, getJson, httpListWatch, type HttpTransportOptions } from '../../src/1-transport/httpTransport.ts';
+import {
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  DEFAULT_TLS_HANDSHAKE_TIMEOUT_MS,
+  getJson,
+  httpListWatch,
+  type HttpTransportOptions,
+} from '../../src/1-transport/httpTransport.ts';
+import { http2Connections } from '../../src/1-transport/http2/pool.ts';
 import { startApiServer, type ApiServer } from 'rx-informer-emulator';
 import { realSleep, until } from '../resilience/realClock.ts';
 
@@ -43,6 +50,69 @@ class Silent {
     for (const s of this.sockets) s.destroy();
     await new Promise((resolve) => this.server.close(resolve));
   }
+}
+
+/**
+ * A TCP relay on 127.0.0.1 to `upstream` that holds what each client sends (its ClientHello) until `release()`:
+ * a handshake as slow as the test makes it, over real sockets.
+ */
+class Relay {
+  readonly server: Server;
+  readonly sockets = new Set<Socket>();
+  /** Bytes held from clients, and bytes the upstream sent back. */
+  held = 0;
+  answered = 0;
+  private readonly waiting: (() => void)[] = [];
+  private constructor(server: Server, upstream: number) {
+    this.server = server;
+    server.on('connection', (client) => {
+      this.sockets.add(client);
+      client.on('error', () => undefined);
+      client.on('close', () => this.sockets.delete(client));
+      const chunks: Buffer[] = [];
+      const hold = (chunk: Buffer) => {
+        chunks.push(chunk);
+        this.held += chunk.length;
+      };
+      client.on('data', hold);
+      this.waiting.push(() => {
+        client.off('data', hold);
+        const up = connect(upstream, '127.0.0.1');
+        this.sockets.add(up);
+        up.on('error', () => client.destroy());
+        up.on('close', () => (this.sockets.delete(up), client.destroy()));
+        client.on('close', () => up.destroy());
+        up.on('data', (chunk: Buffer) => (this.answered += chunk.length));
+        for (const chunk of chunks) up.write(chunk);
+        client.pipe(up);
+        up.pipe(client);
+      });
+    });
+  }
+  static async start(upstream: number): Promise<Relay> {
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return new Relay(server, upstream);
+  }
+  get port(): number {
+    return (this.server.address() as { port: number }).port;
+  }
+  /** Lets every connection made so far through. */
+  release(): void {
+    for (const go of this.waiting.splice(0)) go();
+  }
+  async close(): Promise<void> {
+    for (const s of this.sockets) s.destroy();
+    await new Promise((resolve) => this.server.close(resolve));
+  }
+}
+
+/**
+ * Two turns of the event loop (`setImmediate` is not faked): what a socket destroyed by a timer has to say (its
+ * 'error' on the next tick, a promise's rejection) has been said by then; no real I/O is waited for.
+ */
+async function settle(): Promise<void> {
+  for (let i = 0; i < 2; i++) await new Promise<void>((resolve) => setImmediate(resolve));
 }
 
 function kubeConfig(server: string, user: Record<string, unknown> = { name: 'u' }): KubeConfig {
@@ -79,6 +149,7 @@ function record<T>(source: Observable<T>) {
 const configmaps = { resource: ConfigMap };
 
 let silent: Silent | undefined;
+let relay: Relay | undefined;
 let api: ApiServer | undefined;
 let dir: string | undefined;
 let pluginPid: number | undefined;
@@ -89,6 +160,8 @@ afterEach(async () => {
   vi.useRealTimers();
   await silent?.close();
   silent = undefined;
+  await relay?.close();
+  relay = undefined;
   await api?.close();
   api = undefined;
   if (pluginPid !== undefined) {
@@ -221,6 +294,96 @@ describe('a bound on everything before the response headers', () => {
     expect(seen.error).toBeUndefined();
     subscription.unsubscribe();
   });
+});
+
+describe('tlsHandshakeTimeoutMs: the TLS handshake has its own bound (client-go: TLSHandshakeTimeout, 10 s)', () => {
+  it('defaults to 10 s over HTTP/1.1: nothing at 9.999 s, then a Timeout from an unreachable server, socket closed, no timer left', async () => {
+    expect(DEFAULT_TLS_HANDSHAKE_TIMEOUT_MS).toBe(10_000);
+    silent = await Silent.start();
+    const lw = httpListWatch(kubeConfig(`https://127.0.0.1:${silent.port}`), configmaps, { protocol: 'http1' });
+    const { seen } = record(lw.list({}));
+    await until('the ClientHello', () => silent!.received > 0);
+    vi.advanceTimersByTime(9_999);
+    await settle();
+    expect(seen.error).toBeUndefined();
+    vi.advanceTimersByTime(1);
+    await settle();
+    const error = seen.error as InformerError;
+    expect([error.reason, error.phase, error.message, error.unreachable]).toEqual([
+      'Timeout',
+      'list',
+      'list /api/v1/configmaps: TLS handshake not done within 10000 ms (tlsHandshakeTimeoutMs)',
+      true,
+    ]);
+    expect(vi.getTimerCount()).toBe(0);
+    await until('the connection to be closed', () => silent!.sockets.size === 0);
+  });
+
+  it('over HTTP/2 (the default protocol): the shared connection fails at 10 s, and every request waiting for it with it', async () => {
+    silent = await Silent.start();
+    const kc = kubeConfig(`https://127.0.0.1:${silent.port}`);
+    const lw = httpListWatch(kc, configmaps);
+    const list = record(lw.list({}));
+    const watch = record(lw.watch({ resourceVersion: '5' }));
+    await until('the ClientHello', () => silent!.received > 0);
+    // One connection for both (HTTP/2 is asked for by ALPN in that very handshake).
+    expect(silent.sockets.size).toBe(1);
+    expect(http2Connections(kc)).toHaveLength(1);
+    vi.advanceTimersByTime(9_999);
+    await settle();
+    expect([list.seen.error, watch.seen.error]).toEqual([undefined, undefined]);
+    vi.advanceTimersByTime(1);
+    await settle();
+    const errors = [list.seen.error, watch.seen.error] as InformerError[];
+    expect(errors.map((e) => [e.reason, e.phase, e.message, e.unreachable])).toEqual([
+      ['Timeout', 'list', 'list /api/v1/configmaps: TLS handshake not done within 10000 ms (tlsHandshakeTimeoutMs)', true],
+      ['Timeout', 'watch', 'watch /api/v1/configmaps: TLS handshake not done within 10000 ms (tlsHandshakeTimeoutMs)', true],
+    ]);
+    expect(vi.getTimerCount()).toBe(0);
+    expect(http2Connections(kc)).toEqual([]);
+    await until('the connection to be closed', () => silent!.sockets.size === 0);
+  });
+
+  it('0 turns it off: requestTimeoutMs still bounds the handshake (30 s, waiting for: TLS handshake)', async () => {
+    silent = await Silent.start();
+    const lw = httpListWatch(kubeConfig(`https://127.0.0.1:${silent.port}`), configmaps, { tlsHandshakeTimeoutMs: 0 });
+    const { seen } = record(lw.list({}));
+    await until('the ClientHello', () => silent!.received > 0);
+    vi.advanceTimersByTime(29_999);
+    expect(seen.error).toBeUndefined();
+    vi.advanceTimersByTime(1);
+    expect((seen.error as InformerError).message).toBe(
+      'list /api/v1/configmaps: no response headers within 30000 ms (waiting for: TLS handshake)',
+    );
+  });
+
+  it.each([
+    ['HTTP/1.1', { tls: true }, { protocol: 'http1' }],
+    ['HTTP/2', { http2: true }, {}],
+  ] as const)(
+    'over %s, a handshake done at 9.999 s is not cut, and its connection outlives the 10 s (a watch on it sees an event)',
+    async (_name, server, options) => {
+      api = await startApiServer(server);
+      relay = await Relay.start(api.port);
+      const cluster = api.kubeConfig.getCurrentCluster()!;
+      const kc = kubeConfig(`https://127.0.0.1:${relay.port}`);
+      kc.clusters[0] = { ...cluster, name: 'c', server: `https://127.0.0.1:${relay.port}` };
+      const { seen } = record(httpListWatch(kc, configmaps, options).watch({ resourceVersion: '0' }));
+      await until('the ClientHello', () => relay!.held > 0);
+      vi.advanceTimersByTime(9_999);
+      relay.release();
+      api.create('configmaps', { metadata: { name: 'a', namespace: 'default' } });
+      await until('the first event', () => seen.values.length > 0 || seen.error !== undefined);
+      // Past the handshake bound, and far past it: the watch's connection is not destroyed by it.
+      vi.advanceTimersByTime(1);
+      vi.advanceTimersByTime(20_000);
+      await settle();
+      api.create('configmaps', { metadata: { name: 'b', namespace: 'default' } });
+      await until('the second event', () => seen.values.length > 1 || seen.error !== undefined);
+      expect(seen.error).toBeUndefined();
+      expect(seen.values.map((frame) => (frame as { object: ConfigMap }).object.metadata?.name)).toEqual(['a', 'b']);
+    },
+  );
 });
 
 describe('obtaining credentials', () => {

@@ -8,6 +8,7 @@ import type { Subscription } from 'rxjs';
 import { InformerError } from '../../src/0-model/errors.ts';
 import {
   ConnectionTurns,
+  DEFAULT_DESCRIPTORS_QUIET_MS,
   DEFAULT_TURN_MS,
   http2Turns,
   initialTurns,
@@ -279,6 +280,135 @@ describe('turnsStep: the rules', () => {
   });
 });
 
+describe("turnsStep: EMFILE's lowering recovers after quiet periods (default: a minute)", () => {
+  const Q = DEFAULT_DESCRIPTORS_QUIET_MS;
+  /** 16 connections: a step back up is 2 (an eighth). Four lists held, the fourth fails for want of a descriptor at 0: 3. */
+  const c16: TurnsConfig = { capacity: 16, turnMs: T };
+  const lowered: readonly (readonly [TurnsInput, number])[] = [
+    [list(1), 0],
+    [list(2), 0],
+    [list(3), 0],
+    [list(4), 0],
+    [done(4, true), 0],
+  ];
+  /** Feeds `[input, now, capacity after it]` rows after `lowered`, checking the bound after each. */
+  function trace(rows: readonly (readonly [TurnsInput, number, number])[], c: TurnsConfig = c16): TurnsState {
+    let { state } = play(lowered, c);
+    expect(state.capacity).toBe(3);
+    for (const [input, now, capacity] of rows) {
+      state = turnsStep(c, state, input, now).state;
+      expect([now, state.capacity]).toEqual([now, capacity]);
+    }
+    return state;
+  }
+
+  it('the default quiet period is a minute', () => {
+    expect(Q).toBe(60_000);
+  });
+
+  it('after a quiet minute the bound steps up by an eighth of the configured one, each minute, to it and never past it', () => {
+    trace([
+      [check, Q - 1, 3],
+      [check, Q, 5],
+      [check, 2 * Q - 1, 5],
+      [check, 2 * Q, 7],
+      // With no input for a while (nobody waits, no timer), one step at the next input, the next a minute after it.
+      [check, 10 * Q, 9],
+      [check, 11 * Q, 11],
+      [check, 12 * Q, 13],
+      [check, 13 * Q, 15],
+      [check, 14 * Q, 16],
+      [check, 99 * Q, 16],
+    ]);
+  });
+
+  it('a renewed EMFILE lowers it again and restarts the quiet minute', () => {
+    trace([
+      [check, Q - 10, 3],
+      [done(3, true), Q - 5, 2],
+      [check, Q, 2],
+      [check, 2 * Q - 6, 2],
+      [check, 2 * Q - 5, 4],
+    ]);
+  });
+
+  it('a step met by a renewed EMFILE within its minute doubles the next wait, up to 16 minutes; a step that stands a minute clears that', () => {
+    const state = trace([
+      [check, Q, 5],
+      [list(5), Q, 5],
+      [list(6), Q, 5],
+      // The step overshot: the next request fails. Twice the wait (2 minutes from now).
+      [done(6, true), Q + 1, 4],
+      // Another failure of the same step (held 3 lists and list 5): not a second strike.
+      [done(5, true), Q + 2, 3],
+      [check, 3 * Q + 1, 3],
+      [check, 3 * Q + 2, 5],
+      [list(7), 3 * Q + 2, 5],
+      [list(8), 3 * Q + 2, 5],
+      [done(8, true), 3 * Q + 3, 4],
+      // A second strike: 4 minutes.
+      [check, 7 * Q + 2, 4],
+      [check, 7 * Q + 3, 6],
+      [list(9), 7 * Q + 3, 6],
+      [list(10), 7 * Q + 3, 6],
+      [done(10, true), 7 * Q + 4, 5],
+      [check, 15 * Q + 4, 7],
+      [list(11), 15 * Q + 4, 7],
+      [list(12), 15 * Q + 4, 7],
+      [done(12, true), 15 * Q + 5, 6],
+      [check, 31 * Q + 5, 8],
+      [list(13), 31 * Q + 5, 8],
+      [list(14), 31 * Q + 5, 8],
+      [done(14, true), 31 * Q + 6, 7],
+    ]);
+    // Four strikes: 16 minutes, and no longer after a fifth.
+    expect([state.strikes, state.raiseAt]).toEqual([4, 47 * Q + 6]);
+    const more = [
+      [check, 47 * Q + 6, 9],
+      [list(15), 47 * Q + 6, 9],
+      [list(16), 47 * Q + 6, 9],
+      [done(16, true), 47 * Q + 7, 8],
+    ] as const;
+    let after = state;
+    for (const [input, now] of more) after = turnsStep(c16, after, input, now).state;
+    expect([after.strikes, after.raiseAt, after.capacity]).toEqual([4, 63 * Q + 7, 8]);
+    // The shortage passed: a step stands its 16 minutes, and the next step waits one minute again.
+    after = turnsStep(c16, after, check, 63 * Q + 7).state;
+    after = turnsStep(c16, after, check, 79 * Q + 7).state;
+    expect([after.capacity, after.strikes, after.raiseAt]).toEqual([12, 0, 80 * Q + 7]);
+  });
+
+  it('an EMFILE long after a step that stood its period is a new shortage: a minute, not twice that', () => {
+    const state = trace([
+      [check, Q, 5],
+      [done(3, true), 5 * Q, 2],
+    ]);
+    expect([state.strikes, state.raiseAt]).toEqual([0, 6 * Q]);
+  });
+
+  it('while someone waits, the check is armed for the step up, which lets them in', () => {
+    let { state, effects } = play([...lowered, [list(5), 10]], c16);
+    expect(effects).toEqual([{ type: 'arm', delayMs: Q - 10 }]);
+    ({ state, effects } = turnsStep(c16, state, check, Q));
+    expect(effects).toEqual([grant(5, 5)]);
+    expect([state.capacity, state.held.map((h) => h.id)]).toEqual([5, [1, 2, 3, 5]]);
+  });
+
+  it('nobody waits: no timer for the step (it is taken at the next input)', () => {
+    const { state, effects } = play([...lowered, [done(3), 10]], c16);
+    expect(effects).toEqual([]);
+    expect([state.checkAt, state.raiseAt]).toEqual([Infinity, Q]);
+  });
+
+  it('a capacity input replaces the bound and what it steps back up to', () => {
+    const state = trace([
+      [{ type: 'capacity', capacity: 8 }, 10, 8],
+      [check, Q, 8],
+    ]);
+    expect([state.ceiling, state.raiseAt]).toEqual([8, Infinity]);
+  });
+});
+
 describe('takingTurns: namespaces taking turns, in virtual time at the default turn', () => {
   it('three namespaces, one connection: each watch gives way after its turn (two when it asked the server for one), as asked when nobody waits', () => {
     const scheduler = leakCheckingScheduler(60_000);
@@ -445,6 +575,39 @@ describe('takingTurns: namespaces taking turns, in virtual time at the default t
         expect(turns.counts).toEqual({ held: 1, waiting: 0, capacity: 1 });
         held.unsubscribe();
       }, 1);
+    });
+  });
+});
+
+describe("ConnectionTurns: EMFILE's lowering recovers, in virtual time at the default quiet minute", () => {
+  it('a namespace waiting behind the lowered bound is let in a minute after the EMFILE, not never', () => {
+    const scheduler = leakCheckingScheduler(10 * DEFAULT_DESCRIPTORS_QUIET_MS);
+    scheduler.run(({ cold }) => {
+      const turns = new ConnectionTurns({ capacity: 3 }, scheduler);
+      const emfile = new InformerError('NetworkError', 'list /x: EMFILE connect EMFILE', {
+        phase: 'list',
+        cause: Object.assign(new Error('connect EMFILE'), { code: 'EMFILE' }),
+      });
+      const held = [0, 1].map(() => fakeListWatch({ lists: [cold('-')] }, { scheduler }));
+      const bad = fakeListWatch({ lists: [cold('#', undefined, emfile)] }, { scheduler });
+      const late = fakeListWatch({ lists: [cold('-')] }, { scheduler });
+      const subs = held.map((lw) => takingTurns(lw, turns).list({}).subscribe());
+      takingTurns(bad, turns)
+        .list({})
+        .subscribe({ error: () => undefined });
+      scheduler.schedule(() => {
+        expect(turns.counts).toEqual({ held: 2, waiting: 0, capacity: 2 });
+        subs.push(takingTurns(late, turns).list({}).subscribe());
+      }, 10);
+      scheduler.schedule(() => {
+        expect(late.lists).toHaveLength(0);
+        expect(turns.counts).toEqual({ held: 2, waiting: 1, capacity: 2 });
+      }, DEFAULT_DESCRIPTORS_QUIET_MS - 1);
+      scheduler.schedule(() => {
+        expect(late.lists.map((l) => l.calledAt)).toEqual([DEFAULT_DESCRIPTORS_QUIET_MS]);
+        expect(turns.counts).toEqual({ held: 3, waiting: 0, capacity: 3 });
+        for (const s of subs) s.unsubscribe();
+      }, DEFAULT_DESCRIPTORS_QUIET_MS + 1);
     });
   });
 });

@@ -50,6 +50,7 @@ describe('discovery and the transport options', () => {
       discoveryRequestOptions({
         userAgent: 'ua/1',
         requestTimeoutMs: 1,
+        tlsHandshakeTimeoutMs: 8,
         listIdleTimeoutMs: 2,
         minBodyBytesPerSecond: 3,
         maxDocumentBytes: 4,
@@ -66,6 +67,7 @@ describe('discovery and the transport options', () => {
     ).toEqual({
       userAgent: 'ua/1',
       requestTimeoutMs: 1,
+      tlsHandshakeTimeoutMs: 8,
       listIdleTimeoutMs: 2,
       minBodyBytesPerSecond: 3,
       maxDocumentBytes: 4,

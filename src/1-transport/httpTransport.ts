@@ -58,6 +58,7 @@ export {
   DEFAULT_COMPRESSION,
   DEFAULT_PROTOCOL,
   DEFAULT_REQUEST_TIMEOUT_MS,
+  DEFAULT_TLS_HANDSHAKE_TIMEOUT_MS,
   defaultMaxListTotalBytes,
   formatBytes,
   LIST_HEAP_SHARE,
@@ -86,6 +87,7 @@ export type JsonRequestOptions = Pick<
   | 'listIdleTimeoutMs'
   | 'minBodyBytesPerSecond'
   | 'requestTimeoutMs'
+  | 'tlsHandshakeTimeoutMs'
   | 'maxDocumentBytes'
   | 'maxErrorBodyBytes'
   | 'protocol'
@@ -330,6 +332,7 @@ function serverSignal(kc: KubeConfig, options: HttpTransportOptions, reachabilit
       http2: options.http2,
       compression: options.compression,
       requestTimeoutMs: timeoutMs,
+      tlsHandshakeTimeoutMs: options.tlsHandshakeTimeoutMs,
       listIdleTimeoutMs: timeoutMs,
       minBodyBytesPerSecond: options.minBodyBytesPerSecond,
       maxDocumentBytes: PROBE_MAX_BYTES,

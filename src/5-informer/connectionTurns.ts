@@ -15,6 +15,12 @@ import { isRecord } from '../util/isRecord.ts';
 // fits (HTTP/2 and a server that allows enough streams, the common case) nobody waits, and nothing takes turns:
 // every namespace keeps its watch open.
 //
+// A request that fails for want of a file descriptor (`EMFILE`/`ENFILE`) lowers the bound to what the others hold;
+// after a quiet minute without another the bound steps back up, an eighth of the configured one at a time, so a
+// shortage that passed (another part of the process held many files for a while) does not cost turns for good. A
+// step met by a renewed shortage within its minute lowers the bound again and doubles the next wait (up to 16 min),
+// so a limit that stays is tried seldom, not every minute.
+//
 // The rules are a pure `turnsStep` (state, input, now) → effects; `ConnectionTurns` is its shell (timers, callbacks).
 
 /** Connections the per-namespace fallback of one KubeConfig may hold at once over HTTP/1.1. */
@@ -35,6 +41,17 @@ export function http2Turns(streams: number): number {
 export const DEFAULT_TURN_MS = 2_000;
 
 /**
+ * How long the bound `EMFILE` lowered waits, with no other such failure, before it steps back up: long next to a
+ * turn (2 s) and the reflector's backoff (at most 30 s), so a shortage still there is met again before the next step
+ * (each failed namespace retries within it); short next to what fewer connections cost for good.
+ */
+export const DEFAULT_DESCRIPTORS_QUIET_MS = 60_000;
+/** Each step back up after `EMFILE` adds this share of the configured bound (at least 1): 64 connections in 8 steps. */
+export const DESCRIPTORS_RAISE_SHARE = 1 / 8;
+/** A step met by a renewed `EMFILE` doubles the next quiet period, at most this many times in a row (16 minutes). */
+export const MAX_DESCRIPTORS_STRIKES = 4;
+
+/**
  * `list`: a list page; `stream`: a streaming list (a watch with `sendInitialEvents`, `watchList: true`), a list
  * until its initial events are in, then a watch; `watch`: a watch.
  */
@@ -43,6 +60,8 @@ export type TurnKind = 'list' | 'stream' | 'watch';
 export interface TurnsConfig {
   readonly capacity: number;
   readonly turnMs: number;
+  /** Default {@link DEFAULT_DESCRIPTORS_QUIET_MS}. */
+  readonly quietMs?: number;
 }
 
 interface Held {
@@ -66,8 +85,20 @@ interface Waiting {
 }
 
 export interface TurnsState {
-  /** Connections (streams) that may be held at once: the configured capacity or the last `capacity` input, lowered at each `EMFILE`. */
+  /**
+   * Connections (streams) that may be held at once: `ceiling`, lowered at each `EMFILE`, stepping back up to it after
+   * quiet periods.
+   */
   readonly capacity: number;
+  /** The configured capacity or the last `capacity` input: what `capacity` returns to after `EMFILE`. */
+  readonly ceiling: number;
+  /** When `capacity` steps up next (Infinity: at `ceiling`). */
+  readonly raiseAt: number;
+  /** When it last stepped up, and when `EMFILE` last lowered it (-Infinity: never). */
+  readonly raisedAt: number;
+  readonly loweredAt: number;
+  /** Steps met by a renewed `EMFILE` within their quiet period, in a row: each doubles the next quiet period. */
+  readonly strikes: number;
   readonly held: readonly Held[];
   readonly waiting: readonly Waiting[];
   /** Turns given so far. */
@@ -82,7 +113,7 @@ export type TurnsInput =
   | { readonly type: 'settled'; readonly id: number }
   /**
    * A request ended, or left while it waited; `exhausted`: it failed for want of a file descriptor
-   * (`EMFILE`/`ENFILE`), so fewer connections are held from now on.
+   * (`EMFILE`/`ENFILE`), so fewer connections are held until a quiet period has passed.
    */
   | { readonly type: 'done'; readonly id: number; readonly exhausted?: boolean }
   /**
@@ -102,8 +133,15 @@ export type TurnsEffect =
 
 /** Nobody holds or waits for a turn yet. */
 export function initialTurns(config: TurnsConfig): TurnsState {
-  return { capacity: Math.max(1, config.capacity), held: [], waiting: [], turns: 0, checkAt: Infinity };
+  const capacity = Math.max(1, config.capacity);
+  return {
+    ...{ capacity, ceiling: capacity, raiseAt: Infinity, raisedAt: -Infinity, loweredAt: -Infinity, strikes: 0 },
+    ...{ held: [], waiting: [], turns: 0, checkAt: Infinity },
+  };
 }
+
+/** The quiet period after `strikes` steps met by a renewed `EMFILE`: doubled for each. */
+const quietMs = (config: TurnsConfig, strikes: number) => (config.quietMs ?? DEFAULT_DESCRIPTORS_QUIET_MS) * 2 ** strikes;
 
 /** The waiter that goes next: the first list, else the watch whose namespace had its turn longest ago (then: first come). */
 function nextWaiting(waiting: readonly Waiting[]): number {
@@ -127,18 +165,33 @@ export function turnsStep(
   const effects: TurnsEffect[] = [];
   let held = [...state.held];
   let waiting = [...state.waiting];
-  let { capacity, turns, checkAt } = state;
+  let { capacity, ceiling, raiseAt, raisedAt, loweredAt, strikes, turns, checkAt } = state;
   if (input.type === 'request') waiting.push({ id: input.id, kind: input.kind, lastTurn: input.lastTurn });
   else if (input.type === 'done') {
     held = held.filter((h) => h.id !== input.id);
     waiting = waiting.filter((w) => w.id !== input.id);
-    // Out of descriptors: at most as many as the others hold now, and one fewer than before each time.
-    if (input.exhausted) capacity = Math.max(1, Math.min(capacity - 1, held.length));
+    if (input.exhausted) {
+      // Out of descriptors: at most as many as the others hold now, and one fewer than before each time.
+      capacity = Math.max(1, Math.min(capacity - 1, held.length));
+      // The first such failure since a step up, within its quiet period: the step was too soon (the shortage is still
+      // there), so the next wait is twice as long. One after a step that stood its period is a new shortage.
+      if (raisedAt > loweredAt) strikes = now - raisedAt < quietMs(config, strikes) ? Math.min(strikes + 1, MAX_DESCRIPTORS_STRIKES) : 0;
+      loweredAt = now;
+      raiseAt = capacity < ceiling ? now + quietMs(config, strikes) : Infinity;
+    }
   } else if (input.type === 'capacity') {
-    capacity = Math.max(1, Math.floor(input.capacity));
+    capacity = ceiling = Math.max(1, Math.floor(input.capacity));
+    raiseAt = Infinity;
   } else if (input.type === 'settled') {
     held = held.map((h) => (h.id === input.id && h.kind === 'stream' && !h.yieldable ? { ...h, yieldable: true, since: now } : h));
   } else checkAt = Infinity;
+  // A quiet period without EMFILE: one step back up (the previous step, if it stood its period, clears the strikes).
+  if (now >= raiseAt) {
+    if (raisedAt > loweredAt) strikes = 0;
+    capacity = Math.min(ceiling, capacity + Math.max(1, Math.ceil(ceiling * DESCRIPTORS_RAISE_SHARE)));
+    raisedAt = now;
+    raiseAt = capacity < ceiling ? now + quietMs(config, strikes) : Infinity;
+  }
   const granted: Waiting[] = [];
   while (held.length + granted.length < capacity && waiting.length > 0) granted.push(...waiting.splice(nextWaiting(waiting), 1));
   // A watch granted while others still wait (after this step's grants) asks the server to end it after one turn.
@@ -157,15 +210,15 @@ export function turnsStep(
     held = held.map((x) => (x.id === h.id ? { ...x, yielding: true } : x));
     effects.push({ type: 'yield', id: h.id });
   }
-  // The next watch to come due, while someone still waits for it.
+  // The next watch to come due, while someone still waits for it; the next step up, while anyone waits.
   const next = owed > 0 ? watches.map((h) => dueAt(config, h)).find((at) => at > now) : undefined;
-  const wantAt = next ?? Infinity;
+  const wantAt = Math.min(next ?? Infinity, waiting.length > 0 ? raiseAt : Infinity);
   if (wantAt !== checkAt) {
     // At least 1 ms away: with fractional virtual times, a check "now" could repeat forever.
     effects.push(wantAt === Infinity ? { type: 'disarm' } : { type: 'arm', delayMs: Math.max(1, wantAt - now) });
     checkAt = wantAt === Infinity ? Infinity : now + Math.max(1, wantAt - now);
   }
-  return { state: { capacity, held, waiting, turns, checkAt }, effects };
+  return { state: { capacity, ceiling, raiseAt, raisedAt, loweredAt, strikes, held, waiting, turns, checkAt }, effects };
 }
 
 interface Ticket {

@@ -231,7 +231,8 @@ function mergedNamespaces<T extends KubeObject>(
 function descriptorsError(error: InformerError, capacity: number): InformerError {
   const message =
     'too many open files: this process reached its limit of file descriptors (ulimit -n); ' +
-    `the namespaces' lists and watches take turns at fewer connections from now on (at most ${capacity}, one fewer at each such failure; ` +
+    `the namespaces' lists and watches take turns at fewer connections until it passes (at most ${capacity}, one fewer at each such failure, ` +
+    'a step back up after each quiet minute, longer while it recurs; ' +
     `the same failure in other namespaces is not repeated until they sync): ${error.message}`;
   return new InformerError(error.reason, message, { phase: error.phase, cause: error });
 }

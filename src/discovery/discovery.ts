@@ -154,6 +154,7 @@ export type DiscoveryOptions = JsonRequestOptions & DiscoveryLimits;
 const JSON_REQUEST_OPTIONS = [
   'userAgent',
   'requestTimeoutMs',
+  'tlsHandshakeTimeoutMs',
   'listIdleTimeoutMs',
   'minBodyBytesPerSecond',
   'maxDocumentBytes',

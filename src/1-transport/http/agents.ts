@@ -111,12 +111,17 @@ export function http2Route(
   cluster: Cluster,
   url: URL,
   options: https.RequestOptions,
-  settings: Pick<RequestSettings, 'protocol' | 'http2'>,
+  settings: Pick<RequestSettings, 'protocol' | 'http2' | 'tlsHandshakeTimeoutMs'>,
 ): Http2Route {
   const { digest, agentOptions } = tlsDigest(url.protocol, options);
   return {
     ...{ owner: kc, slotKey: slotKeyOf(kc, cluster), digest, tlsOptions: agentOptions },
-    ...{ proxied: !!cluster.proxyUrl, protocol: settings.protocol, options: settings.http2 },
+    ...{
+      proxied: !!cluster.proxyUrl,
+      protocol: settings.protocol,
+      options: settings.http2,
+      handshakeTimeoutMs: settings.tlsHandshakeTimeoutMs,
+    },
   };
 }
 

@@ -16,6 +16,13 @@ export interface HttpTransportOptions {
    * what was being waited for. Default 30 s; `0` or `Infinity` turns it off.
    */
   readonly requestTimeoutMs?: number;
+  /**
+   * Bound (ms) on a new connection's TLS handshake, from TCP connected to the handshake done, as client-go's
+   * `TLSHandshakeTimeout` (10 s): a server that accepts TCP and never finishes the handshake fails the connection (and
+   * every request waiting for it, over HTTP/2) as a `Timeout` from an unreachable server, not after `requestTimeoutMs`.
+   * Default {@link DEFAULT_TLS_HANDSHAKE_TIMEOUT_MS}; `0` or `Infinity` turns it off (`requestTimeoutMs` still bounds it).
+   */
+  readonly tlsHandshakeTimeoutMs?: number;
   /** Abort a list request whose response sends no bytes for this long (ms). Default 60 s. */
   readonly listIdleTimeoutMs?: number;
   /**
@@ -133,6 +140,8 @@ export type Compression = 'gzip' | 'none';
 
 /** The default of {@link HttpTransportOptions.requestTimeoutMs}. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+/** The default of {@link HttpTransportOptions.tlsHandshakeTimeoutMs}: client-go's (k8s.io/client-go/transport/cache.go). */
+export const DEFAULT_TLS_HANDSHAKE_TIMEOUT_MS = 10_000;
 /** The default of {@link HttpTransportOptions.listIdleTimeoutMs}. */
 export const DEFAULT_LIST_IDLE_TIMEOUT_MS = 60_000;
 /** The default of {@link HttpTransportOptions.minBodyBytesPerSecond}: 4 KiB/s, 32 kbit/s. */
@@ -173,6 +182,8 @@ export interface RequestSettings {
   readonly userAgent: string;
   /** Undefined: no bound. */
   readonly requestTimeoutMs: number | undefined;
+  /** Undefined: no bound of its own. */
+  readonly tlsHandshakeTimeoutMs: number | undefined;
   /** The byte limit of an error body. */
   readonly maxErrorBodyBytes: number;
   readonly protocol: HttpProtocol;
@@ -185,12 +196,20 @@ export interface RequestSettings {
 export function requestSettings(
   options: Pick<
     HttpTransportOptions,
-    'userAgent' | 'requestTimeoutMs' | 'maxErrorBodyBytes' | 'protocol' | 'http2' | 'http1IdleTimeoutMs' | 'compression'
+    | 'userAgent'
+    | 'requestTimeoutMs'
+    | 'tlsHandshakeTimeoutMs'
+    | 'maxErrorBodyBytes'
+    | 'protocol'
+    | 'http2'
+    | 'http1IdleTimeoutMs'
+    | 'compression'
   >,
 ): RequestSettings {
   return {
     userAgent: options.userAgent ?? DEFAULT_USER_AGENT,
     requestTimeoutMs: timerMs(options.requestTimeoutMs, DEFAULT_REQUEST_TIMEOUT_MS),
+    tlsHandshakeTimeoutMs: timerMs(options.tlsHandshakeTimeoutMs, DEFAULT_TLS_HANDSHAKE_TIMEOUT_MS),
     maxErrorBodyBytes: byteLimit(options.maxErrorBodyBytes, DEFAULT_MAX_ERROR_BODY_BYTES),
     protocol: options.protocol ?? DEFAULT_PROTOCOL,
     http2: options.http2 ?? {},

@@ -10,6 +10,7 @@ import { http2Route, useAgent } from './agents.ts';
 import { decodeResponse } from './encoding.ts';
 import { applyCredentials, credentialRejected } from './credentials.ts';
 import { JSON_ACCEPT, type RequestSettings } from './options.ts';
+import { limitHandshake, TLS_HANDSHAKE_TIMEOUT } from '../tlsHandshake.ts';
 
 // One request: credentials, the timer before the headers, HTTP/2 or a keep-alive agent, TLS failures in words.
 
@@ -104,6 +105,13 @@ export function send(
             phase,
             cause: error,
           });
+        // A handshake past its bound (../tlsHandshake.ts): a Timeout from no server, as a stalled connect is.
+        if (error.code === TLS_HANDSHAKE_TIMEOUT)
+          return new InformerError('Timeout', `${verb} ${url.pathname}: ${error.message} (tlsHandshakeTimeoutMs)`, {
+            phase,
+            cause: error,
+            unreachable: true,
+          });
         const detail = tlsFailure(error, cluster) ?? networkDetail(error);
         const unreachable = response === undefined && isUnreachableCode(error.code);
         return new InformerError('NetworkError', `${verb} ${url.pathname}: ${detail}`, { phase, cause: error, unreachable });
@@ -132,6 +140,7 @@ export function send(
         }
         socket.once('connect', () => (awaiting = secure ? 'TLS handshake' : 'response headers'));
         if (secure) socket.once('secureConnect', () => (awaiting = 'response headers'));
+        if (secure) limitHandshake(socket, settings.tlsHandshakeTimeoutMs);
       });
       sent.on('error', onError);
       sent.end(payload);

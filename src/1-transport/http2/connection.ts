@@ -5,6 +5,7 @@ import { asyncScheduler } from 'rxjs';
 import { DEFAULT_IDLE_CONNECTION_MS, PingHealth, type Http2Options } from './health.ts';
 import { timerMs } from '../../util/scheduleAfter.ts';
 import { Http2Error } from './response.ts';
+import { limitHandshake } from '../tlsHandshake.ts';
 
 /** What a request waits for before its response headers (as http/request.ts's `AwaitingStage`). */
 export type ConnectStage = 'connection' | 'TLS handshake' | 'response headers';
@@ -76,10 +77,11 @@ export class Http2Connection {
     forceH2: boolean,
     options: Http2Options,
     onClosed: (connection: Http2Connection) => void,
+    handshakeTimeoutMs?: number,
   ) {
     this.options = options;
     this.onClosed = onClosed;
-    this.ready = this.connect(url, tlsOptions, forceH2);
+    this.ready = this.connect(url, tlsOptions, forceH2, handshakeTimeoutMs);
     this.ready.catch(() => undefined);
   }
 
@@ -184,7 +186,7 @@ export class Http2Connection {
     this.onClosed(this);
   }
 
-  private connect(url: URL, tlsOptions: tls.ConnectionOptions, forceH2: boolean): Promise<Negotiated> {
+  private connect(url: URL, tlsOptions: tls.ConnectionOptions, forceH2: boolean, handshakeMs: number | undefined): Promise<Negotiated> {
     return new Promise<Negotiated>((resolve, reject) => {
       const host = url.hostname.replace(/^\[|\]$/g, '');
       const port = Number(url.port) || (url.protocol === 'http:' ? 80 : 443);
@@ -201,6 +203,8 @@ export class Http2Connection {
       };
       socket.once('error', failed);
       socket.once('connect', () => this.setStage(secure ? 'TLS handshake' : 'response headers'));
+      // Bounded once per connection (as Go's transport does): a stalled handshake fails every request waiting for it.
+      if (socket instanceof tls.TLSSocket) limitHandshake(socket, handshakeMs);
       const start = () => {
         if (socket instanceof tls.TLSSocket && socket.alpnProtocol !== 'h2') {
           socket.off('error', failed);

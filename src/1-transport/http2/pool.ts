@@ -41,7 +41,7 @@ function maxConnections(options: Http2Options): number {
  * `http2.maxConnections` of them open at once (past it: `full`).
  * When the material changed, the previous connections are retired: streams
  * in flight finish on them, new ones go to a new connection. `avoid`: connections
- * not to use (they refused this request's stream).
+ * not to use (they refused this request's stream). `handshakeTimeoutMs`: a new connection's TLS handshake bound.
  */
 export function reserveStream(
   owner: object,
@@ -52,6 +52,7 @@ export function reserveStream(
   forceH2: boolean,
   options: Http2Options,
   avoid: ReadonlySet<Http2Connection> = new Set(),
+  handshakeTimeoutMs?: number,
 ): Route {
   let bySlot = slots.get(owner);
   if (!bySlot) slots.set(owner, (bySlot = new Map()));
@@ -71,7 +72,7 @@ export function reserveStream(
       for (const open of connections) if (avoid.has(open)) refused++;
       return { full: { open: connections.size, refused } };
     }
-    connection = new Http2Connection(url, tlsOptions, forceH2, options, (closed) => connections.delete(closed));
+    connection = new Http2Connection(url, tlsOptions, forceH2, options, (closed) => connections.delete(closed), handshakeTimeoutMs);
     connections.add(connection);
     const opened = connection;
     const owningSlot = slot;

@@ -71,6 +71,8 @@ export interface Http2Route {
   readonly proxied: boolean;
   readonly protocol: HttpProtocol;
   readonly options: Http2Options;
+  /** A new connection's TLS handshake bound (`tlsHandshakeTimeoutMs`); undefined: none of its own. */
+  readonly handshakeTimeoutMs?: number;
 }
 
 /**
@@ -105,7 +107,8 @@ async function send(
     throw Object.assign(new Error('HTTP/2 through a proxy is not supported; use protocol "auto" or "http1"'), { code: 'ERR_HTTP2_PROXY' });
   }
   for (let attempt = 0; ; attempt++) {
-    const reserved = reserveStream(route.owner, route.slotKey, route.digest, url, route.tlsOptions, forceH2, route.options, refusedBy);
+    const { owner, slotKey, digest, tlsOptions, options: http2Options, handshakeTimeoutMs } = route;
+    const reserved = reserveStream(owner, slotKey, digest, url, tlsOptions, forceH2, http2Options, refusedBy, handshakeTimeoutMs);
     const { connection } = reserved;
     if (reserved.full) {
       exchange.error(tooManyConnections(reserved.full));
