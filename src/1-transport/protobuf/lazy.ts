@@ -323,7 +323,7 @@ export function decodeLazyInto(target: Record<string, unknown>, end: number, msg
 
 function decodePlanned(target: Record<string, unknown>, end: number, plan: Plan): void {
   const actions = plan.actions;
-  /** The lazy members' bytes: from `first` to `upTo` while they are contiguous, else `spans` (start, end pairs). */
+  /** The lazy members' bytes: from `first` to `upTo` while no more than {@link MAX_GAP} bytes part them, else `spans` (start, end pairs). */
   let first = -1;
   let upTo = -1;
   let spans: number[] | undefined;
@@ -350,7 +350,7 @@ function decodePlanned(target: Record<string, unknown>, end: number, plan: Plan)
       skip(tag & 7, end);
       const i = plan.lazyIndex[tag]!;
       if (first < 0) first = tagStart;
-      else if (upTo !== tagStart) (spans ??= [first, upTo]).push(tagStart, pos);
+      else if (tagStart - upTo > MAX_GAP) (spans ??= [first, upTo]).push(tagStart, pos);
       else if (spans !== undefined) spans[spans.length - 1] = pos;
       upTo = pos;
       if ((seen & (1 << i)) === 0) {
@@ -379,6 +379,15 @@ function decodePlanned(target: Record<string, unknown>, end: number, plan: Plan)
   sources.stamp(target, { msg: plan.msg, bytes, keys, read: 0, unread: keys.length, vouched: vouched & ~doubted });
   for (const key of keys) Object.defineProperty(target, key, accessorFor(key));
 }
+
+/**
+ * The most bytes of other fields kept with the lazy members' bytes when they lie between two of them, instead of a second
+ * span: a server writes metadata's clusterName (field 15, empty: 2 bytes) between finalizers and managedFields, which
+ * would otherwise make every object's metadata two spans, an array and a Buffer to join them. A read skips those
+ * fields (it decodes only the member read, and metadata's small members unread: never a field decoded on arrival), and
+ * a measure counts only the members' own bytes.
+ */
+const MAX_GAP = 16;
 
 /** The value of the varint at `p` (at most 4 bytes, ending before `end`) and where it ends (`afterVarint`), else -1. */
 let afterVarint = 0;
