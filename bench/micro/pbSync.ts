@@ -2,9 +2,13 @@
  * Issue #36: a sync's list pages over protobuf, in process: P pods of the bench workload as list bodies of S items
  * (made once before timing), each decoded whole by `decodeListBody` (every item walked and decoded lazily), every item
  * kept, as a store keeps a sync's objects. The whole process's CPU per item (V8's helper threads too), the main
- * thread's, and the heap kept per item; one copy of src/ per process, medians of the rounds (each a fresh store).
+ * thread's, and the heap kept per item; medians of the rounds (each a fresh store).
  *
  *   node --expose-gc bench/micro/pbSync.ts [pods=50000] [pageSize=500] [rounds=3] [src=../../src]
+ *
+ * `src` may name several copies of src/, separated by commas (`src,/tmp/base/src`, as pbCheck.ts takes them): each is
+ * loaded with its own modules and they take turns, round after round (their order reversed every other round), a
+ * median per copy: an A/B in one process, on a machine whose load changes from minute to minute.
  */
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -12,13 +16,13 @@ import { encodeEnvelope } from '../../packages/emulator/src/protobuf/encode.ts';
 import { makePod } from '../workload/pods.ts';
 
 const [podsArg = '50000', pageArg = '500', roundsArg = '3', srcArg] = process.argv.slice(2);
-const src =
-  srcArg === undefined || srcArg === 'src'
-    ? new URL('../../src/', import.meta.url)
-    : pathToFileURL(`${isAbsolute(srcArg) ? srcArg : resolve(srcArg)}/`);
-const decode = (await import(
-  new URL('1-transport/protobuf/decode.ts', src).href
-)) as typeof import('../../src/1-transport/protobuf/decode.ts');
+const copies = (srcArg ?? 'src').split(',');
+const decoders = await Promise.all(
+  copies.map(async (dir) => {
+    const src = dir === 'src' ? new URL('../../src/', import.meta.url) : pathToFileURL(`${isAbsolute(dir) ? dir : resolve(dir)}/`);
+    return (await import(new URL('1-transport/protobuf/decode.ts', src).href)) as typeof import('../../src/1-transport/protobuf/decode.ts');
+  }),
+);
 const gc = (globalThis as { gc?: () => void }).gc;
 if (gc === undefined) throw new Error('run with --expose-gc');
 
@@ -50,25 +54,32 @@ const heap = () => {
   gc();
   return process.memoryUsage().heapUsed;
 };
-const rows: { cpu: number; main: number; heap: number }[] = [];
+const rows = copies.map(() => [] as { cpu: number; main: number; heap: number }[]);
 for (let round = 0; round <= Number(roundsArg); round++) {
-  const before = heap();
-  const store: unknown[] = [];
-  const t0 = total();
-  const m0 = thread();
-  for (const page of pages) for (const item of decode.decodeListBody(page, undefined).items as unknown[]) store.push(item);
-  const cpu = (total() - t0) / store.length;
-  const main = (thread() - m0) / store.length;
-  if (round > 0) rows.push({ cpu, main, heap: (heap() - before) / store.length });
-  store.length = 0;
+  const order = copies.map((_, i) => i);
+  if (round % 2 === 1) order.reverse();
+  for (const c of order) {
+    const decode = decoders[c]!;
+    const before = heap();
+    const store: unknown[] = [];
+    const t0 = total();
+    const m0 = thread();
+    for (const page of pages) for (const item of decode.decodeListBody(page, undefined).items as unknown[]) store.push(item);
+    const cpu = (total() - t0) / store.length;
+    const main = (thread() - m0) / store.length;
+    if (round > 0) rows[c]!.push({ cpu, main, heap: (heap() - before) / store.length });
+    store.length = 0;
+  }
 }
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
-console.log(
-  JSON.stringify({
-    src: srcArg ?? 'src',
-    pods: PODS,
-    cpuUsPerItem: Number(median(rows.map((r) => r.cpu)).toFixed(2)),
-    mainUsPerItem: Number(median(rows.map((r) => r.main)).toFixed(2)),
-    heapPerItem: Math.round(median(rows.map((r) => r.heap))),
-  }),
-);
+for (const [c, dir] of copies.entries())
+  console.log(
+    JSON.stringify({
+      src: dir,
+      pods: PODS,
+      cpuUsPerItem: Number(median(rows[c]!.map((r) => r.cpu)).toFixed(2)),
+      mainUsPerItem: Number(median(rows[c]!.map((r) => r.main)).toFixed(2)),
+      heapPerItem: Math.round(median(rows[c]!.map((r) => r.heap))),
+      mainByRound: rows[c]!.map((r) => Number(r.main.toFixed(2))),
+    }),
+  );

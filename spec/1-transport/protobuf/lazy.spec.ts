@@ -102,7 +102,7 @@ const time = (seconds: number | bigint, nanos = 0) => [
 ];
 /** ObjectMeta's tags (field number × 8 + wire type). */
 const T = { name: 0x0a, namespace: 0x1a, uid: 0x2a, resourceVersion: 0x32, generation: 0x38, creation: 0x42, deletion: 0x4a, grace: 0x50 };
-const T2 = { labels: 0x5a, annotations: 0x62, ownerReferences: 0x6a, finalizers: 0x72, managedFields: 0x8a01 };
+const T2 = { labels: 0x5a, annotations: 0x62, ownerReferences: 0x6a, finalizers: 0x72, managedFields: 0x8a };
 
 describe('the planned lazy decode gives what the eager decode gives', () => {
   it('property: a generated message of every kind, at the top, all members read', () => {
@@ -193,11 +193,31 @@ describe('the planned lazy decode gives what the eager decode gives', () => {
         ],
       ],
       [
-        'managedFields split by another field (two spans of lazy bytes)',
+        'managedFields split by a field of 19 bytes (two spans of lazy bytes), the second span then parted by 2 bytes',
         [
           ...bytesField(T2.managedFields, bytesField(0x0a, 'kubectl')),
-          ...bytesField(T.name, 'x'),
+          ...bytesField(T.name, 'x'.repeat(17)),
           ...bytesField(T2.managedFields, [...bytesField(0x12, 'Update'), ...bytesField(0x22, time(5))]),
+          ...bytesField(0x7a, ''),
+          ...bytesField(T2.annotations, [...bytesField(0x0a, 'a'), ...bytesField(0x12, '1')]),
+        ],
+      ],
+      [
+        // As a server writes metadata: clusterName (15) empty between finalizers and managedFields, kept with the lazy bytes.
+        'lazy members parted by a few bytes of other fields (clusterName, a name, a label, an unknown field): one span',
+        [
+          ...bytesField(T2.annotations, [...bytesField(0x0a, 'a'), ...bytesField(0x12, '1')]),
+          ...bytesField(T.name, 'y'),
+          ...bytesField(T2.ownerReferences, bytesField(0x1a, 'rs')),
+          ...bytesField(T2.labels, [...bytesField(0x0a, 'k'), ...bytesField(0x12, 'v')]),
+          ...bytesField(T2.finalizers, 'f/1'),
+          ...bytesField(0x7a, ''),
+          ...bytesField(T2.managedFields, bytesField(0x0a, 'kubectl')),
+          ...bytesField(0x7a, 'cluster-1'),
+          ...varintField(16 << 3, 5),
+          ...bytesField(T2.managedFields, bytesField(0x0a, 'kubelet')),
+          ...bytesField(T.name, 'x'.repeat(14)),
+          ...bytesField(T2.annotations, [...bytesField(0x0a, 'b'), ...bytesField(0x12, '2')]),
         ],
       ],
       [
@@ -452,6 +472,22 @@ describe('fewer objects an event, nothing to see', () => {
     expect(frozen.status).toEqual({ phase: 'Running' });
     expect(unreadProtobufBytes(frozen, 'status')).toBeUndefined();
     expect(unreadProtobufBytes(frozen, 'spec')).toBe(spec('n1').length + spec('node-2').length);
+    // Metadata's members parted by other fields (clusterName, a name: kept with their bytes): each its own bytes only.
+    const annotations = bytesField(T2.annotations, [...bytesField(0x0a, 'a'), ...bytesField(0x12, '1')]);
+    const finalizers = bytesField(T2.finalizers, 'f/1');
+    const managed = bytesField(T2.managedFields, bytesField(0x0a, 'kubectl'));
+    const meta = Buffer.from([...annotations, ...bytesField(T.name, 'n'), ...finalizers, ...bytesField(0x7a, ''), ...managed]);
+    const metadata = lazily(meta, 'ObjectMeta', false)!;
+    expect(unreadProtobufBytes(metadata, 'annotations')).toBe(annotations.length);
+    expect(unreadProtobufBytes(metadata, 'finalizers')).toBe(finalizers.length);
+    expect(unreadProtobufBytes(metadata, 'managedFields')).toBe(managed.length);
+    expect({ ...metadata }).toEqual({
+      name: 'n',
+      annotations: { a: '1' },
+      finalizers: ['f/1'],
+      managedFields: [{ manager: 'kubectl' }],
+      creationTimestamp: null,
+    });
   });
 
   it('a message with more members than the bits kept: those past the 31st decoded at once, every one the same', () => {

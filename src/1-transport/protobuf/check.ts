@@ -12,10 +12,12 @@
  * of what to do, so that a field costs one varint and one table read; a tag the table does not hold (an unknown
  * field) is skipped by its wire type.
  */
-import { skipSpace, valueEnd } from '../jsonScanner.ts';
+import { CLOSE_BRACE, COLON, COMMA, MAX_DEPTH, OPEN_BRACE, QUOTE, skipSpace, valueEnd } from '../jsonScanner.ts';
 import { K, type Field, type Message } from './schema.ts';
 import { readTime } from './values.ts';
 import { buf, fail, hasMagic, lengthEnd, pos, seek, skip, varint } from './wire.ts';
+
+const BACKSLASH = 0x5c;
 
 /** What the walk does with a tag (field number and wire type). */
 const Do = {
@@ -247,7 +249,7 @@ function checkRaw(end: number): void {
 
 /** Raw bytes that must be one JSON value (never a nested protobuf object: nothing decodes one). */
 function checkJson(start: number, end: number): void {
-  if (start === end) return;
+  if (start === end || compactObjects(buf, start, end)) return;
   if (hasMagic(start, end)) fail('a nested protobuf object where JSON was expected');
   const bytes = buf.subarray(start, end);
   let stop: number;
@@ -257,4 +259,54 @@ function checkJson(start: number, end: number): void {
     return fail('raw bytes that are not JSON');
   }
   if (stop !== bytes.length) fail('raw bytes that are not one JSON value');
+}
+
+/**
+ * Whether `b` from `start` to `end` is one JSON object whose every value is an object, written without spaces, its
+ * strings with no `\u` escape: what a server writes for FieldsV1 (`{"f:metadata":{"f:labels":{".":{}}}}`), checked
+ * in one pass with a depth count instead of the general scanner's stack (and without a view of the bytes to give it).
+ * False for anything else, valid or not: the general check then gives the verdict. It accepts nothing that check
+ * refuses (a subset of JSON; nesting within {@link MAX_DEPTH}, as counted there), so the verdicts are the same.
+ */
+function compactObjects(b: Buffer, start: number, end: number): boolean {
+  let p = start;
+  let depth = 0;
+  for (;;) {
+    // A value starts at p: only an object.
+    if (p >= end || b[p] !== OPEN_BRACE || ++depth > MAX_DEPTH) return false;
+    p++;
+    if (p < end && b[p] === CLOSE_BRACE) p++;
+    else {
+      p = keyEnd(b, p, end);
+      if (p < 0) return false;
+      continue;
+    }
+    // A value ended at p: close objects, or go on to the next member.
+    for (;;) {
+      if (--depth === 0) return p === end;
+      if (p >= end) return false;
+      const c = b[p++]!;
+      if (c === COMMA) {
+        p = keyEnd(b, p, end);
+        if (p < 0) return false;
+        break;
+      }
+      if (c !== CLOSE_BRACE) return false;
+    }
+  }
+}
+
+/** Where the value of the member whose key starts at `p` starts (after `"key":`), or -1 past `end` or for anything rarer. */
+function keyEnd(b: Buffer, p: number, end: number): number {
+  if (p >= end || b[p] !== QUOTE) return -1;
+  for (p++; p < end; p++) {
+    const c = b[p]!;
+    if (c === QUOTE) return p + 1 < end && b[p + 1] === COLON ? p + 2 : -1;
+    if (c === BACKSLASH) {
+      const e = ++p < end ? b[p]! : 0;
+      // JSON's escapes but \u (its four hex digits are the general check's).
+      if (e !== QUOTE && e !== BACKSLASH && e !== 0x2f && e !== 0x62 && e !== 0x66 && e !== 0x6e && e !== 0x72 && e !== 0x74) return -1;
+    } else if (c < 0x20) return -1;
+  }
+  return -1;
 }

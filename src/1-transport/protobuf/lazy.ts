@@ -255,6 +255,8 @@ interface Plan {
   readonly maps: (PlainObjects | undefined)[];
   /** By tag (wire type 2) of a lazy member the decode vouches for: its `VOUCHED_*` bit; a map's entries are looked at. */
   readonly vouches: Uint8Array;
+  /** The names of some of the lazy members, by the bits of those present (see {@link keysSeen}). */
+  readonly keySets: Map<number, readonly string[]>;
 }
 
 type PlainObjects = new () => Record<string, unknown>;
@@ -300,7 +302,7 @@ function planOf(msg: Message, top: boolean): Plan {
       metadata = planOf(f.msg!, false);
     } else if ((actions[tag] = valueAction(f)) === Do.StringEntry) maps[tag] = plainObjects();
   }
-  plan = { msg, actions, fields, lazyIndex, keys, metadata, Make: plainObjects(), maps, vouches };
+  plan = { msg, actions, fields, lazyIndex, keys, metadata, Make: plainObjects(), maps, vouches, keySets: new Map() };
   plans[top ? 1 : 0]!.set(msg, plan);
   return plan;
 }
@@ -323,7 +325,7 @@ export function decodeLazyInto(target: Record<string, unknown>, end: number, msg
 
 function decodePlanned(target: Record<string, unknown>, end: number, plan: Plan): void {
   const actions = plan.actions;
-  /** The lazy members' bytes: from `first` to `upTo` while they are contiguous, else `spans` (start, end pairs). */
+  /** The lazy members' bytes: from `first` to `upTo` while no more than {@link MAX_GAP} bytes part them, else `spans` (start, end pairs). */
   let first = -1;
   let upTo = -1;
   let spans: number[] | undefined;
@@ -350,7 +352,7 @@ function decodePlanned(target: Record<string, unknown>, end: number, plan: Plan)
       skip(tag & 7, end);
       const i = plan.lazyIndex[tag]!;
       if (first < 0) first = tagStart;
-      else if (upTo !== tagStart) (spans ??= [first, upTo]).push(tagStart, pos);
+      else if (tagStart - upTo > MAX_GAP) (spans ??= [first, upTo]).push(tagStart, pos);
       else if (spans !== undefined) spans[spans.length - 1] = pos;
       upTo = pos;
       if ((seen & (1 << i)) === 0) {
@@ -370,15 +372,22 @@ function decodePlanned(target: Record<string, unknown>, end: number, plan: Plan)
     }
   }
   if (first < 0) return fillAlways(target, plan.msg, undefined);
-  let keys: readonly string[] = plan.keys;
-  // Every member, in the plan's order (the server's): the plan's array of names shared.
-  if (order !== undefined || seen !== 2 ** plan.keys.length - 1)
-    keys = (order ?? seenIndices(seen, plan.keys.length)).map((i) => plan.keys[i]!);
+  // In the plan's order (the server's), every member or some: an array of names the plan shares; else one of its own.
+  const keys = order === undefined ? keysSeen(plan, seen) : order.map((i) => plan.keys[i]!);
   fillAlways(target, plan.msg, keys);
   const bytes = spans === undefined ? latin1(buf, first, upTo) : copyOf(spans);
   sources.stamp(target, { msg: plan.msg, bytes, keys, read: 0, unread: keys.length, vouched: vouched & ~doubted });
   for (const key of keys) Object.defineProperty(target, key, accessorFor(key));
 }
+
+/**
+ * The most bytes of other fields kept with the lazy members' bytes when they lie between two of them, instead of a second
+ * span: a server writes metadata's clusterName (field 15, empty: 2 bytes) between finalizers and managedFields, which
+ * would otherwise make every object's metadata two spans, an array and a Buffer to join them. A read skips those
+ * fields (it decodes only the member read, and metadata's small members unread: never a field decoded on arrival), and
+ * a measure counts only the members' own bytes.
+ */
+const MAX_GAP = 16;
 
 /** The value of the varint at `p` (at most 4 bytes, ending before `end`) and where it ends (`afterVarint`), else -1. */
 let afterVarint = 0;
@@ -448,6 +457,24 @@ function untouched(metadata: object, source: LazySource, key: string, getter: un
   const i = source.keys.indexOf(key);
   return i >= 0 && (source.read & (1 << i)) === 0 && Reflect.getOwnPropertyDescriptor(metadata, key)?.get === getter;
 }
+
+/**
+ * The names of the members seen (bits of `seen`), in the plan's order: one array per set of members, shared by the
+ * plan's objects (a pod's metadata has no finalizers: its three lazy members were a new array each, and one more to
+ * make it), up to {@link MAX_KEY_SETS} sets a plan; past them (members in every combination) a new array each.
+ */
+function keysSeen(plan: Plan, seen: number): readonly string[] {
+  if (seen === 2 ** plan.keys.length - 1) return plan.keys;
+  let keys = plan.keySets.get(seen);
+  if (keys === undefined) {
+    keys = seenIndices(seen, plan.keys.length).map((i) => plan.keys[i]!);
+    if (plan.keySets.size < MAX_KEY_SETS) plan.keySets.set(seen, keys);
+  }
+  return keys;
+}
+
+/** The most sets of lazy members a plan keeps an array of names for (see {@link keysSeen}). */
+const MAX_KEY_SETS = 64;
 
 /** The indices of the members seen (their bits set in `seen`), in order. */
 function seenIndices(seen: number, count: number): number[] {
