@@ -270,7 +270,7 @@ function campaign(client: LeaseClient, candidate: Candidate, options: LeaderElec
     report(c);
     const wants = want$.pipe(distinctUntilChanged()).subscribe((w) => {
       c.want = w;
-      if (!w && leading(c.state, c.scheduler.now())) {
+      if (!w && leading(c.state, c.scheduler.now(), c.wall())) {
         c.state = stepDown(c.state);
         report(c);
         giveBack(c, c.requests);
@@ -290,12 +290,17 @@ function campaign(client: LeaseClient, candidate: Candidate, options: LeaderElec
   });
 }
 
-/** Emits the status when it changed, and steps down on our own clock the moment the renew deadline passes, request in flight or not. */
+/**
+ * Emits the status when it changed, and steps down on our own clock the moment the renew deadline passes, request in
+ * flight or not (or once the wall clock's gain on ours, a suspend, has used it up: see `leading`).
+ */
 function report(c: Campaign): void {
   const t = c.scheduler.now();
+  const wall = c.wall();
+  if (c.state.leaderUntil > t && !leading(c.state, t, wall)) c.state = stepDown(c.state);
   const { observed } = c.state;
   const status: ElectionStatus = {
-    leader: leading(c.state, t),
+    leader: leading(c.state, t, wall),
     holderIdentity: observed ? observed.record.holderIdentity : undefined,
     leaseTransitions: observed ? observed.record.leaseTransitions : 0,
   };
@@ -310,7 +315,8 @@ function report(c: Campaign): void {
     c.subscriber.next({ type: 'status', status });
   }
   c.deadline?.unsubscribe();
-  c.deadline = status.leader ? timer(Math.max(c.state.leaderUntil - t, MIN_WAKE_MS), c.scheduler).subscribe(() => report(c)) : undefined;
+  const left = c.state.leaderUntil - t - Math.max(0, wall - t - c.state.wallAhead);
+  c.deadline = status.leader ? timer(Math.max(left, MIN_WAKE_MS), c.scheduler).subscribe(() => report(c)) : undefined;
 }
 
 const operationOf = (request: LeaseRequest) => (request.type === 'update' && request.purpose === 'release' ? 'release' : request.type);
@@ -339,6 +345,7 @@ function attempt(c: Campaign): void {
   if (c.busy) return;
   c.busy = true;
   c.wake?.unsubscribe();
+  report(c); // a suspend since the last attempt may have used up the renew deadline: say so before the round trip
   const request = begin(c.state, c.scheduler.now(), c.candidate, c.want, c.wall());
   if (request.type === 'get') read(c);
   else write(c, request);
@@ -364,11 +371,12 @@ function read(c: Campaign): void {
 
 function write(c: Campaign, request: LeaseRequest): void {
   const startedAt = c.scheduler.now();
+  const startedWall = c.wall();
   call(
     c,
     request,
     (written) => {
-      if (written) c.state = afterWrite(c.state, written, startedAt, c.scheduler.now(), c.candidate);
+      if (written) c.state = afterWrite(c.state, written, startedAt, c.scheduler.now(), c.candidate, startedWall);
       finish(c);
     },
     (error) => {
@@ -385,7 +393,7 @@ function finish(c: Campaign): void {
   c.busy = false;
   if (!c.want) {
     // A write that was in flight when we stopped wanting may have made us holder again.
-    if (leading(c.state, c.scheduler.now())) c.state = stepDown(c.state);
+    if (leading(c.state, c.scheduler.now(), c.wall())) c.state = stepDown(c.state);
     giveBack(c, c.requests);
   }
   report(c);
