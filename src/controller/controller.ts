@@ -19,6 +19,7 @@ import {
   type ObservableInput,
   type SchedulerLike,
 } from 'rxjs';
+import { monotonicScheduler } from '../util/monotonicNow.ts';
 import { InformerError, describeThrown } from '../0-model/errors.ts';
 import { keyOf, splitKey, type KubeObject } from '../0-model/objects.ts';
 import type { InformerEvent } from '../4-store/informerEvent.ts';
@@ -122,7 +123,7 @@ export interface ControllerOptions<T extends KubeObject, W extends readonly Kube
   readonly concurrency?: number;
   /** Default: max of per-key exponential (5 ms … 1000 s) and a 10/s, burst-100 token bucket. */
   readonly rateLimiter?: RateLimiter<string>;
-  /** All timing (queue delays, backoff, metrics). Default `asyncScheduler`. */
+  /** All timing (queue delays, backoff, metrics). Default `monotonicScheduler` (`asyncScheduler`'s timers, a monotonic clock: src/util/monotonicNow.ts). */
   readonly scheduler?: SchedulerLike;
   /**
    * While nothing subscribes to the controller's `errors$`, report its faults with `process.emitWarning` (type
@@ -440,7 +441,7 @@ function untilStopped(queue: RateLimitingWorkQueue<string>, stopped: () => boole
 export function controller<T extends KubeObject, W extends readonly KubeObject[] = readonly KubeObject[]>(
   options: ControllerOptions<T, W>,
 ): Controller {
-  const scheduler = options.scheduler ?? asyncScheduler;
+  const scheduler = options.scheduler ?? monotonicScheduler;
   const name = options.name ?? options.for.resource.kind.toLowerCase();
   const concurrency = options.concurrency ?? 1;
   const errors$ = new Subject<InformerError>();

@@ -2,6 +2,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import {
   Observable,
   Subscription,
+  asyncScheduler,
   distinctUntilChanged,
   filter,
   map,
@@ -217,7 +218,8 @@ export function leaderElection(source: KubeConfig | LeaseClient, options: Leader
  * written into Leases; by default durations are monotonic (see machine.ts) and written times `Date.now()`.
  */
 export function electionClocks(scheduler: SchedulerLike | undefined): { readonly scheduler: SchedulerLike; readonly wall: () => number } {
-  return scheduler ? { scheduler, wall: () => scheduler.now() } : { scheduler: monotonicScheduler, wall: () => Date.now() };
+  // `asyncScheduler.now()`: `Date.now()`, or virtual time inside `TestScheduler.run()`, as the default's `now()` is.
+  return scheduler ? { scheduler, wall: () => scheduler.now() } : { scheduler: monotonicScheduler, wall: () => asyncScheduler.now() };
 }
 
 /** One campaign's shell: the machine's state, and the requests and timers carrying out its decisions. */

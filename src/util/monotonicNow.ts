@@ -11,8 +11,26 @@ export function monotonicNow(): number {
   return performance.timeOrigin + performance.now();
 }
 
-/** `asyncScheduler`'s timers (Node's are monotonic already) with {@link monotonicNow} as its `now()`. */
+/**
+ * The default clock of every duration and deadline: {@link monotonicNow}, except inside rxjs's `TestScheduler.run()`,
+ * which points `asyncScheduler.now()` (rxjs's `dateTimestampProvider`) at its virtual clock while it runs: then that,
+ * so that a user's marble test that passes no scheduler keeps running in virtual time, timers and clock alike (our
+ * timers are `asyncScheduler`'s, which `run()` makes virtual too). Told apart without rxjs internals: outside `run()`
+ * `asyncScheduler.now()` is `Date.now()`, read between two readings of it.
+ */
+export function defaultNow(): number {
+  const before = Date.now();
+  const now = asyncScheduler.now();
+  if (now !== before && (now < before || now > Date.now())) return now; // patched by TestScheduler.run()
+  return monotonicNow();
+}
+
+/**
+ * `asyncScheduler`'s timers (Node's are monotonic already) with {@link defaultNow} as its `now()`: the default
+ * scheduler wherever a duration is measured (rxjs's `asyncScheduler.now()` is `Date.now()`, which a wall-clock step
+ * moves: a deadline set before a step back by an hour waited an hour more).
+ */
 export const monotonicScheduler: SchedulerLike = {
-  now: monotonicNow,
+  now: defaultNow,
   schedule: asyncScheduler.schedule.bind(asyncScheduler),
 };
