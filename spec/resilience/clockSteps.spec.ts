@@ -5,7 +5,7 @@
  * Virtual time: vitest's fake timers fake the timers, `Date` and `performance`; `vi.setSystemTime` steps `Date` alone,
  * as a wall-clock step does. Each row runs at the defaults (no scheduler given).
  */
-import { NEVER, Subject, mergeMap, of, throwError, timer } from 'rxjs';
+import { NEVER, Subject, asyncScheduler, mergeMap, of, throwError, timer, type SchedulerLike } from 'rxjs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { InformerError } from '../../src/0-model/errors.ts';
 import { KubeObject } from '../../src/0-model/objects.ts';
@@ -13,9 +13,13 @@ import { readTrace } from '../../src/1-transport/trace/format.ts';
 import { traceWriter } from '../../src/1-transport/trace/writer.ts';
 import { decoder } from '../../src/2-source/decode.ts';
 import { listAndWatch } from '../../src/2-source/listAndWatch.ts';
+import { HandlerMetricsRecorder } from '../../src/5-informer/handleEvents.ts';
 import { informerHealth, readiness, type HealthInput, type InformerHealth } from '../../src/5-informer/health.ts';
+import { informerMetrics$ } from '../../src/metrics/informerMetrics.ts';
 import { fakeListWatch, httpFailure, listPage } from '../../src/testing/fakeListWatch.ts';
+import { fakeResource } from '../../src/testing/index.ts';
 import { createDelayingQueue } from '../../src/workqueue/delayingQueue.ts';
+import { WorkQueue } from '../../src/workqueue/workQueue.ts';
 
 const FAKED = ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date', 'performance'] as const;
 const HOUR = 3_600_000;
@@ -167,5 +171,57 @@ describe('a trace recording', () => {
     // Was: TraceFormatError, time goes backwards (4 100 ms after 5 000 ms).
     const ats = readTrace(text).lines.map((l) => `${l.type}@${'at' in l ? l.at : '-'}`);
     expect(ats).toEqual(['watch@0', 'event@5000', 'event@5100', 'stop@5100']);
+  });
+});
+
+describe('metric durations', () => {
+  /** An item waits 1 s, runs 0.5 s; the wall clock steps back an hour in each. */
+  function queueMetrics(options: { readonly scheduler?: SchedulerLike } = {}) {
+    fake();
+    const q = new WorkQueue<string>(options);
+    q.add('a');
+    vi.advanceTimersByTime(1_000);
+    vi.setSystemTime(Date.now() - HOUR);
+    q.get().subscribe();
+    vi.advanceTimersByTime(500);
+    const during = q.metrics();
+    vi.setSystemTime(Date.now() - HOUR);
+    q.done('a');
+    return { during, after: q.metrics() };
+  }
+
+  it('at the defaults, a work queue times waits and work as they passed', () => {
+    const { during, after } = queueMetrics();
+    // Was: -3 599 and -3 599.5 (a summary's _sum going down reads as a counter reset to rate()).
+    expect(during.unfinishedWorkSeconds).toBe(0.5);
+    expect(after.queueDurationSeconds.sumSeconds).toBe(1);
+    expect(after.workDurationSeconds.sumSeconds).toBe(0.5);
+  });
+
+  it('a scheduler given whose clock steps back (asyncScheduler: Date.now()): durations are 0, never below', () => {
+    const { during, after } = queueMetrics({ scheduler: asyncScheduler });
+    expect(during.unfinishedWorkSeconds).toBe(0.5); // both readings after the first step
+    expect(after.queueDurationSeconds.sumSeconds).toBe(0);
+    expect(after.workDurationSeconds.sumSeconds).toBe(0);
+  });
+
+  it("a handler's duration on a clock that steps back is 0, never below", () => {
+    let now = 10_000;
+    const handler = new HandlerMetricsRecorder(() => now);
+    const startedAt = now;
+    now -= HOUR;
+    handler.observe(startedAt);
+    expect(handler.snapshot().durationSeconds).toEqual({ count: 1, sumSeconds: 0 });
+  });
+
+  it("an informer's sync duration on a clock that steps back is 0, never below", () => {
+    fake();
+    const state$ = new Subject<unknown>();
+    let synced: number | undefined;
+    const informer = { state$, resource: fakeResource() } as unknown as Parameters<typeof informerMetrics$>[0];
+    informerMetrics$(informer, asyncScheduler).subscribe((m) => (synced = m.syncDurationSeconds));
+    vi.setSystemTime(Date.now() - HOUR);
+    state$.next({ step: 'replace', synced: true, resourceVersion: '1', store: new Map(), events: [], errors: [] });
+    expect(synced).toBe(0); // was: -3 600
   });
 });

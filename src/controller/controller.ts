@@ -373,7 +373,7 @@ function reconcileOnce<T extends KubeObject>(deps: ReconcileDeps<T>, key: string
     };
     // Counted down once: when the outcome is known, or when the reconcile is abandoned (outcomes$ unsubscribed mid-reconcile).
     const finished = deps.started();
-    const elapsed = () => scheduler.now() - started;
+    const elapsed = () => Math.max(0, scheduler.now() - started); // ≥ 0 on a clock that steps back (a scheduler given)
     return defer(() => toObservable(options.reconcile(key, context))).pipe(
       last(undefined, undefined as ReconcileResult),
       map((result) => settle(queue, key, priority, result, elapsed(), deps.name)),

@@ -77,7 +77,7 @@ export function informerMetrics$(
       }
       first = false;
       previous = state.store;
-      if (state.synced && syncDurationSeconds === undefined) syncDurationSeconds = (scheduler.now() - started) / 1000;
+      if (state.synced && syncDurationSeconds === undefined) syncDurationSeconds = Math.max(0, scheduler.now() - started) / 1000;
       subscriber.next({
         name: resourceName(informer.resource),
         eventsTotal: { ...events },
