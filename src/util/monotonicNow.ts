@@ -1,4 +1,5 @@
 import { asyncScheduler, type SchedulerLike } from 'rxjs';
+import { dateTimestampProvider } from 'rxjs/internal/scheduler/dateTimestampProvider';
 
 /**
  * Milliseconds since the epoch by a clock that never steps: `performance.timeOrigin + performance.now()`, which an NTP
@@ -13,16 +14,13 @@ export function monotonicNow(): number {
 
 /**
  * The default clock of every duration and deadline: {@link monotonicNow}, except inside rxjs's `TestScheduler.run()`,
- * which points `asyncScheduler.now()` (rxjs's `dateTimestampProvider`) at its virtual clock while it runs: then that,
- * so that a user's marble test that passes no scheduler keeps running in virtual time, timers and clock alike (our
- * timers are `asyncScheduler`'s, which `run()` makes virtual too). Told apart without rxjs internals: outside `run()`
- * `asyncScheduler.now()` is `Date.now()`, read between two readings of it.
+ * which points `asyncScheduler.now()` at its virtual clock while it runs (through `dateTimestampProvider.delegate`,
+ * set and cleared by `run()`; exported by rxjs 7 as `rxjs/internal/*`): then that, so that a user's marble test that
+ * passes no scheduler keeps running in virtual time, timers and clock alike (our timers are `asyncScheduler`'s, which
+ * `run()` makes virtual too). One property read: this clock is read several times an event.
  */
 export function defaultNow(): number {
-  const before = Date.now();
-  const now = asyncScheduler.now();
-  if (now !== before && (now < before || now > Date.now())) return now; // patched by TestScheduler.run()
-  return monotonicNow();
+  return dateTimestampProvider.delegate ? dateTimestampProvider.now() : monotonicNow();
 }
 
 /**
