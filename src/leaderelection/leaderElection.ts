@@ -72,7 +72,8 @@ export interface LeaderElectionOptions {
   /**
    * Clock and timers, used as is (a TestScheduler: virtual time for both). Default `asyncScheduler`'s timers timed by
    * a monotonic clock (`performance.timeOrigin + performance.now()`): a step of the wall clock moves no deadline;
-   * `Date.now()` is only written into the Lease (`acquireTime`, `renewTime`).
+   * `Date.now()` is written into the Lease (`acquireTime`, `renewTime`), and its gain on the monotonic clock counts
+   * against the renew deadline as time suspended (docs/replicas.md, Suspend).
    */
   readonly scheduler?: SchedulerLike;
   /** Source of jitter, in [0, 1). Default Math.random. */
