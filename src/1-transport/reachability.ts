@@ -13,6 +13,7 @@ import {
   timer,
   type SchedulerLike,
 } from 'rxjs';
+import { monotonicScheduler } from '../util/monotonicNow.ts';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { InformerError } from '../0-model/errors.ts';
 import { BACKOFF_START, backoffStep, type BackoffState } from '../util/backoff.ts';
@@ -34,7 +35,7 @@ export interface ReachabilityOptions {
   readonly resetAfterMs?: number;
   /** A probe with no response headers within this long counts as unanswered. Default 5 s. */
   readonly probeTimeoutMs?: number;
-  /** Runs the waits, and its `now()` is their clock. Default `asyncScheduler`. */
+  /** Runs the waits, and its `now()` is their clock. Default `monotonicScheduler` (`asyncScheduler`'s timers, a monotonic clock: src/util/monotonicNow.ts). */
   readonly scheduler?: SchedulerLike;
   /** Random numbers in [0, 1) for the jitter. Default `Math.random`. */
   readonly random?: () => number;
@@ -91,7 +92,7 @@ export function isAnswer(outcome: unknown): boolean {
  * probe in flight). `probe` is one request: it emits or errors (the probe's outcome for {@link isAnswer}).
  */
 export function probeSignal(probe: Observable<unknown>, options: ReachabilityOptions = {}): Observable<void> {
-  const scheduler = options.scheduler ?? asyncScheduler;
+  const scheduler = options.scheduler ?? monotonicScheduler;
   const random = options.random ?? Math.random;
   let pace = NO_PROBES;
   const once = defer(() => {

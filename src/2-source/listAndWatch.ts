@@ -1,4 +1,5 @@
 import { Observable, Subscription, asyncScheduler, type Observer, type SchedulerLike, type Subscriber } from 'rxjs';
+import { monotonicScheduler } from '../util/monotonicNow.ts';
 import type { ListPage, ListWatch, WatchFrame } from '../1-transport/listWatch.ts';
 import { Backoff, type BackoffOptions } from './backoff.ts';
 import type { Decoder } from './decode.ts';
@@ -69,7 +70,7 @@ export interface ListAndWatchOptions<T> {
   readonly onListProgress?: (progress: ListProgress) => void;
   /** The wait after a failure: client-go's by default (800 ms doubling to 30 s, jitter up to +100 %, reset after 2 quiet minutes). */
   readonly backoff?: BackoffOptions;
-  /** Timing: delays, backoff and stall timers. Default `asyncScheduler`. */
+  /** Timing: delays, backoff and stall timers. Default `monotonicScheduler` (`asyncScheduler`'s timers, a monotonic clock: src/util/monotonicNow.ts). */
   readonly scheduler?: SchedulerLike;
   /** Random numbers in [0, 1) for jitter and watch timeouts. Default `Math.random`. */
   readonly random?: () => number;
@@ -162,7 +163,7 @@ class ReflectorShell<T> {
     this.listWatch = listWatch;
     this.options = options;
     this.subscriber = subscriber;
-    this.scheduler = options.scheduler ?? asyncScheduler;
+    this.scheduler = options.scheduler ?? monotonicScheduler;
     this.random = options.random ?? Math.random;
     this.config = reflectorConfig(options);
     this.backoff = new Backoff(options.backoff, this.random);

@@ -1,4 +1,5 @@
-import { Observable, asyncScheduler, identity, type MonoTypeOperatorFunction, type SchedulerLike, type Subscription } from 'rxjs';
+import { Observable, identity, type MonoTypeOperatorFunction, type SchedulerLike, type Subscription } from 'rxjs';
+import { monotonicScheduler } from '../util/monotonicNow.ts';
 import { isObjectFault } from '../0-model/errors.ts';
 import type { SourceEvent } from '../2-source/sourceEvent.ts';
 import { forward } from '../util/forward.ts';
@@ -41,7 +42,7 @@ import { scheduleAfter } from '../util/scheduleAfter.ts';
  *          r: { type: 'resync' }; none between e and b (or the next watch opened)
  * ```
  */
-export function resync<T>(periodMs: number, scheduler: SchedulerLike = asyncScheduler): MonoTypeOperatorFunction<SourceEvent<T>> {
+export function resync<T>(periodMs: number, scheduler: SchedulerLike = monotonicScheduler): MonoTypeOperatorFunction<SourceEvent<T>> {
   if (!(periodMs > 0) || periodMs === Infinity) return identity;
   return (source) =>
     new Observable<SourceEvent<T>>((subscriber) => {

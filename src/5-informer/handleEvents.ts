@@ -65,7 +65,7 @@ export class HandlerMetricsRecorder {
   /** A handler's work that began at `startedAt` is done. */
   observe(startedAt: number): void {
     this.count++;
-    this.sum += (this.now() - startedAt) / 1000;
+    this.sum += Math.max(0, this.now() - startedAt) / 1000; // ≥ 0 on a clock that steps back (a scheduler given)
   }
 
   snapshot(): HandlerMetrics {

@@ -1,11 +1,13 @@
-import { Observable, asyncScheduler, type SchedulerLike } from 'rxjs';
+import { Observable, type SchedulerLike } from 'rxjs';
+import { defaultNow, monotonicScheduler } from '../util/monotonicNow.ts';
 import { isFailure, type ErrorReason } from '../0-model/errors.ts';
 import type { InformerState } from '../4-store/reduceDeltas.ts';
 import { forward } from '../util/forward.ts';
 
 /**
- * How an informer is doing, as seen from its own steps. Times are
- * `scheduler.now()` milliseconds (epoch ms with the default scheduler).
+ * How an informer is doing, as seen from its own steps. Times are `scheduler.now()` milliseconds; with the default
+ * scheduler a monotonic clock (`performance.timeOrigin + performance.now()`: epoch ms at the start, but a step of the
+ * wall clock leaves it alone), so compare them with {@link readiness}'s default `now`, not `Date.now()`.
  */
 export interface InformerHealth {
   /** The resource, e.g. `pods` or `deployments.apps`. */
@@ -196,7 +198,7 @@ export function informerHealth<T>(
   state$: Observable<InformerState<T>>,
   options: { readonly scheduler?: SchedulerLike; readonly intervalMs?: number } = {},
 ): Observable<InformerHealth> {
-  const scheduler = options.scheduler ?? asyncScheduler;
+  const scheduler = options.scheduler ?? monotonicScheduler;
   const intervalMs = options.intervalMs ?? HEALTH_INTERVAL_MS;
   return new Observable<InformerHealth>((subscriber) => {
     let health = initialHealth(scheduler.now());
@@ -240,8 +242,11 @@ export interface StalenessOptions {
 /** The default of {@link StalenessOptions.staleAfterMs}: twice the 60 s idle rule. */
 export const DEFAULT_STALE_AFTER_MS = 120_000;
 
-/** Why an informer is stale at `now`, or undefined when it is not. */
-export function isStale(health: InformerHealth, now: number, options: StalenessOptions = {}): string | undefined {
+/**
+ * Why an informer is stale at `now`, or undefined when it is not. `now` is on the health's clock: the scheduler's
+ * (default: the default scheduler's monotonic clock; `Date.now()` is not it once the wall clock has stepped).
+ */
+export function isStale(health: InformerHealth, now: number = defaultNow(), options: StalenessOptions = {}): string | undefined {
   const staleAfterMs = options.staleAfterMs ?? DEFAULT_STALE_AFTER_MS;
   if (health.failingSince !== undefined && now - health.failingSince > staleAfterMs) {
     const run = `${health.consecutiveFailures} ${health.consecutiveFailures === 1 ? 'failure' : 'failures'} in a row`;
@@ -254,10 +259,10 @@ export function isStale(health: InformerHealth, now: number, options: StalenessO
   return undefined;
 }
 
-/** Ready: every informer synced and none stale. The reasons when not. */
+/** Ready: every informer synced and none stale (`now` as {@link isStale}'s). The reasons when not. */
 export function readiness(
   healths: readonly InformerHealth[],
-  now: number,
+  now: number = defaultNow(),
   options: StalenessOptions = {},
 ): { readonly ready: boolean; readonly reasons: readonly string[] } {
   const reasons: string[] = [];

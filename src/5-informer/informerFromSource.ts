@@ -4,7 +4,8 @@
  * `Informer` interface, `toListWatch` (a KubeConfig or a ListWatch → the ListWatch), `reflectorFor` (the
  * list/watch source over it) and `informerFromSource` (everything from `resync` on).
  */
-import { Observable, Subject, asyncScheduler, defer, distinctUntilChanged, map, merge, shareReplay } from 'rxjs';
+import { Observable, Subject, defer, distinctUntilChanged, map, merge, shareReplay } from 'rxjs';
+import { monotonicScheduler } from '../util/monotonicNow.ts';
 import type { MonoTypeOperatorFunction, Subscription } from 'rxjs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { InformerError } from '../0-model/errors.ts';
@@ -237,7 +238,7 @@ export function informerFromSource<T extends KubeObject>(
   afterStep: (state: InformerState<T>) => InformerState<T> = (state) => state,
 ): Informer<T> {
   const listProgress = new Subject<ListProgress>();
-  const scheduler = options.scheduler ?? asyncScheduler;
+  const scheduler = options.scheduler ?? monotonicScheduler;
   const unobserved = unobservedReporter(
     `informer ${resourceName(resource)}`,
     () => scheduler.now(),

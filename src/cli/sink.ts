@@ -1,5 +1,6 @@
 import { Backoff } from '../pipeline.ts';
 import { parseRetryAfter } from '../0-model/retryAfter.ts';
+import { monotonicNow } from '../util/monotonicNow.ts';
 import { capDelay, timerMs } from '../util/scheduleAfter.ts';
 import { count, messageOf } from './format.ts';
 import type { SinkTarget } from './sinkUrl.ts';
@@ -176,7 +177,7 @@ export class HttpSink {
         }
         this.fail(outcome.problem);
         // The one cap: a wait past Node's timer limit would fire after 1 ms, a retry every millisecond.
-        const wait = capDelay(outcome.retryAfterMs ?? backoff.next(Date.now()));
+        const wait = capDelay(outcome.retryAfterMs ?? backoff.next(monotonicNow()));
         await new Promise<void>((resolve) => {
           const timer = setTimeout(done, wait);
           function done() {
@@ -241,7 +242,7 @@ export class HttpSink {
 
   /** The first problem is told at once; later ones wait for the interval's summary. */
   private maybeReport(): void {
-    if (Date.now() < this.quietUntil) return;
+    if (monotonicNow() < this.quietUntil) return;
     this.flushReport();
   }
 
@@ -254,7 +255,7 @@ export class HttpSink {
     this.options.report(`${this.label}: ${parts.join('; ')}; ${this.queued} waiting`);
     this.pendingFailures = 0;
     this.pendingDrops = 0;
-    this.quietUntil = Date.now() + (this.options.reportIntervalMs ?? 10_000);
+    this.quietUntil = monotonicNow() + (this.options.reportIntervalMs ?? 10_000);
   }
 }
 

@@ -19,6 +19,7 @@ import {
   type ObservableInput,
   type SchedulerLike,
 } from 'rxjs';
+import { monotonicScheduler } from '../util/monotonicNow.ts';
 import { InformerError, describeThrown } from '../0-model/errors.ts';
 import { keyOf, splitKey, type KubeObject } from '../0-model/objects.ts';
 import type { InformerEvent } from '../4-store/informerEvent.ts';
@@ -122,7 +123,7 @@ export interface ControllerOptions<T extends KubeObject, W extends readonly Kube
   readonly concurrency?: number;
   /** Default: max of per-key exponential (5 ms … 1000 s) and a 10/s, burst-100 token bucket. */
   readonly rateLimiter?: RateLimiter<string>;
-  /** All timing (queue delays, backoff, metrics). Default `asyncScheduler`. */
+  /** All timing (queue delays, backoff, metrics). Default `monotonicScheduler` (`asyncScheduler`'s timers, a monotonic clock: src/util/monotonicNow.ts). */
   readonly scheduler?: SchedulerLike;
   /**
    * While nothing subscribes to the controller's `errors$`, report its faults with `process.emitWarning` (type
@@ -372,7 +373,7 @@ function reconcileOnce<T extends KubeObject>(deps: ReconcileDeps<T>, key: string
     };
     // Counted down once: when the outcome is known, or when the reconcile is abandoned (outcomes$ unsubscribed mid-reconcile).
     const finished = deps.started();
-    const elapsed = () => scheduler.now() - started;
+    const elapsed = () => Math.max(0, scheduler.now() - started); // ≥ 0 on a clock that steps back (a scheduler given)
     return defer(() => toObservable(options.reconcile(key, context))).pipe(
       last(undefined, undefined as ReconcileResult),
       map((result) => settle(queue, key, priority, result, elapsed(), deps.name)),
@@ -440,7 +441,7 @@ function untilStopped(queue: RateLimitingWorkQueue<string>, stopped: () => boole
 export function controller<T extends KubeObject, W extends readonly KubeObject[] = readonly KubeObject[]>(
   options: ControllerOptions<T, W>,
 ): Controller {
-  const scheduler = options.scheduler ?? asyncScheduler;
+  const scheduler = options.scheduler ?? monotonicScheduler;
   const name = options.name ?? options.for.resource.kind.toLowerCase();
   const concurrency = options.concurrency ?? 1;
   const errors$ = new Subject<InformerError>();

@@ -6,7 +6,6 @@ import {
   ReplaySubject,
   Subject,
   Subscription,
-  asyncScheduler,
   catchError,
   distinctUntilChanged,
   filter,
@@ -22,6 +21,7 @@ import {
   timer,
   type SchedulerLike,
 } from 'rxjs';
+import { monotonicScheduler } from '../util/monotonicNow.ts';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { InformerError } from '../0-model/errors.ts';
 import { metadataOnly, type PartialObjectMetadata } from '../0-model/metadata.ts';
@@ -268,7 +268,7 @@ export function dynamicInformerFactory(kc: KubeConfig, options: DynamicInformerF
   const crds = factory.informer(CustomResourceDefinitions);
   const pokes = new Subject<void>();
   const discoveryErrors = new Subject<InformerError>();
-  const scheduler = options.scheduler ?? asyncScheduler;
+  const scheduler = options.scheduler ?? monotonicScheduler;
   const unobserved = unobservedReporter('discovery', () => scheduler.now(), options.reportUnobservedErrors !== false);
   const faults = faultReporter((error) => {
     unobserved.report(error);
@@ -296,7 +296,7 @@ function followedDiscovery(
   faults: ReturnType<typeof faultReporter>,
   options: DynamicInformerFactoryOptions,
 ): Observable<Discovery> {
-  const scheduler = options.scheduler ?? asyncScheduler;
+  const scheduler = options.scheduler ?? monotonicScheduler;
   /**
    * CRDs created or deleted so far. A discovery started after one is emitted even when it
    * serves what the last one emitted did: a CRD deleted and created again before any

@@ -2,6 +2,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import {
   Observable,
   Subscription,
+  asyncScheduler,
   distinctUntilChanged,
   filter,
   map,
@@ -71,7 +72,8 @@ export interface LeaderElectionOptions {
   /**
    * Clock and timers, used as is (a TestScheduler: virtual time for both). Default `asyncScheduler`'s timers timed by
    * a monotonic clock (`performance.timeOrigin + performance.now()`): a step of the wall clock moves no deadline;
-   * `Date.now()` is only written into the Lease (`acquireTime`, `renewTime`).
+   * `Date.now()` is written into the Lease (`acquireTime`, `renewTime`), and its gain on the monotonic clock counts
+   * against the renew deadline as time suspended (docs/replicas.md, Suspend).
    */
   readonly scheduler?: SchedulerLike;
   /** Source of jitter, in [0, 1). Default Math.random. */
@@ -217,7 +219,8 @@ export function leaderElection(source: KubeConfig | LeaseClient, options: Leader
  * written into Leases; by default durations are monotonic (see machine.ts) and written times `Date.now()`.
  */
 export function electionClocks(scheduler: SchedulerLike | undefined): { readonly scheduler: SchedulerLike; readonly wall: () => number } {
-  return scheduler ? { scheduler, wall: () => scheduler.now() } : { scheduler: monotonicScheduler, wall: () => Date.now() };
+  // `asyncScheduler.now()`: `Date.now()`, or virtual time inside `TestScheduler.run()`, as the default's `now()` is.
+  return scheduler ? { scheduler, wall: () => scheduler.now() } : { scheduler: monotonicScheduler, wall: () => asyncScheduler.now() };
 }
 
 /** One campaign's shell: the machine's state, and the requests and timers carrying out its decisions. */
@@ -270,7 +273,7 @@ function campaign(client: LeaseClient, candidate: Candidate, options: LeaderElec
     report(c);
     const wants = want$.pipe(distinctUntilChanged()).subscribe((w) => {
       c.want = w;
-      if (!w && leading(c.state, c.scheduler.now())) {
+      if (!w && leading(c.state, c.scheduler.now(), c.wall())) {
         c.state = stepDown(c.state);
         report(c);
         giveBack(c, c.requests);
@@ -290,12 +293,17 @@ function campaign(client: LeaseClient, candidate: Candidate, options: LeaderElec
   });
 }
 
-/** Emits the status when it changed, and steps down on our own clock the moment the renew deadline passes, request in flight or not. */
+/**
+ * Emits the status when it changed, and steps down on our own clock the moment the renew deadline passes, request in
+ * flight or not (or once the wall clock's gain on ours, a suspend, has used it up: see `leading`).
+ */
 function report(c: Campaign): void {
   const t = c.scheduler.now();
+  const wall = c.wall();
+  if (c.state.leaderUntil > t && !leading(c.state, t, wall)) c.state = stepDown(c.state);
   const { observed } = c.state;
   const status: ElectionStatus = {
-    leader: leading(c.state, t),
+    leader: leading(c.state, t, wall),
     holderIdentity: observed ? observed.record.holderIdentity : undefined,
     leaseTransitions: observed ? observed.record.leaseTransitions : 0,
   };
@@ -310,7 +318,8 @@ function report(c: Campaign): void {
     c.subscriber.next({ type: 'status', status });
   }
   c.deadline?.unsubscribe();
-  c.deadline = status.leader ? timer(Math.max(c.state.leaderUntil - t, MIN_WAKE_MS), c.scheduler).subscribe(() => report(c)) : undefined;
+  const left = c.state.leaderUntil - t - Math.max(0, wall - t - c.state.wallAhead);
+  c.deadline = status.leader ? timer(Math.max(left, MIN_WAKE_MS), c.scheduler).subscribe(() => report(c)) : undefined;
 }
 
 const operationOf = (request: LeaseRequest) => (request.type === 'update' && request.purpose === 'release' ? 'release' : request.type);
@@ -339,6 +348,7 @@ function attempt(c: Campaign): void {
   if (c.busy) return;
   c.busy = true;
   c.wake?.unsubscribe();
+  report(c); // a suspend since the last attempt may have used up the renew deadline: say so before the round trip
   const request = begin(c.state, c.scheduler.now(), c.candidate, c.want, c.wall());
   if (request.type === 'get') read(c);
   else write(c, request);
@@ -364,11 +374,12 @@ function read(c: Campaign): void {
 
 function write(c: Campaign, request: LeaseRequest): void {
   const startedAt = c.scheduler.now();
+  const startedWall = c.wall();
   call(
     c,
     request,
     (written) => {
-      if (written) c.state = afterWrite(c.state, written, startedAt, c.scheduler.now(), c.candidate);
+      if (written) c.state = afterWrite(c.state, written, startedAt, c.scheduler.now(), c.candidate, startedWall);
       finish(c);
     },
     (error) => {
@@ -385,7 +396,7 @@ function finish(c: Campaign): void {
   c.busy = false;
   if (!c.want) {
     // A write that was in flight when we stopped wanting may have made us holder again.
-    if (leading(c.state, c.scheduler.now())) c.state = stepDown(c.state);
+    if (leading(c.state, c.scheduler.now(), c.wall())) c.state = stepDown(c.state);
     giveBack(c, c.requests);
   }
   report(c);

@@ -4,9 +4,10 @@
  * to send next. No timers, no I/O: `leaderElection.ts` does those.
  *
  * Two clocks: `now` (every duration, deadline and expiry) is a monotonic one by default (`monotonicNow`, as client-go
- * compares Go's monotonic readings), so a step of the wall clock (NTP, a VM resumed) neither keeps a leader past its
- * renew deadline nor lets a candidate take over early; `wall` (`Date.now()`) is only written into the Lease
- * (`acquireTime`, `renewTime`), where nobody compares it. A scheduler passed in is both.
+ * compares Go's monotonic readings), so a step of the wall clock (NTP, `date -s`) neither keeps a leader past its
+ * renew deadline nor lets a candidate take over early; `wall` (`Date.now()`) is written into the Lease
+ * (`acquireTime`, `renewTime`), where nobody compares it, and its gain on `now` is read as time suspended (the
+ * monotonic clock stops while the host sleeps: see `leading`). A scheduler passed in is both.
  *
  * The rules are client-go's (tools/leaderelection):
  * - A candidate may take a Lease held by someone else only once it has seen
@@ -14,7 +15,8 @@
  *   when it *received* the record (a record is never older than its arrival).
  * - A released Lease (holderIdentity "") or a missing one is taken at once.
  * - The holder leads until `renewDeadline` after the *start* of its last
- *   successful write (a write lands after it starts, so this is on the safe side).
+ *   successful write (a write lands after it starts, so this is on the safe side),
+ *   and not a moment after a read shows someone else holding the Lease.
  * - Every write quotes the resourceVersion it read: two candidates racing for
  *   one record cannot both win (the loser gets 409 Conflict).
  * Hence no two leaders at once, as long as leaseDuration > renewDeadline by
@@ -53,12 +55,18 @@ export interface ElectionState {
   readonly observedAt: number;
   /** Local time until which we lead: `renewDeadline` after the start of our last successful write. */
   readonly leaderUntil: number;
+  /**
+   * The wall clock minus the local one when that write started (0 when they are one clock): how far the wall clock
+   * runs ahead of the local one later tells how long we were suspended since (see {@link leading}).
+   */
+  readonly wallAhead: number;
 }
 
 export const initialElection: ElectionState = {
   observed: undefined,
   observedAt: Number.NEGATIVE_INFINITY,
   leaderUntil: Number.NEGATIVE_INFINITY,
+  wallAhead: 0,
 };
 
 /** What to send next. */
@@ -77,7 +85,17 @@ export interface Candidate {
   readonly timing: ElectionTiming;
 }
 
-export const leading = (state: ElectionState, now: number): boolean => now < state.leaderUntil;
+/**
+ * Whether we lead at local time `now`, wall time `wall` (default: one clock). The renew deadline counts time the local
+ * clock did not see: on Linux the monotonic clock stops while the host is suspended (a laptop's sleep, a paused VM)
+ * and the wall clock is set forward on resume, so whatever the wall clock gained on the local one since our last
+ * write started is counted too. A peer may take the Lease a lease duration after it saw that write, by its own clock,
+ * which a suspend does not stop: without this a leader resumed inside its old deadline would lead on beside it. A
+ * forward step of the wall clock looks the same and steps a leader down early (it renews at its next attempt if the
+ * Lease is still its own); a backward one changes nothing.
+ */
+export const leading = (state: ElectionState, now: number, wall = now): boolean =>
+  now + Math.max(0, wall - now - state.wallAhead) < state.leaderUntil;
 
 const holder = (state: ElectionState): string | undefined => state.observed?.record.holderIdentity;
 
@@ -101,7 +119,7 @@ function holding(candidate: Candidate, previous: LeaderElectionRecord | undefine
  */
 export function begin(state: ElectionState, now: number, candidate: Candidate, want: boolean, wall = now): LeaseRequest {
   const observed = state.observed;
-  if (want && observed && leading(state, now) && observed.record.holderIdentity === candidate.identity) {
+  if (want && observed && leading(state, now, wall) && observed.record.holderIdentity === candidate.identity) {
     return {
       type: 'update',
       purpose: 'renew',
@@ -126,7 +144,12 @@ export function expiresAt(state: ElectionState, identity: string): number {
   return state.observedAt + observed.record.leaseDurationSeconds * 1000;
 }
 
-/** After a successful read at `now` (wall time `wall`, written into the record): the new state and the write to send, if any. */
+/**
+ * After a successful read at `now` (wall time `wall`, written into the record): the new state and the write to send,
+ * if any. A Lease held by someone else is not ours, whatever our deadline says: we stop leading at once (client-go's
+ * `IsLeader()` compares the holder read with its identity). Our deadline alone would keep a leader that was suspended
+ * (its clock stopped while a peer took over) leading beside the peer until that deadline.
+ */
 export function afterRead(
   state: ElectionState,
   read: LeaseSnapshot | null,
@@ -135,7 +158,9 @@ export function afterRead(
   want: boolean,
   wall = now,
 ): { readonly state: ElectionState; readonly next: LeaseRequest | undefined } {
-  const next = observe(state, read, now);
+  const seen = observe(state, read, now);
+  const taken = read !== null && read.record.holderIdentity !== '' && read.record.holderIdentity !== candidate.identity;
+  const next = taken ? stepDown(seen) : seen;
   if (!want) return { state: next, next: undefined };
   if (read === null) return { state: next, next: { type: 'create', record: holding(candidate, undefined, wall) } };
   if (expiresAt(next, candidate.identity) > now) return { state: next, next: undefined };
@@ -146,19 +171,21 @@ export function afterRead(
   };
 }
 
-/** After a successful write that started at `startedAt`, answered at `now`. */
+/** After a successful write that started at `startedAt` (wall time `startedWall`, default: one clock), answered at `now`. */
 export function afterWrite(
   state: ElectionState,
   written: LeaseSnapshot,
   startedAt: number,
   now: number,
   candidate: Candidate,
+  startedWall = startedAt,
 ): ElectionState {
   const mine = written.record.holderIdentity === candidate.identity;
   return {
     observed: written,
     observedAt: now,
     leaderUntil: mine ? startedAt + candidate.timing.renewDeadlineMs : Number.NEGATIVE_INFINITY,
+    wallAhead: startedWall - startedAt,
   };
 }
 

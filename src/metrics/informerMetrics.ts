@@ -1,4 +1,5 @@
-import { Observable, asyncScheduler, type SchedulerLike } from 'rxjs';
+import { Observable, type SchedulerLike } from 'rxjs';
+import { monotonicScheduler } from '../util/monotonicNow.ts';
 import type { ErrorReason } from '../0-model/errors.ts';
 import { resourceName } from '../0-model/resources.ts';
 import { keyOf, type KubeObject } from '../0-model/objects.ts';
@@ -36,7 +37,7 @@ export interface InformerMetrics {
  */
 export function informerMetrics$(
   informer: Pick<Informer<KubeObject>, 'state$' | 'resource'>,
-  scheduler: SchedulerLike = asyncScheduler,
+  scheduler: SchedulerLike = monotonicScheduler,
 ): Observable<InformerMetrics> {
   return new Observable<InformerMetrics>((subscriber) => {
     const started = scheduler.now();
@@ -76,7 +77,7 @@ export function informerMetrics$(
       }
       first = false;
       previous = state.store;
-      if (state.synced && syncDurationSeconds === undefined) syncDurationSeconds = (scheduler.now() - started) / 1000;
+      if (state.synced && syncDurationSeconds === undefined) syncDurationSeconds = Math.max(0, scheduler.now() - started) / 1000;
       subscriber.next({
         name: resourceName(informer.resource),
         eventsTotal: { ...events },

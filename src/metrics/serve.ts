@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { probeServer } from './probeServer.ts';
-import { Observable, Subscription, asyncScheduler, of, type SchedulerLike } from 'rxjs';
+import { Observable, Subscription, of, type SchedulerLike } from 'rxjs';
+import { monotonicScheduler } from '../util/monotonicNow.ts';
 import type { KubeObject } from '../0-model/objects.ts';
 import type { Informer } from '../5-informer/informer.ts';
 import { readiness, type InformerHealth, type StalenessOptions } from '../5-informer/health.ts';
@@ -28,7 +29,7 @@ export interface ServeOptions extends StalenessOptions {
    * must not grow the series without bound. `Infinity`: no cap.
    */
   readonly maxResourceSeries?: number;
-  /** The clock that ages health (default `asyncScheduler`); the informers' own scheduler in tests. */
+  /** The clock that ages health (default `monotonicScheduler`: a monotonic clock, src/util/monotonicNow.ts); the informers' own scheduler in tests. */
   readonly scheduler?: SchedulerLike;
 }
 
@@ -83,7 +84,7 @@ export type Served =
  */
 export function serve(informers: Served, options: ServeOptions = {}): Observable<Serving> {
   return new Observable<Serving>((subscriber) => {
-    const scheduler = options.scheduler ?? asyncScheduler;
+    const scheduler = options.scheduler ?? monotonicScheduler;
     const subscription = new Subscription();
     const metrics = new LatestMetrics(scheduler);
     let healths: readonly InformerHealth[] = [];

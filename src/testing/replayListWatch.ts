@@ -3,6 +3,7 @@
  * in virtual time (see `record` in rx-informer/pipeline and docs/testing.md).
  */
 import { NEVER, Observable, ReplaySubject, Subscription, asyncScheduler, throwError, type SchedulerLike } from 'rxjs';
+import { monotonicScheduler } from '../util/monotonicNow.ts';
 import { isDeepStrictEqual } from 'node:util';
 import { InformerError } from '../0-model/errors.ts';
 import { typeMetaOf } from '../0-model/metadata.ts';
@@ -21,7 +22,10 @@ import { asTraceSource, traceSource, type TraceSource } from '../1-transport/tra
 import { scheduleAfter } from '../util/scheduleAfter.ts';
 
 export interface ReplayOptions {
-  /** The clock frames are played on: the informer's (a `TestScheduler`). Default `asyncScheduler`. */
+  /**
+   * The clock frames are played on: the informer's (a `TestScheduler`). Default `monotonicScheduler`
+   * (`asyncScheduler`'s timers, a monotonic clock: src/util/monotonicNow.ts).
+   */
   readonly scheduler?: SchedulerLike;
   /** The resource to replay, when the trace holds several (its name in the header's `resources`). */
   readonly resource?: string;
@@ -274,7 +278,7 @@ function play<V>(played: Played, { clock, origin, source, done, aborted, broken 
  * and frames are read from the file one line at a time as they are played (a long trace in bounded memory).
  */
 export function replayListWatch(trace: Trace | TraceSource | string, options: ReplayOptions = {}): ReplayListWatch {
-  const clock = options.scheduler ?? asyncScheduler;
+  const clock = options.scheduler ?? monotonicScheduler;
   const origin = options.timeline === 'recorded' ? clock.now() : undefined;
   const source = typeof trace === 'string' ? traceSource(readTrace(trace)) : asTraceSource(trace);
   const requests = requestsOf(source, options.resource);

@@ -1,4 +1,5 @@
 import { asyncScheduler, type SchedulerLike } from 'rxjs';
+import { monotonicScheduler } from '../util/monotonicNow.ts';
 import { WorkQueueError } from './errors.ts';
 import type { RateLimiter } from './rateLimiter.ts';
 
@@ -7,7 +8,7 @@ export interface BucketRateLimiterOptions {
   readonly qps?: number;
   /** Bucket size (and initial tokens). Default 100. */
   readonly burst?: number;
-  /** Clock. Default `asyncScheduler`. */
+  /** Clock. Default `monotonicScheduler` (`asyncScheduler`'s timers, a monotonic clock: src/util/monotonicNow.ts). */
   readonly scheduler?: SchedulerLike;
 }
 
@@ -27,7 +28,7 @@ const toNanosecondPrecision = (ms: number): number => Math.round(ms * 1e6) / 1e6
  * @throws WorkQueueError `InvalidArgument` unless qps > 0 and burst is a positive integer.
  */
 export function bucketRateLimiter<K>(options: BucketRateLimiterOptions = {}): RateLimiter<K> {
-  const { qps = 10, burst = 100, scheduler = asyncScheduler } = options;
+  const { qps = 10, burst = 100, scheduler = monotonicScheduler } = options;
   if (!(qps > 0) || !Number.isInteger(burst) || burst < 1) {
     throw new WorkQueueError('InvalidArgument', `bucket limiter needs qps > 0 and an integer burst >= 1, got ${qps}, ${burst}`);
   }

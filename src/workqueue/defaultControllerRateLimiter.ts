@@ -1,4 +1,5 @@
-import { asyncScheduler, type SchedulerLike } from 'rxjs';
+import { type SchedulerLike } from 'rxjs';
+import { monotonicScheduler } from '../util/monotonicNow.ts';
 import { bucketRateLimiter } from './bucketRateLimiter.ts';
 import { itemExponentialFailureRateLimiter } from './itemExponentialFailureRateLimiter.ts';
 import { maxOfRateLimiter } from './maxOfRateLimiter.ts';
@@ -13,6 +14,6 @@ import type { RateLimiter } from './rateLimiter.ts';
  * 101 items at t=0:  5 ms each for the first 100, then 100 ms, 200 ms, ...
  * ```
  */
-export function defaultControllerRateLimiter<K>(scheduler: SchedulerLike = asyncScheduler): RateLimiter<K> {
+export function defaultControllerRateLimiter<K>(scheduler: SchedulerLike = monotonicScheduler): RateLimiter<K> {
   return maxOfRateLimiter<K>(itemExponentialFailureRateLimiter<K>(5, 1_000_000), bucketRateLimiter<K>({ qps: 10, burst: 100, scheduler }));
 }

@@ -65,6 +65,12 @@ export type WorkQueueMetricEvent<K> =
   | { readonly type: 'done'; readonly name: string; readonly item: K; readonly workDurationSeconds: number }
   | { readonly type: 'retry'; readonly name: string; readonly item: K };
 
+/**
+ * Seconds from `from` to `to`, never below 0: a scheduler given whose clock steps back (the default's does not) would
+ * otherwise add a negative duration to a summary's `_sum`, which Prometheus's rate() reads as a counter reset.
+ */
+const elapsedSeconds = (to: number, from: number): number => Math.max(0, to - from) / 1000;
+
 /** Internal bookkeeping behind `metrics()` and `metrics$`; per-item entries live only while needed. */
 export class MetricsRecorder<K> {
   readonly events$: Observable<WorkQueueMetricEvent<K>>;
@@ -113,7 +119,7 @@ export class MetricsRecorder<K> {
     let seconds = 0;
     if (addedAt !== undefined) {
       this.addTimes.delete(item);
-      seconds = (now - addedAt) / 1000;
+      seconds = elapsedSeconds(now, addedAt);
       this.queueCount += 1;
       this.queueSum += seconds;
     }
@@ -126,7 +132,7 @@ export class MetricsRecorder<K> {
     const startedAt = this.startTimes.get(item);
     if (startedAt === undefined) return;
     this.startTimes.delete(item);
-    const seconds = (this.scheduler.now() - startedAt) / 1000;
+    const seconds = elapsedSeconds(this.scheduler.now(), startedAt);
     this.workCount += 1;
     this.workSum += seconds;
     if (this.events.observed) this.events.next({ type: 'done', name: this.name, item, workDurationSeconds: seconds });
@@ -142,7 +148,7 @@ export class MetricsRecorder<K> {
     let unfinished = 0;
     let longest = 0;
     for (const startedAt of this.startTimes.values()) {
-      const age = (now - startedAt) / 1000;
+      const age = elapsedSeconds(now, startedAt);
       unfinished += age;
       if (age > longest) longest = age;
     }

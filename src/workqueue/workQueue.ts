@@ -1,4 +1,5 @@
 import { asyncScheduler, Observable, type ObservableInput, type SchedulerLike, type Subscriber } from 'rxjs';
+import { monotonicScheduler } from '../util/monotonicNow.ts';
 import { WorkQueueError } from './errors.ts';
 import { MetricsRecorder, type WorkQueueMetricEvent, type WorkQueueMetrics } from './metrics.ts';
 import { PriorityHeap } from './priorityHeap.ts';
@@ -23,7 +24,7 @@ export function checkPriority(priority: number): number {
 export interface WorkQueueOptions {
   /** Label for metrics (client-go's `Name`). Default `''`. */
   readonly name?: string;
-  /** Clock and timers for metrics and delays. Default `asyncScheduler`. */
+  /** Clock and timers for metrics and delays. Default `monotonicScheduler` (`asyncScheduler`'s timers, a monotonic clock: src/util/monotonicNow.ts). */
   readonly scheduler?: SchedulerLike;
 }
 
@@ -72,7 +73,7 @@ export class WorkQueue<K> {
 
   constructor(options: WorkQueueOptions = {}) {
     this.name = options.name ?? '';
-    this.scheduler = options.scheduler ?? asyncScheduler;
+    this.scheduler = options.scheduler ?? monotonicScheduler;
     this.recorder = new MetricsRecorder<K>(this.name, this.scheduler);
     this.metrics$ = this.recorder.events$;
   }

@@ -2,6 +2,7 @@
  * The bounded writer of a trace: whole lines only, a byte budget, a duration, a stop line.
  */
 import { ReplaySubject, asyncScheduler, type Observable, type SchedulerLike, type Subscription } from 'rxjs';
+import { monotonicScheduler } from '../../util/monotonicNow.ts';
 import {
   TRACE_FORMAT,
   TRACE_FORMAT_VERSION,
@@ -53,7 +54,10 @@ export interface TraceWriterOptions {
   readonly maxBytes?: number;
   /** Stop this long after the start (a timer on `scheduler`). Default: no limit. */
   readonly durationMs?: number;
-  /** The clock of the `at` times and the duration: the informer's. Default `asyncScheduler`. */
+  /**
+   * The clock of the `at` times and the duration: the informer's. Default `monotonicScheduler` (`asyncScheduler`'s
+   * timers, a monotonic clock: `at` never goes backwards across a wall-clock step, which the reader would refuse).
+   */
   readonly scheduler?: SchedulerLike;
 }
 
@@ -91,7 +95,7 @@ export interface TraceWriter {
  * pure step, `writerStep` in writerStep.ts; this function is its shell.)
  */
 export function traceWriter(options: TraceWriterOptions): TraceWriter & Required<Pick<TraceWriter, 'eventLine'>> {
-  const clock = options.scheduler ?? asyncScheduler;
+  const clock = options.scheduler ?? monotonicScheduler;
   const start = clock.now();
   const limits: WriterLimits = { maxBytes: options.maxBytes ?? Infinity, durationMs: options.durationMs };
   const stops = new ReplaySubject<TraceStopReason>(1);
