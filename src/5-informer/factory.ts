@@ -5,6 +5,7 @@ import type { KubeObject } from '../0-model/objects.ts';
 import { resourceName, type Resource } from '../0-model/resources.ts';
 import { informer, type Informer, type InformerOptions } from './informer.ts';
 import type { InformerHealth } from './health.ts';
+import { checkInformerOptions, checkResource } from './checkOptions.ts';
 import { checkSharedOptions } from './sharing.ts';
 
 /** Anything with a `synced$`. */
@@ -131,14 +132,20 @@ export interface InformerFactory {
   waitForCacheSync(informers?: readonly Syncable[], options?: { readonly timeoutMs?: number }): Promise<true>;
 }
 
-/** A shared informer factory: one informer (one connection, one cache) per resource, namespace and selectors. */
+/**
+ * A shared informer factory: one informer (one connection, one cache) per resource, namespace and selectors.
+ * @throws TypeError when a default (or, at `informer()`, an option or the resource) has the wrong type, as `informer()`.
+ */
 export function informerFactory(kc: KubeConfig, defaults: FactoryOptions = {}): InformerFactory {
+  checkInformerOptions('informerFactory', defaults);
   /** Each informer made and not forgotten, with the options it was made with (defaults applied). */
   const made = new Map<string, { readonly informer: Informer<KubeObject>; readonly options: InformerOptions<KubeObject> }>();
   const changed = new BehaviorSubject<void>(undefined);
   const informers = () => [...made.values()].map((entry) => entry.informer);
   return {
     informer<T extends KubeObject>(resource: Resource<T>, options: InformerOptions<T> = {}): Informer<T> {
+      checkResource('informerFactory.informer', resource);
+      checkInformerOptions('informerFactory.informer', options);
       const { key, what, namespace } = identityOf(resource, options, defaults);
       const existing = made.get(key);
       if (existing) {
