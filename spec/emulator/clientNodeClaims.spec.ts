@@ -17,12 +17,18 @@ afterEach(async () => {
   api = undefined;
 });
 
+/** client-node's Watch with its (private) timeout. */
+interface TimedWatch {
+  requestTimeoutMs: number;
+}
+
 const doc = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8');
 const row = (text: string, starts: string) => text.split('\n').find((line) => line.startsWith(starts)) ?? '';
 
 describe("client-node's makeInformer, as the docs describe it", () => {
   it('a silent watch is aborted after requestTimeoutMs and resumed from its resourceVersion; connect fires before each', async () => {
-    expect(new Watch(undefined as never).requestTimeoutMs).toBe(30_000);
+    // Private in client-node's types, public at run time: the one knob of its watch's abort.
+    expect((new Watch(undefined as never) as unknown as TimedWatch).requestTimeoutMs).toBe(30_000);
     api = await startApiServer();
     api.create('pods', { metadata: { name: 'pod-1', namespace: 'default' }, spec: { containers: [{ name: 'c', image: 'x' }] } });
     const core = api.kubeConfig.makeApiClient(CoreV1Api);
@@ -31,7 +37,7 @@ describe("client-node's makeInformer, as the docs describe it", () => {
       lists++;
       return core.listNamespacedPod({ namespace: 'default' });
     });
-    (informer as unknown as { watch: Watch }).watch.requestTimeoutMs = 300; // 30 s / 100
+    (informer as unknown as { watch: TimedWatch }).watch.requestTimeoutMs = 300; // 30 s / 100
     let connects = 0;
     const errors: unknown[] = [];
     informer.on('connect', () => connects++);
