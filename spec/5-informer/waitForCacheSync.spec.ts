@@ -3,7 +3,8 @@ import { NEVER, concat, firstValueFrom, of } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { InformerError, cacheSynced$, informerFactory, waitForCacheSync } from '../../src/index.ts';
 import type { Syncable } from '../../src/5-informer/factory.ts';
-import { fakeInformer, fakeResource, kubeObj, listed } from '../../src/testing/marbles.ts';
+import { failure, fakeInformer, fakeResource, kubeObj, listed } from '../../src/testing/marbles.ts';
+import { TestScheduler } from 'rxjs/testing';
 
 /** A KubeConfig nothing connects to: the calls below are rejected before anything is subscribed. */
 function kubeConfig(): KubeConfig {
@@ -47,6 +48,41 @@ describe('waitForCacheSync', () => {
     await expect(waitForCacheSync([pods])).resolves.toBe(true);
     expect((await firstValueFrom(pods.store$)).size).toBe(2);
     running.unsubscribe();
+  });
+});
+
+describe('waitForCacheSync({ timeoutMs }): the timeout says which informers did not sync, and why', () => {
+  /** Runs the wait in virtual time (the informers' sources are cold marbles, `timeout` runs on the virtual clock). */
+  function timedOut(informers: readonly Syncable[], timeoutMs: number): Promise<string> {
+    let waited!: Promise<true>;
+    new TestScheduler((a, b) => expect(a).toEqual(b)).run(() => {
+      waited = waitForCacheSync(informers, { timeoutMs });
+    });
+    return rejection(waited);
+  }
+  const forbidden = (plural: string) =>
+    fakeInformer(
+      fakeResource({ plural }),
+      concat(
+        of(failure('Forbidden', `${plural}.example.com is forbidden: User "u" cannot list resource`, { phase: 'list', status: 403 })),
+        NEVER,
+      ),
+    );
+
+  it('names each unsynced informer with its last error, not the synced ones', async () => {
+    expect(await timedOut([widgets(), forbidden('gadgets'), fakeInformer(fakeResource({ plural: 'quiet' }), NEVER)], 1500)).toBe(
+      'Timeout: caches did not sync within 1500 ms: gadgets.example.com (Forbidden: gadgets.example.com is forbidden: User "u" cannot ' +
+        'list resource); quiet.example.com (no error yet)',
+    );
+  });
+
+  it('names at most three, then counts the others; a long message is cut', async () => {
+    const long = fakeInformer(fakeResource({ plural: 'long' }), concat(of(failure('ServerError', 'x'.repeat(1000))), NEVER));
+    const message = await timedOut([long, forbidden('a'), forbidden('b'), forbidden('c'), forbidden('d')], 10_000);
+    expect(message).toMatch(
+      /^Timeout: caches did not sync within 10000 ms: long\.example\.com \(ServerError: x{200}… \(1000 bytes\)\); a\.example\.com/,
+    );
+    expect(message).toMatch(/; b\.example\.com \(Forbidden: [^)]*\); 2 more$/);
   });
 });
 

@@ -1,10 +1,28 @@
-import { BehaviorSubject, Observable, combineLatest, filter, firstValueFrom, map, of, switchMap, take, throwError, timeout } from 'rxjs';
+import {
+  BehaviorSubject,
+  EMPTY,
+  Observable,
+  combineLatest,
+  filter,
+  firstValueFrom,
+  ignoreElements,
+  isObservable,
+  map,
+  merge,
+  of,
+  switchMap,
+  take,
+  tap,
+  throwError,
+  timeout,
+} from 'rxjs';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { InformerError } from '../0-model/errors.ts';
+import { InformerError, capMessage } from '../0-model/errors.ts';
 import type { KubeObject } from '../0-model/objects.ts';
 import { resourceName, type Resource } from '../0-model/resources.ts';
 import { informer, type Informer, type InformerOptions } from './informer.ts';
 import type { InformerHealth } from './health.ts';
+import { checkInformerOptions, checkResource } from './checkOptions.ts';
 import { checkSharedOptions } from './sharing.ts';
 
 /** Anything with a `synced$`. */
@@ -45,7 +63,8 @@ function allSynced(informers: readonly Syncable[]): Observable<true> {
 
 /**
  * Resolves once every informer has synced; rejects with a `Timeout`
- * `InformerError` after `timeoutMs` (default: wait forever), and with a `Config` one when `informers` is
+ * `InformerError` after `timeoutMs` (ms; default: wait forever: a 403 never syncs, so give one where that must not hang)
+ * naming each informer that did not sync with its last error (`configmaps (Forbidden: …)`), and with a `Config` one when `informers` is
  * not an array of informers (`waitForCacheSync([pods, deployments])`; `cacheSynced$` is the variadic one).
  *
  * An informer runs while something subscribes to it, and only then: this subscribes while it waits, and
@@ -63,18 +82,61 @@ export function waitForCacheSync(informers: readonly Syncable[], options: { read
   const misuse = checkSyncables(informers);
   if (misuse) return Promise.reject(misuse);
   const synced = cacheSynced$(...informers);
-  const bounded =
-    options.timeoutMs === undefined
-      ? synced
-      : synced.pipe(
-          timeout({
-            first: options.timeoutMs,
-            with: () => {
-              throw new InformerError('Timeout', `caches did not sync within ${options.timeoutMs} ms`);
-            },
-          }),
-        );
+  if (options.timeoutMs === undefined) return firstValueFrom(synced);
+  const progress = informers.map((informer) => ({ informer, synced: false, lastError: undefined as InformerError | undefined }));
+  // Each informer's state while we wait (not its errors$: that would count as observing them and silence their report).
+  const watched = merge(
+    ...progress.map((p) =>
+      hasState(p.informer)
+        ? p.informer.state$.pipe(
+            tap((state) => {
+              p.synced = state.synced;
+              if (state.errors.length > 0) p.lastError = state.errors[state.errors.length - 1];
+            }),
+            ignoreElements(),
+          )
+        : EMPTY,
+    ),
+  );
+  // Watched first: an informer that fails at once (a fake) has its error seen before the wait's synced$ starts it.
+  const bounded = merge(watched, synced).pipe(
+    timeout({
+      first: options.timeoutMs,
+      with: () => {
+        throw new InformerError('Timeout', unsyncedMessage(options.timeoutMs!, progress));
+      },
+    }),
+  );
   return firstValueFrom(bounded);
+}
+
+/** The most informers a timeout names; the others are counted. */
+const MAX_NAMED = 3;
+/** The most characters of one informer's last error a timeout quotes. */
+const MAX_ERROR_CHARS = 200;
+
+/** An informer's `state$`, when the `Syncable` has one (every informer of this library does). */
+const hasState = (each: Syncable): each is Syncable & Pick<Informer<KubeObject>, 'state$'> =>
+  'state$' in each && isObservable((each as { state$?: unknown }).state$);
+
+/**
+ * Why a wait timed out: each informer that did not sync (at most {@link MAX_NAMED}, then a count), with its last
+ * error's reason and message, so that a 403 or a wrong namespace says itself instead of "did not sync".
+ */
+function unsyncedMessage(
+  timeoutMs: number,
+  progress: readonly { readonly informer: Syncable; readonly synced: boolean; readonly lastError: InformerError | undefined }[],
+): string {
+  const unsynced = progress.filter((p) => !p.synced);
+  const named = unsynced.slice(0, MAX_NAMED).map(({ informer, lastError }) => {
+    const resource = (informer as Partial<Pick<Informer<KubeObject>, 'resource'>>).resource;
+    const name = resource === undefined ? `informer ${progress.findIndex((p) => p.informer === informer)}` : resourceName(resource);
+    const why =
+      lastError === undefined ? 'no error yet' : `${lastError.reason}: ${capMessage(lastError.message, { maxChars: MAX_ERROR_CHARS })}`;
+    return `${name} (${why})`;
+  });
+  const more = unsynced.length > MAX_NAMED ? `; ${unsynced.length - MAX_NAMED} more` : '';
+  return `caches did not sync within ${timeoutMs} ms: ${named.join('; ')}${more}`;
 }
 
 /** The `Config` error for an argument of `waitForCacheSync` that is not an array of informers; undefined when it is. */
@@ -131,14 +193,20 @@ export interface InformerFactory {
   waitForCacheSync(informers?: readonly Syncable[], options?: { readonly timeoutMs?: number }): Promise<true>;
 }
 
-/** A shared informer factory: one informer (one connection, one cache) per resource, namespace and selectors. */
+/**
+ * A shared informer factory: one informer (one connection, one cache) per resource, namespace and selectors.
+ * @throws TypeError when a default (or, at `informer()`, an option or the resource) has the wrong type, as `informer()`.
+ */
 export function informerFactory(kc: KubeConfig, defaults: FactoryOptions = {}): InformerFactory {
+  checkInformerOptions('informerFactory', defaults);
   /** Each informer made and not forgotten, with the options it was made with (defaults applied). */
   const made = new Map<string, { readonly informer: Informer<KubeObject>; readonly options: InformerOptions<KubeObject> }>();
   const changed = new BehaviorSubject<void>(undefined);
   const informers = () => [...made.values()].map((entry) => entry.informer);
   return {
     informer<T extends KubeObject>(resource: Resource<T>, options: InformerOptions<T> = {}): Informer<T> {
+      checkResource('informerFactory.informer', resource);
+      checkInformerOptions('informerFactory.informer', options);
       const { key, what, namespace } = identityOf(resource, options, defaults);
       const existing = made.get(key);
       if (existing) {

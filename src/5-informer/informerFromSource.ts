@@ -26,7 +26,7 @@ import { resync } from '../3-deltas/resync.ts';
 import type { InformerEvent } from '../4-store/informerEvent.ts';
 import { initialState, reduceDeltas, type InformerState } from '../4-store/reduceDeltas.ts';
 import { Store, type Indexers } from '../4-store/store.ts';
-import { HandlerMetricsRecorder, measuredHandleEvents, type EventHandler, type HandlerMetrics } from './handleEvents.ts';
+import { HandlerMetricsRecorder, checkHandler, measuredHandleEvents, type EventHandler, type HandlerMetrics } from './handleEvents.ts';
 import { informerHealth, type InformerHealth } from './health.ts';
 import { sharedEvents } from './sharedEvents.ts';
 import { forward } from '../util/forward.ts';
@@ -304,11 +304,13 @@ export function informerFromSource<T extends KubeObject>(
 
   const errors$ = observedErrors(merge(sourceErrors$, handlerErrors), unobserved);
   const handlerMetrics = new HandlerMetricsRecorder(() => scheduler.now());
-  const on = (handler: EventHandler<T>): Subscription =>
-    events$.pipe(measuredHandleEvents(handler, handlerMetrics)).subscribe((error) => {
+  const on = (handler: EventHandler<T>, ...rest: readonly unknown[]): Subscription => {
+    checkHandler('on()', handler, rest.length);
+    return events$.pipe(measuredHandleEvents(handler, handlerMetrics)).subscribe((error) => {
       unobserved.report(error);
       handlerErrors.next(error);
     });
+  };
 
   const health$ = informerHealth(resourceName(resource), state$, { scheduler: options.scheduler }).pipe(shareReplay(shared));
   const listProgress$ = listProgress.asObservable();

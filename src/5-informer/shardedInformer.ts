@@ -4,13 +4,14 @@ import { InformerError } from '../0-model/errors.ts';
 import type { KubeObject } from '../0-model/objects.ts';
 import type { Resource } from '../0-model/resources.ts';
 import type { KeepObject } from '../1-transport/lazyJson.ts';
-import { filtered, type ListWatch } from '../1-transport/listWatch.ts';
+import { filtered, isListWatch, type ListWatch } from '../1-transport/listWatch.ts';
 import { namespaceOfKey, rawKey } from '../0-model/keys.ts';
 import type { ListProgress, SourceEvent } from '../2-source/sourceEvent.ts';
 import type { InformerEvent } from '../4-store/informerEvent.ts';
 import type { InformerState } from '../4-store/reduceDeltas.ts';
 import type { Store } from '../4-store/store.ts';
 import { informerFromSource, reflectorFor, toListWatch, type Informer, type InformerOptions } from './informerFromSource.ts';
+import { checkInformerOptions, checkListWatchSelectors, checkResource } from './checkOptions.ts';
 import { keeping, sameSet } from '../util/keeping.ts';
 import type { FillReplace } from '../3-deltas/deltas.ts';
 import {
@@ -110,6 +111,7 @@ export interface ShardedInformer<T> extends Informer<T> {
  * const c = controller({ for: pods, keyFilter: pods.owns, reconcile: (key) => pods.gate(key, () => work(key)) });
  * ```
  *
+ * @throws TypeError when `resource` has no schema or an option has the wrong type (as `informer()`).
  * @throws InformerError (`Config`) when `options` has an `http.keepObject` (the informer drops other shards' objects
  *   with its own, and would replace it), or `maxNamespaceWatches` with several `namespaces`.
  */
@@ -120,6 +122,9 @@ export function shardedInformer<T extends KubeObject>(
   /** `informer()`'s, but `maxNamespaceWatches`: several `namespaces` are read with one cluster-wide list and watch here. */
   options: Omit<InformerOptions<T>, 'maxNamespaceWatches'> = {},
 ): ShardedInformer<T> {
+  checkResource('shardedInformer', resource);
+  checkInformerOptions('shardedInformer', options);
+  checkListWatchSelectors('shardedInformer', source, options);
   if (options.http?.keepObject !== undefined)
     throw new InformerError(
       'Config',
@@ -127,7 +132,7 @@ export function shardedInformer<T extends KubeObject>(
       { phase: 'config' },
     );
   const view = new ShardView(shards);
-  const { namespace, inNamespaces } = shardedNamespaces(resource, options);
+  const { namespace, inNamespaces } = shardedNamespaces(resource, options, isListWatch(source));
   const wants = (key: string | undefined): boolean => key === undefined || (inNamespaces(key) && view.wants(key));
   const keepObject: KeepObject = (skeleton) => wants(rawKey(skeleton));
   const listWatch = filtered(
@@ -329,14 +334,18 @@ function arrivals(owned$: Observable<ReadonlySet<number>>): Observable<number> {
 /**
  * Where a sharded informer reads: `namespace`, or the one namespace of `namespaces`; with several
  * `namespaces`, the whole cluster (one list and watch) with the other namespaces' keys dropped on
- * arrival like the other shards'. `maxNamespaceWatches` (one watch per namespace) is an error here.
+ * arrival like the other shards'. `maxNamespaceWatches` (one watch per namespace) is an error here. A ListWatch
+ * source (`fromListWatch`) is read whole: its one namespace is then kept on the client too, as `informer()` does.
  */
 function shardedNamespaces(
   resource: Pick<Resource<KubeObject>, 'namespaced'>,
   options: Pick<InformerOptions<KubeObject>, 'namespace' | 'namespaces' | 'maxNamespaceWatches'>,
+  fromListWatch = false,
 ): { readonly namespace: string | undefined; readonly inNamespaces: (key: string) => boolean } {
-  const all = () => true;
-  if (options.namespaces === undefined || !resource.namespaced) return { namespace: options.namespace, inNamespaces: all };
+  const only = (namespace: string | undefined) =>
+    fromListWatch && resource.namespaced && namespace ? (key: string) => namespaceOfKey(key) === namespace : () => true;
+  if (options.namespaces === undefined || !resource.namespaced)
+    return { namespace: options.namespace, inNamespaces: only(options.namespace) };
   if (options.maxNamespaceWatches !== undefined)
     throw new InformerError(
       'Config',
@@ -344,6 +353,6 @@ function shardedNamespaces(
       { phase: 'config' },
     );
   const namespaces = new Set(options.namespaces);
-  if (namespaces.size === 1) return { namespace: [...namespaces][0], inNamespaces: all };
+  if (namespaces.size === 1) return { namespace: [...namespaces][0], inNamespaces: only([...namespaces][0]) };
   return { namespace: undefined, inNamespaces: (key) => namespaces.has(namespaceOfKey(key)) };
 }

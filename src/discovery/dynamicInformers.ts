@@ -42,6 +42,7 @@ import {
   type DiscoveryFailure,
   type DiscoveryOptions,
 } from './discovery.ts';
+import { checkInformerOptions } from '../5-informer/checkOptions.ts';
 import { informerFactory, type FactoryOptions, type InformerFactory } from '../5-informer/factory.ts';
 import type { Informer, InformerOptions } from '../5-informer/informer.ts';
 import { observedErrors, unobservedReporter } from '../5-informer/unobservedErrors.ts';
@@ -249,8 +250,9 @@ function endingWith<T>(inner: Informer<T>, ended$: Observable<void>): Informer<T
     errors$: inner.errors$.pipe(takeUntil(ended$)),
     state$: inner.state$.pipe(takeUntil(ended$)),
     health$: inner.health$.pipe(takeUntil(ended$)),
-    on(handler) {
-      const subscription = inner.on(handler);
+    on(handler, ...rest: readonly unknown[]) {
+      // Every argument on: the inner on() refuses a second one (client-node's on('add', cb)).
+      const subscription = (inner.on as (...args: readonly unknown[]) => Subscription)(handler, ...rest);
       subscription.add(ended$.subscribe(() => subscription.unsubscribe()));
       return subscription;
     },
@@ -279,7 +281,10 @@ export function dynamicInformerFactory(kc: KubeConfig, options: DynamicInformerF
   const errors$ = observedErrors(merge(discoveryErrors, crds.errors$), unobserved);
   const context: WatchContext = { factory, crds, discovery$, pokes, holders: holdersOf(factory) };
   // Typed per mode by the overloads; inside, both kinds of informer are handled alike.
-  const watch = (selection: Selection, watchOptions: DynamicWatchOptions = {}) => dynamicWatch(context, selection, watchOptions);
+  const watch = (selection: Selection, watchOptions: DynamicWatchOptions = {}) => {
+    checkInformerOptions('dynamicInformerFactory.watch', watchOptions);
+    return dynamicWatch(context, selection, watchOptions);
+  };
   return { discovery$, errors$, factory, watch: watch as DynamicInformerFactory['watch'] };
 }
 

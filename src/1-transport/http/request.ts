@@ -78,7 +78,7 @@ export function send(
     };
     (async () => {
       const cluster = kc.getCurrentCluster();
-      if (!cluster) throw new InformerError('Config', 'the KubeConfig has no current cluster', { phase: 'config' });
+      if (!cluster) throw new InformerError('Config', noClusterMessage(kc), { phase: 'config' });
       const headers: Record<string, string> = { Accept: accept, 'User-Agent': settings.userAgent };
       if (settings.compression === 'gzip') headers['Accept-Encoding'] = 'gzip';
       if (payload) {
@@ -227,4 +227,17 @@ export function tlsFailure(error: NodeJS.ErrnoException, cluster: Pick<Cluster, 
   if (code === 'ERR_TLS_CERT_ALTNAME_INVALID')
     return `the server's certificate does not name the host of the kubeconfig's server URL: ${code}`;
   return undefined;
+}
+
+/**
+ * Why `kc` names no server, with its likely cause: an empty KubeConfig is most often one never loaded (`new
+ * KubeConfig()` without `loadFromDefault()`). Still retried: the caller's code may load it later.
+ */
+function noClusterMessage(kc: KubeConfig): string {
+  if (kc.getClusters().length === 0)
+    return 'the KubeConfig has no current cluster: it has none at all (did you call kc.loadFromDefault(), or another kc.load… method?)';
+  const context = kc.getCurrentContext();
+  return context
+    ? `the KubeConfig has no current cluster: its current context "${context}" names no cluster it has (kc.setCurrentContext()?)`
+    : 'the KubeConfig has no current cluster: it has no current context (kc.setCurrentContext(), or a current-context in the file)';
 }

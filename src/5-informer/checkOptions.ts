@@ -1,0 +1,102 @@
+/**
+ * The checks of what a caller hands an informer, where it enters (`informer()`, `shardedInformer()`, the factory, the
+ * dynamic factory's `watch`) and before anything is built: a JavaScript caller (or a cast) that gives a wrong type
+ * would otherwise get a silently wrong cache (`namespace: ['a', 'b']` lists namespace "a,b", `namespaces: 'shop'`
+ * watches "s", "h", "o", "p", a selector object is sent as `[object Object]` and refused forever). Thrown as a
+ * `TypeError` naming the option and what was given, as `leaderElection()` and `sharding()` do.
+ */
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeObject } from '../0-model/objects.ts';
+import { resourceName, type Resource } from '../0-model/resources.ts';
+import { isListWatch, type ListWatch } from '../1-transport/listWatch.ts';
+
+/** What was given, briefly: `"shop"`, `an array (["shop","ops"])`, `an object ({"app":"web"})`, `a number (5)`. */
+export function described(value: unknown): string {
+  if (value === null) return 'null';
+  if (typeof value === 'string') return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value);
+  if (typeof value === 'function') return 'a function';
+  if (typeof value !== 'object') return `a ${typeof value} (${String(value)})`;
+  let text: string;
+  try {
+    text = JSON.stringify(value) ?? '';
+  } catch {
+    text = '';
+  }
+  const shown = text.length > 60 ? `${text.slice(0, 60)}…` : text;
+  return `${Array.isArray(value) ? 'an array' : 'an object'}${shown ? ` (${shown})` : ''}`;
+}
+
+const isStrings = (value: unknown): value is readonly string[] => Array.isArray(value) && value.every((v) => typeof v === 'string');
+
+/** Why a selector option is wrong, with the form it takes. */
+const selectorHint = (name: string) =>
+  name === 'labelSelector' ? `a selector string, e.g. 'app=web,tier!=db'` : `a selector string, e.g. 'status.phase=Running'`;
+
+/**
+ * The informer options that decide what is read, each of its type, else a `TypeError` naming the option, what was given
+ * and the right form. `caller` starts the message (`informer`, `informerFactory`, …).
+ */
+export function checkInformerOptions(caller: string, options: unknown): void {
+  if (options === undefined) return;
+  if (typeof options !== 'object' || options === null || Array.isArray(options))
+    throw new TypeError(`${caller}: options must be an object, got ${described(options)}`);
+  const o = options as Record<string, unknown>;
+  const wrong = (name: string, expected: string) => new TypeError(`${caller}: \`${name}\` must be ${expected}, got ${described(o[name])}`);
+  if (o.namespace !== undefined && typeof o.namespace !== 'string')
+    throw wrong('namespace', isStrings(o.namespace) ? 'one namespace as a string (several: `namespaces`)' : 'a string');
+  if (o.namespaces !== undefined && !isStrings(o.namespaces))
+    throw wrong(
+      'namespaces',
+      typeof o.namespaces === 'string' ? 'an array of strings (one: `namespace`, or [name])' : 'an array of strings',
+    );
+  for (const name of ['labelSelector', 'fieldSelector'])
+    if (o[name] !== undefined && typeof o[name] !== 'string') throw wrong(name, selectorHint(name));
+  // Infinity is off, as 0 is; NaN is not >= 0.
+  if (o.resyncPeriod !== undefined && !(typeof o.resyncPeriod === 'number' && o.resyncPeriod >= 0))
+    throw wrong('resyncPeriod', 'a number of milliseconds (0: no resync)');
+  if (o.maxNamespaceWatches !== undefined && !(typeof o.maxNamespaceWatches === 'number' && o.maxNamespaceWatches >= 0))
+    throw wrong('maxNamespaceWatches', 'a number');
+  if (o.transform !== undefined && typeof o.transform !== 'function') throw wrong('transform', 'a function');
+  if (o.delivery !== undefined && o.delivery !== 'delta-fifo' && o.delivery !== 'in-order')
+    throw wrong('delivery', `'delta-fifo' or 'in-order'`);
+}
+
+/**
+ * A resource descriptor is an object with the API's names and a zod schema (what `customResource()` makes); else a
+ * `TypeError`. Without the schema every object would fail validation (`reading 'safeParse'`) and the informer would
+ * sync an empty cache.
+ */
+export function checkResource(caller: string, resource: unknown): asserts resource is Resource<KubeObject> {
+  if (typeof resource !== 'object' || resource === null)
+    throw new TypeError(`${caller}: expected a resource (Pod, Deployment, customResource({ … })), got ${described(resource)}`);
+  const r = resource as Partial<Record<keyof Resource, unknown>>;
+  if (typeof r.plural !== 'string' || typeof r.version !== 'string' || typeof r.group !== 'string')
+    throw new TypeError(`${caller}: a resource needs a group, a version and a plural as strings (build it with customResource())`);
+  const schema = r.schema as { safeParse?: unknown } | undefined;
+  if (typeof schema?.safeParse !== 'function')
+    throw new TypeError(
+      `${caller}: the resource ${resourceName(r as Resource)} has no schema: build it with customResource({ group, version, plural, kind, ` +
+        'namespaced }) (without a schema of your own its objects are unstructured KubeObjects)',
+    );
+}
+
+/**
+ * A `ListWatch` given instead of a KubeConfig reads what it was built to read: its requests carry no selector (they
+ * are bound where it is made, as `httpListWatch(kc, { resource, labelSelector })` does), so a `labelSelector` or
+ * `fieldSelector` given beside it would never apply and the cache would hold more than asked, silently. Refused
+ * (a `TypeError`) rather than filtered on the client: a field selector's fields are the server's to define per
+ * resource, and half a selector applied is worse than none. (`namespace` is filtered on the client: a key says it.)
+ */
+export function checkListWatchSelectors(
+  caller: string,
+  source: KubeConfig | ListWatch,
+  options: { readonly labelSelector?: string; readonly fieldSelector?: string },
+): void {
+  if (!isListWatch(source)) return;
+  for (const name of ['labelSelector', 'fieldSelector'] as const)
+    if (options[name])
+      throw new TypeError(
+        `${caller}: \`${name}\` (${described(options[name])}) does not apply to a ListWatch source, which reads what it was built to read: ` +
+          'bind the selector where the ListWatch is made (httpListWatch(kc, { resource, labelSelector }) does), or filter its objects',
+      );
+}
