@@ -22,11 +22,18 @@ export function described(value: unknown): string {
   } catch {
     text = '';
   }
+  if (value instanceof Set || value instanceof Map) text = JSON.stringify([...value].slice(0, 10)) ?? '';
   const shown = text.length > 60 ? `${text.slice(0, 60)}…` : text;
-  return `${Array.isArray(value) ? 'an array' : 'an object'}${shown ? ` (${shown})` : ''}`;
+  const kind = Array.isArray(value) ? 'an array' : value instanceof Set ? 'a Set' : value instanceof Map ? 'a Map' : 'an object';
+  return `${kind}${shown ? ` (${shown})` : ''}`;
 }
 
-const isStrings = (value: unknown): value is readonly string[] => Array.isArray(value) && value.every((v) => typeof v === 'string');
+/** An array, a Set or any other iterable (not a string) of strings: what `namespaces` takes (it is spread into a Set). */
+const isStrings = (value: unknown): boolean =>
+  typeof value === 'object' &&
+  value !== null &&
+  typeof (value as Partial<Iterable<unknown>>)[Symbol.iterator] === 'function' &&
+  [...(value as Iterable<unknown>)].every((v) => typeof v === 'string');
 
 /** Why a selector option is wrong, with the form it takes. */
 const selectorHint = (name: string) =>
@@ -42,7 +49,8 @@ export function checkInformerOptions(caller: string, options: unknown): void {
     throw new TypeError(`${caller}: options must be an object, got ${described(options)}`);
   const o = options as Record<string, unknown>;
   const wrong = (name: string, expected: string) => new TypeError(`${caller}: \`${name}\` must be ${expected}, got ${described(o[name])}`);
-  if (o.namespace !== undefined && typeof o.namespace !== 'string')
+  // null is "none", as undefined (the transport took any falsy namespace or selector as none before these checks).
+  if (o.namespace != null && typeof o.namespace !== 'string')
     throw wrong('namespace', isStrings(o.namespace) ? 'one namespace as a string (several: `namespaces`)' : 'a string');
   if (o.namespaces !== undefined && !isStrings(o.namespaces))
     throw wrong(
@@ -50,7 +58,7 @@ export function checkInformerOptions(caller: string, options: unknown): void {
       typeof o.namespaces === 'string' ? 'an array of strings (one: `namespace`, or [name])' : 'an array of strings',
     );
   for (const name of ['labelSelector', 'fieldSelector'])
-    if (o[name] !== undefined && typeof o[name] !== 'string') throw wrong(name, selectorHint(name));
+    if (o[name] != null && typeof o[name] !== 'string') throw wrong(name, selectorHint(name));
   // Infinity is off, as 0 is; NaN is not >= 0.
   if (o.resyncPeriod !== undefined && !(typeof o.resyncPeriod === 'number' && o.resyncPeriod >= 0))
     throw wrong('resyncPeriod', 'a number of milliseconds (0: no resync)');

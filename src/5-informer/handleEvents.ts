@@ -23,29 +23,34 @@ const HANDLER_NAMES = ['added', 'updated', 'deleted'] as const;
 const CLIENT_NODE_NAMES = ['add', 'update', 'change', 'delete', 'error', 'connect'];
 
 /**
- * A handler is a function or an object with at least one of `added`, `updated`, `deleted` (functions), and comes
- * alone; else a `TypeError` pointing at docs/migrating.md. client-node's `on('add', cb)` and `on({ add, update })`
- * would otherwise start the informer and call nothing, silently.
+ * A handler is a function or an object with at least one of `added`, `updated`, `deleted` (functions; own or inherited,
+ * as a class's methods), and other members are its own business (a reconciler's `update()` helper, an `error` hook);
+ * else a `TypeError` pointing at docs/migrating.md. client-node's `on('add', cb)` and `on({ add, update })` would
+ * otherwise start the informer and call nothing, silently. Arguments after a valid handler are ignored, as before
+ * (`handlers.forEach(informer.on)` passes an index and the array).
  */
 export function checkHandler(caller: string, handler: unknown, extraArguments = 0): void {
   const migrating = "client-node's on('add', cb) is on({ added: (e) => cb(e.object) }) here (docs/migrating.md)";
   const expected = `${caller}: expected one handler, a function or { added, updated, deleted }`;
-  const given =
-    typeof handler === 'string'
-      ? JSON.stringify(handler)
-      : handler === null
-        ? 'null'
-        : Array.isArray(handler)
-          ? 'an array'
-          : typeof handler;
-  if (extraArguments > 0) throw new TypeError(`${expected}, got ${extraArguments + 1} arguments; ${migrating}`);
   if (typeof handler === 'function') return;
-  if (typeof handler !== 'object' || handler === null || Array.isArray(handler))
-    throw new TypeError(`${expected}, got ${given}; ${migrating}`);
+  if (typeof handler !== 'object' || handler === null || Array.isArray(handler)) {
+    const given =
+      typeof handler === 'string'
+        ? JSON.stringify(handler)
+        : handler === null
+          ? 'null'
+          : Array.isArray(handler)
+            ? 'an array'
+            : typeof handler;
+    const more = extraArguments > 0 ? ` (and ${extraArguments} more argument${extraArguments > 1 ? 's' : ''})` : '';
+    throw new TypeError(`${expected}, got ${given}${more}; ${migrating}`);
+  }
   const record = handler as Record<string, unknown>;
-  const clientNode = CLIENT_NODE_NAMES.filter((name) => name in record);
-  if (clientNode.length > 0) throw new TypeError(`${expected}, got an object with ${clientNode.join(', ')}; ${migrating}`);
-  if (!HANDLER_NAMES.some((name) => record[name] !== undefined)) throw new TypeError(`${expected}, got an object with none of them`);
+  if (!HANDLER_NAMES.some((name) => record[name] !== undefined)) {
+    const clientNode = CLIENT_NODE_NAMES.filter((name) => name in record);
+    if (clientNode.length > 0) throw new TypeError(`${expected}, got an object with ${clientNode.join(', ')}; ${migrating}`);
+    throw new TypeError(`${expected}, got an object with none of them`);
+  }
   const notFunction = HANDLER_NAMES.find((name) => record[name] !== undefined && typeof record[name] !== 'function');
   if (notFunction) throw new TypeError(`${expected}: its ${notFunction} is ${typeof record[notFunction]}, not a function`);
 }
