@@ -16,10 +16,18 @@ afterEach(() => {
   for (const s of subscriptions.splice(0)) s.unsubscribe();
 });
 
-/** serve() on 127.0.0.1 with `families` as its only families, its clock virtual: the URL once listening. */
-async function serving(families: () => readonly MetricFamily[], scheduler: VirtualTimeScheduler): Promise<string> {
+/**
+ * serve() on 127.0.0.1 with `families` as its only families, its clock virtual (with the cache a real clock gets: a
+ * virtual one's default is none): the URL once listening.
+ */
+async function serving(
+  families: () => readonly MetricFamily[],
+  scheduler: VirtualTimeScheduler,
+  metricsCacheMs: number | 'default' = METRICS_CACHE_MS,
+): Promise<string> {
   let url = '';
-  subscriptions.push(serve([], { host: '127.0.0.1', families, scheduler }).subscribe((s) => (url = s.url)));
+  const cache = metricsCacheMs === 'default' ? {} : { metricsCacheMs };
+  subscriptions.push(serve([], { host: '127.0.0.1', families, scheduler, ...cache }).subscribe((s) => (url = s.url)));
   while (url === '') await new Promise((r) => setTimeout(r, 5));
   return url;
 }
@@ -75,6 +83,17 @@ describe('serve(): pipelined and concurrent scrapes of /metrics', () => {
     scheduler.frame = 10;
     expect(await scrape(url)).toContain('} 3\n');
     expect(renders).toBe(3);
+  });
+
+  it("a virtual clock's default is no cache: a test's clock may stand still between two scrapes (audit21); 0 turns it off", async () => {
+    for (const metricsCacheMs of ['default', 0] as const) {
+      const scheduler = new VirtualTimeScheduler(VirtualAction, 0);
+      let value = 1;
+      const url = await serving(() => gauge(value), scheduler, metricsCacheMs);
+      expect(await scrape(url)).toContain('} 1\n');
+      value = 2;
+      expect(await scrape(url)).toContain('} 2\n');
+    }
   });
 
   it('64 scrapers at once cost one render; each gets the whole answer', async () => {

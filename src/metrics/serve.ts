@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { probeServer } from './probeServer.ts';
-import { Observable, Subscription, of, type SchedulerLike } from 'rxjs';
+import { Observable, Subscription, VirtualTimeScheduler, of, type SchedulerLike } from 'rxjs';
 import { monotonicScheduler } from '../util/monotonicNow.ts';
 import type { KubeObject } from '../0-model/objects.ts';
 import type { Informer } from '../5-informer/informer.ts';
@@ -31,6 +31,12 @@ export interface ServeOptions extends StalenessOptions {
   readonly maxResourceSeries?: number;
   /** The clock that ages health (default `monotonicScheduler`: a monotonic clock, src/util/monotonicNow.ts); the informers' own scheduler in tests. */
   readonly scheduler?: SchedulerLike;
+  /**
+   * How long (ms, on `scheduler`) a rendered `/metrics` is served again ({@link METRICS_CACHE_MS}). Default 1 000, but 0
+   * when `scheduler` is a virtual one (a `TestScheduler`): a test's clock may stand still between two scrapes, and the
+   * second must see what changed. 0: every scrape renders.
+   */
+  readonly metricsCacheMs?: number;
 }
 
 /** Where {@link serve} listens. */
@@ -85,6 +91,7 @@ export type Served =
 export function serve(informers: Served, options: ServeOptions = {}): Observable<Serving> {
   return new Observable<Serving>((subscriber) => {
     const scheduler = options.scheduler ?? monotonicScheduler;
+    const cacheMs = options.metricsCacheMs ?? (scheduler instanceof VirtualTimeScheduler ? 0 : METRICS_CACHE_MS);
     const subscription = new Subscription();
     const metrics = new LatestMetrics(scheduler);
     let healths: readonly InformerHealth[] = [];
@@ -99,7 +106,7 @@ export function serve(informers: Served, options: ServeOptions = {}): Observable
     let rendered: { readonly body: Buffer; readonly at: number; readonly generation: number } | undefined;
     const metricsBody = (from: Answering): Buffer => {
       const age = from.now - (rendered?.at ?? Number.NaN);
-      if (rendered && age >= 0 && age < METRICS_CACHE_MS && rendered.generation === metrics.generation) return rendered.body;
+      if (rendered && age >= 0 && age < cacheMs && rendered.generation === metrics.generation) return rendered.body;
       rendered = { body: Buffer.from(renderMetrics(from)), at: from.now, generation: metrics.generation };
       return rendered.body;
     };
