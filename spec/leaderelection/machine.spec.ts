@@ -33,6 +33,12 @@ describe('election machine', () => {
     [{ leaseDurationMs: 10_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 }, 'leaseDurationMs must be greater than renewDeadlineMs'],
     [{ leaseDurationMs: 15_000, renewDeadlineMs: 2_400, retryPeriodMs: 2_000 }, 'renewDeadlineMs must be greater than retryPeriodMs × 1.2'],
     [{ leaseDurationMs: 0, renewDeadlineMs: -1, retryPeriodMs: 0 }, 'leaseDurationMs must be greater than zero'],
+    // client-go's durations written in seconds (audit19: 292 Lease requests and 86 leader flips in 2 s).
+    [
+      { leaseDurationMs: 15, renewDeadlineMs: 10, retryPeriodMs: 2 },
+      'leaseDurationMs must be at least 1000 (a Lease holds whole seconds), got 15: milliseconds, not seconds',
+    ],
+    [{ leaseDurationMs: 1_000, renewDeadlineMs: 600, retryPeriodMs: 200 }, undefined],
   ])('timing %o → %s', (timing, problem) => expect(timingProblem(timing)).toBe(problem));
 
   // One row per rule: what was read at which local time (first seen at 0), what we send.

@@ -42,6 +42,9 @@ export const JITTER_FACTOR = 1.2;
 /** Why a timing is refused (client-go's checks), or undefined when it is sound. */
 export function timingProblem(t: ElectionTiming): string | undefined {
   if (!(t.leaseDurationMs > 0)) return 'leaseDurationMs must be greater than zero';
+  // A Lease holds whole seconds (leaseDurationSeconds), and client-go's durations in seconds (15) are the likely slip.
+  if (t.leaseDurationMs < 1_000)
+    return `leaseDurationMs must be at least 1000 (a Lease holds whole seconds), got ${t.leaseDurationMs}: milliseconds, not seconds`;
   if (!(t.leaseDurationMs > t.renewDeadlineMs)) return 'leaseDurationMs must be greater than renewDeadlineMs';
   if (!(t.renewDeadlineMs > JITTER_FACTOR * t.retryPeriodMs))
     return `renewDeadlineMs must be greater than retryPeriodMs × ${JITTER_FACTOR}`;
