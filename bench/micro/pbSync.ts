@@ -6,10 +6,16 @@
  *
  *   node --expose-gc bench/micro/pbSync.ts [pods=50000] [pageSize=500] [rounds=3] [src=../../src]
  *
+ * With PB_SYNC_PROFILE=FILE, the timed decodes alone (not the pages' encoding, not the heap's measure) are profiled by
+ * V8's sampler (100 µs) into FILE, a `.cpuprofile` for `pbStages.ts` or DevTools. The heap kept counts `arrayBuffers`
+ * too (memory off V8's heap: a variant keeping an object's bytes in a Buffer of its own would hide there).
+ *
  * `src` may name several copies of src/, separated by commas (`src,/tmp/base/src`, as pbCheck.ts takes them): each is
  * loaded with its own modules and they take turns, round after round (their order reversed every other round), a
  * median per copy: an A/B in one process, on a machine whose load changes from minute to minute.
  */
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { encodeEnvelope } from '../../packages/emulator/src/protobuf/encode.ts';
@@ -52,8 +58,16 @@ const total = () => {
 const heap = () => {
   gc();
   gc();
-  return process.memoryUsage().heapUsed;
+  const m = process.memoryUsage();
+  return m.heapUsed + m.arrayBuffers;
 };
+const profileFile = process.env.PB_SYNC_PROFILE;
+const session = profileFile === undefined ? undefined : new Session();
+if (session !== undefined) {
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 100 });
+}
 const rows = copies.map(() => [] as { cpu: number; main: number; heap: number }[]);
 for (let round = 0; round <= Number(roundsArg); round++) {
   const order = copies.map((_, i) => i);
@@ -62,11 +76,16 @@ for (let round = 0; round <= Number(roundsArg); round++) {
     const decode = decoders[c]!;
     const before = heap();
     const store: unknown[] = [];
+    if (session !== undefined && round > 0) await session.post('Profiler.start');
     const t0 = total();
     const m0 = thread();
     for (const page of pages) for (const item of decode.decodeListBody(page, undefined).items as unknown[]) store.push(item);
     const cpu = (total() - t0) / store.length;
     const main = (thread() - m0) / store.length;
+    if (session !== undefined && round > 0) {
+      const { profile } = await session.post('Profiler.stop');
+      writeFileSync(profileFile!.replace(/(\.cpuprofile)?$/, `-${round}-${c}.cpuprofile`), JSON.stringify(profile));
+    }
     if (round > 0) rows[c]!.push({ cpu, main, heap: (heap() - before) / store.length });
     store.length = 0;
   }
