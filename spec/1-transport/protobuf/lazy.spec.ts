@@ -268,6 +268,42 @@ describe("MicroTime and Time text, cached by the seconds' slot", () => {
       { numRuns: 500 },
     );
   });
+
+  it("the calendar's edges by example (leap days, centuries, 400 years, before 1970), each second either side", () => {
+    const rfc = (s: number) => `${new Date(s * 1000).toISOString().slice(0, 19)}Z`;
+    const edges = [
+      '0001-01-01T00:00:00Z',
+      '0001-12-31T23:59:59Z',
+      '0004-02-29T12:00:00Z',
+      '0100-02-28T23:59:59Z',
+      '0100-03-01T00:00:00Z',
+      '0400-02-29T00:00:00Z',
+      '0400-12-31T23:59:59Z',
+      '1600-02-29T23:59:59Z',
+      '1700-03-01T00:00:00Z',
+      '1899-12-31T23:59:59Z',
+      '1900-02-28T23:59:59Z',
+      '1900-03-01T00:00:00Z',
+      '1969-12-31T23:59:59Z',
+      '1970-01-01T00:00:00Z',
+      '1972-02-29T00:00:00Z',
+      '1999-12-31T23:59:59Z',
+      '2000-02-29T23:59:59Z',
+      '2000-03-01T00:00:00Z',
+      '2024-02-29T06:07:08Z',
+      '2100-02-28T23:59:59Z',
+      '2100-03-01T00:00:00Z',
+      '9999-12-31T23:59:59Z',
+    ];
+    const seconds = edges.flatMap((text) => [-1, 0, 1].map((d) => Date.parse(text) / 1000 + d));
+    // Four days around 2000's leap day and 1900's (not a leap year) every 61 s: every minute and hour's text.
+    for (const around of [Date.parse('2000-02-28T00:00:00Z') / 1000, Date.parse('1900-02-27T00:00:00Z') / 1000])
+      for (let s = around; s < around + 4 * 86_400; s += 61) seconds.push(s);
+    for (const s of seconds.filter((s) => s >= -62_135_596_800 && s <= 253_402_300_799)) {
+      const meta = lazily(Buffer.from(bytesField(T.creation, time(s))), 'ObjectMeta', false)!;
+      expect(meta.creationTimestamp, String(s)).toBe(rfc(s));
+    }
+  });
 });
 
 describe("a lazy object's source is its own, and out of sight", () => {

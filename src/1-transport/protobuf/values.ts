@@ -46,27 +46,52 @@ const TIME_SLOTS = 1024;
 const cachedSeconds = new Float64Array(TIME_SLOTS).fill(NaN);
 const cachedTimes = new Array<string>(TIME_SLOTS).fill('');
 
-/** `seconds` (checked in range) as `YYYY-MM-DDTHH:MM:SSZ`, the text of timeText's first 20 bytes too. */
+/**
+ * `seconds` (checked in range) as `YYYY-MM-DDTHH:MM:SSZ`, the text of timeText's first 20 bytes too. A miss computes the
+ * civil date from the day number by integer arithmetic (H. Hinnant's `civil_from_days`, proleptic Gregorian as `Date`'s)
+ * rather than through a `Date` and six getters: a sync of a large cluster misses on nearly every object (creation times
+ * are one per object, ~3× the cost of the arithmetic measured; docs/performance.md, #36 on 2026-11-28).
+ */
 function secondsText(): string {
   const slot = seconds & (TIME_SLOTS - 1);
   if (cachedSeconds[slot] === seconds) return cachedTimes[slot]!;
-  const d = new Date(seconds * 1000);
-  digits(0, d.getUTCFullYear(), 4);
+  const day = Math.floor(seconds / 86_400);
+  const time = seconds - day * 86_400;
+  // Days since 0000-03-01 in eras of 400 years (146,097 days each); March first, so that a leap day ends its year.
+  const z = day + 719_468;
+  const era = Math.floor(z / 146_097);
+  const dayOfEra = z - era * 146_097;
+  const yearOfEra = Math.floor(
+    (dayOfEra - Math.floor(dayOfEra / 1_460) + Math.floor(dayOfEra / 36_524) - Math.floor(dayOfEra / 146_096)) / 365,
+  );
+  const dayOfYear = dayOfEra - (365 * yearOfEra + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100));
+  const m = Math.floor((5 * dayOfYear + 2) / 153);
+  const month = m < 10 ? m + 3 : m - 9;
+  digits(0, yearOfEra + era * 400 + (month <= 2 ? 1 : 0), 4);
   timeText[4] = 0x2d;
-  digits(5, d.getUTCMonth() + 1, 2);
+  two(5, month);
   timeText[7] = 0x2d;
-  digits(8, d.getUTCDate(), 2);
+  two(8, dayOfYear - Math.floor((153 * m + 2) / 5) + 1);
   timeText[10] = 0x54;
-  digits(11, d.getUTCHours(), 2);
+  const hours = Math.floor(time / 3_600);
+  const minutes = Math.floor((time - hours * 3_600) / 60);
+  two(11, hours);
   timeText[13] = 0x3a;
-  digits(14, d.getUTCMinutes(), 2);
+  two(14, minutes);
   timeText[16] = 0x3a;
-  digits(17, d.getUTCSeconds(), 2);
+  two(17, time - hours * 3_600 - minutes * 60);
   timeText[19] = 0x5a;
   const text = latin1(timeText, 0, 20);
   cachedSeconds[slot] = seconds;
   cachedTimes[slot] = text;
   return text;
+}
+
+/** `n` (0–99) as two digits at `at` of timeText. */
+function two(at: number, n: number): void {
+  const tens = Math.floor(n / 10);
+  timeText[at] = 0x30 + tens;
+  timeText[at + 1] = 0x30 + n - tens * 10;
 }
 
 /** A Timestamp-shaped message (seconds 1, nanos 2) as the JSON of metav1.Time or MicroTime. */
