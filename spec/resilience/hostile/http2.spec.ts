@@ -107,6 +107,15 @@ describe('HTTP/2 protocol errors before the response headers', () => {
       reason: 'NetworkError',
       message: /^list \/api: the API server reset the HTTP\/2 stream with INTERNAL_ERROR \(error code 2\)$/,
     },
+    {
+      // Node resets such a stream itself (maxHeaderListPairs, 128 by default), with the code a server would use:
+      // the words must not blame the server alone (audit22).
+      name: "response headers over Node's limits (300 header fields): reset by Node, said as maybe Node's",
+      act: (wire, stream) => wire.raw(FRAME.HEADERS, 0x4, stream, manyHeaders(300)),
+      reason: 'NetworkError',
+      message:
+        /^list \/api: the HTTP\/2 stream was reset with ENHANCE_YOUR_CALM \(error code 11\), by the API server or by Node for response headers over its limits$/,
+    },
   ];
   it.each(cases)('$name', async ({ act, reason, message }) => {
     const server = await serve((wire, stream) => act(wire, stream));
@@ -195,3 +204,13 @@ describe('HTTP/2 protocol errors in the middle of a body', () => {
     expect(error.message).toMatch(RESET);
   });
 });
+
+/** A HEADERS block (HPACK): `:status: 200`, then `count` literal fields `x-n: v` (not indexed, new names). */
+function manyHeaders(count: number): Buffer {
+  const parts = [Buffer.from([0x88])];
+  for (let n = 0; n < count; n++) {
+    const name = Buffer.from(`x-${n}`);
+    parts.push(Buffer.from([0x00, name.length]), name, Buffer.from([1]), Buffer.from('v'));
+  }
+  return Buffer.concat(parts);
+}

@@ -158,8 +158,10 @@ export class Http2Response extends StreamResponse {
         this.failure = asFailure(resetBeforeEnd());
     });
     stream.on('error', (error: NodeJS.ErrnoException) => {
-      const failure = http2Failure(error, stream.rstCode);
-      if (failure && asFailure && !this.failure) this.failure = asFailure(failure);
+      // Any other error (the connection's PING timeout, a socket's) named too: else the body's end says only
+      // "the connection closed before the response was complete", and the cause is lost (audit22).
+      const failure = http2Failure(error, stream.rstCode) ?? asHttp2Error(error);
+      if (asFailure && !this.failure) this.failure = asFailure(failure);
     });
   }
 
@@ -177,6 +179,27 @@ export class Http2Response extends StreamResponse {
   protected seen(): void {
     this.onRead();
   }
+}
+
+/**
+ * Who may have reset a stream: Node gives the same error for the server's RST_STREAM and for its own (a response
+ * header list over its limits is reset with ENHANCE_YOUR_CALM; a stream above a GOAWAY's last-stream-id, refused), so
+ * the words name both where Node's own is likely (audit22: a 5,000-header answer read as "the API server reset").
+ */
+function resetWords(rstCode: number): string {
+  const name = codeName(rstCode);
+  if (rstCode === constants.NGHTTP2_ENHANCE_YOUR_CALM)
+    return `the HTTP/2 stream was reset with ${name}, by the API server or by Node for response headers over its limits`;
+  if (rstCode === constants.NGHTTP2_REFUSED_STREAM)
+    return `the HTTP/2 stream was reset with ${name}: refused by the API server, or left out by its GOAWAY`;
+  return `the API server reset the HTTP/2 stream with ${name}`;
+}
+
+/** Any other error of a stream after its headers, as an HTTP/2 failure in its own words (a `NetworkError`). */
+function asHttp2Error(error: NodeJS.ErrnoException): Http2Error {
+  const code = error.code ?? 'ERR_HTTP2_STREAM';
+  const message = error.code === undefined || error.message.includes(error.code) ? error.message : `${error.code} ${error.message}`;
+  return new Http2Error(message, code, false, error);
 }
 
 /** RST_STREAM NO_ERROR before END_STREAM, in words: a reset like any other (a NetworkError), not a protocol error. */
@@ -257,12 +280,7 @@ export function http2Failure(error: NodeJS.ErrnoException, rstCode: number | und
     }
     case 'ERR_HTTP2_STREAM_ERROR': {
       if (rstCode === undefined) return undefined;
-      return new Http2Error(
-        `the API server reset the HTTP/2 stream with ${codeName(rstCode)}`,
-        error.code,
-        PROTOCOL_CODES.has(rstCode),
-        error,
-      );
+      return new Http2Error(resetWords(rstCode), error.code, PROTOCOL_CODES.has(rstCode), error);
     }
     default:
       return undefined;
