@@ -9,15 +9,14 @@ import {
   informer,
   kubeObject,
   metadataOnly,
-  shardedInformer,
   waitForCacheSync,
   type Informer,
   type KubeObject,
-  type ShardedInformer,
   type Store,
 } from '../../src/index.ts';
+import * as root from '../../src/index.ts';
 import { informerMetrics$, serve } from '../../src/metrics/index.ts';
-import type { ShardSource } from '../../src/5-informer/shardedInformer.ts';
+import { shardedInformer, type ShardSource, type ShardedInformer } from '../../src/leaderelection/index.ts';
 
 const MyApple = kubeObject({ spec: z.looseObject({ color: z.string() }) });
 type MyApple = z.infer<typeof MyApple>;
@@ -67,5 +66,10 @@ function compileOnly(kc: KubeConfig, shards: ShardSource, appleCache: Store<MyAp
 describe('an informer of one kind (types)', () => {
   it('is an Informer<KubeObject> for helpers that take any informer (checked by npm run typecheck)', () => {
     expect(compileOnly).toBeTypeOf('function');
+  });
+
+  it("the root's deprecated shardedInformer is rx-informer/leaderelection's, function and type", () => {
+    expect(root.shardedInformer).toBe(shardedInformer);
+    expectTypeOf<root.ShardedInformer<MyApple>>().toEqualTypeOf<ShardedInformer<MyApple>>();
   });
 });
