@@ -12,7 +12,7 @@
  *   rx-informer/controller      controller(), reconcile results, owner keys, predicates
  *   rx-informer/workqueue       client-go's work queue and rate limiters
  *   rx-informer/metrics         informer metrics, health and readiness, the Prometheus adapter
- *   rx-informer/leaderelection  leader election and sharding on Leases
+ *   rx-informer/leaderelection  leader election and sharding on Leases, shardedInformer
  *   rx-informer/pipeline        the stages one by one, their options, the model's details
  *   rx-informer/testing         the marble kit and fakes (fakeInformer, fakeListWatch)
  *
@@ -22,7 +22,14 @@
 // Informers and their factory.
 export { informer, type Informer, type InformerOptions } from './5-informer/informer.ts';
 export { cacheSynced$, informerFactory, waitForCacheSync, type FactoryOptions, type InformerFactory } from './5-informer/factory.ts';
-export { shardedInformer, type ShardedInformer } from './5-informer/shardedInformer.ts';
+import { shardedInformer as sharded, type ShardedInformer as Sharded } from './5-informer/shardedInformer.ts';
+/**
+ * @deprecated Import it from `rx-informer/leaderelection`, beside `sharding()`, the handle it takes (one import for
+ * the whole feature); this alias leaves the root entry in a later minor version.
+ */
+export const shardedInformer: typeof sharded = sharded;
+/** @deprecated Import it from `rx-informer/leaderelection`, beside `sharding()`. */
+export type ShardedInformer<T> = Sharded<T>;
 
 // Their events and their cache.
 export type { AddedEvent, DeletedEvent, InformerEvent, InformerEventType, UpdatedEvent } from './4-store/informerEvent.ts';

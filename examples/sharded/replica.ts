@@ -10,8 +10,8 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Subscription } from 'rxjs';
-import { Pod, informer, shardedInformer, type Store } from '../../src/index.ts';
-import { httpLeaseClients, sharding } from '../../src/leaderelection/index.ts';
+import { Pod, informer, type Store } from '../../src/index.ts';
+import { httpLeaseClients, shardedInformer, sharding } from '../../src/leaderelection/index.ts';
 
 // Unique per process: the pid is often 1 in every container.
 const [file, identity = `${hostname()}-${randomUUID()}`] = process.argv.slice(2);

@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { Subscription } from 'rxjs';
-import { Pod, shardedInformer, type ShardedInformer, type Store } from '../../src/index.ts';
-import { httpLeaseClients, shardOf as shardOfKey, sharding } from '../../src/leaderelection/index.ts';
+import { Pod, type Store } from '../../src/index.ts';
+import {
+  httpLeaseClients,
+  shardOf as shardOfKey,
+  shardedInformer,
+  sharding,
+  type ShardedInformer,
+} from '../../src/leaderelection/index.ts';
 import { startApiServer } from 'rx-informer-emulator';
 
 const SHARDS = 6;

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { firstValueFrom, filter, type Subscription } from 'rxjs';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { InformerError } from '../../src/0-model/errors.ts';
 import { LeaseError } from '../../src/leaderelection/errors.ts';
 import { httpLeaseClients } from '../../src/leaderelection/httpLeaseClient.ts';
 import { leaderElection } from '../../src/leaderelection/leaderElection.ts';
@@ -119,6 +120,10 @@ describe('Lease requests to a hostile server', () => {
         server.on('list', status(code, reason, `said ${code}`));
         const error = (await firstValueFrom(lease.update('3', record)).catch((e: unknown) => e)) as LeaseError;
         expect(error).toBeInstanceOf(LeaseError);
+        // An InformerError, naming the request that failed and caused by the transport's own error.
+        expect(error).toBeInstanceOf(InformerError);
+        expect(error.request).toBe('PUT /apis/coordination.k8s.io/v1/namespaces/ops/leases/ctrl');
+        expect(error.cause).toBeInstanceOf(InformerError);
         return [error.reason, error.status, error.message];
       };
       expect(await failure(504, 'Timeout')).toEqual(['Timeout', 504, 'update lease ctrl: said 504']);

@@ -54,6 +54,13 @@ export function versionTag(object: unknown): number | undefined {
 }
 
 /**
+ * {@link IndexFunc} as a method's type, so bivariant in `T`: a private field of type `(object: T) => …` would make
+ * `Store<T>` (and `Informer<T>`, through `store$`) invariant, and an `Informer<MyApple>` no `Informer<KubeObject>`.
+ * Sound as the store uses it: only objects of its own `T` reach its index functions.
+ */
+type StoredIndexFunc<T> = { index(object: T): readonly string[] }['index'];
+
+/**
  * An immutable snapshot of an informer's cache, with secondary indexes.
  *
  * Snapshots are persistent data structures (hash array mapped tries, see
@@ -70,7 +77,7 @@ export class Store<T> {
   private readonly spaces: PersistentMap<Names<T>>;
   private readonly count: number;
   /** Index functions other than the built-in namespace index (a Map: any name works, "__proto__" included). */
-  private readonly indexers: ReadonlyMap<string, IndexFunc<T>>;
+  private readonly indexers: ReadonlyMap<string, StoredIndexFunc<T>>;
   private readonly indices: ReadonlyMap<string, Index>;
   /** Whether `namespace` is the built-in index (served from the layout) rather than a custom one. */
   private readonly layoutIndex: boolean;
@@ -88,7 +95,7 @@ export class Store<T> {
   private constructor(
     spaces: PersistentMap<Names<T>>,
     count: number,
-    indexers: ReadonlyMap<string, IndexFunc<T>>,
+    indexers: ReadonlyMap<string, StoredIndexFunc<T>>,
     indices: ReadonlyMap<string, Index>,
     layoutIndex: boolean,
   ) {
@@ -354,7 +361,7 @@ export class Store<T> {
     return reindexed(this.indexers, this.indices, indices, key, old, object, known);
   }
 
-  private indexFunc(name: string): IndexFunc<T> {
+  private indexFunc(name: string): StoredIndexFunc<T> {
     const indexFunc = this.indexers.get(name);
     if (!indexFunc) throw new UnknownIndexError(name, this.indexNames());
     return indexFunc;

@@ -119,6 +119,13 @@ export class HandlerMetricsRecorder {
  * coalescing (see `EventQueue`): its backlog holds at most two events per
  * distinct key, and it always ends at the informer's state.
  *
+ * `informer.on(handler)` is `informer.events$.pipe(handleEvents(handler))`, with the same order, coalescing and
+ * resyncs (`updated` with `resync: true`, unless a `skipResync()` before it drops them). They differ in where a
+ * fault goes: `on()` sends it to the informer's `errors$` (a warning while nothing observes that), and counts the
+ * handler in `handlerMetrics()`; here the `HandlerError`s are this operator's output, to subscribe to (a bare
+ * `subscribe()` drops them), and nothing is counted. Use this one for a stream you shape first
+ * (`events$.pipe(ofType('updated'), skipResync(), handleEvents(h))`), `on()` for the informer's every event.
+ *
  * ```
  * events:   -w-x-y-z-----------|      w: added a1, x: updated a1→a2, y: added b1, z: updated a2→a3
  * handleEvents(slow)                  (slow takes 8 frames)

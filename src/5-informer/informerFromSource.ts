@@ -125,7 +125,9 @@ export interface Informer<T> {
    * if it throws (or its promise rejects) the error goes to `errors$` as a
    * `HandlerError` and nothing else is affected; if it is slow, its backlog
    * coalesces per key (at most two events per distinct key). Unsubscribe
-   * the returned Subscription to remove it.
+   * the returned Subscription to remove it. It is `events$.pipe(handleEvents(handler))` (same order, coalescing,
+   * resyncs), its faults sent to `errors$` and its work counted in `handlerMetrics()`; `handleEvents` hands them to
+   * its own subscriber instead, for a stream filtered first.
    */
   on(handler: EventHandler<T>): Subscription;
   /**

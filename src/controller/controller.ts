@@ -56,9 +56,8 @@ export interface ReconcileContext<T> {
 
 /**
  * What a controller reads of an input in `owns` and `watches`: its events, its cache and whether it has synced.
- * Every `Informer<T>` is one, whatever its `T` (a typed custom resource, `metadataOnly`'s objects): read-only, so
- * an `Informer<MyApple>` is a `ControllerInput<KubeObject>`, where it is no `Informer<KubeObject>` (its cache's
- * write API takes a `T`).
+ * Every `Informer<T>` is one, whatever its `T` (a typed custom resource, `metadataOnly`'s objects), and so is any
+ * object of this read-only shape (a fake, a wrapper): a controller needs no more of an input.
  */
 export interface ControllerInput<T extends KubeObject = KubeObject> {
   readonly events$: Observable<InformerEvent<T>>;

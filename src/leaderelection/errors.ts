@@ -1,30 +1,56 @@
-import { InformerError, type ErrorReason } from '../0-model/errors.ts';
+import { InformerError, describeThrown, type ErrorReason, type InformerErrorDetails } from '../0-model/errors.ts';
 import type { UnobservedReporter } from '../5-informer/unobservedErrors.ts';
 
 /** The Lease request that failed. */
 export type LeaseOperation = 'get' | 'create' | 'update' | 'list' | 'release' | 'delete';
 
 /**
- * A failed Lease request, as data: reported on `errors$`, never ending a stream.
- * `reason` uses the informer's vocabulary (`Conflict` for 409 on a stale
- * resourceVersion or an existing name, `ServerError` for 5xx but 504, `Timeout` (no answer in time, or 504),
- * `NetworkError` for a refused or dropped connection).
+ * A failed Lease request, as data: reported on `errors$`, never ending a stream. An {@link InformerError} (the
+ * library's one kind of error: `err instanceof InformerError` and a `switch (err.reason)` hold for leader election
+ * and sharding too), named `LeaseError`, with the request's `operation` and `lease` beside the informer's fields.
+ * `reason` uses the informer's vocabulary (`Conflict` for 409 on a stale resourceVersion or an existing name,
+ * `ServerError` for 5xx but 504, `Timeout` (no answer in time, or 504), `NetworkError` for a refused or dropped
+ * connection, `Forbidden` when RBAC denies the Lease API); `request` and `unreachable` are the transport's, when it
+ * made the request.
  */
-export class LeaseError extends Error {
+export class LeaseError extends InformerError {
   override readonly name = 'LeaseError';
-  readonly reason: ErrorReason;
   readonly operation: LeaseOperation;
-  /** The Lease's name. */
+  /** The Lease's name (`<name>-member-*` for a listing of a sharding group's members). */
   readonly lease: string;
-  /** HTTP status, when there was a response. */
-  readonly status: number | undefined;
 
-  constructor(reason: ErrorReason, operation: LeaseOperation, lease: string, message: string, status?: number) {
-    super(`${operation} lease ${lease}: ${message}`);
-    this.reason = reason;
+  /** `status`: HTTP status, when there was a response; `details`: the rest of an {@link InformerError}'s fields. */
+  constructor(
+    reason: ErrorReason,
+    operation: LeaseOperation,
+    lease: string,
+    message: string,
+    status?: number,
+    details: Omit<InformerErrorDetails, 'status'> = {},
+  ) {
+    super(reason, `${operation} lease ${lease}: ${message}`, { ...details, status });
     this.operation = operation;
     this.lease = lease;
-    this.status = status;
+  }
+
+  /**
+   * Any failure of a Lease request as a LeaseError: one already is kept; an {@link InformerError} (the transport's,
+   * or a `LeaseClient` of the caller's own) keeps its reason, status, request and message; anything else thrown gets
+   * `fallback` as its reason (what the caller knows of it: an rxjs `timeout()` is a `Timeout`).
+   */
+  static of(error: unknown, operation: LeaseOperation, lease: string, fallback: ErrorReason): LeaseError {
+    if (error instanceof LeaseError) return error;
+    if (error instanceof InformerError) {
+      const { reason, message, status, retryAfterSeconds, statusObject, unreachable, request } = error;
+      return new LeaseError(reason, operation, lease, message, status, {
+        retryAfterSeconds,
+        statusObject,
+        unreachable,
+        request,
+        cause: error,
+      });
+    }
+    return new LeaseError(fallback, operation, lease, describeThrown(error), undefined, { cause: error });
   }
 }
 
@@ -39,5 +65,5 @@ export function isConflict(error: unknown): boolean {
  */
 export function reportUnobserved(reporter: UnobservedReporter, error: LeaseError): void {
   if (isConflict(error)) return;
-  reporter.report(new InformerError(error.reason, error.message, { status: error.status, cause: error }));
+  reporter.report(error);
 }

@@ -1,6 +1,6 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { catchError, map, of, throwError, type Observable } from 'rxjs';
-import { describeThrown, InformerError } from '../0-model/errors.ts';
+import { InformerError } from '../0-model/errors.ts';
 import { DEFAULT_MAX_DOCUMENT_BYTES, requestJson, type HttpProtocol, type JsonRequestOptions } from '../1-transport/httpTransport.ts';
 import { LeaseError, type LeaseOperation } from './errors.ts';
 import type { LeaseClient, LeaseClients } from './leaseClient.ts';
@@ -50,10 +50,9 @@ function transportOptions(options: HttpLeaseOptions): JsonRequestOptions {
   };
 }
 
-/** A failed request as a LeaseError: the transport's reason, status and message (the Status's, capped). */
+/** A failed request as a LeaseError: the transport's reason, status, request and message (the Status's, capped). */
 function leaseError(error: unknown, operation: LeaseOperation, lease: string): LeaseError {
-  if (error instanceof InformerError) return new LeaseError(error.reason, operation, lease, error.message, error.status);
-  return new LeaseError('Unknown', operation, lease, describeThrown(error));
+  return LeaseError.of(error, operation, lease, 'Unknown');
 }
 
 /**

@@ -1,10 +1,14 @@
 /**
  * rx-informer/leaderelection: run controllers as several replicas.
  * Leader election and key sharding on coordination.k8s.io Leases, as
- * Observables. Knows nothing of controllers (see docs/replicas.md for the gating line).
+ * Observables, and the sharded informer that caches a replica's shards. Knows nothing of controllers (see
+ * docs/replicas.md for the gating line).
  */
 export { leaderElection, type ElectionStatus, type LeaderElection, type LeaderElectionOptions } from './leaderElection.ts';
 export { sharding, type Sharding, type ShardingOptions, type ShardStatus } from './sharding.ts';
+// The informer that caches only the shards sharding() gives this replica: its home is here, beside sharding(), the one
+// handle it takes (docs/api.md, "Where each name lives"); the root entry's is a deprecated alias.
+export { shardedInformer, type ShardedInformer, type ShardSource } from '../5-informer/shardedInformer.ts';
 export { LeaseError, type LeaseOperation } from './errors.ts';
 export type { LeaseClient, LeaseClients } from './leaseClient.ts';
 export { httpLeaseClients, type HttpLeaseOptions } from './httpLeaseClient.ts';

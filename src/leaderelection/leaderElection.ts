@@ -325,7 +325,7 @@ function report(c: Campaign): void {
 const operationOf = (request: LeaseRequest) => (request.type === 'update' && request.purpose === 'release' ? 'release' : request.type);
 
 const failure = (c: Campaign, request: LeaseRequest, cause: unknown): LeaseError =>
-  cause instanceof LeaseError ? cause : new LeaseError('Unknown', operationOf(request), c.client.name, String(cause));
+  LeaseError.of(cause, operationOf(request), c.client.name, 'Unknown');
 
 /** Sends one request of an attempt, given up after `requestTimeoutMs`. */
 function call(c: Campaign, request: LeaseRequest, done: (result: LeaseSnapshot | null) => void, failed: (error: LeaseError) => void): void {

@@ -338,8 +338,7 @@ function run(shell: Shell, subscriber: Subscriber<ShardingEvent>): TeardownLogic
       .pipe(timeout({ first: shell.requestTimeoutMs, scheduler }))
       .subscribe({
         next: (leases) => feed({ type: 'listed', leases, startedAt }),
-        error: (error: unknown) =>
-          report(error instanceof LeaseError ? error : new LeaseError('Timeout', 'list', `${config.name}-member-*`, String(error))),
+        error: (error: unknown) => report(LeaseError.of(error, 'list', `${config.name}-member-*`, 'Timeout')),
       });
   };
   subscription.add(timer(0, config.retryPeriodMs, scheduler).subscribe(() => subscription.add(list())));
@@ -375,7 +374,7 @@ function releaseMember(
       next: (written) => feed({ type: 'memberReleased', lease, resourceVersion, written }),
       error: (error: unknown) => {
         feed({ type: 'memberReleaseFailed', lease, resourceVersion, conflict: isConflict(error) });
-        report(error instanceof LeaseError ? error : new LeaseError('Timeout', 'release', lease, String(error)));
+        report(LeaseError.of(error, 'release', lease, 'Timeout'));
       },
     });
 }
@@ -418,7 +417,7 @@ function deleteMember(
             ),
           );
         }
-        report(error instanceof LeaseError ? error : new LeaseError('Timeout', 'delete', lease, String(error)));
+        report(LeaseError.of(error, 'delete', lease, 'Timeout'));
       },
     });
 }

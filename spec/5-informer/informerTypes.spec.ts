@@ -1,0 +1,75 @@
+// What an informer of one kind may be passed as, at compile time: `npm run typecheck` checks this file (every
+// `@ts-expect-error` must still be an error); the test below only runs the checks' function.
+import type { KubeConfig } from '@kubernetes/client-node';
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import { z } from 'zod';
+import {
+  Pod,
+  customResource,
+  informer,
+  kubeObject,
+  metadataOnly,
+  waitForCacheSync,
+  type Informer,
+  type KubeObject,
+  type Store,
+} from '../../src/index.ts';
+import * as root from '../../src/index.ts';
+import { informerMetrics$, serve } from '../../src/metrics/index.ts';
+import { shardedInformer, type ShardSource, type ShardedInformer } from '../../src/leaderelection/index.ts';
+
+const MyApple = kubeObject({ spec: z.looseObject({ color: z.string() }) });
+type MyApple = z.infer<typeof MyApple>;
+const MyApples = customResource({
+  group: 'stable.example.com',
+  version: 'v1',
+  plural: 'myapples',
+  kind: 'MyApple',
+  namespaced: true,
+  schema: MyApple,
+});
+
+/** A user's own helper that takes any informer. */
+function names(informer: Informer<KubeObject>): string {
+  return informer.resource.plural;
+}
+
+/** Never called: its body is what the type checker reads. */
+function compileOnly(kc: KubeConfig, shards: ShardSource, appleCache: Store<MyApple>) {
+  // A typed custom resource (its `spec` required): the case a Store<T> invariant in T refused.
+  const apples = informer(kc, MyApples);
+  const pods = informer(kc, Pod);
+  const podMeta = informer(kc, metadataOnly(Pod));
+  const sharded = shardedInformer(kc, MyApples, shards);
+
+  expectTypeOf(apples).toExtend<Informer<KubeObject>>();
+  expectTypeOf(sharded).toExtend<Informer<KubeObject>>();
+  expectTypeOf(sharded).toExtend<ShardedInformer<KubeObject>>();
+  const any: Informer<KubeObject> = apples;
+  const cache: Store<KubeObject> = appleCache;
+  names(apples);
+  names(sharded);
+  names(podMeta);
+  const all: readonly Informer<KubeObject>[] = [apples, pods, podMeta, sharded];
+  void waitForCacheSync([apples, pods, sharded]);
+  void serve([apples, pods, podMeta, sharded]);
+  void informerMetrics$(apples);
+
+  // Still refused: the other way round (an Informer<KubeObject>'s events are no MyApples).
+  // @ts-expect-error an informer of any objects is no informer of MyApples
+  const notApples: Informer<MyApple> = any;
+  // @ts-expect-error nor is its cache a cache of MyApples
+  const notAppleCache: Store<MyApple> = cache;
+  return [all, notApples, notAppleCache];
+}
+
+describe('an informer of one kind (types)', () => {
+  it('is an Informer<KubeObject> for helpers that take any informer (checked by npm run typecheck)', () => {
+    expect(compileOnly).toBeTypeOf('function');
+  });
+
+  it("the root's deprecated shardedInformer is rx-informer/leaderelection's, function and type", () => {
+    expect(root.shardedInformer).toBe(shardedInformer);
+    expectTypeOf<root.ShardedInformer<MyApple>>().toEqualTypeOf<ShardedInformer<MyApple>>();
+  });
+});
