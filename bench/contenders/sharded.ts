@@ -14,7 +14,8 @@
  * and the heap after GC before and after; the result goes back over IPC.
  */
 import { BehaviorSubject, EMPTY, defer, filter, from, take, type ObservableInput } from 'rxjs';
-import { Pod, informer, shardedInformer, type Informer } from '../../src/index.ts';
+import { Pod, informer, type Informer } from '../../src/index.ts';
+import { shardedInformer } from '../../src/leaderelection/index.ts';
 import { type ShardSource } from '../../src/pipeline.ts';
 import { assignShards, shardOf } from '../../src/leaderelection/index.ts';
 import { collect, settle } from './heap.ts';

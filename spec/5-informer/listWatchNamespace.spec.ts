@@ -6,7 +6,8 @@
 import { NEVER, filter, firstValueFrom, of } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { describe, expect, it } from 'vitest';
-import { Pod, informer, shardedInformer, type Informer, type InformerOptions } from '../../src/index.ts';
+import { Pod, informer, type Informer, type InformerOptions } from '../../src/index.ts';
+import { shardedInformer } from '../../src/leaderelection/index.ts';
 import { fakeListWatch, kubeObj, listPage, watchEvent } from '../../src/testing/index.ts';
 import type { ShardSource } from '../../src/5-informer/shardedInformer.ts';
 

@@ -5,7 +5,8 @@
 import { afterEach } from 'vitest';
 import { EMPTY, from, of, Subscription } from 'rxjs';
 import type { ApiServer } from 'rx-informer-emulator';
-import { shardedInformer, type KubeObject, type Resource, type Store } from '../../src/index.ts';
+import { type KubeObject, type Resource, type Store } from '../../src/index.ts';
+import { shardedInformer } from '../../src/leaderelection/index.ts';
 import type { Encoding, ShardSource } from '../../src/pipeline.ts';
 import { shardOf } from '../../src/leaderelection/hash.ts';
 

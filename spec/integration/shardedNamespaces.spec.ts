@@ -4,7 +4,8 @@
  */
 import { BehaviorSubject, defer, filter, firstValueFrom } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ConfigMap, InformerError, informer, shardedInformer, type InformerOptions } from '../../src/index.ts';
+import { ConfigMap, InformerError, informer, type InformerOptions } from '../../src/index.ts';
+import { shardedInformer } from '../../src/leaderelection/index.ts';
 import { type ShardSource } from '../../src/pipeline.ts';
 import { fakeListWatch } from '../../src/testing/index.ts';
 import { startApiServer, type ApiServer } from 'rx-informer-emulator';
