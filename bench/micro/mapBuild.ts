@@ -1,5 +1,5 @@
 /**
- * A namespace's first list into the store's trie, in process: a `MapBuilder` from an empty `PersistentMap`, `size`
+ * A namespace's first list into the store's trie, in process (written to compare a bottom-up build, 5d0f192, reverted: docs/performance.md): a `MapBuilder` from an empty `PersistentMap`, `size`
  * keys set one after another with a value and a tag, then `done()`, repeated to 100,000 keys a round. Copies of
  * src/ given as arguments are loaded in one process and run alternately, round by round (an A/B on a shared
  * machine: the same load for each). Prints main-thread CPU ms per 100,000 keys set, each round.

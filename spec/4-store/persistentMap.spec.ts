@@ -131,7 +131,7 @@ describe('PersistentMap', () => {
     );
   });
 
-  it('property: a builder from an empty map, built at once from its sets (repeated keys, colliding hashes, tags), is the map one set after another makes; writes after it go on in place', () => {
+  it('property: a builder from an empty map, given sets (repeated keys, colliding hashes, tags), is the map one set after another makes; writes after it go on in place', () => {
     /** The shape with each node's tags beside it (`shape` leaves them out). */
     const tagged = (node: Node): unknown => {
       const { dataMap, nodeMap } = nodeMaps(node);
@@ -174,7 +174,7 @@ describe('PersistentMap', () => {
     );
   });
 
-  it('a builder from an empty map, read or deleted from before its sets are built, sees them (size, get, delete of a key set twice)', () => {
+  it('a builder from an empty map sees its sets when read or deleted from between them (size, get, delete of a key set twice)', () => {
     const builder = PersistentMap.empty<number>().edit();
     builder.set('a', 1).set('b', 2).set('a', 3);
     expect(builder.size).toBe(2);

@@ -185,12 +185,6 @@ export class PersistentMap<V> {
  * already copied), copying a shared node once at most. `done()` hands back
  * the result as a persistent map; the builder may go on from there, and
  * never changes a map it has handed out.
- *
- * A builder that starts from an empty map (a namespace's first list) keeps the
- * keys it is given until something reads them, then builds the trie bottom-up
- * at once ({@link build}): each node is made once at its final size, where
- * inserting one key after another makes a larger copy of the key's node for
- * every key added (a node of k entries is made k times over).
  */
 export class MapBuilder<V> {
   /** The map handed out last (or started from): `done()` returns it again when nothing changed since. */
@@ -198,35 +192,22 @@ export class MapBuilder<V> {
   private root: Node;
   private count: number;
   private owner: Owner = {};
-  /** Keys set since an empty start, in order, not yet in the trie (undefined: none kept; writes go to the trie). */
-  private keys: string[] | undefined;
-  private values: unknown[] = [];
-  private tags: unknown[] = [];
 
   constructor(from: PersistentMap<V>) {
     this.base = from;
     this.root = from.root;
     this.count = from.size;
-    this.keys = from.size === 0 ? [] : undefined;
   }
 
   get size(): number {
-    this.flush();
     return this.count;
   }
 
   get(key: string): V | undefined {
-    this.flush();
     return lookup(this.root, key, 0, key.length, hashString(key)) as V | undefined;
   }
 
   set(key: string, value: V, tag?: unknown): this {
-    if (this.keys !== undefined) {
-      this.keys.push(key);
-      this.values.push(value);
-      this.tags.push(tag);
-      return this;
-    }
     edit.added = false;
     this.root = insert(this.root, 0, key, hashString(key), value, tag, this.owner);
     edit.previous = undefined;
@@ -236,7 +217,6 @@ export class MapBuilder<V> {
   }
 
   delete(key: string): this {
-    this.flush();
     edit.removed = false;
     this.root = remove(this.root, 0, key, hashString(key), this.owner);
     if (edit.removed) this.count--;
@@ -245,27 +225,12 @@ export class MapBuilder<V> {
 
   /** The map as written so far (the one it started from, when nothing changed). */
   done(): PersistentMap<V> {
-    this.flush();
     if (this.root === this.base.root) return this.base;
     // Nodes owned so far now belong to the map handed out: later writes copy them.
     this.owner = {};
     this.base = PersistentMap.of<V>(this.root, this.count);
     this.root = this.base.root;
     return this.base;
-  }
-
-  /** Puts the keys kept since an empty start into the trie (built bottom-up); later writes go to the trie. */
-  private flush(): void {
-    const keys = this.keys;
-    if (keys === undefined) return;
-    this.keys = undefined;
-    if (keys.length > 0) {
-      built.count = 0;
-      this.root = build(keys, this.values, this.tags, this.owner);
-      this.count = built.count;
-    }
-    this.values = [];
-    this.tags = [];
   }
 }
 
@@ -609,108 +574,4 @@ function* pairs(node: Node): Generator<[string, unknown]> {
   const data = childrenAt(node);
   for (let i = FIRST; i < data; i += PAIR) yield [node[i] as string, node[i + 1]];
   for (let j = data; j < node.length; j++) yield* pairs(node[j] as Node);
-}
-
-/** How many distinct keys the last {@link build} stored. */
-const built = { count: 0 };
-
-/**
- * The trie of these entries (`keys[i]` set to `values[i]` with `tags[i]`, in order: a key given twice keeps its
- * last), built bottom-up: the entries are sorted by hash fragment level by level (a counting sort of their
- * indices, in place), and each node is made once, at its final size, owned by `owner`. The shape is the one
- * any order of inserts makes (the layout is canonical). Keys whose 32-bit hashes are all equal go on by
- * {@link insert} into the collision trie below the last level, as one by one.
- */
-function build(keys: readonly string[], values: readonly unknown[], tags: readonly unknown[], owner: Owner | undefined): Node {
-  const n = keys.length;
-  const hashes = new Int32Array(n);
-  const order = new Int32Array(n);
-  for (let i = 0; i < n; i++) {
-    hashes[i] = hashString(keys[i]!);
-    order[i] = i;
-  }
-  const scratch = new Int32Array(n);
-  return buildNode(keys, values, tags, hashes, order, scratch, 0, n, 0, owner);
-}
-
-/** The node at `shift` holding the entries `order[from..to)` (at least one), which agree on the hash bits above `shift`. */
-function buildNode(
-  keys: readonly string[],
-  values: readonly unknown[],
-  tags: readonly unknown[],
-  hashes: Int32Array,
-  order: Int32Array,
-  scratch: Int32Array,
-  from: number,
-  to: number,
-  shift: number,
-  owner: Owner | undefined,
-): Node {
-  if (shift > LAST_SHIFT) {
-    // Every bit of the fixed hash agreed: the collision trie, one insert at a time (as `insert` goes on there).
-    let node = blank(FIRST, 0, 0, owner);
-    for (let s = from; s < to; s++) {
-      const i = order[s]!;
-      edit.added = false;
-      node = insert(node, shift, keys[i]!, hashes[i]!, values[i], tags[i], owner);
-      if (edit.added) built.count++;
-    }
-    edit.previous = undefined;
-    edit.previousTag = undefined;
-    return node;
-  }
-  // A stable counting sort of the range by the fragment at `shift`: ends[f] is where fragment f's entries end.
-  const ends = new Int32Array(32);
-  for (let s = from; s < to; s++) ends[(hashes[order[s]!]! >>> shift) & 31]!++;
-  let at = from;
-  for (let f = 0; f < 32; f++) at = ends[f]! += at;
-  for (let s = to - 1; s >= from; s--) {
-    const i = order[s]!;
-    scratch[--ends[(hashes[i]! >>> shift) & 31]!] = i;
-  }
-  // (ends[f] is now where fragment f starts.)
-  order.set(scratch.subarray(from, to), from);
-  let dataMap = 0;
-  let nodeMap = 0;
-  let entries = 0;
-  let children = 0;
-  for (let f = 0; f < 32; f++) {
-    const start = ends[f]!;
-    const end = f === 31 ? to : ends[f + 1]!;
-    if (start === end) continue;
-    if (sameKey(keys, order, start, end)) {
-      dataMap |= 1 << f;
-      entries++;
-    } else {
-      nodeMap |= 1 << f;
-      children++;
-    }
-  }
-  const node = blank(FIRST + PAIR * entries + children, dataMap, nodeMap, owner);
-  let d = FIRST;
-  let c = FIRST + PAIR * entries;
-  for (let f = 0; f < 32; f++) {
-    const bit = 1 << f;
-    const start = ends[f]!;
-    const end = f === 31 ? to : ends[f + 1]!;
-    if (dataMap & bit) {
-      // One key (given once, or several times: its last write).
-      const i = order[end - 1]!;
-      node[d] = keys[i];
-      node[d + 1] = values[i];
-      node[d + 2] = tags[i];
-      d += PAIR;
-      built.count++;
-    } else if (nodeMap & bit) {
-      node[c++] = buildNode(keys, values, tags, hashes, order, scratch, start, end, shift + BITS, owner);
-    }
-  }
-  return node;
-}
-
-/** Whether the entries `order[from..to)` all have one key. */
-function sameKey(keys: readonly string[], order: Int32Array, from: number, to: number): boolean {
-  const first = keys[order[from]!];
-  for (let s = from + 1; s < to; s++) if (keys[order[s]!] !== first) return false;
-  return true;
 }
