@@ -226,11 +226,13 @@ if (cpuProf) {
 }
 
 const old0 = oldSpace();
+const r0 = process.resourceUsage();
 const p0 = process.cpuUsage();
 const t0 = process.threadCpuUsage();
 play();
 const p = process.cpuUsage(p0);
 const t = process.threadCpuUsage(t0);
+const r1 = process.resourceUsage();
 const old1 = oldSpace();
 // The collector's entries are queued after the collections, on the event loop.
 await new Promise((done) => setTimeout(done, 200));
@@ -242,7 +244,9 @@ console.log(
   `${mode}${flag('src') ? `@${flag('src')}` : ''}${garbage ? ` +${garbage} B garbage` : ''} cached=${cached} events=${events}: ${us(p).toFixed(1)} µs CPU/event ` +
     `(main ${us(t).toFixed(1)}, helpers ${(us(p) - us(t)).toFixed(1)}); per 1k events ${((1000 * collections.minor) / events).toFixed(2)} scavenges ` +
     `${((1000 * collections.minorMs) / events).toFixed(1)} ms, ${collections.major} mark-compacts; ` +
-    `old generation +${((old1 - old0) / events).toFixed(0)} B/event`,
+    `old generation +${((old1 - old0) / events).toFixed(0)} B/event; ` +
+    // Kernel time and minor page faults (first touches of fresh pages, zeroed by the kernel): what the old generation's growth costs in system time.
+    `system ${(p.system / events).toFixed(1)} µs/event, ${((r1.minorPageFault - r0.minorPageFault) / events).toFixed(2)} minor page faults/event`,
 );
 
 if (cpuProf) {

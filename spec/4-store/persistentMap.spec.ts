@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { hashString, nodeMaps, nodeSlots, PersistentMap, type Node } from '../../src/4-store/persistentMap.ts';
+import { hashString, nodeMaps, nodeSlots, nodeTags, PersistentMap, type Node } from '../../src/4-store/persistentMap.ts';
 
 /** Pairs of distinct keys with equal 32-bit hashes, found by a birthday search (deterministic). */
 function collidingPairs(wanted: number): [string, string][] {
@@ -129,6 +129,66 @@ describe('PersistentMap', () => {
       }),
       { numRuns: 300 },
     );
+  });
+
+  it('property: a builder from an empty map, given sets (repeated keys, colliding hashes, tags), is the map one set after another makes; writes after it go on in place', () => {
+    /** The shape with each node's tags beside it (`shape` leaves them out). */
+    const tagged = (node: Node): unknown => {
+      const { dataMap, nodeMap } = nodeMaps(node);
+      const slots = nodeSlots(node);
+      const data = 2 * popcount(dataMap);
+      if (dataMap === 0 && nodeMap === 0) return shape(node);
+      return [nodeTags(node), slots.map((slot, i) => (i >= data ? tagged(slot as Node) : slot))];
+    };
+    const set = fc.record({
+      key: fc.constantFrom(...KEYS),
+      value: fc.integer({ min: 0, max: 3 }),
+      tag: fc.option(fc.integer({ min: 0, max: 2 }), { nil: undefined }),
+    });
+    fc.assert(
+      fc.property(fc.array(set, { maxLength: 80 }), fc.array(op, { maxLength: 20 }), (sets, after) => {
+        let map = PersistentMap.empty<number>();
+        const builder = PersistentMap.empty<number>().edit();
+        for (const { key, value, tag } of sets) {
+          map = map.set(key, value, tag);
+          builder.set(key, value, tag);
+        }
+        const built = builder.done();
+        expect(built.size).toBe(map.size);
+        expect(contents(built)).toEqual(contents(map));
+        expect(shape(built.root)).toEqual(shape(map.root));
+        expect(tagged(built.root)).toEqual(tagged(map.root));
+        const was = contents(built);
+        // The same builder goes on (reads, deletes, sets) and never changes the map it handed out.
+        for (const { key, value } of after) {
+          map = value === undefined ? map.delete(key) : map.set(key, value);
+          if (value === undefined) builder.delete(key);
+          else builder.set(key, value);
+          expect(builder.get(key)).toBe(value);
+          expect(builder.size).toBe(map.size);
+        }
+        expect(shape(builder.done().root)).toEqual(shape(map.root));
+        expect(contents(built)).toEqual(was);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('a builder from an empty map sees its sets when read or deleted from between them (size, get, delete of a key set twice)', () => {
+    const builder = PersistentMap.empty<number>().edit();
+    builder.set('a', 1).set('b', 2).set('a', 3);
+    expect(builder.size).toBe(2);
+    builder.set('c', 4);
+    expect(builder.get('c')).toBe(4);
+    expect(builder.get('a')).toBe(3);
+    builder.set('d', 5).delete('a');
+    const map = builder.done();
+    expect(contents(map)).toEqual([
+      ['b', 2],
+      ['c', 4],
+      ['d', 5],
+    ]);
+    expect(map.size).toBe(3);
   });
 
   it('returns the same map for a write that changes nothing', () => {
