@@ -14,6 +14,7 @@ import { DEFAULT_PING_TIMEOUT_MS, DEFAULT_READ_IDLE_MS, MAX_LATE_PINGS, PingHeal
 import { http2Connections } from '../../src/1-transport/http2/pool.ts';
 import { startApiServer, type ApiServer } from 'rx-informer-emulator';
 import { io, realNow, waitReal } from '../support/realIo.ts';
+import { leakCheckingScheduler } from '../../marbles/support/leakCheckingScheduler.ts';
 
 /** A session whose PINGs are answered (`answer`) or not. */
 function fakeSession() {
@@ -54,6 +55,18 @@ describe('PingHealth at its defaults', () => {
     scheduler.flush();
     expect(deadAt).toBe(10_000);
     expect(health.timers).toBe(0);
+  });
+
+  it("given no scheduler, inside rxjs's TestScheduler.run(): the PING at 5 s and the verdict at 10 s, in virtual time", () => {
+    // The default's clock read the real monotonic one while run() made its timers virtual: the idle timer fired at 5 s
+    // virtual, found (by the real clock) nothing idle, and waited again, for as long as the test ran in real time.
+    const scheduler = leakCheckingScheduler(60_000);
+    const seen: string[] = [];
+    const session = { ping: () => (seen.push(`ping ${scheduler.now()}`), true) } as unknown as ClientHttp2Session;
+    scheduler.run(() => {
+      new PingHealth(session, {}, () => seen.push(`dead ${scheduler.now()}`)).streams(1);
+    });
+    expect(seen).toEqual(['ping 5000', 'dead 10000']);
   });
 
   it('a loop late on every timer still finds a silent connection dead, after MAX_LATE_PINGS fresh PINGs', () => {

@@ -3,7 +3,7 @@
  * fallback's answer to "a watch holds a socket for its life": the rules as a table over the pure step,
  * then the shell and `takingTurns` in virtual time at the default turn (2 s).
  */
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Subscription } from 'rxjs';
 import { InformerError } from '../../src/0-model/errors.ts';
 import {
@@ -609,6 +609,50 @@ describe("ConnectionTurns: EMFILE's lowering recovers, in virtual time at the de
         for (const s of subs) s.unsubscribe();
       }, DEFAULT_DESCRIPTORS_QUIET_MS + 1);
     });
+  });
+});
+
+describe('ConnectionTurns given no scheduler: the clock of every other duration', () => {
+  afterEach(() => vi.useRealTimers());
+
+  /** Three lists held at `turns`, one of them fails with EMFILE (the bound drops to 2), and a fourth waits. */
+  function lowered(turns: ConnectionTurns): string[] {
+    const granted: string[] = [];
+    const ask = (name: string) => turns.request('list', -1, () => ({ grant: () => granted.push(name), yield: () => undefined }));
+    const [, , bad] = ['a', 'b', 'c'].map(ask);
+    bad!.release(true);
+    ask('late');
+    expect(turns.counts).toEqual({ held: 2, waiting: 1, capacity: 2 });
+    return granted;
+  }
+
+  it("inside rxjs's TestScheduler.run(): the quiet minute after EMFILE passes in virtual time", () => {
+    const scheduler = leakCheckingScheduler(10 * DEFAULT_DESCRIPTORS_QUIET_MS);
+    const seen: number[] = [];
+    scheduler.run(() => {
+      const turns = new ConnectionTurns({ capacity: 3 });
+      const granted = lowered(turns);
+      scheduler.schedule(() => seen.push(granted.length), DEFAULT_DESCRIPTORS_QUIET_MS - 1);
+      scheduler.schedule(() => seen.push(granted.length), DEFAULT_DESCRIPTORS_QUIET_MS);
+    });
+    expect(seen).toEqual([3, 4]);
+  });
+
+  it('a step of the wall clock does not move the quiet minute, forward or back', () => {
+    const fake = ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date', 'performance'] as const;
+    for (const step of [3_600_000, -3_600_000]) {
+      vi.useFakeTimers({ toFake: [...fake] });
+      const turns = new ConnectionTurns({ capacity: 3 });
+      const granted = lowered(turns);
+      vi.setSystemTime(Date.now() + step);
+      // An input after the step (the late one leaves and asks again): a wall clock an hour on took the step up now.
+      turns.request('list', -1, () => ({ grant: () => granted.push('again'), yield: () => undefined })).release();
+      vi.advanceTimersByTime(DEFAULT_DESCRIPTORS_QUIET_MS - 1);
+      expect(granted, `step ${step}`).toEqual(['a', 'b', 'c']);
+      vi.advanceTimersByTime(1);
+      expect(granted, `step ${step}`).toEqual(['a', 'b', 'c', 'late']);
+      vi.useRealTimers();
+    }
   });
 });
 

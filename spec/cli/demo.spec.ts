@@ -4,9 +4,16 @@
  * not installed.
  */
 import { afterAll, describe, expect, it } from 'vitest';
+import { lstatSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { KubeConfig } from '@kubernetes/client-node';
+import { filter, firstValueFrom } from 'rxjs';
 import * as emulatorPackage from 'rx-informer-emulator';
+import { parseCommandLine } from '../../src/cli/args.ts';
 import { EMULATOR_PACKAGE, loadEmulator, type DemoEmulator } from '../../src/cli/demo.ts';
+import { informer, Pod } from '../../src/index.ts';
 import { cli, expectNoStack, killAll } from './support.ts';
 
 // Compile-time: the package gives the demo what it uses (tsc fails here when the two drift apart).
@@ -55,5 +62,74 @@ describe('rx-informer start (the built-in demo)', () => {
     ]);
     expect(code).toBe(2);
     expectNoStack(c.raw());
+  });
+});
+
+describe('rx-informer start --write-kubeconfig FILE', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rx-informer-kubeconfig-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('writes a kubeconfig for the running emulator (0600, replacing a file there): an informer through it syncs', async () => {
+    const file = join(dir, 'demo.kubeconfig');
+    writeFileSync(file, 'an older file\n', { mode: 0o644 });
+    const c = cli(['start', '--churn-interval', '50', '--write-kubeconfig', file], SOURCES);
+    try {
+      const [, url] = /on (http:\/\/127\.0\.0\.1:\d+) /.exec(await c.line('err', /^rx-informer demo: API-server emulator on /))!;
+      expect(await c.line('err', /^\(its kubeconfig is in /)).toBe(
+        `(its kubeconfig is in ${file}: rx-informer watch --all --kubeconfig ${file}, or kubectl --kubeconfig)`,
+      );
+      expect(statSync(file).mode & 0o777).toBe(0o600);
+      const kc = new KubeConfig();
+      kc.loadFromFile(file);
+      expect(kc.getCurrentCluster()?.server).toBe(url);
+      const pods = informer(kc, Pod);
+      const running = pods.store$.subscribe();
+      try {
+        await firstValueFrom(pods.synced$.pipe(filter(Boolean)));
+        expect((await firstValueFrom(pods.store$)).list().length).toBeGreaterThan(0);
+      } finally {
+        running.unsubscribe();
+      }
+    } finally {
+      c.proc.kill('SIGINT');
+      expect((await c.exit).code).toBe(130);
+    }
+    // Left there when start ends (naming a port nobody serves now).
+    expect(readFileSync(file, 'utf8')).toMatch(/^\{/);
+  });
+
+  it('a symbolic link stays one (the file it names gets the kubeconfig); a file that cannot be written ends start: exit 1, one line', async () => {
+    const real = join(dir, 'real.kubeconfig');
+    const link = join(dir, 'link.kubeconfig');
+    writeFileSync(real, 'old\n');
+    symlinkSync(real, link);
+    const c = cli(['start', '--churn-interval', '50', '--write-kubeconfig', link], SOURCES);
+    await c.line('err', /^\(its kubeconfig is in /);
+    c.proc.kill('SIGINT');
+    expect((await c.exit).code).toBe(130);
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(JSON.parse(readFileSync(real, 'utf8'))).toMatchObject({ kind: 'Config', 'current-context': expect.any(String) });
+
+    const nowhere = join(dir, 'no-such-dir', 'x.kubeconfig');
+    const failed = cli(['start', '--write-kubeconfig', nowhere], SOURCES);
+    expect((await failed.exit).code).toBe(1);
+    expect(failed.err).toEqual([expect.stringMatching(new RegExp(`^error: --write-kubeconfig ${nowhere}: ENOENT`))]);
+    expectNoStack(failed.raw());
+  });
+
+  it("is start's own, for the built-in demo only: after watch, or with --kubeconfig/--context, a usage error", () => {
+    expect(parseCommandLine(['start', '--write-kubeconfig', 'f'])).toMatchObject({ kind: 'run', options: { writeKubeconfig: 'f' } });
+    expect(parseCommandLine(['watch', 'pods', '--write-kubeconfig', 'f'])).toEqual({
+      kind: 'usage',
+      message: "--write-kubeconfig is an option of start (a kubeconfig for the built-in demo's emulator), not of watch",
+    });
+    for (const other of [
+      ['--kubeconfig', 'k'],
+      ['--context', 'c'],
+    ])
+      expect(parseCommandLine(['start', ...other, '--write-kubeconfig', 'f'])).toEqual({
+        kind: 'usage',
+        message: '--write-kubeconfig writes a kubeconfig for the built-in demo, which --kubeconfig/--context replace: give one',
+      });
   });
 });

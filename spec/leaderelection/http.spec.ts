@@ -6,10 +6,10 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { InformerError } from '../../src/0-model/errors.ts';
 import { LeaseError } from '../../src/leaderelection/errors.ts';
-import { httpLeaseClients } from '../../src/leaderelection/httpLeaseClient.ts';
+import { httpLeaseClients, MAX_LEASE_LIST_PAGES } from '../../src/leaderelection/httpLeaseClient.ts';
 import { leaderElection } from '../../src/leaderelection/leaderElection.ts';
 import { startApiServer, type ApiServer } from 'rx-informer-emulator';
-import { endless, gzipped, hostileServer, status, type HostileServer } from '../resilience/hostile/server.ts';
+import { endless, gzipped, hostileServer, status, type Behaviour, type HostileServer } from '../resilience/hostile/server.ts';
 
 // Real HTTP on 127.0.0.1; assertions are about order and content, not speed. Retries are quick; the lease is
 // long, so a candidate that waited the lease out instead of taking a released one would outlast the test's timeout.
@@ -149,6 +149,115 @@ describe('Lease requests to a hostile server', () => {
     try {
       const snapshot = await firstValueFrom(httpLeaseClients(server.kc, { namespace: 'ops' }).lease('ctrl').get());
       expect(snapshot).toMatchObject({ name: 'ctrl', resourceVersion: '7', record: { holderIdentity: 'a', leaseTransitions: 2 } });
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('listing member Leases page by page (limit and continue)', () => {
+  const lease = (name: string, annotation: string) => ({
+    kind: 'LeaseList',
+    metadata: { name, namespace: 'ops', labels: { group: 'g' }, annotations: { note: annotation }, resourceVersion: '5' },
+    spec: { holderIdentity: name, leaseDurationSeconds: 15, leaseTransitions: 0 },
+  });
+  /** A page of Leases named `prefix-0…`, going on with `token` ('' : the last). */
+  const page = (prefix: string, count: number, token: string, note = 'n'): Behaviour => {
+    const items = Array.from({ length: count }, (_, i) => lease(`${prefix}-${i}`, note));
+    return (_request, response) => {
+      response.writeHead(200, { 'Content-Type': 'application/json' });
+      response.end(JSON.stringify({ kind: 'LeaseList', apiVersion: 'coordination.k8s.io/v1', metadata: { continue: token }, items }));
+    };
+  };
+
+  it('3,000 member Leases of ~2 KiB (6 MiB, past the 4 MiB body bound) are listed in pages of 500', async () => {
+    api = await startApiServer({ namespaces: ['ops'] });
+    const note = 'x'.repeat(2_000);
+    for (let i = 0; i < 3_000; i++) {
+      const { kind: _, ...object } = lease(`g-member-${i}`, note);
+      api.create('leases.coordination.k8s.io', { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', ...object });
+    }
+    api.create('leases.coordination.k8s.io', {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name: 'other', namespace: 'ops', labels: { group: 'h' } },
+      spec: { holderIdentity: 'o' },
+    });
+    api.clearRequests();
+    const leases = await firstValueFrom(httpLeaseClients(api.kubeConfig, { namespace: 'ops' }).list({ group: 'g' }));
+    expect(leases).toHaveLength(3_000);
+    expect(new Set(leases.map((l) => l.name)).size).toBe(3_000);
+    expect(leases.find((l) => l.name === 'g-member-2999')?.record).toMatchObject({ holderIdentity: 'g-member-2999' });
+    const gets = api.requests.filter((r) => r.resource === 'leases' && r.method === 'GET');
+    expect(gets.map((r) => [r.status, r.query['limit'], Boolean(r.query['continue'])])).toEqual([
+      [200, '500', false],
+      ...Array.from({ length: 5 }, () => [200, '500', true]),
+    ]);
+  });
+
+  it('a server whose continue tokens never end: ListTooLong at maxListTotalBytes, each page given what is left of it', async () => {
+    let n = 0;
+    const server = await hostileServer({ list: page('a', 500, 't0', 'x'.repeat(2_000)) });
+    server.on('continue', (request, response) => page(`p${++n}`, 500, `t${n}`, 'x'.repeat(2_000))(request, response));
+    try {
+      const clients = httpLeaseClients(server.kc, { namespace: 'ops', maxListTotalBytes: 8 * 1024 * 1024 });
+      const error = (await firstValueFrom(clients.list({ group: 'g' })).catch((e: unknown) => e)) as LeaseError;
+      expect(error).toBeInstanceOf(LeaseError);
+      expect([error.reason, error.operation]).toEqual(['ListTooLong', 'list']);
+      expect(error.message).toMatch(
+        /^list lease \*: the listing is larger than the 8 MiB limit for a whole listing \(7 pages, \d+ bytes, then more\); option maxListTotalBytes$/,
+      );
+      // Pages of ~1.1 MiB: the eighth was cut at what was left, not read whole.
+      expect(server.received.list + server.received.continue).toBe(8);
+      expect(server.written.list + server.written.continue).toBeLessThan(9 * 1024 * 1024);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('continue tokens with no Leases, never ending: ListTooLong after MAX_LEASE_LIST_PAGES pages; a repeated token at once', async () => {
+    let n = 0;
+    const server = await hostileServer({ list: page('a', 0, 't0') });
+    server.on('continue', (request, response) => page('b', 0, `t${++n}`)(request, response));
+    try {
+      const clients = httpLeaseClients(server.kc, { namespace: 'ops' });
+      const error = (await firstValueFrom(clients.list({ group: 'g' })).catch((e: unknown) => e)) as LeaseError;
+      expect([error.reason, error.message]).toEqual([
+        'ListTooLong',
+        expect.stringMatching(
+          new RegExp(
+            `^list lease \\*: the listing went on past ${MAX_LEASE_LIST_PAGES} pages \\(${MAX_LEASE_LIST_PAGES} pages, \\d+ bytes\\)$`,
+          ),
+        ),
+      ]);
+      expect(server.received.list + server.received.continue).toBe(MAX_LEASE_LIST_PAGES);
+      server.on('continue', page('b', 1, 't7'));
+      const repeated = (await firstValueFrom(clients.list({ group: 'g' })).catch((e: unknown) => e)) as LeaseError;
+      expect([repeated.reason, repeated.message]).toEqual([
+        'ListTooLong',
+        expect.stringMatching(/^list lease \*: the server repeated a continue token \(after 3 pages/),
+      ]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a 410 on a continue token starts the listing again from its first page (client-go: a full list); a 410 on the first page fails', async () => {
+    let lists = 0;
+    let continues = 0;
+    const server = await hostileServer();
+    server.on('list', (request, response) => page(`l${++lists}`, 2, `from-${lists}`)(request, response));
+    server.on('continue', (request, response) =>
+      ++continues === 1 ? status(410, 'Expired', 'too old')(request, response) : page(`c${continues}`, 1, '')(request, response),
+    );
+    try {
+      const clients = httpLeaseClients(server.kc, { namespace: 'ops' });
+      const leases = await firstValueFrom(clients.list({ group: 'g' }));
+      expect(leases.map((l) => l.name)).toEqual(['l2-0', 'l2-1', 'c2-0']);
+      expect([lists, continues]).toEqual([2, 2]);
+      server.on('list', status(410, 'Expired', 'too old'));
+      const error = (await firstValueFrom(clients.list({ group: 'g' })).catch((e: unknown) => e)) as LeaseError;
+      expect([error.reason, error.status, error.message]).toEqual(['Expired', 410, 'list lease *: too old']);
     } finally {
       await server.close();
     }

@@ -83,19 +83,49 @@ describe('leaderElection', () => {
     const a = elect('a');
     const errors: string[] = [];
     const subs = [a.errors$.subscribe((e) => errors.push(`${e.operation} ${e.reason} ${e.status}`)), a.leader$.subscribe()];
-    // Someone bumps the Lease behind a's back (same holder, new resourceVersion).
+    // Someone bumps the Lease behind a's back (same record, new resourceVersion: `kubectl annotate` does).
     scheduler.schedule(() => {
       const now = server.get('ctrl')!;
-      server
-        .clients({ client: 'meddler' })
-        .lease('ctrl')
-        .update(now.resourceVersion, { ...now.record, renewTime: 'x' })
-        .subscribe();
+      server.clients({ client: 'meddler' }).lease('ctrl').update(now.resourceVersion, now.record).subscribe();
     }, 1_000);
     scheduler.schedule(() => subs.forEach((s) => s.unsubscribe()), 5_000);
     scheduler.flush();
     expect(errors).toEqual(['update Conflict 409']);
     expect(server.writes.filter((w) => w.client === 'a').length).toBeGreaterThanOrEqual(3);
+  });
+
+  it('two candidates with one identity (a misuse): each says so once on errors$, at its first 409 that reads a renewal it never sent', () => {
+    const { scheduler, elect } = setup();
+    const errors: string[] = [];
+    const subs: Subscription[] = [];
+    const candidate = (name: string) => {
+      const election = elect('a');
+      subs.push(election.leader$.subscribe());
+      subs.push(election.errors$.subscribe((e) => errors.push(`${scheduler.now()} ${name} ${e.operation} ${e.reason} ${e.message}`)));
+    };
+    candidate('first');
+    scheduler.schedule(() => candidate('second'), 1_003);
+    scheduler.schedule(() => subs.forEach((s) => s.unsubscribe()), 30_000);
+    scheduler.flush();
+    const misuse = errors.filter((e) => e.includes('another candidate'));
+    expect(misuse.map((e) => e.split(' ').slice(1, 4).join(' '))).toEqual(['first update Conflict', 'second update Conflict']);
+    expect(misuse[0]).toContain(
+      'update lease ctrl: another candidate uses the identity "a": the Lease holds a renewal under it that this candidate never sent',
+    );
+    // Their 409s go on (each renews over the other): reported as ever, the misuse once each.
+    expect(errors.length).toBeGreaterThan(misuse.length + 2);
+  });
+
+  it('one candidate whose renewal was answered too late (lost) and then refused: no misuse (the renewal read is its own)', () => {
+    let n = 0;
+    // The second renewal lands but its answer is lost; the next renewal quotes the old resourceVersion: 409.
+    const { scheduler, elect } = setup((op) => (op === 'a:update' && ++n === 2 ? 'dropAfter' : 'ok'));
+    const a = elect('a');
+    const errors: string[] = [];
+    const subs = [a.errors$.subscribe((e) => errors.push(`${e.operation} ${e.reason}`)), a.leader$.subscribe()];
+    scheduler.schedule(() => subs.forEach((s) => s.unsubscribe()), 10_000);
+    scheduler.flush();
+    expect(errors).toEqual(['update NetworkError', 'update Conflict']);
   });
 
   it('refuses a timing that breaks client-go rules', () => {

@@ -7,7 +7,11 @@ import {
   initialElection,
   leading,
   nextAttemptIn,
+  noOwnWrites,
   release,
+  sentWrite,
+  sharedIdentity,
+  MAX_OWN_WRITES,
   timingProblem,
   type Candidate,
   type ElectionState,
@@ -107,5 +111,42 @@ describe('election machine', () => {
     expect(nextAttemptIn(seen, 14_000, me, 0, 0)).toBe(1_000);
     expect(nextAttemptIn(seen, 15_000, me, 0, 0)).toBe(2_000); // lapsed already and this attempt failed
     expect(nextAttemptIn(seen, 0, me, 0.5, 1.2)).toBe(3_200);
+  });
+});
+
+describe('sharedIdentity: another candidate with our identity, told by the read after a 409', () => {
+  const renew = (renewTime: string) =>
+    ({ type: 'update', purpose: 'renew', resourceVersion: '1', record: record('a', renewTime) }) as const;
+  const own = ['t1', 't2'].reduce((o, t) => sentWrite(o, renew(t)), noOwnWrites);
+  it.each<[string, LeaseSnapshot | null, boolean]>([
+    ['our identity, a renewTime we never sent: shared', lease('a', '12', 't9'), true],
+    ['our identity, a renewTime we sent (its answer lost, or a label bumped the resourceVersion): ours', lease('a', '12', 't1'), false],
+    [
+      'our identity, no renewTime (we always send one): shared',
+      { name: 'l', resourceVersion: '12', record: { holderIdentity: 'a', leaseDurationSeconds: 15, leaseTransitions: 3 } },
+      true,
+    ],
+    ["someone else's: a plain conflict", lease('b', '12', 't9'), false],
+    ['released: a plain conflict', lease('', '12', 't9'), false],
+    ['no Lease: a plain conflict', null, false],
+  ])('%s', (_, read, shared) => expect(sharedIdentity(own, read, 'a').shared).toBe(shared));
+
+  it('said once: the next reads that show it again are not', () => {
+    const first = sharedIdentity(own, lease('a', '12', 't9'), 'a');
+    expect([first.shared, sharedIdentity(first.own, lease('a', '14', 't10'), 'a').shared]).toEqual([true, false]);
+  });
+
+  it('remembers the last MAX_OWN_WRITES renewTimes sent (a read is not one; a write with none adds none)', () => {
+    let o = noOwnWrites;
+    for (let i = 0; i <= MAX_OWN_WRITES; i++) o = sentWrite(o, renew(`w${i}`));
+    o = sentWrite(sentWrite(o, { type: 'get' }), {
+      type: 'create',
+      record: { holderIdentity: 'a', leaseDurationSeconds: 15, leaseTransitions: 0 },
+    });
+    expect(o.renewTimes).toHaveLength(MAX_OWN_WRITES);
+    expect([
+      sharedIdentity(o, lease('a', '2', 'w0'), 'a').shared,
+      sharedIdentity(o, lease('a', '2', `w${MAX_OWN_WRITES}`), 'a').shared,
+    ]).toEqual([true, false]);
   });
 });

@@ -1,6 +1,7 @@
-import { Observable, asyncScheduler, type SchedulerLike, type Subscription } from 'rxjs';
+import { Observable, type SchedulerLike, type Subscription } from 'rxjs';
 import type { ListWatch, WatchOptions } from '../1-transport/listWatch.ts';
 import { isRecord } from '../util/isRecord.ts';
+import { monotonicScheduler } from '../util/monotonicNow.ts';
 
 // Turns at a bounded set of connections (HTTP/1.1) or streams (HTTP/2), for the per-namespace fallback of an
 // informer over many namespaces (docs/transport.md › Many namespaces). Over HTTP/1.1 a request holds a connection
@@ -256,7 +257,11 @@ export class ConnectionTurns {
   /** What `bound` said last. */
   private bounded: number;
 
-  constructor(settings: TurnsSettings = {}, scheduler: SchedulerLike = asyncScheduler) {
+  /**
+   * `scheduler`: the timers and the clock of turns and of `EMFILE`'s quiet periods; by default every duration's
+   * (`monotonicScheduler`: a wall-clock step does not move them, and `TestScheduler.run()`'s virtual time does).
+   */
+  constructor(settings: TurnsSettings = {}, scheduler: SchedulerLike = monotonicScheduler) {
     const capacity = settings.capacity ?? DEFAULT_HTTP1_CONNECTIONS;
     this.bound = typeof capacity === 'number' ? () => capacity : capacity;
     this.bounded = this.bound();

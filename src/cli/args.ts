@@ -36,7 +36,8 @@ Usage:
                     [--encoding json|protobuf|auto]
       Lists the resources named (or --all), then prints one line per change, with a compact diff for
       updates, and sends each to the sinks; runs until Ctrl-C.
-  rx-informer start [--kubeconfig PATH] [--context NAME] [--churn-interval MS] [watch options]
+  rx-informer start [--kubeconfig PATH] [--context NAME] [--churn-interval MS] [--write-kubeconfig FILE]
+                    [watch options]
       With no --kubeconfig/--context: starts the built-in API-server emulator with live churn
       and injected faults, and watches everything on it. With one: \`watch --all\` on that cluster.
   rx-informer record RESOURCE... -o FILE [-n NS] [-l SELECTOR] [--field-selector S] [--kubeconfig PATH]
@@ -91,6 +92,9 @@ Options:
                          deployments, …; every other resource, custom ones included, stays JSON); auto:
                          protobuf only for a watch of more than 16 namespaces (read cluster-wide, most dropped)
   --churn-interval MS    the built-in demo's pace: milliseconds between its writes (default 500)
+  --write-kubeconfig FILE
+                         the built-in demo: write a kubeconfig for its emulator to FILE (replaced if there,
+                         mode 0600), for \`watch --kubeconfig FILE\`, \`record\` or kubectl in another terminal
   -w, --watch            accepted for kubectl habits; watching is what this command does
   --version              the version
   -h, --help             this text
@@ -146,8 +150,8 @@ export const WATCH_OPTIONS = {
   encoding: { type: 'string' },
 } as const;
 
-/** `rx-informer start`'s: watch's, and the built-in demo's pace. */
-export const START_OPTIONS = { ...WATCH_OPTIONS, 'churn-interval': { type: 'string' } } as const;
+/** `rx-informer start`'s: watch's, the built-in demo's pace, and where to write a kubeconfig for its emulator. */
+export const START_OPTIONS = { ...WATCH_OPTIONS, 'churn-interval': { type: 'string' }, 'write-kubeconfig': { type: 'string' } } as const;
 /** What the parser of watch and start reads (a flag of start's only is refused after `watch`). */
 const options = START_OPTIONS;
 
@@ -209,6 +213,8 @@ export interface CliOptions {
   readonly encoding?: Encoding;
   /** The demo's churn period (ms), `--churn-interval`. */
   readonly churnIntervalMs?: number;
+  /** `--write-kubeconfig`: where the demo writes a kubeconfig for its emulator. */
+  readonly writeKubeconfig?: string;
 }
 
 export type CommandLine =
@@ -357,6 +363,7 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
       webhooks,
       slacks,
       ...(churnIntervalMs !== undefined ? { churnIntervalMs } : {}),
+      ...(values['write-kubeconfig'] !== undefined ? { writeKubeconfig: values['write-kubeconfig'] } : {}),
       ...(fields.length > 0 ? { fields } : {}),
       ...(ignore.length > 0 ? { ignore } : {}),
       ...(metricsPort !== undefined ? { metricsPort } : {}),
@@ -371,7 +378,13 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
 function commandProblem(
   command: string | undefined,
   resources: readonly string[],
-  values: { readonly all?: boolean; readonly 'churn-interval'?: string },
+  values: {
+    readonly all?: boolean;
+    readonly 'churn-interval'?: string;
+    readonly 'write-kubeconfig'?: string;
+    readonly kubeconfig?: string;
+    readonly context?: string;
+  },
 ): string | undefined {
   if (!command) return 'name a command: watch, start, record, replay or trim';
   if (command !== 'watch' && command !== 'start') return unknownCommand(command);
@@ -382,6 +395,13 @@ function commandProblem(
   }
   if (command === 'watch' && values['churn-interval'] !== undefined)
     return "--churn-interval is an option of start (the built-in demo's pace), not of watch";
+  if (values['write-kubeconfig'] !== undefined) {
+    if (command === 'watch')
+      return "--write-kubeconfig is an option of start (a kubeconfig for the built-in demo's emulator), not of watch";
+    if (values['write-kubeconfig'] === '') return '--write-kubeconfig needs a file name';
+    if (values.kubeconfig !== undefined || values.context !== undefined)
+      return '--write-kubeconfig writes a kubeconfig for the built-in demo, which --kubeconfig/--context replace: give one';
+  }
   if (command === 'watch' && resources.length === 0 && !values.all)
     return 'name at least one resource (e.g. `pods deployments`) or use --all';
   return undefined;

@@ -7,7 +7,7 @@ import { messageOf, printable } from './format.ts';
 import { isRecordCommand, parseRecordLine } from './recordArgs.ts';
 import { isReplayCommand, parseReplayLine } from './replayArgs.ts';
 import { isTrimCommand, parseTrimLine } from './trimCommand.ts';
-import { startCommand, usageHint } from './invocation.ts';
+import { startCommand, usageHint, watchCommand as watchWithArgs } from './invocation.ts';
 import { SecretScrubber } from './secrets.ts';
 import type { Terminal, WatchCommand } from './watch.ts';
 import type { EventSink } from './webhook.ts';
@@ -184,6 +184,9 @@ function terminalFor(ending: Ending): Terminal {
 }
 
 type Demo = typeof import('./demo.ts');
+
+/** The command that watches everything through `file`, as typed where the CLI runs. */
+const watchWith = (file: string) => watchWithArgs(`--all --kubeconfig ${file}`);
 type Outcome = { readonly stopped: number } | { readonly failed: string };
 
 /**
@@ -209,7 +212,8 @@ async function watchUntilEnd(
     if (demo) {
       const churn = options.churnIntervalMs ? { churnIntervalMs: options.churnIntervalMs } : {};
       const realCluster = startCommand('--kubeconfig ~/.kube/config');
-      const running = await demo.module.startDemo({ log: err, realCluster, ...churn }, demo.emulator);
+      const write = options.writeKubeconfig === undefined ? {} : { writeKubeconfig: options.writeKubeconfig, watchWith };
+      const running = await demo.module.startDemo({ log: err, realCluster, ...churn, ...write }, demo.emulator);
       cleanup.push(running.close);
       kc = running.kubeConfig;
     } else {

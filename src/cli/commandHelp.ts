@@ -29,6 +29,7 @@ const EXAMPLES: Record<Command, readonly string[]> = {
   ],
   start: [
     'rx-informer start                                       # the built-in demo (rx-informer-emulator)',
+    'rx-informer start --write-kubeconfig demo.kubeconfig    # … and a kubeconfig for it: watch, record, kubectl',
     'rx-informer start --context kind-dev                    # watch --all on that cluster',
   ],
   record: ['rx-informer record pods -n shop -o incident.jsonl --max-bytes 50Mi --duration 30m'],

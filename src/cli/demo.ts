@@ -1,4 +1,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
+import { randomBytes } from 'node:crypto';
+import { realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 
 /**
  * The package the built-in demo runs on. rx-informer does not depend on it (an optional peer): the CLI imports
@@ -54,6 +57,33 @@ export interface DemoOptions {
   readonly faultEvery?: number;
   /** The command that watches a real cluster, as typed where the CLI runs (default `rx-informer start --kubeconfig ~/.kube/config`). */
   readonly realCluster?: string;
+  /** `--write-kubeconfig`: a kubeconfig for the emulator is written here once it listens (see {@link writeKubeconfigFile}). */
+  readonly writeKubeconfig?: string;
+  /** The command that watches with a kubeconfig file, as typed where the CLI runs (default `rx-informer watch --all --kubeconfig FILE`). */
+  readonly watchWith?: (file: string) => string;
+}
+
+/**
+ * Writes `kc` (its cluster's URL and CA, its user's token or certificate: `exportConfig()`, JSON, which kubectl and
+ * client-node read as YAML) to `file`, as `record` and `trim` write theirs: a file there is replaced. Readable by its
+ * owner only (0600: it may hold a token), and whole or not at all: written beside it, then renamed onto it, so that a
+ * reader in another terminal never loads half of one. A symbolic link stays one; the file it names gets it.
+ */
+export function writeKubeconfigFile(file: string, kc: KubeConfig): void {
+  let path = file;
+  try {
+    path = realpathSync(file);
+  } catch {
+    // Not there yet: written as named.
+  }
+  const temp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
+  try {
+    writeFileSync(temp, `${kc.exportConfig()}\n`, { mode: 0o600, flag: 'wx' });
+    renameSync(temp, path);
+  } catch (error) {
+    rmSync(temp, { force: true });
+    throw new Error(`--write-kubeconfig ${file}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
 }
 
 /**
@@ -72,7 +102,19 @@ export async function startDemo(
   const { MY_APPLES, startApiServer, startChurn } = loaded;
   const api = await startApiServer();
   api.registerCustomResource(MY_APPLES);
+  if (options.writeKubeconfig !== undefined) {
+    try {
+      writeKubeconfigFile(options.writeKubeconfig, api.kubeConfig);
+    } catch (error) {
+      await api.close();
+      throw error;
+    }
+  }
   options.log(`rx-informer demo: API-server emulator on ${api.url} with live churn and injected faults`);
+  if (options.writeKubeconfig !== undefined) {
+    const watchWith = options.watchWith ?? ((file: string) => `rx-informer watch --all --kubeconfig ${file}`);
+    options.log(`(its kubeconfig is in ${options.writeKubeconfig}: ${watchWith(options.writeKubeconfig)}, or kubectl --kubeconfig)`);
+  }
   options.log(`(point it at a real cluster with: ${options.realCluster ?? 'rx-informer start --kubeconfig ~/.kube/config'})`);
   const churn = startChurn(api, {
     intervalMs: options.churnIntervalMs ?? 500,

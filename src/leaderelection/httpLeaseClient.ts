@@ -1,7 +1,15 @@
 import type { KubeConfig } from '@kubernetes/client-node';
-import { catchError, map, of, throwError, type Observable } from 'rxjs';
-import { InformerError } from '../0-model/errors.ts';
-import { DEFAULT_MAX_DOCUMENT_BYTES, requestJson, type HttpProtocol, type JsonRequestOptions } from '../1-transport/httpTransport.ts';
+import { catchError, map, Observable, of, throwError, type Subscription } from 'rxjs';
+import { InformerError, isExpired } from '../0-model/errors.ts';
+import {
+  DEFAULT_MAX_DOCUMENT_BYTES,
+  defaultMaxListTotalBytes,
+  formatBytes,
+  requestJson,
+  type HttpProtocol,
+  type JsonRequestOptions,
+} from '../1-transport/httpTransport.ts';
+import { tokenId } from '../util/tokenId.ts';
 import { LeaseError, type LeaseOperation } from './errors.ts';
 import type { LeaseClient, LeaseClients } from './leaseClient.ts';
 import { leaseSpec, recordOf, type LeaderElectionRecord, type LeaseSnapshot } from './record.ts';
@@ -21,16 +29,32 @@ export interface HttpLeaseOptions {
   /** Default `rx-informer-leaderelection`. */
   readonly userAgent?: string;
   /**
-   * Largest Lease or Lease list read (the transport's `maxDocumentBytes`); past it the request is aborted
+   * Largest Lease or Lease list page read (the transport's `maxDocumentBytes`); past it the request is aborted
    * (`ResponseTooLarge`). An error Status is bounded by the transport's `maxErrorBodyBytes` (1 MiB). Default 4 MiB.
    */
   readonly maxBodyBytes?: number;
+  /**
+   * Largest Lease listing as a whole: the bytes of all its pages together (a page's limit is what is left of it
+   * when that is less than `maxBodyBytes`), as the informers' `http.maxListTotalBytes`. Past it the listing fails
+   * as `ListTooLong`, so a server that keeps sending continue tokens cannot fill the heap. Default: the informers'
+   * (an eighth of V8's heap limit); `Infinity`: none.
+   */
+  readonly maxListTotalBytes?: number;
   /** HTTP version, as the informers' `http.protocol` (docs/transport.md): default `auto`, sharing their HTTP/2 connection. */
   readonly protocol?: HttpProtocol;
 }
 
 /** The default of {@link HttpLeaseOptions.maxBodyBytes}: the transport's `maxDocumentBytes`. */
 export const DEFAULT_MAX_LEASE_BODY_BYTES = DEFAULT_MAX_DOCUMENT_BYTES;
+
+/** Leases a list page asks for (`limit`): the informers' page size, client-go's pager's default. */
+export const LEASE_LIST_PAGE_SIZE = 500;
+/**
+ * Pages one Lease listing reads at most, restarts after a 410 included: 50,000 members at a full page each, far past
+ * any group (each member writes its Lease every retry period); a server that sends continue tokens with few or no
+ * Leases ends here instead of never.
+ */
+export const MAX_LEASE_LIST_PAGES = 100;
 
 /** The default of {@link HttpLeaseOptions.requestTimeoutMs}. */
 const DEFAULT_LEASE_REQUEST_TIMEOUT_MS = 5_000;
@@ -96,6 +120,8 @@ function snapshotOf(name: string, body: unknown): LeaseSnapshot {
 export function httpLeaseClients(kc: KubeConfig, options: HttpLeaseOptions = {}): LeaseClients {
   const namespace = options.namespace ?? (kc.getContextObject(kc.getCurrentContext())?.namespace || 'default');
   const http = transportOptions(options);
+  const totalBytes =
+    options.maxListTotalBytes !== undefined && options.maxListTotalBytes > 0 ? options.maxListTotalBytes : defaultMaxListTotalBytes();
   const base = `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases`;
   const leaseObject = (
     name: string,
@@ -142,13 +168,71 @@ export function httpLeaseClients(kc: KubeConfig, options: HttpLeaseOptions = {})
       const selector = Object.entries(labels)
         .map(([k, v]) => `${k}=${v}`)
         .join(',');
-      const path = `${base}?labelSelector=${encodeURIComponent(selector)}`;
-      return leaseRequest(kc, path, { method: 'GET' }, { operation: 'list', lease: '*' }, http).pipe(
-        map((body) => {
-          const items = objectOf(body)['items'];
-          return Array.isArray(items) ? items.map((item) => snapshotOf('', item)) : [];
-        }),
-      );
+      const query = `${base}?labelSelector=${encodeURIComponent(selector)}&limit=${LEASE_LIST_PAGE_SIZE}`;
+      return pagedList(kc, query, http, totalBytes);
     },
   };
+}
+
+/**
+ * A Lease listing, page by page (`limit` and `continue`, as the informers' pager): a group whose member Leases are past
+ * one body's bound is listed all the same. The chain is bounded as the informers' list chain is: its pages' bytes
+ * together (each page's limit is what is left of `totalBytes`), its pages, and a repeated continue token, each a
+ * `ListTooLong`. A 410 on a continue token (it expired) starts the listing again from its first page, as client-go's
+ * pager falls back to a full list; what the first attempt read still counts against the bounds.
+ */
+function pagedList(kc: KubeConfig, query: string, http: JsonRequestOptions, totalBytes: number): Observable<readonly LeaseSnapshot[]> {
+  const pageBytes = http.maxDocumentBytes ?? DEFAULT_MAX_LEASE_BODY_BYTES;
+  const tooLong = (why: string) => new LeaseError('ListTooLong', 'list', '*', why);
+  return new Observable<readonly LeaseSnapshot[]>((subscriber) => {
+    const leases: LeaseSnapshot[] = [];
+    const tokens = new Set<string>();
+    let pages = 0;
+    let bytes = 0;
+    let page: Subscription | undefined;
+    const sofar = () => `${pages.toLocaleString('en-US')} pages, ${bytes} bytes`;
+    const ask = (token: string | undefined): void => {
+      if (pages >= MAX_LEASE_LIST_PAGES)
+        return subscriber.error(tooLong(`the listing went on past ${MAX_LEASE_LIST_PAGES} pages (${sofar()})`));
+      const left = totalBytes - bytes;
+      const byBudget = left < pageBytes;
+      const path = token === undefined ? query : `${query}&continue=${encodeURIComponent(token)}`;
+      const options = byBudget ? { ...http, maxDocumentBytes: Math.max(1, left) } : http;
+      page = requestJson(kc, path, { limitOption: 'maxBodyBytes' }, options).subscribe({
+        next: (body) => {
+          pages++;
+          // The page as parsed, written back: its bytes but for whitespace (the transport keeps the count it read).
+          bytes += Buffer.byteLength(JSON.stringify(body) ?? '');
+          const object = objectOf(body);
+          const items = object['items'];
+          if (Array.isArray(items)) for (const item of items) leases.push(snapshotOf('', item));
+          const next = objectOf(object['metadata'])['continue'];
+          if (typeof next !== 'string' || next === '') {
+            subscriber.next(leases);
+            return subscriber.complete();
+          }
+          const id = tokenId(next);
+          if (tokens.has(id)) return subscriber.error(tooLong(`the server repeated a continue token (after ${sofar()})`));
+          tokens.add(id);
+          ask(next);
+        },
+        error: (error: unknown) => {
+          if (byBudget && error instanceof InformerError && error.reason === 'ResponseTooLarge')
+            return subscriber.error(
+              tooLong(
+                `the listing is larger than the ${formatBytes(totalBytes)} limit for a whole listing (${sofar()}, then more); option maxListTotalBytes`,
+              ),
+            );
+          if (token === undefined || !(error instanceof InformerError) || !isExpired(error))
+            return subscriber.error(leaseError(error, 'list', '*'));
+          // The continue token expired: the listing again from its start (a new snapshot), its bounds kept.
+          leases.length = 0;
+          tokens.clear();
+          ask(undefined);
+        },
+      });
+    };
+    ask(undefined);
+    return () => page?.unsubscribe();
+  });
 }

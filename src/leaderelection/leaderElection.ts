@@ -23,6 +23,10 @@ import {
   DEFAULT_TIMING,
   afterRead,
   afterWrite,
+  noOwnWrites,
+  sentWrite,
+  sharedIdentity,
+  type OwnWrites,
   begin,
   initialElection,
   leading,
@@ -237,6 +241,8 @@ interface Campaign {
   /** The requests of the campaign (a release when it ends outlives it). */
   readonly requests: Subscription;
   state: ElectionState;
+  /** The `renewTime`s we sent, to tell another candidate with our identity. */
+  own: OwnWrites;
   /** Whether we want the Lease (want$). */
   want: boolean;
   /** An attempt (a read, a write) is in flight. */
@@ -263,6 +269,7 @@ function campaign(client: LeaseClient, candidate: Candidate, options: LeaderElec
       subscriber,
       requests: new Subscription(),
       state: initialElection,
+      own: noOwnWrites,
       want: false,
       busy: false,
       releasing: false,
@@ -354,11 +361,17 @@ function attempt(c: Campaign): void {
   else write(c, request);
 }
 
-function read(c: Campaign): void {
+/** `refused`: after our renewal got a 409 (then a Lease with our identity and a record we never sent is another's). */
+function read(c: Campaign, refused = false): void {
   call(
     c,
     { type: 'get' },
     (got) => {
+      if (refused) {
+        const check = sharedIdentity(c.own, got, c.candidate.identity);
+        c.own = check.own;
+        if (check.shared) c.subscriber.next({ type: 'error', error: identityInUse(c) });
+      }
       const step = afterRead(c.state, got, c.scheduler.now(), c.candidate, c.want, c.wall());
       c.state = step.state;
       report(c);
@@ -375,6 +388,7 @@ function read(c: Campaign): void {
 function write(c: Campaign, request: LeaseRequest): void {
   const startedAt = c.scheduler.now();
   const startedWall = c.wall();
+  c.own = sentWrite(c.own, request);
   call(
     c,
     request,
@@ -385,9 +399,25 @@ function write(c: Campaign, request: LeaseRequest): void {
     (error) => {
       c.subscriber.next({ type: 'error', error });
       // A renewal refused on a stale resourceVersion: read and try again (client-go's slow path).
-      if (request.type === 'update' && request.purpose === 'renew' && isConflict(error)) read(c);
+      if (request.type === 'update' && request.purpose === 'renew' && isConflict(error)) read(c, true);
       else finish(c);
     },
+  );
+}
+
+/**
+ * Another candidate holds the Lease under our identity: both lead, each renewing over the other's record. client-go
+ * documents the misuse and says nothing; this says it once, on `errors$`.
+ */
+function identityInUse(c: Campaign): LeaseError {
+  const identity = c.candidate.identity;
+  return new LeaseError(
+    'Conflict',
+    'update',
+    c.client.name,
+    `another candidate uses the identity "${identity}": the Lease holds a renewal under it that this candidate never sent, ` +
+      'so both lead, each renewing over the other (give each candidate an identity of its own, e.g. its pod name)',
+    409,
   );
 }
 

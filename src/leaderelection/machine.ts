@@ -237,3 +237,40 @@ export function nextAttemptIn(state: ElectionState, now: number, candidate: Cand
   // 1 ms: a lapse a float step above 0 would wake at the same virtual instant, forever.
   return lapse > 0 && lapse < wait ? Math.max(lapse, MIN_WAKE_MS) : wait;
 }
+
+/** How many of our last writes' `renewTime`s are remembered: some renew deadlines' worth of writes whose answer was lost. */
+export const MAX_OWN_WRITES = 16;
+
+/**
+ * What a candidate remembers of its own writes, to tell a second candidate with its identity (a misuse client-go
+ * documents but does not report: both lead, each taking the other's record for its own): the `renewTime`s it sent
+ * (answered or not: a write whose answer was lost may still have landed), and whether it has said so already.
+ */
+export interface OwnWrites {
+  readonly renewTimes: readonly string[];
+  readonly told: boolean;
+}
+
+export const noOwnWrites: OwnWrites = { renewTimes: [], told: false };
+
+/** A write is sent: its `renewTime` is ours from now on (the last {@link MAX_OWN_WRITES} kept). */
+export function sentWrite(own: OwnWrites, request: LeaseRequest): OwnWrites {
+  if (request.type === 'get' || request.record.renewTime === undefined) return own;
+  return { ...own, renewTimes: [...own.renewTimes, request.record.renewTime].slice(-MAX_OWN_WRITES) };
+}
+
+/**
+ * After our renewal was refused (409) and the Lease read again: whether it shows our identity in a record we never
+ * sent (its `renewTime` is none of ours), so another candidate uses our identity. True once (`told` from then on):
+ * the misuse goes on at every renewal, and one report says it.
+ */
+export function sharedIdentity(
+  own: OwnWrites,
+  read: LeaseSnapshot | null,
+  identity: string,
+): { readonly own: OwnWrites; readonly shared: boolean } {
+  if (own.told || read === null || read.record.holderIdentity !== identity) return { own, shared: false };
+  const renewTime = read.record.renewTime;
+  if (renewTime !== undefined && own.renewTimes.includes(renewTime)) return { own, shared: false };
+  return { own: { ...own, told: true }, shared: true };
+}

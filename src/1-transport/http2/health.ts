@@ -1,6 +1,6 @@
 import type { ClientHttp2Session } from 'node:http2';
-import { asyncScheduler, type SchedulerLike, type Subscription } from 'rxjs';
-import { monotonicNow } from '../../util/monotonicNow.ts';
+import type { SchedulerLike, Subscription } from 'rxjs';
+import { monotonicScheduler } from '../../util/monotonicNow.ts';
 import { timerMs } from '../../util/scheduleAfter.ts';
 
 /** The default of {@link Http2Options.readIdleMs}. */
@@ -54,7 +54,8 @@ export interface Http2Options {
   readonly maxConnections?: number;
   /**
    * Runs the PING timers, and its `now()` is their clock (tests pass a virtual-time scheduler). Default
-   * `asyncScheduler`, with `monotonicNow()` (src/util/monotonicNow.ts) as the clock.
+   * `monotonicScheduler` (src/util/monotonicNow.ts): `asyncScheduler`'s timers, a monotonic clock, and rxjs's virtual
+   * time inside `TestScheduler.run()`, as every other duration's.
    */
   readonly scheduler?: SchedulerLike;
 }
@@ -128,9 +129,10 @@ export class PingHealth {
   constructor(session: ClientHttp2Session, options: Http2Options, onDead: (error: Error) => void) {
     this.session = session;
     this.onDead = onDead;
-    const scheduler = options.scheduler;
-    this.scheduler = scheduler ?? asyncScheduler;
-    this.now = scheduler ? () => scheduler.now() : monotonicNow;
+    // One clock for timers and times: inside `TestScheduler.run()` the default's timers are virtual, so its clock must be.
+    const scheduler = options.scheduler ?? monotonicScheduler;
+    this.scheduler = scheduler;
+    this.now = () => scheduler.now();
     // Through the one cap of user-supplied durations: a delay past Node's limit would fire every 1 ms.
     this.readIdleMs = timerMs(options.readIdleMs, DEFAULT_READ_IDLE_MS);
     this.pingTimeoutMs = timerMs(options.pingTimeoutMs, DEFAULT_PING_TIMEOUT_MS);
