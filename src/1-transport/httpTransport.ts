@@ -33,13 +33,13 @@ import {
   type HttpTransportOptions,
 } from './http/options.ts';
 import { timerMs } from '../util/scheduleAfter.ts';
-import { get, send, type Opened } from './http/request.ts';
+import { send } from './http/request.ts';
 import { MetadataAccept } from './http/metadataAccept.ts';
 import type { HttpResponse } from './http2/response.ts';
 import { ListBudget, type StreamingListCharge } from './http/listBudget.ts';
-import { bodyProgress, type BodyProgress } from './http/progress.ts';
+import { bodyProgress } from './http/progress.ts';
 import { PagePrefetch } from './http/prefetch.ts';
-import { readListPage, type Reading } from './http/listPage.ts';
+import { listPages, type Reading } from './http/listPage.ts';
 import { DEFAULT_PROBE_TIMEOUT_MS, reachable, type ReachabilityOptions } from './reachability.ts';
 
 // The HTTP transport, assembled from ./http: options (limits and defaults), credentials (exec plugins
@@ -204,14 +204,11 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
     // A full object where metadata was asked for (an older server, or after a 406) is cut down on arrival.
     shape: metadataOnly ? toPartialObjectMetadata : undefined,
   };
-  const listIdleTimeoutMs = timerMs(options.listIdleTimeoutMs, DEFAULT_LIST_IDLE_TIMEOUT_MS);
   const maxLineBytes = byteLimit(options.maxLineBytes, DEFAULT_MAX_LINE_BYTES);
   const budget = new ListBudget(byteLimit(options.maxListTotalBytes, defaultMaxListTotalBytes()));
-  const listing = namingRequest<ListPage>(`list ${path}`);
-
   // The next page asked for as soon as a page tells its token (./http/prefetch.ts); one slot for this ListWatch.
   const prefetch = options.prefetchPages === false ? undefined : new PagePrefetch();
-  const listQuery = (listOptions: ListOptions) =>
+  const query = (listOptions: ListOptions) =>
     path +
     queryString(target, {
       limit: listOptions.limit,
@@ -219,54 +216,10 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
       resourceVersion: listOptions.resourceVersion,
       resourceVersionMatch: listOptions.resourceVersionMatch,
     });
-  const openList = (pathAndQuery: string, token: string | undefined, progress: BodyProgress | undefined) =>
-    // After a list dropped on its budget, the next one starts once the heap is collected (listBudget.ts).
-    budget.whenRoom(token, () => accept.open(pathAndQuery, 'list', { idleMs: listIdleTimeoutMs, progress }));
-
-  const list = (listOptions: ListOptions): Observable<ListPage> =>
-    new Observable<ListPage>((subscriber) => {
-      const pathAndQuery = listQuery(listOptions);
-      const claimed = prefetch?.claim(pathAndQuery);
-      const sofar = budget.before(listOptions.continue);
-      // A page (or its error body, or a 406's before it) must keep coming, not only come now and then (./http/progress.ts).
-      const progress = claimed ? claimed.progress : bodyProgress(options, `list ${path}`, 'list');
-      const opened = claimed?.opened ?? openList(pathAndQuery, listOptions.continue, progress);
-      // This page's token opens the page the reflector asks next (same limit, no resourceVersion: listing.ts's continueList).
-      const owner = {};
-      const ahead = prefetch
-        ? (token: string) => {
-            const next = listQuery({ limit: listOptions.limit, continue: token });
-            const nextProgress = bodyProgress(options, `list ${path}`, 'list');
-            prefetch.open(owner, next, openList(next, token, nextProgress), nextProgress);
-          }
-        : undefined;
-      let completed = false;
-      const out = {
-        next: (value: ListPage) => subscriber.next(value),
-        error: (error: unknown) => subscriber.error(error),
-        complete: () => {
-          completed = true;
-          subscriber.complete();
-        },
-      };
-      const read = opened.subscribe({
-        next: ({ response }) => {
-          if (listIdleTimeoutMs !== undefined) {
-            response.setTimeout(listIdleTimeoutMs, () => {
-              subscriber.error(new InformerError('Timeout', `list ${path}: no bytes for ${listIdleTimeoutMs} ms`, { phase: 'list' }));
-            });
-          }
-          const received = (page: ListPage, bytes: number) => budget.record(page.continue, sofar, bytes);
-          readListPage(response, budget.limit(sofar, listLimit), reading, out, progress, received, ahead);
-        },
-        error: (error: unknown) => subscriber.error(error),
-      });
-      return () => {
-        read.unsubscribe();
-        progress?.stop();
-        prefetch?.release(owner, completed);
-      };
-    }).pipe(listing);
+  const idleMs = timerMs(options.listIdleTimeoutMs, DEFAULT_LIST_IDLE_TIMEOUT_MS);
+  const pages = listPages({ reading, listLimit, idleMs, budget, prefetch, query });
+  const listing = namingRequest<ListPage>(`list ${path}`);
+  const list = (listOptions: ListOptions): Observable<ListPage> => pages(listOptions).pipe(listing);
 
   const watchStream = <T>(watchOptions: WatchOptions, out: FrameOut<T>): Observable<T> =>
     new Observable<T>((subscriber) => {

@@ -1,17 +1,19 @@
-import type { Subscriber } from 'rxjs';
-import { InformerError, asStatus, errorFromStatus, isFailureStatus } from '../../0-model/errors.ts';
-import type { ListPage } from '../listWatch.ts';
+import { Observable, type Subscriber } from 'rxjs';
+import { InformerError } from '../../0-model/errors.ts';
+import type { ListOptions, ListPage } from '../listWatch.ts';
 import { isProtobuf } from '../protobuf/decode.ts';
 import type { HttpResponse } from '../http2/response.ts';
 import { httpError, limitFor, readBody, tooLargeError, type BodyLimit } from './body.ts';
-import { syntaxErrorAt, toListPage } from './decode.ts';
 import { listBodyDecoder } from './listBody.ts';
-import { PageCost } from './listBudget.ts';
+import { PageCost, type ListBudget } from './listBudget.ts';
+import { pageOutcome, type DecodedPage } from './listStep.ts';
+import type { PagePrefetch } from './prefetch.ts';
 import type { MetadataAccept } from './metadataAccept.ts';
 import type { HttpTransportOptions, RequestSettings } from './options.ts';
-import type { BodyProgress } from './progress.ts';
+import { bodyProgress, type BodyProgress } from './progress.ts';
 
-// One page of a paged list read from its response (moved from ../httpTransport.ts as it was).
+// The paged list path's shell: a `list`'s request (its own, or the one held ahead: ./prefetch.ts), its idle timer and
+// progress rule, its body read within the budget's limit (./listBudget.ts). The decisions are ./listStep.ts's.
 
 /** What reading a list or watch response of one ListWatch needs. */
 export interface Reading {
@@ -22,6 +24,78 @@ export interface Reading {
   /** Whether protobuf was asked for: then a response whose Content-Type says protobuf is read as protobuf. */
   readonly protobuf: boolean;
   readonly shape: ((object: unknown) => unknown) | undefined;
+}
+
+/** What a ListWatch's list path is made of: how it reads, its limits, and the budget and prefetch slot its lists share. */
+export interface ListPath {
+  readonly reading: Reading;
+  /** A page's own limit (`maxListBytes`). */
+  readonly listLimit: BodyLimit;
+  /** No byte for this long fails the page (`listIdleTimeoutMs`; undefined: off). */
+  readonly idleMs: number | undefined;
+  readonly budget: ListBudget;
+  /** The one slot of pages asked ahead (undefined: `prefetchPages: false`). */
+  readonly prefetch: PagePrefetch | undefined;
+  /** A list request's path and query. */
+  readonly query: (options: ListOptions) => string;
+}
+
+/**
+ * The ListWatch's `list` on `path`: the shell that performs the list path's effects (a request claimed from the
+ * prefetch or opened, the request ahead opened once a page tells its token, released when the page's subscription
+ * ends), arms the page's idle timer and reads it. Why a shell of its own: `httpListWatch` only wires settings.
+ */
+export function listPages(path: ListPath): (listOptions: ListOptions) => Observable<ListPage> {
+  const { reading, listLimit, idleMs, budget, prefetch, query } = path;
+  const what = `list ${reading.path}`;
+  const openList = (pathAndQuery: string, token: string | undefined, progress: BodyProgress | undefined) =>
+    // After a list dropped on its budget, the next one starts once the heap is collected (listBudget.ts).
+    budget.whenRoom(token, () => reading.accept.open(pathAndQuery, 'list', { idleMs, progress }));
+
+  return (listOptions) =>
+    new Observable<ListPage>((subscriber) => {
+      const pathAndQuery = query(listOptions);
+      const claimed = prefetch?.claim(pathAndQuery);
+      const sofar = budget.before(listOptions.continue);
+      // A page (or its error body, or a 406's before it) must keep coming, not only come now and then (./progress.ts).
+      const progress = claimed ? claimed.progress : bodyProgress(reading.options, what, 'list');
+      const opened = claimed?.opened ?? openList(pathAndQuery, listOptions.continue, progress);
+      // This page's token opens the page the reflector asks next (same limit, no resourceVersion: listing.ts's continueList).
+      const owner = {};
+      const ahead = prefetch
+        ? (token: string) => {
+            const next = query({ limit: listOptions.limit, continue: token });
+            const nextProgress = bodyProgress(reading.options, what, 'list');
+            prefetch.open(owner, next, openList(next, token, nextProgress), nextProgress);
+          }
+        : undefined;
+      let completed = false;
+      const out = {
+        next: (value: ListPage) => subscriber.next(value),
+        error: (error: unknown) => subscriber.error(error),
+        complete: () => {
+          completed = true;
+          subscriber.complete();
+        },
+      };
+      const read = opened.subscribe({
+        next: ({ response }) => {
+          if (idleMs !== undefined) {
+            response.setTimeout(idleMs, () => {
+              subscriber.error(new InformerError('Timeout', `${what}: no bytes for ${idleMs} ms`, { phase: 'list' }));
+            });
+          }
+          const received = (page: ListPage, bytes: number) => budget.record(page.continue, sofar, bytes);
+          readListPage(response, budget.limit(sofar, listLimit), reading, out, progress, received, ahead);
+        },
+        error: (error: unknown) => subscriber.error(error),
+      });
+      return () => {
+        read.unsubscribe();
+        progress?.stop();
+        prefetch?.release(owner, completed);
+      };
+    });
 }
 
 /**
@@ -75,20 +149,14 @@ export function readListPage(
     wantsEachChunk: () => !askedAhead, // the token is looked for in each chunk as it comes, not in 64 KiB slabs
     end: () => {
       decoder.end();
-      let value: unknown;
+      let decoded: DecodedPage;
       try {
-        value = decoder.value();
-      } catch (error) {
-        const detail = protobuf
-          ? `list ${path}: the response is not a protobuf list (${bytes} bytes; ${error instanceof Error ? error.message : String(error)})`
-          : `list ${path}: the response is not JSON (${bytes} bytes${syntaxErrorAt(error)})`;
-        return subscriber.error(new InformerError('MalformedLine', detail, { phase: 'list' }));
+        decoded = { value: decoder.value() };
+      } catch (thrown) {
+        decoded = { thrown };
       }
-      // A failure Status answered with 200 (a proxy, a broken aggregated API) is its error, as client-go's Result.Into.
-      const status = asStatus(value);
-      if (isFailureStatus(status)) return subscriber.error(errorFromStatus(status.code ?? 500, value, 'list'));
-      const page = toListPage(value, shape);
-      if (!page) return subscriber.error(new InformerError('MalformedLine', `list ${path}: the response is not a list`, { phase: 'list' }));
+      const page = pageOutcome(decoded, { path, protobuf, bytes, shape });
+      if (page instanceof InformerError) return subscriber.error(page);
       received(page, cost?.charged ?? bytes);
       const pending = reading.accept.takeNotice();
       subscriber.next(pending ? { ...page, notice: pending } : page);
