@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { InformerError } from '../../src/0-model/errors.ts';
 import type { ListPage } from '../../src/1-transport/listWatch.ts';
 import {
+  budgetAdmits,
   initialListPath,
   listPathStep,
   pageOutcome,
@@ -14,6 +15,7 @@ import {
   type ListPathEffect,
   type ListPathInput,
   type ListPathState,
+  waitsForCollection,
 } from '../../src/1-transport/http/listStep.ts';
 
 const pageA = { page: 'A' };
@@ -240,5 +242,38 @@ describe('pageOutcome', () => {
     } else {
       expect(outcome).toEqual(row.outcome);
     }
+  });
+});
+
+describe('budgetAdmits: what the list budget admits of the next page', () => {
+  const ROWS: readonly [string, number, number, number, number | undefined][] = [
+    // rule, maxListTotalBytes, the chain's bytes so far, the page's own limit, admitted (undefined: the page's own)
+    ['a first page whose own limit fits the budget: its own', 1000, 0, 256, undefined],
+    ['a page whose own limit is exactly what is left: its own', 1000, 744, 256, undefined],
+    ['a page whose own limit passes what is left: what is left', 1000, 800, 256, 200],
+    ['a chain that has read the whole budget: nothing', 1000, 1000, 256, 0],
+    ['a chain past the budget (a page charged more than its bytes): nothing, never below 0', 1000, 1300, 256, 0],
+    ["no budget (Infinity): always the page's own", Infinity, 1e15, 256, undefined],
+  ];
+  it.each(ROWS)('%s', (_, total, chain, page, admitted) => {
+    expect(budgetAdmits(total, chain, page)).toBe(admitted);
+  });
+});
+
+describe('waitsForCollection: whether a list waits for a full collection first', () => {
+  const ROWS: readonly [string, string | undefined, boolean, boolean, boolean, number][] = [
+    // rule, token, overran, an abandoned chain found, waits, times the chains were looked at
+    ['a first page, nothing dropped or abandoned: at once', undefined, false, false, false, 1],
+    ['a first page after a list dropped on the budget: waits', undefined, true, false, true, 1],
+    ['a first page after a list abandoned past a quarter of the budget: waits', undefined, false, true, true, 1],
+    ['a first page after both: waits once, and the abandoned chains are still marked', undefined, true, true, true, 1],
+    ['an empty token is a first page', '', true, false, true, 1],
+    ['a continued page never waits, and never looks at the chains', 'tok', true, true, false, 0],
+  ];
+  it.each(ROWS)('%s', (_, token, overran, abandoned, waits, looks) => {
+    let looked = 0;
+    const found = () => (looked++, abandoned);
+    expect(waitsForCollection(token, overran, found)).toBe(waits);
+    expect(looked).toBe(looks);
   });
 });

@@ -4,10 +4,11 @@ import { syntaxErrorAt, toListPage } from './decode.ts';
 
 // The paged list path as data, in the reflector's shape (src/2-source/step.ts): a state, an input, one pure step
 // giving the next state and the effects, in order. It holds the decisions of a ListWatch's lists across their pages:
-// which request a page takes (the one held ahead, or its own), when the one ahead is opened, aborted or released, and
-// which error a page's body fails with. The shells perform the effects: prefetch.ts (`PagePrefetch`: the request
-// held, its response or failure) and listPages.ts (a page's request, timers and reading). The rules are listed on
-// `PagePrefetch`; each is a row of spec/1-transport/listStep.spec.ts.
+// which request a page takes (the one held ahead, or its own), when the one ahead is opened, aborted or released, what
+// the list budget admits (a page's limit, a wait for a collection first) and which error a page's body fails with.
+// The shells perform the effects: prefetch.ts (`PagePrefetch`: the request held, its response or failure),
+// listPage.ts's `listPages` (a page's request, timers and reading) and listBudget.ts (the chains' bytes). The rules
+// are listed on `PagePrefetch` and below; each is a row of spec/1-transport/listStep.spec.ts.
 
 /** The request opened ahead: its slot (the shell's handle on it), the page it continues, its path and query. */
 export interface Held {
@@ -89,6 +90,27 @@ export function listPathStep(state: ListPathState, input: ListPathInput): ListPa
       if (held === undefined) return { state, effects: NONE };
       return { state: { ...state, held: undefined }, effects: [{ type: 'abort', slot: held.slot }] };
   }
+}
+
+/**
+ * What the list budget admits of the next page, pure so that it is a table row: undefined when the page's own limit
+ * (`maxListBytes`) fits in what is left of the whole list's (`maxListTotalBytes` less the bytes its chain has read),
+ * else what is left (never below 0: a chain already past it admits no byte).
+ */
+export function budgetAdmits(maxListTotalBytes: number, chainBytes: number, pageMaxBytes: number): number | undefined {
+  const left = maxListTotalBytes - chainBytes;
+  return left >= pageMaxBytes ? undefined : Math.max(0, left);
+}
+
+/**
+ * Whether a list's request waits for a full collection of the heap first (listBudget.ts's `whenRoom`): only a first
+ * page (no continue token), and only after a list dropped on the budget (`overran`) or one left unfinished after
+ * reading a quarter of it (`abandoned`, asked only for a first page, and even after an overrun: it marks what it finds).
+ */
+export function waitsForCollection(token: string | undefined, overran: boolean, abandoned: () => boolean): boolean {
+  if (token) return false;
+  const found = abandoned();
+  return overran || found;
 }
 
 /** What a list page's body decoded to: its value, or what the decoder threw. */
