@@ -1,6 +1,6 @@
 import { Observable, catchError, throwError, type MonoTypeOperatorFunction, type Subscriber } from 'rxjs';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { InformerError, asStatus, errorFromStatus, isFailureStatus } from '../0-model/errors.ts';
+import { InformerError } from '../0-model/errors.ts';
 import { toPartialObjectMetadata } from '../0-model/metadata.ts';
 import { LineSplitter, type LineBytesSink, type LineSink } from './lineSplitter.ts';
 import {
@@ -14,8 +14,8 @@ import {
 } from './listWatch.ts';
 import { hasOtherMembers, isSkipped } from './lazyJson.ts';
 import { collectionPath, queryString, type ListWatchTarget } from './paths.ts';
-import { httpError, limitFor, parseJson, readBody, tooLargeError, type BodyLimit } from './http/body.ts';
-import { parseWatchFrame, parseWatchLine, parseWatchLineLazily, shapeFrame, syntaxErrorAt, toListPage } from './http/decode.ts';
+import { httpError, limitFor, parseJson, readBody, type BodyLimit } from './http/body.ts';
+import { parseWatchFrame, parseWatchLine, parseWatchLineLazily, shapeFrame } from './http/decode.ts';
 import { FrameSplitter, type FrameSink } from './protobuf/frames.ts';
 import { isProtobuf, protobufKnows } from './protobuf/decode.ts';
 import {
@@ -31,16 +31,15 @@ import {
   PROTOBUF_ACCEPT,
   requestSettings,
   type HttpTransportOptions,
-  type RequestSettings,
 } from './http/options.ts';
 import { timerMs } from '../util/scheduleAfter.ts';
-import { get, send, type Opened } from './http/request.ts';
+import { send } from './http/request.ts';
 import { MetadataAccept } from './http/metadataAccept.ts';
 import type { HttpResponse } from './http2/response.ts';
-import { listBodyDecoder } from './http/listBody.ts';
-import { ListBudget, PageCost, type StreamingListCharge } from './http/listBudget.ts';
-import { bodyProgress, type BodyProgress } from './http/progress.ts';
+import { ListBudget, type StreamingListCharge } from './http/listBudget.ts';
+import { bodyProgress } from './http/progress.ts';
 import { PagePrefetch } from './http/prefetch.ts';
+import { listPages, type Reading } from './http/listPage.ts';
 import { DEFAULT_PROBE_TIMEOUT_MS, reachable, type ReachabilityOptions } from './reachability.ts';
 
 // The HTTP transport, assembled from ./http: options (limits and defaults), credentials (exec plugins
@@ -205,14 +204,11 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
     // A full object where metadata was asked for (an older server, or after a 406) is cut down on arrival.
     shape: metadataOnly ? toPartialObjectMetadata : undefined,
   };
-  const listIdleTimeoutMs = timerMs(options.listIdleTimeoutMs, DEFAULT_LIST_IDLE_TIMEOUT_MS);
   const maxLineBytes = byteLimit(options.maxLineBytes, DEFAULT_MAX_LINE_BYTES);
   const budget = new ListBudget(byteLimit(options.maxListTotalBytes, defaultMaxListTotalBytes()));
-  const listing = namingRequest<ListPage>(`list ${path}`);
-
   // The next page asked for as soon as a page tells its token (./http/prefetch.ts); one slot for this ListWatch.
   const prefetch = options.prefetchPages === false ? undefined : new PagePrefetch();
-  const listQuery = (listOptions: ListOptions) =>
+  const query = (listOptions: ListOptions) =>
     path +
     queryString(target, {
       limit: listOptions.limit,
@@ -220,54 +216,10 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
       resourceVersion: listOptions.resourceVersion,
       resourceVersionMatch: listOptions.resourceVersionMatch,
     });
-  const openList = (pathAndQuery: string, token: string | undefined, progress: BodyProgress | undefined) =>
-    // After a list dropped on its budget, the next one starts once the heap is collected (listBudget.ts).
-    budget.whenRoom(token, () => accept.open(pathAndQuery, 'list', { idleMs: listIdleTimeoutMs, progress }));
-
-  const list = (listOptions: ListOptions): Observable<ListPage> =>
-    new Observable<ListPage>((subscriber) => {
-      const pathAndQuery = listQuery(listOptions);
-      const claimed = prefetch?.claim(pathAndQuery);
-      const sofar = budget.before(listOptions.continue);
-      // A page (or its error body, or a 406's before it) must keep coming, not only come now and then (./http/progress.ts).
-      const progress = claimed ? claimed.progress : bodyProgress(options, `list ${path}`, 'list');
-      const opened = claimed?.opened ?? openList(pathAndQuery, listOptions.continue, progress);
-      // This page's token opens the page the reflector asks next (same limit, no resourceVersion: listing.ts's continueList).
-      const owner = {};
-      const ahead = prefetch
-        ? (token: string) => {
-            const next = listQuery({ limit: listOptions.limit, continue: token });
-            const nextProgress = bodyProgress(options, `list ${path}`, 'list');
-            prefetch.open(owner, next, openList(next, token, nextProgress), nextProgress);
-          }
-        : undefined;
-      let completed = false;
-      const out = {
-        next: (value: ListPage) => subscriber.next(value),
-        error: (error: unknown) => subscriber.error(error),
-        complete: () => {
-          completed = true;
-          subscriber.complete();
-        },
-      };
-      const read = opened.subscribe({
-        next: ({ response }) => {
-          if (listIdleTimeoutMs !== undefined) {
-            response.setTimeout(listIdleTimeoutMs, () => {
-              subscriber.error(new InformerError('Timeout', `list ${path}: no bytes for ${listIdleTimeoutMs} ms`, { phase: 'list' }));
-            });
-          }
-          const received = (page: ListPage, bytes: number) => budget.record(page.continue, sofar, bytes);
-          readListPage(response, budget.limit(sofar, listLimit), reading, out, progress, received, ahead);
-        },
-        error: (error: unknown) => subscriber.error(error),
-      });
-      return () => {
-        read.unsubscribe();
-        progress?.stop();
-        prefetch?.release(owner, completed);
-      };
-    }).pipe(listing);
+  const idleMs = timerMs(options.listIdleTimeoutMs, DEFAULT_LIST_IDLE_TIMEOUT_MS);
+  const pages = listPages({ reading, listLimit, idleMs, budget, prefetch, query });
+  const listing = namingRequest<ListPage>(`list ${path}`);
+  const list = (listOptions: ListOptions): Observable<ListPage> => pages(listOptions).pipe(listing);
 
   const watchStream = <T>(watchOptions: WatchOptions, out: FrameOut<T>): Observable<T> =>
     new Observable<T>((subscriber) => {
@@ -339,91 +291,6 @@ function serverSignal(kc: KubeConfig, options: HttpTransportOptions, reachabilit
     },
   );
   return reachable(kc, probe, reachability);
-}
-
-/** What reading a list or watch response of one ListWatch needs. */
-interface Reading {
-  readonly path: string;
-  readonly settings: RequestSettings;
-  readonly options: HttpTransportOptions;
-  readonly accept: MetadataAccept;
-  /** Whether protobuf was asked for: then a response whose Content-Type says protobuf is read as protobuf. */
-  readonly protobuf: boolean;
-  readonly shape: ((object: unknown) => unknown) | undefined;
-}
-
-/**
- * Reads one list response within `pageLimit`: an error Status (non-200), or a page decoded as it arrives,
- * never held whole (see ./http/listBody.ts); `received` hears of a page and what it is charged (its inflated bytes,
- * or a JSON page's objects' and arrays' charge when more: {@link PageCost}) before it is emitted.
- */
-function readListPage(
-  response: HttpResponse,
-  pageLimit: BodyLimit,
-  reading: Reading,
-  subscriber: Pick<Subscriber<ListPage>, 'next' | 'error' | 'complete'>,
-  progress: BodyProgress | undefined,
-  received: (page: ListPage, bytes: number) => void,
-  ahead?: (token: string) => void,
-): void {
-  const { path, settings, options, shape } = reading;
-  const limit = limitFor(response, pageLimit, settings);
-  const failed = (error: InformerError) => subscriber.error(error);
-  if (response.statusCode !== 200) {
-    readBody(response, limit, (body) => subscriber.error(httpError(response, body, 'list')), failed, 'list', progress);
-    return;
-  }
-  const protobuf = reading.protobuf && isProtobuf(response.headers['content-type']);
-  const decoder = listBodyDecoder(options.lazyDecode === true, options.keepObject, protobuf);
-  let bytes = 0;
-  // A JSON page is charged what its objects and arrays will cost parsed when that is more than its bytes (listBudget.ts).
-  const cost = protobuf ? undefined : new PageCost(options.random);
-  let over = false;
-  // Asked once the decoder has read the list's metadata (before the items): a non-empty token opens the next page.
-  let askedAhead = ahead === undefined;
-  const sink = {
-    keepsNoBytes: protobuf, // the protobuf decoder copies what it keeps (lazy members, strings)
-    chunk: (chunk: Buffer) => {
-      if (over) return;
-      bytes += chunk.length;
-      cost?.add(chunk);
-      if (cost && cost.charged > limit.maxBytes) {
-        over = true;
-        response.destroy();
-        return subscriber.error(tooLargeError(limit, cost.describe(), 'list', response.statusCode));
-      }
-      decoder.chunk(chunk);
-      if (askedAhead) return;
-      const token = decoder.continueToken();
-      if (token === undefined) return;
-      askedAhead = true;
-      if (token !== '') ahead!(token);
-    },
-    chunksDone: () => decoder.chunksDone?.() ?? 0, // the protobuf decoder's: its chunks are freed as it goes
-    wantsEachChunk: () => !askedAhead, // the token is looked for in each chunk as it comes, not in 64 KiB slabs
-    end: () => {
-      decoder.end();
-      let value: unknown;
-      try {
-        value = decoder.value();
-      } catch (error) {
-        const detail = protobuf
-          ? `list ${path}: the response is not a protobuf list (${bytes} bytes; ${error instanceof Error ? error.message : String(error)})`
-          : `list ${path}: the response is not JSON (${bytes} bytes${syntaxErrorAt(error)})`;
-        return subscriber.error(new InformerError('MalformedLine', detail, { phase: 'list' }));
-      }
-      // A failure Status answered with 200 (a proxy, a broken aggregated API) is its error, as client-go's Result.Into.
-      const status = asStatus(value);
-      if (isFailureStatus(status)) return subscriber.error(errorFromStatus(status.code ?? 500, value, 'list'));
-      const page = toListPage(value, shape);
-      if (!page) return subscriber.error(new InformerError('MalformedLine', `list ${path}: the response is not a list`, { phase: 'list' }));
-      received(page, cost?.charged ?? bytes);
-      const pending = reading.accept.takeNotice();
-      subscriber.next(pending ? { ...page, notice: pending } : page);
-      subscriber.complete();
-    },
-  };
-  readBody(response, limit, sink, failed, 'list', progress);
 }
 
 /**

@@ -4,6 +4,7 @@ import { InformerError } from '../../0-model/errors.ts';
 import { tokenId } from '../../util/tokenId.ts';
 import type { BodyLimit } from './body.ts';
 import { formatBytes } from './options.ts';
+import { budgetAdmits, waitsForCollection } from './listStep.ts';
 
 // The budget of a whole list: the inflated bytes of all the pages of one continue chain together.
 
@@ -71,12 +72,12 @@ export class ListBudget {
 
   /** The limit of the next page: the page's own, or what is left of the budget when that is less. */
   limit(sofar: ChainSoFar, page: BodyLimit): BodyLimit {
-    const left = this.maxBytes - sofar.bytes;
-    if (left >= page.maxBytes) return page;
+    const left = budgetAdmits(this.maxBytes, sofar.bytes, page.maxBytes);
+    if (left === undefined) return page;
     const budget = formatBytes(this.maxBytes);
     const read = sofar.pages === 0 ? '' : `${sofar.pages.toLocaleString('en-US')} pages (${sofar.bytes} bytes), then `;
     return {
-      maxBytes: Math.max(0, left),
+      maxBytes: left,
       what: page.what,
       option: 'maxListTotalBytes',
       tooLarge: (seen) => {
@@ -109,9 +110,8 @@ export class ListBudget {
    * ListWatch looks the same, and keeps its count).
    */
   whenRoom<T>(token: string | undefined, open: () => Observable<T>): Observable<T> {
-    if (token) return open();
-    const abandoned = this.abandoned();
-    if (!this.overran && !abandoned) return open();
+    // A continued page never waits; a first page's look marks the chains it finds abandoned as collected for.
+    if (!waitsForCollection(token, this.overran, () => this.abandoned())) return open();
     this.overran = false;
     return defer(this.collect).pipe(switchMap(open));
   }

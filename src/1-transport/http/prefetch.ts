@@ -2,6 +2,7 @@ import { Observable, type Subscriber, type Subscription } from 'rxjs';
 import { closedEarly } from './body.ts';
 import type { BodyProgress } from './progress.ts';
 import type { Opened } from './request.ts';
+import { initialListPath, listPathStep, type ListPathInput, type ListPathState } from './listStep.ts';
 
 // The next page of a paged list, asked for as soon as the page before it has told its continue token (docs/transport.md,
 // "Paged lists"). client-go's pager asks for page N+1 once page N has been read whole; the token comes first in a page
@@ -9,12 +10,8 @@ import type { Opened } from './request.ts';
 // a real apiserver) can overlap page N's decode. The reflector (2-source) knows nothing of it: it asks as before, and a
 // `list` with the request held here takes that request instead of opening one.
 
-/** A request opened ahead, held until the reflector asks for it. */
+/** A request opened ahead, as the shell holds it until the reflector asks for it (its decisions: ./listStep.ts). */
 interface Slot {
-  /** The page whose token it continues (its `list` subscription's own object). */
-  readonly owner: object;
-  /** The request's path and query, exactly as the asked `list` would make it. */
-  readonly query: string;
   readonly progress: BodyProgress | undefined;
   subscription: Subscription | undefined;
   /** What came while nobody claimed it: the response (its body unread) or the request's failure. */
@@ -30,7 +27,9 @@ export interface Claimed {
 }
 
 /**
- * One ListWatch's one-slot prefetch. The rules (each tested in spec/1-transport/prefetch.spec.ts):
+ * One ListWatch's one-slot prefetch: the shell of the list path's step ({@link listPathStep}: which request is held,
+ * claimed, aborted), holding the request itself. The rules (each a row of spec/1-transport/listStep.spec.ts, and
+ * tested on requests in spec/1-transport/prefetch.spec.ts):
  * - at most one request ahead; its response is not read until claimed (backpressure: the socket's or the HTTP/2
  *   stream's flow control bounds what is buffered);
  * - claimed only by a `list` whose request is the same (path, selectors, limit, token);
@@ -40,26 +39,15 @@ export interface Claimed {
  * - a failure of the request is held and handed to the claimer as its own (never retried here).
  */
 export class PagePrefetch {
+  private state: ListPathState = initialListPath;
+  /** The request of `state.held`, when one is held. */
   private slot: Slot | undefined;
+  /** Set by a `claim` effect: the slot handed over. */
+  private claimed: Slot | undefined;
 
   /** Opens `request` for `query` ahead, on behalf of page `owner` (one slot: any request held before is aborted). */
   open(owner: object, query: string, request: Observable<Opened>, progress: BodyProgress | undefined): void {
-    this.abort();
-    const slot: Slot = { owner, query, progress, subscription: undefined, outcome: undefined, waiter: undefined };
-    this.slot = slot;
-    const subscription = request.subscribe({
-      next: (opened) => {
-        if (slot.waiter) return slot.waiter.next(opened);
-        slot.outcome = { opened };
-        // Closed before it was read (a connection cut): its failure, as reading it would have found (body.ts).
-        opened.response.on('close', () => {
-          if (slot.waiter === undefined && !opened.response.complete) slot.outcome = { error: closedEarly(opened.response, 'list') };
-        });
-      },
-      error: (error: unknown) => (slot.waiter ? slot.waiter.error(error) : (slot.outcome = { error })),
-    });
-    // A request that failed at once (before `subscribe` returned) holds its failure; nothing is left to abort.
-    slot.subscription = subscription;
+    this.input({ type: 'ahead', owner, query }, request, progress);
   }
 
   /**
@@ -67,13 +55,10 @@ export class PagePrefetch {
    * undefined, and the one held (for another request) is aborted.
    */
   claim(query: string): Claimed | undefined {
-    const slot = this.slot;
+    this.input({ type: 'ask', query });
+    const slot = this.claimed;
     if (slot === undefined) return undefined;
-    this.slot = undefined;
-    if (slot.query !== query) {
-      end(slot);
-      return undefined;
-    }
+    this.claimed = undefined;
     const opened = new Observable<Opened>((subscriber) => {
       const { outcome } = slot;
       slot.waiter = subscriber; // what comes from now on is the claimer's
@@ -89,20 +74,58 @@ export class PagePrefetch {
    * when it is still unclaimed at the end of this job (a microtask: no timer).
    */
   release(owner: object, completed: boolean): void {
-    const slot = this.slot;
-    if (slot === undefined || slot.owner !== owner) return;
-    if (!completed) return this.abort();
-    queueMicrotask(() => {
-      if (this.slot === slot) this.abort();
-    });
+    this.input({ type: 'ended', owner, completed });
   }
 
   /** Aborts the request held, if any (its socket or stream is freed). */
   abort(): void {
-    const slot = this.slot;
-    this.slot = undefined;
-    if (slot !== undefined) end(slot);
+    this.input({ type: 'abort' });
   }
+
+  /** One step, and its effects carried out in order; `request` and `progress` are those of an `ahead` input. */
+  private input(input: ListPathInput, request?: Observable<Opened>, progress?: BodyProgress): void {
+    const { state, effects } = listPathStep(this.state, input);
+    this.state = state;
+    for (const effect of effects) {
+      const slot = this.slot;
+      switch (effect.type) {
+        case 'claim':
+          this.slot = undefined;
+          this.claimed = slot;
+          break;
+        case 'abort':
+          this.slot = undefined;
+          if (slot !== undefined) end(slot);
+          break;
+        case 'open': {
+          const opened: Slot = { progress, subscription: undefined, outcome: undefined, waiter: undefined };
+          this.slot = opened;
+          hold(opened, request!);
+          break;
+        }
+        case 'afterJob':
+          queueMicrotask(() => this.input({ type: 'jobEnded', slot: effect.slot }));
+          break;
+      }
+    }
+  }
+}
+
+/** Opens `request` into `slot`: its response (or failure) is held for the claimer, unread. */
+function hold(slot: Slot, request: Observable<Opened>): void {
+  const subscription = request.subscribe({
+    next: (opened) => {
+      if (slot.waiter) return slot.waiter.next(opened);
+      slot.outcome = { opened };
+      // Closed before it was read (a connection cut): its failure, as reading it would have found (body.ts).
+      opened.response.on('close', () => {
+        if (slot.waiter === undefined && !opened.response.complete) slot.outcome = { error: closedEarly(opened.response, 'list') };
+      });
+    },
+    error: (error: unknown) => (slot.waiter ? slot.waiter.error(error) : (slot.outcome = { error })),
+  });
+  // A request that failed at once (before `subscribe` returned) holds its failure; nothing is left to abort.
+  slot.subscription = subscription;
 }
 
 function end(slot: Slot): void {
