@@ -242,7 +242,8 @@ function play(
 ): void {
   const start = Date.now();
   if (recorded.kind === 'watch') {
-    res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' });
+    // No Transfer-Encoding: Node chunks an HTTP/1.1 body of unknown length by itself, and HTTP/2 forbids the header.
+    res.writeHead(200, { 'Content-Type': 'application/json' });
     res.flushHeaders();
   }
   let next = 0;
