@@ -49,7 +49,9 @@ describe('the emulator replays a trace over HTTP', () => {
       api = await startApiServer({ replay, namespaces: ['shop'], http2 });
       const overHttp: string[] = [];
       const http = http2 ? { protocol: 'h2' as const } : {};
-      const subscription = informer(api.kubeConfig, Pod, { namespace: 'shop', http }).events$.subscribe((e) => overHttp.push(describeEvent(e)));
+      const subscription = informer(api.kubeConfig, Pod, { namespace: 'shop', http }).events$.subscribe((e) =>
+        overHttp.push(describeEvent(e)),
+      );
       try {
         expect(await until(() => overHttp.length >= virtual.length && api!.replay!.remaining === 0, 15_000)).toBe(true);
       } finally {
