@@ -318,9 +318,12 @@ async function recordRun(argv: readonly string[]): Promise<number> {
   const { writer, error } = recording;
   err(`stopped (${writer.stopped ?? 'closed'}): ${recording.bytes} bytes written to ${options.file}`);
   if (typeof end === 'string') err(`error: ${end}`);
+  // A list page longer than a reader reads is not written: the file reads, but holds less than was asked.
+  const refused = recording.refusedLine;
+  if (refused !== undefined) err(`error: ${refused}`);
   // A full disk: the file ends with the last whole line written (no stop line), and replays.
   if (error !== undefined) err(`error: cannot write ${options.file}: ${messageOf(error)}`);
-  return typeof end === 'string' || error !== undefined ? EXIT.error : end;
+  return typeof end === 'string' || error !== undefined || refused !== undefined ? EXIT.error : end;
 }
 
 /** Resolves when `stream` has drained, or is closed (a reader gone: nothing more will drain). */

@@ -9,6 +9,7 @@ import { informer } from '../index.ts';
 import {
   httpListWatch,
   isSecretResource,
+  MAX_TRACE_LINE_BYTES,
   record,
   resourceName,
   traceFileSink,
@@ -47,6 +48,8 @@ export interface Recording {
    * whole line written (see `traceFileSink`), with no stop line.
    */
   readonly error: unknown;
+  /** Why a line was refused for being longer than a reader reads (the recording stopped before it), if one was. */
+  readonly refusedLine: string | undefined;
   /** Bytes in the file: whole lines written. */
   readonly bytes: number;
 }
@@ -184,6 +187,12 @@ export async function recordCommand(kc: KubeConfig, command: RecordCommandOption
     writer,
     get error() {
       return writer.error ?? closeError;
+    },
+    get refusedLine() {
+      const bytes = writer.refusedLineBytes;
+      return bytes === undefined
+        ? undefined
+        : `a line of ${bytes} bytes (a list page) is longer than a trace line may be (${MAX_TRACE_LINE_BYTES} bytes): not written`;
     },
     get bytes() {
       return file.bytes();
