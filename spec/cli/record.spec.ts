@@ -84,6 +84,19 @@ describe('rx-informer record', () => {
     expect(readTrace(read(clear)).lines.at(-1)).toMatchObject({ type: 'stop', why: 'duration' });
   }, 60_000);
 
+  it('a disk full before the resources synced: the stop lines end stderr, no `synced; recording` after them (audit24)', async () => {
+    const file = join(dir, 'full-at-once.jsonl');
+    // 300 KB in the first list page, past the sink's buffer (256 KiB): written at once, the disk (16 KiB) does not take it,
+    // and the recording stops before it synced.
+    for (let i = 0; i < 150; i++)
+      api.create('configmaps', { metadata: { name: `big-${i}`, namespace: 'disk-first' }, data: { v: 'x'.repeat(2000) } });
+    const run = cli(['record', 'configmaps', '-n', 'disk-first', '-o', file, '--kubeconfig', kubeconfig], {}, { maxFileKiB: 16 });
+    expect((await run.exit).code).toBe(1);
+    // `exit` is the child's `close`: all it printed is in.
+    expect(run.err.join('\n')).toMatch(/EFBIG/);
+    expect(run.err.filter((l) => l.startsWith('synced; recording'))).toEqual([]);
+  }, 60_000);
+
   it('a disk that fills (EFBIG under ulimit -f, as ENOSPC): exit 1, one line naming the file, a trace of whole lines that replays', async () => {
     const file = join(dir, 'full.jsonl');
     // 16 KiB: the header, the empty list and the watch fit; the changes below do not.

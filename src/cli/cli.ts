@@ -311,9 +311,12 @@ async function recordRun(argv: readonly string[]): Promise<number> {
     err(`error: ${messageOf(error)}`);
     return EXIT.error;
   }
-  void recording.synced.then(() => err(`synced; recording to ${options.file} (Ctrl-C to stop)`));
+  let ended = false;
+  // Not once the recording stopped (a disk full at the first page: its informer syncs after the stop lines).
+  void recording.synced.then(() => ended || recording.writer.stopped || err(`synced; recording to ${options.file} (Ctrl-C to stop)`));
   // A resource that cannot be recorded (a bad selector: 400) fails the run, as it fails `watch`: 1, its sentence.
   const end = await Promise.race([ending.code, recording.stopped.then(() => EXIT.ok), recording.failed]);
+  ended = true;
   recording.stop();
   const { writer, error } = recording;
   err(`stopped (${writer.stopped ?? 'closed'}): ${recording.bytes} bytes written to ${options.file}`);
