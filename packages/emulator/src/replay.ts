@@ -133,7 +133,7 @@ function parse(source: Bytes): { resources: readonly string[]; requests: Map<str
   eachLine(source, (text, lineNo, offset, bytes) => {
     const json = parseTraceLine(text, lineNo);
     if (lineNo === 1) {
-      resources = checkTraceHeader(json);
+      resources = checkTraceHeader(json, text);
       checker = new TraceLineChecker(resources);
       for (const r of resources) requests.set(r, []);
       return;

@@ -10,7 +10,7 @@
  * - every other line one of the format's, strict (no member the writer does not write), with `at` (≥ 0, ≤ 100
  *   years in ms, never going backwards) and but for `stop` an `id`; a request's options only those of a list or a
  *   watch;
- * - no line over 64 MiB, no `list`/`watch` line over 64 KiB, nothing nested deeper than 1000 levels;
+ * - no line over 64 MiB, no `list`/`watch` line over 64 KiB, nothing nested deeper than 1000 levels (the header too);
  * - no line after `stop`; request ids used once; a request's lines between its start and its end (a page of a
  *   list, an event of a watch); a request for a resource the header lists; list pages that chain.
  */
@@ -233,8 +233,8 @@ export function parseTraceLine(text: string, line: number): unknown {
   }
 }
 
-/** The resources of the header on line 1, or the error saying why it is not one. */
-export function checkTraceHeader(json: unknown): readonly string[] {
+/** The resources of the header on line 1 (`json`, parsed from `text`), or the error saying why it is not one. */
+export function checkTraceHeader(json: unknown, text: string): readonly string[] {
   const header = json as { type?: unknown; format?: unknown; version?: unknown } | null;
   if (!isObject(header) || header.type !== 'header' || header.format !== TRACE_FORMAT)
     throw new TraceLineError(1, `not an ${TRACE_FORMAT} header`);
@@ -242,6 +242,7 @@ export function checkTraceHeader(json: unknown): readonly string[] {
     throw new TraceLineError(1, `format version ${String(header.version)}; this reader reads version ${TRACE_FORMAT_VERSION}`);
   const issues = issuesOf(header, { shape: HEADER, strict: false }, '');
   if (issues.length) throw new TraceLineError(1, issues.join('; '));
+  if (nestedDeeperThan(text, MAX_TRACE_DEPTH)) throw new TraceLineError(1, `nested deeper than ${MAX_TRACE_DEPTH} levels`);
   return (header as { resources: string[] }).resources;
 }
 

@@ -56,6 +56,13 @@ export const HOSTILE_TRACES: readonly (readonly [string, string, number, RegExp]
     3,
     /nested deeper than 1000 levels/,
   ],
+  // The header too (its `options` are free-form): `trim` writing it again overflowed the stack, naming no line (audit24).
+  [
+    'a header nested 200,000 levels deep',
+    `{"type":"header","format":"rx-informer-trace","version":1,"startedAt":"2026-01-01T00:00:00Z","resources":["pods"],"redacted":true,"options":{"x":${'['.repeat(200_000)}${']'.repeat(200_000)}}}\n${lines(list)}`,
+    1,
+    /nested deeper than 1000 levels/,
+  ],
   // A request for a resource the header does not list would be replayed by nothing, silently.
   [
     'a request for a resource the header does not list',

@@ -256,6 +256,8 @@ export function readTraceHeader(text: string, options: ReadTraceOptions = {}): T
     throw new TraceFormatError(1, `format version ${String(object.version)}; this reader reads version ${TRACE_FORMAT_VERSION}`);
   const parsed = TraceHeader.safeParse(json);
   if (!parsed.success) throw new TraceFormatError(1, issueText(parsed.error.issues), parsed.error.issues);
+  // Its `options` are free-form: as deep a line as any other would overflow the stack when written again (a trim).
+  if (nestedDeeperThan(text, MAX_TRACE_DEPTH)) throw new TraceFormatError(1, `nested deeper than ${MAX_TRACE_DEPTH} levels`);
   return parsed.data;
 }
 
