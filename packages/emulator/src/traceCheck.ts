@@ -6,7 +6,7 @@
  * that the constants and the reasons below are the library's):
  *
  * - a header on line 1: `type: "header"`, the format's name, version 1, `startedAt` an ISO 8601 date and time with
- *   `Z` or an offset, `resources` (strings), `redacted`, optional `server` and `options`;
+ *   `Z` or an offset, `resources` (strings, at most 1000), `redacted`, optional `server` and `options`;
  * - every other line one of the format's, strict (no member the writer does not write), with `at` (≥ 0, ≤ 100
  *   years in ms, never going backwards) and but for `stop` an `id`; a request's options only those of a list or a
  *   watch;
@@ -20,6 +20,7 @@ export const TRACE_FORMAT_VERSION = 1;
 export const MAX_TRACE_LINE_BYTES = 64 * 1024 * 1024;
 export const MAX_TRACE_REQUEST_LINE_BYTES = 64 * 1024;
 export const MAX_TRACE_DEPTH = 1000;
+export const MAX_TRACE_RESOURCES = 1000;
 export const MAX_TRACE_AT_MS = 100 * 365.25 * 24 * 3_600_000;
 
 /** The reasons of a recorded error: the library's `ErrorReason`s. */
@@ -242,8 +243,11 @@ export function checkTraceHeader(json: unknown, text: string): readonly string[]
     throw new TraceLineError(1, `format version ${String(header.version)}; this reader reads version ${TRACE_FORMAT_VERSION}`);
   const issues = issuesOf(header, { shape: HEADER, strict: false }, '');
   if (issues.length) throw new TraceLineError(1, issues.join('; '));
+  const { resources } = header as { resources: string[] };
+  if (resources.length > MAX_TRACE_RESOURCES)
+    throw new TraceLineError(1, `a header of ${resources.length} resources; a reader takes at most ${MAX_TRACE_RESOURCES}`);
   if (nestedDeeperThan(text, MAX_TRACE_DEPTH)) throw new TraceLineError(1, `nested deeper than ${MAX_TRACE_DEPTH} levels`);
-  return (header as { resources: string[] }).resources;
+  return resources;
 }
 
 /** A line read and checked: its type, time, id and, for a request, its resource and options. */

@@ -35,6 +35,11 @@ export const MAX_TRACE_REQUEST_LINE_BYTES = 64 * 1024;
  * the stack.
  */
 export const MAX_TRACE_DEPTH = 1000;
+/**
+ * The most resources a header may list: a replay runs an informer for each, and what each costs is a pass over its
+ * requests; a recording names a handful (a cluster's every type is a few hundred).
+ */
+export const MAX_TRACE_RESOURCES = 1000;
 
 /**
  * The latest `at` a reader accepts: 100 years, in ms. So the start plus any `at` is a time a Date holds (a line at
@@ -256,6 +261,8 @@ export function readTraceHeader(text: string, options: ReadTraceOptions = {}): T
     throw new TraceFormatError(1, `format version ${String(object.version)}; this reader reads version ${TRACE_FORMAT_VERSION}`);
   const parsed = TraceHeader.safeParse(json);
   if (!parsed.success) throw new TraceFormatError(1, issueText(parsed.error.issues), parsed.error.issues);
+  if (parsed.data.resources.length > MAX_TRACE_RESOURCES)
+    throw new TraceFormatError(1, `a header of ${parsed.data.resources.length} resources; a reader takes at most ${MAX_TRACE_RESOURCES}`);
   // Its `options` are free-form: as deep a line as any other would overflow the stack when written again (a trim).
   if (nestedDeeperThan(text, MAX_TRACE_DEPTH)) throw new TraceFormatError(1, `nested deeper than ${MAX_TRACE_DEPTH} levels`);
   return parsed.data;
