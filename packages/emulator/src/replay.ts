@@ -133,12 +133,12 @@ function parse(source: Bytes): { resources: readonly string[]; requests: Map<str
   eachLine(source, (text, lineNo, offset, bytes) => {
     const json = parseTraceLine(text, lineNo);
     if (lineNo === 1) {
-      resources = checkTraceHeader(json, text);
+      resources = checkTraceHeader(json);
       checker = new TraceLineChecker(resources);
       for (const r of resources) requests.set(r, []);
       return;
     }
-    const line = checker!.check(json, text, bytes, lineNo);
+    const line = checker!.check(json, bytes, lineNo);
     if (line.type === 'list' || line.type === 'watch') {
       const resource = line.resource ?? resources![0]!;
       const recorded: Recorded = { kind: line.type, options: line.options ?? {}, line: lineNo, at: line.at, outcomes: [] };

@@ -70,6 +70,13 @@ export const HOSTILE_TRACES: readonly (readonly [string, string, number, RegExp]
     1,
     /a header of 1001 resources; a reader takes at most 1000/,
   ],
+  // Parsing makes an object of each: 20 million `{}` in one page cost gigabytes (audit24). Counted before the parse.
+  [
+    'a page of 4,000,001 objects',
+    `${lines(header, list)}{"type":"page","at":1,"id":0,"resourceVersion":"1","items":[${'{},'.repeat(4_000_000)}{}]}\n`,
+    3,
+    /more than 4000000 arrays and objects/,
+  ],
   // A request for a resource the header does not list would be replayed by nothing, silently.
   [
     'a request for a resource the header does not list',
