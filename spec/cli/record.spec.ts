@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TestScheduler } from 'rxjs/testing';
@@ -82,6 +83,33 @@ describe('rx-informer record', () => {
     expect(statSync(clear).mode & 0o777).toBe(0o600);
     expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(readTrace(read(clear)).lines.at(-1)).toMatchObject({ type: 'stop', why: 'duration' });
+  }, 60_000);
+
+  it('-o a FIFO without a reader: waits saying so, and Ctrl-C ends the wait (130), nothing written (audit24)', async () => {
+    const fifo = join(dir, 'no-reader.fifo');
+    execFileSync('mkfifo', [fifo]);
+    const run = cli(['record', 'configmaps', '-o', fifo, '--kubeconfig', kubeconfig]);
+    // It blocked in open(2) for good, deaf to SIGINT and SIGTERM (only SIGKILL ended it).
+    await run.line('err', /^waiting for a reader of .*no-reader\.fifo \(a FIFO; Ctrl-C to stop\)$/);
+    run.proc.kill('SIGINT');
+    expect((await run.exit).code).toBe(130);
+    expect(run.err.at(-1)).toMatch(/not written$/);
+  }, 60_000);
+
+  it('-o a FIFO whose reader comes later: the trace goes to the reader whole, Ctrl-C (130) ends it with its stop line', async () => {
+    const fifo = join(dir, 'late-reader.fifo');
+    execFileSync('mkfifo', [fifo]);
+    const run = cli(['record', 'configmaps', '-n', 'fifo', '-o', fifo, '--kubeconfig', kubeconfig]);
+    await run.line('err', /^waiting for a reader of /);
+    const reader = spawn('cat', [fifo], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let text = '';
+    reader.stdout.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+    const read = new Promise((resolve) => reader.on('close', resolve));
+    await run.line('err', /^synced; recording to /);
+    run.proc.kill('SIGINT');
+    expect((await run.exit).code).toBe(130);
+    await read;
+    expect(readTrace(text).lines.at(-1)).toMatchObject({ type: 'stop', why: 'closed' });
   }, 60_000);
 
   it('a disk full before the resources synced: the stop lines end stderr, no `synced; recording` after them (audit24)', async () => {
