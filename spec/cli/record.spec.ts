@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TestScheduler } from 'rxjs/testing';
@@ -82,6 +83,46 @@ describe('rx-informer record', () => {
     expect(statSync(clear).mode & 0o777).toBe(0o600);
     expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(readTrace(read(clear)).lines.at(-1)).toMatchObject({ type: 'stop', why: 'duration' });
+  }, 60_000);
+
+  it('-o a FIFO without a reader: waits saying so, and Ctrl-C ends the wait (130), nothing written (audit24)', async () => {
+    const fifo = join(dir, 'no-reader.fifo');
+    execFileSync('mkfifo', [fifo]);
+    const run = cli(['record', 'configmaps', '-o', fifo, '--kubeconfig', kubeconfig]);
+    // It blocked in open(2) for good, deaf to SIGINT and SIGTERM (only SIGKILL ended it).
+    await run.line('err', /^waiting for a reader of .*no-reader\.fifo \(a FIFO; Ctrl-C to stop\)$/);
+    run.proc.kill('SIGINT');
+    expect((await run.exit).code).toBe(130);
+    expect(run.err.at(-1)).toMatch(/not written$/);
+  }, 60_000);
+
+  it('-o a FIFO whose reader comes later: the trace goes to the reader whole, Ctrl-C (130) ends it with its stop line', async () => {
+    const fifo = join(dir, 'late-reader.fifo');
+    execFileSync('mkfifo', [fifo]);
+    const run = cli(['record', 'configmaps', '-n', 'fifo', '-o', fifo, '--kubeconfig', kubeconfig]);
+    await run.line('err', /^waiting for a reader of /);
+    const reader = spawn('cat', [fifo], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let text = '';
+    reader.stdout.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+    const read = new Promise((resolve) => reader.on('close', resolve));
+    await run.line('err', /^synced; recording to /);
+    run.proc.kill('SIGINT');
+    expect((await run.exit).code).toBe(130);
+    await read;
+    expect(readTrace(text).lines.at(-1)).toMatchObject({ type: 'stop', why: 'closed' });
+  }, 60_000);
+
+  it('a disk full before the resources synced: the stop lines end stderr, no `synced; recording` after them (audit24)', async () => {
+    const file = join(dir, 'full-at-once.jsonl');
+    // 300 KB in the first list page, past the sink's buffer (256 KiB): written at once, the disk (16 KiB) does not take it,
+    // and the recording stops before it synced.
+    for (let i = 0; i < 150; i++)
+      api.create('configmaps', { metadata: { name: `big-${i}`, namespace: 'disk-first' }, data: { v: 'x'.repeat(2000) } });
+    const run = cli(['record', 'configmaps', '-n', 'disk-first', '-o', file, '--kubeconfig', kubeconfig], {}, { maxFileKiB: 16 });
+    expect((await run.exit).code).toBe(1);
+    // `exit` is the child's `close`: all it printed is in.
+    expect(run.err.join('\n')).toMatch(/EFBIG/);
+    expect(run.err.filter((l) => l.startsWith('synced; recording'))).toEqual([]);
   }, 60_000);
 
   it('a disk that fills (EFBIG under ulimit -f, as ENOSPC): exit 1, one line naming the file, a trace of whole lines that replays', async () => {

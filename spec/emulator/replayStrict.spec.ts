@@ -15,6 +15,7 @@ import {
   MAX_TRACE_DEPTH,
   MAX_TRACE_LINE_BYTES,
   MAX_TRACE_REQUEST_LINE_BYTES,
+  MAX_TRACE_RESOURCES,
   readTrace,
   TRACE_FORMAT,
   TRACE_FORMAT_VERSION,
@@ -122,7 +123,16 @@ describe("the emulator's replay refuses what the library's reader refuses", () =
       emulator.MAX_TRACE_REQUEST_LINE_BYTES,
       emulator.MAX_TRACE_DEPTH,
       emulator.MAX_TRACE_AT_MS,
-    ]).toEqual([TRACE_FORMAT, TRACE_FORMAT_VERSION, MAX_TRACE_LINE_BYTES, MAX_TRACE_REQUEST_LINE_BYTES, MAX_TRACE_DEPTH, MAX_TRACE_AT_MS]);
+      emulator.MAX_TRACE_RESOURCES,
+    ]).toEqual([
+      TRACE_FORMAT,
+      TRACE_FORMAT_VERSION,
+      MAX_TRACE_LINE_BYTES,
+      MAX_TRACE_REQUEST_LINE_BYTES,
+      MAX_TRACE_DEPTH,
+      MAX_TRACE_AT_MS,
+      MAX_TRACE_RESOURCES,
+    ]);
     expect([...emulator.TRACE_REASONS].sort()).toEqual(Object.keys(REASON_CLASSES).sort());
   });
 });

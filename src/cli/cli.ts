@@ -315,16 +315,22 @@ async function recordRun(argv: readonly string[]): Promise<number> {
     err(`error: ${messageOf(error)}`);
     return EXIT.error;
   }
-  void recording.synced.then(() => err(`synced; recording to ${options.file} (Ctrl-C to stop)`));
+  let ended = false;
+  // Not once the recording stopped (a disk full at the first page: its informer syncs after the stop lines).
+  void recording.synced.then(() => ended || recording.writer.stopped || err(`synced; recording to ${options.file} (Ctrl-C to stop)`));
   // A resource that cannot be recorded (a bad selector: 400) fails the run, as it fails `watch`: 1, its sentence.
   const end = await Promise.race([ending.code, recording.stopped.then(() => EXIT.ok), recording.failed]);
+  ended = true;
   recording.stop();
   const { writer, error } = recording;
   err(`stopped (${writer.stopped ?? 'closed'}): ${recording.bytes} bytes written to ${options.file}`);
   if (typeof end === 'string') err(`error: ${end}`);
+  // A list page longer than a reader reads is not written: the file reads, but holds less than was asked.
+  const refused = recording.refusedLine;
+  if (refused !== undefined) err(`error: ${refused}`);
   // A full disk: the file ends with the last whole line written (no stop line), and replays.
   if (error !== undefined) err(`error: cannot write ${options.file}: ${messageOf(error)}`);
-  return typeof end === 'string' || error !== undefined ? EXIT.error : end;
+  return typeof end === 'string' || error !== undefined || refused !== undefined ? EXIT.error : end;
 }
 
 /** Resolves when `stream` has drained, or is closed (a reader gone: nothing more will drain). */

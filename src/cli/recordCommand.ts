@@ -2,6 +2,7 @@
  * `rx-informer record RESOURCE... -o trace.jsonl`: one informer per resource over a recorded
  * ListWatch, every request and what came of it written to one trace (docs/testing.md).
  */
+import { closeSync } from 'node:fs';
 import { firstValueFrom, Subscription } from 'rxjs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { discover, toResource } from '../discovery/index.ts';
@@ -9,6 +10,7 @@ import { informer } from '../index.ts';
 import {
   httpListWatch,
   isSecretResource,
+  MAX_TRACE_LINE_BYTES,
   record,
   resourceName,
   traceFileSink,
@@ -17,6 +19,7 @@ import {
   type TraceStopReason,
   type TraceWriter,
 } from '../pipeline.ts';
+import { FIFO_RETRY_MS, isFifo, tryOpenFifo } from '../1-transport/trace/fifo.ts';
 import { encodingOptions } from './args.ts';
 import { explain } from './explain.ts';
 import { count, messageOf } from './format.ts';
@@ -47,6 +50,8 @@ export interface Recording {
    * whole line written (see `traceFileSink`), with no stop line.
    */
   readonly error: unknown;
+  /** Why a line was refused for being longer than a reader reads (the recording stopped before it), if one was. */
+  readonly refusedLine: string | undefined;
   /** Bytes in the file: whole lines written. */
   readonly bytes: number;
 }
@@ -55,13 +60,38 @@ export interface Recording {
  * The trace file, opened on the writer's first write: a writer refused before it writes (a `--max-bytes` too small
  * for the header: a RangeError, a usage error here) never opens `path`, so a file already there is left as it was.
  */
-function lazyFile(path: string, mode: number | undefined): { readonly sink: () => TraceFileSink; close(): void; bytes(): number } {
+function lazyFile(
+  path: string,
+  mode: number | undefined,
+  held: number | undefined,
+): { readonly sink: () => TraceFileSink; close(): void; bytes(): number } {
   let file: TraceFileSink | undefined;
+  const open = () => {
+    const opened = traceFileSink(path, mode === undefined ? {} : { mode });
+    // The FIFO's reader is there (`held` kept it from seeing an end): the sink's own descriptor now keeps it.
+    if (held !== undefined) closeSync(held);
+    return opened;
+  };
   return {
-    sink: () => (file ??= traceFileSink(path, mode === undefined ? {} : { mode })),
+    sink: () => (file ??= open()),
     close: () => file?.close(),
     bytes: () => file?.bytes ?? 0,
   };
+}
+
+/**
+ * For a FIFO `path`: waits, on the event loop (a signal ends the run meanwhile), until it has a reader, saying so once,
+ * and returns a descriptor that holds it open until the sink opens its own (a blocking open then returns at once: the
+ * reader is there). Undefined for anything else.
+ */
+async function fifoReader(path: string, terminal: RecordTerminal): Promise<number | undefined> {
+  if (!isFifo(path)) return undefined;
+  for (let told = false; ; await new Promise((resolve) => setTimeout(resolve, FIFO_RETRY_MS))) {
+    const fd = tryOpenFifo(path);
+    if (fd !== undefined) return fd;
+    if (!told) terminal.err(`waiting for a reader of ${path} (a FIFO; Ctrl-C to stop)`);
+    told = true;
+  }
 }
 
 /**
@@ -116,8 +146,10 @@ export async function recordCommand(kc: KubeConfig, command: RecordCommandOption
     throw new UsageError(explain(error, server));
   }
   const chosen = resolveResources(found, { resources: command.resources, all: false });
+  // A FIFO without a reader would hold the thread in `open` for good, deaf to Ctrl-C: waited for here, on the loop.
+  const held = await fifoReader(command.file, terminal);
   // Secret values in clear (--no-redact): a file only its owner reads.
-  const file = lazyFile(command.file, command.redact ? undefined : 0o600);
+  const file = lazyFile(command.file, command.redact ? undefined : 0o600, held);
   const writer = writerOr(() =>
     traceWriter({
       write: (text) => file.sink().write(text),
@@ -184,6 +216,12 @@ export async function recordCommand(kc: KubeConfig, command: RecordCommandOption
     writer,
     get error() {
       return writer.error ?? closeError;
+    },
+    get refusedLine() {
+      const bytes = writer.refusedLineBytes;
+      return bytes === undefined
+        ? undefined
+        : `a line of ${bytes} bytes (a list page) is longer than a trace line may be (${MAX_TRACE_LINE_BYTES} bytes): not written`;
     },
     get bytes() {
       return file.bytes();

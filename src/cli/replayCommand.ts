@@ -18,35 +18,53 @@ import { builtinResource } from '../0-model/resources.ts';
 /** How long after the trace's last line a replay may run before it is stopped. */
 const REPLAY_HORIZON_MS = 10 * 60_000;
 
-/** A resource for a name in a trace's header: unstructured (objects kept as recorded), its kind from the watch events. */
-function resourceFor(trace: TraceSource, name: string): Resource<KubeObject> {
-  const builtin = builtinResource(name);
-  if (builtin) return builtin;
-  const [plural = name, ...groupParts] = name.split('.');
-  const group = groupParts.join('.');
-  const watches = new Set<number>();
-  let kind: string | undefined;
-  let version: string | undefined;
+/**
+ * The resource for each name in a trace's header: a built-in one, else unstructured (objects kept as recorded), its
+ * kind from the watch events. One pass for all the names (one per name was resources × lines: audit24).
+ */
+function resourcesFor(trace: TraceSource): ReadonlyMap<string, Resource<KubeObject>> {
+  const out = new Map<string, Resource<KubeObject>>();
+  const wanted = new Set<string>();
+  for (const name of trace.header.resources) {
+    const builtin = builtinResource(name);
+    if (builtin) out.set(name, builtin);
+    else wanted.add(name);
+  }
+  const found = new Map<string, { kind: string; version: string | undefined }>();
+  // The watches of a wanted resource, by id: its name, or undefined for one naming none (every resource's).
+  const watches = new Map<number, string | undefined>();
   // The first event of a watch of it that names a kind, and its apiVersion's version (read one at a time: the trace
   // may be long). The version is the objects' own: a guessed one (`v1` for a CRD served as `v1beta1`) would make
   // every recorded object fail the resource's apiVersion check, and the replay print nothing.
-  for (let i = 0; i < trace.length && kind === undefined; i++) {
+  for (let i = 0; i < trace.length && found.size < wanted.size; i++) {
     const request = trace.requestAt(i);
-    if (request?.type === 'watch' && (request.resource ?? name) === name) watches.add(request.id);
+    if (request?.type === 'watch' && (request.resource === undefined || wanted.has(request.resource)))
+      watches.set(request.id, request.resource);
     if (trace.typeOf(i) !== 'event' || !watches.has(trace.idOf(i))) continue;
+    const of = watches.get(trace.idOf(i));
+    const names = (of === undefined ? [...wanted] : [of]).filter((name) => !found.has(name));
+    if (names.length === 0) continue;
     const line = trace.read(i);
     const object =
       line.type === 'event' && line.event.type !== 'ERROR'
         ? (line.event.object as { kind?: unknown; apiVersion?: unknown } | null)
         : undefined;
     if (typeof object?.kind !== 'string' || object.kind === 'Bookmark') continue;
-    kind = object.kind;
     const apiVersion = typeof object.apiVersion === 'string' ? object.apiVersion : '';
     const slash = apiVersion.lastIndexOf('/');
-    if (apiVersion.slice(0, Math.max(slash, 0)) === group && apiVersion.length > slash + 1) version = apiVersion.slice(slash + 1);
+    for (const name of names) {
+      const group = name.split('.').slice(1).join('.');
+      const ours = apiVersion.slice(0, Math.max(slash, 0)) === group && apiVersion.length > slash + 1;
+      found.set(name, { kind: object.kind, version: ours ? apiVersion.slice(slash + 1) : undefined });
+    }
   }
   trace.release();
-  return customResource({ group, version: version ?? 'v1', plural, kind: kind ?? plural, namespaced: true });
+  for (const name of wanted) {
+    const [plural = name, ...groupParts] = name.split('.');
+    const { kind = plural, version = 'v1' } = found.get(name) ?? {};
+    out.set(name, customResource({ group: groupParts.join('.'), version, plural, kind, namespaced: true }));
+  }
+  return out;
 }
 
 /** A change of a replay: the time into the recording it came at, and whether its resource is Secrets. */
@@ -103,10 +121,11 @@ async function replayed(trace: TraceSource, played: Played, pace?: Pace): Promis
   const mismatches: string[] = [];
   const all = new Subscription();
   let running = trace.header.resources.length;
+  const resources = resourcesFor(trace);
   for (const name of trace.header.resources) {
     const replay = replayListWatch(trace, { scheduler, resource: name, timeline: 'recorded' });
     all.add(() => mismatches.push(...replay.mismatches.map((m) => `${name}: ${m.message}`)));
-    const resource = resourceFor(trace, name);
+    const resource = resources.get(name)!;
     const secret = isSecretResource(resource);
     let one: Subscription | undefined;
     // Each informer stops when its part of the trace is played, or once it diverged (after a mismatch the replay

@@ -10,6 +10,7 @@ import { Worker } from 'node:worker_threads';
 import { writeTrimmedTrace, type TraceSource, type TrimWindow } from '../pipeline.ts';
 import { traceLineText } from '../internal.ts';
 import { messageOf } from './format.ts';
+import { FIFO_RETRY_MS, tryOpenFifo } from '../1-transport/trace/fifo.ts';
 
 export interface Trimmed {
   readonly lines: number;
@@ -52,9 +53,6 @@ function specialFile(out: string): 'fifo' | 'other' | undefined {
   }
 }
 
-/** How often a FIFO is tried again while it has no reader, or while its reader's pipe is full (ms). */
-const FIFO_RETRY_MS = 50;
-
 /** Waits `ms` on this thread (a worker's: its termination ends the wait). */
 function pause(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
@@ -69,13 +67,10 @@ const code = (error: unknown) => (error as NodeJS.ErrnoException).code;
  */
 function openFifo(out: string, waiting: () => void): number {
   for (let told = false; ; pause(FIFO_RETRY_MS)) {
-    try {
-      return openSync(out, constants.O_WRONLY | constants.O_NONBLOCK);
-    } catch (error) {
-      if (code(error) !== 'ENXIO') throw error;
-      if (!told) waiting();
-      told = true;
-    }
+    const fd = tryOpenFifo(out);
+    if (fd !== undefined) return fd;
+    if (!told) waiting();
+    told = true;
   }
 }
 

@@ -138,7 +138,7 @@ function parse(source: Bytes): { resources: readonly string[]; requests: Map<str
       for (const r of resources) requests.set(r, []);
       return;
     }
-    const line = checker!.check(json, text, bytes, lineNo);
+    const line = checker!.check(json, bytes, lineNo);
     if (line.type === 'list' || line.type === 'watch') {
       const resource = line.resource ?? resources![0]!;
       const recorded: Recorded = { kind: line.type, options: line.options ?? {}, line: lineNo, at: line.at, outcomes: [] };
@@ -242,7 +242,8 @@ function play(
 ): void {
   const start = Date.now();
   if (recorded.kind === 'watch') {
-    res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' });
+    // No Transfer-Encoding: Node chunks an HTTP/1.1 body of unknown length by itself, and HTTP/2 forbids the header.
+    res.writeHead(200, { 'Content-Type': 'application/json' });
     res.flushHeaders();
   }
   let next = 0;

@@ -6,11 +6,12 @@
  * that the constants and the reasons below are the library's):
  *
  * - a header on line 1: `type: "header"`, the format's name, version 1, `startedAt` an ISO 8601 date and time with
- *   `Z` or an offset, `resources` (strings), `redacted`, optional `server` and `options`;
+ *   `Z` or an offset, `resources` (strings, at most 1000), `redacted`, optional `server` and `options`;
  * - every other line one of the format's, strict (no member the writer does not write), with `at` (≥ 0, ≤ 100
  *   years in ms, never going backwards) and but for `stop` an `id`; a request's options only those of a list or a
  *   watch;
- * - no line over 64 MiB, no `list`/`watch` line over 64 KiB, nothing nested deeper than 1000 levels;
+ * - no line over 64 MiB, no `list`/`watch` line over 64 KiB, nothing nested deeper than 1000 levels (the header too),
+ *   no line of more than 4,000,000 arrays and objects (both scanned before it is parsed), no more than 200,000 requests;
  * - no line after `stop`; request ids used once; a request's lines between its start and its end (a page of a
  *   list, an event of a watch); a request for a resource the header lists; list pages that chain.
  */
@@ -20,6 +21,9 @@ export const TRACE_FORMAT_VERSION = 1;
 export const MAX_TRACE_LINE_BYTES = 64 * 1024 * 1024;
 export const MAX_TRACE_REQUEST_LINE_BYTES = 64 * 1024;
 export const MAX_TRACE_DEPTH = 1000;
+export const MAX_TRACE_RESOURCES = 1000;
+export const MAX_TRACE_LINE_CONTAINERS = 4_000_000;
+export const MAX_TRACE_REQUESTS = 200_000;
 export const MAX_TRACE_AT_MS = 100 * 365.25 * 24 * 3_600_000;
 
 /** The reasons of a recorded error: the library's `ErrorReason`s. */
@@ -205,10 +209,11 @@ const HEADER: Shape = {
   redacted: [boolean],
 };
 
-/** Whether the JSON `text` nests arrays and objects deeper than `max` (its brackets outside strings). */
-function nestedDeeperThan(text: string, max: number): boolean {
-  if (text.length <= 2 * max) return false;
+/** What is wrong with the shape of the JSON `text` (its brackets outside strings), scanned before it is parsed. */
+function shapeFault(text: string): string | undefined {
+  if (text.length <= 2 * MAX_TRACE_DEPTH) return undefined;
   let depth = 0;
+  let containers = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c === 0x22) {
@@ -218,14 +223,17 @@ function nestedDeeperThan(text: string, max: number): boolean {
         else if (s === 0x22) break;
       }
     } else if (c === 0x7b || c === 0x5b) {
-      if (++depth > max) return true;
+      if (++depth > MAX_TRACE_DEPTH) return `nested deeper than ${MAX_TRACE_DEPTH} levels`;
+      if (++containers > MAX_TRACE_LINE_CONTAINERS) return `more than ${MAX_TRACE_LINE_CONTAINERS} arrays and objects`;
     } else if (c === 0x7d || c === 0x5d) depth--;
   }
-  return false;
+  return undefined;
 }
 
-/** Parses line `line`'s text: JSON, or the error naming it. */
+/** Parses line `line`'s text: JSON of a bounded shape, or the error naming it. */
 export function parseTraceLine(text: string, line: number): unknown {
+  const fault = shapeFault(text);
+  if (fault !== undefined) throw new TraceLineError(line, fault);
   try {
     return JSON.parse(text);
   } catch (e) {
@@ -242,7 +250,10 @@ export function checkTraceHeader(json: unknown): readonly string[] {
     throw new TraceLineError(1, `format version ${String(header.version)}; this reader reads version ${TRACE_FORMAT_VERSION}`);
   const issues = issuesOf(header, { shape: HEADER, strict: false }, '');
   if (issues.length) throw new TraceLineError(1, issues.join('; '));
-  return (header as { resources: string[] }).resources;
+  const { resources } = header as { resources: string[] };
+  if (resources.length > MAX_TRACE_RESOURCES)
+    throw new TraceLineError(1, `a header of ${resources.length} resources; a reader takes at most ${MAX_TRACE_RESOURCES}`);
+  return resources;
 }
 
 /** A line read and checked: its type, time, id and, for a request, its resource and options. */
@@ -269,8 +280,8 @@ export class TraceLineChecker {
     this.resources = resources;
   }
 
-  /** Line `line`, parsed from `text` (`bytes` long in UTF-8). */
-  check(json: unknown, text: string, bytes: number, line: number): CheckedLine {
+  /** Line `line`, parsed (`bytes` long in UTF-8). */
+  check(json: unknown, bytes: number, line: number): CheckedLine {
     const type = isObject(json) ? json['type'] : undefined;
     const shape = typeof type === 'string' && Object.hasOwn(LINES, type) ? LINES[type] : undefined;
     if (!shape) {
@@ -285,7 +296,6 @@ export class TraceLineChecker {
     const issues = issuesOf(json, { shape, strict: true }, '');
     if (issues.length) throw new TraceLineError(line, issues.join('; '));
     const record = json as unknown as CheckedLine;
-    if (nestedDeeperThan(text, MAX_TRACE_DEPTH)) throw new TraceLineError(line, `nested deeper than ${MAX_TRACE_DEPTH} levels`);
     if ((record.type === 'list' || record.type === 'watch') && bytes > MAX_TRACE_REQUEST_LINE_BYTES)
       throw new TraceLineError(line, `a ${record.type} request line longer than ${MAX_TRACE_REQUEST_LINE_BYTES} bytes`);
     if (this.stopped) throw new TraceLineError(line, 'a line after the `stop` line');
@@ -301,6 +311,7 @@ export class TraceLineChecker {
     if (record.type === 'list' || record.type === 'watch') {
       this.listed(record, line);
       if (this.seen.has(id)) throw new TraceLineError(line, `request id ${id} used twice`);
+      if (this.seen.size >= MAX_TRACE_REQUESTS) throw new TraceLineError(line, `more than ${MAX_TRACE_REQUESTS} requests`);
       this.seen.add(id);
       this.open.set(id, record);
       if (record.type === 'list') this.chains(record, line);

@@ -4,7 +4,11 @@ import {
   readTrace,
   recordedError,
   RecordedError,
+  MAX_TRACE_LINE_CONTAINERS,
+  MAX_TRACE_REQUESTS,
+  readTraceHeader,
   TRACE_FORMAT_VERSION,
+  TraceChecker,
   TraceFormatError,
 } from '../../../src/1-transport/trace/format.ts';
 import { end, header, HOSTILE_TRACES, lines, list, page } from './hostileTraces.ts';
@@ -63,6 +67,24 @@ describe('readTrace', () => {
       `${lines(header, list)}{"type":"page","at":1,"id":0,"resourceVersion":"1","items":[${'['.repeat(n)}"[[[[{{{{\\""${']'.repeat(n)}]}\n`;
     expect(readTrace(nested(998)).lines).toHaveLength(2);
     expect(() => readTrace(nested(999))).toThrow(/^trace line 3: nested deeper than 1000 levels$/);
+  });
+
+  it('a page of as many arrays and objects as the limit reads (audit24: they are counted before the parse)', () => {
+    // The line and its items array are two: the rest are the items.
+    const items = MAX_TRACE_LINE_CONTAINERS - 2;
+    const text = `${lines(header, list)}{"type":"page","at":1,"id":0,"resourceVersion":"1","items":[${'{},'.repeat(items - 1)}{}]}\n`;
+    expect(readTrace(text).lines).toHaveLength(2);
+  });
+
+  it('a trace of more requests than the limit is refused at the first one past it, naming its line (audit24)', () => {
+    const checker = new TraceChecker(readTraceHeader(JSON.stringify(header)));
+    let line = 2;
+    const request = (id: number) => checker.check(`{"type":"watch","at":0,"id":${id},"options":{}}`, line++);
+    for (let id = 0; id < MAX_TRACE_REQUESTS; id++) {
+      request(id);
+      checker.check(`{"type":"end","at":0,"id":${id},"how":"complete"}`, line++);
+    }
+    expect(() => request(MAX_TRACE_REQUESTS)).toThrow(`trace line ${line}: more than ${MAX_TRACE_REQUESTS} requests`);
   });
 
   it('zod issues come with the error', () => {

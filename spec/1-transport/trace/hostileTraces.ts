@@ -56,6 +56,27 @@ export const HOSTILE_TRACES: readonly (readonly [string, string, number, RegExp]
     3,
     /nested deeper than 1000 levels/,
   ],
+  // The header too (its `options` are free-form): `trim` writing it again overflowed the stack, naming no line (audit24).
+  [
+    'a header nested 200,000 levels deep',
+    `{"type":"header","format":"rx-informer-trace","version":1,"startedAt":"2026-01-01T00:00:00Z","resources":["pods"],"redacted":true,"options":{"x":${'['.repeat(200_000)}${']'.repeat(200_000)}}}\n${lines(list)}`,
+    1,
+    /nested deeper than 1000 levels/,
+  ],
+  // A replay runs an informer for each resource the header lists (audit24: 2,000 took 23 s for nothing).
+  [
+    'a header of 1,001 resources',
+    lines({ ...header, resources: Array.from({ length: 1001 }, (_, i) => `r${i}`) }, list),
+    1,
+    /a header of 1001 resources; a reader takes at most 1000/,
+  ],
+  // Parsing makes an object of each: 20 million `{}` in one page cost gigabytes (audit24). Counted before the parse.
+  [
+    'a page of 4,000,001 objects',
+    `${lines(header, list)}{"type":"page","at":1,"id":0,"resourceVersion":"1","items":[${'{},'.repeat(4_000_000)}{}]}\n`,
+    3,
+    /more than 4000000 arrays and objects/,
+  ],
   // A request for a resource the header does not list would be replayed by nothing, silently.
   [
     'a request for a resource the header does not list',

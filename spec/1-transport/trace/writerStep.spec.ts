@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   initialWriter,
+  MAX_LINE_SIZE,
   STOP_LINE_ROOM,
   writerStep,
   type WriterEffect,
@@ -83,6 +84,20 @@ const ROWS: readonly Row[] = [
     from: writing,
     input: { type: 'line', at: 5, size: 101 },
     limits: { maxBytes: 200 + STOP_LINE_ROOM, durationMs: undefined },
+    effects: stopping('maxBytes', 5),
+    then: stopped('maxBytes'),
+  },
+  {
+    rule: 'a line of MAX_LINE_SIZE bytes (the longest a reader reads, its newline included): written',
+    from: writing,
+    input: { type: 'line', at: 5, size: MAX_LINE_SIZE },
+    effects: [{ type: 'write' }],
+    then: writing,
+  },
+  {
+    rule: 'a line longer than a reader reads (a 64 MiB page): not written, the writer stops (maxBytes), so the file reads',
+    from: writing,
+    input: { type: 'line', at: 5, size: MAX_LINE_SIZE + 1 },
     effects: stopping('maxBytes', 5),
     then: stopped('maxBytes'),
   },

@@ -35,6 +35,22 @@ export const MAX_TRACE_REQUEST_LINE_BYTES = 64 * 1024;
  * the stack.
  */
 export const MAX_TRACE_DEPTH = 1000;
+/**
+ * The most resources a header may list: a replay runs an informer for each, and what each costs is a pass over its
+ * requests; a recording names a handful (a cluster's every type is a few hundred).
+ */
+export const MAX_TRACE_RESOURCES = 1000;
+/**
+ * The most arrays and objects a line may hold, counted before it is parsed: parsing makes each one an object, so a
+ * 64 MiB page of 20 million `{}` cost gigabytes (audit24). A real page of 64 MiB holds under 2 million (objects of a few
+ * dozen bytes a level at the least: managedFields).
+ */
+export const MAX_TRACE_LINE_CONTAINERS = 4_000_000;
+/**
+ * The most requests (`list` and `watch` lines) a trace may hold: a reader keeps each (a few hundred bytes). A
+ * recording of 100 resources whose watches end every 5 minutes makes ~30,000 a day.
+ */
+export const MAX_TRACE_REQUESTS = 200_000;
 
 /**
  * The latest `at` a reader accepts: 100 years, in ms. So the start plus any `at` is a time a Date holds (a line at
@@ -217,10 +233,16 @@ function issueText(issues: readonly z.core.$ZodIssue[]): string {
   return issues.map((i) => `${i.path.length ? i.path.join('.') : '(line)'}: ${i.message}`).join('; ');
 }
 
-/** Whether the JSON `text` nests arrays and objects deeper than `max` (a scan of its brackets outside strings). */
-function nestedDeeperThan(text: string, max: number): boolean {
-  if (text.length <= 2 * max) return false;
+/**
+ * What is wrong with the shape of the JSON `text`, found by a scan of its brackets outside strings before it is parsed:
+ * nested deeper than {@link MAX_TRACE_DEPTH} (it would parse, but writing it again or copying it overflows the stack),
+ * or holding more than {@link MAX_TRACE_LINE_CONTAINERS} arrays and objects (parsing it would cost gigabytes).
+ */
+function shapeFault(text: string): string | undefined {
+  // Each level or container takes two characters at least: a shorter line is within both limits.
+  if (text.length <= 2 * MAX_TRACE_DEPTH) return undefined;
   let depth = 0;
+  let containers = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c === 0x22) {
@@ -231,14 +253,17 @@ function nestedDeeperThan(text: string, max: number): boolean {
         else if (s === 0x22) break;
       }
     } else if (c === 0x7b || c === 0x5b) {
-      if (++depth > max) return true;
+      if (++depth > MAX_TRACE_DEPTH) return `nested deeper than ${MAX_TRACE_DEPTH} levels`;
+      if (++containers > MAX_TRACE_LINE_CONTAINERS) return `more than ${MAX_TRACE_LINE_CONTAINERS} arrays and objects`;
     } else if (c === 0x7d || c === 0x5d) depth--;
   }
-  return false;
+  return undefined;
 }
 
 function parseLine(text: string, line: number, maxLineBytes: number): unknown {
   if (Buffer.byteLength(text, 'utf8') > maxLineBytes) throw new TraceFormatError(line, `longer than ${maxLineBytes} bytes`);
+  const fault = shapeFault(text);
+  if (fault !== undefined) throw new TraceFormatError(line, fault);
   try {
     return JSON.parse(text);
   } catch (e) {
@@ -256,6 +281,8 @@ export function readTraceHeader(text: string, options: ReadTraceOptions = {}): T
     throw new TraceFormatError(1, `format version ${String(object.version)}; this reader reads version ${TRACE_FORMAT_VERSION}`);
   const parsed = TraceHeader.safeParse(json);
   if (!parsed.success) throw new TraceFormatError(1, issueText(parsed.error.issues), parsed.error.issues);
+  if (parsed.data.resources.length > MAX_TRACE_RESOURCES)
+    throw new TraceFormatError(1, `a header of ${parsed.data.resources.length} resources; a reader takes at most ${MAX_TRACE_RESOURCES}`);
   return parsed.data;
 }
 
@@ -285,7 +312,6 @@ export class TraceChecker {
     const parsed = TraceLine.safeParse(parseLine(text, line, this.maxLineBytes));
     if (!parsed.success) throw new TraceFormatError(line, issueText(parsed.error.issues), parsed.error.issues);
     const record = parsed.data;
-    if (nestedDeeperThan(text, MAX_TRACE_DEPTH)) throw new TraceFormatError(line, `nested deeper than ${MAX_TRACE_DEPTH} levels`);
     if ((record.type === 'list' || record.type === 'watch') && Buffer.byteLength(text, 'utf8') > MAX_TRACE_REQUEST_LINE_BYTES)
       throw new TraceFormatError(line, `a ${record.type} request line longer than ${MAX_TRACE_REQUEST_LINE_BYTES} bytes`);
     if (this.stopped) throw new TraceFormatError(line, 'a line after the `stop` line');
@@ -300,6 +326,7 @@ export class TraceChecker {
     if (record.type === 'list' || record.type === 'watch') {
       this.listed(record, line);
       if (this.seen.has(record.id)) throw new TraceFormatError(line, `request id ${record.id} used twice`);
+      if (this.seen.size >= MAX_TRACE_REQUESTS) throw new TraceFormatError(line, `more than ${MAX_TRACE_REQUESTS} requests`);
       this.seen.add(record.id);
       this.open.set(record.id, record);
       if (record.type === 'list') this.chains(record, line);

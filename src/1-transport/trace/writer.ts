@@ -13,7 +13,7 @@ import {
   type TraceStopReason,
 } from './format.ts';
 import { scheduleAfter } from '../../util/scheduleAfter.ts';
-import { initialWriter, STOP_LINE_ROOM, writerStep, type WriterInput, type WriterLimits } from './writerStep.ts';
+import { initialWriter, MAX_LINE_SIZE, STOP_LINE_ROOM, writerStep, type WriterInput, type WriterLimits } from './writerStep.ts';
 
 /** What follows the event of a line `eventLine` writes. */
 const EVENT_LINE_END = '}\n';
@@ -81,6 +81,11 @@ export interface TraceWriter {
   readonly stopped$: Observable<TraceStopReason>;
   /** Bytes written so far. */
   readonly bytes: number;
+  /**
+   * The UTF-8 bytes of the line that stopped the writer (`maxBytes`) for being longer than a reader reads
+   * (`MAX_TRACE_LINE_BYTES`: a list page that large), so that the file still reads; undefined otherwise.
+   */
+  readonly refusedLineBytes?: number | undefined;
   /** What `write` threw, when it threw: the writer stopped (`closed`) then, the informer went on. */
   readonly error: unknown;
   /** Writes the stop line (`closed`) and frees the duration timer. Idempotent. */
@@ -105,6 +110,7 @@ export function traceWriter(options: TraceWriterOptions): TraceWriter & Required
   let ids = 0;
   let failure: unknown;
   let timer: Subscription | undefined;
+  let refusedLineBytes: number | undefined;
 
   /**
    * Steps the machine and carries out its effects; `line`: the line offered, if any (its text, or
@@ -112,6 +118,8 @@ export function traceWriter(options: TraceWriterOptions): TraceWriter & Required
    */
   const step = (input: WriterInput, line?: string | readonly string[]): boolean => {
     const next = writerStep(state, input, limits);
+    if (input.type === 'line' && !state.stopped && next.state.stopped === 'maxBytes' && input.size > MAX_LINE_SIZE)
+      refusedLineBytes = input.size;
     state = next.state;
     let wrote = false;
     for (const effect of next.effects) {
@@ -187,6 +195,9 @@ export function traceWriter(options: TraceWriterOptions): TraceWriter & Required
     stopped$: stops.asObservable(),
     get bytes() {
       return state.bytes;
+    },
+    get refusedLineBytes() {
+      return refusedLineBytes;
     },
     get error() {
       return failure;

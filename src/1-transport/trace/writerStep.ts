@@ -1,4 +1,4 @@
-import type { TraceStopReason } from './format.ts';
+import { MAX_TRACE_LINE_BYTES, type TraceStopReason } from './format.ts';
 
 /**
  * The rules of a trace writer (`traceWriter`), in the reflector's shape: a state, the inputs, and one
@@ -30,7 +30,12 @@ export interface WriterState {
 export interface WriterLimits {
   readonly maxBytes: number;
   readonly durationMs: number | undefined;
+  /** The longest line written, its newline included. Default {@link MAX_LINE_SIZE}. */
+  readonly maxLineBytes?: number;
 }
+
+/** The longest line a writer writes, its newline included: the longest a reader reads (a longer one makes the file unreadable). */
+export const MAX_LINE_SIZE = MAX_TRACE_LINE_BYTES + 1;
 
 export type WriterInput =
   | { readonly type: 'line'; readonly at: number; readonly size: number }
@@ -70,6 +75,7 @@ export function writerStep(
       if (state.stopped) return { state, effects: NONE };
       if (limits.durationMs !== undefined && input.at >= limits.durationMs) return stop(state, 'duration', input.at);
       if (state.bytes + input.size + STOP_LINE_ROOM > limits.maxBytes) return stop(state, 'maxBytes', input.at);
+      if (input.size > (limits.maxLineBytes ?? MAX_LINE_SIZE)) return stop(state, 'maxBytes', input.at);
       return { state, effects: WRITE };
     case 'written':
       return { state: { bytes: state.bytes + input.size, stopped: state.stopped, failed: state.failed }, effects: NONE };
