@@ -301,7 +301,8 @@ function checkAllSynced<I>(config: SessionConfig, state: SessionState<I>, now: n
   }
   // One informer per resource and namespace: the resources are counted by name, the namespaces said apart.
   const where = config.namespaces > 1 ? ` (${count(config.namespaces, 'namespace')})` : '';
-  const took = `${count(total, 'object')} in ${now - config.startedAt} ms${where}`;
+  // Whole milliseconds: the monotonic clock reads fractions.
+  const took = `${count(total, 'object')} in ${Math.round(now - config.startedAt)} ms${where}`;
   out.push(
     { type: 'err', line: `synced ${count(names(watched), 'resource')}, ${took}; watching for changes (Ctrl-C to stop)` },
     { type: 'synced' },
