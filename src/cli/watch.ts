@@ -445,7 +445,15 @@ export async function watchCommand(kc: KubeConfig, command: WatchCommand, termin
     const informer = (d: DiscoveredResource, scope: Scope) =>
       factory.informer(toResource(d), { namespace: scope.namespace, namespaces: scope.namespaces, ...selectors });
     // A cluster-scoped resource is one informer whatever the namespace: the session watches it once.
-    const resources = chosen.flatMap((d) => scopes.scopes.map((scope) => newResource(d, scope, scopes.several, informer(d, scope))));
+    const resources = chosen.flatMap((d) =>
+      scopes.scopes.map((scope) => {
+        const made = newResource(d, scope, scopes.several, informer(d, scope));
+        if (!d.namespaced || scope.namespaces === undefined) return made;
+        // One informer over many namespaces: a forbidden one is dropped (session.ts), as one informer per namespace drops it.
+        const narrow = (namespaces: readonly string[]) => informer(d, { ...scope, namespaces });
+        return { ...made, namespaces: scope.namespaces, narrow };
+      }),
+    );
     shell.send({ type: 'watch', resources });
   }
   return {
