@@ -327,3 +327,18 @@ describe('PageCost: a JSON page is charged its bytes, or its objects and arrays 
     expect(new Set(verdicts)).toEqual(new Set([true, false]));
   });
 });
+
+describe('ListBudget: a continue page asked again (audit23: retryPage after a 429)', () => {
+  it('is charged with the pages before it, as the first time; once read, its token is forgotten', () => {
+    const budget = new ListBudget(1500, () => Promise.resolve());
+    budget.record('t1', budget.before(undefined), 1000);
+    const first = budget.before('t1'); // the page asked: it failed (429), nothing recorded
+    expect(first).toMatchObject({ pages: 1, bytes: 1000 });
+    const again = budget.before('t1'); // asked again after the wait
+    expect(again).toMatchObject({ pages: 1, bytes: 1000 });
+    expect(budget.limit(again, PAGE).maxBytes).toBe(500);
+    budget.record('t2', again, 400);
+    expect(budget.before('t2')).toMatchObject({ pages: 2, bytes: 1400 });
+    expect(budget.before('t1')).toMatchObject({ pages: 0, bytes: 0 });
+  });
+});

@@ -167,6 +167,27 @@ const scenarios: Record<string, () => Machine> = {
       .send({ type: 'start' })
       .send({ type: 'listed', page: page('10', [obj('a', '5')], 'c1') })
       .send({ type: 'listFailed', error: errorFromStatus(410, status(410, 'Expired'), 'list') }),
+  'a continue page fails with 429': () =>
+    new Machine()
+      .send({ type: 'start' })
+      .send({ type: 'listed', page: page('10', [obj('a', '5')], 'c1') })
+      .send({ type: 'listFailed', error: new InformerError('TooManyRequests', 'slow down', { status: 429, phase: 'list' }) }),
+  'a continue page fails with 503 and `Retry-After`': () =>
+    new Machine()
+      .send({ type: 'start' })
+      .send({ type: 'listed', page: page('10', [obj('a', '5')], 'c1') })
+      .send({ type: 'listFailed', error: errorFromStatus(503, status(503, 'ServiceUnavailable'), 'list', 3) }),
+  'a continue page fails with 500 without `Retry-After`': () =>
+    new Machine()
+      .send({ type: 'start' })
+      .send({ type: 'listed', page: page('10', [obj('a', '5')], 'c1') })
+      .send({ type: 'listFailed', error: errorFromStatus(500, status(500, 'InternalError'), 'list') }),
+  'a continue page fails with 429 an 11th time in a row': () => {
+    const m = new Machine().send({ type: 'start' }).send({ type: 'listed', page: page('10', [obj('a', '5')], 'c1') });
+    const throttled = () => new InformerError('TooManyRequests', 'slow down', { status: 429, retryAfterSeconds: 1, phase: 'list' });
+    for (let i = 0; i < 10; i++) m.send({ type: 'listFailed', error: throttled() }).send({ type: 'timer' });
+    return m.send({ type: 'listFailed', error: throttled() });
+  },
   'a list fails with 504 "Too large resource version"': () =>
     new Machine().send({ type: 'start' }).send({ type: 'listFailed', error: errorFromStatus(504, tooLarge, 'list') }),
   'the first page at "0" passes `maxListBytes` (a watch cache answers it whole, ignoring `limit`)': () =>
@@ -205,7 +226,9 @@ function decided(m: Machine, before: ReflectorState<Obj>): string {
     relist,
     listInstead: 'plain list',
     relistLatest: phase.unpaged ? 'unpaged list at ""' : 'relist at ""',
+    retryPage: 'the same page again',
   }[phase.then];
+  const failedToken = before.phase.name === 'listing' ? before.phase.token : undefined;
   const never = before.useWatchList && !m.state.useWatchList ? ', and never stream again' : '';
   m.send({ type: 'timer' });
   const request = m.effects.find((e) => e.type === 'list' || e.type === 'pickTimeout');
@@ -215,6 +238,12 @@ function decided(m: Machine, before: ReflectorState<Obj>): string {
       : request?.type;
   if (phase.then === 'relistLatest' && asked !== `list rv="" limit=${phase.unpaged ? '-' : '500'}`) return `relistLatest asked ${asked}`;
   if (phase.then === 'resume' && asked !== 'pickTimeout') return `resume asked ${asked}`;
+  // The same continue token again, and the pages read kept (the list goes on in the same listing).
+  if (phase.then === 'retryPage') {
+    const again = request?.type === 'list' && request.options.continue === failedToken && failedToken !== undefined;
+    const kept = m.state.phase.name === 'listing' && before.phase.name === 'listing' && m.state.phase.pages === before.phase.pages;
+    if (!again || !kept) return `retryPage asked ${asked} continue=${request?.type === 'list' ? request.options.continue : '-'}`;
+  }
   // Never the same request twice in a row: a paged list instead of a whole one, or smaller pages.
   const expected = paged ? `list rv=${JSON.stringify(before.lastRV)} limit=500` : halved ? 'list rv="" limit=250' : undefined;
   if (expected !== undefined && asked !== expected) return `${what} asked ${asked}`;

@@ -98,6 +98,19 @@ describe('dynamicInformerFactory: discovery is tried again after a fault', () =>
     expect(api.requests.filter((r) => r.path === '/apis' && r.status === 503).length).toBeGreaterThanOrEqual(2);
   });
 
+  it("the wait's jitter is drawn from the factory's `random` (factoryOptions.random), not Math.random (audit23)", async () => {
+    api = await startApiServer({ resources: [MyApples] });
+    api.faults.add({ match: { path: '/apis/stable.example.com/v1' }, fault: { type: 'status', code: 503 }, times: Infinity });
+    const clock = new VirtualTimeScheduler();
+    const dynamic = dynamicInformerFactory(api.kubeConfig, { scheduler: clock, factoryOptions: { random: () => 0.5 } });
+    subscriptions.push(dynamic.errors$.subscribe());
+    subscriptions.push(dynamic.discovery$.subscribe());
+    const crds = dynamic.factory.informers()[0]!;
+    await new Promise<void>((resolve) => subscriptions.push(crds.synced$.subscribe((synced) => synced && resolve())));
+    // 800 ms + random × jitter 1 × 800 ms: exactly 1,200 ms with random 0.5.
+    expect(await pendingRetry(clock)).toBe(1200);
+  });
+
   it("a 503's Retry-After longer than the backoff is the wait", async () => {
     api = await startApiServer({ resources: [MyApples] });
     api.faults.add({

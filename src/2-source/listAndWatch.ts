@@ -1,5 +1,6 @@
 import { Observable, Subscription, asyncScheduler, type Observer, type SchedulerLike, type Subscriber } from 'rxjs';
 import { monotonicScheduler } from '../util/monotonicNow.ts';
+import { optionOr } from '../util/scheduleAfter.ts';
 import type { ListPage, ListWatch, WatchFrame } from '../1-transport/listWatch.ts';
 import { Backoff, type BackoffOptions } from './backoff.ts';
 import type { Decoder } from './decode.ts';
@@ -92,13 +93,15 @@ function watchTimeoutSeconds(minSeconds: number, random: () => number): number {
 export function reflectorConfig<T>(options: ListAndWatchOptions<T>): ReflectorConfig<T> {
   return {
     decode: options.decode,
-    pageSize: options.pageSize ?? 500,
-    idleTimeoutMs: options.idleTimeoutMs ?? 60_000,
-    busyIdleTimeoutMs: options.busyIdleTimeoutMs ?? 15_000,
-    stallMarginMs: options.stallMarginMs ?? 30_000,
-    bookmarkTimeoutMs: options.bookmarkTimeoutMs,
-    maxListPages: options.maxListPages ?? MAX_LIST_PAGES,
-    maxListObjects: options.maxListObjects ?? MAX_LIST_OBJECTS,
+    // NaN or a negative value is the default (never "off": a NaN deadline re-armed every millisecond); the informers'
+    // entry points refuse one (checkInformerOptions), this is the fallback for a direct caller.
+    pageSize: optionOr(options.pageSize, 500),
+    idleTimeoutMs: optionOr(options.idleTimeoutMs, 60_000),
+    busyIdleTimeoutMs: optionOr(options.busyIdleTimeoutMs, 15_000),
+    stallMarginMs: optionOr(options.stallMarginMs, 30_000),
+    bookmarkTimeoutMs: options.bookmarkTimeoutMs !== undefined && options.bookmarkTimeoutMs >= 0 ? options.bookmarkTimeoutMs : undefined,
+    maxListPages: optionOr(options.maxListPages, MAX_LIST_PAGES),
+    maxListObjects: optionOr(options.maxListObjects, MAX_LIST_OBJECTS),
   };
 }
 
@@ -292,7 +295,7 @@ class ReflectorShell<T> {
   }
 
   private minTimeout(): number {
-    return this.options.minWatchTimeoutSeconds ?? MIN_WATCH_TIMEOUT_SECONDS;
+    return optionOr(this.options.minWatchTimeoutSeconds, MIN_WATCH_TIMEOUT_SECONDS);
   }
 
   private listObserver(id: number): Partial<Observer<ListPage>> {

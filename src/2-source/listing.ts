@@ -24,6 +24,7 @@ export function onListed<T>(
     listRV: listing.token === undefined ? page.resourceVersion : listing.listRV,
     pages: listing.pages + 1,
     objects: listing.objects + page.items.length,
+    retries: 0,
     items: items.length > 0 ? { values: items, before: listing.items } : listing.items,
     rejectedKeys: rejectedKeys.length > 0 ? { values: rejectedKeys, before: listing.rejectedKeys } : listing.rejectedKeys,
   };
@@ -100,7 +101,8 @@ function listComplete<T>(state: ReflectorState<T>, listing: Listing<T>, out: Eff
 
 /**
  * A page failed: the recovery rules decide (a continue token whose snapshot was
- * compacted: list again, whole and unpaged, at the latest state), unless the page
+ * compacted: list again, whole and unpaged, at the latest state; a continue page throttled: the same page again,
+ * the pages read kept), unless the page
  * did not fit the page byte limit (see {@link didNotFit}): then never the same request again.
  */
 export function onListFailed<T>(state: ReflectorState<T>, listing: Listing<T>, error: InformerError, out: Effects<T>): ReflectorState<T> {
@@ -113,7 +115,8 @@ export function onListFailed<T>(state: ReflectorState<T>, listing: Listing<T>, e
       return proceed({ ...state, pageHalvings: state.pageHalvings + 1 }, { next: 'relist', backoff: true }, false, out);
     case undefined: {
       const continued = listing.token !== undefined;
-      return proceed(state, afterListFailure(error, listing.rv, continued), continued, out);
+      const decision = afterListFailure(error, listing.rv, continued, listing.retries);
+      return proceed(state, decision, continued, out, decision.next === 'retryPage' ? listing : undefined);
     }
   }
 }

@@ -27,7 +27,12 @@ export type Next =
    * plain lists from now on), or after a stream that ended before its initial events (later
    * relists stream again).
    */
-  | 'listInstead';
+  | 'listInstead'
+  /**
+   * Ask the same continue page again (the list goes on): after a 429, or a 5xx with `Retry-After`, on a continue
+   * page, as client-go's rest client retries a request in place (see {@link MAX_PAGE_RETRIES}).
+   */
+  | 'retryPage';
 
 export interface Decision {
   readonly next: Next;
@@ -156,13 +161,32 @@ export function afterWatch(
 }
 
 /**
+ * Times in a row a continue page is asked again after a throttling answer before the list is given up (relisted
+ * after the backoff): client-go's rest client retries a request up to 10 times (`maxRetries`, rest/request.go).
+ */
+export const MAX_PAGE_RETRIES = 10;
+
+/**
+ * A failure the server asks to be retried in place: a 429, or any status ≥ 500 carrying `Retry-After` (client-go's
+ * `checkWait`, rest/with_retry.go). A 429 without `Retry-After` too: throttling, never a reason to drop the pages read.
+ */
+function isRetriedInPlace(error: InformerError): boolean {
+  const status = error.status ?? 0;
+  return status === 429 || (status >= 500 && error.retryAfterSeconds !== undefined);
+}
+
+/**
  * After a list failed: list again at once at resourceVersion "" when the one
  * asked for is gone (410) or not reached yet (too large), else after the
- * backoff. `continued`: the failure was on a continue page.
+ * backoff. `continued`: the failure was on a continue page, asked again `retries` times in a row already: after a
+ * 429 or a 5xx with `Retry-After` it is asked again (`retryPage`, after the backoff and at least the Retry-After), up
+ * to {@link MAX_PAGE_RETRIES} times, instead of throwing the pages read away (client-go retries the request in place).
  */
-export function afterListFailure(error: InformerError, askedResourceVersion: string, continued: boolean): Decision {
+export function afterListFailure(error: InformerError, askedResourceVersion: string, continued: boolean, retries = 0): Decision {
   if (isTooLargeResourceVersion(error)) return { next: 'relistLatest', backoff: false };
   if (isExpired(error) && (continued || askedResourceVersion !== '')) return { next: 'relistLatest', backoff: false };
+  if (continued && retries < MAX_PAGE_RETRIES && isRetriedInPlace(error))
+    return { next: 'retryPage', backoff: true, ...waitAsked(error.retryAfterSeconds) };
   return untilAnswered({ next: 'relist', backoff: true, ...waitAsked(error.retryAfterSeconds) }, error);
 }
 

@@ -16,7 +16,7 @@ import type { ListProgress, SourceEvent } from './sourceEvent.ts';
  * streaming ──initial event, check not due──▶ streaming
  * listing, watching, streaming ──failed, ended, idle, stalled, too long──▶ waiting
  * waiting ──timer, answered: resume, or relist with watchList──▶ opening
- * waiting ──timer, answered: relist, relistLatest, listInstead──▶ listing
+ * waiting ──timer, answered: relist, relistLatest, listInstead, retryPage──▶ listing
  *   (`answered` ends a wait only after a failure no server answered: the server is back)
  * ```
  *
@@ -92,6 +92,8 @@ export interface Listing<T> {
   readonly rejectedKeys: Chain<string> | undefined;
   /** The continue tokens received in this list (long ones hashed), to catch a repeat (owned by this list, added to in place). */
   readonly tokens: Set<string>;
+  /** Times the page asked for was asked again after a throttling answer (`retryPage`); 0 at each new page. */
+  readonly retries: number;
 }
 
 /** A watch about to be opened: the shell draws its `timeoutSeconds`. */
@@ -135,16 +137,18 @@ export interface Streaming<T> extends OpenWatch {
 }
 
 /** Waiting for a timer (the backoff, or 0 ms), then doing `then`. */
-export interface Waiting {
+export interface Waiting<T = unknown> {
   readonly name: 'waiting';
   readonly then: Next;
+  /** For `retryPage`: the list that goes on, its failed page asked again. */
+  readonly listing?: Listing<T>;
   /** For `relistLatest`: list unpaged (a continue token expired). */
   readonly unpaged: boolean;
   /** After a failure no server answered: the `answered` input ends the wait too. */
   readonly untilAnswered: boolean;
 }
 
-export type Phase<T> = { readonly name: 'starting' } | Listing<T> | Opening | Watching | Streaming<T> | Waiting;
+export type Phase<T> = { readonly name: 'starting' } | Listing<T> | Opening | Watching | Streaming<T> | Waiting<T>;
 
 export interface ReflectorState<T> extends ReflectorMemory {
   readonly phase: Phase<T>;

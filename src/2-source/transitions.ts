@@ -72,6 +72,7 @@ export function startList<T>(config: ReflectorConfig<T>, memory: ReflectorMemory
     items: undefined,
     rejectedKeys: undefined,
     tokens: new Set<string>(),
+    retries: 0,
   };
   return { ...memory, request, phase };
 }
@@ -88,17 +89,27 @@ export function relist<T>(config: ReflectorConfig<T>, memory: ReflectorMemory, o
   return memory.useWatchList ? openWatch(memory, true, false, out) : startList(config, memory, false, out);
 }
 
-/** Carries out a decision of the recovery rules: wait (the backoff, or 0 ms), then `decision.next`. */
-export function proceed<T>(memory: ReflectorMemory, decision: Decision, unpaged: boolean, out: Effects<T>): ReflectorState<T> {
+/**
+ * Carries out a decision of the recovery rules: wait (the backoff, or 0 ms), then `decision.next`. `listing`: the list
+ * that goes on after a `retryPage` wait (kept in the waiting phase: its pages read are not thrown away).
+ */
+export function proceed<T>(
+  memory: ReflectorMemory,
+  decision: Decision,
+  unpaged: boolean,
+  out: Effects<T>,
+  listing?: Listing<T>,
+): ReflectorState<T> {
   const request = memory.request + 1;
   const untilAnswered = decision.untilAnswered === true;
   const retryAfterMs = (decision.retryAfterSeconds ?? 0) * 1000;
   out.push({ type: 'wait', id: request, backoff: decision.backoff, retryAfterMs, untilAnswered });
-  return { ...memory, request, phase: { name: 'waiting', then: decision.next, unpaged, untilAnswered } };
+  const phase: Waiting<T> = { name: 'waiting', then: decision.next, unpaged, untilAnswered, ...(listing ? { listing } : {}) };
+  return { ...memory, request, phase };
 }
 
 /** The wait is over: do what was decided. */
-export function afterWait<T>(config: ReflectorConfig<T>, memory: ReflectorMemory, waiting: Waiting, out: Effects<T>): ReflectorState<T> {
+export function afterWait<T>(config: ReflectorConfig<T>, memory: ReflectorMemory, waiting: Waiting<T>, out: Effects<T>): ReflectorState<T> {
   switch (waiting.then) {
     case 'resume':
       return openWatch(memory, false, false, out);
@@ -111,5 +122,18 @@ export function afterWait<T>(config: ReflectorConfig<T>, memory: ReflectorMemory
     case 'listInstead':
       // This time a plain list (client-go's fallback); later relists stream again unless the server refused.
       return startList(config, memory, false, out);
+    case 'retryPage':
+      return waiting.listing ? retryPage(config, memory, waiting.listing, out) : relist(config, memory, out);
   }
+}
+
+/** The page that failed (a continue page: its token is `listing.token`), asked again; the pages read are kept. */
+function retryPage<T>(config: ReflectorConfig<T>, memory: ReflectorMemory, listing: Listing<T>, out: Effects<T>): ReflectorState<T> {
+  const request = memory.request + 1;
+  out.push({
+    type: 'list',
+    id: request,
+    options: { resourceVersion: undefined, limit: listing.paged ? pageLimit(config, memory) : undefined, continue: listing.token },
+  });
+  return { ...memory, request, phase: { ...listing, retries: listing.retries + 1 } };
 }

@@ -40,6 +40,49 @@ const selectorHint = (name: string) =>
   name === 'labelSelector' ? `a selector string, e.g. 'app=web,tier!=db'` : `a selector string, e.g. 'status.phase=Running'`;
 
 /**
+ * The numeric options (durations, sizes, counts): each a number ≥ 0 or `Infinity` (0 and Infinity turn a bound off where
+ * its doc says so). NaN (`Number(process.env.X)` with X unset) or a negative number is refused: before, it meant the
+ * default in one place (byte limits), no bound at all in another (`requestTimeoutMs`) and a deadline re-armed every
+ * millisecond in a third (`stallMarginMs`).
+ */
+const NUMERIC_OPTIONS = [
+  'maxNamespaceWatches',
+  'pageSize',
+  'minWatchTimeoutSeconds',
+  'idleTimeoutMs',
+  'busyIdleTimeoutMs',
+  'stallMarginMs',
+  'bookmarkTimeoutMs',
+  'maxListPages',
+  'maxListObjects',
+] as const;
+const NESTED_NUMERIC_OPTIONS: Readonly<Record<string, readonly string[]>> = {
+  backoff: ['initialMs', 'maxMs', 'factor', 'jitter', 'resetAfterMs'],
+  http: [
+    'requestTimeoutMs',
+    'tlsHandshakeTimeoutMs',
+    'listIdleTimeoutMs',
+    'minBodyBytesPerSecond',
+    'maxLineBytes',
+    'maxListBytes',
+    'maxListTotalBytes',
+    'maxErrorBodyBytes',
+    'maxDocumentBytes',
+    'http1IdleTimeoutMs',
+  ],
+};
+const HTTP2_NUMERIC_OPTIONS = ['readIdleMs', 'pingTimeoutMs', 'idleTimeoutMs', 'maxConnections'] as const;
+
+/** Each of `names` in `o` (given) is a number ≥ 0 (Infinity too), else a `TypeError` naming it (`prefix` + name). */
+function checkNumbers(caller: string, o: Record<string, unknown>, names: readonly string[], prefix: string): void {
+  for (const name of names) {
+    const value = o[name];
+    if (value !== undefined && !(typeof value === 'number' && value >= 0))
+      throw new TypeError(`${caller}: \`${prefix}${name}\` must be a number ≥ 0 or Infinity, got ${described(value)}`);
+  }
+}
+
+/**
  * The informer options that decide what is read, each of its type, else a `TypeError` naming the option, what was given
  * and the right form. `caller` starts the message (`informer`, `informerFactory`, …).
  */
@@ -62,8 +105,19 @@ export function checkInformerOptions(caller: string, options: unknown): void {
   // Infinity is off, as 0 is; NaN is not >= 0.
   if (o.resyncPeriod !== undefined && !(typeof o.resyncPeriod === 'number' && o.resyncPeriod >= 0))
     throw wrong('resyncPeriod', 'a number of milliseconds (0: no resync)');
-  if (o.maxNamespaceWatches !== undefined && !(typeof o.maxNamespaceWatches === 'number' && o.maxNamespaceWatches >= 0))
-    throw wrong('maxNamespaceWatches', 'a number');
+  checkNumbers(caller, o, NUMERIC_OPTIONS, '');
+  for (const [name, members] of Object.entries(NESTED_NUMERIC_OPTIONS)) {
+    const nested = o[name];
+    if (nested === undefined) continue;
+    if (typeof nested !== 'object' || nested === null || Array.isArray(nested)) throw wrong(name, 'an object');
+    checkNumbers(caller, nested as Record<string, unknown>, members, `${name}.`);
+  }
+  const http2 = (o.http as Record<string, unknown> | undefined)?.http2;
+  if (http2 !== undefined) {
+    if (typeof http2 !== 'object' || http2 === null || Array.isArray(http2))
+      throw new TypeError(`${caller}: \`http.http2\` must be an object, got ${described(http2)}`);
+    checkNumbers(caller, http2 as Record<string, unknown>, HTTP2_NUMERIC_OPTIONS, 'http.http2.');
+  }
   if (o.transform !== undefined && typeof o.transform !== 'function') throw wrong('transform', 'a function');
   if (o.delivery !== undefined && o.delivery !== 'delta-fifo' && o.delivery !== 'in-order')
     throw wrong('delivery', `'delta-fifo' or 'in-order'`);

@@ -28,6 +28,13 @@ export interface NewResource<I> {
   /** A Secret: parser messages that may quote its data are withheld. */
   readonly secret: boolean;
   readonly informer: I;
+  /**
+   * Past 16 namespaces (one informer over all of them): the namespaces it reads, and the same informer over fewer (a
+   * cold informer, made and nothing else): a namespace the user may not list is dropped and the rest go on, as with
+   * one informer per namespace (docs/cli.md, "Namespaces and kubectl habits").
+   */
+  readonly namespaces?: readonly string[];
+  readonly narrow?: (namespaces: readonly string[]) => I;
 }
 
 /** One watched resource (one informer: a resource in a scope). */
@@ -158,8 +165,9 @@ function transition<I>(config: SessionConfig, state: SessionState<I>, input: Ses
 /** A new resource, live from now on: subscribed at once (its state may say synced as soon as it is). */
 function add<I>(state: SessionState<I>, r: NewResource<I>, scope: number | undefined, out: Out<I>): SessionState<I> {
   const id = state.resources.length;
-  const { name, label, secret, informer } = r;
-  const added = { id, name, label, secret, informer, scope, live: true, synced: false, count: 0, hints: [], listShownAt: 0 };
+  const { name, label, secret, informer, namespaces, narrow } = r;
+  const many = namespaces !== undefined && narrow !== undefined ? { namespaces, narrow } : {};
+  const added = { id, name, label, secret, informer, ...many, scope, live: true, synced: false, count: 0, hints: [], listShownAt: 0 };
   out.push({ type: 'attach', id, informer });
   return { ...state, resources: [...state.resources, added] };
 }
@@ -248,11 +256,42 @@ function onError<I>(
   now: number,
   out: Out<I>,
 ): SessionState<I> {
-  if (givesUp(w.synced, error)) return giveUp(config, state, w, error, now, out);
+  if (givesUp(w.synced, error)) {
+    const namespace = forbiddenNamespace(w, error);
+    if (namespace !== undefined) return dropNamespace(config, state, w, namespace, error, out);
+    return giveUp(config, state, w, error, now, out);
+  }
   const removal = error.reason === 'NotFound' || error.reason === 'VeryShortWatch';
   if (w.scope !== undefined && removal && !w.hints.includes(error.reason)) return update(state, w, { hints: [...w.hints, error.reason] });
   out.push({ type: 'err', line: problemLine(w.label, error, config.server, w.secret) });
   return state;
+}
+
+/**
+ * The namespace of a many-namespace informer that its 403 names (`list /api/v1/namespaces/ns-03/configmaps`), when
+ * others are left: that one is dropped, not the resource. A 403 on the cluster-wide list (no namespace) is the
+ * library's fallback to one list per namespace, and never reaches here.
+ */
+function forbiddenNamespace<I>(w: WatchedResource<I>, error: InformerError): string | undefined {
+  if (w.namespaces === undefined || w.narrow === undefined || error.reason !== 'Forbidden') return undefined;
+  const namespace = /\/namespaces\/([^/?]+)\//.exec(error.request ?? '')?.[1];
+  return namespace !== undefined && w.namespaces.length > 1 && w.namespaces.includes(namespace) ? namespace : undefined;
+}
+
+/** One namespace of a many-namespace informer may not be listed: said, and the informer made again over the rest. */
+function dropNamespace<I>(
+  config: SessionConfig,
+  state: SessionState<I>,
+  w: WatchedResource<I>,
+  namespace: string,
+  error: InformerError,
+  out: Out<I>,
+): SessionState<I> {
+  const namespaces = w.namespaces!.filter((n) => n !== namespace);
+  const informer = w.narrow!(namespaces);
+  out.push({ type: 'err', line: `! not watching ${w.name} in ${namespace}: ${explain(error, config.server, w.secret)}` });
+  out.push({ type: 'attach', id: w.id, informer });
+  return update(state, w, { informer, namespaces, listShownAt: 0 });
 }
 
 /** A resource that may not be listed is left out; the watch ends only when none is left (or on a 400: the command itself is wrong). */
@@ -301,7 +340,8 @@ function checkAllSynced<I>(config: SessionConfig, state: SessionState<I>, now: n
   }
   // One informer per resource and namespace: the resources are counted by name, the namespaces said apart.
   const where = config.namespaces > 1 ? ` (${count(config.namespaces, 'namespace')})` : '';
-  const took = `${count(total, 'object')} in ${now - config.startedAt} ms${where}`;
+  // Whole milliseconds: the monotonic clock reads fractions.
+  const took = `${count(total, 'object')} in ${Math.round(now - config.startedAt)} ms${where}`;
   out.push(
     { type: 'err', line: `synced ${count(names(watched), 'resource')}, ${took}; watching for changes (Ctrl-C to stop)` },
     { type: 'synced' },

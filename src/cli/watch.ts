@@ -33,6 +33,7 @@ import { encodingOptions, type ByteLimitOption } from './args.ts';
 import { discoveryFailed, explain } from './explain.ts';
 import { ServedInformers } from './served.ts';
 import { didYouMean } from './suggest.ts';
+import { defaultNow } from '../util/monotonicNow.ts';
 
 export type { EventRecord } from './record.ts';
 export { displayServer, explain } from './explain.ts';
@@ -245,7 +246,7 @@ class SessionShell {
     this.busy = true;
     try {
       for (let next = this.queue.shift(); next !== undefined && !this.stopped; next = this.queue.shift()) {
-        const result = step(this.config, this.state, next, Date.now());
+        const result = step(this.config, this.state, next, defaultNow());
         this.state = result.state;
         for (const effect of result.effects) this.run(effect);
       }
@@ -291,7 +292,8 @@ class SessionShell {
     subscription.add(informer.state$.subscribe((s) => this.send({ type: 'state', id, size: s.store.size, synced: s.synced })));
     subscription.add(
       informer.listProgress$.subscribe(({ pages, objects }) =>
-        this.send({ type: 'listProgress', id, pages, objects, at: (terminal.now?.() ?? new Date()).getTime() }),
+        // A duration's clock (monotonic: a wall-clock step does not hide or repeat the line); `terminal.now` is a test's.
+        this.send({ type: 'listProgress', id, pages, objects, at: terminal.now?.().getTime() ?? defaultNow() }),
       ),
     );
     subscription.add(informer.errors$.subscribe((error) => this.send({ type: 'error', id, error })));
@@ -429,7 +431,7 @@ export async function watchCommand(kc: KubeConfig, command: WatchCommand, termin
   const selectors = { labelSelector: command.labelSelector, fieldSelector: command.fieldSelector };
   const view = { terminal, command, redact: secretRedaction(command.showSecretValues) };
   const followed: DynamicScope[] = [];
-  const config = { server, tty: terminal.status !== undefined, startedAt: Date.now(), namespaces: scopes.asked };
+  const config = { server, tty: terminal.status !== undefined, startedAt: defaultNow(), namespaces: scopes.asked };
   const shell = new SessionShell(config, view, (scope, name) => followed[scope]?.exclude(name));
 
   const watching = new Subscription();
@@ -443,7 +445,15 @@ export async function watchCommand(kc: KubeConfig, command: WatchCommand, termin
     const informer = (d: DiscoveredResource, scope: Scope) =>
       factory.informer(toResource(d), { namespace: scope.namespace, namespaces: scope.namespaces, ...selectors });
     // A cluster-scoped resource is one informer whatever the namespace: the session watches it once.
-    const resources = chosen.flatMap((d) => scopes.scopes.map((scope) => newResource(d, scope, scopes.several, informer(d, scope))));
+    const resources = chosen.flatMap((d) =>
+      scopes.scopes.map((scope) => {
+        const made = newResource(d, scope, scopes.several, informer(d, scope));
+        if (!d.namespaced || scope.namespaces === undefined) return made;
+        // One informer over many namespaces: a forbidden one is dropped (session.ts), as one informer per namespace drops it.
+        const narrow = (namespaces: readonly string[]) => informer(d, { ...scope, namespaces });
+        return { ...made, namespaces: scope.namespaces, narrow };
+      }),
+    );
     shell.send({ type: 'watch', resources });
   }
   return {

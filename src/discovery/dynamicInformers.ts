@@ -302,6 +302,8 @@ function followedDiscovery(
   options: DynamicInformerFactoryOptions,
 ): Observable<Discovery> {
   const scheduler = options.scheduler ?? monotonicScheduler;
+  // The default factory's `random` (a seeded one makes the rediscovery's jitter reproducible, as the informers').
+  const random = options.factoryOptions?.random ?? Math.random;
   /**
    * CRDs created or deleted so far. A discovery started after one is emitted even when it
    * serves what the last one emitted did: a CRD deleted and created again before any
@@ -345,7 +347,7 @@ function followedDiscovery(
     const attempt = (): Observable<{ found: Discovery; turnover: number }> =>
       once().pipe(
         expand(({ errors }) => {
-          const retry = discoveryRetryStep(backoff, errors, scheduler.now(), Math.random);
+          const retry = discoveryRetryStep(backoff, errors, scheduler.now(), random);
           backoff = retry.state;
           return retry.retryInMs === undefined ? EMPTY : timer(retry.retryInMs, scheduler).pipe(switchMap(once));
         }),

@@ -66,8 +66,8 @@ export type Served =
  * controller-runtime's manager serves them:
  *
  * - `GET /healthz`: 200 `ok` while the process answers.
- * - `GET /readyz`: 200 when every informer has synced and none is stale (not watching for
- *   longer than `staleAfterMs`, default 120 s; silent longer than `maxSilenceMs`, if set),
+ * - `GET /readyz`: 200 when every informer has synced and none is stale (its requests failing in a row for
+ *   longer than `staleAfterMs`, default 120 s: `isStale`; silent longer than `maxSilenceMs`, if set),
  *   else 503; the body has one line per resource either way (its informers together), escaped.
  * - `GET /metrics`: the Prometheus text format: informer metrics (lists, watches, events,
  *   errors, store objects, approximate bytes, last resourceVersion), the `on()` handlers' queue

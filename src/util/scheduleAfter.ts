@@ -35,9 +35,19 @@ export function capDelay(ms: number): number {
   return ms > 0 ? Math.min(ms, MAX_TIMER_DELAY_MS) : 0;
 }
 
-/** A timeout option (`value`, else `fallback`) as a timer length ({@link capDelay}), or undefined for none (0, negative, NaN or Infinity). */
+/**
+ * A timeout option (`value`, else `fallback`) as a timer length ({@link capDelay}), or undefined for none (0 or
+ * Infinity, as documented). NaN or a negative value is the fallback, never "none": the entry points refuse it
+ * (`checkInformerOptions`), and one that slips past (`Number(process.env.X)` given straight to a transport) must not
+ * remove the only bound of a request.
+ */
 export function timerMs(value: number | undefined, fallback: number): number | undefined {
-  const ms = value ?? fallback;
+  const ms = value !== undefined && value >= 0 ? value : fallback;
   if (!(ms > 0) || ms === Infinity) return undefined;
   return capDelay(ms);
+}
+
+/** A duration or count option: `value` when it is a number ≥ 0 (Infinity too), else `fallback` (undefined, NaN, negative). */
+export function optionOr(value: number | undefined, fallback: number): number {
+  return value !== undefined && value >= 0 ? value : fallback;
 }

@@ -243,7 +243,8 @@ export function parseJson(text: string): unknown {
 
 export function httpError(response: HttpResponse, body: Buffer, phase: ErrorPhase): InformerError {
   const status = response.statusCode ?? 0;
-  const retryAfter = status === 429 || status === 503 ? parseRetryAfter(response.headers['retry-after']) : undefined;
+  // client-go honours Retry-After on a 429 and on any 5xx (checkWait, rest/with_retry.go).
+  const retryAfter = status === 429 || status >= 500 ? parseRetryAfter(response.headers['retry-after']) : undefined;
   return errorFromStatus(status, statusObject(response, body), phase, retryAfter);
 }
 

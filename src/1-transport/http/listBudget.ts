@@ -19,6 +19,8 @@ const NOTHING: ChainSoFar = { pages: 0, bytes: 0 };
 /** A chain as remembered: what it read, and whether a collection was already made for it (at most one each). */
 interface Chain extends ChainSoFar {
   readonly collected?: true;
+  /** The token it is remembered by (hashed when long): forgotten once the page it continues has been read. */
+  readonly id: string;
 }
 
 /**
@@ -50,20 +52,24 @@ export class ListBudget {
     this.collect = collect;
   }
 
-  /** What the list that `token` continues has read (nothing for a first page). */
+  /**
+   * What the list that `token` continues has read (nothing for a first page). Kept until that page has been read
+   * ({@link record}): a page that failed and is asked again (the reflector's `retryPage` after a 429) is charged with
+   * the pages before it, not as a list of its own.
+   */
   before(token: string | undefined): ChainSoFar {
     if (!token) return NOTHING;
-    const id = tokenId(token);
-    const sofar = this.chains.get(id);
-    this.chains.delete(id);
-    return sofar ?? NOTHING;
+    return this.chains.get(tokenId(token)) ?? NOTHING;
   }
 
-  /** A page of `bytes` came; `token` (when the list goes on) continues it. */
+  /** A page of `bytes` came (read with `sofar`, from {@link before}); `token` (when the list goes on) continues it. */
   record(token: string | undefined, sofar: ChainSoFar, bytes: number): void {
+    const read = (sofar as Partial<Chain>).id;
+    if (read !== undefined) this.chains.delete(read);
     if (!token) return;
     const collected = (sofar as Chain).collected;
-    this.chains.set(tokenId(token), { pages: sofar.pages + 1, bytes: sofar.bytes + bytes, ...(collected ? { collected } : {}) });
+    const id = tokenId(token);
+    this.chains.set(id, { pages: sofar.pages + 1, bytes: sofar.bytes + bytes, id, ...(collected ? { collected } : {}) });
     for (const oldest of this.chains.keys()) {
       if (this.chains.size <= MAX_CHAINS) break;
       this.chains.delete(oldest);

@@ -2,6 +2,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { InformerError, WARNING_TYPE } from '../../0-model/errors.ts';
 import { openToRead } from '../../util/openToRead.ts';
 import { formatBytes } from './options.ts';
+import { defaultNow } from '../../util/monotonicNow.ts';
 
 // A bearer token read from a file (a kubeconfig user's `tokenFile`, the in-cluster service account
 // token), as client-go's cached file token source does: read again once a minute, and a failed
@@ -49,13 +50,14 @@ export interface IssuedToken {
 export type TokenFileReader = (path: string) => Promise<string | InformerError>;
 
 /**
- * The token in `path`, read again when the last read is older than {@link TOKEN_FILE_PERIOD_MS}. Requests that come
+ * The token in `path`, read again when the last read is older than {@link TOKEN_FILE_PERIOD_MS}, by the monotonic
+ * clock as every duration (`now`; a wall-clock step back of an hour kept a rotated token unread for that hour). Requests that come
  * while a read is in flight wait for it rather than start their own.
  */
 export async function tokenFromFile(
   kc: KubeConfig,
   path: string,
-  now: number = Date.now(),
+  now: number = defaultNow(),
   read: TokenFileReader = readToken,
 ): Promise<IssuedToken> {
   let byPath = slots.get(kc);

@@ -1,0 +1,86 @@
+/**
+ * One bad number (NaN, e.g. `Number(process.env.X)` with X unset, or a negative one), one answer (audit23): the entry
+ * points refuse it with a `TypeError` naming the option; the inner helpers, for a caller that slips past them, fall
+ * back to the default, never to "no bound" (`requestTimeoutMs: NaN` was no request timeout at all; `stallMarginMs: NaN`
+ * a watch deadline re-armed every millisecond).
+ */
+import { KubeConfig } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import { ConfigMap, informer, informerFactory, shardedInformer, type InformerOptions } from '../../src/index.ts';
+import { byteLimit } from '../../src/1-transport/http/options.ts';
+import { timerMs } from '../../src/util/scheduleAfter.ts';
+import { reflectorConfig } from '../../src/2-source/listAndWatch.ts';
+import { EMPTY, NEVER } from 'rxjs';
+
+function offlineKc(): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromClusterAndUser({ name: 'c', server: 'http://127.0.0.1:9', skipTLSVerify: true }, { name: 'u' });
+  return kc;
+}
+const loose = (options: Record<string, unknown>) => options as unknown as InformerOptions<ConfigMap>;
+const shards = { shards: 1, shardOf: () => 0, held$: NEVER, owns: () => true, gate: () => EMPTY };
+
+const BAD: readonly [Record<string, unknown>, string][] = [
+  [{ stallMarginMs: NaN }, 'stallMarginMs'],
+  [{ idleTimeoutMs: -1 }, 'idleTimeoutMs'],
+  [{ minWatchTimeoutSeconds: NaN }, 'minWatchTimeoutSeconds'],
+  [{ pageSize: '500' }, 'pageSize'],
+  [{ maxNamespaceWatches: NaN }, 'maxNamespaceWatches'],
+  [{ backoff: { initialMs: NaN } }, 'backoff.initialMs'],
+  [{ http: { requestTimeoutMs: NaN } }, 'http.requestTimeoutMs'],
+  [{ http: { requestTimeoutMs: -1 } }, 'http.requestTimeoutMs'],
+  [{ http: { maxListBytes: NaN } }, 'http.maxListBytes'],
+  [{ http: { http2: { pingTimeoutMs: NaN } } }, 'http.http2.pingTimeoutMs'],
+];
+
+describe('a numeric option is a number ≥ 0 or Infinity, else a TypeError naming it (audit23)', () => {
+  for (const [options, name] of BAD)
+    it(`${JSON.stringify(options, (_, v: unknown) => (typeof v === 'number' && Number.isNaN(v) ? 'NaN' : v))} → ${name}`, () => {
+      const message = new RegExp(`\`${name.replaceAll('.', '\\.')}\` must be a number ≥ 0 or Infinity, got `);
+      expect(() => informer(offlineKc(), ConfigMap, loose(options))).toThrow(TypeError);
+      expect(() => informer(offlineKc(), ConfigMap, loose(options))).toThrow(message);
+      expect(() => informerFactory(offlineKc(), options as never)).toThrow(message);
+      expect(() => informerFactory(offlineKc()).informer(ConfigMap, loose(options))).toThrow(message);
+      expect(() => shardedInformer(offlineKc(), ConfigMap, shards, loose(options))).toThrow(message);
+    });
+
+  it('0 and Infinity (off where documented) and ordinary values are taken', () => {
+    const good = loose({
+      stallMarginMs: 0,
+      idleTimeoutMs: Infinity,
+      bookmarkTimeoutMs: 5_000,
+      backoff: { initialMs: 100, jitter: 0 },
+      http: { requestTimeoutMs: 0, maxListTotalBytes: Infinity, http2: { readIdleMs: Infinity } },
+    });
+    expect(() => informer(offlineKc(), ConfigMap, good)).not.toThrow();
+  });
+});
+
+describe('the inner helpers fall back to the default for NaN or a negative value, never to "off"', () => {
+  it('timerMs: NaN and negative → the fallback; 0 and Infinity → none (as docs/transport.md says)', () => {
+    expect(timerMs(NaN, 30_000)).toBe(30_000);
+    expect(timerMs(-1, 30_000)).toBe(30_000);
+    expect(timerMs(0, 30_000)).toBeUndefined();
+    expect(timerMs(Infinity, 30_000)).toBeUndefined();
+    expect(timerMs(undefined, 30_000)).toBe(30_000);
+    expect(byteLimit(NaN, 1024)).toBe(1024);
+  });
+
+  it("reflectorConfig: a NaN or negative duration or count is the default (a NaN stall margin re-armed the watch's check every millisecond)", () => {
+    const decode = (() => undefined) as never;
+    const config = reflectorConfig({
+      decode,
+      stallMarginMs: NaN,
+      idleTimeoutMs: -5,
+      pageSize: NaN,
+      bookmarkTimeoutMs: NaN,
+      maxListPages: -1,
+    });
+    expect(config.stallMarginMs).toBe(30_000);
+    expect(config.idleTimeoutMs).toBe(60_000);
+    expect(config.pageSize).toBe(500);
+    expect(config.bookmarkTimeoutMs).toBeUndefined();
+    expect(config.maxListPages).toBe(10_000);
+    expect(reflectorConfig({ decode, stallMarginMs: 0, idleTimeoutMs: 0 })).toMatchObject({ stallMarginMs: 0, idleTimeoutMs: 0 });
+  });
+});

@@ -1,0 +1,68 @@
+/**
+ * `watch -n` with one namespace the user may not list: up to 16 namespaces it is one informer per namespace, past 16
+ * one informer over all of them; either way that namespace is left out (`! not watching configmaps in ns-03`) and
+ * the rest are watched (audit23: past 16 the whole command failed, none of the namespaces the user may read watched).
+ */
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { watchCommand, type Watching } from '../../src/cli/watch.ts';
+import { startApiServer, type ApiServer } from 'rx-informer-emulator';
+import { killAll } from './support.ts';
+
+let api: ApiServer | undefined;
+let watching: Watching | undefined;
+afterEach(async () => {
+  watching?.stop();
+  watching = undefined;
+  await api?.close();
+  api = undefined;
+});
+afterAll(() => killAll());
+
+const names = (n: number) => Array.from({ length: n }, (_, i) => `ns-${String(i).padStart(2, '0')}`);
+
+async function run(count: number) {
+  const namespaces = names(count);
+  api = await startApiServer({ http2: true, namespaces });
+  for (const ns of namespaces) api.create('configmaps', { metadata: { name: 'settings', namespace: ns } });
+  // The user may list configmaps in every namespace but ns-03, and not cluster-wide.
+  api.faults.add({
+    match: { predicate: (q) => q.resource === 'configmaps' && (q.namespace === undefined || q.namespace === 'ns-03') },
+    times: Infinity,
+    fault: {
+      type: 'status',
+      code: 403,
+      reason: 'Forbidden',
+      message: 'configmaps is forbidden: User "dev" cannot list resource "configmaps"',
+    },
+  });
+  const out: string[] = [];
+  const err: string[] = [];
+  watching = await watchCommand(
+    api.kubeConfig,
+    { resources: ['configmaps'], all: false, output: 'pretty', namespaces },
+    { out: (l: string) => out.push(l), err: (l: string) => err.push(l) },
+  );
+  const outcome = await Promise.race([
+    watching.synced.then(() => 'synced'),
+    watching.failed.then((why) => `failed: ${String(why)}`),
+    new Promise((r) => setTimeout(() => r('timeout'), 8_000)),
+  ]);
+  return { outcome, err };
+}
+
+describe('watch -n: one forbidden namespace among 16 or 17 is left out, the rest watched', () => {
+  it('16 namespaces: ns-03 left out, the other 15 watched', async () => {
+    const { outcome, err } = await run(16);
+    expect(outcome).toBe('synced');
+    expect(err.some((l) => l.startsWith('! not watching configmaps in ns-03'))).toBe(true);
+    expect(err.filter((l) => /^synced configmaps in ns-/.test(l)).length).toBe(15);
+  }, 30_000);
+
+  it('17 namespaces (one informer over all): ns-03 left out, the other 16 watched', async () => {
+    const { outcome, err } = await run(17);
+    expect(outcome).toBe('synced');
+    expect(err.filter((l) => l.startsWith('! not watching configmaps in ns-03'))).toHaveLength(1);
+    expect(err).toContain('synced configmaps in 17 namespaces: 16 objects');
+    expect(err.filter((l) => l.startsWith('! '))).toHaveLength(1);
+  }, 30_000);
+});
