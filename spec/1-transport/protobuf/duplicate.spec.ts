@@ -76,7 +76,7 @@ function fieldsOf(b: Buffer, start: number, end: number): Occurrence[] {
   return out;
 }
 
-const singular = (f: Field | undefined): f is Field => f !== undefined && !f.rep && !f.map && f.kind >= K.msg;
+const singular = (f: Field): boolean => !f.rep && !f.map && f.kind >= K.msg;
 
 /**
  * Go's decode of `bytes` as `msg`, written as bytes our decoders read as Go does: each singular message field once,
