@@ -74,7 +74,8 @@ const mutations = fc.oneof(
     const cut = bytes.length === 0 ? 0 : at % bytes.length;
     return Buffer.concat([bytes.subarray(0, cut), inserted, bytes.subarray(cut)]);
   }),
-  // Two messages one after the other: every field repeated (a later scalar wins, lists and maps grow).
+  // Two messages one after the other: every field repeated (a later scalar wins, lists and maps grow; a singular message
+  // twice is refused by the walk since audit22, see duplicate.spec.ts).
   fc.constant((bytes: Buffer) => Buffer.concat([bytes, bytes])),
 );
 const seeds = fc.integer({ min: 1, max: 2 ** 30 });
