@@ -80,7 +80,7 @@ describe('protobuf decoding over the recordings', () => {
     for (const e of events) expect(isSkipped(e.object)).toBe(e.type !== 'BOOKMARK');
   });
 
-  it('reads the last metadata where a frame has two, for keep as for the object (the decode keeps the last one)', () => {
+  it('refuses a frame whose object has two metadata, for keep as for the object (Go would merge them: audit22)', () => {
     const field = (tag: number, body: number[] | string) => {
       const bytes = typeof body === 'string' ? [...Buffer.from(body)] : body;
       return [tag, bytes.length, ...bytes];
@@ -94,17 +94,17 @@ describe('protobuf decoding over the recordings', () => {
     const frame = (raw: number[]) => Buffer.from([...field(0x0a, 'ADDED'), ...field(0x12, field(0x0a, envelope(raw)))]);
     const seen: unknown[] = [];
     const keep = (s: { metadata: Record<string, unknown> }) => (seen.push(s.metadata), s.metadata.namespace === 'a');
-    const dropped = decodeWatchFrame(frame([...field(0x0a, meta('x', 'a')), ...field(0x0a, meta('y'))]), keep).object;
-    expect(seen).toEqual([{ name: 'y' }]);
-    expect(isSkipped(dropped)).toBe(true);
-    const whole = decodeWatchFrame(frame([...field(0x0a, meta('x', 'a')), ...field(0x0a, meta('y'))]), undefined).object;
-    expect([(whole.metadata as Record<string, unknown>).name, (whole.metadata as Record<string, unknown>).namespace]).toEqual([
-      'y',
-      undefined,
-    ]);
-    const kept = decodeWatchFrame(frame([...field(0x0a, meta('x', 'b')), ...field(0x0a, meta('y', 'a'))]), keep).object;
-    expect(isSkipped(kept)).toBe(false);
-    expect(kept.metadata).toMatchObject({ name: 'y', namespace: 'a' });
+    for (const [first, second] of [
+      [meta('x', 'a'), meta('y')],
+      [meta('x', 'b'), meta('y', 'a')],
+    ])
+      for (const k of [keep, undefined])
+        expect(() => decodeWatchFrame(frame([...field(0x0a, first!), ...field(0x0a, second!)]), k)).toThrow(
+          /field metadata: a singular message twice at byte 43$/,
+        );
+    expect(seen).toEqual([]);
+    // One metadata: read as ever.
+    expect(decodeWatchFrame(frame(field(0x0a, meta('y', 'a'))), keep).object.metadata).toMatchObject({ name: 'y', namespace: 'a' });
   });
 
   it('reads an int32 field as Go does, its low 32 bits signed (int32(x)); an int64 whole', () => {

@@ -1,7 +1,8 @@
 /**
  * The never-a-wrong-object walk as it was before it was specialised per message (src/1-transport/protobuf/values.ts
  * at eaa6569, `checkMessage` and its helpers, copied unchanged but for the time check, which is `timestamp`'s without
- * its formatting): the reference check.spec.ts holds check.ts's walk to, verdict for verdict.
+ * its formatting): the reference check.spec.ts holds check.ts's walk to, verdict for verdict. Since audit22, a singular
+ * message field a second time in one message is a fault (before its length is read), by a set of the fields met.
  */
 import { skipSpace, valueEnd } from '../../../src/1-transport/jsonScanner.ts';
 import { K, type Field, type Message } from '../../../src/1-transport/protobuf/schema.ts';
@@ -56,6 +57,7 @@ function wireTypeOf(f: Field): number {
 }
 
 export function referenceCheckMessage(end: number, msg: Message | undefined): void {
+  const met = new Set<number>();
   while (pos < end) {
     const tag = varint(end);
     const wireType = tag & 7;
@@ -72,6 +74,10 @@ export function referenceCheckMessage(end: number, msg: Message | undefined): vo
     if (wireType !== 2) {
       skip(wireType, end);
       continue;
+    }
+    if (!f.rep && !f.map && f.kind >= K.msg) {
+      if (met.has(f.n)) fail(`field ${f.json}: a singular message twice`);
+      met.add(f.n);
     }
     const e = lengthEnd(end);
     checkValue(f, e);

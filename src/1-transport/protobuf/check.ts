@@ -53,6 +53,8 @@ interface Walk {
   readonly fields: (Field | undefined)[];
   /** A map entry's walk, whose key is told by the whole tag (see {@link actionOf64}). */
   readonly entry: boolean;
+  /** By tag (wire type 2): the bit of a singular message field, which a message may hold once (see {@link twice}). */
+  readonly once: Int32Array;
 }
 
 /** A field's values' wire type (a packed list aside). */
@@ -64,7 +66,7 @@ function wireTypeOf(f: Field): number {
 
 const walks = new Map<Message, Walk>();
 /** Quantities, IntOrStrings and durations: every field skipped by its wire type. */
-const OPAQUE: Walk = { actions: new Uint8Array(0), next: [], fields: [], entry: false };
+const OPAQUE: Walk = { actions: new Uint8Array(0), next: [], fields: [], entry: false, once: new Int32Array(0) };
 
 function walkOf(msg: Message | undefined): Walk {
   if (msg === undefined) return OPAQUE;
@@ -76,8 +78,16 @@ function walkOf(msg: Message | undefined): Walk {
     next: new Array<Walk | undefined>(size),
     fields: new Array<Field | undefined>(size),
     entry: false,
+    once: new Int32Array(size),
   };
   walks.set(msg, walk); // before its fields: a message may hold itself (JSONSchemaProps-like recursion)
+  let bits = 0;
+  for (const f of msg.fields)
+    if (!f.rep && !f.map && f.kind >= K.msg) {
+      // 31 at most: a bit each in walk()'s local `seen` (the schema's most is VolumeSource's 29).
+      if (bits === 31) throw new Error(`schema: ${msg.name} has more than 31 singular message fields`);
+      walk.once[f.n * 8 + 2] = 1 << bits++;
+    }
   for (const f of msg.fields)
     for (let wireType = 0; wireType < 8; wireType++) {
       const tag = f.n * 8 + wireType;
@@ -114,6 +124,8 @@ function entryWalk(f: Field): Walk {
     next: new Array<Walk | undefined>(24),
     fields: new Array<Field | undefined>(24).fill(f),
     entry: true,
+    // A map entry's value twice is replaced, in Go as here (Go's map decode makes a new value each time).
+    once: new Int32Array(24),
   };
   for (let wireType = 0; wireType < 8; wireType++) {
     walk.actions[8 + wireType] = wireType === 2 ? Do.Bytes : Do.WrongKey;
@@ -141,8 +153,11 @@ export function checkMessage(end: number, msg: Message | undefined): void {
  */
 function walk(w: Walk, end: number): void {
   const actions = w.actions;
+  const once = w.once;
   const b = buf;
   let p = pos;
+  /** The bits ({@link Walk.once}) of the singular message fields met in this message. */
+  let seen = 0;
   while (p < end) {
     let tag = b[p]!;
     let action: Do;
@@ -165,11 +180,19 @@ function walk(w: Walk, end: number): void {
       }
     } else if (action === Do.Varint && p < end && b[p]! < 0x80) p++;
     else if (action === Do.Message && p < end && b[p]! < 0x80 && b[p]! < end - p) {
+      const bit = once[tag]!;
+      if ((seen & bit) !== 0) twice(w, tag, p);
+      seen |= bit;
       const e = p + 1 + b[p]!;
       seek(p + 1);
       walk(w.next[tag]!, e);
       p = e;
     } else {
+      if (action >= Do.Message && action <= Do.Raw) {
+        const bit = once[tag]!;
+        if ((seen & bit) !== 0) twice(w, tag, p);
+        seen |= bit;
+      }
       seek(p);
       if (action === Do.Varint) varint(end);
       else if (action === Do.Skip) skip(tag & 7, end);
@@ -192,6 +215,18 @@ function walk(w: Walk, end: number): void {
 function actionOf64(w: Walk, tag: number): Do {
   const action = tag < w.actions.length ? (w.actions[tag]! as Do) : Do.Skip;
   return w.entry && action === Do.Bytes && tag === 0x0a ? Do.WrongKey : action;
+}
+
+/**
+ * A singular message field met a second time in one message, at `p` (its length): refused. Go's decode (gogo's generated
+ * `Unmarshal`) merges the copies into one struct, field by field, but not every kind alike (a Time or a Quantity is
+ * replaced, an IntOrString merged, lists inside appended), where our decoders made the last copy the value; no server
+ * writes a field twice, so rather than a second copy of Go's rules, such bytes are a fault (audit22): never an object
+ * that differs from Go's.
+ */
+function twice(w: Walk, tag: number, p: number): never {
+  seek(p);
+  return fail(`field ${w.fields[tag]!.json}: a singular message twice`);
 }
 
 /** The rarer actions, out of the walk's loop. */

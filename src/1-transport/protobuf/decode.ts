@@ -141,10 +141,14 @@ export function decodeListBody(bytes: Buffer, keep: KeepObject | undefined): Rec
     const items: unknown[] = [];
     const value: Record<string, unknown> = { apiVersion, kind, metadata: {}, items };
     seek(rawStart);
+    let hasMetadata = false;
     while (pos < rawEnd) {
       const tag = varint(rawEnd);
       if (tag === ((metaField.n << 3) | 2)) {
         const e = lengthEnd(rawEnd);
+        // At the value's first byte, where decodeListField (given the value) refuses it.
+        if (hasMetadata) fail(SECOND_LIST_METADATA);
+        hasMetadata = true;
         const metadata: Record<string, unknown> = {};
         decodeInto(metadata, e, metaField.msg!);
         value.metadata = metadata;
@@ -245,6 +249,13 @@ export function listFieldAt(
 }
 
 /**
+ * A list's metadata a second time: refused, as a singular message twice in an object is (check.ts's `twice`: Go would
+ * merge the two). {@link decodeListField} is given a list's fields one by one: the lists whose metadata it decoded.
+ */
+const SECOND_LIST_METADATA = 'field metadata: a singular message twice';
+const listsWithMetadata = new WeakSet<object>();
+
+/**
  * One field of a list's raw message, its bytes from `start` to `end` in `bytes` (read in place; `bytes` starts at byte
  * `from` of the body): the list's metadata into `list.metadata`, an item (dropped by `keep`, or checked and decoded
  * lazily) onto `items`, anything else skipped.
@@ -263,6 +274,8 @@ export function decodeListField(
   begin(bytes, start, from);
   try {
     if (tag === fields.metaTag) {
+      if (listsWithMetadata.has(list)) fail(SECOND_LIST_METADATA);
+      listsWithMetadata.add(list);
       const metadata: Record<string, unknown> = {};
       decodeInto(metadata, end, fields.meta);
       list.metadata = metadata;
@@ -350,7 +363,8 @@ export function identity(end: number, msg: Message): Record<string, unknown> {
       skip(tag & 7, end);
       continue;
     }
-    // A second metadata replaces the first, as it does in the decoded object.
+    // A second metadata is refused, as check.ts's walk refuses it in a kept object (Go would merge the two).
+    if (found !== undefined) fail('field metadata: a singular message twice');
     found = {};
     const metaEnd = lengthEnd(end);
     while (pos < metaEnd) {

@@ -255,6 +255,8 @@ export function field(target: Record<string, unknown>, f: Field, wireType: numbe
     if (wireType !== 2) fail(`inline ${f.json}: wire type ${wireType}`);
     decodeInto(target, lengthEnd(end), f.msg!);
   } else {
+    // A singular message a second time: refused, as check.ts's walk refuses it (Go would merge the two; see `twice` there).
+    if (f.kind >= K.msg && wireType === 2 && target[f.json] !== undefined) fail(`field ${f.json}: a singular message twice`);
     const value = one(f, wireType, end);
     if (f.presence !== 'omit' || !(value === '' || value === 0 || value === false)) target[f.json] = value;
   }
