@@ -255,6 +255,33 @@ describe('sharding held$ and gate (marbles, default timing)', () => {
     expect(writes(0).filter((w) => w.includes('member-d ∅'))).toHaveLength(1);
   });
 
+  it("a members' listing slower than one request (a paged one: 8 s against 5 s) is waited for, not timed out every time", () => {
+    const ts = leakCheckingScheduler(BOUND);
+    const server = new FakeLeaseServer(ts);
+    // The listing emits once, after its last page: timed as one request, every listing of a group past one page
+    // (500 members) on a server slower than ~1 s a page failed, and a never saw b (audit25).
+    const direct = server.clients({ client: 'a' });
+    const slow = {
+      lease: direct.lease.bind(direct),
+      list: (labels: Readonly<Record<string, string>>) => direct.list(labels).pipe(delay(8_000, ts)),
+    };
+    const a = sharding(slow, { name: 'apples', shards: SHARDS, identity: 'a', scheduler: ts, random: () => 0 });
+    const b = sharding(server.clients({ client: 'b' }), { name: 'apples', shards: SHARDS, identity: 'b', scheduler: ts, random: () => 0 });
+    const assigned: number[] = [];
+    const failures: string[] = [];
+    ts.run(() => {
+      const subscriptions = [
+        a.assigned$.subscribe((s) => assigned.push(s.size)),
+        a.errors$.subscribe((e) => failures.push(`${e.reason} ${e.message}`)),
+        b.held$.subscribe(),
+      ];
+      ts.schedule(() => subscriptions.forEach((s) => s.unsubscribe()), 40_000);
+    });
+    expect(failures.filter((f) => f.startsWith('Timeout list'))).toEqual([]);
+    // a shares the shards with b once a listing has shown b.
+    expect(assigned.at(-1)).toBeLessThan(SHARDS);
+  });
+
   it("a listing read before our release of a dead member's Lease, answered after it, does not bring the member back", () => {
     const ts = leakCheckingScheduler(BOUND);
     const server = new FakeLeaseServer(ts);

@@ -12,7 +12,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { filter, firstValueFrom } from 'rxjs';
 import * as emulatorPackage from 'rx-informer-emulator';
 import { parseCommandLine } from '../../src/cli/args.ts';
-import { EMULATOR_PACKAGE, loadEmulator, type DemoEmulator } from '../../src/cli/demo.ts';
+import { EMULATOR_PACKAGE, loadEmulator, writeKubeconfigFile, type DemoEmulator } from '../../src/cli/demo.ts';
 import { informer, Pod } from '../../src/index.ts';
 import { cli, expectNoStack, killAll } from './support.ts';
 
@@ -115,6 +115,22 @@ describe('rx-informer start --write-kubeconfig FILE', () => {
     expect((await failed.exit).code).toBe(1);
     expect(failed.err).toEqual([expect.stringMatching(new RegExp(`^error: --write-kubeconfig ${nowhere}: ENOENT`))]);
     expectNoStack(failed.raw());
+  });
+
+  it('a dangling symbolic link stays one too: the file it names is made (audit25: the link was replaced by a file)', () => {
+    const target = join(dir, 'later.kubeconfig');
+    const link = join(dir, 'dangling.kubeconfig');
+    symlinkSync(target, link);
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'c', server: 'http://127.0.0.1:1' }],
+      users: [{ name: 'u' }],
+      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+      currentContext: 'x',
+    });
+    writeKubeconfigFile(link, kc);
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(JSON.parse(readFileSync(target, 'utf8'))).toMatchObject({ kind: 'Config', 'current-context': 'x' });
   });
 
   it("is start's own, for the built-in demo only: after watch, or with --kubeconfig/--context, a usage error", () => {

@@ -38,7 +38,19 @@ describe('LeaseError', () => {
 
   it('LeaseError.of keeps a LeaseError, an InformerError’s fields, and gives anything else the fallback reason', () => {
     const lease = new LeaseError('Conflict', 'update', 'ctrl', 'the object has been modified', 409);
-    expect(LeaseError.of(lease, 'get', 'other', 'Unknown')).toBe(lease);
+    expect(LeaseError.of(lease, 'update', 'ctrl', 'Unknown')).toBe(lease);
+    // Named again by a caller who knows more (sharding names its members' listing, `*` to the client: audit25).
+    const listing = new LeaseError('Forbidden', 'list', '*', 'leases is forbidden', 403, { request: 'GET /leases' });
+    expect(LeaseError.of(listing, 'list', 'g-member-*', 'Unknown')).toMatchObject({
+      name: 'LeaseError',
+      reason: 'Forbidden',
+      status: 403,
+      request: 'GET /leases',
+      operation: 'list',
+      lease: 'g-member-*',
+      message: 'list lease g-member-*: leases is forbidden',
+      cause: listing,
+    });
 
     const transport = new InformerError('TooManyRequests', 'slow down', {
       status: 429,
@@ -66,6 +78,24 @@ describe('LeaseError', () => {
       cause: thrown,
     });
     expect(LeaseError.of('a string', 'get', 'ctrl', 'Unknown')).toMatchObject({ reason: 'Unknown', message: 'get lease ctrl: a string' });
+  });
+
+  it('forRequest() and inPhase() keep a LeaseError one, with its operation and lease (audit25)', () => {
+    const error = new LeaseError('ServerError', 'get', 'ctrl', 'boom', 500);
+    const named = error.forRequest('GET /apis/coordination.k8s.io/v1/namespaces/ops/leases/ctrl');
+    expect(named).toBeInstanceOf(LeaseError);
+    expect(named).toMatchObject({
+      name: 'LeaseError',
+      operation: 'get',
+      lease: 'ctrl',
+      status: 500,
+      message: 'get lease ctrl: boom',
+      request: 'GET /apis/coordination.k8s.io/v1/namespaces/ops/leases/ctrl',
+    });
+    expect(named.forRequest('GET /other')).toBe(named);
+    const phased = error.inPhase('watch');
+    expect(phased).toBeInstanceOf(LeaseError);
+    expect(phased).toMatchObject({ operation: 'get', lease: 'ctrl', phase: 'watch', message: 'get lease ctrl: boom' });
   });
 
   it("leaderElection and sharding report a LeaseClient's own InformerError with its reason (was Unknown / Timeout)", () => {

@@ -169,7 +169,7 @@ export class InformerError extends Error {
     return new InformerError(this.reason, this.message, { ...this.details(), phase });
   }
 
-  private details(): InformerErrorDetails {
+  protected details(): InformerErrorDetails {
     return {
       status: this.status,
       phase: this.phase,

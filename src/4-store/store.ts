@@ -56,7 +56,10 @@ export function versionTag(object: unknown): number | undefined {
 /**
  * {@link IndexFunc} as a method's type, so bivariant in `T`: a private field of type `(object: T) => …` would make
  * `Store<T>` (and `Informer<T>`, through `store$`) invariant, and an `Informer<MyApple>` no `Informer<KubeObject>`.
- * Sound as the store uses it: only objects of its own `T` reach its index functions.
+ * Not sound in every use, as TypeScript's method parameters never are: through a widened view (a `Store<MyApple>` held
+ * as a `Store<KubeObject>`) a caller's `byIndexOf` or `update` can hand an index function another type's object; the
+ * function's throw is then reported as any indexer's (an `IndexerFault`), never a wrong entry. The informer's own
+ * writes only ever hand it objects of its own `T`.
  */
 type StoredIndexFunc<T> = { index(object: T): readonly string[] }['index'];
 

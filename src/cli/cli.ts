@@ -186,7 +186,9 @@ function terminalFor(ending: Ending): Terminal {
 type Demo = typeof import('./demo.ts');
 
 /** The command that watches everything through `file`, as typed where the CLI runs. */
-const watchWith = (file: string) => watchWithArgs(`--all --kubeconfig ${file}`);
+const watchWith = (file: string) => watchWithArgs(`--all --kubeconfig ${shellWord(file)}`);
+/** `file` as one word of a POSIX shell command (pasted as printed, a path with spaces or quotes stays one argument). */
+const shellWord = (file: string) => (/^[\w@%+=:,./-]+$/.test(file) ? file : `'${file.replaceAll("'", `'\\''`)}'`);
 type Outcome = { readonly stopped: number } | { readonly failed: string };
 
 /**

@@ -1,7 +1,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
-import { realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { lstatSync, readlinkSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 
 /**
  * The package the built-in demo runs on. rx-informer does not depend on it (an optional peer): the CLI imports
@@ -63,6 +63,16 @@ export interface DemoOptions {
   readonly watchWith?: (file: string) => string;
 }
 
+/** Where a dangling symbolic link points (resolved against its own directory); undefined when `file` is no link. */
+function danglingTarget(file: string): string | undefined {
+  try {
+    if (!lstatSync(file).isSymbolicLink()) return undefined;
+    return resolve(dirname(file), readlinkSync(file));
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Writes `kc` (its cluster's URL and CA, its user's token or certificate: `exportConfig()`, JSON, which kubectl and
  * client-node read as YAML) to `file`, as `record` and `trim` write theirs: a file there is replaced. Readable by its
@@ -70,11 +80,12 @@ export interface DemoOptions {
  * reader in another terminal never loads half of one. A symbolic link stays one; the file it names gets it.
  */
 export function writeKubeconfigFile(file: string, kc: KubeConfig): void {
+  // A symbolic link stays one: its target is written, even a target not there yet (a dangling link).
   let path = file;
   try {
     path = realpathSync(file);
   } catch {
-    // Not there yet: written as named.
+    path = danglingTarget(file) ?? file;
   }
   const temp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
   try {

@@ -31,6 +31,28 @@ export class LeaseError extends InformerError {
     super(reason, `${operation} lease ${lease}: ${message}`, { ...details, status });
     this.operation = operation;
     this.lease = lease;
+    this.said = message;
+  }
+
+  /** The message without its `operation lease name: ` prefix. */
+  private readonly said: string;
+
+  /** The same LeaseError, naming the request that failed (one that names a request already is kept). */
+  override forRequest(request: string): LeaseError {
+    if (this.request !== undefined) return this;
+    const named = this.with({ request });
+    named.stack = this.stack;
+    return named;
+  }
+
+  /** The same LeaseError, seen from another phase. */
+  override inPhase(phase: NonNullable<InformerErrorDetails['phase']>): LeaseError {
+    return this.phase === phase ? this : this.with({ phase });
+  }
+
+  private with(change: Partial<InformerErrorDetails>): LeaseError {
+    const { status, ...details } = { ...this.details(), ...change };
+    return new LeaseError(this.reason, this.operation, this.lease, this.said, status, details);
   }
 
   /**
@@ -39,7 +61,12 @@ export class LeaseError extends InformerError {
    * `fallback` as its reason (what the caller knows of it: an rxjs `timeout()` is a `Timeout`).
    */
   static of(error: unknown, operation: LeaseOperation, lease: string, fallback: ErrorReason): LeaseError {
-    if (error instanceof LeaseError) return error;
+    if (error instanceof LeaseError) {
+      if (error.operation === operation && error.lease === lease) return error;
+      // Named again by the caller, who knows more (a sharding group's listing, `*` to the client): audit25.
+      const { status, ...details } = error.details();
+      return new LeaseError(error.reason, operation, lease, error.said, status, { ...details, cause: error });
+    }
     if (error instanceof InformerError) {
       const { reason, message, status, retryAfterSeconds, statusObject, unreachable, request } = error;
       return new LeaseError(reason, operation, lease, message, status, {

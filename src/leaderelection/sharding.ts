@@ -37,6 +37,13 @@ import {
 import { keeping, sameSet } from '../util/keeping.ts';
 import { unobservedReporter, type UnobservedReporter } from '../5-informer/unobservedErrors.ts';
 
+/**
+ * How many requests' time a members' listing is given as a whole: it emits once, after its last page, so a bound of
+ * one request would fail every listing of a group past one page (500 members) on a server slower than ~1 s a page
+ * (audit25), and stale members would never be cleaned. 10 pages are 5,000 members.
+ */
+const LISTING_PAGES_TIMED = 10;
+
 export interface ShardingOptions extends Partial<ElectionTiming> {
   /** Names the Leases: `<name>-shard-<i>` and `<name>-member-<identity>`. */
   readonly name: string;
@@ -50,7 +57,9 @@ export interface ShardingOptions extends Partial<ElectionTiming> {
   readonly identity: string;
   /**
    * Each Lease request gives up after this long. Default renewDeadline / 2. The clients' own timers (set by
-   * `httpLeaseClients(kc, { requestTimeoutMs })`, default 5 s) bound each request too: the shorter wins.
+   * `httpLeaseClients(kc, { requestTimeoutMs })`, default 5 s) bound each request too: the shorter wins. The members'
+   * listing is paged (500 Leases a page) and timed as a whole: it gives up after 10 times this long (each of its
+   * pages bounded by the client's own timer).
    */
   readonly requestTimeoutMs?: number;
   /** Clock and timers, as {@link LeaderElectionOptions.scheduler}: default timed by a monotonic clock, one given used as is. */
@@ -335,7 +344,7 @@ function run(shell: Shell, subscriber: Subscriber<ShardingEvent>): TeardownLogic
     const startedAt = scheduler.now();
     return clients
       .list(labels)
-      .pipe(timeout({ first: shell.requestTimeoutMs, scheduler }))
+      .pipe(timeout({ first: shell.requestTimeoutMs * LISTING_PAGES_TIMED, scheduler }))
       .subscribe({
         next: (leases) => feed({ type: 'listed', leases, startedAt }),
         error: (error: unknown) => report(LeaseError.of(error, 'list', `${config.name}-member-*`, 'Timeout')),
