@@ -35,7 +35,7 @@ export interface TraceFileSink {
 
 /**
  * The buffer lines are encoded into: fuller than this less a line, it is written out. It bounds what is held: a slow
- * disk blocks the taker in `writeSync` (the informer waits), it never queues.
+ * disk blocks the taker in `writeSync` (the informer waits), it never queues (a pipe's reader does: PIPE_QUEUE_BYTES).
  */
 const BUFFER_BYTES = 256 * 1024;
 
@@ -68,7 +68,9 @@ export interface TraceFileOptions {
  * burst's lines (at most a turn of the event loop's, at most the buffer's), never a part of one. `close()` writes what
  * is pending first: a signal's handler that closes the sink (as `rx-informer record`'s does) loses nothing. A write
  * that fails part way (a full disk: `ENOSPC`, `EFBIG`) cuts the file back to the last whole line it took: the file
- * reads, without a stop line, and every later call throws the failure. A burst is
+ * reads, without a stop line, and every later call throws the failure (one at the end of a turn is told to `onError`
+ * at once: no later call may come). A FIFO or a pipe is written by the event loop through a `net.Socket`, never
+ * blocking: its reader may stop reading, and a blocking write would hold the thread, deaf to signals. A burst is
  * a turn of the event loop rather than a synchronous run so that a watch stream read faster than it arrives (the
  * chunks of a turn: up to 32 reads of 64 KiB) is written in writes of the buffer's size, not one a chunk: writing
  * to the file, the kernel's part, is most of what recording a watch costs (docs/performance.md).
