@@ -329,7 +329,7 @@ async function recordRun(argv: readonly string[]): Promise<number> {
   ended = true;
   recording.stop();
   // A pipe's reader still taking what was queued for it: a limit's end waits for it (a Ctrl-C meanwhile does not).
-  if (end === EXIT.ok || typeof end === 'string') await Promise.race([recording.drained(), ending.code]);
+  const late = end === EXIT.ok || typeof end === 'string' ? await Promise.race([recording.drained(), ending.code]) : undefined;
   const { writer, error } = recording;
   err(`stopped (${writer.stopped ?? 'closed'}): ${recording.bytes} bytes written to ${options.file}`);
   if (typeof end === 'string') err(`error: ${end}`);
@@ -340,6 +340,8 @@ async function recordRun(argv: readonly string[]): Promise<number> {
   if (refused !== undefined) err(`error: ${refused}`);
   // A full disk: the file ends with the last whole line written (no stop line), and replays.
   if (error !== undefined) err(`error: cannot write ${options.file}: ${messageOf(error)}`);
+  // A signal while the reader was still taking the queue: its code (what was not taken is lost).
+  if (typeof late === 'number') return late;
   return typeof end === 'string' || error !== undefined || refused !== undefined ? EXIT.error : end;
 }
 
