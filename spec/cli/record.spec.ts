@@ -93,7 +93,27 @@ describe('rx-informer record', () => {
     await run.line('err', /^waiting for a reader of .*no-reader\.fifo \(a FIFO; Ctrl-C to stop\)$/);
     run.proc.kill('SIGINT');
     expect((await run.exit).code).toBe(130);
-    expect(run.err.at(-1)).toMatch(/not written$/);
+    // Not "before the server answered": it had; the FIFO had no reader.
+    expect(run.err.at(-1)).toBe(`stopped while waiting for a reader of ${fifo}`);
+  }, 60_000);
+
+  it('-o a FIFO whose reader stops reading: `record` is not frozen in the write; Ctrl-C (130) ends it at once', async () => {
+    const fifo = join(dir, 'stalled-reader.fifo');
+    execFileSync('mkfifo', [fifo]);
+    // 300 KB in the list page, past what a pipe holds (64 KiB): the write that blocked for good, deaf to signals.
+    for (let i = 0; i < 150; i++)
+      api.create('configmaps', { metadata: { name: `big-${i}`, namespace: 'stall' }, data: { v: 'x'.repeat(2000) } });
+    // A reader that holds the FIFO open and never reads (a pager scrolled back, a stopped process).
+    const reader = spawn('sh', ['-c', 'exec 3<"$0"; exec sleep 600', fifo], { stdio: 'ignore' });
+    try {
+      const run = cli(['record', 'configmaps', '-n', 'stall', '-o', fifo, '--kubeconfig', kubeconfig]);
+      await run.line('err', /^synced; recording to /);
+      run.proc.kill('SIGINT');
+      expect((await run.exit).code).toBe(130);
+      expect(run.err.at(-1)).toMatch(/^stopped \(closed\): \d+ bytes written to .*stalled-reader\.fifo$/);
+    } finally {
+      reader.kill('SIGKILL');
+    }
   }, 60_000);
 
   it('-o a FIFO whose reader comes later: the trace goes to the reader whole, Ctrl-C (130) ends it with its stop line', async () => {
@@ -154,6 +174,31 @@ describe('rx-informer record', () => {
     });
     expect(store?.get('disk/big-0')).toBeDefined();
   }, 60_000);
+
+  it('a disk that fills with nothing more to write (a quiet resource, no bookmarks): the recording stops at once, exit 1', async () => {
+    // No bookmark for an hour: nothing but the failed write's own lines comes.
+    const quiet = await startApiServer({ bookmarkIntervalMs: 3_600_000 });
+    try {
+      // 40 KB in the list page, within the sink's buffer (256 KiB): written at the end of its turn, where the disk
+      // (16 KiB) takes part of it and fails. No change follows: the watch stays quiet (its idle time-out: a minute). It sat
+      // on the failed file until then, past this test's time; a line written in that turn would have heard of it.
+      for (let i = 0; i < 20; i++)
+        quiet.create('configmaps', { metadata: { name: `big-${i}`, namespace: 'quiet' }, data: { v: 'x'.repeat(2000) } });
+      const config = join(dir, 'quiet-config');
+      writeFileSync(config, quiet.kubeConfig.exportConfig());
+      const file = join(dir, 'quiet-full.jsonl');
+      const run = cli(['record', 'configmaps', '-n', 'quiet', '-o', file, '--kubeconfig', config], {}, { maxFileKiB: 16 });
+      expect((await run.exit).code).toBe(1);
+      const said = run.err.join('\n');
+      expect(said).toMatch(/error: cannot write .*quiet-full\.jsonl: EFBIG: file too large, write/);
+      const text = read(file);
+      expect(said).toContain(`stopped (closed): ${Buffer.byteLength(text)} bytes written to ${file}`);
+      // Whole lines (cut back to the last one the disk took), no stop line: the trace reads.
+      expect(readTrace(text).lines.some((l) => l.type === 'stop')).toBe(false);
+    } finally {
+      await quiet.close();
+    }
+  }, 45_000);
 
   it('a list retrying cannot fix, as watch: a 400 (bad selector) is 1 at once; a 403 leaves that resource out', async () => {
     const bad = join(dir, 'bad.jsonl');

@@ -307,9 +307,15 @@ async function recordRun(argv: readonly string[]): Promise<number> {
     const { kubeConfig } = loaded;
     err(connectingLine(kubeConfig));
     // Ctrl-C while the server has not answered discovery (nothing is written before it has) ends the run at once.
-    const started = await Promise.race([recordCommand(kubeConfig, options, { err }), ending.code]);
+    let waiting = false;
+    const terminal = { err, waiting: (now: boolean) => void (waiting = now) };
+    const started = await Promise.race([recordCommand(kubeConfig, options, terminal), ending.code]);
     if (typeof started === 'number') {
-      err(`stopped before the server answered: ${options.file} not written`);
+      err(
+        waiting
+          ? `stopped while waiting for a reader of ${options.file}`
+          : `stopped before the server answered: ${options.file} not written`,
+      );
       return started;
     }
     recording = started;
@@ -324,14 +330,20 @@ async function recordRun(argv: readonly string[]): Promise<number> {
   const end = await Promise.race([ending.code, recording.stopped.then(() => EXIT.ok), recording.failed]);
   ended = true;
   recording.stop();
+  // A pipe's reader still taking what was queued for it: a limit's end waits for it (a Ctrl-C meanwhile does not).
+  const late = end === EXIT.ok || typeof end === 'string' ? await Promise.race([recording.drained(), ending.code]) : undefined;
   const { writer, error } = recording;
   err(`stopped (${writer.stopped ?? 'closed'}): ${recording.bytes} bytes written to ${options.file}`);
   if (typeof end === 'string') err(`error: ${end}`);
+  // The requests a reader reads are in: stopped there, as at --max-bytes (0), the file reading.
+  if (recording.requestCap !== undefined) err(recording.requestCap);
   // A list page longer than a reader reads is not written: the file reads, but holds less than was asked.
   const refused = recording.refusedLine;
   if (refused !== undefined) err(`error: ${refused}`);
   // A full disk: the file ends with the last whole line written (no stop line), and replays.
   if (error !== undefined) err(`error: cannot write ${options.file}: ${messageOf(error)}`);
+  // A signal while the reader was still taking the queue: its code (what was not taken is lost).
+  if (typeof late === 'number') return late;
   return typeof end === 'string' || error !== undefined || refused !== undefined ? EXIT.error : end;
 }
 

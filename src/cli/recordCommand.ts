@@ -30,6 +30,8 @@ import { resolveResources, UsageError } from './watch.ts';
 /** Where the command writes its progress lines (stderr, scrubbed, in the bin). */
 export interface RecordTerminal {
   readonly err: (line: string) => void;
+  /** Told true while `-o` is a FIFO waiting for its reader, false once it has one (so a Ctrl-C meanwhile is named). */
+  readonly waiting?: (waiting: boolean) => void;
 }
 
 export interface Recording {
@@ -52,8 +54,15 @@ export interface Recording {
   readonly error: unknown;
   /** Why a line was refused for being longer than a reader reads (the recording stopped before it), if one was. */
   readonly refusedLine: string | undefined;
+  /** Why the recording stopped at the requests a reader reads (`MAX_TRACE_REQUESTS`), if it did (`maxBytes`, exit 0). */
+  readonly requestCap: string | undefined;
   /** Bytes in the file: whole lines written. */
   readonly bytes: number;
+  /**
+   * Resolves once the file holds every line taken, after `stop()`: at once for a regular file; a pipe's reader (a
+   * FIFO) may still be taking what was queued for it (a Ctrl-C meanwhile need not wait).
+   */
+  drained(): Promise<void>;
 }
 
 /**
@@ -64,10 +73,11 @@ function lazyFile(
   path: string,
   mode: number | undefined,
   held: number | undefined,
-): { readonly sink: () => TraceFileSink; close(): void; bytes(): number } {
+  onError: (error: unknown) => void,
+): { readonly sink: () => TraceFileSink; close(): void; bytes(): number; drained(): Promise<void> } {
   let file: TraceFileSink | undefined;
   const open = () => {
-    const opened = traceFileSink(path, mode === undefined ? {} : { mode });
+    const opened = traceFileSink(path, { ...(mode === undefined ? {} : { mode }), onError });
     // The FIFO's reader is there (`held` kept it from seeing an end): the sink's own descriptor now keeps it.
     if (held !== undefined) closeSync(held);
     return opened;
@@ -76,6 +86,7 @@ function lazyFile(
     sink: () => (file ??= open()),
     close: () => file?.close(),
     bytes: () => file?.bytes ?? 0,
+    drained: () => file?.drained() ?? Promise.resolve(),
   };
 }
 
@@ -88,8 +99,14 @@ async function fifoReader(path: string, terminal: RecordTerminal): Promise<numbe
   if (!isFifo(path)) return undefined;
   for (let told = false; ; await new Promise((resolve) => setTimeout(resolve, FIFO_RETRY_MS))) {
     const fd = tryOpenFifo(path);
-    if (fd !== undefined) return fd;
-    if (!told) terminal.err(`waiting for a reader of ${path} (a FIFO; Ctrl-C to stop)`);
+    if (fd !== undefined) {
+      terminal.waiting?.(false);
+      return fd;
+    }
+    if (!told) {
+      terminal.err(`waiting for a reader of ${path} (a FIFO; Ctrl-C to stop)`);
+      terminal.waiting?.(true);
+    }
     told = true;
   }
 }
@@ -149,8 +166,15 @@ export async function recordCommand(kc: KubeConfig, command: RecordCommandOption
   // A FIFO without a reader would hold the thread in `open` for good, deaf to Ctrl-C: waited for here, on the loop.
   const held = await fifoReader(command.file, terminal);
   // Secret values in clear (--no-redact): a file only its owner reads.
-  const file = lazyFile(command.file, command.redact ? undefined : 0o600, held);
-  const writer = writerOr(() =>
+  // A write that failed at the end of a turn (a full disk) stops the recording now, as one failing at a line does: the
+  // writer's stop line is tried, fails, and `writer.error` says why. (A quiet resource sat on a failed file for good.)
+  let lateError: unknown;
+  const failed = (error: unknown) => {
+    lateError = error;
+    writer.close();
+  };
+  const file = lazyFile(command.file, command.redact ? undefined : 0o600, held, (error) => failed(error));
+  const writer: TraceWriter = writerOr(() =>
     traceWriter({
       write: (text) => file.sink().write(text),
       writeParts: (parts) => file.sink().writeParts(parts),
@@ -215,7 +239,8 @@ export async function recordCommand(kc: KubeConfig, command: RecordCommandOption
     stop,
     writer,
     get error() {
-      return writer.error ?? closeError;
+      // `lateError`: a pipe's reader gone while it was still taking what was queued for it after the stop.
+      return writer.error ?? closeError ?? lateError;
     },
     get refusedLine() {
       const bytes = writer.refusedLineBytes;
@@ -223,8 +248,15 @@ export async function recordCommand(kc: KubeConfig, command: RecordCommandOption
         ? undefined
         : `a line of ${bytes} bytes (a list page) is longer than a trace line may be (${MAX_TRACE_LINE_BYTES} bytes): not written`;
     },
+    get requestCap() {
+      const requests = writer.refusedRequests;
+      return requests === undefined
+        ? undefined
+        : `the trace holds ${requests} requests, the most a reader reads (MAX_TRACE_REQUESTS): no more recorded`;
+    },
     get bytes() {
       return file.bytes();
     },
+    drained: () => file.drained(),
   };
 }

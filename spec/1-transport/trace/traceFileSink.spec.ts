@@ -126,6 +126,79 @@ describe('traceFileSink', () => {
     expect(() => file.close()).toThrow(/ENOSPC/);
   });
 
+  it('a write that fails at the end of a turn, with nothing more to write (a quiet trace), is told at once (onError)', async () => {
+    const told: unknown[] = [];
+    const file = traceFileSink('/dev/full', { onError: (error) => told.push(error) });
+    file.write('{"type":"header"}\n');
+    expect(told).toEqual([]); // taken: written at the end of the turn
+    await endOfTurn();
+    // Before, nothing heard of it until a next line came, which a quiet resource may never send.
+    expect(told).toHaveLength(1);
+    expect((told[0] as NodeJS.ErrnoException).code).toBe('ENOSPC');
+    expect(() => file.write('x\n')).toThrow(/ENOSPC/);
+    expect(() => file.close()).toThrow(/ENOSPC/);
+    await file.drained();
+  });
+
+  it('a FIFO whose reader stops reading: never blocks; past PIPE_QUEUE_BYTES, a write fails saying so (a child: a blocking write would hang the test)', () => {
+    const path = tempPath().replace(/trace\.jsonl$/, 'stalled.fifo');
+    execFileSync('mkfifo', [path]);
+    const sink = new URL('../../../src/1-transport/trace/traceFileSink.ts', import.meta.url).pathname;
+    // The child holds the FIFO open to read and never reads (as a stopped `less` would), then writes 32 MiB in lines of 1 KiB.
+    const script = `
+      const { openSync, constants } = await import('node:fs');
+      const { traceFileSink, PIPE_QUEUE_BYTES } = await import(${JSON.stringify(sink)});
+      openSync(${JSON.stringify(path)}, constants.O_RDONLY | constants.O_NONBLOCK);
+      const file = traceFileSink(${JSON.stringify(path)});
+      const line = 'x'.repeat(1023) + '\\n';
+      let taken = 0, message;
+      try { for (; taken < 32 * 1024; taken++) file.write(line); } catch (error) { message = error.message; }
+      try { file.close(); } catch {} // returns (throwing the failure): what is queued is dropped with the process
+      process.stdout.write(JSON.stringify({ taken, message, bound: PIPE_QUEUE_BYTES }));
+      process.exit(0);`;
+    const node = new URL('../../../node_modules/.bin/node', import.meta.url).pathname;
+    // The timeout only ends a child that hangs (the failure this test is for); it never decides a pass.
+    const said = execFileSync(node, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 60_000, killSignal: 'SIGKILL' });
+    const { taken, message, bound } = JSON.parse(said) as { taken: number; message: string; bound: number };
+    expect(message).toMatch(
+      new RegExp(`^the reader of ${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} stopped reading: \\d+ bytes would be waiting`),
+    );
+    // It stopped once the pipe (64 KiB or more) and the queue were full, and no later.
+    expect(taken * 1024).toBeGreaterThan(bound);
+    expect(taken * 1024).toBeLessThan(bound + 2 * 1024 * 1024);
+  }, 90_000);
+
+  it('a FIFO whose reader is slow: close() returns at once, what is queued goes to the reader after it, whole (drained)', async () => {
+    const path = tempPath().replace(/trace\.jsonl$/, 'slow.fifo');
+    execFileSync('mkfifo', [path]);
+    const early = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK); // a reader there, not reading yet
+    const file = traceFileSink(path);
+    const lines = Array.from({ length: 1024 }, (_, i) => `${String(i).padStart(1023, '.')}\n`); // 1 MiB: past the pipe
+    for (const line of lines) file.write(line);
+    file.close();
+    let drained = false;
+    void file.drained().then(() => (drained = true));
+    await endOfTurn();
+    expect(drained).toBe(false); // the pipe holds 64 KiB; the rest waits for the reader
+    const chunks: Buffer[] = [];
+    const chunk = Buffer.alloc(64 * 1024);
+    while (!drained || chunks.length === 0 || chunks.at(-1)!.length > 0) {
+      let got = 0;
+      try {
+        got = readSync(early, chunk, 0, chunk.length, null);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') throw error;
+        await new Promise((resolve) => setImmediate(resolve));
+        continue;
+      }
+      chunks.push(Buffer.from(chunk.subarray(0, got)));
+      if (got === 0) break; // the writer closed: the end
+    }
+    closeSync(early);
+    expect(Buffer.concat(chunks).toString('utf8')).toBe(lines.join(''));
+    expect(file.bytes).toBe(1024 * 1024);
+  }, 60_000);
+
   it('a disk that fills part way through a write: the file cut back to its last whole line, `bytes` its length', () => {
     // A real partial write, then EFBIG: a child under `ulimit -f 1` (1 KiB; Node ignores SIGXFSZ) writes 30 lines of
     // 100 bytes, one burst. No device is written to.

@@ -4,6 +4,7 @@
  * (`traceWriter`) is tested by marbles/1-transport/trace/record.spec.ts and traceFileSink.spec.ts.
  */
 import { describe, expect, it } from 'vitest';
+import { MAX_TRACE_REQUESTS } from '../../../src/1-transport/trace/format.ts';
 import {
   initialWriter,
   MAX_LINE_SIZE,
@@ -102,6 +103,35 @@ const ROWS: readonly Row[] = [
     then: stopped('maxBytes'),
   },
   {
+    rule: 'written, a request’s line (list, watch): it counts',
+    from: writing,
+    input: { type: 'written', size: 50, request: true },
+    effects: [],
+    then: { ...writing, bytes: 150, requests: 1 },
+  },
+  {
+    rule: 'a request’s line past MAX_TRACE_REQUESTS (by default): not written, the writer stops (maxBytes), so the file reads',
+    from: { ...writing, requests: MAX_TRACE_REQUESTS },
+    input: { type: 'line', at: 5, size: 10, request: true },
+    effects: stopping('maxBytes', 5),
+    then: stopped('maxBytes', { requests: MAX_TRACE_REQUESTS }),
+  },
+  {
+    rule: 'the last request a reader reads (the MAX_TRACE_REQUESTS-th): written',
+    from: { ...writing, requests: MAX_TRACE_REQUESTS - 1 },
+    input: { type: 'line', at: 5, size: 10, request: true },
+    effects: [{ type: 'write' }],
+    then: { ...writing, requests: MAX_TRACE_REQUESTS - 1 },
+  },
+  {
+    rule: 'at the request cap, a line of an open request (an event): written',
+    from: { ...writing, requests: 2 },
+    input: { type: 'line', at: 5, size: 10 },
+    limits: { maxBytes: Infinity, durationMs: undefined, maxRequests: 2 },
+    effects: [{ type: 'write' }],
+    then: { ...writing, requests: 2 },
+  },
+  {
     rule: 'the duration is checked before the budget',
     from: writing,
     input: { type: 'line', at: 1000, size: 1000 },
@@ -163,6 +193,6 @@ describe('writerStep: the rules, row by row', () => {
   }
 
   it('starts writing, its header counted', () => {
-    expect(initialWriter(42)).toEqual({ bytes: 42, stopped: undefined, failed: false });
+    expect(initialWriter(42)).toEqual({ bytes: 42, stopped: undefined, failed: false, requests: 0 });
   });
 });

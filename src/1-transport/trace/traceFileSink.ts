@@ -2,7 +2,8 @@
  * A trace writer's sink to a file: whole lines, encoded once into one buffer, one system call per burst (a turn of the
  * event loop, or a full buffer).
  */
-import { closeSync, fchmodSync, fstatSync, ftruncateSync, openSync, writeSync } from 'node:fs';
+import { closeSync, constants, fchmodSync, fstatSync, ftruncateSync, openSync, statSync, writeSync } from 'node:fs';
+import { Socket } from 'node:net';
 import { describeThrown } from '../../0-model/errors.ts';
 
 /** A file a {@link traceWriter} writes to: its `write` and `writeParts` are the writer's options of those names. */
@@ -24,13 +25,26 @@ export interface TraceFileSink {
    * back to the last whole line written (a regular file: a pipe keeps what it took), and this is its length.
    */
   readonly bytes: number;
+  /**
+   * Resolves once what was taken is written and the file closed, or cannot be (a failure: see `onError`). A regular
+   * file is written by `close()` itself; a pipe whose reader is slow still takes what is queued for it after `close()`
+   * (see {@link TraceFileOptions.onError} and {@link PIPE_QUEUE_BYTES}).
+   */
+  drained(): Promise<void>;
 }
 
 /**
  * The buffer lines are encoded into: fuller than this less a line, it is written out. It bounds what is held: a slow
- * disk blocks the taker in `writeSync` (the informer waits), it never queues.
+ * disk blocks the taker in `writeSync` (the informer waits), it never queues (a pipe's reader does: PIPE_QUEUE_BYTES).
  */
 const BUFFER_BYTES = 256 * 1024;
+
+/**
+ * The most bytes held for a pipe's reader (a FIFO, `-o /dev/stdout` into a pipe) that has not taken them: a pipe is
+ * written without blocking (a reader that stops reading would hold the thread in `write`, deaf to signals), and a line
+ * that would pass this fails as a full disk does. 16 MiB: minutes of a busy watch for a reader that is merely slow.
+ */
+export const PIPE_QUEUE_BYTES = 16 * 1024 * 1024;
 
 export interface TraceFileOptions {
   /**
@@ -40,6 +54,12 @@ export interface TraceFileOptions {
    * as it is, its mode left alone (it is not ours: `/dev/null` made 0600 would be the whole machine's).
    */
   readonly mode?: number;
+  /**
+   * Told of a write that failed with no call to throw it to: one at the end of a turn (`setImmediate`), or to a pipe's
+   * reader later. Without it, a quiet trace (nothing more to write) would sit on a failed file for good; the next
+   * call throws it all the same. Called once; what it throws is ignored.
+   */
+  readonly onError?: (error: unknown) => void;
 }
 
 /**
@@ -48,7 +68,9 @@ export interface TraceFileOptions {
  * burst's lines (at most a turn of the event loop's, at most the buffer's), never a part of one. `close()` writes what
  * is pending first: a signal's handler that closes the sink (as `rx-informer record`'s does) loses nothing. A write
  * that fails part way (a full disk: `ENOSPC`, `EFBIG`) cuts the file back to the last whole line it took: the file
- * reads, without a stop line, and every later call throws the failure. A burst is
+ * reads, without a stop line, and every later call throws the failure (one at the end of a turn is told to `onError`
+ * at once: no later call may come). A FIFO or a pipe is written by the event loop through a `net.Socket`, never
+ * blocking: its reader may stop reading, and a blocking write would hold the thread, deaf to signals. A burst is
  * a turn of the event loop rather than a synchronous run so that a watch stream read faster than it arrives (the
  * chunks of a turn: up to 32 reads of 64 KiB) is written in writes of the buffer's size, not one a chunk: writing
  * to the file, the kernel's part, is most of what recording a watch costs (docs/performance.md).
@@ -60,19 +82,42 @@ export interface TraceFileOptions {
  * ```
  */
 export function traceFileSink(path: string, options: TraceFileOptions = {}): TraceFileSink {
-  const fd = openSync(path, 'w', options.mode ?? 0o666);
-  const regular = fstatSync(fd).isFile();
+  const fd = openSync(path, openFlags(path), options.mode ?? 0o666);
+  const stat = fstatSync(fd);
+  const regular = stat.isFile();
   // An existing file keeps its mode when opened: one asked for is set on it too (on a file: never on a device).
   if (options.mode !== undefined && regular) fchmodSync(fd, options.mode);
+  // A pipe (a FIFO, `/dev/stdout` into a pipe) or a socket: written by the event loop, never blocking the thread.
+  const pipe = stat.isFIFO() || stat.isSocket() ? new Socket({ fd, readable: false, writable: true }) : undefined;
   const buffer = Buffer.allocUnsafe(BUFFER_BYTES);
   let used = 0;
   let whole = 0;
   let failure: unknown;
+  let told = false;
   let open = true;
   let scheduled: NodeJS.Immediate | undefined;
+  let done: () => void = () => undefined;
+  const drained = new Promise<void>((resolve) => (done = resolve));
 
+  /** A failure no call was there to throw: told once (the next call throws it too). */
+  const tell = () => {
+    if (told || failure === undefined) return;
+    told = true;
+    try {
+      options.onError?.(failure);
+    } catch {
+      // The owner's callback: its failure is not the file's.
+    }
+  };
+  pipe?.on('error', (error) => {
+    // The reader gone (EPIPE), or the like: the next call throws it; told now, in case no call comes.
+    failure ??= error;
+    tell();
+  });
+  pipe?.on('close', () => done());
   /** Writes `length` bytes of whole lines; on a failure, cuts the file back to the last whole line it took. */
   const out = (bytes: Uint8Array, length: number) => {
+    if (pipe) return pipeOut(pipe, bytes, length);
     let at = 0;
     try {
       // A file descriptor may take less than asked in one call (a disk filling up takes part, then fails).
@@ -80,9 +125,21 @@ export function traceFileSink(path: string, options: TraceFileOptions = {}): Tra
       whole += length;
     } catch (error) {
       failure = error;
+      // A regular file is cut back to its last whole line; a device keeps what it took.
       if (regular) cutBack(at > 0 ? whole + bytes.lastIndexOf(0x0a, at - 1) + 1 : whole);
       throw failure;
     }
+  };
+  /** A pipe's write: a copy (the buffer is reused) queued for its reader, up to PIPE_QUEUE_BYTES not yet taken. */
+  const pipeOut = (socket: Socket, bytes: Uint8Array, length: number) => {
+    const waiting = socket.writableLength + length;
+    if (waiting > PIPE_QUEUE_BYTES) {
+      failure = new Error(
+        `the reader of ${path} stopped reading: ${waiting} bytes would be waiting for it, more than the ${PIPE_QUEUE_BYTES} held`,
+      );
+      throw failure;
+    }
+    socket.write(Buffer.from(bytes.subarray(0, length)), (error) => error || (whole += length));
   };
   /** The file ends at `length`, after a whole line (or is empty): a trace that reads, however the write failed. */
   const cutBack = (length: number) => {
@@ -108,7 +165,8 @@ export function traceFileSink(path: string, options: TraceFileOptions = {}): Tra
     try {
       flush();
     } catch {
-      // Kept in `failure`: the next write, flush or close throws it.
+      // Kept in `failure`: the next write, flush or close throws it; told now, in case no call comes (a quiet trace).
+      tell();
     }
   };
   /** Room for a line of `units` UTF-16 units (at most 3 bytes each), or false when it may not fit the buffer. */
@@ -158,8 +216,28 @@ export function traceFileSink(path: string, options: TraceFileOptions = {}): Tra
       try {
         flush();
       } finally {
-        closeSync(fd);
+        // A pipe's reader may still be taking what is queued: the descriptor is closed once it has (`drained`).
+        if (pipe) pipe.end();
+        else {
+          closeSync(fd);
+          done();
+        }
       }
     },
+    drained: () => drained,
   };
+}
+
+/**
+ * `w` (created or emptied) for a regular file or a new one; for a FIFO, a pipe's `/dev/stdout` or a socket that is
+ * there, write-only and non-blocking (the event loop writes it: a reader that stops reading never holds the thread).
+ */
+function openFlags(path: string): number | string {
+  try {
+    const stat = statSync(path);
+    if (stat.isFIFO() || stat.isSocket()) return constants.O_WRONLY | constants.O_NONBLOCK;
+  } catch {
+    // Not there (or not to be looked at): opened as a file, which says why it cannot be.
+  }
+  return 'w';
 }

@@ -4,6 +4,7 @@
 import { ReplaySubject, asyncScheduler, type Observable, type SchedulerLike, type Subscription } from 'rxjs';
 import { monotonicScheduler } from '../../util/monotonicNow.ts';
 import {
+  MAX_TRACE_REQUESTS,
   TRACE_FORMAT,
   TRACE_FORMAT_VERSION,
   traceLineParts,
@@ -52,6 +53,8 @@ export interface TraceWriterOptions {
    * header and the stop line is refused: `traceWriter` throws a `RangeError`, before it writes anything.
    */
   readonly maxBytes?: number;
+  /** The most requests (list and watch lines) written. Default, and at most: `MAX_TRACE_REQUESTS`, what a reader reads. */
+  readonly maxRequests?: number;
   /** Stop this long after the start (a timer on `scheduler`). Default: no limit. */
   readonly durationMs?: number;
   /**
@@ -86,6 +89,11 @@ export interface TraceWriter {
    * (`MAX_TRACE_LINE_BYTES`: a list page that large), so that the file still reads; undefined otherwise.
    */
   readonly refusedLineBytes?: number | undefined;
+  /**
+   * The requests written when the writer stopped (`maxBytes`) rather than write one more than a reader reads
+   * (`MAX_TRACE_REQUESTS`), so that the file still reads; undefined otherwise.
+   */
+  readonly refusedRequests?: number | undefined;
   /** What `write` threw, when it threw: the writer stopped (`closed`) then, the informer went on. */
   readonly error: unknown;
   /** Writes the stop line (`closed`) and frees the duration timer. Idempotent. */
@@ -102,7 +110,11 @@ export interface TraceWriter {
 export function traceWriter(options: TraceWriterOptions): TraceWriter & Required<Pick<TraceWriter, 'eventLine'>> {
   const clock = options.scheduler ?? monotonicScheduler;
   const start = clock.now();
-  const limits: WriterLimits = { maxBytes: options.maxBytes ?? Infinity, durationMs: options.durationMs };
+  const limits: WriterLimits = {
+    maxBytes: options.maxBytes ?? Infinity,
+    durationMs: options.durationMs,
+    maxRequests: Math.min(options.maxRequests ?? MAX_TRACE_REQUESTS, MAX_TRACE_REQUESTS),
+  };
   const stops = new ReplaySubject<TraceStopReason>(1);
   const { text: headerText, bytes: headerBytes } = headerLine(options, limits.maxBytes);
   options.write(headerText);
@@ -111,6 +123,7 @@ export function traceWriter(options: TraceWriterOptions): TraceWriter & Required
   let failure: unknown;
   let timer: Subscription | undefined;
   let refusedLineBytes: number | undefined;
+  let refusedRequests: number | undefined;
 
   /**
    * Steps the machine and carries out its effects; `line`: the line offered, if any (its text, or
@@ -120,12 +133,20 @@ export function traceWriter(options: TraceWriterOptions): TraceWriter & Required
     const next = writerStep(state, input, limits);
     if (input.type === 'line' && !state.stopped && next.state.stopped === 'maxBytes' && input.size > MAX_LINE_SIZE)
       refusedLineBytes = input.size;
+    else if (
+      input.type === 'line' &&
+      input.request &&
+      !state.stopped &&
+      next.state.stopped === 'maxBytes' &&
+      state.requests >= limits.maxRequests!
+    )
+      refusedRequests = state.requests;
     state = next.state;
     let wrote = false;
     for (const effect of next.effects) {
       switch (effect.type) {
         case 'write':
-          wrote = attempt(line!, (input as { readonly size: number }).size);
+          wrote = attempt(line!, (input as { readonly size: number }).size, (input as { readonly request?: boolean }).request);
           break;
         case 'freeTimer':
           timer?.unsubscribe();
@@ -147,7 +168,7 @@ export function traceWriter(options: TraceWriterOptions): TraceWriter & Required
    * Writes a line (given in parts: through `writeParts`, if there is one); a write that throws is
    * the writer's failure.
    */
-  const attempt = (line: string | readonly string[], size: number): boolean => {
+  const attempt = (line: string | readonly string[], size: number, request?: boolean): boolean => {
     try {
       if (typeof line === 'string') options.write(line);
       else if (options.writeParts) options.writeParts(line);
@@ -157,7 +178,7 @@ export function traceWriter(options: TraceWriterOptions): TraceWriter & Required
       step({ type: 'failed' });
       return false;
     }
-    step({ type: 'written', size });
+    step({ type: 'written', size, ...(request ? { request } : {}) });
     return true;
   };
   const at = () => clock.now() - start;
@@ -172,13 +193,14 @@ export function traceWriter(options: TraceWriterOptions): TraceWriter & Required
       // `type` and `at` first: a trace reads well by eye.
       const { type, ...rest } = record;
       const parts = traceLineParts({ type, at: time, ...rest } as TraceRequestLine);
+      const request = type === 'list' || type === 'watch';
       if (parts.length === 1) {
         const text = parts[0]!;
-        return step({ type: 'line', at: time, size: Buffer.byteLength(text, 'utf8') }, text);
+        return step({ type: 'line', at: time, size: Buffer.byteLength(text, 'utf8'), request }, text);
       }
       let size = 0;
       for (const part of parts) size += Buffer.byteLength(part, 'utf8');
-      return step({ type: 'line', at: time, size }, parts);
+      return step({ type: 'line', at: time, size, request }, parts);
     },
     eventLine(id, event, eventBytes) {
       if (state.stopped) return false;
@@ -198,6 +220,9 @@ export function traceWriter(options: TraceWriterOptions): TraceWriter & Required
     },
     get refusedLineBytes() {
       return refusedLineBytes;
+    },
+    get refusedRequests() {
+      return refusedRequests;
     },
     get error() {
       return failure;

@@ -1,4 +1,4 @@
-import { MAX_TRACE_LINE_BYTES, type TraceStopReason } from './format.ts';
+import { MAX_TRACE_LINE_BYTES, MAX_TRACE_REQUESTS, type TraceStopReason } from './format.ts';
 
 /**
  * The rules of a trace writer (`traceWriter`), in the reflector's shape: a state, the inputs, and one
@@ -9,8 +9,10 @@ import { MAX_TRACE_LINE_BYTES, type TraceStopReason } from './format.ts';
  * - `line` (a whole line of `size` bytes to write, at `at` ms after the start): written while the
  *   writer writes; refused once it has stopped. At or after `durationMs`, the writer stops
  *   (`duration`) instead; and a line that would leave less than {@link STOP_LINE_ROOM} bytes of
- *   `maxBytes` is not written: the writer stops (`maxBytes`), so that the stop line still fits.
- * - `written`: a write went through; its bytes count.
+ *   `maxBytes` is not written: the writer stops (`maxBytes`), so that the stop line still fits. A
+ *   request's line (`request`: a list or a watch) past `maxRequests` (default `MAX_TRACE_REQUESTS`,
+ *   the most a reader reads) is not written either: the writer stops (`maxBytes`, the file's limit).
+ * - `written`: a write went through; its bytes count (and its request, if it is one).
  * - `failed`: a write threw: the writer stops (`closed`) and writes nothing more, not even the stop
  *   line (a write that throws as the stop line is written only counts as failed).
  * - `due` (the duration's timer): the writer stops (`duration`). `close`: it stops (`closed`).
@@ -24,6 +26,8 @@ export interface WriterState {
   readonly stopped: TraceStopReason | undefined;
   /** Whether a write threw. */
   readonly failed: boolean;
+  /** Requests written (list and watch lines). */
+  readonly requests: number;
 }
 
 /** The writer's limits: `maxBytes` (Infinity: none) and `durationMs` (undefined: none). */
@@ -32,14 +36,16 @@ export interface WriterLimits {
   readonly durationMs: number | undefined;
   /** The longest line written, its newline included. Default {@link MAX_LINE_SIZE}. */
   readonly maxLineBytes?: number;
+  /** The most requests (list and watch lines) written. Default `MAX_TRACE_REQUESTS`: a reader refuses more. */
+  readonly maxRequests?: number;
 }
 
 /** The longest line a writer writes, its newline included: the longest a reader reads (a longer one makes the file unreadable). */
 export const MAX_LINE_SIZE = MAX_TRACE_LINE_BYTES + 1;
 
 export type WriterInput =
-  | { readonly type: 'line'; readonly at: number; readonly size: number }
-  | { readonly type: 'written'; readonly size: number }
+  | { readonly type: 'line'; readonly at: number; readonly size: number; readonly request?: boolean }
+  | { readonly type: 'written'; readonly size: number; readonly request?: boolean }
   | { readonly type: 'failed' }
   | { readonly type: 'due' | 'close'; readonly at: number };
 
@@ -58,7 +64,7 @@ export const STOP_LINE_ROOM = 64;
 
 /** The state once the header, of `headerBytes`, is written. */
 export function initialWriter(headerBytes: number): WriterState {
-  return { bytes: headerBytes, stopped: undefined, failed: false };
+  return { bytes: headerBytes, stopped: undefined, failed: false, requests: 0 };
 }
 
 const NONE: readonly never[] = [];
@@ -76,9 +82,12 @@ export function writerStep(
       if (limits.durationMs !== undefined && input.at >= limits.durationMs) return stop(state, 'duration', input.at);
       if (state.bytes + input.size + STOP_LINE_ROOM > limits.maxBytes) return stop(state, 'maxBytes', input.at);
       if (input.size > (limits.maxLineBytes ?? MAX_LINE_SIZE)) return stop(state, 'maxBytes', input.at);
+      if (input.request && state.requests >= (limits.maxRequests ?? MAX_TRACE_REQUESTS)) return stop(state, 'maxBytes', input.at);
       return { state, effects: WRITE };
-    case 'written':
-      return { state: { bytes: state.bytes + input.size, stopped: state.stopped, failed: state.failed }, effects: NONE };
+    case 'written': {
+      const requests = input.request ? state.requests + 1 : state.requests;
+      return { state: { bytes: state.bytes + input.size, stopped: state.stopped, failed: state.failed, requests }, effects: NONE };
+    }
     case 'failed':
       // No stop line follows a failed write: its time does not matter.
       return stop({ ...state, failed: true }, 'closed', 0);
