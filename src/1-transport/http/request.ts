@@ -2,20 +2,22 @@ import * as http from 'node:http';
 import * as https from 'node:https';
 import { TLSSocket } from 'node:tls';
 import { Observable } from 'rxjs';
-import type { Cluster, KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { InformerError, type ErrorPhase } from '../../0-model/errors.ts';
 import { http2Get, mayUseHttp2 } from '../http2/request.ts';
-import { Http2Error, type HttpResponse } from '../http2/response.ts';
+import type { Http2Error, HttpResponse } from '../http2/response.ts';
+import type { ConnectStage } from '../http2/connection.ts';
 import { http2Route, useAgent } from './agents.ts';
 import { decodeResponse } from './encoding.ts';
-import { applyCredentials, credentialRejected } from './credentials.ts';
+import { applyCredentials, credentialRejected, type Issued } from './credentials.ts';
 import { JSON_ACCEPT, type RequestSettings } from './options.ts';
-import { limitHandshake, TLS_HANDSHAKE_TIMEOUT } from '../tlsHandshake.ts';
+import { limitHandshake } from '../tlsHandshake.ts';
+import { initialRequest, requestError, requestStep, type RequestFacts, type RequestInput, type RequestTarget } from './requestStep.ts';
 
-// One request: credentials, the timer before the headers, HTTP/2 or a keep-alive agent, TLS failures in words.
+export { isUnreachableCode, networkDetail, tlsFailure, type AwaitingStage } from './requestStep.ts';
 
-/** What a request waits for before its response headers, named in its `Timeout`. */
-export type AwaitingStage = 'credentials' | 'connection' | 'TLS handshake' | 'response headers';
+// One request's shell: credentials, the timer before the headers, HTTP/2 or a keep-alive agent; its decisions (stages,
+// errors, the timer's meaning, the teardown) are requestStep.ts's.
 
 export interface Opened {
   /** An `http.IncomingMessage`, or an HTTP/2 stream's response made to look like one. */
@@ -56,177 +58,101 @@ export function send(
 ): Observable<Opened> {
   const method = outgoing.method ?? 'GET';
   const payload = outgoing.body;
+  // Named by its method when given one, else by its phase (`list /api/v1/pods`).
+  const verb = outgoing.method ?? phase;
+  const facts: RequestFacts = { phase, verb, what: `${verb} ${path.split('?')[0]}`, timeoutMs: settings.requestTimeoutMs };
   return new Observable<Opened>((subscriber) => {
     const abort = new AbortController();
     let request: { destroy(): unknown } | undefined;
+    let issued: Issued | undefined;
+    // The response decoded (set before its `response` input), then the one emitted (read by the teardown).
+    let arrived: HttpResponse | undefined;
     let response: HttpResponse | undefined;
-    let awaiting: AwaitingStage = 'credentials';
-    // Named by its method when given one, else by its phase (`list /api/v1/pods`).
-    const verb = outgoing.method ?? phase;
-    const what = `${verb} ${path.split('?')[0]}`;
-    const timeoutMs = settings.requestTimeoutMs;
-    const timer =
-      timeoutMs === undefined
-        ? undefined
-        : setTimeout(() => {
-            const message = `${what}: no response headers within ${timeoutMs} ms (waiting for: ${awaiting})`;
-            fail(new InformerError('Timeout', message, { phase, unreachable: awaiting === 'connection' || awaiting === 'TLS handshake' }));
-          }, timeoutMs);
-    const fail = (error: InformerError) => {
-      clearTimeout(timer);
-      if (!abort.signal.aborted) subscriber.error(error);
+    let state = initialRequest;
+    /** One input through the step, its effects performed in order; whether one says to go on. */
+    const run = (input: RequestInput): boolean => {
+      const next = requestStep(facts, state, input);
+      state = next.state;
+      let proceed = false;
+      for (const effect of next.effects) {
+        switch (effect.type) {
+          case 'proceed':
+            proceed = true;
+            break;
+          case 'clearTimer':
+            clearTimeout(timer);
+            break;
+          case 'fail':
+            subscriber.error(effect.error);
+            break;
+          case 'rejectCredential':
+            credentialRejected(issued);
+            break;
+          case 'emit':
+            response = arrived;
+            if (arrived) subscriber.next({ response: arrived });
+            break;
+          case 'abort':
+            abort.abort();
+            request?.destroy();
+            break;
+        }
+      }
+      return proceed;
     };
+    const timer = facts.timeoutMs === undefined ? undefined : setTimeout(() => run({ type: 'timer' }), facts.timeoutMs);
     (async () => {
       const cluster = kc.getCurrentCluster();
       if (!cluster) throw new InformerError('Config', noClusterMessage(kc), { phase: 'config' });
-      const headers: Record<string, string> = { Accept: accept, 'User-Agent': settings.userAgent };
-      if (settings.compression === 'gzip') headers['Accept-Encoding'] = 'gzip';
-      if (payload) {
-        headers['Content-Type'] = 'application/json';
-        headers['Content-Length'] = String(payload.length);
-      }
-      const options: https.RequestOptions = { method, headers };
-      const issued = await applyCredentials(kc, options, abort.signal);
-      if (abort.signal.aborted) return;
+      const options = requestOptions(method, accept, settings, payload);
+      issued = await applyCredentials(kc, options, abort.signal);
       const url = new URL(cluster.server.replace(/\/+$/, '') + path);
+      const target: RequestTarget = { pathname: url.pathname, ca: cluster };
+      if (!run({ type: 'credentials', target })) return;
       const onResponse = (raw: HttpResponse) => {
-        clearTimeout(timer);
-        const opened = decodeResponse(raw, what, phase);
-        if (opened instanceof InformerError) return fail(opened);
-        response = opened;
-        // Before the 401 is reported: the reflector's retry then runs the exec plugin (or reads the token file) again.
-        if (opened.statusCode === 401) credentialRejected(issued);
-        subscriber.next({ response: opened });
+        const opened = decodeResponse(raw, facts.what, phase);
+        const failure = opened instanceof InformerError ? opened : undefined;
+        arrived = opened instanceof InformerError ? undefined : opened;
+        run({ type: 'response', status: arrived?.statusCode, failure });
       };
-      const asError = (error: NodeJS.ErrnoException): InformerError => {
-        // HTTP/2 failures come in words (./http2/response.ts); a broken protocol or a GOAWAY with an error code is its own reason.
-        if (error instanceof Http2Error)
-          return new InformerError(error.protocol ? 'ProtocolError' : 'NetworkError', `${verb} ${url.pathname}: ${error.message}`, {
-            phase,
-            cause: error,
-          });
-        // A handshake past its bound (../tlsHandshake.ts): a Timeout from no server, as a stalled connect is.
-        if (error.code === TLS_HANDSHAKE_TIMEOUT)
-          return new InformerError('Timeout', `${verb} ${url.pathname}: ${error.message} (tlsHandshakeTimeoutMs)`, {
-            phase,
-            cause: error,
-            unreachable: true,
-          });
-        const detail = tlsFailure(error, cluster) ?? networkDetail(error);
-        const unreachable = response === undefined && isUnreachableCode(error.code);
-        return new InformerError('NetworkError', `${verb} ${url.pathname}: ${detail}`, { phase, cause: error, unreachable });
-      };
-      const onError = (error: NodeJS.ErrnoException) => fail(asError(error));
-      awaiting = 'connection';
+      const onError = (error: NodeJS.ErrnoException) => void run({ type: 'error', error });
       // HTTP/2 (./http2): one multiplexed connection per server and TLS material; `{}` means HTTP/1.1.
       const exchange = {
-        ...{ signal: abort.signal, stage: (stage: AwaitingStage) => (awaiting = stage) },
-        ...{ response: onResponse, error: onError, failure: asError },
+        ...{ signal: abort.signal, stage: (stage: ConnectStage) => void run({ type: 'stage', stage }) },
+        ...{ response: onResponse, error: onError, failure: (error: Http2Error) => requestError(facts, target, state.responded, error) },
       };
       const h2 = mayUseHttp2(url, { protocol: settings.protocol, proxied: !!cluster.proxyUrl })
         ? await http2Get(url, options, http2Route(kc, cluster, url, options, settings), exchange, payload)
         : {};
       if (h2.sent) return void (request = h2.sent);
-      if (abort.signal.aborted) return;
+      if (!run({ type: 'http1' })) return;
       useAgent(kc, cluster, url, options, settings.http1IdleTimeoutMs, h2.socket);
       const send = url.protocol === 'http:' ? http.request : https.request;
       const sent = send(url, { ...options, signal: abort.signal }, onResponse);
       request = sent;
       sent.on('socket', (socket) => {
         const secure = socket instanceof TLSSocket;
-        if (sent.reusedSocket || !socket.connecting) {
-          awaiting = 'response headers';
-          return;
-        }
-        socket.once('connect', () => (awaiting = secure ? 'TLS handshake' : 'response headers'));
-        if (secure) socket.once('secureConnect', () => (awaiting = 'response headers'));
+        if (!run({ type: 'socket', connecting: !sent.reusedSocket && socket.connecting })) return;
+        socket.once('connect', () => run({ type: 'connected', secure }));
+        if (secure) socket.once('secureConnect', () => run({ type: 'secured' }));
         if (secure) limitHandshake(socket, settings.tlsHandshakeTimeoutMs);
       });
       sent.on('error', onError);
       sent.end(payload);
-    })().catch((error: unknown) => {
-      fail(
-        error instanceof InformerError
-          ? error
-          : new InformerError('Config', `cannot apply the KubeConfig: ${error instanceof Error ? error.message : String(error)}`, {
-              phase: 'config',
-              cause: error,
-            }),
-      );
-    });
-    return () => {
-      clearTimeout(timer);
-      if (response?.complete) return;
-      abort.abort();
-      request?.destroy();
-    };
+    })().catch((error: unknown) => run({ type: 'thrown', error }));
+    return () => run({ type: 'teardown', complete: response?.complete === true });
   });
 }
 
-/**
- * Socket error codes that mean no server answered: the connection was refused, reset or never made (host or network
- * unreachable, DNS, a connect timeout). With no response yet, such a failure makes the error `unreachable`.
- */
-const UNREACHABLE_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ECONNABORTED',
-  'EPIPE',
-  'EHOSTUNREACH',
-  'EHOSTDOWN',
-  'ENETUNREACH',
-  'ENETDOWN',
-  'ETIMEDOUT',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EADDRNOTAVAIL',
-]);
-
-/** Whether a socket error's code says that no server answered (see {@link UNREACHABLE_CODES}). */
-export function isUnreachableCode(code: string | undefined): boolean {
-  return code !== undefined && UNREACHABLE_CODES.has(code);
-}
-
-/** OpenSSL's codes for a server certificate no trusted CA vouches for. */
-const UNTRUSTED_CERTIFICATE = new Set([
-  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-  'UNABLE_TO_GET_ISSUER_CERT',
-  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
-  'SELF_SIGNED_CERT_IN_CHAIN',
-  'DEPTH_ZERO_SELF_SIGNED_CERT',
-  'CERT_UNTRUSTED',
-  'CERT_SIGNATURE_FAILURE',
-  'CERT_CHAIN_TOO_LONG',
-  'INVALID_CA',
-]);
-
-/**
- * A socket error's code and message, the code said once: Node's message for a refused connection already
- * names it (`connect ECONNREFUSED 127.0.0.1:6443`), others do not (`ECONNRESET Client network socket disconnected …`).
- */
-export function networkDetail(error: NodeJS.ErrnoException): string {
-  const code = error.code ?? '';
-  return code === '' || error.message.includes(code) ? error.message : `${code} ${error.message}`;
-}
-
-/**
- * A TLS verification failure in words that point at the kubeconfig, instead of Node's
- * (which suggests `--use-system-ca`, rarely the fix for a cluster's own CA); undefined
- * for any other error.
- */
-export function tlsFailure(error: NodeJS.ErrnoException, cluster: Pick<Cluster, 'caData' | 'caFile'>): string | undefined {
-  const code = error.code ?? '';
-  if (UNTRUSTED_CERTIFICATE.has(code)) {
-    const trust =
-      cluster.caData || cluster.caFile
-        ? "the cluster's certificate-authority (CA) in the kubeconfig"
-        : 'the system CAs (the kubeconfig names no certificate-authority for this cluster)';
-    return `the server's certificate is not trusted by ${trust}: ${code}`;
+/** A request's method and headers, before its credentials are applied to them. */
+function requestOptions(method: string, accept: string, settings: RequestSettings, payload: Buffer | undefined): https.RequestOptions {
+  const headers: Record<string, string> = { Accept: accept, 'User-Agent': settings.userAgent };
+  if (settings.compression === 'gzip') headers['Accept-Encoding'] = 'gzip';
+  if (payload) {
+    headers['Content-Type'] = 'application/json';
+    headers['Content-Length'] = String(payload.length);
   }
-  if (code === 'CERT_HAS_EXPIRED' || code === 'CERT_NOT_YET_VALID') return `the server's certificate is not valid now: ${code}`;
-  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID')
-    return `the server's certificate does not name the host of the kubeconfig's server URL: ${code}`;
-  return undefined;
+  return { method, headers };
 }
 
 /**
