@@ -454,6 +454,8 @@ function untilStopped(queue: RateLimitingWorkQueue<string>, stopped: () => boole
  * `reconcile(key)` runs with at most `concurrency` keys at once and never the
  * same key twice at once.
  *
+ * @throws TypeError when `concurrency` is not a positive integer (named with the controller).
+ *
  * ```
  * for events:  -abb----a-a-------
  * (reconcile takes 3 frames, concurrency 1; each letter below: a reconcile starting)
@@ -471,6 +473,11 @@ export function controller<T extends KubeObject, W extends readonly KubeObject[]
   const scheduler = options.scheduler ?? monotonicScheduler;
   const name = options.name ?? options.for.resource.kind.toLowerCase();
   const concurrency = options.concurrency ?? 1;
+  // Refused here, as leaderElection refuses a bad timing: not after the sync and leadership, unnamed (a NaN from the env).
+  if (!Number.isInteger(concurrency) || concurrency < 1)
+    throw new TypeError(
+      `controller ${name}: \`concurrency\` must be a positive integer (keys reconciled at once), got ${String(concurrency)}`,
+    );
   const errors$ = new Subject<InformerError>();
   // The first subscriber of the faults: reports one while nothing observes `errors$` (the one that is returned).
   const unobserved = unobservedReporter(`controller ${name}`, () => scheduler.now(), options.reportUnobservedErrors !== false);
