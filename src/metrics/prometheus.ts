@@ -5,6 +5,7 @@ import type { InformerHealth } from '../5-informer/health.ts';
 import type { HandlerMetrics } from '../5-informer/handleEvents.ts';
 import type { TransportBytes } from '../1-transport/httpTransport.ts';
 import { groupByName, mergeHandlers, mergeHealth, mergeMetrics } from './aggregate.ts';
+import { WARNING_TYPE } from '../0-model/errors.ts';
 
 /** One sample of a metric family. `suffix` marks a summary's `_sum`/`_count`. */
 export interface Sample {
@@ -23,8 +24,45 @@ export interface MetricFamily {
 
 const family = (name: string, help: string, type: MetricFamily['type'], samples: Sample[]): MetricFamily => ({ name, help, type, samples });
 
-/** client-go workqueue metrics, under controller-runtime's names (`name` label = the queue's name). */
+/** The names already warned of, per kind: once per process each. */
+const warnedNames = new Set<string>();
+
+/**
+ * Two controllers (or queues) of one name share their series: `toPrometheusText` keeps the first's and leaves the
+ * other's out, so one controller's metrics vanish. controller-runtime refuses a second controller of a name; a
+ * controller here is often built twice of one kind by default (the kind, lower-cased), so it warns, once per name,
+ * with `process.emitWarning` (type `RxInformerWarning`, code `DuplicateName`).
+ */
+function warnOfDuplicateNames(what: 'controllers' | 'work queues', names: readonly string[]): void {
+  const seen = new Set<string>();
+  for (const name of names) {
+    if (!seen.has(name)) {
+      seen.add(name);
+      continue;
+    }
+    if (warnedNames.has(`${what} ${name}`)) continue;
+    warnedNames.add(`${what} ${name}`);
+    const count = names.filter((n) => n === name).length;
+    const message =
+      `metrics: ${count} ${what} are named ${JSON.stringify(name)}: they share one set of series, and only the first's is exported; ` +
+      'give each controller its own `name` (the default is its kind, lower-cased)';
+    try {
+      process.emitWarning(message, { type: WARNING_TYPE, code: 'DuplicateName' });
+    } catch {
+      // A replaced emitWarning that throws: the metrics are still exported.
+    }
+  }
+}
+
+/**
+ * client-go workqueue metrics, under controller-runtime's names (`name` label = the queue's name). Warns once of
+ * two queues of one name (see {@link warnOfDuplicateNames}).
+ */
 export function workqueueFamilies(queues: readonly WorkQueueMetrics[]): MetricFamily[] {
+  warnOfDuplicateNames(
+    'work queues',
+    queues.map((m) => m.name),
+  );
   const by = (pick: (m: WorkQueueMetrics) => number) => queues.map((m) => ({ labels: { name: m.name }, value: pick(m) }));
   const summary = (pick: (m: WorkQueueMetrics) => { count: number; sumSeconds: number }) =>
     queues.flatMap((m): Sample[] => [
@@ -77,8 +115,12 @@ export function workqueueFamilies(queues: readonly WorkQueueMetrics[]): MetricFa
   ];
 }
 
-/** controller-runtime's reconcile metrics (`controller` label). */
+/** controller-runtime's reconcile metrics (`controller` label). Warns once of two controllers of one name. */
 export function controllerFamilies(controllers: readonly ControllerMetrics[]): MetricFamily[] {
+  warnOfDuplicateNames(
+    'controllers',
+    controllers.map((c) => c.name),
+  );
   const results = ['success', 'error', 'requeue', 'requeue_after'] as const;
   return [
     family(
