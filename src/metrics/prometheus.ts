@@ -70,12 +70,7 @@ export function workqueueFamilies(queues: readonly WorkQueueMetrics[]): MetricFa
       { labels: { name: m.name }, value: pick(m).count, suffix: '_count' },
     ]);
   return [
-    family(
-      'workqueue_depth',
-      'Current depth of the work queue.',
-      'gauge',
-      by((m) => m.depth),
-    ),
+    family('workqueue_depth', 'Current depth of the work queue by priority.', 'gauge', queues.flatMap(depthSamples)),
     family(
       'workqueue_adds_total',
       'Total number of adds handled by the work queue.',
@@ -113,6 +108,28 @@ export function workqueueFamilies(queues: readonly WorkQueueMetrics[]): MetricFa
       by((m) => m.retriesTotal),
     ),
   ];
+}
+
+/** At most this many `priority` values per queue, as controller-runtime (the rest are summed under a placeholder). */
+export const MAX_DEPTH_PRIORITIES = 25;
+
+/**
+ * A queue's `workqueue_depth`, as controller-runtime's: one sample per priority (`{name, priority}`), so that
+ * `sum by (name) (workqueue_depth)` is the depth. The default priority 0 is always there (0 when nothing is queued at
+ * it), so an idle queue still has a series; past {@link MAX_DEPTH_PRIORITIES} values, the lowest are summed under
+ * `priority="exceeded_cardinality_limit"` (a priority is any number a caller gives: the series must stay bounded).
+ */
+function depthSamples(m: WorkQueueMetrics): Sample[] {
+  const byPriority = m.depthByPriority.some((p) => p.priority === 0)
+    ? m.depthByPriority
+    : [...m.depthByPriority, { priority: 0, depth: 0 }].sort((a, b) => b.priority - a.priority);
+  const kept = byPriority.length > MAX_DEPTH_PRIORITIES ? byPriority.slice(0, MAX_DEPTH_PRIORITIES - 1) : byPriority;
+  const samples: Sample[] = kept.map((p) => ({ labels: { name: m.name, priority: String(p.priority) }, value: p.depth }));
+  if (kept.length < byPriority.length) {
+    const rest = byPriority.slice(kept.length).reduce((sum, p) => sum + p.depth, 0);
+    samples.push({ labels: { name: m.name, priority: 'exceeded_cardinality_limit' }, value: rest });
+  }
+  return samples;
 }
 
 /** controller-runtime's reconcile metrics (`controller` label). Warns once of two controllers of one name. */
