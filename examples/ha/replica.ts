@@ -40,7 +40,12 @@ running.add(
   ),
 );
 // The gating line: reconcile only while leader; losing leadership cancels in-flight reconciles (they are requeued).
-running.add(election.leader$.pipe(switchMap((leader) => (leader ? apples.outcomes$ : EMPTY))).subscribe());
+// A reconcile's error is an outcome (never a warning): say it, or a failing reconcile is silent.
+running.add(
+  election.leader$.pipe(switchMap((leader) => (leader ? apples.outcomes$ : EMPTY))).subscribe((o) => {
+    if (o.result === 'error' || o.result === 'terminal') say({ failed: o.key, result: o.result, cause: String(o.error) });
+  }),
+);
 
 // SIGTERM (docs/replicas.md): drain, release the Lease, wait for the answer, exit. Draining first (stop() aborts the
 // reconciles' signal and waits for them) means the next leader never starts a key this one still reconciles.
