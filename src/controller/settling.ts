@@ -36,9 +36,4 @@ export class SettlingKeys {
     if (after) after.push(then);
     else then();
   }
-
-  /** How many keys' promises are still running. */
-  get size(): number {
-    return this.pending.size;
-  }
 }
