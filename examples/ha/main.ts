@@ -57,7 +57,16 @@ for (const identity of ['replica-a', 'replica-b', 'replica-c']) {
   const child = spawn(process.execPath, [replicaTs, kubeconfig, identity], { stdio: ['ignore', 'pipe', 'inherit'] });
   replicas.set(identity, child);
   createInterface({ input: child.stdout! }).on('line', (line) => {
-    let event: { at: number; identity: string; leader?: boolean; reconciled?: string; error?: string; serving?: string };
+    let event: {
+      at: number;
+      identity: string;
+      leader?: boolean;
+      reconciled?: string;
+      error?: string;
+      serving?: string;
+      failed?: string;
+      cause?: string;
+    };
     try {
       event = JSON.parse(line) as typeof event;
     } catch {
@@ -109,6 +118,7 @@ for (const identity of ['replica-a', 'replica-b', 'replica-c']) {
       print(`${t(event.at)} ${event.identity} stepped down`);
     else if (event.reconciled) print(`${t(event.at)} ${event.identity} reconciled ${event.reconciled}`);
     else if (event.error) print(`${t(event.at)} ${event.identity} lease error: ${event.error}`);
+    else if (event.failed) print(`${t(event.at)} ${event.identity} reconcile of ${event.failed} failed: ${event.cause}`);
   });
 }
 

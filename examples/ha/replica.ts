@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { KubeConfig } from '@kubernetes/client-node';
-import { EMPTY, Subscription, switchMap } from 'rxjs';
+import { EMPTY, Subscription, of, switchMap, timeout } from 'rxjs';
 import { ConfigMap, informer } from '../../src/index.ts';
 import { controller } from '../../src/controller/index.ts';
 import { leaderElection } from '../../src/leaderelection/index.ts';
@@ -40,9 +40,24 @@ running.add(
   ),
 );
 // The gating line: reconcile only while leader; losing leadership cancels in-flight reconciles (they are requeued).
-running.add(election.leader$.pipe(switchMap((leader) => (leader ? apples.outcomes$ : EMPTY))).subscribe());
+// A reconcile's error is an outcome (never a warning): say it, or a failing reconcile is silent.
+running.add(
+  election.leader$.pipe(switchMap((leader) => (leader ? apples.outcomes$ : EMPTY))).subscribe((o) => {
+    if (o.result === 'error' || o.result === 'terminal') say({ failed: o.key, result: o.result, cause: String(o.error) });
+  }),
+);
 
-process.on('SIGTERM', () => {
-  running.unsubscribe(); // releases the Lease (holderIdentity "")
-  setTimeout(() => process.exit(0), 500);
+// SIGTERM (docs/replicas.md): drain, release the Lease, wait for the answer, exit. Draining first (stop() aborts the
+// reconciles' signal and waits for them) means the next leader never starts a key this one still reconciles.
+process.once('SIGTERM', () => {
+  apples
+    .stop()
+    .pipe(
+      timeout({ first: 20_000, with: () => of(undefined) }), // bounded: well within the pod's grace period (30 s by default)
+      switchMap(() => {
+        running.unsubscribe(); // the last leader$ subscriber leaves: the Lease is released (holderIdentity "")
+        return election.released$; // answered, refused or timed out
+      }),
+    )
+    .subscribe({ complete: () => process.exit(0) });
 });

@@ -114,6 +114,39 @@ describe('leaderElection leader$ (marbles, default timing)', () => {
     expect(writes()).toEqual(['30 a a', '2050 a a', '4070 a a', '5010 a ∅']);
   });
 
+  it('released$: at once when no release is in flight; else once the release is answered, or has timed out at the renew deadline', () => {
+    const ts = testScheduler();
+    const server = new FakeLeaseServer(ts);
+    let latencyMs = 10;
+    const sent: string[] = [];
+    const lease = server.clients({ client: 'a', latencyMs: () => latencyMs }).lease('ctrl');
+    const election = leaderElection(logging(lease, ts, sent), { identity: 'a', scheduler: ts, random: () => 0 });
+    const released: string[] = [];
+    const wait = (label: string) =>
+      election.released$.subscribe({ next: () => released.push(`${label} ${ts.now()}`), complete: () => released.push(`${label}|`) });
+    ts.run(() => {
+      wait('before'); // nothing in flight, nothing subscribed: at once
+      const first = election.leader$.subscribe();
+      ts.schedule(() => {
+        first.unsubscribe(); // release sent at 5000, answered at 5020 (10 ms each way)
+        wait('answered');
+      }, 5_000);
+      ts.schedule(() => election.leader$.subscribe().unsubscribe(), 6_000); // not leading: nothing to release
+      ts.schedule(() => wait('idle'), 6_000);
+      const second = ts.schedule(() => {
+        const again = election.leader$.subscribe();
+        ts.schedule(() => {
+          latencyMs = 20_000; // the server answers too late
+          again.unsubscribe(); // release sent at 9000: times out at the renew deadline, 19 000
+          wait('timedOut');
+        }, 2_000);
+      }, 7_000);
+      void second;
+    });
+    expect(sent.filter((r) => r.endsWith('release'))).toEqual(['5000 release', '9000 release']);
+    expect(released).toEqual(['before 0', 'before|', 'answered 5020', 'answered|', 'idle 6000', 'idle|', 'timedOut 19000', 'timedOut|']);
+  });
+
   it('the leader dies: the other candidate takes over exactly one lease duration after it last saw the record change', () => {
     const ts = testScheduler();
     const { server, replica, writes } = world(ts);

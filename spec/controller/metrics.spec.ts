@@ -57,7 +57,7 @@ describe('metrics', () => {
     queue.add('a');
     queue.add('b');
     const text = toPrometheusText([...workqueueFamilies([queue.metrics()]), ...controllerFamilies([ctl])]);
-    expect(text).toContain('# TYPE workqueue_depth gauge\nworkqueue_depth{name="apples"} 2\n');
+    expect(text).toContain('# TYPE workqueue_depth gauge\nworkqueue_depth{name="apples",priority="0"} 2\n');
     expect(text).toContain('workqueue_adds_total{name="apples"} 2');
     expect(text).toContain('workqueue_queue_duration_seconds_count{name="apples"} 0');
     expect(text).toContain('controller_runtime_reconcile_total{controller="apples",result="requeue_after"} 2');

@@ -36,6 +36,7 @@ import { guardWith, guardedRateLimiter, type Guard } from './guard.ts';
 import { ownerKeysOf } from './ownerKeys.ts';
 import { TerminalError, type ReconcileOutcome, type ReconcileResult } from './reconcile.ts';
 import { forward } from '../util/forward.ts';
+import { SettlingKeys } from './settling.ts';
 
 /** What a reconcile is given besides the key. */
 export interface ReconcileContext<T> {
@@ -52,6 +53,12 @@ export interface ReconcileContext<T> {
   readonly priority: number;
   /** The cache of any informer this controller watches (`for`, `owns`, `watches`), as it stands. */
   cacheOf<U extends KubeObject>(informer: Informer<U>): Store<U>;
+  /**
+   * Aborted when this reconcile is abandoned (`outcomes$` unsubscribed, as when leadership is lost) or the controller
+   * is stopped: a promise cannot be cancelled, so pass it on (`fetch`, a client call) or check it, to end early. Until
+   * a promise settles its key stays in flight: it never runs twice at once, and counts as an active worker.
+   */
+  readonly signal: AbortSignal;
 }
 
 /**
@@ -176,7 +183,8 @@ export interface Controller {
   readonly errors$: Observable<InformerError>;
   /**
    * Stops taking events and new work: no queued key starts after it (those still queued are not reconciled; they stay
-   * in the shut-down `queue`). Emits once and completes when the in-flight reconciles have finished.
+   * in the shut-down `queue`). Aborts the in-flight reconciles' `signal`, then emits once and completes when they have
+   * finished (an abandoned reconcile's promise too: see {@link ReconcileContext.signal}).
    */
   stop(): Observable<void>;
   /** The metrics now. */
@@ -189,10 +197,14 @@ function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
   return typeof value === 'object' && value !== null && typeof (value as PromiseLike<unknown>).then === 'function';
 }
 
+/** A reconcile's result as an Observable; a promise is tracked in `settling` until it settles. */
 function toObservable(
   value: ReconcileResult | PromiseLike<ReconcileResult> | ObservableInput<ReconcileResult>,
+  key: string,
+  settling: SettlingKeys,
 ): Observable<ReconcileResult> {
-  if (isObservable(value) || isPromiseLike(value) || Array.isArray(value)) return from(value as ObservableInput<ReconcileResult>);
+  if (isPromiseLike(value)) return from(settling.track(key, value));
+  if (isObservable(value) || Array.isArray(value)) return from(value as ObservableInput<ReconcileResult>);
   return of(value as ReconcileResult);
 }
 
@@ -290,6 +302,10 @@ interface ReconcileDeps<T extends KubeObject> {
   readonly cacheOf: ReconcileContext<T>['cacheOf'];
   /** Called once when the reconcile starts, and its result once when it ends or is abandoned. */
   readonly started: () => () => void;
+  /** Keys whose reconcile promise still runs. */
+  readonly settling: SettlingKeys;
+  /** The signals of the reconciles running now, aborted by `stop()`. */
+  readonly running: Set<AbortController>;
   readonly record: (outcome: ReconcileOutcome) => void;
   /** The controller's name, for messages. */
   readonly name: string;
@@ -360,6 +376,7 @@ function reconcileOnce<T extends KubeObject>(deps: ReconcileDeps<T>, key: string
     const { namespace, name } = splitKey(key);
     const store = cacheOf(options.for);
     const priority = queue.priorityOf(key) ?? DEFAULT_PRIORITY;
+    const abort = new AbortController();
     const context: ReconcileContext<T> = {
       key,
       namespace,
@@ -369,20 +386,30 @@ function reconcileOnce<T extends KubeObject>(deps: ReconcileDeps<T>, key: string
       requeues: queue.numRequeues(key),
       priority,
       cacheOf,
+      signal: abort.signal,
     };
-    // Counted down once: when the outcome is known, or when the reconcile is abandoned (outcomes$ unsubscribed mid-reconcile).
+    // Counted down once: when the outcome is known, or when an abandoned reconcile (outcomes$ unsubscribed
+    // mid-reconcile) has let go of its key: at once for an Observable (unsubscribed), once it settles for a promise.
     const finished = deps.started();
+    let ended = false;
+    deps.running.add(abort);
     const elapsed = () => Math.max(0, scheduler.now() - started); // ≥ 0 on a clock that steps back (a scheduler given)
-    return defer(() => toObservable(options.reconcile(key, context))).pipe(
+    return defer(() => toObservable(options.reconcile(key, context), key, deps.settling)).pipe(
       last(undefined, undefined as ReconcileResult),
       map((result) => settle(queue, key, priority, result, elapsed(), deps.name)),
       catchError((error: unknown) => of(settleError(queue, key, priority, error, elapsed()))),
       map((outcome) => {
+        ended = true;
         finished();
         deps.record(outcome);
         return outcome;
       }),
-      finalize(finished),
+      finalize(() => {
+        deps.running.delete(abort);
+        if (ended) return;
+        abort.abort();
+        deps.settling.afterSettled(key, finished);
+      }),
     );
   });
 }
@@ -411,11 +438,12 @@ function cachesOf(inputs: readonly ControllerInput[]) {
  * queued keys, after `stop()` had said it had drained. The keys left queued are not reconciled: they stay in the
  * shut-down queue (a controller started again lists, and queues, every object anyway).
  */
-function untilStopped(queue: RateLimitingWorkQueue<string>, stopped: () => boolean): WorkSource<string> {
+function untilStopped(queue: RateLimitingWorkQueue<string>, stopped: () => boolean, settling: SettlingKeys): WorkSource<string> {
   return {
     get: () => (stopped() ? EMPTY : queue.get()),
     add: (key, priority) => queue.add(key, priority),
-    done: (key) => queue.done(key),
+    // A cancelled slot gives its key back at once; while the abandoned reconcile's promise runs, the key stays in flight.
+    done: (key) => settling.afterSettled(key, () => queue.done(key)),
     priorityOf: (key) => queue.priorityOf(key),
   };
 }
@@ -425,6 +453,8 @@ function untilStopped(queue: RateLimitingWorkQueue<string>, stopped: () => boole
  * events become keys, keys go through a rate-limited work queue, and
  * `reconcile(key)` runs with at most `concurrency` keys at once and never the
  * same key twice at once.
+ *
+ * @throws TypeError when `concurrency` is not a positive integer (named with the controller).
  *
  * ```
  * for events:  -abb----a-a-------
@@ -443,6 +473,11 @@ export function controller<T extends KubeObject, W extends readonly KubeObject[]
   const scheduler = options.scheduler ?? monotonicScheduler;
   const name = options.name ?? options.for.resource.kind.toLowerCase();
   const concurrency = options.concurrency ?? 1;
+  // Refused here, as leaderElection refuses a bad timing: not after the sync and leadership, unnamed (a NaN from the env).
+  if (!Number.isInteger(concurrency) || concurrency < 1)
+    throw new TypeError(
+      `controller ${name}: \`concurrency\` must be a positive integer (keys reconciled at once), got ${String(concurrency)}`,
+    );
   const errors$ = new Subject<InformerError>();
   // The first subscriber of the faults: reports one while nothing observes `errors$` (the one that is returned).
   const unobserved = unobservedReporter(`controller ${name}`, () => scheduler.now(), options.reportUnobservedErrors !== false);
@@ -454,6 +489,8 @@ export function controller<T extends KubeObject, W extends readonly KubeObject[]
   let stopped = false;
   let counts = NO_OUTCOMES;
   let active = 0;
+  const settling = new SettlingKeys();
+  const running = new Set<AbortController>();
 
   const { keyFilter } = options;
   const enqueue = (keys: Iterable<string>, priority: number) => {
@@ -469,6 +506,8 @@ export function controller<T extends KubeObject, W extends readonly KubeObject[]
     queue,
     scheduler,
     cacheOf,
+    settling,
+    running,
     started: () => {
       active++;
       let running = true;
@@ -504,7 +543,7 @@ export function controller<T extends KubeObject, W extends readonly KubeObject[]
             stopped
               ? EMPTY
               : processItems(
-                  untilStopped(queue, () => stopped),
+                  untilStopped(queue, () => stopped, settling),
                   (key) => reconcileOnce(deps, key),
                   concurrency,
                 ).pipe(
@@ -535,6 +574,7 @@ export function controller<T extends KubeObject, W extends readonly KubeObject[]
     stop: () => {
       stopped = true;
       stop$.next();
+      for (const abort of running) abort.abort();
       return queue.shutDownWithDrain();
     },
     metrics,

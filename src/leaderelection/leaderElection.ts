@@ -1,10 +1,13 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import {
+  BehaviorSubject,
   Observable,
   Subscription,
   asyncScheduler,
+  defer,
   distinctUntilChanged,
   filter,
+  finalize,
   map,
   of,
   share,
@@ -12,6 +15,7 @@ import {
   tap,
   throwError,
   timeout,
+  take,
   timer,
   type SchedulerLike,
   type Subscriber,
@@ -115,6 +119,13 @@ export interface LeaderElection {
   readonly status$: Observable<ElectionStatus>;
   /** Every failed Lease request (conflicts, 5xx, timeouts, dropped connections). Runs the election too. */
   readonly errors$: Observable<LeaseError>;
+  /**
+   * Emits once and completes when no release of the Lease is in flight: at once if none is, else once it has been
+   * answered (written, refused, or timed out: each request gives up after `renewDeadlineMs` at most, and over a
+   * KubeConfig after `requestTimeoutMs`). Does not run the election. Subscribe after the last `leader$` subscriber
+   * has left (a SIGTERM), then exit: the next leader takes over within a retry period, not a lease duration.
+   */
+  readonly released$: Observable<void>;
 }
 
 type ElectionEvent = { readonly type: 'status'; readonly status: ElectionStatus } | { readonly type: 'error'; readonly error: LeaseError };
@@ -183,7 +194,8 @@ export function leaderElection(source: KubeConfig | LeaseClient, options: Leader
   }
   const { scheduler } = electionClocks(options.scheduler);
   const unobserved = unobservedReporter(`leader election ${client.name}`, () => scheduler.now(), options.reportUnobservedErrors !== false);
-  const events$ = campaign(client, { identity: options.identity, timing }, options).pipe(
+  const releases = new BehaviorSubject(0);
+  const events$ = campaign(client, { identity: options.identity, timing }, options, releases).pipe(
     tap((e) => e.type === 'error' && reportUnobserved(unobserved, e.error)),
     share(),
   );
@@ -215,6 +227,11 @@ export function leaderElection(source: KubeConfig | LeaseClient, options: Leader
       );
       return keep;
     }),
+    released$: releases.pipe(
+      filter((n) => n === 0),
+      take(1),
+      map(() => undefined),
+    ),
   };
 }
 
@@ -240,6 +257,8 @@ interface Campaign {
   readonly subscriber: Subscriber<ElectionEvent>;
   /** The requests of the campaign (a release when it ends outlives it). */
   readonly requests: Subscription;
+  /** How many requests of a release are in flight (for `released$`). */
+  readonly releases: BehaviorSubject<number>;
   state: ElectionState;
   /** The `renewTime`s we sent, to tell another candidate with our identity. */
   own: OwnWrites;
@@ -256,7 +275,12 @@ interface Campaign {
   deadline: Subscription | undefined;
 }
 
-function campaign(client: LeaseClient, candidate: Candidate, options: LeaderElectionOptions): Observable<ElectionEvent> {
+function campaign(
+  client: LeaseClient,
+  candidate: Candidate,
+  options: LeaderElectionOptions,
+  releases: BehaviorSubject<number>,
+): Observable<ElectionEvent> {
   const want$ = options.want$ ?? of(true);
   return new Observable<ElectionEvent>((subscriber) => {
     const c: Campaign = {
@@ -268,6 +292,7 @@ function campaign(client: LeaseClient, candidate: Candidate, options: LeaderElec
       requestTimeoutMs: options.requestTimeoutMs ?? candidate.timing.renewDeadlineMs / 2,
       subscriber,
       requests: new Subscription(),
+      releases,
       state: initialElection,
       own: noOwnWrites,
       want: false,
@@ -444,32 +469,39 @@ function giveBack(c: Campaign, onto: Subscription | undefined): void {
   const request = release(c.state, c.wall(), c.candidate.identity);
   if (!request || c.releasing) return;
   c.releasing = true;
+  // Each request counted while in flight: the next is sent from the previous one's handler, before it is counted out.
+  const counted = (r: LeaseRequest): Observable<LeaseSnapshot | null> =>
+    defer(() => {
+      c.releases.next(c.releases.value + 1);
+      return send(c.client, r).pipe(
+        timeout({ first: c.candidate.timing.renewDeadlineMs, scheduler: c.scheduler }),
+        finalize(() => c.releases.next(c.releases.value - 1)),
+      );
+    });
   const go = (r: LeaseRequest, retries: number): Subscription =>
-    send(c.client, r)
-      .pipe(timeout({ first: c.candidate.timing.renewDeadlineMs, scheduler: c.scheduler }))
-      .subscribe({
-        next: (written) => {
-          c.releasing = false;
-          if (written) c.state = { ...c.state, observed: written, observedAt: c.scheduler.now() };
-        },
-        error: (error: unknown) => {
-          c.releasing = false;
-          if (!c.subscriber.closed) c.subscriber.next({ type: 'error', error: failure(c, r, error) });
-          if (retries > 0 && isConflict(error))
-            send(c.client, { type: 'get' }).subscribe({
-              next: (got) => {
-                c.state = observe(c.state, got, c.scheduler.now());
-                const again = release(c.state, c.wall(), c.candidate.identity);
-                if (again && !c.releasing) {
-                  c.releasing = true;
-                  const retry = go(again, retries - 1); // not inside `onto?.add(…)`: it must run without `onto` too
-                  onto?.add(retry);
-                }
-              },
-              error: () => undefined,
-            });
-        },
-      });
+    counted(r).subscribe({
+      next: (written) => {
+        c.releasing = false;
+        if (written) c.state = { ...c.state, observed: written, observedAt: c.scheduler.now() };
+      },
+      error: (error: unknown) => {
+        c.releasing = false;
+        if (!c.subscriber.closed) c.subscriber.next({ type: 'error', error: failure(c, r, error) });
+        if (retries > 0 && isConflict(error))
+          counted({ type: 'get' }).subscribe({
+            next: (got) => {
+              c.state = observe(c.state, got, c.scheduler.now());
+              const again = release(c.state, c.wall(), c.candidate.identity);
+              if (again && !c.releasing) {
+                c.releasing = true;
+                const retry = go(again, retries - 1); // not inside `onto?.add(…)`: it must run without `onto` too
+                onto?.add(retry);
+              }
+            },
+            error: () => undefined,
+          });
+      },
+    });
   const first = go(request, 2);
   onto?.add(first);
 }

@@ -5,6 +5,7 @@ import type { InformerHealth } from '../5-informer/health.ts';
 import type { HandlerMetrics } from '../5-informer/handleEvents.ts';
 import type { TransportBytes } from '../1-transport/httpTransport.ts';
 import { groupByName, mergeHandlers, mergeHealth, mergeMetrics } from './aggregate.ts';
+import { WARNING_TYPE } from '../0-model/errors.ts';
 
 /** One sample of a metric family. `suffix` marks a summary's `_sum`/`_count`. */
 export interface Sample {
@@ -23,8 +24,45 @@ export interface MetricFamily {
 
 const family = (name: string, help: string, type: MetricFamily['type'], samples: Sample[]): MetricFamily => ({ name, help, type, samples });
 
-/** client-go workqueue metrics, under controller-runtime's names (`name` label = the queue's name). */
+/** The names already warned of, per kind: once per process each. */
+const warnedNames = new Set<string>();
+
+/**
+ * Two controllers (or queues) of one name share their series: `toPrometheusText` keeps the first's and leaves the
+ * other's out, so one controller's metrics vanish. controller-runtime refuses a second controller of a name; a
+ * controller here is often built twice of one kind by default (the kind, lower-cased), so it warns, once per name,
+ * with `process.emitWarning` (type `RxInformerWarning`, code `DuplicateName`).
+ */
+function warnOfDuplicateNames(what: 'controllers' | 'work queues', names: readonly string[]): void {
+  const seen = new Set<string>();
+  for (const name of names) {
+    if (!seen.has(name)) {
+      seen.add(name);
+      continue;
+    }
+    if (warnedNames.has(`${what} ${name}`)) continue;
+    warnedNames.add(`${what} ${name}`);
+    const count = names.filter((n) => n === name).length;
+    const message =
+      `metrics: ${count} ${what} are named ${JSON.stringify(name)}: they share one set of series, and only the first's is exported; ` +
+      'give each controller its own `name` (the default is its kind, lower-cased)';
+    try {
+      process.emitWarning(message, { type: WARNING_TYPE, code: 'DuplicateName' });
+    } catch {
+      // A replaced emitWarning that throws: the metrics are still exported.
+    }
+  }
+}
+
+/**
+ * client-go workqueue metrics, under controller-runtime's names (`name` label = the queue's name). Warns once of
+ * two queues of one name (see {@link warnOfDuplicateNames}).
+ */
 export function workqueueFamilies(queues: readonly WorkQueueMetrics[]): MetricFamily[] {
+  warnOfDuplicateNames(
+    'work queues',
+    queues.map((m) => m.name),
+  );
   const by = (pick: (m: WorkQueueMetrics) => number) => queues.map((m) => ({ labels: { name: m.name }, value: pick(m) }));
   const summary = (pick: (m: WorkQueueMetrics) => { count: number; sumSeconds: number }) =>
     queues.flatMap((m): Sample[] => [
@@ -32,12 +70,7 @@ export function workqueueFamilies(queues: readonly WorkQueueMetrics[]): MetricFa
       { labels: { name: m.name }, value: pick(m).count, suffix: '_count' },
     ]);
   return [
-    family(
-      'workqueue_depth',
-      'Current depth of the work queue.',
-      'gauge',
-      by((m) => m.depth),
-    ),
+    family('workqueue_depth', 'Current depth of the work queue by priority.', 'gauge', queues.flatMap(depthSamples)),
     family(
       'workqueue_adds_total',
       'Total number of adds handled by the work queue.',
@@ -77,8 +110,34 @@ export function workqueueFamilies(queues: readonly WorkQueueMetrics[]): MetricFa
   ];
 }
 
-/** controller-runtime's reconcile metrics (`controller` label). */
+/** At most this many `priority` values per queue, as controller-runtime (the rest are summed under a placeholder). */
+export const MAX_DEPTH_PRIORITIES = 25;
+
+/**
+ * A queue's `workqueue_depth`, as controller-runtime's: one sample per priority (`{name, priority}`), so that
+ * `sum by (name) (workqueue_depth)` is the depth. The default priority 0 is always there (0 when nothing is queued at
+ * it), so an idle queue still has a series; past {@link MAX_DEPTH_PRIORITIES} values, the lowest are summed under
+ * `priority="exceeded_cardinality_limit"` (a priority is any number a caller gives: the series must stay bounded).
+ */
+function depthSamples(m: WorkQueueMetrics): Sample[] {
+  const byPriority = m.depthByPriority.some((p) => p.priority === 0)
+    ? m.depthByPriority
+    : [...m.depthByPriority, { priority: 0, depth: 0 }].sort((a, b) => b.priority - a.priority);
+  const kept = byPriority.length > MAX_DEPTH_PRIORITIES ? byPriority.slice(0, MAX_DEPTH_PRIORITIES - 1) : byPriority;
+  const samples: Sample[] = kept.map((p) => ({ labels: { name: m.name, priority: String(p.priority) }, value: p.depth }));
+  if (kept.length < byPriority.length) {
+    const rest = byPriority.slice(kept.length).reduce((sum, p) => sum + p.depth, 0);
+    samples.push({ labels: { name: m.name, priority: 'exceeded_cardinality_limit' }, value: rest });
+  }
+  return samples;
+}
+
+/** controller-runtime's reconcile metrics (`controller` label). Warns once of two controllers of one name. */
 export function controllerFamilies(controllers: readonly ControllerMetrics[]): MetricFamily[] {
+  warnOfDuplicateNames(
+    'controllers',
+    controllers.map((c) => c.name),
+  );
   const results = ['success', 'error', 'requeue', 'requeue_after'] as const;
   return [
     family(
