@@ -5,6 +5,9 @@
 import { closeSync, constants, fchmodSync, fstatSync, ftruncateSync, openSync, statSync, writeSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { describeThrown } from '../../0-model/errors.ts';
+import { BUFFER_BYTES, PIPE_QUEUE_BYTES } from './sinkStep.ts';
+
+export { PIPE_QUEUE_BYTES };
 
 /** A file a {@link traceWriter} writes to: its `write` and `writeParts` are the writer's options of those names. */
 export interface TraceFileSink {
@@ -32,19 +35,6 @@ export interface TraceFileSink {
    */
   drained(): Promise<void>;
 }
-
-/**
- * The buffer lines are encoded into: fuller than this less a line, it is written out. It bounds what is held: a slow
- * disk blocks the taker in `writeSync` (the informer waits), it never queues (a pipe's reader does: PIPE_QUEUE_BYTES).
- */
-const BUFFER_BYTES = 256 * 1024;
-
-/**
- * The most bytes held for a pipe's reader (a FIFO, `-o /dev/stdout` into a pipe) that has not taken them: a pipe is
- * written without blocking (a reader that stops reading would hold the thread in `write`, deaf to signals), and a line
- * that would pass this fails as a full disk does. 16 MiB: minutes of a busy watch for a reader that is merely slow.
- */
-export const PIPE_QUEUE_BYTES = 16 * 1024 * 1024;
 
 export interface TraceFileOptions {
   /**
