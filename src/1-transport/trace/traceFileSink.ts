@@ -135,11 +135,7 @@ export function traceFileSink(path: string, options: TraceFileOptions = {}): Tra
           cutBack(at > 0 ? whole + (line as Uint8Array).lastIndexOf(0x0a, at - 1) + 1 : whole);
           break;
         case 'tell':
-          try {
-            options.onError?.(failure);
-          } catch {
-            // The owner's callback: its failure is not the file's.
-          }
+          tellOwner(options.onError, failure);
           break;
         case 'release':
           // Whatever the effects before it threw (close's flush): a pipe's reader may still be taking what is queued,
@@ -201,16 +197,8 @@ export function traceFileSink(path: string, options: TraceFileOptions = {}): Tra
   };
   /** A line that may never fit the buffer: encoded into one of its own size (a list page's line), never joined. */
   const direct = (line: string | readonly string[]) => {
-    if (typeof line === 'string') {
-      const bytes = Buffer.from(line, 'utf8');
-      return out(bytes, bytes.length);
-    }
-    let size = 0;
-    for (const part of line) size += Buffer.byteLength(part, 'utf8');
-    const bytes = Buffer.allocUnsafe(size);
-    let at = 0;
-    for (const part of line) at += bytes.write(part, at, 'utf8');
-    out(bytes, at);
+    const bytes = encodeLine(line);
+    out(bytes, bytes.length);
   };
   const later = () => {
     scheduled = undefined;
@@ -243,6 +231,26 @@ export function traceFileSink(path: string, options: TraceFileOptions = {}): Tra
     close: runClose,
     drained: () => drained,
   };
+}
+
+/** Tells the owner of a failure; what its callback throws is not the file's failure. */
+function tellOwner(onError: ((error: unknown) => void) | undefined, failure: unknown): void {
+  try {
+    onError?.(failure);
+  } catch {
+    // The owner's callback: its failure is not the file's.
+  }
+}
+
+/** A line, or its parts one after the other, encoded into a buffer of its size. */
+function encodeLine(line: string | readonly string[]): Buffer {
+  if (typeof line === 'string') return Buffer.from(line, 'utf8');
+  let size = 0;
+  for (const part of line) size += Buffer.byteLength(part, 'utf8');
+  const bytes = Buffer.allocUnsafe(size);
+  let at = 0;
+  for (const part of line) at += bytes.write(part, at, 'utf8');
+  return bytes;
 }
 
 /** A line as taken: a string, its parts, or (a failed write's) the bytes written. */
