@@ -5,6 +5,9 @@
 import { closeSync, constants, fchmodSync, fstatSync, ftruncateSync, openSync, statSync, writeSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { describeThrown } from '../../0-model/errors.ts';
+import { BUFFER_BYTES, initialSink, onlyBuffered, PIPE_QUEUE_BYTES, sinkKind, sinkStep, type SinkInput } from './sinkStep.ts';
+
+export { PIPE_QUEUE_BYTES };
 
 /** A file a {@link traceWriter} writes to: its `write` and `writeParts` are the writer's options of those names. */
 export interface TraceFileSink {
@@ -32,19 +35,6 @@ export interface TraceFileSink {
    */
   drained(): Promise<void>;
 }
-
-/**
- * The buffer lines are encoded into: fuller than this less a line, it is written out. It bounds what is held: a slow
- * disk blocks the taker in `writeSync` (the informer waits), it never queues (a pipe's reader does: PIPE_QUEUE_BYTES).
- */
-const BUFFER_BYTES = 256 * 1024;
-
-/**
- * The most bytes held for a pipe's reader (a FIFO, `-o /dev/stdout` into a pipe) that has not taken them: a pipe is
- * written without blocking (a reader that stops reading would hold the thread in `write`, deaf to signals), and a line
- * that would pass this fails as a full disk does. 16 MiB: minutes of a busy watch for a reader that is merely slow.
- */
-export const PIPE_QUEUE_BYTES = 16 * 1024 * 1024;
 
 export interface TraceFileOptions {
   /**
@@ -83,63 +73,114 @@ export interface TraceFileOptions {
  */
 export function traceFileSink(path: string, options: TraceFileOptions = {}): TraceFileSink {
   const fd = openSync(path, openFlags(path), options.mode ?? 0o666);
-  const stat = fstatSync(fd);
-  const regular = stat.isFile();
+  const kind = sinkKind(fstatSync(fd));
   // An existing file keeps its mode when opened: one asked for is set on it too (on a file: never on a device).
-  if (options.mode !== undefined && regular) fchmodSync(fd, options.mode);
+  if (options.mode !== undefined && kind === 'file') fchmodSync(fd, options.mode);
   // A pipe (a FIFO, `/dev/stdout` into a pipe) or a socket: written by the event loop, never blocking the thread.
-  const pipe = stat.isFIFO() || stat.isSocket() ? new Socket({ fd, readable: false, writable: true }) : undefined;
+  const pipe = kind === 'pipe' ? new Socket({ fd, readable: false, writable: true }) : undefined;
   const buffer = Buffer.allocUnsafe(BUFFER_BYTES);
+  let state = initialSink(kind);
   let used = 0;
   let whole = 0;
   let failure: unknown;
-  let told = false;
-  let open = true;
   let scheduled: NodeJS.Immediate | undefined;
   let done: () => void = () => undefined;
   const drained = new Promise<void>((resolve) => (done = resolve));
 
-  /** A failure no call was there to throw: told once (the next call throws it too). */
-  const tell = () => {
-    if (told || failure === undefined) return;
-    told = true;
-    try {
-      options.onError?.(failure);
-    } catch {
-      // The owner's callback: its failure is not the file's.
+  /**
+   * Carries out one step's effects, in order. `error` is what the input came with (a write's or a pipe's failure),
+   * `line` what a `buffer` or `direct` effect writes, `at` how much of a failed write went through.
+   */
+  const run = (input: SinkInput, error?: unknown, line?: Line, at = 0) => {
+    const step = sinkStep(state, input);
+    state = step.state;
+    const { effects } = step;
+    for (let i = 0; i < effects.length; i++) {
+      const effect = effects[i]!;
+      switch (effect.type) {
+        case 'throw':
+          throw failure;
+        case 'throwClosed':
+          throw new Error(`trace file ${path} is closed`);
+        case 'throwQueueFull':
+          failure = new Error(
+            `the reader of ${path} stopped reading: ${effect.waiting} bytes would be waiting for it, more than the ${PIPE_QUEUE_BYTES} held`,
+          );
+          throw failure;
+        case 'schedule':
+          scheduled = setImmediate(later);
+          break;
+        case 'cancel':
+          clearImmediate(scheduled);
+          scheduled = undefined;
+          break;
+        case 'buffer':
+          if (typeof line === 'string') used += buffer.write(line, used, 'utf8');
+          else for (const part of line as readonly string[]) used += buffer.write(part, used, 'utf8');
+          break;
+        case 'direct':
+          direct(line as string | readonly string[]);
+          break;
+        case 'writeBuffer': {
+          const length = used;
+          used = 0;
+          if (length > 0) out(buffer, length);
+          break;
+        }
+        case 'hold':
+          failure ??= error;
+          break;
+        case 'cutBack':
+          // The last whole line the failed write took, or none of it.
+          cutBack(at > 0 ? whole + (line as Uint8Array).lastIndexOf(0x0a, at - 1) + 1 : whole);
+          break;
+        case 'tell':
+          tellOwner(options.onError, failure);
+          break;
+        case 'release':
+          // Whatever the effects before it threw (close's flush): a pipe's reader may still be taking what is queued,
+          // its descriptor is closed once it has (`drained`).
+          return release();
+      }
     }
   };
-  pipe?.on('error', (error) => {
-    // The reader gone (EPIPE), or the like: the next call throws it; told now, in case no call comes.
-    failure ??= error;
-    tell();
-  });
+  /** Runs `input`'s effects; close's `release` is carried out even when an effect before it throws. */
+  const runClose = () => {
+    try {
+      run({ type: 'close' });
+    } catch (error) {
+      if (!state.open && !released) release();
+      throw error;
+    }
+  };
+  let released = false;
+  const release = () => {
+    if (released) return;
+    released = true;
+    if (pipe) pipe.end();
+    else {
+      closeSync(fd);
+      done();
+    }
+  };
+  pipe?.on('error', (error) => run({ type: 'pipeError' }, error));
   pipe?.on('close', () => done());
   /** Writes `length` bytes of whole lines; on a failure, cuts the file back to the last whole line it took. */
   const out = (bytes: Uint8Array, length: number) => {
-    if (pipe) return pipeOut(pipe, bytes, length);
+    if (pipe) {
+      // A copy (the buffer is reused) queued for its reader, up to PIPE_QUEUE_BYTES not yet taken.
+      run({ type: 'queue', waiting: pipe.writableLength + length });
+      pipe.write(Buffer.from(bytes.subarray(0, length)), (error) => error || (whole += length));
+      return;
+    }
     let at = 0;
     try {
       // A file descriptor may take less than asked in one call (a disk filling up takes part, then fails).
       while (at < length) at += writeSync(fd, bytes, at, length - at);
       whole += length;
     } catch (error) {
-      failure = error;
-      // A regular file is cut back to its last whole line; a device keeps what it took.
-      if (regular) cutBack(at > 0 ? whole + bytes.lastIndexOf(0x0a, at - 1) + 1 : whole);
-      throw failure;
+      run({ type: 'failed' }, error, bytes, at);
     }
-  };
-  /** A pipe's write: a copy (the buffer is reused) queued for its reader, up to PIPE_QUEUE_BYTES not yet taken. */
-  const pipeOut = (socket: Socket, bytes: Uint8Array, length: number) => {
-    const waiting = socket.writableLength + length;
-    if (waiting > PIPE_QUEUE_BYTES) {
-      failure = new Error(
-        `the reader of ${path} stopped reading: ${waiting} bytes would be waiting for it, more than the ${PIPE_QUEUE_BYTES} held`,
-      );
-      throw failure;
-    }
-    socket.write(Buffer.from(bytes.subarray(0, length)), (error) => error || (whole += length));
   };
   /** The file ends at `length`, after a whole line (or is empty): a trace that reads, however the write failed. */
   const cutBack = (length: number) => {
@@ -154,79 +195,66 @@ export function traceFileSink(path: string, options: TraceFileOptions = {}): Tra
       );
     }
   };
-  const flush = () => {
-    if (failure !== undefined) throw failure;
-    const length = used;
-    used = 0;
-    if (length > 0) out(buffer, length);
+  /** A line that may never fit the buffer: encoded into one of its own size (a list page's line), never joined. */
+  const direct = (line: string | readonly string[]) => {
+    const bytes = encodeLine(line);
+    out(bytes, bytes.length);
   };
   const later = () => {
     scheduled = undefined;
     try {
-      flush();
+      run({ type: 'turnEnd' });
     } catch {
       // Kept in `failure`: the next write, flush or close throws it; told now, in case no call comes (a quiet trace).
-      tell();
-    }
-  };
-  /** Room for a line of `units` UTF-16 units (at most 3 bytes each), or false when it may not fit the buffer. */
-  const room = (units: number): boolean => {
-    if (failure !== undefined) throw failure;
-    if (!open) throw new Error(`trace file ${path} is closed`);
-    scheduled ??= setImmediate(later);
-    if (used + 3 * units <= BUFFER_BYTES) return true;
-    flush();
-    return 3 * units <= BUFFER_BYTES;
-  };
-  const take = (text: string) => {
-    if (room(text.length)) used += buffer.write(text, used, 'utf8');
-    else {
-      const bytes = Buffer.from(text, 'utf8');
-      out(bytes, bytes.length);
+      run({ type: 'untold' });
     }
   };
 
   return {
-    write: take,
+    write(text) {
+      // The common line (see `onlyBuffered`): encoded at once, no step asked, no object made.
+      if (onlyBuffered(state, text.length, used)) used += buffer.write(text, used, 'utf8');
+      else run({ type: 'line', units: text.length, used }, undefined, text);
+    },
     writeParts(parts) {
       // Encoded one after the other into the buffer when the whole line fits, else into one of the line's size (a
       // list page's line): never joined into one string first.
       let units = 0;
       for (const part of parts) units += part.length;
-      if (room(units)) {
-        for (const part of parts) used += buffer.write(part, used, 'utf8');
-        return;
-      }
-      let size = 0;
-      for (const part of parts) size += Buffer.byteLength(part, 'utf8');
-      const line = Buffer.allocUnsafe(size);
-      let at = 0;
-      for (const part of parts) at += line.write(part, at, 'utf8');
-      out(line, at);
+      if (onlyBuffered(state, units, used)) for (const part of parts) used += buffer.write(part, used, 'utf8');
+      else run({ type: 'line', units, used }, undefined, parts);
     },
-    flush,
+    flush: () => run({ type: 'flush' }),
     get bytes() {
       return whole;
     },
-    close() {
-      if (!open) return;
-      open = false;
-      if (scheduled) clearImmediate(scheduled);
-      scheduled = undefined;
-      try {
-        flush();
-      } finally {
-        // A pipe's reader may still be taking what is queued: the descriptor is closed once it has (`drained`).
-        if (pipe) pipe.end();
-        else {
-          closeSync(fd);
-          done();
-        }
-      }
-    },
+    close: runClose,
     drained: () => drained,
   };
 }
+
+/** Tells the owner of a failure; what its callback throws is not the file's failure. */
+function tellOwner(onError: ((error: unknown) => void) | undefined, failure: unknown): void {
+  try {
+    onError?.(failure);
+  } catch {
+    // The owner's callback: its failure is not the file's.
+  }
+}
+
+/** A line, or its parts one after the other, encoded into a buffer of its size. */
+function encodeLine(line: string | readonly string[]): Buffer {
+  if (typeof line === 'string') return Buffer.from(line, 'utf8');
+  let size = 0;
+  for (const part of line) size += Buffer.byteLength(part, 'utf8');
+  const bytes = Buffer.allocUnsafe(size);
+  let at = 0;
+  for (const part of line) at += bytes.write(part, at, 'utf8');
+  return bytes;
+}
+
+/** A line as taken: a string, its parts, or (a failed write's) the bytes written. */
+type Line = string | readonly string[] | Uint8Array;
 
 /**
  * `w` (created or emptied) for a regular file or a new one; for a FIFO, a pipe's `/dev/stdout` or a socket that is
@@ -234,8 +262,7 @@ export function traceFileSink(path: string, options: TraceFileOptions = {}): Tra
  */
 function openFlags(path: string): number | string {
   try {
-    const stat = statSync(path);
-    if (stat.isFIFO() || stat.isSocket()) return constants.O_WRONLY | constants.O_NONBLOCK;
+    if (sinkKind(statSync(path)) === 'pipe') return constants.O_WRONLY | constants.O_NONBLOCK;
   } catch {
     // Not there (or not to be looked at): opened as a file, which says why it cannot be.
   }
