@@ -9,6 +9,9 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { KubeObject } from '../0-model/objects.ts';
 import { resourceName, type Resource } from '../0-model/resources.ts';
 import { isListWatch, type ListWatch } from '../1-transport/listWatch.ts';
+import type { HttpTransportOptions } from '../1-transport/http/options.ts';
+import type { Http2Options } from '../1-transport/http2/health.ts';
+import type { ListAndWatchOptions } from '../2-source/listAndWatch.ts';
 
 /** What was given, briefly: `"shop"`, `an array (["shop","ops"])`, `an object ({"app":"web"})`, `a number (5)`. */
 export function described(value: unknown): string {
@@ -56,22 +59,39 @@ const NUMERIC_OPTIONS = [
   'maxListPages',
   'maxListObjects',
 ] as const;
+const BACKOFF_NUMERIC_OPTIONS = ['initialMs', 'maxMs', 'factor', 'jitter', 'resetAfterMs'] as const;
+const HTTP_NUMERIC_OPTIONS = [
+  'requestTimeoutMs',
+  'tlsHandshakeTimeoutMs',
+  'listIdleTimeoutMs',
+  'minBodyBytesPerSecond',
+  'maxLineBytes',
+  'maxListBytes',
+  'maxListTotalBytes',
+  'maxErrorBodyBytes',
+  'maxDocumentBytes',
+  'http1IdleTimeoutMs',
+] as const;
 const NESTED_NUMERIC_OPTIONS: Readonly<Record<string, readonly string[]>> = {
-  backoff: ['initialMs', 'maxMs', 'factor', 'jitter', 'resetAfterMs'],
-  http: [
-    'requestTimeoutMs',
-    'tlsHandshakeTimeoutMs',
-    'listIdleTimeoutMs',
-    'minBodyBytesPerSecond',
-    'maxLineBytes',
-    'maxListBytes',
-    'maxListTotalBytes',
-    'maxErrorBodyBytes',
-    'maxDocumentBytes',
-    'http1IdleTimeoutMs',
-  ],
+  backoff: BACKOFF_NUMERIC_OPTIONS,
+  http: HTTP_NUMERIC_OPTIONS,
 };
 const HTTP2_NUMERIC_OPTIONS = ['readIdleMs', 'pingTimeoutMs', 'idleTimeoutMs', 'maxConnections'] as const;
+
+/**
+ * The lists above against the options' own types, so a numeric option added to a type is checked or the build fails
+ * (one home: the type says what is a number; audit23 found options no check covered).
+ */
+type NumericKeys<T> = { [K in keyof T]-?: NonNullable<T[K]> extends number ? K : never }[keyof T];
+type Unchecked<T, Listed> = Exclude<NumericKeys<T>, Listed>;
+/** An error naming the option left out (`Type '"maxDocumentBytes"' does not satisfy the constraint 'never'`). */
+type NoneLeft<T extends never> = T;
+type EveryNumberChecked = [
+  NoneLeft<Unchecked<ListAndWatchOptions<unknown>, (typeof NUMERIC_OPTIONS)[number]>>,
+  NoneLeft<Unchecked<NonNullable<ListAndWatchOptions<unknown>['backoff']>, (typeof BACKOFF_NUMERIC_OPTIONS)[number]>>,
+  NoneLeft<Unchecked<HttpTransportOptions, (typeof HTTP_NUMERIC_OPTIONS)[number]>>,
+  NoneLeft<Unchecked<Http2Options, (typeof HTTP2_NUMERIC_OPTIONS)[number]>>,
+];
 
 /** Each of `names` in `o` (given) is a number ≥ 0 (Infinity too), else a `TypeError` naming it (`prefix` + name). */
 function checkNumbers(caller: string, o: Record<string, unknown>, names: readonly string[], prefix: string): void {
