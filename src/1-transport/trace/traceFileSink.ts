@@ -5,7 +5,17 @@
 import { closeSync, constants, fchmodSync, fstatSync, ftruncateSync, openSync, statSync, writeSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { describeThrown } from '../../0-model/errors.ts';
-import { BUFFER_BYTES, initialSink, onlyBuffered, PIPE_QUEUE_BYTES, sinkKind, sinkStep, type SinkInput } from './sinkStep.ts';
+import {
+  BUFFER_BYTES,
+  initialSink,
+  onlyBuffered,
+  PIPE_QUEUE_BYTES,
+  sinkKind,
+  sinkStep,
+  type SinkEffect,
+  type SinkInput,
+  type SinkState,
+} from './sinkStep.ts';
 
 export { PIPE_QUEUE_BYTES };
 
@@ -72,164 +82,190 @@ export interface TraceFileOptions {
  * ```
  */
 export function traceFileSink(path: string, options: TraceFileOptions = {}): TraceFileSink {
-  const fd = openSync(path, openFlags(path), options.mode ?? 0o666);
-  const kind = sinkKind(fstatSync(fd));
-  // An existing file keeps its mode when opened: one asked for is set on it too (on a file: never on a device).
-  if (options.mode !== undefined && kind === 'file') fchmodSync(fd, options.mode);
-  // A pipe (a FIFO, `/dev/stdout` into a pipe) or a socket: written by the event loop, never blocking the thread.
-  const pipe = kind === 'pipe' ? new Socket({ fd, readable: false, writable: true }) : undefined;
-  const buffer = Buffer.allocUnsafe(BUFFER_BYTES);
-  let state = initialSink(kind);
-  let used = 0;
-  let whole = 0;
-  let failure: unknown;
-  let scheduled: NodeJS.Immediate | undefined;
-  let done: () => void = () => undefined;
-  const drained = new Promise<void>((resolve) => (done = resolve));
+  return new FileSink(path, options);
+}
+
+/** The shell of {@link sinkStep}: the file's descriptor, its buffer, and each effect carried out. */
+class FileSink implements TraceFileSink {
+  private readonly fd: number;
+  /** A pipe (a FIFO, `/dev/stdout` into a pipe) or a socket: written by the event loop, never blocking the thread. */
+  private readonly pipe: Socket | undefined;
+  private readonly buffer = Buffer.allocUnsafe(BUFFER_BYTES);
+  private state: SinkState;
+  private used = 0;
+  private whole = 0;
+  private failure: unknown;
+  private scheduled: NodeJS.Immediate | undefined;
+  private released = false;
+  private done: () => void = () => undefined;
+  private readonly whenDrained = new Promise<void>((resolve) => (this.done = resolve));
+
+  private readonly path: string;
+  private readonly options: TraceFileOptions;
+
+  constructor(path: string, options: TraceFileOptions) {
+    this.path = path;
+    this.options = options;
+    this.fd = openSync(path, openFlags(path), options.mode ?? 0o666);
+    const kind = sinkKind(fstatSync(this.fd));
+    // An existing file keeps its mode when opened: one asked for is set on it too (on a file: never on a device).
+    if (options.mode !== undefined && kind === 'file') fchmodSync(this.fd, options.mode);
+    this.pipe = kind === 'pipe' ? new Socket({ fd: this.fd, readable: false, writable: true }) : undefined;
+    this.state = initialSink(kind);
+    this.pipe?.on('error', (error) => this.run({ type: 'pipeError' }, error));
+    this.pipe?.on('close', () => this.done());
+  }
+
+  write(text: string): void {
+    // The common line (see `onlyBuffered`): encoded at once, no step asked, no object made.
+    if (onlyBuffered(this.state, text.length, this.used)) this.used += this.buffer.write(text, this.used, 'utf8');
+    else this.run({ type: 'line', units: text.length, used: this.used }, undefined, text);
+  }
+
+  writeParts(parts: readonly string[]): void {
+    // Encoded one after the other into the buffer when the whole line fits, else into one of the line's size (a
+    // list page's line): never joined into one string first.
+    let units = 0;
+    for (const part of parts) units += part.length;
+    if (onlyBuffered(this.state, units, this.used)) for (const part of parts) this.used += this.buffer.write(part, this.used, 'utf8');
+    else this.run({ type: 'line', units, used: this.used }, undefined, parts);
+  }
+
+  flush(): void {
+    this.run({ type: 'flush' });
+  }
+
+  get bytes(): number {
+    return this.whole;
+  }
+
+  /** Close's `release` is carried out even when an effect before it throws. */
+  close(): void {
+    try {
+      this.run({ type: 'close' });
+    } catch (error) {
+      if (!this.state.open && !this.released) this.release();
+      throw error;
+    }
+  }
+
+  drained(): Promise<void> {
+    return this.whenDrained;
+  }
 
   /**
    * Carries out one step's effects, in order. `error` is what the input came with (a write's or a pipe's failure),
    * `line` what a `buffer` or `direct` effect writes, `at` how much of a failed write went through.
    */
-  const run = (input: SinkInput, error?: unknown, line?: Line, at = 0) => {
-    const step = sinkStep(state, input);
-    state = step.state;
-    const { effects } = step;
-    for (let i = 0; i < effects.length; i++) {
-      const effect = effects[i]!;
-      switch (effect.type) {
-        case 'throw':
-          throw failure;
-        case 'throwClosed':
-          throw new Error(`trace file ${path} is closed`);
-        case 'throwQueueFull':
-          failure = new Error(
-            `the reader of ${path} stopped reading: ${effect.waiting} bytes would be waiting for it, more than the ${PIPE_QUEUE_BYTES} held`,
-          );
-          throw failure;
-        case 'schedule':
-          scheduled = setImmediate(later);
-          break;
-        case 'cancel':
-          clearImmediate(scheduled);
-          scheduled = undefined;
-          break;
-        case 'buffer':
-          if (typeof line === 'string') used += buffer.write(line, used, 'utf8');
-          else for (const part of line as readonly string[]) used += buffer.write(part, used, 'utf8');
-          break;
-        case 'direct':
-          direct(line as string | readonly string[]);
-          break;
-        case 'writeBuffer': {
-          const length = used;
-          used = 0;
-          if (length > 0) out(buffer, length);
-          break;
-        }
-        case 'hold':
-          failure ??= error;
-          break;
-        case 'cutBack':
-          // The last whole line the failed write took, or none of it.
-          cutBack(at > 0 ? whole + (line as Uint8Array).lastIndexOf(0x0a, at - 1) + 1 : whole);
-          break;
-        case 'tell':
-          tellOwner(options.onError, failure);
-          break;
-        case 'release':
-          // Whatever the effects before it threw (close's flush): a pipe's reader may still be taking what is queued,
-          // its descriptor is closed once it has (`drained`).
-          return release();
+  private run(input: SinkInput, error?: unknown, line?: Line, at = 0): void {
+    const step = sinkStep(this.state, input);
+    this.state = step.state;
+    for (const effect of step.effects) {
+      if (effect.type === 'release') return this.release();
+      this.effect(effect, error, line, at);
+    }
+  }
+
+  /** One effect of a step (`release` aside: it ends a run, whatever the effects before it threw). */
+  private effect(effect: Exclude<SinkEffect, { type: 'release' }>, error: unknown, line: Line | undefined, at: number): void {
+    switch (effect.type) {
+      case 'throw':
+        throw this.failure;
+      case 'throwClosed':
+        throw new Error(`trace file ${this.path} is closed`);
+      case 'throwQueueFull':
+        this.failure = new Error(
+          `the reader of ${this.path} stopped reading: ${effect.waiting} bytes would be waiting for it, more than the ${PIPE_QUEUE_BYTES} held`,
+        );
+        throw this.failure;
+      case 'schedule':
+        this.scheduled = setImmediate(this.later);
+        return;
+      case 'cancel':
+        clearImmediate(this.scheduled);
+        this.scheduled = undefined;
+        return;
+      case 'buffer':
+        if (typeof line === 'string') this.used += this.buffer.write(line, this.used, 'utf8');
+        else for (const part of line as readonly string[]) this.used += this.buffer.write(part, this.used, 'utf8');
+        return;
+      case 'direct': {
+        // A line that may never fit the buffer: encoded into one of its own size (a list page's line), never joined.
+        const bytes = encodeLine(line as string | readonly string[]);
+        return this.out(bytes, bytes.length);
       }
+      case 'writeBuffer': {
+        const length = this.used;
+        this.used = 0;
+        if (length > 0) this.out(this.buffer, length);
+        return;
+      }
+      case 'hold':
+        this.failure ??= error;
+        return;
+      case 'cutBack':
+        // The last whole line the failed write took, or none of it.
+        return this.cutBack(at > 0 ? this.whole + (line as Uint8Array).lastIndexOf(0x0a, at - 1) + 1 : this.whole);
+      case 'tell':
+        return tellOwner(this.options.onError, this.failure);
     }
-  };
-  /** Runs `input`'s effects; close's `release` is carried out even when an effect before it throws. */
-  const runClose = () => {
-    try {
-      run({ type: 'close' });
-    } catch (error) {
-      if (!state.open && !released) release();
-      throw error;
-    }
-  };
-  let released = false;
-  const release = () => {
-    if (released) return;
-    released = true;
-    if (pipe) pipe.end();
+  }
+
+  /**
+   * The descriptor closed, or (a pipe) ended: a pipe's reader may still be taking what is queued, its descriptor is
+   * closed once it has (`drained`).
+   */
+  private release(): void {
+    if (this.released) return;
+    this.released = true;
+    if (this.pipe) this.pipe.end();
     else {
-      closeSync(fd);
-      done();
+      closeSync(this.fd);
+      this.done();
     }
-  };
-  pipe?.on('error', (error) => run({ type: 'pipeError' }, error));
-  pipe?.on('close', () => done());
+  }
+
   /** Writes `length` bytes of whole lines; on a failure, cuts the file back to the last whole line it took. */
-  const out = (bytes: Uint8Array, length: number) => {
-    if (pipe) {
+  private out(bytes: Uint8Array, length: number): void {
+    if (this.pipe) {
       // A copy (the buffer is reused) queued for its reader, up to PIPE_QUEUE_BYTES not yet taken.
-      run({ type: 'queue', waiting: pipe.writableLength + length });
-      pipe.write(Buffer.from(bytes.subarray(0, length)), (error) => error || (whole += length));
+      this.run({ type: 'queue', waiting: this.pipe.writableLength + length });
+      this.pipe.write(Buffer.from(bytes.subarray(0, length)), (error) => error || (this.whole += length));
       return;
     }
     let at = 0;
     try {
       // A file descriptor may take less than asked in one call (a disk filling up takes part, then fails).
-      while (at < length) at += writeSync(fd, bytes, at, length - at);
-      whole += length;
+      while (at < length) at += writeSync(this.fd, bytes, at, length - at);
+      this.whole += length;
     } catch (error) {
-      run({ type: 'failed' }, error, bytes, at);
+      this.run({ type: 'failed' }, error, bytes, at);
     }
-  };
+  }
+
   /** The file ends at `length`, after a whole line (or is empty): a trace that reads, however the write failed. */
-  const cutBack = (length: number) => {
+  private cutBack(length: number): void {
     try {
-      ftruncateSync(fd, length);
-      whole = length;
+      ftruncateSync(this.fd, length);
+      this.whole = length;
     } catch (error) {
       // The file keeps a line cut short: said with the write's failure, which is what is thrown.
-      failure = new AggregateError(
-        [failure, error],
-        `${describeThrown(failure)}; and cutting ${path} back to its last whole line failed: ${describeThrown(error)}`,
+      this.failure = new AggregateError(
+        [this.failure, error],
+        `${describeThrown(this.failure)}; and cutting ${this.path} back to its last whole line failed: ${describeThrown(error)}`,
       );
     }
-  };
-  /** A line that may never fit the buffer: encoded into one of its own size (a list page's line), never joined. */
-  const direct = (line: string | readonly string[]) => {
-    const bytes = encodeLine(line);
-    out(bytes, bytes.length);
-  };
-  const later = () => {
-    scheduled = undefined;
+  }
+
+  /** The end of a turn: the lines taken in it written together. */
+  private readonly later = () => {
+    this.scheduled = undefined;
     try {
-      run({ type: 'turnEnd' });
+      this.run({ type: 'turnEnd' });
     } catch {
       // Kept in `failure`: the next write, flush or close throws it; told now, in case no call comes (a quiet trace).
-      run({ type: 'untold' });
+      this.run({ type: 'untold' });
     }
-  };
-
-  return {
-    write(text) {
-      // The common line (see `onlyBuffered`): encoded at once, no step asked, no object made.
-      if (onlyBuffered(state, text.length, used)) used += buffer.write(text, used, 'utf8');
-      else run({ type: 'line', units: text.length, used }, undefined, text);
-    },
-    writeParts(parts) {
-      // Encoded one after the other into the buffer when the whole line fits, else into one of the line's size (a
-      // list page's line): never joined into one string first.
-      let units = 0;
-      for (const part of parts) units += part.length;
-      if (onlyBuffered(state, units, used)) for (const part of parts) used += buffer.write(part, used, 'utf8');
-      else run({ type: 'line', units, used }, undefined, parts);
-    },
-    flush: () => run({ type: 'flush' }),
-    get bytes() {
-      return whole;
-    },
-    close: runClose,
-    drained: () => drained,
   };
 }
 
