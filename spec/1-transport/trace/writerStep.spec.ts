@@ -100,7 +100,23 @@ const ROWS: readonly Row[] = [
     from: writing,
     input: { type: 'line', at: 5, size: MAX_LINE_SIZE + 1 },
     effects: stopping('maxBytes', 5),
-    then: stopped('maxBytes'),
+    then: stopped('maxBytes', { refusedLineBytes: MAX_LINE_SIZE + 1 }),
+  },
+  {
+    rule: 'a line both over maxBytes and longer than a reader reads: stops (maxBytes), said to be the line’s length',
+    from: writing,
+    input: { type: 'line', at: 5, size: MAX_LINE_SIZE + 1, request: true },
+    limits: { maxBytes: 1000, durationMs: undefined, maxRequests: 0 },
+    effects: stopping('maxBytes', 5),
+    then: stopped('maxBytes', { refusedLineBytes: MAX_LINE_SIZE + 1 }),
+  },
+  {
+    rule: 'a request’s line over maxBytes at the request cap: stops (maxBytes), said to be the cap',
+    from: { ...writing, requests: 3 },
+    input: { type: 'line', at: 5, size: 2000, request: true },
+    limits: { maxBytes: 1000, durationMs: undefined, maxRequests: 3 },
+    effects: stopping('maxBytes', 5),
+    then: stopped('maxBytes', { requests: 3, refusedRequests: 3 }),
   },
   {
     rule: 'written, a request’s line (list, watch): it counts',
@@ -114,7 +130,7 @@ const ROWS: readonly Row[] = [
     from: { ...writing, requests: MAX_TRACE_REQUESTS },
     input: { type: 'line', at: 5, size: 10, request: true },
     effects: stopping('maxBytes', 5),
-    then: stopped('maxBytes', { requests: MAX_TRACE_REQUESTS }),
+    then: stopped('maxBytes', { requests: MAX_TRACE_REQUESTS, refusedRequests: MAX_TRACE_REQUESTS }),
   },
   {
     rule: 'the last request a reader reads (the MAX_TRACE_REQUESTS-th): written',

@@ -14,7 +14,7 @@ import {
   type TraceStopReason,
 } from './format.ts';
 import { scheduleAfter } from '../../util/scheduleAfter.ts';
-import { initialWriter, MAX_LINE_SIZE, STOP_LINE_ROOM, writerStep, type WriterInput, type WriterLimits } from './writerStep.ts';
+import { initialWriter, STOP_LINE_ROOM, writerStep, type WriterInput, type WriterLimits } from './writerStep.ts';
 
 /** What follows the event of a line `eventLine` writes. */
 const EVENT_LINE_END = '}\n';
@@ -122,8 +122,6 @@ export function traceWriter(options: TraceWriterOptions): TraceWriter & Required
   let ids = 0;
   let failure: unknown;
   let timer: Subscription | undefined;
-  let refusedLineBytes: number | undefined;
-  let refusedRequests: number | undefined;
 
   /**
    * Steps the machine and carries out its effects; `line`: the line offered, if any (its text, or
@@ -131,16 +129,6 @@ export function traceWriter(options: TraceWriterOptions): TraceWriter & Required
    */
   const step = (input: WriterInput, line?: string | readonly string[]): boolean => {
     const next = writerStep(state, input, limits);
-    if (input.type === 'line' && !state.stopped && next.state.stopped === 'maxBytes' && input.size > MAX_LINE_SIZE)
-      refusedLineBytes = input.size;
-    else if (
-      input.type === 'line' &&
-      input.request &&
-      !state.stopped &&
-      next.state.stopped === 'maxBytes' &&
-      state.requests >= limits.maxRequests!
-    )
-      refusedRequests = state.requests;
     state = next.state;
     let wrote = false;
     for (const effect of next.effects) {
@@ -219,10 +207,10 @@ export function traceWriter(options: TraceWriterOptions): TraceWriter & Required
       return state.bytes;
     },
     get refusedLineBytes() {
-      return refusedLineBytes;
+      return state.refusedLineBytes;
     },
     get refusedRequests() {
-      return refusedRequests;
+      return state.refusedRequests;
     },
     get error() {
       return failure;

@@ -12,6 +12,8 @@ import { MAX_TRACE_LINE_BYTES, MAX_TRACE_REQUESTS, type TraceStopReason } from '
  *   `maxBytes` is not written: the writer stops (`maxBytes`), so that the stop line still fits. A
  *   request's line (`request`: a list or a watch) past `maxRequests` (default `MAX_TRACE_REQUESTS`,
  *   the most a reader reads) is not written either: the writer stops (`maxBytes`, the file's limit).
+ *   The state says which of the two a `maxBytes` stop on a line was, if either: `refusedLineBytes`
+ *   (the line's size; over the longest line, whichever limit was met first) or else `refusedRequests`.
  * - `written`: a write went through; its bytes count (and its request, if it is one).
  * - `failed`: a write threw: the writer stops (`closed`) and writes nothing more, not even the stop
  *   line (a write that throws as the stop line is written only counts as failed).
@@ -28,6 +30,13 @@ export interface WriterState {
   readonly failed: boolean;
   /** Requests written (list and watch lines). */
   readonly requests: number;
+  /**
+   * When the writer stopped (`maxBytes`) on a line longer than a reader reads: its bytes (the caller says so, since
+   * the file still reads but lacks that page).
+   */
+  readonly refusedLineBytes?: number;
+  /** When it stopped (`maxBytes`) rather than write one request more than a reader reads: the requests written. */
+  readonly refusedRequests?: number;
 }
 
 /** The writer's limits: `maxBytes` (Infinity: none) and `durationMs` (undefined: none). */
@@ -77,16 +86,20 @@ export function writerStep(
   limits: WriterLimits,
 ): { readonly state: WriterState; readonly effects: readonly WriterEffect[] } {
   switch (input.type) {
-    case 'line':
+    case 'line': {
       if (state.stopped) return { state, effects: NONE };
       if (limits.durationMs !== undefined && input.at >= limits.durationMs) return stop(state, 'duration', input.at);
-      if (state.bytes + input.size + STOP_LINE_ROOM > limits.maxBytes) return stop(state, 'maxBytes', input.at);
-      if (input.size > (limits.maxLineBytes ?? MAX_LINE_SIZE)) return stop(state, 'maxBytes', input.at);
-      if (input.request && state.requests >= (limits.maxRequests ?? MAX_TRACE_REQUESTS)) return stop(state, 'maxBytes', input.at);
+      const tooLong = input.size > (limits.maxLineBytes ?? MAX_LINE_SIZE);
+      const tooMany = input.request === true && state.requests >= (limits.maxRequests ?? MAX_TRACE_REQUESTS);
+      if (state.bytes + input.size + STOP_LINE_ROOM > limits.maxBytes || tooLong || tooMany) {
+        const refused = tooLong ? { refusedLineBytes: input.size } : tooMany ? { refusedRequests: state.requests } : {};
+        return stop({ ...state, ...refused }, 'maxBytes', input.at);
+      }
       return { state, effects: WRITE };
+    }
     case 'written': {
       const requests = input.request ? state.requests + 1 : state.requests;
-      return { state: { bytes: state.bytes + input.size, stopped: state.stopped, failed: state.failed, requests }, effects: NONE };
+      return { state: { ...state, bytes: state.bytes + input.size, requests }, effects: NONE };
     }
     case 'failed':
       // No stop line follows a failed write: its time does not matter.
