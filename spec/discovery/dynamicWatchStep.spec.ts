@@ -183,9 +183,9 @@ const ROWS: readonly Row[] = [
     ],
   },
   {
-    rule: "a group's name: another group failing hides nothing (Unknown)",
+    rule: "a group's name: another group failing hides nothing (Unknown), one of the same length too",
     from: state([A]),
-    input: discovery([pods], unreadable('other.example.com/v1')),
+    input: discovery([pods], unreadable('others.example.com/v1')),
     effects: [{ type: 'unresolved', name: A, error: new UnknownResourceError(A) }],
   },
   {
