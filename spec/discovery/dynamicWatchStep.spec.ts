@@ -45,6 +45,12 @@ const pods = resource('pods', '');
 const bindings = resource('bindings', '', { verbs: ['create'] });
 const A = 'apples.stable.example.com';
 const P = 'pears.fruit.example.com';
+const appleFault = new Error('no apples today');
+/** A predicate that throws for apples and accepts the rest. */
+const refusesApples = (r: DiscoveredResource) => {
+  if (r.plural === 'apples') throw appleFault;
+  return true;
+};
 
 const unreadable = (groupVersion: string): DiscoveryFailure => ({
   groupVersion,
@@ -107,6 +113,23 @@ const ROWS: readonly Row[] = [
     from: state((r) => r.group !== ''),
     input: discovery([pods, apples]),
     effects: [{ type: 'start', key: A, resource: apples }],
+  },
+  {
+    rule: 'a predicate that throws for a resource: reported, and it does not start; the others do',
+    from: state(refusesApples),
+    input: discovery([apples, pods]),
+    effects: [
+      { type: 'selectionThrew', resource: apples, thrown: appleFault },
+      { type: 'start', key: 'pods', resource: pods },
+    ],
+    then: { running: runs(pods) },
+  },
+  {
+    rule: 'a predicate that throws for a running resource: reported, and it goes on as it runs (another version too)',
+    from: state(refusesApples, { running: runs(apples) }),
+    input: discovery([applesV2]),
+    effects: [{ type: 'selectionThrew', resource: applesV2, thrown: appleFault }],
+    then: { running: runs(apples) },
   },
   {
     rule: 'what runs in the version and scope served: nothing',

@@ -23,10 +23,10 @@ import {
 } from 'rxjs';
 import { monotonicScheduler } from '../util/monotonicNow.ts';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { InformerError } from '../0-model/errors.ts';
+import { InformerError, describeThrown } from '../0-model/errors.ts';
 import { metadataOnly, type PartialObjectMetadata } from '../0-model/metadata.ts';
 import type { KubeObject } from '../0-model/objects.ts';
-import { customResource } from '../0-model/resources.ts';
+import { customResource, resourceName } from '../0-model/resources.ts';
 import {
   ResourceNameError,
   discover,
@@ -146,7 +146,8 @@ export interface DynamicInformerFactory {
    */
   readonly discovery$: Observable<Discovery>;
   /**
-   * Faults of discovery and of the CRD watch, as values (discovery keeps its last good answer). A discovery
+   * Faults of discovery, of the CRD watch and of a watch's selection predicate (a `HandlerError` naming the resource
+   * it threw for: nothing changes for that resource, the watch goes on), as values (discovery keeps its last good answer). A discovery
    * fault is a {@link DiscoveryError}: of one group version (`groupVersion`; its running informers go on,
    * resources it adds wait for a discovery that reads it: one runs after the backoff) or of `/api`/`/apis` (no
    * `groupVersion`; nothing changes until a discovery succeeds, tried again after the backoff). Each is reported
@@ -261,14 +262,15 @@ export function dynamicInformerFactory(kc: KubeConfig, options: DynamicInformerF
   const discoveryErrors = new Subject<InformerError>();
   const scheduler = options.scheduler ?? monotonicScheduler;
   const unobserved = unobservedReporter('discovery', () => scheduler.now(), options.reportUnobservedErrors !== false);
-  const faults = faultReporter((error) => {
+  const report = (error: InformerError) => {
     unobserved.report(error);
     discoveryErrors.next(error);
-  });
+  };
+  const faults = faultReporter(report);
   const discovery = { ...discoveryRequestOptions(options.factory ? undefined : options.factoryOptions?.http), ...options.discovery };
   const discovery$ = followedDiscovery(kc, crds, pokes, faults, { ...options, discovery });
   const errors$ = observedErrors(merge(discoveryErrors, crds.errors$), unobserved);
-  const context: WatchContext = { factory, crds, discovery$, pokes, holders: holdersOf(factory) };
+  const context: WatchContext = { factory, crds, discovery$, pokes, holders: holdersOf(factory), report };
   // Typed per mode by the overloads; inside, both kinds of informer are handled alike.
   const watch = (selection: Selection, watchOptions: DynamicWatchOptions = {}) => {
     checkInformerOptions('dynamicInformerFactory.watch', watchOptions);
@@ -384,6 +386,8 @@ interface WatchContext {
   /** Asks for a discovery now (an informer met a 404). */
   readonly pokes: Subject<void>;
   readonly holders: ReturnType<typeof holdersOf>;
+  /** Reports a fault of a watch's own (its selection's predicate threw) on `errors$`, as discovery's. */
+  readonly report: (error: InformerError) => void;
 }
 
 /** An informer a watch runs: the step's `running` says which, by key; these are their handles. */
@@ -407,7 +411,7 @@ function dynamicWatch(
   selection: Selection,
   watchOptions: DynamicWatchOptions,
 ): Observable<DynamicEvent<KubeObject>> {
-  const { factory, crds, discovery$, pokes, holders } = context;
+  const { factory, crds, discovery$, pokes, holders, report } = context;
   const { metadataOnly: metadata, ...informerOptions } = watchOptions;
   return new Observable<DynamicEvent<KubeObject>>((subscriber) => {
     let state = initialDynamicWatch(selection);
@@ -466,6 +470,14 @@ function dynamicWatch(
         case 'start':
           if (!subscriber.closed) start(effect.key, effect.resource);
           return;
+        case 'selectionThrew':
+          return report(
+            new InformerError(
+              'HandlerError',
+              `the watch's selection threw for ${resourceName(effect.resource)}: ${describeThrown(effect.thrown)}`,
+              { phase: 'handler', cause: effect.thrown },
+            ),
+          );
         case 'release': {
           const r = running.get(effect.key);
           if (!r) return;

@@ -12,7 +12,8 @@
  *   1. every name `selection` lists is resolved: one discovery cannot resolve is reported `unresolved` once per
  *      message (again only after it resolved, or with another message); not among what it read while a group
  *      version that may serve it failed: `GroupDiscoveryFailed`, or nothing when its informer runs (it goes on);
- *      listed but not watchable: `Unknown` (its verbs);
+ *      listed but not watchable: `Unknown` (its verbs). A predicate that throws for a resource is reported
+ *      (`selectionThrew`) and decides nothing: what runs of it goes on as it is, what does not run does not start;
  *   2. a running informer ends as `NotServed` when not wanted any more ("<key> is no longer served") or served in
  *      another version or scope ("<key> is now served as <group>/<version>"), unless discovery could not read its
  *      group version (it goes on);
@@ -50,7 +51,7 @@ export type Selection =
   | 'all'
   /** These names (`pods`, `deploy`, `myapples.stable.example.com`, …), each as soon as discovery knows it. */
   | readonly string[]
-  /** Every watchable resource the predicate accepts. */
+  /** Every watchable resource the predicate accepts (a throw is reported on `errors$`, and decides nothing). */
   | ((resource: DiscoveredResource) => boolean);
 
 export interface DynamicWatchState {
@@ -88,7 +89,9 @@ export type DynamicWatchEffect =
   /** Start an informer for `resource` under `key`, and emit `started`. */
   | { readonly type: 'start'; readonly key: string; readonly resource: DiscoveredResource }
   /** Let go of the informer `key` runs, without an event (the watch ends). */
-  | { readonly type: 'release'; readonly key: string };
+  | { readonly type: 'release'; readonly key: string }
+  /** Report that the selection's predicate threw for `resource` (user code: reported, and the watch goes on). */
+  | { readonly type: 'selectionThrew'; readonly resource: DiscoveredResource; readonly thrown: unknown };
 
 export interface DynamicWatchStep {
   readonly state: DynamicWatchState;
@@ -145,6 +148,7 @@ function onDiscovery(state: DynamicWatchState, d: Discovery, out: DynamicWatchEf
       unresolved.set(name, error.message);
     },
     (name) => unresolved.delete(name),
+    (resource, thrown) => out.push({ type: 'selectionThrew', resource, thrown }),
   );
   const running = new Map(state.running);
   for (const [key, message] of noLongerServed(d, state.running, want)) {
@@ -180,6 +184,7 @@ export function stillRacing(deleted: ReadonlySet<string>, d: Pick<Discovery, 'al
  * (or that cannot be listed and watched) goes to `unresolved`; one it resolves, to `resolved`.
  * A name not among what `d` read while a group version that may serve it failed is not "unknown":
  * a `GroupDiscoveryFailedError`, or nothing at all when its informer runs (`running`: it goes on).
+ * A resource the predicate throws for goes to `threw`, and is wanted as it runs (if it does): nothing changes for it.
  */
 function selected(
   d: Discovery,
@@ -187,11 +192,24 @@ function selected(
   running: ReadonlyMap<string, DiscoveredResource>,
   unresolved: (name: string, error: ResourceNameError) => void,
   resolved: (name: string) => void,
+  threw: (resource: DiscoveredResource, thrown: unknown) => void,
 ): Map<string, DiscoveredResource> {
   const out = new Map<string, DiscoveredResource>();
   if (!Array.isArray(selection)) {
     const accept = typeof selection === 'function' ? selection : () => true;
-    for (const r of watchableResources(d)) if (accept(r)) out.set(resourceName(r), r);
+    for (const r of watchableResources(d)) {
+      const key = resourceName(r);
+      let accepted: boolean;
+      try {
+        accepted = accept(r);
+      } catch (thrown) {
+        threw(r, thrown);
+        const runs = running.get(key);
+        if (runs) out.set(key, runs);
+        continue;
+      }
+      if (accepted) out.set(key, r);
+    }
     return out;
   }
   for (const name of selection as readonly string[]) {
