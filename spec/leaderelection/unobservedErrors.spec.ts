@@ -2,7 +2,8 @@
  * Leader election's and sharding's faults while nothing subscribes to their `errors$` are reported as an informer's
  * are (src/5-informer/unobservedErrors.ts, the one home): `process.emitWarning`, type `RxInformerWarning`, the reason
  * as `code`, rate limited per reason (one per 5 minutes, counting what was left out); none while `errors$` has a
- * subscriber, none with `reportUnobservedErrors: false`; a `Conflict` (the protocol's own race) never. A Lease API
+ * subscriber, none with `reportUnobservedErrors: false`; a `Conflict` (the protocol's own race) never, but for the
+ * misuse of one identity by two candidates (left62). A Lease API
  * denied by RBAC (403 on every request) left every replica a follower without a word. Default timing, virtual time.
  */
 import { throwError, type Observable } from 'rxjs';
