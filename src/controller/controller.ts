@@ -447,7 +447,8 @@ function untilStopped(
 ): WorkSource<string> {
   return {
     // Into the room left by abandoned reconciles still settling (room.ts): never more than `concurrency` at once.
-    get: () => (stopped() ? EMPTY : room.whenRoom(() => queue.get())),
+    // `stopped()` asked again once room comes: a slot that waited for room across `stop()` takes no key.
+    get: () => (stopped() ? EMPTY : room.whenRoom(() => (stopped() ? EMPTY : queue.get()))),
     add: (key, priority) => queue.add(key, priority),
     // A cancelled slot gives its key back at once; while the abandoned reconcile's promise runs, the key stays in flight.
     done: (key) => settling.afterSettled(key, () => queue.done(key)),

@@ -49,6 +49,8 @@ export class Room {
       let holding = false;
       let waiter: (() => void) | undefined;
       let inner: { unsubscribe(): void } | undefined;
+      // A slot let go of while `wake()` runs the waiting ones (an earlier one's work closed it): it takes no room.
+      let closed = false;
       /** Gives the reservation up; `wake: false` when it passes to the reconcile the key starts (no room freed). */
       const release = (wake = true) => {
         if (!holding) return;
@@ -58,6 +60,7 @@ export class Room {
       };
       const enter = () => {
         waiter = undefined;
+        if (closed) return;
         if (this.running + this.reserved >= this.size) {
           this.waiting.push((waiter = enter));
           return;
@@ -82,6 +85,7 @@ export class Room {
       };
       enter();
       return () => {
+        closed = true;
         const at = waiter === undefined ? -1 : this.waiting.indexOf(waiter);
         if (at >= 0) this.waiting.splice(at, 1);
         inner?.unsubscribe();
