@@ -11,14 +11,19 @@ import { parseTrimLine } from '../../src/cli/trimCommand.ts';
 const record = (...argv: string[]) => parseRecordLine(['record', 'pods', '-o', 'r.jsonl', ...argv]);
 
 describe('record -n', () => {
-  it('takes one namespace; -n a -n b is refused as -n a,b is (it recorded only b)', () => {
+  it('takes one namespace; -n a -n b is refused as -n a,b is (it recorded only b), each quoted as typed', () => {
     expect(record('-n', 'shop')).toMatchObject({ namespace: 'shop' });
     expect('namespace' in (record() as object)).toBe(false);
-    const refused =
-      '-n: "a,b" is not a namespace name (lower-case letters, digits and "-") (record takes one namespace, or none for all of them)';
-    expect(record('-n', 'a,b')).toBe(refused);
-    expect(record('-n', 'a', '-n', 'b')).toBe(refused);
-    expect(record('--namespace=a', '-n', 'b')).toBe(refused);
+    expect(record('-n', 'a,b')).toBe(
+      '-n: "a,b" is not a namespace name (lower-case letters, digits and "-") (record takes one namespace, or none for all of them)',
+    );
+    // audit30: these were quoted as "a,b", which the user never typed
+    const twice = '-n given 2 times ("a", "b"): record takes one namespace, or none for all of them';
+    expect(record('-n', 'a', '-n', 'b')).toBe(twice);
+    expect(record('--namespace=a', '-n', 'b')).toBe(twice);
+    expect(record('-n', 'shop', '-n', 'shop')).toBe(
+      '-n given 2 times ("shop", "shop"): record takes one namespace, or none for all of them',
+    );
     expect(record('-n', 'Bad_NS')).toBe('-n: "Bad_NS" is not a namespace name (lower-case letters, digits and "-")');
   });
 });

@@ -15,11 +15,19 @@ const SERVER = 'https://k8s.example.com:6443';
 const STARTED = 1_000;
 const NOW = STARTED + 42;
 
-const resource = (label: string, informer = label, secret = false): NewResource<I> => ({
-  name: label.split(' ')[0]!,
-  label,
-  secret,
-  informer,
+/** `pods in shop` is pods in the namespace shop, as watch.ts labels one informer per resource and namespace. */
+const resource = (label: string, informer = label, secret = false): NewResource<I> => {
+  const namespace = / in ([a-z0-9-]+)$/.exec(label)?.[1];
+  return { name: label.split(' ')[0]!, label, secret, informer, ...(namespace !== undefined ? { namespace } : {}) };
+};
+/** One informer over many namespaces (past 16 in watch.ts), made again over fewer when one is refused. */
+const over = (name: string, namespaces: readonly string[]): NewResource<I> => ({
+  name,
+  label: `${name} in ${namespaces.length} namespaces`,
+  secret: false,
+  informer: `${name} over ${namespaces.join(',')}`,
+  namespaces,
+  narrow: (fewer) => `${name} over ${fewer.join(',')}`,
 });
 const watch = (...labels: string[]): SessionInput<I> => ({ type: 'watch', resources: labels.map((l) => resource(l)) });
 const started = (label: string, informer = label, scope = 0): SessionInput<I> => ({
@@ -205,6 +213,34 @@ const rows: readonly Row[] = [
     given: [watch('pods', 'secrets'), error(0, 'Forbidden')],
     input: error(1, 'Forbidden', 'list', 'nope'),
     effects: ['detach 1', 'err: ! not watching secrets: forbidden (403): nope', 'failed: none of the 2 resources can be watched'],
+  },
+  {
+    rule: 'several namespaces, one refused before its sync: the summary says how many are watched, of those asked (audit30)',
+    namespaces: 3,
+    given: [watch('pods in a', 'pods in b', 'pods in c'), error(1, 'Forbidden'), synced(0, 1)],
+    input: synced(2, 1),
+    effects: ['err: synced pods in c: 1 object', SUMMARY('1 resource', '2 objects', ' (2 of 3 namespaces)'), 'synced'],
+  },
+  {
+    rule: 'several namespaces, a namespace refused in one of two resources: still watched, still counted',
+    namespaces: 2,
+    given: [watch('pods in a', 'pods in b', 'secrets in a', 'secrets in b'), error(3, 'Forbidden'), synced(0, 1), synced(1, 1)],
+    input: synced(2, 1),
+    effects: ['err: synced secrets in a: 1 object', SUMMARY('2 resources', '3 objects', ' (2 namespaces)'), 'synced'],
+  },
+  {
+    rule: 'one informer over many namespaces, one dropped as forbidden: the summary counts those it still reads',
+    namespaces: 3,
+    given: [
+      { type: 'watch', resources: [over('configmaps', ['a', 'b', 'c'])] },
+      {
+        type: 'error',
+        id: 0,
+        error: new InformerError('Forbidden', 'nope', { phase: 'list', request: 'list /api/v1/namespaces/b/configmaps' }),
+      },
+    ],
+    input: synced(0, 2),
+    effects: ['err: synced configmaps in 2 namespaces: 2 objects', SUMMARY('1 resource', '2 objects', ' (2 of 3 namespaces)'), 'synced'],
   },
   {
     rule: 'one resource in several namespaces, refused in each: the sentence says so',

@@ -117,5 +117,14 @@ export function builtinResource(name: string): Resource | undefined {
   return BUILTIN_BY_NAME.get(name);
 }
 
+/**
+ * The built-in resource of this `kind` (`ReplicaSet` → `replicasets.apps`), or undefined: the test kit places an
+ * owner reference's `apiVersion` by it, so the table above stays the one list of the kinds the project knows.
+ */
+export function builtinResourceOfKind(kind: string): Resource | undefined {
+  for (const resource of BUILTIN_BY_NAME.values()) if (resource.kind === kind) return resource;
+  return undefined;
+}
+
 /** The object type a resource descriptor caches. */
 export type ObjectOf<R> = R extends Resource<infer T> ? T : never;

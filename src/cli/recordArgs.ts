@@ -56,13 +56,17 @@ export function isRecordCommand(argv: readonly string[]): boolean {
   return positionals[0] === 'record';
 }
 
+/** Why `-n a -n b` and `-n a,b` are refused: record reads one namespace, or all at once. */
+const ONE_NAMESPACE = 'record takes one namespace, or none for all of them';
+
 /**
- * `-n a,b` and `-n a -n b` alike (record reads one namespace, or all at once): said as one namespace would be, with
- * what record takes when the names are several.
+ * `-n a,b` said as one namespace would be, with what record takes when the names are several; `-n a -n b` quoted as
+ * typed, each value on its own (not joined into a `"a,b"` the user never wrote).
  */
-function badNamespace(given: string): string {
-  const several = given.includes(',') ? ' (record takes one namespace, or none for all of them)' : '';
-  return `-n: "${printable(given)}" is not a namespace name (lower-case letters, digits and "-")${several}`;
+function badNamespace(given: readonly string[]): string {
+  if (given.length > 1) return `-n given ${given.length} times (${given.map((n) => `"${printable(n)}"`).join(', ')}): ${ONE_NAMESPACE}`;
+  const several = given[0]!.includes(',') ? ` (${ONE_NAMESPACE})` : '';
+  return `-n: "${printable(given[0]!)}" is not a namespace name (lower-case letters, digits and "-")${several}`;
 }
 
 /** Parses `rx-informer record RESOURCE... -o FILE [...]`: the options, or a one-line usage message. */
@@ -83,7 +87,8 @@ export function parseRecordLine(argv: readonly string[]): RecordCommandOptions |
   if (resources.length === 0) return 'record: name at least one resource (e.g. `rx-informer record pods -o trace.jsonl`)';
   if (!values.output) return 'record: name the trace file with -o FILE';
   const namespace = values.namespace?.join(',');
-  if (namespace !== undefined && !/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(namespace)) return badNamespace(namespace);
+  if (namespace !== undefined && (values.namespace!.length > 1 || !/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(namespace)))
+    return badNamespace(values.namespace!);
   const maxBytes = values['max-bytes'] === undefined ? undefined : parseByteSize(values['max-bytes']);
   if (values['max-bytes'] !== undefined && maxBytes === undefined)
     return `--max-bytes: "${printable(values['max-bytes'])}" is not a size (a whole number of bytes, or with Ki, Mi or Gi: 50Mi)`;

@@ -28,6 +28,8 @@ export interface NewResource<I> {
   /** A Secret: parser messages that may quote its data are withheld. */
   readonly secret: boolean;
   readonly informer: I;
+  /** The one namespace its informer reads (one informer per resource and namespace); none: all, or cluster-scoped. */
+  readonly namespace?: string;
   /**
    * Past 16 namespaces (one informer over all of them): the namespaces it reads, and the same informer over fewer (a
    * cold informer, made and nothing else): a namespace the user may not list is dropped and the rest go on, as with
@@ -165,9 +167,24 @@ function transition<I>(config: SessionConfig, state: SessionState<I>, input: Ses
 /** A new resource, live from now on: subscribed at once (its state may say synced as soon as it is). */
 function add<I>(state: SessionState<I>, r: NewResource<I>, scope: number | undefined, out: Out<I>): SessionState<I> {
   const id = state.resources.length;
-  const { name, label, secret, informer, namespaces, narrow } = r;
+  const { name, label, secret, informer, namespace, namespaces, narrow } = r;
   const many = namespaces !== undefined && narrow !== undefined ? { namespaces, narrow } : {};
-  const added = { id, name, label, secret, informer, ...many, scope, live: true, synced: false, count: 0, hints: [], listShownAt: 0 };
+  const one = namespace !== undefined ? { namespace } : {};
+  const added = {
+    id,
+    name,
+    label,
+    secret,
+    informer,
+    ...one,
+    ...many,
+    scope,
+    live: true,
+    synced: false,
+    count: 0,
+    hints: [],
+    listShownAt: 0,
+  };
   out.push({ type: 'attach', id, informer });
   return { ...state, resources: [...state.resources, added] };
 }
@@ -291,7 +308,9 @@ function dropNamespace<I>(
   const informer = w.narrow!(namespaces);
   out.push({ type: 'err', line: `! not watching ${w.name} in ${namespace}: ${explain(error, config.server, w.secret)}` });
   out.push({ type: 'attach', id: w.id, informer });
-  return update(state, w, { informer, namespaces, listShownAt: 0 });
+  // Its label counts the namespaces it reads (watch.ts: `configmaps in 17 namespaces`): one fewer now.
+  const label = w.label.replace(new RegExp(` in ${w.namespaces!.length} namespaces$`), ` in ${count(namespaces.length, 'namespace')}`);
+  return update(state, w, { informer, namespaces, label, listShownAt: 0 });
 }
 
 /** A resource that may not be listed is left out; the watch ends only when none is left (or on a 400: the command itself is wrong). */
@@ -339,7 +358,7 @@ function checkAllSynced<I>(config: SessionConfig, state: SessionState<I>, now: n
     if (counts.length) out.push({ type: 'err', line: `listed: ${counts.join(', ')}` });
   }
   // One informer per resource and namespace: the resources are counted by name, the namespaces said apart.
-  const where = config.namespaces > 1 ? ` (${count(config.namespaces, 'namespace')})` : '';
+  const where = config.namespaces > 1 ? namespacesWatched(config, watched) : '';
   // Whole milliseconds: the monotonic clock reads fractions.
   const took = `${count(total, 'object')} in ${Math.round(now - config.startedAt)} ms${where}`;
   out.push(
@@ -347,6 +366,16 @@ function checkAllSynced<I>(config: SessionConfig, state: SessionState<I>, now: n
     { type: 'synced' },
   );
   return { ...state, allSynced: true };
+}
+
+/**
+ * ` (3 namespaces)`, or ` (2 of 3 namespaces)` when some were dropped (a 403 before their sync): the namespaces still
+ * watched, not those asked for. A session whose resources say no namespace (cluster-scoped only) says the number asked.
+ */
+function namespacesWatched<I>(config: SessionConfig, watched: readonly WatchedResource<I>[]): string {
+  const read = watched.flatMap((w) => w.namespaces ?? (w.namespace !== undefined ? [w.namespace] : []));
+  const n = read.length === 0 ? config.namespaces : new Set(read).size;
+  return n < config.namespaces ? ` (${n} of ${count(config.namespaces, 'namespace')})` : ` (${count(n, 'namespace')})`;
 }
 
 /** `syncing 3/5 resources, 1200 objects (waiting for pods, …)`. */

@@ -155,7 +155,9 @@ type Watchable = Informer<KubeObject>;
 /** What the session knows of a resource in a scope. */
 function newResource(d: DiscoveredResource, scope: Scope, several: boolean, informer: Watchable): NewResource<Watchable> {
   const name = resourceName(d);
-  return { name, label: d.namespaced && several ? `${name} in ${scope.label}` : name, secret: isSecretResource(d), informer };
+  const label = d.namespaced && several ? `${name} in ${scope.label}` : name;
+  const namespace = d.namespaced && scope.namespace !== undefined ? { namespace: scope.namespace } : {};
+  return { name, label, secret: isSecretResource(d), informer, ...namespace };
 }
 
 /** The options of discovery and of the informers' requests: byte limits, compression and encoding, when given. */

@@ -9,7 +9,19 @@
  *
  * The API-server emulator (`startApiServer`, `startChurn`) is a package of its own: rx-informer-emulator.
  */
-export { added, bookmark, deleted, failure, fakeInformer, fakeResource, kubeObj, listed, modified, type ObjectParts } from './marbles.ts';
+export {
+  added,
+  bookmark,
+  deleted,
+  failure,
+  fakeInformer,
+  fakeResource,
+  kubeObj,
+  listed,
+  modified,
+  type ObjectParts,
+  type OwnerParts,
+} from './marbles.ts';
 export {
   fakeListWatch,
   httpFailure,

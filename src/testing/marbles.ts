@@ -1,6 +1,6 @@
 import { asyncScheduler, concatMap, type Observable } from 'rxjs';
 import { InformerError, type ErrorReason, type InformerErrorDetails } from '../0-model/errors.ts';
-import { apiVersionOf, customResource, type Resource } from '../0-model/resources.ts';
+import { apiVersionOf, builtinResourceOfKind, customResource, type Resource } from '../0-model/resources.ts';
 import type { KubeObject, OwnerReference } from '../0-model/objects.ts';
 import type { SourceEvent } from '../2-source/sourceEvent.ts';
 import { informerFromSource, type Informer, type InformerOptions } from '../5-informer/informer.ts';
@@ -78,6 +78,16 @@ export function fakeResource(description: Partial<Pick<Resource, 'group' | 'vers
   });
 }
 
+/**
+ * A test object's controller owner: `{ resource, name }` (`{ resource: ReplicaSet, name: 'web' }`, or a custom
+ * resource's descriptor), or `{ kind, name, apiVersion? }`, where `apiVersion` may be left out for a built-in kind
+ * the library exports (`ReplicaSet` is `apps/v1`, `Pod` is `v1`): `controller({ owns })` matches the owner's group,
+ * so a guessed one would map the object to no owner, silently.
+ */
+export type OwnerParts =
+  | { readonly resource: Pick<Resource, 'group' | 'version' | 'kind'>; readonly name: string }
+  | { readonly kind: string; readonly name: string; readonly apiVersion?: string };
+
 /** Any part of a value: every field optional, at every depth (a test's spec names only what it needs). */
 type PartOf<V> = V extends readonly (infer E)[] ? readonly PartOf<E>[] : V extends object ? { readonly [K in keyof V]?: PartOf<V[K]> } : V;
 
@@ -96,8 +106,8 @@ export interface ObjectParts<T = KubeObject> {
   readonly generation?: number;
   readonly labels?: Record<string, string>;
   readonly annotations?: Record<string, string>;
-  /** Controller owner: `{ kind, name, apiVersion? }` (uid and controller: true are filled in; apiVersion defaults to `v1`). */
-  readonly owner?: { readonly kind: string; readonly name: string; readonly apiVersion?: string };
+  /** Controller owner (uid and `controller: true` are filled in): see {@link OwnerParts}. */
+  readonly owner?: OwnerParts;
   readonly apiVersion?: string;
   readonly kind?: string;
   readonly spec?: FieldOf<T, 'spec'>;
@@ -111,10 +121,11 @@ const META_FIELDS = new Set(['namespace', 'resourceVersion', 'uid', 'generation'
 /**
  * Makes an object for a test. Defaults: namespace `default` (dropped by `fakeInformer` of a
  * cluster-scoped resource), resourceVersion `1`, uid `uid-<name>`, generation 1; `owner`'s
- * `apiVersion` defaults to `v1` (the core group), so the owner of an object owned by a custom
- * resource needs its `apiVersion` (`owner: { apiVersion: 'example.com/v1', kind: 'Widget', name }`)
- * for `controller({ owns })` to map it to its owner; other parts (spec, status, data, …) are copied
- * as they are.
+ * `apiVersion` is its resource's (`owner: { resource: ReplicaSet, name: 'web' }`) or the built-in
+ * kind's (`owner: { kind: 'ReplicaSet', name: 'web' }` is `apps/v1`); any other kind needs it given
+ * (`owner: { apiVersion: 'example.com/v1', kind: 'Widget', name }`), or kubeObj throws a TypeError,
+ * since `controller({ owns })` matches the owner's group; other parts (spec, status, data, …) are
+ * copied as they are.
  *
  * `kubeObj(resource, name, parts?)` makes an object of that resource, typed by it: its `apiVersion` and `kind`
  * (unless given), and, for a cluster-scoped one (`Node`, `Namespace`, a CRD with scope Cluster), no namespace,
@@ -136,17 +147,7 @@ export function kubeObj(first: string | Resource, second?: string | ObjectParts,
 }
 
 function testObject(name: string, parts: ObjectParts): KubeObject {
-  const ownerReferences: OwnerReference[] | undefined = parts.owner
-    ? [
-        {
-          apiVersion: parts.owner.apiVersion ?? 'v1',
-          kind: parts.owner.kind,
-          name: parts.owner.name,
-          uid: `uid-${parts.owner.name}`,
-          controller: true,
-        },
-      ]
-    : undefined;
+  const ownerReferences: OwnerReference[] | undefined = parts.owner ? [ownerReference(parts.owner)] : undefined;
   const rest = Object.fromEntries(Object.entries(parts).filter(([field]) => !META_FIELDS.has(field)));
   return {
     ...(parts.apiVersion ? { apiVersion: parts.apiVersion } : {}),
@@ -163,6 +164,26 @@ function testObject(name: string, parts: ObjectParts): KubeObject {
     },
     ...rest,
   } as unknown as KubeObject;
+}
+
+/** The owner reference `owner` stands for; a TypeError for a kind whose `apiVersion` the kit cannot know. */
+function ownerReference(owner: OwnerParts): OwnerReference {
+  const [apiVersion, kind] =
+    'resource' in owner
+      ? [apiVersionOf(owner.resource), owner.resource.kind]
+      : [owner.apiVersion ?? builtinApiVersion(owner.kind), owner.kind];
+  return { apiVersion, kind, name: owner.name, uid: `uid-${owner.name}`, controller: true };
+}
+
+function builtinApiVersion(kind: string): string {
+  const resource = builtinResourceOfKind(kind);
+  if (resource === undefined)
+    throw new TypeError(
+      `kubeObj: owner kind ${JSON.stringify(kind)} is not a built-in kind the library knows, so its apiVersion is unknown: ` +
+        `give it (owner: { apiVersion: 'example.com/v1', kind: ${JSON.stringify(kind)}, name }) or give the owner's resource ` +
+        `(owner: { resource, name }); controller({ owns }) matches the owner's group`,
+    );
+  return apiVersionOf(resource);
 }
 
 function rv(object: KubeObject): string {
