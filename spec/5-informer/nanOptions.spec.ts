@@ -51,7 +51,8 @@ describe('a numeric option is a number ≥ 0 or Infinity, else a TypeError namin
   const ZERO: readonly [Record<string, unknown>, RegExp][] = [
     [{ minWatchTimeoutSeconds: 0 }, /`minWatchTimeoutSeconds` must be a number > 0 \(finite\), got a number \(0\)/],
     [{ minWatchTimeoutSeconds: Infinity }, /`minWatchTimeoutSeconds` must be a number > 0 \(finite\), got a number \(Infinity\)/],
-    [{ backoff: { initialMs: 0 } }, /`backoff\.initialMs` must be a number > 0 or Infinity, got a number \(0\)/],
+    [{ backoff: { initialMs: 0 } }, /`backoff\.initialMs` must be a number > 0 \(finite\), got a number \(0\)/],
+    [{ backoff: { initialMs: Infinity } }, /`backoff\.initialMs` must be a number > 0 \(finite\), got a number \(Infinity\)/],
     [{ backoff: { maxMs: 0 } }, /`backoff\.maxMs` must be a number > 0 or Infinity, got a number \(0\)/],
   ];
   for (const [options, message] of ZERO)

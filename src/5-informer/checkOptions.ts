@@ -96,11 +96,13 @@ type EveryNumberChecked = [
 /**
  * The numeric options whose 0 is no bound to turn off but a fault (docs/api.md, "0 in a timing option"), refused as NaN
  * is: `minWatchTimeoutSeconds` (0 asks the server for no timeout, Infinity is no number to send: finite too) and the
- * backoff's `initialMs` and `maxMs` (a wait of 0 that never grows: a retry loop against a failing server).
+ * backoff's `initialMs` and `maxMs` (a wait of 0 that never grows: a retry loop against a failing server; `initialMs`
+ * finite too).
  */
 const POSITIVE: Readonly<Record<string, 'finite' | 'any'>> = {
   minWatchTimeoutSeconds: 'finite',
-  'backoff.initialMs': 'any',
+  // Infinity would be a first wait of the longest timer (24.8 days): an informer stopped by a transient fault.
+  'backoff.initialMs': 'finite',
   'backoff.maxMs': 'any',
 };
 
