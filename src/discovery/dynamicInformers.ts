@@ -224,9 +224,17 @@ function faultReporter(report: (error: DiscoveryError) => void) {
   };
 }
 
-/** What is served, as far as informers care: changes to anything else do not re-emit discovery. */
-function signature(d: Discovery): string {
-  return JSON.stringify(d.all.map((r) => [r.group, r.version, r.plural, r.kind, r.namespaced, r.preferred, r.verbs]));
+/**
+ * What is served, as far as informers and name resolution care: every field of every resource (a CRD update that adds
+ * a short name, a singular or a category makes a watch by that name resolve), and which group versions discovery
+ * could not read (a name they may serve is `GroupDiscoveryFailed`, not `Unknown`). Changes to anything else (the
+ * faults' messages) do not re-emit discovery.
+ */
+export function signature(d: Pick<Discovery, 'all' | 'failures'>): string {
+  return JSON.stringify([
+    d.all.map((r) => [r.group, r.version, r.plural, r.singular, r.kind, r.namespaced, r.preferred, r.verbs, r.shortNames, r.categories]),
+    d.failures.map((f) => f.groupVersion),
+  ]);
 }
 
 function asInformerError(error: unknown): InformerError {
