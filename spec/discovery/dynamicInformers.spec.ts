@@ -328,6 +328,32 @@ describe('dynamicInformerFactory', () => {
     expect(apples()).toEqual([]);
   });
 
+  it('two dynamic factories over one factory: one ending an informer as NotServed leaves it there while the other runs it', async () => {
+    api = await startApiServer({ resources: [MyApples] });
+    const factory = informerFactory(api.kubeConfig);
+    const a = dynamicInformerFactory(api.kubeConfig, { factory });
+    const b = dynamicInformerFactory(api.kubeConfig, { factory });
+    subscriptions.push(a.errors$.subscribe(), b.errors$.subscribe());
+    const apples = () => factory.informers().filter((i) => i.resource.plural === 'myapples');
+    let wanted = true;
+    const byPredicate = follow(a.watch((r) => wanted && r.plural === 'myapples'));
+    const byName = follow(b.watch(['myapples']));
+    await until(() => byPredicate.named('started').length === 1 && byName.named('started').length === 1, 'both to start');
+    expect(apples()).toHaveLength(1);
+
+    // A's watch lets go of myapples at its next discovery; B's still runs it: it stays in the shared factory (a second
+    // factory.informer() for it would otherwise open a second list and watch next to B's).
+    wanted = false;
+    api.registerCustomResource({ ...MyApples, plural: 'mypears', singular: 'mypear', kind: 'MyPear', shortNames: [] });
+    await until(() => byPredicate.named('ended').length === 1, 'A to end myapples');
+    expect(byName.named('ended')).toEqual([]);
+    expect(apples()).toHaveLength(1);
+
+    // B lets go too: it leaves the factory.
+    subscriptions.splice(0).forEach((s) => s.unsubscribe());
+    expect(apples()).toEqual([]);
+  });
+
   it('a CRD deleted and created again at once (no discovery in between) starts again', async () => {
     api = await startApiServer({ resources: [MyApples] });
     const dynamic = dynamicInformerFactory(api.kubeConfig, fast);

@@ -363,14 +363,28 @@ function followedDiscovery(
   );
 }
 
+/** The holders of each factory's informers: one home per factory, whichever dynamic factories share it. */
+const holdersByFactory = new WeakMap<InformerFactory, Holders>();
+
+type Holders = ReturnType<typeof newHolders>;
+
 /**
  * The factory informers the watches run: how many watches hold each, and whether one
  * ended it since it was last started. An informer leaves the factory (`factory.forget`)
  * when its CRD is deleted, or once the last watch holding it lets go after one ended it as
  * `NotServed` (another watch, by name or pinned to a version, may still run what one ends
  * because its selection no longer wants it or discovery now prefers another version).
+ * The count is the factory's, not one dynamic factory's: two over one `factory` option
+ * (audit28) counted apart, and one forgot an informer the other still ran (whose next
+ * `factory.informer()` then opened a second list and watch).
  */
-function holdersOf(factory: InformerFactory) {
+function holdersOf(factory: InformerFactory): Holders {
+  let holders = holdersByFactory.get(factory);
+  if (!holders) holdersByFactory.set(factory, (holders = newHolders(factory)));
+  return holders;
+}
+
+function newHolders(factory: InformerFactory) {
   const holders = new Map<Informer<KubeObject>, { count: number; ended: boolean }>();
   return {
     hold(inner: Informer<KubeObject>) {
