@@ -8,6 +8,7 @@ import {
   catchError,
   distinctUntilChanged,
   filter,
+  ignoreElements,
   map,
   merge,
   mergeMap,
@@ -46,7 +47,7 @@ import { observedErrors, unobservedReporter } from '../5-informer/unobservedErro
 import { BACKOFF_START } from '../util/backoff.ts';
 import { discoveryRetryStep } from './discoveryRetry.ts';
 import { discoveryRounds } from './discoveryRounds.ts';
-import { discoveryTriggers } from './discoveryTriggers.ts';
+import { CRD_BLIND_REDISCOVERY_MS, discoveryTriggers } from './discoveryTriggers.ts';
 
 /** CustomResourceDefinitions, watched metadata-only: a CRD's name is `<plural>.<group>`, which is all discovery needs to hear. */
 const CustomResourceDefinitions = metadataOnly(
@@ -283,7 +284,10 @@ export function dynamicInformerFactory(kc: KubeConfig, options: DynamicInformerF
     discoveryErrors.next(error);
   });
   const discovery = { ...discoveryRequestOptions(options.factory ? undefined : options.factoryOptions?.http), ...options.discovery };
-  const discovery$ = followedDiscovery(kc, crds, pokes, faults, { ...options, discovery });
+  // A CRD watch refused its list (403: a tenant's RBAC) is no cache of the factory's user: waitForCacheSync() would
+  // wait on it for good. It leaves the factory's count and goes on (its backoff), and discovery runs every 30 s meanwhile.
+  const refused = () => factory.forget(crds);
+  const discovery$ = followedDiscovery(kc, crds, pokes, faults, refused, { ...options, discovery });
   const errors$ = observedErrors(merge(discoveryErrors, crds.errors$), unobserved);
   const context: WatchContext = { factory, crds, discovery$, pokes, holders: holdersOf(factory) };
   // Typed per mode by the overloads; inside, both kinds of informer are handled alike.
@@ -305,6 +309,7 @@ function followedDiscovery(
   crds: Informer<PartialObjectMetadata>,
   pokes: Observable<void>,
   faults: ReturnType<typeof faultReporter>,
+  refused: () => void,
   options: DynamicInformerFactoryOptions,
 ): Observable<Discovery> {
   const scheduler = options.scheduler ?? monotonicScheduler;
@@ -347,12 +352,26 @@ function followedDiscovery(
       });
     // One round at a time, none cancelled by a trigger; after a fault another once the backoff has passed (unless a
     // CRD change or a poke comes first): see `discoveryRounds`.
+    // Until the CRD watch has its list, no CRD event can say discovery is stale: another round by itself, 30 s on.
+    let crdsSynced = false;
     const retryInMs = ({ errors }: { readonly errors: readonly InformerError[] }) => {
       const retry = discoveryRetryStep(backoff, errors, scheduler.now(), random);
       backoff = retry.state;
-      return retry.retryInMs;
+      return crdsSynced ? retry.retryInMs : Math.min(retry.retryInMs ?? Infinity, CRD_BLIND_REDISCOVERY_MS);
     };
-    const triggers$ = merge(of(undefined), crds.synced$.pipe(filter(Boolean), take(1)), changes$);
+    const synced$ = crds.synced$.pipe(
+      filter(Boolean),
+      take(1),
+      tap(() => (crdsSynced = true)),
+    );
+    // Read from its steps, not `errors$` (which would count as a subscriber who handles its faults).
+    const refused$ = crds.state$.pipe(
+      filter((state) => !state.synced && state.errors.some((error) => error.reason === 'Forbidden')),
+      take(1),
+      tap(refused),
+      ignoreElements(),
+    );
+    const triggers$ = merge(of(undefined), synced$, changes$, refused$);
     return discoveryRounds(triggers$, once, retryInMs, scheduler).pipe(
       mergeMap(({ found, turnover }) => (found ? of({ found, turnover }) : EMPTY)),
     );
