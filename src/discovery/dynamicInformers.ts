@@ -572,7 +572,7 @@ function selected(
  * name (`myapples`); a name with a group (`myapples.stable.example.com`), only that group's, and with a version too
  * (`myapples.v1.stable.example.com`), only that one.
  */
-function mayServe(groupVersion: string, name: string): boolean {
+export function mayServe(groupVersion: string, name: string): boolean {
   const wanted = name.trim().toLowerCase();
   if (!wanted.includes('.')) return true;
   const slash = groupVersion.indexOf('/');
