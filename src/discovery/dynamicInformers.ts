@@ -84,9 +84,11 @@ export type DynamicEvent<T> =
     }
   | {
       /**
-       * A name discovery cannot resolve (once per reason): `Unknown`, `Ambiguous`, or `GroupDiscoveryFailed` (not
-       * among what discovery read while a group version that may serve it could not be read; never reported for a
-       * name whose informer runs: that goes on).
+       * A name discovery cannot resolve: `Unknown` (a resource that cannot be listed and watched too, said in its
+       * message), `Ambiguous`, or `GroupDiscoveryFailed` (not among what discovery read while a group version that
+       * may serve it could not be read; never reported for a name whose informer runs: that goes on). Once per
+       * message while it stays unresolved: again when the message changes (another reason, other group versions or
+       * candidates named), or after it resolved.
        */
       readonly type: 'unresolved';
       readonly name: string;
