@@ -2,7 +2,8 @@
  * Issue #36: a sync's list pages over protobuf, in process: P pods of the bench workload as list bodies of S items
  * (made once before timing), each decoded whole by `decodeListBody` (every item walked and decoded lazily), every item
  * kept, as a store keeps a sync's objects. The whole process's CPU per item (V8's helper threads too), the main
- * thread's, and the heap kept per item; medians of the rounds (each a fresh store).
+ * thread's, and the heap kept per item; medians of the rounds (each a fresh store). Round 0 (the code still cold, as
+ * in a process's first sync) is left out of the medians and printed apart (`cold…`).
  *
  *   node --expose-gc bench/micro/pbSync.ts [pods=50000] [pageSize=500] [rounds=3] [src=../../src]
  *
@@ -69,6 +70,8 @@ if (session !== undefined) {
   await session.post('Profiler.setSamplingInterval', { interval: 100 });
 }
 const rows = copies.map(() => [] as { cpu: number; main: number; heap: number }[]);
+/** Round 0 of each copy: its code still cold (interpreted, then compiled on V8's helper threads), as in a process's first sync. */
+const cold = copies.map(() => ({ cpu: 0, main: 0 }));
 for (let round = 0; round <= Number(roundsArg); round++) {
   const order = copies.map((_, i) => i);
   if (round % 2 === 1) order.reverse();
@@ -87,6 +90,7 @@ for (let round = 0; round <= Number(roundsArg); round++) {
       writeFileSync(profileFile!.replace(/(\.cpuprofile)?$/, `-${round}-${c}.cpuprofile`), JSON.stringify(profile));
     }
     if (round > 0) rows[c]!.push({ cpu, main, heap: (heap() - before) / store.length });
+    else cold[c] = { cpu, main };
     store.length = 0;
   }
 }
@@ -100,5 +104,7 @@ for (const [c, dir] of copies.entries())
       mainUsPerItem: Number(median(rows[c]!.map((r) => r.main)).toFixed(2)),
       heapPerItem: Math.round(median(rows[c]!.map((r) => r.heap))),
       mainByRound: rows[c]!.map((r) => Number(r.main.toFixed(2))),
+      coldCpuUsPerItem: Number(cold[c]!.cpu.toFixed(2)),
+      coldMainUsPerItem: Number(cold[c]!.main.toFixed(2)),
     }),
   );

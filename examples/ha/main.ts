@@ -43,11 +43,21 @@ const lease = () => {
 };
 let finished = false;
 
+/** SIGTERM to `child` unless it has exited; resolves once it has. */
+const stopped = (child: ChildProcess) =>
+  child.exitCode !== null || child.signalCode !== null
+    ? Promise.resolve()
+    : new Promise<void>((resolve) => {
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      });
+
 const finish = async (code: number, summary: Record<string, unknown>) => {
   if (finished) return;
   finished = true;
-  for (const child of replicas.values()) child.kill('SIGTERM');
-  await new Promise((r) => setTimeout(r, 700));
+  // The survivors drain, release the Lease and exit on SIGTERM (replica.ts, bounded there): the emulator closes once
+  // they all have, rather than after a guess at how long that takes.
+  await Promise.all([...replicas.values()].map(stopped));
   await api.close();
   if (json) console.log(JSON.stringify(summary));
   process.exit(code);

@@ -336,6 +336,26 @@ describe('step()', () => {
     expect(m.effects.find((e) => e.type === 'armCheck')).toMatchObject({ delayMs: 60_000 });
   });
 
+  it('bookmarkTimeoutMs: 0 is off, as its default; a value aborts a watch without a bookmark for that long (left62)', () => {
+    const armed = (m: Machine) => (m.effects.find((e) => e.type === 'armCheck') as { delayMs: number } | undefined)?.delayMs;
+    for (const options of [{}, { bookmarkTimeoutMs: 0 }, { bookmarkTimeoutMs: Infinity }]) {
+      const m = new Machine(options).open();
+      const label = JSON.stringify(options);
+      // The check is armed for the idle rule alone, and a check before it leaves the watch open.
+      expect(armed(m), label).toBe(60_000);
+      m.send({ type: 'check' }, 1);
+      expect(m.state.phase.name, label).toBe('watching');
+      expect(
+        m.effects.map((e) => e.type),
+        label,
+      ).toEqual(['armCheck']);
+    }
+    const m = new Machine({ bookmarkTimeoutMs: 5_000 }).open();
+    expect(armed(m)).toBe(5_000);
+    m.send({ type: 'check' }, 5_000);
+    expect(m.state.phase.name, describeState(m.state)).not.toBe('watching');
+  });
+
   it('a streaming list: objects gathered by key until the initial-events-end bookmark, then one replace and a plain watch', () => {
     const end = event('BOOKMARK', { metadata: { resourceVersion: '12', annotations: { 'k8s.io/initial-events-end': 'true' } } });
     const m = new Machine({ watchList: true })

@@ -10,6 +10,7 @@ import { ConfigMap, informer, informerFactory, shardedInformer, type InformerOpt
 import { byteLimit } from '../../src/1-transport/http/options.ts';
 import { timerMs } from '../../src/util/scheduleAfter.ts';
 import { reflectorConfig } from '../../src/2-source/listAndWatch.ts';
+import { Backoff } from '../../src/2-source/backoff.ts';
 import { EMPTY, NEVER } from 'rxjs';
 
 function offlineKc(): KubeConfig {
@@ -36,10 +37,26 @@ const BAD: readonly [Record<string, unknown>, string][] = [
 describe('a numeric option is a number ≥ 0 or Infinity, else a TypeError naming it (audit23)', () => {
   for (const [options, name] of BAD)
     it(`${JSON.stringify(options, (_, v: unknown) => (typeof v === 'number' && Number.isNaN(v) ? 'NaN' : v))} → ${name}`, () => {
-      const message = new RegExp(`\`${name.replaceAll('.', '\\.')}\` must be a number ≥ 0 or Infinity, got `);
+      const message = new RegExp(
+        `\`${name.replaceAll('.', '\\.')}\` must be a number (≥ 0 or Infinity|> 0 \\(finite\\)|> 0 or Infinity), got `,
+      );
       expect(() => informer(offlineKc(), ConfigMap, loose(options))).toThrow(TypeError);
       expect(() => informer(offlineKc(), ConfigMap, loose(options))).toThrow(message);
       expect(() => informerFactory(offlineKc(), options as never)).toThrow(message);
+      expect(() => informerFactory(offlineKc()).informer(ConfigMap, loose(options))).toThrow(message);
+      expect(() => shardedInformer(offlineKc(), ConfigMap, shards, loose(options))).toThrow(message);
+    });
+
+  // left62: where 0 is no bound to turn off but a fault (docs/api.md), it is refused as NaN is.
+  const ZERO: readonly [Record<string, unknown>, RegExp][] = [
+    [{ minWatchTimeoutSeconds: 0 }, /`minWatchTimeoutSeconds` must be a number > 0 \(finite\), got a number \(0\)/],
+    [{ minWatchTimeoutSeconds: Infinity }, /`minWatchTimeoutSeconds` must be a number > 0 \(finite\), got a number \(Infinity\)/],
+    [{ backoff: { initialMs: 0 } }, /`backoff\.initialMs` must be a number > 0 or Infinity, got a number \(0\)/],
+    [{ backoff: { maxMs: 0 } }, /`backoff\.maxMs` must be a number > 0 or Infinity, got a number \(0\)/],
+  ];
+  for (const [options, message] of ZERO)
+    it(`${JSON.stringify(options, (_, v: unknown) => (v === Infinity ? 'Infinity' : v))}: refused (left62)`, () => {
+      expect(() => informer(offlineKc(), ConfigMap, loose(options))).toThrow(message);
       expect(() => informerFactory(offlineKc()).informer(ConfigMap, loose(options))).toThrow(message);
       expect(() => shardedInformer(offlineKc(), ConfigMap, shards, loose(options))).toThrow(message);
     });
@@ -48,8 +65,11 @@ describe('a numeric option is a number ≥ 0 or Infinity, else a TypeError namin
     const good = loose({
       stallMarginMs: 0,
       idleTimeoutMs: Infinity,
-      bookmarkTimeoutMs: 5_000,
-      backoff: { initialMs: 100, jitter: 0 },
+      bookmarkTimeoutMs: 0,
+      busyIdleTimeoutMs: 0,
+      minWatchTimeoutSeconds: 0.1,
+      maxListPages: 0,
+      backoff: { initialMs: 100, maxMs: Infinity, jitter: 0, factor: 0, resetAfterMs: 0 },
       http: { requestTimeoutMs: 0, maxListTotalBytes: Infinity, http2: { readIdleMs: Infinity } },
     });
     expect(() => informer(offlineKc(), ConfigMap, good)).not.toThrow();
@@ -82,5 +102,15 @@ describe('the inner helpers fall back to the default for NaN or a negative value
     expect(config.bookmarkTimeoutMs).toBeUndefined();
     expect(config.maxListPages).toBe(10_000);
     expect(reflectorConfig({ decode, stallMarginMs: 0, idleTimeoutMs: 0 })).toMatchObject({ stallMarginMs: 0, idleTimeoutMs: 0 });
+    // bookmarkTimeoutMs: 0 is off, as its default (left62: a deadline of 0 aborted each watch at its first check).
+    expect(reflectorConfig({ decode, bookmarkTimeoutMs: 0 }).bookmarkTimeoutMs).toBeUndefined();
+    expect(reflectorConfig({ decode, bookmarkTimeoutMs: 5_000 }).bookmarkTimeoutMs).toBe(5_000);
+  });
+
+  it('Backoff: initialMs or maxMs 0 from a direct caller is the default, never a wait of 0 forever (left62)', () => {
+    const waits = (b: Backoff) => [b.next(0), b.next(1), b.next(2), b.next(3)];
+    expect(waits(new Backoff({ initialMs: 0, jitter: 0 }))).toEqual([800, 1600, 3200, 6400]);
+    expect(waits(new Backoff({ maxMs: 0, jitter: 0 }))).toEqual([800, 1600, 3200, 6400]);
+    expect(waits(new Backoff({ maxMs: 2_000, jitter: 0 }))).toEqual([800, 1600, 2000, 2000]);
   });
 });

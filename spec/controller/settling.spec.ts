@@ -52,6 +52,46 @@ describe('controller: an abandoned promise reconcile keeps its key in flight unt
     warm.unsubscribe();
   });
 
+  it('leadership regained while an abandoned promise runs: new keys start only into the room it leaves, never past concurrency (left62)', async () => {
+    vi.useFakeTimers();
+    for (const concurrency of [1, 2]) {
+      const widgets = fakeInformer(fakeResource(), concat(of(listed('1', kubeObj('a'), kubeObj('b'), kubeObj('c'))), NEVER));
+      const seen = { running: 0, maxRunning: 0, starts: [] as string[], maxActive: 0 };
+      const ctl = controller({
+        for: widgets,
+        concurrency,
+        reconcile: async (key) => {
+          seen.starts.push(`${Date.now() - from} ${key}`);
+          seen.running++;
+          seen.maxRunning = Math.max(seen.maxRunning, seen.running);
+          await sleep(200);
+          seen.running--;
+          return done();
+        },
+      });
+      const from = Date.now();
+      const leader$ = new BehaviorSubject(true);
+      const warm = widgets.store$.subscribe();
+      const subscription = leader$.pipe(switchMap((leading) => (leading ? ctl.outcomes$ : EMPTY))).subscribe();
+      const watching = setInterval(() => (seen.maxActive = Math.max(seen.maxActive, ctl.metrics().activeWorkers)), 1);
+      await vi.advanceTimersByTimeAsync(50); // `concurrency` keys run (0–200)
+      leader$.next(false); // abandoned: their promises run on, holding their room
+      await vi.advanceTimersByTimeAsync(10);
+      leader$.next(true); // regained at 60: no key may start before the abandoned ones settle at 200
+      await vi.advanceTimersByTimeAsync(100);
+      expect(seen.starts, `concurrency ${concurrency}`).toHaveLength(concurrency);
+      await vi.advanceTimersByTimeAsync(1_000);
+      clearInterval(watching);
+      // Every key ran (the abandoned again, its outcome dropped), never more than `concurrency` at once, nor counted so.
+      expect(new Set(seen.starts.map((s) => s.split(' ')[1]))).toEqual(new Set(['default/a', 'default/b', 'default/c']));
+      expect(seen.maxRunning, `concurrency ${concurrency}`).toBe(concurrency);
+      expect(seen.maxActive, `concurrency ${concurrency}`).toBe(concurrency);
+      expect(ctl.metrics().activeWorkers).toBe(0);
+      subscription.unsubscribe();
+      warm.unsubscribe();
+    }
+  });
+
   it('stop() after the outcomes were unsubscribed mid-reconcile waits for the abandoned promise, whose signal is aborted', async () => {
     vi.useFakeTimers();
     const { ctl, seen } = slowController();

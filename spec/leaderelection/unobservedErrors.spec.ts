@@ -2,7 +2,8 @@
  * Leader election's and sharding's faults while nothing subscribes to their `errors$` are reported as an informer's
  * are (src/5-informer/unobservedErrors.ts, the one home): `process.emitWarning`, type `RxInformerWarning`, the reason
  * as `code`, rate limited per reason (one per 5 minutes, counting what was left out); none while `errors$` has a
- * subscriber, none with `reportUnobservedErrors: false`; a `Conflict` (the protocol's own race) never. A Lease API
+ * subscriber, none with `reportUnobservedErrors: false`; a `Conflict` (the protocol's own race) never, but for the
+ * misuse of one identity by two candidates (left62). A Lease API
  * denied by RBAC (403 on every request) left every replica a follower without a word. Default timing, virtual time.
  */
 import { throwError, type Observable } from 'rxjs';
@@ -17,6 +18,7 @@ import {
   type LeaseOperation,
 } from '../../src/leaderelection/index.ts';
 import { warningsOf } from '../support/warnings.ts';
+import { FakeLeaseServer } from '../../src/testing/fakeLeases.ts';
 
 const MINUTE = 60_000;
 const FORBIDDEN = 'leases.coordination.k8s.io is forbidden: User "system:serviceaccount:ops:ctl" cannot get resource "leases"';
@@ -99,6 +101,48 @@ describe('leader election and sharding report the faults nobody observes on thei
     expect(runs(election(), true).slice(0, 2)).toEqual(['Forbidden', 'Forbidden']);
     runs(election({ reportUnobservedErrors: false }));
     runs(election({ reason: 'Conflict' }));
+    expect(warn).not.toHaveBeenCalled();
+  });
+
+  it('two candidates with one identity, nobody on their errors$: each warns of the misuse once (a Conflict, yet no race: left62)', () => {
+    const scheduler = testScheduler();
+    scheduler.run(() => {
+      const server = new FakeLeaseServer(scheduler);
+      const candidate = () =>
+        leaderElection(server.clients({ client: 'a', latencyMs: () => 10 }).lease('ctrl'), { identity: 'a', scheduler, random: () => 0 });
+      const subs = [candidate().leader$.subscribe()];
+      scheduler.schedule(() => subs.push(candidate().leader$.subscribe()), 1_003);
+      scheduler.schedule(() => subs.forEach((s) => s.unsubscribe()), 6 * MINUTE);
+    });
+    // Their 409s go on all along (each renews over the other): those are the protocol's races, not warned of.
+    const misuse = 'leader election ctrl: Conflict: update lease ctrl: another candidate uses the identity "a": ';
+    expect(warnings()).toEqual([
+      [expect.stringContaining(misuse), 'RxInformerWarning', 'Conflict'],
+      [expect.stringContaining(misuse), 'RxInformerWarning', 'Conflict'],
+    ]);
+  });
+
+  it('the misuse is not warned of while errors$ has a subscriber, nor with reportUnobservedErrors: false', () => {
+    const seen: string[] = [];
+    for (const observe of [true, false]) {
+      const scheduler = testScheduler();
+      scheduler.run(() => {
+        const server = new FakeLeaseServer(scheduler);
+        const candidate = () => {
+          const e = leaderElection(server.clients({ client: 'a', latencyMs: () => 10 }).lease('ctrl'), {
+            identity: 'a',
+            scheduler,
+            random: () => 0,
+            ...(observe ? {} : { reportUnobservedErrors: false }),
+          });
+          return [e.leader$.subscribe(), ...(observe ? [e.errors$.subscribe((error) => seen.push(error.message))] : [])];
+        };
+        const subs = candidate();
+        scheduler.schedule(() => subs.push(...candidate()), 1_003);
+        scheduler.schedule(() => subs.forEach((s) => s.unsubscribe()), 6 * MINUTE);
+      });
+    }
+    expect(seen.filter((m) => m.includes('another candidate uses the identity'))).toHaveLength(2);
     expect(warn).not.toHaveBeenCalled();
   });
 

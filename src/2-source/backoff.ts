@@ -16,9 +16,9 @@ export const REFLECTOR_BACKOFF: BackoffRule = {
 
 /** The shape of a reconnect backoff (defaults are client-go's reflector backoff, {@link REFLECTOR_BACKOFF}). */
 export interface BackoffOptions {
-  /** First wait before jitter. Default 800 ms. */
+  /** First wait before jitter. Default 800 ms. Must be > 0: a wait of 0 never grows (0 × factor), a retry loop. */
   readonly initialMs?: number;
-  /** Largest wait before jitter. Default 30 s. */
+  /** Largest wait before jitter. Default 30 s. Must be > 0: 0 makes every wait after the first 0, a retry loop. */
   readonly maxMs?: number;
   /** Growth per failure. Default 2. */
   readonly factor?: number;
@@ -46,8 +46,9 @@ export class Backoff {
 
   constructor(options: BackoffOptions = {}, random: () => number = Math.random) {
     this.rule = {
-      initialMs: options.initialMs ?? REFLECTOR_BACKOFF.initialMs,
-      maxMs: options.maxMs ?? REFLECTOR_BACKOFF.maxMs,
+      // 0 (refused at the entry points: checkInformerOptions) is the default here, never a retry loop.
+      initialMs: positiveOr(options.initialMs, REFLECTOR_BACKOFF.initialMs),
+      maxMs: positiveOr(options.maxMs, REFLECTOR_BACKOFF.maxMs),
       factor: options.factor ?? REFLECTOR_BACKOFF.factor,
       jitter: options.jitter ?? REFLECTOR_BACKOFF.jitter,
       resetAfterMs: options.resetAfterMs ?? REFLECTOR_BACKOFF.resetAfterMs,
@@ -67,4 +68,9 @@ export class Backoff {
     this.state = state;
     return waitMs;
   }
+}
+
+/** `value` when it is a number > 0 (Infinity too), else `fallback` (undefined, 0, NaN, negative). */
+function positiveOr(value: number | undefined, fallback: number): number {
+  return value !== undefined && value > 0 ? value : fallback;
 }

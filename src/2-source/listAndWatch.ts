@@ -24,7 +24,9 @@ export interface ListAndWatchOptions<T> {
   /**
    * Watches ask for `timeoutSeconds` in [min, 2·min). Default 300 (so [300, 600), as client-go).
    * From 1 s up, whole seconds are sent, as the API requires; below 1 s the value keeps its
-   * milliseconds (only test servers such as the emulator accept fractions).
+   * milliseconds (only test servers such as the emulator accept fractions). A finite number > 0:
+   * 0 (client-go's unset value) would ask for no timeout, which the server replaces with its own
+   * 30–60 min while the stall check expects the watch within `stallMarginMs`; Infinity is no number to send.
    */
   readonly minWatchTimeoutSeconds?: number;
   /**
@@ -45,7 +47,10 @@ export interface ListAndWatchOptions<T> {
   readonly busyIdleTimeoutMs?: number;
   /** A watch that delivers nothing for `timeoutSeconds` plus this margin is aborted and resumed. Default 30 s. */
   readonly stallMarginMs?: number;
-  /** If set, a watch that brings no bookmark for this long is aborted and resumed. Default: off. */
+  /**
+   * If set, a watch that brings no bookmark for this long is aborted and resumed. Default: off; `0` or
+   * `Infinity` is off too, as `idleTimeoutMs: 0` is (0 aborted every watch at its first check).
+   */
   readonly bookmarkTimeoutMs?: number;
   /**
    * Streaming list (`sendInitialEvents=true`): the initial objects arrive on the
@@ -99,7 +104,8 @@ export function reflectorConfig<T>(options: ListAndWatchOptions<T>): ReflectorCo
     idleTimeoutMs: optionOr(options.idleTimeoutMs, 60_000),
     busyIdleTimeoutMs: optionOr(options.busyIdleTimeoutMs, 15_000),
     stallMarginMs: optionOr(options.stallMarginMs, 30_000),
-    bookmarkTimeoutMs: options.bookmarkTimeoutMs !== undefined && options.bookmarkTimeoutMs >= 0 ? options.bookmarkTimeoutMs : undefined,
+    // 0 is off, as for idleTimeoutMs (a deadline of 0 ms aborted each watch at once); Infinity is off by its deadline.
+    bookmarkTimeoutMs: options.bookmarkTimeoutMs !== undefined && options.bookmarkTimeoutMs > 0 ? options.bookmarkTimeoutMs : undefined,
     maxListPages: optionOr(options.maxListPages, MAX_LIST_PAGES),
     maxListObjects: optionOr(options.maxListObjects, MAX_LIST_OBJECTS),
   };
@@ -295,7 +301,9 @@ class ReflectorShell<T> {
   }
 
   private minTimeout(): number {
-    return optionOr(this.options.minWatchTimeoutSeconds, MIN_WATCH_TIMEOUT_SECONDS);
+    const seconds = this.options.minWatchTimeoutSeconds;
+    // 0 and Infinity are refused at the entry points (checkInformerOptions); a direct caller's is the default.
+    return seconds !== undefined && seconds > 0 && seconds < Infinity ? seconds : MIN_WATCH_TIMEOUT_SECONDS;
   }
 
   private listObserver(id: number): Partial<Observer<ListPage>> {

@@ -93,11 +93,28 @@ type EveryNumberChecked = [
   NoneLeft<Unchecked<Http2Options, (typeof HTTP2_NUMERIC_OPTIONS)[number]>>,
 ];
 
+/**
+ * The numeric options whose 0 is no bound to turn off but a fault (docs/api.md, "0 in a timing option"), refused as NaN
+ * is: `minWatchTimeoutSeconds` (0 asks the server for no timeout, Infinity is no number to send: finite too) and the
+ * backoff's `initialMs` and `maxMs` (a wait of 0 that never grows: a retry loop against a failing server).
+ */
+const POSITIVE: Readonly<Record<string, 'finite' | 'any'>> = {
+  minWatchTimeoutSeconds: 'finite',
+  'backoff.initialMs': 'any',
+  'backoff.maxMs': 'any',
+};
+
 /** Each of `names` in `o` (given) is a number ≥ 0 (Infinity too), else a `TypeError` naming it (`prefix` + name). */
 function checkNumbers(caller: string, o: Record<string, unknown>, names: readonly string[], prefix: string): void {
   for (const name of names) {
     const value = o[name];
-    if (value !== undefined && !(typeof value === 'number' && value >= 0))
+    const positive = Object.hasOwn(POSITIVE, prefix + name) ? POSITIVE[prefix + name] : undefined;
+    if (value === undefined) continue;
+    if (positive !== undefined && !(typeof value === 'number' && value > 0 && (positive === 'any' || value < Infinity)))
+      throw new TypeError(
+        `${caller}: \`${prefix}${name}\` must be a number > 0${positive === 'finite' ? ' (finite)' : ' or Infinity'}, got ${described(value)}`,
+      );
+    if (!(typeof value === 'number' && value >= 0))
       throw new TypeError(`${caller}: \`${prefix}${name}\` must be a number ≥ 0 or Infinity, got ${described(value)}`);
   }
 }

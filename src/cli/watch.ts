@@ -15,7 +15,7 @@ import {
   type DynamicEvent,
   type DynamicInformerFactory,
 } from '../discovery/index.ts';
-import { mayServe } from '../discovery/dynamicInformers.ts';
+import { mayServe } from '../discovery/dynamicWatchStep.ts';
 import { informerFactory, keyOf, type Informer, type InformerEvent, type KubeObject } from '../index.ts';
 import { serve } from '../metrics/index.ts';
 import { jsonLine, messageOf } from './format.ts';

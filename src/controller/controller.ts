@@ -36,6 +36,7 @@ import { guardWith, guardedRateLimiter, type Guard } from './guard.ts';
 import { ownerKeysOf } from './ownerKeys.ts';
 import { TerminalError, type ReconcileOutcome, type ReconcileResult } from './reconcile.ts';
 import { forward } from '../util/forward.ts';
+import { Room } from './room.ts';
 import { SettlingKeys } from './settling.ts';
 
 /** What a reconcile is given besides the key. */
@@ -438,9 +439,15 @@ function cachesOf(inputs: readonly ControllerInput[]) {
  * queued keys, after `stop()` had said it had drained. The keys left queued are not reconciled: they stay in the
  * shut-down queue (a controller started again lists, and queues, every object anyway).
  */
-function untilStopped(queue: RateLimitingWorkQueue<string>, stopped: () => boolean, settling: SettlingKeys): WorkSource<string> {
+function untilStopped(
+  queue: RateLimitingWorkQueue<string>,
+  stopped: () => boolean,
+  settling: SettlingKeys,
+  room: Room,
+): WorkSource<string> {
   return {
-    get: () => (stopped() ? EMPTY : queue.get()),
+    // Into the room left by abandoned reconciles still settling (room.ts): never more than `concurrency` at once.
+    get: () => (stopped() ? EMPTY : room.whenRoom(() => queue.get())),
     add: (key, priority) => queue.add(key, priority),
     // A cancelled slot gives its key back at once; while the abandoned reconcile's promise runs, the key stays in flight.
     done: (key) => settling.afterSettled(key, () => queue.done(key)),
@@ -488,7 +495,7 @@ export function controller<T extends KubeObject, W extends readonly KubeObject[]
   const stop$ = new Subject<void>();
   let stopped = false;
   let counts = NO_OUTCOMES;
-  let active = 0;
+  const room = new Room(concurrency);
   const settling = new SettlingKeys();
   const running = new Set<AbortController>();
 
@@ -508,16 +515,7 @@ export function controller<T extends KubeObject, W extends readonly KubeObject[]
     cacheOf,
     settling,
     running,
-    started: () => {
-      active++;
-      let running = true;
-      return () => {
-        if (running) {
-          running = false;
-          active--;
-        }
-      };
-    },
+    started: () => room.started(),
     record: (outcome) => {
       counts = countOutcome(counts, outcome);
     },
@@ -543,7 +541,7 @@ export function controller<T extends KubeObject, W extends readonly KubeObject[]
             stopped
               ? EMPTY
               : processItems(
-                  untilStopped(queue, () => stopped, settling),
+                  untilStopped(queue, () => stopped, settling, room),
                   (key) => reconcileOnce(deps, key),
                   concurrency,
                 ).pipe(
@@ -563,7 +561,7 @@ export function controller<T extends KubeObject, W extends readonly KubeObject[]
     return subscription;
   }).pipe(share());
 
-  const metrics = (): ControllerMetrics => ({ name, ...counts, activeWorkers: active, maxConcurrentReconciles: concurrency });
+  const metrics = (): ControllerMetrics => ({ name, ...counts, activeWorkers: room.active, maxConcurrentReconciles: concurrency });
 
   return {
     name,

@@ -21,23 +21,17 @@ import {
 } from 'rxjs';
 import { monotonicScheduler } from '../util/monotonicNow.ts';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { InformerError } from '../0-model/errors.ts';
+import { InformerError, describeThrown } from '../0-model/errors.ts';
 import { metadataOnly, type PartialObjectMetadata } from '../0-model/metadata.ts';
 import type { KubeObject } from '../0-model/objects.ts';
 import { customResource, resourceName } from '../0-model/resources.ts';
 import {
-  GroupDiscoveryFailedError,
   ResourceNameError,
-  UnknownResourceError,
   discover,
   discoveryRequestOptions,
-  isWatchable,
-  resolveResource,
   toResource,
-  watchableResources,
   type DiscoveredResource,
   type Discovery,
-  type DiscoveryFailure,
   type DiscoveryOptions,
 } from './discovery.ts';
 import { checkInformerOptions } from '../5-informer/checkOptions.ts';
@@ -48,6 +42,14 @@ import { BACKOFF_START } from '../util/backoff.ts';
 import { discoveryRetryStep } from './discoveryRetry.ts';
 import { discoveryRounds } from './discoveryRounds.ts';
 import { CRD_BLIND_REDISCOVERY_MS, discoveryTriggers } from './discoveryTriggers.ts';
+import {
+  dynamicWatchStep,
+  initialDynamicWatch,
+  type DynamicWatchEffect,
+  type DynamicWatchInput,
+  type EndReason,
+  type Selection,
+} from './dynamicWatchStep.ts';
 
 /** CustomResourceDefinitions, watched metadata-only: a CRD's name is `<plural>.<group>`, which is all discovery needs to hear. */
 const CustomResourceDefinitions = metadataOnly(
@@ -60,12 +62,8 @@ const CustomResourceDefinitions = metadataOnly(
   }),
 );
 
-/** Why a dynamic informer ended. */
-export type EndReason =
-  /** Its CustomResourceDefinition was deleted. */
-  | 'CRDDeleted'
-  /** Discovery no longer lists it (or lists another version of it, which starts as a new informer). */
-  | 'NotServed';
+export type { EndReason, Selection } from './dynamicWatchStep.ts';
+export { deletedCrds } from './dynamicWatchStep.ts';
 
 /**
  * What a dynamic watch reports: an informer `started` (subscribe to it
@@ -94,15 +92,6 @@ export type DynamicEvent<T> =
       readonly name: string;
       readonly error: ResourceNameError;
     };
-
-/** Which resources a dynamic watch follows. */
-export type Selection =
-  /** Every resource that can be listed and watched (one per group, its preferred version), CRDs installed later included. */
-  | 'all'
-  /** These names (`pods`, `deploy`, `myapples.stable.example.com`, …), each as soon as discovery knows it. */
-  | readonly string[]
-  /** Every watchable resource the predicate accepts. */
-  | ((resource: DiscoveredResource) => boolean);
 
 /** Options of the informers a dynamic watch starts. */
 export type DynamicWatchOptions = Pick<
@@ -158,7 +147,8 @@ export interface DynamicInformerFactory {
    */
   readonly discovery$: Observable<Discovery>;
   /**
-   * Faults of discovery and of the CRD watch, as values (discovery keeps its last good answer). A discovery
+   * Faults of discovery, of the CRD watch and of a watch's selection predicate (a `HandlerError` naming the resource
+   * it threw for: nothing changes for that resource, the watch goes on), as values (discovery keeps its last good answer). A discovery
    * fault is a {@link DiscoveryError}: of one group version (`groupVersion`; its running informers go on,
    * resources it adds wait for a discovery that reads it: one runs after the backoff) or of `/api`/`/apis` (no
    * `groupVersion`; nothing changes until a discovery succeeds, tried again after the backoff). Each is reported
@@ -281,17 +271,18 @@ export function dynamicInformerFactory(kc: KubeConfig, options: DynamicInformerF
   const discoveryErrors = new Subject<InformerError>();
   const scheduler = options.scheduler ?? monotonicScheduler;
   const unobserved = unobservedReporter('discovery', () => scheduler.now(), options.reportUnobservedErrors !== false);
-  const faults = faultReporter((error) => {
+  const report = (error: InformerError) => {
     unobserved.report(error);
     discoveryErrors.next(error);
-  });
+  };
+  const faults = faultReporter(report);
   const discovery = { ...discoveryRequestOptions(options.factory ? undefined : options.factoryOptions?.http), ...options.discovery };
   // A CRD watch refused its list (403: a tenant's RBAC) is no cache of the factory's user: waitForCacheSync() would
   // wait on it for good. It leaves the factory's count and goes on (its backoff), and discovery runs every 30 s meanwhile.
   const refused = () => factory.forget(crds);
   const discovery$ = followedDiscovery(kc, crds, pokes, faults, refused, { ...options, discovery });
   const errors$ = observedErrors(merge(discoveryErrors, crds.errors$), unobserved);
-  const context: WatchContext = { factory, crds, discovery$, pokes, holders: holdersOf(factory) };
+  const context: WatchContext = { factory, crds, discovery$, pokes, holders: holdersOf(factory), report };
   // Typed per mode by the overloads; inside, both kinds of informer are handled alike.
   const watch = (selection: Selection, watchOptions: DynamicWatchOptions = {}) => {
     checkInformerOptions('dynamicInformerFactory.watch', watchOptions);
@@ -432,9 +423,11 @@ interface WatchContext {
   /** Asks for a discovery now (an informer met a 404). */
   readonly pokes: Subject<void>;
   readonly holders: ReturnType<typeof holdersOf>;
+  /** Reports a fault of a watch's own (its selection's predicate threw) on `errors$`, as discovery's. */
+  readonly report: (error: InformerError) => void;
 }
 
-/** One informer a watch runs. */
+/** An informer a watch runs: the step's `running` says which, by key; these are their handles. */
 interface Running {
   readonly resource: DiscoveredResource;
   /** The factory's informer (what is forgotten when it ends). */
@@ -445,18 +438,22 @@ interface Running {
   readonly keepAlive: Subscription;
 }
 
-/** `watch(selection, options)` of a dynamic factory: see {@link DynamicInformerFactory.watch}. */
+/**
+ * `watch(selection, options)` of a dynamic factory: see {@link DynamicInformerFactory.watch}. What to start, end and
+ * report is `dynamicWatchStep`'s to decide (dynamicWatchStep.ts); this shell starts the informers, holds and releases
+ * them in the factory (`holdersOf`) and emits the events, in the effects' order.
+ */
 function dynamicWatch(
   context: WatchContext,
   selection: Selection,
   watchOptions: DynamicWatchOptions,
 ): Observable<DynamicEvent<KubeObject>> {
-  const { factory, crds, discovery$, pokes, holders } = context;
+  const { factory, crds, discovery$, pokes, holders, report } = context;
   const { metadataOnly: metadata, ...informerOptions } = watchOptions;
   return new Observable<DynamicEvent<KubeObject>>((subscriber) => {
+    let state = initialDynamicWatch(selection);
+    /** The informers started, by key: a key the step runs has none only once the watch ended (see `perform`). */
     const running = new Map<string, Running>();
-    const deleted = deletedCrds();
-    const unresolved = new Map<string, string>();
     const subscriptions = new Subscription();
 
     const stop = (r: Running) => {
@@ -497,155 +494,52 @@ function dynamicWatch(
       running.set(key, r);
       subscriber.next({ type: 'started', resource: d, informer: r.informer });
     };
-    const report = (name: string, error: ResourceNameError) => {
-      if (unresolved.get(name) !== error.message) subscriber.next({ type: 'unresolved', name, error });
-      unresolved.set(name, error.message);
+    /**
+     * One effect. A subscriber that lets go during an event (or an informer that cannot start) ends the watch
+     * mid-turn: its teardown released what ran, and the turn's later effects find nothing to end and start nothing.
+     */
+    const perform = (effect: DynamicWatchEffect) => {
+      switch (effect.type) {
+        case 'unresolved':
+          return subscriber.next({ type: 'unresolved', name: effect.name, error: effect.error });
+        case 'end':
+          return end(effect.key, effect.reason, effect.message);
+        case 'start':
+          if (!subscriber.closed) start(effect.key, effect.resource);
+          return;
+        case 'selectionThrew':
+          return report(
+            new InformerError(
+              'HandlerError',
+              `the watch's selection threw for ${resourceName(effect.resource)}: ${describeThrown(effect.thrown)}`,
+              { phase: 'handler', cause: effect.thrown },
+            ),
+          );
+        case 'release': {
+          const r = running.get(effect.key);
+          if (!r) return;
+          running.delete(effect.key);
+          holders.release(r.inner);
+          return stop(r);
+        }
+      }
+    };
+    const input = (i: DynamicWatchInput) => {
+      const next = dynamicWatchStep(state, i);
+      state = next.state;
+      for (const effect of next.effects) perform(effect);
     };
 
     subscriptions.add(
       crds.events$.subscribe((e) => {
         const name = e.object.metadata.name;
-        if (e.type === 'deleted') {
-          deleted.deleted(name);
-          end(name, 'CRDDeleted', `customresourcedefinition ${name} was deleted`);
-        } else deleted.created(name);
+        input(e.type === 'deleted' ? { type: 'crdDeleted', name } : { type: 'crdCreated', name });
       }),
     );
-    subscriptions.add(
-      discovery$.subscribe((d) => {
-        const want = selected(d, selection, running, report, (name) => unresolved.delete(name));
-        for (const [key, why] of noLongerServed(d, running, want)) end(key, 'NotServed', why);
-        for (const [key, w] of want) if (!subscriber.closed && !running.has(key) && !deleted.racing(key)) start(key, w);
-        deleted.discovered(d);
-      }),
-    );
+    subscriptions.add(discovery$.subscribe((discovery) => input({ type: 'discovery', discovery })));
     return () => {
       subscriptions.unsubscribe();
-      for (const r of running.values()) {
-        holders.release(r.inner);
-        stop(r);
-      }
-      running.clear();
+      input({ type: 'teardown' });
     };
   });
-}
-
-/**
- * The watchable resources `selection` names in discovery `d`, by name. A name it cannot resolve
- * (or that cannot be listed and watched) goes to `unresolved`; one it resolves, to `resolved`.
- * A name not among what `d` read while a group version that may serve it failed is not "unknown":
- * a `GroupDiscoveryFailedError`, or nothing at all when its informer runs (`running`: it goes on).
- */
-function selected(
-  d: Discovery,
-  selection: Selection,
-  running: ReadonlyMap<string, Running>,
-  unresolved: (name: string, error: ResourceNameError) => void,
-  resolved: (name: string) => void,
-): Map<string, DiscoveredResource> {
-  const out = new Map<string, DiscoveredResource>();
-  if (!Array.isArray(selection)) {
-    const accept = typeof selection === 'function' ? selection : () => true;
-    for (const r of watchableResources(d)) if (accept(r)) out.set(resourceName(r), r);
-    return out;
-  }
-  for (const name of selection as readonly string[]) {
-    const found = resolveResource(d, name);
-    if (found instanceof UnknownResourceError) {
-      const hiding = d.failures.filter((f) => mayServe(f.groupVersion, name));
-      if (hiding.length === 0) unresolved(name, found);
-      else if (!runsHidden(name, running, hiding)) unresolved(name, new GroupDiscoveryFailedError(name, hiding));
-    } else if (found instanceof ResourceNameError) unresolved(name, found);
-    else if (!isWatchable(found))
-      unresolved(
-        name,
-        new ResourceNameError('Unknown', name, `${resourceName(found)} cannot be listed and watched (verbs: ${found.verbs.join(', ')})`),
-      );
-    else {
-      resolved(name);
-      out.set(resourceName(found), found);
-    }
-  }
-  return out;
-}
-
-/**
- * Whether group version `groupVersion` (`apps/v1`, `v1`) may serve the resource `name` names: any may serve a bare
- * name (`myapples`); a name with a group (`myapples.stable.example.com`), only that group's, and with a version too
- * (`myapples.v1.stable.example.com`), only that one.
- */
-export function mayServe(groupVersion: string, name: string): boolean {
-  const wanted = name.trim().toLowerCase();
-  if (!wanted.includes('.')) return true;
-  const slash = groupVersion.indexOf('/');
-  if (slash < 0) return false; // the core group's resources have no group to name
-  const group = groupVersion.slice(0, slash).toLowerCase();
-  const version = groupVersion.slice(slash + 1).toLowerCase();
-  if (!wanted.endsWith(`.${group}`)) return false;
-  const rest = wanted.slice(0, -group.length - 1);
-  return !rest.includes('.') || rest.endsWith(`.${version}`);
-}
-
-/** Whether `name` is a resource this watch runs, of a group version in `failures` (one discovery could not read). */
-function runsHidden(name: string, running: ReadonlyMap<string, Running>, failures: readonly DiscoveryFailure[]): boolean {
-  const unread = new Set(failures.map((f) => f.groupVersion));
-  const hidden = [...running.values()].map((r) => r.resource).filter((r) => unread.has(groupVersionOf(r)));
-  return hidden.length > 0 && !(resolveResource({ all: hidden }, name) instanceof ResourceNameError);
-}
-
-function groupVersionOf(r: Pick<DiscoveredResource, 'group' | 'version'>): string {
-  return r.group ? `${r.group}/${r.version}` : r.version;
-}
-
-/**
- * The CRDs one watch saw deleted (by name, `<plural>.<group>`, a resource's {@link resourceName}) that a discovery may
- * still list: one that raced the deletion (started before it) must not start them anew. A name leaves when its CRD is
- * created again, or when a discovery no longer lists it having read its group (none of `failures` may serve it):
- * discoveries are emitted in the order they were started (`discoveryRounds`: one round at a time), so every later
- * one started after that one read the group without it, and cannot list it unless the CRD is created again (an event
- * that starts it anyway). So the set holds only names the last discovery still served (or could not read): before,
- * every CRD name deleted and never created again stayed for the life of the watch.
- */
-export function deletedCrds() {
-  const names = new Set<string>();
-  return {
-    deleted: (name: string) => void names.add(name),
-    created: (name: string) => void names.delete(name),
-    /** Whether discovery listing `name` may have raced its deletion: not to be started. */
-    racing: (name: string) => names.has(name),
-    /** After discovery `d`: forget the names it read the group of and did not list. */
-    discovered(d: Pick<Discovery, 'all' | 'failures'>) {
-      if (names.size === 0) return;
-      const served = new Set(d.all.map((r) => resourceName(r)));
-      for (const name of names) if (!served.has(name) && !d.failures.some((f) => mayServe(f.groupVersion, name))) names.delete(name);
-    },
-    get size() {
-      return names.size;
-    },
-  };
-}
-
-/**
- * The running informers discovery `d` ends as `NotServed`, with why: not wanted any more, or
- * served in another version or scope. A group version discovery could not read (a 503, a document
- * of the wrong shape) is not "no longer served": its informers go on, whatever `want` says, and
- * the other version `d` falls back to meanwhile (`Discovery.resources`) is not started (it has
- * the same key, which stays running).
- */
-function noLongerServed(
-  d: Discovery,
-  running: ReadonlyMap<string, Running>,
-  want: ReadonlyMap<string, DiscoveredResource>,
-): [string, string][] {
-  const unread = new Set(d.failures.map((f) => f.groupVersion));
-  const ends: [string, string][] = [];
-  for (const [key, r] of running) {
-    if (unread.has(groupVersionOf(r.resource))) continue;
-    const w = want.get(key);
-    if (!w) ends.push([key, `${key} is no longer served`]);
-    else if (w.version !== r.resource.version || w.namespaced !== r.resource.namespaced) {
-      ends.push([key, `${key} is now served as ${w.group}/${w.version}`]);
-    }
-  }
-  return ends;
 }

@@ -86,11 +86,26 @@ export function isConflict(error: unknown): boolean {
 }
 
 /**
+ * The `Conflict`s that are no race but a misuse: another candidate renews under our identity (leaderElection.ts's
+ * `identityInUse`, said once per campaign). The instance itself is marked: it reaches the report unchanged, from the
+ * campaign and through a sharding group's elections.
+ */
+const misuses = new WeakSet<LeaseError>();
+
+/** Marks `error` as a misuse (see {@link reportUnobserved}), and returns it. */
+export function misuse(error: LeaseError): LeaseError {
+  misuses.add(error);
+  return error;
+}
+
+/**
  * Hands a failed Lease request to the one report of faults nobody subscribes to (src/5-informer/unobservedErrors.ts):
  * a warning while nothing observes `errors$` (a Lease API denied by RBAC: nobody ever leads, else silently). A
- * `Conflict` is not reported: it is the protocol's own race (two candidates wrote at once; the loser reads again).
+ * `Conflict` is not reported: it is the protocol's own race (two candidates wrote at once; the loser reads again). A
+ * misuse is ({@link misuse}: one identity, two candidates, both leading): said once, it must reach a user who
+ * subscribes to nothing.
  */
 export function reportUnobserved(reporter: UnobservedReporter, error: LeaseError): void {
-  if (isConflict(error)) return;
+  if (isConflict(error) && !misuses.has(error)) return;
   reporter.report(error);
 }

@@ -20,7 +20,7 @@ import {
   type SchedulerLike,
   type Subscriber,
 } from 'rxjs';
-import { LeaseError, isConflict, reportUnobserved } from './errors.ts';
+import { LeaseError, isConflict, misuse, reportUnobserved } from './errors.ts';
 import { httpLeaseClients } from './httpLeaseClient.ts';
 import type { LeaseClient } from './leaseClient.ts';
 import {
@@ -432,11 +432,12 @@ function write(c: Campaign, request: LeaseRequest): void {
 
 /**
  * Another candidate holds the Lease under our identity: both lead, each renewing over the other's record. client-go
- * documents the misuse and says nothing; this says it once, on `errors$`.
+ * documents the misuse and says nothing; this says it once, on `errors$`, or as a warning while nobody subscribes to it
+ * (a `Conflict` marked a misuse: the protocol's own races are not warned of).
  */
 function identityInUse(c: Campaign): LeaseError {
   const identity = c.candidate.identity;
-  return new LeaseError(
+  const error = new LeaseError(
     'Conflict',
     'update',
     c.client.name,
@@ -444,6 +445,7 @@ function identityInUse(c: Campaign): LeaseError {
       'so both lead, each renewing over the other (give each candidate an identity of its own, e.g. its pod name)',
     409,
   );
+  return misuse(error);
 }
 
 /** The end of an attempt: report, and wake for the next one. */

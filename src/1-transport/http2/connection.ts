@@ -15,9 +15,12 @@ export const ASSUMED_MAX_STREAMS = 100;
 /** The stream's flow-control window, as Go's HTTP/2 client (`transportDefaultStreamFlow`, 4 MiB): a large list is not bound by round trips. */
 const STREAM_WINDOW = 4 * 1024 * 1024;
 /**
- * The connection's window: our own choice, not Go's (its client's `transportDefaultConnFlow` is 1 GiB). It bounds
- * what a server may send ahead of the readers of all the streams of one connection: four streams' full windows,
- * 16 MiB (128 MiB over `http2.maxConnections`' 8), where 1 GiB would let one connection fill a GiB of memory.
+ * The connection's window: our own choice, not Go's (its client's `transportDefaultConnFlow` is 1 GiB). It bounds the
+ * bytes in flight on the connection (throughput), not memory: Node's HTTP/2 gives connection credit back as DATA arrives,
+ * not as a stream is read (Go gives it back on read), so what a server may send ahead of unread streams is bounded by
+ * the 4 MiB stream window each (four unread streams hold 16 MiB; a stalled stream never starves the others'). Our
+ * transport reads every stream as data arrives (paused only behind gunzip, which drains at once), so unread bytes
+ * build up only while the event loop is blocked. (audit31 measured it: 6 unread streams held 24 MiB, a 7th flowed.)
  */
 const CONNECTION_WINDOW = 16 * 1024 * 1024;
 

@@ -496,10 +496,12 @@ function value(target: Record<string, unknown>, plan: Plan, tag: number, action:
     case Do.StringOmit: {
       const s = str(pos, e);
       if (s !== '') target[f.json] = s;
+      else if (target[f.json] !== undefined) delete target[f.json]; // the last wins, an empty one too (values.ts's `field`)
       return;
     }
     case Do.UniqueOmit:
       if (e !== pos) target[f.json] = utf8(pos, e);
+      else if (target[f.json] !== undefined) delete target[f.json];
       return;
     case Do.Time:
       target[f.json] = timestamp(e, false);

@@ -259,6 +259,9 @@ export function field(target: Record<string, unknown>, f: Field, wireType: numbe
     if (f.kind >= K.msg && wireType === 2 && target[f.json] !== undefined) fail(`field ${f.json}: a singular message twice`);
     const value = one(f, wireType, end);
     if (f.presence !== 'omit' || !(value === '' || value === 0 || value === false)) target[f.json] = value;
+    // Go assigns every occurrence, a zero too (gogo's `m.Generation = 0`, then its varint): the last wins, and
+    // `omitempty` leaves that zero out, so an earlier value given again as zero is gone.
+    else if (target[f.json] !== undefined) delete target[f.json];
   }
 }
 
