@@ -180,6 +180,51 @@ const ROWS: readonly Row[] = [
     ],
   },
   {
+    rule: 'a running name another group now serves alike (audit28): it stays on what it runs, reported Ambiguous, no NotServed',
+    from: state(['apples'], { running: runs(apples) }),
+    input: discovery([apples, resource('apples', 'other.example.com')]),
+    effects: [
+      {
+        type: 'unresolved',
+        name: 'apples',
+        error: new ResourceNameError(
+          'Ambiguous',
+          'apples',
+          `${new AmbiguousResourceError('apples', [apples, resource('apples', 'other.example.com')]).message}; the watch stays on ${A}, still served`,
+          [apples, resource('apples', 'other.example.com')],
+        ),
+      },
+    ],
+    then: { running: runs(apples) },
+  },
+  {
+    rule: 'a running name a GA group now matches better (its own is beta): it stays on what it runs, reported Ambiguous',
+    from: state(['apples'], { running: runs(resource('apples', 'stable.example.com', { version: 'v1beta1' })) }),
+    input: discovery([resource('apples', 'stable.example.com', { version: 'v1beta1' }), resource('apples', 'other.example.com')]),
+    effects: [
+      {
+        type: 'unresolved',
+        name: 'apples',
+        error: new ResourceNameError(
+          'Ambiguous',
+          'apples',
+          `"apples" now resolves to apples.other.example.com; the watch stays on ${A}, still served`,
+          [resource('apples', 'other.example.com'), resource('apples', 'stable.example.com', { version: 'v1beta1' })],
+        ),
+      },
+    ],
+    then: { running: runs(resource('apples', 'stable.example.com', { version: 'v1beta1' })) },
+  },
+  {
+    rule: 'a running name whose resource is gone, another group serving the name: that one ends NotServed and the other starts',
+    from: state(['apples'], { running: runs(apples) }),
+    input: discovery([resource('apples', 'other.example.com')]),
+    effects: [
+      { type: 'end', key: A, resource: apples, reason: 'NotServed', message: `${A} is no longer served` },
+      { type: 'start', key: 'apples.other.example.com', resource: resource('apples', 'other.example.com') },
+    ],
+  },
+  {
     rule: 'a name served but not watchable: unresolved (Unknown, with its verbs)',
     from: state(['bindings']),
     input: discovery([bindings]),

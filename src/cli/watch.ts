@@ -2,6 +2,7 @@ import { firstValueFrom, Subscription } from 'rxjs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { DEFAULT_MAX_NAMESPACE_WATCHES, resourceName, type Compression, type Encoding } from '../pipeline.ts';
 import {
+  GroupDiscoveryFailedError,
   ResourceNameError,
   discover,
   dynamicInformerFactory,
@@ -14,6 +15,7 @@ import {
   type DynamicEvent,
   type DynamicInformerFactory,
 } from '../discovery/index.ts';
+import { mayServe } from '../discovery/dynamicWatchStep.ts';
 import { informerFactory, keyOf, type Informer, type InformerEvent, type KubeObject } from '../index.ts';
 import { serve } from '../metrics/index.ts';
 import { jsonLine, messageOf } from './format.ts';
@@ -109,6 +111,29 @@ function resourceHint(found: Discovery, name: string): string {
 /** The next step when no served name is close: a custom resource is served once its CRD is installed. */
 const NOT_SERVED_HINT = ' (a custom resource is served once its CRD is installed; `kubectl api-resources` lists what the server has)';
 
+/** Category members named in a hint, at most (`all` has about a dozen on a stock cluster). */
+const MAX_CATEGORY_MEMBERS = 8;
+
+/**
+ * Why `name` (which discovery does not know) cannot be watched, and what to do. A group version discovery could not
+ * read that may serve it: not "install its CRD" (it may well be installed), but the library's
+ * `GroupDiscoveryFailedError`, as a dynamic watch says. A category (kubectl's `get all`): not resolved here (kubectl
+ * expands it to a short list its authors chose, not "everything", which `--all` is), but named, with its members and `--all`.
+ */
+function unknownName(found: Discovery, name: string, unknown: ResourceNameError): string {
+  const hiding = found.failures.filter((f) => mayServe(f.groupVersion, name));
+  if (hiding.length > 0) return `${new GroupDiscoveryFailedError(name, hiding).message} (try again once it answers)`;
+  const wanted = name.trim().toLowerCase();
+  const members = watchableResources(found).filter((r) => r.categories.some((c) => c.toLowerCase() === wanted));
+  if (members.length > 0 || wanted === 'all') {
+    const named = members.slice(0, MAX_CATEGORY_MEMBERS).map((r) => r.plural);
+    const more = members.length > MAX_CATEGORY_MEMBERS ? `, and ${members.length - MAX_CATEGORY_MEMBERS} more` : '';
+    const list = named.length > 0 ? ` (${named.join(', ')}${more})` : '';
+    return `"${name}" is a category of resources${list}, not a resource: name them, or use --all to watch every resource`;
+  }
+  return `${unknown.message}${resourceHint(found, name)}`;
+}
+
 /** Resolves the resources to watch, or says clearly why it cannot (an ambiguous name: which groups serve it). */
 export function resolveResources(found: Discovery, command: Pick<WatchCommand, 'resources' | 'all'>): DiscoveredResource[] {
   if (command.all) return watchableResources(found);
@@ -117,7 +142,7 @@ export function resolveResources(found: Discovery, command: Pick<WatchCommand, '
   for (const name of command.resources.flatMap((n) => n.split(',')).filter(Boolean)) {
     const resource = resolveResource(found, name);
     if (resource instanceof ResourceNameError)
-      throw new UsageError(resource.reason === 'Unknown' ? `${resource.message}${resourceHint(found, name)}` : resource.message);
+      throw new UsageError(resource.reason === 'Unknown' ? unknownName(found, name, resource) : resource.message);
     if (!isWatchable(resource))
       throw new UsageError(`${resourceName(resource)} cannot be listed and watched (verbs: ${resource.verbs.join(', ')})`);
     if (!chosen.includes(resource)) chosen.push(resource);

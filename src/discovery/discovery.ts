@@ -121,16 +121,19 @@ function fromResources(all: readonly DiscoveredResource[], failures: readonly Di
 
 /**
  * The bounds of one discovery round as a whole (each document is bounded by the transport's `maxDocumentBytes`).
- * Past a cap, `discover()` fails with an `InformerError` naming it, and the requests in flight are aborted.
+ * Past `maxGroupVersions`, `discover()` fails with an `InformerError` naming it. A group-version document that would
+ * take the round past `maxResources` or `maxTotalBytes` is that group version's failure (a `DiscoveryFailure` naming
+ * the cap, its resources left out, as for a 503): one oversized group version does not fail discovery for the whole
+ * cluster, and what discovery keeps stays within the caps.
  */
 export interface DiscoveryLimits {
   /** Group-version documents requested at once (default 16); the others wait for one of them to end. */
   readonly maxConcurrentRequests?: number;
   /** Group versions `/api` and `/apis` may list (default 2,000); past it: `ListTooLong`, nothing else is requested. */
   readonly maxGroupVersions?: number;
-  /** Resources (subresources left out) all group versions may list together (default 20,000); past it: `ListTooLong`. */
+  /** Resources (subresources left out) all group versions may list together (default 20,000); past it: `ListTooLong`, of that group version. */
   readonly maxResources?: number;
-  /** Bytes of JSON all group-version documents may hold together (default 64 MiB); past it: `ResponseTooLarge`. */
+  /** Bytes of JSON all group-version documents may hold together (default 64 MiB); past it: `ResponseTooLarge`, of that group version. */
   readonly maxTotalBytes?: number;
 }
 
@@ -265,25 +268,37 @@ interface Tally {
   bytes: number;
 }
 
-/** Adds one group version to the tally; throws past `maxResources` or `maxTotalBytes`. */
-function tallied(tally: Tally, read: GroupVersionRead, limits: Required<DiscoveryLimits>): Tally {
-  tally.reads.push(read);
-  tally.resources += read.resources.length;
-  tally.bytes += read.bytes;
-  if (tally.resources > limits.maxResources)
-    throw new InformerError(
-      'ListTooLong',
-      `discovery: the group versions list more than maxResources (${limits.maxResources}) resources (${tally.resources} in ${tally.reads.length} of them)`,
-      { phase: 'list' },
-    );
-  if (tally.bytes > limits.maxTotalBytes)
-    throw new InformerError(
-      'ResponseTooLarge',
-      `discovery: the group-version documents hold more than maxTotalBytes (${formatBytes(limits.maxTotalBytes)}): ` +
-        `${tally.bytes} bytes in ${tally.reads.length} of them`,
-      { phase: 'list' },
-    );
+/**
+ * Adds one group version to the tally. One whose document would take the tally past `maxResources` or `maxTotalBytes`
+ * is added as that group version's failure instead (its resources and bytes left out): the tally never passes a cap.
+ */
+function tallied(tally: Tally, read: GroupVersionRead, limits: Required<DiscoveryLimits>, groupVersion: string): Tally {
+  const over = overCap(tally, read, limits, groupVersion);
+  const kept = over ? { index: read.index, resources: [], bytes: 0, failure: { groupVersion, error: over } } : read;
+  tally.reads.push(kept);
+  tally.resources += kept.resources.length;
+  tally.bytes += kept.bytes;
   return tally;
+}
+
+/** Why `read` cannot be added to `tally` (the cap it would pass), or undefined. */
+function overCap(tally: Tally, read: GroupVersionRead, limits: Required<DiscoveryLimits>, groupVersion: string): InformerError | undefined {
+  const before = `the ${tally.reads.length} group versions read before it`;
+  if (tally.resources + read.resources.length > limits.maxResources)
+    return new InformerError(
+      'ListTooLong',
+      `discovery: ${groupVersion} lists ${read.resources.length} resources, which with the ${tally.resources} of ${before} ` +
+        `is more than maxResources (${limits.maxResources}): left out`,
+      { phase: 'list' },
+    );
+  if (tally.bytes + read.bytes > limits.maxTotalBytes)
+    return new InformerError(
+      'ResponseTooLarge',
+      `discovery: ${groupVersion}'s document holds ${read.bytes} bytes, which with the ${tally.bytes} of ${before} ` +
+        `is more than maxTotalBytes (${formatBytes(limits.maxTotalBytes)}): left out`,
+      { phase: 'list' },
+    );
+  return undefined;
 }
 
 /**
@@ -291,8 +306,9 @@ function tallied(tally: Tally, read: GroupVersionRead, limits: Required<Discover
  * `/api`, every named group's versions from `/apis`, then each group version's
  * resource list. A group version that cannot be read is a `failure`, not an
  * error (aggregated APIs are often down); `/api` or `/apis` failing is an error.
- * Bounded as a whole by {@link DiscoveryLimits}: a few requests at once, and caps
- * on group versions, resources and bytes, each an error past it.
+ * Bounded as a whole by {@link DiscoveryLimits}: a few requests at once, a cap on
+ * group versions (an error past it), and caps on resources and bytes (the group
+ * version whose document would pass one is a failure).
  */
 export function discover(kc: KubeConfig, options: DiscoveryOptions = {}): Observable<Discovery> {
   return discoverWith((path) => getJson(kc, path, options), options);
@@ -315,7 +331,11 @@ export function discoverWith(fetch: FetchDocument, options: DiscoveryLimits = {}
     switchMap((groupVersions) =>
       from(groupVersions).pipe(
         mergeMap((groupVersion, index) => readGroupVersion(fetch, groupVersion, index), limits.maxConcurrentRequests),
-        reduce((tally: Tally, read) => tallied(tally, read, limits), { reads: [], resources: 0, bytes: 0 }),
+        reduce((tally: Tally, read) => tallied(tally, read, limits, groupVersionName(groupVersions[read.index]!)), {
+          reads: [],
+          resources: 0,
+          bytes: 0,
+        }),
         map(({ reads }) => {
           const inOrder = [...reads].sort((a, b) => a.index - b.index);
           return fromResources(

@@ -14,6 +14,14 @@ import { debounceWithin } from '../util/debounceWithin.ts';
 export const DISCOVERY_DEBOUNCE_MS = 250;
 /** At most one discovery caused by CRD updates this often (ms). */
 export const CRD_UPDATE_INTERVAL_MS = 5_000;
+/**
+ * While the CRD watch has no list (a tenant not allowed to list CRDs gets 403 for good), nothing says a CRD came or
+ * went: discovery runs again this long after each round (ms). kube-controller-manager's garbage collector and
+ * resource quota controller refresh their discovery (and RESTMapper) on the same period (`garbageCollector.Sync(ctx,
+ * discoveryClient, 30*time.Second)`, cmd/kube-controller-manager/app/core.go): one round per 30 s at most is their
+ * cost, and a CRD installed meanwhile starts within 30 s and a round.
+ */
+export const CRD_BLIND_REDISCOVERY_MS = 30_000;
 
 export interface DiscoveryTiming {
   /** Default {@link DISCOVERY_DEBOUNCE_MS}. */

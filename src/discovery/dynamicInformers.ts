@@ -1,7 +1,6 @@
 import {
   EMPTY,
   Observable,
-  expand,
   defer,
   ReplaySubject,
   Subject,
@@ -9,16 +8,15 @@ import {
   catchError,
   distinctUntilChanged,
   filter,
+  ignoreElements,
   map,
   merge,
   mergeMap,
   of,
   shareReplay,
-  switchMap,
   take,
   takeUntil,
   tap,
-  timer,
   type SchedulerLike,
 } from 'rxjs';
 import { monotonicScheduler } from '../util/monotonicNow.ts';
@@ -42,7 +40,8 @@ import type { Informer, InformerOptions } from '../5-informer/informer.ts';
 import { observedErrors, unobservedReporter } from '../5-informer/unobservedErrors.ts';
 import { BACKOFF_START } from '../util/backoff.ts';
 import { discoveryRetryStep } from './discoveryRetry.ts';
-import { discoveryTriggers } from './discoveryTriggers.ts';
+import { discoveryRounds } from './discoveryRounds.ts';
+import { CRD_BLIND_REDISCOVERY_MS, discoveryTriggers } from './discoveryTriggers.ts';
 import {
   dynamicWatchStep,
   initialDynamicWatch,
@@ -83,9 +82,11 @@ export type DynamicEvent<T> =
     }
   | {
       /**
-       * A name discovery cannot resolve (once per reason): `Unknown`, `Ambiguous`, or `GroupDiscoveryFailed` (not
-       * among what discovery read while a group version that may serve it could not be read; never reported for a
-       * name whose informer runs: that goes on).
+       * A name discovery cannot resolve: `Unknown` (a resource that cannot be listed and watched too, said in its
+       * message), `Ambiguous`, or `GroupDiscoveryFailed` (not among what discovery read while a group version that
+       * may serve it could not be read; never reported for a name whose informer runs: that goes on). Once per
+       * message while it stays unresolved: again when the message changes (another reason, other group versions or
+       * candidates named), or after it resolved.
        */
       readonly type: 'unresolved';
       readonly name: string;
@@ -216,9 +217,17 @@ function faultReporter(report: (error: DiscoveryError) => void) {
   };
 }
 
-/** What is served, as far as informers care: changes to anything else do not re-emit discovery. */
-function signature(d: Discovery): string {
-  return JSON.stringify(d.all.map((r) => [r.group, r.version, r.plural, r.kind, r.namespaced, r.preferred, r.verbs]));
+/**
+ * What is served, as far as informers and name resolution care: every field of every resource (a CRD update that adds
+ * a short name, a singular or a category makes a watch by that name resolve), and which group versions discovery
+ * could not read (a name they may serve is `GroupDiscoveryFailed`, not `Unknown`). Changes to anything else (the
+ * faults' messages) do not re-emit discovery.
+ */
+export function signature(d: Pick<Discovery, 'all' | 'failures'>): string {
+  return JSON.stringify([
+    d.all.map((r) => [r.group, r.version, r.plural, r.singular, r.kind, r.namespaced, r.preferred, r.verbs, r.shortNames, r.categories]),
+    d.failures.map((f) => f.groupVersion),
+  ]);
 }
 
 function asInformerError(error: unknown): InformerError {
@@ -268,7 +277,10 @@ export function dynamicInformerFactory(kc: KubeConfig, options: DynamicInformerF
   };
   const faults = faultReporter(report);
   const discovery = { ...discoveryRequestOptions(options.factory ? undefined : options.factoryOptions?.http), ...options.discovery };
-  const discovery$ = followedDiscovery(kc, crds, pokes, faults, { ...options, discovery });
+  // A CRD watch refused its list (403: a tenant's RBAC) is no cache of the factory's user: waitForCacheSync() would
+  // wait on it for good. It leaves the factory's count and goes on (its backoff), and discovery runs every 30 s meanwhile.
+  const refused = () => factory.forget(crds);
+  const discovery$ = followedDiscovery(kc, crds, pokes, faults, refused, { ...options, discovery });
   const errors$ = observedErrors(merge(discoveryErrors, crds.errors$), unobserved);
   const context: WatchContext = { factory, crds, discovery$, pokes, holders: holdersOf(factory), report };
   // Typed per mode by the overloads; inside, both kinds of informer are handled alike.
@@ -290,6 +302,7 @@ function followedDiscovery(
   crds: Informer<PartialObjectMetadata>,
   pokes: Observable<void>,
   faults: ReturnType<typeof faultReporter>,
+  refused: () => void,
   options: DynamicInformerFactoryOptions,
 ): Observable<Discovery> {
   const scheduler = options.scheduler ?? monotonicScheduler;
@@ -330,21 +343,31 @@ function followedDiscovery(
           }),
         );
       });
-    /**
-     * One discovery; after a fault, another once the backoff has passed (unless a CRD change or a poke comes first).
-     * `expand`, not a retry nested in the last one's operators: a group version that keeps failing retries for good,
-     * and each retry must not take its emissions one level deeper (memory, then the stack).
-     */
-    const attempt = (): Observable<{ found: Discovery; turnover: number }> =>
-      once().pipe(
-        expand(({ errors }) => {
-          const retry = discoveryRetryStep(backoff, errors, scheduler.now(), random);
-          backoff = retry.state;
-          return retry.retryInMs === undefined ? EMPTY : timer(retry.retryInMs, scheduler).pipe(switchMap(once));
-        }),
-        mergeMap(({ found, turnover }) => (found ? of({ found, turnover }) : EMPTY)),
-      );
-    return merge(of(undefined), crds.synced$.pipe(filter(Boolean), take(1)), changes$).pipe(switchMap(attempt));
+    // One round at a time, none cancelled by a trigger; after a fault another once the backoff has passed (unless a
+    // CRD change or a poke comes first): see `discoveryRounds`.
+    // Until the CRD watch has its list, no CRD event can say discovery is stale: another round by itself, 30 s on.
+    let crdsSynced = false;
+    const retryInMs = ({ errors }: { readonly errors: readonly InformerError[] }) => {
+      const retry = discoveryRetryStep(backoff, errors, scheduler.now(), random);
+      backoff = retry.state;
+      return crdsSynced ? retry.retryInMs : Math.min(retry.retryInMs ?? Infinity, CRD_BLIND_REDISCOVERY_MS);
+    };
+    const synced$ = crds.synced$.pipe(
+      filter(Boolean),
+      take(1),
+      tap(() => (crdsSynced = true)),
+    );
+    // Read from its steps, not `errors$` (which would count as a subscriber who handles its faults).
+    const refused$ = crds.state$.pipe(
+      filter((state) => !state.synced && state.errors.some((error) => error.reason === 'Forbidden')),
+      take(1),
+      tap(refused),
+      ignoreElements(),
+    );
+    const triggers$ = merge(of(undefined), synced$, changes$, refused$);
+    return discoveryRounds(triggers$, once, retryInMs, scheduler).pipe(
+      mergeMap(({ found, turnover }) => (found ? of({ found, turnover }) : EMPTY)),
+    );
   }).pipe(
     distinctUntilChanged((a, b) => a.turnover === b.turnover && signature(a.found) === signature(b.found)),
     map(({ found }) => found),
@@ -352,14 +375,28 @@ function followedDiscovery(
   );
 }
 
+/** The holders of each factory's informers: one home per factory, whichever dynamic factories share it. */
+const holdersByFactory = new WeakMap<InformerFactory, Holders>();
+
+type Holders = ReturnType<typeof newHolders>;
+
 /**
  * The factory informers the watches run: how many watches hold each, and whether one
  * ended it since it was last started. An informer leaves the factory (`factory.forget`)
  * when its CRD is deleted, or once the last watch holding it lets go after one ended it as
  * `NotServed` (another watch, by name or pinned to a version, may still run what one ends
  * because its selection no longer wants it or discovery now prefers another version).
+ * The count is the factory's, not one dynamic factory's: two over one `factory` option
+ * (audit28) counted apart, and one forgot an informer the other still ran (whose next
+ * `factory.informer()` then opened a second list and watch).
  */
-function holdersOf(factory: InformerFactory) {
+function holdersOf(factory: InformerFactory): Holders {
+  let holders = holdersByFactory.get(factory);
+  if (!holders) holdersByFactory.set(factory, (holders = newHolders(factory)));
+  return holders;
+}
+
+function newHolders(factory: InformerFactory) {
   const holders = new Map<Informer<KubeObject>, { count: number; ended: boolean }>();
   return {
     hold(inner: Informer<KubeObject>) {

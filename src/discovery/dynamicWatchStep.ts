@@ -12,7 +12,9 @@
  *   1. every name `selection` lists is resolved: one discovery cannot resolve is reported `unresolved` once per
  *      message (again only after it resolved, or with another message); not among what it read while a group
  *      version that may serve it failed: `GroupDiscoveryFailed`, or nothing when its informer runs (it goes on);
- *      listed but not watchable: `Unknown` (its verbs). A predicate that throws for a resource is reported
+ *      listed but not watchable: `Unknown` (its verbs); a name whose informer runs stays on that resource while it is
+ *      served, and a CRD that makes the name ambiguous or a better match elsewhere is reported `Ambiguous` (the watch
+ *      stays on it), never a false `NotServed`. A predicate that throws for a resource is reported
  *      (`selectionThrew`) and decides nothing: what runs of it goes on as it is, what does not run does not start;
  *   2. a running informer ends as `NotServed` when not wanted any more ("<key> is no longer served") or served in
  *      another version or scope ("<key> is now served as <group>/<version>"), unless discovery could not read its
@@ -167,7 +169,7 @@ function onDiscovery(state: DynamicWatchState, d: Discovery, out: DynamicWatchEf
 
 /**
  * The deleted CRDs' names a discovery `d` may still have raced: those it lists, or could not read the group of. The
- * others leave: discoveries are emitted in the order they were started (`switchMap`, retries one after the other),
+ * others leave: discoveries are emitted in the order they were started (`discoveryRounds`: one round at a time),
  * so every later one started after `d` read the group without the name, and cannot list it unless the CRD is
  * created again (an event that starts it anyway). So the set holds only names the last discovery still served (or
  * could not read): before, every CRD name deleted and never created again stayed for the life of the watch.
@@ -214,7 +216,14 @@ function selected(
   }
   for (const name of selection as readonly string[]) {
     const found = resolveResource(d, name);
-    if (found instanceof UnknownResourceError) {
+    const pin = found instanceof UnknownResourceError ? undefined : pinned(name, d, running);
+    if (pin && (found instanceof ResourceNameError || resourceName(found) !== pin.key)) {
+      // Still served: the name stays on it. What changed is said, not acted on (a false "no longer served" before).
+      const now = found instanceof ResourceNameError ? found.message : `"${name}" now resolves to ${resourceName(found)}`;
+      const candidates = found instanceof ResourceNameError ? found.candidates : [found, pin.resource];
+      unresolved(name, new ResourceNameError('Ambiguous', name, `${now}; the watch stays on ${pin.key}, still served`, candidates));
+      out.set(pin.key, pin.resource);
+    } else if (found instanceof UnknownResourceError) {
       const hiding = d.failures.filter((f) => mayServe(f.groupVersion, name));
       if (hiding.length === 0) unresolved(name, found);
       else if (!runsHidden(name, running, hiding)) unresolved(name, new GroupDiscoveryFailedError(name, hiding));
@@ -237,7 +246,7 @@ function selected(
  * name (`myapples`); a name with a group (`myapples.stable.example.com`), only that group's, and with a version too
  * (`myapples.v1.stable.example.com`), only that one.
  */
-function mayServe(groupVersion: string, name: string): boolean {
+export function mayServe(groupVersion: string, name: string): boolean {
   const wanted = name.trim().toLowerCase();
   if (!wanted.includes('.')) return true;
   const slash = groupVersion.indexOf('/');
@@ -247,6 +256,24 @@ function mayServe(groupVersion: string, name: string): boolean {
   if (!wanted.endsWith(`.${group}`)) return false;
   const rest = wanted.slice(0, -group.length - 1);
   return !rest.includes('.') || rest.endsWith(`.${version}`);
+}
+
+/**
+ * The resource this watch runs that `name` resolved to (it matches the name), as discovery `d` serves it now (its
+ * group's preferred version), if `d` still serves it and it can be listed and watched: a name stays pinned to it while
+ * it is served, whatever a CRD installed later makes the name mean (ambiguous, or a better match elsewhere).
+ */
+function pinned(
+  name: string,
+  d: Discovery,
+  running: ReadonlyMap<string, DiscoveredResource>,
+): { readonly key: string; readonly resource: DiscoveredResource } | undefined {
+  for (const [key, r] of running) {
+    if (resolveResource({ all: [r] }, name) instanceof ResourceNameError) continue;
+    const now = d.resources.find((x) => x.group === r.group && x.plural === r.plural);
+    if (now && isWatchable(now)) return { key, resource: now };
+  }
+  return undefined;
 }
 
 /** Whether `name` is a resource this watch runs, of a group version in `failures` (one discovery could not read). */
