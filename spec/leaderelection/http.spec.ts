@@ -6,7 +6,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { InformerError } from '../../src/0-model/errors.ts';
 import { LeaseError } from '../../src/leaderelection/errors.ts';
-import { httpLeaseClients, MAX_LEASE_LIST_PAGES } from '../../src/leaderelection/httpLeaseClient.ts';
+import { CHARGE_PER_LEASE, httpLeaseClients, MAX_LEASE_LIST_PAGES } from '../../src/leaderelection/httpLeaseClient.ts';
 import { leaderElection } from '../../src/leaderelection/leaderElection.ts';
 import { startApiServer, type ApiServer } from 'rx-informer-emulator';
 import { endless, gzipped, hostileServer, status, type Behaviour, type HostileServer } from '../resilience/hostile/server.ts';
@@ -210,6 +210,50 @@ describe('listing member Leases page by page (limit and continue)', () => {
       // Pages of ~1.1 MiB: the eighth was cut at what was left, not read whole.
       expect(server.received.list + server.received.continue).toBe(8);
       expect(server.written.list + server.written.continue).toBeLessThan(9 * 1024 * 1024);
+    } finally {
+      await server.close();
+    }
+  });
+
+  // A Lease kept as a snapshot costs 130–155 bytes of heap however few bytes it came in (CHARGE_PER_LEASE): before,
+  // every item was kept and the listing charged its bytes alone (audit29: pages of `{}`, 20 MiB charged, 943 MiB of heap).
+  const raw = (items: string, token: string): Behaviour => {
+    return (_request, response) => {
+      response.writeHead(200, { 'Content-Type': 'application/json' });
+      response.end(`{"kind":"LeaseList","apiVersion":"coordination.k8s.io/v1","metadata":{"continue":"${token}"},"items":[${items}]}`);
+    };
+  };
+
+  it('items without a name are no Lease: dropped, not kept', async () => {
+    const server = await hostileServer({
+      list: raw(`{},{"metadata":{}},{"metadata":{"name":""}},7,${JSON.stringify(lease('g-member-a', 'n'))}`, ''),
+    });
+    try {
+      const leases = await firstValueFrom(httpLeaseClients(server.kc, { namespace: 'ops' }).list({ group: 'g' }));
+      expect(leases.map((l) => l.name)).toEqual(['g-member-a']);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('tiny Leases are charged CHARGE_PER_LEASE each against maxListTotalBytes: ListTooLong, what was dropped named', async () => {
+    // Pages of 20,000 Leases with only a name (~0.5 MiB, charged 1.25 MB each) and 1,000 `{}`: the second passes 2 MiB.
+    let n = 0;
+    const items = (p: string) =>
+      [...Array.from({ length: 20_000 }, (_, i) => `{"metadata":{"name":"${p}-${i}"}}`), ...Array.from({ length: 1_000 }, () => '{}')].join(
+        ',',
+      );
+    const server = await hostileServer({ list: raw(items('a'), 't0') });
+    server.on('continue', (request, response) => raw(items(`p${++n}`), `t${n}`)(request, response));
+    try {
+      const clients = httpLeaseClients(server.kc, { namespace: 'ops', maxListTotalBytes: 2 * 1024 * 1024 });
+      const error = (await firstValueFrom(clients.list({ group: 'g' })).catch((e: unknown) => e)) as LeaseError;
+      expect([error.reason, error.operation]).toEqual(['ListTooLong', 'list']);
+      expect(error.message).toBe(
+        `list lease *: the listing is larger than the 2 MiB limit for a whole listing (2 pages, ${2 * 20_000 * CHARGE_PER_LEASE} bytes, ` +
+          `2,000 items without a name dropped, 40,000 Leases charged at least ${CHARGE_PER_LEASE} bytes each); option maxListTotalBytes`,
+      );
+      expect(server.received.list + server.received.continue).toBe(2);
     } finally {
       await server.close();
     }

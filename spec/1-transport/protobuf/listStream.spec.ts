@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { listBodyDecoder } from '../../../src/1-transport/http/listBody.ts';
 import { isSkipped } from '../../../src/1-transport/lazyJson.ts';
-import { decodeListBody } from '../../../src/1-transport/protobuf/decode.ts';
+import { decodeListBody, TooManyItems } from '../../../src/1-transport/protobuf/decode.ts';
 import { encodeEnvelope } from '../../../packages/emulator/src/protobuf/encode.ts';
 
 /**
@@ -26,8 +26,8 @@ function ownMemory(bytes: Buffer): Buffer {
  * the decoder says it is done with it (`chunksDone`), as the transport frees a socket read: a decoder that read a
  * chunk again afterwards would find it empty.
  */
-function fed(bytes: Buffer, ends: readonly number[], keep: Keep | undefined): unknown {
-  const decoder = listBodyDecoder(true, keep, true);
+function fed(bytes: Buffer, ends: readonly number[], keep: Keep | undefined, maxItems = Infinity): unknown {
+  const decoder = listBodyDecoder(true, keep, true, maxItems);
   const chunks: Buffer[] = [];
   let freed = 0;
   let from = 0;
@@ -42,20 +42,22 @@ function fed(bytes: Buffer, ends: readonly number[], keep: Keep | undefined): un
   return decoder.value();
 }
 
-function inPieces(bytes: Buffer, cuts: readonly number[], keep: Keep | undefined): unknown {
+function inPieces(bytes: Buffer, cuts: readonly number[], keep: Keep | undefined, maxItems = Infinity): unknown {
   return fed(
     bytes,
     [...new Set(cuts.map((f) => Math.floor(f * bytes.length)))].sort((a, b) => a - b),
     keep,
+    maxItems,
   );
 }
 
 /** The body in reads of `size` bytes. */
-function inReads(bytes: Buffer, size: number, keep: Keep | undefined): unknown {
+function inReads(bytes: Buffer, size: number, keep: Keep | undefined, maxItems = Infinity): unknown {
   return fed(
     bytes,
     Array.from({ length: Math.ceil(bytes.length / size) - 1 }, (_, i) => (i + 1) * size),
     keep,
+    maxItems,
   );
 }
 
@@ -78,6 +80,9 @@ const listOf = (items: readonly unknown[]) =>
 const keepOdd: Keep = (s) => Number(String(s.metadata.name).slice(3)) % 2 === 1;
 
 afterEach(() => vi.restoreAllMocks());
+
+/** The transport's cap on a page's items (its byte limit at 64 bytes an item, listPage.ts): none, or a few. */
+const maxItemsArbitrary = fc.option(fc.integer({ min: 0, max: 12 }), { nil: Infinity });
 
 /** The bytes after raw in a list body written by the emulator (typeMeta ends at `typeMetaEnd`, raw's length under 2^21). */
 function trailerBytes(bytes: Buffer, typeMetaEnd: number): number {
@@ -103,11 +108,14 @@ describe('a protobuf list page decoded as it arrives', () => {
         }),
         fc.option(fc.double({ min: 0, max: 1, noNaN: true }), { nil: undefined }),
         fc.constantFrom<Keep | undefined>(undefined, keepOdd, () => false),
-        (count, pad, cuts, mutations, truncate, keep) => {
+        maxItemsArbitrary,
+        (count, pad, cuts, mutations, truncate, keep, maxItems) => {
           const body = Buffer.from(listOf(configMaps(count, pad)));
           for (const [where, byte] of mutations) body[Math.floor(where * body.length)] = byte;
           const bytes = truncate === undefined ? body : body.subarray(0, Math.floor(truncate * body.length));
-          expect(outcome(() => inPieces(bytes, cuts, keep))).toBe(outcome(() => decodeListBody(Buffer.from(bytes), keep)));
+          expect(outcome(() => inPieces(bytes, cuts, keep, maxItems))).toBe(
+            outcome(() => decodeListBody(Buffer.from(bytes), keep, maxItems)),
+          );
         },
       ),
       { numRuns: 400 },
@@ -125,11 +133,14 @@ describe('a protobuf list page decoded as it arrives', () => {
         }),
         fc.option(fc.double({ min: 0, max: 1, noNaN: true }), { nil: undefined }),
         fc.constantFrom<Keep | undefined>(undefined, keepOdd, () => false),
-        (count, pad, size, mutations, truncate, keep) => {
+        maxItemsArbitrary,
+        (count, pad, size, mutations, truncate, keep, maxItems) => {
           const body = Buffer.from(listOf(configMaps(count, pad)));
           for (const [where, byte] of mutations) body[Math.floor(where * body.length)] = byte;
           const bytes = truncate === undefined ? body : body.subarray(0, Math.floor(truncate * body.length));
-          expect(outcome(() => inReads(bytes, size, keep))).toBe(outcome(() => decodeListBody(Buffer.from(bytes), keep)));
+          expect(outcome(() => inReads(bytes, size, keep, maxItems))).toBe(
+            outcome(() => decodeListBody(Buffer.from(bytes), keep, maxItems)),
+          );
         },
       ),
       { numRuns: 300 },
@@ -153,6 +164,24 @@ describe('a protobuf list page decoded as it arrives', () => {
         }
     }
     expect(streamed).toEqual(new Set(['ok:{"', 'error']));
+  });
+
+  // A page of tiny items is charged a fixed heap cost an item (listBudget.ts, CHARGE_PER_ITEM): the transport gives the
+  // decoder the items its limit allows, and the item past them stops the page as it arrives, before it is decoded.
+  it('stops at the item past maxItems as it arrives: nothing after it decoded, the whole body decoded at once agrees', () => {
+    const bytes = listOf(configMaps(50, 20));
+    let decoded = 0; // `keep` is asked of each item decoded
+    const decoder = listBodyDecoder(true, () => (decoded++, true), true, 3);
+    let at = 0;
+    for (; at < bytes.length && !decoder.pastMaxItems!(); at += 64) decoder.chunk(Buffer.from(bytes.subarray(at, at + 64)));
+    expect(at, 'read when the item past the cap was met').toBeLessThan(bytes.length / 4);
+    for (; at < bytes.length; at += 64) decoder.chunk(Buffer.from(bytes.subarray(at, at + 64)));
+    decoder.end();
+    // 3 items, not one more, however much of the page came after.
+    expect(decoded).toBe(3);
+    expect(() => decoder.value()).toThrow(TooManyItems);
+    expect(() => decodeListBody(Buffer.from(bytes), undefined, 3)).toThrow('more than 3 items');
+    expect((decodeListBody(Buffer.from(bytes), undefined, 50) as { items: unknown[] }).items).toHaveLength(50);
   });
 
   it("decides a body in a server's order as it arrives: its first reads are done with before it ends", () => {

@@ -71,6 +71,33 @@ function emptyObjects(bytes: number, token?: string): Behaviour {
   };
 }
 
+/** A varint's bytes (protobuf). */
+function varint(n: number): number[] {
+  const out: number[] = [];
+  for (; n > 127; n = Math.floor(n / 128)) out.push((n & 127) | 128);
+  out.push(n);
+  return out;
+}
+const field = (tag: number, payload: Buffer) => Buffer.concat([Buffer.from([tag, ...varint(payload.length)]), payload]);
+
+/**
+ * A protobuf ConfigMapList page of `count` empty ConfigMaps (`12 00`: 2 bytes on the wire, over 100 of heap decoded),
+ * continued by `token` when given.
+ */
+function emptyProtobufItems(count: number, token?: string): Behaviour {
+  const listMeta = field(0x0a, Buffer.concat([field(0x12, Buffer.from('10')), token ? field(0x1a, Buffer.from(token)) : Buffer.alloc(0)]));
+  const items = Buffer.alloc(2 * count);
+  for (let i = 0; i < items.length; i += 2) items[i] = 0x12;
+  const typeMeta = field(0x0a, Buffer.concat([field(0x0a, Buffer.from('v1')), field(0x12, Buffer.from('ConfigMapList'))]));
+  const body = Buffer.concat([Buffer.from('k8s\0', 'latin1'), typeMeta, field(0x12, Buffer.concat([listMeta, items]))]);
+  return async (request, response) => {
+    response.writeHead(200, { 'Content-Type': 'application/vnd.kubernetes.protobuf' });
+    await request.write(body);
+    response.end();
+  };
+}
+const protobuf = { encoding: 'protobuf', lazyDecode: true } as const;
+
 const BUDGET = 16 * MiB;
 /** Beyond the budget: the page in flight and its decoding, socket buffers, the informer's own state. */
 const SLACK = 8 * MiB;
@@ -189,6 +216,44 @@ describe('hostile continue chains of 20 KiB objects: the budget of a whole list'
     const error = await failure(lw.list({ continue: first.continue! }));
     expect(error.reason).toBe('ListTooLong');
     expect(error.message).toMatch(/larger than the 2 MiB limit for a whole list \(1 pages \(\d{7} bytes\), then/);
+  });
+
+  // The protobuf twins: an item is charged 64 bytes when that is more than the page's bytes (listBudget.ts,
+  // CHARGE_PER_ITEM), so a 1 MiB page limit holds 16,384 items however few bytes they take; before, such a page was
+  // charged its bytes only (audit29: a 24 MiB page of 12.5 M empty items ran a 1 GiB heap out of memory).
+  it('a protobuf page of empty items passes maxListBytes by its items, not its bytes: ResponseTooLarge', async () => {
+    const s = await serve({ list: emptyProtobufItems(60_000) }); // 117 KiB
+    const error = await failure(httpListWatch(s.kc, target, { ...protobuf, maxListBytes: MiB }).list({}));
+    expect(error.reason).toBe('ResponseTooLarge');
+    expect(error.message).toMatch(
+      /larger than the 1 MiB limit \(\d+ bytes read, more than 16384 items: charged 64 bytes an item\); aborted \(option maxListBytes\)/,
+    );
+  });
+
+  it('a protobuf page of as many items as its limit holds at 64 bytes each is read', async () => {
+    const s = await serve({ list: emptyProtobufItems(16_384) });
+    const page = await new Promise<{ items: readonly unknown[] }>((resolve, reject) => {
+      subscriptions.push(
+        httpListWatch(s.kc, target, { ...protobuf, maxListBytes: MiB })
+          .list({})
+          .subscribe({ next: resolve, error: reject }),
+      );
+    });
+    expect(page.items).toHaveLength(16_384);
+  });
+
+  it('a chain of protobuf pages of empty items passes maxListTotalBytes by its items: ListTooLong', async () => {
+    // 20,000 items a page: 39 KiB on the wire, charged 1.25 MB; the second page passes the 2 MiB budget.
+    const s = await serve({ list: emptyProtobufItems(20_000, 't1'), continue: emptyProtobufItems(20_000) });
+    const lw = httpListWatch(s.kc, target, { ...protobuf, maxListTotalBytes: 2 * MiB });
+    const first = await new Promise<{ continue?: string }>((resolve, reject) => {
+      subscriptions.push(lw.list({}).subscribe({ next: resolve, error: reject }));
+    });
+    const error = await failure(lw.list({ continue: first.continue! }));
+    expect(error.reason).toBe('ListTooLong');
+    expect(error.message).toMatch(
+      /larger than the 2 MiB limit for a whole list \(1 pages \(1280000 bytes\), then \d+ bytes read, more than/,
+    );
   });
 
   // PageCost draws which words it reads (listBudget.ts): from the transport's `random`, the informer's unless

@@ -10,6 +10,7 @@ import {
   listFields,
   listHead,
   listTrailer,
+  TooManyItems,
   type ListFields,
   type ListHead,
 } from '../protobuf/decode.ts';
@@ -38,14 +39,17 @@ export interface ListBodyDecoder extends BodySink {
    * read early, undefined while not known yet. A hint only: {@link value} is what the page is.
    */
   continueToken(): string | undefined;
+  /** A protobuf list's: whether its items went past the decoder's `maxItems` (none past it was decoded). */
+  pastMaxItems?(): boolean;
 }
 
 /**
- * The list body decoder for the transport's options and the response's encoding: protobuf (lazily, with `keep`),
- * or JSON lazily (with `keep`, see {@link KeepObject}) or with JSON.parse.
+ * The list body decoder for the transport's options and the response's encoding: protobuf (lazily, with `keep`; no
+ * item past `maxItems` decoded: {@link TooManyItems}), or JSON lazily (with `keep`, see {@link KeepObject}) or with
+ * JSON.parse.
  */
-export function listBodyDecoder(lazy: boolean, keep?: KeepObject, protobuf = false): ListBodyDecoder {
-  return protobuf ? new ProtobufListBody(keep) : lazy ? new LazyListBody(keep) : new ListText();
+export function listBodyDecoder(lazy: boolean, keep?: KeepObject, protobuf = false, maxItems = Infinity): ListBodyDecoder {
+  return protobuf ? new ProtobufListBody(keep, maxItems) : lazy ? new LazyListBody(keep) : new ListText();
 }
 
 /** Bytes a list field's header (tag and length, two varints) takes at most. */
@@ -101,8 +105,11 @@ class ProtobufListBody implements ListBodyDecoder {
   /** The list's continue token once its ListMeta (field 1 of a List, before the items) is decoded; `''` for none. */
   private token: string | undefined;
 
-  constructor(keep: KeepObject | undefined) {
+  private readonly maxItems: number;
+
+  constructor(keep: KeepObject | undefined, maxItems: number) {
     this.keep = keep;
+    this.maxItems = maxItems;
   }
 
   chunk(bytes: Buffer): void {
@@ -126,12 +133,18 @@ class ProtobufListBody implements ListBodyDecoder {
     return this.list === undefined ? 0 : this.finished;
   }
 
+  pastMaxItems(): boolean {
+    return this.fault?.error instanceof TooManyItems;
+  }
+
   value(): unknown {
     const { chunks, list } = this;
     this.chunks = undefined; // held no longer than needed, whoever holds the decoder
     this.parts = [];
     this.list = undefined;
-    if (list === undefined) return decodeListBody(chunks!.length === 1 ? chunks![0]! : Buffer.concat(chunks!, this.bytes), this.keep);
+    if (list === undefined) {
+      return decodeListBody(chunks!.length === 1 ? chunks![0]! : Buffer.concat(chunks!, this.bytes), this.keep, this.maxItems);
+    }
     if (this.bytes < list.rawEnd) failRawPastEnd(list.head, this.bytes);
     listTrailer(this.trailer.length === 1 ? this.trailer[0]! : Buffer.concat(this.trailer), list.rawEnd);
     if (this.fault !== undefined) throw this.fault.error;
@@ -194,6 +207,8 @@ class ProtobufListBody implements ListBodyDecoder {
     try {
       const { tag, start, end } = listFieldAt(bytes, first, first + rawLeft, list.fields, from);
       const size = end - first;
+      // At the item's header, as decodeListBody checks it: the fault is held (the rest of raw skipped, not decoded).
+      if (tag === list.fields.itemsTag && list.items.length >= this.maxItems) throw new TooManyItems(this.maxItems);
       if (size > this.available) return false;
       if (tag !== list.fields.metaTag && tag !== list.fields.itemsTag) this.skip(size);
       else if (inPlace && end <= bytes.length) {

@@ -1,11 +1,11 @@
 import { Observable, type Subscriber } from 'rxjs';
 import { InformerError } from '../../0-model/errors.ts';
 import type { ListOptions, ListPage } from '../listWatch.ts';
-import { isProtobuf } from '../protobuf/decode.ts';
+import { isProtobuf, TooManyItems } from '../protobuf/decode.ts';
 import type { HttpResponse } from '../http2/response.ts';
 import { httpError, limitFor, readBody, tooLargeError, type BodyLimit } from './body.ts';
 import { listBodyDecoder } from './listBody.ts';
-import { PageCost, type ListBudget } from './listBudget.ts';
+import { CHARGE_PER_ITEM, PageCost, type ListBudget } from './listBudget.ts';
 import { pageOutcome, type DecodedPage } from './listStep.ts';
 import type { PagePrefetch } from './prefetch.ts';
 import type { MetadataAccept } from './metadataAccept.ts';
@@ -101,7 +101,8 @@ export function listPages(path: ListPath): (listOptions: ListOptions) => Observa
 /**
  * Reads one list response within `pageLimit`: an error Status (non-200), or a page decoded as it arrives,
  * never held whole (see ./http/listBody.ts); `received` hears of a page and what it is charged (its inflated bytes,
- * or a JSON page's objects' and arrays' charge when more: {@link PageCost}) before it is emitted.
+ * or when more a JSON page's objects' and arrays' charge, {@link PageCost}, a protobuf page's items' charge,
+ * {@link CHARGE_PER_ITEM}) before it is emitted.
  */
 export function readListPage(
   response: HttpResponse,
@@ -120,10 +121,20 @@ export function readListPage(
     return;
   }
   const protobuf = reading.protobuf && isProtobuf(response.headers['content-type']);
-  const decoder = listBodyDecoder(options.lazyDecode === true, options.keepObject, protobuf);
+  // A protobuf page is charged CHARGE_PER_ITEM an item when that is more than its bytes: its decoder stops at the item
+  // past what the limit allows so charged (its header read, nothing of it decoded), as PageCost stops a JSON page.
+  const maxItems = Math.floor(limit.maxBytes / CHARGE_PER_ITEM);
+  const decoder = listBodyDecoder(options.lazyDecode === true, options.keepObject, protobuf, maxItems);
   let bytes = 0;
   // A JSON page is charged what its objects and arrays will cost parsed when that is more than its bytes (listBudget.ts).
   const cost = protobuf ? undefined : new PageCost(options.random);
+  const tooManyItems = () =>
+    tooLargeError(
+      limit,
+      `${bytes} bytes read, more than ${maxItems} items: charged ${CHARGE_PER_ITEM} bytes an item`,
+      'list',
+      response.statusCode,
+    );
   let over = false;
   // Asked once the decoder has read the list's metadata (before the items): a non-empty token opens the next page.
   let askedAhead = ahead === undefined;
@@ -139,6 +150,11 @@ export function readListPage(
         return subscriber.error(tooLargeError(limit, cost.describe(), 'list', response.statusCode));
       }
       decoder.chunk(chunk);
+      if (decoder.pastMaxItems?.()) {
+        over = true;
+        response.destroy();
+        return subscriber.error(tooManyItems());
+      }
       if (askedAhead) return;
       const token = decoder.continueToken();
       if (token === undefined) return;
@@ -155,9 +171,10 @@ export function readListPage(
       } catch (thrown) {
         decoded = { thrown };
       }
+      if ('thrown' in decoded && decoded.thrown instanceof TooManyItems) return subscriber.error(tooManyItems());
       const page = pageOutcome(decoded, { path, protobuf, bytes, shape });
       if (page instanceof InformerError) return subscriber.error(page);
-      received(page, cost?.charged ?? bytes);
+      received(page, cost?.charged ?? (protobuf ? Math.max(bytes, CHARGE_PER_ITEM * page.items.length) : bytes));
       const pending = reading.accept.takeNotice();
       subscriber.next(pending ? { ...page, notice: pending } : page);
       subscriber.complete();

@@ -122,8 +122,24 @@ export function decodeObjectBody(bytes: Buffer): Record<string, unknown> {
   }
 }
 
-/** A list body (`…List`): its ListMeta decoded, each item dropped by `keep` or checked and decoded lazily. */
-export function decodeListBody(bytes: Buffer, keep: KeepObject | undefined): Record<string, unknown> {
+/**
+ * A list whose items went past the cap its reader was given (the transport's: what its byte limit allows at a fixed
+ * heap charge an item, listBudget.ts's `CHARGE_PER_ITEM`): thrown at the item's header, before it is decoded, by
+ * {@link decodeListBody} and {@link decodeListField} alike, so that a page of tiny items stops where it passes the cap.
+ */
+export class TooManyItems extends Error {
+  readonly cap: number;
+  constructor(cap: number) {
+    super(`more than ${cap} items`);
+    this.cap = cap;
+  }
+}
+
+/**
+ * A list body (`…List`): its ListMeta decoded, each item dropped by `keep` or checked and decoded lazily; past
+ * `maxItems` items, {@link TooManyItems}.
+ */
+export function decodeListBody(bytes: Buffer, keep: KeepObject | undefined, maxItems = Infinity): Record<string, unknown> {
   begin(bytes, 0);
   try {
     const { apiVersion, kind, rawStart, rawEnd } = envelope(bytes.length, true);
@@ -154,6 +170,7 @@ export function decodeListBody(bytes: Buffer, keep: KeepObject | undefined): Rec
         value.metadata = metadata;
       } else if (tag === ((itemsField.n << 3) | 2)) {
         const e = lengthEnd(rawEnd);
+        if (items.length >= maxItems) throw new TooManyItems(maxItems);
         items.push(item({}, e, itemsField.msg!, keep));
         seek(e);
       } else skip(tag & 7, rawEnd);
