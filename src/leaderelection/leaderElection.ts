@@ -423,8 +423,9 @@ function write(c: Campaign, request: LeaseRequest): void {
     },
     (error) => {
       c.subscriber.next({ type: 'error', error });
-      // A renewal refused on a stale resourceVersion: read and try again (client-go's slow path).
-      if (request.type === 'update' && request.purpose === 'renew' && isConflict(error)) read(c, true);
+      // Any failed fast-path renewal reads and tries again (client-go's slow path, tryAcquireOrRenew: a Lease deleted by
+      // hand reads as missing and is created again now, not lost at the renew deadline); `refused` after a 409 alone.
+      if (request.type === 'update' && request.purpose === 'renew') read(c, isConflict(error));
       else finish(c);
     },
   );
