@@ -101,15 +101,20 @@ function leaseRequest(
 
 const objectOf = (v: unknown): Record<string, unknown> => (typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : {});
 
-function snapshotOf(name: string, body: unknown): LeaseSnapshot {
+function snapshotOf(name: string, body: unknown, withLabels = false): LeaseSnapshot {
   const lease = objectOf(body);
   const metadata = objectOf(lease['metadata']);
   const rv = metadata['resourceVersion'];
-  return {
+  const snapshot = {
     name: typeof metadata['name'] === 'string' ? metadata['name'] : name,
     resourceVersion: typeof rv === 'string' ? rv : '',
     record: recordOf(lease['spec']),
   };
+  if (!withLabels) return snapshot;
+  // String values only (a page's bytes are bounded already).
+  const labels: Record<string, string> = {};
+  for (const [key, value] of Object.entries(objectOf(metadata['labels']))) if (typeof value === 'string') labels[key] = value;
+  return { ...snapshot, labels };
 }
 
 /**
@@ -205,7 +210,7 @@ function pagedList(kc: KubeConfig, query: string, http: JsonRequestOptions, tota
           bytes += Buffer.byteLength(JSON.stringify(body) ?? '');
           const object = objectOf(body);
           const items = object['items'];
-          if (Array.isArray(items)) for (const item of items) leases.push(snapshotOf('', item));
+          if (Array.isArray(items)) for (const item of items) leases.push(snapshotOf('', item, true));
           const next = objectOf(object['metadata'])['continue'];
           if (typeof next !== 'string' || next === '') {
             subscriber.next(leases);

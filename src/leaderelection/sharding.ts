@@ -27,6 +27,7 @@ import { DEFAULT_TIMING, timingProblem, type ElectionTiming } from './machine.ts
 import {
   initialSharding,
   MAX_IDENTITY_LENGTH,
+  SHARDS_LABEL,
   STALE_MEMBER_MS,
   stepSharding,
   type ShardingConfig,
@@ -171,7 +172,7 @@ export function sharding(clients: LeaseClients, options: ShardingOptions): Shard
   const shell: Shell = {
     clients,
     config,
-    labels: { [LABEL]: options.name },
+    labels: { [LABEL]: options.name, [SHARDS_LABEL]: String(options.shards) },
     scheduler,
     wall,
     requestTimeoutMs: options.requestTimeoutMs ?? timing.renewDeadlineMs / 2,
@@ -244,6 +245,7 @@ type ShardingEvent =
 interface Shell {
   readonly clients: LeaseClients;
   readonly config: ShardingConfig;
+  /** Written on every Lease of ours: the group (listed by it) and our shard count (see `SHARDS_LABEL`). */
   readonly labels: Readonly<Record<string, string>>;
   readonly scheduler: SchedulerLike;
   /** The wall time written into Leases (see `electionClocks`). */
@@ -343,7 +345,7 @@ function run(shell: Shell, subscriber: Subscriber<ShardingEvent>): TeardownLogic
   const list = () => {
     const startedAt = scheduler.now();
     return clients
-      .list(labels)
+      .list({ [LABEL]: config.name })
       .pipe(timeout({ first: shell.requestTimeoutMs * LISTING_PAGES_TIMED, scheduler }))
       .subscribe({
         next: (leases) => feed({ type: 'listed', leases, startedAt }),
