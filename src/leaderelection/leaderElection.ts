@@ -38,6 +38,7 @@ import {
   nextAttemptIn,
   observe,
   release,
+  requestTimeoutProblem,
   stepDown,
   timingProblem,
   type Candidate,
@@ -165,7 +166,7 @@ function send(client: LeaseClient, request: LeaseRequest): Observable<LeaseSnaps
  *
  * ## Example
  * ```ts
- * const election = leaderElection(kc, { namespace: 'ops', name: 'my-controller', identity: `${os.hostname()}_${randomUUID()}` });
+ * const election = leaderElection(kc, { namespace: 'ops', name: 'my-controller', identity: `${os.hostname()}-${randomUUID()}` });
  * election.leader$.pipe(switchMap((lead) => (lead ? controller.outcomes$ : EMPTY))).subscribe();
  * ```
  *
@@ -182,6 +183,8 @@ export function leaderElection(source: KubeConfig | LeaseClient, options: Leader
   };
   const problem = timingProblem(timing);
   if (problem) throw new TypeError(`leaderElection: ${problem}`);
+  const timeoutProblem = requestTimeoutProblem(options.requestTimeoutMs);
+  if (timeoutProblem) throw new TypeError(`leaderElection: ${timeoutProblem}`);
   if (typeof options.identity !== 'string' || options.identity === '')
     throw new TypeError('leaderElection: `identity` must be a non-empty string, unique per process');
   let client: LeaseClient;
