@@ -180,6 +180,7 @@ export function sharding(clients: LeaseClients, options: ShardingOptions): Shard
     identity: options.identity,
     shards: options.shards,
     retryPeriodMs: timing.retryPeriodMs,
+    leaseDurationMs: timing.leaseDurationMs,
     // Stale member Leases are deleted only by clients that can (LeaseClient.delete is optional).
     staleMemberMs:
       typeof clients.lease(`${options.name}-member-${options.identity}`).delete === 'function'

@@ -25,7 +25,8 @@
  * - Bounded, whatever the Leases say: a member Lease whose `holderIdentity` is longer than {@link MAX_IDENTITY_LENGTH}
  *   is ignored (reported once while it is listed); at most {@link MAX_MEMBERS} members count, the first by identity
  *   (us always among them; reported once each time the view grows past it); the assignment is computed again only when
- *   the members change; a member Lease no longer listed is forgotten once it lapsed (a deleted one: nobody).
+ *   the members change; a member Lease no longer listed is forgotten once it lapsed, or after our lease duration (a
+ *   deleted one: nobody); a member counts for at most {@link MEMBER_LEASE_FACTOR} × our lease duration (longer reported once).
  * - A live Lease of the group (member or shard) whose `SHARDS_LABEL` names another count pauses us: no shard is ours
  *   (none assigned, held ones let go once drained), reported once as it starts, until every such Lease is released or lapsed.
  * - A stale member Lease is deleted (when `staleMemberMs` is set: the clients can delete): released (holder "") and its
@@ -75,6 +76,14 @@ export const MEMBER_DELETE_RETRY_MS = 60_000;
  */
 export const SHARDS_LABEL = 'rx-informer.io/shards';
 
+/**
+ * A member Lease's `leaseDurationSeconds` counts for at most this many of our own lease durations (60 s at the
+ * defaults): a peer configured with a longer lease than ours still counts as it asks, while a hostile or mistaken one
+ * (2,000,000,000 s) would keep a phantom member, and its shards unheld, for ever. Counting a member dead early moves
+ * only the assignment: the shard Leases still keep every key to one holder.
+ */
+export const MEMBER_LEASE_FACTOR = 4;
+
 /** What one replica holds, for metrics. */
 export interface ShardStatus {
   readonly name: string;
@@ -102,6 +111,11 @@ export interface ShardingConfig {
   readonly identity: string;
   readonly shards: number;
   readonly retryPeriodMs: number;
+  /**
+   * Our own lease duration (ms): a member Lease counts for at most {@link MEMBER_LEASE_FACTOR} times it (a longer
+   * `leaseDurationSeconds` is reported once), and one no longer listed for at most it. Undefined: no bound.
+   */
+  readonly leaseDurationMs?: number | undefined;
   /** How long a member Lease stays released and unchanged before it is deleted; undefined: never (the clients cannot delete). */
   readonly staleMemberMs?: number | undefined;
 }
@@ -122,6 +136,8 @@ export interface Sighting {
 export interface ShardingState {
   /** Member Lease name → its record as last seen changing (listed, or not yet lapsed). */
   readonly seen: ReadonlyMap<string, Sighting>;
+  /** Member Leases of the last listing whose lease duration is past our bound (see {@link MEMBER_LEASE_FACTOR}; each reported once). */
+  readonly overlong?: ReadonlySet<string>;
   /** Member Leases of the last listing ignored for an identity past {@link MAX_IDENTITY_LENGTH} (each reported once). */
   readonly ignored: ReadonlySet<string>;
   /** Whether the live members were more than {@link MAX_MEMBERS} at the last recount (reported when it turns true). */
@@ -317,6 +333,7 @@ function listed(
   const seen = new Map<string, Sighting>();
   const ignored = new Set<string>();
   const foreign = new Map<string, Sighting & { readonly shards: string }>();
+  const overlong = new Set<string>();
   const ours = String(config.shards);
   for (const lease of leases) {
     const count = lease.labels?.[SHARDS_LABEL];
@@ -345,6 +362,17 @@ function listed(
         });
       continue;
     }
+    if (config.leaseDurationMs !== undefined && lease.record.leaseDurationSeconds * 1000 > MEMBER_LEASE_FACTOR * config.leaseDurationMs) {
+      overlong.add(lease.name);
+      if (!state.overlong?.has(lease.name))
+        out.push({
+          type: 'invalid',
+          lease: lease.name,
+          message:
+            `leaseDurationSeconds ${lease.record.leaseDurationSeconds} (more than ${MEMBER_LEASE_FACTOR} × this replica's ` +
+            `${config.leaseDurationMs / 1000} s): the member counts for ${(MEMBER_LEASE_FACTOR * config.leaseDurationMs) / 1000} s after its last renewal`,
+        });
+    }
     const before = state.seen.get(lease.name);
     const same = before !== undefined && sameRecord(before.record, lease.record);
     // Sent no later than what showed the record we know (in the same millisecond too: which came first is unknown).
@@ -355,13 +383,16 @@ function listed(
     const asOf = Math.max(startedAt ?? now, same ? before.asOf : Number.NEGATIVE_INFINITY);
     seen.set(lease.name, { record: lease.record, resourceVersion: lease.resourceVersion, at: same ? before.at : now, asOf });
   }
-  for (const [name, sighting] of state.seen) if (!seen.has(name) && !ignored.has(name) && until(sighting) > now) seen.set(name, sighting);
+  // One no longer listed (deleted) counts until it lapses, and for our own lease duration at most.
+  const gone = (sighting: Sighting) =>
+    Math.min(until(config, sighting), sighting.at + (config.leaseDurationMs ?? Number.POSITIVE_INFINITY));
+  for (const [name, sighting] of state.seen) if (!seen.has(name) && !ignored.has(name) && gone(sighting) > now) seen.set(name, sighting);
   // One no longer listed (released and deleted, or relabelled) still counts until it lapses: it may be held meanwhile.
-  for (const [name, sighting] of state.foreign) if (!foreign.has(name) && until(sighting) > now) foreign.set(name, sighting);
+  for (const [name, sighting] of state.foreign) if (!foreign.has(name) && until(config, sighting) > now) foreign.set(name, sighting);
   const leaseOf = (key: string) => key.slice(0, key.lastIndexOf('@'));
   const releasing = new Set([...state.releasing].filter((key) => seen.has(leaseOf(key))));
   const deleting = new Map([...state.deleting].filter(([key]) => seen.has(leaseOf(key))));
-  return { ...state, seen, ignored, releasing, deleting, foreign };
+  return { ...state, seen, ignored, releasing, deleting, foreign, overlong };
 }
 
 /** Renewed again after a freeze: every member still in the view gets a lease duration from now (a dropped one stays dropped). */
@@ -372,7 +403,10 @@ function refreshed(state: ShardingState, now: number): ShardingState {
   return { ...state, seen };
 }
 
-const until = (sighting: Sighting) => sighting.at + sighting.record.leaseDurationSeconds * 1000;
+/** When a sighting lapses for us: its lease duration from when it was first seen, bounded (see {@link MEMBER_LEASE_FACTOR}). */
+const until = (config: ShardingConfig, sighting: Sighting) =>
+  sighting.at +
+  Math.min(sighting.record.leaseDurationSeconds * 1000, MEMBER_LEASE_FACTOR * (config.leaseDurationMs ?? Number.POSITIVE_INFINITY));
 
 /** The members alive now, the recheck timer, the releases of lapsed members, then `update`. */
 function recount(
@@ -388,9 +422,9 @@ function recount(
   if (frozen) for (const member of state.members) alive.add(member);
   let next = Number.POSITIVE_INFINITY;
   for (const sighting of state.seen.values()) {
-    if (sighting.record.holderIdentity === '' || until(sighting) <= now) continue;
+    if (sighting.record.holderIdentity === '' || until(config, sighting) <= now) continue;
     alive.add(sighting.record.holderIdentity);
-    if (!frozen) next = Math.min(next, until(sighting));
+    if (!frozen) next = Math.min(next, until(config, sighting));
   }
   const members = bounded([...alive].sort(), config.identity);
   const crowded = members.length < alive.size;
@@ -407,7 +441,7 @@ function recount(
     for (const [lease, sighting] of state.seen) {
       const { holderIdentity } = sighting.record;
       const key = `${lease}@${sighting.resourceVersion}`;
-      if (holderIdentity === '' || holderIdentity === config.identity || until(sighting) > now || releasing.has(key)) continue;
+      if (holderIdentity === '' || holderIdentity === config.identity || until(config, sighting) > now || releasing.has(key)) continue;
       releasing = new Set(releasing).add(key);
       out.push({ type: 'releaseMember', lease, resourceVersion: sighting.resourceVersion, record: released(sighting.record, wall) });
     }
@@ -456,7 +490,9 @@ function pauseOf(
   state: ShardingState,
   now: number,
 ): { readonly lease: string; readonly message: string } | undefined {
-  const live = [...state.foreign].filter(([, s]) => s.record.holderIdentity !== '' && until(s) > now).sort(([a], [b]) => (a < b ? -1 : 1));
+  const live = [...state.foreign]
+    .filter(([, s]) => s.record.holderIdentity !== '' && until(config, s) > now)
+    .sort(([a], [b]) => (a < b ? -1 : 1));
   const first = live[0];
   if (!first) return undefined;
   const [lease, sighting] = first;
