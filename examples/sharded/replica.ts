@@ -14,7 +14,7 @@ import { Pod, informer, type Store } from '../../src/index.ts';
 import { httpLeaseClients, shardedInformer, sharding } from '../../src/leaderelection/index.ts';
 
 // Unique per process: the pid is often 1 in every container.
-const [file, identity = `${hostname()}-${randomUUID()}`] = process.argv.slice(2);
+const [file, identity = `${hostname().toLowerCase()}-${randomUUID()}`] = process.argv.slice(2);
 const unsharded = process.argv.includes('--unsharded');
 const kc = new KubeConfig();
 kc.loadFromFile(file ?? '');

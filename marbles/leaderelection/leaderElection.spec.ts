@@ -186,15 +186,17 @@ describe('leaderElection leader$ (marbles, default timing)', () => {
       // b, as in the death case: takes over at 5 000 + 15 000 = 20 000, six seconds after a stepped down.
       expectObservable(b.election.leader$, '1000ms ^ 22999ms !').toBe('1000ms f 18999ms t', v);
     });
-    // Four failed renewals (6 000 … 12 000), stepped down at 14 000 (the deadline fires before the wake due then),
-    // then a candidate's reads, failing too, every retry period.
+    // Four failed renewals (6 000 … 12 000), each followed by a read (client-go's slow path after any failed fast-path
+    // renewal), stepped down at 14 000 (the deadline fires before the wake due then), then a candidate's reads,
+    // failing too, every retry period.
     // On leaving at 23 000 (partition healed) a still believes the Lease it last saw is its own and tries to release
     // it, as client-go does, quoting that record's resourceVersion: refused (409, b has written since), a reads,
     // sees b holding it, and stops there. b's Lease is untouched.
     expect(a.sent).toEqual([
       '0 get',
       '0 create',
-      ...every(2_000, 2_000, 12_000, 'update'),
+      ...every(2_000, 2_000, 4_000, 'update'),
+      ...every(2_000, 6_000, 12_000, 'update').flatMap((update) => [update, update.replace('update', 'get')]),
       ...every(2_000, 14_000, 22_000, 'get'),
       '23000 release',
       '23000 get',

@@ -118,14 +118,18 @@ describe('leaderElection', () => {
 
   it('one candidate whose renewal was answered too late (lost) and then refused: no misuse (the renewal read is its own)', () => {
     let n = 0;
-    // The second renewal lands but its answer is lost; the next renewal quotes the old resourceVersion: 409.
-    const { scheduler, elect } = setup((op) => (op === 'a:update' && ++n === 2 ? 'dropAfter' : 'ok'));
+    let gets = 0;
+    // The second renewal lands but its answer is lost, and the read after it fails too (500); the next renewal quotes
+    // the old resourceVersion: 409.
+    const { scheduler, elect } = setup((op) =>
+      op === 'a:update' && ++n === 2 ? 'dropAfter' : op === 'a:get' && ++gets === 2 ? 'status500' : 'ok',
+    );
     const a = elect('a');
     const errors: string[] = [];
     const subs = [a.errors$.subscribe((e) => errors.push(`${e.operation} ${e.reason}`)), a.leader$.subscribe()];
     scheduler.schedule(() => subs.forEach((s) => s.unsubscribe()), 10_000);
     scheduler.flush();
-    expect(errors).toEqual(['update NetworkError', 'update Conflict']);
+    expect(errors).toEqual(['update NetworkError', 'get ServerError', 'update Conflict']);
   });
 
   it('refuses a timing that breaks client-go rules', () => {

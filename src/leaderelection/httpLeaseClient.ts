@@ -110,15 +110,20 @@ function leaseRequest(
 
 const objectOf = (v: unknown): Record<string, unknown> => (typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : {});
 
-function snapshotOf(name: string, body: unknown): LeaseSnapshot {
+function snapshotOf(name: string, body: unknown, withLabels = false): LeaseSnapshot {
   const lease = objectOf(body);
   const metadata = objectOf(lease['metadata']);
   const rv = metadata['resourceVersion'];
-  return {
+  const snapshot = {
     name: typeof metadata['name'] === 'string' ? metadata['name'] : name,
     resourceVersion: typeof rv === 'string' ? rv : '',
     record: recordOf(lease['spec']),
   };
+  if (!withLabels) return snapshot;
+  // String values only (a page's bytes are bounded already).
+  const labels: Record<string, string> = {};
+  for (const [key, value] of Object.entries(objectOf(metadata['labels']))) if (typeof value === 'string') labels[key] = value;
+  return { ...snapshot, labels };
 }
 
 /**
@@ -223,7 +228,7 @@ function pagedList(kc: KubeConfig, query: string, http: JsonRequestOptions, tota
                 dropped++;
                 continue;
               }
-              leases.push(snapshotOf(name, item));
+              leases.push(snapshotOf(name, item, true));
               kept++;
             }
           // The page as parsed, written back: its bytes but for whitespace (the transport keeps the count it read), or

@@ -38,6 +38,7 @@ import {
   nextAttemptIn,
   observe,
   release,
+  requestTimeoutProblem,
   stepDown,
   timingProblem,
   type Candidate,
@@ -165,7 +166,7 @@ function send(client: LeaseClient, request: LeaseRequest): Observable<LeaseSnaps
  *
  * ## Example
  * ```ts
- * const election = leaderElection(kc, { namespace: 'ops', name: 'my-controller', identity: `${os.hostname()}_${randomUUID()}` });
+ * const election = leaderElection(kc, { namespace: 'ops', name: 'my-controller', identity: `${os.hostname()}-${randomUUID()}` });
  * election.leader$.pipe(switchMap((lead) => (lead ? controller.outcomes$ : EMPTY))).subscribe();
  * ```
  *
@@ -182,6 +183,8 @@ export function leaderElection(source: KubeConfig | LeaseClient, options: Leader
   };
   const problem = timingProblem(timing);
   if (problem) throw new TypeError(`leaderElection: ${problem}`);
+  const timeoutProblem = requestTimeoutProblem(options.requestTimeoutMs);
+  if (timeoutProblem) throw new TypeError(`leaderElection: ${timeoutProblem}`);
   if (typeof options.identity !== 'string' || options.identity === '')
     throw new TypeError('leaderElection: `identity` must be a non-empty string, unique per process');
   let client: LeaseClient;
@@ -423,8 +426,9 @@ function write(c: Campaign, request: LeaseRequest): void {
     },
     (error) => {
       c.subscriber.next({ type: 'error', error });
-      // A renewal refused on a stale resourceVersion: read and try again (client-go's slow path).
-      if (request.type === 'update' && request.purpose === 'renew' && isConflict(error)) read(c, true);
+      // Any failed fast-path renewal reads and tries again (client-go's slow path, tryAcquireOrRenew: a Lease deleted by
+      // hand reads as missing and is created again now, not lost at the renew deadline); `refused` after a 409 alone.
+      if (request.type === 'update' && request.purpose === 'renew') read(c, isConflict(error));
       else finish(c);
     },
   );

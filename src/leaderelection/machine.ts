@@ -51,6 +51,17 @@ export function timingProblem(t: ElectionTiming): string | undefined {
   return undefined;
 }
 
+/**
+ * Why a `requestTimeoutMs` is refused (undefined: the default), or undefined when it is sound: a positive finite number
+ * of ms. 0, a negative or NaN would time every request out at once (or, read as "not set", give the default: one reading).
+ */
+export function requestTimeoutProblem(requestTimeoutMs: unknown): string | undefined {
+  if (requestTimeoutMs === undefined) return undefined;
+  if (typeof requestTimeoutMs === 'number' && Number.isFinite(requestTimeoutMs) && requestTimeoutMs > 0) return undefined;
+  const got = typeof requestTimeoutMs === 'number' ? String(requestTimeoutMs) : typeof requestTimeoutMs;
+  return `\`requestTimeoutMs\` must be a positive number of milliseconds (or left out: renewDeadlineMs / 2), got ${got}`;
+}
+
 export interface ElectionState {
   /** The Lease as last read or written: undefined before the first read, null when there was none. */
   readonly observed: LeaseSnapshot | null | undefined;

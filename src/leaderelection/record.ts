@@ -20,6 +20,8 @@ export interface LeaseSnapshot {
   readonly name: string;
   readonly resourceVersion: string;
   readonly record: LeaderElectionRecord;
+  /** The Lease's labels (string values only), as a listing reads them (`sharding()` reads its shard count there). */
+  readonly labels?: Readonly<Record<string, string>>;
 }
 
 /** Same record? (client-go compares the serialized record; renewTime changes at every renewal.) */

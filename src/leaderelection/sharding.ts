@@ -23,10 +23,11 @@ import { LeaseError, isConflict, reportUnobserved } from './errors.ts';
 import { shardOf } from './hash.ts';
 import { electionClocks, leaderElection, type LeaderElectionOptions } from './leaderElection.ts';
 import type { LeaseClients } from './leaseClient.ts';
-import { DEFAULT_TIMING, timingProblem, type ElectionTiming } from './machine.ts';
+import { DEFAULT_TIMING, requestTimeoutProblem, timingProblem, type ElectionTiming } from './machine.ts';
 import {
   initialSharding,
   MAX_IDENTITY_LENGTH,
+  SHARDS_LABEL,
   STALE_MEMBER_MS,
   stepSharding,
   type ShardingConfig,
@@ -51,7 +52,7 @@ export interface ShardingOptions extends Partial<ElectionTiming> {
   readonly shards: number;
   /**
    * Unique per process (not the pid: in a container it is often 1 in every pod), e.g.
-   * `${os.hostname()}-${crypto.randomUUID()}`. It names the member Lease, `<name>-member-<identity>`: a Kubernetes
+   * `${os.hostname().toLowerCase()}-${crypto.randomUUID()}`. It names the member Lease, `<name>-member-<identity>`: a Kubernetes
    * object name's characters (lowercase letters, digits, `-`, `.`), 253 at most in all. Not empty.
    */
   readonly identity: string;
@@ -113,6 +114,9 @@ export interface Sharding {
 
 const LABEL = 'rx-informer.io/sharding';
 
+/** A Kubernetes object name (DNS-1123 subdomain, its length checked apart). */
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
 /**
  * Spreads keys over `shards` shards, each held through its own Lease with the
  * same leader-election rules; replicas agree who should hold which shard by
@@ -139,8 +143,10 @@ const LABEL = 'rx-informer.io/sharding';
  * merge(apples.outcomes$, shards.acquired$.pipe(tap((s) => requeueShard(s)))).subscribe();
  * ```
  *
- * @throws TypeError when `shards` is not a positive integer, `identity` is empty or longer than 253 characters, or the
- *   timing breaks client-go's rules (leaseDuration > renewDeadline > 1.2 × retryPeriod), as {@link leaderElection}.
+ * @throws TypeError when `shards` is not a positive integer, `identity` is empty or longer than 253 characters, a Lease
+ *   name (`<name>-member-<identity>`, `<name>-shard-<i>`) is no DNS-1123 subdomain of 253 characters at most,
+ *   `requestTimeoutMs` is not a positive number, or the timing breaks client-go's rules
+ *   (leaseDuration > renewDeadline > 1.2 × retryPeriod), as {@link leaderElection}.
  */
 export function sharding(clients: LeaseClients, options: ShardingOptions): Sharding {
   if (!Number.isInteger(options.shards) || options.shards < 1)
@@ -148,6 +154,14 @@ export function sharding(clients: LeaseClients, options: ShardingOptions): Shard
   // Every other member ignores a longer one (MAX_IDENTITY_LENGTH): we would hold shards nobody else counts.
   if (typeof options.identity !== 'string' || options.identity === '' || options.identity.length > MAX_IDENTITY_LENGTH)
     throw new TypeError(`sharding: identity must be a non-empty string of at most ${MAX_IDENTITY_LENGTH} characters`);
+  // The Leases must be nameable: the API server refuses (422) another name for ever, and the group never counts us.
+  for (const lease of [`${options.name}-member-${options.identity}`, `${options.name}-shard-${options.shards - 1}`])
+    if (lease.length > 253 || !DNS_SUBDOMAIN.test(lease))
+      throw new TypeError(
+        `sharding: the Lease name "${lease.slice(0, 300)}" (from \`name\` and \`identity\`) is not a Kubernetes object name: ` +
+          'lowercase letters, digits, `-` and `.`, starting and ending with a letter or digit, 253 characters at most ' +
+          '(e.g. identity `${hostname().toLowerCase()}-${randomUUID()}`)',
+      );
   const { scheduler, wall } = electionClocks(options.scheduler);
   const timing: ElectionTiming = {
     leaseDurationMs: options.leaseDurationMs ?? DEFAULT_TIMING.leaseDurationMs,
@@ -157,11 +171,16 @@ export function sharding(clients: LeaseClients, options: ShardingOptions): Shard
   // Here, as leaderElection() does, not when the first shard's election starts at subscribe.
   const problem = timingProblem(timing);
   if (problem) throw new TypeError(`sharding: ${problem}`);
+  const timeoutProblem = requestTimeoutProblem(options.requestTimeoutMs);
+  if (timeoutProblem) throw new TypeError(`sharding: ${timeoutProblem}`);
+  // One reading, for the listings, the member releases and deletions, and every election.
+  const requestTimeoutMs = options.requestTimeoutMs ?? timing.renewDeadlineMs / 2;
   const config: ShardingConfig = {
     name: options.name,
     identity: options.identity,
     shards: options.shards,
     retryPeriodMs: timing.retryPeriodMs,
+    leaseDurationMs: timing.leaseDurationMs,
     // Stale member Leases are deleted only by clients that can (LeaseClient.delete is optional).
     staleMemberMs:
       typeof clients.lease(`${options.name}-member-${options.identity}`).delete === 'function'
@@ -171,10 +190,10 @@ export function sharding(clients: LeaseClients, options: ShardingOptions): Shard
   const shell: Shell = {
     clients,
     config,
-    labels: { [LABEL]: options.name },
+    labels: { [LABEL]: options.name, [SHARDS_LABEL]: String(options.shards) },
     scheduler,
     wall,
-    requestTimeoutMs: options.requestTimeoutMs ?? timing.renewDeadlineMs / 2,
+    requestTimeoutMs,
     unobserved: unobservedReporter(`sharding ${options.name}`, () => scheduler.now(), options.reportUnobservedErrors !== false),
     election: {
       identity: options.identity,
@@ -183,7 +202,7 @@ export function sharding(clients: LeaseClients, options: ShardingOptions): Shard
       ...timing,
       ...(options.scheduler ? { scheduler: options.scheduler } : {}),
       ...(options.random ? { random: options.random } : {}),
-      ...(options.requestTimeoutMs ? { requestTimeoutMs: options.requestTimeoutMs } : {}),
+      requestTimeoutMs,
     },
     // For gate()/owns() while running; `inflight` outlives a run (work cancelled at its end still finishes).
     active: new Set<number>(),
@@ -244,6 +263,7 @@ type ShardingEvent =
 interface Shell {
   readonly clients: LeaseClients;
   readonly config: ShardingConfig;
+  /** Written on every Lease of ours: the group (listed by it) and our shard count (see `SHARDS_LABEL`). */
   readonly labels: Readonly<Record<string, string>>;
   readonly scheduler: SchedulerLike;
   /** The wall time written into Leases (see `electionClocks`). */
@@ -343,7 +363,7 @@ function run(shell: Shell, subscriber: Subscriber<ShardingEvent>): TeardownLogic
   const list = () => {
     const startedAt = scheduler.now();
     return clients
-      .list(labels)
+      .list({ [LABEL]: config.name })
       .pipe(timeout({ first: shell.requestTimeoutMs * LISTING_PAGES_TIMED, scheduler }))
       .subscribe({
         next: (leases) => feed({ type: 'listed', leases, startedAt }),

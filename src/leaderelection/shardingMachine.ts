@@ -25,7 +25,10 @@
  * - Bounded, whatever the Leases say: a member Lease whose `holderIdentity` is longer than {@link MAX_IDENTITY_LENGTH}
  *   is ignored (reported once while it is listed); at most {@link MAX_MEMBERS} members count, the first by identity
  *   (us always among them; reported once each time the view grows past it); the assignment is computed again only when
- *   the members change; a member Lease no longer listed is forgotten once it lapsed (a deleted one: nobody).
+ *   the members change; a member Lease no longer listed is forgotten once it lapsed, or after our lease duration (a
+ *   deleted one: nobody); a member counts for at most {@link MEMBER_LEASE_FACTOR} × our lease duration (longer reported once).
+ * - A live Lease of the group (member or shard) whose `SHARDS_LABEL` names another count pauses us: no shard is ours
+ *   (none assigned, held ones let go once drained), reported once as it starts, until every such Lease is released or lapsed.
  * - A stale member Lease is deleted (when `staleMemberMs` is set: the clients can delete): released (holder "") and its
  *   record unchanged for `staleMemberMs` by our clock since a listing first showed it, never our own, by the replica
  *   whose identity sorts first among the live members (one replica sends the requests), not frozen, quoting the
@@ -66,6 +69,21 @@ export const MAX_MEMBER_DELETES = 32;
 /** After a deletion failed otherwise than by a lost race (a 5xx, a timeout, a Forbidden), none is sent for this long. */
 export const MEMBER_DELETE_RETRY_MS = 60_000;
 
+/**
+ * The label on every Lease of a group (member and shard) saying how many shards its writer counts: key → shard is
+ * FNV mod `shards` while the shard Leases `<name>-shard-<i>` are shared, so two counts in one group would give one key
+ * to two holders (a rolling update that changes `shards`, two controllers naming one group).
+ */
+export const SHARDS_LABEL = 'rx-informer.io/shards';
+
+/**
+ * A member Lease's `leaseDurationSeconds` counts for at most this many of our own lease durations (60 s at the
+ * defaults): a peer configured with a longer lease than ours still counts as it asks, while a hostile or mistaken one
+ * (2,000,000,000 s) would keep a phantom member, and its shards unheld, for ever. Counting a member dead early moves
+ * only the assignment: the shard Leases still keep every key to one holder.
+ */
+export const MEMBER_LEASE_FACTOR = 4;
+
 /** What one replica holds, for metrics. */
 export interface ShardStatus {
   readonly name: string;
@@ -93,6 +111,11 @@ export interface ShardingConfig {
   readonly identity: string;
   readonly shards: number;
   readonly retryPeriodMs: number;
+  /**
+   * Our own lease duration (ms): a member Lease counts for at most {@link MEMBER_LEASE_FACTOR} times it (a longer
+   * `leaseDurationSeconds` is reported once), and one no longer listed for at most it. Undefined: no bound.
+   */
+  readonly leaseDurationMs?: number | undefined;
   /** How long a member Lease stays released and unchanged before it is deleted; undefined: never (the clients cannot delete). */
   readonly staleMemberMs?: number | undefined;
 }
@@ -113,6 +136,8 @@ export interface Sighting {
 export interface ShardingState {
   /** Member Lease name → its record as last seen changing (listed, or not yet lapsed). */
   readonly seen: ReadonlyMap<string, Sighting>;
+  /** Member Leases of the last listing whose lease duration is past our bound (see {@link MEMBER_LEASE_FACTOR}; each reported once). */
+  readonly overlong?: ReadonlySet<string>;
   /** Member Leases of the last listing ignored for an identity past {@link MAX_IDENTITY_LENGTH} (each reported once). */
   readonly ignored: ReadonlySet<string>;
   /** Whether the live members were more than {@link MAX_MEMBERS} at the last recount (reported when it turns true). */
@@ -123,6 +148,13 @@ export interface ShardingState {
   readonly owners: readonly string[];
   /** Whether a listing has answered once. */
   readonly listed: boolean;
+  /**
+   * The group's Leases (member and shard) last listed with another shard count in {@link SHARDS_LABEL}, as last seen
+   * changing: while one is held and not lapsed we campaign for no shard (see `paused`).
+   */
+  readonly foreign: ReadonlyMap<string, Sighting & { readonly shards: string }>;
+  /** Why we hold no shard now: a live Lease of the group counting other shards (reported when it turns set). */
+  readonly paused: string | undefined;
   /** Whether our own member Lease is renewed (we lead it). */
   readonly renewing: boolean;
   /** Whether we hold each shard's Lease. */
@@ -201,6 +233,8 @@ export function initialSharding(config: ShardingConfig): ShardingState {
     members,
     owners: assignShards(config.shards, members, config.name),
     listed: false,
+    foreign: new Map(),
+    paused: undefined,
     renewing: false,
     leading: new Array<boolean>(config.shards).fill(false),
     wanted: new Array<boolean>(config.shards).fill(false),
@@ -298,7 +332,24 @@ function listed(
 ): ShardingState {
   const seen = new Map<string, Sighting>();
   const ignored = new Set<string>();
+  const foreign = new Map<string, Sighting & { readonly shards: string }>();
+  const overlong = new Set<string>();
+  const ours = String(config.shards);
   for (const lease of leases) {
+    const count = lease.labels?.[SHARDS_LABEL];
+    const inGroup = lease.name.startsWith(`${config.name}-member-`) || lease.name.startsWith(`${config.name}-shard-`);
+    // A Lease without the label (written by a version before it) says nothing: counted as agreeing.
+    if (inGroup && count !== undefined && count !== ours) {
+      const before = state.foreign.get(lease.name);
+      const same = before !== undefined && sameRecord(before.record, lease.record);
+      foreign.set(lease.name, {
+        record: lease.record,
+        resourceVersion: lease.resourceVersion,
+        at: same ? before.at : now,
+        asOf: now,
+        shards: count.slice(0, 20),
+      });
+    }
     if (!lease.name.startsWith(`${config.name}-member-`)) continue;
     const { holderIdentity } = lease.record;
     if (holderIdentity.length > MAX_IDENTITY_LENGTH) {
@@ -311,6 +362,17 @@ function listed(
         });
       continue;
     }
+    if (config.leaseDurationMs !== undefined && lease.record.leaseDurationSeconds * 1000 > MEMBER_LEASE_FACTOR * config.leaseDurationMs) {
+      overlong.add(lease.name);
+      if (!state.overlong?.has(lease.name))
+        out.push({
+          type: 'invalid',
+          lease: lease.name,
+          message:
+            `leaseDurationSeconds ${lease.record.leaseDurationSeconds} (more than ${MEMBER_LEASE_FACTOR} × this replica's ` +
+            `${config.leaseDurationMs / 1000} s): the member counts for ${(MEMBER_LEASE_FACTOR * config.leaseDurationMs) / 1000} s after its last renewal`,
+        });
+    }
     const before = state.seen.get(lease.name);
     const same = before !== undefined && sameRecord(before.record, lease.record);
     // Sent no later than what showed the record we know (in the same millisecond too: which came first is unknown).
@@ -321,11 +383,16 @@ function listed(
     const asOf = Math.max(startedAt ?? now, same ? before.asOf : Number.NEGATIVE_INFINITY);
     seen.set(lease.name, { record: lease.record, resourceVersion: lease.resourceVersion, at: same ? before.at : now, asOf });
   }
-  for (const [name, sighting] of state.seen) if (!seen.has(name) && !ignored.has(name) && until(sighting) > now) seen.set(name, sighting);
+  // One no longer listed (deleted) counts until it lapses, and for our own lease duration at most.
+  const gone = (sighting: Sighting) =>
+    Math.min(until(config, sighting), sighting.at + (config.leaseDurationMs ?? Number.POSITIVE_INFINITY));
+  for (const [name, sighting] of state.seen) if (!seen.has(name) && !ignored.has(name) && gone(sighting) > now) seen.set(name, sighting);
+  // One no longer listed (released and deleted, or relabelled) still counts until it lapses: it may be held meanwhile.
+  for (const [name, sighting] of state.foreign) if (!foreign.has(name) && until(config, sighting) > now) foreign.set(name, sighting);
   const leaseOf = (key: string) => key.slice(0, key.lastIndexOf('@'));
   const releasing = new Set([...state.releasing].filter((key) => seen.has(leaseOf(key))));
   const deleting = new Map([...state.deleting].filter(([key]) => seen.has(leaseOf(key))));
-  return { ...state, seen, ignored, releasing, deleting };
+  return { ...state, seen, ignored, releasing, deleting, foreign, overlong };
 }
 
 /** Renewed again after a freeze: every member still in the view gets a lease duration from now (a dropped one stays dropped). */
@@ -336,7 +403,10 @@ function refreshed(state: ShardingState, now: number): ShardingState {
   return { ...state, seen };
 }
 
-const until = (sighting: Sighting) => sighting.at + sighting.record.leaseDurationSeconds * 1000;
+/** When a sighting lapses for us: its lease duration from when it was first seen, bounded (see {@link MEMBER_LEASE_FACTOR}). */
+const until = (config: ShardingConfig, sighting: Sighting) =>
+  sighting.at +
+  Math.min(sighting.record.leaseDurationSeconds * 1000, MEMBER_LEASE_FACTOR * (config.leaseDurationMs ?? Number.POSITIVE_INFINITY));
 
 /** The members alive now, the recheck timer, the releases of lapsed members, then `update`. */
 function recount(
@@ -352,12 +422,14 @@ function recount(
   if (frozen) for (const member of state.members) alive.add(member);
   let next = Number.POSITIVE_INFINITY;
   for (const sighting of state.seen.values()) {
-    if (sighting.record.holderIdentity === '' || until(sighting) <= now) continue;
+    if (sighting.record.holderIdentity === '' || until(config, sighting) <= now) continue;
     alive.add(sighting.record.holderIdentity);
-    if (!frozen) next = Math.min(next, until(sighting));
+    if (!frozen) next = Math.min(next, until(config, sighting));
   }
   const members = bounded([...alive].sort(), config.identity);
   const crowded = members.length < alive.size;
+  const paused = pauseOf(config, state, now);
+  if (paused !== undefined && state.paused === undefined) out.push({ type: 'invalid', lease: paused.lease, message: paused.message });
   if (crowded && !state.crowded)
     out.push({
       type: 'invalid',
@@ -369,14 +441,14 @@ function recount(
     for (const [lease, sighting] of state.seen) {
       const { holderIdentity } = sighting.record;
       const key = `${lease}@${sighting.resourceVersion}`;
-      if (holderIdentity === '' || holderIdentity === config.identity || until(sighting) > now || releasing.has(key)) continue;
+      if (holderIdentity === '' || holderIdentity === config.identity || until(config, sighting) > now || releasing.has(key)) continue;
       releasing = new Set(releasing).add(key);
       out.push({ type: 'releaseMember', lease, resourceVersion: sighting.resourceVersion, record: released(sighting.record, wall) });
     }
   const deleting = frozen || members[0] !== config.identity ? state.deleting : stale(config, state, now, out);
   // The assignment is a function of the members alone: computed again only when they change.
   const owners = sameList(members, state.members) ? state.owners : assignShards(config.shards, members, config.name);
-  const counted = { ...state, members, owners, releasing, deleting, crowded };
+  const counted = { ...state, members, owners, releasing, deleting, crowded, paused: paused?.message };
   const result = update(config, counted, busy, out);
   // Drop a member the moment its Lease lapses for us, not at the next listing.
   out.push({
@@ -408,6 +480,31 @@ function stale(config: ShardingConfig, state: ShardingState, now: number, out: S
   return deleting;
 }
 
+/**
+ * Why we may hold no shard now: a Lease of the group, held and not lapsed for us, written by a replica counting other
+ * shards (the first by name), or undefined. Both counts pause (each sees the other), so no key has two holders while
+ * they overlap; the group settles once the other count's Leases are released or lapsed (its replicas gone).
+ */
+function pauseOf(
+  config: ShardingConfig,
+  state: ShardingState,
+  now: number,
+): { readonly lease: string; readonly message: string } | undefined {
+  const live = [...state.foreign]
+    .filter(([, s]) => s.record.holderIdentity !== '' && until(config, s) > now)
+    .sort(([a], [b]) => (a < b ? -1 : 1));
+  const first = live[0];
+  if (!first) return undefined;
+  const [lease, sighting] = first;
+  return {
+    lease,
+    message:
+      `${sighting.record.holderIdentity.slice(0, 64)} counts ${sighting.shards} shards in this group, this replica ${config.shards}: ` +
+      'a key would have two holders, so this replica holds no shard until no live Lease of the group counts otherwise ' +
+      '(change `shards` with a Recreate rollout, or give the new count another group name)',
+  };
+}
+
 /** The first {@link MAX_MEMBERS} of `sorted`, `us` among them. */
 function bounded(sorted: readonly string[], us: string): readonly string[] {
   if (sorted.length <= MAX_MEMBERS) return sorted;
@@ -428,7 +525,7 @@ function update(config: ShardingConfig, state: ShardingState, busy: ReadonlySet<
   const held = new Set<number>();
   const wanted = state.wanted.slice();
   for (let shard = 0; shard < config.shards; shard++) {
-    const mine = state.owners[shard] === config.identity;
+    const mine = state.paused === undefined && state.owners[shard] === config.identity;
     if (state.leading[shard] && mine) held.add(shard);
     // Hand a shard over only once its in-flight work is done; ask for it as soon as it is ours by right.
     const want = mine || (state.leading[shard] === true && busy.has(shard));
@@ -439,7 +536,8 @@ function update(config: ShardingConfig, state: ShardingState, busy: ReadonlySet<
   }
   for (const shard of held) if (!state.held.has(shard)) out.push({ type: 'acquired', shard });
   const assigned = new Set<number>();
-  if (state.listed) for (let shard = 0; shard < config.shards; shard++) if (state.owners[shard] === config.identity) assigned.add(shard);
+  if (state.listed && state.paused === undefined)
+    for (let shard = 0; shard < config.shards; shard++) if (state.owners[shard] === config.identity) assigned.add(shard);
   const { reported } = state;
   const status: ShardStatus = {
     name: config.name,

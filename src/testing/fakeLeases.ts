@@ -121,7 +121,7 @@ export class FakeLeaseServer {
   private listed(labels: Readonly<Record<string, string>>): LeaseSnapshot[] {
     return [...this.leases.entries()]
       .filter(([, s]) => Object.entries(labels).every(([k, v]) => s.labels[k] === v))
-      .map(([name, s]) => ({ name, resourceVersion: s.resourceVersion, record: s.record }));
+      .map(([name, s]) => ({ name, resourceVersion: s.resourceVersion, record: s.record, labels: s.labels }));
   }
 
   /** A client of this server, with its own latencies, faults and partition switch. */
