@@ -68,3 +68,32 @@ describe('a Lease deleted by hand', () => {
     expect(sa!.held.size + sb!.held.size).toBe(4);
   });
 });
+
+describe('a server that fails every Lease write and answers reads', () => {
+  it('is asked at most renew, read, write once an attempt (client-go: one slow path per tryAcquireOrRenew), not in a loop', () => {
+    const { scheduler, server } = world();
+    let writesFail = false;
+    let sub = new Subscription();
+    const asked: string[] = [];
+    const client = server.clients({
+      client: 'a',
+      fault: (request) => {
+        if (request.lease === 'ctrl') asked.push(`${scheduler.now()}:${request.operation}`);
+        // A loop in one frame (write, read, write…) would never end the flush: cut it, the assertions below say so.
+        if (asked.length > 100) sub.unsubscribe();
+        return writesFail && request.operation !== 'get' && request.operation !== 'list' ? 'status500' : 'ok';
+      },
+    });
+    const election = leaderElection(client.lease('ctrl'), { identity: 'a', scheduler });
+    sub = election.leader$.subscribe();
+    sub.add(election.errors$.subscribe());
+    scheduler.schedule(() => ((writesFail = true), (asked.length = 0)), 10_001);
+    scheduler.schedule(() => sub.unsubscribe(), 20_000);
+    scheduler.flush();
+    // Every 2 s retry period from 12 000 to 18 000: the renewal, its read, one write after it; never more in one frame.
+    const perFrame = new Map<string, number>();
+    for (const a of asked) perFrame.set(a.split(':')[0]!, (perFrame.get(a.split(':')[0]!) ?? 0) + 1);
+    expect(Math.max(...perFrame.values())).toBeLessThanOrEqual(3);
+    expect(asked.filter((a) => a.startsWith('12000:'))).toEqual(['12000:update', '12000:get', '12000:update']);
+  });
+});

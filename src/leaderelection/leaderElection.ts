@@ -403,7 +403,7 @@ function read(c: Campaign, refused = false): void {
       const step = afterRead(c.state, got, c.scheduler.now(), c.candidate, c.want, c.wall());
       c.state = step.state;
       report(c);
-      if (step.next) write(c, step.next);
+      if (step.next) write(c, step.next, true);
       else finish(c);
     },
     (error) => {
@@ -413,7 +413,11 @@ function read(c: Campaign, refused = false): void {
   );
 }
 
-function write(c: Campaign, request: LeaseRequest): void {
+/**
+ * `slow`: the write after a read (client-go's slow path), whose failure ends the attempt: one read per attempt, or a
+ * server that fails writes and answers reads would be asked write, read, write… with no wait.
+ */
+function write(c: Campaign, request: LeaseRequest, slow = false): void {
   const startedAt = c.scheduler.now();
   const startedWall = c.wall();
   c.own = sentWrite(c.own, request);
@@ -428,7 +432,7 @@ function write(c: Campaign, request: LeaseRequest): void {
       c.subscriber.next({ type: 'error', error });
       // Any failed fast-path renewal reads and tries again (client-go's slow path, tryAcquireOrRenew: a Lease deleted by
       // hand reads as missing and is created again now, not lost at the renew deadline); `refused` after a 409 alone.
-      if (request.type === 'update' && request.purpose === 'renew') read(c, isConflict(error));
+      if (!slow && request.type === 'update' && request.purpose === 'renew') read(c, isConflict(error));
       else finish(c);
     },
   );
