@@ -53,7 +53,7 @@ process.once('SIGTERM', () => {
   apples
     .stop()
     .pipe(
-      timeout({ first: 20_000, with: () => of(undefined) }), // bounded: well within the pod's grace period (30 s by default)
+      timeout({ first: 20_000, with: () => of(undefined) }), // bounded: 20 s + the release's 25 s at worst, in a 50 s grace period
       switchMap(() => {
         running.unsubscribe(); // the last leader$ subscriber leaves: the Lease is released (holderIdentity "")
         return election.released$; // answered, refused or timed out

@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { KubeConfig } from '@kubernetes/client-node';
-import { Subscription } from 'rxjs';
+import { Subscription, of, type Observable } from 'rxjs';
 import { Pod, informer, type Store } from '../../src/index.ts';
 import { httpLeaseClients, shardedInformer, sharding } from '../../src/leaderelection/index.ts';
 
@@ -36,6 +36,8 @@ const say = () => {
 };
 
 const running = new Subscription();
+/** Completes once the Leases' releases are answered (or given up): `sharding().released$`, or at once unsharded. */
+let released$: Observable<void> = of(undefined);
 if (unsharded) {
   const pods = informer(kc, Pod, { http: { lazyDecode: true } });
   running.add(pods.store$.subscribe((s) => (store = s)));
@@ -43,6 +45,7 @@ if (unsharded) {
   const shards = sharding(httpLeaseClients(kc, { namespace: 'demo' }), { name: 'pods', shards: SHARDS, identity, ...timing });
   // Default options: lists in pages of 500 (the emulator, like an API server with its watch cache, answers the first
   // list at resourceVersion 0 whole, and pages the others).
+  released$ = shards.released$;
   const pods = shardedInformer(kc, Pod, shards);
   running.add(pods.store$.subscribe((s) => (store = s)));
   running.add(
@@ -69,8 +72,9 @@ if (unsharded) {
 }
 const ticks = setInterval(say, 1_000);
 
-process.on('SIGTERM', () => {
+// SIGTERM (docs/replicas.md): leave the group, wait for the releases to be answered (5 × requestTimeoutMs at worst), exit.
+process.once('SIGTERM', () => {
   clearInterval(ticks);
-  running.unsubscribe(); // releases the Leases held
-  setTimeout(() => process.exit(0), 300);
+  running.unsubscribe(); // the last subscriber leaves: the shards held and the member Lease are released
+  released$.subscribe({ complete: () => process.exit(0) });
 });

@@ -1,10 +1,11 @@
-import { defer, type Observable } from 'rxjs';
+import { defer, mergeMap, throwError, timer, type Observable } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { leakCheckingScheduler } from '../support/leakCheckingScheduler.ts';
 import { describe, expect, it } from 'vitest';
 import { FakeLeaseServer } from '../../src/testing/fakeLeases.ts';
 import { leaderElection, type LeaderElection } from '../../src/leaderelection/leaderElection.ts';
 import type { LeaseClient } from '../../src/leaderelection/leaseClient.ts';
+import { LeaseError } from '../../src/leaderelection/errors.ts';
 
 // Frames are milliseconds of virtual time; the timing is the default one (lease 15 s, renew deadline 10 s, retry 2 s).
 // The fake server answers in the frame a request is sent (no latency) unless a case says otherwise.
@@ -114,7 +115,7 @@ describe('leaderElection leader$ (marbles, default timing)', () => {
     expect(writes()).toEqual(['30 a a', '2050 a a', '4070 a a', '5010 a ∅']);
   });
 
-  it('released$: at once when no release is in flight; else once the release is answered, or has timed out at the renew deadline', () => {
+  it('released$: at once when no release is in flight; else once the release is answered, or has timed out after requestTimeoutMs', () => {
     const ts = testScheduler();
     const server = new FakeLeaseServer(ts);
     let latencyMs = 10;
@@ -137,14 +138,44 @@ describe('leaderElection leader$ (marbles, default timing)', () => {
         const again = election.leader$.subscribe();
         ts.schedule(() => {
           latencyMs = 20_000; // the server answers too late
-          again.unsubscribe(); // release sent at 9000: times out at the renew deadline, 19 000
+          again.unsubscribe(); // release sent at 9000: times out after requestTimeoutMs (renewDeadline / 2), 14 000
           wait('timedOut');
         }, 2_000);
       }, 7_000);
       void second;
     });
     expect(sent.filter((r) => r.endsWith('release'))).toEqual(['5000 release', '9000 release']);
-    expect(released).toEqual(['before 0', 'before|', 'answered 5020', 'answered|', 'idle 6000', 'idle|', 'timedOut 19000', 'timedOut|']);
+    expect(released).toEqual(['before 0', 'before|', 'answered 5020', 'answered|', 'idle 6000', 'idle|', 'timedOut 14000', 'timedOut|']);
+  });
+
+  it('released$ at worst: two 409s, each answered just inside requestTimeoutMs, chain 5 requests (5 × 4 999 ms)', () => {
+    const ts = testScheduler();
+    const server = new FakeLeaseServer(ts);
+    const sent: string[] = [];
+    const lease = server.clients({ client: 'a' }).lease('ctrl');
+    let slow = false;
+    // Once slow, a release is refused (409: a renewal of ours landed meanwhile, as the client would think) and a read
+    // shows the Lease still ours, each answered 1 ms before requestTimeoutMs (5 000 at the defaults).
+    const late = <T>(answer: Observable<T>) => timer(4_999, ts).pipe(mergeMap(() => answer));
+    const conflict = () => throwError(() => new LeaseError('Conflict', 'release', 'ctrl', 'modified', 409));
+    const client: LeaseClient = {
+      ...lease,
+      get: () => (slow ? late(lease.get()) : lease.get()),
+      update: (rv, record) => (slow && record.holderIdentity === '' ? late(conflict()) : lease.update(rv, record)),
+    };
+    const election = leaderElection(logging(client, ts, sent), { identity: 'a', scheduler: ts, random: () => 0 });
+    const released: number[] = [];
+    ts.run(() => {
+      const running = election.leader$.subscribe();
+      ts.schedule(() => {
+        slow = true;
+        running.unsubscribe();
+        election.released$.subscribe(() => released.push(ts.now()));
+      }, 5_000);
+    });
+    // Each sent when the one before is answered; the third 409 ends it (a release tries twice again at most).
+    expect(sent.slice(-5)).toEqual(['5000 release', '9999 get', '14998 release', '19997 get', '24996 release']);
+    expect(released).toEqual([5_000 + 5 * 4_999]);
   });
 
   it('the leader dies: the other candidate takes over exactly one lease duration after it last saw the record change', () => {

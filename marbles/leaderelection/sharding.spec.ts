@@ -314,4 +314,33 @@ describe('sharding held$ and gate (marbles, default timing)', () => {
     // b leaves a's view once, for good (before: back at 31 000, until a listing sent after the release answered).
     expect(assigned).toEqual(['3000 0123', '5000 23', '30000 0123']);
   });
+
+  it("released$ waits for every Lease's release (the shards' and the member's), each given up after requestTimeoutMs", () => {
+    const ts = leakCheckingScheduler(BOUND);
+    const server = new FakeLeaseServer(ts);
+    // From 10 000 the server is slow: 1 500 ms each way, shard 2's answers 2 400 each way, shard 3's never.
+    let slow = false;
+    const latencyMs = (r: FakeLeaseRequest) => (!slow ? 0 : r.lease === 'apples-shard-2' ? 2_400 : 1_500);
+    const fault = (r: FakeLeaseRequest) => (slow && r.lease === 'apples-shard-3' ? 'hang' : 'ok');
+    const a = sharding(server.clients({ client: 'a', latencyMs, fault }), { name: 'apples', shards: SHARDS, identity: 'a', scheduler: ts });
+    const released: string[] = [];
+    const wait = (label: string) =>
+      a.released$.subscribe({ next: () => released.push(`${label} ${ts.now()}`), complete: () => released.push(`${label}|`) });
+    ts.run(() => {
+      wait('before'); // nothing in flight, nothing subscribed: at once; it does not join the group
+      const running = a.held$.subscribe();
+      ts.schedule(() => wait('running'), 5_000); // nothing released yet: at once
+      ts.schedule(() => {
+        slow = true;
+        running.unsubscribe(); // the member Lease and shards 0-3 released
+        wait('left');
+      }, 10_000);
+      ts.schedule(() => wait('again'), 15_000); // after it: at once
+    });
+    // The member's and shards 0 and 1's answered at 13 000, shard 2's at 14 800, shard 3's timed out at 15 000.
+    expect(released).toEqual(['before 0', 'before|', 'running 5000', 'running|', 'left 15000', 'left|', 'again 15000', 'again|']);
+    expect(
+      server.writes.filter((w) => w.at >= 10_000).map((w) => `${w.at} ${w.lease.replace('apples-', '')} ${w.record.holderIdentity || '∅'}`),
+    ).toEqual(['11500 member-a ∅', '11500 shard-0 ∅', '11500 shard-1 ∅', '12400 shard-2 ∅']);
+  });
 });

@@ -122,9 +122,10 @@ export interface LeaderElection {
   readonly errors$: Observable<LeaseError>;
   /**
    * Emits once and completes when no release of the Lease is in flight: at once if none is, else once it has been
-   * answered (written, refused, or timed out: each request gives up after `renewDeadlineMs` at most, and over a
-   * KubeConfig after `requestTimeoutMs`). Does not run the election. Subscribe after the last `leader$` subscriber
-   * has left (a SIGTERM), then exit: the next leader takes over within a retry period, not a lease duration.
+   * answered (written, refused, or timed out: each request gives up after `requestTimeoutMs`; after a 409 the release
+   * reads and is sent again, twice at most, so 5 requests and 5 × `requestTimeoutMs` at worst, 25 s at the defaults).
+   * Does not run the election. Subscribe after the last `leader$` subscriber has left (a SIGTERM), then exit: the next
+   * leader takes over within a retry period, not a lease duration.
    */
   readonly released$: Observable<void>;
 }
@@ -176,6 +177,18 @@ function send(client: LeaseClient, request: LeaseRequest): Observable<LeaseSnaps
  *   `identity` is empty (a Lease held by `""` reads as released: every such candidate would take it, and lead).
  */
 export function leaderElection(source: KubeConfig | LeaseClient, options: LeaderElectionOptions): LeaderElection {
+  return countedElection(source, options, new BehaviorSubject(0));
+}
+
+/**
+ * {@link leaderElection} counting its releases in flight in `releases`, which several elections may share: `sharding()`
+ * gives all of its elections one, so that its `released$` waits for every one of them.
+ */
+export function countedElection(
+  source: KubeConfig | LeaseClient,
+  options: LeaderElectionOptions,
+  releases: BehaviorSubject<number>,
+): LeaderElection {
   const timing = {
     leaseDurationMs: options.leaseDurationMs ?? DEFAULT_TIMING.leaseDurationMs,
     renewDeadlineMs: options.renewDeadlineMs ?? DEFAULT_TIMING.renewDeadlineMs,
@@ -197,7 +210,6 @@ export function leaderElection(source: KubeConfig | LeaseClient, options: Leader
   }
   const { scheduler } = electionClocks(options.scheduler);
   const unobserved = unobservedReporter(`leader election ${client.name}`, () => scheduler.now(), options.reportUnobservedErrors !== false);
-  const releases = new BehaviorSubject(0);
   const events$ = campaign(client, { identity: options.identity, timing }, options, releases).pipe(
     tap((e) => e.type === 'error' && reportUnobserved(unobserved, e.error)),
     share(),
@@ -230,13 +242,17 @@ export function leaderElection(source: KubeConfig | LeaseClient, options: Leader
       );
       return keep;
     }),
-    released$: releases.pipe(
-      filter((n) => n === 0),
-      take(1),
-      map(() => undefined),
-    ),
+    released$: releasedOf(releases),
   };
 }
+
+/** Emits once and completes when the count of releases in flight is 0 (at once if it is). */
+export const releasedOf = (releases: BehaviorSubject<number>): Observable<void> =>
+  releases.pipe(
+    filter((n) => n === 0),
+    take(1),
+    map(() => undefined),
+  );
 
 /**
  * The clocks of an election (and of `sharding()`): a scheduler given is used as is, for durations and for the times
@@ -484,7 +500,13 @@ function giveBack(c: Campaign, onto: Subscription | undefined): void {
     defer(() => {
       c.releases.next(c.releases.value + 1);
       return send(c.client, r).pipe(
-        timeout({ first: c.candidate.timing.renewDeadlineMs, scheduler: c.scheduler }),
+        // requestTimeoutMs, as every other request: a release chains 5 requests at most (docs/replicas.md, SIGTERM).
+        timeout({
+          first: c.requestTimeoutMs,
+          scheduler: c.scheduler,
+          with: () =>
+            throwError(() => new LeaseError('Timeout', operationOf(r), c.client.name, `no answer within ${c.requestTimeoutMs} ms`)),
+        }),
         finalize(() => c.releases.next(c.releases.value - 1)),
       );
     });

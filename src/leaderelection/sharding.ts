@@ -21,7 +21,7 @@ import {
 } from 'rxjs';
 import { LeaseError, isConflict, reportUnobserved } from './errors.ts';
 import { shardOf } from './hash.ts';
-import { electionClocks, leaderElection, type LeaderElectionOptions } from './leaderElection.ts';
+import { countedElection, electionClocks, releasedOf, type LeaderElectionOptions } from './leaderElection.ts';
 import type { LeaseClients } from './leaseClient.ts';
 import { DEFAULT_TIMING, requestTimeoutProblem, timingProblem, type ElectionTiming } from './machine.ts';
 import {
@@ -99,6 +99,13 @@ export interface Sharding {
   readonly acquired$: Observable<number>;
   /** Every failed Lease request. */
   readonly errors$: Observable<LeaseError>;
+  /**
+   * Emits once and completes when no release of its Leases (the shards' and our member Lease's) is in flight: at once if
+   * none is, else once each has been answered, refused or timed out, as `leaderElection().released$` (5 ×
+   * `requestTimeoutMs` at worst, the releases running side by side). Does not join the group. Subscribe after the last
+   * subscriber has left (a SIGTERM), then exit: peers take the shards over within a retry period, not a lease duration.
+   */
+  readonly released$: Observable<void>;
   /** The shard of a key (FNV-1a of the key, modulo `shards`). */
   shardOf(key: string): number;
   /** Whether we may reconcile `key` now. */
@@ -209,6 +216,7 @@ export function sharding(clients: LeaseClients, options: ShardingOptions): Shard
     inflight: new Map<number, number>(),
     drained: new Subject<number>(),
     lost: new Subject<number>(),
+    releases: new BehaviorSubject(0),
   };
   const run$ = new Observable<ShardingEvent>((subscriber) => run(shell, subscriber)).pipe(share());
   const status$ = run$.pipe(
@@ -248,6 +256,7 @@ export function sharding(clients: LeaseClients, options: ShardingOptions): Shard
         ),
       ).subscribe(subscriber);
     }),
+    released$: releasedOf(shell.releases),
     shardOf: shardOfKey,
     owns: (key) => shell.active.has(shardOfKey(key)),
     gate: <R>(key: string, work: () => ObservableInput<R>) => gated(shell, shardOfKey(key), work),
@@ -279,6 +288,8 @@ interface Shell {
   readonly inflight: Map<number, number>;
   readonly drained: Subject<number>;
   readonly lost: Subject<number>;
+  /** Releases in flight, of every election of every run (for `released$`): they outlive the run that sent them. */
+  readonly releases: BehaviorSubject<number>;
 }
 
 /** `work` if the shard is held now, counted in flight, cancelled if the shard is lost. */
@@ -354,7 +365,7 @@ function run(shell: Shell, subscriber: Subscriber<ShardingEvent>): TeardownLogic
   };
 
   // Membership: our own Lease, renewed like a leader's; everyone's, listed every retry period.
-  const member = leaderElection(clients.lease(`${config.name}-member-${config.identity}`, labels), shell.election);
+  const member = countedElection(clients.lease(`${config.name}-member-${config.identity}`, labels), shell.election, shell.releases);
   subscription.add(member.errors$.subscribe(report));
   subscription.add(member.leader$.subscribe((lead) => feed({ type: 'renewing', lead })));
   // Each listing says when it was sent: one answered after a newer record was seen (listings overlap on a server
@@ -374,7 +385,7 @@ function run(shell: Shell, subscriber: Subscriber<ShardingEvent>): TeardownLogic
   subscription.add(() => recheck?.unsubscribe());
 
   wants.forEach((want$, shard) => {
-    const election = leaderElection(clients.lease(`${config.name}-shard-${shard}`, labels), { ...shell.election, want$ });
+    const election = countedElection(clients.lease(`${config.name}-shard-${shard}`, labels), { ...shell.election, want$ }, shell.releases);
     subscription.add(election.errors$.subscribe(report));
     subscription.add(election.leader$.subscribe((lead) => feed({ type: 'leading', shard, lead })));
   });
