@@ -11,6 +11,7 @@ import { dynamicInformerFactory, type DynamicEvent } from '../../src/discovery/i
 import { CRD_BLIND_REDISCOVERY_MS } from '../../src/discovery/discoveryTriggers.ts';
 import type { InformerError, KubeObject } from '../../src/index.ts';
 import { startApiServer, type ApiServer } from 'rx-informer-emulator';
+import { until } from '../support/until.ts';
 
 let api: ApiServer | undefined;
 const subscriptions: Subscription[] = [];
@@ -19,14 +20,6 @@ afterEach(async () => {
   await api?.close();
   api = undefined;
 });
-
-async function until(check: () => boolean, what: string, ms = 20_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 const MyApples = { group: 'stable.example.com', version: 'v1', plural: 'myapples', kind: 'MyApple' };
 

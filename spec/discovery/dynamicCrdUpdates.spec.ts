@@ -8,6 +8,7 @@ import { afterEach, expect, it } from 'vitest';
 import { dynamicInformerFactory } from '../../src/discovery/index.ts';
 import { resourceName } from '../../src/pipeline.ts';
 import { startApiServer, type ApiServer } from 'rx-informer-emulator';
+import { until } from '../support/until.ts';
 
 let api: ApiServer | undefined;
 const subscriptions: Subscription[] = [];
@@ -16,14 +17,6 @@ afterEach(async () => {
   await api?.close();
   api = undefined;
 });
-
-async function until(check: () => boolean, what: string, ms = 20_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 const Pears = { group: 'fruit.example.com', version: 'v1', plural: 'pears', kind: 'Pear' };
 const Apples = { group: 'stable.example.com', version: 'v1', plural: 'myapples', kind: 'MyApple' };

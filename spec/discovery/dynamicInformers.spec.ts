@@ -5,6 +5,7 @@ import { Pod, customResource, informerFactory, type InformerEvent, type KubeObje
 import { resourceName } from '../../src/pipeline.ts';
 import { startApiServer, type ApiServer } from 'rx-informer-emulator';
 import { ServerRequestTracker } from '../resilience/harness/probes.ts';
+import { until } from '../support/until.ts';
 
 let api: ApiServer | undefined;
 const subscriptions: Subscription[] = [];
@@ -24,14 +25,6 @@ const MyApples = {
   kind: 'MyApple',
   shortNames: ['ma'],
 };
-
-async function until(check: () => boolean, what: string, ms = 20_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 /** Follows a dynamic watch: its lifecycle events, and every informer event of every informer it starts. */
 function follow<T extends KubeObject>(events$: import('rxjs').Observable<DynamicEvent<T>>) {

@@ -10,6 +10,7 @@ import { dynamicInformerFactory, type DynamicEvent } from '../../src/discovery/i
 import type { KubeObject } from '../../src/index.ts';
 import { resourceName } from '../../src/pipeline.ts';
 import { startApiServer, type ApiServer } from 'rx-informer-emulator';
+import { until } from '../support/until.ts';
 
 let api: ApiServer | undefined;
 const subscriptions: Subscription[] = [];
@@ -20,14 +21,6 @@ afterEach(async () => {
 });
 
 const MyApples = { group: 'stable.example.com', version: 'v1', plural: 'myapples', kind: 'MyApple' };
-
-async function until(check: () => boolean, what: string, ms = 20_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 function follow(events$: Observable<DynamicEvent<KubeObject>>) {
   const lifecycle: DynamicEvent<KubeObject>[] = [];

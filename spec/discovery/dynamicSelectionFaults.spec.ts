@@ -9,6 +9,7 @@ import { dynamicInformerFactory } from '../../src/discovery/index.ts';
 import type { InformerError } from '../../src/index.ts';
 import { resourceName } from '../../src/pipeline.ts';
 import { startApiServer, type ApiServer } from 'rx-informer-emulator';
+import { until } from '../support/until.ts';
 
 let api: ApiServer | undefined;
 const subscriptions: Subscription[] = [];
@@ -17,14 +18,6 @@ afterEach(async () => {
   await api?.close();
   api = undefined;
 });
-
-async function until(check: () => boolean, what: string, ms = 20_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 describe('dynamic watch: a selection predicate that throws', () => {
   it('is reported on errors$ as a HandlerError naming the resource; the others start and the watch goes on', async () => {

@@ -12,6 +12,7 @@ import type { Discovery } from '../../src/discovery/index.ts';
 import type { KubeObject } from '../../src/index.ts';
 import { resourceName } from '../../src/pipeline.ts';
 import { startApiServer, type ApiServer } from 'rx-informer-emulator';
+import { until } from '../support/until.ts';
 
 let api: ApiServer | undefined;
 const subscriptions: Subscription[] = [];
@@ -24,14 +25,6 @@ afterEach(async () => {
 const V1 = { group: 'stable.example.com', version: 'v1', plural: 'myapples', kind: 'MyApple' };
 const V1BETA1 = { ...V1, version: 'v1beta1' };
 const Pears = { group: 'other.example.com', version: 'v1', plural: 'pears', kind: 'Pear' };
-
-async function until(check: () => boolean, what: string, ms = 20_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 /** Every lifecycle event of a watch, as `started myapples.stable.example.com v1`, `unresolved myapples: …`. */
 function follow(events$: Observable<DynamicEvent<KubeObject>>): string[] {
