@@ -8,6 +8,7 @@ import { InformerError } from '../../src/0-model/errors.ts';
 import { LeaseError } from '../../src/leaderelection/errors.ts';
 import { CHARGE_PER_LEASE, httpLeaseClients, MAX_LEASE_LIST_PAGES } from '../../src/leaderelection/httpLeaseClient.ts';
 import { leaderElection } from '../../src/leaderelection/leaderElection.ts';
+import { SHARDS_LABEL } from '../../src/leaderelection/record.ts';
 import { startApiServer, type ApiServer } from 'rx-informer-emulator';
 import { endless, gzipped, hostileServer, status, type Behaviour, type HostileServer } from '../resilience/hostile/server.ts';
 
@@ -231,6 +232,18 @@ describe('listing member Leases page by page (limit and continue)', () => {
     try {
       const leases = await firstValueFrom(httpLeaseClients(server.kc, { namespace: 'ops' }).list({ group: 'g' }));
       expect(leases.map((l) => l.name)).toEqual(['g-member-a']);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("a listed Lease keeps the shard count's label only (the snapshots are held until the listing ends)", async () => {
+    const many = Object.fromEntries(Array.from({ length: 1_000 }, (_, i) => [`l${i}`, 'v']));
+    const item = { ...lease('g-member-a', 'n'), metadata: { name: 'g-member-a', labels: { ...many, [SHARDS_LABEL]: '4', odd: 7 } } };
+    const server = await hostileServer({ list: raw(JSON.stringify(item), '') });
+    try {
+      const leases = await firstValueFrom(httpLeaseClients(server.kc, { namespace: 'ops' }).list({ group: 'g' }));
+      expect(leases.map((l) => l.labels)).toEqual([{ [SHARDS_LABEL]: '4' }]);
     } finally {
       await server.close();
     }

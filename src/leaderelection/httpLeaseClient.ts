@@ -12,7 +12,7 @@ import {
 import { tokenId } from '../util/tokenId.ts';
 import { LeaseError, type LeaseOperation } from './errors.ts';
 import type { LeaseClient, LeaseClients } from './leaseClient.ts';
-import { leaseSpec, recordOf, type LeaderElectionRecord, type LeaseSnapshot } from './record.ts';
+import { leaseSpec, recordOf, SHARDS_LABEL, type LeaderElectionRecord, type LeaseSnapshot } from './record.ts';
 
 // The Lease client sends its GET, POST, PUT and DELETE through the HTTP transport's one request path (requestJson):
 // the KubeConfig's credentials and exec plugins, TLS, HTTP/2 on the informers' connection, the request timer,
@@ -120,10 +120,9 @@ function snapshotOf(name: string, body: unknown, withLabels = false): LeaseSnaps
     record: recordOf(lease['spec']),
   };
   if (!withLabels) return snapshot;
-  // String values only (a page's bytes are bounded already).
-  const labels: Record<string, string> = {};
-  for (const [key, value] of Object.entries(objectOf(metadata['labels']))) if (typeof value === 'string') labels[key] = value;
-  return { ...snapshot, labels };
+  // The shard count's label only: the snapshots are held until the listing ends, a peer's other labels need not be.
+  const count = objectOf(metadata['labels'])[SHARDS_LABEL];
+  return { ...snapshot, labels: typeof count === 'string' ? { [SHARDS_LABEL]: count } : {} };
 }
 
 /**

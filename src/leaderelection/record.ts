@@ -20,9 +20,19 @@ export interface LeaseSnapshot {
   readonly name: string;
   readonly resourceVersion: string;
   readonly record: LeaderElectionRecord;
-  /** The Lease's labels (string values only), as a listing reads them (`sharding()` reads its shard count there). */
+  /**
+   * The Lease's labels, as a listing reads them: `sharding()` reads its shard count there ({@link SHARDS_LABEL}); the
+   * HTTP client keeps that one only (a listing's snapshots are held until it ends: a peer's thousands of labels are not).
+   */
   readonly labels?: Readonly<Record<string, string>>;
 }
+
+/**
+ * The label on every Lease of a group (member and shard) saying how many shards its writer counts: key → shard is
+ * FNV mod `shards` while the shard Leases `<name>-shard-<i>` are shared, so two counts in one group would give one key
+ * to two holders (a rolling update that changes `shards`, two controllers naming one group).
+ */
+export const SHARDS_LABEL = 'rx-informer.io/shards';
 
 /** Same record? (client-go compares the serialized record; renewTime changes at every renewal.) */
 export function sameRecord(a: LeaderElectionRecord, b: LeaderElectionRecord): boolean {

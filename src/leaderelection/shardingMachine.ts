@@ -38,7 +38,7 @@
  */
 import { assignShards } from './hash.ts';
 import { MIN_WAKE_MS } from './machine.ts';
-import { microTime, sameRecord, type LeaderElectionRecord, type LeaseSnapshot } from './record.ts';
+import { microTime, sameRecord, SHARDS_LABEL, type LeaderElectionRecord, type LeaseSnapshot } from './record.ts';
 import { sameSet } from '../util/keeping.ts';
 
 /**
@@ -69,12 +69,7 @@ export const MAX_MEMBER_DELETES = 32;
 /** After a deletion failed otherwise than by a lost race (a 5xx, a timeout, a Forbidden), none is sent for this long. */
 export const MEMBER_DELETE_RETRY_MS = 60_000;
 
-/**
- * The label on every Lease of a group (member and shard) saying how many shards its writer counts: key → shard is
- * FNV mod `shards` while the shard Leases `<name>-shard-<i>` are shared, so two counts in one group would give one key
- * to two holders (a rolling update that changes `shards`, two controllers naming one group).
- */
-export const SHARDS_LABEL = 'rx-informer.io/shards';
+export { SHARDS_LABEL } from './record.ts';
 
 /**
  * A member Lease's `leaseDurationSeconds` counts for at most this many of our own lease durations (60 s at the
