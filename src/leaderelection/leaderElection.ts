@@ -369,6 +369,8 @@ function report(c: Campaign): void {
     c.subscriber.next({ type: 'status', status });
   }
   c.deadline?.unsubscribe();
+  // The last subscriber may have left inside that emission (`take(1)`, `first()`): its teardown has run, arm nothing.
+  if (c.subscriber.closed) return;
   const left = c.state.leaderUntil - t - Math.max(0, wall - t - c.state.wallAhead);
   c.deadline = status.leader ? timer(Math.max(left, MIN_WAKE_MS), c.scheduler).subscribe(() => report(c)) : undefined;
 }
@@ -380,6 +382,7 @@ const failure = (c: Campaign, request: LeaseRequest, cause: unknown): LeaseError
 
 /** Sends one request of an attempt, given up after `requestTimeoutMs`. */
 function call(c: Campaign, request: LeaseRequest, done: (result: LeaseSnapshot | null) => void, failed: (error: LeaseError) => void): void {
+  if (c.subscriber.closed) return; // torn down by an emission on the way here: no request the teardown cannot end
   const operation = operationOf(request);
   c.requests.add(
     send(c.client, request)
@@ -396,7 +399,7 @@ function call(c: Campaign, request: LeaseRequest, done: (result: LeaseSnapshot |
 
 /** The next attempt: an attempt ends here. */
 function attempt(c: Campaign): void {
-  if (c.busy) return;
+  if (c.busy || c.subscriber.closed) return;
   c.busy = true;
   c.wake?.unsubscribe();
   report(c); // a suspend since the last attempt may have used up the renew deadline: say so before the round trip
@@ -482,6 +485,7 @@ function finish(c: Campaign): void {
   }
   report(c);
   c.wake?.unsubscribe();
+  if (c.subscriber.closed) return; // the report's emission ended the campaign: no next attempt
   c.wake = timer(nextAttemptIn(c.state, c.scheduler.now(), c.candidate, c.random(), c.jitterFactor), c.scheduler).subscribe(() =>
     attempt(c),
   );
