@@ -94,8 +94,9 @@ export function recreatedDelta<T>(key: string, previous: T | undefined, listed: 
 /**
  * A `replace` that fills shards which joined a sharded informer (`shardedInformer`): the objects it
  * finds unchanged (the resourceVersion the consumer has) are no news, so `deltaFifo` and `realFifo`
- * hand on no delta for them (client-go hands such Replaced deltas only to handlers due for a
- * resync). Any other listed object, and every tombstone, is as in a plain `replace`.
+ * hand on no delta for them (the list is there for the new shards; client-go has no such list, and
+ * hands a relist's unchanged objects to every handler while no resync check has run: docs/semantics.md).
+ * Any other listed object, and every tombstone, is as in a plain `replace`.
  */
 export type FillReplace<T> = Extract<SourceEvent<T>, { readonly type: 'replace' }> & { readonly fill: true };
 
