@@ -105,6 +105,21 @@ export function isFill<T>(event: Extract<SourceEvent<T>, { readonly type: 'repla
   return (event as Partial<FillReplace<T>>).fill === true;
 }
 
+/**
+ * A `deleted` that a list noticed (the deletion itself was missed): an informer over several namespaces forwards
+ * one namespace's tombstone so. `deltaFifo` and `realFifo` hand it on as a Deleted carrying a
+ * {@link DeletedFinalStateUnknown} of its object, as they do for the keys a list of their own lacks.
+ */
+export type MissedDeletion<T> = Extract<SourceEvent<T>, { readonly object: T }> & {
+  readonly type: 'deleted';
+  readonly finalStateUnknown: true;
+};
+
+/** Whether a `deleted` is a {@link MissedDeletion}. */
+export function isMissedDeletion<T>(event: SourceEvent<T>): boolean {
+  return (event as Partial<MissedDeletion<T>>).finalStateUnknown === true;
+}
+
 function resourceVersionOf(object: unknown): string | undefined {
   const rv = (object as { metadata?: { resourceVersion?: unknown } } | null)?.metadata?.resourceVersion;
   return typeof rv === 'string' ? rv : undefined;
