@@ -12,6 +12,7 @@ import {
   type FifoOutput,
   type SourceEvent,
 } from '../../src/pipeline.ts';
+import type { MissedDeletion } from '../../src/3-deltas/deltas.ts';
 
 type Obj = KubeObject;
 const o = (name: string, rv: string, namespace = 'ns'): Obj => ({ metadata: { name, namespace, resourceVersion: rv } });
@@ -330,6 +331,21 @@ describe('deltaFifo', () => {
           D: batch('event', '3', entry('ns/a', false, delta('Deleted', a1))),
         });
         expectSubscriptions(source.subscriptions).toBe('^--------!');
+      });
+    });
+
+    it('a MissedDeletion (deleted, finalStateUnknown) → Deleted carrying a tombstone of its object; ignored for an unknown key', () => {
+      testScheduler().run(({ cold, expectObservable }) => {
+        const a1 = o('a', '1');
+        const missed = (object: Obj, rv: string): SourceEvent<Obj> => {
+          const event: MissedDeletion<Obj> = { type: 'deleted', object, resourceVersion: rv, finalStateUnknown: true };
+          return event;
+        };
+        const source = cold('-r-x-d-|', { r: replace('1', a1), x: missed(o('ghost', '1'), '2'), d: missed(a1, '3') });
+        expectObservable(source.pipe(deltaFifo())).toBe('-R---D-|', {
+          R: batch('replace', '1', entry('ns/a', true, delta('Replaced', a1))),
+          D: batch('event', '3', entry('ns/a', false, delta('Deleted', tomb('ns/a', a1)))),
+        });
       });
     });
 

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { testScheduler } from '../support/testScheduler.ts';
 import { map, timer } from 'rxjs';
-import { handleEvents, type InformerEvent } from '../../src/index.ts';
+import { handleEvents, type InformerEvent, type KubeObject } from '../../src/index.ts';
+import type { SourceEvent } from '../../src/2-source/sourceEvent.ts';
+import { fakeInformer, fakeResource, kubeObj, listed } from '../../src/testing/marbles.ts';
 
 type Obj = { metadata: { name: string; resourceVersion: string } };
 const obj = (name: string, rv: string): Obj => ({ metadata: { name, resourceVersion: rv } });
@@ -96,6 +98,27 @@ describe('handleEvents', () => {
       expectObservable(events.pipe(handleEvents<Obj>(() => work))).toBe('---#', undefined, failure);
       expectSubscriptions(events.subscriptions).toBe('^--!');
       expectSubscriptions(work.subscriptions).toBe('-^-!');
+    });
+  });
+});
+
+describe('a slow on() handler and a resync of an object of the initial list it has not reached', () => {
+  it('hands the object as added with isInInitialList: true (the resync changed nothing)', () => {
+    const scheduler = testScheduler();
+    scheduler.run(({ cold, flush }) => {
+      scheduler.maxFrames = 2_000; // the resync ticks for ever
+      const source = cold<SourceEvent<KubeObject>>('l', { l: listed('10', kubeObj('a'), kubeObj('b')) });
+      const inf = fakeInformer(fakeResource(), source, { resyncPeriod: 500, scheduler });
+      const handled: string[] = [];
+      inf.on((e) => {
+        handled.push(
+          `${e.type}:${e.object.metadata.name}${e.isInInitialList ? ' initial' : ''}${e.type === 'updated' ? ` resync=${e.resync}` : ''}`,
+        );
+        // a takes 800 ms: the resync at 500 ms finds b still waiting behind it
+        return e.object.metadata.name === 'a' ? cold('800ms |') : undefined;
+      });
+      flush();
+      expect(handled.slice(0, 3)).toEqual(['added:a initial', 'added:b initial', 'updated:a resync=true']);
     });
   });
 });

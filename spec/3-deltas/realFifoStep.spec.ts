@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { InformerError, keyOf, type KubeObject } from '../../src/index.ts';
 import type { DeltaBatch, FifoOutput, KnownObjects, SourceEvent } from '../../src/pipeline.ts';
-import type { FillReplace } from '../../src/3-deltas/deltas.ts';
+import type { FillReplace, MissedDeletion } from '../../src/3-deltas/deltas.ts';
 import { handOn, initialRealFifo, realFifoStep, type RealFifoState } from '../../src/3-deltas/realFifoStep.ts';
 
 type Obj = KubeObject;
@@ -24,6 +24,10 @@ const a1 = o('a', '1'),
 const replace = (rv: string, ...items: Obj[]): SourceEvent<Obj> => ({ type: 'replace', items, resourceVersion: rv });
 const fill = (rv: string, ...items: Obj[]): SourceEvent<Obj> => {
   const event: FillReplace<Obj> = { type: 'replace', items, resourceVersion: rv, fill: true };
+  return event;
+};
+const missed = (object: Obj, rv: string): SourceEvent<Obj> => {
+  const event: MissedDeletion<Obj> = { type: 'deleted', object, resourceVersion: rv, finalStateUnknown: true };
   return event;
 };
 const known = (...objects: Obj[]): KnownObjects<Obj> => new Map(objects.map((object) => [keyOf(object), object]));
@@ -74,6 +78,14 @@ const ROWS: readonly Row[] = [
     event: { type: 'deleted', object: a2, resourceVersion: '3' },
     known: known(a1),
     outputs: ['event@3: Deleted ns/a'],
+    then: synced,
+  },
+  {
+    rule: 'a MissedDeletion (deleted, finalStateUnknown: a list noticed it) → Deleted carrying a tombstone of its object',
+    from: synced,
+    event: missed(a2, '3'),
+    known: known(a2),
+    outputs: ['event@3: Deleted ns/a (tombstone)'],
     then: synced,
   },
   {

@@ -65,6 +65,24 @@ describe('EventQueue', () => {
     );
   });
 
+  it('an added of the initial list stays of it when a resync merges into it, not when a change does', () => {
+    const v1: Obj = { metadata: { name: 'x', uid: '1', resourceVersion: '1' } };
+    const relisted: Obj = { metadata: { name: 'x', uid: '1', resourceVersion: '1' } }; // a relist's copy, unchanged
+    const v2: Obj = { metadata: { name: 'x', uid: '1', resourceVersion: '2' } };
+    const initial: InformerEvent<Obj> = { type: 'added', object: v1, isInInitialList: true };
+    const q = new EventQueue<Obj>();
+    q.push(initial);
+    q.push({ type: 'updated', oldObject: v1, object: v1, isInInitialList: false, resync: true }); // a resync tick
+    expect(q.shift()).toBe(initial);
+    q.push(initial);
+    q.push({ type: 'updated', oldObject: v1, object: relisted, isInInitialList: false, resync: true });
+    // the cache's object (what the next event's oldObject will be), still of the initial list
+    expect(q.shift()).toEqual({ type: 'added', object: relisted, isInInitialList: true });
+    q.push(initial);
+    q.push({ type: 'updated', oldObject: v1, object: v2, isInInitialList: false, resync: false });
+    expect(q.shift()).toEqual({ type: 'added', object: v2, isInInitialList: false });
+  });
+
   it('keeps a delete followed by a recreate as two events', () => {
     const q = new EventQueue<Obj>();
     const v1: Obj = { metadata: { name: 'x', uid: '1', resourceVersion: '1' } };

@@ -189,6 +189,33 @@ describe('informer over several namespaces', () => {
     watching.unsubscribe();
   });
 
+  it('per-namespace: a deletion only a relist saw is `deleted` with finalStateUnknown, as in a single-namespace informer', async () => {
+    api = await seeded();
+    const server = api;
+    const namespaces = ['ns-01', 'ns-02'];
+    const r = start(server, namespaces);
+    await waitFor('sync', () => r.synced(), 10_000);
+    await waitFor('a watch of each namespace', () => server.activeWatches >= 2, 10_000);
+    // The watches go down and stay down (503) while ns-01/cm-0 is deleted and the history compacted: the watches
+    // resume into a 410, and ns-01's relist is what finds cm-0 gone.
+    const down = server.faults.add({
+      match: { resource: 'configmaps', watch: true },
+      times: Infinity,
+      fault: { type: 'status', code: 503 },
+    });
+    server.closeWatches({ clean: false });
+    server.delete('configmaps', 'ns-01', 'cm-0');
+    server.compact();
+    const before = r.events.length;
+    down.remove();
+    await waitFor('the deletion', () => r.events.slice(before).some((e) => e.type === 'deleted'), 10_000);
+    const deleted = r.events.slice(before).filter((e) => e.type === 'deleted');
+    expect(deleted.map((e) => [`${e.object.metadata.namespace}/${e.object.metadata.name}`, e.finalStateUnknown])).toEqual([
+      ['ns-01/cm-0', true],
+    ]);
+    expect(contents(r.store())).toEqual(serverOf(server, namespaces));
+  });
+
   it('a factory shares one informer per set of namespaces, in any order; one namespace is `namespace`; cluster-scoped ignore them', () => {
     const factory = informerFactory(new KubeConfig());
     const ab = factory.informer(ConfigMap, { namespaces: ['a', 'b'] });

@@ -2,9 +2,10 @@ import { Observable, type OperatorFunction, type Subscriber } from 'rxjs';
 import { keyOf as metaNamespaceKey } from '../0-model/objects.ts';
 import type { SourceEvent } from '../2-source/sourceEvent.ts';
 import { DeltaQueue } from './deltaQueue.ts';
-import type { FillReplace } from './deltas.ts';
+import type { FillReplace, MissedDeletion } from './deltas.ts';
 import {
   isFill,
+  isMissedDeletion,
   isTombstone,
   isUnchanged,
   newestObject,
@@ -41,6 +42,8 @@ export interface DeltaFifoOptions<T> {
  *
  * - `added` → Added, `modified` → Updated, `deleted` → Deleted (ignored for a
  *   key that is neither known nor queued).
+ * - a {@link MissedDeletion} (`deleted` with `finalStateUnknown: true`) → Deleted carrying a
+ *   {@link DeletedFinalStateUnknown} tombstone of its object (ignored likewise).
  * - `deletedKey` (a DELETED event whose object failed validation) → Deleted
  *   carrying the newest queued or the known object of the key (ignored likewise).
  * - `replace` → Replaced for every listed object, then Deleted carrying a
@@ -85,7 +88,7 @@ export function deltaFifo<T extends { readonly metadata: { readonly name: string
             case 'modified':
               return fifo.watchEvent(keyOf(event.object), { type: 'Updated', object: event.object }, event.resourceVersion);
             case 'deleted':
-              return fifo.deleted(keyOf(event.object), event.object, event.resourceVersion);
+              return fifo.deleted(keyOf(event.object), event.object, event.resourceVersion, isMissedDeletion(event));
             case 'deletedKey':
               return fifo.deleted(event.key, undefined, event.resourceVersion);
             case 'replace':
@@ -249,17 +252,21 @@ class DeltaFifo<T> {
     if (this.pending) this.drain();
   }
 
-  /** A DELETED event; `object` undefined when it failed validation (the last state we have stands for it). */
-  deleted(key: string, object: T | undefined, resourceVersion: string): void {
+  /**
+   * A DELETED event; `object` undefined when it failed validation (the last state we have stands for it). `missed`:
+   * a deletion a list noticed ({@link MissedDeletion}), handed on as a tombstone.
+   */
+  deleted(key: string, object: T | undefined, resourceVersion: string, missed = false): void {
     // An empty queue (a watch event, as a rule) has nothing for the key: no lookup of it.
     const queued = this.queue.size > 0 ? this.queue.peek(key) : undefined;
     const last = queued ? newestObject(queued) : this.known().get(key);
-    if (last !== undefined) return this.watchEvent(key, { type: 'Deleted', object: object ?? last }, resourceVersion);
+    const deletion = (gone: T): Delta<T> => ({ type: 'Deleted', object: missed ? { finalStateUnknown: true, key, object: gone } : gone });
+    if (last !== undefined) return this.watchEvent(key, deletion(object ?? last), resourceVersion);
     const tombstone = this.tombstoned?.get(key);
     // (Re-entrant, while a batch is being handed on: dropped, as it would be once the tombstone is handled.)
     if (tombstone === undefined || this.draining) return;
     // Handed on as a tombstone: a consumer that still has it queued takes this delete instead.
     this.tombstoned!.delete(key);
-    this.watchEvent(key, { type: 'Deleted', object: object ?? tombstone }, resourceVersion, true);
+    this.watchEvent(key, deletion(object ?? tombstone), resourceVersion, true);
   }
 }

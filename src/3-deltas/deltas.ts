@@ -94,14 +94,30 @@ export function recreatedDelta<T>(key: string, previous: T | undefined, listed: 
 /**
  * A `replace` that fills shards which joined a sharded informer (`shardedInformer`): the objects it
  * finds unchanged (the resourceVersion the consumer has) are no news, so `deltaFifo` and `realFifo`
- * hand on no delta for them (client-go hands such Replaced deltas only to handlers due for a
- * resync). Any other listed object, and every tombstone, is as in a plain `replace`.
+ * hand on no delta for them (the list is there for the new shards; client-go has no such list, and
+ * hands a relist's unchanged objects to every handler while no resync check has run: docs/semantics.md).
+ * Any other listed object, and every tombstone, is as in a plain `replace`.
  */
 export type FillReplace<T> = Extract<SourceEvent<T>, { readonly type: 'replace' }> & { readonly fill: true };
 
 /** Whether a `replace` is a {@link FillReplace}. */
 export function isFill<T>(event: Extract<SourceEvent<T>, { readonly type: 'replace' }>): boolean {
   return (event as Partial<FillReplace<T>>).fill === true;
+}
+
+/**
+ * A `deleted` that a list noticed (the deletion itself was missed): an informer over several namespaces forwards
+ * one namespace's tombstone so. `deltaFifo` and `realFifo` hand it on as a Deleted carrying a
+ * {@link DeletedFinalStateUnknown} of its object, as they do for the keys a list of their own lacks.
+ */
+export type MissedDeletion<T> = Extract<SourceEvent<T>, { readonly object: T }> & {
+  readonly type: 'deleted';
+  readonly finalStateUnknown: true;
+};
+
+/** Whether a `deleted` is a {@link MissedDeletion}. */
+export function isMissedDeletion<T>(event: SourceEvent<T>): boolean {
+  return (event as Partial<MissedDeletion<T>>).finalStateUnknown === true;
 }
 
 function resourceVersionOf(object: unknown): string | undefined {

@@ -26,6 +26,8 @@ export type RealFifoOptions<T> = DeltaFifoOptions<T>;
  *   As client-go's PopBatch, a batch never holds a key twice: a list naming a key twice is handed
  *   on in consecutive batches, split before the repeat;
  * - `resync` → Sync for every known object, one batch;
+ * - a `MissedDeletion` (`deleted` with `finalStateUnknown: true`: a deletion a list noticed) → Deleted
+ *   carrying a {@link DeletedFinalStateUnknown} tombstone of its object;
  * - `deletedKey` (a DELETED whose object failed validation) → Deleted carrying the known object
  *   (dropped when nothing is known for the key);
  * - `bookmark`, `watch` and `error` pass through untouched.

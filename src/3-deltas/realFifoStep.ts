@@ -2,6 +2,7 @@ import type { SourceEvent } from '../2-source/sourceEvent.ts';
 import type { KnownObjects } from './deltaFifo.ts';
 import {
   isFill,
+  isMissedDeletion,
   isUnchanged,
   recreatedDelta,
   type BatchCause,
@@ -54,8 +55,11 @@ export function realFifoStep<T>(state: RealFifoState, input: RealFifoInput<T>, k
       return single(state, event.resourceVersion, keyOf(event.object), { type: 'Added', object: event.object });
     case 'modified':
       return single(state, event.resourceVersion, keyOf(event.object), { type: 'Updated', object: event.object });
-    case 'deleted':
-      return single(state, event.resourceVersion, keyOf(event.object), { type: 'Deleted', object: event.object });
+    case 'deleted': {
+      const key = keyOf(event.object);
+      const object = isMissedDeletion(event) ? { finalStateUnknown: true as const, key, object: event.object } : event.object;
+      return single(state, event.resourceVersion, key, { type: 'Deleted', object });
+    }
     case 'deletedKey': {
       const object = known.get(event.key);
       if (object === undefined) return { state, outputs: NOTHING };

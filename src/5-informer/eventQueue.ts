@@ -8,7 +8,8 @@ type Meta = { readonly metadata: { readonly name: string; readonly namespace?: s
  * A per-key queue of informer events for a consumer that is slower than the
  * informer. While a key waits, its new events merge into what is queued:
  *
- * - added + updated → added (newest object); updated + updated → one updated (oldest old, newest new)
+ * - added + updated → added (newest object; of the initial list if both were, or if the update is a resync);
+ *   updated + updated → one updated (oldest old, newest new)
  * - added + deleted → nothing (the consumer never saw it); updated + deleted → deleted
  * - deleted + added → both kept, in order (a recreate is never lost)
  *
@@ -70,7 +71,11 @@ function merge<T>(last: InformerEvent<T>, next: InformerEvent<T>): InformerEvent
   const isInInitialList = last.isInInitialList && next.isInInitialList;
   if (last.type === 'deleted') return next.type === 'deleted' ? last : 'append';
   if (next.type === 'deleted') return last.type === 'added' ? 'cancel' : next;
-  if (last.type === 'added') return { type: 'added', object: next.object, isInInitialList };
+  if (last.type === 'added') {
+    // A resync (or a relist that found it unchanged) changed nothing: still the object the list brought.
+    if (next.type === 'updated' && next.resync) return next.object === last.object ? last : { ...last, object: next.object };
+    return { type: 'added', object: next.object, isInInitialList };
+  }
   // last is updated; next is added (only after a delete we no longer hold) or updated
   if (next.type === 'added') return 'append';
   return { type: 'updated', oldObject: last.oldObject, object: next.object, isInInitialList, resync: last.resync && next.resync };

@@ -6,7 +6,11 @@ import { EventQueue } from './eventQueue.ts';
 import type { InformerEvent } from '../4-store/informerEvent.ts';
 import { forward } from '../util/forward.ts';
 
-/** What a handler may return: nothing (done), or something to wait for. */
+/**
+ * What a handler may return: nothing (done), or something to wait for before the next event: a promise, an
+ * Observable, an async iterable (an `async function*` handler) or a generator (a `function*` handler), each run to its
+ * end (see {@link isWork}). An array or another iterable returned is a value, done at once.
+ */
 export type HandlerResult = void | PromiseLike<unknown> | ObservableInput<unknown>;
 
 /** A handler for all events, or one per event type (client-go's ResourceEventHandlerFuncs). */
@@ -67,8 +71,27 @@ function call<T>(handler: EventHandler<T>, event: InformerEvent<T>): HandlerResu
   }
 }
 
-function isPending(result: HandlerResult): result is PromiseLike<unknown> | ObservableInput<unknown> {
-  return result !== undefined && result !== null && (isObservable(result) || typeof (result as PromiseLike<unknown>).then === 'function');
+/** rxjs's interop key (`Symbol.observable` where defined). */
+const OBSERVABLE_KEY: PropertyKey = (Symbol as { readonly observable?: symbol }).observable ?? '@@observable';
+
+/**
+ * Whether a handler's result is work to run and wait for: every `ObservableInput` `from()` runs asynchronously or
+ * whose iteration is the handler's body (an Observable or interop one, a promise, an async iterable, a
+ * ReadableStream, a generator), each through `from()`: an `async function*` handler's body ran only when iterated,
+ * so it was never run. An array, a Map, a Set (an arrow function's `map.set(k, v)` returns its map) or a string is a
+ * value returned, not iterated: nothing to wait for, and iterating it would cost its size at every event.
+ */
+function isWork(result: unknown): result is ObservableInput<unknown> {
+  if (result === null || (typeof result !== 'object' && typeof result !== 'function')) return false;
+  if (isObservable(result)) return true;
+  const r = result as Record<PropertyKey, unknown>;
+  return (
+    typeof r['then'] === 'function' ||
+    typeof r[Symbol.asyncIterator] === 'function' ||
+    typeof r[OBSERVABLE_KEY] === 'function' ||
+    typeof r['getReader'] === 'function' ||
+    Object.prototype.toString.call(result) === '[object Generator]'
+  );
 }
 
 function handlerError(event: InformerEvent<KubeObject>, error: unknown): InformerError {
@@ -161,7 +184,7 @@ export function measuredHandleEvents<T extends KubeObject>(
           subscriber.next(handlerError(event, error));
           return undefined;
         }
-        if (!isPending(result)) {
+        if (!isWork(result)) {
           metrics?.observe(startedAt);
           return undefined;
         }

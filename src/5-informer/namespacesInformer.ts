@@ -8,6 +8,7 @@ import type { KeepObject } from '../1-transport/lazyJson.ts';
 import { filtered, isListWatch, type ListWatch } from '../1-transport/listWatch.ts';
 import { namespaceOfKey, rawKey } from '../0-model/keys.ts';
 import type { SourceEvent } from '../2-source/sourceEvent.ts';
+import type { MissedDeletion } from '../3-deltas/deltas.ts';
 import type { InformerState } from '../4-store/reduceDeltas.ts';
 import type { Store } from '../4-store/store.ts';
 import { informerFromSource, reflectorFor, toListWatch, withRandom, type Informer, type InformerOptions } from './informerFromSource.ts';
@@ -200,7 +201,12 @@ function mergedNamespaces<T extends KubeObject>(
         const resourceVersion = event.object.metadata.resourceVersion ?? lastRV;
         if (event.type === 'added') subscriber.next({ type: 'added', object: event.object, resourceVersion });
         else if (event.type === 'updated') subscriber.next({ type: 'modified', object: event.object, resourceVersion });
-        else subscriber.next({ type: 'deleted', object: event.object, resourceVersion });
+        else if (!event.finalStateUnknown) subscriber.next({ type: 'deleted', object: event.object, resourceVersion });
+        else {
+          // A deletion the namespace's relist noticed: a tombstone for the merged view too, as a single namespace's.
+          const missed: MissedDeletion<T> = { type: 'deleted', object: event.object, resourceVersion, finalStateUnknown: true };
+          subscriber.next(missed);
+        }
       }
     };
     informers.forEach((informer, i) => {
