@@ -308,7 +308,7 @@ describe('listAndWatch: how a watch ends', () => {
     });
   });
 
-  it('"Too large resource version" (504 with the ResourceVersionTooLarge cause): relist at once at resourceVersion ""', () => {
+  it('"Too large resource version" (504 with the ResourceVersionTooLarge cause) on a watch: after the backoff a list at the last resourceVersion, unpaged; a 504 on that list: at once at ""', () => {
     scenario(({ ts, cold, flush }) => {
       const tooLarge = {
         kind: 'Status',
@@ -320,12 +320,22 @@ describe('listAndWatch: how a watch ends', () => {
         code: 504,
       };
       const fake = fakeListWatch({
-        lists: [cold('-(p|)', { p: listPage('99', []) }), cold('-(p|)', { p: listPage('20', []) })],
+        lists: [
+          cold('-(p|)', { p: listPage('99', []) }),
+          cold('-#', undefined, errorFromStatus(504, tooLarge, 'list')),
+          cold('-(p|)', { p: listPage('20', []) }),
+        ],
         watches: [cold<WatchFrame>('-e', { e: watchEvent('ERROR', tooLarge) })],
       });
       const { events } = start(ts, fake, 5000);
       flush();
-      expect(calls(fake)).toEqual(['0 list rv="0" limit=500', '1 watch rv="99"', '2 list rv="" limit=500', '3 watch rv="20"']);
+      expect(calls(fake)).toEqual([
+        '0 list rv="0" limit=500',
+        '1 watch rv="99"',
+        '802 list rv="99"',
+        '803 list rv="" limit=500',
+        '804 watch rv="20"',
+      ]);
       expect(errorsOf(events)[0]).toMatchObject({ status: 504, phase: 'watch' });
     });
   });

@@ -136,12 +136,12 @@ const rows: readonly Row[] = [
     fresh,
   ],
   [
-    'too large resource version',
+    'too large resource version (client-go: the backoff, then a list at the last resourceVersion)',
     tooLarge,
     false,
     { brokenResumes: 1, failuresAtSameRV: 2 },
-    { next: 'relistLatest', backoff: false },
-    fresh,
+    { next: 'relist', backoff: true },
+    { brokenResumes: 0, failuresAtSameRV: 3 },
   ],
   ['403', fault('Forbidden', 403), false, fresh, { next: 'relist', backoff: true }, { brokenResumes: 0, failuresAtSameRV: 1 }],
   [

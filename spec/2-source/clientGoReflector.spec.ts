@@ -1,0 +1,137 @@
+/**
+ * The reflector's `step` where client-go's reflector.go (kubernetes/client-go 32ce75a7, the code paths of v0.35) decides
+ * otherwise than we once did (a review, audit36): each test names the client-go lines it follows, and reads the
+ * requests `step` asks for, in order. Pure: virtual time is the machine's own clock; default options.
+ */
+import { describe, expect, it } from 'vitest';
+import { InformerError, errorFromStatus } from '../../src/0-model/errors.ts';
+import { KubeObject } from '../../src/0-model/objects.ts';
+import type { ListPage, WatchFrame } from '../../src/1-transport/listWatch.ts';
+import { decoder } from '../../src/2-source/decode.ts';
+import { reflectorConfig, type ListAndWatchOptions } from '../../src/2-source/listAndWatch.ts';
+import { describeState, initialReflectorState, type ReflectorInput, type ReflectorState } from '../../src/2-source/reflectorState.ts';
+import { step } from '../../src/2-source/step.ts';
+import { event, obj, status, tooLarge } from './reflectorFixtures.ts';
+
+type Obj = KubeObject;
+type Omitted = ReflectorInput extends infer I ? (I extends { id: number } ? Omit<I, 'id'> : I) : never;
+const page = (rv: string, items: Obj[], continueToken?: string): ListPage => ({
+  items,
+  resourceVersion: rv,
+  ...(continueToken ? { continue: continueToken } : {}),
+});
+
+/** Drives `step` as the shell does, and logs each request and wait it asks for in one line. */
+class Machine {
+  state: ReflectorState<Obj>;
+  now = 0;
+  readonly log: string[] = [];
+  private readonly config;
+
+  constructor(options: Partial<ListAndWatchOptions<Obj>> = {}) {
+    this.config = reflectorConfig<Obj>({ decode: decoder(KubeObject), ...options });
+    this.state = initialReflectorState<Obj>(options.watchList ?? false);
+  }
+
+  send(input: Omitted, afterMs = 0): this {
+    this.now += afterMs;
+    const full = (input.type === 'start' ? input : { ...input, id: this.state.request }) as ReflectorInput;
+    const { state, effects } = step(this.config, this.state, full, this.now);
+    this.state = state;
+    for (const e of effects) {
+      if (e.type === 'list') {
+        const { resourceVersion, limit, continue: token } = e.options;
+        this.log.push(token ? `list continue limit=${limit ?? '-'}` : `list rv=${JSON.stringify(resourceVersion)} limit=${limit ?? '-'}`);
+      }
+      if (e.type === 'watch') {
+        this.log.push(`watch rv=${JSON.stringify(e.options.resourceVersion)}${e.options.sendInitialEvents ? ' sendInitialEvents' : ''}`);
+      }
+      if (e.type === 'wait') this.log.push(e.backoff ? 'backoff' : 'at once');
+    }
+    return this;
+  }
+
+  listed(p: ListPage): this {
+    return this.send({ type: 'listed', page: p });
+  }
+
+  listFailed(error: InformerError, afterMs = 0): this {
+    return this.send({ type: 'listFailed', error }, afterMs);
+  }
+
+  frame(frame: WatchFrame, afterMs = 10): this {
+    return this.send({ type: 'frame', frame }, afterMs);
+  }
+
+  /** The wait's timer fires; a watch about to open gets its timeout. */
+  timer(): this {
+    this.send({ type: 'timer' }, 1);
+    return this.opened();
+  }
+
+  /** A watch about to open gets its timeout (nothing otherwise). */
+  opened(): this {
+    return this.state.phase.name === 'opening' ? this.send({ type: 'timeoutPicked', timeoutSeconds: 300 }) : this;
+  }
+
+  /** The log from entry `from` on. */
+  since(from: number): string[] {
+    return this.log.slice(from);
+  }
+}
+
+const expired = (phase: 'list' | 'watch') => errorFromStatus(410, status(410, 'Expired'), phase);
+const tooLargeList = () => errorFromStatus(504, tooLarge, 'list');
+/** A 200 whose body passed `maxListBytes` (the transport's `ResponseTooLarge`). */
+const didNotFit = () =>
+  new InformerError('ResponseTooLarge', 'the response is larger than the 256 MiB limit', { status: 200, phase: 'list' });
+const network = () => new InformerError('NetworkError', 'socket hang up');
+
+describe('a watch answered 504 "Too large resource version" (client-go reflector.go watch() :645-670, list() :720-728)', () => {
+  it('backs off, then lists at its last resourceVersion unpaged (the watch cache); no list at "" while the lists are answered', () => {
+    const m = new Machine()
+      .send({ type: 'start' })
+      .listed(page('10', [obj('a', '5')]))
+      .opened();
+    const from = m.log.length;
+    // A lagging server: each relist is answered, the watch from its resourceVersion is ahead of the watch cache.
+    for (let lap = 0; lap < 3; lap++)
+      m.frame(event('ERROR', tooLarge), 3_000)
+        .timer()
+        .listed(page('20', [obj('a', '5')]))
+        .opened();
+    expect(m.since(from), describeState(m.state)).toEqual([
+      ...['backoff', 'list rv="10" limit=-', 'watch rv="20"'],
+      ...['backoff', 'list rv="20" limit=-', 'watch rv="20"'],
+      ...['backoff', 'list rv="20" limit=-', 'watch rv="20"'],
+    ]);
+  });
+
+  it('only a 504 on that list lists at "" (at once, paged as any list at "")', () => {
+    const m = new Machine()
+      .send({ type: 'start' })
+      .listed(page('10', [obj('a', '5')]))
+      .opened();
+    const from = m.log.length;
+    m.frame(event('ERROR', tooLarge), 3_000).timer().listFailed(tooLargeList(), 3_000).timer().listed(page('20', [])).opened();
+    expect(m.since(from), describeState(m.state)).toEqual([
+      'backoff',
+      'list rv="10" limit=-',
+      'at once',
+      'list rv="" limit=500',
+      'watch rv="20"',
+    ]);
+  });
+
+  it('with watchList, the relist after the backoff streams from the last resourceVersion', () => {
+    const end = event('BOOKMARK', { metadata: { resourceVersion: '10', annotations: { 'k8s.io/initial-events-end': 'true' } } });
+    const m = new Machine({ watchList: true })
+      .send({ type: 'start' })
+      .opened()
+      .frame(event('ADDED', obj('a', '5')))
+      .frame(end);
+    const from = m.log.length;
+    m.frame(event('ERROR', tooLarge), 3_000).timer();
+    expect(m.since(from), describeState(m.state)).toEqual(['backoff', 'watch rv="10" sendInitialEvents']);
+  });
+});
