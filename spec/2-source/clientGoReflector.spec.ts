@@ -135,3 +135,50 @@ describe('a watch answered 504 "Too large resource version" (client-go reflector
     expect(m.since(from), describeState(m.state)).toEqual(['backoff', 'watch rv="10" sendInitialEvents']);
   });
 });
+
+describe('after a whole rv-0 answer did not fit (client-go list() :694-712: a relist at a specific resourceVersion is unpaged)', () => {
+  /** The rv-0 list answered whole past `maxListBytes`, the paged list at "" that followed, and its watch from rv 10. */
+  const afterWholeTooLarge = () =>
+    new Machine()
+      .send({ type: 'start' })
+      .listFailed(didNotFit())
+      .timer()
+      .listed(page('10', [obj('a', '5')]))
+      .opened();
+
+  it('a relist after a watch 410 asks for the last resourceVersion unpaged: the watch cache, one request (with `limit`: etcd, 410 once compacted)', () => {
+    const m = afterWholeTooLarge();
+    const from = m.log.length;
+    m.frame(event('ADDED', obj('b', '11')))
+      .frame(event('ERROR', status(410, 'Expired')))
+      .timer();
+    expect(m.since(from), describeState(m.state)).toEqual(['at once', 'list rv="11" limit=-']);
+  });
+
+  it('lists at "" stay paged (and "0" is never asked again)', () => {
+    const m = afterWholeTooLarge();
+    const from = m.log.length;
+    m.frame(event('ADDED', obj('b', '11')))
+      .frame(event('ERROR', status(410, 'Expired')))
+      .timer();
+    m.listFailed(expired('list')).timer();
+    expect(m.since(from), describeState(m.state)).toEqual(['at once', 'list rv="11" limit=-', 'at once', 'list rv="" limit=500']);
+  });
+
+  it('a relist at a specific resourceVersion is paged once its own whole answer did not fit, at once, and from then on', () => {
+    const m = afterWholeTooLarge();
+    const from = m.log.length;
+    m.frame(event('ADDED', obj('b', '11')))
+      .frame(event('ERROR', status(410, 'Expired')))
+      .timer();
+    m.listFailed(didNotFit())
+      .timer()
+      .listed(page('12', [obj('a', '5')]))
+      .opened();
+    m.frame(event('ERROR', status(410, 'Expired'))).timer();
+    expect(m.since(from), describeState(m.state)).toEqual([
+      ...['at once', 'list rv="11" limit=-', 'at once', 'list rv="11" limit=500', 'watch rv="12"'],
+      ...['backoff', 'list rv="12" limit=500'],
+    ]);
+  });
+});

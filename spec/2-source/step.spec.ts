@@ -218,7 +218,7 @@ function decided(m: Machine, before: ReflectorState<Obj>): string {
   if (phase.name !== 'waiting') return `not waiting: ${describeState(m.state)}`;
   const wait = m.effects.find((e) => e.type === 'wait');
   const backoff = wait?.type === 'wait' && wait.backoff;
-  const paged = m.state.wholeListTooLarge && !before.wholeListTooLarge;
+  const paged = (m.state.wholeListTooLarge && !before.wholeListTooLarge) || (m.state.wholeRelistTooLarge && !before.wholeRelistTooLarge);
   const halved = m.state.pageHalvings > before.pageHalvings;
   const relist = paged ? (before.lastRV === '' ? 'paged list at ""' : 'paged relist') : halved ? 'relist in half-size pages' : 'relist';
   const what = {
