@@ -182,3 +182,39 @@ describe('after a whole rv-0 answer did not fit (client-go list() :694-712: a re
     ]);
   });
 });
+
+describe('a paged list slower than etcd compaction (client-go tools/pager: FullListIfExpired)', () => {
+  /** After the rv-0 list answered whole past `maxListBytes`: the paged list at "" has its first page. */
+  const pagedAtLatest = () => new Machine().send({ type: 'start' }).listFailed(didNotFit()).timer();
+
+  it('restarts at once after its first expired continue token, and after the backoff from the second in a row', () => {
+    const m = pagedAtLatest();
+    const from = m.log.length;
+    for (let lap = 0; lap < 3; lap++)
+      m.listed(page('10', [obj('a', '5')], 'c1'))
+        .listFailed(expired('list'), 300_000)
+        .timer();
+    expect(m.since(from), describeState(m.state)).toEqual([
+      ...['list continue limit=500', 'at once', 'list rv="" limit=500'],
+      ...['list continue limit=500', 'backoff', 'list rv="" limit=500'],
+      ...['list continue limit=500', 'backoff', 'list rv="" limit=500'],
+    ]);
+  });
+
+  it('a list that completes in between starts the count again', () => {
+    const m = pagedAtLatest();
+    m.listed(page('10', [obj('a', '5')], 'c1'))
+      .listFailed(expired('list'))
+      .timer();
+    m.listed(page('10', [obj('a', '5')]))
+      .opened()
+      .frame(event('ERROR', status(410, 'Expired')), 60_000)
+      .timer();
+    m.listFailed(expired('list')).timer();
+    const from = m.log.length;
+    m.listed(page('20', [obj('a', '5')], 'c2'))
+      .listFailed(expired('list'))
+      .timer();
+    expect(m.since(from), describeState(m.state)).toEqual(['list continue limit=500', 'at once', 'list rv="" limit=500']);
+  });
+});

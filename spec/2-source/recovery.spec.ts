@@ -236,6 +236,12 @@ describe('afterListFailure', () => {
     });
     expect(afterListFailure(fault('ServerError', 500), '0', false)).toEqual({ next: 'relist', backoff: true });
   });
+
+  it('a continue token expired a 2nd time in a row: the restart at "" waits the backoff (the 1st restarts at once)', () => {
+    expect(afterListFailure(fault('Expired', 410), '', true, 0, 1)).toEqual({ next: 'relistLatest', backoff: false });
+    expect(afterListFailure(fault('Expired', 410), '', true, 0, 2)).toEqual({ next: 'relistLatest', backoff: true });
+    expect(afterListFailure(fault('Expired', 410), '12', false, 0, 0)).toEqual({ next: 'relistLatest', backoff: false });
+  });
 });
 
 describe('isTooLargeResourceVersion', () => {

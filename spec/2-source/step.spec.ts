@@ -167,6 +167,23 @@ const scenarios: Record<string, () => Machine> = {
       .send({ type: 'start' })
       .send({ type: 'listed', page: page('10', [obj('a', '5')], 'c1') })
       .send({ type: 'listFailed', error: errorFromStatus(410, status(410, 'Expired'), 'list') }),
+  'a continue page of a paged list at "" (a whole list did not fit) fails with 410 Expired': () =>
+    new Machine()
+      .send({ type: 'start' })
+      .send({ type: 'listFailed', error: pageTooLarge() })
+      .send({ type: 'timer' })
+      .send({ type: 'listed', page: page('10', [obj('a', '5')], 'c1') })
+      .send({ type: 'listFailed', error: errorFromStatus(410, status(410, 'Expired'), 'list') }),
+  'a continue page of a paged list at "" fails with 410 Expired, the 2nd in a row': () =>
+    new Machine()
+      .send({ type: 'start' })
+      .send({ type: 'listFailed', error: pageTooLarge() })
+      .send({ type: 'timer' })
+      .send({ type: 'listed', page: page('10', [obj('a', '5')], 'c1') })
+      .send({ type: 'listFailed', error: errorFromStatus(410, status(410, 'Expired'), 'list') })
+      .send({ type: 'timer' })
+      .send({ type: 'listed', page: page('20', [obj('a', '5')], 'c2') })
+      .send({ type: 'listFailed', error: errorFromStatus(410, status(410, 'Expired'), 'list') }),
   'a continue page fails with 429': () =>
     new Machine()
       .send({ type: 'start' })
@@ -225,7 +242,8 @@ function decided(m: Machine, before: ReflectorState<Obj>): string {
     resume: 'resume',
     relist,
     listInstead: 'plain list',
-    relistLatest: phase.unpaged ? 'unpaged list at ""' : 'relist at ""',
+    // After a whole list did not fit, the restart after an expired token is paged as any list at "".
+    relistLatest: phase.unpaged && !m.state.wholeListTooLarge ? 'unpaged list at ""' : 'relist at ""',
     retryPage: 'the same page again',
   }[phase.then];
   const failedToken = before.phase.name === 'listing' ? before.phase.token : undefined;
@@ -236,7 +254,8 @@ function decided(m: Machine, before: ReflectorState<Obj>): string {
     request?.type === 'list'
       ? `list rv=${JSON.stringify(request.options.resourceVersion)} limit=${request.options.limit ?? '-'}`
       : request?.type;
-  if (phase.then === 'relistLatest' && asked !== `list rv="" limit=${phase.unpaged ? '-' : '500'}`) return `relistLatest asked ${asked}`;
+  const latestLimit = phase.unpaged && !m.state.wholeListTooLarge ? '-' : '500';
+  if (phase.then === 'relistLatest' && asked !== `list rv="" limit=${latestLimit}`) return `relistLatest asked ${asked}`;
   if (phase.then === 'resume' && asked !== 'pickTimeout') return `resume asked ${asked}`;
   // The same continue token again, and the pages read kept (the list goes on in the same listing).
   if (phase.then === 'retryPage') {

@@ -1,4 +1,4 @@
-import { InformerError } from '../0-model/errors.ts';
+import { InformerError, isExpired } from '../0-model/errors.ts';
 import type { ListPage } from '../1-transport/listWatch.ts';
 import { rawKey } from '../0-model/keys.ts';
 import { tokenId } from '../util/tokenId.ts';
@@ -96,7 +96,7 @@ function listComplete<T>(state: ReflectorState<T>, listing: Listing<T>, out: Eff
   const items = flatten(listing.items);
   const rejectedKeys = flatten(listing.rejectedKeys);
   out.push({ type: 'emit', event: replaceEvent(items, listRV, rejectedKeys) });
-  return openWatch({ ...state, counters, lastRV: listRV, lastRVUnavailable: false }, false, true, out);
+  return openWatch({ ...state, counters, lastRV: listRV, lastRVUnavailable: false, expiredTokens: 0 }, false, true, out);
 }
 
 /**
@@ -117,8 +117,9 @@ export function onListFailed<T>(state: ReflectorState<T>, listing: Listing<T>, e
       return proceed({ ...state, pageHalvings: state.pageHalvings + 1 }, { next: 'relist', backoff: true }, false, out);
     case undefined: {
       const continued = listing.token !== undefined;
-      const decision = afterListFailure(error, listing.rv, continued, listing.retries);
-      return proceed(state, decision, continued, out, decision.next === 'retryPage' ? listing : undefined);
+      const expiredTokens = continued && isExpired(error) ? state.expiredTokens + 1 : 0;
+      const decision = afterListFailure(error, listing.rv, continued, listing.retries, expiredTokens);
+      return proceed({ ...state, expiredTokens }, decision, continued, out, decision.next === 'retryPage' ? listing : undefined);
     }
   }
 }

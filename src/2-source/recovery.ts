@@ -184,10 +184,19 @@ function isRetriedInPlace(error: InformerError): boolean {
  * backoff. `continued`: the failure was on a continue page, asked again `retries` times in a row already: after a
  * 429 or a 5xx with `Retry-After` it is asked again (`retryPage`, after the backoff and at least the Retry-After), up
  * to {@link MAX_PAGE_RETRIES} times, instead of throwing the pages read away (client-go retries the request in place).
+ * `expiredTokens`: continue tokens expired in a row, this one counted; from the second the restart waits the backoff
+ * (a paged list slower than etcd's compaction restarts after each, and would otherwise never pause).
  */
-export function afterListFailure(error: InformerError, askedResourceVersion: string, continued: boolean, retries = 0): Decision {
+export function afterListFailure(
+  error: InformerError,
+  askedResourceVersion: string,
+  continued: boolean,
+  retries = 0,
+  expiredTokens = 0,
+): Decision {
   if (isTooLargeResourceVersion(error)) return { next: 'relistLatest', backoff: false };
-  if (isExpired(error) && (continued || askedResourceVersion !== '')) return { next: 'relistLatest', backoff: false };
+  if (isExpired(error) && (continued || askedResourceVersion !== ''))
+    return { next: 'relistLatest', backoff: continued && expiredTokens > 1 };
   if (continued && retries < MAX_PAGE_RETRIES && isRetriedInPlace(error))
     return { next: 'retryPage', backoff: true, ...waitAsked(error.retryAfterSeconds) };
   return untilAnswered({ next: 'relist', backoff: true, ...waitAsked(error.retryAfterSeconds) }, error);

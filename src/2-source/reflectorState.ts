@@ -64,6 +64,11 @@ export interface ReflectorMemory {
    * by etcd, which answers 410 once that version is compacted (fixture 04h), so it is paged only when it must be.
    */
   readonly wholeRelistTooLarge: boolean;
+  /**
+   * Continue tokens that expired (410) in a row, lists that completed or failed otherwise between them reset it: from
+   * the second, the restart waits the backoff (a paged list slower than etcd's compaction would restart for ever).
+   */
+  readonly expiredTokens: number;
   /** A page of a paged list passed the page byte limit this many times: lists ask for `pageSize / 2^n` items (at least 1). */
   readonly pageHalvings: number;
   /** Whether to try the streaming list; turned off once the server refuses its parameters. */
@@ -214,6 +219,7 @@ export function initialReflectorState<T>(watchList: boolean): ReflectorState<T> 
     wholeListTooLarge: false,
     wholeRelistTooLarge: false,
     pageHalvings: 0,
+    expiredTokens: 0,
     useWatchList: watchList,
     counters: NO_FAILURES,
     pace: NO_PACE,
@@ -226,7 +232,7 @@ export function initialReflectorState<T>(watchList: boolean): ReflectorState<T> 
 export function describeState<T>(state: ReflectorState<T>): string {
   const { phase, counters } = state;
   const memory = `lastRV=${JSON.stringify(state.lastRV)}${state.lastRVUnavailable ? ' (unavailable)' : ''} request=${state.request}`;
-  const halved = state.pageHalvings > 0 ? ` pages/${2 ** state.pageHalvings}` : '';
+  const halved = `${state.pageHalvings > 0 ? ` pages/${2 ** state.pageHalvings}` : ''}${state.expiredTokens > 0 ? ` expiredTokens=${state.expiredTokens}` : ''}`;
   const set = {
     watchList: state.useWatchList,
     paginated: state.paginatedResult,
