@@ -218,3 +218,56 @@ describe('a paged list slower than etcd compaction (client-go tools/pager: FullL
     expect(m.since(from), describeState(m.state)).toEqual(['list continue limit=500', 'at once', 'list rv="" limit=500']);
   });
 });
+
+describe('initial events do not move the resourceVersion (client-go watch() :596-600 and :621-637, watchList() :866-905)', () => {
+  const initialEventsEnd = (rv: string) =>
+    event('BOOKMARK', { metadata: { resourceVersion: rv, annotations: { 'k8s.io/initial-events-end': 'true' } } });
+
+  it('a streaming list broken before its initial-events-end bookmark streams again from the last synced resourceVersion', () => {
+    const m = new Machine({ watchList: true }).send({ type: 'start' }).opened();
+    m.frame(event('ADDED', obj('a', '900'))).frame(event('MODIFIED', obj('b', '5')));
+    m.frame(event('BOOKMARK', { metadata: { resourceVersion: '901' } }));
+    m.send({ type: 'watchFailed', error: network() }, 10).timer();
+    expect(m.log.at(-1), describeState(m.state)).toBe('watch rv="" sendInitialEvents');
+  });
+
+  it('after a sync, a streaming relist broken early streams again from the resourceVersion synced, and its bookmark moves it', () => {
+    const m = new Machine({ watchList: true }).send({ type: 'start' }).opened().frame(initialEventsEnd('10'));
+    m.send({ type: 'watchFailed', error: errorFromStatus(403, status(403, 'Forbidden'), 'watch') }, 10).timer();
+    m.frame(event('ADDED', obj('a', '900')))
+      .send({ type: 'watchFailed', error: network() }, 10)
+      .timer();
+    expect(m.log.slice(-2), describeState(m.state)).toEqual(['backoff', 'watch rv="10" sendInitialEvents']);
+    m.frame(event('ADDED', obj('a', '900'))).frame(initialEventsEnd('950'));
+    expect(m.state.lastRV, describeState(m.state)).toBe('950');
+  });
+
+  it('a watch from "" (a list that named no resourceVersion): its ADDED events move nothing until an event of another kind', () => {
+    const m = new Machine()
+      .send({ type: 'start' })
+      .listed(page('', [obj('a', '5')]))
+      .opened();
+    m.frame(event('ADDED', obj('a', '900'))).frame(event('ADDED', obj('b', '5')));
+    expect(m.state.lastRV, describeState(m.state)).toBe('');
+    m.frame(event('MODIFIED', obj('b', '950'))).frame(event('ADDED', obj('c', '960')));
+    expect(m.state.lastRV, describeState(m.state)).toBe('960');
+    m.send({ type: 'watchFailed', error: network() }, 10).timer();
+    expect(m.log.at(-1), describeState(m.state)).toBe('watch rv="960"');
+  });
+
+  it('a watch from "": a bookmark ends the synthetic events too', () => {
+    const m = new Machine().send({ type: 'start' }).listed(page('', [])).opened();
+    m.frame(event('ADDED', obj('a', '900'))).frame(event('BOOKMARK', { metadata: { resourceVersion: '901' } }));
+    m.frame(event('ADDED', obj('b', '902')));
+    expect(m.state.lastRV, describeState(m.state)).toBe('902');
+  });
+
+  it('a watch from a specific resourceVersion moves it with every event, ADDED too', () => {
+    const m = new Machine()
+      .send({ type: 'start' })
+      .listed(page('10', []))
+      .opened()
+      .frame(event('ADDED', obj('a', '11')));
+    expect(m.state.lastRV, describeState(m.state)).toBe('11');
+  });
+});

@@ -125,6 +125,14 @@ interface OpenWatch {
   readonly events: number;
   /** At least one event or bookmark came. */
   readonly progress: boolean;
+  /**
+   * Events move `lastRV`: a watch from a specific resourceVersion at once; one from "" or "0" (synthetic ADDED events
+   * of the current state, in no resourceVersion order) only from its first event other than ADDED; a streaming list
+   * never before its initial-events-end bookmark (client-go's `propagateRVFromStart`, and `watchList` setting
+   * lastSyncResourceVersion only at the bookmark): resuming from a random initial object's resourceVersion would skip
+   * the changes to every object not yet received.
+   */
+  readonly propagateRV: boolean;
   /** When the armed deadline check fires. */
   readonly checkAt: number;
 }
