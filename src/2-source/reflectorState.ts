@@ -240,7 +240,8 @@ export function initialReflectorState<T>(watchList: boolean): ReflectorState<T> 
 export function describeState<T>(state: ReflectorState<T>): string {
   const { phase, counters } = state;
   const memory = `lastRV=${JSON.stringify(state.lastRV)}${state.lastRVUnavailable ? ' (unavailable)' : ''} request=${state.request}`;
-  const halved = `${state.pageHalvings > 0 ? ` pages/${2 ** state.pageHalvings}` : ''}${state.expiredTokens > 0 ? ` expiredTokens=${state.expiredTokens}` : ''}`;
+  const expired = state.expiredTokens > 0 ? ` expiredTokens=${state.expiredTokens}` : '';
+  const halved = `${state.pageHalvings > 0 ? ` pages/${2 ** state.pageHalvings}` : ''}${expired}`;
   const set = {
     watchList: state.useWatchList,
     paginated: state.paginatedResult,
