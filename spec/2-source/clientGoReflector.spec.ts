@@ -123,6 +123,15 @@ describe('a watch answered 504 "Too large resource version" (client-go reflector
     ]);
   });
 
+  it('a streaming list answered 504 streams again at once at "" (client-go watchList(): the RV made unavailable)', () => {
+    const end = event('BOOKMARK', { metadata: { resourceVersion: '10', annotations: { 'k8s.io/initial-events-end': 'true' } } });
+    const m = new Machine({ watchList: true }).send({ type: 'start' }).opened().frame(end);
+    m.frame(event('ERROR', status(403, 'Forbidden')), 3_000).timer();
+    const from = m.log.length;
+    m.frame(event('ERROR', tooLarge), 3_000).timer();
+    expect(m.since(from), describeState(m.state)).toEqual(['at once', 'watch rv="" sendInitialEvents']);
+  });
+
   it('with watchList, the relist after the backoff streams from the last resourceVersion', () => {
     const end = event('BOOKMARK', { metadata: { resourceVersion: '10', annotations: { 'k8s.io/initial-events-end': 'true' } } });
     const m = new Machine({ watchList: true })

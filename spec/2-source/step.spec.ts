@@ -135,6 +135,8 @@ const scenarios: Record<string, () => Machine> = {
     fail(new Machine({ watchList: true }).open(), errorFromStatus(422, status(422, 'Invalid'), 'watch')),
   'the server ends the stream before the initial-events-end bookmark': () =>
     new Machine({ watchList: true }).open().frame(added('11')).send({ type: 'watchEnded' }, 5000),
+  '504 "Too large resource version" before the initial-events-end bookmark': () =>
+    new Machine({ watchList: true }).open().frame(event('ERROR', tooLarge)),
   'a network error before the initial-events-end bookmark': () =>
     fail(new Machine({ watchList: true }).open().frame(added('11')), network()),
   'more than `maxListObjects` initial events before the initial-events-end bookmark (`ListTooLong`)': () => {
@@ -255,7 +257,10 @@ function decided(m: Machine, before: ReflectorState<Obj>): string {
       ? `list rv=${JSON.stringify(request.options.resourceVersion)} limit=${request.options.limit ?? '-'}`
       : request?.type;
   const latestLimit = phase.unpaged && !m.state.wholeListTooLarge ? '-' : '500';
-  if (phase.then === 'relistLatest' && asked !== `list rv="" limit=${latestLimit}`) return `relistLatest asked ${asked}`;
+  // With watchList, a relist at "" is a streaming list at "" (the resourceVersion made unavailable).
+  const streamsAtLatest = m.state.phase.name === 'opening' && m.state.phase.streaming && m.state.lastRVUnavailable;
+  if (phase.then === 'relistLatest' && asked !== `list rv="" limit=${latestLimit}` && !streamsAtLatest)
+    return `relistLatest asked ${asked}`;
   if (phase.then === 'resume' && asked !== 'pickTimeout') return `resume asked ${asked}`;
   // The same continue token again, and the pages read kept (the list goes on in the same listing).
   if (phase.then === 'retryPage') {

@@ -133,7 +133,11 @@ export function afterWatch(
   // The server is behind the watch's resourceVersion: relist at it after the backoff, unpaged (a watch cache answers it
   // once caught up), as client-go's watch() (no case for it: ListAndWatch returns, the backoff, then list()). Only a
   // list answered 504 too asks for "" (afterListFailure): at once at "" would put a list from etcd on every 504.
-  if (isTooLargeResourceVersion(error)) return decide({ next: 'relist', backoff: true, ...retryAfter }, failed);
+  // A streaming list is client-go's list here (watchList(): the RV made unavailable, at once at "").
+  if (isTooLargeResourceVersion(error)) {
+    if (ended.initial) return decide({ next: 'relistLatest', backoff: false }, NO_FAILURES);
+    return decide({ next: 'relist', backoff: true, ...retryAfter }, failed);
+  }
   // Only a watch from a list just received that is at once too old hints at a relist loop: back off then.
   if (isExpired(error)) return decide({ next: 'relist', backoff: !progress && ended.fromList === true }, NO_FAILURES);
   // A streaming list that broke before its initial events were all in is a failed list, whatever
