@@ -308,7 +308,7 @@ describe('listAndWatch: how a watch ends', () => {
     });
   });
 
-  it('"Too large resource version" (504 with the ResourceVersionTooLarge cause): relist at once at resourceVersion ""', () => {
+  it('"Too large resource version" (504 with the ResourceVersionTooLarge cause) on a watch: after the backoff a list at the last resourceVersion, unpaged; a 504 on that list: at once at ""', () => {
     scenario(({ ts, cold, flush }) => {
       const tooLarge = {
         kind: 'Status',
@@ -320,12 +320,22 @@ describe('listAndWatch: how a watch ends', () => {
         code: 504,
       };
       const fake = fakeListWatch({
-        lists: [cold('-(p|)', { p: listPage('99', []) }), cold('-(p|)', { p: listPage('20', []) })],
+        lists: [
+          cold('-(p|)', { p: listPage('99', []) }),
+          cold('-#', undefined, errorFromStatus(504, tooLarge, 'list')),
+          cold('-(p|)', { p: listPage('20', []) }),
+        ],
         watches: [cold<WatchFrame>('-e', { e: watchEvent('ERROR', tooLarge) })],
       });
       const { events } = start(ts, fake, 5000);
       flush();
-      expect(calls(fake)).toEqual(['0 list rv="0" limit=500', '1 watch rv="99"', '2 list rv="" limit=500', '3 watch rv="20"']);
+      expect(calls(fake)).toEqual([
+        '0 list rv="0" limit=500',
+        '1 watch rv="99"',
+        '802 list rv="99"',
+        '803 list rv="" limit=500',
+        '804 watch rv="20"',
+      ]);
       expect(errorsOf(events)[0]).toMatchObject({ status: 504, phase: 'watch' });
     });
   });
@@ -831,7 +841,8 @@ describe('listAndWatch: stalled watches', () => {
       });
       const { log } = start(ts, fake, 70_000, { watchList: true });
       flush();
-      expect(log).toEqual(['0 watch@', '3 error NetworkError', '803 watch@11', '806 replace@12[a]', '60806 watch@12']);
+      // Streamed again from the last synced resourceVersion (none yet), not from an initial object's (client-go's watchList).
+      expect(log).toEqual(['0 watch@', '3 error NetworkError', '803 watch@', '806 replace@12[a]', '60806 watch@12']);
       expect(fake.watches[0]?.options).toMatchObject({ sendInitialEvents: true, resourceVersionMatch: 'NotOlderThan' });
       expect(fake.watches[2]?.options).toMatchObject({ resourceVersion: '12', allowWatchBookmarks: true });
       expect(fake.lists).toHaveLength(0);
@@ -855,7 +866,7 @@ describe('listAndWatch: stalled watches', () => {
       });
       const { log } = start(ts, fake, 10_000, { watchList: true });
       flush();
-      expect(log).toEqual(['0 watch@', '3 error ListTooLong', '803 watch@11', '806 replace@12[a]']);
+      expect(log).toEqual(['0 watch@', '3 error ListTooLong', '803 watch@', '806 replace@12[a]']);
       expect(fake.watches[1]?.options).toMatchObject({ sendInitialEvents: true });
       expect(fake.lists).toHaveLength(0);
     });

@@ -136,12 +136,12 @@ const rows: readonly Row[] = [
     fresh,
   ],
   [
-    'too large resource version',
+    'too large resource version (client-go: the backoff, then a list at the last resourceVersion)',
     tooLarge,
     false,
     { brokenResumes: 1, failuresAtSameRV: 2 },
-    { next: 'relistLatest', backoff: false },
-    fresh,
+    { next: 'relist', backoff: true },
+    { brokenResumes: 0, failuresAtSameRV: 3 },
   ],
   ['403', fault('Forbidden', 403), false, fresh, { next: 'relist', backoff: true }, { brokenResumes: 0, failuresAtSameRV: 1 }],
   [
@@ -235,6 +235,12 @@ describe('afterListFailure', () => {
       retryAfterSeconds: MAX_RETRY_AFTER_SECONDS,
     });
     expect(afterListFailure(fault('ServerError', 500), '0', false)).toEqual({ next: 'relist', backoff: true });
+  });
+
+  it('a continue token expired a 2nd time in a row: the restart at "" waits the backoff (the 1st restarts at once)', () => {
+    expect(afterListFailure(fault('Expired', 410), '', true, 0, 1)).toEqual({ next: 'relistLatest', backoff: false });
+    expect(afterListFailure(fault('Expired', 410), '', true, 0, 2)).toEqual({ next: 'relistLatest', backoff: true });
+    expect(afterListFailure(fault('Expired', 410), '12', false, 0, 0)).toEqual({ next: 'relistLatest', backoff: false });
   });
 });
 

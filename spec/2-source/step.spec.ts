@@ -135,6 +135,8 @@ const scenarios: Record<string, () => Machine> = {
     fail(new Machine({ watchList: true }).open(), errorFromStatus(422, status(422, 'Invalid'), 'watch')),
   'the server ends the stream before the initial-events-end bookmark': () =>
     new Machine({ watchList: true }).open().frame(added('11')).send({ type: 'watchEnded' }, 5000),
+  '504 "Too large resource version" before the initial-events-end bookmark': () =>
+    new Machine({ watchList: true }).open().frame(event('ERROR', tooLarge)),
   'a network error before the initial-events-end bookmark': () =>
     fail(new Machine({ watchList: true }).open().frame(added('11')), network()),
   'more than `maxListObjects` initial events before the initial-events-end bookmark (`ListTooLong`)': () => {
@@ -166,6 +168,23 @@ const scenarios: Record<string, () => Machine> = {
     new Machine()
       .send({ type: 'start' })
       .send({ type: 'listed', page: page('10', [obj('a', '5')], 'c1') })
+      .send({ type: 'listFailed', error: errorFromStatus(410, status(410, 'Expired'), 'list') }),
+  'a continue page of a paged list at "" (a whole list did not fit) fails with 410 Expired': () =>
+    new Machine()
+      .send({ type: 'start' })
+      .send({ type: 'listFailed', error: pageTooLarge() })
+      .send({ type: 'timer' })
+      .send({ type: 'listed', page: page('10', [obj('a', '5')], 'c1') })
+      .send({ type: 'listFailed', error: errorFromStatus(410, status(410, 'Expired'), 'list') }),
+  'a continue page of a paged list at "" fails with 410 Expired, the 2nd in a row': () =>
+    new Machine()
+      .send({ type: 'start' })
+      .send({ type: 'listFailed', error: pageTooLarge() })
+      .send({ type: 'timer' })
+      .send({ type: 'listed', page: page('10', [obj('a', '5')], 'c1') })
+      .send({ type: 'listFailed', error: errorFromStatus(410, status(410, 'Expired'), 'list') })
+      .send({ type: 'timer' })
+      .send({ type: 'listed', page: page('20', [obj('a', '5')], 'c2') })
       .send({ type: 'listFailed', error: errorFromStatus(410, status(410, 'Expired'), 'list') }),
   'a continue page fails with 429': () =>
     new Machine()
@@ -218,14 +237,15 @@ function decided(m: Machine, before: ReflectorState<Obj>): string {
   if (phase.name !== 'waiting') return `not waiting: ${describeState(m.state)}`;
   const wait = m.effects.find((e) => e.type === 'wait');
   const backoff = wait?.type === 'wait' && wait.backoff;
-  const paged = m.state.wholeListTooLarge && !before.wholeListTooLarge;
+  const paged = (m.state.wholeListTooLarge && !before.wholeListTooLarge) || (m.state.wholeRelistTooLarge && !before.wholeRelistTooLarge);
   const halved = m.state.pageHalvings > before.pageHalvings;
   const relist = paged ? (before.lastRV === '' ? 'paged list at ""' : 'paged relist') : halved ? 'relist in half-size pages' : 'relist';
   const what = {
     resume: 'resume',
     relist,
     listInstead: 'plain list',
-    relistLatest: phase.unpaged ? 'unpaged list at ""' : 'relist at ""',
+    // After a whole list did not fit, the restart after an expired token is paged as any list at "".
+    relistLatest: phase.unpaged && !m.state.wholeListTooLarge ? 'unpaged list at ""' : 'relist at ""',
     retryPage: 'the same page again',
   }[phase.then];
   const failedToken = before.phase.name === 'listing' ? before.phase.token : undefined;
@@ -236,7 +256,11 @@ function decided(m: Machine, before: ReflectorState<Obj>): string {
     request?.type === 'list'
       ? `list rv=${JSON.stringify(request.options.resourceVersion)} limit=${request.options.limit ?? '-'}`
       : request?.type;
-  if (phase.then === 'relistLatest' && asked !== `list rv="" limit=${phase.unpaged ? '-' : '500'}`) return `relistLatest asked ${asked}`;
+  const latestLimit = phase.unpaged && !m.state.wholeListTooLarge ? '-' : '500';
+  // With watchList, a relist at "" is a streaming list at "" (the resourceVersion made unavailable).
+  const streamsAtLatest = m.state.phase.name === 'opening' && m.state.phase.streaming && m.state.lastRVUnavailable;
+  if (phase.then === 'relistLatest' && asked !== `list rv="" limit=${latestLimit}` && !streamsAtLatest)
+    return `relistLatest asked ${asked}`;
   if (phase.then === 'resume' && asked !== 'pickTimeout') return `resume asked ${asked}`;
   // The same continue token again, and the pages read kept (the list goes on in the same listing).
   if (phase.then === 'retryPage') {

@@ -286,16 +286,37 @@ describe('watch', () => {
     api = await startApiServer({ startResourceVersion: 133, namespaces: ['fixtures'] });
     api.create(CM, { metadata: { name: 'a', namespace: 'fixtures' } }); // 135
     api.create(CM, { metadata: { name: 'b', namespace: 'fixtures' } }); // 136
-    api.compact(135);
+    api.compact(136); // etcd keeps revision 136: watches from 135 on still replay it (04k), so 04a's floor is 135
     // timeoutSeconds of an hour: a watch that waited for it instead of ending after the ERROR line would run into the test's timeout
     const r = await watchAll(api, `${BASE}?watch=true&allowWatchBookmarks=true&resourceVersion=1&timeoutSeconds=3600`);
     expect(r.status).toBe(200);
     expect(r.how).toBe('end');
     expect(`${r.lines.map((l) => l.text).join('\n')}\n`).toBe(fixtureText('04a', 'ndjson'));
     expect(api.requests.at(-1)).toMatchObject({ watch: true, status: 200, ended: 'expired' });
-    // from the compaction revision itself it still works (replay of 136)
+    // from the revision below the compaction it still works (replay of 136)
     const ok = await watchAll(api, `${BASE}?watch=true&resourceVersion=135&timeoutSeconds=0.05`);
     expect(ok.lines.map((l) => l.event.object.metadata.name)).toEqual(['b']);
+  });
+
+  it('a watch from the revision below an etcd compaction replays the event at the compaction revision, as 04k (200, no ERROR)', async () => {
+    api = await startApiServer({ startResourceVersion: 598, namespaces: ['fixtures'] });
+    api.create(CM, { metadata: { name: 'cm-churn', namespace: 'fixtures', labels: { app: 'churn' } } });
+    // Other writes up to revision 601, as the recording had.
+    for (let i = 0; Number(api.create(CM, { metadata: { name: `x${i}`, namespace: 'fixtures' } }).metadata!.resourceVersion) < 601; i++);
+    const changed = api.patch(CM, 'fixtures', 'cm-churn', { data: { v: 'changed' } });
+    expect(changed.metadata!.resourceVersion).toBe('602');
+    api.compact(602);
+    const query = 'watch=true&resourceVersion=601&allowWatchBookmarks=true&timeoutSeconds=0.2&fieldSelector=metadata.name%3Dcm-churn';
+    const r = await watchAll(api, `${BASE}?${query}`);
+    expect(r.status).toBe(200);
+    const recorded = fixtureText('04k', 'ndjson')
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { type: string; object: { metadata: { resourceVersion: string } } })
+      .map((e) => [e.type, e.object.metadata.resourceVersion]);
+    // (The emulator may close the watch at its timeout with a bookmark; the recording, at 3 s, ended before one.)
+    const received = r.lines.filter((l) => l.event.type !== 'BOOKMARK');
+    expect(received.map((l) => [l.event.type, l.event.object.metadata.resourceVersion])).toEqual(recorded);
   });
 
   it('evicts history beyond historyLimit events per resource', async () => {

@@ -273,7 +273,7 @@ describe('single faults, default options, virtual time', () => {
     expect(at! - holeAt!).toBeLessThanOrEqual(30_000 + 3_200 + ROUND_TRIP_SLACK_MS);
   });
 
-  it('Too large resource version → relist at resourceVersion "" at once', () => {
+  it('Too large resource version on a watch → after the backoff a list at the last resourceVersion; its 504 → a list at "" at once', () => {
     const sim = inProgress();
     const watch = openWatch(sim);
     let firstAt: number | undefined;
@@ -283,14 +283,21 @@ describe('single faults, default options, virtual time', () => {
     sim.server.write('default', 'cm-5');
     sim.runUntil(() => firstAt !== undefined, closedAt + 30_000);
     expect(firstAt, 'no request met the too-large condition').toBeDefined();
-    // The 504 travels a few ms after it is sent: the relist follows it at once.
-    sim.runUntil(() => requestsFrom(sim, firstAt! + 1).length > 0, firstAt! + 120_000);
-    const [relist] = requestsFrom(sim, firstAt! + 1);
-    expect(relist?.kind, describeRequests(requestsFrom(sim, closedAt))).toBe('list');
-    expect(relist?.options.resourceVersion ?? '').toBe('');
-    expect(relist!.at - firstAt!).toBeLessThanOrEqual(AT_ONCE_MS);
+    // client-go's order: the backoff, a list at the last resourceVersion (the watch cache; 504 again after the cacher's
+    // 3 s), then at once a list at "".
+    sim.runUntil(() => requestsFrom(sim, firstAt! + 1).length > 1, firstAt! + 120_000);
+    const [relist, latest] = requestsFrom(sim, firstAt! + 1);
+    const asked = describeRequests(requestsFrom(sim, closedAt));
+    expect(relist?.kind, asked).toBe('list');
+    expect(relist?.options.resourceVersion, asked).toBe(String(watch.startRV + 1));
+    expect(relist && 'limit' in relist.options ? relist.options.limit : undefined, asked).toBeUndefined();
+    expect(relist!.at - firstAt!, asked).toBeGreaterThanOrEqual(800);
+    expect(relist!.at - firstAt!, asked).toBeLessThanOrEqual(1_600 + AT_ONCE_MS);
+    expect(latest?.kind, asked).toBe('list');
+    expect(latest?.options.resourceVersion ?? '', asked).toBe('');
+    expect(latest!.at - relist!.at - 3_000, asked).toBeLessThanOrEqual(AT_ONCE_MS);
     const at = convergedBy(sim, firstAt!, firstAt! + 60_000);
-    expect(at! - firstAt!).toBeLessThanOrEqual(2_000 + 50);
+    expect(at! - firstAt!).toBeLessThanOrEqual(1_600 + 3_000 + 2_000 + 50);
   });
 
   it('Retry-After: 2592000 → waits at most 300 s, never a busy loop (count requests)', () => {

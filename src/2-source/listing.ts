@@ -1,4 +1,4 @@
-import { InformerError } from '../0-model/errors.ts';
+import { InformerError, isExpired } from '../0-model/errors.ts';
 import type { ListPage } from '../1-transport/listWatch.ts';
 import { rawKey } from '../0-model/keys.ts';
 import { tokenId } from '../util/tokenId.ts';
@@ -96,7 +96,7 @@ function listComplete<T>(state: ReflectorState<T>, listing: Listing<T>, out: Eff
   const items = flatten(listing.items);
   const rejectedKeys = flatten(listing.rejectedKeys);
   out.push({ type: 'emit', event: replaceEvent(items, listRV, rejectedKeys) });
-  return openWatch({ ...state, counters, lastRV: listRV, lastRVUnavailable: false }, false, true, out);
+  return openWatch({ ...state, counters, lastRV: listRV, lastRVUnavailable: false, expiredTokens: 0 }, false, true, out);
 }
 
 /**
@@ -108,29 +108,37 @@ function listComplete<T>(state: ReflectorState<T>, listing: Listing<T>, out: Eff
 export function onListFailed<T>(state: ReflectorState<T>, listing: Listing<T>, error: InformerError, out: Effects<T>): ReflectorState<T> {
   report(out, error);
   switch (didNotFit(state, listing, error)) {
-    case 'whole':
-      // At once: a paged list is another request, and this happens once (every list is paged from now on).
-      return proceed({ ...state, wholeListTooLarge: true }, { next: 'relist', backoff: false }, false, out);
+    case 'whole': {
+      // At once: a paged list is another request, and this happens once (every list of its kind is paged from now on).
+      const tooLarge = isLatest(listing.rv) ? { wholeListTooLarge: true } : { wholeRelistTooLarge: true };
+      return proceed({ ...state, ...tooLarge }, { next: 'relist', backoff: false }, false, out);
+    }
     case 'page':
       return proceed({ ...state, pageHalvings: state.pageHalvings + 1 }, { next: 'relist', backoff: true }, false, out);
     case undefined: {
       const continued = listing.token !== undefined;
-      const decision = afterListFailure(error, listing.rv, continued, listing.retries);
-      return proceed(state, decision, continued, out, decision.next === 'retryPage' ? listing : undefined);
+      const expiredTokens = continued && isExpired(error) ? state.expiredTokens + 1 : 0;
+      const decision = afterListFailure(error, listing.rv, continued, listing.retries, expiredTokens);
+      return proceed({ ...state, expiredTokens }, decision, continued, out, decision.next === 'retryPage' ? listing : undefined);
     }
   }
 }
+
+/** A list at "" or "0" (the latest state, or the watch cache's), not at a specific resourceVersion. */
+const isLatest = (rv: string) => rv === '' || rv === '0';
 
 /**
  * Whether a list failed because a successful answer passed the page byte limit (`ResponseTooLarge`
  * on a 200, not an error body's limit): `whole` when it may have been the whole collection at once
  * (the first page at rv "0", which a watch cache answers whole ignoring `limit`, or a list asked
  * unpaged), `page` when it was one page of a paged list (the next lists ask for half as many items).
- * `whole` counts once: after it every list is paged (with paging off, `pageSize: 0`, the usual backoff follows).
+ * `whole` counts once for lists at ""/"0" and once for relists at a specific rv: after it those are paged (with
+ * paging off, `pageSize: 0`, the usual backoff follows).
  */
 function didNotFit<T>(state: ReflectorState<T>, listing: Listing<T>, error: InformerError): 'whole' | 'page' | undefined {
   if (error.reason !== 'ResponseTooLarge' || error.status !== 200) return undefined;
   const first = listing.token === undefined;
-  if (first && !state.wholeListTooLarge && (listing.rv === '0' || !listing.paged)) return 'whole';
+  const already = isLatest(listing.rv) ? state.wholeListTooLarge : state.wholeRelistTooLarge;
+  if (first && !already && (listing.rv === '0' || !listing.paged)) return 'whole';
   return listing.paged ? 'page' : undefined;
 }

@@ -130,7 +130,14 @@ export function afterWatch(
     // The server refused the streaming-list parameters (1.20 says 422, others 400).
     return decide({ next: 'listInstead', backoff: false }, NO_FAILURES);
   }
-  if (isTooLargeResourceVersion(error)) return decide({ next: 'relistLatest', backoff: false }, NO_FAILURES);
+  // The server is behind the watch's resourceVersion: relist at it after the backoff, unpaged (a watch cache answers it
+  // once caught up), as client-go's watch() (no case for it: ListAndWatch returns, the backoff, then list()). Only a
+  // list answered 504 too asks for "" (afterListFailure): at once at "" would put a list from etcd on every 504.
+  // A streaming list is client-go's list here (watchList(): the RV made unavailable, at once at "").
+  if (isTooLargeResourceVersion(error)) {
+    if (ended.initial) return decide({ next: 'relistLatest', backoff: false }, NO_FAILURES);
+    return decide({ next: 'relist', backoff: true, ...retryAfter }, failed);
+  }
   // Only a watch from a list just received that is at once too old hints at a relist loop: back off then.
   if (isExpired(error)) return decide({ next: 'relist', backoff: !progress && ended.fromList === true }, NO_FAILURES);
   // A streaming list that broke before its initial events were all in is a failed list, whatever
@@ -181,10 +188,19 @@ function isRetriedInPlace(error: InformerError): boolean {
  * backoff. `continued`: the failure was on a continue page, asked again `retries` times in a row already: after a
  * 429 or a 5xx with `Retry-After` it is asked again (`retryPage`, after the backoff and at least the Retry-After), up
  * to {@link MAX_PAGE_RETRIES} times, instead of throwing the pages read away (client-go retries the request in place).
+ * `expiredTokens`: continue tokens expired in a row, this one counted; from the second the restart waits the backoff
+ * (a paged list slower than etcd's compaction restarts after each, and would otherwise never pause).
  */
-export function afterListFailure(error: InformerError, askedResourceVersion: string, continued: boolean, retries = 0): Decision {
+export function afterListFailure(
+  error: InformerError,
+  askedResourceVersion: string,
+  continued: boolean,
+  retries = 0,
+  expiredTokens = 0,
+): Decision {
   if (isTooLargeResourceVersion(error)) return { next: 'relistLatest', backoff: false };
-  if (isExpired(error) && (continued || askedResourceVersion !== '')) return { next: 'relistLatest', backoff: false };
+  if (isExpired(error) && (continued || askedResourceVersion !== ''))
+    return { next: 'relistLatest', backoff: continued && expiredTokens > 1 };
   if (continued && retries < MAX_PAGE_RETRIES && isRetriedInPlace(error))
     return { next: 'retryPage', backoff: true, ...waitAsked(error.retryAfterSeconds) };
   return untilAnswered({ next: 'relist', backoff: true, ...waitAsked(error.retryAfterSeconds) }, error);

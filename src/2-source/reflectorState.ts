@@ -54,10 +54,21 @@ export interface ReflectorMemory {
   /** The rv "0" list came back in pages (no watch cache): keep paging later lists too (client-go's paginatedResult). */
   readonly paginatedResult: boolean;
   /**
-   * A list answered whole (at rv "0" the watch cache ignores `limit`, or asked unpaged) passed the page
-   * byte limit: from then on every list is paged, and the first one asks for rv "" (never "0" again).
+   * A list at rv "0" or "" answered whole (at "0" the watch cache ignores `limit`; a restart at "" asked unpaged) passed
+   * the page byte limit: from then on lists at "0" and "" are paged, and ask for "" (never "0" again).
    */
   readonly wholeListTooLarge: boolean;
+  /**
+   * A relist at a specific resourceVersion, asked unpaged (for the watch cache), passed the page byte limit: from then
+   * on those are paged too. Kept apart from `wholeListTooLarge`: a list with `limit` and a resourceVersion is served
+   * by etcd, which answers 410 once that version is compacted (fixture 04h), so it is paged only when it must be.
+   */
+  readonly wholeRelistTooLarge: boolean;
+  /**
+   * Continue tokens that expired (410) in a row, lists that completed or failed otherwise between them reset it: from
+   * the second, the restart waits the backoff (a paged list slower than etcd's compaction would restart for ever).
+   */
+  readonly expiredTokens: number;
   /** A page of a paged list passed the page byte limit this many times: lists ask for `pageSize / 2^n` items (at least 1). */
   readonly pageHalvings: number;
   /** Whether to try the streaming list; turned off once the server refuses its parameters. */
@@ -114,6 +125,14 @@ interface OpenWatch {
   readonly events: number;
   /** At least one event or bookmark came. */
   readonly progress: boolean;
+  /**
+   * Events move `lastRV`: a watch from a specific resourceVersion at once; one from "" or "0" (synthetic ADDED events
+   * of the current state, in no resourceVersion order) only from its first event other than ADDED; a streaming list
+   * never before its initial-events-end bookmark (client-go's `propagateRVFromStart`, and `watchList` setting
+   * lastSyncResourceVersion only at the bookmark): resuming from a random initial object's resourceVersion would skip
+   * the changes to every object not yet received.
+   */
+  readonly propagateRV: boolean;
   /** When the armed deadline check fires. */
   readonly checkAt: number;
 }
@@ -206,7 +225,9 @@ export function initialReflectorState<T>(watchList: boolean): ReflectorState<T> 
     lastRVUnavailable: false,
     paginatedResult: false,
     wholeListTooLarge: false,
+    wholeRelistTooLarge: false,
     pageHalvings: 0,
+    expiredTokens: 0,
     useWatchList: watchList,
     counters: NO_FAILURES,
     pace: NO_PACE,
@@ -219,8 +240,14 @@ export function initialReflectorState<T>(watchList: boolean): ReflectorState<T> 
 export function describeState<T>(state: ReflectorState<T>): string {
   const { phase, counters } = state;
   const memory = `lastRV=${JSON.stringify(state.lastRV)}${state.lastRVUnavailable ? ' (unavailable)' : ''} request=${state.request}`;
-  const halved = state.pageHalvings > 0 ? ` pages/${2 ** state.pageHalvings}` : '';
-  const set = { watchList: state.useWatchList, paginated: state.paginatedResult, wholeListTooLarge: state.wholeListTooLarge };
+  const expired = state.expiredTokens > 0 ? ` expiredTokens=${state.expiredTokens}` : '';
+  const halved = `${state.pageHalvings > 0 ? ` pages/${2 ** state.pageHalvings}` : ''}${expired}`;
+  const set = {
+    watchList: state.useWatchList,
+    paginated: state.paginatedResult,
+    wholeListTooLarge: state.wholeListTooLarge,
+    wholeRelistTooLarge: state.wholeRelistTooLarge,
+  };
   const flags = `${Object.entries(set)
     .filter(([, on]) => on)
     .map(([name]) => ` ${name}`)

@@ -49,12 +49,16 @@ export function pageLimit<T>(config: ReflectorConfig<T>, memory: ReflectorMemory
 /**
  * A list: in pages of `pageSize` when the rv is "" or "0" or the server showed it pages
  * anyway (client-go); `unpaged` after a continue token expired (the restart is one request),
- * unless a whole answer already did not fit (`wholeListTooLarge`: always paged).
+ * unless a whole answer of its kind already did not fit (`wholeListTooLarge` for "" and "0",
+ * `wholeRelistTooLarge` for a specific rv: always paged). A relist at a specific rv is otherwise
+ * unpaged, as client-go: with `limit` it would bypass the watch cache and get 410 once etcd compacted it.
  */
 export function startList<T>(config: ReflectorConfig<T>, memory: ReflectorMemory, unpaged: boolean, out: Effects<T>): ReflectorState<T> {
   const rv = relistResourceVersion(memory);
   const limit = pageLimit(config, memory);
-  const paged = limit > 0 && (memory.wholeListTooLarge || (!unpaged && (memory.paginatedResult || rv === '' || rv === '0')));
+  const latest = rv === '' || rv === '0';
+  const tooLarge = latest ? memory.wholeListTooLarge : memory.wholeRelistTooLarge;
+  const paged = limit > 0 && (tooLarge || (!unpaged && (memory.paginatedResult || latest)));
   const request = memory.request + 1;
   out.push({
     type: 'list',

@@ -47,6 +47,7 @@ export function onTimeoutPicked<T>(
   now: number,
   out: Effects<T>,
 ): ReflectorState<T> {
+  const rv = opening.streaming && state.lastRVUnavailable ? '' : state.lastRV;
   const base = {
     fromList: opening.fromList,
     started: now,
@@ -55,12 +56,12 @@ export function onTimeoutPicked<T>(
     lastBookmarkAt: now,
     events: 0,
     progress: false,
+    propagateRV: !opening.streaming && rv !== '' && rv !== '0',
     checkAt: Infinity,
   };
   const open: Open<T> = opening.streaming
     ? { name: 'streaming', ...base, initial: new Map(), initialRejected: new Set() }
     : { name: 'watching', ...base, streamed: false };
-  const rv = opening.streaming && state.lastRVUnavailable ? '' : state.lastRV;
   const options: WatchOptions = opening.streaming
     ? { resourceVersion: rv, resourceVersionMatch: 'NotOlderThan', sendInitialEvents: true, allowWatchBookmarks: true, timeoutSeconds }
     : { resourceVersion: rv, allowWatchBookmarks: true, timeoutSeconds };
@@ -168,7 +169,7 @@ export function onFrame<T>(
         out,
         new InformerError('UnknownEventType', `unknown watch event type ${JSON.stringify(frame.type)}; skipped`, { phase: 'watch' }),
       );
-      return { ...state, phase: seenAt(open, now), lastRV: rv ?? state.lastRV };
+      return { ...state, phase: seenAt(open, now), lastRV: open.propagateRV ? (rv ?? state.lastRV) : state.lastRV };
   }
 }
 
@@ -196,8 +197,10 @@ function onChange<T>(
     report(out, decoded);
     return { ...state, phase: seenAt(open, now) };
   }
-  const lastRV = rv ?? state.lastRV;
-  let counted: Open<T> = { ...open, lastFrameAt: now, events: open.events + 1, progress: true };
+  // A watch from "" or "0" is past its synthetic ADDED events at its first other event; a streaming list never here.
+  const propagateRV = open.propagateRV || (open.name === 'watching' && event.type !== 'ADDED');
+  const lastRV = propagateRV ? (rv ?? state.lastRV) : state.lastRV;
+  let counted: Open<T> = { ...open, lastFrameAt: now, events: open.events + 1, progress: true, propagateRV };
   if (counted.name === 'streaming' && config.maxListObjects > 0 && counted.events > config.maxListObjects) {
     return finishWatch({ ...state, phase: counted }, counted, streamTooLong(config, counted.events), out);
   }
@@ -259,10 +262,12 @@ function onBookmark<T>(
   const lastRV = rv ?? state.lastRV;
   if (w.name !== 'streaming' || !isInitialEventsEnd(object)) {
     out.push({ type: 'emit', event: { type: 'bookmark', resourceVersion: lastRV } });
-    return { ...state, lastRV, phase: w };
+    // A streaming list's resourceVersion is the one its initial-events-end bookmark brings: a retry streams from the last synced.
+    if (w.name === 'streaming') return { ...state, phase: w };
+    return { ...state, lastRV, phase: { ...w, propagateRV: true } };
   }
   const { initial, initialRejected, name: _, ...open } = w;
-  const plain: Watching = { ...open, name: 'watching', streamed: true };
+  const plain: Watching = { ...open, name: 'watching', streamed: true, propagateRV: true };
   const items = [...initial.values()];
   const rejectedKeys = [...initialRejected];
   // The idle rule starts now that there is something to resume from.

@@ -131,7 +131,7 @@ export interface ApiServer {
   get(gvr: GvrLike, namespace: string | undefined, name: string): StoredObject | undefined;
   /** Stored objects sorted by key; all namespaces when `namespace` is omitted. */
   list(gvr: GvrLike, namespace?: string): StoredObject[];
-  /** Drops history up to `rv` (default: now): older watches, continue tokens and Exact lists get 410. */
+  /** Drops history before `rv` (default: now; etcd keeps `rv` itself): watches from before `rv - 1`, continue tokens and Exact lists before `rv` get 410. */
   compact(rv?: number | string): void;
   /** Registers (serves, adds to discovery) a custom resource; creates its CRD object. */
   registerCustomResource(spec: CustomResourceDefinitionSpec): Gvr;

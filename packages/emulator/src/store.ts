@@ -154,10 +154,10 @@ export class Collection {
     }
   }
 
-  /** Drops events with rv <= `rv`. */
+  /** Drops events with rv < `rv`: etcd's Compact(rv) keeps revision `rv` itself (a watch from rv - 1 replays it: 04k). */
   compact(rv: number): void {
-    while (this.logStart < this.log.length && this.log[this.logStart]!.rv <= rv) this.logStart++;
-    if (rv > this.floor) this.floor = rv;
+    while (this.logStart < this.log.length && this.log[this.logStart]!.rv < rv) this.logStart++;
+    if (rv - 1 > this.floor) this.floor = rv - 1;
     this.log = this.log.slice(this.logStart);
     this.logStart = 0;
   }
@@ -220,7 +220,7 @@ export interface Snapshot {
 
 export class Store {
   private rev: number;
-  /** Global compaction: history at or below this revision is gone for every resource. */
+  /** Global compaction: history below this revision is gone for every resource (etcd keeps the revision itself). */
   compactedRv = 0;
   readonly historyLimit: number;
   private readonly collections = new Map<string, Collection>();
@@ -244,7 +244,7 @@ export class Store {
     let c = this.collections.get(k);
     if (!c) {
       c = new Collection(def, this.rev);
-      c.floor = Math.max(this.compactedRv, 0);
+      c.floor = Math.max(this.compactedRv - 1, 0);
       this.collections.set(k, c);
     }
     return c;
@@ -260,7 +260,7 @@ export class Store {
 
   /** History of `coll` is complete for revisions > this. */
   floorOf(coll: Collection): number {
-    return Math.max(coll.floor, this.compactedRv);
+    return Math.max(coll.floor, this.compactedRv - 1);
   }
 
   /** Applies a write: updates the map, records history, notifies watchers. */

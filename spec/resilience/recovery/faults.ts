@@ -5,7 +5,7 @@
  * data drawn from a seed, printed readably with every failure.
  */
 import { Rng, subSeed } from './random.ts';
-import { ONE_LIST_MS, type SimServer, type WatchHandle } from './simServer.ts';
+import { ONE_LIST_MS, SERVER, type SimServer, type WatchHandle } from './simServer.ts';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from '../../../src/1-transport/httpTransport.ts';
 
 export const FAULT_KINDS = [
@@ -246,7 +246,7 @@ export const FAULTS: Readonly<Record<FaultKind, FaultSpec>> = {
   },
   tooLarge: {
     what: 'the server ends the watch; requests at the informer\'s resourceVersion get 504 "Too large resource version" (after the cacher\'s 3 s wait) until a list at ""',
-    bound: '≤ 2 s + one list after the first 504',
+    bound: '≤ one backoff step + 3 s (a 504 on the list at its rv) + 2 s + one list after the first 504',
     draw: one,
     inject: (server, _, hooks) =>
       server.whenProgressed((w) => {
@@ -254,7 +254,8 @@ export const FAULTS: Readonly<Record<FaultKind, FaultSpec>> = {
         w.close();
         hooks.applied(`ended watch #${w.request.seq}; resourceVersions from ${w.startRV + 1} are too large`);
       }),
-    boundMs: () => 2_000 + ONE_LIST_MS,
+    // client-go's order: the backoff, a list at the last resourceVersion (504 again, after the cacher's wait), then at "".
+    boundMs: (_, level) => backoffSequenceMs(level, 0) + SERVER.tooLargeWaitMs + 2_000 + ONE_LIST_MS,
   },
 };
 
