@@ -228,6 +228,11 @@ export class WorkQueue<K> {
     };
   }
 
+  /** Whether the item is being processed (taken and not yet `done`). */
+  protected inFlight(item: K): boolean {
+    return this.processing.has(item);
+  }
+
   /** Counts a retry (client-go counts every delayed add). */
   protected recordRetry(item: K): void {
     this.recorder.retry(item);
