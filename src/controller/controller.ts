@@ -175,7 +175,7 @@ export interface Controller {
    * `keyFilter`), as `HandlerError`s with the key where known; the controller goes on. A
    * predicate that throws lets its key through (one reconcile too many beats one missed);
    * a key filter that throws keeps its key out (a key of another replica's shard must not run).
-   * So are faults of a given `rateLimiter` (`when`, `forget`, `numRequeues`): the key then waits
+   * So are faults of a given `rateLimiter` (`when` throwing or giving no finite number, `forget`, `numRequeues`): the key then waits
    * client-go's per-key backoff (5 ms doubling, up to 1000 s), never dropped. A fault around a
    * reconcile, outside the user's function, is an `Unknown` error with the key, retried rate-limited.
    * While nothing subscribes, each is reported with `process.emitWarning` (see

@@ -18,7 +18,8 @@ export class DelayingWorkQueue<K> extends WorkQueue<K> {
    * Adds the item once `delayMs` has passed on the queue's scheduler. A delay `<= 0` (or NaN)
    * adds now, but for an item in flight: that one waits for a zero-delay action of the scheduler (a macrotask with
    * the default one), so that a worker whose rate limiter says 0 (`qps: Infinity`, a base delay of 0) cannot take its
-   * item again and again within one task, starving every timer and I/O callback. If the item is already waiting, the earlier ready time and the higher priority win.
+   * item again and again within one task, starving every timer and I/O callback. If the item is already waiting,
+   * the earlier ready time and the higher priority win.
    * When the time comes it is `add`ed at that priority (a delayed add does not touch a copy of the
    * item that is queued meanwhile until then). Counts a retry. Ignored after shutdown; shutting
    * down drops every waiting item and the timer.
