@@ -195,7 +195,9 @@ export interface Controller {
   /**
    * Stops taking events and new work: no queued key starts after it (those still queued are not reconciled; they stay
    * in the shut-down `queue`). Aborts the in-flight reconciles' `signal`, then emits once and completes when they have
-   * finished (an abandoned reconcile's promise too: see {@link ReconcileContext.signal}).
+   * finished (a drain: their outcomes count; an abandoned reconcile's promise too: see {@link ReconcileContext.signal}).
+   * A reconcile that never ends holds it for good: end on `signal` (an Observable too:
+   * `takeUntil(fromEvent(signal, 'abort'))`), or bound the wait (`stop().pipe(timeout(…))`).
    */
   stop(): Observable<void>;
   /** The metrics now. */
