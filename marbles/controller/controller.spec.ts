@@ -182,11 +182,41 @@ describe('controller (virtual time)', () => {
       ]);
       expect(new Set(errors.filter((e) => e.includes('default/n')))).toEqual(
         new Set([
-          'HandlerError rateLimiter.when threw for default/n: returned NaN, not a delay in ms',
+          'HandlerError rateLimiter.when threw for default/n: returned NaN, not a finite delay in ms',
           'HandlerError rateLimiter.numRequeues threw for default/n: count broke',
           'HandlerError rateLimiter.forget threw for default/n: forget broke',
         ]),
       );
+    });
+  });
+
+  it('a rateLimiter whose when() gives Infinity is reported and the key backs off 5 ms, 10 ms, … (never parked for good); a negative delay is 0', () => {
+    run(({ cold }, scheduler) => {
+      const widgets = fakeInformer(Widgets, cold('l', { l: listed('1', kubeObj('i'), kubeObj('m')) }));
+      const runs: Record<string, number> = {};
+      const ctl = controller({
+        for: widgets,
+        scheduler,
+        rateLimiter: { when: (key) => (key === 'default/i' ? Infinity : -5), forget: () => {}, numRequeues: () => 0 },
+        reconcile: (key) => ((runs[key] = (runs[key] ?? 0) + 1) < 3 ? throwError(() => new Error('not yet')) : done()),
+      });
+      const errors: string[] = [];
+      ctl.errors$.subscribe((e) => errors.push(`${e.reason} ${e.message.replace(/^controller \w+: /, '')}`));
+      const outcomes: string[] = [];
+      ctl.outcomes$.subscribe((o) => outcomes.push(`${brief(o)}@${scheduler.now()}`));
+      scheduler.flush();
+      expect(outcomes).toEqual([
+        'default/i:error@0',
+        'default/m:error@0',
+        'default/m:error@0', // -5 is 0: again at once (at the scheduler's next action, the same frame)
+        'default/m:success@0',
+        'default/i:error@5',
+        'default/i:success@15',
+      ]);
+      expect(errors).toEqual([
+        'HandlerError rateLimiter.when threw for default/i: returned Infinity, not a finite delay in ms',
+        'HandlerError rateLimiter.when threw for default/i: returned Infinity, not a finite delay in ms',
+      ]);
     });
   });
 

@@ -1,4 +1,4 @@
-import { BehaviorSubject, EMPTY, NEVER, concat, of, switchMap } from 'rxjs';
+import { BehaviorSubject, EMPTY, NEVER, concat, defer, from, map, of, switchMap } from 'rxjs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { controller, done } from '../../src/controller/index.ts';
 import { fakeInformer, fakeResource, kubeObj, listed } from '../../src/testing/marbles.ts';
@@ -89,6 +89,42 @@ describe('controller: an abandoned promise reconcile keeps its key in flight unt
       expect(ctl.metrics().activeWorkers).toBe(0);
       subscription.unsubscribe();
       warm.unsubscribe();
+    }
+  });
+
+  it('an Observable reconcile that holds the promise it starts (from(context.hold(call()))): after a flip the key waits for it too', async () => {
+    vi.useFakeTimers();
+    for (const shape of ['from', 'defer'] as const) {
+      const widgets = fakeInformer(fakeResource(), concat(of(listed('1', kubeObj('a'))), NEVER));
+      const seen = { running: 0, maxRunning: 0, starts: 0 };
+      const patch = async () => {
+        seen.starts++;
+        seen.running++;
+        seen.maxRunning = Math.max(seen.maxRunning, seen.running);
+        await sleep(200); // the PATCH in flight
+        seen.running--;
+      };
+      const ctl = controller({
+        for: widgets,
+        // The usual shape: an API call (a promise) inside an Observable pipeline, held.
+        reconcile: (_key, context) =>
+          (shape === 'from' ? from(context.hold(patch())) : defer(() => context.hold(patch()))).pipe(map(() => done())),
+      });
+      const leader$ = new BehaviorSubject(true);
+      const warm = widgets.store$.subscribe();
+      const subscription = leader$.pipe(switchMap((leading) => (leading ? ctl.outcomes$ : EMPTY))).subscribe();
+      await vi.advanceTimersByTimeAsync(50);
+      leader$.next(false); // the Observable is cancelled; the PATCH inside it runs on until 200
+      await vi.advanceTimersByTimeAsync(10);
+      expect(ctl.metrics().activeWorkers, shape).toBe(1);
+      leader$.next(true);
+      await vi.advanceTimersByTimeAsync(100);
+      expect(seen, shape).toEqual({ starts: 1, running: 1, maxRunning: 1 });
+      await vi.advanceTimersByTimeAsync(50); // 210: settled, a starts again
+      expect(seen, shape).toEqual({ starts: 2, running: 1, maxRunning: 1 });
+      subscription.unsubscribe();
+      warm.unsubscribe();
+      await vi.advanceTimersByTimeAsync(200);
     }
   });
 

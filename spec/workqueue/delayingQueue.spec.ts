@@ -21,6 +21,44 @@ describe('DelayingWorkQueue.addAfter', () => {
     expect(scheduler.actions).toHaveLength(0);
   });
 
+  it('an item in flight delayed by <= 0 or NaN waits for a zero-delay action of the scheduler: a worker cannot take it again within one task', () => {
+    const scheduler = new VirtualTimeScheduler();
+    const q = createDelayingQueue<string>({ scheduler });
+    for (const delay of [0, -5, Number.NaN]) {
+      q.add('a');
+      expect(take(q)).toBe('a');
+      q.addAfter('a', delay);
+      q.done('a');
+      expect(q.length).toBe(0); // not yet: it would be taken again at once
+      expect(q.sizes().delayed).toBe(1);
+      scheduler.flush(); // the same virtual frame
+      expect(scheduler.frame).toBe(0);
+      expect(take(q)).toBe('a');
+      q.done('a');
+    }
+  });
+
+  it('a synchronous worker whose limiter says 0 runs its item once per scheduler action, not in a loop within one', () => {
+    const scheduler = new VirtualTimeScheduler();
+    const q = createDelayingQueue<string>({ scheduler });
+    let runs = 0;
+    q.add('a');
+    const subscription = q
+      .process((item) => {
+        runs += 1;
+        if (runs < 100) q.addAfter(item, 0); // a rate limiter with no delay (qps: Infinity); bounded for the test without the fix
+        return [];
+      })
+      .subscribe();
+    expect(runs).toBe(1);
+    for (let action = 1; action <= 5; action += 1) {
+      scheduler.actions[0]?.execute(undefined, 0);
+      scheduler.actions.shift();
+      expect(runs).toBe(action + 1);
+    }
+    subscription.unsubscribe();
+  });
+
   it('adds the item when the delay has passed', () => {
     const scheduler = new VirtualTimeScheduler();
     const q = createDelayingQueue<string>({ scheduler });

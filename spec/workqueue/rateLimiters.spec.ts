@@ -48,6 +48,9 @@ describe('itemExponentialFailureRateLimiter', () => {
     expect(caught(() => itemExponentialFailureRateLimiter(1, Number.NaN))).toMatchObject({
       reason: 'InvalidArgument',
     });
+    // Infinity would be reached after ~1,021 failures: the key would then wait for ever, with no timer.
+    expect(caught(() => itemExponentialFailureRateLimiter(5, Infinity))).toMatchObject({ reason: 'InvalidArgument' });
+    expect(caught(() => itemExponentialFailureRateLimiter(Infinity, 10))).toMatchObject({ reason: 'InvalidArgument' });
   });
 });
 

@@ -31,13 +31,13 @@ import type { Predicate } from './predicates/predicate.ts';
 import type { RateLimiter } from '../workqueue/rateLimiter.ts';
 import { createRateLimitingQueue, type RateLimitingWorkQueue } from '../workqueue/rateLimitingQueue.ts';
 import { DEFAULT_PRIORITY, LOW_PRIORITY } from '../workqueue/workQueue.ts';
-import { processItems, type WorkSource } from '../workqueue/processItems.ts';
+import { processItems, type Hold, type WorkSource } from '../workqueue/processItems.ts';
+import { Holds, isPromiseLike } from '../workqueue/holds.ts';
 import { guardWith, guardedRateLimiter, type Guard } from './guard.ts';
 import { ownerKeysOf } from './ownerKeys.ts';
 import { TerminalError, type ReconcileOutcome, type ReconcileResult } from './reconcile.ts';
 import { forward } from '../util/forward.ts';
 import { Room } from './room.ts';
-import { SettlingKeys } from './settling.ts';
 
 /** What a reconcile is given besides the key. */
 export interface ReconcileContext<T> {
@@ -48,7 +48,10 @@ export interface ReconcileContext<T> {
   readonly object: T | undefined;
   /** The primary informer's cache, as it stands. */
   readonly store: Store<T>;
-  /** How many times this key has been requeued by failures since its last success. */
+  /**
+   * How many rate-limited requeues this key has had (failures and `requeue()` results) since it was last forgotten
+   * (a success, a `requeueAfter`, a terminal error): the rate limiter's `numRequeues`.
+   */
   readonly requeues: number;
   /** The queue priority the key was taken at; a failure or `requeueAfter` queues it again at this priority. */
   readonly priority: number;
@@ -60,6 +63,13 @@ export interface ReconcileContext<T> {
    * a promise settles its key stays in flight: it never runs twice at once, and counts as an active worker.
    */
   readonly signal: AbortSignal;
+  /**
+   * Holds the key in flight until `value` settles if it is a promise, as a returned promise does, and returns it as
+   * it is: for a promise started inside an Observable reconcile (`from(context.hold(api.patch(…)))`, `defer(() =>
+   * context.hold(call()))`). Unsubscribing cancels an Observable, not a promise inside it: without this the call
+   * would run on while the key starts again beside it (after a leadership flip). Its rejection stays yours to handle.
+   */
+  hold<V>(value: V): V;
 }
 
 /**
@@ -175,7 +185,7 @@ export interface Controller {
    * `keyFilter`), as `HandlerError`s with the key where known; the controller goes on. A
    * predicate that throws lets its key through (one reconcile too many beats one missed);
    * a key filter that throws keeps its key out (a key of another replica's shard must not run).
-   * So are faults of a given `rateLimiter` (`when`, `forget`, `numRequeues`): the key then waits
+   * So are faults of a given `rateLimiter` (`when` throwing or giving no finite number, `forget`, `numRequeues`): the key then waits
    * client-go's per-key backoff (5 ms doubling, up to 1000 s), never dropped. A fault around a
    * reconcile, outside the user's function, is an `Unknown` error with the key, retried rate-limited.
    * While nothing subscribes, each is reported with `process.emitWarning` (see
@@ -185,7 +195,9 @@ export interface Controller {
   /**
    * Stops taking events and new work: no queued key starts after it (those still queued are not reconciled; they stay
    * in the shut-down `queue`). Aborts the in-flight reconciles' `signal`, then emits once and completes when they have
-   * finished (an abandoned reconcile's promise too: see {@link ReconcileContext.signal}).
+   * finished (a drain: their outcomes count; an abandoned reconcile's promise too: see {@link ReconcileContext.signal}).
+   * A reconcile that never ends holds it for good: end on `signal` (an Observable too:
+   * `takeUntil(fromEvent(signal, 'abort'))`), or bound the wait (`stop().pipe(timeout(…))`).
    */
   stop(): Observable<void>;
   /** The metrics now. */
@@ -194,17 +206,12 @@ export interface Controller {
   readonly metrics$: Observable<ControllerMetrics>;
 }
 
-function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
-  return typeof value === 'object' && value !== null && typeof (value as PromiseLike<unknown>).then === 'function';
-}
-
-/** A reconcile's result as an Observable; a promise is tracked in `settling` until it settles. */
+/** A reconcile's result as an Observable; a promise is held (its key in flight) until it settles. */
 function toObservable(
   value: ReconcileResult | PromiseLike<ReconcileResult> | ObservableInput<ReconcileResult>,
-  key: string,
-  settling: SettlingKeys,
+  hold: Hold,
 ): Observable<ReconcileResult> {
-  if (isPromiseLike(value)) return from(settling.track(key, value));
+  if (isPromiseLike(value)) return from(hold(value));
   if (isObservable(value) || Array.isArray(value)) return from(value as ObservableInput<ReconcileResult>);
   return of(value as ReconcileResult);
 }
@@ -303,8 +310,6 @@ interface ReconcileDeps<T extends KubeObject> {
   readonly cacheOf: ReconcileContext<T>['cacheOf'];
   /** Called once when the reconcile starts, and its result once when it ends or is abandoned. */
   readonly started: () => () => void;
-  /** Keys whose reconcile promise still runs. */
-  readonly settling: SettlingKeys;
   /** The signals of the reconciles running now, aborted by `stop()`. */
   readonly running: Set<AbortController>;
   readonly record: (outcome: ReconcileOutcome) => void;
@@ -370,7 +375,7 @@ function settleError(
 }
 
 /** One reconcile of `key`: the user's function with its context, its outcome counted and the queue told. */
-function reconcileOnce<T extends KubeObject>(deps: ReconcileDeps<T>, key: string): Observable<ReconcileOutcome> {
+function reconcileOnce<T extends KubeObject>(deps: ReconcileDeps<T>, key: string, holdKey: Hold): Observable<ReconcileOutcome> {
   const { options, queue, scheduler, cacheOf } = deps;
   return defer(() => {
     const started = scheduler.now();
@@ -378,6 +383,9 @@ function reconcileOnce<T extends KubeObject>(deps: ReconcileDeps<T>, key: string
     const store = cacheOf(options.for);
     const priority = queue.priorityOf(key) ?? DEFAULT_PRIORITY;
     const abort = new AbortController();
+    // Held by the queue's run (the key in flight) and here (the room an abandoned reconcile keeps): one count, holds.ts.
+    const holds = new Holds();
+    const hold: Hold = (promise) => holdKey(holds.hold(promise));
     const context: ReconcileContext<T> = {
       key,
       namespace,
@@ -388,6 +396,7 @@ function reconcileOnce<T extends KubeObject>(deps: ReconcileDeps<T>, key: string
       priority,
       cacheOf,
       signal: abort.signal,
+      hold,
     };
     // Counted down once: when the outcome is known, or when an abandoned reconcile (outcomes$ unsubscribed
     // mid-reconcile) has let go of its key: at once for an Observable (unsubscribed), once it settles for a promise.
@@ -395,7 +404,7 @@ function reconcileOnce<T extends KubeObject>(deps: ReconcileDeps<T>, key: string
     let ended = false;
     deps.running.add(abort);
     const elapsed = () => Math.max(0, scheduler.now() - started); // ≥ 0 on a clock that steps back (a scheduler given)
-    return defer(() => toObservable(options.reconcile(key, context), key, deps.settling)).pipe(
+    return defer(() => toObservable(options.reconcile(key, context), hold)).pipe(
       last(undefined, undefined as ReconcileResult),
       map((result) => settle(queue, key, priority, result, elapsed(), deps.name)),
       catchError((error: unknown) => of(settleError(queue, key, priority, error, elapsed()))),
@@ -409,7 +418,7 @@ function reconcileOnce<T extends KubeObject>(deps: ReconcileDeps<T>, key: string
         deps.running.delete(abort);
         if (ended) return;
         abort.abort();
-        deps.settling.afterSettled(key, finished);
+        holds.afterSettled(finished);
       }),
     );
   });
@@ -439,19 +448,14 @@ function cachesOf(inputs: readonly ControllerInput[]) {
  * queued keys, after `stop()` had said it had drained. The keys left queued are not reconciled: they stay in the
  * shut-down queue (a controller started again lists, and queues, every object anyway).
  */
-function untilStopped(
-  queue: RateLimitingWorkQueue<string>,
-  stopped: () => boolean,
-  settling: SettlingKeys,
-  room: Room,
-): WorkSource<string> {
+function untilStopped(queue: RateLimitingWorkQueue<string>, stopped: () => boolean, room: Room): WorkSource<string> {
   return {
     // Into the room left by abandoned reconciles still settling (room.ts): never more than `concurrency` at once.
     // `stopped()` asked again once room comes: a slot that waited for room across `stop()` takes no key.
     get: () => (stopped() ? EMPTY : room.whenRoom(() => (stopped() ? EMPTY : queue.get()))),
     add: (key, priority) => queue.add(key, priority),
-    // A cancelled slot gives its key back at once; while the abandoned reconcile's promise runs, the key stays in flight.
-    done: (key) => settling.afterSettled(key, () => queue.done(key)),
+    // Called once the run's held promises have settled (processItems): an abandoned reconcile's key stays in flight.
+    done: (key) => queue.done(key),
     priorityOf: (key) => queue.priorityOf(key),
   };
 }
@@ -497,7 +501,6 @@ export function controller<T extends KubeObject, W extends readonly KubeObject[]
   let stopped = false;
   let counts = NO_OUTCOMES;
   const room = new Room(concurrency);
-  const settling = new SettlingKeys();
   const running = new Set<AbortController>();
 
   const { keyFilter } = options;
@@ -514,7 +517,6 @@ export function controller<T extends KubeObject, W extends readonly KubeObject[]
     queue,
     scheduler,
     cacheOf,
-    settling,
     running,
     started: () => room.started(),
     record: (outcome) => {
@@ -542,8 +544,8 @@ export function controller<T extends KubeObject, W extends readonly KubeObject[]
             stopped
               ? EMPTY
               : processItems(
-                  untilStopped(queue, () => stopped, settling, room),
-                  (key) => reconcileOnce(deps, key),
+                  untilStopped(queue, () => stopped, room),
+                  (key, hold) => reconcileOnce(deps, key, hold),
                   concurrency,
                 ).pipe(
                   map((event) =>

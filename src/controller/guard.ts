@@ -35,8 +35,10 @@ export const FALLBACK_BASE_DELAY_MS = 5;
 export const FALLBACK_MAX_DELAY_MS = 1_000_000;
 
 /**
- * A user's rate limiter, guarded: a `when` that throws (or returns no number: NaN, a string) is reported and the key
- * waits {@link FALLBACK_BASE_DELAY_MS}'s backoff instead (never retried at once, never dropped); a `forget` that throws
+ * A user's rate limiter, guarded: a `when` that throws (or returns no finite number: NaN, Infinity, a string) is
+ * reported and the key waits {@link FALLBACK_BASE_DELAY_MS}'s backoff instead (never retried at once, never dropped,
+ * never parked for good with no timer); a delay ≤ 0 is "now", which for the key in flight is the queue's next
+ * scheduler action (delayingQueue.ts), as client-go's `AddAfter` takes a negative duration as 0; a `forget` that throws
  * is reported (the fallback's count is forgotten still); a `numRequeues` that throws is reported and the fallback's
  * count stands for it.
  */
@@ -46,8 +48,8 @@ export function guardedRateLimiter(limiter: RateLimiter<string>, guarded: Guard)
     when(key) {
       const delay = guarded('rateLimiter.when', key, undefined, () => {
         const ms: unknown = limiter.when(key);
-        if (typeof ms !== 'number' || Number.isNaN(ms))
-          throw new TypeError(`returned ${typeof ms === 'number' ? 'NaN' : typeof ms}, not a delay in ms`);
+        if (typeof ms !== 'number' || !Number.isFinite(ms))
+          throw new TypeError(`returned ${typeof ms === 'number' ? String(ms) : typeof ms}, not a finite delay in ms`);
         return ms;
       });
       return delay ?? fallback.when(key);

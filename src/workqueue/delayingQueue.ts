@@ -16,7 +16,10 @@ export class DelayingWorkQueue<K> extends WorkQueue<K> {
 
   /**
    * Adds the item once `delayMs` has passed on the queue's scheduler. A delay `<= 0` (or NaN)
-   * adds now. If the item is already waiting, the earlier ready time and the higher priority win.
+   * adds now, but for an item in flight: that one waits for a zero-delay action of the scheduler (a macrotask with
+   * the default one), so that a worker whose rate limiter says 0 (`qps: Infinity`, a base delay of 0) cannot take its
+   * item again and again within one task, starving every timer and I/O callback. If the item is already waiting,
+   * the earlier ready time and the higher priority win.
    * When the time comes it is `add`ed at that priority (a delayed add does not touch a copy of the
    * item that is queued meanwhile until then). Counts a retry. Ignored after shutdown; shutting
    * down drops every waiting item and the timer.
@@ -32,11 +35,12 @@ export class DelayingWorkQueue<K> extends WorkQueue<K> {
     checkPriority(priority);
     if (this.shuttingDown) return;
     this.recordRetry(item);
-    if (!(delayMs > 0)) {
+    const delay = delayMs > 0 ? delayMs : 0;
+    if (delay === 0 && !this.inFlight(item)) {
       this.add(item, priority);
       return;
     }
-    this.waiting.upsert(item, this.scheduler.now() + delayMs, priority);
+    this.waiting.upsert(item, this.scheduler.now() + delay, priority);
     this.arm();
   }
 
@@ -91,12 +95,18 @@ export class DelayingWorkQueue<K> extends WorkQueue<K> {
     if (this.timerToken === token) this.timer = subscription;
   }
 
+  /**
+   * Adds the items whose time has come. Taken out of the heap first, then added: an add may run a synchronous worker
+   * that delays its item again by 0, and that add must wait for the next action, not be flushed by this loop.
+   */
   private flushReady(): void {
     const now = this.scheduler.now();
+    const ready: { readonly item: K; readonly priority: number }[] = [];
     for (let next = this.waiting.peek(); next !== undefined && next.readyAt <= now; next = this.waiting.peek()) {
       this.waiting.pop();
-      this.add(next.item, next.priority);
+      ready.push(next);
     }
+    for (const { item, priority } of ready) this.add(item, priority);
     this.arm();
   }
 

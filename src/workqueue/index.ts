@@ -1,7 +1,7 @@
 export { DEFAULT_PRIORITY, LOW_PRIORITY, WorkQueue, createWorkQueue, type WorkQueueOptions, type WorkQueueSizes } from './workQueue.ts';
 export { DelayingWorkQueue, createDelayingQueue } from './delayingQueue.ts';
 export { RateLimitingWorkQueue, createRateLimitingQueue, type RateLimitingQueueOptions } from './rateLimitingQueue.ts';
-export { processItems, type WorkEvent, type WorkSource } from './processItems.ts';
+export { processItems, type Hold, type WorkEvent, type WorkSource } from './processItems.ts';
 export type { RateLimiter } from './rateLimiter.ts';
 export { itemExponentialFailureRateLimiter, type ItemExponentialFailureRateLimiter } from './itemExponentialFailureRateLimiter.ts';
 export { bucketRateLimiter, type BucketRateLimiterOptions } from './bucketRateLimiter.ts';

@@ -14,13 +14,14 @@ export interface ItemExponentialFailureRateLimiter<K> extends RateLimiter<K> {
  * when('a') x6, base 5, max 100:   5, 10, 20, 40, 80, 100
  * ```
  *
- * @throws WorkQueueError `InvalidArgument` for a negative or NaN delay.
+ * @throws WorkQueueError `InvalidArgument` for a negative, NaN or infinite delay.
  */
 export function itemExponentialFailureRateLimiter<K>(baseDelayMs = 5, maxDelayMs = 1_000_000): ItemExponentialFailureRateLimiter<K> {
-  if (!(baseDelayMs >= 0) || !Number.isFinite(baseDelayMs) || !(maxDelayMs >= 0)) {
+  // A maxDelayMs of Infinity would be reached after ~1,021 failures: the key then waits for ever, with no timer armed.
+  if (!(baseDelayMs >= 0) || !Number.isFinite(baseDelayMs) || !(maxDelayMs >= 0) || !Number.isFinite(maxDelayMs)) {
     throw new WorkQueueError(
       'InvalidArgument',
-      `exponential limiter needs 0 <= baseDelayMs < Infinity and maxDelayMs >= 0, got ${baseDelayMs}, ${maxDelayMs}`,
+      `exponential limiter needs 0 <= baseDelayMs < Infinity and 0 <= maxDelayMs < Infinity, got ${baseDelayMs}, ${maxDelayMs}`,
     );
   }
   const failures = new Map<K, number>();

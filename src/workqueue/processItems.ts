@@ -1,5 +1,6 @@
 import { defer, finalize, Observable, Subscription, type ObservableInput, type Subscriber } from 'rxjs';
 import { WorkQueueError } from './errors.ts';
+import { Holds, type Hold } from './holds.ts';
 import {
   initialSlots,
   runStep,
@@ -13,6 +14,7 @@ import {
 } from './processItemsStep.ts';
 
 export type { WorkEvent } from './processItemsStep.ts';
+export type { Hold } from './holds.ts';
 
 /** The calls `processItems` needs from a queue. */
 export interface WorkSource<K> {
@@ -26,13 +28,15 @@ export interface WorkSource<K> {
 /**
  * Runs `worker` on items taken from `queue`, at most `concurrency` at a time. A slot takes an
  * item only when it is free, and calls `queue.done(item)` once the worker's Observable has
- * completed or errored and finalized (right after emitting the `done`/`error` event). The queue never hands
- * out an item that is still in flight, so an item never runs concurrently with itself.
+ * completed or errored and finalized (right after emitting the `done`/`error` event), and the promises the run holds
+ * have settled: the one the worker returned, and any it gave `hold` (a promise it started inside an Observable). The
+ * queue never hands out an item that is still in flight, so an item never runs concurrently with itself, not even
+ * after an unsubscribe cut a run whose promise runs on.
  *
  * Worker failures are data (`{ type: 'error', error: { reason: 'WorkerFailed', cause } }`);
  * the stream itself never errors. It completes when the queue is shut down and drained.
- * Unsubscribing cancels in-flight workers and re-adds their items at the priority they were
- * taken at (ignored after shutdown), then marks them done, so no work is lost. (The rules are two
+ * Unsubscribing cancels in-flight workers (tears them down first) and re-adds their items at the priority they were
+ * taken at (ignored after shutdown), then marks them done once their holds have settled, so no work is lost. (The rules are two
  * pure machines, `slotStep` and `runStep` in processItemsStep.ts; this function is their shell.)
  *
  * ```
@@ -44,7 +48,7 @@ export interface WorkSource<K> {
  */
 export function processItems<K, R>(
   queue: WorkSource<K>,
-  worker: (item: K) => ObservableInput<R>,
+  worker: (item: K, hold: Hold) => ObservableInput<R>,
   concurrency = 1,
 ): Observable<WorkEvent<K, R>> {
   if (!Number.isInteger(concurrency) || concurrency < 1) {
@@ -60,7 +64,7 @@ export function processItems<K, R>(
 /** One subscription's slots: the shell of {@link slotStep} and {@link runStep}, carrying out their effects. */
 class Slots<K, R> {
   private readonly queue: WorkSource<K>;
-  private readonly worker: (item: K) => ObservableInput<R>;
+  private readonly worker: (item: K, hold: Hold) => ObservableInput<R>;
   private readonly concurrency: number;
   private readonly subscriber: Subscriber<WorkEvent<K, R>>;
   /** Slots waiting on `queue.get()`. */
@@ -70,7 +74,12 @@ class Slots<K, R> {
   private state: SlotState;
   private pumping = false;
 
-  constructor(queue: WorkSource<K>, worker: (item: K) => ObservableInput<R>, concurrency: number, subscriber: Subscriber<WorkEvent<K, R>>) {
+  constructor(
+    queue: WorkSource<K>,
+    worker: (item: K, hold: Hold) => ObservableInput<R>,
+    concurrency: number,
+    subscriber: Subscriber<WorkEvent<K, R>>,
+  ) {
     this.queue = queue;
     this.worker = worker;
     this.concurrency = concurrency;
@@ -142,16 +151,19 @@ class Slots<K, R> {
 
   private run(item: K): void {
     const slot = new Subscription();
+    const holds = new Holds();
+    const hold: Hold = (promise) => holds.hold(promise);
     let run = startRun(item, this.queue.priorityOf?.(item));
     const step = (input: RunInput<R>): void => {
       const next = runStep<K, R>(run, input);
       run = next.run;
-      for (const effect of next.effects) this.carryOut(slot, effect);
+      for (const effect of next.effects) this.carryOut(slot, holds, effect);
     };
     this.working.add(slot);
-    slot.add(() => step({ type: 'cancelled' }));
     slot.add(
-      defer(() => this.worker(item))
+      defer(() => {
+        return hold(this.worker(item, hold));
+      })
         .pipe(finalize(() => step({ type: 'settled' })))
         .subscribe({
           next: (value) => step({ type: 'value', value }),
@@ -159,9 +171,11 @@ class Slots<K, R> {
           complete: () => step({ type: 'completed' }),
         }),
     );
+    // After the worker's teardown: the item is given back only once this run is torn down, not while it still runs.
+    slot.add(() => step({ type: 'cancelled' }));
   }
 
-  private carryOut(slot: Subscription, effect: RunEffect<K, R>): void {
+  private carryOut(slot: Subscription, holds: Holds, effect: RunEffect<K, R>): void {
     switch (effect.type) {
       case 'emit':
         // Finished work: an unsubscribe from inside next() must not cancel it.
@@ -170,7 +184,8 @@ class Slots<K, R> {
       case 'add':
         return this.queue.add(effect.item, effect.priority);
       case 'done':
-        return this.queue.done(effect.item);
+        // A promise cannot be cancelled: until the run's held ones settle, the item stays in flight.
+        return holds.afterSettled(() => this.queue.done(effect.item));
       case 'release':
         this.step({ type: 'released' });
         return;

@@ -26,9 +26,10 @@ export type WorkEvent<K, R> =
  * - `settled` (the worker's own teardown, such as its finalize, has run): the outcome is emitted, the
  *   item is done, then the slot is released, so that an item added again cannot start while its
  *   previous run is still cleaning up. Settled without an outcome (the run was cancelled): nothing, the
- *   cancel has re-queued it.
+ *   cancel that follows (the worker is torn down first) re-queues it.
  * - `cancelled` (the stream was unsubscribed while the run held the item): the item is queued again at
- *   the priority it was taken at (the queue ignores it after shutdown), then done, so no work is lost.
+ *   the priority it was taken at (the queue ignores it after shutdown), then done (the shell tells the queue
+ *   once the run's held promises have settled: holds.ts), so no work is lost.
  *   A run that no longer holds its item: nothing.
  */
 export interface SlotState {

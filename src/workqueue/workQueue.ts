@@ -3,7 +3,7 @@ import { monotonicScheduler } from '../util/monotonicNow.ts';
 import { WorkQueueError } from './errors.ts';
 import { MetricsRecorder, type WorkQueueMetricEvent, type WorkQueueMetrics } from './metrics.ts';
 import { PriorityHeap } from './priorityHeap.ts';
-import { processItems, type WorkEvent } from './processItems.ts';
+import { processItems, type Hold, type WorkEvent } from './processItems.ts';
 
 /** The priority of an add that names none. */
 export const DEFAULT_PRIORITY = 0;
@@ -207,7 +207,7 @@ export class WorkQueue<K> {
   /**
    * Runs `worker` on queued items with up to `concurrency` at a time; see {@link processItems}.
    */
-  process<R>(worker: (item: K) => ObservableInput<R>, concurrency = 1): Observable<WorkEvent<K, R>> {
+  process<R>(worker: (item: K, hold: Hold) => ObservableInput<R>, concurrency = 1): Observable<WorkEvent<K, R>> {
     return processItems(this, worker, concurrency);
   }
 
@@ -226,6 +226,11 @@ export class WorkQueue<K> {
       waitingGets: this.waiters.size,
       metricsEntries: this.recorder.trackedItems,
     };
+  }
+
+  /** Whether the item is being processed (taken and not yet `done`). */
+  protected inFlight(item: K): boolean {
+    return this.processing.has(item);
   }
 
   /** Counts a retry (client-go counts every delayed add). */
