@@ -167,6 +167,32 @@ describe('a server that ignores limit, and bodies that are not a page', () => {
     }
   });
 
+  it('a listing cut short after a refusal (its time ran out) leaves the next one its smaller page size', async () => {
+    const limits: string[] = [];
+    // Past the bound at more than 10 Leases; at 10 or fewer, headers and then nothing (a server too slow to finish).
+    const server = await hostileServer({
+      list: (context, response) => {
+        const limit = context.url.searchParams.get('limit') ?? '';
+        limits.push(limit);
+        if (Number(limit) > 10) return huge(context, response);
+        response.writeHead(200, { 'Content-Type': 'application/json' });
+        response.write('{"kind":"LeaseList","metadata":{},"items":[');
+      },
+    });
+    try {
+      const clients = httpLeaseClients(server.kc, { namespace: 'ops' });
+      const first = clients.list({ g: 'g' }).subscribe();
+      await until(() => limits.includes('7'), 'the page of 7 Leases to be asked');
+      first.unsubscribe(); // as sharding's timeout of the whole listing does
+      const second = clients.list({ g: 'g' }).subscribe();
+      await until(() => limits.length === 8, 'the next listing to ask');
+      second.unsubscribe();
+      expect(limits).toEqual(['500', '250', '125', '62', '31', '15', '7', '7']);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('an error body past its bound (not a page) is not asked again smaller: one request', async () => {
     const server = await hostileServer({ list: status(500, 'InternalError', 'x'.repeat(2 * 1024 * 1024)) });
     try {
