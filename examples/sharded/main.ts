@@ -82,10 +82,30 @@ const start = (identity: string, ...args: string[]) => {
     onReport();
   });
 };
+let finished = false;
+/** SIGTERM to `child` unless it has exited; resolves once it has. */
+const stopped = (child: ChildProcess) =>
+  child.exitCode !== null || child.signalCode !== null
+    ? Promise.resolve()
+    : new Promise<void>((resolve) => {
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      });
 const finish = async (code: number, summary: Record<string, unknown>) => {
-  for (const child of children.values()) child.kill('SIGTERM');
-  await new Promise((r) => setTimeout(r, 500));
+  if (finished) return;
+  finished = true;
+  // The replicas leave the group, wait for their Leases' releases and exit on SIGTERM (replica.ts: `released$`,
+  // 5 × requestTimeoutMs at worst): the emulator closes once they all have, not after a guess at how long that takes.
+  await Promise.all([...children.values()].map(stopped));
+  const exits = Object.fromEntries([...children].map(([identity, child]) => [identity, child.exitCode]));
+  /** Each Lease's holder as the replicas left it: "" once released. */
+  const leases = Object.fromEntries(
+    api
+      .list('leases', 'demo')
+      .map((l) => [String(l.metadata?.['name']), (l['spec'] as { holderIdentity?: string } | undefined)?.holderIdentity]),
+  );
   await api.close();
+  summary = { ...summary, exits, leases };
   if (json) console.log(JSON.stringify(summary));
   else if (code !== 0) console.log(JSON.stringify(summary, null, 1));
   process.exit(code);

@@ -6,6 +6,7 @@
  */
 import { throwError, type Observable } from 'rxjs';
 import { describe, expect, expectTypeOf, it } from 'vitest';
+import { z } from 'zod';
 import { testScheduler } from '../../marbles/support/testScheduler.ts';
 import { InformerError, type ErrorReason } from '../../src/index.ts';
 import { LeaseError, leaderElection, sharding, type LeaseClient, type LeaseClients } from '../../src/leaderelection/index.ts';
@@ -78,6 +79,42 @@ describe('LeaseError', () => {
       cause: thrown,
     });
     expect(LeaseError.of('a string', 'get', 'ctrl', 'Unknown')).toMatchObject({ reason: 'Unknown', message: 'get lease ctrl: a string' });
+  });
+
+  it("LeaseError.of keeps every field of an InformerError: phase, key, resourceVersion and zod's issues too", () => {
+    const issues = z.object({ holderIdentity: z.string() }).safeParse({ holderIdentity: 7 }).error!.issues;
+    const decoded = new InformerError('ValidationFailed', 'spec.holderIdentity: expected string', {
+      phase: 'list',
+      key: 'ops/ctrl',
+      resourceVersion: '42',
+      issues,
+      statusObject: { kind: 'Status' },
+      unreachable: true,
+      request: 'GET /apis/coordination.k8s.io/v1/namespaces/ops/leases/ctrl',
+    });
+    const lease = LeaseError.of(decoded, 'get', 'ctrl', 'Unknown');
+    expect(lease).toMatchObject({
+      reason: 'ValidationFailed',
+      operation: 'get',
+      lease: 'ctrl',
+      phase: 'list',
+      key: 'ops/ctrl',
+      resourceVersion: '42',
+      issues,
+      statusObject: { kind: 'Status' },
+      unreachable: true,
+      request: 'GET /apis/coordination.k8s.io/v1/namespaces/ops/leases/ctrl',
+      message: 'get lease ctrl: spec.holderIdentity: expected string',
+      cause: decoded,
+    });
+    expect(lease.issues?.[0]?.path).toEqual(['holderIdentity']);
+    // Named again by a caller who knows more: every field still there.
+    expect(LeaseError.of(lease, 'list', 'g-member-*', 'Unknown')).toMatchObject({
+      phase: 'list',
+      key: 'ops/ctrl',
+      resourceVersion: '42',
+      issues,
+    });
   });
 
   it('forRequest() and inPhase() keep a LeaseError one, with its operation and lease (audit25)', () => {

@@ -27,6 +27,8 @@ describe('examples/sharded: three sharded replicas in child processes on the emu
       after: Report[];
       victim: string;
       refillMs: number;
+      exits: Record<string, number | null>;
+      leases: Record<string, string | undefined>;
     };
     const shardsOf = (reports: Report[]) => reports.flatMap((r) => r.owned).sort((a, b) => a - b);
     const all = Array.from({ length: 12 }, (_, i) => i);
@@ -37,5 +39,14 @@ describe('examples/sharded: three sharded replicas in child processes on the emu
     expect(summary.after.map((r) => r.identity)).not.toContain(summary.victim);
     expect(shardsOf(summary.after)).toEqual(all);
     expect(summary.after.reduce((n, r) => n + r.cached, 0)).toBe(2000);
+    // The emulator closed once every replica had exited through its SIGTERM path (code 0: releases answered), with
+    // every shard's Lease and the survivors' member Leases released; before, it closed 500 ms after SIGTERM, whatever
+    // the replicas were doing.
+    const survivors = summary.after.map((r) => r.identity);
+    expect(summary.exits).toEqual(Object.fromEntries([...survivors, 'unsharded'].map((identity) => [identity, 0])));
+    const released = Object.fromEntries(
+      [...all.map((i) => `pods-shard-${i}`), ...survivors.map((id) => `pods-member-${id}`)].map((n) => [n, '']),
+    );
+    expect(summary.leases).toMatchObject(released);
   }, 110_000);
 });

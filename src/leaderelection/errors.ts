@@ -57,7 +57,8 @@ export class LeaseError extends InformerError {
 
   /**
    * Any failure of a Lease request as a LeaseError: one already is kept; an {@link InformerError} (the transport's,
-   * or a `LeaseClient` of the caller's own) keeps its reason, status, request and message; anything else thrown gets
+   * or a `LeaseClient` of the caller's own) keeps its reason, message and every field (status, phase, request, key,
+   * resourceVersion, issues…; before, phase, key, resourceVersion and issues were dropped); anything else thrown gets
    * `fallback` as its reason (what the caller knows of it: an rxjs `timeout()` is a `Timeout`).
    */
   static of(error: unknown, operation: LeaseOperation, lease: string, fallback: ErrorReason): LeaseError {
@@ -68,14 +69,19 @@ export class LeaseError extends InformerError {
       return new LeaseError(error.reason, operation, lease, error.said, status, { ...details, cause: error });
     }
     if (error instanceof InformerError) {
-      const { reason, message, status, retryAfterSeconds, statusObject, unreachable, request } = error;
-      return new LeaseError(reason, operation, lease, message, status, {
-        retryAfterSeconds,
-        statusObject,
-        unreachable,
-        request,
-        cause: error,
-      });
+      // Each of its fields (a new one of InformerErrorDetails is a type error here until kept): `details()` is
+      // protected, not to be called on an InformerError of another class.
+      const kept = {
+        phase: error.phase,
+        retryAfterSeconds: error.retryAfterSeconds,
+        key: error.key,
+        resourceVersion: error.resourceVersion,
+        issues: error.issues,
+        statusObject: error.statusObject,
+        unreachable: error.unreachable,
+        request: error.request,
+      } satisfies Record<keyof Omit<InformerErrorDetails, 'status' | 'cause'>, unknown>;
+      return new LeaseError(error.reason, operation, lease, error.message, error.status, { ...kept, cause: error });
     }
     return new LeaseError(fallback, operation, lease, describeThrown(error), undefined, { cause: error });
   }

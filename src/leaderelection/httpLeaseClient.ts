@@ -136,6 +136,7 @@ export function httpLeaseClients(kc: KubeConfig, options: HttpLeaseOptions = {})
   const totalBytes =
     options.maxListTotalBytes !== undefined && options.maxListTotalBytes > 0 ? options.maxListTotalBytes : defaultMaxListTotalBytes();
   const base = `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases`;
+  const pageSizes = new PageSizes();
   const leaseObject = (
     name: string,
     labels: Readonly<Record<string, string>> | undefined,
@@ -181,10 +182,41 @@ export function httpLeaseClients(kc: KubeConfig, options: HttpLeaseOptions = {})
       const selector = Object.entries(labels)
         .map(([k, v]) => `${k}=${v}`)
         .join(',');
-      const query = `${base}?labelSelector=${encodeURIComponent(selector)}&limit=${LEASE_LIST_PAGE_SIZE}`;
-      return pagedList(kc, query, http, totalBytes);
+      const query = `${base}?labelSelector=${encodeURIComponent(selector)}`;
+      return pagedList(kc, query, http, totalBytes, pageSizes.of(selector));
     },
   };
+}
+
+/** Label selectors whose page size a client remembers (a sharding group lists one; more are forgotten oldest first). */
+const REMEMBERED_SELECTORS = 16;
+
+/** A listing's page size (`limit`), as the last listing of the same labels left it. */
+interface PageSize {
+  get(): number;
+  set(limit: number): void;
+}
+
+/**
+ * The page size each label selector's listings start with: {@link LEASE_LIST_PAGE_SIZE} until a page is refused as too
+ * large, then what the listing learned, so that the next one (a retry period later) does not ask again for pages it
+ * knows to be past `maxBodyBytes` (each refusal reads a whole `maxBodyBytes` before it is cut: 4 MiB, every retry
+ * period, on every replica).
+ */
+class PageSizes {
+  private readonly sizes = new Map<string, number>();
+
+  of(selector: string): PageSize {
+    return {
+      get: () => this.sizes.get(selector) ?? LEASE_LIST_PAGE_SIZE,
+      set: (limit) => {
+        this.sizes.delete(selector);
+        if (limit >= LEASE_LIST_PAGE_SIZE) return;
+        if (this.sizes.size >= REMEMBERED_SELECTORS) this.sizes.delete(this.sizes.keys().next().value!);
+        this.sizes.set(selector, limit);
+      },
+    };
+  }
 }
 
 /**
@@ -193,8 +225,22 @@ export function httpLeaseClients(kc: KubeConfig, options: HttpLeaseOptions = {})
  * together (each page's limit is what is left of `totalBytes`), its pages, and a repeated continue token, each a
  * `ListTooLong`. A 410 on a continue token (it expired) starts the listing again from its first page, as client-go's
  * pager falls back to a full list; what the first attempt read still counts against the bounds.
+ *
+ * A page refused by its own bound (`maxBodyBytes`: Leases whose annotations other tools fill, 100 KB each, 500 to a
+ * page) is asked again at once, same continue token, for half as many Leases, down to one, and the rest of the listing
+ * keeps the smaller `limit` (a refusal costs a page's bytes read, and no more than ⌊log2 500⌋ + 1 = 9 requests are
+ * ever refused in a listing); the next listing starts from it, twice it once its largest page was at most a quarter of
+ * the bound. One Lease alone past the bound fails the listing (`ResponseTooLarge`, naming the Lease before it: the body
+ * is cut unread, and its continue token with it, so there is no skipping it). A page refused by the whole listing's
+ * budget is a hard stop (`ListTooLong`): a smaller page brings the same Leases.
  */
-function pagedList(kc: KubeConfig, query: string, http: JsonRequestOptions, totalBytes: number): Observable<readonly LeaseSnapshot[]> {
+function pagedList(
+  kc: KubeConfig,
+  query: string,
+  http: JsonRequestOptions,
+  totalBytes: number,
+  pageSize: PageSize,
+): Observable<readonly LeaseSnapshot[]> {
   const pageBytes = http.maxDocumentBytes ?? DEFAULT_MAX_LEASE_BODY_BYTES;
   const tooLong = (why: string) => new LeaseError('ListTooLong', 'list', '*', why);
   return new Observable<readonly LeaseSnapshot[]>((subscriber) => {
@@ -203,15 +249,31 @@ function pagedList(kc: KubeConfig, query: string, http: JsonRequestOptions, tota
     let pages = 0;
     let bytes = 0;
     let dropped = 0;
+    let limit = Math.max(1, Math.min(LEASE_LIST_PAGE_SIZE, Math.floor(pageSize.get())));
+    /** The largest page read, in bytes as parsed: the next listing's page size grows from it. */
+    let largest = 0;
+    /** Whether a page was refused (then the next listing starts with this one's page size, not twice it). */
+    let refused = false;
     let page: Subscription | undefined;
     const nameless = () => (dropped === 0 ? '' : `, ${dropped.toLocaleString('en-US')} items without a name dropped`);
     const sofar = () => `${pages.toLocaleString('en-US')} pages, ${bytes} bytes${nameless()}`;
+    /**
+     * What the next listing starts with: twice this one's page size when it read pages, none refused, the largest a
+     * quarter of the bound at most (Leases that shrank; a listing cut short at 100 pages of one Lease grows too).
+     */
+    const learn = () => {
+      if (!refused && pages > 0 && largest <= pageBytes / 4 && limit < LEASE_LIST_PAGE_SIZE)
+        pageSize.set(Math.min(LEASE_LIST_PAGE_SIZE, limit * 2));
+    };
+    const fail = (error: LeaseError) => {
+      learn();
+      subscriber.error(error);
+    };
     const ask = (token: string | undefined): void => {
-      if (pages >= MAX_LEASE_LIST_PAGES)
-        return subscriber.error(tooLong(`the listing went on past ${MAX_LEASE_LIST_PAGES} pages (${sofar()})`));
+      if (pages >= MAX_LEASE_LIST_PAGES) return fail(tooLong(`the listing went on past ${MAX_LEASE_LIST_PAGES} pages (${sofar()})`));
       const left = totalBytes - bytes;
       const byBudget = left < pageBytes;
-      const path = token === undefined ? query : `${query}&continue=${encodeURIComponent(token)}`;
+      const path = `${query}&limit=${limit}${token === undefined ? '' : `&continue=${encodeURIComponent(token)}`}`;
       const options = byBudget ? { ...http, maxDocumentBytes: Math.max(1, left) } : http;
       page = requestJson(kc, path, { limitOption: 'maxBodyBytes' }, options).subscribe({
         next: (body) => {
@@ -232,9 +294,11 @@ function pagedList(kc: KubeConfig, query: string, http: JsonRequestOptions, tota
             }
           // The page as parsed, written back: its bytes but for whitespace (the transport keeps the count it read), or
           // its Leases' charge when more (CHARGE_PER_LEASE).
-          bytes += Math.max(Buffer.byteLength(JSON.stringify(body) ?? ''), CHARGE_PER_LEASE * kept);
+          const size = Buffer.byteLength(JSON.stringify(body) ?? '');
+          largest = Math.max(largest, size);
+          bytes += Math.max(size, CHARGE_PER_LEASE * kept);
           if (bytes > totalBytes)
-            return subscriber.error(
+            return fail(
               tooLong(
                 `the listing is larger than the ${formatBytes(totalBytes)} limit for a whole listing (${sofar()}, ` +
                   `${leases.length.toLocaleString('en-US')} Leases charged at least ${CHARGE_PER_LEASE} bytes each); option maxListTotalBytes`,
@@ -242,23 +306,37 @@ function pagedList(kc: KubeConfig, query: string, http: JsonRequestOptions, tota
             );
           const next = objectOf(object['metadata'])['continue'];
           if (typeof next !== 'string' || next === '') {
+            learn();
             subscriber.next(leases);
             return subscriber.complete();
           }
           const id = tokenId(next);
-          if (tokens.has(id)) return subscriber.error(tooLong(`the server repeated a continue token (after ${sofar()})`));
+          if (tokens.has(id)) return fail(tooLong(`the server repeated a continue token (after ${sofar()})`));
           tokens.add(id);
           ask(next);
         },
         error: (error: unknown) => {
-          if (byBudget && error instanceof InformerError && error.reason === 'ResponseTooLarge')
-            return subscriber.error(
+          const tooLarge = error instanceof InformerError && error.reason === 'ResponseTooLarge' && error.status === 200;
+          if (tooLarge && byBudget)
+            return fail(
               tooLong(
                 `the listing is larger than the ${formatBytes(totalBytes)} limit for a whole listing (${sofar()}, then more); option maxListTotalBytes`,
               ),
             );
-          if (token === undefined || !(error instanceof InformerError) || !isExpired(error))
-            return subscriber.error(leaseError(error, 'list', '*'));
+          if (tooLarge && limit > 1) {
+            // Refused by its own bound: the same page again, half as many Leases (kept for the rest, and remembered).
+            refused = true;
+            limit = Math.floor(limit / 2);
+            pageSize.set(limit);
+            return ask(token);
+          }
+          if (tooLarge) {
+            const last = leases.at(-1)?.name;
+            const which = last === undefined ? 'the first Lease listed' : `the Lease after ${last} (in name order)`;
+            const why = `${which} alone is larger than the ${formatBytes(pageBytes)} limit for a page; option maxBodyBytes (${sofar()})`;
+            return fail(new LeaseError('ResponseTooLarge', 'list', '*', why, 200, { request: error.request, cause: error }));
+          }
+          if (token === undefined || !(error instanceof InformerError) || !isExpired(error)) return fail(leaseError(error, 'list', '*'));
           // The continue token expired: the listing again from its start (a new snapshot), its bounds kept.
           leases.length = 0;
           tokens.clear();
