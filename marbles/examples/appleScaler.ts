@@ -80,14 +80,16 @@ export function appleScaler(
     owns: [deployments],
     predicate: generationChanged(),
     ...(options.scheduler ? { scheduler: options.scheduler } : {}),
-    reconcile: (_key, { object: apple, namespace, cacheOf }) =>
+    reconcile: (_key, { object: apple, namespace, cacheOf, hold }) =>
       defer((): ObservableInput<ReconcileResult> => {
         if (!apple) return [done()]; // deleted: the deployment goes with it (owner reference)
         const name = `apple-${apple.metadata.name}`;
         const deployment = cacheOf(deployments).get(`${namespace}/${name}`);
-        if (!deployment) return from(client.createDeployment(namespace, deploymentFor(apple))).pipe(map(() => requeueAfter(RECHECK_MS)));
+        if (!deployment)
+          return from(hold(client.createDeployment(namespace, deploymentFor(apple)))).pipe(map(() => requeueAfter(RECHECK_MS)));
         if (deployment.spec?.replicas !== apple.spec.quantity) {
-          return from(client.scaleDeployment(namespace, name, apple.spec.quantity)).pipe(map(() => requeueAfter(RECHECK_MS)));
+          // held: the request runs on if leadership flips meanwhile, and the key waits for it (docs/controllers.md)
+          return from(hold(client.scaleDeployment(namespace, name, apple.spec.quantity))).pipe(map(() => requeueAfter(RECHECK_MS)));
         }
         const ready = deployment.status?.readyReplicas ?? 0;
         return [ready >= apple.spec.quantity ? done() : requeueAfter(RECHECK_MS)];

@@ -1,10 +1,11 @@
-import { Observable, catchError, from, ignoreElements, isObservable, of, tap, type ObservableInput, type OperatorFunction } from 'rxjs';
+import { Observable, catchError, from, ignoreElements, of, tap, type ObservableInput, type OperatorFunction } from 'rxjs';
 import { drainSerially } from '../util/drainSerially.ts';
 import { InformerError, describeThrown } from '../0-model/errors.ts';
 import { keyOf, type KubeObject } from '../0-model/objects.ts';
 import { EventQueue } from './eventQueue.ts';
 import type { InformerEvent } from '../4-store/informerEvent.ts';
 import { forward } from '../util/forward.ts';
+import { isWork } from '../util/isWork.ts';
 
 /**
  * What a handler may return: nothing (done), or something to wait for before the next event: a promise, an
@@ -69,29 +70,6 @@ function call<T>(handler: EventHandler<T>, event: InformerEvent<T>): HandlerResu
     case 'deleted':
       return handler.deleted?.(event);
   }
-}
-
-/** rxjs's interop key (`Symbol.observable` where defined). */
-const OBSERVABLE_KEY: PropertyKey = (Symbol as { readonly observable?: symbol }).observable ?? '@@observable';
-
-/**
- * Whether a handler's result is work to run and wait for: every `ObservableInput` `from()` runs asynchronously or
- * whose iteration is the handler's body (an Observable or interop one, a promise, an async iterable, a
- * ReadableStream, a generator), each through `from()`: an `async function*` handler's body ran only when iterated,
- * so it was never run. An array, a Map, a Set (an arrow function's `map.set(k, v)` returns its map) or a string is a
- * value returned, not iterated: nothing to wait for, and iterating it would cost its size at every event.
- */
-function isWork(result: unknown): result is ObservableInput<unknown> {
-  if (result === null || (typeof result !== 'object' && typeof result !== 'function')) return false;
-  if (isObservable(result)) return true;
-  const r = result as Record<PropertyKey, unknown>;
-  return (
-    typeof r['then'] === 'function' ||
-    typeof r[Symbol.asyncIterator] === 'function' ||
-    typeof r[OBSERVABLE_KEY] === 'function' ||
-    typeof r['getReader'] === 'function' ||
-    Object.prototype.toString.call(result) === '[object Generator]'
-  );
 }
 
 function handlerError(event: InformerEvent<KubeObject>, error: unknown): InformerError {

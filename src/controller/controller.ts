@@ -8,7 +8,6 @@ import {
   defer,
   finalize,
   from,
-  isObservable,
   last,
   map,
   of,
@@ -37,6 +36,7 @@ import { guardWith, guardedRateLimiter, type Guard } from './guard.ts';
 import { ownerKeysOf } from './ownerKeys.ts';
 import { TerminalError, type ReconcileOutcome, type ReconcileResult } from './reconcile.ts';
 import { forward } from '../util/forward.ts';
+import { isWork } from '../util/isWork.ts';
 import { Room } from './room.ts';
 
 /** What a reconcile is given besides the key. */
@@ -212,7 +212,8 @@ function toObservable(
   hold: Hold,
 ): Observable<ReconcileResult> {
   if (isPromiseLike(value)) return from(hold(value));
-  if (isObservable(value) || Array.isArray(value)) return from(value as ObservableInput<ReconcileResult>);
+  // An array is the results' Observable (its last decides); a generator, an async one, a stream: the reconcile's body.
+  if (isWork(value) || Array.isArray(value)) return from(value as ObservableInput<ReconcileResult>);
   return of(value as ReconcileResult);
 }
 
