@@ -67,3 +67,23 @@ export function checkNumbers(caller: string, o: Record<string, unknown>, names: 
       throw new TypeError(`${caller}: \`${prefix}${name}\` must be a number ≥ 0 or Infinity, got ${described(value)}`);
   }
 }
+
+/**
+ * A direct caller's `listAndWatch` options (the informers' entries check them with the rest, checkInformerOptions): the
+ * numbers as an informer's, `backoff` too, so that `minWatchTimeoutSeconds: 0` is refused here as there, not replaced
+ * by the default in silence.
+ */
+export function checkReflectorOptions(caller: string, options: unknown): void {
+  if (typeof options !== 'object' || options === null || Array.isArray(options))
+    throw new TypeError(`${caller}: options must be an object, got ${described(options)}`);
+  const o = options as Record<string, unknown>;
+  checkNumbers(caller, o, NUMERIC_OPTIONS, '');
+  if (o.backoff !== undefined) checkBackoffOptions(caller, o.backoff);
+}
+
+/** `backoff`'s options, each named `backoff.<name>` as an informer's are. */
+export function checkBackoffOptions(caller: string, backoff: unknown): void {
+  if (typeof backoff !== 'object' || backoff === null || Array.isArray(backoff))
+    throw new TypeError(`${caller}: \`backoff\` must be an object, got ${described(backoff)}`);
+  checkNumbers(caller, backoff as Record<string, unknown>, BACKOFF_NUMERIC_OPTIONS, 'backoff.');
+}
