@@ -4,10 +4,11 @@
  * slot has waited {@link ABANDONED_ROOM_REPORT_MS} (60 s) for room it would have but for abandoned reconciles: once,
  * and again only after that cleared and came back. Default options, in virtual time (fake timers and clock).
  */
-import { BehaviorSubject, EMPTY, NEVER, concat, of, switchMap, type Subscription } from 'rxjs';
+import { BehaviorSubject, EMPTY, NEVER, VirtualTimeScheduler, concat, of, switchMap, type Subscription } from 'rxjs';
 import { afterEach, beforeEach, expect, it, vi } from 'vitest';
 import { ABANDONED_ROOM_REPORT_MS, AbandonedRoomError, controller, done } from '../../src/controller/index.ts';
 import type { InformerError } from '../../src/index.ts';
+import { Room, type RoomStall } from '../../src/controller/room.ts';
 import { fakeInformer, fakeResource, kubeObj, listed } from '../../src/testing/marbles.ts';
 
 beforeEach(() => void vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date', 'performance'] }));
@@ -110,4 +111,21 @@ it('concurrency 2: a slot kept waiting by one abandoned reconcile beside a live 
   expect(stalls()).toHaveLength(1);
   expect(stalls()[0]).toMatchObject({ abandoned: 1 });
   end();
+});
+
+it('Room: the watch starts when a slot waits on abandoned room only, and a settled promise ends it before the report', () => {
+  const clock = new VirtualTimeScheduler();
+  const stalls: RoomStall[] = [];
+  const room = new Room(1, { scheduler: clock, report: (stall) => stalls.push(stall) });
+  const live = room.started();
+  const taken: string[] = [];
+  const slot = room.whenRoom(() => of('k')).subscribe((key) => taken.push(key));
+  expect(clock.actions).toHaveLength(0); // waiting on a live reconcile: busy, not watched
+  live.abandon();
+  expect(clock.actions.map((a) => a.delay)).toEqual([ABANDONED_ROOM_REPORT_MS]);
+  live(); // settled: the slot takes its key, the watch is cancelled
+  expect(taken).toEqual(['k']);
+  clock.flush();
+  expect(stalls).toEqual([]);
+  slot.unsubscribe();
 });

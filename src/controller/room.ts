@@ -102,6 +102,7 @@ export class Room {
         },
       },
     );
+    this.watchStall();
     return held;
   }
 
@@ -121,7 +122,9 @@ export class Room {
         if (!holding) return;
         holding = false;
         this.reserved--;
-        if (wake) this.wake();
+        if (!wake) return; // the reconcile's `started()` follows at once, and watches
+        this.wake();
+        this.watchStall();
       };
       const enter = () => {
         waiter = undefined;
@@ -166,8 +169,7 @@ export class Room {
    * later it is reported (once); when no slot waits so any more, the watch starts over.
    */
   private watchStall(): void {
-    const starved = this.waiting.length > 0 && this.abandoned.size > 0 && this.running - this.abandoned.size + this.reserved < this.size;
-    if (!starved) {
+    if (!this.starved()) {
       this.stall?.timer.unsubscribe();
       this.stall = undefined;
       return;
@@ -176,11 +178,17 @@ export class Room {
     if (this.stall || !watch) return;
     const since = watch.scheduler.now();
     const timer = watch.scheduler.schedule(() => {
+      if (!this.starved()) return; // every change is watched; this only guards the report
       const now = watch.scheduler.now();
       const oldest = Math.min(...this.abandoned.values());
       watch.report({ abandoned: this.abandoned.size, abandonedForMs: Math.max(0, now - oldest), waitedMs: Math.max(0, now - since) });
     }, ABANDONED_ROOM_REPORT_MS);
     this.stall = { since, timer };
+  }
+
+  /** A slot waits for room it would have but for the abandoned reconciles. */
+  private starved(): boolean {
+    return this.waiting.length > 0 && this.abandoned.size > 0 && this.running - this.abandoned.size + this.reserved < this.size;
   }
 
   /** Room was freed: the slots waiting for it try again, in order (those that find none wait again). */
