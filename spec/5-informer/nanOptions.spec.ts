@@ -1,6 +1,7 @@
 /**
  * One bad number (NaN, e.g. `Number(process.env.X)` with X unset, or a negative one), one answer (audit23): the entry
- * points refuse it with a `TypeError` naming the option; the inner helpers, for a caller that slips past them, fall
+ * points refuse it with a `TypeError` naming the option, a direct caller's `listAndWatch` and `Backoff` too (left71:
+ * rx-informer/pipeline's); the inner helpers (`reflectorConfig`, the transport's), for a caller that slips past them, fall
  * back to the default, never to "no bound" (`requestTimeoutMs: NaN` was no request timeout at all; `stallMarginMs: NaN`
  * a watch deadline re-armed every millisecond).
  */
@@ -9,7 +10,8 @@ import { describe, expect, it } from 'vitest';
 import { ConfigMap, informer, informerFactory, shardedInformer, type InformerOptions } from '../../src/index.ts';
 import { byteLimit } from '../../src/1-transport/http/options.ts';
 import { timerMs } from '../../src/util/scheduleAfter.ts';
-import { reflectorConfig } from '../../src/2-source/listAndWatch.ts';
+import { listAndWatch, reflectorConfig } from '../../src/2-source/listAndWatch.ts';
+import type { ListWatch } from '../../src/1-transport/listWatch.ts';
 import { Backoff } from '../../src/2-source/backoff.ts';
 import { EMPTY, NEVER } from 'rxjs';
 
@@ -20,6 +22,16 @@ function offlineKc(): KubeConfig {
 }
 const loose = (options: Record<string, unknown>) => options as unknown as InformerOptions<ConfigMap>;
 const shards = { shards: 1, shardOf: () => 0, held$: NEVER, owns: () => true, gate: () => EMPTY };
+/** listAndWatch (rx-informer/pipeline) checks at the call: the ListWatch is never reached. */
+const unused = {} as ListWatch;
+const decode = (() => undefined) as never;
+/** A direct caller's entries, where the option is theirs: `listAndWatch` (the reflector's and `backoff`), `new Backoff`. */
+function directCalls(options: Record<string, unknown>): (() => unknown)[] {
+  if ('http' in options) return [];
+  const calls: (() => unknown)[] = [() => listAndWatch(unused, { decode, ...options })];
+  if ('backoff' in options) calls.push(() => new Backoff(options.backoff as never));
+  return calls;
+}
 
 const BAD: readonly [Record<string, unknown>, string][] = [
   [{ stallMarginMs: NaN }, 'stallMarginMs'],
@@ -45,6 +57,7 @@ describe('a numeric option is a number ≥ 0 or Infinity, else a TypeError namin
       expect(() => informerFactory(offlineKc(), options as never)).toThrow(message);
       expect(() => informerFactory(offlineKc()).informer(ConfigMap, loose(options))).toThrow(message);
       expect(() => shardedInformer(offlineKc(), ConfigMap, shards, loose(options))).toThrow(message);
+      for (const call of directCalls(options)) expect(call).toThrow(message);
     });
 
   // left62: where 0 is no bound to turn off but a fault (docs/api.md), it is refused as NaN is.
@@ -60,6 +73,9 @@ describe('a numeric option is a number ≥ 0 or Infinity, else a TypeError namin
       expect(() => informer(offlineKc(), ConfigMap, loose(options))).toThrow(message);
       expect(() => informerFactory(offlineKc()).informer(ConfigMap, loose(options))).toThrow(message);
       expect(() => shardedInformer(offlineKc(), ConfigMap, shards, loose(options))).toThrow(message);
+      // left71: a direct caller of listAndWatch or Backoff (rx-informer/pipeline) got the default in silence.
+      expect(directCalls(options)).not.toHaveLength(0);
+      for (const call of directCalls(options)) expect(call).toThrow(message);
     });
 
   it('0 and Infinity (off where documented) and ordinary values are taken', () => {
@@ -74,6 +90,9 @@ describe('a numeric option is a number ≥ 0 or Infinity, else a TypeError namin
       http: { requestTimeoutMs: 0, maxListTotalBytes: Infinity, http2: { readIdleMs: Infinity } },
     });
     expect(() => informer(offlineKc(), ConfigMap, good)).not.toThrow();
+    const { http: _http, ...reflector } = good as Record<string, unknown>;
+    for (const call of directCalls(reflector)) expect(call).not.toThrow();
+    expect(directCalls(reflector)).toHaveLength(2);
   });
 });
 
@@ -108,10 +127,21 @@ describe('the inner helpers fall back to the default for NaN or a negative value
     expect(reflectorConfig({ decode, bookmarkTimeoutMs: 5_000 }).bookmarkTimeoutMs).toBe(5_000);
   });
 
-  it('Backoff: initialMs or maxMs 0 from a direct caller is the default, never a wait of 0 forever (left62)', () => {
+  it('listAndWatch and Backoff refuse what an informer refuses, with the same message after their name (left71)', () => {
+    expect(() => listAndWatch(unused, { decode, minWatchTimeoutSeconds: 0 })).toThrow(
+      'listAndWatch: `minWatchTimeoutSeconds` must be a number > 0 (finite), got a number (0)',
+    );
+    expect(() => listAndWatch(unused, { decode, bookmarkTimeoutMs: NaN })).toThrow(
+      'listAndWatch: `bookmarkTimeoutMs` must be a number ≥ 0 or Infinity, got a number (NaN)',
+    );
+    expect(() => listAndWatch(unused, { decode, backoff: 5 as never })).toThrow(
+      'listAndWatch: `backoff` must be an object, got a number (5)',
+    );
+    expect(() => new Backoff({ initialMs: 0, jitter: 0 })).toThrow(
+      'Backoff: `backoff.initialMs` must be a number > 0 (finite), got a number (0)',
+    );
+    expect(() => new Backoff({ maxMs: 0 })).toThrow('Backoff: `backoff.maxMs` must be a number > 0 or Infinity, got a number (0)');
     const waits = (b: Backoff) => [b.next(0), b.next(1), b.next(2), b.next(3)];
-    expect(waits(new Backoff({ initialMs: 0, jitter: 0 }))).toEqual([800, 1600, 3200, 6400]);
-    expect(waits(new Backoff({ maxMs: 0, jitter: 0 }))).toEqual([800, 1600, 3200, 6400]);
     expect(waits(new Backoff({ maxMs: 2_000, jitter: 0 }))).toEqual([800, 1600, 2000, 2000]);
   });
 });

@@ -76,6 +76,17 @@ describe('waitForCacheSync({ timeoutMs }): the timeout says which informers did 
     );
   });
 
+  it('names an error met before the wait began (a refused informer retries only every 30 s or so)', async () => {
+    const refused = forbidden('gadgets');
+    // Running (and refused) before the wait: the replayed state has forgotten its step's errors.
+    const running = refused.store$.subscribe();
+    expect(await timedOut([refused], 1500)).toBe(
+      'Timeout: caches did not sync within 1500 ms: gadgets.example.com (Forbidden: gadgets.example.com is forbidden: User "u" cannot ' +
+        'list resource)',
+    );
+    running.unsubscribe();
+  });
+
   it('names at most three, then counts the others; a long message is cut', async () => {
     const long = fakeInformer(fakeResource({ plural: 'long' }), concat(of(failure('ServerError', 'x'.repeat(1000))), NEVER));
     const message = await timedOut([long, forbidden('a'), forbidden('b'), forbidden('c'), forbidden('d')], 10_000);

@@ -1,3 +1,4 @@
+import { checkBackoffOptions } from './checkReflectorOptions.ts';
 import { BACKOFF_START, backoffStep, type BackoffRule, type BackoffState } from '../util/backoff.ts';
 
 /**
@@ -45,8 +46,9 @@ export class Backoff {
   private state: BackoffState = BACKOFF_START;
 
   constructor(options: BackoffOptions = {}, random: () => number = Math.random) {
+    // As an informer's `backoff`: 0 or NaN is refused, not taken for the default in silence.
+    checkBackoffOptions('Backoff', options);
     this.rule = {
-      // 0 (refused at the entry points: checkInformerOptions) is the default here, never a retry loop.
       initialMs: positiveOr(options.initialMs, REFLECTOR_BACKOFF.initialMs),
       maxMs: positiveOr(options.maxMs, REFLECTOR_BACKOFF.maxMs),
       factor: options.factor ?? REFLECTOR_BACKOFF.factor,

@@ -3,6 +3,7 @@ import { monotonicScheduler } from '../util/monotonicNow.ts';
 import { optionOr } from '../util/scheduleAfter.ts';
 import type { ListPage, ListWatch, WatchFrame } from '../1-transport/listWatch.ts';
 import { Backoff, type BackoffOptions } from './backoff.ts';
+import { checkReflectorOptions } from './checkReflectorOptions.ts';
 import type { Decoder } from './decode.ts';
 import {
   initialReflectorState,
@@ -133,6 +134,7 @@ export function reflectorConfig<T>(options: ListAndWatchOptions<T>): ReflectorCo
  * is in flight at any time, and unsubscribing aborts it and clears every timer.
  */
 export function listAndWatch<T>(listWatch: ListWatch, options: ListAndWatchOptions<T>): Observable<SourceEvent<T>> {
+  checkReflectorOptions('listAndWatch', options);
   return new Observable<SourceEvent<T>>((subscriber) => {
     const shell = new ReflectorShell(listWatch, options, subscriber);
     shell.feed({ type: 'start' });
@@ -302,7 +304,7 @@ class ReflectorShell<T> {
 
   private minTimeout(): number {
     const seconds = this.options.minWatchTimeoutSeconds;
-    // 0 and Infinity are refused at the entry points (checkInformerOptions); a direct caller's is the default.
+    // 0 and Infinity are refused where a caller enters (checkInformerOptions, listAndWatch's checkReflectorOptions).
     return seconds !== undefined && seconds > 0 && seconds < Infinity ? seconds : MIN_WATCH_TIMEOUT_SECONDS;
   }
 

@@ -12,24 +12,7 @@ import { isListWatch, type ListWatch } from '../1-transport/listWatch.ts';
 import type { HttpTransportOptions } from '../1-transport/http/options.ts';
 import type { Http2Options } from '../1-transport/http2/health.ts';
 import type { ListAndWatchOptions } from '../2-source/listAndWatch.ts';
-
-/** What was given, briefly: `"shop"`, `an array (["shop","ops"])`, `an object ({"app":"web"})`, `a number (5)`. */
-export function described(value: unknown): string {
-  if (value === null) return 'null';
-  if (typeof value === 'string') return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value);
-  if (typeof value === 'function') return 'a function';
-  if (typeof value !== 'object') return `a ${typeof value} (${String(value)})`;
-  let text: string;
-  try {
-    text = JSON.stringify(value) ?? '';
-  } catch {
-    text = '';
-  }
-  if (value instanceof Set || value instanceof Map) text = JSON.stringify([...value].slice(0, 10)) ?? '';
-  const shown = text.length > 60 ? `${text.slice(0, 60)}…` : text;
-  const kind = Array.isArray(value) ? 'an array' : value instanceof Set ? 'a Set' : value instanceof Map ? 'a Map' : 'an object';
-  return `${kind}${shown ? ` (${shown})` : ''}`;
-}
+import { BACKOFF_NUMERIC_OPTIONS, NUMERIC_OPTIONS, checkNumbers, described } from '../2-source/checkReflectorOptions.ts';
 
 /** An array, a Set or any other iterable (not a string) of strings: what `namespaces` takes (it is spread into a Set). */
 const isStrings = (value: unknown): boolean =>
@@ -42,24 +25,6 @@ const isStrings = (value: unknown): boolean =>
 const selectorHint = (name: string) =>
   name === 'labelSelector' ? `a selector string, e.g. 'app=web,tier!=db'` : `a selector string, e.g. 'status.phase=Running'`;
 
-/**
- * The numeric options (durations, sizes, counts): each a number ≥ 0 or `Infinity` (0 and Infinity turn a bound off where
- * its doc says so). NaN (`Number(process.env.X)` with X unset) or a negative number is refused: before, it meant the
- * default in one place (byte limits), no bound at all in another (`requestTimeoutMs`) and a deadline re-armed every
- * millisecond in a third (`stallMarginMs`).
- */
-const NUMERIC_OPTIONS = [
-  'maxNamespaceWatches',
-  'pageSize',
-  'minWatchTimeoutSeconds',
-  'idleTimeoutMs',
-  'busyIdleTimeoutMs',
-  'stallMarginMs',
-  'bookmarkTimeoutMs',
-  'maxListPages',
-  'maxListObjects',
-] as const;
-const BACKOFF_NUMERIC_OPTIONS = ['initialMs', 'maxMs', 'factor', 'jitter', 'resetAfterMs'] as const;
 const HTTP_NUMERIC_OPTIONS = [
   'requestTimeoutMs',
   'tlsHandshakeTimeoutMs',
@@ -92,34 +57,6 @@ type EveryNumberChecked = [
   NoneLeft<Unchecked<HttpTransportOptions, (typeof HTTP_NUMERIC_OPTIONS)[number]>>,
   NoneLeft<Unchecked<Http2Options, (typeof HTTP2_NUMERIC_OPTIONS)[number]>>,
 ];
-
-/**
- * The numeric options whose 0 is no bound to turn off but a fault (docs/api.md, "0 in a timing option"), refused as NaN
- * is: `minWatchTimeoutSeconds` (0 asks the server for no timeout, Infinity is no number to send: finite too) and the
- * backoff's `initialMs` and `maxMs` (a wait of 0 that never grows: a retry loop against a failing server; `initialMs`
- * finite too).
- */
-const POSITIVE: Readonly<Record<string, 'finite' | 'any'>> = {
-  minWatchTimeoutSeconds: 'finite',
-  // Infinity would be a first wait of the longest timer (24.8 days): an informer stopped by a transient fault.
-  'backoff.initialMs': 'finite',
-  'backoff.maxMs': 'any',
-};
-
-/** Each of `names` in `o` (given) is a number ≥ 0 (Infinity too), else a `TypeError` naming it (`prefix` + name). */
-function checkNumbers(caller: string, o: Record<string, unknown>, names: readonly string[], prefix: string): void {
-  for (const name of names) {
-    const value = o[name];
-    const positive = Object.hasOwn(POSITIVE, prefix + name) ? POSITIVE[prefix + name] : undefined;
-    if (value === undefined) continue;
-    if (positive !== undefined && !(typeof value === 'number' && value > 0 && (positive === 'any' || value < Infinity)))
-      throw new TypeError(
-        `${caller}: \`${prefix}${name}\` must be a number > 0${positive === 'finite' ? ' (finite)' : ' or Infinity'}, got ${described(value)}`,
-      );
-    if (!(typeof value === 'number' && value >= 0))
-      throw new TypeError(`${caller}: \`${prefix}${name}\` must be a number ≥ 0 or Infinity, got ${described(value)}`);
-  }
-}
 
 /**
  * The informer options that decide what is read, each of its type, else a `TypeError` naming the option, what was given

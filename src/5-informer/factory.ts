@@ -21,6 +21,7 @@ import { InformerError, capMessage } from '../0-model/errors.ts';
 import type { KubeObject } from '../0-model/objects.ts';
 import { resourceName, type Resource } from '../0-model/resources.ts';
 import { informer, type Informer, type InformerOptions } from './informer.ts';
+import { lastErrorOf } from './informerFromSource.ts';
 import type { InformerHealth } from './health.ts';
 import { checkInformerOptions, checkResource } from './checkOptions.ts';
 import { checkSharedOptions } from './sharing.ts';
@@ -83,7 +84,12 @@ export function waitForCacheSync(informers: readonly Syncable[], options: { read
   if (misuse) return Promise.reject(misuse);
   const synced = cacheSynced$(...informers);
   if (options.timeoutMs === undefined) return firstValueFrom(synced);
-  const progress = informers.map((informer) => ({ informer, synced: false, lastError: undefined as InformerError | undefined }));
+  // Each informer's last fault before the wait too: one refused for minutes retries only every 30 s or so.
+  const progress = informers.map((informer) => ({
+    informer,
+    synced: false,
+    lastError: hasState(informer) ? lastErrorOf(informer.state$) : undefined,
+  }));
   // Each informer's state while we wait (not its errors$: that would count as observing them and silence their report).
   const watched = merge(
     ...progress.map((p) =>

@@ -201,6 +201,18 @@ function reuseUnchanged<T extends KubeObject>(decode: Decoder<T>, cache: () => S
 
 const NO_STEP: readonly never[] = Object.freeze([]);
 
+/** Each informer's last fault of its current run, by its `state$` (see {@link lastErrorOf}). */
+const lastErrors = new WeakMap<Observable<unknown>, () => InformerError | undefined>();
+
+/**
+ * The last fault an informer's steps reported since it started running (undefined: none, or not an informer of ours).
+ * A timed `waitForCacheSync` names it: the replayed state forgets its step's errors, so a wait that joined an informer
+ * refused for minutes (a 401, a 403) said "no error yet" until the next retry, up to the backoff's 30 s later.
+ */
+export function lastErrorOf(state$: Observable<unknown>): InformerError | undefined {
+  return lastErrors.get(state$)?.();
+}
+
 /**
  * Once a state has been delivered to every subscriber, its `events` and
  * `errors` are cleared: the replayed state stands for the cache, not for the
@@ -246,7 +258,9 @@ export function informerFromSource<T extends KubeObject>(
     () => scheduler.now(),
     options.reportUnobservedErrors !== false,
   );
+  let lastError: InformerError | undefined;
   const state$ = defer(() => {
+    lastError = undefined;
     // deltaFifo's knownObjects is the cache itself, as of the last step (the pipeline is synchronous).
     // The one reference to the latest state: no operator keeps the first one (a `scan` seed, a `startWith`
     // value), which would hold the first snapshot for as long as the informer runs.
@@ -267,6 +281,7 @@ export function informerFromSource<T extends KubeObject>(
         current = afterStep(reduceDeltas(current, output));
         const errors = current.errors;
         for (let i = 0; i < errors.length; i++) unobserved.report(errors[i]!);
+        if (errors.length > 0) lastError = errors[errors.length - 1];
         return current;
       }),
     );
@@ -275,6 +290,7 @@ export function informerFromSource<T extends KubeObject>(
       return subscriber.closed ? undefined : steps$.subscribe(subscriber);
     });
   }).pipe(forgetDeliveredSteps(), shareReplay(shared));
+  lastErrors.set(state$, () => lastError);
 
   const store$ = state$.pipe(
     map((state) => state.store),

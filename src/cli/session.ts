@@ -168,7 +168,8 @@ function transition<I>(config: SessionConfig, state: SessionState<I>, input: Ses
 function add<I>(state: SessionState<I>, r: NewResource<I>, scope: number | undefined, out: Out<I>): SessionState<I> {
   const id = state.resources.length;
   const { name, label, secret, informer, namespace, namespaces, narrow } = r;
-  const many = namespaces !== undefined && narrow !== undefined ? { namespaces, narrow } : {};
+  // --all past 16 namespaces: the namespaces without `narrow` (the dynamic watch runs the informer; whyForbiddenAll).
+  const many = { ...(namespaces !== undefined ? { namespaces } : {}), ...(narrow !== undefined ? { narrow } : {}) };
   const one = namespace !== undefined ? { namespace } : {};
   const added = {
     id,
@@ -291,8 +292,23 @@ function onError<I>(
  */
 function forbiddenNamespace<I>(w: WatchedResource<I>, error: InformerError): string | undefined {
   if (w.namespaces === undefined || w.narrow === undefined || error.reason !== 'Forbidden') return undefined;
-  const namespace = /\/namespaces\/([^/?]+)\//.exec(error.request ?? '')?.[1];
+  const namespace = requestNamespace(error);
   return namespace !== undefined && w.namespaces.length > 1 && w.namespaces.includes(namespace) ? namespace : undefined;
+}
+
+/** The namespace a failed request names (`list /api/v1/namespaces/ns-03/configmaps`), if any. */
+const requestNamespace = (error: InformerError): string | undefined => /\/namespaces\/([^/?]+)\//.exec(error.request ?? '')?.[1];
+
+/**
+ * With --all past 16 namespaces (one informer over all of them, run by the dynamic watch, which cannot be made again
+ * over fewer): the namespace whose 403 leaves the whole resource out, said, so that the line does not read as a
+ * resource the user may not list anywhere. Empty otherwise.
+ */
+function whyForbiddenAll<I>(w: WatchedResource<I>, error: InformerError): string {
+  if (w.namespaces === undefined || w.narrow !== undefined || error.reason !== 'Forbidden') return '';
+  const namespace = requestNamespace(error);
+  if (namespace === undefined || !w.namespaces.includes(namespace)) return '';
+  return `${namespace} may not be listed, and with --all that leaves the whole resource out (without --all only ${namespace} is): `;
 }
 
 /** One namespace of a many-namespace informer may not be listed: said, and the informer made again over the rest. */
@@ -325,7 +341,7 @@ function giveUp<I>(
   out.push({ type: 'detach', id: w.id });
   if (w.scope !== undefined) out.push({ type: 'exclude', scope: w.scope, name: w.name });
   const next = update(state, w, { live: false });
-  const why = explain(error, config.server, w.secret);
+  const why = whyForbiddenAll(w, error) + explain(error, config.server, w.secret);
   if (error.reason === 'BadRequest') return fail(next, `cannot watch ${w.label}: ${why}`, out);
   if (live(next).length === 0) {
     if (next.resources.length === 1) return fail(next, `cannot watch ${w.label}: ${why}`, out);

@@ -182,7 +182,9 @@ function newResource(d: DiscoveredResource, scope: Scope, several: boolean, info
   const name = resourceName(d);
   const label = d.namespaced && several ? `${name} in ${scope.label}` : name;
   const namespace = d.namespaced && scope.namespace !== undefined ? { namespace: scope.namespace } : {};
-  return { name, label, secret: isSecretResource(d), informer, ...namespace };
+  // Past 16 namespaces, the ones its informer reads (a 403 naming one of them is said as such: session.ts).
+  const namespaces = d.namespaced && scope.namespaces !== undefined ? { namespaces: scope.namespaces } : {};
+  return { name, label, secret: isSecretResource(d), informer, ...namespace, ...namespaces };
 }
 
 /** The options of discovery and of the informers' requests: byte limits, compression and encoding, when given. */

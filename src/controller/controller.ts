@@ -37,7 +37,7 @@ import { ownerKeysOf } from './ownerKeys.ts';
 import { TerminalError, type ReconcileOutcome, type ReconcileResult } from './reconcile.ts';
 import { forward } from '../util/forward.ts';
 import { isWork } from '../util/isWork.ts';
-import { Room } from './room.ts';
+import { AbandonedRoomError, ABANDONED_ROOM_REPORT_MS, Room, type HeldRoom, type RoomStall } from './room.ts';
 
 /** What a reconcile is given besides the key. */
 export interface ReconcileContext<T> {
@@ -309,8 +309,8 @@ interface ReconcileDeps<T extends KubeObject> {
   readonly queue: RateLimitingWorkQueue<string>;
   readonly scheduler: SchedulerLike;
   readonly cacheOf: ReconcileContext<T>['cacheOf'];
-  /** Called once when the reconcile starts, and its result once when it ends or is abandoned. */
-  readonly started: () => () => void;
+  /** Called once when the reconcile starts; its result once when it ends, or `abandon()` then it once it settles. */
+  readonly started: () => HeldRoom;
   /** The signals of the reconciles running now, aborted by `stop()`. */
   readonly running: Set<AbortController>;
   readonly record: (outcome: ReconcileOutcome) => void;
@@ -419,10 +419,23 @@ function reconcileOnce<T extends KubeObject>(deps: ReconcileDeps<T>, key: string
         deps.running.delete(abort);
         if (ended) return;
         abort.abort();
+        finished.abandon();
         holds.afterSettled(finished);
       }),
     );
   });
+}
+
+/** The report of a slot kept waiting by abandoned reconciles: how many, for how long, and what to do about it. */
+function abandonedRoomError(name: string, concurrency: number, stall: RoomStall): AbandonedRoomError {
+  const seconds = (ms: number) => `${Math.round(ms / 1000)} s`;
+  const them = stall.abandoned === 1 ? '1 abandoned reconcile holds' : `${stall.abandoned} abandoned reconciles hold`;
+  return new AbandonedRoomError(
+    `controller ${name}: no reconcile could start for ${seconds(stall.waitedMs)} (reported after ${seconds(ABANDONED_ROOM_REPORT_MS)}): ` +
+      `${them} the room of concurrency ${concurrency}, abandoned ${seconds(stall.abandonedForMs)} ago (outcomes$ unsubscribed mid-reconcile, ` +
+      `as on a lost leadership) and its promise not settled; pass context.signal on so that it ends when aborted`,
+    stall,
+  );
 }
 
 /** The latest cache of every input informer, kept while the controller runs. */
@@ -501,7 +514,8 @@ export function controller<T extends KubeObject, W extends readonly KubeObject[]
   const stop$ = new Subject<void>();
   let stopped = false;
   let counts = NO_OUTCOMES;
-  const room = new Room(concurrency);
+  // A slot kept waiting by abandoned reconciles (a promise that never settles stalls a controller of concurrency 1).
+  const room = new Room(concurrency, { scheduler, report: (stall) => errors$.next(abandonedRoomError(name, concurrency, stall)) });
   const running = new Set<AbortController>();
 
   const { keyFilter } = options;

@@ -12,6 +12,7 @@ export {
   type ReconcileContext,
   type WatchInput,
 } from './controller.ts';
+export { ABANDONED_ROOM_REPORT_MS, AbandonedRoomError, type RoomStall } from './room.ts';
 export { controllerOwnerKey, ownerKeysOf } from './ownerKeys.ts';
 export { TerminalError, done, requeue, requeueAfter, type ReconcileOutcome, type ReconcileResult } from './reconcile.ts';
 export * from './predicates/index.ts';

@@ -1,4 +1,46 @@
-import { Observable } from 'rxjs';
+import { Observable, type SchedulerLike, type Subscription } from 'rxjs';
+import { InformerError } from '../0-model/errors.ts';
+
+/**
+ * How long a slot waits for room held by abandoned reconciles before the controller says so (ms). This controller has
+ * no reconcile timeout (controller-runtime has none by default either); a minute is kube-apiserver's default request
+ * timeout (`--request-timeout`, 1 m), so a promise still unsettled after it is waiting on something that is no API call,
+ * or on one without a timeout: it may never settle.
+ */
+export const ABANDONED_ROOM_REPORT_MS = 60_000;
+
+/**
+ * A controller that could start no reconcile for {@link ABANDONED_ROOM_REPORT_MS} because abandoned reconciles (their
+ * `outcomes$` unsubscribed mid-reconcile, as on a lost leadership) still hold the room of `concurrency`: their promises
+ * have not settled. Reported once on the controller's `errors$` (reason `Timeout`), again only after it cleared and
+ * came back.
+ */
+export class AbandonedRoomError extends InformerError {
+  /** Abandoned reconciles holding room now. */
+  readonly abandoned: number;
+  /** How long the oldest of them has been abandoned (ms). */
+  readonly abandonedForMs: number;
+  /** How long a slot has waited for room (ms). */
+  readonly waitedMs: number;
+
+  constructor(message: string, stall: RoomStall) {
+    super('Timeout', message);
+    this.name = 'AbandonedRoomError';
+    this.abandoned = stall.abandoned;
+    this.abandonedForMs = stall.abandonedForMs;
+    this.waitedMs = stall.waitedMs;
+  }
+}
+
+/** What {@link Room} reports when abandoned reconciles kept a slot waiting: see {@link AbandonedRoomError}. */
+export interface RoomStall {
+  readonly abandoned: number;
+  readonly abandonedForMs: number;
+  readonly waitedMs: number;
+}
+
+/** A reconcile holding room: call it once when it ends; `abandon()` when its outcome is no longer awaited. */
+export type HeldRoom = (() => void) & { readonly abandon: () => void };
 
 /**
  * Room for `concurrency` reconciles at once, abandoned ones included: a promise reconcile abandoned when `outcomes$`
@@ -18,9 +60,17 @@ export class Room {
   /** Slots that took room and wait for a key. */
   private reserved = 0;
   private readonly waiting: (() => void)[] = [];
+  /** The abandoned reconciles still holding room, each with when it was abandoned. */
+  private readonly abandoned = new Map<HeldRoom, number>();
+  /** Since when a slot has waited for room it would have but for the abandoned reconciles, and the report's timer. */
+  private stall: { readonly since: number; readonly timer: Subscription } | undefined;
 
-  constructor(size: number) {
+  private readonly watch: { readonly scheduler: SchedulerLike; readonly report: (stall: RoomStall) => void } | undefined;
+
+  /** `watch`: where a stall by abandoned reconciles is reported (none: not watched). */
+  constructor(size: number, watch?: { readonly scheduler: SchedulerLike; readonly report: (stall: RoomStall) => void }) {
     this.size = size;
+    this.watch = watch;
   }
 
   /** `activeWorkers`: reconciles running, abandoned ones still settling included. */
@@ -28,16 +78,32 @@ export class Room {
     return this.running;
   }
 
-  /** A reconcile starts (its slot's reservation becomes it); the function returned ends it, once. */
-  started(): () => void {
+  /**
+   * A reconcile starts (its slot's reservation becomes it); the function returned ends it, once, and its `abandon()`
+   * marks it abandoned (it holds its room until it ends).
+   */
+  started(): HeldRoom {
     this.running++;
     let ended = false;
-    return () => {
-      if (ended) return;
-      ended = true;
-      this.running--;
-      this.wake();
-    };
+    const held: HeldRoom = Object.assign(
+      () => {
+        if (ended) return;
+        ended = true;
+        this.running--;
+        this.abandoned.delete(held);
+        this.wake();
+        this.watchStall();
+      },
+      {
+        abandon: () => {
+          if (ended || this.abandoned.has(held)) return;
+          this.abandoned.set(held, this.watch?.scheduler.now() ?? 0);
+          this.watchStall();
+        },
+      },
+    );
+    this.watchStall();
+    return held;
   }
 
   /**
@@ -56,7 +122,9 @@ export class Room {
         if (!holding) return;
         holding = false;
         this.reserved--;
-        if (wake) this.wake();
+        if (!wake) return; // the reconcile's `started()` follows at once, and watches
+        this.wake();
+        this.watchStall();
       };
       const enter = () => {
         waiter = undefined;
@@ -84,14 +152,43 @@ export class Room {
         });
       };
       enter();
+      this.watchStall();
       return () => {
         closed = true;
         const at = waiter === undefined ? -1 : this.waiting.indexOf(waiter);
         if (at >= 0) this.waiting.splice(at, 1);
         inner?.unsubscribe();
         release();
+        this.watchStall();
       };
     });
+  }
+
+  /**
+   * A slot waits for room it would have but for the abandoned reconciles: from then on, {@link ABANDONED_ROOM_REPORT_MS}
+   * later it is reported (once); when no slot waits so any more, the watch starts over.
+   */
+  private watchStall(): void {
+    if (!this.starved()) {
+      this.stall?.timer.unsubscribe();
+      this.stall = undefined;
+      return;
+    }
+    const watch = this.watch;
+    if (this.stall || !watch) return;
+    const since = watch.scheduler.now();
+    const timer = watch.scheduler.schedule(() => {
+      if (!this.starved()) return; // every change is watched; this only guards the report
+      const now = watch.scheduler.now();
+      const oldest = Math.min(...this.abandoned.values());
+      watch.report({ abandoned: this.abandoned.size, abandonedForMs: Math.max(0, now - oldest), waitedMs: Math.max(0, now - since) });
+    }, ABANDONED_ROOM_REPORT_MS);
+    this.stall = { since, timer };
+  }
+
+  /** A slot waits for room it would have but for the abandoned reconciles. */
+  private starved(): boolean {
+    return this.waiting.length > 0 && this.abandoned.size > 0 && this.running - this.abandoned.size + this.reserved < this.size;
   }
 
   /** Room was freed: the slots waiting for it try again, in order (those that find none wait again). */

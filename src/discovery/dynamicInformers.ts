@@ -279,6 +279,7 @@ export function dynamicInformerFactory(kc: KubeConfig, options: DynamicInformerF
   const discovery = { ...discoveryRequestOptions(options.factory ? undefined : options.factoryOptions?.http), ...options.discovery };
   // A CRD watch refused its list (403: a tenant's RBAC) is no cache of the factory's user: waitForCacheSync() would
   // wait on it for good. It leaves the factory's count and goes on (its backoff), and discovery runs every 30 s meanwhile.
+  // A 401 does not: an expired credential the next request renews, failing every informer of it alike (client-go retries it).
   const refused = () => factory.forget(crds);
   const discovery$ = followedDiscovery(kc, crds, pokes, faults, refused, { ...options, discovery });
   const errors$ = observedErrors(merge(discoveryErrors, crds.errors$), unobserved);
