@@ -9,6 +9,7 @@ import { isReplayCommand, parseReplayLine } from './replayArgs.ts';
 import { isTrimCommand, parseTrimLine } from './trimCommand.ts';
 import { startCommand, usageHint, watchCommand as watchWithArgs } from './invocation.ts';
 import { SecretScrubber } from './secrets.ts';
+import { StatusLine } from './statusLine.ts';
 import type { Terminal, WatchCommand } from './watch.ts';
 import type { EventSink } from './webhook.ts';
 
@@ -33,8 +34,14 @@ function version(): string {
 /** Every secret the configuration holds (kubeconfig, sink URLs): no line on stderr carries one. */
 const scrubber = new SecretScrubber();
 
+/** stderr: on a TTY, a line clears the status line first, and the status is cut to the width. */
+const stderr = new StatusLine(
+  (text) => void process.stderr.write(text),
+  () => process.stderr.columns,
+);
+
 /** A one-line message for stderr; never a stack trace, never a secret. */
-const err = (line: string) => void process.stderr.write(`${printable(scrubber.scrub(line))}\n`);
+const err = (line: string) => stderr.line(printable(scrubber.scrub(line)));
 
 /** A command line at fault: its message and the pointer to `--help` on stderr, exit 2. */
 function usageError(message: string): number {
@@ -179,7 +186,7 @@ function terminalFor(ending: Ending): Terminal {
   return {
     out: (text: string) => void (!ending.over && process.stdout.write(`${text}\n`)),
     err,
-    ...(process.stderr.isTTY ? { status: (text: string) => void process.stderr.write(`\r\x1b[2K${printable(scrubber.scrub(text))}`) } : {}),
+    ...(process.stderr.isTTY ? { status: (text: string) => stderr.status(printable(scrubber.scrub(text))) } : {}),
   };
 }
 
