@@ -133,6 +133,11 @@ describe('rx-informer (the bin, against a TLS emulator)', () => {
       ],
       [['watch', 'pods', '-n'], /^error: -n\/--namespace needs a value/],
       [['start', 'pods'], /^error: start takes no resource names \(it watches everything\); to watch some, use `rx-informer watch pods`$/],
+      // kubectl's `pods --all` is every pod; ours is every resource, and `pods` was dropped unsaid (audit35).
+      [
+        ['watch', 'pods', '--all'],
+        /^error: --all watches every resource that can be listed \(Secrets included\) and takes no resource names; to watch pods in all namespaces, use `rx-informer watch pods -A` \(all namespaces is the default\)$/,
+      ],
       [['frob'], /^error: unknown command "frob"/],
       [
         ['watch', 'pods', '--webhook', 'http://127.0.0.1:6000/hook'],
