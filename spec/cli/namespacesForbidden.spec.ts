@@ -83,4 +83,11 @@ describe('watch -n past 16 namespaces, many of them forbidden (audit35)', () => 
     const lists = api!.requests.filter((r) => r.resource === 'configmaps' && !r.watch);
     expect(lists.length).toBeLessThan(3 * namespaces.length);
   }, 30_000);
+
+  it('17 namespaces, all forbidden: the last one named, and the sentence says all 17, as up to 16 it does', async () => {
+    const { outcome, err } = await run(17, () => true);
+    // It read `cannot watch configmaps in 1 namespace: forbidden (403): …`, naming neither the 17 nor the last.
+    expect(outcome).toBe('failed: cannot watch configmaps in any of the 17 namespaces');
+    expect(err.filter((l) => l.startsWith('! not watching configmaps in ns-'))).toHaveLength(17);
+  }, 30_000);
 });

@@ -287,6 +287,33 @@ const rows: readonly Row[] = [
     effects: [],
   },
   {
+    rule: 'one informer over many namespaces, every one refused: the last is named, the sentence says all of them (audit35)',
+    namespaces: 3,
+    given: [{ type: 'watch', resources: [over('configmaps', ['a', 'b', 'c'])] }, refused(0, 'a'), refused(0, 'b')],
+    input: refused(0, 'c'),
+    effects: [
+      'detach 0',
+      'err: ! not watching configmaps in c: forbidden (403): nope',
+      'failed: cannot watch configmaps in any of the 3 namespaces',
+    ],
+  },
+  {
+    rule: 'one informer over many namespaces, the last one left after a narrowing refused: named, all counted',
+    namespaces: 3,
+    given: [
+      { type: 'watch', resources: [over('configmaps', ['a', 'b', 'c'])] },
+      refused(0, 'a'),
+      refused(0, 'b'),
+      { type: 'narrow', id: 0, informer: 'configmaps over a,b,c' },
+    ],
+    input: refused(0, 'c'),
+    effects: [
+      'detach 0',
+      'err: ! not watching configmaps in c: forbidden (403): nope',
+      'failed: cannot watch configmaps in any of the 3 namespaces',
+    ],
+  },
+  {
     rule: 'one resource in several namespaces, refused in each: the sentence says so',
     namespaces: 2,
     given: [watch('pods in a', 'pods in b'), error(0, 'Forbidden')],

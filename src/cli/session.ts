@@ -367,7 +367,8 @@ function giveUp<I>(
   const why = explain(error, config.server, w.secret);
   if (error.reason === 'BadRequest') return fail(next, `cannot watch ${w.label}: ${why}`, out);
   if (live(next).length === 0) {
-    if (next.resources.length === 1) return fail(next, `cannot watch ${w.label}: ${why}`, out);
+    // One resource in one scope; a many-namespace informer says its namespaces, as one informer per namespace does.
+    if (next.resources.length === 1 && w.namespaces === undefined) return fail(next, `cannot watch ${w.label}: ${why}`, out);
     out.push({ type: 'err', line: `! not watching ${where}: ${why}` });
     const resources = names(next.resources);
     const sentence =
