@@ -342,6 +342,25 @@ describe('rx-informer (the bin, against a TLS emulator)', () => {
     await slow.close();
   });
 
+  it('webhook: a second Ctrl-C during the flush says what each sink did so far (queued counts as unsent), then exits 130', async () => {
+    // audit35: it exited 130 at once, with no summary: what was never sent went unsaid.
+    const held: http.ServerResponse[] = [];
+    const slow = await receiver((_q, s) => void held.push(s));
+    const c = cli(['watch', 'configmaps', '-n', 'flush2', '--kubeconfig', kubeconfig, '--webhook', slow.url]);
+    await c.line('err', SYNCED);
+    for (let i = 0; i < 5; i++) api.create('configmaps', { metadata: { name: `cm-${i}`, namespace: 'flush2' } });
+    await c.line('out', /cm-4/);
+    await slow.received(1);
+    // The receiver holds its first request and every one after: five events wait when Ctrl-C comes.
+    c.proc.kill('SIGINT');
+    await c.line('err', /^delivering 5 queued events… \(Ctrl-C again to stop\)$/);
+    c.proc.kill('SIGINT');
+    expect((await c.exit).code).toBe(130);
+    expect(c.err).toContain(`webhook ${slow.url}: 0 events delivered, 5 not (5 unsent at exit)`);
+    for (const res of held) res.writeHead(204).end();
+    await slow.close();
+  });
+
   it('two webhooks to one origin are told apart (by their place among the --webhook flags), in problems and summaries', async () => {
     const hook = await receiver((q, s) => void s.writeHead(q.url === '/down' ? 503 : 204).end());
     const c = cli([

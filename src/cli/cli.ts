@@ -3,7 +3,7 @@ import type { Compression } from '../pipeline.ts';
 import { HELP, parseCommandLine, type CliOptions } from './args.ts';
 import { commandHelp } from './commandHelp.ts';
 import type { DemoEmulator } from './demo.ts';
-import { messageOf, printable } from './format.ts';
+import { count, messageOf, printable } from './format.ts';
 import { isRecordCommand, parseRecordLine } from './recordArgs.ts';
 import { isReplayCommand, parseReplayLine } from './replayArgs.ts';
 import { isTrimCommand, parseTrimLine } from './trimCommand.ts';
@@ -247,10 +247,16 @@ async function watchUntilEnd(
   }
 }
 
-/** Undoes what was started, then gives the sinks until the flush deadline and says what each delivered. */
+/**
+ * Undoes what was started, then gives the sinks until the flush deadline and says what each delivered. A second Ctrl-C
+ * during the flush means now: each sink says what it did so far (what is queued counts as unsent), then exit 130.
+ */
 async function wrapUp(cleanup: readonly (() => Promise<void> | void)[], sinks: readonly EventSink[]): Promise<void> {
-  // A second Ctrl-C during the flush means now.
-  process.once('SIGINT', () => process.exit(EXIT.interrupted));
+  const { HttpSink } = await import('./sink.ts');
+  process.once('SIGINT', () => {
+    for (const sink of sinks) err(HttpSink.describe(sink.label, sink.summary()));
+    process.exit(EXIT.interrupted);
+  });
   for (const undo of cleanup) {
     try {
       await undo();
@@ -258,7 +264,9 @@ async function wrapUp(cleanup: readonly (() => Promise<void> | void)[], sinks: r
       err(`! while stopping: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
-  const { HttpSink } = await import('./sink.ts');
+  const queued = sinks.reduce((n, sink) => n + sink.summary().unsent, 0);
+  // The flush may take its FLUSH_MS: said, so that the wait does not look like a hang.
+  if (queued > 0) err(`delivering ${count(queued, 'queued event')}… (Ctrl-C again to stop)`);
   const deadline = Date.now() + FLUSH_MS;
   const summaries = await Promise.all(sinks.map(async (sink) => HttpSink.describe(sink.label, await sink.close(deadline))));
   for (const summary of summaries) err(summary);
