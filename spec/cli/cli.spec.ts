@@ -133,6 +133,11 @@ describe('rx-informer (the bin, against a TLS emulator)', () => {
       ],
       [['watch', 'pods', '-n'], /^error: -n\/--namespace needs a value/],
       [['start', 'pods'], /^error: start takes no resource names \(it watches everything\); to watch some, use `rx-informer watch pods`$/],
+      // kubectl's `pods --all` is every pod; ours is every resource, and `pods` was dropped unsaid (audit35).
+      [
+        ['watch', 'pods', '--all'],
+        /^error: --all watches every resource that can be listed \(Secrets included\) and takes no resource names; to watch pods in all namespaces, use `rx-informer watch pods -A` \(all namespaces is the default\)$/,
+      ],
       [['frob'], /^error: unknown command "frob"/],
       [
         ['watch', 'pods', '--webhook', 'http://127.0.0.1:6000/hook'],
@@ -334,6 +339,25 @@ describe('rx-informer (the bin, against a TLS emulator)', () => {
     expect(c.err).toContain(`webhook ${dead}: 0 events delivered, 5 not (5 unsent at exit)`);
     expect(c.err.filter((l) => l.startsWith(`! webhook ${dead}`)).length).toBeLessThanOrEqual(2);
     expect(slow.requests.map((r) => (JSON.parse(r.body) as { name: string }).name)).toEqual(['cm-0', 'cm-1', 'cm-2', 'cm-3', 'cm-4']);
+    await slow.close();
+  });
+
+  it('webhook: a second Ctrl-C during the flush says what each sink did so far (queued counts as unsent), then exits 130', async () => {
+    // audit35: it exited 130 at once, with no summary: what was never sent went unsaid.
+    const held: http.ServerResponse[] = [];
+    const slow = await receiver((_q, s) => void held.push(s));
+    const c = cli(['watch', 'configmaps', '-n', 'flush2', '--kubeconfig', kubeconfig, '--webhook', slow.url]);
+    await c.line('err', SYNCED);
+    for (let i = 0; i < 5; i++) api.create('configmaps', { metadata: { name: `cm-${i}`, namespace: 'flush2' } });
+    await c.line('out', /cm-4/);
+    await slow.received(1);
+    // The receiver holds its first request and every one after: five events wait when Ctrl-C comes.
+    c.proc.kill('SIGINT');
+    await c.line('err', /^delivering 5 queued events… \(Ctrl-C again to stop\)$/);
+    c.proc.kill('SIGINT');
+    expect((await c.exit).code).toBe(130);
+    expect(c.err).toContain(`webhook ${slow.url}: 0 events delivered, 5 not (5 unsent at exit)`);
+    for (const res of held) res.writeHead(204).end();
     await slow.close();
   });
 

@@ -52,3 +52,21 @@ describe('a value that starts with "-": every command says how to give it (the o
     expect(parseTrimLine(['trim', 't.jsonl', '-o'])).toBe('trim: -o/--output needs a value');
   });
 });
+
+describe('watch --all with resource names (audit35)', () => {
+  it('is a usage error saying what --all does and how to watch those in all namespaces, in either order', () => {
+    // It ran --all (every resource, Secrets included) and dropped `pods` unsaid; kubectl's `pods --all` is every pod.
+    for (const argv of [
+      ['watch', 'pods', '--all'],
+      ['watch', '--all', 'pods'],
+    ])
+      expect(parseCommandLine(argv)).toEqual({
+        kind: 'usage',
+        message: expect.stringMatching(
+          /^--all watches every resource .*\(Secrets included\) and takes no resource names; .*watch pods -A`/,
+        ),
+      });
+    expect(parseCommandLine(['watch', '--all'])).toMatchObject({ kind: 'run', options: { all: true } });
+    expect(parseCommandLine(['watch', 'pods', '-A'])).toMatchObject({ kind: 'run', options: { all: false, resources: ['pods'] } });
+  });
+});

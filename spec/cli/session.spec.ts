@@ -37,6 +37,12 @@ const started = (label: string, informer = label, scope = 0): SessionInput<I> =>
 });
 const synced = (id: number, size: number): SessionInput<I> => ({ type: 'state', id, size, synced: true });
 const listing = (id: number, size: number): SessionInput<I> => ({ type: 'state', id, size, synced: false });
+/** A 403 on one namespace's list (`list /api/v1/namespaces/b/configmaps`), as a many-namespace informer reports it. */
+const refused = (id: number, namespace: string): SessionInput<I> => ({
+  type: 'error',
+  id,
+  error: new InformerError('Forbidden', 'nope', { phase: 'list', request: `list /api/v1/namespaces/${namespace}/configmaps` }),
+});
 const error = (id: number, reason: ErrorReason, phase: 'list' | 'watch' = 'list', message = 'no'): SessionInput<I> => ({
   type: 'error',
   id,
@@ -58,6 +64,8 @@ function compact(effect: SessionEffect<I>): string {
       return 'synced';
     case 'failed':
       return `failed: ${effect.sentence}`;
+    case 'narrowSoon':
+      return `narrowSoon ${effect.id} ${effect.informer}`;
   }
 }
 
@@ -233,14 +241,77 @@ const rows: readonly Row[] = [
     namespaces: 3,
     given: [
       { type: 'watch', resources: [over('configmaps', ['a', 'b', 'c'])] },
-      {
-        type: 'error',
-        id: 0,
-        error: new InformerError('Forbidden', 'nope', { phase: 'list', request: 'list /api/v1/namespaces/b/configmaps' }),
-      },
+      refused(0, 'b'),
+      { type: 'narrow', id: 0, informer: 'configmaps over a,b,c' },
     ],
     input: synced(0, 2),
     effects: ['err: synced configmaps in 2 namespaces: 2 objects', SUMMARY('1 resource', '2 objects', ' (2 of 3 namespaces)'), 'synced'],
+  },
+  {
+    rule: 'one informer over many namespaces, a namespace refused: said at once, the informer made again later (narrowSoon)',
+    namespaces: 4,
+    given: [{ type: 'watch', resources: [over('configmaps', ['a', 'b', 'c', 'd'])] }],
+    input: refused(0, 'b'),
+    effects: ['err: ! not watching configmaps in b: forbidden (403): nope', 'narrowSoon 0 configmaps over a,b,c,d'],
+  },
+  {
+    rule: 'one informer over many namespaces, a second refused before it is narrowed: collected, the narrowing put off again (audit35)',
+    namespaces: 4,
+    given: [{ type: 'watch', resources: [over('configmaps', ['a', 'b', 'c', 'd'])] }, refused(0, 'b')],
+    input: refused(0, 'd'),
+    effects: ['err: ! not watching configmaps in d: forbidden (403): nope', 'narrowSoon 0 configmaps over a,b,c,d'],
+  },
+  {
+    rule: 'one informer over many namespaces, a refused namespace retried: said once',
+    namespaces: 4,
+    given: [{ type: 'watch', resources: [over('configmaps', ['a', 'b', 'c', 'd'])] }, refused(0, 'b')],
+    input: refused(0, 'b'),
+    effects: [],
+  },
+  {
+    rule: 'one informer over many namespaces, narrowed: one new informer over every namespace not refused (audit35)',
+    namespaces: 4,
+    given: [{ type: 'watch', resources: [over('configmaps', ['a', 'b', 'c', 'd'])] }, refused(0, 'b'), refused(0, 'd')],
+    input: { type: 'narrow', id: 0, informer: 'configmaps over a,b,c,d' },
+    effects: ['attach 0 configmaps over a,c'],
+  },
+  {
+    rule: 'one informer over many namespaces: a narrow meant for an informer since replaced changes nothing',
+    namespaces: 4,
+    given: [
+      { type: 'watch', resources: [over('configmaps', ['a', 'b', 'c', 'd'])] },
+      refused(0, 'b'),
+      { type: 'narrow', id: 0, informer: 'configmaps over a,b,c,d' },
+    ],
+    input: { type: 'narrow', id: 0, informer: 'configmaps over a,b,c,d' },
+    effects: [],
+  },
+  {
+    rule: 'one informer over many namespaces, every one refused: the last is named, the sentence says all of them (audit35)',
+    namespaces: 3,
+    given: [{ type: 'watch', resources: [over('configmaps', ['a', 'b', 'c'])] }, refused(0, 'a'), refused(0, 'b')],
+    input: refused(0, 'c'),
+    effects: [
+      'detach 0',
+      'err: ! not watching configmaps in c: forbidden (403): nope',
+      'failed: cannot watch configmaps in any of the 3 namespaces',
+    ],
+  },
+  {
+    rule: 'one informer over many namespaces, the last one left after a narrowing refused: named, all counted',
+    namespaces: 3,
+    given: [
+      { type: 'watch', resources: [over('configmaps', ['a', 'b', 'c'])] },
+      refused(0, 'a'),
+      refused(0, 'b'),
+      { type: 'narrow', id: 0, informer: 'configmaps over a,b,c' },
+    ],
+    input: refused(0, 'c'),
+    effects: [
+      'detach 0',
+      'err: ! not watching configmaps in c: forbidden (403): nope',
+      'failed: cannot watch configmaps in any of the 3 namespaces',
+    ],
   },
   {
     rule: 'one resource in several namespaces, refused in each: the sentence says so',

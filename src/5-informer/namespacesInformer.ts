@@ -7,7 +7,7 @@ import { httpListWatch } from '../1-transport/httpTransport.ts';
 import type { KeepObject } from '../1-transport/lazyJson.ts';
 import { filtered, isListWatch, type ListWatch } from '../1-transport/listWatch.ts';
 import { namespaceOfKey, rawKey } from '../0-model/keys.ts';
-import type { SourceEvent } from '../2-source/sourceEvent.ts';
+import type { ListProgress, SourceEvent } from '../2-source/sourceEvent.ts';
 import type { MissedDeletion } from '../3-deltas/deltas.ts';
 import type { InformerState } from '../4-store/reduceDeltas.ts';
 import type { Store } from '../4-store/store.ts';
@@ -107,11 +107,12 @@ export function namespacesInformer<T extends KubeObject>(
   const initialMode: Mode = isListWatch(source) || namespaces.length > threshold ? 'cluster-wide' : 'per-namespace';
   const inner: InformerOptions<T> = { ...options, namespace: undefined, namespaces: undefined };
 
-  const sourceOf = (cache: () => Store<T>) =>
+  // Its list progress: the cluster-wide list's pages, or the namespaces' lists' summed (docs/api.md, `listProgress$`).
+  const sourceOf = (cache: () => Store<T>, onListProgress: (progress: ListProgress) => void) =>
     new Observable<SourceEvent<T>>((subscriber) => {
       const subscription = new Subscription();
       const perNamespace = () =>
-        subscription.add(mergedNamespaces(source as KubeConfig, resource, namespaces, target, inner).subscribe(subscriber));
+        subscription.add(mergedNamespaces(source as KubeConfig, resource, namespaces, target, inner, onListProgress).subscribe(subscriber));
       if (initialMode === 'per-namespace') {
         perNamespace();
         return subscription;
@@ -127,7 +128,7 @@ export function namespacesInformer<T extends KubeObject>(
         clusterWide(),
         resource,
         inner,
-      )(cache).subscribe(
+      )(cache, onListProgress).subscribe(
         forward(subscriber, (event) => {
           if (forbidden) return;
           if (event.type === 'replace') listed = true;
@@ -154,6 +155,8 @@ export function namespacesInformer<T extends KubeObject>(
  * informer per namespace underneath (its cache is what a relist of it is compared with). Their
  * first lists come out as one `replace` once every namespace has listed; from then on their
  * events (`added`, `updated`, `deleted`) come out as watch events, their faults as faults.
+ * Their paged lists' progress goes to `onListProgress`: summed over the namespaces until the first
+ * lists are all in (one listed already counts its objects), then each namespace's relist as its own.
  */
 function mergedNamespaces<T extends KubeObject>(
   kc: KubeConfig,
@@ -161,6 +164,7 @@ function mergedNamespaces<T extends KubeObject>(
   namespaces: readonly string[],
   target: (namespace: string) => Parameters<typeof httpListWatch>[1],
   options: InformerOptions<T>,
+  onListProgress: (progress: ListProgress) => void,
 ): Observable<SourceEvent<T>> {
   return new Observable<SourceEvent<T>>((subscriber) => {
     const subscription = new Subscription();
@@ -209,6 +213,22 @@ function mergedNamespaces<T extends KubeObject>(
         }
       }
     };
+    const listing: (ListProgress | undefined)[] = informers.map(() => undefined);
+    informers.forEach((informer, i) =>
+      subscription.add(
+        informer.listProgress$.subscribe((progress) => {
+          if (all) return onListProgress(progress);
+          listing[i] = progress;
+          let pages = 0;
+          let objects = 0;
+          for (let j = 0; j < informers.length; j++) {
+            pages += listing[j]?.pages ?? 0;
+            objects += latest[j]?.synced === true ? latest[j]!.store.size : (listing[j]?.objects ?? 0);
+          }
+          onListProgress({ pages, objects });
+        }),
+      ),
+    );
     informers.forEach((informer, i) => {
       let first = true;
       subscription.add(

@@ -393,6 +393,12 @@ function commandProblem(
     const names = (resources[0] === 'watch' ? resources.slice(1) : resources).join(' ') || 'RESOURCE...';
     return `start takes no resource names (it watches everything); to watch some, use \`${watchCommand(names)}\``;
   }
+  // kubectl's `delete pods --all` means every pod; ours means every resource: `watch pods --all` would drop `pods` unsaid.
+  if (command === 'watch' && resources.length > 0 && values.all)
+    return (
+      `--all watches every resource that can be listed (Secrets included) and takes no resource names; ` +
+      `to watch ${printable(resources.join(' '))} in all namespaces, use \`${watchCommand(`${resources.join(' ')} -A`)}\` (all namespaces is the default)`
+    );
   if (command === 'watch' && values['churn-interval'] !== undefined)
     return "--churn-interval is an option of start (the built-in demo's pace), not of watch";
   if (values['write-kubeconfig'] !== undefined) {

@@ -3,12 +3,13 @@ import type { Compression } from '../pipeline.ts';
 import { HELP, parseCommandLine, type CliOptions } from './args.ts';
 import { commandHelp } from './commandHelp.ts';
 import type { DemoEmulator } from './demo.ts';
-import { messageOf, printable } from './format.ts';
+import { count, messageOf, printable } from './format.ts';
 import { isRecordCommand, parseRecordLine } from './recordArgs.ts';
 import { isReplayCommand, parseReplayLine } from './replayArgs.ts';
 import { isTrimCommand, parseTrimLine } from './trimCommand.ts';
 import { startCommand, usageHint, watchCommand as watchWithArgs } from './invocation.ts';
 import { SecretScrubber } from './secrets.ts';
+import { StatusLine } from './statusLine.ts';
 import type { Terminal, WatchCommand } from './watch.ts';
 import type { EventSink } from './webhook.ts';
 
@@ -33,8 +34,14 @@ function version(): string {
 /** Every secret the configuration holds (kubeconfig, sink URLs): no line on stderr carries one. */
 const scrubber = new SecretScrubber();
 
+/** stderr: on a TTY, a line clears the status line first, and the status is cut to the width. */
+const stderr = new StatusLine(
+  (text) => void process.stderr.write(text),
+  () => process.stderr.columns,
+);
+
 /** A one-line message for stderr; never a stack trace, never a secret. */
-const err = (line: string) => void process.stderr.write(`${printable(scrubber.scrub(line))}\n`);
+const err = (line: string) => stderr.line(printable(scrubber.scrub(line)));
 
 /** A command line at fault: its message and the pointer to `--help` on stderr, exit 2. */
 function usageError(message: string): number {
@@ -179,7 +186,7 @@ function terminalFor(ending: Ending): Terminal {
   return {
     out: (text: string) => void (!ending.over && process.stdout.write(`${text}\n`)),
     err,
-    ...(process.stderr.isTTY ? { status: (text: string) => void process.stderr.write(`\r\x1b[2K${printable(scrubber.scrub(text))}`) } : {}),
+    ...(process.stderr.isTTY ? { status: (text: string) => stderr.status(printable(scrubber.scrub(text))) } : {}),
   };
 }
 
@@ -240,10 +247,16 @@ async function watchUntilEnd(
   }
 }
 
-/** Undoes what was started, then gives the sinks until the flush deadline and says what each delivered. */
+/**
+ * Undoes what was started, then gives the sinks until the flush deadline and says what each delivered. A second Ctrl-C
+ * during the flush means now: each sink says what it did so far (what is queued counts as unsent), then exit 130.
+ */
 async function wrapUp(cleanup: readonly (() => Promise<void> | void)[], sinks: readonly EventSink[]): Promise<void> {
-  // A second Ctrl-C during the flush means now.
-  process.once('SIGINT', () => process.exit(EXIT.interrupted));
+  const { HttpSink } = await import('./sink.ts');
+  process.once('SIGINT', () => {
+    for (const sink of sinks) err(HttpSink.describe(sink.label, sink.summary()));
+    process.exit(EXIT.interrupted);
+  });
   for (const undo of cleanup) {
     try {
       await undo();
@@ -251,7 +264,9 @@ async function wrapUp(cleanup: readonly (() => Promise<void> | void)[], sinks: r
       err(`! while stopping: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
-  const { HttpSink } = await import('./sink.ts');
+  const queued = sinks.reduce((n, sink) => n + sink.summary().unsent, 0);
+  // The flush may take its FLUSH_MS: said, so that the wait does not look like a hang.
+  if (queued > 0) err(`delivering ${count(queued, 'queued event')}… (Ctrl-C again to stop)`);
   const deadline = Date.now() + FLUSH_MS;
   const summaries = await Promise.all(sinks.map(async (sink) => HttpSink.describe(sink.label, await sink.close(deadline))));
   for (const summary of summaries) err(summary);

@@ -19,6 +19,13 @@ import { count } from './format.ts';
 /** How often a long list's progress is shown, at most (ms). */
 export const LIST_PROGRESS_MS = 5_000;
 
+/**
+ * How long a many-namespace informer waits, after the last namespace newly refused (403), before it is made again over
+ * the rest (ms): its namespaces are listed together, so their refusals come together, and are dropped in one round,
+ * not one informer each (each new informer lists every namespace again: 200 namespaces, 100 refused made 20,510 requests).
+ */
+export const NARROW_DEBOUNCE_MS = 500;
+
 /** A resource to watch, as the shell finds it (from the factory, or from a dynamic watch). */
 export interface NewResource<I> {
   /** The resource's name, as records show it. */
@@ -57,6 +64,8 @@ export interface WatchedResource<I> extends NewResource<I> {
   readonly hints: readonly ErrorReason[];
   /** When its list progress was last shown, on the terminal's clock (ms). */
   readonly listShownAt: number;
+  /** Of {@link NewResource.namespaces}: those refused (403, said) that its informer still reads until it is narrowed. */
+  readonly refused?: readonly string[];
 }
 
 export interface SessionState<I> {
@@ -98,7 +107,9 @@ export type SessionInput<I> =
   /** With --all: a fault of discovery or of the CRD watch. */
   | { readonly type: 'factoryError'; readonly error: InformerError }
   /** On a terminal: time to redraw the status line. */
-  | { readonly type: 'tick' };
+  | { readonly type: 'tick' }
+  /** {@link NARROW_DEBOUNCE_MS} after a `narrowSoon` for this informer (the last one asked for): drop its refused namespaces. */
+  | { readonly type: 'narrow'; readonly id: number; readonly informer: I };
 
 export type SessionEffect<I> =
   /** A line on stderr. */
@@ -108,6 +119,11 @@ export type SessionEffect<I> =
   /** Subscribe to this informer for resource `id`, in place of what was subscribed for it. */
   | { readonly type: 'attach'; readonly id: number; readonly informer: I }
   | { readonly type: 'detach'; readonly id: number }
+  /**
+   * Send `narrow` for this informer {@link NARROW_DEBOUNCE_MS} from now, in place of any sent for resource `id` so far:
+   * a namespace was refused, more may follow.
+   */
+  | { readonly type: 'narrowSoon'; readonly id: number; readonly informer: I }
   /** Take the resource out of its dynamic watch, so that nothing keeps its informer running. */
   | { readonly type: 'exclude'; readonly scope: number; readonly name: string }
   /** Every resource watched has synced (once). */
@@ -161,6 +177,8 @@ function transition<I>(config: SessionConfig, state: SessionState<I>, input: Ses
       return onError(config, state, w, input.error, now, out);
     case 'event':
       return w.hints.length > 0 ? update(state, w, { hints: [] }) : state;
+    case 'narrow':
+      return input.informer === w.informer ? narrow(state, w, out) : state;
   }
 }
 
@@ -276,7 +294,8 @@ function onError<I>(
 ): SessionState<I> {
   if (givesUp(w.synced, error)) {
     const namespace = forbiddenNamespace(w, error);
-    if (namespace !== undefined) return dropNamespace(config, state, w, namespace, error, out);
+    if (namespace === null) return state;
+    if (namespace !== undefined) return refuseNamespace(config, state, w, namespace, error, now, out);
     return giveUp(config, state, w, error, now, out);
   }
   const removal = error.reason === 'NotFound' || error.reason === 'VeryShortWatch';
@@ -286,14 +305,15 @@ function onError<I>(
 }
 
 /**
- * The namespace of a many-namespace informer that its 403 names (`list /api/v1/namespaces/ns-03/configmaps`), when
- * others are left: that one is dropped, not the resource. A 403 on the cluster-wide list (no namespace) is the
- * library's fallback to one list per namespace, and never reaches here.
+ * The namespace of a many-namespace informer that its 403 names (`list /api/v1/namespaces/ns-03/configmaps`): that
+ * one is dropped, not the resource; `null` for one already refused (its retry: said once). A 403 on the cluster-wide
+ * list (no namespace) is the library's fallback to one list per namespace, and never reaches here.
  */
-function forbiddenNamespace<I>(w: WatchedResource<I>, error: InformerError): string | undefined {
+function forbiddenNamespace<I>(w: WatchedResource<I>, error: InformerError): string | null | undefined {
   if (w.namespaces === undefined || w.narrow === undefined || error.reason !== 'Forbidden') return undefined;
   const namespace = requestNamespace(error);
-  return namespace !== undefined && w.namespaces.length > 1 && w.namespaces.includes(namespace) ? namespace : undefined;
+  if (namespace === undefined || !w.namespaces.includes(namespace)) return undefined;
+  return w.refused?.includes(namespace) === true ? null : namespace;
 }
 
 /** The namespace a failed request names (`list /api/v1/namespaces/ns-03/configmaps`), if any. */
@@ -311,25 +331,43 @@ function whyForbiddenAll<I>(w: WatchedResource<I>, error: InformerError): string
   return `${namespace} may not be listed, and with --all that leaves the whole resource out (without --all only ${namespace} is): `;
 }
 
-/** One namespace of a many-namespace informer may not be listed: said, and the informer made again over the rest. */
-function dropNamespace<I>(
+/**
+ * One namespace of a many-namespace informer may not be listed: said at once, and collected; the informer is made again
+ * over the rest once, {@link NARROW_DEBOUNCE_MS} after the last one refused (`narrowSoon`, then `narrow`), not once per
+ * namespace. The last namespace left: the resource is given up, that namespace named.
+ */
+function refuseNamespace<I>(
   config: SessionConfig,
   state: SessionState<I>,
   w: WatchedResource<I>,
   namespace: string,
   error: InformerError,
+  now: number,
   out: Out<I>,
 ): SessionState<I> {
-  const namespaces = w.namespaces!.filter((n) => n !== namespace);
-  const informer = w.narrow!(namespaces);
+  const refused = [...(w.refused ?? []), namespace];
+  if (refused.length === w.namespaces!.length) return giveUp(config, state, w, error, now, out, `${w.name} in ${namespace}`);
   out.push({ type: 'err', line: `! not watching ${w.name} in ${namespace}: ${explain(error, config.server, w.secret)}` });
-  out.push({ type: 'attach', id: w.id, informer });
-  // Its label counts the namespaces it reads (watch.ts: `configmaps in 17 namespaces`): one fewer now.
-  const label = w.label.replace(new RegExp(` in ${w.namespaces!.length} namespaces$`), ` in ${count(namespaces.length, 'namespace')}`);
-  return update(state, w, { informer, namespaces, label, listShownAt: 0 });
+  out.push({ type: 'narrowSoon', id: w.id, informer: w.informer });
+  return update(state, w, { refused });
 }
 
-/** A resource that may not be listed is left out; the watch ends only when none is left (or on a 400: the command itself is wrong). */
+/** The informer made again over the namespaces not refused, in place of its predecessor (whose inputs are ignored from now on). */
+function narrow<I>(state: SessionState<I>, w: WatchedResource<I>, out: Out<I>): SessionState<I> {
+  const refused = w.refused ?? [];
+  if (refused.length === 0 || w.namespaces === undefined || w.narrow === undefined) return state;
+  const namespaces = w.namespaces.filter((n) => !refused.includes(n));
+  const informer = w.narrow(namespaces);
+  out.push({ type: 'attach', id: w.id, informer });
+  // Its label counts the namespaces it reads (watch.ts: `configmaps in 17 namespaces`): fewer now.
+  const label = w.label.replace(new RegExp(` in ${w.namespaces.length} namespaces$`), ` in ${count(namespaces.length, 'namespace')}`);
+  return update(state, w, { informer, namespaces, label, listShownAt: 0, refused: [] });
+}
+
+/**
+ * A resource that may not be listed is left out; the watch ends only when none is left (or on a 400: the command itself is
+ * wrong). `where`: what the line names (a many-namespace informer's last namespace: `configmaps in ns-16`).
+ */
 function giveUp<I>(
   config: SessionConfig,
   state: SessionState<I>,
@@ -337,6 +375,7 @@ function giveUp<I>(
   error: InformerError,
   now: number,
   out: Out<I>,
+  where = w.label,
 ): SessionState<I> {
   out.push({ type: 'detach', id: w.id });
   if (w.scope !== undefined) out.push({ type: 'exclude', scope: w.scope, name: w.name });
@@ -344,8 +383,9 @@ function giveUp<I>(
   const why = whyForbiddenAll(w, error) + explain(error, config.server, w.secret);
   if (error.reason === 'BadRequest') return fail(next, `cannot watch ${w.label}: ${why}`, out);
   if (live(next).length === 0) {
-    if (next.resources.length === 1) return fail(next, `cannot watch ${w.label}: ${why}`, out);
-    out.push({ type: 'err', line: `! not watching ${w.label}: ${why}` });
+    // One resource in one scope; a many-namespace informer says its namespaces, as one informer per namespace does.
+    if (next.resources.length === 1 && w.namespaces === undefined) return fail(next, `cannot watch ${w.label}: ${why}`, out);
+    out.push({ type: 'err', line: `! not watching ${where}: ${why}` });
     const resources = names(next.resources);
     const sentence =
       resources === 1
@@ -353,7 +393,7 @@ function giveUp<I>(
         : `none of the ${count(resources, 'resource')} can be watched`;
     return fail(next, sentence, out);
   }
-  out.push({ type: 'err', line: `! not watching ${w.label}: ${why}` });
+  out.push({ type: 'err', line: `! not watching ${where}: ${why}` });
   return checkAllSynced(config, next, now, out);
 }
 

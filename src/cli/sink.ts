@@ -120,6 +120,11 @@ export class HttpSink {
     return { delivered: this.delivered, dropped: this.dropped, rejected: this.rejected, unsent: this.queued };
   }
 
+  /** What it did so far; what is queued or in flight counts as unsent (a second Ctrl-C exits before the flush ends). */
+  summary(): SinkSummary {
+    return { delivered: this.delivered, dropped: this.dropped, rejected: this.rejected, unsent: this.queued };
+  }
+
   /** `webhook http://host: 3 events delivered, 2 not (1 dropped as the queue was full, 1 unsent at exit)`. */
   static describe(label: string, s: SinkSummary): string {
     const lost = s.dropped + s.rejected + s.unsent;

@@ -29,5 +29,6 @@ export function slackSink(target: SinkTarget, report: (line: string) => void, tu
     label: sink.label,
     accept: (_record, line) => sink.send(slackEscape(line)),
     close: (deadline) => sink.close(deadline),
+    summary: () => sink.summary(),
   };
 }

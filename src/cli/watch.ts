@@ -22,6 +22,7 @@ import { jsonLine, messageOf } from './format.ts';
 import { prettyLine, secretRedaction, toRecord, type SecretRedaction } from './record.ts';
 import { isSecretResource } from '../pipeline.ts';
 import {
+  NARROW_DEBOUNCE_MS,
   initialSession,
   step,
   type NewResource,
@@ -243,10 +244,13 @@ class SessionShell {
   readonly synced: Promise<void>;
   readonly failed: Promise<string>;
   private state: SessionState<Watchable> = initialSession();
-  private readonly queue: SessionInput<Watchable>[] = [];
+  /** Inputs waiting their turn, each with the informer it came from (an input of one since replaced is dropped). */
+  private readonly queue: { readonly input: SessionInput<Watchable>; readonly from: Watchable | undefined }[] = [];
   private busy = false;
   private stopped = false;
   private readonly subscriptions = new Map<number, Subscription>();
+  /** A `narrow` due per resource (session.ts, `narrowSoon`): one timer, restarted by each namespace refused. */
+  private readonly narrowing = new Map<number, NodeJS.Timeout>();
   /** What the probe server serves: the informers attached now. */
   readonly served = new ServedInformers();
   private readonly ticker: NodeJS.Timeout | undefined;
@@ -269,13 +273,16 @@ class SessionShell {
     this.ticker = config.tty ? setInterval(() => this.send({ type: 'tick' }), 200) : undefined;
   }
 
-  send(input: SessionInput<Watchable>): void {
-    this.queue.push(input);
+  /** `from`: the informer it comes from, when it is about one (it is dropped if that informer has been replaced meanwhile). */
+  send(input: SessionInput<Watchable>, from?: Watchable): void {
+    this.queue.push({ input, from });
     if (this.busy) return;
     this.busy = true;
     try {
       for (let next = this.queue.shift(); next !== undefined && !this.stopped; next = this.queue.shift()) {
-        const result = step(this.config, this.state, next, defaultNow());
+        // Queued before an `attach` replaced its informer (a many-namespace informer narrowed): its 403s are the old informer's.
+        if (next.from !== undefined && 'id' in next.input && this.state.resources[next.input.id]?.informer !== next.from) continue;
+        const result = step(this.config, this.state, next.input, defaultNow());
         this.state = result.state;
         for (const effect of result.effects) this.run(effect);
       }
@@ -287,6 +294,7 @@ class SessionShell {
   stop(): void {
     this.stopped = true;
     if (this.ticker) clearInterval(this.ticker);
+    for (const timer of this.narrowing.values()) clearTimeout(timer);
     for (const subscription of this.subscriptions.values()) subscription.unsubscribe();
   }
 
@@ -302,6 +310,14 @@ class SessionShell {
       case 'detach':
         this.served.detach(effect.id);
         return this.subscriptions.get(effect.id)?.unsubscribe();
+      case 'narrowSoon': {
+        clearTimeout(this.narrowing.get(effect.id));
+        const { id, informer } = effect;
+        return void this.narrowing.set(
+          id,
+          setTimeout(() => this.send({ type: 'narrow', id, informer }), NARROW_DEBOUNCE_MS),
+        );
+      }
       case 'exclude':
         return this.exclude(effect.scope, effect.name);
       case 'synced':
@@ -318,17 +334,17 @@ class SessionShell {
     this.subscriptions.set(id, subscription);
     this.served.attach(id, informer);
     const { terminal } = this.view;
-    subscription.add(informer.state$.subscribe((s) => this.send({ type: 'state', id, size: s.store.size, synced: s.synced })));
+    subscription.add(informer.state$.subscribe((s) => this.send({ type: 'state', id, size: s.store.size, synced: s.synced }, informer)));
     subscription.add(
       informer.listProgress$.subscribe(({ pages, objects }) =>
         // A duration's clock (monotonic: a wall-clock step does not hide or repeat the line); `terminal.now` is a test's.
-        this.send({ type: 'listProgress', id, pages, objects, at: terminal.now?.().getTime() ?? defaultNow() }),
+        this.send({ type: 'listProgress', id, pages, objects, at: terminal.now?.().getTime() ?? defaultNow() }, informer),
       ),
     );
-    subscription.add(informer.errors$.subscribe((error) => this.send({ type: 'error', id, error })));
+    subscription.add(informer.errors$.subscribe((error) => this.send({ type: 'error', id, error }, informer)));
     subscription.add(
       informer.events$.subscribe((event) => {
-        this.send({ type: 'event', id });
+        this.send({ type: 'event', id }, informer);
         const w = this.state.resources[id];
         if (w) showChange(this.view, w, event);
       }),

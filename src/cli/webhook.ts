@@ -11,6 +11,8 @@ export interface EventSink {
   accept(record: EventRecord, line: string): void;
   /** Drains until `deadline` (ms since the epoch), then gives up what is left; never rejects. */
   close(deadline: number): Promise<SinkSummary>;
+  /** What it did so far, at once (what is queued or in flight counts as unsent): said when a second Ctrl-C cuts the flush short. */
+  summary(): SinkSummary;
 }
 
 export type SinkTuning = Pick<HttpSinkOptions, 'label' | 'maxQueueBytes' | 'reportIntervalMs' | 'timeoutMs' | 'backoff'>;
@@ -22,5 +24,6 @@ export function webhookSink(target: SinkTarget, report: (line: string) => void, 
     label: sink.label,
     accept: (record) => sink.send(jsonLine(record)),
     close: (deadline) => sink.close(deadline),
+    summary: () => sink.summary(),
   };
 }
