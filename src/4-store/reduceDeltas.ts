@@ -69,8 +69,10 @@ export function reduceDeltas<T>(state: InformerState<T>, output: FifoOutput<T>):
         if (after !== before) store = store.write(key, before, after, errors, kept.values);
       } else {
         const batch = store.batch(errors);
+        // An empty cache (the first list) has nothing under any key: no lookup of each (the batch's reads are of `store`).
+        const empty = store.size === 0;
         for (const entry of items) {
-          const before = store.get(entry.key);
+          const before = empty ? undefined : store.get(entry.key);
           const after = replay(store, before, entry, events, errors, kept);
           if (after !== before) batch.write(entry.key, before, after, kept.values);
         }
