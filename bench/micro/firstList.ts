@@ -3,7 +3,9 @@
  * pages (lazily, as rx-pb's are), then handed as one `replace` (what the reflector sends once the list's last page has
  * come) to a fresh informer (`informerFromSource`: resync, deltaFifo, reduceDeltas and the store's batch, the events to
  * one `events$` subscriber). The main thread's and the whole process's CPU per listed item, of that one step, and the
- * collector's runs during it; medians of the rounds. Round 0 (the code still cold) is left out.
+ * collector's runs during it, and the heap it grew by per item (what it allocated, when no collection ran during it: give
+ * V8 a young generation large enough, `--max-semi-space-size=1024`); medians of the rounds. Round 0 (the code still
+ * cold) is left out.
  *
  *   node --expose-gc bench/micro/firstList.ts [pods=50000] [rounds=7] [src=../../src]
  *
@@ -73,7 +75,7 @@ if (session !== undefined) {
   await session.post('Profiler.enable');
   await session.post('Profiler.setSamplingInterval', { interval: 100 });
 }
-const rows = copies.map(() => [] as { cpu: number; main: number; scavenges: number }[]);
+const rows = copies.map(() => [] as { cpu: number; main: number; scavenges: number; grown: number }[]);
 for (let round = 0; round <= Number(roundsArg); round++) {
   const order = copies.map((_, i) => i);
   if (round % 2 === 1) order.reverse();
@@ -87,11 +89,13 @@ for (let round = 0; round <= Number(roundsArg); round++) {
     gc();
     if (session !== undefined && round > 0) await session.post('Profiler.start');
     const counts = countCollections();
+    const h0 = process.memoryUsage().heapUsed;
     const t0 = total();
     const m0 = thread();
     source.next({ type: 'replace', items, resourceVersion: String(PODS) } as never);
     const cpu = (total() - t0) / items.length;
     const main = (thread() - m0) / items.length;
+    const grown = (process.memoryUsage().heapUsed - h0) / items.length;
     if (session !== undefined && round > 0) {
       const { profile } = await session.post('Profiler.stop');
       writeFileSync(profileFile!.replace(/(\.cpuprofile)?$/, `-${round}-${c}.cpuprofile`), JSON.stringify(profile));
@@ -99,7 +103,7 @@ for (let round = 0; round <= Number(roundsArg); round++) {
     // The collector's entries come to their observer after the step.
     await new Promise((done) => setTimeout(done, 10));
     if (events !== items.length) throw new Error(`${copies[c]}: ${events} events for ${items.length} items`);
-    if (round > 0) rows[c]!.push({ cpu, main, scavenges: counts.scavenges });
+    if (round > 0) rows[c]!.push({ cpu, main, scavenges: counts.scavenges, grown });
     sub.unsubscribe();
   }
 }
@@ -112,6 +116,7 @@ for (const [c, dir] of copies.entries())
       cpuUsPerItem: Number(median(rows[c]!.map((r) => r.cpu)).toFixed(3)),
       mainUsPerItem: Number(median(rows[c]!.map((r) => r.main)).toFixed(3)),
       scavenges: median(rows[c]!.map((r) => r.scavenges)),
+      heapGrownPerItem: Math.round(median(rows[c]!.map((r) => r.grown))),
       mainByRound: rows[c]!.map((r) => Number(r.main.toFixed(2))),
     }),
   );

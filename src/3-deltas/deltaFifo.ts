@@ -254,7 +254,7 @@ class DeltaFifo<T> {
         // A list's batch built by listDirect (the queue is empty then: nothing is queued between a replace and its step).
         const items: Deltas<T>[] = this.listed ?? [];
         this.listed = undefined;
-        for (const entry of items) this.handOn(entry);
+        for (let i = 0; i < items.length; i++) this.handOn(items[i]!);
         for (let next = this.queue.pop(); next; next = this.queue.pop()) {
           items.push(next);
           this.handOn(next);
