@@ -7,7 +7,10 @@
  * V8 a young generation large enough, `--max-semi-space-size=1024`); medians of the rounds. Round 0 (the code still
  * cold) is left out.
  *
- *   node --expose-gc bench/micro/firstList.ts [pods=50000] [rounds=7] [src=../../src]
+ *   node --expose-gc bench/micro/firstList.ts [pods=50000] [rounds=7] [src=../../src] [created|sorted]
+ *
+ * `created` (default) lists the pods in the bench workload server's order (creation, across 100 namespaces); `sorted`
+ * in key order, as an API server lists them.
  *
  * With FIRST_LIST_PROFILE=FILE, the timed steps alone are profiled by V8's sampler (100 µs), one `.cpuprofile` a round
  * and copy (`FILE-<round>-<copy>.cpuprofile`).
@@ -25,7 +28,7 @@ import { encodeEnvelope } from '../../packages/emulator/src/protobuf/encode.ts';
 import { makePod } from '../workload/pods.ts';
 import { countCollections } from './gcCounts.ts';
 
-const [podsArg = '50000', roundsArg = '7', srcArg] = process.argv.slice(2);
+const [podsArg = '50000', roundsArg = '7', srcArg, orderArg = 'created'] = process.argv.slice(2);
 const copies = (srcArg ?? 'src').split(',');
 type Modules = {
   decode: typeof import('../../src/1-transport/protobuf/decode.ts');
@@ -59,6 +62,13 @@ for (let start = 0; start < PODS; start += PAGE) {
     }),
   });
   for (const item of modules[0]!.decode.decodeListBody(page, undefined).items as unknown[]) items.push(item);
+}
+if (orderArg === 'sorted') {
+  const keyOf = (item: unknown) => {
+    const { namespace, name } = (item as { metadata: { namespace: string; name: string } }).metadata;
+    return `${namespace}/${name}`;
+  };
+  items.sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : keyOf(a) > keyOf(b) ? 1 : 0));
 }
 const thread = () => {
   const t = (process as unknown as { threadCpuUsage(): { user: number; system: number } }).threadCpuUsage();
@@ -113,6 +123,7 @@ for (const [c, dir] of copies.entries())
     JSON.stringify({
       src: dir,
       pods: PODS,
+      order: orderArg,
       cpuUsPerItem: Number(median(rows[c]!.map((r) => r.cpu)).toFixed(3)),
       mainUsPerItem: Number(median(rows[c]!.map((r) => r.main)).toFixed(3)),
       scavenges: median(rows[c]!.map((r) => r.scavenges)),
