@@ -107,6 +107,9 @@ export function deltaFifo<T extends { readonly metadata: { readonly name: string
     });
 }
 
+/** An entry as the queue makes one (`DeltaQueue.add`): the same shape, so a batch built without the queue is the same. */
+type QueueEntry<T> = { readonly key: string; readonly deltas: Delta<T>[]; isInInitialList: boolean };
+
 /** One subscription's DeltaFIFO: the per-key queue, what the consumer holds, and the batch being handed on. */
 class DeltaFifo<T> {
   private readonly subscriber: Subscriber<FifoOutput<T>>;
@@ -118,6 +121,8 @@ class DeltaFifo<T> {
   private synced = false;
   private draining = false;
   private pending: { cause: BatchCause; resourceVersion: string | undefined } | undefined;
+  /** The batch of a list into an empty queue and cache, built without the queue (see listDirect), until its step takes it. */
+  private listed: QueueEntry<T>[] | undefined;
   /**
    * Keys handed on last as a tombstone, with the tombstone's object (only when the operator
    * keeps its own knownObjects: a consumer such as processDeltas may still have them queued).
@@ -152,6 +157,7 @@ class DeltaFifo<T> {
     this.tombstoned?.clear();
     // Nothing known and nothing queued (the first list): nothing can be missing from it.
     if (this.queue.size === 0 && this.known().size === 0) {
+      if (!this.draining && this.pending === undefined) return this.listDirect(items);
       for (const item of items) this.enqueue(this.keyOf(item), { type: 'Replaced', object: item });
       return;
     }
@@ -179,6 +185,50 @@ class DeltaFifo<T> {
     }
   }
 
+  /**
+   * A list into an empty queue and cache, with no batch being handed on (the first list, as a rule): its batch built
+   * directly, each listed key once in list order with its one Replaced, as the queue would hand it on, but without
+   * the queue's map and order (five hash operations an item, their entries kept until the batch is taken). Keys in
+   * increasing order (an API server lists in key order) are told distinct by comparing each with the one before; once
+   * one is not, a Set tells. At a key listed twice (which the queue coalesces into one entry) what was built so far
+   * goes into the queue in the same order, and the rest as before: the batch is the same either way.
+   */
+  private listDirect(items: readonly T[]): void {
+    const isInInitialList = !this.synced;
+    const entries: QueueEntry<T>[] = [];
+    let previous = '';
+    let seen: Set<string> | undefined;
+    for (let i = 0; i < items.length; i++) {
+      const object = items[i]!;
+      let key: string;
+      try {
+        key = this.keyOf(object);
+      } catch (fault) {
+        // As the queue would stand had it taken the items before this one.
+        this.queueAll(entries);
+        throw fault;
+      }
+      if (seen === undefined && i > 0 && !(key > previous)) seen = new Set(entries.map((entry) => entry.key));
+      if (seen !== undefined) {
+        if (seen.has(key)) {
+          this.queueAll(entries);
+          this.enqueue(key, { type: 'Replaced', object });
+          for (let j = i + 1; j < items.length; j++) this.enqueue(this.keyOf(items[j]!), { type: 'Replaced', object: items[j]! });
+          return;
+        }
+        seen.add(key);
+      }
+      previous = key;
+      entries.push({ key, deltas: [{ type: 'Replaced', object }], isInInitialList });
+    }
+    this.listed = entries;
+  }
+
+  /** Entries built by {@link listDirect}, into the queue in their order. */
+  private queueAll(entries: readonly QueueEntry<T>[]): void {
+    for (const entry of entries) this.enqueue(entry.key, entry.deltas[0]!);
+  }
+
   /** A resync tick: Sync for every known object with nothing queued. */
   resync(): void {
     for (const [key, object] of this.known().entries()) if (!this.queue.has(key)) this.enqueue(key, { type: 'Sync', object });
@@ -204,7 +254,10 @@ class DeltaFifo<T> {
       while (this.pending) {
         const { cause, resourceVersion } = this.pending;
         this.pending = undefined;
-        const items: Deltas<T>[] = [];
+        // A list's batch built by listDirect (the queue is empty then: nothing is queued between a replace and its step).
+        const items: Deltas<T>[] = this.listed ?? [];
+        this.listed = undefined;
+        for (let i = 0; i < items.length; i++) this.handOn(items[i]!);
         for (let next = this.queue.pop(); next; next = this.queue.pop()) {
           items.push(next);
           this.handOn(next);

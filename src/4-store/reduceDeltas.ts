@@ -69,8 +69,13 @@ export function reduceDeltas<T>(state: InformerState<T>, output: FifoOutput<T>):
         if (after !== before) store = store.write(key, before, after, errors, kept.values);
       } else {
         const batch = store.batch(errors);
-        for (const entry of items) {
-          const before = store.get(entry.key);
+        // An empty cache (the first list) has nothing under any key: no lookup of each (the batch's reads are of `store`).
+        const empty = store.size === 0;
+        // Indexed loops here and in replay: a first list's batch runs once, much of it before the optimizing compiler
+        // takes the loop, and an unoptimized `for…of` makes an iterator result an entry.
+        for (let i = 0; i < items.length; i++) {
+          const entry = items[i]!;
+          const before = empty ? undefined : store.get(entry.key);
           const after = replay(store, before, entry, events, errors, kept);
           if (after !== before) batch.write(entry.key, before, after, kept.values);
         }
@@ -193,7 +198,8 @@ function replay<T>(
 ): T | undefined {
   let current = before;
   kept.values = undefined;
-  for (const delta of deltas) {
+  for (let i = 0; i < deltas.length; i++) {
+    const delta = deltas[i]!;
     if (delta.type === 'Deleted') {
       // Nothing cached (its versions were all rejected): there is nothing to delete or tell.
       if (current === undefined) continue;

@@ -186,8 +186,11 @@ function reflectorOptions<T>(options: InformerOptions<T>): Pick<ListAndWatchOpti
 function reuseUnchanged<T extends KubeObject>(decode: Decoder<T>, cache: () => Store<T>): Decoder<T> {
   return (raw, phase) => {
     if (phase === 'list') {
+      const store = cache();
+      // An empty cache (the first list) has nothing to reuse: no key made for each item.
+      if (store.size === 0) return decode(raw, phase);
       const key = rawKey(raw);
-      const cached = key === undefined ? undefined : cache().get(key);
+      const cached = key === undefined ? undefined : store.get(key);
       if (
         cached !== undefined &&
         cached.metadata.resourceVersion !== undefined &&
