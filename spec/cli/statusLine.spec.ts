@@ -75,6 +75,23 @@ describe('stderr on a TTY: the status line and the lines of their own', () => {
     ]);
   });
 
+  it('a change line on stdout (the same terminal) clears the status first: on a line of its own, then the status below (audit38)', () => {
+    const { screen, stderr } = on(120);
+    const out = (text: string) => {
+      stderr.clearForOther(); // as cli.ts's terminalFor().out on a TTY
+      screen.write(`${text}\n`);
+    };
+    stderr.status('syncing 1/2 resources, 60001 objects (waiting for configmaps)');
+    out('12:00:01 MODIFIED pods default/web-1');
+    out('12:00:02 MODIFIED pods default/web-2'); // no status shown: nothing cleared, nothing lost
+    stderr.status('syncing 1/2 resources, 60001 objects (waiting for configmaps)');
+    expect(screen.shown).toEqual([
+      '12:00:01 MODIFIED pods default/web-1',
+      '12:00:02 MODIFIED pods default/web-2',
+      'syncing 1/2 resources, 60001 objects (waiting for configmaps)',
+    ]);
+  });
+
   it('lines without a status on screen are written as they are (not a TTY, or after the status was cleared)', () => {
     const written: string[] = [];
     const stderr = new StatusLine(

@@ -88,3 +88,40 @@ describe('queue.process: a run cut by an unsubscribe keeps its item in flight un
     second.unsubscribe();
   });
 });
+
+describe('queue.process: an async function* worker is held step by step (review audit38, fake timers)', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('unsubscribed at 10 and processed again: the item waits for the step in flight, never twice at once; its finally runs', async () => {
+    vi.useFakeTimers();
+    const q = createWorkQueue<string>();
+    const { seen, body } = counting();
+    let finallies = 0;
+    q.add('a');
+    const worker = async function* () {
+      try {
+        await body();
+        yield 'one';
+        await body();
+        yield 'two';
+      } finally {
+        finallies += 1;
+      }
+    };
+    const first = q.process(worker).subscribe();
+    await vi.advanceTimersByTimeAsync(10);
+    first.unsubscribe(); // asked to return: its step in flight runs on until the next yield
+    const second = q.process(worker).subscribe();
+    await vi.advanceTimersByTimeAsync(50);
+    expect(seen).toEqual({ starts: 1, running: 1, maxRunning: 1 });
+    await vi.advanceTimersByTimeAsync(60); // 120: the first run's step ended at its yield, its finally ran; the second began
+    expect(finallies).toBe(1);
+    expect(seen).toEqual({ starts: 2, running: 1, maxRunning: 1 });
+    await vi.advanceTimersByTimeAsync(300);
+    expect(seen).toEqual({ starts: 3, running: 0, maxRunning: 1 });
+    expect(finallies).toBe(2);
+    second.unsubscribe();
+  });
+});

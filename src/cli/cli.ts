@@ -184,7 +184,11 @@ function watchOptions(options: CliOptions, sinks: readonly EventSink[], compress
 /** stdout for events (until the run ends), stderr for the rest; on a TTY, a status line rewritten in place. */
 function terminalFor(ending: Ending): Terminal {
   return {
-    out: (text: string) => void (!ending.over && process.stdout.write(`${text}\n`)),
+    out: (text: string) => {
+      if (ending.over) return;
+      if (process.stdout.isTTY) stderr.clearForOther(); // the same terminal: not onto the status line's end
+      process.stdout.write(`${text}\n`);
+    },
     err,
     ...(process.stderr.isTTY ? { status: (text: string) => stderr.status(printable(scrubber.scrub(text))) } : {}),
   };

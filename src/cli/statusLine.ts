@@ -25,6 +25,16 @@ export class StatusLine {
     this.write(`${clear}${text}\n`);
   }
 
+  /**
+   * Another stream (stdout's change lines) is about to write on the terminal the status is shown on: the status is
+   * cleared first, or the line would land on its end (audit38); the next tick redraws it below.
+   */
+  clearForOther(): void {
+    if (!this.shown) return;
+    this.shown = false;
+    this.write(CLEAR);
+  }
+
   /** Rewrites the status line (`''` clears it). */
   status(text: string): void {
     const width = this.columns();

@@ -31,7 +31,7 @@ import type { RateLimiter } from '../workqueue/rateLimiter.ts';
 import { createRateLimitingQueue, type RateLimitingWorkQueue } from '../workqueue/rateLimitingQueue.ts';
 import { DEFAULT_PRIORITY, LOW_PRIORITY } from '../workqueue/workQueue.ts';
 import { processItems, type Hold, type WorkSource } from '../workqueue/processItems.ts';
-import { Holds, isPromiseLike } from '../workqueue/holds.ts';
+import { Holds, heldIteration, isAsyncIterable, isPromiseLike } from '../workqueue/holds.ts';
 import { guardWith, guardedRateLimiter, type Guard } from './guard.ts';
 import { ownerKeysOf } from './ownerKeys.ts';
 import { TerminalError, type ReconcileOutcome, type ReconcileResult } from './reconcile.ts';
@@ -212,7 +212,9 @@ function toObservable(
   hold: Hold,
 ): Observable<ReconcileResult> {
   if (isPromiseLike(value)) return from(hold(value));
-  // An array is the results' Observable (its last decides); a generator, an async one, a stream: the reconcile's body.
+  // An `async function*`'s steps run on promises, held as a returned one is; a generator, an array: synchronous.
+  if (isAsyncIterable(value)) return heldIteration(value as AsyncIterable<ReconcileResult>, hold);
+  // An array is the results' Observable (its last decides); a generator, a stream: the reconcile's body.
   if (isWork(value) || Array.isArray(value)) return from(value as ObservableInput<ReconcileResult>);
   return of(value as ReconcileResult);
 }
@@ -411,7 +413,9 @@ function reconcileOnce<T extends KubeObject>(deps: ReconcileDeps<T>, key: string
       catchError((error: unknown) => of(settleError(queue, key, priority, error, elapsed()))),
       map((outcome) => {
         ended = true;
-        finished();
+        // The room too is kept until what the reconcile held settles (a `context.hold` promise may outlive its
+        // Observable, a `timeout()`): the key is, and `activeWorkers` never passes `concurrency` (audit38).
+        holds.afterSettled(finished);
         deps.record(outcome);
         return outcome;
       }),

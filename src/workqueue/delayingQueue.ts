@@ -61,7 +61,17 @@ export class DelayingWorkQueue<K> extends WorkQueue<K> {
     this.flushReady();
   }
 
+  /**
+   * Drops the waiting items and the timer; an item whose time has come is queued first, as `add()` (client-go's
+   * `AddAfter(item, 0)`) would have: a zero-delay re-add of an item in flight waits for its scheduler action (above), and
+   * a shut-down meanwhile must not lose it: `done` queues it again and `get()` drains it (audit38).
+   */
   protected override onShutDown(): void {
+    const now = this.scheduler.now();
+    for (let next = this.waiting.peek(); next !== undefined && next.readyAt <= now; next = this.waiting.peek()) {
+      this.waiting.pop();
+      this.add(next.item, next.priority);
+    }
     this.cancelTimer();
     this.waiting.clear();
   }

@@ -1,3 +1,5 @@
+import { Observable, isObservable } from 'rxjs';
+
 /**
  * The promises a run of an item holds it by. A promise cannot be cancelled: a worker that returned one (or held one
  * it started, inside an Observable: `defer(async …)`, `from(api.patch(…))`) and was then unsubscribed runs on until it
@@ -47,3 +49,52 @@ export function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
  * item stays in flight until it settles; returns it as it is.
  */
 export type Hold = <V>(value: V) => V;
+
+/** Whether a worker's result is an async iterable (an `async function*`, a ReadableStream) and not an Observable. */
+export function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    !isObservable(value) &&
+    typeof (value as Partial<AsyncIterable<unknown>>)[Symbol.asyncIterator] === 'function'
+  );
+}
+
+/**
+ * An async iterable's values, each step held: an `async function*` worker's body runs between its `yield`s on promises
+ * that cannot be cancelled, as an `async function`'s does, so its item must stay in flight while a step runs (rxjs's
+ * `from()` holds none: a second run started beside an abandoned one, audit38). Unsubscribed, the iterator is asked to
+ * return (held too: its `finally` blocks run once its current step ends); an error after that has nobody to go to, as
+ * an abandoned promise's.
+ */
+export function heldIteration<T>(iterable: AsyncIterable<T>, hold: Hold): Observable<T> {
+  return new Observable<T>((subscriber) => {
+    const iterator = iterable[Symbol.asyncIterator]();
+    let over = false;
+    const step = (): void => {
+      hold(iterator.next()).then(
+        (result) => {
+          if (over) return;
+          if (result.done === true) {
+            over = true;
+            subscriber.complete();
+            return;
+          }
+          subscriber.next(result.value);
+          if (!over) step();
+        },
+        (error: unknown) => {
+          if (over) return;
+          over = true;
+          subscriber.error(error);
+        },
+      );
+    };
+    step();
+    return () => {
+      if (over) return;
+      over = true;
+      if (typeof iterator.return === 'function') hold(iterator.return()).then(undefined, () => undefined);
+    };
+  });
+}

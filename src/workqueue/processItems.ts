@@ -1,6 +1,6 @@
 import { defer, finalize, Observable, Subscription, type ObservableInput, type Subscriber } from 'rxjs';
 import { WorkQueueError } from './errors.ts';
-import { Holds, type Hold } from './holds.ts';
+import { Holds, heldIteration, isAsyncIterable, type Hold } from './holds.ts';
 import {
   initialSlots,
   runStep,
@@ -162,7 +162,8 @@ class Slots<K, R> {
     this.working.add(slot);
     slot.add(
       defer(() => {
-        return hold(this.worker(item, hold));
+        const result = this.worker(item, hold);
+        return isAsyncIterable(result) ? heldIteration(result, hold) : hold(result);
       })
         .pipe(finalize(() => step({ type: 'settled' })))
         .subscribe({

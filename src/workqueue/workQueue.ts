@@ -238,7 +238,7 @@ export class WorkQueue<K> {
     this.recorder.retry(item);
   }
 
-  /** Called once, when the queue starts shutting down. */
+  /** Called once, when the queue starts shutting down, before adds are refused. */
   protected onShutDown(): void {}
 
   protected delayedCount(): number {
@@ -247,8 +247,8 @@ export class WorkQueue<K> {
 
   private beginShutDown(): void {
     if (!this.isShuttingDown) {
+      this.onShutDown(); // before the flag: it may still queue what is due (delayingQueue.ts)
       this.isShuttingDown = true;
-      this.onShutDown();
     }
     this.dispatch();
   }
