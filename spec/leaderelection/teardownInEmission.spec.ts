@@ -18,15 +18,21 @@ function setup() {
   return { scheduler, server };
 }
 
+/** Candidate `a` of the Lease `ctrl`, 10 ms a request, default timing. */
+function electionOf({ scheduler, server }: ReturnType<typeof setup>) {
+  return leaderElection(server.clients({ client: 'a', latencyMs: () => 10 }).lease('ctrl'), {
+    identity: 'a',
+    scheduler,
+    random: () => 0,
+    reportUnobservedErrors: false,
+  });
+}
+
 describe('leaderElection: the last subscriber leaving inside an emission', () => {
   it('take(1) on leader$: released, and no timer left armed after the release', () => {
-    const { scheduler, server } = setup();
-    const election = leaderElection(server.clients({ client: 'a', latencyMs: () => 10 }).lease('ctrl'), {
-      identity: 'a',
-      scheduler,
-      random: () => 0,
-      reportUnobservedErrors: false,
-    });
+    const world = setup();
+    const { scheduler, server } = world;
+    const election = electionOf(world);
     let leftAt = -1;
     election.leader$.pipe(filter(Boolean), take(1)).subscribe({ complete: () => (leftAt = scheduler.now()) });
     scheduler.flush();
@@ -38,13 +44,9 @@ describe('leaderElection: the last subscriber leaving inside an emission', () =>
   });
 
   it('takeWhile(leader) on leader$ (stop on losing): no timer left armed once the campaign ends', () => {
-    const { scheduler, server } = setup();
-    const election = leaderElection(server.clients({ client: 'a', latencyMs: () => 10 }).lease('ctrl'), {
-      identity: 'a',
-      scheduler,
-      random: () => 0,
-      reportUnobservedErrors: false,
-    });
+    const world = setup();
+    const { scheduler, server } = world;
+    const election = electionOf(world);
     let leftAt = -1;
     let led = false;
     election.leader$
@@ -63,12 +65,9 @@ describe('leaderElection: the last subscriber leaving inside an emission', () =>
   });
 
   it('first() on status$: nothing armed at all once the first status is out', () => {
-    const { scheduler, server } = setup();
-    const election = leaderElection(server.clients({ client: 'a', latencyMs: () => 10 }).lease('ctrl'), {
-      identity: 'a',
-      scheduler,
-      reportUnobservedErrors: false,
-    });
+    const world = setup();
+    const { scheduler, server } = world;
+    const election = electionOf(world);
     election.status$.pipe(first()).subscribe();
     scheduler.flush();
     expect(scheduler.now()).toBe(0); // the first status is emitted before any request: no attempt, no timer
