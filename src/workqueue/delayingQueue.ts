@@ -22,7 +22,7 @@ export class DelayingWorkQueue<K> extends WorkQueue<K> {
    * the earlier ready time and the higher priority win.
    * When the time comes it is `add`ed at that priority (a delayed add does not touch a copy of the
    * item that is queued meanwhile until then). Counts a retry. Ignored after shutdown; shutting
-   * down drops every waiting item and the timer.
+   * down drops the timer and every waiting item whose time has not come (those due are queued: `onShutDown`).
    *
    * ```
    * addAfter('a', 5) at 0, addAfter('a', 2) at 1, addAfter('a', 9) at 2
