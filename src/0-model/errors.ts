@@ -15,7 +15,8 @@ import { isRecord } from '../util/isRecord.ts';
  *   reset with a protocol error code) or a connection it closed with an error code (GOAWAY `ENHANCE_YOUR_CALM`, …).
  *   Handled like `NetworkError`: the watch resumes (on a new connection), a list is retried after the backoff.
  * - `Timeout`: a request or a watch stalled and was aborted, or the server answered 504 Gateway Timeout
- *   (client-go's `IsTimeout`).
+ *   (client-go's `IsTimeout`). Also a wait past its bound: a timed `waitForCacheSync`, or a controller slot kept
+ *   waiting by abandoned reconciles (`AbandonedRoomError`, rx-informer/controller).
  * - `VeryShortWatch`: a watch ended at once with no event (counts as a failure for backoff).
  * - `MalformedLine`: a watch line that is not JSON, not an object, or too long; a response body that cannot be
  *   decoded (not JSON, gzip that does not inflate, a Content-Encoding not asked for).
