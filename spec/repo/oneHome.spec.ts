@@ -48,6 +48,18 @@ describe('one home per concept in src/', () => {
     expect(mapping.test('export function reasonOfStatus(status: number): ErrorReason {')).toBe(true);
   });
 
+  it("what a user function's result runs as (isWork, isAsyncIterable: src/util/isWork.ts), for on() handlers and reconciles alike", () => {
+    // The handlers' and the reconciles' rules differed (an async function* handler ran, a reconcile's never did).
+    expect(copies(/\[Symbol\.asyncIterator\]\s*===\s*'function'/, 'src/util/isWork.ts')).toEqual([]);
+    expect(copies(/\[object Generator\]/, 'src/util/isWork.ts')).toEqual([]);
+  });
+
+  it('a run held until its promises settle: one Holds (src/workqueue/holds.ts), for processItems and controller() alike', () => {
+    // SettlingKeys (the controller's) and processItems' own rule were two; a bare queue ran a key twice at once.
+    expect(copies(/^\s*afterSettled\(/, 'src/workqueue/holds.ts')).toEqual([]);
+    expect(copies(/class \w*(Settling|Holds)\b/, 'src/workqueue/holds.ts')).toEqual([]);
+  });
+
   it("diff noise: one list, DIFF_NOISE (src/5-informer/diff.ts); the CLI's diff uses it", () => {
     const noise = /['"]!?metadata\.(?:resourceVersion|managedFields)['"]/;
     expect(copies(noise, 'src/5-informer/diff.ts')).toEqual([]);

@@ -31,12 +31,12 @@ import type { RateLimiter } from '../workqueue/rateLimiter.ts';
 import { createRateLimitingQueue, type RateLimitingWorkQueue } from '../workqueue/rateLimitingQueue.ts';
 import { DEFAULT_PRIORITY, LOW_PRIORITY } from '../workqueue/workQueue.ts';
 import { processItems, type Hold, type WorkSource } from '../workqueue/processItems.ts';
-import { Holds, heldIteration, isAsyncIterable, isPromiseLike } from '../workqueue/holds.ts';
+import { Holds, heldIteration, isPromiseLike } from '../workqueue/holds.ts';
 import { guardWith, guardedRateLimiter, type Guard } from './guard.ts';
 import { ownerKeysOf } from './ownerKeys.ts';
 import { TerminalError, type ReconcileOutcome, type ReconcileResult } from './reconcile.ts';
 import { forward } from '../util/forward.ts';
-import { isWork } from '../util/isWork.ts';
+import { isAsyncIterable, isWork } from '../util/isWork.ts';
 import { AbandonedRoomError, ABANDONED_ROOM_REPORT_MS, Room, type HeldRoom, type RoomStall } from './room.ts';
 
 /** What a reconcile is given besides the key. */

@@ -23,3 +23,13 @@ export function isWork(result: unknown): result is ObservableInput<unknown> {
     Object.prototype.toString.call(result) === '[object Generator]'
   );
 }
+
+/** Whether a result is an async iterable (an `async function*`'s, a ReadableStream) and not an Observable. */
+export function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    !isObservable(value) &&
+    typeof (value as Partial<AsyncIterable<unknown>>)[Symbol.asyncIterator] === 'function'
+  );
+}

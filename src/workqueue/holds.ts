@@ -1,4 +1,4 @@
-import { Observable, isObservable } from 'rxjs';
+import { Observable } from 'rxjs';
 
 /**
  * The promises a run of an item holds it by. A promise cannot be cancelled: a worker that returned one (or held one
@@ -49,16 +49,6 @@ export function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
  * item stays in flight until it settles; returns it as it is.
  */
 export type Hold = <V>(value: V) => V;
-
-/** Whether a worker's result is an async iterable (an `async function*`, a ReadableStream) and not an Observable. */
-export function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    !isObservable(value) &&
-    typeof (value as Partial<AsyncIterable<unknown>>)[Symbol.asyncIterator] === 'function'
-  );
-}
 
 /**
  * An async iterable's values, each step held: an `async function*` worker's body runs between its `yield`s on promises

@@ -1,6 +1,7 @@
 import { defer, finalize, Observable, Subscription, type ObservableInput, type Subscriber } from 'rxjs';
 import { WorkQueueError } from './errors.ts';
-import { Holds, heldIteration, isAsyncIterable, type Hold } from './holds.ts';
+import { Holds, heldIteration, type Hold } from './holds.ts';
+import { isAsyncIterable } from '../util/isWork.ts';
 import {
   initialSlots,
   runStep,
