@@ -49,7 +49,10 @@ export interface ReflectorConfig<T> {
 export interface ReflectorMemory {
   /** The last resourceVersion synced: from the list, then from every event and bookmark. */
   readonly lastRV: string;
-  /** Set when a list at lastRV came back 410 (or too large): the next list asks for the latest state. */
+  /**
+   * Set by every `relistLatest`: a list at lastRV came back 410 or 504 too large, a streaming list 504 before its
+   * bookmark, a continue token expired: the next list asks for the latest state ("").
+   */
   readonly lastRVUnavailable: boolean;
   /** The rv "0" list came back in pages (no watch cache): keep paging later lists too (client-go's paginatedResult). */
   readonly paginatedResult: boolean;

@@ -19,7 +19,8 @@ export class DelayingWorkQueue<K> extends WorkQueue<K> {
    * adds now, but for an item in flight: that one waits for a zero-delay action of the scheduler (a macrotask with
    * the default one), so that a worker whose rate limiter says 0 (`qps: Infinity`, a base delay of 0) cannot take its
    * item again and again within one task, starving every timer and I/O callback. If the item is already waiting,
-   * the earlier ready time and the higher priority win.
+   * the earlier ready time and the higher priority win. `Infinity` waits for ever (no timer: until `shutDown`, which
+   * drops it); `controller()` never passes one (its rate limiters' non-finite delays are reported, guard.ts).
    * When the time comes it is `add`ed at that priority (a delayed add does not touch a copy of the
    * item that is queued meanwhile until then). Counts a retry. Ignored after shutdown; shutting
    * down drops the timer and every waiting item whose time has not come (those due are queued: `onShutDown`).
