@@ -313,13 +313,17 @@ class DeltaFifo<T> {
     // An empty queue (a watch event, as a rule) has nothing for the key: no lookup of it.
     const queued = this.queue.size > 0 ? this.queue.peek(key) : undefined;
     const last = queued ? newestObject(queued) : this.known().get(key);
-    const deletion = (gone: T): Delta<T> => ({ type: 'Deleted', object: missed ? { finalStateUnknown: true, key, object: gone } : gone });
-    if (last !== undefined) return this.watchEvent(key, deletion(object ?? last), resourceVersion);
+    if (last !== undefined) return this.watchEvent(key, deletionOf(key, object ?? last, missed), resourceVersion);
     const tombstone = this.tombstoned?.get(key);
     // (Re-entrant, while a batch is being handed on: dropped, as it would be once the tombstone is handled.)
     if (tombstone === undefined || this.draining) return;
     // Handed on as a tombstone: a consumer that still has it queued takes this delete instead.
     this.tombstoned!.delete(key);
-    this.watchEvent(key, deletion(object ?? tombstone), resourceVersion, true);
+    this.watchEvent(key, deletionOf(key, object ?? tombstone, missed), resourceVersion, true);
   }
+}
+
+/** A Deleted delta of `gone`; a tombstone of it when the deletion was missed (a list noticed it: `MissedDeletion`). */
+function deletionOf<T>(key: string, gone: T, missed: boolean): Delta<T> {
+  return { type: 'Deleted', object: missed ? { finalStateUnknown: true, key, object: gone } : gone };
 }
