@@ -27,7 +27,7 @@ export function splitPatterns(text: string): string[] {
 export const HELP = `rx-informer — watch Kubernetes objects change, as a diff stream
 
 Usage:
-  rx-informer watch [RESOURCE...] [--all] [-n NS[,NS...] | -A] [-l SELECTOR] [--field-selector S]
+  rx-informer watch [RESOURCE... | --all] [-n NS[,NS...] | -A] [-l SELECTOR] [--field-selector S]
                     [--kubeconfig PATH] [--context NAME] [-o pretty|json] [--utc]
                     [--webhook URL]... [--slack URL]... [--show-secret-values]
                     [--fields PATTERN]... [--ignore PATTERN]... [--metrics-port N [--metrics-address ADDR]]
