@@ -13,7 +13,9 @@
  * in key order, as an API server lists them.
  *
  * With FIRST_LIST_PROFILE=FILE, the timed steps alone are profiled by V8's sampler (100 µs), one `.cpuprofile` a round
- * and copy (`FILE-<round>-<copy>.cpuprofile`).
+ * and copy (`FILE-<round>-<copy>.cpuprofile`). With FIRST_LIST_HEAP=1, round 1's step of each copy runs under V8's
+ * sampling heap profiler (every object, collected ones included) and the bytes it allocated a listed item are printed
+ * by the function that allocated them (that round's CPU figures are then the profiler's, not the code's).
  *
  * `src` may name several copies of src/, separated by commas: each is loaded with its own modules and they take turns,
  * round after round (their order reversed every other round), a median per copy: an A/B in one process. The objects
@@ -80,11 +82,14 @@ const total = () => {
 };
 const profileFile = process.env.FIRST_LIST_PROFILE;
 const session = profileFile === undefined ? undefined : new Session();
+const heapSession = new Session();
 if (session !== undefined) {
   session.connect();
   await session.post('Profiler.enable');
   await session.post('Profiler.setSamplingInterval', { interval: 100 });
 }
+const heapProfile = process.env.FIRST_LIST_HEAP === '1';
+if (heapProfile) heapSession.connect();
 const rows = copies.map(() => [] as { cpu: number; main: number; scavenges: number; grown: number }[]);
 for (let round = 0; round <= Number(roundsArg); round++) {
   const order = copies.map((_, i) => i);
@@ -98,6 +103,13 @@ for (let round = 0; round <= Number(roundsArg); round++) {
     gc();
     gc();
     if (session !== undefined && round > 0) await session.post('Profiler.start');
+    const sampleHeap = heapProfile && round === 1;
+    if (sampleHeap)
+      await heapSession.post('HeapProfiler.startSampling', {
+        samplingInterval: 1,
+        includeObjectsCollectedByMajorGC: true,
+        includeObjectsCollectedByMinorGC: true,
+      });
     const counts = countCollections();
     const h0 = process.memoryUsage().heapUsed;
     const t0 = total();
@@ -106,6 +118,7 @@ for (let round = 0; round <= Number(roundsArg); round++) {
     const cpu = (total() - t0) / items.length;
     const main = (thread() - m0) / items.length;
     const grown = (process.memoryUsage().heapUsed - h0) / items.length;
+    if (sampleHeap) printAllocations(copies[c]!, (await heapSession.post('HeapProfiler.stopSampling')).profile);
     if (session !== undefined && round > 0) {
       const { profile } = await session.post('Profiler.stop');
       writeFileSync(profileFile!.replace(/(\.cpuprofile)?$/, `-${round}-${c}.cpuprofile`), JSON.stringify(profile));
@@ -117,6 +130,35 @@ for (let round = 0; round <= Number(roundsArg); round++) {
     sub.unsubscribe();
   }
 }
+/** Bytes allocated a listed item, by the function that allocated them (those over 1 B an item). */
+function printAllocations(label: string, profile: object): void {
+  const { head, samples } = profile as unknown as { head: HeapNode; samples: readonly { size: number; nodeId: number }[] };
+  const nameOf = new Map<number, string>();
+  const walk = (node: HeapNode): void => {
+    nameOf.set(
+      node.id,
+      `${node.callFrame.functionName || '(anonymous)'} ${node.callFrame.url.split('/').pop()}:${node.callFrame.lineNumber + 1}`,
+    );
+    node.children.forEach(walk);
+  };
+  walk(head);
+  const bytes = new Map<string, number>();
+  let total = 0;
+  for (const { size, nodeId } of samples) {
+    const name = nameOf.get(nodeId) ?? '?';
+    bytes.set(name, (bytes.get(name) ?? 0) + size);
+    total += size;
+  }
+  console.log(`${label}: ${(total / items.length).toFixed(0)} B allocated a listed item (sampled, every object)`);
+  for (const [name, n] of [...bytes].sort((a, b) => b[1] - a[1]))
+    if (n / items.length >= 1) console.log(`  ${(n / items.length).toFixed(0).padStart(5)} B  ${name}`);
+}
+interface HeapNode {
+  readonly id: number;
+  readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number };
+  readonly children: readonly HeapNode[];
+}
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 for (const [c, dir] of copies.entries())
   console.log(
