@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { hashString, nodeMaps, nodeSlots, nodeTags, PersistentMap, type Node } from '../../src/4-store/persistentMap.ts';
+import { hashString, nodeGrown, nodeMaps, nodeSlots, nodeTags, PersistentMap, type Node } from '../../src/4-store/persistentMap.ts';
 
 /** Pairs of distinct keys with equal 32-bit hashes, found by a birthday search (deterministic). */
 function collidingPairs(wanted: number): [string, string][] {
@@ -171,6 +171,71 @@ describe('PersistentMap', () => {
         expect(contents(built)).toEqual(was);
       }),
       { numRuns: 500 },
+    );
+  });
+
+  it('property: a builder (grown in place, trimmed in done) makes the map one set or delete after another makes: random keys, sorted or not, repeated, deletes mixed in, from an empty or a filled map', () => {
+    /** Every node of the trie, with its tags: what `shape` compares, and the order entries() gives. */
+    const tagged = (node: Node): unknown => {
+      const { dataMap, nodeMap } = nodeMaps(node);
+      const slots = nodeSlots(node);
+      if (dataMap === 0 && nodeMap === 0) return shape(node);
+      const data = 2 * popcount(dataMap);
+      return [dataMap, nodeMap, nodeTags(node), slots.map((slot, i) => (i >= data ? tagged(slot as Node) : slot))];
+    };
+    /** Whether any node still carries a builder's in-place growth (spare capacity a map handed out must not keep). */
+    const anyGrown = (node: Node): boolean => {
+      if (nodeGrown(node)) return true;
+      const { dataMap, nodeMap } = nodeMaps(node);
+      const slots = nodeSlots(node);
+      const data = dataMap === 0 && nodeMap === 0 ? slots.length : 2 * popcount(dataMap);
+      return slots.slice(data).some((child) => anyGrown(child as Node));
+    };
+    // Hundreds of distinct keys, so that nodes grow past V8's first spare room and entries move down into children.
+    const key = fc.oneof(
+      fc.constantFrom(...KEYS),
+      fc.nat({ max: 3000 }).map((i) => `ns-${i % 7}/pod-${i}`),
+      fc.string({ maxLength: 6 }),
+    );
+    const write = fc.record({
+      key,
+      value: fc.option(fc.integer({ min: 0, max: 3 }), { nil: undefined, freq: 8 }),
+      tag: fc.option(fc.integer({ min: 0, max: 2 }), { nil: undefined }),
+    });
+    fc.assert(
+      fc.property(fc.array(write, { maxLength: 40 }), fc.array(write, { maxLength: 400 }), fc.boolean(), (before, batch, sorted) => {
+        if (sorted) batch = [...batch].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+        let map = PersistentMap.empty<number>();
+        for (const { key, value, tag } of before) map = value === undefined ? map.delete(key) : map.set(key, value, tag);
+        const start = map;
+        const was = [...start.entries()];
+        const builder = start.edit();
+        for (const { key, value, tag } of batch) {
+          map = value === undefined ? map.delete(key) : map.set(key, value, tag);
+          if (value === undefined) builder.delete(key);
+          else builder.set(key, value, tag);
+          expect(builder.size).toBe(map.size);
+        }
+        const built = builder.done();
+        expect(built.size).toBe(map.size);
+        expect([...built.entries()]).toEqual([...map.entries()]);
+        expect(tagged(built.root)).toEqual(tagged(map.root));
+        expect(anyGrown(built.root)).toBe(false);
+        expect([...start.entries()]).toEqual(was);
+        // It goes on from there, in place again, and leaves what it handed out as it was.
+        const handed = [...built.entries()];
+        for (const { key, value, tag } of batch.slice(0, 50).reverse()) {
+          map = value === undefined ? map.set(key, 9, tag) : map.delete(key);
+          if (value === undefined) builder.set(key, 9, tag);
+          else builder.delete(key);
+        }
+        const next = builder.done();
+        expect([...next.entries()]).toEqual([...map.entries()]);
+        expect(tagged(next.root)).toEqual(tagged(map.root));
+        expect(anyGrown(next.root)).toBe(false);
+        expect([...built.entries()]).toEqual(handed);
+      }),
+      { numRuns: 300 },
     );
   });
 

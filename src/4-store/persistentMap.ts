@@ -1,4 +1,17 @@
-type Owner = object;
+/**
+ * A builder's mark on the nodes it may change in place. A node it has grown in place (V8 then keeps spare capacity
+ * behind the array) carries `grown` instead, so that `done()` finds it and hands out an exact copy.
+ */
+interface Owner {
+  readonly grown: Grown;
+}
+
+/** The mark of a node grown in place, so with spare capacity (see {@link Owner}). */
+class Grown {}
+
+function newOwner(): Owner {
+  return { grown: new Grown() };
+}
 
 /**
  * A trie node, one array: `[dataMap, nodeMap, owner, k0, v0, t0, k1, v1, t1, …, child0, child1, …]`. From
@@ -51,6 +64,11 @@ export function nodeMaps(node: Node): { readonly dataMap: number; readonly nodeM
   return { dataMap: dataMapOf(node), nodeMap: nodeMapOf(node) };
 }
 
+/** Whether a builder grew `node` in place and has not yet trimmed it (for tests: no map handed out holds one). @internal */
+export function nodeGrown(node: Node): boolean {
+  return node[OWNER] instanceof Grown;
+}
+
 /** Where {@link PersistentMap.put} leaves the value its write replaced: written by the call, read right after it. */
 export interface Replaced<V> {
   previous: V | undefined;
@@ -79,7 +97,8 @@ export interface Replaced<V> {
  *   collide, by someone who can create objects) are spread by a second hash
  *   seeded at random per process, so they cannot pile up in one linear bucket.
  * - A {@link MapBuilder} applies a batch in place on nodes it created itself
- *   (a transient), so a relist of n objects allocates O(n) once.
+ *   (a transient), so a relist of n objects allocates O(n) once: a node it owns
+ *   grows in place, and `done()` trims each grown node to its length once.
  *
  * The layout is canonical: a subtree always holds at least two entries (a
  * delete that leaves one pulls it up into its parent), so equal contents have
@@ -182,16 +201,19 @@ export class PersistentMap<V> {
 
 /**
  * Writes a batch into a map in place, on nodes it owns (ones it created or
- * already copied), copying a shared node once at most. `done()` hands back
- * the result as a persistent map; the builder may go on from there, and
- * never changes a map it has handed out.
+ * already copied), copying a shared node once at most. A node it owns gains
+ * a key in place (where a `set` copies it), so V8 gives its array spare room;
+ * `done()` replaces each node so grown by an exact copy, and hands back the
+ * result as a persistent map of the same contents and shape as one `set` after
+ * another would make. The builder may go on from there, and never changes a
+ * map it has handed out.
  */
 export class MapBuilder<V> {
   /** The map handed out last (or started from): `done()` returns it again when nothing changed since. */
   private base: PersistentMap<V>;
   private root: Node;
   private count: number;
-  private owner: Owner = {};
+  private owner: Owner = newOwner();
 
   constructor(from: PersistentMap<V>) {
     this.base = from;
@@ -226,8 +248,9 @@ export class MapBuilder<V> {
   /** The map as written so far (the one it started from, when nothing changed). */
   done(): PersistentMap<V> {
     if (this.root === this.base.root) return this.base;
+    this.root = trimmed(this.root, this.owner);
     // Nodes owned so far now belong to the map handed out: later writes copy them.
-    this.owner = {};
+    this.owner = newOwner();
     this.base = PersistentMap.of<V>(this.root, this.count);
     this.root = this.base.root;
     return this.base;
@@ -346,9 +369,14 @@ function collisionGet(node: Node, text: string, start: number, end: number): unk
   return undefined;
 }
 
+/** Whether `owner` (a builder's) may change `node` in place: it made or copied it, and maybe grew it. */
+function owns(node: Node, owner: Owner | undefined): owner is Owner {
+  return owner !== undefined && (node[OWNER] === owner || node[OWNER] === owner.grown);
+}
+
 /** `node` itself when `owner` may change it in place, else a copy that `owner` may. */
 function writable(node: Node, owner: Owner | undefined): Node {
-  if (owner !== undefined && node[OWNER] === owner) return node;
+  if (owns(node, owner)) return node;
   const copy = node.slice();
   copy[OWNER] = owner;
   return copy;
@@ -400,7 +428,7 @@ function insert(
     if (here === key) return withEntry(node, i, value, tag, owner);
     edit.added = true;
     const child = pair(here, hashFor(here, deep), node[i + 1], node[i + 2], key, hash, value, tag, shift + BITS, owner, deep);
-    return dataToChild(node, bit, i, child, owner);
+    return owns(node, owner) ? dataToChildInPlace(node, bit, i, child, owner) : dataToChild(node, bit, i, child, owner);
   }
   if (nodeMapOf(node) & bit) {
     const j = nodeSlot(node, bit);
@@ -410,6 +438,7 @@ function insert(
   }
   edit.added = true;
   const i = dataSlot(node, bit);
+  if (owns(node, owner)) return addInPlace(node, bit, i, key, value, tag, owner);
   const out = blank(node.length + PAIR, dataMapOf(node) | bit, nodeMapOf(node), owner);
   for (let s = FIRST; s < i; s++) out[s] = node[s];
   out[i] = key;
@@ -484,6 +513,56 @@ function dataToChild(node: Node, bit: number, i: number, child: Node, owner: Own
   }
   if (s === at) out[s] = child;
   return out;
+}
+
+/**
+ * {@link insert}'s new entry at slot `i` (for `bit`), written into a node the builder owns: the array grows by three
+ * slots, where a copy would make a new array for every key a node gains (one a key, a few dozen slots each: most of
+ * what a first list allocated). V8 grows the array's store with spare room, which {@link trimmed} drops in `done()`.
+ */
+function addInPlace(node: Node, bit: number, i: number, key: string, value: unknown, tag: unknown, owner: Owner): Node {
+  const end = node.length;
+  node.push(undefined, undefined, undefined);
+  for (let s = end - 1; s >= i; s--) node[s + PAIR] = node[s];
+  node[i] = key;
+  node[i + 1] = value;
+  node[i + 2] = tag;
+  node[DATA_MAP] = dataMapOf(node) | bit;
+  node[OWNER] = owner.grown;
+  return node;
+}
+
+/** {@link dataToChild} in a node the builder owns: the slots move down, the array shrinks by two (spare room to trim). */
+function dataToChildInPlace(node: Node, bit: number, i: number, child: Node, owner: Owner): Node {
+  const dataMap = dataMapOf(node) ^ bit;
+  const nodeMap = nodeMapOf(node) | bit;
+  const at = FIRST + PAIR * bitCount(dataMap) + bitCount(nodeMap & (bit - 1));
+  const end = node.length;
+  // Before the child: the slots after the entry, moved down over it; after the child, one slot less down.
+  for (let o = i + PAIR; o < at + PAIR; o++) node[o - PAIR] = node[o];
+  node[at] = child;
+  for (let o = at + PAIR; o < end; o++) node[o - PAIR + 1] = node[o];
+  for (let k = 1; k < PAIR; k++) node.pop();
+  node[DATA_MAP] = dataMap;
+  node[NODE_MAP] = nodeMap;
+  node[OWNER] = owner.grown;
+  return node;
+}
+
+/**
+ * The builder's trie with every node it grew in place replaced by an exact copy (`slice` allocates the array's length,
+ * no spare room): the garbage is about the trie's size once, and a map handed out keeps no slack. Walks only the
+ * nodes `owner` owns (those it wrote since the last `done()`); their parents are owned too, so are changed in place.
+ */
+function trimmed(node: Node, owner: Owner): Node {
+  for (let j = childrenAt(node); j < node.length; j++) {
+    const child = node[j] as Node;
+    if (owns(child, owner)) node[j] = trimmed(child, owner);
+  }
+  if (node[OWNER] !== owner.grown) return node;
+  const copy = node.slice();
+  copy[OWNER] = owner;
+  return copy;
 }
 
 /** Replaces the child at slot `j` (for `bit`) by one entry. */
