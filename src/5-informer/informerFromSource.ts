@@ -184,7 +184,7 @@ function reflectorOptions<T>(options: InformerOptions<T>): Pick<ListAndWatchOpti
  * not two whole caches.
  */
 function reuseUnchanged<T extends KubeObject>(decode: Decoder<T>, cache: () => Store<T>): Decoder<T> {
-  return (raw, phase) => {
+  const reusing: Decoder<T> = (raw, phase) => {
     if (phase === 'list') {
       const store = cache();
       // An empty cache (the first list) has nothing to reuse: no key made for each item.
@@ -200,6 +200,8 @@ function reuseUnchanged<T extends KubeObject>(decode: Decoder<T>, cache: () => S
     }
     return decode(raw, phase);
   };
+  // A transform's renames go with it (the reflector matches rejected objects to the keys the cache holds).
+  return decode.renames ? Object.assign(reusing, { renames: decode.renames }) : reusing;
 }
 
 const NO_STEP: readonly never[] = Object.freeze([]);
