@@ -153,10 +153,23 @@ function sameValues(a: readonly string[], b: readonly string[]): boolean {
   return true;
 }
 
+/**
+ * Past this many values, "is it among the others?" is asked of a Set, not of the array: `includes` in a loop made an
+ * update of an object with 10,000 values take 10⁸ comparisons (1.4 s; audit42). Below it, a scan is cheaper than a Set.
+ */
+const SCAN_AT_MOST = 16;
+
+/** A Set of `values` when they are too many to scan, else undefined (scan them). */
+function lookupOf(values: readonly string[]): ReadonlySet<string> | undefined {
+  return values.length > SCAN_AT_MOST ? new Set(values) : undefined;
+}
+
 function reindex(index: Index, key: string, before: readonly string[], after: readonly string[]): Index {
   const builder = index.edit();
+  const afterSet = lookupOf(after);
+  const beforeSet = lookupOf(before);
   for (const value of before) {
-    if (after.includes(value)) continue;
+    if (afterSet ? afterSet.has(value) : after.includes(value)) continue;
     const keys = builder.get(value);
     if (!keys) continue;
     const left = keys.delete(key);
@@ -164,7 +177,7 @@ function reindex(index: Index, key: string, before: readonly string[], after: re
     else builder.set(value, left);
   }
   for (const value of after) {
-    if (before.includes(value)) continue;
+    if (beforeSet ? beforeSet.has(value) : before.includes(value)) continue;
     builder.set(value, (builder.get(value) ?? PersistentMap.empty<true>()).set(key, true));
   }
   return builder.done();
