@@ -90,6 +90,17 @@ function expectMatches(store: Store<Obj>, items: ReadonlyMap<string, Obj>): void
   }
 }
 
+describe('Store.empty refuses indexers that are not functions (audit42)', () => {
+  it('names the index: a non-function made every write an IndexerError, an empty cache for ever', () => {
+    expect(() => Store.empty<Obj>({ byNode: undefined } as unknown as Indexers<Obj>)).toThrow(TypeError);
+    expect(() => Store.empty<Obj>({ labels: indexers.labels!, byNode: 'spec.nodeName' } as unknown as Indexers<Obj>)).toThrow(
+      /Store\.empty: index "byNode" must be a function \(object\) => string\[\], got "spec\.nodeName"/,
+    );
+    expect(() => Store.empty<Obj>(null as unknown as Indexers<Obj>)).toThrow(/`indexers` must be an object of index functions/);
+    expect(Store.empty<Obj>(indexers).indexNames()).toEqual(['namespace', 'labels', 'values']);
+  });
+});
+
 describe('Store', () => {
   it('property: after any batches of upserts and deletes, every read equals a model recomputed from scratch; old snapshots never change', () => {
     fc.assert(

@@ -1,5 +1,6 @@
 import { InformerError, describeThrown } from '../0-model/errors.ts';
 import { PersistentMap } from './persistentMap.ts';
+import { described } from '../2-source/checkReflectorOptions.ts';
 
 /** An index function: the values an object is indexed under (multi-valued, like client-go's IndexFunc). */
 export type IndexFunc<T> = (object: T) => readonly string[];
@@ -45,6 +46,26 @@ export function namespaceIndex(object: { readonly metadata: { readonly namespace
   const shared = Object.freeze([own]);
   namespaceValues.set(own, shared);
   return shared;
+}
+
+/**
+ * Indexers are an object of functions, else a `TypeError` naming the index (`where` starts the message): a JavaScript
+ * caller's `{ byNode: undefined }` (a conditional left undefined) made every write an `IndexerError`, and an informer
+ * synced an empty cache reporting one per object for ever (audit42).
+ */
+export function checkIndexers(where: string, indexers: unknown): void {
+  if (indexers === undefined) return;
+  if (typeof indexers !== 'object' || indexers === null || Array.isArray(indexers))
+    throw new TypeError(
+      `${where}: \`indexers\` must be an object of index functions, e.g. { byNode: (pod) => [pod.spec.nodeName] }, got ${described(indexers)}`,
+    );
+  for (const name of Object.keys(indexers)) {
+    const indexFunc = (indexers as Record<string, unknown>)[name];
+    if (typeof indexFunc !== 'function')
+      throw new TypeError(
+        `${where}: index ${JSON.stringify(name)} must be a function (object) => string[], got ${indexFunc === undefined ? 'undefined' : described(indexFunc)}`,
+      );
+  }
 }
 
 /** Thrown when a read names an index the store was not built with. */

@@ -3,6 +3,7 @@ import { InformerError } from '../0-model/errors.ts';
 import { hashString, PersistentMap, type MapBuilder, type Replaced } from './persistentMap.ts';
 import {
   IndexerFault,
+  checkIndexers,
   NAMESPACE,
   UnknownIndexError,
   indexValues,
@@ -111,6 +112,7 @@ export class Store<T> {
 
   /** An empty store with the given indexers (plus `namespace`, unless replaced). */
   static empty<T extends { readonly metadata: { readonly namespace?: string | undefined } }>(indexers: Indexers<T> = {}): Store<T> {
+    checkIndexers('Store.empty', indexers);
     const functions = new Map<string, IndexFunc<T>>();
     const indices = new Map<string, Index>();
     for (const name of Object.keys(indexers)) {
