@@ -101,6 +101,19 @@ describe('Store.empty refuses indexers that are not functions (audit42)', () => 
   });
 });
 
+describe('byIndexOf checks what the index function returns, as writes do (audit42)', () => {
+  it('a string (not an array) is a TypeError, not a lookup of its characters', () => {
+    const bad = { bad: (o: Obj) => (o.v === 1 ? 'ab' : ['a']) } as unknown as Indexers<Obj>;
+    const store = Store.empty<Obj>(bad).write('ns/z', undefined, { metadata: { name: 'z', namespace: 'ns' }, v: 0 });
+    expect(store.byIndex('bad', 'a')).toHaveLength(1);
+    expect(() => store.byIndexOf('bad', { metadata: { name: 'q', namespace: 'ns' }, v: 1 })).toThrow(TypeError);
+    expect(() => store.byIndexOf('bad', { metadata: { name: 'q', namespace: 'ns' }, v: 1 })).toThrow(
+      /byIndexOf: index "bad" returned something other than an array of strings: "ab"/,
+    );
+    expect(store.byIndexOf('bad', { metadata: { name: 'q', namespace: 'ns' }, v: 2 }).map((o) => o.metadata.name)).toEqual(['z']);
+  });
+});
+
 describe('Store', () => {
   it('property: after any batches of upserts and deletes, every read equals a model recomputed from scratch; old snapshots never change', () => {
     fc.assert(

@@ -154,7 +154,8 @@ export function reindexed<T>(
   return indices;
 }
 
-function isStrings(value: unknown): value is readonly string[] {
+/** An array of strings: what an index function must return (checked wherever one is called). */
+export function isStrings(value: unknown): value is readonly string[] {
   if (!Array.isArray(value)) return false;
   for (const item of value) if (typeof item !== 'string') return false;
   return true;

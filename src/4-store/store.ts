@@ -1,9 +1,11 @@
 import { joinKey, nameInNamespace, namespaceEnd, namespaceOfObjectKey } from '../0-model/keys.ts';
 import { InformerError } from '../0-model/errors.ts';
+import { described } from '../2-source/checkReflectorOptions.ts';
 import { hashString, PersistentMap, type MapBuilder, type Replaced } from './persistentMap.ts';
 import {
   IndexerFault,
   checkIndexers,
+  isStrings,
   NAMESPACE,
   UnknownIndexError,
   indexValues,
@@ -190,12 +192,20 @@ export class Store<T> {
     return [...this.index(name).keys()].sort();
   }
 
-  /** Objects that share an index value with `object` under index `name` (client-go's Index). */
+  /**
+   * Objects that share an index value with `object` under index `name` (client-go's Index). An index function that
+   * returns anything but an array of strings is a `TypeError`, as a write's `IndexerError`: a string was looked up
+   * character by character.
+   */
   byIndexOf(name: string, object: T): T[] {
-    const values =
+    const values: unknown =
       this.layoutIndex && name === NAMESPACE
         ? namespaceIndex(object as { metadata: { namespace?: string } })
         : this.indexFunc(name)(object);
+    if (!isStrings(values))
+      throw new TypeError(
+        `byIndexOf: index ${JSON.stringify(name)} returned something other than an array of strings: ${described(values)}`,
+      );
     const seen = new Set<T>();
     const out: T[] = [];
     for (const value of values) {
