@@ -46,6 +46,26 @@ function nameToFile(namespace: string, key: string, object: unknown): string {
 }
 
 /**
+ * Why `object` cannot be filed at `key` where the store's layout serves the built-in `namespace` index: a namespaced
+ * object whose key does not start with its namespace and "/" (a custom `keyOf`: a uid, a kind prefix) would be filed,
+ * and indexed, under the key's text instead (client-go's MetaNamespaceIndexFunc reads the object). Undefined when it
+ * fits (always, for the default key). Refused rather than indexed apart: the layout is the index and the way `get`
+ * finds a key (docs/api.md).
+ */
+function misfiled(key: string, object: unknown): InformerError | undefined {
+  const metadata = (object as { metadata?: { namespace?: unknown; resourceVersion?: unknown } } | null)?.metadata;
+  const own = metadata?.namespace;
+  if (typeof own !== 'string' || own === '') return undefined;
+  if (key.length > own.length && key.charCodeAt(own.length) === 0x2f && key.startsWith(own)) return undefined;
+  const resourceVersion = typeof metadata?.resourceVersion === 'string' ? metadata.resourceVersion : undefined;
+  const message =
+    `index "namespace" cannot file ${key}: its object is in namespace ${JSON.stringify(own)}, and the key of a namespaced ` +
+    `object must start with ${JSON.stringify(`${own}/`)} (the store files objects by namespace: a custom keyOf must keep ` +
+    'that prefix, or the store needs an index of its own named "namespace")';
+  return new InformerError('IndexerError', message, { key, resourceVersion });
+}
+
+/**
  * The tag the store keeps beside an object: a hash of its `metadata.resourceVersion` (undefined when it has none).
  * The reducer tells an update from a resync by comparing resourceVersions; with the old object's tag read from the
  * trie node the write has just walked, an update whose hashes differ (nearly every one) never reads the old object,
@@ -234,6 +254,8 @@ export class Store<T> {
    * batch write) that stores it, which then calls no index function on it again.
    */
   prepare(key: string, object: T): IndexValues | InformerError {
+    const fault = this.layoutIndex ? misfiled(key, object) : undefined;
+    if (fault) return fault;
     if (this.indexers.size === 0) return NO_VALUES;
     try {
       return indexValues(this.indexers, key, object);
@@ -275,6 +297,8 @@ export class Store<T> {
     return {
       write: (key, old, object, values) => {
         if (object === undefined && old === undefined) return;
+        const fault = object !== undefined && this.layoutIndex ? misfiled(key, object) : undefined;
+        if (fault) return void errors?.push(fault);
         try {
           indices = this.reindexed(indices, key, old, object, values);
         } catch (fault) {
@@ -283,9 +307,16 @@ export class Store<T> {
           return;
         }
         count += (old === undefined ? 1 : 0) - (object === undefined ? 1 : 0);
+        const builderOf = (namespace: string): MapBuilder<T> => {
+          let builder = builders.get(namespace);
+          if (!builder) builders.set(namespace, (builder = (this.spaces.get(namespace) ?? PersistentMap.empty<T>()).edit()));
+          return builder;
+        };
         const namespace = namespaceOfObjectKey(key, object ?? old);
-        let builder = builders.get(namespace);
-        if (!builder) builders.set(namespace, (builder = (this.spaces.get(namespace) ?? PersistentMap.empty<T>()).edit()));
+        // The key's old object filed elsewhere (its namespace changed under one key): moved, not left beside it.
+        const was = object !== undefined && old !== undefined ? namespaceOfObjectKey(key, old) : namespace;
+        if (was !== namespace) builderOf(was).delete(nameToFile(was, key, old));
+        const builder = builderOf(namespace);
         const name = nameToFile(namespace, key, object ?? old);
         if (object === undefined) builder.delete(name);
         else builder.set(name, object, versionTag(object));
@@ -312,6 +343,11 @@ export class Store<T> {
    */
   write(key: string, old: T | undefined, object: T | undefined, errors?: InformerError[], values?: IndexValues): Store<T> {
     if (object === undefined && old === undefined) return this;
+    const fault = object !== undefined && this.layoutIndex ? misfiled(key, object) : undefined;
+    if (fault) {
+      errors?.push(fault);
+      return this;
+    }
     let indices: Map<string, Index> | undefined;
     try {
       indices = this.reindexed(undefined, key, old, object, values);
@@ -322,10 +358,13 @@ export class Store<T> {
     }
     const namespace = namespaceOfObjectKey(key, object ?? old);
     const name = nameToFile(namespace, key, object ?? old);
-    const before = this.spaces.get(namespace) ?? PersistentMap.empty<T>();
+    // The key's old object filed elsewhere (its namespace changed under one key): moved, not left beside it.
+    const was = object !== undefined && old !== undefined ? namespaceOfObjectKey(key, old) : namespace;
+    const from = was === namespace ? this.spaces : without(this.spaces, was, nameToFile(was, key, old));
+    const before = from.get(namespace) ?? PersistentMap.empty<T>();
     const after = object === undefined ? before.delete(name) : before.set(name, object, versionTag(object));
-    if (after === before && indices === undefined) return this;
-    const spaces = after === before ? this.spaces : after.size === 0 ? this.spaces.delete(namespace) : this.spaces.set(namespace, after);
+    if (after === before && indices === undefined && from === this.spaces) return this;
+    const spaces = after === before ? from : after.size === 0 ? from.delete(namespace) : from.set(namespace, after);
     const count = this.count + (old === undefined ? 1 : 0) - (object === undefined ? 1 : 0);
     return new Store<T>(spaces, count, this.indexers, indices ?? this.indices, this.layoutIndex);
   }
@@ -350,7 +389,9 @@ export class Store<T> {
     tag: number | undefined = versionTag(object),
   ): Store<T> {
     const namespace = namespaceOfObjectKey(key, object);
-    if (this.indexers.size > 0 || (namespace === '' && namespaceEnd(key) >= 0)) {
+    // A namespaced object whose key a cluster-scoped version held (filed under "" whole) is moved by `write`.
+    const cluster = namespace === '' ? undefined : this.spaces.get('');
+    if (this.indexers.size > 0 || (namespace === '' && namespaceEnd(key) >= 0) || cluster?.has(key) === true) {
       const old = this.get(key);
       const after = old === object ? this : this.write(key, old, object, errors, values);
       replaced.previous = old;
@@ -387,6 +428,14 @@ export class Store<T> {
     if (!index) throw new UnknownIndexError(name, this.indexNames());
     return index;
   }
+}
+
+/** `spaces` without `name` in `namespace` (the namespace dropped when it empties). */
+function without<T>(spaces: PersistentMap<Names<T>>, namespace: string, name: string): PersistentMap<Names<T>> {
+  const names = spaces.get(namespace);
+  const left = names?.delete(name);
+  if (names === undefined || left === names) return spaces;
+  return left!.size === 0 ? spaces.delete(namespace) : spaces.set(namespace, left!);
 }
 
 /**

@@ -95,10 +95,15 @@ export interface Informer<T> {
   /**
    * added / updated / deleted, in order. A subscriber that joins late first
    * receives the cache as it stands as `added` events with
-   * `isInInitialList: true`, then live events: no gap, no duplicate.
+   * `isInInitialList: true`, then live events: no gap, no duplicate. The objects are the cache's own, shared with every
+   * subscriber and snapshot, not copies: never mutate one (copy it first), as client-go's thread_safe_store.go asks.
    */
   readonly events$: Observable<InformerEvent<T>>;
-  /** The cache: an immutable snapshot after every change (replays the latest). */
+  /**
+   * The cache: an immutable snapshot after every change (replays the latest). Immutable as a structure: the objects
+   * in it are shared, not copied, so mutating a listed one changes it for every subscriber and every snapshot holding
+   * it, and leaves its index entries stale (they were computed from it as it was). Copy before changing.
+   */
   readonly store$: Observable<Store<T>>;
   /** false until the initial list has been delivered, then true (replays the latest). */
   readonly synced$: Observable<boolean>;
