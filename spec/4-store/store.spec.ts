@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { InformerError, Store, UnknownIndexError, keyOf, type Indexers } from '../../src/index.ts';
-import { putInStore } from '../../src/4-store/store.ts';
+import { putInStore, type Replaced } from '../../src/4-store/store.ts';
 import { namespaceIndex } from '../../src/pipeline.ts';
 
 type Obj = {
@@ -144,7 +144,7 @@ describe('keys and the built-in namespace index (audit42)', () => {
     const batch = Store.empty<Obj>().write('ns/x', undefined, v1).batch();
     batch.write('ns/x', v1, v2);
     check(batch.done(), v2);
-    const replaced: { previous?: Obj; previousTag?: number } = {};
+    const replaced: Replaced<Obj> = { previous: undefined };
     const put = putInStore(s, 'ns/x', v1, replaced);
     check(put, v1);
     expect(replaced.previous).toBe(v2);
