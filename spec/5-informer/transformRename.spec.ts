@@ -8,7 +8,10 @@ import { TestScheduler } from 'rxjs/testing';
 import { describe, expect, it } from 'vitest';
 import { Pod, informer, type InformerEvent } from '../../src/index.ts';
 import type { ListPage, RawWatchEvent } from '../../src/pipeline.ts';
-import { fakeListWatch, kubeObj, listPage, watchEvent, watchStatus } from '../../src/testing/index.ts';
+import { fakeListWatch, kubeObj, listPage, watchBookmark, watchEvent, watchStatus } from '../../src/testing/index.ts';
+
+/** The bookmark that ends a streaming list's initial events. */
+const END = { 'k8s.io/initial-events-end': 'true' };
 
 const pod = (name: string, resourceVersion: string, bad = false) =>
   kubeObj(Pod, name, { namespace: 'default', resourceVersion, labels: bad ? { bad: 'true' } : {} });
@@ -26,7 +29,13 @@ interface Run {
 }
 
 /** Runs an informer with the transform over the fake's lists and watches for a virtual minute. */
-function run(lists: string[], listValues: Record<string, ListPage>, watches: string[], watchValues: Record<string, RawWatchEvent>): Run {
+function run(
+  lists: string[],
+  listValues: Record<string, ListPage>,
+  watches: string[],
+  watchValues: Record<string, RawWatchEvent>,
+  watchList = false,
+): Run {
   const out: Run = { keys: [], events: [], errors: [] };
   const scheduler = new TestScheduler((a, b) => expect(a).toEqual(b));
   scheduler.run(({ cold }) => {
@@ -34,7 +43,7 @@ function run(lists: string[], listValues: Record<string, ListPage>, watches: str
       lists: lists.map((m) => cold(m, listValues)),
       watches: [...watches.map((m) => cold(m, watchValues)), NEVER],
     });
-    const inf = informer(fake, Pod, { transform });
+    const inf = informer(fake, Pod, { transform, watchList });
     const subs = [
       inf.errors$.subscribe((e) => out.errors.push(e.reason)),
       inf.events$.subscribe((e: InformerEvent<Pod>) =>
@@ -64,5 +73,24 @@ describe('a transform that renames, then throws for a later version', () => {
     expect(r.errors).toEqual(['TransformError']);
     expect(r.events).toEqual(['added t-a', 'deleted t-a']);
     expect(r.keys.at(-1)).toEqual([]);
+  });
+
+  it('rule 4 on a streaming list (watchList): its initial events with the version the transform throws for make no deletion', () => {
+    const r = run(
+      [],
+      {},
+      ['(ae)-x', '(bf)'],
+      {
+        a: watchEvent('ADDED', pod('a', '10')),
+        e: watchBookmark('10', END),
+        x: watchStatus(410),
+        b: watchEvent('ADDED', pod('a', '20', true)),
+        f: watchBookmark('20', END),
+      },
+      true,
+    );
+    expect(r.errors).toContain('TransformError');
+    expect(r.events).toEqual(['added t-a']);
+    expect(r.keys.at(-1)).toEqual(['default/t-a']);
   });
 });
