@@ -114,6 +114,34 @@ describe('decoder', () => {
     expect(kept).not.toBeInstanceOf(InformerError);
   });
 
+  it('keeps the renames a transform made, by raw key, until a DELETED or two whole lists without them (audit42)', () => {
+    const decode = decoder(Apple, (apple) =>
+      apple.spec.color === 'green' ? apple : { ...apple, metadata: { ...apple.metadata, name: `t-${apple.metadata.name}` } },
+    );
+    const renames = decode.renames!;
+    const at = (name: string, color: string) => raw({ color, quantity: 1 }, { name, namespace: 'orchard', resourceVersion: '1' });
+    decode(at('gala', 'red'), 'list');
+    decode(at('fuji', 'red'), 'list');
+    expect([renames.cachedKey('orchard/gala'), renames.cachedKey('orchard/fuji'), renames.cachedKey('orchard/pink')]).toEqual([
+      'orchard/t-gala',
+      'orchard/t-fuji',
+      'orchard/pink',
+    ]);
+    expect(renames.size).toBe(2);
+    decode(at('fuji', 'green'), 'watch'); // a version not renamed: its own key again
+    expect([renames.cachedKey('orchard/fuji'), renames.size]).toEqual(['orchard/fuji', 1]);
+    renames.forget('orchard/gala');
+    expect(renames.size).toBe(0);
+    decode(at('gala', 'red'), 'list');
+    renames.listed();
+    expect(renames.cachedKey('orchard/gala')).toBe('orchard/t-gala'); // looked up: kept a list longer
+    renames.listed();
+    expect(renames.size).toBe(1);
+    renames.listed();
+    expect([renames.size, renames.cachedKey('orchard/gala')]).toEqual([0, 'orchard/gala']);
+    expect(decoder(Apple).renames).toBeUndefined();
+  });
+
   it('a refinement that throws becomes ValidationFailed with key and issues (it never escapes the decoder)', () => {
     const Picky = kubeObject({ spec: z.looseObject({}) }).refine((apple) => {
       if ((apple.spec as { boom?: boolean }).boom) throw new TypeError('refinement exploded');

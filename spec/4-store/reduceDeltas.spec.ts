@@ -300,3 +300,52 @@ describe('a watch update tells resync from the tag the store kept beside the cac
     expect(state.events).toMatchObject([{ type: 'updated', oldObject: bare, resync: false }]);
   });
 });
+
+describe('a relist that moves one object and tombstones another (audit42)', () => {
+  type Labelled = KubeObject & { readonly metadata: { readonly labels?: Record<string, string> } };
+  const at = (name: string, rv: string, app: string): Labelled => ({
+    metadata: { name, namespace: 'ns', resourceVersion: rv, labels: { app } },
+  });
+  const replace = (resourceVersion: string, items: Extract<FifoOutput<Labelled>, { type: 'deltas' }>['items']): FifoOutput<Labelled> =>
+    ({ type: 'deltas', cause: 'replace', resourceVersion, items }) as FifoOutput<Labelled>;
+
+  it('leaves no empty index value, in one snapshot, and the snapshot before it as it was', () => {
+    let state = initialState(Store.empty<Labelled>({ app: (o) => (o.metadata.labels?.['app'] ? [o.metadata.labels['app']] : []) }));
+    state = reduceDeltas(
+      state,
+      replace('1', [
+        { key: 'ns/a', deltas: [{ type: 'Replaced', object: at('a', '1', 'web') }], isInInitialList: true },
+        { key: 'ns/b', deltas: [{ type: 'Replaced', object: at('b', '1', 'db') }], isInInitialList: true },
+      ]),
+    );
+    const before = state.store;
+    state = reduceDeltas(
+      state,
+      replace('5', [
+        {
+          key: 'ns/b',
+          deltas: [{ type: 'Deleted', object: { finalStateUnknown: true, key: 'ns/b', object: at('b', '1', 'db') } }],
+          isInInitialList: false,
+        },
+        { key: 'ns/a', deltas: [{ type: 'Replaced', object: at('a', '4', 'api') }], isInInitialList: false },
+      ]),
+    );
+    expect(state.store.indexValues('app')).toEqual(['api']);
+    expect(state.store.indexKeys('app', 'api')).toEqual(['ns/a']);
+    expect(state.store.byIndex('app', 'db')).toEqual([]);
+    expect(before.indexValues('app')).toEqual(['db', 'web']);
+    expect(state.events.map((e) => e.type)).toEqual(['deleted', 'updated']);
+  });
+
+  it("the cache's objects are shared, not copied: the very objects given, in every snapshot and event (docs/api.md: never mutate one)", () => {
+    const a = at('a', '1', 'web');
+    const state = reduceDeltas(
+      initialState(Store.empty<Labelled>()),
+      replace('1', [{ key: 'ns/a', deltas: [{ type: 'Replaced', object: a }], isInInitialList: true }]),
+    );
+    const next = reduceDeltas(state, replace('2', [{ key: 'ns/a', deltas: [{ type: 'Sync', object: a }], isInInitialList: false }]));
+    expect(state.store.get('ns/a')).toBe(a);
+    expect(next.store.list()[0]).toBe(a);
+    expect((state.events[0] as InformerEvent<Labelled> & { type: 'added' }).object).toBe(a);
+  });
+});

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { InformerError, Store, UnknownIndexError, keyOf, type Indexers } from '../../src/index.ts';
-import { putInStore } from '../../src/4-store/store.ts';
+import { putInStore, type Replaced } from '../../src/4-store/store.ts';
 import { namespaceIndex } from '../../src/pipeline.ts';
 
 type Obj = {
@@ -89,6 +89,91 @@ function expectMatches(store: Store<Obj>, items: ReadonlyMap<string, Obj>): void
     }
   }
 }
+
+describe('keys and the built-in namespace index (audit42)', () => {
+  const inShop = (name: string, v = 0): Obj => ({ metadata: { name, namespace: 'shop' }, v });
+
+  it('a namespaced object whose key does not start with its namespace is refused (IndexerError), not indexed under the key', () => {
+    const errors: InformerError[] = [];
+    const empty = Store.empty<Obj>();
+    for (const key of ['uid-123', 'Pod/shop/y', 'other/y']) {
+      expect(empty.write(key, undefined, inShop('y'), errors)).toBe(empty);
+      expect(empty.prepare(key, inShop('y'))).toBeInstanceOf(InformerError);
+      const batch = empty.batch(errors);
+      batch.write(key, undefined, inShop('y'));
+      expect(batch.done()).toBe(empty);
+    }
+    // Each key refused twice: by the write, then by the batch.
+    expect(errors.map((e) => `${e.reason} ${e.key}`)).toEqual(
+      ['uid-123', 'Pod/shop/y', 'other/y'].flatMap((key) => [`IndexerError ${key}`, `IndexerError ${key}`]),
+    );
+    expect(errors[0]!.message).toMatch(
+      /index "namespace" cannot file uid-123: its object is in namespace "shop".*must start with "shop\/"/,
+    );
+    // A key that keeps the namespace prefix, and any key of a cluster-scoped object, are taken and indexed by the object.
+    const s = empty.write('shop/uid-123', undefined, inShop('y'), errors).write('node-uid-9', undefined, { metadata: { name: 'n' }, v: 0 });
+    expect(errors).toHaveLength(6);
+    expect(s.indexValues('namespace')).toEqual(['', 'shop']);
+    expect(s.byIndex('namespace', 'shop').map((o) => o.metadata.name)).toEqual(['y']);
+    expect([s.get('shop/uid-123')?.metadata.name, s.get('node-uid-9')?.metadata.name]).toEqual(['y', 'n']);
+  });
+
+  it('with an index of its own named "namespace" a store takes any key (its function indexes the object)', () => {
+    const s = Store.empty<Obj>({ namespace: namespaceIndex }).write('uid-123', undefined, inShop('y'));
+    expect([s.size, s.get('uid-123')?.metadata.name, s.indexValues('namespace'), s.indexKeys('namespace', 'shop')]).toEqual([
+      1,
+      'y',
+      ['shop'],
+      ['uid-123'],
+    ]);
+  });
+
+  it("an object whose namespace changes under one key is moved: one key, one object (write, batch, and the reducer's put)", () => {
+    const v1: Obj = { metadata: { name: 'x', namespace: 'ns' }, v: 1 };
+    const v2: Obj = { metadata: { name: 'ns/x' }, v: 2 }; // cluster-scoped now, under the same key
+    const check = (s: Store<Obj>, expected: Obj | undefined) => {
+      expect([s.size, s.list(), s.keys(), s.get('ns/x')]).toEqual(expected ? [1, [expected], ['ns/x'], expected] : [0, [], [], undefined]);
+    };
+    let s = Store.empty<Obj>().write('ns/x', undefined, v1);
+    s = s.write('ns/x', s.get('ns/x'), v2);
+    check(s, v2);
+    expect(s.indexValues('namespace')).toEqual(['']);
+    const back = s.write('ns/x', s.get('ns/x'), v1);
+    check(back, v1);
+    check(s.write('ns/x', s.get('ns/x'), undefined), undefined);
+    const batch = Store.empty<Obj>().write('ns/x', undefined, v1).batch();
+    batch.write('ns/x', v1, v2);
+    check(batch.done(), v2);
+    const replaced: Replaced<Obj> = { previous: undefined };
+    const put = putInStore(s, 'ns/x', v1, replaced);
+    check(put, v1);
+    expect(replaced.previous).toBe(v2);
+  });
+});
+
+describe('Store.empty refuses indexers that are not functions (audit42)', () => {
+  it('names the index: a non-function made every write an IndexerError, an empty cache for ever', () => {
+    expect(() => Store.empty<Obj>({ byNode: undefined } as unknown as Indexers<Obj>)).toThrow(TypeError);
+    expect(() => Store.empty<Obj>({ labels: indexers.labels!, byNode: 'spec.nodeName' } as unknown as Indexers<Obj>)).toThrow(
+      /Store\.empty: index "byNode" must be a function \(object\) => string\[\], got "spec\.nodeName"/,
+    );
+    expect(() => Store.empty<Obj>(null as unknown as Indexers<Obj>)).toThrow(/`indexers` must be an object of index functions/);
+    expect(Store.empty<Obj>(indexers).indexNames()).toEqual(['namespace', 'labels', 'values']);
+  });
+});
+
+describe('byIndexOf checks what the index function returns, as writes do (audit42)', () => {
+  it('a string (not an array) is a TypeError, not a lookup of its characters', () => {
+    const bad = { bad: (o: Obj) => (o.v === 1 ? 'ab' : ['a']) } as unknown as Indexers<Obj>;
+    const store = Store.empty<Obj>(bad).write('ns/z', undefined, { metadata: { name: 'z', namespace: 'ns' }, v: 0 });
+    expect(store.byIndex('bad', 'a')).toHaveLength(1);
+    expect(() => store.byIndexOf('bad', { metadata: { name: 'q', namespace: 'ns' }, v: 1 })).toThrow(TypeError);
+    expect(() => store.byIndexOf('bad', { metadata: { name: 'q', namespace: 'ns' }, v: 1 })).toThrow(
+      /byIndexOf: index "bad" returned something other than an array of strings: "ab"/,
+    );
+    expect(store.byIndexOf('bad', { metadata: { name: 'q', namespace: 'ns' }, v: 2 }).map((o) => o.metadata.name)).toEqual(['z']);
+  });
+});
 
 describe('Store', () => {
   it('property: after any batches of upserts and deletes, every read equals a model recomputed from scratch; old snapshots never change', () => {

@@ -45,6 +45,8 @@ const WRONG: readonly { readonly options: Record<string, unknown>; readonly mess
   { options: { resyncPeriod: -1 }, message: /`resyncPeriod` must be a number of milliseconds/ },
   { options: { transform: 'strip' }, message: /`transform` must be a function, got "strip"/ },
   { options: { delivery: 'fifo' }, message: /`delivery` must be 'delta-fifo' or 'in-order', got "fifo"/ },
+  { options: { indexers: { byNode: undefined } }, message: /index "byNode" must be a function \(object\) => string\[\], got undefined/ },
+  { options: { indexers: [(p: unknown) => [String(p)]] }, message: /`indexers` must be an object of index functions.*got an array/ },
 ];
 
 describe('wrong option types are refused where the options enter', () => {

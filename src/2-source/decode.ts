@@ -20,8 +20,66 @@ export function isOtherKind(error: InformerError): boolean {
   return otherKind.has(error);
 }
 
-/** Turns one raw object into a cached object, or says why it cannot. */
-export type Decoder<T> = (raw: unknown, phase: ErrorPhase) => T | InformerError;
+/**
+ * Turns one raw object into a cached object, or says why it cannot. A decoder with a transform carries the
+ * {@link Renames} it made: a wrapper (the informer's reuse of unchanged objects) hands them on.
+ */
+export type Decoder<T> = ((raw: unknown, phase: ErrorPhase) => T | InformerError) & { readonly renames?: Renames };
+
+/**
+ * The keys a transform renamed objects to, by their raw keys: a later version the transform throws for is matched to
+ * the key the cache holds (a relist's rejected key, a rejected DELETED's key: docs/invalid-objects.md rules 4 and 5),
+ * not to its raw key, under which nothing is cached. Only renamed objects are kept, each until its DELETED or until
+ * two whole lists have gone by without it (deleted while no watch was open): at most the cache's renamed objects
+ * and those deleted since the list before the last.
+ */
+export interface Renames {
+  /** The key the cache files the object of `rawKey` under: the one a transform renamed it to, else `rawKey`. */
+  cachedKey(rawKey: string): string;
+  /** The object of `rawKey` was deleted: its rename is forgotten. */
+  forget(rawKey: string): void;
+  /** A whole list was read: renames neither made nor looked up since the list before are of objects gone. */
+  listed(): void;
+  /** How many renames are kept (for tests). */
+  readonly size: number;
+}
+
+/** {@link Renames} in two generations: the current one, and the one before the last whole list. */
+function renames(): Renames & { note(rawKey: string, key: string): void } {
+  let newer = new Map<string, string>();
+  let older = new Map<string, string>();
+  return {
+    note(rawKey, key) {
+      if (rawKey === key) {
+        if (newer.size > 0) newer.delete(rawKey);
+        if (older.size > 0) older.delete(rawKey);
+        return;
+      }
+      newer.set(rawKey, key);
+      if (older.size > 0) older.delete(rawKey);
+    },
+    cachedKey(rawKey) {
+      const key = newer.get(rawKey);
+      if (key !== undefined) return key;
+      const old = older.get(rawKey);
+      if (old === undefined) return rawKey;
+      older.delete(rawKey);
+      newer.set(rawKey, old);
+      return old;
+    },
+    forget(rawKey) {
+      newer.delete(rawKey);
+      older.delete(rawKey);
+    },
+    listed() {
+      older = newer;
+      newer = new Map();
+    },
+    get size() {
+      return newer.size + older.size;
+    },
+  };
+}
 
 /** A zod-shaped issue of our own (wrong kind, "__proto__" key, a schema that threw), so every ValidationFailed carries issues. */
 function issue(path: readonly PropertyKey[], message: string, input: unknown): z.core.$ZodIssue {
@@ -57,13 +115,18 @@ export function decoder<T extends KubeObject>(
   // The metadata-only schema of built-in and unstructured resources has a
   // copy-free check; any other schema is zod's to run.
   const fast = (schema as unknown) === KubeObject;
+  const renamed = transform ? renames() : undefined;
   const accept = (object: T, raw: unknown, phase: ErrorPhase): T | InformerError => {
     if (!transform) return object;
     try {
       const transformed = transform(object);
       // The cache files an object under its key: the transformed object's (a rename moves it, as in
       // client-go's TestSharedInformerTransformer), so it must have one.
-      if (rawKey(transformed) === undefined) throw new TypeError('it returned an object without metadata.name');
+      const key = rawKey(transformed);
+      if (key === undefined) throw new TypeError('it returned an object without metadata.name');
+      // Most transforms keep the name (stripManagedFields): no second key is made for them.
+      const from = sameName(raw, transformed) ? key : rawKey(raw);
+      if (from !== undefined) renamed!.note(from, key);
       return transformed;
     } catch (error) {
       const key = rawKey(raw);
@@ -75,7 +138,7 @@ export function decoder<T extends KubeObject>(
       });
     }
   };
-  return (raw, phase) => {
+  const decode = (raw: unknown, phase: ErrorPhase): T | InformerError => {
     const wrongKind = typeMeta ? completeTypeMeta(raw, phase, typeMeta) : undefined;
     if (wrongKind) return wrongKind;
     // isKubeObject accepts no own "__proto__" key where protoKeyPath looks (the object, its metadata, labels and
@@ -102,6 +165,7 @@ export function decoder<T extends KubeObject>(
     }
     return accept(result.data, raw, phase);
   };
+  return renamed ? Object.assign(decode, { renames: renamed as Renames }) : decode;
 }
 
 /**
@@ -127,6 +191,12 @@ function completeTypeMeta(
   ]);
   otherKind.add(error);
   return error;
+}
+
+/** Whether two objects have the same metadata.name and metadata.namespace (a transform's output has metadata). */
+function sameName(raw: unknown, transformed: KubeObject): boolean {
+  const m = isRecord(raw) ? raw.metadata : undefined;
+  return isRecord(m) && m.name === transformed.metadata.name && (m.namespace ?? '') === (transformed.metadata.namespace ?? '');
 }
 
 /** "an" before a vowel ("an apps/v1 Deployment"), else "a" ("a v1 ConfigMap"). */

@@ -29,6 +29,7 @@ export function onListed<T>(
     rejectedKeys: rejectedKeys.length > 0 ? { values: rejectedKeys, before: listing.rejectedKeys } : listing.rejectedKeys,
   };
   if (page.continue) return continueList(config, state, next, page.continue, out);
+  config.decode.renames?.listed();
   return listComplete(state, next, out);
 }
 
@@ -59,9 +60,10 @@ function decodePage<T>(config: ReflectorConfig<T>, raws: readonly unknown[], out
     const decoded = config.decode(raw, 'list');
     if (decoded instanceof InformerError) {
       report(out, decoded);
-      // It exists on the server: never taken for missing (see docs/invalid-objects.md).
+      // It exists on the server: never taken for missing (see docs/invalid-objects.md), under the key the cache holds
+      // it by (a transform may have renamed its earlier version).
       const key = rawKey(raw);
-      if (key !== undefined) rejectedKeys.push(key);
+      if (key !== undefined) rejectedKeys.push(config.decode.renames?.cachedKey(key) ?? key);
     } else items.push(decoded);
   }
   return { items, rejectedKeys };

@@ -221,9 +221,19 @@ function onChange<T>(
       else counted.initialRejected.add(key);
       return next;
     }
-    // The cache keeps its last valid object; a deletion deletes all the same.
-    if (event.type === 'DELETED') out.push({ type: 'emit', event: { type: 'deletedKey', key, resourceVersion: lastRV } });
+    // The cache keeps its last valid object; a deletion deletes all the same (under the key a transform renamed it to).
+    if (event.type === 'DELETED') {
+      const renames = config.decode.renames;
+      const cached = renames ? renames.cachedKey(key) : key;
+      renames?.forget(key);
+      out.push({ type: 'emit', event: { type: 'deletedKey', key: cached, resourceVersion: lastRV } });
+    }
     return next;
+  }
+  // A deleted object's rename is forgotten (the decoder kept it: see Renames).
+  if (event.type === 'DELETED' && config.decode.renames && config.decode.renames.size > 0) {
+    const key = rawKey(event.object);
+    if (key !== undefined) config.decode.renames.forget(key);
   }
   if (counted.name === 'streaming') {
     const key = rawKey(event.object) ?? '';
@@ -269,7 +279,9 @@ function onBookmark<T>(
   const { initial, initialRejected, name: _, ...open } = w;
   const plain: Watching = { ...open, name: 'watching', streamed: true, propagateRV: true };
   const items = [...initial.values()];
-  const rejectedKeys = [...initialRejected];
+  const renames = config.decode.renames;
+  const rejectedKeys = renames ? [...initialRejected].map((key) => renames.cachedKey(key)) : [...initialRejected];
+  renames?.listed();
   // The idle rule starts now that there is something to resume from.
   out.push({ type: 'disarmCheck' });
   const watching = armCheck(config, state, plain, now, out);

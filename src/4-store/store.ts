@@ -1,8 +1,11 @@
 import { joinKey, nameInNamespace, namespaceEnd, namespaceOfObjectKey } from '../0-model/keys.ts';
 import { InformerError } from '../0-model/errors.ts';
+import { described } from '../2-source/checkReflectorOptions.ts';
 import { hashString, PersistentMap, type MapBuilder, type Replaced } from './persistentMap.ts';
 import {
   IndexerFault,
+  checkIndexers,
+  isStrings,
   NAMESPACE,
   UnknownIndexError,
   indexValues,
@@ -40,6 +43,26 @@ function nameToFile(namespace: string, key: string, object: unknown): string {
   if (typeof own !== 'string') return nameInNamespace(namespace, key);
   const matches = namespace === '' ? own === key : own.length === key.length - namespace.length - 1 && key.endsWith(own);
   return matches ? own : nameInNamespace(namespace, key);
+}
+
+/**
+ * Why `object` cannot be filed at `key` where the store's layout serves the built-in `namespace` index: a namespaced
+ * object whose key does not start with its namespace and "/" (a custom `keyOf`: a uid, a kind prefix) would be filed,
+ * and indexed, under the key's text instead (client-go's MetaNamespaceIndexFunc reads the object). Undefined when it
+ * fits (always, for the default key). Refused rather than indexed apart: the layout is the index and the way `get`
+ * finds a key (docs/api.md).
+ */
+function misfiled(key: string, object: unknown): InformerError | undefined {
+  const metadata = (object as { metadata?: { namespace?: unknown; resourceVersion?: unknown } } | null)?.metadata;
+  const own = metadata?.namespace;
+  if (typeof own !== 'string' || own === '') return undefined;
+  if (key.length > own.length && key.charCodeAt(own.length) === 0x2f && key.startsWith(own)) return undefined;
+  const resourceVersion = typeof metadata?.resourceVersion === 'string' ? metadata.resourceVersion : undefined;
+  const message =
+    `index "namespace" cannot file ${key}: its object is in namespace ${JSON.stringify(own)}, and the key of a namespaced ` +
+    `object must start with ${JSON.stringify(`${own}/`)} (the store files objects by namespace: a custom keyOf must keep ` +
+    'that prefix, or the store needs an index of its own named "namespace")';
+  return new InformerError('IndexerError', message, { key, resourceVersion });
 }
 
 /**
@@ -111,6 +134,7 @@ export class Store<T> {
 
   /** An empty store with the given indexers (plus `namespace`, unless replaced). */
   static empty<T extends { readonly metadata: { readonly namespace?: string | undefined } }>(indexers: Indexers<T> = {}): Store<T> {
+    checkIndexers('Store.empty', indexers);
     const functions = new Map<string, IndexFunc<T>>();
     const indices = new Map<string, Index>();
     for (const name of Object.keys(indexers)) {
@@ -188,12 +212,20 @@ export class Store<T> {
     return [...this.index(name).keys()].sort();
   }
 
-  /** Objects that share an index value with `object` under index `name` (client-go's Index). */
+  /**
+   * Objects that share an index value with `object` under index `name` (client-go's Index). An index function that
+   * returns anything but an array of strings is a `TypeError`, as a write's `IndexerError`: a string was looked up
+   * character by character.
+   */
   byIndexOf(name: string, object: T): T[] {
-    const values =
+    const values: unknown =
       this.layoutIndex && name === NAMESPACE
         ? namespaceIndex(object as { metadata: { namespace?: string } })
         : this.indexFunc(name)(object);
+    if (!isStrings(values))
+      throw new TypeError(
+        `byIndexOf: index ${JSON.stringify(name)} returned something other than an array of strings: ${described(values)}`,
+      );
     const seen = new Set<T>();
     const out: T[] = [];
     for (const value of values) {
@@ -222,6 +254,8 @@ export class Store<T> {
    * batch write) that stores it, which then calls no index function on it again.
    */
   prepare(key: string, object: T): IndexValues | InformerError {
+    const fault = this.layoutIndex ? misfiled(key, object) : undefined;
+    if (fault) return fault;
     if (this.indexers.size === 0) return NO_VALUES;
     try {
       return indexValues(this.indexers, key, object);
@@ -263,6 +297,8 @@ export class Store<T> {
     return {
       write: (key, old, object, values) => {
         if (object === undefined && old === undefined) return;
+        const fault = object !== undefined && this.layoutIndex ? misfiled(key, object) : undefined;
+        if (fault) return void errors?.push(fault);
         try {
           indices = this.reindexed(indices, key, old, object, values);
         } catch (fault) {
@@ -271,9 +307,16 @@ export class Store<T> {
           return;
         }
         count += (old === undefined ? 1 : 0) - (object === undefined ? 1 : 0);
+        const builderOf = (namespace: string): MapBuilder<T> => {
+          let builder = builders.get(namespace);
+          if (!builder) builders.set(namespace, (builder = (this.spaces.get(namespace) ?? PersistentMap.empty<T>()).edit()));
+          return builder;
+        };
         const namespace = namespaceOfObjectKey(key, object ?? old);
-        let builder = builders.get(namespace);
-        if (!builder) builders.set(namespace, (builder = (this.spaces.get(namespace) ?? PersistentMap.empty<T>()).edit()));
+        // The key's old object filed elsewhere (its namespace changed under one key): moved, not left beside it.
+        const was = object !== undefined && old !== undefined ? namespaceOfObjectKey(key, old) : namespace;
+        if (was !== namespace) builderOf(was).delete(nameToFile(was, key, old));
+        const builder = builderOf(namespace);
         const name = nameToFile(namespace, key, object ?? old);
         if (object === undefined) builder.delete(name);
         else builder.set(name, object, versionTag(object));
@@ -300,6 +343,11 @@ export class Store<T> {
    */
   write(key: string, old: T | undefined, object: T | undefined, errors?: InformerError[], values?: IndexValues): Store<T> {
     if (object === undefined && old === undefined) return this;
+    const fault = object !== undefined && this.layoutIndex ? misfiled(key, object) : undefined;
+    if (fault) {
+      errors?.push(fault);
+      return this;
+    }
     let indices: Map<string, Index> | undefined;
     try {
       indices = this.reindexed(undefined, key, old, object, values);
@@ -310,10 +358,13 @@ export class Store<T> {
     }
     const namespace = namespaceOfObjectKey(key, object ?? old);
     const name = nameToFile(namespace, key, object ?? old);
-    const before = this.spaces.get(namespace) ?? PersistentMap.empty<T>();
+    // The key's old object filed elsewhere (its namespace changed under one key): moved, not left beside it.
+    const was = object !== undefined && old !== undefined ? namespaceOfObjectKey(key, old) : namespace;
+    const from = was === namespace ? this.spaces : without(this.spaces, was, nameToFile(was, key, old));
+    const before = from.get(namespace) ?? PersistentMap.empty<T>();
     const after = object === undefined ? before.delete(name) : before.set(name, object, versionTag(object));
-    if (after === before && indices === undefined) return this;
-    const spaces = after === before ? this.spaces : after.size === 0 ? this.spaces.delete(namespace) : this.spaces.set(namespace, after);
+    if (after === before && indices === undefined && from === this.spaces) return this;
+    const spaces = after === before ? from : after.size === 0 ? from.delete(namespace) : from.set(namespace, after);
     const count = this.count + (old === undefined ? 1 : 0) - (object === undefined ? 1 : 0);
     return new Store<T>(spaces, count, this.indexers, indices ?? this.indices, this.layoutIndex);
   }
@@ -338,7 +389,9 @@ export class Store<T> {
     tag: number | undefined = versionTag(object),
   ): Store<T> {
     const namespace = namespaceOfObjectKey(key, object);
-    if (this.indexers.size > 0 || (namespace === '' && namespaceEnd(key) >= 0)) {
+    // A namespaced object whose key a cluster-scoped version held (filed under "" whole) is moved by `write`.
+    const cluster = namespace === '' ? undefined : this.spaces.get('');
+    if (this.indexers.size > 0 || (namespace === '' && namespaceEnd(key) >= 0) || cluster?.has(key) === true) {
       const old = this.get(key);
       const after = old === object ? this : this.write(key, old, object, errors, values);
       replaced.previous = old;
@@ -375,6 +428,14 @@ export class Store<T> {
     if (!index) throw new UnknownIndexError(name, this.indexNames());
     return index;
   }
+}
+
+/** `spaces` without `name` in `namespace` (the namespace dropped when it empties). */
+function without<T>(spaces: PersistentMap<Names<T>>, namespace: string, name: string): PersistentMap<Names<T>> {
+  const names = spaces.get(namespace);
+  const left = names?.delete(name);
+  if (names === undefined || left === names) return spaces;
+  return left!.size === 0 ? spaces.delete(namespace) : spaces.set(namespace, left!);
 }
 
 /**

@@ -12,6 +12,7 @@ import { isListWatch, type ListWatch } from '../1-transport/listWatch.ts';
 import type { HttpTransportOptions } from '../1-transport/http/options.ts';
 import type { Http2Options } from '../1-transport/http2/health.ts';
 import type { ListAndWatchOptions } from '../2-source/listAndWatch.ts';
+import { checkIndexers } from '../4-store/indexing.ts';
 import { BACKOFF_NUMERIC_OPTIONS, NUMERIC_OPTIONS, checkNumbers, described } from '../2-source/checkReflectorOptions.ts';
 
 /** An array, a Set or any other iterable (not a string) of strings: what `namespaces` takes (it is spread into a Set). */
@@ -95,6 +96,7 @@ export function checkInformerOptions(caller: string, options: unknown): void {
     checkNumbers(caller, http2 as Record<string, unknown>, HTTP2_NUMERIC_OPTIONS, 'http.http2.');
   }
   if (o.transform !== undefined && typeof o.transform !== 'function') throw wrong('transform', 'a function');
+  checkIndexers(caller, o.indexers);
   if (o.delivery !== undefined && o.delivery !== 'delta-fifo' && o.delivery !== 'in-order')
     throw wrong('delivery', `'delta-fifo' or 'in-order'`);
 }

@@ -95,10 +95,15 @@ export interface Informer<T> {
   /**
    * added / updated / deleted, in order. A subscriber that joins late first
    * receives the cache as it stands as `added` events with
-   * `isInInitialList: true`, then live events: no gap, no duplicate.
+   * `isInInitialList: true`, then live events: no gap, no duplicate. The objects are the cache's own, shared with every
+   * subscriber and snapshot, not copies: never mutate one (copy it first), as client-go's thread_safe_store.go asks.
    */
   readonly events$: Observable<InformerEvent<T>>;
-  /** The cache: an immutable snapshot after every change (replays the latest). */
+  /**
+   * The cache: an immutable snapshot after every change (replays the latest). Immutable as a structure: the objects
+   * in it are shared, not copied, so mutating a listed one changes it for every subscriber and every snapshot holding
+   * it, and leaves its index entries stale (they were computed from it as it was). Copy before changing.
+   */
   readonly store$: Observable<Store<T>>;
   /** false until the initial list has been delivered, then true (replays the latest). */
   readonly synced$: Observable<boolean>;
@@ -184,7 +189,7 @@ function reflectorOptions<T>(options: InformerOptions<T>): Pick<ListAndWatchOpti
  * not two whole caches.
  */
 function reuseUnchanged<T extends KubeObject>(decode: Decoder<T>, cache: () => Store<T>): Decoder<T> {
-  return (raw, phase) => {
+  const reusing: Decoder<T> = (raw, phase) => {
     if (phase === 'list') {
       const store = cache();
       // An empty cache (the first list) has nothing to reuse: no key made for each item.
@@ -200,6 +205,8 @@ function reuseUnchanged<T extends KubeObject>(decode: Decoder<T>, cache: () => S
     }
     return decode(raw, phase);
   };
+  // A transform's renames go with it (the reflector matches rejected objects to the keys the cache holds).
+  return decode.renames ? Object.assign(reusing, { renames: decode.renames }) : reusing;
 }
 
 const NO_STEP: readonly never[] = Object.freeze([]);
