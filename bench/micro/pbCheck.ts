@@ -73,8 +73,9 @@ async function partsOf(dir: string): Promise<Record<string, Part>> {
     },
     lazy: (f) => {
       const { end, kind } = object(f.bytes);
-      const target: Record<string, unknown> = {};
-      lazy.decodeLazyInto(target, end, schema.message(kind));
+      // The object, `{}` itself or a new one when its keys came out of JSON order (an older src/ returns nothing).
+      const given: Record<string, unknown> = {};
+      const target = lazy.decodeLazyInto(given, end, schema.message(kind)) ?? given;
       wire.release(undefined);
       names += ((target.metadata as { name: string }).name ?? '').length;
       cache.set(f.key, target);

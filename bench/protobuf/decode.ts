@@ -48,7 +48,7 @@ function decodeObject(end: number, mode: Mode): Record<string, unknown> {
   }
   seek(rawStart);
   if (mode === 'eager') decoders.get(kind)!(object, rawEnd);
-  else decodeLazyInto(object, rawEnd, msg);
+  else return decodeLazyInto(object, rawEnd, msg);
   return object;
 }
 
@@ -118,6 +118,8 @@ const ofKind: Field[] = Object.values(K).map((kind) => ({
   map: false,
   inline: false,
   msg: undefined,
+  rank: 0,
+  rankEnd: 0,
 }));
 
 /** The eager decoders specialised per message (codegen.ts); the transport's schema walker is what they fall back on. */

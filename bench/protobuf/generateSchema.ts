@@ -11,6 +11,9 @@
  *
  *   node bench/protobuf/generateSchema.ts <kubernetes/api checkout or git dir> <kubernetes/apimachinery ...> [tag=v0.20.2]
  *
+ * A message's rows are in its Go struct's order (not by field number): the order kube-apiserver's JSON writes its fields
+ * in, which the library's decoder gives a decoded object's keys (schema.ts's `order`); do not sort them.
+ *
  * A git directory is read at the tag with `git show`. One field is added by hand: ManagedFieldsEntry.subresource
  * (field 8, added in v1.22), because the bench workload's pods carry it; it is omitempty, so v1.20 objects decode the same.
  */

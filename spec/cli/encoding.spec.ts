@@ -86,6 +86,38 @@ describe('--encoding', () => {
     const answers = (requests: readonly RequestRecord[]) =>
       [...new Set(requests.map((r) => `${r.resource} ${r.watch ? 'watch' : 'list'} ${r.contentType}`))].sort();
 
+    it("protobuf: a line prints the same text as JSON, its keys in the server's order (a container's fields in Go's, not by number)", async () => {
+      // Go struct order, as a server's JSON writes it: terminationMessagePolicy (field 20) between terminationMessagePath (13)
+      // and imagePullPolicy (14); restartPolicy (3) after initContainers (20) and containers (2).
+      const container = {
+        name: 'c',
+        image: 'nginx:1',
+        resources: {},
+        terminationMessagePath: '/dev/termination-log',
+        terminationMessagePolicy: 'File',
+        imagePullPolicy: 'Always',
+      };
+      const spec = { initContainers: [{ ...container, name: 'init' }], containers: [container], restartPolicy: 'Always' };
+      api.create('pods', { metadata: { name: 'ordered', namespace: 'shop' }, spec });
+      const lines = { json: [] as string[], protobuf: [] as string[] };
+      const terminal = (out: string[]): Terminal => ({ out: (l) => out.push(l), err: () => undefined, now: () => new Date(0) });
+      const base = { resources: ['pods'], all: false, output: 'json', utc: true } as const;
+      const json = await watchCommand(api.kubeConfig, base, terminal(lines.json));
+      const protobuf = await watchCommand(api.kubeConfig, { ...base, encoding: 'protobuf' }, terminal(lines.protobuf));
+      try {
+        await Promise.all([json.synced, protobuf.synced]);
+        await until(() => api.requests.filter((r) => r.watch && r.resource === 'pods').length === 2);
+        const changed = { ...container, terminationMessagePolicy: 'FallbackToLogsOnError', imagePullPolicy: 'IfNotPresent' };
+        api.patch('pods', 'shop', 'ordered', { spec: { ...spec, containers: [changed] } });
+        await until(() => lines.json.length === 1 && lines.protobuf.length === 1);
+        expect(lines.json[0]).toMatch(/terminationMessagePolicy.*imagePullPolicy/);
+        expect(lines.protobuf).toEqual(lines.json);
+      } finally {
+        json.stop();
+        protobuf.stop();
+      }
+    });
+
     it("protobuf: pods and configmaps are read in protobuf, the custom resource in JSON; the lines printed are JSON's", async () => {
       const lines = { json: [] as string[], protobuf: [] as string[] };
       const terminal = (out: string[]): Terminal => ({ out: (l) => out.push(l), err: () => undefined, now: () => new Date(0) });

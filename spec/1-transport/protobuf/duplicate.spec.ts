@@ -120,9 +120,7 @@ function goMerged(bytes: Buffer, msg: Message | undefined): Buffer {
 function eagerJson(kind: string, raw: Buffer): unknown {
   begin(raw, 0);
   try {
-    const object: Record<string, unknown> = { apiVersion: 'v1', kind };
-    decodeInto(object, raw.length, message(kind));
-    return JSON.parse(JSON.stringify(object));
+    return JSON.parse(JSON.stringify(decodeInto({ apiVersion: 'v1', kind }, raw.length, message(kind))));
   } finally {
     release(undefined);
   }

@@ -84,7 +84,9 @@ export class Generator {
       if (deep || this.chance(0.5)) return f.presence === 'always' ? null : undefined;
       const n = 1 + this.int(3);
       if (f.rep) return Array.from({ length: n }, () => this.scalar(f, depth, true));
-      return Object.fromEntries(Array.from({ length: n }, (_, i) => [`${this.string()}${i}`, this.scalar(f, depth, true)]));
+      // Keys sorted, as Go's encoding/json and a server's protobuf write a map (by code unit, as the emulator sorts).
+      const entries = Array.from({ length: n }, (_, i): [string, unknown] => [`${this.string()}${i}`, this.scalar(f, depth, true)]);
+      return Object.fromEntries(entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
     }
     if (f.presence === 'ptr') return deep || this.chance(0.5) ? undefined : this.scalar(f, depth, true);
     if (f.presence === 'omit') return deep || this.chance(0.5) ? undefined : this.scalar(f, depth, false);
@@ -97,7 +99,8 @@ export class Generator {
 
   message(msg: Message, depth: number): Json {
     const out: Json = {};
-    for (const f of msg.fields) {
+    // In Go struct order, as encoding/json writes a struct's fields (schema.ts's `inJsonOrder`).
+    for (const f of msg.inJsonOrder) {
       if (f.inline) Object.assign(out, this.message(f.msg!, depth));
       else {
         const value = this.value(f, depth);
@@ -110,6 +113,8 @@ export class Generator {
 
 export function object(kind: string, seed: number): Json {
   const generated = new Generator(seed).message(message(kind), 0);
-  const metadata = { ...(generated.metadata as Json), name: `obj-${seed}`, namespace: `ns-${seed % 3}`, resourceVersion: String(seed) };
-  return { apiVersion: SCHEMA_KINDS[kind]!, kind, ...generated, metadata };
+  const given: Json = { ...(generated.metadata as Json), name: `obj-${seed}`, namespace: `ns-${seed % 3}`, resourceVersion: String(seed) };
+  // Metadata's keys in ObjectMeta's order, and `kind` before `apiVersion` (TypeMeta's order): what the server's JSON writes.
+  const metadata = Object.fromEntries(message('ObjectMeta').order.flatMap((key) => (key in given ? [[key, given[key]]] : [])));
+  return { kind, apiVersion: SCHEMA_KINDS[kind]!, ...generated, metadata };
 }

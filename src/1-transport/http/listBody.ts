@@ -168,7 +168,7 @@ class ProtobufListBody implements ListBodyDecoder {
       this.available = 0;
       return false;
     }
-    const value = { apiVersion: head.apiVersion, kind: head.kind, metadata: {}, items: [] };
+    const value = { kind: head.kind, apiVersion: head.apiVersion, metadata: {}, items: [] };
     this.list = { head, fields, value, items: [], rawEnd: head.rawStart + head.rawLength };
     this.chunks = undefined; // decided here, never decoded whole
     this.consume(head.rawStart);

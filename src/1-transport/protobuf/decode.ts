@@ -113,10 +113,8 @@ export function decodeObjectBody(bytes: Buffer): Record<string, unknown> {
   begin(bytes, 0);
   try {
     const { apiVersion, kind, rawStart, rawEnd } = envelope(bytes.length);
-    const object: Record<string, unknown> = { apiVersion, kind };
     seek(rawStart);
-    decodeInto(object, rawEnd, message(kind));
-    return object;
+    return decodeInto({ kind, apiVersion }, rawEnd, message(kind));
   } finally {
     release(undefined);
   }
@@ -145,17 +143,15 @@ export function decodeListBody(bytes: Buffer, keep: KeepObject | undefined, maxI
     const { apiVersion, kind, rawStart, rawEnd } = envelope(bytes.length, true);
     // A Status answered with 200 is handed on whole: the transport reports a failure Status as its error (as JSON's).
     if (kind === 'Status') {
-      const status: Record<string, unknown> = { apiVersion, kind };
       seek(rawStart);
-      decodeInto(status, rawEnd, message(kind));
-      return status;
+      return decodeInto({ kind, apiVersion }, rawEnd, message(kind));
     }
     const list = message(kind);
     const itemsField = list.fields.find((f) => f.json === 'items');
     const metaField = list.fields.find((f) => f.json === 'metadata');
     if (!itemsField?.rep || itemsField.kind !== K.msg || metaField?.kind !== K.msg) fail(`${kind} is not a list`);
     const items: unknown[] = [];
-    const value: Record<string, unknown> = { apiVersion, kind, metadata: {}, items };
+    const value: Record<string, unknown> = { kind, apiVersion, metadata: {}, items };
     seek(rawStart);
     let hasMetadata = false;
     while (pos < rawEnd) {
@@ -165,9 +161,7 @@ export function decodeListBody(bytes: Buffer, keep: KeepObject | undefined, maxI
         // At the value's first byte, where decodeListField (given the value) refuses it.
         if (hasMetadata) fail(SECOND_LIST_METADATA);
         hasMetadata = true;
-        const metadata: Record<string, unknown> = {};
-        decodeInto(metadata, e, metaField.msg!);
-        value.metadata = metadata;
+        value.metadata = decodeInto({}, e, metaField.msg!);
       } else if (tag === ((itemsField.n << 3) | 2)) {
         const e = lengthEnd(rawEnd);
         if (items.length >= maxItems) throw new TooManyItems(maxItems);
@@ -293,9 +287,7 @@ export function decodeListField(
     if (tag === fields.metaTag) {
       if (listsWithMetadata.has(list)) fail(SECOND_LIST_METADATA);
       listsWithMetadata.add(list);
-      const metadata: Record<string, unknown> = {};
-      decodeInto(metadata, end, fields.meta);
-      list.metadata = metadata;
+      list.metadata = decodeInto({}, end, fields.meta);
     } else if (tag === fields.itemsTag) items.push(item({}, end, fields.items, keep));
   } finally {
     release(undefined);
@@ -346,8 +338,7 @@ function item(target: Record<string, unknown>, end: number, msg: Message, keep: 
   }
   checkMessage(end, msg);
   seek(start);
-  decodeLazyInto(target, end, msg);
-  return target;
+  return decodeLazyInto(target, end, msg);
 }
 
 const OBJECT_META = message('ObjectMeta');
@@ -437,11 +428,9 @@ export function decodeWatchFrame(frame: Buffer, keep: KeepObject | undefined): {
     const { apiVersion, kind, rawStart, rawEnd } = envelope(objectEnd);
     seek(rawStart);
     if (type === 'ERROR') {
-      const status: Record<string, unknown> = { apiVersion, kind };
-      decodeInto(status, rawEnd, message(kind));
-      return { type, object: status };
+      return { type, object: decodeInto({ kind, apiVersion }, rawEnd, message(kind)) };
     }
-    const object = item({ apiVersion, kind }, rawEnd, message(kind), DROPPABLE.has(type) ? keep : undefined);
+    const object = item({ kind, apiVersion }, rawEnd, message(kind), DROPPABLE.has(type) ? keep : undefined);
     return { type, object: object as Record<string, unknown> };
   } finally {
     release(undefined);

@@ -13,7 +13,7 @@
  */
 import { VOUCHED_ANNOTATIONS, VOUCHED_LABELS, VOUCHED_OWNER_REFERENCES } from '../../0-model/isKubeObject.ts';
 import { K, message, type Field, type Message } from './schema.ts';
-import { decodeInto, field, fillAlways, one, timestamp } from './values.ts';
+import { decodeInto, DISORDERED, field, fillAlways, inOrder, one, timestamp } from './values.ts';
 import { begin, buf, latin1, lengthEnd, pos, restore, save, seek, skip, str, stringValue, utf8, varint } from './wire.ts';
 import { lazyAccessors } from '../../util/lazyAccessors.ts';
 import { privateSlot } from '../../util/privateSlot.ts';
@@ -234,15 +234,17 @@ type Do = (typeof Do)[keyof typeof Do];
 /** ObjectMeta's strings that are one per object: a cache slot would only evict the strings that do recur. */
 const UNIQUE = new Set(['name', 'uid', 'resourceVersion']);
 
-/** Per message and level, once, from the schema: what to do by tag, the field by tag, the lazy members in field order. */
+/** Per message and level, once, from the schema: what to do by tag, the field by tag, the lazy members in JSON order. */
 interface Plan {
   readonly msg: Message;
   readonly actions: Uint8Array;
   readonly fields: (Field | undefined)[];
   /** By tag of a lazy field: its index in `keys`. */
   readonly lazyIndex: Int8Array;
-  /** The lazy members' names, in field number order. */
+  /** The lazy members' names, in JSON order (the message's `order`: Go struct order, what the server's JSON writes). */
   readonly keys: readonly string[];
+  /** By index in `keys`: its rank in the message's JSON order. */
+  readonly keyRanks: Int16Array;
   /** By tag of the top's metadata: its plan. */
   readonly metadata: Plan | undefined;
   /**
@@ -287,7 +289,7 @@ function planOf(msg: Message, top: boolean): Plan {
   const maps = new Array<PlainObjects | undefined>(size);
   const vouches = new Uint8Array(size);
   let metadata: Plan | undefined;
-  for (const f of msg.fields) {
+  for (const f of msg.inJsonOrder) {
     const tag = f.n * 8 + 2;
     fields[tag] = f;
     if (isLazy(f, top) && keys.length < MAX_LAZY) {
@@ -302,7 +304,8 @@ function planOf(msg: Message, top: boolean): Plan {
       metadata = planOf(f.msg!, false);
     } else if ((actions[tag] = valueAction(f)) === Do.StringEntry) maps[tag] = plainObjects();
   }
-  plan = { msg, actions, fields, lazyIndex, keys, metadata, Make: plainObjects(), maps, vouches, keySets: new Map() };
+  const keyRanks = Int16Array.from(keys, (key) => msg.rank.get(key)!);
+  plan = { msg, actions, fields, lazyIndex, keys, keyRanks, metadata, Make: plainObjects(), maps, vouches, keySets: new Map() };
   plans[top ? 1 : 0]!.set(msg, plan);
   return plan;
 }
@@ -318,12 +321,15 @@ function valueAction(f: Field): Do {
   return Do.Field;
 }
 
-/** The object's fields from pos to `end` into `target`, lazily (the object was checked). */
-export function decodeLazyInto(target: Record<string, unknown>, end: number, msg: Message, top = true): void {
-  decodePlanned(target, end, planOf(msg, top));
+/**
+ * The object's fields from pos to `end` into `target`, lazily (the object was checked): the object, `target` itself or,
+ * when its keys were not in JSON order, a new one (values.ts's `decodeInto`).
+ */
+export function decodeLazyInto(target: Record<string, unknown>, end: number, msg: Message, top = true): Record<string, unknown> {
+  return decodePlanned(target, end, planOf(msg, top));
 }
 
-function decodePlanned(target: Record<string, unknown>, end: number, plan: Plan): void {
+function decodePlanned(target: Record<string, unknown>, end: number, plan: Plan): Record<string, unknown> {
   const actions = plan.actions;
   /** The lazy members' bytes: from `first` to `upTo` while no more than {@link MAX_GAP} bytes part them, else `spans` (start, end pairs). */
   let first = -1;
@@ -331,8 +337,7 @@ function decodePlanned(target: Record<string, unknown>, end: number, plan: Plan)
   let spans: number[] | undefined;
   /** Bit i set once `plan.keys[i]` is seen. */
   let seen = 0;
-  /** The members' first occurrences, when not in `plan.keys`' order (indices in it); until then, the last one's index. */
-  let order: number[] | undefined;
+  /** The highest JSON rank of the members decoded now, or DISORDERED (values.ts's `decodeFields`). */
   let last = -1;
   /** The `VOUCHED_*` bits of the members seen, and of those whose bytes the decode cannot vouch for. */
   let vouched = 0;
@@ -355,29 +360,44 @@ function decodePlanned(target: Record<string, unknown>, end: number, plan: Plan)
       else if (tagStart - upTo > MAX_GAP) (spans ??= [first, upTo]).push(tagStart, pos);
       else if (spans !== undefined) spans[spans.length - 1] = pos;
       upTo = pos;
-      if ((seen & (1 << i)) === 0) {
-        if (order !== undefined) order.push(i);
-        else if (i < last) order = [...seenIndices(seen, plan.keys.length), i];
-        last = i;
-        seen |= 1 << i;
-      }
+      seen |= 1 << i;
     } else if (action === Do.Field) {
       const f = plan.msg.byNumber[tag >>> 3];
       if (f === undefined) skip(tag & 7, end);
-      else field(target, f, tag & 7, end);
+      else {
+        // An inline message's members may come in any order: put in order at the end.
+        if (last !== DISORDERED) last = f.inline || f.rank < last ? DISORDERED : f.rankEnd;
+        field(target, f, tag & 7, end);
+      }
     } else {
       const e = lengthEnd(end);
+      // An empty string is not written (`omitempty`): a server writes metadata's clusterName so, after annotations.
+      if (last !== DISORDERED && (e !== pos || (action !== Do.StringOmit && action !== Do.UniqueOmit))) {
+        const rank = plan.fields[tag]!.rank;
+        last = rank < last ? DISORDERED : rank;
+      }
       value(target, plan, tag, action, e);
       seek(e);
     }
   }
-  if (first < 0) return fillAlways(target, plan.msg, undefined);
-  // In the plan's order (the server's), every member or some: an array of names the plan shares; else one of its own.
-  const keys = order === undefined ? keysSeen(plan, seen) : order.map((i) => plan.keys[i]!);
-  fillAlways(target, plan.msg, keys);
+  if (first < 0) return fillAlways(target, plan.msg, undefined, last) === DISORDERED ? inOrder(target, plan.msg, undefined) : target;
+  // In the plan's order (JSON's), every member or some: an array of names the plan shares.
+  const keys = keysSeen(plan, seen);
+  last = fillAlways(target, plan.msg, keys, last);
   const bytes = spans === undefined ? latin1(buf, first, upTo) : copyOf(spans);
-  sources.stamp(target, { msg: plan.msg, bytes, keys, read: 0, unread: keys.length, vouched: vouched & ~doubted });
-  for (const key of keys) Object.defineProperty(target, key, accessorFor(key));
+  // The lazy members go last, unless a member decoded now follows one of them in JSON order (an Event's reason
+  // follows its involvedObject, a Secret's type its data): then a new object takes every member in its place (decided
+  // by ranks, one comparison an object).
+  const object =
+    last === DISORDERED || last > plan.keyRanks[31 - Math.clz32(seen & -seen)]! ? inOrder(target, plan.msg, { keys, define }) : target;
+  sources.stamp(object, { msg: plan.msg, bytes, keys, read: 0, unread: keys.length, vouched: vouched & ~doubted });
+  if (object === target) for (const key of keys) Object.defineProperty(target, key, accessorFor(key));
+  return object;
+}
+
+/** Defines lazy member `key` of `target` (see {@link reorder}). */
+function define(target: object, key: string): void {
+  Object.defineProperty(target, key, accessorFor(key));
 }
 
 /**
@@ -488,9 +508,7 @@ function value(target: Record<string, unknown>, plan: Plan, tag: number, action:
   const f = plan.fields[tag]!;
   switch (action) {
     case Do.Metadata: {
-      const meta = new plan.metadata!.Make();
-      decodePlanned(meta, e, plan.metadata!);
-      target[f.json] = meta;
+      target[f.json] = decodePlanned(new plan.metadata!.Make(), e, plan.metadata!);
       return;
     }
     case Do.StringOmit: {
@@ -546,6 +564,6 @@ function copyOf(spans: readonly number[]): string {
 }
 
 /** The object's fields from pos to `end`, all decoded now. */
-export function decodeEagerInto(target: Record<string, unknown>, end: number, msg: Message): void {
-  decodeInto(target, end, msg);
+export function decodeEagerInto(target: Record<string, unknown>, end: number, msg: Message): Record<string, unknown> {
+  return decodeInto(target, end, msg);
 }

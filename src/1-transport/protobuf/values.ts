@@ -171,11 +171,8 @@ export function lengthDelimited(f: Field, end: number): unknown {
       return str(pos, end);
     case K.bytes:
       return buf.toString('base64', pos, end);
-    case K.msg: {
-      const target: Record<string, unknown> = {};
-      decodeInto(target, end, f.msg!);
-      return target;
-    }
+    case K.msg:
+      return decodeInto({}, end, f.msg!);
     case K.time:
       return timestamp(end, false);
     case K.microTime:
@@ -253,7 +250,8 @@ export function field(target: Record<string, unknown>, f: Field, wireType: numbe
     } else list.push(one(f, wireType, end));
   } else if (f.inline) {
     if (wireType !== 2) fail(`inline ${f.json}: wire type ${wireType}`);
-    decodeInto(target, lengthEnd(end), f.msg!);
+    // Its members go to `target` among its message's: that message's decode puts them in order and adds their defaults.
+    if (decodeFields(target, lengthEnd(end), f.msg!) === DISORDERED) inlineDisorder = true;
   } else {
     // A singular message a second time: refused, as check.ts's walk refuses it (Go would merge the two; see `twice` there).
     if (f.kind >= K.msg && wireType === 2 && target[f.json] !== undefined) fail(`field ${f.json}: a singular message twice`);
@@ -265,20 +263,99 @@ export function field(target: Record<string, unknown>, f: Field, wireType: numbe
   }
 }
 
-/** Decodes the fields of `msg` from pos to `end` into `target` (absent `always` fields get their defaults). */
-export function decodeInto(target: Record<string, unknown>, end: number, msg: Message): void {
+/**
+ * Decodes the fields of `msg` from pos to `end` into `target` (absent `always` fields get their defaults) and returns
+ * the object, its keys in the order the API server's JSON writes them (`msg.order`, after the keys `target` held
+ * before): `target` itself when the wire gave them in that order, else a new object (see {@link inOrder}).
+ */
+export function decodeInto(target: Record<string, unknown>, end: number, msg: Message): Record<string, unknown> {
+  return fillAlways(target, msg, undefined, decodeFields(target, end, msg)) === DISORDERED ? inOrder(target, msg, undefined) : target;
+}
+
+/** What {@link decodeFields} and {@link fillAlways} answer when a key may have gone after one that follows it in JSON order. */
+export const DISORDERED = -2;
+
+/** Set by an inline field's decode whose members came out of order (see {@link decodeFields}). */
+let inlineDisorder = false;
+
+/**
+ * The fields of `msg` from pos to `end` into `target`, as the wire gives them: the highest rank (`msg.order`'s index) of
+ * the keys written (-1: none), or {@link DISORDERED}: a server writes fields by number, and Go's struct order, JSON's,
+ * is not that (Container's terminationMessagePolicy is field 20, between 13 and 14). One comparison a field: the order is
+ * fixed ({@link inOrder}) only for the objects that need it.
+ */
+function decodeFields(target: Record<string, unknown>, end: number, msg: Message): number {
+  let last = -1;
+  let disordered = false;
   while (pos < end) {
     const tag = varint(end);
     const f = msg.byNumber[tag >>> 3];
-    if (f === undefined) skip(tag & 7, end);
-    else field(target, f, tag & 7, end);
+    if (f === undefined) {
+      skip(tag & 7, end);
+      continue;
+    }
+    if (f.inline) {
+      const outer = inlineDisorder;
+      inlineDisorder = false;
+      field(target, f, tag & 7, end);
+      if (inlineDisorder || f.rank < last) disordered = true;
+      else last = f.rankEnd;
+      inlineDisorder = outer;
+    } else if (f.rank < last) {
+      field(target, f, tag & 7, end);
+      // Out of order when written (an `omitempty` zero is not).
+      if (target[f.json] !== undefined) disordered = true;
+    } else {
+      last = f.rankEnd;
+      field(target, f, tag & 7, end);
+    }
   }
-  fillAlways(target, msg, undefined);
+  return disordered ? DISORDERED : last;
 }
 
-/** The `always` fields of `msg` that `target` lacks (but `lazy` ones), with their defaults. */
-export function fillAlways(target: Record<string, unknown>, msg: Message, lazy: readonly string[] | undefined): void {
-  for (const f of msg.always) if (target[f.json] === undefined && !lazy?.includes(f.json)) target[f.json] = defaultOf(f, false);
+/**
+ * The `always` fields of `msg` that `target` lacks (but `lazy` ones), with their defaults (at the end). Given the
+ * highest rank of the keys written so far (-1: none; {@link DISORDERED}), returns it after the defaults, or DISORDERED
+ * when one went after a key that follows it in JSON order.
+ */
+export function fillAlways(target: Record<string, unknown>, msg: Message, lazy: readonly string[] | undefined, last = -1): number {
+  for (const f of msg.always)
+    if (target[f.json] === undefined && !lazy?.includes(f.json)) {
+      target[f.json] = defaultOf(f, false);
+      if (last === DISORDERED) continue;
+      const rank = msg.rank.get(f.json)!;
+      last = rank < last ? DISORDERED : rank;
+    }
+  return last;
+}
+
+/** A lazy member's place in {@link inOrder}'s slots. */
+const LAZY = Symbol('lazy');
+
+/**
+ * A new object with `from`'s keys in JSON order (`msg.order`), after those that are not `msg`'s members (`kind` and
+ * `apiVersion`, written first), and the `lazy` members (not in `from`) defined in their places by `define`. A new
+ * object, not `from` reordered: deleting a property turns a V8 object into a dictionary (slower to read, larger).
+ */
+export function inOrder(
+  from: Record<string, unknown>,
+  msg: Message,
+  lazy: { readonly keys: readonly string[]; readonly define: (target: object, key: string) => void } | undefined,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const slots = new Array<unknown>(msg.order.length);
+  for (const key of Object.keys(from)) {
+    const rank = msg.rank.get(key);
+    if (rank !== undefined) slots[rank] = from[key];
+    else out[key] = from[key];
+  }
+  if (lazy !== undefined) for (const key of lazy.keys) slots[msg.rank.get(key)!] = LAZY;
+  for (let rank = 0; rank < slots.length; rank++) {
+    const value = slots[rank];
+    if (value === LAZY) lazy!.define(out, msg.order[rank]!);
+    else if (value !== undefined) out[msg.order[rank]!] = value;
+  }
+  return out;
 }
 
 /** What encoding/json emits for an absent value (for a map's value: the Go zero value). */
