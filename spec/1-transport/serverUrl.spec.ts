@@ -49,7 +49,7 @@ for (const protocol of ['http1', 'h2'] as const)
       });
       const lw = httpListWatch(kc, { resource: ConfigMap }, { protocol });
       const pages = await firstValueFrom(lw.list({ limit: 10 }).pipe(toArray()));
-      expect(pages.flatMap((p) => p.items.map((i) => i.metadata.name))).toEqual(['one']);
+      expect(pages.flatMap((p) => p.items.map((i) => (i as { metadata: { name: string } }).metadata.name))).toEqual(['one']);
       const asked = api.requests.filter((r) => r.method === 'GET');
       expect(asked.map((r) => r.path)).toEqual(['/api/v1/configmaps']);
       expect(asked[0]!.query).toEqual({ limit: '10' });
