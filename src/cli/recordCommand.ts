@@ -32,6 +32,11 @@ export interface RecordTerminal {
   readonly err: (line: string) => void;
   /** Told true while `-o` is a FIFO waiting for its reader, false once it has one (so a Ctrl-C meanwhile is named). */
   readonly waiting?: (waiting: boolean) => void;
+  /**
+   * Removes the secrets the configuration holds from a text (the scrubber of stderr): applied to the errors the trace
+   * records (`TraceWriterOptions.scrub`), so that a failure quoting one (an exec plugin's stderr) is not written.
+   */
+  readonly scrub?: (text: string) => string;
 }
 
 export interface Recording {
@@ -185,6 +190,7 @@ export async function recordCommand(kc: KubeConfig, command: RecordCommandOption
         ...(command.fieldSelector !== undefined ? { fieldSelector: command.fieldSelector } : {}),
       },
       redacted: command.redact,
+      ...(terminal.scrub === undefined ? {} : { scrub: terminal.scrub }),
       ...(command.maxBytes !== undefined ? { maxBytes: command.maxBytes } : {}),
       ...(command.durationMs !== undefined ? { durationMs: command.durationMs } : {}),
     }),
