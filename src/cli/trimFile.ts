@@ -91,9 +91,10 @@ export interface TrimToFileOptions {
  * fails) removes the temporary file, then throws: `out` is as it was, and no file cut short is left that would still
  * read as a trace. A new file is its owner's only (mode 0600, as `record` writes one: a redacted trace still holds
  * the cluster's other objects whole); a file replaced keeps its permissions, but for a trace whose header says
- * `redacted: false` (recorded with `--no-redact`: Secret values in clear): it loses its group's and others' bits. An `out` that is there and not a regular file (`/dev/stdout`,
- * a FIFO, a device) is written to as it is, a line at a time: no temporary file, its mode left alone; a FIFO without
- * a reader is waited for (`options.waiting` is told), without blocking the thread in `open` or in a write.
+ * `redacted: false` (recorded with `--no-redact`: Secret values in clear): it loses its group's and others' bits.
+ * An `out` that is there and not a regular file (`/dev/stdout`, a FIFO, a device) is written to as it is, a line at a
+ * time: no temporary file, its mode left alone; a FIFO without a reader is waited for (`options.waiting` is told),
+ * without blocking the thread in `open` or in a write.
  */
 export function trimToFile(source: TraceSource, window: TrimWindow, out: string, options: TrimToFileOptions = {}): Trimmed {
   const { temp = tempFileFor(out), io = NODE_IO, waiting = () => undefined } = options;
