@@ -85,6 +85,20 @@ describe('rx-informer record', () => {
     expect(readTrace(read(clear)).lines.at(-1)).toMatchObject({ type: 'stop', why: 'duration' });
   }, 60_000);
 
+  it('a redacted trace: a new file only its owner reads (0600), a file there before keeps its mode', async () => {
+    const fresh = join(dir, 'fresh.jsonl');
+    const shared = join(dir, 'shared.jsonl');
+    writeFileSync(shared, '', { mode: 0o644 }); // there already, readable by others: its owner chose so
+    for (const file of [fresh, shared]) {
+      const run = cli(['record', 'configmaps', '-o', file, '--duration', '1s', '--kubeconfig', kubeconfig]);
+      expect((await run.exit).code).toBe(0);
+      expect(readTrace(read(file)).header.redacted).toBe(true);
+    }
+    // A redacted trace still holds ConfigMaps, env values and annotations whole.
+    expect(statSync(fresh).mode & 0o777).toBe(0o600);
+    expect(statSync(shared).mode & 0o777).toBe(0o644);
+  }, 60_000);
+
   it('-o a FIFO without a reader: waits saying so, and Ctrl-C ends the wait (130), nothing written (audit24)', async () => {
     const fifo = join(dir, 'no-reader.fifo');
     execFileSync('mkfifo', [fifo]);

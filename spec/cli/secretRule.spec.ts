@@ -4,7 +4,7 @@
  * is shown redacted by replay and watch, as record redacts it.
  */
 import { describe, expect, it } from 'vitest';
-import { isSecretObject } from '../../src/0-model/redact.ts';
+import { LAST_APPLIED, isSecretObject, lastAppliedOfSecret } from '../../src/0-model/redact.ts';
 import { readTrace } from '../../src/pipeline.ts';
 import type { KubeObject } from '../../src/index.ts';
 import { secretRedaction, toRecord } from '../../src/cli/record.ts';
@@ -87,5 +87,44 @@ describe('watch and replay redact a Secret under another resource name', () => {
     expect(json.join('\n')).not.toMatch(values);
     expect(json[1]).toMatch(/"password":"<redacted:[0-9a-f]{12}>"/);
     expect((await run('--show-secret-values', '-o', 'json')).join('\n')).toMatch(values);
+  });
+});
+
+describe("a Secret's last-applied annotation on any object (audit43: a metadata-only Secret's, PartialObjectMetadata)", () => {
+  const PW = 'PWsecretRule0hunter2';
+  const applied = (text: string) => ({
+    apiVersion: 'meta.k8s.io/v1',
+    kind: 'PartialObjectMetadata',
+    metadata: { ...metadata, annotations: { [LAST_APPLIED]: text, team: 'shop' } },
+  });
+
+  it.each([
+    ["kubectl's compact JSON", JSON.stringify({ apiVersion: 'v1', kind: 'Secret', data: { p: PW } }), true],
+    ['spaces about the colon', `{ "kind" : "Secret", "stringData": { "p": "${PW}" } }`, true],
+    ["a ConfigMap's", JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', data: { note: 'see "Secret"' } }), false],
+    ['"kind":"Secret" inside a string value', JSON.stringify({ kind: 'ConfigMap', data: { doc: '{"kind":"Secret"}' } }), false],
+  ])('lastAppliedOfSecret: %s', (_, text, expected) => {
+    expect(lastAppliedOfSecret(applied(text))).toBe(expected);
+  });
+
+  it.each([
+    ['no metadata', { kind: 'Secret' }],
+    ['no annotations', { metadata }],
+    ['not text', { metadata: { annotations: { [LAST_APPLIED]: 7 } } }],
+  ])('lastAppliedOfSecret: %s is false', (_, object) => {
+    expect(lastAppliedOfSecret(object)).toBe(false);
+  });
+
+  it("watch's redaction (and so replay's) hides it on a resource not known to hold Secrets, and keeps the rest", () => {
+    const object = applied(JSON.stringify({ apiVersion: 'v1', kind: 'Secret', stringData: { password: PW } })) as unknown as KubeObject;
+    const redact = secretRedaction(undefined)(false)!;
+    const shown = toRecord('secrets-metadata', { type: 'added', object, isInInitialList: false }, new Date(0), { utc: true, redact });
+    const text = JSON.stringify(shown);
+    expect(text).not.toContain(PW);
+    expect(text).toMatch(/"kubectl.kubernetes.io\/last-applied-configuration":"<redacted:[0-9a-f]{12}>"/);
+    expect(text).toContain('"team":"shop"');
+    // Another object's annotation is shown as it is: the object itself comes back.
+    const other = applied(JSON.stringify({ kind: 'ConfigMap', data: { a: '1' } })) as unknown as KubeObject;
+    expect(redact(other)).toBe(other);
   });
 });

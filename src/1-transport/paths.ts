@@ -30,3 +30,18 @@ export function queryString(target: ListWatchTarget, options: Readonly<Record<st
   const text = params.toString();
   return text ? `?${text}` : '';
 }
+
+/**
+ * The URL of a request for `path` (a collection path and its query string) on `server`, built as client-go's rest client
+ * builds it (NewRESTClient, rest/client.go): the server's path is a prefix (a proxy that moved the API server under
+ * `/a/b`), its query and fragment are dropped (a request's query is its own). Appending `path` to the server's text put
+ * it after a query (`https://h/?access_token=…` asked for `/`), so the path is set on the parsed URL instead.
+ */
+export function requestUrl(server: string, path: string): URL {
+  const url = new URL(server);
+  const at = path.indexOf('?');
+  url.pathname = url.pathname.replace(/\/+$/, '') + (at < 0 ? path : path.slice(0, at));
+  url.search = at < 0 ? '' : path.slice(at);
+  url.hash = '';
+  return url;
+}

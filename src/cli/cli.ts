@@ -327,7 +327,7 @@ async function recordRun(argv: readonly string[]): Promise<number> {
     err(connectingLine(kubeConfig));
     // Ctrl-C while the server has not answered discovery (nothing is written before it has) ends the run at once.
     let waiting = false;
-    const terminal = { err, waiting: (now: boolean) => void (waiting = now) };
+    const terminal = { err, waiting: (now: boolean) => void (waiting = now), scrub: (text: string) => scrubber.scrub(text) };
     const started = await Promise.race([recordCommand(kubeConfig, options, terminal), ending.code]);
     if (typeof started === 'number') {
       err(

@@ -1,8 +1,8 @@
+import { randomBytes } from 'node:crypto';
 import { DIFF_NOISE } from '../diff.ts';
 import { type InformerEvent, type KubeObject } from '../index.ts';
-import { secretRedactor } from '../pipeline.ts';
 import { joinKey } from '../0-model/keys.ts';
-import { isSecretObject } from '../0-model/redact.ts';
+import { secretHiding } from '../0-model/redact.ts';
 import { MAX_DEPTH, diffObjects, formatChanges, limitDepth, type Change } from './diff.ts';
 import { clock, printable, timestamp } from './format.ts';
 
@@ -31,8 +31,8 @@ export interface RecordOptions {
 
 /**
  * What shows the objects of a resource: the redactor of its Secrets' objects (all of them when `secret`, its resource's
- * values are secret; else those with `kind: Secret` or shaped like one: isSecretObject, 0-model/redact.ts), undefined
- * when values are shown as they are.
+ * values are secret; else those with `kind: Secret` or shaped like one, and any object's last-applied annotation when it
+ * is a Secret's: secretHiding, 0-model/redact.ts), undefined when values are shown as they are.
  */
 export type SecretRedaction = (secret: boolean) => ((object: KubeObject) => KubeObject) | undefined;
 
@@ -42,10 +42,10 @@ export type SecretRedaction = (secret: boolean) => ((object: KubeObject) => Kube
  */
 export function secretRedaction(showSecretValues: boolean | undefined): SecretRedaction {
   if (showSecretValues) return () => undefined;
-  const redact = secretRedactor();
-  const all = (object: KubeObject) => redact(object);
+  const key = randomBytes(32);
+  const all = secretHiding(true, key).hide;
   // A resource not known to hold Secrets may still show one (a trace's Secret under another name): each object decides.
-  const some = (object: KubeObject) => (isSecretObject(object) ? redact(object) : object);
+  const some = secretHiding(undefined, key).hide;
   return (secret) => (secret ? all : some);
 }
 

@@ -2,7 +2,7 @@
  * `rx-informer record RESOURCE... -o trace.jsonl`: one informer per resource over a recorded
  * ListWatch, every request and what came of it written to one trace (docs/testing.md).
  */
-import { closeSync } from 'node:fs';
+import { closeSync, existsSync } from 'node:fs';
 import { firstValueFrom, Subscription } from 'rxjs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { discover, toResource } from '../discovery/index.ts';
@@ -32,6 +32,11 @@ export interface RecordTerminal {
   readonly err: (line: string) => void;
   /** Told true while `-o` is a FIFO waiting for its reader, false once it has one (so a Ctrl-C meanwhile is named). */
   readonly waiting?: (waiting: boolean) => void;
+  /**
+   * Removes the secrets the configuration holds from a text (the scrubber of stderr): applied to the errors the trace
+   * records (`TraceWriterOptions.scrub`), so that a failure quoting one (an exec plugin's stderr) is not written.
+   */
+  readonly scrub?: (text: string) => string;
 }
 
 export interface Recording {
@@ -165,7 +170,10 @@ export async function recordCommand(kc: KubeConfig, command: RecordCommandOption
   const chosen = resolveResources(found, { resources: command.resources, all: false });
   // A FIFO without a reader would hold the thread in `open` for good, deaf to Ctrl-C: waited for here, on the loop.
   const held = await fifoReader(command.file, terminal);
-  // Secret values in clear (--no-redact): a file only its owner reads.
+  // A new trace is its owner's only (0600), redacted or not: redaction hides Secrets, not what ConfigMaps, env values or
+  // an unknown secret in a message hold. A file there before keeps its mode (its owner chose its readers), but for
+  // Secret values in clear (--no-redact): a file only its owner reads, whatever it was.
+  const mode = command.redact && existsSync(command.file) ? undefined : 0o600;
   // A write that failed at the end of a turn (a full disk) stops the recording now, as one failing at a line does: the
   // writer's stop line is tried, fails, and `writer.error` says why. (A quiet resource sat on a failed file for good.)
   let lateError: unknown;
@@ -173,7 +181,7 @@ export async function recordCommand(kc: KubeConfig, command: RecordCommandOption
     lateError = error;
     writer.close();
   };
-  const file = lazyFile(command.file, command.redact ? undefined : 0o600, held, (error) => failed(error));
+  const file = lazyFile(command.file, mode, held, (error) => failed(error));
   const writer: TraceWriter = writerOr(() =>
     traceWriter({
       write: (text) => file.sink().write(text),
@@ -185,6 +193,7 @@ export async function recordCommand(kc: KubeConfig, command: RecordCommandOption
         ...(command.fieldSelector !== undefined ? { fieldSelector: command.fieldSelector } : {}),
       },
       redacted: command.redact,
+      ...(terminal.scrub === undefined ? {} : { scrub: terminal.scrub }),
       ...(command.maxBytes !== undefined ? { maxBytes: command.maxBytes } : {}),
       ...(command.durationMs !== undefined ? { durationMs: command.durationMs } : {}),
     }),

@@ -89,11 +89,12 @@ export interface TrimToFileOptions {
  * (`temp`), renamed onto `out` once whole. So `out` may be the trace itself (or a link to it: the trace is read to
  * the end before the rename), and a cut that fails part way (a line that cannot be read, a write or a close that
  * fails) removes the temporary file, then throws: `out` is as it was, and no file cut short is left that would still
- * read as a trace. A file replaced keeps its permissions; a trace whose header says `redacted: false` (recorded with
- * `--no-redact`: Secret values in clear) is written readable by its owner only (mode 0600, as `record` writes it), a
- * file replaced losing its group's and others' bits. An `out` that is there and not a regular file (`/dev/stdout`,
- * a FIFO, a device) is written to as it is, a line at a time: no temporary file, its mode left alone; a FIFO without
- * a reader is waited for (`options.waiting` is told), without blocking the thread in `open` or in a write.
+ * read as a trace. A new file is its owner's only (mode 0600, as `record` writes one: a redacted trace still holds
+ * the cluster's other objects whole); a file replaced keeps its permissions, but for a trace whose header says
+ * `redacted: false` (recorded with `--no-redact`: Secret values in clear): it loses its group's and others' bits.
+ * An `out` that is there and not a regular file (`/dev/stdout`, a FIFO, a device) is written to as it is, a line at a
+ * time: no temporary file, its mode left alone; a FIFO without a reader is waited for (`options.waiting` is told),
+ * without blocking the thread in `open` or in a write.
  */
 export function trimToFile(source: TraceSource, window: TrimWindow, out: string, options: TrimToFileOptions = {}): Trimmed {
   const { temp = tempFileFor(out), io = NODE_IO, waiting = () => undefined } = options;
@@ -101,7 +102,7 @@ export function trimToFile(source: TraceSource, window: TrimWindow, out: string,
   if (special === 'fifo') return trimInto(source, window, out, () => openFifo(out, waiting), io);
   if (special === 'other') return trimInto(source, window, out, () => openSync(out, 'w'), io);
   const path = target(out);
-  const mode = source.header.redacted ? modeOf(path) : modeOf(path, 0o600) & 0o700;
+  const mode = modeOf(path, 0o600) & (source.header.redacted ? 0o777 : 0o700);
   try {
     const trimmed = trimInto(source, window, out, () => openSync(temp, 'wx', mode), io);
     // Nothing written, nothing opened: `out` as it was.
@@ -242,8 +243,8 @@ export function trimInWorker(file: string, window: TrimWindow, out: string, wait
   };
 }
 
-/** The permission bits of the file at `path`, or those of a new file (`fresh`: 0o666 by default, less the umask). */
-function modeOf(path: string, fresh = 0o666): number {
+/** The permission bits of the file at `path`, or `fresh`, those of a new file (less the umask). */
+function modeOf(path: string, fresh: number): number {
   try {
     return statSync(path).mode & 0o777;
   } catch {

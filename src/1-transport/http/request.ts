@@ -12,6 +12,7 @@ import { decodeResponse } from './encoding.ts';
 import { applyCredentials, credentialRejected, type Issued } from './credentials.ts';
 import { JSON_ACCEPT, type RequestSettings } from './options.ts';
 import { limitHandshake } from '../tlsHandshake.ts';
+import { requestUrl } from '../paths.ts';
 import { initialRequest, requestError, requestStep, type RequestFacts, type RequestInput, type RequestTarget } from './requestStep.ts';
 
 export { isUnreachableCode, networkDetail, tlsFailure, type AwaitingStage } from './requestStep.ts';
@@ -106,7 +107,7 @@ export function send(
       if (!cluster) throw new InformerError('Config', noClusterMessage(kc), { phase: 'config' });
       const options = requestOptions(method, accept, settings, payload);
       issued = await applyCredentials(kc, options, abort.signal);
-      const url = new URL(cluster.server.replace(/\/+$/, '') + path);
+      const url = requestUrl(cluster.server, path);
       const target: RequestTarget = { pathname: url.pathname, ca: cluster };
       if (!run({ type: 'credentials', target })) return;
       const onResponse = (raw: HttpResponse) => {

@@ -206,6 +206,39 @@ export function recordedError(error: unknown): RecordedError {
   return out as RecordedError;
 }
 
+/** How deep {@link scrubbedError} follows a status object: a Status is three levels deep (`details.causes[i]`). */
+const SCRUB_DEPTH = 16;
+
+/** What a scrubber that threw leaves of a text: nothing of it (it may hold the secret the scrubber was to remove). */
+export const SCRUB_FAILED = "(withheld: the trace writer's scrub function threw)";
+
+/**
+ * `error` with `scrub` applied to its message and to every string of its status object (`TraceWriterOptions.scrub`:
+ * the CLI's scrubber of the secrets its configuration holds). A scrub that throws withholds the text
+ * ({@link SCRUB_FAILED}); a status object nested deeper than it is followed is withheld whole.
+ */
+export function scrubbedError(error: RecordedError, scrub: (text: string) => string): RecordedError {
+  const text = (value: string) => {
+    try {
+      return scrub(value);
+    } catch {
+      return SCRUB_FAILED;
+    }
+  };
+  const leaves = (value: unknown, depth: number): unknown => {
+    if (typeof value === 'string') return text(value);
+    if (typeof value !== 'object' || value === null) return value;
+    if (depth >= SCRUB_DEPTH) return SCRUB_FAILED;
+    if (Array.isArray(value)) return value.map((v) => leaves(v, depth + 1));
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value))
+      Object.defineProperty(out, k, { value: leaves(v, depth + 1), enumerable: true, writable: true, configurable: true });
+    return out;
+  };
+  const { statusObject, ...rest } = error;
+  return { ...rest, message: text(error.message), ...(statusObject === undefined ? {} : { statusObject: leaves(statusObject, 0) }) };
+}
+
 /** The InformerError a recorded error stands for. */
 export function informerErrorOf(recorded: RecordedError): InformerError {
   const { reason, message, ...details } = recorded;

@@ -4,8 +4,7 @@
  */
 import { Observable } from 'rxjs';
 import { InformerError } from '../../0-model/errors.ts';
-import { isSecretObject, secretRedactor } from '../../0-model/redact.ts';
-import type { KubeObject } from '../../0-model/objects.ts';
+import { secretHiding } from '../../0-model/redact.ts';
 import type { LinedFrame, ListPage, ListWatch, RawWatchEvent, WatchFrame } from '../listWatch.ts';
 import { canonicalOptions, recordedError, type TraceRequestLine } from './format.ts';
 import type { TraceWriter } from './writer.ts';
@@ -19,7 +18,8 @@ export interface RecordOptions {
   /**
    * Whether the resource's objects are Secrets. Default: when `resource` is `secrets`; otherwise an object is taken
    * for a Secret by its `kind`, or, without one (list items), by its shape (a string `type` beside `data` or
-   * `stringData`). `false`: never redact by shape (a resource whose objects look like Secrets and are not).
+   * `stringData`). `false`: never redact by shape (a resource whose objects look like Secrets and are not). Whatever
+   * it says, a last-applied annotation whose JSON says `"kind":"Secret"` is hidden (a metadata-only Secret's).
    */
   readonly secret?: boolean;
   /**
@@ -30,26 +30,21 @@ export interface RecordOptions {
   readonly redact?: boolean;
 }
 
-/** The redaction of one recorder: Secrets (by resource, or by `kind` in a watch event) lose their values. */
+/**
+ * The redaction of one recorder: Secrets (by resource, or by `kind` or shape) lose their values, any other object a
+ * Secret's last-applied annotation (a metadata-only Secret's); see `secretHiding`.
+ */
 interface Redaction {
-  /** Whether `redact` changes `object`. */
-  readonly redacts: (object: unknown) => boolean;
   readonly redact: (object: unknown) => unknown;
   /** Whether a watch line may be written as it came: its event is not one `redact` changes. */
   readonly asIs: (event: RawWatchEvent) => boolean;
 }
 
 function redactionFor(options: RecordOptions): Redaction {
-  if (options.redact === false) return { redacts: () => false, redact: (object) => object, asIs: () => true };
-  const redactSecret = secretRedactor();
+  if (options.redact === false) return { redact: (object) => object, asIs: () => true };
   // Told it records Secrets or not (`secret`), or else by the resource's name: `secrets` are, anything else may be.
-  const secret = options.secret ?? (options.resource === 'secrets' || undefined);
-  const redacts = (object: unknown) => isSecretObject(object, secret);
-  return {
-    redacts,
-    redact: (object) => (redacts(object) ? redactSecret(object as KubeObject) : object),
-    asIs: (event) => !redacts(event.object),
-  };
+  const { hides, hide } = secretHiding(options.secret ?? (options.resource === 'secrets' || undefined));
+  return { redact: hide, asIs: (event) => !hides(event.object) };
 }
 
 /**

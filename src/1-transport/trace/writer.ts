@@ -8,6 +8,7 @@ import {
   TRACE_FORMAT,
   TRACE_FORMAT_VERSION,
   traceLineParts,
+  scrubbedError,
   traceLineText,
   type TraceHeader,
   type TraceRequestLine,
@@ -48,6 +49,13 @@ export interface TraceWriterOptions {
   readonly options?: Readonly<Record<string, unknown>>;
   /** Whether Secret values are redacted (for the header; the recorders do the redacting). Default true. */
   readonly redacted?: boolean;
+  /**
+   * Applied to the text of every error a line carries (a `failure`'s or a `notice`'s, a page's notice: the message and
+   * each string of the server's Status) before it is written: the CLI passes the scrubber of the secrets its
+   * configuration holds, so that a failure quoting one (an exec plugin's stderr quoting its environment) is written
+   * without it, as stderr shows it. One that throws withholds the text. Default: written as they are.
+   */
+  readonly scrub?: (text: string) => string;
   /**
    * The most bytes written, the header and the stop line included. Default: no limit. One that cannot hold the
    * header and the stop line is refused: `traceWriter` throws a `RangeError`, before it writes anything.
@@ -109,6 +117,7 @@ export interface TraceWriter {
  */
 export function traceWriter(options: TraceWriterOptions): TraceWriter & Required<Pick<TraceWriter, 'eventLine'>> {
   const clock = options.scheduler ?? monotonicScheduler;
+  const { scrub } = options;
   const start = clock.now();
   const limits: WriterLimits = {
     maxBytes: options.maxBytes ?? Infinity,
@@ -175,9 +184,10 @@ export function traceWriter(options: TraceWriterOptions): TraceWriter & Required
 
   return {
     nextId: () => ids++,
-    line(record) {
+    line(given) {
       if (state.stopped) return false;
       const time = at();
+      const record = scrub === undefined ? given : scrubbed(given, scrub);
       // `type` and `at` first: a trace reads well by eye.
       const { type, ...rest } = record;
       const parts = traceLineParts({ type, at: time, ...rest } as TraceRequestLine);
@@ -217,6 +227,13 @@ export function traceWriter(options: TraceWriterOptions): TraceWriter & Required
     },
     close: () => void step({ type: 'close', at: at() }),
   };
+}
+
+/** `line` with the text of the errors it carries scrubbed (see {@link TraceWriterOptions.scrub}). */
+function scrubbed(line: WithoutAt<TraceRequestLine>, scrub: (text: string) => string): WithoutAt<TraceRequestLine> {
+  if (line.type === 'failure' || line.type === 'notice') return { ...line, error: scrubbedError(line.error, scrub) };
+  if (line.type === 'page' && line.notice !== undefined) return { ...line, notice: scrubbedError(line.notice, scrub) };
+  return line;
 }
 
 /**
