@@ -76,17 +76,20 @@ export type Served =
  * An HTTP server (node:http, no framework) for probes and scrapes, as
  * controller-runtime's manager serves them:
  *
- * - `GET /healthz`: 200 `ok` while the process answers.
+ * - `GET /healthz`, `GET /livez`: 200 `ok` while the process answers.
  * - `GET /readyz`: 200 when every informer has synced and none is stale (its requests failing in a row for
  *   longer than `staleAfterMs`, default 120 s: `isStale`; silent longer than `maxSilenceMs`, if set),
- *   else 503; the body has one line per resource either way (its informers together), escaped.
+ *   else 503; the body has one line per resource either way (its informers together), escaped. An informer whose
+ *   streams err is kept, stopped (`[-]pods: stopped: <why>`): the server goes on.
  * - `GET /metrics`: the Prometheus text format: informer metrics (lists, watches, events,
  *   errors, store objects, approximate bytes, last resourceVersion), the `on()` handlers' queue
  *   depth and duration, health gauges, and
  *   `families()`.
+ * - Another method: 405 with `Allow: GET, HEAD`; another path: 404.
  *
  * `/metrics` has one series per label set: informers of one resource are summed, or their worst
- * shown; it is rendered at most once per `METRICS_CACHE_MS` (1 s). The server is bounded against slow
+ * shown, and one that leaves the served set leaves its counters on its series (a counter never goes down); it is
+ * rendered at most once per `METRICS_CACHE_MS` (1 s). The server is bounded against slow
  * and hostile clients (`PROBE_SERVER_LIMITS`: headers within 10 s, one answer at a time on a connection,
  * each written within 10 s, no body read, at most 64 connections, the one idle the longest closed to make
  * room for a new one, at most 100 requests on one).
