@@ -6,6 +6,7 @@ import {
   informerFamilies,
   promClientMetrics,
   toPrometheusText,
+  workqueueFamilies,
   type InformerMetrics,
   type MetricFamily,
 } from '../../src/metrics/index.ts';
@@ -127,6 +128,19 @@ describe('toPrometheusText: one entry per series, HELP and TYPE once, everything
     expect(text).toContain('# left out a family named "bad name\\nforged": not a metric name\n');
   });
 
+  it('writes a carriage return in a label value or help as the two characters \\r: no raw CR (a parser that splits on it lost the line; audit39)', () => {
+    const text = toPrometheusText([
+      { name: 'ok', help: 'one\rtwo', type: 'gauge', samples: [{ labels: { name: 'pods\r.evil' }, value: 1 }] },
+    ]);
+    expect(text).not.toContain('\r');
+    expect(text).toContain('ok{name="pods\\\\r.evil"} 1\n');
+    // Each line parsed alone, as a scraper that splits on any line break reads them.
+    expect(parseExposition(text.split(/\r\n|\r|\n/).join('\n'))[0]).toMatchObject({
+      help: 'one\\rtwo',
+      samples: [{ labels: { name: 'pods\\r.evil' }, value: 1 }],
+    });
+  });
+
   it('informer, handler and health families: one series per resource name (namespace informers together)', () => {
     const now = 10_000;
     const families = [
@@ -193,6 +207,45 @@ describe('toPrometheusText: one entry per series, HELP and TYPE once, everything
       { name: 'informer_store_objects', labels: { name: 'configmaps' }, value: 10 },
       { name: 'informer_store_objects', labels: { name: 'pods' }, value: 5 },
     ]);
+  });
+});
+
+describe('promClientMetrics in a prom-client registry (audit39)', () => {
+  const queue = {
+    name: 'q',
+    depth: 0,
+    depthByPriority: [],
+    addsTotal: 1,
+    queueDurationSeconds: { count: 1, sumSeconds: 0.5 },
+    workDurationSeconds: { count: 0, sumSeconds: 0 },
+    unfinishedWorkSeconds: 0,
+    longestRunningProcessorSeconds: 0,
+    retriesTotal: 0,
+  };
+
+  it('OpenMetrics: a counter is printed once with _total (prom-client renames the metric; it printed workqueue_adds_total_total)', async () => {
+    const registry = new Registry();
+    registry.setContentType(Registry.OPENMETRICS_CONTENT_TYPE as never);
+    for (const metric of promClientMetrics(() => workqueueFamilies([queue]))) registry.registerMetric(metric as never);
+    const text = await registry.metrics();
+    expect(text).not.toContain('_total_total');
+    expect(text).toContain('# TYPE workqueue_adds counter\n');
+    expect(text).toContain('workqueue_adds_total{name="q"} 1\n');
+    expect(text).toContain('workqueue_queue_duration_seconds_sum{name="q"} 0.5\n');
+  });
+
+  it('one scrape collects once (it collected once per family: 7 times for a work queue), the next scrape afresh', async () => {
+    let calls = 0;
+    let adds = 1;
+    const registry = new Registry();
+    for (const metric of promClientMetrics(() => (calls++, workqueueFamilies([{ ...queue, addsTotal: adds }]))))
+      registry.registerMetric(metric as never);
+    calls = 0;
+    expect(await registry.metrics()).toContain('workqueue_adds_total{name="q"} 1\n');
+    expect(calls).toBe(1);
+    adds = 2;
+    expect(await registry.metrics()).toContain('workqueue_adds_total{name="q"} 2\n');
+    expect(calls).toBe(2);
   });
 });
 

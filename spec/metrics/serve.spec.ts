@@ -152,8 +152,10 @@ describe('serve()', () => {
     let url = '';
     const sub = serving.subscribe((s) => (url = s.url));
     while (url === '') await new Promise((r) => setTimeout(r, 5));
-    expect(await get(`${url}/nope`)).toMatchObject({ status: 404 });
-    expect((await fetch(`${url}/metrics`, { method: 'POST', body: 'x' })).status).toBe(405);
+    // The 404 names every path served (/livez too); a 405 names the methods allowed (RFC 9110: audit39 found no Allow).
+    expect(await get(`${url}/nope`)).toMatchObject({ status: 404, body: 'not found: /healthz, /livez, /readyz, /metrics\n' });
+    const post = await fetch(`${url}/metrics`, { method: 'POST', body: 'x' });
+    expect([post.status, post.headers.get('allow')]).toEqual([405, 'GET, HEAD']);
     expect((await get(`${url}/readyz`)).status).toBe(200);
     expect((await get(`${url}/metrics`)).body).toContain('# TYPE my_total counter\nmy_total 3\n');
     sub.unsubscribe();

@@ -1,4 +1,4 @@
-import { Observable, Subscription, asyncScheduler, type Observer, type SchedulerLike, type Subscriber } from 'rxjs';
+import { Observable, Subscription, asyncScheduler, defer, type Observer, type SchedulerLike, type Subscriber } from 'rxjs';
 import { monotonicScheduler } from '../util/monotonicNow.ts';
 import { optionOr } from '../util/scheduleAfter.ts';
 import type { ListPage, ListWatch, WatchFrame } from '../1-transport/listWatch.ts';
@@ -250,13 +250,15 @@ class ReflectorShell<T> {
     switch (effect.type) {
       case 'emit':
         return this.subscriber.next(effect.event);
+      // A ListWatch's list() or watch() that throws (a plain-JavaScript one, a fake) fails the request, as an Observable
+      // that errors does: reported and retried after the backoff. Thrown out of here, it ended state$ for good (audit39).
       case 'list':
-        return this.start(() => this.listWatch.list(effect.options).subscribe(this.listObserver(effect.id)));
+        return this.start(() => defer(() => this.listWatch.list(effect.options)).subscribe(this.listObserver(effect.id)));
       case 'pickTimeout':
         return this.feed({ type: 'timeoutPicked', id: effect.id, timeoutSeconds: watchTimeoutSeconds(this.minTimeout(), this.random) });
       case 'watch':
         return this.start(() =>
-          this.listWatch.watch(effect.options).subscribe({
+          defer(() => this.listWatch.watch(effect.options)).subscribe({
             next: (frame) => this.feedFrame(effect.id, frame),
             error: (error: unknown) => this.feed({ type: 'watchFailed', id: effect.id, error }),
             complete: () => this.feed({ type: 'watchEnded', id: effect.id }),

@@ -31,6 +31,7 @@ import { informerHealth, type InformerHealth } from './health.ts';
 import { sharedEvents } from './sharedEvents.ts';
 import { forward } from '../util/forward.ts';
 import { observedErrors, unobservedReporter } from './unobservedErrors.ts';
+import { StepCounter, type StepCounts } from './stepCounts.ts';
 
 /** The reflector's options an informer passes through unchanged (documented on {@link ListAndWatchOptions}). */
 const REFLECTOR_OPTIONS = [
@@ -223,6 +224,28 @@ export function lastErrorOf(state$: Observable<unknown>): InformerError | undefi
   return lastErrors.get(state$)?.();
 }
 
+/** Each informer's step counts, by its `state$` (see {@link stepCountsOf}). */
+const stepCounters = new WeakMap<Observable<unknown>, StepCounter>();
+
+/**
+ * What an informer's steps have counted since it was made (undefined: not an informer of ours). `informerMetrics$` reads
+ * it, so an informer served after it started reports every list and event, and its sync time from its own start.
+ */
+export function stepCountsOf(state$: Observable<unknown>): StepCounts | undefined {
+  return stepCounters.get(state$)?.snapshot();
+}
+
+/**
+ * `wrapped$` is `inner$` under another Observable (the dynamic factory's `takeUntil`): {@link lastErrorOf} and
+ * {@link stepCountsOf} read the inner informer's.
+ */
+export function sameRunAs(wrapped$: Observable<unknown>, inner$: Observable<unknown>): void {
+  const lastError = lastErrors.get(inner$);
+  if (lastError) lastErrors.set(wrapped$, lastError);
+  const counter = stepCounters.get(inner$);
+  if (counter) stepCounters.set(wrapped$, counter);
+}
+
 /**
  * Once a state has been delivered to every subscriber, its `events` and
  * `errors` are cleared: the replayed state stands for the cache, not for the
@@ -269,8 +292,10 @@ export function informerFromSource<T extends KubeObject>(
     options.reportUnobservedErrors !== false,
   );
   let lastError: InformerError | undefined;
+  const counter = new StepCounter();
   const state$ = defer(() => {
     lastError = undefined;
+    counter.start(scheduler.now());
     // deltaFifo's knownObjects is the cache itself, as of the last step (the pipeline is synchronous).
     // The one reference to the latest state: no operator keeps the first one (a `scan` seed, a `startWith`
     // value), which would hold the first snapshot for as long as the informer runs.
@@ -292,6 +317,7 @@ export function informerFromSource<T extends KubeObject>(
         const errors = current.errors;
         for (let i = 0; i < errors.length; i++) unobserved.report(errors[i]!);
         if (errors.length > 0) lastError = errors[errors.length - 1];
+        counter.record(current, scheduler.now());
         return current;
       }),
     );
@@ -301,6 +327,7 @@ export function informerFromSource<T extends KubeObject>(
     });
   }).pipe(forgetDeliveredSteps(), shareReplay(shared));
   lastErrors.set(state$, () => lastError);
+  stepCounters.set(state$, counter);
 
   const store$ = state$.pipe(
     map((state) => state.store),

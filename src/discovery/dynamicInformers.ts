@@ -37,6 +37,7 @@ import {
 import { checkInformerOptions } from '../5-informer/checkOptions.ts';
 import { informerFactory, type FactoryOptions, type InformerFactory } from '../5-informer/factory.ts';
 import type { Informer, InformerOptions } from '../5-informer/informer.ts';
+import { sameRunAs } from '../5-informer/informerFromSource.ts';
 import { observedErrors, unobservedReporter } from '../5-informer/unobservedErrors.ts';
 import { BACKOFF_START } from '../util/backoff.ts';
 import { discoveryRetryStep } from './discoveryRetry.ts';
@@ -241,13 +242,16 @@ function asInformerError(error: unknown): InformerError {
  * are then removed), so that nothing keeps a removed resource's list/watch alive.
  */
 function endingWith<T>(inner: Informer<T>, ended$: Observable<void>): Informer<T> {
+  const state$ = inner.state$.pipe(takeUntil(ended$));
+  // Its last fault and step counts are the inner informer's (waitForCacheSync, serve()'s /metrics read them).
+  sameRunAs(state$, inner.state$);
   return {
     ...inner,
     events$: inner.events$.pipe(takeUntil(ended$)),
     store$: inner.store$.pipe(takeUntil(ended$)),
     synced$: inner.synced$.pipe(takeUntil(ended$)),
     errors$: inner.errors$.pipe(takeUntil(ended$)),
-    state$: inner.state$.pipe(takeUntil(ended$)),
+    state$,
     health$: inner.health$.pipe(takeUntil(ended$)),
     on(handler, ...rest: readonly unknown[]) {
       // Every argument on: the inner on() refuses a second one (client-node's on('add', cb)).

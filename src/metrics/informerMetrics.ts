@@ -5,8 +5,12 @@ import { resourceName } from '../0-model/resources.ts';
 import { keyOf, type KubeObject } from '../0-model/objects.ts';
 import type { Informer } from '../5-informer/informer.ts';
 import { approximateBytes } from './approximateBytes.ts';
+import { stepCountsOf } from '../5-informer/informerFromSource.ts';
+import { StepCounter } from '../5-informer/stepCounts.ts';
+import type { InformerState } from '../4-store/reduceDeltas.ts';
+import { forward } from '../util/forward.ts';
 
-/** What an informer has done, counted from its first subscription. */
+/** What an informer has done since it was made (its counters only grow), and holds now. */
 export interface InformerMetrics {
   /** The resource, e.g. `pods` or `deployments.apps` (the `name` label). */
   readonly name: string;
@@ -24,14 +28,17 @@ export interface InformerMetrics {
   readonly storeBytes: number;
   /** The last resourceVersion seen ('' before the first list). */
   readonly lastResourceVersion: string;
-  /** From subscription to synced, in seconds; undefined until synced. */
+  /** From the start of the informer's current run (its first subscriber) to synced, in seconds; undefined until synced. */
   readonly syncDurationSeconds: number | undefined;
 }
 
 /**
  * The informer's metrics, updated after every step of its pipeline (a
  * snapshot per emission). Subscribing shares the informer's connection; it
- * does not open another. `storeBytes` is kept up to date per event (each
+ * does not open another. The counters and the sync time are the informer's own, counted from its start
+ * (`stepCountsOf`), so a subscriber that joins a running informer (a `serve()` started after it synced) reads every
+ * list and event so far; an object that is no informer of ours is counted from this subscription on, on `scheduler`.
+ * `storeBytes` is kept up to date per event (each
  * object version is measured once, so the cost follows the objects that
  * change); a subscriber that joins a running informer measures its cache once.
  */
@@ -40,13 +47,9 @@ export function informerMetrics$(
   scheduler: SchedulerLike = monotonicScheduler,
 ): Observable<InformerMetrics> {
   return new Observable<InformerMetrics>((subscriber) => {
-    const started = scheduler.now();
-    const events = { added: 0, updated: 0, deleted: 0 };
-    const errors: Partial<Record<ErrorReason, number>> = {};
-    let lists = 0;
-    let watches = 0;
-    let shortWatches = 0;
-    let syncDurationSeconds: number | undefined;
+    // Ours, if the informer keeps none (a plain object cast to one): from this subscription on.
+    const own = stepCountsOf(informer.state$) === undefined ? new StepCounter() : undefined;
+    own?.start(scheduler.now());
     let first = true;
     let bytes = 0;
     let previous: { get(key: string): KubeObject | undefined } | undefined;
@@ -56,40 +59,38 @@ export function informerMetrics$(
       if (size === undefined) sizes.set(object, (size = approximateBytes(object)));
       return size;
     };
-    return informer.state$.subscribe((state) => {
-      // The replayed state describes the past: count from here on.
-      if (first) {
-        for (const [, object] of state.store.entries()) bytes += sizeOf(object);
-      } else {
-        for (const event of state.events) {
-          events[event.type]++;
-          if (event.type === 'added') bytes += sizeOf(event.object);
-          // The cached version is the one counted (the DELETED event brings the final state).
-          else if (event.type === 'deleted') bytes -= sizeOf(previous?.get(keyOf(event.object)) ?? event.object);
-          else if (event.object !== event.oldObject) bytes += sizeOf(event.object) - sizeOf(event.oldObject);
+    // Its error and end are this Observable's (serve() reports an informer stopped by them; a bare callback rethrew).
+    return informer.state$.subscribe(
+      forward(subscriber, (state: InformerState<KubeObject>) => {
+        // The replayed state describes the past: its store is measured whole, its step is not counted again.
+        if (first) {
+          for (const [, object] of state.store.entries()) bytes += sizeOf(object);
+          own?.sawSynced(state.synced, scheduler.now());
+        } else {
+          for (const event of state.events) {
+            if (event.type === 'added') bytes += sizeOf(event.object);
+            // The cached version is the one counted (the DELETED event brings the final state).
+            else if (event.type === 'deleted') bytes -= sizeOf(previous?.get(keyOf(event.object)) ?? event.object);
+            else if (event.object !== event.oldObject) bytes += sizeOf(event.object) - sizeOf(event.oldObject);
+          }
+          own?.record(state, scheduler.now());
         }
-        for (const error of state.errors) {
-          errors[error.reason] = (errors[error.reason] ?? 0) + 1;
-          if (error.reason === 'VeryShortWatch') shortWatches++;
-        }
-        if (state.step === 'replace') lists++;
-        if (state.step === 'watch') watches++;
-      }
-      first = false;
-      previous = state.store;
-      if (state.synced && syncDurationSeconds === undefined) syncDurationSeconds = Math.max(0, scheduler.now() - started) / 1000;
-      subscriber.next({
-        name: resourceName(informer.resource),
-        eventsTotal: { ...events },
-        listsTotal: lists,
-        watchesTotal: watches,
-        shortWatchesTotal: shortWatches,
-        errorsTotal: { ...errors },
-        storeObjects: state.store.size,
-        storeBytes: state.store.size === 0 ? 0 : bytes,
-        lastResourceVersion: state.resourceVersion,
-        syncDurationSeconds,
-      });
-    });
+        first = false;
+        previous = state.store;
+        const counts = own?.snapshot() ?? stepCountsOf(informer.state$)!;
+        subscriber.next({
+          name: resourceName(informer.resource),
+          eventsTotal: counts.eventsTotal,
+          listsTotal: counts.listsTotal,
+          watchesTotal: counts.watchesTotal,
+          shortWatchesTotal: counts.shortWatchesTotal,
+          errorsTotal: counts.errorsTotal,
+          storeObjects: state.store.size,
+          storeBytes: state.store.size === 0 ? 0 : bytes,
+          lastResourceVersion: state.resourceVersion,
+          syncDurationSeconds: counts.syncDurationMs === undefined ? undefined : counts.syncDurationMs / 1000,
+        });
+      }),
+    );
   });
 }

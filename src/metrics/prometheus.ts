@@ -371,13 +371,19 @@ export function healthFamilies(snapshots: readonly InformerHealth[], now: number
 const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
 const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 
+/**
+ * A label value: backslash, line feed and double quote escaped, as the format says. A carriage return has no escape in
+ * it, and a raw one ends the line for a parser that splits on any line break (not Go's): it is written as the two
+ * characters `\r` (an escaped backslash, then `r`), which every parser reads as such. Done here, not by refusing the
+ * names in discovery: a label value comes from discovery, from a controller's or a queue's name, from `families()`.
+ */
 function escapeLabel(value: string): string {
-  return value.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
+  return value.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/\r/g, '\\\\r').replace(/"/g, '\\"');
 }
 
-/** HELP text escapes backslash and line feed (a newline must not end the line and forge another). */
+/** HELP text escapes backslash and line feed (a newline must not end the line and forge another), a carriage return as a label's. */
 function escapeHelp(value: string): string {
-  return value.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
+  return value.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/\r/g, '\\\\r');
 }
 
 /** A comment's text, on one line. */
@@ -442,7 +448,8 @@ export function toPrometheusText(families: readonly MetricFamily[]): string {
  * ```
  */
 export interface PromClientMetric {
-  readonly name: string;
+  /** Not readonly: a prom-client registry set to OpenMetrics renames a counter (strips `_total`, added again per sample). */
+  name: string;
   readonly help: string;
   readonly type: MetricFamily['type'];
   readonly aggregator: 'sum';
@@ -457,29 +464,44 @@ export interface PromClientMetric {
 }
 
 /**
- * Adapts families to prom-client metrics: `collect` is called at scrape time,
- * and each family is looked up by name in what it returns.
+ * Adapts families to prom-client metrics: `collect` is called at scrape time, once per scrape (prom-client asks every
+ * metric's `get()` in one go: the first call collects, the others of that turn of the event loop read the same
+ * families), and each family is looked up by name in what it returns. Each answers under its current `name`, which
+ * prom-client's OpenMetrics output changes (`workqueue_adds_total` is `workqueue_adds`, `_total` added to each sample:
+ * answering with the registered name printed `workqueue_adds_total_total`).
  */
 export function promClientMetrics(collect: () => readonly MetricFamily[]): PromClientMetric[] {
-  return collect().map((template) => ({
-    name: template.name,
-    help: template.help,
-    type: template.type,
-    aggregator: 'sum',
-    reset: () => undefined,
-    get: async () => {
-      const current = collect().find((f) => f.name === template.name) ?? template;
-      return {
-        name: current.name,
-        help: current.help,
-        type: current.type,
-        aggregator: 'sum',
-        values: current.samples.map((s) => ({
-          labels: { ...s.labels },
-          value: s.value,
-          ...(s.suffix ? { metricName: `${current.name}${s.suffix}` } : {}),
-        })),
-      };
-    },
-  }));
+  let collected: ReadonlyMap<string, MetricFamily> | undefined;
+  const current = (): ReadonlyMap<string, MetricFamily> => {
+    if (collected === undefined) {
+      collected = new Map(collect().map((f) => [f.name, f]));
+      // Fresh at the next scrape: what this turn's get() calls read, and no longer.
+      queueMicrotask(() => (collected = undefined));
+    }
+    return collected;
+  };
+  return collect().map((template) => {
+    const metric: PromClientMetric = {
+      name: template.name,
+      help: template.help,
+      type: template.type,
+      aggregator: 'sum',
+      reset: () => undefined,
+      get: async () => {
+        const family = current().get(template.name) ?? template;
+        return {
+          name: metric.name,
+          help: family.help,
+          type: family.type,
+          aggregator: 'sum',
+          values: family.samples.map((s) => ({
+            labels: { ...s.labels },
+            value: s.value,
+            ...(s.suffix ? { metricName: `${metric.name}${s.suffix}` } : {}),
+          })),
+        };
+      },
+    };
+    return metric;
+  });
 }

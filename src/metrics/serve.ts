@@ -1,13 +1,24 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { probeServer } from './probeServer.ts';
-import { Observable, Subscription, VirtualTimeScheduler, of, type SchedulerLike } from 'rxjs';
+import { Observable, Subscription, VirtualTimeScheduler, type SchedulerLike } from 'rxjs';
 import { monotonicScheduler } from '../util/monotonicNow.ts';
 import type { KubeObject } from '../0-model/objects.ts';
 import type { Informer } from '../5-informer/informer.ts';
 import { readiness, type InformerHealth, type StalenessOptions } from '../5-informer/health.ts';
 import { informerMetrics$, type InformerMetrics } from './informerMetrics.ts';
-import { OTHER_RESOURCES, resourceLabels } from './aggregate.ts';
+import {
+  OTHER_RESOURCES,
+  ResourceSeries,
+  groupByName,
+  mergeHandlers,
+  mergeMetrics,
+  withLeftHandlers,
+  withLeftMetrics,
+} from './aggregate.ts';
+import type { LeftCounters } from './aggregate.ts';
 import { resourceName } from '../0-model/resources.ts';
+import { InformerError, describeThrown } from '../0-model/errors.ts';
+import type { HandlerMetrics } from '../5-informer/handleEvents.ts';
 import { handlerFamilies, healthFamilies, informerFamilies, toPrometheusText, transportFamilies, type MetricFamily } from './prometheus.ts';
 import { transportBytes } from '../1-transport/httpTransport.ts';
 
@@ -65,17 +76,20 @@ export type Served =
  * An HTTP server (node:http, no framework) for probes and scrapes, as
  * controller-runtime's manager serves them:
  *
- * - `GET /healthz`: 200 `ok` while the process answers.
+ * - `GET /healthz`, `GET /livez`: 200 `ok` while the process answers.
  * - `GET /readyz`: 200 when every informer has synced and none is stale (its requests failing in a row for
  *   longer than `staleAfterMs`, default 120 s: `isStale`; silent longer than `maxSilenceMs`, if set),
- *   else 503; the body has one line per resource either way (its informers together), escaped.
+ *   else 503; the body has one line per resource either way (its informers together), escaped. An informer whose
+ *   streams err is kept, stopped (`[-]pods: stopped: <why>`): the server goes on.
  * - `GET /metrics`: the Prometheus text format: informer metrics (lists, watches, events,
  *   errors, store objects, approximate bytes, last resourceVersion), the `on()` handlers' queue
  *   depth and duration, health gauges, and
  *   `families()`.
+ * - Another method: 405 with `Allow: GET, HEAD`; another path: 404.
  *
  * `/metrics` has one series per label set: informers of one resource are summed, or their worst
- * shown; it is rendered at most once per `METRICS_CACHE_MS` (1 s). The server is bounded against slow
+ * shown, and one that leaves the served set leaves its counters on its series (a counter never goes down); it is
+ * rendered at most once per `METRICS_CACHE_MS` (1 s). The server is bounded against slow
  * and hostile clients (`PROBE_SERVER_LIMITS`: headers within 10 s, one answer at a time on a connection,
  * each written within 10 s, no body read, at most 64 connections, the one idle the longest closed to make
  * room for a new one, at most 100 requests on one).
@@ -93,28 +107,37 @@ export function serve(informers: Served, options: ServeOptions = {}): Observable
     const scheduler = options.scheduler ?? monotonicScheduler;
     const cacheMs = options.metricsCacheMs ?? (scheduler instanceof VirtualTimeScheduler ? 0 : METRICS_CACHE_MS);
     const subscription = new Subscription();
-    const metrics = new LatestMetrics(scheduler);
-    let healths: readonly InformerHealth[] = [];
-    subscription.add(
-      servedHealth$(informers).subscribe((h) => {
-        healths = h;
-        metrics.track(Array.isArray(informers) ? informers : (informers as Exclude<Served, readonly unknown[]>).informers());
-      }),
-    );
-    subscription.add(() => metrics.close());
+    const following = new Following(scheduler, options.maxResourceSeries);
+    subscription.add(() => following.close());
+    // A factory's health$ says when its set of informers changes. Should it fail (an informer's health$ erred: that
+    // one is reported stopped on /readyz), the set is read again at each request instead, and the server goes on.
+    let readAtRequests = false;
+    const factory = Array.isArray(informers) ? undefined : (informers as Exclude<Served, readonly unknown[]>);
+    if (factory === undefined) following.track(informers as readonly Informer<KubeObject>[]);
+    else
+      subscription.add(
+        factory.health$.subscribe({
+          next: () => following.track(factory.informers()),
+          error: () => {
+            readAtRequests = true;
+            following.track(factory.informers());
+          },
+        }),
+      );
     // Its bytes, encoded once: each answer writes the same Buffer.
     let rendered: { readonly body: Buffer; readonly at: number; readonly generation: number } | undefined;
     const metricsBody = (from: Answering): Buffer => {
       const age = from.now - (rendered?.at ?? Number.NaN);
-      if (rendered && age >= 0 && age < cacheMs && rendered.generation === metrics.generation) return rendered.body;
-      rendered = { body: Buffer.from(renderMetrics(from)), at: from.now, generation: metrics.generation };
+      if (rendered && age >= 0 && age < cacheMs && rendered.generation === following.generation) return rendered.body;
+      rendered = { body: Buffer.from(renderMetrics(from)), at: from.now, generation: following.generation };
       return rendered.body;
     };
     subscription.add(() => (rendered = undefined));
 
     const server = probeServer((req, res) => {
       try {
-        route(req, res, { healths, metrics, metricsBody, now: scheduler.now(), options });
+        if (readAtRequests && factory) following.track(factory.informers());
+        route(req, res, { following, metricsBody, now: scheduler.now(), options });
       } catch (error) {
         if (!res.headersSent) respond(res, 500, `${error instanceof Error ? error.message : String(error)}\n`.replace(/[\r]/g, ''));
         else res.destroy();
@@ -136,93 +159,163 @@ export function serve(informers: Served, options: ServeOptions = {}): Observable
   });
 }
 
-/** The health of what is served: a factory's own, or the list's combined (once each has one). */
-function servedHealth$(informers: Served): Observable<readonly InformerHealth[]> {
-  if (!Array.isArray(informers)) return (informers as Exclude<Served, readonly unknown[]>).health$;
-  return informers.length === 0 ? of([]) : combineHealth(informers);
+/** An informer's health as served: `stopped` says why its health$ ended in an error (it is not ready again). */
+export type ServedHealth = InformerHealth & { readonly stopped?: string };
+
+/** One informer served: its label on /metrics, its latest metrics and health, one subscription each. */
+interface Followed {
+  readonly name: string;
+  readonly label: string;
+  metrics?: InformerMetrics;
+  health?: ServedHealth;
+  readonly subscription: Subscription;
 }
 
-/** The latest metrics of each informer served, one subscription each, following the informers as they come and go. */
-class LatestMetrics {
+/**
+ * The informers served, followed as they come and go: their latest metrics and health, their labels on /metrics
+ * (`ResourceSeries`: given once, what a leaving informer counted kept on its label). An informer whose streams err
+ * (its state$ ends: a bug, a plain-JavaScript informer) is kept, stopped, with what it last said: the server goes on.
+ */
+class Following {
   private readonly scheduler: SchedulerLike;
-  private readonly entries = new Map<Informer<KubeObject>, { latest?: InformerMetrics; subscription: Subscription }>();
+  private readonly entries = new Map<Informer<KubeObject>, Followed>();
+  readonly series: ResourceSeries;
   /** Counts changes to the informers followed: a `/metrics` rendered before one is not served again. */
   generation = 0;
 
-  constructor(scheduler: SchedulerLike) {
+  constructor(scheduler: SchedulerLike, maxResourceSeries: number | undefined) {
     this.scheduler = scheduler;
+    this.series = new ResourceSeries(maxResourceSeries);
   }
 
-  /** Follows these informers: drops those gone, subscribes to those new. */
+  /** Follows these informers: drops those gone (their counters left on their label), subscribes to those new. */
   track(informers: readonly Informer<KubeObject>[]): void {
     const now = new Set(informers);
-    for (const [i, m] of this.entries) {
+    for (const [i, f] of this.entries) {
       if (now.has(i)) continue;
-      m.subscription.unsubscribe();
+      f.subscription.unsubscribe();
       this.entries.delete(i);
+      this.series.leave(f.name, leftCounters(f.metrics, handlerMetricsOf(i)));
       this.generation++;
     }
     for (const i of now) {
       if (this.entries.has(i)) continue;
-      const entry: { latest?: InformerMetrics; subscription: Subscription } = { subscription: new Subscription() };
-      this.entries.set(i, entry);
+      const name = resourceName(i.resource);
+      const f: Followed = { name, label: this.series.join(name), subscription: new Subscription() };
+      this.entries.set(i, f);
       this.generation++;
-      entry.subscription.add(informerMetrics$(i, this.scheduler).subscribe((m) => (entry.latest = m)));
+      const stop = (error: unknown) => this.stop(f, error);
+      f.subscription.add(i.health$.subscribe({ next: (h) => (f.health = f.health?.stopped ? f.health : h), error: stop }));
+      f.subscription.add(informerMetrics$(i, this.scheduler).subscribe({ next: (m) => (f.metrics = m), error: stop }));
     }
   }
 
-  informers(): IterableIterator<Informer<KubeObject>> {
-    return this.entries.keys();
+  /** An informer's streams erred: stopped, not watching, its last metrics kept. */
+  private stop(f: Followed, error: unknown): void {
+    if (f.health?.stopped !== undefined) return;
+    const reason = error instanceof InformerError ? `${error.reason}: ${error.message}` : describeThrown(error);
+    const at = this.scheduler.now();
+    const last = f.health ?? healthOfNone(f.name, at);
+    f.health = { ...last, watching: false, since: last.watching ? at : last.since, stopped: reason };
+    this.generation++;
   }
 
-  /** The latest metrics of each informer that has some. */
-  snapshots(): InformerMetrics[] {
-    return [...this.entries.values()].flatMap((m) => (m.latest ? [m.latest] : []));
+  /** Each informer with its label and latest metrics and health. */
+  followed(): IterableIterator<[Informer<KubeObject>, Followed]> {
+    return this.entries.entries();
+  }
+
+  healths(): ServedHealth[] {
+    return [...this.entries.values()].flatMap((f) => (f.health ? [f.health] : []));
   }
 
   close(): void {
-    for (const m of this.entries.values()) m.subscription.unsubscribe();
+    for (const f of this.entries.values()) f.subscription.unsubscribe();
     this.entries.clear();
   }
 }
 
-function respond(res: ServerResponse, status: number, body: string | Buffer, type = 'text/plain; charset=utf-8'): void {
-  res.writeHead(status, { 'Content-Type': type, 'Cache-Control': 'no-store', 'Content-Length': Buffer.byteLength(body) });
+/** Every Informer has `handlerMetrics`; an object cast to one (plain JavaScript) may not, and costs no scrape. */
+const handlerMetricsOf = (i: Informer<KubeObject>): HandlerMetrics | undefined => i.handlerMetrics?.();
+
+function leftCounters(m: InformerMetrics | undefined, h: HandlerMetrics | undefined): LeftCounters | undefined {
+  if (m === undefined && h === undefined) return undefined;
+  return {
+    eventsTotal: m?.eventsTotal ?? { added: 0, updated: 0, deleted: 0 },
+    listsTotal: m?.listsTotal ?? 0,
+    watchesTotal: m?.watchesTotal ?? 0,
+    shortWatchesTotal: m?.shortWatchesTotal ?? 0,
+    errorsTotal: m?.errorsTotal ?? {},
+    handlerSeconds: h?.durationSeconds ?? { count: 0, sumSeconds: 0 },
+  };
+}
+
+/** The health of an informer that erred before it said anything. */
+function healthOfNone(name: string, at: number): InformerHealth {
+  return {
+    name,
+    watching: false,
+    since: at,
+    synced: false,
+    lastEventAt: undefined,
+    lastBookmarkAt: undefined,
+    eventAgeMs: undefined,
+    bookmarkAgeMs: undefined,
+    silentMs: 0,
+    consecutiveFailures: 0,
+    failingSince: undefined,
+    lastFailure: undefined,
+    resourceVersion: '',
+    at,
+  };
+}
+
+function respond(
+  res: ServerResponse,
+  status: number,
+  body: string | Buffer,
+  type = 'text/plain; charset=utf-8',
+  more: Readonly<Record<string, string>> = {},
+): void {
+  res.writeHead(status, { 'Content-Type': type, 'Cache-Control': 'no-store', 'Content-Length': Buffer.byteLength(body), ...more });
   res.end(body);
 }
 
-/** What a request is answered from: the health and metrics as they stand, at `now` on the health's clock. */
+/** What a request is answered from: the informers followed as they stand, at `now` on the health's clock. */
 interface Answering {
-  readonly healths: readonly InformerHealth[];
-  readonly metrics: LatestMetrics;
+  readonly following: Following;
   /** `/metrics`' body: {@link renderMetrics}, or its last render within `METRICS_CACHE_MS`. */
   readonly metricsBody: (from: Answering) => Buffer;
   readonly now: number;
   readonly options: ServeOptions;
 }
 
+/** The paths served (the 404's body lists them). */
+const ROUTES = ['/healthz', '/livez', '/readyz', '/metrics'] as const;
+
 /** Answers one request (see {@link serve}'s routes). */
 function route(req: IncomingMessage, res: ServerResponse, from: Answering): void {
   // No route reads a body: one a client sends is left unread and the connection closed with the answer (probeServer).
   const path = (req.url ?? '/').split('?')[0];
-  if (req.method !== 'GET' && req.method !== 'HEAD') return respond(res, 405, 'method not allowed\n');
+  // RFC 9110 §15.5.6: a 405 names the methods the resource has.
+  if (req.method !== 'GET' && req.method !== 'HEAD') return respond(res, 405, 'method not allowed\n', undefined, { Allow: 'GET, HEAD' });
   switch (path) {
     case '/healthz':
     case '/livez':
       return respond(res, 200, 'ok\n');
     case '/readyz': {
-      const { ready, lines } = readyzLines(from.healths, from.now, from.options);
+      const { ready, lines } = readyzLines(from.following.healths(), from.now, from.options);
       return respond(res, ready ? 200 : 503, `${[...lines, ready ? 'ok' : 'not ready'].join('\n')}\n`);
     }
     case '/metrics':
       return respond(res, 200, from.metricsBody(from), 'text/plain; version=0.0.4; charset=utf-8');
     default:
-      return respond(res, 404, 'not found: /healthz, /readyz, /metrics\n');
+      return respond(res, 404, `not found: ${ROUTES.join(', ')}\n`);
   }
 }
 
 /** `/metrics`' body: every family, `families()`' last (a comment in its place when it throws). */
-function renderMetrics({ healths, metrics, now, options }: Answering): string {
+function renderMetrics({ following, now, options }: Answering): string {
   let extra: readonly MetricFamily[] = [];
   let failure = '';
   try {
@@ -230,44 +323,30 @@ function renderMetrics({ healths, metrics, now, options }: Answering): string {
   } catch (error) {
     failure = `# families() failed: ${(error instanceof Error ? error.message : String(error)).replace(/[\r\n]/g, ' ')}\n`;
   }
-  const snapshots = metrics.snapshots();
-  const handlers = [...metrics.informers()].flatMap((i) => {
-    // Every Informer has it; an object cast to one (plain JavaScript) may not, and costs no scrape.
-    const m = i.handlerMetrics?.();
-    return m ? [{ name: resourceName(i.resource), ...m }] : [];
-  });
-  // At most maxResourceSeries names of their own, the same in every family; the rest are one, `_other`.
-  const names = [...snapshots, ...healths, ...handlers].map((m) => m.name);
-  const { label, others, max } = resourceLabels(names, options.maxResourceSeries);
-  const relabel = <T extends { readonly name: string }>(m: T): T => (label(m.name) === m.name ? m : { ...m, name: OTHER_RESOURCES });
+  // Each informer under its label (at most maxResourceSeries names of their own, the same in every family; the rest
+  // are one, `_other`), and each label's sums with what the informers gone from it counted.
+  const snapshots: InformerMetrics[] = [];
+  const handlers: (HandlerMetrics & { readonly name: string })[] = [];
+  const healths: InformerHealth[] = [];
+  for (const [i, f] of following.followed()) {
+    if (f.metrics) snapshots.push(f.label === f.metrics.name ? f.metrics : { ...f.metrics, name: f.label });
+    const h = handlerMetricsOf(i);
+    if (h) handlers.push({ name: f.label, ...h });
+    if (f.health) healths.push(f.label === f.health.name ? f.health : { ...f.health, name: f.label });
+  }
+  const series = following.series;
   const text = toPrometheusText([
-    ...informerFamilies(snapshots.map(relabel)),
-    ...handlerFamilies(handlers.map(relabel)),
-    ...healthFamilies(healths.map(relabel), now),
+    ...informerFamilies(groupByName(snapshots, mergeMetrics).map((m) => withLeftMetrics(m, series.offsetOf(m.name)))),
+    ...handlerFamilies(groupByName(handlers, mergeHandlers).map((h) => withLeftHandlers(h, series.offsetOf(h.name)))),
+    ...healthFamilies(healths, now),
     ...transportFamilies(transportBytes()),
     ...extra,
   ]);
   const capped =
-    others > 0
-      ? `# ${others} resources past maxResourceSeries (${max}) are summed, or their worst shown, under name="${OTHER_RESOURCES}"\n`
+    series.others > 0
+      ? `# ${series.others} resources past maxResourceSeries (${series.max}) are summed, or their worst shown, under name="${OTHER_RESOURCES}"\n`
       : '';
   return failure + capped + text;
-}
-
-function combineHealth(informers: readonly Informer<KubeObject>[]): Observable<readonly InformerHealth[]> {
-  return new Observable<readonly InformerHealth[]>((subscriber) => {
-    const latest: (InformerHealth | undefined)[] = informers.map(() => undefined);
-    const subscription = new Subscription();
-    informers.forEach((i, n) =>
-      subscription.add(
-        i.health$.subscribe((h) => {
-          latest[n] = h;
-          if (latest.every((x) => x !== undefined)) subscriber.next(latest as InformerHealth[]);
-        }),
-      ),
-    );
-    return subscription;
-  });
 }
 
 /**
@@ -275,17 +354,20 @@ function combineHealth(informers: readonly Informer<KubeObject>[]): Observable<r
  * each escaped to one line (a name from discovery may hold any character; a newline must not forge a line).
  */
 export function readyzLines(
-  healths: readonly InformerHealth[],
+  healths: readonly ServedHealth[],
   now: number,
   options: StalenessOptions,
 ): { readonly ready: boolean; readonly lines: readonly string[] } {
-  const byName = new Map<string, InformerHealth[]>();
+  const byName = new Map<string, ServedHealth[]>();
   for (const h of healths) byName.set(h.name, [...(byName.get(h.name) ?? []), h]);
   let ready = true;
   const lines = [...byName].map(([name, group]) => {
     const check = readiness(group, now, options);
-    ready &&= check.ready;
-    return escapeLine(check.ready ? `[+]${name} ok` : `[-]${[...new Set(check.reasons)].join('; ')}`);
+    // An informer whose streams erred is never ready again: it says so, and why.
+    const stopped = group.flatMap((h) => (h.stopped === undefined ? [] : [`${h.name}: stopped: ${h.stopped}`]));
+    const reasons = [...stopped, ...check.reasons];
+    ready &&= reasons.length === 0;
+    return escapeLine(reasons.length === 0 ? `[+]${name} ok` : `[-]${[...new Set(reasons)].join('; ')}`);
   });
   return { ready, lines };
 }
