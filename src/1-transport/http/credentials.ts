@@ -1,5 +1,4 @@
 import type * as https from 'node:https';
-import { take, type Observable } from 'rxjs';
 import { KubeConfig, type Cluster, type User } from '@kubernetes/client-node';
 import { InformerError, describeThrown } from '../../0-model/errors.ts';
 import { isRecord } from '../../util/isRecord.ts';
@@ -9,7 +8,7 @@ import { forgetToken, tokenFromFile, type IssuedToken } from './tokenFile.ts';
 
 // Credentials for one request. client-node applies the KubeConfig (TLS material, a static token,
 // Basic auth, impersonation, its auth providers, a proxy agent); two kinds of credential are ours:
-// exec plugins (./execAuth.ts: bounded output, killed with their request) and token files
+// exec plugins (./execAuth.ts: bounded output and time, cached) and token files
 // (./tokenFile.ts: read again as client-go does). For a user with either, client-node applies a
 // view of the KubeConfig whose user hides them.
 
@@ -17,12 +16,18 @@ import { forgetToken, tokenFromFile, type IssuedToken } from './tokenFile.ts';
 export type Issued = { readonly exec: IssuedCredential } | { readonly file: IssuedToken };
 
 /**
- * Applies the current context's credentials and TLS settings to `options`. An exec plugin it runs ends
- * when `signal` aborts (with every other request waiting for it gone). Rejects with an InformerError:
+ * Applies the current context's credentials and TLS settings to `options`. It stops waiting for an exec plugin
+ * when `signal` aborts (the plugin runs on, bounded by its own deadline, for the next request); `waitingFor` is told
+ * which plugin or token file it waits for (named in a `Timeout`). Rejects with an InformerError:
  * `Config` for a kubeconfig that cannot be applied (naming the file it could not read), `CredentialPlugin`
  * for a plugin that failed.
  */
-export async function applyCredentials(kc: KubeConfig, options: https.RequestOptions, signal: AbortSignal): Promise<Issued | undefined> {
+export async function applyCredentials(
+  kc: KubeConfig,
+  options: https.RequestOptions,
+  signal: AbortSignal,
+  waitingFor: (source: string) => void = () => undefined,
+): Promise<Issued | undefined> {
   const user = kc.getCurrentUser();
   const cluster = kc.getCurrentCluster();
   const exec = user ? execOf(user) : undefined;
@@ -36,6 +41,7 @@ export async function applyCredentials(kc: KubeConfig, options: https.RequestOpt
   if (tokenFile !== undefined) {
     let issued: IssuedToken;
     try {
+      waitingFor(`the token file ${tokenFile}`);
       issued = await tokenFromFile(kc, tokenFile);
     } catch (error) {
       // client-go: a static token beside the file is used while the file cannot be read.
@@ -49,7 +55,8 @@ export async function applyCredentials(kc: KubeConfig, options: https.RequestOpt
   if (user.token || user.username || user.password || user.certFile || user.certData) return undefined;
   const config = execConfig(exec, user.name);
   if (config instanceof InformerError) throw config;
-  const issued = await firstBefore(execCredential(kc, user.name, config, cluster), signal);
+  waitingFor(`exec plugin ${config.command}`);
+  const issued = await execCredential(kc, user.name, config, cluster, signal);
   const { token, cert, key } = issued.credential;
   if (token) headers['Authorization'] = `Bearer ${token}`;
   if (cert && key) Object.assign(options, { cert, key });
@@ -124,20 +131,4 @@ function viewOf(kc: KubeConfig, user: User, cluster: Cluster): KubeConfig {
   view.loadFromClusterAndUser(cluster, hidden);
   views.set(kc, { user, cluster, kc: view });
   return view;
-}
-
-/** The first value of `source`, or a rejection when `signal` aborts first (then `source` is unsubscribed). */
-function firstBefore<T>(source: Observable<T>, signal: AbortSignal): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    if (signal.aborted) return reject(new Error('aborted'));
-    const onAbort = () => {
-      subscription.unsubscribe();
-      reject(new Error('aborted'));
-    };
-    const subscription = source
-      .pipe(take(1))
-      .subscribe({ next: resolve, error: reject, complete: () => reject(new Error('no credential')) });
-    signal.addEventListener('abort', onAbort, { once: true });
-    subscription.add(() => signal.removeEventListener('abort', onAbort));
-  });
 }

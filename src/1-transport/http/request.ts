@@ -105,7 +105,7 @@ export function send(
       const cluster = kc.getCurrentCluster();
       if (!cluster) throw new InformerError('Config', noClusterMessage(kc), { phase: 'config' });
       const options = requestOptions(method, accept, settings, payload);
-      issued = await applyCredentials(kc, options, abort.signal);
+      issued = await applyCredentials(kc, options, abort.signal, (source) => void run({ type: 'credentialsFrom', source }));
       const url = new URL(cluster.server.replace(/\/+$/, '') + path);
       const target: RequestTarget = { pathname: url.pathname, ca: cluster };
       if (!run({ type: 'credentials', target })) return;
