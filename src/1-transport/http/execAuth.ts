@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import type { ChildProcess } from 'node:child_process';
 import type { Socket } from 'node:net';
 import type { Cluster, KubeConfig } from '@kubernetes/client-node';
@@ -63,7 +62,7 @@ function slotOf(kc: KubeConfig, user: string, config: ExecConfig, cluster: Clust
 
 /**
  * The exec credential for `user`: the cached one while it is fresh, else the one the plugin prints (joining a run
- * already going). Rejects with a `CredentialPlugin` InformerError when the run fails, and when `signal` aborts first
+ * already going; `ca`: the cluster's CA bytes, for KUBERNETES_EXEC_INFO). Rejects with a `CredentialPlugin` InformerError when the run fails, and when `signal` aborts first
  * (then the run goes on, for the next request).
  */
 export async function execCredential(
@@ -71,13 +70,14 @@ export async function execCredential(
   user: string,
   config: ExecConfig,
   cluster: Cluster | null,
+  ca: Buffer | undefined,
   signal: AbortSignal,
 ): Promise<IssuedCredential> {
   const slot = slotOf(kc, user, config, cluster);
   const cached = slot.credential;
   if (cached && isFresh(cached, Date.now())) return { credential: cached, slot };
   if (signal.aborted) throw new Error('aborted');
-  const run = (slot.running ??= startRun(slot, config, cluster));
+  const run = (slot.running ??= startRun(slot, config, cluster, ca));
   if (run.waiters++ === 0) run.hold(true);
   let onAbort: (() => void) | undefined;
   try {
@@ -91,7 +91,7 @@ export async function execCredential(
   }
 }
 
-function startRun(slot: Slot, config: ExecConfig, cluster: Cluster | null): Run {
+function startRun(slot: Slot, config: ExecConfig, cluster: Cluster | null, ca: Buffer | undefined): Run {
   const previous = slot.credential;
   slot.credential = undefined;
   const known = knownSecrets(config, previous);
@@ -119,7 +119,7 @@ function startRun(slot: Slot, config: ExecConfig, cluster: Cluster | null): Run 
     const subscription = runPlugin({
       command: config.command,
       args: config.args,
-      env: pluginEnv(config, process.env, execInfo(config, cluster, config.provideClusterInfo ? caDataOf(cluster) : undefined)),
+      env: pluginEnv(config, process.env, execInfo(config, cluster, config.provideClusterInfo ? ca : undefined)),
       maxStdoutBytes: EXEC_MAX_STDOUT_BYTES,
       maxStderrBytes: EXEC_MAX_STDERR_BYTES,
       started: (spawned) => {
@@ -148,17 +148,6 @@ function startRun(slot: Slot, config: ExecConfig, cluster: Cluster | null): Run 
 export function knownSecrets(config: ExecConfig, previous: Credential | undefined): string[] {
   const given = [...config.env.map((e) => e.value), ...config.args].filter((s) => s.length >= 4 && s !== config.command);
   return [previous?.token, previous?.key, ...given].filter((s): s is string => s !== undefined);
-}
-
-/** The cluster's CA as bytes, for KUBERNETES_EXEC_INFO (unreadable: left out; the request itself will say why). */
-function caDataOf(cluster: Cluster | null): Buffer | undefined {
-  try {
-    if (cluster?.caFile) return readFileSync(cluster.caFile);
-    if (cluster?.caData) return Buffer.from(cluster.caData, 'base64');
-  } catch {
-    // reported when the request reads it
-  }
-  return undefined;
 }
 
 /**
