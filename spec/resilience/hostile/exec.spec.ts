@@ -361,6 +361,34 @@ describe('hostile exec plugins: output bounded, process group killed, no credent
       expectNoSecret(String((error as { cause?: unknown }).cause ?? ''));
     });
 
+  it('secrets its kubeconfig hands it (args, env values) are scrubbed from what it says (audit43)', async () => {
+    const [arg, env, pin] = ['ARGPW-audit43-hunter', 'ENVPIN-audit43-plugh', 'PIN-audit43-xyzzy'];
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'c', server: 'http://127.0.0.1:1', skipTLSVerify: true }],
+      users: [
+        {
+          name: 'u',
+          exec: {
+            apiVersion: 'client.authentication.k8s.io/v1',
+            command: 'sh',
+            args: ['-c', 'echo "login failed: $* (pin $LOGIN_PIN)" >&2; exit 1', '_', '--user', 'bob', '--password', arg, `--pin=${pin}`],
+            env: [{ name: 'LOGIN_PIN', value: env }],
+            interactiveMode: 'Never',
+          },
+        } as never,
+      ],
+      contexts: [{ name: 'c', cluster: 'c', user: 'u' }],
+      currentContext: 'c',
+    });
+    const error = await failure(httpListWatch(kc, target).list({}));
+    expect([error.reason, error.message]).toEqual([
+      'CredentialPlugin',
+      // A flag's name stays (it says what was asked); `--pin=…` goes whole.
+      'exec plugin sh: failed with exit code 1: login failed: --user bob --password <redacted> <redacted> (pin <redacted>)',
+    ]);
+  });
+
   it('a plugin that is not installed: CredentialPlugin, not found, with the install hint', async () => {
     const kc = new KubeConfig();
     kc.loadFromOptions({

@@ -143,10 +143,13 @@ function startRun(slot: Slot, config: ExecConfig, cluster: Cluster | null, ca: B
 
 /**
  * What a failure message must not quote besides what the plugin printed: the credential it gave last, and the secrets
- * its kubeconfig hands it (its `env` values and `args`, 4 characters or more, not the command: `--password=…`, a PIN).
+ * its kubeconfig hands it: its `env` values and `args` (4 characters or more; not the command, not a bare flag such
+ * as `--password`, whose value is the next arg; a `--password=…` counts with and without its name).
  */
 export function knownSecrets(config: ExecConfig, previous: Credential | undefined): string[] {
-  const given = [...config.env.map((e) => e.value), ...config.args].filter((s) => s.length >= 4 && s !== config.command);
+  const args = config.args.filter((a) => a !== config.command && !/^--?[A-Za-z][\w.-]*$/.test(a));
+  const values = args.map((a) => /^--?[\w.-]+=(.+)$/s.exec(a)?.[1] ?? a);
+  const given = [...config.env.map((e) => e.value), ...args, ...values].filter((s) => s.length >= 4);
   return [previous?.token, previous?.key, ...given].filter((s): s is string => s !== undefined);
 }
 
