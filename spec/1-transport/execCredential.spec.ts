@@ -179,6 +179,25 @@ describe('parseCredential: what the plugin printed', () => {
     ],
     ['a token that is not a string', of({ token: 42 }), 'status.token is not a string'],
     ['a bad expirationTimestamp', of({ token: 't', expirationTimestamp: 'soon' }), 'status.expirationTimestamp is not an RFC 3339 time'],
+    // Date.parse took these, the first as local time (client-go's metav1.Time parses time.RFC3339 only).
+    ...[
+      '2026-11-28T12:00:00',
+      '2026-11-28',
+      '1',
+      'Nov 28 2026',
+      '2026-11-28 12:00:00Z',
+      '2026-11-28T12:00:00+0100',
+      '2026-13-01T00:00:00Z',
+    ].map((stamp): [string, string, unknown] => [
+      `expirationTimestamp ${stamp}: not RFC 3339`,
+      of({ token: 't', expirationTimestamp: stamp }),
+      'status.expirationTimestamp is not an RFC 3339 time',
+    ]),
+    [
+      'an expirationTimestamp with an offset and fractional seconds',
+      of({ token: 't', expirationTimestamp: '2026-11-28T13:00:00.5+01:00' }),
+      { token: 't', expiresAt: Date.parse('2026-11-28T12:00:00.5Z') },
+    ],
   ];
   it.each(rows)('%s', (_name, stdout, expected) => {
     expect(parseCredential(stdout, V1)).toEqual(expected);

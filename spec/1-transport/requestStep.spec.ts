@@ -135,6 +135,23 @@ const ROWS: readonly Row[] = [
     then: 'credentials+ended',
   },
   {
+    rule: 'the credentials come from an exec plugin (or a token file): remembered, nothing done',
+    from: initialRequest,
+    input: { type: 'credentialsFrom', source: 'exec plugin aws' },
+    effects: [],
+    then: 'credentials',
+  },
+  {
+    rule: 'the timer while an exec plugin runs: the Timeout names the plugin (a slow one is told from a hung server)',
+    from: state('credentials', { credentialsFrom: 'exec plugin aws' }),
+    input: { type: 'timer' },
+    effects: [
+      'clearTimer',
+      'fail Timeout: list /api/v1/pods: no response headers within 5000 ms (waiting for: credentials from exec plugin aws)',
+    ],
+    then: 'credentials+ended',
+  },
+  {
     rule: 'the timer while connecting: a Timeout from no server (unreachable)',
     from: state('connection'),
     input: { type: 'timer' },

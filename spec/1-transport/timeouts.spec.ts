@@ -21,6 +21,7 @@ import {
   type HttpTransportOptions,
 } from '../../src/1-transport/httpTransport.ts';
 import { http2Connections } from '../../src/1-transport/http2/pool.ts';
+import { EXEC_RUN_TIMEOUT_MS } from '../../src/1-transport/http/execAuth.ts';
 import { startApiServer, type ApiServer } from 'rx-informer-emulator';
 import { realSleep, until } from '../resilience/realClock.ts';
 
@@ -404,7 +405,7 @@ describe('obtaining credentials', () => {
     });
   }
 
-  it('a hung exec plugin: Timeout waiting for credentials, and the plugin is killed', async () => {
+  it(`a hung exec plugin: Timeout waiting for credentials from it (named); killed at its own deadline (${EXEC_RUN_TIMEOUT_MS / 1000} s)`, async () => {
     silent = await Silent.start();
     const kc = execConfig(
       `http://127.0.0.1:${silent.port}`,
@@ -422,13 +423,15 @@ describe('obtaining credentials', () => {
     expect([error.reason, error.phase, error.message]).toEqual([
       'Timeout',
       'list',
-      'list /api/v1/configmaps: no response headers within 250 ms (waiting for: credentials)',
+      `list /api/v1/configmaps: no response headers within 250 ms (waiting for: credentials from exec plugin ${process.execPath})`,
     ]);
+    expect(isAlive(pid)).toBe(true); // the run outlives the request, for the next one
+    vi.advanceTimersByTime(EXEC_RUN_TIMEOUT_MS - 250);
     await until('the plugin to be killed', () => !isAlive(pid));
     expect(silent.received).toBe(0);
   });
 
-  it('unsubscribing while a plugin runs kills it and clears the timer', async () => {
+  it('unsubscribing while a plugin runs clears the timer; the plugin runs on (for the next request) until its deadline', async () => {
     silent = await Silent.start();
     const kc = execConfig(
       `http://127.0.0.1:${silent.port}`,
@@ -441,6 +444,9 @@ describe('obtaining credentials', () => {
     await until('the plugin to start', () => existsSync(pidFile) && readFileSync(pidFile, 'utf8') !== '');
     pluginPid = Number(readFileSync(pidFile, 'utf8'));
     subscription.unsubscribe();
+    expect(vi.getTimerCount()).toBe(1); // the run's deadline (unref'd), not the request's timer
+    expect(isAlive(pluginPid)).toBe(true);
+    vi.advanceTimersByTime(EXEC_RUN_TIMEOUT_MS);
     expect(vi.getTimerCount()).toBe(0);
     await until('the plugin to be killed', () => !isAlive(pluginPid!));
     expect(seen.error).toBeUndefined();

@@ -19,6 +19,8 @@ const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
 
 /** Each secret below appears in one file at least; none may appear in any output. */
 const SECRETS = [
+  'argpw-MMMM-1414',
+  'envpin-NNNN-1515',
   'tok-AAAA-1111',
   'KEYDATA-BBBB-2222',
   'pw-CCCC-3333',
@@ -111,6 +113,19 @@ const FAILING: Record<string, string> = {
     { server: 'https://127.0.0.1:1', 'certificate-authority': join(dir, 'no-such-ca.crt') },
     { token: 'tok-AAAA-1111' },
   ),
+  // A plugin that echoes its args and env (a password, a PIN) on stderr: the kubeconfig's secrets (audit43).
+  'exec-args.json': valid(
+    { server: 'https://127.0.0.1:1', 'insecure-skip-tls-verify': true },
+    {
+      exec: {
+        apiVersion: 'client.authentication.k8s.io/v1',
+        command: 'sh',
+        args: ['-c', 'echo "login failed: $* (pin $LOGIN_PIN)" >&2; exit 1', '_', '--password', 'argpw-MMMM-1414'],
+        env: [{ name: 'LOGIN_PIN', value: 'envpin-NNNN-1515' }],
+        interactiveMode: 'Never',
+      },
+    },
+  ),
 };
 
 describe('kubeconfig: no secret in any message', () => {
@@ -161,7 +176,7 @@ describe('kubeconfig: no secret in any message', () => {
         for (const secret of SECRETS) expect(all, `${name}: ${secret}`).not.toContain(secret);
         expect(all).not.toContain('admin');
       }
-      const [userinfo, exec, endless, ca] = runs.map((r) => r.run.err);
+      const [userinfo, exec, endless, ca, args] = runs.map((r) => r.run.err);
       // All but the missing CA load: one line says where the CLI connects (the server's URL without its user info)
       // before it fails. A kubeconfig that cannot be used at all says so, and no connecting line (below).
       const connecting = 'connecting to https://127.0.0.1:1 (context x) …';
@@ -179,6 +194,10 @@ describe('kubeconfig: no secret in any message', () => {
       ]);
       expect(ca).toEqual([
         `error: bad kubeconfig: cannot read the certificate-authority file ${join(dir, 'no-such-ca.crt')}: no such file`,
+      ]);
+      expect(args).toEqual([
+        connecting,
+        'error: cannot get credentials for https://127.0.0.1:1: exec plugin sh: failed with exit code 1: login failed: --password <redacted> (pin <redacted>)',
       ]);
     },
   );

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -368,10 +368,50 @@ describe('rx-informer watch against the emulator', () => {
         currentContext: 'x',
       });
       await expect(watchCommand(kc, { resources: ['pods'], all: false, output: 'pretty' }, collector().terminal)).rejects.toThrow(
-        /rejected our credentials \(401 Unauthorized\)/,
+        /rejected our credentials \(401 Unauthorized\): check the token or certificate in the kubeconfig$/,
       );
     } finally {
       await guarded.close();
+    }
+  });
+
+  it.each([
+    [
+      'an exec plugin',
+      (plugin: string) => ({
+        exec: { apiVersion: 'client.authentication.k8s.io/v1', command: process.execPath, args: [plugin], interactiveMode: 'Never' },
+      }),
+      `the exec plugin ${process.execPath}`,
+    ],
+    ['a token file', (file: string) => ({ authProvider: { name: 'tokenFile', config: { tokenFile: file } } }), 'the token file FILE'],
+  ])('a 401 to a credential from %s names it (not the kubeconfig’s token or certificate)', async (_what, userOf, named) => {
+    const guarded = await startApiServer({ token: 'right' });
+    const dir = mkdtempSync(join(tmpdir(), 'rx-informer-401-'));
+    try {
+      const file = join(dir, 'credential');
+      // The plugin's credential, or the token file's: both wrong.
+      writeFileSync(
+        file,
+        named.startsWith('the exec')
+          ? `process.stdout.write(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { token: 'wrong' } }))`
+          : 'wrong',
+      );
+      const kc = new KubeConfig();
+      kc.loadFromOptions({
+        clusters: [{ name: 'c', server: guarded.url, skipTLSVerify: true }],
+        users: [{ name: 'u', ...userOf(file) } as never],
+        contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+        currentContext: 'x',
+      });
+      const error = await watchCommand(kc, { resources: ['pods'], all: false, output: 'pretty' }, collector().terminal).then(
+        () => undefined,
+        (e: Error) => e.message,
+      );
+      expect(error).toMatch(/rejected our credentials \(401 Unauthorized\): check /);
+      expect(error?.replace(/^.*: check /, '')).toBe(named.replace('FILE', file));
+    } finally {
+      await guarded.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

@@ -1,3 +1,4 @@
+import type { KubeConfig } from '@kubernetes/client-node';
 import { InformerError } from '../index.ts';
 import { messageOf } from './format.ts';
 import { BYTE_LIMIT_FLAGS, type ByteLimitOption } from './args.ts';
@@ -7,9 +8,12 @@ import { BYTE_LIMIT_FLAGS, type ByteLimitOption } from './args.ts';
  * that names the server as messages may show it.
  */
 
-/** Says what a connection or discovery failure means in words (one line, no control characters), and how long the server asked us to wait. */
-export function explain(error: unknown, server: string, secret = false): string {
-  const sentence = explainReason(error, displayServer(server), secret);
+/**
+ * Says what a connection or discovery failure means in words (one line, no control characters), and how long the server
+ * asked us to wait. `credential`: where the user's credential comes from ({@link credentialSource}), named on a 401.
+ */
+export function explain(error: unknown, server: string, secret = false, credential?: string): string {
+  const sentence = explainReason(error, displayServer(server), secret, credential);
   const wait = error instanceof InformerError ? error.retryAfterSeconds : undefined;
   // The informer waits at least this long before its next attempt: a 5-minute silence should not look like a hang.
   return wait !== undefined && wait > 0 ? `${sentence} (the server asked to wait ${Math.ceil(wait)} s before retrying)` : sentence;
@@ -19,11 +23,28 @@ export function explain(error: unknown, server: string, secret = false): string 
  * A fault an informer met and goes on from, as `watch` and `replay` print it on stderr: `! LABEL: what it means`
  * (`secret`: parser messages that may quote Secret data are withheld).
  */
-export function problemLine(label: string, error: unknown, server: string, secret = false): string {
-  return `! ${label}: ${explain(error, server, secret)}`;
+export function problemLine(label: string, error: unknown, server: string, secret = false, credential?: string): string {
+  return `! ${label}: ${explain(error, server, secret, credential)}`;
 }
 
-function explainReason(error: unknown, server: string, secret: boolean): string {
+/**
+ * Where the current user's credential comes from when it is not the kubeconfig's own: `the exec plugin aws` (run again
+ * after a 401), `the token file /var/run/…` (read again after a 401); undefined for a token or certificate in it.
+ */
+export function credentialSource(kc: KubeConfig): string | undefined {
+  const user = kc.getCurrentUser();
+  if (!user) return undefined;
+  const config: unknown = user.authProvider?.config;
+  const fromProvider = (key: string) =>
+    typeof config === 'object' && config !== null ? (config as Record<string, unknown>)[key] : undefined;
+  const tokenFile = fromProvider('tokenFile');
+  if (typeof tokenFile === 'string' && tokenFile !== '') return `the token file ${tokenFile}`;
+  const exec: unknown = user.exec ?? fromProvider('exec');
+  const command = typeof exec === 'object' && exec !== null ? (exec as Record<string, unknown>)['command'] : undefined;
+  return typeof command === 'string' && command !== '' ? `the exec plugin ${command}` : undefined;
+}
+
+function explainReason(error: unknown, server: string, secret: boolean, credential: string | undefined): string {
   if (error instanceof InformerError) {
     // A parser's message may quote the text it choked on: for Secrets, that is Secret data.
     if (secret && (error.reason === 'MalformedLine' || error.reason === 'ValidationFailed'))
@@ -39,7 +60,7 @@ function explainReason(error: unknown, server: string, secret: boolean): string 
       case 'ProtocolError':
         return `HTTP/2 failure from the API server at ${server} (or a proxy before it), not a network fault: ${messageOf(error)}`;
       case 'Unauthorized':
-        return `the API server at ${server} rejected our credentials (401 Unauthorized): check the token or certificate in the kubeconfig`;
+        return `the API server at ${server} rejected our credentials (401 Unauthorized): check ${credential ?? 'the token or certificate in the kubeconfig'}`;
       case 'Forbidden':
         return `forbidden (403): ${messageOf(error)}`;
       case 'NotFound':

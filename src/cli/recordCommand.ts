@@ -21,7 +21,7 @@ import {
 } from '../pipeline.ts';
 import { FIFO_RETRY_MS, isFifo, tryOpenFifo } from '../1-transport/trace/fifo.ts';
 import { encodingOptions } from './args.ts';
-import { explain } from './explain.ts';
+import { credentialSource, explain } from './explain.ts';
 import { count, messageOf } from './format.ts';
 import { givesUp } from './session.ts';
 import type { RecordCommandOptions } from './recordArgs.ts';
@@ -165,7 +165,7 @@ export async function recordCommand(kc: KubeConfig, command: RecordCommandOption
   try {
     found = await firstValueFrom(discover(kc));
   } catch (error) {
-    throw new UsageError(explain(error, server));
+    throw new UsageError(explain(error, server, false, credentialSource(kc)));
   }
   const chosen = resolveResources(found, { resources: command.resources, all: false });
   // A FIFO without a reader would hold the thread in `open` for good, deaf to Ctrl-C: waited for here, on the loop.
@@ -221,7 +221,7 @@ export async function recordCommand(kc: KubeConfig, command: RecordCommandOption
           if (!givesUp(hasSynced, error)) return terminal.err(`! ${name}: ${error.reason}: ${messageOf(error)}`);
           // Left out, as `watch` leaves it out: its informer stopped, the others not waiting for it to sync.
           one.unsubscribe();
-          if (giving.up(name, error.reason, explain(error, server, secret))) resolve();
+          if (giving.up(name, error.reason, explain(error, server, secret, credentialSource(kc)))) resolve();
         }),
       );
       one.add(cache.synced$.subscribe((s) => s && ((hasSynced = true), resolve())));

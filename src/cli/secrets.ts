@@ -8,7 +8,7 @@ const MIN_SECRET_LENGTH = 4;
  * Removes known secret values from text before it is printed: every line the
  * CLI writes to stderr goes through one of these. The values come from the
  * kubeconfig (tokens, passwords, client keys and certificates, auth-provider
- * settings, exec plugin environments) and from sink URLs (Basic-auth
+ * settings, exec plugin environments and args) and from sink URLs (Basic-auth
  * credentials), in the forms a message could quote them.
  */
 export class SecretScrubber {
@@ -50,6 +50,11 @@ export function kubeConfigSecrets(kc: KubeConfig): string[] {
     out.push(...stringLeaves(providerConfig));
     const env = (user.exec as { env?: unknown } | undefined)?.env;
     if (Array.isArray(env)) for (const entry of env) out.push(...stringLeaves((entry as { value?: unknown } | null)?.value));
+    // Its args too (`--password …`, a PIN), as execAuth.ts's knownSecrets: not the command, not a bare flag's name.
+    const { command, args } = (user.exec ?? {}) as { command?: unknown; args?: unknown };
+    for (const arg of Array.isArray(args) ? args : [])
+      if (typeof arg === 'string' && arg !== command && !/^--?[A-Za-z][\w.-]*$/.test(arg))
+        out.push(arg, /^--?[\w.-]+=(.+)$/s.exec(arg)?.[1] ?? arg);
   }
   for (const cluster of kc.getClusters()) {
     try {

@@ -82,6 +82,8 @@ export interface SessionState<I> {
 export interface SessionConfig {
   /** The API server as messages show it. */
   readonly server: string;
+  /** Where the user's credential comes from (an exec plugin, a token file), named on a 401; see credentialSource. */
+  readonly credential?: string | undefined;
   /** The terminal has a status line: progress rewrites it, and the first sync is summed up in one line. */
   readonly tty: boolean;
   /** When the session started, on the clock `step` is given (ms). */
@@ -300,7 +302,7 @@ function onError<I>(
   }
   const removal = error.reason === 'NotFound' || error.reason === 'VeryShortWatch';
   if (w.scope !== undefined && removal && !w.hints.includes(error.reason)) return update(state, w, { hints: [...w.hints, error.reason] });
-  out.push({ type: 'err', line: problemLine(w.label, error, config.server, w.secret) });
+  out.push({ type: 'err', line: problemLine(w.label, error, config.server, w.secret, config.credential) });
   return state;
 }
 
@@ -347,7 +349,10 @@ function refuseNamespace<I>(
 ): SessionState<I> {
   const refused = [...(w.refused ?? []), namespace];
   if (refused.length === w.namespaces!.length) return giveUp(config, state, w, error, now, out, `${w.name} in ${namespace}`);
-  out.push({ type: 'err', line: `! not watching ${w.name} in ${namespace}: ${explain(error, config.server, w.secret)}` });
+  out.push({
+    type: 'err',
+    line: `! not watching ${w.name} in ${namespace}: ${explain(error, config.server, w.secret, config.credential)}`,
+  });
   out.push({ type: 'narrowSoon', id: w.id, informer: w.informer });
   return update(state, w, { refused });
 }
@@ -380,7 +385,7 @@ function giveUp<I>(
   out.push({ type: 'detach', id: w.id });
   if (w.scope !== undefined) out.push({ type: 'exclude', scope: w.scope, name: w.name });
   const next = update(state, w, { live: false });
-  const why = whyForbiddenAll(w, error) + explain(error, config.server, w.secret);
+  const why = whyForbiddenAll(w, error) + explain(error, config.server, w.secret, config.credential);
   if (error.reason === 'BadRequest') return fail(next, `cannot watch ${w.label}: ${why}`, out);
   if (live(next).length === 0) {
     // One resource in one scope; a many-namespace informer says its namespaces, as one informer per namespace does.
@@ -450,11 +455,14 @@ function onFactoryError<I>(config: SessionConfig, state: SessionState<I>, error:
     const line =
       error.groupVersion !== undefined
         ? discoveryFailed(error.groupVersion, error, config.server, true)
-        : `! discovery failed (tried again with backoff; what it adds or removes is seen once it reads): ${explain(error, config.server)}`;
+        : `! discovery failed (tried again with backoff; what it adds or removes is seen once it reads): ${explain(error, config.server, false, config.credential)}`;
     out.push({ type: 'err', line });
     return state;
   }
   if (error.reason === 'Expired' || error.reason === 'Gone' || state.reported.includes(error.reason)) return state;
-  out.push({ type: 'err', line: `! cannot watch CustomResourceDefinitions; ${unnoticed}: ${explain(error, config.server)}` });
+  out.push({
+    type: 'err',
+    line: `! cannot watch CustomResourceDefinitions; ${unnoticed}: ${explain(error, config.server, false, config.credential)}`,
+  });
   return { ...state, reported: [...state.reported, error.reason] };
 }

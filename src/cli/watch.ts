@@ -33,7 +33,7 @@ import {
 } from './session.ts';
 import type { EventSink } from './webhook.ts';
 import { encodingOptions, type ByteLimitOption } from './args.ts';
-import { discoveryFailed, explain } from './explain.ts';
+import { credentialSource, discoveryFailed, explain } from './explain.ts';
 import { ServedInformers } from './served.ts';
 import { didYouMean } from './suggest.ts';
 import { defaultNow } from '../util/monotonicNow.ts';
@@ -446,7 +446,7 @@ async function discoverOnce(kc: KubeConfig, options: ReturnType<typeof requestOp
   try {
     return await firstValueFrom(discover(kc, options));
   } catch (error) {
-    throw new UsageError(explain(error, server));
+    throw new UsageError(explain(error, server, false, credentialSource(kc)));
   }
 }
 
@@ -476,7 +476,13 @@ export async function watchCommand(kc: KubeConfig, command: WatchCommand, termin
   const selectors = { labelSelector: command.labelSelector, fieldSelector: command.fieldSelector };
   const view = { terminal, command, redact: secretRedaction(command.showSecretValues) };
   const followed: DynamicScope[] = [];
-  const config = { server, tty: terminal.status !== undefined, startedAt: defaultNow(), namespaces: scopes.asked };
+  const config = {
+    server,
+    credential: credentialSource(kc),
+    tty: terminal.status !== undefined,
+    startedAt: defaultNow(),
+    namespaces: scopes.asked,
+  };
   const shell = new SessionShell(config, view, (scope, name) => followed[scope]?.exclude(name));
 
   const watching = new Subscription();

@@ -16,6 +16,7 @@ import { httpListWatch } from '../../../src/pipeline.ts';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from '../../../src/1-transport/httpTransport.ts';
 import { EXEC_MAX_STDERR_BYTES, EXEC_MAX_STDOUT_BYTES } from '../../../src/1-transport/http/execCredential.ts';
 import { EXEC_EXIT_GRACE_MS } from '../../../src/1-transport/http/execPlugin.ts';
+import { EXEC_RUN_TIMEOUT_MS } from '../../../src/1-transport/http/execAuth.ts';
 import { MiB, retainedBytes } from './memory.ts';
 import { BUDGET, failure, target } from './support.ts';
 
@@ -175,7 +176,7 @@ describe('hostile exec plugins: output bounded, process group killed, no credent
     expect(retainedBytes() - before).toBeLessThan(BUDGET);
   });
 
-  it('a hung plugin: Timeout waiting for credentials at the default 30 s (not before), then its group is gone', async () => {
+  it(`a hung plugin: Timeout naming it at the default 30 s (not before); it runs on, alone, until its own ${EXEC_RUN_TIMEOUT_MS / 1000} s, then its group is gone`, async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     const kc = nodePlugin('setInterval(() => {}, 1 << 30);');
     let error: InformerError | undefined;
@@ -186,18 +187,68 @@ describe('hostile exec plugins: output bounded, process group killed, no credent
     expect(pgid).toBe(pid);
     vi.advanceTimersByTime(DEFAULT_REQUEST_TIMEOUT_MS - 1);
     expect(error).toBeUndefined();
-    expect(groupGone(pgid)).toBe(false);
     vi.advanceTimersByTime(1);
     expect([error?.reason, error?.message]).toEqual([
       'Timeout',
-      'list /api/v1/namespaces/default/configmaps: no response headers within 30000 ms (waiting for: credentials)',
+      `list /api/v1/namespaces/default/configmaps: no response headers within 30000 ms (waiting for: credentials from exec plugin ${process.execPath})`,
+    ]);
+    // Left alone, the run holds no handle that keeps the process alive (its deadline timer is unref'd too).
+    const held = () => process.getActiveResourcesInfo().includes('ProcessWrap');
+    await waitFor('the run to be let go', () => !held());
+    // A retry just before the deadline joins the run, and hears how it ended.
+    vi.advanceTimersByTime(EXEC_RUN_TIMEOUT_MS - DEFAULT_REQUEST_TIMEOUT_MS - 10_000);
+    expect(groupGone(pgid)).toBe(false);
+    let retried: InformerError | undefined;
+    httpListWatch(kc, target)
+      .list({})
+      .subscribe({ error: (e: InformerError) => (retried = e) });
+    await waitFor('the run to be held again (waited for)', held);
+    vi.advanceTimersByTime(10_000 - 1);
+    await Promise.resolve();
+    expect(retried).toBeUndefined();
+    expect(groupGone(pgid)).toBe(false);
+    vi.advanceTimersByTime(1);
+    await waitFor('the retry to fail', () => retried !== undefined);
+    expect([retried?.reason, retried?.message]).toEqual([
+      'CredentialPlugin',
+      `exec plugin ${process.execPath}: no credential within 180 s (EXEC_RUN_TIMEOUT_MS); killed it`,
     ]);
     await waitFor('the group to be gone', () => groupGone(pgid));
-    // Reaped, so its exit was seen: the request ended before it, so no grace timer is left behind.
+    expect(readFileSync(join(tempDir(), 'runs'), 'utf8')).toBe('x'); // one run for both requests
+    // Reaped, so its exit was seen: the run ended before it, so no grace timer is left behind.
+    vi.advanceTimersByTime(DEFAULT_REQUEST_TIMEOUT_MS);
     expect(vi.getTimerCount()).toBe(0);
   });
 
-  it('a plugin hung in a shell’s child (sh -c "sleep 1000"): the shell and its child are killed at the timeout', async () => {
+  it('a plugin slower than requestTimeoutMs (default 30 s): the request times out, the run goes on, the retry gets its credential (client-go)', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    // It answers once told to (PLUGIN_DIR/go): a kubelogin or a cold `aws eks get-token` slower than a Lease's 5 s.
+    const kc = nodePlugin(
+      `const answer = () => existsSync(dir + '/go') ? process.stdout.write(${JSON.stringify(CREDENTIAL)}) : setTimeout(answer, 5);
+       answer();`,
+    );
+    const errors: InformerError[] = [];
+    const list = () =>
+      httpListWatch(kc, target)
+        .list({})
+        .subscribe({ error: (e: InformerError) => void errors.push(e) });
+    list();
+    const { pid } = await pluginStarted();
+    vi.advanceTimersByTime(DEFAULT_REQUEST_TIMEOUT_MS);
+    expect(errors.map((e) => e.reason)).toEqual(['Timeout']);
+    list(); // the informer's retry, after its backoff: it waits for the same run
+    writeFileSync(join(tempDir(), 'go'), '');
+    await waitFor('the plugin to answer and exit', () => processGone(pid));
+    await waitFor('the retry to reach the server', () => errors.length === 2);
+    // The credential read: the request went on to the server (nobody listens there), not a Timeout on credentials.
+    expect(errors.map((e) => e.reason)).toEqual(['Timeout', 'NetworkError']);
+    list(); // and the next one finds it cached
+    await waitFor('the third request to reach the server', () => errors.length === 3);
+    expect(errors.map((e) => e.reason)).toEqual(['Timeout', 'NetworkError', 'NetworkError']);
+    expect(readFileSync(join(tempDir(), 'runs'), 'utf8')).toBe('x'); // one run: the timeout did not kill it
+  });
+
+  it(`a plugin hung in a shell’s child (sh -c "sleep 1000"): the shell and its child are killed at the run's ${EXEC_RUN_TIMEOUT_MS / 1000} s`, async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     const script = join(tempDir(), 'plugin.sh');
     // The shell records itself and its child, then waits for it: killing the shell alone would orphan `sleep`.
@@ -208,9 +259,10 @@ describe('hostile exec plugins: output bounded, process group killed, no credent
       .list({})
       .subscribe({ error: (e: InformerError) => (error = e) });
     const { pgid, child: sleepPid } = await pluginStarted();
-    expect(processGone(sleepPid)).toBe(false);
     vi.advanceTimersByTime(250);
     expect(error?.reason).toBe('Timeout');
+    expect(processGone(sleepPid)).toBe(false);
+    vi.advanceTimersByTime(EXEC_RUN_TIMEOUT_MS - 250);
     await waitFor('the shell’s child to be killed', () => processGone(sleepPid));
     await waitFor('the group to be gone', () => groupGone(pgid));
   });
@@ -232,7 +284,7 @@ describe('hostile exec plugins: output bounded, process group killed, no credent
     const { pid, child: orphan } = await pluginStarted();
     await waitFor('the plugin to exit', () => processGone(pid));
     expect(processGone(orphan)).toBe(false);
-    await waitFor('its exit to be seen', () => vi.getTimerCount() === 2, 5_000); // the request's timer and the grace
+    await waitFor('its exit to be seen', () => vi.getTimerCount() === 3, 5_000); // the request's timer, the run's deadline, the grace
     vi.advanceTimersByTime(EXEC_EXIT_GRACE_MS - 1);
     expect(error).toBeUndefined();
     vi.advanceTimersByTime(1);
@@ -241,19 +293,8 @@ describe('hostile exec plugins: output bounded, process group killed, no credent
     expect(error?.reason).toBe('NetworkError');
   });
 
-  it('unsubscribing while a plugin hangs in a shell’s child kills the whole group', async () => {
-    const script = join(tempDir(), 'plugin.sh');
-    writeFileSync(script, 'sleep 1000 &\nchild=$!\necho "$$ $$ $child" > "$PLUGIN_DIR/pid"\nwait $child\n');
-    const subscription = httpListWatch(pluginKubeConfig('sh', [script]), target)
-      .list({})
-      .subscribe({ error: () => undefined });
-    const { pgid, child: sleepPid } = await pluginStarted();
-    subscription.unsubscribe();
-    await waitFor('the shell’s child to be killed', () => processGone(sleepPid));
-    await waitFor('the group to be gone', () => groupGone(pgid));
-  });
-
-  it('requests waiting for one hung plugin share its run: the group is killed when the last of them goes away', async () => {
+  it('requests waiting for one hung plugin share its run, which outlives them (not killed when the last goes away) until its deadline', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     const kc = nodePlugin('setInterval(() => {}, 1 << 30);');
     const kills = vi.spyOn(process, 'kill');
     try {
@@ -266,8 +307,9 @@ describe('hostile exec plugins: output bounded, process group killed, no credent
       const { pgid } = await pluginStarted();
       const sigkills = () => kills.mock.calls.filter(([pid, signal]) => pid === -pgid && signal === 'SIGKILL').length;
       first.unsubscribe();
-      expect(sigkills()).toBe(0); // the second request still waits for it
       second.unsubscribe();
+      expect(sigkills()).toBe(0); // the run goes on, for the next request
+      vi.advanceTimersByTime(EXEC_RUN_TIMEOUT_MS);
       expect(sigkills()).toBe(1);
       await waitFor('the group to be gone', () => groupGone(pgid));
       expect(readFileSync(join(tempDir(), 'runs'), 'utf8')).toBe('x'); // one run, not two
@@ -318,6 +360,34 @@ describe('hostile exec plugins: output bounded, process group killed, no credent
       expectNoSecret(error.message);
       expectNoSecret(String((error as { cause?: unknown }).cause ?? ''));
     });
+
+  it('secrets its kubeconfig hands it (args, env values) are scrubbed from what it says (audit43)', async () => {
+    const [arg, env, pin] = ['ARGPW-audit43-hunter', 'ENVPIN-audit43-plugh', 'PIN-audit43-xyzzy'];
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'c', server: 'http://127.0.0.1:1', skipTLSVerify: true }],
+      users: [
+        {
+          name: 'u',
+          exec: {
+            apiVersion: 'client.authentication.k8s.io/v1',
+            command: 'sh',
+            args: ['-c', 'echo "login failed: $* (pin $LOGIN_PIN)" >&2; exit 1', '_', '--user', 'bob', '--password', arg, `--pin=${pin}`],
+            env: [{ name: 'LOGIN_PIN', value: env }],
+            interactiveMode: 'Never',
+          },
+        } as never,
+      ],
+      contexts: [{ name: 'c', cluster: 'c', user: 'u' }],
+      currentContext: 'c',
+    });
+    const error = await failure(httpListWatch(kc, target).list({}));
+    expect([error.reason, error.message]).toEqual([
+      'CredentialPlugin',
+      // A flag's name stays (it says what was asked); `--pin=…` goes whole.
+      'exec plugin sh: failed with exit code 1: login failed: --user bob --password <redacted> <redacted> (pin <redacted>)',
+    ]);
+  });
 
   it('a plugin that is not installed: CredentialPlugin, not found, with the install hint', async () => {
     const kc = new KubeConfig();

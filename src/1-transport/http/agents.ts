@@ -11,9 +11,9 @@ import type { RequestSettings } from './options.ts';
 
 // Agents. client-node caches one agent per cluster and user with the TLS
 // material it first read, so a certificate or CA file rotated on disk would
-// never be used. The material is read again for every request (client-node
-// does that in applyToHTTPSOptions); one keep-alive agent per digest of it
-// keeps connections reused while it does not change.
+// never be used. The material is looked at again for every request
+// (./tlsFiles.ts); one keep-alive agent per digest of it keeps connections
+// reused while it does not change.
 
 /** The TLS fields client-node's applyToHTTPSOptions copies into its agents. */
 const TLS_OPTION_KEYS = [
@@ -67,7 +67,7 @@ function agentFor(
   options: https.RequestOptions,
   idleMs: number | undefined,
 ): http.Agent | undefined {
-  // Proxy agents come from client-node as they are (their TLS material is read once; see docs/transport.md).
+  // Proxy agents come from client-node, made for this request's TLS material (a view per digest: ./credentials.ts).
   if (cluster.proxyUrl) return options.agent instanceof http.Agent ? options.agent : undefined;
   const { digest, agentOptions } = tlsDigest(url.protocol, options);
   let slots = agentSlots.get(kc);

@@ -1,59 +1,102 @@
 import type * as https from 'node:https';
-import { take, type Observable } from 'rxjs';
 import { KubeConfig, type Cluster, type User } from '@kubernetes/client-node';
-import { InformerError, describeThrown } from '../../0-model/errors.ts';
+import { createHash } from 'node:crypto';
+import { InformerError } from '../../0-model/errors.ts';
 import { isRecord } from '../../util/isRecord.ts';
 import { execCredential, forgetCredential, type IssuedCredential } from './execAuth.ts';
 import { execConfig, execOf } from './execCredential.ts';
 import { forgetToken, tokenFromFile, type IssuedToken } from './tokenFile.ts';
+import { tlsFile, type TlsFileField } from './tlsFiles.ts';
 
-// Credentials for one request. client-node applies the KubeConfig (TLS material, a static token,
-// Basic auth, impersonation, its auth providers, a proxy agent); two kinds of credential are ours:
-// exec plugins (./execAuth.ts: bounded output, killed with their request) and token files
-// (./tokenFile.ts: read again as client-go does). For a user with either, client-node applies a
-// view of the KubeConfig whose user hides them.
+// Credentials for one request. client-node applies a view of the KubeConfig (a static token, Basic auth,
+// impersonation, its auth providers, a proxy agent, the TLS settings); what it would do badly is ours: exec plugins
+// (./execAuth.ts: bounded output and time, cached), token files (./tokenFile.ts: read again as client-go does) and the
+// certificate-authority, client-certificate and client-key files (./tlsFiles.ts: client-node reads them with
+// readFileSync at every request, and a FIFO or a hung mount froze the process). The view hides those and hands
+// client-node their bytes as `…Data` instead, with an exec plugin's client certificate (so that a proxy agent gets it).
 
 /** A credential a request was sent with, to name when the server answers 401 (see {@link credentialRejected}). */
 export type Issued = { readonly exec: IssuedCredential } | { readonly file: IssuedToken };
 
+/** The TLS material of one request, as bytes: read from the kubeconfig's files, or an exec plugin's certificate. */
+interface Material {
+  ca?: Buffer | undefined;
+  cert?: Buffer | undefined;
+  key?: Buffer | undefined;
+}
+
 /**
- * Applies the current context's credentials and TLS settings to `options`. An exec plugin it runs ends
- * when `signal` aborts (with every other request waiting for it gone). Rejects with an InformerError:
+ * Applies the current context's credentials and TLS settings to `options`. It stops waiting for an exec plugin
+ * when `signal` aborts (the plugin runs on, bounded by its own deadline, for the next request); `waitingFor` is told
+ * which plugin or token file it waits for (named in a `Timeout`). Rejects with an InformerError:
  * `Config` for a kubeconfig that cannot be applied (naming the file it could not read), `CredentialPlugin`
- * for a plugin that failed.
+ * for a plugin that failed. A context without a user still gets its cluster's TLS settings (kubectl goes on with
+ * an empty user; client-node applied nothing then, not even the CA).
  */
-export async function applyCredentials(kc: KubeConfig, options: https.RequestOptions, signal: AbortSignal): Promise<Issued | undefined> {
+export async function applyCredentials(
+  kc: KubeConfig,
+  options: https.RequestOptions,
+  signal: AbortSignal,
+  waitingFor: (source: string) => void = () => undefined,
+): Promise<Issued | undefined> {
   const user = kc.getCurrentUser();
   const cluster = kc.getCurrentCluster();
-  const exec = user ? execOf(user) : undefined;
-  const tokenFile = user ? tokenFileOf(user) : undefined;
-  if (!user || !cluster || (exec === undefined && tokenFile === undefined)) {
-    await clientNode(kc, options, cluster, user);
+  if (!cluster) {
+    await kc.applyToHTTPSOptions(options);
     return undefined;
   }
-  await clientNode(viewOf(kc, user, cluster), options, cluster, user);
+  const material = await readMaterial(kc, cluster, user);
+  const exec = user ? execOf(user) : undefined;
+  const tokenFile = user ? tokenFileOf(user) : undefined;
+  let issued: Issued | undefined;
+  // client-go: credentials in the kubeconfig itself (a token, Basic auth, a client certificate) win over the plugin.
+  const ownWins = !!user && !!(user.token || user.username || user.password || user.certFile || user.certData);
+  if (user && tokenFile === undefined && exec !== undefined && !ownWins) {
+    const config = execConfig(exec, user.name);
+    if (config instanceof InformerError) throw config;
+    waitingFor(`exec plugin ${config.command}`);
+    const ca = material.ca ?? (cluster.caData ? Buffer.from(cluster.caData, 'base64') : undefined);
+    const got = await execCredential(kc, user.name, config, cluster, ca, signal);
+    const { cert, key } = got.credential;
+    if (cert && key) Object.assign(material, { cert: Buffer.from(cert), key: Buffer.from(key) });
+    issued = { exec: got };
+  }
+  await applyView(kc, options, cluster, user, material);
   const headers = (options.headers ??= {}) as Record<string, string>;
-  if (tokenFile !== undefined) {
-    let issued: IssuedToken;
+  if (issued && 'exec' in issued && issued.exec.credential.token) headers['Authorization'] = `Bearer ${issued.exec.credential.token}`;
+  if (user && tokenFile !== undefined) {
     try {
-      issued = await tokenFromFile(kc, tokenFile);
+      waitingFor(`the token file ${tokenFile}`);
+      const read = await tokenFromFile(kc, tokenFile);
+      headers['Authorization'] = `Bearer ${read.token}`;
+      return { file: read };
     } catch (error) {
       // client-go: a static token beside the file is used while the file cannot be read.
       if (user.token) return undefined;
       throw error;
     }
-    headers['Authorization'] = `Bearer ${issued.token}`;
-    return { file: issued };
   }
-  // client-go: credentials in the kubeconfig itself (a token, Basic auth, a client certificate) win over the plugin.
-  if (user.token || user.username || user.password || user.certFile || user.certData) return undefined;
-  const config = execConfig(exec, user.name);
-  if (config instanceof InformerError) throw config;
-  const issued = await firstBefore(execCredential(kc, user.name, config, cluster), signal);
-  const { token, cert, key } = issued.credential;
-  if (token) headers['Authorization'] = `Bearer ${token}`;
-  if (cert && key) Object.assign(options, { cert, key });
-  return { exec: issued };
+  return issued;
+}
+
+/** The cluster's CA file and the user's certificate and key files, read (./tlsFiles.ts); the first that fails is reported. */
+async function readMaterial(kc: KubeConfig, cluster: Cluster, user: User | null): Promise<Material> {
+  const read = (path: string | undefined, field: TlsFileField) =>
+    path
+      ? tlsFile(kc, path, field).then(
+          (bytes) => ({ bytes }),
+          (error: unknown) => ({ error }),
+        )
+      : undefined;
+  const reads = [
+    read(cluster.caFile, 'certificate-authority'),
+    read(user?.certFile, 'client-certificate'),
+    read(user?.keyFile, 'client-key'),
+  ];
+  const [ca, cert, key] = await Promise.all(reads);
+  for (const r of [ca, cert, key]) if (r && 'error' in r) throw r.error;
+  const bytes = (r: { bytes: Buffer } | { error: unknown } | undefined) => (r && 'bytes' in r ? r.bytes : undefined);
+  return { ca: bytes(ca), cert: bytes(cert), key: bytes(key) };
 }
 
 /** The server answered 401 to a request sent with `issued`: the next request asks for a new credential. */
@@ -70,46 +113,49 @@ function tokenFileOf(user: User): string | undefined {
   return typeof file === 'string' && file !== '' ? file : undefined;
 }
 
-/** client-node applies the KubeConfig; a file it cannot read is named, by the kubeconfig field that names it. */
-async function clientNode(kc: KubeConfig, options: https.RequestOptions, cluster: Cluster | null, user: User | null): Promise<void> {
-  try {
-    await kc.applyToHTTPSOptions(options);
-  } catch (error) {
-    const { path, code } = (error ?? {}) as NodeJS.ErrnoException;
-    const field =
-      path === undefined
-        ? undefined
-        : path === cluster?.caFile
-          ? 'certificate-authority'
-          : path === user?.certFile
-            ? 'client-certificate'
-            : path === user?.keyFile
-              ? 'client-key'
-              : undefined;
-    if (field === undefined) throw error;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : (code ?? describeThrown(error));
-    throw new InformerError('Config', `cannot read the ${field} file ${path}: ${why}`, { phase: 'config', cause: error });
-  }
-}
-
 interface View {
-  readonly user: User;
+  readonly user: User | null;
   readonly cluster: Cluster;
+  /** For a cluster with a proxy-url: the digest of the material its proxy agent (cached in the view) was made with. */
+  readonly digest: string | undefined;
   readonly kc: KubeConfig;
+  /** What the view hands client-node for the request being applied (set just before, read synchronously). */
+  material: Material;
 }
 const views = new WeakMap<KubeConfig, View>();
 
+/** client-node applies `kc` as {@link viewOf} shows it, with this request's material. */
+async function applyView(
+  kc: KubeConfig,
+  options: https.RequestOptions,
+  cluster: Cluster,
+  user: User | null,
+  material: Material,
+): Promise<void> {
+  const view = viewOf(kc, user, cluster, material);
+  // client-node reads the material synchronously, before its first await: no other request can change it meanwhile.
+  view.material = material;
+  await view.kc.applyToHTTPSOptions(options);
+}
+
 /**
- * The KubeConfig as client-node should apply it for `user`: the same cluster and the same user object
- * (read live: a token changed later is seen), only without its exec plugin or token file, which are ours.
- * Kept per KubeConfig while its current user and cluster stay the same (client-node's proxy agent is cached in it).
+ * The KubeConfig as client-node should apply it: the same cluster and user objects (read live: a token changed later
+ * is seen; no user: an empty one, so that the cluster's TLS settings still apply), without the exec plugin, token
+ * file and TLS files, which are ours, and with the material's bytes as `caData`, `certData`, `keyData`. Kept per
+ * KubeConfig while its current user and cluster stay the same (client-node caches its proxy agent in it), and for a
+ * proxied cluster while the material does too: a proxy agent is made with the material it is given, so a rotated
+ * file, or an exec plugin's certificate, gets a new one.
  */
-function viewOf(kc: KubeConfig, user: User, cluster: Cluster): KubeConfig {
+function viewOf(kc: KubeConfig, user: User | null, cluster: Cluster, material: Material): View {
+  const digest = cluster.proxyUrl ? digestOf(material) : undefined;
   const cached = views.get(kc);
-  if (cached?.user === user && cached.cluster === cluster) return cached.kc;
-  const hidden = new Proxy(user, {
+  if (cached?.user === user && cached.cluster === cluster && cached.digest === digest) return cached;
+  const data = (bytes: Buffer | undefined) => bytes?.toString('base64');
+  const shown = new Proxy(user ?? { name: '' }, {
     get(target, property, receiver) {
-      if (property === 'exec') return undefined;
+      if (property === 'exec' || property === 'certFile' || property === 'keyFile') return undefined;
+      if (property === 'certData') return data(view.material.cert) ?? (Reflect.get(target, property, receiver) as unknown);
+      if (property === 'keyData') return data(view.material.key) ?? (Reflect.get(target, property, receiver) as unknown);
       if (property === 'authProvider') {
         const provider: unknown = Reflect.get(target, property, receiver);
         const config = isRecord(provider) ? provider['config'] : undefined;
@@ -120,24 +166,22 @@ function viewOf(kc: KubeConfig, user: User, cluster: Cluster): KubeConfig {
       return Reflect.get(target, property, receiver) as unknown;
     },
   });
-  const view = new KubeConfig();
-  view.loadFromClusterAndUser(cluster, hidden);
-  views.set(kc, { user, cluster, kc: view });
+  const shownCluster = new Proxy(cluster, {
+    get(target, property, receiver) {
+      if (property === 'caFile') return undefined;
+      if (property === 'caData') return data(view.material.ca) ?? (Reflect.get(target, property, receiver) as unknown);
+      return Reflect.get(target, property, receiver) as unknown;
+    },
+  });
+  const viewKc = new KubeConfig();
+  viewKc.loadFromClusterAndUser(shownCluster, shown);
+  const view: View = { user, cluster, digest, kc: viewKc, material };
+  views.set(kc, view);
   return view;
 }
 
-/** The first value of `source`, or a rejection when `signal` aborts first (then `source` is unsubscribed). */
-function firstBefore<T>(source: Observable<T>, signal: AbortSignal): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    if (signal.aborted) return reject(new Error('aborted'));
-    const onAbort = () => {
-      subscription.unsubscribe();
-      reject(new Error('aborted'));
-    };
-    const subscription = source
-      .pipe(take(1))
-      .subscribe({ next: resolve, error: reject, complete: () => reject(new Error('no credential')) });
-    signal.addEventListener('abort', onAbort, { once: true });
-    subscription.add(() => signal.removeEventListener('abort', onAbort));
-  });
+function digestOf(material: Material): string {
+  const hash = createHash('sha256');
+  for (const bytes of [material.ca, material.cert, material.key]) hash.update(`\0${bytes?.length ?? -1}\0`).update(bytes ?? '');
+  return hash.digest('hex');
 }

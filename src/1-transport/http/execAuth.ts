@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
-import { defer, finalize, map, Observable, of, share } from 'rxjs';
+import type { ChildProcess } from 'node:child_process';
+import type { Socket } from 'node:net';
 import type { Cluster, KubeConfig } from '@kubernetes/client-node';
 import { InformerError } from '../../0-model/errors.ts';
 import {
@@ -17,12 +17,29 @@ import { runPlugin } from './execPlugin.ts';
 // Exec credentials, cached and shared as client-go's exec Authenticator does: one credential per
 // KubeConfig, user and plugin configuration, used until its expirationTimestamp has passed (none:
 // until the server answers 401 to it); requests that need it while the plugin runs wait for that
-// one run instead of starting their own. The run ends (its process group killed) when the last
-// request waiting for it goes away: unsubscribed, or timed out.
+// one run instead of starting their own. As in client-go (which runs the command to completion under
+// its mutex), the run is not tied to the requests: one that times out leaves it running, and what it
+// prints is cached for the next request. A plugin slower than `requestTimeoutMs` would otherwise be
+// killed at every retry and never yield. Its own bound is {@link EXEC_RUN_TIMEOUT_MS}.
+
+/**
+ * How long one plugin run may take before its process group is killed (`CredentialPlugin`): kubelogin's own
+ * default for a browser login (`--authentication-timeout-sec`, 180 s), the slowest well-behaved plugin known; a
+ * cold `aws eks get-token` or `gke-gcloud-auth-plugin` takes seconds. client-go has no bound (a hung plugin hangs it).
+ */
+export const EXEC_RUN_TIMEOUT_MS = 180_000;
+
+/** One plugin run: what it ends with, and how many requests wait for it now. */
+interface Run {
+  readonly result: Promise<Credential | InformerError>;
+  waiters: number;
+  /** Whether the plugin keeps the process alive: while some request waits for it (one left alone does not). */
+  hold(held: boolean): void;
+}
 
 export interface Slot {
   credential: Credential | undefined;
-  running: Observable<Credential> | undefined;
+  running: Run | undefined;
 }
 
 const slots = new WeakMap<KubeConfig, Map<string, Slot>>();
@@ -44,54 +61,96 @@ function slotOf(kc: KubeConfig, user: string, config: ExecConfig, cluster: Clust
 }
 
 /**
- * The exec credential for `user`: the cached one while it is fresh, else the one the plugin prints
- * (joining a run already going). Errors with a `CredentialPlugin` InformerError when the run fails.
+ * The exec credential for `user`: the cached one while it is fresh, else the one the plugin prints (joining a run
+ * already going; `ca`: the cluster's CA bytes, for KUBERNETES_EXEC_INFO). Rejects with a `CredentialPlugin` InformerError when the run fails, and when `signal` aborts first
+ * (then the run goes on, for the next request).
  */
-export function execCredential(kc: KubeConfig, user: string, config: ExecConfig, cluster: Cluster | null): Observable<IssuedCredential> {
+export async function execCredential(
+  kc: KubeConfig,
+  user: string,
+  config: ExecConfig,
+  cluster: Cluster | null,
+  ca: Buffer | undefined,
+  signal: AbortSignal,
+): Promise<IssuedCredential> {
   const slot = slotOf(kc, user, config, cluster);
-  return defer(() => {
-    const cached = slot.credential;
-    if (cached && isFresh(cached, Date.now())) return of({ credential: cached, slot });
-    slot.running ??= startRun(slot, config, cluster);
-    return slot.running.pipe(map((credential) => ({ credential, slot })));
-  });
+  const cached = slot.credential;
+  if (cached && isFresh(cached, Date.now())) return { credential: cached, slot };
+  if (signal.aborted) throw new Error('aborted');
+  const run = (slot.running ??= startRun(slot, config, cluster, ca));
+  if (run.waiters++ === 0) run.hold(true);
+  let onAbort: (() => void) | undefined;
+  try {
+    const aborted = new Promise<never>((_, reject) => signal.addEventListener('abort', (onAbort = () => reject(new Error('aborted')))));
+    const answer = await Promise.race([run.result, aborted]);
+    if (answer instanceof InformerError) throw answer;
+    return { credential: answer, slot };
+  } finally {
+    if (onAbort) signal.removeEventListener('abort', onAbort);
+    if (--run.waiters === 0) run.hold(false);
+  }
 }
 
-function startRun(slot: Slot, config: ExecConfig, cluster: Cluster | null): Observable<Credential> {
+function startRun(slot: Slot, config: ExecConfig, cluster: Cluster | null, ca: Buffer | undefined): Run {
   const previous = slot.credential;
   slot.credential = undefined;
-  const known = [previous?.token, previous?.key].filter((s): s is string => s !== undefined);
-  const run = defer(() =>
-    runPlugin({
+  const known = knownSecrets(config, previous);
+  let child: ChildProcess | undefined;
+  let held = true;
+  const hold = (on: boolean) => {
+    held = on;
+    if (!child) return;
+    for (const handle of [child, child.stdout as Socket | null, child.stderr as Socket | null]) {
+      if (on) handle?.ref?.();
+      else handle?.unref?.();
+    }
+  };
+  const result = new Promise<Credential | InformerError>((resolve) => {
+    let done = false;
+    const deadline = setTimeout(() => {
+      if (done) return;
+      done = true;
+      subscription.unsubscribe(); // kills the group
+      const took = `no credential within ${EXEC_RUN_TIMEOUT_MS / 1000} s (EXEC_RUN_TIMEOUT_MS); killed it`;
+      resolve(new InformerError('CredentialPlugin', `exec plugin ${config.command}: ${took}`, { phase: 'config' }));
+    }, EXEC_RUN_TIMEOUT_MS);
+    // The requests waiting keep the process alive (their timers, the plugin held); the deadline alone does not.
+    deadline.unref?.();
+    const subscription = runPlugin({
       command: config.command,
       args: config.args,
-      env: pluginEnv(config, process.env, execInfo(config, cluster, config.provideClusterInfo ? caDataOf(cluster) : undefined)),
+      env: pluginEnv(config, process.env, execInfo(config, cluster, config.provideClusterInfo ? ca : undefined)),
       maxStdoutBytes: EXEC_MAX_STDOUT_BYTES,
       maxStderrBytes: EXEC_MAX_STDERR_BYTES,
-    }),
-  );
-  return run.pipe(
-    map((result) => {
-      const credential = interpret(result, config, known);
-      if (credential instanceof InformerError) throw credential;
-      slot.credential = credential;
-      return credential;
-    }),
-    finalize(() => (slot.running = undefined)),
-    // One run for every request waiting; the last one to go away ends it.
-    share(),
-  );
+      started: (spawned) => {
+        child = spawned;
+        hold(held);
+      },
+    }).subscribe((ended) => {
+      if (done) return;
+      done = true;
+      clearTimeout(deadline);
+      resolve(interpret(ended, config, known));
+    });
+  }).then((answer) => {
+    if (!(answer instanceof InformerError)) slot.credential = answer;
+    slot.running = undefined;
+    return answer;
+  });
+  const run: Run = { result, waiters: 0, hold };
+  return run;
 }
 
-/** The cluster's CA as bytes, for KUBERNETES_EXEC_INFO (unreadable: left out; the request itself will say why). */
-function caDataOf(cluster: Cluster | null): Buffer | undefined {
-  try {
-    if (cluster?.caFile) return readFileSync(cluster.caFile);
-    if (cluster?.caData) return Buffer.from(cluster.caData, 'base64');
-  } catch {
-    // reported when the request reads it
-  }
-  return undefined;
+/**
+ * What a failure message must not quote besides what the plugin printed: the credential it gave last, and the secrets
+ * its kubeconfig hands it: its `env` values and `args` (4 characters or more; not the command, not a bare flag such
+ * as `--password`, whose value is the next arg; a `--password=…` counts with and without its name).
+ */
+export function knownSecrets(config: ExecConfig, previous: Credential | undefined): string[] {
+  const args = config.args.filter((a) => a !== config.command && !/^--?[A-Za-z][\w.-]*$/.test(a));
+  const values = args.map((a) => /^--?[\w.-]+=(.+)$/s.exec(a)?.[1] ?? a);
+  const given = [...config.env.map((e) => e.value), ...args, ...values].filter((s) => s.length >= 4);
+  return [previous?.token, previous?.key, ...given].filter((s): s is string => s !== undefined);
 }
 
 /**

@@ -182,7 +182,9 @@ export function parseCredential(stdout: string, apiVersion: ExecApiVersion): Cre
   if (has(cert) !== has(key)) return 'it returned a client certificate without its key, or a key without its certificate';
   let expiresAt: number | undefined;
   if (expirationTimestamp !== undefined && expirationTimestamp !== null) {
-    expiresAt = typeof expirationTimestamp === 'string' ? Date.parse(expirationTimestamp) : NaN;
+    // RFC 3339 only, as client-go's metav1.Time (time.RFC3339): Date.parse takes "1", a date, or a time without an
+    // offset (read as local time).
+    expiresAt = typeof expirationTimestamp === 'string' && RFC3339.test(expirationTimestamp) ? Date.parse(expirationTimestamp) : NaN;
     if (Number.isNaN(expiresAt)) return 'status.expirationTimestamp is not an RFC 3339 time';
   }
   return {
@@ -191,6 +193,9 @@ export function parseCredential(stdout: string, apiVersion: ExecApiVersion): Cre
     ...(expiresAt !== undefined ? { expiresAt } : {}),
   };
 }
+
+/** An RFC 3339 date-time (`2026-11-28T12:00:00Z`, `…00.5+01:00`); its ranges are Date.parse's to check (NaN). */
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})$/;
 
 /** Whether a cached credential may still be used at `now` (client-go: until its expirationTimestamp has passed). */
 export function isFresh(credential: Credential, now: number): boolean {

@@ -6,7 +6,7 @@ import type { PluginResult } from './execCredential.ts';
 
 // Running an exec credential plugin: the I/O shell of ./execCredential.ts. The plugin gets a process
 // group of its own, so that the group, with whatever the plugin started (a shell's children), can be
-// killed at once: at the request's timeout or when the last request waiting for it unsubscribes, when
+// killed at once: at its deadline (./execAuth.ts), when
 // an output passes its limit, and when the plugin exits (anything of its group still running then is
 // an orphan that would hold its output open).
 
@@ -17,6 +17,8 @@ export interface PluginRun {
   readonly env: NodeJS.ProcessEnv;
   readonly maxStdoutBytes: number;
   readonly maxStderrBytes: number;
+  /** Told the process once spawned (./execAuth.ts lets it not keep the process alive while no request waits for it). */
+  readonly started?: (child: ChildProcess) => void;
 }
 
 /**
@@ -46,6 +48,7 @@ export function runPlugin(run: PluginRun): Observable<PluginResult> {
       subscriber.complete();
       return;
     }
+    run.started?.(child);
     let ended = false;
     let grace: ReturnType<typeof setTimeout> | undefined;
     const stdout = new BoundedText(run.maxStdoutBytes);

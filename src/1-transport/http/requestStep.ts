@@ -39,12 +39,16 @@ export interface RequestState {
   readonly responded: boolean;
   /** It failed or was torn down: every later event is ignored (a 401's credential aside). */
   readonly ended: boolean;
+  /** The exec plugin or token file its credentials come from (`exec plugin aws`), named when it times out waiting for them. */
+  readonly credentialsFrom?: string;
 }
 
 export const initialRequest: RequestState = { awaiting: 'credentials', target: undefined, responded: false, ended: false };
 
 /** What the shell tells the step. */
 export type RequestInput =
+  /** The credentials come from `source` (an exec plugin, a token file), which may take a while. */
+  | { readonly type: 'credentialsFrom'; readonly source: string }
   /** The credentials are applied (an exec plugin run, a token read): the request may connect to `target`. */
   | { readonly type: 'credentials'; readonly target: RequestTarget }
   /** HTTP/2 is not used (not asked, not offered by ALPN): the request may go over HTTP/1.1. */
@@ -97,6 +101,8 @@ const CLEAR: RequestEffect = { type: 'clearTimer' };
  */
 export function requestStep(facts: RequestFacts, state: RequestState, input: RequestInput): RequestStep {
   switch (input.type) {
+    case 'credentialsFrom':
+      return { state: state.ended ? state : { ...state, credentialsFrom: input.source }, effects: NONE };
     case 'credentials':
       if (state.ended) return { state, effects: NONE };
       return { state: { ...state, awaiting: 'connection', target: input.target }, effects: PROCEED };
@@ -114,7 +120,8 @@ export function requestStep(facts: RequestFacts, state: RequestState, input: Req
     case 'timer': {
       if (state.ended || state.responded) return { state, effects: NONE };
       const { awaiting } = state;
-      const message = `${facts.what}: no response headers within ${facts.timeoutMs} ms (waiting for: ${awaiting})`;
+      const from = awaiting === 'credentials' && state.credentialsFrom !== undefined ? ` from ${state.credentialsFrom}` : '';
+      const message = `${facts.what}: no response headers within ${facts.timeoutMs} ms (waiting for: ${awaiting}${from})`;
       // No server answered while it connects or shakes hands; one that is slow to answer is there.
       const unreachable = awaiting === 'connection' || awaiting === 'TLS handshake';
       return fail(state, new InformerError('Timeout', message, { phase: facts.phase, unreachable }), [CLEAR]);

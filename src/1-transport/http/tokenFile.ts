@@ -97,7 +97,7 @@ function startRead(slot: TokenSlot, path: string, now: number, read: TokenFileRe
 }
 
 /** What `promise` gives within `ms`, or undefined. */
-function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+export function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
   if (ms <= 0) return Promise.resolve(undefined);
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<undefined>((resolve) => (timer = setTimeout(resolve, ms, undefined)));
@@ -105,7 +105,7 @@ function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
 }
 
 /** The wait was not for nothing: the request goes on (with the last token), so this is a warning, typed by its `code`. */
-function warn(message: string): void {
+export function warn(message: string): void {
   try {
     process.emitWarning(message, { type: WARNING_TYPE, code: 'Timeout' });
   } catch {
@@ -125,32 +125,54 @@ export function forgetToken(issued: IssuedToken): void {
  */
 async function readToken(path: string): Promise<string | InformerError> {
   const wrong = (what: string) => new InformerError('Config', `cannot read the token file ${path}: ${what}`, { phase: 'config' });
-  const tooLarge = () => wrong(`larger than ${formatBytes(MAX_TOKEN_FILE_BYTES)}`);
+  const read = await readRegularFile(path, MAX_TOKEN_FILE_BYTES);
+  if (typeof read === 'string') return wrong(read);
+  const token = (read.bytes ?? Buffer.alloc(0)).toString('utf8').trim();
+  return token === '' ? wrong('it is empty') : token;
+}
+
+/** What fstat says of a file's contents: its identity, size and times (a change of any is a change of the file). */
+export type FileSeen = string;
+
+/**
+ * A regular file's bytes, at most `maxBytes`, or what is wrong (`no such file`, `not a regular file (a fifo)`, `larger
+ * than 1 MiB`): opened non-blocking and checked with fstat (../../util/openToRead.ts), so a FIFO or a device is refused
+ * unread, and read into a buffer of its size (one over `maxBytes` is refused by that size). `unchanged`: asked with
+ * what was seen last, a file fstat still sees so is not read (`bytes` undefined). One home for token and TLS files.
+ */
+export async function readRegularFile(
+  path: string,
+  maxBytes: number,
+  unchanged?: FileSeen,
+): Promise<{ readonly bytes: Buffer; readonly seen: FileSeen } | { readonly bytes: undefined; readonly seen: FileSeen } | string> {
+  const tooLarge = `larger than ${formatBytes(maxBytes)}`;
   let handle;
   try {
     const opened = await openToRead(path);
     handle = opened.handle;
-    if (opened.kind !== 'file') return wrong(`not a regular file (${opened.kind === 'other' ? 'a device or socket' : `a ${opened.kind}`})`);
-    if (opened.stat.size > MAX_TOKEN_FILE_BYTES) return tooLarge();
+    if (opened.kind !== 'file') return `not a regular file (${opened.kind === 'other' ? 'a device or socket' : `a ${opened.kind}`})`;
+    const { dev, ino, size, mtimeMs, ctimeMs } = opened.stat;
+    const seen = `${dev}:${ino}:${size}:${mtimeMs}:${ctimeMs}`;
+    if (seen === unchanged) return { bytes: undefined, seen };
+    if (size > maxBytes) return tooLarge;
     // One byte more than fstat said, to see a file that grew since; it grows (to the cap) if it did.
-    let buffer = Buffer.alloc(opened.stat.size + 1);
+    let buffer = Buffer.alloc(size + 1);
     let bytes = 0;
     for (;;) {
       const { bytesRead } = await handle.read(buffer, bytes, buffer.length - bytes, null);
       if (bytesRead === 0) break;
       bytes += bytesRead;
-      if (bytes > MAX_TOKEN_FILE_BYTES) return tooLarge();
+      if (bytes > maxBytes) return tooLarge;
       if (bytes === buffer.length) {
-        const larger = Buffer.alloc(Math.min(buffer.length * 2, MAX_TOKEN_FILE_BYTES + 1));
+        const larger = Buffer.alloc(Math.min(buffer.length * 2, maxBytes + 1));
         buffer.copy(larger);
         buffer = larger;
       }
     }
-    const token = buffer.subarray(0, bytes).toString('utf8').trim();
-    return token === '' ? wrong('it is empty') : token;
+    return { bytes: buffer.subarray(0, bytes), seen };
   } catch (error) {
     const code = (error as NodeJS.ErrnoException | null)?.code;
-    return wrong(code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : (code ?? 'unknown error'));
+    return code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : (code ?? 'unknown error');
   } finally {
     await handle?.close().catch(() => undefined);
   }
