@@ -23,7 +23,7 @@ import { resourceName, type Resource } from '../0-model/resources.ts';
 import { informer, type Informer, type InformerOptions } from './informer.ts';
 import { lastErrorOf } from './informerFromSource.ts';
 import type { InformerHealth } from './health.ts';
-import { checkInformerOptions, checkResource } from './checkOptions.ts';
+import { checkInformerOptionNames, checkInformerOptions, checkResource } from './checkOptions.ts';
 import { checkSharedOptions } from './sharing.ts';
 
 /** Anything with a `synced$`. */
@@ -203,10 +203,12 @@ export interface InformerFactory {
 
 /**
  * A shared informer factory: one informer (one connection, one cache) per resource, namespace and selectors.
- * @throws TypeError when a default (or, at `informer()`, an option or the resource) has the wrong type, as `informer()`.
+ * @throws TypeError when a default (or, at `informer()`, an option or the resource) has the wrong type or an unknown name, as
+ *   `informer()`; a per-informer option (`labelSelector`, `namespaces`, `indexers`) is no default.
  */
 export function informerFactory(kc: KubeConfig, defaults: FactoryOptions = {}): InformerFactory {
   checkInformerOptions('informerFactory', defaults);
+  checkInformerOptionNames('informerFactory', defaults, 'factory');
   /** Each informer made and not forgotten, with the options it was made with (defaults applied). */
   const made = new Map<string, { readonly informer: Informer<KubeObject>; readonly options: InformerOptions<KubeObject> }>();
   const changed = new BehaviorSubject<void>(undefined);
@@ -224,6 +226,7 @@ export function informerFactory(kc: KubeConfig, defaults: FactoryOptions = {}): 
     informer<T extends KubeObject>(resource: Resource<T>, options: InformerOptions<T> = {}): Informer<T> {
       checkResource('informerFactory.informer', resource);
       checkInformerOptions('informerFactory.informer', options);
+      checkInformerOptionNames('informerFactory.informer', options);
       const { key, what, namespace } = identityOf(resource, options, defaults, schemaId(resource.schema));
       const existing = made.get(key);
       if (existing) {
