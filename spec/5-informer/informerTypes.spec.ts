@@ -12,6 +12,7 @@ import {
   waitForCacheSync,
   type Informer,
   type KubeObject,
+  type Resource,
   type Store,
 } from '../../src/index.ts';
 import * as root from '../../src/index.ts';
@@ -63,9 +64,25 @@ function compileOnly(kc: KubeConfig, shards: ShardSource, appleCache: Store<MyAp
   return [all, notApples, notAppleCache];
 }
 
+/** Never called: what `customResource()` types, with and without a schema (review audit44, F2). */
+function compileOnlyResources() {
+  const where = { group: 'stable.example.com', version: 'v1', plural: 'myapples', kind: 'MyApple', namespaced: true } as const;
+  expectTypeOf(MyApples).toEqualTypeOf<Resource<MyApple>>();
+  expectTypeOf(customResource<MyApple>({ ...where, schema: MyApple })).toEqualTypeOf<Resource<MyApple>>();
+  // Without a schema only metadata is validated: unstructured objects, whatever one would like them to be.
+  expectTypeOf(customResource(where)).toEqualTypeOf<Resource<KubeObject>>();
+  // @ts-expect-error a type argument needs the schema that makes it true (it typed unvalidated objects as MyApple)
+  const unvalidated = customResource<MyApple>(where);
+  return unvalidated;
+}
+
 describe('an informer of one kind (types)', () => {
   it('is an Informer<KubeObject> for helpers that take any informer (checked by npm run typecheck)', () => {
     expect(compileOnly).toBeTypeOf('function');
+  });
+
+  it('customResource() without a schema is a Resource<KubeObject>, and a type argument needs a schema (npm run typecheck)', () => {
+    expect(compileOnlyResources).toBeTypeOf('function');
   });
 
   it("the root's deprecated shardedInformer is rx-informer/leaderelection's, function and type", () => {
