@@ -2,15 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { testScheduler } from '../support/testScheduler.ts';
 import { Subject } from 'rxjs';
 import type { z } from 'zod';
-import {
-  InformerError,
-  customResource,
-  informer,
-  KubeObject,
-  type InformerEvent,
-  type Indexers,
-  type Store,
-} from '../../src/index.ts';
+import { InformerError, customResource, informer, KubeObject, type InformerEvent, type Indexers, type Store } from '../../src/index.ts';
 import { decoder, informerFromSource, type SourceEvent } from '../../src/pipeline.ts';
 import { fakeListWatch, listPage, watchEvent } from '../support/fakeListWatch.ts';
 
