@@ -18,6 +18,9 @@ import {
 import * as root from '../../src/index.ts';
 import { informerMetrics$, serve } from '../../src/metrics/index.ts';
 import { shardedInformer, type ShardSource, type ShardedInformer } from '../../src/leaderelection/index.ts';
+import { FieldSelector, type Selection } from '../../src/diff.ts';
+import { parseRetryAfter, traceFileSink, type RetryAfterOptions, type TraceFileOptions } from '../../src/pipeline.ts';
+import type { FieldOf, PartOf, ObjectParts } from '../../src/testing/index.ts';
 
 const MyApple = kubeObject({ spec: z.looseObject({ color: z.string() }) });
 type MyApple = z.infer<typeof MyApple>;
@@ -64,6 +67,15 @@ function compileOnly(kc: KubeConfig, shards: ShardSource, appleCache: Store<MyAp
   return [all, notApples, notAppleCache];
 }
 
+/** Never called: the types of public arguments and members can be named from the entry of their function (audit44, F6). */
+function compileOnlyNames() {
+  expectTypeOf<TraceFileOptions>().toEqualTypeOf<NonNullable<Parameters<typeof traceFileSink>[1]>>();
+  expectTypeOf<RetryAfterOptions>().toExtend<Parameters<typeof parseRetryAfter>[1]>();
+  expectTypeOf<Selection | undefined>().toEqualTypeOf<FieldSelector['root']>();
+  expectTypeOf<FieldOf<MyApple, 'spec'>>().toEqualTypeOf<NonNullable<ObjectParts<MyApple>['spec']>>();
+  expectTypeOf<PartOf<{ a: string }>>().toEqualTypeOf<{ readonly a?: string }>();
+}
+
 /** Never called: what `customResource()` types, with and without a schema (review audit44, F2). */
 function compileOnlyResources() {
   const where = { group: 'stable.example.com', version: 'v1', plural: 'myapples', kind: 'MyApple', namespaced: true } as const;
@@ -83,6 +95,10 @@ describe('an informer of one kind (types)', () => {
 
   it('customResource() without a schema is a Resource<KubeObject>, and a type argument needs a schema (npm run typecheck)', () => {
     expect(compileOnlyResources).toBeTypeOf('function');
+  });
+
+  it('the types of public options and members are exported beside their functions (npm run typecheck)', () => {
+    expect(compileOnlyNames).toBeTypeOf('function');
   });
 
   it("the root's deprecated shardedInformer is rx-informer/leaderelection's, function and type", () => {
