@@ -4,4 +4,11 @@
  * `selectFields` are the same comparison for any two objects.
  */
 export { diff, DIFF_NOISE, type DiffEvent, type DiffOptions } from './5-informer/diff.ts';
-export { FieldSelector, fieldChanges, selectFields, type Change, type FieldChangesOptions } from './5-informer/fieldChanges.ts';
+export {
+  FieldSelector,
+  fieldChanges,
+  selectFields,
+  type Change,
+  type FieldChangesOptions,
+  type Selection,
+} from './5-informer/fieldChanges.ts';

@@ -40,7 +40,8 @@ export type { LinedFrame, ListOptions, ListPage, ListWatch, RawWatchEvent, Watch
 export { collectionPath, type ListWatchTarget } from './1-transport/paths.ts';
 export { passThrough, record, type RecordOptions } from './1-transport/trace/record.ts';
 export { traceWriter, type TraceWriter, type TraceWriterOptions } from './1-transport/trace/writer.ts';
-export { traceFileSink, type TraceFileSink } from './1-transport/trace/traceFileSink.ts';
+export { traceFileSink, type TraceFileOptions, type TraceFileSink } from './1-transport/trace/traceFileSink.ts';
+export type { RetryAfterOptions } from './0-model/retryAfter.ts';
 export { trimTrace, writeTrimmedTrace, type TrimWindow } from './1-transport/trace/trim.ts';
 export { openTrace, traceSource, type OpenTraceOptions, type TraceFile, type TraceSource } from './1-transport/trace/reader.ts';
 export {

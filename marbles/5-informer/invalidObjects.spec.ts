@@ -1,15 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { testScheduler } from '../support/testScheduler.ts';
 import { Subject } from 'rxjs';
-import {
-  InformerError,
-  customResource,
-  informer,
-  type InformerEvent,
-  type Indexers,
-  type KubeObject,
-  type Store,
-} from '../../src/index.ts';
+import type { z } from 'zod';
+import { InformerError, customResource, informer, KubeObject, type InformerEvent, type Indexers, type Store } from '../../src/index.ts';
 import { decoder, informerFromSource, type SourceEvent } from '../../src/pipeline.ts';
 import { fakeListWatch, listPage, watchEvent } from '../support/fakeListWatch.ts';
 
@@ -21,7 +14,16 @@ import { fakeListWatch, listPage, watchEvent } from '../support/fakeListWatch.ts
  */
 
 type Obj = KubeObject & { data?: { owner?: string } };
-const Widgets = customResource<Obj>({ group: 'example.com', version: 'v1', plural: 'widgets', kind: 'Widget', namespaced: true });
+// Unstructured, as the built-in kinds: metadata validated, the object cached as sent (the same object: `toBe`); `data` is
+// typed by this cast, the schema a type argument needs (customResource<Obj>({ … }) without one is a compile error).
+const Widgets = customResource({
+  group: 'example.com',
+  version: 'v1',
+  plural: 'widgets',
+  kind: 'Widget',
+  namespaced: true,
+  schema: KubeObject as z.ZodType<Obj>,
+});
 const o = (name: string, rv: string, owner?: string): Obj => ({
   apiVersion: 'example.com/v1',
   kind: 'Widget',

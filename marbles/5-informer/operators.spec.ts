@@ -18,10 +18,22 @@ describe('ofType', () => {
       const source = cold('-a-u-s-d-|', events);
       expectObservable(source.pipe(ofType('updated'))).toBe('---u-s---|', events);
       expectObservable(source.pipe(ofType('added', 'deleted'))).toBe('-a-----d-|', events);
-      expectObservable(source.pipe(ofType())).toBe('---------|');
       // subscribed once by each pipe
-      expectSubscriptions(source.subscriptions).toBe(['^--------!', '^--------!', '^--------!']);
+      expectSubscriptions(source.subscriptions).toBe(['^--------!', '^--------!']);
     });
+  });
+
+  it('takes at least one type, each one of ours (it kept nothing for none, dropped everything for a word of client-node)', () => {
+    // @ts-expect-error no type: a compile error (it was typed as every event and kept none)
+    expect(() => ofType()).toThrow(/^ofType: expected one or more of 'added', 'updated', 'deleted', got none/);
+    const fromJavaScript = ofType as (...types: string[]) => unknown;
+    for (const word of ['modified', 'add', 'MODIFIED'])
+      expect(() => fromJavaScript('added', word)).toThrow(
+        new RegExp(`^ofType: expected one or more of 'added', 'updated', 'deleted', got "${word}"; client-node's on\\('add', cb\\)`),
+      );
+    expect(() => (ofType as (...types: unknown[]) => unknown)(undefined)).toThrow(TypeError);
+    // @ts-expect-error a word of client-node's is no type of ours
+    expect(() => ofType('add')).toThrow(TypeError);
   });
 
   it('narrows the event type', () => {

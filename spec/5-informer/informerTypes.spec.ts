@@ -12,11 +12,15 @@ import {
   waitForCacheSync,
   type Informer,
   type KubeObject,
+  type Resource,
   type Store,
 } from '../../src/index.ts';
 import * as root from '../../src/index.ts';
 import { informerMetrics$, serve } from '../../src/metrics/index.ts';
 import { shardedInformer, type ShardSource, type ShardedInformer } from '../../src/leaderelection/index.ts';
+import { FieldSelector, type Selection } from '../../src/diff.ts';
+import { parseRetryAfter, traceFileSink, type RetryAfterOptions, type TraceFileOptions } from '../../src/pipeline.ts';
+import type { FieldOf, PartOf, ObjectParts } from '../../src/testing/index.ts';
 
 const MyApple = kubeObject({ spec: z.looseObject({ color: z.string() }) });
 type MyApple = z.infer<typeof MyApple>;
@@ -63,9 +67,38 @@ function compileOnly(kc: KubeConfig, shards: ShardSource, appleCache: Store<MyAp
   return [all, notApples, notAppleCache];
 }
 
+/** Never called: the types of public arguments and members can be named from the entry of their function (audit44, F6). */
+function compileOnlyNames() {
+  expectTypeOf<TraceFileOptions>().toEqualTypeOf<NonNullable<Parameters<typeof traceFileSink>[1]>>();
+  expectTypeOf<RetryAfterOptions>().toExtend<Parameters<typeof parseRetryAfter>[1]>();
+  expectTypeOf<Selection | undefined>().toEqualTypeOf<FieldSelector['root']>();
+  expectTypeOf<FieldOf<MyApple, 'spec'>>().toEqualTypeOf<NonNullable<ObjectParts<MyApple>['spec']>>();
+  expectTypeOf<PartOf<{ a: string }>>().toEqualTypeOf<{ readonly a?: string }>();
+}
+
+/** Never called: what `customResource()` types, with and without a schema (review audit44, F2). */
+function compileOnlyResources() {
+  const where = { group: 'stable.example.com', version: 'v1', plural: 'myapples', kind: 'MyApple', namespaced: true } as const;
+  expectTypeOf(MyApples).toEqualTypeOf<Resource<MyApple>>();
+  expectTypeOf(customResource<MyApple>({ ...where, schema: MyApple })).toEqualTypeOf<Resource<MyApple>>();
+  // Without a schema only metadata is validated: unstructured objects, whatever one would like them to be.
+  expectTypeOf(customResource(where)).toEqualTypeOf<Resource<KubeObject>>();
+  // @ts-expect-error a type argument needs the schema that makes it true (it typed unvalidated objects as MyApple)
+  const unvalidated = customResource<MyApple>(where);
+  return unvalidated;
+}
+
 describe('an informer of one kind (types)', () => {
   it('is an Informer<KubeObject> for helpers that take any informer (checked by npm run typecheck)', () => {
     expect(compileOnly).toBeTypeOf('function');
+  });
+
+  it('customResource() without a schema is a Resource<KubeObject>, and a type argument needs a schema (npm run typecheck)', () => {
+    expect(compileOnlyResources).toBeTypeOf('function');
+  });
+
+  it('the types of public options and members are exported beside their functions (npm run typecheck)', () => {
+    expect(compileOnlyNames).toBeTypeOf('function');
   });
 
   it("the root's deprecated shardedInformer is rx-informer/leaderelection's, function and type", () => {

@@ -65,9 +65,13 @@ export interface ResourceDescription<T extends KubeObject> {
  * const MyApples = customResource({ group: 'stable.example.com', version: 'v1', plural: 'myapples',
  *   kind: 'MyApple', namespaced: true, schema: MyApple });
  * ```
- * Without `schema` the objects are unstructured {@link KubeObject}s.
+ * Without `schema` the objects are unstructured {@link KubeObject}s: only their metadata is validated, so the resource
+ * is a `Resource<KubeObject>`, and a type argument needs a schema (`customResource<MyApple>({ … })` without one would
+ * type unvalidated objects as `MyApple`: a compile error).
  */
-export function customResource<T extends KubeObject = KubeObject>(description: ResourceDescription<T>): Resource<T> {
+export function customResource<T extends KubeObject>(description: ResourceDescription<T> & { readonly schema: z.ZodType<T> }): Resource<T>;
+export function customResource(description: ResourceDescription<KubeObject> & { readonly schema?: undefined }): Resource<KubeObject>;
+export function customResource<T extends KubeObject>(description: ResourceDescription<T>): Resource<T> {
   const { group, version, plural, kind, namespaced } = description;
   if (!plural || !version || !kind) {
     throw new TypeError(`a resource needs a version, a plural and a kind (got ${JSON.stringify({ group, version, plural, kind })})`);

@@ -14,6 +14,9 @@ import type { Http2Options } from '../1-transport/http2/health.ts';
 import type { ListAndWatchOptions } from '../2-source/listAndWatch.ts';
 import { checkIndexers } from '../4-store/indexing.ts';
 import { BACKOFF_NUMERIC_OPTIONS, NUMERIC_OPTIONS, checkNumbers, described } from '../2-source/checkReflectorOptions.ts';
+import type { BackoffOptions } from '../2-source/backoff.ts';
+import { closestName } from '../util/closestName.ts';
+import { OPTION_SHARING } from './sharing.ts';
 
 /** An array, a Set or any other iterable (not a string) of strings: what `namespaces` takes (it is spread into a Set). */
 const isStrings = (value: unknown): boolean =>
@@ -139,4 +142,100 @@ export function checkListWatchSelectors(
         `${caller}: \`${name}\` (${described(options[name])}) does not apply to a ListWatch source, which reads what it was built to read: ` +
           'bind the selector where the ListWatch is made (httpListWatch(kc, { resource, labelSelector }) does), or filter its objects',
       );
+}
+
+/** Every member of each nested options object, from its type: a member added to the type is an error here until listed. */
+const HTTP_OPTION_NAMES = Object.keys({
+  requestTimeoutMs: true,
+  tlsHandshakeTimeoutMs: true,
+  listIdleTimeoutMs: true,
+  minBodyBytesPerSecond: true,
+  maxLineBytes: true,
+  maxListBytes: true,
+  maxListTotalBytes: true,
+  random: true,
+  maxErrorBodyBytes: true,
+  maxDocumentBytes: true,
+  userAgent: true,
+  lazyDecode: true,
+  prefetchPages: true,
+  protocol: true,
+  http2: true,
+  http1IdleTimeoutMs: true,
+  keepObject: true,
+  compression: true,
+  reachability: true,
+  encoding: true,
+} satisfies Record<keyof HttpTransportOptions, true>);
+const HTTP2_OPTION_NAMES = Object.keys({
+  readIdleMs: true,
+  pingTimeoutMs: true,
+  idleTimeoutMs: true,
+  maxConnections: true,
+  scheduler: true,
+} satisfies Record<keyof Http2Options, true>);
+const BACKOFF_OPTION_NAMES = Object.keys({
+  initialMs: true,
+  maxMs: true,
+  factor: true,
+  jitter: true,
+  resetAfterMs: true,
+} satisfies Record<keyof BackoffOptions, true>);
+
+/** `informer()`'s options (`OPTION_SHARING` is the record over every one of them). */
+const INFORMER_OPTION_NAMES: readonly string[] = Object.keys(OPTION_SHARING);
+/**
+ * The informer options that are per informer, not a factory's default: from JavaScript they were spread into every
+ * informer without being part of its identity (`identityOf` reads the request's). `indexers`, which `FactoryOptions`
+ * leaves out too, is let through: a `'match'` option, compared as the informer has it (spec/5-informer/optionWalk).
+ */
+const PER_INFORMER = ['namespaces', 'labelSelector', 'fieldSelector'];
+const FACTORY_OPTION_NAMES = INFORMER_OPTION_NAMES.filter((name) => !PER_INFORMER.includes(name));
+
+/**
+ * An options object's members that the callee does not read, each a `TypeError` naming it and the nearest known name
+ * (`namepsace`: did you mean `namespace`?), else the known ones. A misspelt option in a variable (TypeScript checks
+ * excess members of object literals only) or from JavaScript was ignored: `{ namepsace: 'a' }` cached the whole
+ * cluster. A member whose value is undefined asks for nothing and is let be (a spread of optional settings).
+ * `path` prefixes the names (`http.`); `hint` ends the message when a name is known elsewhere (a per-informer option
+ * given as a factory's default).
+ */
+export function checkOptionNames(
+  caller: string,
+  options: unknown,
+  known: readonly string[],
+  path = '',
+  hint: (name: string) => string | undefined = () => undefined,
+): void {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) return;
+  for (const [name, value] of Object.entries(options)) {
+    if (value === undefined || known.includes(name)) continue;
+    // closestName takes a word that differs in case only for the name itself (the CLI's words); here it is the typo.
+    const nearest =
+      known.find((k) => k.toLowerCase() === name.toLowerCase()) ??
+      closestName(
+        name,
+        known.map((k) => [k]),
+      );
+    const why =
+      hint(name) ??
+      (nearest !== undefined ? `did you mean \`${path}${nearest}\`?` : `known: ${known.map((k) => `\`${path}${k}\``).join(', ')}`);
+    throw new TypeError(`${caller}: unknown option \`${path}${name}\` (${described(value)}); ${why}`);
+  }
+}
+
+/**
+ * The option names of `informer()`, `shardedInformer()`, `factory.informer()` (`scope: 'informer'`) or of a factory's
+ * defaults (`'factory'`), and of their nested `http`, `http.http2` and `backoff`, by {@link checkOptionNames}. Apart
+ * from `checkInformerOptions` (the values' types), so that each says one thing.
+ */
+export function checkInformerOptionNames(caller: string, options: unknown, scope: 'informer' | 'factory' = 'informer'): void {
+  if (typeof options !== 'object' || options === null) return;
+  const perInformer = (name: string) =>
+    scope === 'factory' && PER_INFORMER.includes(name) ? `it is no factory default: give it to each factory.informer()` : undefined;
+  checkOptionNames(caller, options, scope === 'factory' ? FACTORY_OPTION_NAMES : INFORMER_OPTION_NAMES, '', perInformer);
+  const o = options as { readonly http?: { readonly http2?: unknown }; readonly backoff?: unknown };
+  checkOptionNames(caller, o.http, HTTP_OPTION_NAMES, 'http.');
+  if (typeof o.http === 'object' && o.http !== null) checkOptionNames(caller, o.http.http2, HTTP2_OPTION_NAMES, 'http.http2.');
+  checkOptionNames(caller, o.backoff, BACKOFF_OPTION_NAMES, 'backoff.');
 }

@@ -23,7 +23,7 @@ import { resourceName, type Resource } from '../0-model/resources.ts';
 import { informer, type Informer, type InformerOptions } from './informer.ts';
 import { lastErrorOf } from './informerFromSource.ts';
 import type { InformerHealth } from './health.ts';
-import { checkInformerOptions, checkResource } from './checkOptions.ts';
+import { checkInformerOptionNames, checkInformerOptions, checkResource } from './checkOptions.ts';
 import { checkSharedOptions } from './sharing.ts';
 
 /** Anything with a `synced$`. */
@@ -168,8 +168,10 @@ export type FactoryOptions = Omit<
 
 export interface InformerFactory {
   /**
-   * The informer for a resource (full or `metadataOnly`), namespace(s) and selectors: asking twice returns
-   * the same one (and so shares its connection and cache). Any other option a later request states
+   * The informer for a resource (full or `metadataOnly`), its schema, namespace(s) and selectors: asking twice returns
+   * the same one (and so shares its connection and cache). A resource with another schema object (a typed
+   * `customResource({ …, schema })` beside the dynamic factory's unstructured one) gets an informer of its own, as
+   * client-go's factory keys by type: each validates with its own schema. Any other option a later request states
    * (`delivery`, `resyncPeriod`, `transform`, `indexers`, `http`, …) must be what the informer was made
    * with, else this throws a `Config` `InformerError` naming both; an option left out takes the
    * informer's. For a differently configured informer of the same resource, use a second factory.
@@ -201,19 +203,31 @@ export interface InformerFactory {
 
 /**
  * A shared informer factory: one informer (one connection, one cache) per resource, namespace and selectors.
- * @throws TypeError when a default (or, at `informer()`, an option or the resource) has the wrong type, as `informer()`.
+ * @throws TypeError when a default (or, at `informer()`, an option or the resource) has the wrong type or an unknown name, as
+ *   `informer()`; a per-informer option (`labelSelector`, `namespaces`, `indexers`) is no default.
  */
 export function informerFactory(kc: KubeConfig, defaults: FactoryOptions = {}): InformerFactory {
   checkInformerOptions('informerFactory', defaults);
+  checkInformerOptionNames('informerFactory', defaults, 'factory');
   /** Each informer made and not forgotten, with the options it was made with (defaults applied). */
   const made = new Map<string, { readonly informer: Informer<KubeObject>; readonly options: InformerOptions<KubeObject> }>();
   const changed = new BehaviorSubject<void>(undefined);
+  /** A number per schema object asked for, so the schema is part of an informer's identity (see identityOf). */
+  const schemaIds = new WeakMap<object, number>();
+  let schemas = 0;
+  const schemaId = (schema: object): number => {
+    const known = schemaIds.get(schema);
+    if (known !== undefined) return known;
+    schemaIds.set(schema, ++schemas);
+    return schemas;
+  };
   const informers = () => [...made.values()].map((entry) => entry.informer);
   return {
     informer<T extends KubeObject>(resource: Resource<T>, options: InformerOptions<T> = {}): Informer<T> {
       checkResource('informerFactory.informer', resource);
       checkInformerOptions('informerFactory.informer', options);
-      const { key, what, namespace } = identityOf(resource, options, defaults);
+      checkInformerOptionNames('informerFactory.informer', options);
+      const { key, what, namespace } = identityOf(resource, options, defaults, schemaId(resource.schema));
       const existing = made.get(key);
       if (existing) {
         checkSharedOptions(what, existing.options, options as InformerOptions<KubeObject>);
@@ -244,13 +258,19 @@ export function informerFactory(kc: KubeConfig, defaults: FactoryOptions = {}): 
 }
 
 /**
- * What makes two requests one informer: the resource, full or metadata-only, where (one namespace, or a
- * set of them in any order) and the selectors. `key` compares them, `what` names them in an error.
+ * What makes two requests one informer: the resource, full or metadata-only, its schema (the same schema object:
+ * `schemaId` numbers them), where (one namespace, or a set of them in any order) and the selectors. `key` compares
+ * them, `what` names them in an error. The schema is part of it as client-go's InformerFor keys by the Go type: an
+ * informer validates and types its objects with its resource's schema, so a typed request after an unstructured one
+ * (the dynamic factory's, sharing this factory) handed out the unstructured informer as typed, objects that never ran
+ * the schema, and the other way round an unstructured one lost what the typed schema refused. The built-in kinds and
+ * `customResource()` without a schema share one schema (metadata only), so they still share their informers.
  */
 function identityOf<T extends KubeObject>(
   resource: Resource<T>,
   options: InformerOptions<T>,
   defaults: FactoryOptions,
+  schemaId: number,
 ): { readonly key: string; readonly what: string; readonly namespace: string } {
   const namespace = resource.namespaced ? (options.namespace ?? defaults.namespace ?? '') : '';
   // Metadata-only and full informers of one resource are two informers (two connections, two caches).
@@ -260,7 +280,7 @@ function identityOf<T extends KubeObject>(
   const where = namespaces === undefined ? namespace : namespaces.length === 1 ? namespaces[0]! : namespaces;
   const labelSelector = options.labelSelector ?? '';
   const fieldSelector = options.fieldSelector ?? '';
-  const key = JSON.stringify([resource.group, resource.version, resource.plural, mode, where, labelSelector, fieldSelector]);
+  const key = JSON.stringify([resource.group, resource.version, resource.plural, mode, schemaId, where, labelSelector, fieldSelector]);
   const what = [
     resourceName(resource) + (mode === 'metadata' ? ' (metadata-only)' : ''),
     !resource.namespaced ? '' : where === '' ? 'in all namespaces' : `in ${typeof where === 'string' ? where : where.join(', ')}`,

@@ -86,7 +86,7 @@ function closingQuote(text: string, from: number): number {
  * include and exclude pattern (an NFA walked segment by segment), or `ALL`
  * once an include pattern has matched a prefix of the node's path.
  */
-interface Selection {
+export interface Selection {
   /** Positions in include patterns; undefined: the node is inside an include (or there are none). */
   readonly include: readonly (readonly [number, number])[] | undefined;
   readonly exclude: readonly (readonly [number, number])[];

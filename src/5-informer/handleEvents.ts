@@ -24,6 +24,8 @@ export type EventHandler<T> =
     };
 
 const HANDLER_NAMES = ['added', 'updated', 'deleted'] as const;
+/** Where a `TypeError` for client-node's event words points (on(), handleEvents(), ofType()). */
+export const MIGRATING = "client-node's on('add', cb) is on({ added: (e) => cb(e.object) }) here (docs/migrating.md)";
 /** client-node's event names: a handlers object keyed by them is client-node's shape, not ours. */
 const CLIENT_NODE_NAMES = ['add', 'update', 'change', 'delete', 'error', 'connect'];
 
@@ -35,7 +37,7 @@ const CLIENT_NODE_NAMES = ['add', 'update', 'change', 'delete', 'error', 'connec
  * (`handlers.forEach(informer.on)` passes an index and the array).
  */
 export function checkHandler(caller: string, handler: unknown, extraArguments = 0): void {
-  const migrating = "client-node's on('add', cb) is on({ added: (e) => cb(e.object) }) here (docs/migrating.md)";
+  const migrating = MIGRATING;
   const expected = `${caller}: expected one handler, a function or { added, updated, deleted }`;
   if (typeof handler === 'function') return;
   if (typeof handler !== 'object' || handler === null || Array.isArray(handler)) {

@@ -4,7 +4,7 @@ import type { Resource } from '../0-model/resources.ts';
 import { namespaceOfKey } from '../0-model/keys.ts';
 import { filtered, isListWatch, type ListWatch } from '../1-transport/listWatch.ts';
 import { informerFromSource, reflectorFor, toListWatch, type Informer, type InformerOptions } from './informerFromSource.ts';
-import { checkInformerOptions, checkListWatchSelectors, checkResource } from './checkOptions.ts';
+import { checkInformerOptionNames, checkInformerOptions, checkListWatchSelectors, checkResource } from './checkOptions.ts';
 import { keepObjectFaults } from './keepObjectFaults.ts';
 import { namespacesInformer } from './namespacesInformer.ts';
 
@@ -20,7 +20,8 @@ export { informerFromSource, reflectorFor, toListWatch, type Informer, type Info
  * ```
  *
  * @throws TypeError when `resource` is no resource with a schema (make one with `customResource()`), or an option that
- *   decides what is read has the wrong type (`namespace` an array, `namespaces` a string, a selector not a string, …).
+ *   decides what is read has the wrong type (`namespace` an array, `namespaces` a string, a selector not a string, …), or an
+ *   option (or a member of `http`, `http.http2`, `backoff`) has a name it does not take (`namepsace`: the nearest is suggested).
  */
 export function informer<T extends KubeObject>(
   source: KubeConfig | ListWatch,
@@ -29,6 +30,7 @@ export function informer<T extends KubeObject>(
 ): Informer<T> {
   checkResource('informer', resource);
   checkInformerOptions('informer', options);
+  checkInformerOptionNames('informer', options);
   checkListWatchSelectors('informer', source, options);
   if (options.namespaces !== undefined && resource.namespaced) {
     const namespaces = [...new Set(options.namespaces)];

@@ -11,7 +11,7 @@ import type { InformerEvent } from '../4-store/informerEvent.ts';
 import type { InformerState } from '../4-store/reduceDeltas.ts';
 import type { Store } from '../4-store/store.ts';
 import { informerFromSource, reflectorFor, toListWatch, type Informer, type InformerOptions } from './informerFromSource.ts';
-import { checkInformerOptions, checkListWatchSelectors, checkResource } from './checkOptions.ts';
+import { checkInformerOptionNames, checkInformerOptions, checkListWatchSelectors, checkResource } from './checkOptions.ts';
 import { keeping, sameSet } from '../util/keeping.ts';
 import type { FillReplace } from '../3-deltas/deltas.ts';
 import {
@@ -111,7 +111,7 @@ export interface ShardedInformer<T> extends Informer<T> {
  * const c = controller({ for: pods, keyFilter: pods.owns, reconcile: (key) => pods.gate(key, () => work(key)) });
  * ```
  *
- * @throws TypeError when `resource` has no schema or an option has the wrong type (as `informer()`).
+ * @throws TypeError when `resource` has no schema or an option has the wrong type or an unknown name (as `informer()`).
  * @throws InformerError (`Config`) when `options` has an `http.keepObject` (the informer drops other shards' objects
  *   with its own, and would replace it), or `maxNamespaceWatches` with several `namespaces`.
  */
@@ -124,6 +124,7 @@ export function shardedInformer<T extends KubeObject>(
 ): ShardedInformer<T> {
   checkResource('shardedInformer', resource);
   checkInformerOptions('shardedInformer', options);
+  checkInformerOptionNames('shardedInformer', options);
   checkListWatchSelectors('shardedInformer', source, options);
   if (options.http?.keepObject !== undefined)
     throw new InformerError(

@@ -26,6 +26,7 @@ import type { Store } from '../4-store/store.ts';
 import { cacheSynced$ } from '../5-informer/factory.ts';
 import type { Informer } from '../5-informer/informer.ts';
 import { observedErrors, unobservedReporter } from '../5-informer/unobservedErrors.ts';
+import { checkOptionNames } from '../5-informer/checkOptions.ts';
 import type { Predicate } from './predicates/predicate.ts';
 import type { RateLimiter } from '../workqueue/rateLimiter.ts';
 import { createRateLimitingQueue, type RateLimitingWorkQueue } from '../workqueue/rateLimitingQueue.ts';
@@ -478,13 +479,30 @@ function untilStopped(queue: RateLimitingWorkQueue<string>, stopped: () => boole
   };
 }
 
+/** Every option of `controller()`, from its type (a new one is an error here until listed); the rest are refused. */
+const CONTROLLER_OPTION_NAMES = Object.keys({
+  name: true,
+  for: true,
+  owns: true,
+  watches: true,
+  predicate: true,
+  keyFilter: true,
+  reconcile: true,
+  lowPriorityWhenUnchanged: true,
+  concurrency: true,
+  rateLimiter: true,
+  scheduler: true,
+  reportUnobservedErrors: true,
+} satisfies Record<keyof ControllerOptions<KubeObject>, true>);
+
 /**
  * A controller in the client-go/controller-runtime mould, as Observables:
  * events become keys, keys go through a rate-limited work queue, and
  * `reconcile(key)` runs with at most `concurrency` keys at once and never the
  * same key twice at once.
  *
- * @throws TypeError when `concurrency` is not a positive integer (named with the controller).
+ * @throws TypeError when `concurrency` is not a positive integer (named with the controller), or an option has a name it
+ *   does not take (`concurency`: the nearest is suggested).
  *
  * ```
  * for events:  -abb----a-a-------
@@ -500,6 +518,7 @@ function untilStopped(queue: RateLimitingWorkQueue<string>, stopped: () => boole
 export function controller<T extends KubeObject, W extends readonly KubeObject[] = readonly KubeObject[]>(
   options: ControllerOptions<T, W>,
 ): Controller {
+  checkOptionNames('controller', options, CONTROLLER_OPTION_NAMES);
   const scheduler = options.scheduler ?? monotonicScheduler;
   const name = options.name ?? options.for.resource.kind.toLowerCase();
   const concurrency = options.concurrency ?? 1;

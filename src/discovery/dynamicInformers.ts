@@ -34,7 +34,7 @@ import {
   type Discovery,
   type DiscoveryOptions,
 } from './discovery.ts';
-import { checkInformerOptions } from '../5-informer/checkOptions.ts';
+import { checkInformerOptions, checkOptionNames } from '../5-informer/checkOptions.ts';
 import { informerFactory, type FactoryOptions, type InformerFactory } from '../5-informer/factory.ts';
 import type { Informer, InformerOptions } from '../5-informer/informer.ts';
 import { sameRunAs } from '../5-informer/informerFromSource.ts';
@@ -102,6 +102,16 @@ export type DynamicWatchOptions = Pick<
   /** Cache PartialObjectMetadata instead of whole objects. */
   readonly metadataOnly?: boolean;
 };
+
+/** Every option of a dynamic watch, from its type (a new one is an error here until listed). */
+const WATCH_OPTION_NAMES = Object.keys({
+  namespace: true,
+  namespaces: true,
+  labelSelector: true,
+  fieldSelector: true,
+  resyncPeriod: true,
+  metadataOnly: true,
+} satisfies Record<keyof DynamicWatchOptions, true>);
 
 export interface DynamicInformerFactoryOptions {
   /** The factory informers come from (shared with typed informers). Default: `informerFactory(kc, factoryOptions)`. */
@@ -291,6 +301,7 @@ export function dynamicInformerFactory(kc: KubeConfig, options: DynamicInformerF
   // Typed per mode by the overloads; inside, both kinds of informer are handled alike.
   const watch = (selection: Selection, watchOptions: DynamicWatchOptions = {}) => {
     checkInformerOptions('dynamicInformerFactory.watch', watchOptions);
+    checkOptionNames('dynamicInformerFactory.watch', watchOptions, WATCH_OPTION_NAMES);
     return dynamicWatch(context, selection, watchOptions);
   };
   return { discovery$, errors$, factory, watch: watch as DynamicInformerFactory['watch'] };

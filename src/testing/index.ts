@@ -19,8 +19,10 @@ export {
   kubeObj,
   listed,
   modified,
+  type FieldOf,
   type ObjectParts,
   type OwnerParts,
+  type PartOf,
 } from './marbles.ts';
 export {
   fakeListWatch,

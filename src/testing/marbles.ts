@@ -89,10 +89,14 @@ export type OwnerParts =
   | { readonly kind: string; readonly name: string; readonly apiVersion?: string };
 
 /** Any part of a value: every field optional, at every depth (a test's spec names only what it needs). */
-type PartOf<V> = V extends readonly (infer E)[] ? readonly PartOf<E>[] : V extends object ? { readonly [K in keyof V]?: PartOf<V[K]> } : V;
+export type PartOf<V> = V extends readonly (infer E)[]
+  ? readonly PartOf<E>[]
+  : V extends object
+    ? { readonly [K in keyof V]?: PartOf<V[K]> }
+    : V;
 
 /** The type of `T`'s field `K`, in part; `unknown` where `T` does not declare it. */
-type FieldOf<T, K extends string> = T extends { readonly [P in K]?: infer V } ? (unknown extends V ? unknown : PartOf<V>) : unknown;
+export type FieldOf<T, K extends string> = T extends { readonly [P in K]?: infer V } ? (unknown extends V ? unknown : PartOf<V>) : unknown;
 
 /**
  * What to put in a test object. `spec`, `status` and `data` are typed from the object's type `T`, in part (any field
