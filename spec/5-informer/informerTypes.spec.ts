@@ -88,6 +88,19 @@ function compileOnlyResources() {
   return unvalidated;
 }
 
+/** Never called: a built-in kind's metadata types client-node's other fields, not `unknown` (review audit44, F4). */
+function compileOnlyMetadata(pod: Pod) {
+  const finalizing: boolean = pod.metadata.finalizers?.includes('example.com/cleanup') ?? false;
+  const generateName: string | undefined = pod.metadata.generateName;
+  const managers: (string | undefined)[] = (pod.metadata.managedFields ?? []).map((entry) => entry.manager);
+  const grace: number | undefined = pod.metadata.deletionGracePeriodSeconds;
+  // Ours where we validate: name is required, labels may be null (as the server may send them).
+  const name: string = pod.metadata.name;
+  // @ts-expect-error labels may be null, unlike client-node's model
+  const labels: Record<string, string> | undefined = pod.metadata.labels;
+  return [finalizing, generateName, managers, grace, name, labels];
+}
+
 describe('an informer of one kind (types)', () => {
   it('is an Informer<KubeObject> for helpers that take any informer (checked by npm run typecheck)', () => {
     expect(compileOnly).toBeTypeOf('function');
@@ -95,6 +108,10 @@ describe('an informer of one kind (types)', () => {
 
   it('customResource() without a schema is a Resource<KubeObject>, and a type argument needs a schema (npm run typecheck)', () => {
     expect(compileOnlyResources).toBeTypeOf('function');
+  });
+
+  it("a built-in kind's metadata types finalizers, generateName, managedFields (npm run typecheck)", () => {
+    expect(compileOnlyMetadata).toBeTypeOf('function');
   });
 
   it('the types of public options and members are exported beside their functions (npm run typecheck)', () => {

@@ -1,3 +1,4 @@
+import type { V1ObjectMeta } from '@kubernetes/client-node';
 import { z } from 'zod';
 
 /**
@@ -70,9 +71,17 @@ export function kubeObject<const Shape extends z.core.$ZodLooseShape>(shape: Sha
 }
 
 /**
- * A built-in object typed by its client-node model: metadata is ours (validated,
- * required), everything else is the model's shape as JSON.
+ * A built-in object's metadata: ours where we validate (name required, labels
+ * nullable, …), client-node's `V1ObjectMeta` as JSON for the rest, so
+ * `finalizers`, `generateName` and `managedFields` are typed, not `unknown`.
  */
-export type Typed<Model> = Omit<Wire<Model>, 'metadata'> & { metadata: ObjectMeta };
+export type TypedMeta = ObjectMeta & Omit<Wire<V1ObjectMeta>, keyof typeof ObjectMeta.shape>;
+
+/**
+ * A built-in object typed by its client-node model: metadata is ours (validated,
+ * required; the model's other metadata fields typed as JSON), everything else
+ * is the model's shape as JSON.
+ */
+export type Typed<Model> = Omit<Wire<Model>, 'metadata'> & { metadata: TypedMeta };
 
 export { keyOf, splitKey } from './keys.ts';
