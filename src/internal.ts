@@ -6,4 +6,4 @@ export { MAX_DEPTH, TOO_DEEP, jsonEqual, limitDepth, parseFieldPath } from './5-
 export { asTraceSource } from './1-transport/trace/reader.ts';
 export { traceLineText } from './1-transport/trace/format.ts';
 export { trimWindowProblem } from './1-transport/trace/trim.ts';
-export { SECRET_NAME_WORDS } from './1-transport/http/secretNames.ts';
+export { SECRET_NAME_WORDS, execConfigSecrets } from './1-transport/http/secretNames.ts';

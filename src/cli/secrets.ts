@@ -1,5 +1,5 @@
 import type { KubeConfig } from '@kubernetes/client-node';
-import { SECRET_NAME_WORDS } from '../internal.ts';
+import { SECRET_NAME_WORDS, execConfigSecrets } from '../internal.ts';
 
 /** Shorter values are not scrubbed: replacing every `ab` in a message would garble it and hide nothing. */
 const MIN_SECRET_LENGTH = 4;
@@ -48,13 +48,9 @@ export function kubeConfigSecrets(kc: KubeConfig): string[] {
     // A token file's path is no secret (client-node's in-cluster form of it, and kubectl's `tokenFile`).
     const { tokenFile: _path, ...providerConfig } = (user.authProvider?.config ?? {}) as Record<string, unknown>;
     out.push(...stringLeaves(providerConfig));
-    const env = (user.exec as { env?: unknown } | undefined)?.env;
-    if (Array.isArray(env)) for (const entry of env) out.push(...stringLeaves((entry as { value?: unknown } | null)?.value));
-    // Its args too (`--password …`, a PIN), as execAuth.ts's knownSecrets: not the command, not a bare flag's name.
-    const { command, args } = (user.exec ?? {}) as { command?: unknown; args?: unknown };
-    for (const arg of Array.isArray(args) ? args : [])
-      if (typeof arg === 'string' && arg !== command && !/^--?[A-Za-z][\w.-]*$/.test(arg))
-        out.push(arg, /^--?[\w.-]+=(.+)$/s.exec(arg)?.[1] ?? arg);
+    // An exec plugin's secret-named env and flag values and token-like values, as execAuth.ts's knownSecrets (one rule).
+    const { command, args, env } = (user.exec ?? {}) as { command?: unknown; args?: unknown; env?: unknown };
+    out.push(...execConfigSecrets(command, Array.isArray(args) ? args : [], Array.isArray(env) ? env : []));
   }
   for (const cluster of kc.getClusters()) {
     try {

@@ -6,6 +6,7 @@
  * stays bounded. Plugins are small scripts written to a temporary directory; the server is never
  * reached (nothing listens on the address), only the credentials are asked for.
  */
+import { execFile, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,6 +21,8 @@ import { EXEC_RUN_TIMEOUT_MS } from '../../../src/1-transport/http/execAuth.ts';
 import { MiB, retainedBytes } from './memory.ts';
 import { BUDGET, failure, target } from './support.ts';
 
+const NODE = new URL('../../../node_modules/.bin/node', import.meta.url).pathname;
+const ORPHAN_CHILD = new URL('./execOrphan.child.mjs', import.meta.url).pathname;
 const TOKEN = 'tok-hostile-5e3c1f0a9b7d4e2f8a6c';
 const JWT = 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJzeXN0ZW06c2EifQ.c2lnbmF0dXJlLXNpZ25hdHVyZQ';
 const CREDENTIAL = JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { token: TOKEN } });
@@ -49,6 +52,17 @@ afterEach(() => {
   if (dir) rmSync(dir, { recursive: true, force: true });
   dir = undefined;
 });
+
+/** Whether a process runs: a killed one nobody has reaped yet (a zombie, `Z` in `ps`) does not. */
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  const state = spawnSync('ps', ['-o', 'stat=', '-p', String(pid)], { encoding: 'utf8' }).stdout.trim();
+  return state !== '' && !state.startsWith('Z');
+}
 
 function tempDir(): string {
   dir ??= mkdtempSync(join(tmpdir(), 'rx-informer-hostile-exec-'));
@@ -388,6 +402,22 @@ describe('hostile exec plugins: output bounded, process group killed, no credent
       'exec plugin sh: failed with exit code 1: login failed: --user bob --password <redacted> <redacted> (pin <redacted>)',
     ]);
   });
+
+  it('a plugin no request waits for any more is killed when the process exits, not left running without a parent (audit46)', async () => {
+    // In a child process: its list times out at 500 ms, then Node ends by itself with the plugin still running.
+    const pidFile = join(tempDir(), 'plugin.pid');
+    const exit = await new Promise<{ error: Error | null; stdout: string }>((resolve) =>
+      execFile(NODE, ['--conditions=rx-informer-source', ORPHAN_CHILD, pidFile], { timeout: 30_000 }, (error, stdout) =>
+        resolve({ error, stdout }),
+      ),
+    );
+    expect(exit.error).toBeNull();
+    expect(exit.stdout).toMatch(/^list failed: .*waiting for: credentials from exec plugin/);
+    const pid = Number(readFileSync(pidFile, 'utf8'));
+    const alive = running(pid);
+    if (alive) process.kill(-pid, 'SIGKILL'); // leave nothing behind if it failed
+    expect(alive).toBe(false);
+  }, 40_000);
 
   it('a plugin that is not installed: CredentialPlugin, not found, with the install hint', async () => {
     const kc = new KubeConfig();

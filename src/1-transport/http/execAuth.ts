@@ -13,6 +13,7 @@ import {
   type ExecConfig,
 } from './execCredential.ts';
 import { runPlugin } from './execPlugin.ts';
+import { execConfigSecrets } from './secretNames.ts';
 
 // Exec credentials, cached and shared as client-go's exec Authenticator does: one credential per
 // KubeConfig, user and plugin configuration, used until its expirationTimestamp has passed (none:
@@ -143,13 +144,10 @@ function startRun(slot: Slot, config: ExecConfig, cluster: Cluster | null, ca: B
 
 /**
  * What a failure message must not quote besides what the plugin printed: the credential it gave last, and the secrets
- * its kubeconfig hands it: its `env` values and `args` (4 characters or more; not the command, not a bare flag such
- * as `--password`, whose value is the next arg; a `--password=…` counts with and without its name).
+ * its kubeconfig hands it ({@link execConfigSecrets}: secret-named env and flag values, token-like values).
  */
 export function knownSecrets(config: ExecConfig, previous: Credential | undefined): string[] {
-  const args = config.args.filter((a) => a !== config.command && !/^--?[A-Za-z][\w.-]*$/.test(a));
-  const values = args.map((a) => /^--?[\w.-]+=(.+)$/s.exec(a)?.[1] ?? a);
-  const given = [...config.env.map((e) => e.value), ...args, ...values].filter((s) => s.length >= 4);
+  const given = execConfigSecrets(config.command, config.args, config.env);
   return [previous?.token, previous?.key, ...given].filter((s): s is string => s !== undefined);
 }
 

@@ -33,6 +33,24 @@ export const EXEC_EXIT_GRACE_MS = 1_000;
 const GROUPS = process.platform !== 'win32';
 
 /**
+ * Plugins still running. A run outlives its requests (./execAuth.ts) and its group is detached, so neither a
+ * Ctrl-C (sent to the foreground group) nor Node's exit would reach it: at `process.on('exit')` (a normal end,
+ * `process.exit()`, the CLI's signal paths) every live group is killed, synchronously, as exit handlers must be. A
+ * process killed by a signal it does not handle runs no handler: such a plugin lives on to its own end.
+ */
+const live = new Set<ChildProcess>();
+let killAtExit = false;
+
+function track(child: ChildProcess): void {
+  live.add(child);
+  if (killAtExit) return;
+  killAtExit = true;
+  process.on('exit', () => {
+    for (const running of live) killGroup(running);
+  });
+}
+
+/**
  * Runs the plugin once: emits how it ended (then completes), never errors. stdin is closed (no
  * terminal is offered); stdout and stderr are read up to their limits, and at a limit reading stops
  * and the group is killed. Unsubscribing before the end kills the group. Once the plugin exited, its outputs
@@ -48,6 +66,7 @@ export function runPlugin(run: PluginRun): Observable<PluginResult> {
       subscriber.complete();
       return;
     }
+    track(child);
     run.started?.(child);
     let ended = false;
     let grace: ReturnType<typeof setTimeout> | undefined;
@@ -71,12 +90,14 @@ export function runPlugin(run: PluginRun): Observable<PluginResult> {
     read(child.stderr, stderr, 'stderr');
     child.on('error', (error: NodeJS.ErrnoException) => {
       killGroup(child);
+      live.delete(child);
       end({ outcome: 'not-started', code: error.code });
     });
     // The plugin is done: what is left of its group is killed, so its output closes; what escaped the group (a
     // child in a session of its own) and holds it open has a grace, then its pipes are closed under it.
     child.on('exit', (code: number | null, signal: NodeJS.Signals | null) => {
       killGroup(child);
+      live.delete(child);
       if (ended) return; // already ended (unsubscribed, output over its limit): no grace to arm, nothing to clear it
       grace = setTimeout(() => end({ outcome: 'exited', code, signal, stdout: stdout.text(), stderr: stderr.text() }), EXEC_EXIT_GRACE_MS);
     });
