@@ -1,10 +1,11 @@
 // One factory shared by unstructured and typed requests for one custom resource (the dynamic factory's `{ factory }`,
 // docs/dynamic-and-metadata.md): each schema gets its own informer, so typed objects have run the typed schema
-// (review audit44's F3: the typed request was handed the unstructured informer, cast).
+// (review audit44's F3: the typed request was handed the unstructured informer, cast); a typed schema is one object, and
+// another object for the same informer is a Config error, not another watch (review audit46's F3).
 import { describe, expect, it } from 'vitest';
-import { filter, firstValueFrom } from 'rxjs';
+import { filter, firstValueFrom, merge } from 'rxjs';
 import { z } from 'zod';
-import { customResource, informerFactory, kubeObject, type Informer, type KubeObject } from '../../src/index.ts';
+import { InformerError, customResource, informerFactory, kubeObject, type Informer, type KubeObject } from '../../src/index.ts';
 import { MY_APPLES, startApiServer } from 'rx-informer-emulator';
 
 const description = { group: 'stable.example.com', version: 'v1', plural: 'myapples', kind: 'MyApple', namespaced: true } as const;
@@ -56,4 +57,55 @@ describe('informerFactory: one resource asked for with two schemas', () => {
       }
     });
   }
+});
+
+describe('informerFactory: a typed resource whose schema is built per call', () => {
+  // As a helper that builds its schema inside: each call a new schema object of the same shape.
+  const apples = () => customResource({ ...description, schema: kubeObject({ spec: z.object({ color: z.string() }) }) });
+
+  it('the same schema object is one informer; a new schema object is a Config error naming the resource, not a second watch', async () => {
+    const api = await startApiServer();
+    api.registerCustomResource(MY_APPLES);
+    try {
+      const factory = informerFactory(api.kubeConfig);
+      const typed = factory.informer(TypedApples);
+      expect(factory.informer(TypedApples)).toBe(typed);
+      expect(factory.informer(customResource({ ...description, schema: Apple }))).toBe(typed);
+      let refused: unknown;
+      try {
+        factory.informer(apples());
+      } catch (error) {
+        refused = error;
+      }
+      expect(refused).toBeInstanceOf(InformerError);
+      expect((refused as InformerError).reason).toBe('Config');
+      expect((refused as InformerError).message).toMatch(/myapples\.stable\.example\.com.*another schema object.*same object/);
+      // The unstructured informer of the resource is still its own; everything the factory holds lists once each.
+      factory.informer(LooseApples);
+      expect(factory.informers()).toHaveLength(2);
+      const running = merge(...factory.informers().map((i) => i.store$)).subscribe();
+      try {
+        await factory.waitForCacheSync();
+      } finally {
+        running.unsubscribe();
+      }
+      const lists = api.requests.filter((r) => r.resource === 'myapples' && !r.watch);
+      expect(lists).toHaveLength(2);
+    } finally {
+      await api.close();
+    }
+  });
+
+  it('a schema built per call, asked for first and again: the second is refused, one informer', async () => {
+    const api = await startApiServer();
+    api.registerCustomResource(MY_APPLES);
+    try {
+      const factory = informerFactory(api.kubeConfig);
+      factory.informer(apples());
+      expect(() => factory.informer(apples())).toThrow(InformerError);
+      expect(factory.informers()).toHaveLength(1);
+    } finally {
+      await api.close();
+    }
+  });
 });

@@ -18,7 +18,7 @@ import {
 } from 'rxjs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { InformerError, capMessage } from '../0-model/errors.ts';
-import type { KubeObject } from '../0-model/objects.ts';
+import { KubeObject } from '../0-model/objects.ts';
 import { resourceName, type Resource } from '../0-model/resources.ts';
 import { informer, type Informer, type InformerOptions } from './informer.ts';
 import { lastErrorOf } from './informerFromSource.ts';
@@ -168,10 +168,12 @@ export type FactoryOptions = Omit<
 
 export interface InformerFactory {
   /**
-   * The informer for a resource (full or `metadataOnly`), its schema, namespace(s) and selectors: asking twice returns
-   * the same one (and so shares its connection and cache). A resource with another schema object (a typed
-   * `customResource({ …, schema })` beside the dynamic factory's unstructured one) gets an informer of its own, as
-   * client-go's factory keys by type: each validates with its own schema. Any other option a later request states
+   * The informer for a resource (full or `metadataOnly`), typed or unstructured, namespace(s) and selectors: asking twice
+   * returns the same one (and so shares its connection and cache). A typed `customResource({ …, schema })` beside the
+   * unstructured one (the dynamic factory's, or `customResource()` without a schema) gets an informer of its own, as
+   * client-go's factory keys by type: each validates with its own schema. A second, different schema object for a typed
+   * informer already made throws a `Config` `InformerError` (define the schema once, pass the same object): a schema
+   * built per call would otherwise open a watch and a cache per call. Any other option a later request states
    * (`delivery`, `resyncPeriod`, `transform`, `indexers`, `http`, …) must be what the informer was made
    * with, else this throws a `Config` `InformerError` naming both; an option left out takes the
    * informer's. For a differently configured informer of the same resource, use a second factory.
@@ -204,39 +206,37 @@ export interface InformerFactory {
 /**
  * A shared informer factory: one informer (one connection, one cache) per resource, namespace and selectors.
  * @throws TypeError when a default (or, at `informer()`, an option or the resource) has the wrong type or an unknown name, as
- *   `informer()`; a per-informer option (`labelSelector`, `namespaces`, `indexers`) is no default.
+ *   `informer()`; a per-informer option (`namespaces`, `labelSelector`, `fieldSelector`) is no default. `indexers`, which
+ *   `FactoryOptions` leaves out, is a type error only: from JavaScript it is let through, given to every informer, and
+ *   compared as a later request's `indexers` are.
  */
 export function informerFactory(kc: KubeConfig, defaults: FactoryOptions = {}): InformerFactory {
   checkInformerOptions('informerFactory', defaults);
   checkInformerOptionNames('informerFactory', defaults, 'factory');
   /** Each informer made and not forgotten, with the options it was made with (defaults applied). */
-  const made = new Map<string, { readonly informer: Informer<KubeObject>; readonly options: InformerOptions<KubeObject> }>();
+  const made = new Map<
+    string,
+    { readonly informer: Informer<KubeObject>; readonly options: InformerOptions<KubeObject>; readonly schema: unknown }
+  >();
   const changed = new BehaviorSubject<void>(undefined);
-  /** A number per schema object asked for, so the schema is part of an informer's identity (see identityOf). */
-  const schemaIds = new WeakMap<object, number>();
-  let schemas = 0;
-  const schemaId = (schema: object): number => {
-    const known = schemaIds.get(schema);
-    if (known !== undefined) return known;
-    schemaIds.set(schema, ++schemas);
-    return schemas;
-  };
   const informers = () => [...made.values()].map((entry) => entry.informer);
   return {
     informer<T extends KubeObject>(resource: Resource<T>, options: InformerOptions<T> = {}): Informer<T> {
       checkResource('informerFactory.informer', resource);
       checkInformerOptions('informerFactory.informer', options);
       checkInformerOptionNames('informerFactory.informer', options);
-      const { key, what, namespace } = identityOf(resource, options, defaults, schemaId(resource.schema));
+      const { key, what, namespace } = identityOf(resource, options, defaults);
       const existing = made.get(key);
       if (existing) {
+        if (existing.schema !== resource.schema) throw anotherSchema(what);
         checkSharedOptions(what, existing.options, options as InformerOptions<KubeObject>);
         return existing.informer as unknown as Informer<T>;
       }
       const transform = options.transform ?? (defaults.transform as ((object: T) => T) | undefined);
       const effective: InformerOptions<T> = { ...defaults, ...options, namespace, transform };
       const created = informer<T>(kc, resource, effective);
-      made.set(key, { informer: created as unknown as Informer<KubeObject>, options: effective as InformerOptions<KubeObject> });
+      const entry = { informer: created as unknown as Informer<KubeObject>, options: effective as InformerOptions<KubeObject> };
+      made.set(key, { ...entry, schema: resource.schema });
       changed.next();
       return created;
     },
@@ -258,19 +258,32 @@ export function informerFactory(kc: KubeConfig, defaults: FactoryOptions = {}): 
 }
 
 /**
- * What makes two requests one informer: the resource, full or metadata-only, its schema (the same schema object:
- * `schemaId` numbers them), where (one namespace, or a set of them in any order) and the selectors. `key` compares
- * them, `what` names them in an error. The schema is part of it as client-go's InformerFor keys by the Go type: an
- * informer validates and types its objects with its resource's schema, so a typed request after an unstructured one
- * (the dynamic factory's, sharing this factory) handed out the unstructured informer as typed, objects that never ran
- * the schema, and the other way round an unstructured one lost what the typed schema refused. The built-in kinds and
- * `customResource()` without a schema share one schema (metadata only), so they still share their informers.
+ * The `Config` error for a typed request whose schema is another object than the one its informer was made with. A
+ * schema is compared by identity (two zod schemas cannot be compared for what they accept), and a new informer per
+ * schema object would open another watch and cache at every call of a helper that builds its schema inside.
+ */
+function anotherSchema(what: string): InformerError {
+  return new InformerError(
+    'Config',
+    `the factory's informer for ${what} was made with another schema object; a later request for it passes a new one. ` +
+      'Define the schema once (const MyKind = kubeObject({ … })) and pass that same object, or use a second factory',
+    { phase: 'config' },
+  );
+}
+
+/**
+ * What makes two requests one informer: the resource, full or metadata-only, typed or unstructured, where (one
+ * namespace, or a set of them in any order) and the selectors. `key` compares them, `what` names them in an error.
+ * Typed or unstructured is part of it as client-go's InformerFor keys by the Go type: an informer validates and types
+ * its objects with its resource's schema, so a typed request after an unstructured one (the dynamic factory's, sharing
+ * this factory) handed out the unstructured informer as typed, objects that never ran the schema. Unstructured is the
+ * shared `KubeObject` schema (the built-in kinds, `customResource()` without a schema, `metadataOnly`), so those still
+ * share their informers; which typed schema object is the caller's, and the factory checks it is always the same one.
  */
 function identityOf<T extends KubeObject>(
   resource: Resource<T>,
   options: InformerOptions<T>,
   defaults: FactoryOptions,
-  schemaId: number,
 ): { readonly key: string; readonly what: string; readonly namespace: string } {
   const namespace = resource.namespaced ? (options.namespace ?? defaults.namespace ?? '') : '';
   // Metadata-only and full informers of one resource are two informers (two connections, two caches).
@@ -280,7 +293,8 @@ function identityOf<T extends KubeObject>(
   const where = namespaces === undefined ? namespace : namespaces.length === 1 ? namespaces[0]! : namespaces;
   const labelSelector = options.labelSelector ?? '';
   const fieldSelector = options.fieldSelector ?? '';
-  const key = JSON.stringify([resource.group, resource.version, resource.plural, mode, schemaId, where, labelSelector, fieldSelector]);
+  const schema = (resource.schema as unknown) === KubeObject ? 'unstructured' : 'typed';
+  const key = JSON.stringify([resource.group, resource.version, resource.plural, mode, schema, where, labelSelector, fieldSelector]);
   const what = [
     resourceName(resource) + (mode === 'metadata' ? ' (metadata-only)' : ''),
     !resource.namespaced ? '' : where === '' ? 'in all namespaces' : `in ${typeof where === 'string' ? where : where.join(', ')}`,
