@@ -342,6 +342,22 @@ describe('step()', () => {
     expect(result.effects).toEqual([]);
   });
 
+  it('ignores a late failure of an earlier watch while a later one is open (stale: any id but the current one)', () => {
+    const m = new Machine().open();
+    const first = m.state.request;
+    m.send({ type: 'watchEnded' }, 5_000).next(); // a clean end: the watch resumes, under a new request id
+    expect(m.state.phase.name, describeState(m.state)).toBe('watching');
+    const before = m.state;
+    const late = step(
+      reflectorConfig<Obj>({ decode: decoder(KubeObject) }),
+      before,
+      { type: 'watchFailed', id: first, error: network() },
+      6_000,
+    );
+    expect(late.state, describeState(late.state)).toBe(before);
+    expect(late.effects).toEqual([]);
+  });
+
   it('list → watch: the effects, in order, that the shell carries out', () => {
     const summary = (effects: readonly ReflectorEffect<Obj>[]) =>
       effects.map((e) => (e.type === 'emit' ? `emit ${e.event.type}` : 'options' in e ? `${e.type} ${JSON.stringify(e.options)}` : e.type));
@@ -500,6 +516,42 @@ describe('step()', () => {
     const state = listing.state;
     listing.send({ type: 'answered' });
     expect(listing.state).toBe(state);
+  });
+
+  it('pages that keep not fitting halve the limit down to 1 item, never to an unpaged list', () => {
+    const m = new Machine({ pageSize: 4 }).send({ type: 'start' });
+    const limits: (number | undefined)[] = [];
+    for (let i = 0; i < 5; i++) {
+      // A first page at "0" that does not fit counts as a whole answer once; then each failure halves the limit.
+      const listing = m.effects.find((e) => e.type === 'list');
+      if (listing?.type === 'list') limits.push(listing.options.limit);
+      m.send({ type: 'listFailed', error: pageTooLarge() }, 500).send({ type: 'timer' }, 500);
+    }
+    const last = m.effects.find((e) => e.type === 'list');
+    expect(last?.type === 'list' && last.options.limit, describeState(m.state)).toBe(1);
+    expect(
+      limits.every((l) => l !== undefined && l >= 1),
+      JSON.stringify(limits),
+    ).toBe(true);
+  });
+
+  it('a watch asked for 1 s that the server ends after 700 ms with no event ended on time: a clean end, not VeryShortWatch', () => {
+    const m = new Machine().send({ type: 'start' }).send({ type: 'listed', page: page('10', [obj('a', '5')]) });
+    m.send({ type: 'timeoutPicked', timeoutSeconds: 1 }).send({ type: 'watchEnded' }, 700);
+    expect(
+      m.effects.some((e) => e.type === 'emit' && e.event.type === 'error'),
+      describeState(m.state),
+    ).toBe(false);
+    expect(m.effects.find((e) => e.type === 'wait')).toMatchObject({ backoff: false });
+  });
+
+  it('a streamed list\'s watch that expires (410) after the initial events makes the next streaming list ask for rv ""', () => {
+    const m = new Machine({ watchList: true }).open().frame(added('5'));
+    m.frame(event('BOOKMARK', { metadata: { resourceVersion: '12', annotations: { 'k8s.io/initial-events-end': 'true' } } }));
+    expect(m.state.phase.name, describeState(m.state)).toBe('watching');
+    fail(m, errorFromStatus(410, status(410, 'Expired'), 'watch')).next();
+    const watch = m.effects.find((e) => e.type === 'watch');
+    expect(watch?.type === 'watch' && watch.options.resourceVersion, describeState(m.state)).toBe('');
   });
 
   it('describes a state in one line, without the objects', () => {

@@ -1,4 +1,5 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { Server } from 'node:net';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { NEVER, VirtualAction, VirtualTimeScheduler, mergeMap, of, throwError, timer, type Subscription } from 'rxjs';
 import { InformerError, informer, type KubeObject } from '../../src/index.ts';
 import { type ListWatch } from '../../src/pipeline.ts';
@@ -193,6 +194,31 @@ describe('serve()', () => {
     const ready = await get(`${url}/readyz`);
     expect(ready).toMatchObject({ status: 200, body: '[+]evil\\n[+]forged ok\\nok.example.com ok\nok\n' });
     expect((await get(`${url}/metrics`)).body).toContain('informer_synced{name="evil\\n[+]forged ok\\nok.example.com"} 1\n');
+  });
+
+  it('a failed accept (EMFILE, as Node emits it on the listening server) is a warning, once: serve() goes on answering', async () => {
+    const listen = vi.spyOn(Server.prototype, 'listen');
+    const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+    try {
+      let url = '';
+      let failed: unknown;
+      subscriptions.push(serve([], { host: '127.0.0.1' }).subscribe({ next: (s) => (url = s.url), error: (e) => (failed = e) }));
+      while (url === '' && failed === undefined) await new Promise((r) => setTimeout(r, 5));
+      const server = listen.mock.contexts[0] as Server;
+      // lib/net.js onconnection: `self.emit('error', new ErrnoException(err, 'accept'))`, the handle still listening.
+      const emfile = () => Object.assign(new Error('accept EMFILE'), { code: 'EMFILE', errno: -24, syscall: 'accept' });
+      server.emit('error', emfile());
+      server.emit('error', emfile());
+      expect(failed).toBeUndefined();
+      expect(server.listening).toBe(true);
+      expect(await get(`${url}/healthz`)).toMatchObject({ status: 200, body: 'ok\n' });
+      const warnings = warn.mock.calls.filter(([message]) => String(message).includes('accept failed'));
+      expect(warnings).toHaveLength(1); // rate limited: the second within 5 minutes is counted, not written
+      expect(warnings[0]![1]).toMatchObject({ type: 'RxInformerWarning', code: 'NetworkError' });
+    } finally {
+      listen.mockRestore();
+      warn.mockRestore();
+    }
   });
 
   it("a port already taken is the Observable's error, not a crash", async () => {

@@ -1,8 +1,16 @@
 import { Observable, defer, from } from 'rxjs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { Holds } from '../../src/workqueue/holds.ts';
 import { createWorkQueue, type Hold } from '../../src/workqueue/index.ts';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+/** Lets every promise already settled run its reactions (a macrotask later: no clock involved). */
+const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
+const deferred = () => {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+};
 
 /** A worker that takes 100 ms of (fake) time, counting how many of its runs overlap. */
 function counting() {
@@ -123,5 +131,54 @@ describe('queue.process: an async function* worker is held step by step (review 
     expect(seen).toEqual({ starts: 3, running: 0, maxRunning: 1 });
     expect(finallies).toBe(2);
     second.unsubscribe();
+  });
+});
+
+describe('Holds: an item stays in flight until every promise held settles, fulfilled or rejected (audit45)', () => {
+  it('afterSettled runs only once the last of two held promises settled', async () => {
+    const holds = new Holds();
+    const a = deferred();
+    const b = deferred();
+    holds.hold(a.promise);
+    holds.hold(b.promise);
+    const ran: string[] = [];
+    holds.afterSettled(() => ran.push('done'));
+    a.resolve();
+    await flush();
+    expect(ran).toEqual([]); // b still runs: the item must stay in flight
+    b.resolve();
+    await flush();
+    expect(ran).toEqual(['done']);
+  });
+
+  it('a held promise that rejects settles its hold', async () => {
+    const holds = new Holds();
+    const rejected = Promise.reject(new Error('boom'));
+    rejected.catch(() => undefined); // the rejection is the caller's to handle; Holds only waits for it
+    holds.hold(rejected);
+    const ran: string[] = [];
+    holds.afterSettled(() => ran.push('done'));
+    await flush();
+    expect(ran).toEqual(['done']);
+  });
+
+  it('queue.process: an item whose promise worker rejected is done, and is processed again when added again', async () => {
+    const q = createWorkQueue<string>();
+    const runs: string[] = [];
+    const events: string[] = [];
+    const subscription = q
+      .process(async (item) => {
+        runs.push(item);
+        if (runs.length === 1) throw new Error('boom');
+      })
+      .subscribe((e) => events.push(`${e.type} ${e.item}`));
+    q.add('a');
+    await flush();
+    expect(events).toEqual(['error a']);
+    expect(q.sizes().processing).toBe(0);
+    q.add('a');
+    await flush();
+    expect(runs).toEqual(['a', 'a']);
+    subscription.unsubscribe();
   });
 });

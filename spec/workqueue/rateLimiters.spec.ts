@@ -94,9 +94,10 @@ describe('bucketRateLimiter', () => {
 describe('maxOfRateLimiter and defaultControllerRateLimiter', () => {
   it('takes the longest delay and the largest requeue count; forget reaches all', () => {
     const scheduler = new VirtualTimeScheduler();
+    // The limiter that counts requeues last: a forget that reached only the first would leave its count at 4.
     const limiter = maxOfRateLimiter<string>(
-      itemExponentialFailureRateLimiter(5, 1000),
       bucketRateLimiter({ qps: 10, burst: 1, scheduler }),
+      itemExponentialFailureRateLimiter(5, 1000),
     );
     expect(times(limiter, 'a', 4)).toEqual([5, 100, 200, 300]);
     expect(limiter.numRequeues('a')).toBe(4);

@@ -317,7 +317,7 @@ export function informerFromSource<T extends KubeObject>(
         const errors = current.errors;
         for (let i = 0; i < errors.length; i++) unobserved.report(errors[i]!);
         if (errors.length > 0) lastError = errors[errors.length - 1];
-        counter.record(current, scheduler.now());
+        counter.record(current, scheduler);
         return current;
       }),
     );

@@ -65,7 +65,7 @@ export function informerMetrics$(
         // The replayed state describes the past: its store is measured whole, its step is not counted again.
         if (first) {
           for (const [, object] of state.store.entries()) bytes += sizeOf(object);
-          own?.sawSynced(state.synced, scheduler.now());
+          own?.sawSynced(state.synced, scheduler);
         } else {
           for (const event of state.events) {
             if (event.type === 'added') bytes += sizeOf(event.object);
@@ -73,7 +73,7 @@ export function informerMetrics$(
             else if (event.type === 'deleted') bytes -= sizeOf(previous?.get(keyOf(event.object)) ?? event.object);
             else if (event.object !== event.oldObject) bytes += sizeOf(event.object) - sizeOf(event.oldObject);
           }
-          own?.record(state, scheduler.now());
+          own?.record(state, scheduler);
         }
         first = false;
         previous = state.store;

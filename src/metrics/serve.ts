@@ -18,6 +18,7 @@ import {
 import type { LeftCounters } from './aggregate.ts';
 import { resourceName } from '../0-model/resources.ts';
 import { InformerError, describeThrown } from '../0-model/errors.ts';
+import { unobservedReporter } from '../5-informer/unobservedErrors.ts';
 import type { HandlerMetrics } from '../5-informer/handleEvents.ts';
 import { handlerFamilies, healthFamilies, informerFamilies, toPrometheusText, transportFamilies, type MetricFamily } from './prometheus.ts';
 import { transportBytes } from '../1-transport/httpTransport.ts';
@@ -96,7 +97,9 @@ export type Served =
  *
  * Cold: subscribing starts the server (and the informers: it subscribes their health and
  * metrics) and emits where it listens; unsubscribing closes it. A failure to listen
- * (port taken) is the Observable's error.
+ * (port taken) is the Observable's error; a failed accept (EMFILE, ENFILE: out of file descriptors for a while) is
+ * not: Node's server listens on, so serve() warns (`process.emitWarning`, type `RxInformerWarning`, code
+ * `NetworkError`, at most once per 5 minutes) and goes on.
  *
  * ```
  * serve(factory, { port: 8080 }):  ----s------------   s: { host, port, url } once listening
@@ -143,7 +146,13 @@ export function serve(informers: Served, options: ServeOptions = {}): Observable
         else res.destroy();
       }
     });
-    server.on('error', (error) => subscriber.error(error));
+    // A failed accept (EMFILE, ENFILE: Node's net server emits it and listens on) is transient: a warning, rate
+    // limited as an informer's unobserved faults, and the server goes on. Any other error (port taken) is serve()'s.
+    const acceptFaults = unobservedReporter('serve()', () => scheduler.now(), true);
+    server.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.syscall !== 'accept') return subscriber.error(error);
+      acceptFaults.report(new InformerError('NetworkError', `accept failed, the server listens on: ${error.code ?? error.message}`));
+    });
     server.listen(options.port ?? 0, options.host, () => {
       const address = server.address();
       if (address === null || typeof address === 'string')
