@@ -41,6 +41,12 @@ export interface Field {
   readonly inline: boolean;
   /** For kind msg: the message (for a map: its values' message). */
   msg: Message | undefined;
+  /**
+   * Its place in its message's JSON order ({@link Message.order}); an inline field's is its first member's, and
+   * {@link rankEnd} its last's (a field of its own: the same).
+   */
+  rank: number;
+  rankEnd: number;
 }
 
 export interface Message {
@@ -49,6 +55,15 @@ export interface Message {
   readonly byNumber: (Field | undefined)[];
   /** In number order, as the encoder writes them. */
   readonly fields: Field[];
+  /** In the Go struct's order, what kube-apiserver's JSON writes (the generated rows' order). */
+  readonly inJsonOrder: Field[];
+  /**
+   * The JSON names of its members in the order the API server's JSON writes them (Go struct order, inline messages'
+   * members in their place): the order of a decoded object's keys, whatever order the wire gave its fields in.
+   */
+  order: string[];
+  /** By JSON name: its index in {@link order}. */
+  rank: Map<string, number>;
   /** The `always` fields, inline messages' ones included, filled with defaults when absent. */
   always: Field[];
   /** JSON names of the repeated fields, inline messages' ones included. */
@@ -57,21 +72,22 @@ export interface Message {
 
 const compiled = new Map<string, Message>();
 for (const [name, rows] of Object.entries(MESSAGES)) {
-  const fields = rows
-    .map(([n, json, kind, presence, shape, , inline]): Field => ({
-      n,
-      json,
-      kind: K[kind as keyof typeof K],
-      presence,
-      rep: shape === 'rep',
-      map: shape === 'map',
-      inline,
-      msg: undefined,
-    }))
-    .sort((a, b) => a.n - b.n);
+  const inJsonOrder = rows.map(([n, json, kind, presence, shape, , inline]): Field => ({
+    n,
+    json,
+    kind: K[kind as keyof typeof K],
+    presence,
+    rep: shape === 'rep',
+    map: shape === 'map',
+    inline,
+    msg: undefined,
+    rank: -1,
+    rankEnd: -1,
+  }));
+  const fields = [...inJsonOrder].sort((a, b) => a.n - b.n);
   const byNumber: (Field | undefined)[] = [];
   for (const f of fields) byNumber[f.n] = f;
-  compiled.set(name, { name, byNumber, fields, always: [], lists: [] });
+  compiled.set(name, { name, byNumber, fields, inJsonOrder, order: [], rank: new Map(), always: [], lists: [] });
 }
 for (const [name, rows] of Object.entries(MESSAGES)) {
   const message = compiled.get(name)!;
@@ -82,13 +98,26 @@ for (const [name, rows] of Object.entries(MESSAGES)) {
     message.byNumber[row[0]]!.msg = target;
   }
 }
+/** The JSON names of a message's members in JSON order, inline messages' members in their place. */
+function orderOf(message: Message): string[] {
+  return message.inJsonOrder.flatMap((f) => (f.inline ? orderOf(f.msg!) : [f.json]));
+}
+/** In JSON order (see {@link fillAlways} in values.ts: the defaults it adds follow the fields present). */
 function alwaysOf(message: Message): Field[] {
-  return message.fields.flatMap((f) => (f.inline ? alwaysOf(f.msg!) : f.presence === 'always' ? [f] : []));
+  return message.inJsonOrder.flatMap((f) => (f.inline ? alwaysOf(f.msg!) : f.presence === 'always' ? [f] : []));
 }
 function listsOf(message: Message): string[] {
   return message.fields.flatMap((f) => (f.inline ? listsOf(f.msg!) : f.rep ? [f.json] : []));
 }
 for (const message of compiled.values()) {
+  message.order = orderOf(message);
+  message.order.forEach((json, i) => message.rank.set(json, i));
+  let at = 0;
+  for (const f of message.inJsonOrder) {
+    f.rank = at;
+    at += f.inline ? orderOf(f.msg!).length : 1;
+    f.rankEnd = at - 1;
+  }
   message.always = alwaysOf(message);
   message.lists = listsOf(message);
 }
