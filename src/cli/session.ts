@@ -452,10 +452,11 @@ export function progress<I>(state: SessionState<I>): string {
 function onFactoryError<I>(config: SessionConfig, state: SessionState<I>, error: InformerError, out: Out<I>): SessionState<I> {
   const unnoticed = 'resources installed or removed from now on may go unnoticed';
   if (error instanceof DiscoveryError) {
+    const why = () => explain(error, config.server, false, config.credential);
     const line =
       error.groupVersion !== undefined
         ? discoveryFailed(error.groupVersion, error, config.server, true)
-        : `! discovery failed (tried again with backoff; what it adds or removes is seen once it reads): ${explain(error, config.server, false, config.credential)}`;
+        : `! discovery failed (tried again with backoff; what it adds or removes is seen once it reads): ${why()}`;
     out.push({ type: 'err', line });
     return state;
   }

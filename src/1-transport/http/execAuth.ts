@@ -63,8 +63,8 @@ function slotOf(kc: KubeConfig, user: string, config: ExecConfig, cluster: Clust
 
 /**
  * The exec credential for `user`: the cached one while it is fresh, else the one the plugin prints (joining a run
- * already going; `ca`: the cluster's CA bytes, for KUBERNETES_EXEC_INFO). Rejects with a `CredentialPlugin` InformerError when the run fails, and when `signal` aborts first
- * (then the run goes on, for the next request).
+ * already going; `ca`: the cluster's CA bytes, for KUBERNETES_EXEC_INFO). Rejects with a `CredentialPlugin`
+ * InformerError when the run fails, and when `signal` aborts first (then the run goes on, for the next request).
  */
 export async function execCredential(
   kc: KubeConfig,
