@@ -103,8 +103,10 @@ export class ResourceSeries {
   }
 }
 
-function addCounters(a: LeftCounters | undefined, b: LeftCounters): LeftCounters {
-  if (a === undefined) return b;
+type Counters = Pick<InformerMetrics, 'eventsTotal' | 'listsTotal' | 'watchesTotal' | 'shortWatchesTotal' | 'errorsTotal'>;
+
+/** The informer counters of two, summed: one rule for merging informers' metrics and carrying those gone. */
+function sumCounters(a: Counters, b: Counters): Counters {
   return {
     eventsTotal: {
       added: a.eventsTotal.added + b.eventsTotal.added,
@@ -115,6 +117,13 @@ function addCounters(a: LeftCounters | undefined, b: LeftCounters): LeftCounters
     watchesTotal: a.watchesTotal + b.watchesTotal,
     shortWatchesTotal: a.shortWatchesTotal + b.shortWatchesTotal,
     errorsTotal: addErrors(a.errorsTotal, b.errorsTotal),
+  };
+}
+
+function addCounters(a: LeftCounters | undefined, b: LeftCounters): LeftCounters {
+  if (a === undefined) return b;
+  return {
+    ...sumCounters(a, b),
     handlerSeconds: {
       count: a.handlerSeconds.count + b.handlerSeconds.count,
       sumSeconds: a.handlerSeconds.sumSeconds + b.handlerSeconds.sumSeconds,
@@ -164,18 +173,10 @@ const laterVersion = (a: string, b: string) => (b !== '' && (a === '' || Number(
 
 /** Counters and sizes summed; the latest resourceVersion; sync duration: the slowest, absent until all synced. */
 export function mergeMetrics(a: InformerMetrics, b: InformerMetrics): InformerMetrics {
-  const errorsTotal = addErrors(a.errorsTotal, b.errorsTotal);
+  const counters = sumCounters(a, b);
   return {
     name: a.name,
-    eventsTotal: {
-      added: a.eventsTotal.added + b.eventsTotal.added,
-      updated: a.eventsTotal.updated + b.eventsTotal.updated,
-      deleted: a.eventsTotal.deleted + b.eventsTotal.deleted,
-    },
-    listsTotal: a.listsTotal + b.listsTotal,
-    watchesTotal: a.watchesTotal + b.watchesTotal,
-    shortWatchesTotal: a.shortWatchesTotal + b.shortWatchesTotal,
-    errorsTotal,
+    ...counters,
     storeObjects: a.storeObjects + b.storeObjects,
     storeBytes: a.storeBytes + b.storeBytes,
     lastResourceVersion: laterVersion(a.lastResourceVersion, b.lastResourceVersion),
