@@ -58,6 +58,8 @@ type NoneLeft<T extends never> = T;
 type EveryNumberChecked = [
   NoneLeft<Unchecked<ListAndWatchOptions<unknown>, (typeof NUMERIC_OPTIONS)[number]>>,
   NoneLeft<Unchecked<NonNullable<ListAndWatchOptions<unknown>['backoff']>, (typeof BACKOFF_NUMERIC_OPTIONS)[number]>>,
+  // Every backoff option, numeric or not: the list is also the names `checkInformerOptionNames` knows.
+  NoneLeft<Exclude<keyof BackoffOptions, (typeof BACKOFF_NUMERIC_OPTIONS)[number]>>,
   NoneLeft<Unchecked<HttpTransportOptions, (typeof HTTP_NUMERIC_OPTIONS)[number]>>,
   NoneLeft<Unchecked<Http2Options, (typeof HTTP2_NUMERIC_OPTIONS)[number]>>,
 ];
@@ -174,13 +176,8 @@ const HTTP2_OPTION_NAMES = Object.keys({
   maxConnections: true,
   scheduler: true,
 } satisfies Record<keyof Http2Options, true>);
-const BACKOFF_OPTION_NAMES = Object.keys({
-  initialMs: true,
-  maxMs: true,
-  factor: true,
-  jitter: true,
-  resetAfterMs: true,
-} satisfies Record<keyof BackoffOptions, true>);
+/** Every backoff option is a number: the numeric list is the whole list (`EveryNumberChecked` says so). */
+const BACKOFF_OPTION_NAMES: readonly string[] = BACKOFF_NUMERIC_OPTIONS;
 
 /** `informer()`'s options (`OPTION_SHARING` is the record over every one of them). */
 const INFORMER_OPTION_NAMES: readonly string[] = Object.keys(OPTION_SHARING);
