@@ -10,5 +10,5 @@ export {
   selectFields,
   type Change,
   type FieldChangesOptions,
-  type Selection,
+  type FieldSelection,
 } from './5-informer/fieldChanges.ts';

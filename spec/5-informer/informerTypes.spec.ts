@@ -18,7 +18,7 @@ import {
 import * as root from '../../src/index.ts';
 import { informerMetrics$, serve } from '../../src/metrics/index.ts';
 import { shardedInformer, type ShardSource, type ShardedInformer } from '../../src/leaderelection/index.ts';
-import { FieldSelector, type Selection } from '../../src/diff.ts';
+import { FieldSelector, type FieldSelection } from '../../src/diff.ts';
 import { parseRetryAfter, traceFileSink, type RetryAfterOptions, type TraceFileOptions } from '../../src/pipeline.ts';
 import type { FieldOf, PartOf, ObjectParts } from '../../src/testing/index.ts';
 
@@ -71,7 +71,7 @@ function compileOnly(kc: KubeConfig, shards: ShardSource, appleCache: Store<MyAp
 function compileOnlyNames() {
   expectTypeOf<TraceFileOptions>().toEqualTypeOf<NonNullable<Parameters<typeof traceFileSink>[1]>>();
   expectTypeOf<RetryAfterOptions>().toExtend<Parameters<typeof parseRetryAfter>[1]>();
-  expectTypeOf<Selection | undefined>().toEqualTypeOf<FieldSelector['root']>();
+  expectTypeOf<FieldSelection | undefined>().toEqualTypeOf<FieldSelector['root']>();
   expectTypeOf<FieldOf<MyApple, 'spec'>>().toEqualTypeOf<NonNullable<ObjectParts<MyApple>['spec']>>();
   expectTypeOf<PartOf<{ a: string }>>().toEqualTypeOf<{ readonly a?: string }>();
 }

@@ -86,7 +86,7 @@ function closingQuote(text: string, from: number): number {
  * include and exclude pattern (an NFA walked segment by segment), or `ALL`
  * once an include pattern has matched a prefix of the node's path.
  */
-export interface Selection {
+export interface FieldSelection {
   /** Positions in include patterns; undefined: the node is inside an include (or there are none). */
   readonly include: readonly (readonly [number, number])[] | undefined;
   readonly exclude: readonly (readonly [number, number])[];
@@ -97,7 +97,7 @@ export class FieldSelector {
   private readonly includes: readonly (readonly string[])[];
   private readonly excludes: readonly (readonly string[])[];
   /** The root's selection; undefined when the root is excluded (a `!**` pattern). */
-  readonly root: Selection | undefined;
+  readonly root: FieldSelection | undefined;
 
   constructor(patterns: readonly string[] = []) {
     const includes: string[][] = [];
@@ -115,7 +115,7 @@ export class FieldSelector {
   }
 
   /** The selection of a child `key` of a node, or undefined when nothing under it can be selected. */
-  child(at: Selection, key: string): Selection | undefined {
+  child(at: FieldSelection, key: string): FieldSelection | undefined {
     const step = (list: readonly (readonly string[])[], states: readonly (readonly [number, number])[]) => {
       const next: (readonly [number, number])[] = [];
       for (const [n, i] of states) {
@@ -132,14 +132,14 @@ export class FieldSelector {
   }
 
   /** Whether this node (not only a part of it) is selected. */
-  whole(at: Selection): boolean {
+  whole(at: FieldSelection): boolean {
     return at.include === undefined;
   }
 
   private settle(
     include: readonly (readonly [number, number])[] | undefined,
     exclude: readonly (readonly [number, number])[],
-  ): Selection | undefined {
+  ): FieldSelection | undefined {
     if (exclude.some(([n, i]) => i === this.excludes[n]!.length)) return undefined;
     if (include === undefined) return { include: undefined, exclude };
     if (include.some(([n, i]) => i === this.includes[n]!.length)) return { include: undefined, exclude };
@@ -213,19 +213,19 @@ export function selectFields(value: unknown, fields: FieldSelector | readonly st
   return copySelected(value, selector, at, maxDepth);
 }
 
-const ALL: Selection = { include: undefined, exclude: [] };
+const ALL: FieldSelection = { include: undefined, exclude: [] };
 
 interface CopyFrame {
   readonly source: unknown;
   readonly depth: number;
-  readonly at: Selection;
+  readonly at: FieldSelection;
   readonly assign: (v: unknown) => void;
   /** Partial containers: after their children, drop them if empty. */
   readonly finish?: () => void;
 }
 
-function copySelected(value: unknown, selector: FieldSelector | undefined, at: Selection, maxDepth: number, startDepth = 0): unknown {
-  const whole = (s: Selection) => selector === undefined || (s.include === undefined && s.exclude.length === 0);
+function copySelected(value: unknown, selector: FieldSelector | undefined, at: FieldSelection, maxDepth: number, startDepth = 0): unknown {
+  const whole = (s: FieldSelection) => selector === undefined || (s.include === undefined && s.exclude.length === 0);
   if (typeof value !== 'object' || value === null) return selector === undefined || selector.whole(at) ? value : undefined;
   const root: { value: unknown } = { value: undefined };
   const stack: CopyFrame[] = [{ source: value, depth: startDepth, at, assign: (v) => (root.value = v) }];
@@ -245,7 +245,7 @@ function copySelected(value: unknown, selector: FieldSelector | undefined, at: S
       assign(TOO_DEEP);
       continue;
     }
-    const childAt = (key: string): Selection | undefined => (whole(frame.at) ? frame.at : selector!.child(frame.at, key));
+    const childAt = (key: string): FieldSelection | undefined => (whole(frame.at) ? frame.at : selector!.child(frame.at, key));
     if (Array.isArray(source)) {
       const copy: unknown[] = new Array<unknown>(source.length);
       const needsTrim = !whole(frame.at);
@@ -308,10 +308,10 @@ export function fieldChanges(before: unknown, after: unknown, options: FieldChan
   const changes: Change[] = [];
   if (root === undefined) return changes;
   // Children are pushed in reverse so they pop in document order.
-  const stack: { a: unknown; b: unknown; path: string; depth: number; at: Selection }[] = [
+  const stack: { a: unknown; b: unknown; path: string; depth: number; at: FieldSelection }[] = [
     { a: before, b: after, path: '', depth: 0, at: root },
   ];
-  const childAt = (at: Selection, key: string) =>
+  const childAt = (at: FieldSelection, key: string) =>
     selector === undefined || (at.include === undefined && at.exclude.length === 0) ? at : selector.child(at, key);
   while (stack.length > 0) {
     const { a, b, path, depth, at } = stack.pop()!;
@@ -327,7 +327,7 @@ export function fieldChanges(before: unknown, after: unknown, options: FieldChan
       continue;
     }
     if (records) {
-      const children: { a: unknown; b: unknown; path: string; depth: number; at: Selection }[] = [];
+      const children: { a: unknown; b: unknown; path: string; depth: number; at: FieldSelection }[] = [];
       for (const key of Object.keys(a)) {
         const child = childAt(at, key);
         if (child !== undefined) children.push({ a: a[key], b: b[key], path: join(path, key), depth: depth + 1, at: child });
