@@ -7,6 +7,7 @@ import { httpListWatch } from '../1-transport/httpTransport.ts';
 import type { KeepObject } from '../1-transport/lazyJson.ts';
 import { filtered, isListWatch, type ListWatch } from '../1-transport/listWatch.ts';
 import { namespaceOfKey, rawKey } from '../0-model/keys.ts';
+import { listRefused } from '../2-source/listRefused.ts';
 import type { ListProgress, SourceEvent } from '../2-source/sourceEvent.ts';
 import type { MissedDeletion } from '../3-deltas/deltas.ts';
 import type { InformerState } from '../4-store/reduceDeltas.ts';
@@ -58,8 +59,9 @@ type Mode = 'cluster-wide' | 'per-namespace';
  *   ONE cluster-wide list and watch; an object of another namespace is dropped as soon as its
  *   metadata is read (lazy decoding: not validated, not cached, no event; a watch event of one
  *   becomes a bookmark, so the resourceVersion moves on).
- * - **At most that many, or when the cluster-wide list is Forbidden (403)**: one list and watch per
- *   namespace (streams of one HTTP/2 connection), merged into one view. Over HTTP/1.1, where a watch
+ * - **At most that many, or when the cluster-wide list is Forbidden (403)** (a streaming list too; a 403
+ *   after it listed is retried, `listRefused`): one list and watch per namespace (streams of one HTTP/2
+ *   connection), merged into one view. Over HTTP/1.1, where a watch
  *   holds a connection for its life, they take turns at 64 connections of the KubeConfig (lists first;
  *   a watch resumes from its resourceVersion in its turn; docs/transport.md); over HTTP/2 too, at three
  *   quarters of the streams its pool carries, when they need more (else every namespace keeps its watch).
@@ -133,7 +135,7 @@ export function namespacesInformer<T extends KubeObject>(
           if (forbidden) return;
           if (event.type === 'replace') listed = true;
           const error = event.type === 'error' ? event.error : undefined;
-          if (!listed && !isListWatch(source) && error?.reason === 'Forbidden' && error.phase === 'list') {
+          if (error !== undefined && !isListWatch(source) && listRefused(error, listed)) {
             // These credentials may list the namespaces, not the cluster: list each of them
             // (now, or as soon as the subscription that told us so is ours to end).
             forbidden = true;
