@@ -11,12 +11,17 @@ const conditions = ['rx-informer-source', 'module', 'node', 'development|product
 const include = ['spec/**/*.spec.ts', 'marbles/**/*.spec.ts'];
 
 /**
- * Spec files that need a worker of their own: optionWalk's and namespacesDescriptors' `vi.mock` factories replace
+ * Spec files that need a worker of their own: optionWalk's, namespacesDescriptors' and namespacesInformer's `vi.mock` factories replace
  * library modules, which a worker shared with other files would already have loaded (so the mock would not apply, or
  * would leak);
  * lifecycle counts the process's timers and sockets, where another file's could still be pending.
  */
-const ISOLATED = ['spec/5-informer/optionWalk.spec.ts', 'spec/5-informer/namespacesDescriptors.spec.ts', 'spec/emulator/lifecycle.spec.ts'];
+const ISOLATED = [
+  'spec/5-informer/optionWalk.spec.ts',
+  'spec/5-informer/namespacesDescriptors.spec.ts',
+  'spec/5-informer/namespacesInformer.spec.ts',
+  'spec/emulator/lifecycle.spec.ts',
+];
 
 /**
  * Node's on-disk cache of compiled modules (V8 code, TypeScript already stripped), for every process a test starts

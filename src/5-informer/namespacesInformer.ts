@@ -8,13 +8,12 @@ import type { KeepObject } from '../1-transport/lazyJson.ts';
 import { filtered, isListWatch, type ListWatch } from '../1-transport/listWatch.ts';
 import { namespaceOfKey, rawKey } from '../0-model/keys.ts';
 import type { ListProgress, SourceEvent } from '../2-source/sourceEvent.ts';
-import type { MissedDeletion } from '../3-deltas/deltas.ts';
-import type { InformerState } from '../4-store/reduceDeltas.ts';
 import type { Store } from '../4-store/store.ts';
 import { informerFromSource, reflectorFor, toListWatch, withRandom, type Informer, type InformerOptions } from './informerFromSource.ts';
 import { forward } from '../util/forward.ts';
 import { keepObjectFaults } from './keepObjectFaults.ts';
-import { ConnectionTurns, DEFAULT_HTTP1_CONNECTIONS, http2Turns, isOutOfDescriptors, takingTurns } from './connectionTurns.ts';
+import { ConnectionTurns, DEFAULT_HTTP1_CONNECTIONS, http2Turns, takingTurns } from './connectionTurns.ts';
+import { initialMergeState, namespacesMergeStep, type NamespacesMergeConfig, type NamespacesMergeInput } from './namespacesMergeStep.ts';
 import { InformerError } from '../0-model/errors.ts';
 
 /**
@@ -48,9 +47,6 @@ function turnsFor(kc: KubeConfig, options: Pick<InformerOptions<KubeObject>, 'ht
   return turns;
 }
 
-/** How an informer over several namespaces reads them, as it starts. */
-type Mode = 'cluster-wide' | 'per-namespace';
-
 /**
  * An informer over the objects of several namespaces (`informer(kc, r, { namespaces })`).
  *
@@ -58,8 +54,9 @@ type Mode = 'cluster-wide' | 'per-namespace';
  *   ONE cluster-wide list and watch; an object of another namespace is dropped as soon as its
  *   metadata is read (lazy decoding: not validated, not cached, no event; a watch event of one
  *   becomes a bookmark, so the resourceVersion moves on).
- * - **At most that many, or when the cluster-wide list is Forbidden (403)**: one list and watch per
- *   namespace (streams of one HTTP/2 connection), merged into one view. Over HTTP/1.1, where a watch
+ * - **At most that many, or when the cluster-wide list is Forbidden (403)** (a streaming list too; a 403
+ *   after it listed is retried, `listRefused`): one list and watch per namespace (streams of one HTTP/2
+ *   connection), merged into one view. Over HTTP/1.1, where a watch
  *   holds a connection for its life, they take turns at 64 connections of the KubeConfig (lists first;
  *   a watch resumes from its resourceVersion in its turn; docs/transport.md); over HTTP/2 too, at three
  *   quarters of the streams its pool carries, when they need more (else every namespace keeps its watch).
@@ -104,152 +101,107 @@ export function namespacesInformer<T extends KubeObject>(
     );
     return faults ? faults.reporting(read) : read;
   };
-  const initialMode: Mode = isListWatch(source) || namespaces.length > threshold ? 'cluster-wide' : 'per-namespace';
+  // How it reads them as it starts (a refused cluster-wide list then falls back: namespacesMergeStep).
+  const initialMode = isListWatch(source) || namespaces.length > threshold ? 'wide' : 'perNamespace';
   const inner: InformerOptions<T> = { ...options, namespace: undefined, namespaces: undefined };
 
   // Its list progress: the cluster-wide list's pages, or the namespaces' lists' summed (docs/api.md, `listProgress$`).
+  const config: NamespacesMergeConfig = { members: new Set(namespaces).size, fallsBack: !isListWatch(source) };
   const sourceOf = (cache: () => Store<T>, onListProgress: (progress: ListProgress) => void) =>
     new Observable<SourceEvent<T>>((subscriber) => {
       const subscription = new Subscription();
-      const perNamespace = () =>
-        subscription.add(mergedNamespaces(source as KubeConfig, resource, namespaces, target, inner, onListProgress).subscribe(subscriber));
-      if (initialMode === 'per-namespace') {
+      let state = initialMergeState<T>(config, initialMode);
+      let turns: ConnectionTurns | undefined = undefined;
+      let wide: Subscription | undefined = undefined;
+      // The fallback asked for while the cluster-wide subscription was being made: carried out once it is ours to end.
+      let fallBackPending = false;
+      const perNamespace = () => {
+        turns = turnsFor(source as KubeConfig, inner);
+        const informers = namespaceInformers(source as KubeConfig, resource, namespaces, target, inner, turns);
+        informers.forEach((informer, member) =>
+          subscription.add(informer.listProgress$.subscribe((progress) => run({ type: 'progress', member, progress }))),
+        );
+        informers.forEach((informer, member) => {
+          let replayed = true;
+          subscription.add(
+            informer.state$.subscribe({
+              next: (state) => {
+                const input = { type: 'state', member, state, replayed } as const;
+                replayed = false;
+                run(input);
+              },
+              error: (error: unknown) => subscriber.error(error),
+            }),
+          );
+        });
+      };
+      const run = (input: NamespacesMergeInput<T>) => {
+        const [next, effects] = namespacesMergeStep(config, state, input);
+        state = next;
+        for (const effect of effects) {
+          switch (effect.type) {
+            case 'emit':
+              subscriber.next(effect.event);
+              break;
+            case 'outOfDescriptors':
+              subscriber.next({ type: 'error', error: descriptorsError(effect.error, turns?.counts.capacity ?? 0) });
+              break;
+            case 'progress':
+              onListProgress(effect.progress);
+              break;
+            case 'fallBack':
+              if (wide === undefined) fallBackPending = true;
+              else {
+                wide.unsubscribe();
+                perNamespace();
+              }
+          }
+        }
+      };
+      run({ type: 'start' });
+      if (state.mode === 'perNamespace') {
         perNamespace();
         return subscription;
       }
-      let listed = false;
-      let forbidden = false;
-      let wide: Subscription | undefined = undefined;
-      const fallBack = () => {
-        wide?.unsubscribe();
-        perNamespace();
-      };
       wide = reflectorFor(
         clusterWide(),
         resource,
         inner,
-      )(cache, onListProgress).subscribe(
-        forward(subscriber, (event) => {
-          if (forbidden) return;
-          if (event.type === 'replace') listed = true;
-          const error = event.type === 'error' ? event.error : undefined;
-          if (!listed && !isListWatch(source) && error?.reason === 'Forbidden' && error.phase === 'list') {
-            // These credentials may list the namespaces, not the cluster: list each of them
-            // (now, or as soon as the subscription that told us so is ours to end).
-            forbidden = true;
-            if (wide !== undefined) fallBack();
-            return;
-          }
-          subscriber.next(event);
-        }),
-      );
+      )(cache, onListProgress).subscribe(forward(subscriber, (event) => run({ type: 'wide', event })));
       subscription.add(wide);
-      if (forbidden) fallBack();
+      if (fallBackPending) {
+        wide.unsubscribe();
+        perNamespace();
+      }
       return subscription;
     });
   return informerFromSource(resource, sourceOf, inner);
 }
 
 /**
- * The source events of one informer over `namespaces`, each listed and watched on its own: one
- * informer per namespace underneath (its cache is what a relist of it is compared with). Their
- * first lists come out as one `replace` once every namespace has listed; from then on their
- * events (`added`, `updated`, `deleted`) come out as watch events, their faults as faults.
- * Their paged lists' progress goes to `onListProgress`: summed over the namespaces until the first
- * lists are all in (one listed already counts its objects), then each namespace's relist as its own.
+ * One informer per namespace underneath an informer over several (its cache is what a relist of that namespace is
+ * compared with); `namespacesMergeStep` merges them.
  */
-function mergedNamespaces<T extends KubeObject>(
+function namespaceInformers<T extends KubeObject>(
   kc: KubeConfig,
   resource: Resource<T>,
   namespaces: readonly string[],
   target: (namespace: string) => Parameters<typeof httpListWatch>[1],
   options: InformerOptions<T>,
-  onListProgress: (progress: ListProgress) => void,
-): Observable<SourceEvent<T>> {
-  return new Observable<SourceEvent<T>>((subscriber) => {
-    const subscription = new Subscription();
-    // Their faults reach the outer informer's errors$ (and its report while nobody listens), not their own.
-    const own: InformerOptions<T> = { ...options, resyncPeriod: 0, indexers: {}, delivery: undefined, reportUnobservedErrors: false };
-    // Every request takes a turn: over HTTP/2, while everything fits, it is granted at once and nobody waits.
-    const turns = turnsFor(kc, options);
-    const informers = [...new Set(namespaces)].map((namespace) => {
-      // A keepObject of the caller's: what it rejects is left out, as informer() does (not cached as a skeleton);
-      // what it throws is reported.
-      const faults = options.http?.keepObject !== undefined ? keepObjectFaults(options.http.keepObject) : undefined;
-      // No page asked ahead: the turns count each read's connections (HTTP/1.1) or streams (HTTP/2), one at a time.
-      const http = { ...options.http, prefetchPages: false, ...(faults ? { keepObject: faults.keep } : {}) };
-      const read = httpListWatch(kc, target(namespace), withRandom(http, options.random));
-      const listWatch = takingTurns(faults ? faults.reporting(filtered(read, () => true)) : read, turns);
-      return informerFromSource(resource, reflectorFor(listWatch, resource, own), own);
-    });
-    const latest: (InformerState<T> | undefined)[] = informers.map(() => undefined);
-    // No namespace: nothing to list, and nothing to wait for.
-    if (informers.length === 0) subscriber.next({ type: 'replace', items: [], resourceVersion: '' });
-    let all = false;
-    let lastRV = '';
-    // Out of file descriptors: every namespace's request fails alike, so it is said once (and once more after the sync).
-    let outOfDescriptors = false;
-    const report = (error: InformerError) => {
-      if (!isOutOfDescriptors(error)) return subscriber.next({ type: 'error', error });
-      if (outOfDescriptors) return;
-      outOfDescriptors = true;
-      subscriber.next({ type: 'error', error: descriptorsError(error, turns.counts.capacity) });
-    };
-    const forward = (state: InformerState<T>) => {
-      for (const error of state.errors) report(error);
-      if (state.resourceVersion !== '') lastRV = state.resourceVersion;
-      if (!all) return;
-      if (state.step === 'watch') return subscriber.next({ type: 'watch', resourceVersion: state.resourceVersion });
-      if (state.step === 'bookmark') return subscriber.next({ type: 'bookmark', resourceVersion: state.resourceVersion });
-      for (const event of state.events) {
-        const resourceVersion = event.object.metadata.resourceVersion ?? lastRV;
-        if (event.type === 'added') subscriber.next({ type: 'added', object: event.object, resourceVersion });
-        else if (event.type === 'updated') subscriber.next({ type: 'modified', object: event.object, resourceVersion });
-        else if (!event.finalStateUnknown) subscriber.next({ type: 'deleted', object: event.object, resourceVersion });
-        else {
-          // A deletion the namespace's relist noticed: a tombstone for the merged view too, as a single namespace's.
-          const missed: MissedDeletion<T> = { type: 'deleted', object: event.object, resourceVersion, finalStateUnknown: true };
-          subscriber.next(missed);
-        }
-      }
-    };
-    const listing: (ListProgress | undefined)[] = informers.map(() => undefined);
-    informers.forEach((informer, i) =>
-      subscription.add(
-        informer.listProgress$.subscribe((progress) => {
-          if (all) return onListProgress(progress);
-          listing[i] = progress;
-          let pages = 0;
-          let objects = 0;
-          for (let j = 0; j < informers.length; j++) {
-            pages += listing[j]?.pages ?? 0;
-            objects += latest[j]?.synced === true ? latest[j]!.store.size : (listing[j]?.objects ?? 0);
-          }
-          onListProgress({ pages, objects });
-        }),
-      ),
-    );
-    informers.forEach((informer, i) => {
-      let first = true;
-      subscription.add(
-        informer.state$.subscribe({
-          next: (state) => {
-            latest[i] = state;
-            // The replayed state's errors and events were delivered before we joined (none: we are its only subscriber).
-            if (first) return void (first = false);
-            forward(state);
-            if (!all && latest.every((s) => s?.synced === true)) {
-              all = true;
-              outOfDescriptors = false;
-              const items = latest.flatMap((s) => s!.store.list());
-              subscriber.next({ type: 'replace', items, resourceVersion: lastRV });
-            }
-          },
-          error: (error: unknown) => subscriber.error(error),
-        }),
-      );
-    });
-    return subscription;
+  turns: ConnectionTurns,
+): Informer<T>[] {
+  // Their faults reach the outer informer's errors$ (and its report while nobody listens), not their own.
+  const own: InformerOptions<T> = { ...options, resyncPeriod: 0, indexers: {}, delivery: undefined, reportUnobservedErrors: false };
+  // Every request takes a turn: over HTTP/2, while everything fits, it is granted at once and nobody waits.
+  return [...new Set(namespaces)].map((namespace) => {
+    // A keepObject of the caller's: what it rejects is left out, as informer() does (not cached as a skeleton);
+    // what it throws is reported.
+    const faults = options.http?.keepObject !== undefined ? keepObjectFaults(options.http.keepObject) : undefined;
+    // No page asked ahead: the turns count each read's connections (HTTP/1.1) or streams (HTTP/2), one at a time.
+    const http = { ...options.http, prefetchPages: false, ...(faults ? { keepObject: faults.keep } : {}) };
+    const read = httpListWatch(kc, target(namespace), withRandom(http, options.random));
+    const listWatch = takingTurns(faults ? faults.reporting(filtered(read, () => true)) : read, turns);
+    return informerFromSource(resource, reflectorFor(listWatch, resource, own), own);
   });
 }
 

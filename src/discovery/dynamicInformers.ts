@@ -25,6 +25,7 @@ import { InformerError, describeThrown } from '../0-model/errors.ts';
 import { metadataOnly, type PartialObjectMetadata } from '../0-model/metadata.ts';
 import type { KubeObject } from '../0-model/objects.ts';
 import { customResource, resourceName } from '../0-model/resources.ts';
+import { listRefused } from '../2-source/listRefused.ts';
 import {
   ResourceNameError,
   discover,
@@ -375,7 +376,7 @@ function followedDiscovery(
     );
     // Read from its steps, not `errors$` (which would count as a subscriber who handles its faults).
     const refused$ = crds.state$.pipe(
-      filter((state) => !state.synced && state.errors.some((error) => error.reason === 'Forbidden')),
+      filter((state) => state.errors.some((error) => listRefused(error, state.synced))),
       take(1),
       tap(refused),
       ignoreElements(),
