@@ -117,6 +117,9 @@ describe('Lease requests to a hostile server', () => {
     try {
       const lease = httpLeaseClients(server.kc, { namespace: 'ops' }).lease('ctrl');
       const record = { holderIdentity: 'a', leaseDurationSeconds: 15, leaseTransitions: 0 };
+      // Read first (resourceVersion 3): a write quoting it sends that metadata back, with no read of its own.
+      server.on('list', gzipped(200, JSON.stringify({ kind: 'Lease', metadata: { name: 'ctrl', resourceVersion: '3' }, spec: record })));
+      await firstValueFrom(lease.get());
       const failure = async (code: number, reason: string) => {
         server.on('list', status(code, reason, `said ${code}`));
         const error = (await firstValueFrom(lease.update('3', record)).catch((e: unknown) => e)) as LeaseError;
@@ -135,6 +138,14 @@ describe('Lease requests to a hostile server', () => {
       expect(await failure(404, 'NotFound')).toEqual(['NotFound', 404, 'update lease ctrl: said 404']);
       server.on('list', status(404, 'NotFound', 'no lease'));
       expect(await firstValueFrom(lease.get())).toBeNull();
+      // A resourceVersion this client never read (a peer's Lease, from a listing) is read first: its failure is the write's.
+      server.on('list', status(503, 'ServiceUnavailable', 'said 503'));
+      const unread = (await firstValueFrom(lease.update('9', record)).catch((e: unknown) => e)) as LeaseError;
+      expect([unread.reason, unread.operation, unread.request]).toEqual([
+        'ServerError',
+        'update',
+        'GET /apis/coordination.k8s.io/v1/namespaces/ops/leases/ctrl',
+      ]);
     } finally {
       await server.close();
     }

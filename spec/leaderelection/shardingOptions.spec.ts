@@ -41,4 +41,13 @@ describe('sharding() and leaderElection() options', () => {
     expect(() => sharding(clients(), { name: 'g', shards: 4, identity: 'a', requestTimeoutMs: 1_000 })).not.toThrow();
     expect(() => leaderElection(clients().lease('x'), { identity: 'a', requestTimeoutMs: 1_000 })).not.toThrow();
   });
+
+  it('handoverDrainMs must be a positive number (Infinity: no bound): 0, negative and NaN are TypeErrors naming it', () => {
+    for (const handoverDrainMs of [0, -1, Number.NaN])
+      expect(() => sharding(clients(), { name: 'g', shards: 4, identity: 'a', handoverDrainMs }), String(handoverDrainMs)).toThrow(
+        /sharding: `handoverDrainMs` must be a positive number/,
+      );
+    for (const handoverDrainMs of [1, 60_000, Number.POSITIVE_INFINITY])
+      expect(() => sharding(clients(), { name: 'g', shards: 4, identity: 'a', handoverDrainMs })).not.toThrow();
+  });
 });

@@ -1,5 +1,5 @@
 import type { KubeConfig } from '@kubernetes/client-node';
-import { catchError, map, Observable, of, throwError, type Subscription } from 'rxjs';
+import { catchError, map, Observable, of, switchMap, throwError, type Subscription } from 'rxjs';
 import { InformerError, isExpired } from '../0-model/errors.ts';
 import {
   DEFAULT_MAX_DOCUMENT_BYTES,
@@ -110,6 +110,15 @@ function leaseRequest(
 
 const objectOf = (v: unknown): Record<string, unknown> => (typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : {});
 
+/** A Lease's `metadata` as sent back with a write. */
+type Metadata = Readonly<Record<string, unknown>>;
+
+/** The metadata of a Lease answer to send back with the next write: all of it but `managedFields` (the server keeps those). */
+function keptMetadata(body: unknown): Metadata {
+  const { managedFields: _managed, ...metadata } = objectOf(objectOf(body)['metadata']);
+  return metadata;
+}
+
 function snapshotOf(name: string, body: unknown, withLabels = false): LeaseSnapshot {
   const lease = objectOf(body);
   const metadata = objectOf(lease['metadata']);
@@ -142,20 +151,54 @@ export function httpLeaseClients(kc: KubeConfig, options: HttpLeaseOptions = {})
     labels: Readonly<Record<string, string>> | undefined,
     record: LeaderElectionRecord,
     resourceVersion?: string,
+    kept: Metadata = {},
   ) => ({
     apiVersion: 'coordination.k8s.io/v1',
     kind: 'Lease',
-    metadata: { name, namespace, ...(labels ? { labels } : {}), ...(resourceVersion === undefined ? {} : { resourceVersion }) },
+    metadata: {
+      ...kept,
+      name,
+      namespace,
+      ...(labels ? { labels: { ...objectOf(kept['labels']), ...labels } } : {}),
+      ...(resourceVersion === undefined ? {} : { resourceVersion }),
+    },
     spec: leaseSpec(record),
   });
   return {
     lease(name, labels): LeaseClient {
       const path = `${base}/${encodeURIComponent(name)}`;
+      /**
+       * The metadata of the Lease as this client last read or wrote it (client-go's LeaseLock keeps the Lease itself):
+       * a write sends it back with only the spec replaced and our labels merged in, so the labels, annotations,
+       * ownerReferences and finalizers others set (a Helm chart, `kubectl annotate`) survive every renewal. One
+       * answer's worth, bounded by `maxBodyBytes`; `managedFields` are left out (the server keeps them when a write
+       * has none).
+       */
+      let last: Metadata | undefined;
+      const remember = (body: unknown): unknown => {
+        last = body === null ? undefined : keptMetadata(body);
+        return body;
+      };
+      /** The metadata to send back when quoting `resourceVersion`: the last answer's, else the Lease read now. */
+      const metadataAt = (resourceVersion: string, operation: LeaseOperation): Observable<Metadata | undefined> => {
+        if (last !== undefined && last['resourceVersion'] === resourceVersion) return of(last);
+        // Not known at that resourceVersion (a peer's member Lease released from a listing): read it first, so its
+        // metadata is not wiped. The write still quotes `resourceVersion`: if the Lease changed since, it is refused (409).
+        return requestJson(kc, path, { method: 'GET', limitOption: 'maxBodyBytes' }, http).pipe(
+          map((body) => {
+            remember(body);
+            return last;
+          }),
+          catchError((error: unknown) =>
+            error instanceof InformerError && error.status === 404 ? of(undefined) : throwError(() => leaseError(error, operation, name)),
+          ),
+        );
+      };
       return {
         name,
         get: () =>
           leaseRequest(kc, path, { method: 'GET' }, { operation: 'get', lease: name }, http).pipe(
-            map((body) => (body === null ? null : snapshotOf(name, body))),
+            map((body) => (body === null ? null : snapshotOf(name, remember(body)))),
           ),
         create: (record) =>
           leaseRequest(
@@ -164,17 +207,24 @@ export function httpLeaseClients(kc: KubeConfig, options: HttpLeaseOptions = {})
             { method: 'POST', body: leaseObject(name, labels, record) },
             { operation: 'create', lease: name },
             http,
-          ).pipe(map((body) => snapshotOf(name, body))),
+          ).pipe(map((body) => snapshotOf(name, remember(body)))),
         update: (resourceVersion, record) => {
           const operation: LeaseOperation = record.holderIdentity === '' ? 'release' : 'update';
-          const body = leaseObject(name, labels, record, resourceVersion);
-          return leaseRequest(kc, path, { method: 'PUT', body }, { operation, lease: name }, http).pipe(
-            map((answer) => snapshotOf(name, answer)),
+          return metadataAt(resourceVersion, operation).pipe(
+            switchMap((kept) => {
+              const body = leaseObject(name, labels, record, resourceVersion, kept);
+              return leaseRequest(kc, path, { method: 'PUT', body }, { operation, lease: name }, http);
+            }),
+            map((answer) => snapshotOf(name, remember(answer))),
           );
         },
         delete: (resourceVersion) => {
           const body = { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { resourceVersion } };
-          return leaseRequest(kc, path, { method: 'DELETE', body }, { operation: 'delete', lease: name }, http).pipe(map(() => undefined));
+          return leaseRequest(kc, path, { method: 'DELETE', body }, { operation: 'delete', lease: name }, http).pipe(
+            map(() => {
+              last = undefined;
+            }),
+          );
         },
       };
     },

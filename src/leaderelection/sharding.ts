@@ -12,6 +12,7 @@ import {
   share,
   shareReplay,
   takeUntil,
+  tap,
   timeout,
   timer,
   type ObservableInput,
@@ -63,6 +64,12 @@ export interface ShardingOptions extends Partial<ElectionTiming> {
    * pages bounded by the client's own timer).
    */
   readonly requestTimeoutMs?: number;
+  /**
+   * How long a shard handed over to a joining replica waits for its in-flight `gate()` work before it is released
+   * anyway, that work cancelled as at a lost lead. Default `leaseDurationMs`: a join then moves a shard no slower than a
+   * death does, and one hung reconcile cannot leave the shard with no reconciler for ever. `Infinity`: no bound.
+   */
+  readonly handoverDrainMs?: number;
   /** Clock and timers, as {@link LeaderElectionOptions.scheduler}: default timed by a monotonic clock, one given used as is. */
   readonly scheduler?: SchedulerLike;
   readonly random?: () => number;
@@ -113,10 +120,13 @@ export interface Sharding {
   /**
    * Runs `work` for `key` only if its shard is ours now (otherwise completes
    * at once, doing nothing), counting it in flight: a shard we hand over is
-   * released only once its in-flight work has finished; a shard we *lose*
-   * (renewals failed for a renew deadline) cancels its in-flight work at once.
+   * released once its in-flight work has finished, or after `handoverDrainMs`
+   * (that work cancelled); a shard we *lose* (renewals failed for a renew
+   * deadline) cancels its in-flight work at once. Cancelling unsubscribes, and
+   * aborts the signal `work` is given: a promise runs on unless it honours it
+   * (docs/replicas.md).
    */
-  gate<R>(key: string, work: () => ObservableInput<R>): Observable<R>;
+  gate<R>(key: string, work: (signal: AbortSignal) => ObservableInput<R>): Observable<R>;
 }
 
 const LABEL = 'rx-informer.io/sharding';
@@ -146,7 +156,12 @@ const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0
  * ## Example
  * ```ts
  * const shards = sharding(httpLeaseClients(kc, { namespace: 'ops' }), { name: 'apples', shards: 8, identity });
- * const apples = controller({ for: informer, reconcile: (key, ctx) => shards.gate(key, () => reconcileApple(key, ctx)) });
+ * // A promise is not stopped by cancelling: reconcileApple must honour the signal (aborted when the shard is lost or
+ * // handed over; the controller's own when it stops), or be shorter than leaseDuration − renewDeadline.
+ * const apples = controller({
+ *   for: informer,
+ *   reconcile: (key, ctx) => shards.gate(key, (signal) => reconcileApple(key, { ...ctx, signal: AbortSignal.any([ctx.signal, signal]) })),
+ * });
  * merge(apples.outcomes$, shards.acquired$.pipe(tap((s) => requeueShard(s)))).subscribe();
  * ```
  *
@@ -180,6 +195,11 @@ export function sharding(clients: LeaseClients, options: ShardingOptions): Shard
   if (problem) throw new TypeError(`sharding: ${problem}`);
   const timeoutProblem = requestTimeoutProblem(options.requestTimeoutMs);
   if (timeoutProblem) throw new TypeError(`sharding: ${timeoutProblem}`);
+  const drain: unknown = options.handoverDrainMs;
+  if (drain !== undefined && !(typeof drain === 'number' && drain > 0))
+    throw new TypeError(
+      `sharding: \`handoverDrainMs\` must be a positive number of milliseconds (Infinity: no bound; left out: leaseDurationMs), got ${String(drain)}`,
+    );
   // One reading, for the listings, the member releases and deletions, and every election.
   const requestTimeoutMs = options.requestTimeoutMs ?? timing.renewDeadlineMs / 2;
   const config: ShardingConfig = {
@@ -188,6 +208,7 @@ export function sharding(clients: LeaseClients, options: ShardingOptions): Shard
     shards: options.shards,
     retryPeriodMs: timing.retryPeriodMs,
     leaseDurationMs: timing.leaseDurationMs,
+    handoverDrainMs: options.handoverDrainMs === Number.POSITIVE_INFINITY ? undefined : (options.handoverDrainMs ?? timing.leaseDurationMs),
     // Stale member Leases are deleted only by clients that can (LeaseClient.delete is optional).
     staleMemberMs:
       typeof clients.lease(`${options.name}-member-${options.identity}`).delete === 'function'
@@ -259,7 +280,7 @@ export function sharding(clients: LeaseClients, options: ShardingOptions): Shard
     released$: releasedOf(shell.releases),
     shardOf: shardOfKey,
     owns: (key) => shell.active.has(shardOfKey(key)),
-    gate: <R>(key: string, work: () => ObservableInput<R>) => gated(shell, shardOfKey(key), work),
+    gate: <R>(key: string, work: (signal: AbortSignal) => ObservableInput<R>) => gated(shell, shardOfKey(key), work),
   };
 }
 
@@ -292,14 +313,23 @@ interface Shell {
   readonly releases: BehaviorSubject<number>;
 }
 
-/** `work` if the shard is held now, counted in flight, cancelled if the shard is lost. */
-function gated<R>(shell: Shell, shard: number, work: () => ObservableInput<R>): Observable<R> {
+/**
+ * `work` if the shard is held now, counted in flight, cancelled if the shard is lost (or its handover's drain bound
+ * passed): unsubscribed, and its signal aborted (a promise cannot be unsubscribed from).
+ */
+function gated<R>(shell: Shell, shard: number, work: (signal: AbortSignal) => ObservableInput<R>): Observable<R> {
   return defer(() => {
     if (!shell.active.has(shard)) return EMPTY;
     shell.inflight.set(shard, (shell.inflight.get(shard) ?? 0) + 1);
-    return defer(work).pipe(
+    const abort = new AbortController();
+    let ended = false;
+    return defer(() => work(abort.signal)).pipe(
+      // The work's own end (before takeUntil, whose cancel is no end of the work's).
+      tap({ complete: () => (ended = true), error: () => (ended = true) }),
       takeUntil(shell.lost.pipe(filter((s) => s === shard))),
       finalize(() => {
+        // Cancelled (lost, drained out, or unsubscribed), not ended: tell a promise to stop.
+        if (!ended) abort.abort(new Error(`shard ${shard} of ${shell.config.name} is no longer held here`));
         const left = (shell.inflight.get(shard) ?? 1) - 1;
         if (left > 0) shell.inflight.set(shard, left);
         else {

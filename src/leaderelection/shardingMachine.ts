@@ -12,7 +12,7 @@
  * - The members give the shards by capped rendezvous hashing; a shard is *assigned* to us when it is ours by that
  *   view (nothing is assigned before the first listing), *held* when it is ours and its Lease is ours.
  * - We want a shard's Lease while it is assigned to us, and keep a held one that is no longer ours until its in-flight
- *   work has drained.
+ *   work has drained, or for `handoverDrainMs` at most (then that work is cancelled, as at a lost lead, and it is let go).
  * - Frozen: while our own member Lease is not renewed (its writes failed for a renew deadline) nobody is dropped from
  *   the view; new members still join. Renewed again, every member still in the view gets a lease duration from then.
  * - A member lapsed for us (not frozen) has its Lease released, once per resourceVersion seen: holder "", quoting the
@@ -113,6 +113,11 @@ export interface ShardingConfig {
   readonly leaseDurationMs?: number | undefined;
   /** How long a member Lease stays released and unchanged before it is deleted; undefined: never (the clients cannot delete). */
   readonly staleMemberMs?: number | undefined;
+  /**
+   * How long a shard handed over (no longer ours, still held) waits for its in-flight work before it is let go anyway,
+   * that work cancelled; undefined: no bound.
+   */
+  readonly handoverDrainMs?: number | undefined;
 }
 
 /** A member Lease as last seen changing. */
@@ -156,6 +161,8 @@ export interface ShardingState {
   readonly leading: readonly boolean[];
   /** Whether we asked for each shard's Lease. */
   readonly wanted: readonly boolean[];
+  /** For each shard being handed over (held, no longer ours, work in flight): since when, by our clock. */
+  readonly handingOver?: readonly (number | undefined)[];
   /** The shards we may reconcile: held and ours. */
   readonly held: ReadonlySet<number>;
   /** `<lease>@<resourceVersion>` of the member Leases we released or are releasing. */
@@ -201,7 +208,7 @@ export type ShardingInput =
 export type ShardingEffect =
   /** Campaign for the shard's Lease, or stop (stepping down and releasing it if held). */
   | { readonly type: 'want'; readonly shard: number; readonly want: boolean }
-  /** A shard we held is lost: cancel its in-flight work. */
+  /** A shard we held is lost, or its handover's drain bound passed: cancel its in-flight work. */
   | { readonly type: 'lost'; readonly shard: number }
   | { readonly type: 'acquired'; readonly shard: number }
   | { readonly type: 'status'; readonly status: ShardStatus }
@@ -269,10 +276,10 @@ export function stepSharding(
     case 'leading': {
       if (state.leading[input.shard] && !input.lead) out.push({ type: 'lost', shard: input.shard });
       const leading = state.leading.map((lead, shard) => (shard === input.shard ? input.lead : lead));
-      return done(update(config, { ...state, leading }, busy, out), out);
+      return done(update(config, { ...state, leading }, busy, out, now), out);
     }
     case 'drained':
-      return done(update(config, state, busy, out), out);
+      return done(update(config, state, busy, out, now), out);
     case 'recheck':
       return done(recount(config, state, now, wall, busy, out), out);
     case 'memberReleased': {
@@ -444,12 +451,11 @@ function recount(
   // The assignment is a function of the members alone: computed again only when they change.
   const owners = sameList(members, state.members) ? state.owners : assignShards(config.shards, members, config.name);
   const counted = { ...state, members, owners, releasing, deleting, crowded, paused: paused?.message };
-  const result = update(config, counted, busy, out);
-  // Drop a member the moment its Lease lapses for us, not at the next listing.
-  out.push({
-    type: 'recheck',
-    inMs: Number.isFinite(next) && next - now < config.retryPeriodMs ? Math.max(next - now, MIN_WAKE_MS) : undefined,
-  });
+  const result = update(config, counted, busy, out, now);
+  // Drop a member the moment its Lease lapses for us, not at the next listing; end a handover's drain at its bound.
+  const lapse = Number.isFinite(next) && next - now < config.retryPeriodMs ? next : Number.POSITIVE_INFINITY;
+  const wake = Math.min(lapse, drainEnd(config, result, now));
+  out.push({ type: 'recheck', inMs: Number.isFinite(wake) ? Math.max(wake - now, MIN_WAKE_MS) : undefined });
   return result;
 }
 
@@ -515,18 +521,40 @@ function released(record: LeaderElectionRecord, wall: number): LeaderElectionRec
   return { holderIdentity: '', leaseDurationSeconds: 1, acquireTime: time, renewTime: time, leaseTransitions: record.leaseTransitions };
 }
 
+/** When the next handover in progress reaches its drain bound, after `now` (+∞: none, or no bound). */
+function drainEnd(config: ShardingConfig, state: ShardingState, now: number): number {
+  let end = Number.POSITIVE_INFINITY;
+  if (config.handoverDrainMs === undefined) return end;
+  for (const since of state.handingOver ?? [])
+    if (since !== undefined && since + config.handoverDrainMs > now) end = Math.min(end, since + config.handoverDrainMs);
+  return end;
+}
+
 /** Which shards to want, which are held (and newly acquired), and the status when it changed. */
-function update(config: ShardingConfig, state: ShardingState, busy: ReadonlySet<number>, out: ShardingEffect[]): ShardingState {
+function update(
+  config: ShardingConfig,
+  state: ShardingState,
+  busy: ReadonlySet<number>,
+  out: ShardingEffect[],
+  now: number,
+): ShardingState {
   const held = new Set<number>();
   const wanted = state.wanted.slice();
+  const handingOver = (state.handingOver ?? []).slice();
   for (let shard = 0; shard < config.shards; shard++) {
     const mine = state.paused === undefined && state.owners[shard] === config.identity;
-    if (state.leading[shard] && mine) held.add(shard);
-    // Hand a shard over only once its in-flight work is done; ask for it as soon as it is ours by right.
-    const want = mine || (state.leading[shard] === true && busy.has(shard));
+    const leading = state.leading[shard] === true;
+    if (leading && mine) held.add(shard);
+    // Hand a shard over only once its in-flight work is done, or its drain bound passed (its work then cancelled, as
+    // at a lost lead: one hung reconcile must not leave the shard with no reconciler); ask for it as soon as it is ours.
+    const since = leading && !mine && busy.has(shard) ? (handingOver[shard] ?? now) : undefined;
+    handingOver[shard] = since;
+    const overdue = since !== undefined && config.handoverDrainMs !== undefined && now - since >= config.handoverDrainMs;
+    const want = mine || (since !== undefined && !overdue);
     if (wanted[shard] !== want) {
       wanted[shard] = want;
       out.push({ type: 'want', shard, want });
+      if (overdue) out.push({ type: 'lost', shard });
     }
   }
   for (const shard of held) if (!state.held.has(shard)) out.push({ type: 'acquired', shard });
@@ -550,5 +578,5 @@ function update(config: ShardingConfig, state: ShardingState, busy: ReadonlySet<
     !sameSet(reported.assigned, assigned) ||
     reported.members.join() !== state.members.join();
   if (changed) out.push({ type: 'status', status });
-  return { ...state, wanted, held, reported: changed ? status : reported };
+  return { ...state, wanted, held, handingOver, reported: changed ? status : reported };
 }
