@@ -192,7 +192,8 @@ function onChange<T>(
   now: number,
   out: Effects<T>,
 ): ReflectorState<T> {
-  const decoded = config.decode(event.object, 'watch');
+  // A streaming list's initial events are a whole state, as a list's items: the informer may reuse its cached objects.
+  const decoded = config.decode(event.object, 'watch', open.name === 'streaming');
   if (decoded instanceof InformerError && isOtherKind(decoded)) {
     report(out, decoded);
     return { ...state, phase: seenAt(open, now) };
