@@ -33,7 +33,10 @@ import { forward } from '../util/forward.ts';
 import { observedErrors, unobservedReporter } from './unobservedErrors.ts';
 import { StepCounter, type StepCounts } from './stepCounts.ts';
 
-/** The reflector's options an informer passes through unchanged (documented on {@link ListAndWatchOptions}). */
+/**
+ * The reflector's options an informer passes through unchanged (documented on {@link ListAndWatchOptions}). Not
+ * checkReflectorOptions.ts's `NUMERIC_OPTIONS` (the options checked as numbers, an informer's own among them).
+ */
 const REFLECTOR_OPTIONS = [
   'pageSize',
   'watchList',
