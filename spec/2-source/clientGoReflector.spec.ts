@@ -36,8 +36,16 @@ class Machine {
   send(input: Omitted, afterMs = 0): this {
     this.now += afterMs;
     const full = (input.type === 'start' ? input : { ...input, id: this.state.request }) as ReflectorInput;
-    const { state, effects } = step(this.config, this.state, full, this.now);
+    const { state, effects: first } = step(this.config, this.state, full, this.now);
     this.state = state;
+    const effects = [...first];
+    // As the shell: a backoff's jitter is drawn and input at once.
+    const draw = first.find((e) => e.type === 'drawBackoff');
+    if (draw) {
+      const drawn = step(this.config, this.state, { type: 'backoffDrawn', id: draw.id, random: 0 }, this.now);
+      this.state = drawn.state;
+      effects.push(...drawn.effects);
+    }
     for (const e of effects) {
       if (e.type === 'list') {
         const { resourceVersion, limit, continue: token } = e.options;

@@ -71,6 +71,7 @@ const INPUTS: { readonly [K in ReflectorInput['type']]: readonly Make[] } = {
     (id) => ({ type: 'listFailed', id, error: new InformerError('ResponseTooLarge', 'too large', { status: 200, phase: 'list' }) }),
   ],
   timeoutPicked: [(id) => ({ type: 'timeoutPicked', id, timeoutSeconds: 300 })],
+  backoffDrawn: [(id, n) => ({ type: 'backoffDrawn', id, random: (n % 10) / 10 })],
   frame: [
     (id, n) => ({ type: 'frame', id, frame: frame('ADDED', obj(`o${n % 3}`, String(10 + n))) }),
     (id, n) => ({ type: 'frame', id, frame: frame('DELETED', obj(`o${n % 3}`, String(10 + n))) }),

@@ -42,12 +42,22 @@ class Machine {
     this.state = initialReflectorState<Obj>(options.watchList ?? false);
   }
 
+  /** The backoff's jitter draws, in turn (the shell's `random`); 0 when none is left. */
+  randoms: number[] = [];
+
   send(input: Omitted, afterMs = 0): this {
     this.now += afterMs;
     const full = (input.type === 'start' ? input : { ...input, id: this.state.request }) as ReflectorInput;
     const result = step(this.config, this.state, full, this.now);
     this.state = result.state;
     this.effects = result.effects;
+    // As the shell: a backoff's jitter is drawn and input at once; the effects are both steps'.
+    const draw = result.effects.find((e) => e.type === 'drawBackoff');
+    if (draw) {
+      const drawn = step(this.config, this.state, { type: 'backoffDrawn', id: draw.id, random: this.randoms.shift() ?? 0 }, this.now);
+      this.state = drawn.state;
+      this.effects = [...result.effects, ...drawn.effects];
+    }
     return this;
   }
 
@@ -552,6 +562,74 @@ describe('step()', () => {
     fail(m, errorFromStatus(410, status(410, 'Expired'), 'watch')).next();
     const watch = m.effects.find((e) => e.type === 'watch');
     expect(watch?.type === 'watch' && watch.options.resourceVersion, describeState(m.state)).toBe('');
+  });
+
+  describe("a wait's length (the backoff is the reflector's state: step decides it)", () => {
+    const delay = (m: Machine) => {
+      const wait = m.effects.find((e) => e.type === 'wait');
+      return wait?.type === 'wait' ? wait.delayMs : `no wait: ${describeState(m.state)}`;
+    };
+    const forbidden = () => errorFromStatus(403, status(403, 'Forbidden'), 'watch');
+    /** A watch that fails with 403 before any event: a relist after the backoff, and its watch open again. */
+    const refusedAgain = (m: Machine) => {
+      fail(m, forbidden());
+      const waited = delay(m);
+      m.next();
+      if (m.state.phase.name === 'listing')
+        m.send({ type: 'listed', page: page('10', [obj('a', '5')]) }).send({ type: 'timeoutPicked', timeoutSeconds: 300 });
+      return waited;
+    };
+
+    it("grows by the factor from initialMs, each wait in [d, 2d) by the jitter drawn (client-go's 800 ms … 30 s)", () => {
+      const m = new Machine().open();
+      m.randoms = [0, 0, 0, 0.5, 0, 0, 0, 0, 0.999];
+      const waits = Array.from({ length: 9 }, () => refusedAgain(m));
+      expect(waits).toEqual([800, 1600, 3200, 9600, 12_800, 25_600, 30_000, 30_000, 59_970]);
+    });
+
+    it('starts over after a watch that made progress (an event), not after one that brought nothing', () => {
+      const m = new Machine().open();
+      expect([refusedAgain(m), refusedAgain(m), refusedAgain(m)]).toEqual([800, 1600, 3200]);
+      m.frame(added('11'));
+      expect(refusedAgain(m)).toBe(800);
+      expect(refusedAgain(m)).toBe(1600);
+    });
+
+    it('starts over after two quiet minutes since the last backoff began', () => {
+      const m = new Machine().open();
+      expect([refusedAgain(m), refusedAgain(m)]).toEqual([800, 1600]);
+      m.now += 120_001;
+      expect(refusedAgain(m)).toBe(800);
+    });
+
+    it('is at least what a Retry-After asked for, and the backoff when that is longer (the larger of the two)', () => {
+      const tooMany = () => new InformerError('TooManyRequests', 'slow down', { status: 429, retryAfterSeconds: 7 });
+      const m = fail(new Machine().open(), tooMany());
+      expect(delay(m)).toBe(7000);
+      m.next();
+      m.randoms = [0.999];
+      fail(m, tooMany());
+      // The backoff went on under the Retry-After: its second step, 1.6 s, jittered to just under 3.2 s.
+      expect(delay(m)).toBe(7000);
+      m.next();
+      m.randoms = [0.5, 0.5];
+      fail(m, tooMany());
+      expect(delay(m)).toBe(7000);
+      m.next();
+      fail(m, tooMany());
+      expect(delay(m)).toBe(9600);
+    });
+
+    it('is 0 ms with no draw when the rules ask for no backoff', () => {
+      const m = fail(new Machine().open().frame(added('11')), network());
+      expect(m.effects.some((e) => e.type === 'drawBackoff')).toBe(false);
+      expect(delay(m)).toBe(0);
+    });
+
+    it('follows the backoff option', () => {
+      const m = new Machine({ backoff: { initialMs: 100, factor: 3, maxMs: 1000, jitter: 0 } }).open();
+      expect(Array.from({ length: 4 }, () => refusedAgain(m))).toEqual([100, 300, 900, 1000]);
+    });
   });
 
   it('describes a state in one line, without the objects', () => {

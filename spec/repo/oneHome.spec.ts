@@ -120,6 +120,21 @@ describe('one home per concept in src/', () => {
     expect(client.test('      await kc.applyToHTTPSOptions(options);')).toBe(true);
     expect(sources.find((s) => s.path === 'src/leaderelection/httpLeaseClient.ts')?.text).toMatch(/requestJson\(/);
   });
+
+  it.each([
+    // connectionTurns.ts had its own isInitialEventsEnd, the annotation spelled again (audit53).
+    ['the initial-events-end annotation', 'src/1-transport/listWatch.ts', /['"]k8s\.io\/initial-events-end['"]/],
+    // decode.ts spelled it twice (PROTOBUF_MEDIA_TYPE, PROTOBUF_TYPE), http/options.ts a third time (audit53).
+    ["protobuf's media type", 'src/1-transport/protobuf/decode.ts', /['"]application\/vnd\.kubernetes\.protobuf/],
+  ])('%s: spelled once, in %s (a constant, read everywhere else)', (_, home, literal) => {
+    expect(copies(literal, home)).toEqual([]);
+    expect(
+      sources
+        .find((s) => s.path === home)
+        ?.text.split('\n')
+        .filter((line) => literal.test(line)),
+    ).toHaveLength(1);
+  });
 });
 
 describe('twins across packages (the emulator imports nothing of the library, so it keeps a copy)', () => {

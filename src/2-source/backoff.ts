@@ -48,14 +48,7 @@ export class Backoff {
   constructor(options: BackoffOptions = {}, random: () => number = Math.random) {
     // As an informer's `backoff`: 0 or NaN is refused, not taken for the default in silence.
     checkBackoffOptions('Backoff', options);
-    this.rule = {
-      initialMs: positiveOr(options.initialMs, REFLECTOR_BACKOFF.initialMs),
-      maxMs: positiveOr(options.maxMs, REFLECTOR_BACKOFF.maxMs),
-      factor: options.factor ?? REFLECTOR_BACKOFF.factor,
-      jitter: options.jitter ?? REFLECTOR_BACKOFF.jitter,
-      resetAfterMs: options.resetAfterMs ?? REFLECTOR_BACKOFF.resetAfterMs,
-      quietFrom: REFLECTOR_BACKOFF.quietFrom,
-    };
+    this.rule = backoffRule(options);
     this.random = random;
   }
 
@@ -70,6 +63,18 @@ export class Backoff {
     this.state = state;
     return waitMs;
   }
+}
+
+/** The rule of a reflector's backoff: `options` over {@link REFLECTOR_BACKOFF} (the reflector's `step` and `Backoff`). */
+export function backoffRule(options: BackoffOptions = {}): BackoffRule {
+  return {
+    initialMs: positiveOr(options.initialMs, REFLECTOR_BACKOFF.initialMs),
+    maxMs: positiveOr(options.maxMs, REFLECTOR_BACKOFF.maxMs),
+    factor: options.factor ?? REFLECTOR_BACKOFF.factor,
+    jitter: options.jitter ?? REFLECTOR_BACKOFF.jitter,
+    resetAfterMs: options.resetAfterMs ?? REFLECTOR_BACKOFF.resetAfterMs,
+    quietFrom: REFLECTOR_BACKOFF.quietFrom,
+  };
 }
 
 /** `value` when it is a number > 0 (Infinity too), else `fallback` (undefined, 0, NaN, negative). */

@@ -27,6 +27,11 @@ export function described(value: unknown): string {
  * its doc says so). NaN (`Number(process.env.X)` with X unset) or a negative number is refused: before, it meant the
  * default in one place (byte limits), no bound at all in another (`requestTimeoutMs`) and a deadline re-armed every
  * millisecond in a third (`stallMarginMs`).
+ *
+ * Not informerFromSource.ts's `REFLECTOR_OPTIONS`, another list on purpose: those are the options an informer hands
+ * to the reflector (`watchList`, `backoff`, `scheduler` and `random` too), these are the ones checked as numbers (an
+ * informer's `maxNamespaceWatches` too, which no reflector reads). checkOptions.ts's `EveryNumberChecked` fails to
+ * compile when a numeric option of `ListAndWatchOptions` is missing here.
  */
 export const NUMERIC_OPTIONS = [
   'maxNamespaceWatches',

@@ -21,10 +21,13 @@ export function isOtherKind(error: InformerError): boolean {
 }
 
 /**
- * Turns one raw object into a cached object, or says why it cannot. A decoder with a transform carries the
- * {@link Renames} it made: a wrapper (the informer's reuse of unchanged objects) hands them on.
+ * Turns one raw object into a cached object, or says why it cannot (an error of `phase`). `whole`: the object is one
+ * of a whole state's, a list page's item or a streaming list's initial event (whose errors still say `'watch'`), for
+ * which the informer's wrapper may hand back the cached object of the same key and resourceVersion instead. A
+ * decoder with a transform carries the {@link Renames} it made: a wrapper (the informer's reuse of unchanged objects)
+ * hands them on.
  */
-export type Decoder<T> = ((raw: unknown, phase: ErrorPhase) => T | InformerError) & { readonly renames?: Renames };
+export type Decoder<T> = ((raw: unknown, phase: ErrorPhase, whole?: boolean) => T | InformerError) & { readonly renames?: Renames };
 
 /**
  * The keys a transform renamed objects to, by their raw keys: a later version the transform throws for is matched to

@@ -2,7 +2,7 @@ import { Observable, Subscription, asyncScheduler, defer, type Observer, type Sc
 import { monotonicScheduler } from '../util/monotonicNow.ts';
 import { optionOr } from '../util/scheduleAfter.ts';
 import type { ListPage, ListWatch, WatchFrame } from '../1-transport/listWatch.ts';
-import { Backoff, type BackoffOptions } from './backoff.ts';
+import { backoffRule, type BackoffOptions } from './backoff.ts';
 import { checkReflectorOptions } from './checkReflectorOptions.ts';
 import type { Decoder } from './decode.ts';
 import {
@@ -109,6 +109,7 @@ export function reflectorConfig<T>(options: ListAndWatchOptions<T>): ReflectorCo
     bookmarkTimeoutMs: options.bookmarkTimeoutMs !== undefined && options.bookmarkTimeoutMs > 0 ? options.bookmarkTimeoutMs : undefined,
     maxListPages: optionOr(options.maxListPages, MAX_LIST_PAGES),
     maxListObjects: optionOr(options.maxListObjects, MAX_LIST_OBJECTS),
+    backoff: backoffRule(options.backoff),
   };
 }
 
@@ -128,8 +129,8 @@ export function reflectorConfig<T>(options: ListAndWatchOptions<T>): ReflectorCo
  * (requests, timers on the given scheduler) and feeds back what happens. The
  * rules that pick resume or relist are `afterWatch` and `afterListFailure` in `recovery.ts`, written once as the
  * table in docs/semantics.md that `spec/2-source/step.spec.ts` checks against `step`. Faults are emitted as
- * `error` events and never end the stream; waits follow the `backoff` option (`Backoff`, backoff.ts) and
- * honour `Retry-After` (`MAX_RETRY_AFTER_SECONDS` at most); a wait after a failure no server answered also
+ * `error` events and never end the stream; waits follow the `backoff` option (its state the reflector's, its jitter
+ * drawn by this shell as a watch's timeout is) and honour `Retry-After` (`MAX_RETRY_AFTER_SECONDS` at most); a wait after a failure no server answered also
  * ends as soon as the ListWatch's `reachable$` says the server answers again. At most one request
  * is in flight at any time, and unsubscribing aborts it and clears every timer.
  */
@@ -156,7 +157,6 @@ class ReflectorShell<T> {
   private readonly scheduler: SchedulerLike;
   private readonly random: () => number;
   private readonly config: ReflectorConfig<T>;
-  private readonly backoff: Backoff;
   private state: ReflectorState<T>;
   /** The one request or wait timer in flight. */
   private current: Subscription | undefined;
@@ -177,7 +177,6 @@ class ReflectorShell<T> {
     this.scheduler = options.scheduler ?? monotonicScheduler;
     this.random = options.random ?? Math.random;
     this.config = reflectorConfig(options);
-    this.backoff = new Backoff(options.backoff, this.random);
     this.state = initialReflectorState<T>(options.watchList ?? false);
   }
 
@@ -277,10 +276,10 @@ class ReflectorShell<T> {
         return;
       case 'progress':
         return this.tellProgress(effect.progress);
-      case 'resetBackoff':
-        return this.backoff.reset();
+      case 'drawBackoff':
+        return this.feed({ type: 'backoffDrawn', id: effect.id, random: this.random() });
       case 'wait': {
-        const delayMs = effect.backoff ? Math.max(this.backoff.next(this.scheduler.now()), effect.retryAfterMs) : 0;
+        const { delayMs } = effect;
         const reachable$ = effect.untilAnswered ? this.listWatch.reachable$ : undefined;
         return this.start(() => {
           const timer = this.scheduler.schedule(() => this.feed({ type: 'timer', id: effect.id }), Math.max(0, delayMs));

@@ -57,7 +57,7 @@ function decodePage<T>(config: ReflectorConfig<T>, raws: readonly unknown[], out
   const items: T[] = [];
   const rejectedKeys: string[] = [];
   for (const raw of raws) {
-    const decoded = config.decode(raw, 'list');
+    const decoded = config.decode(raw, 'list', true);
     if (decoded instanceof InformerError) {
       report(out, decoded);
       // It exists on the server: never taken for missing (see docs/invalid-objects.md), under the key the cache holds

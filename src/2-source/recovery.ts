@@ -13,7 +13,7 @@ export { MAX_RETRY_AFTER_SECONDS };
  * there, and add a row there with any change here.
  *
  * "Progress" is at least one event or bookmark received; it resets the backoff
- * (`Backoff`, backoff.ts, whose defaults are client-go's).
+ * (`ReflectorMemory.backoff`, the rule of backoff.ts, whose defaults are client-go's).
  */
 export type Next =
   /** Watch again from the last resourceVersion. */

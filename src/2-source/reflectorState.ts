@@ -1,4 +1,5 @@
 import type { ListOptions, ListPage, WatchFrame, WatchOptions } from '../1-transport/listWatch.ts';
+import { BACKOFF_START, type BackoffRule, type BackoffState } from '../util/backoff.ts';
 import type { Decoder } from './decode.ts';
 import { NO_FAILURES, NO_PACE, type Next, type Pace, type RecoveryCounters } from './recovery.ts';
 import type { ListProgress, SourceEvent } from './sourceEvent.ts';
@@ -18,11 +19,14 @@ import type { ListProgress, SourceEvent } from './sourceEvent.ts';
  * waiting ──timer, answered: resume, or relist with watchList──▶ opening
  * waiting ──timer, answered: relist, relistLatest, listInstead, retryPage──▶ listing
  *   (`answered` ends a wait only after a failure no server answered: the server is back)
+ * waiting ──backoff drawn (its length known, the timer started)──▶ waiting
  * ```
  *
  * Every failure and every end goes through `waiting` (a timer, 0 ms when there is no backoff; what follows
  * is the recovery rules' `Next`, see recovery.ts); the other transitions are direct. `opening` lasts until the
- * shell has drawn the watch's timeout. Each arrow reads `from ──what──▶ to`, names separated by commas
+ * shell has drawn the watch's timeout, and a backoff's `waiting` starts its timer once the shell has drawn its jitter
+ * (`drawBackoff`, `backoffDrawn`): the backoff's state is the reflector's (`ReflectorMemory.backoff`), so `step`
+ * decides every wait's length. Each arrow reads `from ──what──▶ to`, names separated by commas
  * standing for each of them: `spec/2-source/stateDiagram.spec.ts` drives `step` with every kind of input in
  * every phase it reaches and checks that these arrows are exactly its transitions.
  * The transitions are in `step.ts` (dispatch), `transitions.ts`
@@ -43,6 +47,8 @@ export interface ReflectorConfig<T> {
   readonly maxListPages: number;
   /** A list whose continue chain (or a streaming list's initial events) goes on past this many objects is dropped (`ListTooLong`); 0: no limit. */
   readonly maxListObjects: number;
+  /** The wait after a failure (the `backoff` option over client-go's defaults, `REFLECTOR_BACKOFF`). */
+  readonly backoff: BackoffRule;
 }
 
 /** What the reflector remembers whatever it is doing. */
@@ -80,6 +86,8 @@ export interface ReflectorMemory {
   readonly counters: RecoveryCounters;
   /** How busy the type has been, for the adaptive idle rule. */
   readonly pace: Pace;
+  /** Where the backoff stands: the next wait's base and when the last began (reset by a watch that made progress). */
+  readonly backoff: BackoffState;
   /** The request or timer whose inputs count: an input for any other one is stale and ignored. */
   readonly request: number;
 }
@@ -168,6 +176,10 @@ export interface Waiting<T = unknown> {
   readonly unpaged: boolean;
   /** After a failure no server answered: the `answered` input ends the wait too. */
   readonly untilAnswered: boolean;
+  /** The least wait a `Retry-After` asked for (ms; 0: none), honoured by a backoff's wait. */
+  readonly retryAfterMs: number;
+  /** The timer runs: false while a backoff's jitter is being drawn (`drawBackoff`), until `backoffDrawn`. */
+  readonly timed: boolean;
 }
 
 export type Phase<T> = { readonly name: 'starting' } | Listing<T> | Opening | Watching | Streaming<T> | Waiting<T>;
@@ -182,6 +194,8 @@ export type ReflectorInput =
   | { readonly type: 'listed'; readonly id: number; readonly page: ListPage | undefined }
   | { readonly type: 'listFailed'; readonly id: number; readonly error: unknown }
   | { readonly type: 'timeoutPicked'; readonly id: number; readonly timeoutSeconds: number }
+  /** The backoff's random draw, a number in [0, 1) (the `random` option), for the wait `id`. */
+  | { readonly type: 'backoffDrawn'; readonly id: number; readonly random: number }
   | { readonly type: 'frame'; readonly id: number; readonly frame: WatchFrame }
   | { readonly type: 'watchFailed'; readonly id: number; readonly error: unknown }
   | { readonly type: 'watchEnded'; readonly id: number }
@@ -204,16 +218,17 @@ export type ReflectorEffect<T> =
   /** Arm the watch's deadline check in `delayMs` (replacing any armed one). */
   | { readonly type: 'armCheck'; readonly id: number; readonly delayMs: number }
   | { readonly type: 'disarmCheck' }
-  | { readonly type: 'resetBackoff' }
+  /** Draw a number in [0, 1) for the backoff's jitter and input it (`backoffDrawn`). */
+  | { readonly type: 'drawBackoff'; readonly id: number }
   /**
-   * Wait the next backoff step (at least `retryAfterMs`) when `backoff`, else 0 ms; then input `timer`. With
+   * Wait `delayMs` (the backoff's step, at least a `Retry-After`, when `backoff`; else 0), then input `timer`. With
    * `untilAnswered`, also input `answered` as soon as the ListWatch's `reachable$` emits (the first of the two ends the wait).
    */
   | {
       readonly type: 'wait';
       readonly id: number;
+      readonly delayMs: number;
       readonly backoff: boolean;
-      readonly retryAfterMs: number;
       readonly untilAnswered: boolean;
     };
 
@@ -234,6 +249,7 @@ export function initialReflectorState<T>(watchList: boolean): ReflectorState<T> 
     useWatchList: watchList,
     counters: NO_FAILURES,
     pace: NO_PACE,
+    backoff: BACKOFF_START,
     request: 0,
     phase: { name: 'starting' },
   };
@@ -271,8 +287,10 @@ function describePhase<T>(phase: Phase<T>): string {
     }
     case 'opening':
       return `opening ${phase.streaming ? 'streaming list' : 'watch'}${phase.fromList ? ' from a list' : ''}`;
-    case 'waiting':
-      return `waiting then ${phase.then}${phase.unpaged ? ' (unpaged)' : ''}${phase.untilAnswered ? ' or until answered' : ''}`;
+    case 'waiting': {
+      const drawing = phase.timed ? '' : ' (drawing the backoff)';
+      return `waiting${drawing} then ${phase.then}${phase.unpaged ? ' (unpaged)' : ''}${phase.untilAnswered ? ' or until answered' : ''}`;
+    }
     case 'watching':
     case 'streaming': {
       const initial = phase.name === 'streaming' ? ` initial=${phase.initial.size}` : '';

@@ -1,14 +1,14 @@
 import { onListFailed, onListed } from './listing.ts';
 import type { WatchFrame } from '../1-transport/listWatch.ts';
 import type { ReflectorConfig, ReflectorInput, ReflectorState, StepResult } from './reflectorState.ts';
-import { afterWait, relist, toInformerError, type Effects } from './transitions.ts';
+import { afterWait, relist, startBackoff, toInformerError, type Effects } from './transitions.ts';
 import { finishWatch, onCheck, onFrame, onTimeoutPicked, onWatchEnded } from './watching.ts';
 
 /**
  * The reflector's one transition function: a state and an input (a page, a watch frame,
  * a timer …) give the next state and the effects the shell must carry out, in order
  * (emit a source event, send a request, arm a timer). Pure: no I/O, no clock (`now` is
- * given), no randomness (the shell draws watch timeouts and backoff waits). The only
+ * given), no randomness (the shell draws watch timeouts and the backoff's jitter, and inputs them). The only
  * mutation is a streaming list's own Map of initial objects (see `Streaming`).
  *
  * An input from a request or timer that is no longer current (its `id` is not
@@ -68,11 +68,13 @@ function transition<T>(
       return phase.name === 'listing' ? onListFailed(state, phase, toInformerError(input.error, 'list'), out) : state;
     case 'timeoutPicked':
       return phase.name === 'opening' ? onTimeoutPicked(config, state, phase, input.timeoutSeconds, now, out) : state;
+    case 'backoffDrawn':
+      return phase.name === 'waiting' && !phase.timed ? startBackoff(config, state, phase, input.random, now, out) : state;
     case 'timer':
-      return phase.name === 'waiting' ? afterWait(config, state, phase, out) : state;
+      return phase.name === 'waiting' && phase.timed ? afterWait(config, state, phase, out) : state;
     case 'answered':
       // The server is back: a wait after a failure it did not answer ends now; any other wait (its backoff) goes on.
-      return phase.name === 'waiting' && phase.untilAnswered ? afterWait(config, state, phase, out) : state;
+      return phase.name === 'waiting' && phase.timed && phase.untilAnswered ? afterWait(config, state, phase, out) : state;
   }
   if (phase.name !== 'watching' && phase.name !== 'streaming') return state;
   switch (input.type) {

@@ -1,4 +1,5 @@
 import { InformerError } from '../0-model/errors.ts';
+import { backoffStep } from '../util/backoff.ts';
 import type { Decision } from './recovery.ts';
 import type { SourceEvent } from './sourceEvent.ts';
 import type { Chain, Listing, ReflectorConfig, ReflectorEffect, ReflectorMemory, ReflectorState, Waiting } from './reflectorState.ts';
@@ -107,9 +108,37 @@ export function proceed<T>(
   const request = memory.request + 1;
   const untilAnswered = decision.untilAnswered === true;
   const retryAfterMs = (decision.retryAfterSeconds ?? 0) * 1000;
-  out.push({ type: 'wait', id: request, backoff: decision.backoff, retryAfterMs, untilAnswered });
-  const phase: Waiting<T> = { name: 'waiting', then: decision.next, unpaged, untilAnswered, ...(listing ? { listing } : {}) };
+  // The backoff's length needs its jitter: the shell draws it (`backoffDrawn`, then `startBackoff`); no backoff, no wait.
+  if (decision.backoff) out.push({ type: 'drawBackoff', id: request });
+  else out.push({ type: 'wait', id: request, delayMs: 0, backoff: false, untilAnswered });
+  const phase: Waiting<T> = {
+    name: 'waiting',
+    then: decision.next,
+    unpaged,
+    untilAnswered,
+    retryAfterMs,
+    timed: !decision.backoff,
+    ...(listing ? { listing } : {}),
+  };
   return { ...memory, request, phase };
+}
+
+/**
+ * The backoff's jitter is drawn (`random`, in [0, 1)): the wait is the backoff's next step at `now` (client-go's
+ * `BackOffManager.Backoff()`), at least the `Retry-After` asked for, and the backoff moves on.
+ */
+export function startBackoff<T>(
+  config: ReflectorConfig<T>,
+  state: ReflectorState<T>,
+  waiting: Waiting<T>,
+  random: number,
+  now: number,
+  out: Effects<T>,
+): ReflectorState<T> {
+  const { waitMs, state: backoff } = backoffStep(state.backoff, now, config.backoff, () => random);
+  const delayMs = Math.max(waitMs, waiting.retryAfterMs);
+  out.push({ type: 'wait', id: state.request, delayMs, backoff: true, untilAnswered: waiting.untilAnswered });
+  return { ...state, backoff, phase: { ...waiting, timed: true } };
 }
 
 /** The wait is over: do what was decided. */

@@ -3,6 +3,7 @@ import { isInitialEventsEnd, type RawWatchEvent, type WatchFrame, type WatchOpti
 import { rawKey, rawResourceVersion } from '../0-model/keys.ts';
 import { isOtherKind } from './decode.ts';
 import { NO_FAILURES, afterWatch, idleAfterMs, paceAfterEvent, paceAfterIdle, type Pace, type WatchEnd } from './recovery.ts';
+import { BACKOFF_START } from '../util/backoff.ts';
 import type { Opening, ReflectorConfig, ReflectorState, Streaming, Watching } from './reflectorState.ts';
 import { proceed, replaceEvent, report, type Effects } from './transitions.ts';
 
@@ -76,12 +77,13 @@ export function finishWatch<T>(state: ReflectorState<T>, w: Open<T>, end: WatchE
   out.push({ type: 'disarmCheck' });
   if (error) report(out, error);
   const outcome = afterWatch({ end, progress: w.progress, initial: w.name === 'streaming', fromList: w.fromList }, state.counters);
-  if (outcome.resetBackoff) out.push({ type: 'resetBackoff' });
   const { decision } = outcome;
   const streamed = w.name === 'streaming' || w.streamed;
   const memory = {
     ...state,
     counters: outcome.counters,
+    // Progress since the last failure: the next backoff starts over.
+    backoff: outcome.resetBackoff ? BACKOFF_START : state.backoff,
     // The server refused the streaming-list parameters: plain list + watch from now on.
     useWatchList: decision.next === 'listInstead' && error ? false : state.useWatchList,
     // A streaming list's watch expired: the next one asks for the latest state.
@@ -192,7 +194,8 @@ function onChange<T>(
   now: number,
   out: Effects<T>,
 ): ReflectorState<T> {
-  const decoded = config.decode(event.object, 'watch');
+  // A streaming list's initial events are a whole state, as a list's items: the informer may reuse its cached objects.
+  const decoded = config.decode(event.object, 'watch', open.name === 'streaming');
   if (decoded instanceof InformerError && isOtherKind(decoded)) {
     report(out, decoded);
     return { ...state, phase: seenAt(open, now) };

@@ -1,5 +1,5 @@
 import { Observable, type SchedulerLike, type Subscription } from 'rxjs';
-import type { ListWatch, WatchOptions } from '../1-transport/listWatch.ts';
+import { isInitialEventsEnd, type ListWatch, type WatchOptions } from '../1-transport/listWatch.ts';
 import { isRecord } from '../util/isRecord.ts';
 import { monotonicScheduler } from '../util/monotonicNow.ts';
 
@@ -368,7 +368,7 @@ export function takingTurns(listWatch: ListWatch, turns: ConnectionTurns): ListW
             inner = open(shorten).subscribe({
               next: (frame) => {
                 subscriber.next(frame);
-                if (!settled && isInitialEventsEnd(frame)) {
+                if (!settled && isInitialEventsEndFrame(frame)) {
                   settled = true;
                   settle();
                 }
@@ -403,11 +403,9 @@ export function takingTurns(listWatch: ListWatch, turns: ConnectionTurns): ListW
   };
 }
 
-/** The bookmark that ends a streaming list's initial events (`k8s.io/initial-events-end`). */
-function isInitialEventsEnd(frame: unknown): boolean {
-  if (!isRecord(frame) || frame.type !== 'BOOKMARK' || !isRecord(frame.object)) return false;
-  const metadata = frame.object.metadata;
-  return isRecord(metadata) && isRecord(metadata.annotations) && metadata.annotations['k8s.io/initial-events-end'] === 'true';
+/** The bookmark that ends a streaming list's initial events (`k8s.io/initial-events-end`, the reflector's own test). */
+function isInitialEventsEndFrame(frame: unknown): boolean {
+  return isRecord(frame) && frame.type === 'BOOKMARK' && isInitialEventsEnd(frame.object);
 }
 
 /** Codes of a failure for want of a file descriptor: the process's (`ulimit -n`) or the system's. */

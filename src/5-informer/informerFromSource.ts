@@ -33,7 +33,10 @@ import { forward } from '../util/forward.ts';
 import { observedErrors, unobservedReporter } from './unobservedErrors.ts';
 import { StepCounter, type StepCounts } from './stepCounts.ts';
 
-/** The reflector's options an informer passes through unchanged (documented on {@link ListAndWatchOptions}). */
+/**
+ * The reflector's options an informer passes through unchanged (documented on {@link ListAndWatchOptions}). Not
+ * checkReflectorOptions.ts's `NUMERIC_OPTIONS` (the options checked as numbers, an informer's own among them).
+ */
 const REFLECTOR_OPTIONS = [
   'pageSize',
   'watchList',
@@ -183,18 +186,18 @@ function reflectorOptions<T>(options: InformerOptions<T>): Pick<ListAndWatchOpti
 }
 
 /**
- * During a relist, an item whose key and resourceVersion the cache already
- * holds is not decoded again: the cached object stands for it. So a relist
- * keeps one object per version (the new copy is garbage as soon as its page
- * is read), and the memory peak of a relist is the cache plus what changed,
- * not two whole caches.
+ * During a relist (a list's pages, or a streaming list's initial events: the decoder's `whole`), an item whose key and
+ * resourceVersion the cache already holds is not decoded again: the cached object stands for it. So a relist keeps
+ * one object per version (the new copy is garbage as soon as its page or event is read), and the memory peak of a
+ * relist is the cache plus what changed, not two whole caches. Watch events are decoded as they come: each is a
+ * change, the lookup would find nothing to reuse.
  */
 function reuseUnchanged<T extends KubeObject>(decode: Decoder<T>, cache: () => Store<T>): Decoder<T> {
-  const reusing: Decoder<T> = (raw, phase) => {
-    if (phase === 'list') {
+  const reusing: Decoder<T> = (raw, phase, whole) => {
+    if (whole === true) {
       const store = cache();
       // An empty cache (the first list) has nothing to reuse: no key made for each item.
-      if (store.size === 0) return decode(raw, phase);
+      if (store.size === 0) return decode(raw, phase, whole);
       const key = rawKey(raw);
       const cached = key === undefined ? undefined : store.get(key);
       if (
@@ -204,7 +207,7 @@ function reuseUnchanged<T extends KubeObject>(decode: Decoder<T>, cache: () => S
       )
         return cached;
     }
-    return decode(raw, phase);
+    return decode(raw, phase, whole);
   };
   // A transform's renames go with it (the reflector matches rejected objects to the keys the cache holds).
   return decode.renames ? Object.assign(reusing, { renames: decode.renames }) : reusing;

@@ -3,6 +3,7 @@ import type { KeepObject } from '../lazyJson.ts';
 import { DEFAULT_IDLE_CONNECTION_MS, type Http2Options } from '../http2/health.ts';
 import type { ReachabilityOptions } from '../reachability.ts';
 import type { HttpProtocol } from '../http2/request.ts';
+import { PROTOBUF_MEDIA_TYPE } from '../protobuf/decode.ts';
 import { timerMs } from '../../util/scheduleAfter.ts';
 
 // The HTTP transport's options: limits, timeouts, their defaults, and the settings every request shares.
@@ -123,7 +124,7 @@ export type Encoding = 'json' | 'protobuf' | 'auto';
 /** The default of {@link HttpTransportOptions.encoding}. */
 export const DEFAULT_ENCODING: Encoding = 'json';
 /** What a list or watch asks for in protobuf, with JSON as the fallback (what client-go sends). */
-export const PROTOBUF_ACCEPT = 'application/vnd.kubernetes.protobuf, application/json';
+export const PROTOBUF_ACCEPT = `${PROTOBUF_MEDIA_TYPE}, application/json`;
 
 /**
  * Whether a list and watch with these options ask for protobuf (see {@link HttpTransportOptions.encoding}), given

@@ -95,7 +95,6 @@ export function envelope(end: number, once = false): Envelope {
 
 /** runtime.Unknown's contentType (4): empty from a server, or protobuf's; a JSON raw (say) is not read as protobuf. */
 const CONTENT_TYPE_TAG = 0x22;
-const PROTOBUF_TYPE = 'application/vnd.kubernetes.protobuf';
 
 function contentType(end: number): void {
   const at = pos;
@@ -103,7 +102,7 @@ function contentType(end: number): void {
   if (e === pos) return; // empty, as a server writes it
   seek(at);
   const type = stringValue(end);
-  if (type !== PROTOBUF_TYPE) fail(`an Unknown of content type ${JSON.stringify(type.slice(0, 64))}, not protobuf`);
+  if (type !== PROTOBUF_MEDIA_TYPE) fail(`an Unknown of content type ${JSON.stringify(type.slice(0, 64))}, not protobuf`);
 }
 
 const secondField = (tag: number) => `a list body with a second ${tag === 0x0a ? 'typeMeta' : 'raw'}`;
