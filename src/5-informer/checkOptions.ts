@@ -13,9 +13,9 @@ import type { HttpTransportOptions } from '../1-transport/http/options.ts';
 import type { Http2Options } from '../1-transport/http2/health.ts';
 import type { ListAndWatchOptions } from '../2-source/listAndWatch.ts';
 import { checkIndexers } from '../4-store/indexing.ts';
-import { BACKOFF_NUMERIC_OPTIONS, NUMERIC_OPTIONS, checkNumbers, described } from '../2-source/checkReflectorOptions.ts';
+import { BACKOFF_NUMERIC_OPTIONS, NUMERIC_OPTIONS, checkNumbers } from '../2-source/checkReflectorOptions.ts';
 import type { BackoffOptions } from '../2-source/backoff.ts';
-import { closestName } from '../util/closestName.ts';
+import { checkOptionNames, described } from '../util/optionNames.ts';
 import { OPTION_SHARING } from './sharing.ts';
 
 /** An array, a Set or any other iterable (not a string) of strings: what `namespaces` takes (it is spread into a Set). */
@@ -188,38 +188,6 @@ const INFORMER_OPTION_NAMES: readonly string[] = Object.keys(OPTION_SHARING);
  */
 const PER_INFORMER = ['namespaces', 'labelSelector', 'fieldSelector'];
 const FACTORY_OPTION_NAMES = INFORMER_OPTION_NAMES.filter((name) => !PER_INFORMER.includes(name));
-
-/**
- * An options object's members that the callee does not read, each a `TypeError` naming it and the nearest known name
- * (`namepsace`: did you mean `namespace`?), else the known ones. A misspelt option in a variable (TypeScript checks
- * excess members of object literals only) or from JavaScript was ignored: `{ namepsace: 'a' }` cached the whole
- * cluster. A member whose value is undefined asks for nothing and is let be (a spread of optional settings).
- * `path` prefixes the names (`http.`); `hint` ends the message when a name is known elsewhere (a per-informer option
- * given as a factory's default).
- */
-export function checkOptionNames(
-  caller: string,
-  options: unknown,
-  known: readonly string[],
-  path = '',
-  hint: (name: string) => string | undefined = () => undefined,
-): void {
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) return;
-  for (const [name, value] of Object.entries(options)) {
-    if (value === undefined || known.includes(name)) continue;
-    // closestName takes a word that differs in case only for the name itself (the CLI's words); here it is the typo.
-    const nearest =
-      known.find((k) => k.toLowerCase() === name.toLowerCase()) ??
-      closestName(
-        name,
-        known.map((k) => [k]),
-      );
-    const why =
-      hint(name) ??
-      (nearest !== undefined ? `did you mean \`${path}${nearest}\`?` : `known: ${known.map((k) => `\`${path}${k}\``).join(', ')}`);
-    throw new TypeError(`${caller}: unknown option \`${path}${name}\` (${described(value)}); ${why}`);
-  }
-}
 
 /**
  * The option names of `informer()`, `shardedInformer()`, `factory.informer()` (`scope: 'informer'`) or of a factory's

@@ -34,7 +34,8 @@ import {
   type Discovery,
   type DiscoveryOptions,
 } from './discovery.ts';
-import { checkInformerOptions, checkOptionNames } from '../5-informer/checkOptions.ts';
+import { checkInformerOptions } from '../5-informer/checkOptions.ts';
+import { checkOptionNames } from '../util/optionNames.ts';
 import { informerFactory, type FactoryOptions, type InformerFactory } from '../5-informer/factory.ts';
 import type { Informer, InformerOptions } from '../5-informer/informer.ts';
 import { sameRunAs } from '../5-informer/informerFromSource.ts';
