@@ -11,6 +11,7 @@ import { resourceName, type Resource } from '../0-model/resources.ts';
 import { isListWatch, type ListWatch } from '../1-transport/listWatch.ts';
 import type { HttpTransportOptions } from '../1-transport/http/options.ts';
 import type { Http2Options } from '../1-transport/http2/health.ts';
+import { HTTP2_OPTION_NAMES, HTTP_OPTION_NAMES } from '../1-transport/http/optionNames.ts';
 import type { ListAndWatchOptions } from '../2-source/listAndWatch.ts';
 import { checkIndexers } from '../4-store/indexing.ts';
 import { BACKOFF_NUMERIC_OPTIONS, NUMERIC_OPTIONS, checkNumbers } from '../2-source/checkReflectorOptions.ts';
@@ -146,36 +147,6 @@ export function checkListWatchSelectors(
       );
 }
 
-/** Every member of each nested options object, from its type: a member added to the type is an error here until listed. */
-const HTTP_OPTION_NAMES = Object.keys({
-  requestTimeoutMs: true,
-  tlsHandshakeTimeoutMs: true,
-  listIdleTimeoutMs: true,
-  minBodyBytesPerSecond: true,
-  maxLineBytes: true,
-  maxListBytes: true,
-  maxListTotalBytes: true,
-  random: true,
-  maxErrorBodyBytes: true,
-  maxDocumentBytes: true,
-  userAgent: true,
-  lazyDecode: true,
-  prefetchPages: true,
-  protocol: true,
-  http2: true,
-  http1IdleTimeoutMs: true,
-  keepObject: true,
-  compression: true,
-  reachability: true,
-  encoding: true,
-} satisfies Record<keyof HttpTransportOptions, true>);
-const HTTP2_OPTION_NAMES = Object.keys({
-  readIdleMs: true,
-  pingTimeoutMs: true,
-  idleTimeoutMs: true,
-  maxConnections: true,
-  scheduler: true,
-} satisfies Record<keyof Http2Options, true>);
 /** Every backoff option is a number: the numeric list is the whole list (`EveryNumberChecked` says so). */
 const BACKOFF_OPTION_NAMES: readonly string[] = BACKOFF_NUMERIC_OPTIONS;
 
