@@ -11,7 +11,7 @@ import { resourceName, type Resource } from '../0-model/resources.ts';
 import { isListWatch, type ListWatch } from '../1-transport/listWatch.ts';
 import type { HttpTransportOptions } from '../1-transport/http/options.ts';
 import type { Http2Options } from '../1-transport/http2/health.ts';
-import { HTTP2_OPTION_NAMES, HTTP_OPTION_NAMES } from '../1-transport/http/optionNames.ts';
+import { checkHttpOptionNames } from '../1-transport/http/optionNames.ts';
 import type { ListAndWatchOptions } from '../2-source/listAndWatch.ts';
 import { checkIndexers } from '../4-store/indexing.ts';
 import { BACKOFF_NUMERIC_OPTIONS, NUMERIC_OPTIONS, checkNumbers } from '../2-source/checkReflectorOptions.ts';
@@ -170,8 +170,7 @@ export function checkInformerOptionNames(caller: string, options: unknown, scope
   const perInformer = (name: string) =>
     scope === 'factory' && PER_INFORMER.includes(name) ? `it is no factory default: give it to each factory.informer()` : undefined;
   checkOptionNames(caller, options, scope === 'factory' ? FACTORY_OPTION_NAMES : INFORMER_OPTION_NAMES, '', perInformer);
-  const o = options as { readonly http?: { readonly http2?: unknown }; readonly backoff?: unknown };
-  checkOptionNames(caller, o.http, HTTP_OPTION_NAMES, 'http.');
-  if (typeof o.http === 'object' && o.http !== null) checkOptionNames(caller, o.http.http2, HTTP2_OPTION_NAMES, 'http.http2.');
+  const o = options as { readonly http?: unknown; readonly backoff?: unknown };
+  checkHttpOptionNames(caller, o.http, 'http.');
   checkOptionNames(caller, o.backoff, BACKOFF_OPTION_NAMES, 'backoff.');
 }
