@@ -202,4 +202,29 @@ describe('end to end through listAndWatch (a fake ListWatch)', () => {
       expect(Object.prototype).not.toHaveProperty('polluted');
     });
   });
+
+  it("rule 5's exception: a DELETED whose object is of another kind deletes nothing (skipped as client-go's watchHandler)", () => {
+    const ts = testScheduler();
+    ts.run(({ cold, flush }) => {
+      const a5 = o('a', '5');
+      const fake = fakeListWatch({
+        lists: [cold('-(p|)', { p: listPage('10', [a5]) })],
+        watches: [cold('--d', { d: watchEvent('DELETED', { ...o('a', '11'), kind: 'Gadget' }) })],
+      });
+      const widgets = informer(fake, Widgets, { scheduler: ts, random: () => 0 });
+      const events: string[] = [];
+      const errors: InformerError[] = [];
+      let store: Store<Obj> | undefined;
+      const subs = [
+        widgets.events$.subscribe((e) => events.push(`${e.type} ${e.object.metadata.name}`)),
+        widgets.errors$.subscribe((e) => errors.push(e)),
+        widgets.store$.subscribe((s) => (store = s)),
+      ];
+      ts.schedule(() => subs.forEach((s) => s.unsubscribe()), 1_000);
+      flush();
+      expect(errors.map((e) => [e.reason, e.key])).toEqual([['ValidationFailed', 'ns/a']]);
+      expect(events).toEqual(['added a']);
+      expect(store!.get('ns/a')).toBe(a5);
+    });
+  });
 });

@@ -54,6 +54,32 @@ describe('execConfigSecrets', () => {
     ).toEqual(['pin-1234', 'wJalrXUtnFEMI', 'Zx9Yw8Vu7Ts6Rq5Po4Nm3', 'hunter22', '--pin=12345', '12345', 'shh-shh', 'tok1', token]);
   });
 
+  it('a PW or PASS word names a secret: LDAP_PW, --pass X, --pass=X, -pw X', () => {
+    expect(
+      execConfigSecrets(
+        'ldap-login',
+        ['--pass', 'Winter2026!', '--pass=Summer2026!', '-pw', 'Autumn2026!'],
+        [
+          { name: 'LDAP_PW', value: 'hunter22' },
+          { name: 'VAULT_PASS', value: 'correcthorse' },
+        ],
+      ),
+    ).toEqual(['hunter22', 'correcthorse', 'Winter2026!', '--pass=Summer2026!', 'Summer2026!', 'Autumn2026!']);
+  });
+
+  it('nor a bare -p (a port, a profile), nor words that merely contain pass or pw (--passive, BYPASS_PROXY, COMPASS_DIR)', () => {
+    expect(
+      execConfigSecrets(
+        'plugin',
+        ['-p', '9090', '--profile', 'prod', '--passive', 'yes-please', '--pwsh', 'pwsh-7'],
+        [
+          { name: 'BYPASS_PROXY', value: 'internal.example' },
+          { name: 'COMPASS_DIR', value: 'north-pole' },
+        ],
+      ),
+    ).toEqual([]);
+  });
+
   it('short values (under 4 characters), the command, bare flags and ordinary words are not', () => {
     expect(
       execConfigSecrets('aws', ['aws', '--pin', '123', '--verbose', 'get-token', 'us-west-2'], [{ name: 'TOKEN', value: 'abc' }]),

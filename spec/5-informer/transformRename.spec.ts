@@ -1,7 +1,8 @@
 /**
  * docs/invalid-objects.md rules 4 and 5 for an object a `transform` renames (audit42, finding 1): the cache files it
- * under the transformed object's key, so a later version the transform throws for must be matched to that key, not to
- * the raw object's. Virtual time: the fake's pages and events are cold Observables on the TestScheduler.
+ * under the transformed object's key, so a later version the transform throws for, or that fails its schema (audit49:
+ * the decoder's renames are read for every rejected key), must be matched to that key, not to the raw object's.
+ * Virtual time: the fake's pages and events are cold Observables on the TestScheduler.
  */
 import { NEVER } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
@@ -15,6 +16,11 @@ const END = { 'k8s.io/initial-events-end': 'true' };
 
 const pod = (name: string, resourceVersion: string, bad = false) =>
   kubeObj(Pod, name, { namespace: 'default', resourceVersion, labels: bad ? { bad: 'true' } : {} });
+/** A pod its schema rejects (a label value that is no string): the transform never sees it. */
+const invalidPod = (name: string, resourceVersion: string): Pod => {
+  const p = pod(name, resourceVersion);
+  return { ...p, metadata: { ...p.metadata, labels: { broken: 1 as unknown as string } } };
+};
 
 /** Renames every pod to t-NAME (the uid kept); throws for a pod labelled bad. */
 const transform = (p: Pod): Pod => {
@@ -92,5 +98,23 @@ describe('a transform that renames, then throws for a later version', () => {
     expect(r.errors).toContain('TransformError');
     expect(r.events).toEqual(['added t-a']);
     expect(r.keys.at(-1)).toEqual(['default/t-a']);
+  });
+});
+
+describe('a transform that renames, then a later version fails validation (its schema, before any transform)', () => {
+  it('rule 4: a relist listing the object invalid makes no deletion of the renamed key', () => {
+    const r = run(['(p|)', '(q|)'], { p: listPage('10', [pod('a', '10')]), q: listPage('20', [invalidPod('a', '20')]) }, ['-x'], {
+      x: watchStatus(410),
+    });
+    expect(r.errors).toContain('ValidationFailed');
+    expect(r.events).toEqual(['added t-a']);
+    expect(r.keys.at(-1)).toEqual(['default/t-a']);
+  });
+
+  it('rule 5: a DELETED whose object is invalid deletes the renamed key', () => {
+    const r = run(['(p|)'], { p: listPage('10', [pod('a', '10')]) }, ['-d'], { d: watchEvent('DELETED', invalidPod('a', '11')) });
+    expect(r.errors).toEqual(['ValidationFailed']);
+    expect(r.events).toEqual(['added t-a', 'deleted t-a']);
+    expect(r.keys.at(-1)).toEqual([]);
   });
 });

@@ -14,6 +14,7 @@ import {
 } from './listWatch.ts';
 import { hasOtherMembers, isSkipped } from './lazyJson.ts';
 import { collectionPath, queryString, type ListWatchTarget } from './paths.ts';
+import { checkListWatchOptionNames } from './http/optionNames.ts';
 import { httpError, limitFor, parseJson, readBody, type BodyLimit } from './http/body.ts';
 import { parseWatchFrame, parseWatchLine, parseWatchLineLazily, shapeFrame } from './http/decode.ts';
 import { FrameSplitter, type FrameSink } from './protobuf/frames.ts';
@@ -182,6 +183,7 @@ function namingRequest<T>(request: string): MonoTypeOperatorFunction<T> {
  * stays on unless the kubeconfig turns it off).
  */
 export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: HttpTransportOptions = {}): ListWatch {
+  checkListWatchOptionNames('httpListWatch', target, options);
   const path = collectionPath(target);
   const settings = requestSettings(options);
   const listLimit: BodyLimit = {

@@ -3,24 +3,7 @@
  * takes them: the informers' (5-informer/checkOptions.ts, which adds the transport's) and a direct caller's of
  * `listAndWatch` or `Backoff`. A `TypeError` naming the option and what was given.
  */
-
-/** What was given, briefly: `"shop"`, `an array (["shop","ops"])`, `an object ({"app":"web"})`, `a number (5)`. */
-export function described(value: unknown): string {
-  if (value === null) return 'null';
-  if (typeof value === 'string') return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value);
-  if (typeof value === 'function') return 'a function';
-  if (typeof value !== 'object') return `a ${typeof value} (${String(value)})`;
-  let text: string;
-  try {
-    text = JSON.stringify(value) ?? '';
-  } catch {
-    text = '';
-  }
-  if (value instanceof Set || value instanceof Map) text = JSON.stringify([...value].slice(0, 10)) ?? '';
-  const shown = text.length > 60 ? `${text.slice(0, 60)}…` : text;
-  const kind = Array.isArray(value) ? 'an array' : value instanceof Set ? 'a Set' : value instanceof Map ? 'a Map' : 'an object';
-  return `${kind}${shown ? ` (${shown})` : ''}`;
-}
+import { described } from '../util/optionNames.ts';
 
 /**
  * The numeric options (durations, sizes, counts): each a number ≥ 0 or `Infinity` (0 and Infinity turn a bound off where

@@ -1,6 +1,6 @@
 import { InformerError, describeThrown } from '../0-model/errors.ts';
 import { PersistentMap } from './persistentMap.ts';
-import { described } from '../2-source/checkReflectorOptions.ts';
+import { described } from '../util/optionNames.ts';
 
 /** An index function: the values an object is indexed under (multi-valued, like client-go's IndexFunc). */
 export type IndexFunc<T> = (object: T) => readonly string[];

@@ -1,6 +1,6 @@
 import { joinKey, nameInNamespace, namespaceEnd, namespaceOfObjectKey } from '../0-model/keys.ts';
 import { InformerError } from '../0-model/errors.ts';
-import { described } from '../2-source/checkReflectorOptions.ts';
+import { described } from '../util/optionNames.ts';
 import { hashString, PersistentMap, type MapBuilder, type Replaced } from './persistentMap.ts';
 import {
   IndexerFault,

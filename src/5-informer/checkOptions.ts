@@ -11,11 +11,12 @@ import { resourceName, type Resource } from '../0-model/resources.ts';
 import { isListWatch, type ListWatch } from '../1-transport/listWatch.ts';
 import type { HttpTransportOptions } from '../1-transport/http/options.ts';
 import type { Http2Options } from '../1-transport/http2/health.ts';
+import { checkHttpOptionNames } from '../1-transport/http/optionNames.ts';
 import type { ListAndWatchOptions } from '../2-source/listAndWatch.ts';
 import { checkIndexers } from '../4-store/indexing.ts';
-import { BACKOFF_NUMERIC_OPTIONS, NUMERIC_OPTIONS, checkNumbers, described } from '../2-source/checkReflectorOptions.ts';
+import { BACKOFF_NUMERIC_OPTIONS, NUMERIC_OPTIONS, checkNumbers } from '../2-source/checkReflectorOptions.ts';
 import type { BackoffOptions } from '../2-source/backoff.ts';
-import { closestName } from '../util/closestName.ts';
+import { checkOptionNames, described } from '../util/optionNames.ts';
 import { OPTION_SHARING } from './sharing.ts';
 
 /** An array, a Set or any other iterable (not a string) of strings: what `namespaces` takes (it is spread into a Set). */
@@ -146,36 +147,6 @@ export function checkListWatchSelectors(
       );
 }
 
-/** Every member of each nested options object, from its type: a member added to the type is an error here until listed. */
-const HTTP_OPTION_NAMES = Object.keys({
-  requestTimeoutMs: true,
-  tlsHandshakeTimeoutMs: true,
-  listIdleTimeoutMs: true,
-  minBodyBytesPerSecond: true,
-  maxLineBytes: true,
-  maxListBytes: true,
-  maxListTotalBytes: true,
-  random: true,
-  maxErrorBodyBytes: true,
-  maxDocumentBytes: true,
-  userAgent: true,
-  lazyDecode: true,
-  prefetchPages: true,
-  protocol: true,
-  http2: true,
-  http1IdleTimeoutMs: true,
-  keepObject: true,
-  compression: true,
-  reachability: true,
-  encoding: true,
-} satisfies Record<keyof HttpTransportOptions, true>);
-const HTTP2_OPTION_NAMES = Object.keys({
-  readIdleMs: true,
-  pingTimeoutMs: true,
-  idleTimeoutMs: true,
-  maxConnections: true,
-  scheduler: true,
-} satisfies Record<keyof Http2Options, true>);
 /** Every backoff option is a number: the numeric list is the whole list (`EveryNumberChecked` says so). */
 const BACKOFF_OPTION_NAMES: readonly string[] = BACKOFF_NUMERIC_OPTIONS;
 
@@ -190,38 +161,6 @@ const PER_INFORMER = ['namespaces', 'labelSelector', 'fieldSelector'];
 const FACTORY_OPTION_NAMES = INFORMER_OPTION_NAMES.filter((name) => !PER_INFORMER.includes(name));
 
 /**
- * An options object's members that the callee does not read, each a `TypeError` naming it and the nearest known name
- * (`namepsace`: did you mean `namespace`?), else the known ones. A misspelt option in a variable (TypeScript checks
- * excess members of object literals only) or from JavaScript was ignored: `{ namepsace: 'a' }` cached the whole
- * cluster. A member whose value is undefined asks for nothing and is let be (a spread of optional settings).
- * `path` prefixes the names (`http.`); `hint` ends the message when a name is known elsewhere (a per-informer option
- * given as a factory's default).
- */
-export function checkOptionNames(
-  caller: string,
-  options: unknown,
-  known: readonly string[],
-  path = '',
-  hint: (name: string) => string | undefined = () => undefined,
-): void {
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) return;
-  for (const [name, value] of Object.entries(options)) {
-    if (value === undefined || known.includes(name)) continue;
-    // closestName takes a word that differs in case only for the name itself (the CLI's words); here it is the typo.
-    const nearest =
-      known.find((k) => k.toLowerCase() === name.toLowerCase()) ??
-      closestName(
-        name,
-        known.map((k) => [k]),
-      );
-    const why =
-      hint(name) ??
-      (nearest !== undefined ? `did you mean \`${path}${nearest}\`?` : `known: ${known.map((k) => `\`${path}${k}\``).join(', ')}`);
-    throw new TypeError(`${caller}: unknown option \`${path}${name}\` (${described(value)}); ${why}`);
-  }
-}
-
-/**
  * The option names of `informer()`, `shardedInformer()`, `factory.informer()` (`scope: 'informer'`) or of a factory's
  * defaults (`'factory'`), and of their nested `http`, `http.http2` and `backoff`, by {@link checkOptionNames}. Apart
  * from `checkInformerOptions` (the values' types), so that each says one thing.
@@ -231,8 +170,7 @@ export function checkInformerOptionNames(caller: string, options: unknown, scope
   const perInformer = (name: string) =>
     scope === 'factory' && PER_INFORMER.includes(name) ? `it is no factory default: give it to each factory.informer()` : undefined;
   checkOptionNames(caller, options, scope === 'factory' ? FACTORY_OPTION_NAMES : INFORMER_OPTION_NAMES, '', perInformer);
-  const o = options as { readonly http?: { readonly http2?: unknown }; readonly backoff?: unknown };
-  checkOptionNames(caller, o.http, HTTP_OPTION_NAMES, 'http.');
-  if (typeof o.http === 'object' && o.http !== null) checkOptionNames(caller, o.http.http2, HTTP2_OPTION_NAMES, 'http.http2.');
+  const o = options as { readonly http?: unknown; readonly backoff?: unknown };
+  checkHttpOptionNames(caller, o.http, 'http.');
   checkOptionNames(caller, o.backoff, BACKOFF_OPTION_NAMES, 'backoff.');
 }

@@ -72,7 +72,7 @@ Options:
   --fields PATTERN       diff only these fields, e.g. 'spec.**', 'metadata.labels', '**.image' (repeatable)
   --ignore PATTERN       leave these fields out of diffs, e.g. status (repeatable; resourceVersion and
                          managedFields are always left out)
-  --metrics-port N       serve /healthz, /readyz and /metrics on port N (of every interface)
+  --metrics-port N       serve /healthz, /livez, /readyz and /metrics on port N (of every interface)
   --metrics-address ADDR with --metrics-port: listen on this address only, e.g. 127.0.0.1
   --max-list-bytes SIZE  largest list page read (default 256Mi); SIZE is bytes, or with Ki, Mi or Gi
   --max-list-total-bytes SIZE

@@ -8,8 +8,9 @@ const MIN_SECRET_LENGTH = 4;
  * Removes known secret values from text before it is printed: every line the
  * CLI writes to stderr goes through one of these. The values come from the
  * kubeconfig (tokens, passwords, client keys and certificates, auth-provider
- * settings, exec plugin environments and args) and from sink URLs (Basic-auth
- * credentials), in the forms a message could quote them.
+ * settings, an exec plugin's secret-named env and flag values and token-like
+ * values: `execConfigSecrets`) and from sink URLs (Basic-auth credentials), in
+ * the forms a message could quote them.
  */
 export class SecretScrubber {
   private readonly secrets = new Set<string>();

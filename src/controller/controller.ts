@@ -26,7 +26,7 @@ import type { Store } from '../4-store/store.ts';
 import { cacheSynced$ } from '../5-informer/factory.ts';
 import type { Informer } from '../5-informer/informer.ts';
 import { observedErrors, unobservedReporter } from '../5-informer/unobservedErrors.ts';
-import { checkOptionNames } from '../5-informer/checkOptions.ts';
+import { checkOptionNames } from '../util/optionNames.ts';
 import type { Predicate } from './predicates/predicate.ts';
 import type { RateLimiter } from '../workqueue/rateLimiter.ts';
 import { createRateLimitingQueue, type RateLimitingWorkQueue } from '../workqueue/rateLimitingQueue.ts';

@@ -4,6 +4,7 @@ import { InformerError } from '../0-model/errors.ts';
 import { customResource, type Resource } from '../0-model/resources.ts';
 import { formatBytes, getJson, type HttpTransportOptions, type JsonRequestOptions } from '../1-transport/httpTransport.ts';
 import { isRecord } from '../util/isRecord.ts';
+import { checkHttpOptionNames } from '../1-transport/http/optionNames.ts';
 
 /** One resource as discovery describes it. */
 export interface DiscoveredResource {
@@ -171,6 +172,9 @@ const JSON_REQUEST_OPTIONS = [
 const listsEveryOption: Exclude<keyof JsonRequestOptions, (typeof JSON_REQUEST_OPTIONS)[number]> extends never ? true : never = true;
 void listsEveryOption;
 
+/** Every option of {@link discover}: a request's and the round's bounds (`DISCOVERY_LIMITS` has every one, by its type). */
+export const DISCOVERY_OPTION_NAMES: readonly string[] = [...JSON_REQUEST_OPTIONS, ...Object.keys(DISCOVERY_LIMITS)];
+
 /**
  * The options of discovery's requests taken from an informer's transport options (`http`): the same timeouts,
  * limits, protocol, HTTP/2 and HTTP/1.1 connection options as the informers' requests. Options not given stay unset.
@@ -311,6 +315,7 @@ function overCap(tally: Tally, read: GroupVersionRead, limits: Required<Discover
  * version whose document would pass one is a failure).
  */
 export function discover(kc: KubeConfig, options: DiscoveryOptions = {}): Observable<Discovery> {
+  checkHttpOptionNames('discover', options, '', DISCOVERY_OPTION_NAMES);
   return discoverWith((path) => getJson(kc, path, options), options);
 }
 

@@ -29,13 +29,16 @@ import { listRefused } from '../2-source/listRefused.ts';
 import {
   ResourceNameError,
   discover,
+  DISCOVERY_OPTION_NAMES,
   discoveryRequestOptions,
   toResource,
   type DiscoveredResource,
   type Discovery,
   type DiscoveryOptions,
 } from './discovery.ts';
-import { checkInformerOptions, checkOptionNames } from '../5-informer/checkOptions.ts';
+import { checkInformerOptions } from '../5-informer/checkOptions.ts';
+import { checkOptionNames } from '../util/optionNames.ts';
+import { checkHttpOptionNames } from '../1-transport/http/optionNames.ts';
 import { informerFactory, type FactoryOptions, type InformerFactory } from '../5-informer/factory.ts';
 import type { Informer, InformerOptions } from '../5-informer/informer.ts';
 import { sameRunAs } from '../5-informer/informerFromSource.ts';
@@ -146,6 +149,18 @@ export interface DynamicInformerFactoryOptions {
    */
   readonly reportUnobservedErrors?: boolean;
 }
+
+/** Every option of `dynamicInformerFactory()`, from its type (a new one is an error here until listed). */
+const FACTORY_OPTION_NAMES = Object.keys({
+  factory: true,
+  factoryOptions: true,
+  discovery: true,
+  debounceMs: true,
+  debounceMaxMs: true,
+  updateIntervalMs: true,
+  scheduler: true,
+  reportUnobservedErrors: true,
+} satisfies Record<keyof DynamicInformerFactoryOptions, true>);
 
 export interface DynamicInformerFactory {
   /**
@@ -280,6 +295,8 @@ function endingWith<T>(inner: Informer<T>, ended$: Observable<void>): Informer<T
  * `ended` event, those whose CRD is deleted.
  */
 export function dynamicInformerFactory(kc: KubeConfig, options: DynamicInformerFactoryOptions = {}): DynamicInformerFactory {
+  checkOptionNames('dynamicInformerFactory', options, FACTORY_OPTION_NAMES);
+  checkHttpOptionNames('dynamicInformerFactory', options.discovery, 'discovery.', DISCOVERY_OPTION_NAMES);
   const factory = options.factory ?? informerFactory(kc, options.factoryOptions);
   const crds = factory.informer(CustomResourceDefinitions);
   const pokes = new Subject<void>();

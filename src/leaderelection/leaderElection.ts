@@ -48,6 +48,7 @@ import {
 import type { LeaseSnapshot } from './record.ts';
 import { monotonicScheduler } from '../util/monotonicNow.ts';
 import { unobservedReporter } from '../5-informer/unobservedErrors.ts';
+import { checkOptionNames } from '../util/optionNames.ts';
 
 export interface LeaderElectionOptions {
   /** Namespace of the Lease (with a KubeConfig). Default: the KubeConfig context's namespace, else `default`. */
@@ -95,6 +96,22 @@ export interface LeaderElectionOptions {
    */
   readonly reportUnobservedErrors?: boolean;
 }
+
+/** Every option of {@link leaderElection}, from its type (a new one is an error here until listed). */
+const LEADER_ELECTION_OPTION_NAMES = Object.keys({
+  namespace: true,
+  name: true,
+  identity: true,
+  leaseDurationMs: true,
+  renewDeadlineMs: true,
+  retryPeriodMs: true,
+  jitterFactor: true,
+  requestTimeoutMs: true,
+  want$: true,
+  scheduler: true,
+  random: true,
+  reportUnobservedErrors: true,
+} satisfies Record<keyof LeaderElectionOptions, true>);
 
 /** What we know, after every change. */
 export interface ElectionStatus {
@@ -177,6 +194,7 @@ function send(client: LeaseClient, request: LeaseRequest): Observable<LeaseSnaps
  *   `identity` is empty (a Lease held by `""` reads as released: every such candidate would take it, and lead).
  */
 export function leaderElection(source: KubeConfig | LeaseClient, options: LeaderElectionOptions): LeaderElection {
+  checkOptionNames('leaderElection', options, LEADER_ELECTION_OPTION_NAMES);
   return countedElection(source, options, new BehaviorSubject(0));
 }
 

@@ -38,6 +38,7 @@ import {
 } from './shardingMachine.ts';
 import { keeping, sameSet } from '../util/keeping.ts';
 import { unobservedReporter, type UnobservedReporter } from '../5-informer/unobservedErrors.ts';
+import { checkOptionNames } from '../util/optionNames.ts';
 
 /**
  * How many requests' time a members' listing is given as a whole: it emits once, after its last page, so a bound of
@@ -80,6 +81,20 @@ export interface ShardingOptions extends Partial<ElectionTiming> {
    */
   readonly reportUnobservedErrors?: boolean;
 }
+
+/** Every option of {@link sharding}, from its type (a new one is an error here until listed). */
+const SHARDING_OPTION_NAMES = Object.keys({
+  name: true,
+  shards: true,
+  identity: true,
+  leaseDurationMs: true,
+  renewDeadlineMs: true,
+  retryPeriodMs: true,
+  requestTimeoutMs: true,
+  scheduler: true,
+  random: true,
+  reportUnobservedErrors: true,
+} satisfies Record<keyof ShardingOptions, true>);
 
 export type { ShardStatus } from './shardingMachine.ts';
 
@@ -171,6 +186,7 @@ const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0
  *   (leaseDuration > renewDeadline > 1.2 × retryPeriod), as {@link leaderElection}.
  */
 export function sharding(clients: LeaseClients, options: ShardingOptions): Sharding {
+  checkOptionNames('sharding', options, SHARDING_OPTION_NAMES);
   if (!Number.isInteger(options.shards) || options.shards < 1)
     throw new TypeError(`sharding: shards must be a positive integer, got ${options.shards}`);
   // Every other member ignores a longer one (MAX_IDENTITY_LENGTH): we would hold shards nobody else counts.

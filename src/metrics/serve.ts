@@ -22,6 +22,7 @@ import { unobservedReporter } from '../5-informer/unobservedErrors.ts';
 import type { HandlerMetrics } from '../5-informer/handleEvents.ts';
 import { handlerFamilies, healthFamilies, informerFamilies, toPrometheusText, transportFamilies, type MetricFamily } from './prometheus.ts';
 import { transportBytes } from '../1-transport/httpTransport.ts';
+import { checkOptionNames } from '../util/optionNames.ts';
 
 /** What {@link serve} serves, and where. */
 export interface ServeOptions extends StalenessOptions {
@@ -50,6 +51,18 @@ export interface ServeOptions extends StalenessOptions {
    */
   readonly metricsCacheMs?: number;
 }
+
+/** Every option of {@link serve}, from its type (a new one is an error here until listed): `prot: 9090` served elsewhere. */
+const SERVE_OPTION_NAMES = Object.keys({
+  port: true,
+  host: true,
+  families: true,
+  maxResourceSeries: true,
+  scheduler: true,
+  metricsCacheMs: true,
+  staleAfterMs: true,
+  maxSilenceMs: true,
+} satisfies Record<keyof ServeOptions, true>);
 
 /** Where {@link serve} listens. */
 export interface Serving {
@@ -106,6 +119,7 @@ export type Served =
  * ```
  */
 export function serve(informers: Served, options: ServeOptions = {}): Observable<Serving> {
+  checkOptionNames('serve', options, SERVE_OPTION_NAMES);
   return new Observable<Serving>((subscriber) => {
     const scheduler = options.scheduler ?? monotonicScheduler;
     const cacheMs = options.metricsCacheMs ?? (scheduler instanceof VirtualTimeScheduler ? 0 : METRICS_CACHE_MS);

@@ -1,5 +1,6 @@
 import { asyncScheduler, type SchedulerLike } from 'rxjs';
 import { monotonicScheduler } from '../util/monotonicNow.ts';
+import { checkOptionNames } from '../util/optionNames.ts';
 import { WorkQueueError } from './errors.ts';
 import type { RateLimiter } from './rateLimiter.ts';
 
@@ -11,6 +12,9 @@ export interface BucketRateLimiterOptions {
   /** Clock. Default `monotonicScheduler` (`asyncScheduler`'s timers, a monotonic clock: src/util/monotonicNow.ts). */
   readonly scheduler?: SchedulerLike;
 }
+
+/** Every option of {@link bucketRateLimiter}, from its type. */
+const BUCKET_OPTION_NAMES = Object.keys({ qps: true, burst: true, scheduler: true } satisfies Record<keyof BucketRateLimiterOptions, true>);
 
 /** Rounds to whole nanoseconds, as Go durations are, so 1/10 s comes out as exactly 100 ms. */
 const toNanosecondPrecision = (ms: number): number => Math.round(ms * 1e6) / 1e6;
@@ -26,8 +30,10 @@ const toNanosecondPrecision = (ms: number): number => Math.round(ms * 1e6) / 1e6
  * ```
  *
  * @throws WorkQueueError `InvalidArgument` unless qps > 0 and burst is a positive integer.
+ * @throws TypeError for an option it does not know (`bucketRateLimiter: unknown option `qsp` …; did you mean `qps`?`).
  */
 export function bucketRateLimiter<K>(options: BucketRateLimiterOptions = {}): RateLimiter<K> {
+  checkOptionNames('bucketRateLimiter', options, BUCKET_OPTION_NAMES);
   const { qps = 10, burst = 100, scheduler = monotonicScheduler } = options;
   if (!(qps > 0) || !Number.isInteger(burst) || burst < 1) {
     throw new WorkQueueError('InvalidArgument', `bucket limiter needs qps > 0 and an integer burst >= 1, got ${qps}, ${burst}`);

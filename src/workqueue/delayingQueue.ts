@@ -1,7 +1,8 @@
 import type { Subscription } from 'rxjs';
 import { scheduleAfter } from '../util/scheduleAfter.ts';
 import { DeadlineHeap } from './deadlineHeap.ts';
-import { checkPriority, DEFAULT_PRIORITY, WorkQueue, type WorkQueueOptions } from './workQueue.ts';
+import { checkPriority, DEFAULT_PRIORITY, WORK_QUEUE_OPTION_NAMES, WorkQueue, type WorkQueueOptions } from './workQueue.ts';
+import { checkOptionNames } from '../util/optionNames.ts';
 
 /**
  * A {@link WorkQueue} with `addAfter`. Pending items sit in a min-heap keyed by ready time,
@@ -132,5 +133,6 @@ export class DelayingWorkQueue<K> extends WorkQueue<K> {
 
 /** Creates a {@link DelayingWorkQueue}. */
 export function createDelayingQueue<K>(options: WorkQueueOptions = {}): DelayingWorkQueue<K> {
+  checkOptionNames('createDelayingQueue', options, WORK_QUEUE_OPTION_NAMES);
   return new DelayingWorkQueue<K>(options);
 }

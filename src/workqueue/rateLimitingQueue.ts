@@ -1,12 +1,20 @@
 import { defaultControllerRateLimiter } from './defaultControllerRateLimiter.ts';
 import { DelayingWorkQueue } from './delayingQueue.ts';
 import type { RateLimiter } from './rateLimiter.ts';
+import { checkOptionNames } from '../util/optionNames.ts';
 import { checkPriority, DEFAULT_PRIORITY, type WorkQueueOptions } from './workQueue.ts';
 
 export interface RateLimitingQueueOptions<K> extends WorkQueueOptions {
   /** Default `defaultControllerRateLimiter(scheduler)`. */
   readonly rateLimiter?: RateLimiter<K>;
 }
+
+/** Every option of a rate-limiting queue, from its type. */
+const RATE_LIMITING_QUEUE_OPTION_NAMES: readonly string[] = Object.keys({
+  name: true,
+  scheduler: true,
+  rateLimiter: true,
+} satisfies Record<keyof RateLimitingQueueOptions<unknown>, true>);
 
 /** A {@link DelayingWorkQueue} whose retries are spaced by a {@link RateLimiter}. */
 export class RateLimitingWorkQueue<K> extends DelayingWorkQueue<K> {
@@ -43,5 +51,6 @@ export class RateLimitingWorkQueue<K> extends DelayingWorkQueue<K> {
 
 /** Creates a {@link RateLimitingWorkQueue}. */
 export function createRateLimitingQueue<K>(options: RateLimitingQueueOptions<K> = {}): RateLimitingWorkQueue<K> {
+  checkOptionNames('createRateLimitingQueue', options, RATE_LIMITING_QUEUE_OPTION_NAMES);
   return new RateLimitingWorkQueue<K>(options);
 }

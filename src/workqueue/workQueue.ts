@@ -1,5 +1,6 @@
 import { asyncScheduler, Observable, type ObservableInput, type SchedulerLike, type Subscriber } from 'rxjs';
 import { monotonicScheduler } from '../util/monotonicNow.ts';
+import { checkOptionNames } from '../util/optionNames.ts';
 import { WorkQueueError } from './errors.ts';
 import { MetricsRecorder, type WorkQueueMetricEvent, type WorkQueueMetrics } from './metrics.ts';
 import { PriorityHeap } from './priorityHeap.ts';
@@ -27,6 +28,12 @@ export interface WorkQueueOptions {
   /** Clock and timers for metrics and delays. Default `monotonicScheduler` (`asyncScheduler`'s timers, a monotonic clock: src/util/monotonicNow.ts). */
   readonly scheduler?: SchedulerLike;
 }
+
+/** Every option of a work queue, from its type (a new one is an error here until listed). */
+export const WORK_QUEUE_OPTION_NAMES: readonly string[] = Object.keys({ name: true, scheduler: true } satisfies Record<
+  keyof WorkQueueOptions,
+  true
+>);
 
 /** Sizes of every per-item structure, for diagnostics and leak tests. */
 export interface WorkQueueSizes {
@@ -289,5 +296,6 @@ export class WorkQueue<K> {
 
 /** Creates a plain {@link WorkQueue}. */
 export function createWorkQueue<K>(options: WorkQueueOptions = {}): WorkQueue<K> {
+  checkOptionNames('createWorkQueue', options, WORK_QUEUE_OPTION_NAMES);
   return new WorkQueue<K>(options);
 }

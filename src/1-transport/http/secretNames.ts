@@ -11,8 +11,12 @@
  */
 export const SECRET_NAME_WORDS = String.raw`token|secret|passw(?:or)?d|credential|cookie|(?<!o)auth(?![a-z])|key-?data|private[_-]?key|api[_-]?key`;
 
-/** A name that marks an exec plugin's env value or flag value secret: {@link SECRET_NAME_WORDS}, a PIN, an OTP, a passphrase. */
-const EXEC_SECRET_NAME = new RegExp(String.raw`${SECRET_NAME_WORDS}|pwd|passphrase|(?:^|[^a-z])(?:pin|otp)(?![a-z])`, 'i');
+/**
+ * A name that marks an exec plugin's env value or flag value secret: {@link SECRET_NAME_WORDS}, a passphrase, and as
+ * words of their own a PIN, an OTP, a `PW` or a `PASS` (`LDAP_PW`, `--pass`; not `--passive`, `BYPASS`, `SPIN`). Not
+ * a bare `-p`: a port or a profile in many plugins.
+ */
+const EXEC_SECRET_NAME = new RegExp(String.raw`${SECRET_NAME_WORDS}|pwd|passphrase|(?:^|[^a-z])(?:pin|otp|pw|pass)(?![a-z])`, 'i');
 
 /** A value that looks like a credential whatever names it: 20 or more token characters, letters and digits, not a path. */
 const TOKEN_LIKE = /^(?![/.~])(?=[^]*[A-Za-z])(?=[^]*\d)[A-Za-z0-9+/=._~-]{20,}$/;
