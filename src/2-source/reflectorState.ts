@@ -43,6 +43,8 @@ export interface ReflectorConfig<T> {
   readonly maxListPages: number;
   /** A list whose continue chain (or a streaming list's initial events) goes on past this many objects is dropped (`ListTooLong`); 0: no limit. */
   readonly maxListObjects: number;
+  /** A list (its continue chain, or a streaming list's initial events) still going on this long is dropped (`ListTooLong`); 0: no limit. */
+  readonly maxListDurationMs: number;
 }
 
 /** What the reflector remembers whatever it is doing. */
@@ -108,6 +110,8 @@ export interface Listing<T> {
   readonly tokens: Set<string>;
   /** Times the page asked for was asked again after a throttling answer (`retryPage`); 0 at each new page. */
   readonly retries: number;
+  /** When its first page came (the reflector's clock); set by the first page, so the budget counts from there. */
+  readonly firstPageAt?: number;
 }
 
 /** A watch about to be opened: the shell draws its `timeoutSeconds`. */

@@ -44,6 +44,7 @@ const REFLECTOR_OPTIONS = [
   'bookmarkTimeoutMs',
   'maxListPages',
   'maxListObjects',
+  'maxListDurationMs',
   'backoff',
   'scheduler',
   'random',
