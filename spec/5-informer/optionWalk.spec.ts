@@ -207,6 +207,7 @@ const PROBES: { readonly [K in keyof InformerOptions<KubeObject>]-?: Probe } = {
   bookmarkTimeoutMs: reflectorProbe('bookmarkTimeoutMs', 99_999),
   maxListPages: reflectorProbe('maxListPages', 77),
   maxListObjects: reflectorProbe('maxListObjects', 7_777),
+  maxListDurationMs: reflectorProbe('maxListDurationMs', 77_777),
   backoff: reflectorProbe('backoff', { initialMs: 11, maxMs: 22 }),
   scheduler: {
     options: { scheduler, resyncPeriod: 60_000 },

@@ -75,13 +75,14 @@ describe('discovery is bounded as a whole (default options)', () => {
   it('requests at most maxConcurrentRequests (16) group versions at once, and keeps the server order', () => {
     const server = heldServer(groups(300), (path) => ({
       kind: 'APIResourceList',
-      resources: [{ name: path.split('/')[2], kind: 'K', verbs: [] }],
+      // The group's name as a plural (dots to dashes: a plural is a DNS-1035 label).
+      resources: [{ name: path.split('/')[2]?.replaceAll('.', '-'), kind: 'K', verbs: [] }],
     }));
     const outcome = run(discoverWith(server.fetch));
     expect(server.state.inFlight).toBe(16);
     while (server.answerNext()) expect(server.state.inFlight).toBeLessThanOrEqual(16);
     expect(server.state).toEqual({ inFlight: 0, maxInFlight: 16, requested: 300 });
-    expect(outcome.value?.all.map((r) => r.plural)).toEqual(Array.from({ length: 300 }, (_, i) => `g${i}.example.com`));
+    expect(outcome.value?.all.map((r) => r.plural)).toEqual(Array.from({ length: 300 }, (_, i) => `g${i}-example-com`));
   });
 
   it('fails past maxGroupVersions (2,000) group versions with ListTooLong naming it, requesting none', () => {

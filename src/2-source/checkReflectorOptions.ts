@@ -26,6 +26,7 @@ export const NUMERIC_OPTIONS = [
   'bookmarkTimeoutMs',
   'maxListPages',
   'maxListObjects',
+  'maxListDurationMs',
 ] as const;
 export const BACKOFF_NUMERIC_OPTIONS = ['initialMs', 'maxMs', 'factor', 'jitter', 'resetAfterMs'] as const;
 /**

@@ -12,11 +12,13 @@ export function onListed<T>(
   state: ReflectorState<T>,
   listing: Listing<T>,
   page: ListPage | undefined,
+  now: number,
   out: Effects<T>,
 ): ReflectorState<T> {
   if (!page) return onListFailed(state, listing, new InformerError('Unknown', 'list completed without a page', { phase: 'list' }), out);
   if (page.notice) report(out, page.notice); // e.g. NotAcceptable: not a failure
-  const tooLong = page.continue ? chainFault(config, listing, page.items.length, page.continue) : undefined;
+  const firstPageAt = listing.firstPageAt ?? now;
+  const tooLong = page.continue ? chainFault(config, listing, page.items.length, page.continue, now - firstPageAt) : undefined;
   if (tooLong) return onListFailed(state, listing, tooLong, out);
   const { items, rejectedKeys } = decodePage(config, page.items, out);
   const next: Listing<T> = {
@@ -25,6 +27,7 @@ export function onListed<T>(
     pages: listing.pages + 1,
     objects: listing.objects + page.items.length,
     retries: 0,
+    firstPageAt,
     items: items.length > 0 ? { values: items, before: listing.items } : listing.items,
     rejectedKeys: rejectedKeys.length > 0 ? { values: rejectedKeys, before: listing.rejectedKeys } : listing.rejectedKeys,
   };
@@ -35,10 +38,17 @@ export function onListed<T>(
 
 /**
  * A continue chain that cannot be right: a token the server already sent in this list (a loop),
- * or more pages or objects than any real list has (a server that never ends it). The list is
+ * or more pages or objects than any real list has (a server that never ends it), or one still going on
+ * `maxListDurationMs` after its first page (`elapsedMs`: each page may come just within its own waits). The list is
  * dropped (its objects are garbage at once) and the usual rules relist after the backoff.
  */
-function chainFault<T>(config: ReflectorConfig<T>, listing: Listing<T>, items: number, token: string): InformerError | undefined {
+function chainFault<T>(
+  config: ReflectorConfig<T>,
+  listing: Listing<T>,
+  items: number,
+  token: string,
+  elapsedMs: number,
+): InformerError | undefined {
   const pages = listing.pages + 1;
   const objects = listing.objects + items;
   // Formatted only for a fault (toLocaleString is not free, and every page of every list passes here).
@@ -49,7 +59,19 @@ function chainFault<T>(config: ReflectorConfig<T>, listing: Listing<T>, items: n
     why = `the list went on past maxListPages ${config.maxListPages} (${sofar()}); relisting after the backoff (option maxListPages)`;
   else if (config.maxListObjects > 0 && objects > config.maxListObjects)
     why = `the list went on past maxListObjects ${config.maxListObjects} (${sofar()}); relisting after the backoff (option maxListObjects)`;
+  else if (config.maxListDurationMs > 0 && elapsedMs >= config.maxListDurationMs)
+    why =
+      `the list went on past maxListDurationMs ${config.maxListDurationMs} (${formatDuration(elapsedMs)} since its first page, ${sofar()}); ` +
+      'relisting after the backoff (option maxListDurationMs)';
   return why === undefined ? undefined : new InformerError('ListTooLong', why, { phase: 'list' });
+}
+
+/** A duration for a message: `61 min 5 s`, `59.9 s`. */
+export function formatDuration(ms: number): string {
+  if (ms < 60_000) return `${Math.round(ms / 100) / 10} s`;
+  const minutes = Math.floor(ms / 60_000);
+  const seconds = Math.round((ms - minutes * 60_000) / 1000);
+  return seconds === 0 ? `${minutes} min` : `${minutes} min ${seconds} s`;
 }
 
 /** Decodes a page's items; an item that fails is reported, and its key kept as one the server has. */

@@ -49,6 +49,8 @@ export interface ReflectorConfig<T> {
   readonly maxListObjects: number;
   /** The wait after a failure (the `backoff` option over client-go's defaults, `REFLECTOR_BACKOFF`). */
   readonly backoff: BackoffRule;
+  /** A list (its continue chain, or a streaming list's initial events) still going on this long is dropped (`ListTooLong`); 0: no limit. */
+  readonly maxListDurationMs: number;
 }
 
 /** What the reflector remembers whatever it is doing. */
@@ -116,6 +118,8 @@ export interface Listing<T> {
   readonly tokens: Set<string>;
   /** Times the page asked for was asked again after a throttling answer (`retryPage`); 0 at each new page. */
   readonly retries: number;
+  /** When its first page came (the reflector's clock); set by the first page, so the budget counts from there. */
+  readonly firstPageAt?: number;
 }
 
 /** A watch about to be opened: the shell draws its `timeoutSeconds`. */

@@ -63,7 +63,7 @@ function transition<T>(
   if (input.id !== state.request) return state;
   switch (input.type) {
     case 'listed':
-      return phase.name === 'listing' ? onListed(config, state, phase, input.page, out) : state;
+      return phase.name === 'listing' ? onListed(config, state, phase, input.page, now, out) : state;
     case 'listFailed':
       return phase.name === 'listing' ? onListFailed(state, phase, toInformerError(input.error, 'list'), out) : state;
     case 'timeoutPicked':

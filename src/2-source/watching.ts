@@ -5,6 +5,7 @@ import { isOtherKind } from './decode.ts';
 import { NO_FAILURES, afterWatch, idleAfterMs, paceAfterEvent, paceAfterIdle, type Pace, type WatchEnd } from './recovery.ts';
 import { BACKOFF_START } from '../util/backoff.ts';
 import type { Opening, ReflectorConfig, ReflectorState, Streaming, Watching } from './reflectorState.ts';
+import { formatDuration } from './listing.ts';
 import { proceed, replaceEvent, report, type Effects } from './transitions.ts';
 
 const VERY_SHORT_WATCH_MS = 1000;
@@ -29,8 +30,14 @@ const idleDeadline = <T>(config: ReflectorConfig<T>, pace: Pace, w: Open<T>) =>
 const stallDeadline = <T>(config: ReflectorConfig<T>, w: Open<T>) => w.lastFrameAt + (w.timeoutSeconds * 1000 + config.stallMarginMs);
 const bookmarkDeadline = <T>(config: ReflectorConfig<T>, w: Open<T>) =>
   config.bookmarkTimeoutMs === undefined ? Infinity : w.lastBookmarkAt + config.bookmarkTimeoutMs;
+/** A streaming list's whole-list budget (`maxListDurationMs`, from its request): its events may each come within the stall wait. */
+const listDeadline = <T>(config: ReflectorConfig<T>, w: Open<T>) =>
+  w.name === 'streaming' && config.maxListDurationMs > 0 ? w.started + config.maxListDurationMs : Infinity;
 const nextCheckMs = <T>(config: ReflectorConfig<T>, pace: Pace, w: Open<T>, now: number) =>
-  Math.max(1, Math.min(idleDeadline(config, pace, w), stallDeadline(config, w), bookmarkDeadline(config, w)) - now);
+  Math.max(
+    1,
+    Math.min(idleDeadline(config, pace, w), stallDeadline(config, w), bookmarkDeadline(config, w), listDeadline(config, w)) - now,
+  );
 
 /** Arms the deadline check (replacing any armed one) and records when it fires. */
 function armCheck<T, W extends Open<T>>(config: ReflectorConfig<T>, state: ReflectorState<T>, w: W, now: number, out: Effects<T>): W {
@@ -92,7 +99,10 @@ export function finishWatch<T>(state: ReflectorState<T>, w: Open<T>, end: WatchE
   return proceed(memory, decision, false, out);
 }
 
-/** The deadline check: idle (resume, not a failure), stalled, or no bookmark for too long; else check again later. */
+/**
+ * The deadline check: idle (resume, not a failure), stalled, no bookmark for too long, or a streaming list past its
+ * whole-list budget (`ListTooLong`, as a paged one); else check again later.
+ */
 export function onCheck<T>(
   config: ReflectorConfig<T>,
   state: ReflectorState<T>,
@@ -108,6 +118,13 @@ export function onCheck<T>(
       new InformerError('Timeout', `watch delivered nothing for ${now - w.lastFrameAt} ms; resuming`, { phase: 'watch' }),
       out,
     );
+  }
+  if (now >= listDeadline(config, w)) {
+    const why =
+      `the streaming list went on past maxListDurationMs ${config.maxListDurationMs} (${formatDuration(now - w.started)}, ` +
+      `${w.events.toLocaleString('en-US')} initial events without the initial-events-end bookmark); relisting after the backoff ` +
+      '(option maxListDurationMs)';
+    return finishWatch(state, w, new InformerError('ListTooLong', why, { phase: 'watch' }), out);
   }
   if (now >= bookmarkDeadline(config, w)) {
     return finishWatch(

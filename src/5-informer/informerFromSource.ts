@@ -47,6 +47,7 @@ const REFLECTOR_OPTIONS = [
   'bookmarkTimeoutMs',
   'maxListPages',
   'maxListObjects',
+  'maxListDurationMs',
   'backoff',
   'scheduler',
   'random',

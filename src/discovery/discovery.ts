@@ -45,12 +45,47 @@ function strings(value: unknown): string[] {
   return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
 }
 
-/** Reads an APIResourceList, leaving out subresources (`pods/status`). */
+/**
+ * A resource's plural as the API server allows a CRD's (apiextensions' validation: a DNS-1035 label, at most 63
+ * characters): lower-case letters, digits and `-`, from a letter. A name from discovery becomes a URL path, an
+ * informer's name and a `/metrics` label value; a peer could send one of megabytes.
+ */
+const DNS1035_LABEL = /^[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?$/;
+/** A group as the API server allows a CRD's (a DNS-1123 subdomain, at most 253 characters); the core group is "". */
+const DNS1123_LABEL = '[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?';
+const DNS1123_SUBDOMAIN = new RegExp(`^${DNS1123_LABEL}(?:\\.${DNS1123_LABEL})*$`);
+
+/** Whether `name` can be a resource's plural (see {@link DNS1035_LABEL}). */
+export function isResourceName(name: string): boolean {
+  return name.length <= 63 && DNS1035_LABEL.test(name);
+}
+
+/** Whether `group` can be an API group ("" the core group; else see {@link DNS1123_SUBDOMAIN}). */
+export function isGroupName(group: string): boolean {
+  return group === '' || (group.length <= 253 && DNS1123_SUBDOMAIN.test(group));
+}
+
+/** Reads an APIResourceList, leaving out subresources (`pods/status`) and resources whose name is no plural ({@link isResourceName}). */
 export function parseResourceList(group: string, version: string, body: unknown, preferred = true): DiscoveredResource[] {
-  if (!isRecord(body) || !Array.isArray(body.resources)) return [];
+  return readResourceList(group, version, body, preferred).resources;
+}
+
+/** {@link parseResourceList}, with how many resources were left out for a name that is no plural. */
+function readResourceList(
+  group: string,
+  version: string,
+  body: unknown,
+  preferred: boolean,
+): { resources: DiscoveredResource[]; invalidNames: number } {
+  if (!isRecord(body) || !Array.isArray(body.resources)) return { resources: [], invalidNames: 0 };
   const out: DiscoveredResource[] = [];
+  let invalidNames = 0;
   for (const r of body.resources) {
     if (!isRecord(r) || typeof r.name !== 'string' || r.name.includes('/') || typeof r.kind !== 'string') continue;
+    if (!isResourceName(r.name)) {
+      invalidNames++;
+      continue;
+    }
     out.push({
       group,
       version,
@@ -65,7 +100,7 @@ export function parseResourceList(group: string, version: string, body: unknown,
       preferred,
     });
   }
-  return out;
+  return { resources: out, invalidNames };
 }
 
 /** A group version to read: where, and whether it is its group's preferred one. */
@@ -230,8 +265,10 @@ function getDocument(fetch: FetchDocument, path: string, kind: string, field: st
   );
 }
 
+/** `group/version`, each cut at 253 characters (a peer's may be megabytes: it is a failure's name and message). */
 function groupVersionName(gv: Pick<GroupVersion, 'group' | 'version'>): string {
-  return gv.group ? `${gv.group}/${gv.version}` : gv.version;
+  const cut = (s: string) => (s.length > 253 ? `${s.slice(0, 253)}…` : s);
+  return gv.group ? `${cut(gv.group)}/${cut(gv.version)}` : cut(gv.version);
 }
 
 /** One group version read: its resources (the document itself is not kept) and its size, or why it could not be. */
@@ -242,15 +279,34 @@ interface GroupVersionRead {
   readonly failure?: DiscoveryFailure;
 }
 
+/**
+ * One group version's resources. A group that is no API group name, or a version that is no DNS-1035 label, is its
+ * failure unread (nothing of it could be an informer's name or a label); resources whose name is no plural are left
+ * out and named in its failure, the others kept.
+ */
 function readGroupVersion(fetch: FetchDocument, groupVersion: GroupVersion, index: number): Observable<GroupVersionRead> {
+  const name = groupVersionName(groupVersion);
+  const malformed = (what: string) => ({
+    groupVersion: name,
+    error: new InformerError('MalformedLine', `discovery: ${name}: ${what}`, { phase: 'list' }),
+  });
+  if (!isGroupName(groupVersion.group) || !isResourceName(groupVersion.version)) {
+    const what = 'its group is not a DNS-1123 subdomain of at most 253 characters, or its version not a DNS-1035 label of at most 63';
+    return of({ index, resources: [], bytes: 0, failure: malformed(`${what}: not read`) });
+  }
   const path = groupVersion.group ? `/apis/${groupVersion.group}/${groupVersion.version}` : `/api/${groupVersion.version}`;
   return getDocument(fetch, path, 'APIResourceList', 'resources').pipe(
-    map((body) => ({
-      index,
-      resources: parseResourceList(groupVersion.group, groupVersion.version, body, groupVersion.preferred),
-      // The document's JSON as read (bar whitespace): what it cost, whatever of it discovery keeps.
-      bytes: Buffer.byteLength(JSON.stringify(body)),
-    })),
+    map((body) => {
+      const { resources, invalidNames } = readResourceList(groupVersion.group, groupVersion.version, body, groupVersion.preferred);
+      const what = `${invalidNames} resources whose name is not a DNS-1035 label of at most 63 characters (a CRD's plural): left out`;
+      return {
+        index,
+        resources,
+        // The document's JSON as read (bar whitespace): what it cost, whatever of it discovery keeps.
+        bytes: Buffer.byteLength(JSON.stringify(body)),
+        ...(invalidNames > 0 ? { failure: malformed(what) } : {}),
+      };
+    }),
     catchError((error: unknown) =>
       of({
         index,

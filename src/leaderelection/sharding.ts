@@ -90,6 +90,7 @@ const SHARDING_OPTION_NAMES = Object.keys({
   leaseDurationMs: true,
   renewDeadlineMs: true,
   retryPeriodMs: true,
+  handoverDrainMs: true,
   requestTimeoutMs: true,
   scheduler: true,
   random: true,

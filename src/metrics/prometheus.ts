@@ -389,8 +389,24 @@ function escapeHelp(value: string): string {
 /** A comment's text, on one line. */
 const oneLine = (value: string) => value.replace(/[\r\n]+/g, ' ');
 
+/**
+ * The longest label value written, in characters: far above any real one (a resource's `plural.group` is at most 317), so
+ * that a name from a peer (a 1 MiB plural was 19.9 MB of /metrics) cannot make a scrape huge. A longer one is cut and
+ * ends `…#` and a hash of the whole (FNV-1a, 8 hex digits), so that two long values stay two series.
+ */
+export const MAX_LABEL_VALUE_CHARS = 1024;
+
+/** A label value within {@link MAX_LABEL_VALUE_CHARS}. */
+export function cappedLabel(value: string): string {
+  if (value.length <= MAX_LABEL_VALUE_CHARS) return value;
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < value.length; i++) hash = Math.imul(hash ^ value.charCodeAt(i), 0x01000193);
+  const tag = `…#${(hash >>> 0).toString(16).padStart(8, '0')}`;
+  return value.slice(0, MAX_LABEL_VALUE_CHARS - tag.length) + tag;
+}
+
 function labelText(labels: Readonly<Record<string, string>>): string {
-  const parts = Object.entries(labels).map(([k, v]) => `${k}="${escapeLabel(String(v))}"`);
+  const parts = Object.entries(labels).map(([k, v]) => `${k}="${escapeLabel(cappedLabel(String(v)))}"`);
   return parts.length ? `{${parts.join(',')}}` : '';
 }
 
@@ -495,7 +511,7 @@ export function promClientMetrics(collect: () => readonly MetricFamily[]): PromC
           type: family.type,
           aggregator: 'sum',
           values: family.samples.map((s) => ({
-            labels: { ...s.labels },
+            labels: Object.fromEntries(Object.entries(s.labels).map(([k, v]) => [k, cappedLabel(v)])),
             value: s.value,
             ...(s.suffix ? { metricName: `${metric.name}${s.suffix}` } : {}),
           })),

@@ -2,6 +2,7 @@ import type * as https from 'node:https';
 import { KubeConfig, type Cluster, type User } from '@kubernetes/client-node';
 import { createHash } from 'node:crypto';
 import { InformerError } from '../../0-model/errors.ts';
+import { bearerTokenFault } from './bearerToken.ts';
 import { isRecord } from '../../util/isRecord.ts';
 import { execCredential, forgetCredential, type IssuedCredential } from './execAuth.ts';
 import { execConfig, execOf } from './execCredential.ts';
@@ -61,6 +62,8 @@ export async function applyCredentials(
     if (cert && key) Object.assign(material, { cert: Buffer.from(cert), key: Buffer.from(key) });
     issued = { exec: got };
   }
+  // client-node sends a kubeconfig's own token as it is: checked here (unless a token file replaces it).
+  if (user?.token && tokenFile === undefined) checkStaticToken(user);
   await applyView(kc, options, cluster, user, material);
   const headers = (options.headers ??= {}) as Record<string, string>;
   if (issued && 'exec' in issued && issued.exec.credential.token) headers['Authorization'] = `Bearer ${issued.exec.credential.token}`;
@@ -72,11 +75,20 @@ export async function applyCredentials(
       return { file: read };
     } catch (error) {
       // client-go: a static token beside the file is used while the file cannot be read.
-      if (user.token) return undefined;
+      if (user.token) {
+        checkStaticToken(user);
+        return undefined;
+      }
       throw error;
     }
   }
   return issued;
+}
+
+/** A kubeconfig's own token that may not be sent in a header (./bearerToken.ts) is a `Config` error, not a broken request. */
+function checkStaticToken(user: User): void {
+  const fault = user.token ? bearerTokenFault(user.token) : undefined;
+  if (fault !== undefined) throw new InformerError('Config', `the token of user "${user.name}" ${fault}`, { phase: 'config' });
 }
 
 /** The cluster's CA file and the user's certificate and key files, read (./tlsFiles.ts); the first that fails is reported. */

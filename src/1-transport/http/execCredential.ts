@@ -1,6 +1,7 @@
 import type { Cluster, User } from '@kubernetes/client-node';
 import { InformerError } from '../../0-model/errors.ts';
 import { isRecord } from '../../util/isRecord.ts';
+import { bearerTokenFault } from './bearerToken.ts';
 import { formatBytes } from './options.ts';
 import { SECRET_NAME_WORDS } from './secretNames.ts';
 
@@ -180,6 +181,8 @@ export function parseCredential(stdout: string, apiVersion: ExecApiVersion): Cre
   const has = (v: unknown): v is string => typeof v === 'string' && v !== '';
   if (!has(token) && !has(cert) && !has(key)) return 'it returned neither a token nor a client certificate and key';
   if (has(cert) !== has(key)) return 'it returned a client certificate without its key, or a key without its certificate';
+  const fault = has(token) ? bearerTokenFault(token) : undefined;
+  if (fault !== undefined) return `status.token ${fault}`;
   let expiresAt: number | undefined;
   if (expirationTimestamp !== undefined && expirationTimestamp !== null) {
     // RFC 3339 only, as client-go's metav1.Time (time.RFC3339): Date.parse takes "1", a date, or a time without an

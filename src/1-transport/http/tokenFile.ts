@@ -1,6 +1,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { InformerError, WARNING_TYPE } from '../../0-model/errors.ts';
 import { openToRead } from '../../util/openToRead.ts';
+import { bearerTokenFault } from './bearerToken.ts';
 import { formatBytes } from './options.ts';
 import { defaultNow } from '../../util/monotonicNow.ts';
 
@@ -119,7 +120,8 @@ export function forgetToken(issued: IssuedToken): void {
 }
 
 /**
- * The file's text, trimmed, or a `Config` error naming the file (a path is no secret; the token is never quoted). Only
+ * The file's text, trimmed, or a `Config` error naming the file (a path is no secret; the token is never quoted), also
+ * for a token that may not be sent in a header (./bearerToken.ts). Only
  * a regular file is read (a FIFO or a device is refused unread: ./openToRead.ts), into a buffer of its size, and one
  * larger than {@link MAX_TOKEN_FILE_BYTES} is refused by its size.
  */
@@ -128,7 +130,9 @@ async function readToken(path: string): Promise<string | InformerError> {
   const read = await readRegularFile(path, MAX_TOKEN_FILE_BYTES);
   if (typeof read === 'string') return wrong(read);
   const token = (read.bytes ?? Buffer.alloc(0)).toString('utf8').trim();
-  return token === '' ? wrong('it is empty') : token;
+  if (token === '') return wrong('it is empty');
+  const fault = bearerTokenFault(token);
+  return fault === undefined ? token : wrong(`the token ${fault}`);
 }
 
 /** What fstat says of a file's contents: its identity, size and times (a change of any is a change of the file). */
