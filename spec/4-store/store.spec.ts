@@ -96,7 +96,8 @@ describe('keys and the built-in namespace index (audit42)', () => {
   it('a namespaced object whose key does not start with its namespace is refused (IndexerError), not indexed under the key', () => {
     const errors: InformerError[] = [];
     const empty = Store.empty<Obj>();
-    for (const key of ['uid-123', 'Pod/shop/y', 'other/y']) {
+    // 'shop1/y' and 'shopy' start with the namespace's text, not with "shop/" (a bare startsWith would file them).
+    for (const key of ['uid-123', 'Pod/shop/y', 'other/y', 'shop1/y', 'shopy']) {
       expect(empty.write(key, undefined, inShop('y'), errors)).toBe(empty);
       expect(empty.prepare(key, inShop('y'))).toBeInstanceOf(InformerError);
       const batch = empty.batch(errors);
@@ -105,14 +106,14 @@ describe('keys and the built-in namespace index (audit42)', () => {
     }
     // Each key refused twice: by the write, then by the batch.
     expect(errors.map((e) => `${e.reason} ${e.key}`)).toEqual(
-      ['uid-123', 'Pod/shop/y', 'other/y'].flatMap((key) => [`IndexerError ${key}`, `IndexerError ${key}`]),
+      ['uid-123', 'Pod/shop/y', 'other/y', 'shop1/y', 'shopy'].flatMap((key) => [`IndexerError ${key}`, `IndexerError ${key}`]),
     );
     expect(errors[0]!.message).toMatch(
       /index "namespace" cannot file uid-123: its object is in namespace "shop".*must start with "shop\/"/,
     );
     // A key that keeps the namespace prefix, and any key of a cluster-scoped object, are taken and indexed by the object.
     const s = empty.write('shop/uid-123', undefined, inShop('y'), errors).write('node-uid-9', undefined, { metadata: { name: 'n' }, v: 0 });
-    expect(errors).toHaveLength(6);
+    expect(errors).toHaveLength(10);
     expect(s.indexValues('namespace')).toEqual(['', 'shop']);
     expect(s.byIndex('namespace', 'shop').map((o) => o.metadata.name)).toEqual(['y']);
     expect([s.get('shop/uid-123')?.metadata.name, s.get('node-uid-9')?.metadata.name]).toEqual(['y', 'n']);
@@ -126,6 +127,28 @@ describe('keys and the built-in namespace index (audit42)', () => {
       ['shop'],
       ['uid-123'],
     ]);
+  });
+
+  it('an index of its own named "namespace" answers byIndex and byIndexOf (docs/api.md: it replaces the built-in one)', () => {
+    const team = (o: Obj) => (o.metadata.labels?.['team'] ? [o.metadata.labels['team']] : []);
+    const red = (name: string, namespace: string): Obj => ({ metadata: { name, namespace, labels: { team: 'red' } }, v: 0 });
+    const s = Store.empty<Obj>({ namespace: team }).update([
+      ['a/x', red('x', 'a')],
+      ['b/y', red('y', 'b')],
+    ]);
+    expect(
+      s
+        .byIndex('namespace', 'red')
+        .map((o) => o.metadata.name)
+        .sort(),
+    ).toEqual(['x', 'y']);
+    expect(s.byIndex('namespace', 'a')).toEqual([]); // the layout's answer, not the index's
+    expect(
+      s
+        .byIndexOf('namespace', red('z', 'c'))
+        .map((o) => o.metadata.name)
+        .sort(),
+    ).toEqual(['x', 'y']);
   });
 
   it("an object whose namespace changes under one key is moved: one key, one object (write, batch, and the reducer's put)", () => {
