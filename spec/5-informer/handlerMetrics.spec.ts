@@ -19,12 +19,22 @@ describe('handlerMetrics()', () => {
     const releases: (() => void)[] = [];
     const subscription = informer.on(() => new Promise<void>((resolve) => releases.push(resolve)));
     events$.next(listed('1', kubeObj('a', { namespace: 'ns' }), kubeObj('b', { namespace: 'ns' })));
-    expect(metrics().depth).toBeGreaterThan(0);
+    expect(metrics().depth).toBe(1); // b waits while the handler runs a
     while (releases.length > 0) {
       releases.shift()!();
       await new Promise((resolve) => setImmediate(resolve));
     }
     expect(informer.handlerMetrics()).toMatchObject({ depth: 0, durationSeconds: { count: 2 } });
     subscription.unsubscribe();
+  });
+
+  it('depth is back to 0 once a handler with a backlog is unsubscribed (its queued events are dropped)', () => {
+    const events$ = new Subject<SourceEvent<KubeObject>>();
+    const informer = fakeInformer(fakeResource(), events$);
+    const subscription = informer.on(() => new Promise<void>(() => {})); // stuck on its first event
+    events$.next(listed('1', kubeObj('a', { namespace: 'ns' }), kubeObj('b', { namespace: 'ns' }), kubeObj('c', { namespace: 'ns' })));
+    expect(informer.handlerMetrics().depth).toBe(2);
+    subscription.unsubscribe();
+    expect(informer.handlerMetrics().depth).toBe(0);
   });
 });
