@@ -81,6 +81,16 @@ describe('field patterns', () => {
     const changes = fieldChanges({ spec: deep }, { spec: deeper }, { fields: ['spec.**', '!status'], maxDepth: 8 });
     expect(changes).toEqual([{ path: `spec${'.d'.repeat(7)}`, old: TOO_DEEP, new: TOO_DEEP }]);
   });
+
+  it('caps nested arrays as it caps nested records: one TOO_DEEP change at the cap, not one 10,000 levels down', () => {
+    let deep: unknown = 1;
+    for (let i = 0; i < 10_000; i++) deep = [deep];
+    let deeper: unknown = 2;
+    for (let i = 0; i < 10_000; i++) deeper = [deeper];
+    expect(fieldChanges({ spec: deep }, { spec: deeper }, { maxDepth: 8 })).toEqual([
+      { path: `spec${'[0]'.repeat(7)}`, old: TOO_DEEP, new: TOO_DEEP },
+    ]);
+  });
 });
 
 /**
