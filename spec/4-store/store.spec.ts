@@ -196,6 +196,16 @@ describe('byIndexOf checks what the index function returns, as writes do (audit4
     );
     expect(store.byIndexOf('bad', { metadata: { name: 'q', namespace: 'ns' }, v: 2 }).map((o) => o.metadata.name)).toEqual(['z']);
   });
+
+  it('a write whose index function returns a string (not an array) is refused with an IndexerError, not indexed by its characters', () => {
+    const bad = { bad: (o: Obj) => (o.v === 1 ? 'ab' : ['a']) } as unknown as Indexers<Obj>;
+    const errors: InformerError[] = [];
+    const store = Store.empty<Obj>(bad).write('ns/z', undefined, { metadata: { name: 'z', namespace: 'ns' }, v: 0 });
+    expect(store.write('ns/q', undefined, { metadata: { name: 'q', namespace: 'ns' }, v: 1 }, errors)).toBe(store);
+    expect(errors.map((e) => [e.reason, e.key])).toEqual([['IndexerError', 'ns/q']]);
+    expect(errors[0]!.message).toMatch(/returned something other than an array of strings/);
+    expect([store.indexValues('bad'), store.byIndex('bad', 'b')]).toEqual([['a'], []]);
+  });
 });
 
 describe('Store', () => {
