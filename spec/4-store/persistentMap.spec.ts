@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { hashString, nodeGrown, nodeMaps, nodeSlots, nodeTags, PersistentMap, type Node } from '../../src/4-store/persistentMap.ts';
+import {
+  hashString,
+  nodeGrown,
+  nodeMaps,
+  nodeSlots,
+  nodeTags,
+  PersistentMap,
+  seededHash,
+  type Node,
+} from '../../src/4-store/persistentMap.ts';
 
 /** Pairs of distinct keys with equal 32-bit hashes, found by a birthday search (deterministic). */
 function collidingPairs(wanted: number): [string, string][] {
@@ -409,5 +418,31 @@ describe('PersistentMap under names made to collide', () => {
     expect([...map.keys()].sort()).toEqual([names[0]!, ...names.slice(4096)].sort());
     for (const name of names) map = map.delete(name);
     expect(map.size).toBe(0);
+  });
+
+  it('two names that collide in both hashes (the fixed and the seeded one): a write of one replaces its entry in their bucket', () => {
+    // The seeded hash is random per process: a birthday search among 2^19 names of one FNV-1a hash (the last two
+    // rounds repeat, as in ROUNDS) finds ~32 pairs that collide in it too (none with a chance of about e^-32).
+    const rounds = [...ROUNDS, ...ROUNDS.slice(1, 7)];
+    const nameOf = (i: number) => rounds.map(([a, b], r) => ((i >> r) & 1 ? b : a)).join('');
+    const seen = new Map<number, number>();
+    let pair: [string, string] | undefined;
+    for (let i = 0; i < 2 ** rounds.length && !pair; i++) {
+      const h = seededHash(nameOf(i));
+      const other = seen.get(h);
+      if (other === undefined) seen.set(h, i);
+      else pair = [nameOf(other), nameOf(i)];
+    }
+    expect(pair).toBeDefined();
+    const [k1, k2] = pair!;
+    expect([hashString(k1) === hashString(k2), seededHash(k1) === seededHash(k2), k1 !== k2]).toEqual([true, true, true]);
+    const map = PersistentMap.empty<number>().set(k1, 1).set(k2, 2);
+    const again = map.set(k1, 3);
+    expect([again.size, again.get(k1), again.get(k2), [...again.keys()].length]).toEqual([2, 3, 2, 2]);
+    const built = map.edit();
+    built.set(k2, 4);
+    const done = built.done();
+    expect([done.size, done.get(k2), map.get(k2)]).toEqual([2, 4, 2]);
+    expect(again.delete(k1).delete(k2).size).toBe(0);
   });
 });
