@@ -66,6 +66,21 @@ describe('diff', () => {
     });
   });
 
+  it('trustGeneration on objects without metadata.generation compares spec: there is no generation to trust', () => {
+    const event: InformerEvent<Obj> = {
+      type: 'updated',
+      oldObject: o('1', 2, 0),
+      object: o('2', 3, 0),
+      isInInitialList: false,
+      resync: false,
+    };
+    testScheduler().run(({ cold, expectObservable }) => {
+      expectObservable(cold('-u-|', { u: event }).pipe(diff({ trustGeneration: true }))).toBe('-a-|', {
+        a: withChanges(event, [{ path: 'spec.replicas', old: 2, new: 3 }]),
+      });
+    });
+  });
+
   it('trustGeneration: the same generation skips spec (not compared at all), another generation compares it', () => {
     const g = (generation: number, rv: string, replicas: number, ready: number): Obj => ({
       ...o(rv, replicas, ready),

@@ -115,6 +115,40 @@ describe('shardedInformer', () => {
     });
   });
 
+  it('acquired$ subscribed once shards are owned: not those (they did not join), only the shards that join later', () => {
+    const scheduler = testScheduler();
+    scheduler.run(({ expectObservable }) => {
+      scheduler.maxFrames = 1_000; // the informer's timers go on for ever
+      const w = world(scheduler, [cm('a-0', '1'), cm('a-1', '2')]);
+      const held$ = new BehaviorSubject<ReadonlySet<number>>(new Set([0]));
+      const cms = shardedInformer(w.listWatch, ConfigMap, fakeShards(held$), { scheduler, random: () => 0 });
+      const owned: string[] = [];
+      cms.owned$.subscribe((s) => owned.push(`${scheduler.now()} ${[...s].sort().join('')}`));
+      scheduler.schedule(() => held$.next(new Set([0, 1])), 30);
+      expectObservable(cms.acquired$, '20ms ^ 99ms !').toBe('35ms a', { a: 1 });
+      scheduler.flush();
+      expect(owned).toEqual(['0 ', '5 0', '35 01']);
+    });
+  });
+
+  it('gate runs work for a key only once its shard is owned (held and its list cached), not while the list runs', () => {
+    const scheduler = testScheduler();
+    scheduler.run(() => {
+      scheduler.maxFrames = 1_000; // the informer's timers go on for ever
+      const w = world(scheduler, [cm('a-0', '1')]);
+      const held$ = new BehaviorSubject<ReadonlySet<number>>(new Set([0]));
+      const cms = shardedInformer(w.listWatch, ConfigMap, fakeShards(held$), { scheduler, random: () => 0 });
+      cms.owned$.subscribe();
+      const ran: string[] = [];
+      const tryAt = (frame: number) =>
+        scheduler.schedule(() => cms.gate('ns/a-0', () => [`ran ${frame}`]).subscribe((r) => ran.push(r)), frame);
+      tryAt(2); // held, its list (0 to 5 ms) not cached yet
+      tryAt(10);
+      scheduler.flush();
+      expect(ran).toEqual(['ran 10']);
+    });
+  });
+
   it('shards that arrive while a list runs start it again: one list for all of them, owned together', () => {
     const scheduler = testScheduler();
     scheduler.run(({ expectObservable }) => {

@@ -209,6 +209,17 @@ describe('reduceDeltas over deltaFifo', () => {
     step({ type: 'error', error });
     expect(state).toMatchObject({ resourceVersion: '9', events: [], errors: [error] });
     expect(state.store).toBe(before);
+    // a resync batch (no resourceVersion of its own: the server said nothing new) keeps the one the informer knows
+    const a3 = obj('a', 3);
+    step({
+      type: 'deltas',
+      cause: 'event',
+      resourceVersion: '10',
+      items: [{ key: 'ns/a', deltas: [{ type: 'Added', object: a3 }], isInInitialList: false }],
+    });
+    step({ type: 'deltas', cause: 'resync', items: [{ key: 'ns/a', deltas: [{ type: 'Sync', object: a3 }], isInInitialList: false }] });
+    expect(state).toMatchObject({ resourceVersion: '10', step: 'resync' });
+    expect(state.events).toEqual([{ type: 'updated', oldObject: a3, object: a3, isInInitialList: false, resync: true }]);
   });
 });
 

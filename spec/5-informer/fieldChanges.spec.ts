@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { FieldSelector, fieldChanges, selectFields, type Change } from '../../src/diff.ts';
-import { TOO_DEEP, parseFieldPath } from '../../src/internal.ts';
+import { TOO_DEEP, jsonEqual, parseFieldPath } from '../../src/internal.ts';
 
 describe('field patterns', () => {
   it('parse dotted paths, indexes, quoted keys and wildcards; refuse the rest', () => {
@@ -80,6 +80,29 @@ describe('field patterns', () => {
     for (let i = 0; i < 10_000; i++) deeper = { d: deeper };
     const changes = fieldChanges({ spec: deep }, { spec: deeper }, { fields: ['spec.**', '!status'], maxDepth: 8 });
     expect(changes).toEqual([{ path: `spec${'.d'.repeat(7)}`, old: TOO_DEEP, new: TOO_DEEP }]);
+  });
+
+  it('a key holding undefined is a key left out (JSON has no undefined), at the depth cap too', () => {
+    expect([
+      jsonEqual({ a: undefined, b: 1 }, { b: 1 }),
+      jsonEqual({ b: 1 }, { b: 1, c: undefined }),
+      jsonEqual({ a: undefined }, { b: 1 }),
+    ]).toEqual([true, true, false]);
+    const deep = (leaf: object) => ({ spec: { x: { y: { z: leaf } } } });
+    expect(fieldChanges(deep({ n: 1, gone: undefined }), deep({ n: 1 }), { maxDepth: 2 })).toEqual([]);
+    expect(fieldChanges(deep({ n: 1, gone: undefined }), deep({ n: 2 }), { maxDepth: 2 })).toEqual([
+      { path: 'spec.x', old: TOO_DEEP, new: TOO_DEEP },
+    ]);
+  });
+
+  it('caps nested arrays as it caps nested records: one TOO_DEEP change at the cap, not one 10,000 levels down', () => {
+    let deep: unknown = 1;
+    for (let i = 0; i < 10_000; i++) deep = [deep];
+    let deeper: unknown = 2;
+    for (let i = 0; i < 10_000; i++) deeper = [deeper];
+    expect(fieldChanges({ spec: deep }, { spec: deeper }, { maxDepth: 8 })).toEqual([
+      { path: `spec${'[0]'.repeat(7)}`, old: TOO_DEEP, new: TOO_DEEP },
+    ]);
   });
 });
 

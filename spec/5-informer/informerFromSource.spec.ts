@@ -4,7 +4,10 @@ import { Subject, take } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { Pod, informer, type Store } from '../../src/index.ts';
 import type { ListPage, RawWatchEvent } from '../../src/pipeline.ts';
-import { fakeListWatch, listPage, watchEvent } from '../../src/testing/index.ts';
+import { fakeInformer, fakeListWatch, fakeResource, kubeObj, listPage, listed, watchEvent } from '../../src/testing/index.ts';
+import type { SourceEvent } from '../../src/2-source/sourceEvent.ts';
+import type { KubeObject } from '../../src/0-model/objects.ts';
+import { lastErrorOf } from '../../src/5-informer/informerFromSource.ts';
 
 v8.setFlagsFromString('--expose-gc');
 const gc = vm.runInNewContext('gc') as () => void;
@@ -44,5 +47,23 @@ describe('informerFromSource', () => {
     }
     expect(first.deref()).toBeUndefined();
     subscription.unsubscribe();
+  });
+});
+
+describe('lastErrorOf(state$): the last fault of the informer’s current run (what a timed waitForCacheSync names)', () => {
+  it('the last of a step’s faults; a new run (after the last unsubscribe) starts with none', () => {
+    const events$ = new Subject<SourceEvent<KubeObject>>();
+    const byName = (o: KubeObject): string[] => {
+      if (o.metadata?.name !== 'ok') throw new Error(`no ${o.metadata?.name}`);
+      return ['ok'];
+    };
+    const cms = fakeInformer(fakeResource(), events$, { indexers: { byName } });
+    const first = cms.errors$.subscribe();
+    events$.next(listed('1', kubeObj('a', { namespace: 'ns' }), kubeObj('ok', { namespace: 'ns' }), kubeObj('b', { namespace: 'ns' })));
+    expect(lastErrorOf(cms.state$)).toMatchObject({ reason: 'IndexerError', key: 'ns/b' });
+    first.unsubscribe();
+    const second = cms.errors$.subscribe();
+    expect(lastErrorOf(cms.state$)).toBeUndefined();
+    second.unsubscribe();
   });
 });

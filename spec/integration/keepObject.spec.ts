@@ -2,10 +2,13 @@
  * `informer(kc, r, { http: { keepObject } })` on the emulator: the objects the predicate rejects are not cached (they
  * were cached as `{ metadata }` skeletons, a ConfigMap without its `data`) and their watch events are not delivered.
  */
-import { filter, firstValueFrom, Subscription, take, toArray } from 'rxjs';
+import { EMPTY, filter, firstValueFrom, Subject, Subscription, take, toArray } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ConfigMap, informer, type InformerError } from '../../src/index.ts';
+import { ConfigMap, InformerError, informer } from '../../src/index.ts';
 import { startApiServer, type ApiServer } from 'rx-informer-emulator';
+import { keepObjectFaults } from '../../src/5-informer/keepObjectFaults.ts';
+import type { ListWatch, WatchFrame } from '../../src/1-transport/listWatch.ts';
+import { watchEvent } from '../../src/testing/index.ts';
 
 let api: ApiServer | undefined;
 afterEach(async () => {
@@ -87,4 +90,26 @@ describe('informer() with an http.keepObject', () => {
       }
     });
   }
+});
+
+describe('keepObjectFaults (the wrapper, without a server)', () => {
+  it('a throw met while a watch frame was decoded is reported before that frame, not after it', () => {
+    const faults = keepObjectFaults(() => {
+      throw new Error('boom');
+    });
+    const frames = new Subject<WatchFrame>();
+    const listWatch: ListWatch = { list: () => EMPTY, watch: () => frames };
+    const out: WatchFrame[] = [];
+    faults
+      .reporting(listWatch)
+      .watch({})
+      .subscribe((frame) => out.push(frame));
+    const frame = watchEvent('ADDED', { metadata: { name: 'x', namespace: 'ns', resourceVersion: '2' } });
+    expect(faults.keep({ metadata: { name: 'x', namespace: 'ns' } })).toBe(true); // the transport decoding `frame`
+    frames.next(frame);
+    expect(out).toHaveLength(2);
+    expect(out[0]).toBeInstanceOf(InformerError);
+    expect(out[0]).toMatchObject({ reason: 'HandlerError', phase: 'decode', key: 'ns/x' });
+    expect(out[1]).toBe(frame);
+  });
 });
