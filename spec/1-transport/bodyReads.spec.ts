@@ -3,11 +3,12 @@
 // to the next request when the response on the wire ends; a gzip body may still be inflating then. The listener must
 // stop at that end: else it frees (detaches) the next response's reads before its parser sees them, and that request
 // hangs (found by review; the second request never answered before the fix).
+import { EventEmitter } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { InformerError } from '../../src/0-model/errors.ts';
 import { readBody, type BodySink } from '../../src/1-transport/http/body.ts';
 import { decodeResponse } from '../../src/1-transport/http/encoding.ts';
@@ -70,5 +71,57 @@ describe('the reads of a body whose sink keeps no bytes', () => {
       agent.destroy();
       await new Promise((resolve) => server.close(resolve));
     }
+  });
+});
+
+// A body's limit is checked before a chunk is kept or handed on: the chunk that passes it is neither copied into a
+// whole body (an allocation of its size, however large) nor given to a sink that asks for each chunk (a list page).
+describe('the chunk that passes a body limit', () => {
+  /** A response nothing reads from the network: its chunks are emitted by the test. */
+  function fakeResponse() {
+    const response = Object.assign(new EventEmitter(), {
+      statusCode: 200,
+      headers: {},
+      complete: false,
+      setTimeout: () => response,
+      destroy: () => response,
+      pause: () => response,
+      resume: () => response,
+    });
+    return response;
+  }
+  const limit = { maxBytes: 10, what: 'list', option: 'maxListBytes' } as const;
+
+  it('is not handed to a sink that asks for each chunk', () => {
+    const response = fakeResponse();
+    const got: number[] = [];
+    const errors: InformerError[] = [];
+    const sink: BodySink = { chunk: (b) => got.push(b.length), end: () => undefined, wantsEachChunk: () => true };
+    readBody(response as unknown as HttpResponse, limit, sink, (e) => errors.push(e), 'list');
+    response.emit('data', Buffer.alloc(8, 0x61));
+    response.emit('data', Buffer.alloc(8, 0x61));
+    expect(got).toEqual([8]);
+    expect(errors.map((e) => e.reason)).toEqual(['ResponseTooLarge']);
+  });
+
+  it('is not copied into a whole body: nothing over the limit is allocated for it', () => {
+    const response = fakeResponse();
+    const errors: InformerError[] = [];
+    const allocUnsafe = vi.spyOn(Buffer, 'allocUnsafe');
+    try {
+      readBody(
+        response as unknown as HttpResponse,
+        limit,
+        () => expect.fail('no body'),
+        (e) => errors.push(e),
+        'list',
+      );
+      response.emit('data', Buffer.alloc(8, 0x61));
+      response.emit('data', Buffer.alloc(1 << 20, 0x61));
+      expect(Math.max(0, ...allocUnsafe.mock.calls.map(([size]) => size))).toBeLessThanOrEqual(limit.maxBytes);
+    } finally {
+      allocUnsafe.mockRestore();
+    }
+    expect(errors.map((e) => e.reason)).toEqual(['ResponseTooLarge']);
   });
 });
