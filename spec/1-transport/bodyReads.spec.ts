@@ -75,8 +75,9 @@ describe('the reads of a body whose sink keeps no bytes', () => {
 });
 
 // A body's limit is checked before a chunk is kept or handed on: the chunk that passes it is neither copied into a
-// whole body (an allocation of its size, however large) nor given to a sink that asks for each chunk (a list page).
-describe('the chunk that passes a body limit', () => {
+// whole body (an allocation of its size, however large) nor given to a sink that asks for each chunk (a list page); the
+// response is destroyed, so the download stops; and a connection that closed early is an error, not a short body.
+describe('a body past its limit, or cut short', () => {
   /** A response nothing reads from the network: its chunks are emitted by the test. */
   function fakeResponse() {
     const response = Object.assign(new EventEmitter(), {
@@ -91,6 +92,73 @@ describe('the chunk that passes a body limit', () => {
     return response;
   }
   const limit = { maxBytes: 10, what: 'list', option: 'maxListBytes' } as const;
+
+  it('declared by Content-Length one byte over: refused before any of it is read, and the response destroyed', () => {
+    const response = Object.assign(fakeResponse(), { headers: { 'content-length': String(limit.maxBytes + 1) } });
+    const destroy = vi.spyOn(response, 'destroy');
+    const errors: InformerError[] = [];
+    readBody(
+      response as unknown as HttpResponse,
+      limit,
+      () => expect.fail('no body'),
+      (e) => errors.push(e),
+      'list',
+    );
+    expect(errors.map((e) => [e.reason, e.message.includes(`Content-Length ${limit.maxBytes + 1}`)])).toEqual([['ResponseTooLarge', true]]);
+    expect(destroy).toHaveBeenCalledTimes(1);
+    const exact = Object.assign(fakeResponse(), { headers: { 'content-length': String(limit.maxBytes) } });
+    readBody(
+      exact as unknown as HttpResponse,
+      limit,
+      () => undefined,
+      (e) => errors.push(e),
+      'list',
+    );
+    expect(errors).toHaveLength(1);
+  });
+
+  it('read past the limit: the response is destroyed (the download stops), and later chunks are ignored', () => {
+    const response = fakeResponse();
+    const destroy = vi.spyOn(response, 'destroy');
+    const errors: InformerError[] = [];
+    const got: number[] = [];
+    const sink: BodySink = { chunk: (b) => got.push(b.length), end: () => expect.fail('no end'), wantsEachChunk: () => true };
+    readBody(response as unknown as HttpResponse, limit, sink, (e) => errors.push(e), 'list');
+    response.emit('data', Buffer.alloc(8, 0x61));
+    response.emit('data', Buffer.alloc(8, 0x61));
+    expect(destroy).toHaveBeenCalledTimes(1);
+    response.emit('data', Buffer.alloc(1, 0x61));
+    response.emit('close');
+    expect([got, errors.map((e) => e.reason)]).toEqual([[8], ['ResponseTooLarge']]);
+  });
+
+  it('a connection closed before the response was complete is an error, never a body cut short', () => {
+    const response = fakeResponse();
+    const errors: InformerError[] = [];
+    readBody(
+      response as unknown as HttpResponse,
+      limit,
+      () => expect.fail('no body'),
+      (e) => errors.push(e),
+      'list',
+    );
+    response.emit('data', Buffer.from('{"a":'));
+    response.emit('close');
+    expect(errors.map((e) => e.reason)).toEqual(['NetworkError']);
+    const complete = fakeResponse();
+    const bodies: string[] = [];
+    readBody(
+      complete as unknown as HttpResponse,
+      limit,
+      (b) => bodies.push(b.toString()),
+      (e) => errors.push(e),
+      'list',
+    );
+    complete.emit('data', Buffer.from('{}'));
+    complete.complete = true;
+    complete.emit('close');
+    expect([bodies, errors.length]).toEqual([['{}'], 1]);
+  });
 
   it('is not handed to a sink that asks for each chunk', () => {
     const response = fakeResponse();
