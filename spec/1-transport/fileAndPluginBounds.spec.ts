@@ -4,6 +4,8 @@
  * once its promise settled, and a plugin that exited and closed its output leaves no grace timer armed (execPlugin.ts).
  * A timer left behind holds the process open (a CLI run that ends a second late) and, for `within`, one per request.
  */
+import type { ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -65,6 +67,24 @@ describe('timers left behind', () => {
       runPlugin({ command: 'sh', args: ['-c', 'echo ok'], env: process.env, maxStdoutBytes: 1024, maxStderrBytes: 1024 }),
     );
     expect(result).toMatchObject({ outcome: 'exited', code: 0, stdout: 'ok\n' });
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('runPlugin: a plugin ended by its output limit arms no grace timer when it then exits', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    let child: ChildProcess | undefined;
+    const result = await firstValueFrom(
+      runPlugin({
+        command: 'sh',
+        args: ['-c', 'printf %0200d 0; sleep 5'],
+        env: process.env,
+        maxStdoutBytes: 100,
+        maxStderrBytes: 1024,
+        started: (c) => (child = c),
+      }),
+    );
+    expect(result).toMatchObject({ outcome: 'too-large', stream: 'stdout' });
+    if (child?.exitCode === null && child.signalCode === null) await once(child, 'exit');
     expect(vi.getTimerCount()).toBe(0);
   });
 });
