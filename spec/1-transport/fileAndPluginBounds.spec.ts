@@ -6,7 +6,8 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { firstValueFrom } from 'rxjs';
@@ -40,6 +41,28 @@ describe('readRegularFile: a file over the limit is refused by its size', () => 
     writeFileSync(path, 'a'.repeat(1024));
     const read = await readRegularFile(path, 1024);
     expect(typeof read === 'string' ? read : read.bytes?.length).toBe(1024);
+  });
+});
+
+describe('readRegularFile: a file that grows while it is read', () => {
+  it('past the limit after fstat said it was within: refused, not cut at the limit', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rx-informer-bounds-'));
+    dirs.push(dir);
+    const path = join(dir, 'token');
+    writeFileSync(path, 'a'.repeat(10));
+    const probe = await open(path);
+    const prototype = Object.getPrototypeOf(probe) as FileHandle;
+    await probe.close();
+    const read = prototype.read;
+    let grown = false;
+    // The file grows between fstat (10 bytes) and the first read: a writer appending to it, deterministically.
+    vi.spyOn(prototype, 'read').mockImplementation(function (this: FileHandle, ...args: unknown[]) {
+      if (!grown) appendFileSync(path, 'b'.repeat(2000));
+      grown = true;
+      return (read as (...a: unknown[]) => ReturnType<FileHandle['read']>).apply(this, args);
+    } as FileHandle['read']);
+    expect(await readRegularFile(path, 100)).toMatch(/^larger than /);
+    expect(grown).toBe(true);
   });
 });
 
