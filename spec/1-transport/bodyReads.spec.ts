@@ -11,6 +11,7 @@ import { gzipSync } from 'node:zlib';
 import { describe, expect, it, vi } from 'vitest';
 import { InformerError } from '../../src/0-model/errors.ts';
 import { readBody, type BodySink } from '../../src/1-transport/http/body.ts';
+import { BodyProgress } from '../../src/1-transport/http/progress.ts';
 import { decodeResponse } from '../../src/1-transport/http/encoding.ts';
 import type { HttpResponse } from '../../src/1-transport/http2/response.ts';
 
@@ -191,5 +192,42 @@ describe('a body past its limit, or cut short', () => {
       allocUnsafe.mockRestore();
     }
     expect(errors.map((e) => e.reason)).toEqual(['ResponseTooLarge']);
+  });
+
+  it('its progress windows stop with it: after a body over its limit, or a complete one, no window is left to fire', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const errors: InformerError[] = [];
+      const over = fakeResponse();
+      const progress = new BodyProgress(1_000, 10, 'list', 'list');
+      readBody(
+        over as unknown as HttpResponse,
+        limit,
+        () => expect.fail('no body'),
+        (e) => errors.push(e),
+        'list',
+        progress,
+      );
+      over.emit('data', Buffer.alloc(11, 0x61));
+      expect(vi.getTimerCount()).toBe(0);
+      const whole = fakeResponse();
+      const bodies: number[] = [];
+      readBody(
+        whole as unknown as HttpResponse,
+        limit,
+        (b) => bodies.push(b.length),
+        (e) => errors.push(e),
+        'list',
+        new BodyProgress(1_000, 10, 'list', 'list'),
+      );
+      whole.emit('data', Buffer.alloc(10, 0x61));
+      whole.complete = true;
+      whole.emit('close');
+      expect(vi.getTimerCount()).toBe(0);
+      await vi.advanceTimersByTimeAsync(10_000);
+      expect([bodies, errors.map((e) => e.reason)]).toEqual([[10], ['ResponseTooLarge']]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
