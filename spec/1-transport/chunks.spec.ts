@@ -88,6 +88,34 @@ describe('one-byte chunks cost their bytes', () => {
   });
 });
 
+// What an unfinished line or frame costs once it is done or while it grows: PendingBytes grows by doubling but never
+// past its maxBytes (a 12 MiB line would otherwise take a 16 MiB buffer), and lets a buffer over 64 KiB go on clear
+// (an 8 MiB watch line would otherwise stay held for the stream's life). Measured as the suite measures memory.
+describe('PendingBytes holds no more than it must', () => {
+  it('filled to its maxBytes, it holds a buffer of maxBytes, not the next doubling', () => {
+    const max = 12 * MiB;
+    const chunk = Buffer.alloc(64 * 1024, 0x61);
+    const before = retainedBytes();
+    const pending = new PendingBytes(max);
+    for (let i = 0; i < max / chunk.length; i++) pending.append(chunk);
+    expect(pending.length).toBe(max);
+    expect(retainedBytes() - before).toBeLessThan(max + MiB);
+  });
+
+  it('a LineSplitter done with an 8 MiB line holds no buffer of its size', () => {
+    const splitter = new LineSplitter(16 * MiB);
+    const lines: number[] = [];
+    const sink = { line: (text: string) => lines.push(text.length), oversize: () => lines.push(-1) };
+    const before = retainedBytes();
+    const chunk = Buffer.alloc(64 * 1024, 0x61);
+    for (let i = 0; i < (8 * MiB) / chunk.length; i++) splitter.push(chunk, sink);
+    splitter.push(Buffer.from('\n'), sink);
+    expect(lines).toEqual([8 * MiB]);
+    expect(splitter.leftoverBytes).toBe(0);
+    expect(retainedBytes() - before).toBeLessThan(MiB);
+  });
+});
+
 describe('PendingBytes and ChunkGatherer keep the bytes as they came', () => {
   const pieces = fc.array(fc.uint8Array({ maxLength: 9000 }), { maxLength: 40 });
 

@@ -342,6 +342,34 @@ describe('HTTP/2 streams refused unprocessed', () => {
   });
 });
 
+describe('HTTP/2 streams refused unprocessed, every time', () => {
+  it('a request is sent at most three times (once, then twice again on other connections), then fails', async () => {
+    let streams = 0;
+    const server = http2.createSecureServer({ cert: TEST_TLS_CERT, key: TEST_TLS_KEY });
+    server.on('stream', (stream) => {
+      stream.on('error', () => undefined);
+      streams++;
+      stream.close(http2.constants.NGHTTP2_REFUSED_STREAM);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    stops.push(() => server.close());
+    const kc = new KubeConfig();
+    const port = (server.address() as { port: number }).port;
+    kc.loadFromOptions({
+      clusters: [{ name: 'c', server: `https://127.0.0.1:${port}`, caData: Buffer.from(TEST_TLS_CERT).toString('base64') }],
+      users: [{ name: 'u' }],
+      contexts: [{ name: 'c', cluster: 'c', user: 'u' }],
+      currentContext: 'c',
+    });
+    const outcome = await firstValueFrom(getJson(kc, '/api')).then(
+      () => 'answered',
+      (error: InformerError) => error.reason,
+    );
+    expect([outcome, streams]).toEqual(['NetworkError', 3]);
+    for (const connection of http2Connections(kc)) connection.session?.destroy();
+  });
+});
+
 describe('h2c', () => {
   it("protocol 'h2' over http: speaks HTTP/2 with prior knowledge; 'auto' there stays on HTTP/1.1", async () => {
     const seen: string[] = [];

@@ -152,6 +152,23 @@ describe('LineSplitter', () => {
     expect(out).toEqual([`oversize:${1200}`, 'line:{"ok":true}']);
   });
 
+  it('once a line passes the limit, what it held is let go, and the bytes it goes on with are counted, not kept', () => {
+    const splitter = new LineSplitter(1024);
+    const out: Out[] = [];
+    const sink = { line: (t: string) => out.push(`line:${t}`), oversize: (n: number) => out.push(`oversize:${n}`) };
+    // White-box, as above: the bytes held for the partial line.
+    const held = () => (splitter as unknown as { pending: { length: number } }).pending.length;
+    const chunk = Buffer.alloc(300, 0x61);
+    for (let i = 0; i < 3; i++) splitter.push(chunk, sink);
+    expect([held(), splitter.leftoverBytes, out]).toEqual([900, 900, []]);
+    splitter.push(chunk, sink); // 1200 bytes: past the limit
+    expect([held(), splitter.leftoverBytes, out]).toEqual([0, 1200, ['oversize:1200']]);
+    splitter.push(chunk, sink); // dropped as it arrives, counted for a stream that ends mid-line
+    expect([held(), splitter.leftoverBytes, out]).toEqual([0, 1500, ['oversize:1200']]);
+    splitter.push(Buffer.from('\nok\n'), sink);
+    expect([held(), splitter.leftoverBytes, out]).toEqual([0, 0, ['oversize:1200', 'line:ok']]);
+  });
+
   it('reports a line as soon as it passes the limit, before (and without) its newline: a line that never ends is reported once', () => {
     const splitter = new LineSplitter(8);
     const out: Out[] = [];

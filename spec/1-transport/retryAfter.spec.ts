@@ -6,6 +6,7 @@ import { firstValueFrom, type Subscription } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigMap, InformerError, informer } from '../../src/index.ts';
 import { MAX_RETRY_AFTER_SECONDS, httpListWatch, parseRetryAfter } from '../../src/1-transport/httpTransport.ts';
+import { MAX_RETRY_AFTER_CHARS } from '../../src/0-model/retryAfter.ts';
 import { startApiServer, type ApiServer } from 'rx-informer-emulator';
 import { waitFor } from '../resilience/harness/live.ts';
 import { InflightProbe } from '../resilience/harness/probes.ts';
@@ -30,6 +31,40 @@ describe('parseRetryAfter caps the wait', () => {
     expect(parseRetryAfter('Wed, 01 Jan 2025 00:05:00 GMT', now)).toBe(300);
     expect(parseRetryAfter('Fri, 31 Jan 2025 00:00:00 GMT', now)).toBe(300);
     expect(parseRetryAfter('Fri, 01 Jan 2100 00:00:00 GMT', now)).toBe(300);
+  });
+});
+
+// A value longer than MAX_RETRY_AFTER_CHARS is not read (a hostile header costs no regex or Date.parse time on it). Each
+// value below would parse without the cap (whitespace is legal around delta-seconds and ignored around a date), so a
+// parser that dropped the length check answers 5 where these expect undefined; no timing is measured.
+describe('parseRetryAfter ignores an overlong value', () => {
+  const date = 'Wed, 01 Jan 2025 00:00:05 GMT'; // 5 s after `now`
+  const pad = (n: number) => ' '.repeat(n);
+
+  it('is 64 characters', () => {
+    expect(MAX_RETRY_AFTER_CHARS).toBe(64);
+  });
+
+  it('delta-seconds padded to the cap is read; one character more is not', () => {
+    expect(parseRetryAfter(`${pad(MAX_RETRY_AFTER_CHARS - 1)}5`, now)).toBe(5);
+    expect(parseRetryAfter(`5${pad(MAX_RETRY_AFTER_CHARS - 1)}`, now)).toBe(5);
+    expect(parseRetryAfter(`${pad(MAX_RETRY_AFTER_CHARS)}5`, now)).toBeUndefined();
+    expect(parseRetryAfter(`5${pad(MAX_RETRY_AFTER_CHARS)}`, now)).toBeUndefined();
+    expect(parseRetryAfter(`0${'0'.repeat(MAX_RETRY_AFTER_CHARS)}5`, now)).toBeUndefined(); // leading zeros: digits all
+  });
+
+  it('an HTTP date padded to the cap is read; one character more is not', () => {
+    expect(parseRetryAfter(`${date}${pad(MAX_RETRY_AFTER_CHARS - date.length)}`, now)).toBe(5);
+    expect(parseRetryAfter(`${pad(MAX_RETRY_AFTER_CHARS - date.length)}${date}`, now)).toBe(5);
+    expect(parseRetryAfter(`${date}${pad(MAX_RETRY_AFTER_CHARS - date.length + 1)}`, now)).toBeUndefined();
+    expect(parseRetryAfter(`${pad(MAX_RETRY_AFTER_CHARS - date.length + 1)}${date}`, now)).toBeUndefined();
+  });
+
+  it('a 16 KiB value that would otherwise be a date or seconds, alone or first of several, is undefined', () => {
+    expect(parseRetryAfter(`${date}${pad(16 * 1024)}`, now)).toBeUndefined();
+    expect(parseRetryAfter(`${pad(16 * 1024)}5`, now)).toBeUndefined();
+    expect(parseRetryAfter([`${pad(16 * 1024)}5`, '7'], now)).toBeUndefined();
+    expect(parseRetryAfter([`${pad(MAX_RETRY_AFTER_CHARS - 1)}5`, '7'], now)).toBe(5);
   });
 });
 

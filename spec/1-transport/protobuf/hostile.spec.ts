@@ -63,6 +63,20 @@ describe('the frame splitter', () => {
     expect([seen, splitter.leftoverBytes]).toEqual([['oversize 2000000'], 0]);
   });
 
+  it('at its edge: a frame of exactly the limit is a frame, one byte more is oversize, whatever the chunks', () => {
+    const framed = (n: number) => {
+      const bytes = Buffer.alloc(4 + n, 0x61);
+      bytes.writeUInt32BE(n, 0);
+      return bytes;
+    };
+    for (const chunk of [1, 4, 5, 1000]) {
+      const exact = split(framed(1000), 1000, chunk);
+      expect([exact.frames.map((f) => f.length), exact.oversize, exact.leftover]).toEqual([[1000], [], 0]);
+      const over = split(framed(1001), 1000, chunk);
+      expect([over.frames, over.oversize, over.leftover]).toEqual([[], [1001], 0]);
+    }
+  });
+
   it('counts a frame cut short, its length included, so the end of the stream reports it', () => {
     expect(split(watchBody.subarray(0, watchBody.length - 1), 1 << 20, 100).leftover).toBe(recordedFrames.at(-1)!.length + 3);
     expect(split(watchBody.subarray(0, recordedFrames[0]!.length + 4 + 4), 1 << 20, 2).leftover).toBe(4);
