@@ -1,7 +1,7 @@
 /**
  * Repeated warnings folded: under load every replica says `Lease Timeout: get lease pods-shard-7: no answer within
  * 1500 ms` for shard after shard, screens of one message. A line is printed the first time its shape (the line with
- * its numbers as `N`) is seen; its repeats are counted and told as one line per shape at each `flush()`.
+ * its numbers as `N`, not digits inside a word: k8s, v1) is seen; its repeats are counted and told as one line per shape at each `flush()`.
  */
 export class LineFolder {
   /** Each shape seen since the last flush, and how many times it came again. */
@@ -13,7 +13,7 @@ export class LineFolder {
   }
 
   add(line: string): void {
-    const shape = line.replace(/\d+/g, 'N');
+    const shape = line.replace(/\b\d+\b/g, 'N');
     const repeats = this.seen.get(shape);
     this.seen.set(shape, repeats === undefined ? 0 : repeats + 1);
     if (repeats === undefined) this.write(line);
