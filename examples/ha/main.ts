@@ -62,6 +62,9 @@ const finish = async (code: number, summary: Record<string, unknown>) => {
   if (json) console.log(JSON.stringify(summary));
   process.exit(code);
 };
+// A SIGTERM or Ctrl-C to this process alone stops the replicas too (they would run on, orphaned, until their timers).
+for (const signal of ['SIGINT', 'SIGTERM'] as const)
+  process.once(signal, () => void finish(signal === 'SIGINT' ? 130 : 143, { error: `stopped by ${signal}` }));
 
 for (const identity of ['replica-a', 'replica-b', 'replica-c']) {
   const child = spawn(process.execPath, [replicaTs, kubeconfig, identity], { stdio: ['ignore', 'pipe', 'inherit'] });

@@ -1,5 +1,5 @@
 /**
- * `npm run example:sharded [-- --pods 30000] [--fast] [--json]`: starts the API-server emulator with
+ * `npm run example:sharded -- [--pods N] [--fast] [--json]`: starts the API-server emulator with
  * 30,000 pods, three replicas of a sharded pod cache and one unsharded informer for
  * comparison, each in its own process; prints what each caches and its heap; kills one
  * replica (SIGKILL: no release) and shows its shards cached again by the other two. Default
@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { startApiServer } from 'rx-informer-emulator';
+import { LineFolder } from './foldLines.ts';
 
 const json = process.argv.includes('--json');
 const podsAt = process.argv.indexOf('--pods');
@@ -26,6 +27,9 @@ const t = (at = Date.now()) => `+${((at - started) / 1000).toFixed(1)}s`;
 const print = (line: string) => {
   if (!json) console.log(line);
 };
+/** The replicas' warnings (stderr), each kind once, then how many more at each progress line; VERBOSE: all of them. */
+const verbose = process.env['VERBOSE'] !== undefined;
+const warnings = new LineFolder((line) => process.stderr.write(`${line}\n`));
 
 const api = await startApiServer({ namespaces: ['demo'] });
 for (let i = 0; i < PODS; i++) {
@@ -70,9 +74,10 @@ const latest = new Map<string, Report>();
 let onReport = () => undefined as void;
 const start = (identity: string, ...args: string[]) => {
   const child = spawn(process.execPath, ['--expose-gc', replicaTs, kubeconfig, identity, ...args, ...(fast ? ['--fast'] : [])], {
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', 'pipe', verbose ? 'inherit' : 'pipe'],
   });
   children.set(identity, child);
+  if (child.stderr) createInterface({ input: child.stderr }).on('line', (line) => warnings.add(line));
   createInterface({ input: child.stdout! }).on('line', (line) => {
     try {
       latest.set(identity, JSON.parse(line) as Report);
@@ -94,6 +99,7 @@ const stopped = (child: ChildProcess) =>
 const finish = async (code: number, summary: Record<string, unknown>) => {
   if (finished) return;
   finished = true;
+  warnings.flush();
   // The replicas leave the group, wait for their Leases' releases and exit on SIGTERM (replica.ts: `released$`,
   // 5 × requestTimeoutMs at worst): the emulator closes once they all have, not after a guess at how long that takes.
   await Promise.all([...children.values()].map(stopped));
@@ -110,11 +116,21 @@ const finish = async (code: number, summary: Record<string, unknown>) => {
   else if (code !== 0) console.log(JSON.stringify(summary, null, 1));
   process.exit(code);
 };
+// A SIGTERM or Ctrl-C to this process alone stops the replicas too (they would run on, orphaned, until their timers).
+for (const signal of ['SIGINT', 'SIGTERM'] as const)
+  process.once(signal, () => void finish(signal === 'SIGINT' ? 130 : 143, { error: `stopped by ${signal}` }));
 const deadline = setTimeout(() => void finish(1, { error: 'not settled within 240 s', replicas: [...latest.values()] }), 240_000);
 
 /** Resolves once the live replicas own every shard between them, balanced, and cache every pod between them. */
 const settled = (live: string[]) =>
   new Promise<Report[]>((resolve) => {
+    // Under load this takes a while: a line every 10 s says how far it is (and folds the warnings meanwhile).
+    const progress = setInterval(() => {
+      const reported = live.filter((id) => latest.has(id));
+      const cached = reported.reduce((n, id) => n + latest.get(id)!.cached, 0);
+      print(`${t()} waiting for replicas (${reported.length}/${live.length} reported, ${cached}/${PODS} pods cached)`);
+      warnings.flush();
+    }, 10_000);
     onReport = () => {
       const reports = live.map((id) => latest.get(id));
       if (reports.some((r) => r === undefined)) return;
@@ -128,8 +144,10 @@ const settled = (live: string[]) =>
         balanced &&
         cached === PODS &&
         (latest.get('unsharded')?.cached ?? 0) === PODS
-      )
+      ) {
+        clearInterval(progress);
         resolve(reports as Report[]);
+      }
     };
   });
 /** Once settled, a few seconds for lists still running to end; then the latest reports (heap after GC). */

@@ -39,6 +39,13 @@ describe('rx-informer start (the built-in demo)', () => {
     // Installed, the advice is the bin's command (`npm start -- …` only works inside this repository).
     await c.line('err', /^\(point it at a real cluster with: rx-informer start --kubeconfig ~\/\.kube\/config\)$/);
     await c.line('out', /^\d\d:\d\d:\d\d (ADDED|UPDATED|DELETED) /, 30_000);
+    // Said before the slow part (loading the emulator and the client), and one next step once synced.
+    expect(c.err[0]).toBe('rx-informer demo: starting…');
+    const next = await c.line('err', /^try next: /);
+    expect(next).toBe(
+      'try next: rx-informer start --write-kubeconfig demo.kubeconfig writes its kubeconfig, to watch it from another terminal (kubectl too); Ctrl-C stops the demo',
+    );
+    expect(c.err.findIndex((l) => l.startsWith('try next: '))).toBeGreaterThan(c.err.findIndex((l) => /^synced /.test(l)));
     c.proc.kill('SIGINT');
     expect((await c.exit).code).toBe(130);
   });
@@ -54,10 +61,11 @@ describe('rx-informer start (the built-in demo)', () => {
     expect(bad.err).toEqual(['error: unknown option --bogus', 'run `npm start -- --help` for usage']);
   });
 
-  it('without rx-informer-emulator installed: one line that says to install it or pass --kubeconfig, exit 2', async () => {
+  it('without rx-informer-emulator installed: after the starting line, one line that says to install it or pass --kubeconfig, exit 2', async () => {
     const c = cli(['start'], WITHOUT_EMULATOR);
     const { code } = await c.exit;
     expect(c.err).toEqual([
+      'rx-informer demo: starting…',
       'error: install rx-informer-emulator to run the built-in demo (npm install rx-informer-emulator), or pass --kubeconfig',
     ]);
     expect(code).toBe(2);
@@ -113,7 +121,10 @@ describe('rx-informer start --write-kubeconfig FILE', () => {
     const nowhere = join(dir, 'no-such-dir', 'x.kubeconfig');
     const failed = cli(['start', '--write-kubeconfig', nowhere], SOURCES);
     expect((await failed.exit).code).toBe(1);
-    expect(failed.err).toEqual([expect.stringMatching(new RegExp(`^error: --write-kubeconfig ${nowhere}: ENOENT`))]);
+    expect(failed.err).toEqual([
+      'rx-informer demo: starting…',
+      expect.stringMatching(new RegExp(`^error: --write-kubeconfig ${nowhere}: ENOENT`)),
+    ]);
     expectNoStack(failed.raw());
   });
 

@@ -245,10 +245,17 @@ async function watchUntilEnd(
     const started = await Promise.race([watchCommand(kc, command, terminalFor(ending)), ending.code.then(stopped)]);
     if ('stopped' in started) return started;
     cleanup.unshift(started.stop);
+    if (demo) void started.synced.then(() => err(demoNext(options.writeKubeconfig)));
     return await Promise.race([started.failed.then((sentence) => ({ failed: sentence })), ending.code.then(stopped)]);
   } catch (error) {
     return { failed: error instanceof Error ? error.message : String(error) };
   }
+}
+
+/** The demo's one "try next" line, once synced: watching it from elsewhere (unless --write-kubeconfig was given), and how to stop. */
+function demoNext(written: string | undefined): string {
+  const elsewhere = `${startCommand('--write-kubeconfig demo.kubeconfig')} writes its kubeconfig, to watch it from another terminal (kubectl too)`;
+  return `try next: ${written === undefined ? elsewhere : 'edit objects with kubectl --kubeconfig ' + written}; Ctrl-C stops the demo`;
 }
 
 /**
@@ -282,7 +289,10 @@ async function watch(options: CliOptions): Promise<number> {
   process.stderr.on('error', () => undefined);
 
   // `start` without a kubeconfig runs the built-in demo on rx-informer-emulator, a package of its own (optional).
-  const module = options.command === 'start' && !options.kubeconfig && !options.context ? await import('./demo.ts') : undefined;
+  const demoAsked = options.command === 'start' && !options.kubeconfig && !options.context;
+  // A cold first run spends 10–15 s loading the emulator and the Kubernetes client: said first, so it does not look hung.
+  if (demoAsked) err('rx-informer demo: starting…');
+  const module = demoAsked ? await import('./demo.ts') : undefined;
   const emulator = await module?.loadEmulator();
   if (module && emulator === undefined) {
     err(`error: ${module.EMULATOR_MISSING}`);

@@ -2,6 +2,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { InformerError } from '../index.ts';
 import { messageOf } from './format.ts';
 import { BYTE_LIMIT_FLAGS, type ByteLimitOption } from './args.ts';
+import { slowPlugin } from './pluginWait.ts';
 
 /**
  * Failures in words: what a connection, TLS, discovery or informer error means to the user, in one line
@@ -52,11 +53,15 @@ function explainReason(error: unknown, server: string, secret: boolean, credenti
     switch (error.reason) {
       case 'NetworkError':
         return networkFailure(messageOf(error), server, error.unreachable);
-      case 'Timeout':
+      case 'Timeout': {
+        // Waiting for an exec plugin's credential, the server was never asked: the plugin is named, not the network.
+        const plugin = slowPlugin(error);
+        if (plugin !== undefined) return `the ${plugin} gave no credential in time (the API server was not asked yet): ${messageOf(error)}`;
         // The transport's own timer on a request (no headers, no bytes), not a server's 504 or a quiet watch resumed.
         if (error.status === undefined && /: no (response headers|bytes) (within|for) \d+ ms/.test(error.message))
           return `the API server at ${server} did not answer in time: ${messageOf(error)} (check the server URL and the network to it)`;
         return withReason(error.reason, messageOf(error));
+      }
       case 'ProtocolError':
         return `HTTP/2 failure from the API server at ${server} (or a proxy before it), not a network fault: ${messageOf(error)}`;
       case 'Unauthorized':

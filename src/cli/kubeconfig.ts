@@ -165,7 +165,15 @@ export function readKubeConfig(
     kc.setCurrentContext(context);
   }
   const cluster = kc.getCurrentCluster();
-  if (!cluster) throw new UsageError('the kubeconfig names no current cluster (set a current-context or pass --context)');
+  if (!cluster) {
+    // As the --context error does: the names to choose from.
+    const names =
+      kc
+        .getContexts()
+        .map((c) => c.name)
+        .join(', ') || 'none';
+    throw new UsageError(`the kubeconfig names no current cluster (set a current-context or pass --context; its contexts: ${names})`);
+  }
   const problem = clusterProblem(cluster, kc.getCurrentUser());
   if (problem !== undefined) throw new UsageError(`bad kubeconfig: ${problem}`);
   useTokenFiles(kc, tokenFiles(files, texts));
@@ -342,9 +350,13 @@ function useTokenFiles(kc: KubeConfig, files: ReadonlyMap<string, string>): void
 }
 
 /** A file-system error says which file and why; anything else came from parsing, and is cut down to what is wrong and where. */
+/** Node's file-system errors in words, as `cannot read the certificate-authority file …: no such file` says them. */
+const FILE_ERRORS: Readonly<Record<string, string>> = { ENOENT: 'no such file', EACCES: 'permission denied', EISDIR: 'is a directory' };
+
 function loadErrorMessage(error: unknown, fileText: string): string {
   const message = error instanceof Error ? error.message : String(error);
   const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) return message.split('\n')[0] ?? code;
+  // The file is named once, by the caller: Node's `ENOENT: no such file or directory, open '…'` says it again.
+  if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) return FILE_ERRORS[code] ?? message.split('\n')[0] ?? code;
   return `not a valid kubeconfig (YAML or JSON): ${parseErrorMessage(message, fileText)}`;
 }

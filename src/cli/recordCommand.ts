@@ -24,6 +24,7 @@ import { encodingOptions } from './args.ts';
 import { credentialSource, explain } from './explain.ts';
 import { count, messageOf } from './format.ts';
 import { givesUp } from './session.ts';
+import { waitingOnPlugin } from './pluginWait.ts';
 import type { RecordCommandOptions } from './recordArgs.ts';
 import { resolveResources, UsageError } from './watch.ts';
 
@@ -163,7 +164,7 @@ export async function recordCommand(kc: KubeConfig, command: RecordCommandOption
   const server = kc.getCurrentCluster()?.server ?? '(no server)';
   let found;
   try {
-    found = await firstValueFrom(discover(kc));
+    found = await firstValueFrom(waitingOnPlugin(() => discover(kc), terminal.err));
   } catch (error) {
     throw new UsageError(explain(error, server, false, credentialSource(kc)));
   }

@@ -36,6 +36,7 @@ import { encodingOptions, type ByteLimitOption } from './args.ts';
 import { credentialSource, discoveryFailed, explain } from './explain.ts';
 import { ServedInformers } from './served.ts';
 import { didYouMean } from './suggest.ts';
+import { waitingOnPlugin } from './pluginWait.ts';
 import { defaultNow } from '../util/monotonicNow.ts';
 
 export type { EventRecord } from './record.ts';
@@ -441,10 +442,18 @@ function serveMetrics(served: ServedInformers, port: number, address: string | u
   });
 }
 
-/** Discovery, once: a failure here means there is nothing to watch (a usage error, in words). */
-async function discoverOnce(kc: KubeConfig, options: ReturnType<typeof requestOptions>['discovery'], server: string): Promise<Discovery> {
+/**
+ * Discovery, once (tried again only while an exec plugin is still running: pluginWait.ts): a failure here means there is
+ * nothing to watch (a usage error, in words).
+ */
+async function discoverOnce(
+  kc: KubeConfig,
+  options: ReturnType<typeof requestOptions>['discovery'],
+  server: string,
+  terminal: Terminal,
+): Promise<Discovery> {
   try {
-    return await firstValueFrom(discover(kc, options));
+    return await firstValueFrom(waitingOnPlugin(() => discover(kc, options), terminal.err));
   } catch (error) {
     throw new UsageError(explain(error, server, false, credentialSource(kc)));
   }
@@ -465,7 +474,7 @@ async function discoverOnce(kc: KubeConfig, options: ReturnType<typeof requestOp
 export async function watchCommand(kc: KubeConfig, command: WatchCommand, terminal: Terminal): Promise<Watching> {
   const server = kc.getCurrentCluster()?.server ?? '(no server)';
   const requests = requestOptions(command);
-  const discovered = await discoverOnce(kc, requests.discovery, server);
+  const discovered = await discoverOnce(kc, requests.discovery, server, terminal);
   // With --all the dynamic factory reports discovery's failures (on errors$), those of its first discovery too.
   if (!command.all) for (const failure of discovered.failures) terminal.err(discoveryFailed(failure.groupVersion, failure.error, server));
   const chosen = resolveResources(discovered, command);
