@@ -22,7 +22,8 @@ import { isRecord } from '../util/isRecord.ts';
  *   decoded (not JSON, gzip that does not inflate, a Content-Encoding not asked for).
  * - `ListTooLong`: a list's continue chain repeated a token, or went past `maxListPages` pages,
  *   `maxListObjects` objects or `http.maxListTotalBytes` bytes, or past `maxListDurationMs`, without completing (a
- *   streaming list: more than `maxListObjects` initial events, or past `maxListDurationMs`); the reflector drops it and relists after the backoff. Discovery past
+ *   streaming list: more than `maxListObjects` initial events, or past `maxListDurationMs`); the reflector drops it
+ *   and relists after the backoff. Discovery past
  *   `maxGroupVersions` or `maxResources` fails with it too.
  * - `UnknownEventType`: a watch event whose `type` is not one Kubernetes defines.
  * - `ValidationFailed`: an object the resource's zod schema rejects (see `issues`), whose
