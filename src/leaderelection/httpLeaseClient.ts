@@ -274,7 +274,8 @@ class PageSizes {
  * one body's bound is listed all the same. The chain is bounded as the informers' list chain is: its pages' bytes
  * together (each page's limit is what is left of `totalBytes`), its pages, and a repeated continue token, each a
  * `ListTooLong`. A 410 on a continue token (it expired) starts the listing again from its first page, as client-go's
- * pager falls back to a full list; what the first attempt read still counts against the bounds.
+ * pager falls back to a full list, once (a second expired token fails the listing with its 410); what the first attempt
+ * read still counts against the bounds.
  *
  * A page refused by its own bound (`maxBodyBytes`: Leases whose annotations other tools fill, 100 KB each, 500 to a
  * page) is asked again at once, same continue token, for half as many Leases, down to one, and the rest of the listing
@@ -304,6 +305,8 @@ function pagedList(
     let largest = 0;
     /** Whether a page was refused (then the next listing starts with this one's page size, not twice it). */
     let refused = false;
+    /** Whether an expired continue token already restarted this listing (a second one fails with the 410 itself). */
+    let restarted = false;
     let page: Subscription | undefined;
     const nameless = () => (dropped === 0 ? '' : `, ${dropped.toLocaleString('en-US')} items without a name dropped`);
     const sofar = () => `${pages.toLocaleString('en-US')} pages, ${bytes} bytes${nameless()}`;
@@ -386,8 +389,12 @@ function pagedList(
             const why = `${which} alone is larger than the ${formatBytes(pageBytes)} limit for a page; option maxBodyBytes (${sofar()})`;
             return fail(new LeaseError('ResponseTooLarge', 'list', '*', why, 200, { request: error.request, cause: error }));
           }
-          if (token === undefined || !(error instanceof InformerError) || !isExpired(error)) return fail(leaseError(error, 'list', '*'));
-          // The continue token expired: the listing again from its start (a new snapshot), its bounds kept.
+          if (token === undefined || restarted || !(error instanceof InformerError) || !isExpired(error))
+            return fail(leaseError(error, 'list', '*'));
+          // The continue token expired: the listing again from its start (a new snapshot), its bounds kept; once, as
+          // client-go's pager falls back to one full list (a server expiring every token would otherwise be listed
+          // from the start until the page bound, and the error would blame the listing's length).
+          restarted = true;
           leases.length = 0;
           tokens.clear();
           ask(undefined);
