@@ -38,6 +38,7 @@ import {
   nextAttemptIn,
   observe,
   release,
+  leaseRequestTimeoutMs,
   requestTimeoutProblem,
   stepDown,
   timingProblem,
@@ -223,7 +224,7 @@ export function countedElection(
   else {
     if (!options.name) throw new TypeError('leaderElection: `name` (the Lease) is required with a KubeConfig');
     // The transport's own timers follow the same default as the campaign's outer bound (renewDeadline / 2).
-    const requestTimeoutMs = options.requestTimeoutMs ?? timing.renewDeadlineMs / 2;
+    const requestTimeoutMs = leaseRequestTimeoutMs(options.requestTimeoutMs, timing);
     client = httpLeaseClients(source, { namespace: options.namespace, requestTimeoutMs }).lease(options.name);
   }
   const { scheduler } = electionClocks(options.scheduler);
@@ -326,7 +327,7 @@ function campaign(
       ...electionClocks(options.scheduler),
       random: options.random ?? Math.random,
       jitterFactor: options.jitterFactor ?? 0,
-      requestTimeoutMs: options.requestTimeoutMs ?? candidate.timing.renewDeadlineMs / 2,
+      requestTimeoutMs: leaseRequestTimeoutMs(options.requestTimeoutMs, candidate.timing),
       subscriber,
       requests: new Subscription(),
       releases,

@@ -64,6 +64,10 @@ export function requestTimeoutProblem(requestTimeoutMs: unknown): string | undef
   return `\`requestTimeoutMs\` must be a positive number of milliseconds (or left out: renewDeadlineMs / 2), got ${got}`;
 }
 
+/** A Lease request's timeout: the option, or half the renew deadline (two tries fit in one), for every Lease request. */
+export const leaseRequestTimeoutMs = (requestTimeoutMs: number | undefined, timing: ElectionTiming): number =>
+  requestTimeoutMs ?? timing.renewDeadlineMs / 2;
+
 export interface ElectionState {
   /** The Lease as last read or written: undefined before the first read, null when there was none. */
   readonly observed: LeaseSnapshot | null | undefined;

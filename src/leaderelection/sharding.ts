@@ -24,7 +24,7 @@ import { LeaseError, isConflict, reportUnobserved } from './errors.ts';
 import { shardOf } from './hash.ts';
 import { countedElection, electionClocks, releasedOf, type LeaderElectionOptions } from './leaderElection.ts';
 import type { LeaseClients } from './leaseClient.ts';
-import { DEFAULT_TIMING, requestTimeoutProblem, timingProblem, type ElectionTiming } from './machine.ts';
+import { DEFAULT_TIMING, leaseRequestTimeoutMs, requestTimeoutProblem, timingProblem, type ElectionTiming } from './machine.ts';
 import {
   initialSharding,
   MAX_IDENTITY_LENGTH,
@@ -218,7 +218,7 @@ export function sharding(clients: LeaseClients, options: ShardingOptions): Shard
       `sharding: \`handoverDrainMs\` must be a positive number of milliseconds (Infinity: no bound; left out: leaseDurationMs), got ${String(drain)}`,
     );
   // One reading, for the listings, the member releases and deletions, and every election.
-  const requestTimeoutMs = options.requestTimeoutMs ?? timing.renewDeadlineMs / 2;
+  const requestTimeoutMs = leaseRequestTimeoutMs(options.requestTimeoutMs, timing);
   const config: ShardingConfig = {
     name: options.name,
     identity: options.identity,
