@@ -1,12 +1,6 @@
-/** FNV-1a, 32 bits: stable across processes, versions and platforms (keys map to the same shard everywhere). */
-export function fnv1a(text: string): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    hash ^= text.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193) >>> 0;
-  }
-  return hash >>> 0;
-}
+import { fnv1a } from '../util/fnv1a.ts';
+
+export { fnv1a };
 
 /** The shard of a key, in [0, shards). */
 export function shardOf(key: string, shards: number): number {

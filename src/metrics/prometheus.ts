@@ -6,6 +6,7 @@ import type { HandlerMetrics } from '../5-informer/handleEvents.ts';
 import type { TransportBytes } from '../1-transport/httpTransport.ts';
 import { groupByName, mergeHandlers, mergeHealth, mergeMetrics } from './aggregate.ts';
 import { WARNING_TYPE } from '../0-model/errors.ts';
+import { fnv1a } from '../util/fnv1a.ts';
 
 /** One sample of a metric family. `suffix` marks a summary's `_sum`/`_count`. */
 export interface Sample {
@@ -392,16 +393,14 @@ const oneLine = (value: string) => value.replace(/[\r\n]+/g, ' ');
 /**
  * The longest label value written, in characters: far above any real one (a resource's `plural.group` is at most 317), so
  * that a name from a peer (a 1 MiB plural was 19.9 MB of /metrics) cannot make a scrape huge. A longer one is cut and
- * ends `…#` and a hash of the whole (FNV-1a, 8 hex digits), so that two long values stay two series.
+ * ends `…#` and a hash of the whole (../util/fnv1a.ts, 8 hex digits), so that two long values stay two series.
  */
 export const MAX_LABEL_VALUE_CHARS = 1024;
 
 /** A label value within {@link MAX_LABEL_VALUE_CHARS}. */
 export function cappedLabel(value: string): string {
   if (value.length <= MAX_LABEL_VALUE_CHARS) return value;
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < value.length; i++) hash = Math.imul(hash ^ value.charCodeAt(i), 0x01000193);
-  const tag = `…#${(hash >>> 0).toString(16).padStart(8, '0')}`;
+  const tag = `…#${fnv1a(value).toString(16).padStart(8, '0')}`;
   return value.slice(0, MAX_LABEL_VALUE_CHARS - tag.length) + tag;
 }
 
