@@ -10,7 +10,8 @@ import {
   type InformerMetrics,
   type MetricFamily,
 } from '../../src/metrics/index.ts';
-import { readyzLines } from '../../src/metrics/serve.ts';
+import { MAX_READYZ_BYTES, readyzLines } from '../../src/metrics/serve.ts';
+import { MAX_LABEL_VALUE_CHARS } from '../../src/metrics/prometheus.ts';
 import type { InformerHealth } from '../../src/metrics/index.ts';
 import { parseExposition } from './exposition.ts';
 
@@ -259,5 +260,38 @@ describe("/readyz's lines", () => {
     expect(ready).toBe(false);
     expect(lines).toEqual(['[-]configmaps: not synced', '[+]pods ok', '[+]evil\\n[+]forged ok\\\\ ok']);
     expect(readyzLines([health('x\r\u0000\u2028')], 0, {}).lines).toEqual(['[+]x\\u000d\\u0000\\u2028 ok']);
+  });
+
+  it('a long name or reason is cut as a /metrics label is (1,024 characters, a hash of the whole): two stay two', () => {
+    const long = 'w'.repeat(1024 * 1024);
+    const { lines } = readyzLines(
+      [health(`${long}a`), health(`${long}b`), { ...health('pods', { synced: false }), stopped: `Unknown: ${'\n'.repeat(100_000)}` }],
+      5_000,
+      {},
+    );
+    expect(lines.map((l) => l.length)).toEqual([MAX_LABEL_VALUE_CHARS, MAX_LABEL_VALUE_CHARS, MAX_LABEL_VALUE_CHARS]);
+    expect(lines[0]).toMatch(/^\[\+\]w+…#[0-9a-f]{8}$/);
+    expect(lines[0]).not.toBe(lines[1]);
+    // The reason's 100,000 line feeds escaped first, then cut: none raw, and the line says what it is about.
+    expect(lines[2]).toMatch(/^\[-\]pods: stopped: Unknown: (\\n)+/);
+    expect(lines.join('')).not.toMatch(/[\r\n]/);
+  });
+
+  it(`at most MAX_READYZ_BYTES (${MAX_READYZ_BYTES}) of lines: what is not ready first, the rest counted in one line`, () => {
+    // 20,000 resources (the dynamic factory's CRDs) of 100-character names: ~2 MB of lines uncapped.
+    const name = (i: number) => `${String(i).padStart(5, '0')}.${'g'.repeat(94)}`;
+    const healths = Array.from({ length: 20_000 }, (_, i) => health(name(i), { synced: i !== 19_999 }));
+    const { ready, lines } = readyzLines(healths, 5_000, {});
+    expect(ready).toBe(false);
+    const body = `${[...lines, 'not ready'].join('\n')}\n`;
+    expect(Buffer.byteLength(body)).toBeLessThanOrEqual(MAX_READYZ_BYTES + 200);
+    expect(lines).toContain(`[-]${name(19_999)}: not synced`);
+    expect(lines[0]).toBe(`[+]${name(0)} ok`);
+    const shown = lines.length - 1;
+    expect(lines.at(-1)).toBe(
+      `[+]${20_000 - shown} more resources not shown (0 of them not ready): /readyz is at most ${MAX_READYZ_BYTES} bytes`,
+    );
+    // Under the budget nothing is left out, in order.
+    expect(readyzLines(healths.slice(0, 100), 5_000, {}).lines).toEqual(healths.slice(0, 100).map((h) => `[+]${h.name} ok`));
   });
 });

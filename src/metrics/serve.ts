@@ -20,7 +20,15 @@ import { resourceName } from '../0-model/resources.ts';
 import { InformerError, describeThrown } from '../0-model/errors.ts';
 import { unobservedReporter } from '../5-informer/unobservedErrors.ts';
 import type { HandlerMetrics } from '../5-informer/handleEvents.ts';
-import { handlerFamilies, healthFamilies, informerFamilies, toPrometheusText, transportFamilies, type MetricFamily } from './prometheus.ts';
+import {
+  cappedLabel,
+  handlerFamilies,
+  healthFamilies,
+  informerFamilies,
+  toPrometheusText,
+  transportFamilies,
+  type MetricFamily,
+} from './prometheus.ts';
 import { transportBytes } from '../1-transport/httpTransport.ts';
 import { checkOptionNames } from '../util/optionNames.ts';
 
@@ -373,8 +381,18 @@ function renderMetrics({ following, now, options }: Answering): string {
 }
 
 /**
+ * The most bytes (UTF-8) of resource lines in a `/readyz` answer: ~5,000 resources' lines of ~50 characters. The names
+ * come from a cluster (the dynamic factory's CRDs; a namespace per informer), so their count is the peer's; past this the
+ * lines not shown are counted in one last line. (The kubelet reads only a probe body's first 10 KiB anyway.)
+ */
+export const MAX_READYZ_BYTES = 256 * 1024;
+
+/**
  * `/readyz`'s lines: one per resource name (its informers for several namespaces together: ready when all are),
- * each escaped to one line (a name from discovery may hold any character; a newline must not forge a line).
+ * each escaped to one line (a name from discovery may hold any character; a newline must not forge a line) and then
+ * cut as a `/metrics` label value is ({@link cappedLabel}: at most 1,024 characters, a hash of the whole at the end).
+ * At most {@link MAX_READYZ_BYTES} of them: past it, the lines not ready are kept before those ready, and one more line
+ * counts those left out. `ready` judges every resource, shown or not.
  */
 export function readyzLines(
   healths: readonly ServedHealth[],
@@ -382,17 +400,36 @@ export function readyzLines(
   options: StalenessOptions,
 ): { readonly ready: boolean; readonly lines: readonly string[] } {
   const byName = new Map<string, ServedHealth[]>();
-  for (const h of healths) byName.set(h.name, [...(byName.get(h.name) ?? []), h]);
+  for (const h of healths) {
+    const group = byName.get(h.name);
+    if (group) group.push(h);
+    else byName.set(h.name, [h]);
+  }
   let ready = true;
-  const lines = [...byName].map(([name, group]) => {
+  const judged = [...byName].map(([name, group]) => {
     const check = readiness(group, now, options);
     // An informer whose streams erred is never ready again: it says so, and why.
     const stopped = group.flatMap((h) => (h.stopped === undefined ? [] : [`${h.name}: stopped: ${h.stopped}`]));
     const reasons = [...stopped, ...check.reasons];
     ready &&= reasons.length === 0;
-    return escapeLine(reasons.length === 0 ? `[+]${name} ok` : `[-]${[...new Set(reasons)].join('; ')}`);
+    const line = cappedLabel(escapeLine(reasons.length === 0 ? `[+]${name} ok` : `[-]${[...new Set(reasons)].join('; ')}`));
+    return { ok: reasons.length === 0, line, bytes: Buffer.byteLength(line) + 1 };
   });
-  return { ready, lines };
+  let total = 0;
+  for (const j of judged) total += j.bytes;
+  if (total <= MAX_READYZ_BYTES) return { ready, lines: judged.map((j) => j.line) };
+  // Over the budget: what is wrong first (in order), then what is well, while they fit.
+  const shown = new Set<(typeof judged)[number]>();
+  let used = 0;
+  for (const j of [...judged.filter((x) => !x.ok), ...judged.filter((x) => x.ok)]) {
+    if (used + j.bytes > MAX_READYZ_BYTES) break;
+    shown.add(j);
+    used += j.bytes;
+  }
+  const left = judged.filter((j) => !shown.has(j));
+  const leftNotReady = left.filter((j) => !j.ok).length;
+  const tail = `[${leftNotReady > 0 ? '-' : '+'}]${left.length} more resources not shown (${leftNotReady} of them not ready): /readyz is at most ${MAX_READYZ_BYTES} bytes`;
+  return { ready, lines: [...judged.filter((j) => shown.has(j)).map((j) => j.line), tail] };
 }
 
 /** Control characters (a line feed, a carriage return, …) and backslashes as escapes: one line, nothing forged. */
