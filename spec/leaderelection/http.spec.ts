@@ -310,6 +310,21 @@ describe('listing member Leases page by page (limit and continue)', () => {
     }
   });
 
+  it('a continue token over MAX_CONTINUE_TOKEN_CHARS (a 100 KB one): MalformedLine naming its length, not sent back', async () => {
+    const server = await hostileServer({ list: page('a', 1, 'x'.repeat(100_000)) });
+    try {
+      const clients = httpLeaseClients(server.kc, { namespace: 'ops' });
+      const error = (await firstValueFrom(clients.list({ group: 'g' })).catch((e: unknown) => e)) as LeaseError;
+      expect([error.reason, error.operation]).toEqual(['MalformedLine', 'list']);
+      expect(error.message).toMatch(
+        /^list lease \*: the server's continue token is 100,000 characters, over the 16,384 sent back to it \(after 1 pages/,
+      );
+      expect([server.received.list, server.received.continue]).toEqual([1, 0]);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('a 410 on a continue token starts the listing again from its first page, once (client-go: a full list); a 410 on the first page fails', async () => {
     let lists = 0;
     let continues = 0;

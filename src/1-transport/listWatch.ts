@@ -38,6 +38,17 @@ export interface ListPage {
   readonly notice?: InformerError;
 }
 
+/**
+ * The longest continue token sent back to the server, in characters. kube-apiserver's is unpadded base64url of
+ * `{"v":"meta.k8s.io/v1","rv":N,"start":"<namespace>/<name>\u0000"}` (k8s.io/apiserver storage/etcd3 and
+ * apimachinery's storage.EncodeContinue): a name of at most 253 characters and a namespace of 63 make it under 600.
+ * client-go has no bound of its own but the server's (kube-apiserver reads 1 MiB of request headers, Go's
+ * `MaxHeaderBytes`); Node sends an HTTP/2 header block of at most 64 KiB (`maxSendHeaderBlockLength`), credentials
+ * included, and refuses its own stream past it. 16 KiB: ~30 times the largest real token, and room left beside it.
+ * A longer one is the server's malformed answer (`MalformedLine`), not asked for.
+ */
+export const MAX_CONTINUE_TOKEN_CHARS = 16 * 1024;
+
 /** The annotation of the bookmark that ends a streaming list's initial events (`sendInitialEvents`). */
 export const INITIAL_EVENTS_END = 'k8s.io/initial-events-end';
 

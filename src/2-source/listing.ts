@@ -1,5 +1,5 @@
 import { InformerError, isExpired } from '../0-model/errors.ts';
-import type { ListPage } from '../1-transport/listWatch.ts';
+import { MAX_CONTINUE_TOKEN_CHARS, type ListPage } from '../1-transport/listWatch.ts';
 import { rawKey } from '../0-model/keys.ts';
 import { tokenId } from '../util/tokenId.ts';
 import { afterListFailure } from './recovery.ts';
@@ -37,7 +37,8 @@ export function onListed<T>(
 }
 
 /**
- * A continue chain that cannot be right: a token the server already sent in this list (a loop),
+ * A continue chain that cannot be right: a token longer than any server makes ({@link MAX_CONTINUE_TOKEN_CHARS}: the
+ * server's malformed answer, `MalformedLine`, never sent back), a token the server already sent in this list (a loop),
  * or more pages or objects than any real list has (a server that never ends it), or one still going on
  * `maxListDurationMs` after its first page (`elapsedMs`: each page may come just within its own waits). The list is
  * dropped (its objects are garbage at once) and the usual rules relist after the backoff.
@@ -53,6 +54,12 @@ function chainFault<T>(
   const objects = listing.objects + items;
   // Formatted only for a fault (toLocaleString is not free, and every page of every list passes here).
   const sofar = () => `${pages.toLocaleString('en-US')} pages, ${objects.toLocaleString('en-US')} objects`;
+  if (token.length > MAX_CONTINUE_TOKEN_CHARS) {
+    const message =
+      `the server's continue token is ${token.length.toLocaleString('en-US')} characters, over the ${MAX_CONTINUE_TOKEN_CHARS.toLocaleString('en-US')} ` +
+      `sent back to it (after ${sofar()}); not asked for, relisting after the backoff`;
+    return new InformerError('MalformedLine', message, { phase: 'list' });
+  }
   let why: string | undefined;
   if (listing.tokens.has(tokenId(token))) why = `the server repeated a continue token (after ${sofar()}); relisting after the backoff`;
   else if (config.maxListPages > 0 && pages >= config.maxListPages)

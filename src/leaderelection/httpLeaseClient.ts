@@ -9,6 +9,7 @@ import {
   type HttpProtocol,
   type JsonRequestOptions,
 } from '../1-transport/httpTransport.ts';
+import { MAX_CONTINUE_TOKEN_CHARS } from '../1-transport/listWatch.ts';
 import { tokenId } from '../util/tokenId.ts';
 import { LeaseError, type LeaseOperation } from './errors.ts';
 import type { LeaseClient, LeaseClients } from './leaseClient.ts';
@@ -363,6 +364,16 @@ function pagedList(
             subscriber.next(leases);
             return subscriber.complete();
           }
+          if (next.length > MAX_CONTINUE_TOKEN_CHARS)
+            return fail(
+              new LeaseError(
+                'MalformedLine',
+                'list',
+                '*',
+                `the server's continue token is ${next.length.toLocaleString('en-US')} characters, over the ` +
+                  `${MAX_CONTINUE_TOKEN_CHARS.toLocaleString('en-US')} sent back to it (after ${sofar()}); not asked for`,
+              ),
+            );
           const id = tokenId(next);
           if (tokens.has(id)) return fail(tooLong(`the server repeated a continue token (after ${sofar()})`));
           tokens.add(id);

@@ -1,6 +1,6 @@
 import { Observable, type Subscriber } from 'rxjs';
 import { InformerError } from '../../0-model/errors.ts';
-import type { ListOptions, ListPage } from '../listWatch.ts';
+import { MAX_CONTINUE_TOKEN_CHARS, type ListOptions, type ListPage } from '../listWatch.ts';
 import { isProtobuf, TooManyItems } from '../protobuf/decode.ts';
 import type { HttpResponse } from '../http2/response.ts';
 import { httpError, limitFor, readBody, tooLargeError, type BodyLimit } from './body.ts';
@@ -159,7 +159,8 @@ export function readListPage(
       const token = decoder.continueToken();
       if (token === undefined) return;
       askedAhead = true;
-      if (token !== '') ahead!(token);
+      // A token past the bound is not sent: the reflector refuses the page (src/2-source/listing.ts).
+      if (token !== '' && token.length <= MAX_CONTINUE_TOKEN_CHARS) ahead!(token);
     },
     chunksDone: () => decoder.chunksDone?.() ?? 0, // the protobuf decoder's: its chunks are freed as it goes
     wantsEachChunk: () => !askedAhead, // the token is looked for in each chunk as it comes, not in 64 KiB slabs

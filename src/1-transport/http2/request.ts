@@ -159,8 +159,9 @@ async function send(
     }
     const session = connection.session!;
     let stream: http2.ClientHttp2Stream;
+    const headers = requestHeaders(url, options);
     try {
-      stream = session.request(requestHeaders(url, options), { endStream: body === undefined });
+      stream = session.request(headers, { endStream: body === undefined });
       if (body !== undefined) stream.end(body);
     } catch (error) {
       // GOAWAY or closing between the reservation and now: once more on another connection.
@@ -174,7 +175,7 @@ async function send(
     // connection: not one that refused it (that one goes on serving other streams).
     const again =
       refused < MAX_REFUSED ? () => send(url, options, route, exchange, body, refused + 1, new Set([...refusedBy, connection])) : undefined;
-    return { sent: watchStream(connection, stream, exchange, again) };
+    return { sent: watchStream(connection, stream, exchange, again, () => headerListBytes(headers)) };
   }
 }
 
@@ -196,29 +197,82 @@ function requestHeaders(url: URL, options: https.RequestOptions): http2.Outgoing
   return headers;
 }
 
+/** A header list's size as HTTP/2 counts it (RFC 9113 6.5.2: each name and value in octets, plus 32). */
+function headerListBytes(headers: http2.OutgoingHttpHeaders): number {
+  let bytes = 0;
+  for (const [name, value] of Object.entries(headers))
+    for (const v of Array.isArray(value) ? value : [value]) bytes += Buffer.byteLength(name) + Buffer.byteLength(String(v)) + 32;
+  return bytes;
+}
+
+/**
+ * Node could not send this request's HEADERS (or another frame of it): nghttp2 refuses a header block over the
+ * session's `maxSendHeaderBlockLength` (64 KiB, Node's default) before writing it, and closes the stream with
+ * REFUSED_STREAM, the code a server's refusal has. Ours, not the server's: it never saw the stream, and sending it
+ * again (on another connection) fails alike. A `ProtocolError`, backed off.
+ */
+function unsentFrame(type: number, code: number, headerBytes: number): Http2Error {
+  const frame = FRAME_TYPES[type] ?? `frame type ${type}`;
+  const size =
+    type === HEADERS_FRAME ? `; ${headerBytes.toLocaleString('en-US')} bytes of request headers, the URL's path and query included` : '';
+  return new Http2Error(
+    `Node could not send the request's HTTP/2 ${frame} frame (error code ${code}${size}): over its own limits (a header block past ` +
+      `maxSendHeaderBlockLength, 64 KiB by default), not sent; the API server never saw the request`,
+    'ERR_HTTP2_FRAME_ERROR',
+    true,
+    undefined,
+  );
+}
+
+const HEADERS_FRAME = 1;
+/** HTTP/2 frame types by number (RFC 9113, section 6). */
+const FRAME_TYPES = [
+  'DATA',
+  'HEADERS',
+  'PRIORITY',
+  'RST_STREAM',
+  'SETTINGS',
+  'PUSH_PROMISE',
+  'PING',
+  'GOAWAY',
+  'WINDOW_UPDATE',
+  'CONTINUATION',
+];
+
 function watchStream(
   connection: NonNullable<ReturnType<typeof reserveStream>['connection']>,
   stream: http2.ClientHttp2Stream,
   exchange: Http2Exchange,
   again: (() => Promise<Http2Outcome>) | undefined,
+  headerBytes: () => number,
 ): { destroy(): void } {
   const health = connection.health!;
   let retried: { destroy(): void } | undefined;
   connection.streamOpened();
   let responded = false;
   let reported = false;
+  /** A frame of this request Node could not send (see {@link unsentFrame}): the failure, never a refusal to retry. */
+  let unsent: Http2Error | undefined;
   const report = (error: NodeJS.ErrnoException) => {
     if (responded || reported) return;
     reported = true;
-    exchange.error(http2Failure(error, stream.rstCode) ?? error);
+    exchange.error(unsent ?? http2Failure(error, stream.rstCode) ?? error);
   };
+  // Emitted before the stream's 'error' and 'close' (Node's `frameError`: a frame it failed to send).
+  stream.on('frameError', (type: number, code: number) => {
+    if (!responded) unsent ??= unsentFrame(type, code, headerBytes());
+  });
   stream.on('response', (headers, flags) => {
     health.read();
     responded = true;
     exchange.response(new Http2Response(stream, headers, () => health.read(), exchange.failure?.bind(exchange), flags));
   });
   const refused = () =>
-    !responded && again !== undefined && stream.rstCode === http2.constants.NGHTTP2_REFUSED_STREAM && !exchange.signal.aborted;
+    !responded &&
+    unsent === undefined &&
+    again !== undefined &&
+    stream.rstCode === http2.constants.NGHTTP2_REFUSED_STREAM &&
+    !exchange.signal.aborted;
   stream.on('error', (error: NodeJS.ErrnoException) => {
     if (!refused()) report(error);
   });
