@@ -12,7 +12,7 @@ import { firstValueFrom } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { KubeConfig } from '@kubernetes/client-node';
 import { ConfigMap, informerFactory, type InformerError } from '../../src/index.ts';
-import { getJson } from '../../src/1-transport/httpTransport.ts';
+import { getJson, httpListWatch } from '../../src/1-transport/httpTransport.ts';
 import { http2Connections } from '../../src/1-transport/http2/pool.ts';
 import { TEST_TLS_CERT, TEST_TLS_KEY } from 'rx-informer-emulator';
 import { waitFor } from '../resilience/harness/live.ts';
@@ -104,5 +104,28 @@ describe("a server's 100 KB continue token", () => {
     expect(errors[0]?.message).toContain(
       `the server's continue token is ${length.toLocaleString('en-US')} characters, over the 16,384 sent back to it`,
     );
+  });
+});
+
+describe('httpListWatch does not send back a server-given value no server makes', () => {
+  it('a 2,000-character resourceVersion (a list, a watch) or a 20,000-character continue token: MalformedLine, no request', async () => {
+    const { kc, seen } = await server((_path, res) => res.end('{}'));
+    const lw = httpListWatch(kc, { resource: ConfigMap, namespace: 'default' }, { protocol: 'h2' });
+    const failure = (o: Parameters<typeof firstValueFrom>[0]) =>
+      firstValueFrom(o).then(
+        () => 'answered',
+        (e: InformerError) => `${e.reason} ${e.phase} (${e.request}) ${e.message}`,
+      );
+    const rv = '9'.repeat(2_000);
+    expect(await failure(lw.watch({ resourceVersion: rv }))).toBe(
+      "MalformedLine watch (watch /api/v1/namespaces/default/configmaps) the server's resourceVersion is 2,000 characters, over the 1,024 sent back to it; not sent",
+    );
+    expect(await failure(lw.list({ resourceVersion: rv }))).toMatch(
+      /^MalformedLine list \(list \/api\/v1\/namespaces\/default\/configmaps\) .*resourceVersion is 2,000 characters/,
+    );
+    expect(await failure(lw.list({ limit: 500, continue: 'c'.repeat(20_000) }))).toMatch(
+      /^MalformedLine list .*continue token is 20,000 characters, over the 16,384 sent back to it; not sent$/,
+    );
+    expect(seen.paths).toEqual([]);
   });
 });

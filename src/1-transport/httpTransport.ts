@@ -5,6 +5,7 @@ import { toPartialObjectMetadata } from '../0-model/metadata.ts';
 import { LineSplitter, type LineBytesSink, type LineSink } from './lineSplitter.ts';
 import {
   isInitialEventsEnd,
+  overlongQueryValue,
   type LinedFrame,
   type ListOptions,
   type ListPage,
@@ -169,6 +170,19 @@ export function requestJson(kc: KubeConfig, path: string, request: JsonRequest, 
 }
 
 /**
+ * A server-given value too long to send back in a query (`MAX_CONTINUE_TOKEN_CHARS`, `MAX_RESOURCE_VERSION_CHARS`): the
+ * request is not made (over HTTP/2 Node would refuse its own header block past 64 KiB; over HTTP/1.1 the server
+ * would) and fails as the server's malformed answer. The reflector never asks for one; another caller may.
+ */
+function refusedQuery(
+  options: { readonly continue?: string; readonly resourceVersion?: string },
+  phase: 'list' | 'watch',
+): InformerError | undefined {
+  const why = overlongQueryValue('continue', options.continue) ?? overlongQueryValue('resourceVersion', options.resourceVersion);
+  return why === undefined ? undefined : new InformerError('MalformedLine', `${why}; not sent`, { phase });
+}
+
+/**
  * Every `InformerError` a request fails with names the request (`list /api/v1/pods`: its verb and path, never the
  * query, whose continue tokens and selectors are not for logs; {@link InformerError.request}).
  */
@@ -221,7 +235,10 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
   const idleMs = timerMs(options.listIdleTimeoutMs, DEFAULT_LIST_IDLE_TIMEOUT_MS);
   const pages = listPages({ reading, listLimit, idleMs, budget, prefetch, query });
   const listing = namingRequest<ListPage>(`list ${path}`);
-  const list = (listOptions: ListOptions): Observable<ListPage> => pages(listOptions).pipe(listing);
+  const list = (listOptions: ListOptions): Observable<ListPage> => {
+    const unsendable = refusedQuery(listOptions, 'list');
+    return (unsendable ? throwError(() => unsendable) : pages(listOptions)).pipe(listing);
+  };
 
   const watchStream = <T>(watchOptions: WatchOptions, out: FrameOut<T>): Observable<T> =>
     new Observable<T>((subscriber) => {
@@ -234,6 +251,8 @@ export function httpListWatch(kc: KubeConfig, target: ListWatchTarget, options: 
         timeoutSeconds: watchOptions.timeoutSeconds,
       });
       prefetch?.abort(); // the reflector asks something else than the page held
+      const unsendable = refusedQuery(watchOptions, 'watch');
+      if (unsendable) return subscriber.error(unsendable);
       const open = () => accept.open(path + query, 'watch');
       // A streaming list is a list: charged against the list budget until its initial-events-end bookmark (and, after
       // one dropped on the budget, started once the heap is collected), as a paged list's chain is.

@@ -49,6 +49,22 @@ export interface ListPage {
  */
 export const MAX_CONTINUE_TOKEN_CHARS = 16 * 1024;
 
+/**
+ * The longest resourceVersion sent back to the server (a list's or watch's `resourceVersion=`), in characters.
+ * kube-apiserver's is an etcd revision, a uint64 in decimal (20 digits at most); clients must treat it as opaque, so the
+ * bound is generous. A list answering with a longer one is the server's malformed answer (`MalformedLine`), and the
+ * transport refuses to put one in a request (the reflector then relists at the latest state, "").
+ */
+export const MAX_RESOURCE_VERSION_CHARS = 1024;
+
+/** Why a server-given value may not go into a request's query: too long to be one a real server gives; undefined: it may. */
+export function overlongQueryValue(name: 'continue' | 'resourceVersion', value: string | undefined): string | undefined {
+  const max = name === 'continue' ? MAX_CONTINUE_TOKEN_CHARS : MAX_RESOURCE_VERSION_CHARS;
+  if (value === undefined || value.length <= max) return undefined;
+  const what = name === 'continue' ? 'continue token' : 'resourceVersion';
+  return `the server's ${what} is ${value.length.toLocaleString('en-US')} characters, over the ${max.toLocaleString('en-US')} sent back to it`;
+}
+
 /** The annotation of the bookmark that ends a streaming list's initial events (`sendInitialEvents`). */
 export const INITIAL_EVENTS_END = 'k8s.io/initial-events-end';
 

@@ -1,5 +1,5 @@
 import { InformerError, isExpired } from '../0-model/errors.ts';
-import { MAX_CONTINUE_TOKEN_CHARS, type ListPage } from '../1-transport/listWatch.ts';
+import { overlongQueryValue, type ListPage } from '../1-transport/listWatch.ts';
 import { rawKey } from '../0-model/keys.ts';
 import { tokenId } from '../util/tokenId.ts';
 import { afterListFailure } from './recovery.ts';
@@ -18,6 +18,15 @@ export function onListed<T>(
   if (!page) return onListFailed(state, listing, new InformerError('Unknown', 'list completed without a page', { phase: 'list' }), out);
   if (page.notice) report(out, page.notice); // e.g. NotAcceptable: not a failure
   const firstPageAt = listing.firstPageAt ?? now;
+  // The list's resourceVersion (its first page's) is sent back in the watch: one no server makes is its malformed answer.
+  const overlongRV = listing.token === undefined ? overlongQueryValue('resourceVersion', page.resourceVersion) : undefined;
+  if (overlongRV !== undefined)
+    return onListFailed(
+      state,
+      listing,
+      new InformerError('MalformedLine', `${overlongRV}; relisting after the backoff`, { phase: 'list' }),
+      out,
+    );
   const tooLong = page.continue ? chainFault(config, listing, page.items.length, page.continue, now - firstPageAt) : undefined;
   if (tooLong) return onListFailed(state, listing, tooLong, out);
   const { items, rejectedKeys } = decodePage(config, page.items, out);
@@ -37,7 +46,7 @@ export function onListed<T>(
 }
 
 /**
- * A continue chain that cannot be right: a token longer than any server makes ({@link MAX_CONTINUE_TOKEN_CHARS}: the
+ * A continue chain that cannot be right: a token longer than any server makes (`MAX_CONTINUE_TOKEN_CHARS`, ../1-transport/listWatch.ts: the
  * server's malformed answer, `MalformedLine`, never sent back), a token the server already sent in this list (a loop),
  * or more pages or objects than any real list has (a server that never ends it), or one still going on
  * `maxListDurationMs` after its first page (`elapsedMs`: each page may come just within its own waits). The list is
@@ -54,12 +63,11 @@ function chainFault<T>(
   const objects = listing.objects + items;
   // Formatted only for a fault (toLocaleString is not free, and every page of every list passes here).
   const sofar = () => `${pages.toLocaleString('en-US')} pages, ${objects.toLocaleString('en-US')} objects`;
-  if (token.length > MAX_CONTINUE_TOKEN_CHARS) {
-    const message =
-      `the server's continue token is ${token.length.toLocaleString('en-US')} characters, over the ${MAX_CONTINUE_TOKEN_CHARS.toLocaleString('en-US')} ` +
-      `sent back to it (after ${sofar()}); not asked for, relisting after the backoff`;
-    return new InformerError('MalformedLine', message, { phase: 'list' });
-  }
+  const overlong = overlongQueryValue('continue', token);
+  if (overlong !== undefined)
+    return new InformerError('MalformedLine', `${overlong} (after ${sofar()}); not asked for, relisting after the backoff`, {
+      phase: 'list',
+    });
   let why: string | undefined;
   if (listing.tokens.has(tokenId(token))) why = `the server repeated a continue token (after ${sofar()}); relisting after the backoff`;
   else if (config.maxListPages > 0 && pages >= config.maxListPages)

@@ -1,4 +1,5 @@
 import { InformerError } from '../0-model/errors.ts';
+import { overlongQueryValue } from '../1-transport/listWatch.ts';
 import { backoffStep } from '../util/backoff.ts';
 import type { Decision } from './recovery.ts';
 import type { SourceEvent } from './sourceEvent.ts';
@@ -31,12 +32,13 @@ export function flatten<V>(chain: Chain<V> | undefined): V[] {
 }
 
 /**
- * The resourceVersion a relist asks for: the last one synced, "0" before any, "" when it is unavailable.
+ * The resourceVersion a relist asks for: the last one synced, "0" before any, "" when it is unavailable, or too long to
+ * send (`MAX_RESOURCE_VERSION_CHARS`: an event's or a bookmark's from a server that makes such; the transport refuses it).
  * After a whole answer did not fit (`wholeListTooLarge`), "" instead of "0": a consistent list, which
  * the server pages (at "0" a watch cache answers whole, ignoring `limit`).
  */
 export function relistResourceVersion(memory: ReflectorMemory): string {
-  if (memory.lastRVUnavailable) return '';
+  if (memory.lastRVUnavailable || overlongQueryValue('resourceVersion', memory.lastRV) !== undefined) return '';
   if (memory.lastRV !== '') return memory.lastRV;
   return memory.wholeListTooLarge ? '' : '0';
 }

@@ -1,5 +1,11 @@
 import { InformerError, asStatus, errorFromStatus, isExpired, isObjectFault } from '../0-model/errors.ts';
-import { isInitialEventsEnd, type RawWatchEvent, type WatchFrame, type WatchOptions } from '../1-transport/listWatch.ts';
+import {
+  isInitialEventsEnd,
+  overlongQueryValue,
+  type RawWatchEvent,
+  type WatchFrame,
+  type WatchOptions,
+} from '../1-transport/listWatch.ts';
 import { rawKey, rawResourceVersion } from '../0-model/keys.ts';
 import { isOtherKind } from './decode.ts';
 import { NO_FAILURES, afterWatch, idleAfterMs, paceAfterEvent, paceAfterIdle, type Pace, type WatchEnd } from './recovery.ts';
@@ -55,7 +61,9 @@ export function onTimeoutPicked<T>(
   now: number,
   out: Effects<T>,
 ): ReflectorState<T> {
-  const rv = opening.streaming && state.lastRVUnavailable ? '' : state.lastRV;
+  // A streaming list from a resourceVersion too long to send (an event's, a bookmark's) streams the latest state, as a relist lists it.
+  const unsendable = overlongQueryValue('resourceVersion', state.lastRV) !== undefined;
+  const rv = opening.streaming && (state.lastRVUnavailable || unsendable) ? '' : state.lastRV;
   const base = {
     fromList: opening.fromList,
     started: now,

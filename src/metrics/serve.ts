@@ -428,7 +428,9 @@ export function readyzLines(
   }
   const left = judged.filter((j) => !shown.has(j));
   const leftNotReady = left.filter((j) => !j.ok).length;
-  const tail = `[${leftNotReady > 0 ? '-' : '+'}]${left.length} more resources not shown (${leftNotReady} of them not ready): /readyz is at most ${MAX_READYZ_BYTES} bytes`;
+  const tail =
+    `[${leftNotReady > 0 ? '-' : '+'}]${left.length} more resources not shown (${leftNotReady} of them not ready): ` +
+    `/readyz is at most ${MAX_READYZ_BYTES} bytes`;
   return { ready, lines: [...judged.filter((j) => shown.has(j)).map((j) => j.line), tail] };
 }
 
