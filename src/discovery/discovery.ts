@@ -4,7 +4,7 @@ import { InformerError } from '../0-model/errors.ts';
 import { customResource, type Resource } from '../0-model/resources.ts';
 import { formatBytes, getJson, type HttpTransportOptions, type JsonRequestOptions } from '../1-transport/httpTransport.ts';
 import { isRecord } from '../util/isRecord.ts';
-import { checkHttpOptionNames } from '../1-transport/http/optionNames.ts';
+import { HTTP_OPTION_NAMES, checkHttpOptionNames } from '../1-transport/http/optionNames.ts';
 
 /** One resource as discovery describes it. */
 export interface DiscoveredResource {
@@ -227,8 +227,13 @@ const JSON_REQUEST_OPTIONS = [
 const listsEveryOption: Exclude<keyof JsonRequestOptions, (typeof JSON_REQUEST_OPTIONS)[number]> extends never ? true : never = true;
 void listsEveryOption;
 
-/** Every option of {@link discover}: a request's and the round's bounds (`DISCOVERY_LIMITS` has every one, by its type). */
-export const DISCOVERY_OPTION_NAMES: readonly string[] = [...JSON_REQUEST_OPTIONS, ...Object.keys(DISCOVERY_LIMITS)];
+/**
+ * The option names {@link discover} accepts: every transport option (`HTTP_OPTION_NAMES`, tied to
+ * `HttpTransportOptions` by its type), read when a JSON request's and unread otherwise (`maxListBytes`: one object is
+ * often handed to the informers and discovery both, and a variable gets no excess-property check), and the round's
+ * bounds (`DISCOVERY_LIMITS` has every one, by its type). A misspelt name is still refused.
+ */
+export const DISCOVERY_OPTION_NAMES: readonly string[] = [...HTTP_OPTION_NAMES, ...Object.keys(DISCOVERY_LIMITS)];
 
 /**
  * The options of discovery's requests taken from an informer's transport options (`http`): the same timeouts,
