@@ -3,6 +3,8 @@
  * label of at most 63 characters), a group a DNS-1123 subdomain of at most 253, a version a DNS-1035 label. A peer's
  * 1 MiB plural was synced and became a 19.9 MB /metrics (a `name` label ~19 times). A bad resource is left out and
  * named in its group version's failure; a bad group or version is that group version's failure, not requested.
+ * audit54: a resource that cannot be listed and watched (an external metrics API's, one per metric name) is left out
+ * quietly, and a listable one of at most 253 letters, digits, `-`, `_` (an aggregated API's) kept.
  */
 import { firstValueFrom, of, type Observable } from 'rxjs';
 import { describe, expect, it } from 'vitest';
@@ -65,6 +67,12 @@ describe('discovery: names a server may not serve are left out', () => {
           resource('1abc'),
           resource('a'.repeat(64)),
           resource('a'.repeat(63)),
+          resource('w'.repeat(254)),
+          resource('pod\n'),
+          resource('a?b'),
+          resource('..'),
+          resource('a b'),
+          resource('a.b'),
         ],
       },
     };
@@ -76,6 +84,9 @@ describe('discovery: names a server may not serve are left out', () => {
     expect(discovery.all.map((r) => `${r.plural}.${r.group}`)).toEqual([
       'pods.',
       'widgets.good.example.com',
+      'Widgets.good.example.com',
+      '1abc.good.example.com',
+      `${'a'.repeat(64)}.good.example.com`,
       `${'a'.repeat(63)}.good.example.com`,
     ]);
     expect(requested).toEqual(['/api', '/apis', '/api/v1', '/apis/good.example.com/v1']);
@@ -86,7 +97,7 @@ describe('discovery: names a server may not serve are left out', () => {
         groupVersion: 'good.example.com/v1',
         reason: 'MalformedLine',
         message:
-          "discovery: good.example.com/v1: 4 resources whose name is not a DNS-1035 label of at most 63 characters (a CRD's plural): left out",
+          'discovery: good.example.com/v1: 7 listable resources whose name is not one of at most 253 letters, digits, - and _: left out',
       },
       ...[`${longGroup}/v1`, 'Bad_Group.example.com/v1', 'v.example.com/V1!'].map((gv) => ({
         groupVersion: gv,
@@ -94,7 +105,30 @@ describe('discovery: names a server may not serve are left out', () => {
         message: `discovery: ${gv}: its group is not a DNS-1123 subdomain of at most 253 characters, or its version not a DNS-1035 label of at most 63: not read`,
       })),
     ]);
-    // Nothing kept is longer than a plural and a group can be.
+    // Nothing kept is longer than a served name and a group can be.
     expect(JSON.stringify(discovery).length).toBeLessThan(10_000);
+  });
+
+  it('an external metrics API (aggregated, get only: one resource per metric name) is no failure; its odd names are left out quietly', async () => {
+    // custom-metrics-apiserver's external lister serves `Name: metric.Metric`, verbs ["get"] (audit54: every round failed).
+    const metric = (name: string) => ({ name, singularName: '', namespaced: true, kind: 'ExternalMetricValueList', verbs: ['get'] });
+    const documents: Record<string, unknown> = {
+      '/api': { kind: 'APIVersions', versions: ['v1'] },
+      '/apis': { kind: 'APIGroupList', groups: [group('external.metrics.k8s.io', 'v1beta1')] },
+      '/api/v1': { kind: 'APIResourceList', resources: [resource('pods')] },
+      '/apis/external.metrics.k8s.io/v1beta1': {
+        kind: 'APIResourceList',
+        resources: [metric('queue_messages_ready'), metric('nginx.net.request_per_s'), metric(HUGE), metric('requests')],
+      },
+    };
+    const discovery = await firstValueFrom(discoverWith((path) => of(documents[path])));
+    expect(discovery.failures).toEqual([]);
+    expect(discovery.all.map((r) => `${r.plural}.${r.group}`)).toEqual(['pods.', 'requests.external.metrics.k8s.io']);
+  });
+
+  it('a listable resource with a name an aggregated API may serve (underscores, capitals, past 63) is kept', () => {
+    const names = ['queue_messages_ready', 'Widgets', 'x_1-y', 'w'.repeat(253)];
+    const out = parseResourceList('metrics.example.com', 'v1', { resources: names.map(resource) });
+    expect(out.map((r) => r.plural)).toEqual(names);
   });
 });

@@ -2,13 +2,16 @@
  * Discovery's requests honour the transport options informers' requests do (src/discovery/discovery.ts,
  * `DiscoveryOptions`, `discoveryRequestOptions`): `http1IdleTimeoutMs` among them (in virtual time: vi fake timers
  * drive the client's timers, sockets stay real), and the dynamic factory's discovery takes the request options of
- * `factoryOptions.http`.
+ * `factoryOptions.http`. One `HttpTransportOptions` object handed to the informers and discovery is accepted, the
+ * options discovery does not read included (audit54: `discover(kc, http)` threw "unknown option `maxListBytes`").
  */
 import { firstValueFrom, type Subscription } from 'rxjs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { KubeConfig } from '@kubernetes/client-node';
 import { discover, dynamicInformerFactory } from '../../src/discovery/index.ts';
 import { discoveryRequestOptions } from '../../src/discovery/discovery.ts';
+import type { HttpTransportOptions } from '../../src/pipeline.ts';
+import { HTTP_OPTION_NAMES } from '../../src/1-transport/http/optionNames.ts';
 import { startApiServer, type ApiServer } from 'rx-informer-emulator';
 import { io, waitReal } from '../support/realIo.ts';
 
@@ -96,5 +99,40 @@ describe('discovery and the transport options', () => {
     await firstValueFrom(own.discovery$);
     const later = server.requests.slice(before).filter((r) => r.path === '/api' || r.path === '/apis');
     expect([...new Set(later.map((r) => r.userAgent))]).toEqual(['discovery/1']);
+  });
+});
+
+describe('one HttpTransportOptions object for the informers and discovery', () => {
+  /** A cluster nothing listens on: nothing here subscribes, so no request is made. */
+  const offline = () => {
+    const kc = new KubeConfig();
+    kc.loadFromClusterAndUser({ name: 'c', server: 'https://127.0.0.1:9', skipTLSVerify: true }, { name: 'u' });
+    return kc;
+  };
+  // A variable: TypeScript checks no excess member of it, and every transport option is here.
+  const http: HttpTransportOptions = { requestTimeoutMs: 10_000, maxListBytes: 64 * 1024 * 1024 };
+  const every = Object.fromEntries(
+    HTTP_OPTION_NAMES.map((name) => [name, name === 'http2' ? { readIdleMs: 1 } : 1]),
+  ) as HttpTransportOptions;
+
+  it('discover(kc, http) accepts every transport option name, read or not', () => {
+    expect(HTTP_OPTION_NAMES).toContain('maxListBytes');
+    expect(() => discover(offline(), http)).not.toThrow();
+    expect(() => discover(offline(), every)).not.toThrow();
+  });
+
+  it("dynamicInformerFactory's discovery accepts them too", () => {
+    const kc = offline();
+    expect(() => dynamicInformerFactory(kc, { factoryOptions: { http }, discovery: http, reportUnobservedErrors: false })).not.toThrow();
+    expect(() => dynamicInformerFactory(kc, { discovery: every, reportUnobservedErrors: false })).not.toThrow();
+  });
+
+  it('a misspelt name is still refused, with the nearest', () => {
+    expect(() => discover(offline(), { maxListByte: 5 } as never)).toThrow(
+      /^discover: unknown option `maxListByte` .*did you mean `maxListBytes`\?$/,
+    );
+    expect(() => dynamicInformerFactory(offline(), { discovery: { requestTimeoutMS: 5 }, reportUnobservedErrors: false } as never)).toThrow(
+      /^dynamicInformerFactory: unknown option `discovery\.requestTimeoutMS` .*did you mean `discovery\.requestTimeoutMs`\?$/,
+    );
   });
 });

@@ -7,7 +7,8 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { Pod } from '../../src/index.ts';
-import { httpListWatch } from '../../src/pipeline.ts';
+import { httpListWatch, listAndWatch } from '../../src/pipeline.ts';
+import { fakeListWatch } from '../../src/testing/index.ts';
 import { discover, dynamicInformerFactory } from '../../src/discovery/index.ts';
 import { serve } from '../../src/metrics/index.ts';
 import { bucketRateLimiter, createDelayingQueue, createRateLimitingQueue, createWorkQueue } from '../../src/workqueue/index.ts';
@@ -62,6 +63,17 @@ const CASES: readonly { readonly entry: string; readonly call: () => unknown; re
     entry: 'httpListWatch (its http2)',
     call: () => httpListWatch(offlineKc(), { resource: Pod }, { http2: { pingTimeout: 5 } } as never),
     message: /^httpListWatch: unknown option `http2\.pingTimeout` .*did you mean `http2\.pingTimeoutMs`\?$/,
+  },
+  {
+    // audit54: `pagesize` listed unpaged, at the defaults.
+    entry: 'listAndWatch',
+    call: () => listAndWatch(fakeListWatch(), { decode: (raw: unknown) => raw, pagesize: 5 } as never),
+    message: /^listAndWatch: unknown option `pagesize` \(a number \(5\)\); did you mean `pageSize`\?$/,
+  },
+  {
+    entry: 'listAndWatch (its backoff)',
+    call: () => listAndWatch(fakeListWatch(), { decode: (raw: unknown) => raw, backoff: { maxMS: 5 } } as never),
+    message: /^listAndWatch: unknown option `backoff\.maxMS` .*did you mean `backoff\.maxMs`\?$/,
   },
   {
     entry: 'createWorkQueue',

@@ -38,7 +38,8 @@ import { isRecord } from '../util/isRecord.ts';
  *   counts as 500), as client-go reads it (`apierrors.FromObject`).
  * - `HandlerError`: a subscriber's handler threw (other subscribers are unaffected), or a caller's `http.keepObject`
  *   did (the object is kept; phase `decode`).
- * - `Config`: the KubeConfig could not be applied (no cluster, a file it names cannot be read, an exec section that is not valid).
+ * - `Config`: the KubeConfig could not be applied (no cluster, a file it names cannot be read, an exec section that is not valid,
+ *   a header value that may not be sent).
  * - `CredentialPlugin`: an exec credential plugin failed (not found, non-zero exit, output too large or not an
  *   ExecCredential); its stderr is quoted cut and scrubbed. A hung plugin is a `Timeout` waiting for credentials.
  * - `NotAcceptable`: a notice, not a failure (status 406, once per ListWatch): the server does not serve

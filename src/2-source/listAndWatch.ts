@@ -3,7 +3,8 @@ import { monotonicScheduler } from '../util/monotonicNow.ts';
 import { optionOr } from '../util/scheduleAfter.ts';
 import type { ListPage, ListWatch, WatchFrame } from '../1-transport/listWatch.ts';
 import { backoffRule, type BackoffOptions } from './backoff.ts';
-import { checkReflectorOptions } from './checkReflectorOptions.ts';
+import { BACKOFF_NUMERIC_OPTIONS, checkReflectorOptions } from './checkReflectorOptions.ts';
+import { checkOptionNames } from '../util/optionNames.ts';
 import type { Decoder } from './decode.ts';
 import {
   initialReflectorState,
@@ -127,6 +128,27 @@ export function reflectorConfig<T>(options: ListAndWatchOptions<T>): ReflectorCo
   };
 }
 
+/** Every member of {@link ListAndWatchOptions}, from its type (a member added to it is an error here until listed). */
+const LIST_AND_WATCH_OPTION_NAMES = Object.keys({
+  decode: true,
+  pageSize: true,
+  minWatchTimeoutSeconds: true,
+  idleTimeoutMs: true,
+  busyIdleTimeoutMs: true,
+  stallMarginMs: true,
+  bookmarkTimeoutMs: true,
+  watchList: true,
+  maxListPages: true,
+  maxListObjects: true,
+  maxListDurationMs: true,
+  onListProgress: true,
+  backoff: true,
+  scheduler: true,
+  random: true,
+} satisfies Record<keyof ListAndWatchOptions<unknown>, true>);
+/** Every member of `BackoffOptions`: all numbers, so its numeric list is the whole list (as checkOptions.ts's). */
+const BACKOFF_OPTION_NAMES: readonly string[] = BACKOFF_NUMERIC_OPTIONS;
+
 /**
  * The reflector: a cold Observable that lists, then watches from the list's
  * resourceVersion, forever, until unsubscribed.
@@ -150,6 +172,9 @@ export function reflectorConfig<T>(options: ListAndWatchOptions<T>): ReflectorCo
  */
 export function listAndWatch<T>(listWatch: ListWatch, options: ListAndWatchOptions<T>): Observable<SourceEvent<T>> {
   checkReflectorOptions('listAndWatch', options);
+  // A misspelt name (`pagesize`) was ignored, unread: the list went unpaged at the defaults.
+  checkOptionNames('listAndWatch', options, LIST_AND_WATCH_OPTION_NAMES);
+  checkOptionNames('listAndWatch', options.backoff, BACKOFF_OPTION_NAMES, 'backoff.');
   return new Observable<SourceEvent<T>>((subscriber) => {
     const shell = new ReflectorShell(listWatch, options, subscriber);
     shell.feed({ type: 'start' });

@@ -4,7 +4,7 @@ import { InformerError } from '../0-model/errors.ts';
 import { customResource, type Resource } from '../0-model/resources.ts';
 import { formatBytes, getJson, type HttpTransportOptions, type JsonRequestOptions } from '../1-transport/httpTransport.ts';
 import { isRecord } from '../util/isRecord.ts';
-import { checkHttpOptionNames } from '../1-transport/http/optionNames.ts';
+import { HTTP_OPTION_NAMES, checkHttpOptionNames } from '../1-transport/http/optionNames.ts';
 
 /** One resource as discovery describes it. */
 export interface DiscoveredResource {
@@ -65,12 +65,28 @@ export function isGroupName(group: string): boolean {
   return group === '' || (group.length <= 253 && DNS1123_SUBDOMAIN.test(group));
 }
 
-/** Reads an APIResourceList, leaving out subresources (`pods/status`) and resources whose name is no plural ({@link isResourceName}). */
+/**
+ * A name an aggregated API may serve a listable resource by, which is no CRD plural (client-go checks none): at most
+ * 253 characters (a DNS-1123 subdomain's bound) of letters, digits, `-` and `_`, which a URL path holds unescaped and a
+ * terminal prints as they are. No dot: `a.b` of group `c.d` and `a` of group `b.c.d` would both be `a.b.c.d`.
+ */
+const SERVED_NAME = /^[A-Za-z0-9_-]{1,253}$/;
+
+/** Whether a listable and watchable resource named `name` is kept: a plural, or else a name {@link SERVED_NAME} allows. */
+function isServedName(name: string): boolean {
+  return isResourceName(name) || SERVED_NAME.test(name);
+}
+
+/**
+ * Reads an APIResourceList, leaving out subresources (`pods/status`), quietly a resource that cannot be informed (no
+ * `list` and `watch`) whose name is no plural (an external metrics API serves one get-only resource per metric,
+ * `queue_messages_ready`), and a listable one whose name {@link isServedName} refuses (counted: a hostile peer's).
+ */
 export function parseResourceList(group: string, version: string, body: unknown, preferred = true): DiscoveredResource[] {
   return readResourceList(group, version, body, preferred).resources;
 }
 
-/** {@link parseResourceList}, with how many resources were left out for a name that is no plural. */
+/** {@link parseResourceList}, with how many listable resources were left out for their name. */
 function readResourceList(
   group: string,
   version: string,
@@ -83,8 +99,12 @@ function readResourceList(
   for (const r of body.resources) {
     if (!isRecord(r) || typeof r.name !== 'string' || r.name.includes('/') || typeof r.kind !== 'string') continue;
     if (!isResourceName(r.name)) {
-      invalidNames++;
-      continue;
+      const verbs = strings(r.verbs);
+      if (!verbs.includes('list') || !verbs.includes('watch')) continue;
+      if (!isServedName(r.name)) {
+        invalidNames++;
+        continue;
+      }
     }
     out.push({
       group,
@@ -207,8 +227,13 @@ const JSON_REQUEST_OPTIONS = [
 const listsEveryOption: Exclude<keyof JsonRequestOptions, (typeof JSON_REQUEST_OPTIONS)[number]> extends never ? true : never = true;
 void listsEveryOption;
 
-/** Every option of {@link discover}: a request's and the round's bounds (`DISCOVERY_LIMITS` has every one, by its type). */
-export const DISCOVERY_OPTION_NAMES: readonly string[] = [...JSON_REQUEST_OPTIONS, ...Object.keys(DISCOVERY_LIMITS)];
+/**
+ * The option names {@link discover} accepts: every transport option (`HTTP_OPTION_NAMES`, tied to
+ * `HttpTransportOptions` by its type), read when a JSON request's and unread otherwise (`maxListBytes`: one object is
+ * often handed to the informers and discovery both, and a variable gets no excess-property check), and the round's
+ * bounds (`DISCOVERY_LIMITS` has every one, by its type). A misspelt name is still refused.
+ */
+export const DISCOVERY_OPTION_NAMES: readonly string[] = [...HTTP_OPTION_NAMES, ...Object.keys(DISCOVERY_LIMITS)];
 
 /**
  * The options of discovery's requests taken from an informer's transport options (`http`): the same timeouts,
@@ -281,8 +306,8 @@ interface GroupVersionRead {
 
 /**
  * One group version's resources. A group that is no API group name, or a version that is no DNS-1035 label, is its
- * failure unread (nothing of it could be an informer's name or a label); resources whose name is no plural are left
- * out and named in its failure, the others kept.
+ * failure unread (nothing of it could be an informer's name or a label); listable resources whose name is refused
+ * ({@link readResourceList}) are left out and counted in its failure, the others kept.
  */
 function readGroupVersion(fetch: FetchDocument, groupVersion: GroupVersion, index: number): Observable<GroupVersionRead> {
   const name = groupVersionName(groupVersion);
@@ -298,7 +323,7 @@ function readGroupVersion(fetch: FetchDocument, groupVersion: GroupVersion, inde
   return getDocument(fetch, path, 'APIResourceList', 'resources').pipe(
     map((body) => {
       const { resources, invalidNames } = readResourceList(groupVersion.group, groupVersion.version, body, groupVersion.preferred);
-      const what = `${invalidNames} resources whose name is not a DNS-1035 label of at most 63 characters (a CRD's plural): left out`;
+      const what = `${invalidNames} listable resources whose name is not one of at most 253 letters, digits, - and _: left out`;
       return {
         index,
         resources,

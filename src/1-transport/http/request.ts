@@ -10,6 +10,7 @@ import type { ConnectStage } from '../http2/connection.ts';
 import { http2Route, useAgent } from './agents.ts';
 import { decodeResponse } from './encoding.ts';
 import { applyCredentials, credentialRejected, type Issued } from './credentials.ts';
+import { headerValueFault } from './headerValues.ts';
 import { JSON_ACCEPT, type RequestSettings } from './options.ts';
 import { limitHandshake } from '../tlsHandshake.ts';
 import { requestUrl } from '../paths.ts';
@@ -107,6 +108,9 @@ export function send(
       if (!cluster) throw new InformerError('Config', noClusterMessage(kc), { phase: 'config' });
       const options = requestOptions(method, accept, settings, payload);
       issued = await applyCredentials(kc, options, abort.signal, (source) => void run({ type: 'credentialsFrom', source }));
+      // What every source wrote (auth providers, impersonation, our options), checked once for both protocols.
+      const fault = headerValueFault(options.headers);
+      if (fault) throw fault;
       const url = requestUrl(cluster.server, path);
       const target: RequestTarget = { pathname: url.pathname, ca: cluster };
       if (!run({ type: 'credentials', target })) return;

@@ -185,6 +185,7 @@ export function mayUseHttp2(url: URL, route: Pick<Http2Route, 'protocol' | 'prox
   return route.protocol === 'h2' || (url.protocol === 'https:' && !route.proxied);
 }
 
+/** `options`' headers as HTTP/2's: their values are checked before (../http/headerValues.ts), as Node's HTTP/2 client checks none. */
 function requestHeaders(url: URL, options: https.RequestOptions): http2.OutgoingHttpHeaders {
   const headers: http2.OutgoingHttpHeaders = { ':method': options.method ?? 'GET', ':path': url.pathname + url.search };
   for (const [name, value] of Object.entries(options.headers ?? {})) {
