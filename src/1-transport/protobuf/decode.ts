@@ -420,7 +420,7 @@ const DROPPABLE = new Set(['ADDED', 'MODIFIED', 'DELETED']);
  * A kept watch object's top, `kind` and `apiVersion` first (as the server's JSON): made by a constructor of plain
  * objects (lazy.ts's `plainObjects`), whose objects V8 sizes by its first ones (kind, apiVersion, metadata and the
  * lazy source's private field: four), where a literal `{kind, apiVersion}` holds two and grows a property array for
- * the other two, one more object kept per cached object (docs/performance.md, #36's pb98 section).
+ * the other two, one more object kept per cached object (docs/performance.md, "Protobuf: where an event and a listed item go now").
  */
 const WatchObject = plainObjects();
 
