@@ -22,6 +22,8 @@
  * `process`: the whole process's CPU (V8's helper threads too: parallel scavenging, concurrent marking) instead of the
  * main thread's.
  *
+ * With PB_CHECK_ROUNDS=1, each round's figure per part and copy is printed too (to pair the copies round by round).
+ *
  * `src` is a copy of src/ to measure instead (`git archive <commit> src | tar -x -C /tmp/base`, a node_modules link
  * beside it), or several separated by commas (`src,/tmp/base/src`): each is loaded with its own modules and each part
  * runs on each copy in turn, round after round (the copies' order reversed every other round), a median per copy.
@@ -149,3 +151,6 @@ for (let round = 0; round <= ROUNDS; round++) {
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 const row = Object.fromEntries([...samples].map(([name, xs]) => [name, Number(median(xs).toFixed(2))]));
 console.log(JSON.stringify({ src: srcArg ?? 'src', events: frames.length, ...row, names: names > 0 }));
+// PB_CHECK_ROUNDS=1: every round's figure too, to pair the copies round by round.
+if (process.env.PB_CHECK_ROUNDS === '1')
+  for (const [label, xs] of samples) console.log(JSON.stringify({ label, rounds: xs.map((x) => Number(x.toFixed(2))) }));

@@ -9,7 +9,7 @@
  * the schema does not know); the transport reports it as `MalformedLine`.
  */
 import { droppedSkeleton, type KeepObject } from '../lazyJson.ts';
-import { decodeLazyInto } from './lazy.ts';
+import { decodeLazyInto, plainObjects } from './lazy.ts';
 import { hasMessage, K, knowsKind, message, type Message } from './schema.ts';
 import { checkMessage } from './check.ts';
 import { decodeInto } from './values.ts';
@@ -417,6 +417,14 @@ export function watchEvent(end: number): { type: string; objectStart: number; ob
 const DROPPABLE = new Set(['ADDED', 'MODIFIED', 'DELETED']);
 
 /**
+ * A kept watch object's top, `kind` and `apiVersion` first (as the server's JSON): made by a constructor of plain
+ * objects (lazy.ts's `plainObjects`), whose objects V8 sizes by its first ones (kind, apiVersion, metadata and the
+ * lazy source's private field: four), where a literal `{kind, apiVersion}` holds two and grows a property array for
+ * the other two, one more object kept per cached object (docs/performance.md, "Protobuf: where an event and a listed item go now").
+ */
+const WatchObject = plainObjects();
+
+/**
  * One watch frame (a WatchEvent without its 4-byte length): `{type, object}`, the object dropped by `keep` (a
  * change event only), decoded whole (ERROR: a Status), or checked and decoded lazily (with apiVersion and kind).
  */
@@ -429,7 +437,10 @@ export function decodeWatchFrame(frame: Buffer, keep: KeepObject | undefined): {
     if (type === 'ERROR') {
       return { type, object: decodeInto({ kind, apiVersion }, rawEnd, message(kind)) };
     }
-    const object = item({ kind, apiVersion }, rawEnd, message(kind), DROPPABLE.has(type) ? keep : undefined);
+    const top = new WatchObject();
+    top.kind = kind;
+    top.apiVersion = apiVersion;
+    const object = item(top, rawEnd, message(kind), DROPPABLE.has(type) ? keep : undefined);
     return { type, object: object as Record<string, unknown> };
   } finally {
     release(undefined);

@@ -261,7 +261,7 @@ interface Plan {
   readonly keySets: Map<number, readonly string[]>;
 }
 
-type PlainObjects = new () => Record<string, unknown>;
+export type PlainObjects = new () => Record<string, unknown>;
 
 /**
  * A constructor of plain objects of its own: `Object.prototype` their prototype, nothing in them, nothing to tell them
@@ -271,7 +271,7 @@ type PlainObjects = new () => Record<string, unknown>;
  * first objects to what they held (slack tracking). One per message, level and map, so that each is sized by its own.
  * Only for objects whose every property is written by the decode itself (slack tracking ends after a few objects).
  */
-function plainObjects(): PlainObjects {
+export function plainObjects(): PlainObjects {
   const Make = function () {} as unknown as PlainObjects;
   Make.prototype = Object.prototype;
   return Make;
