@@ -68,7 +68,6 @@ export {
   type Trace,
   type TraceStopReason,
 } from './1-transport/trace/format.ts';
-export { assembleDiscovery, compareVersions, parseGroupVersions, parseResourceList } from './discovery/discovery.ts';
 export { PARTIAL_OBJECT_METADATA, toPartialObjectMetadata, typeMetaOf } from './0-model/metadata.ts';
 
 // 2 · source
