@@ -82,14 +82,21 @@ export const PAGES: Readonly<Record<string, readonly string[]>> = {
   'rx-informer/workqueue': ['src/workqueue/README.md', 'docs/controllers.md'],
   'rx-informer/metrics': ['docs/operations.md'],
   'rx-informer/leaderelection': ['docs/replicas.md'],
-  'rx-informer/pipeline': ['docs/architecture.md', 'docs/transport.md', 'docs/semantics.md', 'docs/testing.md'],
+  'rx-informer/pipeline': [
+    'docs/architecture.md',
+    'docs/transport.md',
+    'docs/semantics.md',
+    'docs/testing.md',
+    'docs/dynamic-and-metadata.md',
+  ],
   'rx-informer/testing': ['docs/testing.md'],
 };
 
 /**
- * Exported names no page names yet, per entry: the documentation owed from before this check (surface105 found 201, and documented 17 of them;
- * most are option and result types). The list may only shrink: a name documented must leave it (the check says so),
- * and a new export comes with its documentation, never onto this list.
+ * Exported names no page names yet, per entry: the documentation owed from before this check (surface105 found 201 and
+ * documented every function, class and constant among them: what is left are types, most of them options and results).
+ * The list may only shrink: a name documented must leave it (the check says so), and a new export comes with its
+ * documentation, never onto this list.
  */
 const NOT_YET_DOCUMENTED: Readonly<Record<string, readonly string[]>> = {
   'rx-informer': [
@@ -115,31 +122,16 @@ const NOT_YET_DOCUMENTED: Readonly<Record<string, readonly string[]>> = {
     'GroupVersion',
     'ResourceNameReason',
     'Selection',
-    'isWatchable',
   ],
   'rx-informer/diff': ['Change', 'DiffEvent', 'DiffOptions', 'FieldChangesOptions'],
-  'rx-informer/controller': [
-    'Controller',
-    'ControllerMetrics',
-    'Predicate',
-    'ReconcileContext',
-    'ReconcileOutcome',
-    'ReconcileResult',
-    'isRecreate',
-    'updatePredicate',
-  ],
+  'rx-informer/controller': ['Controller', 'ControllerMetrics', 'Predicate', 'ReconcileContext', 'ReconcileOutcome', 'ReconcileResult'],
   'rx-informer/workqueue': [
     'BucketRateLimiterOptions',
-    'DEFAULT_PRIORITY',
-    'DelayingWorkQueue',
     'DurationSummary',
     'ItemExponentialFailureRateLimiter',
     'RateLimiter',
     'RateLimitingQueueOptions',
-    'RateLimitingWorkQueue',
     'WorkEvent',
-    'WorkQueue',
-    'WorkQueueError',
     'WorkQueueErrorReason',
     'WorkQueueMetricEvent',
     'WorkQueueMetrics',
@@ -148,9 +140,6 @@ const NOT_YET_DOCUMENTED: Readonly<Record<string, readonly string[]>> = {
     'WorkSource',
   ],
   'rx-informer/metrics': [
-    'DEFAULT_STALE_AFTER_MS',
-    'HANDLER_METRIC_NAMES',
-    'HEALTH_INTERVAL_MS',
     'InformerHealth',
     'InformerMetrics',
     'MetricFamily',
@@ -161,16 +150,11 @@ const NOT_YET_DOCUMENTED: Readonly<Record<string, readonly string[]>> = {
     'Serving',
     'StalenessOptions',
     'TransportBytes',
-    'healthFamilies',
-    'transportBytes',
-    'transportFamilies',
   ],
   'rx-informer/leaderelection': [
-    'DEFAULT_TIMING',
     'ElectionStatus',
     'ElectionTiming',
     'HttpLeaseOptions',
-    'JITTER_FACTOR',
     'LeaderElection',
     'LeaderElectionRecord',
     'LeaseOperation',
@@ -179,8 +163,6 @@ const NOT_YET_DOCUMENTED: Readonly<Record<string, readonly string[]>> = {
     'ShardStatus',
     'Sharding',
     'ShardingOptions',
-    'leaseSpec',
-    'recordOf',
   ],
   'rx-informer/pipeline': [
     'BackoffOptions',
@@ -190,7 +172,6 @@ const NOT_YET_DOCUMENTED: Readonly<Record<string, readonly string[]>> = {
     'Delta',
     'DeltaBatch',
     'DeltaFifoOptions',
-    'DeltaQueue',
     'DeltaType',
     'ErrorPhase',
     'FifoOutput',
@@ -203,27 +184,20 @@ const NOT_YET_DOCUMENTED: Readonly<Record<string, readonly string[]>> = {
     'KeepObject',
     'KnownObjects',
     'KubeStatus',
-    'LAST_APPLIED',
     'LineBytesSink',
     'LineSink',
-    'LineSplitter',
     'LinedFrame',
     'ListAndWatchOptions',
     'ListOptions',
     'ListPage',
     'ListProgress',
     'ListWatchTarget',
-    'METADATA_LIST_ACCEPT',
-    'METADATA_WATCH_ACCEPT',
     'Next',
     'OpenTraceOptions',
-    'OwnerReference',
-    'PARTIAL_OBJECT_METADATA',
     'RawWatchEvent',
     'ReadTraceOptions',
     'RealFifoOptions',
     'RecordOptions',
-    'RecordedError',
     'RecoveryCounters',
     'ReflectorConfig',
     'ReflectorEffect',
@@ -233,19 +207,10 @@ const NOT_YET_DOCUMENTED: Readonly<Record<string, readonly string[]>> = {
     'StepResult',
     'StoreBatch',
     'Syncable',
-    'TRACE_FORMAT',
-    'TRACE_FORMAT_VERSION',
-    'TraceEnd',
-    'TraceEvent',
-    'TraceFailure',
     'TraceFile',
     'TraceFileSink',
-    'TraceLine',
-    'TraceNotice',
     'TraceSource',
-    'TraceStop',
     'TraceStopReason',
-    'TraceWatch',
     'TraceWriter',
     'TraceWriterOptions',
     'TrimWindow',
@@ -255,17 +220,6 @@ const NOT_YET_DOCUMENTED: Readonly<Record<string, readonly string[]>> = {
     'WatchFrame',
     'WatchOptions',
     'Wire',
-    'collectionPath',
-    'initialState',
-    'isSecretResource',
-    'isTombstone',
-    'isTooLargeResourceVersion',
-    'namespaceIndex',
-    'parseWatchLine',
-    'passThrough',
-    'readTraceHeader',
-    'toPartialObjectMetadata',
-    'typeMetaOf',
   ],
   'rx-informer/testing': [
     'FakeClientOptions',
@@ -327,17 +281,18 @@ describe('docs: every exported name is documented', () => {
   });
 
   it('the names still owed are exported names no page names yet (documented ones leave the list)', () => {
-    for (const [entry, owed] of Object.entries(NOT_YET_DOCUMENTED)) {
-      const missing = undocumented({ [entry]: owed }, read);
-      expect(
-        owed.filter((name) => !missing.includes(`${entry}: ${name}`)),
-        `${entry}: documented now, remove from the list`,
-      ).toEqual([]);
-      expect(
-        owed.filter((name) => !exported[entry]!.includes(name)),
-        `${entry}: no longer exported`,
-      ).toEqual([]);
-    }
+    const owed = Object.entries(NOT_YET_DOCUMENTED).flatMap(([entry, all]) => all.map((name) => `${entry}: ${name}`));
+    const missing = new Set(undocumented(NOT_YET_DOCUMENTED, read));
+    expect(
+      owed.filter((name) => !missing.has(name)),
+      'documented now: remove from NOT_YET_DOCUMENTED',
+    ).toEqual([]);
+    expect(
+      Object.entries(NOT_YET_DOCUMENTED).flatMap(([entry, all]) =>
+        all.filter((name) => !exported[entry]?.includes(name)).map((name) => `${entry}: ${name}`),
+      ),
+      'no longer exported',
+    ).toEqual([]);
   });
 
   it('the check fails on an exported name no page names (it can fail)', () => {
