@@ -99,32 +99,8 @@ export const PAGES: Readonly<Record<string, readonly string[]>> = {
  * documentation, never onto this list.
  */
 const NOT_YET_DOCUMENTED: Readonly<Record<string, readonly string[]>> = {
-  'rx-informer/discovery': [
-    'DiscoveryFailure',
-    'DiscoveryOptions',
-    'DynamicEvent',
-    'DynamicInformerFactory',
-    'DynamicInformerFactoryOptions',
-    'DynamicWatchOptions',
-    'EndReason',
-    'GroupVersion',
-    'ResourceNameReason',
-    'Selection',
-  ],
-  'rx-informer/workqueue': [
-    'BucketRateLimiterOptions',
-    'DurationSummary',
-    'ItemExponentialFailureRateLimiter',
-    'RateLimiter',
-    'RateLimitingQueueOptions',
-    'WorkEvent',
-    'WorkQueueErrorReason',
-    'WorkQueueMetricEvent',
-    'WorkQueueMetrics',
-    'WorkQueueOptions',
-    'WorkQueueSizes',
-    'WorkSource',
-  ],
+  'rx-informer/discovery': [],
+  'rx-informer/workqueue': [],
   'rx-informer/pipeline': [
     'BackoffOptions',
     'BatchCause',
