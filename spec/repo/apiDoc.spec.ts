@@ -89,7 +89,7 @@ export const PAGES: Readonly<Record<string, readonly string[]>> = {
     'docs/testing.md',
     'docs/dynamic-and-metadata.md',
   ],
-  'rx-informer/testing': ['docs/testing.md'],
+  'rx-informer/testing': ['docs/testing.md', 'docs/replicas.md'],
 };
 
 /**
@@ -99,8 +99,6 @@ export const PAGES: Readonly<Record<string, readonly string[]>> = {
  * documentation, never onto this list.
  */
 const NOT_YET_DOCUMENTED: Readonly<Record<string, readonly string[]>> = {
-  'rx-informer/discovery': [],
-  'rx-informer/workqueue': [],
   'rx-informer/pipeline': [
     'BackoffOptions',
     'BatchCause',
@@ -130,9 +128,7 @@ const NOT_YET_DOCUMENTED: Readonly<Record<string, readonly string[]>> = {
     'ListProgress',
     'ListWatchTarget',
     'Next',
-    'OpenTraceOptions',
     'RawWatchEvent',
-    'ReadTraceOptions',
     'RealFifoOptions',
     'RecordOptions',
     'RecoveryCounters',
@@ -144,9 +140,7 @@ const NOT_YET_DOCUMENTED: Readonly<Record<string, readonly string[]>> = {
     'StepResult',
     'StoreBatch',
     'Syncable',
-    'TraceFile',
     'TraceFileSink',
-    'TraceSource',
     'TraceStopReason',
     'TraceWriter',
     'TraceWriterOptions',
@@ -158,28 +152,7 @@ const NOT_YET_DOCUMENTED: Readonly<Record<string, readonly string[]>> = {
     'WatchOptions',
     'Wire',
   ],
-  'rx-informer/testing': [
-    'FakeClientOptions',
-    'FakeLeaseFault',
-    'FakeLeaseRequest',
-    'FakeLeaseWrite',
-    'FakeListRequest',
-    'FakeListWatch',
-    'FakeListWatchOptions',
-    'FakeListWatchScript',
-    'FakeRequest',
-    'FakeWatchRequest',
-    'ObjectParts',
-    'OpenTraceOptions',
-    'OwnerParts',
-    'ReplayListWatch',
-    'ReplayMismatch',
-    'ReplayOptions',
-    'RequestEnd',
-    'Scripted',
-    'TraceFile',
-    'TraceSource',
-  ],
+  'rx-informer/testing': [],
 };
 
 /** Is `name` named in a code span of `markdown` (`name`, `name(…)`, `x.name`), as a whole identifier? */
