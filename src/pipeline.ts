@@ -15,7 +15,7 @@
 
 // 0 · model
 export { isExpired, type ErrorPhase, type InformerErrorDetails, type KubeStatus } from './0-model/errors.ts';
-export { OwnerReference, splitKey, type Typed, type Wire } from './0-model/objects.ts';
+export { OwnerReference, splitKey, type Typed, type TypedMeta, type Wire } from './0-model/objects.ts';
 export { apiVersionOf, resourceName, type ResourceDescription } from './0-model/resources.ts';
 export { isMetadataOnly } from './0-model/metadata.ts';
 export { LAST_APPLIED, isSecretResource, secretRedactor } from './0-model/redact.ts';
@@ -32,6 +32,7 @@ export {
   type Http2Options,
   type HttpProtocol,
   type HttpTransportOptions,
+  type JsonRequestOptions,
   type ReachabilityOptions,
 } from './1-transport/httpTransport.ts';
 export { hasUnparsedMembers, isSkipped, type KeepObject } from './1-transport/lazyJson.ts';
@@ -68,17 +69,21 @@ export {
   type Trace,
   type TraceStopReason,
 } from './1-transport/trace/format.ts';
-export { assembleDiscovery, compareVersions, parseGroupVersions, parseResourceList } from './discovery/discovery.ts';
 export { PARTIAL_OBJECT_METADATA, toPartialObjectMetadata, typeMetaOf } from './0-model/metadata.ts';
 
 // 2 · source
 export { Backoff, type BackoffOptions } from './2-source/backoff.ts';
-export { decoder, type Decoder } from './2-source/decode.ts';
+export type { BackoffRule, BackoffState } from './util/backoff.ts';
+export { decoder, type Decoder, type Renames } from './2-source/decode.ts';
 export { listAndWatch, reflectorConfig, type ListAndWatchOptions } from './2-source/listAndWatch.ts';
 export { step } from './2-source/step.ts';
 export {
   describeState,
   initialReflectorState,
+  type Chain,
+  type Listing,
+  type Opening,
+  type OpenWatch,
   type Phase,
   type ReflectorConfig,
   type ReflectorEffect,
@@ -86,6 +91,9 @@ export {
   type ReflectorMemory,
   type ReflectorState,
   type StepResult,
+  type Streaming,
+  type Waiting,
+  type Watching,
 } from './2-source/reflectorState.ts';
 export {
   afterListFailure,
@@ -93,6 +101,7 @@ export {
   isTooLargeResourceVersion,
   type Decision,
   type Next,
+  type Pace,
   type RecoveryCounters,
   type WatchEnd,
 } from './2-source/recovery.ts';
@@ -118,6 +127,7 @@ export { resync } from './3-deltas/resync.ts';
 // 4 · store
 export { initialState, reduceDeltas, type InformerState } from './4-store/reduceDeltas.ts';
 export { namespaceIndex, type StoreBatch } from './4-store/store.ts';
+export type { IndexValues } from './4-store/indexing.ts';
 
 // 5 · informer
 export { informerFromSource } from './5-informer/informerFromSource.ts';

@@ -17,7 +17,8 @@ import { BehaviorSubject, EMPTY, defer, filter, from, take, type ObservableInput
 import { Pod, informer, type Informer } from '../../src/index.ts';
 import { shardedInformer } from '../../src/leaderelection/index.ts';
 import { type ShardSource } from '../../src/pipeline.ts';
-import { assignShards, shardOf } from '../../src/leaderelection/index.ts';
+import { assignShards } from '../../src/leaderelection/hash.ts';
+import { shardOf } from '../../src/leaderelection/index.ts';
 import { collect, settle } from './heap.ts';
 import { benchKubeConfig } from './kubeconfig.ts';
 import { GcTally, mainCpuMs } from './probe.ts';

@@ -13,7 +13,7 @@ import {
 } from '../../src/discovery/index.ts';
 import { InformerError } from '../../src/index.ts';
 import { resourceName } from '../../src/pipeline.ts';
-import { assembleDiscovery, parseGroupVersions } from '../../src/pipeline.ts';
+import { assembleDiscovery, parseGroupVersions } from '../../src/discovery/discovery.ts';
 import { startApiServer, type ApiServer } from 'rx-informer-emulator';
 import { fixture } from '../emulator/helpers.ts';
 

@@ -5,7 +5,8 @@
  * is checked: a change such as `fnv1a(key) % (shards + 1) % shards` (shard 0 takes twice its share) fails both.
  */
 import { describe, expect, it } from 'vitest';
-import { fnv1a, shardOf } from '../../src/leaderelection/index.ts';
+import { shardOf } from '../../src/leaderelection/index.ts';
+import { fnv1a } from '../../src/util/fnv1a.ts';
 
 describe('shardOf is pinned', () => {
   it('fnv1a is FNV-1a 32 (the reference vectors of the FNV test suite)', () => {

@@ -1,7 +1,8 @@
 /**
  * docs/api.md says where each name it lists is imported from (the tables with a `from` column); each of them must
  * be exported by the entry it is listed under, so `import { where } from 'rx-informer'` cannot be documented again
- * (it is in rx-informer/controller).
+ * (it is in rx-informer/controller). The other way round, every name an entry exports is named (in a code span) in
+ * docs/api.md or on the page of the entry's concern (PAGES), so a new export comes with its documentation.
  */
 import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -71,6 +72,69 @@ function misplaced(listed: [string, string][]): string[] {
     return cache.get(entry)!.has(name) ? [] : [`${name} is not exported by ${entry}`];
   });
 }
+
+/** The pages that document each entry, besides docs/api.md. */
+export const PAGES: Readonly<Record<string, readonly string[]>> = {
+  'rx-informer': ['docs/semantics.md'],
+  'rx-informer/discovery': ['docs/dynamic-and-metadata.md'],
+  'rx-informer/diff': ['docs/operations.md'],
+  'rx-informer/controller': ['docs/controllers.md'],
+  'rx-informer/workqueue': ['src/workqueue/README.md', 'docs/controllers.md'],
+  'rx-informer/metrics': ['docs/operations.md', 'docs/controllers.md'],
+  'rx-informer/leaderelection': ['docs/replicas.md'],
+  'rx-informer/pipeline': [
+    'docs/architecture.md',
+    'docs/transport.md',
+    'docs/semantics.md',
+    'docs/testing.md',
+    'docs/dynamic-and-metadata.md',
+  ],
+  'rx-informer/testing': ['docs/testing.md', 'docs/replicas.md'],
+};
+
+/** Is `name` named in a code span of `markdown` (`name`, `name(…)`, `x.name`), as a whole identifier? */
+export function names(markdown: string, name: string): boolean {
+  const escaped = name.replace(/[$]/g, '\\$');
+  return new RegExp('`[^`\\n]*(?<![\\w$])' + escaped + '(?![\\w$])[^`\\n]*`').test(markdown);
+}
+
+/** `entry: name` for each name `exported` by an entry that neither docs/api.md nor the entry's pages name. */
+export function undocumented(exported: Readonly<Record<string, Iterable<string>>>, read: (page: string) => string): string[] {
+  const api = read('docs/api.md');
+  return Object.entries(exported).flatMap(([entry, all]) => {
+    const pages = [api, ...(PAGES[entry] ?? []).map(read)];
+    return [...all].filter((name) => !pages.some((page) => names(page, name))).map((name) => `${entry}: ${name}`);
+  });
+}
+
+describe('docs: every exported name is documented', () => {
+  const read = (page: string) => readFileSync(join(ROOT, page), 'utf8');
+  const exported = Object.fromEntries(
+    Object.keys(PAGES).map((entry) => [entry, [...exportsOf(join(ROOT, PACKAGE_ENTRIES[entry]!))].sort()] as const),
+  );
+
+  it('each entry of the package has its pages, and they exist', () => {
+    expect(Object.keys(PAGES).sort()).toEqual(
+      Object.keys(PACKAGE_ENTRIES)
+        .filter((e) => e !== 'rx-informer-emulator')
+        .sort(),
+    );
+    for (const page of Object.values(PAGES).flat()) expect(read(page).length, page).toBeGreaterThan(0);
+  });
+
+  it("docs/api.md or the entry's pages name every exported name", () => {
+    expect(undocumented(exported, read)).toEqual([]);
+  });
+
+  it('the check fails on an exported name no page names (it can fail)', () => {
+    const page = (text: string) => (path: string) => (path === 'docs/api.md' ? text : '');
+    expect(undocumented({ 'rx-informer/x': ['cacheSynced$', 'fnv1a', 'Store'] }, page('`cacheSynced$(f)` and `Store.get()`'))).toEqual([
+      'rx-informer/x: fnv1a',
+    ]);
+    expect(names('`shardOfKey(k)` and fnv1a in prose', 'shardOf')).toBe(false);
+    expect(names('`shardOfKey(k)` and fnv1a in prose', 'fnv1a')).toBe(false);
+  });
+});
 
 describe('docs/api.md: where each name lives', () => {
   const listed = listedImports(readFileSync(join(ROOT, 'docs/api.md'), 'utf8'));

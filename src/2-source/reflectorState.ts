@@ -131,7 +131,7 @@ export interface Opening {
 }
 
 /** What every open watch tracks. */
-interface OpenWatch {
+export interface OpenWatch {
   readonly fromList: boolean;
   readonly started: number;
   readonly timeoutSeconds: number;

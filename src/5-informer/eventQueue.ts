@@ -2,8 +2,6 @@ import { keyOf } from '../0-model/objects.ts';
 import { KeyedBacklog } from '../util/keyedBacklog.ts';
 import type { InformerEvent } from '../4-store/informerEvent.ts';
 
-type Meta = { readonly metadata: { readonly name: string; readonly namespace?: string | undefined } };
-
 /**
  * A per-key queue of informer events for a consumer that is slower than the
  * informer. While a key waits, its new events merge into what is queued:
@@ -19,7 +17,7 @@ type Meta = { readonly metadata: { readonly name: string; readonly namespace?: s
  * while such keys are at most 1,024 more than the keys waiting (`KeyedBacklog`):
  * a stalled consumer under churn of new names holds no more than that.
  */
-export class EventQueue<T extends Meta> {
+export class EventQueue<T extends { readonly metadata: { readonly name: string; readonly namespace?: string | undefined } }> {
   /** A key whose events cancelled out keeps its place (see `KeyedBacklog`). */
   private readonly items = new KeyedBacklog<InformerEvent<T>[]>();
   private count = 0;

@@ -118,7 +118,7 @@ const accepted = (h: HealthState, now: number): HealthState =>
  */
 export function healthStep(h: HealthState, state: HealthInput, now: number): HealthState {
   const base = { ...h, synced: state.synced, resourceVersion: state.resourceVersion, first: false };
-  // The replayed state describes the past: a running informer whose last step was a watch, an event or a
+  // The first state is a replay (docs/api.md, `state$`) and describes the past: a running informer whose last step was a watch, an event or a
   // bookmark is watching; its failures and times are not known.
   if (h.first) {
     const running =

@@ -120,9 +120,8 @@ export interface Informer<T> {
    */
   readonly listProgress$: Observable<ListProgress>;
   /**
-   * Store, events and errors of every step together. The latest state is
-   * replayed without its events and errors (they belong to the step, and were
-   * delivered when it happened): read them in the subscriber, don't keep them.
+   * Store, events and errors of every step together. The first state is a replay of the latest, without its events
+   * and errors (docs/api.md, `state$`, says what follows).
    */
   readonly state$: Observable<InformerState<T>>;
   /**
@@ -221,7 +220,7 @@ const lastErrors = new WeakMap<Observable<unknown>, () => InformerError | undefi
 
 /**
  * The last fault an informer's steps reported since it started running (undefined: none, or not an informer of ours).
- * A timed `waitForCacheSync` names it: the replayed state forgets its step's errors, so a wait that joined an informer
+ * A timed `waitForCacheSync` names it: the replayed first state has no errors (docs/api.md, `state$`), so a wait that joined an informer
  * refused for minutes (a 401, a 403) said "no error yet" until the next retry, up to the backoff's 30 s later.
  */
 export function lastErrorOf(state$: Observable<unknown>): InformerError | undefined {
@@ -251,10 +250,9 @@ export function sameRunAs(wrapped$: Observable<unknown>, inner$: Observable<unkn
 }
 
 /**
- * Once a state has been delivered to every subscriber, its `events` and
- * `errors` are cleared: the replayed state stands for the cache, not for the
- * step that made it (a late subscriber never sees those events anyway), and a
- * relist's events (one per object) are not kept alive until the next step.
+ * Once a state has been delivered to every subscriber, its `events` and `errors` are cleared: what makes the replayed
+ * first state (docs/api.md, `state$`) stand for the cache, not for its step, and a relist's events (one per object)
+ * are not kept alive until the next step.
  */
 function forgetDeliveredSteps<T>(): MonoTypeOperatorFunction<InformerState<T>> {
   return (source) =>

@@ -17,7 +17,6 @@ export {
   type DiscoveryFailure,
   type DiscoveryLimits,
   type DiscoveryOptions,
-  type GroupVersion,
   type ResourceNameReason,
 } from './discovery.ts';
 export {

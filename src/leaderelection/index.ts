@@ -12,7 +12,8 @@ export { shardedInformer, type ShardedInformer, type ShardSource } from '../5-in
 export { LeaseError, type LeaseOperation } from './errors.ts';
 export type { LeaseClient, LeaseClients } from './leaseClient.ts';
 export { httpLeaseClients, type HttpLeaseOptions } from './httpLeaseClient.ts';
-export { assignShards, fnv1a, ownerOf, shardOf } from './hash.ts';
+// A key's shard, pinned across versions (spec/leaderelection/shardOfPinned); the assignment of shards to members is internal.
+export { shardOf } from './hash.ts';
 // The election machine (machine.ts: begin, observe, afterRead, afterWrite, release, …) is internal: leaderElection() is its API.
 export { DEFAULT_TIMING, JITTER_FACTOR, type ElectionTiming } from './machine.ts';
 export { leaderElectionFamilies, shardFamilies } from './metrics.ts';

@@ -62,7 +62,7 @@ export function informerMetrics$(
     // Its error and end are this Observable's (serve() reports an informer stopped by them; a bare callback rethrew).
     return informer.state$.subscribe(
       forward(subscriber, (state: InformerState<KubeObject>) => {
-        // The replayed state describes the past: its store is measured whole, its step is not counted again.
+        // The first state is a replay (docs/api.md, `state$`): its store is measured whole, its step is not counted again.
         if (first) {
           for (const [, object] of state.store.entries()) bytes += sizeOf(object);
           own?.sawSynced(state.synced, scheduler);
