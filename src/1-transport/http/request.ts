@@ -106,7 +106,12 @@ export function send(
       const cluster = kc.getCurrentCluster();
       if (!cluster) throw new InformerError('Config', noClusterMessage(kc), { phase: 'config' });
       const options = requestOptions(method, accept, settings, payload);
-      issued = await applyCredentials(kc, options, abort.signal, (source) => void run({ type: 'credentialsFrom', source }));
+      issued = await applyCredentials(
+        kc,
+        options,
+        abort.signal,
+        (source, execPlugin) => void run({ type: 'credentialsFrom', source, execPlugin }),
+      );
       const url = requestUrl(cluster.server, path);
       const target: RequestTarget = { pathname: url.pathname, ca: cluster };
       if (!run({ type: 'credentials', target })) return;
