@@ -95,10 +95,10 @@ const fail = (problem: string, retryAfterMs?: number): HttpSinkInput => ({
 const ROWS: readonly Row[] = [
   // send
   {
-    rule: 'send, idle: posted at once',
+    rule: 'send, idle: posted at once, the backoff afresh',
     from: s(),
     input: { type: 'send', item: item('aaa') },
-    effects: ['post aaa'],
+    effects: ['resetBackoff', 'post aaa'],
     then: posting(['aaa']),
   },
   {

@@ -9,7 +9,8 @@ import { count } from './format.ts';
  * long queue quadratic. Each rule is a row of spec/cli/httpSinkStep.spec.ts.
  *
  * - `send`: refused once closing; an item past the byte bound on its own is dropped; else queued, and the oldest waiting
- *   items dropped while the bytes waiting and in flight pass the bound. An idle sink posts the next batch.
+ *   items dropped while the bytes waiting and in flight pass the bound. An idle sink posts the next batch, its backoff
+ *   afresh.
  * - `posted`: a 2xx delivers the batch (the backoff starts again), a refusal (other 4xx, a redirect) loses it; either way
  *   the next batch goes. A failure (5xx, 408, 429, network) keeps the batch and waits: the receiver's Retry-After, else
  *   the backoff's next step (the shell's, as it draws the jitter), then `waited` posts the same batch again.
@@ -77,7 +78,7 @@ export type HttpSinkEffect =
   | { readonly type: 'post'; readonly items: readonly string[] }
   /** Wait, then input `waited`: `retryAfterMs` when the receiver asked for it, else the backoff's next step. */
   | { readonly type: 'wait'; readonly retryAfterMs: number | undefined }
-  /** A delivery: the backoff starts again from its first step. */
+  /** A delivery, or posting again after idling: the backoff starts again from its first step. */
   | { readonly type: 'resetBackoff' }
   /** One line for the user. */
   | { readonly type: 'report'; readonly line: string }
@@ -161,7 +162,10 @@ function onSend(config: HttpSinkConfig, state: HttpSinkState, item: SinkItem, no
   // Each drop is told as it happens (the first at once, with what then waits; the rest in the interval's summary).
   while (next.bytes > config.maxQueueBytes && next.waiting.length > 0)
     next = dropped(config, { ...next, bytes: next.bytes - next.waiting.shift().bytes }, now, out);
-  return next.phase === 'idle' ? post(config, next, now, out) : next;
+  if (next.phase !== 'idle') return next;
+  // A new run after idling starts its backoff afresh (failures before a refusal and the idle are forgotten).
+  out.push({ type: 'resetBackoff' });
+  return post(config, next, now, out);
 }
 
 function onPosted(config: HttpSinkConfig, state: HttpSinkState, outcome: SinkOutcome, now: number, out: HttpSinkEffect[]): HttpSinkState {
