@@ -28,7 +28,8 @@ function show(state: RequestState): string {
   return [state.awaiting, state.target ? '+target' : '', state.responded ? '+responded' : '', state.ended ? '+ended' : ''].join('');
 }
 function shown(error: InformerError): string {
-  return `${error.reason}${error.unreachable ? ' unreachable' : ''}: ${error.message}`;
+  const plugin = error.execPlugin === undefined ? '' : ` execPlugin=${error.execPlugin}`;
+  return `${error.reason}${error.unreachable ? ' unreachable' : ''}${plugin}: ${error.message}`;
 }
 const effect = (e: RequestEffect) => (e.type === 'fail' ? `fail ${shown(e.error)}` : e.type);
 
@@ -137,19 +138,36 @@ const ROWS: readonly Row[] = [
   {
     rule: 'the credentials come from an exec plugin (or a token file): remembered, nothing done',
     from: initialRequest,
-    input: { type: 'credentialsFrom', source: 'exec plugin aws' },
+    input: { type: 'credentialsFrom', source: 'exec plugin aws', execPlugin: 'aws' },
     effects: [],
     then: 'credentials',
   },
   {
-    rule: 'the timer while an exec plugin runs: the Timeout names the plugin (a slow one is told from a hung server)',
-    from: state('credentials', { credentialsFrom: 'exec plugin aws' }),
+    rule: 'the timer while an exec plugin runs: the Timeout names the plugin, and carries it as data (execPlugin)',
+    from: state('credentials', { credentialsFrom: 'exec plugin aws', execPlugin: 'aws' }),
     input: { type: 'timer' },
     effects: [
       'clearTimer',
-      'fail Timeout: list /api/v1/pods: no response headers within 5000 ms (waiting for: credentials from exec plugin aws)',
+      'fail Timeout execPlugin=aws: list /api/v1/pods: no response headers within 5000 ms (waiting for: credentials from exec plugin aws)',
     ],
     then: 'credentials+ended',
+  },
+  {
+    rule: 'the timer while a token file is read: named in the message, no execPlugin',
+    from: state('credentials', { credentialsFrom: 'the token file /t' }),
+    input: { type: 'timer' },
+    effects: [
+      'clearTimer',
+      'fail Timeout: list /api/v1/pods: no response headers within 5000 ms (waiting for: credentials from the token file /t)',
+    ],
+    then: 'credentials+ended',
+  },
+  {
+    rule: "the timer after the plugin's credential came (waiting for the server): no execPlugin, the server was asked",
+    from: state('response headers', { credentialsFrom: 'exec plugin aws', execPlugin: 'aws' }),
+    input: { type: 'timer' },
+    effects: ['clearTimer', 'fail Timeout: list /api/v1/pods: no response headers within 5000 ms (waiting for: response headers)'],
+    then: 'response headers+target+ended',
   },
   {
     rule: 'the timer while connecting: a Timeout from no server (unreachable)',

@@ -139,6 +139,27 @@ describe('HttpSink', () => {
     expect(lines).toEqual([]);
   });
 
+  it('an encoder that throws loses its batch as a refusal does, told; the next batch goes on', async () => {
+    const rx = await holdingReceiver();
+    cleanups.push(rx.close);
+    rx.answer(204);
+    const lines: string[] = [];
+    const encode = ([i]: readonly string[]) => {
+      if (i === 'bad') throw new Error('no encoding');
+      return i ?? '';
+    };
+    const sink = new HttpSink({ kind: 'webhook', target: rx.target, maxBatch: 1, encode, report: (l) => lines.push(l) });
+    const one = rx.requests(1);
+    sink.send('bad');
+    sink.send('good');
+    await one;
+    expect(await sink.close(Date.now() + 5_000)).toEqual({ delivered: 1, dropped: 0, rejected: 1, unsent: 0 });
+    expect(rx.bodies).toEqual(['good']);
+    expect(lines).toEqual([
+      `webhook ${rx.target.origin}: 1 failed attempt (last: cannot encode the batch: no encoding; 1 event given up); 1 waiting`,
+    ]);
+  });
+
   it('slack: one escaped line per change, what waits behind a message goes in the next one', async () => {
     const rx = await holdingReceiver();
     cleanups.push(rx.close);

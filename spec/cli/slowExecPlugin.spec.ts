@@ -21,10 +21,11 @@ const SERVER = 'https://k8s.example.com:6443';
 let api: ApiServer;
 let dir: string;
 
-/** The transport's Timeout for a request still waiting for the plugin's credential (requestStep.ts's words). */
+/** The transport's Timeout for a request still waiting for the plugin's credential (requestStep.ts's words and field). */
 const waitingForPlugin = (ms = 30_000) =>
   new InformerError('Timeout', `GET /api: no response headers within ${ms} ms (waiting for: credentials from exec plugin /bin/kubelogin)`, {
     phase: 'list',
+    execPlugin: '/bin/kubelogin',
   });
 
 beforeAll(async () => {
@@ -89,6 +90,15 @@ describe('waitingOnPlugin (virtual time, default bounds)', () => {
       ).toBe('1s #', {}, refused);
     });
     expect(said).toEqual([30, 60].map((s) => `waiting for the exec plugin /bin/kubelogin (still running, ${s} s)`));
+  });
+
+  it("slowPlugin reads the Timeout's execPlugin field, not its message (the words alone are no plugin)", () => {
+    expect(slowPlugin(waitingForPlugin())).toBe('exec plugin /bin/kubelogin');
+    const words = new InformerError('Timeout', waitingForPlugin().message, { phase: 'list' });
+    expect(slowPlugin(words)).toBeUndefined();
+    expect(slowPlugin(new InformerError('NetworkError', 'x', { execPlugin: '/bin/kubelogin' }))).toBeUndefined();
+    // Kept when the error is named again (forRequest, inPhase).
+    expect(slowPlugin(waitingForPlugin().forRequest('GET /api').inPhase('watch'))).toBe('exec plugin /bin/kubelogin');
   });
 
   it('explain names the plugin, not the server or the network', () => {

@@ -111,6 +111,8 @@ export interface InformerErrorDetails {
   readonly unreachable?: boolean;
   /** The request that failed: see {@link InformerError.request}. */
   readonly request?: string;
+  /** The exec plugin a `Timeout` was still waiting on: see {@link InformerError.execPlugin}. */
+  readonly execPlugin?: string;
 }
 
 /**
@@ -142,6 +144,13 @@ export class InformerError extends Error {
    * `message` (the CLI and most reports already name the resource); a report that names nothing else shows it (see docs/api.md, "errors$").
    */
   readonly request: string | undefined;
+  /**
+   * A `Timeout` of a request still waiting for its credential from an exec plugin: the plugin's command
+   * (`/usr/local/bin/kubelogin`), as the message names it (`waiting for: credentials from exec plugin …`); undefined
+   * for any other error. Such a request never reached the server: the plugin (a browser login, an MFA prompt) is still
+   * running, which the CLI reads here to wait for it rather than blame the server.
+   */
+  readonly execPlugin: string | undefined;
 
   constructor(reason: ErrorReason, message: string, details: InformerErrorDetails = {}) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });
@@ -156,6 +165,7 @@ export class InformerError extends Error {
     this.statusObject = details.statusObject;
     this.unreachable = details.unreachable === true;
     this.request = details.request;
+    this.execPlugin = details.execPlugin;
   }
 
   /** The same error, naming the request that failed (`list /api/v1/pods`); one that names a request already is kept. */
@@ -184,6 +194,7 @@ export class InformerError extends Error {
       cause: this.cause,
       unreachable: this.unreachable,
       request: this.request,
+      execPlugin: this.execPlugin,
     };
   }
 }

@@ -1,6 +1,7 @@
 import { InformerError, isExpired } from '../0-model/errors.ts';
 import { overlongQueryValue, type ListPage } from '../1-transport/listWatch.ts';
 import { rawKey } from '../0-model/keys.ts';
+import { formatDuration } from '../util/formatDuration.ts';
 import { tokenId } from '../util/tokenId.ts';
 import { afterListFailure } from './recovery.ts';
 import type { Listing, ReflectorConfig, ReflectorState } from './reflectorState.ts';
@@ -79,14 +80,6 @@ function chainFault<T>(
       `the list went on past maxListDurationMs ${config.maxListDurationMs} (${formatDuration(elapsedMs)} since its first page, ${sofar()}); ` +
       'relisting after the backoff (option maxListDurationMs)';
   return why === undefined ? undefined : new InformerError('ListTooLong', why, { phase: 'list' });
-}
-
-/** A duration for a message: `61 min 5 s`, `59.9 s`. */
-export function formatDuration(ms: number): string {
-  if (ms < 60_000) return `${Math.round(ms / 100) / 10} s`;
-  const minutes = Math.floor(ms / 60_000);
-  const seconds = Math.round((ms - minutes * 60_000) / 1000);
-  return seconds === 0 ? `${minutes} min` : `${minutes} min ${seconds} s`;
 }
 
 /** Decodes a page's items; an item that fails is reported, and its key kept as one the server has. */

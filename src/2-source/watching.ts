@@ -11,7 +11,7 @@ import { isOtherKind } from './decode.ts';
 import { NO_FAILURES, afterWatch, idleAfterMs, paceAfterEvent, paceAfterIdle, type Pace, type WatchEnd } from './recovery.ts';
 import { BACKOFF_START } from '../util/backoff.ts';
 import type { Opening, ReflectorConfig, ReflectorState, Streaming, Watching } from './reflectorState.ts';
-import { formatDuration } from './listing.ts';
+import { formatDuration } from '../util/formatDuration.ts';
 import { proceed, replaceEvent, report, type Effects } from './transitions.ts';
 
 const VERY_SHORT_WATCH_MS = 1000;

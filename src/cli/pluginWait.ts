@@ -4,13 +4,13 @@ import { EXEC_RUN_TIMEOUT_MS } from '../1-transport/http/execAuth.ts';
 import { monotonicScheduler } from '../util/monotonicNow.ts';
 
 /**
- * The exec plugin a request timed out waiting for (`exec plugin kubelogin`), read from the transport's Timeout
- * (`… no response headers within 30000 ms (waiting for: credentials from exec plugin kubelogin)`); undefined for any
- * other error. Such a request never reached the server: the plugin (a browser login, an MFA prompt) is still running.
+ * The exec plugin a request timed out waiting for (`exec plugin kubelogin`), as the transport's Timeout carries it
+ * ({@link InformerError.execPlugin}, set where the request's timer fires: requestStep.ts); undefined for any other
+ * error. Such a request never reached the server: the plugin (a browser login, an MFA prompt) is still running.
  */
 export function slowPlugin(error: unknown): string | undefined {
-  if (!(error instanceof InformerError) || error.reason !== 'Timeout' || error.status !== undefined) return undefined;
-  return /: no response headers within \d+ ms \(waiting for: credentials from (exec plugin .+)\)$/.exec(error.message)?.[1];
+  if (!(error instanceof InformerError) || error.reason !== 'Timeout' || error.execPlugin === undefined) return undefined;
+  return `exec plugin ${error.execPlugin}`;
 }
 
 /**

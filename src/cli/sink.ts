@@ -3,6 +3,17 @@ import { parseRetryAfter } from '../0-model/retryAfter.ts';
 import { monotonicNow } from '../util/monotonicNow.ts';
 import { capDelay, timerMs } from '../util/scheduleAfter.ts';
 import { count, messageOf } from './format.ts';
+import {
+  httpSinkStep,
+  initialHttpSink,
+  queuedItems,
+  sinkCounts,
+  type HttpSinkConfig,
+  type HttpSinkEffect,
+  type HttpSinkInput,
+  type HttpSinkState,
+  type SinkOutcome,
+} from './httpSinkStep.ts';
 import type { SinkTarget } from './sinkUrl.ts';
 
 export interface HttpSinkOptions {
@@ -41,9 +52,6 @@ export interface SinkSummary {
   readonly unsent: number;
 }
 
-type Outcome =
-  { readonly ok: true } | { readonly ok: false; readonly permanent: boolean; readonly problem: string; readonly retryAfterMs?: number };
-
 /**
  * POSTs items in order, a batch at a time, never blocking the caller. A
  * receiver that fails (5xx, 408, 429, network) is retried with backoff for
@@ -53,53 +61,45 @@ type Outcome =
  * should not be able to send it elsewhere. Only the URL's origin is printed.
  * An item counts as delivered when the receiver answers 2xx: the response's
  * status is read, its body never (nothing in it is used).
+ *
+ * The rules are ./httpSinkStep.ts's pure step; this shell carries out its effects: the POST, the timers (the wait
+ * after a failure, the report interval, the close's deadline), the report lines.
  */
 export class HttpSink {
   readonly label: string;
   private readonly options: HttpSinkOptions;
-  private readonly queue: { readonly text: string; readonly bytes: number }[] = [];
-  private head = 0;
-  private inFlight: { readonly text: string; readonly bytes: number }[] = [];
-  private bytes = 0;
-  private running = false;
-  private closing = false;
+  private readonly config: HttpSinkConfig;
+  private state: HttpSinkState = initialHttpSink();
   private readonly abort = new AbortController();
   private readonly reporter: NodeJS.Timeout;
-  private delivered = 0;
-  private dropped = 0;
-  private rejected = 0;
-  // Since the last report: failed attempts, drops, the last problem.
-  private pendingFailures = 0;
-  private pendingDrops = 0;
-  private lastProblem = '';
-  private quietUntil = 0;
+  private readonly backoff: Backoff;
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly ended: Promise<void>;
+  private end: () => void = () => undefined;
 
   constructor(options: HttpSinkOptions) {
     this.options = options;
     this.label = options.label ?? `${options.kind} ${options.target.origin}`;
-    this.reporter = setInterval(() => this.flushReport(), options.reportIntervalMs ?? 10_000);
+    const reportIntervalMs = options.reportIntervalMs ?? 10_000;
+    this.config = {
+      label: this.label,
+      maxBatch: options.maxBatch,
+      maxQueueBytes: options.maxQueueBytes ?? 16 * 1024 * 1024,
+      reportIntervalMs,
+    };
+    this.backoff = new Backoff({ initialMs: options.backoff?.initialMs ?? 500, maxMs: options.backoff?.maxMs ?? 30_000, jitter: 0.2 });
+    this.ended = new Promise<void>((resolve) => (this.end = resolve));
+    this.reporter = setInterval(() => this.dispatch({ type: 'tick' }), reportIntervalMs);
     this.reporter.unref();
   }
 
   get queued(): number {
-    return this.queue.length - this.head + this.inFlight.length;
+    return queuedItems(this.state);
   }
 
   /** Queues one item; the oldest waiting ones are dropped (and counted) when the byte bound is passed. */
   send(text: string): void {
-    if (this.closing) return;
-    const bytes = Buffer.byteLength(text);
-    const max = this.options.maxQueueBytes ?? 16 * 1024 * 1024;
-    if (bytes > max) return this.drop(1);
-    this.queue.push({ text, bytes });
-    this.bytes += bytes;
-    while (this.bytes > max && this.head < this.queue.length) {
-      this.bytes -= this.queue[this.head]!.bytes;
-      this.head++;
-      this.drop(1);
-    }
-    this.compact();
-    if (!this.running) void this.run();
+    this.dispatch({ type: 'send', item: { text, bytes: Buffer.byteLength(text) } });
   }
 
   /**
@@ -107,22 +107,14 @@ export class HttpSink {
    * epoch) to drain, then aborts what is in flight. Never rejects.
    */
   async close(deadline: number): Promise<SinkSummary> {
-    this.closing = true;
-    const left = Math.max(0, deadline - Date.now());
-    if (this.running) {
-      const cut = setTimeout(() => this.abort.abort(), capDelay(left));
-      while (this.running) await new Promise((resolve) => setTimeout(resolve, 10));
-      clearTimeout(cut);
-    }
-    this.abort.abort();
-    clearInterval(this.reporter);
-    this.flushReport();
-    return { delivered: this.delivered, dropped: this.dropped, rejected: this.rejected, unsent: this.queued };
+    this.dispatch({ type: 'close', deadline });
+    await this.ended;
+    return this.summary();
   }
 
   /** What it did so far; what is queued or in flight counts as unsent (a second Ctrl-C exits before the flush ends). */
   summary(): SinkSummary {
-    return { delivered: this.delivered, dropped: this.dropped, rejected: this.rejected, unsent: this.queued };
+    return sinkCounts(this.state);
   }
 
   /** `webhook http://host: 3 events delivered, 2 not (1 dropped as the queue was full, 1 unsent at exit)`. */
@@ -136,68 +128,53 @@ export class HttpSink {
     return `${label}: ${count(s.delivered, 'event')} delivered${lost ? `, ${lost} not (${why.join(', ')})` : ''}`;
   }
 
-  private drop(n: number): void {
-    this.dropped += n;
-    this.pendingDrops += n;
-    this.maybeReport();
+  /** One input through the step, then its effects, in order. */
+  private dispatch(input: HttpSinkInput): void {
+    const { state, effects } = httpSinkStep(this.config, this.state, input, monotonicNow());
+    this.state = state;
+    for (const effect of effects) this.carryOut(effect);
   }
 
-  private compact(): void {
-    if (this.head > 1024 && this.head * 2 > this.queue.length) {
-      this.queue.splice(0, this.head);
-      this.head = 0;
-    }
-  }
-
-  private async run(): Promise<void> {
-    this.running = true;
-    const backoff = new Backoff({
-      initialMs: this.options.backoff?.initialMs ?? 500,
-      maxMs: this.options.backoff?.maxMs ?? 30_000,
-      jitter: 0.2,
-    });
-    try {
-      while (!this.abort.signal.aborted) {
-        if (this.inFlight.length === 0) {
-          const end = Math.min(this.queue.length, this.head + this.options.maxBatch);
-          this.inFlight = this.queue.slice(this.head, end);
-          this.head = end;
-          this.compact();
-        }
-        if (this.inFlight.length === 0) break;
-        const outcome = await this.post(this.options.encode(this.inFlight.map((i) => i.text)));
-        if (this.abort.signal.aborted) break;
-        if (outcome.ok || outcome.permanent) {
-          const batch = this.inFlight;
-          for (const item of batch) this.bytes -= item.bytes;
-          this.inFlight = [];
-          if (outcome.ok) {
-            this.delivered += batch.length;
-            backoff.reset();
-          } else {
-            this.rejected += batch.length;
-            this.fail(`${outcome.problem}; ${count(batch.length, 'event')} given up`);
-          }
-          continue;
-        }
-        this.fail(outcome.problem);
+  private carryOut(effect: HttpSinkEffect): void {
+    switch (effect.type) {
+      case 'post':
+        return void this.post(effect.items).then((outcome) => this.dispatch({ type: 'posted', outcome }));
+      case 'wait':
         // The one cap: a wait past Node's timer limit would fire after 1 ms, a retry every millisecond.
-        const wait = capDelay(outcome.retryAfterMs ?? backoff.next(monotonicNow()));
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(done, wait);
-          function done() {
-            clearTimeout(timer);
-            resolve();
-          }
-          this.abort.signal.addEventListener('abort', done, { once: true });
-        });
-      }
-    } finally {
-      this.running = false;
+        return this.after(capDelay(effect.retryAfterMs ?? this.backoff.next(monotonicNow())), { type: 'waited' });
+      case 'resetBackoff':
+        return this.backoff.reset();
+      case 'report':
+        return this.options.report(effect.line);
+      case 'armCut':
+        return this.after(capDelay(Math.max(0, effect.deadline - Date.now())), { type: 'cut' });
+      case 'abort':
+        for (const timer of this.timers) clearTimeout(timer);
+        this.timers.clear();
+        return this.abort.abort();
+      case 'closed':
+        clearInterval(this.reporter);
+        return this.end();
     }
   }
 
-  private async post(body: string): Promise<Outcome> {
+  /** Inputs `input` after `ms`, unless aborted first. */
+  private after(ms: number, input: HttpSinkInput): void {
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      this.dispatch(input);
+    }, ms);
+    this.timers.add(timer);
+  }
+
+  /** The POST of a batch: its outcome, never a rejection (an encoder that throws loses the batch, as a refusal does). */
+  private async post(items: readonly string[]): Promise<SinkOutcome> {
+    let body: string;
+    try {
+      body = this.options.encode(items);
+    } catch (error) {
+      return { ok: false, permanent: true, problem: `cannot encode the batch: ${messageOf(error)}` };
+    }
     const { target } = this.options;
     try {
       const response = await fetch(target.url, {
@@ -237,30 +214,6 @@ export class HttpSink {
   private scrub(text: string): string {
     const { url, origin } = this.options.target;
     return text.split(url).join(origin);
-  }
-
-  private fail(problem: string): void {
-    this.pendingFailures++;
-    this.lastProblem = problem;
-    this.maybeReport();
-  }
-
-  /** The first problem is told at once; later ones wait for the interval's summary. */
-  private maybeReport(): void {
-    if (monotonicNow() < this.quietUntil) return;
-    this.flushReport();
-  }
-
-  private flushReport(): void {
-    if (this.pendingFailures === 0 && this.pendingDrops === 0) return;
-    const parts = [
-      this.pendingFailures ? `${count(this.pendingFailures, 'failed attempt')} (last: ${this.lastProblem})` : '',
-      this.pendingDrops ? `${count(this.pendingDrops, 'event')} dropped as the queue was full` : '',
-    ].filter(Boolean);
-    this.options.report(`${this.label}: ${parts.join('; ')}; ${this.queued} waiting`);
-    this.pendingFailures = 0;
-    this.pendingDrops = 0;
-    this.quietUntil = monotonicNow() + (this.options.reportIntervalMs ?? 10_000);
   }
 }
 

@@ -27,6 +27,7 @@ import { cacheSynced$ } from '../5-informer/factory.ts';
 import type { Informer } from '../5-informer/informer.ts';
 import { observedErrors, unobservedReporter } from '../5-informer/unobservedErrors.ts';
 import { checkOptionNames } from '../util/optionNames.ts';
+import { formatDuration } from '../util/formatDuration.ts';
 import type { Predicate } from './predicates/predicate.ts';
 import type { RateLimiter } from '../workqueue/rateLimiter.ts';
 import { createRateLimitingQueue, type RateLimitingWorkQueue } from '../workqueue/rateLimitingQueue.ts';
@@ -433,7 +434,7 @@ function reconcileOnce<T extends KubeObject>(deps: ReconcileDeps<T>, key: string
 
 /** The report of a slot kept waiting by abandoned reconciles: how many, for how long, and what to do about it. */
 function abandonedRoomError(name: string, concurrency: number, stall: RoomStall): AbandonedRoomError {
-  const seconds = (ms: number) => `${Math.round(ms / 1000)} s`;
+  const seconds = (ms: number) => formatDuration(ms, 'seconds');
   const them = stall.abandoned === 1 ? '1 abandoned reconcile holds' : `${stall.abandoned} abandoned reconciles hold`;
   return new AbandonedRoomError(
     `controller ${name}: no reconcile could start for ${seconds(stall.waitedMs)} (reported after ${seconds(ABANDONED_ROOM_REPORT_MS)}): ` +

@@ -80,6 +80,7 @@ export class LeaseError extends InformerError {
         statusObject: error.statusObject,
         unreachable: error.unreachable,
         request: error.request,
+        execPlugin: error.execPlugin,
       } satisfies Record<keyof Omit<InformerErrorDetails, 'status' | 'cause'>, unknown>;
       return new LeaseError(error.reason, operation, lease, error.message, error.status, { ...kept, cause: error });
     }

@@ -29,7 +29,7 @@ interface Material {
 /**
  * Applies the current context's credentials and TLS settings to `options`. It stops waiting for an exec plugin
  * when `signal` aborts (the plugin runs on, bounded by its own deadline, for the next request); `waitingFor` is told
- * which plugin or token file it waits for (named in a `Timeout`). Rejects with an InformerError:
+ * which plugin or token file it waits for (named in a `Timeout`; a plugin's command also as data). Rejects with an InformerError:
  * `Config` for a kubeconfig that cannot be applied (naming the file it could not read), `CredentialPlugin`
  * for a plugin that failed. A context without a user still gets its cluster's TLS settings (kubectl goes on with
  * an empty user; client-node applied nothing then, not even the CA).
@@ -38,7 +38,7 @@ export async function applyCredentials(
   kc: KubeConfig,
   options: https.RequestOptions,
   signal: AbortSignal,
-  waitingFor: (source: string) => void = () => undefined,
+  waitingFor: (source: string, execPlugin?: string) => void = () => undefined,
 ): Promise<Issued | undefined> {
   const user = kc.getCurrentUser();
   const cluster = kc.getCurrentCluster();
@@ -55,7 +55,7 @@ export async function applyCredentials(
   if (user && tokenFile === undefined && exec !== undefined && !ownWins) {
     const config = execConfig(exec, user.name);
     if (config instanceof InformerError) throw config;
-    waitingFor(`exec plugin ${config.command}`);
+    waitingFor(`exec plugin ${config.command}`, config.command);
     const ca = material.ca ?? (cluster.caData ? Buffer.from(cluster.caData, 'base64') : undefined);
     const got = await execCredential(kc, user.name, config, cluster, ca, signal);
     const { cert, key } = got.credential;

@@ -107,7 +107,12 @@ export function send(
       const cluster = kc.getCurrentCluster();
       if (!cluster) throw new InformerError('Config', noClusterMessage(kc), { phase: 'config' });
       const options = requestOptions(method, accept, settings, payload);
-      issued = await applyCredentials(kc, options, abort.signal, (source) => void run({ type: 'credentialsFrom', source }));
+      issued = await applyCredentials(
+        kc,
+        options,
+        abort.signal,
+        (source, execPlugin) => void run({ type: 'credentialsFrom', source, execPlugin }),
+      );
       // What every source wrote (auth providers, impersonation, our options), checked once for both protocols.
       const fault = headerValueFault(options.headers);
       if (fault) throw fault;

@@ -41,6 +41,8 @@ export interface RequestState {
   readonly ended: boolean;
   /** The exec plugin or token file its credentials come from (`exec plugin aws`), named when it times out waiting for them. */
   readonly credentialsFrom?: string;
+  /** When they come from an exec plugin: its command, put on the `Timeout` as data (`InformerError.execPlugin`). */
+  readonly execPlugin?: string;
 }
 
 export const initialRequest: RequestState = { awaiting: 'credentials', target: undefined, responded: false, ended: false };
@@ -48,7 +50,7 @@ export const initialRequest: RequestState = { awaiting: 'credentials', target: u
 /** What the shell tells the step. */
 export type RequestInput =
   /** The credentials come from `source` (an exec plugin, a token file), which may take a while. */
-  | { readonly type: 'credentialsFrom'; readonly source: string }
+  | { readonly type: 'credentialsFrom'; readonly source: string; readonly execPlugin?: string }
   /** The credentials are applied (an exec plugin run, a token read): the request may connect to `target`. */
   | { readonly type: 'credentials'; readonly target: RequestTarget }
   /** HTTP/2 is not used (not asked, not offered by ALPN): the request may go over HTTP/1.1. */
@@ -102,7 +104,8 @@ const CLEAR: RequestEffect = { type: 'clearTimer' };
 export function requestStep(facts: RequestFacts, state: RequestState, input: RequestInput): RequestStep {
   switch (input.type) {
     case 'credentialsFrom':
-      return { state: state.ended ? state : { ...state, credentialsFrom: input.source }, effects: NONE };
+      if (state.ended) return { state, effects: NONE };
+      return { state: { ...state, credentialsFrom: input.source, execPlugin: input.execPlugin }, effects: NONE };
     case 'credentials':
       if (state.ended) return { state, effects: NONE };
       return { state: { ...state, awaiting: 'connection', target: input.target }, effects: PROCEED };
@@ -124,7 +127,9 @@ export function requestStep(facts: RequestFacts, state: RequestState, input: Req
       const message = `${facts.what}: no response headers within ${facts.timeoutMs} ms (waiting for: ${awaiting}${from})`;
       // No server answered while it connects or shakes hands; one that is slow to answer is there.
       const unreachable = awaiting === 'connection' || awaiting === 'TLS handshake';
-      return fail(state, new InformerError('Timeout', message, { phase: facts.phase, unreachable }), [CLEAR]);
+      // Still waiting for a plugin's credential (a login in a browser): which one, as data, so the CLI can wait on.
+      const execPlugin = awaiting === 'credentials' ? state.execPlugin : undefined;
+      return fail(state, new InformerError('Timeout', message, { phase: facts.phase, unreachable, execPlugin }), [CLEAR]);
     }
     case 'response': {
       if (input.failure) return state.ended ? { state, effects: [CLEAR] } : fail(state, input.failure, [CLEAR]);
