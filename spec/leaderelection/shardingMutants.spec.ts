@@ -85,3 +85,25 @@ describe('sharding().gate: the signal given to work', () => {
     expect(signals.map((s) => s.aborted)).toEqual([false]);
   });
 });
+
+describe('sharding(): owns and gate after the run', () => {
+  it('once the last subscriber left, no key is owned and gate() runs nothing (the Leases are released)', () => {
+    // Frames are ms of virtual time, the timing the default one: one replica holds its one shard from its first round.
+    const scheduler = new TestScheduler(() => true);
+    scheduler.maxFrames = 10_000;
+    const server = new FakeLeaseServer(scheduler);
+    const shards = sharding(server.clients({ client: 'a' }), { name: 'g', shards: 1, identity: 'a', scheduler });
+    const owned: boolean[] = [];
+    let ran = 0;
+    const sub = shards.held$.subscribe();
+    scheduler.schedule(() => owned.push(shards.owns('k')), 3_000);
+    scheduler.schedule(() => sub.unsubscribe(), 5_000);
+    scheduler.schedule(() => {
+      owned.push(shards.owns('k'));
+      shards.gate('k', () => [ran++]).subscribe();
+    }, 6_000);
+    scheduler.flush();
+    expect(owned).toEqual([true, false]);
+    expect(ran).toBe(0);
+  });
+});
