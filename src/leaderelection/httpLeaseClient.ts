@@ -8,6 +8,7 @@ import {
   type HttpProtocol,
   type JsonRequestOptions,
 } from '../1-transport/httpTransport.ts';
+import { checkOptionNames } from '../util/optionNames.ts';
 import { LeaseError, type LeaseOperation } from './errors.ts';
 import type { LeaseClient, LeaseClients } from './leaseClient.ts';
 import {
@@ -105,6 +106,16 @@ function keptMetadata(body: unknown): Metadata {
   return metadata;
 }
 
+/** Every option of {@link httpLeaseClients}, from its type (a new one is an error here until listed). */
+const HTTP_LEASE_OPTION_NAMES = Object.keys({
+  namespace: true,
+  requestTimeoutMs: true,
+  userAgent: true,
+  maxBodyBytes: true,
+  maxListTotalBytes: true,
+  protocol: true,
+} satisfies Record<keyof HttpLeaseOptions, true>);
+
 /** What every request of one client shares: the Leases' namespace, their collection's path, how to reach it. */
 interface Endpoint {
   readonly kc: KubeConfig;
@@ -117,8 +128,11 @@ interface Endpoint {
  * Leases of one namespace over HTTP (coordination.k8s.io/v1), through a
  * KubeConfig and the HTTP transport: GET, POST, PUT with the resourceVersion read, DELETE with it as a precondition,
  * list by label.
+ *
+ * @throws TypeError when an option has an unknown name (`maxBodyByte`: did you mean `maxBodyBytes`?).
  */
 export function httpLeaseClients(kc: KubeConfig, options: HttpLeaseOptions = {}): LeaseClients {
+  checkOptionNames('httpLeaseClients', options, HTTP_LEASE_OPTION_NAMES);
   const namespace = options.namespace ?? (kc.getContextObject(kc.getCurrentContext())?.namespace || 'default');
   const base = `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases`;
   const endpoint: Endpoint = { kc, http: transportOptions(options), namespace, base };
