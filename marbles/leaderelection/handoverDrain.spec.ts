@@ -2,12 +2,16 @@
 // the lease duration, 15 s): then that work is cancelled, as at a lost lead, and the shard released. Before, one hung
 // reconcile (an HTTP call without a timeout) left every key of the shard reconciled by nobody for as long as it hung
 // (review audit50). Default timing, virtual time (frames are ms).
-import { finalize, NEVER } from 'rxjs';
+import { finalize, NEVER, of } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { leakCheckingScheduler } from '../support/leakCheckingScheduler.ts';
 import { FakeLeaseServer } from '../../src/testing/fakeLeases.ts';
 import { shardOf } from '../../src/leaderelection/hash.ts';
 import { sharding } from '../../src/leaderelection/sharding.ts';
+import { shardedInformer } from '../../src/5-informer/shardedInformer.ts';
+import { ConfigMap } from '../../src/index.ts';
+import type { ListWatch } from '../../src/1-transport/listWatch.ts';
+import { listPage } from '../../src/testing/index.ts';
 
 const SHARDS = 4;
 const keyOf = (shard: number) => Array.from({ length: 100 }, (_, i) => `ops/apple-${i}`).find((k) => shardOf(k, SHARDS) === shard)!;
@@ -88,6 +92,41 @@ describe('a handover waits for in-flight work for handoverDrainMs at most (defau
         sb?.unsubscribe();
       }, 30_000);
     });
+    expect(abortedAt).toBe(21_000);
+  });
+  it('a sharded informer’s gate passes that signal on: its promise work sees it aborted at 21 000 (lease104)', () => {
+    const ts = leakCheckingScheduler(60_000);
+    const server = new FakeLeaseServer(ts);
+    const make = (identity: string) =>
+      sharding(server.clients({ client: identity }), { name: 'apples', shards: SHARDS, identity, scheduler: ts, random: () => 0 });
+    const a = make('a');
+    const b = make('b');
+    const [namespace, name] = keyOf(0).split('/') as [string, string];
+    const object = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace, resourceVersion: '1' } };
+    const listWatch: ListWatch = { list: () => of(listPage('1', [object])), watch: () => NEVER };
+    const apples = shardedInformer(listWatch, ConfigMap, a, { scheduler: ts, random: () => 0 });
+    let abortedAt: number | undefined;
+    let given: unknown;
+    ts.run(() => {
+      const sa = apples.store$.subscribe();
+      let sb: { unsubscribe(): void } | undefined;
+      ts.schedule(() => (sb = b.held$.subscribe()), 5_000);
+      ts.schedule(() => {
+        expect(apples.owns(keyOf(0))).toBe(true);
+        apples
+          .gate(keyOf(0), (signal) => {
+            given = signal;
+            signal?.addEventListener('abort', () => (abortedAt = ts.now()));
+            return new Promise<never>(() => undefined);
+          })
+          .subscribe();
+      }, 5_500);
+      ts.schedule(() => {
+        sa.unsubscribe();
+        sb?.unsubscribe();
+      }, 30_000);
+    });
+    expect(given).toBeInstanceOf(AbortSignal);
     expect(abortedAt).toBe(21_000);
   });
 });

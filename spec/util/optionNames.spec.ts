@@ -12,7 +12,7 @@ import { fakeListWatch } from '../../src/testing/index.ts';
 import { discover, dynamicInformerFactory } from '../../src/discovery/index.ts';
 import { serve } from '../../src/metrics/index.ts';
 import { bucketRateLimiter, createDelayingQueue, createRateLimitingQueue, createWorkQueue } from '../../src/workqueue/index.ts';
-import { httpLeaseClients, leaderElection, sharding } from '../../src/leaderelection/index.ts';
+import { httpLeaseClients, leaderElection, sharding, type HttpLeaseOptions } from '../../src/leaderelection/index.ts';
 import { checkOptionNames } from '../../src/util/optionNames.ts';
 
 /** A KubeConfig with a cluster nothing listens on: nothing here subscribes, so no request is made. */
@@ -101,6 +101,11 @@ const CASES: readonly { readonly entry: string; readonly call: () => unknown; re
     message: /^leaderElection: unknown option `leaseDuration` \(a number \(30000\)\); did you mean `leaseDurationMs`\?$/,
   },
   {
+    entry: 'httpLeaseClients',
+    call: () => httpLeaseClients(offlineKc(), { namespace: 'ops', maxBodyByte: 1_024 } as never),
+    message: /^httpLeaseClients: unknown option `maxBodyByte` \(a number \(1024\)\); did you mean `maxBodyBytes`\?$/,
+  },
+  {
     entry: 'sharding',
     call: () => sharding(httpLeaseClients(offlineKc()), { name: 'web', shards: 2, identity: 'a', retryPeriod: 1_000 } as never),
     message: /^sharding: unknown option `retryPeriod` .*did you mean `retryPeriodMs`\?$/,
@@ -117,6 +122,15 @@ describe('an unknown option name is refused where the options enter', () => {
   it('an option whose value is undefined asks for nothing and is let be (a spread of optional settings)', () => {
     expect(() => createWorkQueue({ nmae: undefined } as never)).not.toThrow();
     expect(() => bucketRateLimiter({ qps: 5, burst: 10 })).not.toThrow();
+    const every: Required<HttpLeaseOptions> = {
+      namespace: 'ops',
+      requestTimeoutMs: 1_000,
+      userAgent: 'me',
+      maxBodyBytes: 1_024,
+      maxListTotalBytes: 4_096,
+      protocol: 'http1',
+    };
+    expect(() => httpLeaseClients(offlineKc(), every)).not.toThrow();
   });
 
   it('with no name near, the known names are listed', () => {

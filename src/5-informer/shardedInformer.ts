@@ -45,8 +45,11 @@ export interface ShardSource {
   readonly assigned$?: Observable<ReadonlySet<number>>;
   /** Whether this replica holds the key's shard now. */
   owns(key: string): boolean;
-  /** Runs `work` only while the key's shard is held (see `sharding().gate`). */
-  gate<R>(key: string, work: () => ObservableInput<R>): Observable<R>;
+  /**
+   * Runs `work` only while the key's shard is held (see `sharding().gate`), giving it a signal aborted when the work is
+   * cancelled (optional: a handle without one calls `work()`).
+   */
+  gate<R>(key: string, work: (signal?: AbortSignal) => ObservableInput<R>): Observable<R>;
 }
 
 /** An informer that caches only the objects of the shards its replica holds. */
@@ -67,8 +70,12 @@ export interface ShardedInformer<T> extends Informer<T> {
   readonly acquired$: Observable<number>;
   /** Whether `key` may be reconciled now: its shard is held and its objects are cached. */
   owns(key: string): boolean;
-  /** `shards.gate`, and only for a key of a shard whose objects are cached (else completes at once). */
-  gate<R>(key: string, work: () => ObservableInput<R>): Observable<R>;
+  /**
+   * `shards.gate`, and only for a key of a shard whose objects are cached (else completes at once). `work` is given the
+   * handle's signal: `sharding()`'s is aborted when the work is cancelled (a lost lead, a handover past
+   * `handoverDrainMs`), which a promise needs, as it runs on when unsubscribed from.
+   */
+  gate<R>(key: string, work: (signal?: AbortSignal) => ObservableInput<R>): Observable<R>;
 }
 
 /**
@@ -157,7 +164,8 @@ export function shardedInformer<T extends KubeObject>(
     cached$: keeping(base.store$, view.cached$),
     acquired$: arrivals(owned$),
     owns: ownsKey,
-    gate: <R>(key: string, work: () => ObservableInput<R>): Observable<R> => defer(() => (view.owns(key) ? shards.gate(key, work) : EMPTY)),
+    gate: <R>(key: string, work: (signal?: AbortSignal) => ObservableInput<R>): Observable<R> =>
+      defer(() => (view.owns(key) ? shards.gate(key, (signal) => work(signal)) : EMPTY)),
   };
 }
 

@@ -77,3 +77,25 @@ export function recordOf(spec: unknown): LeaderElectionRecord {
     leaseTransitions: num(s['leaseTransitions']),
   };
 }
+
+/** A JSON value as an object: itself when it is one, else `{}` (a Lease answer's fields read as missing). */
+export const objectOf = (v: unknown): Record<string, unknown> =>
+  typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : {};
+
+/**
+ * The snapshot of a Lease answer (`name` when it has none); `withLabels`: with its shard count's label, the one a
+ * listing needs (its snapshots are held until the listing ends, a peer's other labels need not be).
+ */
+export function snapshotOf(name: string, body: unknown, withLabels = false): LeaseSnapshot {
+  const lease = objectOf(body);
+  const metadata = objectOf(lease['metadata']);
+  const rv = metadata['resourceVersion'];
+  const snapshot = {
+    name: typeof metadata['name'] === 'string' ? metadata['name'] : name,
+    resourceVersion: typeof rv === 'string' ? rv : '',
+    record: recordOf(lease['spec']),
+  };
+  if (!withLabels) return snapshot;
+  const count = objectOf(metadata['labels'])[SHARDS_LABEL];
+  return { ...snapshot, labels: typeof count === 'string' ? { [SHARDS_LABEL]: count } : {} };
+}
