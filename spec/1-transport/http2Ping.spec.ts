@@ -144,6 +144,101 @@ describe('PingHealth at its defaults', () => {
   });
 });
 
+describe('PingHealth: a request given up with nothing read since it was sent (givenUpDecision)', () => {
+  it('pings at once and is suspected until a frame is read: a silent connection is dead 5 s after, not 10 s after its last frame', () => {
+    const scheduler = virtual(60_000);
+    const { session, pings } = fakeSession();
+    let deadAt: number | undefined;
+    const health = new PingHealth(session, { scheduler }, () => (deadAt = scheduler.now()));
+    health.streams(1); // a watch, its last frame at 0
+    let sent = -1;
+    scheduler.schedule(() => {
+      sent = health.framesRead;
+      health.streams(1); // a request sent at 2 s
+    }, 2_000);
+    let pingsThen = -1;
+    scheduler.schedule(() => {
+      pingsThen = pings.length;
+      health.givenUp(false, sent); // timed out at 4.5 s
+      expect(health.suspected).toBe(true);
+    }, 4_500);
+    scheduler.maxFrames = 4_500;
+    scheduler.flush();
+    expect(pingsThen).toBe(0);
+    expect(pings).toHaveLength(1);
+    scheduler.maxFrames = 60_000;
+    scheduler.flush();
+    expect(deadAt).toBe(9_500);
+  });
+
+  it('on a connection that answers: one PING, suspected only until its answer, never dead', () => {
+    const scheduler = virtual(60_000);
+    const { session, pings, answer } = fakeSession();
+    let dead = false;
+    const health = new PingHealth(session, { scheduler }, () => (dead = true));
+    health.streams(1);
+    health.givenUp(false, health.framesRead);
+    expect(health.suspected).toBe(true);
+    expect(pings).toHaveLength(1);
+    answer();
+    expect(health.suspected).toBe(false);
+    scheduler.maxFrames = 4_000;
+    scheduler.flush();
+    expect(pings).toHaveLength(0);
+    expect(dead).toBe(false);
+    health.stop();
+  });
+
+  it('a frame read since, or a response, is life: no PING, not suspected', () => {
+    const scheduler = virtual(60_000);
+    const { session, pings } = fakeSession();
+    const health = new PingHealth(session, { scheduler }, () => undefined);
+    health.streams(1);
+    const sent = health.framesRead;
+    health.read();
+    health.givenUp(false, sent);
+    health.givenUp(true, health.framesRead);
+    expect(pings).toHaveLength(0);
+    expect(health.suspected).toBe(false);
+    health.stop();
+  });
+
+  it('a loop late on every timer: the PING it sent times out late, a fresh PING, and an answer read keeps it', () => {
+    const inner = virtual(120_000);
+    const late = lateBy(inner, 2_000);
+    const { session, pings, answer } = fakeSession();
+    let dead = false;
+    const health = new PingHealth(session, { scheduler: late }, () => (dead = true));
+    health.streams(1);
+    health.givenUp(false, health.framesRead);
+    expect(pings).toHaveLength(1);
+    inner.maxFrames = 7_000; // its timeout, due at 5 s, fires at 7 s: late, so a fresh PING
+    inner.flush();
+    expect(dead).toBe(false);
+    expect(pings).toHaveLength(2);
+    answer(); // read right after the late timer
+    expect(health.suspected).toBe(false);
+    inner.maxFrames = 30_000;
+    inner.schedule(function poll(this: { schedule(state?: undefined, delay?: number): void }) {
+      answer();
+      this.schedule(undefined, 500);
+    }, 500);
+    inner.flush();
+    expect(dead).toBe(false);
+    health.stop();
+  });
+
+  it('the PING rule turned off (readIdleMs 0): no PING, never suspected', () => {
+    const { session, pings } = fakeSession();
+    const health = new PingHealth(session, { scheduler: virtual(60_000), readIdleMs: 0 }, () => undefined);
+    health.streams(1);
+    health.givenUp(false, health.framesRead);
+    expect(pings).toHaveLength(0);
+    expect(health.suspected).toBe(false);
+    health.stop();
+  });
+});
+
 describe("PingHealth's durations past Node's timer limit (2^31−1 ms, about 24.8 days)", () => {
   const DAY = 86_400_000;
   afterEach(() => vi.useRealTimers());
