@@ -137,3 +137,21 @@ describe('shardedInformer: subscribed again after the last subscriber left', () 
     expect(lists).toEqual([10, 40]);
   });
 });
+
+describe('shardedInformer.owns: the shard source has the last word', () => {
+  it('a key of a shard just lost is not owned, even by an observer of held$ told before the informer', () => {
+    // The view follows held$ as one of its observers; the source's own owns() changed before any of them was told.
+    const scheduler = testScheduler();
+    const owns: string[] = [];
+    scheduler.run(() => {
+      const w = world(scheduler, () => [cm('a-0', '7')]);
+      const held$ = new BehaviorSubject<ReadonlySet<number>>(new Set([0]));
+      const cms = shardedInformer(w.listWatch, ConfigMap, fakeShards(held$), { scheduler, random: () => 0 });
+      const sub = held$.subscribe((held) => owns.push(`${scheduler.now()} {${[...held].join(',')}} ${cms.owns('ns/a-0')}`));
+      sub.add(cms.events$.subscribe());
+      scheduler.schedule(() => held$.next(new Set()), 10);
+      scheduler.schedule(() => sub.unsubscribe(), 20);
+    });
+    expect(owns).toEqual(['0 {0} false', '10 {} false']);
+  });
+});
