@@ -6,7 +6,8 @@ import { EMPTY, Subscription, catchError, concat, defer, ignoreElements, type Ob
 import { TestScheduler } from 'rxjs/testing';
 import { describe, expect, it } from 'vitest';
 import { sharding } from '../../src/leaderelection/sharding.ts';
-import type { LeaderElectionRecord, LeaseClients } from '../../src/leaderelection/leaseClient.ts';
+import type { LeaseClients } from '../../src/leaderelection/leaseClient.ts';
+import type { LeaderElectionRecord } from '../../src/leaderelection/record.ts';
 import { FakeLeaseServer, type FakeClientOptions } from '../../src/testing/fakeLeases.ts';
 
 function setup(maxFrames: number) {
