@@ -122,9 +122,9 @@ export interface GivenUpDecision {
  * The rule for a request given up with nothing read on its connection since it was sent: the connection may be dead,
  * and the request's retry must not go onto it to wait out the same timeout (a Lease renewal would lose the lease:
  * docs/reliability.md). So a PING is sent at once (unless one is waiting: its timeout decides) and new requests go
- * elsewhere until a frame is read; the PING's timeout closes the connection as any (late-timer rule included). Go's
- * x/net/http2 sends a PING with the RST_STREAM of a request cancelled before its response (`pendingResets`); moving new
- * requests off the connection meanwhile is our choice. A frame read since, or a response, proves it alive: nothing.
+ * elsewhere until a frame is read; the PING's timeout closes the connection as any (late-timer rule included). As
+ * Go's x/net/http2, which sends a PING with the RST_STREAM of a request cancelled before its headers and keeps new
+ * requests off the connection until it is answered. A frame read since, or a response, proves it alive: nothing.
  */
 export function givenUpDecision(given: RequestGivenUp): GivenUpDecision {
   if (!given.pingsOn || given.responded || given.framesReadSince > 0) return { suspect: false, ping: false };
