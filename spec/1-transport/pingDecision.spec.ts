@@ -1,13 +1,11 @@
 /** The HTTP/2 PING rule as a pure function: what a firing timer decides, table by table. */
 import { describe, expect, it } from 'vitest';
 import {
-  givenUpDecision,
   MAX_LATE_PINGS,
   pingDecision,
   PING_LAG_MARGIN_MS,
   type PingDecision,
   type PingTimerFired,
-  type RequestGivenUp,
 } from '../../src/1-transport/http2/health.ts';
 
 const base = { readIdleMs: 5_000, lagMarginMs: PING_LAG_MARGIN_MS } as const;
@@ -69,26 +67,5 @@ const table = [
 describe('pingDecision', () => {
   it.each(table)('$why', ({ fired, want }) => {
     expect(pingDecision(fired)).toEqual(want);
-  });
-});
-
-const quiet = { responded: false, framesReadSince: 0, pinging: false, pingsOn: true } as const;
-const givenUp = (over: Partial<RequestGivenUp>, suspect: boolean, ping: boolean, why: string) => ({
-  given: { ...quiet, ...over },
-  want: { suspect, ping },
-  why,
-});
-
-const givenUpTable = [
-  givenUp({}, true, true, 'nothing read since it was sent: PING now, new requests elsewhere until a frame is read'),
-  givenUp({ pinging: true }, true, false, 'a PING already waiting: its timeout decides, new requests elsewhere meanwhile'),
-  givenUp({ framesReadSince: 1 }, false, false, 'a frame read since it was sent (another stream, a PING answer): alive, nothing'),
-  givenUp({ responded: true }, false, false, 'its response came (a watch the idle rule ended, a list cut short): nothing'),
-  givenUp({ pingsOn: false }, false, false, 'the PING rule turned off (readIdleMs 0): nothing, as no PING is ever sent'),
-] as const;
-
-describe('givenUpDecision', () => {
-  it.each(givenUpTable)('$why', ({ given, want }) => {
-    expect(givenUpDecision(given)).toEqual(want);
   });
 });

@@ -88,9 +88,8 @@ export class Http2Connection {
     this.ready.catch(() => undefined);
   }
 
-  /** Open, with room, and not suspected dead by a request given up on it (health.ts's `givenUpDecision`). */
   get usable(): boolean {
-    return !this.closed && !this.health?.suspected && this.reserved < this.maxStreams;
+    return !this.closed && this.reserved < this.maxStreams;
   }
 
   onStage(listener: (stage: ConnectStage) => void): () => void {

@@ -100,37 +100,6 @@ export function pingDecision(fired: PingTimerFired): PingDecision {
   return { action: 'dead' };
 }
 
-/** What the connection knows when a request on it is given up (timed out, aborted) before it ended. */
-export interface RequestGivenUp {
-  /** Whether its response headers were read. */
-  readonly responded: boolean;
-  /** Frames read on the connection (any stream, a PING answer, SETTINGS) since the request was sent. */
-  readonly framesReadSince: number;
-  /** Whether a PING is already waiting for its answer. */
-  readonly pinging: boolean;
-  /** Whether the PING rule is on (`readIdleMs` not `0`/`Infinity`). */
-  readonly pingsOn: boolean;
-}
-
-/** `suspect`: new requests go to another connection until a frame is read on this one; `ping`: send a PING now. */
-export interface GivenUpDecision {
-  readonly suspect: boolean;
-  readonly ping: boolean;
-}
-
-/**
- * The rule for a request given up with nothing read on its connection since it was sent: the connection may be dead,
- * and the request's retry must not go onto it to wait out the same timeout (a Lease renewal would lose the lease:
- * docs/reliability.md). So a PING is sent at once (unless one is waiting: its timeout decides) and new requests go
- * elsewhere until a frame is read; the PING's timeout closes the connection as any (late-timer rule included). As
- * Go's x/net/http2, which sends a PING with the RST_STREAM of a request cancelled before its headers and keeps new
- * requests off the connection until it is answered. A frame read since, or a response, proves it alive: nothing.
- */
-export function givenUpDecision(given: RequestGivenUp): GivenUpDecision {
-  if (!given.pingsOn || given.responded || given.framesReadSince > 0) return { suspect: false, ping: false };
-  return { suspect: true, ping: !given.pinging };
-}
-
 /**
  * The PING rule of one HTTP/2 connection, as client-go's `ReadIdleTimeout` and
  * `PingTimeout`: while the connection carries at least one request, a read
@@ -148,10 +117,6 @@ export class PingHealth {
   private stopped = false;
   /** Fresh PINGs sent because a timeout fired late, since the last frame read. */
   private latePings = 0;
-  /** Frames read so far (a request notes it as it is sent: {@link givenUp}). */
-  private reads = 0;
-  /** A request was given up with nothing read since it was sent: no new request until a frame is read. */
-  private suspect = false;
   private readonly scheduler: SchedulerLike;
   private readonly now: () => number;
   private readonly readIdleMs: number | undefined;
@@ -178,32 +143,6 @@ export class PingHealth {
   read(): void {
     this.lastRead = this.now();
     this.latePings = 0;
-    this.reads++;
-    this.suspect = false;
-  }
-
-  /** Frames read so far: a request notes it when sent, for {@link givenUp}. */
-  get framesRead(): number {
-    return this.reads;
-  }
-
-  /** Whether new requests should go to another connection ({@link givenUpDecision}) until a frame is read. */
-  get suspected(): boolean {
-    return this.suspect;
-  }
-
-  /** A request sent when {@link framesRead} was `readsAtSend` was given up before it ended ({@link givenUpDecision}). */
-  givenUp(responded: boolean, readsAtSend: number): void {
-    if (this.stopped) return;
-    const decision = givenUpDecision({
-      responded,
-      framesReadSince: this.reads - readsAtSend,
-      pinging: this.pinging,
-      pingsOn: this.readIdleMs !== undefined,
-    });
-    if (decision.suspect) this.suspect = true;
-    // Only while a stream is open: a PING timer on a connection that carries none would outlive the rule's own.
-    if (decision.ping && this.active > 0) this.ping();
   }
 
   /** When the last frame was read (on the health clock; for tests). */

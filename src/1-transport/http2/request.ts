@@ -248,7 +248,6 @@ function watchStream(
   headerBytes: () => number,
 ): { destroy(): void } {
   const health = connection.health!;
-  const readsAtSend = health.framesRead;
   let retried: { destroy(): void } | undefined;
   connection.streamOpened();
   let responded = false;
@@ -300,10 +299,7 @@ function watchStream(
   return {
     destroy: () => {
       retried?.destroy();
-      if (stream.closed || stream.destroyed) return;
-      // Given up with nothing read since it was sent: PING, and new requests elsewhere meanwhile (health.ts).
-      health.givenUp(responded, readsAtSend);
-      stream.close(http2.constants.NGHTTP2_CANCEL);
+      if (!stream.closed && !stream.destroyed) stream.close(http2.constants.NGHTTP2_CANCEL);
     },
   };
 }
