@@ -21,7 +21,7 @@ import {
 } from 'rxjs';
 import { monotonicScheduler } from '../util/monotonicNow.ts';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { InformerError, describeThrown } from '../0-model/errors.ts';
+import { InformerError, describeThrown, type InformerErrorDetails } from '../0-model/errors.ts';
 import { metadataOnly, type PartialObjectMetadata } from '../0-model/metadata.ts';
 import type { KubeObject } from '../0-model/objects.ts';
 import { customResource, resourceName } from '../0-model/resources.ts';
@@ -213,14 +213,21 @@ export class DiscoveryError extends InformerError {
   /** `apps/v1`, `v1`; undefined when discovery as a whole failed (`/api` or `/apis`). */
   readonly groupVersion: string | undefined;
   constructor(error: InformerError, groupVersion?: string) {
-    super(error.reason, error.message, {
+    // Each of its fields (a new one of InformerErrorDetails is a type error here until kept, as in LeaseError.of):
+    // `explain()` reads `execPlugin` and `unreachable` (audit56: an --all session blamed the network for a slow plugin).
+    const kept = {
       status: error.status,
       phase: error.phase,
       retryAfterSeconds: error.retryAfterSeconds,
+      key: error.key,
+      resourceVersion: error.resourceVersion,
+      issues: error.issues,
       statusObject: error.statusObject,
-      cause: error.cause ?? error,
+      unreachable: error.unreachable,
       request: error.request,
-    });
+      execPlugin: error.execPlugin,
+    } satisfies Record<keyof Omit<InformerErrorDetails, 'cause'>, unknown>;
+    super(error.reason, error.message, { ...kept, cause: error.cause ?? error });
     this.name = 'DiscoveryError';
     this.groupVersion = groupVersion;
   }
