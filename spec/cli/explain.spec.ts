@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { InformerError } from '../../src/index.ts';
 import { MAX_MESSAGE_CHARS, messageOf } from '../../src/cli/format.ts';
 import { displayServer, explain } from '../../src/cli/watch.ts';
+import { Http2Error } from '../../src/1-transport/http2/response.ts';
 
 const SERVER = 'https://admin:pa55word@k8s.example.com:6443/prefix?token=q-token#frag';
 
@@ -12,6 +13,18 @@ describe('explain: one line a user can act on', () => {
     expect(displayServer('::not a url::pa55word')).toBe("(the kubeconfig's server, which is not a valid URL)");
     const line = explain(new InformerError('NetworkError', 'connect ECONNREFUSED'), SERVER);
     expect(line).toBe('cannot reach the API server at https://k8s.example.com:6443/prefix: connect ECONNREFUSED');
+  });
+
+  // audit56: a frame Node would not send (http2/request.ts's unsentFrame, an Http2Error ERR_HTTP2_FRAME_ERROR as the
+  // cause: the shape longRequestHeaders.spec gets over h2) was worded "HTTP/2 failure from the API server".
+  it('does not blame the API server for an HTTP/2 frame Node would not send; a server-side ProtocolError still names it', () => {
+    const said = "Node could not send the request's HTTP/2 HEADERS frame (error code 6): not sent; the API server never saw the request";
+    const unsent = new InformerError('ProtocolError', said, { cause: new Http2Error(said, 'ERR_HTTP2_FRAME_ERROR', true, undefined) });
+    expect(explain(unsent, SERVER)).toBe(`HTTP/2 request not sent, by our side: ${said}`);
+    const goaway = new InformerError('ProtocolError', 'GOAWAY', {
+      cause: new Http2Error('GOAWAY', 'ERR_HTTP2_SESSION_ERROR', true, undefined),
+    });
+    expect(explain(goaway, SERVER)).toMatch(/^HTTP\/2 failure from the API server at https:\/\/k8s.example.com:6443\/prefix/);
   });
 
   it('says how long the server asked to wait (Retry-After), rounded up; nothing for none or 0', () => {

@@ -63,6 +63,8 @@ function explainReason(error: unknown, server: string, secret: boolean, credenti
         return withReason(error.reason, messageOf(error));
       }
       case 'ProtocolError':
+        // A frame Node itself would not send (http2/request.ts's unsentFrame): the server never saw the request.
+        if (codeOf(error.cause) === 'ERR_HTTP2_FRAME_ERROR') return `HTTP/2 request not sent, by our side: ${messageOf(error)}`;
         return `HTTP/2 failure from the API server at ${server} (or a proxy before it), not a network fault: ${messageOf(error)}`;
       case 'Unauthorized':
         return `the API server at ${server} rejected our credentials (401 Unauthorized): check ${credential ?? 'the token or certificate in the kubeconfig'}`;
@@ -163,4 +165,9 @@ export function displayServer(server: string): string {
   } catch {
     return "(the kubeconfig's server, which is not a valid URL)";
   }
+}
+
+/** An error's Node `code` (`ERR_HTTP2_FRAME_ERROR`), if it has one. */
+function codeOf(error: unknown): unknown {
+  return error instanceof Error && 'code' in error ? error.code : undefined;
 }
