@@ -12,9 +12,13 @@
  * names the first bad character's code point and position, never the token.
  */
 export function bearerTokenFault(token: string): string | undefined {
-  const bad = /[^\x21-\x7e]/.exec(token);
-  if (!bad) return undefined;
-  const code = bad[0].codePointAt(0) ?? 0;
-  const point = `U+${code.toString(16).toUpperCase().padStart(4, '0')}`;
-  return `holds a character that may not be sent in an HTTP header (${point} at position ${bad.index + 1} of ${token.length}; only visible ASCII is)`;
+  const where = badCharacterAt(token, /[^\x21-\x7e]/);
+  return where === undefined ? undefined : `holds a character that may not be sent in an HTTP header (${where}; only visible ASCII is)`;
+}
+
+/** Where `text`'s first character matching `bad` is, in words (`U+000A at position 4 of 17`), or undefined for none. */
+export function badCharacterAt(text: string, bad: RegExp): string | undefined {
+  const found = bad.exec(text);
+  if (!found) return undefined;
+  return `U+${(found[0].codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')} at position ${found.index + 1} of ${text.length}`;
 }

@@ -1,5 +1,6 @@
 import type { OutgoingHttpHeaders } from 'node:http';
 import { InformerError } from '../../0-model/errors.ts';
+import { badCharacterAt } from './bearerToken.ts';
 
 // Every request's header values, checked once its credentials are applied and before it goes over either protocol.
 // Node's HTTP/1.1 client refuses a value with a character outside its rule at each request ("Invalid character in
@@ -20,10 +21,8 @@ export function headerValueFault(headers: OutgoingHttpHeaders | readonly string[
   if (headers === undefined || Array.isArray(headers)) return undefined;
   for (const [name, value] of Object.entries(headers as OutgoingHttpHeaders)) {
     for (const text of typeof value === 'string' ? [value] : Array.isArray(value) ? value : []) {
-      const bad = BAD_CHARACTER.exec(text);
-      if (!bad) continue;
-      const point = `U+${(bad[0].codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`;
-      const where = `${point} at position ${bad.index + 1} of ${text.length}`;
+      const where = badCharacterAt(text, BAD_CHARACTER);
+      if (where === undefined) continue;
       return new InformerError('Config', `cannot apply the KubeConfig: Invalid character in header content ["${name}"] (${where})`, {
         phase: 'config',
       });
